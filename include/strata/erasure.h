@@ -1,0 +1,183 @@
+/*
+ * erasure.h - drive sets, the ISA-L Reed-Solomon codec, bitrot-checked shard
+ * files and io_uring shard I/O.
+ *
+ * A drive is a directory holding format.json, meta/ (owned by meta/), data/
+ * (shard files) and tmp/ (in-flight writes).  A set is N = K + M drives.  An
+ * object's data is cut into stripes of K * shard_size bytes; each stripe is
+ * encoded into K data and M parity shard blocks, one per drive.  Every shard
+ * block carries a CRC32C that every read verifies.  Which drive holds which
+ * shard index rotates with the data id, so parity load spreads over drives.
+ *
+ * Threads: a struct strata_set may be used from any number of threads at
+ * once.  A writer or reader handle belongs to one thread at a time.
+ * Nothing in this module prints; messages go to the injected logger.
+ */
+#ifndef STRATA_ERASURE_H
+#define STRATA_ERASURE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "strata/err.h"
+#include "strata/log.h"
+
+#define STRATA_DRIVES_MIN 4
+#define STRATA_DRIVES_MAX 16
+#define STRATA_EC_BLOCK_SIZE_DEFAULT (1u << 20) /* bytes of object data per stripe */
+#define STRATA_DATA_ID_LEN 16
+#define STRATA_FORMAT_VERSION 1
+
+/* ---- checksums (CRC32C/CRC32 from ISA-L; CRC64/NVME table driven) ------ */
+
+/* Each takes the running value (0 to start) and returns the new one. */
+uint32_t strata_crc32c(uint32_t crc, const void *buf, size_t len);
+uint32_t strata_crc32(uint32_t crc, const void *buf, size_t len);    /* IEEE, as gzip */
+uint64_t strata_crc64nvme(uint64_t crc, const void *buf, size_t len); /* CRC-64/NVME */
+
+/* ---- codec -------------------------------------------------------------- */
+
+struct strata_ec_codec; /* ISA-L Cauchy matrix and expanded tables */
+
+/* k >= 1, m >= 1, k + m <= STRATA_DRIVES_MAX.  Caller destroys. */
+int strata_ec_codec_create(unsigned k, unsigned m, struct strata_ec_codec **out);
+void strata_ec_codec_destroy(struct strata_ec_codec *c);
+
+/* shards[0..k-1] hold data, shards[k..k+m-1] receive parity; len bytes each.
+ * This function can't fail. */
+void strata_ec_encode(const struct strata_ec_codec *c, uint8_t *const *shards, size_t len);
+
+/*
+ * Rebuild every shard i with present[i] == false, in place, from any k
+ * present ones.  All k + m buffers must be allocated.  STRATA_ECORRUPT when
+ * fewer than k are present.
+ */
+int strata_ec_reconstruct(const struct strata_ec_codec *c, uint8_t *const *shards,
+                          const bool *present, size_t len);
+
+/* ---- drive sets --------------------------------------------------------- */
+
+struct strata_set;
+
+struct strata_set_opts {
+    unsigned m;           /* parity drives; 0 picks the default: N/2 rounded down, at most 4 */
+    size_t block_size;    /* 0 picks STRATA_EC_BLOCK_SIZE_DEFAULT */
+    unsigned set_index;   /* position of this set in the deployment */
+    bool direct_io;       /* try O_DIRECT; falls back to buffered I/O where refused */
+    bool no_fsync;        /* benchmarks of the codec path only; never in the daemon */
+    struct strata_logger log;
+};
+
+/*
+ * Open the set made of the n drive directories in paths, in set order.
+ * A drive directory that is empty (or does not exist and can be created) is
+ * formatted: if other drives of the set are formatted it takes the place of
+ * the missing member and is marked fresh (needs healing); if all are empty a
+ * new deployment is created.  A drive directory that cannot be read is
+ * marked offline and the set still opens while at least K drives are online.
+ * Refused with STRATA_EFORMAT, and ei->msg naming the drive path, when a
+ * drive is from another deployment, is given in the wrong position, or has
+ * an unknown format version.  Caller closes.
+ */
+int strata_set_open(const char *const *paths, unsigned n, const struct strata_set_opts *opts,
+                    struct strata_set **out, struct strata_errinfo *ei);
+void strata_set_close(struct strata_set *set);
+
+unsigned strata_set_k(const struct strata_set *set);
+unsigned strata_set_m(const struct strata_set *set);
+unsigned strata_set_n(const struct strata_set *set);
+unsigned strata_set_write_quorum(const struct strata_set *set); /* K, or K+1 when K == M */
+unsigned strata_set_read_quorum(const struct strata_set *set);  /* K */
+size_t strata_set_shard_size(const struct strata_set *set);     /* per stripe, 4 KiB aligned */
+size_t strata_set_stripe_size(const struct strata_set *set);    /* K * shard size */
+const char *strata_set_deployment_id(const struct strata_set *set);
+const char *strata_set_drive_path(const struct strata_set *set, unsigned drive);
+bool strata_set_drive_online(const struct strata_set *set, unsigned drive);
+bool strata_set_drive_fresh(const struct strata_set *set, unsigned drive); /* formatted at open */
+void strata_set_drive_mark_healed(struct strata_set *set, unsigned drive);
+
+/* Counters since open; read without locks (relaxed atomics). */
+struct strata_set_stats {
+    uint64_t bitrot_detected;     /* shard blocks whose CRC32C failed */
+    uint64_t shards_missing;      /* shard reads that found no file or got EIO */
+    uint64_t stripes_reconstructed;
+    uint64_t shards_healed;
+};
+void strata_set_stats_get(const struct strata_set *set, struct strata_set_stats *out);
+
+/* A fresh random data id (OpenSSL RAND_bytes).  This function can't fail. */
+void strata_data_id_new(uint8_t id[STRATA_DATA_ID_LEN]);
+
+/* ---- streaming shard writer -------------------------------------------- */
+
+/*
+ * Writes one data object's N shard files under tmp/, stripe by stripe: bytes
+ * fed in are buffered until a stripe is full, then encoded and fanned out to
+ * all online drives in one io_uring submission (the next stripe fills while
+ * the previous one is in flight).  finish() writes the final partial stripe,
+ * each file's block CRC table and header, fsyncs, and renames into data/.
+ * Nothing is referenced by metadata until the caller commits it, so a crash
+ * at any point leaves only unreferenced files for the scanner.
+ */
+struct strata_ec_writer;
+
+int strata_ec_writer_create(struct strata_set *set, const uint8_t data_id[STRATA_DATA_ID_LEN],
+                            struct strata_ec_writer **out);
+/* STRATA_EQUORUM (or STRATA_ENOSPC when that is why) once fewer than the
+ * write quorum of drives are still accepting writes. */
+int strata_ec_writer_write(struct strata_ec_writer *w, const void *buf, size_t len);
+/* On success *ok_mask has bit i set for every drive that holds its shard
+ * durably; at least the write quorum.  On failure the tmp files are gone. */
+int strata_ec_writer_finish(struct strata_ec_writer *w, uint32_t *ok_mask);
+uint64_t strata_ec_writer_size(const struct strata_ec_writer *w); /* bytes fed so far */
+/* Removes tmp files if not finished; frees w.  NULL is a no-op. */
+void strata_ec_writer_destroy(struct strata_ec_writer *w);
+
+/* ---- streaming shard reader -------------------------------------------- */
+
+/*
+ * Reads byte ranges of a data object.  Reads only the K data shards of each
+ * stripe it needs, verifies every block's CRC32C, and reconstructs from
+ * parity when a shard is missing, unreadable or corrupt (counted in the set
+ * stats).  Sequential reads are read ahead one stripe.  Never returns wrong
+ * bytes: with fewer than K good shards the read fails with STRATA_ECORRUPT
+ * (or STRATA_EQUORUM when drives are offline).
+ */
+struct strata_ec_reader;
+
+int strata_ec_reader_open(struct strata_set *set, const uint8_t data_id[STRATA_DATA_ID_LEN],
+                          uint64_t size, struct strata_ec_reader **out);
+/* Exactly len bytes at off into buf; off + len <= size. */
+int strata_ec_reader_read(struct strata_ec_reader *r, uint64_t off, void *buf, size_t len);
+void strata_ec_reader_close(struct strata_ec_reader *r); /* NULL is a no-op */
+
+/* Rewrite the shard files of data_id that are missing or corrupt on any
+ * online drive.  *healed counts shard files rewritten (may be NULL). */
+int strata_ec_heal(struct strata_set *set, const uint8_t data_id[STRATA_DATA_ID_LEN], uint64_t size,
+                   unsigned *healed);
+/* Remove data_id's shard files from every drive.  Missing files are fine. */
+int strata_ec_delete(struct strata_set *set, const uint8_t data_id[STRATA_DATA_ID_LEN]);
+/* Remove tmp/ leftovers older than age_s seconds on every drive. */
+int strata_ec_tmp_reclaim(struct strata_set *set, unsigned age_s, unsigned *removed);
+
+/* ---- inline (small object) shards -------------------------------------- */
+
+/*
+ * Small objects live in the metadata records: drive i's record carries shard
+ * i.  encode() returns one malloc'ed buffer of n * *shard_len bytes (shard i
+ * at i * *shard_len; caller frees) and each shard's CRC32C in crcs[0..n-1].
+ * Shard i belongs to drive i (no rotation for inline data).
+ */
+int strata_ec_inline_encode(const struct strata_set *set, const void *data, size_t len,
+                            uint8_t **shards_buf, size_t *shard_len, uint32_t *crcs);
+/*
+ * shards[i] is drive i's shard or NULL when its record was not read.  Each
+ * given shard is checked against crcs[i]; bad ones count as missing (and in
+ * the set's bitrot counter).  Writes len bytes to out.  STRATA_ECORRUPT with
+ * fewer than K good shards.
+ */
+int strata_ec_inline_decode(struct strata_set *set, const uint8_t *const *shards,
+                            const uint32_t *crcs, size_t shard_len, size_t len, void *out);
+
+#endif /* STRATA_ERASURE_H */

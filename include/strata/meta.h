@@ -1,0 +1,258 @@
+/*
+ * meta.h - the namespace and the object layer.
+ *
+ * Each drive of each set holds its own RocksDB (drive/meta/).  Bucket
+ * records are replicated to every drive of every set; an object's version
+ * records live on every drive of the set chosen by a stable hash of bucket
+ * and key.  Writes commit a record to every online drive of the set with a
+ * synced write and succeed only with at least the write quorum; reads take a
+ * version once the read quorum of drives agree on it.  Listing merges the
+ * key streams of N - Wq + 1 drives of each set, so every committed key is
+ * seen.
+ *
+ * The object layer joins these records with erasure-coded data: put streams
+ * bytes into an erasure writer (or, for small objects, into the records
+ * themselves), computing digests on the way, and commits the record only
+ * when every expected digest matches.  The data of a replaced or deleted
+ * version is removed only after the new record is committed.
+ *
+ * Threads: a struct strata_meta may be used from any number of threads.  A
+ * put or get handle belongs to one thread at a time.  Nothing here prints.
+ */
+#ifndef STRATA_META_H
+#define STRATA_META_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "strata/erasure.h"
+#include "strata/err.h"
+#include "strata/log.h"
+
+#define STRATA_BUCKET_NAME_MAX 63
+#define STRATA_KEY_MAX 1024        /* bytes of UTF-8 */
+#define STRATA_VERSION_ID_MAX 40   /* printable, URL safe, "null" for the null version */
+#define STRATA_ETAG_MAX 48         /* hex MD5, optionally "-N"; no quotes */
+#define STRATA_HDRS_MAX 8192       /* stored header bytes per version */
+#define STRATA_INLINE_MAX_DEFAULT (128u * 1024)
+
+struct strata_meta;
+
+struct strata_meta_opts {
+    size_t inline_max;      /* objects up to this size live in the records; 0 = default */
+    size_t block_cache_mb;  /* RocksDB block cache shared by all drives; 0 = 64 */
+    struct strata_logger log;
+};
+
+/*
+ * Open (creating when absent) the RocksDB of every online drive of every
+ * set.  The sets stay owned by the caller and must outlive the meta handle.
+ * Caller closes.
+ */
+int strata_meta_open(struct strata_set *const *sets, unsigned nsets,
+                     const struct strata_meta_opts *opts, struct strata_meta **out,
+                     struct strata_errinfo *ei);
+void strata_meta_close(struct strata_meta *m);
+
+/* ---- buckets ------------------------------------------------------------ */
+
+enum strata_versioning {
+    STRATA_VERSIONING_OFF = 0, /* never enabled */
+    STRATA_VERSIONING_ENABLED,
+    STRATA_VERSIONING_SUSPENDED,
+};
+
+struct strata_bucket_info {
+    char name[STRATA_BUCKET_NAME_MAX + 1];
+    char owner[128];   /* access key of the owning user */
+    char region[32];
+    int64_t created_ms; /* Unix ms */
+    int versioning;     /* enum strata_versioning */
+    bool object_lock;
+};
+
+/* STRATA_EEXISTS when the bucket exists (the caller compares owners). */
+int strata_meta_bucket_create(struct strata_meta *m, const struct strata_bucket_info *b);
+int strata_meta_bucket_get(struct strata_meta *m, const char *name, struct strata_bucket_info *out);
+/* STRATA_ENOTEMPTY while any version, delete marker or upload remains. */
+int strata_meta_bucket_delete(struct strata_meta *m, const char *name);
+/* Calls cb for every bucket in name order; a non-zero return from cb stops
+ * the walk and is returned. */
+int strata_meta_bucket_list(struct strata_meta *m,
+                            int (*cb)(const struct strata_bucket_info *b, void *ud), void *ud);
+int strata_meta_bucket_set_versioning(struct strata_meta *m, const char *name, int versioning);
+
+/*
+ * Named configuration documents of a bucket ("tagging", "lifecycle",
+ * "policy", "object-lock", ...), stored verbatim.  get returns a malloc'ed
+ * copy (caller frees) or STRATA_ENOTFOUND; put with len 0 deletes.
+ */
+int strata_meta_bucket_config_put(struct strata_meta *m, const char *bucket, const char *kind,
+                                  const void *doc, size_t len);
+int strata_meta_bucket_config_get(struct strata_meta *m, const char *bucket, const char *kind,
+                                  void **doc, size_t *len);
+
+/* ---- object versions ---------------------------------------------------- */
+
+enum strata_cksum_algo {
+    STRATA_CKSUM_NONE = 0,
+    STRATA_CKSUM_CRC32,
+    STRATA_CKSUM_CRC32C,
+    STRATA_CKSUM_CRC64NVME,
+    STRATA_CKSUM_SHA1,
+    STRATA_CKSUM_SHA256,
+};
+#define STRATA_CKSUM_RAW_MAX 32
+
+/* A name/value pair, both NUL-terminated. */
+struct strata_kv {
+    const char *name;
+    const char *value;
+};
+
+/*
+ * One version of an object as stored.  Fixed fields are inline; the stored
+ * headers (Content-Type, Cache-Control, x-amz-meta-*, ... chosen by the
+ * caller of put, names lower case) live in hdrs[0..nhdrs-1], whose strings
+ * point into a buffer owned by the struct.  Release with strata_obj_info_fini.
+ */
+struct strata_obj_info {
+    char bucket[STRATA_BUCKET_NAME_MAX + 1];
+    char key[STRATA_KEY_MAX + 1];
+    char version_id[STRATA_VERSION_ID_MAX + 1]; /* "null" when unversioned */
+    bool is_latest;
+    bool delete_marker;
+    uint64_t size;
+    char etag[STRATA_ETAG_MAX + 1];
+    int64_t mtime_ms;
+    char storage_class[32]; /* "STANDARD" unless a tier says otherwise */
+    int cksum_algo;         /* enum strata_cksum_algo */
+    uint8_t cksum[STRATA_CKSUM_RAW_MAX];
+    size_t cksum_len;
+    struct strata_kv *hdrs;
+    size_t nhdrs;
+    void *priv_; /* owned buffer behind hdrs */
+};
+void strata_obj_info_fini(struct strata_obj_info *info); /* safe on a zeroed struct */
+/* Value of a stored header by lower-case name, or NULL. */
+const char *strata_obj_info_hdr(const struct strata_obj_info *info, const char *name);
+
+/* ---- put ---------------------------------------------------------------- */
+
+struct strata_put_opts {
+    const char *bucket;
+    const char *key;
+    const struct strata_kv *hdrs; /* copied; total bytes <= STRATA_HDRS_MAX */
+    size_t nhdrs;
+    uint64_t size; /* exact body length when known, else UINT64_MAX */
+    /* Expected digests; NULL when the client sent none. */
+    const uint8_t *md5;    /* 16 bytes: Content-MD5 -> STRATA_EBADDIGEST */
+    const uint8_t *sha256; /* 32 bytes: signed payload -> STRATA_ESHA256MISMATCH */
+    /* S3 checksum to compute and store; expected value may come now or later
+     * through strata_obj_put_expect_checksum (trailers) -> STRATA_ECHECKSUM */
+    int cksum_algo;
+    const uint8_t *cksum; /* cksum_len raw bytes, or NULL */
+    size_t cksum_len;
+    /* Conditional write: checked atomically with the commit -> STRATA_EPRECOND */
+    const char *if_match;     /* etag (no quotes) the current version must have */
+    bool if_none_match_star;  /* the key must not exist */
+};
+
+struct strata_put;
+
+/* STRATA_ENOTFOUND if the bucket does not exist; STRATA_EINVAL for a bad key.
+ * Caller ends the handle with commit or abort. */
+int strata_obj_put_begin(struct strata_meta *m, const struct strata_put_opts *opts,
+                         struct strata_put **out);
+/* Any chunk size.  After a failure the handle only accepts abort. */
+int strata_obj_put_write(struct strata_put *p, const void *buf, size_t len);
+int strata_obj_put_expect_checksum(struct strata_put *p, int algo, const uint8_t *raw, size_t len);
+/*
+ * Verify size and digests, finish the data, commit the record on the write
+ * quorum, then drop the data of the version it replaced.  Frees p whatever
+ * the outcome; on failure nothing is stored.  out (may be NULL) receives
+ * the committed version; the caller finis it.
+ */
+int strata_obj_put_commit(struct strata_put *p, struct strata_obj_info *out);
+void strata_obj_put_abort(struct strata_put *p); /* frees p; NULL is a no-op */
+
+/* ---- get, head, delete -------------------------------------------------- */
+
+/*
+ * version_id NULL (or "") means the latest.  STRATA_ENOTFOUND when absent;
+ * when the latest is a delete marker also STRATA_ENOTFOUND with
+ * info->delete_marker set and info->version_id filled.  A delete marker
+ * asked for by version id returns STRATA_EMETHOD with info filled.
+ */
+int strata_obj_head(struct strata_meta *m, const char *bucket, const char *key,
+                    const char *version_id, struct strata_obj_info *info);
+
+struct strata_get;
+/* As head, and opens the data for reading.  Caller closes. */
+int strata_obj_get_open(struct strata_meta *m, const char *bucket, const char *key,
+                        const char *version_id, struct strata_obj_info *info,
+                        struct strata_get **out);
+/* Exactly len bytes at off (off + len <= size).  Never wrong bytes. */
+int strata_obj_get_read(struct strata_get *g, uint64_t off, void *buf, size_t len);
+void strata_obj_get_close(struct strata_get *g); /* NULL is a no-op */
+
+struct strata_del_result {
+    bool delete_marker;                           /* a marker was created or removed */
+    char version_id[STRATA_VERSION_ID_MAX + 1];   /* of the marker / removed version */
+};
+/*
+ * Without version_id: on an unversioned bucket removes the object (absent
+ * is fine); on a versioned bucket adds a delete marker; on a suspended one
+ * replaces the null version by a null delete marker.  With version_id:
+ * removes that version for good (STRATA_ENOTFOUND is not an error for the
+ * S3 caller, who answers 204 anyway).  out may be NULL.
+ */
+int strata_obj_delete(struct strata_meta *m, const char *bucket, const char *key,
+                      const char *version_id, struct strata_del_result *out);
+
+/* ---- listing ------------------------------------------------------------ */
+
+struct strata_list_opts {
+    const char *bucket;
+    const char *prefix;      /* NULL or "" for all */
+    const char *delimiter;   /* NULL or "" for none */
+    const char *start_after; /* exclusive; also V1 marker and continuation key */
+    unsigned max_keys;       /* entries (keys + common prefixes) per page, <= 1000 */
+    bool versions;           /* every version and delete marker, newest first */
+    const char *version_id_marker; /* with versions: resume after this version of start_after */
+};
+
+struct strata_list_entry {
+    bool is_prefix;                      /* a CommonPrefix: only key is set */
+    const struct strata_obj_info *info;  /* key, size, etag, mtime, ...; valid during cb */
+    const char *key;
+};
+
+struct strata_list_result {
+    bool truncated;
+    char next_key[STRATA_KEY_MAX + 1];   /* last key or prefix returned, when truncated */
+    char next_version_id[STRATA_VERSION_ID_MAX + 1];
+};
+
+/*
+ * One page, in key order (and newest first per key with versions).  Without
+ * versions only latest versions that are not delete markers are listed.
+ * Keys under a delimiter roll up into common prefixes, skipped with a seek.
+ * Memory use does not grow with the number of keys.
+ */
+int strata_obj_list(struct strata_meta *m, const struct strata_list_opts *opts,
+                    int (*cb)(const struct strata_list_entry *e, void *ud), void *ud,
+                    struct strata_list_result *res);
+
+/* ---- healing ------------------------------------------------------------ */
+
+struct strata_heal_stats {
+    uint64_t records_healed; /* bucket and version records rewritten */
+    uint64_t shards_healed;
+    uint64_t objects_scanned;
+};
+/* Bring every drive of every set back to the quorum's records and shards. */
+int strata_meta_heal_all(struct strata_meta *m, struct strata_heal_stats *out);
+
+#endif /* STRATA_META_H */

@@ -1,0 +1,120 @@
+/*
+ * auth.h - request authentication: SigV4 (Authorization header, presigned
+ * query, all payload modes), the aws-chunked body decoder with chunk
+ * signatures and trailers, and SigV2 for legacy clients.
+ *
+ * Pure functions of the request; no I/O, no MHD types, so unit tests and
+ * fuzzers call them directly.  Thread-safe: the credential table is
+ * read-only after load.
+ */
+#ifndef STRATA_SERVER_AUTH_H
+#define STRATA_SERVER_AUTH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "s3_error.h"
+
+/* ---- credentials -------------------------------------------------------- */
+
+struct strata_cred {
+    char access_key[128];
+    char secret[128];
+    char display_name[128];
+};
+
+struct strata_creds; /* immutable table of users */
+
+/* Root user first, then the users of file (NULL for none): one user per
+ * line, "ACCESS_KEY SECRET [DISPLAY NAME]", '#' comments.  Caller destroys. */
+int strata_creds_load(const char *root_access, const char *root_secret, const char *file,
+                      struct strata_creds **out, char *errmsg, size_t errmsg_len);
+void strata_creds_destroy(struct strata_creds *c);
+const struct strata_cred *strata_creds_find(const struct strata_creds *c, const char *access_key);
+
+/* ---- the request as auth sees it --------------------------------------- */
+
+struct strata_auth_hdr {
+    const char *name; /* as received; compared case-insensitively */
+    const char *value;
+};
+
+struct strata_auth_req {
+    const char *method;      /* "GET" */
+    const char *raw_path;    /* request target path exactly as sent, still %-encoded */
+    const char *raw_query;   /* after '?', exactly as sent, or NULL/"" */
+    const struct strata_auth_hdr *hdrs; /* every request header */
+    size_t nhdrs;
+    time_t now;              /* server time, for skew and presigned expiry */
+};
+
+enum strata_payload_mode {
+    STRATA_PAYLOAD_NONE = 0,          /* no body expected (still may be empty-signed) */
+    STRATA_PAYLOAD_SIGNED,            /* x-amz-content-sha256: hex; verify while streaming */
+    STRATA_PAYLOAD_UNSIGNED,          /* UNSIGNED-PAYLOAD, presigned, SigV2 */
+    STRATA_PAYLOAD_STREAMING_SIGNED,  /* STREAMING-AWS4-HMAC-SHA256-PAYLOAD */
+    STRATA_PAYLOAD_STREAMING_SIGNED_TRAILER,   /* ...-PAYLOAD-TRAILER */
+    STRATA_PAYLOAD_STREAMING_UNSIGNED_TRAILER, /* STREAMING-UNSIGNED-PAYLOAD-TRAILER */
+};
+
+struct strata_auth_result {
+    const struct strata_cred *cred; /* NULL for anonymous */
+    bool anonymous;                 /* no credentials were presented */
+    int payload_mode;               /* enum strata_payload_mode */
+    uint8_t payload_sha256[32];     /* with STRATA_PAYLOAD_SIGNED */
+    /* streaming modes: what the chunk decoder needs */
+    uint8_t signing_key[32];
+    char seed_signature[65];
+    char amz_date[17];               /* yyyymmddThhmmssZ */
+    char scope[128];                 /* date/region/s3/aws4_request */
+    uint64_t decoded_length;         /* x-amz-decoded-content-length, or UINT64_MAX */
+    char trailer[64];                /* x-amz-trailer: e.g. "x-amz-checksum-crc32", or "" */
+};
+
+/*
+ * Authenticate.  Returns S3E_NONE and fills out, or the S3 error to answer:
+ * InvalidAccessKeyId, SignatureDoesNotMatch, RequestTimeTooSkewed (> 15 min),
+ * AccessDenied (expired presigned URL), AuthorizationHeaderMalformed,
+ * AuthorizationQueryParametersError, InvalidArgument, MissingSecurityHeader.
+ * Signatures are compared in constant time.  A request with no credentials
+ * at all returns S3E_NONE with out->anonymous set; the caller decides.
+ */
+enum s3_err strata_auth_verify(const struct strata_creds *creds, const struct strata_auth_req *req,
+                               struct strata_auth_result *out);
+
+/* ---- aws-chunked body decoder ------------------------------------------ */
+
+struct strata_chunked;
+
+/* For the STREAMING_* payload modes.  Caller destroys. */
+int strata_chunked_create(const struct strata_auth_result *auth, struct strata_chunked **out);
+void strata_chunked_destroy(struct strata_chunked *c);
+
+/*
+ * Feed raw body bytes in pieces of any size; decoded payload bytes are
+ * passed to out_cb as they are verified (a chunk's bytes only after its
+ * signature checks out).  A non-zero return of out_cb stops decoding and is
+ * returned as -1 with *err left S3E_NONE.  Bad framing -> IncompleteBody or
+ * InvalidRequest / InvalidChunkSizeError; bad chunk signature ->
+ * SignatureDoesNotMatch.  Returns 0, or -1 with *err set.
+ */
+int strata_chunked_feed(struct strata_chunked *c, const void *data, size_t len,
+                        int (*out_cb)(void *ud, const void *buf, size_t len), void *ud,
+                        enum s3_err *err);
+/* After the last byte: the final 0-size chunk and trailers (with their
+ * signature in the signed-trailer mode) must have been seen. */
+int strata_chunked_finish(struct strata_chunked *c, enum s3_err *err);
+/* A trailer's value after finish (e.g. "x-amz-checksum-crc32"), or NULL. */
+const char *strata_chunked_trailer(const struct strata_chunked *c, const char *name);
+uint64_t strata_chunked_decoded_bytes(const struct strata_chunked *c);
+
+/* ---- presigning (tests and the CLI's "presign" command) ----------------- */
+
+/* Writes "path?X-Amz-...&X-Amz-Signature=..." for a GET of raw_path. */
+int strata_presign_v4(const struct strata_cred *cred, const char *method, const char *host,
+                      const char *raw_path, const char *region, time_t now, unsigned expires_s,
+                      char *out, size_t out_len);
+
+#endif /* STRATA_SERVER_AUTH_H */
