@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# install-deps.sh - install every Debian 12 package Strata's build, tests and
+# benchmarks need.  Idempotent and quiet: when everything is present it prints
+# nothing and exits 0; otherwise it runs `apt-get update` once, then installs
+# only the missing packages.  Runs as root (uses sudo only when not root).
+set -euo pipefail
+
+PKGS=(
+    # build
+    build-essential cmake pkg-config
+    libisal-dev liburing-dev librocksdb-dev libmicrohttpd-dev libmsgpack-dev
+    libcmocka-dev libjansson-dev libxml2-dev libssl-dev
+    # integration tests: real S3 clients
+    awscli python3 python3-boto3 s3cmd rclone curl
+    # benchmarks
+    nginx fio wrk
+)
+# Fuzzing (tests/fuzz) needs clang's libFuzzer; opt in, it is large.
+if [[ "${STRATA_WITH_FUZZ:-0}" == 1 ]]; then
+    PKGS+=(clang)
+fi
+
+missing=()
+for p in "${PKGS[@]}"; do
+    # dpkg-query exits non-zero for unknown packages; "install ok installed"
+    # is the only state that means the files are there.
+    st=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
+    [[ "$st" == "install ok installed" ]] || missing+=("$p")
+done
+[[ ${#missing[@]} -eq 0 ]] && exit 0
+
+SUDO=()
+if [[ $(id -u) -ne 0 ]]; then
+    command -v sudo >/dev/null || { echo "install-deps: need root (or sudo) to install: ${missing[*]}" >&2; exit 1; }
+    SUDO=(sudo)
+fi
+echo "install-deps: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+"${SUDO[@]}" apt-get update -qq
+"${SUDO[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+# nginx's Debian package starts a system service on :80; the benchmarks run
+# their own instance on loopback, so leave the distro one alone but do not
+# fail if it could not start (e.g. in a container without systemd).
+exit 0
