@@ -1,0 +1,97 @@
+/*
+ * ec_internal.h - types shared by the files of erasure/ (never by other
+ * modules): the set, its drives, the pool of io_uring contexts, and the
+ * shard file header codec.
+ *
+ * Threads: struct strata_set is shared by every thread; its mutable parts
+ * are the io context pool (pool_mu), the stats and the drive flags (relaxed
+ * atomics).  An io context is owned by one writer/reader at a time.
+ */
+#ifndef STRATA_ERASURE_EC_INTERNAL_H
+#define STRATA_ERASURE_EC_INTERNAL_H
+
+#include <liburing.h>
+#include <pthread.h>
+
+#include "strata/assert.h"
+#include "strata/erasure.h"
+
+#define STRATA_EC_ALIGN 4096u
+#define STRATA_EC_HDR_SIZE 4096u
+#define STRATA_EC_UUID_LEN 36
+#define STRATA_EC_POOL_KEEP 32 /* idle io contexts kept per set */
+#define STRATA_EC_RING_ENTRIES 64
+
+struct strata_ec__drive {
+    char *path;
+    char uuid[STRATA_EC_UUID_LEN + 1];
+    bool online; /* written at open, read without lock afterwards */
+    bool fresh;  /* atomically cleared by strata_set_drive_mark_healed */
+};
+
+/*
+ * One ring plus two O_DIRECT-aligned stripe buffers (N shard blocks each,
+ * contiguous, so the first K blocks are the stripe's object bytes in order)
+ * and one aligned scratch buffer for headers and CRC tables.
+ */
+struct strata_ec__io {
+    struct io_uring ring;
+    uint8_t *buf[2];
+    struct strata_ec__io *next; /* free list link while pooled */
+};
+
+struct strata_set {
+    unsigned n, k, m;
+    unsigned set_index;
+    size_t block_size; /* object bytes per stripe as formatted */
+    size_t shard_size;
+    bool direct_io; /* O_DIRECT probe succeeded on every online drive */
+    bool no_fsync;
+    struct strata_logger log;
+    char deployment_id[STRATA_EC_UUID_LEN + 1];
+    struct strata_ec__drive drives[STRATA_DRIVES_MAX];
+    struct strata_ec_codec *codec;
+
+    pthread_mutex_t pool_mu;
+    struct strata_ec__io *pool;
+    unsigned pool_len;
+
+    struct strata_set_stats stats; /* updated with relaxed atomics */
+};
+
+/* Shard file header, decoded.  See shard.c for the on-disk table. */
+struct strata_ec__hdr {
+    uint32_t version;
+    uint8_t data_id[STRATA_DATA_ID_LEN];
+    uint32_t shard_index, k, m;
+    uint64_t block_size, shard_size, object_size, block_count;
+    uint32_t table_crc;
+};
+
+#define STRATA_EC__STAT_ADD(set, field, v)                                      \
+    __atomic_fetch_add(&(set)->stats.field, (uint64_t)(v), __ATOMIC_RELAXED)
+
+/* Borrow an io context (ring + stripe buffers); NULL on failure with *err set. */
+struct strata_ec__io *strata_ec__io_get(struct strata_set *set, int *err);
+void strata_ec__io_put(struct strata_set *set, struct strata_ec__io *io);
+
+/* Drive that holds shard index `shard` of data_id (rotated). */
+unsigned strata_ec__shard_drive(const struct strata_set *set,
+                                const uint8_t data_id[STRATA_DATA_ID_LEN], unsigned shard);
+
+/* "<drive>/data/<hh>/<32 hex>" and the subdir; 0 or STRATA_ENOMEM. */
+int strata_ec__shard_path(const struct strata_set *set, unsigned drive,
+                          const uint8_t data_id[STRATA_DATA_ID_LEN], char **path, char **dir);
+void strata_ec__hex(const uint8_t *id, size_t len, char *out);
+
+/* Encode/decode the 4096-byte header.  decode returns STRATA_ECORRUPT on a bad
+ * magic/CRC and STRATA_EFORMAT on an unknown version. */
+void strata_ec__hdr_encode(const struct strata_ec__hdr *h, uint8_t out[STRATA_EC_HDR_SIZE]);
+int strata_ec__hdr_decode(const uint8_t in[STRATA_EC_HDR_SIZE], struct strata_ec__hdr *h);
+
+/* errno -> STRATA_E* at the syscall boundary (reads: ENOENT -> ENOTFOUND). */
+int strata_ec__errno_map(int e);
+
+size_t strata_ec__round_up(size_t v, size_t a);
+
+#endif /* STRATA_ERASURE_EC_INTERNAL_H */

@@ -1,0 +1,1078 @@
+/*
+ * shard.c - shard files: the header codec, the streaming writer (encode and
+ * fan each stripe out to all drives with io_uring), the streaming reader
+ * (read K shards, verify CRC32C, rebuild from parity), heal, delete, tmp
+ * reclaim and inline (in-record) shards.
+ *
+ * Shard file layout (format version 1; all integers little endian):
+ *
+ *   OFFSET                 SIZE              DESCRIPTION
+ *   0                      8                 magic "STRATASH"
+ *   8                      4                 format version (1)
+ *   12                     4                 header size (4096)
+ *   16                     16                data id
+ *   32                     4                 shard index (0..K-1 data, K.. parity)
+ *   36                     4                 K
+ *   40                     4                 M
+ *   44                     4                 reserved, 0
+ *   48                     8                 block size (object bytes per stripe)
+ *   56                     8                 shard size (bytes per shard block)
+ *   64                     8                 object size in bytes
+ *   72                     8                 block count B = ceil(object size / (K*shard size))
+ *   80                     4                 CRC32C of the B*4 bytes of the CRC table
+ *   84                     4                 CRC32C of header bytes 0..83
+ *   88                     4008              zero
+ *   4096                   B * shard size    shard blocks; the last stripe's blocks zero padded
+ *   4096 + B*shard size    B*4 rounded up    CRC32C of each block (u32 LE), zero padded to 4096
+ *
+ * The header is written last (linked after the table write, then fsync,
+ * then rename from tmp/ into data/<hh>/), so a file in data/ with a valid
+ * header is complete.  Every offset and length is a multiple of 4096 so the
+ * same file works with O_DIRECT.
+ *
+ * Threads: a writer or reader is used by one thread at a time; each
+ * borrows its own io context (ring and stripe buffers) from the set's pool.
+ * heal/delete/reclaim/inline functions may run on any thread.
+ */
+#include "ec_internal.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+static const char shard_magic[8] = {'S', 'T', 'R', 'A', 'T', 'A', 'S', 'H'};
+
+/* ---- little-endian helpers and the header codec -------------------------- */
+
+static void put32(uint8_t *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+static void put64(uint8_t *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+static uint32_t get32(const uint8_t *p)
+{
+    uint32_t v = 0;
+    for (int i = 3; i >= 0; i--)
+        v = v << 8 | p[i];
+    return v;
+}
+static uint64_t get64(const uint8_t *p)
+{
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--)
+        v = v << 8 | p[i];
+    return v;
+}
+
+void strata_ec__hdr_encode(const struct strata_ec__hdr *h, uint8_t out[STRATA_EC_HDR_SIZE])
+{
+    memset(out, 0, STRATA_EC_HDR_SIZE);
+    memcpy(out, shard_magic, 8);
+    put32(out + 8, h->version);
+    put32(out + 12, STRATA_EC_HDR_SIZE);
+    memcpy(out + 16, h->data_id, STRATA_DATA_ID_LEN);
+    put32(out + 32, h->shard_index);
+    put32(out + 36, h->k);
+    put32(out + 40, h->m);
+    put64(out + 48, h->block_size);
+    put64(out + 56, h->shard_size);
+    put64(out + 64, h->object_size);
+    put64(out + 72, h->block_count);
+    put32(out + 80, h->table_crc);
+    put32(out + 84, strata_crc32c(0, out, 84));
+}
+
+int strata_ec__hdr_decode(const uint8_t in[STRATA_EC_HDR_SIZE], struct strata_ec__hdr *h)
+{
+    if (memcmp(in, shard_magic, 8) != 0 || get32(in + 84) != strata_crc32c(0, in, 84))
+        return STRATA_ECORRUPT;
+    h->version = get32(in + 8);
+    if (h->version != STRATA_FORMAT_VERSION || get32(in + 12) != STRATA_EC_HDR_SIZE)
+        return STRATA_EFORMAT;
+    memcpy(h->data_id, in + 16, STRATA_DATA_ID_LEN);
+    h->shard_index = get32(in + 32);
+    h->k = get32(in + 36);
+    h->m = get32(in + 40);
+    h->block_size = get64(in + 48);
+    h->shard_size = get64(in + 56);
+    h->object_size = get64(in + 64);
+    h->block_count = get64(in + 72);
+    h->table_crc = get32(in + 80);
+    return 0;
+}
+
+static uint64_t blocks_for(const struct strata_set *set, uint64_t size)
+{
+    uint64_t stripe = (uint64_t)set->shard_size * set->k;
+    return (size + stripe - 1) / stripe;
+}
+
+static size_t table_bytes(uint64_t blocks)
+{
+    return strata_ec__round_up((size_t)blocks * 4, STRATA_EC_ALIGN);
+}
+
+static int tmp_path_new(const struct strata_set *set, unsigned drive, const uint8_t *id,
+                        const char *tag, unsigned shard, char **out)
+{
+    char hex[2 * STRATA_DATA_ID_LEN + 1], rnd[17];
+    uint8_t r[STRATA_DATA_ID_LEN];
+    strata_ec__hex(id, STRATA_DATA_ID_LEN, hex);
+    strata_data_id_new(r);
+    strata_ec__hex(r, 8, rnd);
+    if (asprintf(out, "%s/tmp/%s.%s%u.%s", set->drives[drive].path, hex, tag, shard, rnd) < 0)
+        return STRATA_ENOMEM;
+    return 0;
+}
+
+/* fsync a directory by path; errno-style negative on failure. */
+static int dir_fsync(const char *p)
+{
+    int fd = open(p, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    int rc = fsync(fd) < 0 ? -errno : 0;
+    close(fd);
+    return rc;
+}
+
+/* ---- writer -------------------------------------------------------------- */
+
+#define UD_CTL 2u /* user_data buffer slot for tail writes and fsyncs */
+
+struct strata_ec_writer {
+    struct strata_set *set;
+    uint8_t id[STRATA_DATA_ID_LEN];
+    struct strata_ec__io *io;
+    int fd[STRATA_DRIVES_MAX];     /* by drive */
+    char *tmp[STRATA_DRIVES_MAX];  /* by drive */
+    uint32_t *crc[STRATA_DRIVES_MAX]; /* by shard index: CRC32C of each block */
+    uint32_t alive;                /* drives still taking writes */
+    unsigned n_nospc, n_other;     /* why drives were dropped */
+    uint64_t cap, blocks, size;
+    size_t fill;
+    unsigned cur;
+    unsigned pending[3]; /* in flight: stripe slots 0/1, UD_CTL */
+    bool finished;
+    int err; /* sticky: once failed, every call returns it */
+};
+
+static void w_drop(struct strata_ec_writer *w, unsigned d, int sys_err)
+{
+    if (!(w->alive & (1u << d)))
+        return;
+    w->alive &= ~(1u << d);
+    if (sys_err == ENOSPC || sys_err == EDQUOT)
+        w->n_nospc++;
+    else
+        w->n_other++;
+    if (w->fd[d] >= 0) {
+        close(w->fd[d]); /* io_uring holds its own file reference for in-flight ops */
+        w->fd[d] = -1;
+    }
+    if (w->tmp[d]) {
+        unlink(w->tmp[d]);
+        STRATA_FREE(w->tmp[d]);
+    }
+}
+
+static int w_quorum_err(const struct strata_ec_writer *w)
+{
+    if ((unsigned)__builtin_popcount(w->alive) >= strata_set_write_quorum(w->set))
+        return 0;
+    return w->n_nospc > 0 && w->n_nospc >= w->n_other ? STRATA_ENOSPC : STRATA_EQUORUM;
+}
+
+/* Reap completions until stripe slot b has nothing in flight.  Tail writes
+ * and fsyncs are reaped in finish() itself, never here. */
+static void w_wait(struct strata_ec_writer *w, unsigned b)
+{
+    while (w->pending[b] > 0) {
+        struct io_uring_cqe *cqe;
+        int r = io_uring_wait_cqe(&w->io->ring, &cqe);
+        if (r == -EINTR)
+            continue;
+        STRATA_ASSERT(r == 0);
+        unsigned slot = (unsigned)(cqe->user_data >> 8), d = (unsigned)(cqe->user_data & 0xff);
+        int res = cqe->res;
+        io_uring_cqe_seen(&w->io->ring, cqe);
+        STRATA_DASSERT(slot < 2);
+        w->pending[slot]--;
+        /* A short write to a regular file means the drive is full. */
+        if (res < 0)
+            w_drop(w, d, -res);
+        else if ((size_t)res != w->set->shard_size)
+            w_drop(w, d, ENOSPC);
+    }
+}
+
+static void w_cleanup(struct strata_ec_writer *w)
+{
+    for (unsigned b = 0; b < 2; b++)
+        if (w->io)
+            w_wait(w, b);
+    for (unsigned d = 0; d < w->set->n; d++) {
+        if (w->fd[d] >= 0) {
+            close(w->fd[d]);
+            w->fd[d] = -1;
+        }
+        if (w->tmp[d]) {
+            unlink(w->tmp[d]);
+            STRATA_FREE(w->tmp[d]);
+        }
+    }
+    w->alive = 0;
+}
+
+static int w_fail(struct strata_ec_writer *w, int err)
+{
+    w_cleanup(w);
+    w->err = err;
+    return err;
+}
+
+int strata_ec_writer_create(struct strata_set *set, const uint8_t data_id[STRATA_DATA_ID_LEN],
+                            struct strata_ec_writer **out)
+{
+    struct strata_ec_writer *w = calloc(1, sizeof(*w));
+    if (!w)
+        return STRATA_ENOMEM;
+    w->set = set;
+    memcpy(w->id, data_id, STRATA_DATA_ID_LEN);
+    for (unsigned d = 0; d < STRATA_DRIVES_MAX; d++)
+        w->fd[d] = -1;
+    int rc = 0;
+    w->io = strata_ec__io_get(set, &rc);
+    if (!w->io) {
+        free(w);
+        return rc;
+    }
+    for (unsigned d = 0; d < set->n; d++) {
+        if (!set->drives[d].online) {
+            w->n_other++;
+            continue;
+        }
+        /* Find which shard this drive holds, for the tmp name only. */
+        unsigned shard = (d + set->n - strata_ec__shard_drive(set, data_id, 0)) % set->n;
+        rc = tmp_path_new(set, d, data_id, "s", shard, &w->tmp[d]);
+        if (rc < 0)
+            goto fail;
+        int flags = O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | (set->direct_io ? O_DIRECT : 0);
+        w->fd[d] = open(w->tmp[d], flags, 0644);
+        if (w->fd[d] < 0) {
+            int e = errno;
+            STRATA_FREE(w->tmp[d]);
+            if (e == ENOSPC || e == EDQUOT)
+                w->n_nospc++;
+            else
+                w->n_other++;
+            continue;
+        }
+        w->alive |= 1u << d;
+    }
+    rc = w_quorum_err(w);
+    if (rc < 0)
+        goto fail;
+    *out = w;
+    return 0;
+fail:
+    w_cleanup(w);
+    strata_ec__io_put(set, w->io);
+    free(w);
+    return rc;
+}
+
+static int w_crc_grow(struct strata_ec_writer *w)
+{
+    uint64_t ncap = w->cap ? w->cap * 2 : 64;
+    for (unsigned s = 0; s < w->set->n; s++) {
+        uint32_t *p = realloc(w->crc[s], ncap * sizeof(uint32_t));
+        if (!p)
+            return STRATA_ENOMEM;
+        w->crc[s] = p;
+    }
+    w->cap = ncap;
+    return 0;
+}
+
+/* Encode the current stripe buffer and submit its N shard writes, then make
+ * the other buffer ready for filling (its previous writes completed). */
+static int w_flush(struct strata_ec_writer *w)
+{
+    struct strata_set *set = w->set;
+    size_t ss = set->shard_size, stripe = ss * set->k;
+    uint8_t *base = w->io->buf[w->cur];
+    if (w->fill < stripe)
+        memset(base + w->fill, 0, stripe - w->fill);
+    uint8_t *shards[STRATA_DRIVES_MAX];
+    for (unsigned s = 0; s < set->n; s++)
+        shards[s] = base + (size_t)s * ss;
+    strata_ec_encode(set->codec, shards, ss);
+    if (w->blocks == w->cap && w_crc_grow(w) < 0)
+        return w_fail(w, STRATA_ENOMEM);
+    for (unsigned s = 0; s < set->n; s++) {
+        w->crc[s][w->blocks] = strata_crc32c(0, shards[s], ss);
+        unsigned d = strata_ec__shard_drive(set, w->id, s);
+        if (!(w->alive & (1u << d)))
+            continue;
+        struct io_uring_sqe *sqe = io_uring_get_sqe(&w->io->ring);
+        STRATA_ASSERT(sqe); /* 2 stripes * 16 drives fit in the ring */
+        io_uring_prep_write(sqe, w->fd[d], shards[s], (unsigned)ss,
+                            STRATA_EC_HDR_SIZE + w->blocks * ss);
+        io_uring_sqe_set_data64(sqe, (uint64_t)w->cur << 8 | d);
+        w->pending[w->cur]++;
+    }
+    int r = io_uring_submit(&w->io->ring);
+    if (r < 0)
+        return w_fail(w, STRATA_EIO);
+    w->blocks++;
+    w->cur ^= 1;
+    w->fill = 0;
+    w_wait(w, w->cur);
+    int q = w_quorum_err(w);
+    return q < 0 ? w_fail(w, q) : 0;
+}
+
+int strata_ec_writer_write(struct strata_ec_writer *w, const void *buf, size_t len)
+{
+    if (w->err)
+        return w->err;
+    if (w->finished)
+        return STRATA_EINVAL;
+    size_t stripe = w->set->shard_size * w->set->k;
+    const uint8_t *p = buf;
+    while (len > 0) {
+        size_t n = stripe - w->fill < len ? stripe - w->fill : len;
+        memcpy(w->io->buf[w->cur] + w->fill, p, n);
+        w->fill += n;
+        w->size += n;
+        p += n;
+        len -= n;
+        if (w->fill == stripe) {
+            int rc = w_flush(w);
+            if (rc < 0)
+                return rc;
+        }
+    }
+    return 0;
+}
+
+uint64_t strata_ec_writer_size(const struct strata_ec_writer *w)
+{
+    return w->size;
+}
+
+int strata_ec_writer_finish(struct strata_ec_writer *w, uint32_t *ok_mask)
+{
+    if (w->err)
+        return w->err;
+    if (w->finished)
+        return STRATA_EINVAL;
+    struct strata_set *set = w->set;
+    if (w->fill > 0) {
+        int rc = w_flush(w);
+        if (rc < 0)
+            return rc;
+    }
+    w_wait(w, 0);
+    w_wait(w, 1);
+
+    size_t tab = table_bytes(w->blocks), per = STRATA_EC_HDR_SIZE + tab;
+    uint8_t *tail = NULL;
+    if (posix_memalign((void **)&tail, STRATA_EC_ALIGN, per * set->n))
+        return w_fail(w, STRATA_ENOMEM);
+    memset(tail, 0, per * set->n);
+    unsigned start = strata_ec__shard_drive(set, w->id, 0);
+    for (unsigned s = 0; s < set->n; s++) {
+        unsigned d = (start + s) % set->n;
+        if (!(w->alive & (1u << d)))
+            continue;
+        uint8_t *hdr = tail + per * d, *tb = hdr + STRATA_EC_HDR_SIZE;
+        for (uint64_t b = 0; b < w->blocks; b++)
+            put32(tb + b * 4, w->crc[s][b]);
+        struct strata_ec__hdr h = {
+            .version = STRATA_FORMAT_VERSION,
+            .shard_index = s,
+            .k = set->k,
+            .m = set->m,
+            .block_size = set->block_size,
+            .shard_size = set->shard_size,
+            .object_size = w->size,
+            .block_count = w->blocks,
+            .table_crc = strata_crc32c(0, tb, (size_t)w->blocks * 4),
+        };
+        memcpy(h.data_id, w->id, STRATA_DATA_ID_LEN);
+        strata_ec__hdr_encode(&h, hdr);
+        /* table, then header, then fsync: linked, so the header never lands
+         * before the table and the fsync covers both. */
+        struct io_uring_sqe *sqe;
+        if (tab) {
+            sqe = io_uring_get_sqe(&w->io->ring);
+            io_uring_prep_write(sqe, w->fd[d], tb, (unsigned)tab,
+                                STRATA_EC_HDR_SIZE + w->blocks * set->shard_size);
+            sqe->flags |= IOSQE_IO_LINK;
+            io_uring_sqe_set_data64(sqe, (uint64_t)UD_CTL << 8 | d);
+            w->pending[UD_CTL]++;
+        }
+        sqe = io_uring_get_sqe(&w->io->ring);
+        io_uring_prep_write(sqe, w->fd[d], hdr, STRATA_EC_HDR_SIZE, 0);
+        io_uring_sqe_set_data64(sqe, (uint64_t)UD_CTL << 8 | d);
+        w->pending[UD_CTL]++;
+        if (!set->no_fsync) {
+            sqe->flags |= IOSQE_IO_LINK;
+            sqe = io_uring_get_sqe(&w->io->ring);
+            io_uring_prep_fsync(sqe, w->fd[d], 0);
+            io_uring_sqe_set_data64(sqe, (uint64_t)UD_CTL << 8 | d);
+            w->pending[UD_CTL]++;
+        }
+    }
+    if (io_uring_submit(&w->io->ring) < 0) {
+        free(tail);
+        return w_fail(w, STRATA_EIO);
+    }
+    while (w->pending[UD_CTL] > 0) {
+        struct io_uring_cqe *cqe;
+        int r = io_uring_wait_cqe(&w->io->ring, &cqe);
+        if (r == -EINTR)
+            continue;
+        STRATA_ASSERT(r == 0);
+        unsigned d = (unsigned)(cqe->user_data & 0xff);
+        int res = cqe->res;
+        io_uring_cqe_seen(&w->io->ring, cqe);
+        w->pending[UD_CTL]--;
+        /* Writes return their byte count (4096 or tab), fsync 0. */
+        if (res < 0)
+            w_drop(w, d, -res);
+        else if (res != 0 && res != (int)STRATA_EC_HDR_SIZE && (size_t)res != tab)
+            w_drop(w, d, ENOSPC);
+    }
+    free(tail);
+    int q = w_quorum_err(w);
+    if (q < 0)
+        return w_fail(w, q);
+
+    /* Publish: rename into data/<hh>/, then make the rename durable. */
+    char *final[STRATA_DRIVES_MAX] = {0};
+    for (unsigned d = 0; d < set->n; d++) {
+        if (!(w->alive & (1u << d)))
+            continue;
+        char *dir = NULL;
+        if (strata_ec__shard_path(set, d, w->id, &final[d], &dir) < 0) {
+            w_drop(w, d, ENOMEM);
+            continue;
+        }
+        close(w->fd[d]);
+        w->fd[d] = -1;
+        if (rename(w->tmp[d], final[d]) < 0 || (!set->no_fsync && dir_fsync(dir) < 0)) {
+            int e = errno;
+            unlink(final[d]);
+            STRATA_FREE(final[d]);
+            w_drop(w, d, e);
+        } else {
+            STRATA_FREE(w->tmp[d]);
+        }
+        free(dir);
+    }
+    q = w_quorum_err(w);
+    for (unsigned d = 0; d < set->n; d++) {
+        if (q < 0 && final[d])
+            unlink(final[d]);
+        free(final[d]);
+    }
+    if (q < 0)
+        return w_fail(w, q);
+    w->finished = true;
+    if (ok_mask)
+        *ok_mask = w->alive;
+    return 0;
+}
+
+void strata_ec_writer_destroy(struct strata_ec_writer *w)
+{
+    if (!w)
+        return;
+    if (!w->finished)
+        w_cleanup(w);
+    strata_ec__io_put(w->set, w->io);
+    for (unsigned s = 0; s < STRATA_DRIVES_MAX; s++)
+        free(w->crc[s]);
+    free(w);
+}
+
+/* ---- reader -------------------------------------------------------------- */
+
+enum { SH_UNKNOWN, SH_OK, SH_DEAD };
+
+struct rstripe {
+    int64_t idx;          /* stripe held or being read; -1 none */
+    bool ready;           /* verified and reconstructed */
+    uint32_t submitted, done, checked, good;
+    int res[STRATA_DRIVES_MAX];
+};
+
+struct strata_ec_reader {
+    struct strata_set *set;
+    uint8_t id[STRATA_DATA_ID_LEN];
+    uint64_t size, blocks;
+    struct strata_ec__io *io;
+    int fd[STRATA_DRIVES_MAX]; /* by shard index */
+    int state[STRATA_DRIVES_MAX];
+    uint32_t *crc[STRATA_DRIVES_MAX];
+    struct rstripe st[2];
+    unsigned lru; /* buffer to reuse next */
+    uint64_t next_off;
+    bool verify_all; /* heal: read and check every shard */
+    bool offline_hit;
+    uint32_t bad_seen; /* shards that failed at least one check */
+};
+
+static void shard_dead(struct strata_ec_reader *r, unsigned s)
+{
+    r->state[s] = SH_DEAD;
+    r->bad_seen |= 1u << s;
+    if (r->fd[s] >= 0) {
+        close(r->fd[s]);
+        r->fd[s] = -1;
+    }
+}
+
+/* Open shard s and load its header and CRC table; marks it dead on failure. */
+static void shard_open(struct strata_ec_reader *r, unsigned s)
+{
+    struct strata_set *set = r->set;
+    if (r->state[s] != SH_UNKNOWN)
+        return;
+    unsigned d = strata_ec__shard_drive(set, r->id, s);
+    if (!set->drives[d].online) {
+        r->offline_hit = true;
+        shard_dead(r, s);
+        return;
+    }
+    char *path = NULL;
+    if (strata_ec__shard_path(set, d, r->id, &path, NULL) < 0) {
+        shard_dead(r, s);
+        return;
+    }
+    r->fd[s] = open(path, O_RDONLY | O_CLOEXEC | (set->direct_io ? O_DIRECT : 0));
+    free(path);
+    if (r->fd[s] < 0) {
+        STRATA_EC__STAT_ADD(set, shards_missing, 1);
+        shard_dead(r, s);
+        return;
+    }
+    size_t tab = table_bytes(r->blocks);
+    uint8_t *hb = NULL;
+    if (posix_memalign((void **)&hb, STRATA_EC_ALIGN, STRATA_EC_HDR_SIZE + tab)) {
+        shard_dead(r, s);
+        return;
+    }
+    struct strata_ec__hdr h;
+    bool ok = pread(r->fd[s], hb, STRATA_EC_HDR_SIZE, 0) == (ssize_t)STRATA_EC_HDR_SIZE &&
+              strata_ec__hdr_decode(hb, &h) == 0 && !memcmp(h.data_id, r->id, STRATA_DATA_ID_LEN) &&
+              h.shard_index == s && h.k == set->k && h.m == set->m &&
+              h.shard_size == set->shard_size && h.object_size == r->size &&
+              h.block_count == r->blocks;
+    uint8_t *tb = hb + STRATA_EC_HDR_SIZE;
+    if (ok && tab)
+        ok = pread(r->fd[s], tb, tab, (off_t)(STRATA_EC_HDR_SIZE + r->blocks * set->shard_size)) ==
+                 (ssize_t)tab &&
+             strata_crc32c(0, tb, (size_t)r->blocks * 4) == h.table_crc;
+    if (ok && r->blocks) {
+        r->crc[s] = malloc((size_t)r->blocks * sizeof(uint32_t));
+        ok = r->crc[s] != NULL;
+        for (uint64_t b = 0; ok && b < r->blocks; b++)
+            r->crc[s][b] = get32(tb + b * 4);
+    }
+    free(hb);
+    if (!ok) {
+        /* A truncated or rotten header or table: the whole shard is unusable. */
+        STRATA_EC__STAT_ADD(set, bitrot_detected, 1);
+        shard_dead(r, s);
+        return;
+    }
+    r->state[s] = SH_OK;
+}
+
+/* Queue reads of the shards in mask for stripe buffer b; returns how many. */
+static unsigned r_submit(struct strata_ec_reader *r, unsigned b, uint32_t mask)
+{
+    struct rstripe *st = &r->st[b];
+    size_t ss = r->set->shard_size;
+    unsigned n = 0;
+    for (unsigned s = 0; s < r->set->n; s++) {
+        if (!(mask & (1u << s)) || (st->submitted & (1u << s)))
+            continue;
+        shard_open(r, s);
+        if (r->state[s] != SH_OK)
+            continue;
+        struct io_uring_sqe *sqe = io_uring_get_sqe(&r->io->ring);
+        STRATA_ASSERT(sqe);
+        io_uring_prep_read(sqe, r->fd[s], r->io->buf[b] + (size_t)s * ss, (unsigned)ss,
+                           STRATA_EC_HDR_SIZE + (uint64_t)st->idx * ss);
+        io_uring_sqe_set_data64(sqe, (uint64_t)b << 8 | s);
+        st->submitted |= 1u << s;
+        n++;
+    }
+    if (n && io_uring_submit(&r->io->ring) < 0) {
+        /* Could not submit: treat the shards as failed reads. */
+        for (unsigned s = 0; s < r->set->n; s++)
+            if ((mask & (1u << s)) && (st->submitted & (1u << s)) && !(st->done & (1u << s))) {
+                st->res[s] = -EIO;
+                st->done |= 1u << s;
+            }
+    }
+    return n;
+}
+
+static void r_wait(struct strata_ec_reader *r, unsigned b)
+{
+    while (r->st[b].submitted & ~r->st[b].done) {
+        struct io_uring_cqe *cqe;
+        int rc = io_uring_wait_cqe(&r->io->ring, &cqe);
+        if (rc == -EINTR)
+            continue;
+        STRATA_ASSERT(rc == 0);
+        unsigned bb = (unsigned)(cqe->user_data >> 8), s = (unsigned)(cqe->user_data & 0xff);
+        r->st[bb].res[s] = cqe->res;
+        r->st[bb].done |= 1u << s;
+        io_uring_cqe_seen(&r->io->ring, cqe);
+    }
+}
+
+static void r_verify(struct strata_ec_reader *r, unsigned b)
+{
+    struct rstripe *st = &r->st[b];
+    size_t ss = r->set->shard_size;
+    uint32_t todo = st->done & ~st->checked;
+    for (unsigned s = 0; s < r->set->n; s++) {
+        if (!(todo & (1u << s)))
+            continue;
+        st->checked |= 1u << s;
+        if (st->res[s] == (int)ss) {
+            if (strata_crc32c(0, r->io->buf[b] + (size_t)s * ss, ss) == r->crc[s][st->idx]) {
+                st->good |= 1u << s;
+                continue;
+            }
+            STRATA_EC__STAT_ADD(r->set, bitrot_detected, 1);
+        } else {
+            STRATA_EC__STAT_ADD(r->set, shards_missing, 1);
+        }
+        r->bad_seen |= 1u << s;
+    }
+}
+
+static void r_reset(struct rstripe *st, int64_t idx)
+{
+    memset(st, 0, sizeof(*st));
+    st->idx = idx;
+}
+
+/* Make buffer b hold stripe idx, verified and (if needed) reconstructed. */
+static int r_load(struct strata_ec_reader *r, unsigned b, int64_t idx)
+{
+    struct strata_set *set = r->set;
+    struct rstripe *st = &r->st[b];
+    uint32_t all = (1u << set->n) - 1, data = (1u << set->k) - 1;
+    if (st->idx == idx && st->ready)
+        return 0;
+    if (st->idx != idx) {
+        r_wait(r, b); /* drain a stale read-ahead before reusing the buffer */
+        r_reset(st, idx);
+    }
+    if (!st->submitted)
+        r_submit(r, b, r->verify_all ? all : data);
+    for (;;) {
+        r_wait(r, b);
+        r_verify(r, b);
+        unsigned ng = (unsigned)__builtin_popcount(st->good);
+        if (!r->verify_all && ((st->good & data) == data || ng >= set->k))
+            break;
+        /* Ask for as many more shards as are still missing to reach K. */
+        uint32_t cand = all & ~st->submitted;
+        unsigned want = r->verify_all ? set->n : set->k - ng, got = 0;
+        uint32_t pick = 0;
+        for (unsigned s = 0; s < set->n && got < want; s++)
+            if (cand & (1u << s)) {
+                shard_open(r, s);
+                if (r->state[s] == SH_OK) {
+                    pick |= 1u << s;
+                    got++;
+                }
+            }
+        if (!pick)
+            break;
+        r_submit(r, b, pick);
+    }
+    if ((unsigned)__builtin_popcount(st->good) < set->k) {
+        r_reset(st, -1);
+        return r->offline_hit ? STRATA_EQUORUM : STRATA_ECORRUPT;
+    }
+    bool need = r->verify_all ? st->good != all : (st->good & data) != data;
+    if (need) {
+        uint8_t *shards[STRATA_DRIVES_MAX];
+        bool present[STRATA_DRIVES_MAX];
+        for (unsigned s = 0; s < set->n; s++) {
+            shards[s] = r->io->buf[b] + (size_t)s * set->shard_size;
+            present[s] = st->good & (1u << s);
+        }
+        int rc = strata_ec_reconstruct(set->codec, shards, present, set->shard_size);
+        if (rc < 0) {
+            r_reset(st, -1);
+            return rc;
+        }
+        if ((st->good & data) != data)
+            STRATA_EC__STAT_ADD(set, stripes_reconstructed, 1);
+    }
+    st->ready = true;
+    return 0;
+}
+
+int strata_ec_reader_open(struct strata_set *set, const uint8_t data_id[STRATA_DATA_ID_LEN],
+                          uint64_t size, struct strata_ec_reader **out)
+{
+    struct strata_ec_reader *r = calloc(1, sizeof(*r));
+    if (!r)
+        return STRATA_ENOMEM;
+    r->set = set;
+    memcpy(r->id, data_id, STRATA_DATA_ID_LEN);
+    r->size = size;
+    r->blocks = blocks_for(set, size);
+    for (unsigned s = 0; s < STRATA_DRIVES_MAX; s++)
+        r->fd[s] = -1;
+    r_reset(&r->st[0], -1);
+    r_reset(&r->st[1], -1);
+    int rc = 0;
+    r->io = strata_ec__io_get(set, &rc);
+    if (!r->io) {
+        free(r);
+        return rc;
+    }
+    *out = r;
+    return 0;
+}
+
+int strata_ec_reader_read(struct strata_ec_reader *r, uint64_t off, void *buf, size_t len)
+{
+    if (off > r->size || len > r->size - off)
+        return STRATA_ERANGE;
+    if (len == 0)
+        return 0;
+    uint64_t stripe = (uint64_t)r->set->shard_size * r->set->k;
+    bool sequential = off == r->next_off;
+    uint8_t *out = buf;
+    uint64_t pos = off, end = off + len;
+    unsigned b = 0;
+    int64_t idx = 0;
+    while (pos < end) {
+        idx = (int64_t)(pos / stripe);
+        if (r->st[0].idx == idx)
+            b = 0;
+        else if (r->st[1].idx == idx)
+            b = 1;
+        else
+            b = r->lru;
+        r->lru = b ^ 1;
+        int rc = r_load(r, b, idx);
+        if (rc < 0)
+            return rc;
+        uint64_t in = pos - (uint64_t)idx * stripe;
+        uint64_t n = stripe - in < end - pos ? stripe - in : end - pos;
+        memcpy(out, r->io->buf[b] + in, n);
+        out += n;
+        pos += n;
+    }
+    r->next_off = end;
+    /* Read ahead the next stripe into the other buffer, using the shards
+     * that just proved good, so disk reads overlap the caller's work. */
+    unsigned o = b ^ 1;
+    if (sequential && (uint64_t)idx + 1 < r->blocks && r->st[o].idx != idx + 1) {
+        r_wait(r, o);
+        r_reset(&r->st[o], idx + 1);
+        uint32_t data = (1u << r->set->k) - 1, good = r->st[b].good;
+        r_submit(r, o, (good & data) == data ? data : good);
+        r->lru = b; /* keep the prefetched buffer */
+    }
+    return 0;
+}
+
+void strata_ec_reader_close(struct strata_ec_reader *r)
+{
+    if (!r)
+        return;
+    r_wait(r, 0);
+    r_wait(r, 1);
+    for (unsigned s = 0; s < STRATA_DRIVES_MAX; s++) {
+        if (r->fd[s] >= 0)
+            close(r->fd[s]);
+        free(r->crc[s]);
+    }
+    strata_ec__io_put(r->set, r->io);
+    free(r);
+}
+
+/* ---- heal ------------------------------------------------------------------ */
+
+/* mkdir data/, data/<hh>/ and tmp/ on a drive whose tree was removed; the
+ * drive root itself must still exist (a vanished drive stays missing). */
+static int heal_dirs(const struct strata_set *set, unsigned d, const char *subdir)
+{
+    char p[4096];
+    snprintf(p, sizeof(p), "%s/data", set->drives[d].path);
+    if (mkdir(p, 0755) < 0 && errno != EEXIST)
+        return -errno;
+    if (mkdir(subdir, 0755) < 0 && errno != EEXIST)
+        return -errno;
+    snprintf(p, sizeof(p), "%s/tmp", set->drives[d].path);
+    if (mkdir(p, 0755) < 0 && errno != EEXIST)
+        return -errno;
+    return 0;
+}
+
+int strata_ec_heal(struct strata_set *set, const uint8_t data_id[STRATA_DATA_ID_LEN], uint64_t size,
+                   unsigned *healed)
+{
+    if (healed)
+        *healed = 0;
+    struct strata_ec_reader *r;
+    int rc = strata_ec_reader_open(set, data_id, size, &r);
+    if (rc < 0)
+        return rc;
+    r->verify_all = true;
+    /* Pass 1: find every shard that is missing or has a bad block. */
+    for (unsigned s = 0; s < set->n; s++)
+        shard_open(r, s);
+    for (uint64_t i = 0; i < r->blocks && rc == 0; i++)
+        rc = r_load(r, 0, (int64_t)i);
+    if (rc < 0) {
+        strata_ec_reader_close(r);
+        return rc;
+    }
+    uint32_t bad = r->bad_seen;
+    for (unsigned s = 0; s < set->n; s++)
+        if (r->state[s] != SH_OK)
+            bad |= 1u << s;
+
+    int fd[STRATA_DRIVES_MAX];
+    char *tmp[STRATA_DRIVES_MAX] = {0}, *final[STRATA_DRIVES_MAX] = {0}, *dir[STRATA_DRIVES_MAX] = {0};
+    uint32_t *crc[STRATA_DRIVES_MAX] = {0};
+    uint32_t target = 0;
+    for (unsigned s = 0; s < set->n; s++) {
+        fd[s] = -1;
+        unsigned d = strata_ec__shard_drive(set, data_id, s);
+        if (!(bad & (1u << s)) || !set->drives[d].online)
+            continue;
+        if (strata_ec__shard_path(set, d, data_id, &final[s], &dir[s]) < 0 ||
+            heal_dirs(set, d, dir[s]) < 0 || tmp_path_new(set, d, data_id, "h", s, &tmp[s]) < 0)
+            continue;
+        fd[s] = open(tmp[s], O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+        crc[s] = malloc((size_t)(r->blocks ? r->blocks : 1) * sizeof(uint32_t));
+        if (fd[s] < 0 || !crc[s])
+            continue;
+        target |= 1u << s;
+    }
+
+    /* Pass 2: rebuild every stripe and write the target shards' blocks. */
+    size_t ss = set->shard_size;
+    for (uint64_t i = 0; i < r->blocks && target && rc == 0; i++) {
+        r_reset(&r->st[0], -1);
+        rc = r_load(r, 0, (int64_t)i);
+        for (unsigned s = 0; s < set->n && rc == 0; s++) {
+            if (!(target & (1u << s)))
+                continue;
+            const uint8_t *blk = r->io->buf[0] + (size_t)s * ss;
+            crc[s][i] = strata_crc32c(0, blk, ss);
+            if (pwrite(fd[s], blk, ss, (off_t)(STRATA_EC_HDR_SIZE + i * ss)) != (ssize_t)ss)
+                target &= ~(1u << s);
+        }
+    }
+    size_t tab = table_bytes(r->blocks);
+    uint8_t *tail = calloc(1, STRATA_EC_HDR_SIZE + tab);
+    unsigned count = 0;
+    for (unsigned s = 0; s < set->n && rc == 0 && tail; s++) {
+        if (!(target & (1u << s)))
+            continue;
+        uint8_t *tb = tail + STRATA_EC_HDR_SIZE;
+        memset(tail, 0, STRATA_EC_HDR_SIZE + tab);
+        for (uint64_t b = 0; b < r->blocks; b++)
+            put32(tb + b * 4, crc[s][b]);
+        struct strata_ec__hdr h = {
+            .version = STRATA_FORMAT_VERSION,
+            .shard_index = s,
+            .k = set->k,
+            .m = set->m,
+            .block_size = set->block_size,
+            .shard_size = ss,
+            .object_size = size,
+            .block_count = r->blocks,
+            .table_crc = strata_crc32c(0, tb, (size_t)r->blocks * 4),
+        };
+        memcpy(h.data_id, data_id, STRATA_DATA_ID_LEN);
+        strata_ec__hdr_encode(&h, tail);
+        bool ok = (!tab || pwrite(fd[s], tb, tab, (off_t)(STRATA_EC_HDR_SIZE + r->blocks * ss)) ==
+                               (ssize_t)tab) &&
+                  pwrite(fd[s], tail, STRATA_EC_HDR_SIZE, 0) == (ssize_t)STRATA_EC_HDR_SIZE &&
+                  (set->no_fsync || fsync(fd[s]) == 0) && rename(tmp[s], final[s]) == 0;
+        if (ok) {
+            STRATA_FREE(tmp[s]);
+            if (!set->no_fsync)
+                (void)dir_fsync(dir[s]);
+            count++;
+        }
+    }
+    free(tail);
+    for (unsigned s = 0; s < set->n; s++) {
+        if (fd[s] >= 0)
+            close(fd[s]);
+        if (tmp[s])
+            unlink(tmp[s]);
+        free(tmp[s]);
+        free(final[s]);
+        free(dir[s]);
+        free(crc[s]);
+    }
+    strata_ec_reader_close(r);
+    if (count)
+        STRATA_EC__STAT_ADD(set, shards_healed, count);
+    if (healed)
+        *healed = count;
+    if (rc == 0 && !tail)
+        rc = STRATA_ENOMEM;
+    return rc;
+}
+
+/* ---- delete and reclaim ------------------------------------------------------ */
+
+int strata_ec_delete(struct strata_set *set, const uint8_t data_id[STRATA_DATA_ID_LEN])
+{
+    int rc = 0;
+    for (unsigned d = 0; d < set->n; d++) {
+        if (!set->drives[d].online)
+            continue;
+        char *path = NULL;
+        if (strata_ec__shard_path(set, d, data_id, &path, NULL) < 0)
+            return STRATA_ENOMEM;
+        if (unlink(path) < 0 && errno != ENOENT && errno != ENOTDIR && rc == 0)
+            rc = strata_ec__errno_map(errno);
+        free(path);
+    }
+    return rc;
+}
+
+int strata_ec_tmp_reclaim(struct strata_set *set, unsigned age_s, unsigned *removed)
+{
+    unsigned count = 0;
+    time_t now = time(NULL);
+    for (unsigned d = 0; d < set->n; d++) {
+        if (!set->drives[d].online)
+            continue;
+        char p[4096];
+        snprintf(p, sizeof(p), "%s/tmp", set->drives[d].path);
+        DIR *dir = opendir(p);
+        if (!dir)
+            continue; /* a vanished drive has nothing to reclaim */
+        struct dirent *de;
+        while ((de = readdir(dir))) {
+            if (de->d_name[0] == '.' &&
+                (de->d_name[1] == '\0' || (de->d_name[1] == '.' && de->d_name[2] == '\0')))
+                continue;
+            struct stat sb;
+            if (fstatat(dirfd(dir), de->d_name, &sb, AT_SYMLINK_NOFOLLOW) < 0 ||
+                !S_ISREG(sb.st_mode))
+                continue;
+            if (now - sb.st_mtime >= (time_t)age_s && unlinkat(dirfd(dir), de->d_name, 0) == 0)
+                count++;
+        }
+        closedir(dir);
+    }
+    if (removed)
+        *removed = count;
+    return 0;
+}
+
+/* ---- inline shards ------------------------------------------------------------ */
+
+int strata_ec_inline_encode(const struct strata_set *set, const void *data, size_t len,
+                            uint8_t **shards_buf, size_t *shard_len, uint32_t *crcs)
+{
+    /* 16-byte multiples keep ISA-L on its SIMD path; never 0 so empty
+     * objects still have K+M verifiable shards. */
+    size_t sl = strata_ec__round_up((len + set->k - 1) / set->k, 16);
+    if (sl == 0)
+        sl = 16;
+    uint8_t *buf = calloc(set->n, sl);
+    if (!buf)
+        return STRATA_ENOMEM;
+    if (len)
+        memcpy(buf, data, len);
+    uint8_t *shards[STRATA_DRIVES_MAX];
+    for (unsigned s = 0; s < set->n; s++)
+        shards[s] = buf + (size_t)s * sl;
+    strata_ec_encode(set->codec, shards, sl);
+    for (unsigned s = 0; s < set->n; s++)
+        crcs[s] = strata_crc32c(0, shards[s], sl);
+    *shards_buf = buf;
+    *shard_len = sl;
+    return 0;
+}
+
+int strata_ec_inline_decode(struct strata_set *set, const uint8_t *const *shards,
+                            const uint32_t *crcs, size_t shard_len, size_t len, void *out)
+{
+    if (len > shard_len * set->k)
+        return STRATA_EINVAL;
+    bool present[STRATA_DRIVES_MAX];
+    unsigned good = 0;
+    bool data_ok = true;
+    for (unsigned s = 0; s < set->n; s++) {
+        present[s] = false;
+        if (shards[s]) {
+            if (strata_crc32c(0, shards[s], shard_len) == crcs[s]) {
+                present[s] = true;
+                good++;
+            } else {
+                STRATA_EC__STAT_ADD(set, bitrot_detected, 1);
+            }
+        }
+        if (s < set->k && !present[s])
+            data_ok = false;
+    }
+    if (good < set->k)
+        return STRATA_ECORRUPT;
+    uint8_t *o = out;
+    if (data_ok) {
+        for (unsigned s = 0; s < set->k && len; s++) {
+            size_t n = len < shard_len ? len : shard_len;
+            memcpy(o, shards[s], n);
+            o += n;
+            len -= n;
+        }
+        return 0;
+    }
+    uint8_t *tmp = malloc((size_t)set->n * shard_len);
+    if (!tmp)
+        return STRATA_ENOMEM;
+    uint8_t *bufs[STRATA_DRIVES_MAX];
+    for (unsigned s = 0; s < set->n; s++) {
+        bufs[s] = tmp + (size_t)s * shard_len;
+        if (present[s])
+            memcpy(bufs[s], shards[s], shard_len);
+    }
+    int rc = strata_ec_reconstruct(set->codec, bufs, present, shard_len);
+    if (rc == 0) {
+        STRATA_EC__STAT_ADD(set, stripes_reconstructed, 1);
+        memcpy(o, tmp, len);
+    }
+    free(tmp);
+    return rc;
+}
