@@ -1,0 +1,261 @@
+"""strata_harness.py - shared by tests/integration/test_*.py.
+
+Starts one strata daemon per test file on a free 127.0.0.1 port with four
+drive directories under $STRATA_TEST_TMPDIR and known root keys (or reuses
+STRATA_TEST_ENDPOINT=host:port), waits for GET /health/ready (30 s), and kills
+exactly that PID at exit.  The test process's own environment is scrubbed of
+AWS_*/proxy/CA-bundle variables and gets a private HOME, so boto3 sees only
+what the test gives it.  The daemon log is checked for sanitizer reports.
+
+Tests are plain functions registered with @test and run by run(); a failed
+assert or an unexpected exception fails that test, the others still run.
+Runs with /usr/bin/python3 (Debian's, which sees python3-boto3).
+"""
+
+import atexit
+import hashlib
+import os
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+import urllib.request
+
+REGION = "us-east-1"
+
+# Scrub the environment before botocore is imported anywhere: nothing from
+# the caller's shell (profiles, CA bundles, proxies, endpoint overrides) may
+# leak into the clients.
+for _k in list(os.environ):
+    if (_k.startswith("AWS_") or _k.startswith("BOTO") or _k.lower().endswith("_proxy")
+            or _k in ("REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "SSL_CERT_FILE")):
+        del os.environ[_k]
+os.environ["NO_PROXY"] = "127.0.0.1,localhost"
+os.environ["no_proxy"] = "127.0.0.1,localhost"
+
+import boto3  # noqa: E402
+import botocore  # noqa: E402
+from botocore.config import Config  # noqa: E402
+
+NAME = os.path.splitext(os.path.basename(sys.argv[0]))[0]
+
+
+def log(msg):
+    print(f"[{NAME}] {msg}", flush=True)
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def md5_hex(b):
+    return hashlib.md5(b).hexdigest()
+
+
+class Strata:
+    """One daemon (or an external one) for the whole test file."""
+
+    def __init__(self):
+        base = os.environ.get("STRATA_TEST_TMPDIR") or tempfile.gettempdir()
+        os.makedirs(base, exist_ok=True)
+        self.tmp = tempfile.mkdtemp(prefix=NAME + ".", dir=base)
+        self.home = os.path.join(self.tmp, "home")
+        os.makedirs(os.path.join(self.home, ".aws"))
+        os.environ["HOME"] = self.home
+        os.environ["AWS_CONFIG_FILE"] = os.path.join(self.home, ".aws", "config")
+        os.environ["AWS_SHARED_CREDENTIALS_FILE"] = os.path.join(self.home, ".aws", "credentials")
+        os.environ["AWS_EC2_METADATA_DISABLED"] = "true"
+        self.run_id = secrets.token_hex(4)
+        self.proc = None
+        self.log_path = None
+        self.failed = False
+        self.stopped = False
+        self.stopped_ok = True
+        ep = os.environ.get("STRATA_TEST_ENDPOINT")
+        if ep:
+            self.host, port = ep.rsplit(":", 1)
+            self.port = int(port)
+            self.ak = os.environ.get("STRATA_TEST_ACCESS_KEY") or os.environ.get("STRATA_ROOT_USER")
+            self.sk = os.environ.get("STRATA_TEST_SECRET_KEY") or os.environ.get("STRATA_ROOT_PASSWORD")
+            if not (self.ak and self.sk):
+                raise SystemExit("STRATA_TEST_ENDPOINT needs STRATA_TEST_ACCESS_KEY/STRATA_TEST_SECRET_KEY")
+        else:
+            self._start()
+        self.endpoint = f"http://{self.host}:{self.port}"
+        atexit.register(self.stop)
+        log(f"daemon at {self.endpoint} (pid {self.proc.pid if self.proc else 'external'}), scratch {self.tmp}")
+
+    def _start(self):
+        binary = os.environ.get("STRATA_BIN")
+        if not binary or not os.access(binary, os.X_OK):
+            raise SystemExit(f"STRATA_BIN not set or not executable: {binary!r}")
+        self.host = "127.0.0.1"
+        self.ak = "STRATATESTKEY" + secrets.token_hex(4).upper()
+        self.sk = "strata-test-secret/" + secrets.token_hex(12)
+        drives = [os.path.join(self.tmp, f"d{i}") for i in range(1, 5)]
+        for d in drives:
+            os.makedirs(d)
+        self.log_path = os.path.join(self.tmp, "strata.log")
+        env = {"PATH": "/usr/bin:/bin", "HOME": self.home,
+               "STRATA_ROOT_USER": self.ak, "STRATA_ROOT_PASSWORD": self.sk}
+        for k in ("ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS", "TSAN_OPTIONS"):
+            if k in os.environ:
+                env[k] = os.environ[k]
+        for attempt in range(3):
+            self.port = free_port()
+            with open(self.log_path, "wb") as logf:
+                self.proc = subprocess.Popen(
+                    [binary, "server", "--address", f"127.0.0.1:{self.port}"] + drives,
+                    env=env, stdin=subprocess.DEVNULL, stdout=logf, stderr=subprocess.STDOUT)
+            if self._wait_ready(30):
+                return
+            if self.proc.poll() is None:
+                self.dump_log()
+                self.proc.kill()
+                self.proc.wait()
+                raise SystemExit("strata did not become ready in 30 s")
+            text = open(self.log_path, errors="replace").read()
+            if attempt == 2 or "address already in use" not in text.lower():
+                print(text)
+                raise SystemExit(f"strata exited at start-up with status {self.proc.returncode}")
+
+    def _wait_ready(self, timeout):
+        deadline = time.monotonic() + timeout
+        opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                return False
+            try:
+                with opener.open(f"http://127.0.0.1:{self.port}/health/ready", timeout=2) as r:
+                    if r.status == 200:
+                        return True
+            except Exception:
+                pass
+            time.sleep(0.1)
+        return False
+
+    def dump_log(self, lines=60):
+        if self.log_path and os.path.exists(self.log_path):
+            with open(self.log_path, errors="replace") as f:
+                tail = f.readlines()[-lines:]
+            print(f"----- strata log (last {lines} lines): {self.log_path} -----")
+            print("".join(tail), end="")
+            print("-----")
+
+    def stop(self):
+        """Kill exactly our daemon; returns False if its shutdown was a failure."""
+        if self.stopped:
+            return self.stopped_ok
+        self.stopped = True
+        ok = True
+        if self.proc is not None:
+            if self.proc.poll() is not None:
+                log(f"FAIL: strata (pid {self.proc.pid}) died during the test (status {self.proc.returncode})")
+                ok = False
+            else:
+                self.proc.send_signal(signal.SIGTERM)
+                try:
+                    rc = self.proc.wait(15)
+                except subprocess.TimeoutExpired:
+                    log(f"FAIL: strata (pid {self.proc.pid}) ignored SIGTERM for 15 s; killing it")
+                    self.proc.kill()
+                    self.proc.wait()
+                    rc = None
+                    ok = False
+                if rc == -signal.SIGTERM:
+                    log("NOTE: strata has no SIGTERM handler: shutdown is not graceful")
+                elif rc not in (0, None):
+                    log(f"FAIL: strata exited with status {rc} after SIGTERM")
+                    ok = False
+            with open(self.log_path, errors="replace") as f:
+                text = f.read()
+            for marker in ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:",
+                           "ThreadSanitizer"):
+                if marker in text:
+                    log(f"FAIL: sanitizer report in the daemon log ({marker})")
+                    ok = False
+            if not ok or self.failed:
+                self.dump_log()
+            self.proc = None
+        if ok and not self.failed and os.environ.get("STRATA_TEST_KEEP") != "1":
+            shutil.rmtree(self.tmp, ignore_errors=True)
+        else:
+            log(f"kept {self.tmp}")
+        self.stopped_ok = ok
+        return ok
+
+    # ---- clients ---------------------------------------------------------
+    def client(self, ak=None, sk=None, **cfg):
+        """A boto3 S3 client with explicit keys, path-style, no retries."""
+        conf = Config(s3={"addressing_style": "path"}, signature_version="s3v4",
+                      retries={"max_attempts": 1, "mode": "standard"},
+                      connect_timeout=10, read_timeout=120, **cfg)
+        return boto3.session.Session().client(
+            "s3", endpoint_url=self.endpoint, region_name=REGION,
+            aws_access_key_id=ak or self.ak, aws_secret_access_key=sk or self.sk, config=conf)
+
+    def bucket_name(self, prefix):
+        """A valid bucket name unique to this run (3-63 chars, lowercase)."""
+        short = "".join(c if c.isalnum() else "-" for c in NAME.lower())[:16]
+        return f"{prefix}-{short}-{self.run_id}"[:63].rstrip("-")
+
+    def credentials(self):
+        return botocore.credentials.Credentials(self.ak, self.sk)
+
+
+_TESTS = []
+
+
+def test(fn):
+    _TESTS.append(fn)
+    return fn
+
+
+def expect_error(fn, code, status=None):
+    """Call fn; it must raise a ClientError with this S3 code (and status)."""
+    try:
+        fn()
+    except botocore.exceptions.ClientError as e:
+        err = e.response.get("Error", {})
+        got = err.get("Code")
+        got_status = e.response.get("ResponseMetadata", {}).get("HTTPStatusCode")
+        assert got == code, f"expected error {code}, got {got} ({got_status}): {e.response}"
+        if status is not None:
+            assert got_status == status, f"expected HTTP {status} for {code}, got {got_status}"
+        return e.response
+    raise AssertionError(f"expected error {code}, but the call succeeded")
+
+
+def run(strata):
+    """Run every @test in order; exit 0 only if all passed."""
+    only = os.environ.get("STRATA_TEST_ONLY")
+    failed = []
+    t0 = time.monotonic()
+    for fn in _TESTS:
+        if only and only not in fn.__name__:
+            continue
+        t = time.monotonic()
+        try:
+            fn(strata)
+        except Exception:
+            failed.append(fn.__name__)
+            log(f"FAIL: {fn.__name__}")
+            traceback.print_exc(file=sys.stdout)
+        else:
+            log(f"ok: {fn.__name__} ({time.monotonic() - t:.2f} s)")
+    strata.failed = bool(failed)
+    daemon_ok = strata.stop()
+    n = len([f for f in _TESTS if not only or only in f.__name__])
+    log(f"{n} tests, {len(failed)} failed{': ' + ', '.join(failed) if failed else ''}"
+        f" ({time.monotonic() - t0:.1f} s)")
+    if n == 0:
+        log("FAIL: no tests ran")
+        sys.exit(1)
+    sys.exit(0 if not failed and daemon_ok else 1)
