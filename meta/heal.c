@@ -1,0 +1,256 @@
+/*
+ * heal.c - bring every drive's records (and shards) back to the quorum's.
+ *
+ * For each set, a merge of every online drive's keys gives each record key
+ * once; the key's value is then read on every drive.  A value held by at
+ * least the read quorum of drives is the committed one: drives that lack
+ * it, hold something else, or hold an inline shard failing its CRC get it
+ * rewritten (for inline versions the drive's own shard is recomputed by
+ * decoding and re-encoding the object).  Non-inline versions also get
+ * strata_ec_heal for their shard files.  Version records are healed under
+ * their key's stripe lock so a concurrent put or delete is not undone.
+ * Heal writes are not synced one by one; each drive's WAL is synced once
+ * at the end of the set, before fresh drives are marked healed.
+ * Threads: the caller's (the ILM scanner or an admin request).
+ */
+#include "meta_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct hvals {
+    char *v[STRATA_DRIVES_MAX];
+    size_t vl[STRATA_DRIVES_MAX];
+    int rc[STRATA_DRIVES_MAX];
+    struct meta_rec r[STRATA_DRIVES_MAX];
+    bool dec[STRATA_DRIVES_MAX];
+};
+
+static void hvals_fini(struct hvals *h)
+{
+    for (unsigned d = 0; d < STRATA_DRIVES_MAX; d++) {
+        free(h->v[d]);
+        h->v[d] = NULL;
+        if (h->dec[d])
+            strata_meta__rec_fini(&h->r[d]);
+        h->dec[d] = false;
+    }
+}
+
+static void put_raw(struct strata_meta *m, unsigned set, unsigned d, rocksdb_writeoptions_t *wo,
+                    const char *k, size_t kl, const char *v, size_t vl, uint64_t *healed)
+{
+    char *err = NULL;
+    rocksdb_put(m->sets[set].drives[d].db, wo, k, kl, v, vl, &err);
+    if (err) {
+        strata_log(&m->log, STRATA_LOG_WARN, "meta", "heal write to %s: %s",
+                   strata_set_drive_path(m->sets[set].set, d), err);
+        free(err);
+        return;
+    }
+    (*healed)++;
+}
+
+static bool shard_ok(const struct meta_rec *r)
+{
+    if (!(r->flags & REC_F_INLINE) || r->shard_len == 0)
+        return true;
+    return strata_crc32c(0, r->shard, r->shard_len) == r->shard_crc;
+}
+
+static void heal_version(struct strata_meta *m, unsigned set, rocksdb_writeoptions_t *wo,
+                         const char *k, size_t kl, struct hvals *h,
+                         struct strata_heal_stats *st)
+{
+    struct meta_set *ms = &m->sets[set];
+    unsigned rq = strata_set_read_quorum(ms->set);
+    int best = -1;
+    unsigned best_n = 0;
+    for (unsigned d = 0; d < ms->n; d++) {
+        if (h->rc[d] || !h->dec[d])
+            continue;
+        unsigned n = 0;
+        for (unsigned j = 0; j < ms->n; j++)
+            n += h->rc[j] == 0 && h->dec[j] && strata_meta__rec_same(&h->r[j], &h->r[d]);
+        if (n > best_n) {
+            best_n = n;
+            best = (int)d;
+        }
+    }
+    st->objects_scanned++;
+    if (best < 0 || best_n < rq)
+        return; /* not committed (or not provably): leave it to a later pass */
+    const struct meta_rec *w = &h->r[best];
+    bool need[STRATA_DRIVES_MAX] = {0}, any = false;
+    for (unsigned d = 0; d < ms->n; d++) {
+        if (!ms->drives[d].db)
+            continue;
+        need[d] = h->rc[d] != 0 || !h->dec[d] || !strata_meta__rec_same(&h->r[d], w) ||
+                  !shard_ok(&h->r[d]);
+        any |= need[d];
+    }
+    if (any && !(w->flags & REC_F_INLINE)) {
+        for (unsigned d = 0; d < ms->n; d++)
+            if (need[d])
+                put_raw(m, set, d, wo, k, kl, h->v[best], h->vl[best], &st->records_healed);
+    } else if (any && w->size > 0) {
+        const uint8_t *shards[STRATA_DRIVES_MAX] = {0};
+        uint32_t crcs[STRATA_DRIVES_MAX] = {0};
+        for (unsigned d = 0; d < ms->n; d++) {
+            if (!need[d] || (h->dec[d] && strata_meta__rec_same(&h->r[d], w))) {
+                shards[d] = h->r[d].shard;
+                crcs[d] = h->r[d].shard_crc;
+            }
+            if (!h->dec[d] || h->r[d].shard_len != w->shard_len)
+                shards[d] = NULL;
+        }
+        uint8_t *obj = malloc(w->size);
+        uint8_t *sbuf = NULL;
+        size_t slen = 0;
+        uint32_t ncrc[STRATA_DRIVES_MAX];
+        if (obj &&
+            strata_ec_inline_decode(ms->set, shards, crcs, w->shard_len, w->size, obj) == 0 &&
+            strata_ec_inline_encode(ms->set, obj, w->size, &sbuf, &slen, ncrc) == 0 &&
+            slen == w->shard_len) {
+            struct meta_rec r;
+            /* Re-decode with headers so the rewritten record keeps them. */
+            if (strata_meta__rec_decode(h->v[best], h->vl[best], true, &r) == 0) {
+                for (unsigned d = 0; d < ms->n; d++) {
+                    if (!need[d])
+                        continue;
+                    r.shard = sbuf + (size_t)d * slen;
+                    r.shard_crc = ncrc[d];
+                    char *v;
+                    size_t vl;
+                    if (strata_meta__rec_encode(&r, &v, &vl) == 0) {
+                        put_raw(m, set, d, wo, k, kl, v, vl, &st->records_healed);
+                        free(v);
+                    }
+                }
+                strata_meta__rec_fini(&r);
+            }
+        } else {
+            strata_log(&m->log, STRATA_LOG_WARN, "meta", "heal: inline object undecodable");
+        }
+        free(obj);
+        free(sbuf);
+    } else if (any) {
+        for (unsigned d = 0; d < ms->n; d++)
+            if (need[d])
+                put_raw(m, set, d, wo, k, kl, h->v[best], h->vl[best], &st->records_healed);
+    }
+    if (!(w->flags & (REC_F_INLINE | REC_F_DELETE_MARKER)) && w->has_data_id && w->size > 0) {
+        unsigned healed = 0;
+        int rc = strata_ec_heal(ms->set, w->data_id, w->size, &healed);
+        if (rc)
+            strata_log(&m->log, STRATA_LOG_WARN, "meta", "heal of data: %s", strata_errname(rc));
+        st->shards_healed += healed;
+    }
+}
+
+static void heal_raw(struct strata_meta *m, unsigned set, rocksdb_writeoptions_t *wo,
+                     const char *k, size_t kl, struct hvals *h, struct strata_heal_stats *st)
+{
+    struct meta_set *ms = &m->sets[set];
+    unsigned rq = strata_set_read_quorum(ms->set);
+    int best = -1;
+    unsigned best_n = 0;
+    for (unsigned d = 0; d < ms->n; d++) {
+        if (h->rc[d])
+            continue;
+        unsigned n = 0;
+        for (unsigned j = 0; j < ms->n; j++)
+            n += h->rc[j] == 0 && h->vl[j] == h->vl[d] && memcmp(h->v[j], h->v[d], h->vl[d]) == 0;
+        if (n > best_n) {
+            best_n = n;
+            best = (int)d;
+        }
+    }
+    if (best < 0 || best_n < rq)
+        return;
+    for (unsigned d = 0; d < ms->n; d++) {
+        if (!ms->drives[d].db)
+            continue;
+        if (h->rc[d] || h->vl[d] != h->vl[best] || memcmp(h->v[d], h->v[best], h->vl[d]) != 0)
+            put_raw(m, set, d, wo, k, kl, h->v[best], h->vl[best], &st->records_healed);
+    }
+}
+
+int strata_meta_heal_all(struct strata_meta *m, struct strata_heal_stats *out)
+{
+    struct strata_heal_stats st = {0};
+    rocksdb_writeoptions_t *wo = rocksdb_writeoptions_create();
+    char *kcopy = malloc(STRATA_KEY_MAX + STRATA_BUCKET_NAME_MAX + 64);
+    struct hvals *h = calloc(1, sizeof(*h));
+    int rc = 0;
+    if (!kcopy || !h) {
+        rc = STRATA_ENOMEM;
+        goto out;
+    }
+    for (unsigned s = 0; s < m->nsets && rc == 0; s++) {
+        struct meta_set *ms = &m->sets[s];
+        struct meta_merge mg;
+        rc = strata_meta__merge_open(&mg, m, &s, 1, true, "\x7f", 1);
+        if (rc)
+            break;
+        strata_meta__merge_seek(&mg, "", 0);
+        const char *k;
+        size_t kl;
+        while (strata_meta__merge_cur(&mg, &k, &kl, NULL, NULL)) {
+            if (kl > STRATA_KEY_MAX + STRATA_BUCKET_NAME_MAX + 64) {
+                strata_meta__merge_next(&mg);
+                continue;
+            }
+            memcpy(kcopy, k, kl);
+            strata_meta__merge_next(&mg);
+            pthread_mutex_t *lk = NULL;
+            if (kcopy[0] == 'O' && kl > 1 + SORTKEY_LEN + 2) {
+                /* 'O' bucket 0 key 0 sk: lock the key like put and delete do */
+                kcopy[kl - SORTKEY_LEN - 1] = 0;
+                const char *bucket = kcopy + 1, *key = bucket + strlen(bucket) + 1;
+                if (key < kcopy + kl - SORTKEY_LEN - 1)
+                    lk = strata_meta__key_lock(m, bucket, key);
+                else
+                    lk = strata_meta__key_lock(m, bucket, "");
+            }
+            if (lk)
+                pthread_mutex_lock(lk);
+            for (unsigned d = 0; d < ms->n; d++) {
+                h->rc[d] = ms->drives[d].db ? strata_meta__drive_get(m, s, d, kcopy, kl,
+                                                                     &h->v[d], &h->vl[d])
+                                            : STRATA_EIO;
+                if (h->rc[d] == 0 && kcopy[0] == 'O')
+                    h->dec[d] = strata_meta__rec_decode(h->v[d], h->vl[d], false, &h->r[d]) == 0;
+            }
+            if (kcopy[0] == 'O')
+                heal_version(m, s, wo, kcopy, kl, h, &st);
+            else
+                heal_raw(m, s, wo, kcopy, kl, h, &st);
+            if (lk)
+                pthread_mutex_unlock(lk);
+            hvals_fini(h);
+        }
+        strata_meta__merge_close(&mg);
+        for (unsigned d = 0; d < ms->n; d++) {
+            if (!ms->drives[d].db)
+                continue;
+            char *err = NULL;
+            rocksdb_flush_wal(ms->drives[d].db, 1, &err);
+            if (err) {
+                free(err);
+                continue; /* not durable: stays fresh, healed again next pass */
+            }
+            if (strata_set_drive_fresh(ms->set, d))
+                strata_set_drive_mark_healed(ms->set, d);
+        }
+    }
+out:
+    if (h)
+        hvals_fini(h);
+    free(h);
+    free(kcopy);
+    rocksdb_writeoptions_destroy(wo);
+    if (out)
+        *out = st;
+    return rc;
+}

@@ -1,0 +1,201 @@
+/*
+ * meta_internal.h - private types shared by the files of meta/.
+ *
+ * Nothing here leaves meta/: RocksDB handles live only behind these types.
+ *
+ * Key encoding (bytewise comparator; every value starts with a version byte):
+ *
+ *   KEY                                               VALUE
+ *   'B' bucket                                        [0x01] msgpack map (bucket record)
+ *   'C' bucket 0x00 kind                              [0x01] document bytes, verbatim
+ *   'O' bucket 0x00 key 0x00 sortkey[16]              [0x01] msgpack map (version record)
+ *   'U' bucket 0x00 ...                               reserved for multipart uploads
+ *
+ * sortkey OFFSET SIZE DESCRIPTION
+ *           0     8   big-endian UINT64_MAX - mtime_ns: newest version sorts first
+ *           8     8   random bytes: unique among versions of one nanosecond
+ * The version id string is the sortkey in 32 lower-case hex characters (so a
+ * version id lookup is one Get), or "null" for the null version, whose
+ * record carries REC_F_NULL and is found by scanning the key's versions.
+ * Keys must not contain NUL: 0x00 ends the key, so "a" < "a/b" holds in the
+ * encoded form exactly as in S3's binary key order.
+ *
+ * Version record map (msgpack, integer field keys, unknown keys skipped):
+ *   FIELD TYPE      DESCRIPTION
+ *   0     uint      record format version (REC_FORMAT)
+ *   1     uint      flags: REC_F_DELETE_MARKER, REC_F_NULL, REC_F_INLINE
+ *   2     uint      size in bytes
+ *   3     str       etag (hex, no quotes)
+ *   4     int       mtime, ns since the epoch
+ *   5     bin[16]   data id (erasure-coded data; absent for inline/markers)
+ *   6     bin       this drive's inline shard (drive i carries shard i)
+ *   7     uint      CRC32C of the inline shard
+ *   8     uint      inline shard length (equals len of field 6)
+ *   9     str       storage class
+ *   10    uint      checksum algorithm (enum strata_cksum_algo)
+ *   11    bin       raw checksum
+ *   12    array     stored headers, flat: name, value, name, value ...
+ *   13    array     parts: each [bin[16] data id, uint size, str etag]
+ *                   (empty for single-part objects; multipart fills it)
+ *
+ * Bucket record map: 0 format, 1 name, 2 owner, 3 region, 4 created_ms,
+ *   5 versioning, 6 object_lock.
+ */
+#ifndef STRATA_META_META_INTERNAL_H
+#define STRATA_META_META_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include <rocksdb/c.h>
+
+#include "strata/meta.h"
+
+#define REC_FORMAT 1
+#define VAL_VERSION_BYTE 0x01
+#define SORTKEY_LEN 16
+
+#define REC_F_DELETE_MARKER 0x1u
+#define REC_F_NULL 0x2u
+#define REC_F_INLINE 0x4u
+
+#define META_LOCK_STRIPES 512
+#define META_PARTS_MAX 10000
+
+/* A decoded version record.  Pointers (shard) point into the buffer it was
+ * decoded from; hdrs is owned (freed by strata_meta__rec_fini) when decoded
+ * with want_hdrs, and borrowed when filled for encoding. */
+struct meta_rec {
+    uint32_t flags;
+    uint64_t size;
+    char etag[STRATA_ETAG_MAX + 1];
+    int64_t mtime_ns;
+    bool has_data_id;
+    uint8_t data_id[STRATA_DATA_ID_LEN];
+    const uint8_t *shard;
+    size_t shard_len;
+    uint32_t shard_crc;
+    char storage_class[32];
+    int cksum_algo;
+    uint8_t cksum[STRATA_CKSUM_RAW_MAX];
+    size_t cksum_len;
+    struct strata_kv *hdrs;
+    size_t nhdrs;
+    void *hdr_buf; /* owned block behind hdrs when decoded */
+    size_t nparts;
+};
+
+struct meta_drive;
+
+/* One unit of work for a drive's writer thread: a batch and where to report. */
+struct meta_wjob {
+    struct meta_wjob *next;
+    rocksdb_writebatch_t *wb;
+    int rc;
+    struct meta_wwait *wait;
+};
+
+struct meta_wwait {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    unsigned pending;
+};
+
+struct meta_drive {
+    struct strata_meta *m;
+    unsigned set, idx;
+    rocksdb_t *db; /* NULL when offline */
+    pthread_t thr;
+    bool thr_started;
+    pthread_mutex_t mu; /* protects head, tail, stop */
+    pthread_cond_t cv;
+    struct meta_wjob *head, *tail;
+    bool stop;
+};
+
+struct meta_set {
+    struct strata_set *set;
+    unsigned n;
+    struct meta_drive drives[STRATA_DRIVES_MAX];
+};
+
+struct strata_meta {
+    struct meta_set *sets;
+    unsigned nsets;
+    size_t inline_max;
+    struct strata_logger log;
+    rocksdb_cache_t *cache;
+    rocksdb_block_based_table_options_t *bbto;
+    rocksdb_options_t *dbopts;
+    rocksdb_writeoptions_t *wsync;
+    rocksdb_readoptions_t *ropts;
+    pthread_mutex_t bucket_mu; /* serialises bucket record changes */
+    pthread_mutex_t key_mu[META_LOCK_STRIPES];
+};
+
+/* ---- record.c ---- */
+size_t strata_meta__key_obj(char *out, size_t cap, const char *bucket, const char *key,
+                            const uint8_t *sortkey);
+size_t strata_meta__key_bucket(char *out, size_t cap, const char *bucket);
+size_t strata_meta__key_config(char *out, size_t cap, const char *bucket, const char *kind);
+void strata_meta__sortkey_new(int64_t mtime_ns, uint8_t sk[SORTKEY_LEN]);
+int64_t strata_meta__sortkey_mtime(const uint8_t sk[SORTKEY_LEN]);
+void strata_meta__vid_format(const uint8_t sk[SORTKEY_LEN], char out[STRATA_VERSION_ID_MAX + 1]);
+int strata_meta__vid_parse(const char *vid, uint8_t sk[SORTKEY_LEN]);
+/* Returns a malloc'ed value (caller frees) in out and outlen. */
+int strata_meta__rec_encode(const struct meta_rec *r, char **out, size_t *outlen);
+int strata_meta__rec_decode(const void *buf, size_t len, bool want_hdrs, struct meta_rec *r);
+void strata_meta__rec_fini(struct meta_rec *r);
+/* Same version: flags, size, etag, data id, mtime. */
+bool strata_meta__rec_same(const struct meta_rec *a, const struct meta_rec *b);
+int strata_meta__bucket_encode(const struct strata_bucket_info *b, char **out, size_t *outlen);
+int strata_meta__bucket_decode(const void *buf, size_t len, struct strata_bucket_info *b);
+/* Bounds check of a msgpack byte string before msgpack-c allocates for it. */
+bool strata_meta__mp_sane(const uint8_t *p, size_t len);
+
+/* ---- store.c ---- */
+bool strata_meta__drive_readable(const struct strata_meta *m, unsigned set, unsigned d);
+/* Apply wbs[d] (NULL = skip) on every drive concurrently with synced writes;
+ * ok[d] says which drives committed.  Returns the number committed. */
+unsigned strata_meta__set_apply(struct strata_meta *m, unsigned set, rocksdb_writebatch_t **wbs,
+                                bool *ok);
+/* As set_apply, then rolls back with undo[] (NULL entries skip) and returns
+ * STRATA_EQUORUM when fewer than the write quorum committed. */
+int strata_meta__set_commit(struct strata_meta *m, unsigned set, rocksdb_writebatch_t **wbs,
+                            rocksdb_writebatch_t **undo);
+/* Get into a malloc'ed buffer; STRATA_ENOTFOUND when absent. */
+int strata_meta__drive_get(struct strata_meta *m, unsigned set, unsigned d, const char *k,
+                           size_t klen, char **val, size_t *vlen);
+unsigned strata_meta__set_of(const struct strata_meta *m, const char *bucket, const char *key);
+pthread_mutex_t *strata_meta__key_lock(struct strata_meta *m, const char *bucket,
+                                       const char *key);
+rocksdb_iterator_t *strata_meta__iter_new(struct strata_meta *m, unsigned set, unsigned d,
+                                          rocksdb_readoptions_t **ro, const char *upper,
+                                          size_t upper_len);
+/* Up to cap readable drives of the set used for listing: N - Wq + 1 of them. */
+unsigned strata_meta__list_drives(const struct strata_meta *m, unsigned set, unsigned *out);
+
+/* A k-way merge of RocksDB iterators over [lo, hi): equal keys collapse. */
+#define MERGE_MAX (STRATA_DRIVES_MAX * 8)
+struct meta_merge {
+    unsigned n;
+    rocksdb_iterator_t *it[MERGE_MAX];
+    rocksdb_readoptions_t *ro[MERGE_MAX];
+    char hi[STRATA_KEY_MAX + STRATA_BUCKET_NAME_MAX + 64];
+    size_t hilen;
+    int cur; /* iterator holding the current smallest key, -1 at end */
+};
+int strata_meta__merge_open(struct meta_merge *mg, struct strata_meta *m, const unsigned *sets,
+                            unsigned nsets, bool all_drives, const char *hi, size_t hilen);
+void strata_meta__merge_seek(struct meta_merge *mg, const char *k, size_t klen);
+/* Current key/value, or false at the end. */
+bool strata_meta__merge_cur(struct meta_merge *mg, const char **k, size_t *klen, const char **v,
+                            size_t *vlen);
+void strata_meta__merge_next(struct meta_merge *mg);
+void strata_meta__merge_close(struct meta_merge *mg);
+
+/* ---- object.c ---- */
+void strata_meta__info_from_rec(struct strata_obj_info *info, const char *bucket,
+                                const char *key, const uint8_t *sk, struct meta_rec *r);
+
+#endif /* STRATA_META_META_INTERNAL_H */

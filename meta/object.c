@@ -1,0 +1,1065 @@
+/*
+ * object.c - the object layer: put, get, head and delete of object versions,
+ * joining version records with erasure-coded (or inline) data.
+ *
+ * Invariants:
+ * - A put verifies size and every digest before its data is finished, and
+ *   commits the record only after the data is durable; the data of the
+ *   version it replaces is deleted only after the commit.
+ * - Conditional checks, the null-version lookup and the record commit of
+ *   one key run under that key's stripe lock, so they are atomic with
+ *   respect to other writers of the key in this process.
+ * - Reads answer only from a version that the read quorum of drives agree
+ *   on (same sort key, flags, size, etag, data id); a fresh, unhealed drive
+ *   does not vote.
+ * Threads: any caller thread; a put or get handle is used by one thread at
+ * a time.  Lock order: key stripe lock -> drive queues (store.c).
+ */
+#include "meta_internal.h"
+
+#include <openssl/evp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "strata/assert.h"
+
+#define OKEY_MAX (1 + STRATA_BUCKET_NAME_MAX + 1 + STRATA_KEY_MAX + 1 + SORTKEY_LEN)
+
+/* ---- per-drive version reads and the read quorum ------------------------ */
+
+enum qmode { Q_LATEST, Q_SK, Q_NULL };
+
+struct drec {
+    bool tried;
+    int rc; /* 0 found, STRATA_ENOTFOUND absent, else no vote */
+    uint8_t sk[SORTKEY_LEN];
+    char *raw;
+    size_t rawlen;
+    struct meta_rec rec; /* shard points into raw */
+    bool has_latest;
+    uint8_t latest_sk[SORTKEY_LEN];
+};
+
+struct qread {
+    unsigned set;
+    enum qmode mode;
+    uint8_t sk[SORTKEY_LEN]; /* Q_SK target */
+    struct drec d[STRATA_DRIVES_MAX];
+    int win; /* a drive of the winning group; -1 when the answer is "absent" */
+};
+
+static void qread_fini(struct qread *q)
+{
+    for (unsigned i = 0; i < STRATA_DRIVES_MAX; i++) {
+        free(q->d[i].raw);
+        q->d[i].raw = NULL;
+        strata_meta__rec_fini(&q->d[i].rec);
+    }
+}
+
+static void read_drive(struct strata_meta *m, struct qread *q, unsigned d, const char *bucket,
+                       const char *key)
+{
+    struct drec *dr = &q->d[d];
+    dr->tried = true;
+    dr->rc = STRATA_EIO;
+    char pfx[OKEY_MAX], hi[OKEY_MAX];
+    size_t pl = strata_meta__key_obj(pfx, sizeof(pfx), bucket, key, NULL);
+    memcpy(hi, pfx, pl);
+    hi[pl - 1] = 1; /* every version of this key sorts below "key\x01" */
+    rocksdb_readoptions_t *ro;
+    rocksdb_iterator_t *it = strata_meta__iter_new(m, q->set, d, &ro, hi, pl);
+    if (!it)
+        return;
+    rocksdb_iter_seek(it, pfx, pl);
+    if (rocksdb_iter_valid(it)) {
+        size_t kl;
+        const char *k = rocksdb_iter_key(it, &kl);
+        if (kl == pl + SORTKEY_LEN) {
+            dr->has_latest = true;
+            memcpy(dr->latest_sk, k + pl, SORTKEY_LEN);
+        }
+    }
+    if (q->mode == Q_SK) {
+        memcpy(pfx + pl, q->sk, SORTKEY_LEN);
+        rocksdb_iter_seek(it, pfx, pl + SORTKEY_LEN);
+    }
+    dr->rc = STRATA_ENOTFOUND;
+    for (; rocksdb_iter_valid(it); rocksdb_iter_next(it)) {
+        size_t kl, vl;
+        const char *k = rocksdb_iter_key(it, &kl);
+        if (kl != pl + SORTKEY_LEN)
+            continue; /* not a version key of ours: cannot happen with NUL-free keys */
+        if (q->mode == Q_SK && memcmp(k + pl, q->sk, SORTKEY_LEN) != 0)
+            break;
+        const char *v = rocksdb_iter_value(it, &vl);
+        struct meta_rec r;
+        int rc = strata_meta__rec_decode(v, vl, false, &r);
+        if (rc) {
+            strata_log(&m->log, STRATA_LOG_WARN, "meta", "drive %s: corrupt record for %s/%s",
+                       strata_set_drive_path(m->sets[q->set].set, d), bucket, key);
+            if (q->mode == Q_NULL)
+                continue;
+            dr->rc = STRATA_ECORRUPT;
+            break;
+        }
+        if (q->mode == Q_NULL && !(r.flags & REC_F_NULL))
+            continue;
+        dr->raw = malloc(vl);
+        if (!dr->raw) {
+            dr->rc = STRATA_ENOMEM;
+            break;
+        }
+        memcpy(dr->raw, v, vl);
+        dr->rawlen = vl;
+        memcpy(dr->sk, k + pl, SORTKEY_LEN);
+        /* Decode again from our copy so shard points at memory we own. */
+        dr->rc = strata_meta__rec_decode(dr->raw, vl, false, &dr->rec);
+        break;
+    }
+    rocksdb_iter_destroy(it);
+    rocksdb_readoptions_destroy(ro);
+}
+
+static bool drec_same(const struct drec *a, const struct drec *b)
+{
+    return a->rc == 0 && b->rc == 0 && memcmp(a->sk, b->sk, SORTKEY_LEN) == 0 &&
+           strata_meta__rec_same(&a->rec, &b->rec);
+}
+
+/*
+ * Read drives until the read quorum agree on a version (or on its absence).
+ * read_all reads every readable drive first (put and delete want every
+ * drive's copy to roll back).  0 with q->win set, STRATA_ENOTFOUND, or
+ * STRATA_EQUORUM.
+ */
+static int qread_run(struct strata_meta *m, struct qread *q, const char *bucket, const char *key,
+                     bool read_all)
+{
+    struct meta_set *ms = &m->sets[q->set];
+    unsigned rq = strata_set_read_quorum(ms->set);
+    q->win = -1;
+    int result = STRATA_EQUORUM;
+    bool decided = false;
+    for (unsigned d = 0; d < ms->n; d++) {
+        if (!strata_meta__drive_readable(m, q->set, d))
+            continue;
+        read_drive(m, q, d, bucket, key);
+        if (decided)
+            continue;
+        unsigned same = 0;
+        for (unsigned j = 0; j <= d; j++) {
+            if (!q->d[j].tried)
+                continue;
+            if (q->d[d].rc == STRATA_ENOTFOUND)
+                same += q->d[j].rc == STRATA_ENOTFOUND;
+            else
+                same += drec_same(&q->d[j], &q->d[d]);
+        }
+        if ((q->d[d].rc == 0 || q->d[d].rc == STRATA_ENOTFOUND) && same >= rq) {
+            decided = true;
+            result = q->d[d].rc;
+            q->win = q->d[d].rc == 0 ? (int)d : -1;
+            if (!read_all)
+                break;
+        }
+    }
+    return result;
+}
+
+/* ---- info --------------------------------------------------------------- */
+
+void strata_meta__info_from_rec(struct strata_obj_info *info, const char *bucket,
+                                const char *key, const uint8_t *sk, struct meta_rec *r)
+{
+    memset(info, 0, sizeof(*info)); /* the caller's struct may be uninitialised */
+    snprintf(info->bucket, sizeof(info->bucket), "%s", bucket);
+    snprintf(info->key, sizeof(info->key), "%s", key);
+    if (r->flags & REC_F_NULL)
+        snprintf(info->version_id, sizeof(info->version_id), "null");
+    else
+        strata_meta__vid_format(sk, info->version_id);
+    info->delete_marker = (r->flags & REC_F_DELETE_MARKER) != 0;
+    info->size = r->size;
+    memcpy(info->etag, r->etag, sizeof(info->etag));
+    info->mtime_ms = r->mtime_ns / 1000000;
+    snprintf(info->storage_class, sizeof(info->storage_class), "%s",
+             r->storage_class[0] ? r->storage_class : "STANDARD");
+    info->cksum_algo = r->cksum_algo;
+    memcpy(info->cksum, r->cksum, r->cksum_len);
+    info->cksum_len = r->cksum_len;
+    info->hdrs = r->hdrs;
+    info->nhdrs = r->nhdrs;
+    info->priv_ = r->hdr_buf; /* ownership moves to info */
+    r->hdr_buf = NULL;
+    r->hdrs = NULL;
+    r->nhdrs = 0;
+}
+
+void strata_obj_info_fini(struct strata_obj_info *info)
+{
+    if (!info)
+        return;
+    free(info->priv_);
+    info->priv_ = NULL;
+    info->hdrs = NULL;
+    info->nhdrs = 0;
+}
+
+const char *strata_obj_info_hdr(const struct strata_obj_info *info, const char *name)
+{
+    for (size_t i = 0; i < info->nhdrs; i++)
+        if (strcmp(info->hdrs[i].name, name) == 0)
+            return info->hdrs[i].value;
+    return NULL;
+}
+
+/* Fill info from the winning drive's record, headers included. */
+static int info_from_win(struct strata_obj_info *info, struct qread *q, const char *bucket,
+                         const char *key)
+{
+    struct drec *w = &q->d[q->win];
+    struct meta_rec r;
+    int rc = strata_meta__rec_decode(w->raw, w->rawlen, true, &r);
+    if (rc)
+        return rc;
+    strata_meta__info_from_rec(info, bucket, key, w->sk, &r);
+    info->is_latest = w->has_latest && memcmp(w->latest_sk, w->sk, SORTKEY_LEN) == 0;
+    strata_meta__rec_fini(&r);
+    return 0;
+}
+
+static bool key_ok(const char *key)
+{
+    size_t n = key ? strlen(key) : 0;
+    return n > 0 && n <= STRATA_KEY_MAX;
+}
+
+static bool bucket_ok(const char *b)
+{
+    size_t n = b ? strlen(b) : 0;
+    return n > 0 && n <= STRATA_BUCKET_NAME_MAX;
+}
+
+static int64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* Set up q for a version id (NULL/"" latest, "null", or a 32-hex id). */
+static int qread_for_vid(struct qread *q, const char *version_id)
+{
+    if (!version_id || !*version_id)
+        q->mode = Q_LATEST;
+    else if (strcmp(version_id, "null") == 0)
+        q->mode = Q_NULL;
+    else {
+        q->mode = Q_SK;
+        if (strata_meta__vid_parse(version_id, q->sk))
+            return STRATA_ENOTFOUND; /* no version can have a malformed id */
+    }
+    return 0;
+}
+
+/* ---- head / get --------------------------------------------------------- */
+
+static int lookup(struct strata_meta *m, const char *bucket, const char *key,
+                  const char *version_id, struct qread *q, struct strata_obj_info *info)
+{
+    memset(q, 0, sizeof(*q));
+    if (info)
+        memset(info, 0, sizeof(*info));
+    if (!bucket_ok(bucket))
+        return STRATA_ENOTFOUND;
+    if (!key_ok(key))
+        return STRATA_EINVAL;
+    q->set = strata_meta__set_of(m, bucket, key);
+    int rc = qread_for_vid(q, version_id);
+    if (rc)
+        return rc;
+    rc = qread_run(m, q, bucket, key, false);
+    if (rc == STRATA_ENOTFOUND && q->mode == Q_LATEST) {
+        /* A missing key in a missing bucket is NoSuchBucket for S3. */
+        if (strata_meta_bucket_get(m, bucket, NULL) == STRATA_ENOTFOUND)
+            return STRATA_ENOTFOUND;
+    }
+    if (rc)
+        return rc;
+    if (info) {
+        rc = info_from_win(info, q, bucket, key);
+        if (rc)
+            return rc;
+    }
+    if (q->d[q->win].rec.flags & REC_F_DELETE_MARKER)
+        return q->mode == Q_LATEST ? STRATA_ENOTFOUND : STRATA_EMETHOD;
+    return 0;
+}
+
+int strata_obj_head(struct strata_meta *m, const char *bucket, const char *key,
+                    const char *version_id, struct strata_obj_info *info)
+{
+    struct qread q;
+    int rc = lookup(m, bucket, key, version_id, &q, info);
+    qread_fini(&q);
+    return rc;
+}
+
+struct strata_get {
+    struct strata_meta *m;
+    uint64_t size;
+    uint8_t *data; /* inline objects, decoded whole (<= inline_max) */
+    struct strata_ec_reader *r;
+};
+
+static int inline_decode(struct strata_meta *m, struct qread *q, const char *bucket,
+                         const char *key, uint8_t *out)
+{
+    struct meta_set *ms = &m->sets[q->set];
+    const struct drec *w = &q->d[q->win];
+    for (int pass = 0; pass < 2; pass++) {
+        const uint8_t *shards[STRATA_DRIVES_MAX] = {0};
+        uint32_t crcs[STRATA_DRIVES_MAX] = {0};
+        for (unsigned d = 0; d < ms->n; d++) {
+            const struct drec *x = &q->d[d];
+            if (drec_same(x, w) && x->rec.shard_len == w->rec.shard_len &&
+                (x->rec.flags & REC_F_INLINE)) {
+                shards[d] = x->rec.shard;
+                crcs[d] = x->rec.shard_crc;
+            }
+        }
+        int rc = strata_ec_inline_decode(ms->set, shards, crcs, w->rec.shard_len, w->rec.size,
+                                         out);
+        if (rc == 0 || pass == 1)
+            return rc;
+        /* Some shards were bad: bring in the drives not read yet. */
+        enum qmode saved = q->mode;
+        q->mode = Q_SK;
+        memcpy(q->sk, w->sk, SORTKEY_LEN);
+        for (unsigned d = 0; d < ms->n; d++)
+            if (!q->d[d].tried && ms->drives[d].db)
+                read_drive(m, q, d, bucket, key);
+        q->mode = saved;
+    }
+    return STRATA_ECORRUPT;
+}
+
+int strata_obj_get_open(struct strata_meta *m, const char *bucket, const char *key,
+                        const char *version_id, struct strata_obj_info *info,
+                        struct strata_get **out)
+{
+    *out = NULL;
+    struct qread q;
+    struct strata_obj_info tmp;
+    memset(&tmp, 0, sizeof(tmp));
+    int rc = lookup(m, bucket, key, version_id, &q, info ? info : &tmp);
+    if (rc) {
+        qread_fini(&q);
+        strata_obj_info_fini(&tmp);
+        return rc;
+    }
+    struct strata_get *g = calloc(1, sizeof(*g));
+    if (!g) {
+        rc = STRATA_ENOMEM;
+        goto out;
+    }
+    g->m = m;
+    const struct meta_rec *r = &q.d[q.win].rec;
+    g->size = r->size;
+    if (r->flags & REC_F_INLINE) {
+        g->data = malloc(r->size ? r->size : 1);
+        if (!g->data) {
+            rc = STRATA_ENOMEM;
+            goto out;
+        }
+        if (r->size)
+            rc = inline_decode(m, &q, bucket, key, g->data);
+    } else if (r->size > 0) {
+        rc = strata_ec_reader_open(m->sets[q.set].set, r->data_id, r->size, &g->r);
+    }
+out:
+    qread_fini(&q);
+    strata_obj_info_fini(&tmp);
+    if (rc) {
+        strata_obj_get_close(g);
+        if (info)
+            strata_obj_info_fini(info);
+        return rc;
+    }
+    *out = g;
+    return 0;
+}
+
+int strata_obj_get_read(struct strata_get *g, uint64_t off, void *buf, size_t len)
+{
+    if (off > g->size || len > g->size - off)
+        return STRATA_ERANGE;
+    if (len == 0)
+        return 0;
+    if (g->data) {
+        memcpy(buf, g->data + off, len);
+        return 0;
+    }
+    return strata_ec_reader_read(g->r, off, buf, len);
+}
+
+void strata_obj_get_close(struct strata_get *g)
+{
+    if (!g)
+        return;
+    strata_ec_reader_close(g->r);
+    free(g->data);
+    free(g);
+}
+
+/* ---- put ---------------------------------------------------------------- */
+
+struct strata_put {
+    struct strata_meta *m;
+    unsigned set;
+    char bucket[STRATA_BUCKET_NAME_MAX + 1];
+    char key[STRATA_KEY_MAX + 1];
+    int versioning;
+    uint64_t size_expected, got;
+    EVP_MD_CTX *md5, *sha256, *ck_md;
+    int ck_algo;
+    uint32_t crc32;
+    uint64_t crc64;
+    bool has_md5, has_sha, has_ck;
+    uint8_t exp_md5[16], exp_sha[32], exp_ck[STRATA_CKSUM_RAW_MAX];
+    size_t exp_ck_len;
+    uint8_t *buf;
+    size_t buflen, bufcap;
+    struct strata_ec_writer *w;
+    uint8_t data_id[STRATA_DATA_ID_LEN];
+    struct strata_kv *hdrs;
+    size_t nhdrs;
+    char *if_match;
+    bool if_none_match_star;
+    int failed;
+};
+
+static size_t cksum_len(int algo)
+{
+    switch (algo) {
+    case STRATA_CKSUM_CRC32:
+    case STRATA_CKSUM_CRC32C:
+        return 4;
+    case STRATA_CKSUM_CRC64NVME:
+        return 8;
+    case STRATA_CKSUM_SHA1:
+        return 20;
+    case STRATA_CKSUM_SHA256:
+        return 32;
+    default:
+        return 0;
+    }
+}
+
+void strata_obj_put_abort(struct strata_put *p)
+{
+    if (!p)
+        return;
+    strata_ec_writer_destroy(p->w);
+    EVP_MD_CTX_free(p->md5);
+    EVP_MD_CTX_free(p->sha256);
+    EVP_MD_CTX_free(p->ck_md);
+    free(p->buf);
+    free(p->hdrs);
+    free(p->if_match);
+    free(p);
+}
+
+static int start_writer(struct strata_put *p)
+{
+    strata_data_id_new(p->data_id);
+    int rc = strata_ec_writer_create(p->m->sets[p->set].set, p->data_id, &p->w);
+    if (rc)
+        return rc;
+    if (p->buflen) {
+        rc = strata_ec_writer_write(p->w, p->buf, p->buflen);
+        if (rc)
+            return rc;
+    }
+    free(p->buf);
+    p->buf = NULL;
+    p->buflen = p->bufcap = 0;
+    return 0;
+}
+
+int strata_obj_put_begin(struct strata_meta *m, const struct strata_put_opts *opts,
+                         struct strata_put **out)
+{
+    *out = NULL;
+    if (!opts || !bucket_ok(opts->bucket))
+        return STRATA_ENOTFOUND;
+    if (!key_ok(opts->key))
+        return STRATA_EINVAL;
+    size_t ckl = cksum_len(opts->cksum_algo);
+    if (opts->cksum_algo < 0 || opts->cksum_algo > STRATA_CKSUM_SHA256 ||
+        (opts->cksum && opts->cksum_len != ckl))
+        return STRATA_EINVAL;
+    struct strata_bucket_info b;
+    int rc = strata_meta_bucket_get(m, opts->bucket, &b);
+    if (rc)
+        return rc;
+    struct strata_put *p = calloc(1, sizeof(*p));
+    if (!p)
+        return STRATA_ENOMEM;
+    p->m = m;
+    snprintf(p->bucket, sizeof(p->bucket), "%s", opts->bucket);
+    snprintf(p->key, sizeof(p->key), "%s", opts->key);
+    p->set = strata_meta__set_of(m, p->bucket, p->key);
+    p->versioning = b.versioning;
+    p->size_expected = opts->size;
+    p->if_none_match_star = opts->if_none_match_star;
+    rc = STRATA_ENOMEM;
+    if (opts->if_match && !(p->if_match = strdup(opts->if_match)))
+        goto fail;
+    /* Copy the headers into one block: the kv array, then the strings. */
+    size_t total = 0;
+    for (size_t i = 0; i < opts->nhdrs; i++)
+        total += strlen(opts->hdrs[i].name) + strlen(opts->hdrs[i].value) + 2;
+    if (total > STRATA_HDRS_MAX + 2 * opts->nhdrs) {
+        rc = STRATA_ETOOBIG;
+        goto fail;
+    }
+    if (opts->nhdrs) {
+        char *blk = malloc(opts->nhdrs * sizeof(struct strata_kv) + total);
+        if (!blk)
+            goto fail;
+        p->hdrs = (struct strata_kv *)blk;
+        char *sp = blk + opts->nhdrs * sizeof(struct strata_kv);
+        for (size_t i = 0; i < opts->nhdrs; i++) {
+            size_t nl = strlen(opts->hdrs[i].name) + 1, vl = strlen(opts->hdrs[i].value) + 1;
+            memcpy(sp, opts->hdrs[i].name, nl);
+            p->hdrs[i].name = sp;
+            sp += nl;
+            memcpy(sp, opts->hdrs[i].value, vl);
+            p->hdrs[i].value = sp;
+            sp += vl;
+        }
+        p->nhdrs = opts->nhdrs;
+    }
+    if (!(p->md5 = EVP_MD_CTX_new()) || EVP_DigestInit_ex(p->md5, EVP_md5(), NULL) != 1)
+        goto fail;
+    if (opts->md5) {
+        p->has_md5 = true;
+        memcpy(p->exp_md5, opts->md5, 16);
+    }
+    if (opts->sha256) {
+        p->has_sha = true;
+        memcpy(p->exp_sha, opts->sha256, 32);
+        if (!(p->sha256 = EVP_MD_CTX_new()) ||
+            EVP_DigestInit_ex(p->sha256, EVP_sha256(), NULL) != 1)
+            goto fail;
+    }
+    p->ck_algo = opts->cksum_algo;
+    if (p->ck_algo == STRATA_CKSUM_SHA1 || p->ck_algo == STRATA_CKSUM_SHA256) {
+        if (!(p->ck_md = EVP_MD_CTX_new()) ||
+            EVP_DigestInit_ex(p->ck_md,
+                              p->ck_algo == STRATA_CKSUM_SHA1 ? EVP_sha1() : EVP_sha256(),
+                              NULL) != 1)
+            goto fail;
+    }
+    if (opts->cksum) {
+        p->has_ck = true;
+        memcpy(p->exp_ck, opts->cksum, ckl);
+        p->exp_ck_len = ckl;
+    }
+    if (p->size_expected != UINT64_MAX && p->size_expected > m->inline_max) {
+        rc = start_writer(p);
+        if (rc)
+            goto fail;
+    }
+    *out = p;
+    return 0;
+fail:
+    strata_obj_put_abort(p);
+    return rc;
+}
+
+int strata_obj_put_expect_checksum(struct strata_put *p, int algo, const uint8_t *raw, size_t len)
+{
+    if (p->failed)
+        return p->failed;
+    if (algo != p->ck_algo || algo == STRATA_CKSUM_NONE || len != cksum_len(algo) || !raw)
+        return STRATA_EINVAL;
+    memcpy(p->exp_ck, raw, len);
+    p->exp_ck_len = len;
+    p->has_ck = true;
+    return 0;
+}
+
+static int put_write(struct strata_put *p, const void *buf, size_t len)
+{
+    if (p->size_expected != UINT64_MAX && len > p->size_expected - p->got)
+        return STRATA_EINCOMPLETE; /* more bytes than announced */
+    if (EVP_DigestUpdate(p->md5, buf, len) != 1)
+        return STRATA_EINTERNAL;
+    if (p->sha256 && EVP_DigestUpdate(p->sha256, buf, len) != 1)
+        return STRATA_EINTERNAL;
+    switch (p->ck_algo) {
+    case STRATA_CKSUM_CRC32:
+        p->crc32 = strata_crc32(p->crc32, buf, len);
+        break;
+    case STRATA_CKSUM_CRC32C:
+        p->crc32 = strata_crc32c(p->crc32, buf, len);
+        break;
+    case STRATA_CKSUM_CRC64NVME:
+        p->crc64 = strata_crc64nvme(p->crc64, buf, len);
+        break;
+    case STRATA_CKSUM_SHA1:
+    case STRATA_CKSUM_SHA256:
+        if (EVP_DigestUpdate(p->ck_md, buf, len) != 1)
+            return STRATA_EINTERNAL;
+        break;
+    default:
+        break;
+    }
+    p->got += len;
+    if (!p->w && p->buflen + len > p->m->inline_max) {
+        int rc = start_writer(p);
+        if (rc)
+            return rc;
+    }
+    if (p->w)
+        return strata_ec_writer_write(p->w, buf, len);
+    if (p->buflen + len > p->bufcap) {
+        size_t cap = p->bufcap ? p->bufcap : 16384;
+        while (cap < p->buflen + len)
+            cap *= 2;
+        if (cap > p->m->inline_max && p->m->inline_max >= p->buflen + len)
+            cap = p->m->inline_max;
+        uint8_t *nb = realloc(p->buf, cap);
+        if (!nb)
+            return STRATA_ENOMEM;
+        p->buf = nb;
+        p->bufcap = cap;
+    }
+    memcpy(p->buf + p->buflen, buf, len);
+    p->buflen += len;
+    return 0;
+}
+
+int strata_obj_put_write(struct strata_put *p, const void *buf, size_t len)
+{
+    if (p->failed)
+        return p->failed;
+    if (len == 0)
+        return 0;
+    int rc = put_write(p, buf, len);
+    if (rc)
+        p->failed = rc;
+    return rc;
+}
+
+/* Finish the digests and compare them with what the client announced. */
+static int put_verify(struct strata_put *p, char etag[STRATA_ETAG_MAX + 1],
+                      uint8_t ck[STRATA_CKSUM_RAW_MAX], size_t *ckl)
+{
+    uint8_t md[EVP_MAX_MD_SIZE];
+    unsigned mdl = 0;
+    if (p->size_expected != UINT64_MAX && p->got != p->size_expected)
+        return STRATA_EINCOMPLETE;
+    if (EVP_DigestFinal_ex(p->md5, md, &mdl) != 1 || mdl != 16)
+        return STRATA_EINTERNAL;
+    static const char hx[] = "0123456789abcdef";
+    for (unsigned i = 0; i < 16; i++) {
+        etag[2 * i] = hx[md[i] >> 4];
+        etag[2 * i + 1] = hx[md[i] & 15];
+    }
+    etag[32] = 0;
+    if (p->has_md5 && memcmp(md, p->exp_md5, 16) != 0)
+        return STRATA_EBADDIGEST;
+    if (p->sha256) {
+        uint8_t sh[EVP_MAX_MD_SIZE];
+        unsigned shl = 0;
+        if (EVP_DigestFinal_ex(p->sha256, sh, &shl) != 1 || shl != 32)
+            return STRATA_EINTERNAL;
+        if (memcmp(sh, p->exp_sha, 32) != 0)
+            return STRATA_ESHA256MISMATCH;
+    }
+    *ckl = cksum_len(p->ck_algo);
+    switch (p->ck_algo) {
+    case STRATA_CKSUM_CRC32:
+    case STRATA_CKSUM_CRC32C:
+        for (int i = 0; i < 4; i++)
+            ck[i] = (uint8_t)(p->crc32 >> (24 - 8 * i));
+        break;
+    case STRATA_CKSUM_CRC64NVME:
+        for (int i = 0; i < 8; i++)
+            ck[i] = (uint8_t)(p->crc64 >> (56 - 8 * i));
+        break;
+    case STRATA_CKSUM_SHA1:
+    case STRATA_CKSUM_SHA256: {
+        unsigned l = 0;
+        if (EVP_DigestFinal_ex(p->ck_md, ck, &l) != 1 || l != *ckl)
+            return STRATA_EINTERNAL;
+        break;
+    }
+    default:
+        break;
+    }
+    if (p->has_ck && (p->exp_ck_len != *ckl || memcmp(ck, p->exp_ck, *ckl) != 0))
+        return STRATA_ECHECKSUM;
+    return 0;
+}
+
+static int check_cond(const struct strata_put *p, int lrc, const struct qread *lq)
+{
+    bool exists = lrc == 0 && !(lq->d[lq->win].rec.flags & REC_F_DELETE_MARKER);
+    if (p->if_none_match_star && exists)
+        return STRATA_EPRECOND;
+    if (p->if_match && (!exists || strcmp(p->if_match, lq->d[lq->win].rec.etag) != 0))
+        return STRATA_EPRECOND;
+    return 0;
+}
+
+/*
+ * Build the per-drive batches for writing the record r (per drive inline
+ * shard from shards/crcs when inline) under a new sort key, deleting the
+ * version "old" (may be NULL) in the same batch, with the matching undo.
+ */
+static int build_batches(struct strata_meta *m, unsigned set, const char *bucket,
+                         const char *key, const uint8_t *sk, struct meta_rec *r,
+                         const uint8_t *shards, const uint32_t *crcs, const struct qread *old,
+                         rocksdb_writebatch_t **wbs, rocksdb_writebatch_t **undo)
+{
+    struct meta_set *ms = &m->sets[set];
+    char nk[OKEY_MAX], ok[OKEY_MAX];
+    size_t nkl = strata_meta__key_obj(nk, sizeof(nk), bucket, key, sk);
+    size_t okl = 0;
+    const struct drec *ow = old && old->win >= 0 ? &old->d[old->win] : NULL;
+    if (ow)
+        okl = strata_meta__key_obj(ok, sizeof(ok), bucket, key, ow->sk);
+    char *v = NULL;
+    size_t vl = 0;
+    int rc = 0;
+    for (unsigned d = 0; d < ms->n; d++) {
+        wbs[d] = undo[d] = NULL;
+        if (!ms->drives[d].db)
+            continue;
+        if (!v || shards) {
+            free(v);
+            v = NULL;
+            if (shards) {
+                r->shard = shards + (size_t)d * r->shard_len;
+                r->shard_crc = crcs[d];
+            }
+            rc = strata_meta__rec_encode(r, &v, &vl);
+            if (rc)
+                break;
+        }
+        wbs[d] = rocksdb_writebatch_create();
+        undo[d] = rocksdb_writebatch_create();
+        if (ow && memcmp(ow->sk, sk, SORTKEY_LEN) != 0) {
+            rocksdb_writebatch_delete(wbs[d], ok, okl);
+            /* Restore each drive's own copy (inline shards differ by drive). */
+            const struct drec *od = &old->d[d];
+            if (od->tried && od->rc == 0 && memcmp(od->sk, ow->sk, SORTKEY_LEN) == 0)
+                rocksdb_writebatch_put(undo[d], ok, okl, od->raw, od->rawlen);
+        }
+        rocksdb_writebatch_put(wbs[d], nk, nkl, v, vl);
+        rocksdb_writebatch_delete(undo[d], nk, nkl);
+    }
+    free(v);
+    return rc;
+}
+
+static void batches_free(rocksdb_writebatch_t **wbs, rocksdb_writebatch_t **undo)
+{
+    for (unsigned d = 0; d < STRATA_DRIVES_MAX; d++) {
+        if (wbs[d])
+            rocksdb_writebatch_destroy(wbs[d]);
+        if (undo[d])
+            rocksdb_writebatch_destroy(undo[d]);
+        wbs[d] = undo[d] = NULL;
+    }
+}
+
+/* The version a new unversioned write or delete replaces: the null version. */
+static bool replaces_null(int versioning)
+{
+    return versioning != STRATA_VERSIONING_ENABLED;
+}
+
+/* Drop the data of a replaced version, after its record is gone. */
+static void drop_data(struct strata_meta *m, unsigned set, const struct qread *q)
+{
+    if (q->win < 0)
+        return;
+    const struct meta_rec *r = &q->d[q->win].rec;
+    if (r->has_data_id && !(r->flags & (REC_F_INLINE | REC_F_DELETE_MARKER))) {
+        int rc = strata_ec_delete(m->sets[set].set, r->data_id);
+        if (rc)
+            strata_log(&m->log, STRATA_LOG_WARN, "meta", "delete of replaced data: %s",
+                       strata_errname(rc));
+    }
+}
+
+int strata_obj_put_commit(struct strata_put *p, struct strata_obj_info *out)
+{
+    struct strata_meta *m = p->m;
+    if (p->failed) {
+        int f = p->failed;
+        strata_obj_put_abort(p);
+        return f;
+    }
+    char etag[STRATA_ETAG_MAX + 1];
+    uint8_t ck[STRATA_CKSUM_RAW_MAX];
+    size_t ckl = 0;
+    int rc = put_verify(p, etag, ck, &ckl);
+    if (rc) {
+        strata_obj_put_abort(p);
+        return rc;
+    }
+    struct qread lq, nq;
+    memset(&lq, 0, sizeof(lq));
+    memset(&nq, 0, sizeof(nq));
+    lq.set = nq.set = p->set;
+    lq.mode = Q_LATEST;
+    nq.mode = Q_NULL;
+    bool data_done = false;
+    if (p->if_match || p->if_none_match_star) {
+        /* Early check, so a doomed write does not finish its data; the
+         * authoritative check runs again under the key lock. */
+        int lrc = qread_run(m, &lq, p->bucket, p->key, false);
+        if (lrc != 0 && lrc != STRATA_ENOTFOUND)
+            rc = lrc;
+        else
+            rc = check_cond(p, lrc, &lq);
+        qread_fini(&lq);
+        memset(&lq, 0, sizeof(lq));
+        lq.set = p->set;
+        lq.mode = Q_LATEST;
+        if (rc) {
+            strata_obj_put_abort(p);
+            return rc;
+        }
+    }
+    uint32_t mask = 0;
+    if (p->w) {
+        rc = strata_ec_writer_finish(p->w, &mask);
+        if (rc) {
+            strata_obj_put_abort(p);
+            return rc;
+        }
+        data_done = true;
+    }
+
+    struct meta_rec r;
+    memset(&r, 0, sizeof(r));
+    uint8_t *shards = NULL;
+    uint32_t crcs[STRATA_DRIVES_MAX];
+    rocksdb_writebatch_t *wbs[STRATA_DRIVES_MAX] = {0}, *undo[STRATA_DRIVES_MAX] = {0};
+    uint8_t sk[SORTKEY_LEN];
+    pthread_mutex_t *lk = strata_meta__key_lock(m, p->bucket, p->key);
+    pthread_mutex_lock(lk);
+    int lrc = qread_run(m, &lq, p->bucket, p->key, false);
+    if (lrc != 0 && lrc != STRATA_ENOTFOUND) {
+        rc = lrc;
+        goto unlock;
+    }
+    rc = check_cond(p, lrc, &lq);
+    if (rc)
+        goto unlock;
+    if (replaces_null(p->versioning)) {
+        int nrc = qread_run(m, &nq, p->bucket, p->key, true);
+        if (nrc != 0 && nrc != STRATA_ENOTFOUND) {
+            rc = nrc;
+            goto unlock;
+        }
+    }
+    int64_t mt = now_ns();
+    if (lrc == 0 && lq.d[lq.win].rec.mtime_ns >= mt)
+        mt = lq.d[lq.win].rec.mtime_ns + 1; /* keep newest-first order if the clock stepped back */
+    strata_meta__sortkey_new(mt, sk);
+    r.flags = replaces_null(p->versioning) ? REC_F_NULL : 0;
+    r.size = p->got;
+    memcpy(r.etag, etag, sizeof(etag));
+    r.mtime_ns = mt;
+    snprintf(r.storage_class, sizeof(r.storage_class), "STANDARD");
+    r.cksum_algo = p->ck_algo;
+    memcpy(r.cksum, ck, ckl);
+    r.cksum_len = ckl;
+    r.hdrs = p->hdrs;
+    r.nhdrs = p->nhdrs;
+    if (p->w) {
+        r.has_data_id = true;
+        memcpy(r.data_id, p->data_id, STRATA_DATA_ID_LEN);
+    } else {
+        r.flags |= REC_F_INLINE;
+        if (p->buflen) {
+            rc = strata_ec_inline_encode(m->sets[p->set].set, p->buf, p->buflen, &shards,
+                                         &r.shard_len, crcs);
+            if (rc)
+                goto unlock;
+        } else {
+            /* An empty object has empty shards; nothing to encode. */
+            static const uint32_t zero[STRATA_DRIVES_MAX];
+            static const uint8_t none[1];
+            r.shard = none;
+            r.shard_len = 0;
+            memcpy(crcs, zero, sizeof(crcs));
+        }
+    }
+    rc = build_batches(m, p->set, p->bucket, p->key, sk, &r, shards, crcs,
+                       replaces_null(p->versioning) ? &nq : NULL, wbs, undo);
+    if (rc == 0)
+        rc = strata_meta__set_commit(m, p->set, wbs, undo);
+unlock:
+    pthread_mutex_unlock(lk);
+    batches_free(wbs, undo);
+    free(shards);
+    if (rc == 0) {
+        if (replaces_null(p->versioning))
+            drop_data(m, p->set, &nq);
+        if (out) {
+            r.shard = NULL;
+            r.hdrs = NULL;
+            r.nhdrs = 0;
+            strata_meta__info_from_rec(out, p->bucket, p->key, sk, &r);
+            out->is_latest = true;
+            /* Give the caller its own copy of the headers. */
+            struct meta_rec tmp;
+            char *v;
+            size_t vl;
+            memset(&tmp, 0, sizeof(tmp));
+            r.hdrs = p->hdrs;
+            r.nhdrs = p->nhdrs;
+            r.flags &= ~REC_F_INLINE;
+            r.has_data_id = true;
+            if (strata_meta__rec_encode(&r, &v, &vl) == 0) {
+                if (strata_meta__rec_decode(v, vl, true, &tmp) == 0) {
+                    out->hdrs = tmp.hdrs;
+                    out->nhdrs = tmp.nhdrs;
+                    out->priv_ = tmp.hdr_buf;
+                }
+                free(v);
+            }
+        }
+    } else if (data_done) {
+        strata_ec_delete(m->sets[p->set].set, p->data_id);
+    }
+    qread_fini(&lq);
+    qread_fini(&nq);
+    strata_obj_put_abort(p);
+    return rc;
+}
+
+/* ---- delete ------------------------------------------------------------- */
+
+int strata_obj_delete(struct strata_meta *m, const char *bucket, const char *key,
+                      const char *version_id, struct strata_del_result *out)
+{
+    if (out)
+        memset(out, 0, sizeof(*out));
+    if (!bucket_ok(bucket))
+        return STRATA_ENOTFOUND;
+    if (!key_ok(key))
+        return STRATA_EINVAL;
+    struct strata_bucket_info b;
+    int rc = strata_meta_bucket_get(m, bucket, &b);
+    if (rc)
+        return rc;
+    unsigned set = strata_meta__set_of(m, bucket, key);
+    struct meta_set *ms = &m->sets[set];
+    struct qread q;
+    memset(&q, 0, sizeof(q));
+    q.set = set;
+    rocksdb_writebatch_t *wbs[STRATA_DRIVES_MAX] = {0}, *undo[STRATA_DRIVES_MAX] = {0};
+    pthread_mutex_t *lk = strata_meta__key_lock(m, bucket, key);
+    bool drop = false;
+    pthread_mutex_lock(lk);
+
+    bool by_version = version_id && *version_id;
+    if (by_version || b.versioning == STRATA_VERSIONING_OFF) {
+        /* Remove one version for good. */
+        rc = qread_for_vid(&q, by_version ? version_id : "null");
+        if (rc == 0)
+            rc = qread_run(m, &q, bucket, key, true);
+        if (rc == STRATA_ENOTFOUND && !by_version)
+            rc = 0; /* deleting an absent object is fine */
+        if (rc || q.win < 0)
+            goto unlock;
+        const struct drec *w = &q.d[q.win];
+        char k[OKEY_MAX];
+        size_t kl = strata_meta__key_obj(k, sizeof(k), bucket, key, w->sk);
+        for (unsigned d = 0; d < ms->n; d++) {
+            if (!ms->drives[d].db)
+                continue;
+            wbs[d] = rocksdb_writebatch_create();
+            undo[d] = rocksdb_writebatch_create();
+            rocksdb_writebatch_delete(wbs[d], k, kl);
+            if (q.d[d].tried && q.d[d].rc == 0 && memcmp(q.d[d].sk, w->sk, SORTKEY_LEN) == 0)
+                rocksdb_writebatch_put(undo[d], k, kl, q.d[d].raw, q.d[d].rawlen);
+        }
+        rc = strata_meta__set_commit(m, set, wbs, undo);
+        if (rc == 0) {
+            drop = true;
+            if (out) {
+                out->delete_marker = (w->rec.flags & REC_F_DELETE_MARKER) != 0;
+                if (w->rec.flags & REC_F_NULL)
+                    snprintf(out->version_id, sizeof(out->version_id), "null");
+                else
+                    strata_meta__vid_format(w->sk, out->version_id);
+            }
+        }
+        goto unlock;
+    }
+
+    /* A delete marker: a new version on enabled buckets, the null one on
+     * suspended buckets (replacing the current null version). */
+    struct qread lq;
+    memset(&lq, 0, sizeof(lq));
+    lq.set = set;
+    lq.mode = Q_LATEST;
+    int lrc = qread_run(m, &lq, bucket, key, false);
+    int64_t mt = now_ns();
+    if (lrc == 0 && lq.d[lq.win].rec.mtime_ns >= mt)
+        mt = lq.d[lq.win].rec.mtime_ns + 1;
+    qread_fini(&lq);
+    if (lrc != 0 && lrc != STRATA_ENOTFOUND) {
+        rc = lrc;
+        goto unlock;
+    }
+    bool suspended = b.versioning == STRATA_VERSIONING_SUSPENDED;
+    if (suspended) {
+        q.mode = Q_NULL;
+        rc = qread_run(m, &q, bucket, key, true);
+        if (rc && rc != STRATA_ENOTFOUND)
+            goto unlock;
+        rc = 0;
+    }
+    struct meta_rec r;
+    memset(&r, 0, sizeof(r));
+    r.flags = REC_F_DELETE_MARKER | (suspended ? REC_F_NULL : 0);
+    r.mtime_ns = mt;
+    snprintf(r.storage_class, sizeof(r.storage_class), "STANDARD");
+    uint8_t sk[SORTKEY_LEN];
+    strata_meta__sortkey_new(mt, sk);
+    rc = build_batches(m, set, bucket, key, sk, &r, NULL, NULL, suspended ? &q : NULL, wbs,
+                       undo);
+    if (rc == 0)
+        rc = strata_meta__set_commit(m, set, wbs, undo);
+    if (rc == 0) {
+        drop = suspended;
+        if (out) {
+            out->delete_marker = true;
+            if (suspended)
+                snprintf(out->version_id, sizeof(out->version_id), "null");
+            else
+                strata_meta__vid_format(sk, out->version_id);
+        }
+    }
+unlock:
+    pthread_mutex_unlock(lk);
+    batches_free(wbs, undo);
+    if (drop)
+        drop_data(m, set, &q);
+    qread_fini(&q);
+    return rc;
+}

@@ -1,0 +1,589 @@
+/*
+ * record.c - RocksDB key encoding and the msgpack value codecs of meta/.
+ *
+ * The formats are tabled in meta_internal.h.  Decoders take untrusted bytes
+ * (a damaged drive, a fuzzer) and must reject anything malformed without
+ * crashing or allocating without bound: a bounds walk over the msgpack
+ * headers (strata_meta__mp_sane) runs before msgpack-c unpacks, because
+ * msgpack-c allocates for an announced container size before it has seen
+ * the elements.  Pure functions, any thread.
+ */
+#include "meta_internal.h"
+
+#include "strata/assert.h"
+
+#include <msgpack.h>
+#include <openssl/rand.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- keys --------------------------------------------------------------- */
+
+size_t strata_meta__key_obj(char *out, size_t cap, const char *bucket, const char *key,
+                            const uint8_t *sortkey)
+{
+    size_t bl = strlen(bucket), kl = strlen(key);
+    size_t need = 1 + bl + 1 + kl + 1 + (sortkey ? SORTKEY_LEN : 0);
+    STRATA_ASSERT(need <= cap);
+    char *p = out;
+    *p++ = 'O';
+    memcpy(p, bucket, bl);
+    p += bl;
+    *p++ = 0;
+    memcpy(p, key, kl);
+    p += kl;
+    *p++ = 0;
+    if (sortkey) {
+        memcpy(p, sortkey, SORTKEY_LEN);
+        p += SORTKEY_LEN;
+    }
+    return (size_t)(p - out);
+}
+
+size_t strata_meta__key_bucket(char *out, size_t cap, const char *bucket)
+{
+    size_t bl = strlen(bucket);
+    STRATA_ASSERT(bl + 1 <= cap);
+    out[0] = 'B';
+    memcpy(out + 1, bucket, bl);
+    return bl + 1;
+}
+
+size_t strata_meta__key_config(char *out, size_t cap, const char *bucket, const char *kind)
+{
+    size_t bl = strlen(bucket), kl = strlen(kind);
+    STRATA_ASSERT(bl + kl + 2 <= cap);
+    out[0] = 'C';
+    memcpy(out + 1, bucket, bl);
+    out[1 + bl] = 0;
+    memcpy(out + 2 + bl, kind, kl);
+    return bl + kl + 2;
+}
+
+void strata_meta__sortkey_new(int64_t mtime_ns, uint8_t sk[SORTKEY_LEN])
+{
+    uint64_t inv = UINT64_MAX - (uint64_t)mtime_ns;
+    for (int i = 0; i < 8; i++)
+        sk[i] = (uint8_t)(inv >> (56 - 8 * i));
+    if (RAND_bytes(sk + 8, 8) != 1) {
+        /* RAND_bytes only fails without entropy; uniqueness then rests on
+         * the nanosecond clock, which is still fine for ordering. */
+        memset(sk + 8, 0, 8);
+    }
+}
+
+int64_t strata_meta__sortkey_mtime(const uint8_t sk[SORTKEY_LEN])
+{
+    uint64_t inv = 0;
+    for (int i = 0; i < 8; i++)
+        inv = (inv << 8) | sk[i];
+    return (int64_t)(UINT64_MAX - inv);
+}
+
+void strata_meta__vid_format(const uint8_t sk[SORTKEY_LEN], char out[STRATA_VERSION_ID_MAX + 1])
+{
+    static const char hx[] = "0123456789abcdef";
+    for (int i = 0; i < SORTKEY_LEN; i++) {
+        out[2 * i] = hx[sk[i] >> 4];
+        out[2 * i + 1] = hx[sk[i] & 15];
+    }
+    out[2 * SORTKEY_LEN] = 0;
+}
+
+static int hexval(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    return -1;
+}
+
+int strata_meta__vid_parse(const char *vid, uint8_t sk[SORTKEY_LEN])
+{
+    if (strlen(vid) != 2 * SORTKEY_LEN)
+        return STRATA_EINVAL;
+    for (int i = 0; i < SORTKEY_LEN; i++) {
+        int h = hexval(vid[2 * i]), l = hexval(vid[2 * i + 1]);
+        if (h < 0 || l < 0)
+            return STRATA_EINVAL;
+        sk[i] = (uint8_t)(h << 4 | l);
+    }
+    return 0;
+}
+
+/* ---- msgpack bounds walk ------------------------------------------------ */
+
+static uint64_t be(const uint8_t *p, unsigned n)
+{
+    uint64_t v = 0;
+    for (unsigned i = 0; i < n; i++)
+        v = (v << 8) | p[i];
+    return v;
+}
+
+/*
+ * Walks the headers of one msgpack object and checks that every length and
+ * element count fits in the bytes that remain (an element takes at least a
+ * byte), and that the object ends exactly at len.  This is not a second
+ * parser: it reads only sizes, so that msgpack-c never sizes an allocation
+ * from a lying header.
+ */
+bool strata_meta__mp_sane(const uint8_t *p, size_t len)
+{
+    size_t pos = 0;
+    uint64_t need = 1; /* elements still to read */
+    while (need > 0) {
+        if (pos >= len)
+            return false;
+        need--;
+        uint8_t b = p[pos++];
+        uint64_t skip = 0, elems = 0;
+        if (b <= 0x7f || b >= 0xe0 || b == 0xc0 || b == 0xc2 || b == 0xc3) {
+            /* fixint, nil, bool */
+        } else if (b >= 0x80 && b <= 0x8f) {
+            elems = 2u * (b & 0x0f);
+        } else if (b >= 0x90 && b <= 0x9f) {
+            elems = b & 0x0f;
+        } else if (b >= 0xa0 && b <= 0xbf) {
+            skip = b & 0x1f;
+        } else {
+            unsigned hl; /* bytes of length/size field */
+            switch (b) {
+            case 0xc4: case 0xd9: hl = 1; break;
+            case 0xc5: case 0xda: case 0xdc: case 0xde: hl = 2; break;
+            case 0xc6: case 0xdb: case 0xdd: case 0xdf: hl = 4; break;
+            case 0xc7: hl = 1; break;
+            case 0xc8: hl = 2; break;
+            case 0xc9: hl = 4; break;
+            case 0xca: skip = 4; hl = 0; break;
+            case 0xcb: skip = 8; hl = 0; break;
+            case 0xcc: case 0xd0: skip = 1; hl = 0; break;
+            case 0xcd: case 0xd1: skip = 2; hl = 0; break;
+            case 0xce: case 0xd2: skip = 4; hl = 0; break;
+            case 0xcf: case 0xd3: skip = 8; hl = 0; break;
+            case 0xd4: skip = 2; hl = 0; break;
+            case 0xd5: skip = 3; hl = 0; break;
+            case 0xd6: skip = 5; hl = 0; break;
+            case 0xd7: skip = 9; hl = 0; break;
+            case 0xd8: skip = 17; hl = 0; break;
+            default: return false; /* 0xc1 is never used */
+            }
+            if (hl) {
+                if (len - pos < hl)
+                    return false;
+                uint64_t v = be(p + pos, hl);
+                pos += hl;
+                if (b == 0xdc || b == 0xdd)
+                    elems = v;
+                else if (b == 0xde || b == 0xdf)
+                    elems = 2 * v;
+                else if (b >= 0xc7 && b <= 0xc9)
+                    skip = v + 1; /* ext type byte */
+                else
+                    skip = v;
+            }
+        }
+        if (skip > len - pos)
+            return false;
+        pos += skip;
+        need += elems;
+        if (need > len - pos)
+            return false;
+    }
+    return pos == len;
+}
+
+/* ---- version records ---------------------------------------------------- */
+
+static void pk_str(msgpack_packer *pk, const char *s, size_t n)
+{
+    msgpack_pack_str(pk, n);
+    msgpack_pack_str_body(pk, s, n);
+}
+
+static void pk_bin(msgpack_packer *pk, const void *s, size_t n)
+{
+    msgpack_pack_bin(pk, n);
+    msgpack_pack_bin_body(pk, s, n);
+}
+
+int strata_meta__rec_encode(const struct meta_rec *r, char **out, size_t *outlen)
+{
+    msgpack_sbuffer sb;
+    msgpack_packer pk;
+    msgpack_sbuffer_init(&sb);
+    msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+    char vb = VAL_VERSION_BYTE;
+    msgpack_sbuffer_write(&sb, &vb, 1);
+
+    bool inl = (r->flags & REC_F_INLINE) != 0;
+    size_t nf = 9 + (r->has_data_id ? 1 : 0) + (inl ? 3 : 0) + (r->cksum_algo ? 2 : 0);
+    msgpack_pack_map(&pk, nf);
+    msgpack_pack_uint64(&pk, 0);
+    msgpack_pack_uint64(&pk, REC_FORMAT);
+    msgpack_pack_uint64(&pk, 1);
+    msgpack_pack_uint64(&pk, r->flags);
+    msgpack_pack_uint64(&pk, 2);
+    msgpack_pack_uint64(&pk, r->size);
+    msgpack_pack_uint64(&pk, 3);
+    pk_str(&pk, r->etag, strlen(r->etag));
+    msgpack_pack_uint64(&pk, 4);
+    msgpack_pack_int64(&pk, r->mtime_ns);
+    if (r->has_data_id) {
+        msgpack_pack_uint64(&pk, 5);
+        pk_bin(&pk, r->data_id, STRATA_DATA_ID_LEN);
+    }
+    if (inl) {
+        msgpack_pack_uint64(&pk, 6);
+        pk_bin(&pk, r->shard, r->shard_len);
+        msgpack_pack_uint64(&pk, 7);
+        msgpack_pack_uint64(&pk, r->shard_crc);
+        msgpack_pack_uint64(&pk, 8);
+        msgpack_pack_uint64(&pk, r->shard_len);
+    }
+    msgpack_pack_uint64(&pk, 9);
+    pk_str(&pk, r->storage_class, strlen(r->storage_class));
+    if (r->cksum_algo) {
+        msgpack_pack_uint64(&pk, 10);
+        msgpack_pack_uint64(&pk, (uint64_t)r->cksum_algo);
+        msgpack_pack_uint64(&pk, 11);
+        pk_bin(&pk, r->cksum, r->cksum_len);
+    }
+    msgpack_pack_uint64(&pk, 12);
+    msgpack_pack_array(&pk, 2 * r->nhdrs);
+    for (size_t i = 0; i < r->nhdrs; i++) {
+        pk_str(&pk, r->hdrs[i].name, strlen(r->hdrs[i].name));
+        pk_str(&pk, r->hdrs[i].value, strlen(r->hdrs[i].value));
+    }
+    msgpack_pack_uint64(&pk, 13);
+    msgpack_pack_array(&pk, 0); /* parts: multipart fills this later */
+
+    if (!sb.data) {
+        msgpack_sbuffer_destroy(&sb);
+        return STRATA_ENOMEM;
+    }
+    *outlen = sb.size;
+    *out = msgpack_sbuffer_release(&sb);
+    msgpack_sbuffer_destroy(&sb);
+    return 0;
+}
+
+static bool get_uint(const msgpack_object *o, uint64_t *v)
+{
+    if (o->type != MSGPACK_OBJECT_POSITIVE_INTEGER)
+        return false;
+    *v = o->via.u64;
+    return true;
+}
+
+static bool get_int(const msgpack_object *o, int64_t *v)
+{
+    if (o->type == MSGPACK_OBJECT_POSITIVE_INTEGER) {
+        if (o->via.u64 > INT64_MAX)
+            return false;
+        *v = (int64_t)o->via.u64;
+        return true;
+    }
+    if (o->type == MSGPACK_OBJECT_NEGATIVE_INTEGER) {
+        *v = o->via.i64;
+        return true;
+    }
+    return false;
+}
+
+/* Copies a str into a fixed NUL-terminated field; refuses NUL and overlong. */
+static bool get_str(const msgpack_object *o, char *dst, size_t cap)
+{
+    if (o->type != MSGPACK_OBJECT_STR || o->via.str.size >= cap)
+        return false;
+    if (memchr(o->via.str.ptr, 0, o->via.str.size))
+        return false;
+    memcpy(dst, o->via.str.ptr, o->via.str.size);
+    dst[o->via.str.size] = 0;
+    return true;
+}
+
+static int decode_hdrs(const msgpack_object *o, bool want, struct meta_rec *r)
+{
+    if (o->type != MSGPACK_OBJECT_ARRAY || o->via.array.size % 2)
+        return STRATA_ECORRUPT;
+    size_t total = 0, n = o->via.array.size;
+    for (size_t i = 0; i < n; i++) {
+        const msgpack_object *s = &o->via.array.ptr[i];
+        if (s->type != MSGPACK_OBJECT_STR || memchr(s->via.str.ptr, 0, s->via.str.size))
+            return STRATA_ECORRUPT;
+        total += s->via.str.size + 1;
+    }
+    if (total > STRATA_HDRS_MAX + n)
+        return STRATA_ECORRUPT;
+    if (!want || n == 0)
+        return 0;
+    size_t np = n / 2;
+    char *buf = malloc(np * sizeof(struct strata_kv) + total);
+    if (!buf)
+        return STRATA_ENOMEM;
+    struct strata_kv *kv = (struct strata_kv *)buf;
+    char *sp = buf + np * sizeof(struct strata_kv);
+    for (size_t i = 0; i < n; i++) {
+        const msgpack_object *s = &o->via.array.ptr[i];
+        memcpy(sp, s->via.str.ptr, s->via.str.size);
+        sp[s->via.str.size] = 0;
+        if (i % 2 == 0)
+            kv[i / 2].name = sp;
+        else
+            kv[i / 2].value = sp;
+        sp += s->via.str.size + 1;
+    }
+    r->hdrs = kv;
+    r->nhdrs = np;
+    r->hdr_buf = buf;
+    return 0;
+}
+
+static bool parts_ok(const msgpack_object *o)
+{
+    if (o->type != MSGPACK_OBJECT_ARRAY || o->via.array.size > META_PARTS_MAX)
+        return false;
+    for (size_t i = 0; i < o->via.array.size; i++) {
+        const msgpack_object *p = &o->via.array.ptr[i];
+        if (p->type != MSGPACK_OBJECT_ARRAY || p->via.array.size < 3)
+            return false;
+        if (p->via.array.ptr[0].type != MSGPACK_OBJECT_BIN ||
+            p->via.array.ptr[0].via.bin.size != STRATA_DATA_ID_LEN ||
+            p->via.array.ptr[1].type != MSGPACK_OBJECT_POSITIVE_INTEGER ||
+            p->via.array.ptr[2].type != MSGPACK_OBJECT_STR)
+            return false;
+    }
+    return true;
+}
+
+static int rec_field(struct meta_rec *r, uint64_t f, const msgpack_object *v, bool want_hdrs,
+                     uint64_t *shard_len_field, bool *have_fmt)
+{
+    uint64_t u;
+    switch (f) {
+    case 0:
+        if (!get_uint(v, &u) || u != REC_FORMAT)
+            return STRATA_ECORRUPT;
+        *have_fmt = true;
+        return 0;
+    case 1:
+        if (!get_uint(v, &u) || u > 0xffffffffu)
+            return STRATA_ECORRUPT;
+        r->flags = (uint32_t)u;
+        return 0;
+    case 2:
+        return get_uint(v, &r->size) ? 0 : STRATA_ECORRUPT;
+    case 3:
+        return get_str(v, r->etag, sizeof(r->etag)) ? 0 : STRATA_ECORRUPT;
+    case 4:
+        return get_int(v, &r->mtime_ns) ? 0 : STRATA_ECORRUPT;
+    case 5:
+        if (v->type != MSGPACK_OBJECT_BIN || v->via.bin.size != STRATA_DATA_ID_LEN)
+            return STRATA_ECORRUPT;
+        memcpy(r->data_id, v->via.bin.ptr, STRATA_DATA_ID_LEN);
+        r->has_data_id = true;
+        return 0;
+    case 6:
+        if (v->type != MSGPACK_OBJECT_BIN)
+            return STRATA_ECORRUPT;
+        r->shard = (const uint8_t *)v->via.bin.ptr;
+        r->shard_len = v->via.bin.size;
+        return 0;
+    case 7:
+        if (!get_uint(v, &u) || u > 0xffffffffu)
+            return STRATA_ECORRUPT;
+        r->shard_crc = (uint32_t)u;
+        return 0;
+    case 8:
+        return get_uint(v, shard_len_field) ? 0 : STRATA_ECORRUPT;
+    case 9:
+        return get_str(v, r->storage_class, sizeof(r->storage_class)) ? 0 : STRATA_ECORRUPT;
+    case 10:
+        if (!get_uint(v, &u) || u > STRATA_CKSUM_SHA256)
+            return STRATA_ECORRUPT;
+        r->cksum_algo = (int)u;
+        return 0;
+    case 11:
+        if (v->type != MSGPACK_OBJECT_BIN || v->via.bin.size > STRATA_CKSUM_RAW_MAX)
+            return STRATA_ECORRUPT;
+        memcpy(r->cksum, v->via.bin.ptr, v->via.bin.size);
+        r->cksum_len = v->via.bin.size;
+        return 0;
+    case 12:
+        return decode_hdrs(v, want_hdrs, r);
+    case 13:
+        if (!parts_ok(v))
+            return STRATA_ECORRUPT;
+        r->nparts = v->via.array.size;
+        return 0;
+    default:
+        return 0; /* a newer writer's field: skip */
+    }
+}
+
+int strata_meta__rec_decode(const void *buf, size_t len, bool want_hdrs, struct meta_rec *r)
+{
+    memset(r, 0, sizeof(*r));
+    const uint8_t *p = buf;
+    if (len < 2 || p[0] != VAL_VERSION_BYTE || !strata_meta__mp_sane(p + 1, len - 1))
+        return STRATA_ECORRUPT;
+    msgpack_unpacked up;
+    msgpack_unpacked_init(&up);
+    size_t off = 0;
+    int rc = STRATA_ECORRUPT;
+    if (msgpack_unpack_next(&up, (const char *)p + 1, len - 1, &off) != MSGPACK_UNPACK_SUCCESS)
+        goto out;
+    if (up.data.type != MSGPACK_OBJECT_MAP)
+        goto out;
+    uint64_t slen = UINT64_MAX;
+    bool have_fmt = false;
+    for (uint32_t i = 0; i < up.data.via.map.size; i++) {
+        const msgpack_object_kv *kv = &up.data.via.map.ptr[i];
+        uint64_t f;
+        if (!get_uint(&kv->key, &f)) {
+            rc = STRATA_ECORRUPT;
+            goto out;
+        }
+        rc = rec_field(r, f, &kv->val, want_hdrs, &slen, &have_fmt);
+        if (rc)
+            goto out;
+    }
+    rc = STRATA_ECORRUPT;
+    if (!have_fmt)
+        goto out;
+    if (r->flags & REC_F_INLINE) {
+        if (!r->shard && r->shard_len == 0 && slen == 0)
+            r->shard = (const uint8_t *)"";
+        if (!r->shard || slen != r->shard_len)
+            goto out;
+    } else if (!(r->flags & REC_F_DELETE_MARKER) && !r->has_data_id) {
+        goto out; /* a data version must say where its data is */
+    }
+    if (r->size > 0 && !(r->flags & REC_F_DELETE_MARKER) && !(r->flags & REC_F_INLINE) &&
+        !r->has_data_id)
+        goto out;
+    rc = 0;
+out:
+    msgpack_unpacked_destroy(&up);
+    if (rc)
+        strata_meta__rec_fini(r);
+    return rc;
+}
+
+void strata_meta__rec_fini(struct meta_rec *r)
+{
+    if (r->hdr_buf) {
+        free(r->hdr_buf);
+        r->hdr_buf = NULL;
+        r->hdrs = NULL;
+        r->nhdrs = 0;
+    }
+}
+
+bool strata_meta__rec_same(const struct meta_rec *a, const struct meta_rec *b)
+{
+    if (a->flags != b->flags || a->size != b->size || a->mtime_ns != b->mtime_ns ||
+        a->has_data_id != b->has_data_id || strcmp(a->etag, b->etag) != 0)
+        return false;
+    if (a->has_data_id && memcmp(a->data_id, b->data_id, STRATA_DATA_ID_LEN) != 0)
+        return false;
+    return true;
+}
+
+/* ---- bucket records ----------------------------------------------------- */
+
+int strata_meta__bucket_encode(const struct strata_bucket_info *b, char **out, size_t *outlen)
+{
+    msgpack_sbuffer sb;
+    msgpack_packer pk;
+    msgpack_sbuffer_init(&sb);
+    msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+    char vb = VAL_VERSION_BYTE;
+    msgpack_sbuffer_write(&sb, &vb, 1);
+    msgpack_pack_map(&pk, 7);
+    msgpack_pack_uint64(&pk, 0);
+    msgpack_pack_uint64(&pk, REC_FORMAT);
+    msgpack_pack_uint64(&pk, 1);
+    pk_str(&pk, b->name, strlen(b->name));
+    msgpack_pack_uint64(&pk, 2);
+    pk_str(&pk, b->owner, strnlen(b->owner, sizeof(b->owner) - 1));
+    msgpack_pack_uint64(&pk, 3);
+    pk_str(&pk, b->region, strnlen(b->region, sizeof(b->region) - 1));
+    msgpack_pack_uint64(&pk, 4);
+    msgpack_pack_int64(&pk, b->created_ms);
+    msgpack_pack_uint64(&pk, 5);
+    msgpack_pack_uint64(&pk, (uint64_t)b->versioning);
+    msgpack_pack_uint64(&pk, 6);
+    if (b->object_lock)
+        msgpack_pack_true(&pk);
+    else
+        msgpack_pack_false(&pk);
+    if (!sb.data) {
+        msgpack_sbuffer_destroy(&sb);
+        return STRATA_ENOMEM;
+    }
+    *outlen = sb.size;
+    *out = msgpack_sbuffer_release(&sb);
+    msgpack_sbuffer_destroy(&sb);
+    return 0;
+}
+
+int strata_meta__bucket_decode(const void *buf, size_t len, struct strata_bucket_info *b)
+{
+    memset(b, 0, sizeof(*b));
+    const uint8_t *p = buf;
+    if (len < 2 || p[0] != VAL_VERSION_BYTE || !strata_meta__mp_sane(p + 1, len - 1))
+        return STRATA_ECORRUPT;
+    msgpack_unpacked up;
+    msgpack_unpacked_init(&up);
+    size_t off = 0;
+    int rc = STRATA_ECORRUPT;
+    if (msgpack_unpack_next(&up, (const char *)p + 1, len - 1, &off) != MSGPACK_UNPACK_SUCCESS ||
+        up.data.type != MSGPACK_OBJECT_MAP)
+        goto out;
+    bool fmt = false, name = false;
+    for (uint32_t i = 0; i < up.data.via.map.size; i++) {
+        const msgpack_object_kv *kv = &up.data.via.map.ptr[i];
+        uint64_t f, u;
+        bool ok = true;
+        if (!get_uint(&kv->key, &f))
+            goto out;
+        switch (f) {
+        case 0:
+            ok = get_uint(&kv->val, &u) && u == REC_FORMAT;
+            fmt = true;
+            break;
+        case 1:
+            ok = name = get_str(&kv->val, b->name, sizeof(b->name));
+            break;
+        case 2:
+            ok = get_str(&kv->val, b->owner, sizeof(b->owner));
+            break;
+        case 3:
+            ok = get_str(&kv->val, b->region, sizeof(b->region));
+            break;
+        case 4:
+            ok = get_int(&kv->val, &b->created_ms);
+            break;
+        case 5:
+            ok = get_uint(&kv->val, &u) && u <= STRATA_VERSIONING_SUSPENDED;
+            b->versioning = (int)u;
+            break;
+        case 6:
+            ok = kv->val.type == MSGPACK_OBJECT_BOOLEAN;
+            b->object_lock = ok && kv->val.via.boolean;
+            break;
+        default:
+            break;
+        }
+        if (!ok)
+            goto out;
+    }
+    if (fmt && name)
+        rc = 0;
+out:
+    msgpack_unpacked_destroy(&up);
+    return rc;
+}

@@ -1,0 +1,470 @@
+/*
+ * store.c - the per-drive RocksDB stores, their writer threads, quorum
+ * commits and the k-way merge of iterators.
+ *
+ * Each online drive has one RocksDB (drive/meta) and one writer thread.
+ * Callers build a write batch per drive and hand them to the drives' writer
+ * threads at once (set_apply), so the drives sync in parallel.  A writer
+ * thread takes every batch queued while its previous sync ran and commits
+ * them as one synced RocksDB write: concurrent puts share fsyncs (group
+ * commit) instead of queueing one fsync each.
+ *
+ * Threads: any caller thread builds batches and waits; the writer threads
+ * only write.  Lock order: key stripe lock (object.c) -> bucket_mu ->
+ * drive mu -> wait mu; no lock is held while waiting on another.
+ */
+#include "meta_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "strata/assert.h"
+
+/* ---- writer threads ----------------------------------------------------- */
+
+static void copy_put_cb(void *st, const char *k, size_t klen, const char *v, size_t vlen)
+{
+    rocksdb_writebatch_put(st, k, klen, v, vlen);
+}
+
+static void copy_del_cb(void *st, const char *k, size_t klen)
+{
+    rocksdb_writebatch_delete(st, k, klen);
+}
+
+static void job_done(struct meta_wjob *j, int rc)
+{
+    struct meta_wwait *w = j->wait;
+    j->rc = rc;
+    pthread_mutex_lock(&w->mu);
+    if (--w->pending == 0)
+        pthread_cond_broadcast(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+}
+
+static void *drive_thread(void *arg)
+{
+    struct meta_drive *d = arg;
+    pthread_mutex_lock(&d->mu);
+    for (;;) {
+        while (!d->head && !d->stop)
+            pthread_cond_wait(&d->cv, &d->mu);
+        if (!d->head)
+            break;
+        struct meta_wjob *jobs = d->head;
+        d->head = d->tail = NULL;
+        pthread_mutex_unlock(&d->mu);
+
+        char *err = NULL;
+        if (!jobs->next) {
+            rocksdb_write(d->db, d->m->wsync, jobs->wb, &err);
+        } else {
+            /* Batches of different keys commute; one synced write covers all. */
+            rocksdb_writebatch_t *all = rocksdb_writebatch_create();
+            for (struct meta_wjob *j = jobs; j; j = j->next)
+                rocksdb_writebatch_iterate(j->wb, all, copy_put_cb, copy_del_cb);
+            rocksdb_write(d->db, d->m->wsync, all, &err);
+            rocksdb_writebatch_destroy(all);
+        }
+        int rc = 0;
+        if (err) {
+            strata_log(&d->m->log, STRATA_LOG_ERR, "meta", "drive %s: write failed: %s",
+                       strata_set_drive_path(d->m->sets[d->set].set, d->idx), err);
+            free(err);
+            rc = STRATA_EIO;
+        }
+        while (jobs) {
+            struct meta_wjob *next = jobs->next; /* jobs belongs to its waiter after done */
+            job_done(jobs, rc);
+            jobs = next;
+        }
+        pthread_mutex_lock(&d->mu);
+    }
+    pthread_mutex_unlock(&d->mu);
+    return NULL;
+}
+
+unsigned strata_meta__set_apply(struct strata_meta *m, unsigned set, rocksdb_writebatch_t **wbs,
+                                bool *ok)
+{
+    struct meta_set *ms = &m->sets[set];
+    struct meta_wjob jobs[STRATA_DRIVES_MAX];
+    struct meta_wwait w;
+    pthread_mutex_init(&w.mu, NULL);
+    pthread_cond_init(&w.cv, NULL);
+    w.pending = 0;
+    for (unsigned d = 0; d < ms->n; d++) {
+        ok[d] = false;
+        jobs[d].rc = STRATA_EIO;
+        if (wbs[d] && ms->drives[d].db)
+            w.pending++;
+    }
+    unsigned queued = w.pending;
+    for (unsigned d = 0; d < ms->n && queued; d++) {
+        struct meta_drive *dr = &ms->drives[d];
+        if (!wbs[d] || !dr->db)
+            continue;
+        jobs[d].next = NULL;
+        jobs[d].wb = wbs[d];
+        jobs[d].wait = &w;
+        pthread_mutex_lock(&dr->mu);
+        if (dr->tail)
+            dr->tail->next = &jobs[d];
+        else
+            dr->head = &jobs[d];
+        dr->tail = &jobs[d];
+        pthread_cond_signal(&dr->cv);
+        pthread_mutex_unlock(&dr->mu);
+    }
+    pthread_mutex_lock(&w.mu);
+    while (w.pending)
+        pthread_cond_wait(&w.cv, &w.mu);
+    pthread_mutex_unlock(&w.mu);
+    pthread_mutex_destroy(&w.mu);
+    pthread_cond_destroy(&w.cv);
+    unsigned n_ok = 0;
+    for (unsigned d = 0; d < ms->n; d++) {
+        if (wbs[d] && ms->drives[d].db && jobs[d].rc == 0) {
+            ok[d] = true;
+            n_ok++;
+        }
+    }
+    return n_ok;
+}
+
+int strata_meta__set_commit(struct strata_meta *m, unsigned set, rocksdb_writebatch_t **wbs,
+                            rocksdb_writebatch_t **undo)
+{
+    struct meta_set *ms = &m->sets[set];
+    bool ok[STRATA_DRIVES_MAX];
+    unsigned n_ok = strata_meta__set_apply(m, set, wbs, ok);
+    if (n_ok >= strata_set_write_quorum(ms->set))
+        return 0;
+    strata_log(&m->log, STRATA_LOG_WARN, "meta", "set %u: %u commits below write quorum %u",
+               set, n_ok, strata_set_write_quorum(ms->set));
+    if (undo) {
+        rocksdb_writebatch_t *rb[STRATA_DRIVES_MAX];
+        bool ok2[STRATA_DRIVES_MAX];
+        unsigned nr = 0;
+        for (unsigned d = 0; d < ms->n; d++) {
+            rb[d] = ok[d] ? undo[d] : NULL;
+            nr += rb[d] != NULL;
+        }
+        if (nr)
+            strata_meta__set_apply(m, set, rb, ok2);
+    }
+    return STRATA_EQUORUM;
+}
+
+/* ---- reads -------------------------------------------------------------- */
+
+bool strata_meta__drive_readable(const struct strata_meta *m, unsigned set, unsigned d)
+{
+    const struct meta_set *ms = &m->sets[set];
+    /* A freshly formatted drive has no records yet: its "absent" must not
+     * outvote the drives that hold the data, so it does not vote until healed. */
+    return ms->drives[d].db && !strata_set_drive_fresh(ms->set, d);
+}
+
+int strata_meta__drive_get(struct strata_meta *m, unsigned set, unsigned d, const char *k,
+                           size_t klen, char **val, size_t *vlen)
+{
+    struct meta_drive *dr = &m->sets[set].drives[d];
+    if (!dr->db)
+        return STRATA_EIO;
+    char *err = NULL;
+    size_t n = 0;
+    char *v = rocksdb_get(dr->db, m->ropts, k, klen, &n, &err);
+    if (err) {
+        free(err);
+        return STRATA_EIO;
+    }
+    if (!v)
+        return STRATA_ENOTFOUND;
+    *val = v;
+    *vlen = n;
+    return 0;
+}
+
+unsigned strata_meta__set_of(const struct strata_meta *m, const char *bucket, const char *key)
+{
+    if (m->nsets == 1)
+        return 0;
+    uint32_t h = strata_crc32c(0, bucket, strlen(bucket));
+    h = strata_crc32c(h, "/", 1);
+    h = strata_crc32c(h, key, strlen(key));
+    return h % m->nsets;
+}
+
+pthread_mutex_t *strata_meta__key_lock(struct strata_meta *m, const char *bucket,
+                                       const char *key)
+{
+    uint32_t h = strata_crc32c(0, bucket, strlen(bucket));
+    h = strata_crc32c(h, "/", 1);
+    h = strata_crc32c(h, key, strlen(key));
+    return &m->key_mu[h % META_LOCK_STRIPES];
+}
+
+rocksdb_iterator_t *strata_meta__iter_new(struct strata_meta *m, unsigned set, unsigned d,
+                                          rocksdb_readoptions_t **ro, const char *upper,
+                                          size_t upper_len)
+{
+    struct meta_drive *dr = &m->sets[set].drives[d];
+    if (!dr->db)
+        return NULL;
+    *ro = rocksdb_readoptions_create();
+    if (upper)
+        rocksdb_readoptions_set_iterate_upper_bound(*ro, upper, upper_len);
+    return rocksdb_create_iterator(dr->db, *ro);
+}
+
+unsigned strata_meta__list_drives(const struct strata_meta *m, unsigned set, unsigned *out)
+{
+    const struct meta_set *ms = &m->sets[set];
+    unsigned want = ms->n - strata_set_write_quorum(ms->set) + 1, got = 0;
+    for (unsigned d = 0; d < ms->n && got < want; d++)
+        if (strata_meta__drive_readable(m, set, d))
+            out[got++] = d;
+    return got;
+}
+
+/* ---- merge -------------------------------------------------------------- */
+
+int strata_meta__merge_open(struct meta_merge *mg, struct strata_meta *m, const unsigned *sets,
+                            unsigned nsets, bool all_drives, const char *hi, size_t hilen)
+{
+    memset(mg, 0, sizeof(*mg));
+    STRATA_ASSERT(hilen <= sizeof(mg->hi));
+    memcpy(mg->hi, hi, hilen);
+    mg->hilen = hilen;
+    mg->cur = -1;
+    for (unsigned i = 0; i < nsets; i++) {
+        unsigned s = sets[i], ds[STRATA_DRIVES_MAX], nd = 0;
+        if (all_drives) {
+            for (unsigned d = 0; d < m->sets[s].n; d++)
+                if (m->sets[s].drives[d].db)
+                    ds[nd++] = d;
+        } else {
+            nd = strata_meta__list_drives(m, s, ds);
+            if (nd < m->sets[s].n - strata_set_write_quorum(m->sets[s].set) + 1) {
+                strata_meta__merge_close(mg);
+                return STRATA_EQUORUM;
+            }
+        }
+        for (unsigned j = 0; j < nd && mg->n < MERGE_MAX; j++) {
+            mg->it[mg->n] = strata_meta__iter_new(m, s, ds[j], &mg->ro[mg->n], mg->hi, mg->hilen);
+            if (mg->it[mg->n])
+                mg->n++;
+        }
+    }
+    return 0;
+}
+
+static int keycmp(const char *a, size_t al, const char *b, size_t bl)
+{
+    int c = memcmp(a, b, al < bl ? al : bl);
+    if (c)
+        return c;
+    return al < bl ? -1 : al > bl;
+}
+
+static void merge_pick(struct meta_merge *mg)
+{
+    mg->cur = -1;
+    const char *best = NULL;
+    size_t bl = 0;
+    for (unsigned i = 0; i < mg->n; i++) {
+        if (!rocksdb_iter_valid(mg->it[i]))
+            continue;
+        size_t kl;
+        const char *k = rocksdb_iter_key(mg->it[i], &kl);
+        if (!best || keycmp(k, kl, best, bl) < 0) {
+            best = k;
+            bl = kl;
+            mg->cur = (int)i;
+        }
+    }
+}
+
+void strata_meta__merge_seek(struct meta_merge *mg, const char *k, size_t klen)
+{
+    for (unsigned i = 0; i < mg->n; i++)
+        rocksdb_iter_seek(mg->it[i], k, klen);
+    merge_pick(mg);
+}
+
+bool strata_meta__merge_cur(struct meta_merge *mg, const char **k, size_t *klen, const char **v,
+                            size_t *vlen)
+{
+    if (mg->cur < 0)
+        return false;
+    *k = rocksdb_iter_key(mg->it[mg->cur], klen);
+    if (v)
+        *v = rocksdb_iter_value(mg->it[mg->cur], vlen);
+    return true;
+}
+
+void strata_meta__merge_next(struct meta_merge *mg)
+{
+    if (mg->cur < 0)
+        return;
+    size_t cl;
+    const char *ck = rocksdb_iter_key(mg->it[mg->cur], &cl);
+    for (unsigned i = 0; i < mg->n; i++) {
+        if ((int)i == mg->cur || !rocksdb_iter_valid(mg->it[i]))
+            continue;
+        size_t kl;
+        const char *k = rocksdb_iter_key(mg->it[i], &kl);
+        if (keycmp(k, kl, ck, cl) == 0)
+            rocksdb_iter_next(mg->it[i]);
+    }
+    rocksdb_iter_next(mg->it[mg->cur]); /* last: ck points into it */
+    merge_pick(mg);
+}
+
+void strata_meta__merge_close(struct meta_merge *mg)
+{
+    for (unsigned i = 0; i < mg->n; i++) {
+        rocksdb_iter_destroy(mg->it[i]);
+        rocksdb_readoptions_destroy(mg->ro[i]);
+    }
+    mg->n = 0;
+    mg->cur = -1;
+}
+
+/* ---- open / close ------------------------------------------------------- */
+
+static void drive_close(struct meta_drive *d)
+{
+    if (d->thr_started) {
+        pthread_mutex_lock(&d->mu);
+        d->stop = true;
+        pthread_cond_signal(&d->cv);
+        pthread_mutex_unlock(&d->mu);
+        pthread_join(d->thr, NULL);
+        d->thr_started = false;
+    }
+    if (d->db) {
+        rocksdb_close(d->db);
+        d->db = NULL;
+    }
+    pthread_mutex_destroy(&d->mu);
+    pthread_cond_destroy(&d->cv);
+}
+
+void strata_meta_close(struct strata_meta *m)
+{
+    if (!m)
+        return;
+    for (unsigned s = 0; s < m->nsets; s++)
+        for (unsigned d = 0; d < m->sets[s].n; d++)
+            drive_close(&m->sets[s].drives[d]);
+    free(m->sets);
+    if (m->wsync)
+        rocksdb_writeoptions_destroy(m->wsync);
+    if (m->ropts)
+        rocksdb_readoptions_destroy(m->ropts);
+    if (m->dbopts)
+        rocksdb_options_destroy(m->dbopts);
+    if (m->bbto)
+        rocksdb_block_based_options_destroy(m->bbto);
+    if (m->cache)
+        rocksdb_cache_destroy(m->cache);
+    pthread_mutex_destroy(&m->bucket_mu);
+    for (unsigned i = 0; i < META_LOCK_STRIPES; i++)
+        pthread_mutex_destroy(&m->key_mu[i]);
+    free(m);
+}
+
+int strata_meta_open(struct strata_set *const *sets, unsigned nsets,
+                     const struct strata_meta_opts *opts, struct strata_meta **out,
+                     struct strata_errinfo *ei)
+{
+    if (!sets || nsets == 0 || !out)
+        return STRATA_EINVAL;
+    struct strata_meta *m = calloc(1, sizeof(*m));
+    if (!m)
+        return STRATA_ENOMEM;
+    pthread_mutex_init(&m->bucket_mu, NULL);
+    for (unsigned i = 0; i < META_LOCK_STRIPES; i++)
+        pthread_mutex_init(&m->key_mu[i], NULL);
+    m->inline_max = opts && opts->inline_max ? opts->inline_max : STRATA_INLINE_MAX_DEFAULT;
+    if (opts)
+        m->log = opts->log;
+    size_t cache_mb = opts && opts->block_cache_mb ? opts->block_cache_mb : 64;
+    m->cache = rocksdb_cache_create_lru(cache_mb << 20);
+    m->bbto = rocksdb_block_based_options_create();
+    rocksdb_block_based_options_set_block_cache(m->bbto, m->cache);
+    rocksdb_block_based_options_set_filter_policy(m->bbto, rocksdb_filterpolicy_create_bloom(10));
+    m->dbopts = rocksdb_options_create();
+    rocksdb_options_set_create_if_missing(m->dbopts, 1);
+    rocksdb_options_set_block_based_table_factory(m->dbopts, m->bbto);
+    rocksdb_options_set_keep_log_file_num(m->dbopts, 2);
+    rocksdb_options_set_max_open_files(m->dbopts, 256);
+    m->wsync = rocksdb_writeoptions_create();
+    rocksdb_writeoptions_set_sync(m->wsync, 1);
+    m->ropts = rocksdb_readoptions_create();
+
+    m->sets = calloc(nsets, sizeof(*m->sets));
+    if (!m->sets) {
+        strata_meta_close(m);
+        return STRATA_ENOMEM;
+    }
+    m->nsets = nsets;
+    for (unsigned s = 0; s < nsets; s++) {
+        struct meta_set *ms = &m->sets[s];
+        ms->set = sets[s];
+        ms->n = strata_set_n(sets[s]);
+        for (unsigned d = 0; d < ms->n; d++) {
+            struct meta_drive *dr = &ms->drives[d];
+            dr->m = m;
+            dr->set = s;
+            dr->idx = d;
+            pthread_mutex_init(&dr->mu, NULL);
+            pthread_cond_init(&dr->cv, NULL);
+        }
+    }
+    unsigned opened = 0;
+    for (unsigned s = 0; s < nsets; s++) {
+        struct meta_set *ms = &m->sets[s];
+        for (unsigned d = 0; d < ms->n; d++) {
+            struct meta_drive *dr = &ms->drives[d];
+            if (!strata_set_drive_online(ms->set, d))
+                continue;
+            char path[4096];
+            snprintf(path, sizeof(path), "%s/meta", strata_set_drive_path(ms->set, d));
+            char *err = NULL;
+            dr->db = rocksdb_open(m->dbopts, path, &err);
+            if (err) {
+                /* A drive whose store will not open is treated as offline,
+                 * like a drive erasure/ could not read. */
+                strata_log(&m->log, STRATA_LOG_ERR, "meta", "open %s: %s", path, err);
+                if (ei) {
+                    ei->drive = (int)d;
+                    snprintf(ei->msg, sizeof(ei->msg), "open %.300s: %.200s", path, err);
+                }
+                free(err);
+                dr->db = NULL;
+                continue;
+            }
+            if (pthread_create(&dr->thr, NULL, drive_thread, dr) != 0) {
+                strata_meta_close(m);
+                return STRATA_ENOMEM;
+            }
+            dr->thr_started = true;
+            opened++;
+        }
+        unsigned ok = 0;
+        for (unsigned d = 0; d < ms->n; d++)
+            ok += ms->drives[d].db != NULL;
+        if (ok < strata_set_read_quorum(ms->set)) {
+            if (ei)
+                snprintf(ei->msg, sizeof(ei->msg), "set %u: only %u metadata stores open", s, ok);
+            strata_meta_close(m);
+            return STRATA_EQUORUM;
+        }
+    }
+    (void)opened;
+    *out = m;
+    return 0;
+}
