@@ -71,6 +71,9 @@ struct strata_auth_result {
     char scope[128];                 /* date/region/s3/aws4_request */
     uint64_t decoded_length;         /* x-amz-decoded-content-length, or UINT64_MAX */
     char trailer[64];                /* x-amz-trailer: e.g. "x-amz-checksum-crc32", or "" */
+    /* With an error: AWS's own message for it when more specific than the
+     * s3_errors.def text ("Request has expired"), static storage, or NULL. */
+    const char *err_msg;
 };
 
 /*

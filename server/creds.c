@@ -1,0 +1,204 @@
+/*
+ * creds.c - the credential table: the root user plus the users of an
+ * optional file ("ACCESS_KEY SECRET [DISPLAY NAME]" per line, '#'
+ * comments).
+ *
+ * Built once at start (or on reload, as a new table that is swapped in) and
+ * read-only afterwards, so any number of request threads may call
+ * strata_creds_find concurrently.  Lookup is a binary search over a sorted
+ * index; the array itself keeps file order with root first.
+ */
+#include "auth.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <openssl/crypto.h>
+
+#include "strata/err.h"
+
+#define CREDS_MAX_USERS 100000
+
+struct strata_creds {
+    size_t n;
+    struct strata_cred *users; /* root first, then file order */
+    size_t *sorted;            /* indexes into users, by access_key */
+};
+
+static int set_field(char *dst, size_t cap, const char *src, size_t n)
+{
+    if (n == 0 || n >= cap)
+        return STRATA_EINVAL;
+    memcpy(dst, src, n);
+    dst[n] = '\0';
+    return 0;
+}
+
+static int add_user(struct strata_creds *c, size_t *cap, const char *ak, size_t ak_len,
+                    const char *sk, size_t sk_len, const char *name, size_t name_len)
+{
+    if (c->n == *cap) {
+        size_t ncap = *cap ? *cap * 2 : 8;
+        if (ncap > CREDS_MAX_USERS)
+            return STRATA_ETOOBIG;
+        struct strata_cred *nu = realloc(c->users, ncap * sizeof(*nu));
+        if (!nu)
+            return STRATA_ENOMEM;
+        c->users = nu;
+        *cap = ncap;
+    }
+    struct strata_cred *u = &c->users[c->n];
+    memset(u, 0, sizeof(*u));
+    if (set_field(u->access_key, sizeof(u->access_key), ak, ak_len) ||
+        set_field(u->secret, sizeof(u->secret), sk, sk_len))
+        return STRATA_EINVAL;
+    if (name_len) {
+        if (set_field(u->display_name, sizeof(u->display_name), name, name_len))
+            return STRATA_EINVAL;
+    } else {
+        memcpy(u->display_name, u->access_key, sizeof(u->display_name));
+    }
+    c->n++;
+    return 0;
+}
+
+static int by_key_cmp(const void *a, const void *b, void *ud)
+{
+    const struct strata_cred *u = ud;
+    return strcmp(u[*(const size_t *)a].access_key, u[*(const size_t *)b].access_key);
+}
+
+static int load_file(struct strata_creds *c, size_t *cap, const char *file, char *errmsg,
+                     size_t errmsg_len)
+{
+    FILE *f = fopen(file, "re");
+    if (!f) {
+        snprintf(errmsg, errmsg_len, "%s: %s", file, strerror(errno));
+        return errno == ENOENT ? STRATA_ENOTFOUND : STRATA_EIO;
+    }
+    char line[1024];
+    int lineno = 0, rc = 0;
+    while (rc == 0 && fgets(line, sizeof(line), f)) {
+        lineno++;
+        size_t len = strlen(line);
+        if (len == sizeof(line) - 1 && line[len - 1] != '\n') {
+            snprintf(errmsg, errmsg_len, "%s:%d: line too long", file, lineno);
+            rc = STRATA_EINVAL;
+            break;
+        }
+        while (len && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+            line[--len] = '\0';
+        const char *p = line + strspn(line, " \t");
+        if (*p == '\0' || *p == '#')
+            continue;
+        size_t akl = strcspn(p, " \t");
+        const char *sk = p + akl;
+        sk += strspn(sk, " \t");
+        size_t skl = strcspn(sk, " \t");
+        const char *name = sk + skl;
+        name += strspn(name, " \t");
+        size_t nl = strlen(name);
+        while (nl && (name[nl - 1] == ' ' || name[nl - 1] == '\t'))
+            nl--;
+        if (skl == 0) {
+            snprintf(errmsg, errmsg_len, "%s:%d: expected \"ACCESS_KEY SECRET [NAME]\"", file,
+                     lineno);
+            rc = STRATA_EINVAL;
+            break;
+        }
+        rc = add_user(c, cap, p, akl, sk, skl, name, nl);
+        if (rc)
+            snprintf(errmsg, errmsg_len, "%s:%d: %s", file, lineno,
+                     rc == STRATA_EINVAL ? "field empty or longer than 127 bytes"
+                                         : strata_strerror(rc));
+    }
+    if (rc == 0 && ferror(f)) {
+        snprintf(errmsg, errmsg_len, "%s: read error", file);
+        rc = STRATA_EIO;
+    }
+    fclose(f);
+    return rc;
+}
+
+int strata_creds_load(const char *root_access, const char *root_secret, const char *file,
+                      struct strata_creds **out, char *errmsg, size_t errmsg_len)
+{
+    char dummy[1];
+    if (!errmsg || errmsg_len == 0) {
+        errmsg = dummy;
+        errmsg_len = sizeof(dummy);
+    }
+    errmsg[0] = '\0';
+    *out = NULL;
+    if (!root_access || !root_secret) {
+        snprintf(errmsg, errmsg_len, "root access key and secret are required");
+        return STRATA_EINVAL;
+    }
+    struct strata_creds *c = calloc(1, sizeof(*c));
+    if (!c)
+        return STRATA_ENOMEM;
+    size_t cap = 0;
+    int rc = add_user(c, &cap, root_access, strlen(root_access), root_secret, strlen(root_secret),
+                      "root", 4);
+    if (rc)
+        snprintf(errmsg, errmsg_len, "root access key or secret empty or longer than 127 bytes");
+    if (rc == 0 && file)
+        rc = load_file(c, &cap, file, errmsg, errmsg_len);
+    if (rc == 0) {
+        c->sorted = malloc((c->n ? c->n : 1) * sizeof(*c->sorted));
+        if (!c->sorted)
+            rc = STRATA_ENOMEM;
+    }
+    if (rc == 0) {
+        for (size_t i = 0; i < c->n; i++)
+            c->sorted[i] = i;
+        qsort_r(c->sorted, c->n, sizeof(*c->sorted), by_key_cmp, c->users);
+        for (size_t i = 1; i < c->n; i++) {
+            if (strcmp(c->users[c->sorted[i]].access_key,
+                       c->users[c->sorted[i - 1]].access_key) == 0) {
+                snprintf(errmsg, errmsg_len, "duplicate access key %s",
+                         c->users[c->sorted[i]].access_key);
+                rc = STRATA_EEXISTS;
+                break;
+            }
+        }
+    }
+    if (rc) {
+        strata_creds_destroy(c);
+        return rc;
+    }
+    *out = c;
+    return 0;
+}
+
+void strata_creds_destroy(struct strata_creds *c)
+{
+    if (!c)
+        return;
+    if (c->users)
+        OPENSSL_cleanse(c->users, c->n * sizeof(*c->users));
+    free(c->users);
+    free(c->sorted);
+    free(c);
+}
+
+const struct strata_cred *strata_creds_find(const struct strata_creds *c, const char *access_key)
+{
+    if (!c || !access_key)
+        return NULL;
+    size_t lo = 0, hi = c->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        const struct strata_cred *u = &c->users[c->sorted[mid]];
+        int cmp = strcmp(access_key, u->access_key);
+        if (cmp == 0)
+            return u;
+        if (cmp < 0)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return NULL;
+}

@@ -1,0 +1,435 @@
+/*
+ * sigv4.c - strata_auth_verify: picks the scheme a request uses (SigV4
+ * Authorization header, SigV4 presigned query, SigV2 header or query, or
+ * none) and verifies SigV4 header-signed requests.
+ *
+ * Order of checks, as S3 answers them: syntax (AuthorizationHeaderMalformed,
+ * InvalidRequest/InvalidArgument), date presence, access key
+ * (InvalidAccessKeyId), clock skew (RequestTimeTooSkewed), then the
+ * signature (SignatureDoesNotMatch, compared in constant time).
+ *
+ * Pure and reentrant; runs on request threads.  No heap allocation on the
+ * common path (see sigv4_crypto.c for the per-thread OpenSSL contexts).
+ */
+#include "sigv4_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "strata/err.h"
+
+static enum s3_err fail(struct strata_auth_result *out, enum s3_err e, const char *msg)
+{
+    out->err_msg = msg;
+    return e;
+}
+
+/* x-amz-content-sha256 -> payload mode.  NULL value means "not sent". */
+static enum s3_err parse_content_sha(const char *v, struct strata_auth_result *out)
+{
+    static const struct {
+        const char *name;
+        int mode;
+    } modes[] = {
+        {"UNSIGNED-PAYLOAD", STRATA_PAYLOAD_UNSIGNED},
+        {"STREAMING-AWS4-HMAC-SHA256-PAYLOAD", STRATA_PAYLOAD_STREAMING_SIGNED},
+        {"STREAMING-AWS4-HMAC-SHA256-PAYLOAD-TRAILER", STRATA_PAYLOAD_STREAMING_SIGNED_TRAILER},
+        {"STREAMING-UNSIGNED-PAYLOAD-TRAILER", STRATA_PAYLOAD_STREAMING_UNSIGNED_TRAILER},
+    };
+    for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+        if (strcmp(v, modes[i].name) == 0) {
+            out->payload_mode = modes[i].mode;
+            return S3E_NONE;
+        }
+    }
+    if (strlen(v) == 64 && strata_sigv4__is_hex(v, 64)) {
+        for (int i = 0; i < 32; i++) {
+            char b[3] = {v[2 * i], v[2 * i + 1], 0};
+            out->payload_sha256[i] = (uint8_t)strtoul(b, NULL, 16);
+        }
+        out->payload_mode = STRATA_PAYLOAD_SIGNED;
+        return S3E_NONE;
+    }
+    return fail(out, S3E_InvalidArgument,
+                "x-amz-content-sha256 must be UNSIGNED-PAYLOAD, "
+                "STREAMING-UNSIGNED-PAYLOAD-TRAILER, STREAMING-AWS4-HMAC-SHA256-PAYLOAD, "
+                "STREAMING-AWS4-HMAC-SHA256-PAYLOAD-TRAILER or a valid sha256 value.");
+}
+
+/* x-amz-decoded-content-length and x-amz-trailer, for the chunk decoder. */
+static enum s3_err parse_streaming_hdrs(const struct strata_auth_req *req,
+                                        struct strata_auth_result *out)
+{
+    const char *dl = strata_sigv4__hdr(req, "x-amz-decoded-content-length");
+    if (dl) {
+        char *end;
+        if (*dl < '0' || *dl > '9')
+            return fail(out, S3E_InvalidArgument, "Invalid x-amz-decoded-content-length.");
+        unsigned long long v = strtoull(dl, &end, 10);
+        if (*end || v == UINT64_MAX)
+            return fail(out, S3E_InvalidArgument, "Invalid x-amz-decoded-content-length.");
+        out->decoded_length = v;
+    }
+    const char *tr = strata_sigv4__hdr(req, "x-amz-trailer");
+    if (tr) {
+        while (*tr == ' ')
+            tr++;
+        size_t n = strlen(tr);
+        while (n && tr[n - 1] == ' ')
+            n--;
+        if (n >= sizeof(out->trailer) || memchr(tr, ',', n))
+            return fail(out, S3E_InvalidArgument, "Unsupported x-amz-trailer.");
+        for (size_t i = 0; i < n; i++)
+            out->trailer[i] = (char)((tr[i] >= 'A' && tr[i] <= 'Z') ? tr[i] + 32 : tr[i]);
+        out->trailer[n] = '\0';
+    }
+    return S3E_NONE;
+}
+
+/* "AKID/yyyymmdd/region/s3/aws4_request" -> parts.  The scope is the text
+ * after the first '/'. */
+struct v4_cred {
+    char akid[sizeof(((struct strata_cred *)0)->access_key)];
+    char date8[9];
+    const char *region;
+    size_t region_len;
+    char scope[128];
+};
+
+static bool parse_credential(const char *c, size_t n, struct v4_cred *cr)
+{
+    const char *slash = memchr(c, '/', n);
+    if (!slash || slash == c || (size_t)(slash - c) >= sizeof(cr->akid))
+        return false;
+    memcpy(cr->akid, c, (size_t)(slash - c));
+    cr->akid[slash - c] = '\0';
+    const char *sc = slash + 1;
+    size_t sn = n - (size_t)(sc - c);
+    if (sn >= sizeof(cr->scope) || sn < 8 + 1 + 1 + 1 + 2 + 1 + 12)
+        return false;
+    memcpy(cr->scope, sc, sn);
+    cr->scope[sn] = '\0';
+    /* date */
+    for (int i = 0; i < 8; i++)
+        if (cr->scope[i] < '0' || cr->scope[i] > '9')
+            return false;
+    if (cr->scope[8] != '/')
+        return false;
+    memcpy(cr->date8, cr->scope, 8);
+    cr->date8[8] = '\0';
+    const char *reg = cr->scope + 9;
+    const char *rs = strchr(reg, '/');
+    if (!rs || rs == reg || (size_t)(rs - reg) >= 64)
+        return false;
+    cr->region = reg;
+    cr->region_len = (size_t)(rs - reg);
+    return strcmp(rs, "/s3/aws4_request") == 0;
+}
+
+/* Every x-amz-* header the client sent must be signed: otherwise anyone on
+ * the path could add one (x-amz-copy-source, x-amz-acl...). */
+static bool all_amz_headers_signed(const struct strata_auth_req *req, const char *sh,
+                                   size_t sh_len, bool presigned)
+{
+    for (size_t i = 0; i < req->nhdrs; i++) {
+        const char *n = req->hdrs[i].name;
+        if (!n || strncasecmp(n, "x-amz-", 6) != 0)
+            continue;
+        if (presigned && strcasecmp(n, "x-amz-content-sha256") == 0)
+            continue;
+        size_t nl = strlen(n);
+        bool found = false;
+        for (const char *p = sh, *end = sh + sh_len; p < end && !found;) {
+            const char *semi = memchr(p, ';', (size_t)(end - p));
+            size_t l = semi ? (size_t)(semi - p) : (size_t)(end - p);
+            found = l == nl && strncasecmp(p, n, nl) == 0;
+            p += l + 1;
+        }
+        if (!found)
+            return false;
+    }
+    return true;
+}
+
+/* SignedHeaders: non-empty lower-case names separated by single ';', and
+ * "host" among them (AWS requires it signed). */
+static bool signed_headers_ok(const char *sh, size_t sh_len)
+{
+    if (sh_len == 0 || sh[0] == ';' || sh[sh_len - 1] == ';')
+        return false;
+    bool host = false;
+    for (const char *p = sh, *end = sh + sh_len; p < end;) {
+        const char *semi = memchr(p, ';', (size_t)(end - p));
+        size_t l = semi ? (size_t)(semi - p) : (size_t)(end - p);
+        if (l == 0)
+            return false;
+        for (size_t i = 0; i < l; i++)
+            if ((p[i] >= 'A' && p[i] <= 'Z') || p[i] <= ' ' || p[i] == ':' || p[i] == ',')
+                return false;
+        host |= l == 4 && memcmp(p, "host", 4) == 0;
+        p += l + 1;
+    }
+    return host;
+}
+
+/* Signs and compares; fills the streaming fields of out on success. */
+static enum s3_err check_signature(const struct strata_auth_req *req, const struct strata_cred *cred,
+                                   const struct v4_cred *cr, const char *amz_date, const char *sh,
+                                   size_t sh_len, const char *skip, const char *payload_hash,
+                                   const char *given_sig, struct strata_auth_result *out)
+{
+    char creq[65], sig[65];
+    enum s3_err e = strata_sigv4__canonical_hash(req, sh, sh_len, skip, NULL, payload_hash, creq);
+    if (e != S3E_NONE)
+        return fail(out, e, NULL);
+    if (strata_sigv4__signing_key(cred->secret, cr->date8, cr->region, cr->region_len,
+                                  out->signing_key) != 0 ||
+        strata_sigv4__sign(out->signing_key, amz_date, cr->scope, creq, sig) != 0)
+        return fail(out, S3E_InternalError, NULL);
+    if (!strata_sigv4__ct_eq(sig, given_sig, 64))
+        return fail(out, S3E_SignatureDoesNotMatch, NULL);
+    out->cred = cred;
+    memcpy(out->seed_signature, sig, 65);
+    memcpy(out->amz_date, amz_date, 17);
+    memcpy(out->scope, cr->scope, sizeof(out->scope));
+    return S3E_NONE;
+}
+
+/* ---- Authorization: AWS4-HMAC-SHA256 ... --------------------------------- */
+
+struct v4_authz {
+    const char *cred, *sh, *sig;
+    size_t cred_len, sh_len, sig_len;
+};
+
+static bool parse_authz(const char *a, struct v4_authz *z)
+{
+    memset(z, 0, sizeof(*z));
+    const char *p = a + strlen(STRATA_SIGV4_ALGO);
+    if (*p != ' ')
+        return false;
+    while (*p) {
+        while (*p == ' ' || *p == ',')
+            p++;
+        if (!*p)
+            break;
+        const char *eq = strchr(p, '=');
+        if (!eq)
+            return false;
+        const char *v = eq + 1;
+        size_t vl = strcspn(v, ", ");
+        size_t kl = (size_t)(eq - p);
+        if (kl == 10 && memcmp(p, "Credential", 10) == 0 && !z->cred) {
+            z->cred = v;
+            z->cred_len = vl;
+        } else if (kl == 13 && memcmp(p, "SignedHeaders", 13) == 0 && !z->sh) {
+            z->sh = v;
+            z->sh_len = vl;
+        } else if (kl == 9 && memcmp(p, "Signature", 9) == 0 && !z->sig) {
+            z->sig = v;
+            z->sig_len = vl;
+        } else {
+            return false;
+        }
+        p = v + vl;
+    }
+    return z->cred && z->sh && z->sig && z->sh_len > 0 && z->sig_len == 64 &&
+           strata_sigv4__is_hex(z->sig, 64);
+}
+
+enum s3_err strata_sigv4__verify_header(const struct strata_creds *creds,
+                                        const struct strata_auth_req *req, const char *authz,
+                                        struct strata_auth_result *out)
+{
+    struct v4_authz z;
+    struct v4_cred cr;
+    if (!parse_authz(authz, &z) || !parse_credential(z.cred, z.cred_len, &cr))
+        return fail(out, S3E_AuthorizationHeaderMalformed, NULL);
+    if (!signed_headers_ok(z.sh, z.sh_len))
+        return fail(out, S3E_AuthorizationHeaderMalformed, NULL);
+
+    /* S3 requires the payload hash header with every SigV4 header-signed
+     * request, and answers InvalidRequest without it. */
+    const char *csha = strata_sigv4__hdr(req, "x-amz-content-sha256");
+    if (!csha)
+        return fail(out, S3E_InvalidRequest,
+                    "Missing required header for this request: x-amz-content-sha256");
+    enum s3_err e = parse_content_sha(csha, out);
+    if (e == S3E_NONE)
+        e = parse_streaming_hdrs(req, out);
+    if (e != S3E_NONE)
+        return e;
+
+    char amz_date[17];
+    time_t t;
+    const char *xd = strata_sigv4__hdr(req, "x-amz-date");
+    if (xd) {
+        if (strata_sigv4__parse_iso8601(xd, &t) != 0)
+            return fail(out, S3E_AccessDenied,
+                        "AWS authentication requires a valid Date or x-amz-date header");
+        memcpy(amz_date, xd, 17);
+    } else {
+        const char *d = strata_sigv4__hdr(req, "date");
+        if (!d || strata_sigv4__parse_http_date(d, &t) != 0)
+            return fail(out, S3E_AccessDenied,
+                        "AWS authentication requires a valid Date or x-amz-date header");
+        strata_sigv4__fmt_iso8601(t, amz_date);
+    }
+    if (memcmp(amz_date, cr.date8, 8) != 0)
+        return fail(out, S3E_AuthorizationHeaderMalformed,
+                    "Invalid credential date. Date is not the same as X-Amz-Date.");
+
+    const struct strata_cred *cred = strata_creds_find(creds, cr.akid);
+    if (!cred)
+        return fail(out, S3E_InvalidAccessKeyId, NULL);
+    if (t > req->now + STRATA_SIGV4_MAX_SKEW_S || t < req->now - STRATA_SIGV4_MAX_SKEW_S)
+        return fail(out, S3E_RequestTimeTooSkewed, NULL);
+    if (!all_amz_headers_signed(req, z.sh, z.sh_len, false))
+        return fail(out, S3E_AccessDenied,
+                    "There were headers present in the request which were not signed");
+
+    char sig[65];
+    memcpy(sig, z.sig, 64);
+    sig[64] = '\0';
+    return check_signature(req, cred, &cr, amz_date, z.sh, z.sh_len, NULL, csha, sig, out);
+}
+
+/* ---- presigned: ?X-Amz-Algorithm=...&X-Amz-Signature=... --------------- */
+
+/* Decoded query parameter into buf; false when absent or undecodable. */
+static bool qparam(const char *q, const char *name, char *buf, size_t cap)
+{
+    const char *v;
+    size_t n;
+    if (!strata_sigv4__query_param(q, name, &v, &n))
+        return false;
+    long d = strata_sigv4__pct_decode(v, n, buf, cap - 1, false);
+    if (d < 0)
+        return false;
+    buf[d] = '\0';
+    return true;
+}
+
+enum s3_err strata_sigv4__verify_query(const struct strata_creds *creds,
+                                       const struct strata_auth_req *req,
+                                       struct strata_auth_result *out)
+{
+    const char *q = req->raw_query;
+    char algo[32], credential[256], date[32], expires[32], sh[1024], sig[80], csha[80];
+    if (!qparam(q, "X-Amz-Algorithm", algo, sizeof(algo)) || strcmp(algo, STRATA_SIGV4_ALGO))
+        return fail(out, S3E_AuthorizationQueryParametersError,
+                    "X-Amz-Algorithm only supports \"AWS4-HMAC-SHA256\"");
+    if (!qparam(q, "X-Amz-Credential", credential, sizeof(credential)) ||
+        !qparam(q, "X-Amz-Date", date, sizeof(date)) ||
+        !qparam(q, "X-Amz-Expires", expires, sizeof(expires)) ||
+        !qparam(q, "X-Amz-SignedHeaders", sh, sizeof(sh)) ||
+        !qparam(q, "X-Amz-Signature", sig, sizeof(sig)))
+        return fail(out, S3E_AuthorizationQueryParametersError,
+                    "Query-string authentication version 4 requires the X-Amz-Algorithm, "
+                    "X-Amz-Credential, X-Amz-Signature, X-Amz-Date, X-Amz-SignedHeaders, "
+                    "and X-Amz-Expires parameters.");
+    struct v4_cred cr;
+    if (!parse_credential(credential, strlen(credential), &cr))
+        return fail(out, S3E_AuthorizationQueryParametersError,
+                    "Error parsing the X-Amz-Credential parameter.");
+    time_t t;
+    if (strata_sigv4__parse_iso8601(date, &t) != 0)
+        return fail(out, S3E_AuthorizationQueryParametersError,
+                    "X-Amz-Date must be in the ISO8601 Long Format \"yyyyMMdd'T'HHmmss'Z'\"");
+    if (memcmp(date, cr.date8, 8) != 0)
+        return fail(out, S3E_AuthorizationQueryParametersError,
+                    "Invalid credential date. Date is not the same as X-Amz-Date.");
+    size_t el = strlen(expires);
+    if (el == 0 || el > 7 || strspn(expires, "0123456789") != el)
+        return fail(out, S3E_AuthorizationQueryParametersError,
+                    "X-Amz-Expires should be a number");
+    long exp_s = strtol(expires, NULL, 10);
+    if (exp_s > STRATA_SIGV4_MAX_EXPIRES_S)
+        return fail(out, S3E_AuthorizationQueryParametersError,
+                    "X-Amz-Expires must be less than a week (in seconds) that is 604800 seconds");
+    size_t shl = strlen(sh);
+    if (!signed_headers_ok(sh, shl))
+        return fail(out, S3E_AuthorizationQueryParametersError,
+                    "X-Amz-SignedHeaders must include host");
+    if (strlen(sig) != 64 || !strata_sigv4__is_hex(sig, 64))
+        return fail(out, S3E_AuthorizationQueryParametersError,
+                    "X-Amz-Signature must be 64 hex characters");
+
+    const char *payload = "UNSIGNED-PAYLOAD";
+    out->payload_mode = STRATA_PAYLOAD_UNSIGNED;
+    if (qparam(q, "X-Amz-Content-Sha256", csha, sizeof(csha))) {
+        enum s3_err e = parse_content_sha(csha, out);
+        if (e != S3E_NONE)
+            return e;
+        if (out->payload_mode != STRATA_PAYLOAD_UNSIGNED &&
+            out->payload_mode != STRATA_PAYLOAD_SIGNED)
+            return fail(out, S3E_AuthorizationQueryParametersError,
+                        "Streaming payloads cannot be presigned");
+        payload = csha;
+    }
+
+    const struct strata_cred *cred = strata_creds_find(creds, cr.akid);
+    if (!cred)
+        return fail(out, S3E_InvalidAccessKeyId, NULL);
+    if (t > req->now + STRATA_SIGV4_MAX_SKEW_S)
+        return fail(out, S3E_AccessDenied, "Request is not valid yet");
+    if (req->now > t + exp_s)
+        return fail(out, S3E_AccessDenied, "Request has expired");
+    if (!all_amz_headers_signed(req, sh, shl, true))
+        return fail(out, S3E_AccessDenied,
+                    "There were headers present in the request which were not signed");
+    return check_signature(req, cred, &cr, date, sh, shl, "X-Amz-Signature", payload, sig, out);
+}
+
+/* ---- dispatch ------------------------------------------------------------- */
+
+enum s3_err strata_auth_verify(const struct strata_creds *creds, const struct strata_auth_req *req,
+                               struct strata_auth_result *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->decoded_length = UINT64_MAX;
+    out->payload_mode = STRATA_PAYLOAD_UNSIGNED;
+
+    const char *authz = strata_sigv4__hdr(req, "authorization");
+    const char *q = req->raw_query;
+    const char *v;
+    size_t n;
+    bool q_v4 = strata_sigv4__query_param(q, "X-Amz-Algorithm", &v, &n) ||
+                strata_sigv4__query_param(q, "X-Amz-Credential", &v, &n) ||
+                strata_sigv4__query_param(q, "X-Amz-Signature", &v, &n);
+    bool q_v2 = strata_sigv4__query_param(q, "AWSAccessKeyId", &v, &n);
+
+    if (authz && (q_v4 || q_v2))
+        return fail(out, S3E_InvalidArgument, "Only one auth mechanism allowed");
+    if (authz) {
+        size_t al = strlen(STRATA_SIGV4_ALGO);
+        if (strncmp(authz, STRATA_SIGV4_ALGO, al) == 0 && (authz[al] == ' ' || authz[al] == '\0'))
+            return strata_sigv4__verify_header(creds, req, authz, out);
+        if (strncmp(authz, "AWS ", 4) == 0)
+            return strata_sigv2__verify_header(creds, req, authz, out);
+        return fail(out, S3E_InvalidArgument, "Unsupported Authorization Type");
+    }
+    if (q_v4)
+        return strata_sigv4__verify_query(creds, req, out);
+    if (q_v2)
+        return strata_sigv2__verify_query(creds, req, out);
+
+    /* Anonymous: the caller decides whether that is allowed.  The payload
+     * mode still follows x-amz-content-sha256 (an SDK with unsigned config
+     * sends STREAMING-UNSIGNED-PAYLOAD-TRAILER bodies), but a signed
+     * streaming body cannot be verified without credentials. */
+    out->anonymous = true;
+    const char *csha = strata_sigv4__hdr(req, "x-amz-content-sha256");
+    if (csha) {
+        enum s3_err e = parse_content_sha(csha, out);
+        if (e == S3E_NONE)
+            e = parse_streaming_hdrs(req, out);
+        if (e != S3E_NONE)
+            return e;
+        if (out->payload_mode == STRATA_PAYLOAD_STREAMING_SIGNED ||
+            out->payload_mode == STRATA_PAYLOAD_STREAMING_SIGNED_TRAILER)
+            return fail(out, S3E_AccessDenied, "Signed streaming payload without credentials");
+    }
+    return S3E_NONE;
+}

@@ -1,0 +1,220 @@
+/*
+ * sigv4_canon.c - the SigV4 canonical request and string to sign, as AWS
+ * documents them for S3:
+ *
+ *   method \n canonical-uri \n canonical-query \n canonical-headers \n
+ *   signed-headers \n payload-hash
+ *
+ * S3 signs the path exactly as sent (no second encoding, no dot-segment
+ * normalisation), so the canonical URI is raw_path verbatim.  The query is
+ * decoded and re-encoded per AWS rules and sorted by name, then value.  The
+ * canonical request streams straight into SHA-256 through a small sink, so
+ * no heap buffer is needed except for unusually long query strings.
+ *
+ * Pure, reentrant; runs on request threads.
+ */
+#include "sigv4_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "strata/err.h"
+
+#define MAX_QUERY_PARAMS 256
+#define MAX_SIGNED_HEADERS 64
+#define QUERY_STACK_BYTES 4096
+
+struct qparam {
+    const char *name; /* encoded, in the arena */
+    size_t name_len;
+    const char *value;
+    size_t value_len;
+};
+
+static int qparam_cmp(const struct qparam *a, const struct qparam *b)
+{
+    size_t n = a->name_len < b->name_len ? a->name_len : b->name_len;
+    int c = memcmp(a->name, b->name, n);
+    if (c || a->name_len != b->name_len)
+        return c ? c : (a->name_len < b->name_len ? -1 : 1);
+    n = a->value_len < b->value_len ? a->value_len : b->value_len;
+    c = memcmp(a->value, b->value, n);
+    if (c || a->value_len != b->value_len)
+        return c ? c : (a->value_len < b->value_len ? -1 : 1);
+    return 0;
+}
+
+/* Decode what the client sent, then encode it the AWS way into the arena. */
+static int recode(const char *raw, size_t raw_len, char *scratch, char **arena, char *arena_end,
+                  const char **out, size_t *out_len)
+{
+    long d = strata_sigv4__pct_decode(raw, raw_len, scratch, raw_len, true);
+    if (d < 0)
+        return -1;
+    long e = strata_sigv4__uri_encode(scratch, (size_t)d, *arena, (size_t)(arena_end - *arena),
+                                      false);
+    if (e < 0)
+        return -1;
+    *out = *arena;
+    *out_len = (size_t)e;
+    *arena += e;
+    return 0;
+}
+
+static enum s3_err put_canonical_query(struct strata_sigv4_sink *s, const char *q,
+                                       const char *skip_param)
+{
+    if (!q || !*q)
+        return S3E_NONE;
+    size_t qlen = strlen(q);
+    /* Scratch for one decoded segment (<= qlen) plus encoded output
+     * (<= 3 * qlen). */
+    size_t need = 4 * qlen + 4;
+    char stack_buf[QUERY_STACK_BYTES];
+    char *buf = need <= sizeof(stack_buf) ? stack_buf : malloc(need);
+    if (!buf)
+        return S3E_InternalError;
+    char *scratch = buf, *arena = buf + qlen + 1, *arena_end = buf + need;
+
+    struct qparam ps[MAX_QUERY_PARAMS];
+    size_t np = 0;
+    enum s3_err err = S3E_NONE;
+    const char *p = q;
+    while (*p && err == S3E_NONE) {
+        const char *amp = strchr(p, '&');
+        size_t seg = amp ? (size_t)(amp - p) : strlen(p);
+        const char *eq = memchr(p, '=', seg);
+        size_t kl = eq ? (size_t)(eq - p) : seg;
+        bool skip = seg == 0 || (skip_param && strlen(skip_param) == kl &&
+                                 memcmp(p, skip_param, kl) == 0);
+        if (!skip) {
+            if (np == MAX_QUERY_PARAMS) {
+                err = S3E_InvalidArgument;
+                break;
+            }
+            struct qparam *qp = &ps[np++];
+            if (recode(p, kl, scratch, &arena, arena_end, &qp->name, &qp->name_len) ||
+                recode(eq ? eq + 1 : p + seg, eq ? seg - kl - 1 : 0, scratch, &arena, arena_end,
+                       &qp->value, &qp->value_len))
+                err = S3E_InvalidArgument;
+        }
+        if (!amp)
+            break;
+        p = amp + 1;
+    }
+    if (err == S3E_NONE) {
+        /* Insertion sort: S3 queries have a handful of parameters. */
+        for (size_t i = 1; i < np; i++) {
+            struct qparam t = ps[i];
+            size_t j = i;
+            while (j > 0 && qparam_cmp(&ps[j - 1], &t) > 0) {
+                ps[j] = ps[j - 1];
+                j--;
+            }
+            ps[j] = t;
+        }
+        for (size_t i = 0; i < np; i++) {
+            if (i)
+                strata_sigv4__sink_putc(s, '&');
+            strata_sigv4__sink_put(s, ps[i].name, ps[i].name_len);
+            strata_sigv4__sink_putc(s, '=');
+            strata_sigv4__sink_put(s, ps[i].value, ps[i].value_len);
+        }
+    }
+    if (buf != stack_buf)
+        free(buf);
+    return err;
+}
+
+static bool name_eq(const char *a, const char *b, size_t blen)
+{
+    return strncasecmp(a, b, blen) == 0 && a[blen] == '\0';
+}
+
+static enum s3_err put_canonical_headers(struct strata_sigv4_sink *s,
+                                         const struct strata_auth_req *req, const char *sh,
+                                         size_t sh_len, const char *host_override)
+{
+    const char *p = sh, *end = sh + sh_len;
+    size_t count = 0;
+    while (p < end) {
+        const char *semi = memchr(p, ';', (size_t)(end - p));
+        size_t nl = semi ? (size_t)(semi - p) : (size_t)(end - p);
+        if (nl == 0 || ++count > MAX_SIGNED_HEADERS)
+            return S3E_AuthorizationHeaderMalformed;
+        for (size_t i = 0; i < nl; i++)
+            if (p[i] >= 'A' && p[i] <= 'Z')
+                return S3E_AuthorizationHeaderMalformed;
+        strata_sigv4__sink_put(s, p, nl);
+        strata_sigv4__sink_putc(s, ':');
+        if (host_override && nl == 4 && memcmp(p, "host", 4) == 0) {
+            strata_sigv4__sink_put_trimmed(s, host_override);
+        } else {
+            bool first = true;
+            for (size_t i = 0; i < req->nhdrs; i++) {
+                if (!req->hdrs[i].name || !name_eq(req->hdrs[i].name, p, nl))
+                    continue;
+                if (!first)
+                    strata_sigv4__sink_putc(s, ',');
+                first = false;
+                strata_sigv4__sink_put_trimmed(s, req->hdrs[i].value ? req->hdrs[i].value : "");
+            }
+        }
+        strata_sigv4__sink_putc(s, '\n');
+        p += nl + 1;
+    }
+    return S3E_NONE;
+}
+
+static int sha_flush_cb(void *ud, const void *p, size_t n)
+{
+    (void)ud;
+    return strata_sigv4__sha_update(p, n);
+}
+
+enum s3_err strata_sigv4__canonical_hash(const struct strata_auth_req *req,
+                                         const char *signed_headers, size_t signed_headers_len,
+                                         const char *skip_param, const char *host_override,
+                                         const char *payload_hash, char out_hex[65])
+{
+    struct strata_sigv4_sink s = {.flush_cb = sha_flush_cb};
+    if (strata_sigv4__sha_begin() != 0)
+        return S3E_InternalError;
+    strata_sigv4__sink_puts(&s, req->method ? req->method : "");
+    strata_sigv4__sink_putc(&s, '\n');
+    strata_sigv4__sink_puts(&s, req->raw_path && *req->raw_path ? req->raw_path : "/");
+    strata_sigv4__sink_putc(&s, '\n');
+    enum s3_err err = put_canonical_query(&s, req->raw_query, skip_param);
+    if (err != S3E_NONE)
+        return err;
+    strata_sigv4__sink_putc(&s, '\n');
+    err = put_canonical_headers(&s, req, signed_headers, signed_headers_len, host_override);
+    if (err != S3E_NONE)
+        return err;
+    strata_sigv4__sink_putc(&s, '\n');
+    strata_sigv4__sink_put(&s, signed_headers, signed_headers_len);
+    strata_sigv4__sink_putc(&s, '\n');
+    strata_sigv4__sink_puts(&s, payload_hash);
+    uint8_t h[32];
+    if (strata_sigv4__sink_flush(&s) != 0 || strata_sigv4__sha_end(h) != 0)
+        return S3E_InternalError;
+    strata_sigv4__hex(h, 32, out_hex);
+    return S3E_NONE;
+}
+
+int strata_sigv4__sign(const uint8_t key[32], const char *amz_date, const char *scope,
+                       const char *creq_hex, char out_hex[65])
+{
+    char sts[sizeof(STRATA_SIGV4_ALGO) + 17 + 128 + 65 + 4];
+    int n = snprintf(sts, sizeof(sts), STRATA_SIGV4_ALGO "\n%s\n%s\n%s", amz_date, scope,
+                     creq_hex);
+    if (n < 0 || (size_t)n >= sizeof(sts))
+        return STRATA_EINVAL;
+    uint8_t mac[32];
+    int rc = strata_sigv4__hmac_sha256(key, 32, sts, (size_t)n, mac);
+    if (rc == 0)
+        strata_sigv4__hex(mac, 32, out_hex);
+    return rc;
+}

@@ -1,0 +1,229 @@
+/*
+ * sigv4_crypto.c - SHA-256, HMAC-SHA256/SHA1, hex and the SigV4 signing key,
+ * on OpenSSL 3 EVP.
+ *
+ * Runs on every thread that authenticates requests (MHD workers, tests).
+ * Fetching an algorithm and creating a context are the expensive parts of
+ * EVP, so each thread creates its contexts once, reuses them for every
+ * request, and frees them at thread exit (a pthread key destructor).  The
+ * last derived signing key is cached per thread as well: deriving it costs
+ * four HMACs and consecutive requests nearly always share secret, date and
+ * region.
+ */
+#include "sigv4_internal.h"
+
+#include <pthread.h>
+#include <string.h>
+
+#include <openssl/core_names.h>
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/params.h>
+
+#include "strata/err.h"
+
+struct tls_crypto {
+    EVP_MD_CTX *md;
+    EVP_MAC_CTX *hmac256;
+    EVP_MAC_CTX *hmac1;
+    bool key_valid;
+    char key_secret[sizeof(((struct strata_cred *)0)->secret)];
+    char key_date[9];
+    char key_region[64];
+    uint8_t key[32];
+};
+
+static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+static pthread_key_t g_key;
+static EVP_MD *g_sha256;
+static EVP_MAC *g_hmac;
+static _Thread_local struct tls_crypto *t_crypto;
+
+static void tls_free_cb(void *p)
+{
+    struct tls_crypto *t = p;
+    if (!t)
+        return;
+    EVP_MD_CTX_free(t->md);
+    EVP_MAC_CTX_free(t->hmac256);
+    EVP_MAC_CTX_free(t->hmac1);
+    OPENSSL_cleanse(t, sizeof(*t));
+    free(t);
+    t_crypto = NULL;
+}
+
+static void global_init(void)
+{
+    /* Explicit fetches: implicit ones (EVP_sha256()) look the algorithm up
+     * again on every init. */
+    g_sha256 = EVP_MD_fetch(NULL, "SHA256", NULL);
+    g_hmac = EVP_MAC_fetch(NULL, "HMAC", NULL);
+    (void)pthread_key_create(&g_key, tls_free_cb);
+}
+
+static EVP_MAC_CTX *mac_ctx_new(const char *digest)
+{
+    EVP_MAC_CTX *m = EVP_MAC_CTX_new(g_hmac);
+    if (!m)
+        return NULL;
+    OSSL_PARAM params[2] = {
+        OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, (char *)digest, 0),
+        OSSL_PARAM_construct_end(),
+    };
+    if (!EVP_MAC_CTX_set_params(m, params)) {
+        EVP_MAC_CTX_free(m);
+        return NULL;
+    }
+    return m;
+}
+
+static struct tls_crypto *tls_get(void)
+{
+    if (t_crypto)
+        return t_crypto;
+    pthread_once(&g_once, global_init);
+    if (!g_sha256 || !g_hmac)
+        return NULL;
+    struct tls_crypto *t = calloc(1, sizeof(*t));
+    if (!t)
+        return NULL;
+    t->md = EVP_MD_CTX_new();
+    t->hmac256 = mac_ctx_new("SHA256");
+    t->hmac1 = mac_ctx_new("SHA1");
+    if (!t->md || !t->hmac256 || !t->hmac1 || pthread_setspecific(g_key, t) != 0) {
+        tls_free_cb(t);
+        return NULL;
+    }
+    t_crypto = t;
+    return t;
+}
+
+int strata_sigv4__sha_begin(void)
+{
+    struct tls_crypto *t = tls_get();
+    if (!t || !EVP_DigestInit_ex(t->md, g_sha256, NULL))
+        return STRATA_EINTERNAL;
+    return 0;
+}
+
+int strata_sigv4__sha_update(const void *p, size_t n)
+{
+    struct tls_crypto *t = tls_get();
+    if (!t || !EVP_DigestUpdate(t->md, p, n))
+        return STRATA_EINTERNAL;
+    return 0;
+}
+
+int strata_sigv4__sha_end(uint8_t out[32])
+{
+    struct tls_crypto *t = tls_get();
+    unsigned int len = 0;
+    if (!t || !EVP_DigestFinal_ex(t->md, out, &len) || len != 32)
+        return STRATA_EINTERNAL;
+    return 0;
+}
+
+int strata_sigv4__sha256(const void *p, size_t n, uint8_t out[32])
+{
+    int rc = strata_sigv4__sha_begin();
+    if (rc == 0)
+        rc = strata_sigv4__sha_update(p, n);
+    if (rc == 0)
+        rc = strata_sigv4__sha_end(out);
+    return rc;
+}
+
+static int hmac_run(EVP_MAC_CTX *m, const void *key, size_t key_len, const void *msg,
+                    size_t msg_len, uint8_t *out, size_t out_len)
+{
+    size_t got = 0;
+    if (!EVP_MAC_init(m, key, key_len, NULL) || !EVP_MAC_update(m, msg, msg_len) ||
+        !EVP_MAC_final(m, out, &got, out_len) || got != out_len)
+        return STRATA_EINTERNAL;
+    return 0;
+}
+
+int strata_sigv4__hmac_sha256(const void *key, size_t key_len, const void *msg, size_t msg_len,
+                              uint8_t out[32])
+{
+    struct tls_crypto *t = tls_get();
+    if (!t)
+        return STRATA_EINTERNAL;
+    return hmac_run(t->hmac256, key, key_len, msg, msg_len, out, 32);
+}
+
+int strata_sigv4__hmac_sha1(const void *key, size_t key_len, const void *msg, size_t msg_len,
+                            uint8_t out[20])
+{
+    struct tls_crypto *t = tls_get();
+    if (!t)
+        return STRATA_EINTERNAL;
+    return hmac_run(t->hmac1, key, key_len, msg, msg_len, out, 20);
+}
+
+int strata_sigv4__signing_key(const char *secret, const char *date8, const char *region,
+                              size_t region_len, uint8_t out[32])
+{
+    struct tls_crypto *t = tls_get();
+    size_t slen = strlen(secret);
+    if (!t || slen >= sizeof(t->key_secret) || strlen(date8) != 8)
+        return STRATA_EINVAL;
+    bool cacheable = region_len < sizeof(t->key_region);
+    if (cacheable && t->key_valid && memcmp(t->key_date, date8, 9) == 0 &&
+        strncmp(t->key_region, region, region_len) == 0 && t->key_region[region_len] == '\0' &&
+        strcmp(t->key_secret, secret) == 0) {
+        memcpy(out, t->key, 32);
+        return 0;
+    }
+
+    char k0[4 + sizeof(t->key_secret)];
+    uint8_t a[32], b[32];
+    memcpy(k0, "AWS4", 4);
+    memcpy(k0 + 4, secret, slen);
+    int rc = strata_sigv4__hmac_sha256(k0, 4 + slen, date8, 8, a);
+    if (rc == 0)
+        rc = strata_sigv4__hmac_sha256(a, 32, region, region_len, b);
+    if (rc == 0)
+        rc = strata_sigv4__hmac_sha256(b, 32, "s3", 2, a);
+    if (rc == 0)
+        rc = strata_sigv4__hmac_sha256(a, 32, "aws4_request", 12, out);
+    OPENSSL_cleanse(k0, sizeof(k0));
+    OPENSSL_cleanse(a, sizeof(a));
+    OPENSSL_cleanse(b, sizeof(b));
+    if (rc != 0)
+        return rc;
+    if (cacheable) {
+        memcpy(t->key_secret, secret, slen + 1);
+        memcpy(t->key_date, date8, 9);
+        memcpy(t->key_region, region, region_len);
+        t->key_region[region_len] = '\0';
+        memcpy(t->key, out, 32);
+        t->key_valid = true;
+    }
+    return 0;
+}
+
+void strata_sigv4__hex(const uint8_t *in, size_t n, char *out)
+{
+    static const char digits[] = "0123456789abcdef";
+    for (size_t i = 0; i < n; i++) {
+        out[2 * i] = digits[in[i] >> 4];
+        out[2 * i + 1] = digits[in[i] & 15];
+    }
+    out[2 * n] = '\0';
+}
+
+bool strata_sigv4__is_hex(const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')))
+            return false;
+    }
+    return true;
+}
+
+bool strata_sigv4__ct_eq(const void *a, const void *b, size_t n)
+{
+    return CRYPTO_memcmp(a, b, n) == 0;
+}

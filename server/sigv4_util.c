@@ -1,0 +1,215 @@
+/*
+ * sigv4_util.c - text helpers for request authentication: header lookup,
+ * the date formats AWS signs, percent-decoding and AWS URI-encoding, query
+ * parameter lookup, and the digest sink canonical requests stream into.
+ *
+ * Pure functions, reentrant, no allocation; run on any request thread.
+ */
+#include "sigv4_internal.h"
+
+#include <ctype.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "strata/err.h"
+
+const char *strata_sigv4__hdr(const struct strata_auth_req *r, const char *lname)
+{
+    for (size_t i = 0; i < r->nhdrs; i++)
+        if (r->hdrs[i].name && strcasecmp(r->hdrs[i].name, lname) == 0)
+            return r->hdrs[i].value ? r->hdrs[i].value : "";
+    return NULL;
+}
+
+static time_t tm_to_epoch(struct tm *tm)
+{
+    return timegm(tm);
+}
+
+int strata_sigv4__parse_iso8601(const char *s, time_t *out)
+{
+    /* Exactly yyyymmddThhmmssZ: strptime alone would accept short fields. */
+    if (!s || strlen(s) != 16 || s[8] != 'T' || s[15] != 'Z')
+        return STRATA_EINVAL;
+    for (int i = 0; i < 15; i++)
+        if (i != 8 && !isdigit((unsigned char)s[i]))
+            return STRATA_EINVAL;
+    struct tm tm;
+    memset(&tm, 0, sizeof(tm));
+    const char *end = strptime(s, "%Y%m%dT%H%M%SZ", &tm);
+    if (!end || *end)
+        return STRATA_EINVAL;
+    *out = tm_to_epoch(&tm);
+    return 0;
+}
+
+int strata_sigv4__parse_http_date(const char *s, time_t *out)
+{
+    static const char *const fmts[] = {
+        "%a, %d %b %Y %H:%M:%S GMT", /* RFC 1123, what every client sends */
+        "%A, %d-%b-%y %H:%M:%S GMT", /* RFC 850 */
+        "%a %b %e %H:%M:%S %Y",      /* asctime */
+    };
+    if (!s)
+        return STRATA_EINVAL;
+    while (*s == ' ')
+        s++;
+    for (size_t i = 0; i < sizeof(fmts) / sizeof(fmts[0]); i++) {
+        struct tm tm;
+        memset(&tm, 0, sizeof(tm));
+        const char *end = strptime(s, fmts[i], &tm);
+        if (!end)
+            continue;
+        while (*end == ' ')
+            end++;
+        if (*end)
+            continue;
+        *out = tm_to_epoch(&tm);
+        return 0;
+    }
+    return STRATA_EINVAL;
+}
+
+void strata_sigv4__fmt_iso8601(time_t t, char out[17])
+{
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    if (strftime(out, 17, "%Y%m%dT%H%M%SZ", &tm) != 16)
+        out[0] = '\0';
+}
+
+static int hexval(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+long strata_sigv4__pct_decode(const char *s, size_t n, char *out, size_t cap, bool plus_space)
+{
+    size_t o = 0;
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        if (c == '%') {
+            if (i + 2 >= n)
+                return -1;
+            int hi = hexval(s[i + 1]), lo = hexval(s[i + 2]);
+            if (hi < 0 || lo < 0)
+                return -1;
+            c = (char)(hi << 4 | lo);
+            i += 2;
+        } else if (c == '+' && plus_space) {
+            c = ' ';
+        }
+        if (o >= cap)
+            return -1;
+        out[o++] = c;
+    }
+    return (long)o;
+}
+
+long strata_sigv4__uri_encode(const char *s, size_t n, char *out, size_t cap, bool keep_slash)
+{
+    static const char digits[] = "0123456789ABCDEF";
+    size_t o = 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~' ||
+            (c == '/' && keep_slash)) {
+            if (o + 1 > cap)
+                return -1;
+            out[o++] = (char)c;
+        } else {
+            if (o + 3 > cap)
+                return -1;
+            out[o++] = '%';
+            out[o++] = digits[c >> 4];
+            out[o++] = digits[c & 15];
+        }
+    }
+    return (long)o;
+}
+
+bool strata_sigv4__query_param(const char *q, const char *name, const char **val, size_t *len)
+{
+    if (!q)
+        return false;
+    size_t nl = strlen(name);
+    while (*q) {
+        const char *amp = strchr(q, '&');
+        size_t seg = amp ? (size_t)(amp - q) : strlen(q);
+        const char *eq = memchr(q, '=', seg);
+        size_t kl = eq ? (size_t)(eq - q) : seg;
+        if (kl == nl && memcmp(q, name, nl) == 0) {
+            *val = eq ? eq + 1 : q + seg;
+            *len = eq ? seg - kl - 1 : 0;
+            return true;
+        }
+        if (!amp)
+            break;
+        q = amp + 1;
+    }
+    return false;
+}
+
+/* ---- sink ----------------------------------------------------------------- */
+
+int strata_sigv4__sink_flush(struct strata_sigv4_sink *s)
+{
+    if (s->len && !s->err)
+        s->err = s->flush_cb(s->ud, s->buf, s->len);
+    s->len = 0;
+    return s->err;
+}
+
+void strata_sigv4__sink_put(struct strata_sigv4_sink *s, const void *p, size_t n)
+{
+    const char *c = p;
+    while (n && !s->err) {
+        size_t room = sizeof(s->buf) - s->len;
+        if (room == 0) {
+            strata_sigv4__sink_flush(s);
+            continue;
+        }
+        size_t k = n < room ? n : room;
+        memcpy(s->buf + s->len, c, k);
+        s->len += k;
+        c += k;
+        n -= k;
+    }
+}
+
+void strata_sigv4__sink_puts(struct strata_sigv4_sink *s, const char *str)
+{
+    strata_sigv4__sink_put(s, str, strlen(str));
+}
+
+void strata_sigv4__sink_putc(struct strata_sigv4_sink *s, char c)
+{
+    if (s->len == sizeof(s->buf))
+        strata_sigv4__sink_flush(s);
+    if (!s->err)
+        s->buf[s->len++] = c;
+}
+
+void strata_sigv4__sink_put_trimmed(struct strata_sigv4_sink *s, const char *v)
+{
+    while (*v == ' ' || *v == '\t')
+        v++;
+    bool pending_space = false;
+    for (; *v; v++) {
+        if (*v == ' ' || *v == '\t') {
+            pending_space = true;
+            continue;
+        }
+        if (pending_space)
+            strata_sigv4__sink_putc(s, ' ');
+        pending_space = false;
+        strata_sigv4__sink_putc(s, *v);
+    }
+}
