@@ -218,7 +218,7 @@ int strata_meta__rec_encode(const struct meta_rec *r, char **out, size_t *outlen
     msgpack_sbuffer_write(&sb, &vb, 1);
 
     bool inl = (r->flags & REC_F_INLINE) != 0;
-    size_t nf = 9 + (r->has_data_id ? 1 : 0) + (inl ? 3 : 0) + (r->cksum_algo ? 2 : 0);
+    size_t nf = 8 + (r->has_data_id ? 1 : 0) + (inl ? 3 : 0) + (r->cksum_algo ? 2 : 0);
     msgpack_pack_map(&pk, nf);
     msgpack_pack_uint64(&pk, 0);
     msgpack_pack_uint64(&pk, REC_FORMAT);

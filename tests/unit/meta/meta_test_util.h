@@ -1,0 +1,223 @@
+/*
+ * meta_test_util.h - fixtures for the meta/ unit tests: a fresh set of four
+ * drive directories under $STRATA_TEST_TMPDIR per test, open/close of the
+ * set and the meta handle, put/get helpers and file counting.
+ * Header-only (static functions) so each test executable stands alone.
+ */
+#ifndef STRATA_TESTS_META_TEST_UTIL_H
+#define STRATA_TESTS_META_TEST_UTIL_H
+
+#include <dirent.h>
+#include <errno.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "strata/meta.h"
+
+#define MT_DRIVES 4
+
+struct mt_env {
+    char root[512];
+    char drive[MT_DRIVES][600];
+    const char *paths[MT_DRIVES];
+    struct strata_set *set;
+    struct strata_meta *m;
+};
+
+static inline int mt_rm_cb(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
+{
+    (void)sb;
+    (void)flag;
+    (void)ftw;
+    return remove(p);
+}
+
+static inline void mt_rm_rf(const char *p)
+{
+    nftw(p, mt_rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static inline int mt_open(struct mt_env *e)
+{
+    struct strata_set_opts so;
+    memset(&so, 0, sizeof(so));
+    struct strata_errinfo ei;
+    memset(&ei, 0, sizeof(ei));
+    int rc = strata_set_open(e->paths, MT_DRIVES, &so, &e->set, &ei);
+    if (rc) {
+        fprintf(stderr, "set open: %s %s\n", strata_errname(rc), ei.msg);
+        return rc;
+    }
+    rc = strata_meta_open(&e->set, 1, NULL, &e->m, &ei);
+    if (rc) {
+        fprintf(stderr, "meta open: %s %s\n", strata_errname(rc), ei.msg);
+        strata_set_close(e->set);
+        e->set = NULL;
+    }
+    return rc;
+}
+
+static inline void mt_close(struct mt_env *e)
+{
+    strata_meta_close(e->m);
+    e->m = NULL;
+    strata_set_close(e->set);
+    e->set = NULL;
+}
+
+/* Fresh drive directories for test name; opens set and meta. */
+static inline struct mt_env *mt_setup(const char *name)
+{
+    static unsigned seq; /* per process */
+    struct mt_env *e = calloc(1, sizeof(*e));
+    const char *tmp = getenv("STRATA_TEST_TMPDIR");
+    if (!tmp)
+        tmp = "/tmp";
+    snprintf(e->root, sizeof(e->root), "%s/meta-%s-%d-%u", tmp, name, (int)getpid(), seq++);
+    mt_rm_rf(e->root);
+    mkdir(e->root, 0755);
+    for (int i = 0; i < MT_DRIVES; i++) {
+        snprintf(e->drive[i], sizeof(e->drive[i]), "%s/d%d", e->root, i);
+        mkdir(e->drive[i], 0755);
+        e->paths[i] = e->drive[i];
+    }
+    if (mt_open(e) != 0) {
+        free(e);
+        return NULL;
+    }
+    return e;
+}
+
+static inline void mt_teardown(struct mt_env *e)
+{
+    if (!e)
+        return;
+    mt_close(e);
+    mt_rm_rf(e->root);
+    free(e);
+}
+
+static inline int mt_bucket(struct mt_env *e, const char *name, int versioning)
+{
+    struct strata_bucket_info b;
+    memset(&b, 0, sizeof(b));
+    snprintf(b.name, sizeof(b.name), "%s", name);
+    snprintf(b.owner, sizeof(b.owner), "tester");
+    snprintf(b.region, sizeof(b.region), "us-east-1");
+    b.created_ms = 1700000000000LL;
+    int rc = strata_meta_bucket_create(e->m, &b);
+    if (rc == 0 && versioning)
+        rc = strata_meta_bucket_set_versioning(e->m, name, versioning);
+    return rc;
+}
+
+static inline void mt_fill(uint8_t *p, size_t n, uint32_t seed)
+{
+    uint32_t x = seed * 2654435761u + 1;
+    for (size_t i = 0; i < n; i++) {
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        p[i] = (uint8_t)x;
+    }
+}
+
+/* Put len bytes in chunks of chunk (0: one write), size announced or not. */
+static inline int mt_put_opts(struct mt_env *e, struct strata_put_opts *o, const void *data, size_t len,
+                       size_t chunk, struct strata_obj_info *out)
+{
+    struct strata_put *p;
+    int rc = strata_obj_put_begin(e->m, o, &p);
+    if (rc)
+        return rc;
+    if (!chunk)
+        chunk = len ? len : 1;
+    for (size_t off = 0; off < len; off += chunk) {
+        size_t n = len - off < chunk ? len - off : chunk;
+        rc = strata_obj_put_write(p, (const uint8_t *)data + off, n);
+        if (rc) {
+            strata_obj_put_abort(p);
+            return rc;
+        }
+    }
+    return strata_obj_put_commit(p, out);
+}
+
+static inline int mt_put(struct mt_env *e, const char *bucket, const char *key, const void *data,
+                  size_t len, struct strata_obj_info *out)
+{
+    struct strata_put_opts o;
+    memset(&o, 0, sizeof(o));
+    o.bucket = bucket;
+    o.key = key;
+    o.size = len;
+    return mt_put_opts(e, &o, data, len, 0, out);
+}
+
+/* Read the whole object into a malloc'ed buffer. */
+static inline int mt_get(struct mt_env *e, const char *bucket, const char *key, const char *vid,
+                  uint8_t **data, size_t *len)
+{
+    struct strata_obj_info info;
+    struct strata_get *g;
+    int rc = strata_obj_get_open(e->m, bucket, key, vid, &info, &g);
+    if (rc) {
+        strata_obj_info_fini(&info);
+        return rc;
+    }
+    *len = info.size;
+    *data = malloc(info.size + 1);
+    rc = strata_obj_get_read(g, 0, *data, info.size);
+    strata_obj_get_close(g);
+    strata_obj_info_fini(&info);
+    if (rc) {
+        free(*data);
+        *data = NULL;
+    }
+    return rc;
+}
+
+/* Regular files under dir, recursively. */
+static inline int mt_count_files(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return 0;
+    int n = 0;
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+            continue;
+        char p[2048];
+        snprintf(p, sizeof(p), "%s/%s", dir, de->d_name);
+        struct stat st;
+        if (lstat(p, &st) != 0)
+            continue;
+        if (S_ISDIR(st.st_mode))
+            n += mt_count_files(p);
+        else
+            n++;
+    }
+    closedir(d);
+    return n;
+}
+
+/* Data and tmp files over all drives. */
+static inline int mt_data_files(struct mt_env *e)
+{
+    int n = 0;
+    for (int i = 0; i < MT_DRIVES; i++) {
+        char p[700];
+        snprintf(p, sizeof(p), "%s/data", e->drive[i]);
+        n += mt_count_files(p);
+        snprintf(p, sizeof(p), "%s/tmp", e->drive[i]);
+        n += mt_count_files(p);
+    }
+    return n;
+}
+
+#endif /* STRATA_TESTS_META_TEST_UTIL_H */
