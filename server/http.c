@@ -1,0 +1,584 @@
+/*
+ * http.c - the libmicrohttpd front end: daemon start/stop, the request
+ * lifecycle (parse -> authenticate -> authorize -> body -> run -> respond ->
+ * log) and the helpers handlers answer with.
+ *
+ * Threads: MHD_USE_THREAD_PER_CONNECTION.  Storage calls block (RocksDB
+ * reads, io_uring waits), and a blocking call inside MHD's shared polling
+ * threads would stall every other connection of that thread; with one
+ * thread per connection a slow disk delays only its own client.  The
+ * in-flight limit bounds the work accepted at once; a request over it gets
+ * 503 SlowDown, never a dropped connection.
+ *
+ * Ownership: struct strata_req is allocated when MHD reports the request
+ * line (the URI log callback, the only place the raw request target is
+ * visible; it becomes the request's context pointer) and is freed only in
+ * the MHD_OPTION_NOTIFY_COMPLETED callback, together with every handle it
+ * holds (put, get, chunked decoder, buffers).
+ */
+#include "srv.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <openssl/rand.h>
+
+#include "srv_err.h"
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- request helpers ------------------------------------------------------ */
+
+const char *strata_req_hdr(struct strata_req *r, const char *name)
+{
+    return MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, name);
+}
+
+const char *strata_req_query(struct strata_req *r, const char *name)
+{
+    for (int i = 0; i < r->nq; i++)
+        if (strcmp(r->q[i].name, name) == 0)
+            return r->q[i].value;
+    return NULL;
+}
+
+const char *strata_req_user(const struct strata_req *r)
+{
+    return r->auth.cred ? r->auth.cred->access_key : "";
+}
+
+const char *strata_req_display_name(const struct strata_req *r)
+{
+    if (!r->auth.cred)
+        return "";
+    return r->auth.cred->display_name[0] ? r->auth.cred->display_name : r->auth.cred->access_key;
+}
+
+void strata_req_send(struct strata_req *r, int status, struct MHD_Response *resp)
+{
+    STRATA_ASSERT(!r->responded);
+    MHD_add_response_header(resp, "x-amz-request-id", r->id);
+    MHD_add_response_header(resp, "x-amz-id-2", r->srv->host_id);
+    MHD_add_response_header(resp, "Server", "Strata");
+    if (MHD_queue_response(r->conn, (unsigned)status, resp) != MHD_YES)
+        strata_srv_log(STRATA_LOG_ERR, "req %s: could not queue the %d answer", r->id, status);
+    MHD_destroy_response(resp);
+    r->responded = true;
+    r->status = status;
+}
+
+void strata_req_error(struct strata_req *r, enum s3_err e, int err)
+{
+    struct strata_sbuf b;
+    strata_sbuf_init(&b, 64 * 1024);
+    strata_sbuf_puts(&b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Error>");
+    strata_sbuf_xml_elem(&b, "Code", strata_s3_err_code(e));
+    strata_sbuf_xml_elem(&b, "Message", strata_s3_err_detail(err, e));
+    if (r->bucket)
+        strata_sbuf_xml_elem(&b, "BucketName", r->bucket);
+    if (r->key)
+        strata_sbuf_xml_elem(&b, "Key", r->key);
+    strata_sbuf_xml_elem(&b, "Resource", r->resource ? r->resource : "/");
+    strata_sbuf_xml_elem(&b, "RequestId", r->id);
+    strata_sbuf_xml_elem(&b, "HostId", r->srv->host_id);
+    strata_sbuf_puts(&b, "</Error>");
+    int status = strata_s3_err_status(e);
+    struct MHD_Response *resp;
+    if (status == 304 || b.failed) {
+        resp = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+    } else {
+        size_t len;
+        char *body = strata_sbuf_steal(&b, &len);
+        resp = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
+        MHD_add_response_header(resp, "Content-Type", "application/xml");
+    }
+    strata_sbuf_fini(&b);
+    if (r->err_hdr_name)
+        MHD_add_response_header(resp, r->err_hdr_name, r->err_hdr_value);
+    if (r->err_delete_marker)
+        MHD_add_response_header(resp, "x-amz-delete-marker", "true");
+    if (e == S3E_SlowDown || e == S3E_ServiceUnavailable)
+        MHD_add_response_header(resp, "Retry-After", "1");
+    r->sent_err = e;
+    if (status >= 500 && r->term == 0)
+        r->term = (err == STRATA_EQUORUM || err == STRATA_ENOSPC || err == STRATA_EIO ||
+                   err == STRATA_ECORRUPT) ? 'D' : (status == 500 ? 'I' : 0);
+    if (status == 500)
+        strata_srv_log(STRATA_LOG_ERR, "req %s %s /%s/%s: internal error (%s)", r->id, r->method,
+                       r->bucket ? r->bucket : "", r->key ? r->key : "", strata_errname(err));
+    strata_req_send(r, status, resp);
+}
+
+void strata_req_error_strata(struct strata_req *r, int err, enum s3_ctx ctx)
+{
+    strata_req_error(r, strata_s3_err_from_strata(err, ctx), err);
+}
+
+void strata_req_defer_error(struct strata_req *r, enum s3_err e, int err)
+{
+    if (r->err == S3E_NONE) {
+        r->err = e;
+        r->err_strata = err;
+    }
+}
+
+void strata_req_send_xml(struct strata_req *r, int status, struct strata_sbuf *b)
+{
+    if (b->failed) {
+        strata_sbuf_fini(b);
+        strata_req_error(r, S3E_InternalError, STRATA_ENOMEM);
+        return;
+    }
+    size_t len;
+    char *body = strata_sbuf_steal(b, &len);
+    strata_sbuf_fini(b);
+    struct MHD_Response *resp = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
+    MHD_add_response_header(resp, "Content-Type", "application/xml");
+    r->bytes_out += len;
+    strata_req_send(r, status, resp);
+}
+
+void strata_req_send_empty(struct strata_req *r, int status)
+{
+    struct MHD_Response *resp =
+        MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+    strata_req_send(r, status, resp);
+}
+
+/* ---- request lifecycle ---------------------------------------------------- */
+
+static void *uri_log_cb(void *cls, const char *uri, struct MHD_Connection *conn)
+{
+    struct strata_srv *s = cls;
+    struct strata_req *r = calloc(1, sizeof(*r));
+    if (!r)
+        return NULL;
+    r->srv = s;
+    r->conn = conn;
+    r->t0_ns = now_ns();
+    r->raw_uri = strdup(uri ? uri : "/");
+    uint64_t seq = atomic_fetch_add(&s->reqid_seq, 1);
+    snprintf(r->id, sizeof(r->id), "%016llX", (unsigned long long)(s->reqid_base + seq));
+    strata_sbuf_init(&r->body, STRATA_SRV_XML_BODY_MAX);
+    return r;
+}
+
+static void completed_cb(void *cls, struct MHD_Connection *conn, void **req_cls,
+                         enum MHD_RequestTerminationCode toe)
+{
+    struct strata_srv *s = cls;
+    struct strata_req *r = *req_cls;
+    if (!r)
+        return;
+    if (r->started) {
+        strata_metrics_count(r->method, r->status, r->sent_err, r->bytes_in, r->bytes_out);
+        strata_srv_access_log(r, toe);
+        atomic_fetch_sub(&s->inflight, 1);
+    }
+    strata_obj_put_abort(r->put); /* not committed: nothing becomes visible */
+    strata_obj_get_close(r->get);
+    if (r->info_valid)
+        strata_obj_info_fini(&r->info);
+    if (r->chunked)
+        strata_chunked_destroy(r->chunked);
+    EVP_MD_CTX_free(r->sha256);
+    strata_sbuf_fini(&r->body);
+    free(r->raw_uri);
+    free(r->raw_uri_copy);
+    free(r->qbuf);
+    free(r->bucket);
+    free(r->key);
+    free(r->resource);
+    free(r);
+    *req_cls = NULL;
+}
+
+static enum MHD_Result collect_hdr(void *cls, enum MHD_ValueKind kind, const char *key,
+                                   const char *value)
+{
+    struct strata_req *r = cls;
+    if (r->nhdrs == STRATA_SRV_HDRS_MAX) {
+        r->hdrs_overflow = true;
+        return MHD_NO;
+    }
+    r->hdrs[r->nhdrs].name = key;
+    r->hdrs[r->nhdrs].value = value ? value : "";
+    r->nhdrs++;
+    return MHD_YES;
+}
+
+/* Splits the target into bucket/key (path or virtual-host style) and the
+ * query.  The path is percent-decoded exactly once, here. */
+static enum s3_err parse_target(struct strata_req *r)
+{
+    r->raw_uri_copy = strdup(r->raw_uri);
+    if (!r->raw_uri_copy)
+        return S3E_InternalError;
+    char *q = strchr(r->raw_uri_copy, '?');
+    if (q)
+        *q++ = '\0';
+    r->raw_path = r->raw_uri_copy;
+    r->raw_query = q ? q : "";
+    if (r->raw_path[0] != '/')
+        return S3E_InvalidURI;
+    r->qbuf = strdup(r->raw_query);
+    r->nq = strata_s3_query_parse(r->qbuf, r->q, STRATA_SRV_QPARAMS_MAX);
+    if (r->nq < 0)
+        return S3E_InvalidURI;
+
+    char *path = strdup(r->raw_path);
+    if (!path)
+        return S3E_InternalError;
+    if (strata_s3_pct_decode(path, false) != 0) {
+        free(path);
+        return S3E_InvalidURI;
+    }
+    r->resource = path;
+
+    const char *host_bucket = NULL;
+    size_t hb_len = 0;
+    const char *dom = r->srv->cfg.domain;
+    const char *host = strata_req_hdr(r, "Host");
+    if (dom && *dom && host) {
+        size_t hlen = strcspn(host, ":"), dlen = strlen(dom);
+        if (hlen > dlen + 1 && host[hlen - dlen - 1] == '.' &&
+            strncasecmp(host + hlen - dlen, dom, dlen) == 0) {
+            host_bucket = host;
+            hb_len = hlen - dlen - 1;
+        }
+    }
+    const char *p = path + 1;
+    if (host_bucket) {
+        r->bucket = strndup(host_bucket, hb_len);
+        if (*p)
+            r->key = strdup(p);
+    } else if (*p) {
+        const char *slash = strchr(p, '/');
+        r->bucket = slash ? strndup(p, (size_t)(slash - p)) : strdup(p);
+        if (slash && slash[1])
+            r->key = strdup(slash + 1);
+    }
+    if (r->bucket && !*r->bucket)
+        return S3E_InvalidURI;
+    r->level = r->key ? STRATA_LVL_OBJECT : r->bucket ? STRATA_LVL_BUCKET : STRATA_LVL_SERVICE;
+    return S3E_NONE;
+}
+
+static void answer_text(struct strata_req *r, int status, const char *ctype, char *body,
+                        size_t len)
+{
+    struct MHD_Response *resp = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
+    MHD_add_response_header(resp, "Content-Type", ctype);
+    r->bytes_out += len;
+    strata_req_send(r, status, resp);
+}
+
+/* /health/live, /health/ready and /metrics: no auth.  True when handled. */
+static bool ops_endpoint(struct strata_req *r)
+{
+    /* Only unsigned, query-less GETs: a bucket named "metrics" stays
+     * reachable by every signed S3 request. */
+    if ((strcmp(r->method, "GET") != 0 && strcmp(r->method, "HEAD") != 0) || r->raw_query[0] ||
+        strata_req_hdr(r, "Authorization"))
+        return false;
+    if (strcmp(r->raw_path, "/health/live") == 0 || strcmp(r->raw_path, "/health/ready") == 0) {
+        bool ready = r->srv->meta != NULL;
+        char *b = strdup(ready ? "OK\n" : "not ready\n");
+        answer_text(r, ready ? 200 : 503, "text/plain", b, strlen(b));
+        return true;
+    }
+    if (strcmp(r->raw_path, "/metrics") == 0) {
+        struct strata_sbuf b;
+        strata_sbuf_init(&b, 1u << 20);
+        strata_metrics_render(&b, atomic_load(&r->srv->inflight));
+        size_t len;
+        char *body = strata_sbuf_steal(&b, &len);
+        answer_text(r, 200, "text/plain; version=0.0.4", body, len);
+        return true;
+    }
+    return false;
+}
+
+static bool is_streaming(int mode)
+{
+    return mode == STRATA_PAYLOAD_STREAMING_SIGNED ||
+           mode == STRATA_PAYLOAD_STREAMING_SIGNED_TRAILER ||
+           mode == STRATA_PAYLOAD_STREAMING_UNSIGNED_TRAILER;
+}
+
+/* First call: everything up to (not including) the body.  Returns the S3
+ * error to answer now, or S3E_NONE. */
+static enum s3_err setup(struct strata_req *r, int *serr)
+{
+    enum s3_err e;
+    MHD_get_connection_values(r->conn, MHD_HEADER_KIND, collect_hdr, r);
+    if (r->hdrs_overflow)
+        return S3E_RequestHeaderSectionTooLarge;
+
+    struct strata_auth_req ar = {
+        .method = r->method,
+        .raw_path = r->raw_path,
+        .raw_query = r->raw_query,
+        .hdrs = r->hdrs,
+        .nhdrs = r->nhdrs,
+        .now = time(NULL),
+    };
+    e = strata_auth_verify(r->srv->creds, &ar, &r->auth);
+    if (e)
+        return e;
+    if (r->auth.anonymous || !r->auth.cred)
+        return S3E_AccessDenied;
+
+    if (r->key && strlen(r->key) > STRATA_KEY_MAX)
+        return S3E_KeyTooLongError;
+    bool notimpl = false;
+    r->route = strata_route_find(r, &notimpl);
+    if (!r->route)
+        return notimpl ? S3E_NotImplemented : S3E_MethodNotAllowed;
+
+    if (r->bucket && !(r->route->flags & STRATA_RT_NO_BUCKET)) {
+        int rc = strata_meta_bucket_get(r->srv->meta, r->bucket, &r->binfo);
+        if (rc) {
+            *serr = rc;
+            return strata_s3_err_from_strata(rc, S3CTX_BUCKET);
+        }
+        if (strcmp(r->binfo.owner, strata_req_user(r)) != 0)
+            return S3E_AccessDenied;
+    }
+    if (is_streaming(r->auth.payload_mode)) {
+        if (strata_chunked_create(&r->auth, &r->chunked) != 0)
+            return S3E_InternalError;
+    } else if (r->auth.payload_mode == STRATA_PAYLOAD_SIGNED &&
+               (r->route->flags & STRATA_RT_BODY_XML)) {
+        r->sha256 = EVP_MD_CTX_new();
+        if (!r->sha256 || EVP_DigestInit_ex(r->sha256, EVP_sha256(), NULL) != 1)
+            return S3E_InternalError;
+    }
+    if (r->route->begin && r->route->begin(r) != 0)
+        return S3E_NONE; /* begin answered */
+    return S3E_NONE;
+}
+
+/* Decoded body bytes to the route's sink. */
+static int body_sink(void *ud, const void *buf, size_t len)
+{
+    struct strata_req *r = ud;
+    if (r->route->flags & STRATA_RT_BODY_STREAM)
+        return r->route->body_cb(r, buf, len);
+    if (r->route->flags & STRATA_RT_BODY_XML) {
+        if (strata_sbuf_append(&r->body, buf, len) != 0) {
+            strata_req_defer_error(r, S3E_MaxMessageLengthExceeded, 0);
+            return -1;
+        }
+    }
+    return 0; /* bodies of other requests are read and dropped */
+}
+
+static void feed_body(struct strata_req *r, const char *data, size_t len)
+{
+    r->bytes_in += len;
+    if (r->err != S3E_NONE || r->responded)
+        return; /* drain: the error is answered at the end */
+    if (r->chunked) {
+        enum s3_err e = S3E_NONE;
+        if (strata_chunked_feed(r->chunked, data, len, body_sink, r, &e) != 0 && e != S3E_NONE)
+            strata_req_defer_error(r, e, 0);
+        return;
+    }
+    if (r->sha256)
+        EVP_DigestUpdate(r->sha256, data, len);
+    body_sink(r, data, len);
+}
+
+/* End of body: framing and digests of buffered bodies. */
+static void finish_body(struct strata_req *r)
+{
+    if (r->err != S3E_NONE)
+        return;
+    if (r->chunked) {
+        enum s3_err e = S3E_NONE;
+        if (strata_chunked_finish(r->chunked, &e) != 0) {
+            strata_req_defer_error(r, e ? e : S3E_IncompleteBody, 0);
+            return;
+        }
+        if (r->auth.decoded_length != UINT64_MAX &&
+            strata_chunked_decoded_bytes(r->chunked) != r->auth.decoded_length)
+            strata_req_defer_error(r, S3E_IncompleteBody, 0);
+    } else if (r->sha256) {
+        uint8_t md[32];
+        unsigned mdlen = 0;
+        EVP_DigestFinal_ex(r->sha256, md, &mdlen);
+        if (memcmp(md, r->auth.payload_sha256, 32) != 0)
+            strata_req_defer_error(r, S3E_XAmzContentSHA256Mismatch, 0);
+    }
+}
+
+static enum MHD_Result access_cb(void *cls, struct MHD_Connection *conn, const char *url,
+                                 const char *method, const char *version, const char *upload_data,
+                                 size_t *upload_data_size, void **req_cls)
+{
+    struct strata_srv *s = cls;
+    struct strata_req *r = *req_cls;
+    if (!r)
+        return MHD_NO; /* out of memory at the request line: drop */
+    if (!r->started) {
+        r->started = true;
+        r->method = method;
+        unsigned n = atomic_fetch_add(&s->inflight, 1) + 1;
+        if (n > s->cfg.max_inflight) {
+            strata_metrics_inflight_rejected();
+            strata_req_error(r, S3E_SlowDown, 0);
+            return MHD_YES;
+        }
+        int serr = 0;
+        enum s3_err e = r->raw_uri ? parse_target(r) : S3E_InternalError;
+        if (e == S3E_NONE && ops_endpoint(r))
+            return MHD_YES;
+        if (e == S3E_NONE)
+            e = setup(r, &serr);
+        if (e != S3E_NONE && !r->responded)
+            strata_req_error(r, e, serr);
+        return MHD_YES;
+    }
+    if (*upload_data_size) {
+        feed_body(r, upload_data, *upload_data_size);
+        *upload_data_size = 0;
+        return MHD_YES;
+    }
+    if (r->responded)
+        return MHD_YES;
+    finish_body(r);
+    if (r->err != S3E_NONE) {
+        strata_req_error(r, r->err, r->err_strata);
+        return MHD_YES;
+    }
+    r->route->run(r);
+    if (!r->responded)
+        strata_req_error(r, S3E_InternalError, STRATA_EINTERNAL);
+    return MHD_YES;
+}
+
+static void mhd_log_cb(void *cls, const char *fmt, va_list ap)
+{
+    char line[512];
+    vsnprintf(line, sizeof(line), fmt, ap);
+    size_t n = strlen(line);
+    while (n && (line[n - 1] == '\n' || line[n - 1] == '\r'))
+        line[--n] = '\0';
+    strata_srv_log(STRATA_LOG_WARN, "http: %s", line);
+}
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    struct strata_sbuf b;
+    strata_sbuf_init(&b, 1u << 20);
+    char buf[4096];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
+        strata_sbuf_append(&b, buf, n);
+    fclose(f);
+    if (b.failed) {
+        strata_sbuf_fini(&b);
+        return NULL;
+    }
+    size_t len;
+    return strata_sbuf_steal(&b, &len);
+}
+
+int strata_srv_start(struct strata_srv *s)
+{
+    char host[256];
+    const char *colon = strrchr(s->cfg.address, ':');
+    if (!colon || (size_t)(colon - s->cfg.address) >= sizeof(host)) {
+        strata_srv_log(STRATA_LOG_ERR, "bad --address %s (want HOST:PORT)", s->cfg.address);
+        return -1;
+    }
+    memcpy(host, s->cfg.address, (size_t)(colon - s->cfg.address));
+    host[colon - s->cfg.address] = '\0';
+    long port = strtol(colon + 1, NULL, 10);
+    struct sockaddr_in sin = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    if (port <= 0 || port > 65535 || inet_pton(AF_INET, host[0] ? host : "0.0.0.0",
+                                               &sin.sin_addr) != 1) {
+        strata_srv_log(STRATA_LOG_ERR, "bad --address %s (want IPv4:PORT)", s->cfg.address);
+        return -1;
+    }
+    uint8_t rnd[8];
+    RAND_bytes(rnd, sizeof(rnd));
+    memcpy(&s->reqid_base, rnd, sizeof(rnd));
+    s->reqid_base &= 0x0fffffffffffffffull; /* room for the counter without wrapping */
+    atomic_store(&s->inflight, 0);
+
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
+                     MHD_USE_ITC | MHD_USE_ERROR_LOG | MHD_USE_TURBO;
+    if (s->cfg.tls_cert) {
+        s->tls_cert_pem = slurp(s->cfg.tls_cert);
+        s->tls_key_pem = slurp(s->cfg.tls_key);
+        if (!s->tls_cert_pem || !s->tls_key_pem) {
+            strata_srv_log(STRATA_LOG_ERR, "cannot read --tls-cert %s / --tls-key %s",
+                           s->cfg.tls_cert, s->cfg.tls_key ? s->cfg.tls_key : "(none)");
+            return -1;
+        }
+        flags |= MHD_USE_TLS;
+    }
+    struct MHD_OptionItem tls_opts[] = {
+        {MHD_OPTION_HTTPS_MEM_CERT, 0, s->tls_cert_pem},
+        {MHD_OPTION_HTTPS_MEM_KEY, 0, s->tls_key_pem},
+        {MHD_OPTION_END, 0, NULL},
+    };
+    struct MHD_OptionItem no_opts[] = {{MHD_OPTION_END, 0, NULL}};
+    /* Connection limit above the in-flight limit, so excess requests are
+     * answered 503 SlowDown rather than refused at accept. */
+    s->mhd = MHD_start_daemon(
+        flags, (uint16_t)port, NULL, NULL, access_cb, s,
+        MHD_OPTION_EXTERNAL_LOGGER, mhd_log_cb, s,
+        MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sin,
+        MHD_OPTION_URI_LOG_CALLBACK, uri_log_cb, s,
+        MHD_OPTION_NOTIFY_COMPLETED, completed_cb, s,
+        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)s->cfg.conn_timeout_s,
+        /* Bounds request headers and is MHD's read buffer, so it also sets
+         * the size of the body pieces handed to us. */
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(256 * 1024),
+        MHD_OPTION_CONNECTION_LIMIT, (unsigned)(s->cfg.max_inflight * 2 + 64),
+        MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned)1,
+        MHD_OPTION_ARRAY, s->cfg.tls_cert ? tls_opts : no_opts,
+        MHD_OPTION_END);
+    if (!s->mhd) {
+        strata_srv_log(STRATA_LOG_ERR, "cannot listen on %s: %s", s->cfg.address, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+void strata_srv_stop(struct strata_srv *s, unsigned wait_s)
+{
+    if (!s->mhd)
+        return;
+    MHD_socket fd = MHD_quiesce_daemon(s->mhd);
+    if (fd != MHD_INVALID_SOCKET)
+        close(fd);
+    /* Let in-flight requests finish: MHD_stop_daemon would cut them. */
+    for (unsigned i = 0; i < wait_s * 10 && atomic_load(&s->inflight) > 0; i++)
+        usleep(100000);
+    MHD_stop_daemon(s->mhd);
+    s->mhd = NULL;
+    free(s->tls_cert_pem);
+    free(s->tls_key_pem);
+    s->tls_cert_pem = s->tls_key_pem = NULL;
+}

@@ -1,0 +1,433 @@
+/*
+ * main.c - the strata command line: "strata server" (the S3 daemon),
+ * "strata selftest" (format a scratch drive set and round-trip objects
+ * through meta.h) and --help.  The main thread parses flags, opens the
+ * drive sets and metadata, starts the HTTP daemon, then sleeps in
+ * sigwait() until SIGTERM/SIGINT and shuts down in reverse order.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <pthread.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <libxml/parser.h>
+#include <openssl/evp.h>
+
+#include "srv.h"
+
+#define DRIVES_MAX 1024
+#define DEFAULT_ROOT_USER "strataadmin"
+#define DEFAULT_ROOT_PASSWORD "strataadmin"
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+"Usage: strata server [OPTIONS] [DRIVE...]\n"
+"       strata selftest [DIR]\n"
+"       strata --help | --version\n"
+"\n"
+"server    Serve the S3 API from the given drives.  A drive is a directory\n"
+"          (ideally its own mount).  MinIO-style ranges expand: /mnt/d{1...4},\n"
+"          /mnt/d{01...16}, /mnt/{a...d}/x.  Drives are grouped into erasure sets\n"
+"          of 4 to 16 drives (the largest size dividing the count).  With no\n"
+"          drives, four directories under $STRATA_DATA_DIR (default ./data) are\n"
+"          used as one 2+2 set.\n"
+"selftest  Format a temporary drive set under DIR (default /tmp), write, read\n"
+"          back and verify objects of several sizes through the object layer,\n"
+"          delete them and print a report.  Exits non-zero on any mismatch.\n"
+"\n"
+"Options of server:\n"
+"  --address HOST:PORT   listen address (default 127.0.0.1:9000)\n"
+"  --users FILE          more users, one per line: ACCESS_KEY SECRET [NAME]\n"
+"  --tls-cert FILE       PEM certificate: serve HTTPS (needs --tls-key)\n"
+"  --tls-key FILE        PEM private key for --tls-cert\n"
+"  --domain DOMAIN       accept virtual-host style requests (BUCKET.DOMAIN)\n"
+"  --inline-max BYTES    objects up to this size live in metadata (default %u)\n"
+"  --access-log FILE     access log file (default: stderr)\n"
+"  --max-inflight N      requests served at once; more get 503 SlowDown (default 256)\n"
+"  --timeout SECONDS     idle/slow connection timeout (default 120)\n"
+"  --log-level LEVEL     err, warn, notice, info (default) or debug\n"
+"\n"
+"Environment:\n"
+"  STRATA_ROOT_USER      root access key (default %s, with a warning)\n"
+"  STRATA_ROOT_PASSWORD  root secret key (default %s, with a warning)\n"
+"  STRATA_DATA_DIR       where the default drives live when none are given\n"
+"\n"
+"Signals: SIGTERM/SIGINT stop accepting, let in-flight requests finish, close\n"
+"the metadata and drive sets, and exit 0.\n",
+            STRATA_INLINE_MAX_DEFAULT, DEFAULT_ROOT_USER, DEFAULT_ROOT_PASSWORD);
+}
+
+static void free_drives(char **drives, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(drives[i]);
+}
+
+static int parse_level(const char *s)
+{
+    static const char *const names[] = {"err", "warn", "notice", "info", "debug"};
+    for (int i = 0; i < 5; i++)
+        if (strcmp(s, names[i]) == 0)
+            return i;
+    return -1;
+}
+
+/* Opens every set and the metadata.  On failure closes what it opened. */
+static int open_storage(struct strata_srv *s, size_t inline_max)
+{
+    unsigned per = strata_drive_set_size_pick((unsigned)s->cfg.ndrives);
+    if (per == 0) {
+        strata_srv_log(STRATA_LOG_ERR,
+                       "%zu drives cannot form erasure sets of 4 to 16 drives", s->cfg.ndrives);
+        return -1;
+    }
+    s->nsets = (unsigned)(s->cfg.ndrives / per);
+    s->sets = calloc(s->nsets, sizeof(*s->sets));
+    if (!s->sets)
+        return -1;
+    for (unsigned i = 0; i < s->nsets; i++) {
+        struct strata_set_opts so = {.set_index = i, .direct_io = true,
+                                     .log = strata_srv_logger()};
+        struct strata_errinfo ei = {.drive = -1};
+        int rc = strata_set_open((const char *const *)s->cfg.drives + (size_t)i * per, per, &so,
+                                 &s->sets[i], &ei);
+        if (rc) {
+            strata_srv_log(STRATA_LOG_ERR, "cannot open drive set %u: %s%s%s", i,
+                           strata_strerror(rc), ei.msg[0] ? ": " : "", ei.msg);
+            for (unsigned j = 0; j < i; j++)
+                strata_set_close(s->sets[j]);
+            return -1;
+        }
+    }
+    struct strata_meta_opts mo = {.inline_max = inline_max, .log = strata_srv_logger()};
+    struct strata_errinfo ei = {.drive = -1};
+    int rc = strata_meta_open(s->sets, s->nsets, &mo, &s->meta, &ei);
+    if (rc) {
+        strata_srv_log(STRATA_LOG_ERR, "cannot open metadata: %s%s%s", strata_strerror(rc),
+                       ei.msg[0] ? ": " : "", ei.msg);
+        for (unsigned j = 0; j < s->nsets; j++)
+            strata_set_close(s->sets[j]);
+        return -1;
+    }
+    return 0;
+}
+
+static void close_storage(struct strata_srv *s)
+{
+    if (s->meta)
+        strata_meta_close(s->meta);
+    s->meta = NULL;
+    for (unsigned j = 0; s->sets && j < s->nsets; j++)
+        strata_set_close(s->sets[j]);
+    free(s->sets);
+    s->sets = NULL;
+}
+
+static int default_drives(char **drives, size_t *n)
+{
+    const char *base = getenv("STRATA_DATA_DIR");
+    if (!base || !*base)
+        base = "./data";
+    if (mkdir(base, 0755) != 0 && errno != EEXIST) {
+        strata_srv_log(STRATA_LOG_ERR, "cannot create %s: %s", base, strerror(errno));
+        return -1;
+    }
+    for (int i = 1; i <= 4; i++) {
+        char p[4096];
+        snprintf(p, sizeof(p), "%s/d%d", base, i);
+        drives[(*n)++] = strdup(p);
+    }
+    strata_srv_log(STRATA_LOG_NOTICE, "no drives given: using %s/d{1...4} (2+2)", base);
+    return 0;
+}
+
+static int cmd_server(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"address", required_argument, NULL, 'a'},  {"users", required_argument, NULL, 'u'},
+        {"tls-cert", required_argument, NULL, 'c'}, {"tls-key", required_argument, NULL, 'k'},
+        {"domain", required_argument, NULL, 'd'},   {"inline-max", required_argument, NULL, 'i'},
+        {"access-log", required_argument, NULL, 'l'},
+        {"max-inflight", required_argument, NULL, 'm'},
+        {"timeout", required_argument, NULL, 't'},  {"log-level", required_argument, NULL, 'v'},
+        {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0},
+    };
+    struct strata_srv s;
+    memset(&s, 0, sizeof(s));
+    s.cfg.address = "127.0.0.1:9000";
+    s.cfg.max_inflight = 256;
+    s.cfg.conn_timeout_s = 120;
+    size_t inline_max = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        switch (c) {
+        case 'a': s.cfg.address = optarg; break;
+        case 'u': s.cfg.users_file = optarg; break;
+        case 'c': s.cfg.tls_cert = optarg; break;
+        case 'k': s.cfg.tls_key = optarg; break;
+        case 'd': s.cfg.domain = optarg; break;
+        case 'i': inline_max = strtoull(optarg, NULL, 10); break;
+        case 'l': s.cfg.access_log = optarg; break;
+        case 'm': s.cfg.max_inflight = (unsigned)strtoul(optarg, NULL, 10); break;
+        case 't': s.cfg.conn_timeout_s = (unsigned)strtoul(optarg, NULL, 10); break;
+        case 'v':
+            if (parse_level(optarg) < 0) {
+                fprintf(stderr, "strata: unknown log level %s\n", optarg);
+                return 2;
+            }
+            strata_srv_log_set_level(parse_level(optarg));
+            break;
+        case 'h': usage(stdout); return 0;
+        default: usage(stderr); return 2;
+        }
+    }
+    if ((s.cfg.tls_cert == NULL) != (s.cfg.tls_key == NULL)) {
+        fprintf(stderr, "strata: --tls-cert and --tls-key go together\n");
+        return 2;
+    }
+    if (s.cfg.max_inflight == 0)
+        s.cfg.max_inflight = 1;
+    static char *drives[DRIVES_MAX];
+    size_t nd = 0;
+    for (int i = optind; i < argc; i++)
+        if (strata_drive_args_expand(argv[i], drives, &nd, DRIVES_MAX) != 0) {
+            fprintf(stderr, "strata: bad drive argument %s\n", argv[i]);
+            free_drives(drives, nd);
+            return 2;
+        }
+    if (nd == 0 && default_drives(drives, &nd) != 0)
+        return 1;
+    s.cfg.drives = drives;
+    s.cfg.ndrives = nd;
+
+    s.cfg.root_user = getenv("STRATA_ROOT_USER");
+    s.cfg.root_password = getenv("STRATA_ROOT_PASSWORD");
+    if (!s.cfg.root_user || !*s.cfg.root_user || !s.cfg.root_password ||
+        !*s.cfg.root_password) {
+        s.cfg.root_user = DEFAULT_ROOT_USER;
+        s.cfg.root_password = DEFAULT_ROOT_PASSWORD;
+        strata_srv_log(STRATA_LOG_WARN,
+                       "STRATA_ROOT_USER/STRATA_ROOT_PASSWORD not set: using the default "
+                       "credentials %s / %s; set them before exposing this server",
+                       DEFAULT_ROOT_USER, DEFAULT_ROOT_PASSWORD);
+    }
+    if (s.cfg.access_log) {
+        int fd = open(s.cfg.access_log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+        if (fd < 0) {
+            fprintf(stderr, "strata: cannot open %s: %s\n", s.cfg.access_log, strerror(errno));
+            free_drives(drives, nd);
+            return 1;
+        }
+        strata_srv_access_log_open(fd);
+    }
+    char errmsg[256] = "";
+    if (strata_creds_load(s.cfg.root_user, s.cfg.root_password, s.cfg.users_file, &s.creds,
+                          errmsg, sizeof(errmsg)) != 0) {
+        strata_srv_log(STRATA_LOG_ERR, "cannot load users: %s", errmsg);
+        free_drives(drives, nd);
+        return 1;
+    }
+    snprintf(s.host_id, sizeof(s.host_id), "strata-%ld", (long)getpid());
+    int rc = 1;
+    if (open_storage(&s, inline_max) == 0) {
+        /* Block the stop signals before MHD starts its threads, so they
+         * inherit the mask and only sigwait() below sees the signals. */
+        sigset_t set;
+        sigemptyset(&set);
+        sigaddset(&set, SIGTERM);
+        sigaddset(&set, SIGINT);
+        pthread_sigmask(SIG_BLOCK, &set, NULL);
+        signal(SIGPIPE, SIG_IGN);
+        if (strata_srv_start(&s) == 0) {
+            printf("Strata S3 endpoint: %s://%s (%zu drives, %u set%s)\n",
+                   s.cfg.tls_cert ? "https" : "http", s.cfg.address, nd, s.nsets,
+                   s.nsets == 1 ? "" : "s");
+            fflush(stdout);
+            int sig = 0;
+            sigwait(&set, &sig);
+            strata_srv_log(STRATA_LOG_NOTICE, "signal %d: stopping (in-flight requests finish)",
+                           sig);
+            strata_srv_stop(&s, 30);
+            rc = 0;
+        }
+        close_storage(&s);
+    }
+    strata_creds_destroy(s.creds);
+    free_drives(drives, nd);
+    return rc;
+}
+
+/* ---- selftest ------------------------------------------------------------ */
+
+static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    return remove(path);
+}
+
+static void md5_hex(const uint8_t *buf, size_t len, char out[33])
+{
+    uint8_t md[16];
+    unsigned n = 0;
+    EVP_Digest(buf, len, md, &n, EVP_md5(), NULL);
+    for (int i = 0; i < 16; i++)
+        snprintf(out + 2 * i, 3, "%02x", md[i]);
+}
+
+static double secs_since(const struct timespec *t0)
+{
+    struct timespec t1;
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    return (double)(t1.tv_sec - t0->tv_sec) + (double)(t1.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+/* One object: put, read back in 1 MiB steps, compare, delete, check gone. */
+static int selftest_one(struct strata_meta *m, const uint8_t *data, size_t size, uint8_t *rbuf)
+{
+    char key[64], want[33];
+    snprintf(key, sizeof(key), "obj-%zu", size);
+    md5_hex(data, size, want);
+    struct strata_put_opts po = {.bucket = "selftest", .key = key, .size = size};
+    struct strata_put *p = NULL;
+    struct strata_obj_info info;
+    memset(&info, 0, sizeof(info));
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    int rc = strata_obj_put_begin(m, &po, &p);
+    for (size_t off = 0; rc == 0 && off < size; off += 1u << 20)
+        rc = strata_obj_put_write(p, data + off, size - off < (1u << 20) ? size - off : 1u << 20);
+    if (rc) {
+        strata_obj_put_abort(p);
+        printf("  %9zu bytes: put FAILED (%s)\n", size, strata_errname(rc));
+        return -1;
+    }
+    rc = strata_obj_put_commit(p, &info);
+    double tput = secs_since(&t0);
+    if (rc || strcmp(info.etag, want) != 0 || info.size != size) {
+        printf("  %9zu bytes: commit FAILED (%s, etag %s want %s)\n", size, strata_errname(rc),
+               info.etag, want);
+        strata_obj_info_fini(&info);
+        return -1;
+    }
+    strata_obj_info_fini(&info);
+    struct strata_get *g = NULL;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    rc = strata_obj_get_open(m, "selftest", key, NULL, &info, &g);
+    bool same = rc == 0 && info.size == size;
+    for (size_t off = 0; same && off < size; off += 1u << 20) {
+        size_t n = size - off < (1u << 20) ? size - off : 1u << 20;
+        rc = strata_obj_get_read(g, off, rbuf, n);
+        same = rc == 0 && memcmp(rbuf, data + off, n) == 0;
+    }
+    double tget = secs_since(&t0);
+    strata_obj_get_close(g);
+    strata_obj_info_fini(&info);
+    if (!same) {
+        printf("  %9zu bytes: read back MISMATCH (%s)\n", size, strata_errname(rc));
+        return -1;
+    }
+    rc = strata_obj_delete(m, "selftest", key, NULL, NULL);
+    int hrc = strata_obj_head(m, "selftest", key, NULL, &info);
+    strata_obj_info_fini(&info);
+    if (rc || hrc != STRATA_ENOTFOUND) {
+        printf("  %9zu bytes: delete FAILED (%s, head after: %s)\n", size, strata_errname(rc),
+               strata_errname(hrc));
+        return -1;
+    }
+    double mb = (double)size / 1048576.0;
+    printf("  %9zu bytes: ok  etag %s  put %.1f ms (%.0f MiB/s)  get %.1f ms (%.0f MiB/s)\n",
+           size, want, tput * 1e3, tput > 0 ? mb / tput : 0, tget * 1e3, tget > 0 ? mb / tget : 0);
+    return 0;
+}
+
+static int cmd_selftest(int argc, char **argv)
+{
+    const char *base = argc > 1 ? argv[1] : "/tmp";
+    char root[4096];
+    snprintf(root, sizeof(root), "%s/strata-selftest-XXXXXX", base);
+    if (!mkdtemp(root)) {
+        fprintf(stderr, "strata selftest: cannot create a directory in %s: %s\n", base,
+                strerror(errno));
+        return 1;
+    }
+    static const size_t sizes[] = {0, 1, 4095, 128 * 1024, 128 * 1024 + 1, (1u << 20) + 7,
+                                   (8u << 20) + 3};
+    size_t maxsz = sizes[sizeof(sizes) / sizeof(sizes[0]) - 1];
+    uint8_t *data = malloc(maxsz), *rbuf = malloc(1u << 20);
+    uint64_t x = 0x9e3779b97f4a7c15ull ^ (uint64_t)time(NULL);
+    for (size_t i = 0; data && i < maxsz; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        data[i] = (uint8_t)x;
+    }
+    struct strata_srv s;
+    memset(&s, 0, sizeof(s));
+    static char *drives[4];
+    for (int i = 0; i < 4; i++) {
+        char p[4200];
+        snprintf(p, sizeof(p), "%s/d%d", root, i + 1);
+        drives[i] = strdup(p);
+    }
+    s.cfg.drives = drives;
+    s.cfg.ndrives = 4;
+    int failures = 0;
+    printf("strata selftest in %s (4 drives, 2+2)\n", root);
+    if (!data || !rbuf || open_storage(&s, 0) != 0) {
+        failures = 1;
+    } else {
+        struct strata_bucket_info bi = {.name = "selftest", .owner = "selftest",
+                                        .region = "us-east-1"};
+        int rc = strata_meta_bucket_create(s.meta, &bi);
+        if (rc) {
+            printf("  bucket create FAILED (%s)\n", strata_errname(rc));
+            failures++;
+        }
+        for (size_t i = 0; rc == 0 && i < sizeof(sizes) / sizeof(sizes[0]); i++)
+            if (selftest_one(s.meta, data, sizes[i], rbuf) != 0)
+                failures++;
+        if (rc == 0 && (rc = strata_meta_bucket_delete(s.meta, "selftest")) != 0) {
+            printf("  bucket delete FAILED (%s)\n", strata_errname(rc));
+            failures++;
+        }
+        close_storage(&s);
+    }
+    free_drives(drives, 4);
+    free(data);
+    free(rbuf);
+    nftw(root, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+    printf("selftest %s: %d failure%s\n", failures ? "FAILED" : "passed", failures,
+           failures == 1 ? "" : "s");
+    return failures ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    xmlInitParser();
+    const char *cmd = argv[1];
+    if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
+        usage(stdout);
+        return 0;
+    }
+    if (strcmp(cmd, "--version") == 0) {
+        printf("strata %s\n", STRATA_VERSION);
+        return 0;
+    }
+    if (strcmp(cmd, "server") == 0)
+        return cmd_server(argc - 1, argv + 1);
+    if (strcmp(cmd, "selftest") == 0)
+        return cmd_selftest(argc - 1, argv + 1);
+    fprintf(stderr, "strata: unknown command %s\n", cmd);
+    usage(stderr);
+    return 2;
+}

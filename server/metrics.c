@@ -1,0 +1,85 @@
+/*
+ * metrics.c - Prometheus counters: requests by method and status, S3 error
+ * codes, bytes in/out, in-flight rejections.  Counters are relaxed atomics
+ * bumped from connection threads at request completion; /metrics renders
+ * them from the one table below.
+ */
+#include "srv.h"
+
+#include <stdatomic.h>
+#include <string.h>
+
+static const char *const methods[] = {"GET", "PUT", "HEAD", "DELETE", "POST", "OTHER"};
+#define NMETHODS (sizeof(methods) / sizeof(methods[0]))
+#define NSTATUS 600
+
+static atomic_uint_fast64_t req_count[NMETHODS][NSTATUS];
+static atomic_uint_fast64_t err_count[S3E__COUNT];
+static atomic_uint_fast64_t bytes_in, bytes_out, inflight_rejected;
+
+/* The one table of scalar metrics: name, type, help, counter. */
+static const struct {
+    const char *name;
+    const char *type;
+    const char *help;
+    atomic_uint_fast64_t *v;
+} scalars[] = {
+    {"strata_http_received_bytes_total", "counter", "Request body bytes received.", &bytes_in},
+    {"strata_http_sent_bytes_total", "counter", "Response body bytes sent.", &bytes_out},
+    {"strata_http_inflight_rejected_total", "counter",
+     "Requests answered 503 SlowDown because the in-flight limit was reached.",
+     &inflight_rejected},
+};
+
+static size_t method_index(const char *m)
+{
+    for (size_t i = 0; m && i + 1 < NMETHODS; i++)
+        if (strcmp(m, methods[i]) == 0)
+            return i;
+    return NMETHODS - 1;
+}
+
+void strata_metrics_count(const char *method, int status, enum s3_err e, uint64_t in,
+                          uint64_t out)
+{
+    if (status < 0 || status >= NSTATUS)
+        status = 0;
+    atomic_fetch_add_explicit(&req_count[method_index(method)][status], 1, memory_order_relaxed);
+    if (e > S3E_NONE && e < S3E__COUNT)
+        atomic_fetch_add_explicit(&err_count[e], 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&bytes_in, in, memory_order_relaxed);
+    atomic_fetch_add_explicit(&bytes_out, out, memory_order_relaxed);
+}
+
+void strata_metrics_inflight_rejected(void)
+{
+    atomic_fetch_add_explicit(&inflight_rejected, 1, memory_order_relaxed);
+}
+
+void strata_metrics_render(struct strata_sbuf *b, unsigned inflight)
+{
+    strata_sbuf_puts(b, "# HELP strata_http_requests_total HTTP requests by method and status.\n"
+                        "# TYPE strata_http_requests_total counter\n");
+    for (size_t m = 0; m < NMETHODS; m++)
+        for (int st = 0; st < NSTATUS; st++) {
+            uint64_t v = atomic_load_explicit(&req_count[m][st], memory_order_relaxed);
+            if (v)
+                strata_sbuf_printf(b, "strata_http_requests_total{method=\"%s\",status=\"%d\"} %llu\n",
+                                   methods[m], st, (unsigned long long)v);
+        }
+    strata_sbuf_puts(b, "# HELP strata_s3_errors_total S3 error answers by code.\n"
+                        "# TYPE strata_s3_errors_total counter\n");
+    for (int e = 1; e < S3E__COUNT; e++) {
+        uint64_t v = atomic_load_explicit(&err_count[e], memory_order_relaxed);
+        if (v)
+            strata_sbuf_printf(b, "strata_s3_errors_total{code=\"%s\"} %llu\n",
+                               strata_s3_err_code((enum s3_err)e), (unsigned long long)v);
+    }
+    for (size_t i = 0; i < sizeof(scalars) / sizeof(scalars[0]); i++)
+        strata_sbuf_printf(b, "# HELP %s %s\n# TYPE %s %s\n%s %llu\n", scalars[i].name,
+                           scalars[i].help, scalars[i].name, scalars[i].type, scalars[i].name,
+                           (unsigned long long)atomic_load(scalars[i].v));
+    strata_sbuf_printf(b, "# HELP strata_http_inflight Requests being served.\n"
+                          "# TYPE strata_http_inflight gauge\nstrata_http_inflight %u\n",
+                       inflight);
+}

@@ -1,0 +1,111 @@
+/*
+ * router.c - the routing table: {method, level, subresource} -> handler.
+ * Requests naming an S3 subresource or feature Strata does not implement
+ * get 501 NotImplemented, never a wrong success.  Pure lookups; any
+ * connection thread.
+ */
+#include "srv.h"
+
+#include <string.h>
+#include <strings.h>
+
+#define XML STRATA_RT_BODY_XML
+#define STREAM STRATA_RT_BODY_STREAM
+#define NOB STRATA_RT_NO_BUCKET
+#define SVC STRATA_LVL_SERVICE
+#define BKT STRATA_LVL_BUCKET
+#define OBJ STRATA_LVL_OBJECT
+
+static const struct strata_route routes[] = {
+    {"GET", SVC, NULL, 0, "ListBuckets", NULL, NULL, strata_h_list_buckets},
+    {"PUT", BKT, NULL, XML | NOB, "CreateBucket", NULL, NULL, strata_h_bucket_create},
+    {"HEAD", BKT, NULL, 0, "HeadBucket", NULL, NULL, strata_h_bucket_head},
+    {"DELETE", BKT, NULL, 0, "DeleteBucket", NULL, NULL, strata_h_bucket_delete},
+    {"GET", BKT, NULL, 0, "ListObjects", NULL, NULL, strata_h_list_objects},
+    {"GET", BKT, "location", 0, "GetBucketLocation", NULL, NULL, strata_h_bucket_location},
+    {"GET", BKT, "versioning", 0, "GetBucketVersioning", NULL, NULL,
+     strata_h_bucket_versioning_get},
+    {"PUT", BKT, "versioning", XML, "PutBucketVersioning", NULL, NULL,
+     strata_h_bucket_versioning_put},
+    {"GET", BKT, "versions", 0, "ListObjectVersions", NULL, NULL, strata_h_list_versions},
+    {"GET", BKT, "acl", 0, "GetBucketAcl", NULL, NULL, strata_h_acl_get},
+    {"PUT", BKT, "acl", XML, "PutBucketAcl", NULL, NULL, strata_h_acl_put},
+    {"POST", BKT, "delete", XML, "DeleteObjects", NULL, NULL, strata_h_delete_multi},
+    {"PUT", OBJ, NULL, STREAM, "PutObject", strata_h_put_begin, strata_h_put_body,
+     strata_h_put_run},
+    {"GET", OBJ, NULL, 0, "GetObject", NULL, NULL, strata_h_get},
+    {"HEAD", OBJ, NULL, 0, "HeadObject", NULL, NULL, strata_h_get},
+    {"DELETE", OBJ, NULL, 0, "DeleteObject", NULL, NULL, strata_h_delete},
+    {"GET", OBJ, "acl", 0, "GetObjectAcl", NULL, NULL, strata_h_acl_get},
+    {"PUT", OBJ, "acl", XML, "PutObjectAcl", NULL, NULL, strata_h_acl_put},
+};
+
+/* Every S3 subresource; a request naming one selects it (or 501). */
+static const char *const subresources[] = {
+    "acl",          "accelerate",   "analytics",         "attributes",     "cors",
+    "delete",       "encryption",   "intelligent-tiering", "inventory",    "legal-hold",
+    "lifecycle",    "location",     "logging",           "metrics",        "notification",
+    "object-lock",  "ownershipControls", "policy",       "policyStatus",   "publicAccessBlock",
+    "replication",  "requestPayment", "restore",         "retention",      "select",
+    "tagging",      "torrent",      "uploadId",          "uploads",        "versioning",
+    "versions",     "website",      "session",
+};
+
+/* Request headers asking for features Strata does not implement. */
+static const char *const unsupported_hdrs[] = {
+    "x-amz-copy-source",
+    "x-amz-tagging",
+    "x-amz-object-lock-mode",
+    "x-amz-object-lock-retain-until-date",
+    "x-amz-object-lock-legal-hold",
+    "x-amz-server-side-encryption-customer-algorithm",
+    "x-amz-server-side-encryption",
+    "x-amz-website-redirect-location",
+};
+
+const struct strata_route *strata_route_find(struct strata_req *r, bool *notimpl)
+{
+    const char *sub = NULL;
+    *notimpl = false;
+    for (size_t i = 0; i < sizeof(subresources) / sizeof(subresources[0]) && !sub; i++)
+        if (strata_req_query(r, subresources[i]))
+            sub = subresources[i];
+    bool method_known = false;
+    const struct strata_route *hit = NULL;
+    for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++) {
+        const struct strata_route *rt = &routes[i];
+        if (rt->level != r->level)
+            continue;
+        if (strcmp(rt->method, r->method) == 0)
+            method_known = true;
+        if (strcmp(rt->method, r->method) != 0)
+            continue;
+        if ((sub == NULL) != (rt->sub == NULL) || (sub && strcmp(sub, rt->sub) != 0))
+            continue;
+        hit = rt;
+        break;
+    }
+    if (!hit) {
+        /* A subresource we do not serve, or a method S3 has but we lack
+         * (POST object, ...): not implemented.  Anything else: 405. */
+        *notimpl = sub != NULL || method_known || strcmp(r->method, "POST") == 0;
+        return NULL;
+    }
+    if (strcmp(r->method, "PUT") == 0 || strcmp(r->method, "POST") == 0) {
+        for (size_t i = 0; i < sizeof(unsupported_hdrs) / sizeof(unsupported_hdrs[0]); i++) {
+            const char *v = strata_req_hdr(r, unsupported_hdrs[i]);
+            /* SSE-S3 "AES256" is what some clients send by default; we
+             * cannot honour it, so it is refused like the rest. */
+            if (v) {
+                *notimpl = true;
+                return NULL;
+            }
+        }
+        const char *lock = strata_req_hdr(r, "x-amz-bucket-object-lock-enabled");
+        if (lock && strcasecmp(lock, "true") == 0) {
+            *notimpl = true;
+            return NULL;
+        }
+    }
+    return hit;
+}

@@ -1,0 +1,168 @@
+/*
+ * s3_bucket.c - bucket handlers: ListBuckets, CreateBucket, HeadBucket,
+ * DeleteBucket, GetBucketLocation, Get/PutBucketVersioning.  Run on the
+ * request's connection thread; ownership was checked by the request setup
+ * (except CreateBucket, which checks it here).
+ */
+#include "srv.h"
+
+#include <string.h>
+#include <time.h>
+
+#define S3_NS "http://s3.amazonaws.com/doc/2006-03-01/"
+#define XML_HEAD "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+
+struct list_ctx {
+    struct strata_sbuf *b;
+    const char *owner;
+};
+
+static int list_one(const struct strata_bucket_info *bi, void *ud)
+{
+    struct list_ctx *c = ud;
+    if (strcmp(bi->owner, c->owner) != 0)
+        return 0; /* only the caller's buckets */
+    char when[32];
+    strata_iso8601_format(bi->created_ms, when, sizeof(when));
+    strata_sbuf_puts(c->b, "<Bucket>");
+    strata_sbuf_xml_elem(c->b, "Name", bi->name);
+    strata_sbuf_xml_elem(c->b, "CreationDate", when);
+    strata_sbuf_puts(c->b, "</Bucket>");
+    return c->b->failed ? -1 : 0;
+}
+
+void strata_h_list_buckets(struct strata_req *r)
+{
+    struct strata_sbuf b;
+    strata_sbuf_init(&b, STRATA_SRV_LIST_PAGE_MAX * 4);
+    strata_sbuf_puts(&b, XML_HEAD "<ListAllMyBucketsResult xmlns=\"" S3_NS "\"><Owner>");
+    strata_sbuf_xml_elem(&b, "ID", strata_req_user(r));
+    strata_sbuf_xml_elem(&b, "DisplayName", strata_req_display_name(r));
+    strata_sbuf_puts(&b, "</Owner><Buckets>");
+    struct list_ctx c = {&b, strata_req_user(r)};
+    int rc = strata_meta_bucket_list(r->srv->meta, list_one, &c);
+    if (rc && !b.failed) {
+        strata_sbuf_fini(&b);
+        strata_req_error_strata(r, rc, S3CTX_BUCKET);
+        return;
+    }
+    strata_sbuf_puts(&b, "</Buckets></ListAllMyBucketsResult>");
+    strata_req_send_xml(r, 200, &b);
+}
+
+void strata_h_bucket_create(struct strata_req *r)
+{
+    if (!strata_s3_bucket_name_valid(r->bucket)) {
+        strata_req_error(r, S3E_InvalidBucketName, 0);
+        return;
+    }
+    const char *acl = strata_req_hdr(r, "x-amz-acl");
+    if (acl && strcmp(acl, "private") != 0) {
+        strata_req_error(r, S3E_NotImplemented, 0);
+        return;
+    }
+    struct strata_bucket_info bi;
+    memset(&bi, 0, sizeof(bi));
+    enum s3_err e = strata_xml_location_parse(r->body.data, r->body.len, bi.region,
+                                              sizeof(bi.region));
+    if (e) {
+        strata_req_error(r, e, 0);
+        return;
+    }
+    if (!bi.region[0])
+        snprintf(bi.region, sizeof(bi.region), "us-east-1");
+    snprintf(bi.name, sizeof(bi.name), "%s", r->bucket);
+    snprintf(bi.owner, sizeof(bi.owner), "%s", strata_req_user(r));
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    bi.created_ms = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    bi.versioning = STRATA_VERSIONING_OFF;
+    int rc = strata_meta_bucket_create(r->srv->meta, &bi);
+    if (rc == STRATA_EEXISTS) {
+        struct strata_bucket_info cur;
+        if (strata_meta_bucket_get(r->srv->meta, r->bucket, &cur) == 0 &&
+            strcmp(cur.owner, bi.owner) != 0) {
+            strata_req_error(r, S3E_BucketAlreadyExists, rc);
+            return;
+        }
+        strata_req_error(r, S3E_BucketAlreadyOwnedByYou, rc);
+        return;
+    }
+    if (rc) {
+        strata_req_error_strata(r, rc, S3CTX_BUCKET);
+        return;
+    }
+    struct MHD_Response *resp =
+        MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+    char loc[STRATA_BUCKET_NAME_MAX + 2];
+    snprintf(loc, sizeof(loc), "/%s", r->bucket);
+    MHD_add_response_header(resp, "Location", loc);
+    strata_req_send(r, 200, resp);
+}
+
+void strata_h_bucket_head(struct strata_req *r)
+{
+    struct MHD_Response *resp =
+        MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+    MHD_add_response_header(resp, "x-amz-bucket-region", r->binfo.region);
+    strata_req_send(r, 200, resp);
+}
+
+void strata_h_bucket_delete(struct strata_req *r)
+{
+    int rc = strata_meta_bucket_delete(r->srv->meta, r->bucket);
+    if (rc) {
+        strata_req_error_strata(r, rc, S3CTX_BUCKET);
+        return;
+    }
+    strata_req_send_empty(r, 204);
+}
+
+void strata_h_bucket_location(struct strata_req *r)
+{
+    struct strata_sbuf b;
+    strata_sbuf_init(&b, 4096);
+    strata_sbuf_puts(&b, XML_HEAD "<LocationConstraint xmlns=\"" S3_NS "\">");
+    /* AWS answers an empty constraint for us-east-1. */
+    if (strcmp(r->binfo.region, "us-east-1") != 0)
+        strata_sbuf_xml(&b, r->binfo.region);
+    strata_sbuf_puts(&b, "</LocationConstraint>");
+    strata_req_send_xml(r, 200, &b);
+}
+
+void strata_h_bucket_versioning_get(struct strata_req *r)
+{
+    struct strata_sbuf b;
+    strata_sbuf_init(&b, 4096);
+    strata_sbuf_puts(&b, XML_HEAD "<VersioningConfiguration xmlns=\"" S3_NS "\">");
+    if (r->binfo.versioning == STRATA_VERSIONING_ENABLED)
+        strata_sbuf_puts(&b, "<Status>Enabled</Status>");
+    else if (r->binfo.versioning == STRATA_VERSIONING_SUSPENDED)
+        strata_sbuf_puts(&b, "<Status>Suspended</Status>");
+    strata_sbuf_puts(&b, "</VersioningConfiguration>");
+    strata_req_send_xml(r, 200, &b);
+}
+
+void strata_h_bucket_versioning_put(struct strata_req *r)
+{
+    int status;
+    enum s3_err e = strata_xml_versioning_parse(r->body.data, r->body.len, &status);
+    if (e) {
+        strata_req_error(r, e, 0);
+        return;
+    }
+    if (status < 0) {
+        strata_req_error(r, S3E_MalformedXML, 0);
+        return;
+    }
+    if (r->binfo.object_lock && status != STRATA_VERSIONING_ENABLED) {
+        strata_req_error(r, S3E_InvalidBucketState, 0);
+        return;
+    }
+    int rc = strata_meta_bucket_set_versioning(r->srv->meta, r->bucket, status);
+    if (rc) {
+        strata_req_error_strata(r, rc, S3CTX_BUCKET);
+        return;
+    }
+    strata_req_send_empty(r, 200);
+}

@@ -1,0 +1,302 @@
+/*
+ * s3_list.c - ListObjectsV2, ListObjects (V1) and ListObjectVersions.  One
+ * page per request, built from one strata_obj_list call (memory bounded by
+ * the page, max 1000 entries).  Continuation tokens are opaque: base64 of
+ * the key to resume after.  Connection thread.
+ */
+#include "srv.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define S3_NS "http://s3.amazonaws.com/doc/2006-03-01/"
+
+struct page {
+    struct strata_req *r;
+    struct strata_sbuf items;    /* Contents / Version / DeleteMarker */
+    struct strata_sbuf prefixes; /* CommonPrefixes */
+    unsigned count;
+    bool url;
+    bool owner;
+    bool versions;
+};
+
+/* Element with a key-like value, URL-encoded when encoding-type=url. */
+static void key_elem(struct strata_sbuf *b, const char *tag, const char *v, bool url)
+{
+    strata_sbuf_printf(b, "<%s>", tag);
+    if (url)
+        strata_s3_url_encode(b, v);
+    else
+        strata_sbuf_xml(b, v);
+    strata_sbuf_printf(b, "</%s>", tag);
+}
+
+static void owner_elem(struct strata_sbuf *b, const char *owner)
+{
+    strata_sbuf_puts(b, "<Owner>");
+    strata_sbuf_xml_elem(b, "ID", owner);
+    strata_sbuf_xml_elem(b, "DisplayName", owner);
+    strata_sbuf_puts(b, "</Owner>");
+}
+
+static int entry_cb(const struct strata_list_entry *e, void *ud)
+{
+    struct page *p = ud;
+    p->count++;
+    if (e->is_prefix) {
+        strata_sbuf_puts(&p->prefixes, "<CommonPrefixes>");
+        key_elem(&p->prefixes, "Prefix", e->key, p->url);
+        strata_sbuf_puts(&p->prefixes, "</CommonPrefixes>");
+        return p->prefixes.failed ? STRATA_ENOMEM : 0;
+    }
+    const struct strata_obj_info *in = e->info;
+    struct strata_sbuf *b = &p->items;
+    char when[32];
+    strata_iso8601_format(in->mtime_ms, when, sizeof(when));
+    const char *tag = !p->versions ? "Contents" : in->delete_marker ? "DeleteMarker" : "Version";
+    strata_sbuf_printf(b, "<%s>", tag);
+    key_elem(b, "Key", e->key, p->url);
+    if (p->versions) {
+        strata_sbuf_xml_elem(b, "VersionId", in->version_id);
+        strata_sbuf_printf(b, "<IsLatest>%s</IsLatest>", in->is_latest ? "true" : "false");
+    }
+    strata_sbuf_printf(b, "<LastModified>%s</LastModified>", when);
+    if (!in->delete_marker) {
+        strata_sbuf_puts(b, "<ETag>&quot;");
+        strata_sbuf_xml(b, in->etag);
+        strata_sbuf_printf(b, "&quot;</ETag><Size>%llu</Size>", (unsigned long long)in->size);
+        strata_sbuf_xml_elem(b, "StorageClass", in->storage_class[0] ? in->storage_class
+                                                                      : "STANDARD");
+    }
+    if (p->owner || p->versions)
+        owner_elem(b, p->r->binfo.owner);
+    strata_sbuf_printf(b, "</%s>", tag);
+    return b->failed ? STRATA_ENOMEM : 0;
+}
+
+/* max-keys: default 1000, capped at 1000; -1 for a bad value. */
+static int max_keys(struct strata_req *r)
+{
+    const char *s = strata_req_query(r, "max-keys");
+    if (!s)
+        return 1000;
+    char *end;
+    long v = strtol(s, &end, 10);
+    if (!*s || *end || v < 0 || !isdigit((unsigned char)*s))
+        return -1;
+    return v > 1000 ? 1000 : (int)v;
+}
+
+static void page_init(struct page *p, struct strata_req *r)
+{
+    memset(p, 0, sizeof(*p));
+    p->r = r;
+    strata_sbuf_init(&p->items, STRATA_SRV_LIST_PAGE_MAX);
+    strata_sbuf_init(&p->prefixes, STRATA_SRV_LIST_PAGE_MAX);
+}
+
+static void page_fini(struct page *p)
+{
+    strata_sbuf_fini(&p->items);
+    strata_sbuf_fini(&p->prefixes);
+}
+
+/* Common validation; returns S3E_NONE and fills the shared options. */
+static enum s3_err common_opts(struct strata_req *r, struct page *p, struct strata_list_opts *o,
+                               int *mk)
+{
+    memset(o, 0, sizeof(*o));
+    o->bucket = r->bucket;
+    o->prefix = strata_req_query(r, "prefix");
+    o->delimiter = strata_req_query(r, "delimiter");
+    const char *enc = strata_req_query(r, "encoding-type");
+    if (enc && strcmp(enc, "url") != 0)
+        return S3E_InvalidArgument;
+    p->url = enc != NULL;
+    *mk = max_keys(r);
+    if (*mk < 0)
+        return S3E_InvalidArgument;
+    o->max_keys = (unsigned)*mk;
+    return S3E_NONE;
+}
+
+/* Runs the listing (unless max-keys is 0) into p and res. */
+static int run_list(struct strata_req *r, struct page *p, struct strata_list_opts *o,
+                    struct strata_list_result *res, char *resume, size_t resume_len)
+{
+    memset(res, 0, sizeof(*res));
+    if (o->start_after && *o->start_after) {
+        strata_s3_list_resume_key(o->prefix, o->delimiter, o->start_after, resume, resume_len);
+        o->start_after = resume;
+    }
+    if (o->max_keys == 0)
+        return 0;
+    return strata_obj_list(r->srv->meta, o, entry_cb, p, res);
+}
+
+static void finish(struct strata_req *r, struct page *p, struct strata_sbuf *b, const char *root)
+{
+    strata_sbuf_append(b, p->items.data ? p->items.data : "", p->items.len);
+    strata_sbuf_append(b, p->prefixes.data ? p->prefixes.data : "", p->prefixes.len);
+    strata_sbuf_printf(b, "</%s>", root);
+    if (p->items.failed || p->prefixes.failed)
+        b->failed = true;
+    page_fini(p);
+    strata_req_send_xml(r, 200, b);
+}
+
+static void head_common(struct strata_sbuf *b, struct strata_req *r, const struct page *p,
+                        const struct strata_list_opts *o, int mk)
+{
+    strata_sbuf_xml_elem(b, "Name", r->bucket);
+    key_elem(b, "Prefix", o->prefix ? o->prefix : "", p->url);
+    if (o->delimiter)
+        key_elem(b, "Delimiter", o->delimiter, p->url);
+    strata_sbuf_printf(b, "<MaxKeys>%d</MaxKeys>", mk);
+    if (p->url)
+        strata_sbuf_puts(b, "<EncodingType>url</EncodingType>");
+}
+
+static void list_v2(struct strata_req *r)
+{
+    struct page p;
+    struct strata_list_opts o;
+    struct strata_list_result res;
+    int mk;
+    page_init(&p, r);
+    enum s3_err e = common_opts(r, &p, &o, &mk);
+    const char *token = strata_req_query(r, "continuation-token");
+    const char *start_after = strata_req_query(r, "start-after");
+    const char *fo = strata_req_query(r, "fetch-owner");
+    p.owner = fo && strcmp(fo, "true") == 0;
+    char tokkey[STRATA_KEY_MAX + 2], resume[STRATA_KEY_MAX + 3];
+    o.start_after = start_after;
+    if (!e && token) {
+        int n = strata_b64_decode(token, (uint8_t *)tokkey, STRATA_KEY_MAX);
+        if (n <= 0)
+            e = S3E_InvalidArgument;
+        else {
+            tokkey[n] = '\0';
+            o.start_after = tokkey;
+        }
+    }
+    int rc = e ? 0 : run_list(r, &p, &o, &res, resume, sizeof(resume));
+    if (e || rc) {
+        page_fini(&p);
+        if (e)
+            strata_req_error(r, e, 0);
+        else
+            strata_req_error_strata(r, rc, S3CTX_BUCKET);
+        return;
+    }
+    struct strata_sbuf b;
+    strata_sbuf_init(&b, STRATA_SRV_LIST_PAGE_MAX * 2 + 65536);
+    strata_sbuf_puts(&b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<ListBucketResult xmlns=\"" S3_NS "\">");
+    head_common(&b, r, &p, &o, mk);
+    strata_sbuf_printf(&b, "<KeyCount>%u</KeyCount><IsTruncated>%s</IsTruncated>", p.count,
+                       res.truncated ? "true" : "false");
+    if (token)
+        strata_sbuf_xml_elem(&b, "ContinuationToken", token);
+    if (start_after)
+        key_elem(&b, "StartAfter", start_after, p.url);
+    if (res.truncated) {
+        char tok[4 * (STRATA_KEY_MAX + 3) / 3 + 8];
+        strata_b64_encode((const uint8_t *)res.next_key, strlen(res.next_key), tok, sizeof(tok));
+        strata_sbuf_xml_elem(&b, "NextContinuationToken", tok);
+    }
+    finish(r, &p, &b, "ListBucketResult");
+}
+
+static void list_v1(struct strata_req *r)
+{
+    struct page p;
+    struct strata_list_opts o;
+    struct strata_list_result res;
+    int mk;
+    page_init(&p, r);
+    p.owner = true;
+    enum s3_err e = common_opts(r, &p, &o, &mk);
+    const char *marker = strata_req_query(r, "marker");
+    char resume[STRATA_KEY_MAX + 3];
+    o.start_after = marker;
+    int rc = e ? 0 : run_list(r, &p, &o, &res, resume, sizeof(resume));
+    if (e || rc) {
+        page_fini(&p);
+        if (e)
+            strata_req_error(r, e, 0);
+        else
+            strata_req_error_strata(r, rc, S3CTX_BUCKET);
+        return;
+    }
+    struct strata_sbuf b;
+    strata_sbuf_init(&b, STRATA_SRV_LIST_PAGE_MAX * 2 + 65536);
+    strata_sbuf_puts(&b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<ListBucketResult xmlns=\"" S3_NS "\">");
+    head_common(&b, r, &p, &o, mk);
+    key_elem(&b, "Marker", marker ? marker : "", p.url);
+    strata_sbuf_printf(&b, "<IsTruncated>%s</IsTruncated>", res.truncated ? "true" : "false");
+    if (res.truncated && o.delimiter && *o.delimiter)
+        key_elem(&b, "NextMarker", res.next_key, p.url);
+    finish(r, &p, &b, "ListBucketResult");
+}
+
+void strata_h_list_objects(struct strata_req *r)
+{
+    const char *lt = strata_req_query(r, "list-type");
+    if (lt && strcmp(lt, "2") == 0)
+        list_v2(r);
+    else if (lt)
+        strata_req_error(r, S3E_InvalidArgument, 0);
+    else
+        list_v1(r);
+}
+
+void strata_h_list_versions(struct strata_req *r)
+{
+    struct page p;
+    struct strata_list_opts o;
+    struct strata_list_result res;
+    int mk;
+    page_init(&p, r);
+    p.versions = true;
+    enum s3_err e = common_opts(r, &p, &o, &mk);
+    const char *km = strata_req_query(r, "key-marker");
+    const char *vm = strata_req_query(r, "version-id-marker");
+    char resume[STRATA_KEY_MAX + 3];
+    o.versions = true;
+    o.start_after = km;
+    o.version_id_marker = vm && *vm ? vm : NULL;
+    if (!e && o.version_id_marker && (!km || !*km))
+        e = S3E_InvalidArgument; /* AWS: a version-id-marker needs a key-marker */
+    int rc = 0;
+    if (!e && o.version_id_marker) {
+        /* Resume inside km's versions: no prefix roll-up adjustment. */
+        memset(&res, 0, sizeof(res));
+        rc = o.max_keys ? strata_obj_list(r->srv->meta, &o, entry_cb, &p, &res) : 0;
+    } else if (!e) {
+        rc = run_list(r, &p, &o, &res, resume, sizeof(resume));
+    }
+    if (e || rc) {
+        page_fini(&p);
+        if (e)
+            strata_req_error(r, e, 0);
+        else
+            strata_req_error_strata(r, rc, S3CTX_BUCKET);
+        return;
+    }
+    struct strata_sbuf b;
+    strata_sbuf_init(&b, STRATA_SRV_LIST_PAGE_MAX * 2 + 65536);
+    strata_sbuf_puts(&b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<ListVersionsResult xmlns=\"" S3_NS "\">");
+    head_common(&b, r, &p, &o, mk);
+    key_elem(&b, "KeyMarker", km ? km : "", p.url);
+    strata_sbuf_xml_elem(&b, "VersionIdMarker", vm ? vm : "");
+    strata_sbuf_printf(&b, "<IsTruncated>%s</IsTruncated>", res.truncated ? "true" : "false");
+    if (res.truncated) {
+        key_elem(&b, "NextKeyMarker", res.next_key, p.url);
+        if (res.next_version_id[0])
+            strata_sbuf_xml_elem(&b, "NextVersionIdMarker", res.next_version_id);
+    }
+    finish(r, &p, &b, "ListVersionsResult");
+}

@@ -1,0 +1,140 @@
+/*
+ * s3_object_delete.c - DeleteObject and DeleteObjects (multi-object
+ * delete, XML via libxml2, up to 1000 keys, Content-MD5 or an
+ * x-amz-checksum-* header required and verified).  Connection thread.
+ */
+#include "srv.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include <openssl/evp.h>
+
+#define DELETE_MAX 1000
+
+void strata_h_delete(struct strata_req *r)
+{
+    const char *vid = strata_req_query(r, "versionId");
+    if (vid && !*vid) {
+        strata_req_error(r, S3E_InvalidArgument, 0);
+        return;
+    }
+    struct strata_del_result res;
+    memset(&res, 0, sizeof(res));
+    int rc = strata_obj_delete(r->srv->meta, r->bucket, r->key, vid, &res);
+    if (rc && rc != STRATA_ENOTFOUND) {
+        strata_req_error_strata(r, rc, vid ? S3CTX_VERSION : S3CTX_OBJECT);
+        return;
+    }
+    struct MHD_Response *resp =
+        MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+    if (rc == 0 && res.delete_marker)
+        MHD_add_response_header(resp, "x-amz-delete-marker", "true");
+    if (rc == 0 && res.version_id[0] && r->binfo.versioning != STRATA_VERSIONING_OFF)
+        MHD_add_response_header(resp, "x-amz-version-id", res.version_id);
+    strata_req_send(r, 204, resp);
+}
+
+/* Content-MD5 or one x-amz-checksum-* must be present and match. */
+static enum s3_err check_integrity(struct strata_req *r)
+{
+    const char *md5 = strata_req_hdr(r, "Content-MD5");
+    bool have = false;
+    if (md5) {
+        uint8_t want[16], got[16];
+        unsigned n = 0;
+        if (strata_b64_decode(md5, want, sizeof(want)) != 16)
+            return S3E_InvalidDigest;
+        EVP_Digest(r->body.data ? r->body.data : "", r->body.len, got, &n, EVP_md5(), NULL);
+        if (memcmp(want, got, 16) != 0)
+            return S3E_BadDigest;
+        have = true;
+    }
+    for (size_t i = 0; i < r->nhdrs; i++) {
+        int algo = strata_s3_cksum_from_hdr(r->hdrs[i].name);
+        if (!algo)
+            continue;
+        uint8_t want[STRATA_CKSUM_RAW_MAX], got[STRATA_CKSUM_RAW_MAX];
+        int n = strata_b64_decode(r->hdrs[i].value, want, sizeof(want));
+        if (n < 0 || (size_t)n != strata_s3_cksum_len(algo))
+            return S3E_InvalidRequest;
+        if (strata_s3_cksum_compute(algo, r->body.data ? r->body.data : "", r->body.len, got) ||
+            memcmp(want, got, (size_t)n) != 0)
+            return S3E_BadDigest;
+        have = true;
+    }
+    if (!have && r->chunked && r->auth.trailer[0]) {
+        int algo = strata_s3_cksum_from_hdr(r->auth.trailer);
+        const char *v = strata_chunked_trailer(r->chunked, r->auth.trailer);
+        uint8_t want[STRATA_CKSUM_RAW_MAX], got[STRATA_CKSUM_RAW_MAX];
+        int n = v && algo ? strata_b64_decode(v, want, sizeof(want)) : -1;
+        if (n < 0 || (size_t)n != strata_s3_cksum_len(algo))
+            return S3E_InvalidRequest;
+        if (strata_s3_cksum_compute(algo, r->body.data ? r->body.data : "", r->body.len, got) ||
+            memcmp(want, got, (size_t)n) != 0)
+            return S3E_BadDigest;
+        have = true;
+    }
+    return have ? S3E_NONE : S3E_InvalidRequest;
+}
+
+static void add_error(struct strata_sbuf *b, const struct strata_xml_delobj *o, enum s3_err e)
+{
+    strata_sbuf_puts(b, "<Error>");
+    strata_sbuf_xml_elem(b, "Key", o->key);
+    if (o->version_id)
+        strata_sbuf_xml_elem(b, "VersionId", o->version_id);
+    strata_sbuf_xml_elem(b, "Code", strata_s3_err_code(e));
+    strata_sbuf_xml_elem(b, "Message", strata_s3_err_message(e));
+    strata_sbuf_puts(b, "</Error>");
+}
+
+void strata_h_delete_multi(struct strata_req *r)
+{
+    enum s3_err e = check_integrity(r);
+    if (e) {
+        strata_req_error(r, e, 0);
+        return;
+    }
+    struct strata_xml_delobj *objs;
+    size_t n;
+    bool quiet;
+    e = strata_xml_delete_parse(r->body.data, r->body.len, DELETE_MAX, &objs, &n, &quiet);
+    if (e) {
+        strata_req_error(r, e, 0);
+        return;
+    }
+    struct strata_sbuf b;
+    strata_sbuf_init(&b, STRATA_SRV_LIST_PAGE_MAX);
+    strata_sbuf_puts(&b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<DeleteResult "
+                         "xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">");
+    for (size_t i = 0; i < n; i++) {
+        const struct strata_xml_delobj *o = &objs[i];
+        if (!*o->key || strlen(o->key) > STRATA_KEY_MAX) {
+            add_error(&b, o, *o->key ? S3E_KeyTooLongError : S3E_InvalidArgument);
+            continue;
+        }
+        struct strata_del_result res;
+        memset(&res, 0, sizeof(res));
+        int rc = strata_obj_delete(r->srv->meta, r->bucket, o->key, o->version_id, &res);
+        if (rc && rc != STRATA_ENOTFOUND) {
+            add_error(&b, o, strata_s3_err_from_strata(rc, S3CTX_OBJECT));
+            continue;
+        }
+        if (quiet)
+            continue;
+        strata_sbuf_puts(&b, "<Deleted>");
+        strata_sbuf_xml_elem(&b, "Key", o->key);
+        if (o->version_id)
+            strata_sbuf_xml_elem(&b, "VersionId", o->version_id);
+        if (rc == 0 && res.delete_marker) {
+            strata_sbuf_puts(&b, "<DeleteMarker>true</DeleteMarker>");
+            if (!o->version_id)
+                strata_sbuf_xml_elem(&b, "DeleteMarkerVersionId", res.version_id);
+        }
+        strata_sbuf_puts(&b, "</Deleted>");
+    }
+    strata_sbuf_puts(&b, "</DeleteResult>");
+    strata_xml_delete_free(objs, n);
+    strata_req_send_xml(r, 200, &b);
+}

@@ -1,0 +1,260 @@
+/*
+ * s3_object_put.c - PutObject.  begin() validates the headers and opens a
+ * strata_put before the body arrives (so a bad request is refused before
+ * 100-continue); body() streams each decoded piece into
+ * strata_obj_put_write, never buffering the object; run() hands over the
+ * trailer checksum and commits.  Connection thread of the request.
+ */
+#include "srv.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#define PUT_HDRS_MAX 64
+#define PUT_HDR_BYTES (STRATA_HDRS_MAX + 1024)
+
+struct hdr_set {
+    struct strata_kv kv[PUT_HDRS_MAX];
+    size_t n;
+    char buf[PUT_HDR_BYTES];
+    size_t used;
+    size_t meta_bytes;
+};
+
+static const char *keep(struct hdr_set *h, const char *s, bool lower)
+{
+    size_t len = strlen(s) + 1;
+    if (h->used + len > sizeof(h->buf))
+        return NULL;
+    char *d = h->buf + h->used;
+    for (size_t i = 0; i < len; i++)
+        d[i] = lower ? (char)tolower((unsigned char)s[i]) : s[i];
+    h->used += len;
+    return d;
+}
+
+/* Chooses the stored headers.  Returns S3E_NONE or the error to answer. */
+static enum s3_err pick_headers(struct strata_req *r, struct hdr_set *h)
+{
+    for (size_t i = 0; i < r->nhdrs; i++) {
+        char lname[128];
+        if (strlen(r->hdrs[i].name) >= sizeof(lname))
+            continue;
+        for (size_t j = 0;; j++) {
+            lname[j] = (char)tolower((unsigned char)r->hdrs[i].name[j]);
+            if (!lname[j])
+                break;
+        }
+        if (!strata_s3_hdr_is_stored(lname))
+            continue;
+        const char *value = r->hdrs[i].value;
+        char enc[256];
+        if (strcmp(lname, "content-encoding") == 0) {
+            strata_s3_content_encoding_strip(value, enc, sizeof(enc));
+            if (!enc[0])
+                continue;
+            value = enc;
+        }
+        if (strncmp(lname, "x-amz-meta-", 11) == 0) {
+            h->meta_bytes += strlen(lname) - 11 + strlen(value);
+            if (h->meta_bytes > STRATA_SRV_META_HDR_MAX)
+                return S3E_MetadataTooLarge;
+        }
+        if (h->n == PUT_HDRS_MAX)
+            return S3E_MetadataTooLarge;
+        const char *n = keep(h, lname, true), *v = keep(h, value, false);
+        if (!n || !v)
+            return S3E_MetadataTooLarge;
+        h->kv[h->n].name = n;
+        h->kv[h->n].value = v;
+        h->n++;
+    }
+    return S3E_NONE;
+}
+
+/* The body size, or the error to answer. */
+static enum s3_err body_size(struct strata_req *r, uint64_t *size)
+{
+    const char *s;
+    if (r->chunked) {
+        s = strata_req_hdr(r, "x-amz-decoded-content-length");
+        if (r->auth.decoded_length != UINT64_MAX)
+            *size = r->auth.decoded_length;
+        else if (!s)
+            return S3E_MissingContentLength;
+        else {
+            char *end;
+            *size = strtoull(s, &end, 10);
+            if (*end || !isdigit((unsigned char)*s))
+                return S3E_InvalidArgument;
+        }
+    } else {
+        s = strata_req_hdr(r, "Content-Length");
+        if (!s)
+            return S3E_MissingContentLength;
+        char *end;
+        *size = strtoull(s, &end, 10);
+        if (*end || !isdigit((unsigned char)*s))
+            return S3E_InvalidArgument;
+    }
+    return *size > STRATA_SRV_PUT_MAX ? S3E_EntityTooLarge : S3E_NONE;
+}
+
+/* Content-MD5 and x-amz-checksum-* / trailer into opts. */
+static enum s3_err digests(struct strata_req *r, struct strata_put_opts *o)
+{
+    const char *md5 = strata_req_hdr(r, "Content-MD5");
+    if (md5) {
+        if (strata_b64_decode(md5, r->md5, sizeof(r->md5)) != 16)
+            return S3E_InvalidDigest;
+        o->md5 = r->md5;
+    }
+    if (r->auth.payload_mode == STRATA_PAYLOAD_SIGNED)
+        o->sha256 = r->auth.payload_sha256;
+    for (size_t i = 0; i < r->nhdrs; i++) {
+        int algo = strata_s3_cksum_from_hdr(r->hdrs[i].name);
+        if (!algo)
+            continue;
+        if (o->cksum_algo)
+            return S3E_InvalidRequest; /* AWS allows one checksum per request */
+        int n = strata_b64_decode(r->hdrs[i].value, r->cksum, sizeof(r->cksum));
+        if (n < 0 || (size_t)n != strata_s3_cksum_len(algo))
+            return S3E_InvalidRequest;
+        o->cksum_algo = algo;
+        o->cksum = r->cksum;
+        o->cksum_len = (size_t)n;
+    }
+    if (r->auth.trailer[0]) {
+        int algo = strata_s3_cksum_from_hdr(r->auth.trailer);
+        if (!algo || !r->chunked)
+            return S3E_InvalidRequest;
+        if (o->cksum_algo && o->cksum_algo != algo)
+            return S3E_InvalidRequest;
+        o->cksum_algo = algo;
+        r->cksum_algo_trailer = algo;
+    }
+    const char *sdk = strata_req_hdr(r, "x-amz-sdk-checksum-algorithm");
+    if (sdk && !o->cksum_algo) {
+        o->cksum_algo = strata_s3_cksum_from_algo_name(sdk);
+        if (!o->cksum_algo)
+            return S3E_InvalidRequest;
+    }
+    return S3E_NONE;
+}
+
+int strata_h_put_begin(struct strata_req *r)
+{
+    struct strata_put_opts o;
+    memset(&o, 0, sizeof(o));
+    o.bucket = r->bucket;
+    o.key = r->key;
+    enum s3_err e = body_size(r, &o.size);
+    const char *acl = strata_req_hdr(r, "x-amz-acl");
+    const char *sc = strata_req_hdr(r, "x-amz-storage-class");
+    if (!e && acl && strcmp(acl, "private") != 0)
+        e = S3E_NotImplemented;
+    if (!e && sc && strcmp(sc, "STANDARD") != 0)
+        e = S3E_InvalidStorageClass;
+    if (!e)
+        e = digests(r, &o);
+    struct hdr_set *h = NULL;
+    if (!e) {
+        h = malloc(sizeof(*h));
+        if (!h)
+            e = S3E_InternalError;
+        else {
+            h->n = h->used = h->meta_bytes = 0;
+            e = pick_headers(r, h);
+        }
+    }
+    if (e) {
+        free(h);
+        strata_req_error(r, e, 0);
+        return -1;
+    }
+    o.hdrs = h->kv;
+    o.nhdrs = h->n;
+    const char *im = strata_req_hdr(r, "If-Match");
+    char etag[STRATA_ETAG_MAX + 1];
+    if (im) {
+        size_t n = strlen(im);
+        if (n >= 2 && im[0] == '"' && im[n - 1] == '"')
+            snprintf(etag, sizeof(etag), "%.*s", (int)(n - 2), im + 1);
+        else
+            snprintf(etag, sizeof(etag), "%s", im);
+        o.if_match = etag;
+    }
+    const char *inm = strata_req_hdr(r, "If-None-Match");
+    if (inm) {
+        if (strcmp(inm, "*") != 0) {
+            free(h);
+            strata_req_error(r, S3E_NotImplemented, 0);
+            return -1;
+        }
+        o.if_none_match_star = true;
+    }
+    int rc = strata_obj_put_begin(r->srv->meta, &o, &r->put);
+    free(h); /* put_begin copied the headers */
+    if (rc) {
+        r->put = NULL;
+        strata_req_error_strata(r, rc, rc == STRATA_ENOTFOUND ? S3CTX_BUCKET : S3CTX_OBJECT);
+        return -1;
+    }
+    return 0;
+}
+
+int strata_h_put_body(struct strata_req *r, const void *buf, size_t len)
+{
+    int rc = strata_obj_put_write(r->put, buf, len);
+    if (rc) {
+        strata_req_defer_error(r, strata_s3_err_from_strata(rc, S3CTX_OBJECT), rc);
+        return -1;
+    }
+    return 0;
+}
+
+void strata_h_put_run(struct strata_req *r)
+{
+    if (r->cksum_algo_trailer) {
+        const char *v = strata_chunked_trailer(r->chunked, r->auth.trailer);
+        uint8_t raw[STRATA_CKSUM_RAW_MAX];
+        int n = v ? strata_b64_decode(v, raw, sizeof(raw)) : -1;
+        if (n < 0 || (size_t)n != strata_s3_cksum_len(r->cksum_algo_trailer)) {
+            strata_req_error(r, S3E_InvalidRequest, 0);
+            return;
+        }
+        int rc = strata_obj_put_expect_checksum(r->put, r->cksum_algo_trailer, raw, (size_t)n);
+        if (rc) {
+            strata_req_error_strata(r, rc, S3CTX_OBJECT);
+            return;
+        }
+    }
+    struct strata_obj_info info;
+    memset(&info, 0, sizeof(info));
+    struct strata_put *p = r->put;
+    r->put = NULL; /* commit frees it whatever the outcome */
+    int rc = strata_obj_put_commit(p, &info);
+    if (rc) {
+        strata_obj_info_fini(&info);
+        strata_req_error_strata(r, rc, rc == STRATA_ENOTFOUND ? S3CTX_BUCKET : S3CTX_OBJECT);
+        return;
+    }
+    struct MHD_Response *resp =
+        MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+    char etag[STRATA_ETAG_MAX + 3];
+    snprintf(etag, sizeof(etag), "\"%s\"", info.etag);
+    MHD_add_response_header(resp, "ETag", etag);
+    if (r->binfo.versioning != STRATA_VERSIONING_OFF)
+        MHD_add_response_header(resp, "x-amz-version-id", info.version_id);
+    const char *ch = strata_s3_cksum_hdr(info.cksum_algo);
+    if (ch && info.cksum_len) {
+        char b64[64];
+        if (strata_b64_encode(info.cksum, info.cksum_len, b64, sizeof(b64)) > 0)
+            MHD_add_response_header(resp, ch, b64);
+    }
+    strata_obj_info_fini(&info);
+    strata_req_send(r, 200, resp);
+}

@@ -1,0 +1,244 @@
+/*
+ * srv.h - the daemon's private types: server context, per-request state,
+ * the routing table entry, and the functions handlers use to answer.
+ *
+ * Threads: libmicrohttpd runs each connection in its own thread
+ * (MHD_USE_THREAD_PER_CONNECTION) because every storage call blocks on
+ * disk; a request and everything hanging off it belongs to that thread.
+ * struct strata_srv is read-only after start except for its atomics.
+ */
+#ifndef STRATA_SERVER_SRV_H
+#define STRATA_SERVER_SRV_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <microhttpd.h>
+#include <openssl/evp.h>
+
+#include "strata/assert.h"
+#include "strata/meta.h"
+#include "auth.h"
+#include "s3_error.h"
+#include "s3_util.h"
+#include "sbuf.h"
+
+#define STRATA_SRV_HDRS_MAX 128      /* request headers kept for auth */
+#define STRATA_SRV_QPARAMS_MAX 64    /* query parameters */
+#define STRATA_SRV_XML_BODY_MAX (2u << 20) /* DeleteObjects with 1000 long keys fits */
+#define STRATA_SRV_LIST_PAGE_MAX (4u << 20)
+#define STRATA_SRV_PUT_MAX (5ull << 30) /* single PUT limit, as AWS */
+#define STRATA_SRV_META_HDR_MAX 2048    /* x-amz-meta-* bytes, as AWS */
+
+struct strata_srv_config {
+    const char *address;     /* host:port */
+    const char *users_file;
+    const char *tls_cert;
+    const char *tls_key;
+    const char *domain;      /* virtual-host style base domain, or NULL */
+    const char *access_log;  /* file, or NULL for stderr */
+    const char *root_user;
+    const char *root_password;
+    size_t inline_max;
+    unsigned max_inflight;
+    unsigned conn_timeout_s;
+    char **drives;
+    size_t ndrives;
+};
+
+struct strata_srv {
+    struct strata_srv_config cfg;
+    struct strata_set **sets;
+    unsigned nsets;
+    struct strata_meta *meta;
+    struct strata_creds *creds;
+    struct MHD_Daemon *mhd;
+    atomic_uint inflight;
+    int access_log_fd;
+    char host_id[48];
+    uint64_t reqid_base;
+    atomic_uint_fast64_t reqid_seq;
+    char *tls_cert_pem;
+    char *tls_key_pem;
+};
+
+enum strata_level {
+    STRATA_LVL_SERVICE = 0, /* "/" */
+    STRATA_LVL_BUCKET,      /* "/bucket" */
+    STRATA_LVL_OBJECT,      /* "/bucket/key" */
+};
+
+/* Route flags. */
+#define STRATA_RT_BODY_XML 0x1    /* body buffered (bounded) and handed to run */
+#define STRATA_RT_BODY_STREAM 0x2 /* body streamed through body_cb */
+#define STRATA_RT_NO_BUCKET 0x4   /* do not look the bucket up (CreateBucket) */
+
+struct strata_req;
+
+struct strata_route {
+    const char *method;
+    int level;       /* enum strata_level */
+    const char *sub; /* subresource query parameter, or NULL for none */
+    unsigned flags;
+    const char *op;  /* operation name for logs */
+    /* Streaming routes: after auth, before the body (may answer). */
+    int (*begin)(struct strata_req *r);
+    /* Streaming routes: decoded body bytes.  Non-zero stops the body: the
+     * handler set r->err first. */
+    int (*body_cb)(struct strata_req *r, const void *buf, size_t len);
+    /* After the whole body: must answer (or r->err is answered). */
+    void (*run)(struct strata_req *r);
+};
+
+struct strata_req {
+    struct strata_srv *srv;
+    struct MHD_Connection *conn;
+    char id[17];
+    uint64_t t0_ns;
+    /* The request target as sent (from MHD's URI log callback). */
+    char *raw_uri;
+    char *raw_path;  /* points into raw_uri_copy */
+    char *raw_query; /* "" when none */
+    char *raw_uri_copy;
+    char *qbuf;      /* decoded query storage */
+    const char *method;
+    char *bucket;    /* decoded, or NULL */
+    char *key;       /* decoded, or NULL */
+    char *resource;  /* decoded path for error bodies */
+    int level;
+    struct strata_qparam q[STRATA_SRV_QPARAMS_MAX];
+    int nq;
+    struct strata_auth_hdr hdrs[STRATA_SRV_HDRS_MAX];
+    size_t nhdrs;
+    bool hdrs_overflow;
+    struct strata_auth_result auth;
+    const struct strata_route *route;
+    struct strata_bucket_info binfo;
+    bool started;
+    bool responded;
+    /* body */
+    struct strata_chunked *chunked;
+    EVP_MD_CTX *sha256; /* signed payload of buffered bodies */
+    struct strata_sbuf body;
+    uint64_t bytes_in;  /* raw body bytes received */
+    /* deferred error: answered at the end of the body */
+    enum s3_err err;
+    int err_strata;
+    char term; /* termination flag override: 'D' disk, 'I' internal */
+    /* response */
+    int status;
+    enum s3_err sent_err;
+    uint64_t bytes_out;
+    const char *err_hdr_name;  /* one extra header on an error answer */
+    char err_hdr_value[64];
+    bool err_delete_marker;    /* add x-amz-delete-marker: true to the error */
+    /* handler state */
+    struct strata_put *put;
+    struct strata_get *get;
+    struct strata_obj_info info;
+    bool info_valid;
+    uint64_t get_off;
+    uint64_t get_len;
+    int cksum_algo_trailer;
+    uint8_t md5[16];
+    uint8_t cksum[STRATA_CKSUM_RAW_MAX];
+};
+
+/* ---- answering (http.c) ------------------------------------------------- */
+
+/* The value of a request header (case-insensitive), or NULL. */
+const char *strata_req_hdr(struct strata_req *r, const char *name);
+/* A query parameter's value ("" for a bare "?acl"), or NULL when absent. */
+const char *strata_req_query(struct strata_req *r, const char *name);
+/* Queue resp with the common headers (request id, Server) and destroy our
+ * reference.  Records status for the logs. */
+void strata_req_send(struct strata_req *r, int status, struct MHD_Response *resp);
+/* The S3 XML error answer; err is the internal code behind it (0 if none),
+ * used for a more specific message. */
+void strata_req_error(struct strata_req *r, enum s3_err e, int err);
+/* Map an internal code in context and answer it. */
+void strata_req_error_strata(struct strata_req *r, int err, enum s3_ctx ctx);
+/* An XML body (the sbuf is consumed); a failed sbuf answers InternalError. */
+void strata_req_send_xml(struct strata_req *r, int status, struct strata_sbuf *b);
+/* Status with an empty body. */
+void strata_req_send_empty(struct strata_req *r, int status);
+/* Record an error to answer once the body has been read. */
+void strata_req_defer_error(struct strata_req *r, enum s3_err e, int err);
+
+/* The caller's identity for owner checks ("" when anonymous). */
+const char *strata_req_user(const struct strata_req *r);
+const char *strata_req_display_name(const struct strata_req *r);
+
+/* ---- routing (router.c) ------------------------------------------------- */
+
+/* The route for method/level and the request's query, or NULL.  *notimpl
+ * is set when a known but unsupported subresource or header was asked. */
+const struct strata_route *strata_route_find(struct strata_req *r, bool *notimpl);
+
+/* ---- handlers ------------------------------------------------------------ */
+
+void strata_h_list_buckets(struct strata_req *r);
+void strata_h_bucket_create(struct strata_req *r);
+void strata_h_bucket_head(struct strata_req *r);
+void strata_h_bucket_delete(struct strata_req *r);
+void strata_h_bucket_location(struct strata_req *r);
+void strata_h_bucket_versioning_get(struct strata_req *r);
+void strata_h_bucket_versioning_put(struct strata_req *r);
+void strata_h_acl_get(struct strata_req *r);
+void strata_h_acl_put(struct strata_req *r);
+void strata_h_list_objects(struct strata_req *r);
+void strata_h_list_versions(struct strata_req *r);
+int strata_h_put_begin(struct strata_req *r);
+int strata_h_put_body(struct strata_req *r, const void *buf, size_t len);
+void strata_h_put_run(struct strata_req *r);
+void strata_h_get(struct strata_req *r);
+void strata_h_delete(struct strata_req *r);
+void strata_h_delete_multi(struct strata_req *r);
+
+/* ---- XML request bodies (s3_xml.c), libxml2 ----------------------------- */
+
+/* CreateBucketConfiguration: region into out ("" when none given).
+ * Returns S3E_NONE or MalformedXML. */
+enum s3_err strata_xml_location_parse(const char *body, size_t len, char *out, size_t out_len);
+/* VersioningConfiguration: *status = enum strata_versioning, or -1 for no
+ * Status element.  MalformedXML on bad XML or an unknown Status. */
+enum s3_err strata_xml_versioning_parse(const char *body, size_t len, int *status);
+
+struct strata_xml_delobj {
+    char *key;
+    char *version_id; /* NULL when absent */
+};
+/* Delete: up to max objects (malloc'ed array and strings; free with
+ * strata_xml_delete_free).  MalformedXML on bad XML, no objects or > max. */
+enum s3_err strata_xml_delete_parse(const char *body, size_t len, size_t max,
+                                    struct strata_xml_delobj **objs, size_t *n, bool *quiet);
+void strata_xml_delete_free(struct strata_xml_delobj *objs, size_t n);
+/* AccessControlPolicy: true when every grant is FULL_CONTROL to owner. */
+enum s3_err strata_xml_acl_is_private(const char *body, size_t len, const char *owner,
+                                      bool *is_private);
+
+/* ---- logging and metrics (log.c, metrics.c) ----------------------------- */
+
+__attribute__((format(printf, 2, 3))) void strata_srv_log(int level, const char *fmt, ...);
+void strata_srv_log_set_level(int level);
+/* The sink handed to erasure/ and meta/. */
+struct strata_logger strata_srv_logger(void);
+void strata_srv_access_log(struct strata_req *r, enum MHD_RequestTerminationCode toe);
+/* Where access-log lines go (default stderr). */
+void strata_srv_access_log_open(int fd);
+
+void strata_metrics_count(const char *method, int status, enum s3_err e, uint64_t in,
+                          uint64_t out);
+void strata_metrics_inflight_rejected(void);
+/* Prometheus text into b. */
+void strata_metrics_render(struct strata_sbuf *b, unsigned inflight);
+
+/* ---- the daemon (http.c) ------------------------------------------------ */
+
+int strata_srv_start(struct strata_srv *s);
+/* Stop accepting, wait for in-flight requests (up to wait_s), stop. */
+void strata_srv_stop(struct strata_srv *s, unsigned wait_s);
+
+#endif /* STRATA_SERVER_SRV_H */
