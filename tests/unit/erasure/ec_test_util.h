@@ -8,6 +8,7 @@
 #define STRATA_TESTS_EC_TEST_UTIL_H
 
 #include <ftw.h>
+#include <glob.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,6 +42,21 @@ static inline const char *ect_dir(const char *name)
     mkdir(base, 0755);
     mkdir(buf, 0755);
     return buf;
+}
+
+/* Remove this process's scratch dirs; call after all tests passed, so a
+ * failure leaves its evidence behind. */
+static inline void ect_cleanup(void)
+{
+    const char *base = getenv("STRATA_TEST_TMPDIR");
+    char pat[4096];
+    snprintf(pat, sizeof(pat), "%s/erasure-*-%d", base ? base : "/tmp", (int)getpid());
+    glob_t g;
+    if (glob(pat, 0, NULL, &g) == 0) {
+        for (size_t i = 0; i < g.gl_pathc; i++)
+            ect_rm_rf(g.gl_pathv[i]);
+        globfree(&g);
+    }
 }
 
 struct ect_drives {

@@ -229,5 +229,8 @@ int main(void)
         cmocka_unit_test(test_set_unknown_version), cmocka_unit_test(test_set_replacement_fresh),
         cmocka_unit_test(test_set_offline_and_quorum), cmocka_unit_test(test_set_n_range),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    if (rc == 0)
+        ect_cleanup();
+    return rc;
 }
