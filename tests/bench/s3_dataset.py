@@ -1,0 +1,170 @@
+#!/usr/bin/python3
+"""s3_dataset.py - helper of tests/bench/s3.sh (a program, never a test).
+
+  load     create the bucket, upload the dataset through S3 (4 KiB object,
+           N distinct 100 KiB objects, 1 MiB, 64 MiB), write the same bytes
+           as plain files under --www/<bucket>/ for nginx, and write wrk path
+           lists: <name>.strata (presigned GET paths, long expiry) and
+           <name>.nginx (plain paths), one per line.
+  putsign  write signed PUT requests (signed payload: x-amz-content-sha256 is
+           the body's SHA-256) for wrk: one "path<TAB>x-amz-date<TAB>
+           authorization<TAB>sha256" line per key, and the body file.
+  list     time ListObjectsV2 paging over a bucket (optionally first filling
+           a bucket with --make N empty keys); prints one JSON line.
+
+Runs with /usr/bin/python3 (Debian's boto3).  Everything talks to 127.0.0.1.
+"""
+
+import argparse
+import concurrent.futures
+import datetime
+import hashlib
+import hmac
+import json
+import os
+import sys
+import time
+import urllib.request
+
+import boto3
+from botocore.config import Config
+
+REGION = "us-east-1"
+SIZES = {"get4k": 4096, "get1m": 1 << 20, "get64m": 64 << 20}
+
+
+def client(a, pool=32):
+    return boto3.session.Session().client(
+        "s3", endpoint_url=a.endpoint, region_name=REGION, aws_access_key_id=a.ak,
+        aws_secret_access_key=a.sk,
+        config=Config(s3={"addressing_style": "path"}, signature_version="s3v4",
+                      max_pool_connections=pool, retries={"max_attempts": 3}))
+
+
+def write_file(path, data):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "wb") as f:
+        f.write(data)
+
+
+def load(a):
+    c = client(a)
+    try:
+        c.create_bucket(Bucket=a.bucket)
+    except c.exceptions.BucketAlreadyOwnedByYou:
+        pass
+    www = os.path.join(a.www, a.bucket)
+    lists = {}
+
+    def put(key, data):
+        c.put_object(Bucket=a.bucket, Key=key, Body=data)
+        write_file(os.path.join(www, key), data)
+        return key
+
+    t0 = time.monotonic()
+    for name, size in SIZES.items():
+        key = f"{name}/obj"
+        put(key, os.urandom(size))
+        lists[name] = [key]
+    keys = [f"get100k/{i:05d}" for i in range(a.n100k)]
+    with concurrent.futures.ThreadPoolExecutor(16) as ex:
+        lists["get100k"] = list(ex.map(lambda k: put(k, os.urandom(100 * 1024)), keys))
+    upload_s = time.monotonic() - t0
+    # Check the daemon serves what we stored before measuring anything.
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    for name, ks in lists.items():
+        for key in (ks[0], ks[-1]):
+            url = c.generate_presigned_url("get_object", Params={"Bucket": a.bucket, "Key": key},
+                                           ExpiresIn=604800)
+            with opener.open(url, timeout=120) as r:
+                got = r.read()
+            with open(os.path.join(www, key), "rb") as f:
+                if got != f.read():
+                    sys.exit(f"s3_dataset: {key}: strata returned different bytes")
+    for name, ks in lists.items():
+        with open(os.path.join(a.out, name + ".strata"), "w") as f:
+            for key in ks:
+                url = c.generate_presigned_url("get_object", Params={"Bucket": a.bucket, "Key": key},
+                                               ExpiresIn=604800)
+                f.write(url[len(a.endpoint):] + "\n")
+        with open(os.path.join(a.out, name + ".nginx"), "w") as f:
+            for key in ks:
+                f.write(f"/{a.bucket}/{key}\n")
+    total = sum(SIZES.values()) + a.n100k * 100 * 1024
+    print(json.dumps({"uploaded_objects": len(keys) + len(SIZES), "bytes": total,
+                      "seconds": round(upload_s, 2), "MBps": round(total / upload_s / 1e6, 1)}))
+
+
+def _hmac(key, msg):
+    return hmac.new(key, msg.encode(), hashlib.sha256).digest()
+
+
+def putsign(a):
+    body = os.urandom(a.size)
+    with open(a.body, "wb") as f:
+        f.write(body)
+    payload = hashlib.sha256(body).hexdigest()
+    host = a.endpoint.split("://", 1)[1]
+    now = datetime.datetime.now(datetime.timezone.utc)
+    amzdate, date = now.strftime("%Y%m%dT%H%M%SZ"), now.strftime("%Y%m%d")
+    scope = f"{date}/{REGION}/s3/aws4_request"
+    k = _hmac(_hmac(_hmac(_hmac(("AWS4" + a.sk).encode(), date), REGION), "s3"), "aws4_request")
+    signed = "content-length;host;x-amz-content-sha256;x-amz-date"
+    with open(a.out, "w") as f:
+        for i in range(a.n):
+            path = f"/{a.bucket}/{a.prefix}{i:05d}"
+            creq = "\n".join(["PUT", path, "", f"content-length:{a.size}", f"host:{host}",
+                              f"x-amz-content-sha256:{payload}", f"x-amz-date:{amzdate}", "",
+                              signed, payload])
+            sts = "\n".join(["AWS4-HMAC-SHA256", amzdate, scope, hashlib.sha256(creq.encode()).hexdigest()])
+            sig = hmac.new(k, sts.encode(), hashlib.sha256).hexdigest()
+            auth = f"AWS4-HMAC-SHA256 Credential={a.ak}/{scope}, SignedHeaders={signed}, Signature={sig}"
+            f.write(f"{path}\t{amzdate}\t{auth}\t{payload}\n")
+
+
+def listing(a):
+    c = client(a)
+    if a.make:
+        try:
+            c.create_bucket(Bucket=a.bucket)
+        except c.exceptions.BucketAlreadyOwnedByYou:
+            pass
+        t0 = time.monotonic()
+        with concurrent.futures.ThreadPoolExecutor(32) as ex:
+            list(ex.map(lambda i: c.put_object(Bucket=a.bucket, Key=f"k/{i:09d}", Body=b""), range(a.make)))
+        print(f"# uploaded {a.make} empty keys in {time.monotonic() - t0:.1f} s", file=sys.stderr)
+    best = None
+    for _ in range(a.repeat):
+        t0 = time.monotonic()
+        n = pages = 0
+        for p in c.get_paginator("list_objects_v2").paginate(Bucket=a.bucket):
+            n += p.get("KeyCount", 0)
+            pages += 1
+        dt = time.monotonic() - t0
+        best = dt if best is None else min(best, dt)
+    print(json.dumps({"keys": n, "pages": pages, "seconds": round(best, 3),
+                      "keys_per_s": round(n / best) if best else None}))
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("cmd", choices=["load", "putsign", "list"])
+    p.add_argument("--endpoint", required=True)
+    p.add_argument("--ak", required=True)
+    p.add_argument("--sk", required=True)
+    p.add_argument("--bucket", required=True)
+    p.add_argument("--www", help="load: nginx document root")
+    p.add_argument("--out", help="load: directory for path lists; putsign: request file")
+    p.add_argument("--n100k", type=int, default=10000)
+    p.add_argument("--n", type=int, default=1000, help="putsign: number of distinct keys")
+    p.add_argument("--size", type=int, default=100 * 1024, help="putsign: body size")
+    p.add_argument("--prefix", default="put/")
+    p.add_argument("--body", help="putsign: body file to write")
+    p.add_argument("--make", type=int, default=0, help="list: first upload this many empty keys")
+    p.add_argument("--repeat", type=int, default=1)
+    a = p.parse_args()
+    {"load": load, "putsign": putsign, "list": listing}[a.cmd](a)
+
+
+if __name__ == "__main__":
+    main()
