@@ -62,12 +62,14 @@ static void put_line(struct strata_sigv4_sink *s, const char *v)
     strata_sigv4__sink_putc(s, '\n');
 }
 
-static void put_amz_headers(struct strata_sigv4_sink *s, const struct strata_auth_req *req)
+static void put_amz_headers(struct strata_sigv4_sink *s, const struct strata_auth_req *req,
+                            bool skip_amz_date)
 {
     const struct strata_auth_hdr *h[V2_MAX_AMZ_HEADERS];
     size_t n = 0;
     for (size_t i = 0; i < req->nhdrs && n < V2_MAX_AMZ_HEADERS; i++) {
-        if (!req->hdrs[i].name || strncasecmp(req->hdrs[i].name, "x-amz-", 6) != 0)
+        if (!req->hdrs[i].name || strncasecmp(req->hdrs[i].name, "x-amz-", 6) != 0 ||
+            (skip_amz_date && strcasecmp(req->hdrs[i].name, "x-amz-date") == 0))
             continue;
         /* Stable insertion keeps repeated headers in arrival order. */
         size_t j = n++;
@@ -149,7 +151,7 @@ static int put_resource(struct strata_sigv4_sink *s, const struct strata_auth_re
 
 /* Computes the base64 signature (28 chars + NUL) for date_line. */
 static enum s3_err v2_sign(const struct strata_auth_req *req, const struct strata_cred *cred,
-                           const char *date_line, char out_b64[32])
+                           const char *date_line, bool skip_amz_date, char out_b64[32])
 {
     struct strata_sigv4_sink s = {.flush_cb = buf_flush_fail_cb};
     strata_sigv4__sink_puts(&s, req->method ? req->method : "");
@@ -157,7 +159,7 @@ static enum s3_err v2_sign(const struct strata_auth_req *req, const struct strat
     put_line(&s, strata_sigv4__hdr(req, "content-md5"));
     put_line(&s, strata_sigv4__hdr(req, "content-type"));
     put_line(&s, date_line);
-    put_amz_headers(&s, req);
+    put_amz_headers(&s, req, skip_amz_date);
     if (put_resource(&s, req) != 0)
         return S3E_InvalidArgument;
     if (s.err || s.len == sizeof(s.buf))
@@ -203,10 +205,25 @@ enum s3_err strata_sigv2__verify_header(const struct strata_creds *creds,
         return S3E_InvalidAccessKeyId;
     if (t > req->now + STRATA_SIGV4_MAX_SKEW_S || t < req->now - STRATA_SIGV4_MAX_SKEW_S)
         return S3E_RequestTimeTooSkewed;
-    char want[32];
-    enum s3_err e = v2_sign(req, cred, xd ? "" : d, want);
-    if (e == S3E_NONE)
-        e = v2_compare(want, colon + 1, strlen(colon + 1));
+    /* With x-amz-date, AWS's text says the Date line is empty and
+     * x-amz-date is signed among the x-amz-* headers (s3cmd, boto), but its
+     * own example puts x-amz-date's value on the Date line instead, and
+     * botocore keeps the Date header there.  Accept each; all of them sign
+     * the same request content. */
+    const char *date_hdr = strata_sigv4__hdr(req, "date");
+    struct {
+        const char *line;
+        bool skip;
+    } forms[3] = {{xd ? "" : d, false}, {xd, true}, {date_hdr, false}};
+    size_t nforms = xd ? (date_hdr ? 3 : 2) : 1;
+    const char *given = colon + 1;
+    enum s3_err e = S3E_SignatureDoesNotMatch;
+    for (size_t i = 0; i < nforms && e == S3E_SignatureDoesNotMatch; i++) {
+        char want[32];
+        e = v2_sign(req, cred, forms[i].line, forms[i].skip, want);
+        if (e == S3E_NONE)
+            e = v2_compare(want, given, strlen(given));
+    }
     if (e == S3E_NONE)
         out->cred = cred;
     return e;
@@ -244,7 +261,7 @@ enum s3_err strata_sigv2__verify_query(const struct strata_creds *creds,
         return S3E_AccessDenied;
     }
     char want[32];
-    enum s3_err e = v2_sign(req, cred, expires, want);
+    enum s3_err e = v2_sign(req, cred, expires, false, want);
     if (e == S3E_NONE)
         e = v2_compare(want, sig, (size_t)d);
     if (e == S3E_NONE)

@@ -48,6 +48,7 @@ int strata_sigv4__parse_http_date(const char *s, time_t *out)
 {
     static const char *const fmts[] = {
         "%a, %d %b %Y %H:%M:%S GMT", /* RFC 1123, what every client sends */
+        "%a, %d %b %Y %H:%M:%S %z",  /* RFC 2822 numeric zone (AWS's v2 examples) */
         "%A, %d-%b-%y %H:%M:%S GMT", /* RFC 850 */
         "%a %b %e %H:%M:%S %Y",      /* asctime */
     };
@@ -65,7 +66,8 @@ int strata_sigv4__parse_http_date(const char *s, time_t *out)
             end++;
         if (*end)
             continue;
-        *out = tm_to_epoch(&tm);
+        /* timegm ignores tm_gmtoff, which only %z sets. */
+        *out = tm_to_epoch(&tm) - tm.tm_gmtoff;
         return 0;
     }
     return STRATA_EINVAL;
