@@ -245,7 +245,7 @@ int strata_s3_query_parse(char *buf, struct strata_qparam *out, size_t max)
         if (n == max)
             return -1;
         char *eq = strchr(tok, '=');
-        char *val = "";
+        char *val = tok + strlen(tok); /* "" inside buf: decoding writes to it */
         if (eq) {
             *eq = '\0';
             val = eq + 1;
