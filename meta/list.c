@@ -167,29 +167,20 @@ int strata_obj_list(struct strata_meta *m, const struct strata_list_opts *opts,
                 continue;
             }
         }
+        /* Where the key rolls up into a common prefix (cpl > 0). */
+        size_t cpl = 0;
         if (delim && keylen - plen >= dlen) {
             const char *dp = memmem(kp + plen, keylen - plen, delim, dlen);
             if (dp) {
-                size_t cpl = (size_t)(dp - kp) + dlen;
+                cpl = (size_t)(dp - kp) + dlen;
                 memcpy(key, kp, cpl);
                 key[cpl] = 0;
                 if (after && strcmp(key, after) <= 0) {
+                    /* Reported on an earlier page. */
                     if (!seek_past_prefix(l, key, cpl))
                         break;
                     continue;
                 }
-                if (count == max) {
-                    res->truncated = true;
-                    break;
-                }
-                struct strata_list_entry e = {.is_prefix = true, .info = NULL, .key = key};
-                rc = cb(&e, ud);
-                count++;
-                snprintf(res->next_key, sizeof(res->next_key), "%s", key);
-                res->next_version_id[0] = 0;
-                if (!seek_past_prefix(l, key, cpl))
-                    break;
-                continue;
             }
         }
         bool first = !have_cur || strlen(cur_key) != keylen || memcmp(cur_key, kp, keylen) != 0;
@@ -208,7 +199,22 @@ int strata_obj_list(struct strata_meta *m, const struct strata_list_opts *opts,
             continue;
         }
         if (!opts->versions && (r.flags & REC_F_DELETE_MARKER)) {
+            /* A prefix holding only deleted keys is not listed either. */
             strata_meta__merge_next(&l->mg);
+            continue;
+        }
+        if (cpl) {
+            if (count == max) {
+                res->truncated = true;
+                break;
+            }
+            struct strata_list_entry e = {.is_prefix = true, .info = NULL, .key = key};
+            rc = cb(&e, ud);
+            count++;
+            snprintf(res->next_key, sizeof(res->next_key), "%s", key);
+            res->next_version_id[0] = 0;
+            if (!seek_past_prefix(l, key, cpl))
+                break;
             continue;
         }
         if (count == max) {
