@@ -546,7 +546,7 @@ int strata_meta__bucket_decode(const void *buf, size_t len, struct strata_bucket
     bool fmt = false, name = false;
     for (uint32_t i = 0; i < up.data.via.map.size; i++) {
         const msgpack_object_kv *kv = &up.data.via.map.ptr[i];
-        uint64_t f, u;
+        uint64_t f, u = 0;
         bool ok = true;
         if (!get_uint(&kv->key, &f))
             goto out;
