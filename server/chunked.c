@@ -151,7 +151,7 @@ static bool sig_matches(struct strata_chunked *c, const char *algo, const char *
     uint8_t mac[32];
     char hex[65];
     if (n < 0 || (size_t)n >= sizeof(sts) ||
-        strata_sigv4__hmac_sha256(c->key, 32, sts, (size_t)n, mac) != 0)
+        strata_sigv4__hmac_signing(c->key, sts, (size_t)n, mac) != 0)
         return false;
     strata_sigv4__hex(mac, 32, hex);
     if (!strata_sigv4__ct_eq(hex, want, 64))

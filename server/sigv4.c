@@ -25,6 +25,11 @@ static enum s3_err fail(struct strata_auth_result *out, enum s3_err e, const cha
     return e;
 }
 
+static int hexval(char c)
+{
+    return c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10;
+}
+
 /* x-amz-content-sha256 -> payload mode.  NULL value means "not sent". */
 static enum s3_err parse_content_sha(const char *v, struct strata_auth_result *out)
 {
@@ -44,10 +49,8 @@ static enum s3_err parse_content_sha(const char *v, struct strata_auth_result *o
         }
     }
     if (strlen(v) == 64 && strata_sigv4__is_hex(v, 64)) {
-        for (int i = 0; i < 32; i++) {
-            char b[3] = {v[2 * i], v[2 * i + 1], 0};
-            out->payload_sha256[i] = (uint8_t)strtoul(b, NULL, 16);
-        }
+        for (int i = 0; i < 32; i++)
+            out->payload_sha256[i] = (uint8_t)(hexval(v[2 * i]) << 4 | hexval(v[2 * i + 1]));
         out->payload_mode = STRATA_PAYLOAD_SIGNED;
         return S3E_NONE;
     }

@@ -130,7 +130,7 @@ static enum s3_err put_canonical_query(struct strata_sigv4_sink *s, const char *
 
 static bool name_eq(const char *a, const char *b, size_t blen)
 {
-    return strncasecmp(a, b, blen) == 0 && a[blen] == '\0';
+    return (a[0] | 0x20) == b[0] && strncasecmp(a, b, blen) == 0 && a[blen] == '\0';
 }
 
 static enum s3_err put_canonical_headers(struct strata_sigv4_sink *s,
@@ -208,12 +208,22 @@ int strata_sigv4__sign(const uint8_t key[32], const char *amz_date, const char *
                        const char *creq_hex, char out_hex[65])
 {
     char sts[sizeof(STRATA_SIGV4_ALGO) + 17 + 128 + 65 + 4];
-    int n = snprintf(sts, sizeof(sts), STRATA_SIGV4_ALGO "\n%s\n%s\n%s", amz_date, scope,
-                     creq_hex);
-    if (n < 0 || (size_t)n >= sizeof(sts))
+    size_t dl = strlen(amz_date), sl = strlen(scope), al = sizeof(STRATA_SIGV4_ALGO) - 1;
+    if (dl != 16 || sl >= 128 || strlen(creq_hex) != 64)
         return STRATA_EINVAL;
+    char *p = sts;
+    memcpy(p, STRATA_SIGV4_ALGO "\n", al + 1);
+    p += al + 1;
+    memcpy(p, amz_date, dl);
+    p += dl;
+    *p++ = '\n';
+    memcpy(p, scope, sl);
+    p += sl;
+    *p++ = '\n';
+    memcpy(p, creq_hex, 64);
+    p += 64;
     uint8_t mac[32];
-    int rc = strata_sigv4__hmac_sha256(key, 32, sts, (size_t)n, mac);
+    int rc = strata_sigv4__hmac_signing(key, sts, (size_t)(p - sts), mac);
     if (rc == 0)
         strata_sigv4__hex(mac, 32, out_hex);
     return rc;

@@ -26,6 +26,9 @@ struct tls_crypto {
     EVP_MD_CTX *md;
     EVP_MAC_CTX *hmac256;
     EVP_MAC_CTX *hmac1;
+    EVP_MAC_CTX *hmac_keyed; /* keyed with keyed_key: re-init without rekeying */
+    bool keyed_valid;
+    uint8_t keyed_key[32];
     bool key_valid;
     char key_secret[sizeof(((struct strata_cred *)0)->secret)];
     char key_date[9];
@@ -47,6 +50,7 @@ static void tls_free_cb(void *p)
     EVP_MD_CTX_free(t->md);
     EVP_MAC_CTX_free(t->hmac256);
     EVP_MAC_CTX_free(t->hmac1);
+    EVP_MAC_CTX_free(t->hmac_keyed);
     OPENSSL_cleanse(t, sizeof(*t));
     free(t);
     t_crypto = NULL;
@@ -90,7 +94,8 @@ static struct tls_crypto *tls_get(void)
     t->md = EVP_MD_CTX_new();
     t->hmac256 = mac_ctx_new("SHA256");
     t->hmac1 = mac_ctx_new("SHA1");
-    if (!t->md || !t->hmac256 || !t->hmac1 || pthread_setspecific(g_key, t) != 0) {
+    t->hmac_keyed = mac_ctx_new("SHA256");
+    if (!t->md || !t->hmac256 || !t->hmac1 || !t->hmac_keyed || pthread_setspecific(g_key, t) != 0) {
         tls_free_cb(t);
         return NULL;
     }
@@ -150,6 +155,31 @@ int strata_sigv4__hmac_sha256(const void *key, size_t key_len, const void *msg, 
     if (!t)
         return STRATA_EINTERNAL;
     return hmac_run(t->hmac256, key, key_len, msg, msg_len, out, 32);
+}
+
+int strata_sigv4__hmac_signing(const uint8_t key[32], const void *msg, size_t msg_len,
+                               uint8_t out[32])
+{
+    struct tls_crypto *t = tls_get();
+    if (!t)
+        return STRATA_EINTERNAL;
+    /* Re-initialising an HMAC with its previous key skips the key schedule
+     * (and most of OpenSSL's allocations); requests and chunks of one
+     * client share the signing key, so this is the common case. */
+    bool same = t->keyed_valid && CRYPTO_memcmp(t->keyed_key, key, 32) == 0;
+    size_t got = 0;
+    if (!EVP_MAC_init(t->hmac_keyed, same ? NULL : key, same ? 0 : 32, NULL)) {
+        t->keyed_valid = false;
+        return STRATA_EINTERNAL;
+    }
+    if (!same) {
+        memcpy(t->keyed_key, key, 32);
+        t->keyed_valid = true;
+    }
+    if (!EVP_MAC_update(t->hmac_keyed, msg, msg_len) ||
+        !EVP_MAC_final(t->hmac_keyed, out, &got, 32) || got != 32)
+        return STRATA_EINTERNAL;
+    return 0;
 }
 
 int strata_sigv4__hmac_sha1(const void *key, size_t key_len, const void *msg, size_t msg_len,

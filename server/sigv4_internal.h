@@ -34,6 +34,10 @@ int strata_sigv4__sha256(const void *p, size_t n, uint8_t out[32]);
 /* One-shot HMACs on the calling thread's MAC contexts.  0 or STRATA_EINTERNAL. */
 int strata_sigv4__hmac_sha256(const void *key, size_t key_len, const void *msg, size_t msg_len,
                               uint8_t out[32]);
+/* HMAC-SHA256 keyed with a 32-byte signing key, cheaper than the above
+ * when the thread used the same key last time. */
+int strata_sigv4__hmac_signing(const uint8_t key[32], const void *msg, size_t msg_len,
+                               uint8_t out[32]);
 int strata_sigv4__hmac_sha1(const void *key, size_t key_len, const void *msg, size_t msg_len,
                             uint8_t out[20]);
 

@@ -16,9 +16,14 @@
 
 const char *strata_sigv4__hdr(const struct strata_auth_req *r, const char *lname)
 {
-    for (size_t i = 0; i < r->nhdrs; i++)
-        if (r->hdrs[i].name && strcasecmp(r->hdrs[i].name, lname) == 0)
+    /* Comparing the first letter first skips most strcasecmp calls; this
+     * runs several times per request over every header. */
+    char c0 = lname[0];
+    for (size_t i = 0; i < r->nhdrs; i++) {
+        const char *n = r->hdrs[i].name;
+        if (n && (n[0] | 0x20) == c0 && strcasecmp(n, lname) == 0)
             return r->hdrs[i].value ? r->hdrs[i].value : "";
+    }
     return NULL;
 }
 
@@ -201,17 +206,16 @@ void strata_sigv4__sink_putc(struct strata_sigv4_sink *s, char c)
 
 void strata_sigv4__sink_put_trimmed(struct strata_sigv4_sink *s, const char *v)
 {
-    while (*v == ' ' || *v == '\t')
-        v++;
-    bool pending_space = false;
-    for (; *v; v++) {
-        if (*v == ' ' || *v == '\t') {
-            pending_space = true;
-            continue;
-        }
-        if (pending_space)
+    bool first = true;
+    for (;;) {
+        v += strspn(v, " \t");
+        size_t run = strcspn(v, " \t");
+        if (run == 0)
+            return;
+        if (!first)
             strata_sigv4__sink_putc(s, ' ');
-        pending_space = false;
-        strata_sigv4__sink_putc(s, *v);
+        first = false;
+        strata_sigv4__sink_put(s, v, run);
+        v += run;
     }
 }
