@@ -334,18 +334,16 @@ static int drive_probe(const char *root, enum drive_state *st, struct strata_err
     return 0;
 }
 
-/* meta/, data/, data/00..ff and tmp/; a drive that cannot take them is offline. */
+/* meta/, data/ and tmp/; a drive that cannot take them is offline.  The
+ * 256 data/<hh>/ fan-out directories are made on first use by the writer
+ * (and by heal), which keeps opening a set cheap and lets a subdirectory
+ * removed by hand come back. */
 static int drive_dirs(const char *root)
 {
     char p[4096];
     static const char *const sub[] = {"meta", "data", "tmp"};
     for (unsigned i = 0; i < 3; i++) {
         snprintf(p, sizeof(p), "%s/%s", root, sub[i]);
-        if (mkdir(p, 0755) < 0 && errno != EEXIST)
-            return -errno;
-    }
-    for (unsigned i = 0; i < 256; i++) {
-        snprintf(p, sizeof(p), "%s/data/%02x", root, i);
         if (mkdir(p, 0755) < 0 && errno != EEXIST)
             return -errno;
     }

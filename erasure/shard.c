@@ -147,6 +147,20 @@ static int dir_fsync(const char *p)
     return rc;
 }
 
+/* Create data/<hh>/ on first use.  data/ itself must exist: a drive whose
+ * tree was removed while running stays missing for writers.  The new
+ * directory entry is made durable by fsyncing data/. */
+static int subdir_make(const struct strata_set *set, unsigned d, const char *subdir)
+{
+    if (mkdir(subdir, 0755) < 0 && errno != EEXIST)
+        return -errno;
+    if (set->no_fsync)
+        return 0;
+    char p[4096];
+    snprintf(p, sizeof(p), "%s/data", set->drives[d].path);
+    return dir_fsync(p);
+}
+
 /* ---- writer -------------------------------------------------------------- */
 
 #define UD_CTL 2u /* user_data buffer slot for tail writes and fsyncs */
@@ -474,7 +488,10 @@ int strata_ec_writer_finish(struct strata_ec_writer *w, uint32_t *ok_mask)
         }
         close(w->fd[d]);
         w->fd[d] = -1;
-        if (rename(w->tmp[d], final[d]) < 0 || (!set->no_fsync && dir_fsync(dir) < 0)) {
+        int rr = rename(w->tmp[d], final[d]);
+        if (rr < 0 && errno == ENOENT && subdir_make(set, d, dir) == 0)
+            rr = rename(w->tmp[d], final[d]);
+        if (rr < 0 || (!set->no_fsync && dir_fsync(dir) < 0)) {
             int e = errno;
             unlink(final[d]);
             STRATA_FREE(final[d]);

@@ -40,7 +40,10 @@ static void test_set_new_and_reopen(void **state)
         struct stat sb;
         snprintf(p, sizeof(p), "%s/meta", d.path[i]);
         assert_int_equal(stat(p, &sb), 0);
-        snprintf(p, sizeof(p), "%s/data/ff", d.path[i]);
+        snprintf(p, sizeof(p), "%s/data", d.path[i]);
+        assert_int_equal(stat(p, &sb), 0);
+        assert_true(S_ISDIR(sb.st_mode));
+        snprintf(p, sizeof(p), "%s/tmp", d.path[i]);
         assert_int_equal(stat(p, &sb), 0);
         snprintf(p, sizeof(p), "%s/format.json", d.path[i]);
         json_t *j = json_load_file(p, 0, NULL);
