@@ -297,9 +297,11 @@ static bool get_str(const msgpack_object *o, char *dst, size_t cap)
 {
     if (o->type != MSGPACK_OBJECT_STR || o->via.str.size >= cap)
         return false;
-    if (memchr(o->via.str.ptr, 0, o->via.str.size))
+    /* An empty str may have a NULL ptr: never pass it to mem*(). */
+    if (o->via.str.size && memchr(o->via.str.ptr, 0, o->via.str.size))
         return false;
-    memcpy(dst, o->via.str.ptr, o->via.str.size);
+    if (o->via.str.size)
+        memcpy(dst, o->via.str.ptr, o->via.str.size);
     dst[o->via.str.size] = 0;
     return true;
 }
@@ -311,7 +313,8 @@ static int decode_hdrs(const msgpack_object *o, bool want, struct meta_rec *r)
     size_t total = 0, n = o->via.array.size;
     for (size_t i = 0; i < n; i++) {
         const msgpack_object *s = &o->via.array.ptr[i];
-        if (s->type != MSGPACK_OBJECT_STR || memchr(s->via.str.ptr, 0, s->via.str.size))
+        if (s->type != MSGPACK_OBJECT_STR ||
+            (s->via.str.size && memchr(s->via.str.ptr, 0, s->via.str.size)))
             return STRATA_ECORRUPT;
         total += s->via.str.size + 1;
     }
@@ -327,7 +330,8 @@ static int decode_hdrs(const msgpack_object *o, bool want, struct meta_rec *r)
     char *sp = buf + np * sizeof(struct strata_kv);
     for (size_t i = 0; i < n; i++) {
         const msgpack_object *s = &o->via.array.ptr[i];
-        memcpy(sp, s->via.str.ptr, s->via.str.size);
+        if (s->via.str.size)
+            memcpy(sp, s->via.str.ptr, s->via.str.size);
         sp[s->via.str.size] = 0;
         if (i % 2 == 0)
             kv[i / 2].name = sp;
@@ -408,7 +412,8 @@ static int rec_field(struct meta_rec *r, uint64_t f, const msgpack_object *v, bo
     case 11:
         if (v->type != MSGPACK_OBJECT_BIN || v->via.bin.size > STRATA_CKSUM_RAW_MAX)
             return STRATA_ECORRUPT;
-        memcpy(r->cksum, v->via.bin.ptr, v->via.bin.size);
+        if (v->via.bin.size)
+            memcpy(r->cksum, v->via.bin.ptr, v->via.bin.size);
         r->cksum_len = v->via.bin.size;
         return 0;
     case 12:

@@ -68,6 +68,7 @@ static void reference(const char *prefix, const char *delim, const char *after,
             continue;
         const char *d = delim ? strstr(k + pl, delim) : NULL;
         struct strata_list_entry le = {0};
+        struct strata_obj_info fake;
         char cp[STRATA_KEY_MAX + 1];
         if (d) {
             size_t cl = (size_t)(d - k) + strlen(delim);
@@ -79,7 +80,6 @@ static void reference(const char *prefix, const char *delim, const char *after,
             le.is_prefix = true;
             le.key = cp;
         } else {
-            struct strata_obj_info fake;
             memset(&fake, 0, sizeof(fake));
             le.info = &fake;
             le.key = k;
