@@ -14,6 +14,8 @@
 #include <errno.h>
 #include <sys/mount.h>
 
+#include <liburing.h>
+
 #include "ec_test_util.h"
 #include "strata/erasure.h"
 
@@ -97,6 +99,15 @@ static void test_enospc_writer(void **state)
 
 int main(void)
 {
+    /* Skip only when the kernel has no usable io_uring (old kernel, seccomp). */
+    struct io_uring probe;
+    int ur = io_uring_queue_init(4, &probe, 0);
+    if (ur == -ENOSYS || ur == -EPERM) {
+        printf("# skip: io_uring unavailable (%s)\n", strerror(-ur));
+        return 77;
+    }
+    if (ur == 0)
+        io_uring_queue_exit(&probe);
     snprintf(mnt, sizeof(mnt), "%s", ect_dir("enospc"));
     if (mount("tmpfs", mnt, "tmpfs", 0, "size=8m") != 0) {
         printf("# skip: cannot mount tmpfs (%s)\n", strerror(errno));
