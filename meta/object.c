@@ -858,15 +858,19 @@ int strata_obj_put_commit(struct strata_put *p, struct strata_obj_info *out)
     uint8_t sk[SORTKEY_LEN];
     pthread_mutex_t *lk = strata_meta__key_lock(m, p->bucket, p->key);
     pthread_mutex_lock(lk);
-    int lrc = qread_run(m, &lq, p->bucket, p->key, false);
+    /* A never-versioned bucket holds only null versions: the null version
+     * is the latest, so one read (of every drive, for the undo) does. */
+    bool off = p->versioning == STRATA_VERSIONING_OFF;
+    struct qread *L = off ? &nq : &lq;
+    int lrc = qread_run(m, L, p->bucket, p->key, off);
     if (lrc != 0 && lrc != STRATA_ENOTFOUND) {
         rc = lrc;
         goto unlock;
     }
-    rc = check_cond(p, lrc, &lq);
+    rc = check_cond(p, lrc, L);
     if (rc)
         goto unlock;
-    if (replaces_null(p->versioning)) {
+    if (replaces_null(p->versioning) && !off) {
         int nrc = qread_run(m, &nq, p->bucket, p->key, true);
         if (nrc != 0 && nrc != STRATA_ENOTFOUND) {
             rc = nrc;
@@ -874,8 +878,8 @@ int strata_obj_put_commit(struct strata_put *p, struct strata_obj_info *out)
         }
     }
     int64_t mt = now_ns();
-    if (lrc == 0 && lq.d[lq.win].rec.mtime_ns >= mt)
-        mt = lq.d[lq.win].rec.mtime_ns + 1; /* keep newest-first order if the clock stepped back */
+    if (lrc == 0 && L->d[L->win].rec.mtime_ns >= mt)
+        mt = L->d[L->win].rec.mtime_ns + 1; /* keep newest-first order if the clock stepped back */
     strata_meta__sortkey_new(mt, sk);
     r.flags = replaces_null(p->versioning) ? REC_F_NULL : 0;
     r.size = p->got;
