@@ -281,11 +281,6 @@ static int lookup(struct strata_meta *m, const char *bucket, const char *key,
     if (rc)
         return rc;
     rc = qread_run(m, q, bucket, key, false);
-    if (rc == STRATA_ENOTFOUND && q->mode == Q_LATEST) {
-        /* A missing key in a missing bucket is NoSuchBucket for S3. */
-        if (strata_meta_bucket_get(m, bucket, NULL) == STRATA_ENOTFOUND)
-            return STRATA_ENOTFOUND;
-    }
     if (rc)
         return rc;
     if (info) {
