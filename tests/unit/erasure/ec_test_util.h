@@ -33,7 +33,7 @@ static inline void ect_rm_rf(const char *p)
 /* Fresh, empty directory for one test; returns a static buffer. */
 static inline const char *ect_dir(const char *name)
 {
-    static char buf[4096];
+    static char buf[1024];
     const char *base = getenv("STRATA_TEST_TMPDIR");
     if (!base)
         base = "/tmp";
@@ -61,7 +61,7 @@ static inline void ect_cleanup(void)
 
 struct ect_drives {
     unsigned n;
-    char path[16][4096];
+    char path[16][2048];
     const char *ptr[16];
 };
 

@@ -19,7 +19,7 @@
 #include "ec_test_util.h"
 #include "strata/erasure.h"
 
-static char mnt[4096];
+static char mnt[1024];
 
 static unsigned count_tmp(const struct ect_drives *d)
 {

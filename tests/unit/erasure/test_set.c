@@ -102,7 +102,7 @@ static void test_set_foreign_drive(void **state)
     (void)state;
     const char *root = ect_dir("foreign");
     struct ect_drives a, b;
-    char ra[4096], rb[4096];
+    char ra[1100], rb[1100];
     snprintf(ra, sizeof(ra), "%s/a", root);
     snprintf(rb, sizeof(rb), "%s/b", root);
     mkdir(ra, 0755);
