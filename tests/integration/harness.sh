@@ -25,9 +25,18 @@ H_CHECKS=0
 H_REGION=us-east-1
 H_PID=""
 
+# A dead daemon makes every later check fail with "connection refused";
+# say once, at the first check after it died, where that happened.
+h_alive_check() {
+    if [[ -n "${H_PID:-}" && -z "${H_DEAD_REPORTED:-}" ]] && ! kill -0 "$H_PID" 2>/dev/null; then
+        H_DEAD_REPORTED=1
+        printf '[%s] FAIL: strata died; the previous command killed it\n' "$H_NAME"
+        H_FAILS=$((H_FAILS + 1))
+    fi
+}
 h_log() { printf '[%s] %s\n' "$H_NAME" "$*"; }
-h_fail() { H_FAILS=$((H_FAILS + 1)); H_CHECKS=$((H_CHECKS + 1)); printf '[%s] FAIL: %s\n' "$H_NAME" "$*"; }
-h_ok() { H_CHECKS=$((H_CHECKS + 1)); printf '[%s] ok: %s\n' "$H_NAME" "$*"; }
+h_fail() { h_alive_check; H_FAILS=$((H_FAILS + 1)); H_CHECKS=$((H_CHECKS + 1)); printf '[%s] FAIL: %s\n' "$H_NAME" "$*"; }
+h_ok() { h_alive_check; H_CHECKS=$((H_CHECKS + 1)); printf '[%s] ok: %s\n' "$H_NAME" "$*"; }
 # h_skip MSG: exit 77 (CTest SKIP_RETURN_CODE) - only when a client is absent.
 h_skip() { printf '[%s] SKIP: %s\n' "$H_NAME" "$*"; exit 77; }
 
@@ -102,7 +111,7 @@ h_cleanup() {
             wait "$H_PID" 2>/dev/null; st=$?
         else
             wait "$H_PID" 2>/dev/null; st=$?
-            echo "[$H_NAME] FAIL: strata (pid $H_PID) died during the test (status $st)"; rc=1
+            echo "[$H_NAME] FAIL: strata (pid $H_PID) died during the test (status $st)"; rc=1; st=0
         fi
         # 143 = died of SIGTERM without a handler: not graceful, but not a
         # memory error either; anything else non-zero (LSan's 1, abort's 134)

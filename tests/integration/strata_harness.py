@@ -250,6 +250,14 @@ def run(strata):
             traceback.print_exc(file=sys.stdout)
         else:
             log(f"ok: {fn.__name__} ({time.monotonic() - t:.2f} s)")
+        if strata.proc is not None and strata.proc.poll() is not None:
+            # Everything after this would fail with "connection refused";
+            # name the test that killed the daemon instead.
+            log(f"FAIL: strata died (status {strata.proc.returncode}) during {fn.__name__}; "
+                "the remaining tests were not run")
+            if fn.__name__ not in failed:
+                failed.append(fn.__name__)
+            break
     strata.failed = bool(failed)
     daemon_ok = strata.stop()
     n = len([f for f in _TESTS if not only or only in f.__name__])

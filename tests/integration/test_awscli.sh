@@ -62,22 +62,22 @@ h_contains "ls shows small.bin with its size" "$out" "1024 small.bin"
 h_contains "ls shows the dir/ prefix" "$out" "PRE dir/"
 out=$(h_aws s3 ls --recursive "s3://$B/" 2>&1)
 h_contains "ls --recursive shows dir/big.bin" "$out" "20971520 dir/big.bin"
-out=$(h_aws s3 ls "s3://$B/dir/" 2>&1)
+out=$(h_aws s3 ls "s3://$B/dir/" 2>&1) || h_fail "ls s3://$B/dir/: $out"
 h_contains "ls under a prefix" "$out" "big.bin"
 if [[ "$out" == *small.bin* ]]; then h_fail "ls s3://B/dir/ shows a key outside the prefix: $out"; else h_ok "ls prefix excludes other keys"; fi
 
 # ---- sync ----------------------------------------------------------------------
-out=$(h_aws s3 sync "$W/up" "s3://$B/tree" 2>&1); st=$?
+out=$(h_aws s3 sync --no-progress "$W/up" "s3://$B/tree" 2>&1); st=$?
 h_eq "sync up exit status" 0 "$st"
 h_eq "sync up uploaded every file" 8 "$(grep -c '^upload:' <<<"$out")"
-out=$(h_aws s3 sync "$W/up" "s3://$B/tree" 2>&1); st=$?
+out=$(h_aws s3 sync --no-progress "$W/up" "s3://$B/tree" 2>&1); st=$?
 h_eq "second sync exit status" 0 "$st"
 h_eq "second sync uploads nothing" "" "$out"
 h_run "sync down" h_aws s3 sync "s3://$B/tree" "$W/syncdown"
 if diff -r "$W/up" "$W/syncdown" >/dev/null 2>&1; then h_ok "synced tree is byte-identical"; else h_fail "synced tree differs: $(diff -rq "$W/up" "$W/syncdown" 2>&1 | head -5)"; fi
 # Changing one file makes the next sync upload exactly that file.
 printf 'changed\n' >>"$W/up/sub/f3.dat"
-out=$(h_aws s3 sync "$W/up" "s3://$B/tree" 2>&1)
+out=$(h_aws s3 sync --no-progress "$W/up" "s3://$B/tree" 2>&1)
 h_eq "sync after a change uploads one file" 1 "$(grep -c '^upload:' <<<"$out")"
 h_contains "sync uploads the changed file" "$out" "tree/sub/f3.dat"
 
@@ -126,7 +126,7 @@ h_run "rm --recursive" h_aws s3 rm --recursive "s3://$B/"
 out=$(h_aws s3 ls --recursive "s3://$B/" 2>&1)
 h_eq "bucket is empty after rm --recursive" "" "$out"
 h_run "rb" h_aws s3 rb "s3://$B"
-out=$(h_aws s3 ls 2>&1)
+out=$(h_aws s3 ls 2>&1) || h_fail "ls after rb: $out"
 if [[ "$out" == *" $B"* ]]; then h_fail "rb: bucket still listed"; else h_ok "rb: bucket no longer listed"; fi
 
 h_done

@@ -63,7 +63,7 @@ h_run "deletefile" rc deletefile "strata:$B/tree/a/f1.bin"
 out=$(rc lsf -R --files-only "strata:$B/tree" 2>&1)
 h_eq "one file fewer" "$((nfiles - 1))" "$(grep -c . <<<"$out")"
 h_run "purge" rc purge "strata:$B"
-out=$(rc lsd "strata:" 2>&1)
+out=$(rc lsd "strata:" 2>&1) || h_fail "lsd after purge: $out"
 if [[ "$out" == *" $B"* ]]; then h_fail "purged bucket still listed"; else h_ok "purged bucket gone"; fi
 
 h_done

@@ -71,12 +71,12 @@ h_contains "info: MD5" "$out" "$(md5sum <"$W/a.bin" | cut -d' ' -f1)"
 h_runfail "get of a missing key fails with 404" "404" s3c get --force "s3://$B/nope" "$W/down/nope"
 h_runfail "rb of a non-empty bucket fails" "BucketNotEmpty" s3c rb "s3://$B"
 h_run "del a.bin" s3c del "s3://$B/a.bin"
-out=$(s3c ls "s3://$B" 2>&1)
+out=$(s3c ls "s3://$B" 2>&1) || h_fail "ls after del: $out"
 if [[ "$out" == *"s3://$B/a.bin"* ]]; then h_fail "deleted key still listed"; else h_ok "deleted key gone from ls"; fi
 h_run "del --recursive --force" s3c del --recursive --force "s3://$B"
 h_eq "bucket empty" "" "$(s3c ls --recursive "s3://$B" 2>&1)"
 h_run "rb" s3c rb "s3://$B"
-out=$(s3c ls 2>&1)
+out=$(s3c ls 2>&1) || h_fail "ls after rb: $out"
 if [[ "$out" == *"s3://$B"* ]]; then h_fail "removed bucket still listed"; else h_ok "removed bucket gone"; fi
 
 h_done
