@@ -554,7 +554,7 @@ int strata_srv_start(struct strata_srv *s)
         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)s->cfg.conn_timeout_s,
         /* Bounds request headers and is MHD's read buffer, so it also sets
          * the size of the body pieces handed to us. */
-        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(256 * 1024),
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)STRATA_SRV_CONN_MEMORY,
         MHD_OPTION_CONNECTION_LIMIT, (unsigned)(s->cfg.max_inflight * 2 + 64),
         MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned)1,
         MHD_OPTION_ARRAY, s->cfg.tls_cert ? tls_opts : no_opts,

@@ -26,6 +26,11 @@
 #include "sbuf.h"
 
 #define STRATA_SRV_HDRS_MAX 128      /* request headers kept for auth */
+/* MHD per-connection pool: bounds the request headers and is the read
+ * buffer.  MHD zeroes it between requests, so bigger costs every small GET. */
+#ifndef STRATA_SRV_CONN_MEMORY
+#define STRATA_SRV_CONN_MEMORY (64u * 1024)
+#endif
 #define STRATA_SRV_QPARAMS_MAX 64    /* query parameters */
 #define STRATA_SRV_XML_BODY_MAX (2u << 20) /* DeleteObjects with 1000 long keys fits */
 #define STRATA_SRV_LIST_PAGE_MAX (4u << 20)
