@@ -109,9 +109,12 @@ static int key_cmp(const struct subres *a, const struct subres *b)
     return a->kl < b->kl ? -1 : a->kl > b->kl;
 }
 
-static int put_resource(struct strata_sigv4_sink *s, const struct strata_auth_req *req)
+static int put_resource(struct strata_sigv4_sink *s, const struct strata_auth_req *req,
+                        bool add_slash)
 {
     strata_sigv4__sink_puts(s, req->raw_path && *req->raw_path ? req->raw_path : "/");
+    if (add_slash)
+        strata_sigv4__sink_putc(s, '/');
     struct subres sr[V2_MAX_SUBRES];
     size_t n = 0;
     for (const char *p = req->raw_query; p && *p;) {
@@ -151,7 +154,8 @@ static int put_resource(struct strata_sigv4_sink *s, const struct strata_auth_re
 
 /* Computes the base64 signature (28 chars + NUL) for date_line. */
 static enum s3_err v2_sign(const struct strata_auth_req *req, const struct strata_cred *cred,
-                           const char *date_line, bool skip_amz_date, char out_b64[32])
+                           const char *date_line, bool skip_amz_date, bool add_slash,
+                           char out_b64[32])
 {
     struct strata_sigv4_sink s = {.flush_cb = buf_flush_fail_cb};
     strata_sigv4__sink_puts(&s, req->method ? req->method : "");
@@ -160,7 +164,7 @@ static enum s3_err v2_sign(const struct strata_auth_req *req, const struct strat
     put_line(&s, strata_sigv4__hdr(req, "content-type"));
     put_line(&s, date_line);
     put_amz_headers(&s, req, skip_amz_date);
-    if (put_resource(&s, req) != 0)
+    if (put_resource(&s, req, add_slash) != 0)
         return S3E_InvalidArgument;
     if (s.err || s.len == sizeof(s.buf))
         return S3E_RequestHeaderSectionTooLarge;
@@ -169,6 +173,14 @@ static enum s3_err v2_sign(const struct strata_auth_req *req, const struct strat
         return S3E_InternalError;
     EVP_EncodeBlock((unsigned char *)out_b64, mac, 20);
     return S3E_NONE;
+}
+
+/* botocore signs a bucket-level request as "/bucket/" but sends "/bucket":
+ * for a path that is a bare bucket, the form with the slash is accepted
+ * too (it names the same resource). */
+static bool bare_bucket_path(const char *p)
+{
+    return p && p[0] == '/' && p[1] && !strchr(p + 1, '/');
 }
 
 static enum s3_err v2_compare(const char *want, const char *given, size_t given_len)
@@ -217,12 +229,15 @@ enum s3_err strata_sigv2__verify_header(const struct strata_creds *creds,
     } forms[3] = {{xd ? "" : d, false}, {xd, true}, {date_hdr, false}};
     size_t nforms = xd ? (date_hdr ? 3 : 2) : 1;
     const char *given = colon + 1;
+    int nslash = bare_bucket_path(req->raw_path) ? 2 : 1;
     enum s3_err e = S3E_SignatureDoesNotMatch;
-    for (size_t i = 0; i < nforms && e == S3E_SignatureDoesNotMatch; i++) {
-        char want[32];
-        e = v2_sign(req, cred, forms[i].line, forms[i].skip, want);
-        if (e == S3E_NONE)
-            e = v2_compare(want, given, strlen(given));
+    for (int sl = 0; sl < nslash && e == S3E_SignatureDoesNotMatch; sl++) {
+        for (size_t i = 0; i < nforms && e == S3E_SignatureDoesNotMatch; i++) {
+            char want[32];
+            e = v2_sign(req, cred, forms[i].line, forms[i].skip, sl == 1, want);
+            if (e == S3E_NONE)
+                e = v2_compare(want, given, strlen(given));
+        }
     }
     if (e == S3E_NONE)
         out->cred = cred;
@@ -260,10 +275,14 @@ enum s3_err strata_sigv2__verify_query(const struct strata_creds *creds,
         out->err_msg = "Request has expired";
         return S3E_AccessDenied;
     }
-    char want[32];
-    enum s3_err e = v2_sign(req, cred, expires, false, want);
-    if (e == S3E_NONE)
-        e = v2_compare(want, sig, (size_t)d);
+    int nslash = bare_bucket_path(req->raw_path) ? 2 : 1;
+    enum s3_err e = S3E_SignatureDoesNotMatch;
+    for (int sl = 0; sl < nslash && e == S3E_SignatureDoesNotMatch; sl++) {
+        char want[32];
+        e = v2_sign(req, cred, expires, false, sl == 1, want);
+        if (e == S3E_NONE)
+            e = v2_compare(want, sig, (size_t)d);
+    }
     if (e == S3E_NONE)
         out->cred = cred;
     return e;

@@ -53,6 +53,15 @@ static void test_aws_example_get(void **state)
     h[2].value = "AWS NOSUCHKEY:bWq2s1WEIj+Ydj0vQ697zp+IXMU=";
     assert_int_equal(verify("GET", "/johnsmith/photos/puppy.jpg", NULL, h, 3, now, &res),
                      S3E_InvalidAccessKeyId);
+    /* botocore signs bucket requests as "/bucket/" and sends "/bucket"
+     * (reference: Python hmac over "GET\n\n\n<date>\n/johnsmith/?acl") */
+    h[2].value = "AWS " AKID ":3dBygG1T3GB6MRYKugIZofqZcO4=";
+    assert_int_equal(verify("GET", "/johnsmith", "acl", h, 3, now, &res), S3E_NONE);
+    assert_int_equal(verify("GET", "/johnsmith/", "acl", h, 3, now, &res), S3E_NONE);
+    assert_int_equal(verify("GET", "/johnsmith/x", "acl", h, 3, now, &res),
+                     S3E_SignatureDoesNotMatch);
+    assert_int_equal(verify("GET", "/johnsmith", NULL, h, 3, now, &res),
+                     S3E_SignatureDoesNotMatch);
     h[2].value = "AWS " AKID;
     assert_int_equal(verify("GET", "/johnsmith/photos/puppy.jpg", NULL, h, 3, now, &res),
                      S3E_InvalidArgument);
