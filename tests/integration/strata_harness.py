@@ -250,6 +250,13 @@ def run(strata):
             traceback.print_exc(file=sys.stdout)
         else:
             log(f"ok: {fn.__name__} ({time.monotonic() - t:.2f} s)")
+        if strata.proc is not None and fn.__name__ in failed:
+            # A crash shows up as a reset connection before the process is
+            # gone (core dump); give it a moment so the death is attributed.
+            try:
+                strata.proc.wait(0.5)
+            except subprocess.TimeoutExpired:
+                pass
         if strata.proc is not None and strata.proc.poll() is not None:
             # Everything after this would fail with "connection refused";
             # name the test that killed the daemon instead.

@@ -123,8 +123,10 @@ class Client:
         return resp
 
     def req(self, method, path, query=(), headers=None, body=b"", ak=None, sk=None,
-            amzdate=None, payload_hash=None, sign=True):
-        """A SigV4-signed request; path is %-encoded already."""
+            amzdate=None, payload_hash=None, sign=True, raw_query=None):
+        """A SigV4-signed request; path is %-encoded already.  raw_query, if
+        given, is sent verbatim instead of the canonical form of query (which
+        is still what gets signed), e.g. "acl" where SDKs omit the '='."""
         h = {"Host": self.host}
         h.update(headers or {})
         if body or method in ("PUT", "POST"):
@@ -137,6 +139,8 @@ class Client:
             h["Authorization"], _ = sigv4(method, path, list(query), h, ph, ak or self.s.ak,
                                           sk or self.s.sk, amzdate)
         target = path + ("?" + canonical_query(list(query)) if query else "")
+        if raw_query is not None:
+            target = path + "?" + raw_query
         return self.raw(method, target, h, body)
 
 
@@ -467,6 +471,27 @@ def unimplemented_subresources(s):
     for path, sub in ((f"/{b}", "inventory"), (f"/{b}", "analytics"), (f"/{b}/obj", "torrent")):
         r = c.req("GET", path, query=[(sub, "")])
         expect(r, 501, "NotImplemented")
+
+
+@test
+def subresource_without_equals(s):
+    # SDKs and s3cmd send "?delete", "?acl", "?policy" without '='; the
+    # canonical query still has "acl=".  The daemon must parse both forms.
+    c, b = bucket(s)
+    expect(c.req("PUT", f"/{b}/sub", body=b"s"), 200)
+    xml = b"<Delete><Object><Key>sub</Key></Object></Delete>"
+    md5 = base64.b64encode(hashlib.md5(xml).digest()).decode()
+    r = c.req("POST", f"/{b}", query=[("delete", "")], raw_query="delete", body=xml,
+              headers={"Content-MD5": md5})
+    expect(r, 200)
+    expect(c.req("GET", f"/{b}/sub"), 404, "NoSuchKey")
+    for path, sub in ((f"/{b}", "acl"), (f"/{b}", "policy"), (f"/{b}", "location"), (f"/{b}", "versioning")):
+        r = c.req("GET", path, query=[(sub, "")], raw_query=sub)
+        assert r.status in (200, 404, 501), f"GET {path}?{sub}: {r}"
+    # Several valueless keys and an empty value together.
+    r = c.req("GET", f"/{b}", query=[("list-type", "2"), ("prefix", ""), ("fetch-owner", "")],
+              raw_query="list-type=2&prefix&fetch-owner")
+    expect(r, 200)
 
 
 @test
