@@ -8,12 +8,15 @@
  * verifies when Strata computes exactly that signature, so each example
  * checks the whole canonicalisation.
  */
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -473,6 +476,72 @@ static void test_aws_example_trailer_seed(void **state)
     assert_true(res.decoded_length == 66560);
 }
 
+/* ---- concurrency: per-thread contexts and signing-key caches ------------- */
+
+struct thr_arg {
+    const struct strata_creds *creds;
+    int id;
+    int failures;
+};
+
+static void *verify_thread(void *p)
+{
+    struct thr_arg *a = p;
+    static const char *const regions[] = {"us-east-1", "eu-west-3"};
+    static const char *const keys[] = {"USERA", "USERB"};
+    static const char *const secrets[] = {"secretA", "secretB"};
+    for (int i = 0; i < 400; i++) {
+        int u = (i + a->id) & 1;
+        struct strata_cred cred;
+        memset(&cred, 0, sizeof(cred));
+        strcpy(cred.access_key, keys[u]);
+        /* every 4th request is signed with the other user's secret */
+        strcpy(cred.secret, secrets[(i & 3) == 3 ? !u : u]);
+        char url[1024];
+        time_t now = 1700000000 + i * 97;
+        if (strata_presign_v4(&cred, "GET", "h:1", "/b/k", regions[(i >> 1) & 1], now, 600, url,
+                              sizeof(url)) != 0) {
+            a->failures++;
+            continue;
+        }
+        char *q = strchr(url, '?');
+        *q++ = '\0';
+        struct strata_auth_hdr h[] = {{"Host", "h:1"}};
+        struct strata_auth_req r = {"GET", url, q, h, 1, now};
+        struct strata_auth_result res;
+        enum s3_err want = (i & 3) == 3 ? S3E_SignatureDoesNotMatch : S3E_NONE;
+        if (strata_auth_verify(a->creds, &r, &res) != want)
+            a->failures++;
+    }
+    return NULL;
+}
+
+static void test_concurrent_verify(void **state)
+{
+    (void)state;
+    const char *dir = getenv("STRATA_TEST_TMPDIR");
+    char path[512];
+    snprintf(path, sizeof(path), "%s/sigv4-users-%d", dir && *dir ? dir : "/tmp", (int)getpid());
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("USERA secretA\nUSERB secretB\n", f);
+    fclose(f);
+    struct strata_creds *c = NULL;
+    assert_int_equal(strata_creds_load(AKID, SECRET, path, &c, NULL, 0), 0);
+    unlink(path);
+    pthread_t t[4];
+    struct thr_arg args[4];
+    for (int i = 0; i < 4; i++) {
+        args[i] = (struct thr_arg){c, i, 0};
+        assert_int_equal(pthread_create(&t[i], NULL, verify_thread, &args[i]), 0);
+    }
+    for (int i = 0; i < 4; i++) {
+        pthread_join(t[i], NULL);
+        assert_int_equal(args[i].failures, 0);
+    }
+    strata_creds_destroy(c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -493,6 +562,7 @@ int main(void)
         cmocka_unit_test(test_anonymous),
         cmocka_unit_test(test_presign_bad_params),
         cmocka_unit_test(test_presign_roundtrip),
+        cmocka_unit_test(test_concurrent_verify),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
