@@ -62,7 +62,9 @@ enum strata_payload_mode {
 struct strata_auth_result {
     const struct strata_cred *cred; /* NULL for anonymous */
     bool anonymous;                 /* no credentials were presented */
-    int payload_mode;               /* enum strata_payload_mode */
+    int payload_mode;               /* enum strata_payload_mode; for anonymous
+                                       requests it follows x-amz-content-sha256
+                                       (UNSIGNED when absent) */
     uint8_t payload_sha256[32];     /* with STRATA_PAYLOAD_SIGNED */
     /* streaming modes: what the chunk decoder needs */
     uint8_t signing_key[32];
