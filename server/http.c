@@ -233,8 +233,15 @@ static enum s3_err parse_target(struct strata_req *r)
         *q++ = '\0';
     r->raw_path = r->raw_uri_copy;
     r->raw_query = q ? q : "";
-    if (r->raw_path[0] != '/')
-        return S3E_InvalidURI;
+    if (r->raw_path[0] != '/') {
+        /* absolute-form target (RFC 7230 5.3.2, sent through proxies):
+         * the path starts after the authority. */
+        char *auth = strstr(r->raw_path, "://");
+        char *slash = auth ? strchr(auth + 3, '/') : NULL;
+        if (!slash)
+            return S3E_InvalidURI;
+        r->raw_path = slash;
+    }
     r->qbuf = strdup(r->raw_query);
     r->nq = strata_s3_query_parse(r->qbuf, r->q, STRATA_SRV_QPARAMS_MAX);
     if (r->nq < 0)

@@ -258,11 +258,14 @@ static int cmd_server(int argc, char **argv)
                            sig);
             strata_srv_stop(&s, 30);
             rc = 0;
+            strata_srv_log(STRATA_LOG_NOTICE, "HTTP stopped; closing metadata and drives");
         }
         close_storage(&s);
     }
     strata_creds_destroy(s.creds);
     free_drives(drives, nd);
+    if (rc == 0)
+        strata_srv_log(STRATA_LOG_NOTICE, "stopped cleanly");
     return rc;
 }
 
