@@ -68,7 +68,7 @@ out=$(s3c info "s3://$B/a.bin" 2>&1)
 h_contains "info: size" "$out" "777777"
 h_contains "info: MD5" "$out" "$(md5sum <"$W/a.bin" | cut -d' ' -f1)"
 
-h_runfail "get of a missing key fails with 404" "404" s3c get --force "s3://$B/nope" "$W/down/nope"
+h_runfail "get of a missing key fails" "does not exist" s3c get --force "s3://$B/nope" "$W/down/nope"
 h_runfail "rb of a non-empty bucket fails" "BucketNotEmpty" s3c rb "s3://$B"
 h_run "del a.bin" s3c del "s3://$B/a.bin"
 out=$(s3c ls "s3://$B" 2>&1) || h_fail "ls after del: $out"
