@@ -13,18 +13,7 @@
 #include <string.h>
 #include <strings.h>
 
-#define PUT_HDRS_MAX 64
-#define PUT_HDR_BYTES (STRATA_HDRS_MAX + 1024)
-
-struct hdr_set {
-    struct strata_kv kv[PUT_HDRS_MAX];
-    size_t n;
-    char buf[PUT_HDR_BYTES];
-    size_t used;
-    size_t meta_bytes;
-};
-
-static const char *keep(struct hdr_set *h, const char *s, bool lower)
+static const char *keep(struct strata_hdr_set *h, const char *s, bool lower)
 {
     size_t len = strlen(s) + 1;
     if (h->used + len > sizeof(h->buf))
@@ -37,8 +26,9 @@ static const char *keep(struct hdr_set *h, const char *s, bool lower)
 }
 
 /* Chooses the stored headers.  Returns S3E_NONE or the error to answer. */
-static enum s3_err pick_headers(struct strata_req *r, struct hdr_set *h)
+enum s3_err strata_put_hdrs_pick(struct strata_req *r, struct strata_hdr_set *h)
 {
+    h->n = h->used = h->meta_bytes = 0;
     for (size_t i = 0; i < r->nhdrs; i++) {
         char lname[128];
         if (strlen(r->hdrs[i].name) >= sizeof(lname))
@@ -63,7 +53,7 @@ static enum s3_err pick_headers(struct strata_req *r, struct hdr_set *h)
             if (h->meta_bytes > STRATA_SRV_META_HDR_MAX)
                 return S3E_MetadataTooLarge;
         }
-        if (h->n == PUT_HDRS_MAX)
+        if (h->n == STRATA_PUT_HDRS_MAX)
             return S3E_MetadataTooLarge;
         const char *n = keep(h, lname, true), *v = keep(h, value, false);
         if (!n || !v)
@@ -76,7 +66,7 @@ static enum s3_err pick_headers(struct strata_req *r, struct hdr_set *h)
 }
 
 /* The body size, or the error to answer. */
-static enum s3_err body_size(struct strata_req *r, uint64_t *size)
+enum s3_err strata_put_body_size(struct strata_req *r, uint64_t *size)
 {
     const char *s;
     if (r->chunked) {
@@ -104,7 +94,7 @@ static enum s3_err body_size(struct strata_req *r, uint64_t *size)
 }
 
 /* Content-MD5 and x-amz-checksum-* / trailer into opts. */
-static enum s3_err digests(struct strata_req *r, struct strata_put_opts *o)
+enum s3_err strata_put_digests(struct strata_req *r, struct strata_put_opts *o)
 {
     const char *md5 = strata_req_hdr(r, "Content-MD5");
     if (md5) {
@@ -151,7 +141,7 @@ int strata_h_put_begin(struct strata_req *r)
     memset(&o, 0, sizeof(o));
     o.bucket = r->bucket;
     o.key = r->key;
-    enum s3_err e = body_size(r, &o.size);
+    enum s3_err e = strata_put_body_size(r, &o.size);
     const char *acl = strata_req_hdr(r, "x-amz-acl");
     const char *sc = strata_req_hdr(r, "x-amz-storage-class");
     if (!e && acl && strcmp(acl, "private") != 0)
@@ -159,16 +149,14 @@ int strata_h_put_begin(struct strata_req *r)
     if (!e && sc && strcmp(sc, "STANDARD") != 0)
         e = S3E_InvalidStorageClass;
     if (!e)
-        e = digests(r, &o);
-    struct hdr_set *h = NULL;
+        e = strata_put_digests(r, &o);
+    struct strata_hdr_set *h = NULL;
     if (!e) {
         h = malloc(sizeof(*h));
         if (!h)
             e = S3E_InternalError;
-        else {
-            h->n = h->used = h->meta_bytes = 0;
-            e = pick_headers(r, h);
-        }
+        else
+            e = strata_put_hdrs_pick(r, h);
     }
     if (e) {
         free(h);
@@ -247,8 +235,8 @@ void strata_h_put_run(struct strata_req *r)
     char etag[STRATA_ETAG_MAX + 3];
     snprintf(etag, sizeof(etag), "\"%s\"", info.etag);
     MHD_add_response_header(resp, "ETag", etag);
-    if (r->binfo.versioning != STRATA_VERSIONING_OFF)
-        MHD_add_response_header(resp, "x-amz-version-id", info.version_id);
+    if (r->binfo.versioning != STRATA_VERSIONING_OFF && info.version_id[0])
+        MHD_add_response_header(resp, "x-amz-version-id", info.version_id); /* not for parts */
     const char *ch = strata_s3_cksum_hdr(info.cksum_algo);
     if (ch && info.cksum_len) {
         char b64[64];

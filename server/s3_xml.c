@@ -198,3 +198,82 @@ enum s3_err strata_xml_acl_is_private(const char *body, size_t len, const char *
     *is_private = ok && grants > 0;
     return S3E_NONE;
 }
+
+void strata_xml_complete_free(struct strata_xml_part *parts, size_t n)
+{
+    for (size_t i = 0; parts && i < n; i++)
+        free(parts[i].etag);
+    free(parts);
+}
+
+/* The first Checksum* child, base64-decoded into p. */
+static enum s3_err part_cksum(xmlNodePtr part, struct strata_xml_part *p)
+{
+    static const char *const names[] = {"ChecksumCRC32", "ChecksumCRC32C", "ChecksumCRC64NVME",
+                                        "ChecksumSHA1", "ChecksumSHA256"};
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        xmlNodePtr c = child(part, names[i]);
+        if (!c)
+            continue;
+        char *v = text(c);
+        int n = v ? strata_b64_decode(v, p->cksum, sizeof(p->cksum)) : -1;
+        free(v);
+        if (n <= 0)
+            return S3E_InvalidRequest;
+        p->cksum_len = (size_t)n;
+        return S3E_NONE;
+    }
+    return S3E_NONE;
+}
+
+enum s3_err strata_xml_complete_parse(const char *body, size_t len, size_t max,
+                                      struct strata_xml_part **parts, size_t *n)
+{
+    *parts = NULL;
+    *n = 0;
+    xmlDocPtr doc = parse(body, len);
+    if (!doc)
+        return S3E_MalformedXML;
+    xmlNodePtr root = xmlDocGetRootElement(doc);
+    size_t count = 0;
+    if (root && named(root, "CompleteMultipartUpload"))
+        for (xmlNodePtr c = root->children; c; c = c->next)
+            count += named(c, "Part");
+    if (count == 0 || count > max) {
+        xmlFreeDoc(doc);
+        return S3E_MalformedXML;
+    }
+    struct strata_xml_part *arr = calloc(count, sizeof(*arr));
+    if (!arr) {
+        xmlFreeDoc(doc);
+        return S3E_InternalError;
+    }
+    enum s3_err e = S3E_NONE;
+    size_t i = 0;
+    for (xmlNodePtr c = root->children; c && !e; c = c->next) {
+        if (!named(c, "Part"))
+            continue;
+        xmlNodePtr pn = child(c, "PartNumber"), et = child(c, "ETag");
+        char *num = pn ? text(pn) : NULL;
+        char *end = NULL;
+        unsigned long v = num ? strtoul(num, &end, 10) : 0;
+        if (!num || !*num || *end || v == 0 || v > 10000 || !et)
+            e = S3E_MalformedXML;
+        free(num);
+        arr[i].part_number = (unsigned)v;
+        arr[i].etag = et ? text(et) : NULL;
+        if (!e && !arr[i].etag)
+            e = S3E_MalformedXML;
+        if (!e)
+            e = part_cksum(c, &arr[i]);
+        i++;
+    }
+    xmlFreeDoc(doc);
+    if (e) {
+        strata_xml_complete_free(arr, count);
+        return e;
+    }
+    *parts = arr;
+    *n = count;
+    return S3E_NONE;
+}

@@ -199,8 +199,30 @@ int strata_h_put_begin(struct strata_req *r);
 int strata_h_put_body(struct strata_req *r, const void *buf, size_t len);
 void strata_h_put_run(struct strata_req *r);
 void strata_h_get(struct strata_req *r);
+/* Multipart (s3_multipart.c).  Parts reuse strata_h_put_body/_run. */
+void strata_h_mpu_create(struct strata_req *r);
+int strata_h_mpu_part_begin(struct strata_req *r);
+void strata_h_mpu_complete(struct strata_req *r);
+void strata_h_mpu_abort(struct strata_req *r);
+void strata_h_mpu_list_parts(struct strata_req *r);
+void strata_h_mpu_list(struct strata_req *r);
 void strata_h_delete(struct strata_req *r);
 void strata_h_delete_multi(struct strata_req *r);
+
+/* Stored headers chosen from a PUT / CreateMultipartUpload request. */
+#define STRATA_PUT_HDRS_MAX 64
+struct strata_hdr_set {
+    struct strata_kv kv[STRATA_PUT_HDRS_MAX];
+    size_t n;
+    char buf[STRATA_HDRS_MAX + 1024];
+    size_t used;
+    size_t meta_bytes;
+};
+/* Shared by PutObject and the multipart handlers (s3_object_put.c). */
+enum s3_err strata_put_hdrs_pick(struct strata_req *r, struct strata_hdr_set *h);
+enum s3_err strata_put_body_size(struct strata_req *r, uint64_t *size);
+/* Content-MD5, signed sha256, x-amz-checksum-* / trailer into o. */
+enum s3_err strata_put_digests(struct strata_req *r, struct strata_put_opts *o);
 
 /* ---- XML request bodies (s3_xml.c), libxml2 ----------------------------- */
 
@@ -220,6 +242,18 @@ struct strata_xml_delobj {
 enum s3_err strata_xml_delete_parse(const char *body, size_t len, size_t max,
                                     struct strata_xml_delobj **objs, size_t *n, bool *quiet);
 void strata_xml_delete_free(struct strata_xml_delobj *objs, size_t n);
+struct strata_xml_part {
+    unsigned part_number;
+    char *etag;
+    uint8_t cksum[STRATA_CKSUM_RAW_MAX];
+    size_t cksum_len; /* 0 when no Checksum* element */
+};
+/* CompleteMultipartUpload: parts in request order (malloc'ed; free with
+ * strata_xml_complete_free).  MalformedXML on bad XML, no parts, > max,
+ * a bad PartNumber or checksum. */
+enum s3_err strata_xml_complete_parse(const char *body, size_t len, size_t max,
+                                      struct strata_xml_part **parts, size_t *n);
+void strata_xml_complete_free(struct strata_xml_part *parts, size_t n);
 /* AccessControlPolicy: true when every grant is FULL_CONTROL to owner. */
 enum s3_err strata_xml_acl_is_private(const char *body, size_t len, const char *owner,
                                       bool *is_private);
