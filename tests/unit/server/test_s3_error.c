@@ -153,12 +153,53 @@ static void test_xml_config(void **state)
     assert_false(priv);
 }
 
+static void test_xml_complete(void **state)
+{
+    const char *doc = "<CompleteMultipartUpload xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">"
+                      "<Part><PartNumber>1</PartNumber><ETag>\"aa\"</ETag>"
+                      "<ChecksumCRC32>AAECAw==</ChecksumCRC32></Part>"
+                      "<Part><ETag>bb</ETag><PartNumber>2</PartNumber></Part>"
+                      "</CompleteMultipartUpload>";
+    struct strata_xml_part *p;
+    size_t n;
+    assert_int_equal(strata_xml_complete_parse(doc, strlen(doc), 10000, &p, &n), S3E_NONE);
+    assert_int_equal(n, 2);
+    assert_int_equal(p[0].part_number, 1);
+    assert_string_equal(p[0].etag, "\"aa\"");
+    assert_int_equal(p[0].cksum_len, 4);
+    assert_memory_equal(p[0].cksum, "\x00\x01\x02\x03", 4);
+    assert_int_equal(p[1].part_number, 2);
+    assert_int_equal(p[1].cksum_len, 0);
+    strata_xml_complete_free(p, n);
+    assert_int_equal(strata_xml_complete_parse(doc, strlen(doc), 1, &p, &n), S3E_MalformedXML);
+    const char *bad[] = {
+        "<CompleteMultipartUpload></CompleteMultipartUpload>",
+        "<CompleteMultipartUpload><Part><PartNumber>0</PartNumber><ETag>a</ETag></Part>"
+        "</CompleteMultipartUpload>",
+        "<CompleteMultipartUpload><Part><PartNumber>10001</PartNumber><ETag>a</ETag></Part>"
+        "</CompleteMultipartUpload>",
+        "<CompleteMultipartUpload><Part><PartNumber>1x</PartNumber><ETag>a</ETag></Part>"
+        "</CompleteMultipartUpload>",
+        "<CompleteMultipartUpload><Part><PartNumber>1</PartNumber></Part>"
+        "</CompleteMultipartUpload>",
+        "<Other><Part><PartNumber>1</PartNumber><ETag>a</ETag></Part></Other>",
+        "<CompleteMultipartUpload><Part>",
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+        assert_int_equal(strata_xml_complete_parse(bad[i], strlen(bad[i]), 10000, &p, &n),
+                         S3E_MalformedXML);
+    const char *badck = "<CompleteMultipartUpload><Part><PartNumber>1</PartNumber><ETag>a</ETag>"
+                        "<ChecksumSHA256>!!</ChecksumSHA256></Part></CompleteMultipartUpload>";
+    assert_int_equal(strata_xml_complete_parse(badck, strlen(badck), 10000, &p, &n),
+                     S3E_InvalidRequest);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_table),      cmocka_unit_test(test_map),
         cmocka_unit_test(test_sbuf),       cmocka_unit_test(test_xml_delete),
-        cmocka_unit_test(test_xml_config),
+        cmocka_unit_test(test_xml_config), cmocka_unit_test(test_xml_complete),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
