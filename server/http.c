@@ -532,7 +532,9 @@ int strata_srv_start(struct strata_srv *s)
     s->reqid_base &= 0x0fffffffffffffffull; /* room for the counter without wrapping */
     atomic_store(&s->inflight, 0);
 
-    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
+    /* poll(), not select(): each connection thread waits on one fd, and
+     * select() costs ~20% of CPU on small GETs (perf) scanning fd_sets. */
+    unsigned flags = MHD_USE_POLL_INTERNAL_THREAD | MHD_USE_THREAD_PER_CONNECTION |
                      MHD_USE_ITC | MHD_USE_ERROR_LOG | MHD_USE_TURBO;
     if (s->cfg.tls_cert) {
         s->tls_cert_pem = slurp(s->cfg.tls_cert);
