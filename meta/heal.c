@@ -9,6 +9,9 @@
  * decoding and re-encoding the object).  Non-inline versions also get
  * strata_ec_heal for their shard files.  Version records are healed under
  * their key's stripe lock so a concurrent put or delete is not undone.
+ * Upload ('U'), part ('P') and part table ('T') records heal as raw values
+ * under their key's lock (a part record names its key), and the data of
+ * parts and of completed multipart objects' parts gets strata_ec_heal.
  * Heal writes are not synced one by one; each drive's WAL is synced once
  * at the end of the set, before fresh drives are marked healed.
  * Threads: the caller's (the ILM scanner or an admin request).
@@ -148,6 +151,51 @@ static void heal_version(struct strata_meta *m, unsigned set, rocksdb_writeoptio
     }
 }
 
+/* The shards of a part record's data, or of every part in a 'T' chunk:
+ * from the value the read quorum agree on. */
+static void heal_part_data(struct strata_meta *m, unsigned set, char kind, struct hvals *h,
+                           struct strata_heal_stats *st)
+{
+    struct meta_set *ms = &m->sets[set];
+    unsigned rq = strata_set_read_quorum(ms->set);
+    int best = -1;
+    for (unsigned d = 0; d < ms->n && best < 0; d++) {
+        if (h->rc[d])
+            continue;
+        unsigned n = 0;
+        for (unsigned j = 0; j < ms->n; j++)
+            n += h->rc[j] == 0 && h->vl[j] == h->vl[d] && memcmp(h->v[j], h->v[d], h->vl[d]) == 0;
+        if (n >= rq)
+            best = (int)d;
+    }
+    if (best < 0)
+        return;
+    struct meta_part one, *parts = &one;
+    size_t n = 0;
+    if (kind == 'P') {
+        if (strata_meta__part_decode(h->v[best], h->vl[best], &one, NULL, NULL) == 0)
+            n = 1;
+    } else {
+        parts = calloc(MP_CHUNK_PARTS, sizeof(*parts));
+        if (!parts ||
+            strata_meta__ptab_decode(h->v[best], h->vl[best], parts, MP_CHUNK_PARTS, &n) != 0)
+            n = 0;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (!parts[i].has_data_id || parts[i].size == 0)
+            continue;
+        unsigned healed = 0;
+        int rc = strata_ec_heal(ms->set, parts[i].data_id, parts[i].size, &healed);
+        if (rc)
+            strata_log(&m->log, STRATA_LOG_WARN, "meta", "heal of part data: %s",
+                       strata_errname(rc));
+        st->shards_healed += healed;
+    }
+    st->objects_scanned += kind == 'P' ? 1 : 0;
+    if (parts != &one)
+        free(parts);
+}
+
 static void heal_raw(struct strata_meta *m, unsigned set, rocksdb_writeoptions_t *wo,
                      const char *k, size_t kl, struct hvals *h, struct strata_heal_stats *st)
 {
@@ -213,6 +261,33 @@ int strata_meta_heal_all(struct strata_meta *m, struct strata_heal_stats *out)
                 else
                     lk = strata_meta__key_lock(m, bucket, "");
             }
+            if ((kcopy[0] == 'U' || kcopy[0] == 'T') && kl > 2) {
+                /* 'U'/'T' bucket 0 key 0 ...: the key's lock, as mpu.c takes it */
+                size_t tail = kcopy[0] == 'U' ? UPLOAD_LEN : SORTKEY_LEN + 2;
+                if (kl > tail + 3 && kcopy[kl - tail - 1] == 0) {
+                    char save = kcopy[kl - tail - 1];
+                    kcopy[kl - tail - 1] = 0;
+                    const char *bucket = kcopy + 1;
+                    size_t blen = strnlen(bucket, kl - 1);
+                    if (1 + blen + 1 <= kl - tail - 1)
+                        lk = strata_meta__key_lock(m, bucket, bucket + blen + 1);
+                    kcopy[kl - tail - 1] = save;
+                }
+            } else if (kcopy[0] == 'P') {
+                /* A part record names its bucket and key in its value. */
+                char pb[STRATA_BUCKET_NAME_MAX + 1], pkk[STRATA_KEY_MAX + 1];
+                for (unsigned d = 0; d < ms->n && !lk; d++) {
+                    char *v;
+                    size_t vl;
+                    struct meta_part mp;
+                    if (!ms->drives[d].db ||
+                        strata_meta__drive_get(m, s, d, kcopy, kl, &v, &vl) != 0)
+                        continue;
+                    if (strata_meta__part_decode(v, vl, &mp, pb, pkk) == 0)
+                        lk = strata_meta__key_lock(m, pb, pkk);
+                    free(v);
+                }
+            }
             if (lk)
                 pthread_mutex_lock(lk);
             for (unsigned d = 0; d < ms->n; d++) {
@@ -226,6 +301,8 @@ int strata_meta_heal_all(struct strata_meta *m, struct strata_heal_stats *out)
                 heal_version(m, s, wo, kcopy, kl, h, &st);
             else
                 heal_raw(m, s, wo, kcopy, kl, h, &st);
+            if (kcopy[0] == 'P' || kcopy[0] == 'T')
+                heal_part_data(m, s, kcopy[0], h, &st);
             if (lk)
                 pthread_mutex_unlock(lk);
             hvals_fini(h);

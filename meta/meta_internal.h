@@ -9,7 +9,16 @@
  *   'B' bucket                                        [0x01] msgpack map (bucket record)
  *   'C' bucket 0x00 kind                              [0x01] document bytes, verbatim
  *   'O' bucket 0x00 key 0x00 sortkey[16]              [0x01] msgpack map (version record)
- *   'U' bucket 0x00 ...                               reserved for multipart uploads
+ *   'T' bucket 0x00 key 0x00 sortkey[16] chunk[2]     [0x01] msgpack array (part table chunk)
+ *   'U' bucket 0x00 key 0x00 upload[16]               [0x01] msgpack map (upload record)
+ *   'P' upload[16] partno[4]                          [0x01] msgpack map (part record)
+ *
+ * upload OFFSET SIZE DESCRIPTION
+ *          0     8   big-endian initiation time, ns since the epoch
+ *          8     8   random bytes
+ * The upload id string is the 16 bytes in 32 lower-case hex characters, so
+ * uploads of one key list in initiation order.  partno and chunk are
+ * big-endian, so parts and chunks scan in number order.
  *
  * sortkey OFFSET SIZE DESCRIPTION
  *           0     8   big-endian UINT64_MAX - mtime_ns: newest version sorts first
@@ -35,8 +44,29 @@
  *   10    uint      checksum algorithm (enum strata_cksum_algo)
  *   11    bin       raw checksum
  *   12    array     stored headers, flat: name, value, name, value ...
- *   13    array     parts: each [bin[16] data id, uint size, str etag]
- *                   (empty for single-part objects; multipart fills it)
+ *   13    array     always empty (an early draft put parts here)
+ *   14    uint      multipart: number of parts N (> 0 with REC_F_MULTIPART)
+ *   15    bin       multipart: chunk index, per 'T' chunk c (parts c*MP_CHUNK_PARTS ..):
+ *                   OFFSET 0 SIZE 8 big-endian object offset of the chunk's first part,
+ *                   OFFSET 8 SIZE 4 big-endian CRC32C of the chunk's 'T' value
+ *   16    uint      checksum type (enum strata_cksum_type)
+ *   17    bin       tag set, verbatim (absent: no tags)
+ * A multipart version has no data id: its parts' data ids, sizes, MD5s and
+ * checksums are in its 'T' chunk records (MP_CHUNK_PARTS parts each), which
+ * are written in the same batch as the version record and deleted after
+ * the parts' data (so HEAD never reads them, and a ranged GET reads one
+ * chunk, verified against the CRC32C in the version record).
+ *
+ * Part table chunk ('T'): array of parts, each
+ *   [uint part number, uint size, bin[16] MD5, bin data id (16, or 0 for an
+ *    empty part), bin raw checksum]
+ *
+ * Upload record ('U') map: 0 format, 1 initiated ns, 2 checksum algorithm,
+ *   3 checksum type, 4 stored headers (flat array as field 12 above),
+ *   5 tag set (bin), 6 storage class.
+ * Part record ('P') map: 0 format, 1 size, 2 MD5 bin[16], 3 mtime ns,
+ *   4 data id bin[16] (absent for an empty part), 5 checksum algorithm,
+ *   6 raw checksum, 7 bucket, 8 key (so heal can take the key's lock).
  *
  * Bucket record map: 0 format, 1 name, 2 owner, 3 region, 4 created_ms,
  *   5 versioning, 6 object_lock.
@@ -58,6 +88,11 @@
 #define REC_F_DELETE_MARKER 0x1u
 #define REC_F_NULL 0x2u
 #define REC_F_INLINE 0x4u
+#define REC_F_MULTIPART 0x8u
+
+#define MP_CHUNK_PARTS 128 /* parts per 'T' record: 10,000 parts are 79 records */
+#define MP_IDX_ENT 12
+#define UPLOAD_LEN 16
 
 #define META_LOCK_STRIPES 512
 #define META_PARTS_MAX 10000
@@ -82,7 +117,38 @@ struct meta_rec {
     struct strata_kv *hdrs;
     size_t nhdrs;
     void *hdr_buf; /* owned block behind hdrs when decoded */
-    size_t nparts;
+    size_t nparts;         /* multipart: number of parts */
+    const uint8_t *pidx;   /* multipart: chunk index (points into the buffer) */
+    size_t pidx_len;
+    int cksum_type;
+    const uint8_t *tags;   /* points into the buffer; NULL when none */
+    size_t tags_len;
+};
+
+/* One part, as in a part record or a part table chunk. */
+struct meta_part {
+    unsigned number;
+    uint64_t size;
+    uint8_t md5[16];
+    bool has_data_id;
+    uint8_t data_id[STRATA_DATA_ID_LEN];
+    int cksum_algo;
+    uint8_t cksum[STRATA_CKSUM_RAW_MAX];
+    size_t cksum_len;
+    int64_t mtime_ns;
+};
+
+/* A decoded upload record; hdrs/tags are owned when decoded (upload_fini). */
+struct meta_upload {
+    int64_t init_ns;
+    int cksum_algo;
+    int cksum_type;
+    char storage_class[32];
+    struct strata_kv *hdrs;
+    size_t nhdrs;
+    void *hdr_buf;
+    uint8_t *tags;
+    size_t tags_len;
 };
 
 struct meta_drive;
@@ -123,6 +189,7 @@ struct strata_meta {
     struct meta_set *sets;
     unsigned nsets;
     size_t inline_max;
+    size_t part_size_min;
     struct strata_logger log;
     rocksdb_cache_t *cache;
     rocksdb_block_based_table_options_t *bbto;
@@ -152,6 +219,33 @@ int strata_meta__bucket_encode(const struct strata_bucket_info *b, char **out, s
 int strata_meta__bucket_decode(const void *buf, size_t len, struct strata_bucket_info *b);
 /* Bounds check of a msgpack byte string before msgpack-c allocates for it. */
 bool strata_meta__mp_sane(const uint8_t *p, size_t len);
+
+size_t strata_meta__key_upload(char *out, size_t cap, const char *bucket, const char *key,
+                               const uint8_t *upload);
+size_t strata_meta__key_part(char *out, const uint8_t upload[UPLOAD_LEN], unsigned partno);
+size_t strata_meta__key_ptab(char *out, size_t cap, const char *bucket, const char *key,
+                             const uint8_t *sk, unsigned chunk);
+int strata_meta__upload_encode(const struct meta_upload *u, char **out, size_t *outlen);
+int strata_meta__upload_decode(const void *buf, size_t len, struct meta_upload *u);
+void strata_meta__upload_fini(struct meta_upload *u);
+int strata_meta__part_encode(const struct meta_part *p, const char *bucket, const char *key,
+                             char **out, size_t *outlen);
+/* bucket/key (may be NULL) receive the owner key, NUL-terminated. */
+int strata_meta__part_decode(const void *buf, size_t len, struct meta_part *p,
+                             char bucket[STRATA_BUCKET_NAME_MAX + 1],
+                             char key[STRATA_KEY_MAX + 1]);
+int strata_meta__ptab_encode(const struct meta_part *parts, size_t n, char **out,
+                             size_t *outlen);
+/* Decodes up to cap parts into parts; *n receives the count. */
+int strata_meta__ptab_decode(const void *buf, size_t len, struct meta_part *parts, size_t cap,
+                             size_t *n);
+size_t strata_meta__cksum_len(int algo);
+void strata_meta__hex(const uint8_t *b, size_t n, char *out); /* 2n chars + NUL */
+
+/* ---- cksum.c ---- */
+/* CRC of A||B from crc(A), crc(B) and len(B), as zlib's crc32_combine, for
+ * CRC32, CRC32C and CRC64NVME (all reflected, init = xorout = all ones). */
+uint64_t strata_meta__crc_combine(int algo, uint64_t crc_a, uint64_t crc_b, uint64_t len_b);
 
 /* ---- store.c ---- */
 bool strata_meta__drive_readable(const struct strata_meta *m, unsigned set, unsigned d);
@@ -194,8 +288,69 @@ bool strata_meta__merge_cur(struct meta_merge *mg, const char **k, size_t *klen,
 void strata_meta__merge_next(struct meta_merge *mg);
 void strata_meta__merge_close(struct meta_merge *mg);
 
+/* Raw quorum read of one key in a set: drives read in order until the read
+ * quorum hold identical bytes (win >= 0) or agree it is absent
+ * (STRATA_ENOTFOUND).  read_all reads every readable drive (for undo). */
+struct meta_qraw {
+    char *v[STRATA_DRIVES_MAX];
+    size_t vl[STRATA_DRIVES_MAX];
+    int rc[STRATA_DRIVES_MAX]; /* 0, STRATA_ENOTFOUND, or no vote */
+    bool tried[STRATA_DRIVES_MAX];
+    int win;
+};
+int strata_meta__qraw_get(struct strata_meta *m, unsigned set, const char *k, size_t kl,
+                          bool read_all, struct meta_qraw *q);
+void strata_meta__qraw_fini(struct meta_qraw *q);
+
 /* ---- object.c ---- */
 void strata_meta__info_from_rec(struct strata_obj_info *info, const char *bucket,
                                 const char *key, const uint8_t *sk, struct meta_rec *r);
+/* Delete the parts' data of a multipart version, then its 'T' records on
+ * every drive (after the version record is gone).  Takes the key lock. */
+void strata_meta__mp_drop(struct strata_meta *m, unsigned set, const char *bucket,
+                          const char *key, const uint8_t *sk, size_t nparts);
+/* Load chunk c of a multipart version's part table (verified against the
+ * CRC32C of the version record's index).  Returns the count in *n. */
+int strata_meta__ptab_load(struct strata_meta *m, unsigned set, const char *bucket,
+                           const char *key, const uint8_t *sk, const struct meta_rec *r,
+                           unsigned c, struct meta_part *parts, size_t *n);
+
+/* What a commit replaced, for dropping its data after the key lock is gone. */
+struct meta_drop {
+    bool any;
+    uint32_t flags;
+    bool has_data_id;
+    uint8_t data_id[STRATA_DATA_ID_LEN];
+    uint8_t sk[SORTKEY_LEN];
+    size_t nparts;
+};
+/* Per-drive additions to a version commit's batches (wb) and undo. */
+typedef void (*meta_extra_fn)(void *ud, unsigned d, const uint8_t *sk, rocksdb_writebatch_t *wb,
+                              rocksdb_writebatch_t *undo);
+/*
+ * Commit the non-inline record r as a new version of bucket/key with the
+ * put's versioning rules and conditionals; the caller holds the key lock.
+ * extra (may be NULL) adds to every drive's batch.  sk receives the sort
+ * key; drop what to strata_meta__drop after unlocking.
+ */
+int strata_meta__version_commit(struct strata_meta *m, unsigned set, const char *bucket,
+                                const char *key, int versioning, struct meta_rec *r,
+                                const char *if_match, bool if_none_match_star,
+                                meta_extra_fn extra, void *ud, uint8_t sk[SORTKEY_LEN],
+                                struct meta_drop *drop);
+void strata_meta__drop(struct strata_meta *m, unsigned set, const char *bucket, const char *key,
+                       const struct meta_drop *drop);
+
+/* ---- mpu.c ---- */
+/* Commit a part record (data already durable) under the key lock after
+ * checking that the upload exists; drops the replaced part's data after. */
+int strata_meta__part_store(struct strata_meta *m, unsigned set, const char *bucket,
+                            const char *key, const uint8_t upload[UPLOAD_LEN],
+                            const struct meta_part *part);
+int strata_meta__upload_id_parse(const char *s, uint8_t upload[UPLOAD_LEN]);
+/* Read the upload record by quorum into u (caller upload_fini's). */
+int strata_meta__upload_read(struct strata_meta *m, unsigned set, const char *bucket,
+                             const char *key, const uint8_t upload[UPLOAD_LEN],
+                             struct meta_upload *u);
 
 #endif /* STRATA_META_META_INTERNAL_H */

@@ -195,6 +195,17 @@ void strata_meta__info_from_rec(struct strata_obj_info *info, const char *bucket
     r->hdr_buf = NULL;
     r->hdrs = NULL;
     r->nhdrs = 0;
+    info->nparts = (r->flags & REC_F_MULTIPART) ? (unsigned)r->nparts : 0;
+    info->cksum_type = r->cksum_type;
+    if (r->tags_len) {
+        /* A failed copy leaves the info without tags rather than failing
+         * a read or a listing; tags_get reports ENOMEM itself. */
+        info->tags = malloc(r->tags_len);
+        if (info->tags) {
+            memcpy(info->tags, r->tags, r->tags_len);
+            info->tags_len = r->tags_len;
+        }
+    }
 }
 
 void strata_obj_info_fini(struct strata_obj_info *info)
@@ -205,6 +216,9 @@ void strata_obj_info_fini(struct strata_obj_info *info)
     info->priv_ = NULL;
     info->hdrs = NULL;
     info->nhdrs = 0;
+    free(info->tags);
+    info->tags = NULL;
+    info->tags_len = 0;
 }
 
 const char *strata_obj_info_hdr(const struct strata_obj_info *info, const char *name)
@@ -307,6 +321,23 @@ struct strata_get {
     uint64_t size;
     uint8_t *data; /* inline objects, decoded whole (<= inline_max) */
     struct strata_ec_reader *r;
+    /* Multipart versions: the version record's fields needed to load part
+     * table chunks lazily, the chunk loaded last, and one reader on the
+     * part being read (opened on first touch, closed when the read moves
+     * to another part). */
+    unsigned set;
+    char bucket[STRATA_BUCKET_NAME_MAX + 1];
+    char key[STRATA_KEY_MAX + 1];
+    uint8_t sk[SORTKEY_LEN];
+    struct meta_rec mrec; /* pidx points into pidx_buf */
+    uint8_t *pidx_buf;
+    int cksum_algo;
+    int chunk;            /* loaded chunk, -1 none */
+    struct meta_part *cparts;
+    size_t ncparts;
+    uint64_t *coff;       /* object offset of each part of the chunk */
+    int rpart;            /* index in chunk of the part r reads, -1 none */
+    uint8_t single_md5[16];
 };
 
 static int inline_decode(struct strata_meta *m, struct qread *q, const char *bucket,
@@ -361,9 +392,33 @@ int strata_obj_get_open(struct strata_meta *m, const char *bucket, const char *k
         goto out;
     }
     g->m = m;
+    g->chunk = -1;
+    g->rpart = -1;
     const struct meta_rec *r = &q.d[q.win].rec;
     g->size = r->size;
-    if (r->flags & REC_F_INLINE) {
+    g->set = q.set;
+    snprintf(g->bucket, sizeof(g->bucket), "%s", bucket);
+    snprintf(g->key, sizeof(g->key), "%s", key);
+    memcpy(g->sk, q.d[q.win].sk, SORTKEY_LEN);
+    g->cksum_algo = r->cksum_algo;
+    g->mrec = *r;
+    g->mrec.hdrs = NULL;
+    g->mrec.hdr_buf = NULL;
+    g->mrec.nhdrs = 0;
+    g->mrec.shard = NULL;
+    g->mrec.tags = NULL;
+    g->mrec.tags_len = 0;
+    if (r->flags & REC_F_MULTIPART) {
+        g->pidx_buf = malloc(r->pidx_len);
+        g->cparts = calloc(MP_CHUNK_PARTS, sizeof(*g->cparts));
+        g->coff = calloc(MP_CHUNK_PARTS, sizeof(*g->coff));
+        if (!g->pidx_buf || !g->cparts || !g->coff) {
+            rc = STRATA_ENOMEM;
+            goto out;
+        }
+        memcpy(g->pidx_buf, r->pidx, r->pidx_len);
+        g->mrec.pidx = g->pidx_buf;
+    } else if (r->flags & REC_F_INLINE) {
         g->data = malloc(r->size ? r->size : 1);
         if (!g->data) {
             rc = STRATA_ENOMEM;
@@ -387,6 +442,88 @@ out:
     return 0;
 }
 
+static uint64_t be64(const uint8_t *p)
+{
+    uint64_t v = 0;
+    for (int i = 0; i < 8; i++)
+        v = (v << 8) | p[i];
+    return v;
+}
+
+/* Make chunk c the loaded one (and forget the reader of the old chunk). */
+static int mp_chunk(struct strata_get *g, unsigned c)
+{
+    if (g->chunk == (int)c)
+        return 0;
+    strata_ec_reader_close(g->r);
+    g->r = NULL;
+    g->rpart = -1;
+    g->chunk = -1;
+    int rc = strata_meta__ptab_load(g->m, g->set, g->bucket, g->key, g->sk, &g->mrec, c,
+                                    g->cparts, &g->ncparts);
+    if (rc)
+        return rc;
+    uint64_t o = be64(g->mrec.pidx + (size_t)c * MP_IDX_ENT);
+    for (size_t i = 0; i < g->ncparts; i++) {
+        g->coff[i] = o;
+        o += g->cparts[i].size;
+    }
+    g->chunk = (int)c;
+    return 0;
+}
+
+/* The chunk holding object offset off: the last one starting at or before it. */
+static unsigned mp_chunk_of(const struct strata_get *g, uint64_t off)
+{
+    size_t nc = g->mrec.pidx_len / MP_IDX_ENT;
+    size_t lo = 0, hi = nc; /* binary search over the chunk index */
+    while (hi - lo > 1) {
+        size_t mid = (lo + hi) / 2;
+        if (be64(g->mrec.pidx + mid * MP_IDX_ENT) <= off)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return (unsigned)lo;
+}
+
+static int mp_read(struct strata_get *g, uint64_t off, void *buf, size_t len)
+{
+    uint8_t *out = buf;
+    while (len > 0) {
+        int rc = mp_chunk(g, mp_chunk_of(g, off));
+        if (rc)
+            return rc;
+        size_t i = 0;
+        while (i + 1 < g->ncparts && g->coff[i + 1] <= off)
+            i++;
+        /* Skip empty parts and land on the one holding off. */
+        while (i < g->ncparts && off >= g->coff[i] + g->cparts[i].size)
+            i++;
+        if (i >= g->ncparts)
+            return STRATA_ECORRUPT; /* the index and the table disagree */
+        const struct meta_part *p = &g->cparts[i];
+        if (g->rpart != (int)i) {
+            strata_ec_reader_close(g->r);
+            g->r = NULL;
+            g->rpart = -1;
+            rc = strata_ec_reader_open(g->m->sets[g->set].set, p->data_id, p->size, &g->r);
+            if (rc)
+                return rc;
+            g->rpart = (int)i;
+        }
+        uint64_t in = off - g->coff[i];
+        size_t n = p->size - in < len ? (size_t)(p->size - in) : len;
+        rc = strata_ec_reader_read(g->r, in, out, n);
+        if (rc)
+            return rc;
+        out += n;
+        off += n;
+        len -= n;
+    }
+    return 0;
+}
+
 int strata_obj_get_read(struct strata_get *g, uint64_t off, void *buf, size_t len)
 {
     if (off > g->size || len > g->size - off)
@@ -397,6 +534,8 @@ int strata_obj_get_read(struct strata_get *g, uint64_t off, void *buf, size_t le
         memcpy(buf, g->data + off, len);
         return 0;
     }
+    if (g->mrec.flags & REC_F_MULTIPART)
+        return mp_read(g, off, buf, len);
     return strata_ec_reader_read(g->r, off, buf, len);
 }
 
@@ -406,7 +545,43 @@ void strata_obj_get_close(struct strata_get *g)
         return;
     strata_ec_reader_close(g->r);
     free(g->data);
+    free(g->pidx_buf);
+    free(g->cparts);
+    free(g->coff);
     free(g);
+}
+
+int strata_obj_get_part(struct strata_get *g, unsigned idx, struct strata_part_info *out)
+{
+    memset(out, 0, sizeof(*out));
+    if (!(g->mrec.flags & REC_F_MULTIPART)) {
+        if (idx != 1)
+            return STRATA_ERANGE;
+        out->part_number = 1;
+        out->size = g->size;
+        memcpy(out->etag, g->mrec.etag, sizeof(out->etag));
+        out->cksum_algo = g->mrec.cksum_algo;
+        memcpy(out->cksum, g->mrec.cksum, g->mrec.cksum_len);
+        out->cksum_len = g->mrec.cksum_len;
+        return 0;
+    }
+    if (idx == 0 || idx > g->mrec.nparts)
+        return STRATA_ERANGE;
+    unsigned c = (idx - 1) / MP_CHUNK_PARTS, i = (idx - 1) % MP_CHUNK_PARTS;
+    int rc = mp_chunk(g, c);
+    if (rc)
+        return rc;
+    if (i >= g->ncparts)
+        return STRATA_ECORRUPT;
+    const struct meta_part *p = &g->cparts[i];
+    out->part_number = p->number;
+    out->size = p->size;
+    out->offset = g->coff[i];
+    strata_meta__hex(p->md5, 16, out->etag);
+    out->cksum_algo = g->cksum_algo;
+    memcpy(out->cksum, p->cksum, p->cksum_len);
+    out->cksum_len = p->cksum_len;
+    return 0;
 }
 
 /* ---- put ---------------------------------------------------------------- */
@@ -433,6 +608,12 @@ struct strata_put {
     size_t nhdrs;
     char *if_match;
     bool if_none_match_star;
+    uint8_t *tags;
+    size_t tags_len;
+    /* Part uploads (strata_mpu_part_begin): always erasure-coded. */
+    bool is_part;
+    uint8_t upload[UPLOAD_LEN];
+    unsigned part_no;
     int failed;
 };
 
@@ -464,7 +645,15 @@ void strata_obj_put_abort(struct strata_put *p)
     free(p->buf);
     free(p->hdrs);
     free(p->if_match);
+    free(p->tags);
     free(p);
+}
+
+static int hexval(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    return c - 'a' + 10; /* our own lower-case hex etags only */
 }
 
 static int start_writer(struct strata_put *p)
@@ -484,8 +673,8 @@ static int start_writer(struct strata_put *p)
     return 0;
 }
 
-int strata_obj_put_begin(struct strata_meta *m, const struct strata_put_opts *opts,
-                         struct strata_put **out)
+static int put_begin(struct strata_meta *m, const struct strata_put_opts *opts, bool part,
+                     struct strata_put **out)
 {
     *out = NULL;
     if (!opts || !bucket_ok(opts->bucket))
@@ -510,9 +699,18 @@ int strata_obj_put_begin(struct strata_meta *m, const struct strata_put_opts *op
     p->versioning = b.versioning;
     p->size_expected = opts->size;
     p->if_none_match_star = opts->if_none_match_star;
+    rc = STRATA_ETOOBIG;
+    if (opts->tags_len > STRATA_TAGS_MAX)
+        goto fail;
     rc = STRATA_ENOMEM;
     if (opts->if_match && !(p->if_match = strdup(opts->if_match)))
         goto fail;
+    if (opts->tags_len) {
+        if (!(p->tags = malloc(opts->tags_len)))
+            goto fail;
+        memcpy(p->tags, opts->tags, opts->tags_len);
+        p->tags_len = opts->tags_len;
+    }
     /* Copy the headers into one block: the kv array, then the strings. */
     size_t total = 0;
     for (size_t i = 0; i < opts->nhdrs; i++)
@@ -564,7 +762,8 @@ int strata_obj_put_begin(struct strata_meta *m, const struct strata_put_opts *op
         memcpy(p->exp_ck, opts->cksum, ckl);
         p->exp_ck_len = ckl;
     }
-    if (p->size_expected != UINT64_MAX && p->size_expected > m->inline_max) {
+    p->is_part = part;
+    if (part || (p->size_expected != UINT64_MAX && p->size_expected > m->inline_max)) {
         rc = start_writer(p);
         if (rc)
             goto fail;
@@ -574,6 +773,53 @@ int strata_obj_put_begin(struct strata_meta *m, const struct strata_put_opts *op
 fail:
     strata_obj_put_abort(p);
     return rc;
+}
+
+int strata_obj_put_begin(struct strata_meta *m, const struct strata_put_opts *opts,
+                         struct strata_put **out)
+{
+    return put_begin(m, opts, false, out);
+}
+
+int strata_mpu_part_begin(struct strata_meta *m, const struct strata_part_opts *opts,
+                          struct strata_put **out)
+{
+    *out = NULL;
+    if (!opts || !bucket_ok(opts->bucket))
+        return STRATA_ENOTFOUND;
+    if (!key_ok(opts->key) || opts->part_number < 1 || opts->part_number > STRATA_PARTS_MAX)
+        return STRATA_EINVAL;
+    uint8_t up[UPLOAD_LEN];
+    if (!opts->upload_id || strata_meta__upload_id_parse(opts->upload_id, up))
+        return STRATA_ENOTFOUND;
+    unsigned set = strata_meta__set_of(m, opts->bucket, opts->key);
+    struct meta_upload u;
+    int rc = strata_meta__upload_read(m, set, opts->bucket, opts->key, up, &u);
+    if (rc)
+        return rc;
+    int algo = u.cksum_algo;
+    strata_meta__upload_fini(&u);
+    if (opts->cksum_algo != STRATA_CKSUM_NONE) {
+        if (algo != STRATA_CKSUM_NONE && opts->cksum_algo != algo)
+            return STRATA_EINVAL;
+        algo = opts->cksum_algo;
+    }
+    struct strata_put_opts po;
+    memset(&po, 0, sizeof(po));
+    po.bucket = opts->bucket;
+    po.key = opts->key;
+    po.size = opts->size;
+    po.md5 = opts->md5;
+    po.sha256 = opts->sha256;
+    po.cksum_algo = algo;
+    po.cksum = opts->cksum;
+    po.cksum_len = opts->cksum_len;
+    rc = put_begin(m, &po, true, out);
+    if (rc)
+        return rc;
+    memcpy((*out)->upload, up, UPLOAD_LEN);
+    (*out)->part_no = opts->part_number;
+    return 0;
 }
 
 int strata_obj_put_expect_checksum(struct strata_put *p, int algo, const uint8_t *raw, size_t len)
@@ -782,17 +1028,65 @@ static bool replaces_null(int versioning)
 }
 
 /* Drop the data of a replaced version, after its record is gone. */
-static void drop_data(struct strata_meta *m, unsigned set, const struct qread *q)
+static void drop_data(struct strata_meta *m, unsigned set, const char *bucket, const char *key,
+                      const struct qread *q)
 {
     if (q->win < 0)
         return;
     const struct meta_rec *r = &q->d[q->win].rec;
+    if (r->flags & REC_F_MULTIPART) {
+        strata_meta__mp_drop(m, set, bucket, key, q->d[q->win].sk, r->nparts);
+        return;
+    }
     if (r->has_data_id && !(r->flags & (REC_F_INLINE | REC_F_DELETE_MARKER))) {
         int rc = strata_ec_delete(m->sets[set].set, r->data_id);
         if (rc)
             strata_log(&m->log, STRATA_LOG_WARN, "meta", "delete of replaced data: %s",
                        strata_errname(rc));
     }
+}
+
+/* A part's data is finished and its record committed by mpu.c (which
+ * checks the upload under the key lock); on failure the data goes. */
+static int part_commit(struct strata_put *p, const char *etag, const uint8_t *ck, size_t ckl,
+                       struct strata_obj_info *out)
+{
+    struct strata_meta *m = p->m;
+    uint32_t mask = 0;
+    int rc = strata_ec_writer_finish(p->w, &mask);
+    if (rc) {
+        strata_obj_put_abort(p);
+        return rc;
+    }
+    struct meta_part part;
+    memset(&part, 0, sizeof(part));
+    part.number = p->part_no;
+    part.size = p->got;
+    for (int i = 0; i < 16; i++)
+        part.md5[i] = (uint8_t)(hexval(etag[2 * i]) << 4 | hexval(etag[2 * i + 1]));
+    part.has_data_id = true;
+    memcpy(part.data_id, p->data_id, STRATA_DATA_ID_LEN);
+    part.cksum_algo = p->ck_algo;
+    memcpy(part.cksum, ck, ckl);
+    part.cksum_len = ckl;
+    part.mtime_ns = now_ns();
+    rc = strata_meta__part_store(m, p->set, p->bucket, p->key, p->upload, &part);
+    if (rc) {
+        strata_ec_delete(m->sets[p->set].set, p->data_id);
+    } else if (out) {
+        memset(out, 0, sizeof(*out));
+        snprintf(out->bucket, sizeof(out->bucket), "%s", p->bucket);
+        snprintf(out->key, sizeof(out->key), "%s", p->key);
+        out->size = part.size;
+        snprintf(out->etag, sizeof(out->etag), "%s", etag);
+        out->mtime_ms = part.mtime_ns / 1000000;
+        snprintf(out->storage_class, sizeof(out->storage_class), "STANDARD");
+        out->cksum_algo = part.cksum_algo;
+        memcpy(out->cksum, ck, ckl);
+        out->cksum_len = ckl;
+    }
+    strata_obj_put_abort(p);
+    return rc;
 }
 
 int strata_obj_put_commit(struct strata_put *p, struct strata_obj_info *out)
@@ -811,6 +1105,8 @@ int strata_obj_put_commit(struct strata_put *p, struct strata_obj_info *out)
         strata_obj_put_abort(p);
         return rc;
     }
+    if (p->is_part)
+        return part_commit(p, etag, ck, ckl, out);
     struct qread lq, nq;
     memset(&lq, 0, sizeof(lq));
     memset(&nq, 0, sizeof(nq));
@@ -886,6 +1182,8 @@ int strata_obj_put_commit(struct strata_put *p, struct strata_obj_info *out)
     r.cksum_len = ckl;
     r.hdrs = p->hdrs;
     r.nhdrs = p->nhdrs;
+    r.tags = p->tags;
+    r.tags_len = p->tags_len;
     if (p->w) {
         r.has_data_id = true;
         memcpy(r.data_id, p->data_id, STRATA_DATA_ID_LEN);
@@ -915,7 +1213,7 @@ unlock:
     free(shards);
     if (rc == 0) {
         if (replaces_null(p->versioning))
-            drop_data(m, p->set, &nq);
+            drop_data(m, p->set, p->bucket, p->key, &nq);
         if (out) {
             r.shard = NULL;
             r.hdrs = NULL;
@@ -1058,7 +1356,200 @@ unlock:
     pthread_mutex_unlock(lk);
     batches_free(wbs, undo);
     if (drop)
-        drop_data(m, set, &q);
+        drop_data(m, set, bucket, key, &q);
     qread_fini(&q);
     return rc;
+}
+
+/* ---- tags --------------------------------------------------------------- */
+
+int strata_obj_tags_get(struct strata_meta *m, const char *bucket, const char *key,
+                        const char *version_id, void **tags, size_t *len,
+                        char vid_out[STRATA_VERSION_ID_MAX + 1])
+{
+    *tags = NULL;
+    *len = 0;
+    struct strata_obj_info info;
+    int rc = strata_obj_head(m, bucket, key, version_id, &info);
+    if (rc == 0) {
+        if (vid_out)
+            memcpy(vid_out, info.version_id, sizeof(info.version_id));
+        *tags = info.tags;
+        *len = info.tags_len;
+        info.tags = NULL;
+        info.tags_len = 0;
+    }
+    strata_obj_info_fini(&info);
+    return rc;
+}
+
+/*
+ * Rewrite the version's record with a new tag set on every drive, keeping
+ * each drive's own inline shard: a drive holding the agreed version gets
+ * its own record re-encoded; a drive lacking it gets the winner's record
+ * when the data is not inline (an inline shard is per drive: heal brings
+ * those).  Under the key lock, committed on the write quorum or undone.
+ */
+int strata_obj_tags_put(struct strata_meta *m, const char *bucket, const char *key,
+                        const char *version_id, const void *tags, size_t len,
+                        char vid_out[STRATA_VERSION_ID_MAX + 1])
+{
+    if (len > STRATA_TAGS_MAX)
+        return STRATA_ETOOBIG;
+    if (!bucket_ok(bucket))
+        return STRATA_ENOTFOUND;
+    if (!key_ok(key))
+        return STRATA_EINVAL;
+    struct qread q;
+    memset(&q, 0, sizeof(q));
+    q.set = strata_meta__set_of(m, bucket, key);
+    int rc = qread_for_vid(&q, version_id);
+    if (rc)
+        return rc;
+    struct meta_set *ms = &m->sets[q.set];
+    rocksdb_writebatch_t *wbs[STRATA_DRIVES_MAX] = {0}, *undo[STRATA_DRIVES_MAX] = {0};
+    pthread_mutex_t *lk = strata_meta__key_lock(m, bucket, key);
+    pthread_mutex_lock(lk);
+    rc = qread_run(m, &q, bucket, key, true);
+    if (rc)
+        goto unlock;
+    const struct drec *w = &q.d[q.win];
+    if (w->rec.flags & REC_F_DELETE_MARKER) {
+        rc = q.mode == Q_LATEST ? STRATA_ENOTFOUND : STRATA_EMETHOD;
+        goto unlock;
+    }
+    char k[OKEY_MAX];
+    size_t kl = strata_meta__key_obj(k, sizeof(k), bucket, key, w->sk);
+    for (unsigned d = 0; d < ms->n && rc == 0; d++) {
+        if (!ms->drives[d].db)
+            continue;
+        const struct drec *x = &q.d[d];
+        bool own = x->tried && drec_same(x, w);
+        if (!own && (w->rec.flags & REC_F_INLINE))
+            continue;
+        const struct drec *src = own ? x : w;
+        struct meta_rec r;
+        rc = strata_meta__rec_decode(src->raw, src->rawlen, true, &r);
+        if (rc)
+            break;
+        r.tags = len ? tags : NULL;
+        r.tags_len = len;
+        char *v = NULL;
+        size_t vl = 0;
+        rc = strata_meta__rec_encode(&r, &v, &vl);
+        strata_meta__rec_fini(&r);
+        if (rc)
+            break;
+        wbs[d] = rocksdb_writebatch_create();
+        undo[d] = rocksdb_writebatch_create();
+        rocksdb_writebatch_put(wbs[d], k, kl, v, vl);
+        if (x->tried && x->rc == 0 && memcmp(x->sk, w->sk, SORTKEY_LEN) == 0)
+            rocksdb_writebatch_put(undo[d], k, kl, x->raw, x->rawlen);
+        else
+            rocksdb_writebatch_delete(undo[d], k, kl);
+        free(v);
+    }
+    if (rc == 0)
+        rc = strata_meta__set_commit(m, q.set, wbs, undo);
+    if (rc == 0 && vid_out) {
+        if (w->rec.flags & REC_F_NULL)
+            snprintf(vid_out, STRATA_VERSION_ID_MAX + 1, "null");
+        else
+            strata_meta__vid_format(w->sk, vid_out);
+    }
+unlock:
+    pthread_mutex_unlock(lk);
+    batches_free(wbs, undo);
+    qread_fini(&q);
+    return rc;
+}
+
+int strata_obj_tags_delete(struct strata_meta *m, const char *bucket, const char *key,
+                           const char *version_id, char vid_out[STRATA_VERSION_ID_MAX + 1])
+{
+    return strata_obj_tags_put(m, bucket, key, version_id, NULL, 0, vid_out);
+}
+
+/* ---- version commit for multipart complete ------------------------------ */
+
+int strata_meta__version_commit(struct strata_meta *m, unsigned set, const char *bucket,
+                                const char *key, int versioning, struct meta_rec *r,
+                                const char *if_match, bool if_none_match_star,
+                                meta_extra_fn extra, void *ud, uint8_t sk[SORTKEY_LEN],
+                                struct meta_drop *drop)
+{
+    memset(drop, 0, sizeof(*drop));
+    struct qread lq, nq;
+    memset(&lq, 0, sizeof(lq));
+    memset(&nq, 0, sizeof(nq));
+    lq.set = nq.set = set;
+    lq.mode = Q_LATEST;
+    nq.mode = Q_NULL;
+    rocksdb_writebatch_t *wbs[STRATA_DRIVES_MAX] = {0}, *undo[STRATA_DRIVES_MAX] = {0};
+    struct strata_put cond;
+    memset(&cond, 0, sizeof(cond));
+    cond.if_match = (char *)(uintptr_t)if_match; /* read only by check_cond */
+    cond.if_none_match_star = if_none_match_star;
+    bool off = versioning == STRATA_VERSIONING_OFF;
+    struct qread *L = off ? &nq : &lq;
+    int lrc = qread_run(m, L, bucket, key, off);
+    int rc = 0;
+    if (lrc != 0 && lrc != STRATA_ENOTFOUND) {
+        rc = lrc;
+        goto out;
+    }
+    rc = check_cond(&cond, lrc, L);
+    if (rc)
+        goto out;
+    if (replaces_null(versioning) && !off) {
+        int nrc = qread_run(m, &nq, bucket, key, true);
+        if (nrc != 0 && nrc != STRATA_ENOTFOUND) {
+            rc = nrc;
+            goto out;
+        }
+    }
+    int64_t mt = now_ns();
+    if (lrc == 0 && L->d[L->win].rec.mtime_ns >= mt)
+        mt = L->d[L->win].rec.mtime_ns + 1;
+    strata_meta__sortkey_new(mt, sk);
+    r->flags &= ~(REC_F_NULL | REC_F_INLINE);
+    r->flags |= replaces_null(versioning) ? REC_F_NULL : 0;
+    r->mtime_ns = mt;
+    rc = build_batches(m, set, bucket, key, sk, r, NULL, NULL,
+                       replaces_null(versioning) ? &nq : NULL, wbs, undo);
+    if (rc == 0 && extra)
+        for (unsigned d = 0; d < m->sets[set].n; d++)
+            if (wbs[d])
+                extra(ud, d, sk, wbs[d], undo[d]);
+    if (rc == 0)
+        rc = strata_meta__set_commit(m, set, wbs, undo);
+    if (rc == 0 && replaces_null(versioning) && nq.win >= 0) {
+        const struct drec *o = &nq.d[nq.win];
+        drop->any = true;
+        drop->flags = o->rec.flags;
+        drop->has_data_id = o->rec.has_data_id;
+        memcpy(drop->data_id, o->rec.data_id, STRATA_DATA_ID_LEN);
+        memcpy(drop->sk, o->sk, SORTKEY_LEN);
+        drop->nparts = o->rec.nparts;
+    }
+out:
+    batches_free(wbs, undo);
+    qread_fini(&lq);
+    qread_fini(&nq);
+    return rc;
+}
+
+void strata_meta__drop(struct strata_meta *m, unsigned set, const char *bucket, const char *key,
+                       const struct meta_drop *drop)
+{
+    if (!drop->any)
+        return;
+    if (drop->flags & REC_F_MULTIPART) {
+        strata_meta__mp_drop(m, set, bucket, key, drop->sk, drop->nparts);
+    } else if (drop->has_data_id && !(drop->flags & (REC_F_INLINE | REC_F_DELETE_MARKER))) {
+        int rc = strata_ec_delete(m->sets[set].set, drop->data_id);
+        if (rc)
+            strata_log(&m->log, STRATA_LOG_WARN, "meta", "delete of replaced data: %s",
+                       strata_errname(rc));
+    }
 }

@@ -218,7 +218,9 @@ int strata_meta__rec_encode(const struct meta_rec *r, char **out, size_t *outlen
     msgpack_sbuffer_write(&sb, &vb, 1);
 
     bool inl = (r->flags & REC_F_INLINE) != 0;
-    size_t nf = 8 + (r->has_data_id ? 1 : 0) + (inl ? 3 : 0) + (r->cksum_algo ? 2 : 0);
+    bool mp = (r->flags & REC_F_MULTIPART) != 0;
+    size_t nf = 8 + (r->has_data_id ? 1 : 0) + (inl ? 3 : 0) + (r->cksum_algo ? 2 : 0) +
+                (mp ? 2 : 0) + (r->cksum_type ? 1 : 0) + (r->tags_len ? 1 : 0);
     msgpack_pack_map(&pk, nf);
     msgpack_pack_uint64(&pk, 0);
     msgpack_pack_uint64(&pk, REC_FORMAT);
@@ -257,7 +259,21 @@ int strata_meta__rec_encode(const struct meta_rec *r, char **out, size_t *outlen
         pk_str(&pk, r->hdrs[i].value, strlen(r->hdrs[i].value));
     }
     msgpack_pack_uint64(&pk, 13);
-    msgpack_pack_array(&pk, 0); /* parts: multipart fills this later */
+    msgpack_pack_array(&pk, 0); /* field 13 stays empty: parts live in 'T' records */
+    if (mp) {
+        msgpack_pack_uint64(&pk, 14);
+        msgpack_pack_uint64(&pk, r->nparts);
+        msgpack_pack_uint64(&pk, 15);
+        pk_bin(&pk, r->pidx, r->pidx_len);
+    }
+    if (r->cksum_type) {
+        msgpack_pack_uint64(&pk, 16);
+        msgpack_pack_uint64(&pk, (uint64_t)r->cksum_type);
+    }
+    if (r->tags_len) {
+        msgpack_pack_uint64(&pk, 17);
+        pk_bin(&pk, r->tags, r->tags_len);
+    }
 
     if (!sb.data) {
         msgpack_sbuffer_destroy(&sb);
@@ -419,9 +435,28 @@ static int rec_field(struct meta_rec *r, uint64_t f, const msgpack_object *v, bo
     case 12:
         return decode_hdrs(v, want_hdrs, r);
     case 13:
-        if (!parts_ok(v))
+        return parts_ok(v) ? 0 : STRATA_ECORRUPT;
+    case 14:
+        if (!get_uint(v, &u) || u == 0 || u > META_PARTS_MAX)
             return STRATA_ECORRUPT;
-        r->nparts = v->via.array.size;
+        r->nparts = (size_t)u;
+        return 0;
+    case 15:
+        if (v->type != MSGPACK_OBJECT_BIN)
+            return STRATA_ECORRUPT;
+        r->pidx = (const uint8_t *)v->via.bin.ptr;
+        r->pidx_len = v->via.bin.size;
+        return 0;
+    case 16:
+        if (!get_uint(v, &u) || u > STRATA_CKSUM_TYPE_FULL_OBJECT)
+            return STRATA_ECORRUPT;
+        r->cksum_type = (int)u;
+        return 0;
+    case 17:
+        if (v->type != MSGPACK_OBJECT_BIN || v->via.bin.size > STRATA_TAGS_MAX)
+            return STRATA_ECORRUPT;
+        r->tags = v->via.bin.size ? (const uint8_t *)v->via.bin.ptr : NULL;
+        r->tags_len = v->via.bin.size;
         return 0;
     default:
         return 0; /* a newer writer's field: skip */
@@ -463,12 +498,13 @@ int strata_meta__rec_decode(const void *buf, size_t len, bool want_hdrs, struct 
             r->shard = (const uint8_t *)"";
         if (!r->shard || slen != r->shard_len)
             goto out;
+    } else if (r->flags & REC_F_MULTIPART) {
+        size_t nc = (r->nparts + MP_CHUNK_PARTS - 1) / MP_CHUNK_PARTS;
+        if (r->nparts == 0 || !r->pidx || r->pidx_len != nc * MP_IDX_ENT)
+            goto out; /* a multipart version must index its part table */
     } else if (!(r->flags & REC_F_DELETE_MARKER) && !r->has_data_id) {
         goto out; /* a data version must say where its data is */
     }
-    if (r->size > 0 && !(r->flags & REC_F_DELETE_MARKER) && !(r->flags & REC_F_INLINE) &&
-        !r->has_data_id)
-        goto out;
     rc = 0;
 out:
     msgpack_unpacked_destroy(&up);
@@ -493,6 +529,13 @@ bool strata_meta__rec_same(const struct meta_rec *a, const struct meta_rec *b)
         a->has_data_id != b->has_data_id || strcmp(a->etag, b->etag) != 0)
         return false;
     if (a->has_data_id && memcmp(a->data_id, b->data_id, STRATA_DATA_ID_LEN) != 0)
+        return false;
+    /* Tags are rewritten in place: a drive that missed the rewrite holds a
+     * different record and must not vote with the others. */
+    if (a->nparts != b->nparts || a->tags_len != b->tags_len ||
+        (a->tags_len && memcmp(a->tags, b->tags, a->tags_len) != 0))
+        return false;
+    if (a->pidx_len != b->pidx_len || (a->pidx_len && memcmp(a->pidx, b->pidx, a->pidx_len)))
         return false;
     return true;
 }
@@ -589,6 +632,368 @@ int strata_meta__bucket_decode(const void *buf, size_t len, struct strata_bucket
     if (fmt && name)
         rc = 0;
 out:
+    msgpack_unpacked_destroy(&up);
+    return rc;
+}
+
+/* ---- multipart keys and records ----------------------------------------- */
+
+size_t strata_meta__key_upload(char *out, size_t cap, const char *bucket, const char *key,
+                               const uint8_t *upload)
+{
+    size_t n = strata_meta__key_obj(out, cap, bucket, key, NULL);
+    STRATA_ASSERT(n + UPLOAD_LEN <= cap);
+    out[0] = 'U';
+    if (upload) {
+        memcpy(out + n, upload, UPLOAD_LEN);
+        n += UPLOAD_LEN;
+    }
+    return n;
+}
+
+size_t strata_meta__key_part(char *out, const uint8_t upload[UPLOAD_LEN], unsigned partno)
+{
+    out[0] = 'P';
+    memcpy(out + 1, upload, UPLOAD_LEN);
+    for (int i = 0; i < 4; i++)
+        out[1 + UPLOAD_LEN + i] = (char)(partno >> (24 - 8 * i));
+    return 1 + UPLOAD_LEN + 4;
+}
+
+size_t strata_meta__key_ptab(char *out, size_t cap, const char *bucket, const char *key,
+                             const uint8_t *sk, unsigned chunk)
+{
+    size_t n = strata_meta__key_obj(out, cap, bucket, key, sk);
+    STRATA_ASSERT(n + 2 <= cap);
+    out[0] = 'T';
+    out[n++] = (char)(chunk >> 8);
+    out[n++] = (char)chunk;
+    return n;
+}
+
+size_t strata_meta__cksum_len(int algo)
+{
+    switch (algo) {
+    case STRATA_CKSUM_CRC32:
+    case STRATA_CKSUM_CRC32C:
+        return 4;
+    case STRATA_CKSUM_CRC64NVME:
+        return 8;
+    case STRATA_CKSUM_SHA1:
+        return 20;
+    case STRATA_CKSUM_SHA256:
+        return 32;
+    default:
+        return 0;
+    }
+}
+
+void strata_meta__hex(const uint8_t *b, size_t n, char *out)
+{
+    static const char hx[] = "0123456789abcdef";
+    for (size_t i = 0; i < n; i++) {
+        out[2 * i] = hx[b[i] >> 4];
+        out[2 * i + 1] = hx[b[i] & 15];
+    }
+    out[2 * n] = 0;
+}
+
+static int sb_release(msgpack_sbuffer *sb, char **out, size_t *outlen)
+{
+    if (!sb->data) {
+        msgpack_sbuffer_destroy(sb);
+        return STRATA_ENOMEM;
+    }
+    *outlen = sb->size;
+    *out = msgpack_sbuffer_release(sb);
+    msgpack_sbuffer_destroy(sb);
+    return 0;
+}
+
+int strata_meta__upload_encode(const struct meta_upload *u, char **out, size_t *outlen)
+{
+    msgpack_sbuffer sb;
+    msgpack_packer pk;
+    msgpack_sbuffer_init(&sb);
+    msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+    char vb = VAL_VERSION_BYTE;
+    msgpack_sbuffer_write(&sb, &vb, 1);
+    msgpack_pack_map(&pk, 7);
+    msgpack_pack_uint64(&pk, 0);
+    msgpack_pack_uint64(&pk, REC_FORMAT);
+    msgpack_pack_uint64(&pk, 1);
+    msgpack_pack_int64(&pk, u->init_ns);
+    msgpack_pack_uint64(&pk, 2);
+    msgpack_pack_uint64(&pk, (uint64_t)u->cksum_algo);
+    msgpack_pack_uint64(&pk, 3);
+    msgpack_pack_uint64(&pk, (uint64_t)u->cksum_type);
+    msgpack_pack_uint64(&pk, 4);
+    msgpack_pack_array(&pk, 2 * u->nhdrs);
+    for (size_t i = 0; i < u->nhdrs; i++) {
+        pk_str(&pk, u->hdrs[i].name, strlen(u->hdrs[i].name));
+        pk_str(&pk, u->hdrs[i].value, strlen(u->hdrs[i].value));
+    }
+    msgpack_pack_uint64(&pk, 5);
+    pk_bin(&pk, u->tags, u->tags_len);
+    msgpack_pack_uint64(&pk, 6);
+    pk_str(&pk, u->storage_class, strnlen(u->storage_class, sizeof(u->storage_class) - 1));
+    return sb_release(&sb, out, outlen);
+}
+
+/* Unpack one msgpack map value after the version byte and the bounds walk. */
+static int unpack_map(const void *buf, size_t len, msgpack_unpacked *up)
+{
+    const uint8_t *p = buf;
+    msgpack_unpacked_init(up);
+    if (len < 2 || p[0] != VAL_VERSION_BYTE || !strata_meta__mp_sane(p + 1, len - 1))
+        return STRATA_ECORRUPT;
+    size_t off = 0;
+    if (msgpack_unpack_next(up, (const char *)p + 1, len - 1, &off) != MSGPACK_UNPACK_SUCCESS)
+        return STRATA_ECORRUPT;
+    return 0;
+}
+
+void strata_meta__upload_fini(struct meta_upload *u)
+{
+    free(u->hdr_buf);
+    free(u->tags);
+    u->hdr_buf = NULL;
+    u->hdrs = NULL;
+    u->nhdrs = 0;
+    u->tags = NULL;
+    u->tags_len = 0;
+}
+
+int strata_meta__upload_decode(const void *buf, size_t len, struct meta_upload *u)
+{
+    memset(u, 0, sizeof(*u));
+    msgpack_unpacked up;
+    int rc = unpack_map(buf, len, &up);
+    if (rc == 0 && up.data.type != MSGPACK_OBJECT_MAP)
+        rc = STRATA_ECORRUPT;
+    bool fmt = false;
+    for (uint32_t i = 0; rc == 0 && i < up.data.via.map.size; i++) {
+        const msgpack_object_kv *kv = &up.data.via.map.ptr[i];
+        uint64_t f, v = 0;
+        if (!get_uint(&kv->key, &f)) {
+            rc = STRATA_ECORRUPT;
+            break;
+        }
+        switch (f) {
+        case 0:
+            if (!get_uint(&kv->val, &v) || v != REC_FORMAT)
+                rc = STRATA_ECORRUPT;
+            fmt = true;
+            break;
+        case 1:
+            if (!get_int(&kv->val, &u->init_ns))
+                rc = STRATA_ECORRUPT;
+            break;
+        case 2:
+            if (!get_uint(&kv->val, &v) || v > STRATA_CKSUM_SHA256)
+                rc = STRATA_ECORRUPT;
+            u->cksum_algo = (int)v;
+            break;
+        case 3:
+            if (!get_uint(&kv->val, &v) || v > STRATA_CKSUM_TYPE_FULL_OBJECT)
+                rc = STRATA_ECORRUPT;
+            u->cksum_type = (int)v;
+            break;
+        case 4: {
+            struct meta_rec r;
+            memset(&r, 0, sizeof(r));
+            rc = decode_hdrs(&kv->val, true, &r);
+            u->hdrs = r.hdrs;
+            u->nhdrs = r.nhdrs;
+            u->hdr_buf = r.hdr_buf;
+            break;
+        }
+        case 5:
+            if (kv->val.type != MSGPACK_OBJECT_BIN || kv->val.via.bin.size > STRATA_TAGS_MAX) {
+                rc = STRATA_ECORRUPT;
+                break;
+            }
+            if (kv->val.via.bin.size) {
+                u->tags = malloc(kv->val.via.bin.size);
+                if (!u->tags) {
+                    rc = STRATA_ENOMEM;
+                    break;
+                }
+                memcpy(u->tags, kv->val.via.bin.ptr, kv->val.via.bin.size);
+                u->tags_len = kv->val.via.bin.size;
+            }
+            break;
+        case 6:
+            if (!get_str(&kv->val, u->storage_class, sizeof(u->storage_class)))
+                rc = STRATA_ECORRUPT;
+            break;
+        default:
+            break;
+        }
+    }
+    if (rc == 0 && !fmt)
+        rc = STRATA_ECORRUPT;
+    msgpack_unpacked_destroy(&up);
+    if (rc)
+        strata_meta__upload_fini(u);
+    return rc;
+}
+
+int strata_meta__part_encode(const struct meta_part *p, const char *bucket, const char *key,
+                             char **out, size_t *outlen)
+{
+    msgpack_sbuffer sb;
+    msgpack_packer pk;
+    msgpack_sbuffer_init(&sb);
+    msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+    char vb = VAL_VERSION_BYTE;
+    msgpack_sbuffer_write(&sb, &vb, 1);
+    msgpack_pack_map(&pk, 8 + (p->has_data_id ? 1 : 0));
+    msgpack_pack_uint64(&pk, 0);
+    msgpack_pack_uint64(&pk, REC_FORMAT);
+    msgpack_pack_uint64(&pk, 1);
+    msgpack_pack_uint64(&pk, p->size);
+    msgpack_pack_uint64(&pk, 2);
+    pk_bin(&pk, p->md5, 16);
+    msgpack_pack_uint64(&pk, 3);
+    msgpack_pack_int64(&pk, p->mtime_ns);
+    if (p->has_data_id) {
+        msgpack_pack_uint64(&pk, 4);
+        pk_bin(&pk, p->data_id, STRATA_DATA_ID_LEN);
+    }
+    msgpack_pack_uint64(&pk, 5);
+    msgpack_pack_uint64(&pk, (uint64_t)p->cksum_algo);
+    msgpack_pack_uint64(&pk, 6);
+    pk_bin(&pk, p->cksum, p->cksum_len);
+    msgpack_pack_uint64(&pk, 7);
+    pk_str(&pk, bucket, strlen(bucket));
+    msgpack_pack_uint64(&pk, 8);
+    pk_str(&pk, key, strlen(key));
+    return sb_release(&sb, out, outlen);
+}
+
+static bool get_bin(const msgpack_object *o, void *dst, size_t cap, size_t *n)
+{
+    if (o->type != MSGPACK_OBJECT_BIN || o->via.bin.size > cap)
+        return false;
+    if (o->via.bin.size)
+        memcpy(dst, o->via.bin.ptr, o->via.bin.size);
+    *n = o->via.bin.size;
+    return true;
+}
+
+int strata_meta__part_decode(const void *buf, size_t len, struct meta_part *p,
+                             char bucket[STRATA_BUCKET_NAME_MAX + 1],
+                             char key[STRATA_KEY_MAX + 1])
+{
+    memset(p, 0, sizeof(*p));
+    msgpack_unpacked up;
+    int rc = unpack_map(buf, len, &up);
+    if (rc == 0 && up.data.type != MSGPACK_OBJECT_MAP)
+        rc = STRATA_ECORRUPT;
+    bool fmt = false, md5 = false;
+    char tb[STRATA_BUCKET_NAME_MAX + 1], tk[STRATA_KEY_MAX + 1];
+    for (uint32_t i = 0; rc == 0 && i < up.data.via.map.size; i++) {
+        const msgpack_object_kv *kv = &up.data.via.map.ptr[i];
+        uint64_t f, v = 0;
+        size_t n = 0;
+        bool ok = true;
+        if (!get_uint(&kv->key, &f)) {
+            rc = STRATA_ECORRUPT;
+            break;
+        }
+        switch (f) {
+        case 0:
+            ok = fmt = get_uint(&kv->val, &v) && v == REC_FORMAT;
+            break;
+        case 1:
+            ok = get_uint(&kv->val, &p->size);
+            break;
+        case 2:
+            ok = md5 = get_bin(&kv->val, p->md5, 16, &n) && n == 16;
+            break;
+        case 3:
+            ok = get_int(&kv->val, &p->mtime_ns);
+            break;
+        case 4:
+            ok = p->has_data_id = get_bin(&kv->val, p->data_id, STRATA_DATA_ID_LEN, &n) &&
+                                  n == STRATA_DATA_ID_LEN;
+            break;
+        case 5:
+            ok = get_uint(&kv->val, &v) && v <= STRATA_CKSUM_SHA256;
+            p->cksum_algo = (int)v;
+            break;
+        case 6:
+            ok = get_bin(&kv->val, p->cksum, STRATA_CKSUM_RAW_MAX, &p->cksum_len);
+            break;
+        case 7:
+            ok = get_str(&kv->val, bucket ? bucket : tb, STRATA_BUCKET_NAME_MAX + 1);
+            break;
+        case 8:
+            ok = get_str(&kv->val, key ? key : tk, STRATA_KEY_MAX + 1);
+            break;
+        default:
+            break;
+        }
+        if (!ok)
+            rc = STRATA_ECORRUPT;
+    }
+    if (rc == 0 && (!fmt || !md5 || (p->size > 0 && !p->has_data_id)))
+        rc = STRATA_ECORRUPT;
+    msgpack_unpacked_destroy(&up);
+    return rc;
+}
+
+int strata_meta__ptab_encode(const struct meta_part *parts, size_t n, char **out,
+                             size_t *outlen)
+{
+    msgpack_sbuffer sb;
+    msgpack_packer pk;
+    msgpack_sbuffer_init(&sb);
+    msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+    char vb = VAL_VERSION_BYTE;
+    msgpack_sbuffer_write(&sb, &vb, 1);
+    msgpack_pack_array(&pk, n);
+    for (size_t i = 0; i < n; i++) {
+        const struct meta_part *p = &parts[i];
+        msgpack_pack_array(&pk, 5);
+        msgpack_pack_uint64(&pk, p->number);
+        msgpack_pack_uint64(&pk, p->size);
+        pk_bin(&pk, p->md5, 16);
+        pk_bin(&pk, p->data_id, p->has_data_id ? STRATA_DATA_ID_LEN : 0);
+        pk_bin(&pk, p->cksum, p->cksum_len);
+    }
+    return sb_release(&sb, out, outlen);
+}
+
+int strata_meta__ptab_decode(const void *buf, size_t len, struct meta_part *parts, size_t cap,
+                             size_t *n)
+{
+    msgpack_unpacked up;
+    int rc = unpack_map(buf, len, &up);
+    if (rc == 0 && (up.data.type != MSGPACK_OBJECT_ARRAY || up.data.via.array.size > cap))
+        rc = STRATA_ECORRUPT;
+    for (uint32_t i = 0; rc == 0 && i < up.data.via.array.size; i++) {
+        const msgpack_object *o = &up.data.via.array.ptr[i];
+        struct meta_part *p = &parts[i];
+        memset(p, 0, sizeof(*p));
+        uint64_t num = 0;
+        size_t ml = 0, dl = 0;
+        if (o->type != MSGPACK_OBJECT_ARRAY || o->via.array.size < 5 ||
+            !get_uint(&o->via.array.ptr[0], &num) || num == 0 || num > META_PARTS_MAX ||
+            !get_uint(&o->via.array.ptr[1], &p->size) ||
+            !get_bin(&o->via.array.ptr[2], p->md5, 16, &ml) || ml != 16 ||
+            !get_bin(&o->via.array.ptr[3], p->data_id, STRATA_DATA_ID_LEN, &dl) ||
+            (dl != 0 && dl != STRATA_DATA_ID_LEN) || (p->size > 0 && dl == 0) ||
+            !get_bin(&o->via.array.ptr[4], p->cksum, STRATA_CKSUM_RAW_MAX, &p->cksum_len)) {
+            rc = STRATA_ECORRUPT;
+            break;
+        }
+        p->number = (unsigned)num;
+        p->has_data_id = dl != 0;
+    }
+    if (rc == 0)
+        *n = up.data.via.array.size;
     msgpack_unpacked_destroy(&up);
     return rc;
 }

@@ -389,6 +389,8 @@ int strata_meta_open(struct strata_set *const *sets, unsigned nsets,
     for (unsigned i = 0; i < META_LOCK_STRIPES; i++)
         pthread_mutex_init(&m->key_mu[i], NULL);
     m->inline_max = opts && opts->inline_max ? opts->inline_max : STRATA_INLINE_MAX_DEFAULT;
+    m->part_size_min =
+        opts && opts->part_size_min ? opts->part_size_min : STRATA_PART_SIZE_MIN_DEFAULT;
     if (opts)
         m->log = opts->log;
     size_t cache_mb = opts && opts->block_cache_mb ? opts->block_cache_mb : 64;

@@ -35,7 +35,10 @@
     X(LOCKED, -19, "object is locked")                                          \
     X(NOTIMPL, -20, "not implemented")                                          \
     X(METHOD, -21, "method not allowed on this version")                        \
-    X(INCOMPLETE, -22, "body shorter than announced")
+    X(INCOMPLETE, -22, "body shorter than announced")                           \
+    X(PARTORDER, -23, "parts not in ascending order")                           \
+    X(BADPART, -24, "part missing or its ETag/checksum differs")                \
+    X(TOOSMALL, -25, "part smaller than the minimum part size")
 
 enum strata_err {
     STRATA_OK = 0,

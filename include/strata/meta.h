@@ -39,8 +39,14 @@
 
 struct strata_meta;
 
+#define STRATA_PARTS_MAX 10000
+#define STRATA_PART_SIZE_MIN_DEFAULT (5u * 1024 * 1024)
+#define STRATA_UPLOAD_ID_MAX 32    /* lower-case hex, URL safe */
+#define STRATA_TAGS_MAX 4096       /* stored tag-set bytes per version or upload */
+
 struct strata_meta_opts {
     size_t inline_max;      /* objects up to this size live in the records; 0 = default */
+    size_t part_size_min;   /* multipart: every part but the last; 0 = 5 MiB (tests lower it) */
     size_t block_cache_mb;  /* RocksDB block cache shared by all drives; 0 = 64 */
     struct strata_logger log;
 };
@@ -105,6 +111,13 @@ enum strata_cksum_algo {
 };
 #define STRATA_CKSUM_RAW_MAX 32
 
+/* How a multipart object's checksum was formed (x-amz-checksum-type). */
+enum strata_cksum_type {
+    STRATA_CKSUM_TYPE_NONE = 0,  /* single-part objects: the checksum of the bytes */
+    STRATA_CKSUM_TYPE_COMPOSITE, /* checksum of the concatenated raw part checksums, "-N" */
+    STRATA_CKSUM_TYPE_FULL_OBJECT, /* CRC of the whole object (CRC32/CRC32C/CRC64NVME only) */
+};
+
 /* A name/value pair, both NUL-terminated. */
 struct strata_kv {
     const char *name;
@@ -133,6 +146,15 @@ struct strata_obj_info {
     struct strata_kv *hdrs;
     size_t nhdrs;
     void *priv_; /* owned buffer behind hdrs */
+    /* Multipart objects: nparts > 0 (the ETag ends in "-nparts"), and
+     * cksum_type says how cksum was formed; see strata_obj_get_part(). */
+    unsigned nparts;
+    int cksum_type; /* enum strata_cksum_type */
+    /* The raw tag set stored with this version (opaque to meta; the server
+     * picks the encoding, e.g. "k1=v1&k2=v2").  Owned by the struct (freed
+     * by strata_obj_info_fini); NULL when the version has no tags. */
+    uint8_t *tags;
+    size_t tags_len;
 };
 void strata_obj_info_fini(struct strata_obj_info *info); /* safe on a zeroed struct */
 /* Value of a stored header by lower-case name, or NULL. */
@@ -157,6 +179,10 @@ struct strata_put_opts {
     /* Conditional write: checked atomically with the commit -> STRATA_EPRECOND */
     const char *if_match;     /* etag (no quotes) the current version must have */
     bool if_none_match_star;  /* the key must not exist */
+    /* Tag set stored with the new version (x-amz-tagging), copied;
+     * <= STRATA_TAGS_MAX bytes (else STRATA_ETOOBIG); NULL/0 for none. */
+    const void *tags;
+    size_t tags_len;
 };
 
 struct strata_put;
@@ -196,6 +222,15 @@ int strata_obj_get_open(struct strata_meta *m, const char *bucket, const char *k
 /* Exactly len bytes at off (off + len <= size).  Never wrong bytes. */
 int strata_obj_get_read(struct strata_get *g, uint64_t off, void *buf, size_t len);
 void strata_obj_get_close(struct strata_get *g); /* NULL is a no-op */
+struct strata_part_info; /* defined with the multipart API below */
+/*
+ * Part idx (1-based position in the completed object, what GET/HEAD
+ * ?partNumber= means) of the version g reads: its offset, size, etag,
+ * checksum and uploaded part number.  A single-part object has exactly one
+ * part, the whole object.  STRATA_ERANGE when idx is 0 or > nparts
+ * (InvalidPartNumber).  Loads only the part-table record holding idx.
+ */
+int strata_obj_get_part(struct strata_get *g, unsigned idx, struct strata_part_info *out);
 
 struct strata_del_result {
     bool delete_marker;                           /* a marker was created or removed */
@@ -244,6 +279,211 @@ struct strata_list_result {
 int strata_obj_list(struct strata_meta *m, const struct strata_list_opts *opts,
                     int (*cb)(const struct strata_list_entry *e, void *ud), void *ud,
                     struct strata_list_result *res);
+
+/* ---- object tags ------------------------------------------------------ */
+
+/*
+ * Per-version tag sets, stored in the version record itself (so they go
+ * with the version and are rewritten on the write quorum of drives in one
+ * synced batch per drive, rolled back below quorum).  version_id NULL or ""
+ * means the latest.  Limits (10 tags, lengths) are the server's to enforce;
+ * meta only caps the bytes at STRATA_TAGS_MAX (STRATA_ETOOBIG).
+ * put with len 0 (or strata_obj_tags_delete) removes the tag set.
+ * get returns a malloc'ed copy in *tags (caller frees; NULL with *len 0 when
+ * the version has none).  vid_out (may be NULL) receives the version id
+ * acted on.  Errors as strata_obj_head: STRATA_ENOTFOUND (no key/version;
+ * a latest delete marker), STRATA_EMETHOD (a delete marker by version id).
+ * Any thread.
+ */
+int strata_obj_tags_put(struct strata_meta *m, const char *bucket, const char *key,
+                        const char *version_id, const void *tags, size_t len,
+                        char vid_out[STRATA_VERSION_ID_MAX + 1]);
+int strata_obj_tags_get(struct strata_meta *m, const char *bucket, const char *key,
+                        const char *version_id, void **tags, size_t *len,
+                        char vid_out[STRATA_VERSION_ID_MAX + 1]);
+int strata_obj_tags_delete(struct strata_meta *m, const char *bucket, const char *key,
+                           const char *version_id, char vid_out[STRATA_VERSION_ID_MAX + 1]);
+/* Bucket tagging: strata_meta_bucket_config_put/get with kind "tagging". */
+
+/* ---- multipart uploads -------------------------------------------------- */
+
+/*
+ * An upload lives in the set of its bucket/key: one upload record, replicated
+ * with the write quorum like a version record, and one record per uploaded
+ * part.  Every part is erasure-coded into its own data as it arrives;
+ * complete writes one version record that refers to the parts' data (no
+ * data is copied) and removes the upload and the parts it did not use.
+ *
+ * Errors shared by every strata_mpu_* function below: STRATA_ENOTFOUND means
+ * the upload does not exist (NoSuchUpload; also after abort or complete),
+ * except for strata_mpu_create where it means the bucket does not exist.
+ * STRATA_EQUORUM when too few drives answer (503).  Any thread; parts of one
+ * upload may be uploaded concurrently from many threads.
+ */
+struct strata_mpu_opts {
+    const char *bucket;
+    const char *key;
+    const struct strata_kv *hdrs; /* stored headers of the final object, copied */
+    size_t nhdrs;
+    int cksum_algo;  /* enum strata_cksum_algo; every part gets this checksum */
+    int cksum_type;  /* enum strata_cksum_type; NONE picks FULL_OBJECT for CRC64NVME,
+                        COMPOSITE otherwise.  CRC64NVME is FULL_OBJECT only, SHA1/SHA256
+                        COMPOSITE only: STRATA_EINVAL otherwise */
+    const void *tags; /* tag set of the final object, copied; <= STRATA_TAGS_MAX */
+    size_t tags_len;
+};
+/* Creates the upload; upload_id receives its id (NUL-terminated).
+ * STRATA_ENOTFOUND (bucket), STRATA_EINVAL (key, checksum combination),
+ * STRATA_ETOOBIG (headers or tags). */
+int strata_mpu_create(struct strata_meta *m, const struct strata_mpu_opts *opts,
+                      char upload_id[STRATA_UPLOAD_ID_MAX + 1]);
+
+struct strata_part_opts {
+    const char *bucket;
+    const char *key;
+    const char *upload_id;
+    unsigned part_number; /* 1..STRATA_PARTS_MAX, else STRATA_EINVAL */
+    uint64_t size;        /* exact body length when known, else UINT64_MAX */
+    const uint8_t *md5;    /* as strata_put_opts */
+    const uint8_t *sha256;
+    /* The part's checksum: algo must be NONE or the upload's algorithm
+     * (STRATA_EINVAL otherwise); the upload's algorithm is always computed.
+     * The expected value may also come later through
+     * strata_obj_put_expect_checksum. */
+    int cksum_algo;
+    const uint8_t *cksum;
+    size_t cksum_len;
+};
+/*
+ * Begin a part upload: returns a put handle driven exactly like a put
+ * (strata_obj_put_write, _expect_checksum, _commit, _abort).  Commit
+ * verifies the digests, makes the data durable, checks again that the
+ * upload exists (STRATA_ENOTFOUND otherwise: the new data is removed), and
+ * commits the part record on the write quorum; a part uploaded before under
+ * the same number is replaced and its data removed after the commit.
+ * Commit's out (may be NULL) gets size, etag and the part checksum
+ * (cksum_algo/cksum/cksum_len); version_id and key fields are unset.
+ */
+int strata_mpu_part_begin(struct strata_meta *m, const struct strata_part_opts *opts,
+                          struct strata_put **out);
+
+struct strata_mpu_part {
+    unsigned part_number;
+    const char *etag;      /* as returned by the part upload; surrounding quotes ignored */
+    const uint8_t *cksum;  /* raw part checksum the client sent, or NULL */
+    size_t cksum_len;
+};
+
+struct strata_mpu_complete_opts {
+    const char *bucket;
+    const char *key;
+    const char *upload_id;
+    const struct strata_mpu_part *parts; /* as listed in the request */
+    size_t nparts;                       /* 1..STRATA_PARTS_MAX, else STRATA_EINVAL */
+    const char *if_match;                /* conditional write, as strata_put_opts */
+    bool if_none_match_star;
+};
+/*
+ * Complete: STRATA_EPARTORDER when part numbers are not strictly ascending;
+ * STRATA_EBADPART when a listed part was not uploaded or its ETag (or given
+ * checksum) differs; STRATA_ETOOSMALL when a part other than the last is
+ * below the meta option part_size_min; STRATA_EPRECOND for a failed
+ * conditional.  On success writes one version (versioning rules as put:
+ * the replaced null version's data goes after the commit), with ETag = hex
+ * MD5 of the concatenated binary part MD5s + "-N" and the upload's
+ * checksum (COMPOSITE: the algorithm over the concatenated raw part
+ * checksums; FULL_OBJECT: the CRC of the whole object, combined from the
+ * part CRCs), and removes the upload, its part records and the data of
+ * parts not listed.  Metadata work only.  out (may be NULL) receives the
+ * committed version; the caller finis it.
+ */
+int strata_mpu_complete(struct strata_meta *m, const struct strata_mpu_complete_opts *opts,
+                        struct strata_obj_info *out);
+
+/* Remove the upload, its part records and their data. */
+int strata_mpu_abort(struct strata_meta *m, const char *bucket, const char *key,
+                     const char *upload_id);
+
+struct strata_mpu_info {
+    char bucket[STRATA_BUCKET_NAME_MAX + 1];
+    char key[STRATA_KEY_MAX + 1];
+    char upload_id[STRATA_UPLOAD_ID_MAX + 1];
+    int64_t initiated_ms;
+    int cksum_algo;
+    int cksum_type;
+    char storage_class[32];
+};
+/* The upload's own record (ListParts' header fields). */
+int strata_mpu_get(struct strata_meta *m, const char *bucket, const char *key,
+                   const char *upload_id, struct strata_mpu_info *out);
+
+/* A part: of an upload (ListParts) or of a completed object. */
+struct strata_part_info {
+    unsigned part_number; /* as uploaded */
+    uint64_t size;
+    uint64_t offset;      /* completed objects: where the part starts; 0 for uploads */
+    char etag[STRATA_ETAG_MAX + 1];
+    int64_t mtime_ms;     /* uploads only */
+    int cksum_algo;
+    uint8_t cksum[STRATA_CKSUM_RAW_MAX];
+    size_t cksum_len;
+};
+
+struct strata_mpu_parts_result {
+    bool truncated;
+    unsigned next_marker; /* last part number returned, when truncated */
+};
+/*
+ * ListParts: parts with part_number > marker, ascending, at most max_parts
+ * (1..1000; 0 means 1000).  cb's argument is valid during the call; a
+ * non-zero return stops the walk and is returned.
+ */
+int strata_mpu_list_parts(struct strata_meta *m, const char *bucket, const char *key,
+                          const char *upload_id, unsigned marker, unsigned max_parts,
+                          int (*cb)(const struct strata_part_info *p, void *ud), void *ud,
+                          struct strata_mpu_parts_result *res);
+
+struct strata_mpu_list_opts {
+    const char *bucket;
+    const char *prefix;           /* NULL or "" for all */
+    const char *delimiter;        /* NULL or "" for none */
+    const char *key_marker;       /* exclusive (with upload_id_marker: after that upload) */
+    const char *upload_id_marker; /* only with key_marker */
+    unsigned max_uploads;         /* entries (uploads + prefixes), 1..1000; 0 means 1000 */
+};
+struct strata_mpu_list_entry {
+    bool is_prefix;                     /* a CommonPrefix: only key is set */
+    const char *key;
+    const struct strata_mpu_info *info; /* NULL for a prefix; valid during cb */
+};
+struct strata_mpu_list_result {
+    bool truncated;
+    char next_key_marker[STRATA_KEY_MAX + 1];
+    char next_upload_id_marker[STRATA_UPLOAD_ID_MAX + 1];
+};
+/*
+ * ListMultipartUploads: one page in key order, then initiation order per
+ * key.  STRATA_ENOTFOUND when the bucket does not exist.  Memory use does
+ * not grow with the number of uploads.
+ */
+int strata_mpu_list(struct strata_meta *m, const struct strata_mpu_list_opts *opts,
+                    int (*cb)(const struct strata_mpu_list_entry *e, void *ud), void *ud,
+                    struct strata_mpu_list_result *res);
+
+/* ---- copying ------------------------------------------------------------ */
+
+/*
+ * CopyObject and UploadPartCopy are a get streamed into a put: open the
+ * source with strata_obj_get_open (by version id when the request names
+ * one), begin a strata_obj_put_begin (or strata_mpu_part_begin) on the
+ * destination, and feed strata_obj_get_read chunks (of a range, for
+ * x-amz-copy-source-range) into strata_obj_put_write, then commit.  The get
+ * handle keeps reading its version's data even while a put of the same key
+ * (copy onto itself) commits a new version, because replaced data is only
+ * removed after that commit, which happens after the last read.  Headers
+ * and tags of the source are in the get's info (REPLACE directives just
+ * pass other ones to the put).
+ */
 
 /* ---- healing ------------------------------------------------------------ */
 
