@@ -50,6 +50,9 @@ static const struct strata_route routes[] = {
     {"PUT", OBJ, "acl", XML, "PutObjectAcl", NULL, NULL, strata_h_acl_put},
 };
 
+static const struct strata_route copy_route = {"PUT", OBJ, NULL, 0, "CopyObject", NULL, NULL,
+                                               strata_h_copy};
+
 /* Every S3 subresource; a request naming one selects it (or 501). */
 static const char *const subresources[] = {
     "acl",          "accelerate",   "analytics",         "attributes",     "cors",
@@ -63,7 +66,6 @@ static const char *const subresources[] = {
 
 /* Request headers asking for features Strata does not implement. */
 static const char *const unsupported_hdrs[] = {
-    "x-amz-copy-source",
     "x-amz-tagging",
     "x-amz-object-lock-mode",
     "x-amz-object-lock-retain-until-date",
@@ -100,6 +102,13 @@ const struct strata_route *strata_route_find(struct strata_req *r, bool *notimpl
          * (POST object, ...): not implemented.  Anything else: 405. */
         *notimpl = sub != NULL || method_known || strcmp(r->method, "POST") == 0;
         return NULL;
+    }
+    if (hit->body_cb == strata_h_put_body && strata_req_hdr(r, "x-amz-copy-source")) {
+        if (hit->sub) { /* UploadPartCopy */
+            *notimpl = true;
+            return NULL;
+        }
+        hit = &copy_route;
     }
     if (strcmp(r->method, "PUT") == 0 || strcmp(r->method, "POST") == 0) {
         for (size_t i = 0; i < sizeof(unsupported_hdrs) / sizeof(unsupported_hdrs[0]); i++) {

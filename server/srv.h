@@ -199,6 +199,7 @@ int strata_h_put_begin(struct strata_req *r);
 int strata_h_put_body(struct strata_req *r, const void *buf, size_t len);
 void strata_h_put_run(struct strata_req *r);
 void strata_h_get(struct strata_req *r);
+void strata_h_copy(struct strata_req *r);
 /* Multipart (s3_multipart.c).  Parts reuse strata_h_put_body/_run. */
 void strata_h_mpu_create(struct strata_req *r);
 int strata_h_mpu_part_begin(struct strata_req *r);

@@ -1,0 +1,236 @@
+/*
+ * s3_object_copy.c - CopyObject: a get of the source streamed into a put of
+ * the destination in 1 MiB steps (meta.h keeps the source readable even
+ * when it is the key being replaced).  Metadata is copied or replaced per
+ * x-amz-metadata-directive; the x-amz-copy-source-if-* conditions are
+ * checked before any byte is written.  Connection thread of the request.
+ */
+#include "srv.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define COPY_STEP (1u << 20)
+
+struct copy_src {
+    char *bucket;
+    char *key;
+    char *version_id; /* NULL for the latest */
+};
+
+static void src_free(struct copy_src *s)
+{
+    free(s->bucket);
+    free(s->key);
+    free(s->version_id);
+}
+
+/* "[/]bucket/key[?versionId=v]", key URL-encoded.  S3E_NONE or the error. */
+static enum s3_err src_parse(const char *hdr, struct copy_src *s)
+{
+    memset(s, 0, sizeof(*s));
+    char *buf = strdup(hdr[0] == '/' ? hdr + 1 : hdr);
+    if (!buf)
+        return S3E_InternalError;
+    char *q = strchr(buf, '?');
+    if (q) {
+        *q++ = '\0';
+        if (strncmp(q, "versionId=", 10) != 0 || !q[10]) {
+            free(buf);
+            return S3E_InvalidArgument;
+        }
+        s->version_id = strdup(q + 10);
+        if (!s->version_id || strata_s3_pct_decode(s->version_id, false) != 0) {
+            free(buf);
+            return S3E_InvalidArgument;
+        }
+    }
+    char *slash = strchr(buf, '/');
+    if (!slash || !slash[1] || slash == buf || strata_s3_pct_decode(buf, false) != 0) {
+        free(buf);
+        free(s->version_id);
+        s->version_id = NULL;
+        return S3E_InvalidArgument;
+    }
+    /* Bucket names hold no '/' or escapes: the first '/' ends the bucket. */
+    slash = strchr(buf, '/');
+    s->bucket = strndup(buf, (size_t)(slash - buf));
+    s->key = strdup(slash + 1);
+    free(buf);
+    if (!s->bucket || !s->key) {
+        src_free(s);
+        return S3E_InternalError;
+    }
+    if (strlen(s->key) > STRATA_KEY_MAX) {
+        src_free(s);
+        return S3E_KeyTooLongError;
+    }
+    return S3E_NONE;
+}
+
+/* The x-amz-copy-source-if-* headers: any failure is 412 for a copy. */
+static bool src_cond_ok(struct strata_req *r, const struct strata_obj_info *in)
+{
+    struct strata_s3_cond c = {
+        .if_match = strata_req_hdr(r, "x-amz-copy-source-if-match"),
+        .if_none_match = strata_req_hdr(r, "x-amz-copy-source-if-none-match"),
+        .if_modified_since = strata_req_hdr(r, "x-amz-copy-source-if-modified-since"),
+        .if_unmodified_since = strata_req_hdr(r, "x-amz-copy-source-if-unmodified-since"),
+    };
+    return strata_s3_cond_eval(&c, in->etag, (time_t)(in->mtime_ms / 1000)) == 0;
+}
+
+/* Streams g's bytes into a new put; returns 0 or a STRATA_E* code. */
+static int copy_bytes(struct strata_req *r, struct strata_get *g, const struct strata_put_opts *o,
+                      struct strata_obj_info *out)
+{
+    struct strata_put *p = NULL;
+    int rc = strata_obj_put_begin(r->srv->meta, o, &p);
+    if (rc)
+        return rc;
+    uint8_t *buf = malloc(COPY_STEP);
+    if (!buf) {
+        strata_obj_put_abort(p);
+        return STRATA_ENOMEM;
+    }
+    for (uint64_t off = 0; rc == 0 && off < o->size; off += COPY_STEP) {
+        size_t n = o->size - off < COPY_STEP ? (size_t)(o->size - off) : COPY_STEP;
+        rc = strata_obj_get_read(g, off, buf, n);
+        if (rc == 0)
+            rc = strata_obj_put_write(p, buf, n);
+    }
+    free(buf);
+    if (rc) {
+        strata_obj_put_abort(p);
+        return rc;
+    }
+    return strata_obj_put_commit(p, out);
+}
+
+static void answer(struct strata_req *r, const struct strata_obj_info *dst,
+                   const struct strata_obj_info *src, const struct strata_bucket_info *sb)
+{
+    char when[32];
+    strata_iso8601_format(dst->mtime_ms, when, sizeof(when));
+    struct strata_sbuf b;
+    strata_sbuf_init(&b, 4096);
+    strata_sbuf_printf(&b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<CopyObjectResult "
+                           "xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\"><LastModified>%s"
+                           "</LastModified><ETag>&quot;",
+                       when);
+    strata_sbuf_xml(&b, dst->etag);
+    strata_sbuf_puts(&b, "&quot;</ETag></CopyObjectResult>");
+    if (b.failed) {
+        strata_sbuf_fini(&b);
+        strata_req_error(r, S3E_InternalError, STRATA_ENOMEM);
+        return;
+    }
+    size_t len;
+    char *body = strata_sbuf_steal(&b, &len);
+    strata_sbuf_fini(&b);
+    struct MHD_Response *resp = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
+    MHD_add_response_header(resp, "Content-Type", "application/xml");
+    if (r->binfo.versioning != STRATA_VERSIONING_OFF && dst->version_id[0])
+        MHD_add_response_header(resp, "x-amz-version-id", dst->version_id);
+    if (sb->versioning != STRATA_VERSIONING_OFF && src->version_id[0])
+        MHD_add_response_header(resp, "x-amz-copy-source-version-id", src->version_id);
+    r->bytes_out += len;
+    strata_req_send(r, 200, resp);
+}
+
+/* Everything after the source is open: directive, conditions, copy. */
+static void copy_open(struct strata_req *r, struct strata_get *g, struct strata_obj_info *src,
+                      const struct copy_src *cs, const struct strata_bucket_info *sb)
+{
+    const char *dir = strata_req_hdr(r, "x-amz-metadata-directive");
+    bool replace = dir && strcmp(dir, "REPLACE") == 0;
+    if (dir && !replace && strcmp(dir, "COPY") != 0) {
+        strata_req_error(r, S3E_InvalidArgument, 0);
+        return;
+    }
+    if (!src_cond_ok(r, src)) {
+        strata_req_error(r, S3E_PreconditionFailed, 0);
+        return;
+    }
+    if (src->size > STRATA_SRV_PUT_MAX) {
+        strata_req_error(r, S3E_InvalidRequest, 0);
+        return;
+    }
+    bool same = strcmp(cs->bucket, r->bucket) == 0 && strcmp(cs->key, r->key) == 0;
+    if (same && !replace && !cs->version_id) {
+        /* AWS refuses a copy onto itself that changes nothing. */
+        strata_req_error(r, S3E_InvalidRequest, 0);
+        return;
+    }
+    struct strata_put_opts o;
+    memset(&o, 0, sizeof(o));
+    o.bucket = r->bucket;
+    o.key = r->key;
+    o.size = src->size;
+    const char *algo = strata_req_hdr(r, "x-amz-checksum-algorithm");
+    o.cksum_algo = algo ? strata_s3_cksum_from_algo_name(algo) : src->cksum_algo;
+    struct strata_hdr_set *h = NULL;
+    if (replace) {
+        h = malloc(sizeof(*h));
+        enum s3_err e = h ? strata_put_hdrs_pick(r, h) : S3E_InternalError;
+        if (e) {
+            free(h);
+            strata_req_error(r, e, 0);
+            return;
+        }
+        o.hdrs = h->kv;
+        o.nhdrs = h->n;
+    } else {
+        o.hdrs = src->hdrs;
+        o.nhdrs = src->nhdrs;
+    }
+    struct strata_obj_info dst;
+    memset(&dst, 0, sizeof(dst));
+    int rc = copy_bytes(r, g, &o, &dst);
+    free(h);
+    if (rc) {
+        strata_obj_info_fini(&dst);
+        strata_req_error_strata(r, rc, rc == STRATA_ENOTFOUND ? S3CTX_BUCKET : S3CTX_OBJECT);
+        return;
+    }
+    answer(r, &dst, src, sb);
+    strata_obj_info_fini(&dst);
+}
+
+void strata_h_copy(struct strata_req *r)
+{
+    struct copy_src cs;
+    enum s3_err e = src_parse(strata_req_hdr(r, "x-amz-copy-source"), &cs);
+    if (e) {
+        strata_req_error(r, e, 0);
+        return;
+    }
+    struct strata_bucket_info sb;
+    int rc = strata_meta_bucket_get(r->srv->meta, cs.bucket, &sb);
+    if (rc || strcmp(sb.owner, strata_req_user(r)) != 0) {
+        src_free(&cs);
+        if (rc)
+            strata_req_error_strata(r, rc, S3CTX_BUCKET);
+        else
+            strata_req_error(r, S3E_AccessDenied, 0);
+        return;
+    }
+    struct strata_obj_info src;
+    memset(&src, 0, sizeof(src));
+    struct strata_get *g = NULL;
+    rc = strata_obj_get_open(r->srv->meta, cs.bucket, cs.key, cs.version_id, &src, &g);
+    if (rc) {
+        /* A delete marker named by version id is not copyable: 400. */
+        strata_req_error(r, rc == STRATA_EMETHOD ? S3E_InvalidRequest
+                                                 : strata_s3_err_from_strata(
+                                                       rc, cs.version_id ? S3CTX_VERSION
+                                                                         : S3CTX_OBJECT),
+                         rc);
+    } else {
+        copy_open(r, g, &src, &cs, &sb);
+    }
+    strata_obj_get_close(g);
+    strata_obj_info_fini(&src);
+    src_free(&cs);
+}
