@@ -37,7 +37,6 @@ static const struct strata_route routes[] = {
     {"HEAD", OBJ, NULL, 0, "HeadObject", NULL, NULL, strata_h_get},
     {"DELETE", OBJ, NULL, 0, "DeleteObject", NULL, NULL, strata_h_delete},
     {"GET", OBJ, "acl", 0, "GetObjectAcl", NULL, NULL, strata_h_acl_get},
-#ifdef STRATA_SERVER_MPU
     {"POST", OBJ, "uploads", 0, "CreateMultipartUpload", NULL, NULL, strata_h_mpu_create},
     {"PUT", OBJ, "uploadId", STREAM, "UploadPart", strata_h_mpu_part_begin, strata_h_put_body,
      strata_h_put_run},
@@ -46,7 +45,6 @@ static const struct strata_route routes[] = {
     {"DELETE", OBJ, "uploadId", 0, "AbortMultipartUpload", NULL, NULL, strata_h_mpu_abort},
     {"GET", OBJ, "uploadId", 0, "ListParts", NULL, NULL, strata_h_mpu_list_parts},
     {"GET", BKT, "uploads", 0, "ListMultipartUploads", NULL, NULL, strata_h_mpu_list},
-#endif
     {"PUT", OBJ, "acl", XML, "PutObjectAcl", NULL, NULL, strata_h_acl_put},
 };
 

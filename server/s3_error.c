@@ -74,6 +74,9 @@ enum s3_err strata_s3_err_from_strata(int err, enum s3_ctx ctx)
     case STRATA_ENOTIMPL: return S3E_NotImplemented;
     case STRATA_EMETHOD: return S3E_MethodNotAllowed;
     case STRATA_EINCOMPLETE: return S3E_IncompleteBody;
+    case STRATA_EPARTORDER: return S3E_InvalidPartOrder;
+    case STRATA_EBADPART: return S3E_InvalidPart;
+    case STRATA_ETOOSMALL: return S3E_EntityTooSmall;
     case STRATA_EIO:
     case STRATA_ECORRUPT:
     case STRATA_ENOMEM:

@@ -6,7 +6,6 @@
  */
 #include "srv.h"
 
-#ifdef STRATA_SERVER_MPU /* until meta/ implements the strata_mpu_* API */
 
 #include <ctype.h>
 #include <stdio.h>
@@ -409,5 +408,3 @@ void strata_h_mpu_list(struct strata_req *r)
     strata_sbuf_puts(&b, "</ListMultipartUploadsResult>");
     strata_req_send_xml(r, 200, &b);
 }
-
-#endif /* STRATA_SERVER_MPU */
