@@ -8,6 +8,7 @@
 #include "srv.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define GET_BLOCK_MAX (1u << 20)
@@ -106,13 +107,30 @@ static void lookup_error(struct strata_req *r, int rc, const char *vid)
 
 void strata_h_get(struct strata_req *r)
 {
-    bool head = strcmp(r->method, "HEAD") == 0;
+    bool head = strcmp(r->method, "HEAD") == 0, is_head = head;
     const char *vid = strata_req_query(r, "versionId");
     if (vid && !*vid) {
         strata_req_error(r, S3E_InvalidArgument, 0);
         return;
     }
     const char *part = strata_req_query(r, "partNumber");
+    unsigned part_idx = 0;
+    if (part) {
+        char *end;
+        unsigned long v = strtoul(part, &end, 10);
+        if (!*part || *end || v == 0 || v > STRATA_PARTS_MAX) {
+            strata_req_error(r, S3E_InvalidArgument, 0);
+            return;
+        }
+        if (strata_req_hdr(r, "Range")) {
+            strata_req_error(r, S3E_InvalidRequest, 0); /* AWS: not both */
+            return;
+        }
+        part_idx = (unsigned)v;
+    }
+    /* HEAD opens the data too when a part is asked for: the part table is
+     * reached through the get handle. */
+    head = head && !part_idx;
     int rc = head ? strata_obj_head(r->srv->meta, r->bucket, r->key, vid, &r->info)
                   : strata_obj_get_open(r->srv->meta, r->bucket, r->key, vid, &r->info, &r->get);
     r->info_valid = true;
@@ -143,9 +161,26 @@ void strata_h_get(struct strata_req *r)
     r->get_off = 0;
     r->get_len = size;
     int ranged = 0;
-    if (part && strcmp(part, "1") != 0) {
-        ranged = -1; /* a single-part object has only part 1 */
-    } else if (!part) {
+    char parts_count[16] = "";
+    if (part_idx) {
+        struct strata_part_info pi;
+        int prc = strata_obj_get_part(r->get, part_idx, &pi);
+        if (prc == STRATA_ERANGE) {
+            strata_req_error(r, S3E_InvalidPartNumber, 0);
+            return;
+        }
+        if (prc) {
+            strata_req_error_strata(r, prc, S3CTX_OBJECT);
+            return;
+        }
+        if (r->info.nparts) {
+            /* A part of a multipart object is answered like a range. */
+            r->get_off = pi.offset;
+            r->get_len = pi.size;
+            ranged = 1;
+            snprintf(parts_count, sizeof(parts_count), "%u", r->info.nparts);
+        }
+    } else {
         ranged = strata_s3_range_parse(strata_req_hdr(r, "Range"), size, &r->get_off,
                                        &r->get_len);
     }
@@ -158,17 +193,21 @@ void strata_h_get(struct strata_req *r)
     }
     struct MHD_Response *resp;
     if (r->get_len == 0)
+        ranged = 0; /* an empty part: nothing to range over */
+    if (r->get_len == 0)
         resp = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
     else
         /* HEAD never reads: MHD uses the size for Content-Length only. */
         resp = MHD_create_response_from_callback(
-            r->get_len, head ? 64 : (r->get_len < GET_BLOCK_MAX ? (size_t)r->get_len : GET_BLOCK_MAX),
+            r->get_len, is_head ? 64 : (r->get_len < GET_BLOCK_MAX ? (size_t)r->get_len : GET_BLOCK_MAX),
             read_cb, r, NULL);
     if (!resp) {
         strata_req_error(r, S3E_InternalError, STRATA_ENOMEM);
         return;
     }
     add_version_headers(r, resp, true);
+    if (parts_count[0])
+        MHD_add_response_header(resp, "x-amz-mp-parts-count", parts_count);
     if (ranged == 1) {
         char cr[96];
         snprintf(cr, sizeof(cr), "bytes %llu-%llu/%llu", (unsigned long long)r->get_off,
