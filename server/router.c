@@ -37,6 +37,12 @@ static const struct strata_route routes[] = {
     {"HEAD", OBJ, NULL, 0, "HeadObject", NULL, NULL, strata_h_get},
     {"DELETE", OBJ, NULL, 0, "DeleteObject", NULL, NULL, strata_h_delete},
     {"GET", OBJ, "acl", 0, "GetObjectAcl", NULL, NULL, strata_h_acl_get},
+    {"GET", OBJ, "tagging", 0, "GetObjectTagging", NULL, NULL, strata_h_tagging_get},
+    {"PUT", OBJ, "tagging", XML, "PutObjectTagging", NULL, NULL, strata_h_tagging_put},
+    {"DELETE", OBJ, "tagging", 0, "DeleteObjectTagging", NULL, NULL, strata_h_tagging_delete},
+    {"GET", BKT, "tagging", 0, "GetBucketTagging", NULL, NULL, strata_h_tagging_get},
+    {"PUT", BKT, "tagging", XML, "PutBucketTagging", NULL, NULL, strata_h_tagging_put},
+    {"DELETE", BKT, "tagging", 0, "DeleteBucketTagging", NULL, NULL, strata_h_tagging_delete},
     {"POST", OBJ, "uploads", 0, "CreateMultipartUpload", NULL, NULL, strata_h_mpu_create},
     {"PUT", OBJ, "uploadId", STREAM, "UploadPart", strata_h_mpu_part_begin, strata_h_put_body,
      strata_h_put_run},
@@ -64,7 +70,6 @@ static const char *const subresources[] = {
 
 /* Request headers asking for features Strata does not implement. */
 static const char *const unsupported_hdrs[] = {
-    "x-amz-tagging",
     "x-amz-object-lock-mode",
     "x-amz-object-lock-retain-until-date",
     "x-amz-object-lock-legal-hold",

@@ -71,8 +71,20 @@ void strata_h_mpu_create(struct strata_req *r)
     }
     o.hdrs = h->kv;
     o.nhdrs = h->n;
+    struct strata_sbuf tags;
+    strata_sbuf_init(&tags, STRATA_TAGS_MAX);
+    e = strata_tagging_hdr(r, &tags);
+    if (e) {
+        strata_sbuf_fini(&tags);
+        free(h);
+        strata_req_error(r, e, 0);
+        return;
+    }
+    o.tags = tags.data;
+    o.tags_len = tags.len;
     char id[STRATA_UPLOAD_ID_MAX + 1];
     int rc = strata_mpu_create(r->srv->meta, &o, id);
+    strata_sbuf_fini(&tags);
     free(h);
     if (rc) {
         strata_req_error_strata(r, rc, rc == STRATA_ENOTFOUND ? S3CTX_BUCKET : S3CTX_OBJECT);

@@ -158,7 +158,8 @@ static void copy_open(struct strata_req *r, struct strata_get *g, struct strata_
         return;
     }
     bool same = strcmp(cs->bucket, r->bucket) == 0 && strcmp(cs->key, r->key) == 0;
-    if (same && !replace && !cs->version_id) {
+    const char *td = strata_req_hdr(r, "x-amz-tagging-directive");
+    if (same && !replace && !cs->version_id && !(td && strcmp(td, "REPLACE") == 0)) {
         /* AWS refuses a copy onto itself that changes nothing. */
         strata_req_error(r, S3E_InvalidRequest, 0);
         return;
@@ -185,9 +186,27 @@ static void copy_open(struct strata_req *r, struct strata_get *g, struct strata_
         o.hdrs = src->hdrs;
         o.nhdrs = src->nhdrs;
     }
+    const char *tdir = strata_req_hdr(r, "x-amz-tagging-directive");
+    struct strata_sbuf tags;
+    strata_sbuf_init(&tags, STRATA_TAGS_MAX);
+    if (tdir && strcmp(tdir, "REPLACE") == 0) {
+        enum s3_err e = strata_tagging_hdr(r, &tags);
+        if (e) {
+            strata_sbuf_fini(&tags);
+            free(h);
+            strata_req_error(r, e, 0);
+            return;
+        }
+        o.tags = tags.data;
+        o.tags_len = tags.len;
+    } else {
+        o.tags = src->tags;
+        o.tags_len = src->tags_len;
+    }
     struct strata_obj_info dst;
     memset(&dst, 0, sizeof(dst));
     int rc = copy_bytes(r, g, &o, &dst);
+    strata_sbuf_fini(&tags);
     free(h);
     if (rc) {
         strata_obj_info_fini(&dst);

@@ -59,6 +59,12 @@ static void add_version_headers(struct strata_req *r, struct MHD_Response *resp,
     if (!full)
         return;
     MHD_add_response_header(resp, "Accept-Ranges", "bytes");
+    unsigned ntags = strata_s3_tags_count(in->tags, in->tags_len);
+    if (ntags) {
+        char cnt[16];
+        snprintf(cnt, sizeof(cnt), "%u", ntags);
+        MHD_add_response_header(resp, "x-amz-tagging-count", cnt);
+    }
     if (in->storage_class[0] && strcmp(in->storage_class, "STANDARD") != 0)
         MHD_add_response_header(resp, "x-amz-storage-class", in->storage_class);
     bool has_ctype = false;

@@ -165,6 +165,17 @@ int strata_h_put_begin(struct strata_req *r)
     }
     o.hdrs = h->kv;
     o.nhdrs = h->n;
+    struct strata_sbuf tags;
+    strata_sbuf_init(&tags, STRATA_TAGS_MAX);
+    e = strata_tagging_hdr(r, &tags);
+    if (e) {
+        strata_sbuf_fini(&tags);
+        free(h);
+        strata_req_error(r, e, 0);
+        return -1;
+    }
+    o.tags = tags.data;
+    o.tags_len = tags.len;
     const char *im = strata_req_hdr(r, "If-Match");
     char etag[STRATA_ETAG_MAX + 1];
     if (im) {
@@ -178,6 +189,7 @@ int strata_h_put_begin(struct strata_req *r)
     const char *inm = strata_req_hdr(r, "If-None-Match");
     if (inm) {
         if (strcmp(inm, "*") != 0) {
+            strata_sbuf_fini(&tags);
             free(h);
             strata_req_error(r, S3E_NotImplemented, 0);
             return -1;
@@ -185,7 +197,8 @@ int strata_h_put_begin(struct strata_req *r)
         o.if_none_match_star = true;
     }
     int rc = strata_obj_put_begin(r->srv->meta, &o, &r->put);
-    free(h); /* put_begin copied the headers */
+    free(h); /* put_begin copied the headers and tags */
+    strata_sbuf_fini(&tags);
     if (rc) {
         r->put = NULL;
         strata_req_error_strata(r, rc, rc == STRATA_ENOTFOUND ? S3CTX_BUCKET : S3CTX_OBJECT);

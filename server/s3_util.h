@@ -109,4 +109,16 @@ int strata_s3_cksum_compute(int algo, const void *buf, size_t len, uint8_t *out)
  * left.  Writes out (>= strlen(in) + 1). */
 void strata_s3_content_encoding_strip(const char *in, char *out, size_t out_len);
 
+/*
+ * Tag sets.  Stored (opaque to meta) in one canonical form: "k=v&k2=v2",
+ * keys and values URL-encoded as strata_s3_url_encode does.  validate
+ * checks AWS's limits: at most max tags, keys 1..128 and values 0..256
+ * characters, no duplicate keys; 0 or -1.  encode appends the canonical
+ * form of tags[0..n-1] to b.
+ */
+int strata_s3_tags_validate(const struct strata_qparam *tags, int n, int max);
+int strata_s3_tags_encode(struct strata_sbuf *b, const struct strata_qparam *tags, int n);
+/* Number of tags in a canonical tag set (0 for len 0). */
+unsigned strata_s3_tags_count(const uint8_t *tags, size_t len);
+
 #endif /* STRATA_SERVER_S3_UTIL_H */

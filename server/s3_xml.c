@@ -277,3 +277,49 @@ enum s3_err strata_xml_complete_parse(const char *body, size_t len, size_t max,
     *n = count;
     return S3E_NONE;
 }
+
+enum s3_err strata_xml_tagging_parse(const char *body, size_t len, int max, struct strata_sbuf *out)
+{
+    xmlDocPtr doc = parse(body, len);
+    if (!doc)
+        return S3E_MalformedXML;
+    xmlNodePtr root = xmlDocGetRootElement(doc);
+    xmlNodePtr set = root && named(root, "Tagging") ? child(root, "TagSet") : NULL;
+    if (!set) {
+        xmlFreeDoc(doc);
+        return S3E_MalformedXML;
+    }
+    struct strata_qparam tags[64];
+    char *owned[128];
+    int n = 0, no = 0;
+    enum s3_err e = S3E_NONE;
+    for (xmlNodePtr t = set->children; t && !e; t = t->next) {
+        if (!named(t, "Tag"))
+            continue;
+        if (n == (int)(sizeof(tags) / sizeof(tags[0])) || n >= max) {
+            e = S3E_InvalidTag;
+            break;
+        }
+        xmlNodePtr k = child(t, "Key"), v = child(t, "Value");
+        char *ks = k ? text(k) : NULL, *vs = v ? text(v) : strdup("");
+        if (ks)
+            owned[no++] = ks;
+        if (vs)
+            owned[no++] = vs;
+        if (!ks || !vs) {
+            e = k ? S3E_InternalError : S3E_MalformedXML;
+            break;
+        }
+        tags[n].name = ks;
+        tags[n].value = vs;
+        n++;
+    }
+    if (!e && strata_s3_tags_validate(tags, n, max) != 0)
+        e = S3E_InvalidTag;
+    if (!e && strata_s3_tags_encode(out, tags, n) != 0)
+        e = S3E_InternalError;
+    for (int i = 0; i < no; i++)
+        free(owned[i]);
+    xmlFreeDoc(doc);
+    return e;
+}

@@ -200,6 +200,13 @@ int strata_h_put_body(struct strata_req *r, const void *buf, size_t len);
 void strata_h_put_run(struct strata_req *r);
 void strata_h_get(struct strata_req *r);
 void strata_h_copy(struct strata_req *r);
+/* Tagging (s3_tagging.c) */
+void strata_h_tagging_get(struct strata_req *r);
+void strata_h_tagging_put(struct strata_req *r);
+void strata_h_tagging_delete(struct strata_req *r);
+/* x-amz-tagging request header into canonical form in b (empty when the
+ * header is absent).  S3E_NONE or InvalidTag. */
+enum s3_err strata_tagging_hdr(struct strata_req *r, struct strata_sbuf *b);
 /* Multipart (s3_multipart.c).  Parts reuse strata_h_put_body/_run. */
 void strata_h_mpu_create(struct strata_req *r);
 int strata_h_mpu_part_begin(struct strata_req *r);
@@ -255,6 +262,10 @@ struct strata_xml_part {
 enum s3_err strata_xml_complete_parse(const char *body, size_t len, size_t max,
                                       struct strata_xml_part **parts, size_t *n);
 void strata_xml_complete_free(struct strata_xml_part *parts, size_t n);
+/* Tagging: the canonical tag-set encoding (see s3_util.h) appended to out.
+ * MalformedXML, or InvalidTag over max tags / bad lengths / duplicates. */
+enum s3_err strata_xml_tagging_parse(const char *body, size_t len, int max,
+                                     struct strata_sbuf *out);
 /* AccessControlPolicy: true when every grant is FULL_CONTROL to owner. */
 enum s3_err strata_xml_acl_is_private(const char *body, size_t len, const char *owner,
                                       bool *is_private);

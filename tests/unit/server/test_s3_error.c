@@ -194,12 +194,33 @@ static void test_xml_complete(void **state)
                      S3E_InvalidRequest);
 }
 
+static void test_xml_tagging(void **state)
+{
+    struct strata_sbuf b;
+    strata_sbuf_init(&b, 4096);
+    const char *doc = "<Tagging><TagSet><Tag><Key>a b</Key><Value>x&amp;y</Value></Tag>"
+                      "<Tag><Key>k</Key><Value></Value></Tag></TagSet></Tagging>";
+    assert_int_equal(strata_xml_tagging_parse(doc, strlen(doc), 10, &b), S3E_NONE);
+    assert_string_equal(b.data, "a%20b=x%26y&k=");
+    strata_sbuf_fini(&b);
+    strata_sbuf_init(&b, 4096);
+    assert_int_equal(strata_xml_tagging_parse(doc, strlen(doc), 1, &b), S3E_InvalidTag);
+    const char *dup = "<Tagging><TagSet><Tag><Key>a</Key><Value>1</Value></Tag>"
+                      "<Tag><Key>a</Key><Value>2</Value></Tag></TagSet></Tagging>";
+    assert_int_equal(strata_xml_tagging_parse(dup, strlen(dup), 10, &b), S3E_InvalidTag);
+    const char *nokey = "<Tagging><TagSet><Tag><Value>1</Value></Tag></TagSet></Tagging>";
+    assert_int_equal(strata_xml_tagging_parse(nokey, strlen(nokey), 10, &b), S3E_MalformedXML);
+    assert_int_equal(strata_xml_tagging_parse("<Tagging/>", 10, 10, &b), S3E_MalformedXML);
+    strata_sbuf_fini(&b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_table),      cmocka_unit_test(test_map),
         cmocka_unit_test(test_sbuf),       cmocka_unit_test(test_xml_delete),
         cmocka_unit_test(test_xml_config), cmocka_unit_test(test_xml_complete),
+        cmocka_unit_test(test_xml_tagging),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -270,6 +270,34 @@ static void test_cksum(void **state)
     assert_int_equal(strata_s3_cksum_compute(99, "", 0, out), -1);
 }
 
+static void test_tags(void **state)
+{
+    char q[] = "a=1&b%20c=d%26e&empty=";
+    struct strata_qparam t[8];
+    int n = strata_s3_query_parse(q, t, 8);
+    assert_int_equal(n, 3);
+    assert_int_equal(strata_s3_tags_validate(t, n, 10), 0);
+    assert_int_equal(strata_s3_tags_validate(t, n, 2), -1);
+    struct strata_sbuf b;
+    strata_sbuf_init(&b, 1024);
+    assert_int_equal(strata_s3_tags_encode(&b, t, n), 0);
+    assert_string_equal(b.data, "a=1&b%20c=d%26e&empty=");
+    assert_int_equal(strata_s3_tags_count((const uint8_t *)b.data, b.len), 3);
+    assert_int_equal(strata_s3_tags_count(NULL, 0), 0);
+    strata_sbuf_fini(&b);
+    struct strata_qparam dup[2] = {{"k", "1"}, {"k", "2"}};
+    assert_int_equal(strata_s3_tags_validate(dup, 2, 10), -1);
+    char longk[130];
+    memset(longk, 'k', 129);
+    longk[129] = '\0';
+    struct strata_qparam lk[1] = {{longk, "v"}};
+    assert_int_equal(strata_s3_tags_validate(lk, 1, 10), -1);
+    longk[128] = '\0'; /* 128 characters is the limit, inclusive */
+    assert_int_equal(strata_s3_tags_validate(lk, 1, 10), 0);
+    struct strata_qparam ek[1] = {{"", "v"}};
+    assert_int_equal(strata_s3_tags_validate(ek, 1, 10), -1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -279,6 +307,7 @@ int main(void)
         cmocka_unit_test(test_url_encode),   cmocka_unit_test(test_b64),
         cmocka_unit_test(test_drive_expand), cmocka_unit_test(test_hdr_select),
         cmocka_unit_test(test_resume_key),   cmocka_unit_test(test_cksum),
+        cmocka_unit_test(test_tags),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,167 @@
+/*
+ * s3_tagging.c - object tagging (?tagging on a key, per version, stored in
+ * the version record by meta) and bucket tagging (the bucket's "tagging"
+ * configuration document), plus the x-amz-tagging request header.  Tag
+ * sets are kept in one canonical "k=v&k2=v2" form (s3_util.h).
+ * Connection thread of the request.
+ */
+#include "srv.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define OBJECT_TAGS_MAX 10
+#define BUCKET_TAGS_MAX 50
+
+enum s3_err strata_tagging_hdr(struct strata_req *r, struct strata_sbuf *b)
+{
+    const char *h = strata_req_hdr(r, "x-amz-tagging");
+    if (!h || !*h)
+        return S3E_NONE;
+    char *copy = strdup(h);
+    struct strata_qparam tags[OBJECT_TAGS_MAX + 1];
+    int n = copy ? strata_s3_query_parse(copy, tags, OBJECT_TAGS_MAX + 1) : -1;
+    enum s3_err e = S3E_NONE;
+    if (n < 0 || strata_s3_tags_validate(tags, n, OBJECT_TAGS_MAX) != 0)
+        e = S3E_InvalidTag;
+    else if (strata_s3_tags_encode(b, tags, n) != 0)
+        e = S3E_InternalError;
+    free(copy);
+    return e;
+}
+
+/* The <Tagging> answer for a canonical tag set. */
+static void send_tags(struct strata_req *r, const void *tags, size_t len, const char *vid)
+{
+    char *copy = malloc(len + 1);
+    if (!copy) {
+        strata_req_error(r, S3E_InternalError, STRATA_ENOMEM);
+        return;
+    }
+    if (len)
+        memcpy(copy, tags, len);
+    copy[len] = '\0';
+    struct strata_qparam t[BUCKET_TAGS_MAX];
+    int n = strata_s3_query_parse(copy, t, BUCKET_TAGS_MAX);
+    struct strata_sbuf b;
+    strata_sbuf_init(&b, 65536);
+    strata_sbuf_puts(&b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Tagging xmlns=\""
+                         "http://s3.amazonaws.com/doc/2006-03-01/\"><TagSet>");
+    for (int i = 0; i < n; i++) {
+        strata_sbuf_puts(&b, "<Tag>");
+        strata_sbuf_xml_elem(&b, "Key", t[i].name);
+        strata_sbuf_xml_elem(&b, "Value", t[i].value);
+        strata_sbuf_puts(&b, "</Tag>");
+    }
+    strata_sbuf_puts(&b, "</TagSet></Tagging>");
+    free(copy);
+    if (n < 0 || b.failed) {
+        strata_sbuf_fini(&b);
+        strata_req_error(r, S3E_InternalError, STRATA_ECORRUPT);
+        return;
+    }
+    size_t blen;
+    char *body = strata_sbuf_steal(&b, &blen);
+    strata_sbuf_fini(&b);
+    struct MHD_Response *resp = MHD_create_response_from_buffer(blen, body, MHD_RESPMEM_MUST_FREE);
+    MHD_add_response_header(resp, "Content-Type", "application/xml");
+    if (vid && vid[0] && r->binfo.versioning != STRATA_VERSIONING_OFF)
+        MHD_add_response_header(resp, "x-amz-version-id", vid);
+    r->bytes_out += blen;
+    strata_req_send(r, 200, resp);
+}
+
+static void send_done(struct strata_req *r, int status, const char *vid)
+{
+    struct MHD_Response *resp =
+        MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+    if (vid && vid[0] && r->binfo.versioning != STRATA_VERSIONING_OFF)
+        MHD_add_response_header(resp, "x-amz-version-id", vid);
+    strata_req_send(r, status, resp);
+}
+
+static void obj_error(struct strata_req *r, int rc, const char *vid)
+{
+    strata_req_error_strata(r, rc, vid && *vid ? S3CTX_VERSION : S3CTX_OBJECT);
+}
+
+void strata_h_tagging_get(struct strata_req *r)
+{
+    void *tags = NULL;
+    size_t len = 0;
+    int rc;
+    if (!r->key) {
+        rc = strata_meta_bucket_config_get(r->srv->meta, r->bucket, "tagging", &tags, &len);
+        if (rc == STRATA_ENOTFOUND || (rc == 0 && len == 0)) {
+            free(tags);
+            strata_req_error(r, S3E_NoSuchTagSet, 0);
+            return;
+        }
+        if (rc) {
+            strata_req_error_strata(r, rc, S3CTX_BUCKET);
+            return;
+        }
+        send_tags(r, tags, len, NULL);
+        free(tags);
+        return;
+    }
+    const char *vid = strata_req_query(r, "versionId");
+    char vid_out[STRATA_VERSION_ID_MAX + 1] = "";
+    rc = strata_obj_tags_get(r->srv->meta, r->bucket, r->key, vid, &tags, &len, vid_out);
+    if (rc) {
+        obj_error(r, rc, vid);
+        return;
+    }
+    send_tags(r, tags, len, vid_out);
+    free(tags);
+}
+
+void strata_h_tagging_put(struct strata_req *r)
+{
+    struct strata_sbuf b;
+    strata_sbuf_init(&b, STRATA_TAGS_MAX);
+    enum s3_err e = strata_xml_tagging_parse(r->body.data, r->body.len,
+                                             r->key ? OBJECT_TAGS_MAX : BUCKET_TAGS_MAX, &b);
+    if (e) {
+        strata_sbuf_fini(&b);
+        strata_req_error(r, e, 0);
+        return;
+    }
+    int rc;
+    char vid_out[STRATA_VERSION_ID_MAX + 1] = "";
+    const char *vid = strata_req_query(r, "versionId");
+    if (!r->key)
+        rc = strata_meta_bucket_config_put(r->srv->meta, r->bucket, "tagging",
+                                           b.data ? b.data : "", b.len);
+    else
+        rc = strata_obj_tags_put(r->srv->meta, r->bucket, r->key, vid, b.data ? b.data : "",
+                                 b.len, vid_out);
+    strata_sbuf_fini(&b);
+    if (rc) {
+        if (!r->key)
+            strata_req_error_strata(r, rc, S3CTX_BUCKET);
+        else
+            obj_error(r, rc, vid);
+        return;
+    }
+    send_done(r, r->key ? 200 : 204, vid_out);
+}
+
+void strata_h_tagging_delete(struct strata_req *r)
+{
+    int rc;
+    char vid_out[STRATA_VERSION_ID_MAX + 1] = "";
+    const char *vid = strata_req_query(r, "versionId");
+    if (!r->key)
+        rc = strata_meta_bucket_config_put(r->srv->meta, r->bucket, "tagging", "", 0);
+    else
+        rc = strata_obj_tags_delete(r->srv->meta, r->bucket, r->key, vid, vid_out);
+    if (rc && !(rc == STRATA_ENOTFOUND && !r->key)) {
+        if (!r->key)
+            strata_req_error_strata(r, rc, S3CTX_BUCKET);
+        else
+            obj_error(r, rc, vid);
+        return;
+    }
+    send_done(r, 204, vid_out);
+}
