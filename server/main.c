@@ -296,7 +296,7 @@ static double secs_since(const struct timespec *t0)
 static int selftest_one(struct strata_meta *m, const uint8_t *data, size_t size, uint8_t *rbuf)
 {
     char key[64], want[33];
-    snprintf(key, sizeof(key), "obj-%zu", size);
+    snprintf(key, sizeof(key), "dir/obj-%zu", size);
     md5_hex(data, size, want);
     struct strata_put_opts po = {.bucket = "selftest", .key = key, .size = size};
     struct strata_put *p = NULL;
