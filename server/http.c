@@ -294,7 +294,18 @@ static void answer_text(struct strata_req *r, int status, const char *ctype, cha
     strata_req_send(r, status, resp);
 }
 
-/* /health/live, /health/ready and /metrics: no auth.  True when handled. */
+/* /health/live, /health/ready and /metrics: no auth.  True when the
+ * request is one of them. */
+static bool ops_endpoint_is(struct strata_req *r)
+{
+    if ((strcmp(r->method, "GET") != 0 && strcmp(r->method, "HEAD") != 0) || r->raw_query[0] ||
+        strata_req_hdr(r, "Authorization"))
+        return false;
+    return strcmp(r->raw_path, "/health/live") == 0 ||
+           strcmp(r->raw_path, "/health/ready") == 0 || strcmp(r->raw_path, "/metrics") == 0;
+}
+
+/* Answers an ops request (see ops_endpoint_is).  True when handled. */
 static bool ops_endpoint(struct strata_req *r)
 {
     /* Only unsigned, query-less GETs: a bucket named "metrics" stays
@@ -453,8 +464,14 @@ static enum MHD_Result access_cb(void *cls, struct MHD_Connection *conn, const c
         }
         int serr = 0;
         enum s3_err e = r->raw_uri ? parse_target(r) : S3E_InternalError;
-        if (e == S3E_NONE && ops_endpoint(r))
+        /* Answered on the final call: answering before MHD has seen the
+         * whole request makes it close the connection. */
+        if (e == S3E_NONE && ops_endpoint_is(r)) {
+            r->ops = true;
+            STRATA_FREE(r->bucket); /* not a bucket: keep it out of the logs */
+            STRATA_FREE(r->key);
             return MHD_YES;
+        }
         if (e == S3E_NONE)
             e = setup(r, &serr);
         if (e != S3E_NONE && !r->responded)
@@ -468,6 +485,10 @@ static enum MHD_Result access_cb(void *cls, struct MHD_Connection *conn, const c
     }
     if (r->responded)
         return MHD_YES;
+    if (r->ops) {
+        ops_endpoint(r);
+        return MHD_YES;
+    }
     finish_body(r);
     if (r->err != S3E_NONE) {
         strata_req_error(r, r->err, r->err_strata);

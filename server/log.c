@@ -103,18 +103,23 @@ void strata_srv_access_log(struct strata_req *r, enum MHD_RequestTerminationCode
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     uint64_t now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-    char t[40], line[2600];
+    char t[40], line[4000];
     stamp(t, sizeof(t));
-    /* Keys may hold spaces and quotes: print them as the client sent them
-     * (still %-encoded) via the raw path, which has neither. */
+    /* Keys may hold spaces, quotes and newlines: log them URL-encoded so a
+     * line stays one line with space-separated fields. */
+    struct strata_sbuf key;
+    strata_sbuf_init(&key, 3 * STRATA_KEY_MAX + 1);
+    if (r->key)
+        strata_s3_url_encode(&key, r->key);
     int n = snprintf(line, sizeof(line),
                      "%s %s %s %s %s %s %d %s %llu %llu %.3f %c\n", t, r->id,
                      r->method ? r->method : "-", r->bucket ? r->bucket : "-",
-                     r->raw_path ? r->raw_path : (r->raw_uri ? r->raw_uri : "-"),
+                     key.len ? key.data : "-",
                      r->auth.cred ? r->auth.cred->access_key : "-", r->status,
                      r->sent_err ? strata_s3_err_code(r->sent_err) : "-",
                      (unsigned long long)r->bytes_in, (unsigned long long)r->bytes_out,
                      (double)(now - r->t0_ns) / 1e6, term_flag(r, toe));
+    strata_sbuf_fini(&key);
     if (n < 0)
         return;
     if ((size_t)n >= sizeof(line)) {

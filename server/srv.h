@@ -123,6 +123,7 @@ struct strata_req {
     struct strata_bucket_info binfo;
     bool started;
     bool responded;
+    bool ops;        /* /health or /metrics: no auth, answered at the end */
     /* body */
     struct strata_chunked *chunked;
     EVP_MD_CTX *sha256; /* signed payload of buffered bodies */
