@@ -1,0 +1,142 @@
+/*
+ * test_router.c - the routing table: which operation a method, level,
+ * subresource and headers select, and that unsupported subresources and
+ * features are 501 NotImplemented (never a wrong success) while unknown
+ * methods are 405.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "srv.h"
+
+/* A request as the router sees it: method, level, query names, headers. */
+static struct strata_req *mk(const char *method, int level, const char *query,
+                             const char *hdr_name, const char *hdr_value)
+{
+    struct strata_req *r = calloc(1, sizeof(*r));
+    r->method = method;
+    r->level = level;
+    r->qbuf = query ? strdup(query) : NULL;
+    r->nq = r->qbuf ? strata_s3_query_parse(r->qbuf, r->q, STRATA_SRV_QPARAMS_MAX) : 0;
+    if (hdr_name) {
+        r->hdrs[0].name = hdr_name;
+        r->hdrs[0].value = hdr_value;
+        r->nhdrs = 1;
+    }
+    return r;
+}
+
+static void rm(struct strata_req *r)
+{
+    free(r->qbuf);
+    free(r);
+}
+
+/* The op name routed to, "501", "405". */
+static const char *route(const char *method, int level, const char *query, const char *hn,
+                         const char *hv)
+{
+    static char out[64];
+    struct strata_req *r = mk(method, level, query, hn, hv);
+    bool notimpl = false;
+    const struct strata_route *rt = strata_route_find(r, &notimpl);
+    snprintf(out, sizeof(out), "%s", rt ? rt->op : notimpl ? "501" : "405");
+    if (rt)
+        assert_false(notimpl);
+    rm(r);
+    return out;
+}
+
+static void test_service_and_bucket(void **state)
+{
+    assert_string_equal(route("GET", STRATA_LVL_SERVICE, NULL, NULL, NULL), "ListBuckets");
+    assert_string_equal(route("PUT", STRATA_LVL_BUCKET, NULL, NULL, NULL), "CreateBucket");
+    assert_string_equal(route("HEAD", STRATA_LVL_BUCKET, NULL, NULL, NULL), "HeadBucket");
+    assert_string_equal(route("DELETE", STRATA_LVL_BUCKET, NULL, NULL, NULL), "DeleteBucket");
+    assert_string_equal(route("GET", STRATA_LVL_BUCKET, "list-type=2&prefix=a", NULL, NULL),
+                        "ListObjects");
+    assert_string_equal(route("GET", STRATA_LVL_BUCKET, "location", NULL, NULL),
+                        "GetBucketLocation");
+    assert_string_equal(route("PUT", STRATA_LVL_BUCKET, "versioning", NULL, NULL),
+                        "PutBucketVersioning");
+    assert_string_equal(route("GET", STRATA_LVL_BUCKET, "versions&prefix=x", NULL, NULL),
+                        "ListObjectVersions");
+    assert_string_equal(route("POST", STRATA_LVL_BUCKET, "delete", NULL, NULL), "DeleteObjects");
+    assert_string_equal(route("POST", STRATA_LVL_BUCKET, "delete=", NULL, NULL), "DeleteObjects");
+    assert_string_equal(route("GET", STRATA_LVL_BUCKET, "uploads", NULL, NULL),
+                        "ListMultipartUploads");
+    assert_string_equal(route("PUT", STRATA_LVL_BUCKET, "tagging", NULL, NULL),
+                        "PutBucketTagging");
+    /* Subresources Strata does not implement: 501, never a listing. */
+    const char *unimpl[] = {"lifecycle", "policy", "cors", "object-lock", "inventory",
+                            "analytics", "website", "replication", "encryption", "logging"};
+    for (size_t i = 0; i < sizeof(unimpl) / sizeof(unimpl[0]); i++) {
+        assert_string_equal(route("GET", STRATA_LVL_BUCKET, unimpl[i], NULL, NULL), "501");
+        assert_string_equal(route("PUT", STRATA_LVL_BUCKET, unimpl[i], NULL, NULL), "501");
+    }
+    assert_string_equal(route("PUT", STRATA_LVL_BUCKET, NULL, "x-amz-bucket-object-lock-enabled",
+                              "true"),
+                        "501");
+    assert_string_equal(route("PATCH", STRATA_LVL_BUCKET, NULL, NULL, NULL), "405");
+    assert_string_equal(route("DELETE", STRATA_LVL_SERVICE, NULL, NULL, NULL), "405");
+}
+
+static void test_object(void **state)
+{
+    assert_string_equal(route("PUT", STRATA_LVL_OBJECT, NULL, NULL, NULL), "PutObject");
+    assert_string_equal(route("GET", STRATA_LVL_OBJECT, "versionId=abc", NULL, NULL),
+                        "GetObject");
+    assert_string_equal(route("GET", STRATA_LVL_OBJECT, "response-content-type=x%2Fy", NULL,
+                              NULL),
+                        "GetObject");
+    assert_string_equal(route("HEAD", STRATA_LVL_OBJECT, "partNumber=1", NULL, NULL),
+                        "HeadObject");
+    assert_string_equal(route("DELETE", STRATA_LVL_OBJECT, NULL, NULL, NULL), "DeleteObject");
+    assert_string_equal(route("PUT", STRATA_LVL_OBJECT, NULL, "x-amz-copy-source", "/b/k"),
+                        "CopyObject");
+    assert_string_equal(route("PUT", STRATA_LVL_OBJECT, "partNumber=1&uploadId=u",
+                              "x-amz-copy-source", "/b/k"),
+                        "501"); /* UploadPartCopy */
+    assert_string_equal(route("POST", STRATA_LVL_OBJECT, "uploads", NULL, NULL),
+                        "CreateMultipartUpload");
+    assert_string_equal(route("PUT", STRATA_LVL_OBJECT, "partNumber=2&uploadId=u", NULL, NULL),
+                        "UploadPart");
+    assert_string_equal(route("POST", STRATA_LVL_OBJECT, "uploadId=u", NULL, NULL),
+                        "CompleteMultipartUpload");
+    assert_string_equal(route("DELETE", STRATA_LVL_OBJECT, "uploadId=u", NULL, NULL),
+                        "AbortMultipartUpload");
+    assert_string_equal(route("GET", STRATA_LVL_OBJECT, "uploadId=u", NULL, NULL), "ListParts");
+    assert_string_equal(route("GET", STRATA_LVL_OBJECT, "tagging", NULL, NULL),
+                        "GetObjectTagging");
+    assert_string_equal(route("GET", STRATA_LVL_OBJECT, "acl", NULL, NULL), "GetObjectAcl");
+    assert_string_equal(route("GET", STRATA_LVL_OBJECT, "retention", NULL, NULL), "501");
+    assert_string_equal(route("PUT", STRATA_LVL_OBJECT, "legal-hold", NULL, NULL), "501");
+    assert_string_equal(route("POST", STRATA_LVL_OBJECT, "restore", NULL, NULL), "501");
+    assert_string_equal(route("POST", STRATA_LVL_OBJECT, "select&select-type=2", NULL, NULL),
+                        "501");
+    assert_string_equal(route("POST", STRATA_LVL_OBJECT, NULL, NULL, NULL), "501");
+    /* Features behind headers we cannot honour. */
+    assert_string_equal(route("PUT", STRATA_LVL_OBJECT, NULL, "x-amz-object-lock-mode",
+                              "GOVERNANCE"),
+                        "501");
+    assert_string_equal(route("PUT", STRATA_LVL_OBJECT, NULL, "X-Amz-Server-Side-Encryption",
+                              "AES256"),
+                        "501");
+    assert_string_equal(route("PUT", STRATA_LVL_OBJECT, NULL, "x-amz-tagging", "a=b"),
+                        "PutObject");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_service_and_bucket),
+        cmocka_unit_test(test_object),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
