@@ -191,6 +191,7 @@ static void completed_cb(void *cls, struct MHD_Connection *conn, void **req_cls,
     if (!r)
         return;
     if (r->started) {
+        strata_crash_unregister(r->crash_slot);
         strata_metrics_count(r->method, r->status, r->sent_err, r->bytes_in, r->bytes_out);
         strata_srv_access_log(r, toe);
         atomic_fetch_sub(&s->inflight, 1);
@@ -462,6 +463,7 @@ static enum MHD_Result access_cb(void *cls, struct MHD_Connection *conn, const c
     if (!r->started) {
         r->started = true;
         r->method = method;
+        r->crash_slot = strata_crash_register(r);
         unsigned n = atomic_fetch_add(&s->inflight, 1) + 1;
         if (n > s->cfg.max_inflight) {
             strata_metrics_inflight_rejected();

@@ -417,6 +417,7 @@ int main(int argc, char **argv)
         return 2;
     }
     xmlInitParser();
+    strata_crash_install();
     const char *cmd = argv[1];
     if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
         usage(stdout);

@@ -124,6 +124,7 @@ struct strata_req {
     bool started;
     bool responded;
     bool ops;        /* /health or /metrics: no auth, answered at the end */
+    int crash_slot;  /* in the crash report table, or -1 */
     /* body */
     struct strata_chunked *chunked;
     EVP_MD_CTX *sha256; /* signed payload of buffered bodies */
@@ -286,6 +287,14 @@ void strata_metrics_count(const char *method, int status, enum s3_err e, uint64_
 void strata_metrics_inflight_rejected(void);
 /* Prometheus text into b. */
 void strata_metrics_render(struct strata_sbuf *b, unsigned inflight);
+
+/* ---- crash report (crash.c) -------------------------------------------- */
+
+/* Fatal-signal handler that lists the requests in flight. */
+void strata_crash_install(void);
+/* Returns the slot (or -1) to pass to unregister at completion. */
+int strata_crash_register(struct strata_req *r);
+void strata_crash_unregister(int slot);
 
 /* ---- the daemon (http.c) ------------------------------------------------ */
 
