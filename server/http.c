@@ -429,6 +429,51 @@ static void feed_body(struct strata_req *r, const char *data, size_t len)
     body_sink(r, data, len);
 }
 
+/* Buffered (XML) bodies: Content-MD5 and x-amz-checksum-* (header or
+ * trailer) are verified whenever present; *have says whether any was. */
+static enum s3_err xml_body_digests(struct strata_req *r, bool *have_out)
+{
+    const char *md5 = strata_req_hdr(r, "Content-MD5");
+    bool have = false;
+    if (md5) {
+        uint8_t want[16], got[16];
+        unsigned n = 0;
+        if (strata_b64_decode(md5, want, sizeof(want)) != 16)
+            return S3E_InvalidDigest;
+        EVP_Digest(r->body.data ? r->body.data : "", r->body.len, got, &n, EVP_md5(), NULL);
+        if (memcmp(want, got, 16) != 0)
+            return S3E_BadDigest;
+        have = true;
+    }
+    for (size_t i = 0; i < r->nhdrs; i++) {
+        int algo = strata_s3_cksum_from_hdr(r->hdrs[i].name);
+        if (!algo)
+            continue;
+        uint8_t want[STRATA_CKSUM_RAW_MAX], got[STRATA_CKSUM_RAW_MAX];
+        int n = strata_b64_decode(r->hdrs[i].value, want, sizeof(want));
+        if (n < 0 || (size_t)n != strata_s3_cksum_len(algo))
+            return S3E_InvalidRequest;
+        if (strata_s3_cksum_compute(algo, r->body.data ? r->body.data : "", r->body.len, got) ||
+            memcmp(want, got, (size_t)n) != 0)
+            return S3E_BadDigest;
+        have = true;
+    }
+    if (!have && r->chunked && r->auth.trailer[0]) {
+        int algo = strata_s3_cksum_from_hdr(r->auth.trailer);
+        const char *v = strata_chunked_trailer(r->chunked, r->auth.trailer);
+        uint8_t want[STRATA_CKSUM_RAW_MAX], got[STRATA_CKSUM_RAW_MAX];
+        int n = v && algo ? strata_b64_decode(v, want, sizeof(want)) : -1;
+        if (n < 0 || (size_t)n != strata_s3_cksum_len(algo))
+            return S3E_InvalidRequest;
+        if (strata_s3_cksum_compute(algo, r->body.data ? r->body.data : "", r->body.len, got) ||
+            memcmp(want, got, (size_t)n) != 0)
+            return S3E_BadDigest;
+        have = true;
+    }
+    *have_out = have;
+    return S3E_NONE;
+}
+
 /* End of body: framing and digests of buffered bodies. */
 static void finish_body(struct strata_req *r)
 {
@@ -449,6 +494,11 @@ static void finish_body(struct strata_req *r)
         EVP_DigestFinal_ex(r->sha256, md, &mdlen);
         if (memcmp(md, r->auth.payload_sha256, 32) != 0)
             strata_req_defer_error(r, S3E_XAmzContentSHA256Mismatch, 0);
+    }
+    if (r->err == S3E_NONE && (r->route->flags & STRATA_RT_BODY_XML)) {
+        enum s3_err e = xml_body_digests(r, &r->body_digest);
+        if (e)
+            strata_req_defer_error(r, e, 0);
     }
 }
 

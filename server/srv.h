@@ -129,6 +129,7 @@ struct strata_req {
     struct strata_chunked *chunked;
     EVP_MD_CTX *sha256; /* signed payload of buffered bodies */
     struct strata_sbuf body;
+    bool body_digest;   /* an MD5/checksum of the buffered body was given and matched */
     uint64_t bytes_in;  /* raw body bytes received */
     /* deferred error: answered at the end of the body */
     enum s3_err err;
