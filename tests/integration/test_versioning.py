@@ -13,6 +13,7 @@ Run by CTest (integration label) with /usr/bin/python3.
 import concurrent.futures
 import os
 import sys
+import xml.etree.ElementTree as ET
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from strata_harness import Strata, expect_error, md5_hex, run, test  # noqa: E402
@@ -274,13 +275,28 @@ def list_versions_paginator(s):
         # rebuild the order from the expected list.
         ids = {v["VersionId"] for v in p.get("Versions", [])} | {m["VersionId"] for m in p.get("DeleteMarkers", [])}
         seen.append(ids)
-    flat = [e for e in exp]
     pos = 0
     for i, ids in enumerate(seen):
-        chunk = {v for _k, v, _m in flat[pos:pos + len(ids)]}
+        chunk = {v for _k, v, _m in exp[pos:pos + len(ids)]}
         assert chunk == ids, f"page {i} holds the wrong entries"
         pos += len(ids)
     assert pos == len(exp)
+    # boto3 splits Versions and DeleteMarkers; the XML interleaves them in
+    # listing order.  Read the raw bodies to check that order exactly.
+    bodies = []
+    c2 = s.client()
+    c2.meta.events.register("after-call.s3.ListObjectVersions",
+                            lambda http_response, **kw: bodies.append(http_response.content))
+    list(c2.get_paginator("list_object_versions").paginate(Bucket=b, PaginationConfig={"PageSize": 100}))
+    order = []
+    for body in bodies:
+        for el in ET.fromstring(body):
+            tag = el.tag.rsplit("}", 1)[-1]
+            if tag in ("Version", "DeleteMarker"):
+                ns = el.tag[:-len(tag)]
+                order.append((el.find(ns + "Key").text, el.find(ns + "VersionId").text, tag == "DeleteMarker"))
+    assert order == exp, "ListObjectVersions XML order differs from key order / newest first: first diff " \
+        f"{next(((i, g, w) for i, (g, w) in enumerate(zip(order, exp)) if g != w), (len(order), len(exp)))}"
 
 
 @test
