@@ -11,7 +11,7 @@
 # bucket of their own if LIST_KEYS > 0).  Prints req/s, MB/s, p50, p99 and the
 # ratio to nginx.  Cleans up its processes and files at exit.
 #
-# Environment: DURATION (s, default 10), CONNS (32), THREADS (2), N100K (10000),
+# Environment: DURATION (s, default 10), PUT64M_DURATION (30), CONNS (32), THREADS (2), N100K (10000),
 #   LIST_KEYS (0), STRATA_BIN (default: build build-bench/ as Release),
 #   BENCH_DIR (default: new dir under /tmp), RESULTS (JSON lines, default
 #   $BENCH_DIR/results.jsonl, copied to ./build-bench/s3-results.jsonl), KEEP=1.
@@ -23,6 +23,7 @@ CONNS=${CONNS:-32}
 THREADS=${THREADS:-2}
 N100K=${N100K:-10000}
 LIST_KEYS=${LIST_KEYS:-0}
+PUT64M_DURATION=${PUT64M_DURATION:-30}
 PY=/usr/bin/python3
 HERE="$ROOT/tests/bench"
 
@@ -177,7 +178,7 @@ EOF
 run_wrk() {
     local name=$1 server=$2 url=$3 script=$4; shift 4
     local out
-    out=$(wrk -t "$THREADS" -c "$CONNS" -d "${DURATION}s" --timeout 60s -s "$script" "$url" -- "$@" 2>&1 | grep '^{"requests"' || true)
+    out=$(wrk -t "$THREADS" -c "$CONNS" -d "${CELL_DURATION:-$DURATION}s" --timeout 120s -s "$script" "$url" -- "$@" 2>&1 | grep '^{"requests"' || true)
     [[ -n "$out" ]] || out='{"requests":0,"bytes":0,"duration_us":1,"p50_us":0,"p99_us":0,"err_connect":0,"err_read":0,"err_write":0,"err_status":0,"err_timeout":0,"failed":true}'
     printf '{"name":"%s","server":"%s",%s\n' "$name" "$server" "${out#\{}" >>"$RESULTS"
     printf '  %-12s %-7s %s\n' "$name" "$server" "$out"
@@ -206,8 +207,10 @@ $PY "$HERE/s3_dataset.py" putsign --endpoint "$SEP" --ak "$AK" --sk "$SK" --buck
     --n 8 --size $((64 << 20)) --prefix put64m/ --body "$BENCH_DIR/body64m" --out "$BENCH_DIR/put64m.req"
 run_wrk put100k strata "$SEP" "$BENCH_DIR/put.lua" "$BENCH_DIR/put100k.req" "$BENCH_DIR/body100k"
 run_wrk put100k nginx "$NEP" "$BENCH_DIR/put.lua" "$BENCH_DIR/put100k.req" "$BENCH_DIR/body100k"
-run_wrk put64m strata "$SEP" "$BENCH_DIR/put.lua" "$BENCH_DIR/put64m.req" "$BENCH_DIR/body64m"
-run_wrk put64m nginx "$NEP" "$BENCH_DIR/put.lua" "$BENCH_DIR/put64m.req" "$BENCH_DIR/body64m"
+# 32 concurrent 64 MiB uploads are 2 GiB in flight: give them PUT64M_DURATION
+# (default 30 s) so that whole requests complete several times over.
+CELL_DURATION=$PUT64M_DURATION run_wrk put64m strata "$SEP" "$BENCH_DIR/put.lua" "$BENCH_DIR/put64m.req" "$BENCH_DIR/body64m"
+CELL_DURATION=$PUT64M_DURATION run_wrk put64m nginx "$NEP" "$BENCH_DIR/put.lua" "$BENCH_DIR/put64m.req" "$BENCH_DIR/body64m"
 
 echo "==> ListObjectsV2"
 L=$($PY "$HERE/s3_dataset.py" list --endpoint "$SEP" --ak "$AK" --sk "$SK" --bucket "$BUCKET" --repeat 2 || echo '{"failed":true}')
@@ -229,17 +232,20 @@ rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 cells = {}
 for r in rows:
     cells.setdefault(r["name"], {})[r["server"]] = r
-print(f"\n## S3 benchmark: {sys.argv[2]} s per cell, {sys.argv[3]} connections, wrk -t{sys.argv[4]}, "
+print(f"\n## S3 benchmark: {sys.argv[2]} s per cell (PUT 64 MiB longer), {sys.argv[3]} connections, wrk -t{sys.argv[4]}, "
       f"{os.cpu_count()} cores, everything on 127.0.0.1\n")
 print("| workload | strata req/s | strata MB/s | p50 ms | p99 ms | nginx req/s | nginx MB/s | p50 ms | p99 ms | strata/nginx |")
 print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
-PUT_BYTES = {"put100k": 100 * 1024, "put64m": 64 << 20}
+# Payload per request.  wrk's byte count includes responses still in flight
+# when the clock stops (a big share for 64 MiB), and for PUT it counts only
+# the response, so MB/s is completed requests x object size.
+OBJ_BYTES = {"get4k": 4096, "get100k": 100 * 1024, "get1m": 1 << 20, "get64m": 64 << 20,
+             "put100k": 100 * 1024, "put64m": 64 << 20}
 def fmt(r):
     if not r or r.get("failed"):
         return ["failed"] * 4
     secs = r["duration_us"] / 1e6
-    # wrk counts bytes read; for PUT the payload is what was sent.
-    moved = r["requests"] * PUT_BYTES[r["name"]] if r["name"] in PUT_BYTES else r["bytes"]
+    moved = r["requests"] * OBJ_BYTES[r["name"]]
     errs = r["err_connect"] + r["err_read"] + r["err_write"] + r["err_status"] + r["err_timeout"]
     rps = f"{r['requests'] / secs:.0f}" + (f" ({errs} err)" if errs else "")
     return [rps, f"{moved / secs / 1e6:.1f}", f"{r['p50_us'] / 1e3:.2f}", f"{r['p99_us'] / 1e3:.2f}"]
