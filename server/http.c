@@ -376,7 +376,7 @@ static enum s3_err setup(struct strata_req *r, int *serr)
         return notimpl ? S3E_NotImplemented : S3E_MethodNotAllowed;
 
     if (r->bucket && !(r->route->flags & STRATA_RT_NO_BUCKET)) {
-        int rc = strata_meta_bucket_get(r->srv->meta, r->bucket, &r->binfo);
+        int rc = strata_bcache_get(r->srv->meta, r->bucket, &r->binfo);
         if (rc) {
             *serr = rc;
             return strata_s3_err_from_strata(rc, S3CTX_BUCKET);

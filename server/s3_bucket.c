@@ -78,6 +78,7 @@ void strata_h_bucket_create(struct strata_req *r)
     bi.created_ms = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
     bi.versioning = STRATA_VERSIONING_OFF;
     int rc = strata_meta_bucket_create(r->srv->meta, &bi);
+    strata_bcache_invalidate(r->bucket);
     if (rc == STRATA_EEXISTS) {
         struct strata_bucket_info cur;
         if (strata_meta_bucket_get(r->srv->meta, r->bucket, &cur) == 0 &&
@@ -111,6 +112,7 @@ void strata_h_bucket_head(struct strata_req *r)
 void strata_h_bucket_delete(struct strata_req *r)
 {
     int rc = strata_meta_bucket_delete(r->srv->meta, r->bucket);
+    strata_bcache_invalidate(r->bucket);
     if (rc) {
         strata_req_error_strata(r, rc, S3CTX_BUCKET);
         return;
@@ -160,6 +162,7 @@ void strata_h_bucket_versioning_put(struct strata_req *r)
         return;
     }
     int rc = strata_meta_bucket_set_versioning(r->srv->meta, r->bucket, status);
+    strata_bcache_invalidate(r->bucket);
     if (rc) {
         strata_req_error_strata(r, rc, S3CTX_BUCKET);
         return;

@@ -226,7 +226,7 @@ void strata_h_copy(struct strata_req *r)
         return;
     }
     struct strata_bucket_info sb;
-    int rc = strata_meta_bucket_get(r->srv->meta, cs.bucket, &sb);
+    int rc = strata_bcache_get(r->srv->meta, cs.bucket, &sb);
     if (rc || strcmp(sb.owner, strata_req_user(r)) != 0) {
         src_free(&cs);
         if (rc)

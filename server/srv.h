@@ -289,6 +289,13 @@ void strata_metrics_inflight_rejected(void);
 /* Prometheus text into b. */
 void strata_metrics_render(struct strata_sbuf *b, unsigned inflight);
 
+/* ---- bucket records (bucket_cache.c) ----------------------------------- */
+
+/* strata_meta_bucket_get behind a 1 s cache; same errors. */
+int strata_bcache_get(struct strata_meta *m, const char *name, struct strata_bucket_info *out);
+/* Call after this daemon changes or deletes bucket name. */
+void strata_bcache_invalidate(const char *name);
+
 /* ---- crash report (crash.c) -------------------------------------------- */
 
 /* Fatal-signal handler that lists the requests in flight. */
