@@ -8,7 +8,12 @@
  * complete 1,000 small parts and HEAD / ranged GET latency of that object.
  *
  *   bench_objects [-k list_keys] [-t threads] [-s scale] [-m mp_MiB] [-p part_MiB]
- *                 [drive dir ...]
+ *                 [-o sizes] [-S] [drive dir ...]
+ *
+ * -o picks the object sizes to run, e.g. "-o 1m,64m" (of 4k,128k,1m,64m).
+ * -S makes every PUT a signed-payload PUT as the daemon does it: the
+ * expected MD5 and SHA-256 of the body are passed (computed before the
+ * clock starts), so the engine hashes both and verifies them.
  *
  * Drive directories default to four new ones under a temporary folder
  * (removed afterwards); given ones are used as they are (empty or a
@@ -16,6 +21,7 @@
  * (default 1.0).  Durable: every put is fsynced as in the daemon.
  */
 #include <ftw.h>
+#include <openssl/evp.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +34,7 @@
 
 static struct strata_meta *M;
 static const char *BUCKET = "bench";
+static bool SIGNED; /* -S: pass the expected MD5 and SHA-256 like a signed PUT */
 
 static double now_s(void)
 {
@@ -51,15 +58,27 @@ struct job {
     uint8_t *buf;
     bool get;
     int rc;
+    uint8_t md5[16], sha256[32]; /* of buf, when SIGNED */
 };
 
-static int put_one(const char *key, const uint8_t *buf, size_t size)
+static void digests(const uint8_t *buf, size_t size, uint8_t md5[16], uint8_t sha256[32])
+{
+    unsigned l = 0;
+    EVP_Digest(buf, size, md5, &l, EVP_md5(), NULL);
+    EVP_Digest(buf, size, sha256, &l, EVP_sha256(), NULL);
+}
+
+static int put_one(const char *key, const uint8_t *buf, size_t size, const struct job *j)
 {
     struct strata_put_opts o;
     memset(&o, 0, sizeof(o));
     o.bucket = BUCKET;
     o.key = key;
     o.size = size;
+    if (SIGNED && j) {
+        o.md5 = j->md5;
+        o.sha256 = j->sha256;
+    }
     struct strata_put *p;
     int rc = strata_obj_put_begin(M, &o, &p);
     if (rc)
@@ -261,7 +280,7 @@ static void *run_job(void *arg)
     char key[128];
     for (unsigned i = 0; i < j->count; i++) {
         snprintf(key, sizeof(key), "%s/%08u", j->prefix, j->from + i * j->step);
-        j->rc = j->get ? get_one(key, j->buf, j->size) : put_one(key, j->buf, j->size);
+        j->rc = j->get ? get_one(key, j->buf, j->size) : put_one(key, j->buf, j->size, j);
         if (j->rc) {
             fprintf(stderr, "%s %s: %s\n", j->get ? "get" : "put", key, strata_errname(j->rc));
             return NULL;
@@ -275,13 +294,23 @@ static double run(const char *prefix, size_t size, unsigned count, unsigned thre
                   uint8_t **bufs)
 {
     pthread_t t[64];
-    struct job jobs[64];
-    double t0 = now_s();
+    static struct job jobs[64];
     for (unsigned i = 0; i < threads; i++) {
         unsigned n = count / threads + (i < count % threads);
-        jobs[i] = (struct job){prefix, size, i, n, threads, bufs[i], get, 0};
-        pthread_create(&t[i], NULL, run_job, &jobs[i]);
+        jobs[i] = (struct job){prefix, size, i, n, threads, bufs[i], get, 0, {0}, {0}};
+        if (SIGNED && !get) {
+            /* Clients often share one buffer, or hold copies of it. */
+            if (i > 0 && (bufs[i] == bufs[i - 1] || memcmp(bufs[i], bufs[i - 1], size) == 0)) {
+                memcpy(jobs[i].md5, jobs[i - 1].md5, 16);
+                memcpy(jobs[i].sha256, jobs[i - 1].sha256, 32);
+            } else {
+                digests(bufs[i], size, jobs[i].md5, jobs[i].sha256);
+            }
+        }
     }
+    double t0 = now_s();
+    for (unsigned i = 0; i < threads; i++)
+        pthread_create(&t[i], NULL, run_job, &jobs[i]);
     int rc = 0;
     for (unsigned i = 0; i < threads; i++) {
         pthread_join(t[i], NULL);
@@ -320,9 +349,16 @@ int main(int argc, char **argv)
     unsigned threads = 16;
     double scale = 1.0;
     size_t mp_mib = 1024, part_mib = 64;
+    const char *only = NULL;
     int opt;
-    while ((opt = getopt(argc, argv, "k:t:s:m:p:h")) != -1) {
+    while ((opt = getopt(argc, argv, "k:t:s:m:p:o:Sh")) != -1) {
         switch (opt) {
+        case 'o':
+            only = optarg;
+            break;
+        case 'S':
+            SIGNED = true;
+            break;
         case 'm':
             mp_mib = strtoul(optarg, NULL, 10);
             break;
@@ -343,7 +379,7 @@ int main(int argc, char **argv)
         default:
             fprintf(stderr,
                     "usage: %s [-k list_keys] [-t threads] [-s scale] [-m mp_MiB] "
-                    "[-p part_MiB] [drive ...]\n",
+                    "[-p part_MiB] [-o 4k,128k,1m,64m] [-S] [drive ...]\n",
                     argv[0]);
             return 2;
         }
@@ -396,16 +432,31 @@ int main(int argc, char **argv)
         fprintf(stderr, "bucket: %s\n", strata_errname(rc));
         return 1;
     }
-    printf("strata bench_objects: %u drives (%u+%u), %u concurrent clients, drives %s%s\n\n", n,
-           strata_set_k(set), strata_set_m(set), threads, paths[0], n > 1 ? " ..." : "");
+    printf("strata bench_objects: %u drives (%u+%u), %u concurrent clients, %s PUTs, drives %s%s\n\n",
+           n, strata_set_k(set), strata_set_m(set), threads,
+           SIGNED ? "signed (MD5 + SHA-256 verified)" : "unsigned", paths[0], n > 1 ? " ..." : "");
     printf("| op   | size     | threads | objects |       MB/s |      ops/s |\n");
     printf("|------|----------|---------|---------|------------|------------|\n");
 
     struct {
         size_t size;
         unsigned count;
-    } shapes[] = {{4096, 3000}, {128 * 1024, 800}, {1u << 20, 200}, {64u << 20, 6}};
+        const char *name;
+    } shapes[] = {{4096, 3000, "4k"}, {128 * 1024, 800, "128k"}, {1u << 20, 200, "1m"},
+                  {64u << 20, 6, "64m"}};
     for (size_t s = 0; s < 4; s++) {
+        if (only) {
+            /* Match whole comma-separated names only ("1m" must not match "1m4"). */
+            size_t nl = strlen(shapes[s].name);
+            const char *q = only;
+            bool hit = false;
+            while (!hit && (q = strstr(q, shapes[s].name))) {
+                hit = (q == only || q[-1] == ',') && (q[nl] == ',' || q[nl] == '\0');
+                q += nl;
+            }
+            if (!hit)
+                continue;
+        }
         size_t size = shapes[s].size;
         unsigned count = (unsigned)(shapes[s].count * scale);
         if (count < 1)
@@ -424,7 +475,7 @@ int main(int argc, char **argv)
         char p1[32], pn[32];
         snprintf(p1, sizeof(p1), "s%zu-1", size);
         snprintf(pn, sizeof(pn), "s%zu-n", size);
-        unsigned c1 = size >= (64u << 20) ? (count < 3 ? count : 3) : count / 2 + 1;
+        unsigned c1 = size >= (64u << 20) ? (count + 1) / 2 : count / 2 + 1;
         row("PUT", size, 1, c1, run(p1, size, c1, 1, false, bufs));
         /* GET buffers must be private per thread: reuse only for GET x1. */
         row("GET", size, 1, c1, run(p1, size, c1, 1, true, bufs));
