@@ -150,9 +150,14 @@ def complete_multipart_conditions(s):
     expect_error(lambda: c.head_object(Bucket=b, Key="absent"), "404", 404)
 
 
+_RACERS = []
+
+
 def _race(s, b, key, size, n=8):
     bodies = [hashlib.sha256(f"{key}-{i}".encode()).digest() * (size // 32) for i in range(n)]
-    clients = [cond_client(s, "PutObject", "If-None-Match", "*") for _ in range(n)]
+    if len(_RACERS) < n:  # client creation is slow: reuse them across races
+        _RACERS.extend(cond_client(s, "PutObject", "If-None-Match", "*") for _ in range(n - len(_RACERS)))
+    clients = _RACERS[:n]
     gate = threading.Barrier(n)
 
     def one(i):
