@@ -37,6 +37,7 @@ static const struct strata_route routes[] = {
     {"HEAD", OBJ, NULL, 0, "HeadObject", NULL, NULL, strata_h_get},
     {"DELETE", OBJ, NULL, 0, "DeleteObject", NULL, NULL, strata_h_delete},
     {"GET", OBJ, "acl", 0, "GetObjectAcl", NULL, NULL, strata_h_acl_get},
+    {"GET", OBJ, "attributes", 0, "GetObjectAttributes", NULL, NULL, strata_h_attributes},
     {"GET", OBJ, "tagging", 0, "GetObjectTagging", NULL, NULL, strata_h_tagging_get},
     {"PUT", OBJ, "tagging", XML, "PutObjectTagging", NULL, NULL, strata_h_tagging_put},
     {"DELETE", OBJ, "tagging", 0, "DeleteObjectTagging", NULL, NULL, strata_h_tagging_delete},
@@ -56,6 +57,8 @@ static const struct strata_route routes[] = {
 
 static const struct strata_route copy_route = {"PUT", OBJ, NULL, 0, "CopyObject", NULL, NULL,
                                                strata_h_copy};
+static const struct strata_route part_copy_route = {"PUT", OBJ, "uploadId", 0, "UploadPartCopy",
+                                                    NULL, NULL, strata_h_part_copy};
 
 /* Every S3 subresource; a request naming one selects it (or 501). */
 static const char *const subresources[] = {
@@ -107,11 +110,7 @@ const struct strata_route *strata_route_find(struct strata_req *r, bool *notimpl
         return NULL;
     }
     if (hit->body_cb == strata_h_put_body && strata_req_hdr(r, "x-amz-copy-source")) {
-        if (hit->sub) { /* UploadPartCopy */
-            *notimpl = true;
-            return NULL;
-        }
-        hit = &copy_route;
+        hit = hit->sub ? &part_copy_route : &copy_route;
     }
     if (strcmp(r->method, "PUT") == 0 || strcmp(r->method, "POST") == 0) {
         for (size_t i = 0; i < sizeof(unsupported_hdrs) / sizeof(unsupported_hdrs[0]); i++) {

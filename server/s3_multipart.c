@@ -97,7 +97,19 @@ void strata_h_mpu_create(struct strata_req *r)
     strata_sbuf_xml_elem(&b, "Key", r->key);
     strata_sbuf_xml_elem(&b, "UploadId", id);
     strata_sbuf_puts(&b, "</InitiateMultipartUploadResult>");
-    strata_req_send_xml(r, 200, &b);
+    struct MHD_Response *resp = strata_req_xml_response(r, &b);
+    if (!resp)
+        return;
+    struct strata_mpu_info mi;
+    const char *an = algo_name(o.cksum_algo);
+    if (an && strata_mpu_get(r->srv->meta, r->bucket, r->key, id, &mi) == 0) {
+        /* The type meta picked when none was asked (COMPOSITE / FULL_OBJECT). */
+        MHD_add_response_header(resp, "x-amz-checksum-algorithm", an);
+        const char *tn = type_name(mi.cksum_type);
+        if (tn)
+            MHD_add_response_header(resp, "x-amz-checksum-type", tn);
+    }
+    strata_req_send(r, 200, resp);
 }
 
 /* partNumber: 1..10000, else 0. */
@@ -206,10 +218,9 @@ void strata_h_mpu_complete(struct strata_req *r)
     strata_sbuf_xml(&b, info.etag);
     strata_sbuf_puts(&b, "&quot;</ETag>");
     const char *an = algo_name(info.cksum_algo), *tn = type_name(info.cksum_type);
-    if (an && info.cksum_len) {
-        char b64[64];
-        strata_b64_encode(info.cksum, info.cksum_len, b64, sizeof(b64));
-        strata_sbuf_printf(&b, "<Checksum%s>%s</Checksum%s>", an, b64, an);
+    char val[96];
+    if (an && strata_s3_cksum_value(&info, val, sizeof(val))) {
+        strata_sbuf_printf(&b, "<Checksum%s>%s</Checksum%s>", an, val, an);
         if (tn)
             strata_sbuf_printf(&b, "<ChecksumType>%s</ChecksumType>", tn);
     }

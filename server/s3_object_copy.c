@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define COPY_STEP (1u << 20)
 
@@ -81,22 +82,16 @@ static bool src_cond_ok(struct strata_req *r, const struct strata_obj_info *in)
     return strata_s3_cond_eval(&c, in->etag, (time_t)(in->mtime_ms / 1000)) == 0;
 }
 
-/* Streams g's bytes into a new put; returns 0 or a STRATA_E* code. */
-static int copy_bytes(struct strata_req *r, struct strata_get *g, const struct strata_put_opts *o,
+/* Streams [off, off + len) of g into p and commits it (p is consumed
+ * whatever happens).  Returns 0 or a STRATA_E* code. */
+static int copy_range(struct strata_get *g, uint64_t off, uint64_t len, struct strata_put *p,
                       struct strata_obj_info *out)
 {
-    struct strata_put *p = NULL;
-    int rc = strata_obj_put_begin(r->srv->meta, o, &p);
-    if (rc)
-        return rc;
     uint8_t *buf = malloc(COPY_STEP);
-    if (!buf) {
-        strata_obj_put_abort(p);
-        return STRATA_ENOMEM;
-    }
-    for (uint64_t off = 0; rc == 0 && off < o->size; off += COPY_STEP) {
-        size_t n = o->size - off < COPY_STEP ? (size_t)(o->size - off) : COPY_STEP;
-        rc = strata_obj_get_read(g, off, buf, n);
+    int rc = buf ? 0 : STRATA_ENOMEM;
+    for (uint64_t done = 0; rc == 0 && done < len; done += COPY_STEP) {
+        size_t n = len - done < COPY_STEP ? (size_t)(len - done) : COPY_STEP;
+        rc = strata_obj_get_read(g, off + done, buf, n);
         if (rc == 0)
             rc = strata_obj_put_write(p, buf, n);
     }
@@ -106,6 +101,15 @@ static int copy_bytes(struct strata_req *r, struct strata_get *g, const struct s
         return rc;
     }
     return strata_obj_put_commit(p, out);
+}
+
+/* Streams all of g into a new put of o. */
+static int copy_bytes(struct strata_req *r, struct strata_get *g, const struct strata_put_opts *o,
+                      struct strata_obj_info *out)
+{
+    struct strata_put *p = NULL;
+    int rc = strata_obj_put_begin(r->srv->meta, o, &p);
+    return rc ? rc : copy_range(g, 0, o->size, p, out);
 }
 
 static void answer(struct strata_req *r, const struct strata_obj_info *dst,
@@ -217,38 +221,136 @@ static void copy_open(struct strata_req *r, struct strata_get *g, struct strata_
     strata_obj_info_fini(&dst);
 }
 
-void strata_h_copy(struct strata_req *r)
+/* Opens the x-amz-copy-source object (owner-checked).  Returns true with
+ * *g, src, cs and sb filled, or false after answering the error. */
+static bool src_open(struct strata_req *r, struct copy_src *cs, struct strata_bucket_info *sb,
+                     struct strata_obj_info *src, struct strata_get **g)
 {
-    struct copy_src cs;
-    enum s3_err e = src_parse(strata_req_hdr(r, "x-amz-copy-source"), &cs);
+    enum s3_err e = src_parse(strata_req_hdr(r, "x-amz-copy-source"), cs);
     if (e) {
         strata_req_error(r, e, 0);
-        return;
+        return false;
     }
-    struct strata_bucket_info sb;
-    int rc = strata_bcache_get(r->srv->meta, cs.bucket, &sb);
-    if (rc || strcmp(sb.owner, strata_req_user(r)) != 0) {
-        src_free(&cs);
+    int rc = strata_bcache_get(r->srv->meta, cs->bucket, sb);
+    if (rc || strcmp(sb->owner, strata_req_user(r)) != 0) {
+        src_free(cs);
         if (rc)
             strata_req_error_strata(r, rc, S3CTX_BUCKET);
         else
             strata_req_error(r, S3E_AccessDenied, 0);
-        return;
+        return false;
     }
-    struct strata_obj_info src;
-    memset(&src, 0, sizeof(src));
-    struct strata_get *g = NULL;
-    rc = strata_obj_get_open(r->srv->meta, cs.bucket, cs.key, cs.version_id, &src, &g);
+    memset(src, 0, sizeof(*src));
+    *g = NULL;
+    rc = strata_obj_get_open(r->srv->meta, cs->bucket, cs->key, cs->version_id, src, g);
     if (rc) {
         /* A delete marker named by version id is not copyable: 400. */
         strata_req_error(r, rc == STRATA_EMETHOD ? S3E_InvalidRequest
                                                  : strata_s3_err_from_strata(
-                                                       rc, cs.version_id ? S3CTX_VERSION
-                                                                         : S3CTX_OBJECT),
+                                                       rc, cs->version_id ? S3CTX_VERSION
+                                                                          : S3CTX_OBJECT),
                          rc);
-    } else {
-        copy_open(r, g, &src, &cs, &sb);
+        strata_obj_info_fini(src);
+        src_free(cs);
+        return false;
     }
+    return true;
+}
+
+void strata_h_copy(struct strata_req *r)
+{
+    struct copy_src cs;
+    struct strata_bucket_info sb;
+    struct strata_obj_info src;
+    struct strata_get *g;
+    if (!src_open(r, &cs, &sb, &src, &g))
+        return;
+    copy_open(r, g, &src, &cs, &sb);
+    strata_obj_get_close(g);
+    strata_obj_info_fini(&src);
+    src_free(&cs);
+}
+
+/* x-amz-copy-source-range "bytes=a-b" within size: 0, or -1. */
+static int part_range(const char *hdr, uint64_t size, uint64_t *off, uint64_t *len)
+{
+    if (!hdr) {
+        *off = 0;
+        *len = size;
+        return 0;
+    }
+    unsigned long long a, b;
+    char tail;
+    if (sscanf(hdr, "bytes=%llu-%llu%c", &a, &b, &tail) != 2 || b < a || b >= size)
+        return -1;
+    *off = a;
+    *len = b - a + 1;
+    return 0;
+}
+
+static void part_copy_run(struct strata_req *r, struct strata_get *g,
+                          const struct strata_obj_info *src, const struct strata_bucket_info *sb)
+{
+    uint64_t off, len;
+    if (!src_cond_ok(r, src)) {
+        strata_req_error(r, S3E_PreconditionFailed, 0);
+        return;
+    }
+    if (part_range(strata_req_hdr(r, "x-amz-copy-source-range"), src->size, &off, &len) != 0) {
+        strata_req_error(r, S3E_InvalidRange, 0);
+        return;
+    }
+    const char *pn = strata_req_query(r, "partNumber");
+    char *end = NULL;
+    unsigned long num = pn ? strtoul(pn, &end, 10) : 0;
+    if (!pn || !*pn || *end || num == 0 || num > STRATA_PARTS_MAX) {
+        strata_req_error(r, S3E_InvalidArgument, 0);
+        return;
+    }
+    struct strata_part_opts o = {
+        .bucket = r->bucket,
+        .key = r->key,
+        .upload_id = strata_req_query(r, "uploadId"),
+        .part_number = (unsigned)num,
+        .size = len,
+    };
+    struct strata_put *p = NULL;
+    int rc = strata_mpu_part_begin(r->srv->meta, &o, &p);
+    struct strata_obj_info dst;
+    memset(&dst, 0, sizeof(dst));
+    if (rc == 0)
+        rc = copy_range(g, off, len, p, &dst);
+    if (rc) {
+        strata_obj_info_fini(&dst);
+        strata_req_error_strata(r, rc, rc == STRATA_ENOTFOUND ? S3CTX_UPLOAD : S3CTX_OBJECT);
+        return;
+    }
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    char when[32];
+    strata_iso8601_format((int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000, when, sizeof(when));
+    struct strata_sbuf b;
+    strata_sbuf_init(&b, 4096);
+    strata_sbuf_printf(&b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<CopyPartResult "
+                           "xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\"><LastModified>%s"
+                           "</LastModified><ETag>&quot;",
+                       when);
+    strata_sbuf_xml(&b, dst.etag);
+    strata_sbuf_puts(&b, "&quot;</ETag></CopyPartResult>");
+    strata_obj_info_fini(&dst);
+    (void)sb;
+    strata_req_send_xml(r, 200, &b);
+}
+
+void strata_h_part_copy(struct strata_req *r)
+{
+    struct copy_src cs;
+    struct strata_bucket_info sb;
+    struct strata_obj_info src;
+    struct strata_get *g;
+    if (!src_open(r, &cs, &sb, &src, &g))
+        return;
+    part_copy_run(r, g, &src, &sb);
     strata_obj_get_close(g);
     strata_obj_info_fini(&src);
     src_free(&cs);

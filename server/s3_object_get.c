@@ -93,10 +93,18 @@ static void add_version_headers(struct strata_req *r, struct MHD_Response *resp,
         MHD_add_response_header(resp, "Content-Type", "binary/octet-stream");
     const char *mode = strata_req_hdr(r, "x-amz-checksum-mode");
     const char *ch = strata_s3_cksum_hdr(in->cksum_algo);
-    if (mode && strcasecmp(mode, "ENABLED") == 0 && ch && in->cksum_len) {
-        char b64[64];
-        if (strata_b64_encode(in->cksum, in->cksum_len, b64, sizeof(b64)) > 0)
-            MHD_add_response_header(resp, ch, b64);
+    char val[96];
+    if (r->part_valid) {
+        /* One part of a multipart object: its own checksum, if any. */
+        const char *pch = strata_s3_cksum_hdr(r->part.cksum_algo);
+        if (mode && strcasecmp(mode, "ENABLED") == 0 && pch && r->part.cksum_len &&
+            strata_b64_encode(r->part.cksum, r->part.cksum_len, val, sizeof(val)) > 0)
+            MHD_add_response_header(resp, pch, val);
+    } else if (mode && strcasecmp(mode, "ENABLED") == 0 && ch &&
+               strata_s3_cksum_value(in, val, sizeof(val))) {
+        MHD_add_response_header(resp, ch, val);
+        const char *t = strata_s3_cksum_type_name(in->cksum_type);
+        MHD_add_response_header(resp, "x-amz-checksum-type", t ? t : "FULL_OBJECT");
     }
 }
 
@@ -181,6 +189,8 @@ void strata_h_get(struct strata_req *r)
         }
         if (r->info.nparts) {
             /* A part of a multipart object is answered like a range. */
+            r->part = pi;
+            r->part_valid = true;
             r->get_off = pi.offset;
             r->get_len = pi.size;
             ranged = 1;

@@ -566,3 +566,30 @@ unsigned strata_s3_tags_count(const uint8_t *tags, size_t len)
         n += tags[i] == '&';
     return n;
 }
+
+size_t strata_s3_cksum_value(const struct strata_obj_info *in, char *out, size_t out_len)
+{
+    if (!strata_s3_cksum_hdr(in->cksum_algo) || in->cksum_len == 0 || out_len < 64)
+        return 0;
+    int n = strata_b64_encode(in->cksum, in->cksum_len, out, out_len);
+    if (n <= 0)
+        return 0;
+    if (in->cksum_type == STRATA_CKSUM_TYPE_COMPOSITE && in->nparts > 0)
+        n += snprintf(out + n, out_len - (size_t)n, "-%u", in->nparts);
+    return (size_t)n;
+}
+
+const char *strata_s3_cksum_type_name(int type)
+{
+    return type == STRATA_CKSUM_TYPE_COMPOSITE     ? "COMPOSITE"
+           : type == STRATA_CKSUM_TYPE_FULL_OBJECT ? "FULL_OBJECT"
+                                                   : NULL;
+}
+
+const char *strata_s3_cksum_algo_name(int algo)
+{
+    for (size_t i = 0; i < NCKSUMS; i++)
+        if (cksums[i].algo == algo)
+            return cksums[i].name;
+    return NULL;
+}

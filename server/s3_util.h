@@ -105,6 +105,16 @@ size_t strata_s3_cksum_len(int algo);
 /* Compute algo over buf into out (strata_s3_cksum_len bytes); -1 unknown. */
 int strata_s3_cksum_compute(int algo, const void *buf, size_t len, uint8_t *out);
 
+/* An object's S3 checksum value as sent in headers and XML: base64, with
+ * "-N" appended for a COMPOSITE checksum of an N-part object, as AWS
+ * does.  Returns the length, or 0 when the object has no checksum. */
+struct strata_obj_info;
+size_t strata_s3_cksum_value(const struct strata_obj_info *in, char *out, size_t out_len);
+/* "COMPOSITE" / "FULL_OBJECT" for enum strata_cksum_type, else NULL. */
+const char *strata_s3_cksum_type_name(int type);
+/* "CRC32" ... for enum strata_cksum_algo, else NULL. */
+const char *strata_s3_cksum_algo_name(int algo);
+
 /* Content-Encoding without the "aws-chunked" token; "" when nothing is
  * left.  Writes out (>= strlen(in) + 1). */
 void strata_s3_content_encoding_strip(const char *in, char *out, size_t out_len);

@@ -150,6 +150,8 @@ struct strata_req {
     uint64_t get_off;
     uint64_t get_len;
     int cksum_algo_trailer;
+    struct strata_part_info part; /* GET ?partNumber of a multipart object */
+    bool part_valid;
     uint8_t md5[16];
     uint8_t cksum[STRATA_CKSUM_RAW_MAX];
 };
@@ -170,6 +172,10 @@ void strata_req_error(struct strata_req *r, enum s3_err e, int err);
 void strata_req_error_strata(struct strata_req *r, int err, enum s3_ctx ctx);
 /* An XML body (the sbuf is consumed); a failed sbuf answers InternalError. */
 void strata_req_send_xml(struct strata_req *r, int status, struct strata_sbuf *b);
+/* An XML response (the sbuf is consumed) for the caller to add headers to
+ * and strata_req_send; NULL after answering InternalError for a failed
+ * sbuf. */
+struct MHD_Response *strata_req_xml_response(struct strata_req *r, struct strata_sbuf *b);
 /* Status with an empty body. */
 void strata_req_send_empty(struct strata_req *r, int status);
 /* Record an error to answer once the body has been read. */
@@ -203,6 +209,8 @@ int strata_h_put_body(struct strata_req *r, const void *buf, size_t len);
 void strata_h_put_run(struct strata_req *r);
 void strata_h_get(struct strata_req *r);
 void strata_h_copy(struct strata_req *r);
+void strata_h_part_copy(struct strata_req *r);
+void strata_h_attributes(struct strata_req *r);
 /* Tagging (s3_tagging.c) */
 void strata_h_tagging_get(struct strata_req *r);
 void strata_h_tagging_put(struct strata_req *r);

@@ -102,7 +102,7 @@ static void test_object(void **state)
                         "CopyObject");
     assert_string_equal(route("PUT", STRATA_LVL_OBJECT, "partNumber=1&uploadId=u",
                               "x-amz-copy-source", "/b/k"),
-                        "501"); /* UploadPartCopy */
+                        "UploadPartCopy");
     assert_string_equal(route("POST", STRATA_LVL_OBJECT, "uploads", NULL, NULL),
                         "CreateMultipartUpload");
     assert_string_equal(route("PUT", STRATA_LVL_OBJECT, "partNumber=2&uploadId=u", NULL, NULL),
@@ -115,6 +115,8 @@ static void test_object(void **state)
     assert_string_equal(route("GET", STRATA_LVL_OBJECT, "tagging", NULL, NULL),
                         "GetObjectTagging");
     assert_string_equal(route("GET", STRATA_LVL_OBJECT, "acl", NULL, NULL), "GetObjectAcl");
+    assert_string_equal(route("GET", STRATA_LVL_OBJECT, "attributes", NULL, NULL),
+                        "GetObjectAttributes");
     assert_string_equal(route("GET", STRATA_LVL_OBJECT, "retention", NULL, NULL), "501");
     assert_string_equal(route("PUT", STRATA_LVL_OBJECT, "legal-hold", NULL, NULL), "501");
     assert_string_equal(route("POST", STRATA_LVL_OBJECT, "restore", NULL, NULL), "501");
