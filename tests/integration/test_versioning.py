@@ -13,6 +13,7 @@ Run by CTest (integration label) with /usr/bin/python3.
 import concurrent.futures
 import os
 import sys
+import time
 import xml.etree.ElementTree as ET
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -388,6 +389,75 @@ def delete_objects_with_versions(s):
         if v["Key"] == "a":
             c.delete_object(Bucket=b, Key="a", VersionId=v["VersionId"])
     expect_error(lambda: c.delete_bucket(Bucket=b), "BucketNotEmpty", 409)
+
+
+def data_bytes(s):
+    """Sum of file sizes under each drive's data/ and tmp/ (shard files)."""
+    total = 0
+    for d in sorted(os.listdir(s.tmp)):
+        if d.startswith("d") and d[1:].isdigit():
+            for sub in ("data", "tmp"):
+                for root, _dirs, files in os.walk(os.path.join(s.tmp, d, sub)):
+                    for f in files:
+                        try:
+                            total += os.lstat(os.path.join(root, f)).st_size
+                        except FileNotFoundError:
+                            pass
+    return total
+
+
+def settle(s, pred, timeout=15.0):
+    """Drive byte count once pred(count) holds (data is reclaimed after the
+    metadata commit, maybe asynchronously), or the last count seen."""
+    deadline = time.monotonic() + timeout
+    while True:
+        n = data_bytes(s)
+        if pred(n) or time.monotonic() > deadline:
+            return n
+        time.sleep(0.2)
+
+
+@test
+def multipart_and_space_with_versions(s):
+    c, b = new_bucket(s, "vspace", "Enabled")
+    MiB = 1024 * 1024
+    base = data_bytes(s)
+    # Multipart completes make versions too.
+    ids, datas = [], []
+    for i in range(2):
+        parts = [os.urandom(5 * MiB), os.urandom(1000 + i)]
+        uid = c.create_multipart_upload(Bucket=b, Key="mp")["UploadId"]
+        done = [{"PartNumber": n, "ETag": c.upload_part(Bucket=b, Key="mp", UploadId=uid, PartNumber=n,
+                                                        Body=p)["ETag"]} for n, p in enumerate(parts, 1)]
+        r = c.complete_multipart_upload(Bucket=b, Key="mp", UploadId=uid, MultipartUpload={"Parts": done})
+        assert r.get("VersionId") and r["VersionId"] not in ids, r
+        ids.append(r["VersionId"])
+        datas.append(b"".join(parts))
+    for vid, d in zip(ids, datas):
+        g = c.get_object(Bucket=b, Key="mp", VersionId=vid)
+        assert body_of(g) == d and g["VersionId"] == vid
+    r = c.list_object_versions(Bucket=b, Prefix="mp")
+    assert [v["VersionId"] for v in r["Versions"]] == ids[::-1]
+    assert all(v["ETag"].endswith('-2"') for v in r["Versions"]), r["Versions"]
+    both = settle(s, lambda n: False, 0)
+    per_version = (both - base) / 2
+    assert per_version >= 5 * MiB, f"versions not on the drives? {base} -> {both}"
+    # A delete marker keeps every byte of the old versions.
+    marker = c.delete_object(Bucket=b, Key="mp")["VersionId"]
+    time.sleep(0.5)
+    assert data_bytes(s) >= both, "a delete marker removed version data"
+    assert body_of(c.get_object(Bucket=b, Key="mp", VersionId=ids[0])) == datas[0]
+    # Deleting one version by id frees that version's data only.
+    c.delete_object(Bucket=b, Key="mp", VersionId=ids[0])
+    one = settle(s, lambda n: n <= both - per_version * 0.9)
+    assert both - per_version * 1.1 <= one <= both - per_version * 0.9, \
+        f"deleting one version: {both} -> {one} bytes (one version is about {per_version:.0f})"
+    assert body_of(c.get_object(Bucket=b, Key="mp", VersionId=ids[1])) == datas[1]
+    c.delete_object(Bucket=b, Key="mp", VersionId=ids[1])
+    c.delete_object(Bucket=b, Key="mp", VersionId=marker)
+    end = settle(s, lambda n: n <= base)
+    assert end <= base, f"{end - base} bytes left after deleting every version"
+    assert "Versions" not in c.list_object_versions(Bucket=b)
 
 
 if __name__ == "__main__":
