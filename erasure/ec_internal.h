@@ -21,6 +21,11 @@
 #define STRATA_EC_UUID_LEN 36
 #define STRATA_EC_POOL_KEEP 32 /* idle io contexts kept per set */
 #define STRATA_EC_RING_ENTRIES 64
+/* Stripe buffers per io context: a writer has up to NBUF - 1 stripes in
+ * flight while it fills one, a sequential reader reads NBUF - 1 ahead.
+ * NBUF * STRATA_DRIVES_MAX operations must fit the ring's completion queue
+ * (2 * RING_ENTRIES). */
+#define STRATA_EC_NBUF 4
 
 struct strata_ec__drive {
     char *path;
@@ -29,14 +34,19 @@ struct strata_ec__drive {
     bool fresh;  /* atomically cleared by strata_set_drive_mark_healed */
 };
 
+struct strata_ec__obs; /* observer helper thread, observe.c */
+
 /*
- * One ring plus two O_DIRECT-aligned stripe buffers (N shard blocks each,
- * contiguous, so the first K blocks are the stripe's object bytes in order)
- * and one aligned scratch buffer for headers and CRC tables.
+ * One ring plus up to NBUF O_DIRECT-aligned stripe buffers (N shard blocks
+ * each, contiguous, so the first K blocks are the stripe's object bytes in
+ * order).  buf[0] exists from creation; the others are allocated on first
+ * use (strata_ec__io_buf), so small objects never pay for the pipeline
+ * depth.  obs is the observer helper thread, started on first use.
  */
 struct strata_ec__io {
     struct io_uring ring;
-    uint8_t *buf[2];
+    uint8_t *buf[STRATA_EC_NBUF];
+    struct strata_ec__obs *obs;
     struct strata_ec__io *next; /* free list link while pooled */
 };
 
@@ -74,6 +84,19 @@ struct strata_ec__hdr {
 /* Borrow an io context (ring + stripe buffers); NULL on failure with *err set. */
 struct strata_ec__io *strata_ec__io_get(struct strata_set *set, int *err);
 void strata_ec__io_put(struct strata_set *set, struct strata_ec__io *io);
+/* Stripe buffer i of io, allocated on first use; NULL when out of memory. */
+uint8_t *strata_ec__io_buf(const struct strata_set *set, struct strata_ec__io *io, unsigned i);
+
+/* Observer helper (observe.c).  start: NULL when no thread can be had.
+ * post: queue cb(ud, data, len), returns its ticket (at most NBUF queued).
+ * wait: until every item up to ticket has run.  last: the newest ticket.
+ * stop: runs what is queued, joins, frees (NULL is a no-op). */
+struct strata_ec__obs *strata_ec__obs_start(void);
+uint64_t strata_ec__obs_post(struct strata_ec__obs *o, strata_ec_observe_cb cb, void *ud,
+                             const void *data, size_t len);
+void strata_ec__obs_wait(struct strata_ec__obs *o, uint64_t ticket);
+uint64_t strata_ec__obs_last(struct strata_ec__obs *o);
+void strata_ec__obs_stop(struct strata_ec__obs *o);
 
 /* Drive that holds shard index `shard` of data_id (rotated). */
 unsigned strata_ec__shard_drive(const struct strata_set *set,

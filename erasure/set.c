@@ -590,9 +590,10 @@ fail:
 
 static void io_free(struct strata_ec__io *io)
 {
+    strata_ec__obs_stop(io->obs);
     io_uring_queue_exit(&io->ring);
-    free(io->buf[0]);
-    free(io->buf[1]);
+    for (unsigned i = 0; i < STRATA_EC_NBUF; i++)
+        free(io->buf[i]);
     free(io);
 }
 
@@ -625,10 +626,7 @@ struct strata_ec__io *strata_ec__io_get(struct strata_set *set, int *err)
         *err = STRATA_ENOMEM;
         return NULL;
     }
-    size_t sz = (size_t)set->n * set->shard_size;
-    if (posix_memalign((void **)&io->buf[0], STRATA_EC_ALIGN, sz) ||
-        posix_memalign((void **)&io->buf[1], STRATA_EC_ALIGN, sz)) {
-        free(io->buf[0]);
+    if (!strata_ec__io_buf(set, io, 0)) {
         free(io);
         *err = STRATA_ENOMEM;
         return NULL;
@@ -636,12 +634,20 @@ struct strata_ec__io *strata_ec__io_get(struct strata_set *set, int *err)
     int r = io_uring_queue_init(STRATA_EC_RING_ENTRIES, &io->ring, 0);
     if (r < 0) {
         free(io->buf[0]);
-        free(io->buf[1]);
         free(io);
         *err = r == -ENOMEM ? STRATA_ENOMEM : STRATA_EIO;
         return NULL;
     }
     return io;
+}
+
+uint8_t *strata_ec__io_buf(const struct strata_set *set, struct strata_ec__io *io, unsigned i)
+{
+    STRATA_ASSERT(i < STRATA_EC_NBUF);
+    if (!io->buf[i] && posix_memalign((void **)&io->buf[i], STRATA_EC_ALIGN,
+                                      (size_t)set->n * set->shard_size) != 0)
+        io->buf[i] = NULL;
+    return io->buf[i];
 }
 
 void strata_ec__io_put(struct strata_set *set, struct strata_ec__io *io)

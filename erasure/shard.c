@@ -32,7 +32,9 @@
  *
  * Threads: a writer or reader is used by one thread at a time; each
  * borrows its own io context (ring and stripe buffers) from the set's pool.
- * heal/delete/reclaim/inline functions may run on any thread.
+ * A writer with an observer also has that context's helper thread read its
+ * full stripe buffers (observe.c); the writer waits for it before reusing
+ * a buffer.  heal/delete/reclaim/inline functions may run on any thread.
  */
 #include "ec_internal.h"
 
@@ -163,7 +165,18 @@ static int subdir_make(const struct strata_set *set, unsigned d, const char *sub
 
 /* ---- writer -------------------------------------------------------------- */
 
-#define UD_CTL 2u /* user_data buffer slot for tail writes and fsyncs */
+/*
+ * user_data of a writer's operations: bits 16.. the stripe slot, or UD_CTL
+ * for the finish chain; bits 8..15 the step of that chain; bits 0..7 the
+ * drive.
+ */
+#define UD_CTL 0xffu
+enum { ST_TAB, ST_HDR, ST_FSYNC, ST_RENAME, ST_DIRSYNC };
+
+static uint64_t ud_make(unsigned slot, unsigned step, unsigned d)
+{
+    return (uint64_t)slot << 16 | (uint64_t)step << 8 | d;
+}
 
 struct strata_ec_writer {
     struct strata_set *set;
@@ -176,8 +189,12 @@ struct strata_ec_writer {
     unsigned n_nospc, n_other;     /* why drives were dropped */
     uint64_t cap, blocks, size;
     size_t fill;
-    unsigned cur;
-    unsigned pending[3]; /* in flight: stripe slots 0/1, UD_CTL */
+    unsigned cur;                          /* stripe slot being filled */
+    unsigned pending[STRATA_EC_NBUF];      /* shard writes in flight per slot */
+    uint64_t ticket[STRATA_EC_NBUF];       /* observer ticket of the slot's bytes; 0 none */
+    uint64_t ticket_last;                  /* newest ticket this writer posted */
+    strata_ec_observe_cb obs_cb;           /* NULL: not observed */
+    void *obs_ud;
     bool finished;
     int err; /* sticky: once failed, every call returns it */
 };
@@ -208,8 +225,9 @@ static int w_quorum_err(const struct strata_ec_writer *w)
     return w->n_nospc > 0 && w->n_nospc >= w->n_other ? STRATA_ENOSPC : STRATA_EQUORUM;
 }
 
-/* Reap completions until stripe slot b has nothing in flight.  Tail writes
- * and fsyncs are reaped in finish() itself, never here. */
+/* Reap completions until stripe slot b has nothing in flight.  Completions
+ * of other slots met on the way are accounted too.  The finish chain is
+ * reaped in finish() itself, never here. */
 static void w_wait(struct strata_ec_writer *w, unsigned b)
 {
     while (w->pending[b] > 0) {
@@ -218,10 +236,10 @@ static void w_wait(struct strata_ec_writer *w, unsigned b)
         if (r == -EINTR)
             continue;
         STRATA_ASSERT(r == 0);
-        unsigned slot = (unsigned)(cqe->user_data >> 8), d = (unsigned)(cqe->user_data & 0xff);
+        unsigned slot = (unsigned)(cqe->user_data >> 16), d = (unsigned)(cqe->user_data & 0xff);
         int res = cqe->res;
         io_uring_cqe_seen(&w->io->ring, cqe);
-        STRATA_DASSERT(slot < 2);
+        STRATA_ASSERT(slot < STRATA_EC_NBUF);
         w->pending[slot]--;
         /* A short write to a regular file means the drive is full. */
         if (res < 0)
@@ -231,11 +249,32 @@ static void w_wait(struct strata_ec_writer *w, unsigned b)
     }
 }
 
+/* Wait until every observer callback this writer queued has returned. */
+static void w_obs_drain(struct strata_ec_writer *w)
+{
+    if (w->ticket_last)
+        strata_ec__obs_wait(w->io->obs, w->ticket_last);
+    memset(w->ticket, 0, sizeof(w->ticket));
+}
+
+/* Make slot b fillable: its shard writes completed and the observer is
+ * done reading it. */
+static void w_slot_ready(struct strata_ec_writer *w, unsigned b)
+{
+    w_wait(w, b);
+    if (w->ticket[b]) {
+        strata_ec__obs_wait(w->io->obs, w->ticket[b]);
+        w->ticket[b] = 0;
+    }
+}
+
 static void w_cleanup(struct strata_ec_writer *w)
 {
-    for (unsigned b = 0; b < 2; b++)
-        if (w->io)
+    if (w->io) {
+        for (unsigned b = 0; b < STRATA_EC_NBUF; b++)
             w_wait(w, b);
+        w_obs_drain(w);
+    }
     for (unsigned d = 0; d < w->set->n; d++) {
         if (w->fd[d] >= 0) {
             close(w->fd[d]);
@@ -307,6 +346,30 @@ fail:
     return rc;
 }
 
+int strata_ec_writer_observe(struct strata_ec_writer *w, strata_ec_observe_cb cb, void *ud)
+{
+    if (!cb || w->obs_cb || w->size > 0 || w->finished || w->err)
+        return STRATA_EINVAL;
+    w->obs_cb = cb;
+    w->obs_ud = ud;
+    if (!w->io->obs)
+        w->io->obs = strata_ec__obs_start(); /* NULL: callbacks run inline */
+    return 0;
+}
+
+/* Hand the first len bytes of slot b to the observer. */
+static void w_observe(struct strata_ec_writer *w, unsigned b, size_t len)
+{
+    if (!w->obs_cb || len == 0)
+        return;
+    if (!w->io->obs) {
+        w->obs_cb(w->obs_ud, w->io->buf[b], len);
+        return;
+    }
+    w->ticket[b] = strata_ec__obs_post(w->io->obs, w->obs_cb, w->obs_ud, w->io->buf[b], len);
+    w->ticket_last = w->ticket[b];
+}
+
 static int w_crc_grow(struct strata_ec_writer *w)
 {
     uint64_t ncap = w->cap ? w->cap * 2 : 64;
@@ -320,13 +383,17 @@ static int w_crc_grow(struct strata_ec_writer *w)
     return 0;
 }
 
-/* Encode the current stripe buffer and submit its N shard writes, then make
- * the other buffer ready for filling (its previous writes completed). */
+/* Encode the current stripe slot and submit its N shard writes, then make
+ * the next slot ready for filling (its writes from NBUF stripes ago have
+ * completed and the observer is done with it). */
 static int w_flush(struct strata_ec_writer *w)
 {
     struct strata_set *set = w->set;
     size_t ss = set->shard_size, stripe = ss * set->k;
     uint8_t *base = w->io->buf[w->cur];
+    /* First, so the digest runs while this thread encodes and submits.  The
+     * observer reads [0, fill); below only [fill, N * ss) is written. */
+    w_observe(w, w->cur, w->fill);
     if (w->fill < stripe)
         memset(base + w->fill, 0, stripe - w->fill);
     uint8_t *shards[STRATA_DRIVES_MAX];
@@ -341,19 +408,21 @@ static int w_flush(struct strata_ec_writer *w)
         if (!(w->alive & (1u << d)))
             continue;
         struct io_uring_sqe *sqe = io_uring_get_sqe(&w->io->ring);
-        STRATA_ASSERT(sqe); /* 2 stripes * 16 drives fit in the ring */
+        STRATA_ASSERT(sqe); /* one stripe's 16 writes always fit the submission queue */
         io_uring_prep_write(sqe, w->fd[d], shards[s], (unsigned)ss,
                             STRATA_EC_HDR_SIZE + w->blocks * ss);
-        io_uring_sqe_set_data64(sqe, (uint64_t)w->cur << 8 | d);
+        io_uring_sqe_set_data64(sqe, ud_make(w->cur, 0, d));
         w->pending[w->cur]++;
     }
     int r = io_uring_submit(&w->io->ring);
     if (r < 0)
         return w_fail(w, STRATA_EIO);
     w->blocks++;
-    w->cur ^= 1;
+    w->cur = (w->cur + 1) % STRATA_EC_NBUF;
     w->fill = 0;
-    w_wait(w, w->cur);
+    if (!strata_ec__io_buf(set, w->io, w->cur))
+        return w_fail(w, STRATA_ENOMEM);
+    w_slot_ready(w, w->cur);
     int q = w_quorum_err(w);
     return q < 0 ? w_fail(w, q) : 0;
 }
@@ -387,6 +456,73 @@ uint64_t strata_ec_writer_size(const struct strata_ec_writer *w)
     return w->size;
 }
 
+/* Per drive outcome of the finish chain. */
+struct wfin {
+    unsigned want, ok; /* steps submitted, steps that succeeded (bit per ST_*) */
+    int err;           /* errno of the first real failure */
+    int dfd;           /* data/<hh> directory, for its fsync */
+    char *final, *dir;
+};
+
+/* Queue one drive's finish chain: table write -> header write -> fsync ->
+ * rename into data/<hh>/ -> fsync of data/<hh>/, linked, so the header never
+ * lands before the table, the rename never before the data is durable, and
+ * the directory fsync makes the rename durable.  All drives' chains go out
+ * in one submission and run side by side. */
+static void w_chain(struct strata_ec_writer *w, unsigned d, struct wfin *f, const uint8_t *hdr,
+                    size_t tab)
+{
+    struct strata_set *set = w->set;
+    struct io_uring *ring = &w->io->ring;
+    struct io_uring_sqe *sqe;
+    if (tab) {
+        sqe = io_uring_get_sqe(ring);
+        io_uring_prep_write(sqe, w->fd[d], hdr + STRATA_EC_HDR_SIZE, (unsigned)tab,
+                            STRATA_EC_HDR_SIZE + w->blocks * set->shard_size);
+        sqe->flags |= IOSQE_IO_LINK;
+        io_uring_sqe_set_data64(sqe, ud_make(UD_CTL, ST_TAB, d));
+        f->want |= 1u << ST_TAB;
+    }
+    sqe = io_uring_get_sqe(ring);
+    io_uring_prep_write(sqe, w->fd[d], hdr, STRATA_EC_HDR_SIZE, 0);
+    sqe->flags |= IOSQE_IO_LINK;
+    io_uring_sqe_set_data64(sqe, ud_make(UD_CTL, ST_HDR, d));
+    f->want |= 1u << ST_HDR;
+    if (!set->no_fsync) {
+        sqe = io_uring_get_sqe(ring);
+        io_uring_prep_fsync(sqe, w->fd[d], 0);
+        sqe->flags |= IOSQE_IO_LINK;
+        io_uring_sqe_set_data64(sqe, ud_make(UD_CTL, ST_FSYNC, d));
+        f->want |= 1u << ST_FSYNC;
+    }
+    sqe = io_uring_get_sqe(ring);
+    io_uring_prep_renameat(sqe, AT_FDCWD, w->tmp[d], AT_FDCWD, f->final, 0);
+    io_uring_sqe_set_data64(sqe, ud_make(UD_CTL, ST_RENAME, d));
+    f->want |= 1u << ST_RENAME;
+    if (f->dfd >= 0) {
+        sqe->flags |= IOSQE_IO_LINK;
+        sqe = io_uring_get_sqe(ring);
+        io_uring_prep_fsync(sqe, f->dfd, 0);
+        io_uring_sqe_set_data64(sqe, ud_make(UD_CTL, ST_DIRSYNC, d));
+        f->want |= 1u << ST_DIRSYNC;
+    }
+}
+
+/* Slow path of a drive whose rename found no data/<hh>/ (removed since the
+ * chain was built): make it, rename, fsync it.  0 or errno. */
+static int w_publish_slow(struct strata_ec_writer *w, unsigned d, struct wfin *f)
+{
+    int rr = rename(w->tmp[d], f->final);
+    if (rr < 0 && errno == ENOENT && subdir_make(w->set, d, f->dir) == 0)
+        rr = rename(w->tmp[d], f->final);
+    if (rr < 0)
+        return errno;
+    f->ok |= 1u << ST_RENAME;
+    if (!w->set->no_fsync && dir_fsync(f->dir) < 0)
+        return errno;
+    return 0;
+}
+
 int strata_ec_writer_finish(struct strata_ec_writer *w, uint32_t *ok_mask)
 {
     if (w->err)
@@ -399,19 +535,42 @@ int strata_ec_writer_finish(struct strata_ec_writer *w, uint32_t *ok_mask)
         if (rc < 0)
             return rc;
     }
-    w_wait(w, 0);
-    w_wait(w, 1);
+    /* The fsyncs below cover only writes that have completed. */
+    for (unsigned b = 0; b < STRATA_EC_NBUF; b++)
+        w_wait(w, b);
+    int q = w_quorum_err(w);
+    if (q < 0)
+        return w_fail(w, q);
 
     size_t tab = table_bytes(w->blocks), per = STRATA_EC_HDR_SIZE + tab;
     uint8_t *tail = NULL;
     if (posix_memalign((void **)&tail, STRATA_EC_ALIGN, per * set->n))
         return w_fail(w, STRATA_ENOMEM);
     memset(tail, 0, per * set->n);
+    struct wfin fin[STRATA_DRIVES_MAX];
+    memset(fin, 0, sizeof(fin));
+    unsigned pending = 0;
     unsigned start = strata_ec__shard_drive(set, w->id, 0);
     for (unsigned s = 0; s < set->n; s++) {
         unsigned d = (start + s) % set->n;
+        struct wfin *f = &fin[d];
+        f->dfd = -1;
         if (!(w->alive & (1u << d)))
             continue;
+        if (strata_ec__shard_path(set, d, w->id, &f->final, &f->dir) < 0) {
+            w_drop(w, d, ENOMEM);
+            continue;
+        }
+        if (!set->no_fsync) {
+            /* data/<hh>/ is made on first use; its fd is what the chain fsyncs. */
+            f->dfd = open(f->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+            if (f->dfd < 0 && errno == ENOENT && subdir_make(set, d, f->dir) == 0)
+                f->dfd = open(f->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+            if (f->dfd < 0) {
+                w_drop(w, d, errno);
+                continue;
+            }
+        }
         uint8_t *hdr = tail + per * d, *tb = hdr + STRATA_EC_HDR_SIZE;
         for (uint64_t b = 0; b < w->blocks; b++)
             put32(tb + b * 4, w->crc[s][b]);
@@ -428,87 +587,81 @@ int strata_ec_writer_finish(struct strata_ec_writer *w, uint32_t *ok_mask)
         };
         memcpy(h.data_id, w->id, STRATA_DATA_ID_LEN);
         strata_ec__hdr_encode(&h, hdr);
-        /* table, then header, then fsync: linked, so the header never lands
-         * before the table and the fsync covers both. */
-        struct io_uring_sqe *sqe;
-        if (tab) {
-            sqe = io_uring_get_sqe(&w->io->ring);
-            io_uring_prep_write(sqe, w->fd[d], tb, (unsigned)tab,
-                                STRATA_EC_HDR_SIZE + w->blocks * set->shard_size);
-            sqe->flags |= IOSQE_IO_LINK;
-            io_uring_sqe_set_data64(sqe, (uint64_t)UD_CTL << 8 | d);
-            w->pending[UD_CTL]++;
+        /* A chain must go out in one submission, or its links are cut. */
+        if (io_uring_sq_space_left(&w->io->ring) < 5) {
+            int r = io_uring_submit(&w->io->ring);
+            if (r < 0) {
+                q = STRATA_EIO;
+                break;
+            }
+            pending += (unsigned)r;
         }
-        sqe = io_uring_get_sqe(&w->io->ring);
-        io_uring_prep_write(sqe, w->fd[d], hdr, STRATA_EC_HDR_SIZE, 0);
-        io_uring_sqe_set_data64(sqe, (uint64_t)UD_CTL << 8 | d);
-        w->pending[UD_CTL]++;
-        if (!set->no_fsync) {
-            sqe->flags |= IOSQE_IO_LINK;
-            sqe = io_uring_get_sqe(&w->io->ring);
-            io_uring_prep_fsync(sqe, w->fd[d], 0);
-            io_uring_sqe_set_data64(sqe, (uint64_t)UD_CTL << 8 | d);
-            w->pending[UD_CTL]++;
-        }
+        w_chain(w, d, f, hdr, tab);
     }
-    if (io_uring_submit(&w->io->ring) < 0) {
-        free(tail);
-        return w_fail(w, STRATA_EIO);
+    if (q == 0) {
+        int r = io_uring_submit(&w->io->ring);
+        if (r < 0)
+            q = STRATA_EIO; /* fail below, once what went out is reaped */
+        else
+            pending += (unsigned)r;
     }
-    while (w->pending[UD_CTL] > 0) {
+    while (pending > 0) {
         struct io_uring_cqe *cqe;
         int r = io_uring_wait_cqe(&w->io->ring, &cqe);
         if (r == -EINTR)
             continue;
         STRATA_ASSERT(r == 0);
-        unsigned d = (unsigned)(cqe->user_data & 0xff);
+        unsigned step = (unsigned)(cqe->user_data >> 8) & 0xff, d = (unsigned)(cqe->user_data & 0xff);
         int res = cqe->res;
         io_uring_cqe_seen(&w->io->ring, cqe);
-        w->pending[UD_CTL]--;
-        /* Writes return their byte count (4096 or tab), fsync 0. */
-        if (res < 0)
-            w_drop(w, d, -res);
-        else if (res != 0 && res != (int)STRATA_EC_HDR_SIZE && (size_t)res != tab)
-            w_drop(w, d, ENOSPC);
+        STRATA_ASSERT((cqe->user_data >> 16) == UD_CTL && d < set->n);
+        pending--;
+        /* Writes return their byte count, a short one means a full drive;
+         * fsync and rename return 0.  Steps after a failed one come back
+         * -ECANCELED: keep the first real reason. */
+        size_t want = step == ST_TAB ? tab : step == ST_HDR ? STRATA_EC_HDR_SIZE : 0;
+        if (res >= 0 && (size_t)res == want)
+            fin[d].ok |= 1u << step;
+        else if (!fin[d].err || fin[d].err == ECANCELED)
+            fin[d].err = res < 0 ? -res : ENOSPC;
     }
     free(tail);
-    int q = w_quorum_err(w);
-    if (q < 0)
-        return w_fail(w, q);
-
-    /* Publish: rename into data/<hh>/, then make the rename durable. */
-    char *final[STRATA_DRIVES_MAX] = {0};
+    uint32_t published = 0;
     for (unsigned d = 0; d < set->n; d++) {
+        struct wfin *f = &fin[d];
+        if (f->dfd >= 0)
+            close(f->dfd);
         if (!(w->alive & (1u << d)))
             continue;
-        char *dir = NULL;
-        if (strata_ec__shard_path(set, d, w->id, &final[d], &dir) < 0) {
-            w_drop(w, d, ENOMEM);
-            continue;
-        }
         close(w->fd[d]);
         w->fd[d] = -1;
-        int rr = rename(w->tmp[d], final[d]);
-        if (rr < 0 && errno == ENOENT && subdir_make(set, d, dir) == 0)
-            rr = rename(w->tmp[d], final[d]);
-        if (rr < 0 || (!set->no_fsync && dir_fsync(dir) < 0)) {
-            int e = errno;
-            unlink(final[d]);
-            STRATA_FREE(final[d]);
-            w_drop(w, d, e);
-        } else {
+        int e = q < 0 ? EIO : f->ok == f->want ? 0 : f->err ? f->err : EIO;
+        /* Everything before the rename done, only the rename missed its directory. */
+        uint32_t before = f->want & ((1u << ST_RENAME) - 1);
+        if (e == ENOENT && (f->ok & before) == before && !(f->ok & (1u << ST_RENAME)))
+            e = w_publish_slow(w, d, f);
+        if (f->ok & (1u << ST_RENAME))
+            published |= 1u << d;
+        if (e == 0) {
             STRATA_FREE(w->tmp[d]);
+            continue;
         }
-        free(dir);
+        if (f->ok & (1u << ST_RENAME))
+            unlink(f->final); /* renamed, but not durably */
+        published &= ~(1u << d);
+        w_drop(w, d, e);
     }
-    q = w_quorum_err(w);
+    if (q == 0)
+        q = w_quorum_err(w);
     for (unsigned d = 0; d < set->n; d++) {
-        if (q < 0 && final[d])
-            unlink(final[d]);
-        free(final[d]);
+        if (q < 0 && (published & (1u << d)))
+            unlink(fin[d].final);
+        free(fin[d].final);
+        free(fin[d].dir);
     }
     if (q < 0)
         return w_fail(w, q);
+    w_obs_drain(w);
     w->finished = true;
     if (ok_mask)
         *ok_mask = w->alive;
@@ -546,8 +699,7 @@ struct strata_ec_reader {
     int fd[STRATA_DRIVES_MAX]; /* by shard index */
     int state[STRATA_DRIVES_MAX];
     uint32_t *crc[STRATA_DRIVES_MAX];
-    struct rstripe st[2];
-    unsigned lru; /* buffer to reuse next */
+    struct rstripe st[STRATA_EC_NBUF]; /* by stripe slot of io */
     uint64_t next_off;
     bool verify_all; /* heal: read and check every shard */
     bool offline_hit;
@@ -767,8 +919,8 @@ int strata_ec_reader_open(struct strata_set *set, const uint8_t data_id[STRATA_D
     r->blocks = blocks_for(set, size);
     for (unsigned s = 0; s < STRATA_DRIVES_MAX; s++)
         r->fd[s] = -1;
-    r_reset(&r->st[0], -1);
-    r_reset(&r->st[1], -1);
+    for (unsigned b = 0; b < STRATA_EC_NBUF; b++)
+        r_reset(&r->st[b], -1);
     int rc = 0;
     r->io = strata_ec__io_get(set, &rc);
     if (!r->io) {
@@ -777,6 +929,29 @@ int strata_ec_reader_open(struct strata_set *set, const uint8_t data_id[STRATA_D
     }
     *out = r;
     return 0;
+}
+
+/* Slot holding (or reading) stripe idx, or -1. */
+static int r_find(const struct strata_ec_reader *r, int64_t idx)
+{
+    for (unsigned b = 0; b < STRATA_EC_NBUF; b++)
+        if (r->st[b].idx == idx)
+            return (int)b;
+    return -1;
+}
+
+/* A slot whose stripe is outside [lo, hi] (or none), allocated buffers
+ * first; -1 when every other buffer is in use or cannot be allocated. */
+static int r_spare(struct strata_ec_reader *r, int64_t lo, int64_t hi)
+{
+    for (unsigned pass = 0; pass < 2; pass++)
+        for (unsigned b = 0; b < STRATA_EC_NBUF; b++) {
+            if (r->st[b].idx >= lo && r->st[b].idx <= hi)
+                continue;
+            if (pass == 0 ? r->io->buf[b] != NULL : strata_ec__io_buf(r->set, r->io, b) != NULL)
+                return (int)b;
+        }
+    return -1;
 }
 
 int strata_ec_reader_read(struct strata_ec_reader *r, uint64_t off, void *buf, size_t len)
@@ -789,18 +964,17 @@ int strata_ec_reader_read(struct strata_ec_reader *r, uint64_t off, void *buf, s
     bool sequential = off == r->next_off;
     uint8_t *out = buf;
     uint64_t pos = off, end = off + len;
-    unsigned b = 0;
+    int b = 0;
     int64_t idx = 0;
+    const int64_t ahead = STRATA_EC_NBUF - 1;
     while (pos < end) {
         idx = (int64_t)(pos / stripe);
-        if (r->st[0].idx == idx)
-            b = 0;
-        else if (r->st[1].idx == idx)
-            b = 1;
-        else
-            b = r->lru;
-        r->lru = b ^ 1;
-        int rc = r_load(r, b, idx);
+        b = r_find(r, idx);
+        if (b < 0)
+            b = r_spare(r, idx, idx + ahead);
+        if (b < 0)
+            b = 0; /* buf[0] always exists; costs a read-ahead at worst */
+        int rc = r_load(r, (unsigned)b, idx);
         if (rc < 0)
             return rc;
         uint64_t in = pos - (uint64_t)idx * stripe;
@@ -810,15 +984,22 @@ int strata_ec_reader_read(struct strata_ec_reader *r, uint64_t off, void *buf, s
         pos += n;
     }
     r->next_off = end;
-    /* Read ahead the next stripe into the other buffer, using the shards
-     * that just proved good, so disk reads overlap the caller's work. */
-    unsigned o = b ^ 1;
-    if (sequential && (uint64_t)idx + 1 < r->blocks && r->st[o].idx != idx + 1) {
-        r_wait(r, o);
-        r_reset(&r->st[o], idx + 1);
-        uint32_t data = (1u << r->set->k) - 1, good = r->st[b].good;
-        r_submit(r, o, (good & data) == data ? data : good);
-        r->lru = b; /* keep the prefetched buffer */
+    if (!sequential)
+        return 0;
+    /* Read ahead the next NBUF - 1 stripes, using the shards that just
+     * proved good, so disk reads overlap the caller's work.  The stripe just
+     * read stays: the caller may not have consumed all of it. */
+    uint32_t data = (1u << r->set->k) - 1, good = r->st[b].good;
+    uint32_t mask = (good & data) == data ? data : good;
+    for (int64_t t = idx + 1; t <= idx + ahead && (uint64_t)t < r->blocks; t++) {
+        if (r_find(r, t) >= 0)
+            continue;
+        int o = r_spare(r, idx, idx + ahead);
+        if (o < 0)
+            break;
+        r_wait(r, (unsigned)o);
+        r_reset(&r->st[o], t);
+        r_submit(r, (unsigned)o, mask);
     }
     return 0;
 }
@@ -827,8 +1008,8 @@ void strata_ec_reader_close(struct strata_ec_reader *r)
 {
     if (!r)
         return;
-    r_wait(r, 0);
-    r_wait(r, 1);
+    for (unsigned b = 0; b < STRATA_EC_NBUF; b++)
+        r_wait(r, b);
     for (unsigned s = 0; s < STRATA_DRIVES_MAX; s++) {
         if (r->fd[s] >= 0)
             close(r->fd[s]);

@@ -114,8 +114,8 @@ void strata_data_id_new(uint8_t id[STRATA_DATA_ID_LEN]);
 /*
  * Writes one data object's N shard files under tmp/, stripe by stripe: bytes
  * fed in are buffered until a stripe is full, then encoded and fanned out to
- * all online drives in one io_uring submission (the next stripe fills while
- * the previous one is in flight).  finish() writes the final partial stripe,
+ * all online drives in one io_uring submission (the next stripes fill while
+ * up to three previous ones are in flight).  finish() writes the final partial stripe,
  * each file's block CRC table and header, fsyncs, and renames into data/.
  * Nothing is referenced by metadata until the caller commits it, so a crash
  * at any point leaves only unreferenced files for the scanner.
@@ -131,6 +131,19 @@ int strata_ec_writer_write(struct strata_ec_writer *w, const void *buf, size_t l
  * durably; at least the write quorum.  On failure the tmp files are gone. */
 int strata_ec_writer_finish(struct strata_ec_writer *w, uint32_t *ok_mask);
 uint64_t strata_ec_writer_size(const struct strata_ec_writer *w); /* bytes fed so far */
+/*
+ * Observe the object bytes as they are written, for digests that should not
+ * hold the caller up: cb(ud, data, len) sees every byte fed to w exactly
+ * once, in order, read from w's own stripe buffers by a helper thread while
+ * the caller goes on writing (or on the caller's thread, inside write and
+ * finish, when no helper thread can be had).  Call before the first write,
+ * at most once (else STRATA_EINVAL).  Every callback has returned when
+ * finish() returns (whatever its result), when write() returns an error
+ * and when destroy() returns; until then the caller must not touch what cb
+ * updates.  cb must not call into w.
+ */
+typedef void (*strata_ec_observe_cb)(void *ud, const void *data, size_t len);
+int strata_ec_writer_observe(struct strata_ec_writer *w, strata_ec_observe_cb cb, void *ud);
 /* Removes tmp files if not finished; frees w.  NULL is a no-op. */
 void strata_ec_writer_destroy(struct strata_ec_writer *w);
 
@@ -140,7 +153,7 @@ void strata_ec_writer_destroy(struct strata_ec_writer *w);
  * Reads byte ranges of a data object.  Reads only the K data shards of each
  * stripe it needs, verifies every block's CRC32C, and reconstructs from
  * parity when a shard is missing, unreadable or corrupt (counted in the set
- * stats).  Sequential reads are read ahead one stripe.  Never returns wrong
+ * stats).  Sequential reads are read ahead up to three stripes.  Never returns wrong
  * bytes: with fewer than K good shards the read fails with STRATA_ECORRUPT
  * (or STRATA_EQUORUM when drives are offline).
  */
