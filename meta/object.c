@@ -610,6 +610,11 @@ struct strata_put {
     bool if_none_match_star;
     uint8_t *tags;
     size_t tags_len;
+    /* MD5 (the ETag) of bytes that go through the erasure writer is taken
+     * by the writer's observer thread (md5_observe_cb), beside this thread's
+     * SHA-256, checksum, encode and I/O; it is final once the writer
+     * finished.  Inline objects hash their buffer at commit. */
+    bool md5_failed; /* written by the observer, read after finish */
     /* Part uploads (strata_mpu_part_begin): always erasure-coded. */
     bool is_part;
     uint8_t upload[UPLOAD_LEN];
@@ -656,10 +661,21 @@ static int hexval(char c)
     return c - 'a' + 10; /* our own lower-case hex etags only */
 }
 
+/* Runs on the writer's observer thread, over the writer's stripe buffers. */
+static void md5_observe_cb(void *ud, const void *data, size_t len)
+{
+    struct strata_put *p = ud;
+    if (EVP_DigestUpdate(p->md5, data, len) != 1)
+        p->md5_failed = true;
+}
+
 static int start_writer(struct strata_put *p)
 {
     strata_data_id_new(p->data_id);
     int rc = strata_ec_writer_create(p->m->sets[p->set].set, p->data_id, &p->w);
+    if (rc)
+        return rc;
+    rc = strata_ec_writer_observe(p->w, md5_observe_cb, p);
     if (rc)
         return rc;
     if (p->buflen) {
@@ -838,8 +854,6 @@ static int put_write(struct strata_put *p, const void *buf, size_t len)
 {
     if (p->size_expected != UINT64_MAX && len > p->size_expected - p->got)
         return STRATA_EINCOMPLETE; /* more bytes than announced */
-    if (EVP_DigestUpdate(p->md5, buf, len) != 1)
-        return STRATA_EINTERNAL;
     if (p->sha256 && EVP_DigestUpdate(p->sha256, buf, len) != 1)
         return STRATA_EINTERNAL;
     switch (p->ck_algo) {
@@ -897,7 +911,9 @@ int strata_obj_put_write(struct strata_put *p, const void *buf, size_t len)
     return rc;
 }
 
-/* Finish the digests and compare them with what the client announced. */
+/* Finish the digests and compare them with what the client announced.
+ * With a writer, only after strata_ec_writer_finish (the MD5 is complete
+ * and the observer no longer touches p->md5). */
 static int put_verify(struct strata_put *p, char etag[STRATA_ETAG_MAX + 1],
                       uint8_t ck[STRATA_CKSUM_RAW_MAX], size_t *ckl)
 {
@@ -905,7 +921,9 @@ static int put_verify(struct strata_put *p, char etag[STRATA_ETAG_MAX + 1],
     unsigned mdl = 0;
     if (p->size_expected != UINT64_MAX && p->got != p->size_expected)
         return STRATA_EINCOMPLETE;
-    if (EVP_DigestFinal_ex(p->md5, md, &mdl) != 1 || mdl != 16)
+    if (!p->w && p->buflen && EVP_DigestUpdate(p->md5, p->buf, p->buflen) != 1)
+        return STRATA_EINTERNAL;
+    if (p->md5_failed || EVP_DigestFinal_ex(p->md5, md, &mdl) != 1 || mdl != 16)
         return STRATA_EINTERNAL;
     static const char hx[] = "0123456789abcdef";
     for (unsigned i = 0; i < 16; i++) {
@@ -1046,18 +1064,14 @@ static void drop_data(struct strata_meta *m, unsigned set, const char *bucket, c
     }
 }
 
-/* A part's data is finished and its record committed by mpu.c (which
- * checks the upload under the key lock); on failure the data goes. */
+/* A part's data is finished (by the caller) and its record committed by
+ * mpu.c (which checks the upload under the key lock); on failure the data
+ * goes. */
 static int part_commit(struct strata_put *p, const char *etag, const uint8_t *ck, size_t ckl,
                        struct strata_obj_info *out)
 {
     struct strata_meta *m = p->m;
-    uint32_t mask = 0;
-    int rc = strata_ec_writer_finish(p->w, &mask);
-    if (rc) {
-        strata_obj_put_abort(p);
-        return rc;
-    }
+    int rc;
     struct meta_part part;
     memset(&part, 0, sizeof(part));
     part.number = p->part_no;
@@ -1100,13 +1114,11 @@ int strata_obj_put_commit(struct strata_put *p, struct strata_obj_info *out)
     char etag[STRATA_ETAG_MAX + 1];
     uint8_t ck[STRATA_CKSUM_RAW_MAX];
     size_t ckl = 0;
-    int rc = put_verify(p, etag, ck, &ckl);
-    if (rc) {
+    int rc = 0;
+    if (p->size_expected != UINT64_MAX && p->got != p->size_expected) {
         strata_obj_put_abort(p);
-        return rc;
+        return STRATA_EINCOMPLETE;
     }
-    if (p->is_part)
-        return part_commit(p, etag, ck, ckl, out);
     struct qread lq, nq;
     memset(&lq, 0, sizeof(lq));
     memset(&nq, 0, sizeof(nq));
@@ -1114,7 +1126,7 @@ int strata_obj_put_commit(struct strata_put *p, struct strata_obj_info *out)
     lq.mode = Q_LATEST;
     nq.mode = Q_NULL;
     bool data_done = false;
-    if (p->if_match || p->if_none_match_star) {
+    if (!p->is_part && (p->if_match || p->if_none_match_star)) {
         /* Early check, so a doomed write does not finish its data; the
          * authoritative check runs again under the key lock. */
         int lrc = qread_run(m, &lq, p->bucket, p->key, false);
@@ -1131,6 +1143,9 @@ int strata_obj_put_commit(struct strata_put *p, struct strata_obj_info *out)
             return rc;
         }
     }
+    /* Data first: its fsyncs run while the observer thread finishes the
+     * MD5; the digests are verified before anything is committed, and a
+     * mismatch removes the (unreferenced) data again. */
     uint32_t mask = 0;
     if (p->w) {
         rc = strata_ec_writer_finish(p->w, &mask);
@@ -1140,6 +1155,15 @@ int strata_obj_put_commit(struct strata_put *p, struct strata_obj_info *out)
         }
         data_done = true;
     }
+    rc = put_verify(p, etag, ck, &ckl);
+    if (rc) {
+        if (data_done)
+            strata_ec_delete(m->sets[p->set].set, p->data_id);
+        strata_obj_put_abort(p);
+        return rc;
+    }
+    if (p->is_part)
+        return part_commit(p, etag, ck, ckl, out);
 
     struct meta_rec r;
     memset(&r, 0, sizeof(r));
