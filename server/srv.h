@@ -49,6 +49,7 @@ struct strata_srv_config {
     size_t inline_max;
     unsigned max_inflight;
     unsigned conn_timeout_s;
+    unsigned threads;        /* 0: a thread per connection; N: N epoll threads */
     char **drives;
     size_t ndrives;
 };
