@@ -171,7 +171,7 @@ static int subdir_make(const struct strata_set *set, unsigned d, const char *sub
  * drive.
  */
 #define UD_CTL 0xffu
-enum { ST_TAB, ST_HDR, ST_FSYNC, ST_RENAME, ST_DIRSYNC };
+enum { ST_DATA, ST_TAB, ST_HDR, ST_FSYNC, ST_RENAME, ST_DIRSYNC };
 
 static uint64_t ud_make(unsigned slot, unsigned step, unsigned d)
 {
@@ -383,10 +383,9 @@ static int w_crc_grow(struct strata_ec_writer *w)
     return 0;
 }
 
-/* Encode the current stripe slot and submit its N shard writes, then make
- * the next slot ready for filling (its writes from NBUF stripes ago have
- * completed and the observer is done with it). */
-static int w_flush(struct strata_ec_writer *w)
+/* Observe, pad and encode the current stripe slot and record its blocks'
+ * CRCs as block number w->blocks (not yet counted). */
+static int w_encode(struct strata_ec_writer *w)
 {
     struct strata_set *set = w->set;
     size_t ss = set->shard_size, stripe = ss * set->k;
@@ -402,16 +401,38 @@ static int w_flush(struct strata_ec_writer *w)
     strata_ec_encode(set->codec, shards, ss);
     if (w->blocks == w->cap && w_crc_grow(w) < 0)
         return w_fail(w, STRATA_ENOMEM);
-    for (unsigned s = 0; s < set->n; s++) {
+    for (unsigned s = 0; s < set->n; s++)
         w->crc[s][w->blocks] = strata_crc32c(0, shards[s], ss);
+    return 0;
+}
+
+/* Queue the write of shard s (on drive d) of the current slot's stripe. */
+static struct io_uring_sqe *w_prep_shard(struct strata_ec_writer *w, unsigned s, unsigned d,
+                                         uint64_t ud)
+{
+    size_t ss = w->set->shard_size;
+    struct io_uring_sqe *sqe = io_uring_get_sqe(&w->io->ring);
+    STRATA_ASSERT(sqe); /* callers leave room for what they queue */
+    io_uring_prep_write(sqe, w->fd[d], w->io->buf[w->cur] + (size_t)s * ss, (unsigned)ss,
+                        STRATA_EC_HDR_SIZE + w->blocks * ss);
+    io_uring_sqe_set_data64(sqe, ud);
+    return sqe;
+}
+
+/* Encode the current (full) stripe slot and submit its N shard writes, then
+ * make the next slot ready for filling (its writes from NBUF stripes ago
+ * have completed and the observer is done with it). */
+static int w_flush(struct strata_ec_writer *w)
+{
+    struct strata_set *set = w->set;
+    int rc = w_encode(w);
+    if (rc < 0)
+        return rc;
+    for (unsigned s = 0; s < set->n; s++) {
         unsigned d = strata_ec__shard_drive(set, w->id, s);
         if (!(w->alive & (1u << d)))
             continue;
-        struct io_uring_sqe *sqe = io_uring_get_sqe(&w->io->ring);
-        STRATA_ASSERT(sqe); /* one stripe's 16 writes always fit the submission queue */
-        io_uring_prep_write(sqe, w->fd[d], shards[s], (unsigned)ss,
-                            STRATA_EC_HDR_SIZE + w->blocks * ss);
-        io_uring_sqe_set_data64(sqe, ud_make(w->cur, 0, d));
+        w_prep_shard(w, s, d, ud_make(w->cur, 0, d));
         w->pending[w->cur]++;
     }
     int r = io_uring_submit(&w->io->ring);
@@ -427,6 +448,9 @@ static int w_flush(struct strata_ec_writer *w)
     return q < 0 ? w_fail(w, q) : 0;
 }
 
+/* A full stripe is submitted when the next byte arrives, not when it
+ * fills: the last one (all of a one-stripe object) then goes out at finish
+ * as the head of each drive's linked publish chain, one round trip less. */
 int strata_ec_writer_write(struct strata_ec_writer *w, const void *buf, size_t len)
 {
     if (w->err)
@@ -436,17 +460,17 @@ int strata_ec_writer_write(struct strata_ec_writer *w, const void *buf, size_t l
     size_t stripe = w->set->shard_size * w->set->k;
     const uint8_t *p = buf;
     while (len > 0) {
+        if (w->fill == stripe) {
+            int rc = w_flush(w);
+            if (rc < 0)
+                return rc;
+        }
         size_t n = stripe - w->fill < len ? stripe - w->fill : len;
         memcpy(w->io->buf[w->cur] + w->fill, p, n);
         w->fill += n;
         w->size += n;
         p += n;
         len -= n;
-        if (w->fill == stripe) {
-            int rc = w_flush(w);
-            if (rc < 0)
-                return rc;
-        }
     }
     return 0;
 }
@@ -464,13 +488,14 @@ struct wfin {
     char *final, *dir;
 };
 
-/* Queue one drive's finish chain: table write -> header write -> fsync ->
- * rename into data/<hh>/ -> fsync of data/<hh>/, linked, so the header never
+/* Queue one drive's finish chain: [last stripe's block ->] table write ->
+ * header write -> fsync -> rename into data/<hh>/ -> fsync of data/<hh>/,
+ * linked (the block is queued by the caller), so the header never
  * lands before the table, the rename never before the data is durable, and
  * the directory fsync makes the rename durable.  All drives' chains go out
  * in one submission and run side by side. */
 static void w_chain(struct strata_ec_writer *w, unsigned d, struct wfin *f, const uint8_t *hdr,
-                    size_t tab)
+                    size_t tab, uint64_t nblocks)
 {
     struct strata_set *set = w->set;
     struct io_uring *ring = &w->io->ring;
@@ -478,7 +503,7 @@ static void w_chain(struct strata_ec_writer *w, unsigned d, struct wfin *f, cons
     if (tab) {
         sqe = io_uring_get_sqe(ring);
         io_uring_prep_write(sqe, w->fd[d], hdr + STRATA_EC_HDR_SIZE, (unsigned)tab,
-                            STRATA_EC_HDR_SIZE + w->blocks * set->shard_size);
+                            STRATA_EC_HDR_SIZE + nblocks * set->shard_size);
         sqe->flags |= IOSQE_IO_LINK;
         io_uring_sqe_set_data64(sqe, ud_make(UD_CTL, ST_TAB, d));
         f->want |= 1u << ST_TAB;
@@ -530,19 +555,22 @@ int strata_ec_writer_finish(struct strata_ec_writer *w, uint32_t *ok_mask)
     if (w->finished)
         return STRATA_EINVAL;
     struct strata_set *set = w->set;
-    if (w->fill > 0) {
-        int rc = w_flush(w);
+    /* The last stripe is encoded now and written at the head of the chains;
+     * earlier ones must have completed, as the fsyncs cover only those. */
+    bool last = w->fill > 0;
+    if (last) {
+        int rc = w_encode(w);
         if (rc < 0)
             return rc;
     }
-    /* The fsyncs below cover only writes that have completed. */
     for (unsigned b = 0; b < STRATA_EC_NBUF; b++)
         w_wait(w, b);
     int q = w_quorum_err(w);
     if (q < 0)
         return w_fail(w, q);
+    uint64_t nblocks = w->blocks + (last ? 1 : 0);
 
-    size_t tab = table_bytes(w->blocks), per = STRATA_EC_HDR_SIZE + tab;
+    size_t tab = table_bytes(nblocks), per = STRATA_EC_HDR_SIZE + tab;
     uint8_t *tail = NULL;
     if (posix_memalign((void **)&tail, STRATA_EC_ALIGN, per * set->n))
         return w_fail(w, STRATA_ENOMEM);
@@ -572,7 +600,7 @@ int strata_ec_writer_finish(struct strata_ec_writer *w, uint32_t *ok_mask)
             }
         }
         uint8_t *hdr = tail + per * d, *tb = hdr + STRATA_EC_HDR_SIZE;
-        for (uint64_t b = 0; b < w->blocks; b++)
+        for (uint64_t b = 0; b < nblocks; b++)
             put32(tb + b * 4, w->crc[s][b]);
         struct strata_ec__hdr h = {
             .version = STRATA_FORMAT_VERSION,
@@ -582,13 +610,13 @@ int strata_ec_writer_finish(struct strata_ec_writer *w, uint32_t *ok_mask)
             .block_size = set->block_size,
             .shard_size = set->shard_size,
             .object_size = w->size,
-            .block_count = w->blocks,
-            .table_crc = strata_crc32c(0, tb, (size_t)w->blocks * 4),
+            .block_count = nblocks,
+            .table_crc = strata_crc32c(0, tb, (size_t)nblocks * 4),
         };
         memcpy(h.data_id, w->id, STRATA_DATA_ID_LEN);
         strata_ec__hdr_encode(&h, hdr);
         /* A chain must go out in one submission, or its links are cut. */
-        if (io_uring_sq_space_left(&w->io->ring) < 5) {
+        if (io_uring_sq_space_left(&w->io->ring) < 6) {
             int r = io_uring_submit(&w->io->ring);
             if (r < 0) {
                 q = STRATA_EIO;
@@ -596,7 +624,11 @@ int strata_ec_writer_finish(struct strata_ec_writer *w, uint32_t *ok_mask)
             }
             pending += (unsigned)r;
         }
-        w_chain(w, d, f, hdr, tab);
+        if (last) {
+            w_prep_shard(w, s, d, ud_make(UD_CTL, ST_DATA, d))->flags |= IOSQE_IO_LINK;
+            f->want |= 1u << ST_DATA;
+        }
+        w_chain(w, d, f, hdr, tab, nblocks);
     }
     if (q == 0) {
         int r = io_uring_submit(&w->io->ring);
@@ -619,7 +651,10 @@ int strata_ec_writer_finish(struct strata_ec_writer *w, uint32_t *ok_mask)
         /* Writes return their byte count, a short one means a full drive;
          * fsync and rename return 0.  Steps after a failed one come back
          * -ECANCELED: keep the first real reason. */
-        size_t want = step == ST_TAB ? tab : step == ST_HDR ? STRATA_EC_HDR_SIZE : 0;
+        size_t want = step == ST_DATA  ? set->shard_size
+                      : step == ST_TAB ? tab
+                      : step == ST_HDR ? STRATA_EC_HDR_SIZE
+                                       : 0;
         if (res >= 0 && (size_t)res == want)
             fin[d].ok |= 1u << step;
         else if (!fin[d].err || fin[d].err == ECANCELED)
@@ -661,6 +696,8 @@ int strata_ec_writer_finish(struct strata_ec_writer *w, uint32_t *ok_mask)
     }
     if (q < 0)
         return w_fail(w, q);
+    w->blocks = nblocks;
+    w->fill = 0;
     w_obs_drain(w);
     w->finished = true;
     if (ok_mask)

@@ -113,8 +113,9 @@ void strata_data_id_new(uint8_t id[STRATA_DATA_ID_LEN]);
 
 /*
  * Writes one data object's N shard files under tmp/, stripe by stripe: bytes
- * fed in are buffered until a stripe is full, then encoded and fanned out to
- * all online drives in one io_uring submission (the next stripes fill while
+ * fed in are buffered until a stripe is full (and more bytes come, or
+ * finish), then encoded and fanned out to all online drives in one io_uring
+ * submission (the next stripes fill while
  * up to three previous ones are in flight).  finish() writes the final partial stripe,
  * each file's block CRC table and header, fsyncs, and renames into data/.
  * Nothing is referenced by metadata until the caller commits it, so a crash
