@@ -8,12 +8,14 @@
  * complete 1,000 small parts and HEAD / ranged GET latency of that object.
  *
  *   bench_objects [-k list_keys] [-t threads] [-s scale] [-m mp_MiB] [-p part_MiB]
- *                 [-o sizes] [-S] [drive dir ...]
+ *                 [-o sizes] [-S] [-L n] [drive dir ...]
  *
  * -o picks the object sizes to run, e.g. "-o 1m,64m" (of 4k,128k,1m,64m).
  * -S makes every PUT a signed-payload PUT as the daemon does it: the
  * expected MD5 and SHA-256 of the body are passed (computed before the
  * clock starts), so the engine hashes both and verifies them.
+ * -L n adds the latency anatomy of single-client small PUTs (n of each):
+ * the erasure writer's phases, the whole PUT, an inline PUT.
  *
  * Drive directories default to four new ones under a temporary folder
  * (removed afterwards); given ones are used as they are (empty or a
@@ -93,6 +95,107 @@ static int put_one(const char *key, const uint8_t *buf, size_t size, const struc
         }
     }
     return strata_obj_put_commit(p, NULL);
+}
+
+/* ---- latency anatomy (-L) -------------------------------------------------- */
+
+static int dcmp(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static void lat_row(const char *what, double *ms, unsigned n)
+{
+    qsort(ms, n, sizeof(double), dcmp);
+    printf("| %-44s | %8.2f | %8.2f | %8.2f |\n", what, ms[n / 2], ms[n * 9 / 10], ms[n - 1]);
+}
+
+/*
+ * Where the milliseconds of one small PUT go, single client: the erasure
+ * writer's phases (open tmp files; write = copy only, the stripe goes out
+ * at finish; finish = encode + data write + table/header + fsync + rename +
+ * directory fsync, all drives side by side), a whole object PUT of the same
+ * size, and an inline 4 KiB PUT (the synced record commit on every drive,
+ * plus the quorum read before it).  The PUT minus the writer is the record
+ * side of a PUT.
+ */
+static void latency(struct strata_set *set, unsigned n)
+{
+    const size_t sizes[] = {128 * 1024 + 1, 1u << 20};
+    double *a = calloc(n, sizeof(double)), *b = calloc(n, sizeof(double)),
+           *c = calloc(n, sizeof(double)), *t = calloc(n, sizeof(double));
+    uint8_t *buf = malloc(1u << 20);
+    if (!a || !b || !c || !t || !buf)
+        return;
+    for (size_t i = 0; i < (1u << 20); i++)
+        buf[i] = (uint8_t)(i * 13 + 1);
+    printf("\n| latency, 1 client, ms (n = %u)                  |   median |      p90 |      max |\n", n);
+    printf("|----------------------------------------------|----------|----------|----------|\n");
+    uint8_t(*ids)[STRATA_DATA_ID_LEN] = calloc(n, STRATA_DATA_ID_LEN);
+    if (!ids)
+        return;
+    for (size_t z = 0; z < 2; z++) {
+        size_t size = sizes[z];
+        char what[96];
+        for (unsigned i = 0; i < n; i++) {
+            uint8_t *id = ids[i];
+            strata_data_id_new(id);
+            struct strata_ec_writer *w;
+            double t0 = now_s();
+            if (strata_ec_writer_create(set, id, &w))
+                return;
+            double t1 = now_s();
+            strata_ec_writer_write(w, buf, size);
+            double t2 = now_s();
+            int rc = strata_ec_writer_finish(w, NULL);
+            double t3 = now_s();
+            strata_ec_writer_destroy(w);
+            if (rc)
+                return;
+            a[i] = (t1 - t0) * 1e3;
+            b[i] = (t2 - t1) * 1e3;
+            c[i] = (t3 - t2) * 1e3;
+            t[i] = (t3 - t0) * 1e3;
+        }
+        snprintf(what, sizeof(what), "ec writer %zu B: create (open tmp files)", size);
+        lat_row(what, a, n);
+        snprintf(what, sizeof(what), "ec writer %zu B: write (copy)", size);
+        lat_row(what, b, n);
+        snprintf(what, sizeof(what), "ec writer %zu B: finish (I/O, fsyncs, publish)", size);
+        lat_row(what, c, n);
+        snprintf(what, sizeof(what), "ec writer %zu B: total", size);
+        lat_row(what, t, n);
+        /* Deleted only now: freeing blocks (ext4 with discard) slows the
+         * next creates, which a stream of new PUTs does not see. */
+        for (unsigned i = 0; i < n; i++)
+            strata_ec_delete(set, ids[i]);
+        for (unsigned i = 0; i < n; i++) {
+            char key[64];
+            snprintf(key, sizeof(key), "lat/%zu/%u", size, i);
+            double t0 = now_s();
+            if (put_one(key, buf, size, NULL))
+                return;
+            t[i] = (now_s() - t0) * 1e3;
+        }
+        snprintf(what, sizeof(what), "object PUT %zu B (unsigned)", size);
+        lat_row(what, t, n);
+    }
+    for (unsigned i = 0; i < n; i++) {
+        char key[64];
+        snprintf(key, sizeof(key), "lat/4k/%u", i);
+        double t0 = now_s();
+        if (put_one(key, buf, 4096, NULL))
+            return;
+        t[i] = (now_s() - t0) * 1e3;
+    }
+    lat_row("object PUT 4096 B inline (record commit only)", t, n);
+    free(ids);
+    free(a);
+    free(b);
+    free(c);
+    free(t);
+    free(buf);
 }
 
 /* ---- multipart ---------------------------------------------------------- */
@@ -350,14 +453,18 @@ int main(int argc, char **argv)
     double scale = 1.0;
     size_t mp_mib = 1024, part_mib = 64;
     const char *only = NULL;
+    unsigned lat_n = 0;
     int opt;
-    while ((opt = getopt(argc, argv, "k:t:s:m:p:o:Sh")) != -1) {
+    while ((opt = getopt(argc, argv, "k:t:s:m:p:o:SL:h")) != -1) {
         switch (opt) {
         case 'o':
             only = optarg;
             break;
         case 'S':
             SIGNED = true;
+            break;
+        case 'L':
+            lat_n = (unsigned)strtoul(optarg, NULL, 10);
             break;
         case 'm':
             mp_mib = strtoul(optarg, NULL, 10);
@@ -379,7 +486,7 @@ int main(int argc, char **argv)
         default:
             fprintf(stderr,
                     "usage: %s [-k list_keys] [-t threads] [-s scale] [-m mp_MiB] "
-                    "[-p part_MiB] [-o 4k,128k,1m,64m] [-S] [drive ...]\n",
+                    "[-p part_MiB] [-o 4k,128k,1m,64m] [-S] [-L n] [drive ...]\n",
                     argv[0]);
             return 2;
         }
@@ -500,6 +607,9 @@ int main(int argc, char **argv)
                 free(bufs[i]);
         }
     }
+
+    if (lat_n)
+        latency(set, lat_n);
 
     if (mp_mib)
         mp_bench(mp_mib, part_mib);
