@@ -1,0 +1,177 @@
+/*
+ * test_read_small.c - reads of one-stripe objects, which fetch header,
+ * block and CRC table of each data shard in one vectored read: the bytes
+ * for sizes up to one stripe, and each way a data shard can be bad - file
+ * missing, header rotten, block rotten, table rotten, file truncated -
+ * answered from parity with the right counter raised, and more bad shards
+ * than parity refused (never wrong bytes).  O_DIRECT and buffered.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <fcntl.h>
+
+#include "ec_test_util.h"
+#include "strata/erasure.h"
+
+#define BLOCK (64u * 1024)
+
+static struct strata_set *open_set(const char *name, struct ect_drives *d, bool direct)
+{
+    ect_drives_init(d, ect_dir(name), 4);
+    struct strata_set_opts o = {.direct_io = direct, .no_fsync = true, .block_size = BLOCK};
+    struct strata_set *s = NULL;
+    struct strata_errinfo ei;
+    int rc = strata_set_open(d->ptr, 4, &o, &s, &ei);
+    if (rc != 0)
+        fprintf(stderr, "set open: %s\n", ei.msg);
+    assert_int_equal(rc, 0);
+    return s;
+}
+
+static void put(struct strata_set *set, const uint8_t *id, const uint8_t *data, size_t size)
+{
+    struct strata_ec_writer *w;
+    assert_int_equal(strata_ec_writer_create(set, id, &w), 0);
+    assert_int_equal(strata_ec_writer_write(w, data, size), 0);
+    assert_int_equal(strata_ec_writer_finish(w, NULL), 0);
+    strata_ec_writer_destroy(w);
+}
+
+/* Path of the file holding shard index `shard` (read from the headers). */
+static void shard_file(const struct ect_drives *d, const uint8_t *id, unsigned shard,
+                       char *out, size_t outlen)
+{
+    char hex[33];
+    for (int i = 0; i < 16; i++)
+        snprintf(hex + 2 * i, 3, "%02x", id[i]);
+    for (unsigned i = 0; i < d->n; i++) {
+        snprintf(out, outlen, "%s/data/%.2s/%s", d->path[i], hex, hex);
+        int fd = open(out, O_RDONLY);
+        if (fd < 0)
+            continue;
+        uint8_t h[36];
+        ssize_t n = pread(fd, h, sizeof(h), 0);
+        close(fd);
+        if (n == (ssize_t)sizeof(h) && (h[32] | h[33] << 8 | h[34] << 16 | (uint32_t)h[35] << 24) == shard)
+            return;
+    }
+    fail_msg("no file for shard %u", shard);
+}
+
+static void flip(const char *path, off_t off)
+{
+    int fd = open(path, O_RDWR);
+    assert_true(fd >= 0);
+    uint8_t c;
+    assert_int_equal(pread(fd, &c, 1, off), 1);
+    c ^= 0x5a;
+    assert_int_equal(pwrite(fd, &c, 1, off), 1);
+    close(fd);
+}
+
+static int get(struct strata_set *set, const uint8_t *id, uint8_t *out, size_t size)
+{
+    struct strata_ec_reader *r;
+    int rc = strata_ec_reader_open(set, id, size, &r);
+    if (rc == 0)
+        rc = strata_ec_reader_read(r, 0, out, size);
+    strata_ec_reader_close(r);
+    return rc;
+}
+
+enum damage { NONE, MISSING, HEADER, BLOCK_ROT, TABLE, TRUNCATED };
+
+static void run(bool direct)
+{
+    ect_seed();
+    struct ect_drives d;
+    struct strata_set *set = open_set(direct ? "small-direct" : "small-buffered", &d, direct);
+    size_t ss = strata_set_shard_size(set), stripe = strata_set_stripe_size(set);
+    const size_t sizes[] = {1, 4096, ss - 1, ss, ss + 1, stripe - 1, stripe};
+    uint8_t *data = malloc(stripe), *out = malloc(stripe);
+    assert_non_null(data);
+    assert_non_null(out);
+    for (size_t z = 0; z < sizeof(sizes) / sizeof(sizes[0]); z++) {
+        size_t size = sizes[z];
+        for (int dmg = NONE; dmg <= TRUNCATED; dmg++) {
+            for (size_t i = 0; i < size; i++)
+                data[i] = (uint8_t)ect_rand();
+            uint8_t id[STRATA_DATA_ID_LEN];
+            strata_data_id_new(id);
+            put(set, id, data, size);
+            char path[4096];
+            unsigned victim = (unsigned)(ect_rand() % 2); /* a data shard of 2+2 */
+            shard_file(&d, id, victim, path, sizeof(path));
+            switch (dmg) {
+            case MISSING:
+                assert_int_equal(unlink(path), 0);
+                break;
+            case HEADER:
+                flip(path, 20); /* inside the data id, covered by the header CRC */
+                break;
+            case BLOCK_ROT:
+                flip(path, 4096 + (off_t)(ect_rand() % ss));
+                break;
+            case TABLE:
+                flip(path, 4096 + (off_t)ss);
+                break;
+            case TRUNCATED:
+                assert_int_equal(truncate(path, 4096 + (off_t)ss), 0);
+                break;
+            default:
+                break;
+            }
+            struct strata_set_stats a, b;
+            strata_set_stats_get(set, &a);
+            memset(out, 0, stripe);
+            assert_int_equal(get(set, id, out, size), 0);
+            assert_memory_equal(out, data, size);
+            strata_set_stats_get(set, &b);
+            assert_int_equal(b.shards_missing - a.shards_missing, dmg == MISSING ? 1 : 0);
+            assert_int_equal(b.bitrot_detected - a.bitrot_detected,
+                             dmg == NONE || dmg == MISSING ? 0 : 1);
+            assert_int_equal(b.stripes_reconstructed - a.stripes_reconstructed,
+                             dmg == NONE ? 0 : 1);
+            if (dmg == HEADER) {
+                /* Rot in the other data shard and one parity shard too:
+                 * three bad of four, fewer than K good - refused. */
+                shard_file(&d, id, 1 - victim, path, sizeof(path));
+                flip(path, 4096 + 7);
+                shard_file(&d, id, 2, path, sizeof(path));
+                flip(path, 20);
+                assert_int_equal(get(set, id, out, size), STRATA_ECORRUPT);
+            }
+            strata_ec_delete(set, id);
+        }
+    }
+    free(data);
+    free(out);
+    strata_set_close(set);
+}
+
+static void test_small_direct(void **state)
+{
+    (void)state;
+    run(true);
+}
+
+static void test_small_buffered(void **state)
+{
+    (void)state;
+    run(false);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_small_direct),
+        cmocka_unit_test(test_small_buffered),
+    };
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    if (rc == 0)
+        ect_cleanup();
+    return rc;
+}
