@@ -192,8 +192,10 @@ static inline int mt_count_files(const char *dir)
     while ((de = readdir(d))) {
         if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
             continue;
-        char p[2048];
-        snprintf(p, sizeof(p), "%s/%s", dir, de->d_name);
+        char p[4096];
+        int pl = snprintf(p, sizeof(p), "%s/%s", dir, de->d_name);
+        if (pl < 0 || (size_t)pl >= sizeof(p))
+            continue;
         struct stat st;
         if (lstat(p, &st) != 0)
             continue;

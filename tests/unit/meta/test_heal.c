@@ -42,7 +42,7 @@ static void verify(struct mt_env *e, char vids[NOBJ][48])
         char key[32];
         snprintf(key, sizeof(key), "o%zu", i);
         mt_fill(exp, sizes[i], (uint32_t)i + 100);
-        uint8_t *got;
+        uint8_t *got = NULL;
         size_t gl;
         assert_int_equal(mt_get(e, "h", key, NULL, &got, &gl), 0);
         assert_int_equal(gl, sizes[i]);
@@ -102,7 +102,7 @@ static void test_too_many_lost(void **state)
         mt_teardown(e); /* refusing to open is a fine answer */
         return;
     }
-    uint8_t *got;
+    uint8_t *got = NULL;
     size_t gl;
     for (size_t i = 0; i < NOBJ; i++) {
         char key[32];

@@ -98,7 +98,7 @@ static void test_enabled(void **state)
     int files2 = mt_data_files(e);
     assert_int_equal(strata_obj_delete(e->m, "v", "big", ob.version_id, NULL), 0);
     assert_true(mt_data_files(e) < files2);
-    uint8_t *d;
+    uint8_t *d = NULL;
     size_t l;
     assert_int_equal(mt_get(e, "v", "big", NULL, &d, &l), 0);
     assert_int_equal(l, big);
