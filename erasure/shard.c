@@ -860,19 +860,90 @@ static unsigned r_submit(struct strata_ec_reader *r, unsigned b, uint32_t mask)
     return n;
 }
 
+/* user_data slot of the header/table reads of r_open_batch. */
+#define UD_META 0xffu
+
+/* Reap one completion: a block read of stripe slot bb, or (UD_META) a
+ * header/table read, whose result goes to meta_res[s][0 or 1]. */
+static void r_reap(struct strata_ec_reader *r, int (*meta_res)[2], unsigned *meta_pending)
+{
+    struct io_uring_cqe *cqe;
+    int rc;
+    while ((rc = io_uring_wait_cqe(&r->io->ring, &cqe)) == -EINTR)
+        ;
+    STRATA_ASSERT(rc == 0);
+    unsigned bb = (unsigned)(cqe->user_data >> 8), s = (unsigned)(cqe->user_data & 0xff);
+    int res = cqe->res;
+    io_uring_cqe_seen(&r->io->ring, cqe);
+    if (bb == UD_META) {
+        STRATA_ASSERT(meta_res && s < 2 * STRATA_DRIVES_MAX);
+        meta_res[s / 2][s % 2] = res;
+        (*meta_pending)--;
+        return;
+    }
+    STRATA_ASSERT(bb < STRATA_EC_NBUF && s < STRATA_DRIVES_MAX);
+    r->st[bb].res[s] = res;
+    r->st[bb].done |= 1u << s;
+}
+
 static void r_wait(struct strata_ec_reader *r, unsigned b)
 {
-    while (r->st[b].submitted & ~r->st[b].done) {
-        struct io_uring_cqe *cqe;
-        int rc = io_uring_wait_cqe(&r->io->ring, &cqe);
-        if (rc == -EINTR)
+    while (r->st[b].submitted & ~r->st[b].done)
+        r_reap(r, NULL, NULL);
+}
+
+/* shard_open for every not yet opened shard in mask at once: the header
+ * and table reads of all of them go out in one submission (instead of two
+ * preads per shard, one shard after the other). */
+static void r_open_batch(struct strata_ec_reader *r, uint32_t mask)
+{
+    struct strata_set *set = r->set;
+    size_t tab = table_bytes(r->blocks), meta = STRATA_EC_HDR_SIZE + tab;
+    uint32_t todo = 0;
+    for (unsigned s = 0; s < set->n; s++)
+        if ((mask & (1u << s)) && r->state[s] == SH_UNKNOWN)
+            todo |= 1u << s;
+    if (__builtin_popcount(todo) < 2)
+        return; /* nothing to overlap: shard_open does it */
+    uint8_t *scratch = NULL;
+    if (posix_memalign((void **)&scratch, STRATA_EC_ALIGN, meta * set->n))
+        return;
+    int res[STRATA_DRIVES_MAX][2];
+    unsigned pending = 0;
+    uint32_t sent = 0;
+    for (unsigned s = 0; s < set->n; s++) {
+        if (!(todo & (1u << s)) || !shard_fd_open(r, s))
             continue;
-        STRATA_ASSERT(rc == 0);
-        unsigned bb = (unsigned)(cqe->user_data >> 8), s = (unsigned)(cqe->user_data & 0xff);
-        r->st[bb].res[s] = cqe->res;
-        r->st[bb].done |= 1u << s;
-        io_uring_cqe_seen(&r->io->ring, cqe);
+        uint8_t *hb = scratch + meta * s;
+        struct io_uring_sqe *sqe = io_uring_get_sqe(&r->io->ring);
+        STRATA_ASSERT(sqe);
+        io_uring_prep_read(sqe, r->fd[s], hb, STRATA_EC_HDR_SIZE, 0);
+        io_uring_sqe_set_data64(sqe, (uint64_t)UD_META << 8 | (2 * s));
+        sqe = io_uring_get_sqe(&r->io->ring);
+        STRATA_ASSERT(sqe);
+        io_uring_prep_read(sqe, r->fd[s], hb + STRATA_EC_HDR_SIZE, (unsigned)tab,
+                           STRATA_EC_HDR_SIZE + r->blocks * set->shard_size);
+        io_uring_sqe_set_data64(sqe, (uint64_t)UD_META << 8 | (2 * s + 1));
+        res[s][0] = res[s][1] = -EIO;
+        sent |= 1u << s;
+        pending += 2;
     }
+    /* Every queued read must go out and come back before scratch is freed. */
+    for (unsigned out = 0; out < pending;) {
+        int rc = io_uring_submit(&r->io->ring);
+        STRATA_ASSERT(rc > 0);
+        out += (unsigned)rc;
+    }
+    while (pending > 0)
+        r_reap(r, res, &pending);
+    for (unsigned s = 0; s < set->n; s++) {
+        if (!(sent & (1u << s)))
+            continue;
+        uint8_t *hb = scratch + meta * s;
+        shard_meta_check(r, s, res[s][0] == (int)STRATA_EC_HDR_SIZE ? hb : NULL,
+                         res[s][1] == (int)tab ? hb + STRATA_EC_HDR_SIZE : NULL);
+    }
+    free(scratch);
 }
 
 static void r_verify(struct strata_ec_reader *r, unsigned b)
@@ -980,10 +1051,12 @@ static int r_load(struct strata_ec_reader *r, unsigned b, int64_t idx)
         r_reset(st, idx);
     }
     if (!st->submitted) {
-        if (r->blocks == 1 && !r->verify_all)
+        if (r->blocks == 1 && !r->verify_all) {
             r_first(r, b, data);
-        else
+        } else {
+            r_open_batch(r, r->verify_all ? all : data);
             r_submit(r, b, r->verify_all ? all : data);
+        }
     }
     for (;;) {
         r_wait(r, b);

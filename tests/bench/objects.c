@@ -10,7 +10,8 @@
  *   bench_objects [-k list_keys] [-t threads] [-s scale] [-m mp_MiB] [-p part_MiB]
  *                 [-o sizes] [-S] [-L n] [drive dir ...]
  *
- * -o picks the object sizes to run, e.g. "-o 1m,64m" (of 4k,128k,1m,64m).
+ * -o picks the object sizes to run, e.g. "-o 1m,64m" (of 4k,128k,1m,64m,
+ * and 8m, which runs only when named).
  * -S makes every PUT a signed-payload PUT as the daemon does it: the
  * expected MD5 and SHA-256 of the body are passed (computed before the
  * clock starts), so the engine hashes both and verifies them.
@@ -190,6 +191,53 @@ static void latency(struct strata_set *set, unsigned n)
         t[i] = (now_s() - t0) * 1e3;
     }
     lat_row("object PUT 4096 B inline (record commit only)", t, n);
+    /* First bytes of an object: record read, shard headers and tables,
+     * the first stripe. */
+    for (unsigned i = 0; i < n; i++) {
+        char key[64];
+        snprintf(key, sizeof(key), "lat/%zu/%u", sizes[1], i);
+        struct strata_get *g;
+        struct strata_obj_info info;
+        double t0 = now_s();
+        if (strata_obj_get_open(M, BUCKET, key, NULL, &info, &g))
+            return;
+        int rc = strata_obj_get_read(g, 0, buf, 4096);
+        t[i] = (now_s() - t0) * 1e3;
+        strata_obj_get_close(g);
+        strata_obj_info_fini(&info);
+        if (rc)
+            return;
+    }
+    lat_row("object GET 1 MiB: open + first 4 KiB", t, n);
+    size_t big = 8u << 20;
+    uint8_t *bb = malloc(big);
+    unsigned nb = n / 4 ? n / 4 : 1;
+    for (size_t i = 0; bb && i < big; i++)
+        bb[i] = (uint8_t)(i * 7);
+    for (unsigned i = 0; bb && i < nb; i++) {
+        char key[64];
+        snprintf(key, sizeof(key), "lat/8m/%u", i);
+        if (put_one(key, bb, big, NULL))
+            return;
+    }
+    for (unsigned i = 0; bb && i < nb; i++) {
+        char key[64];
+        snprintf(key, sizeof(key), "lat/8m/%u", i);
+        struct strata_get *g;
+        struct strata_obj_info info;
+        double t0 = now_s();
+        if (strata_obj_get_open(M, BUCKET, key, NULL, &info, &g))
+            return;
+        int rc = strata_obj_get_read(g, 0, buf, 4096);
+        t[i] = (now_s() - t0) * 1e3;
+        strata_obj_get_close(g);
+        strata_obj_info_fini(&info);
+        if (rc)
+            return;
+    }
+    if (bb)
+        lat_row("object GET 8 MiB: open + first 4 KiB", t, nb);
+    free(bb);
     free(ids);
     free(a);
     free(b);
@@ -549,9 +597,13 @@ int main(int argc, char **argv)
         size_t size;
         unsigned count;
         const char *name;
-    } shapes[] = {{4096, 3000, "4k"}, {128 * 1024, 800, "128k"}, {1u << 20, 200, "1m"},
-                  {64u << 20, 6, "64m"}};
-    for (size_t s = 0; s < 4; s++) {
+        bool opt_in; /* only with -o naming it */
+    } shapes[] = {{4096, 3000, "4k", false},     {128 * 1024, 800, "128k", false},
+                  {1u << 20, 200, "1m", false},  {8u << 20, 40, "8m", true},
+                  {64u << 20, 6, "64m", false}};
+    for (size_t s = 0; s < sizeof(shapes) / sizeof(shapes[0]); s++) {
+        if (shapes[s].opt_in && !only)
+            continue;
         if (only) {
             /* Match whole comma-separated names only ("1m" must not match "1m4"). */
             size_t nl = strlen(shapes[s].name);
