@@ -1,0 +1,35 @@
+/*
+ * fuzz.h - the libFuzzer entry point every tests/fuzz/fuzz_<name>.c
+ * defines.  Declared here so the targets build warning-free under
+ * -Wmissing-prototypes, both with clang's libFuzzer (tests/fuzz/build.sh)
+ * and with replay_main.c, the plain main() CTest uses to replay a corpus.
+ * Targets must be deterministic and keep no state between inputs other
+ * than lazily initialised, read-only globals.
+ */
+#ifndef STRATA_TESTS_FUZZ_FUZZ_H
+#define STRATA_TESTS_FUZZ_FUZZ_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Runs one input; returns 0.  A finding is a crash, a sanitizer report or
+ * an abort() on a broken invariant. */
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* A copy of data[0..size) with a NUL appended (caller frees), for the C
+ * string parsers: the input may itself hold NULs, which simply end the
+ * string early, as they would in a header.  Aborts when out of memory. */
+static inline char *strata_fuzz_strdup(const uint8_t *data, size_t size)
+{
+    char *s = malloc(size + 1);
+    if (!s)
+        abort();
+    if (size)
+        memcpy(s, data, size);
+    s[size] = '\0';
+    return s;
+}
+
+#endif /* STRATA_TESTS_FUZZ_FUZZ_H */

@@ -1,0 +1,149 @@
+/*
+ * fuzz_s3_xml.c - libFuzzer target for the S3 request-body parsers of
+ * server/s3_xml.c (libxml2): CreateBucketConfiguration
+ * (LocationConstraint), VersioningConfiguration, DeleteObjects,
+ * CompleteMultipartUpload, Tagging and AccessControlPolicy.
+ *
+ * Input: the body.  Every parser gets every input (each rejects a foreign
+ * root element at once), so one corpus seeds them all.  Checks the
+ * contracts the handlers rely on: results only on success, counts within
+ * max, part numbers 1..10000, checksum lengths within the raw maximum, a
+ * region that fits its buffer, a versioning status in range, a canonical
+ * tag set of at most max tags; everything allocated is freed (LeakSanitizer
+ * sees the rest).
+ */
+#include "fuzz.h"
+
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <libxml/parser.h>
+#include <libxml/xmlerror.h>
+
+#include "sbuf.h"
+#include "s3_util.h"
+#include "srv.h"
+
+#define DEL_MAX 1000
+#define PARTS_MAX 10000
+#define TAGS_MAX 10
+
+static void quiet_cb(void *ctx, const char *msg, ...)
+{
+    (void)ctx;
+    (void)msg;
+}
+
+static void check_location(const char *b, size_t n)
+{
+    char region[64];
+    memset(region, 'x', sizeof(region));
+    enum s3_err e = strata_xml_location_parse(b, n, region, sizeof(region));
+    if (memchr(region, '\0', sizeof(region)) == NULL)
+        abort(); /* the region is always NUL-terminated inside its buffer */
+    if (e != S3E_NONE && e != S3E_MalformedXML && e != S3E_InvalidLocationConstraint)
+        abort();
+}
+
+static void check_versioning(const char *b, size_t n)
+{
+    int st = -7;
+    enum s3_err e = strata_xml_versioning_parse(b, n, &st);
+    if (e == S3E_NONE && st != -1 && st != STRATA_VERSIONING_ENABLED &&
+        st != STRATA_VERSIONING_SUSPENDED)
+        abort();
+}
+
+static void check_delete(const char *b, size_t n)
+{
+    struct strata_xml_delobj *objs = (void *)1;
+    size_t cnt = 7;
+    bool quiet = true;
+    enum s3_err e = strata_xml_delete_parse(b, n, DEL_MAX, &objs, &cnt, &quiet);
+    if (e != S3E_NONE) {
+        if (objs || cnt)
+            abort();
+        return;
+    }
+    if (!objs || cnt == 0 || cnt > DEL_MAX)
+        abort();
+    for (size_t i = 0; i < cnt; i++)
+        if (!objs[i].key)
+            abort(); /* DeleteObjects dereferences every key */
+    strata_xml_delete_free(objs, cnt);
+}
+
+static void check_complete(const char *b, size_t n)
+{
+    struct strata_xml_part *parts = (void *)1;
+    size_t cnt = 7;
+    enum s3_err e = strata_xml_complete_parse(b, n, PARTS_MAX, &parts, &cnt);
+    if (e != S3E_NONE) {
+        if (parts || cnt)
+            abort();
+        return;
+    }
+    if (!parts || cnt == 0 || cnt > PARTS_MAX)
+        abort();
+    for (size_t i = 0; i < cnt; i++) {
+        if (!parts[i].etag || parts[i].part_number < 1 || parts[i].part_number > 10000 ||
+            parts[i].cksum_len > sizeof(parts[i].cksum))
+            abort();
+    }
+    strata_xml_complete_free(parts, cnt);
+}
+
+static void check_tagging(const char *b, size_t n)
+{
+    struct strata_sbuf sb;
+    strata_sbuf_init(&sb, 1u << 20);
+    enum s3_err e = strata_xml_tagging_parse(b, n, TAGS_MAX, &sb);
+    if (e == S3E_NONE) {
+        /* The canonical form parses back as a query into the same count. */
+        unsigned cnt = strata_s3_tags_count((const uint8_t *)sb.data, sb.len);
+        if (cnt > TAGS_MAX)
+            abort();
+        if (sb.len) {
+            char *copy = strata_fuzz_strdup((const uint8_t *)sb.data, sb.len);
+            struct strata_qparam q[TAGS_MAX + 1];
+            int qn = strata_s3_query_parse(copy, q, TAGS_MAX + 1);
+            if (qn < 0 || (unsigned)qn != cnt || strata_s3_tags_validate(q, qn, TAGS_MAX) != 0)
+                abort();
+            free(copy);
+        }
+    }
+    strata_sbuf_fini(&sb);
+}
+
+static void check_acl(const char *b, size_t n)
+{
+    bool priv = true;
+    enum s3_err e = strata_xml_acl_is_private(b, n, "owner-id", &priv);
+    if (e != S3E_NONE && priv)
+        abort();
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    static bool inited;
+    if (!inited) {
+        xmlInitParser(); /* main() does this once in the daemon */
+        xmlSetGenericErrorFunc(NULL, quiet_cb);
+        inited = true;
+    }
+    /* An exact-size copy: the parsers take (body, len), not a C string. */
+    char *b = malloc(size ? size : 1);
+    if (!b)
+        abort();
+    if (size)
+        memcpy(b, data, size);
+    check_location(b, size);
+    check_versioning(b, size);
+    check_delete(b, size);
+    check_complete(b, size);
+    check_tagging(b, size);
+    check_acl(b, size);
+    free(b);
+    return 0;
+}
