@@ -39,6 +39,9 @@ struct strata_ec__obs {
 static void *obs_main(void *arg)
 {
     struct strata_ec__obs *o = arg;
+    /* Else it inherits its creator's name (e.g. a daemon's connection
+     * thread), which misleads top and perf. */
+    pthread_setname_np(pthread_self(), "strata-ec-obs");
     pthread_mutex_lock(&o->mu);
     for (;;) {
         while (o->done == o->posted && !o->stop)
