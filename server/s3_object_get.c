@@ -1,8 +1,9 @@
 /*
  * s3_object_get.c - GetObject and HeadObject: version lookup, conditional
- * headers, Range, response-* overrides, and the body streamed straight
- * from strata_obj_get_read into libmicrohttpd's send buffer (no copy of
- * our own, ~1 MiB per step).  Connection thread of the request; MHD calls
+ * headers, Range, response-* overrides.  Bodies up to 256 KiB are read
+ * whole into a buffer MHD sends with the headers; bigger ones stream
+ * straight from strata_obj_get_read into libmicrohttpd's send buffer (no
+ * copy of our own, ~1 MiB per step).  Connection thread of the request; MHD calls
  * the reader on that same thread.
  */
 #include "srv.h"
@@ -12,6 +13,8 @@
 #include <string.h>
 
 #define GET_BLOCK_MAX (1u << 20)
+/* Bodies up to this size are answered from one buffer (see strata_h_get). */
+#define GET_BUFFERED_MAX (256u << 10)
 
 static const struct {
     const char *param;
@@ -210,13 +213,33 @@ void strata_h_get(struct strata_req *r)
     struct MHD_Response *resp;
     if (r->get_len == 0)
         ranged = 0; /* an empty part: nothing to range over */
-    if (r->get_len == 0)
+    if (r->get_len == 0) {
         resp = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
-    else
+    } else if (!is_head && r->get_len <= GET_BUFFERED_MAX) {
+        /* Small bodies are read whole before the headers go out: MHD then
+         * sends headers and body in one writev instead of a send per part,
+         * and a read failure is still a proper error answer. */
+        char *body = malloc((size_t)r->get_len);
+        if (!body) {
+            strata_req_error(r, S3E_InternalError, STRATA_ENOMEM);
+            return;
+        }
+        rc = strata_obj_get_read(r->get, r->get_off, body, (size_t)r->get_len);
+        if (rc) {
+            free(body);
+            strata_req_error_strata(r, rc, S3CTX_OBJECT);
+            return;
+        }
+        r->bytes_out += r->get_len;
+        resp = MHD_create_response_from_buffer((size_t)r->get_len, body, MHD_RESPMEM_MUST_FREE);
+        if (!resp)
+            free(body);
+    } else {
         /* HEAD never reads: MHD uses the size for Content-Length only. */
         resp = MHD_create_response_from_callback(
             r->get_len, is_head ? 64 : (r->get_len < GET_BLOCK_MAX ? (size_t)r->get_len : GET_BLOCK_MAX),
             read_cb, r, NULL);
+    }
     if (!resp) {
         strata_req_error(r, S3E_InternalError, STRATA_ENOMEM);
         return;
