@@ -11,12 +11,22 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 /* Runs one input; returns 0.  A finding is a crash, a sanitizer report or
  * an abort() on a broken invariant. */
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* A broken invariant: names the check (file and line) on stderr, then
+ * aborts, so a replay log says which contract an input broke. */
+#define STRATA_FUZZ_FAIL()                                                      \
+    do {                                                                        \
+        fprintf(stderr, "%s:%d: %s: invariant broken\n", __FILE__, __LINE__,  \
+                __func__);                                                      \
+        abort();                                                                \
+    } while (0)
 
 /* A copy of data[0..size) with a NUL appended (caller frees), for the C
  * string parsers: the input may itself hold NULs, which simply end the

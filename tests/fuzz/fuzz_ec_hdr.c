@@ -30,29 +30,29 @@ static void check(const uint8_t *in)
     memset(&h, 0xa5, sizeof(h));
     int rc = strata_ec__hdr_decode(in, &h);
     if (rc != 0 && rc != STRATA_ECORRUPT && rc != STRATA_EFORMAT)
-        abort();
+        STRATA_FUZZ_FAIL();
     if (rc != 0)
         return;
     if (memcmp(in, "STRATASH", 8) != 0 || le32(in + 84) != strata_crc32c(0, in, 84) ||
         h.version != STRATA_FORMAT_VERSION || le32(in + 12) != STRATA_EC_HDR_SIZE)
-        abort(); /* accepted a header it must refuse */
+        STRATA_FUZZ_FAIL(); /* accepted a header it must refuse */
     uint8_t *out = malloc(STRATA_EC_HDR_SIZE);
     if (!out)
-        abort();
+        STRATA_FUZZ_FAIL();
     strata_ec__hdr_encode(&h, out);
     memset(&h2, 0x5a, sizeof(h2));
     if (strata_ec__hdr_decode(out, &h2) != 0)
-        abort();
+        STRATA_FUZZ_FAIL();
     if (h.version != h2.version || memcmp(h.data_id, h2.data_id, STRATA_DATA_ID_LEN) != 0 ||
         h.shard_index != h2.shard_index || h.k != h2.k || h.m != h2.m ||
         h.block_size != h2.block_size || h.shard_size != h2.shard_size ||
         h.object_size != h2.object_size || h.block_count != h2.block_count ||
         h.table_crc != h2.table_crc)
-        abort();
+        STRATA_FUZZ_FAIL();
     /* The encoder zeroes everything it does not define. */
     for (size_t i = 88; i < STRATA_EC_HDR_SIZE; i++)
         if (out[i])
-            abort();
+            STRATA_FUZZ_FAIL();
     free(out);
 }
 
@@ -60,7 +60,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     uint8_t *in = calloc(1, STRATA_EC_HDR_SIZE);
     if (!in)
-        abort();
+        STRATA_FUZZ_FAIL();
     memcpy(in, data, size < STRATA_EC_HDR_SIZE ? size : STRATA_EC_HDR_SIZE);
     check(in);
 

@@ -22,10 +22,10 @@
 static void hdrs_same(const struct strata_kv *a, size_t na, const struct strata_kv *b, size_t nb)
 {
     if (na != nb)
-        abort();
+        STRATA_FUZZ_FAIL();
     for (size_t i = 0; i < na; i++)
         if (strcmp(a[i].name, b[i].name) != 0 || strcmp(a[i].value, b[i].value) != 0)
-            abort();
+            STRATA_FUZZ_FAIL();
 }
 
 static void check_rec(const uint8_t *data, size_t size)
@@ -33,10 +33,10 @@ static void check_rec(const uint8_t *data, size_t size)
     struct meta_rec r;
     if (strata_meta__rec_decode(data, size, false, &r) == 0) {
         if (r.hdrs || r.hdr_buf)
-            abort(); /* without want_hdrs nothing is allocated */
+            STRATA_FUZZ_FAIL(); /* without want_hdrs nothing is allocated */
         if ((r.flags & REC_F_INLINE) &&
             (!r.shard || (r.shard_len && (r.shard < data || r.shard + r.shard_len > data + size))))
-            abort();
+            STRATA_FUZZ_FAIL();
         strata_meta__rec_fini(&r);
     }
     if (strata_meta__rec_decode(data, size, true, &r) != 0)
@@ -44,14 +44,14 @@ static void check_rec(const uint8_t *data, size_t size)
     if (r.cksum_len > sizeof(r.cksum) || r.tags_len > STRATA_TAGS_MAX ||
         (r.tags && (r.tags < data || r.tags + r.tags_len > data + size)) ||
         (r.pidx && (r.pidx < data || r.pidx + r.pidx_len > data + size)))
-        abort();
+        STRATA_FUZZ_FAIL();
     char *v = NULL;
     size_t vl = 0;
     if (strata_meta__rec_encode(&r, &v, &vl) != 0)
-        abort();
+        STRATA_FUZZ_FAIL();
     struct meta_rec r2;
     if (strata_meta__rec_decode(v, vl, true, &r2) != 0)
-        abort(); /* what we accept, we must be able to write back */
+        STRATA_FUZZ_FAIL(); /* what we accept, we must be able to write back */
     /* rec_same covers what quorum voting compares; nparts and the chunk
      * index are only written for multipart versions. */
     bool mp = (r.flags & REC_F_MULTIPART) != 0;
@@ -60,17 +60,17 @@ static void check_rec(const uint8_t *data, size_t size)
         (r.has_data_id && memcmp(r.data_id, r2.data_id, STRATA_DATA_ID_LEN) != 0) ||
         strcmp(r.storage_class, r2.storage_class) != 0 || r.cksum_type != r2.cksum_type ||
         r.tags_len != r2.tags_len || (r.tags_len && memcmp(r.tags, r2.tags, r.tags_len) != 0))
-        abort();
+        STRATA_FUZZ_FAIL();
     if (mp && (r.nparts != r2.nparts || r.pidx_len != r2.pidx_len ||
                (r.pidx_len && memcmp(r.pidx, r2.pidx, r.pidx_len) != 0)))
-        abort();
+        STRATA_FUZZ_FAIL();
     if ((r.flags & REC_F_INLINE) &&
         (r.shard_len != r2.shard_len || r.shard_crc != r2.shard_crc ||
          (r.shard_len && memcmp(r.shard, r2.shard, r.shard_len) != 0)))
-        abort();
+        STRATA_FUZZ_FAIL();
     if (r.cksum_algo && (r.cksum_algo != r2.cksum_algo || r.cksum_len != r2.cksum_len ||
                          memcmp(r.cksum, r2.cksum, r.cksum_len) != 0))
-        abort();
+        STRATA_FUZZ_FAIL();
     hdrs_same(r.hdrs, r.nhdrs, r2.hdrs, r2.nhdrs);
     strata_meta__rec_fini(&r2);
     free(v);
@@ -86,11 +86,11 @@ static void check_bucket(const uint8_t *data, size_t size)
     size_t vl = 0;
     if (strata_meta__bucket_encode(&b, &v, &vl) != 0 ||
         strata_meta__bucket_decode(v, vl, &b2) != 0)
-        abort();
+        STRATA_FUZZ_FAIL();
     if (strcmp(b.name, b2.name) != 0 || strcmp(b.owner, b2.owner) != 0 ||
         strcmp(b.region, b2.region) != 0 || b.created_ms != b2.created_ms ||
         b.versioning != b2.versioning || b.object_lock != b2.object_lock)
-        abort();
+        STRATA_FUZZ_FAIL();
     free(v);
 }
 
@@ -103,11 +103,11 @@ static void check_upload(const uint8_t *data, size_t size)
     size_t vl = 0;
     if (strata_meta__upload_encode(&u, &v, &vl) != 0 ||
         strata_meta__upload_decode(v, vl, &u2) != 0)
-        abort();
+        STRATA_FUZZ_FAIL();
     if (u.init_ns != u2.init_ns || u.cksum_algo != u2.cksum_algo ||
         u.cksum_type != u2.cksum_type || strcmp(u.storage_class, u2.storage_class) != 0 ||
         u.tags_len != u2.tags_len || (u.tags_len && memcmp(u.tags, u2.tags, u.tags_len) != 0))
-        abort();
+        STRATA_FUZZ_FAIL();
     hdrs_same(u.hdrs, u.nhdrs, u2.hdrs, u2.nhdrs);
     strata_meta__upload_fini(&u2);
     free(v);
@@ -131,19 +131,19 @@ static void check_part(const uint8_t *data, size_t size)
     if (strata_meta__part_decode(data, size, &p, bucket, key) != 0)
         return;
     if (memchr(bucket, '\0', sizeof(bucket)) == NULL || memchr(key, '\0', sizeof(key)) == NULL)
-        abort();
+        STRATA_FUZZ_FAIL();
     char *v = NULL;
     size_t vl = 0;
     if (strata_meta__part_encode(&p, bucket, key, &v, &vl) != 0 ||
         strata_meta__part_decode(v, vl, &p2, bucket2, key2) != 0)
-        abort();
+        STRATA_FUZZ_FAIL();
     if (!part_same(&p, &p2, false) || p.mtime_ns != p2.mtime_ns ||
         p.cksum_algo != p2.cksum_algo || strcmp(bucket, bucket2) != 0 || strcmp(key, key2) != 0)
-        abort();
+        STRATA_FUZZ_FAIL();
     free(v);
     /* NULL owner buffers are allowed and must not be written. */
     if (strata_meta__part_decode(data, size, &p2, NULL, NULL) != 0)
-        abort();
+        STRATA_FUZZ_FAIL();
 }
 
 static void check_ptab(const uint8_t *data, size_t size)
@@ -154,15 +154,15 @@ static void check_ptab(const uint8_t *data, size_t size)
     if (strata_meta__ptab_decode(data, size, parts, CAP, &n) != 0)
         return;
     if (n > CAP)
-        abort();
+        STRATA_FUZZ_FAIL();
     char *v = NULL;
     size_t vl = 0;
     if (strata_meta__ptab_encode(parts, n, &v, &vl) != 0 ||
         strata_meta__ptab_decode(v, vl, parts2, CAP, &n2) != 0 || n2 != n)
-        abort();
+        STRATA_FUZZ_FAIL();
     for (size_t i = 0; i < n; i++)
         if (!part_same(&parts[i], &parts2[i], true))
-            abort();
+            STRATA_FUZZ_FAIL();
     free(v);
 }
 

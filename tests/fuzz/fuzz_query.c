@@ -32,21 +32,21 @@ static void pct_cross_check(const char *s, bool plus_space)
     char *a = strdup(s);
     char *b = malloc(n + 1);
     if (!a || !b)
-        abort();
+        STRATA_FUZZ_FAIL();
     int ra = strata_s3_pct_decode(a, plus_space);
     long rb = strata_sigv4__pct_decode(s, n, b, n, plus_space);
     if (rb > (long)n)
-        abort();
+        STRATA_FUZZ_FAIL();
     /* The router also refuses an escape that decodes to NUL (%00); the
      * SigV4 decoder returns it as a byte.  Otherwise they must agree. */
     bool b_ok = rb >= 0 && !memchr(b, '\0', (size_t)rb);
     if ((ra == 0) != b_ok)
-        abort();
+        STRATA_FUZZ_FAIL();
     if (ra == 0) {
         if (strlen(a) != (size_t)rb || memcmp(a, b, (size_t)rb) != 0)
-            abort();
+            STRATA_FUZZ_FAIL();
         if (strlen(a) > n)
-            abort();
+            STRATA_FUZZ_FAIL();
     }
     free(a);
     free(b);
@@ -59,23 +59,23 @@ static void encode_round_trip(const char *v)
     struct strata_sbuf sb;
     strata_sbuf_init(&sb, 1u << 20);
     if (strata_s3_url_encode(&sb, v) != 0)
-        abort();
+        STRATA_FUZZ_FAIL();
     size_t vl = strlen(v);
     char *sig = malloc(3 * vl + 1);
     if (!sig)
-        abort();
+        STRATA_FUZZ_FAIL();
     long sl = strata_sigv4__uri_encode(v, vl, sig, 3 * vl, true);
     if (sl < 0 || (size_t)sl != sb.len || (sl && memcmp(sig, sb.data, (size_t)sl) != 0))
-        abort();
+        STRATA_FUZZ_FAIL();
     free(sig);
     char *back = malloc(sb.len + 1);
     if (!back)
-        abort();
+        STRATA_FUZZ_FAIL();
     if (sb.len)
         memcpy(back, sb.data, sb.len);
     back[sb.len] = '\0';
     if (strata_s3_pct_decode(back, true) != 0 || strcmp(back, v) != 0)
-        abort();
+        STRATA_FUZZ_FAIL();
     free(back);
     strata_sbuf_fini(&sb);
 }
@@ -90,21 +90,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     char *buf = strdup(raw);
     if (!buf)
-        abort();
+        STRATA_FUZZ_FAIL();
     struct strata_qparam q[QMAX];
     int n = strata_s3_query_parse(buf, q, QMAX);
     if (n < -1 || n > QMAX)
-        abort();
+        STRATA_FUZZ_FAIL();
     for (int i = 0; i < n; i++) {
         /* Both strings live inside buf, which decoding only shrinks. */
         if (q[i].name < buf || q[i].name > buf + rawlen || q[i].value < buf ||
             q[i].value > buf + rawlen)
-            abort();
+            STRATA_FUZZ_FAIL();
         if (q[i].name + strlen(q[i].name) > buf + rawlen ||
             q[i].value + strlen(q[i].value) > buf + rawlen)
-            abort();
+            STRATA_FUZZ_FAIL();
         if (strchr(q[i].name, '&') && !strstr(raw, "%26"))
-            abort(); /* a literal '&' always separates parameters */
+            STRATA_FUZZ_FAIL(); /* a literal '&' always separates parameters */
         encode_round_trip(q[i].name);
         encode_round_trip(q[i].value);
     }

@@ -30,9 +30,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     uint64_t off = UINT64_MAX, len = UINT64_MAX;
     int r = strata_s3_range_parse(hdr, obj, &off, &len);
     if (r != 0 && r != 1 && r != -1)
-        abort();
+        STRATA_FUZZ_FAIL();
     if (r == 1 && (len == 0 || off >= obj || len > obj - off))
-        abort(); /* a served range must be non-empty and inside the object */
+        STRATA_FUZZ_FAIL(); /* a served range must be non-empty and inside the object */
 
     /* Unit names are case-insensitive: "BYTES=" must parse identically. */
     for (char *p = hdr; *p && *p != '='; p++)
@@ -40,7 +40,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     uint64_t off2 = UINT64_MAX, len2 = UINT64_MAX;
     int r2 = strata_s3_range_parse(hdr, obj, &off2, &len2);
     if (r2 != r || (r == 1 && (off2 != off || len2 != len)))
-        abort();
+        STRATA_FUZZ_FAIL();
     free(s);
     return 0;
 }

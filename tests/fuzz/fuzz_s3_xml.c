@@ -41,9 +41,9 @@ static void check_location(const char *b, size_t n)
     memset(region, 'x', sizeof(region));
     enum s3_err e = strata_xml_location_parse(b, n, region, sizeof(region));
     if (memchr(region, '\0', sizeof(region)) == NULL)
-        abort(); /* the region is always NUL-terminated inside its buffer */
+        STRATA_FUZZ_FAIL(); /* the region is always NUL-terminated inside its buffer */
     if (e != S3E_NONE && e != S3E_MalformedXML && e != S3E_InvalidLocationConstraint)
-        abort();
+        STRATA_FUZZ_FAIL();
 }
 
 static void check_versioning(const char *b, size_t n)
@@ -52,7 +52,7 @@ static void check_versioning(const char *b, size_t n)
     enum s3_err e = strata_xml_versioning_parse(b, n, &st);
     if (e == S3E_NONE && st != -1 && st != STRATA_VERSIONING_ENABLED &&
         st != STRATA_VERSIONING_SUSPENDED)
-        abort();
+        STRATA_FUZZ_FAIL();
 }
 
 static void check_delete(const char *b, size_t n)
@@ -63,14 +63,14 @@ static void check_delete(const char *b, size_t n)
     enum s3_err e = strata_xml_delete_parse(b, n, DEL_MAX, &objs, &cnt, &quiet);
     if (e != S3E_NONE) {
         if (objs || cnt)
-            abort();
+            STRATA_FUZZ_FAIL();
         return;
     }
     if (!objs || cnt == 0 || cnt > DEL_MAX)
-        abort();
+        STRATA_FUZZ_FAIL();
     for (size_t i = 0; i < cnt; i++)
         if (!objs[i].key)
-            abort(); /* DeleteObjects dereferences every key */
+            STRATA_FUZZ_FAIL(); /* DeleteObjects dereferences every key */
     strata_xml_delete_free(objs, cnt);
 }
 
@@ -81,15 +81,15 @@ static void check_complete(const char *b, size_t n)
     enum s3_err e = strata_xml_complete_parse(b, n, PARTS_MAX, &parts, &cnt);
     if (e != S3E_NONE) {
         if (parts || cnt)
-            abort();
+            STRATA_FUZZ_FAIL();
         return;
     }
     if (!parts || cnt == 0 || cnt > PARTS_MAX)
-        abort();
+        STRATA_FUZZ_FAIL();
     for (size_t i = 0; i < cnt; i++) {
         if (!parts[i].etag || parts[i].part_number < 1 || parts[i].part_number > 10000 ||
             parts[i].cksum_len > sizeof(parts[i].cksum))
-            abort();
+            STRATA_FUZZ_FAIL();
     }
     strata_xml_complete_free(parts, cnt);
 }
@@ -103,13 +103,13 @@ static void check_tagging(const char *b, size_t n)
         /* The canonical form parses back as a query into the same count. */
         unsigned cnt = strata_s3_tags_count((const uint8_t *)sb.data, sb.len);
         if (cnt > TAGS_MAX)
-            abort();
+            STRATA_FUZZ_FAIL();
         if (sb.len) {
             char *copy = strata_fuzz_strdup((const uint8_t *)sb.data, sb.len);
             struct strata_qparam q[TAGS_MAX + 1];
             int qn = strata_s3_query_parse(copy, q, TAGS_MAX + 1);
             if (qn < 0 || (unsigned)qn != cnt || strata_s3_tags_validate(q, qn, TAGS_MAX) != 0)
-                abort();
+                STRATA_FUZZ_FAIL();
             free(copy);
         }
     }
@@ -121,7 +121,7 @@ static void check_acl(const char *b, size_t n)
     bool priv = true;
     enum s3_err e = strata_xml_acl_is_private(b, n, "owner-id", &priv);
     if (e != S3E_NONE && priv)
-        abort();
+        STRATA_FUZZ_FAIL();
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -135,7 +135,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     /* An exact-size copy: the parsers take (body, len), not a C string. */
     char *b = malloc(size ? size : 1);
     if (!b)
-        abort();
+        STRATA_FUZZ_FAIL();
     if (size)
         memcpy(b, data, size);
     check_location(b, size);

@@ -4,10 +4,12 @@
  * on each run, under ASan+UBSan in the sanitizer build.
  *
  * Usage: fuzz_replay_<name> PATH...   (each PATH a corpus file or directory)
- * Exit status: 0 when every input ran; 1 when a path cannot be read or no
- * input at all was found (an empty corpus tests nothing, which is a
- * defect); a crashing input ends the process through the crash or the
- * sanitizer, after its name was printed, so the log names the culprit.
+ * Exit status: 0 when every input ran clean; 1 when a path cannot be
+ * read, no input at all was found (an empty corpus tests nothing, which
+ * is a defect) or, under ASan, an input leaked memory (the first leaking
+ * input is named, and the others still run); a crashing input ends the process
+ * through the crash or the sanitizer right after its name was printed,
+ * so the log names the culprit.
  * Single-threaded.
  */
 #include "fuzz.h"
@@ -18,6 +20,20 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+
+/* Under ASan, check for leaks after every input, so a leak is pinned on
+ * the input that caused it (at exit, LeakSanitizer could only say that
+ * some input leaked). */
+#if defined(__SANITIZE_ADDRESS__)
+#define REPLAY_LSAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define REPLAY_LSAN 1
+#endif
+#endif
+#ifdef REPLAY_LSAN
+#include <sanitizer/lsan_interface.h>
+#endif
 
 /* Reads a whole file into a malloc'ed buffer (caller frees); 0 or -1. */
 static int slurp(const char *path, uint8_t **out, size_t *len)
@@ -53,6 +69,12 @@ static int slurp(const char *path, uint8_t **out, size_t *len)
 
 /* Runs one file; the exact-size copy lets ASan catch a read one past the
  * input, as libFuzzer's own buffer does. */
+/* Set by the first input that leaks: the run fails at the end.  Leaked
+ * blocks stay leaked, so every later check would report them again; only
+ * the first leaking input can be named (fix it and rerun for the next),
+ * while the remaining inputs still run for crashes. */
+static const char *g_leaky;
+
 static int run_file(const char *path, unsigned long *ran)
 {
     uint8_t *buf;
@@ -73,6 +95,12 @@ static int run_file(const char *path, unsigned long *ran)
     LLVMFuzzerTestOneInput(exact, len);
     free(exact);
     (*ran)++;
+#ifdef REPLAY_LSAN
+    if (!g_leaky && __lsan_do_recoverable_leak_check()) {
+        fprintf(stderr, "replay: %s leaks memory (report above)\n", path);
+        g_leaky = strdup(path);
+    }
+#endif
     return 0;
 }
 
@@ -143,10 +171,14 @@ int main(int argc, char **argv)
         if (rc != 0)
             return 1;
     }
-    printf("replay: %lu inputs ran without a finding\n", ran);
     if (ran == 0) {
         fprintf(stderr, "replay: no inputs found: an empty corpus tests nothing\n");
         return 1;
     }
+    if (g_leaky) {
+        fprintf(stderr, "replay: %lu inputs ran; %s (at least) leaks\n", ran, g_leaky);
+        return 1;
+    }
+    printf("replay: %lu inputs ran without a finding\n", ran);
     return 0;
 }
