@@ -285,6 +285,22 @@ int strata_meta__rec_encode(const struct meta_rec *r, char **out, size_t *outlen
     return 0;
 }
 
+/*
+ * Map keys (field numbers) must be unique: a record with a field twice is
+ * corrupt, not "last one wins" (decoded fields own memory, and two writers'
+ * records must never be read as one).  Fields above 63 are a newer writer's
+ * and skipped by the decoders, so their duplicates do not matter.
+ */
+static bool field_dup(uint64_t *seen, uint64_t f)
+{
+    if (f >= 64)
+        return false;
+    if (*seen & (1ull << f))
+        return true;
+    *seen |= 1ull << f;
+    return false;
+}
+
 static bool get_uint(const msgpack_object *o, uint64_t *v)
 {
     if (o->type != MSGPACK_OBJECT_POSITIVE_INTEGER)
@@ -477,12 +493,12 @@ int strata_meta__rec_decode(const void *buf, size_t len, bool want_hdrs, struct 
         goto out;
     if (up.data.type != MSGPACK_OBJECT_MAP)
         goto out;
-    uint64_t slen = UINT64_MAX;
+    uint64_t slen = UINT64_MAX, seen = 0;
     bool have_fmt = false;
     for (uint32_t i = 0; i < up.data.via.map.size; i++) {
         const msgpack_object_kv *kv = &up.data.via.map.ptr[i];
         uint64_t f;
-        if (!get_uint(&kv->key, &f)) {
+        if (!get_uint(&kv->key, &f) || field_dup(&seen, f)) {
             rc = STRATA_ECORRUPT;
             goto out;
         }
@@ -493,6 +509,8 @@ int strata_meta__rec_decode(const void *buf, size_t len, bool want_hdrs, struct 
     rc = STRATA_ECORRUPT;
     if (!have_fmt)
         goto out;
+    if ((r->flags & REC_F_INLINE) && (r->flags & REC_F_MULTIPART))
+        goto out; /* data lives in the record or in parts, never both */
     if (r->flags & REC_F_INLINE) {
         if (!r->shard && r->shard_len == 0 && slen == 0)
             r->shard = (const uint8_t *)"";
@@ -592,11 +610,12 @@ int strata_meta__bucket_decode(const void *buf, size_t len, struct strata_bucket
         up.data.type != MSGPACK_OBJECT_MAP)
         goto out;
     bool fmt = false, name = false;
+    uint64_t seen = 0;
     for (uint32_t i = 0; i < up.data.via.map.size; i++) {
         const msgpack_object_kv *kv = &up.data.via.map.ptr[i];
         uint64_t f, u = 0;
         bool ok = true;
-        if (!get_uint(&kv->key, &f))
+        if (!get_uint(&kv->key, &f) || field_dup(&seen, f))
             goto out;
         switch (f) {
         case 0:
@@ -772,10 +791,11 @@ int strata_meta__upload_decode(const void *buf, size_t len, struct meta_upload *
     if (rc == 0 && up.data.type != MSGPACK_OBJECT_MAP)
         rc = STRATA_ECORRUPT;
     bool fmt = false;
+    uint64_t seen = 0;
     for (uint32_t i = 0; rc == 0 && i < up.data.via.map.size; i++) {
         const msgpack_object_kv *kv = &up.data.via.map.ptr[i];
         uint64_t f, v = 0;
-        if (!get_uint(&kv->key, &f)) {
+        if (!get_uint(&kv->key, &f) || field_dup(&seen, f)) {
             rc = STRATA_ECORRUPT;
             break;
         }
@@ -893,12 +913,13 @@ int strata_meta__part_decode(const void *buf, size_t len, struct meta_part *p,
         rc = STRATA_ECORRUPT;
     bool fmt = false, md5 = false;
     char tb[STRATA_BUCKET_NAME_MAX + 1], tk[STRATA_KEY_MAX + 1];
+    uint64_t seen = 0;
     for (uint32_t i = 0; rc == 0 && i < up.data.via.map.size; i++) {
         const msgpack_object_kv *kv = &up.data.via.map.ptr[i];
         uint64_t f, v = 0;
         size_t n = 0;
         bool ok = true;
-        if (!get_uint(&kv->key, &f)) {
+        if (!get_uint(&kv->key, &f) || field_dup(&seen, f)) {
             rc = STRATA_ECORRUPT;
             break;
         }
