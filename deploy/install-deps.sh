@@ -16,8 +16,10 @@ PKGS=(
     nginx fio wrk
 )
 # Fuzzing (tests/fuzz) needs clang's libFuzzer; opt in, it is large.
+# libFuzzer and the sanitizer runtimes are in libclang-rt-14-dev, which
+# clang only recommends (and recommends are not installed below).
 if [[ "${STRATA_WITH_FUZZ:-0}" == 1 ]]; then
-    PKGS+=(clang)
+    PKGS+=(clang libclang-rt-14-dev)
 fi
 
 missing=()

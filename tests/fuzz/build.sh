@@ -24,7 +24,9 @@ targets=()
 for f in "$src"/tests/fuzz/fuzz_*.c; do
     targets+=("$(basename "$f" .c)")
 done
-cmake --build "$out" -j"$(nproc)" --target "${targets[@]}" >/dev/null
+log="$out/fuzz-build.log"
+cmake --build "$out" -j"$(nproc)" --target "${targets[@]}" >"$log" 2>&1 ||
+    { tail -40 "$log"; echo "build failed: see $log"; exit 1; }
 for t in "${targets[@]}"; do
     mkdir -p "$src/tests/fuzz/corpus/$t"
     echo "built $out/$t"
