@@ -115,9 +115,9 @@ void strata_data_id_new(uint8_t id[STRATA_DATA_ID_LEN]);
  * Writes one data object's N shard files under tmp/, stripe by stripe: bytes
  * fed in are buffered until a stripe is full (and more bytes come, or
  * finish), then encoded and fanned out to all online drives in one io_uring
- * submission (the next stripes fill while
- * up to three previous ones are in flight).  finish() writes the final partial stripe,
- * each file's block CRC table and header, fsyncs, and renames into data/.
+ * submission (the next stripes fill while up to three previous ones are in
+ * flight).  finish() writes the final stripe, each file's block CRC table
+ * and header, fsyncs, and renames into data/.
  * Nothing is referenced by metadata until the caller commits it, so a crash
  * at any point leaves only unreferenced files for the scanner.
  */
@@ -154,9 +154,9 @@ void strata_ec_writer_destroy(struct strata_ec_writer *w);
  * Reads byte ranges of a data object.  Reads only the K data shards of each
  * stripe it needs, verifies every block's CRC32C, and reconstructs from
  * parity when a shard is missing, unreadable or corrupt (counted in the set
- * stats).  Sequential reads are read ahead up to three stripes.  Never returns wrong
- * bytes: with fewer than K good shards the read fails with STRATA_ECORRUPT
- * (or STRATA_EQUORUM when drives are offline).
+ * stats).  Sequential reads are read ahead up to three stripes.  Never
+ * returns wrong bytes: with fewer than K good shards the read fails with
+ * STRATA_ECORRUPT (or STRATA_EQUORUM when drives are offline).
  */
 struct strata_ec_reader;
 
