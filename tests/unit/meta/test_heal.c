@@ -43,7 +43,7 @@ static void verify(struct mt_env *e, char vids[NOBJ][48])
         snprintf(key, sizeof(key), "o%zu", i);
         mt_fill(exp, sizes[i], (uint32_t)i + 100);
         uint8_t *got = NULL;
-        size_t gl;
+        size_t gl = 0;
         assert_int_equal(mt_get(e, "h", key, NULL, &got, &gl), 0);
         assert_int_equal(gl, sizes[i]);
         if (gl)
@@ -103,7 +103,7 @@ static void test_too_many_lost(void **state)
         return;
     }
     uint8_t *got = NULL;
-    size_t gl;
+    size_t gl = 0;
     for (size_t i = 0; i < NOBJ; i++) {
         char key[32];
         snprintf(key, sizeof(key), "o%zu", i);

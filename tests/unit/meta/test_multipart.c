@@ -122,8 +122,8 @@ static void mp_etag(const uint8_t *d, const size_t *sizes, size_t n, char out[48
 
 static void read_all_check(struct mt_env *e, const char *key, const uint8_t *exp, size_t len)
 {
-    uint8_t *got;
-    size_t gl;
+    uint8_t *got = NULL;
+    size_t gl = 0;
     assert_int_equal(mt_get(e, "b", key, NULL, &got, &gl), 0);
     assert_int_equal(gl, len);
     assert_memory_equal(got, exp, len);

@@ -25,7 +25,7 @@ static void md5_hex(const uint8_t *d, size_t n, char out[33])
 static void check_object(struct mt_env *e, const char *key, const uint8_t *data, size_t len)
 {
     uint8_t *got = NULL;
-    size_t gl;
+    size_t gl = 0;
     assert_int_equal(mt_get(e, "b", key, NULL, &got, &gl), 0);
     assert_int_equal(gl, len);
     if (len)

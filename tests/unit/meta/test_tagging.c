@@ -79,7 +79,7 @@ static void test_versions(void **state)
     tags_is(e, "k", v1, "x=9");
     tags_is(e, "k", v3, "c=3");
     uint8_t *got = NULL;
-    size_t gl;
+    size_t gl = 0;
     assert_int_equal(mt_get(e, "b", "k", v1, &got, &gl), 0);
     assert_int_equal(gl, 10);
     assert_memory_equal(got, "inline-one", 10);
@@ -165,7 +165,7 @@ static void test_multipart_tags(void **state)
     assert_int_equal(strata_obj_tags_put(e->m, "b", "mp", NULL, "z=1", 3, NULL), 0);
     tags_is(e, "mp", NULL, "z=1");
     uint8_t *got = NULL;
-    size_t gl;
+    size_t gl = 0;
     assert_int_equal(mt_get(e, "b", "mp", NULL, &got, &gl), 0);
     assert_int_equal(gl, 5);
     assert_memory_equal(got, "hello", 5);
@@ -211,7 +211,7 @@ static void test_missed_rewrite_heals(void **state)
     assert_true(strata_set_drive_fresh(e->set, 0) && strata_set_drive_fresh(e->set, 1));
     tags_is(e, "k", NULL, "new=2");
     uint8_t *got = NULL;
-    size_t gl;
+    size_t gl = 0;
     assert_int_equal(mt_get(e, "b", "k", NULL, &got, &gl), 0);
     assert_memory_equal(got, "data!", 5);
     free(got);

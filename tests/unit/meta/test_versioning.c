@@ -24,8 +24,8 @@ static void put_str(struct mt_env *e, const char *b, const char *k, const char *
 static void expect_body(struct mt_env *e, const char *b, const char *k, const char *vid,
                         const char *s)
 {
-    uint8_t *d;
-    size_t l;
+    uint8_t *d = NULL;
+    size_t l = 0;
     assert_int_equal(mt_get(e, b, k, vid, &d, &l), 0);
     assert_int_equal(l, strlen(s));
     assert_memory_equal(d, s, l);
@@ -99,7 +99,7 @@ static void test_enabled(void **state)
     assert_int_equal(strata_obj_delete(e->m, "v", "big", ob.version_id, NULL), 0);
     assert_true(mt_data_files(e) < files2);
     uint8_t *d = NULL;
-    size_t l;
+    size_t l = 0;
     assert_int_equal(mt_get(e, "v", "big", NULL, &d, &l), 0);
     assert_int_equal(l, big);
     assert_memory_equal(d, a, big);
