@@ -8,7 +8,8 @@
 #   GET 4 KiB, GET 100 KiB over N keys, GET 1 MiB, GET 64 MiB  (presigned URLs)
 #   PUT 100 KiB, PUT 64 MiB                                    (signed payload)
 # and ListObjectsV2 over the dataset bucket (plus LIST_KEYS empty keys in a
-# bucket of their own if LIST_KEYS > 0).  Prints req/s, MB/s, p50, p99 and the
+# bucket of their own if LIST_KEYS > 0), timed with boto3 and with a raw
+# SigV4 client (the server's own rate).  Prints req/s, MB/s, p50, p99 and the
 # ratio to nginx.  Cleans up its processes and files at exit.
 #
 # Environment: DURATION (s, default 10), PUT64M_DURATION (30), CONNS (32), THREADS (2), N100K (10000),
@@ -212,15 +213,24 @@ run_wrk put100k nginx "$NEP" "$BENCH_DIR/put.lua" "$BENCH_DIR/put100k.req" "$BEN
 CELL_DURATION=$PUT64M_DURATION run_wrk put64m strata "$SEP" "$BENCH_DIR/put.lua" "$BENCH_DIR/put64m.req" "$BENCH_DIR/body64m"
 CELL_DURATION=$PUT64M_DURATION run_wrk put64m nginx "$NEP" "$BENCH_DIR/put.lua" "$BENCH_DIR/put64m.req" "$BENCH_DIR/body64m"
 
+# Two clients: boto3 (what users run; its XML parsing is the limit) and a
+# raw keep-alive SigV4 client that measures the server.
 echo "==> ListObjectsV2"
-L=$($PY "$HERE/s3_dataset.py" list --endpoint "$SEP" --ak "$AK" --sk "$SK" --bucket "$BUCKET" --repeat 2 || echo '{"failed":true}')
-echo "  $BUCKET: $L"
-printf '{"name":"list-dataset","server":"strata",%s\n' "${L#\{}" >>"$RESULTS"
+for client in raw boto3; do
+    L=$($PY "$HERE/s3_dataset.py" list --endpoint "$SEP" --ak "$AK" --sk "$SK" --bucket "$BUCKET" \
+        --client "$client" --repeat 2 || echo '{"failed":true}')
+    echo "  $BUCKET ($client): $L"
+    printf '{"name":"list-dataset","server":"strata",%s\n' "${L#\{}" >>"$RESULTS"
+done
 if ((LIST_KEYS > 0)); then
-    L=$($PY "$HERE/s3_dataset.py" list --endpoint "$SEP" --ak "$AK" --sk "$SK" --bucket listbench \
-        --make "$LIST_KEYS" --repeat 2 || echo '{"failed":true}')
-    echo "  listbench: $L"
-    printf '{"name":"list-%s","server":"strata",%s\n' "$LIST_KEYS" "${L#\{}" >>"$RESULTS"
+    make=$LIST_KEYS
+    for client in raw boto3; do
+        L=$($PY "$HERE/s3_dataset.py" list --endpoint "$SEP" --ak "$AK" --sk "$SK" --bucket listbench \
+            --make "$make" --client "$client" --repeat 2 || echo '{"failed":true}')
+        make=0
+        echo "  listbench ($client): $L"
+        printf '{"name":"list-%s","server":"strata",%s\n' "$LIST_KEYS" "${L#\{}" >>"$RESULTS"
+    done
 fi
 
 # Daemon health after the run: still alive, no sanitizer reports.
@@ -260,8 +270,8 @@ for name in ("get4k", "get100k", "get1m", "get64m", "put100k", "put64m"):
     print("| " + " | ".join([label] + fmt(s) + fmt(n) + [ratio]) + " |")
 for r in rows:
     if r["name"].startswith("list"):
-        print(f"\nListObjectsV2 ({r['name']}): {r.get('keys')} keys in {r.get('pages')} pages, "
-              f"{r.get('seconds')} s, {r.get('keys_per_s')} keys/s")
+        print(f"\nListObjectsV2 ({r['name']}, {r.get('client', '?')} client): {r.get('keys')} keys in "
+              f"{r.get('pages')} pages, {r.get('seconds')} s, {r.get('keys_per_s')} keys/s")
     if r["name"] == "dataset-upload":
         print(f"\nDataset upload (boto3, 16 threads): {r.get('uploaded_objects')} objects, "
               f"{r.get('bytes', 0) / 1e6:.0f} MB in {r.get('seconds')} s ({r.get('MBps')} MB/s)")
