@@ -24,6 +24,10 @@
 #include "srv.h"
 
 #define DRIVES_MAX 1024
+/* Small objects live in the metadata records and dataloaders re-read them:
+ * a cache that holds the hot set saves a pread and a block checksum per GET.
+ * The cache is an LRU that only grows as it is used. */
+#define CACHE_MB_DEFAULT 1024u
 #define DEFAULT_ROOT_USER "strataadmin"
 #define DEFAULT_ROOT_PASSWORD "strataadmin"
 
@@ -51,6 +55,7 @@ static void usage(FILE *f)
 "  --tls-key FILE        PEM private key for --tls-cert\n"
 "  --domain DOMAIN       accept virtual-host style requests (BUCKET.DOMAIN)\n"
 "  --inline-max BYTES    objects up to this size live in metadata (default %u)\n"
+"  --cache-mb N          metadata block cache shared by all drives, MiB (default %u)\n"
 "  --access-log FILE     access log file (default: stderr)\n"
 "  --max-inflight N      requests served at once; more get 503 SlowDown (default 256)\n"
 "  --timeout SECONDS     idle/slow connection timeout (default 120)\n"
@@ -66,7 +71,8 @@ static void usage(FILE *f)
 "\n"
 "Signals: SIGTERM/SIGINT stop accepting, let in-flight requests finish, close\n"
 "the metadata and drive sets, and exit 0.\n",
-            STRATA_INLINE_MAX_DEFAULT, DEFAULT_ROOT_USER, DEFAULT_ROOT_PASSWORD);
+            STRATA_INLINE_MAX_DEFAULT, CACHE_MB_DEFAULT, DEFAULT_ROOT_USER,
+            DEFAULT_ROOT_PASSWORD);
 }
 
 static void free_drives(char **drives, size_t n)
@@ -85,7 +91,7 @@ static int parse_level(const char *s)
 }
 
 /* Opens every set and the metadata.  On failure closes what it opened. */
-static int open_storage(struct strata_srv *s, size_t inline_max)
+static int open_storage(struct strata_srv *s, size_t inline_max, size_t cache_mb)
 {
     unsigned per = strata_drive_set_size_pick((unsigned)s->cfg.ndrives);
     if (per == 0) {
@@ -111,7 +117,8 @@ static int open_storage(struct strata_srv *s, size_t inline_max)
             return -1;
         }
     }
-    struct strata_meta_opts mo = {.inline_max = inline_max, .log = strata_srv_logger()};
+    struct strata_meta_opts mo = {.inline_max = inline_max, .block_cache_mb = cache_mb,
+                                  .log = strata_srv_logger()};
     struct strata_errinfo ei = {.drive = -1};
     int rc = strata_meta_open(s->sets, s->nsets, &mo, &s->meta, &ei);
     if (rc) {
@@ -162,7 +169,7 @@ static int cmd_server(int argc, char **argv)
         {"access-log", required_argument, NULL, 'l'},
         {"max-inflight", required_argument, NULL, 'm'},
         {"timeout", required_argument, NULL, 't'},  {"log-level", required_argument, NULL, 'v'},
-        {"threads", required_argument, NULL, 'T'},
+        {"threads", required_argument, NULL, 'T'},  {"cache-mb", required_argument, NULL, 'C'},
         {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0},
     };
     struct strata_srv s;
@@ -170,7 +177,7 @@ static int cmd_server(int argc, char **argv)
     s.cfg.address = "127.0.0.1:9000";
     s.cfg.max_inflight = 256;
     s.cfg.conn_timeout_s = 120;
-    size_t inline_max = 0;
+    size_t inline_max = 0, cache_mb = CACHE_MB_DEFAULT;
     int c;
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         switch (c) {
@@ -184,6 +191,7 @@ static int cmd_server(int argc, char **argv)
         case 'm': s.cfg.max_inflight = (unsigned)strtoul(optarg, NULL, 10); break;
         case 't': s.cfg.conn_timeout_s = (unsigned)strtoul(optarg, NULL, 10); break;
         case 'T': s.cfg.threads = (unsigned)strtoul(optarg, NULL, 10); break;
+        case 'C': cache_mb = strtoull(optarg, NULL, 10); break;
         case 'v':
             if (parse_level(optarg) < 0) {
                 fprintf(stderr, "strata: unknown log level %s\n", optarg);
@@ -243,7 +251,7 @@ static int cmd_server(int argc, char **argv)
     }
     snprintf(s.host_id, sizeof(s.host_id), "strata-%ld", (long)getpid());
     int rc = 1;
-    if (open_storage(&s, inline_max) == 0) {
+    if (open_storage(&s, inline_max, cache_mb) == 0) {
         /* Block the stop signals before MHD starts its threads, so they
          * inherit the mask and only sigwait() below sees the signals. */
         sigset_t set;
@@ -387,7 +395,7 @@ static int cmd_selftest(int argc, char **argv)
     s.cfg.ndrives = 4;
     int failures = 0;
     printf("strata selftest in %s (4 drives, 2+2)\n", root);
-    if (!data || !rbuf || open_storage(&s, 0) != 0) {
+    if (!data || !rbuf || open_storage(&s, 0, 0) != 0) {
         failures = 1;
     } else {
         struct strata_bucket_info bi = {.name = "selftest", .owner = "selftest",
