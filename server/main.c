@@ -10,6 +10,7 @@
 #include <ftw.h>
 #include <pthread.h>
 #include <getopt.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -429,6 +430,13 @@ int main(int argc, char **argv)
         usage(stderr);
         return 2;
     }
+    /* Request buffers of 100 KiB-1 MiB are allocated and freed all the time
+     * by up to hundreds of connection threads.  With glibc's defaults each
+     * thread arena hands freed memory back to the kernel and every new
+     * request faults in freshly zeroed pages (10% of the CPU of small GETs
+     * in perf).  Keep freed memory for reuse instead. */
+    mallopt(M_MMAP_THRESHOLD, 16 << 20);
+    mallopt(M_TRIM_THRESHOLD, 256 << 20);
     xmlInitParser();
     strata_crash_install();
     const char *cmd = argv[1];

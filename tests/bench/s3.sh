@@ -12,7 +12,8 @@
 # SigV4 client (the server's own rate).  Prints req/s, MB/s, p50, p99 and the
 # ratio to nginx.  Cleans up its processes and files at exit.
 #
-# Environment: DURATION (s, default 10), PUT64M_DURATION (30), CONNS (32), THREADS (2), N100K (10000),
+# Environment: CELLS (which of get4k get100k get1m get64m put100k put64m; all),
+#   DURATION (s, default 10), PUT64M_DURATION (30), CONNS (32), THREADS (2), N100K (10000),
 #   LIST_KEYS (0), STRATA_BIN (default: build build-bench/ as Release),
 #   BENCH_DIR (default: new dir under /tmp), RESULTS (JSON lines, default
 #   $BENCH_DIR/results.jsonl, copied to ./build-bench/s3-results.jsonl), KEEP=1.
@@ -196,7 +197,10 @@ sync
 echo 3 >/proc/sys/vm/drop_caches 2>/dev/null || true
 
 echo "==> GET: wrk -t$THREADS -c$CONNS -d${DURATION}s"
+CELLS=${CELLS:-get4k get100k get1m get64m put100k put64m}
+want() { [[ " $CELLS " == *" $1 "* ]]; }
 for cell in get4k get100k get1m get64m; do
+    want "$cell" || continue
     run_wrk "$cell" strata "$SEP" "$BENCH_DIR/get.lua" "$BENCH_DIR/$cell.strata"
     run_wrk "$cell" nginx "$NEP" "$BENCH_DIR/get.lua" "$BENCH_DIR/$cell.nginx"
 done
@@ -206,12 +210,12 @@ $PY "$HERE/s3_dataset.py" putsign --endpoint "$SEP" --ak "$AK" --sk "$SK" --buck
     --n 1000 --size $((100 * 1024)) --prefix put100k/ --body "$BENCH_DIR/body100k" --out "$BENCH_DIR/put100k.req"
 $PY "$HERE/s3_dataset.py" putsign --endpoint "$SEP" --ak "$AK" --sk "$SK" --bucket "$BUCKET" \
     --n 8 --size $((64 << 20)) --prefix put64m/ --body "$BENCH_DIR/body64m" --out "$BENCH_DIR/put64m.req"
-run_wrk put100k strata "$SEP" "$BENCH_DIR/put.lua" "$BENCH_DIR/put100k.req" "$BENCH_DIR/body100k"
-run_wrk put100k nginx "$NEP" "$BENCH_DIR/put.lua" "$BENCH_DIR/put100k.req" "$BENCH_DIR/body100k"
+want put100k && run_wrk put100k strata "$SEP" "$BENCH_DIR/put.lua" "$BENCH_DIR/put100k.req" "$BENCH_DIR/body100k"
+want put100k && run_wrk put100k nginx "$NEP" "$BENCH_DIR/put.lua" "$BENCH_DIR/put100k.req" "$BENCH_DIR/body100k"
 # 32 concurrent 64 MiB uploads are 2 GiB in flight: give them PUT64M_DURATION
 # (default 30 s) so that whole requests complete several times over.
-CELL_DURATION=$PUT64M_DURATION run_wrk put64m strata "$SEP" "$BENCH_DIR/put.lua" "$BENCH_DIR/put64m.req" "$BENCH_DIR/body64m"
-CELL_DURATION=$PUT64M_DURATION run_wrk put64m nginx "$NEP" "$BENCH_DIR/put.lua" "$BENCH_DIR/put64m.req" "$BENCH_DIR/body64m"
+want put64m && CELL_DURATION=$PUT64M_DURATION run_wrk put64m strata "$SEP" "$BENCH_DIR/put.lua" "$BENCH_DIR/put64m.req" "$BENCH_DIR/body64m"
+want put64m && CELL_DURATION=$PUT64M_DURATION run_wrk put64m nginx "$NEP" "$BENCH_DIR/put.lua" "$BENCH_DIR/put64m.req" "$BENCH_DIR/body64m"
 
 # Two clients: boto3 (what users run; its XML parsing is the limit) and a
 # raw keep-alive SigV4 client that measures the server.
