@@ -622,23 +622,6 @@ struct strata_put {
     int failed;
 };
 
-static size_t cksum_len(int algo)
-{
-    switch (algo) {
-    case STRATA_CKSUM_CRC32:
-    case STRATA_CKSUM_CRC32C:
-        return 4;
-    case STRATA_CKSUM_CRC64NVME:
-        return 8;
-    case STRATA_CKSUM_SHA1:
-        return 20;
-    case STRATA_CKSUM_SHA256:
-        return 32;
-    default:
-        return 0;
-    }
-}
-
 void strata_obj_put_abort(struct strata_put *p)
 {
     if (!p)
@@ -697,7 +680,7 @@ static int put_begin(struct strata_meta *m, const struct strata_put_opts *opts, 
         return STRATA_ENOTFOUND;
     if (!key_ok(opts->key))
         return STRATA_EINVAL;
-    size_t ckl = cksum_len(opts->cksum_algo);
+    size_t ckl = strata_meta__cksum_len(opts->cksum_algo);
     if (opts->cksum_algo < 0 || opts->cksum_algo > STRATA_CKSUM_SHA256 ||
         (opts->cksum && opts->cksum_len != ckl))
         return STRATA_EINVAL;
@@ -842,7 +825,8 @@ int strata_obj_put_expect_checksum(struct strata_put *p, int algo, const uint8_t
 {
     if (p->failed)
         return p->failed;
-    if (algo != p->ck_algo || algo == STRATA_CKSUM_NONE || len != cksum_len(algo) || !raw)
+    if (algo != p->ck_algo || algo == STRATA_CKSUM_NONE || len != strata_meta__cksum_len(algo) ||
+        !raw)
         return STRATA_EINVAL;
     memcpy(p->exp_ck, raw, len);
     p->exp_ck_len = len;
@@ -941,7 +925,7 @@ static int put_verify(struct strata_put *p, char etag[STRATA_ETAG_MAX + 1],
         if (memcmp(sh, p->exp_sha, 32) != 0)
             return STRATA_ESHA256MISMATCH;
     }
-    *ckl = cksum_len(p->ck_algo);
+    *ckl = strata_meta__cksum_len(p->ck_algo);
     switch (p->ck_algo) {
     case STRATA_CKSUM_CRC32:
     case STRATA_CKSUM_CRC32C:
