@@ -160,6 +160,30 @@ static void head_common(struct strata_sbuf *b, struct strata_req *r, const struc
         strata_sbuf_puts(b, "<EncodingType>url</EncodingType>");
 }
 
+/*
+ * After the listing ran: answer the error if parsing (e) or the listing (rc)
+ * failed and return false; otherwise open the reply document in b with its
+ * root element and the fields every listing shares, and return true.
+ */
+static bool page_open(struct strata_req *r, struct page *p, enum s3_err e, int rc,
+                      struct strata_sbuf *b, const char *root, const struct strata_list_opts *o,
+                      int mk)
+{
+    if (e || rc) {
+        page_fini(p);
+        if (e)
+            strata_req_error(r, e, 0);
+        else
+            strata_req_error_strata(r, rc, S3CTX_BUCKET);
+        return false;
+    }
+    strata_sbuf_init(b, STRATA_SRV_LIST_PAGE_MAX * 2 + 65536);
+    strata_sbuf_printf(b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<%s xmlns=\"" S3_NS "\">",
+                       root);
+    head_common(b, r, p, o, mk);
+    return true;
+}
+
 static void list_v2(struct strata_req *r)
 {
     struct page p;
@@ -184,18 +208,9 @@ static void list_v2(struct strata_req *r)
         }
     }
     int rc = e ? 0 : run_list(r, &p, &o, &res, resume, sizeof(resume));
-    if (e || rc) {
-        page_fini(&p);
-        if (e)
-            strata_req_error(r, e, 0);
-        else
-            strata_req_error_strata(r, rc, S3CTX_BUCKET);
-        return;
-    }
     struct strata_sbuf b;
-    strata_sbuf_init(&b, STRATA_SRV_LIST_PAGE_MAX * 2 + 65536);
-    strata_sbuf_puts(&b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<ListBucketResult xmlns=\"" S3_NS "\">");
-    head_common(&b, r, &p, &o, mk);
+    if (!page_open(r, &p, e, rc, &b, "ListBucketResult", &o, mk))
+        return;
     strata_sbuf_printf(&b, "<KeyCount>%u</KeyCount><IsTruncated>%s</IsTruncated>", p.count,
                        res.truncated ? "true" : "false");
     if (token)
@@ -223,18 +238,9 @@ static void list_v1(struct strata_req *r)
     char resume[STRATA_KEY_MAX + 3];
     o.start_after = marker;
     int rc = e ? 0 : run_list(r, &p, &o, &res, resume, sizeof(resume));
-    if (e || rc) {
-        page_fini(&p);
-        if (e)
-            strata_req_error(r, e, 0);
-        else
-            strata_req_error_strata(r, rc, S3CTX_BUCKET);
-        return;
-    }
     struct strata_sbuf b;
-    strata_sbuf_init(&b, STRATA_SRV_LIST_PAGE_MAX * 2 + 65536);
-    strata_sbuf_puts(&b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<ListBucketResult xmlns=\"" S3_NS "\">");
-    head_common(&b, r, &p, &o, mk);
+    if (!page_open(r, &p, e, rc, &b, "ListBucketResult", &o, mk))
+        return;
     key_elem(&b, "Marker", marker ? marker : "", p.url);
     strata_sbuf_printf(&b, "<IsTruncated>%s</IsTruncated>", res.truncated ? "true" : "false");
     if (res.truncated && o.delimiter && *o.delimiter)
@@ -278,18 +284,9 @@ void strata_h_list_versions(struct strata_req *r)
     } else if (!e) {
         rc = run_list(r, &p, &o, &res, resume, sizeof(resume));
     }
-    if (e || rc) {
-        page_fini(&p);
-        if (e)
-            strata_req_error(r, e, 0);
-        else
-            strata_req_error_strata(r, rc, S3CTX_BUCKET);
-        return;
-    }
     struct strata_sbuf b;
-    strata_sbuf_init(&b, STRATA_SRV_LIST_PAGE_MAX * 2 + 65536);
-    strata_sbuf_puts(&b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<ListVersionsResult xmlns=\"" S3_NS "\">");
-    head_common(&b, r, &p, &o, mk);
+    if (!page_open(r, &p, e, rc, &b, "ListVersionsResult", &o, mk))
+        return;
     key_elem(&b, "KeyMarker", km ? km : "", p.url);
     strata_sbuf_xml_elem(&b, "VersionIdMarker", vm ? vm : "");
     strata_sbuf_printf(&b, "<IsTruncated>%s</IsTruncated>", res.truncated ? "true" : "false");

@@ -40,16 +40,10 @@ void strata_h_mpu_create(struct strata_req *r)
     memset(&o, 0, sizeof(o));
     o.bucket = r->bucket;
     o.key = r->key;
-    const char *acl = strata_req_hdr(r, "x-amz-acl");
-    const char *sc = strata_req_hdr(r, "x-amz-storage-class");
     const char *algo = strata_req_hdr(r, "x-amz-checksum-algorithm");
     const char *type = strata_req_hdr(r, "x-amz-checksum-type");
     enum s3_err e = S3E_NONE;
-    if (acl && strcmp(acl, "private") != 0)
-        e = S3E_NotImplemented;
-    else if (sc && strcmp(sc, "STANDARD") != 0)
-        e = S3E_InvalidStorageClass;
-    if (!e && algo && !(o.cksum_algo = strata_s3_cksum_from_algo_name(algo)))
+    if (algo && !(o.cksum_algo = strata_s3_cksum_from_algo_name(algo)))
         e = S3E_InvalidRequest;
     if (!e && type) {
         if (strcasecmp(type, "COMPOSITE") == 0)
@@ -59,33 +53,20 @@ void strata_h_mpu_create(struct strata_req *r)
         else
             e = S3E_InvalidRequest;
     }
-    struct strata_hdr_set *h = e ? NULL : malloc(sizeof(*h));
-    if (!e && !h)
-        e = S3E_InternalError;
+    struct strata_new_obj n;
     if (!e)
-        e = strata_put_hdrs_pick(r, h);
+        e = strata_new_obj_parse(r, &n);
     if (e) {
-        free(h);
         strata_req_error(r, e, 0);
         return;
     }
-    o.hdrs = h->kv;
-    o.nhdrs = h->n;
-    struct strata_sbuf tags;
-    strata_sbuf_init(&tags, STRATA_TAGS_MAX);
-    e = strata_tagging_hdr(r, &tags);
-    if (e) {
-        strata_sbuf_fini(&tags);
-        free(h);
-        strata_req_error(r, e, 0);
-        return;
-    }
-    o.tags = tags.data;
-    o.tags_len = tags.len;
+    o.hdrs = n.h->kv;
+    o.nhdrs = n.h->n;
+    o.tags = n.tags.data;
+    o.tags_len = n.tags.len;
     char id[STRATA_UPLOAD_ID_MAX + 1];
     int rc = strata_mpu_create(r->srv->meta, &o, id);
-    strata_sbuf_fini(&tags);
-    free(h);
+    strata_new_obj_fini(&n);
     if (rc) {
         strata_req_error_strata(r, rc, rc == STRATA_ENOTFOUND ? S3CTX_BUCKET : S3CTX_OBJECT);
         return;

@@ -135,6 +135,33 @@ enum s3_err strata_put_digests(struct strata_req *r, struct strata_put_opts *o)
     return S3E_NONE;
 }
 
+enum s3_err strata_new_obj_parse(struct strata_req *r, struct strata_new_obj *n)
+{
+    memset(n, 0, sizeof(*n));
+    const char *acl = strata_req_hdr(r, "x-amz-acl");
+    const char *sc = strata_req_hdr(r, "x-amz-storage-class");
+    if (acl && strcmp(acl, "private") != 0)
+        return S3E_NotImplemented;
+    if (sc && strcmp(sc, "STANDARD") != 0)
+        return S3E_InvalidStorageClass;
+    n->h = malloc(sizeof(*n->h));
+    if (!n->h)
+        return S3E_InternalError;
+    strata_sbuf_init(&n->tags, STRATA_TAGS_MAX);
+    enum s3_err e = strata_put_hdrs_pick(r, n->h);
+    if (!e)
+        e = strata_tagging_hdr(r, &n->tags);
+    if (e)
+        strata_new_obj_fini(n);
+    return e;
+}
+
+void strata_new_obj_fini(struct strata_new_obj *n)
+{
+    STRATA_FREE(n->h);
+    strata_sbuf_fini(&n->tags);
+}
+
 int strata_h_put_begin(struct strata_req *r)
 {
     struct strata_put_opts o;
@@ -142,40 +169,19 @@ int strata_h_put_begin(struct strata_req *r)
     o.bucket = r->bucket;
     o.key = r->key;
     enum s3_err e = strata_put_body_size(r, &o.size);
-    const char *acl = strata_req_hdr(r, "x-amz-acl");
-    const char *sc = strata_req_hdr(r, "x-amz-storage-class");
-    if (!e && acl && strcmp(acl, "private") != 0)
-        e = S3E_NotImplemented;
-    if (!e && sc && strcmp(sc, "STANDARD") != 0)
-        e = S3E_InvalidStorageClass;
     if (!e)
         e = strata_put_digests(r, &o);
-    struct strata_hdr_set *h = NULL;
-    if (!e) {
-        h = malloc(sizeof(*h));
-        if (!h)
-            e = S3E_InternalError;
-        else
-            e = strata_put_hdrs_pick(r, h);
-    }
+    struct strata_new_obj nobj;
+    if (!e)
+        e = strata_new_obj_parse(r, &nobj);
     if (e) {
-        free(h);
         strata_req_error(r, e, 0);
         return -1;
     }
-    o.hdrs = h->kv;
-    o.nhdrs = h->n;
-    struct strata_sbuf tags;
-    strata_sbuf_init(&tags, STRATA_TAGS_MAX);
-    e = strata_tagging_hdr(r, &tags);
-    if (e) {
-        strata_sbuf_fini(&tags);
-        free(h);
-        strata_req_error(r, e, 0);
-        return -1;
-    }
-    o.tags = tags.data;
-    o.tags_len = tags.len;
+    o.hdrs = nobj.h->kv;
+    o.nhdrs = nobj.h->n;
+    o.tags = nobj.tags.data;
+    o.tags_len = nobj.tags.len;
     const char *im = strata_req_hdr(r, "If-Match");
     char etag[STRATA_ETAG_MAX + 1];
     if (im) {
@@ -189,16 +195,14 @@ int strata_h_put_begin(struct strata_req *r)
     const char *inm = strata_req_hdr(r, "If-None-Match");
     if (inm) {
         if (strcmp(inm, "*") != 0) {
-            strata_sbuf_fini(&tags);
-            free(h);
+            strata_new_obj_fini(&nobj);
             strata_req_error(r, S3E_NotImplemented, 0);
             return -1;
         }
         o.if_none_match_star = true;
     }
     int rc = strata_obj_put_begin(r->srv->meta, &o, &r->put);
-    free(h); /* put_begin copied the headers and tags */
-    strata_sbuf_fini(&tags);
+    strata_new_obj_fini(&nobj); /* put_begin copied the headers and tags */
     if (rc) {
         r->put = NULL;
         strata_req_error_strata(r, rc, rc == STRATA_ENOTFOUND ? S3CTX_BUCKET : S3CTX_OBJECT);

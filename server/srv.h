@@ -240,6 +240,18 @@ struct strata_hdr_set {
 };
 /* Shared by PutObject and the multipart handlers (s3_object_put.c). */
 enum s3_err strata_put_hdrs_pick(struct strata_req *r, struct strata_hdr_set *h);
+/*
+ * What a new object (PutObject, CreateMultipartUpload) takes from its
+ * request: x-amz-acl (only "private"), x-amz-storage-class (only STANDARD),
+ * the stored headers and x-amz-tagging.  On S3E_NONE the caller releases it
+ * with strata_new_obj_fini; on an error nothing is left to release.
+ */
+struct strata_new_obj {
+    struct strata_hdr_set *h;
+    struct strata_sbuf tags;
+};
+enum s3_err strata_new_obj_parse(struct strata_req *r, struct strata_new_obj *n);
+void strata_new_obj_fini(struct strata_new_obj *n);
 enum s3_err strata_put_body_size(struct strata_req *r, uint64_t *size);
 /* Content-MD5, signed sha256, x-amz-checksum-* / trailer into o. */
 enum s3_err strata_put_digests(struct strata_req *r, struct strata_put_opts *o);
