@@ -196,6 +196,23 @@ bool strata_meta__mp_sane(const uint8_t *p, size_t len)
 
 /* ---- version records ---------------------------------------------------- */
 
+/* Every value opens with the value version byte (see meta_internal.h). */
+static void val_begin(msgpack_sbuffer *sb, msgpack_packer *pk)
+{
+    msgpack_sbuffer_init(sb);
+    msgpack_packer_init(pk, sb, msgpack_sbuffer_write);
+    char vb = VAL_VERSION_BYTE;
+    msgpack_sbuffer_write(sb, &vb, 1);
+}
+
+/* A record map of nfields fields, field 0 being the record format. */
+static void map_begin(msgpack_packer *pk, size_t nfields)
+{
+    msgpack_pack_map(pk, nfields);
+    msgpack_pack_uint64(pk, 0);
+    msgpack_pack_uint64(pk, REC_FORMAT);
+}
+
 static void pk_str(msgpack_packer *pk, const char *s, size_t n)
 {
     msgpack_pack_str(pk, n);
@@ -212,18 +229,13 @@ int strata_meta__rec_encode(const struct meta_rec *r, char **out, size_t *outlen
 {
     msgpack_sbuffer sb;
     msgpack_packer pk;
-    msgpack_sbuffer_init(&sb);
-    msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
-    char vb = VAL_VERSION_BYTE;
-    msgpack_sbuffer_write(&sb, &vb, 1);
+    val_begin(&sb, &pk);
 
     bool inl = (r->flags & REC_F_INLINE) != 0;
     bool mp = (r->flags & REC_F_MULTIPART) != 0;
     size_t nf = 8 + (r->has_data_id ? 1 : 0) + (inl ? 3 : 0) + (r->cksum_algo ? 2 : 0) +
                 (mp ? 2 : 0) + (r->cksum_type ? 1 : 0) + (r->tags_len ? 1 : 0);
-    msgpack_pack_map(&pk, nf);
-    msgpack_pack_uint64(&pk, 0);
-    msgpack_pack_uint64(&pk, REC_FORMAT);
+    map_begin(&pk, nf);
     msgpack_pack_uint64(&pk, 1);
     msgpack_pack_uint64(&pk, r->flags);
     msgpack_pack_uint64(&pk, 2);
@@ -564,13 +576,8 @@ int strata_meta__bucket_encode(const struct strata_bucket_info *b, char **out, s
 {
     msgpack_sbuffer sb;
     msgpack_packer pk;
-    msgpack_sbuffer_init(&sb);
-    msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
-    char vb = VAL_VERSION_BYTE;
-    msgpack_sbuffer_write(&sb, &vb, 1);
-    msgpack_pack_map(&pk, 7);
-    msgpack_pack_uint64(&pk, 0);
-    msgpack_pack_uint64(&pk, REC_FORMAT);
+    val_begin(&sb, &pk);
+    map_begin(&pk, 7);
     msgpack_pack_uint64(&pk, 1);
     pk_str(&pk, b->name, strlen(b->name));
     msgpack_pack_uint64(&pk, 2);
@@ -733,13 +740,8 @@ int strata_meta__upload_encode(const struct meta_upload *u, char **out, size_t *
 {
     msgpack_sbuffer sb;
     msgpack_packer pk;
-    msgpack_sbuffer_init(&sb);
-    msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
-    char vb = VAL_VERSION_BYTE;
-    msgpack_sbuffer_write(&sb, &vb, 1);
-    msgpack_pack_map(&pk, 7);
-    msgpack_pack_uint64(&pk, 0);
-    msgpack_pack_uint64(&pk, REC_FORMAT);
+    val_begin(&sb, &pk);
+    map_begin(&pk, 7);
     msgpack_pack_uint64(&pk, 1);
     msgpack_pack_int64(&pk, u->init_ns);
     msgpack_pack_uint64(&pk, 2);
@@ -864,13 +866,8 @@ int strata_meta__part_encode(const struct meta_part *p, const char *bucket, cons
 {
     msgpack_sbuffer sb;
     msgpack_packer pk;
-    msgpack_sbuffer_init(&sb);
-    msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
-    char vb = VAL_VERSION_BYTE;
-    msgpack_sbuffer_write(&sb, &vb, 1);
-    msgpack_pack_map(&pk, 8 + (p->has_data_id ? 1 : 0));
-    msgpack_pack_uint64(&pk, 0);
-    msgpack_pack_uint64(&pk, REC_FORMAT);
+    val_begin(&sb, &pk);
+    map_begin(&pk, 8 + (p->has_data_id ? 1 : 0));
     msgpack_pack_uint64(&pk, 1);
     msgpack_pack_uint64(&pk, p->size);
     msgpack_pack_uint64(&pk, 2);
@@ -970,10 +967,7 @@ int strata_meta__ptab_encode(const struct meta_part *parts, size_t n, char **out
 {
     msgpack_sbuffer sb;
     msgpack_packer pk;
-    msgpack_sbuffer_init(&sb);
-    msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
-    char vb = VAL_VERSION_BYTE;
-    msgpack_sbuffer_write(&sb, &vb, 1);
+    val_begin(&sb, &pk);
     msgpack_pack_array(&pk, n);
     for (size_t i = 0; i < n; i++) {
         const struct meta_part *p = &parts[i];
