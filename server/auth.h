@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "body_budget.h"
 #include "s3_error.h"
 
 /* ---- credentials -------------------------------------------------------- */
@@ -48,6 +49,12 @@ struct strata_auth_req {
     const struct strata_auth_hdr *hdrs; /* every request header */
     size_t nhdrs;
     time_t now;              /* server time, for skew and presigned expiry */
+    /* The bucket named by the Host header of a virtual-host style request
+     * (not NUL-terminated), or NULL for path style.  SigV2 signs the
+     * resource as "/" bucket raw_path, so a request cannot be replayed
+     * against another bucket by changing Host. */
+    const char *host_bucket;
+    size_t host_bucket_len;
 };
 
 enum strata_payload_mode {
@@ -97,13 +104,19 @@ struct strata_chunked;
 int strata_chunked_create(const struct strata_auth_result *auth, struct strata_chunked **out);
 void strata_chunked_destroy(struct strata_chunked *c);
 
+/* Charge the decoder's chunk buffer to budget (may be NULL: unlimited).
+ * A signed chunk that does not fit fails the feed with SlowDown; what was
+ * taken is given back by strata_chunked_destroy.  Call before the first
+ * feed. */
+void strata_chunked_set_budget(struct strata_chunked *c, struct strata_body_budget *budget);
+
 /*
  * Feed raw body bytes in pieces of any size; decoded payload bytes are
  * passed to out_cb as they are verified (a chunk's bytes only after its
  * signature checks out).  A non-zero return of out_cb stops decoding and is
  * returned as -1 with *err left S3E_NONE.  Bad framing -> IncompleteBody or
  * InvalidRequest / InvalidChunkSizeError; bad chunk signature ->
- * SignatureDoesNotMatch.  Returns 0, or -1 with *err set.
+ * SignatureDoesNotMatch; a chunk over the budget -> SlowDown.  Returns 0, or -1 with *err set.
  */
 int strata_chunked_feed(struct strata_chunked *c, const void *data, size_t len,
                         int (*out_cb)(void *ud, const void *buf, size_t len), void *ud,

@@ -17,7 +17,7 @@
  *
  * A signed chunk's bytes are handed on only after its signature verifies,
  * so the decoder buffers at most one chunk (bounded by
- * STRATA_CHUNKED_MAX_CHUNK).  Unsigned chunks pass straight through.  Input
+ * STRATA_CHUNKED_MAX_CHUNK, and charged to the daemon's body budget).  Unsigned chunks pass straight through.  Input
  * may be split anywhere.  One decoder belongs to one request and is driven
  * by one thread at a time (any thread: it owns its own digest context).
  */
@@ -32,6 +32,7 @@
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 
+#include "strata/assert.h"
 #include "strata/err.h"
 
 #define STRATA_CHUNKED_MAX_CHUNK (16u << 20)
@@ -77,7 +78,8 @@ struct strata_chunked {
     bool final_seen;
     char chunk_sig[65];
     uint8_t *buf;
-    size_t buf_cap;
+    size_t buf_cap;                     /* all of it charged to budget */
+    struct strata_body_budget *budget; /* NULL: unlimited */
     EVP_MD_CTX *md;
 
     struct ch_trailer tr[CHUNKED_MAX_TRAILERS];
@@ -128,9 +130,16 @@ void strata_chunked_destroy(struct strata_chunked *c)
     if (!c)
         return;
     EVP_MD_CTX_free(c->md);
+    strata_body_budget_give(c->budget, c->buf_cap);
     free(c->buf);
     OPENSSL_cleanse(c->key, sizeof(c->key));
     free(c);
+}
+
+void strata_chunked_set_budget(struct strata_chunked *c, struct strata_body_budget *budget)
+{
+    STRATA_ASSERT(c->buf_cap == 0);
+    c->budget = budget;
 }
 
 static int fail(struct strata_chunked *c, enum s3_err e, enum s3_err *err)
@@ -246,9 +255,13 @@ static enum s3_err parse_chunk_header(struct strata_chunked *c)
     }
     if (c->signed_chunks) {
         if (size > c->buf_cap) {
+            if (!strata_body_budget_take(c->budget, size - c->buf_cap))
+                return S3E_SlowDown;
             uint8_t *nb = realloc(c->buf, size);
-            if (!nb)
+            if (!nb) {
+                strata_body_budget_give(c->budget, size - c->buf_cap);
                 return S3E_InternalError;
+            }
             c->buf = nb;
             c->buf_cap = size;
         }

@@ -80,6 +80,8 @@ void strata_req_send(struct strata_req *r, int status, struct MHD_Response *resp
     MHD_add_response_header(resp, "x-amz-request-id", r->id);
     MHD_add_response_header(resp, "x-amz-id-2", r->srv->host_id);
     MHD_add_response_header(resp, "Server", "Strata");
+    if (r->close_conn)
+        MHD_add_response_header(resp, "Connection", "close");
     if (MHD_queue_response(r->conn, (unsigned)status, resp) != MHD_YES)
         strata_srv_log(STRATA_LOG_ERR, "req %s: could not queue the %d answer", r->id, status);
     MHD_destroy_response(resp);
@@ -217,7 +219,8 @@ static void completed_cb(void *cls, struct MHD_Connection *conn, void **req_cls,
     if (r->info_valid)
         strata_obj_info_fini(&r->info);
     if (r->chunked)
-        strata_chunked_destroy(r->chunked);
+        strata_chunked_destroy(r->chunked); /* gives its chunk buffer back */
+    strata_body_budget_give(&s->body_budget, r->body_taken);
     EVP_MD_CTX_free(r->sha256);
     strata_sbuf_fini(&r->body);
     free(r->raw_uri);
@@ -293,6 +296,7 @@ static enum s3_err parse_target(struct strata_req *r)
     }
     const char *p = path + 1;
     if (host_bucket) {
+        r->host_bucket = true;
         r->bucket = strndup(host_bucket, hb_len);
         if (*p)
             r->key = strdup(p);
@@ -377,6 +381,8 @@ static enum s3_err setup(struct strata_req *r, int *serr)
         .hdrs = r->hdrs,
         .nhdrs = r->nhdrs,
         .now = time(NULL),
+        .host_bucket = r->host_bucket ? r->bucket : NULL,
+        .host_bucket_len = r->host_bucket && r->bucket ? strlen(r->bucket) : 0,
     };
     e = strata_auth_verify(r->srv->creds, &ar, &r->auth);
     if (e)
@@ -400,9 +406,17 @@ static enum s3_err setup(struct strata_req *r, int *serr)
         if (strcmp(r->binfo.owner, strata_req_user(r)) != 0)
             return S3E_AccessDenied;
     }
+    /* Bodies that are buffered: refuse at once, before the client sends
+     * anything, while the budget is spent (see body_budget.h). */
+    bool buffers = r->auth.payload_mode == STRATA_PAYLOAD_STREAMING_SIGNED ||
+                   r->auth.payload_mode == STRATA_PAYLOAD_STREAMING_SIGNED_TRAILER ||
+                   (r->route->flags & STRATA_RT_BODY_XML);
+    if (buffers && strata_body_budget_full(&r->srv->body_budget))
+        return S3E_SlowDown;
     if (is_streaming(r->auth.payload_mode)) {
         if (strata_chunked_create(&r->auth, &r->chunked) != 0)
             return S3E_InternalError;
+        strata_chunked_set_budget(r->chunked, &r->srv->body_budget);
     } else if (r->auth.payload_mode == STRATA_PAYLOAD_SIGNED &&
                (r->route->flags & STRATA_RT_BODY_XML)) {
         r->sha256 = EVP_MD_CTX_new();
@@ -421,6 +435,11 @@ static int body_sink(void *ud, const void *buf, size_t len)
     if (r->route->flags & STRATA_RT_BODY_STREAM)
         return r->route->body_cb(r, buf, len);
     if (r->route->flags & STRATA_RT_BODY_XML) {
+        if (!strata_body_budget_take(&r->srv->body_budget, len)) {
+            strata_req_defer_error(r, S3E_SlowDown, 0);
+            return -1;
+        }
+        r->body_taken += len;
         if (strata_sbuf_append(&r->body, buf, len) != 0) {
             strata_req_defer_error(r, S3E_MaxMessageLengthExceeded, 0);
             return -1;
@@ -518,6 +537,82 @@ static void finish_body(struct strata_req *r)
     }
 }
 
+/* ---- message framing (RFC 9112 section 6) --------------------------------- */
+
+struct framing {
+    uint64_t cl;      /* the Content-Length every value agrees on */
+    unsigned ncl;     /* Content-Length values seen (list elements count) */
+    unsigned nte;     /* Transfer-Encoding fields */
+    bool cl_bad;      /* two different lengths, or one that is not a number */
+    bool te_chunked;  /* the only Transfer-Encoding is exactly "chunked" */
+};
+
+/* One Content-Length field: a comma list whose elements must all be the
+ * same decimal number as every other value seen. */
+static void framing_cl(struct framing *f, const char *v)
+{
+    for (;;) {
+        v += strspn(v, " \t");
+        size_t n = strspn(v, "0123456789");
+        const char *end = v + n;
+        end += strspn(end, " \t");
+        if (n == 0 || n > 19 || (*end && *end != ',')) {
+            f->cl_bad = true;
+            return;
+        }
+        uint64_t x = strtoull(v, NULL, 10);
+        if (f->ncl++ && x != f->cl)
+            f->cl_bad = true;
+        f->cl = x;
+        if (!*end)
+            return;
+        v = end + 1;
+    }
+}
+
+static enum MHD_Result framing_hdr(void *cls, enum MHD_ValueKind kind, const char *key,
+                                   const char *value)
+{
+    struct framing *f = cls;
+    const char *v = value ? value : "";
+    if (strcasecmp(key, "Content-Length") == 0) {
+        framing_cl(f, v);
+    } else if (strcasecmp(key, "Transfer-Encoding") == 0) {
+        f->nte++;
+        v += strspn(v, " \t");
+        size_t n = strcspn(v, " \t");
+        f->te_chunked = n == 7 && strncasecmp(v, "chunked", 7) == 0 && !v[n + strspn(v + n, " \t")];
+    }
+    return MHD_YES;
+}
+
+/*
+ * How the body is delimited, checked before anything else: libmicrohttpd
+ * takes the first Content-Length, and reads a body of unknown coding until
+ * the client closes.  Conflicting lengths would let the rest of a body be
+ * read as the next request on the connection (request smuggling), so they
+ * are refused; identical duplicates are one length (RFC 9112 6.3).  Both
+ * Transfer-Encoding and Content-Length is refused too rather than letting
+ * chunked win, and only the "chunked" coding is implemented.  Every refusal
+ * closes the connection: its remaining bytes cannot be trusted.
+ */
+static enum s3_err framing_check(struct strata_req *r)
+{
+    struct framing f = {0};
+    MHD_get_connection_values(r->conn, MHD_HEADER_KIND, framing_hdr, &f);
+    if (f.nte == 0 && !f.cl_bad)
+        return S3E_NONE;
+    r->close_conn = true;
+    if (f.cl_bad || (f.nte && f.ncl))
+        return S3E_InvalidRequest;
+    if (f.nte > 1)
+        return S3E_InvalidRequest; /* "chunked" twice, or codings split over fields */
+    if (!f.te_chunked)
+        return S3E_NotImplemented;
+    r->close_conn = false;
+    return S3E_NONE;
+}
+
 static enum MHD_Result access_cb(void *cls, struct MHD_Connection *conn, const char *url,
                                  const char *method, const char *version, const char *upload_data,
                                  size_t *upload_data_size, void **req_cls)
@@ -531,6 +626,11 @@ static enum MHD_Result access_cb(void *cls, struct MHD_Connection *conn, const c
         r->method = method;
         r->crash_slot = strata_crash_register(r);
         unsigned n = atomic_fetch_add(&s->inflight, 1) + 1;
+        enum s3_err fe = framing_check(r);
+        if (fe != S3E_NONE) {
+            strata_req_error(r, fe, 0);
+            return MHD_YES;
+        }
         if (n > s->cfg.max_inflight) {
             strata_metrics_inflight_rejected();
             strata_req_error(r, S3E_SlowDown, 0);
@@ -626,6 +726,8 @@ int strata_srv_start(struct strata_srv *s)
     memcpy(&s->reqid_base, rnd, sizeof(rnd));
     s->reqid_base &= 0x0fffffffffffffffull; /* room for the counter without wrapping */
     atomic_store(&s->inflight, 0);
+    atomic_store(&s->body_budget.used, 0);
+    s->body_budget.max = s->cfg.body_memory;
 
     /* Default: a thread per connection waiting in poll() (select() cost
      * ~20% of CPU on small GETs scanning fd_sets).  --threads N instead runs
@@ -666,6 +768,9 @@ int strata_srv_start(struct strata_srv *s)
          * the size of the body pieces handed to us. */
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)STRATA_SRV_CONN_MEMORY,
         MHD_OPTION_CONNECTION_LIMIT, (unsigned)(s->cfg.max_inflight * 2 + 64),
+        /* One client address cannot take every slot (0: no limit).  Over
+         * it MHD closes the new connection at accept. */
+        MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)s->cfg.conns_per_ip,
         MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned)1,
         MHD_OPTION_THREAD_POOL_SIZE, (unsigned)s->cfg.threads,
         MHD_OPTION_ARRAY, s->cfg.tls_cert ? tls_opts : no_opts,

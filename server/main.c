@@ -5,6 +5,7 @@
  * drive sets and metadata, starts the HTTP daemon, then sleeps in
  * sigwait() until SIGTERM/SIGINT and shuts down in reverse order.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -12,6 +13,7 @@
 #include <getopt.h>
 #include <malloc.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +31,8 @@
  * a cache that holds the hot set saves a pread and a block checksum per GET.
  * The cache is an LRU that only grows as it is used. */
 #define CACHE_MB_DEFAULT 1024u
+/* 32 signed 16 MiB chunks, or 256 XML bodies of 2 MiB. */
+#define BODY_MEMORY_MB_DEFAULT 512u
 #define DEFAULT_ROOT_USER "strataadmin"
 #define DEFAULT_ROOT_PASSWORD "strataadmin"
 
@@ -60,19 +64,27 @@ static void usage(FILE *f)
 "  --access-log FILE     access log file (default: stderr)\n"
 "  --max-inflight N      requests served at once; more get 503 SlowDown (default 256)\n"
 "  --timeout SECONDS     idle/slow connection timeout (default 120)\n"
+"  --max-conns-per-ip N  connections from one client address; more are closed\n"
+"                        at accept (default 0: no limit)\n"
+"  --body-memory-mb N    request bodies buffered at once, all requests together\n"
+"                        (signed aws-chunked chunks, XML bodies), MiB; beyond it\n"
+"                        requests get 503 SlowDown (default %u)\n"
 "  --threads N           serve from N epoll threads instead of a thread per\n"
 "                        connection (default 0): faster for small objects, but\n"
 "                        a slow drive then delays the connections sharing a thread\n"
 "  --log-level LEVEL     err, warn, notice, info (default) or debug\n"
 "\n"
 "Environment:\n"
-"  STRATA_ROOT_USER      root access key (default %s, with a warning)\n"
-"  STRATA_ROOT_PASSWORD  root secret key (default %s, with a warning)\n"
+"  STRATA_ROOT_USER      root access key (default %s)\n"
+"  STRATA_ROOT_PASSWORD  root secret key (default %s)\n"
+"                        The defaults are only allowed on a loopback --address\n"
+"                        (with a warning): on any other address the server\n"
+"                        refuses to start until both are set.\n"
 "  STRATA_DATA_DIR       where the default drives live when none are given\n"
 "\n"
 "Signals: SIGTERM/SIGINT stop accepting, let in-flight requests finish, close\n"
 "the metadata and drive sets, and exit 0.\n",
-            STRATA_INLINE_MAX_DEFAULT, CACHE_MB_DEFAULT, DEFAULT_ROOT_USER,
+            STRATA_INLINE_MAX_DEFAULT, CACHE_MB_DEFAULT, BODY_MEMORY_MB_DEFAULT, DEFAULT_ROOT_USER,
             DEFAULT_ROOT_PASSWORD);
 }
 
@@ -161,6 +173,56 @@ static int default_drives(char **drives, size_t *n)
     return 0;
 }
 
+/* Whether --address names an IPv4 loopback host (127.0.0.0/8).  An empty
+ * host is the wildcard, and anything unparseable counts as exposed. */
+static bool address_is_loopback(const char *address)
+{
+    const char *colon = strrchr(address, ':');
+    char host[64];
+    size_t n = colon ? (size_t)(colon - address) : strlen(address);
+    struct in_addr a;
+    if (n == 0 || n >= sizeof(host))
+        return false;
+    memcpy(host, address, n);
+    host[n] = '\0';
+    return inet_pton(AF_INET, host, &a) == 1 && (ntohl(a.s_addr) >> 24) == 127;
+}
+
+/*
+ * Root credentials from the environment.  The built-in defaults are known
+ * to everyone, so they are refused on any address other than loopback (a
+ * server reachable from the network would be open to anyone); on loopback
+ * they are kept with a warning so a first local run works.  Runs before
+ * the drives are opened and the socket is bound.
+ */
+static int root_creds_pick(struct strata_srv_config *cfg)
+{
+    cfg->root_user = getenv("STRATA_ROOT_USER");
+    cfg->root_password = getenv("STRATA_ROOT_PASSWORD");
+    if (!cfg->root_user || !*cfg->root_user || !cfg->root_password || !*cfg->root_password) {
+        cfg->root_user = DEFAULT_ROOT_USER;
+        cfg->root_password = DEFAULT_ROOT_PASSWORD;
+    }
+    if (strcmp(cfg->root_user, DEFAULT_ROOT_USER) != 0 ||
+        strcmp(cfg->root_password, DEFAULT_ROOT_PASSWORD) != 0)
+        return 0;
+    if (!address_is_loopback(cfg->address)) {
+        strata_srv_log(STRATA_LOG_ERR,
+                       "refusing to serve %s with the default root credentials (%s / %s): "
+                       "set both STRATA_ROOT_USER and STRATA_ROOT_PASSWORD in the environment, "
+                       "e.g. STRATA_ROOT_USER=admin STRATA_ROOT_PASSWORD=\"$(openssl rand -hex 20)\", "
+                       "or listen on loopback (--address 127.0.0.1:PORT)",
+                       cfg->address, DEFAULT_ROOT_USER, DEFAULT_ROOT_PASSWORD);
+        return -1;
+    }
+    strata_srv_log(STRATA_LOG_WARN,
+                   "STRATA_ROOT_USER/STRATA_ROOT_PASSWORD not set: using the default "
+                   "credentials %s / %s, accepted on loopback only; set both before "
+                   "listening on any other address",
+                   DEFAULT_ROOT_USER, DEFAULT_ROOT_PASSWORD);
+    return 0;
+}
+
 static int cmd_server(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -171,6 +233,8 @@ static int cmd_server(int argc, char **argv)
         {"max-inflight", required_argument, NULL, 'm'},
         {"timeout", required_argument, NULL, 't'},  {"log-level", required_argument, NULL, 'v'},
         {"threads", required_argument, NULL, 'T'},  {"cache-mb", required_argument, NULL, 'C'},
+        {"max-conns-per-ip", required_argument, NULL, 'P'},
+        {"body-memory-mb", required_argument, NULL, 'B'},
         {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0},
     };
     struct strata_srv s;
@@ -178,7 +242,7 @@ static int cmd_server(int argc, char **argv)
     s.cfg.address = "127.0.0.1:9000";
     s.cfg.max_inflight = 256;
     s.cfg.conn_timeout_s = 120;
-    size_t inline_max = 0, cache_mb = CACHE_MB_DEFAULT;
+    size_t inline_max = 0, cache_mb = CACHE_MB_DEFAULT, body_mb = BODY_MEMORY_MB_DEFAULT;
     int c;
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         switch (c) {
@@ -193,6 +257,8 @@ static int cmd_server(int argc, char **argv)
         case 't': s.cfg.conn_timeout_s = (unsigned)strtoul(optarg, NULL, 10); break;
         case 'T': s.cfg.threads = (unsigned)strtoul(optarg, NULL, 10); break;
         case 'C': cache_mb = strtoull(optarg, NULL, 10); break;
+        case 'P': s.cfg.conns_per_ip = (unsigned)strtoul(optarg, NULL, 10); break;
+        case 'B': body_mb = strtoull(optarg, NULL, 10); break;
         case 'v':
             if (parse_level(optarg) < 0) {
                 fprintf(stderr, "strata: unknown log level %s\n", optarg);
@@ -210,6 +276,14 @@ static int cmd_server(int argc, char **argv)
     }
     if (s.cfg.max_inflight == 0)
         s.cfg.max_inflight = 1;
+    if (body_mb == 0 || body_mb > (SIZE_MAX >> 20)) {
+        fprintf(stderr, "strata: --body-memory-mb must be at least 1\n");
+        return 2;
+    }
+    s.cfg.body_memory = body_mb << 20;
+    /* Before any drive is touched and long before binding. */
+    if (root_creds_pick(&s.cfg) != 0)
+        return 1;
     static char *drives[DRIVES_MAX];
     size_t nd = 0;
     for (int i = optind; i < argc; i++)
@@ -223,17 +297,6 @@ static int cmd_server(int argc, char **argv)
     s.cfg.drives = drives;
     s.cfg.ndrives = nd;
 
-    s.cfg.root_user = getenv("STRATA_ROOT_USER");
-    s.cfg.root_password = getenv("STRATA_ROOT_PASSWORD");
-    if (!s.cfg.root_user || !*s.cfg.root_user || !s.cfg.root_password ||
-        !*s.cfg.root_password) {
-        s.cfg.root_user = DEFAULT_ROOT_USER;
-        s.cfg.root_password = DEFAULT_ROOT_PASSWORD;
-        strata_srv_log(STRATA_LOG_WARN,
-                       "STRATA_ROOT_USER/STRATA_ROOT_PASSWORD not set: using the default "
-                       "credentials %s / %s; set them before exposing this server",
-                       DEFAULT_ROOT_USER, DEFAULT_ROOT_PASSWORD);
-    }
     if (s.cfg.access_log) {
         int fd = open(s.cfg.access_log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
         if (fd < 0) {

@@ -9,9 +9,12 @@
  *
  * Date is empty when x-amz-date is sent, and is the Expires value in the
  * query form.  CanonicalizedResource is the path as sent plus the S3
- * sub-resources of the query, sorted, with decoded values.  Path-style
- * requests only: the bucket of a virtual-hosted request would have to be
- * prefixed, and auth does not know the server's domain.
+ * sub-resources of the query, sorted, with decoded values.  For a
+ * virtual-host style request the path is preceded by "/" and the bucket the
+ * Host header named, as the transport resolved it, so a signature binds its
+ * bucket either way: a captured request replayed with another Host fails.
+ * Query-string Expires may lie at most 7 days ahead, as SigV4's
+ * X-Amz-Expires.
  *
  * Reentrant; runs on request threads; no heap allocation.
  */
@@ -112,6 +115,10 @@ static int key_cmp(const struct subres *a, const struct subres *b)
 static int put_resource(struct strata_sigv4_sink *s, const struct strata_auth_req *req,
                         bool add_slash)
 {
+    if (req->host_bucket) {
+        strata_sigv4__sink_putc(s, '/');
+        strata_sigv4__sink_put(s, req->host_bucket, req->host_bucket_len);
+    }
     strata_sigv4__sink_puts(s, req->raw_path && *req->raw_path ? req->raw_path : "/");
     if (add_slash)
         strata_sigv4__sink_putc(s, '/');
@@ -178,9 +185,10 @@ static enum s3_err v2_sign(const struct strata_auth_req *req, const struct strat
 /* botocore signs a bucket-level request as "/bucket/" but sends "/bucket":
  * for a path that is a bare bucket, the form with the slash is accepted
  * too (it names the same resource). */
-static bool bare_bucket_path(const char *p)
+static bool bare_bucket_path(const struct strata_auth_req *req)
 {
-    return p && p[0] == '/' && p[1] && !strchr(p + 1, '/');
+    const char *p = req->raw_path;
+    return !req->host_bucket && p && p[0] == '/' && p[1] && !strchr(p + 1, '/');
 }
 
 static enum s3_err v2_compare(const char *want, const char *given, size_t given_len)
@@ -229,7 +237,7 @@ enum s3_err strata_sigv2__verify_header(const struct strata_creds *creds,
     } forms[3] = {{xd ? "" : d, false}, {xd, true}, {date_hdr, false}};
     size_t nforms = xd ? (date_hdr ? 3 : 2) : 1;
     const char *given = colon + 1;
-    int nslash = bare_bucket_path(req->raw_path) ? 2 : 1;
+    int nslash = bare_bucket_path(req) ? 2 : 1;
     enum s3_err e = S3E_SignatureDoesNotMatch;
     for (int sl = 0; sl < nslash && e == S3E_SignatureDoesNotMatch; sl++) {
         for (size_t i = 0; i < nforms && e == S3E_SignatureDoesNotMatch; i++) {
@@ -271,11 +279,16 @@ enum s3_err strata_sigv2__verify_query(const struct strata_creds *creds,
     const struct strata_cred *cred = strata_creds_find(creds, akid);
     if (!cred)
         return S3E_InvalidAccessKeyId;
-    if ((long long)req->now > strtoll(expires, NULL, 10)) {
+    long long exp_at = strtoll(expires, NULL, 10);
+    if ((long long)req->now > exp_at) {
         out->err_msg = "Request has expired";
         return S3E_AccessDenied;
     }
-    int nslash = bare_bucket_path(req->raw_path) ? 2 : 1;
+    if (exp_at - (long long)req->now > STRATA_SIGV4_MAX_EXPIRES_S) {
+        out->err_msg = "Expires must be less than a week (604800 seconds) in the future";
+        return S3E_AccessDenied;
+    }
+    int nslash = bare_bucket_path(req) ? 2 : 1;
     enum s3_err e = S3E_SignatureDoesNotMatch;
     for (int sl = 0; sl < nslash && e == S3E_SignatureDoesNotMatch; sl++) {
         char want[32];

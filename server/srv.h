@@ -21,6 +21,7 @@
 #include "strata/assert.h"
 #include "strata/meta.h"
 #include "auth.h"
+#include "body_budget.h"
 #include "s3_error.h"
 #include "s3_util.h"
 #include "sbuf.h"
@@ -50,6 +51,8 @@ struct strata_srv_config {
     unsigned max_inflight;
     unsigned conn_timeout_s;
     unsigned threads;        /* 0: a thread per connection; N: N epoll threads */
+    unsigned conns_per_ip;   /* connections from one client address; 0: no limit */
+    size_t body_memory;      /* bytes of request bodies buffered at once, all requests */
     char **drives;
     size_t ndrives;
 };
@@ -62,6 +65,7 @@ struct strata_srv {
     struct strata_creds *creds;
     struct MHD_Daemon *mhd;
     atomic_uint inflight;
+    struct strata_body_budget body_budget; /* max = cfg.body_memory */
     int access_log_fd;
     char host_id[48];
     uint64_t reqid_base;
@@ -111,6 +115,7 @@ struct strata_req {
     char *qbuf;      /* decoded query storage */
     const char *method;
     char *bucket;    /* decoded, or NULL */
+    bool host_bucket; /* bucket came from the Host header (virtual-host style) */
     char *key;       /* decoded, or NULL */
     char *resource;  /* decoded path for error bodies */
     int level;
@@ -125,11 +130,13 @@ struct strata_req {
     bool started;
     bool responded;
     bool ops;        /* /health or /metrics: no auth, answered at the end */
+    bool close_conn; /* answer with Connection: close (untrusted framing) */
     int crash_slot;  /* in the crash report table, or -1 */
     /* body */
     struct strata_chunked *chunked;
     EVP_MD_CTX *sha256; /* signed payload of buffered bodies */
     struct strata_sbuf body;
+    size_t body_taken;  /* bytes of body charged to srv->body_budget */
     bool body_digest;   /* an MD5/checksum of the buffered body was given and matched */
     uint64_t bytes_in;  /* raw body bytes received */
     /* deferred error: answered at the end of the body */

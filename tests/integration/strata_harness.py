@@ -1,7 +1,7 @@
 """strata_harness.py - shared by tests/integration/test_*.py.
 
-Starts one strata daemon per test file on a free 127.0.0.1 port with four
-drive directories under $STRATA_TEST_TMPDIR and known root keys (or reuses
+Starts one strata daemon per test file (Strata(args=[...]) adds daemon
+flags) on a free 127.0.0.1 port with four drive directories under $STRATA_TEST_TMPDIR and known root keys (or reuses
 STRATA_TEST_ENDPOINT=host:port), waits for GET /health/ready (30 s), and kills
 exactly that PID at exit.  The test process's own environment is scrubbed of
 AWS_*/proxy/CA-bundle variables and gets a private HOME, so boto3 sees only
@@ -62,7 +62,8 @@ def md5_hex(b):
 class Strata:
     """One daemon (or an external one) for the whole test file."""
 
-    def __init__(self):
+    def __init__(self, args=()):
+        self.args = list(args)  # extra daemon flags
         base = os.environ.get("STRATA_TEST_TMPDIR") or tempfile.gettempdir()
         os.makedirs(base, exist_ok=True)
         self.tmp = tempfile.mkdtemp(prefix=NAME + ".", dir=base)
@@ -112,7 +113,7 @@ class Strata:
             self.port = free_port()
             with open(self.log_path, "wb") as logf:
                 self.proc = subprocess.Popen(
-                    [binary, "server", "--address", f"127.0.0.1:{self.port}"] + drives,
+                    [binary, "server", "--address", f"127.0.0.1:{self.port}"] + self.args + drives,
                     env=env, stdin=subprocess.DEVNULL, stdout=logf, stderr=subprocess.STDOUT)
             if self._wait_ready(30):
                 return

@@ -80,7 +80,7 @@ static void auth_for(bool trailer, struct strata_auth_result *res)
          ",Signature=106e2a8a18243abcf37539882f36619c00e2dfc72633413f02d3b74544bfeb8e"},
     };
     struct strata_auth_req r = {"PUT", "/examplebucket/chunkObject.txt", NULL,
-                                trailer ? tr : plain, 8, T20130524};
+                                trailer ? tr : plain, 8, T20130524, NULL, 0};
     assert_int_equal(strata_auth_verify(g_creds, &r, res), S3E_NONE);
 }
 
@@ -437,7 +437,7 @@ static void test_unsigned_trailer(void **state)
         {"x-amz-decoded-content-length", "11"},
         {"x-amz-trailer", "x-amz-checksum-crc32"},
     };
-    struct strata_auth_req r = {"PUT", "/b/k", NULL, h, 4, T20130524};
+    struct strata_auth_req r = {"PUT", "/b/k", NULL, h, 4, T20130524, NULL, 0};
     struct strata_auth_result auth;
     assert_int_equal(strata_auth_verify(g_creds, &r, &auth), S3E_NONE);
     assert_true(auth.anonymous);
@@ -473,6 +473,58 @@ static void test_unsigned_trailer(void **state)
     assert_int_not_equal(strata_chunked_create(&auth, &c), 0);
 }
 
+/* The daemon-wide body budget: a signed chunk is charged while buffered
+ * (65536 bytes for the example's first chunk), the sum over decoders is
+ * bounded, a chunk over what is left fails with SlowDown, and destroy gives
+ * everything back. */
+static void test_budget(void **state)
+{
+    (void)state;
+    struct strata_auth_result auth;
+    auth_for(false, &auth);
+    struct body b = example_body(SIG1, SIG2, SIG3, "\r\n");
+    struct strata_body_budget budget = {.max = 100000};
+    struct strata_chunked *c1, *c2;
+    assert_int_equal(strata_chunked_create(&auth, &c1), 0);
+    assert_int_equal(strata_chunked_create(&auth, &c2), 0);
+    strata_chunked_set_budget(c1, &budget);
+    strata_chunked_set_budget(c2, &budget);
+    struct sink out1 = {0}, out2 = {0};
+    enum s3_err err;
+    /* c1 holds its 64 KiB chunk (header and some data fed, not verified) */
+    assert_int_equal(strata_chunked_feed(c1, b.p, 200, sink_cb, &out1, &err), 0);
+    assert_int_equal(atomic_load(&budget.used), 65536);
+    /* c2 cannot buffer another 64 KiB within 100000 bytes */
+    assert_int_equal(strata_chunked_feed(c2, b.p, 200, sink_cb, &out2, &err), -1);
+    assert_int_equal(err, S3E_SlowDown);
+    assert_int_equal(atomic_load(&budget.used), 65536);
+    strata_chunked_destroy(c2);
+    /* c1 finishes within what it holds (the 1 KiB chunk reuses the buffer) */
+    assert_int_equal(strata_chunked_feed(c1, b.p + 200, b.len - 200, sink_cb, &out1, &err), 0);
+    assert_int_equal(strata_chunked_finish(c1, &err), 0);
+    assert_int_equal(out1.len, 66560);
+    assert_int_equal(atomic_load(&budget.used), 65536);
+    strata_chunked_destroy(c1);
+    assert_int_equal(atomic_load(&budget.used), 0);
+    /* with the first decoder gone, the same body fits */
+    struct sink out3 = {0};
+    assert_int_equal(strata_chunked_create(&auth, &c2), 0);
+    strata_chunked_set_budget(c2, &budget);
+    assert_int_equal(strata_chunked_feed(c2, b.p, b.len, sink_cb, &out3, &err), 0);
+    assert_int_equal(strata_chunked_finish(c2, &err), 0);
+    strata_chunked_destroy(c2);
+    assert_int_equal(atomic_load(&budget.used), 0);
+    /* the counter itself: up to max exactly, then full */
+    assert_true(strata_body_budget_take(&budget, 100000));
+    assert_false(strata_body_budget_take(&budget, 1));
+    assert_true(strata_body_budget_full(&budget));
+    strata_body_budget_give(&budget, 100000);
+    free(out1.buf);
+    free(out2.buf);
+    free(out3.buf);
+    free(b.p);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -499,6 +551,7 @@ int main(void)
         cmocka_unit_test(test_callback_stops),
         cmocka_unit_test(test_aws_example_signed_trailer),
         cmocka_unit_test(test_unsigned_trailer),
+        cmocka_unit_test(test_budget),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

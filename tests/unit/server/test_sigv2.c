@@ -23,8 +23,44 @@ static enum s3_err verify(const char *method, const char *path, const char *quer
                           const struct strata_auth_hdr *h, size_t nh, time_t now,
                           struct strata_auth_result *res)
 {
-    struct strata_auth_req r = {method, path, query, h, nh, now};
+    struct strata_auth_req r = {method, path, query, h, nh, now, NULL, 0};
     return strata_auth_verify(g_creds, &r, res);
+}
+
+/* A virtual-host style request: host_bucket is the bucket Host named. */
+static enum s3_err verify_vhost(const char *host_bucket, const char *path,
+                                const struct strata_auth_hdr *h, size_t nh, time_t now,
+                                struct strata_auth_result *res)
+{
+    struct strata_auth_req r = {"GET", path, NULL, h, nh, now, host_bucket, strlen(host_bucket)};
+    return strata_auth_verify(g_creds, &r, res);
+}
+
+/* AWS's example is virtual-host style: "GET /photos/puppy.jpg" to
+ * johnsmith.s3.amazonaws.com signs "/johnsmith/photos/puppy.jpg".  The
+ * bucket from Host is part of what is signed, so the same request replayed
+ * with another bucket in Host (or path style onto another bucket) fails. */
+static void test_host_bucket_bound(void **state)
+{
+    (void)state;
+    struct strata_auth_hdr h[] = {
+        {"Host", "johnsmith.s3.amazonaws.com"},
+        {"Date", "Tue, 27 Mar 2007 19:36:42 +0000"},
+        {"Authorization", "AWS " AKID ":bWq2s1WEIj+Ydj0vQ697zp+IXMU="},
+    };
+    struct strata_auth_result res;
+    time_t now = 1175024202;
+    assert_int_equal(verify_vhost("johnsmith", "/photos/puppy.jpg", h, 3, now, &res), S3E_NONE);
+    assert_int_equal(verify_vhost("other", "/photos/puppy.jpg", h, 3, now, &res),
+                     S3E_SignatureDoesNotMatch);
+    /* the path-style signature of /johnsmith/photos/puppy.jpg, replayed
+     * with Host naming bucket "other" (key "johnsmith/photos/puppy.jpg") */
+    assert_int_equal(verify("GET", "/johnsmith/photos/puppy.jpg", NULL, h, 3, now, &res),
+                     S3E_NONE);
+    assert_int_equal(verify_vhost("other", "/johnsmith/photos/puppy.jpg", h, 3, now, &res),
+                     S3E_SignatureDoesNotMatch);
+    /* a bare virtual-host bucket is "/bucket/", never the slash-less form */
+    assert_int_equal(verify_vhost("johnsmith", "/", h, 3, now, &res), S3E_SignatureDoesNotMatch);
 }
 
 static void test_aws_example_get(void **state)
@@ -142,6 +178,15 @@ static void test_aws_example_query(void **state)
     q = "AWSAccessKeyId=" AKID "&Expires=1175139999&Signature=NpgCjnDzrM%2BWFzoENXmpNDUsSn8%3D";
     assert_int_equal(verify("GET", "/johnsmith/photos/puppy.jpg", q, h, 1, 1175139620, &res),
                      S3E_SignatureDoesNotMatch);
+    /* Expires at most 7 days ahead, as SigV4's X-Amz-Expires */
+    q = "AWSAccessKeyId=" AKID "&Expires=1175139620&Signature=NpgCjnDzrM%2BWFzoENXmpNDUsSn8%3D";
+    assert_int_equal(verify("GET", "/johnsmith/photos/puppy.jpg", q, h, 1, 1175139620 - 604800,
+                            &res),
+                     S3E_NONE);
+    assert_int_equal(verify("GET", "/johnsmith/photos/puppy.jpg", q, h, 1,
+                            1175139620 - 604801, &res),
+                     S3E_AccessDenied);
+    assert_non_null(strstr(res.err_msg, "week"));
     q = "AWSAccessKeyId=" AKID "&Signature=NpgCjnDzrM%2BWFzoENXmpNDUsSn8%3D";
     assert_int_equal(verify("GET", "/johnsmith/photos/puppy.jpg", q, h, 1, 1175139620, &res),
                      S3E_AccessDenied);
@@ -206,6 +251,7 @@ int main(void)
         cmocka_unit_test(test_aws_example_list_and_xamzdate),
         cmocka_unit_test(test_aws_example_query),
         cmocka_unit_test(test_botocore_vectors),
+        cmocka_unit_test(test_host_bucket_bound),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

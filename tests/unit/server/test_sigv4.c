@@ -94,7 +94,7 @@ static void test_unknown_key(void **state)
     (void)state;
     struct strata_creds *c = NULL;
     assert_int_equal(strata_creds_load("OTHERKEY", SECRET, NULL, &c, NULL, 0), 0);
-    struct strata_auth_req r = {"GET", "/test.txt", NULL, get_hdrs, 5, T20130524};
+    struct strata_auth_req r = {"GET", "/test.txt", NULL, get_hdrs, 5, T20130524, NULL, 0};
     struct strata_auth_result res;
     assert_int_equal(strata_auth_verify(c, &r, &res), S3E_InvalidAccessKeyId);
     strata_creds_destroy(c);
@@ -507,7 +507,7 @@ static void *verify_thread(void *p)
         char *q = strchr(url, '?');
         *q++ = '\0';
         struct strata_auth_hdr h[] = {{"Host", "h:1"}};
-        struct strata_auth_req r = {"GET", url, q, h, 1, now};
+        struct strata_auth_req r = {"GET", url, q, h, 1, now, NULL, 0};
         struct strata_auth_result res;
         enum s3_err want = (i & 3) == 3 ? S3E_SignatureDoesNotMatch : S3E_NONE;
         if (strata_auth_verify(a->creds, &r, &res) != want)
