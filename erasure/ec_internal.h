@@ -105,7 +105,6 @@ unsigned strata_ec__shard_drive(const struct strata_set *set,
 /* "<drive>/data/<hh>/<32 hex>" and the subdir; 0 or STRATA_ENOMEM. */
 int strata_ec__shard_path(const struct strata_set *set, unsigned drive,
                           const uint8_t data_id[STRATA_DATA_ID_LEN], char **path, char **dir);
-void strata_ec__hex(const uint8_t *id, size_t len, char *out);
 
 /* Encode/decode the 4096-byte header.  decode returns STRATA_ECORRUPT on a bad
  * magic/CRC and STRATA_EFORMAT on an unknown version. */

@@ -13,6 +13,7 @@
  * relaxed atomics).
  */
 #include "ec_internal.h"
+#include "strata/hex.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -30,16 +31,6 @@
 size_t strata_ec__round_up(size_t v, size_t a)
 {
     return (v + a - 1) / a * a;
-}
-
-void strata_ec__hex(const uint8_t *id, size_t len, char *out)
-{
-    static const char hx[] = "0123456789abcdef";
-    for (size_t i = 0; i < len; i++) {
-        out[2 * i] = hx[id[i] >> 4];
-        out[2 * i + 1] = hx[id[i] & 15];
-    }
-    out[2 * len] = '\0';
 }
 
 int strata_ec__errno_map(int e)
@@ -74,7 +65,7 @@ int strata_ec__shard_path(const struct strata_set *set, unsigned drive,
                           const uint8_t data_id[STRATA_DATA_ID_LEN], char **path, char **dir)
 {
     char hex[2 * STRATA_DATA_ID_LEN + 1];
-    strata_ec__hex(data_id, STRATA_DATA_ID_LEN, hex);
+    strata_hex_encode(data_id, STRATA_DATA_ID_LEN, hex);
     const char *root = set->drives[drive].path;
     if (path && asprintf(path, "%s/data/%.2s/%s", root, hex, hex) < 0)
         return STRATA_ENOMEM;

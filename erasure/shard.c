@@ -37,6 +37,7 @@
  * a buffer.  heal/delete/reclaim/inline functions may run on any thread.
  */
 #include "ec_internal.h"
+#include "strata/hex.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -131,9 +132,9 @@ static int tmp_path_new(const struct strata_set *set, unsigned drive, const uint
 {
     char hex[2 * STRATA_DATA_ID_LEN + 1], rnd[17];
     uint8_t r[STRATA_DATA_ID_LEN];
-    strata_ec__hex(id, STRATA_DATA_ID_LEN, hex);
+    strata_hex_encode(id, STRATA_DATA_ID_LEN, hex);
     strata_data_id_new(r);
-    strata_ec__hex(r, 8, rnd);
+    strata_hex_encode(r, 8, rnd);
     if (asprintf(out, "%s/tmp/%s.%s%u.%s", set->drives[drive].path, hex, tag, shard, rnd) < 0)
         return STRATA_ENOMEM;
     return 0;

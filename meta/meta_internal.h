@@ -240,7 +240,6 @@ int strata_meta__ptab_encode(const struct meta_part *parts, size_t n, char **out
 int strata_meta__ptab_decode(const void *buf, size_t len, struct meta_part *parts, size_t cap,
                              size_t *n);
 size_t strata_meta__cksum_len(int algo);
-void strata_meta__hex(const uint8_t *b, size_t n, char *out); /* 2n chars + NUL */
 
 /* ---- cksum.c ---- */
 /* CRC of A||B from crc(A), crc(B) and len(B), as zlib's crc32_combine, for

@@ -20,6 +20,7 @@
  * Threads: any caller thread.  Lock order: key stripe lock -> drive queues.
  */
 #include "meta_internal.h"
+#include "strata/hex.h"
 
 #include <openssl/evp.h>
 #include <openssl/rand.h>
@@ -197,7 +198,7 @@ int strata_mpu_create(struct strata_meta *m, const struct strata_mpu_opts *opts,
     }
     free(v);
     if (rc == 0)
-        strata_meta__hex(up, UPLOAD_LEN, upload_id);
+        strata_hex_encode(up, UPLOAD_LEN, upload_id);
     return rc;
 }
 
@@ -215,7 +216,7 @@ int strata_mpu_get(struct strata_meta *m, const char *bucket, const char *key,
         return rc;
     snprintf(out->bucket, sizeof(out->bucket), "%s", bucket);
     snprintf(out->key, sizeof(out->key), "%s", key);
-    strata_meta__hex(up, UPLOAD_LEN, out->upload_id);
+    strata_hex_encode(up, UPLOAD_LEN, out->upload_id);
     out->initiated_ms = u.init_ns / 1000000;
     out->cksum_algo = u.cksum_algo;
     out->cksum_type = u.cksum_type;
@@ -675,7 +676,7 @@ int strata_mpu_complete(struct strata_meta *m, const struct strata_mpu_complete_
             rc = STRATA_EBADPART;
             break;
         }
-        strata_meta__hex(p->md5, 16, et);
+        strata_hex_encode(p->md5, 16, et);
         if (!etag_eq(lp->etag, et) ||
             (lp->cksum && (lp->cksum_len != p->cksum_len ||
                            memcmp(lp->cksum, p->cksum, p->cksum_len) != 0))) {
@@ -702,7 +703,7 @@ int strata_mpu_complete(struct strata_meta *m, const struct strata_mpu_complete_
         if (rc == 0 && EVP_DigestFinal_ex(md, d, &dl) != 1)
             rc = STRATA_EINTERNAL;
         if (rc == 0) {
-            strata_meta__hex(d, 16, r.etag);
+            strata_hex_encode(d, 16, r.etag);
             snprintf(r.etag + 32, sizeof(r.etag) - 32, "-%zu", o->nparts);
         }
     }
@@ -845,7 +846,7 @@ static int lp_cb(void *ud, unsigned no, const struct pent *won,
     memset(&pi, 0, sizeof(pi));
     pi.part_number = no;
     pi.size = p.size;
-    strata_meta__hex(p.md5, 16, pi.etag);
+    strata_hex_encode(p.md5, 16, pi.etag);
     pi.mtime_ms = p.mtime_ns / 1000000;
     pi.cksum_algo = p.cksum_algo;
     memcpy(pi.cksum, p.cksum, p.cksum_len);
@@ -1109,7 +1110,7 @@ int strata_mpu_list(struct strata_meta *m, const struct strata_mpu_list_opts *o,
         }
         snprintf(info.bucket, sizeof(info.bucket), "%s", o->bucket);
         snprintf(info.key, sizeof(info.key), "%s", name);
-        strata_meta__hex((const uint8_t *)k + kl - UPLOAD_LEN, UPLOAD_LEN, info.upload_id);
+        strata_hex_encode((const uint8_t *)k + kl - UPLOAD_LEN, UPLOAD_LEN, info.upload_id);
         info.initiated_ms = u.init_ns / 1000000;
         info.cksum_algo = u.cksum_algo;
         info.cksum_type = u.cksum_type;

@@ -23,6 +23,7 @@
 #include <time.h>
 
 #include "strata/assert.h"
+#include "strata/hex.h"
 
 #define OKEY_MAX (1 + STRATA_BUCKET_NAME_MAX + 1 + STRATA_KEY_MAX + 1 + SORTKEY_LEN)
 
@@ -577,7 +578,7 @@ int strata_obj_get_part(struct strata_get *g, unsigned idx, struct strata_part_i
     out->part_number = p->number;
     out->size = p->size;
     out->offset = g->coff[i];
-    strata_meta__hex(p->md5, 16, out->etag);
+    strata_hex_encode(p->md5, 16, out->etag);
     out->cksum_algo = g->cksum_algo;
     memcpy(out->cksum, p->cksum, p->cksum_len);
     out->cksum_len = p->cksum_len;
@@ -635,13 +636,6 @@ void strata_obj_put_abort(struct strata_put *p)
     free(p->if_match);
     free(p->tags);
     free(p);
-}
-
-static int hexval(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    return c - 'a' + 10; /* our own lower-case hex etags only */
 }
 
 /* Runs on the writer's observer thread, over the writer's stripe buffers. */
@@ -909,12 +903,7 @@ static int put_verify(struct strata_put *p, char etag[STRATA_ETAG_MAX + 1],
         return STRATA_EINTERNAL;
     if (p->md5_failed || EVP_DigestFinal_ex(p->md5, md, &mdl) != 1 || mdl != 16)
         return STRATA_EINTERNAL;
-    static const char hx[] = "0123456789abcdef";
-    for (unsigned i = 0; i < 16; i++) {
-        etag[2 * i] = hx[md[i] >> 4];
-        etag[2 * i + 1] = hx[md[i] & 15];
-    }
-    etag[32] = 0;
+    strata_hex_encode(md, 16, etag);
     if (p->has_md5 && memcmp(md, p->exp_md5, 16) != 0)
         return STRATA_EBADDIGEST;
     if (p->sha256) {
@@ -1060,8 +1049,8 @@ static int part_commit(struct strata_put *p, const char *etag, const uint8_t *ck
     memset(&part, 0, sizeof(part));
     part.number = p->part_no;
     part.size = p->got;
-    for (int i = 0; i < 16; i++)
-        part.md5[i] = (uint8_t)(hexval(etag[2 * i]) << 4 | hexval(etag[2 * i + 1]));
+    if (strata_hex_decode(etag, 16, part.md5, true) != 0) /* our own etag */
+        return STRATA_EINTERNAL;
     part.has_data_id = true;
     memcpy(part.data_id, p->data_id, STRATA_DATA_ID_LEN);
     part.cksum_algo = p->ck_algo;

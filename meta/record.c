@@ -11,6 +11,7 @@
 #include "meta_internal.h"
 
 #include "strata/assert.h"
+#include "strata/hex.h"
 
 #include <msgpack.h>
 #include <openssl/rand.h>
@@ -82,34 +83,15 @@ int64_t strata_meta__sortkey_mtime(const uint8_t sk[SORTKEY_LEN])
 
 void strata_meta__vid_format(const uint8_t sk[SORTKEY_LEN], char out[STRATA_VERSION_ID_MAX + 1])
 {
-    static const char hx[] = "0123456789abcdef";
-    for (int i = 0; i < SORTKEY_LEN; i++) {
-        out[2 * i] = hx[sk[i] >> 4];
-        out[2 * i + 1] = hx[sk[i] & 15];
-    }
-    out[2 * SORTKEY_LEN] = 0;
-}
-
-static int hexval(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    return -1;
+    strata_hex_encode(sk, SORTKEY_LEN, out);
 }
 
 int strata_meta__vid_parse(const char *vid, uint8_t sk[SORTKEY_LEN])
 {
     if (strlen(vid) != 2 * SORTKEY_LEN)
         return STRATA_EINVAL;
-    for (int i = 0; i < SORTKEY_LEN; i++) {
-        int h = hexval(vid[2 * i]), l = hexval(vid[2 * i + 1]);
-        if (h < 0 || l < 0)
-            return STRATA_EINVAL;
-        sk[i] = (uint8_t)(h << 4 | l);
-    }
-    return 0;
+    /* Lower-case only: one version has one id. */
+    return strata_hex_decode(vid, SORTKEY_LEN, sk, true) == 0 ? 0 : STRATA_EINVAL;
 }
 
 /* ---- msgpack bounds walk ------------------------------------------------ */
@@ -714,15 +696,6 @@ size_t strata_meta__cksum_len(int algo)
     }
 }
 
-void strata_meta__hex(const uint8_t *b, size_t n, char *out)
-{
-    static const char hx[] = "0123456789abcdef";
-    for (size_t i = 0; i < n; i++) {
-        out[2 * i] = hx[b[i] >> 4];
-        out[2 * i + 1] = hx[b[i] & 15];
-    }
-    out[2 * n] = 0;
-}
 
 static int sb_release(msgpack_sbuffer *sb, char **out, size_t *outlen)
 {

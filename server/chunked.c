@@ -162,7 +162,7 @@ static bool sig_matches(struct strata_chunked *c, const char *algo, const char *
     if (n < 0 || (size_t)n >= sizeof(sts) ||
         strata_sigv4__hmac_signing(c->key, sts, (size_t)n, mac) != 0)
         return false;
-    strata_sigv4__hex(mac, 32, hex);
+    strata_hex_encode(mac, 32, hex);
     if (!strata_sigv4__ct_eq(hex, want, 64))
         return false;
     memcpy(c->prev_sig, hex, 65);
@@ -177,7 +177,7 @@ static bool verify_chunk(struct strata_chunked *c)
     if (!EVP_DigestFinal_ex(c->md, h, &hl) || hl != 32)
         return false;
     memcpy(tail, STRATA_SIGV4_EMPTY_SHA256 "\n", 65);
-    strata_sigv4__hex(h, 32, tail + 65);
+    strata_hex_encode(h, 32, tail + 65);
     return sig_matches(c, "AWS4-HMAC-SHA256-PAYLOAD", tail, c->chunk_sig);
 }
 
@@ -198,7 +198,7 @@ static bool verify_trailer(struct strata_chunked *c, const char *want)
     char hex[65];
     if (strata_sigv4__sha256(canon, n, h) != 0)
         return false;
-    strata_sigv4__hex(h, 32, hex);
+    strata_hex_encode(h, 32, hex);
     return sig_matches(c, "AWS4-HMAC-SHA256-TRAILER", hex, want);
 }
 
@@ -209,11 +209,7 @@ static enum s3_err parse_chunk_header(struct strata_chunked *c)
     size_t digits = 0;
     uint64_t size = 0;
     while (digits < c->line_len) {
-        char ch = p[digits];
-        int v = ch >= '0' && ch <= '9' ? ch - '0'
-                : ch >= 'a' && ch <= 'f' ? ch - 'a' + 10
-                : ch >= 'A' && ch <= 'F' ? ch - 'A' + 10
-                                         : -1;
+        int v = strata_hex_val(p[digits]);
         if (v < 0)
             break;
         if (++digits > 8)
@@ -229,7 +225,7 @@ static enum s3_err parse_chunk_header(struct strata_chunked *c)
     if (c->signed_chunks) {
         static const char key[] = ";chunk-signature=";
         if (ext_len != sizeof(key) - 1 + 64 || memcmp(ext, key, sizeof(key) - 1) != 0 ||
-            !strata_sigv4__is_hex(ext + sizeof(key) - 1, 64))
+            !strata_hex_is(ext + sizeof(key) - 1, 64, false))
             return S3E_IncompleteBody;
         memcpy(c->chunk_sig, ext + sizeof(key) - 1, 64);
         c->chunk_sig[64] = '\0';
@@ -314,7 +310,7 @@ static enum s3_err parse_trailer_line(struct strata_chunked *c)
         if (!c->signed_chunks)
             return S3E_InvalidRequest;
         char want[65];
-        if (vl != 64 || !strata_sigv4__is_hex(v, 64))
+        if (vl != 64 || !strata_hex_is(v, 64, false))
             return S3E_InvalidRequest;
         memcpy(want, v, 64);
         want[64] = '\0';

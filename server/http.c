@@ -276,7 +276,7 @@ static enum s3_err parse_target(struct strata_req *r)
     char *path = strdup(r->raw_path);
     if (!path)
         return S3E_InternalError;
-    if (strata_s3_pct_decode(path, false) != 0) {
+    if (strata_url_decode_str(path, false) != 0) {
         free(path);
         return S3E_InvalidURI;
     }

@@ -110,7 +110,7 @@ void strata_srv_access_log(struct strata_req *r, enum MHD_RequestTerminationCode
     struct strata_sbuf key;
     strata_sbuf_init(&key, 3 * STRATA_KEY_MAX + 1);
     if (r->key)
-        strata_s3_url_encode(&key, r->key);
+        strata_url_encode_sbuf(&key, r->key, true);
     int n = snprintf(line, sizeof(line),
                      "%s %s %s %s %s %s %d %s %llu %llu %.3f %c\n", t, r->id,
                      r->method ? r->method : "-", r->bucket ? r->bucket : "-",

@@ -25,6 +25,7 @@
 #include <openssl/evp.h>
 
 #include "srv.h"
+#include "strata/hex.h"
 
 #define DRIVES_MAX 1024
 /* Small objects live in the metadata records and dataloaders re-read them:
@@ -358,8 +359,7 @@ static void md5_hex(const uint8_t *buf, size_t len, char out[33])
     uint8_t md[16];
     unsigned n = 0;
     EVP_Digest(buf, len, md, &n, EVP_md5(), NULL);
-    for (int i = 0; i < 16; i++)
-        snprintf(out + 2 * i, 3, "%02x", md[i]);
+    strata_hex_encode(md, 16, out);
 }
 
 static double secs_since(const struct timespec *t0)

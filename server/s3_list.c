@@ -28,7 +28,7 @@ static void key_elem(struct strata_sbuf *b, const char *tag, const char *v, bool
 {
     strata_sbuf_printf(b, "<%s>", tag);
     if (url)
-        strata_s3_url_encode(b, v);
+        strata_url_encode_sbuf(b, v, true);
     else
         strata_sbuf_xml(b, v);
     strata_sbuf_printf(b, "</%s>", tag);

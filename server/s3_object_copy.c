@@ -42,13 +42,13 @@ static enum s3_err src_parse(const char *hdr, struct copy_src *s)
             return S3E_InvalidArgument;
         }
         s->version_id = strdup(q + 10);
-        if (!s->version_id || strata_s3_pct_decode(s->version_id, false) != 0) {
+        if (!s->version_id || strata_url_decode_str(s->version_id, false) != 0) {
             free(buf);
             return S3E_InvalidArgument;
         }
     }
     char *slash = strchr(buf, '/');
-    if (!slash || !slash[1] || slash == buf || strata_s3_pct_decode(buf, false) != 0) {
+    if (!slash || !slash[1] || slash == buf || strata_url_decode_str(buf, false) != 0) {
         free(buf);
         free(s->version_id);
         s->version_id = NULL;

@@ -12,7 +12,9 @@
 
 #include <openssl/evp.h>
 
+#include "http_date.h"
 #include "sbuf.h"
+#include "url.h"
 #include "strata/erasure.h"
 #include "strata/meta.h"
 
@@ -165,76 +167,6 @@ int strata_s3_cond_eval(const struct strata_s3_cond *c, const char *etag, time_t
     return 0;
 }
 
-void strata_http_date_format(time_t t, char *out, size_t out_len)
-{
-    struct tm tm;
-    gmtime_r(&t, &tm);
-    strftime(out, out_len, "%a, %d %b %Y %H:%M:%S GMT", &tm);
-}
-
-int strata_http_date_parse(const char *s, time_t *out)
-{
-    static const char *const fmts[] = {
-        "%a, %d %b %Y %H:%M:%S GMT", /* RFC 1123 */
-        "%A, %d-%b-%y %H:%M:%S GMT", /* RFC 850 */
-        "%a %b %e %H:%M:%S %Y",      /* asctime */
-    };
-    for (size_t i = 0; i < sizeof(fmts) / sizeof(fmts[0]); i++) {
-        struct tm tm;
-        memset(&tm, 0, sizeof(tm));
-        const char *end = strptime(s, fmts[i], &tm);
-        if (end && *end == '\0') {
-            *out = timegm(&tm);
-            return 0;
-        }
-    }
-    return -1;
-}
-
-void strata_iso8601_format(int64_t ms, char *out, size_t out_len)
-{
-    time_t t = (time_t)(ms / 1000);
-    struct tm tm;
-    gmtime_r(&t, &tm);
-    char base[32];
-    strftime(base, sizeof(base), "%Y-%m-%dT%H:%M:%S", &tm);
-    snprintf(out, out_len, "%s.%03dZ", base, (int)(ms % 1000));
-}
-
-static int hexval(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
-int strata_s3_pct_decode(char *s, bool plus_space)
-{
-    char *w = s;
-    for (const char *r = s; *r; r++) {
-        if (*r == '%') {
-            int h = hexval(r[1]), l = h < 0 ? -1 : hexval(r[2]);
-            if (h < 0 || l < 0)
-                return -1;
-            char c = (char)(h * 16 + l);
-            if (c == '\0')
-                return -1;
-            *w++ = c;
-            r += 2;
-        } else if (*r == '+' && plus_space) {
-            *w++ = ' ';
-        } else {
-            *w++ = *r;
-        }
-    }
-    *w = '\0';
-    return 0;
-}
-
 int strata_s3_query_parse(char *buf, struct strata_qparam *out, size_t max)
 {
     size_t n = 0;
@@ -250,27 +182,13 @@ int strata_s3_query_parse(char *buf, struct strata_qparam *out, size_t max)
             *eq = '\0';
             val = eq + 1;
         }
-        if (strata_s3_pct_decode(tok, true) != 0 || strata_s3_pct_decode(val, true) != 0)
+        if (strata_url_decode_str(tok, true) != 0 || strata_url_decode_str(val, true) != 0)
             return -1;
         out[n].name = tok;
         out[n].value = val;
         n++;
     }
     return (int)n;
-}
-
-int strata_s3_url_encode(struct strata_sbuf *b, const char *s)
-{
-    static const char hex[] = "0123456789ABCDEF";
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (isalnum(*p) || *p == '-' || *p == '_' || *p == '.' || *p == '~' || *p == '/') {
-            strata_sbuf_append(b, p, 1);
-        } else {
-            char e[3] = {'%', hex[*p >> 4], hex[*p & 15]};
-            strata_sbuf_append(b, e, 3);
-        }
-    }
-    return b->failed ? -1 : 0;
 }
 
 int strata_b64_decode(const char *in, uint8_t *out, size_t out_max)
@@ -550,9 +468,9 @@ int strata_s3_tags_encode(struct strata_sbuf *b, const struct strata_qparam *tag
     for (int i = 0; i < n; i++) {
         if (i)
             strata_sbuf_puts(b, "&");
-        strata_s3_url_encode(b, tags[i].name);
+        strata_url_encode_sbuf(b, tags[i].name, true);
         strata_sbuf_puts(b, "=");
-        strata_s3_url_encode(b, tags[i].value);
+        strata_url_encode_sbuf(b, tags[i].value, true);
     }
     return b->failed ? -1 : 0;
 }

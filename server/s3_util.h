@@ -1,6 +1,6 @@
 /*
  * s3_util.h - pure helpers of the S3 front end: bucket-name rules, Range
- * parsing, conditional-header evaluation, HTTP dates, query parsing,
+ * parsing, conditional-header evaluation, query parsing,
  * base64, drive-range expansion, header selection and listing resume keys.
  * No I/O, no globals: unit tests and fuzzers call them directly, and any
  * thread may.
@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <time.h>
+
+struct strata_sbuf;
 
 /* AWS's rules for new buckets: 3-63 chars of [a-z0-9.-], starts and ends
  * with a letter or digit, no "..", not an IPv4 address, no "xn--" prefix,
@@ -40,13 +42,6 @@ int strata_s3_cond_eval(const struct strata_s3_cond *c, const char *etag, time_t
 /* Whether an If-Match / If-None-Match list ("a", W/"b", *) names etag. */
 bool strata_s3_etag_list_match(const char *list, const char *etag);
 
-/* "Sun, 06 Nov 1994 08:49:37 GMT" into out (>= 30 bytes). */
-void strata_http_date_format(time_t t, char *out, size_t out_len);
-/* RFC 1123, RFC 850 and asctime forms; -1 when unparseable. */
-int strata_http_date_parse(const char *s, time_t *out);
-/* "2009-10-12T17:50:30.000Z" into out (>= 25 bytes). */
-void strata_iso8601_format(int64_t ms, char *out, size_t out_len);
-
 /* A decoded query parameter; value is "" for "?acl". */
 struct strata_qparam {
     char *name;
@@ -58,12 +53,6 @@ struct strata_qparam {
  * max), or -1 when there are more than max or an escape decodes to NUL.
  */
 int strata_s3_query_parse(char *buf, struct strata_qparam *out, size_t max);
-/* Decode %XX in place; '+' becomes ' ' when plus_space.  -1 when the result
- * would contain a NUL byte or an escape is malformed. */
-int strata_s3_pct_decode(char *s, bool plus_space);
-/* AWS's URL encoding for encoding-type=url: unreserved kept, '/' kept. */
-struct strata_sbuf;
-int strata_s3_url_encode(struct strata_sbuf *b, const char *s);
 
 /* Base64 (standard alphabet, padded).  decode returns the byte count or -1
  * for invalid input or when it does not fit out_max. */
@@ -121,7 +110,7 @@ void strata_s3_content_encoding_strip(const char *in, char *out, size_t out_len)
 
 /*
  * Tag sets.  Stored (opaque to meta) in one canonical form: "k=v&k2=v2",
- * keys and values URL-encoded as strata_s3_url_encode does.  validate
+ * keys and values URL-encoded as strata_url_encode_sbuf does with '/' kept.  validate
  * checks AWS's limits: at most max tags, keys 1..128 and values 0..256
  * characters, no duplicate keys; 0 or -1.  encode appends the canonical
  * form of tags[0..n-1] to b.

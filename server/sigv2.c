@@ -149,7 +149,7 @@ static int put_resource(struct strata_sigv4_sink *s, const struct strata_auth_re
         strata_sigv4__sink_put(s, sr[i].k, sr[i].kl);
         if (sr[i].has_eq) {
             char dec[1024];
-            long d = strata_sigv4__pct_decode(sr[i].v, sr[i].vl, dec, sizeof(dec), true);
+            long d = strata_url_decode(sr[i].v, sr[i].vl, dec, sizeof(dec), true);
             if (d < 0)
                 return STRATA_EINVAL;
             strata_sigv4__sink_putc(s, '=');
@@ -216,7 +216,7 @@ enum s3_err strata_sigv2__verify_header(const struct strata_creds *creds,
     const char *xd = strata_sigv4__hdr(req, "x-amz-date");
     const char *d = xd ? xd : strata_sigv4__hdr(req, "date");
     time_t t;
-    if (!d || strata_sigv4__parse_http_date(d, &t) != 0) {
+    if (!d || strata_http_date_parse(d, &t) != 0) {
         out->err_msg = "AWS authentication requires a valid Date or x-amz-date header";
         return S3E_AccessDenied;
     }
@@ -261,18 +261,18 @@ enum s3_err strata_sigv2__verify_query(const struct strata_creds *creds,
     char akid[sizeof(((struct strata_cred *)0)->access_key)], expires[24], sig[64];
     long d;
     if (!strata_sigv4__query_param(req->raw_query, "AWSAccessKeyId", &v, &n) ||
-        (d = strata_sigv4__pct_decode(v, n, akid, sizeof(akid) - 1, false)) <= 0)
+        (d = strata_url_decode(v, n, akid, sizeof(akid) - 1, false)) <= 0)
         goto bad;
     akid[d] = '\0';
     if (!strata_sigv4__query_param(req->raw_query, "Expires", &v, &n) ||
-        (d = strata_sigv4__pct_decode(v, n, expires, sizeof(expires) - 1, false)) <= 0)
+        (d = strata_url_decode(v, n, expires, sizeof(expires) - 1, false)) <= 0)
         goto bad;
     expires[d] = '\0';
     if (strspn(expires, "0123456789") != (size_t)d || d > 18)
         goto bad;
     /* '+' in a base64 signature only survives when the client encoded it. */
     if (!strata_sigv4__query_param(req->raw_query, "Signature", &v, &n) ||
-        (d = strata_sigv4__pct_decode(v, n, sig, sizeof(sig) - 1, false)) <= 0)
+        (d = strata_url_decode(v, n, sig, sizeof(sig) - 1, false)) <= 0)
         goto bad;
     sig[d] = '\0';
 

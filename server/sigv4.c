@@ -18,16 +18,12 @@
 #include <strings.h>
 
 #include "strata/err.h"
+#include "strata/hex.h"
 
 static enum s3_err fail(struct strata_auth_result *out, enum s3_err e, const char *msg)
 {
     out->err_msg = msg;
     return e;
-}
-
-static int hexval(char c)
-{
-    return c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10;
 }
 
 /* x-amz-content-sha256 -> payload mode.  NULL value means "not sent". */
@@ -48,9 +44,7 @@ static enum s3_err parse_content_sha(const char *v, struct strata_auth_result *o
             return S3E_NONE;
         }
     }
-    if (strlen(v) == 64 && strata_sigv4__is_hex(v, 64)) {
-        for (int i = 0; i < 32; i++)
-            out->payload_sha256[i] = (uint8_t)(hexval(v[2 * i]) << 4 | hexval(v[2 * i + 1]));
+    if (strlen(v) == 64 && strata_hex_decode(v, 32, out->payload_sha256, false) == 0) {
         out->payload_mode = STRATA_PAYLOAD_SIGNED;
         return S3E_NONE;
     }
@@ -238,7 +232,7 @@ static bool parse_authz(const char *a, struct v4_authz *z)
         p = v + vl;
     }
     return z->cred && z->sh && z->sig && z->sh_len > 0 && z->sig_len == 64 &&
-           strata_sigv4__is_hex(z->sig, 64);
+           strata_hex_is(z->sig, 64, false);
 }
 
 enum s3_err strata_sigv4__verify_header(const struct strata_creds *creds,
@@ -274,7 +268,7 @@ enum s3_err strata_sigv4__verify_header(const struct strata_creds *creds,
         memcpy(amz_date, xd, 17);
     } else {
         const char *d = strata_sigv4__hdr(req, "date");
-        if (!d || strata_sigv4__parse_http_date(d, &t) != 0)
+        if (!d || strata_http_date_parse(d, &t) != 0)
             return fail(out, S3E_AccessDenied,
                         "AWS authentication requires a valid Date or x-amz-date header");
         strata_sigv4__fmt_iso8601(t, amz_date);
@@ -307,7 +301,7 @@ static bool qparam(const char *q, const char *name, char *buf, size_t cap)
     size_t n;
     if (!strata_sigv4__query_param(q, name, &v, &n))
         return false;
-    long d = strata_sigv4__pct_decode(v, n, buf, cap - 1, false);
+    long d = strata_url_decode(v, n, buf, cap - 1, false);
     if (d < 0)
         return false;
     buf[d] = '\0';
@@ -355,7 +349,7 @@ enum s3_err strata_sigv4__verify_query(const struct strata_creds *creds,
     if (!signed_headers_ok(sh, shl))
         return fail(out, S3E_AuthorizationQueryParametersError,
                     "X-Amz-SignedHeaders must include host");
-    if (strlen(sig) != 64 || !strata_sigv4__is_hex(sig, 64))
+    if (strlen(sig) != 64 || !strata_hex_is(sig, 64, false))
         return fail(out, S3E_AuthorizationQueryParametersError,
                     "X-Amz-Signature must be 64 hex characters");
 

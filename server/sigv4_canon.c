@@ -50,10 +50,10 @@ static int qparam_cmp(const struct qparam *a, const struct qparam *b)
 static int recode(const char *raw, size_t raw_len, char *scratch, char **arena, char *arena_end,
                   const char **out, size_t *out_len)
 {
-    long d = strata_sigv4__pct_decode(raw, raw_len, scratch, raw_len, true);
+    long d = strata_url_decode(raw, raw_len, scratch, raw_len, true);
     if (d < 0)
         return -1;
-    long e = strata_sigv4__uri_encode(scratch, (size_t)d, *arena, (size_t)(arena_end - *arena),
+    long e = strata_url_encode(scratch, (size_t)d, *arena, (size_t)(arena_end - *arena),
                                       false);
     if (e < 0)
         return -1;
@@ -200,7 +200,7 @@ enum s3_err strata_sigv4__canonical_hash(const struct strata_auth_req *req,
     uint8_t h[32];
     if (strata_sigv4__sink_flush(&s) != 0 || strata_sigv4__sha_end(h) != 0)
         return S3E_InternalError;
-    strata_sigv4__hex(h, 32, out_hex);
+    strata_hex_encode(h, 32, out_hex);
     return S3E_NONE;
 }
 
@@ -225,6 +225,6 @@ int strata_sigv4__sign(const uint8_t key[32], const char *amz_date, const char *
     uint8_t mac[32];
     int rc = strata_sigv4__hmac_signing(key, sts, (size_t)(p - sts), mac);
     if (rc == 0)
-        strata_sigv4__hex(mac, 32, out_hex);
+        strata_hex_encode(mac, 32, out_hex);
     return rc;
 }

@@ -233,26 +233,6 @@ int strata_sigv4__signing_key(const char *secret, const char *date8, const char 
     return 0;
 }
 
-void strata_sigv4__hex(const uint8_t *in, size_t n, char *out)
-{
-    static const char digits[] = "0123456789abcdef";
-    for (size_t i = 0; i < n; i++) {
-        out[2 * i] = digits[in[i] >> 4];
-        out[2 * i + 1] = digits[in[i] & 15];
-    }
-    out[2 * n] = '\0';
-}
-
-bool strata_sigv4__is_hex(const char *s, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        char c = s[i];
-        if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')))
-            return false;
-    }
-    return true;
-}
-
 bool strata_sigv4__ct_eq(const void *a, const void *b, size_t n)
 {
     return CRYPTO_memcmp(a, b, n) == 0;

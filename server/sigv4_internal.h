@@ -16,6 +16,9 @@
 #include <time.h>
 
 #include "auth.h"
+#include "http_date.h"
+#include "strata/hex.h"
+#include "url.h"
 
 #define STRATA_SIGV4_ALGO "AWS4-HMAC-SHA256"
 #define STRATA_SIGV4_MAX_SKEW_S 900       /* AWS: 15 minutes */
@@ -48,9 +51,6 @@ int strata_sigv4__hmac_sha1(const void *key, size_t key_len, const void *msg, si
 int strata_sigv4__signing_key(const char *secret, const char *date8, const char *region,
                               size_t region_len, uint8_t out[32]);
 
-/* Lower-case hex of n bytes into out (2n+1 bytes, NUL-terminated). */
-void strata_sigv4__hex(const uint8_t *in, size_t n, char *out);
-bool strata_sigv4__is_hex(const char *s, size_t n);
 /* Constant-time equality of two n-byte strings. */
 bool strata_sigv4__ct_eq(const void *a, const void *b, size_t n);
 
@@ -62,19 +62,8 @@ const char *strata_sigv4__hdr(const struct strata_auth_req *r, const char *lname
 
 /* "20130524T000000Z" -> epoch seconds.  0 or STRATA_EINVAL. */
 int strata_sigv4__parse_iso8601(const char *s, time_t *out);
-/* RFC 1123 / RFC 850 / asctime HTTP dates -> epoch.  0 or STRATA_EINVAL. */
-int strata_sigv4__parse_http_date(const char *s, time_t *out);
 /* epoch -> "yyyymmddThhmmssZ" (17 bytes with the NUL). */
 void strata_sigv4__fmt_iso8601(time_t t, char out[17]);
-
-/* Percent-decode s[0..n) into out (cap bytes); '+' becomes a space when
- * plus_space.  Returns the decoded length, or -1 on a bad escape or
- * overflow. */
-long strata_sigv4__pct_decode(const char *s, size_t n, char *out, size_t cap, bool plus_space);
-/* AWS URI-encoding: unreserved A-Za-z0-9-_.~ stay, everything else %XX
- * (upper-case); '/' stays when keep_slash.  Returns the encoded length, or
- * -1 when cap is too small. */
-long strata_sigv4__uri_encode(const char *s, size_t n, char *out, size_t cap, bool keep_slash);
 
 /* A write-through buffer: text is collected in buf and handed to flush_cb
  * when buf fills and at the end, so long canonical requests stream into a

@@ -28,7 +28,7 @@ int strata_presign_v4(const struct strata_cred *cred, const char *method, const 
     n = snprintf(cred_str, sizeof(cred_str), "%s/%s", cred->access_key, scope);
     if (n < 0 || (size_t)n >= sizeof(cred_str))
         return STRATA_EINVAL;
-    long el = strata_sigv4__uri_encode(cred_str, (size_t)n, cred_enc, sizeof(cred_enc) - 1, false);
+    long el = strata_url_encode(cred_str, (size_t)n, cred_enc, sizeof(cred_enc) - 1, false);
     if (el < 0)
         return STRATA_EINVAL;
     cred_enc[el] = '\0';

@@ -1,7 +1,8 @@
 /*
  * sigv4_util.c - text helpers for request authentication: header lookup,
- * the date formats AWS signs, percent-decoding and AWS URI-encoding, query
- * parameter lookup, and the digest sink canonical requests stream into.
+ * the amz-date format SigV4 signs, query parameter lookup, and the digest
+ * sink canonical requests stream into.  Percent-coding is url.c's, HTTP
+ * dates are http_date.c's.
  *
  * Pure functions, reentrant, no allocation; run on any request thread.
  */
@@ -49,97 +50,12 @@ int strata_sigv4__parse_iso8601(const char *s, time_t *out)
     return 0;
 }
 
-int strata_sigv4__parse_http_date(const char *s, time_t *out)
-{
-    static const char *const fmts[] = {
-        "%a, %d %b %Y %H:%M:%S GMT", /* RFC 1123, what every client sends */
-        "%a, %d %b %Y %H:%M:%S %z",  /* RFC 2822 numeric zone (AWS's v2 examples) */
-        "%A, %d-%b-%y %H:%M:%S GMT", /* RFC 850 */
-        "%a %b %e %H:%M:%S %Y",      /* asctime */
-    };
-    if (!s)
-        return STRATA_EINVAL;
-    while (*s == ' ')
-        s++;
-    for (size_t i = 0; i < sizeof(fmts) / sizeof(fmts[0]); i++) {
-        struct tm tm;
-        memset(&tm, 0, sizeof(tm));
-        const char *end = strptime(s, fmts[i], &tm);
-        if (!end)
-            continue;
-        while (*end == ' ')
-            end++;
-        if (*end)
-            continue;
-        /* timegm ignores tm_gmtoff, which only %z sets. */
-        *out = tm_to_epoch(&tm) - tm.tm_gmtoff;
-        return 0;
-    }
-    return STRATA_EINVAL;
-}
-
 void strata_sigv4__fmt_iso8601(time_t t, char out[17])
 {
     struct tm tm;
     gmtime_r(&t, &tm);
     if (strftime(out, 17, "%Y%m%dT%H%M%SZ", &tm) != 16)
         out[0] = '\0';
-}
-
-static int hexval(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
-long strata_sigv4__pct_decode(const char *s, size_t n, char *out, size_t cap, bool plus_space)
-{
-    size_t o = 0;
-    for (size_t i = 0; i < n; i++) {
-        char c = s[i];
-        if (c == '%') {
-            if (i + 2 >= n)
-                return -1;
-            int hi = hexval(s[i + 1]), lo = hexval(s[i + 2]);
-            if (hi < 0 || lo < 0)
-                return -1;
-            c = (char)(hi << 4 | lo);
-            i += 2;
-        } else if (c == '+' && plus_space) {
-            c = ' ';
-        }
-        if (o >= cap)
-            return -1;
-        out[o++] = c;
-    }
-    return (long)o;
-}
-
-long strata_sigv4__uri_encode(const char *s, size_t n, char *out, size_t cap, bool keep_slash)
-{
-    static const char digits[] = "0123456789ABCDEF";
-    size_t o = 0;
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~' ||
-            (c == '/' && keep_slash)) {
-            if (o + 1 > cap)
-                return -1;
-            out[o++] = (char)c;
-        } else {
-            if (o + 3 > cap)
-                return -1;
-            out[o++] = '%';
-            out[o++] = digits[c >> 4];
-            out[o++] = digits[c & 15];
-        }
-    }
-    return (long)o;
 }
 
 bool strata_sigv4__query_param(const char *q, const char *name, const char **val, size_t *len)

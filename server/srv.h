@@ -23,8 +23,10 @@
 #include "auth.h"
 #include "body_budget.h"
 #include "s3_error.h"
+#include "http_date.h"
 #include "s3_util.h"
 #include "sbuf.h"
+#include "url.h"
 
 #define STRATA_SRV_HDRS_MAX 128      /* request headers kept for auth */
 /* MHD per-connection pool: bounds the request headers and is the read

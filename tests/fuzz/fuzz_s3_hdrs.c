@@ -1,6 +1,7 @@
 /*
  * fuzz_s3_hdrs.c - libFuzzer target for the request-header helpers of
- * server/s3_util.c that have no target of their own: HTTP dates and the
+ * server/s3_util.c and server/http_date.c that have no target of their
+ * own: HTTP dates and the
  * conditional headers (If-Match lists, If-Modified-Since...), base64 of
  * Content-MD5 / x-amz-checksum-*, the Content-Encoding filter, the
  * listing resume key, and the drive-range arguments of the command line.
@@ -19,6 +20,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "http_date.h"
 #include "s3_util.h"
 
 static void check_date(const char *s)

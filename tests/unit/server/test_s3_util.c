@@ -115,24 +115,6 @@ static void test_cond(void **state)
     assert_int_equal(strata_s3_cond_eval(&c, etag, mtime), 412);
 }
 
-static void test_dates(void **state)
-{
-    char buf[64];
-    time_t t;
-    strata_http_date_format(784111777, buf, sizeof(buf));
-    assert_string_equal(buf, "Sun, 06 Nov 1994 08:49:37 GMT");
-    assert_int_equal(strata_http_date_parse(buf, &t), 0);
-    assert_int_equal(t, 784111777);
-    assert_int_equal(strata_http_date_parse("Sunday, 06-Nov-94 08:49:37 GMT", &t), 0);
-    assert_int_equal(t, 784111777);
-    assert_int_equal(strata_http_date_parse("Sun Nov  6 08:49:37 1994", &t), 0);
-    assert_int_equal(t, 784111777);
-    assert_int_equal(strata_http_date_parse("yesterday", &t), -1);
-    assert_int_equal(strata_http_date_parse("Sun, 06 Nov 1994 08:49:37 GMT junk", &t), -1);
-    strata_iso8601_format(784111777123LL, buf, sizeof(buf));
-    assert_string_equal(buf, "1994-11-06T08:49:37.123Z");
-}
-
 static void test_query(void **state)
 {
     struct strata_qparam q[4];
@@ -152,19 +134,6 @@ static void test_query(void **state)
     assert_int_equal(strata_s3_query_parse(b4, q, 4), -1);
     char b5[] = "";
     assert_int_equal(strata_s3_query_parse(b5, q, 4), 0);
-    /* Paths keep '+' (decoded once, exactly). */
-    char p[] = "/b/a+b%2520%E2%82%AC/..//x";
-    assert_int_equal(strata_s3_pct_decode(p, false), 0);
-    assert_string_equal(p, "/b/a+b%20\xE2\x82\xAC/..//x");
-}
-
-static void test_url_encode(void **state)
-{
-    struct strata_sbuf b;
-    strata_sbuf_init(&b, 1024);
-    assert_int_equal(strata_s3_url_encode(&b, "a b/c+d~\xE2\x82\xAC"), 0);
-    assert_string_equal(b.data, "a%20b/c%2Bd~%E2%82%AC");
-    strata_sbuf_fini(&b);
 }
 
 static void test_b64(void **state)
@@ -303,8 +272,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bucket_names), cmocka_unit_test(test_range),
         cmocka_unit_test(test_etag_match),   cmocka_unit_test(test_cond),
-        cmocka_unit_test(test_dates),        cmocka_unit_test(test_query),
-        cmocka_unit_test(test_url_encode),   cmocka_unit_test(test_b64),
+        cmocka_unit_test(test_query),        cmocka_unit_test(test_b64),
         cmocka_unit_test(test_drive_expand), cmocka_unit_test(test_hdr_select),
         cmocka_unit_test(test_resume_key),   cmocka_unit_test(test_cksum),
         cmocka_unit_test(test_tags),

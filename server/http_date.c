@@ -1,0 +1,58 @@
+/*
+ * http_date.c - HTTP-date and ISO 8601 formatting and parsing (see
+ * http_date.h).  Pure, any thread.
+ */
+#include "http_date.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "strata/err.h"
+
+void strata_http_date_format(time_t t, char *out, size_t out_len)
+{
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(out, out_len, "%a, %d %b %Y %H:%M:%S GMT", &tm);
+}
+
+int strata_http_date_parse(const char *s, time_t *out)
+{
+    static const char *const fmts[] = {
+        "%a, %d %b %Y %H:%M:%S GMT", /* RFC 1123, what every client sends */
+        "%a, %d %b %Y %H:%M:%S %z",  /* RFC 2822 numeric zone (AWS's SigV2 examples) */
+        "%A, %d-%b-%y %H:%M:%S GMT", /* RFC 850 */
+        "%a %b %e %H:%M:%S %Y",      /* asctime */
+    };
+    if (!s)
+        return STRATA_EINVAL;
+    while (*s == ' ')
+        s++;
+    for (size_t i = 0; i < sizeof(fmts) / sizeof(fmts[0]); i++) {
+        struct tm tm;
+        memset(&tm, 0, sizeof(tm));
+        const char *end = strptime(s, fmts[i], &tm);
+        if (!end)
+            continue;
+        while (*end == ' ')
+            end++;
+        if (*end)
+            continue;
+        /* timegm ignores tm_gmtoff, which only %z sets, and resets it:
+         * read it first. */
+        long gmtoff = tm.tm_gmtoff;
+        *out = timegm(&tm) - gmtoff;
+        return 0;
+    }
+    return STRATA_EINVAL;
+}
+
+void strata_iso8601_format(int64_t ms, char *out, size_t out_len)
+{
+    time_t t = (time_t)(ms / 1000);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    char base[32];
+    strftime(base, sizeof(base), "%Y-%m-%dT%H:%M:%S", &tm);
+    snprintf(out, out_len, "%s.%03dZ", base, (int)(ms % 1000));
+}
