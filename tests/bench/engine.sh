@@ -5,8 +5,12 @@
 #      one file per drive (4 jobs in parallel, like a 2+2 set) - the ceiling;
 #   2. ./build/bench_codec (ISA-L encode/decode, erasure engineer's program);
 #   3. ./build/bench_objects (object PUT/GET through meta/, meta engineer's),
-#      given the same drive directories;
-# then prints one table.  The programs' own output is shown as-is.
+#      given the same drive directories; its "GET warm" rows read back what
+#      was just written (page cache: can exceed the fio read ceiling), its
+#      "GET cold" rows read after drop_caches (as root), comparable to fio;
+# then prints one table.  The programs' own output is shown as-is.  Exits 1
+# when bench_codec or bench_objects failed (any failed read, write, head or
+# list), so a benchmark over failures never passes for a result.
 #
 # Environment: BUILD (default ./build), BENCH_DIR (default a new dir under
 # /tmp; drives are $BENCH_DIR/d1..d4, must be on a filesystem with O_DIRECT),
@@ -62,11 +66,12 @@ EOF
 rm -f "$BENCH_DIR"/d*/fio.dat
 
 # ---- 2. codec -----------------------------------------------------------------------
+FAILED=""
 CODEC_OUT="(not built: $BUILD/bench_codec missing)"
 if [[ -x "$BUILD/bench_codec" ]]; then
     echo "==> $BUILD/bench_codec $CODEC_SECS"
-    CODEC_OUT=$("$BUILD/bench_codec" "$CODEC_SECS" 2>&1) || CODEC_OUT="$CODEC_OUT
-(bench_codec exited with status $?)"
+    CODEC_OUT=$("$BUILD/bench_codec" "$CODEC_SECS" 2>&1) || { CODEC_OUT="$CODEC_OUT
+(bench_codec exited with status $?)"; FAILED="$FAILED bench_codec"; }
 fi
 
 # ---- 3. objects ---------------------------------------------------------------------
@@ -75,8 +80,8 @@ if [[ -x "$BUILD/bench_objects" ]]; then
     echo "==> $BUILD/bench_objects ${BENCH_OBJECTS_ARGS:-} ${DRIVES[*]}"
     # shellcheck disable=SC2086
     OBJ_OUT=$(STRATA_BENCH_DRIVES="${DRIVES[*]}" "$BUILD/bench_objects" ${BENCH_OBJECTS_ARGS:-} "${DRIVES[@]}" 2>&1) ||
-        OBJ_OUT="$OBJ_OUT
-(bench_objects exited with status $?)"
+        { OBJ_OUT="$OBJ_OUT
+(bench_objects exited with status $?)"; FAILED="$FAILED bench_objects"; }
 fi
 
 cat <<EOF
@@ -97,3 +102,7 @@ $CODEC_OUT
 $OBJ_OUT
 \`\`\`
 EOF
+if [[ -n "$FAILED" ]]; then
+    echo "FAILED:$FAILED: an operation failed; the figures above are not results" >&2
+    exit 1
+fi

@@ -8,15 +8,24 @@
  * complete 1,000 small parts and HEAD / ranged GET latency of that object.
  *
  *   bench_objects [-k list_keys] [-t threads] [-s scale] [-m mp_MiB] [-p part_MiB]
- *                 [-o sizes] [-S] [-L n] [drive dir ...]
+ *                 [-o sizes] [-S] [-L n] [-x] [drive dir ...]
  *
  * -o picks the object sizes to run, e.g. "-o 1m,64m" (of 4k,128k,1m,64m,
  * and 8m, which runs only when named).
  * -S makes every PUT a signed-payload PUT as the daemon does it: the
  * expected MD5 and SHA-256 of the body are passed (computed before the
  * clock starts), so the engine hashes both and verifies them.
+ * -x (a drill for the failure path) makes the GET rows read keys that were
+ * never written: every read fails, and so must the run.
  * -L n adds the latency anatomy of single-client small PUTs (n of each):
  * the erasure writer's phases, the whole PUT, an inline PUT.
+ *
+ * Every GET row comes twice: "GET warm" reads back what was just written
+ * (page cache and metadata block cache hot: no drive is read), "GET cold"
+ * the same objects after sync, drop_caches and reopening the metadata (as
+ * root; without root no cold row is printed).  Any failed operation
+ * (PUT, GET, HEAD, read, list) is reported on stderr and makes the program
+ * exit 1.
  *
  * Drive directories default to four new ones under a temporary folder
  * (removed afterwards); given ones are used as they are (empty or a
@@ -38,6 +47,15 @@
 static struct strata_meta *M;
 static const char *BUCKET = "bench";
 static bool SIGNED; /* -S: pass the expected MD5 and SHA-256 like a signed PUT */
+/* Every failed operation (PUT, GET, HEAD, read, list) is counted here and
+ * makes the program exit 1: a row measured over failures is no result. */
+static unsigned FAILURES;
+
+static void failed(const char *what, const char *key, int rc)
+{
+    FAILURES++;
+    fprintf(stderr, "bench_objects: %s %s: %s\n", what, key, strata_errname(rc));
+}
 
 static double now_s(void)
 {
@@ -144,16 +162,21 @@ static void latency(struct strata_set *set, unsigned n)
             strata_data_id_new(id);
             struct strata_ec_writer *w;
             double t0 = now_s();
-            if (strata_ec_writer_create(set, id, &w))
+            int crc = strata_ec_writer_create(set, id, &w);
+            if (crc) {
+                failed("ec writer create", "-", crc);
                 return;
+            }
             double t1 = now_s();
             strata_ec_writer_write(w, buf, size);
             double t2 = now_s();
             int rc = strata_ec_writer_finish(w, NULL);
             double t3 = now_s();
             strata_ec_writer_destroy(w);
-            if (rc)
+            if (rc) {
+                failed("ec writer finish", "-", rc);
                 return;
+            }
             a[i] = (t1 - t0) * 1e3;
             b[i] = (t2 - t1) * 1e3;
             c[i] = (t3 - t2) * 1e3;
@@ -175,8 +198,11 @@ static void latency(struct strata_set *set, unsigned n)
             char key[64];
             snprintf(key, sizeof(key), "lat/%zu/%u", size, i);
             double t0 = now_s();
-            if (put_one(key, buf, size, NULL))
+            int prc = put_one(key, buf, size, NULL);
+            if (prc) {
+                failed("put", key, prc);
                 return;
+            }
             t[i] = (now_s() - t0) * 1e3;
         }
         snprintf(what, sizeof(what), "object PUT %zu B (unsigned)", size);
@@ -186,8 +212,11 @@ static void latency(struct strata_set *set, unsigned n)
         char key[64];
         snprintf(key, sizeof(key), "lat/4k/%u", i);
         double t0 = now_s();
-        if (put_one(key, buf, 4096, NULL))
+        int prc = put_one(key, buf, 4096, NULL);
+        if (prc) {
+            failed("put", key, prc);
             return;
+        }
         t[i] = (now_s() - t0) * 1e3;
     }
     lat_row("object PUT 4096 B inline (record commit only)", t, n);
@@ -199,14 +228,19 @@ static void latency(struct strata_set *set, unsigned n)
         struct strata_get *g;
         struct strata_obj_info info;
         double t0 = now_s();
-        if (strata_obj_get_open(M, BUCKET, key, NULL, &info, &g))
+        int rc = strata_obj_get_open(M, BUCKET, key, NULL, &info, &g);
+        if (rc) {
+            failed("get open", key, rc);
             return;
-        int rc = strata_obj_get_read(g, 0, buf, 4096);
+        }
+        rc = strata_obj_get_read(g, 0, buf, 4096);
         t[i] = (now_s() - t0) * 1e3;
         strata_obj_get_close(g);
         strata_obj_info_fini(&info);
-        if (rc)
+        if (rc) {
+            failed("get read", key, rc);
             return;
+        }
     }
     lat_row("object GET 1 MiB: open + first 4 KiB", t, n);
     size_t big = 8u << 20;
@@ -217,8 +251,11 @@ static void latency(struct strata_set *set, unsigned n)
     for (unsigned i = 0; bb && i < nb; i++) {
         char key[64];
         snprintf(key, sizeof(key), "lat/8m/%u", i);
-        if (put_one(key, bb, big, NULL))
+        int prc = put_one(key, bb, big, NULL);
+        if (prc) {
+            failed("put", key, prc);
             return;
+        }
     }
     for (unsigned i = 0; bb && i < nb; i++) {
         char key[64];
@@ -226,14 +263,19 @@ static void latency(struct strata_set *set, unsigned n)
         struct strata_get *g;
         struct strata_obj_info info;
         double t0 = now_s();
-        if (strata_obj_get_open(M, BUCKET, key, NULL, &info, &g))
+        int rc = strata_obj_get_open(M, BUCKET, key, NULL, &info, &g);
+        if (rc) {
+            failed("get open", key, rc);
             return;
-        int rc = strata_obj_get_read(g, 0, buf, 4096);
+        }
+        rc = strata_obj_get_read(g, 0, buf, 4096);
         t[i] = (now_s() - t0) * 1e3;
         strata_obj_get_close(g);
         strata_obj_info_fini(&info);
-        if (rc)
+        if (rc) {
+            failed("get read", key, rc);
             return;
+        }
     }
     if (bb)
         lat_row("object GET 8 MiB: open + first 4 KiB", t, nb);
@@ -355,6 +397,7 @@ static void mp_bench(size_t total_mib, size_t part_mib)
     if (rc) {
         printf("| upload    | %4u x %3zu MiB | %7u | FAILED %s |\n", nparts, part_mib, 8,
                strata_errname(rc));
+        failed("multipart upload", "mp-big", rc);
         return;
     }
     printf("| upload    | %4u x %3zu MiB | %7u | %7.1f | %11.2f |\n", nparts, part_mib, 8,
@@ -380,28 +423,40 @@ static void mp_bench(size_t total_mib, size_t part_mib)
     free(rb);
     printf("| read back | %4u x %3zu MiB | %7u | %7.1f | %11s |\n", nparts, part_mib, 1,
            rc || !same ? 0.0 : mb / dt, rc ? strata_errname(rc) : same ? "-" : "WRONG BYTES");
+    if (rc || !same)
+        failed("multipart read back", "mp-big", rc ? rc : STRATA_ECORRUPT);
     /* 1,000 parts of 4 KiB: the complete is metadata only. */
     rc = mp_upload("mp-1000", 4096, 1000, 16, &up, &comp);
     if (rc) {
         printf("\n1000-part upload: FAILED %s\n", strata_errname(rc));
+        failed("multipart upload", "mp-1000", rc);
         return;
     }
     printf("\n1000 parts of 4 KiB: upload %.2f s (16 clients), complete %.1f ms\n", up,
            comp * 1e3);
     t0 = now_s();
     for (int i = 0; i < 1000; i++) {
-        strata_obj_head(M, BUCKET, "mp-1000", NULL, &info);
+        rc = strata_obj_head(M, BUCKET, "mp-1000", NULL, &info);
         strata_obj_info_fini(&info);
+        if (rc) {
+            failed("head", "mp-1000", rc);
+            return;
+        }
     }
     double head_us = (now_s() - t0) * 1e3;
     uint8_t small[4096];
     t0 = now_s();
     for (int i = 0; i < 1000; i++) {
-        if (strata_obj_get_open(M, BUCKET, "mp-1000", NULL, &info, &g) == 0) {
-            strata_obj_get_read(g, (uint64_t)(i * 7919 % 999) * 4096 + 100, small, 4096);
+        rc = strata_obj_get_open(M, BUCKET, "mp-1000", NULL, &info, &g);
+        if (rc == 0) {
+            rc = strata_obj_get_read(g, (uint64_t)(i * 7919 % 999) * 4096 + 100, small, 4096);
             strata_obj_get_close(g);
         }
         strata_obj_info_fini(&info);
+        if (rc) {
+            failed("ranged get", "mp-1000", rc);
+            return;
+        }
     }
     double get_us = (now_s() - t0) * 1e3;
     printf("1000-part object: HEAD %.1f us, GET (open + 4 KiB across a part boundary) %.1f us\n",
@@ -433,7 +488,8 @@ static void *run_job(void *arg)
         snprintf(key, sizeof(key), "%s/%08u", j->prefix, j->from + i * j->step);
         j->rc = j->get ? get_one(key, j->buf, j->size) : put_one(key, j->buf, j->size, j);
         if (j->rc) {
-            fprintf(stderr, "%s %s: %s\n", j->get ? "get" : "put", key, strata_errname(j->rc));
+            fprintf(stderr, "bench_objects: %s %s: %s\n", j->get ? "get" : "put", key,
+                    strata_errname(j->rc));
             return NULL;
         }
     }
@@ -468,6 +524,8 @@ static double run(const char *prefix, size_t size, unsigned count, unsigned thre
         rc |= jobs[i].rc;
     }
     double dt = now_s() - t0;
+    if (rc)
+        FAILURES++;
     return rc ? -1 : dt;
 }
 
@@ -479,12 +537,67 @@ static void row(const char *op, size_t size, unsigned threads, unsigned count, d
     else
         snprintf(sz, sizeof(sz), "%zu KiB", size >> 10);
     if (dt < 0) {
-        printf("| %-4s | %-8s | %7u | %7u | %10s | %10s |\n", op, sz, threads, count, "FAILED", "");
+        printf("| %-8s | %-8s | %7u | %7u | %10s | %10s |\n", op, sz, threads, count, "FAILED", "");
         return;
     }
-    printf("| %-4s | %-8s | %7u | %7u | %10.1f | %10.0f |\n", op, sz, threads, count,
+    printf("| %-8s | %-8s | %7u | %7u | %10.1f | %10.0f |\n", op, sz, threads, count,
            (double)size * count / dt / 1e6, count / dt);
     fflush(stdout);
+}
+
+/* Cold reads: the page cache dropped and the metadata reopened, so its
+ * block cache is empty too.  Without root the cache cannot be dropped and
+ * no cold row is printed (never a warm figure labelled cold). */
+static bool COLD;
+static struct strata_set *SET;
+static struct strata_meta_opts MOPTS;
+
+static bool drop_page_cache(void)
+{
+    sync();
+    FILE *f = fopen("/proc/sys/vm/drop_caches", "w");
+    if (!f)
+        return false;
+    bool ok = fputs("3\n", f) >= 0;
+    return fclose(f) == 0 && ok;
+}
+
+static bool cold_possible(void)
+{
+    return drop_page_cache();
+}
+
+static int make_cold(void)
+{
+    strata_meta_close(M);
+    M = NULL;
+    if (!drop_page_cache())
+        return STRATA_EIO;
+    struct strata_errinfo ei;
+    memset(&ei, 0, sizeof(ei));
+    return strata_meta_open(&SET, 1, &MOPTS, &M, &ei);
+}
+
+/* GET rows of objects prefix/0..count-1: warm, then cold. */
+static bool MISSING; /* -x: GET rows read keys that were never written */
+
+static void get_rows(const char *prefix, size_t size, unsigned count, unsigned threads,
+                     uint8_t **bufs)
+{
+    char missing[64];
+    if (MISSING) {
+        snprintf(missing, sizeof(missing), "never-written-%s", prefix);
+        prefix = missing;
+    }
+    row("GET warm", size, threads, count, run(prefix, size, count, threads, true, bufs));
+    if (!COLD)
+        return;
+    int rc = make_cold();
+    if (rc) {
+        failed("drop caches / reopen metadata", prefix, rc);
+        exit(1); /* no metadata open: nothing more can run */
+    }
+    row("GET cold", size, threads, count, run(prefix, size, count, threads, true, bufs));
 }
 
 static int count_cb(const struct strata_list_entry *e, void *ud)
@@ -503,8 +616,11 @@ int main(int argc, char **argv)
     const char *only = NULL;
     unsigned lat_n = 0;
     int opt;
-    while ((opt = getopt(argc, argv, "k:t:s:m:p:o:SL:h")) != -1) {
+    while ((opt = getopt(argc, argv, "k:t:s:m:p:o:SL:xh")) != -1) {
         switch (opt) {
+        case 'x':
+            MISSING = true;
+            break;
         case 'o':
             only = optarg;
             break;
@@ -534,7 +650,7 @@ int main(int argc, char **argv)
         default:
             fprintf(stderr,
                     "usage: %s [-k list_keys] [-t threads] [-s scale] [-m mp_MiB] "
-                    "[-p part_MiB] [-o 4k,128k,1m,64m] [-S] [-L n] [drive ...]\n",
+                    "[-p part_MiB] [-o 4k,128k,1m,64m] [-S] [-L n] [-x] [drive ...]\n",
                     argv[0]);
             return 2;
         }
@@ -565,15 +681,17 @@ int main(int argc, char **argv)
     so.direct_io = true;
     struct strata_set *set;
     struct strata_errinfo ei;
+    struct strata_meta_opts mopts;
     memset(&ei, 0, sizeof(ei));
     int rc = strata_set_open(paths, n, &so, &set, &ei);
     if (rc) {
         fprintf(stderr, "set open: %s %s\n", strata_errname(rc), ei.msg);
         return 1;
     }
-    struct strata_meta_opts mopts;
     memset(&mopts, 0, sizeof(mopts));
     mopts.part_size_min = 4096; /* the 1,000-part row uses 4 KiB parts */
+    SET = set;
+    MOPTS = mopts;
     rc = strata_meta_open(&set, 1, &mopts, &M, &ei);
     if (rc) {
         fprintf(stderr, "meta open: %s %s\n", strata_errname(rc), ei.msg);
@@ -590,8 +708,14 @@ int main(int argc, char **argv)
     printf("strata bench_objects: %u drives (%u+%u), %u concurrent clients, %s PUTs, drives %s%s\n\n",
            n, strata_set_k(set), strata_set_m(set), threads,
            SIGNED ? "signed (MD5 + SHA-256 verified)" : "unsigned", paths[0], n > 1 ? " ..." : "");
-    printf("| op   | size     | threads | objects |       MB/s |      ops/s |\n");
-    printf("|------|----------|---------|---------|------------|------------|\n");
+    COLD = cold_possible();
+    printf("GET warm: read right after the PUT (page cache and metadata cache hot).\n"
+           "GET cold: %s\n\n",
+           COLD ? "after sync, echo 3 > /proc/sys/vm/drop_caches and reopening the metadata "
+                  "(empty block cache): what a drive can serve"
+                : "not measured (dropping the page cache needs root)");
+    printf("| op       | size     | threads | objects |       MB/s |      ops/s |\n");
+    printf("|----------|----------|---------|---------|------------|------------|\n");
 
     struct {
         size_t size;
@@ -637,7 +761,7 @@ int main(int argc, char **argv)
         unsigned c1 = size >= (64u << 20) ? (count + 1) / 2 : count / 2 + 1;
         row("PUT", size, 1, c1, run(p1, size, c1, 1, false, bufs));
         /* GET buffers must be private per thread: reuse only for GET x1. */
-        row("GET", size, 1, c1, run(p1, size, c1, 1, true, bufs));
+        get_rows(p1, size, c1, 1, bufs);
         unsigned cn = size >= (64u << 20) ? count : count;
         if (size >= (64u << 20)) {
             /* 16 writers of 64 MiB each need private read buffers too. */
@@ -649,12 +773,12 @@ int main(int argc, char **argv)
             for (unsigned i = 1; i < tn; i++)
                 memcpy(bufs[i], bufs[0], size);
             row("PUT", size, tn, cn, run(pn, size, cn, tn, false, bufs));
-            row("GET", size, tn, cn, run(pn, size, cn, tn, true, bufs));
+            get_rows(pn, size, cn, tn, bufs);
             for (unsigned i = 0; i < tn; i++)
                 free(bufs[i]);
         } else {
             row("PUT", size, threads, cn, run(pn, size, cn, threads, false, bufs));
-            row("GET", size, threads, cn, run(pn, size, cn, threads, true, bufs));
+            get_rows(pn, size, cn, threads, bufs);
             for (unsigned i = 0; i < nb; i++)
                 free(bufs[i]);
         }
@@ -688,6 +812,8 @@ int main(int argc, char **argv)
             bufs[i] = empty;
         if (have < list_keys) {
             double dt = run("k", 0, (unsigned)list_keys, threads, false, bufs);
+            if (dt < 0)
+                fprintf(stderr, "bench_objects: list fill FAILED\n");
             printf("\nfill: %lu empty objects in %.1f s (%.0f puts/s, %u clients)\n", list_keys,
                    dt, dt > 0 ? list_keys / dt : 0, threads);
         }
@@ -704,10 +830,17 @@ int main(int argc, char **argv)
         double dt = now_s() - t0;
         printf("list: %lu keys in %.2f s = %.0f keys/s (pages of 1000)%s\n", seen, dt, seen / dt,
                rc ? " FAILED" : "");
+        if (rc)
+            failed("list", BUCKET, rc);
     }
     strata_meta_close(M);
     strata_set_close(set);
     if (own)
         nftw(tmpl, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+    if (FAILURES) {
+        printf("\nbench_objects FAILED: %u failed operation%s (see stderr); the figures "
+               "above are not results\n", FAILURES, FAILURES == 1 ? "" : "s");
+        return 1;
+    }
     return 0;
 }

@@ -12,6 +12,14 @@
 # SigV4 client (the server's own rate).  Prints req/s, MB/s, p50, p99 and the
 # ratio to nginx.  Cleans up its processes and files at exit.
 #
+# GET cells re-read a small working set for DURATION seconds, so after the
+# first pass both servers read from the page cache: they measure the HTTP
+# path ("warm"), not the drives; tests/bench/engine.sh (bench_objects "GET
+# cold") measures reads from the drives.  The run exits 1 when any request
+# of any cell failed (non-2xx, socket error, timeout) or a listing failed:
+# figures over failures are no results.  FAULT_DRILL=1 deletes the 4 KiB
+# object before the GET cells, to check exactly that.
+#
 # Environment: CELLS (which of get4k get100k get1m get64m put100k put64m; all),
 #   DURATION (s, default 10), PUT64M_DURATION (30), CONNS (32), THREADS (2), N100K (10000),
 #   LIST_KEYS (0), STRATA_BIN (default: build build-bench/ as Release),
@@ -195,8 +203,12 @@ echo "  $LOAD"
 printf '{"name":"dataset-upload","server":"strata",%s\n' "${LOAD#\{}" >>"$RESULTS"
 sync
 echo 3 >/proc/sys/vm/drop_caches 2>/dev/null || true
+if [[ "${FAULT_DRILL:-0}" == 1 ]]; then
+    echo "==> FAULT_DRILL: deleting get4k/obj: the get4k cell must fail the run"
+    $PY "$HERE/s3_dataset.py" delete --endpoint "$SEP" --ak "$AK" --sk "$SK" --bucket "$BUCKET" --key get4k/obj
+fi
 
-echo "==> GET: wrk -t$THREADS -c$CONNS -d${DURATION}s"
+echo "==> GET (warm: page cache after the first pass): wrk -t$THREADS -c$CONNS -d${DURATION}s"
 CELLS=${CELLS:-get4k get100k get1m get64m put100k put64m}
 want() { [[ " $CELLS " == *" $1 "* ]]; }
 for cell in get4k get100k get1m get64m; do
@@ -256,7 +268,9 @@ print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
 OBJ_BYTES = {"get4k": 4096, "get100k": 100 * 1024, "get1m": 1 << 20, "get64m": 64 << 20,
              "put100k": 100 * 1024, "put64m": 64 << 20}
 def fmt(r):
-    if not r or r.get("failed"):
+    if not r:
+        return ["-"] * 4  # cell not run (CELLS)
+    if r.get("failed"):
         return ["failed"] * 4
     secs = r["duration_us"] / 1e6
     moved = r["requests"] * OBJ_BYTES[r["name"]]
@@ -269,8 +283,9 @@ for name in ("get4k", "get100k", "get1m", "get64m", "put100k", "put64m"):
     ratio = "-"
     if s and n and not s.get("failed") and not n.get("failed") and n["requests"]:
         ratio = f"{(s['requests'] / s['duration_us']) / (n['requests'] / n['duration_us']):.2f}"
-    label = {"get4k": "GET 4 KiB", "get100k": "GET 100 KiB (N keys)", "get1m": "GET 1 MiB",
-             "get64m": "GET 64 MiB", "put100k": "PUT 100 KiB", "put64m": "PUT 64 MiB"}[name]
+    label = {"get4k": "GET 4 KiB (warm)", "get100k": "GET 100 KiB, N keys (warm)",
+             "get1m": "GET 1 MiB (warm)", "get64m": "GET 64 MiB (warm)", "put100k": "PUT 100 KiB",
+             "put64m": "PUT 64 MiB"}[name]
     print("| " + " | ".join([label] + fmt(s) + fmt(n) + [ratio]) + " |")
 for r in rows:
     if r["name"].startswith("list"):
@@ -280,4 +295,10 @@ for r in rows:
         print(f"\nDataset upload (boto3, 16 threads): {r.get('uploaded_objects')} objects, "
               f"{r.get('bytes', 0) / 1e6:.0f} MB in {r.get('seconds')} s ({r.get('MBps')} MB/s)")
 print("\nRequests with errors (non-2xx, socket errors) are counted in '(N err)'; a cell with errors is not a valid result.")
+print("GET cells are warm (the working set is in the page cache after the first pass); cold reads: tests/bench/engine.sh.")
+bad = [f"{r['name']}/{r['server']}" for r in rows
+       if r.get("failed") or any(r.get(k, 0) for k in ("err_connect", "err_read", "err_write", "err_status", "err_timeout"))]
+if bad:
+    print(f"\nFAILED: requests failed in {', '.join(bad)}: the benchmark run is not valid")
+    sys.exit(1)
 EOF

@@ -9,6 +9,8 @@
   putsign  write signed PUT requests (signed payload: x-amz-content-sha256 is
            the body's SHA-256) for wrk: one "path<TAB>x-amz-date<TAB>
            authorization<TAB>sha256" line per key, and the body file.
+  delete   delete --key from the bucket (FAULT_DRILL in s3.sh: a GET cell
+           over a missing object must fail the run).
   list     time ListObjectsV2 paging over a bucket (optionally first filling
            a bucket with --make N empty keys) with boto3 or (--client raw) a
            raw SigV4 client; prints one JSON line.
@@ -226,9 +228,14 @@ def listing(a):
                       "keys_per_s": round(n / best) if best else None}))
 
 
+def delete(a):
+    client(a).delete_object(Bucket=a.bucket, Key=a.key)
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("cmd", choices=["load", "putsign", "list"])
+    p.add_argument("cmd", choices=["load", "putsign", "list", "delete"])
+    p.add_argument("--key", help="delete: the key")
     p.add_argument("--endpoint", required=True)
     p.add_argument("--ak", required=True)
     p.add_argument("--sk", required=True)
@@ -246,7 +253,7 @@ def main():
                    help="list: boto3's paginator, or a raw keep-alive SigV4 client (regex, no XML "
                         "parser) that measures the server rather than boto3")
     a = p.parse_args()
-    {"load": load, "putsign": putsign, "list": listing}[a.cmd](a)
+    {"load": load, "putsign": putsign, "list": listing, "delete": delete}[a.cmd](a)
 
 
 if __name__ == "__main__":
