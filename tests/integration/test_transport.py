@@ -377,6 +377,8 @@ def default_credentials_refused_off_loopback(s):
         assert "STRATA_ROOT_USER" in text and "STRATA_ROOT_PASSWORD" in text, text
         assert "Strata S3 endpoint" not in text, text
         assert all(not os.listdir(d) for d in drives), "drives were formatted before the refusal"
+        for marker in ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:"):
+            assert marker not in text, text
 
 
 @test
@@ -404,6 +406,9 @@ def default_credentials_warn_on_loopback(s):
             p.terminate()
             p.wait(15)
     assert p.returncode == 0, p.returncode
+    text = open(out, errors="replace").read()
+    for marker in ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:"):
+        assert marker not in text, text
 
 
 # ---- item 16: per-address connection limit and the body budget ---------------------------
