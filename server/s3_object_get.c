@@ -48,6 +48,38 @@ static ssize_t read_cb(void *cls, uint64_t pos, char *buf, size_t max)
     return (ssize_t)n;
 }
 
+/*
+ * x-amz-checksum-* when the client asked (x-amz-checksum-mode: ENABLED) and
+ * the bytes sent are the ones the checksum covers: the whole object, or one
+ * part (?partNumber) whose own checksum was stored.  A Range answer carries
+ * none, as AWS's does: SDKs that validate (aws-sdk-js v3, newer botocore)
+ * would otherwise compare the whole object's checksum with a slice.
+ */
+static void add_checksum_headers(struct strata_req *r, struct MHD_Response *resp, bool ranged)
+{
+    const struct strata_obj_info *in = &r->info;
+    const char *mode = strata_req_hdr(r, "x-amz-checksum-mode");
+    if (!mode || strcasecmp(mode, "ENABLED") != 0)
+        return;
+    char val[96];
+    if (r->part_valid) {
+        /* One part of a multipart object: its own checksum, if any. */
+        const char *pch = strata_s3_cksum_hdr(r->part.cksum_algo);
+        if (pch && r->part.cksum_len &&
+            strata_b64_encode(r->part.cksum, r->part.cksum_len, val, sizeof(val)) > 0)
+            MHD_add_response_header(resp, pch, val);
+        return;
+    }
+    if (ranged)
+        return;
+    const char *ch = strata_s3_cksum_hdr(in->cksum_algo);
+    if (ch && strata_s3_cksum_value(in, val, sizeof(val))) {
+        MHD_add_response_header(resp, ch, val);
+        const char *t = strata_s3_cksum_type_name(in->cksum_type);
+        MHD_add_response_header(resp, "x-amz-checksum-type", t ? t : "FULL_OBJECT");
+    }
+}
+
 /* The headers every answer about this version carries (200, 206, 304). */
 static void add_version_headers(struct strata_req *r, struct MHD_Response *resp, bool full)
 {
@@ -82,7 +114,10 @@ static void add_version_headers(struct strata_req *r, struct MHD_Response *resp,
             continue;
         if (strcmp(name, "content-type") == 0)
             has_ctype = true;
-        MHD_add_response_header(resp, name, value);
+        /* libmicrohttpd refuses an empty value; a lone space is the same
+         * field value on the wire (clients strip the optional whitespace),
+         * so x-amz-meta-x: "" round-trips instead of vanishing. */
+        MHD_add_response_header(resp, name, *value ? value : " ");
     }
     for (size_t j = 0; j < sizeof(overrides) / sizeof(overrides[0]); j++) {
         const char *ov = strata_req_query(r, overrides[j].param);
@@ -94,21 +129,6 @@ static void add_version_headers(struct strata_req *r, struct MHD_Response *resp,
     }
     if (!has_ctype)
         MHD_add_response_header(resp, "Content-Type", "binary/octet-stream");
-    const char *mode = strata_req_hdr(r, "x-amz-checksum-mode");
-    const char *ch = strata_s3_cksum_hdr(in->cksum_algo);
-    char val[96];
-    if (r->part_valid) {
-        /* One part of a multipart object: its own checksum, if any. */
-        const char *pch = strata_s3_cksum_hdr(r->part.cksum_algo);
-        if (mode && strcasecmp(mode, "ENABLED") == 0 && pch && r->part.cksum_len &&
-            strata_b64_encode(r->part.cksum, r->part.cksum_len, val, sizeof(val)) > 0)
-            MHD_add_response_header(resp, pch, val);
-    } else if (mode && strcasecmp(mode, "ENABLED") == 0 && ch &&
-               strata_s3_cksum_value(in, val, sizeof(val))) {
-        MHD_add_response_header(resp, ch, val);
-        const char *t = strata_s3_cksum_type_name(in->cksum_type);
-        MHD_add_response_header(resp, "x-amz-checksum-type", t ? t : "FULL_OBJECT");
-    }
 }
 
 /* Lookup failures, including delete markers. */
@@ -245,6 +265,7 @@ void strata_h_get(struct strata_req *r)
         return;
     }
     add_version_headers(r, resp, true);
+    add_checksum_headers(r, resp, ranged == 1);
     if (parts_count[0])
         MHD_add_response_header(resp, "x-amz-mp-parts-count", parts_count);
     if (ranged == 1) {
