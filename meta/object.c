@@ -940,12 +940,17 @@ static int put_verify(struct strata_put *p, char etag[STRATA_ETAG_MAX + 1],
     return 0;
 }
 
+/* If-Match on a key with no current version (or a delete marker) is
+ * STRATA_ENOTFOUND, as AWS answers 404 there; "*" matches any version. */
 static int check_cond(const struct strata_put *p, int lrc, const struct qread *lq)
 {
     bool exists = lrc == 0 && !(lq->d[lq->win].rec.flags & REC_F_DELETE_MARKER);
     if (p->if_none_match_star && exists)
         return STRATA_EPRECOND;
-    if (p->if_match && (!exists || strcmp(p->if_match, lq->d[lq->win].rec.etag) != 0))
+    if (p->if_match && !exists)
+        return STRATA_ENOTFOUND;
+    if (p->if_match && strcmp(p->if_match, "*") != 0 &&
+        strcmp(p->if_match, lq->d[lq->win].rec.etag) != 0)
         return STRATA_EPRECOND;
     return 0;
 }

@@ -184,7 +184,10 @@ void strata_h_mpu_complete(struct strata_req *r)
     strata_xml_complete_free(xp, n);
     if (rc) {
         strata_obj_info_fini(&info);
-        strata_req_error_strata(r, rc, rc == STRATA_ENOTFOUND ? S3CTX_UPLOAD : S3CTX_OBJECT);
+        /* The upload is looked up before the If-Match check, so NOTFOUND
+         * with If-Match is the key's (NoSuchKey, as AWS). */
+        strata_req_error_strata(r, rc, rc == STRATA_ENOTFOUND && !o.if_match ? S3CTX_UPLOAD
+                                                                              : S3CTX_OBJECT);
         return;
     }
     struct strata_sbuf b;

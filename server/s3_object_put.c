@@ -244,7 +244,16 @@ void strata_h_put_run(struct strata_req *r)
     int rc = strata_obj_put_commit(p, &info);
     if (rc) {
         strata_obj_info_fini(&info);
-        strata_req_error_strata(r, rc, rc == STRATA_ENOTFOUND ? S3CTX_BUCKET : S3CTX_OBJECT);
+        enum s3_ctx ctx = S3CTX_OBJECT;
+        if (rc == STRATA_ENOTFOUND) {
+            /* If-Match on a key without a current version is NoSuchKey;
+             * otherwise the bucket went away under the upload. */
+            struct strata_bucket_info bi;
+            bool bucket_gone = !strata_req_hdr(r, "If-Match") ||
+                               strata_meta_bucket_get(r->srv->meta, r->bucket, &bi) != 0;
+            ctx = bucket_gone ? S3CTX_BUCKET : S3CTX_OBJECT;
+        }
+        strata_req_error_strata(r, rc, ctx);
         return;
     }
     struct MHD_Response *resp =

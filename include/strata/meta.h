@@ -176,8 +176,9 @@ struct strata_put_opts {
     int cksum_algo;
     const uint8_t *cksum; /* cksum_len raw bytes, or NULL */
     size_t cksum_len;
-    /* Conditional write: checked atomically with the commit -> STRATA_EPRECOND */
-    const char *if_match;     /* etag (no quotes) the current version must have */
+    /* Conditional write: checked atomically with the commit -> STRATA_EPRECOND;
+     * if_match on a key without a current version -> STRATA_ENOTFOUND. */
+    const char *if_match;     /* etag (no quotes) the current version must have, or "*" */
     bool if_none_match_star;  /* the key must not exist */
     /* Tag set stored with the new version (x-amz-tagging), copied;
      * <= STRATA_TAGS_MAX bytes (else STRATA_ETOOBIG); NULL/0 for none. */
