@@ -725,6 +725,11 @@ int strata_srv_start(struct strata_srv *s)
     RAND_bytes(rnd, sizeof(rnd));
     memcpy(&s->reqid_base, rnd, sizeof(rnd));
     s->reqid_base &= 0x0fffffffffffffffull; /* room for the counter without wrapping */
+    /* x-amz-id-2 / HostId: opaque and random per start, like AWS's token;
+     * it must not leak host facts such as the PID. */
+    uint8_t hid[24];
+    RAND_bytes(hid, sizeof(hid));
+    strata_b64_encode(hid, sizeof(hid), s->host_id, sizeof(s->host_id));
     atomic_store(&s->inflight, 0);
     atomic_store(&s->body_budget.used, 0);
     s->body_budget.max = s->cfg.body_memory;

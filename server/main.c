@@ -314,7 +314,6 @@ static int cmd_server(int argc, char **argv)
         free_drives(drives, nd);
         return 1;
     }
-    snprintf(s.host_id, sizeof(s.host_id), "strata-%ld", (long)getpid());
     int rc = 1;
     if (open_storage(&s, inline_max, cache_mb) == 0) {
         /* Block the stop signals before MHD starts its threads, so they
