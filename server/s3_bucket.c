@@ -6,15 +6,31 @@
  */
 #include "srv.h"
 
+#include <ctype.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #define S3_NS "http://s3.amazonaws.com/doc/2006-03-01/"
 #define XML_HEAD "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
 
+/* ListBuckets paging (max-buckets, continuation-token, prefix,
+ * bucket-region; AWS 2024).  The walk is in name order, so the token is
+ * the last name of a page, base64: opaque to clients, and a bucket created
+ * or deleted between pages neither repeats nor hides another. */
+#define LIST_BUCKETS_MAX 10000
+
 struct list_ctx {
     struct strata_sbuf *b;
     const char *owner;
+    const char *after;  /* names <= this were listed already, or NULL */
+    const char *prefix; /* or NULL */
+    const char *region; /* or NULL */
+    unsigned max, count;
+    char last[STRATA_BUCKET_NAME_MAX + 1];
+    bool truncated;
 };
 
 static int list_one(const struct strata_bucket_info *bi, void *ud)
@@ -22,31 +38,85 @@ static int list_one(const struct strata_bucket_info *bi, void *ud)
     struct list_ctx *c = ud;
     if (strcmp(bi->owner, c->owner) != 0)
         return 0; /* only the caller's buckets */
+    if ((c->after && strcmp(bi->name, c->after) <= 0) ||
+        (c->prefix && strncmp(bi->name, c->prefix, strlen(c->prefix)) != 0) ||
+        (c->region && strcmp(bi->region, c->region) != 0))
+        return 0;
+    if (c->count == c->max) {
+        c->truncated = true;
+        return 1; /* one more exists: stop the walk */
+    }
     char when[32];
     strata_iso8601_format(bi->created_ms, when, sizeof(when));
     strata_sbuf_puts(c->b, "<Bucket>");
     strata_sbuf_xml_elem(c->b, "Name", bi->name);
     strata_sbuf_xml_elem(c->b, "CreationDate", when);
+    strata_sbuf_xml_elem(c->b, "BucketRegion", bi->region[0] ? bi->region : "us-east-1");
     strata_sbuf_puts(c->b, "</Bucket>");
+    c->count++;
+    snprintf(c->last, sizeof(c->last), "%s", bi->name);
     return c->b->failed ? -1 : 0;
+}
+
+/* The paging parameters into c; S3E_NONE or InvalidArgument. */
+static enum s3_err list_buckets_opts(struct strata_req *r, struct list_ctx *c, char *after,
+                                     size_t after_len)
+{
+    const char *mb = strata_req_query(r, "max-buckets");
+    c->max = UINT_MAX;
+    if (mb) {
+        char *end;
+        unsigned long v = strtoul(mb, &end, 10);
+        if (!isdigit((unsigned char)*mb) || *end || v < 1 || v > LIST_BUCKETS_MAX)
+            return S3E_InvalidArgument;
+        c->max = (unsigned)v;
+    }
+    const char *tok = strata_req_query(r, "continuation-token");
+    if (tok) {
+        int n = strata_b64_decode(tok, (uint8_t *)after, after_len - 1);
+        if (n <= 0 || memchr(after, '\0', (size_t)n))
+            return S3E_InvalidArgument; /* "The continuation token provided is incorrect" */
+        after[n] = '\0';
+        c->after = after;
+    }
+    const char *p = strata_req_query(r, "prefix");
+    c->prefix = p && *p ? p : NULL;
+    const char *reg = strata_req_query(r, "bucket-region");
+    c->region = reg && *reg ? reg : NULL;
+    return S3E_NONE;
 }
 
 void strata_h_list_buckets(struct strata_req *r)
 {
+    struct list_ctx c = {.owner = strata_req_user(r)};
+    char after[STRATA_BUCKET_NAME_MAX + 2];
+    enum s3_err e = list_buckets_opts(r, &c, after, sizeof(after));
+    if (e) {
+        strata_req_error(r, e, 0);
+        return;
+    }
     struct strata_sbuf b;
     strata_sbuf_init(&b, STRATA_SRV_LIST_PAGE_MAX * 4);
+    c.b = &b;
     strata_sbuf_puts(&b, XML_HEAD "<ListAllMyBucketsResult xmlns=\"" S3_NS "\"><Owner>");
     strata_sbuf_xml_elem(&b, "ID", strata_req_user(r));
     strata_sbuf_xml_elem(&b, "DisplayName", strata_req_display_name(r));
     strata_sbuf_puts(&b, "</Owner><Buckets>");
-    struct list_ctx c = {&b, strata_req_user(r)};
     int rc = strata_meta_bucket_list(r->srv->meta, list_one, &c);
-    if (rc && !b.failed) {
+    if (rc < 0 && !b.failed) {
         strata_sbuf_fini(&b);
         strata_req_error_strata(r, rc, S3CTX_BUCKET);
         return;
     }
-    strata_sbuf_puts(&b, "</Buckets></ListAllMyBucketsResult>");
+    strata_sbuf_puts(&b, "</Buckets>");
+    if (c.truncated) {
+        char tok[4 * (STRATA_BUCKET_NAME_MAX + 2) / 3 + 8];
+        strata_b64_encode((const uint8_t *)c.last, strlen(c.last), tok, sizeof(tok));
+        strata_sbuf_xml_elem(&b, "ContinuationToken", tok);
+    }
+    if (c.prefix)
+        strata_sbuf_xml_elem(&b, "Prefix", c.prefix);
+    strata_sbuf_puts(&b, "</ListAllMyBucketsResult>");
     strata_req_send_xml(r, 200, &b);
 }
 

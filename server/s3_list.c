@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #define S3_NS "http://s3.amazonaws.com/doc/2006-03-01/"
 
@@ -112,6 +113,13 @@ static enum s3_err common_opts(struct strata_req *r, struct page *p, struct stra
     o->bucket = r->bucket;
     o->prefix = strata_req_query(r, "prefix");
     o->delimiter = strata_req_query(r, "delimiter");
+    if (o->delimiter && !*o->delimiter)
+        o->delimiter = NULL; /* "delimiter=" is no delimiter, and is not echoed */
+    /* Listings are always in key order, which satisfies allow-unordered
+     * (an RGW extension); RGW refuses it with a delimiter, and so do we. */
+    const char *unordered = strata_req_query(r, "allow-unordered");
+    if (unordered && strcasecmp(unordered, "true") == 0 && o->delimiter)
+        return S3E_InvalidArgument;
     const char *enc = strata_req_query(r, "encoding-type");
     if (enc && strcmp(enc, "url") != 0)
         return S3E_InvalidArgument;
