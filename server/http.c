@@ -98,9 +98,12 @@ void strata_req_error(struct strata_req *r, enum s3_err e, int err)
     strata_sbuf_xml_elem(&b, "Message", strata_s3_err_detail(err, e));
     if (r->bucket)
         strata_sbuf_xml_elem(&b, "BucketName", r->bucket);
-    if (r->key)
+    /* A key that is not UTF-8 (InvalidURI) cannot go into the XML text. */
+    bool key_text = r->key && strata_s3_utf8_valid(r->key);
+    if (key_text)
         strata_sbuf_xml_elem(&b, "Key", r->key);
-    strata_sbuf_xml_elem(&b, "Resource", r->resource ? r->resource : "/");
+    strata_sbuf_xml_elem(&b, "Resource", r->resource && (key_text || !r->key) ? r->resource
+                                         : r->raw_path ? r->raw_path : "/");
     strata_sbuf_xml_elem(&b, "RequestId", r->id);
     strata_sbuf_xml_elem(&b, "HostId", r->srv->host_id);
     strata_sbuf_puts(&b, "</Error>");
@@ -392,6 +395,8 @@ static enum s3_err setup(struct strata_req *r, int *serr)
 
     if (r->key && strlen(r->key) > STRATA_KEY_MAX)
         return S3E_KeyTooLongError;
+    if (r->key && !strata_s3_utf8_valid(r->key))
+        return S3E_InvalidURI; /* as AWS: such a key could never be listed */
     bool notimpl = false;
     r->route = strata_route_find(r, &notimpl);
     if (!r->route)

@@ -47,6 +47,33 @@ bool strata_s3_bucket_name_valid(const char *name)
     return true;
 }
 
+bool strata_s3_utf8_valid(const char *s)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    while (*p) {
+        unsigned c = *p++;
+        if (c < 0x80)
+            continue;
+        unsigned n, cp, min;
+        if (c >= 0xC2 && c <= 0xDF)
+            n = 1, cp = c & 0x1F, min = 0x80;
+        else if (c >= 0xE0 && c <= 0xEF)
+            n = 2, cp = c & 0x0F, min = 0x800;
+        else if (c >= 0xF0 && c <= 0xF4)
+            n = 3, cp = c & 0x07, min = 0x10000;
+        else
+            return false; /* a continuation byte, C0/C1 or F5-FF lead */
+        for (unsigned i = 0; i < n; i++, p++) {
+            if ((*p & 0xC0) != 0x80)
+                return false; /* also stops at the terminating NUL */
+            cp = (cp << 6) | (*p & 0x3F);
+        }
+        if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+            return false;
+    }
+    return true;
+}
+
 /* Parses a decimal uint64 at *p; advances p.  -1 when no digits/overflow. */
 static int parse_u64(const char **p, uint64_t *out)
 {

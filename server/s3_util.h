@@ -20,6 +20,11 @@ struct strata_sbuf;
  * no "-s3alias" / "--ol-s3" suffix. */
 bool strata_s3_bucket_name_valid(const char *name);
 
+/* True when s is well-formed UTF-8 (no overlong forms, no surrogates, at
+ * most U+10FFFF).  S3 keys must be: AWS answers InvalidURI otherwise, and
+ * a listing could not carry such a key in XML. */
+bool strata_s3_utf8_valid(const char *s);
+
 /*
  * Range header against an object of size bytes.  Returns
  *   0  serve the whole object (no header, a syntax S3 ignores, or several

@@ -85,8 +85,17 @@ int strata_sbuf_printf(struct strata_sbuf *b, const char *fmt, ...)
 int strata_sbuf_xml(struct strata_sbuf *b, const char *s)
 {
     const char *run = s;
+    char ref[8];
     for (; *s; s++) {
         const char *rep = NULL;
+        if ((unsigned char)*s < 0x20 && *s != '\t' && *s != '\n' && *s != '\r') {
+            /* XML 1.0 has no way to carry C0 controls, not even as
+             * references; AWS writes "&#x1;" and so do we, so the text is
+             * unambiguous.  Clients that list such keys ask for
+             * encoding-type=url (botocore always does). */
+            snprintf(ref, sizeof(ref), "&#x%x;", (unsigned)(unsigned char)*s);
+            rep = ref;
+        }
         switch (*s) {
         case '&': rep = "&amp;"; break;
         case '<': rep = "&lt;"; break;

@@ -27,7 +27,8 @@ int strata_sbuf_append(struct strata_sbuf *b, const void *p, size_t len);
 int strata_sbuf_puts(struct strata_sbuf *b, const char *s);
 __attribute__((format(printf, 2, 3))) int strata_sbuf_printf(struct strata_sbuf *b,
                                                              const char *fmt, ...);
-/* Append s with XML's five special characters escaped. */
+/* Append s with XML's five special characters escaped, CR as "&#13;" (so
+ * parsers do not fold it) and other C0 controls as "&#xN;", as AWS does. */
 int strata_sbuf_xml(struct strata_sbuf *b, const char *s);
 /* <tag>escaped value</tag> */
 int strata_sbuf_xml_elem(struct strata_sbuf *b, const char *tag, const char *value);
