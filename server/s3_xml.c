@@ -2,7 +2,8 @@
  * s3_xml.c - parsing of S3 request bodies with libxml2: CreateBucket
  * configuration, versioning configuration, DeleteObjects and ACL
  * documents.  Elements are matched by local name, whatever the namespace,
- * as AWS does.  The parser never loads external entities or the network.
+ * as AWS does.  The parser never loads external entities or the network,
+ * and a body with a DOCTYPE is MalformedXML (parse() is the one entry).
  * Pure: any thread (libxml2 is initialised once in main()).
  */
 #include "srv.h"
@@ -13,12 +14,38 @@
 #include <libxml/parser.h>
 #include <libxml/tree.h>
 
+/* A DOCTYPE stops the parse at once: S3 bodies never carry one, and
+ * refusing it before any entity is declared keeps entity expansion
+ * ("billion laughs") and external subsets out entirely. */
+static void doctype_cb(void *ctx, const xmlChar *name, const xmlChar *ext_id,
+                       const xmlChar *sys_id)
+{
+    (void)name, (void)ext_id, (void)sys_id;
+    xmlParserCtxtPtr c = ctx;
+    c->_private = c; /* seen */
+    xmlStopParser(c);
+}
+
+/* Every request body parser starts here: a well-formed document without a
+ * DOCTYPE, or NULL (MalformedXML). */
 static xmlDocPtr parse(const char *body, size_t len)
 {
     if (len == 0 || len > STRATA_SRV_XML_BODY_MAX)
         return NULL;
-    return xmlReadMemory(body, (int)len, NULL, NULL,
-                         XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
+    xmlParserCtxtPtr c = xmlNewParserCtxt();
+    if (!c)
+        return NULL;
+    c->sax->internalSubset = doctype_cb;
+    c->_private = NULL;
+    xmlDocPtr doc = xmlCtxtReadMemory(c, body, (int)len, NULL, NULL,
+                                      XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
+    bool refused = c->_private != NULL || !c->wellFormed;
+    xmlFreeParserCtxt(c);
+    if (doc && (refused || doc->intSubset || doc->extSubset)) {
+        xmlFreeDoc(doc);
+        doc = NULL;
+    }
+    return doc;
 }
 
 static bool named(xmlNodePtr n, const char *name)
