@@ -130,7 +130,8 @@ uint64_t strata_chunked_decoded_bytes(const struct strata_chunked *c);
 
 /* ---- presigning (tests and the CLI's "presign" command) ----------------- */
 
-/* Writes "path?X-Amz-...&X-Amz-Signature=..." for a GET of raw_path. */
+/* Writes "path?X-Amz-...&X-Amz-Signature=..." for a GET of raw_path.
+ * STRATA_EINVAL unless 1 <= expires_s <= 7 days (the verifier's range). */
 int strata_presign_v4(const struct strata_cred *cred, const char *method, const char *host,
                       const char *raw_path, const char *region, time_t now, unsigned expires_s,
                       char *out, size_t out_len);

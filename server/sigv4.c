@@ -342,6 +342,9 @@ enum s3_err strata_sigv4__verify_query(const struct strata_creds *creds,
         return fail(out, S3E_AuthorizationQueryParametersError,
                     "X-Amz-Expires should be a number");
     long exp_s = strtol(expires, NULL, 10);
+    if (exp_s < 1)
+        return fail(out, S3E_AuthorizationQueryParametersError,
+                    "X-Amz-Expires must be at least 1 second");
     if (exp_s > STRATA_SIGV4_MAX_EXPIRES_S)
         return fail(out, S3E_AuthorizationQueryParametersError,
                     "X-Amz-Expires must be less than a week (in seconds) that is 604800 seconds");

@@ -16,7 +16,7 @@ int strata_presign_v4(const struct strata_cred *cred, const char *method, const 
                       char *out, size_t out_len)
 {
     if (!cred || !method || !host || !raw_path || !region || !out ||
-        expires_s > STRATA_SIGV4_MAX_EXPIRES_S || strlen(region) >= 64 || !*region)
+        expires_s < 1 || expires_s > STRATA_SIGV4_MAX_EXPIRES_S || strlen(region) >= 64 || !*region)
         return STRATA_EINVAL;
     char amz_date[17], date8[9], scope[128], cred_str[256], cred_enc[768];
     strata_sigv4__fmt_iso8601(now, amz_date);

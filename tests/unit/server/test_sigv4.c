@@ -376,6 +376,8 @@ static void test_presign_bad_params(void **state)
         "&X-Amz-Date=20130524T000000Z&X-Amz-Expires=604801&X-Amz-SignedHeaders=host&X-Amz-Signature=" PRESIGN_SIG,
         "X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=" AKID "%2F20130524%2Fus-east-1%2Fs3%2Faws4_request"
         "&X-Amz-Date=20130524T000000Z&X-Amz-Expires=-1&X-Amz-SignedHeaders=host&X-Amz-Signature=" PRESIGN_SIG,
+        "X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=" AKID "%2F20130524%2Fus-east-1%2Fs3%2Faws4_request"
+        "&X-Amz-Date=20130524T000000Z&X-Amz-Expires=0&X-Amz-SignedHeaders=host&X-Amz-Signature=" PRESIGN_SIG,
         "X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=" AKID "%2F20130524%2Fus-east-1%2Fs3"
         "&X-Amz-Date=20130524T000000Z&X-Amz-Expires=10&X-Amz-SignedHeaders=host&X-Amz-Signature=" PRESIGN_SIG,
         "X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=" AKID "%2F20130524%2Fus-east-1%2Fs3%2Faws4_request"
@@ -418,6 +420,8 @@ static void test_presign_roundtrip(void **state)
     assert_int_equal(verify(SECRET, "PUT", url, q, h, 2, now - 3600, &res), S3E_AccessDenied);
     assert_int_equal(strata_presign_v4(&cred, "GET", "h", "/", "r", now, 604801, url, sizeof(url)),
                      -3 /* STRATA_EINVAL */);
+    assert_int_equal(strata_presign_v4(&cred, "GET", "h", "/", "r", now, 0, url, sizeof(url)),
+                     -3 /* STRATA_EINVAL: AWS's minimum is 1 s */);
 }
 
 /* ---- streaming: seed signatures of the chunked examples ---------------- */
