@@ -12,6 +12,8 @@ PKGS=(
     libcmocka-dev libjansson-dev libxml2-dev libssl-dev
     # integration tests: real S3 clients
     awscli python3 python3-boto3 s3cmd rclone curl
+    # aws-sdk-js v3 test (tests/integration/test_js_sdk.py); npm below
+    nodejs
     # benchmarks
     nginx fio wrk
 )
@@ -29,18 +31,30 @@ for p in "${PKGS[@]}"; do
     st=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
     [[ "$st" == "install ok installed" ]] || missing+=("$p")
 done
-[[ ${#missing[@]} -eq 0 ]] && exit 0
+# Debian's npm package; a nodejs build that bundles its own npm (and
+# conflicts with Debian's) already provides the command.
+command -v npm >/dev/null || missing+=(npm)
 
-SUDO=()
-if [[ $(id -u) -ne 0 ]]; then
-    command -v sudo >/dev/null || { echo "install-deps: need root (or sudo) to install: ${missing[*]}" >&2; exit 1; }
-    SUDO=(sudo)
+if [[ ${#missing[@]} -gt 0 ]]; then
+    SUDO=()
+    if [[ $(id -u) -ne 0 ]]; then
+        command -v sudo >/dev/null || { echo "install-deps: need root (or sudo) to install: ${missing[*]}" >&2; exit 1; }
+        SUDO=(sudo)
+    fi
+    echo "install-deps: installing ${missing[*]}" >&2
+    export DEBIAN_FRONTEND=noninteractive
+    "${SUDO[@]}" apt-get update -qq
+    "${SUDO[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+    # nginx's Debian package starts a system service on :80; the benchmarks run
+    # their own instance on loopback, so leave the distro one alone but do not
+    # fail if it could not start (e.g. in a container without systemd).
 fi
-echo "install-deps: installing ${missing[*]}" >&2
-export DEBIAN_FRONTEND=noninteractive
-"${SUDO[@]}" apt-get update -qq
-"${SUDO[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-# nginx's Debian package starts a system service on :80; the benchmarks run
-# their own instance on loopback, so leave the distro one alone but do not
-# fail if it could not start (e.g. in a container without systemd).
+
+# aws-sdk-js v3 for the JS integration test, exactly as pinned in its
+# package-lock.json, into tests/integration/js/node_modules (git-ignored).
+JS_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/../tests/integration/js" && pwd)
+if [[ ! -f "$JS_DIR/node_modules/@aws-sdk/client-s3/package.json" ]]; then
+    echo "install-deps: npm ci in $JS_DIR" >&2
+    (cd "$JS_DIR" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+fi
 exit 0
