@@ -395,8 +395,12 @@ static enum s3_err setup(struct strata_req *r, int *serr)
 
     if (r->key && strlen(r->key) > STRATA_KEY_MAX)
         return S3E_KeyTooLongError;
-    if (r->key && !strata_s3_utf8_valid(r->key))
-        return S3E_InvalidURI; /* as AWS: such a key could never be listed */
+    /* A key that is not UTF-8 could never be listed as XML: refused as AWS
+     * does (InvalidURI) wherever a key is created.  Reads and deletes are
+     * let through so keys stored before this check can still be removed. */
+    if (r->key && (strcmp(r->method, "PUT") == 0 || strcmp(r->method, "POST") == 0) &&
+        !strata_s3_utf8_valid(r->key))
+        return S3E_InvalidURI;
     bool notimpl = false;
     r->route = strata_route_find(r, &notimpl);
     if (!r->route)
