@@ -80,6 +80,8 @@ static enum s3_err list_buckets_opts(struct strata_req *r, struct list_ctx *c, c
         c->after = after;
     }
     const char *p = strata_req_query(r, "prefix");
+    if (p && !strata_s3_utf8_valid(p))
+        return S3E_InvalidArgument; /* echoed as XML text */
     c->prefix = p && *p ? p : NULL;
     const char *reg = strata_req_query(r, "bucket-region");
     c->region = reg && *reg ? reg : NULL;

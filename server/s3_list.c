@@ -120,6 +120,15 @@ static enum s3_err common_opts(struct strata_req *r, struct page *p, struct stra
     const char *unordered = strata_req_query(r, "allow-unordered");
     if (unordered && strcasecmp(unordered, "true") == 0 && o->delimiter)
         return S3E_InvalidArgument;
+    /* Echoed parameters must be UTF-8 to be XML text (keys are, since
+     * PutObject refuses others). */
+    static const char *const echoed[] = {"prefix", "delimiter", "start-after", "marker",
+                                         "key-marker"};
+    for (size_t i = 0; i < sizeof(echoed) / sizeof(echoed[0]); i++) {
+        const char *v = strata_req_query(r, echoed[i]);
+        if (v && !strata_s3_utf8_valid(v))
+            return S3E_InvalidArgument;
+    }
     const char *enc = strata_req_query(r, "encoding-type");
     if (enc && strcmp(enc, "url") != 0)
         return S3E_InvalidArgument;

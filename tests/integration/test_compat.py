@@ -193,6 +193,13 @@ def wrong_sha256_checksum_is_bad_digest(s):
     assert c.get_object(Bucket=b, Key="keep")["Body"].read() == b"kept"
     st, hdrs, body = raw(s, "PUT", f"/{b}/keep", headers={"x-amz-checksum-sha256": right}, body=data)
     assert st == 200 and hdrs.get("x-amz-checksum-sha256") == right, (st, hdrs, body)
+    # The same on a buffered XML body (DeleteObjects, which newer SDKs send
+    # with an x-amz-checksum-* instead of Content-MD5): nothing deleted.
+    xml = b"<Delete><Object><Key>keep</Key></Object></Delete>"
+    st, _, body = raw(s, "POST", f"/{b}", "delete", {"x-amz-checksum-sha256": b64(hashlib.sha256(xml + b" ").digest())},
+                      body=xml)
+    assert st == 400 and err_code(body) == "BadDigest", (st, body)
+    assert c.head_object(Bucket=b, Key="keep")["ContentLength"] == len(data)
     # A value that is no SHA-256 at all (bad base64 / length) is InvalidRequest, as AWS.
     st, _, body = raw(s, "PUT", f"/{b}/keep", headers={"x-amz-checksum-sha256": "notbase64!"}, body=data)
     assert st == 400 and err_code(body) == "InvalidRequest", (st, body)
@@ -294,7 +301,7 @@ def list_buckets_paging_and_prefix(s):
     names, _, _ = list_buckets(s, "bucket-region=eu-west-1&prefix=lbq")
     assert names == [], names
     for q in ("max-buckets=0", "max-buckets=10001", "max-buckets=x", "continuation-token=",
-              "continuation-token=%21%21"):
+              "continuation-token=%21%21", "prefix=%FF"):
         st, _, body = raw(s, "GET", "/", q)
         assert st == 400 and err_code(body) == "InvalidArgument", (q, st, body)
 
@@ -316,6 +323,11 @@ def non_utf8_keys_are_refused(s):
     assert st == 404 and err_code(body) == "NoSuchKey", (st, body)
     st, _, body = raw(s, "DELETE", f"/{b}/bad%FF")
     assert st == 204, (st, body)
+    # A listing parameter that is echoed in the XML must be UTF-8 too.
+    for q in ("list-type=2&prefix=%FF", "list-type=2&start-after=a%C0%AF", "marker=%FF", "delimiter=%FF",
+              "versions=&key-marker=%ED%A0%80"):
+        st, _, body = raw(s, "GET", f"/{b}", q)
+        assert st == 400 and err_code(body) == "InvalidArgument", (q, st, body)
     # Valid multi-byte UTF-8 is of course fine.
     st, _, body = raw(s, "PUT", f"/{b}/ok%E6%97%A5%F0%9F%98%80", body=b"x")
     assert st == 200, (st, body)
