@@ -36,11 +36,13 @@ def cond_client(s, op, header, value):
 
 
 def missing_key_fails(fn):
+    """If-Match on a key without a current version: 404 NoSuchKey, as AWS's
+    conditional-writes guide says (not RFC 7232's 412)."""
     try:
         fn()
     except botocore.exceptions.ClientError as e:
         got = (e.response["ResponseMetadata"]["HTTPStatusCode"], e.response["Error"]["Code"])
-        assert got in ((404, "NoSuchKey"), (412, "PreconditionFailed")), got
+        assert got == (404, "NoSuchKey"), got
         return
     raise AssertionError("If-Match on a missing key succeeded")
 
@@ -107,8 +109,7 @@ def put_if_match(s):
     unq = cond_client(s, "PutObject", "If-Match", e2.strip('"'))
     unq.put_object(Bucket=b, Key="k", Body=b"four")
     assert body_of(c.get_object(Bucket=b, Key="k")) == b"four"
-    # If-Match on a missing key fails and creates nothing (AWS's user guide
-    # says 404; RFC 7232 and older gateways say 412: either is accepted).
+    # If-Match on a missing key: 404 NoSuchKey, and nothing is created.
     missing_key_fails(lambda: good.put_object(Bucket=b, Key="missing", Body=b"x"))
     expect_error(lambda: c.head_object(Bucket=b, Key="missing"), "404", 404)
 
@@ -143,11 +144,13 @@ def complete_multipart_conditions(s):
     good = cond_client(s, "CompleteMultipartUpload", "If-Match", etag)
     good.complete_multipart_upload(Bucket=b, Key="k", UploadId=uid2, MultipartUpload=mp2)
     assert body_of(c.get_object(Bucket=b, Key="k")) == b"replacement"
-    # If-Match on a missing key fails (404 or 412, see put_if_match).
+    # If-Match on a missing key: 404 NoSuchKey (not NoSuchUpload), nothing created.
     uid3, mp3 = _mpu(c, b, "absent", [b"x"])
     missing_key_fails(lambda: good.complete_multipart_upload(Bucket=b, Key="absent", UploadId=uid3,
                                                              MultipartUpload=mp3))
     expect_error(lambda: c.head_object(Bucket=b, Key="absent"), "404", 404)
+    # The refused complete left the upload as it was.
+    assert [p["PartNumber"] for p in c.list_parts(Bucket=b, Key="absent", UploadId=uid3)["Parts"]] == [1]
 
 
 _RACERS = []
