@@ -743,6 +743,7 @@ struct strata_ec_reader {
     bool verify_all; /* heal: read and check every shard */
     bool offline_hit;
     uint32_t bad_seen; /* shards that failed at least one check */
+    uint32_t gone;     /* shards whose file does not exist (ENOENT) */
 };
 
 static void shard_dead(struct strata_ec_reader *r, unsigned s)
@@ -773,6 +774,8 @@ static bool shard_fd_open(struct strata_ec_reader *r, unsigned s)
     r->fd[s] = open(path, O_RDONLY | O_CLOEXEC | (set->direct_io ? O_DIRECT : 0));
     free(path);
     if (r->fd[s] < 0) {
+        if (errno == ENOENT || errno == ENOTDIR)
+            r->gone |= 1u << s;
         STRATA_EC__STAT_ADD(set, shards_missing, 1);
         shard_dead(r, s);
         return false;
@@ -1083,7 +1086,11 @@ static int r_load(struct strata_ec_reader *r, unsigned b, int64_t idx)
     }
     if ((unsigned)__builtin_popcount(st->good) < set->k) {
         r_reset(st, -1);
-        return r->offline_hit ? STRATA_EQUORUM : STRATA_ECORRUPT;
+        if (r->offline_hit)
+            return STRATA_EQUORUM;
+        /* Files that do not exist mean the data was deleted (or never
+         * finished), not that a drive returned bad bytes. */
+        return r->gone && !(r->bad_seen & ~r->gone) ? STRATA_ENOTFOUND : STRATA_ECORRUPT;
     }
     bool need = r->verify_all ? st->good != all : (st->good & data) != data;
     if (need) {

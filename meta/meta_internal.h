@@ -95,6 +95,8 @@
 #define UPLOAD_LEN 16
 
 #define META_LOCK_STRIPES 512
+#define META_PIN_SLOTS 256     /* hash slots of the reader pin table (pin.c) */
+#define META_BUCKET_STRIPES 64 /* bucket_rw stripes (bucket.c) */
 #define META_PARTS_MAX 10000
 
 /* A decoded version record.  Pointers (shard) point into the buffer it was
@@ -198,6 +200,13 @@ struct strata_meta {
     rocksdb_readoptions_t *ropts;
     pthread_mutex_t bucket_mu; /* serialises bucket record changes */
     pthread_mutex_t key_mu[META_LOCK_STRIPES];
+    /* Commits of versions and uploads hold their bucket's stripe shared
+     * and re-check the bucket; DeleteBucket holds it exclusive (bucket.c). */
+    pthread_rwlock_t bucket_rw[META_BUCKET_STRIPES];
+    /* Reader pins and parked drops (pin.c), guarded by pin_mu. */
+    pthread_mutex_t pin_mu;
+    struct meta_pin *pins[META_PIN_SLOTS];
+    uint64_t drop_gen[META_LOCK_STRIPES];
 };
 
 /* ---- record.c ---- */
@@ -260,6 +269,7 @@ int strata_meta__set_commit(struct strata_meta *m, unsigned set, rocksdb_writeba
 int strata_meta__drive_get(struct strata_meta *m, unsigned set, unsigned d, const char *k,
                            size_t klen, char **val, size_t *vlen);
 unsigned strata_meta__set_of(const struct strata_meta *m, const char *bucket, const char *key);
+uint32_t strata_meta__key_hash(const char *bucket, const char *key);
 pthread_mutex_t *strata_meta__key_lock(struct strata_meta *m, const char *bucket,
                                        const char *key);
 rocksdb_iterator_t *strata_meta__iter_new(struct strata_meta *m, unsigned set, unsigned d,
@@ -337,8 +347,29 @@ int strata_meta__version_commit(struct strata_meta *m, unsigned set, const char 
                                 const char *if_match, bool if_none_match_star,
                                 meta_extra_fn extra, void *ud, uint8_t sk[SORTKEY_LEN],
                                 struct meta_drop *drop);
+/* Remove what drop names now, or (when a reader has the version pinned)
+ * when its last reader is done. */
 void strata_meta__drop(struct strata_meta *m, unsigned set, const char *bucket, const char *key,
                        const struct meta_drop *drop);
+/* Remove what drop names now. */
+void strata_meta__drop_now(struct strata_meta *m, unsigned set, const char *bucket,
+                           const char *key, const struct meta_drop *drop);
+
+/* ---- pin.c (reader pins; see the file's comment) ---- */
+struct meta_pin;
+/* The drop generation of bucket/key's stripe; read before the lookup. */
+uint64_t strata_meta__pin_gen(struct strata_meta *m, const char *bucket, const char *key);
+/* Pin a version found by a lookup that began after gen was read.
+ * STRATA_EBUSY when a drop of the stripe ran since (look up again). */
+int strata_meta__pin(struct strata_meta *m, unsigned set, const char *bucket, const char *key,
+                     const uint8_t sk[SORTKEY_LEN], uint64_t gen, struct meta_pin **out);
+/* Release a pin (NULL is a no-op); the last one runs a parked drop. */
+void strata_meta__unpin(struct strata_meta *m, struct meta_pin *p);
+/* Bump the stripe's drop generation; true (drop parked on the pin, the
+ * caller must not drop) when the version is pinned. */
+bool strata_meta__drop_park(struct strata_meta *m, unsigned set, const char *bucket,
+                            const char *key, const struct meta_drop *drop);
+void strata_meta__pins_fini(struct strata_meta *m);
 
 /* ---- mpu.c ---- */
 /* Commit a part record (data already durable) under the key lock after

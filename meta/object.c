@@ -339,6 +339,9 @@ struct strata_get {
     uint64_t *coff;       /* object offset of each part of the chunk */
     int rpart;            /* index in chunk of the part r reads, -1 none */
     uint8_t single_md5[16];
+    /* Erasure-coded versions: holds off the deletion of the data (and part
+     * table) while this handle reads it (pin.c). */
+    struct meta_pin *pin;
 };
 
 static int inline_decode(struct strata_meta *m, struct qread *q, const char *bucket,
@@ -381,18 +384,37 @@ int strata_obj_get_open(struct strata_meta *m, const char *bucket, const char *k
     struct qread q;
     struct strata_obj_info tmp;
     memset(&tmp, 0, sizeof(tmp));
-    int rc = lookup(m, bucket, key, version_id, &q, info ? info : &tmp);
-    if (rc) {
+    struct meta_pin *pin = NULL;
+    int rc;
+    /* Pin erasure-coded data, so an overwrite or delete committing while
+     * we read defers its deletion to our close.  A drop of this key's
+     * stripe between the lookup and the pin means the lookup may have
+     * found a version whose data is going: look up again. */
+    for (unsigned attempt = 0;; attempt++) {
+        uint64_t gen = strata_meta__pin_gen(m, bucket, key);
+        rc = lookup(m, bucket, key, version_id, &q, info ? info : &tmp);
+        if (rc) {
+            qread_fini(&q);
+            strata_obj_info_fini(&tmp);
+            return rc;
+        }
+        const struct meta_rec *w = &q.d[q.win].rec;
+        if ((w->flags & REC_F_INLINE) || w->size == 0)
+            break;
+        rc = strata_meta__pin(m, q.set, bucket, key, q.d[q.win].sk, gen, &pin);
+        if (rc != STRATA_EBUSY || attempt == 16)
+            break;
         qread_fini(&q);
-        strata_obj_info_fini(&tmp);
-        return rc;
+        strata_obj_info_fini(info ? info : &tmp);
     }
-    struct strata_get *g = calloc(1, sizeof(*g));
+    struct strata_get *g = rc ? NULL : calloc(1, sizeof(*g));
     if (!g) {
-        rc = STRATA_ENOMEM;
+        strata_meta__unpin(m, pin);
+        rc = rc ? rc : STRATA_ENOMEM;
         goto out;
     }
     g->m = m;
+    g->pin = pin;
     g->chunk = -1;
     g->rpart = -1;
     const struct meta_rec *r = &q.d[q.win].rec;
@@ -545,6 +567,7 @@ void strata_obj_get_close(struct strata_get *g)
     if (!g)
         return;
     strata_ec_reader_close(g->r);
+    strata_meta__unpin(g->m, g->pin);
     free(g->data);
     free(g->pidx_buf);
     free(g->cparts);
@@ -1023,23 +1046,28 @@ static bool replaces_null(int versioning)
     return versioning != STRATA_VERSIONING_ENABLED;
 }
 
+/* What a replaced version (q's winner) leaves to drop. */
+static void drop_of(const struct qread *q, struct meta_drop *drop)
+{
+    memset(drop, 0, sizeof(*drop));
+    if (q->win < 0)
+        return;
+    const struct drec *o = &q->d[q->win];
+    drop->any = true;
+    drop->flags = o->rec.flags;
+    drop->has_data_id = o->rec.has_data_id;
+    memcpy(drop->data_id, o->rec.data_id, STRATA_DATA_ID_LEN);
+    memcpy(drop->sk, o->sk, SORTKEY_LEN);
+    drop->nparts = o->rec.nparts;
+}
+
 /* Drop the data of a replaced version, after its record is gone. */
 static void drop_data(struct strata_meta *m, unsigned set, const char *bucket, const char *key,
                       const struct qread *q)
 {
-    if (q->win < 0)
-        return;
-    const struct meta_rec *r = &q->d[q->win].rec;
-    if (r->flags & REC_F_MULTIPART) {
-        strata_meta__mp_drop(m, set, bucket, key, q->d[q->win].sk, r->nparts);
-        return;
-    }
-    if (r->has_data_id && !(r->flags & (REC_F_INLINE | REC_F_DELETE_MARKER))) {
-        int rc = strata_ec_delete(m->sets[set].set, r->data_id);
-        if (rc)
-            strata_log(&m->log, STRATA_LOG_WARN, "meta", "delete of replaced data: %s",
-                       strata_errname(rc));
-    }
+    struct meta_drop drop;
+    drop_of(q, &drop);
+    strata_meta__drop(m, set, bucket, key, &drop);
 }
 
 /* A part's data is finished (by the caller) and its record committed by
@@ -1525,15 +1553,8 @@ int strata_meta__version_commit(struct strata_meta *m, unsigned set, const char 
                 extra(ud, d, sk, wbs[d], undo[d]);
     if (rc == 0)
         rc = strata_meta__set_commit(m, set, wbs, undo);
-    if (rc == 0 && replaces_null(versioning) && nq.win >= 0) {
-        const struct drec *o = &nq.d[nq.win];
-        drop->any = true;
-        drop->flags = o->rec.flags;
-        drop->has_data_id = o->rec.has_data_id;
-        memcpy(drop->data_id, o->rec.data_id, STRATA_DATA_ID_LEN);
-        memcpy(drop->sk, o->sk, SORTKEY_LEN);
-        drop->nparts = o->rec.nparts;
-    }
+    if (rc == 0 && replaces_null(versioning))
+        drop_of(&nq, drop);
 out:
     batches_free(wbs, undo);
     qread_fini(&lq);
@@ -1543,6 +1564,13 @@ out:
 
 void strata_meta__drop(struct strata_meta *m, unsigned set, const char *bucket, const char *key,
                        const struct meta_drop *drop)
+{
+    if (!drop->any || !strata_meta__drop_park(m, set, bucket, key, drop))
+        strata_meta__drop_now(m, set, bucket, key, drop);
+}
+
+void strata_meta__drop_now(struct strata_meta *m, unsigned set, const char *bucket,
+                           const char *key, const struct meta_drop *drop)
 {
     if (!drop->any)
         return;

@@ -196,13 +196,17 @@ unsigned strata_meta__set_of(const struct strata_meta *m, const char *bucket, co
     return h % m->nsets;
 }
 
-pthread_mutex_t *strata_meta__key_lock(struct strata_meta *m, const char *bucket,
-                                       const char *key)
+uint32_t strata_meta__key_hash(const char *bucket, const char *key)
 {
     uint32_t h = strata_crc32c(0, bucket, strlen(bucket));
     h = strata_crc32c(h, "/", 1);
-    h = strata_crc32c(h, key, strlen(key));
-    return &m->key_mu[h % META_LOCK_STRIPES];
+    return strata_crc32c(h, key, strlen(key));
+}
+
+pthread_mutex_t *strata_meta__key_lock(struct strata_meta *m, const char *bucket,
+                                       const char *key)
+{
+    return &m->key_mu[strata_meta__key_hash(bucket, key) % META_LOCK_STRIPES];
 }
 
 rocksdb_iterator_t *strata_meta__iter_new(struct strata_meta *m, unsigned set, unsigned d,
@@ -370,9 +374,13 @@ void strata_meta_close(struct strata_meta *m)
         rocksdb_block_based_options_destroy(m->bbto);
     if (m->cache)
         rocksdb_cache_destroy(m->cache);
+    strata_meta__pins_fini(m);
+    pthread_mutex_destroy(&m->pin_mu);
     pthread_mutex_destroy(&m->bucket_mu);
     for (unsigned i = 0; i < META_LOCK_STRIPES; i++)
         pthread_mutex_destroy(&m->key_mu[i]);
+    for (unsigned i = 0; i < META_BUCKET_STRIPES; i++)
+        pthread_rwlock_destroy(&m->bucket_rw[i]);
     free(m);
 }
 
@@ -386,8 +394,11 @@ int strata_meta_open(struct strata_set *const *sets, unsigned nsets,
     if (!m)
         return STRATA_ENOMEM;
     pthread_mutex_init(&m->bucket_mu, NULL);
+    pthread_mutex_init(&m->pin_mu, NULL);
     for (unsigned i = 0; i < META_LOCK_STRIPES; i++)
         pthread_mutex_init(&m->key_mu[i], NULL);
+    for (unsigned i = 0; i < META_BUCKET_STRIPES; i++)
+        pthread_rwlock_init(&m->bucket_rw[i], NULL);
     m->inline_max = opts && opts->inline_max ? opts->inline_max : STRATA_INLINE_MAX_DEFAULT;
     m->part_size_min =
         opts && opts->part_size_min ? opts->part_size_min : STRATA_PART_SIZE_MIN_DEFAULT;

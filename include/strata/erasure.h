@@ -156,7 +156,11 @@ void strata_ec_writer_destroy(struct strata_ec_writer *w);
  * parity when a shard is missing, unreadable or corrupt (counted in the set
  * stats).  Sequential reads are read ahead up to three stripes.  Never
  * returns wrong bytes: with fewer than K good shards the read fails with
- * STRATA_ECORRUPT (or STRATA_EQUORUM when drives are offline).
+ * STRATA_EQUORUM when drives are offline, STRATA_ENOTFOUND when every
+ * failed shard's file does not exist (the data was deleted), else
+ * STRATA_ECORRUPT.  A shard file is opened on its first use (parity ones
+ * only when a data shard fails) and stays open until close; the caller
+ * keeps the data from being deleted meanwhile (meta pins it).
  */
 struct strata_ec_reader;
 

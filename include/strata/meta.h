@@ -216,7 +216,13 @@ int strata_obj_head(struct strata_meta *m, const char *bucket, const char *key,
                     const char *version_id, struct strata_obj_info *info);
 
 struct strata_get;
-/* As head, and opens the data for reading.  Caller closes. */
+/*
+ * As head, and opens the data for reading.  Caller closes.  Until close,
+ * the version's data stays readable: an overwrite or delete committing
+ * meanwhile defers the removal of that data to the last close of a handle
+ * reading it (STRATA_EBUSY in the rare case that the key keeps being
+ * replaced between lookup and pin, 16 times in a row).
+ */
 int strata_obj_get_open(struct strata_meta *m, const char *bucket, const char *key,
                         const char *version_id, struct strata_obj_info *info,
                         struct strata_get **out);
@@ -480,8 +486,9 @@ int strata_mpu_list(struct strata_meta *m, const struct strata_mpu_list_opts *op
  * destination, and feed strata_obj_get_read chunks (of a range, for
  * x-amz-copy-source-range) into strata_obj_put_write, then commit.  The get
  * handle keeps reading its version's data even while a put of the same key
- * (copy onto itself) commits a new version, because replaced data is only
- * removed after that commit, which happens after the last read.  Headers
+ * (copy onto itself) commits a new version: the get handle pins its
+ * version, and replaced data is removed only once no get handle reads it
+ * (see strata_obj_get_open).  Headers
  * and tags of the source are in the get's info (REPLACE directives just
  * pass other ones to the put).
  */
