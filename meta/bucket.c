@@ -6,10 +6,21 @@
  * its write quorum, and is rolled back everywhere otherwise.  Reads take the
  * value that the read quorum of set 0's drives agree on byte for byte.
  * Bucket changes are serialised by bucket_mu (they are rare).
+ *
+ * Deletion against commits: every commit that creates a version or an
+ * upload (put, multipart create and complete, delete marker) holds its
+ * bucket's bucket_rw stripe shared from before its key lock until after
+ * the commit, and checks under it that the bucket still exists with the
+ * incarnation it began with (strata_meta__bucket_hold).  Delete holds the
+ * stripe exclusively from its emptiness check to the removal of the
+ * record, so no commit lands in a bucket that is being or has been
+ * deleted, nor in a namesake created since.
+ * Lock order: bucket_mu -> bucket_rw -> key stripe lock.
  * Threads: any caller thread.
  */
 #include "meta_internal.h"
 
+#include <openssl/rand.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -155,7 +166,10 @@ int strata_meta_bucket_create(struct strata_meta *m, const struct strata_bucket_
     } else if (rc == STRATA_ENOTFOUND) {
         char *v;
         size_t vl;
-        rc = strata_meta__bucket_encode(b, &v, &vl);
+        struct strata_bucket_info nb = *b;
+        if (RAND_bytes((unsigned char *)&nb.incarnation, sizeof(nb.incarnation)) != 1)
+            nb.incarnation = (uint64_t)nb.created_ms; /* unique enough for one name */
+        rc = strata_meta__bucket_encode(&nb, &v, &vl);
         if (rc == 0) {
             rc = replicated_write(m, k, kl, v, vl, NULL, 0);
             free(v);
@@ -217,6 +231,91 @@ static int prefix_used(struct strata_meta *m, const char *p, size_t pl, bool *us
     return 0;
 }
 
+static pthread_rwlock_t *bucket_stripe(struct strata_meta *m, const char *bucket)
+{
+    return &m->bucket_rw[strata_crc32c(0, bucket, strlen(bucket)) % META_BUCKET_STRIPES];
+}
+
+int strata_meta__bucket_hold(struct strata_meta *m, const char *bucket, uint64_t incarnation,
+                             pthread_rwlock_t **held)
+{
+    pthread_rwlock_t *l = bucket_stripe(m, bucket);
+    pthread_rwlock_rdlock(l);
+    struct strata_bucket_info b;
+    int rc = strata_meta_bucket_get(m, bucket, &b);
+    if (rc == 0 && b.incarnation != incarnation)
+        rc = STRATA_ENOTFOUND; /* deleted and created again since */
+    if (rc) {
+        pthread_rwlock_unlock(l);
+        l = NULL;
+    }
+    *held = l;
+    return rc;
+}
+
+void strata_meta__bucket_release(pthread_rwlock_t *held)
+{
+    if (held)
+        pthread_rwlock_unlock(held);
+}
+
+/* Is anything left under 'kind' bucket 0x00 in any set? */
+static int bucket_used(struct strata_meta *m, const char *name, char kind, bool *used)
+{
+    char p[KEYBUF];
+    size_t bl = strlen(name);
+    p[0] = kind;
+    memcpy(p + 1, name, bl);
+    p[bl + 1] = 0;
+    return prefix_used(m, p, bl + 2, used);
+}
+
+struct upl {
+    size_t n;
+    char (*key)[STRATA_KEY_MAX + 1];
+    char (*id)[STRATA_UPLOAD_ID_MAX + 1];
+};
+
+static int upl_cb(const struct strata_mpu_list_entry *e, void *ud)
+{
+    struct upl *u = ud;
+    if (e->is_prefix || !e->info)
+        return 0;
+    snprintf(u->key[u->n], sizeof(u->key[u->n]), "%s", e->key);
+    snprintf(u->id[u->n], sizeof(u->id[u->n]), "%s", e->info->upload_id);
+    u->n++;
+    return 0;
+}
+
+/* Abort every incomplete upload of the bucket, a page at a time. */
+static int abort_uploads(struct strata_meta *m, const char *name)
+{
+    enum { PAGE = 1000 };
+    struct upl u = {0, calloc(PAGE, sizeof(*u.key)), calloc(PAGE, sizeof(*u.id))};
+    int rc = u.key && u.id ? 0 : STRATA_ENOMEM;
+    while (rc == 0) {
+        struct strata_mpu_list_opts o = {.bucket = name, .max_uploads = PAGE};
+        struct strata_mpu_list_result res;
+        u.n = 0;
+        rc = strata_mpu_list(m, &o, upl_cb, &u, &res);
+        if (rc || u.n == 0)
+            break;
+        size_t aborted = 0;
+        for (size_t i = 0; rc == 0 && i < u.n; i++) {
+            rc = strata_mpu_abort(m, name, u.key[i], u.id[i]);
+            if (rc == 0)
+                aborted++;
+            else if (rc == STRATA_ENOTFOUND)
+                rc = 0; /* completed or aborted meanwhile */
+        }
+        if (aborted == 0)
+            break; /* only stale listings left: the 'U' check below decides */
+    }
+    free(u.key);
+    free(u.id);
+    return rc;
+}
+
 int strata_meta_bucket_delete(struct strata_meta *m, const char *name)
 {
     if (!name_ok(name))
@@ -225,18 +324,24 @@ int strata_meta_bucket_delete(struct strata_meta *m, const char *name)
     size_t kl = strata_meta__key_bucket(k, sizeof(k), name);
     size_t bl = strlen(name);
     pthread_mutex_lock(&m->bucket_mu);
+    pthread_rwlock_t *stripe = bucket_stripe(m, name);
+    pthread_rwlock_wrlock(stripe);
     char *old = NULL;
     size_t ol = 0;
     int rc = quorum_get_raw(m, k, kl, &old, &ol);
     bool used = false;
-    for (int i = 0; rc == 0 && i < 2 && !used; i++) {
-        p[0] = i == 0 ? 'O' : 'U';
-        memcpy(p + 1, name, bl);
-        p[bl + 1] = 0;
-        rc = prefix_used(m, p, bl + 2, &used);
-    }
+    if (rc == 0)
+        rc = bucket_used(m, name, 'O', &used);
     if (rc == 0 && used)
         rc = STRATA_ENOTEMPTY;
+    /* Versions keep a bucket, uploads do not (AWS aborts them).  No upload
+     * can be created meanwhile: that needs the stripe shared. */
+    if (rc == 0)
+        rc = abort_uploads(m, name);
+    if (rc == 0)
+        rc = bucket_used(m, name, 'U', &used);
+    if (rc == 0 && used)
+        rc = STRATA_EBUSY; /* an upload survived its abort (drives failing) */
     if (rc == 0)
         rc = replicated_write(m, k, kl, NULL, 0, old, ol);
     if (rc == 0) {
@@ -244,6 +349,8 @@ int strata_meta_bucket_delete(struct strata_meta *m, const char *name)
          * reappear under a new bucket of the same name, so sweep them on
          * every drive (a failure here only leaves garbage for heal). */
         p[0] = 'C';
+        memcpy(p + 1, name, bl);
+        p[bl + 1] = 0;
         char hi[KEYBUF];
         memcpy(hi, p, bl + 2);
         hi[bl + 1] = 1;
@@ -273,6 +380,7 @@ int strata_meta_bucket_delete(struct strata_meta *m, const char *name)
                 rocksdb_writebatch_destroy(wbs[d]);
         }
     }
+    pthread_rwlock_unlock(stripe);
     pthread_mutex_unlock(&m->bucket_mu);
     free(old);
     return rc;

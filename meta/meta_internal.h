@@ -69,7 +69,8 @@
  *   6 raw checksum, 7 bucket, 8 key (so heal can take the key's lock).
  *
  * Bucket record map: 0 format, 1 name, 2 owner, 3 region, 4 created_ms,
- *   5 versioning, 6 object_lock.
+ *   5 versioning, 6 object_lock, 7 incarnation (uint, random per create;
+ *   absent in records written before it existed: 0).
  */
 #ifndef STRATA_META_META_INTERNAL_H
 #define STRATA_META_META_INTERNAL_H
@@ -354,6 +355,18 @@ void strata_meta__drop(struct strata_meta *m, unsigned set, const char *bucket, 
 /* Remove what drop names now. */
 void strata_meta__drop_now(struct strata_meta *m, unsigned set, const char *bucket,
                            const char *key, const struct meta_drop *drop);
+
+/* ---- bucket.c ---- */
+/*
+ * Before committing a version or an upload of bucket (ahead of the key
+ * lock): hold the bucket's stripe shared and check that the bucket exists
+ * with the incarnation the operation began with.  0 with *held set (release
+ * it after the commit), or STRATA_ENOTFOUND / a read error with nothing
+ * held.
+ */
+int strata_meta__bucket_hold(struct strata_meta *m, const char *bucket, uint64_t incarnation,
+                             pthread_rwlock_t **held);
+void strata_meta__bucket_release(pthread_rwlock_t *held); /* NULL is a no-op */
 
 /* ---- pin.c (reader pins; see the file's comment) ---- */
 struct meta_pin;

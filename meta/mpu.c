@@ -189,7 +189,12 @@ int strata_mpu_create(struct strata_meta *m, const struct strata_mpu_opts *opts,
         rocksdb_writebatch_put(wbs[d], k, kl, v, vl);
         rocksdb_writebatch_delete(undo[d], k, kl);
     }
-    rc = strata_meta__set_commit(m, set, wbs, undo);
+    /* Not into a bucket deleted (or re-created) since the check above. */
+    pthread_rwlock_t *bh = NULL;
+    rc = strata_meta__bucket_hold(m, opts->bucket, b.incarnation, &bh);
+    if (rc == 0)
+        rc = strata_meta__set_commit(m, set, wbs, undo);
+    strata_meta__bucket_release(bh);
     for (unsigned d = 0; d < STRATA_DRIVES_MAX; d++) {
         if (wbs[d])
             rocksdb_writebatch_destroy(wbs[d]);
@@ -654,11 +659,16 @@ int strata_mpu_complete(struct strata_meta *m, const struct strata_mpu_complete_
         return STRATA_ENOMEM;
     }
 
+    /* Held until the version is committed: the bucket cannot go (or be
+     * replaced by a namesake) under the complete. */
+    pthread_rwlock_t *bh = NULL;
+    rc = strata_meta__bucket_hold(m, o->bucket, b.incarnation, &bh);
     pthread_mutex_t *lk = strata_meta__key_lock(m, o->bucket, o->key);
     pthread_mutex_lock(lk);
     char uk[UKEY_MAX];
     size_t ukl = strata_meta__key_upload(uk, sizeof(uk), o->bucket, o->key, up);
-    rc = strata_meta__qraw_get(m, set, uk, ukl, true, &uq);
+    if (rc == 0)
+        rc = strata_meta__qraw_get(m, set, uk, ukl, true, &uq);
     if (rc == 0)
         rc = strata_meta__upload_decode(uq.v[uq.win], uq.vl[uq.win], &u);
     if (rc == 0)
@@ -743,6 +753,7 @@ int strata_mpu_complete(struct strata_meta *m, const struct strata_mpu_complete_
                                          o->if_none_match_star, complete_extra, &cx, sk, &drop);
     }
     pthread_mutex_unlock(lk);
+    strata_meta__bucket_release(bh);
     EVP_MD_CTX_free(md);
     if (rc == 0) {
         strata_meta__drop(m, set, o->bucket, o->key, &drop);

@@ -616,6 +616,7 @@ struct strata_put {
     char bucket[STRATA_BUCKET_NAME_MAX + 1];
     char key[STRATA_KEY_MAX + 1];
     int versioning;
+    uint64_t bucket_inc; /* incarnation of the bucket at begin */
     uint64_t size_expected, got;
     EVP_MD_CTX *md5, *sha256, *ck_md;
     int ck_algo;
@@ -713,6 +714,7 @@ static int put_begin(struct strata_meta *m, const struct strata_put_opts *opts, 
     snprintf(p->key, sizeof(p->key), "%s", opts->key);
     p->set = strata_meta__set_of(m, p->bucket, p->key);
     p->versioning = b.versioning;
+    p->bucket_inc = b.incarnation;
     p->size_expected = opts->size;
     p->if_none_match_star = opts->if_none_match_star;
     rc = STRATA_ETOOBIG;
@@ -1177,6 +1179,16 @@ int strata_obj_put_commit(struct strata_put *p, struct strata_obj_info *out)
     uint32_t crcs[STRATA_DRIVES_MAX];
     rocksdb_writebatch_t *wbs[STRATA_DRIVES_MAX] = {0}, *undo[STRATA_DRIVES_MAX] = {0};
     uint8_t sk[SORTKEY_LEN];
+    /* The bucket may have been deleted (and even created again) since
+     * begin: check it under its stripe, held until the commit is done. */
+    pthread_rwlock_t *bh = NULL;
+    rc = strata_meta__bucket_hold(m, p->bucket, p->bucket_inc, &bh);
+    if (rc) {
+        if (data_done)
+            strata_ec_delete(m->sets[p->set].set, p->data_id);
+        strata_obj_put_abort(p);
+        return rc;
+    }
     pthread_mutex_t *lk = strata_meta__key_lock(m, p->bucket, p->key);
     pthread_mutex_lock(lk);
     /* A never-versioned bucket holds only null versions: the null version
@@ -1239,6 +1251,7 @@ int strata_obj_put_commit(struct strata_put *p, struct strata_obj_info *out)
         rc = strata_meta__set_commit(m, p->set, wbs, undo);
 unlock:
     pthread_mutex_unlock(lk);
+    strata_meta__bucket_release(bh);
     batches_free(wbs, undo);
     free(shards);
     if (rc == 0) {
@@ -1298,6 +1311,10 @@ int strata_obj_delete(struct strata_meta *m, const char *bucket, const char *key
     memset(&q, 0, sizeof(q));
     q.set = set;
     rocksdb_writebatch_t *wbs[STRATA_DRIVES_MAX] = {0}, *undo[STRATA_DRIVES_MAX] = {0};
+    pthread_rwlock_t *bh = NULL; /* no delete marker lands in a deleted bucket */
+    rc = strata_meta__bucket_hold(m, bucket, b.incarnation, &bh);
+    if (rc)
+        return rc;
     pthread_mutex_t *lk = strata_meta__key_lock(m, bucket, key);
     bool drop = false;
     pthread_mutex_lock(lk);
@@ -1384,6 +1401,7 @@ int strata_obj_delete(struct strata_meta *m, const char *bucket, const char *key
     }
 unlock:
     pthread_mutex_unlock(lk);
+    strata_meta__bucket_release(bh);
     batches_free(wbs, undo);
     if (drop)
         drop_data(m, set, bucket, key, &q);

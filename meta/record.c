@@ -559,7 +559,7 @@ int strata_meta__bucket_encode(const struct strata_bucket_info *b, char **out, s
     msgpack_sbuffer sb;
     msgpack_packer pk;
     val_begin(&sb, &pk);
-    map_begin(&pk, 7);
+    map_begin(&pk, 8);
     msgpack_pack_uint64(&pk, 1);
     pk_str(&pk, b->name, strlen(b->name));
     msgpack_pack_uint64(&pk, 2);
@@ -575,6 +575,8 @@ int strata_meta__bucket_encode(const struct strata_bucket_info *b, char **out, s
         msgpack_pack_true(&pk);
     else
         msgpack_pack_false(&pk);
+    msgpack_pack_uint64(&pk, 7);
+    msgpack_pack_uint64(&pk, b->incarnation);
     if (!sb.data) {
         msgpack_sbuffer_destroy(&sb);
         return STRATA_ENOMEM;
@@ -630,6 +632,9 @@ int strata_meta__bucket_decode(const void *buf, size_t len, struct strata_bucket
         case 6:
             ok = kv->val.type == MSGPACK_OBJECT_BOOLEAN;
             b->object_lock = ok && kv->val.via.boolean;
+            break;
+        case 7:
+            ok = get_uint(&kv->val, &b->incarnation);
             break;
         default:
             break;

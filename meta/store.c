@@ -10,8 +10,9 @@
  * commit) instead of queueing one fsync each.
  *
  * Threads: any caller thread builds batches and waits; the writer threads
- * only write.  Lock order: key stripe lock (object.c) -> bucket_mu ->
- * drive mu -> wait mu; no lock is held while waiting on another.
+ * only write.  Lock order: bucket_mu -> bucket_rw stripe (bucket.c) -> key
+ * stripe lock (object.c, mpu.c) -> drive mu -> wait mu; pin_mu (pin.c) is
+ * a leaf.  No lock is held while waiting on another.
  */
 #include "meta_internal.h"
 

@@ -76,12 +76,23 @@ struct strata_bucket_info {
     int64_t created_ms; /* Unix ms */
     int versioning;     /* enum strata_versioning */
     bool object_lock;
+    /* Random, chosen by strata_meta_bucket_create (the caller's value is
+     * ignored): tells a re-created bucket from the one deleted before it. */
+    uint64_t incarnation;
 };
 
 /* STRATA_EEXISTS when the bucket exists (the caller compares owners). */
 int strata_meta_bucket_create(struct strata_meta *m, const struct strata_bucket_info *b);
 int strata_meta_bucket_get(struct strata_meta *m, const char *name, struct strata_bucket_info *out);
-/* STRATA_ENOTEMPTY while any version, delete marker or upload remains. */
+/*
+ * STRATA_ENOTEMPTY while any version or delete marker remains.  Incomplete
+ * multipart uploads do not keep a bucket: they are aborted (their parts'
+ * data removed) before the bucket goes, as AWS does.  Puts, multipart
+ * creates and completes, and delete markers that commit after the bucket
+ * is gone fail with STRATA_ENOTFOUND (they re-check the bucket, under a
+ * lock this function holds exclusively), also when a bucket of the same
+ * name was created since they began.
+ */
 int strata_meta_bucket_delete(struct strata_meta *m, const char *name);
 /* Calls cb for every bucket in name order; a non-zero return from cb stops
  * the walk and is returned. */

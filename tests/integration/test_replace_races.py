@@ -1,11 +1,20 @@
 #!/usr/bin/python3
-"""test_replace_races.py - races between readers and writers against a
-live strata:
+"""test_replace_races.py - races between readers, writers and bucket
+deletion against a live strata:
 
 - slow GETs of a 64 MiB object (single-part and multipart) while another
   client overwrites it 10 times and then deletes it: every GET that got a
   200 delivers the complete body of one of the written versions (MD5
-  compared), never a truncated one; GETs sent after the delete get 404.
+  compared), never a truncated one; GETs sent after the delete get 404;
+- DeleteBucket on a bucket holding only incomplete multipart uploads
+  succeeds and aborts them (AWS behaviour), while a bucket with an object
+  still answers BucketNotEmpty and keeps its uploads;
+- rounds of PUT and CompleteMultipartUpload racing DeleteBucket +
+  CreateBucket of the same name: every write either failed (NoSuchBucket /
+  NoSuchUpload) or its object is in the bucket as it stood at the commit;
+  a re-created bucket never holds an object committed before it existed
+  (LastModified before the bucket's CreationDate, or a 200 received before
+  CreateBucket was sent).
 
 Run by CTest (integration label) with /usr/bin/python3.
 """
@@ -132,6 +141,127 @@ def get_during_overwrite_single_part(s):
 @test
 def get_during_overwrite_multipart(s):
     get_while_replaced(s, True)
+
+
+@test
+def delete_bucket_aborts_uploads(s):
+    c = s.client()
+    b = s.bucket_name("uploads")
+    c.create_bucket(Bucket=b)
+    ids = []
+    for i in range(3):
+        key = f"dir/k{i}"
+        uid = c.create_multipart_upload(Bucket=b, Key=key)["UploadId"]
+        c.upload_part(Bucket=b, Key=key, UploadId=uid, PartNumber=1, Body=b"x" * 1000)
+        ids.append((key, uid))
+    # An object makes it non-empty: the uploads stay.
+    c.put_object(Bucket=b, Key="obj", Body=b"o")
+    expect_error(lambda: c.delete_bucket(Bucket=b), "BucketNotEmpty", 409)
+    ups = c.list_multipart_uploads(Bucket=b).get("Uploads", [])
+    assert sorted((u["Key"], u["UploadId"]) for u in ups) == sorted(ids), ups
+    c.delete_object(Bucket=b, Key="obj")
+    # Only uploads left: the bucket goes and takes them along.
+    r = c.delete_bucket(Bucket=b)
+    assert r["ResponseMetadata"]["HTTPStatusCode"] == 204
+    expect_error(lambda: c.head_bucket(Bucket=b), "404", 404)
+    c.create_bucket(Bucket=b)
+    assert c.list_multipart_uploads(Bucket=b).get("Uploads", []) == []
+    key, uid = ids[0]
+    expect_error(lambda: c.list_parts(Bucket=b, Key=key, UploadId=uid), "NoSuchUpload", 404)
+    c.delete_bucket(Bucket=b)
+
+
+def racer_put(c, b, key):
+    try:
+        c.put_object(Bucket=b, Key=key, Body=b"p" * 300_000)  # not inline: data + record
+        return "ok", time.monotonic()
+    except botocore.exceptions.ClientError as e:
+        return e.response["Error"]["Code"], time.monotonic()
+
+
+def racer_mpu(c, b, key):
+    try:
+        uid = c.create_multipart_upload(Bucket=b, Key=key)["UploadId"]
+        r = c.upload_part(Bucket=b, Key=key, UploadId=uid, PartNumber=1, Body=b"m" * 1000)
+        c.complete_multipart_upload(Bucket=b, Key=key, UploadId=uid, MultipartUpload={
+            "Parts": [{"PartNumber": 1, "ETag": r["ETag"]}]})
+        return "ok", time.monotonic()
+    except botocore.exceptions.ClientError as e:
+        return e.response["Error"]["Code"], time.monotonic()
+
+
+def racer_drop(c, b):
+    """Delete the bucket (emptying it first when DeleteBucket says it is not
+    empty) and create it again; returns (keys removed by the emptying, the
+    monotonic time just before CreateBucket was sent)."""
+    removed = set()
+    for _ in range(50):
+        try:
+            c.delete_bucket(Bucket=b)
+            break
+        except botocore.exceptions.ClientError as e:
+            if e.response["Error"]["Code"] != "BucketNotEmpty":
+                raise
+            for o in c.list_objects_v2(Bucket=b).get("Contents", []):
+                c.delete_object(Bucket=b, Key=o["Key"])
+                removed.add(o["Key"])
+    else:
+        raise AssertionError("bucket never became deletable")
+    t = time.monotonic()
+    c.create_bucket(Bucket=b)
+    return removed, t
+
+
+@test
+def writes_racing_delete_bucket(s):
+    c = s.client()
+    b = s.bucket_name("race")
+    c.create_bucket(Bucket=b)
+    allowed_fail = {"NoSuchBucket", "NoSuchUpload"}
+    rounds, landed, gone, refused = 40, 0, 0, 0
+    clients = [s.client() for _ in range(5)]
+    with concurrent.futures.ThreadPoolExecutor(max_workers=5) as pool:
+        for rnd in range(rounds):
+            keys = [f"r{rnd}/put{i}" for i in range(3)]
+            futs = {k: pool.submit(racer_put, clients[i], b, k) for i, k in enumerate(keys)}
+            futs[f"r{rnd}/mpu"] = pool.submit(racer_mpu, clients[3], b, f"r{rnd}/mpu")
+            time.sleep(0.004 * (rnd % 6))
+            removed, created_at = pool.submit(racer_drop, clients[4], b).result()
+            res = {k: f.result() for k, f in futs.items()}
+            objs = c.list_objects_v2(Bucket=b).get("Contents", [])
+            listed = {o["Key"] for o in objs}
+            created = next(x["CreationDate"] for x in c.list_buckets()["Buckets"]
+                           if x["Name"] == b)
+            for o in objs:
+                # Committed (mtime) before this bucket was created: it was
+                # written into the deleted one and resurfaced here.
+                assert o["LastModified"] >= created, \
+                    f"round {rnd}: {o['Key']} ({o['LastModified']}) predates its bucket ({created})"
+            for k, (r, done_at) in res.items():
+                assert r == "ok" or r in allowed_fail, f"round {rnd} {k}: {r}"
+                if r != "ok":
+                    assert k not in listed, f"round {rnd}: failed write {k} is in the bucket"
+                    refused += 1
+                elif k in listed:
+                    # In the re-created bucket: it must have committed after
+                    # the bucket was created, so it cannot have answered
+                    # before CreateBucket was even sent.
+                    assert done_at > created_at, \
+                        f"round {rnd}: {k} answered before the bucket existed, yet is in it"
+                    landed += 1
+                else:
+                    # Not in the new bucket: it was in the old one, which
+                    # was emptied and deleted.
+                    assert k in removed, f"round {rnd}: {k} answered 200 but is lost"
+                    gone += 1
+            for k in listed:
+                assert k in res, f"round {rnd}: unexpected {k}"
+                c.delete_object(Bucket=b, Key=k)
+            for u in c.list_multipart_uploads(Bucket=b).get("Uploads", []):
+                c.abort_multipart_upload(Bucket=b, Key=u["Key"], UploadId=u["UploadId"])
+    log(f"{rounds} rounds: {landed} writes in the re-created bucket, {gone} in the deleted "
+        f"one, {refused} refused")
+    c.delete_bucket(Bucket=b)
 
 
 if __name__ == "__main__":

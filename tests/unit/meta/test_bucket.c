@@ -1,6 +1,10 @@
 /*
  * test_bucket.c - bucket create/get/list/delete, EEXISTS and ENOTEMPTY,
- * versioning state changes and configuration documents, on a fresh 2+2 set.
+ * versioning state changes and configuration documents, on a fresh 2+2 set;
+ * delete aborting incomplete uploads (but not with an object left); puts,
+ * delete markers, multipart creates and completes that began before a
+ * delete fail instead of committing into the deleted bucket or into a
+ * namesake created since.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -131,11 +135,173 @@ static void test_bucket_config(void **state)
     mt_teardown(e);
 }
 
+static int mpu_new(struct mt_env *e, const char *bucket, const char *key,
+                   char uid[STRATA_UPLOAD_ID_MAX + 1])
+{
+    struct strata_mpu_opts o;
+    memset(&o, 0, sizeof(o));
+    o.bucket = bucket;
+    o.key = key;
+    return strata_mpu_create(e->m, &o, uid);
+}
+
+/* Upload part 1 of (bucket, key, uid) with n bytes; its ETag into etag. */
+static int mpu_part(struct mt_env *e, const char *bucket, const char *key, const char *uid,
+                    size_t n, char etag[STRATA_ETAG_MAX + 1])
+{
+    struct strata_part_opts o;
+    memset(&o, 0, sizeof(o));
+    o.bucket = bucket;
+    o.key = key;
+    o.upload_id = uid;
+    o.part_number = 1;
+    o.size = n;
+    struct strata_put *p;
+    int rc = strata_mpu_part_begin(e->m, &o, &p);
+    if (rc)
+        return rc;
+    uint8_t *d = malloc(n);
+    mt_fill(d, n, 7);
+    rc = strata_obj_put_write(p, d, n);
+    free(d);
+    if (rc) {
+        strata_obj_put_abort(p);
+        return rc;
+    }
+    struct strata_obj_info info;
+    rc = strata_obj_put_commit(p, &info);
+    if (rc == 0)
+        snprintf(etag, STRATA_ETAG_MAX + 1, "%s", info.etag);
+    strata_obj_info_fini(&info);
+    return rc;
+}
+
+static int mpu_done(struct mt_env *e, const char *bucket, const char *key, const char *uid,
+                    const char *etag)
+{
+    struct strata_mpu_part part = {1, etag, NULL, 0};
+    struct strata_mpu_complete_opts o;
+    memset(&o, 0, sizeof(o));
+    o.bucket = bucket;
+    o.key = key;
+    o.upload_id = uid;
+    o.parts = &part;
+    o.nparts = 1;
+    return strata_mpu_complete(e->m, &o, NULL);
+}
+
+static int count_uploads_cb(const struct strata_mpu_list_entry *en, void *ud)
+{
+    (void)en;
+    (*(int *)ud)++;
+    return 0;
+}
+
+static int count_uploads(struct mt_env *e, const char *bucket)
+{
+    struct strata_mpu_list_opts o;
+    memset(&o, 0, sizeof(o));
+    o.bucket = bucket;
+    struct strata_mpu_list_result res;
+    int n = 0;
+    int rc = strata_mpu_list(e->m, &o, count_uploads_cb, &n, &res);
+    return rc ? rc : n;
+}
+
+static void test_delete_aborts_uploads(void **state)
+{
+    (void)state;
+    struct mt_env *e = mt_setup("bkt-uploads");
+    assert_non_null(e);
+    assert_int_equal(mt_bucket(e, "u", 0), 0);
+    char uid[3][STRATA_UPLOAD_ID_MAX + 1], etag[STRATA_ETAG_MAX + 1];
+    for (int i = 0; i < 3; i++) {
+        char key[16];
+        snprintf(key, sizeof(key), "k%d", i);
+        assert_int_equal(mpu_new(e, "u", key, uid[i]), 0);
+        assert_int_equal(mpu_part(e, "u", key, uid[i], 200000, etag), 0);
+    }
+    int part_files = mt_data_files(e);
+    assert_int_equal(part_files, 3 * MT_DRIVES);
+
+    /* An object keeps the bucket, and the uploads stay. */
+    uint8_t one = 'x';
+    assert_int_equal(mt_put(e, "u", "obj", &one, 1, NULL), 0);
+    assert_int_equal(strata_meta_bucket_delete(e->m, "u"), STRATA_ENOTEMPTY);
+    assert_int_equal(count_uploads(e, "u"), 3);
+    assert_int_equal(mt_data_files(e), part_files);
+
+    /* Uploads alone do not: they are aborted, their parts' data removed. */
+    assert_int_equal(strata_obj_delete(e->m, "u", "obj", NULL, NULL), 0);
+    assert_int_equal(strata_meta_bucket_delete(e->m, "u"), 0);
+    assert_int_equal(mt_data_files(e), 0);
+    assert_int_equal(mt_bucket(e, "u", 0), 0);
+    assert_int_equal(count_uploads(e, "u"), 0);
+    assert_int_equal(mpu_part(e, "u", "k0", uid[0], 1000, etag), STRATA_ENOTFOUND);
+    assert_int_equal(mpu_done(e, "u", "k1", uid[1], etag), STRATA_ENOTFOUND);
+    mt_teardown(e);
+}
+
+static void test_commit_after_delete(void **state)
+{
+    (void)state;
+    struct mt_env *e = mt_setup("bkt-race");
+    assert_non_null(e);
+    const size_t n = 300000; /* erasure-coded: data files to clean up */
+    uint8_t *d = malloc(n);
+    mt_fill(d, n, 9);
+    struct strata_put_opts o;
+    memset(&o, 0, sizeof(o));
+    o.bucket = "r";
+    o.key = "k";
+    o.size = n;
+    for (int recreate = 0; recreate < 2; recreate++) {
+        /* A put begun before DeleteBucket fails at commit, whether the
+         * name was taken again meanwhile or not, and leaves no data. */
+        assert_int_equal(mt_bucket(e, "r", 0), 0);
+        struct strata_put *p;
+        assert_int_equal(strata_obj_put_begin(e->m, &o, &p), 0);
+        assert_int_equal(strata_obj_put_write(p, d, n), 0);
+        assert_int_equal(strata_meta_bucket_delete(e->m, "r"), 0);
+        if (recreate)
+            assert_int_equal(mt_bucket(e, "r", 0), 0);
+        assert_int_equal(strata_obj_put_commit(p, NULL), STRATA_ENOTFOUND);
+        assert_int_equal(mt_data_files(e), 0);
+        uint8_t *got;
+        size_t gl;
+        assert_int_equal(mt_get(e, "r", "k", NULL, &got, &gl), STRATA_ENOTFOUND);
+        if (recreate)
+            assert_int_equal(strata_meta_bucket_delete(e->m, "r"), 0); /* empty */
+    }
+    /* A complete of an upload begun in the old bucket finds no upload. */
+    assert_int_equal(mt_bucket(e, "r", 0), 0);
+    char uid[STRATA_UPLOAD_ID_MAX + 1], etag[STRATA_ETAG_MAX + 1];
+    assert_int_equal(mpu_new(e, "r", "m", uid), 0);
+    assert_int_equal(mpu_part(e, "r", "m", uid, 1000, etag), 0);
+    assert_int_equal(strata_meta_bucket_delete(e->m, "r"), 0);
+    assert_int_equal(mt_bucket(e, "r", 0), 0);
+    assert_int_equal(mpu_done(e, "r", "m", uid, etag), STRATA_ENOTFOUND);
+    assert_int_equal(mt_data_files(e), 0);
+    assert_int_equal(strata_meta_bucket_delete(e->m, "r"), 0); /* empty */
+    /* A re-created bucket has a new incarnation. */
+    struct strata_bucket_info b1, b2;
+    assert_int_equal(mt_bucket(e, "r", 0), 0);
+    assert_int_equal(strata_meta_bucket_get(e->m, "r", &b1), 0);
+    assert_int_equal(strata_meta_bucket_delete(e->m, "r"), 0);
+    assert_int_equal(mt_bucket(e, "r", 0), 0);
+    assert_int_equal(strata_meta_bucket_get(e->m, "r", &b2), 0);
+    assert_true(b1.incarnation != b2.incarnation);
+    free(d);
+    mt_teardown(e);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bucket_crud),
         cmocka_unit_test(test_bucket_config),
+        cmocka_unit_test(test_delete_aborts_uploads),
+        cmocka_unit_test(test_commit_after_delete),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
