@@ -1583,7 +1583,11 @@ out:
 void strata_meta__drop(struct strata_meta *m, unsigned set, const char *bucket, const char *key,
                        const struct meta_drop *drop)
 {
-    if (!drop->any || !strata_meta__drop_park(m, set, bucket, key, drop))
+    /* Inline versions and delete markers have nothing to drop (and are
+     * never pinned). */
+    bool data = (drop->flags & REC_F_MULTIPART) ||
+                (drop->has_data_id && !(drop->flags & (REC_F_INLINE | REC_F_DELETE_MARKER)));
+    if (drop->any && data && !strata_meta__drop_park(m, set, bucket, key, drop))
         strata_meta__drop_now(m, set, bucket, key, drop);
 }
 
