@@ -398,8 +398,14 @@ int strata_meta_open(struct strata_set *const *sets, unsigned nsets,
     pthread_mutex_init(&m->pin_mu, NULL);
     for (unsigned i = 0; i < META_LOCK_STRIPES; i++)
         pthread_mutex_init(&m->key_mu[i], NULL);
+    /* Writer-preferring: a steady stream of commits to a bucket must not
+     * starve its DeleteBucket (commits never nest read locks). */
+    pthread_rwlockattr_t rwa;
+    pthread_rwlockattr_init(&rwa);
+    pthread_rwlockattr_setkind_np(&rwa, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
     for (unsigned i = 0; i < META_BUCKET_STRIPES; i++)
-        pthread_rwlock_init(&m->bucket_rw[i], NULL);
+        pthread_rwlock_init(&m->bucket_rw[i], &rwa);
+    pthread_rwlockattr_destroy(&rwa);
     m->inline_max = opts && opts->inline_max ? opts->inline_max : STRATA_INLINE_MAX_DEFAULT;
     m->part_size_min =
         opts && opts->part_size_min ? opts->part_size_min : STRATA_PART_SIZE_MIN_DEFAULT;
