@@ -69,6 +69,18 @@ static inline void mt_close(struct mt_env *e)
     e->set = NULL;
 }
 
+/* Reopen the meta handle with a smaller multipart part_size_min. */
+static inline int mt_reopen_part_min(struct mt_env *e, size_t part_size_min)
+{
+    strata_meta_close(e->m);
+    struct strata_meta_opts o;
+    memset(&o, 0, sizeof(o));
+    o.part_size_min = part_size_min;
+    struct strata_errinfo ei;
+    memset(&ei, 0, sizeof(ei));
+    return strata_meta_open(&e->set, 1, &o, &e->m, &ei);
+}
+
 /* Fresh drive directories for test name; opens set and meta. */
 static inline struct mt_env *mt_setup(const char *name)
 {

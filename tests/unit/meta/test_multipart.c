@@ -25,13 +25,7 @@
 
 static void reopen_small_parts(struct mt_env *e)
 {
-    strata_meta_close(e->m);
-    struct strata_meta_opts o;
-    memset(&o, 0, sizeof(o));
-    o.part_size_min = PMIN;
-    struct strata_errinfo ei;
-    memset(&ei, 0, sizeof(ei));
-    assert_int_equal(strata_meta_open(&e->set, 1, &o, &e->m, &ei), 0);
+    assert_int_equal(mt_reopen_part_min(e, PMIN), 0);
 }
 
 static struct mt_env *setup(const char *name, int versioning)
