@@ -309,20 +309,56 @@ static int abort_uploads(struct strata_meta *m, const char *name)
                 rc = 0; /* completed or aborted meanwhile */
         }
         if (aborted == 0)
-            break; /* only stale listings left: the 'U' check below decides */
+            break; /* only records no quorum holds: swept with the bucket */
     }
     free(u.key);
     free(u.id);
     return rc;
 }
 
+/* Delete every key 'kind' name 0x00 ... on every drive of every set. */
+static void sweep(struct strata_meta *m, char kind, const char *name)
+{
+    char p[KEYBUF], hi[KEYBUF];
+    size_t bl = strlen(name);
+    p[0] = kind;
+    memcpy(p + 1, name, bl);
+    p[bl + 1] = 0;
+    memcpy(hi, p, bl + 2);
+    hi[bl + 1] = 1;
+    /* Keys one by one, not a range delete: the writer threads merge
+     * batches with rocksdb_writebatch_iterate, which carries only puts and
+     * point deletes. */
+    for (unsigned s = 0; s < m->nsets; s++) {
+        unsigned n = m->sets[s].n;
+        rocksdb_writebatch_t *wbs[STRATA_DRIVES_MAX] = {0};
+        bool ok[STRATA_DRIVES_MAX];
+        for (unsigned d = 0; d < n; d++)
+            wbs[d] = rocksdb_writebatch_create();
+        struct meta_merge mg;
+        if (strata_meta__merge_open(&mg, m, &s, 1, true, hi, bl + 2) == 0) {
+            strata_meta__merge_seek(&mg, p, bl + 2);
+            const char *ck;
+            size_t ckl;
+            while (strata_meta__merge_cur(&mg, &ck, &ckl, NULL, NULL)) {
+                for (unsigned d = 0; d < n; d++)
+                    rocksdb_writebatch_delete(wbs[d], ck, ckl);
+                strata_meta__merge_next(&mg);
+            }
+            strata_meta__merge_close(&mg);
+        }
+        strata_meta__set_apply(m, s, wbs, ok);
+        for (unsigned d = 0; d < n; d++)
+            rocksdb_writebatch_destroy(wbs[d]);
+    }
+}
+
 int strata_meta_bucket_delete(struct strata_meta *m, const char *name)
 {
     if (!name_ok(name))
         return STRATA_ENOTFOUND;
-    char k[KEYBUF], p[KEYBUF];
+    char k[KEYBUF];
     size_t kl = strata_meta__key_bucket(k, sizeof(k), name);
-    size_t bl = strlen(name);
     pthread_mutex_lock(&m->bucket_mu);
     pthread_rwlock_t *stripe = bucket_stripe(m, name);
     pthread_rwlock_wrlock(stripe);
@@ -339,46 +375,14 @@ int strata_meta_bucket_delete(struct strata_meta *m, const char *name)
     if (rc == 0)
         rc = abort_uploads(m, name);
     if (rc == 0)
-        rc = bucket_used(m, name, 'U', &used);
-    if (rc == 0 && used)
-        rc = STRATA_EBUSY; /* an upload survived its abort (drives failing) */
-    if (rc == 0)
         rc = replicated_write(m, k, kl, NULL, 0, old, ol);
     if (rc == 0) {
         /* Configuration documents go with the bucket; a leftover one would
          * reappear under a new bucket of the same name, so sweep them on
-         * every drive (a failure here only leaves garbage for heal). */
-        p[0] = 'C';
-        memcpy(p + 1, name, bl);
-        p[bl + 1] = 0;
-        char hi[KEYBUF];
-        memcpy(hi, p, bl + 2);
-        hi[bl + 1] = 1;
-        /* Keys one by one, not a range delete: the writer threads merge
-         * batches with rocksdb_writebatch_iterate, which carries only puts
-         * and point deletes. */
-        for (unsigned s = 0; s < m->nsets; s++) {
-            unsigned n = m->sets[s].n;
-            rocksdb_writebatch_t *wbs[STRATA_DRIVES_MAX] = {0};
-            bool ok[STRATA_DRIVES_MAX];
-            for (unsigned d = 0; d < n; d++)
-                wbs[d] = rocksdb_writebatch_create();
-            struct meta_merge mg;
-            if (strata_meta__merge_open(&mg, m, &s, 1, true, hi, bl + 2) == 0) {
-                strata_meta__merge_seek(&mg, p, bl + 2);
-                const char *ck;
-                size_t ckl;
-                while (strata_meta__merge_cur(&mg, &ck, &ckl, NULL, NULL)) {
-                    for (unsigned d = 0; d < n; d++)
-                        rocksdb_writebatch_delete(wbs[d], ck, ckl);
-                    strata_meta__merge_next(&mg);
-                }
-                strata_meta__merge_close(&mg);
-            }
-            strata_meta__set_apply(m, s, wbs, ok);
-            for (unsigned d = 0; d < n; d++)
-                rocksdb_writebatch_destroy(wbs[d]);
-        }
+         * every drive, and any upload record a drive kept past its abort
+         * (a failure here only leaves garbage for heal). */
+        sweep(m, 'C', name);
+        sweep(m, 'U', name);
     }
     pthread_rwlock_unlock(stripe);
     pthread_mutex_unlock(&m->bucket_mu);
