@@ -6,6 +6,9 @@ deletion against a live strata:
   client overwrites it 10 times and then deletes it: every GET that got a
   200 delivers the complete body of one of the written versions (MD5
   compared), never a truncated one; GETs sent after the delete get 404;
+- a multipart object's data removed behind the daemon's back mid-body:
+  the 200 is cut short with a closed connection (never a clean short
+  body) and the log says NOTFOUND, not CORRUPT;
 - DeleteBucket on a bucket holding only incomplete multipart uploads
   succeeds and aborts them (AWS behaviour), while a bucket with an object
   still answers BucketNotEmpty and keeps its uploads;
@@ -144,6 +147,64 @@ def get_during_overwrite_single_part(s):
 @test
 def get_during_overwrite_multipart(s):
     get_while_replaced(s, True)
+
+
+def data_files(s):
+    """Shard files under every drive's data/ of our daemon."""
+    out = set()
+    for d in range(1, 5):
+        for root, _, files in os.walk(os.path.join(s.tmp, f"d{d}", "data")):
+            out.update(os.path.join(root, f) for f in files)
+    return out
+
+
+@test
+def vanished_data_aborts_the_connection(s):
+    """Data that is really gone mid-body (here removed behind the daemon's
+    back) is never a clean, silently short 200: the connection is cut
+    before Content-Length bytes, and the log says not found, not corrupt."""
+    if not s.log_path:
+        return  # an external daemon: its drives are not ours to touch
+    c = s.client()
+    b = s.bucket_name("gone")
+    c.create_bucket(Bucket=b)
+    before = data_files(s)
+    part = 16 * MiB  # more than the socket buffers hold: part 2 is opened late
+    body = os.urandom(2 * part)
+    uid = c.create_multipart_upload(Bucket=b, Key="k")["UploadId"]
+    parts = []
+    for i in range(2):
+        r = c.upload_part(Bucket=b, Key="k", UploadId=uid, PartNumber=i + 1,
+                          Body=body[i * part:(i + 1) * part])
+        parts.append({"PartNumber": i + 1, "ETag": r["ETag"]})
+    c.complete_multipart_upload(Bucket=b, Key="k", UploadId=uid, MultipartUpload={"Parts": parts})
+    ours = data_files(s) - before
+    assert len(ours) == 8, ours  # 2 parts x 4 drives
+    url = urllib.parse.urlsplit(c.generate_presigned_url(
+        "get_object", Params={"Bucket": b, "Key": "k"}, ExpiresIn=600))
+    conn = http.client.HTTPConnection(url.hostname, url.port, timeout=60)
+    conn.request("GET", url.path + "?" + url.query)
+    resp = conn.getresponse()
+    assert resp.status == 200
+    length = int(resp.getheader("Content-Length"))
+    got = len(resp.read(MiB))
+    for f in ours:
+        os.unlink(f)
+    try:
+        while got < length:
+            chunk = resp.read(min(MiB, length - got))
+            if not chunk:
+                break
+            got += len(chunk)
+    except (http.client.IncompleteRead, ConnectionError, OSError):
+        pass
+    conn.close()
+    assert part <= got < length, f"{got} of {length} bytes: not cut where the data vanished"
+    time.sleep(0.2)
+    lines = [ln for ln in open(s.log_path, errors="replace") if "read at" in ln and b in ln]
+    assert lines and all("NOTFOUND" in ln and "CORRUPT" not in ln for ln in lines), lines
+    c.delete_object(Bucket=b, Key="k")
+    c.delete_bucket(Bucket=b)
 
 
 @test
