@@ -14,7 +14,8 @@
  * bytes into an erasure writer (or, for small objects, into the records
  * themselves), computing digests on the way, and commits the record only
  * when every expected digest matches.  The data of a replaced or deleted
- * version is removed only after the new record is committed.
+ * version is removed only after the new record is committed, and only once
+ * no get handle reads that version any more.
  *
  * Threads: a struct strata_meta may be used from any number of threads.  A
  * put or get handle belongs to one thread at a time.  Nothing here prints.
@@ -208,7 +209,9 @@ int strata_obj_put_write(struct strata_put *p, const void *buf, size_t len);
 int strata_obj_put_expect_checksum(struct strata_put *p, int algo, const uint8_t *raw, size_t len);
 /*
  * Verify size and digests, finish the data, commit the record on the write
- * quorum, then drop the data of the version it replaced.  Frees p whatever
+ * quorum, then drop the data of the version it replaced (deferred while a
+ * get handle reads it).  STRATA_ENOTFOUND when the bucket was deleted (or
+ * deleted and created again) since begin.  Frees p whatever
  * the outcome; on failure nothing is stored.  out (may be NULL) receives
  * the committed version; the caller finis it.
  */
