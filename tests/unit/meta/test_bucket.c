@@ -1,7 +1,8 @@
 /*
  * test_bucket.c - bucket create/get/list/delete, EEXISTS and ENOTEMPTY,
  * versioning state changes and configuration documents, on a fresh 2+2 set;
- * delete aborting incomplete uploads (but not with an object left); puts,
+ * delete aborting incomplete uploads (but not with an object left) and
+ * sweeping an upload record only one drive kept; puts,
  * delete markers, multipart creates and completes that began before a
  * delete fail instead of committing into the deleted bucket or into a
  * namesake created since.
@@ -11,6 +12,7 @@
 #include <stddef.h>
 #include <cmocka.h>
 
+#include "meta_internal.h"
 #include "meta_test_util.h"
 
 struct names {
@@ -239,6 +241,31 @@ static void test_delete_aborts_uploads(void **state)
     assert_int_equal(count_uploads(e, "u"), 0);
     assert_int_equal(mpu_part(e, "u", "k0", uid[0], 1000, etag), STRATA_ENOTFOUND);
     assert_int_equal(mpu_done(e, "u", "k1", uid[1], etag), STRATA_ENOTFOUND);
+
+    /* An upload record only drive 0 kept (it missed an abort): listed, but
+     * no quorum to abort it.  It must neither keep the bucket forever nor
+     * resurface under the next bucket of that name. */
+    struct meta_upload up;
+    memset(&up, 0, sizeof(up));
+    up.init_ns = 1;
+    char *v;
+    size_t vl;
+    assert_int_equal(strata_meta__upload_encode(&up, &v, &vl), 0);
+    uint8_t id[UPLOAD_LEN] = {0, 0, 0, 0, 0, 0, 0, 1, 9, 9, 9, 9, 9, 9, 9, 9};
+    char k[128];
+    size_t kl = strata_meta__key_upload(k, sizeof(k), "u", "stale", id);
+    rocksdb_writebatch_t *wbs[STRATA_DRIVES_MAX] = {0};
+    bool ok[STRATA_DRIVES_MAX];
+    wbs[0] = rocksdb_writebatch_create();
+    rocksdb_writebatch_put(wbs[0], k, kl, v, vl);
+    strata_meta__set_apply(e->m, 0, wbs, ok);
+    rocksdb_writebatch_destroy(wbs[0]);
+    free(v);
+    assert_true(ok[0]);
+    assert_int_equal(count_uploads(e, "u"), 1);
+    assert_int_equal(strata_meta_bucket_delete(e->m, "u"), 0);
+    assert_int_equal(mt_bucket(e, "u", 0), 0);
+    assert_int_equal(count_uploads(e, "u"), 0);
     mt_teardown(e);
 }
 
