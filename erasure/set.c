@@ -8,6 +8,14 @@
  * of the set, in set order).  It is written atomically: tmp file, fsync,
  * rename, fsync of the drive directory.
  *
+ * A replacement drive (formatted into a set whose other drives are already
+ * formatted) also gets the marker file HEAL_MARKER, written and synced
+ * before format.json, and removed only by strata_set_drive_mark_healed once
+ * heal has refilled it.  The drive is "fresh" while the marker exists, across
+ * any number of restarts: meta/ does not let a fresh drive vote, since its
+ * empty store would otherwise outvote the drives that hold the records.
+ * Leftovers in tmp/ (writes a crash interrupted) are removed at open.
+ *
  * Threads: strata_set_open/close run on one thread; everything else here
  * may be called from any thread (the pool is locked, flags and stats are
  * relaxed atomics).
@@ -27,6 +35,7 @@
 #include <unistd.h>
 
 #define MOD "erasure"
+#define HEAL_MARKER "healing"
 
 size_t strata_ec__round_up(size_t v, size_t a)
 {
@@ -310,7 +319,7 @@ static int drive_probe(const char *root, enum drive_state *st, struct strata_err
     while ((de = readdir(d))) {
         const char *n = de->d_name;
         if (!strcmp(n, ".") || !strcmp(n, "..") || !strcmp(n, "lost+found") ||
-            !strcmp(n, "format.json.tmp"))
+            !strcmp(n, "format.json.tmp") || !strcmp(n, HEAL_MARKER))
             continue;
         empty = false;
         break;
@@ -323,6 +332,30 @@ static int drive_probe(const char *root, enum drive_state *st, struct strata_err
     }
     *st = DRV_EMPTY;
     return 0;
+}
+
+/* Create root/HEAL_MARKER durably (file and directory entry synced). */
+static int marker_write(const char *root)
+{
+    char p[4096];
+    snprintf(p, sizeof(p), "%s/" HEAL_MARKER, root);
+    int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return -errno;
+    static const char text[] = "this drive is being healed; do not remove\n";
+    int rc = 0;
+    if (write(fd, text, sizeof(text) - 1) != (ssize_t)(sizeof(text) - 1) || fsync(fd) < 0)
+        rc = errno ? -errno : -EIO;
+    if (close(fd) < 0 && rc == 0)
+        rc = -errno;
+    return rc ? rc : fsync_path(root);
+}
+
+static bool marker_exists(const char *root)
+{
+    char p[4096];
+    snprintf(p, sizeof(p), "%s/" HEAL_MARKER, root);
+    return access(p, F_OK) == 0;
 }
 
 /* meta/, data/ and tmp/; a drive that cannot take them is offline.  The
@@ -536,14 +569,18 @@ int strata_set_open(const char *const *paths, unsigned n, const struct strata_se
         for (unsigned j = 0; j < n; j++)
             memcpy(f.uuids[j], s->drives[j].uuid, sizeof(f.uuids[j]));
         struct strata_errinfo wei = {0};
-        if (drive_dirs(paths[i]) < 0 || fmt_write(paths[i], &f, &wei) < 0) {
+        /* A replacement needs healing: the marker goes first, so a crash
+         * leaves either an empty drive (the marker alone does not count) or
+         * a formatted one that is still marked. */
+        bool replacement = ref >= 0;
+        if ((replacement && marker_write(paths[i]) < 0) || fmt_write(paths[i], &f, &wei) < 0 ||
+            drive_dirs(paths[i]) < 0) {
             strata_log(&s->log, STRATA_LOG_WARN, MOD, "drive %s: cannot format, offline (%s)",
                        paths[i], wei.msg);
             st[i] = DRV_OFFLINE;
             continue;
         }
         st[i] = DRV_FORMATTED;
-        s->drives[i].fresh = ref >= 0; /* a replacement: its shards need healing */
     }
 
     unsigned online = 0;
@@ -554,6 +591,7 @@ int strata_set_open(const char *const *paths, unsigned n, const struct strata_se
             continue;
         }
         s->drives[i].online = true;
+        s->drives[i].fresh = marker_exists(paths[i]);
         online++;
         if (direct && !direct_probe(paths[i]))
             direct = false;
@@ -571,6 +609,13 @@ int strata_set_open(const char *const *paths, unsigned n, const struct strata_se
     pthread_mutex_init(&s->pool_mu, NULL);
     free(fm);
     (void)nformatted;
+    /* Only this process uses the drives (meta/'s stores are locked), so
+     * everything in tmp/ is a leftover of a write a crash interrupted. */
+    unsigned removed = 0;
+    strata_ec_tmp_reclaim(s, 0, &removed);
+    if (removed)
+        strata_log(&s->log, STRATA_LOG_NOTICE, MOD, "set %u: removed %u leftover tmp files",
+                   s->set_index, removed);
     *out = s;
     return 0;
 fail:
@@ -701,10 +746,19 @@ bool strata_set_drive_fresh(const struct strata_set *set, unsigned drive)
 {
     return drive < set->n && __atomic_load_n(&set->drives[drive].fresh, __ATOMIC_RELAXED);
 }
-void strata_set_drive_mark_healed(struct strata_set *set, unsigned drive)
+int strata_set_drive_mark_healed(struct strata_set *set, unsigned drive)
 {
-    if (drive < set->n)
-        __atomic_store_n(&set->drives[drive].fresh, false, __ATOMIC_RELAXED);
+    if (drive >= set->n)
+        return STRATA_EINVAL;
+    char p[4096];
+    snprintf(p, sizeof(p), "%s/" HEAL_MARKER, set->drives[drive].path);
+    if (unlink(p) < 0 && errno != ENOENT)
+        return strata_ec__errno_map(errno);
+    int rc = fsync_path(set->drives[drive].path);
+    if (rc < 0)
+        return strata_ec__errno_map(-rc); /* stays fresh: the marker may come back */
+    __atomic_store_n(&set->drives[drive].fresh, false, __ATOMIC_RELAXED);
+    return 0;
 }
 
 void strata_set_stats_get(const struct strata_set *set, struct strata_set_stats *out)

@@ -223,9 +223,12 @@ static int prefix_used(struct strata_meta *m, const char *p, size_t pl, bool *us
         if (rc)
             return rc;
         strata_meta__merge_seek(&mg, p, pl);
-        const char *k;
-        size_t kl;
-        *used = strata_meta__merge_cur(&mg, &k, &kl, NULL, NULL);
+        const char *k, *v;
+        size_t kl, vl;
+        /* Tombstones of deleted versions do not keep a bucket in use. */
+        while ((*used = strata_meta__merge_cur(&mg, &k, &kl, &v, &vl)) &&
+               strata_meta__is_tomb(v, vl))
+            strata_meta__merge_next(&mg);
         strata_meta__merge_close(&mg);
     }
     return 0;

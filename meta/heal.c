@@ -2,18 +2,29 @@
  * heal.c - bring every drive's records (and shards) back to the quorum's.
  *
  * For each set, a merge of every online drive's keys gives each record key
- * once; the key's value is then read on every drive.  A value held by at
- * least the read quorum of drives is the committed one: drives that lack
- * it, hold something else, or hold an inline shard failing its CRC get it
- * rewritten (for inline versions the drive's own shard is recomputed by
- * decoding and re-encoding the object).  Non-inline versions also get
+ * once; the key's value is then read on every drive.  Version records
+ * ('O') follow the read rule of object.c: a tombstone on any drive means
+ * the version is deleted, and the tombstone is copied to every drive (and
+ * dropped everywhere once every drive of the set holds it); otherwise a
+ * version live on at least Wq - (N - responding) non-fresh drives may have
+ * been committed, and drives that lack it, hold something else, or hold an
+ * inline shard failing its CRC get the copy most drives agree on (for
+ * inline versions the drive's own shard is recomputed by decoding and
+ * re-encoding the object).  A version below that count is left alone: it
+ * is the leftover of a failed write that reads and listings ignore, and
+ * removing it would turn a silently wiped drive into lost data.  Other
+ * records heal when the read quorum of drives hold the same value.  Non-inline versions also get
  * strata_ec_heal for their shard files.  Version records are healed under
  * their key's stripe lock so a concurrent put or delete is not undone.
  * Upload ('U'), part ('P') and part table ('T') records heal as raw values
  * under their key's lock (a part record names its key), and the data of
  * parts and of completed multipart objects' parts gets strata_ec_heal.
  * Heal writes are not synced one by one; each drive's WAL is synced once
- * at the end of the set, before fresh drives are marked healed.
+ * at the end of the set, before fresh drives are marked healed (only after
+ * a pass in which every version could be decided and written).
+ * Tombstones are kept until every drive holds one, rather than dropped at
+ * once: a drive that missed the delete would otherwise bring the version
+ * back.
  * Threads: the caller's (the ILM scanner or an admin request).
  */
 #include "meta_internal.h"
@@ -41,7 +52,8 @@ static void hvals_fini(struct hvals *h)
 }
 
 static void put_raw(struct strata_meta *m, unsigned set, unsigned d, rocksdb_writeoptions_t *wo,
-                    const char *k, size_t kl, const char *v, size_t vl, uint64_t *healed)
+                    const char *k, size_t kl, const char *v, size_t vl, uint64_t *healed,
+                    unsigned *failed)
 {
     char *err = NULL;
     rocksdb_put(m->sets[set].drives[d].db, wo, k, kl, v, vl, &err);
@@ -49,6 +61,7 @@ static void put_raw(struct strata_meta *m, unsigned set, unsigned d, rocksdb_wri
         strata_log(&m->log, STRATA_LOG_WARN, "meta", "heal write to %s: %s",
                    strata_set_drive_path(m->sets[set].set, d), err);
         free(err);
+        (*failed)++;
         return;
     }
     (*healed)++;
@@ -61,28 +74,81 @@ static bool shard_ok(const struct meta_rec *r)
     return strata_crc32c(0, r->shard, r->shard_len) == r->shard_crc;
 }
 
-static void heal_version(struct strata_meta *m, unsigned set, rocksdb_writeoptions_t *wo,
-                         const char *k, size_t kl, struct hvals *h,
-                         struct strata_heal_stats *st)
+/* A tombstone on some drive: copy it to the others, or drop it everywhere
+ * once every drive of the set holds it. */
+static void heal_tomb(struct strata_meta *m, unsigned set, rocksdb_writeoptions_t *wo,
+                      const char *k, size_t kl, struct hvals *h, struct strata_heal_stats *st,
+                      unsigned *failed)
 {
     struct meta_set *ms = &m->sets[set];
-    unsigned rq = strata_set_read_quorum(ms->set);
+    int src = -1;
+    unsigned ntomb = 0;
+    for (unsigned d = 0; d < ms->n; d++) {
+        if (h->rc[d] == 0 && strata_meta__is_tomb(h->v[d], h->vl[d])) {
+            ntomb++;
+            if (src < 0)
+                src = (int)d;
+        }
+    }
+    if (ntomb == ms->n) {
+        for (unsigned d = 0; d < ms->n; d++) {
+            char *err = NULL;
+            rocksdb_delete(ms->drives[d].db, wo, k, kl, &err);
+            if (err) {
+                free(err);
+                (*failed)++;
+            }
+        }
+        return;
+    }
+    for (unsigned d = 0; d < ms->n; d++) {
+        if (!ms->drives[d].db || (h->rc[d] == 0 && strata_meta__is_tomb(h->v[d], h->vl[d])))
+            continue;
+        put_raw(m, set, d, wo, k, kl, h->v[src], h->vl[src], &st->records_healed, failed);
+    }
+}
+
+static void heal_version(struct strata_meta *m, unsigned set, rocksdb_writeoptions_t *wo,
+                         const char *k, size_t kl, struct hvals *h,
+                         struct strata_heal_stats *st, unsigned *failed)
+{
+    struct meta_set *ms = &m->sets[set];
+    st->objects_scanned++;
+    for (unsigned d = 0; d < ms->n; d++) {
+        if (h->rc[d] == 0 && strata_meta__is_tomb(h->v[d], h->vl[d])) {
+            heal_tomb(m, set, wo, k, kl, h, st, failed);
+            return;
+        }
+    }
+    /* Voters are the readable drives (fresh ones are being refilled). */
+    unsigned n = ms->n, resp = 0, live = 0;
+    for (unsigned d = 0; d < n; d++) {
+        if (!strata_meta__drive_readable(m, set, d))
+            continue;
+        resp += h->rc[d] == 0 || h->rc[d] == STRATA_ENOTFOUND;
+        live += h->rc[d] == 0 && h->dec[d];
+    }
+    if (resp < strata_set_read_quorum(ms->set)) {
+        (*failed)++; /* cannot be decided now: leave it to a later pass */
+        return;
+    }
+    unsigned wq = strata_set_write_quorum(ms->set);
+    if (live < (wq > n - resp ? wq - (n - resp) : 1))
+        return; /* never committed (see the top of the file) */
     int best = -1;
     unsigned best_n = 0;
-    for (unsigned d = 0; d < ms->n; d++) {
-        if (h->rc[d] || !h->dec[d])
+    for (unsigned d = 0; d < n; d++) {
+        if (h->rc[d] || !h->dec[d] || !strata_meta__drive_readable(m, set, d))
             continue;
-        unsigned n = 0;
-        for (unsigned j = 0; j < ms->n; j++)
-            n += h->rc[j] == 0 && h->dec[j] && strata_meta__rec_same(&h->r[j], &h->r[d]);
-        if (n > best_n) {
-            best_n = n;
+        unsigned c = 0;
+        for (unsigned j = 0; j < n; j++)
+            c += h->rc[j] == 0 && h->dec[j] && strata_meta__drive_readable(m, set, j) &&
+                 strata_meta__rec_same(&h->r[j], &h->r[d]);
+        if (c > best_n) {
+            best_n = c;
             best = (int)d;
         }
     }
-    st->objects_scanned++;
-    if (best < 0 || best_n < rq)
-        return; /* not committed (or not provably): leave it to a later pass */
     const struct meta_rec *w = &h->r[best];
     bool need[STRATA_DRIVES_MAX] = {0}, any = false;
     for (unsigned d = 0; d < ms->n; d++) {
@@ -95,7 +161,7 @@ static void heal_version(struct strata_meta *m, unsigned set, rocksdb_writeoptio
     if (any && !(w->flags & REC_F_INLINE)) {
         for (unsigned d = 0; d < ms->n; d++)
             if (need[d])
-                put_raw(m, set, d, wo, k, kl, h->v[best], h->vl[best], &st->records_healed);
+                put_raw(m, set, d, wo, k, kl, h->v[best], h->vl[best], &st->records_healed, failed);
     } else if (any && w->size > 0) {
         const uint8_t *shards[STRATA_DRIVES_MAX] = {0};
         uint32_t crcs[STRATA_DRIVES_MAX] = {0};
@@ -126,7 +192,7 @@ static void heal_version(struct strata_meta *m, unsigned set, rocksdb_writeoptio
                     char *v;
                     size_t vl;
                     if (strata_meta__rec_encode(&r, &v, &vl) == 0) {
-                        put_raw(m, set, d, wo, k, kl, v, vl, &st->records_healed);
+                        put_raw(m, set, d, wo, k, kl, v, vl, &st->records_healed, failed);
                         free(v);
                     }
                 }
@@ -134,19 +200,22 @@ static void heal_version(struct strata_meta *m, unsigned set, rocksdb_writeoptio
             }
         } else {
             strata_log(&m->log, STRATA_LOG_WARN, "meta", "heal: inline object undecodable");
+            (*failed)++;
         }
         free(obj);
         free(sbuf);
     } else if (any) {
         for (unsigned d = 0; d < ms->n; d++)
             if (need[d])
-                put_raw(m, set, d, wo, k, kl, h->v[best], h->vl[best], &st->records_healed);
+                put_raw(m, set, d, wo, k, kl, h->v[best], h->vl[best], &st->records_healed, failed);
     }
     if (!(w->flags & (REC_F_INLINE | REC_F_DELETE_MARKER)) && w->has_data_id && w->size > 0) {
         unsigned healed = 0;
         int rc = strata_ec_heal(ms->set, w->data_id, w->size, &healed);
-        if (rc)
+        if (rc) {
             strata_log(&m->log, STRATA_LOG_WARN, "meta", "heal of data: %s", strata_errname(rc));
+            (*failed)++;
+        }
         st->shards_healed += healed;
     }
 }
@@ -154,7 +223,7 @@ static void heal_version(struct strata_meta *m, unsigned set, rocksdb_writeoptio
 /* The shards of a part record's data, or of every part in a 'T' chunk:
  * from the value the read quorum agree on. */
 static void heal_part_data(struct strata_meta *m, unsigned set, char kind, struct hvals *h,
-                           struct strata_heal_stats *st)
+                           struct strata_heal_stats *st, unsigned *failed)
 {
     struct meta_set *ms = &m->sets[set];
     unsigned rq = strata_set_read_quorum(ms->set);
@@ -186,9 +255,11 @@ static void heal_part_data(struct strata_meta *m, unsigned set, char kind, struc
             continue;
         unsigned healed = 0;
         int rc = strata_ec_heal(ms->set, parts[i].data_id, parts[i].size, &healed);
-        if (rc)
+        if (rc) {
             strata_log(&m->log, STRATA_LOG_WARN, "meta", "heal of part data: %s",
                        strata_errname(rc));
+            (*failed)++;
+        }
         st->shards_healed += healed;
     }
     st->objects_scanned += kind == 'P' ? 1 : 0;
@@ -197,7 +268,8 @@ static void heal_part_data(struct strata_meta *m, unsigned set, char kind, struc
 }
 
 static void heal_raw(struct strata_meta *m, unsigned set, rocksdb_writeoptions_t *wo,
-                     const char *k, size_t kl, struct hvals *h, struct strata_heal_stats *st)
+                     const char *k, size_t kl, struct hvals *h, struct strata_heal_stats *st,
+                     unsigned *failed)
 {
     struct meta_set *ms = &m->sets[set];
     unsigned rq = strata_set_read_quorum(ms->set);
@@ -220,7 +292,7 @@ static void heal_raw(struct strata_meta *m, unsigned set, rocksdb_writeoptions_t
         if (!ms->drives[d].db)
             continue;
         if (h->rc[d] || h->vl[d] != h->vl[best] || memcmp(h->v[d], h->v[best], h->vl[d]) != 0)
-            put_raw(m, set, d, wo, k, kl, h->v[best], h->vl[best], &st->records_healed);
+            put_raw(m, set, d, wo, k, kl, h->v[best], h->vl[best], &st->records_healed, failed);
     }
 }
 
@@ -238,6 +310,7 @@ int strata_meta_heal_all(struct strata_meta *m, struct strata_heal_stats *out)
     for (unsigned s = 0; s < m->nsets && rc == 0; s++) {
         struct meta_set *ms = &m->sets[s];
         struct meta_merge mg;
+        unsigned failed = 0;
         rc = strata_meta__merge_open(&mg, m, &s, 1, true, "\x7f", 1);
         if (rc)
             break;
@@ -298,11 +371,11 @@ int strata_meta_heal_all(struct strata_meta *m, struct strata_heal_stats *out)
                     h->dec[d] = strata_meta__rec_decode(h->v[d], h->vl[d], false, &h->r[d]) == 0;
             }
             if (kcopy[0] == 'O')
-                heal_version(m, s, wo, kcopy, kl, h, &st);
+                heal_version(m, s, wo, kcopy, kl, h, &st, &failed);
             else
-                heal_raw(m, s, wo, kcopy, kl, h, &st);
+                heal_raw(m, s, wo, kcopy, kl, h, &st, &failed);
             if (kcopy[0] == 'P' || kcopy[0] == 'T')
-                heal_part_data(m, s, kcopy[0], h, &st);
+                heal_part_data(m, s, kcopy[0], h, &st, &failed);
             if (lk)
                 pthread_mutex_unlock(lk);
             hvals_fini(h);
@@ -317,8 +390,16 @@ int strata_meta_heal_all(struct strata_meta *m, struct strata_heal_stats *out)
                 free(err);
                 continue; /* not durable: stays fresh, healed again next pass */
             }
-            if (strata_set_drive_fresh(ms->set, d))
-                strata_set_drive_mark_healed(ms->set, d);
+            if (strata_set_drive_fresh(ms->set, d) && failed == 0) {
+                int mrc = strata_set_drive_mark_healed(ms->set, d);
+                if (mrc)
+                    strata_log(&m->log, STRATA_LOG_WARN, "meta", "drive %s stays fresh: %s",
+                               strata_set_drive_path(ms->set, d), strata_errname(mrc));
+            } else if (strata_set_drive_fresh(ms->set, d)) {
+                strata_log(&m->log, STRATA_LOG_NOTICE, "meta",
+                           "drive %s stays fresh: %u records or shards not healed this pass",
+                           strata_set_drive_path(ms->set, d), failed);
+            }
         }
     }
 out:

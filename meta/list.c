@@ -2,9 +2,14 @@
  * list.c - ListObjects / ListObjectVersions over the merged key streams.
  *
  * A page is one forward scan of a k-way merge of iterators: N - Wq + 1
- * readable drives of every set (so every quorum-committed version is seen
- * by at least one of them), equal RocksDB keys collapsed.  Versions of a
- * key sort newest first, so the latest is the first one met.  A common
+ * readable drives of every set (so every quorum-committed version, and every
+ * committed delete's tombstone, is seen by at least one of them), equal
+ * RocksDB keys collapsed with a tombstone winning.  Versions of a key sort
+ * newest first, so the latest is the first live one met.  A version every
+ * merged drive of its set holds is taken as is (the fast path); one that
+ * some merged drive lacks (a write it missed, or a write that never reached
+ * quorum) is decided by the read quorum (strata_meta__obj_resolve), so a
+ * listing shows exactly what HEAD and GET show.  A common
  * prefix is reported once and skipped with a seek past every key under it.
  * Memory is a fixed set of iterators and a few key buffers, whatever the
  * number of keys.  Threads: any caller thread.
@@ -167,6 +172,10 @@ int strata_obj_list(struct strata_meta *m, const struct strata_list_opts *opts,
                 continue;
             }
         }
+        if (strata_meta__is_tomb(v, vl)) {
+            strata_meta__merge_next(&l->mg); /* a deleted version is never listed */
+            continue;
+        }
         /* Where the key rolls up into a common prefix (cpl > 0). */
         size_t cpl = 0;
         if (delim && keylen - plen >= dlen) {
@@ -184,26 +193,53 @@ int strata_obj_list(struct strata_meta *m, const struct strata_list_opts *opts,
             }
         }
         bool first = !have_cur || strlen(cur_key) != keylen || memcmp(cur_key, kp, keylen) != 0;
-        if (first) {
-            memcpy(cur_key, kp, keylen);
-            cur_key[keylen] = 0;
-            have_cur = true;
-        }
         if (!opts->versions && !first) {
             strata_meta__merge_next(&l->mg);
             continue; /* an older version */
         }
-        struct meta_rec r;
-        if (strata_meta__rec_decode(v, vl, false, &r) != 0) {
-            strata_meta__merge_next(&l->mg); /* heal repairs it; never list garbage */
-            continue;
+        memcpy(key, kp, keylen);
+        key[keylen] = 0;
+        unsigned have, of;
+        strata_meta__merge_votes(&l->mg, &have, &of);
+        if (have == of) {
+            struct meta_rec r;
+            if (strata_meta__rec_decode(v, vl, false, &r) != 0) {
+                strata_meta__merge_next(&l->mg); /* heal repairs it; never list garbage */
+                continue;
+            }
+            strata_meta__info_from_rec(&info, opts->bucket, key, sk, &r);
+        } else {
+            /* Only some merged drives hold it: let the read quorum decide
+             * (for a plain listing, which version of the key is the latest). */
+            uint8_t skc[SORTKEY_LEN];
+            memcpy(skc, sk, SORTKEY_LEN);
+            int qrc = strata_meta__obj_resolve(m, opts->bucket, key,
+                                               opts->versions ? skc : NULL, &info);
+            if (qrc == STRATA_ENOTFOUND) {
+                if (!opts->versions) {
+                    memcpy(cur_key, key, keylen + 1); /* no live version at all */
+                    have_cur = true;
+                }
+                strata_meta__merge_next(&l->mg);
+                continue;
+            }
+            if (qrc) {
+                rc = qrc;
+                break;
+            }
         }
-        if (!opts->versions && (r.flags & REC_F_DELETE_MARKER)) {
+        /* The merge iterators did not move: k, kp and sk are still valid. */
+        memcpy(cur_key, key, keylen + 1);
+        have_cur = true;
+        if (!opts->versions && info.delete_marker) {
             /* A prefix holding only deleted keys is not listed either. */
+            strata_obj_info_fini(&info);
             strata_meta__merge_next(&l->mg);
             continue;
         }
         if (cpl) {
+            strata_obj_info_fini(&info);
+            key[cpl] = 0; /* the common prefix */
             if (count == max) {
                 res->truncated = true;
                 break;
@@ -218,12 +254,10 @@ int strata_obj_list(struct strata_meta *m, const struct strata_list_opts *opts,
             continue;
         }
         if (count == max) {
+            strata_obj_info_fini(&info);
             res->truncated = true;
             break;
         }
-        memcpy(key, kp, keylen);
-        key[keylen] = 0;
-        strata_meta__info_from_rec(&info, opts->bucket, key, sk, &r);
         info.is_latest = first;
         struct strata_list_entry e = {.is_prefix = false, .info = &info, .key = info.key};
         rc = cb(&e, ud);

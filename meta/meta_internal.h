@@ -9,6 +9,7 @@
  *   'B' bucket                                        [0x01] msgpack map (bucket record)
  *   'C' bucket 0x00 kind                              [0x01] document bytes, verbatim
  *   'O' bucket 0x00 key 0x00 sortkey[16]              [0x01] msgpack map (version record)
+ *                                                     or [0x02] tombstone (deleted version)
  *   'T' bucket 0x00 key 0x00 sortkey[16] chunk[2]     [0x01] msgpack array (part table chunk)
  *   'U' bucket 0x00 key 0x00 upload[16]               [0x01] msgpack map (upload record)
  *   'P' upload[16] partno[4]                          [0x01] msgpack map (part record)
@@ -57,6 +58,19 @@
  * the parts' data (so HEAD never reads them, and a ranged GET reads one
  * chunk, verified against the CRC32C in the version record).
  *
+ * Tombstone (value of an 'O' key whose version was deleted for good):
+ *   OFFSET SIZE DESCRIPTION
+ *     0     1   VAL_TOMB_BYTE (0x02)
+ *     1     8   big-endian deletion time, ns since the epoch
+ * A hard delete (by version id, of an unversioned object, or of the null
+ * version a write replaces) puts a tombstone over the version instead of
+ * removing its key.  Sort keys are never reused, so per sort key the states
+ * order absent < live < dead: a drive that missed the delete still holds
+ * the live record, and any tombstone for that sort key overrides it in
+ * reads, listings and heal.  Heal copies tombstones to every drive and drops
+ * them once every drive of the set holds one (nothing can resurrect the
+ * version then).  A tombstone never decodes as a record.
+ *
  * Part table chunk ('T'): array of parts, each
  *   [uint part number, uint size, bin[16] MD5, bin data id (16, or 0 for an
  *    empty part), bin raw checksum]
@@ -84,6 +98,8 @@
 
 #define REC_FORMAT 1
 #define VAL_VERSION_BYTE 0x01
+#define VAL_TOMB_BYTE 0x02
+#define TOMB_LEN 9
 #define SORTKEY_LEN 16
 
 #define REC_F_DELETE_MARKER 0x1u
@@ -222,6 +238,12 @@ int strata_meta__vid_parse(const char *vid, uint8_t sk[SORTKEY_LEN]);
 /* Returns a malloc'ed value (caller frees) in out and outlen. */
 int strata_meta__rec_encode(const struct meta_rec *r, char **out, size_t *outlen);
 int strata_meta__rec_decode(const void *buf, size_t len, bool want_hdrs, struct meta_rec *r);
+/* The tombstone value of a version deleted at del_ns (TOMB_LEN bytes). */
+void strata_meta__tomb_encode(int64_t del_ns, char out[TOMB_LEN]);
+static inline bool strata_meta__is_tomb(const void *v, size_t vl)
+{
+    return vl >= 1 && *(const uint8_t *)v == VAL_TOMB_BYTE;
+}
 void strata_meta__rec_fini(struct meta_rec *r);
 /* Same version: flags, size, etag, data id, mtime. */
 bool strata_meta__rec_same(const struct meta_rec *a, const struct meta_rec *b);
@@ -279,15 +301,18 @@ rocksdb_iterator_t *strata_meta__iter_new(struct strata_meta *m, unsigned set, u
 /* Up to cap readable drives of the set used for listing: N - Wq + 1 of them. */
 unsigned strata_meta__list_drives(const struct strata_meta *m, unsigned set, unsigned *out);
 
-/* A k-way merge of RocksDB iterators over [lo, hi): equal keys collapse. */
+/* A k-way merge of RocksDB iterators over [lo, hi): equal keys collapse.
+ * When drives disagree on a key's value, a tombstone is the one shown. */
 #define MERGE_MAX (STRATA_DRIVES_MAX * 8)
 struct meta_merge {
     unsigned n;
     rocksdb_iterator_t *it[MERGE_MAX];
     rocksdb_readoptions_t *ro[MERGE_MAX];
+    unsigned iset[MERGE_MAX]; /* set of each iterator's drive */
     char hi[STRATA_KEY_MAX + STRATA_BUCKET_NAME_MAX + 64];
     size_t hilen;
     int cur; /* iterator holding the current smallest key, -1 at end */
+    unsigned cur_have, cur_of; /* iterators at the current key / of its set */
 };
 int strata_meta__merge_open(struct meta_merge *mg, struct strata_meta *m, const unsigned *sets,
                             unsigned nsets, bool all_drives, const char *hi, size_t hilen);
@@ -296,6 +321,9 @@ void strata_meta__merge_seek(struct meta_merge *mg, const char *k, size_t klen);
 bool strata_meta__merge_cur(struct meta_merge *mg, const char **k, size_t *klen, const char **v,
                             size_t *vlen);
 void strata_meta__merge_next(struct meta_merge *mg);
+/* How many of the merged drives of the current key's set hold the current
+ * key (have) out of how many are merged for that set (of). */
+void strata_meta__merge_votes(const struct meta_merge *mg, unsigned *have, unsigned *of);
 void strata_meta__merge_close(struct meta_merge *mg);
 
 /* Raw quorum read of one key in a set: drives read in order until the read
@@ -313,6 +341,11 @@ int strata_meta__qraw_get(struct strata_meta *m, unsigned set, const char *k, si
 void strata_meta__qraw_fini(struct meta_qraw *q);
 
 /* ---- object.c ---- */
+/* Quorum read of bucket/key for a listing whose drives disagree: version sk,
+ * or the latest when sk is NULL.  0 with info filled (delete markers
+ * included; caller strata_obj_info_fini's), STRATA_ENOTFOUND, STRATA_EQUORUM. */
+int strata_meta__obj_resolve(struct strata_meta *m, const char *bucket, const char *key,
+                             const uint8_t *sk, struct strata_obj_info *info);
 void strata_meta__info_from_rec(struct strata_obj_info *info, const char *bucket,
                                 const char *key, const uint8_t *sk, struct meta_rec *r);
 /* Delete the parts' data of a multipart version, then its 'T' records on

@@ -9,9 +9,16 @@
  * - Conditional checks, the null-version lookup and the record commit of
  *   one key run under that key's stripe lock, so they are atomic with
  *   respect to other writers of the key in this process.
- * - Reads answer only from a version that the read quorum of drives agree
- *   on (same sort key, flags, size, etag, data id); a fresh, unhealed drive
- *   does not vote.
+ * - Reads: when the first read quorum of drives agree on a version (same
+ *   sort key, flags, size, etag, data id) or on there being none, that is
+ *   the answer: any read quorum overlaps every write quorum, so a newer
+ *   committed version would be on one of them.  Otherwise the newest
+ *   version that may have been committed wins: one without a tombstone on
+ *   any drive and live on at least Wq - (N - responding drives) of them; a
+ *   drive that missed a write can delay but never hide it.  A fresh,
+ *   unhealed drive does not vote.
+ * - Hard deletes put tombstones (meta_internal.h), so a drive that missed
+ *   the delete cannot bring the version back.
  * Threads: any caller thread; a put or get handle is used by one thread at
  * a time.  Lock order: key stripe lock -> drive queues (store.c).
  */
@@ -33,6 +40,7 @@ enum qmode { Q_LATEST, Q_SK, Q_NULL };
 
 struct drec {
     bool tried;
+    bool dead; /* Q_SK: this drive holds a tombstone for the version */
     int rc; /* 0 found, STRATA_ENOTFOUND absent, else no vote */
     uint8_t sk[SORTKEY_LEN];
     char *raw;
@@ -59,10 +67,19 @@ static void qread_fini(struct qread *q)
     }
 }
 
+/*
+ * Read drive d's record for q's mode: the newest live version (Q_LATEST),
+ * the newest live null version (Q_NULL) or version q->sk (Q_SK; a
+ * tombstone there sets dead).  after (may be NULL): only versions older
+ * than that sort key.  Replaces what q->d[d] held.
+ */
 static void read_drive(struct strata_meta *m, struct qread *q, unsigned d, const char *bucket,
-                       const char *key)
+                       const char *key, const uint8_t *after)
 {
     struct drec *dr = &q->d[d];
+    free(dr->raw);
+    strata_meta__rec_fini(&dr->rec);
+    memset(dr, 0, sizeof(*dr));
     dr->tried = true;
     dr->rc = STRATA_EIO;
     char pfx[OKEY_MAX], hi[OKEY_MAX];
@@ -74,19 +91,30 @@ static void read_drive(struct strata_meta *m, struct qread *q, unsigned d, const
     if (!it)
         return;
     rocksdb_iter_seek(it, pfx, pl);
-    if (rocksdb_iter_valid(it)) {
-        size_t kl;
+    for (; rocksdb_iter_valid(it); rocksdb_iter_next(it)) {
+        size_t kl, vl;
         const char *k = rocksdb_iter_key(it, &kl);
+        if (strata_meta__is_tomb(rocksdb_iter_value(it, &vl), vl))
+            continue; /* deleted: the latest is the newest live version */
         if (kl == pl + SORTKEY_LEN) {
             dr->has_latest = true;
             memcpy(dr->latest_sk, k + pl, SORTKEY_LEN);
         }
-    }
-    if (q->mode == Q_SK) {
-        memcpy(pfx + pl, q->sk, SORTKEY_LEN);
-        rocksdb_iter_seek(it, pfx, pl + SORTKEY_LEN);
+        break;
     }
     dr->rc = STRATA_ENOTFOUND;
+    if (q->mode == Q_SK && after)
+        goto out; /* nothing older is version q->sk */
+    if (q->mode == Q_SK || after) {
+        memcpy(pfx + pl, after ? after : q->sk, SORTKEY_LEN);
+        rocksdb_iter_seek(it, pfx, pl + SORTKEY_LEN);
+        if (after && rocksdb_iter_valid(it)) {
+            size_t kl;
+            const char *k = rocksdb_iter_key(it, &kl);
+            if (kl == pl + SORTKEY_LEN && memcmp(k, pfx, kl) == 0)
+                rocksdb_iter_next(it);
+        }
+    }
     for (; rocksdb_iter_valid(it); rocksdb_iter_next(it)) {
         size_t kl, vl;
         const char *k = rocksdb_iter_key(it, &kl);
@@ -95,6 +123,12 @@ static void read_drive(struct strata_meta *m, struct qread *q, unsigned d, const
         if (q->mode == Q_SK && memcmp(k + pl, q->sk, SORTKEY_LEN) != 0)
             break;
         const char *v = rocksdb_iter_value(it, &vl);
+        if (strata_meta__is_tomb(v, vl)) {
+            if (q->mode != Q_SK)
+                continue;
+            dr->dead = true;
+            break;
+        }
         struct meta_rec r;
         int rc = strata_meta__rec_decode(v, vl, false, &r);
         if (rc) {
@@ -119,6 +153,7 @@ static void read_drive(struct strata_meta *m, struct qread *q, unsigned d, const
         dr->rc = strata_meta__rec_decode(dr->raw, vl, false, &dr->rec);
         break;
     }
+out:
     rocksdb_iter_destroy(it);
     rocksdb_readoptions_destroy(ro);
 }
@@ -130,10 +165,85 @@ static bool drec_same(const struct drec *a, const struct drec *b)
 }
 
 /*
- * Read drives until the read quorum agree on a version (or on its absence).
- * read_all reads every readable drive first (put and delete want every
- * drive's copy to roll back).  0 with q->win set, STRATA_ENOTFOUND, or
- * STRATA_EQUORUM.
+ * No read quorum agreed (some drive missed a write or a delete, or holds
+ * the leftover of a write that failed): walk the drives' candidates newest
+ * first.  A candidate with a tombstone on any drive is dead; one live on
+ * fewer than Wq - (N - responding) drives cannot have been committed.  The
+ * first candidate that is neither wins, and q->d[] then holds every drive's
+ * copy of it (for inline shards and undo).  Each drive's state for every
+ * candidate is read, so a drive that never saw a write cannot outvote the
+ * drives that did.
+ */
+static int qread_slow(struct strata_meta *m, struct qread *q, const char *bucket,
+                      const char *key)
+{
+    struct meta_set *ms = &m->sets[q->set];
+    unsigned n = ms->n, resp = 0;
+    for (unsigned d = 0; d < n; d++)
+        resp += q->d[d].tried && (q->d[d].rc == 0 || q->d[d].rc == STRATA_ENOTFOUND);
+    if (resp < strata_set_read_quorum(ms->set))
+        return STRATA_EQUORUM;
+    unsigned wq = strata_set_write_quorum(ms->set);
+    unsigned need = wq > n - resp ? wq - (n - resp) : 1;
+    struct qread *at = calloc(1, sizeof(*at));
+    if (!at)
+        return STRATA_ENOMEM;
+    at->set = q->set;
+    at->mode = Q_SK;
+    for (;;) {
+        int c = -1;
+        for (unsigned d = 0; d < n; d++)
+            if (q->d[d].tried && q->d[d].rc == 0 &&
+                (c < 0 || memcmp(q->d[d].sk, q->d[c].sk, SORTKEY_LEN) < 0))
+                c = (int)d;
+        if (c < 0) {
+            free(at);
+            return STRATA_ENOTFOUND;
+        }
+        memcpy(at->sk, q->d[c].sk, SORTKEY_LEN);
+        unsigned live = 0;
+        bool dead = false;
+        for (unsigned d = 0; d < n; d++) {
+            if (!q->d[d].tried)
+                continue;
+            read_drive(m, at, d, bucket, key, NULL);
+            dead |= at->d[d].dead;
+            live += at->d[d].rc == 0;
+        }
+        if (!dead && live >= need) {
+            /* The copy most drives agree on (they differ only after a
+             * missed tag rewrite). */
+            int best = -1;
+            unsigned best_n = 0;
+            for (unsigned d = 0; d < n; d++) {
+                unsigned same = 0;
+                for (unsigned j = 0; j < n; j++)
+                    same += at->d[j].tried && drec_same(&at->d[j], &at->d[d]);
+                if (same > best_n) {
+                    best_n = same;
+                    best = (int)d;
+                }
+            }
+            qread_fini(q);
+            memcpy(q->d, at->d, sizeof(q->d));
+            q->win = best;
+            free(at);
+            return 0;
+        }
+        qread_fini(at);
+        memset(at->d, 0, sizeof(at->d));
+        for (unsigned d = 0; d < n; d++)
+            if (q->d[d].tried && q->d[d].rc == 0 &&
+                memcmp(q->d[d].sk, at->sk, SORTKEY_LEN) == 0)
+                read_drive(m, q, d, bucket, key, at->sk);
+    }
+}
+
+/*
+ * Read drives until the read quorum agree on a version (or on its absence);
+ * without agreement, qread_slow decides.  read_all reads every readable
+ * drive first (put and delete want every drive's copy to roll back).  0
+ * with q->win set, STRATA_ENOTFOUND, or STRATA_EQUORUM.
  */
 static int qread_run(struct strata_meta *m, struct qread *q, const char *bucket, const char *key,
                      bool read_all)
@@ -146,7 +256,7 @@ static int qread_run(struct strata_meta *m, struct qread *q, const char *bucket,
     for (unsigned d = 0; d < ms->n; d++) {
         if (!strata_meta__drive_readable(m, q->set, d))
             continue;
-        read_drive(m, q, d, bucket, key);
+        read_drive(m, q, d, bucket, key, NULL);
         if (decided)
             continue;
         unsigned same = 0;
@@ -165,6 +275,10 @@ static int qread_run(struct strata_meta *m, struct qread *q, const char *bucket,
             if (!read_all)
                 break;
         }
+    }
+    if (!decided) {
+        /* The remaining readable drives were read above: decide by state. */
+        result = qread_slow(m, q, bucket, key);
     }
     return result;
 }
@@ -317,6 +431,22 @@ int strata_obj_head(struct strata_meta *m, const char *bucket, const char *key,
     return rc;
 }
 
+int strata_meta__obj_resolve(struct strata_meta *m, const char *bucket, const char *key,
+                             const uint8_t *sk, struct strata_obj_info *info)
+{
+    struct qread q;
+    memset(&q, 0, sizeof(q));
+    q.set = strata_meta__set_of(m, bucket, key);
+    q.mode = sk ? Q_SK : Q_LATEST;
+    if (sk)
+        memcpy(q.sk, sk, SORTKEY_LEN);
+    int rc = qread_run(m, &q, bucket, key, false);
+    if (rc == 0)
+        rc = info_from_win(info, &q, bucket, key);
+    qread_fini(&q);
+    return rc;
+}
+
 struct strata_get {
     struct strata_meta *m;
     uint64_t size;
@@ -370,7 +500,7 @@ static int inline_decode(struct strata_meta *m, struct qread *q, const char *buc
         memcpy(q->sk, w->sk, SORTKEY_LEN);
         for (unsigned d = 0; d < ms->n; d++)
             if (!q->d[d].tried && ms->drives[d].db)
-                read_drive(m, q, d, bucket, key);
+                read_drive(m, q, d, bucket, key, NULL);
         q->mode = saved;
     }
     return STRATA_ECORRUPT;
@@ -1018,11 +1148,15 @@ static int build_batches(struct strata_meta *m, unsigned set, const char *bucket
         wbs[d] = rocksdb_writebatch_create();
         undo[d] = rocksdb_writebatch_create();
         if (ow && memcmp(ow->sk, sk, SORTKEY_LEN) != 0) {
-            rocksdb_writebatch_delete(wbs[d], ok, okl);
+            char tomb[TOMB_LEN];
+            strata_meta__tomb_encode(r->mtime_ns, tomb);
+            rocksdb_writebatch_put(wbs[d], ok, okl, tomb, TOMB_LEN);
             /* Restore each drive's own copy (inline shards differ by drive). */
             const struct drec *od = &old->d[d];
             if (od->tried && od->rc == 0 && memcmp(od->sk, ow->sk, SORTKEY_LEN) == 0)
                 rocksdb_writebatch_put(undo[d], ok, okl, od->raw, od->rawlen);
+            else
+                rocksdb_writebatch_delete(undo[d], ok, okl); /* no tombstone of a failed write */
         }
         rocksdb_writebatch_put(wbs[d], nk, nkl, v, vl);
         rocksdb_writebatch_delete(undo[d], nk, nkl);
@@ -1330,16 +1464,19 @@ int strata_obj_delete(struct strata_meta *m, const char *bucket, const char *key
         if (rc || q.win < 0)
             goto unlock;
         const struct drec *w = &q.d[q.win];
-        char k[OKEY_MAX];
+        char k[OKEY_MAX], tomb[TOMB_LEN];
         size_t kl = strata_meta__key_obj(k, sizeof(k), bucket, key, w->sk);
+        strata_meta__tomb_encode(now_ns(), tomb);
         for (unsigned d = 0; d < ms->n; d++) {
             if (!ms->drives[d].db)
                 continue;
             wbs[d] = rocksdb_writebatch_create();
             undo[d] = rocksdb_writebatch_create();
-            rocksdb_writebatch_delete(wbs[d], k, kl);
+            rocksdb_writebatch_put(wbs[d], k, kl, tomb, TOMB_LEN); /* see meta_internal.h */
             if (q.d[d].tried && q.d[d].rc == 0 && memcmp(q.d[d].sk, w->sk, SORTKEY_LEN) == 0)
                 rocksdb_writebatch_put(undo[d], k, kl, q.d[d].raw, q.d[d].rawlen);
+            else
+                rocksdb_writebatch_delete(undo[d], k, kl);
         }
         rc = strata_meta__set_commit(m, set, wbs, undo);
         if (rc == 0) {

@@ -525,6 +525,14 @@ out:
     return rc;
 }
 
+void strata_meta__tomb_encode(int64_t del_ns, char out[TOMB_LEN])
+{
+    out[0] = (char)VAL_TOMB_BYTE;
+    uint64_t t = (uint64_t)del_ns;
+    for (int i = 0; i < 8; i++)
+        out[1 + i] = (char)(t >> (56 - 8 * i));
+}
+
 void strata_meta__rec_fini(struct meta_rec *r)
 {
     if (r->hdr_buf) {

@@ -258,6 +258,7 @@ int strata_meta__merge_open(struct meta_merge *mg, struct strata_meta *m, const 
         }
         for (unsigned j = 0; j < nd && mg->n < MERGE_MAX; j++) {
             mg->it[mg->n] = strata_meta__iter_new(m, s, ds[j], &mg->ro[mg->n], mg->hi, mg->hilen);
+            mg->iset[mg->n] = s;
             if (mg->it[mg->n])
                 mg->n++;
         }
@@ -276,6 +277,7 @@ static int keycmp(const char *a, size_t al, const char *b, size_t bl)
 static void merge_pick(struct meta_merge *mg)
 {
     mg->cur = -1;
+    mg->cur_have = mg->cur_of = 0;
     const char *best = NULL;
     size_t bl = 0;
     for (unsigned i = 0; i < mg->n; i++) {
@@ -289,6 +291,36 @@ static void merge_pick(struct meta_merge *mg)
             mg->cur = (int)i;
         }
     }
+    if (mg->cur < 0)
+        return;
+    /* Count the holders; a drive that missed a delete must not show the
+     * version the others hold a tombstone for, so a tombstone wins. */
+    unsigned set = mg->iset[mg->cur];
+    bool tomb = false;
+    for (unsigned i = 0; i < mg->n; i++) {
+        if (mg->iset[i] != set)
+            continue;
+        mg->cur_of++;
+        if (!rocksdb_iter_valid(mg->it[i]))
+            continue;
+        size_t kl, vl;
+        const char *k = rocksdb_iter_key(mg->it[i], &kl);
+        if (keycmp(k, kl, best, bl) != 0)
+            continue;
+        mg->cur_have++;
+        const char *v = rocksdb_iter_value(mg->it[i], &vl);
+        if (!tomb && strata_meta__is_tomb(v, vl)) {
+            tomb = true;
+            mg->cur = (int)i;
+            best = rocksdb_iter_key(mg->it[i], &bl);
+        }
+    }
+}
+
+void strata_meta__merge_votes(const struct meta_merge *mg, unsigned *have, unsigned *of)
+{
+    *have = mg->cur_have;
+    *of = mg->cur_of;
 }
 
 void strata_meta__merge_seek(struct meta_merge *mg, const char *k, size_t klen)

@@ -73,8 +73,9 @@ struct strata_set_opts {
  * Open the set made of the n drive directories in paths, in set order.
  * A drive directory that is empty (or does not exist and can be created) is
  * formatted: if other drives of the set are formatted it takes the place of
- * the missing member and is marked fresh (needs healing); if all are empty a
- * new deployment is created.  A drive directory that cannot be read is
+ * the missing member and is marked fresh (needs healing, see
+ * strata_set_drive_fresh); if all are empty a new deployment is created.
+ * Files left in the online drives' tmp/ by an interrupted write are removed.  A drive directory that cannot be read is
  * marked offline and the set still opens while at least K drives are online.
  * Refused with STRATA_EFORMAT, and ei->msg naming the drive path, when a
  * drive is from another deployment, is given in the wrong position, or has
@@ -94,8 +95,13 @@ size_t strata_set_stripe_size(const struct strata_set *set);    /* K * shard siz
 const char *strata_set_deployment_id(const struct strata_set *set);
 const char *strata_set_drive_path(const struct strata_set *set, unsigned drive);
 bool strata_set_drive_online(const struct strata_set *set, unsigned drive);
-bool strata_set_drive_fresh(const struct strata_set *set, unsigned drive); /* formatted at open */
-void strata_set_drive_mark_healed(struct strata_set *set, unsigned drive);
+/* A replacement drive that heal has not refilled yet.  The state is kept
+ * on the drive (a marker file written before its format.json), so it
+ * survives restarts until strata_set_drive_mark_healed. */
+bool strata_set_drive_fresh(const struct strata_set *set, unsigned drive);
+/* Heal refilled the drive: remove its marker durably, then clear the flag.
+ * 0, or STRATA_E* when the marker could not be removed (the drive stays fresh). */
+int strata_set_drive_mark_healed(struct strata_set *set, unsigned drive);
 
 /* Counters since open; read without locks (relaxed atomics). */
 struct strata_set_stats {
