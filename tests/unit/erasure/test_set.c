@@ -56,6 +56,17 @@ static void test_set_new_and_reopen(void **state)
     assert_string_equal(strata_set_drive_path(s, 2), d.path[2]);
     strata_set_close(s);
 
+    /* A write a crash interrupted leaves files in tmp/: gone after open. */
+    char lp[4200];
+    snprintf(lp, sizeof(lp), "%s/tmp/leftover.part", d.path[4]);
+    FILE *lf = fopen(lp, "w");
+    assert_non_null(lf);
+    fputs("half a shard", lf);
+    fclose(lf);
+    assert_int_equal(strata_set_open(d.ptr, 6, NULL, &s, &ei), 0);
+    assert_int_equal(access(lp, F_OK), -1);
+    strata_set_close(s);
+
     /* Reopen: same identity, geometry from format.json (m given = default). */
     struct strata_set_opts o = {.m = 0};
     assert_int_equal(strata_set_open(d.ptr, 6, &o, &s, &ei), 0);
@@ -162,7 +173,14 @@ static void test_set_replacement_fresh(void **state)
     assert_true(strata_set_drive_fresh(s, 1));
     assert_false(strata_set_drive_fresh(s, 0));
     assert_true(strata_set_drive_online(s, 1));
-    strata_set_drive_mark_healed(s, 1);
+    /* Fresh until healed, across restarts (a marker file on the drive). */
+    for (int i = 0; i < 2; i++) {
+        strata_set_close(s);
+        assert_int_equal(strata_set_open(d.ptr, 4, NULL, &s, &ei), 0);
+        assert_true(strata_set_drive_fresh(s, 1));
+        assert_false(strata_set_drive_fresh(s, 0));
+    }
+    assert_int_equal(strata_set_drive_mark_healed(s, 1), 0);
     assert_false(strata_set_drive_fresh(s, 1));
     strata_set_close(s);
     /* Formatted with the set's identity: a plain reopen now, nothing fresh. */

@@ -1,0 +1,491 @@
+/*
+ * test_quorum.c - read quorum, absence and listings when drives missed
+ * writes or deletes, on a 2+2 set (Wq = 3, Rq = 2) of real drive
+ * directories with real RocksDBs.
+ *
+ * - A replaced drive next to a drive that missed a PUT must not make the
+ *   object 404 (the exact reproduction: drive 2 a plain file during the
+ *   PUT, then back, drive 1 an empty directory; start, stop, start and two
+ *   more restarts), and heal must refill the replaced drive.
+ * - A drive that missed a DELETE must not bring the object back in HEAD,
+ *   GET or listings, not even when it is one of only two readable drives.
+ * - A drive that missed an overwrite must not add a stale version.
+ * - A version on fewer drives than could have committed it (the leftover
+ *   of a failed write) is neither read nor listed.
+ * - Heal copies tombstones, then drops them once every drive holds one;
+ *   tombstones do not keep a bucket from being deleted.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <fcntl.h>
+
+#include "meta_internal.h"
+#include "meta_test_util.h"
+
+/* ---- drives going away and coming back ---------------------------------- */
+
+/* The drive's path becomes a plain file: the drive is unavailable. */
+static void drive_away(struct mt_env *e, int i)
+{
+    char away[700];
+    snprintf(away, sizeof(away), "%s.away", e->drive[i]);
+    assert_int_equal(rename(e->drive[i], away), 0);
+    int fd = open(e->drive[i], O_WRONLY | O_CREAT | O_EXCL, 0644);
+    assert_true(fd >= 0);
+    close(fd);
+}
+
+static void drive_back(struct mt_env *e, int i)
+{
+    char away[700];
+    snprintf(away, sizeof(away), "%s.away", e->drive[i]);
+    assert_int_equal(unlink(e->drive[i]), 0);
+    assert_int_equal(rename(away, e->drive[i]), 0);
+}
+
+static void reopen(struct mt_env *e)
+{
+    mt_close(e);
+    assert_int_equal(mt_open(e), 0);
+}
+
+/* ---- listing helpers ------------------------------------------------------ */
+
+struct seen {
+    int n;
+    char key[16][64];
+    char etag[16][STRATA_ETAG_MAX + 1];
+    char vid[16][STRATA_VERSION_ID_MAX + 1];
+    bool latest[16];
+};
+
+static int seen_cb(const struct strata_list_entry *le, void *ud)
+{
+    struct seen *s = ud;
+    if (s->n < 16) {
+        snprintf(s->key[s->n], sizeof(s->key[0]), "%s", le->key);
+        if (le->info) {
+            snprintf(s->etag[s->n], sizeof(s->etag[0]), "%s", le->info->etag);
+            snprintf(s->vid[s->n], sizeof(s->vid[0]), "%s", le->info->version_id);
+            s->latest[s->n] = le->info->is_latest;
+        }
+    }
+    s->n++;
+    return 0;
+}
+
+static void list(struct mt_env *e, const char *bucket, bool versions, const char *delim,
+                 struct seen *s)
+{
+    memset(s, 0, sizeof(*s));
+    struct strata_list_opts o = {.bucket = bucket, .max_keys = 1000, .versions = versions,
+                                 .delimiter = delim};
+    struct strata_list_result r;
+    assert_int_equal(strata_obj_list(e->m, &o, seen_cb, s, &r), 0);
+    assert_false(r.truncated);
+}
+
+/* HEAD, GET and both listings show exactly these bytes as bucket/key. */
+static void expect_object(struct mt_env *e, const char *bucket, const char *key,
+                          const uint8_t *want, size_t len)
+{
+    struct strata_obj_info info;
+    int rc = strata_obj_head(e->m, bucket, key, NULL, &info);
+    if (rc)
+        fail_msg("HEAD %s/%s: %s", bucket, key, strata_errname(rc));
+    assert_int_equal(info.size, len);
+    char etag[STRATA_ETAG_MAX + 1];
+    snprintf(etag, sizeof(etag), "%s", info.etag);
+    strata_obj_info_fini(&info);
+    uint8_t *got = NULL;
+    size_t gl = 0;
+    assert_int_equal(mt_get(e, bucket, key, NULL, &got, &gl), 0);
+    assert_int_equal(gl, len);
+    assert_memory_equal(got, want, len);
+    free(got);
+    for (int versions = 0; versions < 2; versions++) {
+        struct seen s;
+        list(e, bucket, versions, NULL, &s);
+        int hits = 0;
+        for (int i = 0; i < s.n && i < 16; i++) {
+            if (strcmp(s.key[i], key) != 0 || !s.latest[i])
+                continue;
+            hits++;
+            assert_string_equal(s.etag[i], etag);
+        }
+        if (hits != 1)
+            fail_msg("%s/%s listed as latest %d times (versions=%d)", bucket, key, hits,
+                     versions);
+    }
+}
+
+/* HEAD and GET answer 404 and no listing shows the key at all. */
+static void expect_gone(struct mt_env *e, const char *bucket, const char *key)
+{
+    struct strata_obj_info info;
+    int rc = strata_obj_head(e->m, bucket, key, NULL, &info);
+    if (rc != STRATA_ENOTFOUND)
+        fail_msg("HEAD %s/%s: %s, expected ENOTFOUND", bucket, key, strata_errname(rc));
+    strata_obj_info_fini(&info);
+    uint8_t *got = NULL;
+    size_t gl = 0;
+    assert_int_equal(mt_get(e, bucket, key, NULL, &got, &gl), STRATA_ENOTFOUND);
+    for (int versions = 0; versions < 2; versions++) {
+        struct seen s;
+        list(e, bucket, versions, NULL, &s);
+        for (int i = 0; i < s.n && i < 16; i++)
+            if (strcmp(s.key[i], key) == 0)
+                fail_msg("%s/%s still listed (versions=%d)", bucket, key, versions);
+    }
+    /* With a delimiter its prefix must not appear either. */
+    struct seen s;
+    list(e, bucket, false, "/", &s);
+    for (int i = 0; i < s.n && i < 16; i++)
+        if (strncmp(s.key[i], key, strlen(s.key[i])) == 0)
+            fail_msg("prefix %s of deleted %s/%s still listed", s.key[i], bucket, key);
+}
+
+/* 'O' keys of bucket/key on drive d (tombstones included). */
+static int okeys_on(struct mt_env *e, unsigned d, const char *bucket, const char *key,
+                    int *tombs)
+{
+    char pfx[600], hi[600];
+    size_t pl = strata_meta__key_obj(pfx, sizeof(pfx), bucket, key, NULL);
+    memcpy(hi, pfx, pl);
+    hi[pl - 1] = 1;
+    rocksdb_readoptions_t *ro;
+    rocksdb_iterator_t *it = strata_meta__iter_new(e->m, 0, d, &ro, hi, pl);
+    assert_non_null(it);
+    int n = 0;
+    *tombs = 0;
+    for (rocksdb_iter_seek(it, pfx, pl); rocksdb_iter_valid(it); rocksdb_iter_next(it)) {
+        size_t vl;
+        const char *v = rocksdb_iter_value(it, &vl);
+        n++;
+        *tombs += strata_meta__is_tomb(v, vl);
+    }
+    rocksdb_iter_destroy(it);
+    rocksdb_readoptions_destroy(ro);
+    return n;
+}
+
+/* ---- issue A, exactly as reproduced --------------------------------------- */
+
+static void test_replaced_drive_and_missed_put(void **state)
+{
+    (void)state;
+    struct mt_env *e = mt_setup("repro");
+    assert_non_null(e);
+    assert_int_equal(mt_bucket(e, "b", 0), 0);
+    mt_close(e);
+
+    /* 1. Drive 2 unavailable (a plain file); x (inline) and y (erasure
+     *    coded) are written to drives 1, 3 and 4. */
+    drive_away(e, 1);
+    assert_int_equal(mt_open(e), 0);
+    assert_false(strata_set_drive_online(e->set, 1));
+    uint8_t x[5000], *y = malloc(300 * 1024);
+    mt_fill(x, sizeof(x), 1);
+    mt_fill(y, 300 * 1024, 2);
+    assert_int_equal(mt_put(e, "b", "x", x, sizeof(x), NULL), 0);
+    assert_int_equal(mt_put(e, "b", "dir/y", y, 300 * 1024, NULL), 0);
+    mt_close(e);
+
+    /* 2. Drive 2 comes back without x; drive 1 is replaced by an empty one. */
+    drive_back(e, 1);
+    mt_rm_rf(e->drive[0]);
+    assert_int_equal(mkdir(e->drive[0], 0755), 0);
+
+    /* 3. Start, stop, start again, and two more restarts. */
+    for (int start = 0; start < 4; start++) {
+        assert_int_equal(mt_open(e), 0);
+        assert_true(strata_set_drive_fresh(e->set, 0)); /* until healed */
+        assert_false(strata_set_drive_fresh(e->set, 1));
+        expect_object(e, "b", "x", x, sizeof(x));
+        expect_object(e, "b", "dir/y", y, 300 * 1024);
+        struct seen s;
+        list(e, "b", false, "/", &s);
+        assert_int_equal(s.n, 2);
+        assert_string_equal(s.key[0], "dir/");
+        assert_string_equal(s.key[1], "x");
+        mt_close(e);
+    }
+
+    /* Heal refills drives 1 and 2, and only then drive 1 stops being fresh. */
+    assert_int_equal(mt_open(e), 0);
+    struct strata_heal_stats st;
+    assert_int_equal(strata_meta_heal_all(e->m, &st), 0);
+    assert_true(st.records_healed >= 4); /* x and y on drives 1 and 2 */
+    assert_false(strata_set_drive_fresh(e->set, 0));
+    reopen(e);
+    assert_false(strata_set_drive_fresh(e->set, 0));
+    expect_object(e, "b", "x", x, sizeof(x));
+    mt_close(e);
+
+    /* Proof that drives 1 and 2 now hold both: the others go away. */
+    drive_away(e, 2);
+    drive_away(e, 3);
+    assert_int_equal(mt_open(e), 0);
+    expect_object(e, "b", "x", x, sizeof(x));
+    expect_object(e, "b", "dir/y", y, 300 * 1024);
+    mt_close(e);
+    drive_back(e, 2);
+    drive_back(e, 3);
+    assert_int_equal(mt_open(e), 0);
+    free(y);
+    mt_teardown(e);
+}
+
+/* A fresh drive stays fresh, across restarts, until a heal pass could
+ * decide and copy everything: with too few voters heal must not clear it. */
+static void test_fresh_survives_failed_heal(void **state)
+{
+    (void)state;
+    struct mt_env *e = mt_setup("freshheal");
+    assert_non_null(e);
+    assert_int_equal(mt_bucket(e, "b", 0), 0);
+    assert_int_equal(mt_put(e, "b", "k", "v", 1, NULL), 0);
+    mt_close(e);
+    mt_rm_rf(e->drive[3]);
+    assert_int_equal(mkdir(e->drive[3], 0755), 0);
+    assert_int_equal(mt_open(e), 0);
+    assert_true(strata_set_drive_fresh(e->set, 3));
+    mt_close(e);
+    /* Drives 1 and 2 away: drive 3 is the only voter, below Rq. */
+    drive_away(e, 0);
+    drive_away(e, 1);
+    assert_int_equal(mt_open(e), 0);
+    struct strata_heal_stats st;
+    assert_int_equal(strata_meta_heal_all(e->m, &st), 0);
+    assert_true(strata_set_drive_fresh(e->set, 3));
+    mt_close(e);
+    drive_back(e, 0);
+    drive_back(e, 1);
+    assert_int_equal(mt_open(e), 0);
+    assert_true(strata_set_drive_fresh(e->set, 3));
+    assert_int_equal(strata_meta_heal_all(e->m, &st), 0);
+    assert_false(strata_set_drive_fresh(e->set, 3));
+    reopen(e);
+    assert_false(strata_set_drive_fresh(e->set, 3));
+    expect_object(e, "b", "k", (const uint8_t *)"v", 1);
+    mt_teardown(e);
+}
+
+/* ---- a drive that missed a DELETE ----------------------------------------- */
+
+static void test_missed_delete_unversioned(void **state)
+{
+    (void)state;
+    struct mt_env *e = mt_setup("misseddel");
+    assert_non_null(e);
+    assert_int_equal(mt_bucket(e, "b", 0), 0);
+    assert_int_equal(mt_put(e, "b", "a/x", "hello", 5, NULL), 0);
+    assert_int_equal(mt_put(e, "b", "keep", "k", 1, NULL), 0);
+    mt_close(e);
+
+    drive_away(e, 0); /* drive 1 misses the delete */
+    assert_int_equal(mt_open(e), 0);
+    assert_int_equal(strata_obj_delete(e->m, "b", "a/x", NULL, NULL), 0);
+    mt_close(e);
+    drive_back(e, 0);
+
+    for (int start = 0; start < 2; start++) {
+        assert_int_equal(mt_open(e), 0);
+        expect_gone(e, "b", "a/x");
+        expect_object(e, "b", "keep", (const uint8_t *)"k", 1);
+        mt_close(e);
+    }
+
+    /* Only the drive that missed it and one that saw it are readable. */
+    drive_away(e, 1);
+    drive_away(e, 2);
+    assert_int_equal(mt_open(e), 0);
+    expect_gone(e, "b", "a/x");
+    mt_close(e);
+    drive_back(e, 1);
+    drive_back(e, 2);
+
+    /* Heal carries the tombstone to drive 1, then drops it everywhere. */
+    assert_int_equal(mt_open(e), 0);
+    int tombs;
+    assert_int_equal(okeys_on(e, 0, "b", "a/x", &tombs), 1);
+    assert_int_equal(tombs, 0);
+    struct strata_heal_stats st;
+    assert_int_equal(strata_meta_heal_all(e->m, &st), 0);
+    for (unsigned d = 0; d < MT_DRIVES; d++) {
+        assert_int_equal(okeys_on(e, d, "b", "a/x", &tombs), 1);
+        assert_int_equal(tombs, 1);
+    }
+    expect_gone(e, "b", "a/x");
+    assert_int_equal(strata_meta_heal_all(e->m, &st), 0);
+    for (unsigned d = 0; d < MT_DRIVES; d++)
+        assert_int_equal(okeys_on(e, d, "b", "a/x", &tombs), 0);
+    expect_gone(e, "b", "a/x");
+
+    /* Tombstones do not keep the bucket in use. */
+    assert_int_equal(strata_obj_delete(e->m, "b", "keep", NULL, NULL), 0);
+    assert_int_equal(strata_meta_bucket_delete(e->m, "b"), 0);
+    mt_teardown(e);
+}
+
+static void test_missed_delete_of_version(void **state)
+{
+    (void)state;
+    struct mt_env *e = mt_setup("missedver");
+    assert_non_null(e);
+    assert_int_equal(mt_bucket(e, "v", STRATA_VERSIONING_ENABLED), 0);
+    struct strata_obj_info o1, o2;
+    assert_int_equal(mt_put(e, "v", "x", "one", 3, &o1), 0);
+    assert_int_equal(mt_put(e, "v", "x", "two!", 4, &o2), 0);
+    mt_close(e);
+
+    drive_away(e, 0);
+    assert_int_equal(mt_open(e), 0);
+    struct strata_del_result dr;
+    assert_int_equal(strata_obj_delete(e->m, "v", "x", o2.version_id, &dr), 0);
+    mt_close(e);
+    drive_back(e, 0);
+
+    assert_int_equal(mt_open(e), 0);
+    expect_object(e, "v", "x", (const uint8_t *)"one", 3);
+    uint8_t *got = NULL;
+    size_t gl;
+    assert_int_equal(mt_get(e, "v", "x", o2.version_id, &got, &gl), STRATA_ENOTFOUND);
+    struct seen s;
+    list(e, "v", true, NULL, &s);
+    assert_int_equal(s.n, 1);
+    assert_string_equal(s.vid[0], o1.version_id);
+    assert_true(s.latest[0]);
+    mt_close(e);
+
+    /* Two readable drives, one of them the one that missed the delete. */
+    drive_away(e, 1);
+    drive_away(e, 2);
+    assert_int_equal(mt_open(e), 0);
+    expect_object(e, "v", "x", (const uint8_t *)"one", 3);
+    assert_int_equal(mt_get(e, "v", "x", o2.version_id, &got, &gl), STRATA_ENOTFOUND);
+    mt_close(e);
+    drive_back(e, 1);
+    drive_back(e, 2);
+    assert_int_equal(mt_open(e), 0);
+    strata_obj_info_fini(&o1);
+    strata_obj_info_fini(&o2);
+    mt_teardown(e);
+}
+
+/* ---- a drive that missed an overwrite -------------------------------------- */
+
+static void test_missed_overwrite(void **state)
+{
+    (void)state;
+    struct mt_env *e = mt_setup("missedput");
+    assert_non_null(e);
+    assert_int_equal(mt_bucket(e, "b", 0), 0);
+    assert_int_equal(mt_put(e, "b", "x", "old", 3, NULL), 0);
+    mt_close(e);
+    drive_away(e, 0);
+    assert_int_equal(mt_open(e), 0);
+    assert_int_equal(mt_put(e, "b", "x", "newer", 5, NULL), 0);
+    mt_close(e);
+    drive_back(e, 0);
+    assert_int_equal(mt_open(e), 0);
+    expect_object(e, "b", "x", (const uint8_t *)"newer", 5);
+    struct seen s;
+    list(e, "b", true, NULL, &s); /* the replaced null version is gone */
+    assert_int_equal(s.n, 1);
+    mt_close(e);
+    /* The drive that missed it plus one that saw it: HEAD names the newer
+     * version; its inline shards are on one drive only, so GET fails
+     * rather than answer with the old bytes. */
+    drive_away(e, 1);
+    drive_away(e, 2);
+    assert_int_equal(mt_open(e), 0);
+    struct strata_obj_info info;
+    assert_int_equal(strata_obj_head(e->m, "b", "x", NULL, &info), 0);
+    assert_int_equal(info.size, 5);
+    strata_obj_info_fini(&info);
+    uint8_t *got = NULL;
+    size_t gl = 0;
+    assert_int_not_equal(mt_get(e, "b", "x", NULL, &got, &gl), 0);
+    assert_null(got);
+    mt_close(e);
+    drive_back(e, 1);
+    drive_back(e, 2);
+    assert_int_equal(mt_open(e), 0);
+    mt_teardown(e);
+}
+
+/* ---- versions below quorum -------------------------------------------------- */
+
+/* Put a version record of bucket/key straight into drive d's store, as a
+ * write that crashed after reaching one drive would leave it. */
+static void plant(struct mt_env *e, unsigned d, const char *bucket, const char *key,
+                  const char *etag, int64_t mtime_ns)
+{
+    struct meta_rec r;
+    memset(&r, 0, sizeof(r));
+    r.flags = REC_F_NULL;
+    r.size = 123;
+    snprintf(r.etag, sizeof(r.etag), "%s", etag);
+    r.mtime_ns = mtime_ns;
+    r.has_data_id = true;
+    strata_data_id_new(r.data_id);
+    char *v;
+    size_t vl;
+    assert_int_equal(strata_meta__rec_encode(&r, &v, &vl), 0);
+    uint8_t sk[SORTKEY_LEN];
+    strata_meta__sortkey_new(mtime_ns, sk);
+    char k[600];
+    size_t kl = strata_meta__key_obj(k, sizeof(k), bucket, key, sk);
+    char *err = NULL;
+    rocksdb_writeoptions_t *wo = rocksdb_writeoptions_create();
+    rocksdb_put(e->m->sets[0].drives[d].db, wo, k, kl, v, vl, &err);
+    rocksdb_writeoptions_destroy(wo);
+    assert_null(err);
+    free(v);
+}
+
+static void test_below_quorum_not_shown(void **state)
+{
+    (void)state;
+    struct mt_env *e = mt_setup("belowq");
+    assert_non_null(e);
+    assert_int_equal(mt_bucket(e, "b", 0), 0);
+    assert_int_equal(mt_put(e, "b", "real", "data", 4, NULL), 0);
+    /* A leftover of a newer failed write of "real", and of a new key. */
+    int64_t later = (int64_t)4e18;
+    plant(e, 0, "b", "real", "0123456789abcdef0123456789abcdef", later);
+    plant(e, 0, "b", "ghost", "0123456789abcdef0123456789abcdef", later);
+    plant(e, 1, "b", "pfx/ghost2", "0123456789abcdef0123456789abcdef", later);
+    expect_object(e, "b", "real", (const uint8_t *)"data", 4);
+    expect_gone(e, "b", "ghost");
+    expect_gone(e, "b", "pfx/ghost2");
+    struct seen s;
+    list(e, "b", false, NULL, &s);
+    assert_int_equal(s.n, 1);
+    list(e, "b", true, NULL, &s);
+    assert_int_equal(s.n, 1);
+    /* Heal leaves them (they might be all that is left of a wiped drive's
+     * data) and they stay invisible. */
+    struct strata_heal_stats st;
+    assert_int_equal(strata_meta_heal_all(e->m, &st), 0);
+    expect_gone(e, "b", "ghost");
+    expect_object(e, "b", "real", (const uint8_t *)"data", 4);
+    mt_teardown(e);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_replaced_drive_and_missed_put),
+        cmocka_unit_test(test_fresh_survives_failed_heal),
+        cmocka_unit_test(test_missed_delete_unversioned),
+        cmocka_unit_test(test_missed_delete_of_version),
+        cmocka_unit_test(test_missed_overwrite),
+        cmocka_unit_test(test_below_quorum_not_shown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
