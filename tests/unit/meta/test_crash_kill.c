@@ -2,10 +2,17 @@
  * test_crash_kill.c - crash safety of the object layer under SIGKILL.
  *
  * A child process overwrites a handful of objects (inline, single-stripe and
- * multi-stripe sizes) over and over; the parent kills it with SIGKILL after a
- * random delay, reopens the drives and checks every object is wholly one
- * generation: its bytes are exactly what that generation wrote, its size and
- * ETag match, and the listing shows exactly the expected keys.  Repeated
+ * multi-stripe sizes) over and over, reporting every acknowledged put
+ * (key, generation) through a pipe; the parent waits for at least one
+ * acknowledgement, kills the child with SIGKILL after a further random
+ * delay, reopens the drives and checks every object is wholly one
+ * generation, no older than the last one acknowledged for it: its bytes are
+ * exactly what that generation wrote, its size and ETag match, and the
+ * listing shows exactly the expected keys.  After each reopen tmp/ is empty
+ * on every drive (leftovers are reclaimed at open), and the unreferenced
+ * shard files in data/ (no orphan reclaim yet) stay within what the kills
+ * can leave: per kill at most one finished-but-uncommitted object and one
+ * replaced-but-not-dropped object, N shard files each.  Repeated
  * STRATA_CRASH_RUNS times (default 50).  The seed is printed and taken back
  * from STRATA_TEST_SEED.
  */
@@ -14,6 +21,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <dirent.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdint.h>
@@ -114,24 +122,67 @@ static int put_gen(struct strata_meta *m, int i, uint32_t gen, uint8_t *buf)
     return strata_obj_put_commit(p, NULL);
 }
 
+/* An acknowledged put, as the child reports it (8 bytes: atomic in a pipe). */
+struct ack {
+    uint32_t key, gen;
+};
+
 /* The child: overwrite every key with ever newer generations until killed.
- * It writes one byte to ready_fd once the drives are open, so the parent's
- * kill lands among the writes, not during start-up. */
-static void writer_child(uint32_t gen0, int ready_fd)
+ * It writes one byte to fd once the drives are open, then one struct ack
+ * per put that returned success. */
+static void writer_child(uint32_t gen0, int fd)
 {
     struct strata_set *set;
     struct strata_meta *m;
     if (open_all(&set, &m))
         _exit(3);
-    if (write(ready_fd, "r", 1) != 1)
+    if (write(fd, "r", 1) != 1)
         _exit(6);
     uint8_t *buf = malloc(obj_size(2, 0) + 4 * 333333 + 300 * 1024);
     if (!buf)
         _exit(4);
-    for (uint32_t gen = gen0;; gen++)
-        for (int i = 0; i < NKEYS; i++)
+    for (uint32_t gen = gen0;; gen++) {
+        for (int i = 0; i < NKEYS; i++) {
             if (put_gen(m, i, gen, buf))
                 _exit(5);
+            struct ack a = {.key = (uint32_t)i, .gen = gen};
+            if (write(fd, &a, sizeof(a)) != (ssize_t)sizeof(a))
+                _exit(7);
+        }
+    }
+}
+
+/* Regular files under dir, recursively. */
+static int count_files(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return 0;
+    int n = 0;
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+            continue;
+        char p[1200];
+        snprintf(p, sizeof(p), "%s/%s", dir, de->d_name);
+        struct stat st;
+        if (lstat(p, &st) != 0)
+            continue;
+        n += S_ISDIR(st.st_mode) ? count_files(p) : 1;
+    }
+    closedir(d);
+    return n;
+}
+
+static int count_under(const char *sub)
+{
+    int n = 0;
+    for (int i = 0; i < NDRIVES; i++) {
+        char p[700];
+        snprintf(p, sizeof(p), "%s/%s", drive_paths[i], sub);
+        n += count_files(p);
+    }
+    return n;
 }
 
 static void md5_hex(const uint8_t *buf, size_t len, char out[33])
@@ -157,9 +208,10 @@ static int list_cb(const struct strata_list_entry *e, void *ud)
     return 0;
 }
 
-/* Every key must read back as exactly one whole generation; returns the
- * highest generation seen. */
-static uint32_t verify_all(struct strata_meta *m, uint8_t *got, uint8_t *want)
+/* Every key must read back as exactly one whole generation, no older than
+ * acked[i]; returns the highest generation seen. */
+static uint32_t verify_all(struct strata_meta *m, uint8_t *got, uint8_t *want,
+                           const uint32_t acked[NKEYS])
 {
     uint32_t hi = 0;
     for (int i = 0; i < NKEYS; i++) {
@@ -172,6 +224,9 @@ static uint32_t verify_all(struct strata_meta *m, uint8_t *got, uint8_t *want)
         uint32_t gen;
         memcpy(&gen, got, 4);
         assert_true(gen < GEN_MAX);
+        if (gen < acked[i])
+            fail_msg("%s reads generation %u, but generation %u was acknowledged", keys[i], gen,
+                     acked[i]);
         /* Size, bytes and ETag must all belong to that one generation. */
         assert_int_equal(info.size, obj_size(i, gen));
         obj_fill(i, gen, want, info.size);
@@ -227,8 +282,12 @@ static void test_sigkill_runs(void **state)
     strata_meta_close(m);
     strata_set_close(set);
 
-    uint32_t next_gen = 2;
+    uint32_t next_gen = 2, acked[NKEYS] = {1, 1, 1, 1};
     int killed_mid_write = 0, advanced = 0;
+    unsigned long acks_total = 0;
+    /* Three EC objects (the first key is inline) of one shard file per drive. */
+    const int data_live = 3 * NDRIVES;
+    assert_int_equal(count_under("data"), data_live);
     for (int run = 0; run < runs; run++) {
         int pfd[2];
         assert_int_equal(pipe(pfd), 0);
@@ -241,8 +300,12 @@ static void test_sigkill_runs(void **state)
         close(pfd[1]);
         char c;
         assert_int_equal(read(pfd[0], &c, 1), 1);
-        close(pfd[0]);
-        /* Anywhere from the first write to several whole rounds in. */
+        /* The kill lands after at least one acknowledged write, and then
+         * anywhere up to several whole rounds in. */
+        struct ack a;
+        assert_int_equal(read(pfd[0], &a, sizeof(a)), sizeof(a));
+        unsigned long acks = 1;
+        acked[a.key] = a.gen > acked[a.key] ? a.gen : acked[a.key];
         usleep((useconds_t)(rand() % 80000));
         kill(pid, SIGKILL);
         int st = 0;
@@ -251,20 +314,36 @@ static void test_sigkill_runs(void **state)
             killed_mid_write++;
         else
             fail_msg("writer exited by itself with status %d", WEXITSTATUS(st));
+        ssize_t r;
+        while ((r = read(pfd[0], &a, sizeof(a))) == (ssize_t)sizeof(a)) {
+            assert_true(a.key < NKEYS);
+            acked[a.key] = a.gen > acked[a.key] ? a.gen : acked[a.key];
+            acks++;
+        }
+        assert_int_equal(r, 0); /* EOF: whole records only */
+        close(pfd[0]);
+        acks_total += acks;
 
         assert_int_equal(open_all(&set, &m), 0);
-        uint32_t hi = verify_all(m, got, want);
+        if (count_under("tmp") != 0)
+            fail_msg("run %d: %d files left in tmp/ after reopen", run, count_under("tmp"));
+        uint32_t hi = verify_all(m, got, want, acked);
         if (hi >= next_gen)
             advanced++;
-        unsigned removed = 0;
-        assert_int_equal(strata_ec_tmp_reclaim(set, 0, &removed), 0);
+        int orphans = count_under("data") - data_live;
+        if (orphans < 0 || orphans > 2 * NDRIVES * (run + 1))
+            fail_msg("run %d: %d unreferenced shard files after %d kills", run, orphans,
+                     run + 1);
         strata_meta_close(m);
         strata_set_close(set);
         next_gen = (hi > next_gen ? hi : next_gen) + 1;
         assert_true(next_gen < GEN_MAX);
     }
-    printf("# %d runs, %d killed by SIGKILL, %d after committing new data, last generation %u\n",
-           runs, killed_mid_write, advanced, next_gen - 1);
+    assert_true(acks_total >= (unsigned long)runs);
+    printf("# %d runs, %d killed by SIGKILL, %lu puts acknowledged before the kills, "
+           "%d after committing new data, last generation %u, %d unreferenced shard files\n",
+           runs, killed_mid_write, acks_total, advanced, next_gen - 1,
+           count_under("data") - data_live);
     free(got);
     free(want);
 }
