@@ -62,8 +62,13 @@ def md5_hex(b):
 class Strata:
     """One daemon (or an external one) for the whole test file."""
 
-    def __init__(self, args=()):
+    def __init__(self, args=(), drives=None, keys=None):
+        """args: extra daemon flags.  drives: the daemon's drive directories
+        (default: four under the scratch directory; the caller owns
+        directories it passes).  keys: (access key, secret key) of the root
+        user, default random."""
         self.args = list(args)  # extra daemon flags
+        self.keys = keys
         base = os.environ.get("STRATA_TEST_TMPDIR") or tempfile.gettempdir()
         os.makedirs(base, exist_ok=True)
         self.tmp = tempfile.mkdtemp(prefix=NAME + ".", dir=base)
@@ -88,21 +93,24 @@ class Strata:
             if not (self.ak and self.sk):
                 raise SystemExit("STRATA_TEST_ENDPOINT needs STRATA_TEST_ACCESS_KEY/STRATA_TEST_SECRET_KEY")
         else:
-            self._start()
+            self._start(drives)
         self.endpoint = f"http://{self.host}:{self.port}"
         atexit.register(self.stop)
         log(f"daemon at {self.endpoint} (pid {self.proc.pid if self.proc else 'external'}), scratch {self.tmp}")
 
-    def _start(self):
+    def _start(self, drives=None):
         binary = os.environ.get("STRATA_BIN")
         if not binary or not os.access(binary, os.X_OK):
             raise SystemExit(f"STRATA_BIN not set or not executable: {binary!r}")
         self.host = "127.0.0.1"
         self.ak = "STRATATESTKEY" + secrets.token_hex(4).upper()
         self.sk = "strata-test-secret/" + secrets.token_hex(12)
-        drives = [os.path.join(self.tmp, f"d{i}") for i in range(1, 5)]
-        for d in drives:
-            os.makedirs(d)
+        if self.keys:
+            self.ak, self.sk = self.keys
+        if drives is None:
+            drives = [os.path.join(self.tmp, f"d{i}") for i in range(1, 5)]
+            for d in drives:
+                os.makedirs(d)
         self.log_path = os.path.join(self.tmp, "strata.log")
         env = {"PATH": "/usr/bin:/bin", "HOME": self.home,
                "STRATA_ROOT_USER": self.ak, "STRATA_ROOT_PASSWORD": self.sk}
