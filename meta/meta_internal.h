@@ -67,9 +67,11 @@
  * removing its key.  Sort keys are never reused, so per sort key the states
  * order absent < live < dead: a drive that missed the delete still holds
  * the live record, and any tombstone for that sort key overrides it in
- * reads, listings and heal.  Heal copies tombstones to every drive and drops
- * them once every drive of the set holds one (nothing can resurrect the
- * version then).  A tombstone never decodes as a record.
+ * reads, listings and heal.  A tombstone is only needed while some drive
+ * may still hold the version: a commit that reached every drive of the set
+ * drops its tombstones right away (store.c, unsynced), and heal copies the
+ * others to every drive and drops them once every drive holds one.  A
+ * tombstone never decodes as a record.
  *
  * Part table chunk ('T'): array of parts, each
  *   [uint part number, uint size, bin[16] MD5, bin data id (16, or 0 for an
@@ -214,6 +216,7 @@ struct strata_meta {
     rocksdb_block_based_table_options_t *bbto;
     rocksdb_options_t *dbopts;
     rocksdb_writeoptions_t *wsync;
+    rocksdb_writeoptions_t *wnosync; /* tombstone drops only (store.c) */
     rocksdb_readoptions_t *ropts;
     pthread_mutex_t bucket_mu; /* serialises bucket record changes */
     pthread_mutex_t key_mu[META_LOCK_STRIPES];

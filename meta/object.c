@@ -354,7 +354,8 @@ static int info_from_win(struct strata_obj_info *info, struct qread *q, const ch
     if (rc)
         return rc;
     strata_meta__info_from_rec(info, bucket, key, w->sk, &r);
-    info->is_latest = w->has_latest && memcmp(w->latest_sk, w->sk, SORTKEY_LEN) == 0;
+    info->is_latest = q->mode == Q_LATEST ||
+                      (w->has_latest && memcmp(w->latest_sk, w->sk, SORTKEY_LEN) == 0);
     strata_meta__rec_fini(&r);
     return 0;
 }

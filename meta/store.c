@@ -133,14 +133,54 @@ unsigned strata_meta__set_apply(struct strata_meta *m, unsigned set, rocksdb_wri
     return n_ok;
 }
 
+static void tomb_drop_cb(void *st, const char *k, size_t klen, const char *v, size_t vlen)
+{
+    if (strata_meta__is_tomb(v, vlen))
+        rocksdb_writebatch_delete(st, k, klen);
+}
+
+static void no_del_cb(void *st, const char *k, size_t klen)
+{
+    (void)st;
+    (void)k;
+    (void)klen;
+}
+
+/*
+ * A commit that put tombstones on every drive of the set left no drive that
+ * could still hold the deleted versions, so the tombstones can go at once.
+ * Unsynced: a crash leaves only a tombstone, which is harmless (and heal
+ * drops it).  Batches of one commit carry the same keys on every drive.
+ */
+static void tombs_drop(struct strata_meta *m, unsigned set, rocksdb_writebatch_t **wbs,
+                       const bool *ok)
+{
+    struct meta_set *ms = &m->sets[set];
+    for (unsigned d = 0; d < ms->n; d++)
+        if (!wbs[d] || !ok[d])
+            return;
+    rocksdb_writebatch_t *drop = rocksdb_writebatch_create();
+    rocksdb_writebatch_iterate(wbs[0], drop, tomb_drop_cb, no_del_cb);
+    if (rocksdb_writebatch_count(drop) > 0) {
+        for (unsigned d = 0; d < ms->n; d++) {
+            char *err = NULL;
+            rocksdb_write(ms->drives[d].db, m->wnosync, drop, &err);
+            free(err); /* a failure leaves the tombstone: heal drops it */
+        }
+    }
+    rocksdb_writebatch_destroy(drop);
+}
+
 int strata_meta__set_commit(struct strata_meta *m, unsigned set, rocksdb_writebatch_t **wbs,
                             rocksdb_writebatch_t **undo)
 {
     struct meta_set *ms = &m->sets[set];
     bool ok[STRATA_DRIVES_MAX];
     unsigned n_ok = strata_meta__set_apply(m, set, wbs, ok);
-    if (n_ok >= strata_set_write_quorum(ms->set))
+    if (n_ok >= strata_set_write_quorum(ms->set)) {
+        tombs_drop(m, set, wbs, ok);
         return 0;
+    }
     strata_log(&m->log, STRATA_LOG_WARN, "meta", "set %u: %u commits below write quorum %u",
                set, n_ok, strata_set_write_quorum(ms->set));
     if (undo) {
@@ -399,6 +439,8 @@ void strata_meta_close(struct strata_meta *m)
     free(m->sets);
     if (m->wsync)
         rocksdb_writeoptions_destroy(m->wsync);
+    if (m->wnosync)
+        rocksdb_writeoptions_destroy(m->wnosync);
     if (m->ropts)
         rocksdb_readoptions_destroy(m->ropts);
     if (m->dbopts)
@@ -455,6 +497,7 @@ int strata_meta_open(struct strata_set *const *sets, unsigned nsets,
     rocksdb_options_set_max_open_files(m->dbopts, 256);
     m->wsync = rocksdb_writeoptions_create();
     rocksdb_writeoptions_set_sync(m->wsync, 1);
+    m->wnosync = rocksdb_writeoptions_create();
     m->ropts = rocksdb_readoptions_create();
 
     m->sets = calloc(nsets, sizeof(*m->sets));

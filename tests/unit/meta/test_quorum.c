@@ -418,6 +418,36 @@ static void test_missed_overwrite(void **state)
     mt_teardown(e);
 }
 
+/* With every drive committing, no tombstone is left behind: deletes and
+ * overwrites cost no space once they reached all drives. */
+static void test_tombstones_dropped_on_full_commit(void **state)
+{
+    (void)state;
+    struct mt_env *e = mt_setup("tombfull");
+    assert_non_null(e);
+    assert_int_equal(mt_bucket(e, "b", 0), 0);
+    assert_int_equal(mt_bucket(e, "v", STRATA_VERSIONING_ENABLED), 0);
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(mt_put(e, "b", "x", "abc", 3, NULL), 0);
+    assert_int_equal(mt_put(e, "b", "y", "abc", 3, NULL), 0);
+    assert_int_equal(strata_obj_delete(e->m, "b", "y", NULL, NULL), 0);
+    struct strata_obj_info o;
+    assert_int_equal(mt_put(e, "v", "z", "abc", 3, &o), 0);
+    assert_int_equal(strata_obj_delete(e->m, "v", "z", o.version_id, NULL), 0);
+    strata_obj_info_fini(&o);
+    int tombs;
+    for (unsigned d = 0; d < MT_DRIVES; d++) {
+        assert_int_equal(okeys_on(e, d, "b", "x", &tombs), 1);
+        assert_int_equal(tombs, 0);
+        assert_int_equal(okeys_on(e, d, "b", "y", &tombs), 0);
+        assert_int_equal(okeys_on(e, d, "v", "z", &tombs), 0);
+    }
+    expect_object(e, "b", "x", (const uint8_t *)"abc", 3);
+    expect_gone(e, "b", "y");
+    expect_gone(e, "v", "z");
+    mt_teardown(e);
+}
+
 /* ---- versions below quorum -------------------------------------------------- */
 
 /* Put a version record of bucket/key straight into drive d's store, as a
@@ -485,6 +515,7 @@ int main(void)
         cmocka_unit_test(test_missed_delete_unversioned),
         cmocka_unit_test(test_missed_delete_of_version),
         cmocka_unit_test(test_missed_overwrite),
+        cmocka_unit_test(test_tombstones_dropped_on_full_commit),
         cmocka_unit_test(test_below_quorum_not_shown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
