@@ -21,7 +21,6 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
-#include <dirent.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdint.h>
@@ -35,6 +34,7 @@
 
 #include <openssl/evp.h>
 
+#include "meta_test_util.h"
 #include "strata/erasure.h"
 #include "strata/meta.h"
 
@@ -152,35 +152,13 @@ static void writer_child(uint32_t gen0, int fd)
     }
 }
 
-/* Regular files under dir, recursively. */
-static int count_files(const char *dir)
-{
-    DIR *d = opendir(dir);
-    if (!d)
-        return 0;
-    int n = 0;
-    struct dirent *de;
-    while ((de = readdir(d))) {
-        if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-            continue;
-        char p[1200];
-        snprintf(p, sizeof(p), "%s/%s", dir, de->d_name);
-        struct stat st;
-        if (lstat(p, &st) != 0)
-            continue;
-        n += S_ISDIR(st.st_mode) ? count_files(p) : 1;
-    }
-    closedir(d);
-    return n;
-}
-
 static int count_under(const char *sub)
 {
     int n = 0;
     for (int i = 0; i < NDRIVES; i++) {
         char p[700];
         snprintf(p, sizeof(p), "%s/%s", drive_paths[i], sub);
-        n += count_files(p);
+        n += mt_count_files(p);
     }
     return n;
 }
