@@ -493,8 +493,10 @@ static int inline_decode(struct strata_meta *m, struct qread *q, const char *buc
         }
         int rc = strata_ec_inline_decode(ms->set, shards, crcs, w->rec.shard_len, w->rec.size,
                                          out);
-        if (rc == 0 || pass == 1)
-            return rc;
+        if (rc == 0)
+            return 0;
+        if (pass == 1)
+            break;
         /* Some shards were bad: bring in the drives not read yet. */
         enum qmode saved = q->mode;
         q->mode = Q_SK;
@@ -504,7 +506,12 @@ static int inline_decode(struct strata_meta *m, struct qread *q, const char *buc
                 read_drive(m, q, d, bucket, key, NULL);
         q->mode = saved;
     }
-    return STRATA_ECORRUPT;
+    /* Fewer than K drives hold the version at all (the others missed the
+     * write or are away): unavailable (503), not corrupt. */
+    unsigned holders = 0;
+    for (unsigned d = 0; d < ms->n; d++)
+        holders += drec_same(&q->d[d], w);
+    return holders < strata_set_k(ms->set) ? STRATA_EQUORUM : STRATA_ECORRUPT;
 }
 
 int strata_obj_get_open(struct strata_meta *m, const char *bucket, const char *key,
