@@ -9,6 +9,11 @@
  * them as one synced RocksDB write: concurrent puts share fsyncs (group
  * commit) instead of queueing one fsync each.
  *
+ * A commit that reached every drive of the set then drops the tombstones
+ * it wrote with one unsynced write per drive, on the caller's thread
+ * (RocksDB orders it after the synced commit; losing it in a crash only
+ * leaves a tombstone behind).
+ *
  * Threads: any caller thread builds batches and waits; the writer threads
  * only write.  Lock order: bucket_mu -> bucket_rw stripe (bucket.c) -> key
  * stripe lock (object.c, mpu.c) -> drive mu -> wait mu; pin_mu (pin.c) is
