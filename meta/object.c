@@ -1618,8 +1618,8 @@ int strata_obj_tags_put(struct strata_meta *m, const char *bucket, const char *k
             continue;
         const struct drec *x = &q.d[d];
         bool own = x->tried && drec_same(x, w);
-        if (!own && (w->rec.flags & REC_F_INLINE))
-            continue;
+        if ((!own && (w->rec.flags & REC_F_INLINE)) || x->dead)
+            continue; /* never write a record over a tombstone */
         const struct drec *src = own ? x : w;
         struct meta_rec r;
         rc = strata_meta__rec_decode(src->raw, src->rawlen, true, &r);
