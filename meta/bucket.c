@@ -157,6 +157,9 @@ int strata_meta_bucket_create(struct strata_meta *m, const struct strata_bucket_
 {
     if (!b || !name_ok(b->name))
         return STRATA_EINVAL;
+    /* Object Lock needs versioning, enabled for good. */
+    if (b->object_lock && b->versioning != STRATA_VERSIONING_ENABLED)
+        return STRATA_EINVAL;
     char k[KEYBUF];
     size_t kl = strata_meta__key_bucket(k, sizeof(k), b->name);
     pthread_mutex_lock(&m->bucket_mu);
@@ -179,11 +182,13 @@ int strata_meta_bucket_create(struct strata_meta *m, const struct strata_bucket_
     return rc;
 }
 
-int strata_meta_bucket_set_versioning(struct strata_meta *m, const char *name, int versioning)
+/*
+ * Read-modify-write of a bucket record under bucket_mu: fn changes b (or
+ * returns an error, which leaves the record untouched).
+ */
+static int bucket_update(struct strata_meta *m, const char *name,
+                         int (*fn)(struct strata_bucket_info *b, void *ud), void *ud)
 {
-    if (versioning != STRATA_VERSIONING_ENABLED && versioning != STRATA_VERSIONING_SUSPENDED &&
-        versioning != STRATA_VERSIONING_OFF)
-        return STRATA_EINVAL;
     if (!name_ok(name))
         return STRATA_ENOTFOUND;
     char k[KEYBUF];
@@ -195,18 +200,80 @@ int strata_meta_bucket_set_versioning(struct strata_meta *m, const char *name, i
     struct strata_bucket_info b;
     if (rc == 0)
         rc = strata_meta__bucket_decode(old, ol, &b);
-    if (rc == 0) {
-        /* Once enabled, a bucket can only be suspended, never unversioned. */
-        if (versioning == STRATA_VERSIONING_OFF && b.versioning != STRATA_VERSIONING_OFF)
-            versioning = STRATA_VERSIONING_SUSPENDED;
-        b.versioning = versioning;
+    if (rc == 0)
+        rc = fn(&b, ud);
+    if (rc == 0)
         rc = strata_meta__bucket_encode(&b, &v, &vl);
-    }
     if (rc == 0)
         rc = replicated_write(m, k, kl, v, vl, old, ol);
     pthread_mutex_unlock(&m->bucket_mu);
     free(old);
     free(v);
+    return rc;
+}
+
+static int set_versioning_cb(struct strata_bucket_info *b, void *ud)
+{
+    int versioning = *(const int *)ud;
+    /* Object Lock keeps versioning enabled for good (InvalidBucketState). */
+    if (b->object_lock && versioning != STRATA_VERSIONING_ENABLED)
+        return STRATA_EINVAL;
+    /* Once enabled, a bucket can only be suspended, never unversioned. */
+    if (versioning == STRATA_VERSIONING_OFF && b->versioning != STRATA_VERSIONING_OFF)
+        versioning = STRATA_VERSIONING_SUSPENDED;
+    b->versioning = versioning;
+    return 0;
+}
+
+int strata_meta_bucket_set_versioning(struct strata_meta *m, const char *name, int versioning)
+{
+    if (versioning != STRATA_VERSIONING_ENABLED && versioning != STRATA_VERSIONING_SUSPENDED &&
+        versioning != STRATA_VERSIONING_OFF)
+        return STRATA_EINVAL;
+    return bucket_update(m, name, set_versioning_cb, &versioning);
+}
+
+struct lock_set {
+    int mode;
+    unsigned days, years;
+};
+
+static int lock_set_cb(struct strata_bucket_info *b, void *ud)
+{
+    const struct lock_set *ls = ud;
+    /* Enabling the lock on an existing bucket needs versioning enabled. */
+    if (!b->object_lock && b->versioning != STRATA_VERSIONING_ENABLED)
+        return STRATA_EINVAL;
+    b->object_lock = true;
+    b->lock_mode = ls->mode;
+    b->lock_days = ls->mode ? ls->days : 0;
+    b->lock_years = ls->mode ? ls->years : 0;
+    return 0;
+}
+
+int strata_meta_bucket_lock_set(struct strata_meta *m, const char *name, int mode,
+                                unsigned days, unsigned years,
+                                const struct strata_lock_actor *actor)
+{
+    if (mode < STRATA_LOCK_NONE || mode > STRATA_LOCK_COMPLIANCE ||
+        (mode && (days == 0) == (years == 0)))
+        return STRATA_EINVAL;
+    struct lock_set ls = {mode, days, years};
+    int rc = bucket_update(m, name, lock_set_cb, &ls);
+    char detail[96];
+    snprintf(detail, sizeof(detail), "default=%s days=%u years=%u",
+             mode == STRATA_LOCK_COMPLIANCE   ? "COMPLIANCE"
+             : mode == STRATA_LOCK_GOVERNANCE ? "GOVERNANCE"
+                                              : "none",
+             days, years);
+    struct strata_audit_event ev = {actor && actor->user ? actor->user : "-", name, NULL, NULL,
+                                    "PutObjectLockConfiguration",
+                                    rc == 0 ? "allowed" : "failed", detail};
+    if (rc == 0 || rc == STRATA_EINVAL) {
+        int arc = strata_meta_audit_append(m, &ev);
+        if (rc == 0)
+            rc = arc;
+    }
     return rc;
 }
 

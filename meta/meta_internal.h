@@ -52,6 +52,9 @@
  *                   OFFSET 8 SIZE 4 big-endian CRC32C of the chunk's 'T' value
  *   16    uint      checksum type (enum strata_cksum_type)
  *   17    bin       tag set, verbatim (absent: no tags)
+ *   18    uint      Object Lock retention mode (enum strata_lock_mode; absent: none)
+ *   19    int       Object Lock retain-until date, Unix ms (with 18)
+ *   20    bool      Object Lock legal hold (absent: off)
  * A multipart version has no data id: its parts' data ids, sizes, MD5s and
  * checksums are in its 'T' chunk records (MP_CHUNK_PARTS parts each), which
  * are written in the same batch as the version record and deleted after
@@ -79,14 +82,17 @@
  *
  * Upload record ('U') map: 0 format, 1 initiated ns, 2 checksum algorithm,
  *   3 checksum type, 4 stored headers (flat array as field 12 above),
- *   5 tag set (bin), 6 storage class.
+ *   5 tag set (bin), 6 storage class, 7 lock mode, 8 retain-until ms,
+ *   9 legal hold (7-9 as version fields 18-20; absent: none).
  * Part record ('P') map: 0 format, 1 size, 2 MD5 bin[16], 3 mtime ns,
  *   4 data id bin[16] (absent for an empty part), 5 checksum algorithm,
  *   6 raw checksum, 7 bucket, 8 key (so heal can take the key's lock).
  *
  * Bucket record map: 0 format, 1 name, 2 owner, 3 region, 4 created_ms,
  *   5 versioning, 6 object_lock, 7 incarnation (uint, random per create;
- *   absent in records written before it existed: 0).
+ *   absent in records written before it existed: 0), 8 default retention
+ *   mode, 9 default retention days, 10 default retention years (8-10
+ *   absent: no default).
  */
 #ifndef STRATA_META_META_INTERNAL_H
 #define STRATA_META_META_INTERNAL_H
@@ -144,6 +150,7 @@ struct meta_rec {
     int cksum_type;
     const uint8_t *tags;   /* points into the buffer; NULL when none */
     size_t tags_len;
+    struct strata_obj_lock lock;
 };
 
 /* One part, as in a part record or a part table chunk. */
@@ -170,6 +177,7 @@ struct meta_upload {
     void *hdr_buf;
     uint8_t *tags;
     size_t tags_len;
+    struct strata_obj_lock lock;
 };
 
 struct meta_drive;
@@ -361,6 +369,22 @@ int strata_meta__ptab_load(struct strata_meta *m, unsigned set, const char *buck
                            const char *key, const uint8_t *sk, const struct meta_rec *r,
                            unsigned c, struct meta_part *parts, size_t *n);
 
+/* What a record rewrite changes: the tag set and the lock state (both
+ * preset to the agreed record's values; tags point into it). */
+struct meta_edit {
+    const void *tags;
+    size_t tags_len;
+    struct strata_obj_lock lock;
+};
+/* Decides on the agreed record cur (sort key sk), under the key lock;
+ * a non-zero return aborts the rewrite and is returned. */
+typedef int (*meta_edit_fn)(void *ud, const uint8_t *sk, const struct meta_rec *cur,
+                            struct meta_edit *e);
+/* Rewrite a version record in place on the write quorum (tags, lock). */
+int strata_meta__rec_rewrite(struct strata_meta *m, const char *bucket, const char *key,
+                             const char *version_id, meta_edit_fn fn, void *ud,
+                             char vid_out[STRATA_VERSION_ID_MAX + 1]);
+
 /* What a commit replaced, for dropping its data after the key lock is gone. */
 struct meta_drop {
     bool any;
@@ -419,6 +443,22 @@ void strata_meta__unpin(struct strata_meta *m, struct meta_pin *p);
 bool strata_meta__drop_park(struct strata_meta *m, unsigned set, const char *bucket,
                             const char *key, const struct meta_drop *drop);
 void strata_meta__pins_fini(struct strata_meta *m);
+
+/* ---- lock.c ---- */
+/* The lock of a new version: the explicit one (mode or legal hold), with the
+ * bucket's default retention when no mode was given.  STRATA_EINVAL for a
+ * lock on a bucket without object lock, a bad mode, or a date not after now. */
+int strata_meta__lock_for_new(struct strata_meta *m, const struct strata_bucket_info *b,
+                              const struct strata_obj_lock *req, struct strata_obj_lock *out);
+/* Check an explicit lock request against the bucket (as above, no default). */
+int strata_meta__lock_check_req(struct strata_meta *m, const struct strata_bucket_info *b,
+                                const struct strata_obj_lock *req);
+/* 0 when the version with record r may be removed or replaced, else
+ * STRATA_ELOCKED; audits refusals and governance bypasses (action names
+ * the caller's operation).  actor may be NULL. */
+int strata_meta__lock_may_remove(struct strata_meta *m, const char *bucket, const char *key,
+                                 const uint8_t *sk, const struct meta_rec *r,
+                                 const struct strata_lock_actor *actor, const char *action);
 
 /* ---- mpu.c ---- */
 /* Commit a part record (data already durable) under the key lock after

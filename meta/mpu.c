@@ -157,8 +157,12 @@ int strata_mpu_create(struct strata_meta *m, const struct strata_mpu_opts *opts,
     int rc = strata_meta_bucket_get(m, opts->bucket, &b);
     if (rc)
         return rc;
+    rc = strata_meta__lock_check_req(m, &b, &opts->lock);
+    if (rc)
+        return rc;
     struct meta_upload u;
     memset(&u, 0, sizeof(u));
+    u.lock = opts->lock;
     u.init_ns = now_ns();
     u.cksum_algo = algo;
     u.cksum_type = type;
@@ -746,6 +750,17 @@ int strata_mpu_complete(struct strata_meta *m, const struct strata_mpu_complete_
         r.tags = u.tags;
         r.tags_len = u.tags_len;
         r.nparts = o->nparts;
+        /* The retention asked for at create, or the bucket's default from
+         * now; a date that passed meanwhile is kept as given (AWS judges
+         * it at CreateMultipartUpload). */
+        r.lock = u.lock;
+        if (!r.lock.mode) {
+            struct strata_obj_lock deflt, hold = {0, 0, u.lock.legal_hold};
+            rc = strata_meta__lock_for_new(m, &b, &hold, &deflt);
+            r.lock = deflt;
+        }
+    }
+    if (rc == 0) {
         r.pidx = pidx;
         r.pidx_len = nchunks * MP_IDX_ENT;
         struct cextra cx = {o->bucket, o->key, up, &uq, &ps, tv, tvl, nchunks};

@@ -312,6 +312,7 @@ void strata_meta__info_from_rec(struct strata_obj_info *info, const char *bucket
     r->nhdrs = 0;
     info->nparts = (r->flags & REC_F_MULTIPART) ? (unsigned)r->nparts : 0;
     info->cksum_type = r->cksum_type;
+    info->lock = r->lock;
     if (r->tags_len) {
         /* A failed copy leaves the info without tags rather than failing
          * a read or a listing; tags_get reports ENOMEM itself. */
@@ -773,6 +774,7 @@ struct strata_put {
     bool if_none_match_star;
     uint8_t *tags;
     size_t tags_len;
+    struct strata_obj_lock lock; /* of the new version, default applied */
     /* MD5 (the ETag) of bytes that go through the erasure writer is taken
      * by the writer's observer thread (md5_observe_cb), beside this thread's
      * SHA-256, checksum, encode and I/O; it is final once the writer
@@ -854,6 +856,8 @@ static int put_begin(struct strata_meta *m, const struct strata_put_opts *opts, 
     p->versioning = b.versioning;
     p->bucket_inc = b.incarnation;
     p->size_expected = opts->size;
+    if (!part && (rc = strata_meta__lock_for_new(m, &b, &opts->lock, &p->lock)))
+        goto fail;
     p->if_none_match_star = opts->if_none_match_star;
     rc = STRATA_ETOOBIG;
     if (opts->tags_len > STRATA_TAGS_MAX)
@@ -1205,6 +1209,18 @@ static void drop_of(const struct qread *q, struct meta_drop *drop)
     drop->nparts = o->rec.nparts;
 }
 
+/* A write that replaces the null version must not replace a locked one
+ * (Object Lock buckets keep versioning enabled, so only a bucket whose
+ * versions were locked before some other path could get here). */
+static int null_replace_ok(struct strata_meta *m, const char *bucket, const char *key,
+                           int versioning, const struct qread *nq)
+{
+    if (!replaces_null(versioning) || nq->win < 0)
+        return 0;
+    const struct drec *o = &nq->d[nq->win];
+    return strata_meta__lock_may_remove(m, bucket, key, o->sk, &o->rec, NULL, "PutObject");
+}
+
 /* Drop the data of a replaced version, after its record is gone. */
 static void drop_data(struct strata_meta *m, unsigned set, const char *bucket, const char *key,
                       const struct qread *q)
@@ -1352,6 +1368,9 @@ int strata_obj_put_commit(struct strata_put *p, struct strata_obj_info *out)
             goto unlock;
         }
     }
+    rc = null_replace_ok(m, p->bucket, p->key, p->versioning, &nq);
+    if (rc)
+        goto unlock;
     int64_t mt = now_ns();
     if (lrc == 0 && L->d[L->win].rec.mtime_ns >= mt)
         mt = L->d[L->win].rec.mtime_ns + 1; /* keep newest-first order if the clock stepped back */
@@ -1368,6 +1387,7 @@ int strata_obj_put_commit(struct strata_put *p, struct strata_obj_info *out)
     r.nhdrs = p->nhdrs;
     r.tags = p->tags;
     r.tags_len = p->tags_len;
+    r.lock = p->lock;
     if (p->w) {
         r.has_data_id = true;
         memcpy(r.data_id, p->data_id, STRATA_DATA_ID_LEN);
@@ -1437,6 +1457,13 @@ unlock:
 int strata_obj_delete(struct strata_meta *m, const char *bucket, const char *key,
                       const char *version_id, struct strata_del_result *out)
 {
+    return strata_obj_delete_opts(m, bucket, key, version_id, NULL, out);
+}
+
+int strata_obj_delete_opts(struct strata_meta *m, const char *bucket, const char *key,
+                           const char *version_id, const struct strata_lock_actor *actor,
+                           struct strata_del_result *out)
+{
     if (out)
         memset(out, 0, sizeof(*out));
     if (!bucket_ok(bucket))
@@ -1472,6 +1499,9 @@ int strata_obj_delete(struct strata_meta *m, const char *bucket, const char *key
         if (rc || q.win < 0)
             goto unlock;
         const struct drec *w = &q.d[q.win];
+        rc = strata_meta__lock_may_remove(m, bucket, key, w->sk, &w->rec, actor, "DeleteObject");
+        if (rc)
+            goto unlock;
         char k[OKEY_MAX], tomb[TOMB_LEN];
         size_t kl = strata_meta__key_obj(k, sizeof(k), bucket, key, w->sk);
         strata_meta__tomb_encode(now_ns(), tomb);
@@ -1522,6 +1552,11 @@ int strata_obj_delete(struct strata_meta *m, const char *bucket, const char *key
         if (rc && rc != STRATA_ENOTFOUND)
             goto unlock;
         rc = 0;
+        if (q.win >= 0) /* the null delete marker replaces the null version */
+            rc = strata_meta__lock_may_remove(m, bucket, key, q.d[q.win].sk, &q.d[q.win].rec,
+                                              actor, "DeleteObject");
+        if (rc)
+            goto unlock;
     }
     struct meta_rec r;
     memset(&r, 0, sizeof(r));
@@ -1577,18 +1612,17 @@ int strata_obj_tags_get(struct strata_meta *m, const char *bucket, const char *k
 }
 
 /*
- * Rewrite the version's record with a new tag set on every drive, keeping
- * each drive's own inline shard: a drive holding the agreed version gets
- * its own record re-encoded; a drive lacking it gets the winner's record
- * when the data is not inline (an inline shard is per drive: heal brings
- * those).  Under the key lock, committed on the write quorum or undone.
+ * Rewrite the version's record on every drive, keeping each drive's own
+ * inline shard: a drive holding the agreed version gets its own record
+ * re-encoded; a drive lacking it gets the winner's record when the data is
+ * not inline (an inline shard is per drive: heal brings those).  fn decides
+ * once, on the agreed record, what changes.  Under the key lock, committed
+ * on the write quorum or undone.
  */
-int strata_obj_tags_put(struct strata_meta *m, const char *bucket, const char *key,
-                        const char *version_id, const void *tags, size_t len,
-                        char vid_out[STRATA_VERSION_ID_MAX + 1])
+int strata_meta__rec_rewrite(struct strata_meta *m, const char *bucket, const char *key,
+                             const char *version_id, meta_edit_fn fn, void *ud,
+                             char vid_out[STRATA_VERSION_ID_MAX + 1])
 {
-    if (len > STRATA_TAGS_MAX)
-        return STRATA_ETOOBIG;
     if (!bucket_ok(bucket))
         return STRATA_ENOTFOUND;
     if (!key_ok(key))
@@ -1611,6 +1645,14 @@ int strata_obj_tags_put(struct strata_meta *m, const char *bucket, const char *k
         rc = q.mode == Q_LATEST ? STRATA_ENOTFOUND : STRATA_EMETHOD;
         goto unlock;
     }
+    struct meta_edit e;
+    memset(&e, 0, sizeof(e));
+    e.tags = w->rec.tags;
+    e.tags_len = w->rec.tags_len;
+    e.lock = w->rec.lock;
+    rc = fn(ud, w->sk, &w->rec, &e);
+    if (rc)
+        goto unlock;
     char k[OKEY_MAX];
     size_t kl = strata_meta__key_obj(k, sizeof(k), bucket, key, w->sk);
     for (unsigned d = 0; d < ms->n && rc == 0; d++) {
@@ -1625,8 +1667,9 @@ int strata_obj_tags_put(struct strata_meta *m, const char *bucket, const char *k
         rc = strata_meta__rec_decode(src->raw, src->rawlen, true, &r);
         if (rc)
             break;
-        r.tags = len ? tags : NULL;
-        r.tags_len = len;
+        r.tags = e.tags_len ? e.tags : NULL;
+        r.tags_len = e.tags_len;
+        r.lock = e.lock;
         char *v = NULL;
         size_t vl = 0;
         rc = strata_meta__rec_encode(&r, &v, &vl);
@@ -1655,6 +1698,32 @@ unlock:
     batches_free(wbs, undo);
     qread_fini(&q);
     return rc;
+}
+
+struct tags_edit {
+    const void *tags;
+    size_t len;
+};
+
+static int tags_edit_cb(void *ud, const uint8_t *sk, const struct meta_rec *cur,
+                        struct meta_edit *e)
+{
+    (void)sk;
+    (void)cur;
+    const struct tags_edit *t = ud;
+    e->tags = t->tags;
+    e->tags_len = t->len;
+    return 0;
+}
+
+int strata_obj_tags_put(struct strata_meta *m, const char *bucket, const char *key,
+                        const char *version_id, const void *tags, size_t len,
+                        char vid_out[STRATA_VERSION_ID_MAX + 1])
+{
+    if (len > STRATA_TAGS_MAX)
+        return STRATA_ETOOBIG;
+    struct tags_edit t = {len ? tags : NULL, len};
+    return strata_meta__rec_rewrite(m, bucket, key, version_id, tags_edit_cb, &t, vid_out);
 }
 
 int strata_obj_tags_delete(struct strata_meta *m, const char *bucket, const char *key,
@@ -1701,6 +1770,9 @@ int strata_meta__version_commit(struct strata_meta *m, unsigned set, const char 
             goto out;
         }
     }
+    rc = null_replace_ok(m, bucket, key, versioning, &nq);
+    if (rc)
+        goto out;
     int64_t mt = now_ns();
     if (lrc == 0 && L->d[L->win].rec.mtime_ns >= mt)
         mt = L->d[L->win].rec.mtime_ns + 1;

@@ -216,7 +216,8 @@ int strata_meta__rec_encode(const struct meta_rec *r, char **out, size_t *outlen
     bool inl = (r->flags & REC_F_INLINE) != 0;
     bool mp = (r->flags & REC_F_MULTIPART) != 0;
     size_t nf = 8 + (r->has_data_id ? 1 : 0) + (inl ? 3 : 0) + (r->cksum_algo ? 2 : 0) +
-                (mp ? 2 : 0) + (r->cksum_type ? 1 : 0) + (r->tags_len ? 1 : 0);
+                (mp ? 2 : 0) + (r->cksum_type ? 1 : 0) + (r->tags_len ? 1 : 0) +
+                (r->lock.mode ? 2 : 0) + (r->lock.legal_hold ? 1 : 0);
     map_begin(&pk, nf);
     msgpack_pack_uint64(&pk, 1);
     msgpack_pack_uint64(&pk, r->flags);
@@ -267,6 +268,16 @@ int strata_meta__rec_encode(const struct meta_rec *r, char **out, size_t *outlen
     if (r->tags_len) {
         msgpack_pack_uint64(&pk, 17);
         pk_bin(&pk, r->tags, r->tags_len);
+    }
+    if (r->lock.mode) {
+        msgpack_pack_uint64(&pk, 18);
+        msgpack_pack_uint64(&pk, (uint64_t)r->lock.mode);
+        msgpack_pack_uint64(&pk, 19);
+        msgpack_pack_int64(&pk, r->lock.until_ms);
+    }
+    if (r->lock.legal_hold) {
+        msgpack_pack_uint64(&pk, 20);
+        msgpack_pack_true(&pk);
     }
 
     if (!sb.data) {
@@ -388,6 +399,40 @@ static bool parts_ok(const msgpack_object *o)
     return true;
 }
 
+/* Object Lock fields, shared by version (18-20) and upload (7-9) records:
+ * i = 0 mode, 1 retain-until ms, 2 legal hold. */
+static bool lock_field(struct strata_obj_lock *l, uint64_t i, const msgpack_object *v)
+{
+    uint64_t u;
+    switch (i) {
+    case 0:
+        if (!get_uint(v, &u) || u > STRATA_LOCK_COMPLIANCE)
+            return false;
+        l->mode = (int)u;
+        return true;
+    case 1:
+        return get_int(v, &l->until_ms);
+    default:
+        if (v->type != MSGPACK_OBJECT_BOOLEAN)
+            return false;
+        l->legal_hold = v->via.boolean;
+        return true;
+    }
+}
+
+static void lock_pack(msgpack_packer *pk, const struct strata_obj_lock *l, uint64_t first)
+{
+    msgpack_pack_uint64(pk, first);
+    msgpack_pack_uint64(pk, (uint64_t)l->mode);
+    msgpack_pack_uint64(pk, first + 1);
+    msgpack_pack_int64(pk, l->until_ms);
+    msgpack_pack_uint64(pk, first + 2);
+    if (l->legal_hold)
+        msgpack_pack_true(pk);
+    else
+        msgpack_pack_false(pk);
+}
+
 static int rec_field(struct meta_rec *r, uint64_t f, const msgpack_object *v, bool want_hdrs,
                      uint64_t *shard_len_field, bool *have_fmt)
 {
@@ -468,6 +513,10 @@ static int rec_field(struct meta_rec *r, uint64_t f, const msgpack_object *v, bo
         r->tags = v->via.bin.size ? (const uint8_t *)v->via.bin.ptr : NULL;
         r->tags_len = v->via.bin.size;
         return 0;
+    case 18:
+    case 19:
+    case 20:
+        return lock_field(&r->lock, f - 18, v) ? 0 : STRATA_ECORRUPT;
     default:
         return 0; /* a newer writer's field: skip */
     }
@@ -557,6 +606,11 @@ bool strata_meta__rec_same(const struct meta_rec *a, const struct meta_rec *b)
         return false;
     if (a->pidx_len != b->pidx_len || (a->pidx_len && memcmp(a->pidx, b->pidx, a->pidx_len)))
         return false;
+    /* Lock state is rewritten in place too: a drive that missed a
+     * retention or legal-hold change is outvoted, never believed. */
+    if (a->lock.mode != b->lock.mode || a->lock.legal_hold != b->lock.legal_hold ||
+        (a->lock.mode && a->lock.until_ms != b->lock.until_ms))
+        return false;
     return true;
 }
 
@@ -567,7 +621,7 @@ int strata_meta__bucket_encode(const struct strata_bucket_info *b, char **out, s
     msgpack_sbuffer sb;
     msgpack_packer pk;
     val_begin(&sb, &pk);
-    map_begin(&pk, 8);
+    map_begin(&pk, b->lock_mode ? 11 : 8);
     msgpack_pack_uint64(&pk, 1);
     pk_str(&pk, b->name, strlen(b->name));
     msgpack_pack_uint64(&pk, 2);
@@ -585,6 +639,14 @@ int strata_meta__bucket_encode(const struct strata_bucket_info *b, char **out, s
         msgpack_pack_false(&pk);
     msgpack_pack_uint64(&pk, 7);
     msgpack_pack_uint64(&pk, b->incarnation);
+    if (b->lock_mode) {
+        msgpack_pack_uint64(&pk, 8);
+        msgpack_pack_uint64(&pk, (uint64_t)b->lock_mode);
+        msgpack_pack_uint64(&pk, 9);
+        msgpack_pack_uint64(&pk, b->lock_days);
+        msgpack_pack_uint64(&pk, 10);
+        msgpack_pack_uint64(&pk, b->lock_years);
+    }
     if (!sb.data) {
         msgpack_sbuffer_destroy(&sb);
         return STRATA_ENOMEM;
@@ -643,6 +705,18 @@ int strata_meta__bucket_decode(const void *buf, size_t len, struct strata_bucket
             break;
         case 7:
             ok = get_uint(&kv->val, &b->incarnation);
+            break;
+        case 8:
+            ok = get_uint(&kv->val, &u) && u <= STRATA_LOCK_COMPLIANCE;
+            b->lock_mode = (int)u;
+            break;
+        case 9:
+            ok = get_uint(&kv->val, &u) && u <= UINT32_MAX;
+            b->lock_days = (unsigned)u;
+            break;
+        case 10:
+            ok = get_uint(&kv->val, &u) && u <= UINT32_MAX;
+            b->lock_years = (unsigned)u;
             break;
         default:
             break;
@@ -727,7 +801,7 @@ int strata_meta__upload_encode(const struct meta_upload *u, char **out, size_t *
     msgpack_sbuffer sb;
     msgpack_packer pk;
     val_begin(&sb, &pk);
-    map_begin(&pk, 7);
+    map_begin(&pk, 10);
     msgpack_pack_uint64(&pk, 1);
     msgpack_pack_int64(&pk, u->init_ns);
     msgpack_pack_uint64(&pk, 2);
@@ -744,6 +818,7 @@ int strata_meta__upload_encode(const struct meta_upload *u, char **out, size_t *
     pk_bin(&pk, u->tags, u->tags_len);
     msgpack_pack_uint64(&pk, 6);
     pk_str(&pk, u->storage_class, strnlen(u->storage_class, sizeof(u->storage_class) - 1));
+    lock_pack(&pk, &u->lock, 7);
     return sb_release(&sb, out, outlen);
 }
 
@@ -833,6 +908,12 @@ int strata_meta__upload_decode(const void *buf, size_t len, struct meta_upload *
             break;
         case 6:
             if (!get_str(&kv->val, u->storage_class, sizeof(u->storage_class)))
+                rc = STRATA_ECORRUPT;
+            break;
+        case 7:
+        case 8:
+        case 9:
+            if (!lock_field(&u->lock, f - 7, &kv->val))
                 rc = STRATA_ECORRUPT;
             break;
         default:

@@ -76,10 +76,16 @@ struct strata_bucket_info {
     char region[32];
     int64_t created_ms; /* Unix ms */
     int versioning;     /* enum strata_versioning */
-    bool object_lock;
+    bool object_lock;   /* Object Lock enabled: versioning stays enabled for good */
     /* Random, chosen by strata_meta_bucket_create (the caller's value is
      * ignored): tells a re-created bucket from the one deleted before it. */
     uint64_t incarnation;
+    /* Default retention of new versions (object lock buckets only): mode
+     * (enum strata_lock_mode, NONE = no default) for lock_days days or
+     * lock_years years (exactly one of them non-zero with a mode). */
+    int lock_mode;
+    unsigned lock_days;
+    unsigned lock_years;
 };
 
 /* STRATA_EEXISTS when the bucket exists (the caller compares owners). */
@@ -99,6 +105,8 @@ int strata_meta_bucket_delete(struct strata_meta *m, const char *name);
  * the walk and is returned. */
 int strata_meta_bucket_list(struct strata_meta *m,
                             int (*cb)(const struct strata_bucket_info *b, void *ud), void *ud);
+/* STRATA_EINVAL when suspending (or turning off) versioning of an Object
+ * Lock bucket (S3 InvalidBucketState). */
 int strata_meta_bucket_set_versioning(struct strata_meta *m, const char *name, int versioning);
 
 /*
@@ -136,6 +144,18 @@ struct strata_kv {
     const char *value;
 };
 
+/* Object Lock state of one version (see "object lock" below). */
+enum strata_lock_mode {
+    STRATA_LOCK_NONE = 0,
+    STRATA_LOCK_GOVERNANCE,
+    STRATA_LOCK_COMPLIANCE,
+};
+struct strata_obj_lock {
+    int mode;         /* enum strata_lock_mode; NONE: no retention */
+    int64_t until_ms; /* retain-until date, Unix ms; set with a mode */
+    bool legal_hold;
+};
+
 /*
  * One version of an object as stored.  Fixed fields are inline; the stored
  * headers (Content-Type, Cache-Control, x-amz-meta-*, ... chosen by the
@@ -167,6 +187,7 @@ struct strata_obj_info {
      * by strata_obj_info_fini); NULL when the version has no tags. */
     uint8_t *tags;
     size_t tags_len;
+    struct strata_obj_lock lock; /* retention and legal hold of this version */
 };
 void strata_obj_info_fini(struct strata_obj_info *info); /* safe on a zeroed struct */
 /* Value of a stored header by lower-case name, or NULL. */
@@ -196,6 +217,11 @@ struct strata_put_opts {
      * <= STRATA_TAGS_MAX bytes (else STRATA_ETOOBIG); NULL/0 for none. */
     const void *tags;
     size_t tags_len;
+    /* Object Lock of the new version (x-amz-object-lock-*).  A zeroed
+     * struct asks for nothing; mode NONE takes the bucket's default
+     * retention.  On a bucket without object lock any lock is STRATA_EINVAL;
+     * a retain-until not after strata_meta_lock_now_ms() is STRATA_EINVAL. */
+    struct strata_obj_lock lock;
 };
 
 struct strata_put;
@@ -263,9 +289,27 @@ struct strata_del_result {
  * replaces the null version by a null delete marker.  With version_id:
  * removes that version for good (STRATA_ENOTFOUND is not an error for the
  * S3 caller, who answers 204 anyway).  out may be NULL.
+ * A version under Object Lock is never removed: STRATA_ELOCKED (see
+ * strata_obj_delete_opts for the governance bypass).
  */
 int strata_obj_delete(struct strata_meta *m, const char *bucket, const char *key,
                       const char *version_id, struct strata_del_result *out);
+
+/* Who deletes or changes a lock, for Object Lock decisions and the audit log. */
+struct strata_lock_actor {
+    const char *user;        /* access key, for the audit log; NULL = "-" */
+    bool bypass_governance;  /* x-amz-bypass-governance-retention from a permitted user */
+};
+/*
+ * strata_obj_delete with an actor: a version whose retention has not expired
+ * (by strata_meta_lock_now_ms) or whose legal hold is on is refused with
+ * STRATA_ELOCKED, except GOVERNANCE retention without legal hold when
+ * bypass_governance is set.  Delete markers are never locked.  Every refusal
+ * and every bypass is appended to the audit log.  actor may be NULL.
+ */
+int strata_obj_delete_opts(struct strata_meta *m, const char *bucket, const char *key,
+                           const char *version_id, const struct strata_lock_actor *actor,
+                           struct strata_del_result *out);
 
 /* ---- listing ------------------------------------------------------------ */
 
@@ -352,6 +396,8 @@ struct strata_mpu_opts {
                         COMPOSITE only: STRATA_EINVAL otherwise */
     const void *tags; /* tag set of the final object, copied; <= STRATA_TAGS_MAX */
     size_t tags_len;
+    struct strata_obj_lock lock; /* of the final object, as strata_put_opts.lock;
+                                    the bucket default is applied at complete */
 };
 /* Creates the upload; upload_id receives its id (NUL-terminated).
  * STRATA_ENOTFOUND (bucket), STRATA_EINVAL (key, checksum combination),
@@ -506,6 +552,67 @@ int strata_mpu_list(struct strata_meta *m, const struct strata_mpu_list_opts *op
  * and tags of the source are in the get's info (REPLACE directives just
  * pass other ones to the put).
  */
+
+/* ---- object lock ---------------------------------------------------------- */
+
+/*
+ * Object Lock (WORM), enforced here so that every caller (S3 handlers,
+ * multipart, copy, lifecycle, healing, admin tools) is bound by it.
+ *
+ * A version is locked while its legal hold is on or its retain-until date
+ * is after strata_meta_lock_now_ms().  A locked version's record and data
+ * are never removed or replaced: deletes by version id and any overwrite of
+ * a null version answer STRATA_ELOCKED.  Delete markers are never locked.
+ *
+ * Retention changes: COMPLIANCE may only be extended (same mode, later or
+ * equal date); GOVERNANCE may be extended or turned into COMPLIANCE, and
+ * shortened, removed or changed otherwise only with bypass_governance.
+ * Expired retention may be replaced freely.  Refusal: STRATA_ELOCKED.
+ * Every change and every refusal is appended to the audit log (its failure
+ * fails the call with its error, the change stays unmade).
+ *
+ * Errors also: STRATA_ENOTFOUND (no bucket/key/version; a latest delete
+ * marker), STRATA_EMETHOD (a delete marker by version id), STRATA_EINVAL
+ * (bucket without object lock, bad mode/date, date not in the future for a
+ * new retention), STRATA_EQUORUM.  version_id NULL or "" is the latest;
+ * vid_out (may be NULL) receives the version acted on.  Any thread.
+ *
+ * Both rewrite the version record on the write quorum in one synced batch
+ * per drive (as tag rewrites do), so after a crash either the old or the
+ * new lock state holds.
+ */
+int strata_obj_retention_put(struct strata_meta *m, const char *bucket, const char *key,
+                             const char *version_id, int mode, int64_t until_ms,
+                             const struct strata_lock_actor *actor,
+                             char vid_out[STRATA_VERSION_ID_MAX + 1]);
+int strata_obj_legal_hold_put(struct strata_meta *m, const char *bucket, const char *key,
+                              const char *version_id, bool on,
+                              const struct strata_lock_actor *actor,
+                              char vid_out[STRATA_VERSION_ID_MAX + 1]);
+/* Read the lock state with strata_obj_head (info.lock). */
+
+/*
+ * PutObjectLockConfiguration: enables Object Lock on the bucket (only when
+ * versioning is enabled: STRATA_EINVAL otherwise; it can never be disabled)
+ * and sets the default retention (mode NONE clears it; with a mode exactly
+ * one of days/years is non-zero, else STRATA_EINVAL).  Audited.
+ */
+int strata_meta_bucket_lock_set(struct strata_meta *m, const char *name, int mode,
+                                unsigned days, unsigned years,
+                                const struct strata_lock_actor *actor);
+/* The retention clock: every retention is judged by it, never by the wall
+ * clock (a clock set forward must not release a retention early). */
+int64_t strata_meta_lock_now_ms(struct strata_meta *m);
+/* One audit log entry; key/version_id/detail may be NULL. */
+struct strata_audit_event {
+    const char *user, *bucket, *key, *version_id, *action, *outcome, *detail;
+};
+/* Appends ev to the tamper-evident audit log, fsynced on the quorum before
+ * it returns; STRATA_EQUORUM. */
+int strata_meta_audit_append(struct strata_meta *m, const struct strata_audit_event *ev);
+
+/* True when the version described by lock is locked at now_ms. */
+bool strata_obj_lock_active(const struct strata_obj_lock *lock, int64_t now_ms);
 
 /* ---- healing ------------------------------------------------------------ */
 

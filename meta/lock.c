@@ -1,0 +1,208 @@
+/*
+ * lock.c - Object Lock (WORM) rules: which lock a new version gets, when a
+ * version may be removed or replaced, and retention / legal-hold changes.
+ *
+ * Invariants:
+ * - Every retention is judged by the retention clock
+ *   (strata_meta_lock_now_ms), never by the wall clock.
+ * - A version whose retention has not expired, or whose legal hold is on,
+ *   is never removed or replaced through meta/: object.c and mpu.c ask
+ *   strata_meta__lock_may_remove before they build a batch that deletes a
+ *   version record.  Delete markers carry no lock.
+ * - COMPLIANCE is extend-only for everyone; GOVERNANCE yields only to the
+ *   bypass flag of the actor (the server sets it for permitted users).
+ * - Every lock change and every refusal goes to the audit log; a change is
+ *   committed only after its audit entry is durable.
+ * Retention and legal-hold changes rewrite the version record on the write
+ * quorum in one synced batch per drive under the key's stripe lock, as tag
+ * rewrites do (object.c, strata_meta__rec_rewrite), so a crash leaves the
+ * old or the new state.
+ * Threads: any caller thread.
+ */
+#include "meta_internal.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const char *mode_name(int mode)
+{
+    switch (mode) {
+    case STRATA_LOCK_GOVERNANCE:
+        return "GOVERNANCE";
+    case STRATA_LOCK_COMPLIANCE:
+        return "COMPLIANCE";
+    default:
+        return "NONE";
+    }
+}
+
+bool strata_obj_lock_active(const struct strata_obj_lock *lock, int64_t now_ms)
+{
+    return lock->legal_hold || (lock->mode != STRATA_LOCK_NONE && lock->until_ms > now_ms);
+}
+
+static int audit(struct strata_meta *m, const struct strata_lock_actor *actor, const char *bucket,
+                 const char *key, const char *vid, const char *action, const char *outcome,
+                 const char *detail)
+{
+    struct strata_audit_event ev = {actor && actor->user ? actor->user : "-",
+                                    bucket,
+                                    key,
+                                    vid,
+                                    action,
+                                    outcome,
+                                    detail};
+    return strata_meta_audit_append(m, &ev);
+}
+
+static void vid_of(const uint8_t *sk, const struct meta_rec *r, char out[STRATA_VERSION_ID_MAX + 1])
+{
+    if (r->flags & REC_F_NULL)
+        snprintf(out, STRATA_VERSION_ID_MAX + 1, "null");
+    else
+        strata_meta__vid_format(sk, out);
+}
+
+int strata_meta__lock_check_req(struct strata_meta *m, const struct strata_bucket_info *b,
+                                const struct strata_obj_lock *req)
+{
+    if (!req->mode && !req->legal_hold)
+        return 0;
+    if (!b->object_lock)
+        return STRATA_EINVAL; /* InvalidRequest: the bucket has no object lock */
+    if (req->mode < STRATA_LOCK_NONE || req->mode > STRATA_LOCK_COMPLIANCE)
+        return STRATA_EINVAL;
+    if (req->mode && req->until_ms <= strata_meta_lock_now_ms(m))
+        return STRATA_EINVAL; /* a retain-until date must be in the future */
+    return 0;
+}
+
+int strata_meta__lock_for_new(struct strata_meta *m, const struct strata_bucket_info *b,
+                              const struct strata_obj_lock *req, struct strata_obj_lock *out)
+{
+    static const struct strata_obj_lock none;
+    if (!req)
+        req = &none;
+    int rc = strata_meta__lock_check_req(m, b, req);
+    if (rc)
+        return rc;
+    *out = *req;
+    if (!out->mode && b->object_lock && b->lock_mode) {
+        /* Default retention counts from the version's creation. */
+        int64_t days = b->lock_days ? (int64_t)b->lock_days : (int64_t)b->lock_years * 365;
+        out->mode = b->lock_mode;
+        out->until_ms = strata_meta_lock_now_ms(m) + days * 86400000LL;
+    }
+    return 0;
+}
+
+int strata_meta__lock_may_remove(struct strata_meta *m, const char *bucket, const char *key,
+                                 const uint8_t *sk, const struct meta_rec *r,
+                                 const struct strata_lock_actor *actor, const char *action)
+{
+    if (r->flags & REC_F_DELETE_MARKER)
+        return 0;
+    int64_t now = strata_meta_lock_now_ms(m);
+    if (!strata_obj_lock_active(&r->lock, now))
+        return 0;
+    char vid[STRATA_VERSION_ID_MAX + 1], detail[128];
+    vid_of(sk, r, vid);
+    bool active_ret = r->lock.mode != STRATA_LOCK_NONE && r->lock.until_ms > now;
+    snprintf(detail, sizeof(detail), "mode=%s until_ms=%lld legal_hold=%s",
+             mode_name(active_ret ? r->lock.mode : STRATA_LOCK_NONE),
+             (long long)r->lock.until_ms, r->lock.legal_hold ? "ON" : "OFF");
+    if (!r->lock.legal_hold && r->lock.mode == STRATA_LOCK_GOVERNANCE && actor &&
+        actor->bypass_governance) {
+        /* The bypass is itself a lock decision: audit it, and refuse the
+         * removal when the audit entry cannot be made durable. */
+        return audit(m, actor, bucket, key, vid, action, "allowed-bypass", detail);
+    }
+    (void)audit(m, actor, bucket, key, vid, action, "denied", detail);
+    return STRATA_ELOCKED;
+}
+
+/* Retention change rules; 0 when allowed, STRATA_ELOCKED otherwise. */
+static int retention_rule(const struct strata_obj_lock *cur, int mode, int64_t until_ms,
+                          int64_t now, bool bypass)
+{
+    if (cur->mode == STRATA_LOCK_NONE || cur->until_ms <= now)
+        return 0; /* no retention in force: anything goes */
+    bool extends = mode != STRATA_LOCK_NONE && until_ms >= cur->until_ms;
+    if (cur->mode == STRATA_LOCK_COMPLIANCE)
+        return extends && mode == STRATA_LOCK_COMPLIANCE ? 0 : STRATA_ELOCKED;
+    /* GOVERNANCE: extending (also into COMPLIANCE) needs nothing; anything
+     * else needs the bypass. */
+    return extends || bypass ? 0 : STRATA_ELOCKED;
+}
+
+struct lock_change {
+    struct strata_meta *m;
+    const char *bucket, *key;
+    const struct strata_lock_actor *actor;
+    bool is_hold;
+    bool hold_on;
+    int mode;
+    int64_t until_ms;
+};
+
+/* Decide and audit under the key lock; edits the lock in place. */
+static int change_cb(void *ud, const uint8_t *sk, const struct meta_rec *cur,
+                     struct meta_edit *e)
+{
+    struct strata_obj_lock *lk = &e->lock;
+    struct lock_change *c = ud;
+    char vid[STRATA_VERSION_ID_MAX + 1], detail[192];
+    vid_of(sk, cur, vid);
+    const char *action = c->is_hold ? "PutObjectLegalHold" : "PutObjectRetention";
+    int rc = 0;
+    if (c->is_hold) {
+        snprintf(detail, sizeof(detail), "legal_hold %s -> %s", cur->lock.legal_hold ? "ON" : "OFF",
+                 c->hold_on ? "ON" : "OFF");
+        lk->legal_hold = c->hold_on;
+    } else {
+        int64_t now = strata_meta_lock_now_ms(c->m);
+        snprintf(detail, sizeof(detail), "%s until_ms=%lld -> %s until_ms=%lld%s",
+                 mode_name(cur->lock.mode), (long long)cur->lock.until_ms, mode_name(c->mode),
+                 (long long)c->until_ms, c->actor && c->actor->bypass_governance ? " bypass" : "");
+        rc = retention_rule(&cur->lock, c->mode, c->until_ms, now,
+                            c->actor && c->actor->bypass_governance);
+        lk->mode = c->mode;
+        lk->until_ms = c->mode ? c->until_ms : 0;
+    }
+    int arc = audit(c->m, c->actor, c->bucket, c->key, vid, action, rc ? "denied" : "allowed",
+                    detail);
+    return rc ? rc : arc;
+}
+
+static int lock_change(struct lock_change *c, const char *version_id,
+                       char vid_out[STRATA_VERSION_ID_MAX + 1])
+{
+    struct strata_bucket_info b;
+    int rc = strata_meta_bucket_get(c->m, c->bucket, &b);
+    if (rc)
+        return rc;
+    if (!b.object_lock)
+        return STRATA_EINVAL;
+    return strata_meta__rec_rewrite(c->m, c->bucket, c->key, version_id, change_cb, c, vid_out);
+}
+
+int strata_obj_retention_put(struct strata_meta *m, const char *bucket, const char *key,
+                             const char *version_id, int mode, int64_t until_ms,
+                             const struct strata_lock_actor *actor,
+                             char vid_out[STRATA_VERSION_ID_MAX + 1])
+{
+    if (mode < STRATA_LOCK_NONE || mode > STRATA_LOCK_COMPLIANCE ||
+        (mode && until_ms <= strata_meta_lock_now_ms(m)))
+        return STRATA_EINVAL;
+    struct lock_change c = {m, bucket, key, actor, false, false, mode, until_ms};
+    return lock_change(&c, version_id, vid_out);
+}
+
+int strata_obj_legal_hold_put(struct strata_meta *m, const char *bucket, const char *key,
+                              const char *version_id, bool on,
+                              const struct strata_lock_actor *actor,
+                              char vid_out[STRATA_VERSION_ID_MAX + 1])
+{
+    struct lock_change c = {m, bucket, key, actor, true, on, 0, 0};
+    return lock_change(&c, version_id, vid_out);
+}
