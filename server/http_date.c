@@ -56,3 +56,45 @@ void strata_iso8601_format(int64_t ms, char *out, size_t out_len)
     strftime(base, sizeof(base), "%Y-%m-%dT%H:%M:%S", &tm);
     snprintf(out, out_len, "%s.%03dZ", base, (int)(ms % 1000));
 }
+
+int strata_iso8601_parse(const char *s, int64_t *ms)
+{
+    if (!s)
+        return STRATA_EINVAL;
+    struct tm tm;
+    memset(&tm, 0, sizeof(tm));
+    const char *p = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm);
+    if (!p || tm.tm_year < 70)
+        return STRATA_EINVAL;
+    int64_t frac = 0;
+    if (*p == '.') {
+        int digits = 0;
+        for (p++; *p >= '0' && *p <= '9'; p++, digits++)
+            if (digits < 3)
+                frac = frac * 10 + (*p - '0');
+        if (digits == 0)
+            return STRATA_EINVAL;
+        for (; digits < 3; digits++)
+            frac *= 10;
+    }
+    int64_t off_s = 0;
+    if (*p == 'Z') {
+        p++;
+    } else if (*p == '+' || *p == '-') {
+        int sign = *p == '-' ? -1 : 1;
+        int hh, mm, n = 0;
+        if (sscanf(p + 1, "%2d:%2d%n", &hh, &mm, &n) != 2 || n != 5 || hh > 23 || mm > 59)
+            return STRATA_EINVAL;
+        off_s = sign * (hh * 3600 + mm * 60);
+        p += 1 + n;
+    } else {
+        return STRATA_EINVAL;
+    }
+    if (*p)
+        return STRATA_EINVAL;
+    time_t t = timegm(&tm);
+    if (t == (time_t)-1)
+        return STRATA_EINVAL;
+    *ms = ((int64_t)t - off_s) * 1000 + frac;
+    return 0;
+}

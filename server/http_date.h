@@ -23,5 +23,9 @@ void strata_http_date_format(time_t t, char *out, size_t out_len);
 int strata_http_date_parse(const char *s, time_t *out);
 /* "2009-10-12T17:50:30.000Z" into out (>= 25 bytes). */
 void strata_iso8601_format(int64_t ms, char *out, size_t out_len);
+/* "2027-01-01T00:00:00Z" (Object Lock retain-until dates), with an optional
+ * fraction of a second (beyond ms truncated) and "Z" or a "+hh:mm"/"-hh:mm"
+ * offset, into Unix ms; no date before 1970.  0, or STRATA_EINVAL. */
+int strata_iso8601_parse(const char *s, int64_t *ms);
 
 #endif /* STRATA_SERVER_HTTP_DATE_H */

@@ -53,6 +53,14 @@ static const struct strata_route routes[] = {
     {"GET", OBJ, "uploadId", 0, "ListParts", NULL, NULL, strata_h_mpu_list_parts},
     {"GET", BKT, "uploads", 0, "ListMultipartUploads", NULL, NULL, strata_h_mpu_list},
     {"PUT", OBJ, "acl", XML, "PutObjectAcl", NULL, NULL, strata_h_acl_put},
+    {"GET", BKT, "object-lock", 0, "GetObjectLockConfiguration", NULL, NULL,
+     strata_h_lock_config_get},
+    {"PUT", BKT, "object-lock", XML, "PutObjectLockConfiguration", NULL, NULL,
+     strata_h_lock_config_put},
+    {"GET", OBJ, "retention", 0, "GetObjectRetention", NULL, NULL, strata_h_retention_get},
+    {"PUT", OBJ, "retention", XML, "PutObjectRetention", NULL, NULL, strata_h_retention_put},
+    {"GET", OBJ, "legal-hold", 0, "GetObjectLegalHold", NULL, NULL, strata_h_legal_hold_get},
+    {"PUT", OBJ, "legal-hold", XML, "PutObjectLegalHold", NULL, NULL, strata_h_legal_hold_put},
 };
 
 static const struct strata_route copy_route = {"PUT", OBJ, NULL, 0, "CopyObject", NULL, NULL,
@@ -73,9 +81,6 @@ static const char *const subresources[] = {
 
 /* Request headers asking for features Strata does not implement. */
 static const char *const unsupported_hdrs[] = {
-    "x-amz-object-lock-mode",
-    "x-amz-object-lock-retain-until-date",
-    "x-amz-object-lock-legal-hold",
     "x-amz-server-side-encryption-customer-algorithm",
     "x-amz-server-side-encryption",
     "x-amz-website-redirect-location",
@@ -121,11 +126,6 @@ const struct strata_route *strata_route_find(struct strata_req *r, bool *notimpl
                 *notimpl = true;
                 return NULL;
             }
-        }
-        const char *lock = strata_req_hdr(r, "x-amz-bucket-object-lock-enabled");
-        if (lock && strcasecmp(lock, "true") == 0) {
-            *notimpl = true;
-            return NULL;
         }
     }
     return hit;

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #define S3_NS "http://s3.amazonaws.com/doc/2006-03-01/"
@@ -149,6 +150,12 @@ void strata_h_bucket_create(struct strata_req *r)
     clock_gettime(CLOCK_REALTIME, &ts);
     bi.created_ms = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
     bi.versioning = STRATA_VERSIONING_OFF;
+    const char *lock = strata_req_hdr(r, "x-amz-bucket-object-lock-enabled");
+    if (lock && strcasecmp(lock, "true") == 0) {
+        /* Object Lock turns versioning on, for good. */
+        bi.object_lock = true;
+        bi.versioning = STRATA_VERSIONING_ENABLED;
+    }
     int rc = strata_meta_bucket_create(r->srv->meta, &bi);
     strata_bcache_invalidate(r->bucket);
     if (rc == STRATA_EEXISTS) {

@@ -170,6 +170,13 @@ static void copy_open(struct strata_req *r, struct strata_get *g, struct strata_
     }
     struct strata_put_opts o;
     memset(&o, 0, sizeof(o));
+    /* The copy gets the lock the request names (or the bucket default),
+     * never the source's. */
+    enum s3_err le = strata_lock_hdrs_parse(r, &o.lock);
+    if (le) {
+        strata_req_error(r, le, 0);
+        return;
+    }
     o.bucket = r->bucket;
     o.key = r->key;
     o.size = src->size;

@@ -19,7 +19,10 @@ void strata_h_delete(struct strata_req *r)
     }
     struct strata_del_result res;
     memset(&res, 0, sizeof(res));
-    int rc = strata_obj_delete(r->srv->meta, r->bucket, r->key, vid, &res);
+    struct strata_lock_actor a = strata_lock_actor_of(r);
+    int rc = strata_obj_delete_opts(r->srv->meta, r->bucket, r->key, vid, &a, &res);
+    if (rc == STRATA_ELOCKED)
+        r->err_msg = "Access Denied because object protected by object lock.";
     if (rc && rc != STRATA_ENOTFOUND) {
         strata_req_error_strata(r, rc, vid ? S3CTX_VERSION : S3CTX_OBJECT);
         return;
@@ -60,6 +63,8 @@ void strata_h_delete_multi(struct strata_req *r)
         strata_req_error(r, e, 0);
         return;
     }
+    /* The bypass header applies to every key; each key is judged alone. */
+    struct strata_lock_actor a = strata_lock_actor_of(r);
     struct strata_sbuf b;
     strata_sbuf_init(&b, STRATA_SRV_LIST_PAGE_MAX);
     strata_sbuf_puts(&b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<DeleteResult "
@@ -72,7 +77,7 @@ void strata_h_delete_multi(struct strata_req *r)
         }
         struct strata_del_result res;
         memset(&res, 0, sizeof(res));
-        int rc = strata_obj_delete(r->srv->meta, r->bucket, o->key, o->version_id, &res);
+        int rc = strata_obj_delete_opts(r->srv->meta, r->bucket, o->key, o->version_id, &a, &res);
         if (rc && rc != STRATA_ENOTFOUND) {
             add_error(&b, o, strata_s3_err_from_strata(rc, S3CTX_OBJECT));
             continue;

@@ -151,6 +151,8 @@ enum s3_err strata_new_obj_parse(struct strata_req *r, struct strata_new_obj *n)
     enum s3_err e = strata_put_hdrs_pick(r, n->h);
     if (!e)
         e = strata_tagging_hdr(r, &n->tags);
+    if (!e)
+        e = strata_lock_hdrs_parse(r, &n->lock);
     if (e)
         strata_new_obj_fini(n);
     return e;
@@ -182,6 +184,17 @@ int strata_h_put_begin(struct strata_req *r)
     o.nhdrs = nobj.h->n;
     o.tags = nobj.tags.data;
     o.tags_len = nobj.tags.len;
+    o.lock = nobj.lock;
+    if ((strata_req_hdr(r, "x-amz-object-lock-mode") ||
+         strata_req_hdr(r, "x-amz-object-lock-legal-hold")) &&
+        !o.md5 && !o.cksum_algo) {
+        /* AWS wants the body's integrity pinned before it is locked. */
+        strata_new_obj_fini(&nobj);
+        r->err_msg = "Content-MD5 OR x-amz-checksum- HTTP header is required for Put Object "
+                     "requests with Object Lock parameters";
+        strata_req_error(r, S3E_InvalidRequest, 0);
+        return -1;
+    }
     const char *im = strata_req_hdr(r, "If-Match");
     char etag[STRATA_ETAG_MAX + 1];
     if (im) {

@@ -350,3 +350,132 @@ enum s3_err strata_xml_tagging_parse(const char *body, size_t len, int max, stru
     xmlFreeDoc(doc);
     return e;
 }
+
+/* ---- Object Lock documents ---------------------------------------------- */
+
+static int lock_mode_of(const char *s)
+{
+    if (s && strcmp(s, "GOVERNANCE") == 0)
+        return STRATA_LOCK_GOVERNANCE;
+    if (s && strcmp(s, "COMPLIANCE") == 0)
+        return STRATA_LOCK_COMPLIANCE;
+    return -1;
+}
+
+/* A whole-number period: 1 = ok, 0 = not a number, -1 = out of range. */
+static int period_of(const char *s, unsigned max, unsigned *out)
+{
+    if (!s || !*s)
+        return 0;
+    const char *p = s;
+    if (*p == '-' || *p == '+')
+        p++;
+    if (!*p)
+        return 0;
+    for (const char *q = p; *q; q++)
+        if (*q < '0' || *q > '9')
+            return 0;
+    if (*s == '-' || strlen(p) > 9)
+        return -1;
+    unsigned long v = strtoul(p, NULL, 10);
+    if (v == 0 || v > max)
+        return -1;
+    *out = (unsigned)v;
+    return 1;
+}
+
+enum s3_err strata_xml_lock_config_parse(const char *body, size_t len, bool *enabled, int *mode,
+                                         unsigned *days, unsigned *years, const char **msg)
+{
+    *enabled = false;
+    *mode = 0;
+    *days = *years = 0;
+    *msg = NULL;
+    xmlDocPtr doc = parse(body, len);
+    if (!doc)
+        return S3E_MalformedXML;
+    enum s3_err e = S3E_NONE;
+    xmlNodePtr root = xmlDocGetRootElement(doc);
+    xmlNodePtr en = root && named(root, "ObjectLockConfiguration") ? child(root, "ObjectLockEnabled")
+                                                                   : NULL;
+    char *v = en ? text(en) : NULL;
+    if (!v || strcmp(v, "Enabled") != 0)
+        e = S3E_MalformedXML;
+    free(v);
+    xmlNodePtr rule = e ? NULL : child(root, "Rule");
+    if (rule) {
+        xmlNodePtr dr = child(rule, "DefaultRetention");
+        xmlNodePtr mn = dr ? child(dr, "Mode") : NULL;
+        xmlNodePtr dn = dr ? child(dr, "Days") : NULL;
+        xmlNodePtr yn = dr ? child(dr, "Years") : NULL;
+        char *ms = mn ? text(mn) : NULL;
+        char *ds = dn ? text(dn) : NULL;
+        char *ys = yn ? text(yn) : NULL;
+        *mode = lock_mode_of(ms);
+        if (!dr || *mode < 0 || (dn != NULL) == (yn != NULL)) {
+            e = S3E_MalformedXML; /* Days and Years: exactly one */
+        } else {
+            int ok = dn ? period_of(ds, 36500, days) : period_of(ys, 100, years);
+            if (ok == 0) {
+                e = S3E_MalformedXML;
+            } else if (ok < 0) {
+                e = S3E_InvalidRetentionPeriod;
+                *msg = "Default retention period must be a positive integer value.";
+            }
+        }
+        free(ms);
+        free(ds);
+        free(ys);
+        if (e)
+            *mode = 0;
+    }
+    *enabled = e == S3E_NONE;
+    xmlFreeDoc(doc);
+    return e;
+}
+
+enum s3_err strata_xml_retention_parse(const char *body, size_t len, int *mode, int64_t *until_ms)
+{
+    *mode = 0;
+    *until_ms = 0;
+    xmlDocPtr doc = parse(body, len);
+    if (!doc)
+        return S3E_MalformedXML;
+    enum s3_err e = S3E_NONE;
+    xmlNodePtr root = xmlDocGetRootElement(doc);
+    if (!root || !named(root, "Retention")) {
+        e = S3E_MalformedXML;
+    } else {
+        xmlNodePtr mn = child(root, "Mode"), dn = child(root, "RetainUntilDate");
+        char *ms = mn ? text(mn) : NULL, *ds = dn ? text(dn) : NULL;
+        if ((mn != NULL) != (dn != NULL))
+            e = S3E_MalformedXML;
+        else if (mn && ((*mode = lock_mode_of(ms)) < 0 || strata_iso8601_parse(ds, until_ms)))
+            e = S3E_MalformedXML;
+        free(ms);
+        free(ds);
+    }
+    if (e)
+        *mode = 0;
+    xmlFreeDoc(doc);
+    return e;
+}
+
+enum s3_err strata_xml_legal_hold_parse(const char *body, size_t len, bool *on)
+{
+    *on = false;
+    xmlDocPtr doc = parse(body, len);
+    if (!doc)
+        return S3E_MalformedXML;
+    enum s3_err e = S3E_MalformedXML;
+    xmlNodePtr root = xmlDocGetRootElement(doc);
+    xmlNodePtr st = root && named(root, "LegalHold") ? child(root, "Status") : NULL;
+    char *v = st ? text(st) : NULL;
+    if (v && (strcmp(v, "ON") == 0 || strcmp(v, "OFF") == 0)) {
+        *on = strcmp(v, "ON") == 0;
+        e = S3E_NONE;
+    }
+    free(v);
+    xmlFreeDoc(doc);
+    return e;
+}

@@ -150,6 +150,7 @@ struct strata_req {
     enum s3_err sent_err;
     uint64_t bytes_out;
     const char *err_hdr_name;  /* one extra header on an error answer */
+    const char *err_msg;       /* static Message for the error answer, or NULL */
     char err_hdr_value[64];
     bool err_delete_marker;    /* add x-amz-delete-marker: true to the error */
     /* handler state */
@@ -238,6 +239,26 @@ void strata_h_mpu_list(struct strata_req *r);
 void strata_h_delete(struct strata_req *r);
 void strata_h_delete_multi(struct strata_req *r);
 
+/* ---- Object Lock (s3_object_lock.c) ------------------------------------- */
+
+void strata_h_lock_config_get(struct strata_req *r);
+void strata_h_lock_config_put(struct strata_req *r);
+void strata_h_retention_get(struct strata_req *r);
+void strata_h_retention_put(struct strata_req *r);
+void strata_h_legal_hold_get(struct strata_req *r);
+void strata_h_legal_hold_put(struct strata_req *r);
+/* x-amz-object-lock-{mode,retain-until-date,legal-hold} of a new object
+ * (PutObject, CreateMultipartUpload, CopyObject) into *out (zeroed when
+ * absent).  InvalidArgument for bad values, a lone mode or date, or a date
+ * not in the future; InvalidRequest when the bucket has no Object Lock.
+ * Sets r->err_msg to AWS's message. */
+enum s3_err strata_lock_hdrs_parse(struct strata_req *r, struct strata_obj_lock *out);
+/* The x-amz-object-lock-* answer headers of a version (GET, HEAD). */
+void strata_lock_hdrs_add(struct MHD_Response *resp, const struct strata_obj_lock *lock);
+/* The caller as a lock actor: bypass only with x-amz-bypass-governance-retention:
+ * true from a user allowed to bypass (the bucket owner, until policies exist). */
+struct strata_lock_actor strata_lock_actor_of(struct strata_req *r);
+
 /* Stored headers chosen from a PUT / CreateMultipartUpload request. */
 #define STRATA_PUT_HDRS_MAX 64
 struct strata_hdr_set {
@@ -258,6 +279,7 @@ enum s3_err strata_put_hdrs_pick(struct strata_req *r, struct strata_hdr_set *h)
 struct strata_new_obj {
     struct strata_hdr_set *h;
     struct strata_sbuf tags;
+    struct strata_obj_lock lock; /* x-amz-object-lock-* */
 };
 enum s3_err strata_new_obj_parse(struct strata_req *r, struct strata_new_obj *n);
 void strata_new_obj_fini(struct strata_new_obj *n);
@@ -299,6 +321,17 @@ void strata_xml_complete_free(struct strata_xml_part *parts, size_t n);
  * MalformedXML, or InvalidTag over max tags / bad lengths / duplicates. */
 enum s3_err strata_xml_tagging_parse(const char *body, size_t len, int max,
                                      struct strata_sbuf *out);
+/* ObjectLockConfiguration: *enabled when ObjectLockEnabled is "Enabled";
+ * the default retention (mode 0 when no Rule).  MalformedXML, or
+ * InvalidRetentionPeriod for Days/Years out of range (r->err_msg set). */
+enum s3_err strata_xml_lock_config_parse(const char *body, size_t len, bool *enabled, int *mode,
+                                         unsigned *days, unsigned *years, const char **msg);
+/* Retention: mode 0 with *until_ms 0 when both are absent (removal).
+ * MalformedXML for a lone Mode or date, an unknown mode or a bad date. */
+enum s3_err strata_xml_retention_parse(const char *body, size_t len, int *mode,
+                                       int64_t *until_ms);
+/* LegalHold: Status ON/OFF, else MalformedXML. */
+enum s3_err strata_xml_legal_hold_parse(const char *body, size_t len, bool *on);
 /* AccessControlPolicy: true when every grant is FULL_CONTROL to owner. */
 enum s3_err strata_xml_acl_is_private(const char *body, size_t len, const char *owner,
                                       bool *is_private);

@@ -59,6 +59,20 @@ static void test_iso8601(void **state)
     assert_string_equal(buf, "1994-11-06T08:49:37.123Z");
     strata_iso8601_format(0, buf, sizeof(buf));
     assert_string_equal(buf, "1970-01-01T00:00:00.000Z");
+    int64_t ms;
+    assert_int_equal(strata_iso8601_parse("1994-11-06T08:49:37.123Z", &ms), 0);
+    assert_int_equal(ms, 784111777123LL);
+    assert_int_equal(strata_iso8601_parse("1994-11-06T08:49:37Z", &ms), 0);
+    assert_int_equal(ms, 784111777000LL);
+    assert_int_equal(strata_iso8601_parse("1994-11-06T10:49:37.5+02:00", &ms), 0);
+    assert_int_equal(ms, 784111777500LL);
+    assert_int_equal(strata_iso8601_parse("1994-11-06T08:49:37.123456Z", &ms), 0);
+    assert_int_equal(ms, 784111777123LL);
+    assert_int_equal(strata_iso8601_parse("1994-11-06T08:49:37", &ms), STRATA_EINVAL);
+    assert_int_equal(strata_iso8601_parse("1994-11-06T08:49:37Zjunk", &ms), STRATA_EINVAL);
+    assert_int_equal(strata_iso8601_parse("1994-11-06T08:49:37.Z", &ms), STRATA_EINVAL);
+    assert_int_equal(strata_iso8601_parse("1969-12-31T23:59:59Z", &ms), STRATA_EINVAL);
+    assert_int_equal(strata_iso8601_parse("tomorrow", &ms), STRATA_EINVAL);
 }
 
 int main(void)

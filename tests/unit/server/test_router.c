@@ -74,7 +74,7 @@ static void test_service_and_bucket(void **state)
     assert_string_equal(route("PUT", STRATA_LVL_BUCKET, "tagging", NULL, NULL),
                         "PutBucketTagging");
     /* Subresources Strata does not implement: 501, never a listing. */
-    const char *unimpl[] = {"lifecycle", "policy", "cors", "object-lock", "inventory",
+    const char *unimpl[] = {"lifecycle", "policy", "cors", "inventory",
                             "analytics", "website", "replication", "encryption", "logging"};
     for (size_t i = 0; i < sizeof(unimpl) / sizeof(unimpl[0]); i++) {
         assert_string_equal(route("GET", STRATA_LVL_BUCKET, unimpl[i], NULL, NULL), "501");
@@ -82,7 +82,11 @@ static void test_service_and_bucket(void **state)
     }
     assert_string_equal(route("PUT", STRATA_LVL_BUCKET, NULL, "x-amz-bucket-object-lock-enabled",
                               "true"),
-                        "501");
+                        "CreateBucket");
+    assert_string_equal(route("GET", STRATA_LVL_BUCKET, "object-lock", NULL, NULL),
+                        "GetObjectLockConfiguration");
+    assert_string_equal(route("PUT", STRATA_LVL_BUCKET, "object-lock", NULL, NULL),
+                        "PutObjectLockConfiguration");
     assert_string_equal(route("PATCH", STRATA_LVL_BUCKET, NULL, NULL, NULL), "405");
     assert_string_equal(route("DELETE", STRATA_LVL_SERVICE, NULL, NULL, NULL), "405");
 }
@@ -117,8 +121,14 @@ static void test_object(void **state)
     assert_string_equal(route("GET", STRATA_LVL_OBJECT, "acl", NULL, NULL), "GetObjectAcl");
     assert_string_equal(route("GET", STRATA_LVL_OBJECT, "attributes", NULL, NULL),
                         "GetObjectAttributes");
-    assert_string_equal(route("GET", STRATA_LVL_OBJECT, "retention", NULL, NULL), "501");
-    assert_string_equal(route("PUT", STRATA_LVL_OBJECT, "legal-hold", NULL, NULL), "501");
+    assert_string_equal(route("GET", STRATA_LVL_OBJECT, "retention", NULL, NULL),
+                        "GetObjectRetention");
+    assert_string_equal(route("PUT", STRATA_LVL_OBJECT, "retention", NULL, NULL),
+                        "PutObjectRetention");
+    assert_string_equal(route("GET", STRATA_LVL_OBJECT, "legal-hold", NULL, NULL),
+                        "GetObjectLegalHold");
+    assert_string_equal(route("PUT", STRATA_LVL_OBJECT, "legal-hold", NULL, NULL),
+                        "PutObjectLegalHold");
     assert_string_equal(route("POST", STRATA_LVL_OBJECT, "restore", NULL, NULL), "501");
     assert_string_equal(route("POST", STRATA_LVL_OBJECT, "select&select-type=2", NULL, NULL),
                         "501");
@@ -126,7 +136,7 @@ static void test_object(void **state)
     /* Features behind headers we cannot honour. */
     assert_string_equal(route("PUT", STRATA_LVL_OBJECT, NULL, "x-amz-object-lock-mode",
                               "GOVERNANCE"),
-                        "501");
+                        "PutObject");
     assert_string_equal(route("PUT", STRATA_LVL_OBJECT, NULL, "X-Amz-Server-Side-Encryption",
                               "AES256"),
                         "501");

@@ -1,0 +1,308 @@
+/*
+ * s3_object_lock.c - the S3 Object Lock API: Put/GetObjectLockConfiguration
+ * (?object-lock on a bucket), Put/GetObjectRetention (?retention) and
+ * Put/GetObjectLegalHold (?legal-hold) per version, the x-amz-object-lock-*
+ * headers of new objects and of GET/HEAD answers, and who may bypass
+ * GOVERNANCE retention.  The rules themselves live in meta/ (lock.c), so
+ * every caller is bound by them; this file parses, answers AWS's error
+ * codes and messages, and maps the caller to a lock actor.
+ * Connection thread of the request.
+ */
+#include "srv.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#define MSG_NO_LOCK "Bucket is missing Object Lock Configuration"
+#define MSG_MD5 "Content-MD5 OR x-amz-checksum- HTTP header is required for Put Object " \
+                "requests with Object Lock parameters"
+
+static const char *mode_name(int mode)
+{
+    return mode == STRATA_LOCK_COMPLIANCE ? "COMPLIANCE" : "GOVERNANCE";
+}
+
+struct strata_lock_actor strata_lock_actor_of(struct strata_req *r)
+{
+    struct strata_lock_actor a = {strata_req_user(r), false};
+    const char *h = strata_req_hdr(r, "x-amz-bypass-governance-retention");
+    /* Until bucket policies exist, s3:BypassGovernanceRetention belongs to
+     * the bucket owner alone. */
+    a.bypass_governance = h && strcasecmp(h, "true") == 0 &&
+                          strcmp(r->binfo.owner, strata_req_user(r)) == 0;
+    return a;
+}
+
+enum s3_err strata_lock_hdrs_parse(struct strata_req *r, struct strata_obj_lock *out)
+{
+    memset(out, 0, sizeof(*out));
+    const char *mode = strata_req_hdr(r, "x-amz-object-lock-mode");
+    const char *date = strata_req_hdr(r, "x-amz-object-lock-retain-until-date");
+    const char *hold = strata_req_hdr(r, "x-amz-object-lock-legal-hold");
+    if (!mode && !date && !hold)
+        return S3E_NONE;
+    if (!r->binfo.object_lock) {
+        r->err_msg = MSG_NO_LOCK;
+        return S3E_InvalidRequest;
+    }
+    if ((mode != NULL) != (date != NULL)) {
+        r->err_msg = "x-amz-object-lock-retain-until-date and x-amz-object-lock-mode must both "
+                     "be supplied";
+        return S3E_InvalidArgument;
+    }
+    if (mode) {
+        if (strcmp(mode, "GOVERNANCE") == 0)
+            out->mode = STRATA_LOCK_GOVERNANCE;
+        else if (strcmp(mode, "COMPLIANCE") == 0)
+            out->mode = STRATA_LOCK_COMPLIANCE;
+        else {
+            r->err_msg = "Unknown wormMode directive.";
+            return S3E_InvalidArgument;
+        }
+        if (strata_iso8601_parse(date, &out->until_ms)) {
+            r->err_msg = "The retain until date must be provided in ISO 8601 format";
+            return S3E_InvalidArgument;
+        }
+        if (out->until_ms <= strata_meta_lock_now_ms(r->srv->meta)) {
+            r->err_msg = "The retain until date must be in the future!";
+            return S3E_InvalidArgument;
+        }
+    }
+    if (hold) {
+        if (strcmp(hold, "ON") != 0 && strcmp(hold, "OFF") != 0) {
+            r->err_msg = "Legal Hold must be either of 'ON' or 'OFF'";
+            return S3E_InvalidArgument;
+        }
+        out->legal_hold = strcmp(hold, "ON") == 0;
+    }
+    return S3E_NONE;
+}
+
+void strata_lock_hdrs_add(struct MHD_Response *resp, const struct strata_obj_lock *lock)
+{
+    if (lock->mode) {
+        char when[40];
+        strata_iso8601_format(lock->until_ms, when, sizeof(when));
+        MHD_add_response_header(resp, "x-amz-object-lock-mode", mode_name(lock->mode));
+        MHD_add_response_header(resp, "x-amz-object-lock-retain-until-date", when);
+    }
+    if (lock->legal_hold)
+        MHD_add_response_header(resp, "x-amz-object-lock-legal-hold", "ON");
+}
+
+/* The lock calls need a lock bucket: InvalidRequest otherwise. */
+static bool need_lock_bucket(struct strata_req *r)
+{
+    if (r->binfo.object_lock)
+        return true;
+    r->err_msg = MSG_NO_LOCK;
+    strata_req_error(r, S3E_InvalidRequest, 0);
+    return false;
+}
+
+/* AWS requires Content-MD5 (or a checksum) on these bodies; http.c
+ * verified it when given. */
+static bool need_digest(struct strata_req *r)
+{
+    if (r->body_digest)
+        return true;
+    r->err_msg = "Missing required header for this request: Content-MD5";
+    strata_req_error(r, S3E_InvalidRequest, 0);
+    return false;
+}
+
+static void obj_error(struct strata_req *r, int rc, const char *vid)
+{
+    if (rc == STRATA_ELOCKED)
+        r->err_msg = "Access Denied because object protected by object lock.";
+    strata_req_error_strata(r, rc, vid && *vid ? S3CTX_VERSION : S3CTX_OBJECT);
+}
+
+static void send_xml_vid(struct strata_req *r, struct strata_sbuf *b, const char *vid)
+{
+    struct MHD_Response *resp = strata_req_xml_response(r, b);
+    if (!resp)
+        return;
+    if (vid && vid[0])
+        MHD_add_response_header(resp, "x-amz-version-id", vid);
+    strata_req_send(r, 200, resp);
+}
+
+static void send_ok_vid(struct strata_req *r, const char *vid)
+{
+    struct MHD_Response *resp =
+        MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+    if (vid && vid[0])
+        MHD_add_response_header(resp, "x-amz-version-id", vid);
+    strata_req_send(r, 200, resp);
+}
+
+static void xml_open(struct strata_sbuf *b, const char *root)
+{
+    strata_sbuf_init(b, 4096);
+    strata_sbuf_puts(b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<");
+    strata_sbuf_puts(b, root);
+    strata_sbuf_puts(b, " xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">");
+}
+
+/* ---- bucket configuration ----------------------------------------------- */
+
+void strata_h_lock_config_get(struct strata_req *r)
+{
+    if (!r->binfo.object_lock) {
+        strata_req_error(r, S3E_ObjectLockConfigurationNotFoundError, 0);
+        return;
+    }
+    struct strata_sbuf b;
+    xml_open(&b, "ObjectLockConfiguration");
+    strata_sbuf_puts(&b, "<ObjectLockEnabled>Enabled</ObjectLockEnabled>");
+    if (r->binfo.lock_mode) {
+        char n[16];
+        strata_sbuf_puts(&b, "<Rule><DefaultRetention>");
+        strata_sbuf_xml_elem(&b, "Mode", mode_name(r->binfo.lock_mode));
+        snprintf(n, sizeof(n), "%u", r->binfo.lock_days ? r->binfo.lock_days : r->binfo.lock_years);
+        strata_sbuf_xml_elem(&b, r->binfo.lock_days ? "Days" : "Years", n);
+        strata_sbuf_puts(&b, "</DefaultRetention></Rule>");
+    }
+    strata_sbuf_puts(&b, "</ObjectLockConfiguration>");
+    strata_req_send_xml(r, 200, &b);
+}
+
+void strata_h_lock_config_put(struct strata_req *r)
+{
+    if (!need_digest(r))
+        return;
+    bool enabled;
+    int mode;
+    unsigned days, years;
+    enum s3_err e = strata_xml_lock_config_parse(r->body.data, r->body.len, &enabled, &mode,
+                                                 &days, &years, &r->err_msg);
+    if (e) {
+        strata_req_error(r, e, 0);
+        return;
+    }
+    if (!r->binfo.object_lock && r->binfo.versioning != STRATA_VERSIONING_ENABLED) {
+        r->err_msg = "Versioning must be 'Enabled' on the bucket to apply a Object Lock "
+                     "configuration";
+        strata_req_error(r, S3E_InvalidBucketState, 0);
+        return;
+    }
+    if (r->binfo.object_lock && strata_req_hdr(r, "x-amz-bucket-object-lock-token")) {
+        /* Tokens belong to replication, which Strata does not have. */
+        strata_req_error(r, S3E_NotImplemented, 0);
+        return;
+    }
+    struct strata_lock_actor a = strata_lock_actor_of(r);
+    int rc = strata_meta_bucket_lock_set(r->srv->meta, r->bucket, mode, days, years, &a);
+    strata_bcache_invalidate(r->bucket);
+    if (rc == STRATA_EINVAL) {
+        strata_req_error(r, S3E_InvalidBucketState, rc); /* versioning changed meanwhile */
+        return;
+    }
+    if (rc) {
+        strata_req_error_strata(r, rc, S3CTX_BUCKET);
+        return;
+    }
+    strata_req_send_empty(r, 200);
+}
+
+/* ---- retention and legal hold ------------------------------------------- */
+
+void strata_h_retention_get(struct strata_req *r)
+{
+    if (!need_lock_bucket(r))
+        return;
+    const char *vid = strata_req_query(r, "versionId");
+    struct strata_obj_info in;
+    int rc = strata_obj_head(r->srv->meta, r->bucket, r->key, vid, &in);
+    if (rc) {
+        strata_obj_info_fini(&in);
+        obj_error(r, rc, vid);
+        return;
+    }
+    if (!in.lock.mode) {
+        strata_obj_info_fini(&in);
+        strata_req_error(r, S3E_NoSuchObjectLockConfiguration, 0);
+        return;
+    }
+    struct strata_sbuf b;
+    char when[40];
+    strata_iso8601_format(in.lock.until_ms, when, sizeof(when));
+    xml_open(&b, "Retention");
+    strata_sbuf_xml_elem(&b, "Mode", mode_name(in.lock.mode));
+    strata_sbuf_xml_elem(&b, "RetainUntilDate", when);
+    strata_sbuf_puts(&b, "</Retention>");
+    send_xml_vid(r, &b, in.version_id);
+    strata_obj_info_fini(&in);
+}
+
+void strata_h_retention_put(struct strata_req *r)
+{
+    if (!need_lock_bucket(r) || !need_digest(r))
+        return;
+    int mode;
+    int64_t until;
+    enum s3_err e = strata_xml_retention_parse(r->body.data, r->body.len, &mode, &until);
+    if (e) {
+        strata_req_error(r, e, 0);
+        return;
+    }
+    if (mode && until <= strata_meta_lock_now_ms(r->srv->meta)) {
+        r->err_msg = "The retain until date must be in the future!";
+        strata_req_error(r, S3E_InvalidArgument, 0);
+        return;
+    }
+    const char *vid = strata_req_query(r, "versionId");
+    struct strata_lock_actor a = strata_lock_actor_of(r);
+    char vid_out[STRATA_VERSION_ID_MAX + 1] = "";
+    int rc = strata_obj_retention_put(r->srv->meta, r->bucket, r->key, vid, mode, until, &a,
+                                      vid_out);
+    if (rc) {
+        obj_error(r, rc, vid);
+        return;
+    }
+    send_ok_vid(r, vid_out);
+}
+
+void strata_h_legal_hold_get(struct strata_req *r)
+{
+    if (!need_lock_bucket(r))
+        return;
+    const char *vid = strata_req_query(r, "versionId");
+    struct strata_obj_info in;
+    int rc = strata_obj_head(r->srv->meta, r->bucket, r->key, vid, &in);
+    if (rc) {
+        strata_obj_info_fini(&in);
+        obj_error(r, rc, vid);
+        return;
+    }
+    struct strata_sbuf b;
+    xml_open(&b, "LegalHold");
+    strata_sbuf_xml_elem(&b, "Status", in.lock.legal_hold ? "ON" : "OFF");
+    strata_sbuf_puts(&b, "</LegalHold>");
+    send_xml_vid(r, &b, in.version_id);
+    strata_obj_info_fini(&in);
+}
+
+void strata_h_legal_hold_put(struct strata_req *r)
+{
+    if (!need_lock_bucket(r) || !need_digest(r))
+        return;
+    bool on;
+    enum s3_err e = strata_xml_legal_hold_parse(r->body.data, r->body.len, &on);
+    if (e) {
+        strata_req_error(r, e, 0);
+        return;
+    }
+    const char *vid = strata_req_query(r, "versionId");
+    struct strata_lock_actor a = strata_lock_actor_of(r);
+    char vid_out[STRATA_VERSION_ID_MAX + 1] = "";
+    int rc = strata_obj_legal_hold_put(r->srv->meta, r->bucket, r->key, vid, on, &a, vid_out);
+    if (rc) {
+        obj_error(r, rc, vid);
+        return;
+    }
+    send_ok_vid(r, vid_out);
+}
