@@ -600,17 +600,8 @@ int strata_obj_legal_hold_put(struct strata_meta *m, const char *bucket, const c
 int strata_meta_bucket_lock_set(struct strata_meta *m, const char *name, int mode,
                                 unsigned days, unsigned years,
                                 const struct strata_lock_actor *actor);
-/* The retention clock: every retention is judged by it, never by the wall
- * clock (a clock set forward must not release a retention early). */
-int64_t strata_meta_lock_now_ms(struct strata_meta *m);
-/* One audit log entry; key/version_id/detail may be NULL. */
-struct strata_audit_event {
-    const char *user, *bucket, *key, *version_id, *action, *outcome, *detail;
-};
-/* Appends ev to the tamper-evident audit log, fsynced on the quorum before
- * it returns; STRATA_EQUORUM. */
-int strata_meta_audit_append(struct strata_meta *m, const struct strata_audit_event *ev);
-
+/* The retention clock (strata_meta_lock_now_ms) and the audit log
+ * (strata_meta_audit_append) are declared below. */
 /* True when the version described by lock is locked at now_ms. */
 bool strata_obj_lock_active(const struct strata_obj_lock *lock, int64_t now_ms);
 
