@@ -235,6 +235,8 @@ struct strata_meta {
     pthread_mutex_t pin_mu;
     struct meta_pin *pins[META_PIN_SLOTS];
     uint64_t drop_gen[META_LOCK_STRIPES];
+    struct meta_audit *audit;           /* audit.c */
+    struct meta_lock_clock *lock_clock; /* lock_clock.c */
 };
 
 /* ---- record.c ---- */
@@ -471,5 +473,19 @@ int strata_meta__upload_id_parse(const char *s, uint8_t upload[UPLOAD_LEN]);
 int strata_meta__upload_read(struct strata_meta *m, unsigned set, const char *bucket,
                              const char *key, const uint8_t upload[UPLOAD_LEN],
                              struct meta_upload *u);
+
+/* ---- audit.c ---- */
+/* Open every drive's audit log (drives whose store is open) and find the
+ * chain's tail; a torn last entry is cut and the cut recorded.  Before
+ * lock_clock_open, which may append. */
+int strata_meta__audit_open(struct strata_meta *m);
+void strata_meta__audit_close(struct strata_meta *m); /* NULL audit is a no-op */
+/* "2026-01-02T03:04:05.678Z" */
+void strata_meta__iso8601(int64_t ms, char out[32]);
+
+/* ---- lock_clock.c ---- */
+/* Start the retention clock and its thread (after audit_open). */
+int strata_meta__lock_clock_open(struct strata_meta *m);
+void strata_meta__lock_clock_close(struct strata_meta *m); /* persists a last mark */
 
 #endif /* STRATA_META_META_INTERNAL_H */

@@ -615,4 +615,70 @@ struct strata_heal_stats {
 /* Bring every drive of every set back to the quorum's records and shards. */
 int strata_meta_heal_all(struct strata_meta *m, struct strata_heal_stats *out);
 
+/* ---- object lock: retention clock and audit log ------------------------- */
+
+/*
+ * The retention clock.  Retention is judged by a clock the daemon keeps
+ * itself, so setting the system clock forward releases nothing: at
+ * strata_meta_open it takes start = max(wall clock now, highest high-water
+ * mark persisted on any drive), and from then on advances by the elapsed
+ * time of CLOCK_BOOTTIME, which settimeofday/clock_settime cannot move.  A
+ * background thread persists the clock as a high-water mark on every drive
+ * (DRIVE/lock-clock, every STRATA_LOCK_CLOCK_PERSIST_MS and at close:
+ * tmp + fsync + rename), so it never runs backwards across restarts.  A
+ * wall clock more than STRATA_LOCK_CLOCK_START_GAP_MS past the mark at open,
+ * or a step of the wall clock of more than STRATA_LOCK_CLOCK_STEP_MS
+ * relative to the lock clock while running, is logged (WARN) and written to
+ * the audit log as action "ClockJump".  What a reboot with a forged clock
+ * can and cannot do is in meta/README.md.
+ */
+#define STRATA_LOCK_CLOCK_PERSIST_MS 2000
+#define STRATA_LOCK_CLOCK_START_GAP_MS (5 * 60 * 1000)
+#define STRATA_LOCK_CLOCK_STEP_MS (60 * 1000)
+
+/* The retention clock: Unix ms judged by the daemon's own clock (start wall
+ * time + CLOCK_BOOTTIME elapsed), never below the persisted high-water mark.
+ * Thread-safe, cheap (no syscall beyond clock_gettime). */
+int64_t strata_meta_lock_now_ms(struct strata_meta *m);
+
+/*
+ * The audit log: an append-only, hash-chained log of every lock
+ * configuration change, retention or legal-hold change, denied delete or
+ * overwrite of a locked version, and clock jump.  Each drive of each set
+ * keeps its own copy, DRIVE/audit.log: one JSON object per line, whose last
+ * field "hash" is the SHA-256 of the line's bytes before it, which include
+ * "prev", the hash of the drive's previous entry (64 zeros for the first).
+ * Entries also carry "seq", a number shared by the copies of one event on
+ * all drives.  The format is in meta/README.md.
+ */
+struct strata_audit_event {
+    const char *user;       /* access key, or "-" (internal: lifecycle, admin) */
+    const char *bucket;
+    const char *key;        /* NULL for bucket-level events */
+    const char *version_id; /* NULL when none */
+    const char *action;     /* e.g. "PutObjectRetention", "DeleteObject", "PutObjectLockConfiguration", "ClockJump" */
+    const char *outcome;    /* "allowed", "denied", or a short error name */
+    const char *detail;     /* NULL or free text, e.g. "mode=COMPLIANCE until=2027-01-01T00:00:00Z" */
+};
+/* Append one entry, hash-chained, fsynced on the write quorum of drives before
+ * returning.  STRATA_EQUORUM when too few drives took it.
+ * (Every set needs its write quorum, as for bucket records; the drives that
+ * did take an entry below quorum keep it: the log records the attempt.)
+ * NULL strings are written as absent fields (user, bucket, action and
+ * outcome as "-").  Any thread; appends are serialised and share fsyncs. */
+int strata_meta_audit_append(struct strata_meta *m, const struct strata_audit_event *ev);
+
+struct strata_audit_verify {
+    uint64_t entries;       /* entries checked */
+    bool broken;
+    uint64_t broken_at;     /* 0-based index of the first bad entry when broken */
+    char reason[128];
+    uint64_t last_seq;      /* "seq" of the last good entry (0 when none) */
+};
+/* Walk one drive's audit log (drive directory path); no daemon needed.
+ * An absent log is an empty, unbroken chain.  Returns 0 whether or not the
+ * chain is broken (see out->broken); STRATA_EIO/ENOMEM when the file cannot
+ * be read. */
+int strata_audit_verify_drive(const char *drive_dir, struct strata_audit_verify *out);
+
 #endif /* STRATA_META_H */

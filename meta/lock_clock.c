@@ -1,0 +1,273 @@
+/*
+ * lock_clock.c - the retention clock object lock judges by.
+ *
+ * lock now = start_ms + (CLOCK_BOOTTIME now - CLOCK_BOOTTIME at open), where
+ * start_ms = max(wall clock at open, persisted high-water mark).  Setting
+ * the system clock (settimeofday, clock_settime, NTP steps) does not move
+ * CLOCK_BOOTTIME, so a retention period cannot be released early by setting
+ * the clock forward while the daemon runs; and since start_ms is never below
+ * the mark, the clock never runs backwards across restarts.
+ *
+ * The mark: DRIVE/lock-clock, a JSON object {"format":1,"lock_ms":..,
+ * "wall_ms":..}, written tmp + fsync + rename + fsync of the drive directory
+ * on every drive every STRATA_LOCK_CLOCK_PERSIST_MS and at close.  At open
+ * each set's mark is the write-quorum-th highest of its drives' marks (so a
+ * mark forged or corrupted on fewer drives than the write quorum moves
+ * nothing), and the clock's mark is the lowest of the sets' marks.
+ *
+ * Clock jumps: at open, a wall clock more than STRATA_LOCK_CLOCK_START_GAP_MS
+ * past the mark, or behind it by more than STRATA_LOCK_CLOCK_STEP_MS; while
+ * running, a change of (wall - lock clock) by more than
+ * STRATA_LOCK_CLOCK_STEP_MS between two ticks.  Each is logged at WARN and
+ * written to the audit log as "ClockJump".
+ *
+ * Threads: strata_meta_lock_now_ms reads fields fixed at open, from any
+ * thread.  One background thread persists the mark and watches the wall
+ * clock; it is started by open and joined by close.
+ */
+#include "meta_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#define CLOCK_FILE "lock-clock"
+#define CLOCK_TMP "lock-clock.tmp"
+
+struct meta_lock_clock {
+    int64_t start_ms;
+    int64_t boot0_ns;
+    int64_t last_off_ms; /* wall - lock at the last check (thread only) */
+    pthread_t thr;
+    bool thr_started;
+    pthread_mutex_t mu; /* protects stop */
+    pthread_cond_t cv;
+    bool stop;
+};
+
+static int64_t ts_ns(clockid_t id)
+{
+    struct timespec ts;
+    clock_gettime(id, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static int64_t wall_ms(void)
+{
+    return ts_ns(CLOCK_REALTIME) / 1000000;
+}
+
+int64_t strata_meta_lock_now_ms(struct strata_meta *m)
+{
+    const struct meta_lock_clock *c = m->lock_clock;
+    return c->start_ms + (ts_ns(CLOCK_BOOTTIME) - c->boot0_ns) / 1000000;
+}
+
+/* ---- the mark on disk --------------------------------------------------- */
+
+/* The drive's mark, or -1 when absent or unreadable. */
+static int64_t mark_read(struct strata_meta *m, const char *drive)
+{
+    char path[4096];
+    snprintf(path, sizeof(path), "%s/%s", drive, CLOCK_FILE);
+    json_error_t jerr;
+    json_t *o = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
+    if (!o) {
+        if (access(path, F_OK) == 0)
+            strata_log(&m->log, STRATA_LOG_WARN, "meta", "%s: unreadable: %s", path, jerr.text);
+        return -1;
+    }
+    json_t *v = json_object_get(o, "lock_ms");
+    json_t *f = json_object_get(o, "format");
+    int64_t ms = -1;
+    if (json_is_integer(f) && json_integer_value(f) == 1 && json_is_integer(v) &&
+        json_integer_value(v) >= 0)
+        ms = (int64_t)json_integer_value(v);
+    else
+        strata_log(&m->log, STRATA_LOG_WARN, "meta", "%s: not a lock clock mark", path);
+    json_decref(o);
+    return ms;
+}
+
+static int mark_write(const char *drive, int64_t lock_ms)
+{
+    char tmp[4096], dst[4096], body[128];
+    snprintf(tmp, sizeof(tmp), "%s/%s", drive, CLOCK_TMP);
+    snprintf(dst, sizeof(dst), "%s/%s", drive, CLOCK_FILE);
+    int n = snprintf(body, sizeof(body), "{\"format\":1,\"lock_ms\":%lld,\"wall_ms\":%lld}\n",
+                     (long long)lock_ms, (long long)wall_ms());
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640);
+    if (fd < 0)
+        return STRATA_EIO;
+    bool ok = write(fd, body, (size_t)n) == n && fsync(fd) == 0;
+    ok = close(fd) == 0 && ok;
+    if (!ok || rename(tmp, dst) < 0)
+        return STRATA_EIO;
+    int dfd = open(drive, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0)
+        return STRATA_EIO;
+    ok = fsync(dfd) == 0;
+    close(dfd);
+    return ok ? 0 : STRATA_EIO;
+}
+
+static int cmp_desc(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/* The mark the clock must not go below, or -1 when no set has one. */
+static int64_t mark_load(struct strata_meta *m)
+{
+    int64_t mark = -1;
+    for (unsigned s = 0; s < m->nsets; s++) {
+        int64_t v[STRATA_DRIVES_MAX];
+        unsigned n = 0;
+        for (unsigned d = 0; d < m->sets[s].n; d++) {
+            if (!m->sets[s].drives[d].db)
+                continue;
+            int64_t ms = mark_read(m, strata_set_drive_path(m->sets[s].set, d));
+            if (ms >= 0)
+                v[n++] = ms;
+        }
+        unsigned wq = strata_set_write_quorum(m->sets[s].set);
+        if (n < wq)
+            continue; /* a new set, or too few marks to trust */
+        qsort(v, n, sizeof(v[0]), cmp_desc);
+        if (mark < 0 || v[wq - 1] < mark)
+            mark = v[wq - 1];
+    }
+    return mark;
+}
+
+static void mark_persist(struct strata_meta *m)
+{
+    int64_t now = strata_meta_lock_now_ms(m);
+    for (unsigned s = 0; s < m->nsets; s++)
+        for (unsigned d = 0; d < m->sets[s].n; d++) {
+            if (!m->sets[s].drives[d].db)
+                continue;
+            const char *path = strata_set_drive_path(m->sets[s].set, d);
+            if (mark_write(path, now) != 0)
+                strata_log(&m->log, STRATA_LOG_ERR, "meta", "drive %s: cannot persist %s: %s",
+                           path, CLOCK_FILE, strerror(errno));
+        }
+}
+
+/* ---- jumps -------------------------------------------------------------- */
+
+static void jump_record(struct strata_meta *m, const char *what, int64_t wall, int64_t lock)
+{
+    char w[32], l[32], detail[256];
+    strata_meta__iso8601(wall, w);
+    strata_meta__iso8601(lock, l);
+    snprintf(detail, sizeof(detail), "%s: wall clock %s, lock clock %s (wall - lock = %+.3f s)",
+             what, w, l, (double)(wall - lock) / 1000.0);
+    strata_log(&m->log, STRATA_LOG_WARN, "meta", "ClockJump %s; retention is judged by the lock clock",
+               detail);
+    struct strata_audit_event ev = {.user = "-", .bucket = "-", .action = "ClockJump",
+                                    .outcome = "detected", .detail = detail};
+    int rc = strata_meta_audit_append(m, &ev);
+    if (rc)
+        strata_log(&m->log, STRATA_LOG_ERR, "meta", "audit: cannot record a clock jump: %s",
+                   strata_errname(rc));
+}
+
+static void *clock_thread(void *arg)
+{
+    struct strata_meta *m = arg;
+    struct meta_lock_clock *c = m->lock_clock;
+    pthread_mutex_lock(&c->mu);
+    while (!c->stop) {
+        struct timespec dl;
+        clock_gettime(CLOCK_MONOTONIC, &dl);
+        dl.tv_sec += STRATA_LOCK_CLOCK_PERSIST_MS / 1000;
+        dl.tv_nsec += (STRATA_LOCK_CLOCK_PERSIST_MS % 1000) * 1000000L;
+        if (dl.tv_nsec >= 1000000000L) {
+            dl.tv_sec++;
+            dl.tv_nsec -= 1000000000L;
+        }
+        while (!c->stop && pthread_cond_timedwait(&c->cv, &c->mu, &dl) != ETIMEDOUT)
+            ;
+        if (c->stop)
+            break;
+        pthread_mutex_unlock(&c->mu);
+        int64_t lock = strata_meta_lock_now_ms(m), wall = wall_ms();
+        int64_t off = wall - lock, step = off - c->last_off_ms;
+        if (step > STRATA_LOCK_CLOCK_STEP_MS || step < -STRATA_LOCK_CLOCK_STEP_MS) {
+            c->last_off_ms = off;
+            jump_record(m, step > 0 ? "wall clock stepped forward while running"
+                                    : "wall clock stepped back while running",
+                        wall, lock);
+        }
+        mark_persist(m);
+        pthread_mutex_lock(&c->mu);
+    }
+    pthread_mutex_unlock(&c->mu);
+    return NULL;
+}
+
+/* ---- open / close ------------------------------------------------------- */
+
+int strata_meta__lock_clock_open(struct strata_meta *m)
+{
+    struct meta_lock_clock *c = calloc(1, sizeof(*c));
+    if (!c)
+        return STRATA_ENOMEM;
+    pthread_mutex_init(&c->mu, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&c->cv, &ca);
+    pthread_condattr_destroy(&ca);
+
+    int64_t mark = mark_load(m);
+    c->boot0_ns = ts_ns(CLOCK_BOOTTIME);
+    int64_t wall = wall_ms();
+    c->start_ms = wall > mark ? wall : mark;
+    c->last_off_ms = wall - c->start_ms;
+    m->lock_clock = c;
+
+    if (mark < 0) {
+        strata_log(&m->log, STRATA_LOG_INFO, "meta", "lock clock: no mark yet, starts at the wall clock");
+    } else if (wall - mark > STRATA_LOCK_CLOCK_START_GAP_MS) {
+        jump_record(m, "at open the wall clock is past the last persisted lock clock "
+                       "(downtime, or the clock was set forward)",
+                    wall, mark);
+    } else if (mark - wall > STRATA_LOCK_CLOCK_STEP_MS) {
+        jump_record(m, "at open the wall clock is behind the last persisted lock clock; "
+                       "the lock clock continues from it",
+                    wall, mark);
+    }
+    mark_persist(m);
+    if (pthread_create(&c->thr, NULL, clock_thread, m) != 0)
+        return STRATA_ENOMEM; /* the caller closes, which frees c */
+    c->thr_started = true;
+    return 0;
+}
+
+void strata_meta__lock_clock_close(struct strata_meta *m)
+{
+    struct meta_lock_clock *c = m->lock_clock;
+    if (!c)
+        return;
+    if (c->thr_started) {
+        pthread_mutex_lock(&c->mu);
+        c->stop = true;
+        pthread_cond_signal(&c->cv);
+        pthread_mutex_unlock(&c->mu);
+        pthread_join(c->thr, NULL);
+        mark_persist(m);
+    }
+    pthread_mutex_destroy(&c->mu);
+    pthread_cond_destroy(&c->cv);
+    free(c);
+    m->lock_clock = NULL;
+}
