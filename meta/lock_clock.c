@@ -35,7 +35,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <poll.h>
+#include <sys/eventfd.h>
+
 #include <jansson.h>
+
+#include "strata/assert.h"
 
 #define CLOCK_FILE "lock-clock"
 #define CLOCK_TMP "lock-clock.tmp"
@@ -44,11 +49,13 @@ struct meta_lock_clock {
     int64_t start_ms;
     int64_t boot0_ns;
     int64_t last_off_ms; /* wall - lock at the last check (thread only) */
+    int64_t wall0_ms, mark_ms; /* at open; mark_ms -1 when none */
     pthread_t thr;
     bool thr_started;
-    pthread_mutex_t mu; /* protects stop */
-    pthread_cond_t cv;
-    bool stop;
+    /* close writes it to stop the thread.  The thread sleeps in poll(), not
+     * pthread_cond_timedwait: libfaketime (used to test this very clock)
+     * breaks timed waits on CLOCK_MONOTONIC condition variables. */
+    int stop_fd;
 };
 
 static int64_t ts_ns(clockid_t id)
@@ -184,21 +191,16 @@ static void *clock_thread(void *arg)
 {
     struct strata_meta *m = arg;
     struct meta_lock_clock *c = m->lock_clock;
-    pthread_mutex_lock(&c->mu);
-    while (!c->stop) {
-        struct timespec dl;
-        clock_gettime(CLOCK_MONOTONIC, &dl);
-        dl.tv_sec += STRATA_LOCK_CLOCK_PERSIST_MS / 1000;
-        dl.tv_nsec += (STRATA_LOCK_CLOCK_PERSIST_MS % 1000) * 1000000L;
-        if (dl.tv_nsec >= 1000000000L) {
-            dl.tv_sec++;
-            dl.tv_nsec -= 1000000000L;
+    for (;;) {
+        struct pollfd p = {.fd = c->stop_fd, .events = POLLIN};
+        int64_t due = ts_ns(CLOCK_BOOTTIME) + (int64_t)STRATA_LOCK_CLOCK_PERSIST_MS * 1000000;
+        for (;;) {
+            int64_t left = (due - ts_ns(CLOCK_BOOTTIME)) / 1000000;
+            if (left <= 0)
+                break;
+            if (poll(&p, 1, (int)left) > 0)
+                return NULL; /* close asked us to stop */
         }
-        while (!c->stop && pthread_cond_timedwait(&c->cv, &c->mu, &dl) != ETIMEDOUT)
-            ;
-        if (c->stop)
-            break;
-        pthread_mutex_unlock(&c->mu);
         int64_t lock = strata_meta_lock_now_ms(m), wall = wall_ms();
         int64_t off = wall - lock, step = off - c->last_off_ms;
         if (step > STRATA_LOCK_CLOCK_STEP_MS || step < -STRATA_LOCK_CLOCK_STEP_MS) {
@@ -208,10 +210,7 @@ static void *clock_thread(void *arg)
                         wall, lock);
         }
         mark_persist(m);
-        pthread_mutex_lock(&c->mu);
     }
-    pthread_mutex_unlock(&c->mu);
-    return NULL;
 }
 
 /* ---- open / close ------------------------------------------------------- */
@@ -221,20 +220,25 @@ int strata_meta__lock_clock_open(struct strata_meta *m)
     struct meta_lock_clock *c = calloc(1, sizeof(*c));
     if (!c)
         return STRATA_ENOMEM;
-    pthread_mutex_init(&c->mu, NULL);
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&c->cv, &ca);
-    pthread_condattr_destroy(&ca);
+    c->stop_fd = eventfd(0, EFD_CLOEXEC);
+    if (c->stop_fd < 0) {
+        free(c);
+        return STRATA_ENOMEM;
+    }
 
-    int64_t mark = mark_load(m);
+    c->mark_ms = mark_load(m);
     c->boot0_ns = ts_ns(CLOCK_BOOTTIME);
-    int64_t wall = wall_ms();
-    c->start_ms = wall > mark ? wall : mark;
-    c->last_off_ms = wall - c->start_ms;
+    c->wall0_ms = wall_ms();
+    c->start_ms = c->wall0_ms > c->mark_ms ? c->wall0_ms : c->mark_ms;
+    c->last_off_ms = c->wall0_ms - c->start_ms;
     m->lock_clock = c;
+    return 0;
+}
 
+int strata_meta__lock_clock_start(struct strata_meta *m)
+{
+    struct meta_lock_clock *c = m->lock_clock;
+    int64_t wall = c->wall0_ms, mark = c->mark_ms;
     if (mark < 0) {
         strata_log(&m->log, STRATA_LOG_INFO, "meta", "lock clock: no mark yet, starts at the wall clock");
     } else if (wall - mark > STRATA_LOCK_CLOCK_START_GAP_MS) {
@@ -248,7 +252,7 @@ int strata_meta__lock_clock_open(struct strata_meta *m)
     }
     mark_persist(m);
     if (pthread_create(&c->thr, NULL, clock_thread, m) != 0)
-        return STRATA_ENOMEM; /* the caller closes, which frees c */
+        return STRATA_ENOMEM;
     c->thr_started = true;
     return 0;
 }
@@ -259,15 +263,13 @@ void strata_meta__lock_clock_close(struct strata_meta *m)
     if (!c)
         return;
     if (c->thr_started) {
-        pthread_mutex_lock(&c->mu);
-        c->stop = true;
-        pthread_cond_signal(&c->cv);
-        pthread_mutex_unlock(&c->mu);
+        uint64_t one = 1;
+        ssize_t w = write(c->stop_fd, &one, sizeof(one)); /* an eventfd write can't fail here */
+        STRATA_ASSERT(w == (ssize_t)sizeof(one));
         pthread_join(c->thr, NULL);
-        mark_persist(m);
     }
-    pthread_mutex_destroy(&c->mu);
-    pthread_cond_destroy(&c->cv);
+    mark_persist(m);
+    close(c->stop_fd);
     free(c);
     m->lock_clock = NULL;
 }

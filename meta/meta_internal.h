@@ -476,16 +476,19 @@ int strata_meta__upload_read(struct strata_meta *m, unsigned set, const char *bu
 
 /* ---- audit.c ---- */
 /* Open every drive's audit log (drives whose store is open) and find the
- * chain's tail; a torn last entry is cut and the cut recorded.  Before
- * lock_clock_open, which may append. */
+ * chain's tail; a torn last entry is cut and the cut recorded.  Between
+ * lock_clock_open (entries are timed by it) and lock_clock_start. */
 int strata_meta__audit_open(struct strata_meta *m);
 void strata_meta__audit_close(struct strata_meta *m); /* NULL audit is a no-op */
 /* "2026-01-02T03:04:05.678Z" */
 void strata_meta__iso8601(int64_t ms, char out[32]);
 
 /* ---- lock_clock.c ---- */
-/* Start the retention clock and its thread (after audit_open). */
+/* Set the retention clock from the drives' marks (no appends). */
 int strata_meta__lock_clock_open(struct strata_meta *m);
+/* After audit_open: record a jump found at open, persist the mark, start
+ * the thread. */
+int strata_meta__lock_clock_start(struct strata_meta *m);
 void strata_meta__lock_clock_close(struct strata_meta *m); /* persists a last mark */
 
 #endif /* STRATA_META_META_INTERNAL_H */

@@ -438,7 +438,7 @@ void strata_meta_close(struct strata_meta *m)
 {
     if (!m)
         return;
-    strata_meta__lock_clock_close(m); /* appends to the audit log, writes marks */
+    strata_meta__lock_clock_close(m); /* stops its thread, writes the last mark */
     strata_meta__audit_close(m);
     for (unsigned s = 0; s < m->nsets; s++)
         for (unsigned d = 0; d < m->sets[s].n; d++)
@@ -567,8 +567,9 @@ int strata_meta_open(struct strata_set *const *sets, unsigned nsets,
         }
     }
     (void)opened;
-    int rc = strata_meta__audit_open(m);
-    rc = rc ? rc : strata_meta__lock_clock_open(m);
+    int rc = strata_meta__lock_clock_open(m);
+    rc = rc ? rc : strata_meta__audit_open(m);
+    rc = rc ? rc : strata_meta__lock_clock_start(m);
     if (rc) {
         strata_meta_close(m);
         return rc;

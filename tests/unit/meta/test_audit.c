@@ -1,0 +1,331 @@
+/*
+ * test_audit.c - the object-lock audit log: entries appended on every drive
+ * with the event's fields and one shared seq; the chain verifies; a flipped
+ * byte anywhere, a truncated last entry and a removed entry are each found
+ * at the entry they hit; a torn tail is cut at the next open and the cut
+ * recorded; below the write quorum an append fails; many threads appending
+ * at once leave a chain that verifies.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <pthread.h>
+
+#include "meta_internal.h"
+#include "meta_test_util.h"
+
+static char *slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *b = malloc((size_t)n + 1);
+    assert_int_equal(fread(b, 1, (size_t)n, f), (size_t)n);
+    b[n] = 0;
+    fclose(f);
+    *len = (size_t)n;
+    return b;
+}
+
+static void spit(const char *path, const char *b, size_t len)
+{
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(b, 1, len, f), len);
+    fclose(f);
+}
+
+static void log_path(const struct mt_env *e, int d, char *out, size_t cap)
+{
+    snprintf(out, cap, "%s/audit.log", e->drive[d]);
+}
+
+/* Offsets of the starts of the lines of b, plus len at [n]. */
+static size_t line_starts(const char *b, size_t len, size_t *starts, size_t cap)
+{
+    size_t n = 0;
+    starts[n++] = 0;
+    for (size_t i = 0; i < len; i++)
+        if (b[i] == '\n' && i + 1 < len && n < cap)
+            starts[n++] = i + 1;
+    starts[n] = len;
+    return n;
+}
+
+static int append_n(struct mt_env *e, int n)
+{
+    for (int i = 0; i < n; i++) {
+        char key[32], detail[64];
+        snprintf(key, sizeof(key), "dir/obj-%d", i);
+        snprintf(detail, sizeof(detail), "mode=COMPLIANCE until=2027-01-0%dT00:00:00Z", i % 9 + 1);
+        struct strata_audit_event ev = {.user = "AKIAUSER", .bucket = "locked", .key = key,
+                                        .version_id = "0123456789abcdef0123456789abcdef",
+                                        .action = "DeleteObject", .outcome = "denied",
+                                        .detail = detail};
+        int rc = strata_meta_audit_append(e->m, &ev);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+static void verify_ok(const struct mt_env *e, int d, uint64_t entries)
+{
+    struct strata_audit_verify v;
+    assert_int_equal(strata_audit_verify_drive(e->drive[d], &v), 0);
+    if (v.broken)
+        fprintf(stderr, "drive %d broken at %llu: %s\n", d, (unsigned long long)v.broken_at,
+                v.reason);
+    assert_false(v.broken);
+    assert_int_equal(v.entries, entries);
+}
+
+static void test_append_and_verify(void **state)
+{
+    struct mt_env *e = mt_setup("audit-append");
+    assert_non_null(e);
+    assert_int_equal(append_n(e, 5), 0);
+    for (int d = 0; d < MT_DRIVES; d++)
+        verify_ok(e, d, 5);
+
+    /* Every drive holds the same events, with the same seq, each line a
+     * JSON object with the fields in order and the chain links. */
+    char p[700];
+    log_path(e, 0, p, sizeof(p));
+    size_t len;
+    char *b = slurp(p, &len);
+    assert_non_null(b);
+    assert_non_null(strstr(b, "{\"seq\":1,\"time\":\"20"));
+    assert_non_null(strstr(b, "\"user\":\"AKIAUSER\",\"bucket\":\"locked\",\"key\":\"dir/obj-0\","
+                              "\"version_id\":\"0123456789abcdef0123456789abcdef\","
+                              "\"action\":\"DeleteObject\",\"outcome\":\"denied\","
+                              "\"detail\":\"mode=COMPLIANCE until=2027-01-01T00:00:00Z\","
+                              "\"prev\":\"0000000000000000000000000000000000000000000000000000000000000000\""));
+    assert_non_null(strstr(b, "{\"seq\":5,"));
+    struct strata_audit_verify v0, v3;
+    assert_int_equal(strata_audit_verify_drive(e->drive[0], &v0), 0);
+    assert_int_equal(strata_audit_verify_drive(e->drive[3], &v3), 0);
+    assert_int_equal(v0.last_seq, 5);
+    assert_int_equal(v3.last_seq, 5);
+    free(b);
+
+    /* The chain continues across close/open. */
+    mt_close(e);
+    assert_int_equal(mt_open(e), 0);
+    assert_int_equal(append_n(e, 2), 0);
+    for (int d = 0; d < MT_DRIVES; d++)
+        verify_ok(e, d, 7);
+    assert_int_equal(strata_audit_verify_drive(e->drive[1], &v0), 0);
+    assert_int_equal(v0.last_seq, 7);
+
+    /* Bucket-level events have no key; a key that is not UTF-8 is kept as hex. */
+    struct strata_audit_event ev = {.user = "-", .bucket = "locked",
+                                    .action = "PutObjectLockConfiguration", .outcome = "allowed"};
+    assert_int_equal(strata_meta_audit_append(e->m, &ev), 0);
+    ev.key = "bad\xff";
+    ev.action = "DeleteObject";
+    assert_int_equal(strata_meta_audit_append(e->m, &ev), 0);
+    b = slurp(p, &len);
+    assert_non_null(strstr(b, "\"bucket\":\"locked\",\"action\":\"PutObjectLockConfiguration\""));
+    assert_non_null(strstr(b, "\"key_hex\":\"626164ff\""));
+    free(b);
+    verify_ok(e, 0, 9);
+    mt_teardown(e);
+}
+
+/* Any single flipped byte is caught at the entry that holds it. */
+static void test_flip_every_byte(void **state)
+{
+    struct mt_env *e = mt_setup("audit-flip");
+    assert_non_null(e);
+    assert_int_equal(append_n(e, 3), 0);
+    mt_close(e);
+    char p[700];
+    log_path(e, 2, p, sizeof(p));
+    size_t len;
+    char *orig = slurp(p, &len);
+    size_t starts[8];
+    size_t n = line_starts(orig, len, starts, 7);
+    assert_int_equal(n, 3);
+    char *b = malloc(len);
+    for (size_t off = 0; off < len; off++) {
+        memcpy(b, orig, len);
+        b[off] ^= 0x01;
+        spit(p, b, len);
+        size_t want = 0;
+        while (off >= starts[want + 1])
+            want++;
+        struct strata_audit_verify v;
+        assert_int_equal(strata_audit_verify_drive(e->drive[2], &v), 0);
+        if (!v.broken || v.broken_at != want)
+            fail_msg("flip at %zu (entry %zu): broken=%d at %llu (%s)", off, want, v.broken,
+                     (unsigned long long)v.broken_at, v.reason);
+    }
+    spit(p, orig, len);
+    free(b);
+    free(orig);
+    verify_ok(e, 2, 3);
+    mt_rm_rf(e->root);
+    free(e);
+}
+
+static void test_truncated_last_entry(void **state)
+{
+    struct mt_env *e = mt_setup("audit-trunc");
+    assert_non_null(e);
+    assert_int_equal(append_n(e, 4), 0);
+    mt_close(e);
+    char p[700];
+    log_path(e, 1, p, sizeof(p));
+    size_t len;
+    char *b = slurp(p, &len);
+    spit(p, b, len - 30); /* a torn append */
+    free(b);
+    struct strata_audit_verify v;
+    assert_int_equal(strata_audit_verify_drive(e->drive[1], &v), 0);
+    assert_true(v.broken);
+    assert_int_equal(v.broken_at, 3);
+    assert_int_equal(v.entries, 3);
+    assert_non_null(strstr(v.reason, "truncated"));
+
+    /* The next open cuts the torn entry and records that it did. */
+    assert_int_equal(mt_open(e), 0);
+    for (int d = 0; d < MT_DRIVES; d++) {
+        struct strata_audit_verify w;
+        assert_int_equal(strata_audit_verify_drive(e->drive[d], &w), 0);
+        assert_false(w.broken);
+        assert_int_equal(w.entries, d == 1 ? 4 : 5);
+        assert_int_equal(w.last_seq, 5);
+    }
+    b = slurp(p, &len);
+    assert_non_null(strstr(b, "\"action\":\"AuditTornEntry\",\"outcome\":\"repaired\""));
+    free(b);
+    mt_teardown(e);
+}
+
+static void test_removed_entry(void **state)
+{
+    struct mt_env *e = mt_setup("audit-removed");
+    assert_non_null(e);
+    assert_int_equal(append_n(e, 4), 0);
+    mt_close(e);
+    char p[700];
+    log_path(e, 0, p, sizeof(p));
+    size_t len;
+    char *b = slurp(p, &len);
+    size_t starts[8];
+    assert_int_equal(line_starts(b, len, starts, 7), 4);
+    for (size_t rm = 0; rm < 3; rm++) { /* the last one leaves a valid, shorter chain */
+        char *c = malloc(len);
+        memcpy(c, b, starts[rm]);
+        memcpy(c + starts[rm], b + starts[rm + 1], len - starts[rm + 1]);
+        spit(p, c, len - (starts[rm + 1] - starts[rm]));
+        free(c);
+        struct strata_audit_verify v;
+        assert_int_equal(strata_audit_verify_drive(e->drive[0], &v), 0);
+        assert_true(v.broken);
+        assert_int_equal(v.broken_at, rm);
+        assert_non_null(strstr(v.reason, "prev does not match"));
+    }
+    /* Two entries swapped are caught too. */
+    char *c = malloc(len);
+    memcpy(c, b + starts[1], starts[2] - starts[1]);
+    memcpy(c + (starts[2] - starts[1]), b, starts[1]);
+    memcpy(c + starts[2], b + starts[2], len - starts[2]);
+    spit(p, c, len);
+    free(c);
+    struct strata_audit_verify v;
+    assert_int_equal(strata_audit_verify_drive(e->drive[0], &v), 0);
+    assert_true(v.broken);
+    assert_int_equal(v.broken_at, 0);
+    free(b);
+    mt_rm_rf(e->root);
+    free(e);
+}
+
+static void test_quorum(void **state)
+{
+    struct mt_env *e = mt_setup("audit-quorum");
+    assert_non_null(e);
+    mt_close(e);
+    /* Two of four drives cannot open their log: 2 < write quorum 3. */
+    char p[700];
+    for (int d = 0; d < 2; d++) {
+        log_path(e, d, p, sizeof(p));
+        unlink(p);
+        assert_int_equal(mkdir(p, 0755), 0);
+    }
+    assert_int_equal(mt_open(e), 0);
+    struct strata_audit_event ev = {.user = "u", .bucket = "b", .action = "DeleteObject",
+                                    .outcome = "denied"};
+    assert_int_equal(strata_meta_audit_append(e->m, &ev), STRATA_EQUORUM);
+    verify_ok(e, 2, 1); /* the drives that took it keep it */
+    mt_close(e);
+    log_path(e, 1, p, sizeof(p));
+    rmdir(p);
+    assert_int_equal(mt_open(e), 0);
+    assert_int_equal(strata_meta_audit_append(e->m, &ev), 0);
+    verify_ok(e, 1, 1);
+    verify_ok(e, 3, 2);
+    mt_teardown(e);
+}
+
+#define THREADS 8
+#define PER_THREAD 40
+
+static void *appender(void *arg)
+{
+    struct mt_env *e = arg;
+    for (int i = 0; i < PER_THREAD; i++) {
+        struct strata_audit_event ev = {.user = "u", .bucket = "b", .key = "k",
+                                        .action = "PutObjectRetention", .outcome = "allowed"};
+        if (strata_meta_audit_append(e->m, &ev) != 0)
+            return (void *)1;
+    }
+    return NULL;
+}
+
+static void test_concurrent(void **state)
+{
+    struct mt_env *e = mt_setup("audit-threads");
+    assert_non_null(e);
+    pthread_t t[THREADS];
+    for (int i = 0; i < THREADS; i++)
+        assert_int_equal(pthread_create(&t[i], NULL, appender, e), 0);
+    for (int i = 0; i < THREADS; i++) {
+        void *r;
+        pthread_join(t[i], &r);
+        assert_null(r);
+    }
+    for (int d = 0; d < MT_DRIVES; d++) {
+        verify_ok(e, d, THREADS * PER_THREAD);
+        struct strata_audit_verify v;
+        assert_int_equal(strata_audit_verify_drive(e->drive[d], &v), 0);
+        assert_int_equal(v.last_seq, THREADS * PER_THREAD);
+    }
+    mt_teardown(e);
+}
+
+static void test_absent_log(void **state)
+{
+    struct strata_audit_verify v;
+    assert_int_equal(strata_audit_verify_drive("/nonexistent-strata-drive", &v), 0);
+    assert_false(v.broken);
+    assert_int_equal(v.entries, 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_append_and_verify), cmocka_unit_test(test_flip_every_byte),
+        cmocka_unit_test(test_truncated_last_entry), cmocka_unit_test(test_removed_entry),
+        cmocka_unit_test(test_quorum), cmocka_unit_test(test_concurrent),
+        cmocka_unit_test(test_absent_log),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
