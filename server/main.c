@@ -24,6 +24,7 @@
 #include <libxml/parser.h>
 #include <openssl/evp.h>
 
+#include "cli_audit.h"
 #include "srv.h"
 #include "strata/hex.h"
 
@@ -42,6 +43,7 @@ static void usage(FILE *f)
     fprintf(f,
 "Usage: strata server [OPTIONS] [DRIVE...]\n"
 "       strata selftest [DIR]\n"
+"       strata audit verify DRIVE... | strata audit show DRIVE\n"
 "       strata --help | --version\n"
 "\n"
 "server    Serve the S3 API from the given drives.  A drive is a directory\n"
@@ -53,6 +55,8 @@ static void usage(FILE *f)
 "selftest  Format a temporary drive set under DIR (default /tmp), write, read\n"
 "          back and verify objects of several sizes through the object layer,\n"
 "          delete them and print a report.  Exits non-zero on any mismatch.\n"
+"audit     Check the hash chain of the drives' object-lock audit logs, or\n"
+"          print one (strata audit --help).\n"
 "\n"
 "Options of server:\n"
 "  --address HOST:PORT   listen address (default 127.0.0.1:9000)\n"
@@ -514,6 +518,8 @@ int main(int argc, char **argv)
         return cmd_server(argc - 1, argv + 1);
     if (strcmp(cmd, "selftest") == 0)
         return cmd_selftest(argc - 1, argv + 1);
+    if (strcmp(cmd, "audit") == 0)
+        return strata_cli_audit(argc - 1, argv + 1);
     fprintf(stderr, "strata: unknown command %s\n", cmd);
     usage(stderr);
     return 2;
