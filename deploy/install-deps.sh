@@ -14,6 +14,8 @@ PKGS=(
     awscli python3 python3-boto3 s3cmd rclone curl
     # aws-sdk-js v3 test (tests/integration/test_js_sdk.py); npm below
     nodejs
+    # integration tests: a wall clock moved at run time (Object Lock clock)
+    faketime
     # benchmarks
     nginx fio wrk
 )

@@ -62,13 +62,15 @@ def md5_hex(b):
 class Strata:
     """One daemon (or an external one) for the whole test file."""
 
-    def __init__(self, args=(), drives=None, keys=None):
+    def __init__(self, args=(), drives=None, keys=None, extra_env=None):
         """args: extra daemon flags.  drives: the daemon's drive directories
         (default: four under the scratch directory; the caller owns
         directories it passes).  keys: (access key, secret key) of the root
-        user, default random."""
+        user, default random.  extra_env: more variables for the daemon's
+        environment (e.g. LD_PRELOAD)."""
         self.args = list(args)  # extra daemon flags
         self.keys = keys
+        self.extra_env = dict(extra_env or {})
         base = os.environ.get("STRATA_TEST_TMPDIR") or tempfile.gettempdir()
         os.makedirs(base, exist_ok=True)
         self.tmp = tempfile.mkdtemp(prefix=NAME + ".", dir=base)
@@ -112,11 +114,8 @@ class Strata:
             for d in drives:
                 os.makedirs(d)
         self.log_path = os.path.join(self.tmp, "strata.log")
-        env = {"PATH": "/usr/bin:/bin", "HOME": self.home,
-               "STRATA_ROOT_USER": self.ak, "STRATA_ROOT_PASSWORD": self.sk}
-        for k in ("ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS", "TSAN_OPTIONS"):
-            if k in os.environ:
-                env[k] = os.environ[k]
+        env = self._daemon_env()
+        self.drives = drives
         for attempt in range(3):
             self.port = free_port()
             with open(self.log_path, "wb") as logf:
@@ -134,6 +133,30 @@ class Strata:
             if attempt == 2 or "address already in use" not in text.lower():
                 print(text)
                 raise SystemExit(f"strata exited at start-up with status {self.proc.returncode}")
+
+    def _daemon_env(self):
+        env = {"PATH": "/usr/bin:/bin", "HOME": self.home,
+               "STRATA_ROOT_USER": self.ak, "STRATA_ROOT_PASSWORD": self.sk}
+        for k in ("ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS", "TSAN_OPTIONS"):
+            if k in os.environ:
+                env[k] = os.environ[k]
+        env.update(self.extra_env)
+        return env
+
+    def restart(self):
+        """SIGTERM our daemon, wait for it, and start it again on the same
+        drives and port (with the current extra_env)."""
+        self.proc.send_signal(signal.SIGTERM)
+        rc = self.proc.wait(15)
+        assert rc == 0, f"strata exited with status {rc} after SIGTERM"
+        env = self._daemon_env()
+        with open(self.log_path, "ab") as logf:
+            self.proc = subprocess.Popen(
+                [os.environ["STRATA_BIN"], "server", "--address", f"127.0.0.1:{self.port}"]
+                + self.args + self.drives, env=env, stdin=subprocess.DEVNULL, stdout=logf,
+                stderr=subprocess.STDOUT)
+        if not self._wait_ready(30):
+            raise AssertionError("strata did not come back after a restart")
 
     def _wait_ready(self, timeout):
         deadline = time.monotonic() + timeout
