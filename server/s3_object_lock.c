@@ -210,18 +210,27 @@ void strata_h_lock_config_put(struct strata_req *r)
 
 /* ---- retention and legal hold ------------------------------------------- */
 
-void strata_h_retention_get(struct strata_req *r)
+/* The version a Get{ObjectRetention,ObjectLegalHold} asks about; false
+ * after answering the error. */
+static bool head_version(struct strata_req *r, struct strata_obj_info *in)
 {
     if (!need_lock_bucket(r))
-        return;
+        return false;
     const char *vid = strata_req_query(r, "versionId");
-    struct strata_obj_info in;
-    int rc = strata_obj_head(r->srv->meta, r->bucket, r->key, vid, &in);
+    int rc = strata_obj_head(r->srv->meta, r->bucket, r->key, vid, in);
     if (rc) {
-        strata_obj_info_fini(&in);
+        strata_obj_info_fini(in);
         obj_error(r, rc, vid);
-        return;
+        return false;
     }
+    return true;
+}
+
+void strata_h_retention_get(struct strata_req *r)
+{
+    struct strata_obj_info in;
+    if (!head_version(r, &in))
+        return;
     if (!in.lock.mode) {
         strata_obj_info_fini(&in);
         strata_req_error(r, S3E_NoSuchObjectLockConfiguration, 0);
@@ -268,16 +277,9 @@ void strata_h_retention_put(struct strata_req *r)
 
 void strata_h_legal_hold_get(struct strata_req *r)
 {
-    if (!need_lock_bucket(r))
-        return;
-    const char *vid = strata_req_query(r, "versionId");
     struct strata_obj_info in;
-    int rc = strata_obj_head(r->srv->meta, r->bucket, r->key, vid, &in);
-    if (rc) {
-        strata_obj_info_fini(&in);
-        obj_error(r, rc, vid);
+    if (!head_version(r, &in))
         return;
-    }
     struct strata_sbuf b;
     xml_open(&b, "LegalHold");
     strata_sbuf_xml_elem(&b, "Status", in.lock.legal_hold ? "ON" : "OFF");

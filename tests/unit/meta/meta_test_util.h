@@ -234,4 +234,37 @@ static inline int mt_data_files(struct mt_env *e)
     return n;
 }
 
+/* A one-part multipart upload of data with the options mo, completed;
+ * out (may be NULL) receives the version.  Returns the first failure. */
+static inline int mt_mpu_single(struct strata_meta *m, const struct strata_mpu_opts *mo,
+                                const void *data, size_t len, struct strata_obj_info *out)
+{
+    char uid[STRATA_UPLOAD_ID_MAX + 1];
+    int rc = strata_mpu_create(m, mo, uid);
+    if (rc)
+        return rc;
+    struct strata_part_opts po;
+    memset(&po, 0, sizeof(po));
+    po.bucket = mo->bucket;
+    po.key = mo->key;
+    po.upload_id = uid;
+    po.part_number = 1;
+    po.size = len;
+    struct strata_put *p;
+    if ((rc = strata_mpu_part_begin(m, &po, &p)))
+        return rc;
+    if ((rc = strata_obj_put_write(p, data, len))) {
+        strata_obj_put_abort(p);
+        return rc;
+    }
+    struct strata_obj_info part;
+    if ((rc = strata_obj_put_commit(p, &part)))
+        return rc;
+    struct strata_mpu_part mp = {1, part.etag, NULL, 0};
+    struct strata_mpu_complete_opts co = {mo->bucket, mo->key, uid, &mp, 1, NULL, false};
+    rc = strata_mpu_complete(m, &co, out);
+    strata_obj_info_fini(&part);
+    return rc;
+}
+
 #endif /* STRATA_TESTS_META_TEST_UTIL_H */

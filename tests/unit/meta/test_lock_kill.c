@@ -62,32 +62,7 @@ static int complete_one(struct strata_meta *m)
     mo.lock.mode = STRATA_LOCK_COMPLIANCE;
     mo.lock.until_ms = base_ms;
     mo.lock.legal_hold = true;
-    char uid[STRATA_UPLOAD_ID_MAX + 1];
-    int rc = strata_mpu_create(m, &mo, uid);
-    if (rc)
-        return rc;
-    struct strata_part_opts po;
-    memset(&po, 0, sizeof(po));
-    po.bucket = "b";
-    po.key = "mp";
-    po.upload_id = uid;
-    po.part_number = 1;
-    po.size = strlen(PART);
-    struct strata_put *p;
-    if ((rc = strata_mpu_part_begin(m, &po, &p)))
-        return rc;
-    if ((rc = strata_obj_put_write(p, PART, strlen(PART)))) {
-        strata_obj_put_abort(p);
-        return rc;
-    }
-    struct strata_obj_info out;
-    if ((rc = strata_obj_put_commit(p, &out)))
-        return rc;
-    struct strata_mpu_part part = {1, out.etag, NULL, 0};
-    struct strata_mpu_complete_opts co = {"b", "mp", uid, &part, 1, NULL, false};
-    rc = strata_mpu_complete(m, &co, NULL);
-    strata_obj_info_fini(&out);
-    return rc;
+    return mt_mpu_single(m, &mo, PART, strlen(PART), NULL);
 }
 
 static void mpu_child(struct mt_env *e, int fd)
