@@ -23,6 +23,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 static const char *mode_name(int mode)
 {
@@ -34,6 +35,21 @@ static const char *mode_name(int mode)
     default:
         return "NONE";
     }
+}
+
+/* "2027-01-01T00:00:00.000Z" for the audit log. */
+static const char *iso(int64_t ms, char out[32])
+{
+    time_t t = (time_t)(ms / 1000);
+    struct tm tm;
+    if (!gmtime_r(&t, &tm)) {
+        snprintf(out, 32, "%lld", (long long)ms);
+        return out;
+    }
+    char base[24];
+    strftime(base, sizeof(base), "%Y-%m-%dT%H:%M:%S", &tm);
+    snprintf(out, 32, "%s.%03dZ", base, (int)(((ms % 1000) + 1000) % 1000));
+    return out;
 }
 
 bool strata_obj_lock_active(const struct strata_obj_lock *lock, int64_t now_ms)
@@ -66,7 +82,7 @@ static void vid_of(const uint8_t *sk, const struct meta_rec *r, char out[STRATA_
 int strata_meta__lock_check_req(struct strata_meta *m, const struct strata_bucket_info *b,
                                 const struct strata_obj_lock *req)
 {
-    if (!req->mode && !req->legal_hold)
+    if (!req->mode && !req->legal_hold_set)
         return 0;
     if (!b->object_lock)
         return STRATA_EINVAL; /* InvalidRequest: the bucket has no object lock */
@@ -108,9 +124,10 @@ int strata_meta__lock_may_remove(struct strata_meta *m, const char *bucket, cons
     char vid[STRATA_VERSION_ID_MAX + 1], detail[128];
     vid_of(sk, r, vid);
     bool active_ret = r->lock.mode != STRATA_LOCK_NONE && r->lock.until_ms > now;
-    snprintf(detail, sizeof(detail), "mode=%s until_ms=%lld legal_hold=%s",
-             mode_name(active_ret ? r->lock.mode : STRATA_LOCK_NONE),
-             (long long)r->lock.until_ms, r->lock.legal_hold ? "ON" : "OFF");
+    char d1[32];
+    snprintf(detail, sizeof(detail), "mode=%s until=%s legal_hold=%s",
+             mode_name(active_ret ? r->lock.mode : STRATA_LOCK_NONE), iso(r->lock.until_ms, d1),
+             r->lock.legal_hold ? "ON" : "OFF");
     if (!r->lock.legal_hold && r->lock.mode == STRATA_LOCK_GOVERNANCE && actor &&
         actor->bypass_governance) {
         /* The bypass is itself a lock decision: audit it, and refuse the
@@ -159,11 +176,13 @@ static int change_cb(void *ud, const uint8_t *sk, const struct meta_rec *cur,
         snprintf(detail, sizeof(detail), "legal_hold %s -> %s", cur->lock.legal_hold ? "ON" : "OFF",
                  c->hold_on ? "ON" : "OFF");
         lk->legal_hold = c->hold_on;
+        lk->legal_hold_set = true;
     } else {
         int64_t now = strata_meta_lock_now_ms(c->m);
-        snprintf(detail, sizeof(detail), "%s until_ms=%lld -> %s until_ms=%lld%s",
-                 mode_name(cur->lock.mode), (long long)cur->lock.until_ms, mode_name(c->mode),
-                 (long long)c->until_ms, c->actor && c->actor->bypass_governance ? " bypass" : "");
+        char d1[32], d2[32];
+        snprintf(detail, sizeof(detail), "mode=%s until=%s -> mode=%s until=%s%s",
+                 mode_name(cur->lock.mode), iso(cur->lock.until_ms, d1), mode_name(c->mode),
+                 iso(c->until_ms, d2), c->actor && c->actor->bypass_governance ? " bypass" : "");
         rc = retention_rule(&cur->lock, c->mode, c->until_ms, now,
                             c->actor && c->actor->bypass_governance);
         lk->mode = c->mode;

@@ -54,7 +54,7 @@
  *   17    bin       tag set, verbatim (absent: no tags)
  *   18    uint      Object Lock retention mode (enum strata_lock_mode; absent: none)
  *   19    int       Object Lock retain-until date, Unix ms (with 18)
- *   20    bool      Object Lock legal hold (absent: off)
+ *   20    bool      Object Lock legal hold (absent: never set, reads as off)
  * A multipart version has no data id: its parts' data ids, sizes, MD5s and
  * checksums are in its 'T' chunk records (MP_CHUNK_PARTS parts each), which
  * are written in the same batch as the version record and deleted after
@@ -83,7 +83,7 @@
  * Upload record ('U') map: 0 format, 1 initiated ns, 2 checksum algorithm,
  *   3 checksum type, 4 stored headers (flat array as field 12 above),
  *   5 tag set (bin), 6 storage class, 7 lock mode, 8 retain-until ms,
- *   9 legal hold (7-9 as version fields 18-20; absent: none).
+ *   9 legal hold (7-9 as version fields 18-20; absent: none; 9 nil: never set).
  * Part record ('P') map: 0 format, 1 size, 2 MD5 bin[16], 3 mtime ns,
  *   4 data id bin[16] (absent for an empty part), 5 checksum algorithm,
  *   6 raw checksum, 7 bucket, 8 key (so heal can take the key's lock).

@@ -755,7 +755,8 @@ int strata_mpu_complete(struct strata_meta *m, const struct strata_mpu_complete_
          * it at CreateMultipartUpload). */
         r.lock = u.lock;
         if (!r.lock.mode) {
-            struct strata_obj_lock deflt, hold = {0, 0, u.lock.legal_hold};
+            struct strata_obj_lock deflt, hold = {0, 0, u.lock.legal_hold,
+                                                         u.lock.legal_hold_set};
             rc = strata_meta__lock_for_new(m, &b, &hold, &deflt);
             r.lock = deflt;
         }

@@ -217,7 +217,7 @@ int strata_meta__rec_encode(const struct meta_rec *r, char **out, size_t *outlen
     bool mp = (r->flags & REC_F_MULTIPART) != 0;
     size_t nf = 8 + (r->has_data_id ? 1 : 0) + (inl ? 3 : 0) + (r->cksum_algo ? 2 : 0) +
                 (mp ? 2 : 0) + (r->cksum_type ? 1 : 0) + (r->tags_len ? 1 : 0) +
-                (r->lock.mode ? 2 : 0) + (r->lock.legal_hold ? 1 : 0);
+                (r->lock.mode ? 2 : 0) + (r->lock.legal_hold_set ? 1 : 0);
     map_begin(&pk, nf);
     msgpack_pack_uint64(&pk, 1);
     msgpack_pack_uint64(&pk, r->flags);
@@ -275,9 +275,12 @@ int strata_meta__rec_encode(const struct meta_rec *r, char **out, size_t *outlen
         msgpack_pack_uint64(&pk, 19);
         msgpack_pack_int64(&pk, r->lock.until_ms);
     }
-    if (r->lock.legal_hold) {
+    if (r->lock.legal_hold_set) {
         msgpack_pack_uint64(&pk, 20);
-        msgpack_pack_true(&pk);
+        if (r->lock.legal_hold)
+            msgpack_pack_true(&pk);
+        else
+            msgpack_pack_false(&pk);
     }
 
     if (!sb.data) {
@@ -413,9 +416,12 @@ static bool lock_field(struct strata_obj_lock *l, uint64_t i, const msgpack_obje
     case 1:
         return get_int(v, &l->until_ms);
     default:
+        if (v->type == MSGPACK_OBJECT_NIL)
+            return true; /* never set */
         if (v->type != MSGPACK_OBJECT_BOOLEAN)
             return false;
         l->legal_hold = v->via.boolean;
+        l->legal_hold_set = true;
         return true;
     }
 }
@@ -427,7 +433,9 @@ static void lock_pack(msgpack_packer *pk, const struct strata_obj_lock *l, uint6
     msgpack_pack_uint64(pk, first + 1);
     msgpack_pack_int64(pk, l->until_ms);
     msgpack_pack_uint64(pk, first + 2);
-    if (l->legal_hold)
+    if (!l->legal_hold_set)
+        msgpack_pack_nil(pk);
+    else if (l->legal_hold)
         msgpack_pack_true(pk);
     else
         msgpack_pack_false(pk);
@@ -609,6 +617,7 @@ bool strata_meta__rec_same(const struct meta_rec *a, const struct meta_rec *b)
     /* Lock state is rewritten in place too: a drive that missed a
      * retention or legal-hold change is outvoted, never believed. */
     if (a->lock.mode != b->lock.mode || a->lock.legal_hold != b->lock.legal_hold ||
+        a->lock.legal_hold_set != b->lock.legal_hold_set ||
         (a->lock.mode && a->lock.until_ms != b->lock.until_ms))
         return false;
     return true;

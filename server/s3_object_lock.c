@@ -76,6 +76,7 @@ enum s3_err strata_lock_hdrs_parse(struct strata_req *r, struct strata_obj_lock 
             return S3E_InvalidArgument;
         }
         out->legal_hold = strcmp(hold, "ON") == 0;
+        out->legal_hold_set = true;
     }
     return S3E_NONE;
 }
@@ -88,8 +89,8 @@ void strata_lock_hdrs_add(struct MHD_Response *resp, const struct strata_obj_loc
         MHD_add_response_header(resp, "x-amz-object-lock-mode", mode_name(lock->mode));
         MHD_add_response_header(resp, "x-amz-object-lock-retain-until-date", when);
     }
-    if (lock->legal_hold)
-        MHD_add_response_header(resp, "x-amz-object-lock-legal-hold", "ON");
+    if (lock->legal_hold_set)
+        MHD_add_response_header(resp, "x-amz-object-lock-legal-hold", lock->legal_hold ? "ON" : "OFF");
 }
 
 /* The lock calls need a lock bucket: InvalidRequest otherwise. */
@@ -280,6 +281,11 @@ void strata_h_legal_hold_get(struct strata_req *r)
     struct strata_obj_info in;
     if (!head_version(r, &in))
         return;
+    if (!in.lock.legal_hold_set) {
+        strata_obj_info_fini(&in);
+        strata_req_error(r, S3E_NoSuchObjectLockConfiguration, 0);
+        return;
+    }
     struct strata_sbuf b;
     xml_open(&b, "LegalHold");
     strata_sbuf_xml_elem(&b, "Status", in.lock.legal_hold ? "ON" : "OFF");

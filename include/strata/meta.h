@@ -154,6 +154,7 @@ struct strata_obj_lock {
     int mode;         /* enum strata_lock_mode; NONE: no retention */
     int64_t until_ms; /* retain-until date, Unix ms; set with a mode */
     bool legal_hold;
+    bool legal_hold_set; /* a legal hold (ON or OFF) was ever set on the version */
 };
 
 /*

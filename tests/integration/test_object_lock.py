@@ -189,7 +189,8 @@ def put_headers_and_validation(s):
     assert "ObjectLockMode" not in h and "ObjectLockLegalHoldStatus" not in h, h
     expect_error(lambda: c.get_object_retention(Bucket=b, Key="plain"),
                  "NoSuchObjectLockConfiguration", 404)
-    assert c.get_object_legal_hold(Bucket=b, Key="plain")["LegalHold"]["Status"] == "OFF"
+    expect_error(lambda: c.get_object_legal_hold(Bucket=b, Key="plain"),
+                 "NoSuchObjectLockConfiguration", 404)
     expect_error(lambda: c.get_object_retention(Bucket=b, Key="absent"), "NoSuchKey", 404)
 
 
@@ -269,7 +270,9 @@ def compliance_extend_only(s):
 def legal_hold_on_and_off(s):
     c, b = lock_bucket(s, "olhold")
     vid = put_locked(c, b, "h")["VersionId"]
-    assert c.get_object_legal_hold(Bucket=b, Key="h")["LegalHold"]["Status"] == "OFF"
+    # Never set: AWS has no legal hold to report.
+    expect_error(lambda: c.get_object_legal_hold(Bucket=b, Key="h"), "NoSuchObjectLockConfiguration", 404)
+    assert "ObjectLockLegalHoldStatus" not in c.head_object(Bucket=b, Key="h")
     c.put_object_legal_hold(Bucket=b, Key="h", VersionId=vid, LegalHold={"Status": "ON"})
     assert c.get_object_legal_hold(Bucket=b, Key="h", VersionId=vid)["LegalHold"]["Status"] == "ON"
     assert c.head_object(Bucket=b, Key="h")["ObjectLockLegalHoldStatus"] == "ON"
@@ -280,6 +283,7 @@ def legal_hold_on_and_off(s):
                  "MalformedXML", 400)
     c.put_object_legal_hold(Bucket=b, Key="h", VersionId=vid, LegalHold={"Status": "OFF"})
     assert c.get_object_legal_hold(Bucket=b, Key="h", VersionId=vid)["LegalHold"]["Status"] == "OFF"
+    assert c.head_object(Bucket=b, Key="h", VersionId=vid)["ObjectLockLegalHoldStatus"] == "OFF"
     c.delete_object(Bucket=b, Key="h", VersionId=vid)
     expect_error(lambda: c.get_object_legal_hold(Bucket=b, Key="h", VersionId=vid), "NoSuchVersion", 404)
 

@@ -39,6 +39,7 @@ static int put_locked(struct mt_env *e, const char *key, int mode, int64_t until
     o.lock.mode = mode;
     o.lock.until_ms = until_ms;
     o.lock.legal_hold = hold;
+    o.lock.legal_hold_set = hold;
     return mt_put_opts(e, &o, "hello", 5, 0, out);
 }
 
@@ -164,6 +165,11 @@ static void test_legal_hold_and_expiry(void **state)
                      STRATA_ELOCKED);
     assert_int_equal(strata_obj_legal_hold_put(e->m, "b", "k", v.version_id, false, NULL, NULL),
                      0);
+    struct strata_obj_info h;
+    assert_int_equal(strata_obj_head(e->m, "b", "k", v.version_id, &h), 0);
+    assert_false(h.lock.legal_hold);
+    assert_true(h.lock.legal_hold_set); /* OFF, not "never set" */
+    strata_obj_info_fini(&h);
     assert_int_equal(strata_obj_delete(e->m, "b", "k", v.version_id, NULL), 0);
     strata_obj_info_fini(&v);
     /* Retention ends by the retention clock: refused before, allowed after. */
@@ -180,6 +186,7 @@ static void test_legal_hold_and_expiry(void **state)
                      STRATA_EINVAL);
     assert_int_equal(put_locked(e, "p", 7, now + 100000, false, &v), STRATA_EINVAL);
     assert_int_equal(mt_put(e, "b", "p", "hello", 5, &v), 0);
+    assert_false(v.lock.legal_hold_set);
     assert_int_equal(strata_obj_retention_put(e->m, "b", "p", NULL, STRATA_LOCK_GOVERNANCE,
                                               now - 1000, NULL, NULL),
                      STRATA_EINVAL);
@@ -235,6 +242,7 @@ static void test_default_retention(void **state)
     mo.bucket = "b";
     mo.key = "mp";
     mo.lock.legal_hold = true;
+    mo.lock.legal_hold_set = true;
     assert_int_equal(mt_mpu_single(e->m, &mo, "hello", 5, &v), 0);
     assert_int_equal(v.lock.mode, STRATA_LOCK_COMPLIANCE);
     assert_true(v.lock.until_ms >= t1 + 2 * 365 * 86400000LL);
@@ -269,6 +277,7 @@ static void test_no_lock_bucket(void **state)
     mo.bucket = "b";
     mo.key = "mp";
     mo.lock.legal_hold = true;
+    mo.lock.legal_hold_set = true;
     char uid[40];
     assert_int_equal(strata_mpu_create(e->m, &mo, uid), STRATA_EINVAL);
     assert_int_equal(mt_put(e, "b", "k", "hello", 5, &v), 0);

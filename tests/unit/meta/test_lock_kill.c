@@ -62,6 +62,7 @@ static int complete_one(struct strata_meta *m)
     mo.lock.mode = STRATA_LOCK_COMPLIANCE;
     mo.lock.until_ms = base_ms;
     mo.lock.legal_hold = true;
+    mo.lock.legal_hold_set = true;
     return mt_mpu_single(m, &mo, PART, strlen(PART), NULL);
 }
 
