@@ -104,10 +104,19 @@ int strata_meta__lock_for_new(struct strata_meta *m, const struct strata_bucket_
         return rc;
     *out = *req;
     if (!out->mode && b->object_lock && b->lock_mode) {
-        /* Default retention counts from the version's creation. */
-        int64_t days = b->lock_days ? (int64_t)b->lock_days : (int64_t)b->lock_years * 365;
+        /* Default retention counts from the version's creation: days of
+         * 24 h, or calendar years (Feb 29 + 1 year is Mar 1). */
+        int64_t now = strata_meta_lock_now_ms(m);
         out->mode = b->lock_mode;
-        out->until_ms = strata_meta_lock_now_ms(m) + days * 86400000LL;
+        out->until_ms = now + (int64_t)b->lock_days * 86400000LL;
+        if (!b->lock_days) {
+            time_t t = (time_t)(now / 1000);
+            struct tm tm;
+            if (!gmtime_r(&t, &tm))
+                return STRATA_EINTERNAL;
+            tm.tm_year += (int)b->lock_years;
+            out->until_ms = (int64_t)timegm(&tm) * 1000 + now % 1000;
+        }
     }
     return 0;
 }
