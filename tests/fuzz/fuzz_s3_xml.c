@@ -2,7 +2,8 @@
  * fuzz_s3_xml.c - libFuzzer target for the S3 request-body parsers of
  * server/s3_xml.c (libxml2): CreateBucketConfiguration
  * (LocationConstraint), VersioningConfiguration, DeleteObjects,
- * CompleteMultipartUpload, Tagging and AccessControlPolicy.
+ * CompleteMultipartUpload, Tagging, AccessControlPolicy and the Object
+ * Lock documents (ObjectLockConfiguration, Retention, LegalHold).
  *
  * Input: the body.  Every parser gets every input (each rejects a foreign
  * root element at once), so one corpus seeds them all.  Checks the
@@ -124,6 +125,32 @@ static void check_acl(const char *b, size_t n)
         STRATA_FUZZ_FAIL();
 }
 
+static void check_lock(const char *b, size_t n)
+{
+    bool enabled = true, on = true;
+    int mode = 7;
+    unsigned days = 7, years = 7;
+    const char *msg = NULL;
+    enum s3_err e = strata_xml_lock_config_parse(b, n, &enabled, &mode, &days, &years, &msg);
+    if (e == S3E_NONE) {
+        /* A rule names a mode and exactly one positive period. */
+        if (!enabled || mode < 0 || mode > STRATA_LOCK_COMPLIANCE ||
+            (mode && (days == 0) == (years == 0)) || days > 36500 || years > 100)
+            STRATA_FUZZ_FAIL();
+    } else if (enabled || mode != 0 ||
+               (e != S3E_MalformedXML && e != S3E_InvalidRetentionPeriod)) {
+        STRATA_FUZZ_FAIL();
+    }
+    int64_t until = 7;
+    e = strata_xml_retention_parse(b, n, &mode, &until);
+    if (e == S3E_NONE ? (mode < 0 || mode > STRATA_LOCK_COMPLIANCE || (!mode && until != 0))
+                      : (mode != 0 || e != S3E_MalformedXML))
+        STRATA_FUZZ_FAIL();
+    e = strata_xml_legal_hold_parse(b, n, &on);
+    if (e != S3E_NONE && (on || e != S3E_MalformedXML))
+        STRATA_FUZZ_FAIL();
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static bool inited;
@@ -144,6 +171,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     check_complete(b, size);
     check_tagging(b, size);
     check_acl(b, size);
+    check_lock(b, size);
     free(b);
     return 0;
 }
