@@ -15,10 +15,12 @@
  * key that is not UTF-8 is written as "key_hex".
  *
  * Threads: any number of request threads append.  audit->mu serialises the
- * seq assignment and the write() of each drive's line (a few microseconds);
- * the fdatasync runs outside it, per drive under that drive's sync_mu, and
- * covers every line written before it started, so concurrent appends share
- * fsyncs.  Lock order: mu and sync_mu are never held together.
+ * seq assignment and the write() of each drive's line (a few microseconds).
+ * Then the appender asks every drive's syncer thread to make its line
+ * durable and waits for them: the drives fdatasync in parallel, and one
+ * fdatasync covers every line written before it started, so concurrent
+ * appends share them (group commit).  Lock order: mu and a drive's sync_mu
+ * are never held together.
  */
 #include "meta_internal.h"
 
@@ -49,8 +51,15 @@ struct audit_drive {
     const char *path; /* drive directory, for logs */
     uint64_t off;    /* end of the last complete line (under audit mu) */
     _Atomic uint64_t written; /* copy of off readable without mu */
-    uint64_t synced; /* bytes known durable (under sync_mu) */
-    pthread_mutex_t sync_mu;
+    pthread_mutex_t sync_mu; /* protects want, synced, sync_failed, stop */
+    pthread_cond_t sync_cv;  /* wakes the syncer */
+    pthread_cond_t done_cv;  /* wakes appenders waiting for synced */
+    uint64_t want;           /* highest offset an appender waits for */
+    uint64_t synced;         /* bytes known durable */
+    bool sync_failed;        /* after a failed fdatasync nothing is known */
+    bool stop;
+    pthread_t thr;
+    bool thr_started;
     char last[AUDIT_HEX + 1]; /* hash of the last entry */
 };
 
@@ -263,12 +272,49 @@ static int tail_load(struct strata_meta *m, struct audit_drive *ad, uint64_t *se
     return 0;
 }
 
+static void *syncer(void *arg)
+{
+    struct audit_drive *ad = arg;
+    pthread_mutex_lock(&ad->sync_mu);
+    for (;;) {
+        while (!ad->stop && (ad->want <= ad->synced || ad->sync_failed))
+            pthread_cond_wait(&ad->sync_cv, &ad->sync_mu);
+        if (ad->want <= ad->synced || ad->sync_failed)
+            break; /* stopping, nothing pending */
+        uint64_t target = ad->written; /* every byte below it was written before the sync */
+        pthread_mutex_unlock(&ad->sync_mu);
+        int rc = fdatasync(ad->fd);
+        pthread_mutex_lock(&ad->sync_mu);
+        if (rc == 0) {
+            if (target > ad->synced)
+                ad->synced = target;
+        } else {
+            /* After a failed fsync the page cache state is unknown. */
+            ad->sync_failed = true;
+            ad->dead = true;
+        }
+        pthread_cond_broadcast(&ad->done_cv);
+    }
+    pthread_mutex_unlock(&ad->sync_mu);
+    return NULL;
+}
+
 static void audit_free(struct meta_audit *a)
 {
     for (unsigned i = 0; i < a->n; i++) {
-        if (a->d[i].fd >= 0)
-            close(a->d[i].fd);
-        pthread_mutex_destroy(&a->d[i].sync_mu);
+        struct audit_drive *ad = &a->d[i];
+        if (ad->thr_started) {
+            pthread_mutex_lock(&ad->sync_mu);
+            ad->stop = true;
+            pthread_cond_signal(&ad->sync_cv);
+            pthread_mutex_unlock(&ad->sync_mu);
+            pthread_join(ad->thr, NULL);
+        }
+        if (ad->fd >= 0)
+            close(ad->fd);
+        pthread_mutex_destroy(&ad->sync_mu);
+        pthread_cond_destroy(&ad->sync_cv);
+        pthread_cond_destroy(&ad->done_cv);
     }
     pthread_mutex_destroy(&a->mu);
     free(a->d);
@@ -298,6 +344,8 @@ int strata_meta__audit_open(struct strata_meta *m)
             ad->set = s;
             ad->path = strata_set_drive_path(m->sets[s].set, d);
             pthread_mutex_init(&ad->sync_mu, NULL);
+            pthread_cond_init(&ad->sync_cv, NULL);
+            pthread_cond_init(&ad->done_cv, NULL);
             if (!m->sets[s].drives[d].db)
                 continue;
             char path[4096];
@@ -316,7 +364,12 @@ int strata_meta__audit_open(struct strata_meta *m)
                 ad->fd = -1;
                 continue;
             }
-            ad->written = ad->synced = ad->off;
+            ad->written = ad->synced = ad->want = ad->off;
+            if (pthread_create(&ad->thr, NULL, syncer, ad) != 0) {
+                audit_free(a);
+                return STRATA_ENOMEM;
+            }
+            ad->thr_started = true;
             if (seq > max_seq)
                 max_seq = seq;
             if (torn) {
@@ -433,22 +486,24 @@ static bool write_all(int fd, const char *p, size_t n)
     return true;
 }
 
-/* Make everything written to ad up to now durable; concurrent callers
- * share one fdatasync. */
-static bool drive_sync(struct audit_drive *ad, uint64_t upto)
+/* Ask ad's syncer to make the bytes below upto durable. */
+static void sync_ask(struct audit_drive *ad, uint64_t upto)
 {
-    bool ok = true;
     pthread_mutex_lock(&ad->sync_mu);
-    if (ad->synced < upto) {
-        uint64_t target = ad->written; /* every byte below it was written before the sync */
-        if (fdatasync(ad->fd) == 0) {
-            ad->synced = target;
-        } else {
-            /* After a failed fsync the page cache state is unknown. */
-            ok = false;
-            ad->dead = true;
-        }
+    if (ad->want < upto) {
+        ad->want = upto;
+        pthread_cond_signal(&ad->sync_cv);
     }
+    pthread_mutex_unlock(&ad->sync_mu);
+}
+
+/* Wait until they are; false when the drive's fdatasync failed. */
+static bool sync_wait(struct audit_drive *ad, uint64_t upto)
+{
+    pthread_mutex_lock(&ad->sync_mu);
+    while (ad->synced < upto && !ad->sync_failed)
+        pthread_cond_wait(&ad->done_cv, &ad->sync_mu);
+    bool ok = ad->synced >= upto;
     pthread_mutex_unlock(&ad->sync_mu);
     return ok;
 }
@@ -514,10 +569,13 @@ int strata_meta_audit_append(struct strata_meta *m, const struct strata_audit_ev
     free(line);
     free(body);
 
+    for (unsigned i = 0; i < a->n; i++)
+        if (ok[i])
+            sync_ask(&a->d[i], upto[i]);
     for (unsigned i = 0; i < a->n; i++) {
         if (!ok[i])
             continue;
-        if (drive_sync(&a->d[i], upto[i]))
+        if (sync_wait(&a->d[i], upto[i]))
             got[a->d[i].set]++;
         else
             strata_log(&m->log, STRATA_LOG_ERR, "meta", "drive %s: audit fsync failed",
