@@ -19,8 +19,14 @@
  * Then the appender asks every drive's syncer thread to make its line
  * durable and waits for them: the drives fdatasync in parallel, and one
  * fdatasync covers every line written before it started, so concurrent
- * appends share them (group commit).  Lock order: mu and a drive's sync_mu
- * are never held together.
+ * appends share them (group commit).  Lock order: mu -> a drive's sync_mu.
+ *
+ * Tail anchor: the lock clock thread writes each drive's last durable entry
+ * (seq and hash) into that drive's lock-clock file with the clock's mark
+ * ("audit_seq", "audit_hash"), so entries removed from the end of a log
+ * older than a few seconds are found: by verify, and at open, which records
+ * them as "AuditEntriesMissing".  Whoever can rewrite lock-clock as well
+ * can hide that; the anchor raises the bar, it is no proof.
  */
 #include "meta_internal.h"
 
@@ -50,8 +56,12 @@ struct audit_drive {
     unsigned set;
     const char *path; /* drive directory, for logs */
     uint64_t off;    /* end of the last complete line (under audit mu) */
-    _Atomic uint64_t written; /* copy of off readable without mu */
-    pthread_mutex_t sync_mu; /* protects want, synced, sync_failed, stop */
+    pthread_mutex_t sync_mu; /* protects the fields below */
+    uint64_t written;        /* off, and the seq and hash of the entry ending there */
+    uint64_t w_seq;
+    char w_hash[AUDIT_HEX + 1];
+    uint64_t s_seq;          /* seq and hash of the entry ending at synced */
+    char s_hash[AUDIT_HEX + 1];
     pthread_cond_t sync_cv;  /* wakes the syncer */
     pthread_cond_t done_cv;  /* wakes appenders waiting for synced */
     uint64_t want;           /* highest offset an appender waits for */
@@ -94,6 +104,27 @@ void strata_meta__iso8601(int64_t ms, char out[32])
 }
 
 /* ---- verify ------------------------------------------------------------- */
+
+static bool is_hex64(const char *s, size_t n);
+
+/* The anchor lock_clock.c stored in drive/lock-clock; false when none. */
+static bool anchor_read(const char *drive, uint64_t *seq, char hash[AUDIT_HEX + 1])
+{
+    char path[4096];
+    snprintf(path, sizeof(path), "%s/lock-clock", drive);
+    json_error_t jerr;
+    json_t *o = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
+    json_t *js = json_object_get(o, "audit_seq");
+    const char *h = json_string_value(json_object_get(o, "audit_hash"));
+    bool ok = json_is_integer(js) && json_integer_value(js) > 0 && h && is_hex64(h, strlen(h));
+    if (ok) {
+        *seq = (uint64_t)json_integer_value(js);
+        memcpy(hash, h, AUDIT_HEX + 1);
+    }
+    json_decref(o);
+    return ok;
+}
+
 
 static bool is_hex64(const char *s, size_t n)
 {
@@ -159,7 +190,16 @@ int strata_audit_verify_drive(const char *drive_dir, struct strata_audit_verify 
     memset(out, 0, sizeof(*out));
     char path[4096];
     snprintf(path, sizeof(path), "%s/%s", drive_dir, AUDIT_FILE);
+    uint64_t aseq = 0;
+    char ahash[AUDIT_HEX + 1];
+    bool anchored = anchor_read(drive_dir, &aseq, ahash); /* before the log: it only grows */
     FILE *f = fopen(path, "re");
+    if (!f && errno == ENOENT && anchored) {
+        out->broken = true;
+        snprintf(out->reason, sizeof(out->reason),
+                 "audit.log is missing but lock-clock recorded seq %llu", (unsigned long long)aseq);
+        return 0;
+    }
     if (!f)
         return errno == ENOENT ? 0 : STRATA_EIO;
     char prev[AUDIT_HEX + 1];
@@ -179,8 +219,17 @@ int strata_audit_verify_drive(const char *drive_dir, struct strata_audit_verify 
         } else if ((size_t)n > AUDIT_LINE_MAX) {
             snprintf(out->reason, sizeof(out->reason), "entry longer than %u bytes",
                      AUDIT_LINE_MAX);
-        } else if (check_line(line, (size_t)n - 1, prev, prev_seq, idx == 0, hash, &seq,
-                              out->reason, sizeof(out->reason))) {
+        } else if (!check_line(line, (size_t)n - 1, prev, prev_seq, idx == 0, hash, &seq,
+                               out->reason, sizeof(out->reason))) {
+            /* reason set */
+        } else if (anchored && (seq > aseq && prev_seq < aseq)) {
+            snprintf(out->reason, sizeof(out->reason),
+                     "entry seq %llu recorded in lock-clock is missing before this one",
+                     (unsigned long long)aseq);
+        } else if (anchored && seq == aseq && memcmp(hash, ahash, AUDIT_HEX) != 0) {
+            snprintf(out->reason, sizeof(out->reason),
+                     "hash differs from the one recorded in lock-clock: entry replaced");
+        } else {
             memcpy(prev, hash, sizeof(prev));
             prev_seq = seq;
             out->last_seq = seq;
@@ -190,6 +239,13 @@ int strata_audit_verify_drive(const char *drive_dir, struct strata_audit_verify 
         out->broken = true;
         out->broken_at = idx;
         break;
+    }
+    if (!out->broken && anchored && prev_seq < aseq) {
+        out->broken = true;
+        out->broken_at = out->entries;
+        snprintf(out->reason, sizeof(out->reason),
+                 "log ends at seq %llu but lock-clock recorded seq %llu: entries removed from the end",
+                 (unsigned long long)prev_seq, (unsigned long long)aseq);
     }
     if (ferror(f))
         rc = STRATA_EIO;
@@ -281,13 +337,19 @@ static void *syncer(void *arg)
             pthread_cond_wait(&ad->sync_cv, &ad->sync_mu);
         if (ad->want <= ad->synced || ad->sync_failed)
             break; /* stopping, nothing pending */
-        uint64_t target = ad->written; /* every byte below it was written before the sync */
+        /* Every byte below written was written before the sync starts. */
+        uint64_t target = ad->written, t_seq = ad->w_seq;
+        char t_hash[AUDIT_HEX + 1];
+        memcpy(t_hash, ad->w_hash, sizeof(t_hash));
         pthread_mutex_unlock(&ad->sync_mu);
         int rc = fdatasync(ad->fd);
         pthread_mutex_lock(&ad->sync_mu);
         if (rc == 0) {
-            if (target > ad->synced)
+            if (target > ad->synced) {
                 ad->synced = target;
+                ad->s_seq = t_seq;
+                memcpy(ad->s_hash, t_hash, sizeof(t_hash));
+            }
         } else {
             /* After a failed fsync the page cache state is unknown. */
             ad->sync_failed = true;
@@ -297,6 +359,57 @@ static void *syncer(void *arg)
     }
     pthread_mutex_unlock(&ad->sync_mu);
     return NULL;
+}
+
+/* ---- tail anchor -------------------------------------------------------- */
+
+bool strata_meta__audit_anchor(struct strata_meta *m, unsigned set, unsigned d, uint64_t *seq,
+                               char hash[65])
+{
+    struct meta_audit *a = m->audit;
+    if (!a)
+        return false;
+    unsigned i = 0;
+    for (unsigned s = 0; s < set; s++)
+        i += m->sets[s].n;
+    struct audit_drive *ad = &a->d[i + d];
+    if (ad->fd < 0)
+        return false;
+    pthread_mutex_lock(&ad->sync_mu);
+    *seq = ad->s_seq;
+    memcpy(hash, ad->s_hash, AUDIT_HEX + 1);
+    pthread_mutex_unlock(&ad->sync_mu);
+    return *seq > 0;
+}
+
+/* At open: the log must still reach the entry its anchor names. */
+static void anchor_check(struct strata_meta *m, struct audit_drive *ad, uint64_t seq, char *note,
+                         size_t cap)
+{
+    uint64_t aseq;
+    char ahash[AUDIT_HEX + 1];
+    if (!anchor_read(ad->path, &aseq, ahash))
+        return;
+    if (seq > aseq || (seq == aseq && memcmp(ahash, ad->last, AUDIT_HEX) == 0))
+        return; /* entries before the tail are verify's business */
+    strata_log(&m->log, STRATA_LOG_ERR, "meta",
+               "drive %s: audit log ends at seq %llu but its last durable entry was seq %llu: "
+               "entries were removed or altered; run strata audit verify",
+               ad->path, (unsigned long long)seq, (unsigned long long)aseq);
+    size_t l = strlen(note);
+    snprintf(note + l, cap - l, "%s%s: log ends at seq %llu, anchor seq %llu", l ? "; " : "",
+             ad->path, (unsigned long long)seq, (unsigned long long)aseq);
+}
+
+static void note_append(struct strata_meta *m, const char *action, const char *outcome,
+                        const char *detail)
+{
+    struct strata_audit_event ev = {.user = "-", .bucket = "-", .action = action,
+                                    .outcome = outcome, .detail = detail};
+    int rc = strata_meta_audit_append(m, &ev);
+    if (rc)
+        strata_log(&m->log, STRATA_LOG_ERR, "meta", "audit: cannot record %s: %s", action,
+                   strata_errname(rc));
 }
 
 static void audit_free(struct meta_audit *a)
@@ -336,7 +449,7 @@ int strata_meta__audit_open(struct strata_meta *m)
         return STRATA_ENOMEM;
     }
     uint64_t max_seq = 0;
-    char torn_note[512] = "";
+    char torn_note[512] = "", missing_note[512] = "";
     for (unsigned s = 0; s < m->nsets; s++) {
         for (unsigned d = 0; d < m->sets[s].n; d++) {
             struct audit_drive *ad = &a->d[a->n++];
@@ -365,6 +478,10 @@ int strata_meta__audit_open(struct strata_meta *m)
                 continue;
             }
             ad->written = ad->synced = ad->want = ad->off;
+            ad->w_seq = ad->s_seq = seq;
+            memcpy(ad->w_hash, ad->last, sizeof(ad->last));
+            memcpy(ad->s_hash, ad->last, sizeof(ad->last));
+            anchor_check(m, ad, seq, missing_note, sizeof(missing_note));
             if (pthread_create(&ad->thr, NULL, syncer, ad) != 0) {
                 audit_free(a);
                 return STRATA_ENOMEM;
@@ -384,15 +501,11 @@ int strata_meta__audit_open(struct strata_meta *m)
     }
     a->next_seq = max_seq + 1;
     m->audit = a;
-    if (torn_note[0]) {
-        /* Cutting a torn entry is itself recorded, so it never goes unseen. */
-        struct strata_audit_event ev = {.user = "-", .bucket = "-", .action = "AuditTornEntry",
-                                        .outcome = "repaired", .detail = torn_note};
-        int rc = strata_meta_audit_append(m, &ev);
-        if (rc)
-            strata_log(&m->log, STRATA_LOG_ERR, "meta", "audit: cannot record the cut: %s",
-                       strata_errname(rc));
-    }
+    /* What open found is itself recorded, so it never goes unseen. */
+    if (missing_note[0])
+        note_append(m, "AuditEntriesMissing", "detected", missing_note);
+    if (torn_note[0])
+        note_append(m, "AuditTornEntry", "repaired", torn_note);
     return 0;
 }
 
@@ -560,8 +673,12 @@ int strata_meta_audit_append(struct strata_meta *m, const struct strata_audit_ev
             continue;
         }
         ad->off += (uint64_t)n;
-        ad->written = ad->off;
         memcpy(ad->last, hash, sizeof(ad->last));
+        pthread_mutex_lock(&ad->sync_mu);
+        ad->written = ad->off;
+        ad->w_seq = seq;
+        memcpy(ad->w_hash, hash, sizeof(ad->w_hash));
+        pthread_mutex_unlock(&ad->sync_mu);
         upto[i] = ad->off;
         ok[i] = true;
     }

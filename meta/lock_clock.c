@@ -9,7 +9,8 @@
  * the mark, the clock never runs backwards across restarts.
  *
  * The mark: DRIVE/lock-clock, a JSON object {"format":1,"lock_ms":..,
- * "wall_ms":..}, written tmp + fsync + rename + fsync of the drive directory
+ * "wall_ms":..[,"audit_seq":..,"audit_hash":..]} (the audit fields are the
+ * drive's last durable audit entry, see audit.c), written tmp + fsync + rename + fsync of the drive directory
  * on every drive every STRATA_LOCK_CLOCK_PERSIST_MS and at close.  At open
  * each set's mark is the write-quorum-th highest of its drives' marks (so a
  * mark forged or corrupted on fewer drives than the write quorum moves
@@ -102,13 +103,18 @@ static int64_t mark_read(struct strata_meta *m, const char *drive)
     return ms;
 }
 
-static int mark_write(const char *drive, int64_t lock_ms)
+static int mark_write(struct strata_meta *m, unsigned set, unsigned d, int64_t lock_ms)
 {
-    char tmp[4096], dst[4096], body[128];
+    const char *drive = strata_set_drive_path(m->sets[set].set, d);
+    char tmp[4096], dst[4096], body[256], anchor[128] = "", hash[65];
     snprintf(tmp, sizeof(tmp), "%s/%s", drive, CLOCK_TMP);
     snprintf(dst, sizeof(dst), "%s/%s", drive, CLOCK_FILE);
-    int n = snprintf(body, sizeof(body), "{\"format\":1,\"lock_ms\":%lld,\"wall_ms\":%lld}\n",
-                     (long long)lock_ms, (long long)wall_ms());
+    uint64_t seq;
+    if (strata_meta__audit_anchor(m, set, d, &seq, hash))
+        snprintf(anchor, sizeof(anchor), ",\"audit_seq\":%llu,\"audit_hash\":\"%s\"",
+                 (unsigned long long)seq, hash);
+    int n = snprintf(body, sizeof(body), "{\"format\":1,\"lock_ms\":%lld,\"wall_ms\":%lld%s}\n",
+                     (long long)lock_ms, (long long)wall_ms(), anchor);
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640);
     if (fd < 0)
         return STRATA_EIO;
@@ -161,10 +167,10 @@ static void mark_persist(struct strata_meta *m)
         for (unsigned d = 0; d < m->sets[s].n; d++) {
             if (!m->sets[s].drives[d].db)
                 continue;
-            const char *path = strata_set_drive_path(m->sets[s].set, d);
-            if (mark_write(path, now) != 0)
+            if (mark_write(m, s, d, now) != 0)
                 strata_log(&m->log, STRATA_LOG_ERR, "meta", "drive %s: cannot persist %s: %s",
-                           path, CLOCK_FILE, strerror(errno));
+                           strata_set_drive_path(m->sets[s].set, d), CLOCK_FILE,
+                           strerror(errno));
         }
 }
 

@@ -480,6 +480,10 @@ int strata_meta__upload_read(struct strata_meta *m, unsigned set, const char *bu
  * lock_clock_open (entries are timed by it) and lock_clock_start. */
 int strata_meta__audit_open(struct strata_meta *m);
 void strata_meta__audit_close(struct strata_meta *m); /* NULL audit is a no-op */
+/* Seq and hash of drive (set, d)'s last durable audit entry, for the
+ * lock-clock file; false when the drive has none. */
+bool strata_meta__audit_anchor(struct strata_meta *m, unsigned set, unsigned d, uint64_t *seq,
+                               char hash[65]);
 /* "2026-01-02T03:04:05.678Z" */
 void strata_meta__iso8601(int64_t ms, char out[32]);
 

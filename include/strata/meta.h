@@ -677,7 +677,10 @@ struct strata_audit_verify {
     uint64_t last_seq;      /* "seq" of the last good entry (0 when none) */
 };
 /* Walk one drive's audit log (drive directory path); no daemon needed.
- * An absent log is an empty, unbroken chain.  Returns 0 whether or not the
+ * Besides the chain, the log must reach the last durable entry named in the
+ * drive's lock-clock file (entries cut from the end are found; broken_at is
+ * then the entry count).  An absent log with no such record is an empty,
+ * unbroken chain.  Returns 0 whether or not the
  * chain is broken (see out->broken); STRATA_EIO/ENOMEM when the file cannot
  * be read. */
 int strata_audit_verify_drive(const char *drive_dir, struct strata_audit_verify *out);

@@ -13,6 +13,8 @@
 
 #include <pthread.h>
 
+#include <openssl/sha.h>
+
 #include "meta_internal.h"
 #include "meta_test_util.h"
 
@@ -193,18 +195,95 @@ static void test_truncated_last_entry(void **state)
     assert_int_equal(v.entries, 3);
     assert_non_null(strstr(v.reason, "truncated"));
 
-    /* The next open cuts the torn entry and records that it did. */
+    /* The next open cuts the torn entry and records that it did; the entry
+     * had been durable (lock-clock names it), so its loss is recorded too. */
     assert_int_equal(mt_open(e), 0);
     for (int d = 0; d < MT_DRIVES; d++) {
         struct strata_audit_verify w;
         assert_int_equal(strata_audit_verify_drive(e->drive[d], &w), 0);
         assert_false(w.broken);
-        assert_int_equal(w.entries, d == 1 ? 4 : 5);
-        assert_int_equal(w.last_seq, 5);
+        assert_int_equal(w.entries, d == 1 ? 5 : 6);
+        assert_int_equal(w.last_seq, 6);
     }
     b = slurp(p, &len);
+    assert_non_null(strstr(b, "\"action\":\"AuditEntriesMissing\",\"outcome\":\"detected\","
+                              "\"detail\":\""));
+    assert_non_null(strstr(b, "log ends at seq 3, anchor seq 4"));
     assert_non_null(strstr(b, "\"action\":\"AuditTornEntry\",\"outcome\":\"repaired\""));
     free(b);
+    mt_teardown(e);
+}
+
+/* Whole entries cut from the end leave a valid chain; the anchor in
+ * lock-clock (the last durable entry) still finds the cut. */
+static void test_removed_tail(void **state)
+{
+    struct mt_env *e = mt_setup("audit-tail");
+    assert_non_null(e);
+    assert_int_equal(append_n(e, 4), 0);
+    mt_close(e);
+    char p[700];
+    log_path(e, 2, p, sizeof(p));
+    size_t len;
+    char *b = slurp(p, &len);
+    size_t starts[8];
+    assert_int_equal(line_starts(b, len, starts, 7), 4);
+    spit(p, b, starts[2]); /* keep entries 0 and 1 */
+    struct strata_audit_verify v;
+    assert_int_equal(strata_audit_verify_drive(e->drive[2], &v), 0);
+    assert_true(v.broken);
+    assert_int_equal(v.broken_at, 2);
+    assert_int_equal(v.entries, 2);
+    assert_non_null(strstr(v.reason, "removed from the end"));
+    /* The last entry replaced by a forged one that chains correctly (right
+     * prev, right own hash) is caught by the anchor too. */
+    char forged[512], hex[65];
+    memcpy(hex, b + starts[3] - 67, 64); /* entry 2's hash: ...<hex>"}\n */
+    hex[64] = 0;
+    int fl = snprintf(forged, sizeof(forged),
+                      "{\"seq\":4,\"time\":\"-\",\"lock_ms\":0,\"wall_ms\":0,\"user\":\"-\","
+                      "\"bucket\":\"-\",\"action\":\"Nothing\",\"outcome\":\"allowed\","
+                      "\"prev\":\"%s\"",
+                      hex);
+    uint8_t h[32];
+    SHA256((const unsigned char *)forged, (size_t)fl, h);
+    fl += snprintf(forged + fl, sizeof(forged) - (size_t)fl, ",\"hash\":\"");
+    for (int i = 0; i < 32; i++)
+        fl += snprintf(forged + fl, sizeof(forged) - (size_t)fl, "%02x", h[i]);
+    fl += snprintf(forged + fl, sizeof(forged) - (size_t)fl, "\"}\n");
+    char *c = malloc(starts[3] + (size_t)fl);
+    memcpy(c, b, starts[3]);
+    memcpy(c + starts[3], forged, (size_t)fl);
+    spit(p, c, starts[3] + (size_t)fl);
+    free(c);
+    assert_int_equal(strata_audit_verify_drive(e->drive[2], &v), 0);
+    assert_true(v.broken);
+    assert_int_equal(v.broken_at, 3);
+    assert_non_null(strstr(v.reason, "recorded in lock-clock"));
+    /* Without the anchor the forgery would pass: the chain itself is valid. */
+    char lc[700];
+    snprintf(lc, sizeof(lc), "%s/lock-clock", e->drive[2]);
+    size_t lclen;
+    char *lcb = slurp(lc, &lclen);
+    unlink(lc);
+    verify_ok(e, 2, 4);
+    spit(lc, lcb, lclen);
+    free(lcb);
+    /* The whole log removed. */
+    unlink(p);
+    assert_int_equal(strata_audit_verify_drive(e->drive[2], &v), 0);
+    assert_true(v.broken);
+    assert_non_null(strstr(v.reason, "missing"));
+    spit(p, b, starts[2]);
+    free(b);
+    /* Open records the loss in every drive's chain. */
+    assert_int_equal(mt_open(e), 0);
+    b = slurp(p, &len);
+    assert_non_null(strstr(b, "\"action\":\"AuditEntriesMissing\""));
+    assert_non_null(strstr(b, "log ends at seq 2, anchor seq 4"));
+    free(b);
+    verify_ok(e, 2, 3);
+    verify_ok(e, 0, 5);
     mt_teardown(e);
 }
 
@@ -323,7 +402,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_append_and_verify), cmocka_unit_test(test_flip_every_byte),
-        cmocka_unit_test(test_truncated_last_entry), cmocka_unit_test(test_removed_entry),
+        cmocka_unit_test(test_truncated_last_entry), cmocka_unit_test(test_removed_tail),
+        cmocka_unit_test(test_removed_entry),
         cmocka_unit_test(test_quorum), cmocka_unit_test(test_concurrent),
         cmocka_unit_test(test_absent_log),
     };
