@@ -76,6 +76,30 @@ static int append_n(struct mt_env *e, int n)
     return 0;
 }
 
+/* A closed drive set whose audit logs hold n entries, and drive d's log
+ * read into b with its line starts. */
+struct tlog {
+    struct mt_env *e;
+    char path[700];
+    char *b;
+    size_t len;
+    size_t starts[8];
+    size_t n;
+};
+
+static void tlog_make(struct tlog *t, const char *name, int n, int d)
+{
+    t->e = mt_setup(name);
+    assert_non_null(t->e);
+    assert_int_equal(append_n(t->e, n), 0);
+    mt_close(t->e);
+    log_path(t->e, d, t->path, sizeof(t->path));
+    t->b = slurp(t->path, &t->len);
+    assert_non_null(t->b);
+    t->n = line_starts(t->b, t->len, t->starts, 7);
+    assert_int_equal(t->n, (size_t)n);
+}
+
 static void verify_ok(const struct mt_env *e, int d, uint64_t entries)
 {
     struct strata_audit_verify v;
@@ -143,17 +167,12 @@ static void test_append_and_verify(void **state)
 /* Any single flipped byte is caught at the entry that holds it. */
 static void test_flip_every_byte(void **state)
 {
-    struct mt_env *e = mt_setup("audit-flip");
-    assert_non_null(e);
-    assert_int_equal(append_n(e, 3), 0);
-    mt_close(e);
-    char p[700];
-    log_path(e, 2, p, sizeof(p));
-    size_t len;
-    char *orig = slurp(p, &len);
-    size_t starts[8];
-    size_t n = line_starts(orig, len, starts, 7);
-    assert_int_equal(n, 3);
+    struct tlog t;
+    tlog_make(&t, "audit-flip", 3, 2);
+    struct mt_env *e = t.e;
+    const char *p = t.path;
+    char *orig = t.b;
+    size_t len = t.len, *starts = t.starts;
     char *b = malloc(len);
     for (size_t off = 0; off < len; off++) {
         memcpy(b, orig, len);
@@ -178,14 +197,12 @@ static void test_flip_every_byte(void **state)
 
 static void test_truncated_last_entry(void **state)
 {
-    struct mt_env *e = mt_setup("audit-trunc");
-    assert_non_null(e);
-    assert_int_equal(append_n(e, 4), 0);
-    mt_close(e);
-    char p[700];
-    log_path(e, 1, p, sizeof(p));
-    size_t len;
-    char *b = slurp(p, &len);
+    struct tlog t;
+    tlog_make(&t, "audit-trunc", 4, 1);
+    struct mt_env *e = t.e;
+    const char *p = t.path;
+    char *b = t.b;
+    size_t len = t.len;
     spit(p, b, len - 30); /* a torn append */
     free(b);
     struct strata_audit_verify v;
@@ -218,16 +235,12 @@ static void test_truncated_last_entry(void **state)
  * lock-clock (the last durable entry) still finds the cut. */
 static void test_removed_tail(void **state)
 {
-    struct mt_env *e = mt_setup("audit-tail");
-    assert_non_null(e);
-    assert_int_equal(append_n(e, 4), 0);
-    mt_close(e);
-    char p[700];
-    log_path(e, 2, p, sizeof(p));
-    size_t len;
-    char *b = slurp(p, &len);
-    size_t starts[8];
-    assert_int_equal(line_starts(b, len, starts, 7), 4);
+    struct tlog t;
+    tlog_make(&t, "audit-tail", 4, 2);
+    struct mt_env *e = t.e;
+    const char *p = t.path;
+    char *b = t.b;
+    size_t len, *starts = t.starts;
     spit(p, b, starts[2]); /* keep entries 0 and 1 */
     struct strata_audit_verify v;
     assert_int_equal(strata_audit_verify_drive(e->drive[2], &v), 0);
@@ -289,16 +302,12 @@ static void test_removed_tail(void **state)
 
 static void test_removed_entry(void **state)
 {
-    struct mt_env *e = mt_setup("audit-removed");
-    assert_non_null(e);
-    assert_int_equal(append_n(e, 4), 0);
-    mt_close(e);
-    char p[700];
-    log_path(e, 0, p, sizeof(p));
-    size_t len;
-    char *b = slurp(p, &len);
-    size_t starts[8];
-    assert_int_equal(line_starts(b, len, starts, 7), 4);
+    struct tlog t;
+    tlog_make(&t, "audit-removed", 4, 0);
+    struct mt_env *e = t.e;
+    const char *p = t.path;
+    char *b = t.b;
+    size_t len = t.len, *starts = t.starts;
     for (size_t rm = 0; rm < 3; rm++) { /* the last one leaves a valid, shorter chain */
         char *c = malloc(len);
         memcpy(c, b, starts[rm]);
