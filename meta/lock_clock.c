@@ -211,8 +211,9 @@ static void *clock_thread(void *arg)
         int64_t off = wall - lock, step = off - c->last_off_ms;
         if (step > STRATA_LOCK_CLOCK_STEP_MS || step < -STRATA_LOCK_CLOCK_STEP_MS) {
             c->last_off_ms = off;
-            jump_record(m, step > 0 ? "wall clock stepped forward while running"
-                                    : "wall clock stepped back while running",
+            /* One step, or slow drift summed since the last report. */
+            jump_record(m, step > 0 ? "wall clock moved forward while running"
+                                    : "wall clock moved back while running",
                         wall, lock);
         }
         mark_persist(m);
@@ -241,11 +242,29 @@ int strata_meta__lock_clock_open(struct strata_meta *m)
     return 0;
 }
 
+static bool audit_nonempty(struct strata_meta *m)
+{
+    for (unsigned s = 0; s < m->nsets; s++)
+        for (unsigned d = 0; d < m->sets[s].n; d++) {
+            uint64_t seq;
+            char hash[65];
+            if (strata_meta__audit_anchor(m, s, d, &seq, hash))
+                return true;
+        }
+    return false;
+}
+
 int strata_meta__lock_clock_start(struct strata_meta *m)
 {
     struct meta_lock_clock *c = m->lock_clock;
     int64_t wall = c->wall0_ms, mark = c->mark_ms;
-    if (mark < 0) {
+    if (mark < 0 && audit_nonempty(m)) {
+        /* Marks removed (or lost on too many drives): the clock can only
+         * start at the wall clock, which must not go unseen. */
+        jump_record(m, "at open no lock clock mark on the write quorum of drives although the "
+                       "audit log has entries; the lock clock starts at the wall clock",
+                    wall, wall);
+    } else if (mark < 0) {
         strata_log(&m->log, STRATA_LOG_INFO, "meta", "lock clock: no mark yet, starts at the wall clock");
     } else if (wall - mark > STRATA_LOCK_CLOCK_START_GAP_MS) {
         jump_record(m, "at open the wall clock is past the last persisted lock clock "

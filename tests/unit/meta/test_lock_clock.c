@@ -235,6 +235,41 @@ static void test_jump_at_open_recorded(void **state)
     mt_teardown(e);
 }
 
+/* Marks removed while the audit log has entries: the clock starts at the
+ * wall clock, and that is recorded. */
+static void test_marks_removed(void **state)
+{
+    struct mt_env *e = mt_setup("clock-removed");
+    assert_non_null(e);
+    struct strata_audit_event ev = {.user = "u", .bucket = "b", .action = "DeleteObject",
+                                    .outcome = "denied"};
+    assert_int_equal(strata_meta_audit_append(e->m, &ev), 0);
+    mt_close(e);
+    for (int d = 0; d < MT_DRIVES; d++) {
+        char p[700];
+        snprintf(p, sizeof(p), "%s/lock-clock", e->drive[d]);
+        assert_int_equal(unlink(p), 0);
+    }
+    struct logcap lc;
+    assert_int_equal(open_logged(e, &lc), 0);
+    assert_int_equal(lc.warns, 1);
+    assert_non_null(strstr(lc.last, "no lock clock mark"));
+    assert_int_equal(count_in_log(e, 0, "\"action\":\"ClockJump\""), 1);
+    mt_close(e);
+    /* A first start (empty audit log) records nothing. */
+    for (int d = 0; d < MT_DRIVES; d++) {
+        char p[700];
+        snprintf(p, sizeof(p), "%s/lock-clock", e->drive[d]);
+        unlink(p);
+        snprintf(p, sizeof(p), "%s/audit.log", e->drive[d]);
+        unlink(p);
+    }
+    assert_int_equal(open_logged(e, &lc), 0);
+    assert_int_equal(lc.warns, 0);
+    assert_int_equal(count_in_log(e, 0, "ClockJump"), 0);
+    mt_teardown(e);
+}
+
 /* An unreadable mark is skipped with a warning, not trusted. */
 static void test_corrupt_mark(void **state)
 {
@@ -262,6 +297,7 @@ int main(void)
         cmocka_unit_test(test_never_below_mark),
         cmocka_unit_test(test_minority_mark_ignored),
         cmocka_unit_test(test_jump_at_open_recorded),
+        cmocka_unit_test(test_marks_removed),
         cmocka_unit_test(test_corrupt_mark),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
