@@ -40,6 +40,8 @@
 #include <unistd.h>
 
 #include <jansson.h>
+
+#include "strata/hex.h"
 #include <openssl/sha.h>
 
 #include "strata/assert.h"
@@ -82,7 +84,7 @@ struct meta_audit {
 
 static void hex32(const uint8_t h[32], char out[AUDIT_HEX + 1])
 {
-    strata_meta__hex(h, 32, out);
+    strata_hex_encode(h, 32, out);
 }
 
 /* SHA-256 of line[0..len) as 64 lower-case hex characters. */
@@ -555,7 +557,7 @@ static int body_build(struct strata_meta *m, const struct strata_audit_event *ev
         if (!hex) {
             rc = STRATA_ENOMEM;
         } else {
-            strata_meta__hex((const uint8_t *)ev->key, kl, hex);
+            strata_hex_encode((const uint8_t *)ev->key, kl, hex);
             rc = set_str(o, "key_hex", hex);
             free(hex);
         }
