@@ -260,6 +260,9 @@ static inline bool strata_meta__is_tomb(const void *v, size_t vl)
 void strata_meta__rec_fini(struct meta_rec *r);
 /* Same version: flags, size, etag, data id, mtime. */
 bool strata_meta__rec_same(const struct meta_rec *a, const struct meta_rec *b);
+/* The same version's data (flags, size, etag, mtime, data id, part index):
+ * records that may differ only in what is rewritten in place (tags, lock). */
+bool strata_meta__rec_same_data(const struct meta_rec *a, const struct meta_rec *b);
 int strata_meta__bucket_encode(const struct strata_bucket_info *b, char **out, size_t *outlen);
 int strata_meta__bucket_decode(const void *buf, size_t len, struct strata_bucket_info *b);
 /* Bounds check of a msgpack byte string before msgpack-c allocates for it. */

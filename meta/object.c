@@ -1659,7 +1659,11 @@ int strata_meta__rec_rewrite(struct strata_meta *m, const char *bucket, const ch
         if (!ms->drives[d].db)
             continue;
         const struct drec *x = &q.d[d];
-        bool own = x->tried && drec_same(x, w);
+        /* A drive that missed an earlier rewrite still holds this version's
+         * data (its own inline shard): rewrite its record too, or two such
+         * drives would keep an inline version below the write quorum. */
+        bool own = x->tried && x->rc == 0 && memcmp(x->sk, w->sk, SORTKEY_LEN) == 0 &&
+                   strata_meta__rec_same_data(&x->rec, &w->rec);
         if ((!own && (w->rec.flags & REC_F_INLINE)) || x->dead)
             continue; /* never write a record over a tombstone */
         const struct drec *src = own ? x : w;

@@ -600,19 +600,26 @@ void strata_meta__rec_fini(struct meta_rec *r)
     }
 }
 
-bool strata_meta__rec_same(const struct meta_rec *a, const struct meta_rec *b)
+bool strata_meta__rec_same_data(const struct meta_rec *a, const struct meta_rec *b)
 {
     if (a->flags != b->flags || a->size != b->size || a->mtime_ns != b->mtime_ns ||
         a->has_data_id != b->has_data_id || strcmp(a->etag, b->etag) != 0)
         return false;
     if (a->has_data_id && memcmp(a->data_id, b->data_id, STRATA_DATA_ID_LEN) != 0)
         return false;
+    if (a->nparts != b->nparts ||
+        a->pidx_len != b->pidx_len || (a->pidx_len && memcmp(a->pidx, b->pidx, a->pidx_len)))
+        return false;
+    return true;
+}
+
+bool strata_meta__rec_same(const struct meta_rec *a, const struct meta_rec *b)
+{
+    if (!strata_meta__rec_same_data(a, b))
+        return false;
     /* Tags are rewritten in place: a drive that missed the rewrite holds a
      * different record and must not vote with the others. */
-    if (a->nparts != b->nparts || a->tags_len != b->tags_len ||
-        (a->tags_len && memcmp(a->tags, b->tags, a->tags_len) != 0))
-        return false;
-    if (a->pidx_len != b->pidx_len || (a->pidx_len && memcmp(a->pidx, b->pidx, a->pidx_len)))
+    if (a->tags_len != b->tags_len || (a->tags_len && memcmp(a->tags, b->tags, a->tags_len) != 0))
         return false;
     /* Lock state is rewritten in place too: a drive that missed a
      * retention or legal-hold change is outvoted, never believed. */

@@ -390,6 +390,64 @@ static void test_missed_retention_outvoted(void **state)
     mt_teardown(e);
 }
 
+/* Drive d's raw record of bucket b key k version vid. */
+static void raw_get(struct mt_env *e, unsigned d, const char *key, const char *vid, char *k,
+                    size_t *kl, char **v, size_t *vl)
+{
+    *kl = strata_meta__key_obj(k, 256, "b", key, NULL);
+    uint8_t sk[SORTKEY_LEN];
+    assert_int_equal(strata_meta__vid_parse(vid, sk), 0);
+    memcpy(k + *kl, sk, SORTKEY_LEN);
+    *kl += SORTKEY_LEN;
+    assert_int_equal(strata_meta__drive_get(e->m, 0, d, k, *kl, v, vl), 0);
+}
+
+static void test_half_missed_change_inline(void **state)
+{
+    (void)state;
+    struct mt_env *e = mt_setup("lockhalf");
+    assert_non_null(e);
+    assert_int_equal(lock_bucket(e, "b"), 0);
+    int64_t now = strata_meta_lock_now_ms(e->m);
+    struct strata_obj_info v;
+    /* 5 bytes: inline, each drive holds its own shard in the record. */
+    assert_int_equal(put_locked(e, "k", STRATA_LOCK_GOVERNANCE, now + 3600000, false, &v), 0);
+    char k[256], *old[2];
+    size_t kl, oldl[2];
+    raw_get(e, 2, "k", v.version_id, k, &kl, &old[0], &oldl[0]);
+    raw_get(e, 3, "k", v.version_id, k, &kl, &old[1], &oldl[1]);
+    assert_int_equal(strata_obj_retention_put(e->m, "b", "k", NULL, STRATA_LOCK_GOVERNANCE,
+                                              now + 7200000, NULL, NULL),
+                     0);
+    /* Drives 2 and 3 missed it (a crash between the drives' commits). */
+    rocksdb_writeoptions_t *wo = rocksdb_writeoptions_create();
+    for (int i = 0; i < 2; i++) {
+        char *err = NULL;
+        rocksdb_put(e->m->sets[0].drives[2 + i].db, wo, k, kl, old[i], oldl[i], &err);
+        assert_null(err);
+        free(old[i]);
+    }
+    rocksdb_writeoptions_destroy(wo);
+    /* The next change still reaches the write quorum and every drive. */
+    assert_int_equal(strata_obj_retention_put(e->m, "b", "k", NULL, STRATA_LOCK_COMPLIANCE,
+                                              now + 9000000, NULL, NULL),
+                     0);
+    for (unsigned d = 0; d < MT_DRIVES; d++) {
+        char *raw;
+        size_t rl;
+        raw_get(e, d, "k", v.version_id, k, &kl, &raw, &rl);
+        struct meta_rec r;
+        assert_int_equal(strata_meta__rec_decode(raw, rl, false, &r), 0);
+        assert_int_equal(r.lock.mode, STRATA_LOCK_COMPLIANCE);
+        assert_int_equal(r.lock.until_ms, now + 9000000);
+        strata_meta__rec_fini(&r);
+        free(raw);
+    }
+    still_there(e, "k", v.version_id);
+    strata_obj_info_fini(&v);
+    mt_teardown(e);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -400,6 +458,7 @@ int main(void)
         cmocka_unit_test(test_no_lock_bucket),
         cmocka_unit_test(test_locked_null_version),
         cmocka_unit_test(test_missed_retention_outvoted),
+        cmocka_unit_test(test_half_missed_change_inline),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

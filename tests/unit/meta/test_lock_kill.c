@@ -45,9 +45,10 @@ static void retention_child(struct mt_env *e, const char *vid, uint32_t g0, int 
     if (write(fd, "r", 1) != 1)
         _exit(6);
     for (uint32_t g = g0;; g++) {
-        if (strata_obj_retention_put(e->m, "b", "r", vid, STRATA_LOCK_COMPLIANCE, gen_until(g),
-                                     NULL, NULL))
-            _exit(5);
+        int rc = strata_obj_retention_put(e->m, "b", "r", vid, STRATA_LOCK_COMPLIANCE,
+                                          gen_until(g), NULL, NULL);
+        if (rc)
+            _exit(100 - rc); /* the parent names the error */
         if (write(fd, &g, sizeof(g)) != sizeof(g))
             _exit(6);
     }
@@ -73,8 +74,9 @@ static void mpu_child(struct mt_env *e, int fd)
     if (write(fd, "r", 1) != 1)
         _exit(6);
     for (uint32_t n = 1;; n++) {
-        if (complete_one(e->m))
-            _exit(5);
+        int rc = complete_one(e->m);
+        if (rc)
+            _exit(100 - rc);
         if (write(fd, &n, sizeof(n)) != sizeof(n))
             _exit(6);
     }
@@ -106,7 +108,8 @@ static uint32_t run_and_kill(struct mt_env *e, int which, const char *vid, uint3
     int st = 0;
     assert_int_equal(waitpid(pid, &st, 0), pid);
     if (!WIFSIGNALED(st))
-        fail_msg("child exited by itself with status %d", WEXITSTATUS(st));
+        fail_msg("child exited by itself with status %d (%s)", WEXITSTATUS(st),
+                 WEXITSTATUS(st) > 100 ? strata_errname(100 - WEXITSTATUS(st)) : "setup");
     uint32_t last = none_val, v;
     while (read(pfd[0], &v, sizeof(v)) == (ssize_t)sizeof(v))
         last = v;
