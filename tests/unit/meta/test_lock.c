@@ -28,6 +28,16 @@ static int lock_bucket(struct mt_env *e, const char *name)
     return strata_meta_bucket_create(e->m, &b);
 }
 
+/* A fresh drive set with Object Lock bucket "b"; *now is the lock clock. */
+static struct mt_env *lock_setup(const char *name, int64_t *now)
+{
+    struct mt_env *e = mt_setup(name);
+    assert_non_null(e);
+    assert_int_equal(lock_bucket(e, "b"), 0);
+    *now = strata_meta_lock_now_ms(e->m);
+    return e;
+}
+
 static int put_locked(struct mt_env *e, const char *key, int mode, int64_t until_ms, bool hold,
                       struct strata_obj_info *out)
 {
@@ -56,10 +66,8 @@ static void still_there(struct mt_env *e, const char *key, const char *vid)
 static void test_compliance_direct_refusal(void **state)
 {
     (void)state;
-    struct mt_env *e = mt_setup("lockcomp");
-    assert_non_null(e);
-    assert_int_equal(lock_bucket(e, "b"), 0);
-    int64_t now = strata_meta_lock_now_ms(e->m);
+    int64_t now;
+    struct mt_env *e = lock_setup("lockcomp", &now);
     struct strata_obj_info v;
     assert_int_equal(put_locked(e, "k", STRATA_LOCK_COMPLIANCE, now + 3600000, false, &v), 0);
     assert_int_equal(v.lock.mode, STRATA_LOCK_COMPLIANCE);
@@ -111,10 +119,8 @@ static void test_compliance_direct_refusal(void **state)
 static void test_governance_bypass(void **state)
 {
     (void)state;
-    struct mt_env *e = mt_setup("lockgov");
-    assert_non_null(e);
-    assert_int_equal(lock_bucket(e, "b"), 0);
-    int64_t now = strata_meta_lock_now_ms(e->m);
+    int64_t now;
+    struct mt_env *e = lock_setup("lockgov", &now);
     struct strata_obj_info v;
     assert_int_equal(put_locked(e, "k", STRATA_LOCK_GOVERNANCE, now + 3600000, false, &v), 0);
     struct strata_lock_actor plain = {"u", false}, bypass = {"u", true};
@@ -353,10 +359,8 @@ static void test_locked_null_version(void **state)
 static void test_missed_retention_outvoted(void **state)
 {
     (void)state;
-    struct mt_env *e = mt_setup("lockvote");
-    assert_non_null(e);
-    assert_int_equal(lock_bucket(e, "b"), 0);
-    int64_t now = strata_meta_lock_now_ms(e->m);
+    int64_t now;
+    struct mt_env *e = lock_setup("lockvote", &now);
     struct strata_obj_info v;
     assert_int_equal(put_locked(e, "k", STRATA_LOCK_GOVERNANCE, now + 3600000, false, &v), 0);
     char k[256];
@@ -405,10 +409,8 @@ static void raw_get(struct mt_env *e, unsigned d, const char *key, const char *v
 static void test_half_missed_change_inline(void **state)
 {
     (void)state;
-    struct mt_env *e = mt_setup("lockhalf");
-    assert_non_null(e);
-    assert_int_equal(lock_bucket(e, "b"), 0);
-    int64_t now = strata_meta_lock_now_ms(e->m);
+    int64_t now;
+    struct mt_env *e = lock_setup("lockhalf", &now);
     struct strata_obj_info v;
     /* 5 bytes: inline, each drive holds its own shard in the record. */
     assert_int_equal(put_locked(e, "k", STRATA_LOCK_GOVERNANCE, now + 3600000, false, &v), 0);
