@@ -48,7 +48,11 @@
 
 #define AUDIT_FILE "audit.log"
 #define AUDIT_LINE_MAX (32u * 1024)  /* longer lines are corrupt */
-#define AUDIT_DETAIL_MAX 1024        /* bytes of detail kept */
+/* Bytes kept of each caller-supplied string; escaped (6x at worst) a line
+ * stays below AUDIT_LINE_MAX. */
+#define AUDIT_DETAIL_MAX 1024
+#define AUDIT_NAME_MAX 256 /* user, bucket */
+#define AUDIT_WORD_MAX 64  /* version id, action, outcome */
 #define AUDIT_HASH_TAG ",\"hash\":\""
 #define AUDIT_HEX 64
 
@@ -529,6 +533,35 @@ static int set_str(json_t *o, const char *name, const char *v)
     return json_object_set_new(o, name, j) == 0 ? 0 : STRATA_ENOMEM;
 }
 
+/* Length of v cut to at most cap bytes, not inside a UTF-8 sequence. */
+static size_t utf8_cut(const char *v, size_t cap)
+{
+    size_t n = strnlen(v, cap + 1);
+    if (n <= cap)
+        return n;
+    n = cap;
+    while (n > 0 && ((unsigned char)v[n] & 0xC0) == 0x80)
+        n--;
+    return n;
+}
+
+/*
+ * Set a caller-supplied string, cut to cap bytes (so every line stays far
+ * below AUDIT_LINE_MAX).  NULL v sets fallback (or nothing when fallback is
+ * NULL); a string that is not UTF-8 is recorded as bad rather than
+ * dropping the event.  STRATA_EINVAL when v is not UTF-8 and bad is NULL.
+ */
+static int set_field(json_t *o, const char *name, const char *v, size_t cap,
+                     const char *fallback, const char *bad)
+{
+    if (!v)
+        return fallback ? set_str(o, name, fallback) : 0;
+    json_t *j = json_stringn(v, utf8_cut(v, cap));
+    if (!j)
+        return bad ? set_str(o, name, bad) : STRATA_EINVAL;
+    return json_object_set_new(o, name, j) == 0 ? 0 : STRATA_ENOMEM;
+}
+
 /* The event's fields between "seq" and "prev", as ',"time":...' text. */
 static int body_build(struct strata_meta *m, const struct strata_audit_event *ev, char **out)
 {
@@ -545,14 +578,10 @@ static int body_build(struct strata_meta *m, const struct strata_audit_event *ev
     rc = rc ? rc
             : json_object_set_new(o, "wall_ms",
                                   json_integer((json_int_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000));
-    /* Request-supplied strings that are not UTF-8 would make the entry
-     * unwritable; they are recorded as "-" rather than dropping the event. */
-    rc = rc ? rc : (set_str(o, "user", ev->user ? ev->user : "-") ? set_str(o, "user", "-") : 0);
-    rc = rc ? rc
-            : (set_str(o, "bucket", ev->bucket ? ev->bucket : "-") ? set_str(o, "bucket", "-")
-                                                                   : 0);
-    if (!rc && ev->key && set_str(o, "key", ev->key) != 0) {
-        size_t kl = strlen(ev->key);
+    rc = rc ? rc : set_field(o, "user", ev->user, AUDIT_NAME_MAX, "-", "-");
+    rc = rc ? rc : set_field(o, "bucket", ev->bucket, AUDIT_NAME_MAX, "-", "-");
+    if (!rc && ev->key && set_field(o, "key", ev->key, STRATA_KEY_MAX, NULL, NULL) != 0) {
+        size_t kl = utf8_cut(ev->key, STRATA_KEY_MAX);
         char *hex = malloc(2 * kl + 1);
         if (!hex) {
             rc = STRATA_ENOMEM;
@@ -562,17 +591,10 @@ static int body_build(struct strata_meta *m, const struct strata_audit_event *ev
             free(hex);
         }
     }
-    if (!rc && ev->version_id)
-        rc = set_str(o, "version_id", ev->version_id) ? set_str(o, "version_id", "-") : 0;
-    rc = rc ? rc : (set_str(o, "action", ev->action ? ev->action : "-") ? set_str(o, "action", "-") : 0);
-    rc = rc ? rc
-            : (set_str(o, "outcome", ev->outcome ? ev->outcome : "-") ? set_str(o, "outcome", "-")
-                                                                      : 0);
-    if (!rc && ev->detail) {
-        char d[AUDIT_DETAIL_MAX + 1];
-        snprintf(d, sizeof(d), "%s", ev->detail);
-        rc = set_str(o, "detail", d) ? set_str(o, "detail", "(not UTF-8)") : 0;
-    }
+    rc = rc ? rc : set_field(o, "version_id", ev->version_id, AUDIT_WORD_MAX, NULL, "-");
+    rc = rc ? rc : set_field(o, "action", ev->action, AUDIT_WORD_MAX, "-", "-");
+    rc = rc ? rc : set_field(o, "outcome", ev->outcome, AUDIT_WORD_MAX, "-", "-");
+    rc = rc ? rc : set_field(o, "detail", ev->detail, AUDIT_DETAIL_MAX, NULL, "(not UTF-8)");
     char *s = rc ? NULL : json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
     json_decref(o);
     if (rc)

@@ -161,6 +161,33 @@ static void test_append_and_verify(void **state)
     assert_non_null(strstr(b, "\"key_hex\":\"626164ff\""));
     free(b);
     verify_ok(e, 0, 9);
+
+    /* Oversized strings are cut (never inside a UTF-8 sequence), and even
+     * the worst escaping keeps the entry verifiable. */
+    char *big = malloc(6001), *ctl = malloc(STRATA_KEY_MAX + 1);
+    for (int i = 0; i < 3000; i++)
+        memcpy(big + 2 * i, "\xc3\xa9", 2); /* U+00E9 */
+    big[6000] = 0;
+    memset(ctl, 0x01, STRATA_KEY_MAX);
+    ctl[STRATA_KEY_MAX] = 0;
+    struct strata_audit_event huge = {.user = big, .bucket = big, .key = ctl, .version_id = big,
+                                      .action = big, .outcome = big, .detail = big};
+    assert_int_equal(strata_meta_audit_append(e->m, &huge), 0);
+    verify_ok(e, 0, 10);
+    b = slurp(p, &len);
+    size_t ls = len - 1; /* start of the last line */
+    while (ls > 0 && b[ls - 1] != '\n')
+        ls--;
+    const char *last = b + ls;
+    assert_non_null(strstr(last, "\\u0001\\u0001"));
+    assert_true(strlen(last) < 32 * 1024);
+    const char *d = strstr(last, "\"detail\":\"");
+    assert_non_null(d);
+    const char *dend = strchr(d + 10, '"');
+    assert_int_equal(dend - (d + 10), 1024); /* 512 whole characters */
+    free(b);
+    free(big);
+    free(ctl);
     mt_teardown(e);
 }
 
