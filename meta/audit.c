@@ -260,6 +260,96 @@ int strata_audit_verify_drive(const char *drive_dir, struct strata_audit_verify 
     return rc;
 }
 
+/* ---- compare across drives --------------------------------------------- */
+
+/* ,"prev":"<64 hex>","hash":"<64 hex>"} after an entry's event fields. */
+#define AUDIT_SUFFIX_LEN (9 + AUDIT_HEX + 1 + 9 + AUDIT_HEX + 2)
+
+struct cmp_log {
+    FILE *f;
+    char *line;
+    size_t cap;
+    uint64_t seq;     /* of line; 0 when done */
+    const char *body; /* the event fields of line */
+    size_t body_len;
+};
+
+/* Next entry of l; l->seq 0 at the end or at a line verify would refuse. */
+static void cmp_next(struct cmp_log *l)
+{
+    l->seq = 0;
+    if (!l->f)
+        return;
+    ssize_t n = getline(&l->line, &l->cap, l->f);
+    if (n <= 0 || l->line[n - 1] != '\n' || (size_t)n - 1 < AUDIT_SUFFIX_LEN + 8 ||
+        strncmp(l->line, "{\"seq\":", 7) != 0)
+        return;
+    char *end;
+    unsigned long long seq = strtoull(l->line + 7, &end, 10);
+    size_t suffix = (size_t)n - 1 - AUDIT_SUFFIX_LEN;
+    if (end == l->line + 7 || seq == 0 || (size_t)(end - l->line) > suffix ||
+        memcmp(l->line + suffix, ",\"prev\":\"", 9) != 0)
+        return;
+    l->seq = seq;
+    l->body = end;
+    l->body_len = suffix - (size_t)(end - l->line);
+}
+
+int strata_audit_compare_drives(const char *const *drive_dirs, unsigned n,
+                                struct strata_audit_compare *out)
+{
+    memset(out, 0, sizeof(*out));
+    struct cmp_log *l = calloc(n ? n : 1, sizeof(*l));
+    if (!l)
+        return STRATA_ENOMEM;
+    int rc = 0;
+    for (unsigned i = 0; i < n && rc == 0; i++) {
+        char path[4096];
+        snprintf(path, sizeof(path), "%s/%s", drive_dirs[i], AUDIT_FILE);
+        l[i].f = fopen(path, "re");
+        if (!l[i].f && errno != ENOENT)
+            rc = STRATA_EIO;
+        cmp_next(&l[i]);
+    }
+    while (rc == 0 && !out->differ) {
+        /* The smallest seq among the drives' current entries. */
+        uint64_t seq = 0;
+        for (unsigned i = 0; i < n; i++)
+            if (l[i].seq && (!seq || l[i].seq < seq))
+                seq = l[i].seq;
+        if (!seq)
+            break;
+        out->events++;
+        int first = -1;
+        for (unsigned i = 0; i < n; i++) {
+            if (l[i].seq != seq)
+                continue;
+            if (first < 0) {
+                first = (int)i;
+            } else if (l[i].body_len != l[first].body_len ||
+                       memcmp(l[i].body, l[first].body, l[i].body_len) != 0) {
+                out->differ = true;
+                out->seq = seq;
+                out->drive_a = (unsigned)first;
+                out->drive_b = i;
+                break;
+            }
+        }
+        for (unsigned i = 0; i < n && !out->differ; i++)
+            if (l[i].seq == seq)
+                cmp_next(&l[i]);
+    }
+    for (unsigned i = 0; i < n; i++) {
+        if (l[i].f && ferror(l[i].f))
+            rc = STRATA_EIO;
+        if (l[i].f)
+            fclose(l[i].f);
+        free(l[i].line);
+    }
+    free(l);
+    return rc;
+}
+
 /* ---- open / close ------------------------------------------------------- */
 
 /*

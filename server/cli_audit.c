@@ -26,9 +26,11 @@ static void usage(FILE *f)
                "\n"
                "verify  Check the hash chain of each drive's audit log (DRIVE/audit.log).\n"
                "        Prints the first broken entry of a drive (0-based index, also its\n"
-               "        line number) and exits 1 if any chain is broken.  Drives whose log\n"
-               "        ends at an older seq than the others are noted: they were offline\n"
-               "        for the later events, or their last entries were removed.\n"
+               "        line number) and exits 1 if any chain is broken.  With several\n"
+               "        drives, also checks that every copy of an event is the same on each\n"
+               "        drive that holds it (exit 1 otherwise).  Drives whose log ends at an\n"
+               "        older seq than the others are noted: they were offline for the\n"
+               "        later events, or their last entries were removed.\n"
                "show    Print a drive's entries: seq, time, user, action, outcome,\n"
                "        bucket/key, version id and detail, tab-separated.\n");
 }
@@ -103,6 +105,22 @@ static int verify(char **drives, size_t nd)
         } else {
             printf("%s: ok, %" PRIu64 " entries, last seq %" PRIu64 "\n", drives[i], v.entries,
                    v.last_seq);
+        }
+    }
+    if (nd > 1) {
+        struct strata_audit_compare c;
+        int e = strata_audit_compare_drives((const char *const *)drives, (unsigned)nd, &c);
+        if (e) {
+            fprintf(stderr, "cannot compare the drives' audit logs: %s\n", strata_strerror(e));
+            rc = 2;
+        } else if (c.differ) {
+            printf("DIFFER at seq %" PRIu64 ": %s and %s hold different events under it\n",
+                   c.seq, drives[c.drive_a], drives[c.drive_b]);
+            if (rc == 0)
+                rc = 1;
+        } else {
+            printf("%zu drives agree on every event they share (%" PRIu64 " events)\n", nd,
+                   c.events);
         }
     }
     for (size_t i = 0; i < nd; i++)

@@ -685,4 +685,22 @@ struct strata_audit_verify {
  * be read. */
 int strata_audit_verify_drive(const char *drive_dir, struct strata_audit_verify *out);
 
+struct strata_audit_compare {
+    uint64_t events;        /* distinct seqs seen */
+    bool differ;
+    uint64_t seq;           /* the first seq whose entries differ */
+    unsigned drive_a, drive_b; /* indexes into drive_dirs of two that differ */
+};
+/*
+ * Compare the drives' logs event by event: every copy of one seq must hold
+ * the same event (all fields but "prev" and "hash").  With a chain that
+ * verifies on each drive, an edit then has to be made consistently on every
+ * drive that holds the entry.  Streams the logs (memory does not grow with
+ * them); stops at the first difference, and at a drive's first unreadable
+ * line (strata_audit_verify_drive reports that).  Absent logs are skipped.
+ * STRATA_EIO/ENOMEM when a file cannot be read.
+ */
+int strata_audit_compare_drives(const char *const *drive_dirs, unsigned n,
+                                struct strata_audit_compare *out);
+
 #endif /* STRATA_META_H */

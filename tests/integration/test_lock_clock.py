@@ -225,6 +225,7 @@ def e_audit_verify_cli(s):
                        text=True)
     assert r.returncode == 0, r.stdout + r.stderr
     assert r.stdout.count(": ok, ") == 4, r.stdout
+    assert "4 drives agree on every event they share" in r.stdout, r.stdout
     r = subprocess.run([binary, "audit", "show", s.drives[0]], env=env, capture_output=True,
                        text=True)
     assert r.returncode == 0 and "\tClockJump\tdetected\t" in r.stdout, r.stdout

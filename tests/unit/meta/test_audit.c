@@ -363,6 +363,90 @@ static void test_removed_entry(void **state)
     free(e);
 }
 
+/* Rewrite the log at path with a valid chain of its own: each entry's
+ * event fields (before ,"prev") pass through edit, which may drop it. */
+static void rechain(const char *path, bool (*edit)(char *fields, uint64_t idx))
+{
+    size_t len;
+    char *b = slurp(path, &len);
+    assert_non_null(b);
+    char *out = malloc(2 * len + 1024);
+    size_t ol = 0;
+    char prev[65];
+    memset(prev, '0', 64);
+    prev[64] = 0;
+    uint64_t idx = 0;
+    for (char *line = b; line < b + len; idx++) {
+        char *nl = strchr(line, '\n');
+        char *cut = strstr(line, ",\"prev\":\"");
+        assert_true(nl && cut && cut < nl);
+        *cut = 0;
+        if (edit(line, idx)) {
+            size_t start = ol;
+            ol += (size_t)sprintf(out + ol, "%s,\"prev\":\"%s\"", line, prev);
+            uint8_t h[32];
+            SHA256((const unsigned char *)out + start, ol - start, h);
+            for (int i = 0; i < 32; i++)
+                sprintf(prev + 2 * i, "%02x", h[i]);
+            ol += (size_t)sprintf(out + ol, ",\"hash\":\"%s\"}\n", prev);
+        }
+        line = nl + 1;
+    }
+    spit(path, out, ol);
+    free(out);
+    free(b);
+}
+
+static bool soften(char *fields, uint64_t idx)
+{
+    char *o = strstr(fields, "\"outcome\":\"denied\"");
+    if (o && idx == 1)
+        memcpy(o, "\"outcome\":\"allowd\"", 18); /* same length */
+    return true;
+}
+
+static bool drop_second(char *fields, uint64_t idx)
+{
+    return idx != 1;
+}
+
+/* A drive whose log was rewritten with a consistent chain verifies on its
+ * own; comparing the drives finds the edited event. */
+static void test_compare_drives(void **state)
+{
+    struct tlog t;
+    tlog_make(&t, "audit-cmp", 3, 2);
+    struct mt_env *e = t.e;
+    struct strata_audit_compare c;
+    assert_int_equal(strata_audit_compare_drives(e->paths, MT_DRIVES, &c), 0);
+    assert_false(c.differ);
+    assert_int_equal(c.events, 3);
+
+    /* A drive that missed an event (offline) is not a difference. */
+    char p3[700], lc[700];
+    log_path(e, 3, p3, sizeof(p3));
+    rechain(p3, drop_second);
+    snprintf(lc, sizeof(lc), "%s/lock-clock", e->drive[3]);
+    unlink(lc);
+    verify_ok(e, 3, 2);
+    assert_int_equal(strata_audit_compare_drives(e->paths, MT_DRIVES, &c), 0);
+    assert_false(c.differ);
+    assert_int_equal(c.events, 3);
+
+    rechain(t.path, soften);
+    snprintf(lc, sizeof(lc), "%s/lock-clock", e->drive[2]);
+    unlink(lc);
+    verify_ok(e, 2, 3); /* the forged chain holds on its own */
+    assert_int_equal(strata_audit_compare_drives(e->paths, MT_DRIVES, &c), 0);
+    assert_true(c.differ);
+    assert_int_equal(c.seq, 2);
+    assert_int_equal(c.drive_a, 0);
+    assert_int_equal(c.drive_b, 2);
+    free(t.b);
+    mt_rm_rf(e->root);
+    free(e);
+}
+
 static void test_quorum(void **state)
 {
     struct mt_env *e = mt_setup("audit-quorum");
@@ -439,7 +523,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_append_and_verify), cmocka_unit_test(test_flip_every_byte),
         cmocka_unit_test(test_truncated_last_entry), cmocka_unit_test(test_removed_tail),
-        cmocka_unit_test(test_removed_entry),
+        cmocka_unit_test(test_removed_entry), cmocka_unit_test(test_compare_drives),
         cmocka_unit_test(test_quorum), cmocka_unit_test(test_concurrent),
         cmocka_unit_test(test_absent_log),
     };
