@@ -40,11 +40,10 @@
 #include <unistd.h>
 
 #include <jansson.h>
-
-#include "strata/hex.h"
 #include <openssl/sha.h>
 
 #include "strata/assert.h"
+#include "strata/hex.h"
 
 #define AUDIT_FILE "audit.log"
 #define AUDIT_LINE_MAX (32u * 1024)  /* longer lines are corrupt */

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <jansson.h>
 
@@ -86,6 +87,13 @@ static int verify(char **drives, size_t nd)
     if (!last)
         return 2;
     for (size_t i = 0; i < nd; i++) {
+        /* A mistyped path would otherwise pass as an empty log. */
+        struct stat st;
+        if (stat(drives[i], &st) != 0 || !S_ISDIR(st.st_mode)) {
+            fprintf(stderr, "%s: not a drive directory\n", drives[i]);
+            rc = 2;
+            continue;
+        }
         struct strata_audit_verify v;
         int e = strata_audit_verify_drive(drives[i], &v);
         if (e) {

@@ -229,6 +229,9 @@ def e_audit_verify_cli(s):
     r = subprocess.run([binary, "audit", "show", s.drives[0]], env=env, capture_output=True,
                        text=True)
     assert r.returncode == 0 and "\tClockJump\tdetected\t" in r.stdout, r.stdout
+    r = subprocess.run([binary, "audit", "verify", s.drives[0] + "-typo"], env=env,
+                       capture_output=True, text=True)
+    assert r.returncode == 2 and "not a drive directory" in r.stderr, r.stdout + r.stderr
     # One changed byte in a copy of a drive's log is found at its entry.
     bad = os.path.join(s.tmp, "tampered")
     os.makedirs(bad)
