@@ -1,0 +1,214 @@
+/*
+ * ilm.h - lifecycle (ILM): the bucket lifecycle configuration model (AWS's
+ * LifecycleConfiguration XML, parsed and validated), rule matching and due
+ * dates, and the background scanner that applies the rules through the
+ * object layer of meta.h.
+ *
+ * Lifecycle days: every "Days" of a rule counts in lifecycle days of
+ * day_ms milliseconds (86400000 in production; tests shorten it).  As AWS
+ * does, a due date is the base time plus the days, rounded up to the next
+ * lifecycle-day boundary since the Unix epoch, which for 86400 s days is
+ * the next midnight UTC.
+ *
+ * Parsing and matching are pure functions, any thread.  The scanner runs in
+ * its own thread; its control functions may be called from any one thread.
+ * Nothing here prints: the scanner logs through the injected logger.
+ */
+#ifndef STRATA_ILM_H
+#define STRATA_ILM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "strata/erasure.h"
+#include "strata/err.h"
+#include "strata/log.h"
+#include "strata/meta.h"
+
+#define STRATA_LC_RULES_MAX 1000
+#define STRATA_LC_ID_MAX 255
+#define STRATA_LC_NEWER_NONCURRENT_MAX 100
+#define STRATA_LC_DAY_MS_DEFAULT 86400000LL
+
+/* ---- configuration model ------------------------------------------------ */
+
+struct strata_lc_tag {
+    char *key;
+    char *value;
+};
+
+/* A rule's filter: every predicate set must hold (an empty filter matches
+ * everything).  Sizes are strict bounds, as AWS's ObjectSizeGreaterThan /
+ * ObjectSizeLessThan. */
+struct strata_lc_filter {
+    char *prefix; /* NULL: any key */
+    struct strata_lc_tag *tags;
+    size_t ntags;
+    bool has_size_gt;
+    uint64_t size_gt;
+    bool has_size_lt;
+    uint64_t size_lt;
+};
+
+struct strata_lc_rule {
+    char id[STRATA_LC_ID_MAX + 1];
+    bool enabled;
+    bool legacy_prefix; /* the filter came from a top-level <Prefix> */
+    struct strata_lc_filter filter;
+    /* Expiration of current versions: days > 0 or date_ms > 0 (not both). */
+    unsigned exp_days;
+    int64_t exp_date_ms;
+    bool exp_delete_marker; /* ExpiredObjectDeleteMarker true */
+    /* NoncurrentVersionExpiration: nc_days > 0 when present. */
+    unsigned nc_days;
+    unsigned nc_newer; /* NewerNoncurrentVersions, 0 = none */
+    /* AbortIncompleteMultipartUpload: abort_days > 0 when present. */
+    unsigned abort_days;
+    /* Transition / NoncurrentVersionTransition were given (validated). */
+    bool has_transition;
+    bool has_nc_transition;
+};
+
+struct strata_lc_config {
+    struct strata_lc_rule *rules;
+    size_t nrules;
+};
+
+/* Why a document was refused; the server maps it to the S3 error. */
+enum strata_lc_fault {
+    STRATA_LC_OK = 0,
+    STRATA_LC_MALFORMED,      /* MalformedXML */
+    STRATA_LC_INVALID_ARG,    /* InvalidArgument */
+    STRATA_LC_INVALID_REQ,    /* InvalidRequest */
+    STRATA_LC_INVALID_CLASS,  /* InvalidStorageClass */
+    STRATA_LC_NOT_IMPLEMENTED /* valid, but needs tiers (Transition) */
+};
+
+struct strata_lc_error {
+    int fault;      /* enum strata_lc_fault */
+    char msg[160];  /* AWS-style detail for the error body */
+};
+
+/*
+ * Parse and validate a LifecycleConfiguration document (libxml2, no
+ * network, no entities).  On success *out holds the rules (release with
+ * strata_lc_config_fini) and 0 is returned.  On failure returns
+ * STRATA_EINVAL with err filled (err may be NULL), or STRATA_ENOMEM;
+ * *out is left empty.  A valid document that contains Transition or
+ * NoncurrentVersionTransition fails with STRATA_ENOTIMPL and
+ * STRATA_LC_NOT_IMPLEMENTED, because Strata has no tiers yet.
+ */
+int strata_lc_config_parse(const char *xml, size_t len, struct strata_lc_config *out,
+                           struct strata_lc_error *err);
+void strata_lc_config_fini(struct strata_lc_config *c); /* safe on a zeroed struct */
+
+/* ---- matching ------------------------------------------------------------ */
+
+/* What a rule looks at.  tags are decoded; ntags 0 for none. */
+struct strata_lc_obj {
+    const char *key;
+    uint64_t size;
+    const struct strata_kv *tags;
+    size_t ntags;
+};
+
+bool strata_lc_filter_match(const struct strata_lc_filter *f, const struct strata_lc_obj *o);
+
+/* base_ms + days lifecycle days, rounded up to a lifecycle-day boundary. */
+int64_t strata_lc_due_ms(int64_t base_ms, unsigned days, int64_t day_ms);
+
+/*
+ * The expiration that applies to a current version created at mtime_ms:
+ * among enabled rules whose filter matches and that have Expiration Days
+ * or Date, the earliest due date wins (AWS: when rules overlap, the
+ * shorter expiration applies).  Returns the rule, or NULL when none
+ * applies; *due_ms receives its due date.  This is x-amz-expiration.
+ */
+const struct strata_lc_rule *strata_lc_expiry(const struct strata_lc_config *c,
+                                              const struct strata_lc_obj *o, int64_t mtime_ms,
+                                              int64_t day_ms, int64_t *due_ms);
+
+/*
+ * A noncurrent version that became noncurrent at since_ms and has
+ * newer_nc noncurrent versions newer than itself: the enabled matching
+ * rule with NoncurrentVersionExpiration that makes it due earliest, among
+ * those whose NewerNoncurrentVersions it exceeds.  NULL when none.
+ */
+const struct strata_lc_rule *strata_lc_noncurrent_expiry(const struct strata_lc_config *c,
+                                                         const struct strata_lc_obj *o,
+                                                         int64_t since_ms, unsigned newer_nc,
+                                                         int64_t day_ms, int64_t *due_ms);
+
+/* The enabled rule with ExpiredObjectDeleteMarker matching a delete marker
+ * with this key (prefix filters only: a marker has no tags or size), or NULL. */
+const struct strata_lc_rule *strata_lc_marker_rule(const struct strata_lc_config *c,
+                                                   const char *key);
+
+/* The enabled rule with AbortIncompleteMultipartUpload whose prefix matches
+ * key and makes an upload initiated at init_ms due earliest, or NULL. */
+const struct strata_lc_rule *strata_lc_abort_rule(const struct strata_lc_config *c,
+                                                  const char *key, int64_t init_ms,
+                                                  int64_t day_ms, int64_t *due_ms);
+
+/* ---- the scanner ---------------------------------------------------------- */
+
+/*
+ * Decode a stored tag set (the server's encoding, opaque to meta and ilm)
+ * into at most max name/value pairs whose strings live in buf.  Returns the
+ * number of pairs, or -1 when the set cannot be decoded.
+ */
+typedef int (*strata_ilm_tags_decode_cb)(const uint8_t *raw, size_t len, struct strata_kv *out,
+                                         size_t max, char *buf, size_t buf_len);
+
+struct strata_ilm_opts {
+    struct strata_meta *meta;
+    struct strata_set *const *sets; /* for tmp/ reclaim; may be NULL with nsets 0 */
+    unsigned nsets;
+    int64_t day_ms;           /* one lifecycle day; 0 = STRATA_LC_DAY_MS_DEFAULT */
+    unsigned interval_s;      /* a pass starts this long after the previous one began */
+    unsigned rate_objs;       /* versions and uploads examined per second; 0 = unbounded */
+    unsigned heal_interval_s; /* heal (strata_meta_heal_all) at most this often; 0 = never */
+    unsigned tmp_age_s;       /* tmp/ leftovers older than this are removed; 0 = never */
+    strata_ilm_tags_decode_cb tags_decode_cb;
+    struct strata_logger log;
+};
+
+/* Counters; per run (the last finished pass) and totals since start. */
+struct strata_ilm_stats {
+    uint64_t passes;
+    uint64_t buckets;          /* with a lifecycle configuration */
+    uint64_t scanned;          /* versions, markers and uploads examined */
+    uint64_t expired;          /* current versions expired (deleted or marked) */
+    uint64_t noncurrent_expired;
+    uint64_t markers_removed;  /* expired object delete markers */
+    uint64_t uploads_aborted;
+    uint64_t skipped_locked;   /* refused by Object Lock: left alone */
+    uint64_t errors;
+    uint64_t healed;           /* records + shards rewritten by healing */
+    uint64_t tmp_reclaimed;
+    int64_t started_ms;        /* of the pass */
+    int64_t finished_ms;
+};
+
+struct strata_ilm;
+
+/* Validates opts (meta and tags_decode_cb required, interval_s > 0):
+ * STRATA_EINVAL, STRATA_ENOMEM.  Caller destroys. */
+int strata_ilm_create(const struct strata_ilm_opts *opts, struct strata_ilm **out);
+/* Start the scanner thread (first pass at once).  STRATA_EBUSY if running. */
+int strata_ilm_start(struct strata_ilm *e);
+/* Ask the thread to stop; with wait, join it (a pass in progress stops
+ * between two objects).  Safe when not running. */
+void strata_ilm_stop(struct strata_ilm *e, bool wait);
+/* Stops (waiting) if needed and frees.  NULL is a no-op. */
+void strata_ilm_destroy(struct strata_ilm *e);
+/* Start a pass now instead of at the next interval. */
+void strata_ilm_kick(struct strata_ilm *e);
+/* Copies of the last finished pass and of the totals; either may be NULL. */
+void strata_ilm_stats_get(struct strata_ilm *e, struct strata_ilm_stats *last,
+                          struct strata_ilm_stats *total);
+/* One pass in the calling thread (tests, an admin "run now"). */
+int strata_ilm_run_once(struct strata_ilm *e, struct strata_ilm_stats *out);
+
+#endif /* STRATA_ILM_H */
