@@ -61,6 +61,12 @@ static const struct strata_route routes[] = {
     {"PUT", OBJ, "retention", XML, "PutObjectRetention", NULL, NULL, strata_h_retention_put},
     {"GET", OBJ, "legal-hold", 0, "GetObjectLegalHold", NULL, NULL, strata_h_legal_hold_get},
     {"PUT", OBJ, "legal-hold", XML, "PutObjectLegalHold", NULL, NULL, strata_h_legal_hold_put},
+    {"GET", BKT, "lifecycle", 0, "GetBucketLifecycleConfiguration", NULL, NULL,
+     strata_h_lifecycle_get},
+    {"PUT", BKT, "lifecycle", XML, "PutBucketLifecycleConfiguration", NULL, NULL,
+     strata_h_lifecycle_put},
+    {"DELETE", BKT, "lifecycle", 0, "DeleteBucketLifecycle", NULL, NULL,
+     strata_h_lifecycle_delete},
 };
 
 static const struct strata_route copy_route = {"PUT", OBJ, NULL, 0, "CopyObject", NULL, NULL,

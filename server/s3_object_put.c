@@ -276,6 +276,8 @@ void strata_h_put_run(struct strata_req *r)
     MHD_add_response_header(resp, "ETag", etag);
     if (r->binfo.versioning != STRATA_VERSIONING_OFF && info.version_id[0])
         MHD_add_response_header(resp, "x-amz-version-id", info.version_id); /* not for parts */
+    if (info.key[0]) /* not for parts */
+        strata_lifecycle_expiration_hdr(r, &info, resp);
     const char *ch = strata_s3_cksum_hdr(info.cksum_algo);
     if (ch && info.cksum_len) {
         char b64[64];

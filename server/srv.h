@@ -55,6 +55,7 @@ struct strata_srv_config {
     unsigned threads;        /* 0: a thread per connection; N: N epoll threads */
     unsigned conns_per_ip;   /* connections from one client address; 0: no limit */
     size_t body_memory;      /* bytes of request bodies buffered at once, all requests */
+    int64_t lc_day_ms;       /* one lifecycle day (--lc-day-seconds), for x-amz-expiration */
     char **drives;
     size_t ndrives;
 };
@@ -238,6 +239,18 @@ void strata_h_mpu_list_parts(struct strata_req *r);
 void strata_h_mpu_list(struct strata_req *r);
 void strata_h_delete(struct strata_req *r);
 void strata_h_delete_multi(struct strata_req *r);
+/* Lifecycle (s3_lifecycle.c) */
+void strata_h_lifecycle_get(struct strata_req *r);
+void strata_h_lifecycle_put(struct strata_req *r);
+void strata_h_lifecycle_delete(struct strata_req *r);
+/* x-amz-expiration on resp when a current-version Expiration rule of the
+ * bucket applies to info (the latest version, not a delete marker). */
+void strata_lifecycle_expiration_hdr(struct strata_req *r, const struct strata_obj_info *info,
+                                     struct MHD_Response *resp);
+/* The stored tag-set encoding (s3_util.h) decoded for lifecycle filters:
+ * a strata_ilm_tags_decode_cb (max <= STRATA_SRV_QPARAMS_MAX). */
+int strata_srv_tags_decode(const uint8_t *raw, size_t len, struct strata_kv *out, size_t max,
+                           char *buf, size_t buf_len);
 
 /* ---- Object Lock (s3_object_lock.c) ------------------------------------- */
 

@@ -1,0 +1,329 @@
+/*
+ * s3_lifecycle.c - the bucket ?lifecycle subresource (Put/Get/Delete
+ * BucketLifecycleConfiguration) and the x-amz-expiration header of GET,
+ * HEAD and PUT.
+ *
+ * A PUT is parsed and validated by ilm/ (strata_lc_config_parse) and stored
+ * in a canonical form written from the parsed rules, as the bucket's
+ * "lifecycle" configuration document; GET returns that form, so rules
+ * without an ID show the ID the scanner and x-amz-expiration use.  The
+ * legacy top-level <Prefix> stays a top-level <Prefix>.
+ *
+ * x-amz-expiration needs the bucket's rules on every GET/HEAD/PUT, so the
+ * parsed configuration is cached per bucket for one second (this daemon
+ * invalidates it when it changes the document).  Entries are shared by
+ * reference count and freed by whoever drops the last reference.
+ *
+ * Connection threads; the cache takes one mutex only to copy a pointer.
+ */
+#include "srv.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "strata/ilm.h"
+
+#define S3_NS "http://s3.amazonaws.com/doc/2006-03-01/"
+#define XML_HEAD "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+#define LC_DOC_MAX (4u << 20)
+#define LC_SLOTS 64
+#define LC_TTL_NS 1000000000ull
+#define LC_TAGS_MAX 10
+
+/* ---- the canonical document ------------------------------------------------ */
+
+static void put_filter(struct strata_sbuf *b, const struct strata_lc_rule *r)
+{
+    const struct strata_lc_filter *f = &r->filter;
+    if (r->legacy_prefix) {
+        strata_sbuf_xml_elem(b, "Prefix", f->prefix ? f->prefix : "");
+        return;
+    }
+    unsigned n = (f->prefix != NULL) + (unsigned)f->ntags + f->has_size_gt + f->has_size_lt;
+    strata_sbuf_puts(b, n > 1 ? "<Filter><And>" : "<Filter>");
+    if (f->prefix)
+        strata_sbuf_xml_elem(b, "Prefix", f->prefix);
+    for (size_t i = 0; i < f->ntags; i++) {
+        strata_sbuf_puts(b, "<Tag>");
+        strata_sbuf_xml_elem(b, "Key", f->tags[i].key);
+        strata_sbuf_xml_elem(b, "Value", f->tags[i].value);
+        strata_sbuf_puts(b, "</Tag>");
+    }
+    if (f->has_size_gt)
+        strata_sbuf_printf(b, "<ObjectSizeGreaterThan>%llu</ObjectSizeGreaterThan>",
+                           (unsigned long long)f->size_gt);
+    if (f->has_size_lt)
+        strata_sbuf_printf(b, "<ObjectSizeLessThan>%llu</ObjectSizeLessThan>",
+                           (unsigned long long)f->size_lt);
+    strata_sbuf_puts(b, n > 1 ? "</And></Filter>" : "</Filter>");
+}
+
+static void put_rule(struct strata_sbuf *b, const struct strata_lc_rule *r)
+{
+    strata_sbuf_puts(b, "<Rule>");
+    strata_sbuf_xml_elem(b, "ID", r->id);
+    put_filter(b, r);
+    strata_sbuf_puts(b, r->enabled ? "<Status>Enabled</Status>" : "<Status>Disabled</Status>");
+    if (r->exp_days)
+        strata_sbuf_printf(b, "<Expiration><Days>%u</Days></Expiration>", r->exp_days);
+    else if (r->exp_date_ms) {
+        char date[32];
+        strata_iso8601_format(r->exp_date_ms, date, sizeof(date));
+        strata_sbuf_printf(b, "<Expiration><Date>%s</Date></Expiration>", date);
+    } else if (r->exp_delete_marker)
+        strata_sbuf_puts(b, "<Expiration><ExpiredObjectDeleteMarker>true"
+                            "</ExpiredObjectDeleteMarker></Expiration>");
+    if (r->nc_days) {
+        strata_sbuf_printf(b, "<NoncurrentVersionExpiration><NoncurrentDays>%u</NoncurrentDays>",
+                           r->nc_days);
+        if (r->nc_newer)
+            strata_sbuf_printf(b, "<NewerNoncurrentVersions>%u</NewerNoncurrentVersions>",
+                               r->nc_newer);
+        strata_sbuf_puts(b, "</NoncurrentVersionExpiration>");
+    }
+    if (r->abort_days)
+        strata_sbuf_printf(b, "<AbortIncompleteMultipartUpload><DaysAfterInitiation>%u"
+                              "</DaysAfterInitiation></AbortIncompleteMultipartUpload>",
+                           r->abort_days);
+    strata_sbuf_puts(b, "</Rule>");
+}
+
+static void put_config(struct strata_sbuf *b, const struct strata_lc_config *c)
+{
+    strata_sbuf_puts(b, XML_HEAD "<LifecycleConfiguration xmlns=\"" S3_NS "\">");
+    for (size_t i = 0; i < c->nrules; i++)
+        put_rule(b, &c->rules[i]);
+    strata_sbuf_puts(b, "</LifecycleConfiguration>");
+}
+
+/* ---- the per-bucket cache of parsed rules ---------------------------------- */
+
+struct lc_ref {
+    atomic_uint refs;
+    struct strata_lc_config cfg;
+};
+
+struct lc_slot {
+    char bucket[STRATA_BUCKET_NAME_MAX + 1];
+    bool valid;
+    uint64_t gen;
+    uint64_t expires_ns;
+    struct lc_ref *ref; /* NULL: the bucket has no configuration */
+};
+
+static struct lc_slot slots[LC_SLOTS];
+static pthread_mutex_t slots_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void ref_put(struct lc_ref *ref)
+{
+    if (ref && atomic_fetch_sub(&ref->refs, 1) == 1) {
+        strata_lc_config_fini(&ref->cfg);
+        free(ref);
+    }
+}
+
+static unsigned slot_of(const char *name)
+{
+    uint32_t h = 2166136261u; /* FNV-1a */
+    for (; *name; name++)
+        h = (h ^ (uint8_t)*name) * 16777619u;
+    return h % LC_SLOTS;
+}
+
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* The bucket's parsed rules, or NULL (none, or unreadable: no header is
+ * better than a failed GET).  Release with ref_put. */
+static struct lc_ref *lc_get(struct strata_meta *m, const char *bucket)
+{
+    struct lc_slot *s = &slots[slot_of(bucket)];
+    uint64_t now = mono_ns();
+    pthread_mutex_lock(&slots_lock);
+    bool hit = s->valid && s->expires_ns > now && strcmp(s->bucket, bucket) == 0;
+    struct lc_ref *ref = hit ? s->ref : NULL;
+    if (ref)
+        atomic_fetch_add(&ref->refs, 1);
+    uint64_t gen = s->gen;
+    pthread_mutex_unlock(&slots_lock);
+    if (hit)
+        return ref;
+    void *doc = NULL;
+    size_t len = 0;
+    int rc = strata_meta_bucket_config_get(m, bucket, "lifecycle", &doc, &len);
+    if (rc == 0 && len > 0) {
+        ref = calloc(1, sizeof(*ref));
+        if (ref && strata_lc_config_parse(doc, len, &ref->cfg, NULL) != 0) {
+            free(ref);
+            ref = NULL;
+        }
+        if (ref)
+            atomic_init(&ref->refs, 1);
+    }
+    free(doc);
+    if (rc != 0 && rc != STRATA_ENOTFOUND)
+        return ref; /* not cached: a quorum hiccup should not stick for a second */
+    struct lc_ref *old = NULL;
+    pthread_mutex_lock(&slots_lock);
+    if (s->gen == gen) {
+        old = s->ref;
+        s->ref = ref;
+        if (ref)
+            atomic_fetch_add(&ref->refs, 1);
+        snprintf(s->bucket, sizeof(s->bucket), "%s", bucket);
+        s->valid = true;
+        s->expires_ns = now + LC_TTL_NS;
+    }
+    pthread_mutex_unlock(&slots_lock);
+    ref_put(old);
+    return ref;
+}
+
+static void lc_invalidate(const char *bucket)
+{
+    struct lc_slot *s = &slots[slot_of(bucket)];
+    pthread_mutex_lock(&slots_lock);
+    struct lc_ref *old = s->ref;
+    s->ref = NULL;
+    s->valid = false;
+    s->gen++;
+    pthread_mutex_unlock(&slots_lock);
+    ref_put(old);
+}
+
+/* ---- tags ------------------------------------------------------------------ */
+
+int strata_srv_tags_decode(const uint8_t *raw, size_t len, struct strata_kv *out, size_t max,
+                          char *buf, size_t buf_len)
+{
+    if (!raw || len == 0)
+        return 0;
+    if (len >= buf_len || max > STRATA_SRV_QPARAMS_MAX)
+        return -1;
+    memcpy(buf, raw, len);
+    buf[len] = '\0';
+    struct strata_qparam q[STRATA_SRV_QPARAMS_MAX];
+    int n = strata_s3_query_parse(buf, q, max);
+    for (int i = 0; i < n; i++) {
+        out[i].name = q[i].name;
+        out[i].value = q[i].value;
+    }
+    return n;
+}
+
+/* ---- x-amz-expiration ------------------------------------------------------ */
+
+void strata_lifecycle_expiration_hdr(struct strata_req *r, const struct strata_obj_info *info,
+                              struct MHD_Response *resp)
+{
+    if (!info->is_latest || info->delete_marker)
+        return;
+    struct lc_ref *ref = lc_get(r->srv->meta, r->bucket);
+    if (!ref)
+        return;
+    struct strata_kv tags[LC_TAGS_MAX];
+    char tbuf[STRATA_TAGS_MAX + 1];
+    int nt = strata_srv_tags_decode(info->tags, info->tags_len, tags, LC_TAGS_MAX, tbuf,
+                                   sizeof(tbuf));
+    struct strata_lc_obj o = {.key = info->key, .size = info->size, .tags = tags,
+                              .ntags = nt > 0 ? (size_t)nt : 0};
+    int64_t due = 0;
+    const struct strata_lc_rule *rule =
+        strata_lc_expiry(&ref->cfg, &o, info->mtime_ms, r->srv->cfg.lc_day_ms, &due);
+    if (rule) {
+        char date[64], v[sizeof(date) + STRATA_LC_ID_MAX + 40];
+        strata_http_date_format((time_t)(due / 1000), date, sizeof(date));
+        snprintf(v, sizeof(v), "expiry-date=\"%s\", rule-id=\"%s\"", date, rule->id);
+        MHD_add_response_header(resp, "x-amz-expiration", v);
+    }
+    ref_put(ref);
+}
+
+/* ---- handlers -------------------------------------------------------------- */
+
+static enum s3_err lc_fault_err(const struct strata_lc_error *e, int rc)
+{
+    if (rc == STRATA_ENOMEM)
+        return S3E_InternalError;
+    switch (e->fault) {
+    case STRATA_LC_INVALID_ARG: return S3E_InvalidArgument;
+    case STRATA_LC_INVALID_REQ: return S3E_InvalidRequest;
+    case STRATA_LC_INVALID_CLASS: return S3E_InvalidStorageClass;
+    case STRATA_LC_NOT_IMPLEMENTED: return S3E_NotImplemented;
+    default: return S3E_MalformedXML;
+    }
+}
+
+void strata_h_lifecycle_put(struct strata_req *r)
+{
+    /* The digests were verified with the body (http.c); AWS requires one. */
+    if (!r->body_digest) {
+        strata_req_error(r, S3E_InvalidRequest, 0);
+        return;
+    }
+    struct strata_lc_config c;
+    struct strata_lc_error e;
+    int rc = strata_lc_config_parse(r->body.data, r->body.len, &c, &e);
+    if (rc) {
+        strata_srv_log(STRATA_LOG_DEBUG, "req %s PutBucketLifecycleConfiguration /%s: %s", r->id,
+                       r->bucket, e.msg);
+        strata_req_error(r, lc_fault_err(&e, rc), 0);
+        return;
+    }
+    struct strata_sbuf b;
+    strata_sbuf_init(&b, LC_DOC_MAX);
+    put_config(&b, &c);
+    strata_lc_config_fini(&c);
+    if (b.failed) {
+        strata_sbuf_fini(&b);
+        strata_req_error(r, S3E_InternalError, STRATA_ENOMEM);
+        return;
+    }
+    rc = strata_meta_bucket_config_put(r->srv->meta, r->bucket, "lifecycle", b.data, b.len);
+    strata_sbuf_fini(&b);
+    lc_invalidate(r->bucket);
+    if (rc) {
+        strata_req_error_strata(r, rc, S3CTX_BUCKET);
+        return;
+    }
+    strata_req_send_empty(r, 200);
+}
+
+void strata_h_lifecycle_get(struct strata_req *r)
+{
+    void *doc = NULL;
+    size_t len = 0;
+    int rc = strata_meta_bucket_config_get(r->srv->meta, r->bucket, "lifecycle", &doc, &len);
+    if (rc == STRATA_ENOTFOUND || (rc == 0 && len == 0)) {
+        free(doc);
+        strata_req_error(r, S3E_NoSuchLifecycleConfiguration, 0);
+        return;
+    }
+    if (rc) {
+        strata_req_error_strata(r, rc, S3CTX_BUCKET);
+        return;
+    }
+    struct MHD_Response *resp = MHD_create_response_from_buffer(len, doc, MHD_RESPMEM_MUST_FREE);
+    MHD_add_response_header(resp, "Content-Type", "application/xml");
+    r->bytes_out += len;
+    strata_req_send(r, 200, resp);
+}
+
+/* AWS answers 204 whether or not a configuration existed (idempotent). */
+void strata_h_lifecycle_delete(struct strata_req *r)
+{
+    int rc = strata_meta_bucket_config_put(r->srv->meta, r->bucket, "lifecycle", NULL, 0);
+    lc_invalidate(r->bucket);
+    if (rc && rc != STRATA_ENOTFOUND) {
+        strata_req_error_strata(r, rc, S3CTX_BUCKET);
+        return;
+    }
+    strata_req_send_empty(r, 204);
+}
