@@ -27,6 +27,7 @@
 #include "cli_audit.h"
 #include "srv.h"
 #include "strata/hex.h"
+#include "strata/ilm.h"
 
 #define DRIVES_MAX 1024
 /* Small objects live in the metadata records and dataloaders re-read them:
@@ -37,6 +38,13 @@
 #define BODY_MEMORY_MB_DEFAULT 512u
 #define DEFAULT_ROOT_USER "strataadmin"
 #define DEFAULT_ROOT_PASSWORD "strataadmin"
+/* The lifecycle scanner: a real day, a pass an hour, healing an hour, tmp/
+ * leftovers a day old (a slow upload may keep its tmp/ file for hours). */
+#define LC_DAY_S_DEFAULT 86400u
+#define ILM_INTERVAL_S_DEFAULT 3600u
+#define ILM_RATE_DEFAULT 2000u
+#define HEAL_INTERVAL_S_DEFAULT 3600u
+#define TMP_AGE_S 86400u
 
 static void usage(FILE *f)
 {
@@ -79,6 +87,19 @@ static void usage(FILE *f)
 "                        a slow drive then delays the connections sharing a thread\n"
 "  --log-level LEVEL     err, warn, notice, info (default) or debug\n"
 "\n"
+"Lifecycle (bucket lifecycle rules, healing and tmp/ reclaim in the background):\n"
+"  --lc-day-seconds N    one lifecycle day lasts N seconds (default %u); rule\n"
+"                        \"Days\" count in these days and due dates round up to\n"
+"                        the next multiple of N since the epoch (midnight UTC\n"
+"                        for 86400).  For tests and demos.\n"
+"  --ilm-interval-seconds N  a scanner pass starts every N seconds (default %u,\n"
+"                        or half a lifecycle day when that is shorter); 0 turns\n"
+"                        the scanner off\n"
+"  --ilm-rate N          versions and uploads the scanner examines per second\n"
+"                        (default %u; 0: no limit)\n"
+"  --heal-interval-seconds N  the scanner heals every drive set at most every N\n"
+"                        seconds, starting with its first pass (default %u; 0: never)\n"
+"\n"
 "Environment:\n"
 "  STRATA_ROOT_USER      root access key (default %s)\n"
 "  STRATA_ROOT_PASSWORD  root secret key (default %s)\n"
@@ -89,7 +110,8 @@ static void usage(FILE *f)
 "\n"
 "Signals: SIGTERM/SIGINT stop accepting, let in-flight requests finish, close\n"
 "the metadata and drive sets, and exit 0.\n",
-            STRATA_INLINE_MAX_DEFAULT, CACHE_MB_DEFAULT, BODY_MEMORY_MB_DEFAULT, DEFAULT_ROOT_USER,
+            STRATA_INLINE_MAX_DEFAULT, CACHE_MB_DEFAULT, BODY_MEMORY_MB_DEFAULT, LC_DAY_S_DEFAULT,
+            ILM_INTERVAL_S_DEFAULT, ILM_RATE_DEFAULT, HEAL_INTERVAL_S_DEFAULT, DEFAULT_ROOT_USER,
             DEFAULT_ROOT_PASSWORD);
 }
 
@@ -228,6 +250,46 @@ static int root_creds_pick(struct strata_srv_config *cfg)
     return 0;
 }
 
+struct ilm_flags {
+    unsigned long day_s;
+    long interval_s; /* -1: derived from day_s */
+    unsigned rate;
+    unsigned heal_s;
+};
+
+/* The lifecycle engine, after the HTTP daemon is up (0 = scanner off). */
+static int ilm_start(struct strata_srv *s, const struct ilm_flags *f, struct strata_ilm **out)
+{
+    long interval = f->interval_s;
+    if (interval < 0)
+        interval = f->day_s / 2 < ILM_INTERVAL_S_DEFAULT ? (long)(f->day_s / 2) : ILM_INTERVAL_S_DEFAULT;
+    if (interval == 0 && f->interval_s < 0)
+        interval = 1;
+    if (interval == 0) {
+        strata_srv_log(STRATA_LOG_NOTICE, "lifecycle scanner off (--ilm-interval-seconds 0)");
+        return 0;
+    }
+    struct strata_ilm_opts o = {.meta = s->meta, .sets = s->sets, .nsets = s->nsets,
+                                .day_ms = s->cfg.lc_day_ms, .interval_s = (unsigned)interval,
+                                .rate_objs = f->rate, .heal_interval_s = f->heal_s,
+                                .tmp_age_s = TMP_AGE_S, .tags_decode_cb = strata_srv_tags_decode,
+                                .log = strata_srv_logger()};
+    int rc = strata_ilm_create(&o, out);
+    if (rc == 0)
+        rc = strata_ilm_start(*out);
+    if (rc) {
+        strata_srv_log(STRATA_LOG_ERR, "cannot start the lifecycle scanner: %s",
+                       strata_strerror(rc));
+        strata_ilm_destroy(*out);
+        *out = NULL;
+        strata_srv_stop(s, 0);
+        return -1;
+    }
+    strata_srv_log(STRATA_LOG_INFO, "lifecycle scanner: a pass every %ld s, day %lu s, %u/s",
+                   interval, f->day_s, f->rate);
+    return 0;
+}
+
 static int cmd_server(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -240,6 +302,10 @@ static int cmd_server(int argc, char **argv)
         {"threads", required_argument, NULL, 'T'},  {"cache-mb", required_argument, NULL, 'C'},
         {"max-conns-per-ip", required_argument, NULL, 'P'},
         {"body-memory-mb", required_argument, NULL, 'B'},
+        {"lc-day-seconds", required_argument, NULL, 'D'},
+        {"ilm-interval-seconds", required_argument, NULL, 'I'},
+        {"ilm-rate", required_argument, NULL, 'R'},
+        {"heal-interval-seconds", required_argument, NULL, 'H'},
         {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0},
     };
     struct strata_srv s;
@@ -248,6 +314,8 @@ static int cmd_server(int argc, char **argv)
     s.cfg.max_inflight = 256;
     s.cfg.conn_timeout_s = 120;
     size_t inline_max = 0, cache_mb = CACHE_MB_DEFAULT, body_mb = BODY_MEMORY_MB_DEFAULT;
+    struct ilm_flags ilm = {.day_s = LC_DAY_S_DEFAULT, .interval_s = -1, .rate = ILM_RATE_DEFAULT,
+                            .heal_s = HEAL_INTERVAL_S_DEFAULT};
     int c;
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         switch (c) {
@@ -264,6 +332,10 @@ static int cmd_server(int argc, char **argv)
         case 'C': cache_mb = strtoull(optarg, NULL, 10); break;
         case 'P': s.cfg.conns_per_ip = (unsigned)strtoul(optarg, NULL, 10); break;
         case 'B': body_mb = strtoull(optarg, NULL, 10); break;
+        case 'D': ilm.day_s = strtoul(optarg, NULL, 10); break;
+        case 'I': ilm.interval_s = strtol(optarg, NULL, 10); break;
+        case 'R': ilm.rate = (unsigned)strtoul(optarg, NULL, 10); break;
+        case 'H': ilm.heal_s = (unsigned)strtoul(optarg, NULL, 10); break;
         case 'v':
             if (parse_level(optarg) < 0) {
                 fprintf(stderr, "strata: unknown log level %s\n", optarg);
@@ -286,6 +358,12 @@ static int cmd_server(int argc, char **argv)
         return 2;
     }
     s.cfg.body_memory = body_mb << 20;
+    if (ilm.day_s == 0 || ilm.interval_s < -1) {
+        fprintf(stderr, "strata: --lc-day-seconds must be at least 1, "
+                        "--ilm-interval-seconds at least 0\n");
+        return 2;
+    }
+    s.cfg.lc_day_ms = (int64_t)ilm.day_s * 1000;
     /* Before any drive is touched and long before binding. */
     if (root_creds_pick(&s.cfg) != 0)
         return 1;
@@ -328,7 +406,8 @@ static int cmd_server(int argc, char **argv)
         sigaddset(&set, SIGINT);
         pthread_sigmask(SIG_BLOCK, &set, NULL);
         signal(SIGPIPE, SIG_IGN);
-        if (strata_srv_start(&s) == 0) {
+        struct strata_ilm *engine = NULL;
+        if (strata_srv_start(&s) == 0 && ilm_start(&s, &ilm, &engine) == 0) {
             printf("Strata S3 endpoint: %s://%s (%zu drives, %u set%s)\n",
                    s.cfg.tls_cert ? "https" : "http", s.cfg.address, nd, s.nsets,
                    s.nsets == 1 ? "" : "s");
@@ -337,6 +416,7 @@ static int cmd_server(int argc, char **argv)
             sigwait(&set, &sig);
             strata_srv_log(STRATA_LOG_NOTICE, "signal %d: stopping (in-flight requests finish)",
                            sig);
+            strata_ilm_destroy(engine); /* stops between two objects */
             strata_srv_stop(&s, 30);
             rc = 0;
             strata_srv_log(STRATA_LOG_NOTICE, "HTTP stopped; closing metadata and drives");

@@ -1,0 +1,531 @@
+/*
+ * scanner.c - the lifecycle scanner: a background thread that, once per
+ * interval, walks every bucket that has a lifecycle configuration and
+ * applies its rules through meta.h's object layer, then heals and
+ * reclaims tmp/ leftovers.
+ *
+ * A pass lists each bucket's versions a page at a time (newest first per
+ * key) and decides per version: a current version due for Expiration is
+ * deleted without a version id (meta adds a delete marker on a versioned
+ * bucket, removes the object on an unversioned one); a noncurrent version
+ * (noncurrent since the mtime of the next newer version) due for
+ * NoncurrentVersionExpiration, beyond NewerNoncurrentVersions, is removed
+ * by version id; a delete marker that is a key's only version is removed
+ * when an ExpiredObjectDeleteMarker rule matches.  Incomplete multipart
+ * uploads older than DaysAfterInitiation are aborted.  Decisions of a page
+ * are carried out after the page has been listed.
+ *
+ * Object Lock is enforced by meta: a refused delete (STRATA_ELOCKED) is
+ * counted as skipped-locked and the pass moves on; the version is looked
+ * at again on the next pass only.  The walk is paced to rate_objs entries
+ * per second.  The position is not persisted: a pass restarts from the
+ * first bucket.
+ *
+ * Threads: one scanner thread; strata_ilm_run_once and the control
+ * functions may be called from another thread (passes are serialised).
+ */
+#include "strata/ilm.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define MOD "ilm"
+#define PAGE_MAX 1000
+#define OBJ_TAGS_MAX 10
+
+struct strata_ilm {
+    struct strata_ilm_opts o;
+    pthread_t thr;
+    bool running;
+    atomic_bool stop;
+    bool kick;
+    pthread_mutex_t mu; /* guards kick, stats; with cv the thread's sleep */
+    pthread_cond_t cv;
+    pthread_mutex_t pass_mu; /* one pass at a time */
+    struct strata_ilm_stats last, total;
+    int64_t last_heal_ms;
+};
+
+enum act_kind { ACT_EXPIRE, ACT_NONCURRENT, ACT_MARKER, ACT_ABORT };
+
+struct action {
+    int kind;
+    char *key;
+    char id[STRATA_VERSION_ID_MAX > STRATA_UPLOAD_ID_MAX ? STRATA_VERSION_ID_MAX + 1
+                                                          : STRATA_UPLOAD_ID_MAX + 1];
+};
+
+/* State of one bucket's walk. */
+struct walk {
+    struct strata_ilm *e;
+    const char *bucket;
+    const struct strata_lc_config *cfg;
+    struct strata_ilm_stats *st;
+    int64_t now_ms;
+    int64_t pass_t0_ms;
+    bool logged_error; /* one WARN per bucket and pass, then DEBUG */
+    /* the key being walked (versions come newest first) */
+    char key[STRATA_KEY_MAX + 1];
+    bool in_key;
+    unsigned nversions;
+    unsigned noncurrent_seen;
+    int64_t newer_mtime_ms;
+    bool latest_marker;
+    char marker_vid[STRATA_VERSION_ID_MAX + 1];
+    /* decisions of the current page */
+    struct action *acts;
+    size_t nacts, cap;
+    int oom;
+};
+
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int64_t day_ms(const struct strata_ilm *e)
+{
+    return e->o.day_ms > 0 ? e->o.day_ms : STRATA_LC_DAY_MS_DEFAULT;
+}
+
+/* Sleep until abs_ms (CLOCK_REALTIME) or stop; true when asked to stop. */
+static bool nap_until(struct strata_ilm *e, int64_t abs_ms, bool wake_on_kick)
+{
+    struct timespec ts = {.tv_sec = abs_ms / 1000, .tv_nsec = (abs_ms % 1000) * 1000000};
+    pthread_mutex_lock(&e->mu);
+    while (!atomic_load(&e->stop) && !(wake_on_kick && e->kick) && now_ms() < abs_ms)
+        if (pthread_cond_timedwait(&e->cv, &e->mu, &ts) != 0)
+            break;
+    pthread_mutex_unlock(&e->mu);
+    return atomic_load(&e->stop);
+}
+
+/* Keep the pass at rate_objs entries per second; true when asked to stop. */
+static bool pace(struct walk *w)
+{
+    unsigned rate = w->e->o.rate_objs;
+    if (rate == 0)
+        return atomic_load(&w->e->stop);
+    int64_t due = w->pass_t0_ms + (int64_t)(w->st->scanned * 1000 / rate);
+    return nap_until(w->e, due, false);
+}
+
+static void add(struct walk *w, int kind, const char *key, const char *id)
+{
+    if (w->nacts == w->cap) {
+        size_t cap = w->cap ? w->cap * 2 : 64;
+        struct action *a = realloc(w->acts, cap * sizeof(*a));
+        if (!a) {
+            w->oom = STRATA_ENOMEM;
+            return;
+        }
+        w->acts = a;
+        w->cap = cap;
+    }
+    struct action *a = &w->acts[w->nacts];
+    a->key = strdup(key);
+    if (!a->key) {
+        w->oom = STRATA_ENOMEM;
+        return;
+    }
+    a->kind = kind;
+    snprintf(a->id, sizeof(a->id), "%s", id ? id : "");
+    w->nacts++;
+}
+
+static void fail_log(struct walk *w, const struct action *a, int rc)
+{
+    w->st->errors++;
+    strata_log(&w->e->o.log, w->logged_error ? STRATA_LOG_DEBUG : STRATA_LOG_WARN, MOD,
+               "lifecycle on /%s/%s (%s): %s; retried next pass", w->bucket, a->key,
+               a->id[0] ? a->id : "current", strata_errname(rc));
+    w->logged_error = true;
+}
+
+/* Carry out the page's decisions. */
+static void run_actions(struct walk *w)
+{
+    struct strata_meta *m = w->e->o.meta;
+    for (size_t i = 0; i < w->nacts; i++) {
+        struct action *a = &w->acts[i];
+        int rc;
+        if (a->kind == ACT_ABORT)
+            rc = strata_mpu_abort(m, w->bucket, a->key, a->id);
+        else
+            rc = strata_obj_delete(m, w->bucket, a->key, a->kind == ACT_EXPIRE ? NULL : a->id,
+                                   NULL);
+        if (rc == 0) {
+            uint64_t *c = a->kind == ACT_EXPIRE       ? &w->st->expired
+                          : a->kind == ACT_NONCURRENT ? &w->st->noncurrent_expired
+                          : a->kind == ACT_MARKER     ? &w->st->markers_removed
+                                                      : &w->st->uploads_aborted;
+            (*c)++;
+        } else if (rc == STRATA_ELOCKED) {
+            w->st->skipped_locked++;
+            strata_log(&w->e->o.log, STRATA_LOG_DEBUG, MOD,
+                       "lifecycle on /%s/%s (%s): locked, left alone", w->bucket, a->key, a->id);
+        } else if (rc != STRATA_ENOTFOUND) {
+            fail_log(w, a, rc);
+        }
+        free(a->key);
+    }
+    w->nacts = 0;
+}
+
+/* The key's versions are all seen: an expired delete marker goes when it
+ * is the only version left. */
+static void key_done(struct walk *w)
+{
+    if (w->in_key && w->latest_marker && w->nversions == 1 &&
+        strata_lc_marker_rule(w->cfg, w->key))
+        add(w, ACT_MARKER, w->key, w->marker_vid);
+    w->in_key = false;
+}
+
+static int version_cb(const struct strata_list_entry *ent, void *ud)
+{
+    struct walk *w = ud;
+    const struct strata_obj_info *in = ent->info;
+    if (ent->is_prefix || !in)
+        return 0;
+    if (!w->in_key || strcmp(w->key, ent->key) != 0) {
+        key_done(w);
+        snprintf(w->key, sizeof(w->key), "%s", ent->key);
+        w->in_key = true;
+        w->nversions = 0;
+        w->noncurrent_seen = 0;
+        w->latest_marker = false;
+    }
+    w->st->scanned++;
+    bool current = w->nversions++ == 0;
+    struct strata_kv tags[OBJ_TAGS_MAX];
+    char tbuf[STRATA_TAGS_MAX + 1];
+    int nt = in->tags_len ? w->e->o.tags_decode_cb(in->tags, in->tags_len, tags, OBJ_TAGS_MAX,
+                                                   tbuf, sizeof(tbuf))
+                          : 0;
+    struct strata_lc_obj o = {.key = ent->key, .size = in->delete_marker ? 0 : in->size,
+                              .tags = tags, .ntags = nt > 0 ? (size_t)nt : 0};
+    int64_t due = 0;
+    if (current && in->delete_marker) {
+        w->latest_marker = true;
+        snprintf(w->marker_vid, sizeof(w->marker_vid), "%s", in->version_id);
+    } else if (current) {
+        if (strata_lc_expiry(w->cfg, &o, in->mtime_ms, day_ms(w->e), &due) && due <= w->now_ms)
+            add(w, ACT_EXPIRE, ent->key, NULL);
+    } else {
+        if (strata_lc_noncurrent_expiry(w->cfg, &o, w->newer_mtime_ms, w->noncurrent_seen,
+                                        day_ms(w->e), &due) &&
+            due <= w->now_ms)
+            add(w, ACT_NONCURRENT, ent->key, in->version_id);
+        w->noncurrent_seen++;
+    }
+    w->newer_mtime_ms = in->mtime_ms;
+    return w->oom;
+}
+
+static int walk_versions(struct walk *w)
+{
+    unsigned page = w->e->o.rate_objs && w->e->o.rate_objs < PAGE_MAX ? w->e->o.rate_objs
+                                                                      : PAGE_MAX;
+    struct strata_list_result res;
+    memset(&res, 0, sizeof(res));
+    char after[STRATA_KEY_MAX + 1] = "", vid[STRATA_VERSION_ID_MAX + 1] = "";
+    int rc;
+    do {
+        struct strata_list_opts lo = {.bucket = w->bucket, .max_keys = page, .versions = true,
+                                      .start_after = after[0] ? after : NULL,
+                                      .version_id_marker = vid[0] ? vid : NULL};
+        rc = strata_obj_list(w->e->o.meta, &lo, version_cb, w, &res);
+        if (rc == 0 && !res.truncated)
+            key_done(w);
+        run_actions(w);
+        if (rc)
+            break;
+        snprintf(after, sizeof(after), "%s", res.next_key);
+        snprintf(vid, sizeof(vid), "%s", res.next_version_id);
+        if (pace(w))
+            return 0;
+    } while (res.truncated);
+    return rc;
+}
+
+static int upload_cb(const struct strata_mpu_list_entry *ent, void *ud)
+{
+    struct walk *w = ud;
+    if (ent->is_prefix || !ent->info)
+        return 0;
+    w->st->scanned++;
+    int64_t due = 0;
+    if (strata_lc_abort_rule(w->cfg, ent->key, ent->info->initiated_ms, day_ms(w->e), &due) &&
+        due <= w->now_ms)
+        add(w, ACT_ABORT, ent->key, ent->info->upload_id);
+    return w->oom;
+}
+
+static int walk_uploads(struct walk *w)
+{
+    bool any = false;
+    for (size_t i = 0; i < w->cfg->nrules && !any; i++)
+        any = w->cfg->rules[i].enabled && w->cfg->rules[i].abort_days;
+    if (!any)
+        return 0;
+    struct strata_mpu_list_result res;
+    memset(&res, 0, sizeof(res));
+    char key[STRATA_KEY_MAX + 1] = "", uid[STRATA_UPLOAD_ID_MAX + 1] = "";
+    int rc;
+    do {
+        struct strata_mpu_list_opts lo = {.bucket = w->bucket, .max_uploads = PAGE_MAX,
+                                          .key_marker = key[0] ? key : NULL,
+                                          .upload_id_marker = key[0] ? uid : NULL};
+        rc = strata_mpu_list(w->e->o.meta, &lo, upload_cb, w, &res);
+        run_actions(w);
+        if (rc)
+            break;
+        snprintf(key, sizeof(key), "%s", res.next_key_marker);
+        snprintf(uid, sizeof(uid), "%s", res.next_upload_id_marker);
+        if (pace(w))
+            return 0;
+    } while (res.truncated);
+    return rc;
+}
+
+static void walk_bucket(struct strata_ilm *e, const char *bucket, struct strata_ilm_stats *st,
+                        int64_t t0_ms)
+{
+    void *doc = NULL;
+    size_t len = 0;
+    int rc = strata_meta_bucket_config_get(e->o.meta, bucket, "lifecycle", &doc, &len);
+    if (rc || len == 0) {
+        free(doc);
+        if (rc && rc != STRATA_ENOTFOUND) {
+            st->errors++;
+            strata_log(&e->o.log, STRATA_LOG_WARN, MOD, "lifecycle of %s unreadable: %s", bucket,
+                       strata_errname(rc));
+        }
+        return;
+    }
+    struct strata_lc_config cfg;
+    struct strata_lc_error perr;
+    rc = strata_lc_config_parse(doc, len, &cfg, &perr);
+    free(doc);
+    if (rc) {
+        st->errors++;
+        strata_log(&e->o.log, STRATA_LOG_WARN, MOD, "lifecycle of %s not applied: %s", bucket,
+                   perr.msg[0] ? perr.msg : strata_errname(rc));
+        return;
+    }
+    st->buckets++;
+    struct walk w = {.e = e, .bucket = bucket, .cfg = &cfg, .st = st, .now_ms = now_ms(),
+                     .pass_t0_ms = t0_ms};
+    rc = walk_versions(&w);
+    if (rc == 0 && !atomic_load(&e->stop))
+        rc = walk_uploads(&w);
+    if (rc && rc != STRATA_ENOTFOUND) { /* ENOTFOUND: the bucket went meanwhile */
+        st->errors++;
+        strata_log(&e->o.log, STRATA_LOG_WARN, MOD, "lifecycle walk of %s stopped: %s", bucket,
+                   strata_errname(rc));
+    }
+    for (size_t i = 0; i < w.nacts; i++)
+        free(w.acts[i].key);
+    free(w.acts);
+    strata_lc_config_fini(&cfg);
+}
+
+struct names {
+    char (*v)[STRATA_BUCKET_NAME_MAX + 1];
+    size_t n, cap;
+};
+
+static int name_cb(const struct strata_bucket_info *b, void *ud)
+{
+    struct names *ns = ud;
+    if (ns->n == ns->cap) {
+        size_t cap = ns->cap ? ns->cap * 2 : 16;
+        void *v = realloc(ns->v, cap * sizeof(*ns->v));
+        if (!v)
+            return STRATA_ENOMEM;
+        ns->v = v;
+        ns->cap = cap;
+    }
+    snprintf(ns->v[ns->n++], sizeof(ns->v[0]), "%s", b->name);
+    return 0;
+}
+
+/* Healing and tmp/ reclaim: what the issue found nothing in the daemon ran. */
+static void housekeeping(struct strata_ilm *e, struct strata_ilm_stats *st)
+{
+    int64_t now = now_ms();
+    if (e->o.heal_interval_s &&
+        (e->last_heal_ms == 0 || now - e->last_heal_ms >= (int64_t)e->o.heal_interval_s * 1000)) {
+        e->last_heal_ms = now;
+        struct strata_heal_stats hs;
+        memset(&hs, 0, sizeof(hs));
+        int rc = strata_meta_heal_all(e->o.meta, &hs);
+        st->healed += hs.records_healed + hs.shards_healed;
+        if (rc) {
+            st->errors++;
+            strata_log(&e->o.log, STRATA_LOG_WARN, MOD, "heal pass: %s", strata_errname(rc));
+        }
+    }
+    for (unsigned i = 0; e->o.tmp_age_s && i < e->o.nsets && !atomic_load(&e->stop); i++) {
+        unsigned removed = 0;
+        int rc = strata_ec_tmp_reclaim(e->o.sets[i], e->o.tmp_age_s, &removed);
+        st->tmp_reclaimed += removed;
+        if (rc) {
+            st->errors++;
+            strata_log(&e->o.log, STRATA_LOG_WARN, MOD, "tmp/ reclaim of set %u: %s", i,
+                       strata_errname(rc));
+        }
+    }
+}
+
+static void stats_add(struct strata_ilm_stats *t, const struct strata_ilm_stats *s)
+{
+    t->passes += s->passes;
+    t->buckets += s->buckets;
+    t->scanned += s->scanned;
+    t->expired += s->expired;
+    t->noncurrent_expired += s->noncurrent_expired;
+    t->markers_removed += s->markers_removed;
+    t->uploads_aborted += s->uploads_aborted;
+    t->skipped_locked += s->skipped_locked;
+    t->errors += s->errors;
+    t->healed += s->healed;
+    t->tmp_reclaimed += s->tmp_reclaimed;
+    t->started_ms = s->started_ms;
+    t->finished_ms = s->finished_ms;
+}
+
+int strata_ilm_run_once(struct strata_ilm *e, struct strata_ilm_stats *out)
+{
+    pthread_mutex_lock(&e->pass_mu);
+    struct strata_ilm_stats st;
+    memset(&st, 0, sizeof(st));
+    st.started_ms = now_ms();
+    struct names ns = {0};
+    int rc = strata_meta_bucket_list(e->o.meta, name_cb, &ns);
+    for (size_t i = 0; rc == 0 && i < ns.n && !atomic_load(&e->stop); i++)
+        walk_bucket(e, ns.v[i], &st, st.started_ms);
+    free(ns.v);
+    if (rc) {
+        st.errors++;
+        strata_log(&e->o.log, STRATA_LOG_WARN, MOD, "bucket list: %s", strata_errname(rc));
+    }
+    if (!atomic_load(&e->stop))
+        housekeeping(e, &st);
+    st.passes = 1;
+    st.finished_ms = now_ms();
+    bool acted = st.expired || st.noncurrent_expired || st.markers_removed ||
+                 st.uploads_aborted || st.skipped_locked || st.errors || st.healed ||
+                 st.tmp_reclaimed;
+    strata_log(&e->o.log, acted ? STRATA_LOG_INFO : STRATA_LOG_DEBUG, MOD,
+               "pass: %llu buckets, %llu scanned, %llu expired, %llu noncurrent, %llu markers, "
+               "%llu uploads aborted, %llu locked, %llu healed, %llu tmp, %llu errors, %lld ms",
+               (unsigned long long)st.buckets, (unsigned long long)st.scanned,
+               (unsigned long long)st.expired, (unsigned long long)st.noncurrent_expired,
+               (unsigned long long)st.markers_removed, (unsigned long long)st.uploads_aborted,
+               (unsigned long long)st.skipped_locked, (unsigned long long)st.healed,
+               (unsigned long long)st.tmp_reclaimed, (unsigned long long)st.errors,
+               (long long)(st.finished_ms - st.started_ms));
+    pthread_mutex_lock(&e->mu);
+    e->last = st;
+    stats_add(&e->total, &st);
+    pthread_mutex_unlock(&e->mu);
+    pthread_mutex_unlock(&e->pass_mu);
+    if (out)
+        *out = st;
+    return rc;
+}
+
+static void *thread_main(void *arg)
+{
+    struct strata_ilm *e = arg;
+    while (!atomic_load(&e->stop)) {
+        int64_t t0 = now_ms();
+        pthread_mutex_lock(&e->mu);
+        e->kick = false;
+        pthread_mutex_unlock(&e->mu);
+        strata_ilm_run_once(e, NULL);
+        if (nap_until(e, t0 + (int64_t)e->o.interval_s * 1000, true))
+            break;
+    }
+    return NULL;
+}
+
+int strata_ilm_create(const struct strata_ilm_opts *opts, struct strata_ilm **out)
+{
+    *out = NULL;
+    if (!opts || !opts->meta || !opts->tags_decode_cb || opts->interval_s == 0 ||
+        (opts->nsets && !opts->sets))
+        return STRATA_EINVAL;
+    struct strata_ilm *e = calloc(1, sizeof(*e));
+    if (!e)
+        return STRATA_ENOMEM;
+    e->o = *opts;
+    atomic_init(&e->stop, false);
+    pthread_mutex_init(&e->mu, NULL);
+    pthread_mutex_init(&e->pass_mu, NULL);
+    pthread_cond_init(&e->cv, NULL);
+    *out = e;
+    return 0;
+}
+
+int strata_ilm_start(struct strata_ilm *e)
+{
+    if (e->running)
+        return STRATA_EBUSY;
+    atomic_store(&e->stop, false);
+    if (pthread_create(&e->thr, NULL, thread_main, e) != 0)
+        return STRATA_ENOMEM;
+    e->running = true;
+    return 0;
+}
+
+void strata_ilm_stop(struct strata_ilm *e, bool wait)
+{
+    if (!e)
+        return;
+    pthread_mutex_lock(&e->mu);
+    atomic_store(&e->stop, true);
+    pthread_cond_broadcast(&e->cv);
+    pthread_mutex_unlock(&e->mu);
+    if (wait && e->running) {
+        pthread_join(e->thr, NULL);
+        e->running = false;
+    }
+}
+
+void strata_ilm_destroy(struct strata_ilm *e)
+{
+    if (!e)
+        return;
+    strata_ilm_stop(e, true);
+    pthread_cond_destroy(&e->cv);
+    pthread_mutex_destroy(&e->mu);
+    pthread_mutex_destroy(&e->pass_mu);
+    free(e);
+}
+
+void strata_ilm_kick(struct strata_ilm *e)
+{
+    pthread_mutex_lock(&e->mu);
+    e->kick = true;
+    pthread_cond_broadcast(&e->cv);
+    pthread_mutex_unlock(&e->mu);
+}
+
+void strata_ilm_stats_get(struct strata_ilm *e, struct strata_ilm_stats *last,
+                          struct strata_ilm_stats *total)
+{
+    pthread_mutex_lock(&e->mu);
+    if (last)
+        *last = e->last;
+    if (total)
+        *total = e->total;
+    pthread_mutex_unlock(&e->mu);
+}

@@ -1,0 +1,384 @@
+#!/usr/bin/python3
+"""test_lifecycle.py - bucket lifecycle against a live strata whose
+lifecycle day lasts 2 seconds (--lc-day-seconds 2, a scanner pass every
+second): Put/Get/DeleteBucketLifecycleConfiguration round trips (boto3's
+Filter form, the legacy top-level Prefix from boto3's put_bucket_lifecycle
+and from awscli v2), AWS's errors (MalformedXML, InvalidArgument,
+InvalidRequest, NoSuchLifecycleConfiguration, missing Content-MD5, 501 for
+transitions, 1001 rules) leaving the stored configuration untouched,
+x-amz-expiration on PUT, HEAD and GET, and the scanner acting on its own:
+expiration of current versions (unversioned: gone; versioned: a delete
+marker), noncurrent versions with NewerNoncurrentVersions, expired delete
+markers, incomplete multipart uploads, size and tag filters.
+Background work is awaited by polling with a generous deadline.
+Run by CTest (integration label) with /usr/bin/python3.
+"""
+
+import calendar
+import datetime
+import email.utils
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from strata_harness import Strata, expect_error, log, run, test  # noqa: E402
+
+DAY_S = 2
+WAIT_S = 90  # generous: a pass every second, due within two lifecycle days
+
+
+def new_bucket(s, prefix, versioning=False):
+    c = s.client()
+    b = s.bucket_name(prefix)
+    c.create_bucket(Bucket=b)
+    if versioning:
+        c.put_bucket_versioning(Bucket=b, VersioningConfiguration={"Status": "Enabled"})
+    return c, b
+
+
+def put_rules(c, b, rules):
+    c.put_bucket_lifecycle_configuration(Bucket=b, LifecycleConfiguration={"Rules": rules})
+
+
+def hdrs(resp):
+    return resp["ResponseMetadata"]["HTTPHeaders"]
+
+
+def wait_for(what, fn, timeout=WAIT_S):
+    """Poll fn() until it returns a true value; fail after timeout seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        v = fn()
+        if v:
+            return v
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+        time.sleep(0.25)
+
+
+def exists(c, b, k):
+    try:
+        c.head_object(Bucket=b, Key=k)
+        return True
+    except c.exceptions.ClientError as e:
+        if e.response["ResponseMetadata"]["HTTPStatusCode"] == 404:
+            return False
+        raise
+
+
+def versions(c, b, prefix=""):
+    """[(key, version_id, is_marker, is_latest)] newest first per key."""
+    out = []
+    for page in c.get_paginator("list_object_versions").paginate(Bucket=b, Prefix=prefix):
+        out += [(v["Key"], v["VersionId"], False, v["IsLatest"]) for v in page.get("Versions", [])]
+        out += [(m["Key"], m["VersionId"], True, m["IsLatest"])
+                for m in page.get("DeleteMarkers", [])]
+    return out
+
+
+def passes_go_by(s, n=3):
+    """Let n more scanner passes (1 s apart) run: for asserting that
+    something did not happen.  Sleeping here can only make such a check
+    weaker on a slow machine, never fail it."""
+    time.sleep(n * 1.0 + DAY_S)
+
+
+# ---- configuration ---------------------------------------------------------
+
+@test
+def config_round_trip(s):
+    c, b = new_bucket(s, "lccfg")
+    expect_error(lambda: c.get_bucket_lifecycle_configuration(Bucket=b),
+                 "NoSuchLifecycleConfiguration", 404)
+    rules = [
+        {"ID": "logs", "Filter": {"Prefix": "logs/"}, "Status": "Enabled",
+         "Expiration": {"Days": 30}},
+        {"ID": "tagged", "Filter": {"And": {"Prefix": "tmp/", "Tags": [
+            {"Key": "class", "Value": "scratch"}, {"Key": "team", "Value": "ml"}],
+            "ObjectSizeGreaterThan": 10, "ObjectSizeLessThan": 1000}},
+         "Status": "Disabled", "Expiration": {"Date": datetime.datetime(2031, 1, 1)}},
+        {"ID": "nc", "Filter": {"ObjectSizeGreaterThan": 5}, "Status": "Enabled",
+         "NoncurrentVersionExpiration": {"NoncurrentDays": 7, "NewerNoncurrentVersions": 3}},
+        {"ID": "edm", "Filter": {"Prefix": ""}, "Status": "Enabled",
+         "Expiration": {"ExpiredObjectDeleteMarker": True},
+         "AbortIncompleteMultipartUpload": {"DaysAfterInitiation": 2}},
+        {"ID": "tag", "Filter": {"Tag": {"Key": "k", "Value": "v"}}, "Status": "Enabled",
+         "Expiration": {"Days": 1}},
+    ]
+    put_rules(c, b, rules)
+    got = c.get_bucket_lifecycle_configuration(Bucket=b)["Rules"]
+    assert len(got) == 5, got
+    assert got[0] == rules[0], got[0]
+    assert got[1]["Filter"]["And"]["Tags"] == rules[1]["Filter"]["And"]["Tags"], got[1]
+    assert got[1]["Filter"]["And"]["Prefix"] == "tmp/"
+    assert got[1]["Filter"]["And"]["ObjectSizeGreaterThan"] == 10
+    assert got[1]["Filter"]["And"]["ObjectSizeLessThan"] == 1000
+    assert got[1]["Status"] == "Disabled"
+    assert got[1]["Expiration"]["Date"].replace(tzinfo=None) == datetime.datetime(2031, 1, 1)
+    assert got[2]["NoncurrentVersionExpiration"] == {"NoncurrentDays": 7,
+                                                     "NewerNoncurrentVersions": 3}, got[2]
+    assert got[3]["Expiration"] == {"ExpiredObjectDeleteMarker": True}, got[3]
+    assert got[3]["AbortIncompleteMultipartUpload"] == {"DaysAfterInitiation": 2}
+    assert got[4]["Filter"] == {"Tag": {"Key": "k", "Value": "v"}}, got[4]
+    # A rule without an ID gets one, which GET shows.
+    put_rules(c, b, [{"Filter": {}, "Status": "Enabled", "Expiration": {"Days": 1}}])
+    got = c.get_bucket_lifecycle_configuration(Bucket=b)["Rules"]
+    assert len(got) == 1 and got[0]["ID"], got
+    r = c.delete_bucket_lifecycle(Bucket=b)
+    assert r["ResponseMetadata"]["HTTPStatusCode"] == 204
+    expect_error(lambda: c.get_bucket_lifecycle_configuration(Bucket=b),
+                 "NoSuchLifecycleConfiguration", 404)
+    # Deleting what is not there succeeds, as on AWS.
+    r = c.delete_bucket_lifecycle(Bucket=b)
+    assert r["ResponseMetadata"]["HTTPStatusCode"] == 204
+
+
+@test
+def legacy_prefix_round_trip(s):
+    c, b = new_bucket(s, "lclegacy")
+    # boto3's old PutBucketLifecycle: the rule's Prefix sits in the Rule.
+    c.put_bucket_lifecycle(Bucket=b, LifecycleConfiguration={"Rules": [
+        {"ID": "old", "Prefix": "logs/", "Status": "Enabled", "Expiration": {"Days": 3}}]})
+    got = c.get_bucket_lifecycle_configuration(Bucket=b)["Rules"]
+    assert got == [{"ID": "old", "Prefix": "logs/", "Status": "Enabled",
+                    "Expiration": {"Days": 3}}], got
+    got = c.get_bucket_lifecycle(Bucket=b)["Rules"]
+    assert got[0]["Prefix"] == "logs/", got
+    if not os.access("/usr/bin/aws", os.X_OK):
+        log("awscli v2 not installed: legacy Prefix through awscli not checked")
+        return
+    env = {"PATH": "/usr/bin:/bin", "HOME": s.home, "AWS_ACCESS_KEY_ID": s.ak,
+           "AWS_SECRET_ACCESS_KEY": s.sk, "AWS_DEFAULT_REGION": "us-east-1",
+           "AWS_EC2_METADATA_DISABLED": "true"}
+    cfg = {"Rules": [{"ID": "cli", "Prefix": "cli/", "Status": "Enabled",
+                      "Expiration": {"Days": 5}}]}
+    aws = ["/usr/bin/aws", "--endpoint-url", s.endpoint, "s3api"]
+    p = subprocess.run(aws + ["put-bucket-lifecycle-configuration", "--bucket", b,
+                              "--lifecycle-configuration", json.dumps(cfg)],
+                       env=env, capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    p = subprocess.run(aws + ["get-bucket-lifecycle-configuration", "--bucket", b],
+                       env=env, capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert json.loads(p.stdout)["Rules"] == cfg["Rules"], p.stdout
+
+
+@test
+def config_errors(s):
+    c, b = new_bucket(s, "lcerr")
+    good = [{"ID": "keep", "Filter": {"Prefix": "a/"}, "Status": "Enabled",
+             "Expiration": {"Days": 9}}]
+    put_rules(c, b, good)
+
+    def bad(rules, code, status=400):
+        expect_error(lambda: put_rules(c, b, rules), code, status)
+
+    exp1 = {"Days": 1}
+    bad([{"ID": "x", "Filter": {}, "Status": "Enabled", "Expiration": {"Days": 0}}],
+        "InvalidArgument")
+    bad([{"ID": "x", "Filter": {}, "Status": "Enabled",
+          "Expiration": {"Date": datetime.datetime(2031, 1, 1, 10, 0)}}], "InvalidArgument")
+    bad([{"ID": "x", "Filter": {}, "Status": "Enabled", "Expiration": exp1},
+         {"ID": "x", "Filter": {}, "Status": "Enabled", "Expiration": exp1}], "InvalidArgument")
+    bad([{"ID": "x", "Filter": {}, "Status": "Enabled",
+          "NoncurrentVersionExpiration": {"NoncurrentDays": 1, "NewerNoncurrentVersions": 101}}],
+        "InvalidArgument")
+    bad([{"ID": "x", "Filter": {"And": {"ObjectSizeGreaterThan": 10, "ObjectSizeLessThan": 5}},
+          "Status": "Enabled", "Expiration": exp1}], "InvalidArgument")
+    bad([{"ID": "x", "Prefix": "a", "Filter": {"Prefix": "a"}, "Status": "Enabled",
+          "Expiration": exp1}], "MalformedXML")
+    bad([{"ID": "x", "Filter": {}, "Status": "Enabled"}], "InvalidRequest")
+    bad([{"ID": "x", "Filter": {"Tag": {"Key": "k", "Value": "v"}}, "Status": "Enabled",
+          "AbortIncompleteMultipartUpload": {"DaysAfterInitiation": 1}}], "InvalidRequest")
+    bad([{"ID": f"r{i}", "Filter": {"Prefix": f"p{i}/"}, "Status": "Enabled",
+          "Expiration": exp1} for i in range(1001)], "MalformedXML")
+    # Valid, but transitions need tiers: refused, never stored and ignored.
+    bad([{"ID": "t", "Filter": {}, "Status": "Enabled",
+          "Transitions": [{"Days": 30, "StorageClass": "STANDARD_IA"}]}], "NotImplemented", 501)
+    bad([{"ID": "t", "Filter": {}, "Status": "Enabled",
+          "NoncurrentVersionTransitions": [{"NoncurrentDays": 30, "StorageClass": "GLACIER"}]}],
+        "NotImplemented", 501)
+    bad([{"ID": "t", "Filter": {}, "Status": "Enabled",
+          "Transitions": [{"Days": 30, "StorageClass": "PLATINUM"}]}], "InvalidStorageClass")
+    # AWS requires Content-MD5 (or an x-amz-checksum-*) on this call.
+    nomd5 = s.client()
+
+    def strip(request, **kw):
+        for h in list(request.headers.keys()):
+            if h.lower() == "content-md5" or h.lower().startswith("x-amz-checksum-") or \
+                    h.lower() == "x-amz-sdk-checksum-algorithm":
+                del request.headers[h]
+    nomd5.meta.events.register("before-sign.s3.PutBucketLifecycleConfiguration", strip)
+    expect_error(lambda: put_rules(nomd5, b, [{"ID": "y", "Filter": {}, "Status": "Enabled",
+                                               "Expiration": exp1}]), "InvalidRequest", 400)
+    # Every refusal left the stored configuration as it was.
+    assert c.get_bucket_lifecycle_configuration(Bucket=b)["Rules"] == good
+    # And on a bucket that does not exist.
+    expect_error(lambda: c.get_bucket_lifecycle_configuration(Bucket=b + "-none"),
+                 "NoSuchBucket", 404)
+
+
+# ---- x-amz-expiration --------------------------------------------------------
+
+EXP_RE = re.compile(r'^expiry-date="([^"]+)", rule-id="([^"]*)"$')
+
+
+def expiry_of(h):
+    m = EXP_RE.match(h.get("x-amz-expiration", ""))
+    assert m, h.get("x-amz-expiration")
+    return calendar.timegm(email.utils.parsedate(m.group(1))), m.group(2)
+
+
+@test
+def expiration_header(s):
+    c, b = new_bucket(s, "lchdr")
+    # A long lifecycle-day count keeps the objects alive during the test.
+    put_rules(c, b, [
+        {"ID": "long", "Filter": {"Prefix": "e/"}, "Status": "Enabled",
+         "Expiration": {"Days": 1000}},
+        {"ID": "short", "Filter": {"Prefix": "e/short/"}, "Status": "Enabled",
+         "Expiration": {"Days": 500}},
+        {"ID": "off", "Filter": {"Prefix": "off/"}, "Status": "Disabled",
+         "Expiration": {"Days": 500}}])
+    t0 = time.time()
+    put = c.put_object(Bucket=b, Key="e/x", Body=b"x")
+    exp_put, rid = expiry_of(hdrs(put))
+    assert rid == "long", rid
+    head = c.head_object(Bucket=b, Key="e/x")
+    lm = calendar.timegm(head["LastModified"].utctimetuple())
+    exp_head, rid = expiry_of(hdrs(head))
+    assert rid == "long" and exp_head == exp_put
+    get = c.get_object(Bucket=b, Key="e/x")
+    assert get["Body"].read() == b"x"
+    assert expiry_of(hdrs(get)) == (exp_head, "long")
+    # Last-Modified + 1000 days, rounded up to a lifecycle-day boundary.
+    assert exp_head % DAY_S == 0, exp_head
+    assert lm + 1000 * DAY_S <= exp_head <= lm + 1000 * DAY_S + DAY_S + 1, (lm, exp_head, t0)
+    # The shorter of two matching rules applies.
+    c.put_object(Bucket=b, Key="e/short/y", Body=b"y")
+    assert expiry_of(hdrs(c.head_object(Bucket=b, Key="e/short/y")))[1] == "short"
+    # No header where no enabled rule applies.
+    for k in ("other", "off/z"):
+        r = c.put_object(Bucket=b, Key=k, Body=b"z")
+        assert "x-amz-expiration" not in hdrs(r)
+        assert "x-amz-expiration" not in hdrs(c.head_object(Bucket=b, Key=k))
+    c.delete_bucket_lifecycle(Bucket=b)
+    assert "x-amz-expiration" not in hdrs(c.head_object(Bucket=b, Key="e/x"))
+
+
+# ---- the scanner -------------------------------------------------------------
+
+@test
+def expire_current_unversioned(s):
+    c, b = new_bucket(s, "lcexp")
+    put_rules(c, b, [{"ID": "tmp", "Filter": {"Prefix": "tmp/"}, "Status": "Enabled",
+                      "Expiration": {"Days": 1}},
+                     {"ID": "off", "Filter": {"Prefix": "keep/"}, "Status": "Disabled",
+                      "Expiration": {"Days": 1}}])
+    for k in ("tmp/a", "tmp/b", "keep/a", "other"):
+        c.put_object(Bucket=b, Key=k, Body=k.encode())
+    wait_for("tmp/ to expire", lambda: not exists(c, b, "tmp/a") and not exists(c, b, "tmp/b"))
+    assert versions(c, b, "tmp/") == []  # removed, no marker on an unversioned bucket
+    for k in ("keep/a", "other"):
+        assert c.get_object(Bucket=b, Key=k)["Body"].read() == k.encode()
+
+
+@test
+def expire_current_versioned(s):
+    c, b = new_bucket(s, "lcexpv", versioning=True)
+    put_rules(c, b, [{"ID": "cur", "Filter": {"Prefix": "d/"}, "Status": "Enabled",
+                      "Expiration": {"Days": 1}}])
+    v1 = c.put_object(Bucket=b, Key="d/k", Body=b"one")["VersionId"]
+    wait_for("a delete marker on d/k",
+             lambda: any(m and latest for (_, _, m, latest) in versions(c, b, "d/")))
+    vs = versions(c, b, "d/")
+    assert [(k, vid, m) for (k, vid, m, _) in vs if not m] == [("d/k", v1, False)], vs
+    assert len([v for v in vs if v[2]]) == 1, vs  # exactly one marker
+    # The data is still there as a noncurrent version.
+    assert c.get_object(Bucket=b, Key="d/k", VersionId=v1)["Body"].read() == b"one"
+    passes_go_by(s)
+    assert len([v for v in versions(c, b, "d/") if v[2]]) == 1  # no marker on a marker
+
+
+@test
+def expire_noncurrent(s):
+    c, b = new_bucket(s, "lcnc", versioning=True)
+    put_rules(c, b, [{"ID": "nc", "Filter": {"Prefix": "n/"}, "Status": "Enabled",
+                      "NoncurrentVersionExpiration": {"NoncurrentDays": 1,
+                                                      "NewerNoncurrentVersions": 1}}])
+    vids = [c.put_object(Bucket=b, Key="n/k", Body=f"v{i}".encode())["VersionId"]
+            for i in range(4)]
+    # The current version and the newest noncurrent one stay.
+    wait_for("the older noncurrent versions to go",
+             lambda: [v[1] for v in versions(c, b, "n/")] == [vids[3], vids[2]])
+    assert c.get_object(Bucket=b, Key="n/k")["Body"].read() == b"v3"
+    assert c.get_object(Bucket=b, Key="n/k", VersionId=vids[2])["Body"].read() == b"v2"
+    passes_go_by(s)
+    assert [v[1] for v in versions(c, b, "n/")] == [vids[3], vids[2]]
+
+
+@test
+def expired_delete_markers(s):
+    c, b = new_bucket(s, "lcdm", versioning=True)
+    put_rules(c, b, [{"ID": "dm", "Filter": {"Prefix": "m/"}, "Status": "Enabled",
+                      "Expiration": {"ExpiredObjectDeleteMarker": True},
+                      "NoncurrentVersionExpiration": {"NoncurrentDays": 1}}])
+    c.put_object(Bucket=b, Key="m/k", Body=b"x")
+    c.delete_object(Bucket=b, Key="m/k")          # a marker over one version
+    c.delete_object(Bucket=b, Key="m/lonely")     # a marker alone from the start
+    c.put_object(Bucket=b, Key="x/k", Body=b"x")  # outside the rule
+    c.delete_object(Bucket=b, Key="x/k")
+    # The version expires, then the marker is the only one left and goes too.
+    wait_for("m/ to be empty", lambda: versions(c, b, "m/") == [])
+    xs = versions(c, b, "x/")
+    assert len(xs) == 2 and sum(1 for v in xs if v[2]) == 1, xs
+
+
+@test
+def abort_incomplete_uploads(s):
+    c, b = new_bucket(s, "lcmpu")
+    put_rules(c, b, [{"ID": "ab", "Filter": {"Prefix": "up/"}, "Status": "Enabled",
+                      "AbortIncompleteMultipartUpload": {"DaysAfterInitiation": 1}}])
+    u1 = c.create_multipart_upload(Bucket=b, Key="up/x")["UploadId"]
+    c.upload_part(Bucket=b, Key="up/x", UploadId=u1, PartNumber=1, Body=b"p" * 1000)
+    u2 = c.create_multipart_upload(Bucket=b, Key="keep/x")["UploadId"]
+
+    def ids():
+        return {u["UploadId"] for u in c.list_multipart_uploads(Bucket=b).get("Uploads", [])}
+    assert ids() == {u1, u2}
+    wait_for("up/x's upload to be aborted", lambda: ids() == {u2})
+    expect_error(lambda: c.list_parts(Bucket=b, Key="up/x", UploadId=u1), "NoSuchUpload", 404)
+    c.abort_multipart_upload(Bucket=b, Key="keep/x", UploadId=u2)
+
+
+@test
+def size_and_tag_filters(s):
+    c, b = new_bucket(s, "lcflt")
+    put_rules(c, b, [
+        {"ID": "big", "Filter": {"And": {"Prefix": "sz/", "ObjectSizeGreaterThan": 100}},
+         "Status": "Enabled", "Expiration": {"Days": 1}},
+        {"ID": "small", "Filter": {"ObjectSizeLessThan": 10}, "Status": "Enabled",
+         "Expiration": {"Days": 1}},
+        {"ID": "tmp", "Filter": {"Tag": {"Key": "class", "Value": "tmp"}}, "Status": "Enabled",
+         "Expiration": {"Days": 1}}])
+    c.put_object(Bucket=b, Key="sz/big", Body=b"b" * 200)
+    c.put_object(Bucket=b, Key="sz/mid", Body=b"m" * 100)  # not > 100, not < 10
+    c.put_object(Bucket=b, Key="tiny", Body=b"t" * 9)
+    c.put_object(Bucket=b, Key="ten", Body=b"t" * 10)
+    r = c.put_object(Bucket=b, Key="tg/a", Body=b"a" * 50, Tagging="class=tmp&x=1")
+    assert expiry_of(hdrs(r))[1] == "tmp"
+    c.put_object(Bucket=b, Key="tg/b", Body=b"b" * 50, Tagging="class=keep")
+    assert "x-amz-expiration" not in hdrs(c.head_object(Bucket=b, Key="tg/b"))
+    assert expiry_of(hdrs(c.head_object(Bucket=b, Key="sz/big")))[1] == "big"
+    wait_for("the matching objects to expire",
+             lambda: not any(exists(c, b, k) for k in ("sz/big", "tiny", "tg/a")))
+    for k, n in (("sz/mid", 100), ("ten", 10), ("tg/b", 50)):
+        assert len(c.get_object(Bucket=b, Key=k)["Body"].read()) == n, k
+
+
+if __name__ == "__main__":
+    run(Strata(args=["--lc-day-seconds", str(DAY_S), "--ilm-interval-seconds", "1"]))
