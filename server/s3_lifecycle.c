@@ -91,7 +91,7 @@ static void put_rule(struct strata_sbuf *b, const struct strata_lc_rule *r)
     strata_sbuf_puts(b, "</Rule>");
 }
 
-static void put_config(struct strata_sbuf *b, const struct strata_lc_config *c)
+void strata_lifecycle_format(struct strata_sbuf *b, const struct strata_lc_config *c)
 {
     strata_sbuf_puts(b, XML_HEAD "<LifecycleConfiguration xmlns=\"" S3_NS "\">");
     for (size_t i = 0; i < c->nrules; i++)
@@ -279,7 +279,7 @@ void strata_h_lifecycle_put(struct strata_req *r)
     }
     struct strata_sbuf b;
     strata_sbuf_init(&b, LC_DOC_MAX);
-    put_config(&b, &c);
+    strata_lifecycle_format(&b, &c);
     strata_lc_config_fini(&c);
     if (b.failed) {
         strata_sbuf_fini(&b);

@@ -243,6 +243,10 @@ void strata_h_delete_multi(struct strata_req *r);
 void strata_h_lifecycle_get(struct strata_req *r);
 void strata_h_lifecycle_put(struct strata_req *r);
 void strata_h_lifecycle_delete(struct strata_req *r);
+struct strata_lc_config;
+/* The canonical LifecycleConfiguration document of c (what GET returns);
+ * it parses back into the same rules.  b->failed on allocation failure. */
+void strata_lifecycle_format(struct strata_sbuf *b, const struct strata_lc_config *c);
 /* x-amz-expiration on resp when a current-version Expiration rule of the
  * bucket applies to info (the latest version, not a delete marker). */
 void strata_lifecycle_expiration_hdr(struct strata_req *r, const struct strata_obj_info *info,
@@ -362,6 +366,10 @@ void strata_srv_access_log_open(int fd);
 void strata_metrics_count(const char *method, int status, enum s3_err e, uint64_t in,
                           uint64_t out);
 void strata_metrics_inflight_rejected(void);
+struct strata_ilm;
+/* The lifecycle scanner whose totals /metrics shows (NULL: none).  Must
+ * stay valid until HTTP has stopped. */
+void strata_metrics_set_ilm(struct strata_ilm *e);
 /* Prometheus text into b. */
 void strata_metrics_render(struct strata_sbuf *b, unsigned inflight);
 
