@@ -285,6 +285,7 @@ static int ilm_start(struct strata_srv *s, const struct ilm_flags *f, struct str
         strata_srv_stop(s, 0);
         return -1;
     }
+    strata_metrics_set_ilm(*out);
     strata_srv_log(STRATA_LOG_INFO, "lifecycle scanner: a pass every %ld s, day %lu s, %u/s",
                    interval, f->day_s, f->rate);
     return 0;
@@ -416,8 +417,9 @@ static int cmd_server(int argc, char **argv)
             sigwait(&set, &sig);
             strata_srv_log(STRATA_LOG_NOTICE, "signal %d: stopping (in-flight requests finish)",
                            sig);
-            strata_ilm_destroy(engine); /* stops between two objects */
+            strata_ilm_stop(engine, true); /* between two objects */
             strata_srv_stop(&s, 30);
+            strata_ilm_destroy(engine); /* after HTTP: /metrics reads its stats */
             rc = 0;
             strata_srv_log(STRATA_LOG_NOTICE, "HTTP stopped; closing metadata and drives");
         }

@@ -2,12 +2,16 @@
  * metrics.c - Prometheus counters: requests by method and status, S3 error
  * codes, bytes in/out, in-flight rejections.  Counters are relaxed atomics
  * bumped from connection threads at request completion; /metrics renders
- * them from the one table below.
+ * them from the one table below.  The lifecycle scanner's totals come from
+ * its own stats (strata_ilm_stats_get), listed in a second table.
  */
 #include "srv.h"
 
 #include <stdatomic.h>
+#include <stddef.h>
 #include <string.h>
+
+#include "strata/ilm.h"
 
 static const char *const methods[] = {"GET", "PUT", "HEAD", "DELETE", "POST", "OTHER"};
 #define NMETHODS (sizeof(methods) / sizeof(methods[0]))
@@ -30,6 +34,35 @@ static const struct {
      "Requests answered 503 SlowDown because the in-flight limit was reached.",
      &inflight_rejected},
 };
+
+/* The scanner's totals since start: name, help, field of strata_ilm_stats. */
+static const struct {
+    const char *name;
+    const char *help;
+    size_t off;
+} ilm_counters[] = {
+#define ILM_C(n, h, f) {"strata_ilm_" n "_total", h, offsetof(struct strata_ilm_stats, f)}
+    ILM_C("passes", "Lifecycle scanner passes finished.", passes),
+    ILM_C("scanned", "Versions, delete markers and uploads the scanner examined.", scanned),
+    ILM_C("expired", "Current versions expired by lifecycle rules.", expired),
+    ILM_C("noncurrent_expired", "Noncurrent versions removed by lifecycle rules.",
+          noncurrent_expired),
+    ILM_C("delete_markers_removed", "Expired object delete markers removed.", markers_removed),
+    ILM_C("uploads_aborted", "Incomplete multipart uploads aborted by lifecycle rules.",
+          uploads_aborted),
+    ILM_C("skipped_locked", "Lifecycle deletes refused by Object Lock (left alone).",
+          skipped_locked),
+    ILM_C("errors", "Lifecycle, heal and reclaim failures (retried next pass).", errors),
+    ILM_C("healed", "Records and shards rewritten by healing from the scanner.", healed),
+    ILM_C("tmp_reclaimed", "Stale tmp/ files removed by the scanner.", tmp_reclaimed),
+#undef ILM_C
+};
+static struct strata_ilm *_Atomic ilm_engine;
+
+void strata_metrics_set_ilm(struct strata_ilm *e)
+{
+    atomic_store(&ilm_engine, e);
+}
 
 static size_t method_index(const char *m)
 {
@@ -79,6 +112,17 @@ void strata_metrics_render(struct strata_sbuf *b, unsigned inflight)
         strata_sbuf_printf(b, "# HELP %s %s\n# TYPE %s %s\n%s %llu\n", scalars[i].name,
                            scalars[i].help, scalars[i].name, scalars[i].type, scalars[i].name,
                            (unsigned long long)atomic_load(scalars[i].v));
+    struct strata_ilm *ilm = atomic_load(&ilm_engine);
+    if (ilm) {
+        struct strata_ilm_stats t;
+        strata_ilm_stats_get(ilm, NULL, &t);
+        for (size_t i = 0; i < sizeof(ilm_counters) / sizeof(ilm_counters[0]); i++)
+            strata_sbuf_printf(b, "# HELP %s %s\n# TYPE %s counter\n%s %llu\n",
+                               ilm_counters[i].name, ilm_counters[i].help, ilm_counters[i].name,
+                               ilm_counters[i].name,
+                               (unsigned long long)*(const uint64_t *)((const char *)&t +
+                                                                       ilm_counters[i].off));
+    }
     strata_sbuf_printf(b, "# HELP strata_http_inflight Requests being served.\n"
                           "# TYPE strata_http_inflight gauge\nstrata_http_inflight %u\n",
                        inflight);

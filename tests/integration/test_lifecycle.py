@@ -380,5 +380,33 @@ def size_and_tag_filters(s):
         assert len(c.get_object(Bucket=b, Key=k)["Body"].read()) == n, k
 
 
+
+def metrics(s):
+    import urllib.request
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    with opener.open(f"{s.endpoint}/metrics", timeout=10) as r:
+        text = r.read().decode()
+    return {ln.split()[0]: int(ln.split()[1]) for ln in text.splitlines()
+            if ln.startswith("strata_ilm_")}
+
+
+@test
+def scanner_metrics(s):
+    c, b = new_bucket(s, "lcmet")
+    put_rules(c, b, [{"ID": "all", "Filter": {}, "Status": "Enabled", "Expiration": {"Days": 1}}])
+    before = metrics(s)
+    for name in ("passes", "scanned", "expired", "noncurrent_expired", "delete_markers_removed",
+                 "uploads_aborted", "skipped_locked", "errors", "healed", "tmp_reclaimed"):
+        assert f"strata_ilm_{name}_total" in before, before
+    c.put_object(Bucket=b, Key="k", Body=b"k")
+    wait_for("k to expire", lambda: not exists(c, b, "k"))
+    after = wait_for("the pass to be counted", lambda: (
+        lambda m: m if m["strata_ilm_expired_total"] > before["strata_ilm_expired_total"] else None)(
+            metrics(s)))
+    assert after["strata_ilm_passes_total"] > before["strata_ilm_passes_total"]
+    assert after["strata_ilm_scanned_total"] > before["strata_ilm_scanned_total"]
+    assert after["strata_ilm_errors_total"] == 0, after
+
+
 if __name__ == "__main__":
     run(Strata(args=["--lc-day-seconds", str(DAY_S), "--ilm-interval-seconds", "1"]))
