@@ -34,26 +34,31 @@ static pthread_mutex_t locks[BC_LOCKS] = {
     PTHREAD_MUTEX_INITIALIZER,
 };
 
-static unsigned slot_of(const char *name)
+uint32_t strata_bcache_name_hash(const char *name)
 {
     uint32_t h = 2166136261u; /* FNV-1a */
     for (; *name; name++)
         h = (h ^ (uint8_t)*name) * 16777619u;
-    return h % BC_SLOTS;
+    return h;
 }
 
-static uint64_t mono_ns(void)
+uint64_t strata_bcache_now_ns(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+static unsigned slot_of(const char *name)
+{
+    return strata_bcache_name_hash(name) % BC_SLOTS;
+}
+
 int strata_bcache_get(struct strata_meta *m, const char *name, struct strata_bucket_info *out)
 {
     unsigned s = slot_of(name);
     pthread_mutex_t *l = &locks[s % BC_LOCKS];
-    uint64_t now = mono_ns();
+    uint64_t now = strata_bcache_now_ns();
     pthread_mutex_lock(l);
     struct bc_entry *e = &table[s];
     bool hit = e->valid && e->expires_ns > now && strcmp(e->info.name, name) == 0;

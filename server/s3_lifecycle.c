@@ -22,7 +22,6 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "strata/ilm.h"
 
@@ -127,17 +126,7 @@ static void ref_put(struct lc_ref *ref)
 
 static unsigned slot_of(const char *name)
 {
-    uint32_t h = 2166136261u; /* FNV-1a */
-    for (; *name; name++)
-        h = (h ^ (uint8_t)*name) * 16777619u;
-    return h % LC_SLOTS;
-}
-
-static uint64_t mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+    return strata_bcache_name_hash(name) % LC_SLOTS;
 }
 
 /* The bucket's parsed rules, or NULL (none, or unreadable: no header is
@@ -145,7 +134,7 @@ static uint64_t mono_ns(void)
 static struct lc_ref *lc_get(struct strata_meta *m, const char *bucket)
 {
     struct lc_slot *s = &slots[slot_of(bucket)];
-    uint64_t now = mono_ns();
+    uint64_t now = strata_bcache_now_ns();
     pthread_mutex_lock(&slots_lock);
     bool hit = s->valid && s->expires_ns > now && strcmp(s->bucket, bucket) == 0;
     struct lc_ref *ref = hit ? s->ref : NULL;
