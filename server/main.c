@@ -109,7 +109,8 @@ static void usage(FILE *f)
 "  STRATA_DATA_DIR       where the default drives live when none are given\n"
 "\n"
 "Signals: SIGTERM/SIGINT stop accepting, let in-flight requests finish, close\n"
-"the metadata and drive sets, and exit 0.\n",
+"the metadata and drive sets, and exit 0.  SIGUSR1 starts a lifecycle scanner\n"
+"pass now (its counters are the strata_ilm_* lines of GET /metrics).\n",
             STRATA_INLINE_MAX_DEFAULT, CACHE_MB_DEFAULT, BODY_MEMORY_MB_DEFAULT, LC_DAY_S_DEFAULT,
             ILM_INTERVAL_S_DEFAULT, ILM_RATE_DEFAULT, HEAL_INTERVAL_S_DEFAULT, DEFAULT_ROOT_USER,
             DEFAULT_ROOT_PASSWORD);
@@ -405,6 +406,7 @@ static int cmd_server(int argc, char **argv)
         sigemptyset(&set);
         sigaddset(&set, SIGTERM);
         sigaddset(&set, SIGINT);
+        sigaddset(&set, SIGUSR1);
         pthread_sigmask(SIG_BLOCK, &set, NULL);
         signal(SIGPIPE, SIG_IGN);
         struct strata_ilm *engine = NULL;
@@ -414,7 +416,12 @@ static int cmd_server(int argc, char **argv)
                    s.nsets == 1 ? "" : "s");
             fflush(stdout);
             int sig = 0;
-            sigwait(&set, &sig);
+            while (sigwait(&set, &sig) == 0 && sig == SIGUSR1) {
+                strata_srv_log(STRATA_LOG_NOTICE, "SIGUSR1: lifecycle scanner pass requested%s",
+                               engine ? "" : ", but the scanner is off");
+                if (engine)
+                    strata_ilm_kick(engine);
+            }
             strata_srv_log(STRATA_LOG_NOTICE, "signal %d: stopping (in-flight requests finish)",
                            sig);
             strata_ilm_stop(engine, true); /* between two objects */

@@ -408,5 +408,25 @@ def scanner_metrics(s):
     assert after["strata_ilm_errors_total"] == 0, after
 
 
+
+@test
+def sigusr1_starts_a_pass(s):
+    if s.proc is None:
+        log("external daemon: SIGUSR1 not checked")
+        return
+    import signal
+    # A daemon of its own whose next pass is an hour away: only the signal
+    # can start one during the test.
+    home = os.environ["HOME"]
+    s2 = Strata(args=["--ilm-interval-seconds", "3600"])
+    try:
+        wait_for("the start-up pass", lambda: metrics(s2)["strata_ilm_passes_total"] == 1)
+        s2.proc.send_signal(signal.SIGUSR1)
+        wait_for("a pass after SIGUSR1", lambda: metrics(s2)["strata_ilm_passes_total"] == 2)
+        assert s2.proc.poll() is None
+    finally:
+        os.environ["HOME"] = home
+        assert s2.stop(), "second daemon did not stop cleanly"
+
 if __name__ == "__main__":
     run(Strata(args=["--lc-day-seconds", str(DAY_S), "--ilm-interval-seconds", "1"]))
