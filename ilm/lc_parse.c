@@ -274,6 +274,7 @@ static int predicates(struct pctx *p, xmlNodePtr n, struct strata_lc_filter *f, 
                 return fail(p, STRATA_LC_MALFORMED, "duplicate ObjectSizeLessThan");
             size_elem(p, c, &f->has_size_lt, &f->size_lt);
         } else if (named(c, "And")) {
+            f->and_form = true;
             predicates(p, c, f, true);
         }
     }

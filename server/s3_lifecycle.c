@@ -42,7 +42,8 @@ static void put_filter(struct strata_sbuf *b, const struct strata_lc_rule *r)
         return;
     }
     unsigned n = (f->prefix != NULL) + (unsigned)f->ntags + f->has_size_gt + f->has_size_lt;
-    strata_sbuf_puts(b, n > 1 ? "<Filter><And>" : "<Filter>");
+    bool and_form = n > 1 || f->and_form;
+    strata_sbuf_puts(b, and_form ? "<Filter><And>" : "<Filter>");
     if (f->prefix)
         strata_sbuf_xml_elem(b, "Prefix", f->prefix);
     for (size_t i = 0; i < f->ntags; i++) {
@@ -57,7 +58,7 @@ static void put_filter(struct strata_sbuf *b, const struct strata_lc_rule *r)
     if (f->has_size_lt)
         strata_sbuf_printf(b, "<ObjectSizeLessThan>%llu</ObjectSizeLessThan>",
                            (unsigned long long)f->size_lt);
-    strata_sbuf_puts(b, n > 1 ? "</And></Filter>" : "</Filter>");
+    strata_sbuf_puts(b, and_form ? "</And></Filter>" : "</Filter>");
 }
 
 static void put_rule(struct strata_sbuf *b, const struct strata_lc_rule *r)

@@ -49,6 +49,7 @@ struct strata_lc_filter {
     uint64_t size_gt;
     bool has_size_lt;
     uint64_t size_lt;
+    bool and_form; /* given inside <And> (kept for the round trip) */
 };
 
 struct strata_lc_rule {

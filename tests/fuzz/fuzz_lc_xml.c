@@ -37,7 +37,8 @@ static bool rule_eq(const struct strata_lc_rule *a, const struct strata_lc_rule 
 {
     const struct strata_lc_filter *fa = &a->filter, *fb = &b->filter;
     if (strcmp(a->id, b->id) != 0 || a->enabled != b->enabled ||
-        a->legacy_prefix != b->legacy_prefix || !str_eq(fa->prefix, fb->prefix) ||
+        a->legacy_prefix != b->legacy_prefix || fa->and_form != fb->and_form ||
+        !str_eq(fa->prefix, fb->prefix) ||
         fa->ntags != fb->ntags || fa->has_size_gt != fb->has_size_gt ||
         fa->has_size_lt != fb->has_size_lt || fa->size_gt != fb->size_gt ||
         fa->size_lt != fb->size_lt || a->exp_days != b->exp_days ||

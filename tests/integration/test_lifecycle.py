@@ -108,10 +108,12 @@ def config_round_trip(s):
          "AbortIncompleteMultipartUpload": {"DaysAfterInitiation": 2}},
         {"ID": "tag", "Filter": {"Tag": {"Key": "k", "Value": "v"}}, "Status": "Enabled",
          "Expiration": {"Days": 1}},
+        {"ID": "and1", "Filter": {"And": {"Prefix": "one/"}}, "Status": "Enabled",
+         "Expiration": {"Days": 4}},
     ]
     put_rules(c, b, rules)
     got = c.get_bucket_lifecycle_configuration(Bucket=b)["Rules"]
-    assert len(got) == 5, got
+    assert len(got) == 6, got
     assert got[0] == rules[0], got[0]
     assert got[1]["Filter"]["And"]["Tags"] == rules[1]["Filter"]["And"]["Tags"], got[1]
     assert got[1]["Filter"]["And"]["Prefix"] == "tmp/"
@@ -124,6 +126,7 @@ def config_round_trip(s):
     assert got[3]["Expiration"] == {"ExpiredObjectDeleteMarker": True}, got[3]
     assert got[3]["AbortIncompleteMultipartUpload"] == {"DaysAfterInitiation": 2}
     assert got[4]["Filter"] == {"Tag": {"Key": "k", "Value": "v"}}, got[4]
+    assert got[5] == rules[5], got[5]  # an And of one predicate stays an And
     # A rule without an ID gets one, which GET shows.
     put_rules(c, b, [{"Filter": {}, "Status": "Enabled", "Expiration": {"Days": 1}}])
     got = c.get_bucket_lifecycle_configuration(Bucket=b)["Rules"]
