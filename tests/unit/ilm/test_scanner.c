@@ -2,7 +2,8 @@
  * test_scanner.c - the lifecycle scanner (ilm/scanner.c) on a real meta
  * (four drive directories under $STRATA_TEST_TMPDIR) with 100 ms lifecycle
  * days: what a pass expires, removes or aborts and what it leaves, its
- * counters, a configuration it cannot parse, pacing to rate_objs, and the
+ * counters, versions under Object Lock (skipped and counted until released),
+ * a configuration it cannot parse, pacing to rate_objs, and the
  * thread's start/kick/stop.  Waiting for a due date polls run_once with a
  * deadline, so a slow machine only makes the test slower.
  */
@@ -287,6 +288,73 @@ static void test_abort_uploads_and_bad_config(void **state)
     mt_teardown(e);
 }
 
+static bool locked_done(struct mt_env *e)
+{
+    /* free/k's version went; the two locked ones are under their markers */
+    return count(e, "l", "free/").versions == 0 && count(e, "l", "ret/").markers == 1 &&
+           count(e, "l", "hold/").markers == 1;
+}
+
+/* Object Lock is enforced by meta: lifecycle never removes a locked
+ * version; the refusal is counted and the pass goes on. */
+static void test_locked_versions(void **state)
+{
+    (void)state;
+    struct mt_env *e = mt_setup("ilm-lock");
+    assert_non_null(e);
+    struct strata_bucket_info b;
+    memset(&b, 0, sizeof(b));
+    snprintf(b.name, sizeof(b.name), "l");
+    b.versioning = STRATA_VERSIONING_ENABLED;
+    b.object_lock = true;
+    assert_int_equal(strata_meta_bucket_create(e->m, &b), 0);
+    lifecycle(e, "l",
+              "<Rule><ID>all</ID><Filter/><Status>Enabled</Status><Expiration><Days>1</Days>"
+              "</Expiration><NoncurrentVersionExpiration><NoncurrentDays>1</NoncurrentDays>"
+              "</NoncurrentVersionExpiration></Rule>");
+    const char *keys[] = {"ret/k", "hold/k", "free/k"};
+    struct strata_obj_info v[3];
+    for (int i = 0; i < 3; i++) {
+        struct strata_put_opts o;
+        memset(&o, 0, sizeof(o));
+        o.bucket = "l";
+        o.key = keys[i];
+        o.size = 5;
+        if (i == 0) {
+            o.lock.mode = STRATA_LOCK_COMPLIANCE;
+            o.lock.until_ms = strata_meta_lock_now_ms(e->m) + 3600000;
+        } else if (i == 1) {
+            o.lock.legal_hold = o.lock.legal_hold_set = true;
+        }
+        memset(&v[i], 0, sizeof(v[i]));
+        assert_int_equal(mt_put_opts(e, &o, "hello", 5, 0, &v[i]), 0);
+    }
+    struct strata_ilm *ilm = engine(e, 0);
+    struct strata_ilm_stats sum, st;
+    passes_until(ilm, e, locked_done, &sum);
+    assert_int_equal(sum.expired, 3); /* a delete marker on each: markers are never locked */
+    assert_int_equal(sum.errors, 0);
+    /* Every further pass meets both locked versions, skips them, counts them. */
+    assert_int_equal(strata_ilm_run_once(ilm, &st), 0);
+    assert_int_equal(st.skipped_locked, 2);
+    assert_int_equal(st.noncurrent_expired + st.expired + st.errors, 0);
+    assert_true(present(e, "l", "ret/k", v[0].version_id));
+    assert_true(present(e, "l", "hold/k", v[1].version_id));
+    /* Released, the held version goes on the next pass. */
+    assert_int_equal(strata_obj_legal_hold_put(e->m, "l", "hold/k", v[1].version_id, false, NULL,
+                                               NULL),
+                     0);
+    assert_int_equal(strata_ilm_run_once(ilm, &st), 0);
+    assert_int_equal(st.noncurrent_expired, 1);
+    assert_int_equal(st.skipped_locked, 1);
+    assert_false(present(e, "l", "hold/k", v[1].version_id));
+    assert_true(present(e, "l", "ret/k", v[0].version_id));
+    for (int i = 0; i < 3; i++)
+        strata_obj_info_fini(&v[i]);
+    strata_ilm_destroy(ilm);
+    mt_teardown(e);
+}
+
 /* rate_objs 50 with 20 versions: a pass lasts at least 20/50 s. */
 static void test_rate(void **state)
 {
@@ -344,6 +412,7 @@ int main(void)
         cmocka_unit_test(test_expire_unversioned),
         cmocka_unit_test(test_versioned),
         cmocka_unit_test(test_abort_uploads_and_bad_config),
+        cmocka_unit_test(test_locked_versions),
         cmocka_unit_test(test_rate),
         cmocka_unit_test(test_thread),
     };
