@@ -157,7 +157,8 @@ static int count_under(const char *sub)
     int n = 0;
     for (int i = 0; i < NDRIVES; i++) {
         char p[700];
-        snprintf(p, sizeof(p), "%s/%s", drive_paths[i], sub);
+        int w = snprintf(p, sizeof(p), "%s/%s", drive_paths[i], sub);
+        assert_true(w > 0 && (size_t)w < sizeof(p)); /* also tells -O2's truncation check */
         n += mt_count_files(p);
     }
     return n;
