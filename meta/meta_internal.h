@@ -55,6 +55,12 @@
  *   18    uint      Object Lock retention mode (enum strata_lock_mode; absent: none)
  *   19    int       Object Lock retain-until date, Unix ms (with 18)
  *   20    bool      Object Lock legal hold (absent: never set, reads as off)
+ *   21    bin       encryption: the caller's descriptor of the object key,
+ *                   verbatim (absent: data stored as sent).  With it, the
+ *                   data (inline or erasure-coded) is the chunked
+ *                   AES-256-GCM stream of meta/sse.h, field 2 is the stored
+ *                   (stream) size and field 22 the plaintext size.
+ *   22    uint      encryption: plaintext size (present exactly with 21)
  * A multipart version has no data id: its parts' data ids, sizes, MD5s and
  * checksums are in its 'T' chunk records (MP_CHUNK_PARTS parts each), which
  * are written in the same batch as the version record and deleted after
@@ -151,6 +157,9 @@ struct meta_rec {
     const uint8_t *tags;   /* points into the buffer; NULL when none */
     size_t tags_len;
     struct strata_obj_lock lock;
+    const uint8_t *sse;    /* field 21; points into the buffer; NULL: not encrypted */
+    size_t sse_len;
+    uint64_t psize;        /* field 22: plaintext size of an encrypted version */
 };
 
 /* One part, as in a part record or a part table chunk. */

@@ -23,6 +23,7 @@
  * a time.  Lock order: key stripe lock -> drive queues (store.c).
  */
 #include "meta_internal.h"
+#include "sse.h"
 
 #include <openssl/evp.h>
 #include <stdlib.h>
@@ -313,6 +314,16 @@ void strata_meta__info_from_rec(struct strata_obj_info *info, const char *bucket
     info->nparts = (r->flags & REC_F_MULTIPART) ? (unsigned)r->nparts : 0;
     info->cksum_type = r->cksum_type;
     info->lock = r->lock;
+    if (r->sse_len) {
+        /* As with tags, a failed copy shows as a failed read later
+         * (no descriptor, no key) rather than as wrong bytes. */
+        info->size = r->psize;
+        info->sse = malloc(r->sse_len);
+        if (info->sse) {
+            memcpy(info->sse, r->sse, r->sse_len);
+            info->sse_len = r->sse_len;
+        }
+    }
     if (r->tags_len) {
         /* A failed copy leaves the info without tags rather than failing
          * a read or a listing; tags_get reports ENOMEM itself. */
@@ -335,6 +346,9 @@ void strata_obj_info_fini(struct strata_obj_info *info)
     free(info->tags);
     info->tags = NULL;
     info->tags_len = 0;
+    free(info->sse);
+    info->sse = NULL;
+    info->sse_len = 0;
 }
 
 const char *strata_obj_info_hdr(const struct strata_obj_info *info, const char *name)
@@ -474,6 +488,11 @@ struct strata_get {
     /* Erasure-coded versions: holds off the deletion of the data (and part
      * table) while this handle reads it (pin.c). */
     struct meta_pin *pin;
+    /* Encrypted versions: size is the plaintext size, ssize the stored
+     * size; reads go through sse (set by strata_obj_get_key). */
+    bool enc;
+    uint64_t ssize;
+    struct sse_reader *sse;
 };
 
 static int inline_decode(struct strata_meta *m, struct qread *q, const char *bucket,
@@ -558,6 +577,11 @@ int strata_obj_get_open(struct strata_meta *m, const char *bucket, const char *k
     g->rpart = -1;
     const struct meta_rec *r = &q.d[q.win].rec;
     g->size = r->size;
+    g->ssize = r->size;
+    if (r->sse) {
+        g->enc = true;
+        g->size = r->psize;
+    }
     g->set = q.set;
     snprintf(g->bucket, sizeof(g->bucket), "%s", bucket);
     snprintf(g->key, sizeof(g->key), "%s", key);
@@ -686,12 +710,12 @@ static int mp_read(struct strata_get *g, uint64_t off, void *buf, size_t len)
     return 0;
 }
 
-int strata_obj_get_read(struct strata_get *g, uint64_t off, void *buf, size_t len)
+/* Stored bytes (ciphertext of an encrypted version). */
+static int raw_read(void *ud, uint64_t off, void *buf, size_t len)
 {
-    if (off > g->size || len > g->size - off)
-        return STRATA_ERANGE;
-    if (len == 0)
-        return 0;
+    struct strata_get *g = ud;
+    if (off > g->ssize || len > g->ssize - off)
+        return STRATA_ECORRUPT; /* the record and its stream disagree */
     if (g->data) {
         memcpy(buf, g->data + off, len);
         return 0;
@@ -701,12 +725,32 @@ int strata_obj_get_read(struct strata_get *g, uint64_t off, void *buf, size_t le
     return strata_ec_reader_read(g->r, off, buf, len);
 }
 
+int strata_obj_get_read(struct strata_get *g, uint64_t off, void *buf, size_t len)
+{
+    if (off > g->size || len > g->size - off)
+        return STRATA_ERANGE;
+    if (len == 0)
+        return 0;
+    if (g->enc)
+        return g->sse ? strata_sse__reader_read(g->sse, off, buf, len, raw_read, g)
+                      : STRATA_EINVAL;
+    return raw_read(g, off, buf, len);
+}
+
+int strata_obj_get_key(struct strata_get *g, const uint8_t *key)
+{
+    if (!g->enc || g->sse)
+        return STRATA_EINVAL;
+    return strata_sse__reader_create(key, 0, g->size, &g->sse);
+}
+
 void strata_obj_get_close(struct strata_get *g)
 {
     if (!g)
         return;
     strata_ec_reader_close(g->r);
     strata_meta__unpin(g->m, g->pin);
+    strata_sse__reader_destroy(g->sse);
     free(g->data);
     free(g->pidx_buf);
     free(g->cparts);
@@ -775,6 +819,14 @@ struct strata_put {
     uint8_t *tags;
     size_t tags_len;
     struct strata_obj_lock lock; /* of the new version, default applied */
+    /* Encrypted puts: the plaintext goes through enc, which hands sealed
+     * chunks to the store path; stored counts them.  The MD5 is then taken
+     * here, over the plaintext, not by the observer. */
+    struct sse_writer *enc;
+    uint8_t *sse;
+    size_t sse_len;
+    uint64_t stored;
+    char etag_override[STRATA_ETAG_MAX + 1];
     /* MD5 (the ETag) of bytes that go through the erasure writer is taken
      * by the writer's observer thread (md5_observe_cb), beside this thread's
      * SHA-256, checksum, encode and I/O; it is final once the writer
@@ -799,6 +851,8 @@ void strata_obj_put_abort(struct strata_put *p)
     free(p->hdrs);
     free(p->if_match);
     free(p->tags);
+    strata_sse__writer_destroy(p->enc);
+    free(p->sse);
     free(p);
 }
 
@@ -816,9 +870,11 @@ static int start_writer(struct strata_put *p)
     int rc = strata_ec_writer_create(p->m->sets[p->set].set, p->data_id, &p->w);
     if (rc)
         return rc;
-    rc = strata_ec_writer_observe(p->w, md5_observe_cb, p);
-    if (rc)
-        return rc;
+    if (!p->enc) {
+        rc = strata_ec_writer_observe(p->w, md5_observe_cb, p);
+        if (rc)
+            return rc;
+    }
     if (p->buflen) {
         rc = strata_ec_writer_write(p->w, p->buf, p->buflen);
         if (rc)
@@ -923,6 +979,22 @@ static int put_begin(struct strata_meta *m, const struct strata_put_opts *opts, 
         p->exp_ck_len = ckl;
     }
     p->is_part = part;
+    if (opts->sse_key) {
+        rc = STRATA_EINVAL;
+        if (part || !opts->sse || opts->sse_len == 0 || opts->sse_len > STRATA_SSE_DESC_MAX ||
+            (opts->etag_override && strlen(opts->etag_override) > STRATA_ETAG_MAX))
+            goto fail;
+        rc = STRATA_ENOMEM;
+        if (!(p->sse = malloc(opts->sse_len)))
+            goto fail;
+        memcpy(p->sse, opts->sse, opts->sse_len);
+        p->sse_len = opts->sse_len;
+        if (opts->etag_override)
+            snprintf(p->etag_override, sizeof(p->etag_override), "%s", opts->etag_override);
+        rc = strata_sse__writer_create(opts->sse_key, 0, &p->enc);
+        if (rc)
+            goto fail;
+    }
     if (part || (p->size_expected != UINT64_MAX && p->size_expected > m->inline_max)) {
         rc = start_writer(p);
         if (rc)
@@ -995,6 +1067,8 @@ int strata_obj_put_expect_checksum(struct strata_put *p, int algo, const uint8_t
     return 0;
 }
 
+static int put_store(void *ud, const uint8_t *buf, size_t len);
+
 static int put_write(struct strata_put *p, const void *buf, size_t len)
 {
     if (p->size_expected != UINT64_MAX && len > p->size_expected - p->got)
@@ -1020,6 +1094,20 @@ static int put_write(struct strata_put *p, const void *buf, size_t len)
         break;
     }
     p->got += len;
+    if (p->enc) {
+        if (EVP_DigestUpdate(p->md5, buf, len) != 1)
+            return STRATA_EINTERNAL;
+        return strata_sse__writer_write(p->enc, buf, len, put_store, p);
+    }
+    return put_store(p, buf, len);
+}
+
+/* Bytes as stored: into the inline buffer until they outgrow it, then
+ * through the erasure writer. */
+static int put_store(void *ud, const uint8_t *buf, size_t len)
+{
+    struct strata_put *p = ud;
+    p->stored += len;
     if (!p->w && p->buflen + len > p->m->inline_max) {
         int rc = start_writer(p);
         if (rc)
@@ -1066,13 +1154,15 @@ static int put_verify(struct strata_put *p, char etag[STRATA_ETAG_MAX + 1],
     unsigned mdl = 0;
     if (p->size_expected != UINT64_MAX && p->got != p->size_expected)
         return STRATA_EINCOMPLETE;
-    if (!p->w && p->buflen && EVP_DigestUpdate(p->md5, p->buf, p->buflen) != 1)
+    if (!p->enc && !p->w && p->buflen && EVP_DigestUpdate(p->md5, p->buf, p->buflen) != 1)
         return STRATA_EINTERNAL;
     if (p->md5_failed || EVP_DigestFinal_ex(p->md5, md, &mdl) != 1 || mdl != 16)
         return STRATA_EINTERNAL;
     strata_hex_encode(md, 16, etag);
     if (p->has_md5 && memcmp(md, p->exp_md5, 16) != 0)
         return STRATA_EBADDIGEST;
+    if (p->etag_override[0])
+        snprintf(etag, STRATA_ETAG_MAX + 1, "%s", p->etag_override);
     if (p->sha256) {
         uint8_t sh[EVP_MAX_MD_SIZE];
         unsigned shl = 0;
@@ -1313,6 +1403,10 @@ int strata_obj_put_commit(struct strata_put *p, struct strata_obj_info *out)
      * MD5; the digests are verified before anything is committed, and a
      * mismatch removes the (unreferenced) data again. */
     uint32_t mask = 0;
+    if (p->enc && (rc = strata_sse__writer_finish(p->enc, put_store, p)) != 0) {
+        strata_obj_put_abort(p);
+        return rc;
+    }
     if (p->w) {
         rc = strata_ec_writer_finish(p->w, &mask);
         if (rc) {
@@ -1377,6 +1471,12 @@ int strata_obj_put_commit(struct strata_put *p, struct strata_obj_info *out)
     strata_meta__sortkey_new(mt, sk);
     r.flags = replaces_null(p->versioning) ? REC_F_NULL : 0;
     r.size = p->got;
+    if (p->enc) {
+        r.size = p->stored;
+        r.psize = p->got;
+        r.sse = p->sse;
+        r.sse_len = p->sse_len;
+    }
     memcpy(r.etag, etag, sizeof(etag));
     r.mtime_ns = mt;
     snprintf(r.storage_class, sizeof(r.storage_class), "STANDARD");

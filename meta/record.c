@@ -9,6 +9,7 @@
  * the elements.  Pure functions, any thread.
  */
 #include "meta_internal.h"
+#include "sse.h"
 
 #include "strata/assert.h"
 #include "strata/hex.h"
@@ -217,7 +218,8 @@ int strata_meta__rec_encode(const struct meta_rec *r, char **out, size_t *outlen
     bool mp = (r->flags & REC_F_MULTIPART) != 0;
     size_t nf = 8 + (r->has_data_id ? 1 : 0) + (inl ? 3 : 0) + (r->cksum_algo ? 2 : 0) +
                 (mp ? 2 : 0) + (r->cksum_type ? 1 : 0) + (r->tags_len ? 1 : 0) +
-                (r->lock.mode ? 2 : 0) + (r->lock.legal_hold_set ? 1 : 0);
+                (r->lock.mode ? 2 : 0) + (r->lock.legal_hold_set ? 1 : 0) +
+                (r->sse_len ? 2 : 0);
     map_begin(&pk, nf);
     msgpack_pack_uint64(&pk, 1);
     msgpack_pack_uint64(&pk, r->flags);
@@ -281,6 +283,12 @@ int strata_meta__rec_encode(const struct meta_rec *r, char **out, size_t *outlen
             msgpack_pack_true(&pk);
         else
             msgpack_pack_false(&pk);
+    }
+    if (r->sse_len) {
+        msgpack_pack_uint64(&pk, 21);
+        pk_bin(&pk, r->sse, r->sse_len);
+        msgpack_pack_uint64(&pk, 22);
+        msgpack_pack_uint64(&pk, r->psize);
     }
 
     if (!sb.data) {
@@ -525,6 +533,15 @@ static int rec_field(struct meta_rec *r, uint64_t f, const msgpack_object *v, bo
     case 19:
     case 20:
         return lock_field(&r->lock, f - 18, v) ? 0 : STRATA_ECORRUPT;
+    case 21:
+        if (v->type != MSGPACK_OBJECT_BIN || v->via.bin.size == 0 ||
+            v->via.bin.size > STRATA_SSE_DESC_MAX)
+            return STRATA_ECORRUPT;
+        r->sse = (const uint8_t *)v->via.bin.ptr;
+        r->sse_len = v->via.bin.size;
+        return 0;
+    case 22:
+        return get_uint(v, &r->psize) ? 0 : STRATA_ECORRUPT;
     default:
         return 0; /* a newer writer's field: skip */
     }
@@ -574,6 +591,11 @@ int strata_meta__rec_decode(const void *buf, size_t len, bool want_hdrs, struct 
     } else if (!(r->flags & REC_F_DELETE_MARKER) && !r->has_data_id) {
         goto out; /* a data version must say where its data is */
     }
+    if (!r->sse && (seen >> 22 & 1))
+        goto out; /* a plaintext size without encryption */
+    if (r->sse && (!(seen >> 22 & 1) || (r->flags & REC_F_MULTIPART) ||
+                   r->size != strata_sse__stream_size(r->psize)))
+        goto out; /* the stream must match its plaintext */
     rc = 0;
 out:
     msgpack_unpacked_destroy(&up);
@@ -626,6 +648,9 @@ bool strata_meta__rec_same(const struct meta_rec *a, const struct meta_rec *b)
     if (a->lock.mode != b->lock.mode || a->lock.legal_hold != b->lock.legal_hold ||
         a->lock.legal_hold_set != b->lock.legal_hold_set ||
         (a->lock.mode && a->lock.until_ms != b->lock.until_ms))
+        return false;
+    if (a->psize != b->psize || a->sse_len != b->sse_len ||
+        (a->sse_len && memcmp(a->sse, b->sse, a->sse_len) != 0))
         return false;
     return true;
 }

@@ -189,6 +189,12 @@ struct strata_obj_info {
     uint8_t *tags;
     size_t tags_len;
     struct strata_obj_lock lock; /* retention and legal hold of this version */
+    /* Encrypted versions: the descriptor the put stored (opaque to meta;
+     * the server records how to find the object key in it), owned by the
+     * struct; NULL when the data is stored as sent.  size is the
+     * plaintext size either way. */
+    uint8_t *sse;
+    size_t sse_len;
 };
 void strata_obj_info_fini(struct strata_obj_info *info); /* safe on a zeroed struct */
 /* Value of a stored header by lower-case name, or NULL. */
@@ -223,7 +229,19 @@ struct strata_put_opts {
      * retention.  On a bucket without object lock any lock is STRATA_EINVAL;
      * a retain-until not after strata_meta_lock_now_ms() is STRATA_EINVAL. */
     struct strata_obj_lock lock;
+    /* Encryption at rest: with sse_key (32 bytes, used for this one
+     * version only) the data is stored as the chunked AES-256-GCM stream of
+     * meta/sse.h and sse (1..STRATA_SSE_DESC_MAX bytes, copied) is stored
+     * in the record for the reader to find the key again.  The ETag and
+     * the checksums cover the plaintext; etag_override (32 hex chars) when
+     * set replaces the ETag (AWS's SSE-C and SSE-KMS ETags are not the MD5
+     * of the plaintext).  Not for multipart parts. */
+    const uint8_t *sse_key;
+    const void *sse;
+    size_t sse_len;
+    const char *etag_override;
 };
+#define STRATA_SSE_DESC_MAX 1024
 
 struct strata_put;
 
@@ -270,6 +288,10 @@ int strata_obj_get_open(struct strata_meta *m, const char *bucket, const char *k
 /* Exactly len bytes at off (off + len <= size).  Never wrong bytes. */
 int strata_obj_get_read(struct strata_get *g, uint64_t off, void *buf, size_t len);
 void strata_obj_get_close(struct strata_get *g); /* NULL is a no-op */
+/* An encrypted version (info->sse set) reads only after its object key
+ * (32 bytes) is given; until then strata_obj_get_read returns
+ * STRATA_EINVAL.  A wrong key shows as STRATA_ECORRUPT on the first read. */
+int strata_obj_get_key(struct strata_get *g, const uint8_t *key);
 struct strata_part_info; /* defined with the multipart API below */
 /*
  * Part idx (1-based position in the completed object, what GET/HEAD

@@ -1,0 +1,249 @@
+/*
+ * test_sse_object.c - encrypted versions through the object layer: sizes,
+ * ETag and checksum over the plaintext, reads refused without the key and
+ * failing with a wrong one, ranged reads, listing sizes, and no plaintext
+ * in any file of any drive (shard files and RocksDB, inline or not).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <openssl/evp.h>
+
+#include "meta_internal.h"
+#include "meta_test_util.h"
+#include "sse.h"
+
+static const uint8_t KEY[32] = {9, 8, 7, 6, 5, 4, 3, 2, 1, 0, 11, 12, 13, 14, 15, 16,
+                                17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32};
+
+/* A plaintext made of a marker that the drive scan looks for. */
+static uint8_t *marked(size_t n, const char *marker)
+{
+    uint8_t *p = malloc(n ? n : 1);
+    size_t ml = strlen(marker);
+    for (size_t i = 0; i < n; i++)
+        p[i] = (uint8_t)marker[i % ml];
+    return p;
+}
+
+static bool file_has(const char *path, const char *needle)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return false;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    bool found = false;
+    if (n > 0) {
+        char *b = malloc((size_t)n);
+        if (fread(b, 1, (size_t)n, f) == (size_t)n)
+            found = memmem(b, (size_t)n, needle, strlen(needle)) != NULL;
+        free(b);
+    }
+    fclose(f);
+    return found;
+}
+
+static const char *g_needle;
+static int g_hits;
+static int scan_cb(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
+{
+    (void)sb;
+    (void)ftw;
+    if (flag == FTW_F && file_has(p, g_needle))
+        g_hits++;
+    return 0;
+}
+
+/* Files under the set's drives holding needle. */
+static int drive_hits(struct mt_env *e, const char *needle)
+{
+    g_needle = needle;
+    g_hits = 0;
+    nftw(e->root, scan_cb, 16, FTW_PHYS);
+    return g_hits;
+}
+
+static int put_enc(struct mt_env *e, const char *key, const uint8_t *data, size_t len,
+                   const char *etag_override, struct strata_obj_info *out)
+{
+    struct strata_put_opts o;
+    memset(&o, 0, sizeof(o));
+    o.bucket = "b";
+    o.key = key;
+    o.size = len;
+    o.cksum_algo = STRATA_CKSUM_CRC32C;
+    o.sse_key = KEY;
+    o.sse = "desc-v1";
+    o.sse_len = 7;
+    o.etag_override = etag_override;
+    return mt_put_opts(e, &o, data, len, 10007, out);
+}
+
+static void md5_hex(const uint8_t *d, size_t n, char out[33])
+{
+    uint8_t md[16];
+    unsigned l = 0;
+    EVP_Digest(d, n, md, &l, EVP_md5(), NULL);
+    for (int i = 0; i < 16; i++)
+        snprintf(out + 2 * i, 3, "%02x", md[i]);
+}
+
+static void roundtrip(struct mt_env *e, const char *key, size_t n)
+{
+    uint8_t *pt = marked(n, "SSE-SECRET-PLAINTEXT-0123456789|");
+    struct strata_obj_info info;
+    assert_int_equal(put_enc(e, key, pt, n, NULL, &info), 0);
+    char md5[33];
+    md5_hex(pt, n, md5);
+    assert_string_equal(info.etag, md5); /* ETag covers the plaintext */
+    assert_int_equal(info.size, n);
+    assert_int_equal(info.sse_len, 7);
+    assert_int_equal(info.cksum_len, 4);
+    uint32_t c = strata_crc32c(0, pt, n);
+    uint8_t be[4] = {(uint8_t)(c >> 24), (uint8_t)(c >> 16), (uint8_t)(c >> 8), (uint8_t)c};
+    assert_memory_equal(info.cksum, be, 4);
+    strata_obj_info_fini(&info);
+
+    assert_int_equal(strata_obj_head(e->m, "b", key, NULL, &info), 0);
+    assert_int_equal(info.size, n);
+    assert_memory_equal(info.sse, "desc-v1", 7);
+    strata_obj_info_fini(&info);
+
+    struct strata_get *g;
+    uint8_t *got = malloc(n + 1);
+    assert_int_equal(strata_obj_get_open(e->m, "b", key, NULL, &info, &g), 0);
+    assert_int_equal(info.size, n);
+    if (n) /* no key yet: nothing is read */
+        assert_int_equal(strata_obj_get_read(g, 0, got, 1), STRATA_EINVAL);
+    assert_int_equal(strata_obj_get_key(g, KEY), 0);
+    assert_int_equal(strata_obj_get_read(g, 0, got, n), 0);
+    assert_memory_equal(got, pt, n);
+    for (int t = 0; n && t < 50; t++) {
+        uint64_t off = (uint64_t)rand() % n;
+        size_t len = 1 + (size_t)rand() % (n - off);
+        assert_int_equal(strata_obj_get_read(g, off, got, len), 0);
+        assert_memory_equal(got, pt + off, len);
+    }
+    strata_obj_get_close(g);
+    strata_obj_info_fini(&info);
+
+    if (n) {
+        uint8_t wrong[32];
+        memcpy(wrong, KEY, 32);
+        wrong[0] ^= 0x40;
+        assert_int_equal(strata_obj_get_open(e->m, "b", key, NULL, &info, &g), 0);
+        assert_int_equal(strata_obj_get_key(g, wrong), 0);
+        assert_int_equal(strata_obj_get_read(g, 0, got, n), STRATA_ECORRUPT);
+        strata_obj_get_close(g);
+        strata_obj_info_fini(&info);
+    }
+    free(got);
+    free(pt);
+}
+
+static void test_encrypted_versions(void **state)
+{
+    (void)state;
+    struct mt_env *e = mt_setup("sse");
+    assert_non_null(e);
+    assert_int_equal(mt_bucket(e, "b", 0), 0);
+    srand(7);
+    roundtrip(e, "empty", 0);
+    roundtrip(e, "inline", 1000);               /* inlined in the records */
+    roundtrip(e, "chunk", SSE_CHUNK);            /* exactly one chunk */
+    roundtrip(e, "ec", 3 * SSE_CHUNK + 12345);   /* erasure-coded */
+    roundtrip(e, "big", 5u << 20);               /* several stripes */
+    /* No file of any drive holds the plaintext. */
+    assert_int_equal(drive_hits(e, "SSE-SECRET-PLAINTEXT-0123456789|"), 0);
+    /* The scan does find plaintext where it is stored as sent. */
+    uint8_t *plain = marked(1000, "CLEAR-PLAINTEXT-abcdefghijkl|");
+    assert_int_equal(mt_put(e, "b", "clear", plain, 1000, NULL), 0);
+    assert_true(drive_hits(e, "CLEAR-PLAINTEXT-abcdefghijkl|") > 0);
+    free(plain);
+    mt_teardown(e);
+}
+
+static int list_cb(const struct strata_list_entry *le, void *ud)
+{
+    uint64_t *sz = ud;
+    if (le->info && strcmp(le->info->key, "k") == 0)
+        *sz = le->info->size;
+    return 0;
+}
+
+static void test_etag_override_and_listing(void **state)
+{
+    (void)state;
+    struct mt_env *e = mt_setup("sse2");
+    assert_non_null(e);
+    assert_int_equal(mt_bucket(e, "b", 0), 0);
+    uint8_t *pt = marked(200000, "xyz");
+    struct strata_obj_info info;
+    assert_int_equal(put_enc(e, "k", pt, 200000, "0123456789abcdef0123456789abcdef", &info), 0);
+    assert_string_equal(info.etag, "0123456789abcdef0123456789abcdef");
+    strata_obj_info_fini(&info);
+    struct strata_list_opts lo;
+    memset(&lo, 0, sizeof(lo));
+    lo.bucket = "b";
+    lo.max_keys = 100;
+    struct strata_list_result res;
+    memset(&res, 0, sizeof(res));
+    uint64_t sz = 0;
+    assert_int_equal(strata_obj_list(e->m, &lo, list_cb, &sz, &res), 0);
+    assert_int_equal(sz, 200000); /* listings show the plaintext size */
+    /* A descriptor without a key, or a key without a descriptor, is refused. */
+    struct strata_put_opts o;
+    memset(&o, 0, sizeof(o));
+    o.bucket = "b";
+    o.key = "k2";
+    o.size = 3;
+    o.sse_key = KEY;
+    struct strata_put *p;
+    assert_int_equal(strata_obj_put_begin(e->m, &o, &p), STRATA_EINVAL);
+    free(pt);
+    mt_teardown(e);
+}
+
+/* Fields 18/19 round trip, and a record whose stream size does not match
+ * its plaintext size (or that has one without the other) is refused. */
+static void test_record_fields(void **state)
+{
+    (void)state;
+    struct meta_rec r, d;
+    memset(&r, 0, sizeof(r));
+    r.has_data_id = true;
+    r.psize = 3 * SSE_CHUNK + 1;
+    r.size = strata_sse__stream_size(r.psize);
+    r.sse = (const uint8_t *)"abc";
+    r.sse_len = 3;
+    snprintf(r.etag, sizeof(r.etag), "e");
+    char *v;
+    size_t vl;
+    assert_int_equal(strata_meta__rec_encode(&r, &v, &vl), 0);
+    assert_int_equal(strata_meta__rec_decode(v, vl, true, &d), 0);
+    assert_int_equal(d.psize, r.psize);
+    assert_int_equal(d.sse_len, 3);
+    assert_memory_equal(d.sse, "abc", 3);
+    assert_true(strata_meta__rec_same(&r, &d));
+    strata_meta__rec_fini(&d);
+    free(v);
+    r.size++;
+    assert_int_equal(strata_meta__rec_encode(&r, &v, &vl), 0);
+    assert_int_equal(strata_meta__rec_decode(v, vl, true, &d), STRATA_ECORRUPT);
+    free(v);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_encrypted_versions),
+        cmocka_unit_test(test_etag_override_and_listing),
+        cmocka_unit_test(test_record_fields),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
