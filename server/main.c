@@ -26,6 +26,7 @@
 
 #include "cli_audit.h"
 #include "srv.h"
+#include "sse.h"
 #include "strata/hex.h"
 #include "strata/ilm.h"
 
@@ -86,6 +87,8 @@ static void usage(FILE *f)
 "                        connection (default 0): faster for small objects, but\n"
 "                        a slow drive then delays the connections sharing a thread\n"
 "  --log-level LEVEL     err, warn, notice, info (default) or debug\n"
+"  --kms-key-file FILE   master keys for server-side encryption (JSON, mode 0600;\n"
+"                        format in server/README.md); without it SSE answers 501\n"
 "\n"
 "Lifecycle (bucket lifecycle rules, healing and tmp/ reclaim in the background):\n"
 "  --lc-day-seconds N    one lifecycle day lasts N seconds (default %u); rule\n"
@@ -308,6 +311,7 @@ static int cmd_server(int argc, char **argv)
         {"ilm-interval-seconds", required_argument, NULL, 'I'},
         {"ilm-rate", required_argument, NULL, 'R'},
         {"heal-interval-seconds", required_argument, NULL, 'H'},
+        {"kms-key-file", required_argument, NULL, 'K'},
         {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0},
     };
     struct strata_srv s;
@@ -338,6 +342,7 @@ static int cmd_server(int argc, char **argv)
         case 'I': ilm.interval_s = strtol(optarg, NULL, 10); break;
         case 'R': ilm.rate = (unsigned)strtoul(optarg, NULL, 10); break;
         case 'H': ilm.heal_s = (unsigned)strtoul(optarg, NULL, 10); break;
+        case 'K': s.cfg.kms_key_file = optarg; break;
         case 'v':
             if (parse_level(optarg) < 0) {
                 fprintf(stderr, "strata: unknown log level %s\n", optarg);
@@ -398,6 +403,13 @@ static int cmd_server(int argc, char **argv)
         free_drives(drives, nd);
         return 1;
     }
+    if (s.cfg.kms_key_file &&
+        strata_kms_load(s.cfg.kms_key_file, &s.kms, errmsg, sizeof(errmsg)) != 0) {
+        strata_srv_log(STRATA_LOG_ERR, "cannot load --kms-key-file: %s", errmsg);
+        strata_creds_destroy(s.creds);
+        free_drives(drives, nd);
+        return 1;
+    }
     int rc = 1;
     if (open_storage(&s, inline_max, cache_mb) == 0) {
         /* Block the stop signals before MHD starts its threads, so they
@@ -433,6 +445,7 @@ static int cmd_server(int argc, char **argv)
         close_storage(&s);
     }
     strata_creds_destroy(s.creds);
+    strata_kms_free(s.kms);
     free_drives(drives, nd);
     if (rc == 0)
         strata_srv_log(STRATA_LOG_NOTICE, "stopped cleanly");

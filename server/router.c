@@ -88,6 +88,10 @@ static const char *const subresources[] = {
 /* Request headers asking for features Strata does not implement. */
 static const char *const unsupported_hdrs[] = {
     "x-amz-server-side-encryption-customer-algorithm",
+    "x-amz-server-side-encryption-customer-key",
+    "x-amz-copy-source-server-side-encryption-customer-algorithm",
+    "x-amz-server-side-encryption-aws-kms-key-id",
+    "x-amz-server-side-encryption-context",
     "x-amz-server-side-encryption",
     "x-amz-website-redirect-location",
 };
@@ -126,9 +130,12 @@ const struct strata_route *strata_route_find(struct strata_req *r, bool *notimpl
     if (strcmp(r->method, "PUT") == 0 || strcmp(r->method, "POST") == 0) {
         for (size_t i = 0; i < sizeof(unsupported_hdrs) / sizeof(unsupported_hdrs[0]); i++) {
             const char *v = strata_req_hdr(r, unsupported_hdrs[i]);
-            /* SSE-S3 "AES256" is what some clients send by default; we
-             * cannot honour it, so it is refused like the rest. */
-            if (v) {
+            /* PutObject and CopyObject take x-amz-server-side-encryption
+             * (sse.c decides which values it honours); multipart does not
+             * encrypt yet, so it refuses the header with the rest. */
+            bool sse_ok = (hit == &copy_route || strcmp(hit->op, "PutObject") == 0) &&
+                          strcmp(unsupported_hdrs[i], "x-amz-server-side-encryption") == 0;
+            if (v && !sse_ok) {
                 *notimpl = true;
                 return NULL;
             }

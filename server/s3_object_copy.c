@@ -6,6 +6,7 @@
  * checked before any byte is written.  Connection thread of the request.
  */
 #include "srv.h"
+#include "sse.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -135,6 +136,7 @@ static void answer(struct strata_req *r, const struct strata_obj_info *dst,
     strata_sbuf_fini(&b);
     struct MHD_Response *resp = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
     MHD_add_response_header(resp, "Content-Type", "application/xml");
+    strata_sse_resp_hdrs(dst, resp);
     if (r->binfo.versioning != STRATA_VERSIONING_OFF && dst->version_id[0])
         MHD_add_response_header(resp, "x-amz-version-id", dst->version_id);
     if (sb->versioning != STRATA_VERSIONING_OFF && src->version_id[0])
@@ -163,7 +165,8 @@ static void copy_open(struct strata_req *r, struct strata_get *g, struct strata_
     }
     bool same = strcmp(cs->bucket, r->bucket) == 0 && strcmp(cs->key, r->key) == 0;
     const char *td = strata_req_hdr(r, "x-amz-tagging-directive");
-    if (same && !replace && !cs->version_id && !(td && strcmp(td, "REPLACE") == 0)) {
+    if (same && !replace && !cs->version_id && !(td && strcmp(td, "REPLACE") == 0) &&
+        !strata_req_hdr(r, "x-amz-server-side-encryption")) {
         /* AWS refuses a copy onto itself that changes nothing. */
         strata_req_error(r, S3E_InvalidRequest, 0);
         return;
@@ -214,9 +217,19 @@ static void copy_open(struct strata_req *r, struct strata_get *g, struct strata_
         o.tags = src->tags;
         o.tags_len = src->tags_len;
     }
+    struct strata_sse_new sse;
+    int se = strata_sse_new_parse(r, &sse);
+    if (se) {
+        strata_sbuf_fini(&tags);
+        free(h);
+        strata_req_error(r, (enum s3_err)se, 0);
+        return;
+    }
+    strata_sse_new_apply(&sse, &o);
     struct strata_obj_info dst;
     memset(&dst, 0, sizeof(dst));
     int rc = copy_bytes(r, g, &o, &dst);
+    strata_sse_new_fini(&sse);
     strata_sbuf_fini(&tags);
     free(h);
     if (rc) {
@@ -257,6 +270,15 @@ static bool src_open(struct strata_req *r, struct copy_src *cs, struct strata_bu
                                                        rc, cs->version_id ? S3CTX_VERSION
                                                                           : S3CTX_OBJECT),
                          rc);
+        strata_obj_info_fini(src);
+        src_free(cs);
+        return false;
+    }
+    int se = strata_sse_read_key(r, src, *g);
+    if (se) {
+        strata_req_error(r, (enum s3_err)se, 0);
+        strata_obj_get_close(*g);
+        *g = NULL;
         strata_obj_info_fini(src);
         src_free(cs);
         return false;

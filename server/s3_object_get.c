@@ -7,6 +7,7 @@
  * the reader on that same thread.
  */
 #include "srv.h"
+#include "sse.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -177,6 +178,11 @@ void strata_h_get(struct strata_req *r)
         lookup_error(r, rc, vid);
         return;
     }
+    int se = strata_sse_read_key(r, &r->info, r->get);
+    if (se) {
+        strata_req_error(r, (enum s3_err)se, 0);
+        return;
+    }
     struct strata_s3_cond c = {
         .if_match = strata_req_hdr(r, "If-Match"),
         .if_none_match = strata_req_hdr(r, "If-None-Match"),
@@ -267,6 +273,7 @@ void strata_h_get(struct strata_req *r)
         return;
     }
     add_version_headers(r, resp, true);
+    strata_sse_resp_hdrs(&r->info, resp);
     add_checksum_headers(r, resp, ranged == 1);
     if (parts_count[0])
         MHD_add_response_header(resp, "x-amz-mp-parts-count", parts_count);

@@ -6,6 +6,7 @@
  * trailer checksum and commits.  Connection thread of the request.
  */
 #include "srv.h"
+#include "sse.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -173,13 +174,19 @@ int strata_h_put_begin(struct strata_req *r)
     enum s3_err e = strata_put_body_size(r, &o.size);
     if (!e)
         e = strata_put_digests(r, &o);
+    struct strata_sse_new sse;
+    memset(&sse, 0, sizeof(sse));
+    if (!e)
+        e = strata_sse_new_parse(r, &sse);
     struct strata_new_obj nobj;
     if (!e)
         e = strata_new_obj_parse(r, &nobj);
     if (e) {
+        strata_sse_new_fini(&sse);
         strata_req_error(r, e, 0);
         return -1;
     }
+    strata_sse_new_apply(&sse, &o);
     o.hdrs = nobj.h->kv;
     o.nhdrs = nobj.h->n;
     o.tags = nobj.tags.data;
@@ -209,13 +216,15 @@ int strata_h_put_begin(struct strata_req *r)
     if (inm) {
         if (strcmp(inm, "*") != 0) {
             strata_new_obj_fini(&nobj);
+            strata_sse_new_fini(&sse);
             strata_req_error(r, S3E_NotImplemented, 0);
             return -1;
         }
         o.if_none_match_star = true;
     }
     int rc = strata_obj_put_begin(r->srv->meta, &o, &r->put);
-    strata_new_obj_fini(&nobj); /* put_begin copied the headers and tags */
+    strata_new_obj_fini(&nobj); /* put_begin copied the headers, tags and key */
+    strata_sse_new_fini(&sse);
     if (rc) {
         r->put = NULL;
         strata_req_error_strata(r, rc, rc == STRATA_ENOTFOUND ? S3CTX_BUCKET : S3CTX_OBJECT);
@@ -274,6 +283,7 @@ void strata_h_put_run(struct strata_req *r)
     char etag[STRATA_ETAG_MAX + 3];
     snprintf(etag, sizeof(etag), "\"%s\"", info.etag);
     MHD_add_response_header(resp, "ETag", etag);
+    strata_sse_resp_hdrs(&info, resp);
     if (r->binfo.versioning != STRATA_VERSIONING_OFF && info.version_id[0])
         MHD_add_response_header(resp, "x-amz-version-id", info.version_id); /* not for parts */
     if (info.key[0]) /* not for parts */

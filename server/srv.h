@@ -56,6 +56,7 @@ struct strata_srv_config {
     unsigned conns_per_ip;   /* connections from one client address; 0: no limit */
     size_t body_memory;      /* bytes of request bodies buffered at once, all requests */
     int64_t lc_day_ms;       /* one lifecycle day (--lc-day-seconds), for x-amz-expiration */
+    const char *kms_key_file; /* --kms-key-file: master keys for SSE, or NULL */
     char **drives;
     size_t ndrives;
 };
@@ -75,6 +76,7 @@ struct strata_srv {
     atomic_uint_fast64_t reqid_seq;
     char *tls_cert_pem;
     char *tls_key_pem;
+    struct strata_kms *kms; /* sse.c; NULL without --kms-key-file (SSE answers 501) */
 };
 
 enum strata_level {

@@ -1,0 +1,268 @@
+/*
+ * sse.c - encryption at rest, server side: the local key store behind
+ * --kms-key-file and the SSE headers of PutObject, CopyObject, GET and
+ * HEAD (formats in sse.h).  The data itself is sealed by meta/.  The key
+ * store is read-only after start; any connection thread.
+ */
+#include "sse.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <jansson.h>
+#include <microhttpd.h>
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/rand.h>
+
+#include "srv.h"
+
+#define KMS_KEYS_MAX 256
+#define KMS_NAME_MAX 64
+#define DESC_VERSION 1
+#define WRAP_LEN 60 /* nonce 12 + key 32 + tag 16 */
+
+struct kms_key {
+    char name[KMS_NAME_MAX + 1];
+    uint8_t key[32];
+    bool disabled;
+};
+
+struct strata_kms {
+    struct kms_key *keys;
+    size_t n;
+    size_t active;
+};
+
+void strata_kms_free(struct strata_kms *k)
+{
+    if (!k)
+        return;
+    if (k->keys)
+        OPENSSL_cleanse(k->keys, k->n * sizeof(*k->keys));
+    free(k->keys);
+    free(k);
+}
+
+static bool name_ok(const char *s)
+{
+    size_t n = strlen(s);
+    if (n == 0 || n > KMS_NAME_MAX)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:", s[i]))
+            return false;
+    return true;
+}
+
+static int load_fail(char *err, size_t errlen, json_t *root, struct strata_kms *k, const char *msg,
+                     const char *what)
+{
+    snprintf(err, errlen, "%s%s%s", msg, what ? ": " : "", what ? what : "");
+    json_decref(root);
+    strata_kms_free(k);
+    return -1;
+}
+
+int strata_kms_load(const char *path, struct strata_kms **out, char *err, size_t errlen)
+{
+    *out = NULL;
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return load_fail(err, errlen, NULL, NULL, strerror(errno), path);
+    if (st.st_mode & 077)
+        return load_fail(err, errlen, NULL, NULL,
+                         "key file must not be readable by group or others (chmod 600)", path);
+    json_error_t je;
+    json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
+    if (!root)
+        return load_fail(err, errlen, NULL, NULL, "key file is not valid JSON", je.text);
+    struct strata_kms *k = calloc(1, sizeof(*k));
+    json_t *keys = json_object_get(root, "keys");
+    const char *active = json_string_value(json_object_get(root, "active"));
+    if (!k)
+        return load_fail(err, errlen, root, k, "out of memory", NULL);
+    if (!json_is_object(keys) || json_object_size(keys) == 0 ||
+        json_object_size(keys) > KMS_KEYS_MAX || !active)
+        return load_fail(err, errlen, root, k,
+                         "key file needs \"active\" and a non-empty \"keys\" object", NULL);
+    k->keys = calloc(json_object_size(keys), sizeof(*k->keys));
+    if (!k->keys)
+        return load_fail(err, errlen, root, k, "out of memory", NULL);
+    const char *name;
+    json_t *v;
+    bool have_active = false;
+    json_object_foreach(keys, name, v)
+    {
+        struct kms_key *kk = &k->keys[k->n];
+        const char *b64 = json_string_value(json_object_get(v, "key"));
+        json_t *dis = json_object_get(v, "disabled");
+        uint8_t raw[48];
+        if (!name_ok(name))
+            return load_fail(err, errlen, root, k, "bad key name (1-64 of A-Za-z0-9-_./:)", name);
+        if (!b64 || strata_b64_decode(b64, raw, sizeof(raw)) != 32)
+            return load_fail(err, errlen, root, k, "key is not base64 of 32 bytes", name);
+        if (dis && !json_is_boolean(dis))
+            return load_fail(err, errlen, root, k, "\"disabled\" must be true or false", name);
+        snprintf(kk->name, sizeof(kk->name), "%s", name);
+        memcpy(kk->key, raw, 32);
+        OPENSSL_cleanse(raw, sizeof(raw));
+        kk->disabled = json_is_true(dis);
+        if (strcmp(name, active) == 0) {
+            k->active = k->n;
+            have_active = true;
+        }
+        k->n++;
+    }
+    if (!have_active || k->keys[k->active].disabled)
+        return load_fail(err, errlen, root, k, "the active key is missing or disabled", active);
+    json_decref(root);
+    *out = k;
+    return 0;
+}
+
+static const struct kms_key *kms_find(const struct strata_kms *k, const char *name)
+{
+    if (!name)
+        return &k->keys[k->active];
+    for (size_t i = 0; i < k->n; i++)
+        if (strcmp(k->keys[i].name, name) == 0)
+            return &k->keys[i];
+    return NULL;
+}
+
+/* AES-256-GCM of 32 bytes: in -> out (32), tag (16). */
+static int gcm32(bool enc, const uint8_t *key, const uint8_t *nonce, const uint8_t *aad,
+                 size_t aad_len, const uint8_t *in, uint8_t *out, uint8_t *tag)
+{
+    EVP_CIPHER_CTX *c = EVP_CIPHER_CTX_new();
+    int n = 0, ok = c != NULL;
+    ok = ok && (enc ? EVP_EncryptInit_ex(c, EVP_aes_256_gcm(), NULL, key, nonce)
+                    : EVP_DecryptInit_ex(c, EVP_aes_256_gcm(), NULL, key, nonce)) == 1;
+    ok = ok && EVP_CipherUpdate(c, NULL, &n, aad, (int)aad_len) == 1;
+    ok = ok && EVP_CipherUpdate(c, out, &n, in, 32) == 1;
+    if (enc) {
+        ok = ok && EVP_CipherFinal_ex(c, out + n, &n) == 1;
+        ok = ok && EVP_CIPHER_CTX_ctrl(c, EVP_CTRL_GCM_GET_TAG, 16, tag) == 1;
+    } else {
+        ok = ok && EVP_CIPHER_CTX_ctrl(c, EVP_CTRL_GCM_SET_TAG, 16, tag) == 1;
+        ok = ok && EVP_CipherFinal_ex(c, out + n, &n) == 1;
+    }
+    EVP_CIPHER_CTX_free(c);
+    if (!ok)
+        OPENSSL_cleanse(out, 32);
+    return ok ? 0 : (enc ? STRATA_EINTERNAL : STRATA_ECORRUPT);
+}
+
+int strata_kms_wrap(const struct strata_kms *k, const char *name, const uint8_t key[32],
+                    const uint8_t *aad, size_t aad_len, uint8_t blob[WRAP_LEN], char name_out[65])
+{
+    const struct kms_key *mk = kms_find(k, name);
+    if (!mk)
+        return STRATA_ENOTFOUND;
+    if (mk->disabled)
+        return STRATA_EMETHOD;
+    snprintf(name_out, KMS_NAME_MAX + 1, "%s", mk->name);
+    if (RAND_bytes(blob, 12) != 1)
+        return STRATA_EINTERNAL;
+    return gcm32(true, mk->key, blob, aad, aad_len, key, blob + 12, blob + 44);
+}
+
+int strata_kms_unwrap(const struct strata_kms *k, const char *name, const uint8_t blob[WRAP_LEN],
+                      const uint8_t *aad, size_t aad_len, uint8_t key[32])
+{
+    const struct kms_key *mk = kms_find(k, name);
+    if (!mk)
+        return STRATA_ENOTFOUND;
+    uint8_t tag[16];
+    memcpy(tag, blob + 44, 16);
+    return gcm32(false, mk->key, blob, aad, aad_len, blob + 12, key, tag);
+}
+
+/* ---- requests ----------------------------------------------------------- */
+
+void strata_sse_new_fini(struct strata_sse_new *n)
+{
+    OPENSSL_cleanse(n->key, sizeof(n->key));
+    n->mode = 0;
+}
+
+void strata_sse_new_apply(const struct strata_sse_new *n, struct strata_put_opts *o)
+{
+    if (!n->mode)
+        return;
+    o->sse_key = n->key;
+    o->sse = n->desc;
+    o->sse_len = n->desc_len;
+}
+
+/* Object key + descriptor for SSE-S3 under the active master key. */
+static int new_s3(struct strata_req *r, struct strata_sse_new *n)
+{
+    const struct strata_kms *k = r->srv->kms;
+    if (!k)
+        return S3E_NotImplemented; /* no key store configured: cannot honour it */
+    const char *active = k->keys[k->active].name;
+    size_t nl = strlen(active);
+    n->desc[0] = DESC_VERSION;
+    n->desc[1] = STRATA_SSE_MODE_S3;
+    n->desc[2] = (uint8_t)nl;
+    memcpy(n->desc + 3, active, nl);
+    char used[KMS_NAME_MAX + 1];
+    if (RAND_bytes(n->key, 32) != 1 ||
+        strata_kms_wrap(k, active, n->key, n->desc, 3 + nl, n->desc + 3 + nl, used) != 0)
+        return S3E_InternalError;
+    n->desc_len = 3 + nl + WRAP_LEN;
+    n->mode = STRATA_SSE_MODE_S3;
+    return 0;
+}
+
+int strata_sse_new_parse(struct strata_req *r, struct strata_sse_new *n)
+{
+    memset(n, 0, sizeof(*n));
+    const char *v = strata_req_hdr(r, "x-amz-server-side-encryption");
+    if (!v)
+        return 0;
+    if (strcmp(v, "AES256") == 0)
+        return new_s3(r, n);
+    if (strcmp(v, "aws:kms") == 0 || strcmp(v, "aws:kms:dsse") == 0)
+        return S3E_NotImplemented;
+    return S3E_InvalidArgument; /* AWS: the encryption method is not supported */
+}
+
+int strata_sse_read_key(struct strata_req *r, const struct strata_obj_info *in,
+                        struct strata_get *g)
+{
+    if (!in->sse_len)
+        return 0;
+    const uint8_t *d = in->sse;
+    size_t nl = in->sse_len >= 3 ? d[2] : 0;
+    if (in->sse_len != 3 + nl + WRAP_LEN || d[0] != DESC_VERSION || d[1] != STRATA_SSE_MODE_S3 ||
+        nl == 0 || nl > KMS_NAME_MAX) {
+        strata_srv_log(STRATA_LOG_ERR, "%s: %s/%s: unknown encryption descriptor", r->id,
+                       in->bucket, in->key);
+        return S3E_InternalError;
+    }
+    char name[KMS_NAME_MAX + 1];
+    memcpy(name, d + 3, nl);
+    name[nl] = '\0';
+    uint8_t key[32];
+    int rc = r->srv->kms ? strata_kms_unwrap(r->srv->kms, name, d + 3 + nl, d, 3 + nl, key)
+                         : STRATA_ENOTFOUND;
+    if (rc) {
+        strata_srv_log(STRATA_LOG_ERR, "%s: %s/%s: master key %s %s", r->id, in->bucket, in->key,
+                       name, rc == STRATA_ENOTFOUND ? "not in the key store" : "does not unwrap");
+        return S3E_InternalError;
+    }
+    rc = g ? strata_obj_get_key(g, key) : 0;
+    OPENSSL_cleanse(key, sizeof(key));
+    return rc ? S3E_InternalError : 0;
+}
+
+void strata_sse_resp_hdrs(const struct strata_obj_info *in, struct MHD_Response *resp)
+{
+    if (in->sse_len >= 2 && in->sse[1] == STRATA_SSE_MODE_S3)
+        MHD_add_response_header(resp, "x-amz-server-side-encryption", "AES256");
+}

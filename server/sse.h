@@ -1,0 +1,86 @@
+/*
+ * sse.h - server-side encryption at rest: the local key store
+ * (--kms-key-file) and the SSE request/response headers.
+ *
+ * Every encrypted object has its own random 256-bit object key; meta/
+ * seals the data with it (meta/sse.h) and stores, opaque to itself, the
+ * descriptor built here, which says how to get the object key back:
+ *
+ * Descriptor (record field 18), version 1:
+ *   OFFSET  SIZE  DESCRIPTION
+ *   0       1     descriptor version (1)
+ *   1       1     mode: 1 SSE-S3 (AES256)
+ *   2       1     n = length of the master key name (1..64)
+ *   3       n     master key name in the key store
+ *   3+n     12    nonce of the key wrap
+ *   15+n    32    object key, AES-256-GCM encrypted under the master key
+ *                 with bytes 0 .. 3+n as additional authenticated data
+ *   47+n    16    GCM tag of the wrap
+ *
+ * Key store file (JSON, mode 0600 or stricter, outside the data drives):
+ *   {"active": "k2",
+ *    "keys": {"k1": {"key": "<base64 of 32 bytes>"},
+ *             "k2": {"key": "<base64 of 32 bytes>", "disabled": false}}}
+ * New objects are wrapped with the active key; every listed key unwraps,
+ * so objects stay readable after a new key becomes active.
+ *
+ * The key store is loaded once at start and read-only afterwards: any
+ * connection thread may use it.
+ */
+#ifndef STRATA_SERVER_SSE_H
+#define STRATA_SERVER_SSE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "strata/meta.h"
+
+#define STRATA_SSE_MODE_S3 1
+
+struct strata_kms;
+struct strata_req;
+struct MHD_Response;
+
+/* Loads and checks path.  0, or -1 with a message in err. */
+int strata_kms_load(const char *path, struct strata_kms **out, char *err, size_t errlen);
+void strata_kms_free(struct strata_kms *k); /* NULL is a no-op */
+
+/*
+ * Key provider interface (the local key store implements it; a KMIP or
+ * Vault client can take its place): wrap a 32-byte object key under a
+ * named master key (NULL: the active one) into a 60-byte blob (nonce,
+ * ciphertext, tag) bound to aad, and unwrap it again.
+ *   wrap: 0; STRATA_ENOTFOUND (no such key); STRATA_EMETHOD (the key is
+ *         disabled); fills name_out (<= 64 chars + NUL).
+ *   unwrap: 0; STRATA_ENOTFOUND; STRATA_ECORRUPT (the blob does not
+ *         verify under that key).  Disabled keys still unwrap.
+ */
+int strata_kms_wrap(const struct strata_kms *k, const char *name, const uint8_t key[32],
+                    const uint8_t *aad, size_t aad_len, uint8_t blob[60], char name_out[65]);
+int strata_kms_unwrap(const struct strata_kms *k, const char *name, const uint8_t blob[60],
+                      const uint8_t *aad, size_t aad_len, uint8_t key[32]);
+
+/* Encryption asked for a new object (PutObject, CopyObject destination). */
+struct strata_sse_new {
+    int mode; /* 0: none */
+    uint8_t key[32];
+    uint8_t desc[STRATA_SSE_DESC_MAX];
+    size_t desc_len;
+};
+/* Reads the request's x-amz-server-side-encryption* headers; with one,
+ * makes the object key and its descriptor.  Returns 0 or an enum s3_err. */
+int strata_sse_new_parse(struct strata_req *r, struct strata_sse_new *n);
+/* Points the put options at n (which must outlive the put's begin). */
+void strata_sse_new_apply(const struct strata_sse_new *n, struct strata_put_opts *o);
+void strata_sse_new_fini(struct strata_sse_new *n); /* wipes the key */
+
+/* For a read of an encrypted version (in->sse set): recovers the object
+ * key and hands it to g (g NULL: HEAD, check only).  0 for an unencrypted
+ * version; else 0 or an enum s3_err. */
+int strata_sse_read_key(struct strata_req *r, const struct strata_obj_info *in,
+                        struct strata_get *g);
+/* x-amz-server-side-encryption on a response about version in. */
+void strata_sse_resp_hdrs(const struct strata_obj_info *in, struct MHD_Response *resp);
+
+#endif /* STRATA_SERVER_SSE_H */
