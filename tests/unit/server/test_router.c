@@ -143,8 +143,16 @@ static void test_object(void **state)
     assert_string_equal(route("PUT", STRATA_LVL_OBJECT, NULL, "x-amz-object-lock-mode",
                               "GOVERNANCE"),
                         "PutObject");
+    /* PutObject takes SSE (the handler checks the value); multipart and
+     * SSE-C do not yet. */
     assert_string_equal(route("PUT", STRATA_LVL_OBJECT, NULL, "X-Amz-Server-Side-Encryption",
                               "AES256"),
+                        "PutObject");
+    assert_string_equal(route("POST", STRATA_LVL_OBJECT, "uploads",
+                              "X-Amz-Server-Side-Encryption", "AES256"),
+                        "501");
+    assert_string_equal(route("PUT", STRATA_LVL_OBJECT, NULL,
+                              "x-amz-server-side-encryption-customer-algorithm", "AES256"),
                         "501");
     assert_string_equal(route("PUT", STRATA_LVL_OBJECT, NULL, "x-amz-tagging", "a=b"),
                         "PutObject");
