@@ -254,7 +254,9 @@ static void heal_part_data(struct strata_meta *m, unsigned set, char kind, struc
         if (!parts[i].has_data_id || parts[i].size == 0)
             continue;
         unsigned healed = 0;
-        int rc = strata_ec_heal(ms->set, parts[i].data_id, parts[i].size, &healed);
+        /* Encrypted parts store a sealed stream of ssize bytes. */
+        uint64_t dsize = parts[i].ssize ? parts[i].ssize : parts[i].size;
+        int rc = strata_ec_heal(ms->set, parts[i].data_id, dsize, &healed);
         if (rc) {
             strata_log(&m->log, STRATA_LOG_WARN, "meta", "heal of part data: %s",
                        strata_errname(rc));

@@ -60,7 +60,10 @@
  *                   data (inline or erasure-coded) is the chunked
  *                   AES-256-GCM stream of meta/sse.h, field 2 is the stored
  *                   (stream) size and field 22 the plaintext size.
- *   22    uint      encryption: plaintext size (present exactly with 21)
+ *   22    uint      encryption: plaintext size (present exactly with 21);
+ *                   for a multipart version equal to field 2: its parts are
+ *                   sealed one stream each (stream number = part number)
+ *                   and their stored sizes are in the part table
  * A multipart version has no data id: its parts' data ids, sizes, MD5s and
  * checksums are in its 'T' chunk records (MP_CHUNK_PARTS parts each), which
  * are written in the same batch as the version record and deleted after
@@ -84,15 +87,19 @@
  *
  * Part table chunk ('T'): array of parts, each
  *   [uint part number, uint size, bin[16] MD5, bin data id (16, or 0 for an
- *    empty part), bin raw checksum]
+ *    empty part), bin raw checksum, optional uint stored size (encrypted
+ *    parts: size is the plaintext size, this the sealed stream's)]
  *
  * Upload record ('U') map: 0 format, 1 initiated ns, 2 checksum algorithm,
  *   3 checksum type, 4 stored headers (flat array as field 12 above),
  *   5 tag set (bin), 6 storage class, 7 lock mode, 8 retain-until ms,
- *   9 legal hold (7-9 as version fields 18-20; absent: none; 9 nil: never set).
+ *   9 legal hold (7-9 as version fields 18-20; absent: none; 9 nil: never set),
+ *   10 encryption descriptor (bin; the version record's field 21 for the
+ *   completed object; its parts are sealed).
  * Part record ('P') map: 0 format, 1 size, 2 MD5 bin[16], 3 mtime ns,
  *   4 data id bin[16] (absent for an empty part), 5 checksum algorithm,
- *   6 raw checksum, 7 bucket, 8 key (so heal can take the key's lock).
+ *   6 raw checksum, 7 bucket, 8 key (so heal can take the key's lock),
+ *   9 stored size of an encrypted part (field 1 is then its plaintext size).
  *
  * Bucket record map: 0 format, 1 name, 2 owner, 3 region, 4 created_ms,
  *   5 versioning, 6 object_lock, 7 incarnation (uint, random per create;
@@ -173,6 +180,7 @@ struct meta_part {
     uint8_t cksum[STRATA_CKSUM_RAW_MAX];
     size_t cksum_len;
     int64_t mtime_ns;
+    uint64_t ssize; /* encrypted part: stored (sealed) size; 0 otherwise */
 };
 
 /* A decoded upload record; hdrs/tags are owned when decoded (upload_fini). */
@@ -187,6 +195,8 @@ struct meta_upload {
     uint8_t *tags;
     size_t tags_len;
     struct strata_obj_lock lock;
+    uint8_t *sse; /* encryption descriptor, owned; NULL: parts stored as sent */
+    size_t sse_len;
 };
 
 struct meta_drive;

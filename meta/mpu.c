@@ -148,6 +148,8 @@ int strata_mpu_create(struct strata_meta *m, const struct strata_mpu_opts *opts,
     }
     if (opts->tags_len > STRATA_TAGS_MAX)
         return STRATA_ETOOBIG;
+    if ((opts->sse == NULL) != (opts->sse_len == 0) || opts->sse_len > STRATA_SSE_DESC_MAX)
+        return STRATA_EINVAL;
     size_t total = 0;
     for (size_t i = 0; i < opts->nhdrs; i++)
         total += strlen(opts->hdrs[i].name) + strlen(opts->hdrs[i].value);
@@ -171,6 +173,8 @@ int strata_mpu_create(struct strata_meta *m, const struct strata_mpu_opts *opts,
     u.nhdrs = opts->nhdrs;
     u.tags = (uint8_t *)(uintptr_t)opts->tags;
     u.tags_len = opts->tags_len;
+    u.sse = (uint8_t *)(uintptr_t)opts->sse; /* borrowed for encoding only */
+    u.sse_len = opts->sse_len;
     uint8_t up[UPLOAD_LEN];
     for (int i = 0; i < 8; i++)
         up[i] = (uint8_t)((uint64_t)u.init_ns >> (56 - 8 * i));
@@ -701,6 +705,10 @@ int strata_mpu_complete(struct strata_meta *m, const struct strata_mpu_complete_
             rc = STRATA_ETOOSMALL;
             break;
         }
+        if (u.sse_len && p->size && !p->ssize) {
+            rc = STRATA_ECORRUPT; /* a part of an encrypted upload stored as sent */
+            break;
+        }
         sel[i] = p;
         total += p->size;
     }
@@ -750,6 +758,11 @@ int strata_mpu_complete(struct strata_meta *m, const struct strata_mpu_complete_
         r.tags = u.tags;
         r.tags_len = u.tags_len;
         r.nparts = o->nparts;
+        if (u.sse_len) {
+            r.sse = u.sse;
+            r.sse_len = u.sse_len;
+            r.psize = total; /* parts sealed one stream each; sizes are plaintext */
+        }
         /* The retention asked for at create, or the bucket's default from
          * now; a date that passed meanwhile is kept as given (AWS judges
          * it at CreateMultipartUpload). */

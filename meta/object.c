@@ -25,6 +25,7 @@
 #include "meta_internal.h"
 #include "sse.h"
 
+#include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <stdlib.h>
 #include <string.h>
@@ -493,7 +494,27 @@ struct strata_get {
     bool enc;
     uint64_t ssize;
     struct sse_reader *sse;
+    /* Encrypted multipart versions: the object key and a reader of the
+     * sealed stream of the part r reads (stream number = part number). */
+    bool keyed;
+    uint8_t okey[SSE_KEY_LEN];
+    struct sse_reader *psse;
 };
+
+/* Forget the reader of the current part. */
+static void part_reader_close(struct strata_get *g)
+{
+    strata_ec_reader_close(g->r);
+    g->r = NULL;
+    strata_sse__reader_destroy(g->psse);
+    g->psse = NULL;
+    g->rpart = -1;
+}
+
+static int ec_read_cb(void *ud, uint64_t off, void *buf, size_t len)
+{
+    return strata_ec_reader_read(ud, off, buf, len);
+}
 
 static int inline_decode(struct strata_meta *m, struct qread *q, const char *bucket,
                          const char *key, uint8_t *out)
@@ -641,9 +662,7 @@ static int mp_chunk(struct strata_get *g, unsigned c)
 {
     if (g->chunk == (int)c)
         return 0;
-    strata_ec_reader_close(g->r);
-    g->r = NULL;
-    g->rpart = -1;
+    part_reader_close(g);
     g->chunk = -1;
     int rc = strata_meta__ptab_load(g->m, g->set, g->bucket, g->key, g->sk, &g->mrec, c,
                                     g->cparts, &g->ncparts);
@@ -690,17 +709,21 @@ static int mp_read(struct strata_get *g, uint64_t off, void *buf, size_t len)
             return STRATA_ECORRUPT; /* the index and the table disagree */
         const struct meta_part *p = &g->cparts[i];
         if (g->rpart != (int)i) {
-            strata_ec_reader_close(g->r);
-            g->r = NULL;
-            g->rpart = -1;
-            rc = strata_ec_reader_open(g->m->sets[g->set].set, p->data_id, p->size, &g->r);
+            part_reader_close(g);
+            if (g->enc && p->ssize != strata_sse__stream_size(p->size))
+                return STRATA_ECORRUPT; /* a part stored as sent in an encrypted object */
+            rc = strata_ec_reader_open(g->m->sets[g->set].set, p->data_id,
+                                       g->enc ? p->ssize : p->size, &g->r);
+            if (rc == 0 && g->enc)
+                rc = strata_sse__reader_create(g->okey, p->number, p->size, &g->psse);
             if (rc)
                 return rc;
             g->rpart = (int)i;
         }
         uint64_t in = off - g->coff[i];
         size_t n = p->size - in < len ? (size_t)(p->size - in) : len;
-        rc = strata_ec_reader_read(g->r, in, out, n);
+        rc = g->psse ? strata_sse__reader_read(g->psse, in, out, n, ec_read_cb, g->r)
+                     : strata_ec_reader_read(g->r, in, out, n);
         if (rc)
             return rc;
         out += n;
@@ -731,6 +754,8 @@ int strata_obj_get_read(struct strata_get *g, uint64_t off, void *buf, size_t le
         return STRATA_ERANGE;
     if (len == 0)
         return 0;
+    if (g->enc && (g->mrec.flags & REC_F_MULTIPART))
+        return g->keyed ? mp_read(g, off, buf, len) : STRATA_EINVAL;
     if (g->enc)
         return g->sse ? strata_sse__reader_read(g->sse, off, buf, len, raw_read, g)
                       : STRATA_EINVAL;
@@ -739,8 +764,13 @@ int strata_obj_get_read(struct strata_get *g, uint64_t off, void *buf, size_t le
 
 int strata_obj_get_key(struct strata_get *g, const uint8_t *key)
 {
-    if (!g->enc || g->sse)
+    if (!g->enc || g->sse || g->keyed)
         return STRATA_EINVAL;
+    if (g->mrec.flags & REC_F_MULTIPART) {
+        memcpy(g->okey, key, SSE_KEY_LEN);
+        g->keyed = true;
+        return 0;
+    }
     return strata_sse__reader_create(key, 0, g->size, &g->sse);
 }
 
@@ -748,9 +778,10 @@ void strata_obj_get_close(struct strata_get *g)
 {
     if (!g)
         return;
-    strata_ec_reader_close(g->r);
+    part_reader_close(g);
     strata_meta__unpin(g->m, g->pin);
     strata_sse__reader_destroy(g->sse);
+    OPENSSL_cleanse(g->okey, sizeof(g->okey));
     free(g->data);
     free(g->pidx_buf);
     free(g->cparts);
@@ -887,7 +918,7 @@ static int start_writer(struct strata_put *p)
 }
 
 static int put_begin(struct strata_meta *m, const struct strata_put_opts *opts, bool part,
-                     struct strata_put **out)
+                     uint32_t stream, struct strata_put **out)
 {
     *out = NULL;
     if (!opts || !bucket_ok(opts->bucket))
@@ -981,7 +1012,7 @@ static int put_begin(struct strata_meta *m, const struct strata_put_opts *opts, 
     p->is_part = part;
     if (opts->sse_key) {
         rc = STRATA_EINVAL;
-        if (part || !opts->sse || opts->sse_len == 0 || opts->sse_len > STRATA_SSE_DESC_MAX ||
+        if (!opts->sse || opts->sse_len == 0 || opts->sse_len > STRATA_SSE_DESC_MAX ||
             (opts->etag_override && strlen(opts->etag_override) > STRATA_ETAG_MAX))
             goto fail;
         rc = STRATA_ENOMEM;
@@ -991,7 +1022,7 @@ static int put_begin(struct strata_meta *m, const struct strata_put_opts *opts, 
         p->sse_len = opts->sse_len;
         if (opts->etag_override)
             snprintf(p->etag_override, sizeof(p->etag_override), "%s", opts->etag_override);
-        rc = strata_sse__writer_create(opts->sse_key, 0, &p->enc);
+        rc = strata_sse__writer_create(opts->sse_key, stream, &p->enc);
         if (rc)
             goto fail;
     }
@@ -1010,7 +1041,7 @@ fail:
 int strata_obj_put_begin(struct strata_meta *m, const struct strata_put_opts *opts,
                          struct strata_put **out)
 {
-    return put_begin(m, opts, false, out);
+    return put_begin(m, opts, false, 0, out);
 }
 
 int strata_mpu_part_begin(struct strata_meta *m, const struct strata_part_opts *opts,
@@ -1030,10 +1061,19 @@ int strata_mpu_part_begin(struct strata_meta *m, const struct strata_part_opts *
     if (rc)
         return rc;
     int algo = u.cksum_algo;
+    uint8_t key[SSE_KEY_LEN];
+    bool sse = u.sse_len != 0;
+    if (sse)
+        rc = opts->sse_key_cb ? opts->sse_key_cb(opts->sse_ud, u.sse, u.sse_len, key)
+                              : STRATA_EINVAL;
     strata_meta__upload_fini(&u);
+    if (rc)
+        return rc;
     if (opts->cksum_algo != STRATA_CKSUM_NONE) {
-        if (algo != STRATA_CKSUM_NONE && opts->cksum_algo != algo)
+        if (algo != STRATA_CKSUM_NONE && opts->cksum_algo != algo) {
+            OPENSSL_cleanse(key, sizeof(key));
             return STRATA_EINVAL;
+        }
         algo = opts->cksum_algo;
     }
     struct strata_put_opts po;
@@ -1046,7 +1086,13 @@ int strata_mpu_part_begin(struct strata_meta *m, const struct strata_part_opts *
     po.cksum_algo = algo;
     po.cksum = opts->cksum;
     po.cksum_len = opts->cksum_len;
-    rc = put_begin(m, &po, true, out);
+    if (sse) {
+        po.sse_key = key;
+        po.sse = "part"; /* parts keep no descriptor: the upload has it */
+        po.sse_len = 4;
+    }
+    rc = put_begin(m, &po, true, opts->part_number, out);
+    OPENSSL_cleanse(key, sizeof(key));
     if (rc)
         return rc;
     memcpy((*out)->upload, up, UPLOAD_LEN);
@@ -1332,6 +1378,7 @@ static int part_commit(struct strata_put *p, const char *etag, const uint8_t *ck
     memset(&part, 0, sizeof(part));
     part.number = p->part_no;
     part.size = p->got;
+    part.ssize = p->enc ? p->stored : 0;
     if (strata_hex_decode(etag, 16, part.md5, true) != 0) /* our own etag */
         return STRATA_EINTERNAL;
     part.has_data_id = true;

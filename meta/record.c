@@ -593,8 +593,9 @@ int strata_meta__rec_decode(const void *buf, size_t len, bool want_hdrs, struct 
     }
     if (!r->sse && (seen >> 22 & 1))
         goto out; /* a plaintext size without encryption */
-    if (r->sse && (!(seen >> 22 & 1) || (r->flags & REC_F_MULTIPART) ||
-                   r->size != strata_sse__stream_size(r->psize)))
+    if (r->sse && (!(seen >> 22 & 1) ||
+                   r->size != ((r->flags & REC_F_MULTIPART) ? r->psize
+                                                             : strata_sse__stream_size(r->psize))))
         goto out; /* the stream must match its plaintext */
     rc = 0;
 out:
@@ -842,7 +843,7 @@ int strata_meta__upload_encode(const struct meta_upload *u, char **out, size_t *
     msgpack_sbuffer sb;
     msgpack_packer pk;
     val_begin(&sb, &pk);
-    map_begin(&pk, 10);
+    map_begin(&pk, 10 + (u->sse_len ? 1 : 0));
     msgpack_pack_uint64(&pk, 1);
     msgpack_pack_int64(&pk, u->init_ns);
     msgpack_pack_uint64(&pk, 2);
@@ -860,6 +861,10 @@ int strata_meta__upload_encode(const struct meta_upload *u, char **out, size_t *
     msgpack_pack_uint64(&pk, 6);
     pk_str(&pk, u->storage_class, strnlen(u->storage_class, sizeof(u->storage_class) - 1));
     lock_pack(&pk, &u->lock, 7);
+    if (u->sse_len) {
+        msgpack_pack_uint64(&pk, 10);
+        pk_bin(&pk, u->sse, u->sse_len);
+    }
     return sb_release(&sb, out, outlen);
 }
 
@@ -880,6 +885,9 @@ void strata_meta__upload_fini(struct meta_upload *u)
 {
     free(u->hdr_buf);
     free(u->tags);
+    free(u->sse);
+    u->sse = NULL;
+    u->sse_len = 0;
     u->hdr_buf = NULL;
     u->hdrs = NULL;
     u->nhdrs = 0;
@@ -957,6 +965,19 @@ int strata_meta__upload_decode(const void *buf, size_t len, struct meta_upload *
             if (!lock_field(&u->lock, f - 7, &kv->val))
                 rc = STRATA_ECORRUPT;
             break;
+        case 10:
+            if (kv->val.type != MSGPACK_OBJECT_BIN || kv->val.via.bin.size == 0 ||
+                kv->val.via.bin.size > STRATA_SSE_DESC_MAX) {
+                rc = STRATA_ECORRUPT;
+                break;
+            }
+            if (!(u->sse = malloc(kv->val.via.bin.size))) {
+                rc = STRATA_ENOMEM;
+                break;
+            }
+            memcpy(u->sse, kv->val.via.bin.ptr, kv->val.via.bin.size);
+            u->sse_len = kv->val.via.bin.size;
+            break;
         default:
             break;
         }
@@ -975,7 +996,7 @@ int strata_meta__part_encode(const struct meta_part *p, const char *bucket, cons
     msgpack_sbuffer sb;
     msgpack_packer pk;
     val_begin(&sb, &pk);
-    map_begin(&pk, 8 + (p->has_data_id ? 1 : 0));
+    map_begin(&pk, 8 + (p->has_data_id ? 1 : 0) + (p->ssize ? 1 : 0));
     msgpack_pack_uint64(&pk, 1);
     msgpack_pack_uint64(&pk, p->size);
     msgpack_pack_uint64(&pk, 2);
@@ -994,6 +1015,10 @@ int strata_meta__part_encode(const struct meta_part *p, const char *bucket, cons
     pk_str(&pk, bucket, strlen(bucket));
     msgpack_pack_uint64(&pk, 8);
     pk_str(&pk, key, strlen(key));
+    if (p->ssize) {
+        msgpack_pack_uint64(&pk, 9);
+        msgpack_pack_uint64(&pk, p->ssize);
+    }
     return sb_release(&sb, out, outlen);
 }
 
@@ -1058,6 +1083,9 @@ int strata_meta__part_decode(const void *buf, size_t len, struct meta_part *p,
         case 8:
             ok = get_str(&kv->val, key ? key : tk, STRATA_KEY_MAX + 1);
             break;
+        case 9:
+            ok = get_uint(&kv->val, &p->ssize) && p->ssize == strata_sse__stream_size(p->size);
+            break;
         default:
             break;
         }
@@ -1079,12 +1107,14 @@ int strata_meta__ptab_encode(const struct meta_part *parts, size_t n, char **out
     msgpack_pack_array(&pk, n);
     for (size_t i = 0; i < n; i++) {
         const struct meta_part *p = &parts[i];
-        msgpack_pack_array(&pk, 5);
+        msgpack_pack_array(&pk, p->ssize ? 6 : 5);
         msgpack_pack_uint64(&pk, p->number);
         msgpack_pack_uint64(&pk, p->size);
         pk_bin(&pk, p->md5, 16);
         pk_bin(&pk, p->data_id, p->has_data_id ? STRATA_DATA_ID_LEN : 0);
         pk_bin(&pk, p->cksum, p->cksum_len);
+        if (p->ssize)
+            msgpack_pack_uint64(&pk, p->ssize);
     }
     return sb_release(&sb, out, outlen);
 }
@@ -1108,7 +1138,10 @@ int strata_meta__ptab_decode(const void *buf, size_t len, struct meta_part *part
             !get_bin(&o->via.array.ptr[2], p->md5, 16, &ml) || ml != 16 ||
             !get_bin(&o->via.array.ptr[3], p->data_id, STRATA_DATA_ID_LEN, &dl) ||
             (dl != 0 && dl != STRATA_DATA_ID_LEN) || (p->size > 0 && dl == 0) ||
-            !get_bin(&o->via.array.ptr[4], p->cksum, STRATA_CKSUM_RAW_MAX, &p->cksum_len)) {
+            !get_bin(&o->via.array.ptr[4], p->cksum, STRATA_CKSUM_RAW_MAX, &p->cksum_len) ||
+            (o->via.array.size >= 6 &&
+             (!get_uint(&o->via.array.ptr[5], &p->ssize) ||
+              p->ssize != strata_sse__stream_size(p->size)))) {
             rc = STRATA_ECORRUPT;
             break;
         }

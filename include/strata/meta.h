@@ -421,6 +421,11 @@ struct strata_mpu_opts {
     size_t tags_len;
     struct strata_obj_lock lock; /* of the final object, as strata_put_opts.lock;
                                     the bucket default is applied at complete */
+    /* Encryption: the descriptor (as strata_put_opts.sse) stored with the
+     * upload and the completed object; every part must then be uploaded
+     * with its object key (strata_part_opts.sse_key_cb). */
+    const void *sse;
+    size_t sse_len;
 };
 /* Creates the upload; upload_id receives its id (NUL-terminated).
  * STRATA_ENOTFOUND (bucket), STRATA_EINVAL (key, checksum combination),
@@ -443,6 +448,11 @@ struct strata_part_opts {
     int cksum_algo;
     const uint8_t *cksum;
     size_t cksum_len;
+    /* Encrypted uploads: called (synchronously, once, from begin) with the
+     * upload's descriptor to get the object key (32 bytes into key); its
+     * non-zero return is begin's.  NULL on an encrypted upload: EINVAL. */
+    int (*sse_key_cb)(void *ud, const void *desc, size_t len, uint8_t *key);
+    void *sse_ud;
 };
 /*
  * Begin a part upload: returns a put handle driven exactly like a put
