@@ -1066,12 +1066,14 @@ int strata_mpu_part_begin(struct strata_meta *m, const struct strata_part_opts *
     if (sse)
         rc = opts->sse_key_cb ? opts->sse_key_cb(opts->sse_ud, u.sse, u.sse_len, key)
                               : STRATA_EINVAL;
-    strata_meta__upload_fini(&u);
-    if (rc)
+    if (rc) {
+        strata_meta__upload_fini(&u);
         return rc;
+    }
     if (opts->cksum_algo != STRATA_CKSUM_NONE) {
         if (algo != STRATA_CKSUM_NONE && opts->cksum_algo != algo) {
             OPENSSL_cleanse(key, sizeof(key));
+            strata_meta__upload_fini(&u);
             return STRATA_EINVAL;
         }
         algo = opts->cksum_algo;
@@ -1088,11 +1090,12 @@ int strata_mpu_part_begin(struct strata_meta *m, const struct strata_part_opts *
     po.cksum_len = opts->cksum_len;
     if (sse) {
         po.sse_key = key;
-        po.sse = "part"; /* parts keep no descriptor: the upload has it */
-        po.sse_len = 4;
+        po.sse = u.sse; /* reported by the part's commit, never stored with it */
+        po.sse_len = u.sse_len;
     }
     rc = put_begin(m, &po, true, opts->part_number, out);
     OPENSSL_cleanse(key, sizeof(key));
+    strata_meta__upload_fini(&u);
     if (rc)
         return rc;
     memcpy((*out)->upload, up, UPLOAD_LEN);
@@ -1401,6 +1404,10 @@ static int part_commit(struct strata_put *p, const char *etag, const uint8_t *ck
         out->cksum_algo = part.cksum_algo;
         memcpy(out->cksum, ck, ckl);
         out->cksum_len = ckl;
+        if (p->enc && (out->sse = malloc(p->sse_len)) != NULL) {
+            memcpy(out->sse, p->sse, p->sse_len);
+            out->sse_len = p->sse_len;
+        }
     }
     strata_obj_put_abort(p);
     return rc;

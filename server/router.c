@@ -131,9 +131,11 @@ const struct strata_route *strata_route_find(struct strata_req *r, bool *notimpl
         for (size_t i = 0; i < sizeof(unsupported_hdrs) / sizeof(unsupported_hdrs[0]); i++) {
             const char *v = strata_req_hdr(r, unsupported_hdrs[i]);
             /* PutObject and CopyObject take x-amz-server-side-encryption
-             * (sse.c decides which values it honours); multipart does not
-             * encrypt yet, so it refuses the header with the rest. */
-            bool sse_ok = (hit == &copy_route || strcmp(hit->op, "PutObject") == 0) &&
+             * and CreateMultipartUpload take x-amz-server-side-encryption
+             * (sse.c decides which values it honours); other operations
+             * refuse it with the rest. */
+            bool sse_ok = (hit == &copy_route || strcmp(hit->op, "PutObject") == 0 ||
+                           strcmp(hit->op, "CreateMultipartUpload") == 0) &&
                           strcmp(unsupported_hdrs[i], "x-amz-server-side-encryption") == 0;
             if (v && !sse_ok) {
                 *notimpl = true;

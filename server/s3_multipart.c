@@ -5,6 +5,7 @@
  * ListMultipartUploads.  Connection thread of the request.
  */
 #include "srv.h"
+#include "sse.h"
 
 
 #include <ctype.h>
@@ -53,6 +54,11 @@ void strata_h_mpu_create(struct strata_req *r)
         else
             e = S3E_InvalidRequest;
     }
+    struct strata_sse_new sse;
+    memset(&sse, 0, sizeof(sse));
+    if (!e)
+        e = strata_sse_new_parse(r, &sse);
+    strata_sse_new_fini(&sse); /* the descriptor stays; parts unwrap the key */
     struct strata_new_obj n;
     if (!e)
         e = strata_new_obj_parse(r, &n);
@@ -60,6 +66,8 @@ void strata_h_mpu_create(struct strata_req *r)
         strata_req_error(r, e, 0);
         return;
     }
+    o.sse = sse.desc_len ? sse.desc : NULL;
+    o.sse_len = sse.desc_len;
     o.hdrs = n.h->kv;
     o.nhdrs = n.h->n;
     o.tags = n.tags.data;
@@ -82,6 +90,8 @@ void strata_h_mpu_create(struct strata_req *r)
     struct MHD_Response *resp = strata_req_xml_response(r, &b);
     if (!resp)
         return;
+    struct strata_obj_info si = {.sse = sse.desc, .sse_len = sse.desc_len};
+    strata_sse_resp_hdrs(&si, resp);
     struct strata_mpu_info mi;
     const char *an = algo_name(o.cksum_algo);
     if (an && strata_mpu_get(r->srv->meta, r->bucket, r->key, id, &mi) == 0) {
@@ -129,7 +139,14 @@ int strata_h_mpu_part_begin(struct strata_req *r)
     o.cksum_algo = po.cksum_algo;
     o.cksum = po.cksum;
     o.cksum_len = po.cksum_len;
+    o.sse_key_cb = strata_sse_part_key_cb;
+    o.sse_ud = r;
     int rc = strata_mpu_part_begin(r->srv->meta, &o, &r->put);
+    if (rc && r->sse_err) {
+        r->put = NULL;
+        strata_req_error(r, (enum s3_err)r->sse_err, 0);
+        return -1;
+    }
     if (rc) {
         r->put = NULL;
         strata_req_error_strata(r, rc, rc == STRATA_ENOTFOUND ? S3CTX_UPLOAD : S3CTX_OBJECT);
@@ -210,16 +227,19 @@ void strata_h_mpu_complete(struct strata_req *r)
             strata_sbuf_printf(&b, "<ChecksumType>%s</ChecksumType>", tn);
     }
     strata_sbuf_puts(&b, "</CompleteMultipartUploadResult>");
-    if (r->binfo.versioning != STRATA_VERSIONING_OFF && info.version_id[0]) {
-        /* The version id goes in a header; send_xml adds none, so build
-         * the response here. */
+    bool vid = r->binfo.versioning != STRATA_VERSIONING_OFF && info.version_id[0];
+    if (vid || info.sse_len) {
+        /* The version id and SSE go in headers; send_xml adds none, so
+         * build the response here. */
         size_t len;
         char *body = strata_sbuf_steal(&b, &len);
         strata_sbuf_fini(&b);
         struct MHD_Response *resp =
             MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
         MHD_add_response_header(resp, "Content-Type", "application/xml");
-        MHD_add_response_header(resp, "x-amz-version-id", info.version_id);
+        if (vid)
+            MHD_add_response_header(resp, "x-amz-version-id", info.version_id);
+        strata_sse_resp_hdrs(&info, resp);
         r->bytes_out += len;
         strata_obj_info_fini(&info);
         strata_req_send(r, 200, resp);

@@ -344,6 +344,8 @@ static void part_copy_run(struct strata_req *r, struct strata_get *g,
         .size = len,
     };
     struct strata_put *p = NULL;
+    o.sse_key_cb = strata_sse_part_key_cb;
+    o.sse_ud = r;
     int rc = strata_mpu_part_begin(r->srv->meta, &o, &p);
     struct strata_obj_info dst;
     memset(&dst, 0, sizeof(dst));

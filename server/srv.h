@@ -164,6 +164,7 @@ struct strata_req {
     uint64_t get_off;
     uint64_t get_len;
     int cksum_algo_trailer;
+    int sse_err; /* enum s3_err set by strata_sse_part_key_cb (sse.c) */
     struct strata_part_info part; /* GET ?partNumber of a multipart object */
     bool part_valid;
     uint8_t md5[16];

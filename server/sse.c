@@ -221,6 +221,8 @@ static int new_s3(struct strata_req *r, struct strata_sse_new *n)
 
 int strata_sse_new_parse(struct strata_req *r, struct strata_sse_new *n)
 {
+    /* An object key made here for an upload is dropped once wrapped: each
+     * part unwraps it again (strata_sse_part_key_cb). */
     memset(n, 0, sizeof(*n));
     const char *v = strata_req_hdr(r, "x-amz-server-side-encryption");
     if (!v)
@@ -232,33 +234,50 @@ int strata_sse_new_parse(struct strata_req *r, struct strata_sse_new *n)
     return S3E_InvalidArgument; /* AWS: the encryption method is not supported */
 }
 
-int strata_sse_read_key(struct strata_req *r, const struct strata_obj_info *in,
-                        struct strata_get *g)
+/* The object key behind descriptor d: 0 or an enum s3_err (logged). */
+static int desc_key(struct strata_req *r, const uint8_t *d, size_t len, uint8_t key[32])
 {
-    if (!in->sse_len)
-        return 0;
-    const uint8_t *d = in->sse;
-    size_t nl = in->sse_len >= 3 ? d[2] : 0;
-    if (in->sse_len != 3 + nl + WRAP_LEN || d[0] != DESC_VERSION || d[1] != STRATA_SSE_MODE_S3 ||
+    size_t nl = len >= 3 ? d[2] : 0;
+    if (len != 3 + nl + WRAP_LEN || d[0] != DESC_VERSION || d[1] != STRATA_SSE_MODE_S3 ||
         nl == 0 || nl > KMS_NAME_MAX) {
         strata_srv_log(STRATA_LOG_ERR, "%s: %s/%s: unknown encryption descriptor", r->id,
-                       in->bucket, in->key);
+                       r->bucket ? r->bucket : "", r->key ? r->key : "");
         return S3E_InternalError;
     }
     char name[KMS_NAME_MAX + 1];
     memcpy(name, d + 3, nl);
     name[nl] = '\0';
-    uint8_t key[32];
     int rc = r->srv->kms ? strata_kms_unwrap(r->srv->kms, name, d + 3 + nl, d, 3 + nl, key)
                          : STRATA_ENOTFOUND;
     if (rc) {
-        strata_srv_log(STRATA_LOG_ERR, "%s: %s/%s: master key %s %s", r->id, in->bucket, in->key,
-                       name, rc == STRATA_ENOTFOUND ? "not in the key store" : "does not unwrap");
+        strata_srv_log(STRATA_LOG_ERR, "%s: %s/%s: master key %s %s", r->id,
+                       r->bucket ? r->bucket : "", r->key ? r->key : "", name,
+                       rc == STRATA_ENOTFOUND ? "not in the key store" : "does not unwrap");
         return S3E_InternalError;
     }
-    rc = g ? strata_obj_get_key(g, key) : 0;
+    return 0;
+}
+
+int strata_sse_read_key(struct strata_req *r, const struct strata_obj_info *in,
+                        struct strata_get *g)
+{
+    if (!in->sse_len)
+        return 0;
+    uint8_t key[32];
+    int e = desc_key(r, in->sse, in->sse_len, key);
+    if (e == 0 && g && strata_obj_get_key(g, key) != 0)
+        e = S3E_InternalError;
     OPENSSL_cleanse(key, sizeof(key));
-    return rc ? S3E_InternalError : 0;
+    return e;
+}
+
+int strata_sse_part_key_cb(void *ud, const void *desc, size_t len, uint8_t *key)
+{
+    struct strata_req *r = ud;
+    int e = desc_key(r, desc, len, key);
+    if (e)
+        r->sse_err = e;
+    return e ? STRATA_EINTERNAL : 0;
 }
 
 void strata_sse_resp_hdrs(const struct strata_obj_info *in, struct MHD_Response *resp)

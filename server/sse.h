@@ -80,6 +80,9 @@ void strata_sse_new_fini(struct strata_sse_new *n); /* wipes the key */
  * version; else 0 or an enum s3_err. */
 int strata_sse_read_key(struct strata_req *r, const struct strata_obj_info *in,
                         struct strata_get *g);
+/* strata_part_opts.sse_key_cb; ud is the request.  On failure sets
+ * r->sse_err (the S3 error to answer) and returns STRATA_EINTERNAL. */
+int strata_sse_part_key_cb(void *ud, const void *desc, size_t len, uint8_t *key);
 /* x-amz-server-side-encryption on a response about version in. */
 void strata_sse_resp_hdrs(const struct strata_obj_info *in, struct MHD_Response *resp);
 

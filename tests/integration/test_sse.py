@@ -4,13 +4,15 @@ against a live strata started with --kms-key-file.  SSE-S3 (AES256):
 PutObject/GET/HEAD answer x-amz-server-side-encryption, the ETag is the
 MD5 of the plaintext and x-amz-checksum-* covers the plaintext; full and
 ranged GETs (ranges across the 64 KiB chunk boundaries, inline and
-erasure-coded objects); CopyObject from and to encrypted objects and onto
+erasure-coded objects); multipart uploads (parts, ListParts sizes,
+ranges across parts, partNumber GET, UploadPartCopy, boto3's transfer
+manager); CopyObject from and to encrypted objects and onto
 itself; listing sizes; objects written under an older master key read
 after the active key changes (restarts on other key files), and fail
 with 500 when their key is gone.  No plaintext of an encrypted object is in
 any file on the drives (shard files and RocksDB records), while a control
 object stored as sent is found there.  What is not built answers 501
-(multipart with SSE, SSE-C, SSE-KMS) and a bad value 400; a key file
+(SSE-C, SSE-KMS) and a bad value 400; a key file
 readable by others, or without an active key, stops the daemon at start;
 a daemon without a key file answers 501.  Run by CTest.
 """
@@ -148,8 +150,6 @@ def copy(s):
 @test
 def not_built_yet_answers_501(s):
     c, b = new_bucket(s, "sse501")
-    expect_error(lambda: c.create_multipart_upload(Bucket=b, Key="m", ServerSideEncryption="AES256"),
-                 "NotImplemented", 501)
     expect_error(lambda: c.put_object(Bucket=b, Key="k", Body=b"x", ServerSideEncryption="aws:kms"),
                  "NotImplemented", 501)
     ck = secrets.token_bytes(32)
@@ -158,6 +158,60 @@ def not_built_yet_answers_501(s):
     expect_error(lambda: c.put_object(Bucket=b, Key="k", Body=b"x", ServerSideEncryption="AES512"),
                  "InvalidArgument", 400)
     expect_error(lambda: c.head_object(Bucket=b, Key="k"), "404", 404)
+
+
+@test
+def multipart(s):
+    c, b = new_bucket(s, "ssemp")
+    parts = [pattern(5 * MiB + 3), pattern(5 * MiB), pattern(777)]
+    data = b"".join(parts)
+    up = c.create_multipart_upload(Bucket=b, Key="mp", ServerSideEncryption="AES256")
+    assert up["ServerSideEncryption"] == "AES256", up
+    uid = up["UploadId"]
+    done = []
+    for i, p in enumerate(parts, 1):
+        r = c.upload_part(Bucket=b, Key="mp", UploadId=uid, PartNumber=i, Body=p)
+        assert r["ServerSideEncryption"] == "AES256", r
+        assert r["ETag"] == f'"{md5_hex(p)}"'
+        done.append({"PartNumber": i, "ETag": r["ETag"]})
+    lp = c.list_parts(Bucket=b, Key="mp", UploadId=uid)
+    assert [x["Size"] for x in lp["Parts"]] == [len(p) for p in parts]
+    r = c.complete_multipart_upload(Bucket=b, Key="mp", UploadId=uid,
+                                    MultipartUpload={"Parts": done})
+    assert r["ServerSideEncryption"] == "AES256", r
+    assert r["ETag"].strip('"').endswith("-3")
+    h = c.head_object(Bucket=b, Key="mp")
+    assert h["ServerSideEncryption"] == "AES256" and h["ContentLength"] == len(data)
+    g = c.get_object(Bucket=b, Key="mp")
+    assert g["ServerSideEncryption"] == "AES256" and g["Body"].read() == data
+    n0 = len(parts[0])
+    for a, z in ((n0 - 5, n0 + 5), (0, 0), (len(data) - 800, len(data) - 1), (CHUNK, 3 * CHUNK),
+                 (n0 + 5 * MiB - 1, n0 + 5 * MiB)):
+        assert c.get_object(Bucket=b, Key="mp", Range=f"bytes={a}-{z}")["Body"].read() == data[a:z + 1]
+    g = c.get_object(Bucket=b, Key="mp", PartNumber=2)
+    assert g["Body"].read() == parts[1] and g["ContentLength"] == len(parts[1])
+    # UploadPartCopy from an encrypted object into an encrypted upload.
+    c.put_object(Bucket=b, Key="src", Body=parts[0], ServerSideEncryption="AES256")
+    uid = c.create_multipart_upload(Bucket=b, Key="mp2", ServerSideEncryption="AES256")["UploadId"]
+    pc = c.upload_part_copy(Bucket=b, Key="mp2", UploadId=uid, PartNumber=1,
+                            CopySource={"Bucket": b, "Key": "src"})
+    pr = c.upload_part(Bucket=b, Key="mp2", UploadId=uid, PartNumber=2, Body=parts[2])
+    c.complete_multipart_upload(Bucket=b, Key="mp2", UploadId=uid, MultipartUpload={"Parts": [
+        {"PartNumber": 1, "ETag": pc["CopyPartResult"]["ETag"]}, {"PartNumber": 2, "ETag": pr["ETag"]}]})
+    assert c.get_object(Bucket=b, Key="mp2")["Body"].read() == parts[0] + parts[2]
+    # boto3's transfer manager (multipart above 8 MiB) with SSE.
+    big = pattern(17 * MiB + 1)
+    path = os.path.join(s.tmp, "big")
+    with open(path, "wb") as f:
+        f.write(big)
+    c.upload_file(path, b, "tm", ExtraArgs={"ServerSideEncryption": "AES256"})
+    h = c.head_object(Bucket=b, Key="tm")
+    assert h["ServerSideEncryption"] == "AES256" and h["ContentLength"] == len(big)
+    assert "-" in h["ETag"]
+    c.download_file(b, "tm", path + ".back")
+    assert open(path + ".back", "rb").read() == big
+    os.unlink(path)
+    os.unlink(path + ".back")
 
 
 def aws(s, *args):
@@ -193,6 +247,15 @@ def awscli_sse(s):
                          "--range", "bytes=65535-65600", dst))
     assert out["ServerSideEncryption"] == "AES256"
     assert open(dst, "rb").read() == data[65535:65601]
+    # Above 8 MiB the CLI uploads in parts.
+    big = pattern(9 * MiB + 5)
+    with open(src, "wb") as f:
+        f.write(big)
+    aws(s, "s3", "cp", "--sse", "AES256", src, f"s3://{b}/cli-mp")
+    h = json.loads(aws(s, "s3api", "head-object", "--bucket", b, "--key", "cli-mp"))
+    assert h["ServerSideEncryption"] == "AES256" and "-" in h["ETag"], h
+    aws(s, "s3", "cp", f"s3://{b}/cli-mp", dst)
+    assert open(dst, "rb").read() == big
 
 
 def drive_files(s):

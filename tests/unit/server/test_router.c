@@ -143,12 +143,15 @@ static void test_object(void **state)
     assert_string_equal(route("PUT", STRATA_LVL_OBJECT, NULL, "x-amz-object-lock-mode",
                               "GOVERNANCE"),
                         "PutObject");
-    /* PutObject takes SSE (the handler checks the value); multipart and
-     * SSE-C do not yet. */
+    /* PutObject and CreateMultipartUpload take SSE (the handler checks
+     * the value); UploadPart and SSE-C do not. */
     assert_string_equal(route("PUT", STRATA_LVL_OBJECT, NULL, "X-Amz-Server-Side-Encryption",
                               "AES256"),
                         "PutObject");
     assert_string_equal(route("POST", STRATA_LVL_OBJECT, "uploads",
+                              "X-Amz-Server-Side-Encryption", "AES256"),
+                        "CreateMultipartUpload");
+    assert_string_equal(route("PUT", STRATA_LVL_OBJECT, "uploadId=x&partNumber=1",
                               "X-Amz-Server-Side-Encryption", "AES256"),
                         "501");
     assert_string_equal(route("PUT", STRATA_LVL_OBJECT, NULL,
