@@ -1063,9 +1063,10 @@ int strata_mpu_part_begin(struct strata_meta *m, const struct strata_part_opts *
     int algo = u.cksum_algo;
     uint8_t key[SSE_KEY_LEN];
     bool sse = u.sse_len != 0;
-    if (sse)
-        rc = opts->sse_key_cb ? opts->sse_key_cb(opts->sse_ud, u.sse, u.sse_len, key)
-                              : STRATA_EINVAL;
+    if (opts->sse_key_cb)
+        rc = opts->sse_key_cb(opts->sse_ud, u.sse, u.sse_len, key);
+    else if (sse)
+        rc = STRATA_EINVAL;
     if (rc) {
         strata_meta__upload_fini(&u);
         return rc;

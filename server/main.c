@@ -89,6 +89,8 @@ static void usage(FILE *f)
 "  --log-level LEVEL     err, warn, notice, info (default) or debug\n"
 "  --kms-key-file FILE   master keys for server-side encryption (JSON, mode 0600;\n"
 "                        format in server/README.md); without it SSE answers 501\n"
+"  --sse-c-allow-http    accept SSE-C customer keys over plain HTTP (tests on\n"
+"                        loopback only; AWS and the default refuse them)\n"
 "\n"
 "Lifecycle (bucket lifecycle rules, healing and tmp/ reclaim in the background):\n"
 "  --lc-day-seconds N    one lifecycle day lasts N seconds (default %u); rule\n"
@@ -312,6 +314,7 @@ static int cmd_server(int argc, char **argv)
         {"ilm-rate", required_argument, NULL, 'R'},
         {"heal-interval-seconds", required_argument, NULL, 'H'},
         {"kms-key-file", required_argument, NULL, 'K'},
+        {"sse-c-allow-http", no_argument, NULL, 'S'},
         {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0},
     };
     struct strata_srv s;
@@ -343,6 +346,7 @@ static int cmd_server(int argc, char **argv)
         case 'R': ilm.rate = (unsigned)strtoul(optarg, NULL, 10); break;
         case 'H': ilm.heal_s = (unsigned)strtoul(optarg, NULL, 10); break;
         case 'K': s.cfg.kms_key_file = optarg; break;
+        case 'S': s.cfg.sse_c_allow_http = true; break;
         case 'v':
             if (parse_level(optarg) < 0) {
                 fprintf(stderr, "strata: unknown log level %s\n", optarg);

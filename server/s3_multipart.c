@@ -91,7 +91,7 @@ void strata_h_mpu_create(struct strata_req *r)
     if (!resp)
         return;
     struct strata_obj_info si = {.sse = sse.desc, .sse_len = sse.desc_len};
-    strata_sse_resp_hdrs(&si, resp);
+    strata_sse_resp_hdrs(r, &si, resp);
     struct strata_mpu_info mi;
     const char *an = algo_name(o.cksum_algo);
     if (an && strata_mpu_get(r->srv->meta, r->bucket, r->key, id, &mi) == 0) {
@@ -239,7 +239,7 @@ void strata_h_mpu_complete(struct strata_req *r)
         MHD_add_response_header(resp, "Content-Type", "application/xml");
         if (vid)
             MHD_add_response_header(resp, "x-amz-version-id", info.version_id);
-        strata_sse_resp_hdrs(&info, resp);
+        strata_sse_resp_hdrs(r, &info, resp);
         r->bytes_out += len;
         strata_obj_info_fini(&info);
         strata_req_send(r, 200, resp);

@@ -136,7 +136,7 @@ static void answer(struct strata_req *r, const struct strata_obj_info *dst,
     strata_sbuf_fini(&b);
     struct MHD_Response *resp = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
     MHD_add_response_header(resp, "Content-Type", "application/xml");
-    strata_sse_resp_hdrs(dst, resp);
+    strata_sse_resp_hdrs(r, dst, resp);
     if (r->binfo.versioning != STRATA_VERSIONING_OFF && dst->version_id[0])
         MHD_add_response_header(resp, "x-amz-version-id", dst->version_id);
     if (sb->versioning != STRATA_VERSIONING_OFF && src->version_id[0])
@@ -166,7 +166,8 @@ static void copy_open(struct strata_req *r, struct strata_get *g, struct strata_
     bool same = strcmp(cs->bucket, r->bucket) == 0 && strcmp(cs->key, r->key) == 0;
     const char *td = strata_req_hdr(r, "x-amz-tagging-directive");
     if (same && !replace && !cs->version_id && !(td && strcmp(td, "REPLACE") == 0) &&
-        !strata_req_hdr(r, "x-amz-server-side-encryption")) {
+        !strata_req_hdr(r, "x-amz-server-side-encryption") &&
+        !strata_req_hdr(r, "x-amz-server-side-encryption-customer-algorithm")) {
         /* AWS refuses a copy onto itself that changes nothing. */
         strata_req_error(r, S3E_InvalidRequest, 0);
         return;
@@ -274,7 +275,7 @@ static bool src_open(struct strata_req *r, struct copy_src *cs, struct strata_bu
         src_free(cs);
         return false;
     }
-    int se = strata_sse_read_key(r, src, *g);
+    int se = strata_sse_read_key(r, src, *g, true);
     if (se) {
         strata_req_error(r, (enum s3_err)se, 0);
         strata_obj_get_close(*g);
@@ -351,6 +352,11 @@ static void part_copy_run(struct strata_req *r, struct strata_get *g,
     memset(&dst, 0, sizeof(dst));
     if (rc == 0)
         rc = copy_range(g, off, len, p, &dst);
+    if (rc && r->sse_err) {
+        strata_obj_info_fini(&dst);
+        strata_req_error(r, (enum s3_err)r->sse_err, 0);
+        return;
+    }
     if (rc) {
         strata_obj_info_fini(&dst);
         strata_req_error_strata(r, rc, rc == STRATA_ENOTFOUND ? S3CTX_UPLOAD : S3CTX_OBJECT);

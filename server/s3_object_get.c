@@ -178,7 +178,7 @@ void strata_h_get(struct strata_req *r)
         lookup_error(r, rc, vid);
         return;
     }
-    int se = strata_sse_read_key(r, &r->info, r->get);
+    int se = strata_sse_read_key(r, &r->info, r->get, false);
     if (se) {
         strata_req_error(r, (enum s3_err)se, 0);
         return;
@@ -273,7 +273,7 @@ void strata_h_get(struct strata_req *r)
         return;
     }
     add_version_headers(r, resp, true);
-    strata_sse_resp_hdrs(&r->info, resp);
+    strata_sse_resp_hdrs(r, &r->info, resp);
     add_checksum_headers(r, resp, ranged == 1);
     if (parts_count[0])
         MHD_add_response_header(resp, "x-amz-mp-parts-count", parts_count);

@@ -15,6 +15,7 @@
 #include <microhttpd.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
+#include <openssl/hmac.h>
 #include <openssl/rand.h>
 
 #include "srv.h"
@@ -196,6 +197,8 @@ void strata_sse_new_apply(const struct strata_sse_new *n, struct strata_put_opts
     o->sse_key = n->key;
     o->sse = n->desc;
     o->sse_len = n->desc_len;
+    if (n->etag[0])
+        o->etag_override = n->etag;
 }
 
 /* Object key + descriptor for SSE-S3 under the active master key. */
@@ -219,12 +222,99 @@ static int new_s3(struct strata_req *r, struct strata_sse_new *n)
     return 0;
 }
 
+/* ---- SSE-C ---------------------------------------------------------------- */
+
+struct ssec {
+    bool present;
+    uint8_t key[32];
+};
+
+/* The customer key headers (prefix "x-amz-" or "x-amz-copy-source-"):
+ * 0 with c->present false when none is sent, else 0 or an enum s3_err. */
+static int ssec_parse(struct strata_req *r, const char *prefix, struct ssec *c)
+{
+    char h[3][96];
+    static const char *const sfx[3] = {"server-side-encryption-customer-algorithm",
+                                       "server-side-encryption-customer-key",
+                                       "server-side-encryption-customer-key-MD5"};
+    const char *v[3];
+    int n = 0;
+    for (int i = 0; i < 3; i++) {
+        snprintf(h[i], sizeof(h[i]), "%s%s", prefix, sfx[i]);
+        n += (v[i] = strata_req_hdr(r, h[i])) != NULL;
+    }
+    memset(c, 0, sizeof(*c));
+    if (n == 0)
+        return 0;
+    if (!r->srv->cfg.tls_cert && !r->srv->cfg.sse_c_allow_http)
+        return S3E_InvalidRequest; /* AWS: SSE-C requires HTTPS */
+    if (n != 3)
+        return S3E_InvalidArgument;
+    if (strcmp(v[0], "AES256") != 0)
+        return S3E_InvalidEncryptionAlgorithmError;
+    uint8_t md[16], given[20];
+    unsigned ml = 0;
+    if (strata_b64_decode(v[1], c->key, sizeof(c->key)) != 32 ||
+        strata_b64_decode(v[2], given, sizeof(given)) != 16 ||
+        EVP_Digest(c->key, 32, md, &ml, EVP_md5(), NULL) != 1 ||
+        CRYPTO_memcmp(md, given, 16) != 0) {
+        OPENSSL_cleanse(c->key, sizeof(c->key));
+        return S3E_InvalidArgument; /* key not 256 bits or its MD5 differs */
+    }
+    c->present = true;
+    return 0;
+}
+
+/* HMAC-SHA256(customer key, salt || label): the object key ("data") and
+ * the stored check of the customer key ("check"). */
+static int ssec_derive(const uint8_t ck[32], const uint8_t salt[32], const char *label,
+                       uint8_t out[32])
+{
+    uint8_t msg[32 + 8];
+    size_t ll = strlen(label);
+    unsigned ol = 0;
+    memcpy(msg, salt, 32);
+    memcpy(msg + 32, label, ll);
+    return HMAC(EVP_sha256(), ck, 32, msg, 32 + ll, out, &ol) && ol == 32 ? 0 : -1;
+}
+
+static int new_c(struct strata_sse_new *n, struct ssec *c)
+{
+    uint8_t *salt = n->desc + 3, *check = n->desc + 35, et[16];
+    n->desc[0] = DESC_VERSION;
+    n->desc[1] = STRATA_SSE_MODE_C;
+    n->desc[2] = 0;
+    int ok = RAND_bytes(salt, 32) == 1 && RAND_bytes(et, 16) == 1 &&
+             ssec_derive(c->key, salt, "check", check) == 0 &&
+             ssec_derive(c->key, salt, "data", n->key) == 0;
+    OPENSSL_cleanse(c->key, sizeof(c->key));
+    if (!ok)
+        return S3E_InternalError;
+    n->desc_len = 67;
+    /* AWS's SSE-C ETag is not the MD5 of the plaintext (it would let
+     * anyone confirm a guessed content): a random one. */
+    for (int i = 0; i < 16; i++)
+        snprintf(n->etag + 2 * i, 3, "%02x", et[i]);
+    n->mode = STRATA_SSE_MODE_C;
+    return 0;
+}
+
 int strata_sse_new_parse(struct strata_req *r, struct strata_sse_new *n)
 {
     /* An object key made here for an upload is dropped once wrapped: each
      * part unwraps it again (strata_sse_part_key_cb). */
     memset(n, 0, sizeof(*n));
     const char *v = strata_req_hdr(r, "x-amz-server-side-encryption");
+    struct ssec c;
+    int e = ssec_parse(r, "x-amz-", &c);
+    if (e)
+        return e;
+    if (c.present && v) {
+        OPENSSL_cleanse(c.key, sizeof(c.key));
+        return S3E_InvalidArgument; /* one kind of encryption per object */
+    }
+    if (c.present)
+        return new_c(n, &c);
     if (!v)
         return 0;
     if (strcmp(v, "AES256") == 0)
@@ -234,9 +324,40 @@ int strata_sse_new_parse(struct strata_req *r, struct strata_sse_new *n)
     return S3E_InvalidArgument; /* AWS: the encryption method is not supported */
 }
 
-/* The object key behind descriptor d: 0 or an enum s3_err (logged). */
-static int desc_key(struct strata_req *r, const uint8_t *d, size_t len, uint8_t key[32])
+/* SSE-C: the request's customer key (headers with prefix) must be the one
+ * descriptor d was made with; then the object key. */
+static int desc_key_c(struct strata_req *r, const char *prefix, const uint8_t *d, size_t len,
+                      uint8_t key[32])
 {
+    struct ssec c;
+    int e = ssec_parse(r, prefix, &c);
+    if (e)
+        return e;
+    if (!c.present)
+        return S3E_InvalidRequest; /* the object needs its customer key */
+    uint8_t check[32];
+    if (len != 67 || ssec_derive(c.key, d + 3, "check", check) != 0)
+        e = S3E_InternalError;
+    else if (CRYPTO_memcmp(check, d + 35, 32) != 0)
+        e = S3E_AccessDenied; /* another key */
+    else if (ssec_derive(c.key, d + 3, "data", key) != 0)
+        e = S3E_InternalError;
+    OPENSSL_cleanse(c.key, sizeof(c.key));
+    return e;
+}
+
+/* The object key behind descriptor d: 0 or an enum s3_err (logged).
+ * prefix names the SSE-C request headers that go with d. */
+static int desc_key(struct strata_req *r, const char *prefix, const uint8_t *d, size_t len,
+                    uint8_t key[32])
+{
+    if (len >= 2 && d[0] == DESC_VERSION && d[1] == STRATA_SSE_MODE_C)
+        return desc_key_c(r, prefix, d, len, key);
+    struct ssec c;
+    int e = ssec_parse(r, prefix, &c);
+    OPENSSL_cleanse(c.key, sizeof(c.key));
+    if (e || c.present)
+        return e ? e : S3E_InvalidRequest; /* customer key for an object without one */
     size_t nl = len >= 3 ? d[2] : 0;
     if (len != 3 + nl + WRAP_LEN || d[0] != DESC_VERSION || d[1] != STRATA_SSE_MODE_S3 ||
         nl == 0 || nl > KMS_NAME_MAX) {
@@ -259,12 +380,17 @@ static int desc_key(struct strata_req *r, const uint8_t *d, size_t len, uint8_t 
 }
 
 int strata_sse_read_key(struct strata_req *r, const struct strata_obj_info *in,
-                        struct strata_get *g)
+                        struct strata_get *g, bool copy_source)
 {
-    if (!in->sse_len)
-        return 0;
+    const char *prefix = copy_source ? "x-amz-copy-source-" : "x-amz-";
+    if (!in->sse_len) {
+        struct ssec c;
+        int e = ssec_parse(r, prefix, &c);
+        OPENSSL_cleanse(c.key, sizeof(c.key));
+        return e ? e : c.present ? S3E_InvalidRequest : 0; /* AWS: not applicable */
+    }
     uint8_t key[32];
-    int e = desc_key(r, in->sse, in->sse_len, key);
+    int e = desc_key(r, prefix, in->sse, in->sse_len, key);
     if (e == 0 && g && strata_obj_get_key(g, key) != 0)
         e = S3E_InternalError;
     OPENSSL_cleanse(key, sizeof(key));
@@ -274,14 +400,24 @@ int strata_sse_read_key(struct strata_req *r, const struct strata_obj_info *in,
 int strata_sse_part_key_cb(void *ud, const void *desc, size_t len, uint8_t *key)
 {
     struct strata_req *r = ud;
-    int e = desc_key(r, desc, len, key);
+    struct strata_obj_info in = {.sse = (uint8_t *)(uintptr_t)desc, .sse_len = len};
+    int e = desc ? desc_key(r, "x-amz-", desc, len, key) : strata_sse_read_key(r, &in, NULL, false);
     if (e)
         r->sse_err = e;
     return e ? STRATA_EINTERNAL : 0;
 }
 
-void strata_sse_resp_hdrs(const struct strata_obj_info *in, struct MHD_Response *resp)
+void strata_sse_resp_hdrs(struct strata_req *r, const struct strata_obj_info *in,
+                          struct MHD_Response *resp)
 {
     if (in->sse_len >= 2 && in->sse[1] == STRATA_SSE_MODE_S3)
         MHD_add_response_header(resp, "x-amz-server-side-encryption", "AES256");
+    if (in->sse_len >= 2 && in->sse[1] == STRATA_SSE_MODE_C) {
+        /* The key's MD5 is not stored: it is the request's, checked. */
+        const char *md5 = strata_req_hdr(r, "x-amz-server-side-encryption-customer-key-MD5");
+        MHD_add_response_header(resp, "x-amz-server-side-encryption-customer-algorithm",
+                                "AES256");
+        if (md5)
+            MHD_add_response_header(resp, "x-amz-server-side-encryption-customer-key-MD5", md5);
+    }
 }

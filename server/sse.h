@@ -6,7 +6,7 @@
  * seals the data with it (meta/sse.h) and stores, opaque to itself, the
  * descriptor built here, which says how to get the object key back:
  *
- * Descriptor (record field 18), version 1:
+ * Descriptor (record field 18), version 1, SSE-S3:
  *   OFFSET  SIZE  DESCRIPTION
  *   0       1     descriptor version (1)
  *   1       1     mode: 1 SSE-S3 (AES256)
@@ -16,6 +16,16 @@
  *   15+n    32    object key, AES-256-GCM encrypted under the master key
  *                 with bytes 0 .. 3+n as additional authenticated data
  *   47+n    16    GCM tag of the wrap
+ *
+ * SSE-C (the customer key is never stored):
+ *   OFFSET  SIZE  DESCRIPTION
+ *   0       1     descriptor version (1)
+ *   1       1     mode: 3 SSE-C
+ *   2       1     0
+ *   3       32    random salt
+ *   35      32    HMAC-SHA256(customer key, salt || "check"): checks the key
+ *                 a GET, HEAD, copy or part upload brings
+ *   object key  = HMAC-SHA256(customer key, salt || "data")
  *
  * Key store file (JSON, mode 0600 or stricter, outside the data drives):
  *   {"active": "k2",
@@ -37,6 +47,7 @@
 #include "strata/meta.h"
 
 #define STRATA_SSE_MODE_S3 1
+#define STRATA_SSE_MODE_C 3
 
 struct strata_kms;
 struct strata_req;
@@ -67,23 +78,32 @@ struct strata_sse_new {
     uint8_t key[32];
     uint8_t desc[STRATA_SSE_DESC_MAX];
     size_t desc_len;
+    char etag[33]; /* replaces the ETag (SSE-C, SSE-KMS), or "" */
 };
-/* Reads the request's x-amz-server-side-encryption* headers; with one,
- * makes the object key and its descriptor.  Returns 0 or an enum s3_err. */
+/* Reads the request's x-amz-server-side-encryption* headers (SSE-S3, or
+ * SSE-C with the customer key headers: refused over plain HTTP unless
+ * --sse-c-allow-http); with one, makes the object key and its
+ * descriptor.  Returns 0 or an enum s3_err. */
 int strata_sse_new_parse(struct strata_req *r, struct strata_sse_new *n);
 /* Points the put options at n (which must outlive the put's begin). */
 void strata_sse_new_apply(const struct strata_sse_new *n, struct strata_put_opts *o);
 void strata_sse_new_fini(struct strata_sse_new *n); /* wipes the key */
 
-/* For a read of an encrypted version (in->sse set): recovers the object
- * key and hands it to g (g NULL: HEAD, check only).  0 for an unencrypted
- * version; else 0 or an enum s3_err. */
+/* For a read of version in: recovers the object key of an encrypted one
+ * and hands it to g (g NULL: HEAD, check only).  SSE-C takes the
+ * customer key from the request (x-amz-copy-source-... headers when
+ * copy_source): missing -> InvalidRequest, bad MD5 -> InvalidArgument,
+ * another key -> AccessDenied; customer key headers on a version without
+ * SSE-C -> InvalidRequest.  Returns 0 or an enum s3_err. */
 int strata_sse_read_key(struct strata_req *r, const struct strata_obj_info *in,
-                        struct strata_get *g);
-/* strata_part_opts.sse_key_cb; ud is the request.  On failure sets
+                        struct strata_get *g, bool copy_source);
+/* strata_part_opts.sse_key_cb (also refuses customer key headers on an
+ * upload without SSE-C); ud is the request.  On failure sets
  * r->sse_err (the S3 error to answer) and returns STRATA_EINTERNAL. */
 int strata_sse_part_key_cb(void *ud, const void *desc, size_t len, uint8_t *key);
-/* x-amz-server-side-encryption on a response about version in. */
-void strata_sse_resp_hdrs(const struct strata_obj_info *in, struct MHD_Response *resp);
+/* The SSE headers of a response about version in (SSE-C echoes the
+ * request's key MD5). */
+void strata_sse_resp_hdrs(struct strata_req *r, const struct strata_obj_info *in,
+                          struct MHD_Response *resp);
 
 #endif /* STRATA_SERVER_SSE_H */

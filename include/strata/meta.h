@@ -448,9 +448,10 @@ struct strata_part_opts {
     int cksum_algo;
     const uint8_t *cksum;
     size_t cksum_len;
-    /* Encrypted uploads: called (synchronously, once, from begin) with the
-     * upload's descriptor to get the object key (32 bytes into key); its
-     * non-zero return is begin's.  NULL on an encrypted upload: EINVAL. */
+    /* Called (synchronously, once, from begin) with the upload's
+     * descriptor to get the object key (32 bytes into key), or with
+     * NULL/0 for an upload stored as sent (key unused); its non-zero
+     * return is begin's.  NULL on an encrypted upload: EINVAL. */
     int (*sse_key_cb)(void *ud, const void *desc, size_t len, uint8_t *key);
     void *sse_ud;
 };

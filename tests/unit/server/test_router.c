@@ -144,7 +144,8 @@ static void test_object(void **state)
                               "GOVERNANCE"),
                         "PutObject");
     /* PutObject and CreateMultipartUpload take SSE (the handler checks
-     * the value); UploadPart and SSE-C do not. */
+     * the value), UploadPart only the SSE-C customer key; the
+     * copy-source key goes with copies only; SSE-KMS key ids nowhere. */
     assert_string_equal(route("PUT", STRATA_LVL_OBJECT, NULL, "X-Amz-Server-Side-Encryption",
                               "AES256"),
                         "PutObject");
@@ -156,6 +157,15 @@ static void test_object(void **state)
                         "501");
     assert_string_equal(route("PUT", STRATA_LVL_OBJECT, NULL,
                               "x-amz-server-side-encryption-customer-algorithm", "AES256"),
+                        "PutObject");
+    assert_string_equal(route("PUT", STRATA_LVL_OBJECT, "uploadId=x&partNumber=1",
+                              "x-amz-server-side-encryption-customer-key", "k"),
+                        "UploadPart");
+    assert_string_equal(route("PUT", STRATA_LVL_OBJECT, NULL,
+                              "x-amz-copy-source-server-side-encryption-customer-key", "k"),
+                        "501");
+    assert_string_equal(route("PUT", STRATA_LVL_OBJECT, NULL,
+                              "x-amz-server-side-encryption-aws-kms-key-id", "k"),
                         "501");
     assert_string_equal(route("PUT", STRATA_LVL_OBJECT, NULL, "x-amz-tagging", "a=b"),
                         "PutObject");
