@@ -105,7 +105,9 @@ static bool hdr_taken(const char *op, const char *h)
                strcmp(op, "CreateMultipartUpload") == 0;
     bool part = strcmp(op, "UploadPart") == 0 || strcmp(op, "UploadPartCopy") == 0;
     bool copy = strcmp(op, "CopyObject") == 0 || strcmp(op, "UploadPartCopy") == 0;
-    if (strcmp(h, "x-amz-server-side-encryption") == 0)
+    if (strncmp(h, "x-amz-server-side-encryption", 28) == 0 &&
+        (h[28] == '\0' || strcmp(h + 28, "-aws-kms-key-id") == 0 ||
+         strcmp(h + 28, "-context") == 0))
         return obj;
     if (strncmp(h, "x-amz-server-side-encryption-customer-", 38) == 0)
         return obj || part;

@@ -23,6 +23,11 @@ static const struct {
 
 const char *strata_s3_err_code(enum s3_err e)
 {
+    /* AWS spells the KMS codes with a dot, which an identifier cannot hold. */
+    if (e == S3E_KMS_DisabledException)
+        return "KMS.DisabledException";
+    if (e == S3E_KMS_NotFoundException)
+        return "KMS.NotFoundException";
     if ((unsigned)e >= S3E__COUNT)
         e = S3E_InternalError;
     return table[e].code;

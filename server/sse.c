@@ -24,6 +24,7 @@
 #define KMS_NAME_MAX 64
 #define DESC_VERSION 1
 #define WRAP_LEN 60 /* nonce 12 + key 32 + tag 16 */
+#define KMS_CTX_MAX 512 /* bytes of a decoded encryption context */
 
 struct kms_key {
     char name[KMS_NAME_MAX + 1];
@@ -171,6 +172,12 @@ int strata_kms_wrap(const struct strata_kms *k, const char *name, const uint8_t 
     return gcm32(true, mk->key, blob, aad, aad_len, key, blob + 12, blob + 44);
 }
 
+int strata_kms_state(const struct strata_kms *k, const char *name)
+{
+    const struct kms_key *mk = kms_find(k, name);
+    return !mk ? STRATA_ENOTFOUND : mk->disabled ? STRATA_EMETHOD : 0;
+}
+
 int strata_kms_unwrap(const struct strata_kms *k, const char *name, const uint8_t blob[WRAP_LEN],
                       const uint8_t *aad, size_t aad_len, uint8_t key[32])
 {
@@ -201,25 +208,70 @@ void strata_sse_new_apply(const struct strata_sse_new *n, struct strata_put_opts
         o->etag_override = n->etag;
 }
 
-/* Object key + descriptor for SSE-S3 under the active master key. */
-static int new_s3(struct strata_req *r, struct strata_sse_new *n)
+/* Object key + descriptor wrapped under master key name (NULL: the
+ * active one) for SSE-S3 or SSE-KMS (ctx: the encryption context, bound
+ * to the wrap).  Layout in sse.h; the wrap's AAD is everything before it. */
+static int new_wrapped(struct strata_req *r, struct strata_sse_new *n, int mode, const char *name,
+                       const uint8_t *ctx, size_t ctx_len)
 {
     const struct strata_kms *k = r->srv->kms;
     if (!k)
         return S3E_NotImplemented; /* no key store configured: cannot honour it */
-    const char *active = k->keys[k->active].name;
-    size_t nl = strlen(active);
+    int st = strata_kms_state(k, name);
+    if (st)
+        return st == STRATA_ENOTFOUND ? S3E_KMS_NotFoundException : S3E_KMS_DisabledException;
+    if (!name)
+        name = k->keys[k->active].name;
+    size_t nl = strlen(name), p = 3 + nl;
     n->desc[0] = DESC_VERSION;
-    n->desc[1] = STRATA_SSE_MODE_S3;
+    n->desc[1] = (uint8_t)mode;
     n->desc[2] = (uint8_t)nl;
-    memcpy(n->desc + 3, active, nl);
+    memcpy(n->desc + 3, name, nl);
+    if (mode == STRATA_SSE_MODE_KMS) {
+        n->desc[p] = (uint8_t)(ctx_len >> 8);
+        n->desc[p + 1] = (uint8_t)ctx_len;
+        memcpy(n->desc + p + 2, ctx, ctx_len);
+        p += 2 + ctx_len;
+    }
     char used[KMS_NAME_MAX + 1];
     if (RAND_bytes(n->key, 32) != 1 ||
-        strata_kms_wrap(k, active, n->key, n->desc, 3 + nl, n->desc + 3 + nl, used) != 0)
+        strata_kms_wrap(k, name, n->key, n->desc, p, n->desc + p, used) != 0)
         return S3E_InternalError;
-    n->desc_len = 3 + nl + WRAP_LEN;
-    n->mode = STRATA_SSE_MODE_S3;
+    n->desc_len = p + WRAP_LEN;
+    n->mode = mode;
+    if (mode == STRATA_SSE_MODE_KMS) {
+        uint8_t et[16];
+        if (RAND_bytes(et, 16) != 1)
+            return S3E_InternalError;
+        for (int i = 0; i < 16; i++) /* not the MD5 of the plaintext, as on AWS */
+            snprintf(n->etag + 2 * i, 3, "%02x", et[i]);
+    }
     return 0;
+}
+
+/* SSE-KMS: the key id (a key store name; default the active key) and the
+ * optional encryption context (base64 of a JSON object of strings). */
+static int new_kms(struct strata_req *r, struct strata_sse_new *n)
+{
+    const char *id = strata_req_hdr(r, "x-amz-server-side-encryption-aws-kms-key-id");
+    const char *c64 = strata_req_hdr(r, "x-amz-server-side-encryption-context");
+    uint8_t ctx[KMS_CTX_MAX + 1];
+    int cl = 0;
+    if (id && (!*id || strlen(id) > KMS_NAME_MAX))
+        return S3E_KMS_NotFoundException;
+    if (c64) {
+        cl = strata_b64_decode(c64, ctx, KMS_CTX_MAX);
+        json_error_t je;
+        json_t *j = cl > 0 ? json_loadb((const char *)ctx, (size_t)cl, 0, &je) : NULL;
+        bool ok = json_is_object(j);
+        const char *k;
+        json_t *v;
+        json_object_foreach(j, k, v) ok = ok && json_is_string(v);
+        json_decref(j);
+        if (!ok)
+            return S3E_InvalidArgument; /* AWS: the context must be a JSON object of strings */
+    }
+    return new_wrapped(r, n, STRATA_SSE_MODE_KMS, id, ctx, (size_t)cl);
 }
 
 /* ---- SSE-C ---------------------------------------------------------------- */
@@ -316,12 +368,49 @@ int strata_sse_new_parse(struct strata_req *r, struct strata_sse_new *n)
     if (c.present)
         return new_c(n, &c);
     if (!v)
-        return 0;
+        return strata_req_hdr(r, "x-amz-server-side-encryption-aws-kms-key-id") ||
+                       strata_req_hdr(r, "x-amz-server-side-encryption-context")
+                   ? S3E_InvalidArgument
+                   : 0;
+    bool kms_hdrs = strata_req_hdr(r, "x-amz-server-side-encryption-aws-kms-key-id") ||
+                    strata_req_hdr(r, "x-amz-server-side-encryption-context");
+    if (strcmp(v, "aws:kms") == 0)
+        return new_kms(r, n);
+    if (kms_hdrs)
+        return S3E_InvalidArgument; /* KMS headers need aws:kms */
     if (strcmp(v, "AES256") == 0)
-        return new_s3(r, n);
-    if (strcmp(v, "aws:kms") == 0 || strcmp(v, "aws:kms:dsse") == 0)
-        return S3E_NotImplemented;
+        return new_wrapped(r, n, STRATA_SSE_MODE_S3, NULL, NULL, 0);
+    if (strcmp(v, "aws:kms:dsse") == 0)
+        return S3E_NotImplemented; /* dual-layer encryption is not built */
     return S3E_InvalidArgument; /* AWS: the encryption method is not supported */
+}
+
+/* A parsed SSE-S3 / SSE-KMS descriptor (points into it). */
+struct desc_view {
+    int mode;
+    char name[KMS_NAME_MAX + 1];
+    const uint8_t *ctx;
+    size_t ctx_len;
+};
+
+static int desc_view(const uint8_t *d, size_t len, struct desc_view *v)
+{
+    memset(v, 0, sizeof(*v));
+    size_t nl = len >= 3 ? d[2] : 0, p = 3 + nl;
+    if (len < 3 || d[0] != DESC_VERSION || nl == 0 || nl > KMS_NAME_MAX || len < p + WRAP_LEN)
+        return -1;
+    v->mode = d[1];
+    memcpy(v->name, d + 3, nl);
+    if (v->mode == STRATA_SSE_MODE_KMS) {
+        if (len < p + 2 + WRAP_LEN)
+            return -1;
+        v->ctx_len = (size_t)d[p] << 8 | d[p + 1];
+        v->ctx = d + p + 2;
+        p += 2 + v->ctx_len;
+    } else if (v->mode != STRATA_SSE_MODE_S3) {
+        return -1;
+    }
+    return len == p + WRAP_LEN ? 0 : -1;
 }
 
 /* SSE-C: the request's customer key (headers with prefix) must be the one
@@ -358,21 +447,21 @@ static int desc_key(struct strata_req *r, const char *prefix, const uint8_t *d, 
     OPENSSL_cleanse(c.key, sizeof(c.key));
     if (e || c.present)
         return e ? e : S3E_InvalidRequest; /* customer key for an object without one */
-    size_t nl = len >= 3 ? d[2] : 0;
-    if (len != 3 + nl + WRAP_LEN || d[0] != DESC_VERSION || d[1] != STRATA_SSE_MODE_S3 ||
-        nl == 0 || nl > KMS_NAME_MAX) {
+    struct desc_view dv;
+    if (desc_view(d, len, &dv) != 0) {
         strata_srv_log(STRATA_LOG_ERR, "%s: %s/%s: unknown encryption descriptor", r->id,
                        r->bucket ? r->bucket : "", r->key ? r->key : "");
         return S3E_InternalError;
     }
-    char name[KMS_NAME_MAX + 1];
-    memcpy(name, d + 3, nl);
-    name[nl] = '\0';
-    int rc = r->srv->kms ? strata_kms_unwrap(r->srv->kms, name, d + 3 + nl, d, 3 + nl, key)
-                         : STRATA_ENOTFOUND;
+    const struct strata_kms *k = r->srv->kms;
+    int rc = k ? strata_kms_state(k, dv.name) : STRATA_ENOTFOUND;
+    if (dv.mode == STRATA_SSE_MODE_KMS && rc) /* a KMS key: AWS's answers */
+        return rc == STRATA_ENOTFOUND ? S3E_KMS_NotFoundException : S3E_KMS_DisabledException;
+    if (rc != STRATA_ENOTFOUND) /* SSE-S3: retired (disabled) keys still unwrap */
+        rc = strata_kms_unwrap(k, dv.name, d + len - WRAP_LEN, d, len - WRAP_LEN, key);
     if (rc) {
         strata_srv_log(STRATA_LOG_ERR, "%s: %s/%s: master key %s %s", r->id,
-                       r->bucket ? r->bucket : "", r->key ? r->key : "", name,
+                       r->bucket ? r->bucket : "", r->key ? r->key : "", dv.name,
                        rc == STRATA_ENOTFOUND ? "not in the key store" : "does not unwrap");
         return S3E_InternalError;
     }
@@ -410,8 +499,16 @@ int strata_sse_part_key_cb(void *ud, const void *desc, size_t len, uint8_t *key)
 void strata_sse_resp_hdrs(struct strata_req *r, const struct strata_obj_info *in,
                           struct MHD_Response *resp)
 {
-    if (in->sse_len >= 2 && in->sse[1] == STRATA_SSE_MODE_S3)
-        MHD_add_response_header(resp, "x-amz-server-side-encryption", "AES256");
+    struct desc_view dv;
+    if (in->sse_len && desc_view(in->sse, in->sse_len, &dv) == 0) {
+        bool kms = dv.mode == STRATA_SSE_MODE_KMS;
+        MHD_add_response_header(resp, "x-amz-server-side-encryption", kms ? "aws:kms" : "AES256");
+        char c64[KMS_CTX_MAX * 2];
+        if (kms)
+            MHD_add_response_header(resp, "x-amz-server-side-encryption-aws-kms-key-id", dv.name);
+        if (kms && dv.ctx_len && strata_b64_encode(dv.ctx, dv.ctx_len, c64, sizeof(c64)) > 0)
+            MHD_add_response_header(resp, "x-amz-server-side-encryption-context", c64);
+    }
     if (in->sse_len >= 2 && in->sse[1] == STRATA_SSE_MODE_C) {
         /* The key's MD5 is not stored: it is the request's, checked. */
         const char *md5 = strata_req_hdr(r, "x-amz-server-side-encryption-customer-key-MD5");

@@ -17,6 +17,13 @@
  *                 with bytes 0 .. 3+n as additional authenticated data
  *   47+n    16    GCM tag of the wrap
  *
+ * SSE-KMS (mode 2): as SSE-S3, with the encryption context between the
+ * name and the wrap (and so in the wrap's AAD):
+ *   3+n     2     c = context length, big-endian (0: none)
+ *   5+n     c     the context as the client sent it (JSON, base64-decoded)
+ *   5+n+c   60    the wrap (nonce, encrypted object key, tag)
+ * In both, the wrap's AAD is every byte before it.
+ *
  * SSE-C (the customer key is never stored):
  *   OFFSET  SIZE  DESCRIPTION
  *   0       1     descriptor version (1)
@@ -34,6 +41,12 @@
  * New objects are wrapped with the active key; every listed key unwraps,
  * so objects stay readable after a new key becomes active.
  *
+ * SSE-KMS names its key (x-amz-server-side-encryption-aws-kms-key-id, a
+ * key name in the file; default the active key): an unknown name answers
+ * KMS.NotFoundException and a disabled key KMS.DisabledException, for new
+ * objects and for reads alike.  SSE-S3 objects whose key was disabled
+ * later stay readable (a retired key).
+ *
  * The key store is loaded once at start and read-only afterwards: any
  * connection thread may use it.
  */
@@ -47,6 +60,7 @@
 #include "strata/meta.h"
 
 #define STRATA_SSE_MODE_S3 1
+#define STRATA_SSE_MODE_KMS 2
 #define STRATA_SSE_MODE_C 3
 
 struct strata_kms;
@@ -69,6 +83,9 @@ void strata_kms_free(struct strata_kms *k); /* NULL is a no-op */
  */
 int strata_kms_wrap(const struct strata_kms *k, const char *name, const uint8_t key[32],
                     const uint8_t *aad, size_t aad_len, uint8_t blob[60], char name_out[65]);
+/* 0 (usable), STRATA_ENOTFOUND or STRATA_EMETHOD (disabled); NULL: the
+ * active key. */
+int strata_kms_state(const struct strata_kms *k, const char *name);
 int strata_kms_unwrap(const struct strata_kms *k, const char *name, const uint8_t blob[60],
                       const uint8_t *aad, size_t aad_len, uint8_t key[32]);
 

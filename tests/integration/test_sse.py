@@ -15,8 +15,10 @@ itself; listing sizes; objects written under an older master key read
 after the active key changes (restarts on other key files), and fail
 with 500 when their key is gone.  No plaintext of an encrypted object is in
 any file on the drives (shard files and RocksDB records), while a control
-object stored as sent is found there.  What is not built answers 501
-(SSE-KMS) and a bad value 400; a key file
+object stored as sent is found there.  SSE-KMS with keys named in the key file (unknown
+key KMS.NotFoundException, disabled key KMS.DisabledException, context
+echoed, ETag not the MD5).  What is not built answers 501
+(aws:kms:dsse) and a bad value 400; a key file
 readable by others, or without an active key, stops the daemon at start;
 a daemon without a key file answers 501.  Run by CTest.
 """
@@ -56,7 +58,8 @@ def key_file(path, active, names, mode=0o600, disabled=()):
     return path
 
 
-KEYS = key_file(os.path.join(KEYDIR, "keys.json"), "k1", ["k1", "k0"])
+KEYS = key_file(os.path.join(KEYDIR, "keys.json"), "k1", ["k1", "k0", "kms-a", "kms-off"],
+                disabled=("kms-off",))
 
 
 def pattern(n, marker=SECRET):
@@ -154,8 +157,8 @@ def copy(s):
 @test
 def not_built_yet_answers_501(s):
     c, b = new_bucket(s, "sse501")
-    expect_error(lambda: c.put_object(Bucket=b, Key="k", Body=b"x", ServerSideEncryption="aws:kms"),
-                 "NotImplemented", 501)
+    expect_error(lambda: c.put_object(Bucket=b, Key="k", Body=b"x",
+                                      ServerSideEncryption="aws:kms:dsse"), "NotImplemented", 501)
     expect_error(lambda: c.put_object(Bucket=b, Key="k", Body=b"x", ServerSideEncryption="AES512"),
                  "InvalidArgument", 400)
     expect_error(lambda: c.head_object(Bucket=b, Key="k"), "404", 404)
@@ -305,6 +308,50 @@ def sse_c(s):
                                        Body=b"x", **ssec(k1)), "InvalidRequest", 400)
 
 
+@test
+def sse_kms(s):
+    c, b = new_bucket(s, "ssekms")
+    data = pattern(3 * MiB + 7)
+    ctx = base64.b64encode(json.dumps({"project": "x", "team": "ml"}).encode()).decode()
+    r = c.put_object(Bucket=b, Key="k", Body=data, ServerSideEncryption="aws:kms",
+                     SSEKMSKeyId="kms-a", SSEKMSEncryptionContext=ctx)
+    assert r["ServerSideEncryption"] == "aws:kms" and r["SSEKMSKeyId"] == "kms-a", r
+    assert r["ETag"] != f'"{md5_hex(data)}"'  # not the MD5 of the plaintext
+    for h in (c.head_object(Bucket=b, Key="k"), c.get_object(Bucket=b, Key="k", Range="bytes=10-99999")):
+        assert h["ServerSideEncryption"] == "aws:kms" and h["SSEKMSKeyId"] == "kms-a", h
+        assert h["ResponseMetadata"]["HTTPHeaders"]["x-amz-server-side-encryption-context"] == ctx
+    assert c.get_object(Bucket=b, Key="k")["Body"].read() == data
+    # Without a key id: the active key.
+    r = c.put_object(Bucket=b, Key="d", Body=b"default key", ServerSideEncryption="aws:kms")
+    assert r["SSEKMSKeyId"] == "k1", r
+    assert c.get_object(Bucket=b, Key="d")["Body"].read() == b"default key"
+    # Unknown and disabled keys: AWS's errors; nothing stored.
+    expect_error(lambda: c.put_object(Bucket=b, Key="x", Body=b"x", ServerSideEncryption="aws:kms",
+                                      SSEKMSKeyId="no-such-key"), "KMS.NotFoundException", 400)
+    expect_error(lambda: c.put_object(Bucket=b, Key="x", Body=b"x", ServerSideEncryption="aws:kms",
+                                      SSEKMSKeyId="kms-off"), "KMS.DisabledException", 400)
+    expect_error(lambda: c.put_object(Bucket=b, Key="x", Body=b"x", ServerSideEncryption="AES256",
+                                      SSEKMSKeyId="kms-a"), "InvalidArgument", 400)
+    expect_error(lambda: c.put_object(Bucket=b, Key="x", Body=b"x", ServerSideEncryption="aws:kms",
+                                      SSEKMSEncryptionContext=base64.b64encode(b"[1]").decode()),
+                 "InvalidArgument", 400)
+    expect_error(lambda: c.head_object(Bucket=b, Key="x"), "404", 404)
+    # Copy to SSE-KMS and multipart under a named key.
+    r = c.copy_object(Bucket=b, Key="k2", CopySource={"Bucket": b, "Key": "k"},
+                      ServerSideEncryption="aws:kms", SSEKMSKeyId="kms-a")
+    assert r["ServerSideEncryption"] == "aws:kms"
+    assert c.get_object(Bucket=b, Key="k2")["Body"].read() == data
+    up = c.create_multipart_upload(Bucket=b, Key="mp", ServerSideEncryption="aws:kms",
+                                   SSEKMSKeyId="kms-a")
+    assert up["SSEKMSKeyId"] == "kms-a"
+    e1 = c.upload_part(Bucket=b, Key="mp", UploadId=up["UploadId"], PartNumber=1, Body=data)
+    assert e1["ServerSideEncryption"] == "aws:kms"
+    c.complete_multipart_upload(Bucket=b, Key="mp", UploadId=up["UploadId"],
+                                MultipartUpload={"Parts": [{"PartNumber": 1, "ETag": e1["ETag"]}]})
+    g = c.get_object(Bucket=b, Key="mp", Range="bytes=65535-65536")
+    assert g["SSEKMSKeyId"] == "kms-a" and g["Body"].read() == data[65535:65537]
+
+
 def aws(s, *args):
     env = {"PATH": "/usr/bin:/bin", "HOME": s.home, "LANG": "C.UTF-8",
            "AWS_ACCESS_KEY_ID": s.ak, "AWS_SECRET_ACCESS_KEY": s.sk,
@@ -422,11 +469,20 @@ def new_active_key_and_missing_keys(s):
         assert c.get_object(Bucket=b, Key=k, Range="bytes=1-1500")["Body"].read() == v[1:1501]
     new = pattern(200 * KiB)
     c.put_object(Bucket=b, Key="new", Body=new, ServerSideEncryption="AES256")
-    # Without k1 the old objects cannot be read (500, logged), the new one can.
+    c.put_object(Bucket=b, Key="kms", Body=new, ServerSideEncryption="aws:kms", SSEKMSKeyId="k1")
+    # Without k1 the old objects cannot be read (500, logged), the new one can;
+    # an SSE-KMS object of a missing key answers KMS.NotFoundException, of a
+    # disabled key KMS.DisabledException.
     restart(s, ["--kms-key-file", key_file(os.path.join(KEYDIR, "only2.json"), "k2", ["k2"])])
     c = s.client()
     assert c.get_object(Bucket=b, Key="new")["Body"].read() == new
     expect_error(lambda: c.get_object(Bucket=b, Key="old-ec"), "InternalError", 500)
+    expect_error(lambda: c.get_object(Bucket=b, Key="kms"), "KMS.NotFoundException", 400)
+    restart(s, ["--kms-key-file", key_file(os.path.join(KEYDIR, "k1off.json"), "k2", ["k1", "k2"],
+                                           disabled=("k1",))])
+    c = s.client()
+    expect_error(lambda: c.get_object(Bucket=b, Key="kms"), "KMS.DisabledException", 400)
+    assert c.get_object(Bucket=b, Key="old-ec")["Body"].read() == old["old-ec"]  # retired SSE-S3 key
     # Without any key file SSE is not available: 501, and nothing is stored.
     restart(s, [])
     c = s.client()

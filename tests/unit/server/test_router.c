@@ -145,7 +145,8 @@ static void test_object(void **state)
                         "PutObject");
     /* PutObject and CreateMultipartUpload take SSE (the handler checks
      * the value), UploadPart only the SSE-C customer key; the
-     * copy-source key goes with copies only; SSE-KMS key ids nowhere. */
+     * copy-source key goes with copies only; SSE-KMS key ids with new
+     * objects only. */
     assert_string_equal(route("PUT", STRATA_LVL_OBJECT, NULL, "X-Amz-Server-Side-Encryption",
                               "AES256"),
                         "PutObject");
@@ -165,6 +166,9 @@ static void test_object(void **state)
                               "x-amz-copy-source-server-side-encryption-customer-key", "k"),
                         "501");
     assert_string_equal(route("PUT", STRATA_LVL_OBJECT, NULL,
+                              "x-amz-server-side-encryption-aws-kms-key-id", "k"),
+                        "PutObject");
+    assert_string_equal(route("PUT", STRATA_LVL_OBJECT, "uploadId=x&partNumber=1",
                               "x-amz-server-side-encryption-aws-kms-key-id", "k"),
                         "501");
     assert_string_equal(route("PUT", STRATA_LVL_OBJECT, NULL, "x-amz-tagging", "a=b"),
