@@ -5,6 +5,7 @@
  * connection thread.
  */
 #include "srv.h"
+#include "sse.h"
 
 #include <string.h>
 #include <strings.h>
@@ -29,6 +30,10 @@ static const struct strata_route routes[] = {
      strata_h_bucket_versioning_put},
     {"GET", BKT, "versions", 0, "ListObjectVersions", NULL, NULL, strata_h_list_versions},
     {"GET", BKT, "acl", 0, "GetBucketAcl", NULL, NULL, strata_h_acl_get},
+    {"GET", BKT, "encryption", 0, "GetBucketEncryption", NULL, NULL, strata_h_encryption_get},
+    {"PUT", BKT, "encryption", XML, "PutBucketEncryption", NULL, NULL, strata_h_encryption_put},
+    {"DELETE", BKT, "encryption", 0, "DeleteBucketEncryption", NULL, NULL,
+     strata_h_encryption_delete},
     {"PUT", BKT, "acl", XML, "PutBucketAcl", NULL, NULL, strata_h_acl_put},
     {"POST", BKT, "delete", XML, "DeleteObjects", NULL, NULL, strata_h_delete_multi},
     {"PUT", OBJ, NULL, STREAM, "PutObject", strata_h_put_begin, strata_h_put_body,

@@ -7,6 +7,7 @@
  * Pure: any thread (libxml2 is initialised once in main()).
  */
 #include "srv.h"
+#include "sse.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -476,6 +477,46 @@ enum s3_err strata_xml_legal_hold_parse(const char *body, size_t len, bool *on)
         e = S3E_NONE;
     }
     free(v);
+    xmlFreeDoc(doc);
+    return e;
+}
+
+enum s3_err strata_xml_encryption_parse(const char *body, size_t len,
+                                        struct strata_sse_default *out)
+{
+    memset(out, 0, sizeof(*out));
+    xmlDocPtr doc = parse(body, len);
+    if (!doc)
+        return S3E_MalformedXML;
+    xmlNodePtr root = xmlDocGetRootElement(doc);
+    xmlNodePtr rule = root && named(root, "ServerSideEncryptionConfiguration")
+                          ? child(root, "Rule")
+                          : NULL;
+    xmlNodePtr def = rule ? child(rule, "ApplyServerSideEncryptionByDefault") : NULL;
+    xmlNodePtr alg = def ? child(def, "SSEAlgorithm") : NULL;
+    xmlNodePtr kid = def ? child(def, "KMSMasterKeyID") : NULL;
+    xmlNodePtr bk = rule ? child(rule, "BucketKeyEnabled") : NULL;
+    enum s3_err e = alg ? S3E_NONE : S3E_MalformedXML;
+    int rules = 0;
+    for (xmlNodePtr c = root && !e ? root->children : NULL; c; c = c->next)
+        rules += named(c, "Rule");
+    if (rules > 1)
+        e = S3E_MalformedXML; /* AWS takes exactly one rule */
+    char *a = e ? NULL : text(alg), *k = kid ? text(kid) : NULL, *b = bk ? text(bk) : NULL;
+    if (!e && (!a || strlen(a) >= sizeof(out->algo) ||
+               (k && (!*k || strlen(k) >= sizeof(out->key_id)))))
+        e = S3E_InvalidArgument;
+    if (!e && b && strcmp(b, "true") != 0 && strcmp(b, "false") != 0)
+        e = S3E_MalformedXML;
+    if (!e) {
+        snprintf(out->algo, sizeof(out->algo), "%s", a);
+        if (k)
+            snprintf(out->key_id, sizeof(out->key_id), "%s", k);
+        out->bucket_key = b && strcmp(b, "true") == 0;
+    }
+    free(a);
+    free(k);
+    free(b);
     xmlFreeDoc(doc);
     return e;
 }

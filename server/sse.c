@@ -351,6 +351,36 @@ static int new_c(struct strata_sse_new *n, struct ssec *c)
     return 0;
 }
 
+int strata_sse_default_check(struct strata_req *r, const struct strata_sse_default *d)
+{
+    bool kms = strcmp(d->algo, "aws:kms") == 0;
+    if (strcmp(d->algo, "aws:kms:dsse") == 0)
+        return S3E_NotImplemented;
+    if (!kms && (strcmp(d->algo, "AES256") != 0 || d->key_id[0]))
+        return S3E_InvalidArgument;
+    if (!r->srv->kms)
+        return S3E_NotImplemented; /* nothing to encrypt new objects with */
+    int st = strata_kms_state(r->srv->kms, d->key_id[0] ? d->key_id : NULL);
+    return !st ? 0 : st == STRATA_ENOTFOUND ? S3E_KMS_NotFoundException
+                                            : S3E_KMS_DisabledException;
+}
+
+/* No encryption named by the request: the bucket's default, if any. */
+static int new_default(struct strata_req *r, struct strata_sse_new *n)
+{
+    struct strata_sse_default d;
+    int rc = strata_sse_default_get(r, r->bucket, &d);
+    if (rc == STRATA_ENOTFOUND)
+        return 0;
+    if (rc)
+        return strata_s3_err_from_strata(rc, S3CTX_BUCKET);
+    if (strcmp(d.algo, "aws:kms") == 0)
+        return new_wrapped(r, n, STRATA_SSE_MODE_KMS, d.key_id[0] ? d.key_id : NULL, NULL, 0);
+    return strcmp(d.algo, "AES256") == 0
+               ? new_wrapped(r, n, STRATA_SSE_MODE_S3, NULL, NULL, 0)
+               : S3E_InternalError; /* a stored default this build cannot apply */
+}
+
 int strata_sse_new_parse(struct strata_req *r, struct strata_sse_new *n)
 {
     /* An object key made here for an upload is dropped once wrapped: each
@@ -371,7 +401,7 @@ int strata_sse_new_parse(struct strata_req *r, struct strata_sse_new *n)
         return strata_req_hdr(r, "x-amz-server-side-encryption-aws-kms-key-id") ||
                        strata_req_hdr(r, "x-amz-server-side-encryption-context")
                    ? S3E_InvalidArgument
-                   : 0;
+                   : new_default(r, n);
     bool kms_hdrs = strata_req_hdr(r, "x-amz-server-side-encryption-aws-kms-key-id") ||
                     strata_req_hdr(r, "x-amz-server-side-encryption-context");
     if (strcmp(v, "aws:kms") == 0)

@@ -58,6 +58,7 @@
 #include <stdint.h>
 
 #include "strata/meta.h"
+#include "s3_error.h"
 
 #define STRATA_SSE_MODE_S3 1
 #define STRATA_SSE_MODE_KMS 2
@@ -122,5 +123,29 @@ int strata_sse_part_key_cb(void *ud, const void *desc, size_t len, uint8_t *key)
  * request's key MD5). */
 void strata_sse_resp_hdrs(struct strata_req *r, const struct strata_obj_info *in,
                           struct MHD_Response *resp);
+
+/* ---- bucket default encryption (s3_bucket_encryption.c) ----------------- */
+
+/* ServerSideEncryptionConfiguration's one rule. */
+struct strata_sse_default {
+    char algo[16];   /* "AES256", "aws:kms", ... as sent */
+    char key_id[65]; /* KMSMasterKeyID, or "" */
+    bool bucket_key; /* BucketKeyEnabled (stored and reported; no effect) */
+};
+/* s3_xml.c: MalformedXML (not a configuration, no algorithm, several
+ * rules), InvalidArgument (oversize values).  Values are not checked. */
+enum s3_err strata_xml_encryption_parse(const char *body, size_t len,
+                                        struct strata_sse_default *out);
+/* The bucket's default (STRATA_ENOTFOUND: none).  Stored as the config
+ * document "encryption": "algo\nkey_id\nbucket_key(0|1)". */
+int strata_sse_default_get(struct strata_req *r, const char *bucket,
+                           struct strata_sse_default *out);
+/* Whether d can be applied here: AES256 or aws:kms (with a usable key),
+ * else InvalidArgument / KMS.NotFoundException / KMS.DisabledException,
+ * NotImplemented without a key store or for aws:kms:dsse. */
+int strata_sse_default_check(struct strata_req *r, const struct strata_sse_default *d);
+void strata_h_encryption_get(struct strata_req *r);
+void strata_h_encryption_put(struct strata_req *r);
+void strata_h_encryption_delete(struct strata_req *r);
 
 #endif /* STRATA_SERVER_SSE_H */

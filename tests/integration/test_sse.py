@@ -17,7 +17,10 @@ with 500 when their key is gone.  No plaintext of an encrypted object is in
 any file on the drives (shard files and RocksDB records), while a control
 object stored as sent is found there.  SSE-KMS with keys named in the key file (unknown
 key KMS.NotFoundException, disabled key KMS.DisabledException, context
-echoed, ETag not the MD5).  What is not built answers 501
+echoed, ETag not the MD5).  Bucket default encryption: Put/Get/
+DeleteBucketEncryption (boto3 and awscli), applied to PUT, copy and
+multipart create, the request's own choice winning, bad configurations
+refused.  What is not built answers 501
 (aws:kms:dsse) and a bad value 400; a key file
 readable by others, or without an active key, stops the daemon at start;
 a daemon without a key file answers 501.  Run by CTest.
@@ -352,6 +355,79 @@ def sse_kms(s):
     assert g["SSEKMSKeyId"] == "kms-a" and g["Body"].read() == data[65535:65537]
 
 
+def sse_conf(algo, key=None, bucket_key=None):
+    d = {"SSEAlgorithm": algo}
+    if key:
+        d["KMSMasterKeyID"] = key
+    rule = {"ApplyServerSideEncryptionByDefault": d}
+    if bucket_key is not None:
+        rule["BucketKeyEnabled"] = bucket_key
+    return {"Rules": [rule]}
+
+
+@test
+def bucket_default_encryption(s):
+    c, b = new_bucket(s, "ssedef")
+    expect_error(lambda: c.get_bucket_encryption(Bucket=b),
+                 "ServerSideEncryptionConfigurationNotFoundError", 404)
+    c.put_object(Bucket=b, Key="before", Body=b"before")
+    c.put_bucket_encryption(Bucket=b, ServerSideEncryptionConfiguration=sse_conf("AES256"))
+    got = c.get_bucket_encryption(Bucket=b)["ServerSideEncryptionConfiguration"]["Rules"][0]
+    assert got["ApplyServerSideEncryptionByDefault"] == {"SSEAlgorithm": "AES256"}, got
+    # New objects (PUT, copy, multipart) are encrypted and say so; old ones stay as they were.
+    data = pattern(300 * KiB)
+    r = c.put_object(Bucket=b, Key="new", Body=data)
+    assert r["ServerSideEncryption"] == "AES256", r
+    assert c.get_object(Bucket=b, Key="new")["Body"].read() == data
+    assert "ServerSideEncryption" not in c.head_object(Bucket=b, Key="before")
+    r = c.copy_object(Bucket=b, Key="copied", CopySource={"Bucket": b, "Key": "before"})
+    assert r["ServerSideEncryption"] == "AES256"
+    up = c.create_multipart_upload(Bucket=b, Key="mp")
+    assert up["ServerSideEncryption"] == "AES256"
+    c.abort_multipart_upload(Bucket=b, Key="mp", UploadId=up["UploadId"])
+    # The request's own choice wins: SSE-C and SSE-KMS.
+    k = secrets.token_bytes(32)
+    r = c.put_object(Bucket=b, Key="c", Body=b"c", **ssec(k))
+    assert "ServerSideEncryption" not in r and r["SSECustomerAlgorithm"] == "AES256"
+    # An aws:kms default with a named key.
+    c.put_bucket_encryption(Bucket=b, ServerSideEncryptionConfiguration=sse_conf("aws:kms", "kms-a", True))
+    got = c.get_bucket_encryption(Bucket=b)["ServerSideEncryptionConfiguration"]["Rules"][0]
+    assert got["ApplyServerSideEncryptionByDefault"] == {"SSEAlgorithm": "aws:kms", "KMSMasterKeyID": "kms-a"}
+    assert got["BucketKeyEnabled"] is True
+    r = c.put_object(Bucket=b, Key="kms", Body=data)
+    assert r["ServerSideEncryption"] == "aws:kms" and r["SSEKMSKeyId"] == "kms-a", r
+    assert c.get_object(Bucket=b, Key="kms")["Body"].read() == data
+    # Bad configurations leave the stored one alone.
+    expect_error(lambda: c.put_bucket_encryption(Bucket=b, ServerSideEncryptionConfiguration=sse_conf(
+        "aws:kms", "no-such-key")), "KMS.NotFoundException", 400)
+    expect_error(lambda: c.put_bucket_encryption(Bucket=b, ServerSideEncryptionConfiguration=sse_conf(
+        "aws:kms", "kms-off")), "KMS.DisabledException", 400)
+    expect_error(lambda: c.put_bucket_encryption(Bucket=b, ServerSideEncryptionConfiguration=sse_conf(
+        "AES256", "kms-a")), "InvalidArgument", 400)
+    expect_error(lambda: c.put_bucket_encryption(Bucket=b, ServerSideEncryptionConfiguration=sse_conf(
+        "DES")), "InvalidArgument", 400)
+    got = c.get_bucket_encryption(Bucket=b)["ServerSideEncryptionConfiguration"]["Rules"][0]
+    assert got["ApplyServerSideEncryptionByDefault"]["SSEAlgorithm"] == "aws:kms"
+    r = c.delete_bucket_encryption(Bucket=b)
+    assert r["ResponseMetadata"]["HTTPStatusCode"] == 204
+    expect_error(lambda: c.get_bucket_encryption(Bucket=b),
+                 "ServerSideEncryptionConfigurationNotFoundError", 404)
+    assert "ServerSideEncryption" not in c.put_object(Bucket=b, Key="after", Body=b"x")
+    # Through awscli as well.
+    if os.access("/usr/bin/aws", os.X_OK):
+        aws(s, "s3api", "put-bucket-encryption", "--bucket", b, "--server-side-encryption-configuration",
+            json.dumps(sse_conf("AES256")))
+        out = json.loads(aws(s, "s3api", "get-bucket-encryption", "--bucket", b))
+        assert out["ServerSideEncryptionConfiguration"]["Rules"][0][
+            "ApplyServerSideEncryptionByDefault"]["SSEAlgorithm"] == "AES256"
+        src = os.path.join(s.tmp, "cli-def")
+        with open(src, "wb") as f:
+            f.write(data)
+        aws(s, "s3", "cp", src, f"s3://{b}/cli")
+        h = json.loads(aws(s, "s3api", "head-object", "--bucket", b, "--key", "cli"))
+        assert h["ServerSideEncryption"] == "AES256", h
+
+
 def aws(s, *args):
     env = {"PATH": "/usr/bin:/bin", "HOME": s.home, "LANG": "C.UTF-8",
            "AWS_ACCESS_KEY_ID": s.ak, "AWS_SECRET_ACCESS_KEY": s.sk,
@@ -490,6 +566,8 @@ def new_active_key_and_missing_keys(s):
                  "NotImplemented", 501)
     expect_error(lambda: c.head_object(Bucket=b, Key="k"), "404", 404)
     expect_error(lambda: c.get_object(Bucket=b, Key="new"), "InternalError", 500)
+    expect_error(lambda: c.put_bucket_encryption(Bucket=b, ServerSideEncryptionConfiguration=sse_conf(
+        "AES256")), "NotImplemented", 501)
     # SSE-C over plain HTTP without --sse-c-allow-http: 400 InvalidRequest.
     expect_error(lambda: c.put_object(Bucket=b, Key="k", Body=b"x", **ssec(secrets.token_bytes(32))),
                  "InvalidRequest", 400)

@@ -73,6 +73,12 @@ static void test_service_and_bucket(void **state)
                         "ListMultipartUploads");
     assert_string_equal(route("PUT", STRATA_LVL_BUCKET, "tagging", NULL, NULL),
                         "PutBucketTagging");
+    assert_string_equal(route("GET", STRATA_LVL_BUCKET, "encryption", NULL, NULL),
+                        "GetBucketEncryption");
+    assert_string_equal(route("PUT", STRATA_LVL_BUCKET, "encryption", NULL, NULL),
+                        "PutBucketEncryption");
+    assert_string_equal(route("DELETE", STRATA_LVL_BUCKET, "encryption", NULL, NULL),
+                        "DeleteBucketEncryption");
     assert_string_equal(route("GET", STRATA_LVL_BUCKET, "lifecycle", NULL, NULL),
                         "GetBucketLifecycleConfiguration");
     assert_string_equal(route("PUT", STRATA_LVL_BUCKET, "lifecycle", NULL, NULL),
@@ -81,7 +87,7 @@ static void test_service_and_bucket(void **state)
                         "DeleteBucketLifecycle");
     /* Subresources Strata does not implement: 501, never a listing. */
     const char *unimpl[] = {"policy", "cors", "inventory",
-                            "analytics", "website", "replication", "encryption", "logging"};
+                            "analytics", "website", "replication", "logging"};
     for (size_t i = 0; i < sizeof(unimpl) / sizeof(unimpl[0]); i++) {
         assert_string_equal(route("GET", STRATA_LVL_BUCKET, unimpl[i], NULL, NULL), "501");
         assert_string_equal(route("PUT", STRATA_LVL_BUCKET, unimpl[i], NULL, NULL), "501");
