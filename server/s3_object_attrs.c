@@ -6,6 +6,7 @@
  * strata_obj_get_part.  Connection thread of the request.
  */
 #include "srv.h"
+#include "sse.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -104,6 +105,14 @@ void strata_h_attributes(struct strata_req *r)
         if (r->info.delete_marker)
             r->err_delete_marker = true;
         strata_req_error_strata(r, rc, vid ? S3CTX_VERSION : S3CTX_OBJECT);
+        return;
+    }
+    /* An SSE-C object shows its attributes only to its key's holder. */
+    int se = r->info.sse_len >= 2 && r->info.sse[1] == STRATA_SSE_MODE_C
+                 ? strata_sse_read_key(r, &r->info, NULL, false)
+                 : 0;
+    if (se) {
+        strata_req_error(r, (enum s3_err)se, 0);
         return;
     }
     const struct strata_obj_info *in = &r->info;
