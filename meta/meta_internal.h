@@ -393,12 +393,15 @@ int strata_meta__ptab_load(struct strata_meta *m, unsigned set, const char *buck
                            const char *key, const uint8_t *sk, const struct meta_rec *r,
                            unsigned c, struct meta_part *parts, size_t *n);
 
-/* What a record rewrite changes: the tag set and the lock state (both
- * preset to the agreed record's values; tags point into it). */
+/* What a record rewrite changes: the tag set, the lock state and the
+ * encryption descriptor (all preset to the agreed record's values; tags
+ * and sse point into it). */
 struct meta_edit {
     const void *tags;
     size_t tags_len;
     struct strata_obj_lock lock;
+    const uint8_t *sse; /* encryption descriptor (key rotation re-wraps it) */
+    size_t sse_len;
 };
 /* Decides on the agreed record cur (sort key sk), under the key lock;
  * a non-zero return aborts the rewrite and is returned. */

@@ -1805,6 +1805,8 @@ int strata_meta__rec_rewrite(struct strata_meta *m, const char *bucket, const ch
     e.tags = w->rec.tags;
     e.tags_len = w->rec.tags_len;
     e.lock = w->rec.lock;
+    e.sse = w->rec.sse;
+    e.sse_len = w->rec.sse_len;
     rc = fn(ud, w->sk, &w->rec, &e);
     if (rc)
         goto unlock;
@@ -1829,9 +1831,12 @@ int strata_meta__rec_rewrite(struct strata_meta *m, const char *bucket, const ch
         r.tags = e.tags_len ? e.tags : NULL;
         r.tags_len = e.tags_len;
         r.lock = e.lock;
+        r.sse = e.sse;
+        r.sse_len = e.sse_len;
         char *v = NULL;
         size_t vl = 0;
-        rc = strata_meta__rec_encode(&r, &v, &vl);
+        if (rc == 0)
+            rc = strata_meta__rec_encode(&r, &v, &vl);
         strata_meta__rec_fini(&r);
         if (rc)
             break;
@@ -1883,6 +1888,34 @@ int strata_obj_tags_put(struct strata_meta *m, const char *bucket, const char *k
         return STRATA_ETOOBIG;
     struct tags_edit t = {len ? tags : NULL, len};
     return strata_meta__rec_rewrite(m, bucket, key, version_id, tags_edit_cb, &t, vid_out);
+}
+
+struct sse_edit {
+    const void *old, *desc;
+    size_t old_len, len;
+};
+
+static int sse_edit_cb(void *ud, const uint8_t *sk, const struct meta_rec *cur,
+                       struct meta_edit *e)
+{
+    (void)sk;
+    const struct sse_edit *s = ud;
+    if (cur->sse_len != s->old_len || !cur->sse || memcmp(cur->sse, s->old, s->old_len) != 0)
+        return STRATA_EPRECOND; /* changed since the caller read it */
+    e->sse = s->desc;
+    e->sse_len = s->len;
+    return 0;
+}
+
+int strata_obj_sse_rewrap(struct strata_meta *m, const char *bucket, const char *key,
+                          const char *version_id, const void *old, size_t old_len,
+                          const void *desc, size_t len)
+{
+    if (!version_id || !*version_id || !old || !old_len || !desc || !len ||
+        len > STRATA_SSE_DESC_MAX)
+        return STRATA_EINVAL;
+    struct sse_edit s = {old, desc, old_len, len};
+    return strata_meta__rec_rewrite(m, bucket, key, version_id, sse_edit_cb, &s, NULL);
 }
 
 int strata_obj_tags_delete(struct strata_meta *m, const char *bucket, const char *key,

@@ -53,6 +53,7 @@ static void usage(FILE *f)
 "Usage: strata server [OPTIONS] [DRIVE...]\n"
 "       strata selftest [DIR]\n"
 "       strata audit verify DRIVE... | strata audit show DRIVE\n"
+"       strata admin kms rotate --kms-key-file FILE [--name NAME]\n"
 "       strata --help | --version\n"
 "\n"
 "server    Serve the S3 API from the given drives.  A drive is a directory\n"
@@ -91,6 +92,10 @@ static void usage(FILE *f)
 "                        format in server/README.md); without it SSE answers 501\n"
 "  --sse-c-allow-http    accept SSE-C customer keys over plain HTTP (tests on\n"
 "                        loopback only; AWS and the default refuse them)\n"
+"  --kms-rewrap          after start, re-wrap the object keys of SSE-S3 objects\n"
+"                        held under an older master key with the active one\n"
+"                        (background pass, progress in the log; run again after\n"
+"                        a restart)\n"
 "\n"
 "Lifecycle (bucket lifecycle rules, healing and tmp/ reclaim in the background):\n"
 "  --lc-day-seconds N    one lifecycle day lasts N seconds (default %u); rule\n"
@@ -315,6 +320,7 @@ static int cmd_server(int argc, char **argv)
         {"heal-interval-seconds", required_argument, NULL, 'H'},
         {"kms-key-file", required_argument, NULL, 'K'},
         {"sse-c-allow-http", no_argument, NULL, 'S'},
+        {"kms-rewrap", no_argument, NULL, 'W'},
         {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0},
     };
     struct strata_srv s;
@@ -325,6 +331,7 @@ static int cmd_server(int argc, char **argv)
     size_t inline_max = 0, cache_mb = CACHE_MB_DEFAULT, body_mb = BODY_MEMORY_MB_DEFAULT;
     struct ilm_flags ilm = {.day_s = LC_DAY_S_DEFAULT, .interval_s = -1, .rate = ILM_RATE_DEFAULT,
                             .heal_s = HEAL_INTERVAL_S_DEFAULT};
+    bool rewrap = false;
     int c;
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         switch (c) {
@@ -347,6 +354,7 @@ static int cmd_server(int argc, char **argv)
         case 'H': ilm.heal_s = (unsigned)strtoul(optarg, NULL, 10); break;
         case 'K': s.cfg.kms_key_file = optarg; break;
         case 'S': s.cfg.sse_c_allow_http = true; break;
+        case 'W': rewrap = true; break;
         case 'v':
             if (parse_level(optarg) < 0) {
                 fprintf(stderr, "strata: unknown log level %s\n", optarg);
@@ -431,6 +439,9 @@ static int cmd_server(int argc, char **argv)
                    s.cfg.tls_cert ? "https" : "http", s.cfg.address, nd, s.nsets,
                    s.nsets == 1 ? "" : "s");
             fflush(stdout);
+            struct strata_rewrap *rw = NULL;
+            if (rewrap && strata_rewrap_start(&s, &rw) != 0)
+                strata_srv_log(STRATA_LOG_ERR, "--kms-rewrap needs --kms-key-file");
             int sig = 0;
             while (sigwait(&set, &sig) == 0 && sig == SIGUSR1) {
                 strata_srv_log(STRATA_LOG_NOTICE, "SIGUSR1: lifecycle scanner pass requested%s",
@@ -438,6 +449,7 @@ static int cmd_server(int argc, char **argv)
                 if (engine)
                     strata_ilm_kick(engine);
             }
+            strata_rewrap_stop(rw); /* before the storage goes */
             strata_srv_log(STRATA_LOG_NOTICE, "signal %d: stopping (in-flight requests finish)",
                            sig);
             strata_ilm_stop(engine, true); /* between two objects */
@@ -596,6 +608,39 @@ static int cmd_selftest(int argc, char **argv)
     return failures ? 1 : 0;
 }
 
+/* strata admin kms rotate --kms-key-file FILE [--name NAME]: a new active
+ * master key in the key file (restart the daemon with --kms-rewrap). */
+static int cmd_admin(int argc, char **argv)
+{
+    const char *file = NULL, *name = NULL;
+    if (argc < 3 || strcmp(argv[1], "kms") != 0 || strcmp(argv[2], "rotate") != 0) {
+        fprintf(stderr, "strata: usage: strata admin kms rotate --kms-key-file FILE "
+                        "[--name NAME]\n");
+        return 2;
+    }
+    for (int i = 3; i + 1 < argc; i += 2) {
+        if (strcmp(argv[i], "--kms-key-file") == 0)
+            file = argv[i + 1];
+        else if (strcmp(argv[i], "--name") == 0)
+            name = argv[i + 1];
+        else
+            file = NULL, i = argc;
+    }
+    if (!file || (argc - 3) % 2) {
+        fprintf(stderr, "strata: usage: strata admin kms rotate --kms-key-file FILE "
+                        "[--name NAME]\n");
+        return 2;
+    }
+    char msg[512];
+    if (strata_kms_rotate(file, name, msg, sizeof(msg)) != 0) {
+        fprintf(stderr, "strata: %s\n", msg);
+        return 1;
+    }
+    printf("new active key %s in %s; restart the daemon with --kms-rewrap to re-wrap "
+           "older objects\n", msg, file);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -626,6 +671,8 @@ int main(int argc, char **argv)
         return cmd_selftest(argc - 1, argv + 1);
     if (strcmp(cmd, "audit") == 0)
         return strata_cli_audit(argc - 1, argv + 1);
+    if (strcmp(cmd, "admin") == 0)
+        return cmd_admin(argc - 1, argv + 1);
     fprintf(stderr, "strata: unknown command %s\n", cmd);
     usage(stderr);
     return 2;

@@ -7,6 +7,9 @@
 #include "sse.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <time.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -547,4 +550,84 @@ void strata_sse_resp_hdrs(struct strata_req *r, const struct strata_obj_info *in
         if (md5)
             MHD_add_response_header(resp, "x-amz-server-side-encryption-customer-key-MD5", md5);
     }
+}
+
+/* ---- key rotation --------------------------------------------------------- */
+
+int strata_kms_rewrap_desc(const struct strata_kms *k, const uint8_t *d, size_t len,
+                           uint8_t *out, size_t *out_len)
+{
+    struct desc_view dv;
+    if (desc_view(d, len, &dv) != 0 || dv.mode != STRATA_SSE_MODE_S3)
+        return 0; /* SSE-C has no wrap; SSE-KMS keeps the key its client named */
+    const char *active = k->keys[k->active].name;
+    if (strcmp(dv.name, active) == 0)
+        return 0;
+    uint8_t key[32];
+    int rc = strata_kms_unwrap(k, dv.name, d + len - WRAP_LEN, d, len - WRAP_LEN, key);
+    if (rc)
+        return rc;
+    size_t nl = strlen(active);
+    out[0] = DESC_VERSION;
+    out[1] = STRATA_SSE_MODE_S3;
+    out[2] = (uint8_t)nl;
+    memcpy(out + 3, active, nl);
+    char used[KMS_NAME_MAX + 1];
+    rc = strata_kms_wrap(k, active, key, out, 3 + nl, out + 3 + nl, used);
+    OPENSSL_cleanse(key, sizeof(key));
+    if (rc)
+        return rc;
+    *out_len = 3 + nl + WRAP_LEN;
+    return 1;
+}
+
+int strata_kms_rotate(const char *path, const char *name, char *err, size_t errlen)
+{
+    struct strata_kms *k = NULL;
+    if (strata_kms_load(path, &k, err, errlen) != 0)
+        return -1;
+    strata_kms_free(k);
+    json_error_t je;
+    json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
+    json_t *keys = json_object_get(root, "keys");
+    uint8_t raw[32];
+    char b64[64], gen[32], tmp[4096];
+    if (!name) {
+        snprintf(gen, sizeof(gen), "k%lld", (long long)time(NULL));
+        name = gen;
+    }
+    int rc = -1;
+    if (!name_ok(name) || json_object_get(keys, name)) {
+        snprintf(err, errlen, "key name %s is invalid or already in the file", name);
+    } else if (RAND_bytes(raw, 32) != 1 || strata_b64_encode(raw, 32, b64, sizeof(b64)) <= 0) {
+        snprintf(err, errlen, "no random bytes");
+    } else {
+        json_t *kv = json_pack("{s:s}", "key", b64);
+        json_object_set_new(keys, name, kv);
+        json_object_set_new(root, "active", json_string(name));
+        /* Write a new file (0600) and rename it over the old one, so a crash
+         * leaves the old or the new key store, never half of one. */
+        snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+        int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        char *txt = json_dumps(root, JSON_INDENT(2));
+        size_t n = txt ? strlen(txt) : 0;
+        if (fd < 0 || !txt || write(fd, txt, n) != (ssize_t)n || write(fd, "\n", 1) != 1 ||
+            fsync(fd) != 0 || rename(tmp, path) != 0)
+            snprintf(err, errlen, "cannot write %s: %s", tmp, strerror(errno));
+        else
+            rc = 0;
+        if (fd >= 0)
+            close(fd);
+        if (rc)
+            unlink(tmp);
+        if (txt)
+            OPENSSL_cleanse(txt, n);
+        free(txt);
+        if (rc == 0)
+            snprintf(err, errlen, "%s", name);
+    }
+    OPENSSL_cleanse(raw, sizeof(raw));
+    OPENSSL_cleanse(b64, sizeof(b64));
+    json_decref(root);
+    return rc;
 }

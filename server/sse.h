@@ -90,6 +90,28 @@ int strata_kms_state(const struct strata_kms *k, const char *name);
 int strata_kms_unwrap(const struct strata_kms *k, const char *name, const uint8_t blob[60],
                       const uint8_t *aad, size_t aad_len, uint8_t key[32]);
 
+/*
+ * Rotation.  strata_kms_rotate adds a new random key to the key file and
+ * makes it active (rewrites the file atomically, 0600); 0, or -1 with a
+ * message in err (on success err holds the new key's name).  The daemon
+ * reads the file at start.  strata_kms_rewrap_desc re-wraps an SSE-S3
+ * descriptor under the active key into out (STRATA_SSE_DESC_MAX): 1 done,
+ * 0 nothing to do (already active, SSE-C, SSE-KMS), or a STRATA_E* code
+ * from unwrap.  The daemon's re-wrap pass (sse_rewrap.c) applies it to
+ * every version.
+ */
+int strata_kms_rotate(const char *path, const char *name, char *err, size_t errlen);
+int strata_kms_rewrap_desc(const struct strata_kms *k, const uint8_t *d, size_t len,
+                           uint8_t *out, size_t *out_len);
+
+/* Background re-wrap pass over every version of every bucket (started by
+ * --kms-rewrap): logs progress; stop() ends it early (a restart simply
+ * runs it again: re-wrapped versions are skipped). */
+struct strata_rewrap;
+struct strata_srv;
+int strata_rewrap_start(struct strata_srv *s, struct strata_rewrap **out);
+void strata_rewrap_stop(struct strata_rewrap *w); /* NULL is a no-op; joins */
+
 /* Encryption asked for a new object (PutObject, CopyObject destination). */
 struct strata_sse_new {
     int mode; /* 0: none */

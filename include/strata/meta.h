@@ -393,6 +393,18 @@ int strata_obj_tags_delete(struct strata_meta *m, const char *bucket, const char
                            const char *version_id, char vid_out[STRATA_VERSION_ID_MAX + 1]);
 /* Bucket tagging: strata_meta_bucket_config_put/get with kind "tagging". */
 
+/*
+ * Replace the encryption descriptor of an encrypted version (by id) from
+ * old to desc, in place (key rotation re-wraps the object key; the data
+ * is not touched).  A compare-and-set under the key lock: STRATA_EPRECOND
+ * when the stored descriptor is no longer old; STRATA_ENOTFOUND /
+ * STRATA_EMETHOD as strata_obj_tags_put; STRATA_EINVAL for empty
+ * arguments.
+ */
+int strata_obj_sse_rewrap(struct strata_meta *m, const char *bucket, const char *key,
+                          const char *version_id, const void *old, size_t old_len,
+                          const void *desc, size_t len);
+
 /* ---- multipart uploads -------------------------------------------------- */
 
 /*

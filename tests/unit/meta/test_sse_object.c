@@ -196,6 +196,27 @@ static void test_etag_override_and_listing(void **state)
     uint64_t sz = 0;
     assert_int_equal(strata_obj_list(e->m, &lo, list_cb, &sz, &res), 0);
     assert_int_equal(sz, 200000); /* listings show the plaintext size */
+    /* Re-wrap: a compare-and-set of the descriptor; the data stays. */
+    char vid[STRATA_VERSION_ID_MAX + 1];
+    assert_int_equal(strata_obj_head(e->m, "b", "k", NULL, &info), 0);
+    snprintf(vid, sizeof(vid), "%s", info.version_id);
+    strata_obj_info_fini(&info);
+    assert_int_equal(strata_obj_sse_rewrap(e->m, "b", "k", vid, "nope", 4, "desc-v2", 7),
+                     STRATA_EPRECOND);
+    assert_int_equal(strata_obj_sse_rewrap(e->m, "b", "k", vid, "desc-v1", 7, "desc-v2", 7), 0);
+    assert_int_equal(strata_obj_sse_rewrap(e->m, "b", "k", vid, "desc-v1", 7, "desc-v3", 7),
+                     STRATA_EPRECOND);
+    struct strata_get *g;
+    uint8_t *got = malloc(200000);
+    assert_int_equal(strata_obj_get_open(e->m, "b", "k", NULL, &info, &g), 0);
+    assert_memory_equal(info.sse, "desc-v2", 7);
+    assert_string_equal(info.etag, "0123456789abcdef0123456789abcdef");
+    assert_int_equal(strata_obj_get_key(g, KEY), 0);
+    assert_int_equal(strata_obj_get_read(g, 0, got, 200000), 0);
+    assert_memory_equal(got, pt, 200000);
+    strata_obj_get_close(g);
+    strata_obj_info_fini(&info);
+    free(got);
     /* A descriptor without a key, or a key without a descriptor, is refused. */
     struct strata_put_opts o;
     memset(&o, 0, sizeof(o));
