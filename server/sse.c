@@ -233,7 +233,8 @@ static int new_wrapped(struct strata_req *r, struct strata_sse_new *n, int mode,
     if (mode == STRATA_SSE_MODE_KMS) {
         n->desc[p] = (uint8_t)(ctx_len >> 8);
         n->desc[p + 1] = (uint8_t)ctx_len;
-        memcpy(n->desc + p + 2, ctx, ctx_len);
+        if (ctx_len)
+            memcpy(n->desc + p + 2, ctx, ctx_len);
         p += 2 + ctx_len;
     }
     char used[KMS_NAME_MAX + 1];
