@@ -13,7 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "strata/meta.h"
@@ -264,6 +266,44 @@ static inline int mt_mpu_single(struct strata_meta *m, const struct strata_mpu_o
     struct strata_mpu_complete_opts co = {mo->bucket, mo->key, uid, &mp, 1, NULL, false};
     rc = strata_mpu_complete(m, &co, out);
     strata_obj_info_fini(&part);
+    return rc;
+}
+
+/*
+ * Kill tests: fork; the child runs child(ud, fd), which writes one byte to
+ * fd when it is ready, then ack_size bytes per acknowledged step, and never
+ * returns.  The parent waits for the ready byte, sleeps a random time below
+ * max_delay_us, SIGKILLs the child and copies its last ack into last (left
+ * alone when there was none).  Returns -1 (with a message on stderr) when
+ * the child could not start or exited by itself.
+ */
+static inline int mt_run_and_kill(void (*child)(void *ud, int fd), void *ud,
+                                  unsigned max_delay_us, void *last, size_t ack_size)
+{
+    int pfd[2];
+    if (pipe(pfd) != 0)
+        return -1;
+    pid_t pid = fork();
+    if (pid < 0)
+        return -1;
+    if (pid == 0) {
+        close(pfd[0]);
+        child(ud, pfd[1]);
+        _exit(7);
+    }
+    close(pfd[1]);
+    char c, ack[64];
+    int rc = read(pfd[0], &c, 1) == 1 ? 0 : -1;
+    usleep((useconds_t)(rand() % (max_delay_us ? max_delay_us : 1)));
+    kill(pid, SIGKILL);
+    int st = 0;
+    if (waitpid(pid, &st, 0) != pid || !WIFSIGNALED(st)) {
+        fprintf(stderr, "child exited by itself with status %d\n", WEXITSTATUS(st));
+        rc = -1;
+    }
+    while (ack_size <= sizeof(ack) && read(pfd[0], ack, ack_size) == (ssize_t)ack_size)
+        memcpy(last, ack, ack_size);
+    close(pfd[0]);
     return rc;
 }
 

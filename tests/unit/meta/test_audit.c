@@ -12,8 +12,6 @@
 #include <cmocka.h>
 
 #include <pthread.h>
-#include <signal.h>
-#include <sys/wait.h>
 
 #include <openssl/sha.h>
 
@@ -512,6 +510,28 @@ static void test_concurrent(void **state)
     mt_teardown(e);
 }
 
+/* Child of test_kill_during_appends: append forever, acking each seq. */
+static void append_child(void *ud, int fd)
+{
+    struct mt_env *e = ud;
+    if (mt_open(e))
+        _exit(3);
+    if (write(fd, "r", 1) != 1)
+        _exit(6);
+    for (;;) {
+        struct strata_audit_event ev = {.user = "u", .bucket = "b", .key = "k",
+                                        .action = "DeleteObject", .outcome = "denied",
+                                        .detail = "kill test"};
+        if (strata_meta_audit_append(e->m, &ev))
+            _exit(5);
+        struct strata_audit_verify v;
+        if (strata_audit_verify_drive(e->drive[0], &v) || v.broken)
+            _exit(4);
+        if (write(fd, &v.last_seq, sizeof(v.last_seq)) != sizeof(v.last_seq))
+            _exit(6);
+    }
+}
+
 /* SIGKILL in the middle of appends: after reopening, every drive's chain
  * verifies (a torn line is cut and the cut recorded), the drives agree, and
  * every acknowledged event is on at least the write quorum of drives. */
@@ -522,42 +542,8 @@ static void test_kill_during_appends(void **state)
     mt_close(e);
     srand((unsigned)getpid());
     for (int run = 0; run < 6; run++) {
-        int pfd[2];
-        assert_int_equal(pipe(pfd), 0);
-        pid_t pid = fork();
-        assert_true(pid >= 0);
-        if (pid == 0) {
-            close(pfd[0]);
-            if (mt_open(e))
-                _exit(3);
-            if (write(pfd[1], "r", 1) != 1)
-                _exit(6);
-            for (;;) {
-                struct strata_audit_event ev = {.user = "u", .bucket = "b", .key = "k",
-                                                .action = "DeleteObject", .outcome = "denied",
-                                                .detail = "kill test"};
-                if (strata_meta_audit_append(e->m, &ev))
-                    _exit(5);
-                struct strata_audit_verify v;
-                if (strata_audit_verify_drive(e->drive[0], &v) || v.broken)
-                    _exit(4);
-                if (write(pfd[1], &v.last_seq, sizeof(v.last_seq)) != sizeof(v.last_seq))
-                    _exit(6);
-            }
-        }
-        close(pfd[1]);
-        char c;
-        assert_int_equal(read(pfd[0], &c, 1), 1);
-        usleep((useconds_t)(rand() % 40000));
-        kill(pid, SIGKILL);
-        int st = 0;
-        assert_int_equal(waitpid(pid, &st, 0), pid);
-        if (!WIFSIGNALED(st))
-            fail_msg("child exited by itself with status %d", WEXITSTATUS(st));
-        uint64_t acked = 0, v;
-        while (read(pfd[0], &v, sizeof(v)) == (ssize_t)sizeof(v))
-            acked = v;
-        close(pfd[0]);
+        uint64_t acked = 0;
+        assert_int_equal(mt_run_and_kill(append_child, e, 40000, &acked, sizeof(acked)), 0);
         assert_int_equal(mt_open(e), 0);
         mt_close(e);
         unsigned holding = 0;
