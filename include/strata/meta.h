@@ -711,11 +711,14 @@ struct strata_audit_event {
  * (Every set needs its write quorum, as for bucket records; the drives that
  * did take an entry below quorum keep it: the log records the attempt.)
  * NULL strings are written as absent fields (user, bucket, action and
- * outcome as "-").  Any thread; appends are serialised and share fsyncs. */
+ * outcome as "-").  Strings are cut at a UTF-8 boundary (user and bucket
+ * 256 bytes, key 1024, version id, action and outcome 64, detail 1024); a
+ * key that is not UTF-8 is kept as "key_hex", other such strings as "-".
+ * Any thread; appends are serialised and share fsyncs. */
 int strata_meta_audit_append(struct strata_meta *m, const struct strata_audit_event *ev);
 
 struct strata_audit_verify {
-    uint64_t entries;       /* entries checked */
+    uint64_t entries;       /* entries that verified (= broken_at when broken) */
     bool broken;
     uint64_t broken_at;     /* 0-based index of the first bad entry when broken */
     char reason[128];
