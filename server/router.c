@@ -100,6 +100,14 @@ static const char *const unsupported_hdrs[] = {
     "x-amz-server-side-encryption-context",
     "x-amz-server-side-encryption",
     "x-amz-website-redirect-location",
+    /* Grants are not enforced yet: storing the request while dropping them
+     * would be a wrong success (CreateBucket, PutObject, CopyObject,
+     * CreateMultipartUpload, Put{Bucket,Object}Acl). */
+    "x-amz-grant-read",
+    "x-amz-grant-write",
+    "x-amz-grant-read-acp",
+    "x-amz-grant-write-acp",
+    "x-amz-grant-full-control",
 };
 
 /* Whether operation op takes header h from the list above (sse.c checks
@@ -159,6 +167,14 @@ const struct strata_route *strata_route_find(struct strata_req *r, bool *notimpl
                 *notimpl = true;
                 return NULL;
             }
+        }
+        /* Only the canned ACL "private" is what Strata does; checked here
+         * so that every operation taking x-amz-acl (CopyObject included)
+         * refuses the others. */
+        const char *acl = strata_req_hdr(r, "x-amz-acl");
+        if (acl && strcmp(acl, "private") != 0) {
+            *notimpl = true;
+            return NULL;
         }
     }
     return hit;

@@ -181,11 +181,42 @@ static void test_object(void **state)
                         "PutObject");
 }
 
+/* Access-control input Strata does not enforce is refused (501), never
+ * stored with the grant dropped. */
+static void test_access_control_hdrs(void **state)
+{
+    static const char *const grants[] = {"x-amz-grant-read", "x-amz-grant-write",
+                                         "x-amz-grant-read-acp", "X-Amz-Grant-Write-Acp",
+                                         "x-amz-grant-full-control"};
+    for (size_t i = 0; i < sizeof(grants) / sizeof(grants[0]); i++) {
+        const char *v = "id=someone";
+        assert_string_equal(route("PUT", STRATA_LVL_BUCKET, NULL, grants[i], v), "501");
+        assert_string_equal(route("PUT", STRATA_LVL_OBJECT, NULL, grants[i], v), "501");
+        assert_string_equal(route("POST", STRATA_LVL_OBJECT, "uploads", grants[i], v), "501");
+        assert_string_equal(route("PUT", STRATA_LVL_BUCKET, "acl", grants[i], v), "501");
+        assert_string_equal(route("PUT", STRATA_LVL_OBJECT, "acl", grants[i], v), "501");
+    }
+    static const char *const canned[] = {"public-read", "public-read-write", "authenticated-read",
+                                         "bucket-owner-read", "bucket-owner-full-control",
+                                         "nonsense"};
+    for (size_t i = 0; i < sizeof(canned) / sizeof(canned[0]); i++) {
+        assert_string_equal(route("PUT", STRATA_LVL_BUCKET, NULL, "x-amz-acl", canned[i]), "501");
+        assert_string_equal(route("PUT", STRATA_LVL_OBJECT, NULL, "x-amz-acl", canned[i]), "501");
+        assert_string_equal(route("POST", STRATA_LVL_OBJECT, "uploads", "x-amz-acl", canned[i]),
+                            "501");
+    }
+    assert_string_equal(route("PUT", STRATA_LVL_OBJECT, NULL, "x-amz-acl", "private"),
+                        "PutObject");
+    assert_string_equal(route("PUT", STRATA_LVL_BUCKET, "acl", "x-amz-acl", "private"),
+                        "PutBucketAcl");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_service_and_bucket),
         cmocka_unit_test(test_object),
+        cmocka_unit_test(test_access_control_hdrs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
