@@ -32,6 +32,7 @@
 
 #include <openssl/rand.h>
 
+#include "authz.h"
 #include "srv_err.h"
 
 static uint64_t now_ns(void)
@@ -390,7 +391,9 @@ static enum s3_err setup(struct strata_req *r, int *serr)
     e = strata_auth_verify(r->srv->creds, &ar, &r->auth);
     if (e)
         return e;
-    if (r->auth.anonymous || !r->auth.cred)
+    /* Anonymous requests reach authorisation only against a bucket,
+     * whose policy may allow them (authz.c). */
+    if (!r->auth.cred && !r->bucket)
         return S3E_AccessDenied;
 
     if (r->key && strlen(r->key) > STRATA_KEY_MAX)
@@ -406,14 +409,17 @@ static enum s3_err setup(struct strata_req *r, int *serr)
     if (!r->route)
         return notimpl ? S3E_NotImplemented : S3E_MethodNotAllowed;
 
+    if (!r->auth.cred && (r->route->flags & STRATA_RT_NO_BUCKET))
+        return S3E_AccessDenied;
     if (r->bucket && !(r->route->flags & STRATA_RT_NO_BUCKET)) {
         int rc = strata_bcache_get(r->srv->meta, r->bucket, &r->binfo);
         if (rc) {
             *serr = rc;
             return strata_s3_err_from_strata(rc, S3CTX_BUCKET);
         }
-        if (strcmp(r->binfo.owner, strata_req_user(r)) != 0)
-            return S3E_AccessDenied;
+        e = strata_authz_request(r, serr);
+        if (e)
+            return e;
     }
     /* Bodies that are buffered: refuse at once, before the client sends
      * anything, while the budget is spent (see body_budget.h). */

@@ -72,6 +72,10 @@ static const struct strata_route routes[] = {
      strata_h_lifecycle_put},
     {"DELETE", BKT, "lifecycle", 0, "DeleteBucketLifecycle", NULL, NULL,
      strata_h_lifecycle_delete},
+    {"GET", BKT, "policy", 0, "GetBucketPolicy", NULL, NULL, strata_h_policy_get},
+    {"PUT", BKT, "policy", XML, "PutBucketPolicy", NULL, NULL, strata_h_policy_put},
+    {"DELETE", BKT, "policy", 0, "DeleteBucketPolicy", NULL, NULL, strata_h_policy_delete},
+    {"GET", BKT, "policyStatus", 0, "GetBucketPolicyStatus", NULL, NULL, strata_h_policy_status},
 };
 
 static const struct strata_route copy_route = {"PUT", OBJ, NULL, 0, "CopyObject", NULL, NULL,

@@ -8,6 +8,8 @@
 #include "srv.h"
 #include "sse.h"
 
+#include "authz.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -253,12 +255,15 @@ static bool src_open(struct strata_req *r, struct copy_src *cs, struct strata_bu
         return false;
     }
     int rc = strata_bcache_get(r->srv->meta, cs->bucket, sb);
-    if (rc || strcmp(sb->owner, strata_req_user(r)) != 0) {
+    e = rc ? S3E_NONE
+           : strata_authz_check(r, sb, cs->version_id ? "s3:GetObjectVersion" : "s3:GetObject",
+                                cs->key, cs->version_id);
+    if (rc || e) {
         src_free(cs);
         if (rc)
             strata_req_error_strata(r, rc, S3CTX_BUCKET);
         else
-            strata_req_error(r, S3E_AccessDenied, 0);
+            strata_req_error(r, e, 0);
         return false;
     }
     memset(src, 0, sizeof(*src));

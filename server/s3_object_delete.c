@@ -5,6 +5,8 @@
  */
 #include "srv.h"
 
+#include "authz.h"
+
 #include <stdio.h>
 #include <string.h>
 
@@ -73,6 +75,13 @@ void strata_h_delete_multi(struct strata_req *r)
         const struct strata_xml_delobj *o = &objs[i];
         if (!*o->key || strlen(o->key) > STRATA_KEY_MAX) {
             add_error(&b, o, *o->key ? S3E_KeyTooLongError : S3E_InvalidArgument);
+            continue;
+        }
+        enum s3_err denied = strata_authz_check(r, &r->binfo, o->version_id
+                                                ? "s3:DeleteObjectVersion" : "s3:DeleteObject",
+                                                o->key, o->version_id);
+        if (denied) {
+            add_error(&b, o, denied);
             continue;
         }
         struct strata_del_result res;

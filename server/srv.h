@@ -153,6 +153,8 @@ struct strata_req {
     int status;
     enum s3_err sent_err;
     uint64_t bytes_out;
+    const char *err_msg;       /* the error's Message when more specific than
+                                  the table's; must outlive the answer call */
     const char *err_hdr_name;  /* one extra header on an error answer */
     const char *err_msg;       /* static Message for the error answer, or NULL */
     char err_hdr_value[64];
@@ -259,6 +261,11 @@ void strata_lifecycle_expiration_hdr(struct strata_req *r, const struct strata_o
  * a strata_ilm_tags_decode_cb (max <= STRATA_SRV_QPARAMS_MAX). */
 int strata_srv_tags_decode(const uint8_t *raw, size_t len, struct strata_kv *out, size_t max,
                            char *buf, size_t buf_len);
+/* Bucket policy (s3_policy.c) */
+void strata_h_policy_get(struct strata_req *r);
+void strata_h_policy_put(struct strata_req *r);
+void strata_h_policy_delete(struct strata_req *r);
+void strata_h_policy_status(struct strata_req *r);
 
 /* ---- Object Lock (s3_object_lock.c) ------------------------------------- */
 

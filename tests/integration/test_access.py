@@ -1,16 +1,27 @@
 #!/usr/bin/python3
-"""test_access.py - access control through boto3, raw HTTP and curl against
-a live strata started with --users (a second and a third user).
+"""test_access.py - access control through boto3, curl and the AWS CLI
+against a live strata started with --users (a second and a third user).
 
 Access-control input Strata does not enforce is refused with 501
 NotImplemented and stores nothing: x-amz-grant-* headers, canned ACLs other
 than private, an AccessControlPolicy body granting more than the owner's
-FULL_CONTROL.  Run by CTest with /usr/bin/python3.
+FULL_CONTROL.
+
+Bucket policies: Put/Get/DeleteBucketPolicy and GetBucketPolicyStatus
+(owner only; NoSuchBucketPolicy; a malformed, an oversized and an
+unsupported policy each get AWS's error and leave the previous policy in
+force), and their enforcement: a public-read bucket read by curl without
+credentials (writes and listing still denied), a read-only user, a denied
+prefix (GET, PUT, DeleteObjects per key, CopyObject source), deny unless
+TLS, an IP allow-list, an explicit Deny beating the owner.
+Run by CTest with /usr/bin/python3.
 """
 
 import atexit
+import json
 import os
 import secrets
+import subprocess
 import sys
 import tempfile
 
@@ -114,6 +125,280 @@ def acl_body_granting_more_refused(s):
         expect_error(lambda: c.put_object_acl(Bucket=b, Key="o", AccessControlPolicy=pol), "NotImplemented", 501)
     c.put_bucket_acl(Bucket=b, AccessControlPolicy={"Owner": owner, "Grants": [me]})
     c.put_object_acl(Bucket=b, Key="o", AccessControlPolicy={"Owner": owner, "Grants": [me]})
+
+
+# ---- bucket policies ---------------------------------------------------------
+
+def arn(b, k=None):
+    return f"arn:aws:s3:::{b}" + (f"/{k}" if k is not None else "")
+
+
+def policy(*statements):
+    return json.dumps({"Version": "2012-10-17", "Statement": list(statements)})
+
+
+def allow(principal, actions, resources, **cond):
+    st = {"Effect": "Allow", "Principal": principal, "Action": actions, "Resource": resources}
+    if cond:
+        st["Condition"] = cond
+    return st
+
+
+def deny(principal, actions, resources, **cond):
+    st = allow(principal, actions, resources, **cond)
+    st["Effect"] = "Deny"
+    return st
+
+
+def curl(s, method, path, data=None):
+    """An unsigned request: (status, body bytes)."""
+    how = ["-I"] if method == "HEAD" else ["-X", method]
+    cmd = ["curl", "-s", "-o", "-", "-w", "\n%{http_code}", *how, s.endpoint + path]
+    if data is not None:
+        cmd += ["--data-binary", "@-", "-H", "Content-Type: application/octet-stream"]
+    out = subprocess.run(cmd, input=data, capture_output=True, env={"PATH": "/usr/bin:/bin"},
+                         timeout=60, check=True).stdout
+    body, _, code = out.rpartition(b"\n")
+    return int(code), body
+
+
+def user(s, u):
+    return s.client(u[0], u[1])
+
+
+@test
+def policy_crud(s):
+    c, b = new_bucket(s, "polcrud")
+    expect_error(lambda: c.get_bucket_policy(Bucket=b), "NoSuchBucketPolicy", 404)
+    expect_error(lambda: c.delete_bucket_policy(Bucket=b), "NoSuchBucketPolicy", 404)
+    expect_error(lambda: c.get_bucket_policy_status(Bucket=b), "NoSuchBucketPolicy", 404)
+    doc = policy(allow("*", "s3:GetObject", arn(b, "*")))
+    resp = c.put_bucket_policy(Bucket=b, Policy=doc)
+    assert resp["ResponseMetadata"]["HTTPStatusCode"] == 204
+    assert c.get_bucket_policy(Bucket=b)["Policy"] == doc
+    assert c.get_bucket_policy_status(Bucket=b)["PolicyStatus"]["IsPublic"] is True
+    c.put_bucket_policy(Bucket=b, Policy=policy(allow({"AWS": USER2[0]}, "s3:GetObject", arn(b, "*"))))
+    assert c.get_bucket_policy_status(Bucket=b)["PolicyStatus"]["IsPublic"] is False
+    assert c.delete_bucket_policy(Bucket=b)["ResponseMetadata"]["HTTPStatusCode"] == 204
+    expect_error(lambda: c.get_bucket_policy(Bucket=b), "NoSuchBucketPolicy", 404)
+    expect_error(lambda: c.get_bucket_policy(Bucket=s.bucket_name("nosuch")), "NoSuchBucket", 404)
+
+
+@test
+def bad_policies_keep_previous(s):
+    c, b = new_bucket(s, "polbad")
+    good = policy(allow("*", "s3:GetObject", arn(b, "*")))
+    c.put_bucket_policy(Bucket=b, Policy=good)
+    c.put_object(Bucket=b, Key="k", Body=b"public bytes")
+    bad = [
+        ("{not json", "MalformedPolicy", "invalid Json"),
+        ('{"Version":"2012-10-17"}', "MalformedPolicy", "Statement"),
+        (policy(allow("*", "s3:GetObject", arn("some-other-bucket", "*"))), "MalformedPolicy", "resource"),
+        (policy(allow("*", "s3:GetObjekt", arn(b, "*"))), "MalformedPolicy", "action"),
+        (policy({"Effect": "Permit", "Principal": "*", "Action": "s3:GetObject", "Resource": arn(b, "*")}),
+         "MalformedPolicy", "Effect"),
+        (policy(allow("*", "s3:GetObject", arn(b, "*"), IpAddress={"aws:SourceIp": "1.2.3.4/99"})),
+         "MalformedPolicy", "IP"),
+        # Over 20 KiB: padded with statements that are each valid.
+        (policy(*[allow({"AWS": USER3[0]}, "s3:GetObject", arn(b, f"pad/{i:04d}/*")) for i in range(300)]),
+         "MalformedPolicy", "maximum allowed document size"),
+        (policy(allow("*", "s3:GetObject", arn(b, "*"), StringEquals={"aws:PrincipalOrgID": "o-123"})),
+         "NotImplemented", "aws:PrincipalOrgID"),
+    ]
+    for doc, code, msg in bad:
+        status = 501 if code == "NotImplemented" else 400
+        resp = expect_error(lambda: c.put_bucket_policy(Bucket=b, Policy=doc), code, status)
+        assert msg in resp["Error"]["Message"], resp["Error"]
+        assert c.get_bucket_policy(Bucket=b)["Policy"] == good
+        assert curl(s, "GET", f"/{b}/k") == (200, b"public bytes")
+    assert len(bad[6][0]) > 20480
+
+
+@test
+def only_owner_manages_policy(s):
+    c, b = new_bucket(s, "polowner")
+    u2 = user(s, USER2)
+    doc = policy(allow({"AWS": USER3[0]}, "s3:GetObject", arn(b, "*")))
+    expect_error(lambda: u2.put_bucket_policy(Bucket=b, Policy=doc), "AccessDenied", 403)
+    expect_error(lambda: c.get_bucket_policy(Bucket=b), "NoSuchBucketPolicy", 404)
+    # Even a policy that allows another account to manage it: AWS answers 405.
+    c.put_bucket_policy(Bucket=b, Policy=policy(
+        allow({"AWS": USER2[0]}, ["s3:GetBucketPolicy", "s3:PutBucketPolicy"], arn(b))))
+    expect_error(lambda: u2.get_bucket_policy(Bucket=b), "MethodNotAllowed", 405)
+    expect_error(lambda: u2.put_bucket_policy(Bucket=b, Policy=doc), "MethodNotAllowed", 405)
+    expect_error(lambda: u2.delete_bucket_policy(Bucket=b), "AccessDenied", 403)
+    # A policy denying the owner everything cannot lock it out of the policy.
+    c.put_bucket_policy(Bucket=b, Policy=policy(deny("*", "s3:*", [arn(b), arn(b, "*")])))
+    expect_error(lambda: c.list_objects_v2(Bucket=b), "AccessDenied", 403)
+    assert "Deny" in c.get_bucket_policy(Bucket=b)["Policy"]
+    c.delete_bucket_policy(Bucket=b)
+    c.list_objects_v2(Bucket=b)
+
+
+@test
+def public_read_bucket(s):
+    c, b = new_bucket(s, "pubread")
+    data = os.urandom(70000)
+    c.put_object(Bucket=b, Key="data/set.bin", Body=data)
+    assert curl(s, "GET", f"/{b}/data/set.bin")[0] == 403  # no policy yet
+    c.put_bucket_policy(Bucket=b, Policy=policy(allow("*", "s3:GetObject", arn(b, "*"))))
+    assert curl(s, "GET", f"/{b}/data/set.bin") == (200, data)
+    assert curl(s, "HEAD", f"/{b}/data/set.bin")[0] == 200
+    st, body = curl(s, "GET", f"/{b}/missing")
+    assert st == 404 and b"NoSuchKey" in body, (st, body)
+    # Writes, deletes and listing are not granted.
+    st, body = curl(s, "PUT", f"/{b}/data/evil", data=b"x")
+    assert st == 403 and b"AccessDenied" in body, (st, body)
+    no_such_key(c, b, "data/evil")
+    assert curl(s, "DELETE", f"/{b}/data/set.bin")[0] == 403
+    assert c.get_object(Bucket=b, Key="data/set.bin")["Body"].read() == data
+    st, body = curl(s, "GET", f"/{b}")
+    assert st == 403, (st, body)
+    assert curl(s, "GET", "/")[0] == 403  # ListBuckets is never anonymous
+    assert curl(s, "PUT", f"/{s.bucket_name('anon')}")[0] == 403
+    # Listing by policy, restricted to a prefix.
+    c.put_bucket_policy(Bucket=b, Policy=policy(
+        allow("*", "s3:GetObject", arn(b, "*")),
+        allow("*", "s3:ListBucket", arn(b), StringLike={"s3:prefix": "data/*"})))
+    st, body = curl(s, "GET", f"/{b}?list-type=2&prefix=data/")
+    assert st == 200 and b"<Key>data/set.bin</Key>" in body, (st, body)
+    assert curl(s, "GET", f"/{b}?list-type=2")[0] == 403
+    # Another bucket without a policy stays closed.
+    c2, b2 = new_bucket(s, "closed")
+    c2.put_object(Bucket=b2, Key="k", Body=b"x")
+    assert curl(s, "GET", f"/{b2}/k")[0] == 403
+    assert curl(s, "GET", f"/{s.bucket_name('nosuch')}/k")[0] == 404
+
+
+@test
+def read_only_user(s):
+    c, b = new_bucket(s, "readonly")
+    c.put_object(Bucket=b, Key="a/1", Body=b"one")
+    u2, u3 = user(s, USER2), user(s, USER3)
+    expect_error(lambda: u2.get_object(Bucket=b, Key="a/1"), "AccessDenied", 403)
+    c.put_bucket_policy(Bucket=b, Policy=policy(
+        allow({"AWS": [f"arn:aws:iam::123456789012:user/{USER2[0]}"]}, ["s3:GetObject", "s3:ListBucket"],
+              [arn(b), arn(b, "*")])))
+    assert u2.get_object(Bucket=b, Key="a/1")["Body"].read() == b"one"
+    assert [o["Key"] for o in u2.list_objects_v2(Bucket=b)["Contents"]] == ["a/1"]
+    u2.head_bucket(Bucket=b)
+    expect_error(lambda: u2.put_object(Bucket=b, Key="a/2", Body=b"two"), "AccessDenied", 403)
+    expect_error(lambda: u2.delete_object(Bucket=b, Key="a/1"), "AccessDenied", 403)
+    expect_error(lambda: u2.put_object_tagging(Bucket=b, Key="a/1", Tagging={"TagSet": []}),
+                 "AccessDenied", 403)
+    expect_error(lambda: u2.get_bucket_versioning(Bucket=b), "AccessDenied", 403)
+    r = u2.delete_objects(Bucket=b, Delete={"Objects": [{"Key": "a/1"}]})
+    assert [e["Code"] for e in r.get("Errors", [])] == ["AccessDenied"], r
+    expect_error(lambda: u3.get_object(Bucket=b, Key="a/1"), "AccessDenied", 403)
+    expect_error(lambda: u3.list_objects_v2(Bucket=b), "AccessDenied", 403)
+    # Reading lets the user copy into a bucket of its own.
+    b2 = s.bucket_name("u2own")
+    u2.create_bucket(Bucket=b2)
+    u2.copy_object(Bucket=b2, Key="copy", CopySource={"Bucket": b, "Key": "a/1"})
+    assert u2.get_object(Bucket=b2, Key="copy")["Body"].read() == b"one"
+    expect_error(lambda: u3.copy_object(Bucket=b2, Key="c3", CopySource={"Bucket": b, "Key": "a/1"}),
+                 "AccessDenied", 403)
+    c.head_object(Bucket=b, Key="a/1")
+
+
+@test
+def deny_prefix(s):
+    c, b = new_bucket(s, "denypfx")
+    c.put_object(Bucket=b, Key="private/secret", Body=b"s")
+    c.put_object(Bucket=b, Key="open/file", Body=b"o")
+    c.put_bucket_policy(Bucket=b, Policy=policy(
+        deny("*", ["s3:GetObject", "s3:PutObject", "s3:DeleteObject"], arn(b, "private/*"))))
+    expect_error(lambda: c.get_object(Bucket=b, Key="private/secret"), "AccessDenied", 403)
+    expect_error(lambda: c.put_object(Bucket=b, Key="private/new", Body=b"n"), "AccessDenied", 403)
+    expect_error(lambda: c.copy_object(Bucket=b, Key="open/copy",
+                                       CopySource={"Bucket": b, "Key": "private/secret"}),
+                 "AccessDenied", 403)
+    no_such_key(c, b, "open/copy")
+    r = c.delete_objects(Bucket=b, Delete={"Objects": [{"Key": "private/secret"}, {"Key": "open/file"}]})
+    assert [e["Key"] for e in r.get("Errors", [])] == ["private/secret"], r
+    assert [d["Key"] for d in r.get("Deleted", [])] == ["open/file"], r
+    c.put_bucket_policy(Bucket=b, Policy=policy(deny("*", "s3:GetObject", arn(b, "open/*"))))
+    assert c.get_object(Bucket=b, Key="private/secret")["Body"].read() == b"s"
+    c.put_object(Bucket=b, Key="private/new", Body=b"n")
+
+
+@test
+def explicit_deny_beats_owner(s):
+    c, b = new_bucket(s, "denyown")
+    c.put_object(Bucket=b, Key="keep", Body=b"k")
+    c.put_bucket_policy(Bucket=b, Policy=policy(
+        allow({"AWS": s.ak}, "s3:*", [arn(b), arn(b, "*")]),
+        deny({"AWS": f"arn:aws:iam::{s.ak}:root"}, ["s3:DeleteObject", "s3:DeleteBucket"], [arn(b), arn(b, "*")])))
+    expect_error(lambda: c.delete_object(Bucket=b, Key="keep"), "AccessDenied", 403)
+    c.delete_bucket_policy(Bucket=b)
+    c.delete_object(Bucket=b, Key="keep")
+
+
+@test
+def deny_unless_tls(s):
+    c, b = new_bucket(s, "tlsonly")
+    c.put_object(Bucket=b, Key="k", Body=b"x")
+    c.put_bucket_policy(Bucket=b, Policy=policy(
+        allow("*", "s3:GetObject", arn(b, "*")),
+        deny("*", "s3:*", [arn(b), arn(b, "*")], Bool={"aws:SecureTransport": "false"})))
+    # This daemon serves plain http: every request is insecure.
+    expect_error(lambda: c.get_object(Bucket=b, Key="k"), "AccessDenied", 403)
+    expect_error(lambda: c.put_object(Bucket=b, Key="k2", Body=b"y"), "AccessDenied", 403)
+    assert curl(s, "GET", f"/{b}/k")[0] == 403
+    c.put_bucket_policy(Bucket=b, Policy=policy(
+        allow("*", "s3:GetObject", arn(b, "*")),
+        deny("*", "s3:*", [arn(b), arn(b, "*")], Bool={"aws:SecureTransport": "true"})))
+    assert curl(s, "GET", f"/{b}/k") == (200, b"x")
+
+
+@test
+def ip_allow_list(s):
+    c, b = new_bucket(s, "iplist")
+    c.put_object(Bucket=b, Key="k", Body=b"ip")
+    u2 = user(s, USER2)
+    c.put_bucket_policy(Bucket=b, Policy=policy(
+        allow({"AWS": USER2[0]}, "s3:GetObject", arn(b, "*"), IpAddress={"aws:SourceIp": "127.0.0.1/32"})))
+    assert u2.get_object(Bucket=b, Key="k")["Body"].read() == b"ip"
+    c.put_bucket_policy(Bucket=b, Policy=policy(
+        allow({"AWS": USER2[0]}, "s3:GetObject", arn(b, "*"), IpAddress={"aws:SourceIp": "10.0.0.0/8"})))
+    expect_error(lambda: u2.get_object(Bucket=b, Key="k"), "AccessDenied", 403)
+    # Deny everyone, the owner included, outside 10.0.0.0/8.
+    c.put_bucket_policy(Bucket=b, Policy=policy(
+        deny("*", "s3:*", [arn(b), arn(b, "*")], NotIpAddress={"aws:SourceIp": ["10.0.0.0/8", "::1/128"]})))
+    expect_error(lambda: c.get_object(Bucket=b, Key="k"), "AccessDenied", 403)
+    c.put_bucket_policy(Bucket=b, Policy=policy(
+        deny("*", "s3:*", [arn(b), arn(b, "*")], NotIpAddress={"aws:SourceIp": "127.0.0.0/8"})))
+    assert c.get_object(Bucket=b, Key="k")["Body"].read() == b"ip"
+
+
+@test
+def awscli_policy(s):
+    if not os.access("/usr/bin/aws", os.X_OK):
+        print("skip: /usr/bin/aws not installed")
+        return
+    c, b = new_bucket(s, "cli")
+    doc = policy(allow("*", "s3:GetObject", arn(b, "*")))
+    env = {"PATH": "/usr/bin:/bin", "HOME": s.home, "AWS_ACCESS_KEY_ID": s.ak,
+           "AWS_SECRET_ACCESS_KEY": s.sk, "AWS_DEFAULT_REGION": "us-east-1",
+           "AWS_EC2_METADATA_DISABLED": "true", "AWS_CONFIG_FILE": "/dev/null",
+           "AWS_SHARED_CREDENTIALS_FILE": "/dev/null"}
+
+    def aws(*args):
+        return subprocess.run(["/usr/bin/aws", "--endpoint-url", s.endpoint, "s3api", *args],
+                              env=env, capture_output=True, text=True, timeout=120)
+
+    r = aws("put-bucket-policy", "--bucket", b, "--policy", doc)
+    assert r.returncode == 0, r.stderr
+    r = aws("get-bucket-policy", "--bucket", b, "--query", "Policy", "--output", "text")
+    assert r.returncode == 0 and json.loads(r.stdout) == json.loads(doc), (r.stdout, r.stderr)
+    r = aws("get-bucket-policy-status", "--bucket", b, "--query", "PolicyStatus.IsPublic", "--output", "text")
+    assert r.returncode == 0 and r.stdout.strip() == "True", (r.stdout, r.stderr)
+    r = aws("put-bucket-policy", "--bucket", b, "--policy", "{}")
+    assert r.returncode != 0 and "MalformedPolicy" in r.stderr, r.stderr
+    r = aws("delete-bucket-policy", "--bucket", b)
+    assert r.returncode == 0, r.stderr
+    r = aws("get-bucket-policy", "--bucket", b)
+    assert r.returncode != 0 and "NoSuchBucketPolicy" in r.stderr, r.stderr
 
 
 if __name__ == "__main__":

@@ -86,7 +86,13 @@ static void test_service_and_bucket(void **state)
     assert_string_equal(route("DELETE", STRATA_LVL_BUCKET, "lifecycle", NULL, NULL),
                         "DeleteBucketLifecycle");
     /* Subresources Strata does not implement: 501, never a listing. */
-    const char *unimpl[] = {"policy", "cors", "inventory",
+    assert_string_equal(route("GET", STRATA_LVL_BUCKET, "policy", NULL, NULL), "GetBucketPolicy");
+    assert_string_equal(route("PUT", STRATA_LVL_BUCKET, "policy", NULL, NULL), "PutBucketPolicy");
+    assert_string_equal(route("DELETE", STRATA_LVL_BUCKET, "policy", NULL, NULL),
+                        "DeleteBucketPolicy");
+    assert_string_equal(route("GET", STRATA_LVL_BUCKET, "policyStatus", NULL, NULL),
+                        "GetBucketPolicyStatus");
+    const char *unimpl[] = {"publicAccessBlock", "cors", "inventory",
                             "analytics", "website", "replication", "logging"};
     for (size_t i = 0; i < sizeof(unimpl) / sizeof(unimpl[0]); i++) {
         assert_string_equal(route("GET", STRATA_LVL_BUCKET, unimpl[i], NULL, NULL), "501");

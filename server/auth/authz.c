@@ -1,0 +1,480 @@
+/*
+ * authz.c - request authorisation against the bucket owner and the bucket
+ * policy (see authz.h): the route -> s3: action table, the condition keys
+ * of a request, and a one-second cache of parsed policies.
+ */
+#include "authz.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "srv_err.h"
+
+/* ---- route -> action ------------------------------------------------------ */
+
+struct action_map {
+    const char *op;         /* route op name (router.c) */
+    const char *action;     /* s3: action */
+    const char *version;    /* action when a versionId is given, or NULL */
+};
+
+static const struct action_map actions[] = {
+    {"HeadBucket", "s3:ListBucket", NULL},
+    {"DeleteBucket", "s3:DeleteBucket", NULL},
+    {"ListObjects", "s3:ListBucket", NULL},
+    {"ListObjectVersions", "s3:ListBucketVersions", NULL},
+    {"ListMultipartUploads", "s3:ListBucketMultipartUploads", NULL},
+    {"GetBucketLocation", "s3:GetBucketLocation", NULL},
+    {"GetBucketVersioning", "s3:GetBucketVersioning", NULL},
+    {"PutBucketVersioning", "s3:PutBucketVersioning", NULL},
+    {"GetBucketAcl", "s3:GetBucketAcl", NULL},
+    {"PutBucketAcl", "s3:PutBucketAcl", NULL},
+    {"GetBucketTagging", "s3:GetBucketTagging", NULL},
+    {"PutBucketTagging", "s3:PutBucketTagging", NULL},
+    {"DeleteBucketTagging", "s3:PutBucketTagging", NULL},
+    {"GetBucketPolicy", "s3:GetBucketPolicy", NULL},
+    {"PutBucketPolicy", "s3:PutBucketPolicy", NULL},
+    {"DeleteBucketPolicy", "s3:DeleteBucketPolicy", NULL},
+    {"GetBucketPolicyStatus", "s3:GetBucketPolicyStatus", NULL},
+    {"GetBucketLifecycleConfiguration", "s3:GetLifecycleConfiguration", NULL},
+    {"PutBucketLifecycleConfiguration", "s3:PutLifecycleConfiguration", NULL},
+    {"DeleteBucketLifecycle", "s3:PutLifecycleConfiguration", NULL},
+    {"GetObjectLockConfiguration", "s3:GetBucketObjectLockConfiguration", NULL},
+    {"PutObjectLockConfiguration", "s3:PutBucketObjectLockConfiguration", NULL},
+    /* DeleteObjects: each key is checked as s3:DeleteObject by the
+     * handler; the request itself needs no permission of its own. */
+    {"DeleteObjects", NULL, NULL},
+    {"PutObject", "s3:PutObject", NULL},
+    {"CopyObject", "s3:PutObject", NULL},
+    {"CreateMultipartUpload", "s3:PutObject", NULL},
+    {"UploadPart", "s3:PutObject", NULL},
+    {"UploadPartCopy", "s3:PutObject", NULL},
+    {"CompleteMultipartUpload", "s3:PutObject", NULL},
+    {"AbortMultipartUpload", "s3:AbortMultipartUpload", NULL},
+    {"ListParts", "s3:ListMultipartUploadParts", NULL},
+    {"GetObject", "s3:GetObject", "s3:GetObjectVersion"},
+    {"HeadObject", "s3:GetObject", "s3:GetObjectVersion"},
+    {"DeleteObject", "s3:DeleteObject", "s3:DeleteObjectVersion"},
+    {"GetObjectAcl", "s3:GetObjectAcl", "s3:GetObjectVersionAcl"},
+    {"PutObjectAcl", "s3:PutObjectAcl", "s3:PutObjectVersionAcl"},
+    {"GetObjectAttributes", "s3:GetObjectAttributes", "s3:GetObjectVersionAttributes"},
+    {"GetObjectTagging", "s3:GetObjectTagging", "s3:GetObjectVersionTagging"},
+    {"PutObjectTagging", "s3:PutObjectTagging", "s3:PutObjectVersionTagging"},
+    {"DeleteObjectTagging", "s3:DeleteObjectTagging", "s3:DeleteObjectVersionTagging"},
+    {"GetObjectRetention", "s3:GetObjectRetention", NULL},
+    {"PutObjectRetention", "s3:PutObjectRetention", NULL},
+    {"GetObjectLegalHold", "s3:GetObjectLegalHold", NULL},
+    {"PutObjectLegalHold", "s3:PutObjectLegalHold", NULL},
+};
+
+static bool is_policy_admin(const char *op)
+{
+    return strcmp(op, "GetBucketPolicy") == 0 || strcmp(op, "PutBucketPolicy") == 0 ||
+           strcmp(op, "DeleteBucketPolicy") == 0 || strcmp(op, "GetBucketPolicyStatus") == 0;
+}
+
+/* ---- policy cache ------------------------------------------------------------ */
+
+#define PC_SLOTS 256
+#define PC_LOCKS 16
+#define PC_TTL_NS 1000000000ull
+
+struct strata_policy_ref {
+    atomic_int refs;
+    struct strata_policy *p;
+};
+
+struct pc_entry {
+    bool valid;
+    uint64_t gen;
+    uint64_t expires_ns;
+    char name[STRATA_BUCKET_NAME_MAX + 1];
+    int64_t created_ms;
+    struct strata_policy_ref *ref; /* NULL: the bucket has no policy */
+};
+
+static struct pc_entry pc_table[PC_SLOTS];
+static pthread_mutex_t pc_locks[PC_LOCKS] = {
+    PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER,
+    PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER,
+    PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER,
+    PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER,
+    PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER,
+    PTHREAD_MUTEX_INITIALIZER,
+};
+
+static unsigned pc_slot(const char *name)
+{
+    uint32_t h = 2166136261u; /* FNV-1a */
+    for (; *name; name++)
+        h = (h ^ (uint8_t)*name) * 16777619u;
+    return h % PC_SLOTS;
+}
+
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+const struct strata_policy *strata_policy_ref_get(const struct strata_policy_ref *ref)
+{
+    return ref ? ref->p : NULL;
+}
+
+void strata_policy_ref_put(struct strata_policy_ref *ref)
+{
+    if (ref && atomic_fetch_sub(&ref->refs, 1) == 1) {
+        strata_policy_destroy(ref->p);
+        free(ref);
+    }
+}
+
+static struct strata_policy_ref *ref_hold(struct strata_policy_ref *ref)
+{
+    if (ref)
+        atomic_fetch_add(&ref->refs, 1);
+    return ref;
+}
+
+/* Reads and parses the stored policy: *out NULL when there is none. */
+static int policy_load(struct strata_meta *m, const char *bucket, struct strata_policy_ref **out)
+{
+    void *doc = NULL;
+    size_t len = 0;
+    *out = NULL;
+    int rc = strata_meta_bucket_config_get(m, bucket, "policy", &doc, &len);
+    if (rc == STRATA_ENOTFOUND)
+        return 0;
+    if (rc)
+        return rc;
+    char msg[256];
+    struct strata_policy *p = NULL;
+    rc = strata_policy_parse(doc, len, bucket, &p, msg, sizeof(msg));
+    free(doc);
+    if (rc) {
+        /* Stored only after validation: this is a bug or corruption, and
+         * failing closed is the only safe answer. */
+        strata_srv_log(STRATA_LOG_ERR, "bucket %s: stored policy does not parse: %s", bucket, msg);
+        return STRATA_EINTERNAL;
+    }
+    struct strata_policy_ref *ref = malloc(sizeof(*ref));
+    if (!ref) {
+        strata_policy_destroy(p);
+        return STRATA_ENOMEM;
+    }
+    atomic_init(&ref->refs, 1);
+    ref->p = p;
+    *out = ref;
+    return 0;
+}
+
+int strata_policy_cache_get(struct strata_meta *m, const struct strata_bucket_info *bi,
+                            struct strata_policy_ref **out)
+{
+    unsigned s = pc_slot(bi->name);
+    pthread_mutex_t *l = &pc_locks[s % PC_LOCKS];
+    uint64_t now = mono_ns();
+    struct pc_entry *e = &pc_table[s];
+    pthread_mutex_lock(l);
+    bool hit = e->valid && e->expires_ns > now && strcmp(e->name, bi->name) == 0 &&
+               e->created_ms == bi->created_ms;
+    if (hit)
+        *out = ref_hold(e->ref);
+    uint64_t gen = e->gen;
+    pthread_mutex_unlock(l);
+    if (hit)
+        return 0;
+    struct strata_policy_ref *ref = NULL;
+    int rc = policy_load(m, bi->name, &ref);
+    if (rc)
+        return rc;
+    struct strata_policy_ref *old = NULL;
+    pthread_mutex_lock(l);
+    if (e->gen == gen) {
+        old = e->valid ? e->ref : NULL;
+        e->ref = ref_hold(ref);
+        snprintf(e->name, sizeof(e->name), "%s", bi->name);
+        e->created_ms = bi->created_ms;
+        e->expires_ns = now + PC_TTL_NS;
+        e->valid = true;
+    }
+    pthread_mutex_unlock(l);
+    strata_policy_ref_put(old);
+    *out = ref;
+    return 0;
+}
+
+void strata_policy_cache_invalidate(const char *bucket)
+{
+    unsigned s = pc_slot(bucket);
+    pthread_mutex_lock(&pc_locks[s % PC_LOCKS]);
+    struct strata_policy_ref *old = pc_table[s].valid ? pc_table[s].ref : NULL;
+    pc_table[s].valid = false;
+    pc_table[s].ref = NULL;
+    pc_table[s].gen++;
+    pthread_mutex_unlock(&pc_locks[s % PC_LOCKS]);
+    strata_policy_ref_put(old);
+}
+
+/* ---- the request context ----------------------------------------------------- */
+
+#define KV_MAX 64
+
+struct ctx_buf {
+    struct strata_policy_kv kv[KV_MAX];
+    size_t n;
+    char ip[INET6_ADDRSTRLEN];
+    char now_iso[32];
+    char now_epoch[24];
+    char remaining_days[24];
+    char tag_keys[STRATA_SRV_QPARAMS_MAX][160]; /* "s3:RequestObjectTag/" + key */
+    char *req_tags_buf;                       /* decoded x-amz-tagging */
+    struct strata_qparam req_tags[STRATA_SRV_QPARAMS_MAX];
+    void *obj_tags_buf;
+    struct strata_qparam obj_tags[STRATA_SRV_QPARAMS_MAX];
+    char obj_tag_keys[STRATA_SRV_QPARAMS_MAX][160];
+};
+
+static void kv_add(struct ctx_buf *c, const char *k, const char *v)
+{
+    if (v && c->n < KV_MAX) {
+        c->kv[c->n].key = k;
+        c->kv[c->n].value = v;
+        c->n++;
+    }
+}
+
+static void client_ip(struct strata_req *r, char *out, size_t len)
+{
+    out[0] = '\0';
+    if (!r->conn)
+        return;
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    if (!ci || !ci->client_addr)
+        return;
+    const struct sockaddr *sa = ci->client_addr;
+    if (sa->sa_family == AF_INET)
+        inet_ntop(AF_INET, &((const struct sockaddr_in *)(const void *)sa)->sin_addr, out,
+                  (socklen_t)len);
+    else if (sa->sa_family == AF_INET6)
+        inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr, out,
+                  (socklen_t)len);
+}
+
+static void ctx_fini(struct ctx_buf *c)
+{
+    free(c->req_tags_buf);
+    free(c->obj_tags_buf);
+}
+
+/* Adds "<prefix><key>" = value for each tag, and the key list. */
+static void add_tags(struct ctx_buf *c, char names[][160], const struct strata_qparam *t, int n,
+                     const char *prefix, const char *keys_name)
+{
+    for (int i = 0; i < n; i++) {
+        snprintf(names[i], 160, "%s%s", prefix, t[i].name);
+        kv_add(c, names[i], t[i].value);
+        if (keys_name)
+            kv_add(c, keys_name, t[i].name);
+    }
+}
+
+/* Fills c with the condition keys of r; bi/key/version name the resource
+ * (for s3:ExistingObjectTag, read only when the policy uses it). */
+static void ctx_build(struct strata_req *r, const struct strata_policy *p, const char *action,
+                      const struct strata_bucket_info *bi, const char *key,
+                      const char *version_id, struct ctx_buf *c)
+{
+    memset(c, 0, offsetof(struct ctx_buf, tag_keys));
+    c->req_tags_buf = NULL;
+    c->obj_tags_buf = NULL;
+    client_ip(r, c->ip, sizeof(c->ip));
+    if (c->ip[0])
+        kv_add(c, "aws:SourceIp", c->ip);
+    kv_add(c, "aws:SecureTransport", r->srv && r->srv->cfg.tls_cert ? "true" : "false");
+    time_t now = time(NULL);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    strftime(c->now_iso, sizeof(c->now_iso), "%Y-%m-%dT%H:%M:%SZ", &tm);
+    snprintf(c->now_epoch, sizeof(c->now_epoch), "%lld", (long long)now);
+    kv_add(c, "aws:CurrentTime", c->now_iso);
+    kv_add(c, "aws:EpochTime", c->now_epoch);
+    if (r->auth.cred) {
+        kv_add(c, "aws:userid", r->auth.cred->access_key);
+        kv_add(c, "aws:username", strata_req_display_name(r));
+        kv_add(c, "aws:PrincipalType", "User");
+    } else {
+        kv_add(c, "aws:userid", "anonymous");
+        kv_add(c, "aws:PrincipalType", "Anonymous");
+    }
+    kv_add(c, "aws:UserAgent", strata_req_hdr(r, "User-Agent"));
+    kv_add(c, "aws:Referer", strata_req_hdr(r, "Referer"));
+    if (r->auth.cred) {
+        bool query = strata_req_query(r, "X-Amz-Signature") || strata_req_query(r, "Signature");
+        kv_add(c, "s3:authType", query ? "REST-QUERY-STRING" : "REST-HEADER");
+        const char *authz = strata_req_hdr(r, "Authorization");
+        bool v4 = strata_req_query(r, "X-Amz-Algorithm") ||
+                  (authz && strncmp(authz, "AWS4-", 5) == 0);
+        kv_add(c, "s3:signatureversion", v4 ? "AWS4-HMAC-SHA256" : "AWS");
+    }
+    if (strcmp(action, "s3:ListBucket") == 0 || strcmp(action, "s3:ListBucketVersions") == 0 ||
+        strcmp(action, "s3:ListBucketMultipartUploads") == 0) {
+        kv_add(c, "s3:prefix", strata_req_query(r, "prefix"));
+        kv_add(c, "s3:delimiter", strata_req_query(r, "delimiter"));
+        kv_add(c, "s3:max-keys", strata_req_query(r, "max-keys"));
+    }
+    kv_add(c, "s3:VersionId", version_id);
+    static const char *const hdr_keys[][2] = {
+        {"s3:x-amz-acl", "x-amz-acl"},
+        {"s3:x-amz-server-side-encryption", "x-amz-server-side-encryption"},
+        {"s3:x-amz-copy-source", "x-amz-copy-source"},
+        {"s3:x-amz-metadata-directive", "x-amz-metadata-directive"},
+        {"s3:x-amz-storage-class", "x-amz-storage-class"},
+        {"s3:object-lock-mode", "x-amz-object-lock-mode"},
+        {"s3:object-lock-retain-until-date", "x-amz-object-lock-retain-until-date"},
+        {"s3:object-lock-legal-hold", "x-amz-object-lock-legal-hold"},
+    };
+    for (size_t i = 0; i < sizeof(hdr_keys) / sizeof(hdr_keys[0]); i++)
+        kv_add(c, hdr_keys[i][0], strata_req_hdr(r, hdr_keys[i][1]));
+    const char *until = strata_req_hdr(r, "x-amz-object-lock-retain-until-date");
+    struct tm ut;
+    memset(&ut, 0, sizeof(ut));
+    if (until && strptime(until, "%Y-%m-%dT%H:%M:%S", &ut)) {
+        long long days = ((long long)timegm(&ut) - (long long)now) / 86400;
+        snprintf(c->remaining_days, sizeof(c->remaining_days), "%lld", days < 0 ? 0 : days);
+        kv_add(c, "s3:object-lock-remaining-retention-days", c->remaining_days);
+    }
+    const char *tagging = strata_req_hdr(r, "x-amz-tagging");
+    if (tagging && (strcmp(action, "s3:PutObject") == 0)) {
+        c->req_tags_buf = strdup(tagging);
+        int n = c->req_tags_buf ? strata_s3_query_parse(c->req_tags_buf, c->req_tags,
+                                                        STRATA_SRV_QPARAMS_MAX)
+                                : -1;
+        if (n > 0)
+            add_tags(c, c->tag_keys, c->req_tags, n, "s3:RequestObjectTag/",
+                     "s3:RequestObjectTagKeys");
+    }
+    if (key && p && strata_policy_uses_key(p, "s3:ExistingObjectTag/")) {
+        size_t len = 0;
+        char vid[STRATA_VERSION_ID_MAX + 1];
+        void *tags = NULL;
+        if (strata_obj_tags_get(r->srv->meta, bi->name, key, version_id, &tags, &len, vid) == 0 &&
+            tags) {
+            char *s = realloc(tags, len + 1);
+            if (s) {
+                s[len] = '\0';
+                c->obj_tags_buf = s;
+                int n = strata_s3_query_parse(s, c->obj_tags, STRATA_SRV_QPARAMS_MAX);
+                if (n > 0)
+                    add_tags(c, c->obj_tag_keys, c->obj_tags, n, "s3:ExistingObjectTag/", NULL);
+            } else {
+                free(tags);
+            }
+        }
+    }
+}
+
+/* ---- decisions ------------------------------------------------------------------ */
+
+static enum strata_policy_decision evaluate(struct strata_req *r, const struct strata_policy *p,
+                                            const char *action,
+                                            const struct strata_bucket_info *bi, const char *key,
+                                            const char *version_id)
+{
+    if (!p)
+        return STRATA_POLICY_NOMATCH;
+    char resource[16 + STRATA_BUCKET_NAME_MAX + STRATA_KEY_MAX];
+    snprintf(resource, sizeof(resource), "arn:aws:s3:::%s%s%s", bi->name, key ? "/" : "",
+             key ? key : "");
+    struct ctx_buf *c = malloc(sizeof(*c));
+    if (!c)
+        return STRATA_POLICY_DENY; /* fail closed */
+    ctx_build(r, p, action, bi, key, version_id, c);
+    struct strata_policy_ctx ctx = {
+        .principal = r->auth.cred ? r->auth.cred->access_key : NULL,
+        .action = action,
+        .resource = resource,
+        .kv = c->kv,
+        .nkv = c->n,
+    };
+    enum strata_policy_decision d = strata_policy_eval(p, &ctx);
+    ctx_fini(c);
+    free(c);
+    return d;
+}
+
+static bool is_owner(const struct strata_req *r, const struct strata_bucket_info *bi)
+{
+    return r->auth.cred && strcmp(bi->owner, r->auth.cred->access_key) == 0;
+}
+
+/* Owner: allowed unless denied.  Others: only when allowed. */
+static enum s3_err decide(struct strata_req *r, const struct strata_policy *p,
+                          const struct strata_bucket_info *bi, const char *action,
+                          const char *key, const char *version_id)
+{
+    enum strata_policy_decision d = evaluate(r, p, action, bi, key, version_id);
+    if (d == STRATA_POLICY_DENY)
+        return S3E_AccessDenied;
+    if (is_owner(r, bi) || d == STRATA_POLICY_ALLOW)
+        return S3E_NONE;
+    return S3E_AccessDenied;
+}
+
+enum s3_err strata_authz_check(struct strata_req *r, const struct strata_bucket_info *bi,
+                               const char *action, const char *key, const char *version_id)
+{
+    struct strata_policy_ref *ref = NULL;
+    int rc = strata_policy_cache_get(r->srv->meta, bi, &ref);
+    if (rc)
+        return S3E_InternalError;
+    enum s3_err e = decide(r, strata_policy_ref_get(ref), bi, action, key, version_id);
+    strata_policy_ref_put(ref);
+    return e;
+}
+
+enum s3_err strata_authz_request(struct strata_req *r, int *serr)
+{
+    const struct action_map *am = NULL;
+    for (size_t i = 0; i < sizeof(actions) / sizeof(actions[0]) && !am; i++)
+        if (strcmp(actions[i].op, r->route->op) == 0)
+            am = &actions[i];
+    bool owner = is_owner(r, &r->binfo);
+    if (!am) /* an operation without a mapped action: owner only */
+        return owner ? S3E_NONE : S3E_AccessDenied;
+    if (!am->action) /* checked per key by the handler */
+        return S3E_NONE;
+    const char *vid = r->key ? strata_req_query(r, "versionId") : NULL;
+    const char *action = vid && am->version ? am->version : am->action;
+    struct strata_policy_ref *ref = NULL;
+    int rc = strata_policy_cache_get(r->srv->meta, &r->binfo, &ref);
+    if (rc) {
+        *serr = rc;
+        return strata_s3_err_from_strata(rc, S3CTX_BUCKET);
+    }
+    const struct strata_policy *p = strata_policy_ref_get(ref);
+    enum s3_err e;
+    if (is_policy_admin(r->route->op)) {
+        /* AWS: the owner's root can always manage the policy (no lockout);
+         * other accounts never: 405 when a policy would allow them. */
+        e = owner ? S3E_NONE
+                  : evaluate(r, p, action, &r->binfo, NULL, NULL) == STRATA_POLICY_ALLOW
+                        ? S3E_MethodNotAllowed
+                        : S3E_AccessDenied;
+    } else {
+        e = decide(r, p, &r->binfo, action, r->key, vid);
+    }
+    strata_policy_ref_put(ref);
+    return e;
+}

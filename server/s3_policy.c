@@ -1,0 +1,104 @@
+/*
+ * s3_policy.c - Put/Get/DeleteBucketPolicy and GetBucketPolicyStatus.
+ * The policy is validated by server/auth/policy.c and stored verbatim as
+ * the bucket's "policy" configuration document; a rejected policy leaves
+ * the stored one untouched.  Who may call these is decided by
+ * strata_authz_request (the owner only).  Connection threads.
+ */
+#include "srv.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "authz.h"
+
+void strata_h_policy_get(struct strata_req *r)
+{
+    void *doc = NULL;
+    size_t len = 0;
+    int rc = strata_meta_bucket_config_get(r->srv->meta, r->bucket, "policy", &doc, &len);
+    if (rc == STRATA_ENOTFOUND || (rc == 0 && len == 0)) {
+        free(doc);
+        strata_req_error(r, S3E_NoSuchBucketPolicy, 0);
+        return;
+    }
+    if (rc) {
+        strata_req_error_strata(r, rc, S3CTX_BUCKET);
+        return;
+    }
+    /* The document as it was put, as AWS returns it. */
+    struct MHD_Response *resp = MHD_create_response_from_buffer(len, doc, MHD_RESPMEM_MUST_FREE);
+    MHD_add_response_header(resp, "Content-Type", "application/json");
+    r->bytes_out += len;
+    strata_req_send(r, 200, resp);
+}
+
+void strata_h_policy_put(struct strata_req *r)
+{
+    char msg[256];
+    struct strata_policy *p = NULL;
+    int rc = strata_policy_parse(r->body.data ? r->body.data : "", r->body.len, r->bucket, &p, msg,
+                                 sizeof(msg));
+    if (rc) {
+        r->err_msg = msg;
+        strata_req_error(r, rc == STRATA_ENOTIMPL ? S3E_NotImplemented
+                            : rc == STRATA_ENOMEM ? S3E_InternalError
+                                                  : S3E_MalformedPolicy,
+                         rc == STRATA_ENOMEM ? rc : 0);
+        r->err_msg = NULL;
+        return;
+    }
+    strata_policy_destroy(p);
+    rc = strata_meta_bucket_config_put(r->srv->meta, r->bucket, "policy", r->body.data,
+                                       r->body.len);
+    strata_policy_cache_invalidate(r->bucket);
+    if (rc) {
+        strata_req_error_strata(r, rc, S3CTX_BUCKET);
+        return;
+    }
+    strata_req_send_empty(r, 204);
+}
+
+void strata_h_policy_delete(struct strata_req *r)
+{
+    void *doc = NULL;
+    size_t len = 0;
+    int rc = strata_meta_bucket_config_get(r->srv->meta, r->bucket, "policy", &doc, &len);
+    free(doc);
+    if (rc == STRATA_ENOTFOUND || (rc == 0 && len == 0)) {
+        strata_req_error(r, S3E_NoSuchBucketPolicy, 0);
+        return;
+    }
+    if (rc == 0)
+        rc = strata_meta_bucket_config_put(r->srv->meta, r->bucket, "policy", "", 0);
+    strata_policy_cache_invalidate(r->bucket);
+    if (rc && rc != STRATA_ENOTFOUND) {
+        strata_req_error_strata(r, rc, S3CTX_BUCKET);
+        return;
+    }
+    strata_req_send_empty(r, 204);
+}
+
+void strata_h_policy_status(struct strata_req *r)
+{
+    struct strata_policy_ref *ref = NULL;
+    int rc = strata_policy_cache_get(r->srv->meta, &r->binfo, &ref);
+    if (rc) {
+        strata_req_error_strata(r, rc, S3CTX_BUCKET);
+        return;
+    }
+    const struct strata_policy *p = strata_policy_ref_get(ref);
+    if (!p) {
+        strata_req_error(r, S3E_NoSuchBucketPolicy, 0);
+        return;
+    }
+    bool pub = strata_policy_is_public(p);
+    strata_policy_ref_put(ref);
+    struct strata_sbuf b;
+    strata_sbuf_init(&b, 1024);
+    strata_sbuf_puts(&b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<PolicyStatus "
+                         "xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\"><IsPublic>");
+    strata_sbuf_puts(&b, pub ? "true" : "false");
+    strata_sbuf_puts(&b, "</IsPublic></PolicyStatus>");
+    strata_req_send_xml(r, 200, &b);
+}
