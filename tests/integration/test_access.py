@@ -372,6 +372,36 @@ def ip_allow_list(s):
 
 
 @test
+def tag_and_anonymous_write_conditions(s):
+    c, b = new_bucket(s, "tagcond")
+    c.put_object(Bucket=b, Key="shared", Body=b"yes", Tagging="share=yes")
+    c.put_object(Bucket=b, Key="kept", Body=b"no", Tagging="share=no")
+    u2 = user(s, USER2)
+    c.put_bucket_policy(Bucket=b, Policy=policy(
+        allow({"AWS": USER2[0]}, "s3:GetObject", arn(b, "*"),
+              StringEquals={"s3:ExistingObjectTag/share": "yes"}),
+        # Anonymous uploads into inbox/ only, and only tagged origin=web.
+        allow("*", "s3:PutObject", arn(b, "inbox/*"),
+              StringEquals={"s3:RequestObjectTag/origin": "web"})))
+    assert u2.get_object(Bucket=b, Key="shared")["Body"].read() == b"yes"
+    expect_error(lambda: u2.get_object(Bucket=b, Key="kept"), "AccessDenied", 403)
+    c.put_object_tagging(Bucket=b, Key="kept", Tagging={"TagSet": [{"Key": "share", "Value": "yes"}]})
+    assert u2.get_object(Bucket=b, Key="kept")["Body"].read() == b"no"
+    st, body = curl(s, "PUT", f"/{b}/inbox/a", data=b"anon")
+    assert st == 403, (st, body)
+    cmd = ["curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", "-X", "PUT", "--data-binary", "anon",
+           "-H", "x-amz-tagging: origin=web", f"{s.endpoint}/{b}/inbox/a"]
+    out = subprocess.run(cmd, capture_output=True, env={"PATH": "/usr/bin:/bin"}, timeout=60, check=True)
+    assert out.stdout == b"200", out.stdout
+    assert c.get_object(Bucket=b, Key="inbox/a")["Body"].read() == b"anon"
+    assert c.get_object_tagging(Bucket=b, Key="inbox/a")["TagSet"] == [{"Key": "origin", "Value": "web"}]
+    cmd[-1] = f"{s.endpoint}/{b}/elsewhere"
+    out = subprocess.run(cmd, capture_output=True, env={"PATH": "/usr/bin:/bin"}, timeout=60, check=True)
+    assert out.stdout == b"403", out.stdout
+    no_such_key(c, b, "elsewhere")
+
+
+@test
 def awscli_policy(s):
     if not os.access("/usr/bin/aws", os.X_OK):
         print("skip: /usr/bin/aws not installed")
