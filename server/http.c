@@ -92,6 +92,7 @@ void strata_req_send(struct strata_req *r, int status, struct MHD_Response *resp
 
 void strata_req_error(struct strata_req *r, enum s3_err e, int err)
 {
+    e = strata_authz_missing_key(r, e);
     struct strata_sbuf b;
     strata_sbuf_init(&b, 64 * 1024);
     strata_sbuf_puts(&b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Error>");

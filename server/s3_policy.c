@@ -40,6 +40,7 @@ void strata_h_policy_put(struct strata_req *r)
     int rc = strata_policy_parse(r->body.data ? r->body.data : "", r->body.len, r->bucket, &p, msg,
                                  sizeof(msg));
     if (rc) {
+        /* msg outlives the answer: strata_req_error copies it. */
         r->err_msg = msg;
         strata_req_error(r, rc == STRATA_ENOTIMPL ? S3E_NotImplemented
                             : rc == STRATA_ENOMEM ? S3E_InternalError

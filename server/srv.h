@@ -153,8 +153,6 @@ struct strata_req {
     int status;
     enum s3_err sent_err;
     uint64_t bytes_out;
-    const char *err_msg;       /* the error's Message when more specific than
-                                  the table's; must outlive the answer call */
     const char *err_hdr_name;  /* one extra header on an error answer */
     const char *err_msg;       /* static Message for the error answer, or NULL */
     char err_hdr_value[64];

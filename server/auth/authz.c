@@ -478,3 +478,10 @@ enum s3_err strata_authz_request(struct strata_req *r, int *serr)
     strata_policy_ref_put(ref);
     return e;
 }
+
+enum s3_err strata_authz_missing_key(struct strata_req *r, enum s3_err e)
+{
+    if (e != S3E_NoSuchKey || !r->route || !r->binfo.name[0] || is_owner(r, &r->binfo))
+        return e;
+    return strata_authz_check(r, &r->binfo, "s3:ListBucket", NULL, NULL) ? S3E_AccessDenied : e;
+}

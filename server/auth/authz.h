@@ -30,6 +30,11 @@ enum s3_err strata_authz_request(struct strata_req *r, int *serr);
 enum s3_err strata_authz_check(struct strata_req *r, const struct strata_bucket_info *bi,
                                const char *action, const char *key, const char *version_id);
 
+/* The error to answer instead of e: a missing key (NoSuchKey) is
+ * AccessDenied for a caller without s3:ListBucket on the bucket, as AWS
+ * does, so that permission to read is not permission to probe names. */
+enum s3_err strata_authz_missing_key(struct strata_req *r, enum s3_err e);
+
 /* The parsed policy of a bucket, shared and reference counted: NULL in
  * *out when it has none.  Cached one second; created_ms tells a bucket
  * from an earlier one of the same name.  0 or a STRATA_E* code. */

@@ -244,8 +244,9 @@ def public_read_bucket(s):
     c.put_bucket_policy(Bucket=b, Policy=policy(allow("*", "s3:GetObject", arn(b, "*"))))
     assert curl(s, "GET", f"/{b}/data/set.bin") == (200, data)
     assert curl(s, "HEAD", f"/{b}/data/set.bin")[0] == 200
+    # Without s3:ListBucket a missing key is AccessDenied, as on AWS.
     st, body = curl(s, "GET", f"/{b}/missing")
-    assert st == 404 and b"NoSuchKey" in body, (st, body)
+    assert st == 403 and b"AccessDenied" in body, (st, body)
     # Writes, deletes and listing are not granted.
     st, body = curl(s, "PUT", f"/{b}/data/evil", data=b"x")
     assert st == 403 and b"AccessDenied" in body, (st, body)
@@ -263,6 +264,10 @@ def public_read_bucket(s):
     st, body = curl(s, "GET", f"/{b}?list-type=2&prefix=data/")
     assert st == 200 and b"<Key>data/set.bin</Key>" in body, (st, body)
     assert curl(s, "GET", f"/{b}?list-type=2")[0] == 403
+    c.put_bucket_policy(Bucket=b, Policy=policy(
+        allow("*", ["s3:GetObject", "s3:ListBucket"], [arn(b), arn(b, "*")])))
+    st, body = curl(s, "GET", f"/{b}/missing")
+    assert st == 404 and b"NoSuchKey" in body, (st, body)
     # Another bucket without a policy stays closed.
     c2, b2 = new_bucket(s, "closed")
     c2.put_object(Bucket=b2, Key="k", Body=b"x")

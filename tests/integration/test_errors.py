@@ -557,15 +557,15 @@ def subresource_without_equals(s):
     expect(c.req("GET", f"/{b}/sub"), 404, "NoSuchKey")
     # Each bare subresource is that operation, exactly as with '=': the
     # same status and the same document, never the ListObjects a lost
-    # subresource would fall through to.  ?policy is a bucket policy,
-    # which Strata does not implement (501, not AWS's NoSuchBucketPolicy).
+    # subresource would fall through to.  ?policy of a bucket without one
+    # is AWS's NoSuchBucketPolicy.
     ns = "{http://s3.amazonaws.com/doc/2006-03-01/}"
     for sub in ("acl", "location", "versioning", "policy"):
         bare = c.req("GET", f"/{b}", query=[(sub, "")], raw_query=sub)
         full = c.req("GET", f"/{b}", query=[(sub, "")], raw_query=sub + "=")
         if sub == "policy":
-            expect(bare, 501, "NotImplemented")
-            expect(full, 501, "NotImplemented")
+            expect(bare, 404, "NoSuchBucketPolicy")
+            expect(full, 404, "NoSuchBucketPolicy")
             continue
         expect(bare, 200)
         expect(full, 200)
