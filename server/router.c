@@ -180,6 +180,13 @@ const struct strata_route *strata_route_find(struct strata_req *r, bool *notimpl
             *notimpl = true;
             return NULL;
         }
+        /* Every object belongs to the bucket owner: BucketOwnerEnforced is
+         * what Strata does, the other ownership modes are not. */
+        const char *own = strata_req_hdr(r, "x-amz-object-ownership");
+        if (own && strcmp(own, "BucketOwnerEnforced") != 0) {
+            *notimpl = true;
+            return NULL;
+        }
     }
     return hit;
 }

@@ -446,6 +446,11 @@ enum s3_err strata_authz_check(struct strata_req *r, const struct strata_bucket_
 
 enum s3_err strata_authz_request(struct strata_req *r, int *serr)
 {
+    /* A caller that names the account it expects to own the bucket gets
+     * 403 when another owns it (AWS), rather than acting on it anyway. */
+    const char *expect = strata_req_hdr(r, "x-amz-expected-bucket-owner");
+    if (expect && strcmp(expect, r->binfo.owner) != 0)
+        return S3E_AccessDenied;
     const struct action_map *am = NULL;
     for (size_t i = 0; i < sizeof(actions) / sizeof(actions[0]) && !am; i++)
         if (strcmp(actions[i].op, r->route->op) == 0)

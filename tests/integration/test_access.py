@@ -127,6 +127,27 @@ def acl_body_granting_more_refused(s):
     c.put_object_acl(Bucket=b, Key="o", AccessControlPolicy={"Owner": owner, "Grants": [me]})
 
 
+@test
+def ownership_and_expected_owner(s):
+    c, b = new_bucket(s, "expown")
+    c.put_object(Bucket=b, Key="k", Body=b"x")
+    for mode in ("ObjectWriter", "BucketOwnerPreferred"):
+        nb = s.bucket_name("own" + mode.lower()[:6])
+        expect_error(lambda: c.create_bucket(Bucket=nb, ObjectOwnership=mode), "NotImplemented", 501)
+        expect_error(lambda: c.head_bucket(Bucket=nb), "404", 404)
+    nb = s.bucket_name("ownenforced")
+    c.create_bucket(Bucket=nb, ObjectOwnership="BucketOwnerEnforced")
+    # x-amz-expected-bucket-owner: 403 when someone else owns the bucket.
+    assert c.get_object(Bucket=b, Key="k", ExpectedBucketOwner=s.ak)["Body"].read() == b"x"
+    expect_error(lambda: c.get_object(Bucket=b, Key="k", ExpectedBucketOwner=USER2[0]), "AccessDenied", 403)
+    expect_error(lambda: c.put_object(Bucket=b, Key="k", Body=b"y", ExpectedBucketOwner=USER2[0]),
+                 "AccessDenied", 403)
+    expect_error(lambda: c.copy_object(Bucket=b, Key="k2", CopySource={"Bucket": b, "Key": "k"},
+                                       ExpectedSourceBucketOwner=USER2[0]), "AccessDenied", 403)
+    no_such_key(c, b, "k2")
+    assert c.get_object(Bucket=b, Key="k")["Body"].read() == b"x"
+
+
 # ---- bucket policies ---------------------------------------------------------
 
 def arn(b, k=None):

@@ -213,6 +213,15 @@ static void test_access_control_hdrs(void **state)
     }
     assert_string_equal(route("PUT", STRATA_LVL_OBJECT, NULL, "x-amz-acl", "private"),
                         "PutObject");
+    assert_string_equal(route("PUT", STRATA_LVL_BUCKET, NULL, "x-amz-object-ownership",
+                              "ObjectWriter"),
+                        "501");
+    assert_string_equal(route("PUT", STRATA_LVL_BUCKET, NULL, "x-amz-object-ownership",
+                              "BucketOwnerPreferred"),
+                        "501");
+    assert_string_equal(route("PUT", STRATA_LVL_BUCKET, NULL, "x-amz-object-ownership",
+                              "BucketOwnerEnforced"),
+                        "CreateBucket");
     assert_string_equal(route("PUT", STRATA_LVL_BUCKET, "acl", "x-amz-acl", "private"),
                         "PutBucketAcl");
 }
