@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # test_s3cmd.sh - s3cmd (SigV4, path style, plain HTTP) against a live strata:
-# mb, put, get, ls, la, info, del, rb, with byte comparison.  Multipart is
+# mb, put, get, ls, la, info, del, rb, with byte comparison; setpolicy,
+# delpolicy and a public-read policy read by curl without credentials.  Multipart is
 # not implemented yet, so enable_multipart = False (TODO(multipart): drop it
 # and put a 40 MiB file with multipart_chunk_size_mb = 5).
 # Run by CTest (integration label); see harness.sh for the environment.
@@ -69,6 +70,21 @@ h_contains "info: size" "$out" "777777"
 h_contains "info: MD5" "$out" "$(md5sum <"$W/a.bin" | cut -d' ' -f1)"
 
 h_runfail "get of a missing key fails" "does not exist" s3c get --force "s3://$B/nope" "$W/down/nope"
+
+# ---- bucket policy: setpolicy / info / delpolicy, read without credentials --
+anon() { env -i PATH=/usr/bin:/bin curl -s -o "$W/down/anon" -w '%{http_code}' "$H_ENDPOINT/$B/a.bin"; }
+h_eq "anonymous GET without a policy" "403" "$(anon)"
+printf '{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":"*","Action":"s3:GetObject","Resource":"arn:aws:s3:::%s/*"}]}' "$B" >"$W/policy.json"
+h_run "setpolicy" s3c setpolicy "$W/policy.json" "s3://$B"
+out=$(s3c info "s3://$B" 2>&1)
+h_contains "info shows the policy" "$out" "arn:aws:s3:::$B/*"
+h_eq "anonymous GET with a public-read policy" "200" "$(anon)"
+h_cmp "anonymous GET bytes" "$W/a.bin" "$W/down/anon"
+printf '{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":"*","Action":"s3:GetObject","Resource":"arn:aws:s3:::other/*"}]}' >"$W/bad.json"
+h_runfail "setpolicy of another bucket's resource" "MalformedPolicy" s3c setpolicy "$W/bad.json" "s3://$B"
+h_eq "the previous policy still applies" "200" "$(anon)"
+h_run "delpolicy" s3c delpolicy "s3://$B"
+h_eq "anonymous GET after delpolicy" "403" "$(anon)"
 h_runfail "rb of a non-empty bucket fails" "BucketNotEmpty" s3c rb "s3://$B"
 h_run "del a.bin" s3c del "s3://$B/a.bin"
 out=$(s3c ls "s3://$B" 2>&1) || h_fail "ls after del: $out"
