@@ -291,6 +291,7 @@ static const char *value_text(json_t *v, char *buf, size_t len)
 /* ---- validation ------------------------------------------------------------ */
 
 struct vctx {
+    bool variables; /* Version 2012-10-17: ${...} are policy variables */
     const char *bucket;
     char *msg;
     size_t msg_len;
@@ -343,11 +344,22 @@ static int check_action(struct vctx *v, const char *a)
     return fail(v, STRATA_EINVAL, "Policy has invalid action: %s", a);
 }
 
+/* Policy variables (${aws:username}...) are not substituted: refused
+ * rather than matched literally, which would quietly void a Deny. */
+static int check_no_variable(struct vctx *v, const char *s)
+{
+    if (v->variables && strstr(s, "${"))
+        return fail(v, STRATA_ENOTIMPL, "Policy variables are not supported: %s", s);
+    return 0;
+}
+
 static int check_resource(struct vctx *v, const char *r)
 {
     static const char pfx[] = "arn:aws:s3:::";
     if (strcmp(r, "*") == 0)
         return 0;
+    if (check_no_variable(v, r))
+        return v->rc;
     if (strncmp(r, pfx, sizeof(pfx) - 1) != 0 || !r[sizeof(pfx) - 1])
         return fail(v, STRATA_EINVAL, "Policy has invalid resource: %s", r);
     /* The bucket part must name this bucket (wildcards allowed). */
@@ -420,6 +432,8 @@ static int check_cond_value(struct vctx *v, const struct op_def *op, const char 
     const char *s = value_text(x, buf, sizeof(buf));
     if (!s)
         return fail(v, STRATA_EINVAL, "Invalid value for condition key %s", key);
+    if (check_no_variable(v, s))
+        return v->rc;
     double d;
     struct cidr c;
     switch (op->kind) {
@@ -572,6 +586,7 @@ int strata_policy_parse(const char *doc, size_t len, const char *bucket,
                   "The policy must contain a valid version string (2012-10-17 or 2008-10-17)");
         goto done;
     }
+    v.variables = ver && strcmp(json_string_value(ver), "2012-10-17") == 0;
     json_t *id = json_object_get(root, "Id");
     if (id && !json_is_string(id)) {
         rc = fail(&v, STRATA_EINVAL, "Id must be a string");

@@ -343,6 +343,9 @@ static const struct vcase vcases[] = {
     {ST("{\"Effect\":\"Allow\",\"Principal\":\"*\",\"Action\":\"s3:GetObject\",\"Resource\":\"" B "/*\",\"Condition\":{\"StringEquals\":{\"foo:bar\":\"x\"}}}"), STRATA_EINVAL, "invalid condition key"},
     {ST("{\"Effect\":\"Allow\",\"Principal\":\"*\",\"Action\":\"s3:GetObject\",\"Resource\":\"" B "/*\",\"Condition\":{\"StringEquals\":{\"aws:PrincipalOrgID\":\"o-1\"}}}"), STRATA_ENOTIMPL, "aws:PrincipalOrgID"},
     {ST("{\"Effect\":\"Allow\",\"Principal\":\"*\",\"Action\":\"s3:GetObject\",\"Resource\":\"" B "/*\",\"Extra\":1}"), STRATA_EINVAL, "Unknown field Extra"},
+    {ST("{\"Effect\":\"Deny\",\"Principal\":\"*\",\"Action\":\"s3:GetObject\",\"Resource\":\"" B "/home/${aws:username}/*\"}"), STRATA_ENOTIMPL, "Policy variables"},
+    {ST("{\"Effect\":\"Allow\",\"Principal\":\"*\",\"Action\":\"s3:ListBucket\",\"Resource\":\"" B "\",\"Condition\":{\"StringLike\":{\"s3:prefix\":\"home/${aws:username}/*\"}}}"), STRATA_ENOTIMPL, "Policy variables"},
+    {"{\"Version\":\"2008-10-17\",\"Statement\":[{\"Effect\":\"Deny\",\"Principal\":\"*\",\"Action\":\"s3:GetObject\",\"Resource\":\"" B "/home/${aws:username}/*\"}]}", 0, ""},
 };
 
 static void test_validation(void **state)
