@@ -306,6 +306,13 @@ def read_only_user(s):
         allow({"AWS": [f"arn:aws:iam::123456789012:user/{USER2[0]}"]}, ["s3:GetObject", "s3:ListBucket"],
               [arn(b), arn(b, "*")])))
     assert u2.get_object(Bucket=b, Key="a/1")["Body"].read() == b"one"
+    # A URL the user presigns works for anyone, with the user's rights only.
+    url = u2.generate_presigned_url("get_object", Params={"Bucket": b, "Key": "a/1"}, ExpiresIn=300)
+    assert curl(s, "GET", url[len(s.endpoint):]) == (200, b"one")
+    url = u2.generate_presigned_url("put_object", Params={"Bucket": b, "Key": "a/p"}, ExpiresIn=300)
+    st, body = curl(s, "PUT", url[len(s.endpoint):], data=b"p")
+    assert st == 403 and b"<Code>AccessDenied</Code>" in body, (st, body)
+    no_such_key(c, b, "a/p")
     assert [o["Key"] for o in u2.list_objects_v2(Bucket=b)["Contents"]] == ["a/1"]
     u2.head_bucket(Bucket=b)
     expect_error(lambda: u2.put_object(Bucket=b, Key="a/2", Body=b"two"), "AccessDenied", 403)
