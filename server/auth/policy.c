@@ -21,7 +21,14 @@
 
 struct strata_policy {
     json_t *root;
-    json_t *stmts; /* array of statement objects (borrowed from root) */
+    json_t *stmts;  /* array of statement objects (borrowed from root) */
+    bool variables; /* Version 2012-10-17: ${...} are substituted */
+};
+
+/* What a statement is evaluated with. */
+struct ectx {
+    const struct strata_policy_ctx *c;
+    bool variables;
 };
 
 /* ---- tables --------------------------------------------------------------- */
@@ -146,15 +153,18 @@ static int fold(int c, bool nocase)
     return nocase ? tolower((unsigned char)c) : (unsigned char)c;
 }
 
-bool strata_policy_glob(const char *pat, const char *s, bool nocase)
+/* With esc, a backslash makes the next pattern character literal (the
+ * text a policy variable put in). */
+static bool glob_x(const char *pat, const char *s, bool nocase, bool esc)
 {
     const char *star = NULL, *resume = NULL;
     while (*s) {
-        if (*pat == '*') {
+        bool lit = esc && pat[0] == '\\' && pat[1];
+        if (!lit && *pat == '*') {
             star = pat++;
             resume = s;
-        } else if (*pat && (*pat == '?' || fold(*pat, nocase) == fold(*s, nocase))) {
-            pat++;
+        } else if (*pat && ((!lit && *pat == '?') || fold(pat[lit], nocase) == fold(*s, nocase))) {
+            pat += 1 + lit;
             s++;
         } else if (star) {
             pat = star + 1;
@@ -166,6 +176,75 @@ bool strata_policy_glob(const char *pat, const char *s, bool nocase)
     while (*pat == '*')
         pat++;
     return *pat == '\0';
+}
+
+bool strata_policy_glob(const char *pat, const char *s, bool nocase)
+{
+    return glob_x(pat, s, nocase, false);
+}
+
+/* The value of a single-valued context key, or NULL. */
+static const char *ctx_value(const struct strata_policy_ctx *c, const char *key, size_t klen)
+{
+    for (size_t i = 0; i < c->nkv; i++)
+        if (strlen(c->kv[i].key) == klen && strncasecmp(c->kv[i].key, key, klen) == 0)
+            return c->kv[i].value;
+    return NULL;
+}
+
+/*
+ * Substitutes the policy variables of pat (${aws:username}, ${*}, ${?},
+ * ${$}) into out.  With esc the result is a glob pattern: substituted
+ * text is escaped for glob_x and a backslash of pat itself too.  False
+ * when a variable's key is absent from the request (the value then
+ * matches nothing, as on AWS) or the result does not fit.
+ */
+static bool expand(const char *pat, const struct strata_policy_ctx *c, bool esc, char *out,
+                   size_t len)
+{
+    size_t o = 0;
+    for (const char *p = pat; *p;) {
+        const char *val = NULL;
+        size_t vlen = 0, skip = 1;
+        char one[2] = {*p, 0};
+        const char *end = strncmp(p, "${", 2) == 0 ? strchr(p + 2, '}') : NULL;
+        bool subst = end != NULL;
+        if (subst) {
+            size_t n = (size_t)(end - p - 2);
+            skip = n + 3;
+            if (n == 1 && strchr("*?$", p[2])) {
+                one[0] = p[2];
+                val = one;
+            } else {
+                val = ctx_value(c, p + 2, n);
+                if (!val)
+                    return false;
+            }
+        } else {
+            val = one;
+        }
+        vlen = strlen(val);
+        for (size_t i = 0; i < vlen; i++) {
+            bool quote = esc && (val[i] == '\\' || (subst && (val[i] == '*' || val[i] == '?')));
+            if (o + 2 >= len)
+                return false;
+            if (quote)
+                out[o++] = '\\';
+            out[o++] = val[i];
+        }
+        p += skip;
+    }
+    out[o] = '\0';
+    return true;
+}
+
+/* pat (a glob) against s, with variables substituted when vars. */
+static bool glob_vars(const char *pat, const char *s, bool nocase, const struct ectx *e)
+{
+    if (!e->variables || !strstr(pat, "${"))
+        return glob_x(pat, s, nocase, false);
+    char buf[4096];
+    return expand(pat, e->c, true, buf, sizeof(buf)) && glob_x(buf, s, nocase, true);
 }
 
 static bool parse_number(const char *s, double *out)
@@ -344,12 +423,29 @@ static int check_action(struct vctx *v, const char *a)
     return fail(v, STRATA_EINVAL, "Policy has invalid action: %s", a);
 }
 
-/* Policy variables (${aws:username}...) are not substituted: refused
- * rather than matched literally, which would quietly void a Deny. */
-static int check_no_variable(struct vctx *v, const char *s)
+static bool key_supported(const char *k);
+
+/* Policy variables: ${*}, ${?}, ${$} and the condition keys Strata fills
+ * in; anything else is refused rather than matched literally, which
+ * would quietly void a Deny.  allowed is false where none may appear. */
+static int check_variables(struct vctx *v, const char *s, bool allowed)
 {
-    if (v->variables && strstr(s, "${"))
-        return fail(v, STRATA_ENOTIMPL, "Policy variables are not supported: %s", s);
+    if (!v->variables)
+        return 0;
+    for (const char *p = strstr(s, "${"); p; p = strstr(p + 2, "${")) {
+        const char *end = strchr(p + 2, '}');
+        if (!end)
+            return fail(v, STRATA_EINVAL, "Unterminated policy variable in %s", s);
+        char name[160];
+        size_t n = (size_t)(end - p - 2);
+        if (n >= sizeof(name))
+            return fail(v, STRATA_ENOTIMPL, "Policy variable not supported in %s", s);
+        memcpy(name, p + 2, n);
+        name[n] = '\0';
+        bool ok = (n == 1 && strchr("*?$", name[0])) || (key_supported(name) && !strchr(name, ','));
+        if (!ok || !allowed)
+            return fail(v, STRATA_ENOTIMPL, "Policy variable ${%s} is not supported here: %s", name, s);
+    }
     return 0;
 }
 
@@ -358,13 +454,15 @@ static int check_resource(struct vctx *v, const char *r)
     static const char pfx[] = "arn:aws:s3:::";
     if (strcmp(r, "*") == 0)
         return 0;
-    if (check_no_variable(v, r))
-        return v->rc;
     if (strncmp(r, pfx, sizeof(pfx) - 1) != 0 || !r[sizeof(pfx) - 1])
         return fail(v, STRATA_EINVAL, "Policy has invalid resource: %s", r);
     /* The bucket part must name this bucket (wildcards allowed). */
     const char *b = r + sizeof(pfx) - 1;
     size_t blen = strcspn(b, "/");
+    if (check_variables(v, b + blen, true))
+        return v->rc;
+    if (memchr(b, '$', blen) && check_variables(v, b, false))
+        return v->rc;
     char pat[512];
     if (blen >= sizeof(pat))
         return fail(v, STRATA_EINVAL, "Policy has invalid resource: %s", r);
@@ -432,7 +530,9 @@ static int check_cond_value(struct vctx *v, const struct op_def *op, const char 
     const char *s = value_text(x, buf, sizeof(buf));
     if (!s)
         return fail(v, STRATA_EINVAL, "Invalid value for condition key %s", key);
-    if (check_no_variable(v, s))
+    bool text = op->kind == OP_STRING || op->kind == OP_STRING_NOCASE ||
+                op->kind == OP_STRING_LIKE;
+    if (check_variables(v, s, text))
         return v->rc;
     double d;
     struct cidr c;
@@ -623,6 +723,7 @@ int strata_policy_parse(const char *doc, size_t len, const char *bucket,
     }
     p->root = root;
     p->stmts = stmts;
+    p->variables = v.variables;
     *out = p;
     return 0;
 done:
@@ -641,22 +742,23 @@ void strata_policy_destroy(struct strata_policy *p)
 /* ---- evaluation ------------------------------------------------------------ */
 
 /* Calls match(s) on a string or each string of an array: true if any. */
-static bool any_string(json_t *x, bool (*match)(const char *s, const struct strata_policy_ctx *c),
-                       const struct strata_policy_ctx *c)
+static bool any_string(json_t *x, bool (*match)(const char *s, const struct ectx *e),
+                       const struct ectx *ec)
 {
     if (json_is_string(x))
-        return match(json_string_value(x), c);
+        return match(json_string_value(x), ec);
     size_t i;
     json_t *e;
     json_array_foreach(x, i, e) {
-        if (json_is_string(e) && match(json_string_value(e), c))
+        if (json_is_string(e) && match(json_string_value(e), ec))
             return true;
     }
     return false;
 }
 
-static bool principal_match(const char *p, const struct strata_policy_ctx *c)
+static bool principal_match(const char *p, const struct ectx *e)
 {
+    const struct strata_policy_ctx *c = e->c;
     if (strcmp(p, "*") == 0)
         return true;
     if (!c->principal)
@@ -678,7 +780,7 @@ static bool principal_match(const char *p, const struct strata_policy_ctx *c)
     return false;
 }
 
-static bool stmt_principal(json_t *st, const struct strata_policy_ctx *c)
+static bool stmt_principal(json_t *st, const struct ectx *c)
 {
     json_t *pr = json_object_get(st, "Principal");
     bool negate = false;
@@ -691,28 +793,34 @@ static bool stmt_principal(json_t *st, const struct strata_policy_ctx *c)
     return hit != negate;
 }
 
-static bool action_match(const char *a, const struct strata_policy_ctx *c)
+static bool action_match(const char *a, const struct ectx *e)
 {
-    return strata_policy_glob(a, c->action, true);
+    return strata_policy_glob(a, e->c->action, true);
 }
 
-static bool resource_match(const char *r, const struct strata_policy_ctx *c)
+static bool resource_match(const char *r, const struct ectx *e)
 {
-    return strata_policy_glob(r, c->resource, false);
+    return glob_vars(r, e->c->resource, false, e);
 }
 
 /* One context value against one policy value, for a positive operator. */
-static bool value_match(const struct op_def *op, const char *ctxv, const char *polv)
+static bool value_match(const struct op_def *op, const char *ctxv, const char *polv,
+                        const struct ectx *e)
 {
     double a, b;
     struct cidr n, ip;
+    char buf[4096];
     switch (op->kind) {
     case OP_STRING:
-        return strcmp(ctxv, polv) == 0;
     case OP_STRING_NOCASE:
-        return strcasecmp(ctxv, polv) == 0;
+        if (e->variables && strstr(polv, "${")) {
+            if (!expand(polv, e->c, false, buf, sizeof(buf)))
+                return false;
+            polv = buf;
+        }
+        return op->kind == OP_STRING ? strcmp(ctxv, polv) == 0 : strcasecmp(ctxv, polv) == 0;
     case OP_STRING_LIKE:
-        return strata_policy_glob(polv, ctxv, false);
+        return glob_vars(polv, ctxv, false, e);
     case OP_BOOL:
         return strcasecmp(ctxv, polv) == 0;
     case OP_IP:
@@ -737,26 +845,28 @@ static bool value_match(const struct op_def *op, const char *ctxv, const char *p
 }
 
 /* Does the context value match any of the policy's values? */
-static bool value_match_any(const struct op_def *op, const char *ctxv, json_t *vals)
+static bool value_match_any(const struct op_def *op, const char *ctxv, json_t *vals,
+                            const struct ectx *ec)
 {
     char buf[64];
     if (!json_is_array(vals)) {
         const char *s = value_text(vals, buf, sizeof(buf));
-        return s && value_match(op, ctxv, s);
+        return s && value_match(op, ctxv, s, ec);
     }
     size_t i;
     json_t *e;
     json_array_foreach(vals, i, e) {
         const char *s = value_text(e, buf, sizeof(buf));
-        if (s && value_match(op, ctxv, s))
+        if (s && value_match(op, ctxv, s, ec))
             return true;
     }
     return false;
 }
 
 static bool cond_key_true(const char *opname, const char *key, json_t *vals,
-                          const struct strata_policy_ctx *c)
+                          const struct ectx *ec)
 {
+    const struct strata_policy_ctx *c = ec->c;
     enum qual q;
     bool ifx;
     const struct op_def *op = op_lookup(opname, &q, &ifx);
@@ -765,7 +875,7 @@ static bool cond_key_true(const char *opname, const char *key, json_t *vals,
         if (strcasecmp(c->kv[i].key, key) != 0)
             continue;
         present++;
-        bool m = op->kind != OP_NULL && value_match_any(op, c->kv[i].value, vals);
+        bool m = op->kind != OP_NULL && value_match_any(op, c->kv[i].value, vals, ec);
         if (op->negate)
             m = !m;
         matched += m;
@@ -789,7 +899,7 @@ static bool cond_key_true(const char *opname, const char *key, json_t *vals,
     return matched > 0;
 }
 
-static bool stmt_conditions(json_t *st, const struct strata_policy_ctx *c)
+static bool stmt_conditions(json_t *st, const struct ectx *c)
 {
     json_t *cond = json_object_get(st, "Condition");
     if (!cond)
@@ -807,7 +917,7 @@ static bool stmt_conditions(json_t *st, const struct strata_policy_ctx *c)
     return true;
 }
 
-static bool stmt_applies(json_t *st, const struct strata_policy_ctx *c)
+static bool stmt_applies(json_t *st, const struct ectx *c)
 {
     if (!stmt_principal(st, c))
         return false;
@@ -828,8 +938,9 @@ enum strata_policy_decision strata_policy_eval(const struct strata_policy *p,
     bool allow = false;
     size_t i;
     json_t *st;
+    const struct ectx ec = {.c = ctx, .variables = p->variables};
     json_array_foreach(p->stmts, i, st) {
-        if (!stmt_applies(st, ctx))
+        if (!stmt_applies(st, &ec))
             continue;
         if (strcmp(json_string_value(json_object_get(st, "Effect")), "Deny") == 0)
             return STRATA_POLICY_DENY;

@@ -17,6 +17,10 @@
  *   GreaterThan,GreaterThanEquals}, Date{same six}, Bool, IpAddress,
  *   NotIpAddress, Arn{Equals,Like,NotEquals,NotLike}, Null, each with the
  *   ...IfExists suffix and the ForAnyValue: / ForAllValues: qualifiers.
+ * With Version 2012-10-17, policy variables ${key} (a condition key of
+ * the request), ${*}, ${?} and ${$} are substituted in Resource /
+ * NotResource and in String and Arn condition values; elsewhere, or for a
+ * key Strata does not fill in, the policy is refused (STRATA_ENOTIMPL).
  * A principal matches a caller when it is "*", the caller's access key, or
  * an IAM ARN naming it (arn:aws:iam::KEY:root, arn:aws:iam::ACCT:user/KEY).
  */

@@ -435,6 +435,27 @@ def tag_and_anonymous_write_conditions(s):
 
 
 @test
+def home_directories_by_variable(s):
+    # AWS's example: each user reads and writes under home/${aws:username}/
+    # (the display name of the --users line) and lists only there.
+    c, b = new_bucket(s, "homes")
+    c.put_bucket_policy(Bucket=b, Policy=policy(
+        allow({"AWS": [USER2[0], USER3[0]]}, ["s3:GetObject", "s3:PutObject"], arn(b, "home/${aws:username}/*")),
+        allow({"AWS": [USER2[0], USER3[0]]}, "s3:ListBucket", arn(b),
+              StringLike={"s3:prefix": "home/${aws:username}/*"})))
+    u2, u3 = user(s, USER2), user(s, USER3)
+    u2.put_object(Bucket=b, Key="home/reader/a", Body=b"2")
+    u3.put_object(Bucket=b, Key="home/other/a", Body=b"3")
+    expect_error(lambda: u2.put_object(Bucket=b, Key="home/other/b", Body=b"x"), "AccessDenied", 403)
+    expect_error(lambda: u3.get_object(Bucket=b, Key="home/reader/a"), "AccessDenied", 403)
+    assert u2.get_object(Bucket=b, Key="home/reader/a")["Body"].read() == b"2"
+    keys = [o["Key"] for o in u2.list_objects_v2(Bucket=b, Prefix="home/reader/")["Contents"]]
+    assert keys == ["home/reader/a"], keys
+    expect_error(lambda: u2.list_objects_v2(Bucket=b, Prefix="home/other/"), "AccessDenied", 403)
+    no_such_key(c, b, "home/other/b")
+
+
+@test
 def awscli_policy(s):
     if not os.access("/usr/bin/aws", os.X_OK):
         print("skip: /usr/bin/aws not installed")

@@ -132,6 +132,23 @@ static const char P_EPOCH[] =
     "\"Action\":\"s3:*\",\"Resource\":\"" B "/*\",\"Condition\":{"
     "\"DateGreaterThanEquals\":{\"aws:CurrentTime\":\"1767225600\"}}}]}";
 
+/* AWS's "home directory" example with policy variables. */
+static const char P_HOME[] =
+    "{\"Version\":\"2012-10-17\",\"Statement\":["
+    "{\"Effect\":\"Allow\",\"Principal\":{\"AWS\":[\"" AK2 "\",\"" AK3 "\"]},"
+    "\"Action\":\"s3:ListBucket\",\"Resource\":\"" B "\",\"Condition\":{\"StringLike\":"
+    "{\"s3:prefix\":[\"\",\"home/\",\"home/${aws:username}/*\"]}}},"
+    "{\"Effect\":\"Allow\",\"Principal\":{\"AWS\":[\"" AK2 "\",\"" AK3 "\"]},"
+    "\"Action\":[\"s3:GetObject\",\"s3:PutObject\"],\"Resource\":\"" B "/home/${aws:username}/*\"},"
+    "{\"Effect\":\"Deny\",\"Principal\":\"*\",\"Action\":\"s3:GetObject\","
+    "\"Resource\":\"" B "/literal${*}star${?}\",\"Condition\":{\"StringEquals\":"
+    "{\"aws:Referer\":\"from-${aws:userid}\"}}}]}";
+
+/* Without Version the same text is literal, as on AWS. */
+static const char P_HOME_LITERAL[] =
+    "{\"Statement\":[{\"Effect\":\"Allow\",\"Principal\":\"*\",\"Action\":\"s3:GetObject\","
+    "\"Resource\":\"" B "/home/${aws:username}/*\"}]}";
+
 /* ---- the table ------------------------------------------------------------- */
 
 #define N STRATA_POLICY_NOMATCH
@@ -244,6 +261,20 @@ static const struct ecase cases[] = {
     {P_WILDCARDS, AK3, "s3:GetObjectAcl", "arn:aws:s3:::doc-bucket/data/ab.csv", "", N},
     {P_WILDCARDS, AK2, "s3:GetObject", "arn:aws:s3:::doc-bucket/data/ab.csv", "", N},
     {P_WILDCARDS, AK3, "s3:GetObject", "arn:aws:s3:::doc-bucket/DATA/ab.csv", "", N},
+    /* policy variables */
+    {P_HOME, AK2, "s3:GetObject", B "/home/alice/notes", "aws:username=alice", A},
+    {P_HOME, AK2, "s3:PutObject", B "/home/bob/notes", "aws:username=alice", N},
+    {P_HOME, AK2, "s3:GetObject", B "/home/alice/notes", "", N},
+    {P_HOME, AK3, "s3:GetObject", B "/home/a*/x", "aws:username=a*", A},
+    {P_HOME, AK3, "s3:GetObject", B "/home/ab/x", "aws:username=a*", N},
+    {P_HOME, AK2, "s3:ListBucket", B, "aws:username=alice;s3:prefix=home/alice/docs/", A},
+    {P_HOME, AK2, "s3:ListBucket", B, "aws:username=alice;s3:prefix=home/bob/", N},
+    {P_HOME, AK2, "s3:ListBucket", B, "aws:username=alice;s3:prefix=home/", A},
+    {P_HOME, NULL, "s3:GetObject", B "/literal*star?", "aws:userid=anonymous;aws:Referer=from-anonymous", D},
+    {P_HOME, NULL, "s3:GetObject", B "/literalXstarY", "aws:userid=anonymous;aws:Referer=from-anonymous", N},
+    {P_HOME, NULL, "s3:GetObject", B "/literal*star?", "aws:userid=anonymous;aws:Referer=from-x", N},
+    {P_HOME_LITERAL, NULL, "s3:GetObject", B "/home/${aws:username}/x", "aws:username=alice", A},
+    {P_HOME_LITERAL, NULL, "s3:GetObject", B "/home/alice/x", "aws:username=alice", N},
     /* several operators in one Condition are ANDed */
     {P_CASE, NULL, "s3:GetObject", B "/k",
      "aws:username=alice;s3:object-lock-remaining-retention-days=6", A},
@@ -343,8 +374,11 @@ static const struct vcase vcases[] = {
     {ST("{\"Effect\":\"Allow\",\"Principal\":\"*\",\"Action\":\"s3:GetObject\",\"Resource\":\"" B "/*\",\"Condition\":{\"StringEquals\":{\"foo:bar\":\"x\"}}}"), STRATA_EINVAL, "invalid condition key"},
     {ST("{\"Effect\":\"Allow\",\"Principal\":\"*\",\"Action\":\"s3:GetObject\",\"Resource\":\"" B "/*\",\"Condition\":{\"StringEquals\":{\"aws:PrincipalOrgID\":\"o-1\"}}}"), STRATA_ENOTIMPL, "aws:PrincipalOrgID"},
     {ST("{\"Effect\":\"Allow\",\"Principal\":\"*\",\"Action\":\"s3:GetObject\",\"Resource\":\"" B "/*\",\"Extra\":1}"), STRATA_EINVAL, "Unknown field Extra"},
-    {ST("{\"Effect\":\"Deny\",\"Principal\":\"*\",\"Action\":\"s3:GetObject\",\"Resource\":\"" B "/home/${aws:username}/*\"}"), STRATA_ENOTIMPL, "Policy variables"},
-    {ST("{\"Effect\":\"Allow\",\"Principal\":\"*\",\"Action\":\"s3:ListBucket\",\"Resource\":\"" B "\",\"Condition\":{\"StringLike\":{\"s3:prefix\":\"home/${aws:username}/*\"}}}"), STRATA_ENOTIMPL, "Policy variables"},
+    {ST("{\"Effect\":\"Deny\",\"Principal\":\"*\",\"Action\":\"s3:GetObject\",\"Resource\":\"" B "/home/${aws:PrincipalOrgID}/*\"}"), STRATA_ENOTIMPL, "${aws:PrincipalOrgID}"},
+    {ST("{\"Effect\":\"Deny\",\"Principal\":\"*\",\"Action\":\"s3:GetObject\",\"Resource\":\"arn:aws:s3:::${aws:username}/*\"}"), STRATA_ENOTIMPL, "not supported here"},
+    {ST("{\"Effect\":\"Allow\",\"Principal\":\"*\",\"Action\":\"s3:ListBucket\",\"Resource\":\"" B "\",\"Condition\":{\"NumericLessThan\":{\"s3:max-keys\":\"${aws:username}\"}}}"), STRATA_ENOTIMPL, "not supported here"},
+    {ST("{\"Effect\":\"Allow\",\"Principal\":\"*\",\"Action\":\"s3:ListBucket\",\"Resource\":\"" B "\",\"Condition\":{\"StringLike\":{\"s3:prefix\":\"home/${aws:username\"}}}"), STRATA_EINVAL, "Unterminated"},
+    {ST("{\"Effect\":\"Allow\",\"Principal\":\"*\",\"Action\":\"s3:ListBucket\",\"Resource\":\"" B "\",\"Condition\":{\"StringLike\":{\"s3:prefix\":\"home/${aws:username}/*\"}}}"), 0, ""},
     {"{\"Version\":\"2008-10-17\",\"Statement\":[{\"Effect\":\"Deny\",\"Principal\":\"*\",\"Action\":\"s3:GetObject\",\"Resource\":\"" B "/home/${aws:username}/*\"}]}", 0, ""},
 };
 
