@@ -84,6 +84,7 @@ void strata_h_delete_multi(struct strata_req *r)
             add_error(&b, o, denied);
             continue;
         }
+        a.bypass_governance = strata_authz_bypass_governance(r, o->key, o->version_id);
         struct strata_del_result res;
         memset(&res, 0, sizeof(res));
         int rc = strata_obj_delete_opts(r->srv->meta, r->bucket, o->key, o->version_id, &a, &res);

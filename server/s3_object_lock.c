@@ -10,6 +10,8 @@
  */
 #include "srv.h"
 
+#include "authz.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,11 +29,9 @@ static const char *mode_name(int mode)
 struct strata_lock_actor strata_lock_actor_of(struct strata_req *r)
 {
     struct strata_lock_actor a = {strata_req_user(r), false};
-    const char *h = strata_req_hdr(r, "x-amz-bypass-governance-retention");
-    /* Until bucket policies exist, s3:BypassGovernanceRetention belongs to
-     * the bucket owner alone. */
-    a.bypass_governance = h && strcasecmp(h, "true") == 0 &&
-                          strcmp(r->binfo.owner, strata_req_user(r)) == 0;
+    /* s3:BypassGovernanceRetention is a policy permission (authz.c). */
+    a.bypass_governance = strata_authz_bypass_governance(
+        r, r->key, r->key ? strata_req_query(r, "versionId") : NULL);
     return a;
 }
 

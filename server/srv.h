@@ -282,7 +282,7 @@ enum s3_err strata_lock_hdrs_parse(struct strata_req *r, struct strata_obj_lock 
 /* The x-amz-object-lock-* answer headers of a version (GET, HEAD). */
 void strata_lock_hdrs_add(struct MHD_Response *resp, const struct strata_obj_lock *lock);
 /* The caller as a lock actor: bypass only with x-amz-bypass-governance-retention:
- * true from a user allowed to bypass (the bucket owner, until policies exist). */
+ * true from a user holding s3:BypassGovernanceRetention (authz.h). */
 struct strata_lock_actor strata_lock_actor_of(struct strata_req *r);
 
 /* Stored headers chosen from a PUT / CreateMultipartUpload request. */

@@ -490,3 +490,11 @@ enum s3_err strata_authz_missing_key(struct strata_req *r, enum s3_err e)
         return e;
     return strata_authz_check(r, &r->binfo, "s3:ListBucket", NULL, NULL) ? S3E_AccessDenied : e;
 }
+
+bool strata_authz_bypass_governance(struct strata_req *r, const char *key, const char *version_id)
+{
+    const char *h = strata_req_hdr(r, "x-amz-bypass-governance-retention");
+    return h && strcasecmp(h, "true") == 0 &&
+           strata_authz_check(r, &r->binfo, "s3:BypassGovernanceRetention", key, version_id) ==
+               S3E_NONE;
+}

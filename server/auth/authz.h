@@ -30,6 +30,12 @@ enum s3_err strata_authz_request(struct strata_req *r, int *serr);
 enum s3_err strata_authz_check(struct strata_req *r, const struct strata_bucket_info *bi,
                                const char *action, const char *key, const char *version_id);
 
+/* x-amz-bypass-governance-retention: true, from a caller holding
+ * s3:BypassGovernanceRetention on the version: the owner unless the policy
+ * denies it, anyone else only when it allows it. */
+bool strata_authz_bypass_governance(struct strata_req *r, const char *key,
+                                    const char *version_id);
+
 /* The error to answer instead of e: a missing key (NoSuchKey) is
  * AccessDenied for a caller without s3:ListBucket on the bucket, as AWS
  * does, so that permission to read is not permission to probe names. */

@@ -456,6 +456,49 @@ def home_directories_by_variable(s):
 
 
 @test
+def bypass_governance_is_a_permission(s):
+    import datetime
+    c = s.client()
+    b = s.bucket_name("bypass")
+    c.create_bucket(Bucket=b, ObjectLockEnabledForBucket=True)
+    until = datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(days=1)
+
+    def locked(key):
+        return c.put_object(Bucket=b, Key=key, Body=b"g", ObjectLockMode="GOVERNANCE",
+                            ObjectLockRetainUntilDate=until, ChecksumAlgorithm="CRC32")["VersionId"]
+
+    # The owner holds s3:BypassGovernanceRetention unless the policy denies it.
+    v1 = locked("o1")
+    c.put_bucket_policy(Bucket=b, Policy=policy(deny("*", "s3:BypassGovernanceRetention", arn(b, "o1"))))
+    expect_error(lambda: c.delete_object(Bucket=b, Key="o1", VersionId=v1, BypassGovernanceRetention=True),
+                 "AccessDenied", 403)
+    r = c.delete_objects(Bucket=b, BypassGovernanceRetention=True,
+                         Delete={"Objects": [{"Key": "o1", "VersionId": v1}]})
+    assert [e["Code"] for e in r.get("Errors", [])] == ["AccessDenied"], r
+    c.head_object(Bucket=b, Key="o1", VersionId=v1)
+    c.delete_bucket_policy(Bucket=b)
+    c.delete_object(Bucket=b, Key="o1", VersionId=v1, BypassGovernanceRetention=True)
+    expect_error(lambda: c.head_object(Bucket=b, Key="o1", VersionId=v1), "404", 404)
+    # Another user needs an explicit Allow, on top of s3:DeleteObjectVersion.
+    u2 = user(s, USER2)
+    v2, v3 = locked("u2a"), locked("u2b")
+    c.put_bucket_policy(Bucket=b, Policy=policy(
+        allow({"AWS": USER2[0]}, ["s3:DeleteObjectVersion", "s3:PutObjectRetention"], arn(b, "*"))))
+    expect_error(lambda: u2.delete_object(Bucket=b, Key="u2a", VersionId=v2, BypassGovernanceRetention=True),
+                 "AccessDenied", 403)
+    c.head_object(Bucket=b, Key="u2a", VersionId=v2)
+    c.put_bucket_policy(Bucket=b, Policy=policy(
+        allow({"AWS": USER2[0]}, ["s3:DeleteObjectVersion", "s3:BypassGovernanceRetention"], arn(b, "u2a"))))
+    u2.delete_object(Bucket=b, Key="u2a", VersionId=v2, BypassGovernanceRetention=True)
+    expect_error(lambda: c.head_object(Bucket=b, Key="u2a", VersionId=v2), "404", 404)
+    # The permission is per object: not granted on u2b.
+    expect_error(lambda: u2.delete_object(Bucket=b, Key="u2b", VersionId=v3, BypassGovernanceRetention=True),
+                 "AccessDenied", 403)
+    c.head_object(Bucket=b, Key="u2b", VersionId=v3)
+    c.delete_object(Bucket=b, Key="u2b", VersionId=v3, BypassGovernanceRetention=True)
+
+
+@test
 def awscli_policy(s):
     if not os.access("/usr/bin/aws", os.X_OK):
         print("skip: /usr/bin/aws not installed")
