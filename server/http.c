@@ -34,6 +34,7 @@
 
 #include "authz.h"
 #include "srv_err.h"
+#include "admin.h"
 
 static uint64_t now_ns(void)
 {
@@ -92,6 +93,10 @@ void strata_req_send(struct strata_req *r, int status, struct MHD_Response *resp
 
 void strata_req_error(struct strata_req *r, enum s3_err e, int err)
 {
+    if (r->admin) {
+        strata_admin_error_s3(r, e, err);
+        return;
+    }
     e = strata_authz_missing_key(r, e);
     struct strata_sbuf b;
     strata_sbuf_init(&b, 64 * 1024);
@@ -396,6 +401,8 @@ static enum s3_err setup(struct strata_req *r, int *serr)
      * whose policy may allow them (authz.c). */
     if (!r->auth.cred && !r->bucket)
         return S3E_AccessDenied;
+    if (r->admin)
+        return strata_admin_route(r); /* no bucket, no body: nothing below applies */
 
     if (r->key && strlen(r->key) > STRATA_KEY_MAX)
         return S3E_KeyTooLongError;
@@ -662,6 +669,11 @@ static enum MHD_Result access_cb(void *cls, struct MHD_Connection *conn, const c
             STRATA_FREE(r->key);
             return MHD_YES;
         }
+        if (e == S3E_NONE && strata_admin_path(r->raw_path)) {
+            r->admin = true;
+            STRATA_FREE(r->bucket); /* not a bucket: keep it out of the logs */
+            STRATA_FREE(r->key);
+        }
         if (e == S3E_NONE)
             e = setup(r, &serr);
         if (e != S3E_NONE && !r->responded)
@@ -748,6 +760,7 @@ int strata_srv_start(struct strata_srv *s)
     strata_b64_encode(hid, sizeof(hid), s->host_id, sizeof(s->host_id));
     atomic_store(&s->inflight, 0);
     atomic_store(&s->body_budget.used, 0);
+    strata_admin_init(s);
     s->body_budget.max = s->cfg.body_memory;
 
     /* Default: a thread per connection waiting in poll() (select() cost
@@ -815,6 +828,7 @@ void strata_srv_stop(struct strata_srv *s, unsigned wait_s)
         usleep(100000);
     MHD_stop_daemon(s->mhd);
     s->mhd = NULL;
+    strata_admin_fini(s); /* a running heal ends before the metadata closes */
     free(s->tls_cert_pem);
     free(s->tls_key_pem);
     s->tls_cert_pem = s->tls_key_pem = NULL;

@@ -136,6 +136,7 @@ struct strata_req {
     bool started;
     bool responded;
     bool ops;        /* /health or /metrics: no auth, answered at the end */
+    bool admin;      /* /strata/admin/...: JSON errors (server/admin/admin.h) */
     bool close_conn; /* answer with Connection: close (untrusted framing) */
     int crash_slot;  /* in the crash report table, or -1 */
     /* body */

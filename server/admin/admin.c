@@ -1,0 +1,196 @@
+/*
+ * admin.c - the admin API's front: who may call it, which endpoint a path
+ * names, JSON answers and errors, the config dump and the 501 answers of
+ * what is not built yet.  Any connection thread.
+ */
+#include "admin.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "admin_internal.h"
+#include "srv_err.h"
+
+#define V1 STRATA_ADMIN_PREFIX "v1/"
+
+static struct timespec started;
+
+void strata_admin_init(struct strata_srv *s)
+{
+    clock_gettime(CLOCK_MONOTONIC, &started);
+}
+
+void strata_admin_fini(struct strata_srv *s)
+{
+    strata_admin__heal_join();
+}
+
+double strata_admin__uptime_s(void)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (double)(now.tv_sec - started.tv_sec) + (double)(now.tv_nsec - started.tv_nsec) / 1e9;
+}
+
+bool strata_admin_path(const char *raw_path)
+{
+    return raw_path && strncmp(raw_path, STRATA_ADMIN_PREFIX, strlen(STRATA_ADMIN_PREFIX)) == 0;
+}
+
+void strata_admin__send_json(struct strata_req *r, int status, json_t *doc)
+{
+    char *body = doc ? json_dumps(doc, JSON_INDENT(2) | JSON_SORT_KEYS) : NULL;
+    json_decref(doc);
+    if (!body) {
+        strata_admin__error(r, 500, "InternalError", "cannot encode the reply");
+        return;
+    }
+    size_t len = strlen(body);
+    char *nl = realloc(body, len + 2); /* a final newline, for terminals */
+    if (!nl) {
+        free(body);
+        strata_admin__error(r, 500, "InternalError", "out of memory");
+        return;
+    }
+    nl[len] = '\n';
+    nl[len + 1] = '\0';
+    struct MHD_Response *resp =
+        MHD_create_response_from_buffer(len + 1, nl, MHD_RESPMEM_MUST_FREE);
+    MHD_add_response_header(resp, "Content-Type", "application/json");
+    r->bytes_out += len + 1;
+    strata_req_send(r, status, resp);
+}
+
+void strata_admin__error(struct strata_req *r, int status, const char *code, const char *msg)
+{
+    json_t *doc = json_pack("{s:s, s:s, s:s}", "Code", code, "Message", msg, "RequestId", r->id);
+    char *body = doc ? json_dumps(doc, JSON_INDENT(2)) : NULL;
+    json_decref(doc);
+    struct MHD_Response *resp;
+    if (body) {
+        resp = MHD_create_response_from_buffer(strlen(body), body, MHD_RESPMEM_MUST_FREE);
+        r->bytes_out += strlen(body);
+    } else {
+        resp = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+    }
+    MHD_add_response_header(resp, "Content-Type", "application/json");
+    if (status == 503)
+        MHD_add_response_header(resp, "Retry-After", "1");
+    strata_req_send(r, status, resp);
+}
+
+void strata_admin_error_s3(struct strata_req *r, enum s3_err e, int err)
+{
+    r->sent_err = e;
+    strata_admin__error(r, strata_s3_err_status(e), strata_s3_err_code(e),
+                        strata_s3_err_detail(err, e));
+}
+
+static void not_built(struct strata_req *r, const char *arg)
+{
+    strata_admin__error(r, 501, "NotImplemented",
+                        "this admin endpoint is not implemented by this Strata build yet "
+                        "(audit log, lifecycle and user management arrive with their "
+                        "features); see server/admin/README.md");
+}
+
+static void config_dump(struct strata_req *r, const char *arg)
+{
+    const struct strata_srv_config *c = &r->srv->cfg;
+    json_t *drives = json_array();
+    for (size_t i = 0; i < c->ndrives; i++)
+        json_array_append_new(drives, json_string(c->drives[i]));
+#define OPT_STR(v) ((v) ? json_string(v) : json_null())
+    json_t *doc = json_pack(
+        "{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:o}",
+        "address", OPT_STR(c->address), "users_file", OPT_STR(c->users_file),
+        "tls_cert", OPT_STR(c->tls_cert), "tls_key", OPT_STR(c->tls_key),
+        "domain", OPT_STR(c->domain), "access_log", OPT_STR(c->access_log),
+        "root_user", OPT_STR(c->root_user),
+        /* Never the secret itself, not even its length. */
+        "root_password", "********",
+        "inline_max", (json_int_t)c->inline_max, "max_inflight", (json_int_t)c->max_inflight,
+        "timeout_s", (json_int_t)c->conn_timeout_s, "threads", (json_int_t)c->threads,
+        "max_conns_per_ip", (json_int_t)c->conns_per_ip,
+        "body_memory_bytes", (json_int_t)c->body_memory, "drives", drives);
+#undef OPT_STR
+    strata_admin__send_json(r, 200, doc);
+}
+
+struct endpoint {
+    const char *method; /* NULL: any method */
+    const char *name;
+    bool arg_ok;        /* "name/ARG" accepted */
+    bool prefix;        /* every path under name/ */
+    void (*run)(struct strata_req *r, const char *arg);
+};
+
+static const struct endpoint endpoints[] = {
+    {"GET", "info", false, false, strata_admin__info},
+    {"GET", "usage", true, false, strata_admin__usage},
+    {"POST", "heal/start", false, false, strata_admin__heal_start},
+    {"GET", "heal/status", false, false, strata_admin__heal_status},
+    {"GET", "config", false, false, config_dump},
+    {NULL, "audit", true, true, not_built},
+    {NULL, "ilm", true, true, not_built},
+    {NULL, "users", true, true, not_built},
+};
+
+/* Query parameters other than a presigned request's X-Amz-* are refused:
+ * the API takes none, and ignoring one would be a silent wrong answer. */
+static bool query_ok(struct strata_req *r)
+{
+    for (int i = 0; i < r->nq; i++)
+        if (strncmp(r->q[i].name, "X-Amz-", 6) != 0)
+            return false;
+    return true;
+}
+
+static void dispatch(struct strata_req *r)
+{
+    const char *path = r->resource ? r->resource : "";
+    if (strncmp(path, V1, strlen(V1)) != 0) {
+        strata_admin__error(r, 404, "NotFound",
+                            "unknown admin API version: this server serves " V1);
+        return;
+    }
+    const char *rest = path + strlen(V1);
+    for (size_t i = 0; i < sizeof(endpoints) / sizeof(endpoints[0]); i++) {
+        const struct endpoint *ep = &endpoints[i];
+        size_t n = strlen(ep->name);
+        if (strncmp(rest, ep->name, n) != 0 || (rest[n] != '\0' && rest[n] != '/'))
+            continue;
+        const char *arg = rest[n] == '/' ? rest + n + 1 : NULL;
+        if (arg && !*arg)
+            arg = NULL;
+        if (!ep->prefix && arg && !ep->arg_ok)
+            break; /* "info/x": no such endpoint */
+        if (ep->method && strcmp(ep->method, r->method) != 0) {
+            char msg[128];
+            snprintf(msg, sizeof(msg), "%s takes %s only", ep->name, ep->method);
+            strata_admin__error(r, 405, "MethodNotAllowed", msg);
+            return;
+        }
+        if (!query_ok(r)) {
+            strata_admin__error(r, 400, "InvalidArgument",
+                                "admin endpoints take no query parameters");
+            return;
+        }
+        ep->run(r, arg);
+        return;
+    }
+    strata_admin__error(r, 404, "NotFound", "no such admin endpoint; see server/admin/README.md");
+}
+
+static const struct strata_route admin_route = {"*", STRATA_LVL_SERVICE, NULL, 0, "Admin",
+                                                NULL, NULL, dispatch};
+
+enum s3_err strata_admin_route(struct strata_req *r)
+{
+    const struct strata_cred *c = r->auth.cred;
+    if (!c || !r->srv->cfg.root_user || strcmp(c->access_key, r->srv->cfg.root_user) != 0)
+        return S3E_AccessDenied;
+    r->route = &admin_route;
+    return S3E_NONE;
+}

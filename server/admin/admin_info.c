@@ -1,0 +1,72 @@
+/*
+ * admin_info.c - GET /strata/admin/v1/info: version, uptime, and every
+ * set with its geometry, counters and drives (state, space via statvfs).
+ * Any connection thread; reads only immutable set facts and atomics.
+ */
+#include "admin_internal.h"
+
+#include <sys/statvfs.h>
+
+static json_t *drive_json(struct strata_set *set, unsigned d)
+{
+    const char *path = strata_set_drive_path(set, d);
+    bool online = strata_set_drive_online(set, d);
+    const char *state = !online ? "offline" : strata_set_drive_fresh(set, d) ? "fresh" : "online";
+    json_t *j = json_pack("{s:i, s:s, s:s}", "index", (int)d, "path", path ? path : "",
+                          "state", state);
+    struct statvfs vfs;
+    if (path && statvfs(path, &vfs) == 0) {
+        uint64_t total = (uint64_t)vfs.f_blocks * vfs.f_frsize;
+        uint64_t avail = (uint64_t)vfs.f_bavail * vfs.f_frsize;
+        uint64_t fr = (uint64_t)vfs.f_bfree * vfs.f_frsize;
+        json_object_set_new(j, "total_bytes", json_integer((json_int_t)total));
+        json_object_set_new(j, "free_bytes", json_integer((json_int_t)avail));
+        json_object_set_new(j, "used_bytes", json_integer((json_int_t)(total - fr)));
+    }
+    return j;
+}
+
+static json_t *set_json(struct strata_set *set, unsigned idx)
+{
+    struct strata_set_stats st;
+    strata_set_stats_get(set, &st);
+    unsigned n = strata_set_n(set), online = 0;
+    json_t *drives = json_array();
+    for (unsigned d = 0; d < n; d++) {
+        online += strata_set_drive_online(set, d);
+        json_array_append_new(drives, drive_json(set, d));
+    }
+    const char *dep = strata_set_deployment_id(set);
+    return json_pack(
+        "{s:i, s:s, s:i, s:i, s:i, s:i, s:i, s:I, s:I, s:i, s:{s:I, s:I, s:I, s:I}, s:o}",
+        "index", (int)idx, "deployment_id", dep ? dep : "", "drives_total", (int)n,
+        "drives_online", (int)online, "data", (int)strata_set_k(set),
+        "parity", (int)strata_set_m(set), "write_quorum", (int)strata_set_write_quorum(set),
+        "shard_size", (json_int_t)strata_set_shard_size(set),
+        "stripe_size", (json_int_t)strata_set_stripe_size(set),
+        "read_quorum", (int)strata_set_read_quorum(set),
+        "errors", "bitrot_detected", (json_int_t)st.bitrot_detected,
+        "shards_missing", (json_int_t)st.shards_missing,
+        "stripes_reconstructed", (json_int_t)st.stripes_reconstructed,
+        "shards_healed", (json_int_t)st.shards_healed,
+        "drives", drives);
+}
+
+void strata_admin__info(struct strata_req *r, const char *arg)
+{
+    struct strata_srv *s = r->srv;
+    json_t *sets = json_array();
+    unsigned total = 0, online = 0;
+    for (unsigned i = 0; i < s->nsets; i++) {
+        json_t *j = set_json(s->sets[i], i);
+        total += (unsigned)json_integer_value(json_object_get(j, "drives_total"));
+        online += (unsigned)json_integer_value(json_object_get(j, "drives_online"));
+        json_array_append_new(sets, j);
+    }
+    json_t *doc = json_pack("{s:s, s:f, s:i, s:i, s:i, s:i, s:o}", "version", STRATA_VERSION,
+                            "uptime_s", strata_admin__uptime_s(), "inflight",
+                            (int)atomic_load(&s->inflight), "sets_total", (int)s->nsets,
+                            "drives_total", (int)total, "drives_online", (int)online,
+                            "sets", sets);
+    strata_admin__send_json(r, 200, doc);
+}
