@@ -10,6 +10,7 @@ PKGS=(
     build-essential cmake pkg-config
     libisal-dev liburing-dev librocksdb-dev libmicrohttpd-dev libmsgpack-dev
     libcmocka-dev libjansson-dev libxml2-dev libssl-dev
+    libcurl4-openssl-dev  # strata admin's HTTP client
     # integration tests: real S3 clients
     awscli python3 python3-boto3 s3cmd rclone curl
     # aws-sdk-js v3 test (tests/integration/test_js_sdk.py); npm below

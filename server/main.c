@@ -27,6 +27,7 @@
 #include "cli_audit.h"
 #include "srv.h"
 #include "sse.h"
+#include "admin_cli.h"
 #include "strata/hex.h"
 #include "strata/ilm.h"
 
@@ -54,6 +55,7 @@ static void usage(FILE *f)
 "       strata selftest [DIR]\n"
 "       strata audit verify DRIVE... | strata audit show DRIVE\n"
 "       strata admin kms rotate --kms-key-file FILE [--name NAME]\n"
+"       strata admin [--endpoint URL] [--json] COMMAND   (strata admin --help)\n"
 "       strata --help | --version\n"
 "\n"
 "server    Serve the S3 API from the given drives.  A drive is a directory\n"
@@ -383,6 +385,7 @@ static int cmd_server(int argc, char **argv)
         return 2;
     }
     s.cfg.lc_day_ms = (int64_t)ilm.day_s * 1000;
+    s.cfg.inline_max = inline_max ? inline_max : STRATA_INLINE_MAX_DEFAULT; /* for the config dump */
     /* Before any drive is touched and long before binding. */
     if (root_creds_pick(&s.cfg) != 0)
         return 1;
@@ -672,7 +675,10 @@ int main(int argc, char **argv)
     if (strcmp(cmd, "audit") == 0)
         return strata_cli_audit(argc - 1, argv + 1);
     if (strcmp(cmd, "admin") == 0)
-        return cmd_admin(argc - 1, argv + 1);
+        /* "kms rotate" edits a local key file; everything else talks to a
+         * running daemon over the admin API. */
+        return argc > 2 && strcmp(argv[2], "kms") == 0 ? cmd_admin(argc - 1, argv + 1)
+                                                        : strata_admin_cli(argc - 1, argv + 1);
     fprintf(stderr, "strata: unknown command %s\n", cmd);
     usage(stderr);
     return 2;

@@ -1,0 +1,271 @@
+/*
+ * admin_cli.c - "strata admin" (contract in admin_cli.h): flags, the
+ * signed HTTP call (strata_presign_v4 + libcurl) and the commands.  The
+ * human-readable tables are in admin_cli_print.c.  Runs in the CLI
+ * process only.
+ */
+#include "admin_cli.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <curl/curl.h>
+#include <jansson.h>
+
+#include "admin_cli_print.h"
+#include "auth.h"
+#include "sbuf.h"
+
+#define REPLY_MAX (16u << 20)
+#define PRESIGN_EXPIRES_S 300
+
+struct cli {
+    const char *base; /* endpoint without a trailing '/' */
+    char host[256];   /* the Host header curl sends: host[:port] */
+    struct strata_cred cred;
+    const char *region;
+    bool json;
+};
+
+static void cli_usage(FILE *f)
+{
+    fprintf(f,
+"Usage: strata admin [OPTIONS] COMMAND\n"
+"Commands:\n"
+"  info              sets and drives: state, space, errors\n"
+"  usage [BUCKET]    objects, bytes, versions, delete markers, uploads per bucket\n"
+"  heal start        start a heal of every set (--wait: until it ends)\n"
+"  heal status       running or idle, and the last run's result\n"
+"  audit verify      verify the Object Lock audit log\n"
+"  config            the server's effective configuration (secrets masked)\n"
+"Options:\n"
+"  --endpoint URL    default $STRATA_ENDPOINT, else http://127.0.0.1:9000\n"
+"  --access-key KEY  default $STRATA_ACCESS_KEY (an admin: the root user)\n"
+"  --secret-key KEY  default $STRATA_SECRET_KEY\n"
+"  --region NAME     signing region (default us-east-1)\n"
+"  --json            print the server's JSON instead of tables\n"
+"Exit codes: 0 done, 1 the server answered an error, 2 bad usage,\n"
+"3 the server could not be reached.\n");
+}
+
+static size_t write_cb(char *p, size_t size, size_t n, void *ud)
+{
+    struct strata_sbuf *b = ud;
+    if (strata_sbuf_append(b, p, size * n) != 0)
+        return 0; /* over REPLY_MAX: curl reports a write error */
+    return size * n;
+}
+
+/* One signed request.  Returns an exit code; on OK *doc is the reply
+ * (caller decrefs) and *status its HTTP status (< 300). */
+static int call(struct cli *c, const char *method, const char *path, json_t **doc)
+{
+    char signed_path[4096], url[4608];
+    int rc = strata_presign_v4(&c->cred, method, c->host, path, c->region, time(NULL),
+                               PRESIGN_EXPIRES_S, signed_path, sizeof(signed_path));
+    if (rc != 0) {
+        fprintf(stderr, "strata admin: cannot sign the request (bad region or keys?)\n");
+        return STRATA_ADMIN_CLI_USAGE;
+    }
+    snprintf(url, sizeof(url), "%s%s", c->base, signed_path);
+    CURL *h = curl_easy_init();
+    if (!h)
+        return STRATA_ADMIN_CLI_UNREACHABLE;
+    struct strata_sbuf b;
+    strata_sbuf_init(&b, REPLY_MAX);
+    char errbuf[CURL_ERROR_SIZE] = "";
+    curl_easy_setopt(h, CURLOPT_URL, url);
+    curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
+    if (strcmp(method, "POST") == 0) {
+        curl_easy_setopt(h, CURLOPT_POSTFIELDS, "");
+        curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE, 0L);
+    }
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, write_cb);
+    curl_easy_setopt(h, CURLOPT_WRITEDATA, &b);
+    curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
+    curl_easy_setopt(h, CURLOPT_NOPROXY, "*");
+    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, 10L);
+    curl_easy_setopt(h, CURLOPT_TIMEOUT, 900L); /* a usage scan of a big bucket */
+    CURLcode cc = curl_easy_perform(h);
+    long status = 0;
+    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+    curl_easy_cleanup(h);
+    if (cc != CURLE_OK) {
+        fprintf(stderr, "strata admin: %s: %s\n", c->base, errbuf[0] ? errbuf : curl_easy_strerror(cc));
+        strata_sbuf_fini(&b);
+        return STRATA_ADMIN_CLI_UNREACHABLE;
+    }
+    json_error_t jerr;
+    json_t *j = b.failed ? NULL : json_loadb(b.data ? b.data : "", b.len, 0, &jerr);
+    strata_sbuf_fini(&b);
+    if (!j || !json_is_object(j)) {
+        json_decref(j);
+        fprintf(stderr, "strata admin: %s answered HTTP %ld without an admin API reply "
+                        "(not a Strata server?)\n", c->base, status);
+        return STRATA_ADMIN_CLI_UNREACHABLE;
+    }
+    if (status >= 300) {
+        const char *code = json_string_value(json_object_get(j, "Code"));
+        const char *msg = json_string_value(json_object_get(j, "Message"));
+        if (c->json) {
+            json_dumpf(j, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
+            putchar('\n');
+        }
+        fprintf(stderr, "strata admin: %s (HTTP %ld): %s\n", code ? code : "error", status,
+                msg ? msg : "");
+        json_decref(j);
+        return STRATA_ADMIN_CLI_API_ERROR;
+    }
+    *doc = j;
+    return STRATA_ADMIN_CLI_OK;
+}
+
+static int show(struct cli *c, json_t *doc, void (*print)(json_t *doc))
+{
+    if (c->json) {
+        json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
+        putchar('\n');
+    } else {
+        print(doc);
+    }
+    json_decref(doc);
+    return fflush(stdout) == 0 ? STRATA_ADMIN_CLI_OK : STRATA_ADMIN_CLI_API_ERROR;
+}
+
+static int simple(struct cli *c, const char *method, const char *path, void (*print)(json_t *))
+{
+    json_t *doc = NULL;
+    int rc = call(c, method, path, &doc);
+    return rc ? rc : show(c, doc, print);
+}
+
+/* heal start --wait: poll status until idle; a progress line on a tty. */
+static int heal_wait(struct cli *c)
+{
+    bool tty = isatty(STDERR_FILENO);
+    for (unsigned i = 0;; i++) {
+        json_t *doc = NULL;
+        int rc = call(c, "GET", "/strata/admin/v1/heal/status", &doc);
+        if (rc)
+            return rc;
+        const char *state = json_string_value(json_object_get(doc, "state"));
+        if (!state || strcmp(state, "running") != 0) {
+            if (tty)
+                fputs("\r\033[K", stderr);
+            json_t *last = json_object_get(doc, "last");
+            const char *res = json_string_value(json_object_get(last, "result"));
+            bool ok = res && strcmp(res, "ok") == 0;
+            rc = show(c, doc, strata_admin_cli_print_heal);
+            return rc ? rc : ok ? STRATA_ADMIN_CLI_OK : STRATA_ADMIN_CLI_API_ERROR;
+        }
+        json_decref(doc);
+        if (tty)
+            fprintf(stderr, "\rhealing %c  %u s", "|/-\\"[i % 4], i / 5);
+        usleep(200 * 1000);
+    }
+}
+
+static int run(struct cli *c, int argc, char **argv)
+{
+    const char *cmd = argv[0];
+    if (strcmp(cmd, "info") == 0 && argc == 1)
+        return simple(c, "GET", "/strata/admin/v1/info", strata_admin_cli_print_info);
+    if (strcmp(cmd, "config") == 0 && argc == 1)
+        return simple(c, "GET", "/strata/admin/v1/config", strata_admin_cli_print_config);
+    if (strcmp(cmd, "usage") == 0 && argc <= 2) {
+        char path[512];
+        if (argc == 2 && (strlen(argv[1]) > 63 || strpbrk(argv[1], "/?%#"))) {
+            fprintf(stderr, "strata admin: %s is not a bucket name\n", argv[1]);
+            return STRATA_ADMIN_CLI_USAGE;
+        }
+        snprintf(path, sizeof(path), "/strata/admin/v1/usage%s%s", argc == 2 ? "/" : "",
+                 argc == 2 ? argv[1] : "");
+        return simple(c, "GET", path, strata_admin_cli_print_usage);
+    }
+    if (strcmp(cmd, "heal") == 0 && argc >= 2) {
+        if (strcmp(argv[1], "status") == 0 && argc == 2)
+            return simple(c, "GET", "/strata/admin/v1/heal/status", strata_admin_cli_print_heal);
+        bool wait = argc == 3 && strcmp(argv[2], "--wait") == 0;
+        if (strcmp(argv[1], "start") == 0 && (argc == 2 || wait)) {
+            json_t *doc = NULL;
+            int rc = call(c, "POST", "/strata/admin/v1/heal/start", &doc);
+            if (rc || !wait)
+                return rc ? rc : show(c, doc, strata_admin_cli_print_heal);
+            json_decref(doc);
+            return heal_wait(c);
+        }
+    }
+    if (strcmp(cmd, "audit") == 0 && argc == 2 && strcmp(argv[1], "verify") == 0)
+        return simple(c, "POST", "/strata/admin/v1/audit/verify", strata_admin_cli_print_config);
+    fprintf(stderr, "strata admin: unknown command or arguments: %s\n", cmd);
+    cli_usage(stderr);
+    return STRATA_ADMIN_CLI_USAGE;
+}
+
+static const char *env_or(const char *name, const char *dflt)
+{
+    const char *v = getenv(name);
+    return v && *v ? v : dflt;
+}
+
+int strata_admin_cli(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"endpoint", required_argument, NULL, 'e'}, {"access-key", required_argument, NULL, 'a'},
+        {"secret-key", required_argument, NULL, 's'}, {"region", required_argument, NULL, 'r'},
+        {"json", no_argument, NULL, 'j'},           {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    struct cli c = {.region = "us-east-1"};
+    const char *endpoint = env_or("STRATA_ENDPOINT", "http://127.0.0.1:9000");
+    const char *ak = env_or("STRATA_ACCESS_KEY", NULL), *sk = env_or("STRATA_SECRET_KEY", NULL);
+    int o;
+    /* "+": stop at the command, so "heal start --wait" keeps its flag. */
+    while ((o = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
+        switch (o) {
+        case 'e': endpoint = optarg; break;
+        case 'a': ak = optarg; break;
+        case 's': sk = optarg; break;
+        case 'r': c.region = optarg; break;
+        case 'j': c.json = true; break;
+        case 'h': cli_usage(stdout); return STRATA_ADMIN_CLI_OK;
+        default: cli_usage(stderr); return STRATA_ADMIN_CLI_USAGE;
+        }
+    }
+    if (optind >= argc) {
+        cli_usage(stderr);
+        return STRATA_ADMIN_CLI_USAGE;
+    }
+    if (!ak || !sk) {
+        fprintf(stderr, "strata admin: no keys: give --access-key/--secret-key or set "
+                        "STRATA_ACCESS_KEY/STRATA_SECRET_KEY\n");
+        return STRATA_ADMIN_CLI_USAGE;
+    }
+    const char *sep = strstr(endpoint, "://");
+    const char *hs = sep ? sep + 3 : NULL;
+    size_t hl = hs ? strcspn(hs, "/") : 0;
+    if (!hs || hl == 0 || hl >= sizeof(c.host) || (strncmp(endpoint, "http://", 7) != 0 &&
+                                                    strncmp(endpoint, "https://", 8) != 0) ||
+        strlen(ak) >= sizeof(c.cred.access_key) || strlen(sk) >= sizeof(c.cred.secret)) {
+        fprintf(stderr, "strata admin: bad endpoint %s (want http[s]://HOST:PORT) or keys\n",
+                endpoint);
+        return STRATA_ADMIN_CLI_USAGE;
+    }
+    memcpy(c.host, hs, hl);
+    c.host[hl] = '\0';
+    char *base = strndup(endpoint, (size_t)(hs - endpoint) + hl);
+    if (!base)
+        return STRATA_ADMIN_CLI_UNREACHABLE;
+    c.base = base;
+    snprintf(c.cred.access_key, sizeof(c.cred.access_key), "%s", ak);
+    snprintf(c.cred.secret, sizeof(c.cred.secret), "%s", sk);
+    curl_global_init(CURL_GLOBAL_DEFAULT);
+    int rc = run(&c, argc - optind, argv + optind);
+    curl_global_cleanup();
+    free(base);
+    return rc;
+}

@@ -1,0 +1,143 @@
+/*
+ * admin_cli_print.c - tables for "strata admin" (see admin_cli_print.h).
+ */
+#include "admin_cli_print.h"
+
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+static uint64_t num(json_t *o, const char *k)
+{
+    json_t *v = json_object_get(o, k);
+    return json_is_integer(v) && json_integer_value(v) > 0 ? (uint64_t)json_integer_value(v) : 0;
+}
+
+static const char *str(json_t *o, const char *k)
+{
+    const char *s = json_string_value(json_object_get(o, k));
+    return s ? s : "-";
+}
+
+/* 1536 -> "1.5 KiB"; exact bytes below 1 KiB. */
+static const char *human(uint64_t v, char *buf, size_t len)
+{
+    static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+    double d = (double)v;
+    unsigned u = 0;
+    while (d >= 1024 && u < 6) {
+        d /= 1024;
+        u++;
+    }
+    if (u == 0)
+        snprintf(buf, len, "%" PRIu64 " B", v);
+    else
+        snprintf(buf, len, "%.1f %s", d, units[u]);
+    return buf;
+}
+
+static void when(time_t t, char *buf, size_t len)
+{
+    struct tm tm;
+    if (t <= 0 || !gmtime_r(&t, &tm) || strftime(buf, len, "%Y-%m-%d %H:%M:%S UTC", &tm) == 0)
+        snprintf(buf, len, "-");
+}
+
+void strata_admin_cli_print_info(json_t *doc)
+{
+    uint64_t up = (uint64_t)json_number_value(json_object_get(doc, "uptime_s"));
+    printf("Strata %s, up %" PRIu64 "d %02" PRIu64 "h %02" PRIu64 "m %02" PRIu64 "s, "
+           "%" PRIu64 " set(s), %" PRIu64 "/%" PRIu64 " drives online\n",
+           str(doc, "version"), up / 86400, up / 3600 % 24, up / 60 % 60, up % 60,
+           num(doc, "sets_total"), num(doc, "drives_online"), num(doc, "drives_total"));
+    size_t i;
+    json_t *set;
+    json_array_foreach(json_object_get(doc, "sets"), i, set) {
+        json_t *e = json_object_get(set, "errors");
+        printf("\nset %" PRIu64 ": %" PRIu64 "+%" PRIu64 " (write quorum %" PRIu64
+               "), deployment %s\n"
+               "  errors since start: %" PRIu64 " bitrot, %" PRIu64 " shards missing, %" PRIu64
+               " stripes reconstructed, %" PRIu64 " shards healed\n",
+               num(set, "index"), num(set, "data"), num(set, "parity"), num(set, "write_quorum"),
+               str(set, "deployment_id"), num(e, "bitrot_detected"), num(e, "shards_missing"),
+               num(e, "stripes_reconstructed"), num(e, "shards_healed"));
+        printf("  %-5s %-8s %10s %10s %10s  %s\n", "DRIVE", "STATE", "TOTAL", "USED", "FREE",
+               "PATH");
+        size_t j;
+        json_t *d;
+        json_array_foreach(json_object_get(set, "drives"), j, d) {
+            char t[32], u[32], f[32];
+            bool sized = json_object_get(d, "total_bytes") != NULL;
+            printf("  %-5" PRIu64 " %-8s %10s %10s %10s  %s\n", num(d, "index"), str(d, "state"),
+                   sized ? human(num(d, "total_bytes"), t, sizeof(t)) : "-",
+                   sized ? human(num(d, "used_bytes"), u, sizeof(u)) : "-",
+                   sized ? human(num(d, "free_bytes"), f, sizeof(f)) : "-", str(d, "path"));
+        }
+    }
+}
+
+static void usage_row(const char *name, json_t *u)
+{
+    char b[32], vb[32];
+    printf("%-40s %10" PRIu64 " %10s %10" PRIu64 " %10s %8" PRIu64 " %8" PRIu64 "%s\n", name,
+           num(u, "objects"), human(num(u, "bytes"), b, sizeof(b)), num(u, "versions"),
+           human(num(u, "versions_bytes"), vb, sizeof(vb)), num(u, "delete_markers"),
+           num(u, "incomplete_uploads"),
+           json_is_false(json_object_get(u, "complete")) ? "  (partial)" : "");
+}
+
+void strata_admin_cli_print_usage(json_t *doc)
+{
+    printf("%-40s %10s %10s %10s %10s %8s %8s\n", "BUCKET", "OBJECTS", "BYTES", "VERSIONS",
+           "ALL-BYTES", "MARKERS", "UPLOADS");
+    size_t i;
+    json_t *b;
+    json_array_foreach(json_object_get(doc, "buckets"), i, b)
+        usage_row(str(b, "name"), b);
+    usage_row("TOTAL", json_object_get(doc, "total"));
+    if (json_is_false(json_object_get(doc, "complete")))
+        printf("the scan stopped at %" PRIu64 " entries: partial buckets are undercounted\n",
+               num(doc, "scan_limit"));
+}
+
+void strata_admin_cli_print_heal(json_t *doc)
+{
+    char t[64];
+    when((time_t)num(doc, "started"), t, sizeof(t));
+    printf("heal: %s (runs finished: %" PRIu64 ", last started %s)\n", str(doc, "state"),
+           num(doc, "runs_finished"), t);
+    json_t *last = json_object_get(doc, "last");
+    if (!last)
+        return;
+    when((time_t)num(last, "finished"), t, sizeof(t));
+    const char *err = str(last, "error");
+    printf("last run: finished %s, %s%s%s; %" PRIu64 " objects scanned, %" PRIu64
+           " records healed, %" PRIu64 " shards healed\n",
+           t, str(last, "result"), *err && strcmp(err, "-") ? ": " : "",
+           *err && strcmp(err, "-") ? err : "", num(last, "objects_scanned"),
+           num(last, "records_healed"), num(last, "shards_healed"));
+}
+
+void strata_admin_cli_print_config(json_t *doc)
+{
+    const char *k;
+    json_t *v;
+    json_object_foreach(doc, k, v) {
+        if (json_is_array(v)) {
+            size_t i;
+            json_t *e;
+            json_array_foreach(v, i, e)
+                printf("%-20s %s\n", i ? "" : k, json_is_string(e) ? json_string_value(e) : "?");
+        } else if (json_is_string(v)) {
+            printf("%-20s %s\n", k, json_string_value(v));
+        } else if (json_is_integer(v)) {
+            printf("%-20s %" JSON_INTEGER_FORMAT "\n", k, json_integer_value(v));
+        } else if (json_is_boolean(v)) {
+            printf("%-20s %s\n", k, json_is_true(v) ? "true" : "false");
+        } else {
+            printf("%-20s -\n", k);
+        }
+    }
+}

@@ -1,0 +1,17 @@
+/*
+ * admin_cli_print.h - the human-readable output of "strata admin": one
+ * printer per reply shape (server/admin/README.md), to stdout.  Missing
+ * fields print as "-"; never fails.
+ */
+#ifndef STRATA_SERVER_ADMIN_ADMIN_CLI_PRINT_H
+#define STRATA_SERVER_ADMIN_ADMIN_CLI_PRINT_H
+
+#include <jansson.h>
+
+void strata_admin_cli_print_info(json_t *doc);
+void strata_admin_cli_print_usage(json_t *doc);
+void strata_admin_cli_print_heal(json_t *doc);
+/* Any flat object: "key  value" lines (config, and replies without a table). */
+void strata_admin_cli_print_config(json_t *doc);
+
+#endif /* STRATA_SERVER_ADMIN_ADMIN_CLI_PRINT_H */

@@ -1,0 +1,124 @@
+"""test_admin_cli.py - `strata admin`, the CLI over the admin API, run
+against a real daemon: tables and --json for info, usage, heal and config,
+keys from the environment or flags (flags win), and exit codes scripts can
+trust: 0 done, 1 the server refused (non-admin, missing bucket, 501), 2 bad
+usage, 3 unreachable.
+"""
+
+import json
+import os
+import subprocess
+
+from strata_harness import Strata, free_port, run, test
+
+USER2 = ("STRATACLIUSER2", "cli-second-secret")
+_users = os.path.join(os.environ.get("STRATA_TEST_TMPDIR") or "/tmp", f"cli-users-{os.getpid()}")
+with open(_users, "w") as f:
+    f.write(f"{USER2[0]} {USER2[1]}\n")
+
+
+def cli(s, *args, keys=None, env_keys=True, endpoint=None):
+    """(exit code, stdout, stderr) of `strata admin ARGS`."""
+    env = {"PATH": "/usr/bin:/bin", "HOME": s.home}
+    if env_keys:
+        ak, sk = keys or (s.ak, s.sk)
+        env.update(STRATA_ENDPOINT=endpoint or s.endpoint, STRATA_ACCESS_KEY=ak,
+                   STRATA_SECRET_KEY=sk)
+    p = subprocess.run([os.environ["STRATA_BIN"], "admin", *args], env=env,
+                       capture_output=True, text=True, timeout=120)
+    return p.returncode, p.stdout, p.stderr
+
+
+@test
+def info_table_and_json(s):
+    rc, out, err = cli(s, "info")
+    assert rc == 0, err
+    assert "Strata 0.1.0" in out and "1 set(s), 4/4 drives online" in out, out
+    for i in range(1, 5):
+        line = [l for l in out.splitlines() if l.endswith(os.path.join(s.tmp, f"d{i}"))]
+        assert len(line) == 1 and " online " in line[0] and "GiB" in line[0], out
+    rc, out, err = cli(s, "--json", "info")
+    assert rc == 0, err
+    doc = json.loads(out)
+    assert doc["drives_online"] == 4 and doc["sets"][0]["data"] == 2, doc
+
+
+@test
+def usage_table_and_json(s):
+    c = s.client()
+    b = s.bucket_name("cli")
+    c.create_bucket(Bucket=b)
+    c.put_object(Bucket=b, Key="one", Body=b"x" * 2048)
+    c.put_object(Bucket=b, Key="two", Body=b"y" * 100)
+    rc, out, err = cli(s, "usage", b)
+    assert rc == 0, err
+    row = [l.split() for l in out.splitlines() if l.startswith(b + " ")]
+    # BUCKET OBJECTS BYTES(2 words) VERSIONS ALL-BYTES(2) MARKERS UPLOADS
+    assert row == [[b, "2", "2.1", "KiB", "2", "2.1", "KiB", "0", "0"]], out
+    assert out.splitlines()[0].split()[:3] == ["BUCKET", "OBJECTS", "BYTES"], out
+    rc, out, err = cli(s, "--json", "usage")
+    assert rc == 0, err
+    by = {x["name"]: x for x in json.loads(out)["buckets"]}
+    assert by[b]["objects"] == 2 and by[b]["bytes"] == 2148, by[b]
+    rc, out, err = cli(s, "usage", "no-such-bucket-cli")
+    assert rc == 1 and "NoSuchBucket (HTTP 404)" in err, (rc, err)
+    rc, out, err = cli(s, "usage", "a/b")
+    assert rc == 2, (rc, err)
+
+
+@test
+def heal_start_wait_and_status(s):
+    rc, out, err = cli(s, "heal", "status")
+    assert rc == 0 and out.startswith("heal: idle (runs finished: 0"), (rc, out, err)
+    rc, out, err = cli(s, "heal", "start", "--wait")
+    assert rc == 0, err
+    assert "heal: idle (runs finished: 1" in out and "last run: finished" in out and ", ok;" in out, out
+    rc, out, err = cli(s, "--json", "heal", "status")
+    doc = json.loads(out)
+    assert rc == 0 and doc["runs_finished"] == 1 and doc["last"]["result"] == "ok", doc
+    assert doc["last"]["objects_scanned"] >= 2, doc
+
+
+@test
+def config_masks_the_secret(s):
+    rc, out, err = cli(s, "config")
+    assert rc == 0, err
+    assert s.sk not in out and "********" in out, out
+    lines = dict(l.split(None, 1) for l in out.splitlines() if len(l.split(None, 1)) == 2)
+    assert lines["root_user"] == s.ak and lines["users_file"] == _users, lines
+    rc, out, err = cli(s, "--json", "config")
+    assert json.loads(out)["root_password"] == "********"
+
+
+@test
+def exit_codes(s):
+    # 1: refused by the server.
+    rc, out, err = cli(s, "info", keys=USER2)
+    assert rc == 1 and "AccessDenied (HTTP 403)" in err, (rc, err)
+    rc, out, err = cli(s, "heal", "start", keys=USER2)
+    assert rc == 1 and "AccessDenied" in err, (rc, err)
+    rc, out, err = cli(s, "info", keys=(s.ak, "wrong-secret"))
+    assert rc == 1 and "SignatureDoesNotMatch" in err, (rc, err)
+    rc, out, err = cli(s, "audit", "verify")
+    assert rc == 1 and "NotImplemented (HTTP 501)" in err, (rc, err)
+    # 2: bad usage.
+    for args in (("frobnicate",), ("heal",), ("heal", "start", "--now"), ("info", "extra"), ()):
+        rc, out, err = cli(s, *args)
+        assert rc == 2, (args, rc, err)
+    rc, out, err = cli(s, "info", env_keys=False)
+    assert rc == 2 and "no keys" in err, (rc, err)
+    rc, out, err = cli(s, "--endpoint", "ftp://x", "info")
+    assert rc == 2, (rc, err)
+    # 3: nothing listens there.
+    rc, out, err = cli(s, "info", endpoint=f"http://127.0.0.1:{free_port()}")
+    assert rc == 3, (rc, err)
+    # Flags win over the environment.
+    rc, out, err = cli(s, "--access-key", s.ak, "--secret-key", s.sk, "info", keys=USER2)
+    assert rc == 0, err
+    rc, out, err = cli(s, "--endpoint", s.endpoint, "info",
+                       endpoint=f"http://127.0.0.1:{free_port()}")
+    assert rc == 0, err
+
+
+if __name__ == "__main__":
+    run(Strata(args=["--users", _users]))
