@@ -28,6 +28,7 @@
 #include "srv.h"
 #include "sse.h"
 #include "admin_cli.h"
+#include "srv_config.h"
 #include "strata/hex.h"
 #include "strata/ilm.h"
 
@@ -90,6 +91,11 @@ static void usage(FILE *f)
 "                        connection (default 0): faster for small objects, but\n"
 "                        a slow drive then delays the connections sharing a thread\n"
 "  --log-level LEVEL     err, warn, notice, info (default) or debug\n"
+"  --config FILE         a JSON object of these options by long name (\"address\",\n"
+"                        \"max-inflight\", ...), \"drives\": [...], \"root-user\",\n"
+"                        \"root-password\"; flags and the environment win over it\n"
+"  --print-config        print the effective configuration (JSON, the root\n"
+"                        password masked) and exit; also strata --print-config\n"
 "  --kms-key-file FILE   master keys for server-side encryption (JSON, mode 0600;\n"
 "                        format in server/README.md); without it SSE answers 501\n"
 "  --sse-c-allow-http    accept SSE-C customer keys over plain HTTP (tests on\n"
@@ -122,7 +128,9 @@ static void usage(FILE *f)
 "\n"
 "Signals: SIGTERM/SIGINT stop accepting, let in-flight requests finish, close\n"
 "the metadata and drive sets, and exit 0.  SIGUSR1 starts a lifecycle scanner\n"
-"pass now (its counters are the strata_ilm_* lines of GET /metrics).\n",
+"pass now (its counters are the strata_ilm_* lines of GET /metrics).  SIGHUP\n"
+"reloads the --users file and reopens the --access-log file; other settings\n"
+"need a restart.\n",
             STRATA_INLINE_MAX_DEFAULT, CACHE_MB_DEFAULT, BODY_MEMORY_MB_DEFAULT, LC_DAY_S_DEFAULT,
             ILM_INTERVAL_S_DEFAULT, ILM_RATE_DEFAULT, HEAL_INTERVAL_S_DEFAULT, DEFAULT_ROOT_USER,
             DEFAULT_ROOT_PASSWORD);
@@ -235,10 +243,15 @@ static bool address_is_loopback(const char *address)
  * they are kept with a warning so a first local run works.  Runs before
  * the drives are opened and the socket is bound.
  */
-static int root_creds_pick(struct strata_srv_config *cfg)
+static int root_creds_pick(struct strata_srv_config *cfg, json_t *conf)
 {
     cfg->root_user = getenv("STRATA_ROOT_USER");
     cfg->root_password = getenv("STRATA_ROOT_PASSWORD");
+    if (!cfg->root_user || !*cfg->root_user || !cfg->root_password || !*cfg->root_password) {
+        /* The environment wins over the config file, as flags do. */
+        cfg->root_user = strata_srv_config_value(conf, "root-user");
+        cfg->root_password = strata_srv_config_value(conf, "root-password");
+    }
     if (!cfg->root_user || !*cfg->root_user || !cfg->root_password || !*cfg->root_password) {
         cfg->root_user = DEFAULT_ROOT_USER;
         cfg->root_password = DEFAULT_ROOT_PASSWORD;
@@ -304,7 +317,104 @@ static int ilm_start(struct strata_srv *s, const struct ilm_flags *f, struct str
     return 0;
 }
 
-static int cmd_server(int argc, char **argv)
+/* What the server's flags and its config file set, before they are checked. */
+struct server_args {
+    struct strata_srv_config *cfg;
+    size_t inline_max, cache_mb, body_mb;
+    struct ilm_flags ilm;
+};
+
+/* One option (long flag name's short code c) with its value, from the
+ * command line or the config file.  0, or 2 after printing why. */
+static int server_opt(struct server_args *a, int c, const char *v)
+{
+    switch (c) {
+    case 'a': a->cfg->address = v; break;
+    case 'u': a->cfg->users_file = v; break;
+    case 'c': a->cfg->tls_cert = v; break;
+    case 'k': a->cfg->tls_key = v; break;
+    case 'd': a->cfg->domain = v; break;
+    case 'i': a->inline_max = strtoull(v, NULL, 10); break;
+    case 'l': a->cfg->access_log = v; break;
+    case 'm': a->cfg->max_inflight = (unsigned)strtoul(v, NULL, 10); break;
+    case 't': a->cfg->conn_timeout_s = (unsigned)strtoul(v, NULL, 10); break;
+    case 'T': a->cfg->threads = (unsigned)strtoul(v, NULL, 10); break;
+    case 'C': a->cache_mb = strtoull(v, NULL, 10); break;
+    case 'P': a->cfg->conns_per_ip = (unsigned)strtoul(v, NULL, 10); break;
+    case 'B': a->body_mb = strtoull(v, NULL, 10); break;
+    case 'D': a->ilm.day_s = strtoul(v, NULL, 10); break;
+    case 'I': a->ilm.interval_s = strtol(v, NULL, 10); break;
+    case 'R': a->ilm.rate = (unsigned)strtoul(v, NULL, 10); break;
+    case 'H': a->ilm.heal_s = (unsigned)strtoul(v, NULL, 10); break;
+    case 'K': a->cfg->kms_key_file = v; break;
+    case 'v':
+        if (parse_level(v) < 0) {
+            fprintf(stderr, "strata: unknown log level %s\n", v);
+            return 2;
+        }
+        a->cfg->log_level = parse_level(v);
+        break;
+    default: return 2;
+    }
+    return 0;
+}
+
+/* The value of --config (or --config=FILE) in argv, or NULL. */
+static const char *config_arg(int argc, char **argv)
+{
+    const char *path = NULL;
+    for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++) {
+        if (strcmp(argv[i], "--config") == 0 && i + 1 < argc)
+            path = argv[++i];
+        else if (strncmp(argv[i], "--config=", 9) == 0)
+            path = argv[i] + 9;
+    }
+    return path;
+}
+
+/* Old user tables replaced by SIGHUP, freed at exit (requests in flight
+ * may point into them until then). */
+static struct strata_creds **retired_creds;
+static size_t nretired_creds;
+
+/* SIGHUP: reload the users file, reopen the access log file.  Everything
+ * else needs a restart.  A users file that does not load keeps the old
+ * table. */
+static void reload(struct strata_srv *s, int access_fd)
+{
+    struct strata_creds *nc = NULL;
+    char errmsg[256] = "";
+    struct strata_creds **rl = realloc(retired_creds, (nretired_creds + 1) * sizeof(*rl));
+    if (rl)
+        retired_creds = rl;
+    if (!rl || strata_creds_load(s->cfg.root_user, s->cfg.root_password, s->cfg.users_file,
+                                 &nc, errmsg, sizeof(errmsg)) != 0) {
+        strata_srv_log(STRATA_LOG_ERR, "SIGHUP: cannot reload users, keeping the old ones: %s",
+                       rl ? errmsg : "out of memory");
+    } else {
+        retired_creds[nretired_creds++] = atomic_exchange(&s->creds, nc);
+        strata_srv_log(STRATA_LOG_NOTICE, "SIGHUP: users reloaded%s%s",
+                       s->cfg.users_file ? " from " : "",
+                       s->cfg.users_file ? s->cfg.users_file : "");
+    }
+    if (s->cfg.access_log && access_fd >= 0) {
+        /* dup2 swaps the file under the same descriptor: a line being
+         * written goes whole to the old file or the new one. */
+        int fd = open(s->cfg.access_log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+        if (fd < 0 || dup2(fd, access_fd) < 0)
+            strata_srv_log(STRATA_LOG_ERR, "SIGHUP: cannot reopen %s: %s", s->cfg.access_log,
+                           strerror(errno));
+        else
+            strata_srv_log(STRATA_LOG_NOTICE, "SIGHUP: reopened %s", s->cfg.access_log);
+        if (fd >= 0)
+            close(fd);
+    }
+    strata_srv_log(STRATA_LOG_NOTICE, "SIGHUP: other settings need a restart");
+}
+
+static json_t *config_doc;
+
+static int cmd_server(int argc, char **argv, bool print_only)
 {
     static const struct option opts[] = {
         {"address", required_argument, NULL, 'a'},  {"users", required_argument, NULL, 'u'},
@@ -323,6 +433,7 @@ static int cmd_server(int argc, char **argv)
         {"kms-key-file", required_argument, NULL, 'K'},
         {"sse-c-allow-http", no_argument, NULL, 'S'},
         {"kms-rewrap", no_argument, NULL, 'W'},
+        {"config", required_argument, NULL, 'F'},   {"print-config", no_argument, NULL, 'p'},
         {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0},
     };
     struct strata_srv s;
@@ -330,44 +441,62 @@ static int cmd_server(int argc, char **argv)
     s.cfg.address = "127.0.0.1:9000";
     s.cfg.max_inflight = 256;
     s.cfg.conn_timeout_s = 120;
-    size_t inline_max = 0, cache_mb = CACHE_MB_DEFAULT, body_mb = BODY_MEMORY_MB_DEFAULT;
-    struct ilm_flags ilm = {.day_s = LC_DAY_S_DEFAULT, .interval_s = -1, .rate = ILM_RATE_DEFAULT,
-                            .heal_s = HEAL_INTERVAL_S_DEFAULT};
+    s.cfg.log_level = STRATA_LOG_INFO;
+    struct server_args a = {.cfg = &s.cfg, .cache_mb = CACHE_MB_DEFAULT,
+                            .body_mb = BODY_MEMORY_MB_DEFAULT,
+                            .ilm = {.day_s = LC_DAY_S_DEFAULT, .interval_s = -1,
+                                    .rate = ILM_RATE_DEFAULT, .heal_s = HEAL_INTERVAL_S_DEFAULT}};
+    /* The config file first, so that every flag wins over it. */
+    s.cfg.config_file = config_arg(argc, argv);
+    json_t *conf = NULL;
+    if (s.cfg.config_file) {
+        const char *keys[sizeof(opts) / sizeof(opts[0])];
+        size_t nkeys = 0;
+        for (size_t i = 0; opts[i].name; i++)
+            if (opts[i].has_arg == required_argument && opts[i].val != 'F')
+                keys[nkeys++] = opts[i].name;
+        char err[512];
+        conf = strata_srv_config_load(s.cfg.config_file, keys, nkeys, err, sizeof(err));
+        /* Its strings are the configuration's until exit: kept reachable
+         * here so no early error return leaks it. */
+        config_doc = conf;
+        if (!conf) {
+            fprintf(stderr, "strata: bad --config: %s\n", err);
+            return 2;
+        }
+        for (size_t i = 0; i < nkeys; i++) {
+            const char *v = strata_srv_config_value(conf, keys[i]);
+            int val = 0;
+            for (size_t j = 0; opts[j].name; j++)
+                if (strcmp(opts[j].name, keys[i]) == 0)
+                    val = opts[j].val;
+            if (v && server_opt(&a, val, v) != 0) {
+                fprintf(stderr, "strata: bad --config %s: \"%s\"\n", s.cfg.config_file, keys[i]);
+                return 2;
+            }
+        }
+    }
     bool rewrap = false;
     int c;
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         switch (c) {
-        case 'a': s.cfg.address = optarg; break;
-        case 'u': s.cfg.users_file = optarg; break;
-        case 'c': s.cfg.tls_cert = optarg; break;
-        case 'k': s.cfg.tls_key = optarg; break;
-        case 'd': s.cfg.domain = optarg; break;
-        case 'i': inline_max = strtoull(optarg, NULL, 10); break;
-        case 'l': s.cfg.access_log = optarg; break;
-        case 'm': s.cfg.max_inflight = (unsigned)strtoul(optarg, NULL, 10); break;
-        case 't': s.cfg.conn_timeout_s = (unsigned)strtoul(optarg, NULL, 10); break;
-        case 'T': s.cfg.threads = (unsigned)strtoul(optarg, NULL, 10); break;
-        case 'C': cache_mb = strtoull(optarg, NULL, 10); break;
-        case 'P': s.cfg.conns_per_ip = (unsigned)strtoul(optarg, NULL, 10); break;
-        case 'B': body_mb = strtoull(optarg, NULL, 10); break;
-        case 'D': ilm.day_s = strtoul(optarg, NULL, 10); break;
-        case 'I': ilm.interval_s = strtol(optarg, NULL, 10); break;
-        case 'R': ilm.rate = (unsigned)strtoul(optarg, NULL, 10); break;
-        case 'H': ilm.heal_s = (unsigned)strtoul(optarg, NULL, 10); break;
-        case 'K': s.cfg.kms_key_file = optarg; break;
+        case 'F': break; /* read above */
+        case 'p': print_only = true; break;
         case 'S': s.cfg.sse_c_allow_http = true; break;
         case 'W': rewrap = true; break;
-        case 'v':
-            if (parse_level(optarg) < 0) {
-                fprintf(stderr, "strata: unknown log level %s\n", optarg);
+        case 'h': usage(stdout); return 0;
+        default:
+            if (c == '?' || server_opt(&a, c, optarg) != 0) {
+                if (c == '?')
+                    usage(stderr);
                 return 2;
             }
-            strata_srv_log_set_level(parse_level(optarg));
-            break;
-        case 'h': usage(stdout); return 0;
-        default: usage(stderr); return 2;
         }
     }
+    strata_srv_log_set_level(s.cfg.log_level);
+    size_t inline_max = a.inline_max, cache_mb = a.cache_mb, body_mb = a.body_mb;
+    struct ilm_flags ilm = a.ilm;
+    s.cfg.cache_mb = cache_mb;
     if ((s.cfg.tls_cert == NULL) != (s.cfg.tls_key == NULL)) {
         fprintf(stderr, "strata: --tls-cert and --tls-key go together\n");
         return 2;
@@ -385,9 +514,12 @@ static int cmd_server(int argc, char **argv)
         return 2;
     }
     s.cfg.lc_day_ms = (int64_t)ilm.day_s * 1000;
+    s.cfg.ilm_interval_s = ilm.interval_s; /* for the config dump */
+    s.cfg.ilm_rate = ilm.rate;
+    s.cfg.heal_interval_s = ilm.heal_s;
     s.cfg.inline_max = inline_max ? inline_max : STRATA_INLINE_MAX_DEFAULT; /* for the config dump */
     /* Before any drive is touched and long before binding. */
-    if (root_creds_pick(&s.cfg) != 0)
+    if (root_creds_pick(&s.cfg, conf) != 0)
         return 1;
     static char *drives[DRIVES_MAX];
     size_t nd = 0;
@@ -397,31 +529,52 @@ static int cmd_server(int argc, char **argv)
             free_drives(drives, nd);
             return 2;
         }
+    /* Drive arguments replace the config file's "drives". */
+    size_t i_conf;
+    json_t *d_conf, *conf_drives = nd == 0 && conf ? json_object_get(conf, "drives") : NULL;
+    json_array_foreach(conf_drives, i_conf, d_conf)
+        if (strata_drive_args_expand(json_string_value(d_conf), drives, &nd, DRIVES_MAX) != 0) {
+            fprintf(stderr, "strata: bad drive %s in %s\n", json_string_value(d_conf),
+                    s.cfg.config_file);
+            free_drives(drives, nd);
+            return 2;
+        }
     if (nd == 0 && default_drives(drives, &nd) != 0)
         return 1;
     s.cfg.drives = drives;
     s.cfg.ndrives = nd;
+    if (print_only) {
+        json_t *eff = strata_srv_config_json(&s.cfg);
+        int prc = eff && json_dumpf(eff, stdout, JSON_INDENT(2)) == 0 ? 0 : 1;
+        putchar('\n');
+        json_decref(eff);
+        free_drives(drives, nd);
+        return prc; /* config_doc stays reachable: freed at exit */
+    }
 
+    int access_fd = -1;
     if (s.cfg.access_log) {
-        int fd = open(s.cfg.access_log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-        if (fd < 0) {
+        access_fd = open(s.cfg.access_log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+        if (access_fd < 0) {
             fprintf(stderr, "strata: cannot open %s: %s\n", s.cfg.access_log, strerror(errno));
             free_drives(drives, nd);
             return 1;
         }
-        strata_srv_access_log_open(fd);
+        strata_srv_access_log_open(access_fd);
     }
     char errmsg[256] = "";
-    if (strata_creds_load(s.cfg.root_user, s.cfg.root_password, s.cfg.users_file, &s.creds,
+    struct strata_creds *creds = NULL;
+    if (strata_creds_load(s.cfg.root_user, s.cfg.root_password, s.cfg.users_file, &creds,
                           errmsg, sizeof(errmsg)) != 0) {
         strata_srv_log(STRATA_LOG_ERR, "cannot load users: %s", errmsg);
         free_drives(drives, nd);
         return 1;
     }
+    atomic_store(&s.creds, creds);
     if (s.cfg.kms_key_file &&
         strata_kms_load(s.cfg.kms_key_file, &s.kms, errmsg, sizeof(errmsg)) != 0) {
         strata_srv_log(STRATA_LOG_ERR, "cannot load --kms-key-file: %s", errmsg);
-        strata_creds_destroy(s.creds);
+        strata_creds_destroy(creds);
         free_drives(drives, nd);
         return 1;
     }
@@ -434,6 +587,7 @@ static int cmd_server(int argc, char **argv)
         sigaddset(&set, SIGTERM);
         sigaddset(&set, SIGINT);
         sigaddset(&set, SIGUSR1);
+        sigaddset(&set, SIGHUP);
         pthread_sigmask(SIG_BLOCK, &set, NULL);
         signal(SIGPIPE, SIG_IGN);
         struct strata_ilm *engine = NULL;
@@ -446,7 +600,11 @@ static int cmd_server(int argc, char **argv)
             if (rewrap && strata_rewrap_start(&s, &rw) != 0)
                 strata_srv_log(STRATA_LOG_ERR, "--kms-rewrap needs --kms-key-file");
             int sig = 0;
-            while (sigwait(&set, &sig) == 0 && sig == SIGUSR1) {
+            while (sigwait(&set, &sig) == 0 && (sig == SIGUSR1 || sig == SIGHUP)) {
+                if (sig == SIGHUP) {
+                    reload(&s, access_fd);
+                    continue;
+                }
                 strata_srv_log(STRATA_LOG_NOTICE, "SIGUSR1: lifecycle scanner pass requested%s",
                                engine ? "" : ", but the scanner is off");
                 if (engine)
@@ -463,7 +621,13 @@ static int cmd_server(int argc, char **argv)
         }
         close_storage(&s);
     }
-    strata_creds_destroy(s.creds);
+    strata_creds_destroy(atomic_load(&s.creds));
+    for (size_t i = 0; i < nretired_creds; i++)
+        strata_creds_destroy(retired_creds[i]);
+    STRATA_FREE(retired_creds);
+    nretired_creds = 0;
+    json_decref(config_doc);
+    config_doc = NULL;
     strata_kms_free(s.kms);
     free_drives(drives, nd);
     if (rc == 0)
@@ -669,7 +833,10 @@ int main(int argc, char **argv)
         return 0;
     }
     if (strcmp(cmd, "server") == 0)
-        return cmd_server(argc - 1, argv + 1);
+        return cmd_server(argc - 1, argv + 1, false);
+    /* "strata --print-config [server options]" */
+    if (strcmp(cmd, "--print-config") == 0)
+        return cmd_server(argc, argv, true);
     if (strcmp(cmd, "selftest") == 0)
         return cmd_selftest(argc - 1, argv + 1);
     if (strcmp(cmd, "audit") == 0)

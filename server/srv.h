@@ -60,6 +60,12 @@ struct strata_srv_config {
     bool sse_c_allow_http;    /* --sse-c-allow-http: SSE-C without TLS (loopback tests) */
     char **drives;
     size_t ndrives;
+    const char *config_file; /* --config, or NULL */
+    long ilm_interval_s;     /* the lifecycle flags, for the config dump */
+    unsigned ilm_rate;
+    unsigned heal_interval_s;
+    size_t cache_mb;
+    int log_level;           /* STRATA_LOG_* */
 };
 
 struct strata_srv {
@@ -67,7 +73,9 @@ struct strata_srv {
     struct strata_set **sets;
     unsigned nsets;
     struct strata_meta *meta;
-    struct strata_creds *creds;
+    /* Replaced whole on SIGHUP (main.c); a replaced table is kept until
+     * exit, because requests in flight point into it. */
+    struct strata_creds *_Atomic creds;
     struct MHD_Daemon *mhd;
     atomic_uint inflight;
     struct strata_body_budget body_budget; /* max = cfg.body_memory */

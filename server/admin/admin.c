@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "admin_internal.h"
+#include "srv_config.h"
 #include "srv_err.h"
 
 #define V1 STRATA_ADMIN_PREFIX "v1/"
@@ -97,25 +98,7 @@ static void not_built(struct strata_req *r, const char *arg)
 
 static void config_dump(struct strata_req *r, const char *arg)
 {
-    const struct strata_srv_config *c = &r->srv->cfg;
-    json_t *drives = json_array();
-    for (size_t i = 0; i < c->ndrives; i++)
-        json_array_append_new(drives, json_string(c->drives[i]));
-#define OPT_STR(v) ((v) ? json_string(v) : json_null())
-    json_t *doc = json_pack(
-        "{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:o}",
-        "address", OPT_STR(c->address), "users_file", OPT_STR(c->users_file),
-        "tls_cert", OPT_STR(c->tls_cert), "tls_key", OPT_STR(c->tls_key),
-        "domain", OPT_STR(c->domain), "access_log", OPT_STR(c->access_log),
-        "root_user", OPT_STR(c->root_user),
-        /* Never the secret itself, not even its length. */
-        "root_password", "********",
-        "inline_max", (json_int_t)c->inline_max, "max_inflight", (json_int_t)c->max_inflight,
-        "timeout_s", (json_int_t)c->conn_timeout_s, "threads", (json_int_t)c->threads,
-        "max_conns_per_ip", (json_int_t)c->conns_per_ip,
-        "body_memory_bytes", (json_int_t)c->body_memory, "drives", drives);
-#undef OPT_STR
-    strata_admin__send_json(r, 200, doc);
+    strata_admin__send_json(r, 200, strata_srv_config_json(&r->srv->cfg));
 }
 
 struct endpoint {

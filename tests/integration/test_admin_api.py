@@ -94,10 +94,11 @@ def info_lists_sets_and_drives(s):
 def config_masks_secrets(s):
     st, _, doc = admin(s, "GET", "config")
     assert st == 200, doc
-    assert doc["root_user"] == s.ak
-    assert doc["root_password"] == "********"
+    assert doc["root-user"] == s.ak
+    assert doc["root-password"] == "********"
     assert s.sk not in json.dumps(doc)
-    assert doc["users_file"] == _tmp_users
+    assert doc["users"] == _tmp_users
+    assert doc["max-inflight"] == 256 and doc["log-level"] == "info" and doc["config"] is None
     assert doc["address"] == f"127.0.0.1:{s.port}"
     assert doc["drives"] == [os.path.join(s.tmp, f"d{i}") for i in range(1, 5)]
     assert USER2[1] not in json.dumps(doc)

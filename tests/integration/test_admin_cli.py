@@ -85,9 +85,9 @@ def config_masks_the_secret(s):
     assert rc == 0, err
     assert s.sk not in out and "********" in out, out
     lines = dict(l.split(None, 1) for l in out.splitlines() if len(l.split(None, 1)) == 2)
-    assert lines["root_user"] == s.ak and lines["users_file"] == _users, lines
+    assert lines["root-user"] == s.ak and lines["users"] == _users, lines
     rc, out, err = cli(s, "--json", "config")
-    assert json.loads(out)["root_password"] == "********"
+    assert json.loads(out)["root-password"] == "********"
 
 
 @test
