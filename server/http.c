@@ -89,6 +89,7 @@ void strata_req_send(struct strata_req *r, int status, struct MHD_Response *resp
     MHD_destroy_response(resp);
     r->responded = true;
     r->status = status;
+    r->t_resp_ns = now_ns();
 }
 
 void strata_req_error(struct strata_req *r, enum s3_err e, int err)
@@ -221,6 +222,9 @@ static void completed_cb(void *cls, struct MHD_Connection *conn, void **req_cls,
     if (r->started) {
         strata_crash_unregister(r->crash_slot);
         strata_metrics_count(r->method, r->status, r->sent_err, r->bytes_in, r->bytes_out);
+        uint64_t t1 = now_ns();
+        strata_metrics_latency(r->ops ? "Ops" : r->route ? r->route->op : "Other",
+                               (r->t_resp_ns ? r->t_resp_ns : t1) - r->t0_ns, t1 - r->t0_ns);
         strata_srv_access_log(r, toe);
         atomic_fetch_sub(&s->inflight, 1);
     }
@@ -338,8 +342,12 @@ static bool ops_endpoint_is(struct strata_req *r)
     if ((strcmp(r->method, "GET") != 0 && strcmp(r->method, "HEAD") != 0) || r->raw_query[0] ||
         strata_req_hdr(r, "Authorization"))
         return false;
+    /* /metrics is anonymous only with --metrics-public; otherwise it is an
+     * ordinary S3 path (refused unsigned) and admins read the admin API's
+     * metrics endpoint. */
     return strcmp(r->raw_path, "/health/live") == 0 ||
-           strcmp(r->raw_path, "/health/ready") == 0 || strcmp(r->raw_path, "/metrics") == 0;
+           strcmp(r->raw_path, "/health/ready") == 0 ||
+           (r->srv->cfg.metrics_public && strcmp(r->raw_path, "/metrics") == 0);
 }
 
 /* Answers an ops request (see ops_endpoint_is).  True when handled. */

@@ -91,6 +91,8 @@ static void usage(FILE *f)
 "                        connection (default 0): faster for small objects, but\n"
 "                        a slow drive then delays the connections sharing a thread\n"
 "  --log-level LEVEL     err, warn, notice, info (default) or debug\n"
+"  --metrics-public      serve /metrics without credentials (otherwise admins\n"
+"                        read it signed at /strata/admin/v1/metrics)\n"
 "  --config FILE         a JSON object of these options by long name (\"address\",\n"
 "                        \"max-inflight\", ...), \"drives\": [...], \"root-user\",\n"
 "                        \"root-password\"; flags and the environment win over it\n"
@@ -434,6 +436,7 @@ static int cmd_server(int argc, char **argv, bool print_only)
         {"sse-c-allow-http", no_argument, NULL, 'S'},
         {"kms-rewrap", no_argument, NULL, 'W'},
         {"config", required_argument, NULL, 'F'},   {"print-config", no_argument, NULL, 'p'},
+        {"metrics-public", no_argument, NULL, 'M'},
         {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0},
     };
     struct strata_srv s;
@@ -464,6 +467,7 @@ static int cmd_server(int argc, char **argv, bool print_only)
             fprintf(stderr, "strata: bad --config: %s\n", err);
             return 2;
         }
+        s.cfg.metrics_public = json_is_true(json_object_get(conf, "metrics-public"));
         for (size_t i = 0; i < nkeys; i++) {
             const char *v = strata_srv_config_value(conf, keys[i]);
             int val = 0;
@@ -484,6 +488,7 @@ static int cmd_server(int argc, char **argv, bool print_only)
         case 'p': print_only = true; break;
         case 'S': s.cfg.sse_c_allow_http = true; break;
         case 'W': rewrap = true; break;
+        case 'M': s.cfg.metrics_public = true; break;
         case 'h': usage(stdout); return 0;
         default:
             if (c == '?' || server_opt(&a, c, optarg) != 0) {

@@ -1,9 +1,11 @@
 /*
  * metrics.c - Prometheus counters: requests by method and status, S3 error
- * codes, bytes in/out, in-flight rejections.  Counters are relaxed atomics
- * bumped from connection threads at request completion; /metrics renders
- * them from the one table below.  The lifecycle scanner's totals come from
- * its own stats (strata_ilm_stats_get), listed in a second table.
+ * codes, bytes in/out, in-flight rejections, and latency histograms per S3
+ * operation (time to the response headers and total time).  Counters are
+ * relaxed atomics bumped from connection threads at request completion;
+ * /metrics renders them from the tables below.  The lifecycle scanner's
+ * totals come from its own stats (strata_ilm_stats_get), listed in a
+ * second table.
  */
 #include "srv.h"
 
@@ -62,6 +64,85 @@ static struct strata_ilm *_Atomic ilm_engine;
 void strata_metrics_set_ilm(struct strata_ilm *e)
 {
     atomic_store(&ilm_engine, e);
+}
+
+/* Latency histograms.  Bucket bounds in seconds (Prometheus' le labels),
+ * counts kept per bucket and summed when rendered. */
+static const double le_s[] = {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1,
+                              0.25,  0.5,    1.0,   2.5,  5.0,   10.0, 30.0};
+#define NLE (sizeof(le_s) / sizeof(le_s[0]))
+#define NOPS 64 /* operation names (the route table's, plus a few): ample */
+
+struct hist {
+    atomic_uint_fast64_t bucket[NLE + 1]; /* the last is +Inf; _count is their sum */
+    atomic_uint_fast64_t sum_ns;
+};
+
+/* Operation names are static strings (route->op); a slot is claimed once
+ * with a CAS on its name pointer and never released. */
+static _Atomic(const char *) op_name[NOPS];
+static struct hist op_total[NOPS], op_ttfb[NOPS];
+
+static int op_index(const char *op)
+{
+    for (int i = 0; i < NOPS; i++) {
+        const char *cur = atomic_load_explicit(&op_name[i], memory_order_acquire);
+        if (!cur) {
+            const char *expect = NULL;
+            if (atomic_compare_exchange_strong(&op_name[i], &expect, op))
+                return i;
+            cur = expect; /* another thread took the slot: compare with its name */
+        }
+        if (strcmp(cur, op) == 0)
+            return i;
+    }
+    return -1;
+}
+
+static void hist_add(struct hist *h, uint64_t ns)
+{
+    double s = (double)ns / 1e9;
+    size_t b = 0;
+    while (b < NLE && s > le_s[b])
+        b++;
+    atomic_fetch_add_explicit(&h->bucket[b], 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&h->sum_ns, ns, memory_order_relaxed);
+}
+
+void strata_metrics_latency(const char *op, uint64_t ttfb_ns, uint64_t total_ns)
+{
+    int i = op_index(op ? op : "Other");
+    if (i < 0)
+        return;
+    hist_add(&op_ttfb[i], ttfb_ns);
+    hist_add(&op_total[i], total_ns);
+}
+
+static void hist_render(struct strata_sbuf *b, const char *name, const char *help,
+                        struct hist *hs)
+{
+    strata_sbuf_printf(b, "# HELP %s %s\n# TYPE %s histogram\n", name, help, name);
+    for (int i = 0; i < NOPS; i++) {
+        const char *op = atomic_load_explicit(&op_name[i], memory_order_acquire);
+        if (!op)
+            break;
+        struct hist *h = &hs[i];
+        /* _count is the +Inf bucket's running sum, so the two always
+         * agree even while requests complete during the render. */
+        uint64_t cum = 0;
+        for (size_t k = 0; k <= NLE; k++) {
+            cum += atomic_load_explicit(&h->bucket[k], memory_order_relaxed);
+            if (k < NLE)
+                strata_sbuf_printf(b, "%s_bucket{op=\"%s\",le=\"%g\"} %llu\n", name, op, le_s[k],
+                                   (unsigned long long)cum);
+            else
+                strata_sbuf_printf(b, "%s_bucket{op=\"%s\",le=\"+Inf\"} %llu\n", name, op,
+                                   (unsigned long long)cum);
+        }
+        strata_sbuf_printf(b, "%s_sum{op=\"%s\"} %.9f\n%s_count{op=\"%s\"} %llu\n", name, op,
+                           (double)atomic_load_explicit(&h->sum_ns, memory_order_relaxed) / 1e9,
+                           name, op, (unsigned long long)cum);
+    }
 }
 
 static size_t method_index(const char *m)
@@ -123,6 +204,12 @@ void strata_metrics_render(struct strata_sbuf *b, unsigned inflight)
                                (unsigned long long)*(const uint64_t *)((const char *)&t +
                                                                        ilm_counters[i].off));
     }
+    hist_render(b, "strata_s3_request_duration_seconds",
+                "Time from the request line to the end of the response, by S3 operation.",
+                op_total);
+    hist_render(b, "strata_s3_ttfb_seconds",
+                "Time from the request line to the response headers being queued, by S3 operation.",
+                op_ttfb);
     strata_sbuf_printf(b, "# HELP strata_http_inflight Requests being served.\n"
                           "# TYPE strata_http_inflight gauge\nstrata_http_inflight %u\n",
                        inflight);

@@ -58,6 +58,7 @@ struct strata_srv_config {
     int64_t lc_day_ms;       /* one lifecycle day (--lc-day-seconds), for x-amz-expiration */
     const char *kms_key_file; /* --kms-key-file: master keys for SSE, or NULL */
     bool sse_c_allow_http;    /* --sse-c-allow-http: SSE-C without TLS (loopback tests) */
+    bool metrics_public;     /* GET /metrics without credentials */
     char **drives;
     size_t ndrives;
     const char *config_file; /* --config, or NULL */
@@ -121,6 +122,7 @@ struct strata_req {
     struct MHD_Connection *conn;
     char id[17];
     uint64_t t0_ns;
+    uint64_t t_resp_ns; /* when the response was queued (TTFB), or 0 */
     /* The request target as sent (from MHD's URI log callback). */
     char *raw_uri;
     char *raw_path;  /* points into raw_uri_copy */
@@ -388,6 +390,9 @@ struct strata_ilm;
 /* The lifecycle scanner whose totals /metrics shows (NULL: none).  Must
  * stay valid until HTTP has stopped. */
 void strata_metrics_set_ilm(struct strata_ilm *e);
+/* One finished request of S3 operation op (a static string: route->op):
+ * time to its response headers and total time, into the histograms. */
+void strata_metrics_latency(const char *op, uint64_t ttfb_ns, uint64_t total_ns);
 /* Prometheus text into b. */
 void strata_metrics_render(struct strata_sbuf *b, unsigned inflight);
 

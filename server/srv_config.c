@@ -10,7 +10,8 @@
 
 /* "config" is what --print-config says was read: accepted and ignored, so
  * a printed configuration loads back. */
-static const char *const extra_keys[] = {"drives", "root-user", "root-password", "config"};
+static const char *const extra_keys[] = {"drives", "root-user", "root-password", "config",
+                                         "metrics-public"};
 
 static bool key_known(const char *k, const char *const *keys, size_t nkeys)
 {
@@ -51,6 +52,9 @@ json_t *strata_srv_config_load(const char *path, const char *const *keys, size_t
             if (!json_is_array(v))
                 why = "want an array of strings";
             json_array_foreach(v, i, d) if (!json_is_string(d)) why = "want an array of strings";
+        } else if (strcmp(k, "metrics-public") == 0) {
+            if (!json_is_boolean(v))
+                why = "want true or false";
         } else if (!json_is_string(v) && !json_is_integer(v)) {
             why = "want a string, an integer or null";
         } else if (strcmp(k, "root-password") == 0 && json_is_string(v) &&
@@ -92,7 +96,7 @@ json_t *strata_srv_config_json(const struct strata_srv_config *c)
         json_array_append_new(drives, json_string(c->drives[i]));
     json_t *doc = json_pack(
         "{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I,"
-        " s:s, s:o}",
+        " s:s, s:b, s:o}",
         "config", opt_str(c->config_file), "address", opt_str(c->address),
         "users", opt_str(c->users_file), "tls-cert", opt_str(c->tls_cert),
         "tls-key", opt_str(c->tls_key), "domain", opt_str(c->domain),
@@ -104,7 +108,7 @@ json_t *strata_srv_config_json(const struct strata_srv_config *c)
         "threads", (json_int_t)c->threads, "max-conns-per-ip", (json_int_t)c->conns_per_ip,
         "body-memory-mb", (json_int_t)(c->body_memory >> 20),
         "log-level", c->log_level >= 0 && c->log_level < 5 ? levels[c->log_level] : "info",
-        "drives", drives);
+        "metrics-public", c->metrics_public, "drives", drives);
     if (doc) {
         /* The lifecycle flags (-1: derived from the day length). */
         json_object_set_new(doc, "lc-day-seconds", json_integer(c->lc_day_ms / 1000));

@@ -5,7 +5,8 @@
  * The file is one JSON object whose keys are the long flag names of
  * "strata server" ("address", "users", "max-inflight", ...) plus
  * "drives" (an array of drive arguments, ranges allowed), "root-user" and
- * "root-password".  Values are strings, integers or null (not set);
+ * "root-password", and "metrics-public" (true/false, as the flag).
+ * Other values are strings, integers or null (not set);
  * "config" (which --print-config shows) is ignored.  Flags on the command
  * line win over the file; STRATA_ROOT_USER/PASSWORD win over its root
  * keys; drive arguments on the command line replace its "drives".

@@ -101,6 +101,26 @@ static void config_dump(struct strata_req *r, const char *arg)
     strata_admin__send_json(r, 200, strata_srv_config_json(&r->srv->cfg));
 }
 
+/* The Prometheus text of /metrics, for admins when it is not public. */
+static void metrics_text(struct strata_req *r, const char *arg)
+{
+    struct strata_sbuf b;
+    strata_sbuf_init(&b, 4u << 20);
+    strata_metrics_render(&b, atomic_load(&r->srv->inflight));
+    if (b.failed) {
+        strata_sbuf_fini(&b);
+        strata_admin__error(r, 500, "InternalError", "metrics do not fit the reply buffer");
+        return;
+    }
+    size_t len;
+    char *body = strata_sbuf_steal(&b, &len);
+    strata_sbuf_fini(&b);
+    struct MHD_Response *resp = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
+    MHD_add_response_header(resp, "Content-Type", "text/plain; version=0.0.4");
+    r->bytes_out += len;
+    strata_req_send(r, 200, resp);
+}
+
 struct endpoint {
     const char *method; /* NULL: any method */
     const char *name;
@@ -115,6 +135,7 @@ static const struct endpoint endpoints[] = {
     {"POST", "heal/start", false, false, strata_admin__heal_start},
     {"GET", "heal/status", false, false, strata_admin__heal_status},
     {"GET", "config", false, false, config_dump},
+    {"GET", "metrics", false, false, metrics_text},
     {NULL, "audit", true, true, not_built},
     {NULL, "ilm", true, true, not_built},
     {NULL, "users", true, true, not_built},

@@ -15,6 +15,7 @@
  *   POST heal/start      start strata_meta_heal_all on a background thread
  *   GET  heal/status     running/idle and the last run's result
  *   GET  config          the effective configuration, secrets masked
+ *   GET  metrics         the Prometheus text of /metrics
  *   audit/..., ilm/..., users/...: 501 NotImplemented with a message
  *
  * Threads: handlers run on the connection's thread; the heal runs on its

@@ -10,6 +10,7 @@
 #                  STRATA_TEST_ENDPOINT (optional host:port of a running daemon;
 #                  then STRATA_TEST_ACCESS_KEY / STRATA_TEST_SECRET_KEY or
 #                  STRATA_ROOT_USER / STRATA_ROOT_PASSWORD give its keys).
+# Variables in:    H_ARGS (optional array): extra daemon flags, set before h_start.
 # Variables out:   H_TMP (private temp dir), H_HOST, H_PORT, H_ENDPOINT
 #                  (http://host:port), H_AK, H_SK, H_REGION, H_PID (or empty).
 # Functions:       h_env CMD...      run CMD with a clean client environment
@@ -163,7 +164,7 @@ h_start() {
             env -i PATH=/usr/bin:/bin HOME="$H_TMP/home" \
                 ${ASAN_OPTIONS:+ASAN_OPTIONS="$ASAN_OPTIONS"} ${UBSAN_OPTIONS:+UBSAN_OPTIONS="$UBSAN_OPTIONS"} \
                 STRATA_ROOT_USER="$H_AK" STRATA_ROOT_PASSWORD="$H_SK" \
-                "$STRATA_BIN" server --address "127.0.0.1:$H_PORT" \
+                "$STRATA_BIN" server --address "127.0.0.1:$H_PORT" ${H_ARGS[@]+"${H_ARGS[@]}"} \
                 "$H_TMP/d1" "$H_TMP/d2" "$H_TMP/d3" "$H_TMP/d4" >"$H_LOG" 2>&1 </dev/null &
             H_PID=$!
             if h_wait_ready 30; then break; fi

@@ -55,7 +55,7 @@ FULL = {
     "inline-max": 4096, "cache-mb": 64, "max-inflight": 33, "timeout": "45", "threads": 2,
     "lc-day-seconds": 600, "ilm-interval-seconds": 0, "ilm-rate": 10, "heal-interval-seconds": 0,
     "max-conns-per-ip": 8, "body-memory-mb": 128, "log-level": "debug",
-    "root-user": "cfgroot", "root-password": "cfg-root-secret-xyz",
+    "root-user": "cfgroot", "root-password": "cfg-root-secret-xyz", "metrics-public": True,
     "drives": ["/srv/strata/d{1...4}"],
 }
 
@@ -122,6 +122,7 @@ def bad_config_files_are_refused(s):
         ("syntax.json", '{"address": "x",\n', "syntax.json:"),
         ("dup.json", '{"threads": 1, "threads": 2}', "duplicate"),
         ("level.json", {"log-level": "loud"}, "unknown log level loud"),
+        ("bool.json", {"metrics-public": "yes"}, '"metrics-public": want true or false'),
     ]
     for name, doc, msg in cases:
         rc, out, err = strata("--print-config", "--config", write(name, doc))

@@ -456,7 +456,7 @@ def sigusr1_starts_a_pass(s):
     # A daemon of its own whose next pass is an hour away: only the signal
     # can start one during the test.
     home = os.environ["HOME"]
-    s2 = Strata(args=["--ilm-interval-seconds", "3600"])
+    s2 = Strata(args=["--ilm-interval-seconds", "3600", "--metrics-public"])
     try:
         wait_for("the start-up pass", lambda: metrics(s2)["strata_ilm_passes_total"] == 1)
         s2.proc.send_signal(signal.SIGUSR1)
@@ -467,4 +467,6 @@ def sigusr1_starts_a_pass(s):
         assert s2.stop(), "second daemon did not stop cleanly"
 
 if __name__ == "__main__":
-    run(Strata(args=["--lc-day-seconds", str(DAY_S), "--ilm-interval-seconds", "1"]))
+    # --metrics-public: the scanner's counters are read from an anonymous /metrics.
+    run(Strata(args=["--lc-day-seconds", str(DAY_S), "--ilm-interval-seconds", "1",
+                     "--metrics-public"]))

@@ -4,6 +4,7 @@
 # Prometheus text, S3 paths still demand a signature, and the access log
 # carries one line per request with its status and S3 code.
 source "$(dirname "$0")/harness.sh"
+H_ARGS=(--metrics-public) # anonymous /metrics; without it see test_metrics.py
 h_start
 [[ -n "$H_PID" ]] || h_skip "needs its own daemon (its log), not STRATA_TEST_ENDPOINT"
 
