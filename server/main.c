@@ -91,6 +91,8 @@ static void usage(FILE *f)
 "                        connection (default 0): faster for small objects, but\n"
 "                        a slow drive then delays the connections sharing a thread\n"
 "  --log-level LEVEL     err, warn, notice, info (default) or debug\n"
+"  --admin-users K1,K2   access keys (of --users) that may use the admin API\n"
+"                        besides the root user\n"
 "  --metrics-public      serve /metrics without credentials (otherwise admins\n"
 "                        read it signed at /strata/admin/v1/metrics)\n"
 "  --config FILE         a JSON object of these options by long name (\"address\",\n"
@@ -349,6 +351,7 @@ static int server_opt(struct server_args *a, int c, const char *v)
     case 'R': a->ilm.rate = (unsigned)strtoul(v, NULL, 10); break;
     case 'H': a->ilm.heal_s = (unsigned)strtoul(v, NULL, 10); break;
     case 'K': a->cfg->kms_key_file = v; break;
+    case 'A': a->cfg->admin_users = v; break;
     case 'v':
         if (parse_level(v) < 0) {
             fprintf(stderr, "strata: unknown log level %s\n", v);
@@ -437,6 +440,7 @@ static int cmd_server(int argc, char **argv, bool print_only)
         {"kms-rewrap", no_argument, NULL, 'W'},
         {"config", required_argument, NULL, 'F'},   {"print-config", no_argument, NULL, 'p'},
         {"metrics-public", no_argument, NULL, 'M'},
+        {"admin-users", required_argument, NULL, 'A'},
         {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0},
     };
     struct strata_srv s;

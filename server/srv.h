@@ -59,6 +59,7 @@ struct strata_srv_config {
     const char *kms_key_file; /* --kms-key-file: master keys for SSE, or NULL */
     bool sse_c_allow_http;    /* --sse-c-allow-http: SSE-C without TLS (loopback tests) */
     bool metrics_public;     /* GET /metrics without credentials */
+    const char *admin_users; /* access keys with the admin role besides root, comma-separated */
     char **drives;
     size_t ndrives;
     const char *config_file; /* --config, or NULL */

@@ -95,12 +95,13 @@ json_t *strata_srv_config_json(const struct strata_srv_config *c)
     for (size_t i = 0; drives && i < c->ndrives; i++)
         json_array_append_new(drives, json_string(c->drives[i]));
     json_t *doc = json_pack(
-        "{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I,"
+        "{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I,"
         " s:s, s:b, s:o}",
         "config", opt_str(c->config_file), "address", opt_str(c->address),
         "users", opt_str(c->users_file), "tls-cert", opt_str(c->tls_cert),
         "tls-key", opt_str(c->tls_key), "domain", opt_str(c->domain),
-        "access-log", opt_str(c->access_log), "root-user", opt_str(c->root_user),
+        "access-log", opt_str(c->access_log), "admin-users", opt_str(c->admin_users),
+        "root-user", opt_str(c->root_user),
         /* Never the secret, not even its length. */
         "root-password", STRATA_CONFIG_MASK,
         "inline-max", (json_int_t)c->inline_max, "cache-mb", (json_int_t)c->cache_mb,

@@ -190,10 +190,26 @@ static void dispatch(struct strata_req *r)
 static const struct strata_route admin_route = {"*", STRATA_LVL_SERVICE, NULL, 0, "Admin",
                                                 NULL, NULL, dispatch};
 
+/* The root user, or a key named in --admin-users (whole comma-separated
+ * items only: "AK" does not admit "AK2"). */
+static bool is_admin(const struct strata_srv_config *cfg, const char *ak)
+{
+    if (cfg->root_user && strcmp(ak, cfg->root_user) == 0)
+        return true;
+    size_t n = strlen(ak);
+    for (const char *p = cfg->admin_users; p && *p;) {
+        size_t len = strcspn(p, ",");
+        if (len == n && n && strncmp(p, ak, n) == 0)
+            return true;
+        p += len + (p[len] == ',');
+    }
+    return false;
+}
+
 enum s3_err strata_admin_route(struct strata_req *r)
 {
     const struct strata_cred *c = r->auth.cred;
-    if (!c || !r->srv->cfg.root_user || strcmp(c->access_key, r->srv->cfg.root_user) != 0)
+    if (!c || !is_admin(&r->srv->cfg, c->access_key))
         return S3E_AccessDenied;
     r->route = &admin_route;
     return S3E_NONE;

@@ -7,7 +7,8 @@
  * authentication errors included, is answered as a JSON document
  *   {"Code": "...", "Message": "...", "RequestId": "..."}
  * with the HTTP status of the S3 code (AccessDenied 403, ...).  Only
- * admins may call it: the root user (STRATA_ROOT_USER).
+ * admins may call it: the root user (STRATA_ROOT_USER) and the users named
+ * by --admin-users.
  *
  * Endpoints (server/admin/README.md has the reply shapes):
  *   GET  info            version, uptime, sets and drives, space, errors

@@ -25,10 +25,11 @@ from botocore.awsrequest import AWSRequest
 from strata_harness import REGION, Strata, log, run, test
 
 USER2 = ("STRATATESTUSER2", "second-user-secret/abc")
+USER3 = ("STRATATESTUSER3", "third-user-secret")  # in --admin-users
 _tmp_users = os.path.join(os.environ.get("STRATA_TEST_TMPDIR") or "/tmp",
                           f"admin-users-{os.getpid()}")
 with open(_tmp_users, "w") as f:
-    f.write(f"{USER2[0]} {USER2[1]} Second User\n")
+    f.write(f"{USER2[0]} {USER2[1]} Second User\n{USER3[0]} {USER3[1]}\n")
 
 OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
@@ -102,6 +103,7 @@ def config_masks_secrets(s):
     assert doc["address"] == f"127.0.0.1:{s.port}"
     assert doc["drives"] == [os.path.join(s.tmp, f"d{i}") for i in range(1, 5)]
     assert USER2[1] not in json.dumps(doc)
+    assert doc["admin-users"] == f"NOSUCHKEY,{USER3[0]},STRATATESTUSER"
 
 
 @test
@@ -176,6 +178,9 @@ def non_admin_and_bad_credentials_are_refused(s):
     for method, path in (("GET", "info"), ("GET", "usage"), ("POST", "heal/start"),
                          ("GET", "config"), ("GET", "nonexistent")):
         expect_json_error(s, method, path, 403, "AccessDenied", keys=USER2)
+    # A user named by --admin-users is an admin (and a prefix of it is not).
+    st, _, doc = admin(s, "GET", "info", keys=USER3)
+    assert st == 200 and doc["drives_total"] == 4, doc
     expect_json_error(s, "GET", "info", 403, "SignatureDoesNotMatch", keys=(s.ak, "wrong"))
     expect_json_error(s, "GET", "info", 403, "InvalidAccessKeyId", keys=("NOSUCHKEY", "x"))
     expect_json_error(s, "GET", "info", 403, "AccessDenied", sign=False)
@@ -253,4 +258,4 @@ def drive_offline_then_fresh_then_healed(s):
 
 
 if __name__ == "__main__":
-    run(Strata(args=["--users", _tmp_users]))
+    run(Strata(args=["--users", _tmp_users, "--admin-users", f"NOSUCHKEY,{USER3[0]},STRATATESTUSER"]))
