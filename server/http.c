@@ -368,6 +368,7 @@ static bool ops_endpoint(struct strata_req *r)
         struct strata_sbuf b;
         strata_sbuf_init(&b, 1u << 20);
         strata_metrics_render(&b, atomic_load(&r->srv->inflight));
+        strata_admin_metrics_render(&b, r->srv);
         size_t len;
         char *body = strata_sbuf_steal(&b, &len);
         answer_text(r, 200, "text/plain; version=0.0.4", body, len);

@@ -111,3 +111,32 @@ void strata_admin__heal_join(void)
     if (join)
         pthread_join(heal.thread, NULL);
 }
+
+void strata_admin__heal_metrics(struct strata_sbuf *b)
+{
+    pthread_mutex_lock(&heal.mu);
+    bool running = heal.running;
+    unsigned runs = heal.runs;
+    int rc = heal.rc;
+    struct strata_heal_stats st = heal.stats;
+    pthread_mutex_unlock(&heal.mu);
+    strata_sbuf_printf(b,
+        "# HELP strata_heal_running 1 while a heal runs.\n# TYPE strata_heal_running gauge\n"
+        "strata_heal_running %d\n"
+        "# HELP strata_heal_runs_total Heal runs finished since start.\n"
+        "# TYPE strata_heal_runs_total counter\nstrata_heal_runs_total %u\n",
+        running ? 1 : 0, runs);
+    if (!runs)
+        return; /* no last run: no samples rather than zeros */
+    strata_sbuf_printf(b,
+        "# HELP strata_heal_last_success 1 when the last finished heal succeeded.\n"
+        "# TYPE strata_heal_last_success gauge\nstrata_heal_last_success %d\n"
+        "# HELP strata_heal_last_objects_scanned Objects the last finished heal scanned.\n"
+        "# TYPE strata_heal_last_objects_scanned gauge\nstrata_heal_last_objects_scanned %llu\n"
+        "# HELP strata_heal_last_records_healed Records the last finished heal rewrote.\n"
+        "# TYPE strata_heal_last_records_healed gauge\nstrata_heal_last_records_healed %llu\n"
+        "# HELP strata_heal_last_shards_healed Shards the last finished heal rewrote.\n"
+        "# TYPE strata_heal_last_shards_healed gauge\nstrata_heal_last_shards_healed %llu\n",
+        rc == 0, (unsigned long long)st.objects_scanned, (unsigned long long)st.records_healed,
+        (unsigned long long)st.shards_healed);
+}

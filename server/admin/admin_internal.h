@@ -25,5 +25,7 @@ void strata_admin__config(struct strata_req *r, const char *arg);
 double strata_admin__uptime_s(void);
 /* Wait for a running heal (daemon stop). */
 void strata_admin__heal_join(void);
+/* The heal state as Prometheus text (admin_metrics.c). */
+void strata_admin__heal_metrics(struct strata_sbuf *b);
 
 #endif /* STRATA_SERVER_ADMIN_ADMIN_INTERNAL_H */

@@ -8,10 +8,12 @@ Without --metrics-public, /metrics is an S3 path like any other (anonymous
 histograms per S3 operation (total and TTFB), with cumulative buckets that
 end at _count, counts matching the requests the test made; bytes in/out
 growing by at least the bytes sent and received; errors by S3 code; the
-in-flight gauge.
+in-flight gauge; drive state and space per drive, set error counters, and
+the heal state before and after a heal.
 """
 
 import os
+import time
 import urllib.error
 import urllib.request
 
@@ -29,14 +31,15 @@ with open(_users, "w") as f:
 OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
 
-def get(url, keys=None):
+def get(url, keys=None, method="GET"):
     """(status, content-type, body text); signed with keys when given."""
-    req = AWSRequest(method="GET", url=url, data=b"")
+    req = AWSRequest(method=method, url=url, data=b"")
     if keys:
         S3SigV4Auth(botocore.credentials.Credentials(*keys), "s3", REGION).add_auth(req)
     p = req.prepare()
+    ureq = urllib.request.Request(p.url, headers=dict(p.headers), method=method)
     try:
-        with OPENER.open(urllib.request.Request(p.url, headers=dict(p.headers)), timeout=30) as r:
+        with OPENER.open(ureq, timeout=30) as r:
             return r.status, r.headers.get("Content-Type"), r.read().decode()
     except urllib.error.HTTPError as e:
         return e.code, e.headers.get("Content-Type"), e.read().decode()
@@ -125,6 +128,45 @@ def histograms_count_each_operation(s):
 
 
 @test
+def drive_set_and_heal_metrics(s):
+    fams, _ = scrape(s)
+    for fam in ("strata_drive_online", "strata_drive_fresh", "strata_drive_total_bytes",
+                "strata_drive_free_bytes"):
+        assert fams[fam].type == "gauge", fam
+        got = {(x.labels["set"], x.labels["drive"]): (x.labels["path"], x.value)
+               for x in fams[fam].samples}
+        assert sorted(got) == [("0", str(d)) for d in range(4)], got
+        for (st, d), (path, v) in got.items():
+            assert path == os.path.join(s.tmp, f"d{int(d) + 1}"), path
+            if fam == "strata_drive_online":
+                assert v == 1
+            elif fam == "strata_drive_fresh":
+                assert v == 0
+            else:
+                assert v > 0
+    for fam in ("strata_set_bitrot_detected", "strata_set_shards_missing",
+                "strata_set_stripes_reconstructed", "strata_set_shards_healed"):
+        assert fams[fam].type == "counter", fam
+        assert [(x.labels, x.value) for x in fams[fam].samples if x.name.endswith("_total")] == \
+            [({"set": "0"}, 0.0)], fams[fam].samples
+    assert sample(fams, "strata_heal_running", "strata_heal_running") == 0
+    runs0 = sample(fams, "strata_heal_runs", "strata_heal_runs_total")
+    st, _, body = get(s.endpoint + "/strata/admin/v1/heal/start", (s.ak, s.sk), method="POST")
+    assert st == 202, body
+    deadline = time.monotonic() + 60
+    while True:
+        fams, _ = scrape(s)
+        if sample(fams, "strata_heal_runs", "strata_heal_runs_total") == runs0 + 1:
+            break
+        assert time.monotonic() < deadline, "heal did not finish"
+        time.sleep(0.1)
+    assert sample(fams, "strata_heal_running", "strata_heal_running") == 0
+    assert sample(fams, "strata_heal_last_success", "strata_heal_last_success") == 1
+    assert sample(fams, "strata_heal_last_objects_scanned",
+                  "strata_heal_last_objects_scanned") >= 5  # the histogram test's objects
+
+
+@test
 def metrics_public_serves_anonymous_scrapes(s):
     s2 = Strata(args=["--metrics-public"])
     try:
@@ -133,6 +175,7 @@ def metrics_public_serves_anonymous_scrapes(s):
         assert check_histogram(fams, "strata_s3_request_duration_seconds", "ListBuckets") == 1
         assert sample(fams, "strata_http_requests", "strata_http_requests_total",
                       method="GET", status="200") >= 1
+        assert sample(fams, "strata_drive_online", "strata_drive_online", drive="3") == 1
     finally:
         assert s2.stop()
 
