@@ -28,6 +28,7 @@ struct cli {
     char host[256];   /* the Host header curl sends: host[:port] */
     struct strata_cred cred;
     const char *region;
+    const char *ca_cert; /* PEM file of the CA (or self-signed cert) to trust, or NULL */
     bool json;
 };
 
@@ -47,6 +48,8 @@ static void cli_usage(FILE *f)
 "  --access-key KEY  default $STRATA_ACCESS_KEY (an admin: the root user)\n"
 "  --secret-key KEY  default $STRATA_SECRET_KEY\n"
 "  --region NAME     signing region (default us-east-1)\n"
+"  --ca-cert FILE    trust this PEM certificate for https (default\n"
+"                    $STRATA_CA_CERT, else the system's CAs)\n"
 "  --json            print the server's JSON instead of tables\n"
 "Exit codes: 0 done, 1 the server answered an error, 2 bad usage,\n"
 "3 the server could not be reached.\n");
@@ -88,6 +91,8 @@ static int call(struct cli *c, const char *method, const char *path, json_t **do
     curl_easy_setopt(h, CURLOPT_WRITEDATA, &b);
     curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
     curl_easy_setopt(h, CURLOPT_NOPROXY, "*");
+    if (c->ca_cert)
+        curl_easy_setopt(h, CURLOPT_CAINFO, c->ca_cert);
     curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, 10L);
     curl_easy_setopt(h, CURLOPT_TIMEOUT, 900L); /* a usage scan of a big bucket */
     CURLcode cc = curl_easy_perform(h);
@@ -218,9 +223,10 @@ int strata_admin_cli(int argc, char **argv)
         {"endpoint", required_argument, NULL, 'e'}, {"access-key", required_argument, NULL, 'a'},
         {"secret-key", required_argument, NULL, 's'}, {"region", required_argument, NULL, 'r'},
         {"json", no_argument, NULL, 'j'},           {"help", no_argument, NULL, 'h'},
+        {"ca-cert", required_argument, NULL, 'c'},
         {NULL, 0, NULL, 0},
     };
-    struct cli c = {.region = "us-east-1"};
+    struct cli c = {.region = "us-east-1", .ca_cert = env_or("STRATA_CA_CERT", NULL)};
     const char *endpoint = env_or("STRATA_ENDPOINT", "http://127.0.0.1:9000");
     const char *ak = env_or("STRATA_ACCESS_KEY", NULL), *sk = env_or("STRATA_SECRET_KEY", NULL);
     int o;
@@ -231,6 +237,7 @@ int strata_admin_cli(int argc, char **argv)
         case 'a': ak = optarg; break;
         case 's': sk = optarg; break;
         case 'r': c.region = optarg; break;
+        case 'c': c.ca_cert = optarg; break;
         case 'j': c.json = true; break;
         case 'h': cli_usage(stdout); return STRATA_ADMIN_CLI_OK;
         default: cli_usage(stderr); return STRATA_ADMIN_CLI_USAGE;

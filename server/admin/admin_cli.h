@@ -2,12 +2,12 @@
  * admin_cli.h - "strata admin": the command line over the admin API.
  *
  *   strata admin [--endpoint URL] [--access-key K] [--secret-key S]
- *                [--region R] [--json] COMMAND
+ *                [--region R] [--ca-cert PEM] [--json] COMMAND
  *   COMMAND: info | usage [BUCKET] | heal start [--wait] | heal status
  *            | audit verify | config
  *
  * Endpoint and keys come from the flags, else STRATA_ENDPOINT,
- * STRATA_ACCESS_KEY, STRATA_SECRET_KEY.  Requests are SigV4 presigned
+ * STRATA_ACCESS_KEY, STRATA_SECRET_KEY (and STRATA_CA_CERT for https).  Requests are SigV4 presigned
  * (strata_presign_v4, the server's own signer) and sent with libcurl.
  * Output: tables for people, the server's JSON with --json.
  * Exit codes: 0 done; 1 the server answered an error (its code and message

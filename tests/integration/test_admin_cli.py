@@ -2,12 +2,13 @@
 against a real daemon: tables and --json for info, usage, heal and config,
 keys from the environment or flags (flags win), and exit codes scripts can
 trust: 0 done, 1 the server refused (non-admin, missing bucket, 501), 2 bad
-usage, 3 unreachable.
+usage, 3 unreachable; https to a self-signed daemon with --ca-cert.
 """
 
 import json
 import os
 import subprocess
+import time
 
 from strata_harness import Strata, free_port, run, test
 
@@ -17,9 +18,13 @@ with open(_users, "w") as f:
     f.write(f"{USER2[0]} {USER2[1]}\n")
 
 
-def cli(s, *args, keys=None, env_keys=True, endpoint=None):
+def cli(s, *args, keys=None, env_keys=True, endpoint=None, extra_env=None):
     """(exit code, stdout, stderr) of `strata admin ARGS`."""
     env = {"PATH": "/usr/bin:/bin", "HOME": s.home}
+    env.update(extra_env or {})
+    for k in ("ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS"):
+        if k in os.environ:
+            env[k] = os.environ[k]
     if env_keys:
         ak, sk = keys or (s.ak, s.sk)
         env.update(STRATA_ENDPOINT=endpoint or s.endpoint, STRATA_ACCESS_KEY=ak,
@@ -118,6 +123,45 @@ def exit_codes(s):
     rc, out, err = cli(s, "--endpoint", s.endpoint, "info",
                        endpoint=f"http://127.0.0.1:{free_port()}")
     assert rc == 0, err
+
+
+@test
+def https_with_a_ca_cert(s):
+    """A TLS daemon with a self-signed certificate: refused without
+    --ca-cert (exit 3), served with it or STRATA_CA_CERT."""
+    d = os.path.join(s.tmp, "tls")
+    os.makedirs(d)
+    cert, key = os.path.join(d, "c.pem"), os.path.join(d, "k.pem")
+    subprocess.run(["/usr/bin/openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes",
+                    "-keyout", key, "-out", cert, "-days", "2", "-subj", "/CN=127.0.0.1",
+                    "-addext", "subjectAltName=IP:127.0.0.1"], check=True, capture_output=True)
+    drives = [os.path.join(d, f"d{i}") for i in range(1, 5)]
+    port = free_port()
+    env = {"PATH": "/usr/bin:/bin", "STRATA_ROOT_USER": s.ak, "STRATA_ROOT_PASSWORD": s.sk}
+    for k in ("ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS"):
+        if k in os.environ:
+            env[k] = os.environ[k]
+    with open(os.path.join(d, "log"), "wb") as logf:
+        p = subprocess.Popen([os.environ["STRATA_BIN"], "server", "--address",
+                              f"127.0.0.1:{port}", "--tls-cert", cert, "--tls-key", key, *drives],
+                             env=env, stdout=logf, stderr=subprocess.STDOUT)
+    try:
+        ep = f"https://127.0.0.1:{port}"
+        deadline = time.monotonic() + 30
+        while True:
+            rc, out, err = cli(s, "--ca-cert", cert, "info", endpoint=ep)
+            if rc != 3 or time.monotonic() > deadline:
+                break
+            time.sleep(0.2)
+        assert rc == 0 and "4/4 drives online" in out, (rc, err)
+        rc, out, err = cli(s, "info", endpoint=ep)
+        assert rc == 3 and "certificate" in err, (rc, err)
+        env_ca = {"STRATA_CA_CERT": cert}
+        rc, out, err = cli(s, "config", endpoint=ep, extra_env=env_ca)
+        assert rc == 0 and "tls-cert" in out and cert in out, (rc, err)
+    finally:
+        p.terminate()
+        assert p.wait(15) == 0
 
 
 if __name__ == "__main__":
