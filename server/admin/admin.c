@@ -92,7 +92,7 @@ static void not_built(struct strata_req *r, const char *arg)
 {
     strata_admin__error(r, 501, "NotImplemented",
                         "this admin endpoint is not implemented by this Strata build yet "
-                        "(audit log, lifecycle and user management arrive with their "
+                        "(lifecycle runs and user management arrive with their "
                         "features); see server/admin/README.md");
 }
 
@@ -137,6 +137,8 @@ static const struct endpoint endpoints[] = {
     {"GET", "heal/status", false, false, strata_admin__heal_status},
     {"GET", "config", false, false, config_dump},
     {"GET", "metrics", false, false, metrics_text},
+    {"GET", "audit/verify", false, false, strata_admin__audit_verify},
+    {"GET", "audit/tail", true, false, strata_admin__audit_tail},
     {NULL, "audit", true, true, not_built},
     {NULL, "ilm", true, true, not_built},
     {NULL, "users", true, true, not_built},

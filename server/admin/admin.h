@@ -17,7 +17,9 @@
  *   GET  heal/status     running/idle and the last run's result
  *   GET  config          the effective configuration, secrets masked
  *   GET  metrics         the Prometheus text of /metrics
- *   audit/..., ilm/..., users/...: 501 NotImplemented with a message
+ *   GET  audit/verify    every drive's audit log chain, and the drives compared
+ *   GET  audit/tail[/N]  the last N audit entries (default 20, at most 1000)
+ *   ilm/..., users/...: 501 NotImplemented with a message
  *
  * Threads: handlers run on the connection's thread; the heal runs on its
  * own thread, one at a time, started by heal/start and joined by

@@ -41,7 +41,8 @@ static void cli_usage(FILE *f)
 "  usage [BUCKET]    objects, bytes, versions, delete markers, uploads per bucket\n"
 "  heal start        start a heal of every set (--wait: until it ends)\n"
 "  heal status       running or idle, and the last run's result\n"
-"  audit verify      verify the Object Lock audit log\n"
+"  audit verify      verify every drive's Object Lock audit log and compare them\n"
+"  audit tail [N]    the last N audit log entries (default 20)\n"
 "  config            the server's effective configuration (secrets masked)\n"
 "Options:\n"
 "  --endpoint URL    default $STRATA_ENDPOINT, else http://127.0.0.1:9000\n"
@@ -52,7 +53,7 @@ static void cli_usage(FILE *f)
 "                    $STRATA_CA_CERT, else the system's CAs)\n"
 "  --json            print the server's JSON instead of tables\n"
 "Exit codes: 0 done, 1 the server answered an error, 2 bad usage,\n"
-"3 the server could not be reached.\n");
+"3 the server could not be reached, 4 audit verify found the log broken.\n");
 }
 
 static size_t write_cb(char *p, size_t size, size_t n, void *ud)
@@ -204,8 +205,26 @@ static int run(struct cli *c, int argc, char **argv)
             return heal_wait(c);
         }
     }
-    if (strcmp(cmd, "audit") == 0 && argc == 2 && strcmp(argv[1], "verify") == 0)
-        return simple(c, "POST", "/strata/admin/v1/audit/verify", strata_admin_cli_print_config);
+    if (strcmp(cmd, "audit") == 0 && argc == 2 && strcmp(argv[1], "verify") == 0) {
+        json_t *doc = NULL;
+        int rc = call(c, "GET", "/strata/admin/v1/audit/verify", &doc);
+        if (rc)
+            return rc;
+        bool ok = json_is_true(json_object_get(doc, "ok"));
+        rc = show(c, doc, strata_admin_cli_print_audit_verify);
+        return rc ? rc : ok ? STRATA_ADMIN_CLI_OK : STRATA_ADMIN_CLI_CHECK_FAILED;
+    }
+    if (strcmp(cmd, "audit") == 0 && (argc == 2 || argc == 3) && strcmp(argv[1], "tail") == 0) {
+        char path[128];
+        if (argc == 3 && (strspn(argv[2], "0123456789") != strlen(argv[2]) ||
+                          strlen(argv[2]) > 6)) {
+            fprintf(stderr, "strata admin: audit tail N: N is a number\n");
+            return STRATA_ADMIN_CLI_USAGE;
+        }
+        snprintf(path, sizeof(path), "/strata/admin/v1/audit/tail%s%s", argc == 3 ? "/" : "",
+                 argc == 3 ? argv[2] : "");
+        return simple(c, "GET", path, strata_admin_cli_print_audit_tail);
+    }
     fprintf(stderr, "strata admin: unknown command or arguments: %s\n", cmd);
     cli_usage(stderr);
     return STRATA_ADMIN_CLI_USAGE;

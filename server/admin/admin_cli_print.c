@@ -141,3 +141,51 @@ void strata_admin_cli_print_config(json_t *doc)
         }
     }
 }
+
+void strata_admin_cli_print_audit_verify(json_t *doc)
+{
+    size_t i;
+    json_t *set;
+    json_array_foreach(json_object_get(doc, "sets"), i, set) {
+        printf("set %" PRIu64 ":\n", num(set, "index"));
+        size_t j;
+        json_t *d;
+        json_array_foreach(json_object_get(set, "drives"), j, d) {
+            const char *state = str(d, "state");
+            if (strcmp(state, "online") != 0)
+                printf("  %-40s %s: not checked\n", str(d, "path"), state);
+            else if (json_object_get(d, "error"))
+                printf("  %-40s ERROR: %s\n", str(d, "path"), str(d, "error"));
+            else if (json_is_true(json_object_get(d, "broken")))
+                printf("  %-40s BROKEN at entry %" PRIu64 ": %s\n", str(d, "path"),
+                       num(d, "broken_at"), str(d, "reason"));
+            else
+                printf("  %-40s ok, %" PRIu64 " entries, last seq %" PRIu64 "\n", str(d, "path"),
+                       num(d, "entries"), num(d, "last_seq"));
+        }
+        json_t *cmp = json_object_get(set, "compare");
+        if (json_object_get(cmp, "error"))
+            printf("  drives compared: ERROR: %s\n", str(cmp, "error"));
+        else if (json_is_true(json_object_get(cmp, "differ")))
+            printf("  drives DIFFER at seq %" PRIu64 ": %s vs %s\n", num(cmp, "seq"),
+                   str(cmp, "drive_a"), str(cmp, "drive_b"));
+        else
+            printf("  drives agree on %" PRIu64 " events\n", num(cmp, "events"));
+    }
+    printf("audit log: %s\n", json_is_true(json_object_get(doc, "ok")) ? "ok" : "BROKEN");
+}
+
+void strata_admin_cli_print_audit_tail(json_t *doc)
+{
+    printf("%-24s %-6s %-16s %-28s %-8s %s\n", "TIME", "SEQ", "USER", "ACTION", "OUTCOME",
+           "BUCKET/KEY  DETAIL");
+    size_t i;
+    json_t *e;
+    json_array_foreach(json_object_get(doc, "entries"), i, e) {
+        const char *key = json_string_value(json_object_get(e, "key"));
+        printf("%-24s %-6" PRIu64 " %-16s %-28s %-8s %s%s%s  %s\n", str(e, "time"), num(e, "seq"),
+               str(e, "user"), str(e, "action"), str(e, "outcome"), str(e, "bucket"),
+               key ? "/" : "", key ? key : "",
+               json_object_get(e, "detail") ? str(e, "detail") : "");
+    }
+}

@@ -19,7 +19,8 @@ void strata_admin__info(struct strata_req *r, const char *arg);
 void strata_admin__usage(struct strata_req *r, const char *arg);
 void strata_admin__heal_start(struct strata_req *r, const char *arg);
 void strata_admin__heal_status(struct strata_req *r, const char *arg);
-void strata_admin__config(struct strata_req *r, const char *arg);
+void strata_admin__audit_verify(struct strata_req *r, const char *arg);
+void strata_admin__audit_tail(struct strata_req *r, const char *arg);
 
 /* Seconds since the daemon started. */
 double strata_admin__uptime_s(void);

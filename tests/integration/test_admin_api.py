@@ -11,6 +11,9 @@ A second daemon shows a drive offline (its directory is a regular file),
 then fresh (an empty replacement), which a heal refills.
 """
 
+import base64
+import datetime
+import hashlib
 import json
 import os
 import shutil
@@ -22,7 +25,7 @@ import botocore.credentials
 from botocore.auth import S3SigV4Auth
 from botocore.awsrequest import AWSRequest
 
-from strata_harness import REGION, Strata, log, run, test
+from strata_harness import REGION, Strata, expect_error, log, run, test
 
 USER2 = ("STRATATESTUSER2", "second-user-secret/abc")
 USER3 = ("STRATATESTUSER3", "third-user-secret")  # in --admin-users
@@ -163,7 +166,7 @@ def heal_start_and_status(s):
 
 @test
 def not_built_endpoints_answer_501(s):
-    for method, path in (("POST", "audit/verify"), ("GET", "audit/tail"), ("POST", "ilm/run"),
+    for method, path in (("GET", "audit/show"), ("POST", "ilm/run"),
                          ("GET", "ilm/status"), ("GET", "users"), ("PUT", "users/bob")):
         doc = expect_json_error(s, method, path, 501, "NotImplemented")
         assert "not implemented" in doc["Message"], doc
@@ -197,6 +200,70 @@ def bad_requests(s):
     expect_json_error(s, "POST", "info", 405, "MethodNotAllowed")
     expect_json_error(s, "DELETE", "config", 405, "MethodNotAllowed")
     expect_json_error(s, "GET", "info?verbose=1", 400, "InvalidArgument")
+
+
+def lock_denial(s, prefix):
+    """A COMPLIANCE version whose delete is refused: an audit entry."""
+    c = s.client()
+    b = s.bucket_name(prefix)
+    c.create_bucket(Bucket=b, ObjectLockEnabledForBucket=True)
+    data = b"kept"
+    until = datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(hours=1)
+    vid = c.put_object(Bucket=b, Key="worm", Body=data,
+                       ContentMD5=base64.b64encode(hashlib.md5(data).digest()).decode(),
+                       ObjectLockMode="COMPLIANCE", ObjectLockRetainUntilDate=until)["VersionId"]
+    expect_error(lambda: c.delete_object(Bucket=b, Key="worm", VersionId=vid), "AccessDenied", 403)
+    return b, vid
+
+
+def tamper(drive):
+    """Rewrite a denial as allowed in drive's audit log; returns the undo."""
+    path = os.path.join(drive, "audit.log")
+    orig = open(path, "rb").read()
+    lines = orig.split(b"\n")
+    idx = max(i for i, line in enumerate(lines) if b'"outcome":"denied"' in line)
+    lines[idx] = lines[idx].replace(b'"outcome":"denied"', b'"outcome":"allowd"')
+    open(path, "wb").write(b"\n".join(lines))
+    return idx, lambda: open(path, "wb").write(orig)
+
+
+@test
+def audit_verify_and_tail(s):
+    st, _, doc = admin(s, "GET", "audit/verify")
+    assert st == 200 and doc["ok"] is True, doc
+    b, vid = lock_denial(s, "audit")
+    st, _, doc = admin(s, "GET", "audit/tail")
+    assert st == 200 and doc["drive"] == os.path.join(s.tmp, "d1"), doc
+    denied = [e for e in doc["entries"] if e.get("version_id") == vid and e["outcome"] == "denied"]
+    assert len(denied) == 1 and denied[0]["bucket"] == b, doc["entries"]
+    seqs = [e["seq"] for e in doc["entries"]]
+    assert seqs == sorted(seqs) and len(seqs) <= 20, seqs
+    st, _, one = admin(s, "GET", "audit/tail/1")
+    assert st == 200 and [e["seq"] for e in one["entries"]] == seqs[-1:], one
+    for bad in ("0", "1001", "abc", "5x"):
+        expect_json_error(s, "GET", "audit/tail/" + bad, 400, "InvalidArgument")
+    expect_json_error(s, "POST", "audit/verify", 405, "MethodNotAllowed")
+
+    st, _, doc = admin(s, "GET", "audit/verify")
+    assert st == 200 and doc["ok"] is True, doc
+    (vs,) = doc["sets"]
+    assert len(vs["drives"]) == 4
+    for d in vs["drives"]:
+        assert d["state"] == "online" and not d["broken"] and d["entries"] >= 1, d
+        assert d["last_seq"] == seqs[-1], (d, seqs)
+    assert vs["compare"]["differ"] is False and vs["compare"]["events"] >= 1, vs["compare"]
+
+    idx, undo = tamper(os.path.join(s.tmp, "d2"))
+    try:
+        st, _, doc = admin(s, "GET", "audit/verify")
+        assert st == 200 and doc["ok"] is False, doc
+        d2 = doc["sets"][0]["drives"][1]
+        assert d2["broken"] is True and d2["broken_at"] == idx and "hash" in d2["reason"], d2
+        assert [d["broken"] for d in doc["sets"][0]["drives"]] == [False, True, False, False]
+    finally:
+        undo()
+    st, _, doc = admin(s, "GET", "audit/verify")
+    assert doc["ok"] is True, doc
 
 
 @test

@@ -1,10 +1,14 @@
 """test_admin_cli.py - `strata admin`, the CLI over the admin API, run
 against a real daemon: tables and --json for info, usage, heal and config,
 keys from the environment or flags (flags win), and exit codes scripts can
-trust: 0 done, 1 the server refused (non-admin, missing bucket, 501), 2 bad
-usage, 3 unreachable; https to a self-signed daemon with --ca-cert.
+trust: 0 done, 1 the server refused (non-admin, missing bucket, bad
+argument), 2 bad usage, 3 unreachable, 4 a broken audit log; audit verify
+and tail; https to a self-signed daemon with --ca-cert.
 """
 
+import base64
+import datetime
+import hashlib
 import json
 import os
 import subprocess
@@ -104,10 +108,11 @@ def exit_codes(s):
     assert rc == 1 and "AccessDenied" in err, (rc, err)
     rc, out, err = cli(s, "info", keys=(s.ak, "wrong-secret"))
     assert rc == 1 and "SignatureDoesNotMatch" in err, (rc, err)
-    rc, out, err = cli(s, "audit", "verify")
-    assert rc == 1 and "NotImplemented (HTTP 501)" in err, (rc, err)
+    rc, out, err = cli(s, "audit", "tail", "0")
+    assert rc == 1 and "InvalidArgument (HTTP 400)" in err, (rc, err)
     # 2: bad usage.
-    for args in (("frobnicate",), ("heal",), ("heal", "start", "--now"), ("info", "extra"), ()):
+    for args in (("frobnicate",), ("heal",), ("heal", "start", "--now"), ("info", "extra"), (),
+                 ("audit",), ("audit", "tail", "x"), ("audit", "verify", "now")):
         rc, out, err = cli(s, *args)
         assert rc == 2, (args, rc, err)
     rc, out, err = cli(s, "info", env_keys=False)
@@ -123,6 +128,43 @@ def exit_codes(s):
     rc, out, err = cli(s, "--endpoint", s.endpoint, "info",
                        endpoint=f"http://127.0.0.1:{free_port()}")
     assert rc == 0, err
+
+
+@test
+def audit_verify_and_tail(s):
+    c = s.client()
+    b = s.bucket_name("cli-audit")
+    c.create_bucket(Bucket=b, ObjectLockEnabledForBucket=True)
+    data = b"kept"
+    until = datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(hours=1)
+    vid = c.put_object(Bucket=b, Key="worm", Body=data,
+                       ContentMD5=base64.b64encode(hashlib.md5(data).digest()).decode(),
+                       ObjectLockMode="COMPLIANCE", ObjectLockRetainUntilDate=until)["VersionId"]
+    try:
+        c.delete_object(Bucket=b, Key="worm", VersionId=vid)
+        raise AssertionError("a COMPLIANCE version was deleted")
+    except c.exceptions.ClientError as e:
+        assert e.response["Error"]["Code"] == "AccessDenied"
+    rc, out, err = cli(s, "audit", "tail", "3")
+    assert rc == 0, err
+    rows = out.splitlines()
+    assert rows[0].split()[:3] == ["TIME", "SEQ", "USER"] and 2 <= len(rows) <= 4, out
+    assert " denied " in rows[-1] and f"{b}/worm" in rows[-1] and s.ak in rows[-1], out
+    rc, out, err = cli(s, "audit", "verify")
+    assert rc == 0 and out.rstrip().endswith("audit log: ok") and "drives agree" in out, (rc, out, err)
+    # A tampered drive: exit 4 and the drive named.
+    path = os.path.join(s.tmp, "d3", "audit.log")
+    orig = open(path, "rb").read()
+    open(path, "wb").write(orig.replace(b'"outcome":"denied"', b'"outcome":"allowd"'))
+    try:
+        rc, out, err = cli(s, "audit", "verify")
+        assert rc == 4 and "audit log: BROKEN" in out, (rc, out, err)
+        broken = [l for l in out.splitlines() if "BROKEN at entry" in l]
+        assert len(broken) == 1 and os.path.join(s.tmp, "d3") in broken[0], out
+        rc, out, err = cli(s, "--json", "audit", "verify")
+        assert rc == 4 and json.loads(out)["ok"] is False, (rc, out)
+    finally:
+        open(path, "wb").write(orig)
 
 
 @test
