@@ -77,7 +77,8 @@ static int bucket_usage(struct strata_meta *m, const char *bucket, struct usage 
             memcpy(vid, res.next_version_id, sizeof(res.next_version_id));
         }
     }
-    key[0] = vid[0] = '\0';
+    if (rc == 0)
+        key[0] = vid[0] = '\0';
     more = true;
     while (rc == 0 && more) {
         if (u->budget == 0) {
