@@ -66,6 +66,11 @@ void strata_metrics_set_ilm(struct strata_ilm *e)
     atomic_store(&ilm_engine, e);
 }
 
+struct strata_ilm *strata_metrics_ilm(void)
+{
+    return atomic_load(&ilm_engine);
+}
+
 /* Latency histograms.  Bucket bounds in seconds (Prometheus' le labels),
  * counts kept per bucket and summed when rendered. */
 static const double le_s[] = {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1,

@@ -391,6 +391,8 @@ struct strata_ilm;
 /* The lifecycle scanner whose totals /metrics shows (NULL: none).  Must
  * stay valid until HTTP has stopped. */
 void strata_metrics_set_ilm(struct strata_ilm *e);
+/* The scanner registered above, or NULL (the admin API's ilm endpoints). */
+struct strata_ilm *strata_metrics_ilm(void);
 /* One finished request of S3 operation op (a static string: route->op):
  * time to its response headers and total time, into the histograms. */
 void strata_metrics_latency(const char *op, uint64_t ttfb_ns, uint64_t total_ns);

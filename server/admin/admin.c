@@ -92,8 +92,8 @@ static void not_built(struct strata_req *r, const char *arg)
 {
     strata_admin__error(r, 501, "NotImplemented",
                         "this admin endpoint is not implemented by this Strata build yet "
-                        "(lifecycle runs and user management arrive with their "
-                        "features); see server/admin/README.md");
+                        "(user management arrives with its feature); see "
+                        "server/admin/README.md");
 }
 
 static void config_dump(struct strata_req *r, const char *arg)
@@ -140,7 +140,8 @@ static const struct endpoint endpoints[] = {
     {"GET", "audit/verify", false, false, strata_admin__audit_verify},
     {"GET", "audit/tail", true, false, strata_admin__audit_tail},
     {NULL, "audit", true, true, not_built},
-    {NULL, "ilm", true, true, not_built},
+    {"POST", "ilm/run", false, false, strata_admin__ilm_run},
+    {"GET", "ilm/status", false, false, strata_admin__ilm_status},
     {NULL, "users", true, true, not_built},
 };
 

@@ -19,7 +19,9 @@
  *   GET  metrics         the Prometheus text of /metrics
  *   GET  audit/verify    every drive's audit log chain, and the drives compared
  *   GET  audit/tail[/N]  the last N audit entries (default 20, at most 1000)
- *   ilm/..., users/...: 501 NotImplemented with a message
+ *   POST ilm/run         start a lifecycle scanner pass now
+ *   GET  ilm/status      the scanner's last pass and totals
+ *   users/...: 501 NotImplemented with a message
  *
  * Threads: handlers run on the connection's thread; the heal runs on its
  * own thread, one at a time, started by heal/start and joined by

@@ -43,6 +43,8 @@ static void cli_usage(FILE *f)
 "  heal status       running or idle, and the last run's result\n"
 "  audit verify      verify every drive's Object Lock audit log and compare them\n"
 "  audit tail [N]    the last N audit log entries (default 20)\n"
+"  ilm run           start a lifecycle scanner pass now\n"
+"  ilm status        the scanner's last pass and totals\n"
 "  config            the server's effective configuration (secrets masked)\n"
 "Options:\n"
 "  --endpoint URL    default $STRATA_ENDPOINT, else http://127.0.0.1:9000\n"
@@ -225,6 +227,10 @@ static int run(struct cli *c, int argc, char **argv)
                  argc == 3 ? argv[2] : "");
         return simple(c, "GET", path, strata_admin_cli_print_audit_tail);
     }
+    if (strcmp(cmd, "ilm") == 0 && argc == 2 && strcmp(argv[1], "run") == 0)
+        return simple(c, "POST", "/strata/admin/v1/ilm/run", strata_admin_cli_print_ilm);
+    if (strcmp(cmd, "ilm") == 0 && argc == 2 && strcmp(argv[1], "status") == 0)
+        return simple(c, "GET", "/strata/admin/v1/ilm/status", strata_admin_cli_print_ilm);
     fprintf(stderr, "strata admin: unknown command or arguments: %s\n", cmd);
     cli_usage(stderr);
     return STRATA_ADMIN_CLI_USAGE;

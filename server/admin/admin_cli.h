@@ -4,7 +4,7 @@
  *   strata admin [--endpoint URL] [--access-key K] [--secret-key S]
  *                [--region R] [--ca-cert PEM] [--json] COMMAND
  *   COMMAND: info | usage [BUCKET] | heal start [--wait] | heal status
- *            | audit verify | audit tail [N] | config
+ *            | audit verify | audit tail [N] | ilm run | ilm status | config
  *
  * Endpoint and keys come from the flags, else STRATA_ENDPOINT,
  * STRATA_ACCESS_KEY, STRATA_SECRET_KEY (and STRATA_CA_CERT for https).  Requests are SigV4 presigned

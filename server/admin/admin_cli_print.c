@@ -189,3 +189,28 @@ void strata_admin_cli_print_audit_tail(json_t *doc)
                json_object_get(e, "detail") ? str(e, "detail") : "");
     }
 }
+
+static void ilm_line(const char *what, json_t *st)
+{
+    printf("%-10s passes %" PRIu64 ", scanned %" PRIu64 ", expired %" PRIu64
+           ", noncurrent expired %" PRIu64 ", markers removed %" PRIu64 ", uploads aborted %" PRIu64
+           ", skipped (locked) %" PRIu64 ", errors %" PRIu64 ", healed %" PRIu64 "\n",
+           what, num(st, "passes"), num(st, "scanned"), num(st, "expired"),
+           num(st, "noncurrent_expired"), num(st, "delete_markers_removed"),
+           num(st, "uploads_aborted"), num(st, "skipped_locked"), num(st, "errors"),
+           num(st, "healed"));
+}
+
+void strata_admin_cli_print_ilm(json_t *doc)
+{
+    if (!json_is_true(json_object_get(doc, "enabled"))) {
+        printf("lifecycle scanner: off\n");
+        return;
+    }
+    json_t *last = json_object_get(doc, "last");
+    char t[64];
+    when((time_t)(num(last, "finished_ms") / 1000), t, sizeof(t));
+    printf("lifecycle scanner: on; last pass finished %s\n", t);
+    ilm_line("last pass:", last);
+    ilm_line("total:", json_object_get(doc, "total"));
+}

@@ -13,6 +13,7 @@ void strata_admin_cli_print_usage(json_t *doc);
 void strata_admin_cli_print_heal(json_t *doc);
 void strata_admin_cli_print_audit_verify(json_t *doc);
 void strata_admin_cli_print_audit_tail(json_t *doc);
+void strata_admin_cli_print_ilm(json_t *doc);
 /* Any flat object: "key  value" lines (config, and replies without a table). */
 void strata_admin_cli_print_config(json_t *doc);
 

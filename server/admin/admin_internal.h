@@ -21,6 +21,8 @@ void strata_admin__heal_start(struct strata_req *r, const char *arg);
 void strata_admin__heal_status(struct strata_req *r, const char *arg);
 void strata_admin__audit_verify(struct strata_req *r, const char *arg);
 void strata_admin__audit_tail(struct strata_req *r, const char *arg);
+void strata_admin__ilm_run(struct strata_req *r, const char *arg);
+void strata_admin__ilm_status(struct strata_req *r, const char *arg);
 
 /* Seconds since the daemon started. */
 double strata_admin__uptime_s(void);

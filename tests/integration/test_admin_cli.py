@@ -168,6 +168,26 @@ def audit_verify_and_tail(s):
 
 
 @test
+def ilm_run_and_status(s):
+    rc, out, err = cli(s, "--json", "ilm", "status")
+    assert rc == 0, err
+    before = json.loads(out)["total"]["passes"]
+    rc, out, err = cli(s, "ilm", "run")
+    assert rc == 0 and out.startswith("lifecycle scanner: on"), (rc, out, err)
+    deadline = time.monotonic() + 60
+    while True:
+        rc, out, err = cli(s, "ilm", "status")
+        assert rc == 0, err
+        total = [l for l in out.splitlines() if l.startswith("total:")]
+        assert len(total) == 1, out
+        if int(total[0].split("passes ")[1].split(",")[0]) > before:
+            break
+        assert time.monotonic() < deadline, out
+        time.sleep(0.2)
+    assert "last pass:" in out, out
+
+
+@test
 def https_with_a_ca_cert(s):
     """A TLS daemon with a self-signed certificate: refused without
     --ca-cert (exit 3), served with it or STRATA_CA_CERT."""

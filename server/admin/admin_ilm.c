@@ -1,0 +1,59 @@
+/*
+ * admin_ilm.c - the lifecycle scanner over the admin API: POST ilm/run
+ * starts a pass now (strata_ilm_kick, as SIGUSR1 does), GET ilm/status
+ * gives the last finished pass and the totals since start.  The engine is
+ * the one the daemon registered for /metrics (strata_metrics_ilm); it
+ * outlives HTTP, so a request never sees it destroyed.
+ */
+#include "admin_internal.h"
+
+#include "strata/ilm.h"
+
+static json_t *stats_json(const struct strata_ilm_stats *st)
+{
+    return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
+                     "passes", (json_int_t)st->passes, "buckets", (json_int_t)st->buckets,
+                     "scanned", (json_int_t)st->scanned, "expired", (json_int_t)st->expired,
+                     "noncurrent_expired", (json_int_t)st->noncurrent_expired,
+                     "delete_markers_removed", (json_int_t)st->markers_removed,
+                     "uploads_aborted", (json_int_t)st->uploads_aborted,
+                     "skipped_locked", (json_int_t)st->skipped_locked,
+                     "errors", (json_int_t)st->errors, "healed", (json_int_t)st->healed,
+                     "tmp_reclaimed", (json_int_t)st->tmp_reclaimed,
+                     "started_ms", (json_int_t)st->started_ms,
+                     "finished_ms", (json_int_t)st->finished_ms);
+}
+
+static json_t *status_json(struct strata_ilm *e)
+{
+    if (!e)
+        return json_pack("{s:b}", "enabled", false);
+    struct strata_ilm_stats last, total;
+    strata_ilm_stats_get(e, &last, &total);
+    return json_pack("{s:b, s:o, s:o}", "enabled", true, "last", stats_json(&last), "total",
+                     stats_json(&total));
+}
+
+static bool scanner_on(struct strata_req *r, struct strata_ilm *e)
+{
+    if (!e)
+        strata_admin__error(r, 409, "ScannerOff",
+                            "the lifecycle scanner is off (--ilm-interval-seconds 0)");
+    return e != NULL;
+}
+
+void strata_admin__ilm_run(struct strata_req *r, const char *arg)
+{
+    struct strata_ilm *e = strata_metrics_ilm();
+    if (!scanner_on(r, e))
+        return;
+    strata_ilm_kick(e);
+    strata_srv_log(STRATA_LOG_NOTICE, "lifecycle scanner pass requested by %s",
+                   strata_req_user(r));
+    strata_admin__send_json(r, 202, status_json(e));
+}
+
+void strata_admin__ilm_status(struct strata_req *r, const char *arg)
+{
+    strata_admin__send_json(r, 200, status_json(strata_metrics_ilm()));
+}
