@@ -472,6 +472,7 @@ static int cmd_server(int argc, char **argv, bool print_only)
             return 2;
         }
         s.cfg.metrics_public = json_is_true(json_object_get(conf, "metrics-public"));
+        s.cfg.sse_c_allow_http = json_is_true(json_object_get(conf, "sse-c-allow-http"));
         for (size_t i = 0; i < nkeys; i++) {
             const char *v = strata_srv_config_value(conf, keys[i]);
             int val = 0;

@@ -11,7 +11,7 @@
 /* "config" is what --print-config says was read: accepted and ignored, so
  * a printed configuration loads back. */
 static const char *const extra_keys[] = {"drives", "root-user", "root-password", "config",
-                                         "metrics-public"};
+                                         "metrics-public", "sse-c-allow-http"};
 
 static bool key_known(const char *k, const char *const *keys, size_t nkeys)
 {
@@ -52,7 +52,7 @@ json_t *strata_srv_config_load(const char *path, const char *const *keys, size_t
             if (!json_is_array(v))
                 why = "want an array of strings";
             json_array_foreach(v, i, d) if (!json_is_string(d)) why = "want an array of strings";
-        } else if (strcmp(k, "metrics-public") == 0) {
+        } else if (strcmp(k, "metrics-public") == 0 || strcmp(k, "sse-c-allow-http") == 0) {
             if (!json_is_boolean(v))
                 why = "want true or false";
         } else if (!json_is_string(v) && !json_is_integer(v)) {
@@ -116,6 +116,8 @@ json_t *strata_srv_config_json(const struct strata_srv_config *c)
         json_object_set_new(doc, "ilm-interval-seconds", json_integer(c->ilm_interval_s));
         json_object_set_new(doc, "ilm-rate", json_integer(c->ilm_rate));
         json_object_set_new(doc, "heal-interval-seconds", json_integer(c->heal_interval_s));
+        json_object_set_new(doc, "kms-key-file", opt_str(c->kms_key_file));
+        json_object_set_new(doc, "sse-c-allow-http", json_boolean(c->sse_c_allow_http));
     }
     return doc;
 }

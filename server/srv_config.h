@@ -5,7 +5,9 @@
  * The file is one JSON object whose keys are the long flag names of
  * "strata server" ("address", "users", "max-inflight", ...) plus
  * "drives" (an array of drive arguments, ranges allowed), "root-user" and
- * "root-password", and "metrics-public" (true/false, as the flag).
+ * "root-password", and the switches "metrics-public" and
+ * "sse-c-allow-http" (true/false).  --kms-rewrap, a one-off action, is a
+ * flag only.
  * Other values are strings, integers or null (not set);
  * "config" (which --print-config shows) is ignored.  Flags on the command
  * line win over the file; STRATA_ROOT_USER/PASSWORD win over its root

@@ -45,6 +45,8 @@ static void cli_usage(FILE *f)
 "  audit tail [N]    the last N audit log entries (default 20)\n"
 "  ilm run           start a lifecycle scanner pass now\n"
 "  ilm status        the scanner's last pass and totals\n"
+"  kms rotate ...    a new SSE master key in a local key file (no daemon;\n"
+"                    strata admin kms rotate --kms-key-file FILE [--name NAME])\n"
 "  config            the server's effective configuration (secrets masked)\n"
 "Options:\n"
 "  --endpoint URL    default $STRATA_ENDPOINT, else http://127.0.0.1:9000\n"

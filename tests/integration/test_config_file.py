@@ -54,7 +54,7 @@ FULL = {
     "lc-day-seconds": 600, "ilm-interval-seconds": 0, "ilm-rate": 10, "heal-interval-seconds": 0,
     "max-conns-per-ip": 8, "body-memory-mb": 128, "log-level": "debug",
     "root-user": "cfgroot", "root-password": "cfg-root-secret-xyz", "metrics-public": True,
-    "admin-users": "AK1,AK2",
+    "admin-users": "AK1,AK2", "kms-key-file": "/etc/strata/kms.json", "sse-c-allow-http": True,
     "drives": ["/srv/strata/d{1...4}"],
 }
 
