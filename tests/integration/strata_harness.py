@@ -265,6 +265,24 @@ def expect_error(fn, code, status=None):
     raise AssertionError(f"expected error {code}, but the call succeeded")
 
 
+def lock_denial(strata, prefix):
+    """An Object Lock bucket with a COMPLIANCE version (an hour) whose
+    delete by version id was refused: one "denied" audit log entry.
+    Returns (bucket, version id)."""
+    import base64
+    import datetime
+    c = strata.client()
+    b = strata.bucket_name(prefix)
+    c.create_bucket(Bucket=b, ObjectLockEnabledForBucket=True)
+    data = b"kept"
+    until = datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(hours=1)
+    vid = c.put_object(Bucket=b, Key="worm", Body=data,
+                       ContentMD5=base64.b64encode(hashlib.md5(data).digest()).decode(),
+                       ObjectLockMode="COMPLIANCE", ObjectLockRetainUntilDate=until)["VersionId"]
+    expect_error(lambda: c.delete_object(Bucket=b, Key="worm", VersionId=vid), "AccessDenied", 403)
+    return b, vid
+
+
 def run(strata):
     """Run every @test in order; exit 0 only if all passed."""
     only = os.environ.get("STRATA_TEST_ONLY")

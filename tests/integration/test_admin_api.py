@@ -11,9 +11,6 @@ A second daemon shows a drive offline (its directory is a regular file),
 then fresh (an empty replacement), which a heal refills.
 """
 
-import base64
-import datetime
-import hashlib
 import json
 import os
 import shutil
@@ -25,7 +22,7 @@ import botocore.credentials
 from botocore.auth import S3SigV4Auth
 from botocore.awsrequest import AWSRequest
 
-from strata_harness import REGION, Strata, expect_error, log, run, test
+from strata_harness import REGION, Strata, expect_error, lock_denial, log, run, test
 
 USER2 = ("STRATATESTUSER2", "second-user-secret/abc")
 USER3 = ("STRATATESTUSER3", "third-user-secret")  # in --admin-users
@@ -202,20 +199,6 @@ def bad_requests(s):
     expect_json_error(s, "POST", "info", 405, "MethodNotAllowed")
     expect_json_error(s, "DELETE", "config", 405, "MethodNotAllowed")
     expect_json_error(s, "GET", "info?verbose=1", 400, "InvalidArgument")
-
-
-def lock_denial(s, prefix):
-    """A COMPLIANCE version whose delete is refused: an audit entry."""
-    c = s.client()
-    b = s.bucket_name(prefix)
-    c.create_bucket(Bucket=b, ObjectLockEnabledForBucket=True)
-    data = b"kept"
-    until = datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(hours=1)
-    vid = c.put_object(Bucket=b, Key="worm", Body=data,
-                       ContentMD5=base64.b64encode(hashlib.md5(data).digest()).decode(),
-                       ObjectLockMode="COMPLIANCE", ObjectLockRetainUntilDate=until)["VersionId"]
-    expect_error(lambda: c.delete_object(Bucket=b, Key="worm", VersionId=vid), "AccessDenied", 403)
-    return b, vid
 
 
 def tamper(drive):

@@ -6,15 +6,12 @@ argument), 2 bad usage, 3 unreachable, 4 a broken audit log; audit verify
 and tail; https to a self-signed daemon with --ca-cert.
 """
 
-import base64
-import datetime
-import hashlib
 import json
 import os
 import subprocess
 import time
 
-from strata_harness import Strata, free_port, run, test
+from strata_harness import Strata, free_port, lock_denial, run, test
 
 USER2 = ("STRATACLIUSER2", "cli-second-secret")
 _users = os.path.join(os.environ.get("STRATA_TEST_TMPDIR") or "/tmp", f"cli-users-{os.getpid()}")
@@ -132,19 +129,7 @@ def exit_codes(s):
 
 @test
 def audit_verify_and_tail(s):
-    c = s.client()
-    b = s.bucket_name("cli-audit")
-    c.create_bucket(Bucket=b, ObjectLockEnabledForBucket=True)
-    data = b"kept"
-    until = datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(hours=1)
-    vid = c.put_object(Bucket=b, Key="worm", Body=data,
-                       ContentMD5=base64.b64encode(hashlib.md5(data).digest()).decode(),
-                       ObjectLockMode="COMPLIANCE", ObjectLockRetainUntilDate=until)["VersionId"]
-    try:
-        c.delete_object(Bucket=b, Key="worm", VersionId=vid)
-        raise AssertionError("a COMPLIANCE version was deleted")
-    except c.exceptions.ClientError as e:
-        assert e.response["Error"]["Code"] == "AccessDenied"
+    b, vid = lock_denial(s, "cli-audit")
     rc, out, err = cli(s, "audit", "tail", "3")
     assert rc == 0, err
     rows = out.splitlines()
