@@ -1,7 +1,7 @@
 /*
  * fuzz_lc_xml.c - libFuzzer target for the LifecycleConfiguration parser
  * (ilm/lc_parse.c, libxml2) and the canonical form the server stores
- * (strata_lifecycle_format in server/s3_lifecycle.c).
+ * (strata_lifecycle_format in server/s3/s3_lifecycle.c).
  *
  * Input: the request body.  Checks the contracts the handler and the
  * scanner rely on: a refusal returns nothing and names a fault; an accepted

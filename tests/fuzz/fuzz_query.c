@@ -1,6 +1,6 @@
 /*
  * fuzz_query.c - libFuzzer target for URL and query decoding: the router's
- * strata_s3_query_parse over the one percent-decoder of server/url.c, whose
+ * strata_s3_query_parse over the one percent-decoder of server/http/url.c, whose
  * length-delimited form (what SigV4 canonicalises with) and in-place form
  * (what the router decodes paths with) are cross-checked against each
  * other and against a reference model written here, because the signature

@@ -1,6 +1,6 @@
 /*
  * fuzz_s3_hdrs.c - libFuzzer target for the request-header helpers of
- * server/s3_util.c and server/http_date.c that have no target of their
+ * server/s3/s3_util.c and server/http/http_date.c that have no target of their
  * own: HTTP dates and the
  * conditional headers (If-Match lists, If-Modified-Since...), base64 of
  * Content-MD5 / x-amz-checksum-*, the Content-Encoding filter, the

@@ -1,6 +1,6 @@
 /*
  * fuzz_s3_xml.c - libFuzzer target for the S3 request-body parsers of
- * server/s3_xml.c (libxml2): CreateBucketConfiguration
+ * server/s3/s3_xml.c (libxml2): CreateBucketConfiguration
  * (LocationConstraint), VersioningConfiguration, DeleteObjects,
  * CompleteMultipartUpload, Tagging, AccessControlPolicy and the Object
  * Lock documents (ObjectLockConfiguration, Retention, LegalHold).

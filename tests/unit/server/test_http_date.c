@@ -1,6 +1,6 @@
 /*
  * test_http_date.c - the one HTTP-date parser and formatter and the ISO
- * 8601 formatter (server/http_date.c): all three HTTP-date forms, the
+ * 8601 formatter (server/http/http_date.c): all three HTTP-date forms, the
  * numeric-zone form of AWS's SigV2 examples, surrounding spaces, and what
  * must be refused.
  */

@@ -1,6 +1,6 @@
 /*
  * test_url.c - the one percent-decoder and the one AWS URI-encoder
- * (server/url.c): escapes of either case, '+' only in query mode, the NUL
+ * (server/http/url.c): escapes of either case, '+' only in query mode, the NUL
  * rule (%00 refused everywhere), malformed and truncated escapes, capacity
  * limits, in-place decoding, keep_slash, and round trips over every byte.
  */
