@@ -602,6 +602,21 @@ static int check_condition(struct vctx *v, json_t *cond)
     return 0;
 }
 
+/* Exactly one of NAME and NotNAME, a string or a list of strings, each
+ * passing check. */
+static int check_either(struct vctx *v, json_t *st, const char *name,
+                        int (*check)(struct vctx *v, const char *s))
+{
+    char not_name[32];
+    snprintf(not_name, sizeof(not_name), "Not%s", name);
+    json_t *x = json_object_get(st, name), *nx = json_object_get(st, not_name);
+    if (x && nx)
+        return fail(v, STRATA_EINVAL, "Statement has both %s and %s", name, not_name);
+    if (!x && !nx)
+        return fail(v, STRATA_EINVAL, "Missing required field %s", name);
+    return each_string(v, x ? x : nx, x ? name : not_name, check);
+}
+
 static int check_statement(struct vctx *v, json_t *st)
 {
     if (!json_is_object(st))
@@ -633,18 +648,10 @@ static int check_statement(struct vctx *v, json_t *st)
     int rc = check_principal(v, pr ? pr : npr);
     if (rc)
         return rc;
-    json_t *ac = json_object_get(st, "Action"), *nac = json_object_get(st, "NotAction");
-    if (!ac == !nac)
-        return fail(v, STRATA_EINVAL, ac ? "Statement has both Action and NotAction"
-                                         : "Missing required field Action");
-    rc = each_string(v, ac ? ac : nac, ac ? "Action" : "NotAction", check_action);
+    rc = check_either(v, st, "Action", check_action);
     if (rc)
         return rc;
-    json_t *rs = json_object_get(st, "Resource"), *nrs = json_object_get(st, "NotResource");
-    if (!rs == !nrs)
-        return fail(v, STRATA_EINVAL, rs ? "Statement has both Resource and NotResource"
-                                         : "Missing required field Resource");
-    rc = each_string(v, rs ? rs : nrs, rs ? "Resource" : "NotResource", check_resource);
+    rc = check_either(v, st, "Resource", check_resource);
     if (rc)
         return rc;
     json_t *cond = json_object_get(st, "Condition");
