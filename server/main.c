@@ -25,6 +25,7 @@
 #include <openssl/evp.h>
 
 #include "cli_audit.h"
+#include "drive_args.h"
 #include "srv.h"
 #include "sse.h"
 #include "admin_cli.h"

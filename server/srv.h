@@ -24,7 +24,15 @@
 #include "body_budget.h"
 #include "s3_error.h"
 #include "http_date.h"
-#include "s3_util.h"
+#include "base64.h"
+#include "query.h"
+#include "s3_checksum.h"
+#include "s3_conditional.h"
+#include "s3_list_resume.h"
+#include "s3_names.h"
+#include "s3_object_headers.h"
+#include "s3_range.h"
+#include "s3_tags.h"
 #include "sbuf.h"
 #include "url.h"
 
@@ -267,7 +275,7 @@ void strata_lifecycle_format(struct strata_sbuf *b, const struct strata_lc_confi
  * bucket applies to info (the latest version, not a delete marker). */
 void strata_lifecycle_expiration_hdr(struct strata_req *r, const struct strata_obj_info *info,
                                      struct MHD_Response *resp);
-/* The stored tag-set encoding (s3_util.h) decoded for lifecycle filters:
+/* The stored tag-set encoding (s3_tags.h) decoded for lifecycle filters:
  * a strata_ilm_tags_decode_cb (max <= STRATA_SRV_QPARAMS_MAX). */
 int strata_srv_tags_decode(const uint8_t *raw, size_t len, struct strata_kv *out, size_t max,
                            char *buf, size_t buf_len);
@@ -355,7 +363,7 @@ struct strata_xml_part {
 enum s3_err strata_xml_complete_parse(const char *body, size_t len, size_t max,
                                       struct strata_xml_part **parts, size_t *n);
 void strata_xml_complete_free(struct strata_xml_part *parts, size_t n);
-/* Tagging: the canonical tag-set encoding (see s3_util.h) appended to out.
+/* Tagging: the canonical tag-set encoding (see s3_tags.h) appended to out.
  * MalformedXML, or InvalidTag over max tags / bad lengths / duplicates. */
 enum s3_err strata_xml_tagging_parse(const char *body, size_t len, int max,
                                      struct strata_sbuf *out);

@@ -15,7 +15,7 @@
 
 #include <jansson.h>
 
-#include "s3_util.h"
+#include "drive_args.h"
 #include "strata/meta.h"
 
 #define AUDIT_DRIVES_MAX 1024

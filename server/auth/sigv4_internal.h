@@ -54,7 +54,7 @@ int strata_sigv4__signing_key(const char *secret, const char *date8, const char 
 /* Constant-time equality of two n-byte strings. */
 bool strata_sigv4__ct_eq(const void *a, const void *b, size_t n);
 
-/* ---- text helpers (sigv4_util.c) ---------------------------------------- */
+/* ---- text helpers (sigv4_text.c) ---------------------------------------- */
 
 /* First header named lname (lower-case), compared case-insensitively; NULL
  * when absent. */

@@ -3,7 +3,7 @@
  * Last-Modified, If-Modified-Since and SigV2 (RFC 9110 5.6.7, with the
  * numeric-zone form of RFC 2822 that AWS's SigV2 examples use) and the
  * ISO 8601 form of S3's XML bodies.  The amz-date of SigV4
- * ("20130524T000000Z") belongs to signing and lives in sigv4_util.c.
+ * ("20130524T000000Z") belongs to signing and lives in sigv4_text.c.
  *
  * Pure functions, any thread.
  */

@@ -7,7 +7,6 @@
 #include <stddef.h>
 
 #include "strata/err.h"
-#include "s3_util.h"
 #include "srv_err.h"
 
 static const struct {

@@ -2,7 +2,7 @@
  * s3_tagging.c - object tagging (?tagging on a key, per version, stored in
  * the version record by meta) and bucket tagging (the bucket's "tagging"
  * configuration document), plus the x-amz-tagging request header.  Tag
- * sets are kept in one canonical "k=v&k2=v2" form (s3_util.h).
+ * sets are kept in one canonical "k=v&k2=v2" form (s3_tags.h).
  * Connection thread of the request.
  */
 #include "srv.h"

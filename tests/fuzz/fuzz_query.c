@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "s3_util.h"
+#include "query.h"
 #include "sbuf.h"
 #include "strata/hex.h"
 #include "url.h"

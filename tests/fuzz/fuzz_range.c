@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "s3_util.h"
+#include "s3_range.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

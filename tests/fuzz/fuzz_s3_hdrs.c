@@ -1,6 +1,7 @@
 /*
  * fuzz_s3_hdrs.c - libFuzzer target for the request-header helpers of
- * server/s3/s3_util.c and server/http/http_date.c that have no target of their
+ * server/s3/ (s3_conditional.c, s3_checksum.c, s3_object_headers.c),
+ * server/http/ (base64.c, http_date.c) and server/drive_args.c that have no target of their
  * own: HTTP dates and the
  * conditional headers (If-Match lists, If-Modified-Since...), base64 of
  * Content-MD5 / x-amz-checksum-*, the Content-Encoding filter, the
@@ -21,7 +22,16 @@
 #include <strings.h>
 
 #include "http_date.h"
-#include "s3_util.h"
+#include "drive_args.h"
+#include "base64.h"
+#include "query.h"
+#include "s3_checksum.h"
+#include "s3_conditional.h"
+#include "s3_list_resume.h"
+#include "s3_names.h"
+#include "s3_object_headers.h"
+#include "s3_range.h"
+#include "s3_tags.h"
 
 static void check_date(const char *s)
 {

@@ -23,7 +23,6 @@
 #include <libxml/xmlerror.h>
 
 #include "sbuf.h"
-#include "s3_util.h"
 #include "srv.h"
 
 #define DEL_MAX 1000

@@ -1,5 +1,5 @@
 /*
- * sigv4_util.c - text helpers for request authentication: header lookup,
+ * sigv4_text.c - text helpers for request authentication: header lookup,
  * the amz-date format SigV4 signs, query parameter lookup, and the digest
  * sink canonical requests stream into.  Percent-coding is url.c's, HTTP
  * dates are http_date.c's.

@@ -1,5 +1,5 @@
 /*
- * test_s3_util.c - the S3 front end's pure helpers: bucket names, Range,
+ * test_s3_parsers.c - the S3 front end's pure helpers: bucket names, Range,
  * conditional headers, dates, query parsing, base64, drive ranges,
  * header selection, listing resume keys, checksums.
  */
@@ -12,7 +12,16 @@
 
 #include <cmocka.h>
 
-#include "s3_util.h"
+#include "drive_args.h"
+#include "base64.h"
+#include "query.h"
+#include "s3_checksum.h"
+#include "s3_conditional.h"
+#include "s3_list_resume.h"
+#include "s3_names.h"
+#include "s3_object_headers.h"
+#include "s3_range.h"
+#include "s3_tags.h"
 #include "sbuf.h"
 #include "strata/meta.h"
 
