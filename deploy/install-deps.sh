@@ -17,6 +17,9 @@ PKGS=(
     openssl  # a self-signed certificate in test_admin_cli.py
     # aws-sdk-js v3 test (tests/integration/test_js_sdk.py); npm below
     nodejs
+    # web console test in a real browser (tests/integration/test_console.py)
+    chromium chromium-driver python3-selenium
+    logrotate  # deploy/strata.logrotate checked with logrotate -d
     # integration tests: a wall clock moved at run time (Object Lock clock)
     faketime
     # benchmarks

@@ -35,6 +35,7 @@
 #include "authz.h"
 #include "srv_err.h"
 #include "admin.h"
+#include "console.h"
 
 static uint64_t now_ns(void)
 {
@@ -335,7 +336,7 @@ static void answer_text(struct strata_req *r, int status, const char *ctype, cha
     strata_req_send(r, status, resp);
 }
 
-/* /health/live, /health/ready and /metrics: no auth.  True when the
+/* /health/live, /health/ready, /metrics and the console: no auth.  True when the
  * request is one of them. */
 static bool ops_endpoint_is(struct strata_req *r)
 {
@@ -346,7 +347,7 @@ static bool ops_endpoint_is(struct strata_req *r)
      * ordinary S3 path (refused unsigned) and admins read the admin API's
      * metrics endpoint. */
     return strcmp(r->raw_path, "/health/live") == 0 ||
-           strcmp(r->raw_path, "/health/ready") == 0 ||
+           strcmp(r->raw_path, "/health/ready") == 0 || strata_console_is(r) ||
            (r->srv->cfg.metrics_public && strcmp(r->raw_path, "/metrics") == 0);
 }
 
@@ -362,6 +363,10 @@ static bool ops_endpoint(struct strata_req *r)
         bool ready = r->srv->meta != NULL;
         char *b = strdup(ready ? "OK\n" : "not ready\n");
         answer_text(r, ready ? 200 : 503, "text/plain", b, strlen(b));
+        return true;
+    }
+    if (strata_console_is(r)) {
+        strata_console_serve(r);
         return true;
     }
     if (strcmp(r->raw_path, "/metrics") == 0) {
