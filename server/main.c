@@ -28,6 +28,7 @@
 #include "drive_args.h"
 #include "srv.h"
 #include "sse.h"
+#include "admin.h"
 #include "admin_cli.h"
 #include "srv_config.h"
 #include "strata/hex.h"
@@ -378,31 +379,19 @@ static const char *config_arg(int argc, char **argv)
     return path;
 }
 
-/* Old user tables replaced by SIGHUP, freed at exit (requests in flight
- * may point into them until then). */
-static struct strata_creds **retired_creds;
-static size_t nretired_creds;
-
 /* SIGHUP: reload the users file, reopen the access log file.  Everything
  * else needs a restart.  A users file that does not load keeps the old
  * table. */
 static void reload(struct strata_srv *s, int access_fd)
 {
-    struct strata_creds *nc = NULL;
     char errmsg[256] = "";
-    struct strata_creds **rl = realloc(retired_creds, (nretired_creds + 1) * sizeof(*rl));
-    if (rl)
-        retired_creds = rl;
-    if (!rl || strata_creds_load(s->cfg.root_user, s->cfg.root_password, s->cfg.users_file,
-                                 &nc, errmsg, sizeof(errmsg)) != 0) {
+    if (strata_admin_users_reload(s, errmsg, sizeof(errmsg)) != 0)
         strata_srv_log(STRATA_LOG_ERR, "SIGHUP: cannot reload users, keeping the old ones: %s",
-                       rl ? errmsg : "out of memory");
-    } else {
-        retired_creds[nretired_creds++] = atomic_exchange(&s->creds, nc);
+                       errmsg);
+    else
         strata_srv_log(STRATA_LOG_NOTICE, "SIGHUP: users reloaded%s%s",
                        s->cfg.users_file ? " from " : "",
                        s->cfg.users_file ? s->cfg.users_file : "");
-    }
     if (s->cfg.access_log && access_fd >= 0) {
         /* dup2 swaps the file under the same descriptor: a line being
          * written goes whole to the old file or the new one. */
@@ -633,10 +622,7 @@ static int cmd_server(int argc, char **argv, bool print_only)
         close_storage(&s);
     }
     strata_creds_destroy(atomic_load(&s.creds));
-    for (size_t i = 0; i < nretired_creds; i++)
-        strata_creds_destroy(retired_creds[i]);
-    STRATA_FREE(retired_creds);
-    nretired_creds = 0;
+    strata_admin_users_fini();
     json_decref(config_doc);
     config_doc = NULL;
     strata_kms_free(s.kms);

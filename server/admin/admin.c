@@ -85,15 +85,14 @@ void strata_admin_error_s3(struct strata_req *r, enum s3_err e, int err)
 {
     r->sent_err = e;
     strata_admin__error(r, strata_s3_err_status(e), strata_s3_err_code(e),
-                        strata_s3_err_detail(err, e));
+                        r->err_msg ? r->err_msg : strata_s3_err_detail(err, e));
 }
 
 static void not_built(struct strata_req *r, const char *arg)
 {
     strata_admin__error(r, 501, "NotImplemented",
-                        "this admin endpoint is not implemented by this Strata build yet "
-                        "(user management arrives with its feature); see "
-                        "server/admin/README.md");
+                        "this admin endpoint is not implemented by this Strata build yet; "
+                        "see server/admin/README.md");
 }
 
 static void config_dump(struct strata_req *r, const char *arg)
@@ -142,7 +141,7 @@ static const struct endpoint endpoints[] = {
     {NULL, "audit", true, true, not_built},
     {"POST", "ilm/run", false, false, strata_admin__ilm_run},
     {"GET", "ilm/status", false, false, strata_admin__ilm_status},
-    {NULL, "users", true, true, not_built},
+    {NULL, "users", true, true, strata_admin__users},
 };
 
 /* Query parameters other than a presigned request's X-Amz-* are refused:
@@ -191,12 +190,15 @@ static void dispatch(struct strata_req *r)
     strata_admin__error(r, 404, "NotFound", "no such admin endpoint; see server/admin/README.md");
 }
 
-static const struct strata_route admin_route = {"*", STRATA_LVL_SERVICE, NULL, 0, "Admin",
+/* Bodies (users/AK's JSON) are buffered like S3's XML bodies: bounded,
+ * charged to the body budget, checked against x-amz-content-sha256. */
+static const struct strata_route admin_route = {"*", STRATA_LVL_SERVICE, NULL,
+                                                STRATA_RT_BODY_XML, "Admin",
                                                 NULL, NULL, dispatch};
 
 /* The root user, or a key named in --admin-users (whole comma-separated
  * items only: "AK" does not admit "AK2"). */
-static bool is_admin(const struct strata_srv_config *cfg, const char *ak)
+bool strata_admin__is_admin(const struct strata_srv_config *cfg, const char *ak)
 {
     if (cfg->root_user && strcmp(ak, cfg->root_user) == 0)
         return true;
@@ -213,7 +215,7 @@ static bool is_admin(const struct strata_srv_config *cfg, const char *ak)
 enum s3_err strata_admin_route(struct strata_req *r)
 {
     const struct strata_cred *c = r->auth.cred;
-    if (!c || !is_admin(&r->srv->cfg, c->access_key))
+    if (!c || !strata_admin__is_admin(&r->srv->cfg, c->access_key))
         return S3E_AccessDenied;
     r->route = &admin_route;
     return S3E_NONE;

@@ -21,7 +21,12 @@
  *   GET  audit/tail[/N]  the last N audit entries (default 20, at most 1000)
  *   POST ilm/run         start a lifecycle scanner pass now
  *   GET  ilm/status      the scanner's last pass and totals
- *   users/...: 501 NotImplemented with a message
+ *   GET  users           every user (no secrets): key, name, status, role
+ *   GET  users/AK        one user
+ *   PUT  users/AK        add a user, body {"secret": "...", "name": "..."}
+ *   DELETE users/AK      remove a user
+ *   POST users/AK/enable, users/AK/disable
+ *   (users live in the --users file, rewritten atomically; admin_users.c)
  *
  * Threads: handlers run on the connection's thread; the heal runs on its
  * own thread, one at a time, started by heal/start and joined by
@@ -50,5 +55,11 @@ void strata_admin_metrics_render(struct strata_sbuf *b, struct strata_srv *s);
  * start time; fini waits for a running heal to finish. */
 void strata_admin_init(struct strata_srv *s);
 void strata_admin_fini(struct strata_srv *s);
+/* Reload the --users file into a new credential table and swap it in
+ * (SIGHUP); serialised with the users endpoints' edits.  On error the old
+ * table stays and errmsg says why.  Replaced tables are freed by
+ * strata_admin_users_fini (at exit, after the HTTP threads stopped). */
+int strata_admin_users_reload(struct strata_srv *s, char *errmsg, size_t errmsg_len);
+void strata_admin_users_fini(void);
 
 #endif /* STRATA_SERVER_ADMIN_ADMIN_H */

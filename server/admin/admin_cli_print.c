@@ -214,3 +214,30 @@ void strata_admin_cli_print_ilm(json_t *doc)
     ilm_line("last pass:", last);
     ilm_line("total:", json_object_get(doc, "total"));
 }
+
+static void user_row(json_t *u)
+{
+    const char *role = json_is_true(json_object_get(u, "root"))    ? "root"
+                       : json_is_true(json_object_get(u, "admin")) ? "admin"
+                                                                   : "user";
+    printf("%-24s %-9s %-6s %s\n", str(u, "access_key"), str(u, "status"), role, str(u, "name"));
+}
+
+void strata_admin_cli_print_users(json_t *doc)
+{
+    printf("%-24s %-9s %-6s %s\n", "ACCESS KEY", "STATUS", "ROLE", "NAME");
+    size_t i;
+    json_t *u;
+    json_array_foreach(json_object_get(doc, "users"), i, u) user_row(u);
+}
+
+void strata_admin_cli_print_user(json_t *doc)
+{
+    if (json_is_true(json_object_get(doc, "removed"))) {
+        printf("removed %s\n", str(doc, "access_key"));
+        return;
+    }
+    json_t *one = json_pack("{s:[O]}", "users", doc);
+    strata_admin_cli_print_users(one);
+    json_decref(one);
+}

@@ -16,5 +16,7 @@ void strata_admin_cli_print_audit_tail(json_t *doc);
 void strata_admin_cli_print_ilm(json_t *doc);
 /* Any flat object: "key  value" lines (config, and replies without a table). */
 void strata_admin_cli_print_config(json_t *doc);
+void strata_admin_cli_print_users(json_t *doc);
+void strata_admin_cli_print_user(json_t *doc);
 
 #endif /* STRATA_SERVER_ADMIN_ADMIN_CLI_PRINT_H */

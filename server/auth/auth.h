@@ -24,16 +24,41 @@ struct strata_cred {
     char access_key[128];
     char secret[128];
     char display_name[128];
+    bool disabled; /* a "#strata:disabled" line: known, but refused */
 };
 
 struct strata_creds; /* immutable table of users */
 
 /* Root user first, then the users of file (NULL for none): one user per
- * line, "ACCESS_KEY SECRET [DISPLAY NAME]", '#' comments.  Caller destroys. */
+ * line, "ACCESS_KEY SECRET [DISPLAY NAME]", '#' comments.  A line
+ * "#strata:disabled ACCESS_KEY SECRET [NAME]" is a disabled user (an
+ * older Strata reads it as a comment: the user is unknown, also refused).
+ * Caller destroys. */
 int strata_creds_load(const char *root_access, const char *root_secret, const char *file,
                       struct strata_creds **out, char *errmsg, size_t errmsg_len);
 void strata_creds_destroy(struct strata_creds *c);
 const struct strata_cred *strata_creds_find(const struct strata_creds *c, const char *access_key);
+/* The table in its order (root first, then file order); i < count. */
+size_t strata_creds_count(const struct strata_creds *c);
+const struct strata_cred *strata_creds_at(const struct strata_creds *c, size_t i);
+
+#define STRATA_CREDS_DISABLED_MARK "#strata:disabled "
+
+/* One line of a users file, as strata_creds_load reads it.  Spans point
+ * into the line (not NUL-terminated). */
+enum strata_creds_line_kind {
+    STRATA_CREDS_LINE_OTHER = 0, /* blank or comment */
+    STRATA_CREDS_LINE_USER,
+    STRATA_CREDS_LINE_DISABLED,  /* STRATA_CREDS_DISABLED_MARK user */
+    STRATA_CREDS_LINE_BAD,       /* no secret */
+};
+struct strata_creds_line {
+    const char *ak, *sk, *name;
+    size_t ak_len, sk_len, name_len;
+};
+/* line without its newline. */
+enum strata_creds_line_kind strata_creds_line_parse(const char *line,
+                                                    struct strata_creds_line *out);
 
 /* ---- the request as auth sees it --------------------------------------- */
 

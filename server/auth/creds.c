@@ -70,6 +70,34 @@ static int by_key_cmp(const void *a, const void *b, void *ud)
     return strcmp(u[*(const size_t *)a].access_key, u[*(const size_t *)b].access_key);
 }
 
+enum strata_creds_line_kind strata_creds_line_parse(const char *line,
+                                                    struct strata_creds_line *out)
+{
+    memset(out, 0, sizeof(*out));
+    enum strata_creds_line_kind kind = STRATA_CREDS_LINE_USER;
+    const char *p = line + strspn(line, " \t");
+    if (strncmp(p, STRATA_CREDS_DISABLED_MARK, strlen(STRATA_CREDS_DISABLED_MARK)) == 0) {
+        kind = STRATA_CREDS_LINE_DISABLED;
+        p += strlen(STRATA_CREDS_DISABLED_MARK);
+        p += strspn(p, " \t");
+    } else if (*p == '\0' || *p == '#') {
+        return STRATA_CREDS_LINE_OTHER;
+    }
+    size_t akl = strcspn(p, " \t");
+    const char *sk = p + akl;
+    sk += strspn(sk, " \t");
+    size_t skl = strcspn(sk, " \t");
+    const char *name = sk + skl;
+    name += strspn(name, " \t");
+    size_t nl = strlen(name);
+    while (nl && (name[nl - 1] == ' ' || name[nl - 1] == '\t'))
+        nl--;
+    if (akl == 0 || skl == 0)
+        return STRATA_CREDS_LINE_BAD;
+    *out = (struct strata_creds_line){p, sk, name, akl, skl, nl};
+    return kind;
+}
+
 static int load_file(struct strata_creds *c, size_t *cap, const char *file, char *errmsg,
                      size_t errmsg_len)
 {
@@ -90,25 +118,19 @@ static int load_file(struct strata_creds *c, size_t *cap, const char *file, char
         }
         while (len && (line[len - 1] == '\n' || line[len - 1] == '\r'))
             line[--len] = '\0';
-        const char *p = line + strspn(line, " \t");
-        if (*p == '\0' || *p == '#')
+        struct strata_creds_line cl;
+        enum strata_creds_line_kind kind = strata_creds_line_parse(line, &cl);
+        if (kind == STRATA_CREDS_LINE_OTHER)
             continue;
-        size_t akl = strcspn(p, " \t");
-        const char *sk = p + akl;
-        sk += strspn(sk, " \t");
-        size_t skl = strcspn(sk, " \t");
-        const char *name = sk + skl;
-        name += strspn(name, " \t");
-        size_t nl = strlen(name);
-        while (nl && (name[nl - 1] == ' ' || name[nl - 1] == '\t'))
-            nl--;
-        if (skl == 0) {
+        if (kind == STRATA_CREDS_LINE_BAD) {
             snprintf(errmsg, errmsg_len, "%s:%d: expected \"ACCESS_KEY SECRET [NAME]\"", file,
                      lineno);
             rc = STRATA_EINVAL;
             break;
         }
-        rc = add_user(c, cap, p, akl, sk, skl, name, nl);
+        rc = add_user(c, cap, cl.ak, cl.ak_len, cl.sk, cl.sk_len, cl.name, cl.name_len);
+        if (rc == 0)
+            c->users[c->n - 1].disabled = kind == STRATA_CREDS_LINE_DISABLED;
         if (rc)
             snprintf(errmsg, errmsg_len, "%s:%d: %s", file, lineno,
                      rc == STRATA_EINVAL ? "field empty or longer than 127 bytes"
@@ -182,6 +204,16 @@ void strata_creds_destroy(struct strata_creds *c)
     free(c->users);
     free(c->sorted);
     free(c);
+}
+
+size_t strata_creds_count(const struct strata_creds *c)
+{
+    return c ? c->n : 0;
+}
+
+const struct strata_cred *strata_creds_at(const struct strata_creds *c, size_t i)
+{
+    return c && i < c->n ? &c->users[i] : NULL;
 }
 
 const struct strata_cred *strata_creds_find(const struct strata_creds *c, const char *access_key)

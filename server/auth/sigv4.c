@@ -384,8 +384,8 @@ enum s3_err strata_sigv4__verify_query(const struct strata_creds *creds,
 
 /* ---- dispatch ------------------------------------------------------------- */
 
-enum s3_err strata_auth_verify(const struct strata_creds *creds, const struct strata_auth_req *req,
-                               struct strata_auth_result *out)
+static enum s3_err verify(const struct strata_creds *creds, const struct strata_auth_req *req,
+                          struct strata_auth_result *out)
 {
     memset(out, 0, sizeof(*out));
     out->decoded_length = UINT64_MAX;
@@ -432,4 +432,19 @@ enum s3_err strata_auth_verify(const struct strata_creds *creds, const struct st
             return fail(out, S3E_AccessDenied, "Signed streaming payload without credentials");
     }
     return S3E_NONE;
+}
+
+/* A disabled user is refused after the signature checks out (so the
+ * answer does not tell a stranger which keys exist), with AWS's code for
+ * an inactive key and MinIO's message. */
+enum s3_err strata_auth_verify(const struct strata_creds *creds, const struct strata_auth_req *req,
+                               struct strata_auth_result *out)
+{
+    enum s3_err e = verify(creds, req, out);
+    if (e == S3E_NONE && out->cred && out->cred->disabled) {
+        out->cred = NULL;
+        return fail(out, S3E_InvalidAccessKeyId,
+                    "Your account is disabled; please contact your administrator.");
+    }
+    return e;
 }

@@ -389,6 +389,8 @@ static bool is_streaming(int mode)
            mode == STRATA_PAYLOAD_STREAMING_UNSIGNED_TRAILER;
 }
 
+static enum s3_err body_setup(struct strata_req *r);
+
 /* First call: everything up to (not including) the body.  Returns the S3
  * error to answer now, or S3E_NONE. */
 static enum s3_err setup(struct strata_req *r, int *serr)
@@ -409,14 +411,18 @@ static enum s3_err setup(struct strata_req *r, int *serr)
         .host_bucket_len = r->host_bucket && r->bucket ? strlen(r->bucket) : 0,
     };
     e = strata_auth_verify(r->srv->creds, &ar, &r->auth);
-    if (e)
+    if (e) {
+        r->err_msg = r->auth.err_msg;
         return e;
+    }
     /* Anonymous requests reach authorisation only against a bucket,
      * whose policy may allow them (authz.c). */
     if (!r->auth.cred && !r->bucket)
         return S3E_AccessDenied;
-    if (r->admin)
-        return strata_admin_route(r); /* no bucket, no body: nothing below applies */
+    if (r->admin) {
+        e = strata_admin_route(r); /* no bucket: only the body part below applies */
+        return e ? e : body_setup(r);
+    }
 
     if (r->key && strlen(r->key) > STRATA_KEY_MAX)
         return S3E_KeyTooLongError;
@@ -443,6 +449,13 @@ static enum s3_err setup(struct strata_req *r, int *serr)
         if (e)
             return e;
     }
+    return body_setup(r);
+}
+
+/* The route is known: how its body is read (buffered, chunk-decoded,
+ * hashed), and the route's begin hook. */
+static enum s3_err body_setup(struct strata_req *r)
+{
     /* Bodies that are buffered: refuse at once, before the client sends
      * anything, while the budget is spent (see body_budget.h). */
     bool buffers = r->auth.payload_mode == STRATA_PAYLOAD_STREAMING_SIGNED ||
