@@ -28,6 +28,7 @@
 #define STRATA_EC_NBUF 4
 
 struct strata_ec__drive {
+    struct strata_drive_io_stats io[2]; /* by enum strata_drive_io_op; drive_io.c */
     char *path;
     char uuid[STRATA_EC_UUID_LEN + 1];
     bool online; /* written at open, read without lock afterwards */
@@ -80,6 +81,12 @@ struct strata_ec__hdr {
 
 #define STRATA_EC__STAT_ADD(set, field, v)                                      \
     __atomic_fetch_add(&(set)->stats.field, (uint64_t)(v), __ATOMIC_RELAXED)
+
+/* A shard I/O on drive d submitted at t0_ns (strata_ec__now_ns) has
+ * completed; ok false for a failed or short one (drive_io.c). */
+uint64_t strata_ec__now_ns(void);
+void strata_ec__drive_io_note(struct strata_set *set, unsigned d, enum strata_drive_io_op op,
+                              uint64_t t0_ns, bool ok);
 
 /* Borrow an io context (ring + stripe buffers); NULL on failure with *err set. */
 struct strata_ec__io *strata_ec__io_get(struct strata_set *set, int *err);

@@ -193,6 +193,7 @@ struct strata_ec_writer {
     size_t fill;
     unsigned cur;                          /* stripe slot being filled */
     unsigned pending[STRATA_EC_NBUF];      /* shard writes in flight per slot */
+    uint64_t t_sub_ns[STRATA_EC_NBUF];     /* when the slot's writes were submitted */
     uint64_t ticket[STRATA_EC_NBUF];       /* observer ticket of the slot's bytes; 0 none */
     uint64_t ticket_last;                  /* newest ticket this writer posted */
     strata_ec_observe_cb obs_cb;           /* NULL: not observed */
@@ -243,6 +244,8 @@ static void w_wait(struct strata_ec_writer *w, unsigned b)
         io_uring_cqe_seen(&w->io->ring, cqe);
         STRATA_ASSERT(slot < STRATA_EC_NBUF);
         w->pending[slot]--;
+        strata_ec__drive_io_note(w->set, d, STRATA_DRIVE_IO_WRITE, w->t_sub_ns[slot],
+                                 res >= 0 && (size_t)res == w->set->shard_size);
         /* A short write to a regular file means the drive is full. */
         if (res < 0)
             w_drop(w, d, -res);
@@ -437,6 +440,7 @@ static int w_flush(struct strata_ec_writer *w)
         w_prep_shard(w, s, d, ud_make(w->cur, 0, d));
         w->pending[w->cur]++;
     }
+    w->t_sub_ns[w->cur] = strata_ec__now_ns();
     int r = io_uring_submit(&w->io->ring);
     if (r < 0)
         return w_fail(w, STRATA_EIO);
@@ -728,6 +732,8 @@ struct rstripe {
     bool ready;           /* verified and reconstructed */
     uint32_t submitted, done, checked, good;
     int res[STRATA_DRIVES_MAX];
+    uint64_t t_sub_ns[STRATA_DRIVES_MAX]; /* by shard: when its read was submitted */
+    uint32_t want[STRATA_DRIVES_MAX];     /* by shard: the bytes that read asks for */
 };
 
 struct strata_ec_reader {
@@ -825,10 +831,13 @@ static void shard_open(struct strata_ec_reader *r, unsigned s)
         return;
     }
     uint8_t *tb = hb + STRATA_EC_HDR_SIZE;
+    uint64_t t0 = strata_ec__now_ns();
     bool hok = pread(r->fd[s], hb, STRATA_EC_HDR_SIZE, 0) == (ssize_t)STRATA_EC_HDR_SIZE;
     bool tok = !tab || pread(r->fd[s], tb, tab,
                              (off_t)(STRATA_EC_HDR_SIZE + r->blocks * r->set->shard_size)) ==
                            (ssize_t)tab;
+    strata_ec__drive_io_note(r->set, strata_ec__shard_drive(r->set, r->id, s),
+                             STRATA_DRIVE_IO_READ, t0, hok && tok);
     shard_meta_check(r, s, hok ? hb : NULL, tok ? tb : NULL);
     free(hb);
 }
@@ -851,6 +860,8 @@ static unsigned r_submit(struct strata_ec_reader *r, unsigned b, uint32_t mask)
                            STRATA_EC_HDR_SIZE + (uint64_t)st->idx * ss);
         io_uring_sqe_set_data64(sqe, (uint64_t)b << 8 | s);
         st->submitted |= 1u << s;
+        st->t_sub_ns[s] = strata_ec__now_ns();
+        st->want[s] = (uint32_t)ss;
         n++;
     }
     if (n && io_uring_submit(&r->io->ring) < 0) {
@@ -886,6 +897,9 @@ static void r_reap(struct strata_ec_reader *r, int (*meta_res)[2], unsigned *met
         return;
     }
     STRATA_ASSERT(bb < STRATA_EC_NBUF && s < STRATA_DRIVES_MAX);
+    strata_ec__drive_io_note(r->set, strata_ec__shard_drive(r->set, r->id, s),
+                             STRATA_DRIVE_IO_READ, r->st[bb].t_sub_ns[s],
+                             res >= 0 && (uint32_t)res == r->st[bb].want[s]);
     r->st[bb].res[s] = res;
     r->st[bb].done |= 1u << s;
 }
@@ -932,6 +946,7 @@ static void r_open_batch(struct strata_ec_reader *r, uint32_t mask)
         sent |= 1u << s;
         pending += 2;
     }
+    uint64_t t0 = strata_ec__now_ns();
     /* Every queued read must go out and come back before scratch is freed. */
     for (unsigned out = 0; out < pending;) {
         int rc = io_uring_submit(&r->io->ring);
@@ -944,6 +959,9 @@ static void r_open_batch(struct strata_ec_reader *r, uint32_t mask)
         if (!(sent & (1u << s)))
             continue;
         uint8_t *hb = scratch + meta * s;
+        bool ok = res[s][0] == (int)STRATA_EC_HDR_SIZE && res[s][1] == (int)tab;
+        strata_ec__drive_io_note(set, strata_ec__shard_drive(set, r->id, s),
+                                 STRATA_DRIVE_IO_READ, t0, ok);
         shard_meta_check(r, s, res[s][0] == (int)STRATA_EC_HDR_SIZE ? hb : NULL,
                          res[s][1] == (int)tab ? hb + STRATA_EC_HDR_SIZE : NULL);
     }
@@ -1013,6 +1031,8 @@ static void r_first(struct strata_ec_reader *r, unsigned b, uint32_t mask)
         io_uring_prep_readv(sqe, r->fd[s], iov[s], 3, 0);
         io_uring_sqe_set_data64(sqe, (uint64_t)b << 8 | s);
         st->submitted |= 1u << s;
+        st->t_sub_ns[s] = strata_ec__now_ns();
+        st->want[s] = (uint32_t)(ss + meta);
         combined |= 1u << s;
     }
     if (combined && io_uring_submit(&r->io->ring) < 0) {

@@ -97,6 +97,9 @@ static void usage(FILE *f)
 "                        besides the root user\n"
 "  --metrics-public      serve /metrics without credentials (otherwise admins\n"
 "                        read it signed at /strata/admin/v1/metrics)\n"
+"  --metrics-token-file FILE  /metrics also answers \"Authorization: Bearer T\"\n"
+"                        where T is FILE's first line (32-255 characters;\n"
+"                        Prometheus' bearer_token_file)\n"
 "  --config FILE         a JSON object of these options by long name (\"address\",\n"
 "                        \"max-inflight\", ...), \"drives\": [...], \"root-user\",\n"
 "                        \"root-password\"; flags and the environment win over it\n"
@@ -354,6 +357,7 @@ static int server_opt(struct server_args *a, int c, const char *v)
     case 'H': a->ilm.heal_s = (unsigned)strtoul(v, NULL, 10); break;
     case 'K': a->cfg->kms_key_file = v; break;
     case 'A': a->cfg->admin_users = v; break;
+    case 'X': a->cfg->metrics_token_file = v; break;
     case 'v':
         if (parse_level(v) < 0) {
             fprintf(stderr, "strata: unknown log level %s\n", v);
@@ -430,6 +434,7 @@ static int cmd_server(int argc, char **argv, bool print_only)
         {"kms-rewrap", no_argument, NULL, 'W'},
         {"config", required_argument, NULL, 'F'},   {"print-config", no_argument, NULL, 'p'},
         {"metrics-public", no_argument, NULL, 'M'},
+        {"metrics-token-file", required_argument, NULL, 'X'},
         {"admin-users", required_argument, NULL, 'A'},
         {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0},
     };
@@ -578,6 +583,15 @@ static int cmd_server(int argc, char **argv, bool print_only)
         free_drives(drives, nd);
         return 1;
     }
+    if (s.cfg.metrics_token_file &&
+        strata_metrics_token_load(s.cfg.metrics_token_file, &s.metrics_token, errmsg,
+                                  sizeof(errmsg)) != 0) {
+        strata_srv_log(STRATA_LOG_ERR, "cannot load --metrics-token-file: %s", errmsg);
+        strata_kms_free(s.kms);
+        strata_creds_destroy(creds);
+        free_drives(drives, nd);
+        return 1;
+    }
     int rc = 1;
     if (open_storage(&s, inline_max, cache_mb) == 0) {
         /* Block the stop signals before MHD starts its threads, so they
@@ -626,6 +640,7 @@ static int cmd_server(int argc, char **argv, bool print_only)
     json_decref(config_doc);
     config_doc = NULL;
     strata_kms_free(s.kms);
+    strata_metrics_token_free(s.metrics_token);
     free_drives(drives, nd);
     if (rc == 0)
         strata_srv_log(STRATA_LOG_NOTICE, "stopped cleanly");

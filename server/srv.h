@@ -67,6 +67,7 @@ struct strata_srv_config {
     const char *kms_key_file; /* --kms-key-file: master keys for SSE, or NULL */
     bool sse_c_allow_http;    /* --sse-c-allow-http: SSE-C without TLS (loopback tests) */
     bool metrics_public;     /* GET /metrics without credentials */
+    const char *metrics_token_file; /* GET /metrics with "Authorization: Bearer" this token */
     const char *admin_users; /* access keys with the admin role besides root, comma-separated */
     char **drives;
     size_t ndrives;
@@ -96,6 +97,7 @@ struct strata_srv {
     char *tls_cert_pem;
     char *tls_key_pem;
     struct strata_kms *kms; /* sse.c; NULL without --kms-key-file (SSE answers 501) */
+    char *metrics_token;    /* --metrics-token-file's token, or NULL */
 };
 
 enum strata_level {
@@ -406,6 +408,14 @@ struct strata_ilm *strata_metrics_ilm(void);
 void strata_metrics_latency(const char *op, uint64_t ttfb_ns, uint64_t total_ns);
 /* Prometheus text into b. */
 void strata_metrics_render(struct strata_sbuf *b, unsigned inflight);
+/* The --metrics-token-file token (metrics_token.c): the file's first line,
+ * 32 to 255 printable characters without spaces.  0, or STRATA_E* with
+ * errmsg set.  *out is the caller's (free with strata_metrics_token_free). */
+int strata_metrics_token_load(const char *path, char **out, char *errmsg, size_t errmsg_len);
+void strata_metrics_token_free(char *token);
+/* Whether the Authorization header value is "Bearer <token>" (constant
+ * time in the token's length).  False when token is NULL. */
+bool strata_metrics_bearer_ok(const char *token, const char *authorization);
 
 /* ---- bucket records (bucket_cache.c) ----------------------------------- */
 

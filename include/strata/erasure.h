@@ -112,6 +112,23 @@ struct strata_set_stats {
 };
 void strata_set_stats_get(const struct strata_set *set, struct strata_set_stats *out);
 
+/* Per-drive shard I/O since open: the stripe reads and writes of the
+ * readers and writers below (io_uring submit to completion), by drive.
+ * Latency buckets are per bucket, not cumulative: bucket[i] counts I/Os
+ * that took at most strata_drive_io_bounds_s[i] seconds (and more than
+ * the bound before), bucket[STRATA_DRIVE_IO_BUCKETS] the rest; count is
+ * their sum.  An error is a failed or short read or write; it is timed
+ * too.  Relaxed atomics. */
+#define STRATA_DRIVE_IO_BUCKETS 14
+extern const double strata_drive_io_bounds_s[STRATA_DRIVE_IO_BUCKETS];
+enum strata_drive_io_op { STRATA_DRIVE_IO_READ = 0, STRATA_DRIVE_IO_WRITE = 1 };
+struct strata_drive_io_stats {
+    uint64_t count, errors, sum_ns;
+    uint64_t bucket[STRATA_DRIVE_IO_BUCKETS + 1];
+};
+void strata_set_drive_io_get(const struct strata_set *set, unsigned drive,
+                             enum strata_drive_io_op op, struct strata_drive_io_stats *out);
+
 /* A fresh random data id (OpenSSL RAND_bytes).  This function can't fail. */
 void strata_data_id_new(uint8_t id[STRATA_DATA_ID_LEN]);
 

@@ -651,6 +651,25 @@ int strata_meta_bucket_lock_set(struct strata_meta *m, const char *name, int mod
 /* True when the version described by lock is locked at now_ms. */
 bool strata_obj_lock_active(const struct strata_obj_lock *lock, int64_t now_ms);
 
+/* ---- store figures (for /metrics) ------------------------------------------ */
+
+/* RocksDB's write-stall and compaction figures of one drive's metadata
+ * store (RocksDB properties, read now).  Any thread. */
+struct strata_meta_store_stats {
+    uint64_t delayed_write_rate;       /* rocksdb.actual-delayed-write-rate, bytes/s; 0: no stall */
+    uint64_t write_stopped;            /* rocksdb.is-write-stopped: 1 while writes stop */
+    uint64_t running_compactions;      /* rocksdb.num-running-compactions */
+    uint64_t compaction_pending;       /* rocksdb.compaction-pending: 1 when one is due */
+    uint64_t pending_compaction_bytes; /* rocksdb.estimate-pending-compaction-bytes */
+    uint64_t running_flushes;          /* rocksdb.num-running-flushes */
+    uint64_t memtable_bytes;           /* rocksdb.cur-size-all-mem-tables */
+    uint64_t live_sst_bytes;           /* rocksdb.live-sst-files-size */
+};
+/* 0, or STRATA_ENOTFOUND for a drive out of range or whose store is not
+ * open (offline). */
+int strata_meta_store_stats_get(struct strata_meta *m, unsigned set, unsigned drive,
+                                struct strata_meta_store_stats *out);
+
 /* ---- healing ------------------------------------------------------------ */
 
 struct strata_heal_stats {

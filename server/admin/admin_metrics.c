@@ -7,6 +7,8 @@
  */
 #include "admin_internal.h"
 
+#include <stddef.h>
+#include <string.h>
 #include <sys/statvfs.h>
 
 static void family(struct strata_sbuf *b, const char *name, const char *type, const char *help)
@@ -33,6 +35,102 @@ static void drive_metric(struct strata_sbuf *b, const char *name, unsigned set, 
     strata_sbuf_printf(b, "%s{set=\"%u\",drive=\"%u\",path=\"", name, set, d);
     label_value(b, path);
     strata_sbuf_printf(b, "\"} %llu\n", v);
+}
+
+static void drive_labels(struct strata_sbuf *b, unsigned set, unsigned d, const char *path)
+{
+    strata_sbuf_printf(b, "set=\"%u\",drive=\"%u\",path=\"", set, d);
+    label_value(b, path);
+    strata_sbuf_puts(b, "\"");
+}
+
+/* Shard I/O latency per drive and op (erasure's counters), and errors. */
+static void drive_io_render(struct strata_sbuf *b, struct strata_srv *s)
+{
+    static const char *const ops[] = {"read", "write"};
+    family(b, "strata_drive_io_seconds", "histogram",
+           "Shard stripe I/O latency per drive, submit to completion.");
+    for (unsigned i = 0; i < s->nsets; i++) {
+        for (unsigned d = 0; d < strata_set_n(s->sets[i]); d++) {
+            const char *path = strata_set_drive_path(s->sets[i], d);
+            for (int op = 0; op < 2; op++) {
+                struct strata_drive_io_stats st;
+                strata_set_drive_io_get(s->sets[i], d, (enum strata_drive_io_op)op, &st);
+                uint64_t cum = 0;
+                for (unsigned k = 0; k <= STRATA_DRIVE_IO_BUCKETS; k++) {
+                    cum += st.bucket[k];
+                    strata_sbuf_puts(b, "strata_drive_io_seconds_bucket{");
+                    drive_labels(b, i, d, path ? path : "");
+                    if (k < STRATA_DRIVE_IO_BUCKETS)
+                        strata_sbuf_printf(b, ",op=\"%s\",le=\"%g\"} %llu\n", ops[op],
+                                           strata_drive_io_bounds_s[k], (unsigned long long)cum);
+                    else
+                        strata_sbuf_printf(b, ",op=\"%s\",le=\"+Inf\"} %llu\n", ops[op],
+                                           (unsigned long long)cum);
+                }
+                strata_sbuf_puts(b, "strata_drive_io_seconds_sum{");
+                drive_labels(b, i, d, path ? path : "");
+                strata_sbuf_printf(b, ",op=\"%s\"} %.9f\n", ops[op], (double)st.sum_ns / 1e9);
+                strata_sbuf_puts(b, "strata_drive_io_seconds_count{");
+                drive_labels(b, i, d, path ? path : "");
+                strata_sbuf_printf(b, ",op=\"%s\"} %llu\n", ops[op], (unsigned long long)st.count);
+            }
+        }
+    }
+    family(b, "strata_drive_io_errors_total", "counter",
+           "Failed or short shard stripe I/Os per drive.");
+    for (unsigned i = 0; i < s->nsets; i++) {
+        for (unsigned d = 0; d < strata_set_n(s->sets[i]); d++) {
+            const char *path = strata_set_drive_path(s->sets[i], d);
+            for (int op = 0; op < 2; op++) {
+                struct strata_drive_io_stats st;
+                strata_set_drive_io_get(s->sets[i], d, (enum strata_drive_io_op)op, &st);
+                strata_sbuf_puts(b, "strata_drive_io_errors_total{");
+                drive_labels(b, i, d, path ? path : "");
+                strata_sbuf_printf(b, ",op=\"%s\"} %llu\n", ops[op], (unsigned long long)st.errors);
+            }
+        }
+    }
+}
+
+/* RocksDB stall and compaction figures of each online drive's store. */
+static void store_render(struct strata_sbuf *b, struct strata_srv *s)
+{
+    static const struct {
+        const char *name, *help;
+        size_t off;
+    } fams[] = {
+#define F(n, h, f) {"strata_rocksdb_" n, h, offsetof(struct strata_meta_store_stats, f)}
+        F("delayed_write_rate_bytes", "Write rate RocksDB slows writes to during a stall "
+          "(bytes/s; 0 when not stalling).", delayed_write_rate),
+        F("write_stopped", "1 while RocksDB stops writes (a hard stall).", write_stopped),
+        F("running_compactions", "Compactions running now.", running_compactions),
+        F("compaction_pending", "1 when at least one compaction is due.", compaction_pending),
+        F("pending_compaction_bytes", "Estimated bytes compaction must rewrite to settle.",
+          pending_compaction_bytes),
+        F("running_flushes", "Memtable flushes running now.", running_flushes),
+        F("memtable_bytes", "Bytes of all memtables.", memtable_bytes),
+        F("live_sst_bytes", "Bytes of the live SST files.", live_sst_bytes),
+#undef F
+    };
+    if (!s->meta)
+        return;
+    for (size_t f = 0; f < sizeof(fams) / sizeof(fams[0]); f++) {
+        family(b, fams[f].name, "gauge", fams[f].help);
+        for (unsigned i = 0; i < s->nsets; i++) {
+            for (unsigned d = 0; d < strata_set_n(s->sets[i]); d++) {
+                struct strata_meta_store_stats st;
+                if (strata_meta_store_stats_get(s->meta, i, d, &st) != 0)
+                    continue; /* offline: no sample rather than a false 0 */
+                uint64_t v;
+                memcpy(&v, (const char *)&st + fams[f].off, sizeof(v));
+                const char *path = strata_set_drive_path(s->sets[i], d);
+                strata_sbuf_printf(b, "%s{", fams[f].name);
+                drive_labels(b, i, d, path ? path : "");
+                strata_sbuf_printf(b, "} %llu\n", (unsigned long long)v);
+            }
+        }
+    }
 }
 
 void strata_admin_metrics_render(struct strata_sbuf *b, struct strata_srv *s)
@@ -84,5 +182,7 @@ void strata_admin_metrics_render(struct strata_sbuf *b, struct strata_srv *s)
                                (unsigned long long)v);
         }
     }
+    drive_io_render(b, s);
+    store_render(b, s);
     strata_admin__heal_metrics(b);
 }

@@ -336,13 +336,25 @@ static void answer_text(struct strata_req *r, int status, const char *ctype, cha
     strata_req_send(r, status, resp);
 }
 
-/* /health/live, /health/ready, /metrics and the console: no auth.  True when the
- * request is one of them. */
+/* GET /metrics with "Authorization: Bearer ..." while --metrics-token-file
+ * is set: the token decides (ops_endpoint), not SigV4. */
+static bool metrics_bearer(struct strata_req *r)
+{
+    const char *a = strata_req_hdr(r, "Authorization");
+    return r->srv->metrics_token && a && strncmp(a, "Bearer ", 7) == 0 &&
+           strcmp(r->raw_path, "/metrics") == 0;
+}
+
+/* /health/live, /health/ready, /metrics and the console: no SigV4.  True
+ * when the request is one of them: unsigned, query-less GETs and HEADs (a
+ * bucket named "metrics" stays reachable by every signed S3 request), or
+ * /metrics with a bearer token. */
 static bool ops_endpoint_is(struct strata_req *r)
 {
-    if ((strcmp(r->method, "GET") != 0 && strcmp(r->method, "HEAD") != 0) || r->raw_query[0] ||
-        strata_req_hdr(r, "Authorization"))
+    if ((strcmp(r->method, "GET") != 0 && strcmp(r->method, "HEAD") != 0) || r->raw_query[0])
         return false;
+    if (strata_req_hdr(r, "Authorization"))
+        return metrics_bearer(r);
     /* /metrics is anonymous only with --metrics-public; otherwise it is an
      * ordinary S3 path (refused unsigned) and admins read the admin API's
      * metrics endpoint. */
@@ -351,35 +363,38 @@ static bool ops_endpoint_is(struct strata_req *r)
            (r->srv->cfg.metrics_public && strcmp(r->raw_path, "/metrics") == 0);
 }
 
-/* Answers an ops request (see ops_endpoint_is).  True when handled. */
-static bool ops_endpoint(struct strata_req *r)
+/* Answers an ops request (see ops_endpoint_is). */
+static void ops_endpoint(struct strata_req *r)
 {
-    /* Only unsigned, query-less GETs: a bucket named "metrics" stays
-     * reachable by every signed S3 request. */
-    if ((strcmp(r->method, "GET") != 0 && strcmp(r->method, "HEAD") != 0) || r->raw_query[0] ||
-        strata_req_hdr(r, "Authorization"))
-        return false;
     if (strcmp(r->raw_path, "/health/live") == 0 || strcmp(r->raw_path, "/health/ready") == 0) {
         bool ready = r->srv->meta != NULL;
         char *b = strdup(ready ? "OK\n" : "not ready\n");
         answer_text(r, ready ? 200 : 503, "text/plain", b, strlen(b));
-        return true;
+        return;
     }
     if (strata_console_is(r)) {
         strata_console_serve(r);
-        return true;
+        return;
     }
-    if (strcmp(r->raw_path, "/metrics") == 0) {
-        struct strata_sbuf b;
-        strata_sbuf_init(&b, 1u << 20);
-        strata_metrics_render(&b, atomic_load(&r->srv->inflight));
-        strata_admin_metrics_render(&b, r->srv);
-        size_t len;
-        char *body = strata_sbuf_steal(&b, &len);
-        answer_text(r, 200, "text/plain; version=0.0.4", body, len);
-        return true;
+    /* /metrics: public, or a bearer token that must match. */
+    if (strata_req_hdr(r, "Authorization") &&
+        !strata_metrics_bearer_ok(r->srv->metrics_token, strata_req_hdr(r, "Authorization"))) {
+        r->err_msg = "The bearer token does not match --metrics-token-file.";
+        strata_req_error(r, S3E_AccessDenied, 0);
+        return;
     }
-    return false;
+    struct strata_sbuf b;
+    strata_sbuf_init(&b, 4u << 20);
+    strata_metrics_render(&b, atomic_load(&r->srv->inflight));
+    strata_admin_metrics_render(&b, r->srv);
+    if (b.failed) {
+        strata_sbuf_fini(&b);
+        strata_req_error(r, S3E_InternalError, 0);
+        return;
+    }
+    size_t len;
+    char *body = strata_sbuf_steal(&b, &len);
+    answer_text(r, 200, "text/plain; version=0.0.4", body, len);
 }
 
 static bool is_streaming(int mode)

@@ -13,6 +13,7 @@ the heal state before and after a heal.
 """
 
 import os
+import subprocess
 import time
 import urllib.error
 import urllib.request
@@ -168,6 +169,141 @@ def drive_set_and_heal_metrics(s):
     assert sample(fams, "strata_heal_last_success", "strata_heal_last_success") == 1
     assert sample(fams, "strata_heal_last_objects_scanned",
                   "strata_heal_last_objects_scanned") >= 5  # the histogram test's objects
+
+
+def drive_hist(fams, drive, op):
+    """(cumulative buckets, _count, _sum) of strata_drive_io_seconds."""
+    fam = "strata_drive_io_seconds"
+    lab = {"set": "0", "drive": str(drive), "op": op}
+    buckets = sorted((float(x.labels["le"]), x.value) for x in fams[fam].samples
+                     if x.name == fam + "_bucket" and all(x.labels[k] == v for k, v in lab.items()))
+    return buckets, sample(fams, fam, fam + "_count", **lab), sample(fams, fam, fam + "_sum", **lab)
+
+
+@test
+def drive_io_latency_and_store_figures(s):
+    c = s.client()
+    b = s.bucket_name("drive-io")
+    c.create_bucket(Bucket=b)
+    before, _ = scrape(s)
+    body = os.urandom(4 << 20)
+    c.put_object(Bucket=b, Key="big", Body=body)
+    assert c.get_object(Bucket=b, Key="big")["Body"].read() == body
+    fams, _ = scrape(s)
+    assert fams["strata_drive_io_seconds"].type == "histogram"
+    for d in range(4):
+        for op in ("read", "write"):
+            buckets, count, total = drive_hist(fams, d, op)
+            assert len(buckets) == 15 and buckets[-1][0] == float("inf"), buckets
+            values = [v for _, v in buckets]
+            assert values == sorted(values) and values[-1] == count, (d, op, buckets, count)
+            _, count0, _ = drive_hist(before, d, op)
+            # 4 MiB over 2 data shards: several stripes per drive; a read
+            # touches at least the data shards' drives.
+            if op == "write":
+                assert count > count0 and total > 0, (d, op, count0, count)
+        assert sample(fams, "strata_drive_io_errors", "strata_drive_io_errors_total",
+                      drive=str(d), op="write") == 0
+    reads = sum(drive_hist(fams, d, "read")[1] - drive_hist(before, d, "read")[1] for d in range(4))
+    assert reads >= 2, reads
+    # RocksDB figures: one gauge sample per drive.
+    for fam in ("strata_rocksdb_delayed_write_rate_bytes", "strata_rocksdb_write_stopped",
+                "strata_rocksdb_running_compactions", "strata_rocksdb_compaction_pending",
+                "strata_rocksdb_pending_compaction_bytes", "strata_rocksdb_running_flushes",
+                "strata_rocksdb_memtable_bytes", "strata_rocksdb_live_sst_bytes"):
+        assert fams[fam].type == "gauge", fam
+        got = {x.labels["drive"]: x.value for x in fams[fam].samples}
+        assert sorted(got) == ["0", "1", "2", "3"], (fam, got)
+        if fam == "strata_rocksdb_write_stopped":
+            assert set(got.values()) == {0}, got
+        if fam == "strata_rocksdb_memtable_bytes":
+            assert min(got.values()) > 0, got  # the writes above are in memtables
+
+
+@test
+def drive_io_errors_count_short_reads(s):
+    """A shard file cut short: a heal reads every shard, so that drive's
+    read is counted as an error (and the heal rewrites it); the others
+    count none."""
+    c = s.client()
+    b = s.bucket_name("drive-err")
+    c.create_bucket(Bucket=b)
+    body = os.urandom(3 << 20)
+    drive0 = os.path.join(s.tmp, "d1", "data")
+
+    def shard_files():
+        return {os.path.join(r, f) for r, _, fs in os.walk(drive0) for f in fs}
+    old = shard_files()
+    c.put_object(Bucket=b, Key="cut", Body=body)
+    cut = [p for p in shard_files() - old if os.path.getsize(p) > (1 << 20)]
+    assert len(cut) == 1, cut
+    os.truncate(cut[0], 100)
+    before, _ = scrape(s)
+    errs = lambda fams, d: sample(fams, "strata_drive_io_errors", "strata_drive_io_errors_total",
+                                  drive=str(d), op="read")
+    runs0 = sample(before, "strata_heal_runs", "strata_heal_runs_total")
+    st, _, text = get(s.endpoint + "/strata/admin/v1/heal/start", (s.ak, s.sk), method="POST")
+    assert st == 202, text
+    deadline = time.monotonic() + 60
+    while True:
+        fams, _ = scrape(s)
+        if sample(fams, "strata_heal_runs", "strata_heal_runs_total") == runs0 + 1:
+            break
+        assert time.monotonic() < deadline, "heal did not finish"
+        time.sleep(0.1)
+    assert errs(fams, 0) >= errs(before, 0) + 1, (errs(before, 0), errs(fams, 0))
+    for d in (1, 2, 3):
+        assert errs(fams, d) == errs(before, d) == 0, d
+    assert c.get_object(Bucket=b, Key="cut")["Body"].read() == body
+
+
+TOKEN = "a" * 8 + "0123456789abcdef0123456789abcdef"
+
+
+def bearer(url, token):
+    req = urllib.request.Request(url, headers={"Authorization": "Bearer " + token})
+    try:
+        with OPENER.open(req, timeout=30) as r:
+            return r.status, r.headers.get("Content-Type"), r.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, e.headers.get("Content-Type"), e.read().decode()
+
+
+@test
+def metrics_bearer_token(s):
+    tok = os.path.join(s.tmp, "metrics.token")
+    with open(tok, "w") as f:
+        f.write(TOKEN + "\n")
+    s2 = Strata(args=["--metrics-token-file", tok])
+    try:
+        st, ctype, text = bearer(s2.endpoint + "/metrics", TOKEN)
+        assert st == 200 and ctype.startswith("text/plain; version=0.0.4"), (st, text[:300])
+        fams = {f.name: f for f in text_string_to_metric_families(text)}
+        assert "strata_drive_io_seconds" in fams and "strata_rocksdb_write_stopped" in fams
+        for wrong in (TOKEN[:-1] + "x", TOKEN + "x", "", TOKEN[:-1]):
+            st, _, text = bearer(s2.endpoint + "/metrics", wrong)
+            assert st == 403 and "<Code>AccessDenied</Code>" in text, (wrong, st, text)
+            assert "strata_http" not in text
+        st, _, text = get(s2.endpoint + "/metrics")  # no token: not public
+        assert st in (403, 404) and "strata_http" not in text, (st, text[:200])
+        # The token opens /metrics only.
+        st, _, text = bearer(s2.endpoint + "/strata/admin/v1/info", TOKEN)
+        assert st in (400, 403) and "drives" not in text, (st, text)
+        # A signed admin scrape still works.
+        scrape(s2)
+    finally:
+        assert s2.stop()
+    # A token too short to be one: the daemon refuses to start.
+    with open(tok, "w") as f:
+        f.write("short\n")
+    env = {"PATH": "/usr/bin:/bin", "STRATA_ROOT_USER": s.ak, "STRATA_ROOT_PASSWORD": s.sk}
+    d = [os.path.join(s.tmp, f"tokdrive{i}") for i in range(4)]
+    for x in d:
+        os.makedirs(x, exist_ok=True)
+    p = subprocess.run([os.environ["STRATA_BIN"], "server", "--address", "127.0.0.1:1",
+                        "--metrics-token-file", tok] + d, env=env, capture_output=True,
+                       text=True, timeout=30)
+    assert p.returncode != 0 and "metrics-token-file" in p.stdout + p.stderr, (p.returncode, p.stderr)
 
 
 @test
