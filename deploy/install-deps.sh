@@ -5,12 +5,16 @@
 # only the missing packages.  Runs as root (uses sudo only when not root).
 set -euo pipefail
 
-PKGS=(
-    # build
+# STRATA_DEPS=build installs only what building strata needs (the
+# container image, deploy/Containerfile).
+BUILD_PKGS=(
     build-essential cmake pkg-config
     libisal-dev liburing-dev librocksdb-dev libmicrohttpd-dev libmsgpack-dev
     libcmocka-dev libjansson-dev libxml2-dev libssl-dev
     libcurl4-openssl-dev  # strata admin's HTTP client
+)
+PKGS=(
+    "${BUILD_PKGS[@]}"
     # integration tests: real S3 clients
     awscli python3 python3-boto3 s3cmd rclone curl
     python3-prometheus-client  # parses /metrics in test_metrics.py
@@ -31,6 +35,11 @@ PKGS=(
 if [[ "${STRATA_WITH_FUZZ:-0}" == 1 ]]; then
     PKGS+=(clang libclang-rt-14-dev)
 fi
+BUILD_ONLY=0
+if [[ "${STRATA_DEPS:-all}" == build ]]; then
+    PKGS=("${BUILD_PKGS[@]}")
+    BUILD_ONLY=1
+fi
 
 missing=()
 for p in "${PKGS[@]}"; do
@@ -41,7 +50,7 @@ for p in "${PKGS[@]}"; do
 done
 # Debian's npm package; a nodejs build that bundles its own npm (and
 # conflicts with Debian's) already provides the command.
-command -v npm >/dev/null || missing+=(npm)
+[[ $BUILD_ONLY == 1 ]] || command -v npm >/dev/null || missing+=(npm)
 
 if [[ ${#missing[@]} -gt 0 ]]; then
     SUDO=()
@@ -60,6 +69,7 @@ fi
 
 # aws-sdk-js v3 for the JS integration test, exactly as pinned in its
 # package-lock.json, into tests/integration/js/node_modules (git-ignored).
+[[ $BUILD_ONLY == 0 ]] || exit 0
 JS_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/../tests/integration/js" && pwd)
 if [[ ! -f "$JS_DIR/node_modules/@aws-sdk/client-s3/package.json" ]]; then
     echo "install-deps: npm ci in $JS_DIR" >&2

@@ -55,8 +55,11 @@ Strata is running (pid $pid).
   secret key: $STRATA_ROOT_PASSWORD
   data:       $DATA   (log: $LOG)
 
+  console:    http://$ADDR/strata/console/   (log in with the keys above)
+
 Try it:
   AWS_ACCESS_KEY_ID=$STRATA_ROOT_USER AWS_SECRET_ACCESS_KEY=$STRATA_ROOT_PASSWORD AWS_DEFAULT_REGION=us-east-1 /usr/bin/aws --endpoint-url http://$ADDR s3 ls
+  STRATA_ENDPOINT=http://$ADDR STRATA_ACCESS_KEY=$STRATA_ROOT_USER STRATA_SECRET_KEY=$STRATA_ROOT_PASSWORD $BIN admin info
 
 Stop it:
   kill \$(cat $PIDFILE)      # or: $ROOT/deploy/quickstart.sh stop
@@ -98,9 +101,12 @@ cmake -S "$ROOT" -B "$ROOT/build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build "$ROOT/build" -j "$(nproc)" --target strata
 
 mkdir -p "$DATA/drive1" "$DATA/drive2" "$DATA/drive3" "$DATA/drive4"
+# Users added with `strata admin user add` (or the console) are kept here.
+[[ -f "$DATA/users" ]] || (umask 077 && : >"$DATA/users")
 echo "==> starting strata on $ADDR"
 STRATA_ROOT_USER=$STRATA_ROOT_USER STRATA_ROOT_PASSWORD=$STRATA_ROOT_PASSWORD \
-    setsid "$BIN" server --address "$ADDR" "$DATA/drive1" "$DATA/drive2" "$DATA/drive3" "$DATA/drive4" \
+    setsid "$BIN" server --address "$ADDR" --users "$DATA/users" \
+    "$DATA/drive1" "$DATA/drive2" "$DATA/drive3" "$DATA/drive4" \
     >>"$LOG" 2>&1 </dev/null &
 pid=$!
 echo "$pid" >"$PIDFILE"
