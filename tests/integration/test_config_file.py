@@ -55,6 +55,7 @@ FULL = {
     "max-conns-per-ip": 8, "body-memory-mb": 128, "log-level": "debug",
     "root-user": "cfgroot", "root-password": "cfg-root-secret-xyz", "metrics-public": True,
     "admin-users": "AK1,AK2", "kms-key-file": "/etc/strata/kms.json", "sse-c-allow-http": True,
+    "metrics-token-file": "/etc/strata/metrics.token",
     "drives": ["/srv/strata/d{1...4}"],
 }
 
