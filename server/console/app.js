@@ -509,6 +509,62 @@
     chartTimer = setInterval(() => sample().catch(() => stopCharts()), 5000);
   }
 
+  // ---- users (admins) ---------------------------------------------------------
+  async function viewUsers() {
+    let doc;
+    try {
+      doc = await callJson("GET", "users");
+    } catch (e) {
+      if (e.status === 403 && e.code === "AccessDenied") {
+        show(el("h2", {}, "Users"), el("p", { class: "error", id: "users-error" },
+          "Managing users needs an admin user (root or one named by --admin-users)."));
+        return;
+      }
+      throw e;
+    }
+    const reload = () => viewUsers().catch(failed);
+    const act = (method, path, msg) => async () => {
+      try {
+        await call(method, ADMIN + path);
+        status(msg);
+        reload();
+      } catch (e) { failed(e); }
+    };
+    const rows = doc.users.map((u) => {
+      const ak = encodeURIComponent(u.access_key);
+      const role = u.root ? "root" : u.admin ? "admin" : "user";
+      return el("tr", { class: "user " + u.status, dataset: { user: u.access_key } },
+        el("td", {}, u.access_key), el("td", {}, u.name), el("td", { class: "ustatus" }, u.status),
+        el("td", {}, role),
+        el("td", { class: "actions" }, u.root ? null : [
+          u.status === "enabled"
+            ? el("button", { type: "button", class: "disable", onclick: act("POST", `users/${ak}/disable`, "Disabled " + u.access_key) }, "Disable")
+            : el("button", { type: "button", class: "enable", onclick: act("POST", `users/${ak}/enable`, "Enabled " + u.access_key) }, "Enable"),
+          confirmButton("Remove", "remove", act("DELETE", `users/${ak}`, "Removed " + u.access_key))]));
+    });
+    const ak = el("input", { id: "user-ak", placeholder: "access key", required: true, minlength: 3 });
+    const sk = el("input", { id: "user-sk", type: "password", placeholder: "secret (8+ characters)",
+                             required: true, minlength: 8, autocomplete: "new-password" });
+    const name = el("input", { id: "user-name", placeholder: "name (optional)" });
+    const form = el("form", { id: "add-user-form", onsubmit: async (ev) => {
+      ev.preventDefault();
+      const body = JSON.stringify(name.value ? { secret: sk.value, name: name.value } : { secret: sk.value });
+      try {
+        await call("PUT", ADMIN + "users/" + encodeURIComponent(ak.value.trim()),
+                   { body, headers: { "content-type": "application/json" } });
+        status("Added " + ak.value.trim());
+        reload();
+      } catch (e) { failed(e); }
+    } }, ak, sk, name, el("button", { id: "add-user", type: "submit" }, "Add user"));
+    show(el("h2", {}, "Users"),
+      el("p", { class: "muted" }, doc.users_file ? "Stored in " + doc.users_file + "." :
+        "The daemon runs without --users: users cannot be added here."),
+      form,
+      el("table", { id: "users" },
+        el("thead", {}, el("tr", {}, ["Access key", "Name", "Status", "Role", ""].map((h) => el("th", {}, h)))),
+        el("tbody", {}, rows)));
+  }
+
   // ---- routing ----------------------------------------------------------------
   function failed(e) {
     if (e && (e.code === "SignatureDoesNotMatch" || e.code === "InvalidAccessKeyId")) {
@@ -536,6 +592,9 @@
       p = viewBucket(bucket, prefix);
     } else if (h === "#/health") {
       p = viewHealth();
+    } else if (h === "#/users") {
+      stopCharts();
+      p = viewUsers();
     } else {
       stopCharts();
       p = viewBuckets();

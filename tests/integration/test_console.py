@@ -9,7 +9,9 @@ full); seeing it listed; downloading it into a download directory set by
 Chrome prefs and comparing the bytes; its versions and the bucket's
 settings; deleting it (gone from the list and from S3); a wrong secret and
 an unknown access key each get a clear message; the health page lists
-every drive.  No credentials ever appear in a URL the browser requested
+every drive; the users page adds, disables, enables and removes a user
+(checked through S3 with that user's keys); a non-admin is told both
+pages need an admin.  No credentials ever appear in a URL the browser requested
 (Chrome's DevTools network log is checked).  chromium and chromium-driver are
 installed by deploy/install-deps.sh, so their absence fails the test.
 """
@@ -268,6 +270,37 @@ def health_page_shows_drives(s):
     b.css("#chart-drives")
 
 
+ADDED = ("CONSOLEADD01", "console-added-secret-01")
+
+
+@test
+def users_page_adds_disables_removes(s):
+    from strata_harness import expect_error
+    b = browser(s)
+    b.d.get(b.base + "#/users")
+    b.css(f'tr.user[data-user="{USER[0]}"]')
+    b.css("#user-ak").send_keys(ADDED[0])
+    b.d.find_element(By.ID, "user-sk").send_keys(ADDED[1])
+    b.d.find_element(By.ID, "user-name").send_keys("Added In Console")
+    b.d.find_element(By.ID, "add-user").click()
+    row = f'tr.user[data-user="{ADDED[0]}"]'
+    b.text_in(row, "Added In Console")
+    b.text_in(row + " td.ustatus", "enabled")
+    s.client(*ADDED).list_buckets()  # the new user works at once
+    b.d.find_element(By.CSS_SELECTOR, row + " button.disable").click()
+    b.text_in(row + " td.ustatus", "disabled")
+    expect_error(lambda: s.client(*ADDED).list_buckets(), "InvalidAccessKeyId", 403)
+    b.d.find_element(By.CSS_SELECTOR, row + " button.enable").click()
+    b.text_in(row + " td.ustatus", "enabled")
+    s.client(*ADDED).list_buckets()
+    b.d.find_element(By.CSS_SELECTOR, row + " button.remove").click()
+    b.d.find_element(By.CSS_SELECTOR, row + " button.remove").click()
+    b.wait(lambda d: not d.find_elements(By.CSS_SELECTOR, row))
+    expect_error(lambda: s.client(*ADDED).list_buckets(), "InvalidAccessKeyId", 403)
+    # The root user has no buttons.
+    assert not b.d.find_elements(By.CSS_SELECTOR, f'tr.user[data-user="{s.ak}"] button')
+
+
 @test
 def non_admin_gets_a_clear_health_message(s):
     b = browser(s)
@@ -276,6 +309,8 @@ def non_admin_gets_a_clear_health_message(s):
     b.css("#bucket-name")
     b.d.get(b.base + "#/health")
     b.text_in("#health-error", "needs an admin user")
+    b.d.get(b.base + "#/users")
+    b.text_in("#users-error", "needs an admin user")
 
 
 @test
@@ -284,7 +319,7 @@ def no_credentials_in_urls(s):
     assert any("/strata/admin/v1/info" in u for u in urls) and \
         any(u.endswith("/payload.bin") for u in urls), urls  # the log saw the calls
     for u in urls:
-        for secret in (s.ak, s.sk, USER[0], USER[1], "X-Amz-Signature", "X-Amz-Credential"):
+        for secret in (s.ak, s.sk, USER[1], ADDED[1], "X-Amz-Signature", "X-Amz-Credential"):
             assert secret not in u, f"credentials in a URL: {u}"
 
 
