@@ -64,6 +64,9 @@
  *                   for a multipart version equal to field 2: its parts are
  *                   sealed one stream each (stream number = part number)
  *                   and their stored sizes are in the part table
+ *   23    bin       access control list, verbatim (opaque to meta; the
+ *                   server's encoding; absent: the default ACL, the bucket
+ *                   owner with FULL_CONTROL)
  * A multipart version has no data id: its parts' data ids, sizes, MD5s and
  * checksums are in its 'T' chunk records (MP_CHUNK_PARTS parts each), which
  * are written in the same batch as the version record and deleted after
@@ -95,7 +98,8 @@
  *   5 tag set (bin), 6 storage class, 7 lock mode, 8 retain-until ms,
  *   9 legal hold (7-9 as version fields 18-20; absent: none; 9 nil: never set),
  *   10 encryption descriptor (bin; the version record's field 21 for the
- *   completed object; its parts are sealed).
+ *   completed object; its parts are sealed), 11 access control list (bin;
+ *   the version record's field 23 for the completed object).
  * Part record ('P') map: 0 format, 1 size, 2 MD5 bin[16], 3 mtime ns,
  *   4 data id bin[16] (absent for an empty part), 5 checksum algorithm,
  *   6 raw checksum, 7 bucket, 8 key (so heal can take the key's lock),
@@ -167,6 +171,8 @@ struct meta_rec {
     const uint8_t *sse;    /* field 21; points into the buffer; NULL: not encrypted */
     size_t sse_len;
     uint64_t psize;        /* field 22: plaintext size of an encrypted version */
+    const uint8_t *acl;    /* field 23; points into the buffer; NULL: default ACL */
+    size_t acl_len;
 };
 
 /* One part, as in a part record or a part table chunk. */
@@ -197,6 +203,8 @@ struct meta_upload {
     struct strata_obj_lock lock;
     uint8_t *sse; /* encryption descriptor, owned; NULL: parts stored as sent */
     size_t sse_len;
+    uint8_t *acl; /* access control list of the final object, owned; NULL: default */
+    size_t acl_len;
 };
 
 struct meta_drive;
@@ -402,6 +410,8 @@ struct meta_edit {
     struct strata_obj_lock lock;
     const uint8_t *sse; /* encryption descriptor (key rotation re-wraps it) */
     size_t sse_len;
+    const uint8_t *acl; /* access control list (PutObjectAcl) */
+    size_t acl_len;
 };
 /* Decides on the agreed record cur (sort key sk), under the key lock;
  * a non-zero return aborts the rewrite and is returned. */

@@ -146,7 +146,7 @@ int strata_mpu_create(struct strata_meta *m, const struct strata_mpu_opts *opts,
                 type != STRATA_CKSUM_TYPE_COMPOSITE)) {
         return STRATA_EINVAL;
     }
-    if (opts->tags_len > STRATA_TAGS_MAX)
+    if (opts->tags_len > STRATA_TAGS_MAX || opts->acl_len > STRATA_ACL_MAX)
         return STRATA_ETOOBIG;
     if ((opts->sse == NULL) != (opts->sse_len == 0) || opts->sse_len > STRATA_SSE_DESC_MAX)
         return STRATA_EINVAL;
@@ -175,6 +175,8 @@ int strata_mpu_create(struct strata_meta *m, const struct strata_mpu_opts *opts,
     u.tags_len = opts->tags_len;
     u.sse = (uint8_t *)(uintptr_t)opts->sse; /* borrowed for encoding only */
     u.sse_len = opts->sse_len;
+    u.acl = (uint8_t *)(uintptr_t)opts->acl; /* borrowed for encoding only */
+    u.acl_len = opts->acl_len;
     uint8_t up[UPLOAD_LEN];
     for (int i = 0; i < 8; i++)
         up[i] = (uint8_t)((uint64_t)u.init_ns >> (56 - 8 * i));
@@ -757,6 +759,8 @@ int strata_mpu_complete(struct strata_meta *m, const struct strata_mpu_complete_
         r.nhdrs = u.nhdrs;
         r.tags = u.tags;
         r.tags_len = u.tags_len;
+        r.acl = u.acl;
+        r.acl_len = u.acl_len;
         r.nparts = o->nparts;
         if (u.sse_len) {
             r.sse = u.sse;

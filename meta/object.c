@@ -325,6 +325,15 @@ void strata_meta__info_from_rec(struct strata_obj_info *info, const char *bucket
             info->sse_len = r->sse_len;
         }
     }
+    if (r->acl_len) {
+        /* A failed copy would read as the default (owner-only) ACL: the
+         * narrower answer, never a wider one. */
+        info->acl = malloc(r->acl_len);
+        if (info->acl) {
+            memcpy(info->acl, r->acl, r->acl_len);
+            info->acl_len = r->acl_len;
+        }
+    }
     if (r->tags_len) {
         /* A failed copy leaves the info without tags rather than failing
          * a read or a listing; tags_get reports ENOMEM itself. */
@@ -347,6 +356,9 @@ void strata_obj_info_fini(struct strata_obj_info *info)
     free(info->tags);
     info->tags = NULL;
     info->tags_len = 0;
+    free(info->acl);
+    info->acl = NULL;
+    info->acl_len = 0;
     free(info->sse);
     info->sse = NULL;
     info->sse_len = 0;
@@ -849,6 +861,8 @@ struct strata_put {
     bool if_none_match_star;
     uint8_t *tags;
     size_t tags_len;
+    uint8_t *acl;
+    size_t acl_len;
     struct strata_obj_lock lock; /* of the new version, default applied */
     /* Encrypted puts: the plaintext goes through enc, which hands sealed
      * chunks to the store path; stored counts them.  The MD5 is then taken
@@ -882,6 +896,7 @@ void strata_obj_put_abort(struct strata_put *p)
     free(p->hdrs);
     free(p->if_match);
     free(p->tags);
+    free(p->acl);
     strata_sse__writer_destroy(p->enc);
     free(p->sse);
     free(p);
@@ -947,11 +962,17 @@ static int put_begin(struct strata_meta *m, const struct strata_put_opts *opts, 
         goto fail;
     p->if_none_match_star = opts->if_none_match_star;
     rc = STRATA_ETOOBIG;
-    if (opts->tags_len > STRATA_TAGS_MAX)
+    if (opts->tags_len > STRATA_TAGS_MAX || opts->acl_len > STRATA_ACL_MAX)
         goto fail;
     rc = STRATA_ENOMEM;
     if (opts->if_match && !(p->if_match = strdup(opts->if_match)))
         goto fail;
+    if (opts->acl_len) {
+        if (!(p->acl = malloc(opts->acl_len)))
+            goto fail;
+        memcpy(p->acl, opts->acl, opts->acl_len);
+        p->acl_len = opts->acl_len;
+    }
     if (opts->tags_len) {
         if (!(p->tags = malloc(opts->tags_len)))
             goto fail;
@@ -1542,6 +1563,8 @@ int strata_obj_put_commit(struct strata_put *p, struct strata_obj_info *out)
     r.nhdrs = p->nhdrs;
     r.tags = p->tags;
     r.tags_len = p->tags_len;
+    r.acl = p->acl;
+    r.acl_len = p->acl_len;
     r.lock = p->lock;
     if (p->w) {
         r.has_data_id = true;
@@ -1807,6 +1830,8 @@ int strata_meta__rec_rewrite(struct strata_meta *m, const char *bucket, const ch
     e.lock = w->rec.lock;
     e.sse = w->rec.sse;
     e.sse_len = w->rec.sse_len;
+    e.acl = w->rec.acl;
+    e.acl_len = w->rec.acl_len;
     rc = fn(ud, w->sk, &w->rec, &e);
     if (rc)
         goto unlock;
@@ -1833,6 +1858,8 @@ int strata_meta__rec_rewrite(struct strata_meta *m, const char *bucket, const ch
         r.lock = e.lock;
         r.sse = e.sse;
         r.sse_len = e.sse_len;
+        r.acl = e.acl_len ? e.acl : NULL;
+        r.acl_len = e.acl_len;
         char *v = NULL;
         size_t vl = 0;
         if (rc == 0)
@@ -1916,6 +1943,32 @@ int strata_obj_sse_rewrap(struct strata_meta *m, const char *bucket, const char 
         return STRATA_EINVAL;
     struct sse_edit s = {old, desc, old_len, len};
     return strata_meta__rec_rewrite(m, bucket, key, version_id, sse_edit_cb, &s, NULL);
+}
+
+struct acl_edit {
+    const void *acl;
+    size_t len;
+};
+
+static int acl_edit_cb(void *ud, const uint8_t *sk, const struct meta_rec *cur,
+                       struct meta_edit *e)
+{
+    (void)sk;
+    (void)cur;
+    const struct acl_edit *a = ud;
+    e->acl = a->acl;
+    e->acl_len = a->len;
+    return 0;
+}
+
+int strata_obj_acl_put(struct strata_meta *m, const char *bucket, const char *key,
+                       const char *version_id, const void *acl, size_t len,
+                       char vid_out[STRATA_VERSION_ID_MAX + 1])
+{
+    if (len > STRATA_ACL_MAX)
+        return STRATA_ETOOBIG;
+    struct acl_edit a = {len ? acl : NULL, len};
+    return strata_meta__rec_rewrite(m, bucket, key, version_id, acl_edit_cb, &a, vid_out);
 }
 
 int strata_obj_tags_delete(struct strata_meta *m, const char *bucket, const char *key,

@@ -219,7 +219,7 @@ int strata_meta__rec_encode(const struct meta_rec *r, char **out, size_t *outlen
     size_t nf = 8 + (r->has_data_id ? 1 : 0) + (inl ? 3 : 0) + (r->cksum_algo ? 2 : 0) +
                 (mp ? 2 : 0) + (r->cksum_type ? 1 : 0) + (r->tags_len ? 1 : 0) +
                 (r->lock.mode ? 2 : 0) + (r->lock.legal_hold_set ? 1 : 0) +
-                (r->sse_len ? 2 : 0);
+                (r->sse_len ? 2 : 0) + (r->acl_len ? 1 : 0);
     map_begin(&pk, nf);
     msgpack_pack_uint64(&pk, 1);
     msgpack_pack_uint64(&pk, r->flags);
@@ -289,6 +289,10 @@ int strata_meta__rec_encode(const struct meta_rec *r, char **out, size_t *outlen
         pk_bin(&pk, r->sse, r->sse_len);
         msgpack_pack_uint64(&pk, 22);
         msgpack_pack_uint64(&pk, r->psize);
+    }
+    if (r->acl_len) {
+        msgpack_pack_uint64(&pk, 23);
+        pk_bin(&pk, r->acl, r->acl_len);
     }
 
     if (!sb.data) {
@@ -542,6 +546,12 @@ static int rec_field(struct meta_rec *r, uint64_t f, const msgpack_object *v, bo
         return 0;
     case 22:
         return get_uint(v, &r->psize) ? 0 : STRATA_ECORRUPT;
+    case 23:
+        if (v->type != MSGPACK_OBJECT_BIN || v->via.bin.size > STRATA_ACL_MAX)
+            return STRATA_ECORRUPT;
+        r->acl = v->via.bin.size ? (const uint8_t *)v->via.bin.ptr : NULL;
+        r->acl_len = v->via.bin.size;
+        return 0;
     default:
         return 0; /* a newer writer's field: skip */
     }
@@ -652,6 +662,9 @@ bool strata_meta__rec_same(const struct meta_rec *a, const struct meta_rec *b)
         return false;
     if (a->psize != b->psize || a->sse_len != b->sse_len ||
         (a->sse_len && memcmp(a->sse, b->sse, a->sse_len) != 0))
+        return false;
+    /* PutObjectAcl rewrites in place too. */
+    if (a->acl_len != b->acl_len || (a->acl_len && memcmp(a->acl, b->acl, a->acl_len) != 0))
         return false;
     return true;
 }
@@ -843,7 +856,7 @@ int strata_meta__upload_encode(const struct meta_upload *u, char **out, size_t *
     msgpack_sbuffer sb;
     msgpack_packer pk;
     val_begin(&sb, &pk);
-    map_begin(&pk, 10 + (u->sse_len ? 1 : 0));
+    map_begin(&pk, 10 + (u->sse_len ? 1 : 0) + (u->acl_len ? 1 : 0));
     msgpack_pack_uint64(&pk, 1);
     msgpack_pack_int64(&pk, u->init_ns);
     msgpack_pack_uint64(&pk, 2);
@@ -864,6 +877,10 @@ int strata_meta__upload_encode(const struct meta_upload *u, char **out, size_t *
     if (u->sse_len) {
         msgpack_pack_uint64(&pk, 10);
         pk_bin(&pk, u->sse, u->sse_len);
+    }
+    if (u->acl_len) {
+        msgpack_pack_uint64(&pk, 11);
+        pk_bin(&pk, u->acl, u->acl_len);
     }
     return sb_release(&sb, out, outlen);
 }
@@ -888,6 +905,9 @@ void strata_meta__upload_fini(struct meta_upload *u)
     free(u->sse);
     u->sse = NULL;
     u->sse_len = 0;
+    free(u->acl);
+    u->acl = NULL;
+    u->acl_len = 0;
     u->hdr_buf = NULL;
     u->hdrs = NULL;
     u->nhdrs = 0;
@@ -977,6 +997,19 @@ int strata_meta__upload_decode(const void *buf, size_t len, struct meta_upload *
             }
             memcpy(u->sse, kv->val.via.bin.ptr, kv->val.via.bin.size);
             u->sse_len = kv->val.via.bin.size;
+            break;
+        case 11:
+            if (kv->val.type != MSGPACK_OBJECT_BIN || kv->val.via.bin.size == 0 ||
+                kv->val.via.bin.size > STRATA_ACL_MAX) {
+                rc = STRATA_ECORRUPT;
+                break;
+            }
+            if (!(u->acl = malloc(kv->val.via.bin.size))) {
+                rc = STRATA_ENOMEM;
+                break;
+            }
+            memcpy(u->acl, kv->val.via.bin.ptr, kv->val.via.bin.size);
+            u->acl_len = kv->val.via.bin.size;
             break;
         default:
             break;

@@ -20,6 +20,7 @@
 
 #include "strata/assert.h"
 #include "strata/meta.h"
+#include "acl.h"
 #include "auth.h"
 #include "body_budget.h"
 #include "s3_error.h"
@@ -190,6 +191,7 @@ struct strata_req {
     int sse_err; /* enum s3_err set by strata_sse_part_key_cb (sse.c) */
     struct strata_part_info part; /* GET ?partNumber of a multipart object */
     bool part_valid;
+    int acl_need; /* object ACL permission the handler still checks (authz.h) */
     uint8_t md5[16];
     uint8_t cksum[STRATA_CKSUM_RAW_MAX];
 };
@@ -238,8 +240,41 @@ void strata_h_bucket_delete(struct strata_req *r);
 void strata_h_bucket_location(struct strata_req *r);
 void strata_h_bucket_versioning_get(struct strata_req *r);
 void strata_h_bucket_versioning_put(struct strata_req *r);
+/* ACLs (s3_acl.c) */
 void strata_h_acl_get(struct strata_req *r);
 void strata_h_acl_put(struct strata_req *r);
+/* x-amz-acl or any x-amz-grant-* header present. */
+bool strata_acl_hdrs_present(struct strata_req *r);
+/* The ACL the request's x-amz-acl / x-amz-grant-* headers set on a
+ * resource owned by owner (*given false and the default when none).
+ * InvalidRequest for both kinds at once (r->err_msg set), else as
+ * strata_acl_canned / strata_acl_grant_hdr. */
+enum s3_err strata_acl_from_hdrs(struct strata_req *r, bool bucket, const char *owner,
+                                 const char *bucket_owner, struct strata_acl *out, bool *given);
+struct strata_policy_ref;
+/* Whether the bucket (ref: its access state) accepts setting a: under
+ * BucketOwnerEnforced only the bucket owner's full control
+ * (AccessControlListNotSupported), and with BlockPublicAcls nothing
+ * public (AccessDenied).  S3E_NONE when !given. */
+enum s3_err strata_acl_check_set(struct strata_req *r, const struct strata_policy_ref *ref,
+                                 const struct strata_acl *a, bool given);
+/* The ACL of an object r creates in r->binfo (PutObject, CopyObject,
+ * CreateMultipartUpload) from its headers, its writer and the bucket's
+ * ownership controls, in stored form into out (left empty: the default).
+ * Errors as strata_acl_from_hdrs and strata_acl_check_set. */
+enum s3_err strata_acl_new_object(struct strata_req *r, struct strata_sbuf *out);
+/* CreateBucket: the bucket ACL of the request's headers for a bucket with
+ * the given ownership (InvalidBucketAclWithObjectOwnership for a
+ * non-private ACL under BucketOwnerEnforced), stored unless check_only. */
+enum s3_err strata_acl_bucket_set(struct strata_req *r, int ownership, bool check_only);
+/* Ownership controls (s3_ownership.c) and public access block
+ * (s3_public_access.c) */
+void strata_h_ownership_get(struct strata_req *r);
+void strata_h_ownership_put(struct strata_req *r);
+void strata_h_ownership_delete(struct strata_req *r);
+void strata_h_pab_get(struct strata_req *r);
+void strata_h_pab_put(struct strata_req *r);
+void strata_h_pab_delete(struct strata_req *r);
 void strata_h_list_objects(struct strata_req *r);
 void strata_h_list_versions(struct strata_req *r);
 int strata_h_put_begin(struct strata_req *r);
@@ -320,13 +355,14 @@ struct strata_hdr_set {
 enum s3_err strata_put_hdrs_pick(struct strata_req *r, struct strata_hdr_set *h);
 /*
  * What a new object (PutObject, CreateMultipartUpload) takes from its
- * request: x-amz-acl (only "private"), x-amz-storage-class (only STANDARD),
- * the stored headers and x-amz-tagging.  On S3E_NONE the caller releases it
+ * request: its ACL (x-amz-acl, x-amz-grant-*; strata_acl_new_object),
+ * x-amz-storage-class (only STANDARD), the stored headers and x-amz-tagging.  On S3E_NONE the caller releases it
  * with strata_new_obj_fini; on an error nothing is left to release.
  */
 struct strata_new_obj {
     struct strata_hdr_set *h;
     struct strata_sbuf tags;
+    struct strata_sbuf acl;      /* stored form; empty: the default ACL */
     struct strata_obj_lock lock; /* x-amz-object-lock-* */
 };
 enum s3_err strata_new_obj_parse(struct strata_req *r, struct strata_new_obj *n);
@@ -378,11 +414,22 @@ enum s3_err strata_xml_lock_config_parse(const char *body, size_t len, bool *ena
  * MalformedXML for a lone Mode or date, an unknown mode or a bad date. */
 enum s3_err strata_xml_retention_parse(const char *body, size_t len, int *mode,
                                        int64_t *until_ms);
+/* OwnershipControls: the one rule's ObjectOwnership (enum
+ * strata_ownership).  MalformedXML for bad XML, no or several rules or an
+ * unknown value. */
+enum s3_err strata_xml_ownership_parse(const char *body, size_t len, int *own);
+/* PublicAccessBlockConfiguration: STRATA_PAB_* bits of the elements that
+ * are "true" (absent ones are false).  MalformedXML otherwise. */
+enum s3_err strata_xml_pab_parse(const char *body, size_t len, unsigned *bits);
 /* LegalHold: Status ON/OFF, else MalformedXML. */
 enum s3_err strata_xml_legal_hold_parse(const char *body, size_t len, bool *on);
-/* AccessControlPolicy: true when every grant is FULL_CONTROL to owner. */
-enum s3_err strata_xml_acl_is_private(const char *body, size_t len, const char *owner,
-                                      bool *is_private);
+/* AccessControlPolicy into out (owner and grants as written; e-mail and
+ * ID grantees resolved through resolve).  MalformedACLError for bad XML,
+ * a missing Owner/ID, Grantee or Permission or an unknown permission;
+ * InvalidArgument for an unknown ID or group URI or over 100 grants;
+ * UnresolvableGrantByEmailAddress for an unknown address. */
+enum s3_err strata_xml_acl_parse(const char *body, size_t len, struct strata_acl *out,
+                                 strata_acl_resolve_cb resolve, void *ud);
 
 /* ---- logging and metrics (log.c, metrics.c) ----------------------------- */
 

@@ -44,6 +44,7 @@ struct strata_meta;
 #define STRATA_PART_SIZE_MIN_DEFAULT (5u * 1024 * 1024)
 #define STRATA_UPLOAD_ID_MAX 32    /* lower-case hex, URL safe */
 #define STRATA_TAGS_MAX 4096       /* stored tag-set bytes per version or upload */
+#define STRATA_ACL_MAX 16384       /* stored access-control-list bytes per version or upload */
 
 struct strata_meta_opts {
     size_t inline_max;      /* objects up to this size live in the records; 0 = default */
@@ -195,6 +196,10 @@ struct strata_obj_info {
      * plaintext size either way. */
     uint8_t *sse;
     size_t sse_len;
+    /* The access control list stored with this version (opaque to meta),
+     * owned by the struct; NULL when it has none (the default ACL). */
+    uint8_t *acl;
+    size_t acl_len;
 };
 void strata_obj_info_fini(struct strata_obj_info *info); /* safe on a zeroed struct */
 /* Value of a stored header by lower-case name, or NULL. */
@@ -240,6 +245,11 @@ struct strata_put_opts {
     const void *sse;
     size_t sse_len;
     const char *etag_override;
+    /* Access control list of the new version, opaque to meta (the server
+     * picks the encoding), copied; <= STRATA_ACL_MAX bytes (else
+     * STRATA_ETOOBIG); NULL/0 stores none: the default ACL. */
+    const void *acl;
+    size_t acl_len;
 };
 #define STRATA_SSE_DESC_MAX 1024
 
@@ -394,6 +404,15 @@ int strata_obj_tags_delete(struct strata_meta *m, const char *bucket, const char
 /* Bucket tagging: strata_meta_bucket_config_put/get with kind "tagging". */
 
 /*
+ * Replace the access control list of a version (PutObjectAcl), in the
+ * record itself, as strata_obj_tags_put (same errors, same quorum and
+ * heal behaviour); len 0 goes back to the default (no stored ACL).
+ */
+int strata_obj_acl_put(struct strata_meta *m, const char *bucket, const char *key,
+                       const char *version_id, const void *acl, size_t len,
+                       char vid_out[STRATA_VERSION_ID_MAX + 1]);
+
+/*
  * Replace the encryption descriptor of an encrypted version (by id) from
  * old to desc, in place (key rotation re-wraps the object key; the data
  * is not touched).  A compare-and-set under the key lock: STRATA_EPRECOND
@@ -438,6 +457,10 @@ struct strata_mpu_opts {
      * with its object key (strata_part_opts.sse_key_cb). */
     const void *sse;
     size_t sse_len;
+    /* Access control list of the final object (opaque; as
+     * strata_put_opts.acl), copied; NULL/0 for the default. */
+    const void *acl;
+    size_t acl_len;
 };
 /* Creates the upload; upload_id receives its id (NUL-terminated).
  * STRATA_ENOTFOUND (bucket), STRATA_EINVAL (key, checksum combination),

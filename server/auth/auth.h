@@ -25,12 +25,15 @@ struct strata_cred {
     char secret[128];
     char display_name[128];
     bool disabled; /* a "#strata:disabled" line: known, but refused */
+    char email[128]; /* "" when the users file gives none */
 };
 
 struct strata_creds; /* immutable table of users */
 
 /* Root user first, then the users of file (NULL for none): one user per
- * line, "ACCESS_KEY SECRET [DISPLAY NAME]", '#' comments.  A line
+ * line, "ACCESS_KEY SECRET [DISPLAY NAME] [<EMAIL>]", '#' comments (the
+ * e-mail address, in angle brackets, is what ACL grants by emailAddress=
+ * name; it stays part of the line's name span below).  A line
  * "#strata:disabled ACCESS_KEY SECRET [NAME]" is a disabled user (an
  * older Strata reads it as a comment: the user is unknown, also refused).
  * Caller destroys. */
@@ -38,6 +41,8 @@ int strata_creds_load(const char *root_access, const char *root_secret, const ch
                       struct strata_creds **out, char *errmsg, size_t errmsg_len);
 void strata_creds_destroy(struct strata_creds *c);
 const struct strata_cred *strata_creds_find(const struct strata_creds *c, const char *access_key);
+/* The user with this e-mail address (case-insensitive), or NULL. */
+const struct strata_cred *strata_creds_find_email(const struct strata_creds *c, const char *email);
 /* The table in its order (root first, then file order); i < count. */
 size_t strata_creds_count(const struct strata_creds *c);
 const struct strata_cred *strata_creds_at(const struct strata_creds *c, size_t i);

@@ -73,7 +73,49 @@ static const struct action_map actions[] = {
     {"PutObjectRetention", "s3:PutObjectRetention", NULL},
     {"GetObjectLegalHold", "s3:GetObjectLegalHold", NULL},
     {"PutObjectLegalHold", "s3:PutObjectLegalHold", NULL},
+    {"GetBucketOwnershipControls", "s3:GetBucketOwnershipControls", NULL},
+    {"PutBucketOwnershipControls", "s3:PutBucketOwnershipControls", NULL},
+    {"DeleteBucketOwnershipControls", "s3:PutBucketOwnershipControls", NULL},
+    {"GetPublicAccessBlock", "s3:GetBucketPublicAccessBlock", NULL},
+    {"PutPublicAccessBlock", "s3:PutBucketPublicAccessBlock", NULL},
+    {"DeletePublicAccessBlock", "s3:PutBucketPublicAccessBlock", NULL},
 };
+
+/* What an ACL grant allows (AWS's "mapping of ACL permissions and access
+ * policy permissions"): the permission each action needs, on the bucket
+ * or on the object.  Actions not listed are not grantable by ACL. */
+static const struct {
+    const char *action;
+    int perm;
+    bool object;
+} acl_actions[] = {
+    {"s3:ListBucket", STRATA_ACL_READ, false},
+    {"s3:ListBucketVersions", STRATA_ACL_READ, false},
+    {"s3:ListBucketMultipartUploads", STRATA_ACL_READ, false},
+    {"s3:PutObject", STRATA_ACL_WRITE, false},
+    {"s3:DeleteObject", STRATA_ACL_WRITE, false},
+    {"s3:DeleteObjectVersion", STRATA_ACL_WRITE, false},
+    {"s3:AbortMultipartUpload", STRATA_ACL_WRITE, false},
+    {"s3:GetBucketAcl", STRATA_ACL_READ_ACP, false},
+    {"s3:PutBucketAcl", STRATA_ACL_WRITE_ACP, false},
+    {"s3:GetObject", STRATA_ACL_READ, true},
+    {"s3:GetObjectVersion", STRATA_ACL_READ, true},
+    {"s3:GetObjectAcl", STRATA_ACL_READ_ACP, true},
+    {"s3:GetObjectVersionAcl", STRATA_ACL_READ_ACP, true},
+    {"s3:PutObjectAcl", STRATA_ACL_WRITE_ACP, true},
+    {"s3:PutObjectVersionAcl", STRATA_ACL_WRITE_ACP, true},
+};
+
+static int acl_perm_of(const char *action, bool *object)
+{
+    for (size_t i = 0; i < sizeof(acl_actions) / sizeof(acl_actions[0]); i++)
+        if (strcmp(acl_actions[i].action, action) == 0) {
+            *object = acl_actions[i].object;
+            return acl_actions[i].perm;
+        }
+    *object = false;
+    return 0;
+}
 
 static bool is_policy_admin(const char *op)
 {
@@ -89,7 +131,11 @@ static bool is_policy_admin(const char *op)
 
 struct strata_policy_ref {
     atomic_int refs;
-    struct strata_policy *p;
+    struct strata_policy *p;       /* NULL: no policy */
+    struct strata_acl *acl;        /* the bucket ACL, the default when none is stored */
+    int ownership;                 /* enum strata_ownership */
+    unsigned pab;                  /* STRATA_PAB_* bits */
+    bool pab_set;                  /* a public access block configuration exists */
 };
 
 struct pc_entry {
@@ -131,12 +177,34 @@ const struct strata_policy *strata_policy_ref_get(const struct strata_policy_ref
     return ref ? ref->p : NULL;
 }
 
+const struct strata_acl *strata_policy_ref_acl(const struct strata_policy_ref *ref)
+{
+    return ref->acl;
+}
+
+int strata_policy_ref_ownership(const struct strata_policy_ref *ref)
+{
+    return ref->ownership;
+}
+
+unsigned strata_policy_ref_pab(const struct strata_policy_ref *ref, bool *set)
+{
+    if (set)
+        *set = ref->pab_set;
+    return ref->pab;
+}
+
+static void ref_free(struct strata_policy_ref *ref)
+{
+    strata_policy_destroy(ref->p);
+    free(ref->acl);
+    free(ref);
+}
+
 void strata_policy_ref_put(struct strata_policy_ref *ref)
 {
-    if (ref && atomic_fetch_sub(&ref->refs, 1) == 1) {
-        strata_policy_destroy(ref->p);
-        free(ref);
-    }
+    if (ref && atomic_fetch_sub(&ref->refs, 1) == 1)
+        ref_free(ref);
 }
 
 static struct strata_policy_ref *ref_hold(struct strata_policy_ref *ref)
@@ -146,20 +214,21 @@ static struct strata_policy_ref *ref_hold(struct strata_policy_ref *ref)
     return ref;
 }
 
-/* Reads and parses the stored policy: *out NULL when there is none. */
-static int policy_load(struct strata_meta *m, const char *bucket, struct strata_policy_ref **out)
+/* Reads and parses the stored policy: *pp NULL when there is none. */
+static int policy_load(struct strata_meta *m, const char *bucket, struct strata_policy **pp)
 {
     void *doc = NULL;
     size_t len = 0;
-    *out = NULL;
+    *pp = NULL;
     int rc = strata_meta_bucket_config_get(m, bucket, "policy", &doc, &len);
-    if (rc == STRATA_ENOTFOUND)
+    if (rc == STRATA_ENOTFOUND || (rc == 0 && len == 0)) {
+        free(doc);
         return 0;
+    }
     if (rc)
         return rc;
     char msg[256];
-    struct strata_policy *p = NULL;
-    rc = strata_policy_parse(doc, len, bucket, &p, msg, sizeof(msg));
+    rc = strata_policy_parse(doc, len, bucket, pp, msg, sizeof(msg));
     free(doc);
     if (rc) {
         /* Stored only after validation: this is a bug or corruption, and
@@ -167,15 +236,87 @@ static int policy_load(struct strata_meta *m, const char *bucket, struct strata_
         strata_srv_log(STRATA_LOG_ERR, "bucket %s: stored policy does not parse: %s", bucket, msg);
         return STRATA_EINTERNAL;
     }
-    struct strata_policy_ref *ref = malloc(sizeof(*ref));
-    if (!ref) {
-        strata_policy_destroy(p);
+    return 0;
+}
+
+/* The ACL, ownership controls and public access block documents. */
+static int access_load(struct strata_meta *m, const struct strata_bucket_info *bi,
+                       struct strata_policy_ref *ref)
+{
+    void *doc = NULL;
+    size_t len = 0;
+    int rc = strata_meta_bucket_config_get(m, bi->name, "acl", &doc, &len);
+    if (rc == 0 && len) {
+        rc = strata_acl_decode(doc, len, ref->acl) == 0 ? 0 : STRATA_EINTERNAL;
+        if (rc)
+            strata_srv_log(STRATA_LOG_ERR, "bucket %s: stored ACL does not decode", bi->name);
+    } else if (rc == 0 || rc == STRATA_ENOTFOUND) {
+        strata_acl_default(ref->acl, bi->owner); /* older buckets: private */
+        rc = 0;
+    }
+    STRATA_FREE(doc);
+    if (rc)
+        return rc;
+    rc = strata_meta_bucket_config_get(m, bi->name, "ownership", &doc, &len);
+    if (rc == 0)
+        ref->ownership = strata_ownership_parse(doc, len);
+    else if (rc != STRATA_ENOTFOUND)
+        return rc;
+    STRATA_FREE(doc);
+    rc = strata_meta_bucket_config_get(m, bi->name, "public-access-block", &doc, &len);
+    if (rc == 0 && len == 4) {
+        const char *d = doc;
+        ref->pab_set = true;
+        for (unsigned i = 0; i < 4; i++)
+            if (d[i] == '1')
+                ref->pab |= 1u << i;
+    } else if (rc && rc != STRATA_ENOTFOUND) {
+        return rc;
+    }
+    STRATA_FREE(doc);
+    return 0;
+}
+
+/* Everything authorisation needs of a bucket, in one reference. */
+static int bucket_access_load(struct strata_meta *m, const struct strata_bucket_info *bi,
+                              struct strata_policy_ref **out)
+{
+    *out = NULL;
+    struct strata_policy_ref *ref = calloc(1, sizeof(*ref));
+    if (!ref || !(ref->acl = malloc(sizeof(*ref->acl)))) {
+        free(ref);
         return STRATA_ENOMEM;
     }
     atomic_init(&ref->refs, 1);
-    ref->p = p;
+    int rc = policy_load(m, bi->name, &ref->p);
+    if (rc == 0)
+        rc = access_load(m, bi, ref);
+    if (rc) {
+        ref_free(ref);
+        return rc;
+    }
     *out = ref;
     return 0;
+}
+
+int strata_ownership_parse(const void *doc, size_t len)
+{
+    static const char *const names[] = {
+        [STRATA_OWN_OBJECT_WRITER] = "ObjectWriter",
+        [STRATA_OWN_PREFERRED] = "BucketOwnerPreferred",
+        [STRATA_OWN_ENFORCED] = "BucketOwnerEnforced",
+    };
+    for (int i = STRATA_OWN_OBJECT_WRITER; i <= STRATA_OWN_ENFORCED; i++)
+        if (len == strlen(names[i]) && memcmp(doc, names[i], len) == 0)
+            return i;
+    return STRATA_OWN_NONE;
+}
+
+const char *strata_ownership_name(int own)
+{
+    return own == STRATA_OWN_ENFORCED    ? "BucketOwnerEnforced"
+           : own == STRATA_OWN_PREFERRED ? "BucketOwnerPreferred"
+                                         : "ObjectWriter";
 }
 
 int strata_policy_cache_get(struct strata_meta *m, const struct strata_bucket_info *bi,
@@ -195,7 +336,7 @@ int strata_policy_cache_get(struct strata_meta *m, const struct strata_bucket_in
     if (hit)
         return 0;
     struct strata_policy_ref *ref = NULL;
-    int rc = policy_load(m, bi->name, &ref);
+    int rc = bucket_access_load(m, bi, &ref);
     if (rc)
         return rc;
     struct strata_policy_ref *old = NULL;
@@ -419,17 +560,83 @@ static bool is_owner(const struct strata_req *r, const struct strata_bucket_info
     return r->auth.cred && strcmp(bi->owner, r->auth.cred->access_key) == 0;
 }
 
-/* Owner: allowed unless denied.  Others: only when allowed. */
-static enum s3_err decide(struct strata_req *r, const struct strata_policy *p,
-                          const struct strata_bucket_info *bi, const char *action,
-                          const char *key, const char *version_id)
+/* The object's ACL as stored, or the default (bucket owner full control)
+ * for versions written without one or when ACLs are disabled. */
+static void object_acl(const struct strata_bucket_info *bi, const struct strata_obj_info *info,
+                       int ownership, struct strata_acl *a)
 {
+    if (ownership == STRATA_OWN_ENFORCED || !info->acl || !info->acl_len ||
+        strata_acl_decode(info->acl, info->acl_len, a) != 0)
+        strata_acl_default(a, bi->owner);
+}
+
+/* The grant check of an object-level ACL permission on a version. */
+static enum s3_err object_grant(struct strata_req *r, const struct strata_bucket_info *bi,
+                                const struct strata_obj_info *info, int ownership, int perm,
+                                bool ignore_public)
+{
+    struct strata_acl *a = malloc(sizeof(*a));
+    if (!a)
+        return S3E_InternalError;
+    object_acl(bi, info, ownership, a);
+    bool ok = strata_acl_allows(a, r->auth.cred ? r->auth.cred->access_key : NULL, perm,
+                                ignore_public);
+    free(a);
+    return ok ? S3E_NONE : S3E_AccessDenied;
+}
+
+/*
+ * The decision, as AWS documents it: an explicit Deny in the policy wins;
+ * then an Allow from the policy or from an ACL grant allows.  The bucket
+ * owner holds every bucket permission; object permissions come from the
+ * object's ACL (whose default is the bucket owner's full control), unless
+ * BucketOwnerEnforced disables ACLs and the bucket owner owns everything.
+ * For an object-level grant on the request's own object, *defer receives
+ * the permission to check once the handler has read the version
+ * (strata_authz_object); with defer NULL the version is read here.
+ */
+static enum s3_err decide(struct strata_req *r, const struct strata_policy_ref *ref,
+                          const struct strata_bucket_info *bi, const char *action,
+                          const char *key, const char *version_id, int *defer)
+{
+    const struct strata_policy *p = strata_policy_ref_get(ref);
     enum strata_policy_decision d = evaluate(r, p, action, bi, key, version_id);
     if (d == STRATA_POLICY_DENY)
         return S3E_AccessDenied;
-    if (is_owner(r, bi) || d == STRATA_POLICY_ALLOW)
+    bool owner = is_owner(r, bi);
+    /* RestrictPublicBuckets: a public policy grants nobody but the owner. */
+    if (d == STRATA_POLICY_ALLOW && !owner && (ref->pab & STRATA_PAB_RESTRICT_PUBLIC_BUCKETS) &&
+        strata_policy_is_public(p))
+        d = STRATA_POLICY_NOMATCH;
+    if (d == STRATA_POLICY_ALLOW)
         return S3E_NONE;
-    return S3E_AccessDenied;
+    bool object = false;
+    int perm = acl_perm_of(action, &object);
+    bool enforced = ref->ownership == STRATA_OWN_ENFORCED;
+    bool ignore_public = (ref->pab & STRATA_PAB_IGNORE_PUBLIC_ACLS) != 0;
+    if (!object || !perm || !key || (enforced && owner)) {
+        if (owner)
+            return S3E_NONE;
+        if (!perm || object || enforced)
+            return S3E_AccessDenied;
+        return strata_acl_allows(ref->acl, r->auth.cred ? r->auth.cred->access_key : NULL, perm,
+                                 ignore_public)
+                   ? S3E_NONE
+                   : S3E_AccessDenied;
+    }
+    if (enforced)
+        return S3E_AccessDenied; /* ACLs grant nothing; only the owner and policies */
+    if (defer) {
+        *defer = perm;
+        return S3E_NONE;
+    }
+    struct strata_obj_info info;
+    memset(&info, 0, sizeof(info));
+    int rc = strata_obj_head(r->srv->meta, bi->name, key, version_id, &info);
+    enum s3_err e = rc ? (owner ? S3E_NONE : S3E_AccessDenied) /* the caller reports rc */
+                       : object_grant(r, bi, &info, ref->ownership, perm, ignore_public);
+    strata_obj_info_fini(&info);
+    return e;
 }
 
 enum s3_err strata_authz_check(struct strata_req *r, const struct strata_bucket_info *bi,
@@ -439,7 +646,21 @@ enum s3_err strata_authz_check(struct strata_req *r, const struct strata_bucket_
     int rc = strata_policy_cache_get(r->srv->meta, bi, &ref);
     if (rc)
         return S3E_InternalError;
-    enum s3_err e = decide(r, strata_policy_ref_get(ref), bi, action, key, version_id);
+    enum s3_err e = decide(r, ref, bi, action, key, version_id, NULL);
+    strata_policy_ref_put(ref);
+    return e;
+}
+
+enum s3_err strata_authz_object(struct strata_req *r, const struct strata_obj_info *info)
+{
+    if (!r->acl_need)
+        return S3E_NONE;
+    struct strata_policy_ref *ref = NULL;
+    int rc = strata_policy_cache_get(r->srv->meta, &r->binfo, &ref);
+    if (rc)
+        return S3E_InternalError;
+    enum s3_err e = object_grant(r, &r->binfo, info, ref->ownership, r->acl_need,
+                                 (ref->pab & STRATA_PAB_IGNORE_PUBLIC_ACLS) != 0);
     strata_policy_ref_put(ref);
     return e;
 }
@@ -478,7 +699,7 @@ enum s3_err strata_authz_request(struct strata_req *r, int *serr)
                         ? S3E_MethodNotAllowed
                         : S3E_AccessDenied;
     } else {
-        e = decide(r, p, &r->binfo, action, r->key, vid);
+        e = decide(r, ref, &r->binfo, action, r->key, vid, &r->acl_need);
     }
     strata_policy_ref_put(ref);
     return e;

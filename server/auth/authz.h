@@ -16,13 +16,42 @@
 #ifndef STRATA_SERVER_AUTH_AUTHZ_H
 #define STRATA_SERVER_AUTH_AUTHZ_H
 
+#include "acl.h"
 #include "policy.h"
 #include "srv.h"
+
+/* S3 Object Ownership of a bucket ("ownership" configuration document,
+ * the ObjectOwnership name verbatim).  NONE: the bucket has no ownership
+ * controls (buckets created before them): objects belong to their
+ * writer, as with ObjectWriter. */
+enum strata_ownership {
+    STRATA_OWN_NONE = 0,
+    STRATA_OWN_OBJECT_WRITER,
+    STRATA_OWN_PREFERRED,
+    STRATA_OWN_ENFORCED,
+};
+/* A stored or received ObjectOwnership value; NONE when unknown. */
+int strata_ownership_parse(const void *doc, size_t len);
+const char *strata_ownership_name(int own);
+
+/* Public access block settings (the "public-access-block" configuration
+ * document: four bytes '0'/'1' in this bit order). */
+#define STRATA_PAB_BLOCK_PUBLIC_ACLS 0x1u
+#define STRATA_PAB_IGNORE_PUBLIC_ACLS 0x2u
+#define STRATA_PAB_BLOCK_PUBLIC_POLICY 0x4u
+#define STRATA_PAB_RESTRICT_PUBLIC_BUCKETS 0x8u
 
 /* Authorise r (its route, r->binfo loaded) as a whole.  S3E_NONE, or
  * AccessDenied / MethodNotAllowed / InternalError (a stored policy that
  * no longer parses, or a metadata error: *serr set). */
 enum s3_err strata_authz_request(struct strata_req *r, int *serr);
+
+/* The object-level ACL check strata_authz_request left to the handler
+ * (r->acl_need: GetObject, HeadObject, Get/PutObjectAcl by a caller that
+ * neither the owner nor the policy allowed outright), once the handler
+ * has the version: S3E_NONE or AccessDenied.  A no-op when nothing was
+ * left. */
+enum s3_err strata_authz_object(struct strata_req *r, const struct strata_obj_info *info);
 
 /* Authorise one more (action, bucket, key) within r: the source of a copy
  * (bi is the source bucket) and each key of DeleteObjects.  key NULL for
@@ -41,15 +70,25 @@ bool strata_authz_bypass_governance(struct strata_req *r, const char *key,
  * does, so that permission to read is not permission to probe names. */
 enum s3_err strata_authz_missing_key(struct strata_req *r, enum s3_err e);
 
-/* The parsed policy of a bucket, shared and reference counted: NULL in
- * *out when it has none.  Cached one second; created_ms tells a bucket
+/* The parsed policy of a bucket with its ACL, ownership controls and
+ * public access block, shared and reference counted (never NULL on
+ * success; strata_policy_ref_get is NULL when it has no policy).  Cached
+ * one second; created_ms tells a bucket
  * from an earlier one of the same name.  0 or a STRATA_E* code. */
 struct strata_policy_ref;
 int strata_policy_cache_get(struct strata_meta *m, const struct strata_bucket_info *bi,
                             struct strata_policy_ref **out);
 const struct strata_policy *strata_policy_ref_get(const struct strata_policy_ref *ref);
+/* The rest of the bucket's access state, loaded with the policy (ref
+ * must not be NULL): its ACL (the default when none is stored), its
+ * enum strata_ownership, its STRATA_PAB_* bits (*set: a configuration
+ * exists; may be NULL). */
+const struct strata_acl *strata_policy_ref_acl(const struct strata_policy_ref *ref);
+int strata_policy_ref_ownership(const struct strata_policy_ref *ref);
+unsigned strata_policy_ref_pab(const struct strata_policy_ref *ref, bool *set);
 void strata_policy_ref_put(struct strata_policy_ref *ref);
-/* After this daemon stores or deletes a bucket's policy. */
+/* After this daemon stores or deletes a bucket's policy, ACL, ownership
+ * controls or public access block. */
 void strata_policy_cache_invalidate(const char *bucket);
 
 #endif /* STRATA_SERVER_AUTH_AUTHZ_H */

@@ -1,7 +1,7 @@
 /*
  * creds.c - the credential table: the root user plus the users of an
- * optional file ("ACCESS_KEY SECRET [DISPLAY NAME]" per line, '#'
- * comments).
+ * optional file ("ACCESS_KEY SECRET [DISPLAY NAME] [<EMAIL>]" per line,
+ * '#' comments).
  *
  * Built once at start (or on reload, as a new table that is swapped in) and
  * read-only afterwards, so any number of request threads may call
@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <openssl/crypto.h>
 
@@ -37,7 +38,8 @@ static int set_field(char *dst, size_t cap, const char *src, size_t n)
 }
 
 static int add_user(struct strata_creds *c, size_t *cap, const char *ak, size_t ak_len,
-                    const char *sk, size_t sk_len, const char *name, size_t name_len)
+                    const char *sk, size_t sk_len, const char *name, size_t name_len,
+                    const char *email, size_t email_len)
 {
     if (c->n == *cap) {
         size_t ncap = *cap ? *cap * 2 : 8;
@@ -60,6 +62,8 @@ static int add_user(struct strata_creds *c, size_t *cap, const char *ak, size_t 
     } else {
         memcpy(u->display_name, u->access_key, sizeof(u->display_name));
     }
+    if (email_len && set_field(u->email, sizeof(u->email), email, email_len))
+        return STRATA_EINVAL;
     c->n++;
     return 0;
 }
@@ -98,6 +102,29 @@ enum strata_creds_line_kind strata_creds_line_parse(const char *line,
     return kind;
 }
 
+/* A trailing "<address>" (with an '@') of the name span is the user's
+ * e-mail address: split it off.  The span itself stays whole in the file
+ * (admin_users.c copies it), so the address survives edits. */
+static void name_email(const char **name, size_t *nl, const char **email, size_t *el)
+{
+    *email = NULL;
+    *el = 0;
+    const char *n = *name;
+    size_t len = *nl;
+    if (!len || n[len - 1] != '>')
+        return;
+    const char *lt = memrchr(n, '<', len);
+    size_t span = lt ? (size_t)(n + len - lt) : 0;
+    if (span <= 2 || !memchr(lt, '@', span))
+        return;
+    *email = lt + 1;
+    *el = span - 2;
+    len = (size_t)(lt - n);
+    while (len && (n[len - 1] == ' ' || n[len - 1] == '\t'))
+        len--;
+    *nl = len;
+}
+
 static int load_file(struct strata_creds *c, size_t *cap, const char *file, char *errmsg,
                      size_t errmsg_len)
 {
@@ -123,12 +150,15 @@ static int load_file(struct strata_creds *c, size_t *cap, const char *file, char
         if (kind == STRATA_CREDS_LINE_OTHER)
             continue;
         if (kind == STRATA_CREDS_LINE_BAD) {
-            snprintf(errmsg, errmsg_len, "%s:%d: expected \"ACCESS_KEY SECRET [NAME]\"", file,
-                     lineno);
+            snprintf(errmsg, errmsg_len, "%s:%d: expected \"ACCESS_KEY SECRET [NAME] [<EMAIL>]\"",
+                     file, lineno);
             rc = STRATA_EINVAL;
             break;
         }
-        rc = add_user(c, cap, cl.ak, cl.ak_len, cl.sk, cl.sk_len, cl.name, cl.name_len);
+        const char *email;
+        size_t el;
+        name_email(&cl.name, &cl.name_len, &email, &el);
+        rc = add_user(c, cap, cl.ak, cl.ak_len, cl.sk, cl.sk_len, cl.name, cl.name_len, email, el);
         if (rc == 0)
             c->users[c->n - 1].disabled = kind == STRATA_CREDS_LINE_DISABLED;
         if (rc)
@@ -163,7 +193,7 @@ int strata_creds_load(const char *root_access, const char *root_secret, const ch
         return STRATA_ENOMEM;
     size_t cap = 0;
     int rc = add_user(c, &cap, root_access, strlen(root_access), root_secret, strlen(root_secret),
-                      "root", 4);
+                      "root", 4, NULL, 0);
     if (rc)
         snprintf(errmsg, errmsg_len, "root access key or secret empty or longer than 127 bytes");
     if (rc == 0 && file)
@@ -232,5 +262,16 @@ const struct strata_cred *strata_creds_find(const struct strata_creds *c, const 
         else
             lo = mid + 1;
     }
+    return NULL;
+}
+
+const struct strata_cred *strata_creds_find_email(const struct strata_creds *c, const char *email)
+{
+    if (!c || !email || !*email)
+        return NULL;
+    /* Only grants by e-mail ask, rarely: a scan is enough. */
+    for (size_t i = 0; i < c->n; i++)
+        if (c->users[i].email[0] && strcasecmp(c->users[i].email, email) == 0)
+            return &c->users[i];
     return NULL;
 }

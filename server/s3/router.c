@@ -76,6 +76,16 @@ static const struct strata_route routes[] = {
     {"PUT", BKT, "policy", XML, "PutBucketPolicy", NULL, NULL, strata_h_policy_put},
     {"DELETE", BKT, "policy", 0, "DeleteBucketPolicy", NULL, NULL, strata_h_policy_delete},
     {"GET", BKT, "policyStatus", 0, "GetBucketPolicyStatus", NULL, NULL, strata_h_policy_status},
+    {"GET", BKT, "ownershipControls", 0, "GetBucketOwnershipControls", NULL, NULL,
+     strata_h_ownership_get},
+    {"PUT", BKT, "ownershipControls", XML, "PutBucketOwnershipControls", NULL, NULL,
+     strata_h_ownership_put},
+    {"DELETE", BKT, "ownershipControls", 0, "DeleteBucketOwnershipControls", NULL, NULL,
+     strata_h_ownership_delete},
+    {"GET", BKT, "publicAccessBlock", 0, "GetPublicAccessBlock", NULL, NULL, strata_h_pab_get},
+    {"PUT", BKT, "publicAccessBlock", XML, "PutPublicAccessBlock", NULL, NULL, strata_h_pab_put},
+    {"DELETE", BKT, "publicAccessBlock", 0, "DeletePublicAccessBlock", NULL, NULL,
+     strata_h_pab_delete},
 };
 
 static const struct strata_route copy_route = {"PUT", OBJ, NULL, 0, "CopyObject", NULL, NULL,
@@ -104,14 +114,15 @@ static const char *const unsupported_hdrs[] = {
     "x-amz-server-side-encryption-context",
     "x-amz-server-side-encryption",
     "x-amz-website-redirect-location",
-    /* Grants are not enforced yet: storing the request while dropping them
-     * would be a wrong success (CreateBucket, PutObject, CopyObject,
-     * CreateMultipartUpload, Put{Bucket,Object}Acl). */
+    /* ACL headers are taken by the operations that set an ACL (hdr_taken);
+     * anywhere else they would be dropped: a wrong success. */
+    "x-amz-acl",
     "x-amz-grant-read",
     "x-amz-grant-write",
     "x-amz-grant-read-acp",
     "x-amz-grant-write-acp",
     "x-amz-grant-full-control",
+    "x-amz-object-ownership",
 };
 
 /* Whether operation op takes header h from the list above (sse.c checks
@@ -130,6 +141,11 @@ static bool hdr_taken(const char *op, const char *h)
         return obj || part;
     if (strncmp(h, "x-amz-copy-source-server-side-encryption-customer-", 50) == 0)
         return copy;
+    if (strcmp(h, "x-amz-object-ownership") == 0)
+        return strcmp(op, "CreateBucket") == 0;
+    if (strcmp(h, "x-amz-acl") == 0 || strncmp(h, "x-amz-grant-", 12) == 0)
+        return obj || strcmp(op, "CreateBucket") == 0 || strcmp(op, "PutBucketAcl") == 0 ||
+               strcmp(op, "PutObjectAcl") == 0;
     return false;
 }
 
@@ -171,21 +187,6 @@ const struct strata_route *strata_route_find(struct strata_req *r, bool *notimpl
                 *notimpl = true;
                 return NULL;
             }
-        }
-        /* Only the canned ACL "private" is what Strata does; checked here
-         * so that every operation taking x-amz-acl (CopyObject included)
-         * refuses the others. */
-        const char *acl = strata_req_hdr(r, "x-amz-acl");
-        if (acl && strcmp(acl, "private") != 0) {
-            *notimpl = true;
-            return NULL;
-        }
-        /* Every object belongs to the bucket owner: BucketOwnerEnforced is
-         * what Strata does, the other ownership modes are not. */
-        const char *own = strata_req_hdr(r, "x-amz-object-ownership");
-        if (own && strcmp(own, "BucketOwnerEnforced") != 0) {
-            *notimpl = true;
-            return NULL;
         }
     }
     return hit;

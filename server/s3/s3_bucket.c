@@ -5,6 +5,7 @@
  * (except CreateBucket, which checks it here).
  */
 #include "srv.h"
+#include "authz.h"
 
 #include <ctype.h>
 #include <limits.h>
@@ -123,15 +124,62 @@ void strata_h_list_buckets(struct strata_req *r)
     strata_req_send_xml(r, 200, &b);
 }
 
+/* CreateBucket of a name that exists.  AWS keeps a legacy answer for
+ * buckets in us-east-1: re-creating one you own is 200 OK and resets its
+ * ACL (to the request's, default private); in any other region it is
+ * BucketAlreadyOwnedByYou.  Someone else's bucket is BucketAlreadyExists. */
+static void recreate(struct strata_req *r, const struct strata_bucket_info *bi)
+{
+    struct strata_bucket_info cur;
+    int rc = strata_bcache_get(r->srv->meta, r->bucket, &cur);
+    if (rc) {
+        strata_req_error_strata(r, rc, S3CTX_BUCKET);
+        return;
+    }
+    if (strcmp(cur.owner, bi->owner) != 0) {
+        strata_req_error(r, S3E_BucketAlreadyExists, STRATA_EEXISTS);
+        return;
+    }
+    if (strcmp(cur.region, "us-east-1") != 0) {
+        strata_req_error(r, S3E_BucketAlreadyOwnedByYou, STRATA_EEXISTS);
+        return;
+    }
+    struct strata_policy_ref *ref = NULL;
+    rc = strata_policy_cache_get(r->srv->meta, &cur, &ref);
+    int own = rc ? STRATA_OWN_NONE : strata_policy_ref_ownership(ref);
+    strata_policy_ref_put(ref);
+    enum s3_err e = rc ? strata_s3_err_from_strata(rc, S3CTX_BUCKET)
+                       : strata_acl_bucket_set(r, own, false);
+    if (e) {
+        strata_req_error(r, e, 0);
+        return;
+    }
+    struct MHD_Response *resp =
+        MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+    char loc[STRATA_BUCKET_NAME_MAX + 2];
+    snprintf(loc, sizeof(loc), "/%s", r->bucket);
+    MHD_add_response_header(resp, "Location", loc);
+    strata_req_send(r, 200, resp);
+}
+
 void strata_h_bucket_create(struct strata_req *r)
 {
     if (!strata_s3_bucket_name_valid(r->bucket)) {
         strata_req_error(r, S3E_InvalidBucketName, 0);
         return;
     }
-    const char *acl = strata_req_hdr(r, "x-amz-acl");
-    if (acl && strcmp(acl, "private") != 0) {
-        strata_req_error(r, S3E_NotImplemented, 0);
+    /* Object Ownership of the new bucket: BucketOwnerEnforced unless the
+     * request names another (AWS's default since April 2023). */
+    const char *oh = strata_req_hdr(r, "x-amz-object-ownership");
+    int own = oh ? strata_ownership_parse(oh, strlen(oh)) : STRATA_OWN_ENFORCED;
+    if (own == STRATA_OWN_NONE) {
+        strata_req_error(r, S3E_InvalidArgument, 0);
+        return;
+    }
+    /* The ACL is checked before anything is created. */
+    enum s3_err ae = strata_acl_bucket_set(r, own, true);
+    if (ae) {
+        strata_req_error(r, ae, 0);
         return;
     }
     struct strata_bucket_info bi;
@@ -159,14 +207,18 @@ void strata_h_bucket_create(struct strata_req *r)
     int rc = strata_meta_bucket_create(r->srv->meta, &bi);
     strata_bcache_invalidate(r->bucket);
     if (rc == STRATA_EEXISTS) {
-        struct strata_bucket_info cur;
-        if (strata_meta_bucket_get(r->srv->meta, r->bucket, &cur) == 0 &&
-            strcmp(cur.owner, bi.owner) != 0) {
-            strata_req_error(r, S3E_BucketAlreadyExists, rc);
-            return;
-        }
-        strata_req_error(r, S3E_BucketAlreadyOwnedByYou, rc);
+        recreate(r, &bi);
         return;
+    }
+    if (rc == 0) {
+        /* Every new bucket records its ownership controls; buckets from
+         * before them have none (their objects belong to the writer). */
+        const char *name = strata_ownership_name(own);
+        rc = strata_meta_bucket_config_put(r->srv->meta, r->bucket, "ownership", name,
+                                           strlen(name));
+        if (rc == 0 && strata_acl_hdrs_present(r))
+            rc = strata_acl_bucket_set(r, own, false) ? STRATA_EINTERNAL : 0;
+        strata_policy_cache_invalidate(r->bucket);
     }
     if (rc) {
         strata_req_error_strata(r, rc, S3CTX_BUCKET);

@@ -72,6 +72,8 @@ void strata_h_mpu_create(struct strata_req *r)
     o.nhdrs = n.h->n;
     o.tags = n.tags.data;
     o.tags_len = n.tags.len;
+    o.acl = n.acl.data;
+    o.acl_len = n.acl.len;
     o.lock = n.lock;
     char id[STRATA_UPLOAD_ID_MAX + 1];
     int rc = strata_mpu_create(r->srv->meta, &o, id);

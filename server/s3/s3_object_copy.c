@@ -229,12 +229,25 @@ static void copy_open(struct strata_req *r, struct strata_get *g, struct strata_
         return;
     }
     strata_sse_new_apply(&sse, &o);
+    /* The copy gets the ACL the request names (default private), never
+     * the source's, as on AWS. */
+    struct strata_sbuf acl;
+    strata_sbuf_init(&acl, STRATA_ACL_MAX);
+    enum s3_err ae = strata_acl_new_object(r, &acl);
+    o.acl = acl.data;
+    o.acl_len = acl.len;
     struct strata_obj_info dst;
     memset(&dst, 0, sizeof(dst));
-    int rc = copy_bytes(r, g, &o, &dst);
+    int rc = ae ? 0 : copy_bytes(r, g, &o, &dst);
     strata_sse_new_fini(&sse);
     strata_sbuf_fini(&tags);
+    strata_sbuf_fini(&acl);
     free(h);
+    if (ae) {
+        strata_obj_info_fini(&dst);
+        strata_req_error(r, ae, 0);
+        return;
+    }
     if (rc) {
         strata_obj_info_fini(&dst);
         strata_req_error_strata(r, rc, rc == STRATA_ENOTFOUND ? S3CTX_BUCKET : S3CTX_OBJECT);

@@ -7,6 +7,7 @@
  * the reader on that same thread.
  */
 #include "srv.h"
+#include "authz.h"
 #include "sse.h"
 
 #include <stdio.h>
@@ -176,6 +177,11 @@ void strata_h_get(struct strata_req *r)
     r->info_valid = true;
     if (rc) {
         lookup_error(r, rc, vid);
+        return;
+    }
+    enum s3_err ae = strata_authz_object(r, &r->info); /* the object's ACL (authz.h) */
+    if (ae) {
+        strata_req_error(r, ae, 0);
         return;
     }
     int se = strata_sse_read_key(r, &r->info, r->get, false);

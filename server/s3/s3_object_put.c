@@ -139,17 +139,17 @@ enum s3_err strata_put_digests(struct strata_req *r, struct strata_put_opts *o)
 enum s3_err strata_new_obj_parse(struct strata_req *r, struct strata_new_obj *n)
 {
     memset(n, 0, sizeof(*n));
-    const char *acl = strata_req_hdr(r, "x-amz-acl");
     const char *sc = strata_req_hdr(r, "x-amz-storage-class");
-    if (acl && strcmp(acl, "private") != 0)
-        return S3E_NotImplemented;
     if (sc && strcmp(sc, "STANDARD") != 0)
         return S3E_InvalidStorageClass;
     n->h = malloc(sizeof(*n->h));
     if (!n->h)
         return S3E_InternalError;
     strata_sbuf_init(&n->tags, STRATA_TAGS_MAX);
-    enum s3_err e = strata_put_hdrs_pick(r, n->h);
+    strata_sbuf_init(&n->acl, STRATA_ACL_MAX);
+    enum s3_err e = strata_acl_new_object(r, &n->acl);
+    if (!e)
+        e = strata_put_hdrs_pick(r, n->h);
     if (!e)
         e = strata_tagging_hdr(r, &n->tags);
     if (!e)
@@ -163,6 +163,7 @@ void strata_new_obj_fini(struct strata_new_obj *n)
 {
     STRATA_FREE(n->h);
     strata_sbuf_fini(&n->tags);
+    strata_sbuf_fini(&n->acl);
 }
 
 int strata_h_put_begin(struct strata_req *r)
@@ -191,6 +192,8 @@ int strata_h_put_begin(struct strata_req *r)
     o.nhdrs = nobj.h->n;
     o.tags = nobj.tags.data;
     o.tags_len = nobj.tags.len;
+    o.acl = nobj.acl.data;
+    o.acl_len = nobj.acl.len;
     o.lock = nobj.lock;
     if ((strata_req_hdr(r, "x-amz-object-lock-mode") ||
          strata_req_hdr(r, "x-amz-object-lock-legal-hold")) &&

@@ -49,7 +49,20 @@ void strata_h_policy_put(struct strata_req *r)
         r->err_msg = NULL;
         return;
     }
+    bool pub = strata_policy_is_public(p);
     strata_policy_destroy(p);
+    /* BlockPublicPolicy refuses a public policy (AWS: 403 AccessDenied). */
+    struct strata_policy_ref *ref = NULL;
+    rc = pub ? strata_policy_cache_get(r->srv->meta, &r->binfo, &ref) : 0;
+    bool blocked = ref && (strata_policy_ref_pab(ref, NULL) & STRATA_PAB_BLOCK_PUBLIC_POLICY);
+    strata_policy_ref_put(ref);
+    if (rc || blocked) {
+        if (rc)
+            strata_req_error_strata(r, rc, S3CTX_BUCKET);
+        else
+            strata_req_error(r, S3E_AccessDenied, 0);
+        return;
+    }
     rc = strata_meta_bucket_config_put(r->srv->meta, r->bucket, "policy", r->body.data,
                                        r->body.len);
     strata_policy_cache_invalidate(r->bucket);
@@ -89,12 +102,15 @@ void strata_h_policy_status(struct strata_req *r)
         return;
     }
     const struct strata_policy *p = strata_policy_ref_get(ref);
+    /* RestrictPublicBuckets keeps a public policy from making the bucket
+     * public, which is what IsPublic reports. */
+    bool pub = p && strata_policy_is_public(p) &&
+               !(strata_policy_ref_pab(ref, NULL) & STRATA_PAB_RESTRICT_PUBLIC_BUCKETS);
+    strata_policy_ref_put(ref);
     if (!p) {
         strata_req_error(r, S3E_NoSuchBucketPolicy, 0);
         return;
     }
-    bool pub = strata_policy_is_public(p);
-    strata_policy_ref_put(ref);
     struct strata_sbuf b;
     strata_sbuf_init(&b, 1024);
     strata_sbuf_puts(&b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<PolicyStatus "

@@ -7,8 +7,10 @@
  * Pure: any thread (libxml2 is initialised once in main()).
  */
 #include "srv.h"
+#include "authz.h"
 #include "sse.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -194,37 +196,76 @@ enum s3_err strata_xml_delete_parse(const char *body, size_t len, size_t max,
     return S3E_NONE;
 }
 
-enum s3_err strata_xml_acl_is_private(const char *body, size_t len, const char *owner,
-                                      bool *is_private)
+/* The Grantee's xsi:type, or what its children say when it has none. */
+static int grantee_kind(xmlNodePtr ge)
 {
-    *is_private = false;
+    xmlChar *t = xmlGetNsProp(ge, (const xmlChar *)"type",
+                              (const xmlChar *)"http://www.w3.org/2001/XMLSchema-instance");
+    int k = -1;
+    if (t) {
+        k = strcmp((const char *)t, "CanonicalUser") == 0           ? 0
+            : strcmp((const char *)t, "Group") == 0                 ? 1
+            : strcmp((const char *)t, "AmazonCustomerByEmail") == 0 ? 2
+                                                                    : -1;
+        xmlFree(t);
+        return k;
+    }
+    return child(ge, "ID") ? 0 : child(ge, "URI") ? 1 : child(ge, "EmailAddress") ? 2 : -1;
+}
+
+static enum s3_err acl_grant(struct strata_acl *a, xmlNodePtr g, strata_acl_resolve_cb resolve,
+                             void *ud)
+{
+    xmlNodePtr ge = child(g, "Grantee"), pe = child(g, "Permission");
+    if (!ge || !pe)
+        return S3E_MalformedACLError;
+    char *perm = text(pe);
+    int p = perm ? strata_acl_perm_parse(perm) : 0;
+    free(perm);
+    int kind = grantee_kind(ge);
+    static const char *const elem[] = {"ID", "URI", "EmailAddress"};
+    xmlNodePtr ve = kind >= 0 ? child(ge, elem[kind]) : NULL;
+    char *v = ve ? text(ve) : NULL;
+    enum s3_err e = S3E_NONE;
+    char id[STRATA_ACL_ID_MAX];
+    if (!p || !v || !*v) {
+        e = S3E_MalformedACLError;
+    } else if (kind == 1) {
+        int t = strata_acl_group_parse(v);
+        e = t < 0 ? S3E_InvalidArgument : strata_acl_add(a, t, p, NULL);
+    } else if (!resolve(ud, kind == 2, v, id)) {
+        e = kind == 2 ? S3E_UnresolvableGrantByEmailAddress : S3E_InvalidArgument;
+    } else {
+        e = strata_acl_add(a, STRATA_ACL_USER, p, id);
+    }
+    free(v);
+    return e;
+}
+
+enum s3_err strata_xml_acl_parse(const char *body, size_t len, struct strata_acl *out,
+                                 strata_acl_resolve_cb resolve, void *ud)
+{
+    memset(out, 0, offsetof(struct strata_acl, g));
     xmlDocPtr doc = parse(body, len);
     if (!doc)
-        return S3E_MalformedXML;
+        return S3E_MalformedACLError;
     xmlNodePtr root = xmlDocGetRootElement(doc);
-    xmlNodePtr acl = root && named(root, "AccessControlPolicy") ? child(root, "AccessControlList")
-                                                                  : NULL;
-    if (!acl) {
-        xmlFreeDoc(doc);
-        return S3E_MalformedXML;
-    }
-    bool ok = true;
-    size_t grants = 0;
-    for (xmlNodePtr g = acl->children; g; g = g->next) {
-        if (!named(g, "Grant"))
-            continue;
-        grants++;
-        xmlNodePtr grantee = child(g, "Grantee"), perm = child(g, "Permission");
-        xmlNodePtr id = grantee ? child(grantee, "ID") : NULL;
-        char *p = perm ? text(perm) : NULL, *i = id ? text(id) : NULL;
-        if (!p || !i || strcmp(p, "FULL_CONTROL") != 0 || strcmp(i, owner) != 0)
-            ok = false;
-        free(p);
-        free(i);
-    }
+    bool ok = root && named(root, "AccessControlPolicy");
+    xmlNodePtr owner = ok ? child(root, "Owner") : NULL;
+    xmlNodePtr list = ok ? child(root, "AccessControlList") : NULL;
+    xmlNodePtr oid = owner ? child(owner, "ID") : NULL;
+    char *o = oid ? text(oid) : NULL;
+    enum s3_err e = S3E_NONE;
+    if (!list || !o || !*o || strlen(o) >= sizeof(out->owner))
+        e = S3E_MalformedACLError;
+    else
+        snprintf(out->owner, sizeof(out->owner), "%s", o);
+    free(o);
+    for (xmlNodePtr g = list ? list->children : NULL; g && !e; g = g->next)
+        if (named(g, "Grant"))
+            e = acl_grant(out, g, resolve, ud);
     xmlFreeDoc(doc);
-    *is_private = ok && grants > 0;
-    return S3E_NONE;
+    return e;
 }
 
 void strata_xml_complete_free(struct strata_xml_part *parts, size_t n)
@@ -458,6 +499,54 @@ enum s3_err strata_xml_retention_parse(const char *body, size_t len, int *mode, 
     }
     if (e)
         *mode = 0;
+    xmlFreeDoc(doc);
+    return e;
+}
+
+enum s3_err strata_xml_ownership_parse(const char *body, size_t len, int *own)
+{
+    *own = STRATA_OWN_NONE;
+    xmlDocPtr doc = parse(body, len);
+    if (!doc)
+        return S3E_MalformedXML;
+    xmlNodePtr root = xmlDocGetRootElement(doc);
+    int rules = 0;
+    xmlNodePtr rule = NULL;
+    for (xmlNodePtr c = root && named(root, "OwnershipControls") ? root->children : NULL; c;
+         c = c->next)
+        if (named(c, "Rule")) {
+            rules++;
+            rule = c;
+        }
+    xmlNodePtr oo = rules == 1 ? child(rule, "ObjectOwnership") : NULL;
+    char *v = oo ? text(oo) : NULL;
+    if (v)
+        *own = strata_ownership_parse(v, strlen(v));
+    free(v);
+    xmlFreeDoc(doc);
+    return *own == STRATA_OWN_NONE ? S3E_MalformedXML : S3E_NONE;
+}
+
+enum s3_err strata_xml_pab_parse(const char *body, size_t len, unsigned *bits)
+{
+    static const char *const names[] = {"BlockPublicAcls", "IgnorePublicAcls",
+                                        "BlockPublicPolicy", "RestrictPublicBuckets"};
+    *bits = 0;
+    xmlDocPtr doc = parse(body, len);
+    if (!doc)
+        return S3E_MalformedXML;
+    xmlNodePtr root = xmlDocGetRootElement(doc);
+    enum s3_err e = root && named(root, "PublicAccessBlockConfiguration") ? S3E_NONE
+                                                                          : S3E_MalformedXML;
+    for (unsigned i = 0; i < 4 && !e; i++) {
+        xmlNodePtr c = child(root, names[i]);
+        char *v = c ? text(c) : NULL;
+        if (v && strcmp(v, "true") == 0)
+            *bits |= 1u << i;
+        else if (v && strcmp(v, "false") != 0)
+            e = S3E_MalformedXML;
+        free(v);
+    }
     xmlFreeDoc(doc);
     return e;
 }

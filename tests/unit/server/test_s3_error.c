@@ -143,14 +143,6 @@ static void test_xml_config(void **state)
     assert_int_equal(st, STRATA_VERSIONING_SUSPENDED);
     const char *b = "<VersioningConfiguration><Status>On</Status></VersioningConfiguration>";
     assert_int_equal(strata_xml_versioning_parse(b, strlen(b), &st), S3E_MalformedXML);
-    bool priv;
-    const char *acl = "<AccessControlPolicy><Owner><ID>me</ID></Owner><AccessControlList><Grant>"
-                      "<Grantee><ID>me</ID></Grantee><Permission>FULL_CONTROL</Permission></Grant>"
-                      "</AccessControlList></AccessControlPolicy>";
-    assert_int_equal(strata_xml_acl_is_private(acl, strlen(acl), "me", &priv), S3E_NONE);
-    assert_true(priv);
-    assert_int_equal(strata_xml_acl_is_private(acl, strlen(acl), "other", &priv), S3E_NONE);
-    assert_false(priv);
 }
 
 static void test_xml_complete(void **state)

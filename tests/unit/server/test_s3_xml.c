@@ -22,6 +22,13 @@ struct doc {
     const char *plain; /* well-formed, accepted */
 };
 
+static bool any_user(void *ud, bool by_email, const char *value, char *id_out)
+{
+    (void)ud, (void)by_email;
+    snprintf(id_out, STRATA_ACL_ID_MAX, "%s", value);
+    return true;
+}
+
 static const struct doc docs[] = {
     {"<CreateBucketConfiguration><LocationConstraint>eu-west-1</LocationConstraint>"
      "</CreateBucketConfiguration>"},
@@ -78,8 +85,12 @@ static enum s3_err run_parser(size_t i, const char *body)
         break;
     }
     case 5: {
-        bool priv;
-        e = strata_xml_acl_is_private(body, len, "o", &priv);
+        struct strata_acl *a = malloc(sizeof(*a));
+        assert_non_null(a);
+        e = strata_xml_acl_parse(body, len, a, any_user, NULL);
+        free(a);
+        if (e == S3E_MalformedACLError) /* the ACL calls' name for MalformedXML */
+            e = S3E_MalformedXML;
         break;
     }
     default:

@@ -329,7 +329,7 @@ static void test_botocore_canonicalisation(void **state)
 static void test_aws_example_presign(void **state)
 {
     (void)state;
-    struct strata_cred cred = {AKID, SECRET, "root", false};
+    struct strata_cred cred = {AKID, SECRET, "root", false, ""};
     char url[1024];
     assert_int_equal(strata_presign_v4(&cred, "GET", "examplebucket.s3.amazonaws.com",
                                        "/test.txt", "us-east-1", T20130524, 86400, url,
@@ -401,7 +401,7 @@ static void test_presign_bad_params(void **state)
 static void test_presign_roundtrip(void **state)
 {
     (void)state;
-    struct strata_cred cred = {AKID, SECRET, "root", false};
+    struct strata_cred cred = {AKID, SECRET, "root", false, ""};
     char url[1024];
     time_t now = 1700000000;
     assert_int_equal(strata_presign_v4(&cred, "PUT", "127.0.0.1:9000", "/bkt/a%20key", "eu-west-3",

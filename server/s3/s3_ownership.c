@@ -1,0 +1,83 @@
+/*
+ * s3_ownership.c - Put/Get/DeleteBucketOwnershipControls.  The rule is the
+ * bucket's "ownership" configuration document (the ObjectOwnership name);
+ * CreateBucket stores one for every new bucket (BucketOwnerEnforced unless
+ * x-amz-object-ownership says otherwise, as AWS does since April 2023).
+ * Without one (buckets created before, or after a delete) objects belong
+ * to their writer, as with ObjectWriter.  Connection threads.
+ */
+#include "srv.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "authz.h"
+
+void strata_h_ownership_get(struct strata_req *r)
+{
+    void *doc = NULL;
+    size_t len = 0;
+    int rc = strata_meta_bucket_config_get(r->srv->meta, r->bucket, "ownership", &doc, &len);
+    int own = rc == 0 ? strata_ownership_parse(doc, len) : STRATA_OWN_NONE;
+    free(doc);
+    if (rc && rc != STRATA_ENOTFOUND) {
+        strata_req_error_strata(r, rc, S3CTX_BUCKET);
+        return;
+    }
+    if (own == STRATA_OWN_NONE) {
+        strata_req_error(r, S3E_OwnershipControlsNotFoundError, 0);
+        return;
+    }
+    struct strata_sbuf b;
+    strata_sbuf_init(&b, 1024);
+    strata_sbuf_puts(&b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<OwnershipControls "
+                         "xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\"><Rule>");
+    strata_sbuf_xml_elem(&b, "ObjectOwnership", strata_ownership_name(own));
+    strata_sbuf_puts(&b, "</Rule></OwnershipControls>");
+    strata_req_send_xml(r, 200, &b);
+}
+
+void strata_h_ownership_put(struct strata_req *r)
+{
+    int own;
+    enum s3_err e = strata_xml_ownership_parse(r->body.data, r->body.len, &own);
+    if (e) {
+        strata_req_error(r, e, 0);
+        return;
+    }
+    if (own == STRATA_OWN_ENFORCED) {
+        /* AWS: ACLs can only be disabled while the bucket ACL is private. */
+        struct strata_policy_ref *ref = NULL;
+        int rc = strata_policy_cache_get(r->srv->meta, &r->binfo, &ref);
+        if (rc) {
+            strata_req_error_strata(r, rc, S3CTX_BUCKET);
+            return;
+        }
+        bool priv = strata_acl_is_owner_only(strata_policy_ref_acl(ref), r->binfo.owner);
+        strata_policy_ref_put(ref);
+        if (!priv) {
+            strata_req_error(r, S3E_InvalidBucketAclWithObjectOwnership, 0);
+            return;
+        }
+    }
+    const char *name = strata_ownership_name(own);
+    int rc = strata_meta_bucket_config_put(r->srv->meta, r->bucket, "ownership", name,
+                                           strlen(name));
+    strata_policy_cache_invalidate(r->bucket);
+    if (rc) {
+        strata_req_error_strata(r, rc, S3CTX_BUCKET);
+        return;
+    }
+    strata_req_send_empty(r, 200);
+}
+
+void strata_h_ownership_delete(struct strata_req *r)
+{
+    int rc = strata_meta_bucket_config_put(r->srv->meta, r->bucket, "ownership", "", 0);
+    strata_policy_cache_invalidate(r->bucket);
+    if (rc && rc != STRATA_ENOTFOUND) {
+        strata_req_error_strata(r, rc, S3CTX_BUCKET);
+        return;
+    }
+    strata_req_send_empty(r, 204);
+}

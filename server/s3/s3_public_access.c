@@ -1,0 +1,76 @@
+/*
+ * s3_public_access.c - Put/Get/DeletePublicAccessBlock of a bucket.  The
+ * four settings are the bucket's "public-access-block" configuration
+ * document: four bytes '0'/'1' in STRATA_PAB_* bit order (authz.h).  They
+ * are enforced where they apply: BlockPublicAcls by strata_acl_check_set
+ * (s3_acl.c), IgnorePublicAcls and RestrictPublicBuckets by the decision
+ * in auth/authz.c, BlockPublicPolicy by PutBucketPolicy (s3_policy.c).
+ * Connection threads.
+ */
+#include "srv.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "authz.h"
+
+static const char *const pab_names[] = {"BlockPublicAcls", "IgnorePublicAcls",
+                                        "BlockPublicPolicy", "RestrictPublicBuckets"};
+
+void strata_h_pab_get(struct strata_req *r)
+{
+    struct strata_policy_ref *ref = NULL;
+    int rc = strata_policy_cache_get(r->srv->meta, &r->binfo, &ref);
+    if (rc) {
+        strata_req_error_strata(r, rc, S3CTX_BUCKET);
+        return;
+    }
+    bool set = false;
+    unsigned bits = strata_policy_ref_pab(ref, &set);
+    strata_policy_ref_put(ref);
+    if (!set) {
+        strata_req_error(r, S3E_NoSuchPublicAccessBlockConfiguration, 0);
+        return;
+    }
+    struct strata_sbuf b;
+    strata_sbuf_init(&b, 1024);
+    strata_sbuf_puts(&b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+                         "<PublicAccessBlockConfiguration "
+                         "xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">");
+    for (unsigned i = 0; i < 4; i++)
+        strata_sbuf_xml_elem(&b, pab_names[i], bits & (1u << i) ? "true" : "false");
+    strata_sbuf_puts(&b, "</PublicAccessBlockConfiguration>");
+    strata_req_send_xml(r, 200, &b);
+}
+
+void strata_h_pab_put(struct strata_req *r)
+{
+    unsigned bits;
+    enum s3_err e = strata_xml_pab_parse(r->body.data, r->body.len, &bits);
+    if (e) {
+        strata_req_error(r, e, 0);
+        return;
+    }
+    char doc[4];
+    for (unsigned i = 0; i < 4; i++)
+        doc[i] = bits & (1u << i) ? '1' : '0';
+    int rc = strata_meta_bucket_config_put(r->srv->meta, r->bucket, "public-access-block", doc,
+                                           sizeof(doc));
+    strata_policy_cache_invalidate(r->bucket);
+    if (rc) {
+        strata_req_error_strata(r, rc, S3CTX_BUCKET);
+        return;
+    }
+    strata_req_send_empty(r, 200);
+}
+
+void strata_h_pab_delete(struct strata_req *r)
+{
+    int rc = strata_meta_bucket_config_put(r->srv->meta, r->bucket, "public-access-block", "", 0);
+    strata_policy_cache_invalidate(r->bucket);
+    if (rc && rc != STRATA_ENOTFOUND) {
+        strata_req_error_strata(r, rc, S3CTX_BUCKET);
+        return;
+    }
+    strata_req_send_empty(r, 204);
+}
