@@ -98,14 +98,15 @@ enum s3_err strata_acl_canned(struct strata_acl *a, const char *name, bool bucke
     }
     if (strcmp(name, "authenticated-read") == 0)
         return strata_acl_add(a, STRATA_ACL_AUTH_USERS, STRATA_ACL_READ, NULL);
-    /* The bucket-owner-* ACLs grant the owner of the bucket; on a bucket
-     * (its own owner) they amount to private, as AWS ignores them there. */
+    /* The bucket-owner-* ACLs grant the owner of the bucket; on a bucket,
+     * or on an object the bucket owner owns, they amount to private (AWS
+     * ignores them on buckets). */
+    bool own = bucket || strcmp(owner, bucket_owner) == 0;
     if (strcmp(name, "bucket-owner-read") == 0)
-        return bucket ? S3E_NONE
-                      : strata_acl_add(a, STRATA_ACL_USER, STRATA_ACL_READ, bucket_owner);
+        return own ? S3E_NONE : strata_acl_add(a, STRATA_ACL_USER, STRATA_ACL_READ, bucket_owner);
     if (strcmp(name, "bucket-owner-full-control") == 0)
-        return bucket ? S3E_NONE
-                      : strata_acl_add(a, STRATA_ACL_USER, STRATA_ACL_FULL_CONTROL, bucket_owner);
+        return own ? S3E_NONE
+                   : strata_acl_add(a, STRATA_ACL_USER, STRATA_ACL_FULL_CONTROL, bucket_owner);
     if (strcmp(name, "log-delivery-write") == 0 && bucket) {
         strata_acl_add(a, STRATA_ACL_LOG_DELIVERY, STRATA_ACL_WRITE, NULL);
         return strata_acl_add(a, STRATA_ACL_LOG_DELIVERY, STRATA_ACL_READ_ACP, NULL);

@@ -575,6 +575,8 @@ static enum s3_err object_grant(struct strata_req *r, const struct strata_bucket
                                 const struct strata_obj_info *info, int ownership, int perm,
                                 bool ignore_public)
 {
+    if (ownership == STRATA_OWN_ENFORCED || !info->acl || !info->acl_len)
+        return is_owner(r, bi) ? S3E_NONE : S3E_AccessDenied; /* the default ACL */
     struct strata_acl *a = malloc(sizeof(*a));
     if (!a)
         return S3E_InternalError;

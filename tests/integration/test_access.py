@@ -2,10 +2,7 @@
 """test_access.py - access control through boto3, curl and the AWS CLI
 against a live strata started with --users (a second and a third user).
 
-Access-control input Strata does not enforce is refused with 501
-NotImplemented and stores nothing: x-amz-grant-* headers, canned ACLs other
-than private, an AccessControlPolicy body granting more than the owner's
-FULL_CONTROL.
+ACLs, object ownership and public access block: test_acl.py.
 
 Bucket policies: Put/Get/DeleteBucketPolicy and GetBucketPolicyStatus
 (owner only; NoSuchBucketPolicy; a malformed, an oversized and an
@@ -53,90 +50,10 @@ def no_such_key(c, b, k):
     expect_error(lambda: c.head_object(Bucket=b, Key=k), "404", 404)
 
 
-# ---- no silent success: unenforced access-control input is 501 ------------
-
-GRANTS = {"GrantRead": "x-amz-grant-read", "GrantWrite": "x-amz-grant-write",
-          "GrantReadACP": "x-amz-grant-read-acp", "GrantWriteACP": "x-amz-grant-write-acp",
-          "GrantFullControl": "x-amz-grant-full-control"}
-GRANTEE = 'uri="http://acs.amazonaws.com/groups/global/AllUsers"'
-
-
 @test
-def grant_headers_refused(s):
-    c, b = new_bucket(s, "grants")
-    c.put_object(Bucket=b, Key="src", Body=b"source")
-    for arg in GRANTS:
-        if arg != "GrantWrite":  # objects take no WRITE grant in boto3's model
-            kw = {arg: GRANTEE}
-            expect_error(lambda: c.put_object(Bucket=b, Key="k", Body=b"x", **kw), "NotImplemented", 501)
-            no_such_key(c, b, "k")
-            expect_error(lambda: c.copy_object(Bucket=b, Key="k", CopySource={"Bucket": b, "Key": "src"}, **kw),
-                         "NotImplemented", 501)
-            no_such_key(c, b, "k")
-            expect_error(lambda: c.create_multipart_upload(Bucket=b, Key="k", **kw), "NotImplemented", 501)
-            expect_error(lambda: c.put_object_acl(Bucket=b, Key="src", **kw), "NotImplemented", 501)
-        kw = {arg: GRANTEE}
-        nb = s.bucket_name("grantnew")
-        expect_error(lambda: c.create_bucket(Bucket=nb, **kw), "NotImplemented", 501)
-        expect_error(lambda: c.head_bucket(Bucket=nb), "404", 404)
-        expect_error(lambda: c.put_bucket_acl(Bucket=b, **kw), "NotImplemented", 501)
-    assert c.list_multipart_uploads(Bucket=b).get("Uploads", []) == []
-    acl = c.get_bucket_acl(Bucket=b)
-    assert [g["Permission"] for g in acl["Grants"]] == ["FULL_CONTROL"], acl
-
-
-@test
-def canned_acls_refused(s):
-    c, b = new_bucket(s, "canned")
-    c.put_object(Bucket=b, Key="src", Body=b"source")
-    for acl in ("public-read", "public-read-write", "authenticated-read", "bucket-owner-read",
-                "bucket-owner-full-control"):
-        expect_error(lambda: c.put_object(Bucket=b, Key="k", Body=b"x", ACL=acl), "NotImplemented", 501)
-        expect_error(lambda: c.copy_object(Bucket=b, Key="k", CopySource={"Bucket": b, "Key": "src"}, ACL=acl),
-                     "NotImplemented", 501)
-        no_such_key(c, b, "k")
-        expect_error(lambda: c.create_multipart_upload(Bucket=b, Key="k", ACL=acl), "NotImplemented", 501)
-        expect_error(lambda: c.put_object_acl(Bucket=b, Key="src", ACL=acl), "NotImplemented", 501)
-        expect_error(lambda: c.put_bucket_acl(Bucket=b, ACL=acl), "NotImplemented", 501)
-        nb = s.bucket_name("cannednew")
-        expect_error(lambda: c.create_bucket(Bucket=nb, ACL=acl), "NotImplemented", 501)
-        expect_error(lambda: c.head_bucket(Bucket=nb), "404", 404)
-    # private is what Strata does: accepted.
-    c.put_object(Bucket=b, Key="p", Body=b"x", ACL="private")
-    c.copy_object(Bucket=b, Key="p2", CopySource={"Bucket": b, "Key": "src"}, ACL="private")
-    c.put_bucket_acl(Bucket=b, ACL="private")
-
-
-@test
-def acl_body_granting_more_refused(s):
-    c, b = new_bucket(s, "aclbody")
-    c.put_object(Bucket=b, Key="o", Body=b"x")
-    owner = c.get_bucket_acl(Bucket=b)["Owner"]
-    me = {"Grantee": {"Type": "CanonicalUser", "ID": owner["ID"]}, "Permission": "FULL_CONTROL"}
-    extra = [
-        {"Grantee": {"Type": "Group", "URI": "http://acs.amazonaws.com/groups/global/AllUsers"},
-         "Permission": "READ"},
-        {"Grantee": {"Type": "CanonicalUser", "ID": USER2[0]}, "Permission": "READ"},
-        {"Grantee": {"Type": "CanonicalUser", "ID": owner["ID"]}, "Permission": "READ_ACP"},
-    ]
-    for g in extra:
-        pol = {"Owner": owner, "Grants": [me, g]}
-        expect_error(lambda: c.put_bucket_acl(Bucket=b, AccessControlPolicy=pol), "NotImplemented", 501)
-        expect_error(lambda: c.put_object_acl(Bucket=b, Key="o", AccessControlPolicy=pol), "NotImplemented", 501)
-    c.put_bucket_acl(Bucket=b, AccessControlPolicy={"Owner": owner, "Grants": [me]})
-    c.put_object_acl(Bucket=b, Key="o", AccessControlPolicy={"Owner": owner, "Grants": [me]})
-
-
-@test
-def ownership_and_expected_owner(s):
+def expected_owner(s):
     c, b = new_bucket(s, "expown")
     c.put_object(Bucket=b, Key="k", Body=b"x")
-    for mode in ("ObjectWriter", "BucketOwnerPreferred"):
-        nb = s.bucket_name("own" + mode.lower()[:6])
-        expect_error(lambda: c.create_bucket(Bucket=nb, ObjectOwnership=mode), "NotImplemented", 501)
-        expect_error(lambda: c.head_bucket(Bucket=nb), "404", 404)
-    nb = s.bucket_name("ownenforced")
-    c.create_bucket(Bucket=nb, ObjectOwnership="BucketOwnerEnforced")
     # x-amz-expected-bucket-owner: 403 when someone else owns the bucket.
     assert c.get_object(Bucket=b, Key="k", ExpectedBucketOwner=s.ak)["Body"].read() == b"x"
     expect_error(lambda: c.get_object(Bucket=b, Key="k", ExpectedBucketOwner=USER2[0]), "AccessDenied", 403)

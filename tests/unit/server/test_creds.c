@@ -62,6 +62,34 @@ static void test_load_and_find(void **state)
     unlink(p);
 }
 
+/* An optional "<address>" after the name is the user's e-mail address
+ * (ACL grants by emailAddress=); without '@' it stays part of the name. */
+static void test_email(void **state)
+{
+    (void)state;
+    const char *p = write_file("ALICEKEY s1 Alice Liddell <alice@example.com>\n"
+                               "BOBKEY s2 <Bob@Example.com>\n"
+                               "CAROLKEY s3 Carol <not an address>\n");
+    struct strata_creds *c = NULL;
+    char err[256] = "";
+    assert_int_equal(strata_creds_load("ROOTKEY", "rootsecret", p, &c, err, sizeof(err)), 0);
+    const struct strata_cred *u = strata_creds_find(c, "ALICEKEY");
+    assert_string_equal(u->display_name, "Alice Liddell");
+    assert_string_equal(u->email, "alice@example.com");
+    u = strata_creds_find(c, "BOBKEY");
+    assert_string_equal(u->display_name, "BOBKEY");
+    assert_string_equal(u->email, "Bob@Example.com");
+    u = strata_creds_find(c, "CAROLKEY");
+    assert_string_equal(u->display_name, "Carol <not an address>");
+    assert_string_equal(u->email, "");
+    assert_string_equal(strata_creds_find_email(c, "bob@example.COM")->access_key, "BOBKEY");
+    assert_string_equal(strata_creds_find_email(c, "alice@example.com")->access_key, "ALICEKEY");
+    assert_null(strata_creds_find_email(c, "carol@example.com"));
+    assert_null(strata_creds_find_email(c, ""));
+    strata_creds_destroy(c);
+    unlink(p);
+}
+
 static void test_root_only(void **state)
 {
     (void)state;
@@ -108,6 +136,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_load_and_find),
+        cmocka_unit_test(test_email),
         cmocka_unit_test(test_root_only),
         cmocka_unit_test(test_load_errors),
     };
