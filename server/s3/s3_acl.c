@@ -113,6 +113,12 @@ static enum s3_err acl_store_form(const struct strata_acl *a, const char *bucket
 
 enum s3_err strata_acl_new_object(struct strata_req *r, struct strata_sbuf *out)
 {
+    /* The common case, the bucket owner (or an anonymous writer, whose
+     * objects go to it) without ACL headers: the default ACL, whatever the
+     * ownership mode, and nothing to store or look up. */
+    if (!strata_acl_hdrs_present(r) &&
+        (!r->auth.cred || strcmp(r->auth.cred->access_key, r->binfo.owner) == 0))
+        return S3E_NONE;
     struct strata_policy_ref *ref = NULL;
     int rc = strata_policy_cache_get(r->srv->meta, &r->binfo, &ref);
     if (rc)

@@ -362,7 +362,14 @@ def bucket_errors(s):
     c.create_bucket(Bucket=b)
     assert b in [x["Name"] for x in c.list_buckets()["Buckets"]]
     c.head_bucket(Bucket=b)
-    expect_error(lambda: c.create_bucket(Bucket=b), "BucketAlreadyOwnedByYou", 409)
+    # Re-creating your own bucket: 200 in us-east-1 (AWS's legacy answer),
+    # BucketAlreadyOwnedByYou in any other region.
+    assert c.create_bucket(Bucket=b)["ResponseMetadata"]["HTTPStatusCode"] == 200
+    eu = s.bucket_name("eu")
+    c.create_bucket(Bucket=eu, CreateBucketConfiguration={"LocationConstraint": "eu-west-1"})
+    expect_error(lambda: c.create_bucket(Bucket=eu, CreateBucketConfiguration={"LocationConstraint": "eu-west-1"}),
+                 "BucketAlreadyOwnedByYou", 409)
+    c.delete_bucket(Bucket=eu)
     c.put_object(Bucket=b, Key="x", Body=b"x")
     expect_error(lambda: c.delete_bucket(Bucket=b), "BucketNotEmpty", 409)
     c.delete_object(Bucket=b, Key="x")
