@@ -299,6 +299,23 @@ out:
     return rc;
 }
 
+int strata_acl_owner(const void *buf, size_t len, char *out)
+{
+    msgpack_unpacked up;
+    msgpack_unpacked_init(&up);
+    size_t off = 0;
+    uint64_t fmt;
+    int rc = msgpack_unpack_next(&up, buf, len, &off) == MSGPACK_UNPACK_SUCCESS &&
+                     up.data.type == MSGPACK_OBJECT_ARRAY && up.data.via.array.size >= 2 &&
+                     obj_uint(&up.data.via.array.ptr[0], ACL_FORMAT, &fmt) &&
+                     fmt == ACL_FORMAT &&
+                     obj_str(&up.data.via.array.ptr[1], out, STRATA_ACL_ID_MAX)
+                 ? 0
+                 : -1;
+    msgpack_unpacked_destroy(&up);
+    return rc;
+}
+
 /* ---- XML -------------------------------------------------------------------- */
 
 static void user_elems(struct strata_sbuf *b, const char *id, strata_acl_name_cb name_cb,

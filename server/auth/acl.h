@@ -109,6 +109,9 @@ bool strata_acl_is_owner_only(const struct strata_acl *a, const char *id);
  */
 int strata_acl_encode(const struct strata_acl *a, struct strata_sbuf *out);
 int strata_acl_decode(const void *buf, size_t len, struct strata_acl *a);
+/* Only the owner of a stored ACL, into out (STRATA_ACL_ID_MAX bytes):
+ * 0, or -1 as strata_acl_decode. */
+int strata_acl_owner(const void *buf, size_t len, char *out);
 
 /* The AccessControlPolicy document (GetBucketAcl/GetObjectAcl).  name_cb
  * gives a canonical ID's DisplayName (or NULL to leave it out). */

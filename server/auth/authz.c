@@ -701,7 +701,13 @@ enum s3_err strata_authz_request(struct strata_req *r, int *serr)
                         ? S3E_MethodNotAllowed
                         : S3E_AccessDenied;
     } else {
-        e = decide(r, ref, &r->binfo, action, r->key, vid, &r->acl_need);
+        /* Only the handlers that call strata_authz_object may be left the
+         * object's grant check; any other route decides here (fail closed). */
+        bool handler_checks = strcmp(r->route->op, "GetObject") == 0 ||
+                              strcmp(r->route->op, "HeadObject") == 0 ||
+                              strcmp(r->route->op, "GetObjectAcl") == 0 ||
+                              strcmp(r->route->op, "PutObjectAcl") == 0;
+        e = decide(r, ref, &r->binfo, action, r->key, vid, handler_checks ? &r->acl_need : NULL);
     }
     strata_policy_ref_put(ref);
     return e;

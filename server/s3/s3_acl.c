@@ -275,7 +275,10 @@ void strata_h_acl_put(struct strata_req *r)
         if (e)
             strata_req_error(r, e, 0);
         else if (rc && !(rc == STRATA_ENOTFOUND && !r->key && !enc.len))
-            strata_req_error_strata(r, rc, r->key ? S3CTX_VERSION : S3CTX_BUCKET);
+            strata_req_error_strata(r, rc,
+                                    !r->key                               ? S3CTX_BUCKET
+                                    : strata_req_query(r, "versionId") ? S3CTX_VERSION
+                                                                          : S3CTX_OBJECT);
         else
             strata_req_send_empty(r, 200);
     }

@@ -5,6 +5,7 @@
  * the key to resume after.  Connection thread.
  */
 #include "srv.h"
+#include "authz.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -22,6 +23,7 @@ struct page {
     bool url;
     bool owner;
     bool versions;
+    int ownership; /* of the bucket, enum strata_ownership; -1: not looked up yet */
 };
 
 /* Element with a key-like value, URL-encoded when encoding-type=url. */
@@ -35,11 +37,26 @@ static void key_elem(struct strata_sbuf *b, const char *tag, const char *v, bool
     strata_sbuf_printf(b, "</%s>", tag);
 }
 
-static void owner_elem(struct strata_sbuf *b, const char *owner)
+/* The object's owner: the bucket owner, unless the version's ACL names
+ * another (written by another user while ACLs were enabled). */
+static void owner_elem(struct page *p, struct strata_sbuf *b, const struct strata_obj_info *in)
 {
+    char id[STRATA_ACL_ID_MAX];
+    const char *owner = p->r->binfo.owner;
+    if (in->acl && p->ownership < 0) {
+        struct strata_policy_ref *ref = NULL;
+        p->ownership = strata_policy_cache_get(p->r->srv->meta, &p->r->binfo, &ref) == 0
+                           ? strata_policy_ref_ownership(ref)
+                           : STRATA_OWN_ENFORCED;
+        strata_policy_ref_put(ref);
+    }
+    if (in->acl && p->ownership != STRATA_OWN_ENFORCED &&
+        strata_acl_owner(in->acl, in->acl_len, id) == 0)
+        owner = id;
+    const struct strata_cred *u = strata_creds_find(p->r->srv->creds, owner);
     strata_sbuf_puts(b, "<Owner>");
     strata_sbuf_xml_elem(b, "ID", owner);
-    strata_sbuf_xml_elem(b, "DisplayName", owner);
+    strata_sbuf_xml_elem(b, "DisplayName", u ? u->display_name : owner);
     strata_sbuf_puts(b, "</Owner>");
 }
 
@@ -73,7 +90,7 @@ static int entry_cb(const struct strata_list_entry *e, void *ud)
                                                                       : "STANDARD");
     }
     if (p->owner || p->versions)
-        owner_elem(b, p->r->binfo.owner);
+        owner_elem(p, b, in);
     strata_sbuf_printf(b, "</%s>", tag);
     return b->failed ? STRATA_ENOMEM : 0;
 }
@@ -95,6 +112,7 @@ static void page_init(struct page *p, struct strata_req *r)
 {
     memset(p, 0, sizeof(*p));
     p->r = r;
+    p->ownership = -1;
     strata_sbuf_init(&p->items, STRATA_SRV_LIST_PAGE_MAX);
     strata_sbuf_init(&p->prefixes, STRATA_SRV_LIST_PAGE_MAX);
 }

@@ -317,6 +317,8 @@ def object_ownership(s):
     acl = u2.get_object_acl(Bucket=w, Key="theirs")
     assert acl["Owner"]["ID"] == USER2[0] and grants(acl) == {(USER2[0], "FULL_CONTROL")}, acl
     expect_error(lambda: c.get_object(Bucket=w, Key="theirs"), "AccessDenied", 403)
+    owners = {o["Key"]: o["Owner"] for o in c.list_objects_v2(Bucket=w, FetchOwner=True)["Contents"]}
+    assert owners["theirs"] == {"ID": USER2[0], "DisplayName": "Bob Reader"}, owners
     u2.put_object(Bucket=w, Key="shared", Body=b"u2", ACL="bucket-owner-full-control")
     assert c.get_object(Bucket=w, Key="shared")["Body"].read() == b"u2"
     u2.put_object(Bucket=w, Key="ro", Body=b"u2", ACL="bucket-owner-read")
@@ -330,6 +332,8 @@ def object_ownership(s):
     c.put_bucket_ownership_controls(Bucket=w, OwnershipControls={"Rules": [{"ObjectOwnership": "BucketOwnerEnforced"}]})
     assert c.get_object(Bucket=w, Key="theirs")["Body"].read() == b"u2"
     assert c.get_object_acl(Bucket=w, Key="theirs")["Owner"]["ID"] == s.ak
+    owners = {o["Key"]: o["Owner"]["ID"] for o in c.list_object_versions(Bucket=w)["Versions"]}
+    assert owners["theirs"] == s.ak, owners
     expect_error(lambda: u2.get_object(Bucket=w, Key="theirs"), "AccessDenied", 403)
     c.delete_bucket_ownership_controls(Bucket=w)
     expect_error(lambda: c.get_bucket_ownership_controls(Bucket=w), "OwnershipControlsNotFoundError", 404)
