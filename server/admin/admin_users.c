@@ -87,7 +87,7 @@ static int write_atomic(const char *path, const char *data, size_t len, char *er
         return STRATA_EINVAL;
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
     if (fd < 0) {
-        snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
+        snprintf(err, errlen, "%.300s: %.150s", tmp, strerror(errno));
         return STRATA_EIO;
     }
     size_t off = 0;
@@ -105,7 +105,7 @@ static int write_atomic(const char *path, const char *data, size_t len, char *er
     if (!ok || rename(tmp, path) != 0) {
         saved = ok ? errno : saved;
         unlink(tmp);
-        snprintf(err, errlen, "%s: %s", path, strerror(saved));
+        snprintf(err, errlen, "%.300s: %.150s", path, strerror(saved));
         return STRATA_EIO;
     }
     snprintf(dir, sizeof(dir), "%s", path);
