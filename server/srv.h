@@ -182,6 +182,7 @@ struct strata_req {
     bool err_delete_marker;    /* add x-amz-delete-marker: true to the error */
     /* handler state */
     struct strata_put *put;
+    struct strata_post *post; /* POST Object form state (s3_post.c) */
     struct strata_get *get;
     struct strata_obj_info info;
     bool info_valid;
@@ -353,6 +354,9 @@ struct strata_hdr_set {
 };
 /* Shared by PutObject and the multipart handlers (s3_object_put.c). */
 enum s3_err strata_put_hdrs_pick(struct strata_req *r, struct strata_hdr_set *h);
+/* The same over any name/value list (POST Object's form fields). */
+enum s3_err strata_put_hdrs_pick_from(const struct strata_auth_hdr *hdrs, size_t nhdrs,
+                                      struct strata_hdr_set *h);
 /*
  * What a new object (PutObject, CreateMultipartUpload) takes from its
  * request: its ACL (x-amz-acl, x-amz-grant-*; strata_acl_new_object),

@@ -44,6 +44,15 @@ static const struct action_map actions[] = {
     {"PutBucketPolicy", "s3:PutBucketPolicy", NULL},
     {"DeleteBucketPolicy", "s3:DeleteBucketPolicy", NULL},
     {"GetBucketPolicyStatus", "s3:GetBucketPolicyStatus", NULL},
+    {"GetBucketCors", "s3:GetBucketCORS", NULL},
+    {"PutBucketCors", "s3:PutBucketCORS", NULL},
+    {"DeleteBucketCors", "s3:PutBucketCORS", NULL},
+    /* A preflight carries no credentials and changes nothing: its answer
+     * comes from the CORS rules alone (s3_cors.c). */
+    {"PreflightCORS", NULL, NULL},
+    /* POST Object: the signer and the key are known only from the form,
+     * so s3:PutObject is checked by the handler (s3_post.c). */
+    {"PostObject", NULL, NULL},
     {"GetBucketLifecycleConfiguration", "s3:GetLifecycleConfiguration", NULL},
     {"PutBucketLifecycleConfiguration", "s3:PutLifecycleConfiguration", NULL},
     {"DeleteBucketLifecycle", "s3:PutLifecycleConfiguration", NULL},

@@ -36,6 +36,8 @@
 #include "srv_err.h"
 #include "admin.h"
 #include "console.h"
+#include "s3_cors.h"
+#include "s3_post.h"
 
 static uint64_t now_ns(void)
 {
@@ -83,6 +85,8 @@ void strata_req_send(struct strata_req *r, int status, struct MHD_Response *resp
     MHD_add_response_header(resp, "x-amz-request-id", r->id);
     MHD_add_response_header(resp, "x-amz-id-2", r->srv->host_id);
     MHD_add_response_header(resp, "Server", "Strata");
+    if (!r->admin && !r->ops)
+        strata_cors_resp_hdrs(r, resp); /* a cross-origin request on a bucket with CORS */
     if (r->close_conn)
         MHD_add_response_header(resp, "Connection", "close");
     if (MHD_queue_response(r->conn, (unsigned)status, resp) != MHD_YES)
@@ -229,6 +233,7 @@ static void completed_cb(void *cls, struct MHD_Connection *conn, void **req_cls,
         strata_srv_access_log(r, toe);
         atomic_fetch_sub(&s->inflight, 1);
     }
+    strata_post_free(r->post);
     strata_obj_put_abort(r->put); /* not committed: nothing becomes visible */
     strata_obj_get_close(r->get);
     if (r->info_valid)

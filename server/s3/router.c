@@ -6,6 +6,8 @@
  */
 #include "srv.h"
 #include "sse.h"
+#include "s3_cors.h"
+#include "s3_post.h"
 
 #include <string.h>
 #include <strings.h>
@@ -86,6 +88,15 @@ static const struct strata_route routes[] = {
     {"PUT", BKT, "publicAccessBlock", XML, "PutPublicAccessBlock", NULL, NULL, strata_h_pab_put},
     {"DELETE", BKT, "publicAccessBlock", 0, "DeletePublicAccessBlock", NULL, NULL,
      strata_h_pab_delete},
+    {"GET", BKT, "cors", 0, "GetBucketCors", NULL, NULL, strata_h_cors_get},
+    {"PUT", BKT, "cors", XML, "PutBucketCors", NULL, NULL, strata_h_cors_put},
+    {"DELETE", BKT, "cors", 0, "DeleteBucketCors", NULL, NULL, strata_h_cors_delete},
+    /* Preflight: unauthenticated, answered from the bucket's CORS rules. */
+    {"OPTIONS", BKT, NULL, 0, "PreflightCORS", NULL, NULL, strata_h_cors_preflight},
+    {"OPTIONS", OBJ, NULL, 0, "PreflightCORS", NULL, NULL, strata_h_cors_preflight},
+    /* Browser form upload: the body is multipart/form-data (s3_post.c). */
+    {"POST", BKT, NULL, STREAM, "PostObject", strata_h_post_begin, strata_h_post_body,
+     strata_h_post_run},
 };
 
 static const struct strata_route copy_route = {"PUT", OBJ, NULL, 0, "CopyObject", NULL, NULL,
@@ -153,8 +164,11 @@ const struct strata_route *strata_route_find(struct strata_req *r, bool *notimpl
 {
     const char *sub = NULL;
     *notimpl = false;
+    /* A preflight is about the request it announces, whatever subresource
+     * that names (POST ?uploads, PUT ?partNumber&uploadId, ...). */
+    bool preflight = strcmp(r->method, "OPTIONS") == 0;
     for (size_t i = 0; i < sizeof(subresources) / sizeof(subresources[0]) && !sub; i++)
-        if (strata_req_query(r, subresources[i]))
+        if (!preflight && strata_req_query(r, subresources[i]))
             sub = subresources[i];
     bool method_known = false;
     const struct strata_route *hit = NULL;

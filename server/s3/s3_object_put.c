@@ -26,22 +26,28 @@ static const char *keep(struct strata_hdr_set *h, const char *s, bool lower)
     return d;
 }
 
-/* Chooses the stored headers.  Returns S3E_NONE or the error to answer. */
 enum s3_err strata_put_hdrs_pick(struct strata_req *r, struct strata_hdr_set *h)
 {
+    return strata_put_hdrs_pick_from(r->hdrs, r->nhdrs, h);
+}
+
+/* Chooses the stored headers.  Returns S3E_NONE or the error to answer. */
+enum s3_err strata_put_hdrs_pick_from(const struct strata_auth_hdr *hdrs, size_t nhdrs,
+                                      struct strata_hdr_set *h)
+{
     h->n = h->used = h->meta_bytes = 0;
-    for (size_t i = 0; i < r->nhdrs; i++) {
+    for (size_t i = 0; i < nhdrs; i++) {
         char lname[128];
-        if (strlen(r->hdrs[i].name) >= sizeof(lname))
+        if (strlen(hdrs[i].name) >= sizeof(lname))
             continue;
         for (size_t j = 0;; j++) {
-            lname[j] = (char)tolower((unsigned char)r->hdrs[i].name[j]);
+            lname[j] = (char)tolower((unsigned char)hdrs[i].name[j]);
             if (!lname[j])
                 break;
         }
         if (!strata_s3_hdr_is_stored(lname))
             continue;
-        const char *value = r->hdrs[i].value;
+        const char *value = hdrs[i].value;
         char enc[256];
         if (strcmp(lname, "content-encoding") == 0) {
             strata_s3_content_encoding_strip(value, enc, sizeof(enc));

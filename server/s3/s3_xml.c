@@ -9,6 +9,7 @@
 #include "srv.h"
 #include "authz.h"
 #include "sse.h"
+#include "s3_cors.h"
 
 #include <stddef.h>
 #include <stdlib.h>
@@ -608,4 +609,130 @@ enum s3_err strata_xml_encryption_parse(const char *body, size_t len,
     free(b);
     xmlFreeDoc(doc);
     return e;
+}
+
+/* ---- CORSConfiguration ---------------------------------------------------- */
+
+/* Appends the text of each child named name of rule to *arr. */
+static enum s3_err cors_list(xmlNodePtr rule, const char *name, char ***arr, size_t *n)
+{
+    for (xmlNodePtr c = rule->children; c; c = c->next) {
+        if (!named(c, name))
+            continue;
+        char **grown = realloc(*arr, (*n + 1) * sizeof(**arr));
+        if (!grown)
+            return S3E_InternalError;
+        *arr = grown;
+        (*arr)[*n] = text(c);
+        if (!(*arr)[*n])
+            return S3E_InternalError;
+        (*n)++;
+    }
+    return S3E_NONE;
+}
+
+static bool cors_one_wildcard(const char *s)
+{
+    const char *star = strchr(s, '*');
+    return !star || !strchr(star + 1, '*');
+}
+
+static enum s3_err cors_rule_parse(xmlNodePtr n, struct strata_cors_rule *rule, const char **msg)
+{
+    rule->max_age_s = -1;
+    char **methods = NULL;
+    size_t nmethods = 0;
+    enum s3_err e = cors_list(n, "AllowedMethod", &methods, &nmethods);
+    for (size_t i = 0; i < nmethods && !e; i++) {
+        unsigned bit = strata_cors_method_bit(methods[i]);
+        if (!bit) {
+            *msg = "Found unsupported HTTP method in CORS config.";
+            e = S3E_InvalidRequest;
+        }
+        rule->methods |= bit;
+    }
+    for (size_t i = 0; i < nmethods; i++)
+        free(methods[i]);
+    free(methods);
+    if (!e)
+        e = cors_list(n, "AllowedOrigin", &rule->origins, &rule->norigins);
+    if (!e)
+        e = cors_list(n, "AllowedHeader", &rule->headers, &rule->nheaders);
+    if (!e)
+        e = cors_list(n, "ExposeHeader", &rule->expose, &rule->nexpose);
+    if (e)
+        return e;
+    if (!rule->methods || !rule->norigins)
+        return S3E_MalformedXML;
+    for (size_t i = 0; i < rule->norigins; i++)
+        if (!cors_one_wildcard(rule->origins[i])) {
+            *msg = "AllowedOrigin can not have more than one wildcard.";
+            return S3E_InvalidRequest;
+        }
+    for (size_t i = 0; i < rule->nheaders; i++)
+        if (!cors_one_wildcard(rule->headers[i])) {
+            *msg = "AllowedHeader can not have more than one wildcard.";
+            return S3E_InvalidRequest;
+        }
+    for (size_t i = 0; i < rule->nexpose; i++)
+        if (strchr(rule->expose[i], '*')) {
+            *msg = "ExposeHeader contains wildcard. We currently do not support wildcard for "
+                   "ExposeHeader.";
+            return S3E_InvalidRequest;
+        }
+    xmlNodePtr id = child(n, "ID"), age = child(n, "MaxAgeSeconds");
+    if (id) {
+        rule->id = text(id);
+        if (!rule->id || strlen(rule->id) > 255)
+            return S3E_MalformedXML;
+    }
+    if (age) {
+        char *v = text(age), *end = NULL;
+        long x = v && *v ? strtol(v, &end, 10) : -1;
+        bool ok = end && !*end && x >= 0 && x <= 0x7fffffff;
+        free(v);
+        if (!ok)
+            return S3E_MalformedXML;
+        rule->max_age_s = x;
+    }
+    return S3E_NONE;
+}
+
+enum s3_err strata_xml_cors_parse(const char *body, size_t len, struct strata_cors **out,
+                                  const char **msg)
+{
+    *out = NULL;
+    *msg = NULL;
+    xmlDocPtr doc = len <= STRATA_CORS_DOC_MAX ? parse(body, len) : NULL;
+    if (!doc)
+        return S3E_MalformedXML;
+    xmlNodePtr root = xmlDocGetRootElement(doc);
+    size_t count = 0;
+    for (xmlNodePtr c = root ? root->children : NULL; c; c = c->next)
+        if (named(c, "CORSRule"))
+            count++;
+    if (!root || !named(root, "CORSConfiguration") || count == 0 ||
+        count > STRATA_CORS_RULES_MAX) {
+        xmlFreeDoc(doc);
+        return S3E_MalformedXML;
+    }
+    struct strata_cors *c = calloc(1, sizeof(*c));
+    if (c)
+        c->rules = calloc(count, sizeof(*c->rules));
+    if (!c || !c->rules) {
+        free(c);
+        xmlFreeDoc(doc);
+        return S3E_InternalError;
+    }
+    enum s3_err e = S3E_NONE;
+    for (xmlNodePtr n = root->children; n && !e; n = n->next)
+        if (named(n, "CORSRule"))
+            e = cors_rule_parse(n, &c->rules[c->nrules++], msg);
+    xmlFreeDoc(doc);
+    if (e) {
+        strata_cors_free(c);
+        return e;
+    }
+    *out = c;
+    return S3E_NONE;
 }

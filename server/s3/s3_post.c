@@ -1,0 +1,425 @@
+/*
+ * s3_post.c - POST Object (s3_post.h).  libmicrohttpd's post processor
+ * parses the multipart/form-data body; the fields before the file are kept
+ * (at most 20 KiB, as AWS), and when the file field starts the form is
+ * judged as a whole: signature, POST policy, s3:PutObject for the final key,
+ * the fields' own values.  Only then is a strata_put opened, and the file's
+ * bytes stream into it as they arrive; nothing is buffered whole.  Fields
+ * after the file are ignored, as AWS does.  Any error is recorded and
+ * answered after the body; the put is aborted, so stored data stays as it
+ * was.  Connection thread of the request.
+ */
+#include "s3_post.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "authz.h"
+#include "post_policy.h"
+#include "sse.h"
+
+#define POST_FIELDS_MAX 64
+#define POST_PRE_DATA_MAX (20u * 1024) /* AWS: fields before the file */
+#define POST_PP_BUFFER (16u * 1024)
+#define POST_TAGS_MAX 10 /* object tags, as x-amz-tagging */
+
+struct strata_post {
+    struct strata_req *r;
+    struct MHD_PostProcessor *pp;
+    struct strata_auth_hdr f[POST_FIELDS_MAX]; /* names and values malloc'ed */
+    size_t vlen[POST_FIELDS_MAX];
+    size_t n;
+    size_t pre_bytes;
+    bool file_seen;  /* the file field started: the form was judged */
+    bool after_file; /* a field followed the file: the rest is ignored */
+    uint64_t file_bytes;
+    bool has_range;
+    uint64_t min, max;
+    struct strata_post_policy *policy;
+    char msg[512]; /* the message of a deferred error (r->err_msg) */
+};
+
+void strata_post_free(struct strata_post *p)
+{
+    if (!p)
+        return;
+    if (p->pp)
+        MHD_destroy_post_processor(p->pp);
+    for (size_t i = 0; i < p->n; i++) {
+        free((char *)p->f[i].name);
+        free((char *)p->f[i].value);
+    }
+    strata_post_policy_free(p->policy);
+    free(p);
+}
+
+static const char *field(const struct strata_post *p, const char *name)
+{
+    return strata_post_field(p->f, p->n, name);
+}
+
+static enum s3_err fail(struct strata_post *p, enum s3_err e, const char *msg)
+{
+    if (msg && msg != p->msg)
+        snprintf(p->msg, sizeof(p->msg), "%s", msg);
+    return e;
+}
+
+/* Adds (off 0) or extends (off > 0) a field before the file. */
+static enum s3_err field_add(struct strata_post *p, const char *key, const char *data,
+                             uint64_t off, size_t size)
+{
+    p->pre_bytes += size + (off == 0 ? strlen(key) : 0);
+    if (p->pre_bytes > POST_PRE_DATA_MAX)
+        return S3E_MaxPostPreDataLengthExceededError;
+    if (off == 0) {
+        if (p->n == POST_FIELDS_MAX)
+            return S3E_MaxPostPreDataLengthExceededError;
+        p->f[p->n].name = strdup(key);
+        p->f[p->n].value = calloc(1, 1);
+        p->vlen[p->n] = 0;
+        p->n++;
+        if (!p->f[p->n - 1].name || !p->f[p->n - 1].value)
+            return S3E_InternalError;
+    }
+    size_t i = p->n - 1;
+    if (memchr(data, '\0', size))
+        return fail(p, S3E_InvalidArgument, "A form field contains a NUL byte.");
+    char *v = realloc((char *)p->f[i].value, p->vlen[i] + size + 1);
+    if (!v)
+        return S3E_InternalError;
+    memcpy(v + p->vlen[i], data, size);
+    p->vlen[i] += size;
+    v[p->vlen[i]] = '\0';
+    p->f[i].value = v;
+    return S3E_NONE;
+}
+
+/* The key field with ${filename} replaced by the file's name. */
+static enum s3_err final_key(struct strata_post *p, const char *filename, char **out)
+{
+    const char *key = field(p, "key");
+    if (!key)
+        return fail(p, S3E_InvalidArgument,
+                    "Bucket POST must contain a field named 'key'.  If it is specified, please "
+                    "check the order of the fields.");
+    struct strata_sbuf b;
+    strata_sbuf_init(&b, STRATA_KEY_MAX + 1);
+    const char *var = strstr(key, "${filename}");
+    if (var) {
+        strata_sbuf_append(&b, key, (size_t)(var - key));
+        strata_sbuf_puts(&b, filename ? filename : "");
+        strata_sbuf_puts(&b, var + 11);
+    } else {
+        strata_sbuf_puts(&b, key);
+    }
+    size_t len;
+    char *k = b.failed ? NULL : strata_sbuf_steal(&b, &len);
+    bool too_long = b.failed;
+    strata_sbuf_fini(&b);
+    if (too_long)
+        return S3E_KeyTooLongError;
+    if (!k)
+        return S3E_InternalError;
+    if (!*k || !strata_s3_utf8_valid(k)) {
+        free(k);
+        return fail(p, S3E_InvalidArgument, "User key must have a length greater than 0.");
+    }
+    *out = k;
+    return S3E_NONE;
+}
+
+/* Form fields asking for what Strata does not do here: refused, never
+ * ignored. */
+static bool unsupported(const char *name)
+{
+    static const char *const prefixes[] = {
+        "x-amz-server-side-encryption", "x-amz-object-lock-", "x-amz-grant-",
+        "x-amz-website-redirect-location", "x-amz-security-token",
+    };
+    for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+        if (strncasecmp(name, prefixes[i], strlen(prefixes[i])) == 0)
+            return true;
+    return false;
+}
+
+/* The options of the new object from the fields, then the put opened. */
+static enum s3_err open_put(struct strata_post *p)
+{
+    struct strata_req *r = p->r;
+    const char *acl = field(p, "acl"), *sc = field(p, "x-amz-storage-class");
+    if (acl && strcmp(acl, "private") != 0)
+        return fail(p, S3E_NotImplemented, "Only the canned ACL private is supported.");
+    if (sc && strcmp(sc, "STANDARD") != 0)
+        return S3E_InvalidStorageClass;
+    struct strata_put_opts o;
+    memset(&o, 0, sizeof(o));
+    o.bucket = r->bucket;
+    o.key = r->key;
+    o.size = UINT64_MAX;
+    for (size_t i = 0; i < p->n; i++) {
+        if (unsupported(p->f[i].name))
+            return fail(p, S3E_NotImplemented, "A form field you provided implies "
+                                               "functionality that is not implemented.");
+        int algo = strata_s3_cksum_from_hdr(p->f[i].name);
+        if (!algo)
+            continue;
+        int len = strata_b64_decode(p->f[i].value, r->cksum, sizeof(r->cksum));
+        if (o.cksum_algo || len < 0 || (size_t)len != strata_s3_cksum_len(algo))
+            return fail(p, S3E_InvalidRequest, "Value for x-amz-checksum is invalid.");
+        o.cksum_algo = algo;
+        o.cksum = r->cksum;
+        o.cksum_len = (size_t)len;
+    }
+    const char *calgo = field(p, "x-amz-checksum-algorithm");
+    if (calgo && !o.cksum_algo && !(o.cksum_algo = strata_s3_cksum_from_algo_name(calgo)))
+        return S3E_InvalidRequest;
+    struct strata_hdr_set *h = malloc(sizeof(*h));
+    struct strata_sbuf tags;
+    strata_sbuf_init(&tags, STRATA_TAGS_MAX);
+    struct strata_sse_new sse;
+    memset(&sse, 0, sizeof(sse));
+    enum s3_err e = h ? strata_put_hdrs_pick_from(p->f, p->n, h) : S3E_InternalError;
+    const char *tagging = field(p, "tagging");
+    if (!e && tagging)
+        e = strata_xml_tagging_parse(tagging, strlen(tagging), POST_TAGS_MAX, &tags);
+    if (!e)
+        e = (enum s3_err)strata_sse_new_parse(r, &sse); /* the bucket's default encryption */
+    if (!e) {
+        strata_sse_new_apply(&sse, &o);
+        o.hdrs = h->kv;
+        o.nhdrs = h->n;
+        o.tags = tags.data;
+        o.tags_len = tags.len;
+        int rc = strata_obj_put_begin(r->srv->meta, &o, &r->put);
+        if (rc) {
+            r->put = NULL;
+            e = strata_s3_err_from_strata(rc, rc == STRATA_ENOTFOUND ? S3CTX_BUCKET
+                                                                     : S3CTX_OBJECT);
+        }
+    }
+    strata_sse_new_fini(&sse);
+    strata_sbuf_fini(&tags);
+    free(h);
+    return e;
+}
+
+/* The whole form is known (the file starts): judge it and open the put. */
+static enum s3_err form_ready(struct strata_post *p, const char *filename)
+{
+    struct strata_req *r = p->r;
+    const struct strata_cred *cred = NULL;
+    const char *msg = NULL;
+    char *key = NULL;
+    enum s3_err e = final_key(p, filename, &key);
+    if (e)
+        return e;
+    free(r->key);
+    r->key = key; /* for the logs and the error's Key */
+    e = strata_post_auth(r->srv->creds, p->f, p->n, &cred, &msg);
+    if (e)
+        return fail(p, e, msg);
+    const char *policy = field(p, "policy");
+    if (policy) {
+        e = strata_post_policy_parse(policy, &p->policy, p->msg, sizeof(p->msg));
+        if (!e)
+            e = strata_post_policy_check(p->policy, r->bucket, p->f, p->n, time(NULL), p->msg,
+                                         sizeof(p->msg));
+        if (e)
+            return e;
+        p->has_range = strata_post_policy_length_range(p->policy, &p->min, &p->max);
+    }
+    if (cred) { /* the form's signer is who uploads */
+        r->auth.cred = cred;
+        r->auth.anonymous = false;
+    }
+    e = strata_authz_check(r, &r->binfo, "s3:PutObject", r->key, NULL);
+    if (e)
+        return e;
+    return open_put(p);
+}
+
+static enum s3_err file_data(struct strata_post *p, const char *data, size_t size)
+{
+    p->file_bytes += size;
+    if ((p->has_range && p->file_bytes > p->max) || p->file_bytes > STRATA_SRV_PUT_MAX)
+        return fail(p, S3E_EntityTooLarge,
+                    "Your proposed upload exceeds the maximum allowed size");
+    int rc = size ? strata_obj_put_write(p->r->put, data, size) : 0;
+    return rc ? strata_s3_err_from_strata(rc, S3CTX_OBJECT) : S3E_NONE;
+}
+
+static enum MHD_Result iter_cb(void *cls, enum MHD_ValueKind kind, const char *key,
+                               const char *filename, const char *content_type,
+                               const char *transfer_encoding, const char *data, uint64_t off,
+                               size_t size)
+{
+    (void)kind, (void)content_type, (void)transfer_encoding;
+    struct strata_post *p = cls;
+    struct strata_req *r = p->r;
+    if (r->err != S3E_NONE || p->after_file)
+        return MHD_YES;
+    enum s3_err e = S3E_NONE;
+    bool is_file = strcasecmp(key, "file") == 0;
+    if (is_file && !p->file_seen) {
+        p->file_seen = true;
+        e = form_ready(p, filename);
+    } else if (p->file_seen && (!is_file || off == 0)) {
+        p->after_file = true; /* AWS ignores every field after the file */
+        return MHD_YES;
+    } else if (!is_file) {
+        e = field_add(p, key, data, off, size);
+    }
+    if (!e && is_file)
+        e = file_data(p, data, size);
+    if (e) {
+        r->err_msg = p->msg[0] ? p->msg : NULL;
+        strata_req_defer_error(r, e, 0);
+        return MHD_NO;
+    }
+    return MHD_YES;
+}
+
+int strata_h_post_begin(struct strata_req *r)
+{
+    const char *ct = strata_req_hdr(r, "Content-Type");
+    if (!ct || strncasecmp(ct, "multipart/form-data", 19) != 0) {
+        r->err_msg = "Bucket POST must be of the enclosure-type multipart/form-data";
+        strata_req_error(r, S3E_PreconditionFailed, 0);
+        return -1;
+    }
+    struct strata_post *p = calloc(1, sizeof(*p));
+    if (!p) {
+        strata_req_error(r, S3E_InternalError, STRATA_ENOMEM);
+        return -1;
+    }
+    p->r = r;
+    r->post = p;
+    p->pp = MHD_create_post_processor(r->conn, POST_PP_BUFFER, iter_cb, p);
+    if (!p->pp) { /* no boundary */
+        strata_req_error(r, S3E_MalformedPOSTRequest, 0);
+        return -1;
+    }
+    return 0;
+}
+
+int strata_h_post_body(struct strata_req *r, const void *buf, size_t len)
+{
+    if (MHD_post_process(r->post->pp, buf, len) != MHD_YES) {
+        strata_req_defer_error(r, S3E_MalformedPOSTRequest, 0);
+        return -1;
+    }
+    return r->err != S3E_NONE ? -1 : 0;
+}
+
+/* The object's URL, for Location. */
+static void object_url(struct strata_req *r, struct strata_sbuf *b)
+{
+    const char *host = strata_req_hdr(r, "Host");
+    strata_sbuf_puts(b, r->srv->cfg.tls_cert ? "https://" : "http://");
+    strata_sbuf_puts(b, host ? host : "localhost");
+    strata_sbuf_puts(b, "/");
+    if (!r->host_bucket) {
+        strata_url_encode_sbuf(b, r->bucket, false);
+        strata_sbuf_puts(b, "/");
+    }
+    strata_url_encode_sbuf(b, r->key, true);
+}
+
+/* 303 to success_action_redirect (or the older redirect) when it is an
+ * http(s) URL; else success_action_status 200, 201 (PostResponse) or 204. */
+static void respond(struct strata_req *r, const struct strata_obj_info *info)
+{
+    struct strata_post *p = r->post;
+    char etag[STRATA_ETAG_MAX + 3];
+    snprintf(etag, sizeof(etag), "\"%s\"", info->etag);
+    struct strata_sbuf loc;
+    strata_sbuf_init(&loc, 16 * 1024);
+    object_url(r, &loc);
+    const char *redir = field(p, "success_action_redirect");
+    if (!redir)
+        redir = field(p, "redirect");
+    const char *st = field(p, "success_action_status");
+    int status = st && strcmp(st, "200") == 0 ? 200 : st && strcmp(st, "201") == 0 ? 201 : 204;
+    struct MHD_Response *resp = NULL;
+    if (redir && (strncasecmp(redir, "http://", 7) == 0 || strncasecmp(redir, "https://", 8) == 0)) {
+        struct strata_sbuf to;
+        strata_sbuf_init(&to, 16 * 1024);
+        strata_sbuf_puts(&to, redir);
+        strata_sbuf_puts(&to, strchr(redir, '?') ? "&bucket=" : "?bucket=");
+        strata_url_encode_sbuf(&to, r->bucket, false);
+        strata_sbuf_puts(&to, "&key=");
+        strata_url_encode_sbuf(&to, r->key, false);
+        strata_sbuf_puts(&to, "&etag=");
+        strata_url_encode_sbuf(&to, etag, false);
+        status = 303;
+        resp = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+        if (strata_sbuf_puts(&to, "") == 0 && !to.failed)
+            MHD_add_response_header(resp, "Location", to.data);
+        strata_sbuf_fini(&to);
+    } else if (status == 201) {
+        struct strata_sbuf b;
+        strata_sbuf_init(&b, 64 * 1024);
+        strata_sbuf_puts(&b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<PostResponse>");
+        strata_sbuf_xml_elem(&b, "Location", loc.failed ? "" : loc.data);
+        strata_sbuf_xml_elem(&b, "Bucket", r->bucket);
+        strata_sbuf_xml_elem(&b, "Key", r->key);
+        strata_sbuf_xml_elem(&b, "ETag", etag);
+        strata_sbuf_puts(&b, "</PostResponse>");
+        resp = strata_req_xml_response(r, &b);
+        if (!resp) {
+            strata_sbuf_fini(&loc);
+            return;
+        }
+    } else {
+        resp = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+    }
+    if (status != 303 && !loc.failed && strata_sbuf_puts(&loc, "") == 0)
+        MHD_add_response_header(resp, "Location", loc.data);
+    strata_sbuf_fini(&loc);
+    MHD_add_response_header(resp, "ETag", etag);
+    strata_sse_resp_hdrs(r, info, resp);
+    if (r->binfo.versioning != STRATA_VERSIONING_OFF && info->version_id[0])
+        MHD_add_response_header(resp, "x-amz-version-id", info->version_id);
+    const char *ch = strata_s3_cksum_hdr(info->cksum_algo);
+    char b64[64];
+    if (ch && info->cksum_len && strata_b64_encode(info->cksum, info->cksum_len, b64, sizeof(b64)) > 0)
+        MHD_add_response_header(resp, ch, b64);
+    strata_req_send(r, status, resp);
+}
+
+void strata_h_post_run(struct strata_req *r)
+{
+    struct strata_post *p = r->post;
+    bool complete = MHD_destroy_post_processor(p->pp) == MHD_YES;
+    p->pp = NULL;
+    enum s3_err e = S3E_NONE;
+    if (!p->file_seen)
+        e = complete ? fail(p, S3E_InvalidArgument,
+                            "POST requires exactly one file upload per request.")
+                     : S3E_MalformedPOSTRequest;
+    else if (!complete && !p->after_file)
+        e = S3E_MalformedPOSTRequest;
+    else if (p->has_range && p->file_bytes < p->min)
+        e = fail(p, S3E_EntityTooSmall, "Your proposed upload is smaller than the minimum "
+                                        "allowed size");
+    if (e) {
+        r->err_msg = p->msg[0] ? p->msg : NULL;
+        strata_req_error(r, e, 0);
+        return;
+    }
+    struct strata_obj_info info;
+    memset(&info, 0, sizeof(info));
+    struct strata_put *put = r->put;
+    r->put = NULL; /* commit frees it whatever the outcome */
+    int rc = strata_obj_put_commit(put, &info);
+    if (rc) {
+        strata_obj_info_fini(&info);
+        strata_req_error_strata(r, rc, rc == STRATA_ENOTFOUND ? S3CTX_BUCKET : S3CTX_OBJECT);
+        return;
+    }
+    respond(r, &info);
+    strata_obj_info_fini(&info);
+}
