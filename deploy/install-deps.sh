@@ -21,7 +21,8 @@ PKGS=(
     openssl  # a self-signed certificate in test_admin_cli.py
     # aws-sdk-js v3 test (tests/integration/test_js_sdk.py); npm below
     nodejs
-    # web console test in a real browser (tests/integration/test_console.py)
+    # web console and CORS tests in a real browser (tests/integration/test_console.py,
+    # test_cors_browser.py)
     chromium chromium-driver python3-selenium
     logrotate  # deploy/strata.logrotate checked with logrotate -d
     # integration tests: a wall clock moved at run time (Object Lock clock)

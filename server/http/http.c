@@ -430,10 +430,19 @@ static enum s3_err setup(struct strata_req *r, int *serr)
         .host_bucket = r->host_bucket ? r->bucket : NULL,
         .host_bucket_len = r->host_bucket && r->bucket ? strlen(r->bucket) : 0,
     };
-    e = strata_auth_verify(r->srv->creds, &ar, &r->auth);
-    if (e) {
-        r->err_msg = r->auth.err_msg;
-        return e;
+    if (strcmp(r->method, "OPTIONS") == 0) {
+        /* A CORS preflight is never authenticated: browsers send it to the
+         * URL of the request it announces, presigned query included, but
+         * without that request's method or headers (s3_cors.c). */
+        memset(&r->auth, 0, sizeof(r->auth));
+        r->auth.anonymous = true;
+        r->auth.payload_mode = STRATA_PAYLOAD_UNSIGNED;
+    } else {
+        e = strata_auth_verify(r->srv->creds, &ar, &r->auth);
+        if (e) {
+            r->err_msg = r->auth.err_msg;
+            return e;
+        }
     }
     /* Anonymous requests reach authorisation only against a bucket,
      * whose policy may allow them (authz.c). */
