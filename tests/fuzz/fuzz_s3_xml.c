@@ -3,7 +3,8 @@
  * server/s3/s3_xml.c (libxml2): CreateBucketConfiguration
  * (LocationConstraint), VersioningConfiguration, DeleteObjects,
  * CompleteMultipartUpload, Tagging, AccessControlPolicy and the Object
- * Lock documents (ObjectLockConfiguration, Retention, LegalHold).
+ * Lock documents (ObjectLockConfiguration, Retention, LegalHold) and
+ * CORSConfiguration.
  *
  * Input: the body.  Every parser gets every input (each rejects a foreign
  * root element at once), so one corpus seeds them all.  Checks the
@@ -24,6 +25,7 @@
 #include <libxml/xmlerror.h>
 
 #include "sbuf.h"
+#include "s3_cors.h"
 #include "srv.h"
 
 #define DEL_MAX 1000
@@ -171,6 +173,45 @@ static void check_lock(const char *b, size_t n)
         STRATA_FUZZ_FAIL();
 }
 
+/* CORS: a rule set only on success, every rule with an origin and a
+ * method, no pattern with two wildcards, and the canonical form parses
+ * back into as many rules. */
+static void check_cors(const char *b, size_t n)
+{
+    struct strata_cors *c = (void *)1;
+    const char *msg = NULL;
+    enum s3_err e = strata_xml_cors_parse(b, n, &c, &msg);
+    if (e != S3E_NONE) {
+        if (c || (e != S3E_MalformedXML && e != S3E_InvalidRequest && e != S3E_InternalError))
+            STRATA_FUZZ_FAIL();
+        return;
+    }
+    if (!c || c->nrules == 0 || c->nrules > STRATA_CORS_RULES_MAX)
+        STRATA_FUZZ_FAIL();
+    for (size_t i = 0; i < c->nrules; i++) {
+        const struct strata_cors_rule *r = &c->rules[i];
+        if (!r->methods || !r->norigins)
+            STRATA_FUZZ_FAIL();
+        for (size_t j = 0; j < r->norigins; j++) {
+            const char *star = strchr(r->origins[j], '*');
+            if (star && strchr(star + 1, '*'))
+                STRATA_FUZZ_FAIL();
+        }
+    }
+    struct strata_sbuf f;
+    strata_sbuf_init(&f, STRATA_CORS_DOC_MAX * 4);
+    strata_cors_format(&f, c);
+    struct strata_cors *again = NULL;
+    if (!f.failed && f.len <= STRATA_CORS_DOC_MAX) {
+        if (strata_xml_cors_parse(f.data, f.len, &again, &msg) != S3E_NONE ||
+            again->nrules != c->nrules)
+            STRATA_FUZZ_FAIL();
+    }
+    strata_cors_free(again);
+    strata_sbuf_fini(&f);
+    strata_cors_free(c);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static bool inited;
@@ -192,6 +233,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     check_tagging(b, size);
     check_acl(b, size);
     check_lock(b, size);
+    check_cors(b, size);
     free(b);
     return 0;
 }

@@ -98,7 +98,18 @@ static void test_service_and_bucket(void **state)
                         "DeletePublicAccessBlock");
     assert_string_equal(route("PUT", STRATA_LVL_BUCKET, "ownershipControls", NULL, NULL),
                         "PutBucketOwnershipControls");
-    const char *unimpl[] = {"cors", "inventory",
+    assert_string_equal(route("GET", STRATA_LVL_BUCKET, "cors", NULL, NULL), "GetBucketCors");
+    assert_string_equal(route("PUT", STRATA_LVL_BUCKET, "cors", NULL, NULL), "PutBucketCors");
+    assert_string_equal(route("DELETE", STRATA_LVL_BUCKET, "cors", NULL, NULL),
+                        "DeleteBucketCors");
+    assert_string_equal(route("POST", STRATA_LVL_BUCKET, NULL, NULL, NULL), "PostObject");
+    /* A preflight is about the request it announces, whatever its query. */
+    assert_string_equal(route("OPTIONS", STRATA_LVL_BUCKET, NULL, NULL, NULL), "PreflightCORS");
+    assert_string_equal(route("OPTIONS", STRATA_LVL_OBJECT, "uploads", NULL, NULL),
+                        "PreflightCORS");
+    assert_string_equal(route("OPTIONS", STRATA_LVL_OBJECT, "X-Amz-Signature=ab&acl", NULL, NULL),
+                        "PreflightCORS");
+    const char *unimpl[] = {"inventory",
                             "analytics", "website", "replication", "logging"};
     for (size_t i = 0; i < sizeof(unimpl) / sizeof(unimpl[0]); i++) {
         assert_string_equal(route("GET", STRATA_LVL_BUCKET, unimpl[i], NULL, NULL), "501");
