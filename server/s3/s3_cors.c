@@ -7,6 +7,8 @@
  */
 #include "s3_cors.h"
 
+#include "bucket_doc_cache.h"
+
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
@@ -138,47 +140,46 @@ const struct strata_cors_rule *strata_cors_match(const struct strata_cors *c, co
 
 /* ---- storage ---------------------------------------------------------------- */
 
-/* The bucket's parsed configuration: 0 with *out NULL when it has none. */
-static int cors_load(struct strata_req *r, struct strata_cors **out)
+static int cors_parse_cb(const void *doc, size_t len, void **out)
 {
-    *out = NULL;
-    void *doc = NULL;
-    size_t len = 0;
-    int rc = strata_meta_bucket_config_get(r->srv->meta, r->binfo.name, "cors", &doc, &len);
-    if (rc == STRATA_ENOTFOUND || (rc == 0 && len == 0)) {
-        free(doc);
-        return 0;
-    }
-    if (rc)
-        return rc;
     const char *msg;
-    enum s3_err e = strata_xml_cors_parse(doc, len, out, &msg);
-    free(doc);
-    if (e) {
-        /* Stored only after validation: corruption or a bug. */
-        strata_srv_log(STRATA_LOG_ERR, "bucket %s: stored CORS configuration does not parse",
-                       r->binfo.name);
-        return STRATA_EINTERNAL;
-    }
-    return 0;
+    struct strata_cors *c = NULL;
+    enum s3_err e = strata_xml_cors_parse(doc, len, &c, &msg);
+    *out = c;
+    return e == S3E_NONE ? 0 : -1;
+}
+
+static void cors_destroy_cb(void *parsed)
+{
+    strata_cors_free(parsed);
+}
+
+/* Every answer to a request with an Origin consults the rules: cached. */
+static struct strata_doc_cache cache = STRATA_DOC_CACHE_INIT("cors", cors_parse_cb,
+                                                             cors_destroy_cb);
+
+/* The bucket's rules: 0 with *ref (NULL when it has none), or the error. */
+static int cors_load(struct strata_req *r, struct strata_doc_ref **ref)
+{
+    return strata_doc_cache_get(&cache, r->srv->meta, &r->binfo, ref);
 }
 
 void strata_h_cors_get(struct strata_req *r)
 {
-    struct strata_cors *c = NULL;
-    int rc = cors_load(r, &c);
+    struct strata_doc_ref *ref = NULL;
+    int rc = cors_load(r, &ref);
     if (rc) {
         strata_req_error_strata(r, rc, S3CTX_BUCKET);
         return;
     }
-    if (!c) {
+    if (!ref) {
         strata_req_error(r, S3E_NoSuchCORSConfiguration, 0);
         return;
     }
     struct strata_sbuf b;
     strata_sbuf_init(&b, STRATA_CORS_DOC_MAX * 2);
-    strata_cors_format(&b, c);
-    strata_cors_free(c);
+    strata_cors_format(&b, strata_doc_ref_get(ref));
+    strata_doc_ref_put(ref);
     strata_req_send_xml(r, 200, &b);
 }
 
@@ -206,6 +207,7 @@ void strata_h_cors_put(struct strata_req *r)
                       : strata_meta_bucket_config_put(r->srv->meta, r->bucket, "cors", b.data,
                                                       b.len);
     strata_sbuf_fini(&b);
+    strata_doc_cache_invalidate(&cache, r->bucket);
     if (rc) {
         strata_req_error_strata(r, rc, S3CTX_BUCKET);
         return;
@@ -217,6 +219,7 @@ void strata_h_cors_delete(struct strata_req *r)
 {
     /* AWS answers 204 whether or not a configuration existed. */
     int rc = strata_meta_bucket_config_put(r->srv->meta, r->bucket, "cors", "", 0);
+    strata_doc_cache_invalidate(&cache, r->bucket);
     if (rc && rc != STRATA_ENOTFOUND) {
         strata_req_error_strata(r, rc, S3CTX_BUCKET);
         return;
@@ -284,12 +287,13 @@ void strata_h_cors_preflight(struct strata_req *r)
         strata_req_error(r, S3E_BadRequest, 0);
         return;
     }
-    struct strata_cors *c = NULL;
-    int rc = cors_load(r, &c);
+    struct strata_doc_ref *ref = NULL;
+    int rc = cors_load(r, &ref);
     if (rc) {
         strata_req_error_strata(r, rc, S3CTX_BUCKET);
         return;
     }
+    const struct strata_cors *c = strata_doc_ref_get(ref);
     const char *acrh = strata_req_hdr(r, "Access-Control-Request-Headers");
     const struct strata_cors_rule *rule = strata_cors_match(c, origin, bit, acrh);
     if (!rule) {
@@ -298,7 +302,7 @@ void strata_h_cors_preflight(struct strata_req *r)
                          "or Access-Control-Request-Headers are not whitelisted by the "
                          "resource's CORS spec."
                        : "CORS is not enabled for this bucket.";
-        strata_cors_free(c);
+        strata_doc_ref_put(ref);
         strata_req_error(r, S3E_CORSResponse, 0);
         return;
     }
@@ -315,7 +319,7 @@ void strata_h_cors_preflight(struct strata_req *r)
         free(low);
     }
     MHD_add_response_header(resp, "Vary", vary);
-    strata_cors_free(c);
+    strata_doc_ref_put(ref);
     strata_req_send(r, 200, resp);
 }
 
@@ -325,13 +329,14 @@ void strata_cors_resp_hdrs(struct strata_req *r, struct MHD_Response *resp)
     if (!origin || !*origin || !r->binfo.name[0] || !r->route ||
         r->route->run == strata_h_cors_preflight)
         return;
-    struct strata_cors *c = NULL;
-    if (cors_load(r, &c) != 0 || !c)
+    struct strata_doc_ref *ref = NULL;
+    if (cors_load(r, &ref) != 0 || !ref)
         return;
     const struct strata_cors_rule *rule =
-        strata_cors_match(c, origin, strata_cors_method_bit(r->method), NULL);
+        strata_cors_match(strata_doc_ref_get(ref), origin, strata_cors_method_bit(r->method),
+                          NULL);
     if (rule)
         add_common(resp, rule, origin);
     MHD_add_response_header(resp, "Vary", vary);
-    strata_cors_free(c);
+    strata_doc_ref_put(ref);
 }

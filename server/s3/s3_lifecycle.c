@@ -10,26 +10,23 @@
  * legacy top-level <Prefix> stays a top-level <Prefix>.
  *
  * x-amz-expiration needs the bucket's rules on every GET/HEAD/PUT, so the
- * parsed configuration is cached per bucket for one second (this daemon
- * invalidates it when it changes the document).  Entries are shared by
- * reference count and freed by whoever drops the last reference.
+ * parsed configuration is cached per bucket for one second
+ * (bucket_doc_cache.h; this daemon invalidates it when it changes the
+ * document).
  *
- * Connection threads; the cache takes one mutex only to copy a pointer.
+ * Connection threads.
  */
 #include "srv.h"
 
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "strata/ilm.h"
+#include "bucket_doc_cache.h"
 
 #define S3_NS "http://s3.amazonaws.com/doc/2006-03-01/"
 #define XML_HEAD "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
 #define LC_DOC_MAX (4u << 20)
-#define LC_SLOTS 64
-#define LC_TTL_NS 1000000000ull
 #define LC_TAGS_MAX 10
 
 /* ---- the canonical document ------------------------------------------------ */
@@ -101,92 +98,25 @@ void strata_lifecycle_format(struct strata_sbuf *b, const struct strata_lc_confi
 
 /* ---- the per-bucket cache of parsed rules ---------------------------------- */
 
-struct lc_ref {
-    atomic_uint refs;
-    struct strata_lc_config cfg;
-};
-
-struct lc_slot {
-    char bucket[STRATA_BUCKET_NAME_MAX + 1];
-    bool valid;
-    uint64_t gen;
-    uint64_t expires_ns;
-    struct lc_ref *ref; /* NULL: the bucket has no configuration */
-};
-
-static struct lc_slot slots[LC_SLOTS];
-static pthread_mutex_t slots_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static void ref_put(struct lc_ref *ref)
+static int lc_parse_cb(const void *doc, size_t len, void **out)
 {
-    if (ref && atomic_fetch_sub(&ref->refs, 1) == 1) {
-        strata_lc_config_fini(&ref->cfg);
-        free(ref);
+    struct strata_lc_config *c = calloc(1, sizeof(*c));
+    if (!c || strata_lc_config_parse(doc, len, c, NULL) != 0) {
+        free(c);
+        return -1;
     }
+    *out = c;
+    return 0;
 }
 
-static unsigned slot_of(const char *name)
+static void lc_destroy_cb(void *parsed)
 {
-    return strata_bcache_name_hash(name) % LC_SLOTS;
+    strata_lc_config_fini(parsed);
+    free(parsed);
 }
 
-/* The bucket's parsed rules, or NULL (none, or unreadable: no header is
- * better than a failed GET).  Release with ref_put. */
-static struct lc_ref *lc_get(struct strata_meta *m, const char *bucket)
-{
-    struct lc_slot *s = &slots[slot_of(bucket)];
-    uint64_t now = strata_bcache_now_ns();
-    pthread_mutex_lock(&slots_lock);
-    bool hit = s->valid && s->expires_ns > now && strcmp(s->bucket, bucket) == 0;
-    struct lc_ref *ref = hit ? s->ref : NULL;
-    if (ref)
-        atomic_fetch_add(&ref->refs, 1);
-    uint64_t gen = s->gen;
-    pthread_mutex_unlock(&slots_lock);
-    if (hit)
-        return ref;
-    void *doc = NULL;
-    size_t len = 0;
-    int rc = strata_meta_bucket_config_get(m, bucket, "lifecycle", &doc, &len);
-    if (rc == 0 && len > 0) {
-        ref = calloc(1, sizeof(*ref));
-        if (ref && strata_lc_config_parse(doc, len, &ref->cfg, NULL) != 0) {
-            free(ref);
-            ref = NULL;
-        }
-        if (ref)
-            atomic_init(&ref->refs, 1);
-    }
-    free(doc);
-    if (rc != 0 && rc != STRATA_ENOTFOUND)
-        return ref; /* not cached: a quorum hiccup should not stick for a second */
-    struct lc_ref *old = NULL;
-    pthread_mutex_lock(&slots_lock);
-    if (s->gen == gen) {
-        old = s->ref;
-        s->ref = ref;
-        if (ref)
-            atomic_fetch_add(&ref->refs, 1);
-        snprintf(s->bucket, sizeof(s->bucket), "%s", bucket);
-        s->valid = true;
-        s->expires_ns = now + LC_TTL_NS;
-    }
-    pthread_mutex_unlock(&slots_lock);
-    ref_put(old);
-    return ref;
-}
-
-static void lc_invalidate(const char *bucket)
-{
-    struct lc_slot *s = &slots[slot_of(bucket)];
-    pthread_mutex_lock(&slots_lock);
-    struct lc_ref *old = s->ref;
-    s->ref = NULL;
-    s->valid = false;
-    s->gen++;
-    pthread_mutex_unlock(&slots_lock);
-    ref_put(old);
-}
+static struct strata_doc_cache lc_cache = STRATA_DOC_CACHE_INIT("lifecycle", lc_parse_cb,
+                                                                lc_destroy_cb);
 
 /* ---- tags ------------------------------------------------------------------ */
 
@@ -215,8 +145,9 @@ void strata_lifecycle_expiration_hdr(struct strata_req *r, const struct strata_o
 {
     if (!info->is_latest || info->delete_marker)
         return;
-    struct lc_ref *ref = lc_get(r->srv->meta, r->bucket);
-    if (!ref)
+    /* No rules, or unreadable ones: no header is better than a failed GET. */
+    struct strata_doc_ref *ref = NULL;
+    if (strata_doc_cache_get(&lc_cache, r->srv->meta, &r->binfo, &ref) != 0 || !ref)
         return;
     struct strata_kv tags[LC_TAGS_MAX];
     char tbuf[STRATA_TAGS_MAX + 1];
@@ -226,14 +157,14 @@ void strata_lifecycle_expiration_hdr(struct strata_req *r, const struct strata_o
                               .ntags = nt > 0 ? (size_t)nt : 0};
     int64_t due = 0;
     const struct strata_lc_rule *rule =
-        strata_lc_expiry(&ref->cfg, &o, info->mtime_ms, r->srv->cfg.lc_day_ms, &due);
+        strata_lc_expiry(strata_doc_ref_get(ref), &o, info->mtime_ms, r->srv->cfg.lc_day_ms, &due);
     if (rule) {
         char date[64], v[sizeof(date) + STRATA_LC_ID_MAX + 40];
         strata_http_date_format((time_t)(due / 1000), date, sizeof(date));
         snprintf(v, sizeof(v), "expiry-date=\"%s\", rule-id=\"%s\"", date, rule->id);
         MHD_add_response_header(resp, "x-amz-expiration", v);
     }
-    ref_put(ref);
+    strata_doc_ref_put(ref);
 }
 
 /* ---- handlers -------------------------------------------------------------- */
@@ -278,7 +209,7 @@ void strata_h_lifecycle_put(struct strata_req *r)
     }
     rc = strata_meta_bucket_config_put(r->srv->meta, r->bucket, "lifecycle", b.data, b.len);
     strata_sbuf_fini(&b);
-    lc_invalidate(r->bucket);
+    strata_doc_cache_invalidate(&lc_cache, r->bucket);
     if (rc) {
         strata_req_error_strata(r, rc, S3CTX_BUCKET);
         return;
@@ -310,7 +241,7 @@ void strata_h_lifecycle_get(struct strata_req *r)
 void strata_h_lifecycle_delete(struct strata_req *r)
 {
     int rc = strata_meta_bucket_config_put(r->srv->meta, r->bucket, "lifecycle", NULL, 0);
-    lc_invalidate(r->bucket);
+    strata_doc_cache_invalidate(&lc_cache, r->bucket);
     if (rc && rc != STRATA_ENOTFOUND) {
         strata_req_error_strata(r, rc, S3CTX_BUCKET);
         return;
