@@ -265,6 +265,14 @@ def expect_error(fn, code, status=None):
     raise AssertionError(f"expected error {code}, but the call succeeded")
 
 
+def new_bucket(strata, prefix):
+    """A new bucket of this run, created by root: (boto3 client, name)."""
+    c = strata.client()
+    b = strata.bucket_name(prefix)
+    c.create_bucket(Bucket=b)
+    return c, b
+
+
 def lock_denial(strata, prefix):
     """An Object Lock bucket with a COMPLIANCE version (an hour) whose
     delete by version id was refused: one "denied" audit log entry.

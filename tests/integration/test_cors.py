@@ -30,7 +30,7 @@ from botocore.auth import S3SigV4Auth
 from botocore.awsrequest import AWSRequest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from strata_harness import REGION, Strata, expect_error, run, test  # noqa: E402
+from strata_harness import REGION, Strata, expect_error, new_bucket, run, test  # noqa: E402
 
 SESSION = requests.Session()
 SESSION.trust_env = False
@@ -44,10 +44,8 @@ RULES = [
 ]
 
 
-def new_bucket(s, prefix, rules=None):
-    c = s.client()
-    b = s.bucket_name(prefix)
-    c.create_bucket(Bucket=b)
+def cors_bucket(s, prefix, rules=None):
+    c, b = new_bucket(s, prefix)
     if rules:
         c.put_bucket_cors(Bucket=b, CORSConfiguration={"CORSRules": rules})
     return c, b
@@ -95,7 +93,7 @@ def preflight(s, bucket, origin, method, req_headers=None, key="obj"):
 
 @test
 def config_roundtrip(s):
-    c, b = new_bucket(s, "cfg")
+    c, b = cors_bucket(s, "cfg")
     expect_error(lambda: c.get_bucket_cors(Bucket=b), "NoSuchCORSConfiguration", 404)
     c.put_bucket_cors(Bucket=b, CORSConfiguration={"CORSRules": RULES})
     got = c.get_bucket_cors(Bucket=b)["CORSRules"]
@@ -107,7 +105,7 @@ def config_roundtrip(s):
 
 @test
 def config_errors_keep_previous(s):
-    c, b = new_bucket(s, "cerr", RULES)
+    c, b = cors_bucket(s, "cerr", RULES)
     rule = ("<CORSRule><AllowedMethod>GET</AllowedMethod>"
             "<AllowedOrigin>http://a.test</AllowedOrigin></CORSRule>")
     cases = [
@@ -147,7 +145,7 @@ def config_errors_keep_previous(s):
 
 @test
 def only_owner(s):
-    c, b = new_bucket(s, "cown", RULES)
+    c, b = cors_bucket(s, "cown", RULES)
     for method in ("GET", "DELETE"):
         r = SESSION.request(method, f"{s.endpoint}/{b}?cors", timeout=30)
         assert r.status_code == 403 and code_of(r) == "AccessDenied", r.text
@@ -156,7 +154,7 @@ def only_owner(s):
 
 @test
 def preflight_allowed(s):
-    c, b = new_bucket(s, "cpre", RULES)
+    c, b = cors_bucket(s, "cpre", RULES)
     st, h, _ = preflight(s, b, "https://www.example.com", "PUT",
                          "X-Amz-Meta-Owner, content-type")
     assert st == 200, (st, h)
@@ -185,7 +183,7 @@ def preflight_allowed(s):
 
 @test
 def preflight_denied(s):
-    c, b = new_bucket(s, "cden", RULES)
+    c, b = cors_bucket(s, "cden", RULES)
     for origin, method, hdrs in [("http://evil.test", "PUT", None),        # origin
                                  ("https://example.com", "PUT", None),     # *. needs a label
                                  ("http://app.test", "DELETE", None),      # method
@@ -201,14 +199,14 @@ def preflight_denied(s):
     assert st == 400 and ET.fromstring(body).findtext("Code") == "BadRequest", body
     st, _, body = preflight(s, b, "http://app.test", "PATCH")
     assert st == 400, body
-    _, b2 = new_bucket(s, "cnone")
+    _, b2 = cors_bucket(s, "cnone")
     st, _, body = preflight(s, b2, "http://app.test", "GET")
     assert st == 403 and b"CORS is not enabled" in body, body
 
 
 @test
 def actual_response_headers(s):
-    c, b = new_bucket(s, "cact", RULES)
+    c, b = cors_bucket(s, "cact", RULES)
     c.put_object(Bucket=b, Key="obj", Body=b"hello")
     url = c.generate_presigned_url("get_object", Params={"Bucket": b, "Key": "obj"})
     st, h, body = curl("-H", "Origin: https://x.example.com", url)

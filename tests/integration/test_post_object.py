@@ -31,7 +31,7 @@ import zlib
 import requests
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from strata_harness import REGION, Strata, expect_error, run, test  # noqa: E402
+from strata_harness import REGION, Strata, expect_error, new_bucket, run, test  # noqa: E402
 
 SESSION = requests.Session()
 SESSION.trust_env = False  # no proxies from the environment
@@ -98,13 +98,6 @@ def expect_post_error(s, bucket, fields, data, code, status, msg_part=None, key=
     if key:  # nothing was stored
         expect_error(lambda: s.client().head_object(Bucket=bucket, Key=key), "404", 404)
     return msg
-
-
-def new_bucket(s, prefix):
-    c = s.client()
-    b = s.bucket_name(prefix)
-    c.create_bucket(Bucket=b)
-    return c, b
 
 
 @test
