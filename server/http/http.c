@@ -56,6 +56,9 @@ const char *strata_req_hdr(struct strata_req *r, const char *name)
                 return r->hdrs[i].value;
         return NULL;
     }
+    const char *form = r->post ? strata_post_hdr(r->post, name) : NULL;
+    if (form)
+        return form; /* POST Object: the form's fields are its headers */
     return MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, name);
 }
 

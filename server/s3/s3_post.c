@@ -3,7 +3,8 @@
  * parses the multipart/form-data body; the fields before the file are kept
  * (at most 20 KiB, as AWS), and when the file field starts the form is
  * judged as a whole: signature, POST policy, s3:PutObject for the final key,
- * the fields' own values.  Only then is a strata_put opened, and the file's
+ * the fields' own values (x-amz-* fields stand for the request headers of
+ * their name: strata_post_hdr).  Only then is a strata_put opened, and the file's
  * bytes stream into it as they arrive; nothing is buffered whole.  Fields
  * after the file are ignored, as AWS does.  Any error is recorded and
  * answered after the body; the put is aborted, so stored data stays as it
@@ -32,7 +33,7 @@ struct strata_post {
     size_t vlen[POST_FIELDS_MAX];
     size_t n;
     size_t pre_bytes;
-    bool file_seen;  /* the file field started: the form was judged */
+    bool file_seen;  /* the file field started: the form is being judged */
     bool after_file; /* a field followed the file: the rest is ignored */
     uint64_t file_bytes;
     bool has_range;
@@ -58,6 +59,22 @@ void strata_post_free(struct strata_post *p)
 static const char *field(const struct strata_post *p, const char *name)
 {
     return strata_post_field(p->f, p->n, name);
+}
+
+const char *strata_post_hdr(const struct strata_post *p, const char *name)
+{
+    static const char *const auth[] = {"x-amz-signature", "x-amz-credential", "x-amz-algorithm",
+                                       "x-amz-date"};
+    if (!p->file_seen)
+        return NULL;
+    if (strcasecmp(name, "x-amz-acl") == 0)
+        return field(p, "acl");
+    if (strncasecmp(name, "x-amz-", 6) != 0)
+        return NULL;
+    for (size_t i = 0; i < sizeof(auth) / sizeof(auth[0]); i++)
+        if (strcasecmp(name, auth[i]) == 0)
+            return NULL;
+    return field(p, name);
 }
 
 static enum s3_err fail(struct strata_post *p, enum s3_err e, const char *msg)
@@ -136,8 +153,8 @@ static enum s3_err final_key(struct strata_post *p, const char *filename, char *
 static bool unsupported(const char *name)
 {
     static const char *const prefixes[] = {
-        "x-amz-server-side-encryption", "x-amz-object-lock-", "x-amz-grant-",
-        "x-amz-website-redirect-location", "x-amz-security-token",
+        "x-amz-object-lock-", "x-amz-grant-", "x-amz-website-redirect-location",
+        "x-amz-security-token",
     };
     for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
         if (strncasecmp(name, prefixes[i], strlen(prefixes[i])) == 0)
@@ -186,7 +203,7 @@ static enum s3_err open_put(struct strata_post *p)
     if (!e && tagging)
         e = strata_xml_tagging_parse(tagging, strlen(tagging), POST_TAGS_MAX, &tags);
     if (!e)
-        e = (enum s3_err)strata_sse_new_parse(r, &sse); /* the bucket's default encryption */
+        e = (enum s3_err)strata_sse_new_parse(r, &sse); /* the form's, or the bucket default */
     if (!e) {
         strata_sse_new_apply(&sse, &o);
         o.hdrs = h->kv;

@@ -14,16 +14,24 @@ document), each with AWS's error, and stores nothing.  success_action_status
 with bucket, key and etag), ${filename}, x-amz-meta-*, Content-Type,
 tagging and x-amz-checksum-* round-trip through HEAD/GetObjectTagging, and
 the bytes are compared.  An anonymous POST is refused unless the bucket
-policy allows s3:PutObject.  Run by CTest with /usr/bin/python3.
+policy allows s3:PutObject, and the policy's condition keys see the form's
+x-amz-* fields; a form signed by another user needs that user's
+permission; x-amz-server-side-encryption as a field and the bucket's
+default encryption both seal the object (daemon with --kms-key-file).  Run by CTest with /usr/bin/python3.
 """
 
+import atexit
 import base64
 import datetime
 import hashlib
 import hmac
 import json
 import os
+import secrets
+import shutil
 import sys
+import tempfile
+import types
 import urllib.parse
 import xml.etree.ElementTree as ET
 import zlib
@@ -32,6 +40,8 @@ import requests
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from strata_harness import REGION, Strata, expect_error, new_bucket, run, test  # noqa: E402
+
+USER2 = ("STRATAPOSTU2" + secrets.token_hex(4).upper(), "post-user2/" + secrets.token_hex(8))
 
 SESSION = requests.Session()
 SESSION.trust_env = False  # no proxies from the environment
@@ -341,5 +351,85 @@ def empty_file(s):
     assert c.head_object(Bucket=b, Key="empty")["ContentLength"] == 0
 
 
+@test
+def sse_fields_and_bucket_default(s):
+    """x-amz-server-side-encryption is a form field like any x-amz-* one;
+    without it the bucket's default encryption applies."""
+    c, b = new_bucket(s, "psse")
+    data = os.urandom(70000)
+    conds = [["starts-with", "$key", ""], {"x-amz-server-side-encryption": "AES256"}]
+    r = post(s, b, v4_fields(s, b, conds, extra={"key": "enc",
+                                                 "x-amz-server-side-encryption": "AES256"}), data)
+    assert r.status_code == 204, r.text
+    assert r.headers.get("x-amz-server-side-encryption") == "AES256", r.headers
+    h = c.head_object(Bucket=b, Key="enc")
+    assert h.get("ServerSideEncryption") == "AES256", h
+    assert c.get_object(Bucket=b, Key="enc")["Body"].read() == data
+    expect_post_error(s, b, v4_fields(s, b, [["starts-with", "$key", ""],
+                                             {"x-amz-server-side-encryption": "bogus"}],
+                                      extra={"key": "enc2", "x-amz-server-side-encryption": "bogus"}),
+                      data, "InvalidArgument", 400, key="enc2")
+    c.put_bucket_encryption(Bucket=b, ServerSideEncryptionConfiguration={
+        "Rules": [{"ApplyServerSideEncryptionByDefault": {"SSEAlgorithm": "AES256"}}]})
+    r = post(s, b, v4_fields(s, b, [["starts-with", "$key", ""]], extra={"key": "dflt"}), data)
+    assert r.status_code == 204, r.text
+    assert c.head_object(Bucket=b, Key="dflt").get("ServerSideEncryption") == "AES256"
+
+
+@test
+def bucket_policy_sees_form_fields(s):
+    """AWS's "deny uploads without encryption" policy, applied to an
+    anonymous form: the condition key comes from the form's field."""
+    c, b = new_bucket(s, "ppol")
+    c.put_bucket_policy(Bucket=b, Policy=json.dumps({
+        "Version": "2012-10-17",
+        "Statement": [
+            {"Effect": "Allow", "Principal": "*", "Action": "s3:PutObject",
+             "Resource": f"arn:aws:s3:::{b}/*"},
+            {"Effect": "Deny", "Principal": "*", "Action": "s3:PutObject",
+             "Resource": f"arn:aws:s3:::{b}/*",
+             "Condition": {"StringNotEquals": {"s3:x-amz-server-side-encryption": "AES256"}}}]}))
+    r = post(s, b, {"key": "plain"}, b"data")
+    assert r.status_code == 403 and err_code(r)[0] == "AccessDenied", r.text
+    expect_error(lambda: c.head_object(Bucket=b, Key="plain"), "404", 404)
+    r = post(s, b, {"key": "sealed", "x-amz-server-side-encryption": "AES256"}, b"data")
+    assert r.status_code == 204, r.text
+    assert c.head_object(Bucket=b, Key="sealed").get("ServerSideEncryption") == "AES256"
+
+
+@test
+def another_users_form(s):
+    """The form's signer is who uploads: another user needs the bucket
+    policy's permission."""
+    c, b = new_bucket(s, "puser")
+    signer = types.SimpleNamespace(ak=USER2[0], sk=USER2[1])  # what the signers read
+    conds = [["starts-with", "$key", ""]]
+    expect_post_error(s, b, v4_fields(signer, b, conds, extra={"key": "u2"}), b"u2",
+                      "AccessDenied", 403, key="u2")
+    c.put_bucket_policy(Bucket=b, Policy=json.dumps({
+        "Version": "2012-10-17",
+        "Statement": [{"Effect": "Allow", "Principal": {"AWS": USER2[0]},
+                       "Action": "s3:PutObject", "Resource": f"arn:aws:s3:::{b}/*"}]}))
+    r = post(s, b, v2_fields(signer, conds, extra={"key": "u2"}), b"u2")
+    assert r.status_code == 204, r.text
+    assert c.get_object(Bucket=b, Key="u2")["Body"].read() == b"u2"
+
+
+def daemon_files():
+    """A master key file (SSE-S3) and a users file with a second user."""
+    base = os.environ.get("STRATA_TEST_TMPDIR") or tempfile.gettempdir()
+    os.makedirs(base, exist_ok=True)
+    d = tempfile.mkdtemp(prefix="test_post_object-files.", dir=base)
+    atexit.register(shutil.rmtree, d, True)
+    keys = os.path.join(d, "keys.json")
+    with open(keys, "w") as f:
+        json.dump({"active": "k1", "keys": {"k1": {"key": base64.b64encode(os.urandom(32)).decode()}}}, f)
+    os.chmod(keys, 0o600)
+    users = os.path.join(d, "users")
+    with open(users, "w") as f:
+        f.write(f"{USER2[0]} {USER2[1]} second\n")
+    return ["--kms-key-file", keys, "--users", users]
+
+
 if __name__ == "__main__":
-    run(Strata())
+    run(Strata(args=daemon_files()))
