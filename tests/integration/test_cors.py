@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """test_cors.py - bucket CORS against a live strata.
 
-Put/Get/DeleteBucketCors with boto3: the configuration round-trips,
+Put/Get/DeleteBucketCors with boto3 and awscli v2: the configuration round-trips,
 NoSuchCORSConfiguration without one, AWS's errors for a bad document
 (MalformedXML: no rule, a rule without origin or method, over 100 rules,
 bad XML; InvalidRequest: an unsupported method, two wildcards in an origin
@@ -20,6 +20,7 @@ Run by CTest with /usr/bin/python3.
 
 import base64
 import hashlib
+import json
 import os
 import subprocess
 import sys
@@ -225,6 +226,39 @@ def actual_response_headers(s):
     # no Origin, no CORS headers
     st, h, _ = curl(c.generate_presigned_url("get_object", Params={"Bucket": b, "Key": "obj"}))
     assert st == 200 and not any(k.startswith("access-control-") for k in h), h
+
+
+@test
+def awscli_cors(s):
+    """The README's example with awscli v2 (installed by install-deps)."""
+    _, b = new_bucket(s, "ccli")
+    env = {"PATH": "/usr/bin:/bin", "HOME": s.home, "AWS_ACCESS_KEY_ID": s.ak,
+           "AWS_SECRET_ACCESS_KEY": s.sk, "AWS_DEFAULT_REGION": REGION,
+           "AWS_EC2_METADATA_DISABLED": "true", "AWS_CONFIG_FILE": "/dev/null",
+           "AWS_SHARED_CREDENTIALS_FILE": "/dev/null"}
+
+    def aws(*args):
+        return subprocess.run(["/usr/bin/aws", "--endpoint-url", s.endpoint, "s3api", *args],
+                              env=env, capture_output=True, text=True, timeout=120)
+
+    cfg = {"CORSRules": [{"AllowedOrigins": ["https://app.example.com"],
+                          "AllowedMethods": ["GET", "PUT", "POST"], "AllowedHeaders": ["*"],
+                          "ExposeHeaders": ["ETag"], "MaxAgeSeconds": 3000}]}
+    r = aws("get-bucket-cors", "--bucket", b)
+    assert r.returncode != 0 and "NoSuchCORSConfiguration" in r.stderr, r.stderr
+    r = aws("put-bucket-cors", "--bucket", b, "--cors-configuration", json.dumps(cfg))
+    assert r.returncode == 0, r.stderr
+    r = aws("get-bucket-cors", "--bucket", b)
+    assert r.returncode == 0 and json.loads(r.stdout) == cfg, (r.stdout, r.stderr)
+    bad = {"CORSRules": [{"AllowedOrigins": ["*"], "AllowedMethods": ["PATCH"]}]}
+    r = aws("put-bucket-cors", "--bucket", b, "--cors-configuration", json.dumps(bad))
+    assert r.returncode != 0 and "InvalidRequest" in r.stderr, r.stderr
+    st, h, _ = preflight(s, b, "https://app.example.com", "PUT", "content-type")
+    assert st == 200 and h["access-control-max-age"] == ["3000"], (st, h)
+    r = aws("delete-bucket-cors", "--bucket", b)
+    assert r.returncode == 0, r.stderr
+    st, _, body = preflight(s, b, "https://app.example.com", "PUT")
+    assert st == 403 and b"CORS is not enabled" in body, body
 
 
 if __name__ == "__main__":
