@@ -101,7 +101,11 @@ static enum s3_err field_add(struct strata_post *p, const char *key, const char 
         if (!p->f[p->n - 1].name || !p->f[p->n - 1].value)
             return S3E_InternalError;
     }
+    if (p->n == 0)
+        return S3E_MalformedPOSTRequest; /* a continuation without its start */
     size_t i = p->n - 1;
+    if (size == 0)
+        return S3E_NONE;
     if (memchr(data, '\0', size))
         return fail(p, S3E_InvalidArgument, "A form field contains a NUL byte.");
     char *v = realloc((char *)p->f[i].value, p->vlen[i] + size + 1);
