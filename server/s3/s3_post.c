@@ -39,6 +39,7 @@ struct strata_post {
     bool has_range;
     uint64_t min, max;
     struct strata_post_policy *policy;
+    struct strata_sbuf tags; /* the tagging field, canonical ("k=v&..."), or empty */
     char msg[512]; /* the message of a deferred error (r->err_msg) */
 };
 
@@ -53,6 +54,7 @@ void strata_post_free(struct strata_post *p)
         free((char *)p->f[i].value);
     }
     strata_post_policy_free(p->policy);
+    strata_sbuf_fini(&p->tags);
     free(p);
 }
 
@@ -69,6 +71,8 @@ const char *strata_post_hdr(const struct strata_post *p, const char *name)
         return NULL;
     if (strcasecmp(name, "x-amz-acl") == 0)
         return field(p, "acl");
+    if (strcasecmp(name, "x-amz-tagging") == 0) /* the tagging field, as that header */
+        return p->tags.len ? p->tags.data : NULL;
     if (strncasecmp(name, "x-amz-", 6) != 0)
         return NULL;
     for (size_t i = 0; i < sizeof(auth) / sizeof(auth[0]); i++)
@@ -198,22 +202,17 @@ static enum s3_err open_put(struct strata_post *p)
     if (calgo && !o.cksum_algo && !(o.cksum_algo = strata_s3_cksum_from_algo_name(calgo)))
         return S3E_InvalidRequest;
     struct strata_hdr_set *h = malloc(sizeof(*h));
-    struct strata_sbuf tags;
-    strata_sbuf_init(&tags, STRATA_TAGS_MAX);
     struct strata_sse_new sse;
     memset(&sse, 0, sizeof(sse));
     enum s3_err e = h ? strata_put_hdrs_pick_from(p->f, p->n, h) : S3E_InternalError;
-    const char *tagging = field(p, "tagging");
-    if (!e && tagging)
-        e = strata_xml_tagging_parse(tagging, strlen(tagging), POST_TAGS_MAX, &tags);
     if (!e)
         e = (enum s3_err)strata_sse_new_parse(r, &sse); /* the form's, or the bucket default */
     if (!e) {
         strata_sse_new_apply(&sse, &o);
         o.hdrs = h->kv;
         o.nhdrs = h->n;
-        o.tags = tags.data;
-        o.tags_len = tags.len;
+        o.tags = p->tags.data;
+        o.tags_len = p->tags.len;
         int rc = strata_obj_put_begin(r->srv->meta, &o, &r->put);
         if (rc) {
             r->put = NULL;
@@ -222,7 +221,6 @@ static enum s3_err open_put(struct strata_post *p)
         }
     }
     strata_sse_new_fini(&sse);
-    strata_sbuf_fini(&tags);
     free(h);
     return e;
 }
@@ -251,6 +249,13 @@ static enum s3_err form_ready(struct strata_post *p, const char *filename)
         if (e)
             return e;
         p->has_range = strata_post_policy_length_range(p->policy, &p->min, &p->max);
+    }
+    /* Before authorisation: s3:RequestObjectTag/<key> sees the tags. */
+    const char *tagging = field(p, "tagging");
+    if (tagging) {
+        e = strata_xml_tagging_parse(tagging, strlen(tagging), POST_TAGS_MAX, &p->tags);
+        if (e)
+            return e;
     }
     if (cred) { /* the form's signer is who uploads */
         r->auth.cred = cred;
@@ -317,6 +322,7 @@ int strata_h_post_begin(struct strata_req *r)
         return -1;
     }
     p->r = r;
+    strata_sbuf_init(&p->tags, STRATA_TAGS_MAX);
     r->post = p;
     p->pp = MHD_create_post_processor(r->conn, POST_PP_BUFFER, iter_cb, p);
     if (!p->pp) { /* no boundary */

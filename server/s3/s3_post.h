@@ -19,8 +19,9 @@ int strata_h_post_body(struct strata_req *r, const void *buf, size_t len);
 void strata_h_post_run(struct strata_req *r);
 /* Once the form has been judged, its fields stand for the request headers
  * of the same name to the code that reads headers (authorisation condition
- * keys, encryption): an x-amz-* field (the signature fields aside), and
- * "acl" as x-amz-acl.  NULL when the form has no such field. */
+ * keys, encryption): an x-amz-* field (the signature fields aside),
+ * "acl" as x-amz-acl and the tagging document as x-amz-tagging ("k=v&...").
+ * NULL when the form has no such field. */
 const char *strata_post_hdr(const struct strata_post *p, const char *name);
 /* Releases r->post (completion callback); NULL is a no-op. */
 void strata_post_free(struct strata_post *p);

@@ -398,6 +398,33 @@ def bucket_policy_sees_form_fields(s):
 
 
 @test
+def request_tag_condition(s):
+    """s3:RequestObjectTag/<key> sees the tags of the form's tagging field."""
+    c, b = new_bucket(s, "ptag")
+    c.put_bucket_policy(Bucket=b, Policy=json.dumps({
+        "Version": "2012-10-17",
+        "Statement": [{"Effect": "Allow", "Principal": "*", "Action": "s3:PutObject",
+                       "Resource": f"arn:aws:s3:::{b}/*",
+                       "Condition": {"StringEquals": {"s3:RequestObjectTag/origin": "web"}}}]}))
+
+    def tagging(v):
+        return ("<Tagging><TagSet><Tag><Key>origin</Key><Value>" + v +
+                "</Value></Tag></TagSet></Tagging>")
+
+    r = post(s, b, {"key": "other", "tagging": tagging("cli")}, b"t")
+    assert r.status_code == 403, r.text
+    r = post(s, b, {"key": "none"}, b"t")
+    assert r.status_code == 403, r.text
+    r = post(s, b, {"key": "web", "tagging": tagging("web")}, b"t")
+    assert r.status_code == 204, r.text
+    assert c.get_object_tagging(Bucket=b, Key="web")["TagSet"] == [{"Key": "origin", "Value": "web"}]
+    for k in ("other", "none"):
+        expect_error(lambda: c.head_object(Bucket=b, Key=k), "404", 404)
+    r = post(s, b, {"key": "bad", "tagging": "<Tagging><TagSet>"}, b"t")
+    assert r.status_code == 400 and err_code(r)[0] == "MalformedXML", r.text
+
+
+@test
 def another_users_form(s):
     """The form's signer is who uploads: another user needs the bucket
     policy's permission."""
