@@ -174,9 +174,7 @@ static bool unsupported(const char *name)
 static enum s3_err open_put(struct strata_post *p)
 {
     struct strata_req *r = p->r;
-    const char *acl = field(p, "acl"), *sc = field(p, "x-amz-storage-class");
-    if (acl && strcmp(acl, "private") != 0)
-        return fail(p, S3E_NotImplemented, "Only the canned ACL private is supported.");
+    const char *sc = field(p, "x-amz-storage-class");
     if (sc && strcmp(sc, "STANDARD") != 0)
         return S3E_InvalidStorageClass;
     struct strata_put_opts o;
@@ -204,11 +202,17 @@ static enum s3_err open_put(struct strata_post *p)
     struct strata_hdr_set *h = malloc(sizeof(*h));
     struct strata_sse_new sse;
     memset(&sse, 0, sizeof(sse));
+    struct strata_sbuf acl; /* the acl field, as x-amz-acl is to PutObject */
+    strata_sbuf_init(&acl, STRATA_ACL_MAX);
     enum s3_err e = h ? strata_put_hdrs_pick_from(p->f, p->n, h) : S3E_InternalError;
+    if (!e)
+        e = strata_acl_new_object(r, &acl);
     if (!e)
         e = (enum s3_err)strata_sse_new_parse(r, &sse); /* the form's, or the bucket default */
     if (!e) {
         strata_sse_new_apply(&sse, &o);
+        o.acl = acl.data;
+        o.acl_len = acl.len;
         o.hdrs = h->kv;
         o.nhdrs = h->n;
         o.tags = p->tags.data;
@@ -221,6 +225,7 @@ static enum s3_err open_put(struct strata_post *p)
         }
     }
     strata_sse_new_fini(&sse);
+    strata_sbuf_fini(&acl);
     free(h);
     return e;
 }
@@ -301,7 +306,8 @@ static enum MHD_Result iter_cb(void *cls, enum MHD_ValueKind kind, const char *k
     if (!e && is_file)
         e = file_data(p, data, size);
     if (e) {
-        r->err_msg = p->msg[0] ? p->msg : NULL;
+        if (p->msg[0])
+            r->err_msg = p->msg; /* else the message the failing call set, if any */
         strata_req_defer_error(r, e, 0);
         return MHD_NO;
     }
@@ -433,7 +439,8 @@ void strata_h_post_run(struct strata_req *r)
         e = fail(p, S3E_EntityTooSmall, "Your proposed upload is smaller than the minimum "
                                         "allowed size");
     if (e) {
-        r->err_msg = p->msg[0] ? p->msg : NULL;
+        if (p->msg[0])
+            r->err_msg = p->msg;
         strata_req_error(r, e, 0);
         return;
     }

@@ -17,7 +17,10 @@ the bytes are compared.  An anonymous POST is refused unless the bucket
 policy allows s3:PutObject, and the policy's condition keys see the form's
 x-amz-* fields; a form signed by another user needs that user's
 permission; x-amz-server-side-encryption as a field and the bucket's
-default encryption both seal the object (daemon with --kms-key-file).  Run by CTest with /usr/bin/python3.
+default encryption both seal the object (daemon with --kms-key-file); the acl
+field sets a canned ACL as x-amz-acl does (AccessControlListNotSupported
+under BucketOwnerEnforced, anonymous reads of a public-read object under
+ObjectWriter).  Run by CTest with /usr/bin/python3.
 """
 
 import atexit
@@ -310,9 +313,14 @@ def bad_forms(s):
     r = SESSION.post(f"{s.endpoint}/{b}", data=body, timeout=30,
                      headers={"Content-Type": "multipart/form-data; boundary=XyZ"})
     assert r.status_code in (400, 403), r.text
-    # unsupported values are refused, not ignored
+    # ACLs are disabled on new buckets (BucketOwnerEnforced), as for PutObject
     expect_post_error(s, b, v4_fields(s, b, [["starts-with", "$key", ""], {"acl": "public-read"}],
                                       extra={"key": "keep", "acl": "public-read"}),
+                      b"new", "AccessControlListNotSupported", 400)
+    # unsupported fields are refused, not ignored
+    expect_post_error(s, b, v4_fields(s, b, [["starts-with", "$key", ""],
+                                             {"x-amz-grant-read": "uri=x"}],
+                                      extra={"key": "keep", "x-amz-grant-read": "uri=x"}),
                       b"new", "NotImplemented", 501)
     expect_post_error(s, b, v4_fields(s, b, [["starts-with", "$key", ""],
                                              {"x-amz-storage-class": "GLACIER"}],
@@ -422,6 +430,27 @@ def request_tag_condition(s):
         expect_error(lambda: c.head_object(Bucket=b, Key=k), "404", 404)
     r = post(s, b, {"key": "bad", "tagging": "<Tagging><TagSet>"}, b"t")
     assert r.status_code == 400 and err_code(r)[0] == "MalformedXML", r.text
+
+
+@test
+def acl_field(s):
+    """The acl field is what x-amz-acl is to PutObject."""
+    c, b = new_bucket(s, "pacl")
+    c.put_bucket_ownership_controls(Bucket=b, OwnershipControls={
+        "Rules": [{"ObjectOwnership": "ObjectWriter"}]})
+    conds = [["starts-with", "$key", ""], ["starts-with", "$acl", ""]]
+    r = post(s, b, v4_fields(s, b, conds, extra={"key": "pub", "acl": "public-read"}), b"public")
+    assert r.status_code == 204, r.text
+    r = SESSION.get(f"{s.endpoint}/{b}/pub", timeout=30)  # anonymous
+    assert r.status_code == 200 and r.content == b"public", (r.status_code, r.text)
+    grants = c.get_object_acl(Bucket=b, Key="pub")["Grants"]
+    assert any(g["Grantee"].get("URI", "").endswith("/AllUsers") and g["Permission"] == "READ"
+               for g in grants), grants
+    r = post(s, b, v4_fields(s, b, conds, extra={"key": "priv", "acl": "private"}), b"private")
+    assert r.status_code == 204, r.text
+    assert SESSION.get(f"{s.endpoint}/{b}/priv", timeout=30).status_code == 403
+    expect_post_error(s, b, v4_fields(s, b, conds, extra={"key": "odd", "acl": "everyone"}),
+                      b"x", "InvalidArgument", 400, key="odd")
 
 
 @test
