@@ -451,6 +451,13 @@ def acl_field(s):
     assert SESSION.get(f"{s.endpoint}/{b}/priv", timeout=30).status_code == 403
     expect_post_error(s, b, v4_fields(s, b, conds, extra={"key": "odd", "acl": "everyone"}),
                       b"x", "InvalidArgument", 400, key="odd")
+    # a bucket ACL granting everyone WRITE lets an anonymous form in
+    r = post(s, b, {"key": "anon"}, b"anon")
+    assert r.status_code == 403, r.text
+    c.put_bucket_acl(Bucket=b, ACL="public-read-write")
+    r = post(s, b, {"key": "anon"}, b"anon")
+    assert r.status_code == 204, r.text
+    assert c.get_object(Bucket=b, Key="anon")["Body"].read() == b"anon"
 
 
 @test
