@@ -94,14 +94,14 @@ class Page:
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
-def browser():
+def browser(s):
     for path in (CHROMIUM, DRIVER):
         assert os.access(path, os.X_OK), f"{path} missing: run deploy/install-deps.sh"
     opts = webdriver.ChromeOptions()
     opts.binary_location = CHROMIUM
     for a in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
               "--no-first-run", "--no-proxy-server", "--disable-extensions",
-              f"--user-data-dir={tempfile.mkdtemp(prefix='strata-chromium.')}"):
+              f"--user-data-dir={os.path.join(s.tmp, 'chrome-profile')}"):
         opts.add_argument(a)
     return webdriver.Chrome(service=Service(executable_path=DRIVER), options=opts)
 
@@ -138,7 +138,7 @@ def browser_fetch_put_post(s):
             }
         with open(os.path.join(page.dir, "index.html"), "w") as f:
             f.write(PAGE % json.dumps(urls))
-        driver = browser()
+        driver = browser(s)
         driver.set_script_timeout(60)
         driver.get(page.url)
         res = WebDriverWait(driver, 60).until(lambda d: d.execute_script("return window.__done"))
