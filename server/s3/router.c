@@ -113,10 +113,16 @@ static const char *const subresources[] = {
     "replication",  "requestPayment", "restore",         "retention",      "select",
     "tagging",      "torrent",      "uploadId",          "uploads",        "versioning",
     "versions",     "website",      "session",
+    /* Newer operations: S3 Metadata tables, ABAC, RenameObject.  Without
+     * them here ?metadataTable on DELETE would run DeleteBucket, and
+     * ?renameObject on PUT a PutObject of the empty body. */
+    "metadataTable", "metadataConfiguration", "metadataInventoryTable",
+    "metadataJournalTable", "abac", "renameObject",
 };
 
 /* Request headers asking for features Strata does not implement. */
 static const char *const unsupported_hdrs[] = {
+    "x-amz-write-offset-bytes", /* appends: directory buckets only on AWS */
     "x-amz-server-side-encryption-customer-algorithm",
     "x-amz-server-side-encryption-customer-key",
     "x-amz-copy-source-server-side-encryption-customer-algorithm",
