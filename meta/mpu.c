@@ -714,6 +714,8 @@ int strata_mpu_complete(struct strata_meta *m, const struct strata_mpu_complete_
         sel[i] = p;
         total += p->size;
     }
+    if (rc == 0 && o->check_size && total != o->object_size)
+        rc = STRATA_EINVAL;
     /* ETag: MD5 of the concatenated binary part MD5s, "-N". */
     if (rc == 0) {
         uint8_t d[EVP_MAX_MD_SIZE];

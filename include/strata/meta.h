@@ -518,6 +518,8 @@ struct strata_mpu_complete_opts {
     size_t nparts;                       /* 1..STRATA_PARTS_MAX, else STRATA_EINVAL */
     const char *if_match;                /* conditional write, as strata_put_opts */
     bool if_none_match_star;
+    bool check_size;      /* x-amz-mp-object-size given: */
+    uint64_t object_size; /* the parts must add up to this, else STRATA_EINVAL */
 };
 /*
  * Complete: STRATA_EPARTORDER when part numbers are not strictly ascending;

@@ -83,3 +83,13 @@ int strata_url_encode_sbuf(struct strata_sbuf *b, const char *s, bool keep_slash
     }
     return b->failed ? -1 : 0;
 }
+
+void strata_url_xml_elem(struct strata_sbuf *b, const char *tag, const char *v, bool url)
+{
+    strata_sbuf_printf(b, "<%s>", tag);
+    if (url)
+        strata_url_encode_sbuf(b, v, true);
+    else
+        strata_sbuf_xml(b, v);
+    strata_sbuf_printf(b, "</%s>", tag);
+}

@@ -37,5 +37,8 @@ long strata_url_encode(const char *s, size_t n, char *out, size_t cap, bool keep
 /* The same for a NUL-terminated s, appended to b.  0, or -1 when b has
  * failed (out of memory or over its cap). */
 int strata_url_encode_sbuf(struct strata_sbuf *b, const char *s, bool keep_slash);
+/* <tag>v</tag> appended to b: v URL-encoded ('/' kept) when url (a
+ * listing's encoding-type=url), else XML-escaped. */
+void strata_url_xml_elem(struct strata_sbuf *b, const char *tag, const char *v, bool url);
 
 #endif /* STRATA_SERVER_URL_H */

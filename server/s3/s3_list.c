@@ -26,17 +26,6 @@ struct page {
     int ownership; /* of the bucket, enum strata_ownership; -1: not looked up yet */
 };
 
-/* Element with a key-like value, URL-encoded when encoding-type=url. */
-static void key_elem(struct strata_sbuf *b, const char *tag, const char *v, bool url)
-{
-    strata_sbuf_printf(b, "<%s>", tag);
-    if (url)
-        strata_url_encode_sbuf(b, v, true);
-    else
-        strata_sbuf_xml(b, v);
-    strata_sbuf_printf(b, "</%s>", tag);
-}
-
 /* The object's owner: the bucket owner, unless the version's ACL names
  * another (written by another user while ACLs were enabled). */
 static void owner_elem(struct page *p, struct strata_sbuf *b, const struct strata_obj_info *in)
@@ -66,7 +55,7 @@ static int entry_cb(const struct strata_list_entry *e, void *ud)
     p->count++;
     if (e->is_prefix) {
         strata_sbuf_puts(&p->prefixes, "<CommonPrefixes>");
-        key_elem(&p->prefixes, "Prefix", e->key, p->url);
+        strata_url_xml_elem(&p->prefixes, "Prefix", e->key, p->url);
         strata_sbuf_puts(&p->prefixes, "</CommonPrefixes>");
         return p->prefixes.failed ? STRATA_ENOMEM : 0;
     }
@@ -76,7 +65,7 @@ static int entry_cb(const struct strata_list_entry *e, void *ud)
     strata_iso8601_format(in->mtime_ms, when, sizeof(when));
     const char *tag = !p->versions ? "Contents" : in->delete_marker ? "DeleteMarker" : "Version";
     strata_sbuf_printf(b, "<%s>", tag);
-    key_elem(b, "Key", e->key, p->url);
+    strata_url_xml_elem(b, "Key", e->key, p->url);
     if (p->versions) {
         strata_sbuf_xml_elem(b, "VersionId", in->version_id);
         strata_sbuf_printf(b, "<IsLatest>%s</IsLatest>", in->is_latest ? "true" : "false");
@@ -187,9 +176,9 @@ static void head_common(struct strata_sbuf *b, struct strata_req *r, const struc
                         const struct strata_list_opts *o, int mk)
 {
     strata_sbuf_xml_elem(b, "Name", r->bucket);
-    key_elem(b, "Prefix", o->prefix ? o->prefix : "", p->url);
+    strata_url_xml_elem(b, "Prefix", o->prefix ? o->prefix : "", p->url);
     if (o->delimiter)
-        key_elem(b, "Delimiter", o->delimiter, p->url);
+        strata_url_xml_elem(b, "Delimiter", o->delimiter, p->url);
     strata_sbuf_printf(b, "<MaxKeys>%d</MaxKeys>", mk);
     if (p->url)
         strata_sbuf_puts(b, "<EncodingType>url</EncodingType>");
@@ -251,7 +240,7 @@ static void list_v2(struct strata_req *r)
     if (token)
         strata_sbuf_xml_elem(&b, "ContinuationToken", token);
     if (start_after)
-        key_elem(&b, "StartAfter", start_after, p.url);
+        strata_url_xml_elem(&b, "StartAfter", start_after, p.url);
     if (res.truncated) {
         char tok[4 * (STRATA_KEY_MAX + 3) / 3 + 8];
         strata_b64_encode((const uint8_t *)res.next_key, strlen(res.next_key), tok, sizeof(tok));
@@ -276,10 +265,10 @@ static void list_v1(struct strata_req *r)
     struct strata_sbuf b;
     if (!page_open(r, &p, e, rc, &b, "ListBucketResult", &o, mk))
         return;
-    key_elem(&b, "Marker", marker ? marker : "", p.url);
+    strata_url_xml_elem(&b, "Marker", marker ? marker : "", p.url);
     strata_sbuf_printf(&b, "<IsTruncated>%s</IsTruncated>", res.truncated ? "true" : "false");
     if (res.truncated && o.delimiter && *o.delimiter)
-        key_elem(&b, "NextMarker", res.next_key, p.url);
+        strata_url_xml_elem(&b, "NextMarker", res.next_key, p.url);
     finish(r, &p, &b, "ListBucketResult");
 }
 
@@ -322,11 +311,11 @@ void strata_h_list_versions(struct strata_req *r)
     struct strata_sbuf b;
     if (!page_open(r, &p, e, rc, &b, "ListVersionsResult", &o, mk))
         return;
-    key_elem(&b, "KeyMarker", km ? km : "", p.url);
+    strata_url_xml_elem(&b, "KeyMarker", km ? km : "", p.url);
     strata_sbuf_xml_elem(&b, "VersionIdMarker", vm ? vm : "");
     strata_sbuf_printf(&b, "<IsTruncated>%s</IsTruncated>", res.truncated ? "true" : "false");
     if (res.truncated) {
-        key_elem(&b, "NextKeyMarker", res.next_key, p.url);
+        strata_url_xml_elem(&b, "NextKeyMarker", res.next_key, p.url);
         if (res.next_version_id[0])
             strata_sbuf_xml_elem(&b, "NextVersionIdMarker", res.next_version_id);
     }

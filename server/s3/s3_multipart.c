@@ -9,6 +9,7 @@
 
 
 #include <ctype.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -197,6 +198,20 @@ void strata_h_mpu_complete(struct strata_req *r)
     }
     const char *inm = strata_req_hdr(r, "If-None-Match");
     o.if_none_match_star = inm && strcmp(inm, "*") == 0;
+    const char *mpsize = strata_req_hdr(r, "x-amz-mp-object-size");
+    if (mpsize) {
+        char *end;
+        errno = 0;
+        unsigned long long v = strtoull(mpsize, &end, 10);
+        if (!isdigit((unsigned char)*mpsize) || *end || errno) {
+            free(parts);
+            strata_xml_complete_free(xp, n);
+            strata_req_error(r, S3E_InvalidArgument, 0);
+            return;
+        }
+        o.check_size = true;
+        o.object_size = v;
+    }
     struct strata_obj_info info;
     memset(&info, 0, sizeof(info));
     int rc = strata_mpu_complete(r->srv->meta, &o, &info);
@@ -204,6 +219,12 @@ void strata_h_mpu_complete(struct strata_req *r)
     strata_xml_complete_free(xp, n);
     if (rc) {
         strata_obj_info_fini(&info);
+        if (rc == STRATA_EINVAL && o.check_size) {
+            r->err_msg = "The provided 'x-amz-mp-object-size' header value does not match "
+                         "what was computed.";
+            strata_req_error(r, S3E_InvalidRequest, 0);
+            return;
+        }
         /* The upload is looked up before the If-Match check, so NOTFOUND
          * with If-Match is the key's (NoSuchKey, as AWS). */
         strata_req_error_strata(r, rc, rc == STRATA_ENOTFOUND && !o.if_match ? S3CTX_UPLOAD
@@ -360,6 +381,7 @@ struct up_page {
     struct strata_sbuf items;
     struct strata_sbuf prefixes;
     const char *owner;
+    bool url; /* encoding-type=url */
 };
 
 static int upload_cb(const struct strata_mpu_list_entry *e, void *ud)
@@ -367,14 +389,14 @@ static int upload_cb(const struct strata_mpu_list_entry *e, void *ud)
     struct up_page *p = ud;
     if (e->is_prefix) {
         strata_sbuf_puts(&p->prefixes, "<CommonPrefixes>");
-        strata_sbuf_xml_elem(&p->prefixes, "Prefix", e->key);
+        strata_url_xml_elem(&p->prefixes, "Prefix", e->key, p->url);
         strata_sbuf_puts(&p->prefixes, "</CommonPrefixes>");
         return p->prefixes.failed ? STRATA_ENOMEM : 0;
     }
     char when[32];
     strata_iso8601_format(e->info->initiated_ms, when, sizeof(when));
     strata_sbuf_puts(&p->items, "<Upload>");
-    strata_sbuf_xml_elem(&p->items, "Key", e->key);
+    strata_url_xml_elem(&p->items, "Key", e->key, p->url);
     strata_sbuf_xml_elem(&p->items, "UploadId", e->info->upload_id);
     owner_xml(&p->items, "Initiator", p->owner);
     owner_xml(&p->items, "Owner", p->owner);
@@ -387,7 +409,8 @@ static int upload_cb(const struct strata_mpu_list_entry *e, void *ud)
 void strata_h_mpu_list(struct strata_req *r)
 {
     long max = query_num(r, "max-uploads", 1000, 1000);
-    if (max < 0) {
+    const char *enc = strata_req_query(r, "encoding-type");
+    if (max < 0 || (enc && strcmp(enc, "url") != 0)) {
         strata_req_error(r, S3E_InvalidArgument, 0);
         return;
     }
@@ -401,7 +424,7 @@ void strata_h_mpu_list(struct strata_req *r)
     };
     if (o.upload_id_marker && (!o.key_marker || !*o.key_marker))
         o.upload_id_marker = NULL; /* AWS ignores it without a key marker */
-    struct up_page p = {.owner = r->binfo.owner};
+    struct up_page p = {.owner = r->binfo.owner, .url = enc != NULL};
     strata_sbuf_init(&p.items, STRATA_SRV_LIST_PAGE_MAX);
     strata_sbuf_init(&p.prefixes, STRATA_SRV_LIST_PAGE_MAX);
     struct strata_mpu_list_result res;
@@ -417,16 +440,18 @@ void strata_h_mpu_list(struct strata_req *r)
     strata_sbuf_init(&b, STRATA_SRV_LIST_PAGE_MAX * 2 + 65536);
     strata_sbuf_puts(&b, XML_HEAD "<ListMultipartUploadsResult xmlns=\"" S3_NS "\">");
     strata_sbuf_xml_elem(&b, "Bucket", r->bucket);
-    strata_sbuf_xml_elem(&b, "KeyMarker", o.key_marker ? o.key_marker : "");
+    strata_url_xml_elem(&b, "KeyMarker", o.key_marker ? o.key_marker : "", p.url);
     strata_sbuf_xml_elem(&b, "UploadIdMarker", o.upload_id_marker ? o.upload_id_marker : "");
     if (res.truncated) {
-        strata_sbuf_xml_elem(&b, "NextKeyMarker", res.next_key_marker);
+        strata_url_xml_elem(&b, "NextKeyMarker", res.next_key_marker, p.url);
         strata_sbuf_xml_elem(&b, "NextUploadIdMarker", res.next_upload_id_marker);
     }
     if (o.prefix)
-        strata_sbuf_xml_elem(&b, "Prefix", o.prefix);
+        strata_url_xml_elem(&b, "Prefix", o.prefix, p.url);
     if (o.delimiter)
-        strata_sbuf_xml_elem(&b, "Delimiter", o.delimiter);
+        strata_url_xml_elem(&b, "Delimiter", o.delimiter, p.url);
+    if (p.url)
+        strata_sbuf_puts(&b, "<EncodingType>url</EncodingType>");
     strata_sbuf_printf(&b, "<MaxUploads>%ld</MaxUploads><IsTruncated>%s</IsTruncated>", max,
                        res.truncated ? "true" : "false");
     strata_sbuf_append(&b, p.items.data ? p.items.data : "", p.items.len);

@@ -455,7 +455,7 @@ static void test_parallel(void **state)
     struct strata_mpu_part parts[NP];
     for (unsigned i = 0; i < NP; i++)
         parts[i] = (struct strata_mpu_part){i + 1, etags[i], NULL, 0};
-    struct strata_mpu_complete_opts co = {"b", "par", uid, parts, NP, NULL, false};
+    struct strata_mpu_complete_opts co = {"b", "par", uid, parts, NP, NULL, false, false, 0};
     struct strata_obj_info out;
     assert_int_equal(strata_mpu_complete(e->m, &co, &out), 0);
     assert_int_not_equal(strcmp(out.version_id, "null"), 0);
@@ -589,7 +589,7 @@ static void test_checksums(void **state)
             parts[i] = (struct strata_mpu_part){(unsigned)i + 1, et[i], pck[i], pl};
             off += sizes[i];
         }
-        struct strata_mpu_complete_opts co = {"b", key, uid, parts, 3, NULL, false};
+        struct strata_mpu_complete_opts co = {"b", key, uid, parts, 3, NULL, false, false, 0};
         struct strata_obj_info out;
         assert_int_equal(strata_mpu_complete(e->m, &co, &out), 0);
         uint8_t want[32];
@@ -822,7 +822,7 @@ static void test_thousand_parts(void **state)
     struct strata_mpu_part *parts = calloc(N, sizeof(*parts));
     for (unsigned i = 0; i < N; i++)
         parts[i] = (struct strata_mpu_part){i + 1, etags[i], NULL, 0};
-    struct strata_mpu_complete_opts co = {"b", "thousand", uid, parts, N, NULL, false};
+    struct strata_mpu_complete_opts co = {"b", "thousand", uid, parts, N, NULL, false, false, 0};
     struct strata_obj_info out;
     double t2 = now_s();
     assert_int_equal(strata_mpu_complete(e->m, &co, &out), 0);
@@ -887,7 +887,7 @@ static void test_heal(void **state)
     assert_int_equal(upload(e, "done", uid, 1, d, sizes[0], et[0], NULL), 0);
     assert_int_equal(upload(e, "done", uid, 2, d + PMIN, sizes[1], et[1], NULL), 0);
     struct strata_mpu_part parts[2] = {{1, et[0], NULL, 0}, {2, et[1], NULL, 0}};
-    struct strata_mpu_complete_opts co = {"b", "done", uid, parts, 2, NULL, false};
+    struct strata_mpu_complete_opts co = {"b", "done", uid, parts, 2, NULL, false, false, 0};
     assert_int_equal(strata_mpu_complete(e->m, &co, NULL), 0);
     assert_int_equal(create(e, "open", 0, 0, uid2), 0);
     assert_int_equal(upload(e, "open", uid2, 1, d, PMIN, et[0], NULL), 0);
@@ -914,7 +914,7 @@ static void test_heal(void **state)
     assert_int_equal(strata_mpu_get(e->m, "b", "open", uid2, &mi), 0);
     /* (The lost drives came back empty and fresh: the upload goes on.) */
     assert_int_equal(upload(e, "open", uid2, 2, d + PMIN, 7, et[1], NULL), 0);
-    struct strata_mpu_complete_opts co2 = {"b", "open", uid2, parts, 2, NULL, false};
+    struct strata_mpu_complete_opts co2 = {"b", "open", uid2, parts, 2, NULL, false, false, 0};
     assert_int_equal(strata_mpu_complete(e->m, &co2, NULL), 0);
     read_all_check(e, "open", d, PMIN + 7);
     free(d);
