@@ -169,6 +169,15 @@ void strata_h_get(struct strata_req *r)
         }
         part_idx = (unsigned)v;
     }
+    /* AWS serves response-* overrides to signed requests only. */
+    for (size_t j = 0; !*strata_req_user(r) && j < sizeof(overrides) / sizeof(overrides[0]); j++) {
+        if (strata_req_query(r, overrides[j].param)) {
+            r->err_msg = "Request specific response headers cannot be used for anonymous GET "
+                         "requests.";
+            strata_req_error(r, S3E_InvalidRequest, 0);
+            return;
+        }
+    }
     /* HEAD opens the data too when a part is asked for: the part table is
      * reached through the get handle. */
     head = head && !part_idx;
