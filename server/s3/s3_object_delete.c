@@ -54,6 +54,7 @@ void strata_h_delete_multi(struct strata_req *r)
     /* The digests were verified with the body (http.c); AWS requires one. */
     enum s3_err e = r->body_digest ? S3E_NONE : S3E_InvalidRequest;
     if (e) {
+        r->err_msg = "Missing required header for this request: Content-MD5";
         strata_req_error(r, e, 0);
         return;
     }
