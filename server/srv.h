@@ -389,7 +389,9 @@ struct strata_xml_delobj {
     char *version_id; /* NULL when absent */
 };
 /* Delete: up to max objects (malloc'ed array and strings; free with
- * strata_xml_delete_free).  MalformedXML on bad XML, no objects or > max. */
+ * strata_xml_delete_free).  MalformedXML on bad XML, no objects or > max;
+ * NotImplemented for an Object with ETag, LastModifiedTime or Size (a
+ * conditional delete, not evaluated). */
 enum s3_err strata_xml_delete_parse(const char *body, size_t len, size_t max,
                                     struct strata_xml_delobj **objs, size_t *n, bool *quiet);
 void strata_xml_delete_free(struct strata_xml_delobj *objs, size_t n);

@@ -166,6 +166,25 @@ static bool hdr_taken(const char *op, const char *h)
     return false;
 }
 
+/* Conditional headers of operations that do not evaluate them: conditional
+ * deletes (If-Match; the x-amz-if-match-* of directory buckets) and the
+ * destination conditions of CopyObject.  Deleting or copying regardless
+ * would be a wrong success. */
+static bool conditions_taken(struct strata_req *r, const struct strata_route *rt)
+{
+    static const char *const del_conds[] = {"If-Match", "x-amz-if-match-last-modified-time",
+                                            "x-amz-if-match-size",
+                                            "x-amz-if-match-initiated-time"};
+    bool del = strcmp(rt->method, "DELETE") == 0 && rt->level == STRATA_LVL_OBJECT;
+    for (size_t i = 0; del && i < sizeof(del_conds) / sizeof(del_conds[0]); i++)
+        if (strata_req_hdr(r, del_conds[i]))
+            return false;
+    if (strcmp(rt->op, "CopyObject") == 0 &&
+        (strata_req_hdr(r, "If-Match") || strata_req_hdr(r, "If-None-Match")))
+        return false;
+    return true;
+}
+
 const struct strata_route *strata_route_find(struct strata_req *r, bool *notimpl)
 {
     const char *sub = NULL;
@@ -199,6 +218,10 @@ const struct strata_route *strata_route_find(struct strata_req *r, bool *notimpl
     }
     if (hit->body_cb == strata_h_put_body && strata_req_hdr(r, "x-amz-copy-source")) {
         hit = hit->sub ? &part_copy_route : &copy_route;
+    }
+    if (!conditions_taken(r, hit)) {
+        *notimpl = true;
+        return NULL;
     }
     if (strcmp(r->method, "PUT") == 0 || strcmp(r->method, "POST") == 0) {
         for (size_t i = 0; i < sizeof(unsupported_hdrs) / sizeof(unsupported_hdrs[0]); i++) {

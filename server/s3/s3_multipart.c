@@ -198,6 +198,13 @@ void strata_h_mpu_complete(struct strata_req *r)
     }
     const char *inm = strata_req_hdr(r, "If-None-Match");
     o.if_none_match_star = inm && strcmp(inm, "*") == 0;
+    if (inm && !o.if_none_match_star) {
+        /* AWS takes only "*" here, as on PutObject. */
+        free(parts);
+        strata_xml_complete_free(xp, n);
+        strata_req_error(r, S3E_NotImplemented, 0);
+        return;
+    }
     const char *mpsize = strata_req_hdr(r, "x-amz-mp-object-size");
     if (mpsize) {
         char *end;

@@ -180,6 +180,12 @@ enum s3_err strata_xml_delete_parse(const char *body, size_t len, size_t max,
                 e = S3E_MalformedXML;
                 break;
             }
+            /* Conditional deletes are not evaluated: refuse rather
+             * than delete unconditionally. */
+            if (child(c, "ETag") || child(c, "LastModifiedTime") || child(c, "Size")) {
+                e = S3E_NotImplemented;
+                break;
+            }
             arr[i].key = text(k);
             arr[i].version_id = vid ? text(vid) : NULL;
             if (!arr[i].key)
