@@ -234,12 +234,44 @@ static void test_access_control_hdrs(void **state)
     }
 }
 
+/* Newer operations and conditions Strata does not evaluate: 501, never
+ * the plain route (DeleteBucket, ListObjects, PutObject, DeleteObject). */
+static void test_not_served(void **state)
+{
+    static const char *const bsub[] = {"metadataTable", "metadataConfiguration",
+                                       "metadataInventoryTable", "metadataJournalTable", "abac"};
+    static const char *const methods[] = {"GET", "PUT", "POST", "DELETE"};
+    for (size_t i = 0; i < sizeof(bsub) / sizeof(bsub[0]); i++)
+        for (size_t j = 0; j < sizeof(methods) / sizeof(methods[0]); j++)
+            assert_string_equal(route(methods[j], STRATA_LVL_BUCKET, bsub[i], NULL, NULL), "501");
+    assert_string_equal(route("PUT", STRATA_LVL_OBJECT, "renameObject", "x-amz-rename-source",
+                              "/b/k"),
+                        "501");
+    assert_string_equal(route("PUT", STRATA_LVL_OBJECT, "encryption", NULL, NULL), "501");
+    assert_string_equal(route("PUT", STRATA_LVL_OBJECT, NULL, "x-amz-write-offset-bytes", "0"),
+                        "501");
+    assert_string_equal(route("DELETE", STRATA_LVL_OBJECT, NULL, "If-Match", "*"), "501");
+    assert_string_equal(route("DELETE", STRATA_LVL_OBJECT, NULL, "x-amz-if-match-size", "1"),
+                        "501");
+    assert_string_equal(route("DELETE", STRATA_LVL_OBJECT, "uploadId=u",
+                              "x-amz-if-match-initiated-time", "x"),
+                        "501");
+    assert_string_equal(route("DELETE", STRATA_LVL_BUCKET, NULL, "If-Match", "*"),
+                        "DeleteBucket");
+    assert_string_equal(route("PUT", STRATA_LVL_OBJECT, NULL, "If-Match", "\"e\""), "PutObject");
+    assert_string_equal(route("PUT", STRATA_LVL_OBJECT, NULL, "If-None-Match", "*"), "PutObject");
+    assert_string_equal(route("GET", STRATA_LVL_OBJECT, NULL, "If-Match", "\"e\""), "GetObject");
+    assert_string_equal(route("GET", STRATA_LVL_OBJECT, "x-id=GetObject", NULL, NULL),
+                        "GetObject");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_service_and_bucket),
         cmocka_unit_test(test_object),
         cmocka_unit_test(test_access_control_hdrs),
+        cmocka_unit_test(test_not_served),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
