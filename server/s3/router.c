@@ -166,10 +166,10 @@ static bool hdr_taken(const char *op, const char *h)
     return false;
 }
 
-/* Conditional headers of operations that do not evaluate them: conditional
- * deletes (If-Match; the x-amz-if-match-* of directory buckets) and the
- * destination conditions of CopyObject.  Deleting or copying regardless
- * would be a wrong success. */
+/* Headers the routed operation would not evaluate: conditional deletes
+ * (If-Match; the x-amz-if-match-* of directory buckets), CopyObject's
+ * destination conditions and a source range (UploadPartCopy's only).
+ * Deleting or copying regardless would be a wrong success. */
 static bool conditions_taken(struct strata_req *r, const struct strata_route *rt)
 {
     static const char *const del_conds[] = {"If-Match", "x-amz-if-match-last-modified-time",
@@ -180,7 +180,8 @@ static bool conditions_taken(struct strata_req *r, const struct strata_route *rt
         if (strata_req_hdr(r, del_conds[i]))
             return false;
     if (strcmp(rt->op, "CopyObject") == 0 &&
-        (strata_req_hdr(r, "If-Match") || strata_req_hdr(r, "If-None-Match")))
+        (strata_req_hdr(r, "If-Match") || strata_req_hdr(r, "If-None-Match") ||
+         strata_req_hdr(r, "x-amz-copy-source-range")))
         return false;
     return true;
 }

@@ -10,6 +10,8 @@
 
 #include "authz.h"
 
+#include <ctype.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -322,7 +324,8 @@ void strata_h_copy(struct strata_req *r)
     src_free(&cs);
 }
 
-/* x-amz-copy-source-range "bytes=a-b" within size: 0, or -1. */
+/* x-amz-copy-source-range "bytes=a-b": 0; -1 when not of that form (digits
+ * only, one range), -2 when it does not lie within size. */
 static int part_range(const char *hdr, uint64_t size, uint64_t *off, uint64_t *len)
 {
     if (!hdr) {
@@ -330,10 +333,21 @@ static int part_range(const char *hdr, uint64_t size, uint64_t *off, uint64_t *l
         *len = size;
         return 0;
     }
-    unsigned long long a, b;
-    char tail;
-    if (sscanf(hdr, "bytes=%llu-%llu%c", &a, &b, &tail) != 2 || b < a || b >= size)
+    if (strncmp(hdr, "bytes=", 6) != 0)
         return -1;
+    const char *p = hdr + 6;
+    char *end;
+    if (!isdigit((unsigned char)*p))
+        return -1;
+    errno = 0;
+    unsigned long long a = strtoull(p, &end, 10);
+    if (errno || *end != '-' || !isdigit((unsigned char)end[1]))
+        return -1;
+    unsigned long long b = strtoull(end + 1, &end, 10);
+    if (errno || *end)
+        return -1;
+    if (b < a || b >= size)
+        return -2;
     *off = a;
     *len = b - a + 1;
     return 0;
@@ -347,8 +361,14 @@ static void part_copy_run(struct strata_req *r, struct strata_get *g,
         strata_req_error(r, S3E_PreconditionFailed, 0);
         return;
     }
-    if (part_range(strata_req_hdr(r, "x-amz-copy-source-range"), src->size, &off, &len) != 0) {
-        strata_req_error(r, S3E_InvalidRange, 0);
+    /* AWS answers both with 400 InvalidArgument. */
+    int pr = part_range(strata_req_hdr(r, "x-amz-copy-source-range"), src->size, &off, &len);
+    if (pr != 0) {
+        r->err_msg = pr == -1 ? "The x-amz-copy-source-range value must be of the form "
+                                "bytes=first-last where first and last are the zero-based "
+                                "offsets of the first and last bytes to copy"
+                              : "Range specified is not valid for source object.";
+        strata_req_error(r, S3E_InvalidArgument, 0);
         return;
     }
     const char *pn = strata_req_query(r, "partNumber");

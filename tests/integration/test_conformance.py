@@ -513,6 +513,32 @@ def copy_edges(s):
                                              "x-amz-copy-source-if-match": '"0000"'}),
            412, "PreconditionFailed")
     assert keys_of(c, b) == ["dst", "src"]
+    # x-amz-copy-source-range belongs to UploadPartCopy; CopyObject would
+    # copy the whole object.
+    expect(req(s, "PUT", f"/{b}/y", headers={"x-amz-copy-source": f"/{b}/src",
+                                             "x-amz-copy-source-range": "bytes=0-1"}),
+           501, "NotImplemented")
+    assert keys_of(c, b) == ["dst", "src"]
+    # UploadPartCopy: a malformed or out-of-range source range is 400
+    # InvalidArgument (AWS), no part stored; a valid one copies those bytes.
+    uid = c.create_multipart_upload(Bucket=b, Key="mp")["UploadId"]
+    q = "partNumber=1&uploadId=" + urllib.parse.quote(uid, safe="")
+    for rng in ("bytes=garbage", "bytes=-2", "bytes=1-", "", "bytes=0-1,2-3", "0-1",
+                "bytes= 0-1", "bytes=+0-1"):
+        r = expect(req(s, "PUT", f"/{b}/mp", q, headers={"x-amz-copy-source": f"/{b}/src",
+                                                        "x-amz-copy-source-range": rng}),
+                   400, "InvalidArgument")
+        assert b"bytes=first-last" in r.body, (rng, r)
+    for rng in ("bytes=2-1", "bytes=0-4", "bytes=4-4"):
+        expect(req(s, "PUT", f"/{b}/mp", q, headers={"x-amz-copy-source": f"/{b}/src",
+                                                    "x-amz-copy-source-range": rng}),
+               400, "InvalidArgument")
+    assert "Parts" not in c.list_parts(Bucket=b, Key="mp", UploadId=uid)
+    r = req(s, "PUT", f"/{b}/mp", q, headers={"x-amz-copy-source": f"/{b}/src",
+                                             "x-amz-copy-source-range": "bytes=1-2"})
+    assert r.status == 200, r
+    assert c.list_parts(Bucket=b, Key="mp", UploadId=uid)["Parts"][0]["Size"] == 2
+    c.abort_multipart_upload(Bucket=b, Key="mp", UploadId=uid)
     # URL-encoded copy source with an awkward key, ?versionId=null on an
     # unversioned bucket.
     c.put_object(Bucket=b, Key="a b+c", Body=b"awk")
