@@ -378,7 +378,9 @@ enum s3_err strata_put_digests(struct strata_req *r, struct strata_put_opts *o);
 /* ---- XML request bodies (s3_xml.c), libxml2 ----------------------------- */
 
 /* CreateBucketConfiguration: region into out ("" when none given).
- * Returns S3E_NONE or MalformedXML. */
+ * Returns S3E_NONE, MalformedXML, InvalidLocationConstraint (too long) or
+ * NotImplemented for any element besides LocationConstraint (Location,
+ * Bucket, Tags). */
 enum s3_err strata_xml_location_parse(const char *body, size_t len, char *out, size_t out_len);
 /* VersioningConfiguration: *status = enum strata_versioning, or -1 for no
  * Status element.  MalformedXML on bad XML or an unknown Status. */

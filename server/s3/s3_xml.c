@@ -89,8 +89,13 @@ enum s3_err strata_xml_location_parse(const char *body, size_t len, char *out, s
     if (!root || !named(root, "CreateBucketConfiguration")) {
         e = S3E_MalformedXML;
     } else {
+        /* Location and Bucket describe directory buckets, Tags tags the
+         * new bucket: none is done here, so none is ignored. */
+        for (xmlNodePtr c = root->children; c && !e; c = c->next)
+            if (c->type == XML_ELEMENT_NODE && !named(c, "LocationConstraint"))
+                e = S3E_NotImplemented;
         xmlNodePtr lc = child(root, "LocationConstraint");
-        char *v = lc ? text(lc) : NULL;
+        char *v = lc && !e ? text(lc) : NULL;
         if (v && strlen(v) >= out_len)
             e = S3E_InvalidLocationConstraint;
         else if (v)

@@ -224,6 +224,15 @@ def bucket_create_delete_edges(s):
         assert r.status == 200, (name, r)
         assert req(s, "DELETE", "/" + name).status == 204
 
+    # CreateBucketConfiguration parts Strata does not act on (directory
+    # bucket Location/Bucket, Tags) are refused and no bucket is made.
+    for extra in (b"<Bucket><DataRedundancy>SingleAvailabilityZone</DataRedundancy>"
+                  b"<Type>Directory</Type></Bucket>",
+                  b"<Tags><Tag><Key>k</Key><Value>v</Value></Tag></Tags>"):
+        body = (b'<CreateBucketConfiguration xmlns="http://s3.amazonaws.com/doc/2006-03-01/">'
+                + extra + b"</CreateBucketConfiguration>")
+        expect(req(s, "PUT", f"/{b}", body=body), 501, "NotImplemented")
+        assert req(s, "HEAD", f"/{b}").status == 404
 
 # ---- 3: listings -----------------------------------------------------------
 

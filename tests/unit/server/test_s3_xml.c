@@ -149,6 +149,31 @@ static void test_utf8_valid(void **state)
             fail_msg("bad %zu accepted", i);
 }
 
+/* CreateBucketConfiguration elements Strata does not act on are refused. */
+static void test_bucket_config_extras(void **state)
+{
+    (void)state;
+    static const char *const extra[] = {
+        "<Location><Name>usw2-az1</Name><Type>AvailabilityZone</Type></Location>",
+        "<Bucket><DataRedundancy>SingleAvailabilityZone</DataRedundancy>"
+        "<Type>Directory</Type></Bucket>",
+        "<Tags><Tag><Key>k</Key><Value>v</Value></Tag></Tags>",
+    };
+    char region[32], body[512];
+    for (size_t i = 0; i < sizeof(extra) / sizeof(extra[0]); i++) {
+        snprintf(body, sizeof(body),
+                 "<CreateBucketConfiguration><LocationConstraint>eu-west-1"
+                 "</LocationConstraint>%s</CreateBucketConfiguration>",
+                 extra[i]);
+        assert_int_equal(strata_xml_location_parse(body, strlen(body), region, sizeof(region)),
+                         S3E_NotImplemented);
+    }
+    const char *ok = "<CreateBucketConfiguration> <LocationConstraint>eu-west-1"
+                     "</LocationConstraint><!-- c --></CreateBucketConfiguration>";
+    assert_int_equal(strata_xml_location_parse(ok, strlen(ok), region, sizeof(region)), S3E_NONE);
+    assert_string_equal(region, "eu-west-1");
+}
+
 int main(void)
 {
     xmlInitParser();
@@ -156,6 +181,7 @@ int main(void)
         cmocka_unit_test(test_doctype_refused),
         cmocka_unit_test(test_escape_controls),
         cmocka_unit_test(test_utf8_valid),
+        cmocka_unit_test(test_bucket_config_extras),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     xmlCleanupParser();
