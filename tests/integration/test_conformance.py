@@ -17,6 +17,7 @@ import json
 import os
 import sys
 import urllib.parse
+import urllib.request
 import xml.etree.ElementTree as ET
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -422,6 +423,16 @@ def get_response_overrides(s):
     for p in ("response-content-type=x%2Fy", "response-cache-control=no-store",
               "response-content-disposition=inline"):
         expect(req(s, "GET", f"/{b}/o", p, sign=False), 400, "InvalidRequest")
+    r = req(s, "HEAD", f"/{b}/o", "response-content-type=x%2Fy", sign=False)
+    assert r.status == 400 and r.body == b"", r
+    # A presigned URL is signed: its overrides apply.
+    url = c.generate_presigned_url("get_object", Params={
+        "Bucket": b, "Key": "o", "ResponseContentType": "image/x-test",
+        "ResponseContentDisposition": 'attachment; filename="a b.txt"'}, ExpiresIn=300)
+    with urllib.request.urlopen(url, timeout=30) as u:
+        assert u.status == 200 and u.read() == b"hello"
+        assert u.headers["Content-Type"] == "image/x-test", u.headers
+        assert u.headers["Content-Disposition"] == 'attachment; filename="a b.txt"', u.headers
 
 
 @test
