@@ -155,7 +155,11 @@ static void copy_open(struct strata_req *r, struct strata_get *g, struct strata_
 {
     const char *dir = strata_req_hdr(r, "x-amz-metadata-directive");
     bool replace = dir && strcmp(dir, "REPLACE") == 0;
-    if (dir && !replace && strcmp(dir, "COPY") != 0) {
+    const char *td = strata_req_hdr(r, "x-amz-tagging-directive");
+    if ((dir && !replace && strcmp(dir, "COPY") != 0) ||
+        (td && strcmp(td, "COPY") != 0 && strcmp(td, "REPLACE") != 0)) {
+        r->err_msg = dir && !replace && strcmp(dir, "COPY") != 0 ? "Unknown metadata directive."
+                                                                  : "Unknown tagging directive.";
         strata_req_error(r, S3E_InvalidArgument, 0);
         return;
     }
@@ -168,7 +172,6 @@ static void copy_open(struct strata_req *r, struct strata_get *g, struct strata_
         return;
     }
     bool same = strcmp(cs->bucket, r->bucket) == 0 && strcmp(cs->key, r->key) == 0;
-    const char *td = strata_req_hdr(r, "x-amz-tagging-directive");
     if (same && !replace && !cs->version_id && !(td && strcmp(td, "REPLACE") == 0) &&
         !strata_req_hdr(r, "x-amz-server-side-encryption") &&
         !strata_req_hdr(r, "x-amz-server-side-encryption-customer-algorithm")) {

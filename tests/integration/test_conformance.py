@@ -524,8 +524,13 @@ def copy_edges(s):
     expect(req(s, "PUT", f"/{b}/x", headers={"x-amz-copy-source": f"/{b}/src",
                                              "x-amz-metadata-directive": "MOVE"}),
            400, "InvalidArgument")
-    # A body with a copy is refused? No: AWS ignores nothing here; a copy
-    # onto itself without a change is InvalidRequest.
+    for hn in ("x-amz-metadata-directive", "x-amz-tagging-directive"):
+        for bad in ("FOO", "copy", ""):
+            r = expect(req(s, "PUT", f"/{b}/x", headers={"x-amz-copy-source": f"/{b}/src",
+                                                         hn: bad}), 400, "InvalidArgument")
+            assert b"Unknown" in r.body and b"directive" in r.body, r
+    assert keys_of(c, b) == ["dst", "src"]
+    # A copy onto itself that changes nothing is InvalidRequest.
     expect(req(s, "PUT", f"/{b}/src", headers={"x-amz-copy-source": f"/{b}/src"}), 400,
            "InvalidRequest")
     # Conditional copy header failing -> 412, nothing created.
