@@ -94,7 +94,9 @@ static void parts_xml(struct strata_req *r, struct strata_get *g, struct strata_
 void strata_h_attributes(struct strata_req *r)
 {
     int want = attrs_parse(strata_req_hdr(r, "x-amz-object-attributes"));
-    if (want < 0) {
+    /* Bad paging headers are refused, not read as the defaults. */
+    if (want < 0 || hdr_num(r, "x-amz-max-parts", 0) < 0 ||
+        hdr_num(r, "x-amz-part-number-marker", 0) < 0) {
         strata_req_error(r, S3E_InvalidArgument, 0);
         return;
     }

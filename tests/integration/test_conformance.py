@@ -641,6 +641,14 @@ def multipart_edges(s):
     assert [e.findtext(f"{NS}Key") for e in root.findall(f"{NS}Upload")] == [awk], r
     assert [u["Key"] for u in c.list_multipart_uploads(Bucket=b)["Uploads"]] == [awk]
     c.abort_multipart_upload(Bucket=b, Key=awk, UploadId=uid2)
+    # GetObjectAttributes paging headers: bad values refused, good ones page.
+    for hn, bad in (("x-amz-max-parts", "-1"), ("x-amz-max-parts", "x"),
+                    ("x-amz-part-number-marker", "-2"), ("x-amz-part-number-marker", "")):
+        expect(req(s, "GET", f"/{b}/{k}", "attributes",
+                   {"x-amz-object-attributes": "ObjectParts", hn: bad}), 400, "InvalidArgument")
+    at = c.get_object_attributes(Bucket=b, Key=k, ObjectAttributes=["ObjectParts"], MaxParts=1)
+    assert at["ObjectParts"]["TotalPartsCount"] == 2 and at["ObjectParts"]["IsTruncated"], at
+    assert [p["PartNumber"] for p in at["ObjectParts"]["Parts"]] == [1], at
     # After completion: NoSuchUpload for every upload operation.
     expect(req(s, "POST", f"/{b}/{k}", q, body=body), 404, "NoSuchUpload")
     expect(req(s, "GET", f"/{b}/{k}", q), 404, "NoSuchUpload")
