@@ -14,6 +14,7 @@ import base64
 import hashlib
 import http.client
 import json
+import socket
 import os
 import sys
 import urllib.parse
@@ -691,6 +692,44 @@ def key_and_metadata_limits(s):
     assert h["Metadata"] == {"new": "1"}, h
     assert h["ResponseMetadata"]["HTTPHeaders"]["expires"] == "Wed, 02 Jan 2030 03:04:05 GMT", h
 
+
+
+def head_only(s, method, path, hdrs):
+    """A SigV4 request (UNSIGNED-PAYLOAD) sent as headers only, with the
+    given Content-Length / Transfer-Encoding and no body: the answer must
+    come before any body byte.  Returns the raw response head and body."""
+    h = dict(hdrs)
+    h["x-amz-content-sha256"] = "UNSIGNED-PAYLOAD"
+    ar = AWSRequest(method=method, url=s.endpoint + path, data=b"", headers=h)
+    S3SigV4Auth(s.credentials(), "s3", REGION).add_auth(ar)
+    lines = [f"{method} {path} HTTP/1.1", f"Host: {s.host}:{s.port}"]
+    lines += [f"{k}: {v}" for k, v in ar.headers.items()]
+    with socket.create_connection((s.host, s.port), timeout=30) as so:
+        so.sendall(("\r\n".join(lines) + "\r\n\r\n").encode())
+        data = b""
+        while b"</Error>" not in data:
+            chunk = so.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+    return data
+
+
+@test
+def size_limits_before_the_body(s):
+    c, b = new_bucket(s, "lim")
+    big = str(5 * 1024 ** 3 + 1)  # one byte over 5 GiB
+    r = head_only(s, "PUT", f"/{b}/big", {"Content-Length": big})
+    assert r.startswith(b"HTTP/1.1 400") and b"<Code>EntityTooLarge</Code>" in r, r
+    uid = c.create_multipart_upload(Bucket=b, Key="m")["UploadId"]
+    r = head_only(s, "PUT", f"/{b}/m?partNumber=1&uploadId=" + urllib.parse.quote(uid, safe=""),
+                  {"Content-Length": big})
+    assert r.startswith(b"HTTP/1.1 400") and b"<Code>EntityTooLarge</Code>" in r, r
+    # No length at all: 411 MissingContentLength.
+    r = head_only(s, "PUT", f"/{b}/nolen", {})
+    assert r.startswith(b"HTTP/1.1 411") and b"<Code>MissingContentLength</Code>" in r, r
+    assert keys_of(c, b) == []
+    c.abort_multipart_upload(Bucket=b, Key="m", UploadId=uid)
 
 # ---- 9: error shape ----------------------------------------------------------
 
