@@ -22,7 +22,7 @@ import urllib.request
 import xml.etree.ElementTree as ET
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from strata_harness import REGION, Strata, expect_error, run, test  # noqa: E402
+from strata_harness import REGION, Strata, expect_error, new_bucket, run, test  # noqa: E402
 
 from botocore.auth import S3SigV4Auth  # noqa: E402
 from botocore.awsrequest import AWSRequest  # noqa: E402
@@ -88,13 +88,6 @@ def expect(r, status, code=None, resource=None):
 
 def md5_b64(b):
     return base64.b64encode(hashlib.md5(b).digest()).decode()
-
-
-def new_bucket(s, prefix):
-    c = s.client()
-    b = s.bucket_name(prefix)
-    c.create_bucket(Bucket=b)
-    return c, b
 
 
 def keys_of(c, b):
