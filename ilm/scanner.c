@@ -18,16 +18,16 @@
  * Object Lock is enforced by meta: a refused delete (STRATA_ELOCKED) is
  * counted as skipped-locked and the pass moves on; the version is looked
  * at again on the next pass only.  The walk is paced to rate_objs entries
- * per second.  The position is not persisted: a pass restarts from the
- * first bucket.
+ * per second.  Its position is saved in meta (scanpos.c) so a pass a
+ * restart interrupted continues where it was.  Between pages and between
+ * passes the thread drains the version-time index (due.c) and meta's
+ * immediate heal queue (healing.c), so due work waits for neither.
  *
  * Threads: one scanner thread; strata_ilm_run_once and the control
  * functions may be called from another thread (passes are serialised).
  */
-#include "strata/ilm.h"
+#include "ilm_internal.h"
 
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -35,19 +35,6 @@
 #define MOD "ilm"
 #define PAGE_MAX 1000
 #define OBJ_TAGS_MAX 10
-
-struct strata_ilm {
-    struct strata_ilm_opts o;
-    pthread_t thr;
-    bool running;
-    atomic_bool stop;
-    bool kick;
-    pthread_mutex_t mu; /* guards kick, stats; with cv the thread's sleep */
-    pthread_cond_t cv;
-    pthread_mutex_t pass_mu; /* one pass at a time */
-    struct strata_ilm_stats last, total;
-    int64_t last_heal_ms;
-};
 
 enum act_kind { ACT_EXPIRE, ACT_NONCURRENT, ACT_MARKER, ACT_ABORT };
 
@@ -73,6 +60,11 @@ struct walk {
     unsigned nversions;
     unsigned noncurrent_seen;
     int64_t newer_mtime_ms;
+    const char *only_key; /* walk_key: this key only */
+    const char *want_vid; /* walk_key: note whether this version is listed */
+    bool saw_vid;
+    struct ilm_pos *pos;  /* full pass: where to resume, saved per page */
+    char done_key[STRATA_KEY_MAX + 1]; /* the last key whose versions are all seen */
     bool latest_marker;
     char marker_vid[STRATA_VERSION_ID_MAX + 1];
     /* decisions of the current page */
@@ -81,17 +73,21 @@ struct walk {
     int oom;
 };
 
-static int64_t now_ms(void)
+int64_t strata_ilm__now_ms(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static int64_t day_ms(const struct strata_ilm *e)
+int64_t strata_ilm__day_ms(const struct strata_ilm *e)
 {
     return e->o.day_ms > 0 ? e->o.day_ms : STRATA_LC_DAY_MS_DEFAULT;
 }
+
+#define now_ms() strata_ilm__now_ms()
+#define day_ms(e) strata_ilm__day_ms(e)
+#define KEY_PASSED 1 /* walk_key: the listing went past the key */
 
 /* Sleep until abs_ms (CLOCK_REALTIME) or stop; true when asked to stop. */
 static bool nap_until(struct strata_ilm *e, int64_t abs_ms, bool wake_on_kick)
@@ -108,6 +104,10 @@ static bool nap_until(struct strata_ilm *e, int64_t abs_ms, bool wake_on_kick)
 /* Keep the pass at rate_objs entries per second; true when asked to stop. */
 static bool pace(struct walk *w)
 {
+    int64_t t = now_ms();
+    strata_ilm__due_tick(w->e, false, w->st);
+    strata_ilm__heal_tick(w->e, w->st);
+    w->pass_t0_ms += now_ms() - t; /* that work is not the walk's: keep its pace */
     unsigned rate = w->e->o.rate_objs;
     if (rate == 0)
         return atomic_load(&w->e->stop);
@@ -193,7 +193,13 @@ static int version_cb(const struct strata_list_entry *ent, void *ud)
     const struct strata_obj_info *in = ent->info;
     if (ent->is_prefix || !in)
         return 0;
+    if (w->only_key && strcmp(ent->key, w->only_key) != 0)
+        return KEY_PASSED;
+    if (w->want_vid && strcmp(in->version_id, w->want_vid) == 0)
+        w->saw_vid = true;
     if (!w->in_key || strcmp(w->key, ent->key) != 0) {
+        if (w->in_key)
+            snprintf(w->done_key, sizeof(w->done_key), "%s", w->key);
         key_done(w);
         snprintf(w->key, sizeof(w->key), "%s", ent->key);
         w->in_key = true;
@@ -235,12 +241,19 @@ static int walk_versions(struct walk *w)
     struct strata_list_result res;
     memset(&res, 0, sizeof(res));
     char after[STRATA_KEY_MAX + 1] = "", vid[STRATA_VERSION_ID_MAX + 1] = "";
+    if (w->pos && w->pos->key[0]) { /* resume a pass a restart interrupted */
+        snprintf(after, sizeof(after), "%s", w->pos->key);
+        snprintf(vid, sizeof(vid), "%s", w->pos->vid);
+    }
     int rc;
     do {
         struct strata_list_opts lo = {.bucket = w->bucket, .max_keys = page, .versions = true,
+                                      .prefix = w->only_key,
                                       .start_after = after[0] ? after : NULL,
                                       .version_id_marker = vid[0] ? vid : NULL};
         rc = strata_obj_list(w->e->o.meta, &lo, version_cb, w, &res);
+        if (rc == KEY_PASSED)
+            rc = 0, res.truncated = false;
         if (rc == 0 && !res.truncated)
             key_done(w);
         run_actions(w);
@@ -248,6 +261,17 @@ static int walk_versions(struct walk *w)
             break;
         snprintf(after, sizeof(after), "%s", res.next_key);
         snprintf(vid, sizeof(vid), "%s", res.next_version_id);
+        if (w->only_key)
+            continue;
+        if (w->pos && res.truncated && w->done_key[0]) {
+            /* Resume after the last key whose versions were all decided: a
+             * key resumed mid-way would take a noncurrent version for the
+             * current one. */
+            snprintf(w->pos->key, sizeof(w->pos->key), "%s", w->done_key);
+            w->pos->vid[0] = '\0';
+            strata_ilm__pos_save(w->e, w->pos, false);
+            strata_ilm__progress(w->e, w->st, w->bucket, w->done_key);
+        }
         if (pace(w))
             return 0;
     } while (res.truncated);
@@ -294,8 +318,10 @@ static int walk_uploads(struct walk *w)
     return rc;
 }
 
-static void walk_bucket(struct strata_ilm *e, const char *bucket, struct strata_ilm_stats *st,
-                        int64_t t0_ms)
+/* The bucket's lifecycle rules: 0 with cfg filled (caller finis), or
+ * non-zero when it has none or they are unusable (logged, counted). */
+static int load_rules(struct strata_ilm *e, const char *bucket, struct strata_lc_config *cfg,
+                      struct strata_ilm_stats *st)
 {
     void *doc = NULL;
     size_t len = 0;
@@ -307,22 +333,50 @@ static void walk_bucket(struct strata_ilm *e, const char *bucket, struct strata_
             strata_log(&e->o.log, STRATA_LOG_WARN, MOD, "lifecycle of %s unreadable: %s", bucket,
                        strata_errname(rc));
         }
-        return;
+        return rc ? rc : STRATA_ENOTFOUND;
     }
-    struct strata_lc_config cfg;
     struct strata_lc_error perr;
-    rc = strata_lc_config_parse(doc, len, &cfg, &perr);
+    rc = strata_lc_config_parse(doc, len, cfg, &perr);
     free(doc);
     if (rc) {
         st->errors++;
         strata_log(&e->o.log, STRATA_LOG_WARN, MOD, "lifecycle of %s not applied: %s", bucket,
                    perr.msg[0] ? perr.msg : strata_errname(rc));
-        return;
     }
+    return rc;
+}
+
+int strata_ilm__load_rules(struct strata_ilm *e, const char *bucket, struct strata_lc_config *cfg,
+                           struct strata_ilm_stats *st)
+{
+    return load_rules(e, bucket, cfg, st);
+}
+
+int strata_ilm__walk_key(struct strata_ilm *e, const char *bucket,
+                         const struct strata_lc_config *cfg, const char *key, const char *vid,
+                         bool *seen, struct strata_ilm_stats *st)
+{
+    struct walk w = {.e = e, .bucket = bucket, .cfg = cfg, .st = st, .now_ms = now_ms(),
+                     .pass_t0_ms = now_ms(), .only_key = key, .want_vid = vid};
+    int rc = walk_versions(&w);
+    for (size_t i = 0; i < w.nacts; i++)
+        free(w.acts[i].key);
+    free(w.acts);
+    if (seen)
+        *seen = w.saw_vid;
+    return rc;
+}
+
+static void walk_bucket(struct strata_ilm *e, const char *bucket, struct strata_ilm_stats *st,
+                        int64_t t0_ms, struct ilm_pos *pos)
+{
+    struct strata_lc_config cfg;
+    if (load_rules(e, bucket, &cfg, st) != 0)
+        return;
     st->buckets++;
     struct walk w = {.e = e, .bucket = bucket, .cfg = &cfg, .st = st, .now_ms = now_ms(),
-                     .pass_t0_ms = t0_ms};
-    rc = walk_versions(&w);
+                     .pass_t0_ms = t0_ms, .pos = pos};
+    int rc = walk_versions(&w);
     if (rc == 0 && !atomic_load(&e->stop))
         rc = walk_uploads(&w);
     if (rc && rc != STRATA_ENOTFOUND) { /* ENOTFOUND: the bucket went meanwhile */
@@ -384,7 +438,8 @@ static void housekeeping(struct strata_ilm *e, struct strata_ilm_stats *st)
     }
 }
 
-static void stats_add(struct strata_ilm_stats *t, const struct strata_ilm_stats *s)
+/* Add the counters of s to t (not its times). */
+static void stats_add_counts(struct strata_ilm_stats *t, const struct strata_ilm_stats *s)
 {
     t->passes += s->passes;
     t->buckets += s->buckets;
@@ -397,6 +452,15 @@ static void stats_add(struct strata_ilm_stats *t, const struct strata_ilm_stats 
     t->errors += s->errors;
     t->healed += s->healed;
     t->tmp_reclaimed += s->tmp_reclaimed;
+    t->due_scanned += s->due_scanned;
+    t->due_dropped += s->due_dropped;
+    t->heal_queued += s->heal_queued;
+    t->orphans_reclaimed += s->orphans_reclaimed;
+}
+
+static void stats_add(struct strata_ilm_stats *t, const struct strata_ilm_stats *s)
+{
+    stats_add_counts(t, s);
     t->started_ms = s->started_ms;
     t->finished_ms = s->finished_ms;
 }
@@ -407,11 +471,43 @@ int strata_ilm_run_once(struct strata_ilm *e, struct strata_ilm_stats *out)
     struct strata_ilm_stats st;
     memset(&st, 0, sizeof(st));
     st.started_ms = now_ms();
+    strata_ilm__due_tick(e, true, &st); /* due work first */
     struct names ns = {0};
     int rc = strata_meta_bucket_list(e->o.meta, name_cb, &ns);
-    for (size_t i = 0; rc == 0 && i < ns.n && !atomic_load(&e->stop); i++)
-        walk_bucket(e, ns.v[i], &st, st.started_ms);
+    struct ilm_pos pos;
+    if (strata_ilm__pos_load(e, &pos) != 0)
+        memset(&pos, 0, sizeof(pos));
+    if (pos.bucket[0])
+        strata_log(&e->o.log, STRATA_LOG_INFO, MOD, "pass resumes at /%s/%s", pos.bucket,
+                   pos.key);
+    pthread_mutex_lock(&e->mu);
+    memset(&e->prog, 0, sizeof(e->prog));
+    e->prog.running = true;
+    e->prog.resumed = pos.bucket[0] != 0;
+    e->prog.buckets_total = ns.n;
+    pthread_mutex_unlock(&e->mu);
+    for (size_t i = 0; rc == 0 && i < ns.n && !atomic_load(&e->stop); i++) {
+        int c = pos.bucket[0] ? strcmp(ns.v[i], pos.bucket) : 1;
+        if (c >= 0) {
+            if (c > 0) { /* a bucket not begun yet */
+                snprintf(pos.bucket, sizeof(pos.bucket), "%s", ns.v[i]);
+                pos.key[0] = pos.vid[0] = '\0';
+                strata_ilm__pos_save(e, &pos, false);
+            }
+            strata_ilm__progress(e, &st, ns.v[i], pos.key);
+            walk_bucket(e, ns.v[i], &st, st.started_ms, &pos);
+        }
+        pthread_mutex_lock(&e->mu);
+        e->prog.buckets_done = i + 1;
+        pthread_mutex_unlock(&e->mu);
+    }
     free(ns.v);
+    if (rc == 0 && !atomic_load(&e->stop)) { /* the pass is complete */
+        memset(&pos, 0, sizeof(pos));
+        strata_ilm__pos_save(e, &pos, true);
+    } else if (pos.bucket[0]) {
+        strata_ilm__pos_save(e, &pos, true);
+    }
     if (rc) {
         st.errors++;
         strata_log(&e->o.log, STRATA_LOG_WARN, MOD, "bucket list: %s", strata_errname(rc));
@@ -435,6 +531,7 @@ int strata_ilm_run_once(struct strata_ilm *e, struct strata_ilm_stats *out)
     pthread_mutex_lock(&e->mu);
     e->last = st;
     stats_add(&e->total, &st);
+    memset(&e->prog, 0, sizeof(e->prog));
     pthread_mutex_unlock(&e->mu);
     pthread_mutex_unlock(&e->pass_mu);
     if (out)
@@ -451,10 +548,50 @@ static void *thread_main(void *arg)
         e->kick = false;
         pthread_mutex_unlock(&e->mu);
         strata_ilm_run_once(e, NULL);
-        if (nap_until(e, t0 + (int64_t)e->o.interval_s * 1000, true))
+        /* Between passes: the due index and the heal queue, every drain_ms. */
+        int64_t next = t0 + (int64_t)e->o.interval_s * 1000;
+        unsigned tick = e->o.drain_ms ? e->o.drain_ms : 1000;
+        bool stop = false;
+        while (!stop && now_ms() < next) {
+            pthread_mutex_lock(&e->mu);
+            bool kicked = e->kick;
+            pthread_mutex_unlock(&e->mu);
+            if (kicked)
+                break;
+            struct strata_ilm_stats st;
+            memset(&st, 0, sizeof(st));
+            strata_ilm__due_tick(e, false, &st);
+            strata_ilm__heal_tick(e, &st);
+            pthread_mutex_lock(&e->mu);
+            stats_add_counts(&e->total, &st);
+            pthread_mutex_unlock(&e->mu);
+            int64_t until = now_ms() + tick;
+            stop = nap_until(e, until < next ? until : next, true);
+        }
+        if (stop || atomic_load(&e->stop))
             break;
     }
     return NULL;
+}
+
+void strata_ilm_progress_get(struct strata_ilm *e, struct strata_ilm_progress *p)
+{
+    pthread_mutex_lock(&e->mu);
+    *p = e->prog;
+    pthread_mutex_unlock(&e->mu);
+    size_t pending = 0;
+    strata_meta_heal_queue_stats(e->o.meta, &pending, NULL);
+    p->heal_pending = pending;
+}
+
+void strata_ilm__progress(struct strata_ilm *e, const struct strata_ilm_stats *st,
+                          const char *bucket, const char *key)
+{
+    pthread_mutex_lock(&e->mu);
+    e->prog.st = *st;
+    snprintf(e->prog.bucket, sizeof(e->prog.bucket), "%s", bucket ? bucket : "");
+    snprintf(e->prog.key, sizeof(e->prog.key), "%s", key ? key : "");
+    pthread_mutex_unlock(&e->mu);
 }
 
 int strata_ilm_create(const struct strata_ilm_opts *opts, struct strata_ilm **out)
@@ -470,6 +607,7 @@ int strata_ilm_create(const struct strata_ilm_opts *opts, struct strata_ilm **ou
     atomic_init(&e->stop, false);
     pthread_mutex_init(&e->mu, NULL);
     pthread_mutex_init(&e->pass_mu, NULL);
+    pthread_mutex_init(&e->due_mu, NULL);
     pthread_cond_init(&e->cv, NULL);
     *out = e;
     return 0;
@@ -505,6 +643,8 @@ void strata_ilm_destroy(struct strata_ilm *e)
     if (!e)
         return;
     strata_ilm_stop(e, true);
+    strata_ilm__due_forget(e);
+    pthread_mutex_destroy(&e->due_mu);
     pthread_cond_destroy(&e->cv);
     pthread_mutex_destroy(&e->mu);
     pthread_mutex_destroy(&e->pass_mu);

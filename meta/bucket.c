@@ -453,6 +453,7 @@ int strata_meta_bucket_delete(struct strata_meta *m, const char *name)
          * (a failure here only leaves garbage for heal). */
         sweep(m, 'C', name);
         sweep(m, 'U', name);
+        sweep(m, 'D', name); /* index entries a drive kept past a delete */
     }
     pthread_rwlock_unlock(stripe);
     pthread_mutex_unlock(&m->bucket_mu);

@@ -298,8 +298,88 @@ static void heal_raw(struct strata_meta *m, unsigned set, rocksdb_writeoptions_t
     }
 }
 
+/* Heal one record key of set s; kcopy is a writable copy of the key. */
+static void heal_one(struct strata_meta *m, unsigned s, rocksdb_writeoptions_t *wo, char *kcopy,
+                     size_t kl, struct hvals *h, struct strata_heal_stats *st, unsigned *failed)
+{
+    struct meta_set *ms = &m->sets[s];
+    pthread_mutex_t *lk = NULL;
+    if (kcopy[0] == 'O' && kl > 1 + SORTKEY_LEN + 2) {
+        /* 'O' bucket 0 key 0 sk: lock the key like put and delete do */
+        kcopy[kl - SORTKEY_LEN - 1] = 0;
+        const char *bucket = kcopy + 1, *key = bucket + strlen(bucket) + 1;
+        if (key < kcopy + kl - SORTKEY_LEN - 1)
+            lk = strata_meta__key_lock(m, bucket, key);
+        else
+            lk = strata_meta__key_lock(m, bucket, "");
+    }
+    if ((kcopy[0] == 'U' || kcopy[0] == 'T') && kl > 2) {
+        /* 'U'/'T' bucket 0 key 0 ...: the key's lock, as mpu.c takes it */
+        size_t tail = kcopy[0] == 'U' ? UPLOAD_LEN : SORTKEY_LEN + 2;
+        if (kl > tail + 3 && kcopy[kl - tail - 1] == 0) {
+            char save = kcopy[kl - tail - 1];
+            kcopy[kl - tail - 1] = 0;
+            const char *bucket = kcopy + 1;
+            size_t blen = strnlen(bucket, kl - 1);
+            if (1 + blen + 1 <= kl - tail - 1)
+                lk = strata_meta__key_lock(m, bucket, bucket + blen + 1);
+            kcopy[kl - tail - 1] = save;
+        }
+    } else if (kcopy[0] == 'P') {
+        /* A part record names its bucket and key in its value. */
+        char pb[STRATA_BUCKET_NAME_MAX + 1], pkk[STRATA_KEY_MAX + 1];
+        for (unsigned d = 0; d < ms->n && !lk; d++) {
+            char *v;
+            size_t vl;
+            struct meta_part mp;
+            if (!ms->drives[d].db ||
+                strata_meta__drive_get(m, s, d, kcopy, kl, &v, &vl) != 0)
+                continue;
+            if (strata_meta__part_decode(v, vl, &mp, pb, pkk) == 0)
+                lk = strata_meta__key_lock(m, pb, pkk);
+            free(v);
+        }
+    }
+    if (lk)
+        pthread_mutex_lock(lk);
+    for (unsigned d = 0; d < ms->n; d++) {
+        h->rc[d] = ms->drives[d].db ? strata_meta__drive_get(m, s, d, kcopy, kl,
+                                                             &h->v[d], &h->vl[d])
+                                    : STRATA_EIO;
+        if (h->rc[d] == 0 && kcopy[0] == 'O')
+            h->dec[d] = strata_meta__rec_decode(h->v[d], h->vl[d], false, &h->r[d]) == 0;
+    }
+    if (kcopy[0] == 'O')
+        heal_version(m, s, wo, kcopy, kl, h, st, failed);
+    else
+        heal_raw(m, s, wo, kcopy, kl, h, st, failed);
+    if (kcopy[0] == 'P' || kcopy[0] == 'T')
+        heal_part_data(m, s, kcopy[0], h, st, failed);
+    if (lk)
+        pthread_mutex_unlock(lk);
+    hvals_fini(h);
+}
+
+void strata_meta__heal_key(struct strata_meta *m, unsigned set, const char *k, size_t kl,
+                           struct strata_heal_stats *st, unsigned *failed)
+{
+    char *kcopy = malloc(kl + 1);
+    struct hvals *h = calloc(1, sizeof(*h));
+    rocksdb_writeoptions_t *wo = rocksdb_writeoptions_create();
+    if (kcopy && h) {
+        memcpy(kcopy, k, kl);
+        heal_one(m, set, wo, kcopy, kl, h, st, failed);
+    } else {
+        (*failed)++;
+    }
+    rocksdb_writeoptions_destroy(wo);
+    free(h);
+    free(kcopy);
+}
+
 int strata_meta_heal_all(struct strata_meta *m, struct strata_heal_stats *out)
 {
+    pthread_mutex_lock(&m->heal_mu);
     struct strata_heal_stats st = {0};
     rocksdb_writeoptions_t *wo = rocksdb_writeoptions_create();
     char *kcopy = malloc(STRATA_KEY_MAX + STRATA_BUCKET_NAME_MAX + 64);
@@ -326,61 +406,7 @@ int strata_meta_heal_all(struct strata_meta *m, struct strata_heal_stats *out)
             }
             memcpy(kcopy, k, kl);
             strata_meta__merge_next(&mg);
-            pthread_mutex_t *lk = NULL;
-            if (kcopy[0] == 'O' && kl > 1 + SORTKEY_LEN + 2) {
-                /* 'O' bucket 0 key 0 sk: lock the key like put and delete do */
-                kcopy[kl - SORTKEY_LEN - 1] = 0;
-                const char *bucket = kcopy + 1, *key = bucket + strlen(bucket) + 1;
-                if (key < kcopy + kl - SORTKEY_LEN - 1)
-                    lk = strata_meta__key_lock(m, bucket, key);
-                else
-                    lk = strata_meta__key_lock(m, bucket, "");
-            }
-            if ((kcopy[0] == 'U' || kcopy[0] == 'T') && kl > 2) {
-                /* 'U'/'T' bucket 0 key 0 ...: the key's lock, as mpu.c takes it */
-                size_t tail = kcopy[0] == 'U' ? UPLOAD_LEN : SORTKEY_LEN + 2;
-                if (kl > tail + 3 && kcopy[kl - tail - 1] == 0) {
-                    char save = kcopy[kl - tail - 1];
-                    kcopy[kl - tail - 1] = 0;
-                    const char *bucket = kcopy + 1;
-                    size_t blen = strnlen(bucket, kl - 1);
-                    if (1 + blen + 1 <= kl - tail - 1)
-                        lk = strata_meta__key_lock(m, bucket, bucket + blen + 1);
-                    kcopy[kl - tail - 1] = save;
-                }
-            } else if (kcopy[0] == 'P') {
-                /* A part record names its bucket and key in its value. */
-                char pb[STRATA_BUCKET_NAME_MAX + 1], pkk[STRATA_KEY_MAX + 1];
-                for (unsigned d = 0; d < ms->n && !lk; d++) {
-                    char *v;
-                    size_t vl;
-                    struct meta_part mp;
-                    if (!ms->drives[d].db ||
-                        strata_meta__drive_get(m, s, d, kcopy, kl, &v, &vl) != 0)
-                        continue;
-                    if (strata_meta__part_decode(v, vl, &mp, pb, pkk) == 0)
-                        lk = strata_meta__key_lock(m, pb, pkk);
-                    free(v);
-                }
-            }
-            if (lk)
-                pthread_mutex_lock(lk);
-            for (unsigned d = 0; d < ms->n; d++) {
-                h->rc[d] = ms->drives[d].db ? strata_meta__drive_get(m, s, d, kcopy, kl,
-                                                                     &h->v[d], &h->vl[d])
-                                            : STRATA_EIO;
-                if (h->rc[d] == 0 && kcopy[0] == 'O')
-                    h->dec[d] = strata_meta__rec_decode(h->v[d], h->vl[d], false, &h->r[d]) == 0;
-            }
-            if (kcopy[0] == 'O')
-                heal_version(m, s, wo, kcopy, kl, h, &st, &failed);
-            else
-                heal_raw(m, s, wo, kcopy, kl, h, &st, &failed);
-            if (kcopy[0] == 'P' || kcopy[0] == 'T')
-                heal_part_data(m, s, kcopy[0], h, &st, &failed);
-            if (lk)
-                pthread_mutex_unlock(lk);
-            hvals_fini(h);
+            heal_one(m, s, wo, kcopy, kl, h, &st, &failed);
         }
         strata_meta__merge_close(&mg);
         for (unsigned d = 0; d < ms->n; d++) {
@@ -410,6 +436,7 @@ out:
     free(h);
     free(kcopy);
     rocksdb_writeoptions_destroy(wo);
+    pthread_mutex_unlock(&m->heal_mu);
     if (out)
         *out = st;
     return rc;

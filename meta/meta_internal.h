@@ -13,6 +13,8 @@
  *   'T' bucket 0x00 key 0x00 sortkey[16] chunk[2]     [0x01] msgpack array (part table chunk)
  *   'U' bucket 0x00 key 0x00 upload[16]               [0x01] msgpack map (upload record)
  *   'P' upload[16] partno[4]                          [0x01] msgpack map (part record)
+ *   'D' bucket 0x00 mtime[8] key 0x00 sortkey[16]     empty: version-time index entry (due.c)
+ *   'S' name                                          [0x01] daemon state document (state.c)
  *
  * upload OFFSET SIZE DESCRIPTION
  *          0     8   big-endian initiation time, ns since the epoch
@@ -263,6 +265,8 @@ struct strata_meta {
     struct meta_pin *pins[META_PIN_SLOTS];
     uint64_t drop_gen[META_LOCK_STRIPES];
     struct meta_audit *audit;           /* audit.c */
+    pthread_mutex_t heal_mu;            /* one heal at a time (heal.c) */
+    struct meta_healq *healq;           /* keys of commits that missed a drive (healq.c) */
     struct meta_lock_clock *lock_clock; /* lock_clock.c */
 };
 
@@ -315,6 +319,24 @@ int strata_meta__ptab_encode(const struct meta_part *parts, size_t n, char **out
 int strata_meta__ptab_decode(const void *buf, size_t len, struct meta_part *parts, size_t cap,
                              size_t *n);
 size_t strata_meta__cksum_len(int algo);
+
+/* ---- due.c ---- */
+/* The index key of an 'O' key (0 when k is not one). */
+size_t strata_meta__key_due_of_obj(char *out, size_t cap, const char *ok, size_t okl);
+/* Append to wb the index puts/deletes of its 'O' puts, tombstones and deletes. */
+void strata_meta__due_hook(rocksdb_writebatch_t *wb);
+
+/* ---- healq.c ---- */
+int strata_meta__healq_init(struct strata_meta *m);
+void strata_meta__healq_fini(struct strata_meta *m);
+/* Queue the record keys of wb (a batch of set) for heal. */
+void strata_meta__healq_push(struct strata_meta *m, unsigned set, rocksdb_writebatch_t *wb);
+
+/* ---- heal.c ---- */
+struct meta_hctx;
+/* Heal one record key of set (under its key lock), as strata_meta_heal_all does. */
+void strata_meta__heal_key(struct strata_meta *m, unsigned set, const char *k, size_t kl,
+                           struct strata_heal_stats *st, unsigned *failed);
 
 /* ---- cksum.c ---- */
 /* CRC of A||B from crc(A), crc(B) and len(B), as zlib's crc32_combine, for

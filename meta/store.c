@@ -102,8 +102,10 @@ unsigned strata_meta__set_apply(struct strata_meta *m, unsigned set, rocksdb_wri
     for (unsigned d = 0; d < ms->n; d++) {
         ok[d] = false;
         jobs[d].rc = STRATA_EIO;
-        if (wbs[d] && ms->drives[d].db)
+        if (wbs[d] && ms->drives[d].db) {
+            strata_meta__due_hook(wbs[d]); /* the index entries go in the same batch */
             w.pending++;
+        }
     }
     unsigned queued = w.pending;
     for (unsigned d = 0; d < ms->n && queued; d++) {
@@ -184,6 +186,12 @@ int strata_meta__set_commit(struct strata_meta *m, unsigned set, rocksdb_writeba
     unsigned n_ok = strata_meta__set_apply(m, set, wbs, ok);
     if (n_ok >= strata_set_write_quorum(ms->set)) {
         tombs_drop(m, set, wbs, ok);
+        if (n_ok < ms->n) /* committed, but a drive missed it: heal it now */
+            for (unsigned d = 0; d < ms->n; d++)
+                if (ok[d]) {
+                    strata_meta__healq_push(m, set, wbs[d]);
+                    break;
+                }
         return 0;
     }
     strata_log(&m->log, STRATA_LOG_WARN, "meta", "set %u: %u commits below write quorum %u",
@@ -457,6 +465,8 @@ void strata_meta_close(struct strata_meta *m)
     if (m->cache)
         rocksdb_cache_destroy(m->cache);
     strata_meta__pins_fini(m);
+    strata_meta__healq_fini(m);
+    pthread_mutex_destroy(&m->heal_mu);
     pthread_mutex_destroy(&m->pin_mu);
     pthread_mutex_destroy(&m->bucket_mu);
     for (unsigned i = 0; i < META_LOCK_STRIPES; i++)
@@ -477,6 +487,7 @@ int strata_meta_open(struct strata_set *const *sets, unsigned nsets,
         return STRATA_ENOMEM;
     pthread_mutex_init(&m->bucket_mu, NULL);
     pthread_mutex_init(&m->pin_mu, NULL);
+    pthread_mutex_init(&m->heal_mu, NULL);
     for (unsigned i = 0; i < META_LOCK_STRIPES; i++)
         pthread_mutex_init(&m->key_mu[i], NULL);
     /* Writer-preferring: a steady stream of commits to a bucket must not
@@ -487,6 +498,10 @@ int strata_meta_open(struct strata_set *const *sets, unsigned nsets,
     for (unsigned i = 0; i < META_BUCKET_STRIPES; i++)
         pthread_rwlock_init(&m->bucket_rw[i], &rwa);
     pthread_rwlockattr_destroy(&rwa);
+    if (strata_meta__healq_init(m) != 0) {
+        strata_meta_close(m);
+        return STRATA_ENOMEM;
+    }
     m->inline_max = opts && opts->inline_max ? opts->inline_max : STRATA_INLINE_MAX_DEFAULT;
     m->part_size_min =
         opts && opts->part_size_min ? opts->part_size_min : STRATA_PART_SIZE_MIN_DEFAULT;

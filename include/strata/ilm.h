@@ -171,6 +171,9 @@ struct strata_ilm_opts {
     unsigned rate_objs;       /* versions and uploads examined per second; 0 = unbounded */
     unsigned heal_interval_s; /* heal (strata_meta_heal_all) at most this often; 0 = never */
     unsigned tmp_age_s;       /* tmp/ leftovers older than this are removed; 0 = never */
+    unsigned orphan_age_s;    /* data/ shards no record references, older than this, are
+                                 removed by the full pass; 0 = never */
+    unsigned drain_ms;        /* the due index is drained this often; 0 = 1000 */
     strata_ilm_tags_decode_cb tags_decode_cb;
     struct strata_logger log;
 };
@@ -188,8 +191,24 @@ struct strata_ilm_stats {
     uint64_t errors;
     uint64_t healed;           /* records + shards rewritten by healing */
     uint64_t tmp_reclaimed;
+    uint64_t due_scanned;      /* version-time index entries looked at */
+    uint64_t due_dropped;      /* stale index entries removed */
+    uint64_t heal_queued;      /* keys healed from the immediate heal queue */
+    uint64_t orphans_reclaimed; /* unreferenced data/ shard directories removed */
     int64_t started_ms;        /* of the pass */
     int64_t finished_ms;
+};
+
+/* The pass in progress, for status. */
+struct strata_ilm_progress {
+    bool running;              /* a pass is in progress */
+    bool resumed;              /* it continues a pass a restart interrupted */
+    char bucket[STRATA_BUCKET_NAME_MAX + 1]; /* its position */
+    char key[STRATA_KEY_MAX + 1];
+    uint64_t buckets_done, buckets_total;
+    struct strata_ilm_stats st; /* its counters so far */
+    uint64_t due_backlog;      /* index entries found due, not yet acted on */
+    uint64_t heal_pending;     /* keys in meta's immediate heal queue */
 };
 
 struct strata_ilm;
@@ -209,7 +228,12 @@ void strata_ilm_kick(struct strata_ilm *e);
 /* Copies of the last finished pass and of the totals; either may be NULL. */
 void strata_ilm_stats_get(struct strata_ilm *e, struct strata_ilm_stats *last,
                           struct strata_ilm_stats *total);
-/* One pass in the calling thread (tests, an admin "run now"). */
+/* The pass in progress (running false between passes). */
+void strata_ilm_progress_get(struct strata_ilm *e, struct strata_ilm_progress *p);
+/* One pass in the calling thread (tests, an admin "run now"): drains the
+ * due index, then walks every bucket with rules from the persisted
+ * position (a pass that a stop or a crash interrupted continues where it
+ * was), then heals and reclaims. */
 int strata_ilm_run_once(struct strata_ilm *e, struct strata_ilm_stats *out);
 
 #endif /* STRATA_ILM_H */

@@ -705,6 +705,60 @@ struct strata_heal_stats {
 /* Bring every drive of every set back to the quorum's records and shards. */
 int strata_meta_heal_all(struct strata_meta *m, struct strata_heal_stats *out);
 
+/*
+ * strata_meta_heal_all and strata_meta_heal_queued are serialised: one heal
+ * runs at a time, whoever asked (the scanner, an admin request).
+ *
+ * Immediate heal queue: a commit that reached its write quorum but not every
+ * drive of its set queues its record keys (in memory, bounded: when full,
+ * further keys are counted as dropped and left to the next
+ * strata_meta_heal_all).  strata_meta_heal_queued heals up to max queued
+ * keys (0 = all) the way strata_meta_heal_all heals them, and returns how
+ * many keys it took; pending (may be NULL) receives what is left.
+ */
+int strata_meta_heal_queued(struct strata_meta *m, size_t max, struct strata_heal_stats *out,
+                            size_t *pending);
+/* Keys waiting in the heal queue, and keys it dropped (queue full) since open. */
+void strata_meta_heal_queue_stats(struct strata_meta *m, size_t *pending, uint64_t *dropped);
+
+/* ---- version-time index (lifecycle due work) ----------------------------- */
+
+/*
+ * Every live version record has an index entry (bucket, mtime, key, version
+ * id), written and removed in the same batch as the record on each drive
+ * (meta/due.c).  Entries are hints: a consumer re-reads the version with the
+ * quorum rule before acting and drops entries that no record backs.
+ */
+struct strata_due_entry {
+    char key[STRATA_KEY_MAX + 1];
+    char version_id[STRATA_VERSION_ID_MAX + 1];
+    int64_t mtime_ms;
+};
+/*
+ * Calls cb for the entries of bucket with from_ms <= mtime < to_ms, oldest
+ * first (a merge of every online drive: an entry is seen once).  A non-zero
+ * return from cb stops the walk and is returned.  Memory does not grow with
+ * the number of entries.
+ */
+int strata_meta_due_scan(struct strata_meta *m, const char *bucket, int64_t from_ms, int64_t to_ms,
+                         int (*cb)(const struct strata_due_entry *e, void *ud), void *ud);
+/* Remove the entry of version_id of bucket/key from the drives where no
+ * live record backs it (unsynced: a hint). */
+int strata_meta_due_drop(struct strata_meta *m, const char *bucket, const char *key,
+                         const char *version_id);
+
+/* ---- daemon state documents ------------------------------------------------ */
+
+/*
+ * Small named documents of the daemon itself (e.g. the lifecycle scanner's
+ * position), on every drive of set 0 with the write quorum; get is a
+ * quorum read (STRATA_ENOTFOUND when absent, STRATA_EQUORUM when the
+ * drives disagree without a quorum).  put with len 0 deletes.  name at most
+ * 64 bytes, doc at most 64 KiB.
+ */
+int strata_meta_state_put(struct strata_meta *m, const char *name, const void *doc, size_t len);
+int strata_meta_state_get(struct strata_meta *m, const char *name, void **doc, size_t *len);
+
 /* ---- object lock: retention clock and audit log ------------------------- */
 
 /*

@@ -1,0 +1,373 @@
+/*
+ * due.c - due work from meta's version-time index, without visiting every
+ * version.
+ *
+ * meta keeps an index entry (bucket, mtime, key, version id) with every
+ * live version record (meta/due.c).  For each enabled rule and each of its
+ * timed actions, a version is due once its base time is below a bound that
+ * only depends on now:
+ *   Expiration Days D          current version, base = its mtime
+ *   NoncurrentVersionExpiration a version below a newer one, base = the
+ *   NoncurrentDays D            newer version's mtime (when it became
+ *                               noncurrent): the newer version's entry
+ *   Expiration Date            every entry once the date has passed
+ *   ExpiredObjectDeleteMarker  every entry (the marker's, or the newer
+ *                              version's whose expiry leaves it alone)
+ * with bound = the first base time whose due date (strata_lc_due_ms) is
+ * after now.  Per (rule, action) a cursor says up to which base time the
+ * index has been drained; a drain scans [cursor, bound) for entries whose
+ * key has the rule's prefix and re-evaluates each such key with the full
+ * pass's logic (strata_ilm__walk_key: a quorum listing of the key's
+ * versions, every rule and its precedence, tags and sizes, Object Lock in
+ * meta's delete).  So work is proportional to what became due, the index
+ * entries are only hints (the real record decides), and an entry whose
+ * version no longer exists is dropped.  A rule that is new or changed has
+ * no cursor and starts from the oldest entry: that is the rebuild.
+ *
+ * The bound is also kept DUE_SETTLE_MS behind now, so an entry whose commit
+ * lands a little after its mtime (taken under the key lock just before the
+ * commit) is not passed over.  Anything the index misses (entries a crash
+ * or heal left out, a commit slower than that) the full pass still finds.
+ *
+ * Cursors live in memory and in the bucket's configuration document
+ * "ilm-due" (one line per cursor: 16 hex digits of the action's hash, its
+ * base time in ms), written when they moved and at most every
+ * DUE_SAVE_MS; losing the latest ones in a crash only repeats work.  The
+ * document goes with the bucket.
+ */
+#include "ilm_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MOD "ilm"
+#define DUE_DOC "ilm-due"
+#define DUE_SETTLE_MS 5000
+#define DUE_SAVE_MS 30000
+#define DUE_BATCH 4096
+#define DUE_CURSORS_MAX (STRATA_LC_RULES_MAX * 4)
+
+int64_t strata_ilm__due_bound(int64_t now_ms, unsigned days, int64_t day_ms)
+{
+    /* due(b) = roundup(b + days, day) <= now  <=>  b <= floor(now) - days */
+    int64_t fl = now_ms - ((now_ms % day_ms) + day_ms) % day_ms;
+    return fl - (int64_t)days * day_ms + 1;
+}
+
+struct cursor {
+    uint64_t id;
+    int64_t ms;
+};
+
+struct bucket_cursors {
+    char bucket[STRATA_BUCKET_NAME_MAX + 1];
+    struct cursor *v;
+    size_t n;
+    bool loaded, dirty;
+    int64_t saved_ms;
+};
+
+/* The engine's cursors, bucket by bucket (e->due, under e->due_mu). */
+struct due_state {
+    struct bucket_cursors *b;
+    size_t nb;
+};
+
+static uint64_t fnv(uint64_t h, const void *p, size_t n)
+{
+    const uint8_t *c = p;
+    for (size_t i = 0; i < n; i++) {
+        h ^= c[i];
+        h *= 1099511628211ull;
+    }
+    return h;
+}
+
+/* An action's identity: what it is and what makes its bound; any change
+ * of the rule gives a new cursor (a rebuild from the oldest entry). */
+static uint64_t action_id(const struct strata_lc_rule *r, char kind, int64_t param)
+{
+    uint64_t h = fnv(1469598103934665603ull, &kind, 1);
+    h = fnv(h, r->id, strlen(r->id));
+    h = fnv(h, &param, sizeof(param));
+    if (r->filter.prefix)
+        h = fnv(h, r->filter.prefix, strlen(r->filter.prefix) + 1);
+    return h;
+}
+
+void strata_ilm__due_forget(struct strata_ilm *e)
+{
+    struct due_state *s = e->due;
+    if (!s)
+        return;
+    for (size_t j = 0; j < s->nb; j++)
+        free(s->b[j].v);
+    free(s->b);
+    free(s);
+    e->due = NULL;
+}
+
+static struct bucket_cursors *cursors_of(struct due_state *s, const char *bucket)
+{
+    for (size_t i = 0; i < s->nb; i++)
+        if (strcmp(s->b[i].bucket, bucket) == 0)
+            return &s->b[i];
+    struct bucket_cursors *nb = realloc(s->b, (s->nb + 1) * sizeof(*nb));
+    if (!nb)
+        return NULL;
+    s->b = nb;
+    struct bucket_cursors *c = &s->b[s->nb++];
+    memset(c, 0, sizeof(*c));
+    snprintf(c->bucket, sizeof(c->bucket), "%s", bucket);
+    return c;
+}
+
+static void cursors_load(struct strata_ilm *e, struct bucket_cursors *c)
+{
+    void *doc = NULL;
+    size_t len = 0;
+    c->loaded = true;
+    if (strata_meta_bucket_config_get(e->o.meta, c->bucket, DUE_DOC, &doc, &len) != 0)
+        return;
+    char *txt = malloc(len + 1);
+    if (txt) {
+        memcpy(txt, doc, len);
+        txt[len] = '\0';
+        size_t cap = 0;
+        for (char *save = NULL, *l = strtok_r(txt, "\n", &save); l;
+             l = strtok_r(NULL, "\n", &save)) {
+            unsigned long long id;
+            long long ms;
+            if (sscanf(l, "%16llx %lld", &id, &ms) != 2 || c->n >= DUE_CURSORS_MAX)
+                continue;
+            if (c->n == cap) {
+                cap = cap ? cap * 2 : 8;
+                struct cursor *v = realloc(c->v, cap * sizeof(*v));
+                if (!v)
+                    break;
+                c->v = v;
+            }
+            c->v[c->n++] = (struct cursor){.id = id, .ms = ms};
+        }
+        free(txt);
+    }
+    free(doc);
+}
+
+static void cursors_save(struct strata_ilm *e, struct bucket_cursors *c, bool force)
+{
+    int64_t now = strata_ilm__now_ms();
+    if (!c->dirty || (!force && now - c->saved_ms < DUE_SAVE_MS))
+        return;
+    char *doc = malloc(c->n * 40 + 1);
+    if (!doc)
+        return;
+    size_t len = 0;
+    for (size_t i = 0; i < c->n; i++)
+        len += (size_t)snprintf(doc + len, 40, "%016llx %lld\n", (unsigned long long)c->v[i].id,
+                                (long long)c->v[i].ms);
+    int rc = strata_meta_bucket_config_put(e->o.meta, c->bucket, DUE_DOC, doc, len);
+    free(doc);
+    if (rc == 0) {
+        c->dirty = false;
+        c->saved_ms = now;
+    }
+}
+
+static struct cursor *cursor_get(struct bucket_cursors *c, uint64_t id)
+{
+    for (size_t i = 0; i < c->n; i++)
+        if (c->v[i].id == id)
+            return &c->v[i];
+    if (c->n >= DUE_CURSORS_MAX)
+        return NULL;
+    struct cursor *v = realloc(c->v, (c->n + 1) * sizeof(*v));
+    if (!v)
+        return NULL;
+    c->v = v;
+    c->v[c->n] = (struct cursor){.id = id, .ms = 0};
+    return &c->v[c->n++];
+}
+
+struct cand {
+    char *key;
+    char vid[STRATA_VERSION_ID_MAX + 1];
+    int64_t mtime_ms;
+};
+
+struct scan {
+    struct strata_ilm *e;
+    const char *prefix;
+    struct cand *v;
+    size_t n;
+    int64_t last_ms;
+    struct strata_ilm_stats *st;
+};
+
+#define SCAN_FULL 1
+
+static int scan_cb(const struct strata_due_entry *ent, void *ud)
+{
+    struct scan *s = ud;
+    s->st->due_scanned++;
+    s->last_ms = ent->mtime_ms;
+    if (s->prefix && strncmp(ent->key, s->prefix, strlen(s->prefix)) != 0)
+        return 0;
+    if (s->n && strcmp(s->v[s->n - 1].key, ent->key) == 0)
+        return 0; /* the key is evaluated once */
+    char *k = strdup(ent->key);
+    if (!k)
+        return STRATA_ENOMEM;
+    s->v[s->n].key = k;
+    snprintf(s->v[s->n].vid, sizeof(s->v[s->n].vid), "%s", ent->version_id);
+    s->v[s->n].mtime_ms = ent->mtime_ms;
+    return ++s->n == DUE_BATCH ? SCAN_FULL : 0;
+}
+
+static void backlog(struct strata_ilm *e, uint64_t n)
+{
+    pthread_mutex_lock(&e->mu);
+    e->prog.due_backlog = n;
+    pthread_mutex_unlock(&e->mu);
+}
+
+/* Drain [cur->ms, bound) of one action; false when asked to stop. */
+static bool drain_range(struct strata_ilm *e, const char *bucket,
+                        const struct strata_lc_config *cfg, const struct strata_lc_rule *r,
+                        struct cursor *cur, int64_t bound, struct strata_ilm_stats *st,
+                        bool *dirty)
+{
+    struct cand *v = malloc(DUE_BATCH * sizeof(*v));
+    if (!v)
+        return true;
+    bool more = true;
+    while (more && cur->ms < bound && !atomic_load(&e->stop)) {
+        struct scan s = {.e = e, .prefix = r->filter.prefix, .v = v, .st = st,
+                         .last_ms = cur->ms};
+        int rc = strata_meta_due_scan(e->o.meta, bucket, cur->ms, bound, scan_cb, &s);
+        more = rc == SCAN_FULL;
+        if (rc && rc != SCAN_FULL) {
+            st->errors++;
+            strata_log(&e->o.log, STRATA_LOG_WARN, MOD, "due index of %s: %s", bucket,
+                       strata_errname(rc));
+        }
+        size_t done = 0;
+        for (; done < s.n && !atomic_load(&e->stop); done++) {
+            backlog(e, s.n - done);
+            bool seen = true;
+            uint64_t before = st->noncurrent_expired + st->expired;
+            int wrc = strata_ilm__walk_key(e, bucket, cfg, s.v[done].key, s.v[done].vid, &seen,
+                                           st);
+            if (wrc == 0 && st->noncurrent_expired + st->expired != before &&
+                strata_lc_marker_rule(cfg, s.v[done].key))
+                wrc = strata_ilm__walk_key(e, bucket, cfg, s.v[done].key, NULL, NULL, st);
+            if (wrc == 0 && !seen &&
+                strata_meta_due_drop(e->o.meta, bucket, s.v[done].key, s.v[done].vid) == 0)
+                st->due_dropped++;
+        }
+        for (size_t i = 0; i < s.n; i++)
+            free(v[i].key);
+        backlog(e, 0);
+        if (done < s.n) { /* stopped: resume at the first one not done */
+            if (v[done].mtime_ms > cur->ms) {
+                cur->ms = v[done].mtime_ms;
+                *dirty = true;
+            }
+            break;
+        }
+        int64_t next = more ? s.last_ms : bound;
+        if (more && next <= cur->ms)
+            next = cur->ms + 1; /* a full batch within one millisecond */
+        if (rc && rc != SCAN_FULL)
+            break;
+        cur->ms = next;
+        *dirty = true;
+    }
+    free(v);
+    return !atomic_load(&e->stop);
+}
+
+static void drain_bucket(struct strata_ilm *e, struct due_state *ds, const char *bucket,
+                         struct strata_ilm_stats *st)
+{
+    struct strata_lc_config cfg;
+    if (strata_ilm__load_rules(e, bucket, &cfg, st) != 0)
+        return;
+    struct bucket_cursors *c = cursors_of(ds, bucket);
+    if (!c) {
+        strata_lc_config_fini(&cfg);
+        return;
+    }
+    if (!c->loaded)
+        cursors_load(e, c);
+    int64_t now = strata_ilm__now_ms(), day = strata_ilm__day_ms(e);
+    int64_t settled = now - DUE_SETTLE_MS;
+    for (size_t i = 0; i < cfg.nrules && !atomic_load(&e->stop); i++) {
+        const struct strata_lc_rule *r = &cfg.rules[i];
+        if (!r->enabled)
+            continue;
+        struct {
+            char kind;
+            bool on;
+            int64_t param, bound;
+        } acts[] = {
+            {'E', r->exp_days > 0, r->exp_days, strata_ilm__due_bound(now, r->exp_days, day)},
+            {'A', r->exp_date_ms > 0, r->exp_date_ms, now >= r->exp_date_ms ? now + 1 : 0},
+            {'N', r->nc_days > 0, r->nc_days, strata_ilm__due_bound(now, r->nc_days, day)},
+            {'M', r->exp_delete_marker, 0, now + 1},
+        };
+        for (size_t a = 0; a < sizeof(acts) / sizeof(acts[0]); a++) {
+            if (!acts[a].on)
+                continue;
+            int64_t bound = acts[a].bound < settled ? acts[a].bound : settled;
+            struct cursor *cur = cursor_get(c, action_id(r, acts[a].kind, acts[a].param));
+            if (!cur || bound <= cur->ms)
+                continue;
+            if (!drain_range(e, bucket, &cfg, r, cur, bound, st, &c->dirty))
+                break;
+        }
+    }
+    cursors_save(e, c, atomic_load(&e->stop));
+    strata_lc_config_fini(&cfg);
+}
+
+struct bnames {
+    char (*v)[STRATA_BUCKET_NAME_MAX + 1];
+    size_t n, cap;
+};
+
+static int bname_cb(const struct strata_bucket_info *b, void *ud)
+{
+    struct bnames *ns = ud;
+    if (ns->n == ns->cap) {
+        size_t cap = ns->cap ? ns->cap * 2 : 16;
+        void *v = realloc(ns->v, cap * sizeof(*ns->v));
+        if (!v)
+            return STRATA_ENOMEM;
+        ns->v = v;
+        ns->cap = cap;
+    }
+    snprintf(ns->v[ns->n++], sizeof(ns->v[0]), "%s", b->name);
+    return 0;
+}
+
+void strata_ilm__due_tick(struct strata_ilm *e, bool force, struct strata_ilm_stats *st)
+{
+    int64_t now = strata_ilm__now_ms();
+    unsigned every = e->o.drain_ms ? e->o.drain_ms : 1000;
+    if (!force && now - e->last_drain_ms < (int64_t)every)
+        return;
+    if (pthread_mutex_trylock(&e->due_mu) != 0)
+        return; /* another thread drains: a drain runs its whole range */
+    e->last_drain_ms = now;
+    if (!e->due)
+        e->due = calloc(1, sizeof(struct due_state));
+    struct due_state *ds = e->due;
+    struct bnames ns = {0};
+    if (ds && strata_meta_bucket_list(e->o.meta, bname_cb, &ns) == 0)
+        for (size_t i = 0; i < ns.n && !atomic_load(&e->stop); i++)
+            drain_bucket(e, ds, ns.v[i], st);
+    free(ns.v);
+    pthread_mutex_unlock(&e->due_mu);
+}

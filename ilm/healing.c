@@ -1,0 +1,30 @@
+/*
+ * healing.c - the scanner's share of healing between full heals: meta's
+ * immediate heal queue (the keys of commits that reached their quorum but
+ * missed a drive) is drained on every tick, a bounded batch at a time, so
+ * redundancy comes back within a tick instead of a heal interval.
+ * strata_meta_heal_queued takes meta's heal lock, so this never runs
+ * beside strata_meta_heal_all (the scanner's or an admin request's).
+ */
+#include "ilm_internal.h"
+
+#define HEAL_BATCH 4096
+
+void strata_ilm__heal_tick(struct strata_ilm *e, struct strata_ilm_stats *st)
+{
+    if (!e->o.heal_interval_s)
+        return; /* healing is off */
+    size_t pending = 0;
+    strata_meta_heal_queue_stats(e->o.meta, &pending, NULL);
+    if (!pending)
+        return;
+    struct strata_heal_stats hs = {0};
+    int n = strata_meta_heal_queued(e->o.meta, HEAL_BATCH, &hs, &pending);
+    st->heal_queued += (uint64_t)n;
+    st->healed += hs.records_healed + hs.shards_healed;
+    if (hs.records_healed || hs.shards_healed)
+        strata_log(&e->o.log, STRATA_LOG_INFO, "ilm",
+                   "heal queue: %d keys, %llu records and %llu shards healed, %zu pending", n,
+                   (unsigned long long)hs.records_healed, (unsigned long long)hs.shards_healed,
+                   pending);
+}
