@@ -24,7 +24,7 @@
  * version no longer exists is dropped.  A rule that is new or changed has
  * no cursor and starts from the oldest entry: that is the rebuild.
  *
- * The bound is also kept DUE_SETTLE_MS behind now, so an entry whose commit
+ * The bound is also kept DUE_SETTLE_MS (or one lifecycle day, when shorter) behind now, so an entry whose commit
  * lands a little after its mtime (taken under the key lock just before the
  * commit) is not passed over.  Anything the index misses (entries a crash
  * or heal left out, a commit slower than that) the full pass still finds.
@@ -96,13 +96,17 @@ static uint64_t action_id(const struct strata_lc_rule *r, char kind, int64_t par
     return h;
 }
 
+static void cursors_save(struct strata_ilm *e, struct bucket_cursors *c, bool force);
+
 void strata_ilm__due_forget(struct strata_ilm *e)
 {
     struct due_state *s = e->due;
     if (!s)
         return;
-    for (size_t j = 0; j < s->nb; j++)
+    for (size_t j = 0; j < s->nb; j++) {
+        cursors_save(e, &s->b[j], true); /* what moved since the last save */
         free(s->b[j].v);
+    }
     free(s->b);
     free(s);
     e->due = NULL;
@@ -302,7 +306,9 @@ static void drain_bucket(struct strata_ilm *e, struct due_state *ds, const char 
     if (!c->loaded)
         cursors_load(e, c);
     int64_t now = strata_ilm__now_ms(), day = strata_ilm__day_ms(e);
-    int64_t settled = now - DUE_SETTLE_MS;
+    /* Short test days (--lc-day-seconds) settle within a day: anything
+     * slower is the full pass's. */
+    int64_t settled = now - (day < DUE_SETTLE_MS ? day : DUE_SETTLE_MS);
     for (size_t i = 0; i < cfg.nrules && !atomic_load(&e->stop); i++) {
         const struct strata_lc_rule *r = &cfg.rules[i];
         if (!r->enabled)
