@@ -26,6 +26,8 @@ struct strata_ilm {
     pthread_mutex_t due_mu; /* one drain at a time; guards due */
     struct due_state *due;  /* due.c's cursors */
     int64_t last_pos_save_ms;
+    int64_t last_orphan_ms;
+    struct strata_orphans *orphans; /* reclaim.c: candidates of the last round */
 };
 
 /* Apply cfg to the versions of one key of bucket, as a pass does.  When
@@ -50,6 +52,9 @@ int64_t strata_ilm__due_bound(int64_t now_ms, unsigned days, int64_t day_ms);
 
 /* healing.c: the immediate heal queue, drained between pages and passes. */
 void strata_ilm__heal_tick(struct strata_ilm *e, struct strata_ilm_stats *st);
+
+/* reclaim.c: a round of orphan reclaim when one is due (full pass). */
+void strata_ilm__orphans(struct strata_ilm *e, struct strata_ilm_stats *st);
 
 /* scanpos.c: the pass position, persisted in meta's state documents. */
 struct ilm_pos {

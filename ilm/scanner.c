@@ -436,6 +436,8 @@ static void housekeeping(struct strata_ilm *e, struct strata_ilm_stats *st)
                        strata_errname(rc));
         }
     }
+    if (!atomic_load(&e->stop))
+        strata_ilm__orphans(e, st);
 }
 
 /* Add the counters of s to t (not its times). */
@@ -644,6 +646,7 @@ void strata_ilm_destroy(struct strata_ilm *e)
         return;
     strata_ilm_stop(e, true);
     strata_ilm__due_forget(e);
+    strata_meta_orphans_free(e->orphans);
     pthread_mutex_destroy(&e->due_mu);
     pthread_cond_destroy(&e->cv);
     pthread_mutex_destroy(&e->mu);

@@ -502,6 +502,10 @@ void strata_meta__unpin(struct strata_meta *m, struct meta_pin *p);
 bool strata_meta__drop_park(struct strata_meta *m, unsigned set, const char *bucket,
                             const char *key, const struct meta_drop *drop);
 void strata_meta__pins_fini(struct strata_meta *m);
+/* cb for the data id of every parked drop (under pin_mu: cb must not lock). */
+void strata_meta__pins_parked_data(struct strata_meta *m,
+                                   void (*cb)(const uint8_t id[STRATA_DATA_ID_LEN], void *ud),
+                                   void *ud);
 
 /* ---- lock.c ---- */
 /* The lock of a new version: the explicit one (mode or legal hold), with the

@@ -155,3 +155,15 @@ void strata_meta__pins_fini(struct strata_meta *m)
         }
     }
 }
+
+void strata_meta__pins_parked_data(struct strata_meta *m,
+                                   void (*cb)(const uint8_t id[STRATA_DATA_ID_LEN], void *ud),
+                                   void *ud)
+{
+    pthread_mutex_lock(&m->pin_mu);
+    for (unsigned i = 0; i < META_PIN_SLOTS; i++)
+        for (struct meta_pin *p = m->pins[i]; p; p = p->next)
+            if (p->parked && p->drop.has_data_id)
+                cb(p->drop.data_id, ud);
+    pthread_mutex_unlock(&m->pin_mu);
+}

@@ -201,6 +201,11 @@ int strata_ec_heal(struct strata_set *set, const uint8_t data_id[STRATA_DATA_ID_
 int strata_ec_delete(struct strata_set *set, const uint8_t data_id[STRATA_DATA_ID_LEN]);
 /* Remove tmp/ leftovers older than age_s seconds on every drive. */
 int strata_ec_tmp_reclaim(struct strata_set *set, unsigned age_s, unsigned *removed);
+/* Calls cb for each shard file under data/ on an online drive whose mtime
+ * is at least age_s seconds old, with its data id (once per drive that
+ * holds one).  A non-zero return from cb stops the walk and is returned. */
+int strata_ec_data_list(struct strata_set *set, unsigned age_s,
+                        int (*cb)(const uint8_t id[STRATA_DATA_ID_LEN], void *ud), void *ud);
 
 /* ---- inline (small object) shards -------------------------------------- */
 

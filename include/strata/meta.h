@@ -721,6 +721,30 @@ int strata_meta_heal_queued(struct strata_meta *m, size_t max, struct strata_hea
 /* Keys waiting in the heal queue, and keys it dropped (queue full) since open. */
 void strata_meta_heal_queue_stats(struct strata_meta *m, size_t *pending, uint64_t *dropped);
 
+/* ---- orphan reclaim ------------------------------------------------------- */
+
+/*
+ * Shard files under data/ that no record references: the leftovers of a
+ * crash between a commit and the deletion of replaced data, of a parked
+ * drop lost in a crash, or of a write that published its shards and died
+ * before its record commit.  A round lists the data ids with shard files at
+ * least age_s seconds old, then reads every record that can hold a data id
+ * (version records, part records of uploads in progress, part tables of
+ * multipart versions) on every online drive of every set, and the drops
+ * parked on readers' pins.  A data id is deleted (strata_ec_delete) only
+ * when it was unreferenced in this round and in the previous one: a
+ * reference that appears while a round reads (a multipart complete moving
+ * part ids from part records to a part table) cannot be missed twice.  The
+ * age covers writes in flight: shards are published seconds before their
+ * record commits.  The state between rounds lives in *state (NULL at
+ * first; freed by strata_meta_orphans_free).  *removed counts data ids
+ * deleted.
+ */
+struct strata_orphans;
+int strata_meta_orphan_round(struct strata_meta *m, struct strata_orphans **state,
+                             unsigned age_s, uint64_t *removed);
+void strata_meta_orphans_free(struct strata_orphans *state);
+
 /* ---- version-time index (lifecycle due work) ----------------------------- */
 
 /*
