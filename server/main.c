@@ -49,7 +49,7 @@
 #define ILM_INTERVAL_S_DEFAULT 3600u
 #define ILM_RATE_DEFAULT 2000u
 #define HEAL_INTERVAL_S_DEFAULT 3600u
-#define TMP_AGE_S 86400u
+#define ORPHAN_GRACE_S_DEFAULT 3600u
 
 static void usage(FILE *f)
 {
@@ -126,6 +126,9 @@ static void usage(FILE *f)
 "                        (default %u; 0: no limit)\n"
 "  --heal-interval-seconds N  the scanner heals every drive set at most every N\n"
 "                        seconds, starting with its first pass (default %u; 0: never)\n"
+"  --orphan-grace-seconds N  shard files in data/ that no record references and\n"
+"                        leftovers in tmp/ are removed once they are N seconds\n"
+"                        old (default %u; 0: never)\n"
 "\n"
 "Environment:\n"
 "  STRATA_ROOT_USER      root access key (default %s)\n"
@@ -141,7 +144,8 @@ static void usage(FILE *f)
 "reloads the --users file and reopens the --access-log file; other settings\n"
 "need a restart.\n",
             STRATA_INLINE_MAX_DEFAULT, CACHE_MB_DEFAULT, BODY_MEMORY_MB_DEFAULT, LC_DAY_S_DEFAULT,
-            ILM_INTERVAL_S_DEFAULT, ILM_RATE_DEFAULT, HEAL_INTERVAL_S_DEFAULT, DEFAULT_ROOT_USER,
+            ILM_INTERVAL_S_DEFAULT, ILM_RATE_DEFAULT, HEAL_INTERVAL_S_DEFAULT,
+            ORPHAN_GRACE_S_DEFAULT, DEFAULT_ROOT_USER,
             DEFAULT_ROOT_PASSWORD);
 }
 
@@ -290,6 +294,7 @@ struct ilm_flags {
     long interval_s; /* -1: derived from day_s */
     unsigned rate;
     unsigned heal_s;
+    unsigned orphan_s;
 };
 
 /* The lifecycle engine, after the HTTP daemon is up (0 = scanner off). */
@@ -307,7 +312,8 @@ static int ilm_start(struct strata_srv *s, const struct ilm_flags *f, struct str
     struct strata_ilm_opts o = {.meta = s->meta, .sets = s->sets, .nsets = s->nsets,
                                 .day_ms = s->cfg.lc_day_ms, .interval_s = (unsigned)interval,
                                 .rate_objs = f->rate, .heal_interval_s = f->heal_s,
-                                .tmp_age_s = TMP_AGE_S, .tags_decode_cb = strata_srv_tags_decode,
+                                .tmp_age_s = f->orphan_s, .orphan_age_s = f->orphan_s,
+                                .tags_decode_cb = strata_srv_tags_decode,
                                 .log = strata_srv_logger()};
     int rc = strata_ilm_create(&o, out);
     if (rc == 0)
@@ -355,6 +361,7 @@ static int server_opt(struct server_args *a, int c, const char *v)
     case 'I': a->ilm.interval_s = strtol(v, NULL, 10); break;
     case 'R': a->ilm.rate = (unsigned)strtoul(v, NULL, 10); break;
     case 'H': a->ilm.heal_s = (unsigned)strtoul(v, NULL, 10); break;
+    case 'G': a->ilm.orphan_s = (unsigned)strtoul(v, NULL, 10); break;
     case 'K': a->cfg->kms_key_file = v; break;
     case 'A': a->cfg->admin_users = v; break;
     case 'X': a->cfg->metrics_token_file = v; break;
@@ -429,6 +436,7 @@ static int cmd_server(int argc, char **argv, bool print_only)
         {"ilm-interval-seconds", required_argument, NULL, 'I'},
         {"ilm-rate", required_argument, NULL, 'R'},
         {"heal-interval-seconds", required_argument, NULL, 'H'},
+        {"orphan-grace-seconds", required_argument, NULL, 'G'},
         {"kms-key-file", required_argument, NULL, 'K'},
         {"sse-c-allow-http", no_argument, NULL, 'S'},
         {"kms-rewrap", no_argument, NULL, 'W'},
@@ -447,7 +455,8 @@ static int cmd_server(int argc, char **argv, bool print_only)
     struct server_args a = {.cfg = &s.cfg, .cache_mb = CACHE_MB_DEFAULT,
                             .body_mb = BODY_MEMORY_MB_DEFAULT,
                             .ilm = {.day_s = LC_DAY_S_DEFAULT, .interval_s = -1,
-                                    .rate = ILM_RATE_DEFAULT, .heal_s = HEAL_INTERVAL_S_DEFAULT}};
+                                    .rate = ILM_RATE_DEFAULT, .heal_s = HEAL_INTERVAL_S_DEFAULT,
+                                    .orphan_s = ORPHAN_GRACE_S_DEFAULT}};
     /* The config file first, so that every flag wins over it. */
     s.cfg.config_file = config_arg(argc, argv);
     json_t *conf = NULL;
@@ -522,6 +531,7 @@ static int cmd_server(int argc, char **argv, bool print_only)
     s.cfg.ilm_interval_s = ilm.interval_s; /* for the config dump */
     s.cfg.ilm_rate = ilm.rate;
     s.cfg.heal_interval_s = ilm.heal_s;
+    s.cfg.orphan_grace_s = ilm.orphan_s;
     s.cfg.inline_max = inline_max ? inline_max : STRATA_INLINE_MAX_DEFAULT; /* for the config dump */
     /* Before any drive is touched and long before binding. */
     if (root_creds_pick(&s.cfg, conf) != 0)

@@ -76,6 +76,7 @@ struct strata_srv_config {
     long ilm_interval_s;     /* the lifecycle flags, for the config dump */
     unsigned ilm_rate;
     unsigned heal_interval_s;
+    unsigned orphan_grace_s;
     size_t cache_mb;
     int log_level;           /* STRATA_LOG_* */
 };

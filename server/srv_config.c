@@ -116,6 +116,7 @@ json_t *strata_srv_config_json(const struct strata_srv_config *c)
         json_object_set_new(doc, "ilm-interval-seconds", json_integer(c->ilm_interval_s));
         json_object_set_new(doc, "ilm-rate", json_integer(c->ilm_rate));
         json_object_set_new(doc, "heal-interval-seconds", json_integer(c->heal_interval_s));
+        json_object_set_new(doc, "orphan-grace-seconds", json_integer(c->orphan_grace_s));
         json_object_set_new(doc, "kms-key-file", opt_str(c->kms_key_file));
         json_object_set_new(doc, "sse-c-allow-http", json_boolean(c->sse_c_allow_http));
         json_object_set_new(doc, "metrics-token-file", opt_str(c->metrics_token_file));

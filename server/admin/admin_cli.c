@@ -43,8 +43,9 @@ static void cli_usage(FILE *f)
 "  heal status       running or idle, and the last run's result\n"
 "  audit verify      verify every drive's Object Lock audit log and compare them\n"
 "  audit tail [N]    the last N audit log entries (default 20)\n"
-"  ilm run           start a lifecycle scanner pass now\n"
-"  ilm status        the scanner's last pass and totals\n"
+"  ilm run           start a lifecycle scanner pass now (--wait: until it\n"
+"                    ends, with a progress bar when stdout is a terminal)\n"
+"  ilm status        the scanner's pass in progress, last pass and totals\n"
 "  kms rotate ...    a new SSE master key in a local key file (no daemon;\n"
 "                    strata admin kms rotate --kms-key-file FILE [--name NAME])\n"
 "  config            the server's effective configuration (secrets masked)\n"
@@ -269,6 +270,41 @@ static int user_cmd(struct cli *c, int argc, char **argv)
     return rc ? rc : show(c, doc, strata_admin_cli_print_user);
 }
 
+static uint64_t passes_of(json_t *doc)
+{
+    json_int_t v = json_integer_value(json_object_get(json_object_get(doc, "total"), "passes"));
+    return v > 0 ? (uint64_t)v : 0;
+}
+
+/* ilm run --wait: start a pass, poll status until one more pass finished;
+ * a progress bar (buckets done) on a terminal. */
+static int ilm_wait(struct cli *c)
+{
+    json_t *doc = NULL;
+    int rc = call(c, "GET", "/strata/admin/v1/ilm/status", &doc);
+    if (rc)
+        return rc;
+    uint64_t before = passes_of(doc);
+    json_decref(doc);
+    if ((rc = call(c, "POST", "/strata/admin/v1/ilm/run", &doc)))
+        return rc;
+    json_decref(doc);
+    bool tty = !c->json && isatty(STDOUT_FILENO);
+    for (;;) {
+        if ((rc = call(c, "GET", "/strata/admin/v1/ilm/status", &doc)))
+            return rc;
+        if (passes_of(doc) > before) {
+            if (tty)
+                fputs("\r\033[K", stdout);
+            return show(c, doc, strata_admin_cli_print_ilm);
+        }
+        if (tty)
+            strata_admin_cli_print_ilm_bar(doc);
+        json_decref(doc);
+        usleep(200 * 1000);
+    }
+}
+
 static int run(struct cli *c, int argc, char **argv)
 {
     const char *cmd = argv[0];
@@ -323,6 +359,9 @@ static int run(struct cli *c, int argc, char **argv)
         return user_cmd(c, argc, argv);
     if (strcmp(cmd, "ilm") == 0 && argc == 2 && strcmp(argv[1], "run") == 0)
         return simple(c, "POST", "/strata/admin/v1/ilm/run", strata_admin_cli_print_ilm);
+    if (strcmp(cmd, "ilm") == 0 && argc == 3 && strcmp(argv[1], "run") == 0 &&
+        strcmp(argv[2], "--wait") == 0)
+        return ilm_wait(c);
     if (strcmp(cmd, "ilm") == 0 && argc == 2 && strcmp(argv[1], "status") == 0)
         return simple(c, "GET", "/strata/admin/v1/ilm/status", strata_admin_cli_print_ilm);
     fprintf(stderr, "strata admin: unknown command or arguments: %s\n", cmd);

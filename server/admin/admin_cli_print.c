@@ -201,6 +201,32 @@ static void ilm_line(const char *what, json_t *st)
            num(st, "healed"));
 }
 
+/* The reclaim and index side of a counters object. */
+static void ilm_line2(json_t *st)
+{
+    printf("%-10s reclaimed: orphans %" PRIu64 ", tmp %" PRIu64 "; heal queue %" PRIu64
+           " keys; due index %" PRIu64 " entries looked at, %" PRIu64 " stale dropped\n",
+           "", num(st, "orphans_reclaimed"), num(st, "tmp_reclaimed"), num(st, "heal_queued"),
+           num(st, "due_scanned"), num(st, "due_dropped"));
+}
+
+void strata_admin_cli_print_ilm_bar(json_t *doc)
+{
+    json_t *p = json_object_get(doc, "progress"), *st = json_object_get(p, "counters");
+    uint64_t done = num(p, "buckets_done"), all = num(p, "buckets_total");
+    int width = 30, fill = all ? (int)(done * (uint64_t)width / all) : 0;
+    char bar[64];
+    for (int i = 0; i < width; i++)
+        bar[i] = i < fill ? '#' : '-';
+    bar[width] = '\0';
+    printf("\r\033[K[%s] %" PRIu64 "/%" PRIu64 " buckets  scanned %" PRIu64 "  expired %" PRIu64
+           "  healed %" PRIu64 "  reclaimed %" PRIu64 "  backlog %" PRIu64,
+           bar, done, all, num(st, "scanned"), num(st, "expired") + num(st, "noncurrent_expired"),
+           num(st, "healed"), num(st, "orphans_reclaimed") + num(st, "tmp_reclaimed"),
+           num(p, "due_backlog"));
+    fflush(stdout);
+}
+
 void strata_admin_cli_print_ilm(json_t *doc)
 {
     if (!json_is_true(json_object_get(doc, "enabled"))) {
@@ -211,8 +237,21 @@ void strata_admin_cli_print_ilm(json_t *doc)
     char t[64];
     when((time_t)(num(last, "finished_ms") / 1000), t, sizeof(t));
     printf("lifecycle scanner: on; last pass finished %s\n", t);
+    json_t *p = json_object_get(doc, "progress");
+    if (json_is_true(json_object_get(p, "running"))) {
+        json_t *st = json_object_get(p, "counters");
+        printf("pass running%s: bucket %" PRIu64 "/%" PRIu64 " (%s), at key %s; scanned %" PRIu64
+               ", expired %" PRIu64 "\n",
+               json_is_true(json_object_get(p, "resumed")) ? " (resumed after a restart)" : "",
+               num(p, "buckets_done") + 1, num(p, "buckets_total"), str(p, "bucket"),
+               str(p, "key"), num(st, "scanned"), num(st, "expired"));
+    }
+    printf("due index backlog %" PRIu64 ", heal queue %" PRIu64 " keys\n", num(p, "due_backlog"),
+           num(p, "heal_pending"));
     ilm_line("last pass:", last);
+    ilm_line2(last);
     ilm_line("total:", json_object_get(doc, "total"));
+    ilm_line2(json_object_get(doc, "total"));
 }
 
 static void user_row(json_t *u)

@@ -1,7 +1,9 @@
 /*
  * admin_ilm.c - the lifecycle scanner over the admin API: POST ilm/run
  * starts a pass now (strata_ilm_kick, as SIGUSR1 does), GET ilm/status
- * gives the last finished pass and the totals since start.  The engine is
+ * gives the last finished pass, the totals since start, and the pass in
+ * progress (position, buckets done, its counters, the due-index backlog
+ * and meta's heal queue).  The engine is
  * the one the daemon registered for /metrics (strata_metrics_ilm); it
  * outlives HTTP, so a request never sees it destroyed.
  */
@@ -11,7 +13,7 @@
 
 static json_t *stats_json(const struct strata_ilm_stats *st)
 {
-    return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
+    json_t *doc = json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
                      "passes", (json_int_t)st->passes, "buckets", (json_int_t)st->buckets,
                      "scanned", (json_int_t)st->scanned, "expired", (json_int_t)st->expired,
                      "noncurrent_expired", (json_int_t)st->noncurrent_expired,
@@ -22,6 +24,30 @@ static json_t *stats_json(const struct strata_ilm_stats *st)
                      "tmp_reclaimed", (json_int_t)st->tmp_reclaimed,
                      "started_ms", (json_int_t)st->started_ms,
                      "finished_ms", (json_int_t)st->finished_ms);
+    if (doc) {
+        json_object_set_new(doc, "due_scanned", json_integer((json_int_t)st->due_scanned));
+        json_object_set_new(doc, "due_dropped", json_integer((json_int_t)st->due_dropped));
+        json_object_set_new(doc, "heal_queued", json_integer((json_int_t)st->heal_queued));
+        json_object_set_new(doc, "orphans_reclaimed",
+                            json_integer((json_int_t)st->orphans_reclaimed));
+    }
+    return doc;
+}
+
+/* The pass in progress: where it is and its counters so far. */
+static json_t *progress_json(struct strata_ilm *e)
+{
+    struct strata_ilm_progress p;
+    strata_ilm_progress_get(e, &p);
+    json_t *doc = json_pack("{s:b, s:b, s:s, s:s, s:I, s:I, s:I, s:I}", "running", p.running,
+                            "resumed", p.resumed, "bucket", p.bucket, "key", p.key,
+                            "buckets_done", (json_int_t)p.buckets_done, "buckets_total",
+                            (json_int_t)p.buckets_total, "due_backlog",
+                            (json_int_t)p.due_backlog, "heal_pending",
+                            (json_int_t)p.heal_pending);
+    if (doc)
+        json_object_set_new(doc, "counters", stats_json(&p.st));
+    return doc;
 }
 
 static json_t *status_json(struct strata_ilm *e)
@@ -30,8 +56,8 @@ static json_t *status_json(struct strata_ilm *e)
         return json_pack("{s:b}", "enabled", false);
     struct strata_ilm_stats last, total;
     strata_ilm_stats_get(e, &last, &total);
-    return json_pack("{s:b, s:o, s:o}", "enabled", true, "last", stats_json(&last), "total",
-                     stats_json(&total));
+    return json_pack("{s:b, s:o, s:o, s:o}", "enabled", true, "last", stats_json(&last),
+                     "total", stats_json(&total), "progress", progress_json(e));
 }
 
 static bool scanner_on(struct strata_req *r, struct strata_ilm *e)

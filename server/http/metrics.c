@@ -57,6 +57,13 @@ static const struct {
     ILM_C("errors", "Lifecycle, heal and reclaim failures (retried next pass).", errors),
     ILM_C("healed", "Records and shards rewritten by healing from the scanner.", healed),
     ILM_C("tmp_reclaimed", "Stale tmp/ files removed by the scanner.", tmp_reclaimed),
+    ILM_C("due_scanned", "Version-time index entries the scanner looked at for due work.",
+          due_scanned),
+    ILM_C("due_dropped", "Stale version-time index entries removed.", due_dropped),
+    ILM_C("heal_queued", "Keys healed from the immediate heal queue (writes that missed a drive).",
+          heal_queued),
+    ILM_C("orphans_reclaimed", "Unreferenced data/ shard sets removed by orphan reclaim.",
+          orphans_reclaimed),
 #undef ILM_C
 };
 static struct strata_ilm *_Atomic ilm_engine;
@@ -208,6 +215,18 @@ void strata_metrics_render(struct strata_sbuf *b, unsigned inflight)
                                ilm_counters[i].name,
                                (unsigned long long)*(const uint64_t *)((const char *)&t +
                                                                        ilm_counters[i].off));
+        struct strata_ilm_progress p;
+        strata_ilm_progress_get(ilm, &p);
+        strata_sbuf_printf(b, "# HELP strata_ilm_due_backlog Version-time index entries found due "
+                              "and not acted on yet.\n# TYPE strata_ilm_due_backlog gauge\n"
+                              "strata_ilm_due_backlog %llu\n"
+                              "# HELP strata_ilm_heal_pending Keys waiting in the immediate heal "
+                              "queue.\n# TYPE strata_ilm_heal_pending gauge\n"
+                              "strata_ilm_heal_pending %llu\n"
+                              "# HELP strata_ilm_pass_running 1 while a scanner pass runs.\n"
+                              "# TYPE strata_ilm_pass_running gauge\nstrata_ilm_pass_running %d\n",
+                           (unsigned long long)p.due_backlog, (unsigned long long)p.heal_pending,
+                           p.running ? 1 : 0);
     }
     hist_render(b, "strata_s3_request_duration_seconds",
                 "Time from the request line to the end of the response, by S3 operation.",

@@ -143,12 +143,20 @@ class Strata:
         env.update(self.extra_env)
         return env
 
-    def restart(self):
-        """SIGTERM our daemon, wait for it, and start it again on the same
-        drives and port (with the current extra_env)."""
-        self.proc.send_signal(signal.SIGTERM)
-        rc = self.proc.wait(15)
-        assert rc == 0, f"strata exited with status {rc} after SIGTERM"
+    def restart(self, kill=False, between=None):
+        """Stop our daemon (SIGTERM and a clean exit, or SIGKILL with kill),
+        call between() if given (the daemon is down: drives may be changed),
+        and start it again on the same drives and port (with the current
+        extra_env)."""
+        if kill:
+            self.proc.kill()
+            self.proc.wait(15)
+        else:
+            self.proc.send_signal(signal.SIGTERM)
+            rc = self.proc.wait(15)
+            assert rc == 0, f"strata exited with status {rc} after SIGTERM"
+        if between:
+            between()
         env = self._daemon_env()
         with open(self.log_path, "ab") as logf:
             self.proc = subprocess.Popen(

@@ -52,6 +52,7 @@ FULL = {
     "tls-key": "/etc/strata/k.pem", "domain": "s3.example.test", "access-log": "/var/log/x.log",
     "inline-max": 4096, "cache-mb": 64, "max-inflight": 33, "timeout": "45", "threads": 2,
     "lc-day-seconds": 600, "ilm-interval-seconds": 0, "ilm-rate": 10, "heal-interval-seconds": 0,
+    "orphan-grace-seconds": 120,
     "max-conns-per-ip": 8, "body-memory-mb": 128, "log-level": "debug",
     "root-user": "cfgroot", "root-password": "cfg-root-secret-xyz", "metrics-public": True,
     "admin-users": "AK1,AK2", "kms-key-file": "/etc/strata/kms.json", "sse-c-allow-http": True,
