@@ -576,6 +576,15 @@ static void *thread_main(void *arg)
     return NULL;
 }
 
+void strata_ilm_stats_now(struct strata_ilm *e, struct strata_ilm_stats *out)
+{
+    pthread_mutex_lock(&e->mu);
+    *out = e->total;
+    if (e->prog.running)
+        stats_add_counts(out, &e->prog.st);
+    pthread_mutex_unlock(&e->mu);
+}
+
 void strata_ilm_progress_get(struct strata_ilm *e, struct strata_ilm_progress *p)
 {
     pthread_mutex_lock(&e->mu);

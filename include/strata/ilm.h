@@ -228,6 +228,9 @@ void strata_ilm_kick(struct strata_ilm *e);
 /* Copies of the last finished pass and of the totals; either may be NULL. */
 void strata_ilm_stats_get(struct strata_ilm *e, struct strata_ilm_stats *last,
                           struct strata_ilm_stats *total);
+/* The totals since start including the counters of the pass in progress,
+ * read at one instant (what /metrics shows). */
+void strata_ilm_stats_now(struct strata_ilm *e, struct strata_ilm_stats *out);
 /* The pass in progress (running false between passes). */
 void strata_ilm_progress_get(struct strata_ilm *e, struct strata_ilm_progress *p);
 /* One pass in the calling thread (tests, an admin "run now"): drains the

@@ -55,7 +55,8 @@ static json_t *status_json(struct strata_ilm *e)
     if (!e)
         return json_pack("{s:b}", "enabled", false);
     struct strata_ilm_stats last, total;
-    strata_ilm_stats_get(e, &last, &total);
+    strata_ilm_stats_get(e, &last, NULL);
+    strata_ilm_stats_now(e, &total); /* with the pass in progress */
     return json_pack("{s:b, s:o, s:o, s:o}", "enabled", true, "last", stats_json(&last),
                      "total", stats_json(&total), "progress", progress_json(e));
 }

@@ -208,7 +208,7 @@ void strata_metrics_render(struct strata_sbuf *b, unsigned inflight)
     struct strata_ilm *ilm = atomic_load(&ilm_engine);
     if (ilm) {
         struct strata_ilm_stats t;
-        strata_ilm_stats_get(ilm, NULL, &t);
+        strata_ilm_stats_now(ilm, &t); /* the pass in progress counts at once */
         for (size_t i = 0; i < sizeof(ilm_counters) / sizeof(ilm_counters[0]); i++)
             strata_sbuf_printf(b, "# HELP %s %s\n# TYPE %s counter\n%s %llu\n",
                                ilm_counters[i].name, ilm_counters[i].help, ilm_counters[i].name,

@@ -3,11 +3,14 @@
  * test): fills a four-drive set through the object layer, as the daemon's
  * PUT path would, faster than S3 requests can on this machine.
  *
- *   bench_ilm_load N DUE_FRACTION THREADS N100K d1 d2 d3 d4
+ *   bench_ilm_load N DUE_FRACTION THREADS N100K OWNER d1 d2 d3 d4
  *
- * Bucket "lag": N * (1 - DUE_FRACTION) objects "keep/NNNNNNNN" first, then
- * the rest as "due/NNNNNNNN" (100 bytes each, inline), and the lifecycle rule
- * "due/ expires after 1 day".  Bucket "dl": N100K objects of 100 KiB for
+ * OWNER is the access key that owns the buckets (the daemon's root user).
+ *
+ * Bucket "lag": N * (1 - DUE_FRACTION) objects "a-keep/NNNNNNNN" first, then
+ * the rest as "z-due/NNNNNNNN" (100 bytes each, inline; last in key order, so
+ * the full pass reaches them last), and the lifecycle rule
+ * "z-due/ expires after 1 day".  Bucket "dl": N100K objects of 100 KiB for
  * the dataloader GETs.  Prints one JSON line: counts, load seconds and the
  * mtime (ms) of the first and the last due object.  Exits 1 on any failure.
  */
@@ -102,12 +105,12 @@ static int load(struct strata_meta *m, const char *bucket, const char *prefix, u
     return atomic_load(&j.failed);
 }
 
-static int bucket(struct strata_meta *m, const char *name)
+static int bucket(struct strata_meta *m, const char *name, const char *owner)
 {
     struct strata_bucket_info b;
     memset(&b, 0, sizeof(b));
     snprintf(b.name, sizeof(b.name), "%s", name);
-    snprintf(b.owner, sizeof(b.owner), "bench");
+    snprintf(b.owner, sizeof(b.owner), "%s", owner);
     snprintf(b.region, sizeof(b.region), "us-east-1");
     b.created_ms = wall_ms();
     int rc = strata_meta_bucket_create(m, &b);
@@ -116,8 +119,8 @@ static int bucket(struct strata_meta *m, const char *name)
 
 int main(int argc, char **argv)
 {
-    if (argc != 9) {
-        fprintf(stderr, "usage: bench_ilm_load N DUE_FRACTION THREADS N100K d1 d2 d3 d4\n");
+    if (argc != 10) {
+        fprintf(stderr, "usage: bench_ilm_load N DUE_FRACTION THREADS N100K OWNER d1 d2 d3 d4\n");
         return 2;
     }
     unsigned n = (unsigned)strtoul(argv[1], NULL, 10);
@@ -126,7 +129,8 @@ int main(int argc, char **argv)
     unsigned n100k = (unsigned)strtoul(argv[4], NULL, 10);
     if (threads == 0 || threads > 256 || frac < 0 || frac > 1)
         return 2;
-    const char *paths[4] = {argv[5], argv[6], argv[7], argv[8]};
+    const char *owner = argv[5];
+    const char *paths[4] = {argv[6], argv[7], argv[8], argv[9]};
     struct strata_set_opts so;
     memset(&so, 0, sizeof(so));
     struct strata_errinfo ei;
@@ -140,12 +144,12 @@ int main(int argc, char **argv)
         fprintf(stderr, "open: %s %s\n", strata_errname(rc), ei.msg);
         return 1;
     }
-    const char *rules = "<LifecycleConfiguration><Rule><ID>lag</ID><Filter><Prefix>due/</Prefix>"
+    const char *rules = "<LifecycleConfiguration><Rule><ID>lag</ID><Filter><Prefix>z-due/</Prefix>"
                         "</Filter><Status>Enabled</Status><Expiration><Days>1</Days>"
                         "</Expiration></Rule></LifecycleConfiguration>";
-    rc = bucket(m, "lag");
+    rc = bucket(m, "lag", owner);
     if (rc == 0)
-        rc = bucket(m, "dl");
+        rc = bucket(m, "dl", owner);
     if (rc == 0)
         rc = strata_meta_bucket_config_put(m, "lag", "lifecycle", rules, strlen(rules));
     if (rc) {
@@ -155,8 +159,8 @@ int main(int argc, char **argv)
     unsigned ndue = (unsigned)(n * frac + 0.5), nkeep = n - ndue;
     int64_t t0 = wall_ms(), first = 0, last = 0;
     int failed = load(m, "dl", "", 0, n100k, 100 * 1024, threads, NULL, NULL);
-    failed |= load(m, "lag", "keep/", 0, nkeep, 100, threads, NULL, NULL);
-    failed |= load(m, "lag", "due/", 0, ndue, 100, threads, &first, &last);
+    failed |= load(m, "lag", "a-keep/", 0, nkeep, 100, threads, NULL, NULL);
+    failed |= load(m, "lag", "z-due/", 0, ndue, 100, threads, &first, &last);
     int64_t t1 = wall_ms();
     strata_meta_close(m);
     strata_set_close(set);

@@ -1,0 +1,234 @@
+#!/usr/bin/python3
+"""ilm_lag.py - expiry lag benchmark of the lifecycle scanner (a program,
+never a timed test).
+
+Fills four drives with bench_ilm_load (N objects in bucket "lag", the last
+DUE_FRACTION of them under "z-due/" with a 1-day expiration rule; N100K
+objects of 100 KiB in bucket "dl"), then starts strata (Release build,
+--lc-day-seconds DAY_S, the default scanner rate and interval: its start-up
+full pass walks the bucket meanwhile) and measures:
+
+- lag: from the due time of the last due object (its mtime + 1 lifecycle
+  day, rounded up as x-amz-expiration shows it) until the scanner's
+  expired counter reaches the number of due objects (ilm status, polled
+  every second);
+- the dataloader GET p99 (wrk, 100 KiB presigned GETs over the "dl" keys,
+  CONNS connections, as tests/bench/s3.sh's get100k cell) in DURATION-second
+  cells: before any object is due (idle), back to back while objects
+  expire, and after the last one expired (idle again).
+
+Environment: N (default 1000000), DUE_FRACTION (0.1), DAY_S (default: long
+enough for the due objects to become due only after the daemon is up),
+LOAD_THREADS (32), N100K (1000), CONNS (16), DURATION (10), STRATA_BIN /
+LOAD_BIN (default: build build-bench/ as Release), BENCH_DIR (default a new
+directory under /tmp, removed at the end unless KEEP=1).
+Prints the figures and one JSON line; exits 1 when a request failed or the
+due objects did not all expire.
+"""
+
+import json
+import os
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+
+import boto3
+from botocore.config import Config
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+N = int(os.environ.get("N", "1000000"))
+FRAC = float(os.environ.get("DUE_FRACTION", "0.1"))
+THREADS = int(os.environ.get("LOAD_THREADS", "32"))
+N100K = int(os.environ.get("N100K", "1000"))
+CONNS = int(os.environ.get("CONNS", "16"))
+DURATION = int(os.environ.get("DURATION", "10"))
+
+GET_LUA = r"""
+local paths, idx, counter = {}, 0, 0
+function setup(thread) thread:set("id", counter); counter = counter + 1 end
+function init(args)
+    for line in io.lines(args[1]) do paths[#paths + 1] = line end
+    idx = ((id or 0) * 7919) % #paths
+end
+function request() idx = idx % #paths + 1; return wrk.format("GET", paths[idx]) end
+function done(summary, latency, requests)
+    local e = summary.errors
+    io.write(string.format('{"requests":%d,"p50_us":%d,"p99_us":%d,"errors":%d,"non2xx":%d}\n',
+        summary.requests, latency:percentile(50), latency:percentile(99),
+        e.connect + e.read + e.write + e.timeout, e.status))
+end
+"""
+
+
+def build():
+    b = os.path.join(ROOT, "build-bench")
+    subprocess.run(["cmake", "-S", ROOT, "-B", b, "-DCMAKE_BUILD_TYPE=Release"], check=True,
+                   stdout=subprocess.DEVNULL)
+    subprocess.run(["cmake", "--build", b, "-j2", "--target", "strata", "bench_ilm_load"],
+                   check=True, stdout=subprocess.DEVNULL)
+    return os.path.join(b, "strata"), os.path.join(b, "bench_ilm_load")
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    p = s.getsockname()[1]
+    s.close()
+    return p
+
+
+def wait_ready(port, proc, timeout=60):
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            return False
+        try:
+            with opener.open(f"http://127.0.0.1:{port}/health/ready", timeout=2) as r:
+                if r.status == 200:
+                    return True
+        except Exception:
+            pass
+        time.sleep(0.1)
+    return False
+
+
+def main():
+    strata_bin = os.environ.get("STRATA_BIN")
+    load_bin = os.environ.get("LOAD_BIN")
+    if not strata_bin or not load_bin:
+        strata_bin, load_bin = build()
+    work = os.environ.get("BENCH_DIR") or tempfile.mkdtemp(prefix="strata-ilm-lag.")
+    drives = [os.path.join(work, f"d{i}") for i in range(1, 5)]
+    for d in drives:
+        os.makedirs(d, exist_ok=True)
+    proc = None
+    ok = True
+    try:
+        print(f"==> loading {N} objects ({FRAC:.0%} due) + {N100K} x 100 KiB, {THREADS} threads")
+        ak = "LAG" + secrets.token_hex(6).upper()
+        sk = secrets.token_hex(20)
+        out = subprocess.run([load_bin, str(N), str(FRAC), str(THREADS), str(N100K), ak] + drives,
+                             check=True, capture_output=True, text=True).stdout
+        load = json.loads(out)
+        print("  ", out.strip())
+        # Due only once the daemon is up: the first due object is due one
+        # day after its mtime; keep that after now + 30 s.
+        since_first = time.time() - load["due_first_ms"] / 1000
+        day_s = int(os.environ.get("DAY_S") or max(60, int(since_first + 30 + DURATION)))
+        due_last_ms = ((load["due_last_ms"] + day_s * 1000) + day_s * 1000 - 1) // (day_s * 1000) * (day_s * 1000)
+        due_first_ms = ((load["due_first_ms"] + day_s * 1000) + day_s * 1000 - 1) // (day_s * 1000) * (day_s * 1000)
+
+        port = free_port()
+        env = {"PATH": "/usr/bin:/bin", "HOME": work, "STRATA_ROOT_USER": ak,
+               "STRATA_ROOT_PASSWORD": sk}
+        logf = open(os.path.join(work, "strata.log"), "wb")
+        proc = subprocess.Popen([strata_bin, "server", "--address", f"127.0.0.1:{port}",
+                                 "--lc-day-seconds", str(day_s), "--metrics-public"] + drives,
+                                env=env, stdout=logf, stderr=subprocess.STDOUT,
+                                stdin=subprocess.DEVNULL)
+        if not wait_ready(port, proc):
+            raise SystemExit("strata did not start")
+        ep = f"http://127.0.0.1:{port}"
+        c = boto3.session.Session().client(
+            "s3", endpoint_url=ep, region_name="us-east-1", aws_access_key_id=ak,
+            aws_secret_access_key=sk, config=Config(s3={"addressing_style": "path"}, signature_version="s3v4"))
+        paths = os.path.join(work, "dl.paths")
+        with open(paths, "w") as f:
+            for i in range(N100K):
+                url = c.generate_presigned_url("get_object", Params={"Bucket": "dl",
+                                               "Key": f"{i:08d}"}, ExpiresIn=86400)
+                f.write(url[len(ep):] + "\n")
+        lua = os.path.join(work, "get.lua")
+        open(lua, "w").write(GET_LUA)
+
+        def cell():
+            r = subprocess.run(["wrk", "-t", "2", "-c", str(CONNS), "-d", f"{DURATION}s",
+                                "--timeout", "60s", "-s", lua, ep, "--", paths],
+                               capture_output=True, text=True)
+            line = [x for x in r.stdout.splitlines() if x.startswith('{"requests"')]
+            return json.loads(line[0]) if line else {"requests": 0, "p99_us": 0, "errors": 1,
+                                                     "non2xx": 0}
+
+        def expired():
+            env2 = {"PATH": "/usr/bin:/bin", "HOME": work, "STRATA_ENDPOINT": ep,
+                    "STRATA_ACCESS_KEY": ak, "STRATA_SECRET_KEY": sk}
+            r = subprocess.run([strata_bin, "admin", "--json", "ilm", "status"], env=env2,
+                               capture_output=True, text=True, timeout=60)
+            d = json.loads(r.stdout)
+            return d["total"]["expired"], d
+
+        # The expired counter, polled every second from the first due time.
+        state = {"done_at": None, "stop": False}
+
+        def poller():
+            while not state["stop"] and state["done_at"] is None:
+                try:
+                    if expired()[0] >= load["due"]:
+                        state["done_at"] = time.time()
+                except Exception:
+                    pass
+                time.sleep(1)
+
+        cell()  # warm-up: page cache and block cache
+        idle = cell()
+        print(f"  idle GET 100 KiB: p99 {idle['p99_us'] / 1000:.1f} ms, {idle['requests'] / DURATION:.0f} req/s")
+        wait = due_first_ms / 1000 - time.time()
+        if wait > 0:
+            print(f"==> first due object due in {wait:.0f} s (day {day_s} s)")
+            time.sleep(wait)
+        cells = []
+        th = threading.Thread(target=poller, daemon=True)
+        th.start()
+        t_end = time.time() + 3600
+        while time.time() < t_end and state["done_at"] is None:
+            r = cell()
+            n, st = expired()
+            cells.append(r)
+            print(f"  during: GET p99 {r['p99_us'] / 1000:.1f} ms, {r['requests'] / DURATION:.0f} req/s;"
+                  f" expired {n}/{load['due']}, backlog {st['progress']['due_backlog']}")
+        state["stop"] = True
+        th.join()
+        done_at = state["done_at"]
+        after = cell()
+        lag = (done_at - due_last_ms / 1000) if done_at else None
+        during_p99 = max((x["p99_us"] for x in cells), default=0)
+        base = min(idle["p99_us"], after["p99_us"]) or 1
+        res = {"objects": N, "due": load["due"], "load_s": load["load_s"],
+               "puts_per_s": load["puts_per_s"], "day_s": day_s,
+               "lag_s": round(lag, 1) if lag is not None else None,
+               "expiry_span_s": round(done_at - due_first_ms / 1000, 1) if done_at else None,
+               "p99_idle_ms": idle["p99_us"] / 1000, "p99_after_ms": after["p99_us"] / 1000,
+               "p99_during_max_ms": during_p99 / 1000,
+               "p99_ratio": round(during_p99 / base, 2)}
+        print(json.dumps(res))
+        if not done_at:
+            print("FAIL: the due objects did not all expire")
+            ok = False
+        bad = [x for x in cells + [idle, after] if x["errors"] or x["non2xx"]]
+        if bad:
+            print(f"FAIL: GET requests failed: {bad}")
+            ok = False
+    finally:
+        if proc and proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+        if os.environ.get("KEEP") != "1":
+            shutil.rmtree(work, ignore_errors=True)
+        else:
+            print(f"kept {work}")
+    sys.exit(0 if ok else 1)
+
+
+if __name__ == "__main__":
+    main()
