@@ -46,6 +46,7 @@
 #define DUE_SETTLE_MS 5000
 #define DUE_SAVE_MS 30000
 #define DUE_BATCH 4096
+#define DUE_WORKERS 4
 #define DUE_CURSORS_MAX (STRATA_LC_RULES_MAX * 4)
 
 int64_t strata_ilm__due_bound(int64_t now_ms, unsigned days, int64_t day_ms)
@@ -236,10 +237,106 @@ static void backlog(struct strata_ilm *e, uint64_t n)
     pthread_mutex_unlock(&e->mu);
 }
 
+/* The keys of one batch, evaluated by DUE_WORKERS threads: deletes wait
+ * on synced commits, and concurrent ones share their fsyncs (group commit).
+ * A key belongs to one worker (by hash), so its entries are evaluated one
+ * after the other: two concurrent walks of a key would both expire its
+ * current version (two delete markers). */
+struct pool {
+    struct strata_ilm *e;
+    const char *bucket;
+    const struct strata_lc_config *cfg;
+    struct cand *v;
+    size_t n;
+    atomic_size_t ndone;
+    atomic_uint worker_ids;
+    unsigned nworkers;
+    bool *done;
+    struct strata_ilm_stats *out;
+};
+
+static unsigned key_worker(const char *key, unsigned n)
+{
+    uint64_t h = fnv(1469598103934665603ull, key, strlen(key));
+    return (unsigned)(h % n);
+}
+
+static void eval_one(struct pool *p, size_t i, struct strata_ilm_stats *st)
+{
+    struct cand *c = &p->v[i];
+    bool seen = true;
+    uint64_t before = st->noncurrent_expired + st->expired;
+    int rc = strata_ilm__walk_key(p->e, p->bucket, p->cfg, c->key, c->vid, &seen, st);
+    /* A marker left alone by what just expired goes now, not next pass. */
+    if (rc == 0 && st->noncurrent_expired + st->expired != before &&
+        strata_lc_marker_rule(p->cfg, c->key))
+        rc = strata_ilm__walk_key(p->e, p->bucket, p->cfg, c->key, NULL, NULL, st);
+    if (rc == 0 && !seen && strata_meta_due_drop(p->e->o.meta, p->bucket, c->key, c->vid) == 0)
+        st->due_dropped++;
+}
+
+static void *pool_main(void *arg)
+{
+    struct pool *p = arg;
+    unsigned id = atomic_fetch_add(&p->worker_ids, 1);
+    struct strata_ilm_stats loc;
+    memset(&loc, 0, sizeof(loc));
+    for (size_t i = 0; i < p->n && !atomic_load(&p->e->stop); i++) {
+        if (p->done[i] || key_worker(p->v[i].key, p->nworkers) != id)
+            continue;
+        eval_one(p, i, &loc);
+        p->done[i] = true;
+        size_t d = atomic_fetch_add(&p->ndone, 1) + 1;
+        if (d % 64 == 0) { /* counters and backlog move while a long drain runs */
+            backlog(p->e, p->n - d);
+            strata_ilm__publish(p->e, &loc, p->out);
+            memset(&loc, 0, sizeof(loc));
+        }
+    }
+    strata_ilm__publish(p->e, &loc, p->out);
+    return NULL;
+}
+
+/* Evaluate v[0..n); returns the index of the first one not done (n: all). */
+static size_t eval_batch(struct strata_ilm *e, const char *bucket,
+                         const struct strata_lc_config *cfg, struct cand *v, size_t n,
+                         struct strata_ilm_stats *out)
+{
+    bool *done = calloc(n ? n : 1, sizeof(*done));
+    if (!done)
+        return 0;
+    struct pool p = {.e = e, .bucket = bucket, .cfg = cfg, .v = v, .n = n, .done = done,
+                     .out = out, .nworkers = n < DUE_WORKERS ? (unsigned)(n ? n : 1) : DUE_WORKERS};
+    atomic_init(&p.ndone, 0);
+    atomic_init(&p.worker_ids, 0);
+    backlog(e, n);
+    pthread_t t[DUE_WORKERS];
+    unsigned nt = 0;
+    for (; nt < p.nworkers; nt++)
+        if (pthread_create(&t[nt], NULL, pool_main, &p) != 0)
+            break;
+    if (nt < p.nworkers) { /* no thread: this one does the rest */
+        p.nworkers = 1;
+        for (unsigned i = 0; i < nt; i++)
+            pthread_join(t[i], NULL);
+        nt = 0;
+        atomic_store(&p.worker_ids, 0);
+        pool_main(&p);
+    }
+    for (unsigned i = 0; i < nt; i++)
+        pthread_join(t[i], NULL);
+    backlog(e, 0);
+    size_t first = 0;
+    while (first < n && done[first])
+        first++;
+    free(done);
+    return first;
+}
+
 /* Drain [cur->ms, bound) of one action; false when asked to stop. */
 static bool drain_range(struct strata_ilm *e, const char *bucket,
                         const struct strata_lc_config *cfg, const struct strata_lc_rule *r,
-                        struct cursor *cur, int64_t bound, struct strata_ilm_stats *st,
+                        struct cursor *cur, int64_t bound, struct strata_ilm_stats *out,
                         bool *dirty)
 {
     struct cand *v = malloc(DUE_BATCH * sizeof(*v));
@@ -247,32 +344,21 @@ static bool drain_range(struct strata_ilm *e, const char *bucket,
         return true;
     bool more = true;
     while (more && cur->ms < bound && !atomic_load(&e->stop)) {
-        struct scan s = {.e = e, .prefix = r->filter.prefix, .v = v, .st = st,
+        struct strata_ilm_stats sst;
+        memset(&sst, 0, sizeof(sst));
+        struct scan s = {.e = e, .prefix = r->filter.prefix, .v = v, .st = &sst,
                          .last_ms = cur->ms};
         int rc = strata_meta_due_scan(e->o.meta, bucket, cur->ms, bound, scan_cb, &s);
         more = rc == SCAN_FULL;
         if (rc && rc != SCAN_FULL) {
-            st->errors++;
+            sst.errors++;
             strata_log(&e->o.log, STRATA_LOG_WARN, MOD, "due index of %s: %s", bucket,
                        strata_errname(rc));
         }
-        size_t done = 0;
-        for (; done < s.n && !atomic_load(&e->stop); done++) {
-            backlog(e, s.n - done);
-            bool seen = true;
-            uint64_t before = st->noncurrent_expired + st->expired;
-            int wrc = strata_ilm__walk_key(e, bucket, cfg, s.v[done].key, s.v[done].vid, &seen,
-                                           st);
-            if (wrc == 0 && st->noncurrent_expired + st->expired != before &&
-                strata_lc_marker_rule(cfg, s.v[done].key))
-                wrc = strata_ilm__walk_key(e, bucket, cfg, s.v[done].key, NULL, NULL, st);
-            if (wrc == 0 && !seen &&
-                strata_meta_due_drop(e->o.meta, bucket, s.v[done].key, s.v[done].vid) == 0)
-                st->due_dropped++;
-        }
+        strata_ilm__publish(e, &sst, out);
+        size_t done = eval_batch(e, bucket, cfg, v, s.n, out);
         for (size_t i = 0; i < s.n; i++)
             free(v[i].key);
-        backlog(e, 0);
         if (done < s.n) { /* stopped: resume at the first one not done */
             if (v[done].mtime_ms > cur->ms) {
                 cur->ms = v[done].mtime_ms;
@@ -296,7 +382,11 @@ static void drain_bucket(struct strata_ilm *e, struct due_state *ds, const char 
                          struct strata_ilm_stats *st)
 {
     struct strata_lc_config cfg;
-    if (strata_ilm__load_rules(e, bucket, &cfg, st) != 0)
+    struct strata_ilm_stats lst;
+    memset(&lst, 0, sizeof(lst));
+    int lrc = strata_ilm__load_rules(e, bucket, &cfg, &lst);
+    strata_ilm__publish(e, &lst, st);
+    if (lrc != 0)
         return;
     struct bucket_cursors *c = cursors_of(ds, bucket);
     if (!c) {

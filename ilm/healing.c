@@ -8,9 +8,11 @@
  */
 #include "ilm_internal.h"
 
+#include <string.h>
+
 #define HEAL_BATCH 4096
 
-void strata_ilm__heal_tick(struct strata_ilm *e, struct strata_ilm_stats *st)
+void strata_ilm__heal_tick(struct strata_ilm *e, struct strata_ilm_stats *out)
 {
     if (!e->o.heal_interval_s)
         return; /* healing is off */
@@ -20,8 +22,11 @@ void strata_ilm__heal_tick(struct strata_ilm *e, struct strata_ilm_stats *st)
         return;
     struct strata_heal_stats hs = {0};
     int n = strata_meta_heal_queued(e->o.meta, HEAL_BATCH, &hs, &pending);
-    st->heal_queued += (uint64_t)n;
-    st->healed += hs.records_healed + hs.shards_healed;
+    struct strata_ilm_stats st;
+    memset(&st, 0, sizeof(st));
+    st.heal_queued = (uint64_t)n;
+    st.healed = hs.records_healed + hs.shards_healed;
+    strata_ilm__publish(e, &st, out);
     if (hs.records_healed || hs.shards_healed)
         strata_log(&e->o.log, STRATA_LOG_INFO, "ilm",
                    "heal queue: %d keys, %llu records and %llu shards healed, %zu pending", n,

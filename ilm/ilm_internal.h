@@ -21,6 +21,7 @@ struct strata_ilm {
     pthread_mutex_t pass_mu; /* one pass at a time */
     struct strata_ilm_stats last, total;
     struct strata_ilm_progress prog; /* of the pass in progress (under mu) */
+    struct strata_ilm_stats pass_dr; /* drains and heal ticks during the pass (under mu) */
     int64_t last_heal_ms;
     int64_t last_drain_ms;
     pthread_mutex_t due_mu; /* one drain at a time; guards due */
@@ -42,16 +43,23 @@ int strata_ilm__load_rules(struct strata_ilm *e, const char *bucket, struct stra
                            struct strata_ilm_stats *st);
 
 /* due.c: drain the version-time index of every bucket with rules when the
- * last drain is at least drain_ms old (force: now).  Counts into st. */
-void strata_ilm__due_tick(struct strata_ilm *e, bool force, struct strata_ilm_stats *st);
+ * last drain is at least drain_ms old (force: now).  Its counts go into the
+ * engine's totals as it goes (and into out when not NULL), not into a
+ * pass's: a drain is not part of the pass that hosts it. */
+void strata_ilm__due_tick(struct strata_ilm *e, bool force, struct strata_ilm_stats *out);
 /* Free due.c's state (destroy). */
 void strata_ilm__due_forget(struct strata_ilm *e);
 /* The index bound of a Days action: a base time (ms) below the result is
  * due at now_ms (strata_lc_due_ms(base, days, day_ms) <= now_ms). */
 int64_t strata_ilm__due_bound(int64_t now_ms, unsigned days, int64_t day_ms);
 
-/* healing.c: the immediate heal queue, drained between pages and passes. */
-void strata_ilm__heal_tick(struct strata_ilm *e, struct strata_ilm_stats *st);
+/* healing.c: the immediate heal queue, drained between pages and passes;
+ * counts as due_tick does. */
+void strata_ilm__heal_tick(struct strata_ilm *e, struct strata_ilm_stats *out);
+/* Add delta's counters to the engine's totals and to out (may be NULL),
+ * under e->mu. */
+void strata_ilm__publish(struct strata_ilm *e, const struct strata_ilm_stats *delta,
+                         struct strata_ilm_stats *out);
 
 /* reclaim.c: a round of orphan reclaim when one is due (full pass). */
 void strata_ilm__orphans(struct strata_ilm *e, struct strata_ilm_stats *st);

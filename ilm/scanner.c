@@ -105,8 +105,8 @@ static bool nap_until(struct strata_ilm *e, int64_t abs_ms, bool wake_on_kick)
 static bool pace(struct walk *w)
 {
     int64_t t = now_ms();
-    strata_ilm__due_tick(w->e, false, w->st);
-    strata_ilm__heal_tick(w->e, w->st);
+    strata_ilm__due_tick(w->e, false, &w->e->pass_dr);
+    strata_ilm__heal_tick(w->e, &w->e->pass_dr);
     w->pass_t0_ms += now_ms() - t; /* that work is not the walk's: keep its pace */
     unsigned rate = w->e->o.rate_objs;
     if (rate == 0)
@@ -460,6 +460,16 @@ static void stats_add_counts(struct strata_ilm_stats *t, const struct strata_ilm
     t->orphans_reclaimed += s->orphans_reclaimed;
 }
 
+void strata_ilm__publish(struct strata_ilm *e, const struct strata_ilm_stats *delta,
+                         struct strata_ilm_stats *out)
+{
+    pthread_mutex_lock(&e->mu);
+    stats_add_counts(&e->total, delta);
+    if (out)
+        stats_add_counts(out, delta);
+    pthread_mutex_unlock(&e->mu);
+}
+
 static void stats_add(struct strata_ilm_stats *t, const struct strata_ilm_stats *s)
 {
     stats_add_counts(t, s);
@@ -473,7 +483,12 @@ int strata_ilm_run_once(struct strata_ilm *e, struct strata_ilm_stats *out)
     struct strata_ilm_stats st;
     memset(&st, 0, sizeof(st));
     st.started_ms = now_ms();
-    strata_ilm__due_tick(e, true, &st); /* due work first */
+    /* Drains during the pass count into the totals at once and into the
+     * pass's report (pass_dr, under mu) at its end. */
+    pthread_mutex_lock(&e->mu);
+    memset(&e->pass_dr, 0, sizeof(e->pass_dr));
+    pthread_mutex_unlock(&e->mu);
+    strata_ilm__due_tick(e, true, &e->pass_dr); /* due work first */
     struct names ns = {0};
     int rc = strata_meta_bucket_list(e->o.meta, name_cb, &ns);
     struct ilm_pos pos;
@@ -516,6 +531,11 @@ int strata_ilm_run_once(struct strata_ilm *e, struct strata_ilm_stats *out)
     }
     if (!atomic_load(&e->stop))
         housekeeping(e, &st);
+    pthread_mutex_lock(&e->mu);
+    struct strata_ilm_stats own = st; /* what the totals do not hold yet */
+    stats_add_counts(&st, &e->pass_dr);
+    pthread_mutex_unlock(&e->mu);
+    own.passes = 1;
     st.passes = 1;
     st.finished_ms = now_ms();
     bool acted = st.expired || st.noncurrent_expired || st.markers_removed ||
@@ -532,7 +552,9 @@ int strata_ilm_run_once(struct strata_ilm *e, struct strata_ilm_stats *out)
                (long long)(st.finished_ms - st.started_ms));
     pthread_mutex_lock(&e->mu);
     e->last = st;
-    stats_add(&e->total, &st);
+    own.started_ms = st.started_ms;
+    own.finished_ms = now_ms();
+    stats_add(&e->total, &own);
     memset(&e->prog, 0, sizeof(e->prog));
     pthread_mutex_unlock(&e->mu);
     pthread_mutex_unlock(&e->pass_mu);
@@ -560,13 +582,8 @@ static void *thread_main(void *arg)
             pthread_mutex_unlock(&e->mu);
             if (kicked)
                 break;
-            struct strata_ilm_stats st;
-            memset(&st, 0, sizeof(st));
-            strata_ilm__due_tick(e, false, &st);
-            strata_ilm__heal_tick(e, &st);
-            pthread_mutex_lock(&e->mu);
-            stats_add_counts(&e->total, &st);
-            pthread_mutex_unlock(&e->mu);
+            strata_ilm__due_tick(e, false, NULL);
+            strata_ilm__heal_tick(e, NULL);
             int64_t until = now_ms() + tick;
             stop = nap_until(e, until < next ? until : next, true);
         }
