@@ -309,6 +309,32 @@ def cli_status_shows_progress(s):
     metric(s, "strata_ilm_heal_pending")
 
 
+@test
+def run_wait_draws_a_progress_bar_on_a_terminal(s):
+    c = s.client()
+    b = s.bucket_name("bar")
+    c.create_bucket(Bucket=b)
+    c.put_bucket_lifecycle_configuration(Bucket=b, LifecycleConfiguration={"Rules": [
+        {"ID": "later", "Filter": {"Prefix": "never/"}, "Status": "Enabled",
+         "Expiration": {"Days": 1000}}]})
+    put_many(c, b, [f"k{i:04d}" for i in range(450)], lambda k: b"b")  # 3 s at 150/s
+    env = {"PATH": "/usr/bin:/bin", "HOME": s.home, "STRATA_ENDPOINT": s.endpoint,
+           "STRATA_ACCESS_KEY": s.ak, "STRATA_SECRET_KEY": s.sk, "TERM": "dumb"}
+    for k in ("ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS"):
+        if k in os.environ:
+            env[k] = os.environ[k]
+    # script(1) gives the CLI a terminal as stdout.
+    p = subprocess.run(["/usr/bin/script", "-qec", f"{os.environ['STRATA_BIN']} admin ilm run --wait",
+                        "/dev/null"], env=env, capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, (p.stdout, p.stderr)
+    assert "] " in p.stdout and "buckets  scanned" in p.stdout, p.stdout
+    assert "last pass:" in p.stdout, p.stdout
+    # Not a terminal: no bar, only the final status.
+    rc, out, err = cli(s, "ilm", "run", "--wait")
+    assert rc == 0 and "buckets  scanned" not in out and "last pass:" in out, (out, err)
+    c.delete_bucket_lifecycle(Bucket=b)
+
+
 if __name__ == "__main__":
     run(Strata(args=["--lc-day-seconds", "2", "--ilm-interval-seconds", "600",
                      "--ilm-rate", "150", "--heal-interval-seconds", "1",
