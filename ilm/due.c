@@ -282,7 +282,8 @@ static void *pool_main(void *arg)
     struct strata_ilm_stats loc;
     memset(&loc, 0, sizeof(loc));
     for (size_t i = 0; i < p->n && !atomic_load(&p->e->stop); i++) {
-        if (p->done[i] || key_worker(p->v[i].key, p->nworkers) != id)
+        /* done[i] of another worker's key is that worker's to write */
+        if (key_worker(p->v[i].key, p->nworkers) != id || p->done[i])
             continue;
         eval_one(p, i, &loc);
         p->done[i] = true;
