@@ -888,7 +888,7 @@ static bool cond_key_true(const char *opname, const char *key, json_t *vals,
         matched += m;
     }
     if (op->kind == OP_NULL) {
-        char buf[8];
+        char buf[32]; /* a number prints as up to 24 chars; only "true" matters */
         const char *want = value_text(json_is_array(vals) ? json_array_get(vals, 0) : vals, buf,
                                       sizeof(buf));
         bool absent = present == 0;
