@@ -95,6 +95,12 @@ int strata_meta__vid_parse(const char *vid, uint8_t sk[SORTKEY_LEN])
     return strata_hex_decode(vid, SORTKEY_LEN, sk, true) == 0 ? 0 : STRATA_EINVAL;
 }
 
+bool strata_meta_version_id_valid(const char *vid)
+{
+    uint8_t sk[SORTKEY_LEN];
+    return strcmp(vid, "null") == 0 || strata_meta__vid_parse(vid, sk) == 0;
+}
+
 /* ---- msgpack bounds walk ------------------------------------------------ */
 
 static uint64_t be(const uint8_t *p, unsigned n)

@@ -34,6 +34,11 @@
 #define STRATA_BUCKET_NAME_MAX 63
 #define STRATA_KEY_MAX 1024        /* bytes of UTF-8 */
 #define STRATA_VERSION_ID_MAX 40   /* printable, URL safe, "null" for the null version */
+
+/* Whether vid has the form of a version id this store hands out ("null"
+ * or one it generated).  S3 answers 400 for any other form, while a
+ * well-formed id that names no version is 404. */
+bool strata_meta_version_id_valid(const char *vid);
 #define STRATA_ETAG_MAX 48         /* hex MD5, optionally "-N"; no quotes */
 #define STRATA_HDRS_MAX 8192       /* stored header bytes per version */
 #define STRATA_INLINE_MAX_DEFAULT (128u * 1024)

@@ -481,6 +481,11 @@ static enum s3_err setup(struct strata_req *r, int *serr)
         if (e)
             return e;
     }
+    const char *vid = r->key ? strata_req_query(r, "versionId") : NULL;
+    if (vid && !strata_meta_version_id_valid(vid)) {
+        r->err_msg = "Invalid version id specified";
+        return S3E_InvalidArgument;
+    }
     return body_setup(r);
 }
 

@@ -300,6 +300,10 @@ void strata_h_list_versions(struct strata_req *r)
     o.version_id_marker = vm && *vm ? vm : NULL;
     if (!e && o.version_id_marker && (!km || !*km))
         e = S3E_InvalidArgument; /* AWS: a version-id-marker needs a key-marker */
+    if (!e && o.version_id_marker && !strata_meta_version_id_valid(o.version_id_marker)) {
+        r->err_msg = "Invalid version id specified";
+        e = S3E_InvalidArgument;
+    }
     int rc = 0;
     if (!e && o.version_id_marker) {
         /* Resume inside km's versions: no prefix roll-up adjustment. */

@@ -143,6 +143,17 @@ def versions_get_head_delete(s):
     # A version id of another key does not name a version of this one.
     other = c.put_object(Bucket=b, Key="other", Body=b"o")["VersionId"]
     expect_error(lambda: c.get_object(Bucket=b, Key="k", VersionId=other), "NoSuchVersion", 404)
+    # An id of a form this store never hands out is a bad request (AWS:
+    # 400 InvalidArgument), not a missing version, and deletes nothing.
+    for bad in ("garbage-id", ids[1].upper(), ids[1][:-1], ids[1] + "0", "NULL"):
+        expect_error(lambda: c.get_object(Bucket=b, Key="k", VersionId=bad), "InvalidArgument", 400)
+        expect_error(lambda: c.head_object(Bucket=b, Key="k", VersionId=bad), "400", 400)
+        expect_error(lambda: c.delete_object(Bucket=b, Key="k", VersionId=bad), "InvalidArgument", 400)
+        expect_error(lambda: c.get_object_tagging(Bucket=b, Key="k", VersionId=bad),
+                     "InvalidArgument", 400)
+        expect_error(lambda: c.list_object_versions(Bucket=b, KeyMarker="k", VersionIdMarker=bad),
+                     "InvalidArgument", 400)
+    assert body_of(c.get_object(Bucket=b, Key="k", VersionId=ids[1])) == datas[1]
     r = c.list_object_versions(Bucket=b, Prefix="k")
     assert [v["VersionId"] for v in r["Versions"]] == [ids[1], ids[0]], r["Versions"]
     assert "DeleteMarkers" not in r

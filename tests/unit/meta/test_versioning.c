@@ -85,6 +85,11 @@ static void test_enabled(void **state)
     assert_int_equal(strata_obj_head(e->m, "v", "k", v2, &info), STRATA_ENOTFOUND);
     assert_int_equal(strata_obj_delete(e->m, "v", "k", v2, &dr), STRATA_ENOTFOUND);
     assert_int_equal(strata_obj_head(e->m, "v", "k", "garbage-id", &info), STRATA_ENOTFOUND);
+    assert_true(strata_meta_version_id_valid(v2));
+    assert_true(strata_meta_version_id_valid("null"));
+    assert_false(strata_meta_version_id_valid("garbage-id"));
+    assert_false(strata_meta_version_id_valid("NULL"));
+    assert_false(strata_meta_version_id_valid(""));
     assert_int_equal(strata_obj_head(e->m, "v", "k", "null", &info), STRATA_ENOTFOUND);
 
     /* Big versions keep their own data; deleting one leaves the other. */
