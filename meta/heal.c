@@ -108,6 +108,33 @@ static void heal_tomb(struct strata_meta *m, unsigned set, rocksdb_writeoptions_
     }
 }
 
+/*
+ * Heal data object id on its tier.  k (kl bytes, the last tail of them a
+ * sort key or nothing) is an 'O'/'T'-style key: kind byte, bucket, 0, key,
+ * 0, which gives the placement.
+ */
+static int data_heal(struct strata_meta *m, const char *tier, const char *k, size_t kl,
+                     size_t tail, const uint8_t *id, uint64_t size, unsigned *healed)
+{
+    struct strata_tier *t = strata_meta__tier(m, tier);
+    if (!t)
+        return STRATA_EINVAL;
+    if (!t->ops->heal)
+        return 0;
+    char b[STRATA_BUCKET_NAME_MAX + 1], key[STRATA_KEY_MAX + 1];
+    size_t bl = strnlen(k + 1, kl - 1);
+    if (kl < tail + 3 || 1 + bl + 1 > kl - tail || bl > STRATA_BUCKET_NAME_MAX)
+        return STRATA_ECORRUPT;
+    memcpy(b, k + 1, bl);
+    b[bl] = 0;
+    size_t klen = kl - tail - (1 + bl + 1) - 1; /* up to the 0 before the tail */
+    if (klen > STRATA_KEY_MAX)
+        return STRATA_ECORRUPT;
+    memcpy(key, k + 1 + bl + 1, klen);
+    key[klen] = 0;
+    return t->ops->heal(t->impl, strata_meta__place(b, key), id, size, healed);
+}
+
 static void heal_version(struct strata_meta *m, unsigned set, rocksdb_writeoptions_t *wo,
                          const char *k, size_t kl, struct hvals *h,
                          struct strata_heal_stats *st, unsigned *failed)
@@ -211,7 +238,7 @@ static void heal_version(struct strata_meta *m, unsigned set, rocksdb_writeoptio
     }
     if (!(w->flags & (REC_F_INLINE | REC_F_DELETE_MARKER)) && w->has_data_id && w->size > 0) {
         unsigned healed = 0;
-        int rc = strata_ec_heal(ms->set, w->data_id, w->size, &healed);
+        int rc = data_heal(m, w->tier, k, kl, SORTKEY_LEN, w->data_id, w->size, &healed);
         if (rc) {
             strata_log(&m->log, STRATA_LOG_WARN, "meta", "heal of data: %s", strata_errname(rc));
             (*failed)++;
@@ -220,10 +247,38 @@ static void heal_version(struct strata_meta *m, unsigned set, rocksdb_writeoptio
     }
 }
 
+/* The tier of a 'T' chunk's parts: its version record's (any drive). */
+static void ptab_tier(struct strata_meta *m, unsigned set, const char *k, size_t kl,
+                      char tier[STRATA_TIER_NAME_MAX + 1])
+{
+    struct meta_set *ms = &m->sets[set];
+    char ok[1 + STRATA_BUCKET_NAME_MAX + 1 + STRATA_KEY_MAX + 1 + SORTKEY_LEN];
+    tier[0] = 0;
+    if (kl < 2 || kl - 2 > sizeof(ok))
+        return;
+    memcpy(ok, k, kl - 2);
+    ok[0] = 'O';
+    for (unsigned d = 0; d < ms->n; d++) {
+        char *v;
+        size_t vl;
+        struct meta_rec r;
+        if (!ms->drives[d].db || strata_meta__drive_get(m, set, d, ok, kl - 2, &v, &vl) != 0)
+            continue;
+        bool got = strata_meta__rec_decode(v, vl, false, &r) == 0;
+        if (got)
+            snprintf(tier, STRATA_TIER_NAME_MAX + 1, "%s", r.tier);
+        strata_meta__rec_fini(&r);
+        free(v);
+        if (got)
+            return;
+    }
+}
+
 /* The shards of a part record's data, or of every part in a 'T' chunk:
  * from the value the read quorum agree on. */
-static void heal_part_data(struct strata_meta *m, unsigned set, char kind, struct hvals *h,
-                           struct strata_heal_stats *st, unsigned *failed)
+static void heal_part_data(struct strata_meta *m, unsigned set, char kind, const char *k,
+                           size_t kl, struct hvals *h, struct strata_heal_stats *st,
+                           unsigned *failed)
 {
     struct meta_set *ms = &m->sets[set];
     unsigned rq = strata_set_read_quorum(ms->set);
@@ -241,10 +296,21 @@ static void heal_part_data(struct strata_meta *m, unsigned set, char kind, struc
         return;
     struct meta_part one, *parts = &one;
     size_t n = 0;
+    char tier[STRATA_TIER_NAME_MAX + 1] = "";
+    char pb[STRATA_BUCKET_NAME_MAX + 1], pk[STRATA_KEY_MAX + 1];
+    char okey[1 + STRATA_BUCKET_NAME_MAX + 1 + STRATA_KEY_MAX + 1];
+    size_t okl = 0;
     if (kind == 'P') {
-        if (strata_meta__part_decode(h->v[best], h->vl[best], &one, NULL, NULL) == 0)
+        if (strata_meta__part_decode(h->v[best], h->vl[best], &one, pb, pk) == 0) {
             n = 1;
+            snprintf(tier, sizeof(tier), "%s", one.tier);
+            okl = (size_t)snprintf(okey, sizeof(okey), "O%s", pb) + 1;
+            okl += (size_t)snprintf(okey + okl, sizeof(okey) - okl, "%s", pk) + 1;
+        }
     } else {
+        ptab_tier(m, set, k, kl, tier);
+        okl = kl - 2 - SORTKEY_LEN; /* 'T' bucket 0 key 0 | sk chunk */
+        memcpy(okey, k, okl < sizeof(okey) ? okl : 0);
         parts = calloc(MP_CHUNK_PARTS, sizeof(*parts));
         if (!parts ||
             strata_meta__ptab_decode(h->v[best], h->vl[best], parts, MP_CHUNK_PARTS, &n) != 0)
@@ -256,7 +322,8 @@ static void heal_part_data(struct strata_meta *m, unsigned set, char kind, struc
         unsigned healed = 0;
         /* Encrypted parts store a sealed stream of ssize bytes. */
         uint64_t dsize = parts[i].ssize ? parts[i].ssize : parts[i].size;
-        int rc = strata_ec_heal(ms->set, parts[i].data_id, dsize, &healed);
+        int rc = okl ? data_heal(m, tier, okey, okl, 0, parts[i].data_id, dsize, &healed)
+                     : STRATA_ECORRUPT;
         if (rc) {
             strata_log(&m->log, STRATA_LOG_WARN, "meta", "heal of part data: %s",
                        strata_errname(rc));
@@ -354,7 +421,7 @@ static void heal_one(struct strata_meta *m, unsigned s, rocksdb_writeoptions_t *
     else
         heal_raw(m, s, wo, kcopy, kl, h, st, failed);
     if (kcopy[0] == 'P' || kcopy[0] == 'T')
-        heal_part_data(m, s, kcopy[0], h, st, failed);
+        heal_part_data(m, s, kcopy[0], kcopy, kl, h, st, failed);
     if (lk)
         pthread_mutex_unlock(lk);
     hvals_fini(h);

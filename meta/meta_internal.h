@@ -69,6 +69,8 @@
  *   23    bin       access control list, verbatim (opaque to meta; the
  *                   server's encoding; absent: the default ACL, the bucket
  *                   owner with FULL_CONTROL)
+ *   24    str       data tier name (absent: the hot tier, which holds the
+ *                   records); a multipart version's parts all live there
  * A multipart version has no data id: its parts' data ids, sizes, MD5s and
  * checksums are in its 'T' chunk records (MP_CHUNK_PARTS parts each), which
  * are written in the same batch as the version record and deleted after
@@ -101,11 +103,19 @@
  *   9 legal hold (7-9 as version fields 18-20; absent: none; 9 nil: never set),
  *   10 encryption descriptor (bin; the version record's field 21 for the
  *   completed object; its parts are sealed), 11 access control list (bin;
- *   the version record's field 23 for the completed object).
+ *   the version record's field 23 for the completed object), 12 tier name
+ *   of the parts' data (absent: hot).
  * Part record ('P') map: 0 format, 1 size, 2 MD5 bin[16], 3 mtime ns,
  *   4 data id bin[16] (absent for an empty part), 5 checksum algorithm,
  *   6 raw checksum, 7 bucket, 8 key (so heal can take the key's lock),
- *   9 stored size of an encrypted part (field 1 is then its plaintext size).
+ *   9 stored size of an encrypted part (field 1 is then its plaintext size),
+ *   10 tier name of the part's data (absent: hot).
+ *
+ * Transition intent ('X' bucket 0x00 key 0x00 sortkey[16], in the version's
+ * set) map: 0 format, 1 source tier (str, "" = hot), 2 target tier, 3 array
+ * of the source data ids (bin[16]), 4 array of the target data ids.  Written
+ * on the write quorum before a transition copies anything; removed once the
+ * data ids the version record does not refer to are gone (transition.c).
  *
  * Bucket record map: 0 format, 1 name, 2 owner, 3 region, 4 created_ms,
  *   5 versioning, 6 object_lock, 7 incarnation (uint, random per create;
@@ -122,6 +132,7 @@
 #include <rocksdb/c.h>
 
 #include "strata/meta.h"
+#include "strata/tier.h"
 
 #define REC_FORMAT 1
 #define VAL_VERSION_BYTE 0x01
@@ -175,6 +186,7 @@ struct meta_rec {
     uint64_t psize;        /* field 22: plaintext size of an encrypted version */
     const uint8_t *acl;    /* field 23; points into the buffer; NULL: default ACL */
     size_t acl_len;
+    char tier[STRATA_TIER_NAME_MAX + 1]; /* field 24: data tier; "" = the hot tier */
 };
 
 /* One part, as in a part record or a part table chunk. */
@@ -189,6 +201,7 @@ struct meta_part {
     size_t cksum_len;
     int64_t mtime_ns;
     uint64_t ssize; /* encrypted part: stored (sealed) size; 0 otherwise */
+    char tier[STRATA_TIER_NAME_MAX + 1]; /* part record field 10: data tier; "" = hot */
 };
 
 /* A decoded upload record; hdrs/tags are owned when decoded (upload_fini). */
@@ -207,6 +220,7 @@ struct meta_upload {
     size_t sse_len;
     uint8_t *acl; /* access control list of the final object, owned; NULL: default */
     size_t acl_len;
+    char tier[STRATA_TIER_NAME_MAX + 1]; /* field 12: the parts' tier; "" = hot */
 };
 
 struct meta_drive;
@@ -264,10 +278,16 @@ struct strata_meta {
     pthread_mutex_t pin_mu;
     struct meta_pin *pins[META_PIN_SLOTS];
     uint64_t drop_gen[META_LOCK_STRIPES];
+    /* Data tiers: tiers[0] is the hot tier over the sets above (created
+     * here), the others are the caller's (strata_meta_opts.tiers). */
+    struct strata_tier *tiers[STRATA_TIERS_MAX];
+    unsigned ntiers;
     struct meta_audit *audit;           /* audit.c */
     pthread_mutex_t heal_mu;            /* one heal at a time (heal.c) */
     struct meta_healq *healq;           /* keys of commits that missed a drive (healq.c) */
     struct meta_lock_clock *lock_clock; /* lock_clock.c */
+    void (*step_hook)(void *ud, int step); /* transition.c: fault tests */
+    void *step_ud;
 };
 
 /* ---- record.c ---- */
@@ -411,21 +431,32 @@ void strata_meta__qraw_fini(struct meta_qraw *q);
  * included; caller strata_obj_info_fini's), STRATA_ENOTFOUND, STRATA_EQUORUM. */
 int strata_meta__obj_resolve(struct strata_meta *m, const char *bucket, const char *key,
                              const uint8_t *sk, struct strata_obj_info *info);
+/* The agreed record of a version (version_id as strata_obj_head; delete
+ * markers: STRATA_ENOTFOUND / STRATA_EMETHOD), its sort key, decoded from
+ * *raw (caller frees raw, then rec_fini). */
+int strata_meta__rec_get(struct strata_meta *m, const char *bucket, const char *key,
+                         const char *version_id, uint8_t sk[SORTKEY_LEN], struct meta_rec *out,
+                         char **raw);
 void strata_meta__info_from_rec(struct strata_obj_info *info, const char *bucket,
                                 const char *key, const uint8_t *sk, struct meta_rec *r);
 /* Delete the parts' data of a multipart version, then its 'T' records on
  * every drive (after the version record is gone).  Takes the key lock. */
 void strata_meta__mp_drop(struct strata_meta *m, unsigned set, const char *bucket,
-                          const char *key, const uint8_t *sk, size_t nparts);
+                          const char *key, const uint8_t *sk, size_t nparts, unsigned tier);
 /* Load chunk c of a multipart version's part table (verified against the
  * CRC32C of the version record's index).  Returns the count in *n. */
 int strata_meta__ptab_load(struct strata_meta *m, unsigned set, const char *bucket,
                            const char *key, const uint8_t *sk, const struct meta_rec *r,
                            unsigned c, struct meta_part *parts, size_t *n);
 
+/* Per-drive additions to a version commit's batches (wb) and undo. */
+typedef void (*meta_extra_fn)(void *ud, unsigned d, const uint8_t *sk, rocksdb_writebatch_t *wb,
+                              rocksdb_writebatch_t *undo);
 /* What a record rewrite changes: the tag set, the lock state and the
  * encryption descriptor (all preset to the agreed record's values; tags
- * and sse point into it). */
+ * and sse point into it); a transition also the class, the tier, the data
+ * id or part index (NULL / false: unchanged), and adds to each drive's
+ * batch through extra (its 'T' chunks). */
 struct meta_edit {
     const void *tags;
     size_t tags_len;
@@ -434,6 +465,14 @@ struct meta_edit {
     size_t sse_len;
     const uint8_t *acl; /* access control list (PutObjectAcl) */
     size_t acl_len;
+    const char *storage_class;
+    const char *tier;
+    bool set_data_id;
+    uint8_t data_id[STRATA_DATA_ID_LEN];
+    const uint8_t *pidx;
+    size_t pidx_len;
+    meta_extra_fn extra;
+    void *extra_ud;
 };
 /* Decides on the agreed record cur (sort key sk), under the key lock;
  * a non-zero return aborts the rewrite and is returned. */
@@ -452,10 +491,9 @@ struct meta_drop {
     uint8_t data_id[STRATA_DATA_ID_LEN];
     uint8_t sk[SORTKEY_LEN];
     size_t nparts;
+    unsigned tier; /* index into m->tiers of the data */
+    bool intent;   /* resolve the transition intent of version sk instead */
 };
-/* Per-drive additions to a version commit's batches (wb) and undo. */
-typedef void (*meta_extra_fn)(void *ud, unsigned d, const uint8_t *sk, rocksdb_writebatch_t *wb,
-                              rocksdb_writebatch_t *undo);
 /*
  * Commit the non-inline record r as a new version of bucket/key with the
  * put's versioning rules and conditionals; the caller holds the key lock.
@@ -474,6 +512,26 @@ void strata_meta__drop(struct strata_meta *m, unsigned set, const char *bucket, 
 /* Remove what drop names now. */
 void strata_meta__drop_now(struct strata_meta *m, unsigned set, const char *bucket,
                            const char *key, const struct meta_drop *drop);
+
+/* ---- tiers (store.c) ---- */
+/* The tier named name ("" or NULL: the hot tier), or NULL when unknown. */
+struct strata_tier *strata_meta__tier(struct strata_meta *m, const char *name);
+/* Its index, or -1. */
+int strata_meta__tier_idx(const struct strata_meta *m, const char *name);
+/* Remove data object id of bucket/key from the named tier ("" = hot). */
+int strata_meta__data_rm(struct strata_meta *m, const char *tier, const char *bucket,
+                         const char *key, const uint8_t *id);
+/* The placement hint of bucket/key's data (tier.h). */
+uint32_t strata_meta__place(const char *bucket, const char *key);
+
+/* ---- transition.c ---- */
+/* Resolve a transition intent of version sk of bucket/key: remove the
+ * listed data the version record does not refer to, then the intent.
+ * Runs only when no reader pins the version (pin.c parks it otherwise). */
+void strata_meta__intent_resolve_now(struct strata_meta *m, unsigned set, const char *bucket,
+                                     const char *key, const uint8_t sk[SORTKEY_LEN]);
+size_t strata_meta__key_intent(char *out, size_t cap, const char *bucket, const char *key,
+                               const uint8_t *sk);
 
 /* ---- bucket.c ---- */
 /*

@@ -162,13 +162,19 @@ int strata_mpu_create(struct strata_meta *m, const struct strata_mpu_opts *opts,
     rc = strata_meta__lock_check_req(m, &b, &opts->lock);
     if (rc)
         return rc;
+    int tix = strata_meta__tier_idx(m, opts->tier);
+    if (tix < 0 || (opts->storage_class && strlen(opts->storage_class) >= 32))
+        return STRATA_EINVAL;
     struct meta_upload u;
     memset(&u, 0, sizeof(u));
     u.lock = opts->lock;
     u.init_ns = now_ns();
     u.cksum_algo = algo;
     u.cksum_type = type;
-    snprintf(u.storage_class, sizeof(u.storage_class), "STANDARD");
+    snprintf(u.storage_class, sizeof(u.storage_class), "%s",
+             opts->storage_class ? opts->storage_class : "STANDARD");
+    if (tix > 0)
+        snprintf(u.tier, sizeof(u.tier), "%s", m->tiers[tix]->name);
     u.hdrs = (struct strata_kv *)(uintptr_t)opts->hdrs; /* borrowed for encoding only */
     u.nhdrs = opts->nhdrs;
     u.tags = (uint8_t *)(uintptr_t)opts->tags;
@@ -437,7 +443,7 @@ int strata_meta__part_store(struct strata_meta *m, unsigned set, const char *buc
                 seen = oq.tried[j] && oq.rc[j] == 0 && oq.vl[j] == oq.vl[d] &&
                        memcmp(oq.v[j], oq.v[d], oq.vl[d]) == 0;
             if (!seen)
-                strata_ec_delete(ms->set, old.data_id);
+                strata_meta__data_rm(m, old.tier, bucket, key, old.data_id);
         }
     }
     strata_meta__qraw_fini(&oq);
@@ -520,14 +526,15 @@ static void complete_extra(void *ud, unsigned d, const uint8_t *sk, rocksdb_writ
 }
 
 /* Data of every part record in ps whose number is not kept[] (NULL: all). */
-static void drop_parts_data(struct strata_meta *m, unsigned set, struct pscan *ps,
-                            const bool *kept, const struct meta_part *byno)
+static void drop_parts_data(struct strata_meta *m, struct pscan *ps, const bool *kept,
+                            const struct meta_part *byno)
 {
+    char bucket[STRATA_BUCKET_NAME_MAX + 1], key[STRATA_KEY_MAX + 1];
     for (unsigned d = 0; d < ps->n; d++) {
         for (size_t i = 0; i < ps->ne[d]; i++) {
             const struct pent *pe = &ps->e[d][i];
             struct meta_part p;
-            if (strata_meta__part_decode(pe->v, pe->vl, &p, NULL, NULL) != 0 || !p.has_data_id)
+            if (strata_meta__part_decode(pe->v, pe->vl, &p, bucket, key) != 0 || !p.has_data_id)
                 continue;
             if (kept && pe->no <= META_PARTS_MAX && kept[pe->no] &&
                 memcmp(byno[pe->no].data_id, p.data_id, STRATA_DATA_ID_LEN) == 0)
@@ -539,7 +546,7 @@ static void drop_parts_data(struct strata_meta *m, unsigned set, struct pscan *p
                     dup = ps->e[j][x].no == pe->no && ps->e[j][x].vl == pe->vl &&
                           memcmp(ps->e[j][x].v, pe->v, pe->vl) == 0;
             if (!dup)
-                strata_ec_delete(m->sets[set].set, p.data_id);
+                strata_meta__data_rm(m, p.tier, bucket, key, p.data_id);
         }
     }
 }
@@ -753,6 +760,7 @@ int strata_mpu_complete(struct strata_meta *m, const struct strata_mpu_complete_
     if (rc == 0) {
         r.flags = REC_F_MULTIPART;
         r.size = total;
+        snprintf(r.tier, sizeof(r.tier), "%s", u.tier);
         snprintf(r.storage_class, sizeof(r.storage_class), "%s",
                  u.storage_class[0] ? u.storage_class : "STANDARD");
         r.cksum_algo = u.cksum_algo;
@@ -797,7 +805,7 @@ int strata_mpu_complete(struct strata_meta *m, const struct strata_mpu_complete_
         if (kept) {
             for (size_t i = 0; i < o->nparts; i++)
                 kept[o->parts[i].part_number] = true;
-            drop_parts_data(m, set, &ps, kept, cs.byno);
+            drop_parts_data(m, &ps, kept, cs.byno);
             free(kept);
         }
         if (out) {
@@ -858,7 +866,7 @@ int strata_mpu_abort(struct strata_meta *m, const char *bucket, const char *key,
     pthread_mutex_unlock(lk);
     free_batches(wbs, undo);
     if (rc == 0)
-        drop_parts_data(m, set, &ps, NULL, NULL);
+        drop_parts_data(m, &ps, NULL, NULL);
     pscan_fini(&ps);
     strata_meta__qraw_fini(&uq);
     return rc;
@@ -974,8 +982,10 @@ int strata_meta__ptab_load(struct strata_meta *m, unsigned set, const char *buck
 }
 
 void strata_meta__mp_drop(struct strata_meta *m, unsigned set, const char *bucket,
-                          const char *key, const uint8_t *sk, size_t nparts)
+                          const char *key, const uint8_t *sk, size_t nparts, unsigned tier)
 {
+    struct strata_tier *t = m->tiers[tier < m->ntiers ? tier : 0];
+    uint32_t place = strata_meta__place(bucket, key);
     struct meta_set *ms = &m->sets[set];
     size_t nc = (nparts + MP_CHUNK_PARTS - 1) / MP_CHUNK_PARTS;
     struct meta_part *parts = calloc(MP_CHUNK_PARTS, sizeof(*parts));
@@ -1006,7 +1016,7 @@ void strata_meta__mp_drop(struct strata_meta *m, unsigned set, const char *bucke
             if (strata_meta__ptab_decode(v, vl, parts, MP_CHUNK_PARTS, &n) == 0)
                 for (size_t i = 0; i < n; i++)
                     if (parts[i].has_data_id)
-                        strata_ec_delete(ms->set, parts[i].data_id);
+                        t->ops->remove(t->impl, place, parts[i].data_id);
             if (!first) {
                 first = v;
                 firstl = vl;

@@ -303,6 +303,8 @@ void strata_meta__info_from_rec(struct strata_obj_info *info, const char *bucket
     info->mtime_ms = r->mtime_ns / 1000000;
     snprintf(info->storage_class, sizeof(info->storage_class), "%s",
              r->storage_class[0] ? r->storage_class : "STANDARD");
+    snprintf(info->tier, sizeof(info->tier), "%s", r->tier[0] ? r->tier : STRATA_TIER_HOT);
+    info->inline_data = (r->flags & REC_F_INLINE) != 0;
     info->cksum_algo = r->cksum_algo;
     memcpy(info->cksum, r->cksum, r->cksum_len);
     info->cksum_len = r->cksum_len;
@@ -460,6 +462,32 @@ int strata_obj_head(struct strata_meta *m, const char *bucket, const char *key,
     return rc;
 }
 
+int strata_meta__rec_get(struct strata_meta *m, const char *bucket, const char *key,
+                         const char *version_id, uint8_t sk[SORTKEY_LEN], struct meta_rec *out,
+                         char **raw)
+{
+    struct qread q;
+    *raw = NULL;
+    memset(out, 0, sizeof(*out));
+    int rc = lookup(m, bucket, key, version_id, &q, NULL);
+    if (rc == 0) {
+        const struct drec *w = &q.d[q.win];
+        memcpy(sk, w->sk, SORTKEY_LEN);
+        if (!(*raw = malloc(w->rawlen)))
+            rc = STRATA_ENOMEM;
+        else
+            memcpy(*raw, w->raw, w->rawlen);
+        if (rc == 0)
+            rc = strata_meta__rec_decode(*raw, w->rawlen, false, out);
+        if (rc) {
+            free(*raw);
+            *raw = NULL;
+        }
+    }
+    qread_fini(&q);
+    return rc;
+}
+
 int strata_meta__obj_resolve(struct strata_meta *m, const char *bucket, const char *key,
                              const uint8_t *sk, struct strata_obj_info *info)
 {
@@ -480,7 +508,9 @@ struct strata_get {
     struct strata_meta *m;
     uint64_t size;
     uint8_t *data; /* inline objects, decoded whole (<= inline_max) */
-    struct strata_ec_reader *r;
+    struct strata_tier *tier; /* holds the data */
+    uint32_t place;
+    void *r;                  /* tier reader */
     /* Multipart versions: the version record's fields needed to load part
      * table chunks lazily, the chunk loaded last, and one reader on the
      * part being read (opened on first touch, closed when the read moves
@@ -516,16 +546,18 @@ struct strata_get {
 /* Forget the reader of the current part. */
 static void part_reader_close(struct strata_get *g)
 {
-    strata_ec_reader_close(g->r);
+    if (g->r)
+        g->tier->ops->reader_close(g->r);
     g->r = NULL;
     strata_sse__reader_destroy(g->psse);
     g->psse = NULL;
     g->rpart = -1;
 }
 
-static int ec_read_cb(void *ud, uint64_t off, void *buf, size_t len)
+static int tier_read_cb(void *ud, uint64_t off, void *buf, size_t len)
 {
-    return strata_ec_reader_read(ud, off, buf, len);
+    struct strata_get *g = ud;
+    return g->tier->ops->read(g->r, off, buf, len);
 }
 
 static int inline_decode(struct strata_meta *m, struct qread *q, const char *bucket,
@@ -616,6 +648,15 @@ int strata_obj_get_open(struct strata_meta *m, const char *bucket, const char *k
         g->size = r->psize;
     }
     g->set = q.set;
+    g->place = strata_meta__place(bucket, key);
+    g->tier = strata_meta__tier(m, r->tier);
+    if (!g->tier) {
+        /* The record names a tier this daemon was not configured with. */
+        strata_log(&m->log, STRATA_LOG_WARN, "meta", "%s/%s: data on unknown tier %s", bucket,
+                   key, r->tier);
+        rc = STRATA_EQUORUM;
+        goto out;
+    }
     snprintf(g->bucket, sizeof(g->bucket), "%s", bucket);
     snprintf(g->key, sizeof(g->key), "%s", key);
     memcpy(g->sk, q.d[q.win].sk, SORTKEY_LEN);
@@ -646,7 +687,7 @@ int strata_obj_get_open(struct strata_meta *m, const char *bucket, const char *k
         if (r->size)
             rc = inline_decode(m, &q, bucket, key, g->data);
     } else if (r->size > 0) {
-        rc = strata_ec_reader_open(m->sets[q.set].set, r->data_id, r->size, &g->r);
+        rc = g->tier->ops->reader_open(g->tier->impl, g->place, r->data_id, r->size, &g->r);
     }
 out:
     qread_fini(&q);
@@ -724,8 +765,8 @@ static int mp_read(struct strata_get *g, uint64_t off, void *buf, size_t len)
             part_reader_close(g);
             if (g->enc && p->ssize != strata_sse__stream_size(p->size))
                 return STRATA_ECORRUPT; /* a part stored as sent in an encrypted object */
-            rc = strata_ec_reader_open(g->m->sets[g->set].set, p->data_id,
-                                       g->enc ? p->ssize : p->size, &g->r);
+            rc = g->tier->ops->reader_open(g->tier->impl, g->place, p->data_id,
+                                           g->enc ? p->ssize : p->size, &g->r);
             if (rc == 0 && g->enc)
                 rc = strata_sse__reader_create(g->okey, p->number, p->size, &g->psse);
             if (rc)
@@ -734,8 +775,8 @@ static int mp_read(struct strata_get *g, uint64_t off, void *buf, size_t len)
         }
         uint64_t in = off - g->coff[i];
         size_t n = p->size - in < len ? (size_t)(p->size - in) : len;
-        rc = g->psse ? strata_sse__reader_read(g->psse, in, out, n, ec_read_cb, g->r)
-                     : strata_ec_reader_read(g->r, in, out, n);
+        rc = g->psse ? strata_sse__reader_read(g->psse, in, out, n, tier_read_cb, g)
+                     : g->tier->ops->read(g->r, in, out, n);
         if (rc)
             return rc;
         out += n;
@@ -757,7 +798,7 @@ static int raw_read(void *ud, uint64_t off, void *buf, size_t len)
     }
     if (g->mrec.flags & REC_F_MULTIPART)
         return mp_read(g, off, buf, len);
-    return strata_ec_reader_read(g->r, off, buf, len);
+    return g->tier->ops->read(g->r, off, buf, len);
 }
 
 int strata_obj_get_read(struct strata_get *g, uint64_t off, void *buf, size_t len)
@@ -853,7 +894,10 @@ struct strata_put {
     size_t exp_ck_len;
     uint8_t *buf;
     size_t buflen, bufcap;
-    struct strata_ec_writer *w;
+    struct strata_tier *tier; /* where the data goes (inline data: the records) */
+    void *w;                  /* tier writer */
+    bool md5_here;            /* the tier cannot observe: MD5 on this thread */
+    char storage_class[32];
     uint8_t data_id[STRATA_DATA_ID_LEN];
     struct strata_kv *hdrs;
     size_t nhdrs;
@@ -888,7 +932,8 @@ void strata_obj_put_abort(struct strata_put *p)
 {
     if (!p)
         return;
-    strata_ec_writer_destroy(p->w);
+    if (p->w)
+        p->tier->ops->writer_destroy(p->w);
     EVP_MD_CTX_free(p->md5);
     EVP_MD_CTX_free(p->sha256);
     EVP_MD_CTX_free(p->ck_md);
@@ -913,16 +958,21 @@ static void md5_observe_cb(void *ud, const void *data, size_t len)
 static int start_writer(struct strata_put *p)
 {
     strata_data_id_new(p->data_id);
-    int rc = strata_ec_writer_create(p->m->sets[p->set].set, p->data_id, &p->w);
+    const struct strata_tier_ops *ops = p->tier->ops;
+    int rc = ops->writer_open(p->tier->impl, strata_meta__place(p->bucket, p->key), p->data_id,
+                              &p->w);
     if (rc)
         return rc;
-    if (!p->enc) {
-        rc = strata_ec_writer_observe(p->w, md5_observe_cb, p);
+    if (!p->enc && ops->writer_observe) {
+        rc = ops->writer_observe(p->w, md5_observe_cb, p);
         if (rc)
             return rc;
     }
+    p->md5_here = !p->enc && !ops->writer_observe;
     if (p->buflen) {
-        rc = strata_ec_writer_write(p->w, p->buf, p->buflen);
+        if (p->md5_here && EVP_DigestUpdate(p->md5, p->buf, p->buflen) != 1)
+            return STRATA_EINTERNAL;
+        rc = ops->write(p->w, p->buf, p->buflen);
         if (rc)
             return rc;
     }
@@ -955,6 +1005,13 @@ static int put_begin(struct strata_meta *m, const struct strata_put_opts *opts, 
     snprintf(p->bucket, sizeof(p->bucket), "%s", opts->bucket);
     snprintf(p->key, sizeof(p->key), "%s", opts->key);
     p->set = strata_meta__set_of(m, p->bucket, p->key);
+    p->tier = strata_meta__tier(m, opts->tier);
+    snprintf(p->storage_class, sizeof(p->storage_class), "%s",
+             opts->storage_class ? opts->storage_class : "STANDARD");
+    if (!p->tier || (opts->storage_class && strlen(opts->storage_class) >= 32)) {
+        rc = STRATA_EINVAL;
+        goto fail;
+    }
     p->versioning = b.versioning;
     p->bucket_inc = b.incarnation;
     p->size_expected = opts->size;
@@ -1110,6 +1167,8 @@ int strata_mpu_part_begin(struct strata_meta *m, const struct strata_part_opts *
     po.cksum_algo = algo;
     po.cksum = opts->cksum;
     po.cksum_len = opts->cksum_len;
+    po.tier = u.tier;
+    po.storage_class = u.storage_class[0] ? u.storage_class : NULL;
     if (sse) {
         po.sse_key = key;
         po.sse = u.sse; /* reported by the part's commit, never stored with it */
@@ -1184,8 +1243,11 @@ static int put_store(void *ud, const uint8_t *buf, size_t len)
         if (rc)
             return rc;
     }
-    if (p->w)
-        return strata_ec_writer_write(p->w, buf, len);
+    if (p->w) {
+        if (p->md5_here && EVP_DigestUpdate(p->md5, buf, len) != 1)
+            return STRATA_EINTERNAL;
+        return p->tier->ops->write(p->w, buf, len);
+    }
     if (p->buflen + len > p->bufcap) {
         size_t cap = p->bufcap ? p->bufcap : 16384;
         while (cap < p->buflen + len)
@@ -1356,7 +1418,7 @@ static bool replaces_null(int versioning)
 }
 
 /* What a replaced version (q's winner) leaves to drop. */
-static void drop_of(const struct qread *q, struct meta_drop *drop)
+static void drop_of(const struct strata_meta *m, const struct qread *q, struct meta_drop *drop)
 {
     memset(drop, 0, sizeof(*drop));
     if (q->win < 0)
@@ -1368,6 +1430,8 @@ static void drop_of(const struct qread *q, struct meta_drop *drop)
     memcpy(drop->data_id, o->rec.data_id, STRATA_DATA_ID_LEN);
     memcpy(drop->sk, o->sk, SORTKEY_LEN);
     drop->nparts = o->rec.nparts;
+    int t = strata_meta__tier_idx(m, o->rec.tier);
+    drop->tier = t < 0 ? 0 : (unsigned)t;
 }
 
 /* A write that replaces the null version must not replace a locked one
@@ -1387,8 +1451,14 @@ static void drop_data(struct strata_meta *m, unsigned set, const char *bucket, c
                       const struct qread *q)
 {
     struct meta_drop drop;
-    drop_of(q, &drop);
+    drop_of(m, q, &drop);
     strata_meta__drop(m, set, bucket, key, &drop);
+}
+
+/* Remove the (unreferenced) data of a put that failed. */
+static void put_data_rm(struct strata_put *p)
+{
+    p->tier->ops->remove(p->tier->impl, strata_meta__place(p->bucket, p->key), p->data_id);
 }
 
 /* A part's data is finished (by the caller) and its record committed by
@@ -1408,13 +1478,15 @@ static int part_commit(struct strata_put *p, const char *etag, const uint8_t *ck
         return STRATA_EINTERNAL;
     part.has_data_id = true;
     memcpy(part.data_id, p->data_id, STRATA_DATA_ID_LEN);
+    if (p->tier != m->tiers[0])
+        snprintf(part.tier, sizeof(part.tier), "%s", p->tier->name);
     part.cksum_algo = p->ck_algo;
     memcpy(part.cksum, ck, ckl);
     part.cksum_len = ckl;
     part.mtime_ns = now_ns();
     rc = strata_meta__part_store(m, p->set, p->bucket, p->key, p->upload, &part);
     if (rc) {
-        strata_ec_delete(m->sets[p->set].set, p->data_id);
+        p->tier->ops->remove(p->tier->impl, strata_meta__place(p->bucket, p->key), p->data_id);
     } else if (out) {
         memset(out, 0, sizeof(*out));
         snprintf(out->bucket, sizeof(out->bucket), "%s", p->bucket);
@@ -1422,7 +1494,8 @@ static int part_commit(struct strata_put *p, const char *etag, const uint8_t *ck
         out->size = part.size;
         snprintf(out->etag, sizeof(out->etag), "%s", etag);
         out->mtime_ms = part.mtime_ns / 1000000;
-        snprintf(out->storage_class, sizeof(out->storage_class), "STANDARD");
+        snprintf(out->storage_class, sizeof(out->storage_class), "%s", p->storage_class);
+        snprintf(out->tier, sizeof(out->tier), "%s", p->tier->name);
         out->cksum_algo = part.cksum_algo;
         memcpy(out->cksum, ck, ckl);
         out->cksum_len = ckl;
@@ -1478,13 +1551,12 @@ int strata_obj_put_commit(struct strata_put *p, struct strata_obj_info *out)
     /* Data first: its fsyncs run while the observer thread finishes the
      * MD5; the digests are verified before anything is committed, and a
      * mismatch removes the (unreferenced) data again. */
-    uint32_t mask = 0;
     if (p->enc && (rc = strata_sse__writer_finish(p->enc, put_store, p)) != 0) {
         strata_obj_put_abort(p);
         return rc;
     }
     if (p->w) {
-        rc = strata_ec_writer_finish(p->w, &mask);
+        rc = p->tier->ops->finish(p->w);
         if (rc) {
             strata_obj_put_abort(p);
             return rc;
@@ -1494,7 +1566,7 @@ int strata_obj_put_commit(struct strata_put *p, struct strata_obj_info *out)
     rc = put_verify(p, etag, ck, &ckl);
     if (rc) {
         if (data_done)
-            strata_ec_delete(m->sets[p->set].set, p->data_id);
+            put_data_rm(p);
         strata_obj_put_abort(p);
         return rc;
     }
@@ -1513,7 +1585,7 @@ int strata_obj_put_commit(struct strata_put *p, struct strata_obj_info *out)
     rc = strata_meta__bucket_hold(m, p->bucket, p->bucket_inc, &bh);
     if (rc) {
         if (data_done)
-            strata_ec_delete(m->sets[p->set].set, p->data_id);
+            put_data_rm(p);
         strata_obj_put_abort(p);
         return rc;
     }
@@ -1555,7 +1627,9 @@ int strata_obj_put_commit(struct strata_put *p, struct strata_obj_info *out)
     }
     memcpy(r.etag, etag, sizeof(etag));
     r.mtime_ns = mt;
-    snprintf(r.storage_class, sizeof(r.storage_class), "STANDARD");
+    snprintf(r.storage_class, sizeof(r.storage_class), "%s", p->storage_class);
+    if (p->tier != m->tiers[0])
+        snprintf(r.tier, sizeof(r.tier), "%s", p->tier->name);
     r.cksum_algo = p->ck_algo;
     memcpy(r.cksum, ck, ckl);
     r.cksum_len = ckl;
@@ -1622,7 +1696,7 @@ unlock:
             }
         }
     } else if (data_done) {
-        strata_ec_delete(m->sets[p->set].set, p->data_id);
+        put_data_rm(p);
     }
     qread_fini(&lq);
     qread_fini(&nq);
@@ -1860,6 +1934,16 @@ int strata_meta__rec_rewrite(struct strata_meta *m, const char *bucket, const ch
         r.sse_len = e.sse_len;
         r.acl = e.acl_len ? e.acl : NULL;
         r.acl_len = e.acl_len;
+        if (e.storage_class)
+            snprintf(r.storage_class, sizeof(r.storage_class), "%s", e.storage_class);
+        if (e.tier)
+            snprintf(r.tier, sizeof(r.tier), "%s", e.tier);
+        if (e.set_data_id)
+            memcpy(r.data_id, e.data_id, STRATA_DATA_ID_LEN);
+        if (e.pidx) {
+            r.pidx = e.pidx;
+            r.pidx_len = e.pidx_len;
+        }
         char *v = NULL;
         size_t vl = 0;
         if (rc == 0)
@@ -1874,6 +1958,8 @@ int strata_meta__rec_rewrite(struct strata_meta *m, const char *bucket, const ch
             rocksdb_writebatch_put(undo[d], k, kl, x->raw, x->rawlen);
         else
             rocksdb_writebatch_delete(undo[d], k, kl);
+        if (e.extra)
+            e.extra(e.extra_ud, d, w->sk, wbs[d], undo[d]);
         free(v);
     }
     if (rc == 0)
@@ -2034,7 +2120,7 @@ int strata_meta__version_commit(struct strata_meta *m, unsigned set, const char 
     if (rc == 0)
         rc = strata_meta__set_commit(m, set, wbs, undo);
     if (rc == 0 && replaces_null(versioning))
-        drop_of(&nq, drop);
+        drop_of(m, &nq, drop);
 out:
     batches_free(wbs, undo);
     qread_fini(&lq);
@@ -2058,10 +2144,13 @@ void strata_meta__drop_now(struct strata_meta *m, unsigned set, const char *buck
 {
     if (!drop->any)
         return;
-    if (drop->flags & REC_F_MULTIPART) {
-        strata_meta__mp_drop(m, set, bucket, key, drop->sk, drop->nparts);
+    if (drop->intent) {
+        strata_meta__intent_resolve_now(m, set, bucket, key, drop->sk);
+    } else if (drop->flags & REC_F_MULTIPART) {
+        strata_meta__mp_drop(m, set, bucket, key, drop->sk, drop->nparts, drop->tier);
     } else if (drop->has_data_id && !(drop->flags & (REC_F_INLINE | REC_F_DELETE_MARKER))) {
-        int rc = strata_ec_delete(m->sets[set].set, drop->data_id);
+        struct strata_tier *t = m->tiers[drop->tier < m->ntiers ? drop->tier : 0];
+        int rc = t->ops->remove(t->impl, strata_meta__place(bucket, key), drop->data_id);
         if (rc)
             strata_log(&m->log, STRATA_LOG_WARN, "meta", "delete of replaced data: %s",
                        strata_errname(rc));

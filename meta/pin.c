@@ -42,6 +42,9 @@ struct meta_pin {
     uint8_t sk[SORTKEY_LEN];
     bool parked; /* drop is to run when refs reaches 0 */
     struct meta_drop drop;
+    bool iparked; /* a transition's intent resolution, likewise (its own slot:
+                     the version may also be deleted while read) */
+    struct meta_drop idrop;
     const char *key;  /* into names */
     char names[];     /* bucket NUL key NUL */
 };
@@ -125,6 +128,8 @@ void strata_meta__unpin(struct strata_meta *m, struct meta_pin *p)
         return;
     if (p->parked)
         strata_meta__drop_now(m, p->set, p->names, p->key, &p->drop);
+    if (p->iparked)
+        strata_meta__drop_now(m, p->set, p->names, p->key, &p->idrop);
     free(p);
 }
 
@@ -135,7 +140,10 @@ bool strata_meta__drop_park(struct strata_meta *m, unsigned set, const char *buc
     pthread_mutex_lock(&m->pin_mu);
     m->drop_gen[h % META_LOCK_STRIPES]++;
     struct meta_pin *p = find(m, h, set, bucket, key, drop->sk);
-    if (p) {
+    if (p && drop->intent) {
+        p->iparked = true;
+        p->idrop = *drop;
+    } else if (p) {
         p->parked = true;
         p->drop = *drop;
     }

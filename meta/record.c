@@ -225,7 +225,7 @@ int strata_meta__rec_encode(const struct meta_rec *r, char **out, size_t *outlen
     size_t nf = 8 + (r->has_data_id ? 1 : 0) + (inl ? 3 : 0) + (r->cksum_algo ? 2 : 0) +
                 (mp ? 2 : 0) + (r->cksum_type ? 1 : 0) + (r->tags_len ? 1 : 0) +
                 (r->lock.mode ? 2 : 0) + (r->lock.legal_hold_set ? 1 : 0) +
-                (r->sse_len ? 2 : 0) + (r->acl_len ? 1 : 0);
+                (r->sse_len ? 2 : 0) + (r->acl_len ? 1 : 0) + (r->tier[0] ? 1 : 0);
     map_begin(&pk, nf);
     msgpack_pack_uint64(&pk, 1);
     msgpack_pack_uint64(&pk, r->flags);
@@ -299,6 +299,10 @@ int strata_meta__rec_encode(const struct meta_rec *r, char **out, size_t *outlen
     if (r->acl_len) {
         msgpack_pack_uint64(&pk, 23);
         pk_bin(&pk, r->acl, r->acl_len);
+    }
+    if (r->tier[0]) {
+        msgpack_pack_uint64(&pk, 24);
+        pk_str(&pk, r->tier, strlen(r->tier));
     }
 
     if (!sb.data) {
@@ -558,6 +562,8 @@ static int rec_field(struct meta_rec *r, uint64_t f, const msgpack_object *v, bo
         r->acl = v->via.bin.size ? (const uint8_t *)v->via.bin.ptr : NULL;
         r->acl_len = v->via.bin.size;
         return 0;
+    case 24:
+        return get_str(v, r->tier, sizeof(r->tier)) && r->tier[0] ? 0 : STRATA_ECORRUPT;
     default:
         return 0; /* a newer writer's field: skip */
     }
@@ -672,7 +678,8 @@ bool strata_meta__rec_same(const struct meta_rec *a, const struct meta_rec *b)
     /* PutObjectAcl rewrites in place too. */
     if (a->acl_len != b->acl_len || (a->acl_len && memcmp(a->acl, b->acl, a->acl_len) != 0))
         return false;
-    return true;
+    /* A transition of inline data rewrites class and tier in place. */
+    return strcmp(a->storage_class, b->storage_class) == 0 && strcmp(a->tier, b->tier) == 0;
 }
 
 /* ---- bucket records ----------------------------------------------------- */
@@ -862,7 +869,7 @@ int strata_meta__upload_encode(const struct meta_upload *u, char **out, size_t *
     msgpack_sbuffer sb;
     msgpack_packer pk;
     val_begin(&sb, &pk);
-    map_begin(&pk, 10 + (u->sse_len ? 1 : 0) + (u->acl_len ? 1 : 0));
+    map_begin(&pk, 10 + (u->sse_len ? 1 : 0) + (u->acl_len ? 1 : 0) + (u->tier[0] ? 1 : 0));
     msgpack_pack_uint64(&pk, 1);
     msgpack_pack_int64(&pk, u->init_ns);
     msgpack_pack_uint64(&pk, 2);
@@ -887,6 +894,10 @@ int strata_meta__upload_encode(const struct meta_upload *u, char **out, size_t *
     if (u->acl_len) {
         msgpack_pack_uint64(&pk, 11);
         pk_bin(&pk, u->acl, u->acl_len);
+    }
+    if (u->tier[0]) {
+        msgpack_pack_uint64(&pk, 12);
+        pk_str(&pk, u->tier, strlen(u->tier));
     }
     return sb_release(&sb, out, outlen);
 }
@@ -1017,6 +1028,10 @@ int strata_meta__upload_decode(const void *buf, size_t len, struct meta_upload *
             memcpy(u->acl, kv->val.via.bin.ptr, kv->val.via.bin.size);
             u->acl_len = kv->val.via.bin.size;
             break;
+        case 12:
+            if (!get_str(&kv->val, u->tier, sizeof(u->tier)) || !u->tier[0])
+                rc = STRATA_ECORRUPT;
+            break;
         default:
             break;
         }
@@ -1035,7 +1050,7 @@ int strata_meta__part_encode(const struct meta_part *p, const char *bucket, cons
     msgpack_sbuffer sb;
     msgpack_packer pk;
     val_begin(&sb, &pk);
-    map_begin(&pk, 8 + (p->has_data_id ? 1 : 0) + (p->ssize ? 1 : 0));
+    map_begin(&pk, 8 + (p->has_data_id ? 1 : 0) + (p->ssize ? 1 : 0) + (p->tier[0] ? 1 : 0));
     msgpack_pack_uint64(&pk, 1);
     msgpack_pack_uint64(&pk, p->size);
     msgpack_pack_uint64(&pk, 2);
@@ -1057,6 +1072,10 @@ int strata_meta__part_encode(const struct meta_part *p, const char *bucket, cons
     if (p->ssize) {
         msgpack_pack_uint64(&pk, 9);
         msgpack_pack_uint64(&pk, p->ssize);
+    }
+    if (p->tier[0]) {
+        msgpack_pack_uint64(&pk, 10);
+        pk_str(&pk, p->tier, strlen(p->tier));
     }
     return sb_release(&sb, out, outlen);
 }
@@ -1124,6 +1143,9 @@ int strata_meta__part_decode(const void *buf, size_t len, struct meta_part *p,
             break;
         case 9:
             ok = get_uint(&kv->val, &p->ssize) && p->ssize == strata_sse__stream_size(p->size);
+            break;
+        case 10:
+            ok = get_str(&kv->val, p->tier, sizeof(p->tier)) && p->tier[0];
             break;
         default:
             break;

@@ -250,6 +250,41 @@ unsigned strata_meta__set_of(const struct strata_meta *m, const char *bucket, co
     return h % m->nsets;
 }
 
+int strata_meta__tier_idx(const struct strata_meta *m, const char *name)
+{
+    if (!name || !*name)
+        return 0;
+    for (unsigned t = 0; t < m->ntiers; t++)
+        if (strcmp(m->tiers[t]->name, name) == 0)
+            return (int)t;
+    return -1;
+}
+
+struct strata_tier *strata_meta__tier(struct strata_meta *m, const char *name)
+{
+    int t = strata_meta__tier_idx(m, name);
+    return t < 0 ? NULL : m->tiers[t];
+}
+
+bool strata_meta_tier_known(struct strata_meta *m, const char *name)
+{
+    return strata_meta__tier_idx(m, name) >= 0;
+}
+
+int strata_meta__data_rm(struct strata_meta *m, const char *tier, const char *bucket,
+                         const char *key, const uint8_t *id)
+{
+    struct strata_tier *t = strata_meta__tier(m, tier);
+    if (!t)
+        return STRATA_EINVAL; /* a tier no longer configured: keep the data */
+    return t->ops->remove(t->impl, strata_meta__place(bucket, key), id);
+}
+
+uint32_t strata_meta__place(const char *bucket, const char *key)
+{
+    return strata_meta__key_hash(bucket, key);
+}
+
 uint32_t strata_meta__key_hash(const char *bucket, const char *key)
 {
     uint32_t h = strata_crc32c(0, bucket, strlen(bucket));
@@ -452,6 +487,8 @@ void strata_meta_close(struct strata_meta *m)
         for (unsigned d = 0; d < m->sets[s].n; d++)
             drive_close(&m->sets[s].drives[d]);
     free(m->sets);
+    if (m->ntiers > 0)
+        strata_tier_destroy(m->tiers[0]); /* the others are the caller's */
     if (m->wsync)
         rocksdb_writeoptions_destroy(m->wsync);
     if (m->wnosync)
@@ -540,6 +577,23 @@ int strata_meta_open(struct strata_set *const *sets, unsigned nsets,
             pthread_mutex_init(&dr->mu, NULL);
             pthread_cond_init(&dr->cv, NULL);
         }
+    }
+    int trc = strata_tier_local_create(STRATA_TIER_HOT, sets, nsets, &m->tiers[0]);
+    if (trc) {
+        strata_meta_close(m);
+        return trc;
+    }
+    m->ntiers = 1;
+    for (unsigned t = 0; opts && t < opts->ntiers; t++) {
+        struct strata_tier *x = opts->tiers[t];
+        if (m->ntiers == STRATA_TIERS_MAX || !x || strata_meta__tier(m, x->name)) {
+            if (ei)
+                snprintf(ei->msg, sizeof(ei->msg), "tier %s: twice or too many tiers",
+                         x ? x->name : "?");
+            strata_meta_close(m);
+            return STRATA_EINVAL;
+        }
+        m->tiers[m->ntiers++] = x;
     }
     unsigned opened = 0;
     for (unsigned s = 0; s < nsets; s++) {

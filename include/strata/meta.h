@@ -30,6 +30,7 @@
 #include "strata/erasure.h"
 #include "strata/err.h"
 #include "strata/log.h"
+#include "strata/tier.h"
 
 #define STRATA_BUCKET_NAME_MAX 63
 #define STRATA_KEY_MAX 1024        /* bytes of UTF-8 */
@@ -56,7 +57,15 @@ struct strata_meta_opts {
     size_t part_size_min;   /* multipart: every part but the last; 0 = 5 MiB (tests lower it) */
     size_t block_cache_mb;  /* RocksDB block cache shared by all drives; 0 = 64 */
     struct strata_logger log;
+    /* Data tiers besides the hot one (STRATA_TIER_HOT: the sets given to
+     * strata_meta_open, which also hold every record).  Owned by the
+     * caller, kept until strata_meta_close; distinct names, not "hot". */
+    struct strata_tier *const *tiers;
+    unsigned ntiers;
 };
+#define STRATA_TIER_HOT "hot"
+/* Whether a tier of that name was configured ("hot" always is). */
+bool strata_meta_tier_known(struct strata_meta *m, const char *name);
 
 /*
  * Open (creating when absent) the RocksDB of every online drive of every
@@ -179,6 +188,8 @@ struct strata_obj_info {
     char etag[STRATA_ETAG_MAX + 1];
     int64_t mtime_ms;
     char storage_class[32]; /* "STANDARD" unless a tier says otherwise */
+    char tier[STRATA_TIER_NAME_MAX + 1]; /* the tier holding the data ("hot") */
+    bool inline_data;       /* the bytes live in the records (hot tier) */
     int cksum_algo;         /* enum strata_cksum_algo */
     uint8_t cksum[STRATA_CKSUM_RAW_MAX];
     size_t cksum_len;
@@ -255,6 +266,11 @@ struct strata_put_opts {
      * STRATA_ETOOBIG); NULL/0 stores none: the default ACL. */
     const void *acl;
     size_t acl_len;
+    /* Storage class to report (NULL: STANDARD, at most 31 bytes) and the
+     * tier the data goes to (NULL: hot; unknown: STRATA_EINVAL).  Inline
+     * objects keep their bytes in the records (hot tier) whatever the tier. */
+    const char *storage_class;
+    const char *tier;
 };
 #define STRATA_SSE_DESC_MAX 1024
 
@@ -466,6 +482,11 @@ struct strata_mpu_opts {
      * strata_put_opts.acl), copied; NULL/0 for the default. */
     const void *acl;
     size_t acl_len;
+    /* Storage class reported for the upload and the final object (NULL:
+     * STANDARD) and the tier its parts' data go to (NULL: hot; unknown:
+     * STRATA_EINVAL).  The caller maps classes to tiers. */
+    const char *storage_class;
+    const char *tier;
 };
 /* Creates the upload; upload_id receives its id (NUL-terminated).
  * STRATA_ENOTFOUND (bucket), STRATA_EINVAL (key, checksum combination),
@@ -699,6 +720,67 @@ struct strata_meta_store_stats {
  * open (offline). */
 int strata_meta_store_stats_get(struct strata_meta *m, unsigned set, unsigned drive,
                                 struct strata_meta_store_stats *out);
+
+/* ---- transitions between tiers ------------------------------------------ */
+
+/*
+ * Move one version's data to another tier, crash-safely:
+ *   1. a transition intent (source and target data ids) is committed on the
+ *      write quorum of the version's set;
+ *   2. the data is copied (the version pinned, so a delete meanwhile cannot
+ *      cut the copy) to new data ids on the target tier, with a CRC32C of
+ *      every source byte;
+ *   3. the copies are read back and their CRC32C compared;
+ *   4. the version record (and a multipart version's part table) is
+ *      rewritten on the write quorum to name the copies, the tier and the
+ *      class, only if it still names the data that was copied;
+ *   5. the intent is resolved: the data ids the record does not name are
+ *      removed (once no reader pins the version), then the intent.
+ * A crash anywhere leaves the intent, and strata_meta_transition_reclaim
+ * removes exactly the copy the record does not refer to.  Inline versions
+ * (their bytes live in the records, on the hot tier) only change class and
+ * tier name in their records.  Encrypted data moves as stored (ciphertext).
+ * Object Lock does not stop a transition (nothing is removed that the
+ * version needs).
+ * 0 with res filled (bytes copied; 0 when the version was on the tier
+ * already); STRATA_EPRECOND when the version changed meanwhile (nothing
+ * moved), STRATA_EBUSY when an earlier transition of it is still being
+ * resolved, STRATA_EINVAL (unknown tier), STRATA_ENOTFOUND, the copy's
+ * errors, or progress's non-zero return (the copy is removed again).
+ */
+struct strata_transition {
+    const char *bucket, *key;
+    const char *version_id;    /* NULL/"" the latest, "null", or an id */
+    const char *tier;          /* target tier */
+    const char *storage_class; /* class reported afterwards */
+    /* Called with the bytes copied so far for every copied chunk (1 MiB):
+     * pacing; a non-zero return aborts. */
+    int (*progress)(void *ud, uint64_t bytes);
+    void *ud;
+};
+struct strata_transition_result {
+    uint64_t bytes;  /* bytes copied */
+    bool moved;      /* the record now names the target tier */
+};
+int strata_obj_transition(struct strata_meta *m, const struct strata_transition *t,
+                          struct strata_transition_result *res);
+/* Resolve the intents left by interrupted transitions (all sets; versions
+ * a reader pins are resolved at its close).  *resolved (may be NULL)
+ * counts them. */
+int strata_meta_transition_reclaim(struct strata_meta *m, uint64_t *resolved);
+/* Fault tests: hook(ud, step) runs at each step boundary of a transition:
+ * STRATA_TR_STEP_*.  Set before any transition runs. */
+enum {
+    STRATA_TR_STEP_INTENT = 1, /* intent committed */
+    STRATA_TR_STEP_COPYING,    /* first chunk copied */
+    STRATA_TR_STEP_COPIED,     /* every copy durable */
+    STRATA_TR_STEP_VERIFIED,   /* copies read back and compared */
+    STRATA_TR_STEP_SWITCHED,   /* record names the copies */
+    STRATA_TR_STEP_REMOVED,    /* unreferenced data removed, intent not yet */
+    STRATA_TR_STEP_DONE,       /* intent removed */
+    STRATA_TR_STEPS = STRATA_TR_STEP_DONE
+};
+void strata_meta_set_step_hook(struct strata_meta *m, void (*hook)(void *ud, int step), void *ud);
 
 /* ---- healing ------------------------------------------------------------ */
 

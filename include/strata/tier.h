@@ -1,0 +1,71 @@
+/*
+ * tier.h - where an object's data lives: a tier is a named store of data
+ * objects (the erasure-coded drive sets of one geometry, or later a remote
+ * S3 endpoint), reached only through the operations below.
+ *
+ * Every object's records live on the hot tier (the sets meta opens); the
+ * record names the tier holding its data.  A data object is addressed by its
+ * data id and a placement hint (place: the CRC32C of "bucket/key"), which a
+ * tier of several sets uses to pick one; the same (place, id) always finds
+ * the same data.
+ *
+ * Threads: a tier may be used from any number of threads; a writer or
+ * reader handle belongs to one thread at a time.  Nothing here prints.
+ */
+#ifndef STRATA_TIER_H
+#define STRATA_TIER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "strata/erasure.h"
+#include "strata/err.h"
+
+#define STRATA_TIER_NAME_MAX 31
+#define STRATA_TIERS_MAX 8
+
+struct strata_tier_ops {
+    /* A new data object (nothing refers to it before the caller commits a
+     * record naming it).  finish makes it durable; destroy after a failed
+     * or no finish removes what was written. */
+    int (*writer_open)(void *impl, uint32_t place, const uint8_t id[STRATA_DATA_ID_LEN],
+                       void **w);
+    /* Optional (NULL: the caller digests on its own thread): see
+     * strata_ec_writer_observe. */
+    int (*writer_observe)(void *w, strata_ec_observe_cb cb, void *ud);
+    int (*write)(void *w, const void *buf, size_t len);
+    int (*finish)(void *w);
+    void (*writer_destroy)(void *w); /* NULL is a no-op */
+    /* Byte ranges of a data object of size bytes; never wrong bytes
+     * (STRATA_ECORRUPT, STRATA_EQUORUM, STRATA_ENOTFOUND as erasure.h). */
+    int (*reader_open)(void *impl, uint32_t place, const uint8_t id[STRATA_DATA_ID_LEN],
+                       uint64_t size, void **r);
+    int (*read)(void *r, uint64_t off, void *buf, size_t len);
+    void (*reader_close)(void *r); /* NULL is a no-op */
+    /* Remove the data object; an absent one is fine. */
+    int (*remove)(void *impl, uint32_t place, const uint8_t id[STRATA_DATA_ID_LEN]);
+    /* 0 when the data object of size bytes is there and readable (its first
+     * and last byte), else STRATA_ENOTFOUND or the read error. */
+    int (*stat)(void *impl, uint32_t place, const uint8_t id[STRATA_DATA_ID_LEN], uint64_t size);
+    /* Optional: restore full redundancy; *healed counts pieces rewritten. */
+    int (*heal)(void *impl, uint32_t place, const uint8_t id[STRATA_DATA_ID_LEN], uint64_t size,
+                unsigned *healed);
+    void (*destroy)(void *impl);
+};
+
+struct strata_tier {
+    char name[STRATA_TIER_NAME_MAX + 1];
+    const struct strata_tier_ops *ops;
+    void *impl;
+};
+
+/* A tier over local erasure sets (owned by the caller, who keeps them open
+ * while the tier exists); data id placement: set place % nsets.
+ * STRATA_EINVAL for a bad name (1..31 of [a-z0-9_-]) or no sets. */
+int strata_tier_local_create(const char *name, struct strata_set *const *sets, unsigned nsets,
+                             struct strata_tier **out);
+void strata_tier_destroy(struct strata_tier *t); /* NULL is a no-op */
+bool strata_tier_name_ok(const char *name);
+
+#endif /* STRATA_TIER_H */

@@ -1,0 +1,712 @@
+/*
+ * transition.c - moving a version's data between tiers, crash-safely.
+ *
+ * Order (strata_obj_transition): intent record -> copy -> read back and
+ * compare -> switch the record (and part table) on the write quorum, only
+ * if it still names the copied data -> resolve the intent.  The intent
+ * ('X' bucket 0 key 0 sortkey, meta_internal.h) lists the source and the
+ * target data ids; resolving it removes exactly those the version record
+ * does not name (both when the version is gone), then the intent.  So after
+ * a crash at any point one copy is referenced and the other is reclaimed
+ * by strata_meta_transition_reclaim, without looking at data/ at all.
+ *
+ * Readers: the old data of a version a GET has pinned is removed only at
+ * that GET's close (the resolution is parked on the pin, pin.c), so a GET
+ * that began before the switch streams the old bytes to the end.  The copy
+ * itself pins the version, so a delete meanwhile cannot cut it.
+ *
+ * Threads: any caller thread; one transition of a version at a time (a
+ * version with an unresolved intent is refused with STRATA_EBUSY).
+ */
+#include "meta_internal.h"
+
+#include <msgpack.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "strata/assert.h"
+
+#define XKEY_MAX (1 + STRATA_BUCKET_NAME_MAX + 1 + STRATA_KEY_MAX + 1 + SORTKEY_LEN)
+#define TKEY_MAX (XKEY_MAX + 2)
+#define COPY_CHUNK (1u << 20)
+
+size_t strata_meta__key_intent(char *out, size_t cap, const char *bucket, const char *key,
+                               const uint8_t *sk)
+{
+    size_t n = strata_meta__key_obj(out, cap, bucket, key, sk);
+    out[0] = 'X';
+    return n;
+}
+
+void strata_meta_set_step_hook(struct strata_meta *m, void (*hook)(void *ud, int step), void *ud)
+{
+    m->step_hook = hook;
+    m->step_ud = ud;
+}
+
+static void step(struct strata_meta *m, int s)
+{
+    if (m->step_hook)
+        m->step_hook(m->step_ud, s);
+}
+
+/* ---- the intent record ----------------------------------------------------- */
+
+struct intent {
+    char src[STRATA_TIER_NAME_MAX + 1], dst[STRATA_TIER_NAME_MAX + 1];
+    size_t nold, nnew;
+    uint8_t (*old)[STRATA_DATA_ID_LEN];
+    uint8_t (*nw)[STRATA_DATA_ID_LEN];
+};
+
+static void intent_fini(struct intent *x)
+{
+    free(x->old);
+    free(x->nw);
+    memset(x, 0, sizeof(*x));
+}
+
+static void pk_ids(msgpack_packer *pk, uint8_t (*ids)[STRATA_DATA_ID_LEN], size_t n)
+{
+    msgpack_pack_array(pk, n);
+    for (size_t i = 0; i < n; i++) {
+        msgpack_pack_bin(pk, STRATA_DATA_ID_LEN);
+        msgpack_pack_bin_body(pk, ids[i], STRATA_DATA_ID_LEN);
+    }
+}
+
+static int intent_encode(const struct intent *x, char **out, size_t *outlen)
+{
+    msgpack_sbuffer sb;
+    msgpack_packer pk;
+    msgpack_sbuffer_init(&sb);
+    msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+    char vb = VAL_VERSION_BYTE;
+    msgpack_sbuffer_write(&sb, &vb, 1);
+    msgpack_pack_map(&pk, 5);
+    msgpack_pack_uint64(&pk, 0);
+    msgpack_pack_uint64(&pk, REC_FORMAT);
+    msgpack_pack_uint64(&pk, 1);
+    msgpack_pack_str(&pk, strlen(x->src));
+    msgpack_pack_str_body(&pk, x->src, strlen(x->src));
+    msgpack_pack_uint64(&pk, 2);
+    msgpack_pack_str(&pk, strlen(x->dst));
+    msgpack_pack_str_body(&pk, x->dst, strlen(x->dst));
+    msgpack_pack_uint64(&pk, 3);
+    pk_ids(&pk, x->old, x->nold);
+    msgpack_pack_uint64(&pk, 4);
+    pk_ids(&pk, x->nw, x->nnew);
+    if (!sb.data) {
+        msgpack_sbuffer_destroy(&sb);
+        return STRATA_ENOMEM;
+    }
+    *outlen = sb.size;
+    *out = msgpack_sbuffer_release(&sb);
+    msgpack_sbuffer_destroy(&sb);
+    return 0;
+}
+
+static bool get_ids(const msgpack_object *o, uint8_t (**ids)[STRATA_DATA_ID_LEN], size_t *n)
+{
+    if (o->type != MSGPACK_OBJECT_ARRAY || o->via.array.size > META_PARTS_MAX)
+        return false;
+    *n = o->via.array.size;
+    *ids = calloc(*n ? *n : 1, STRATA_DATA_ID_LEN);
+    if (!*ids)
+        return false;
+    for (size_t i = 0; i < *n; i++) {
+        const msgpack_object *e = &o->via.array.ptr[i];
+        if (e->type != MSGPACK_OBJECT_BIN || e->via.bin.size != STRATA_DATA_ID_LEN)
+            return false;
+        memcpy((*ids)[i], e->via.bin.ptr, STRATA_DATA_ID_LEN);
+    }
+    return true;
+}
+
+static bool get_name(const msgpack_object *o, char out[STRATA_TIER_NAME_MAX + 1])
+{
+    if (o->type != MSGPACK_OBJECT_STR || o->via.str.size > STRATA_TIER_NAME_MAX)
+        return false;
+    memcpy(out, o->via.str.ptr, o->via.str.size);
+    out[o->via.str.size] = 0;
+    return true;
+}
+
+static int intent_decode(const char *buf, size_t len, struct intent *x)
+{
+    memset(x, 0, sizeof(*x));
+    if (len < 2 || (uint8_t)buf[0] != VAL_VERSION_BYTE ||
+        !strata_meta__mp_sane((const uint8_t *)buf + 1, len - 1))
+        return STRATA_ECORRUPT;
+    msgpack_unpacked up;
+    msgpack_unpacked_init(&up);
+    size_t off = 0;
+    bool ok = msgpack_unpack_next(&up, buf + 1, len - 1, &off) == MSGPACK_UNPACK_SUCCESS &&
+              up.data.type == MSGPACK_OBJECT_MAP;
+    unsigned seen = 0;
+    for (uint32_t i = 0; ok && i < up.data.via.map.size; i++) {
+        const msgpack_object_kv *kv = &up.data.via.map.ptr[i];
+        if (kv->key.type != MSGPACK_OBJECT_POSITIVE_INTEGER || kv->key.via.u64 > 4 ||
+            (seen & (1u << kv->key.via.u64))) {
+            ok = false;
+            break;
+        }
+        seen |= 1u << kv->key.via.u64;
+        switch (kv->key.via.u64) {
+        case 0:
+            ok = kv->val.type == MSGPACK_OBJECT_POSITIVE_INTEGER && kv->val.via.u64 == REC_FORMAT;
+            break;
+        case 1: ok = get_name(&kv->val, x->src); break;
+        case 2: ok = get_name(&kv->val, x->dst); break;
+        case 3: ok = get_ids(&kv->val, &x->old, &x->nold); break;
+        default: ok = get_ids(&kv->val, &x->nw, &x->nnew); break;
+        }
+    }
+    msgpack_unpacked_destroy(&up);
+    if (!ok || seen != 0x1f) {
+        intent_fini(x);
+        return STRATA_ECORRUPT;
+    }
+    return 0;
+}
+
+/* Put (v) or delete (v NULL) the intent on every open drive of the set;
+ * a put needs the write quorum (undone below it), a delete is best effort
+ * (a drive that keeps it has it resolved again, harmlessly). */
+static int intent_write(struct strata_meta *m, unsigned set, const char *k, size_t kl,
+                        const char *v, size_t vl)
+{
+    struct meta_set *ms = &m->sets[set];
+    rocksdb_writebatch_t *wbs[STRATA_DRIVES_MAX] = {0}, *undo[STRATA_DRIVES_MAX] = {0};
+    for (unsigned d = 0; d < ms->n; d++) {
+        if (!ms->drives[d].db)
+            continue;
+        wbs[d] = rocksdb_writebatch_create();
+        undo[d] = rocksdb_writebatch_create();
+        if (v)
+            rocksdb_writebatch_put(wbs[d], k, kl, v, vl);
+        else
+            rocksdb_writebatch_delete(wbs[d], k, kl);
+        rocksdb_writebatch_delete(undo[d], k, kl);
+    }
+    int rc = 0;
+    if (v) {
+        rc = strata_meta__set_commit(m, set, wbs, undo);
+    } else {
+        bool ok[STRATA_DRIVES_MAX];
+        strata_meta__set_apply(m, set, wbs, ok);
+    }
+    for (unsigned d = 0; d < STRATA_DRIVES_MAX; d++) {
+        if (wbs[d])
+            rocksdb_writebatch_destroy(wbs[d]);
+        if (undo[d])
+            rocksdb_writebatch_destroy(undo[d]);
+    }
+    return rc;
+}
+
+/* ---- the data a version refers to ------------------------------------------ */
+
+struct piece {
+    uint8_t id[STRATA_DATA_ID_LEN];
+    uint64_t size; /* stored bytes */
+};
+
+/* The data ids of record r (version sk): one, or every non-empty part's. */
+static int pieces_of(struct strata_meta *m, unsigned set, const char *bucket, const char *key,
+                     const uint8_t *sk, const struct meta_rec *r, struct piece **out, size_t *n)
+{
+    *out = NULL;
+    *n = 0;
+    if (!(r->flags & REC_F_MULTIPART)) {
+        if (!r->has_data_id || r->size == 0)
+            return 0;
+        if (!(*out = calloc(1, sizeof(**out))))
+            return STRATA_ENOMEM;
+        memcpy((*out)[0].id, r->data_id, STRATA_DATA_ID_LEN);
+        (*out)[0].size = r->size;
+        *n = 1;
+        return 0;
+    }
+    struct piece *ps = calloc(r->nparts ? r->nparts : 1, sizeof(*ps));
+    struct meta_part *parts = calloc(MP_CHUNK_PARTS, sizeof(*parts));
+    int rc = ps && parts ? 0 : STRATA_ENOMEM;
+    size_t nc = (r->nparts + MP_CHUNK_PARTS - 1) / MP_CHUNK_PARTS;
+    for (size_t c = 0; rc == 0 && c < nc; c++) {
+        size_t got = 0;
+        rc = strata_meta__ptab_load(m, set, bucket, key, sk, r, (unsigned)c, parts, &got);
+        for (size_t i = 0; rc == 0 && i < got; i++) {
+            if (!parts[i].has_data_id || parts[i].size == 0)
+                continue;
+            if (*n >= r->nparts) {
+                rc = STRATA_ECORRUPT;
+                break;
+            }
+            memcpy(ps[*n].id, parts[i].data_id, STRATA_DATA_ID_LEN);
+            ps[*n].size = parts[i].ssize ? parts[i].ssize : parts[i].size;
+            (*n)++;
+        }
+    }
+    free(parts);
+    if (rc) {
+        free(ps);
+        *n = 0;
+        return rc;
+    }
+    *out = ps;
+    return 0;
+}
+
+static bool has_id(const struct piece *ps, size_t n, const uint8_t *id)
+{
+    for (size_t i = 0; i < n; i++)
+        if (memcmp(ps[i].id, id, STRATA_DATA_ID_LEN) == 0)
+            return true;
+    return false;
+}
+
+/* ---- resolution ---------------------------------------------------------------- */
+
+static void rm_unreferenced(struct strata_meta *m, const char *tier, const char *bucket,
+                            const char *key, uint8_t (*ids)[STRATA_DATA_ID_LEN], size_t n,
+                            bool rec_here, const struct piece *refs, size_t nrefs)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (rec_here && has_id(refs, nrefs, ids[i]))
+            continue;
+        int rc = strata_meta__data_rm(m, tier, bucket, key, ids[i]);
+        if (rc)
+            strata_log(&m->log, STRATA_LOG_WARN, "meta", "transition of %s/%s: remove on %s: %s",
+                       bucket, key, tier[0] ? tier : STRATA_TIER_HOT, strata_errname(rc));
+    }
+}
+
+void strata_meta__intent_resolve_now(struct strata_meta *m, unsigned set, const char *bucket,
+                                     const char *key, const uint8_t sk[SORTKEY_LEN])
+{
+    char k[XKEY_MAX];
+    size_t kl = strata_meta__key_intent(k, sizeof(k), bucket, key, sk);
+    struct meta_qraw q;
+    int qrc = strata_meta__qraw_get(m, set, k, kl, true, &q);
+    struct intent x;
+    bool have = false;
+    if (qrc == 0)
+        have = intent_decode(q.v[q.win], q.vl[q.win], &x) == 0;
+    for (unsigned d = 0; d < STRATA_DRIVES_MAX && !have; d++)
+        if (q.tried[d] && q.rc[d] == 0)
+            have = intent_decode(q.v[d], q.vl[d], &x) == 0;
+    strata_meta__qraw_fini(&q);
+    if (!have)
+        return; /* resolved already (or unreadable: kept for the next pass) */
+    char vid[STRATA_VERSION_ID_MAX + 1];
+    strata_meta__vid_format(sk, vid);
+    uint8_t rsk[SORTKEY_LEN];
+    struct meta_rec r;
+    char *raw = NULL;
+    struct piece *refs = NULL;
+    size_t nrefs = 0;
+    int rc = strata_meta__rec_get(m, bucket, key, vid, rsk, &r, &raw);
+    bool found = rc == 0;
+    if (rc == STRATA_ENOTFOUND || rc == STRATA_EMETHOD)
+        rc = 0; /* the version is gone: nothing is referenced */
+    if (found)
+        rc = pieces_of(m, set, bucket, key, sk, &r, &refs, &nrefs);
+    if (rc == 0) {
+        /* Which tier the record names decides which copy it refers to. */
+        bool on_src = found && strcmp(r.tier, x.src) == 0;
+        bool on_dst = found && strcmp(r.tier, x.dst) == 0;
+        rm_unreferenced(m, x.src, bucket, key, x.old, x.nold, on_src, refs, nrefs);
+        rm_unreferenced(m, x.dst, bucket, key, x.nw, x.nnew, on_dst, refs, nrefs);
+        step(m, STRATA_TR_STEP_REMOVED);
+        intent_write(m, set, k, kl, NULL, 0);
+        step(m, STRATA_TR_STEP_DONE);
+    } else {
+        strata_log(&m->log, STRATA_LOG_WARN, "meta", "transition of %s/%s: cannot resolve: %s",
+                   bucket, key, strata_errname(rc));
+    }
+    free(refs);
+    if (found)
+        strata_meta__rec_fini(&r);
+    free(raw);
+    intent_fini(&x);
+}
+
+/* Resolve now, or at the close of the last reader pinning the version. */
+static void intent_resolve(struct strata_meta *m, unsigned set, const char *bucket,
+                           const char *key, const uint8_t sk[SORTKEY_LEN])
+{
+    struct meta_drop drop;
+    memset(&drop, 0, sizeof(drop));
+    drop.any = true;
+    drop.intent = true;
+    memcpy(drop.sk, sk, SORTKEY_LEN);
+    if (!strata_meta__drop_park(m, set, bucket, key, &drop))
+        strata_meta__intent_resolve_now(m, set, bucket, key, sk);
+}
+
+int strata_meta_transition_reclaim(struct strata_meta *m, uint64_t *resolved)
+{
+    uint64_t n = 0;
+    for (unsigned s = 0; s < m->nsets; s++) {
+        struct meta_merge mg;
+        char hi[1] = {'X' + 1};
+        int rc = strata_meta__merge_open(&mg, m, &s, 1, true, hi, 1);
+        if (rc)
+            return rc;
+        strata_meta__merge_seek(&mg, "X", 1);
+        const char *k, *v;
+        size_t kl, vl;
+        while (strata_meta__merge_cur(&mg, &k, &kl, &v, &vl)) {
+            /* 'X' bucket 0 key 0 sk */
+            char kc[XKEY_MAX + 1];
+            if (kl > 3 + SORTKEY_LEN && kl <= XKEY_MAX && k[kl - SORTKEY_LEN - 1] == 0) {
+                memcpy(kc, k, kl);
+                kc[kl - SORTKEY_LEN - 1] = 0;
+                const char *bucket = kc + 1;
+                size_t bl = strnlen(bucket, kl - SORTKEY_LEN - 2);
+                if (1 + bl + 1 <= kl - SORTKEY_LEN - 1) {
+                    uint8_t sk[SORTKEY_LEN];
+                    memcpy(sk, k + kl - SORTKEY_LEN, SORTKEY_LEN);
+                    intent_resolve(m, s, bucket, bucket + bl + 1, sk);
+                    n++;
+                }
+            }
+            strata_meta__merge_next(&mg);
+        }
+        strata_meta__merge_close(&mg);
+    }
+    if (resolved)
+        *resolved = n;
+    return 0;
+}
+
+/* ---- the move -------------------------------------------------------------------- */
+
+struct tr {
+    struct strata_meta *m;
+    const struct strata_transition *t;
+    unsigned set;
+    uint32_t place;
+    struct strata_tier *src, *dst;
+    uint8_t sk[SORTKEY_LEN];
+    struct meta_rec rec; /* the record copied from (decoded from raw) */
+    char *raw;
+    struct piece *ps;
+    size_t nps;
+    uint8_t (*nids)[STRATA_DATA_ID_LEN];
+    uint32_t *crcs;
+    uint64_t bytes;
+    bool copying_seen;
+    /* Multipart: the new part table chunks and index. */
+    char **tv;
+    size_t *tvl;
+    size_t nchunks;
+    uint8_t *pidx;
+};
+
+static int copy_piece(struct tr *x, size_t i, uint8_t *buf)
+{
+    const struct strata_tier_ops *so = x->src->ops, *dop = x->dst->ops;
+    void *r = NULL, *w = NULL;
+    int rc = so->reader_open(x->src->impl, x->place, x->ps[i].id, x->ps[i].size, &r);
+    if (rc == 0)
+        rc = dop->writer_open(x->dst->impl, x->place, x->nids[i], &w);
+    uint32_t crc = 0;
+    for (uint64_t off = 0; rc == 0 && off < x->ps[i].size;) {
+        size_t n = x->ps[i].size - off < COPY_CHUNK ? (size_t)(x->ps[i].size - off) : COPY_CHUNK;
+        rc = so->read(r, off, buf, n);
+        if (rc == 0) {
+            crc = strata_crc32c(crc, buf, n);
+            rc = dop->write(w, buf, n);
+        }
+        off += n;
+        x->bytes += n;
+        if (rc == 0 && !x->copying_seen) {
+            x->copying_seen = true;
+            step(x->m, STRATA_TR_STEP_COPYING);
+        }
+        if (rc == 0 && x->t->progress)
+            rc = x->t->progress(x->t->ud, x->bytes);
+    }
+    if (rc == 0)
+        rc = dop->finish(w);
+    if (w)
+        dop->writer_destroy(w);
+    if (r)
+        so->reader_close(r);
+    x->crcs[i] = crc;
+    return rc;
+}
+
+static int verify_piece(struct tr *x, size_t i, uint8_t *buf)
+{
+    const struct strata_tier_ops *dop = x->dst->ops;
+    void *r = NULL;
+    int rc = dop->reader_open(x->dst->impl, x->place, x->nids[i], x->ps[i].size, &r);
+    uint32_t crc = 0;
+    for (uint64_t off = 0; rc == 0 && off < x->ps[i].size;) {
+        size_t n = x->ps[i].size - off < COPY_CHUNK ? (size_t)(x->ps[i].size - off) : COPY_CHUNK;
+        rc = dop->read(r, off, buf, n);
+        if (rc == 0)
+            crc = strata_crc32c(crc, buf, n);
+        off += n;
+    }
+    if (r)
+        dop->reader_close(r);
+    if (rc == 0 && crc != x->crcs[i])
+        rc = STRATA_ECORRUPT;
+    return rc;
+}
+
+/* The part table with the new data ids: chunks and their index. */
+static int new_ptab(struct tr *x)
+{
+    const struct meta_rec *r = &x->rec;
+    x->nchunks = (r->nparts + MP_CHUNK_PARTS - 1) / MP_CHUNK_PARTS;
+    x->tv = calloc(x->nchunks, sizeof(*x->tv));
+    x->tvl = calloc(x->nchunks, sizeof(*x->tvl));
+    x->pidx = malloc(r->pidx_len ? r->pidx_len : 1);
+    struct meta_part *parts = calloc(MP_CHUNK_PARTS, sizeof(*parts));
+    if (!x->tv || !x->tvl || !x->pidx || !parts) {
+        free(parts);
+        return STRATA_ENOMEM;
+    }
+    if (r->pidx_len != x->nchunks * MP_IDX_ENT) {
+        free(parts);
+        return STRATA_ECORRUPT;
+    }
+    memcpy(x->pidx, r->pidx, r->pidx_len);
+    size_t next = 0;
+    int rc = 0;
+    for (size_t c = 0; rc == 0 && c < x->nchunks; c++) {
+        size_t got = 0;
+        rc = strata_meta__ptab_load(x->m, x->set, x->t->bucket, x->t->key, x->sk, r,
+                                    (unsigned)c, parts, &got);
+        for (size_t i = 0; rc == 0 && i < got; i++) {
+            if (!parts[i].has_data_id || parts[i].size == 0)
+                continue;
+            if (next >= x->nps || memcmp(parts[i].data_id, x->ps[next].id, STRATA_DATA_ID_LEN)) {
+                rc = STRATA_EPRECOND;
+                break;
+            }
+            memcpy(parts[i].data_id, x->nids[next++], STRATA_DATA_ID_LEN);
+        }
+        if (rc == 0)
+            rc = strata_meta__ptab_encode(parts, got, &x->tv[c], &x->tvl[c]);
+        if (rc == 0) {
+            uint32_t crc = strata_crc32c(0, x->tv[c], x->tvl[c]);
+            for (int b = 0; b < 4; b++)
+                x->pidx[c * MP_IDX_ENT + 8 + b] = (uint8_t)(crc >> (24 - 8 * b));
+        }
+    }
+    free(parts);
+    return rc;
+}
+
+/* Per drive: the new 'T' chunks, and each drive's old ones for the undo. */
+static void ptab_extra(void *ud, unsigned d, const uint8_t *sk, rocksdb_writebatch_t *wb,
+                       rocksdb_writebatch_t *undo)
+{
+    struct tr *x = ud;
+    char k[TKEY_MAX];
+    for (size_t c = 0; c < x->nchunks; c++) {
+        size_t kl = strata_meta__key_ptab(k, sizeof(k), x->t->bucket, x->t->key, sk, (unsigned)c);
+        rocksdb_writebatch_put(wb, k, kl, x->tv[c], x->tvl[c]);
+        char *v = NULL;
+        size_t vl = 0;
+        if (strata_meta__drive_get(x->m, x->set, d, k, kl, &v, &vl) == 0)
+            rocksdb_writebatch_put(undo, k, kl, v, vl);
+        else
+            rocksdb_writebatch_delete(undo, k, kl);
+        free(v);
+    }
+}
+
+/* Under the key lock, on the agreed record: switch only if it still names
+ * the data that was copied (an overwrite of a null version, a delete, an
+ * earlier switch: EPRECOND). */
+static int switch_cb(void *ud, const uint8_t *sk, const struct meta_rec *cur,
+                     struct meta_edit *e)
+{
+    struct tr *x = ud;
+    const struct meta_rec *o = &x->rec;
+    if (memcmp(sk, x->sk, SORTKEY_LEN) != 0 || !strata_meta__rec_same_data(cur, o) ||
+        strcmp(cur->tier, o->tier) != 0)
+        return STRATA_EPRECOND;
+    e->storage_class = x->t->storage_class;
+    e->tier = x->dst == x->m->tiers[0] ? "" : x->dst->name;
+    if (cur->flags & REC_F_MULTIPART) {
+        e->pidx = x->pidx;
+        e->pidx_len = cur->pidx_len;
+        e->extra = ptab_extra;
+        e->extra_ud = x;
+    } else if (cur->has_data_id && x->nps == 1) {
+        e->set_data_id = true;
+        memcpy(e->data_id, x->nids[0], STRATA_DATA_ID_LEN);
+    }
+    return 0;
+}
+
+static void tr_fini(struct tr *x)
+{
+    for (size_t c = 0; x->tv && c < x->nchunks; c++)
+        free(x->tv[c]);
+    free(x->tv);
+    free(x->tvl);
+    free(x->pidx);
+    free(x->ps);
+    free(x->nids);
+    free(x->crcs);
+    strata_meta__rec_fini(&x->rec);
+    free(x->raw);
+}
+
+/* The version is pinned by the caller.  Intent, copy, verify, switch. */
+static int move_data(struct tr *x, struct strata_transition_result *res)
+{
+    struct strata_meta *m = x->m;
+    const struct strata_transition *t = x->t;
+    int rc = pieces_of(m, x->set, t->bucket, t->key, x->sk, &x->rec, &x->ps, &x->nps);
+    if (rc)
+        return rc;
+    x->nids = calloc(x->nps ? x->nps : 1, STRATA_DATA_ID_LEN);
+    x->crcs = calloc(x->nps ? x->nps : 1, sizeof(*x->crcs));
+    uint8_t *buf = malloc(COPY_CHUNK);
+    if (!x->nids || !x->crcs || !buf) {
+        free(buf);
+        return STRATA_ENOMEM;
+    }
+    for (size_t i = 0; i < x->nps; i++)
+        strata_data_id_new(x->nids[i]);
+    struct intent in;
+    memset(&in, 0, sizeof(in));
+    snprintf(in.src, sizeof(in.src), "%s", x->src == m->tiers[0] ? "" : x->src->name);
+    snprintf(in.dst, sizeof(in.dst), "%s", x->dst == m->tiers[0] ? "" : x->dst->name);
+    in.old = malloc(x->nps * STRATA_DATA_ID_LEN + 1);
+    in.nold = in.nnew = x->nps;
+    in.nw = x->nids;
+    char *v = NULL;
+    size_t vl = 0;
+    rc = in.old ? 0 : STRATA_ENOMEM;
+    for (size_t i = 0; rc == 0 && i < x->nps; i++)
+        memcpy(in.old[i], x->ps[i].id, STRATA_DATA_ID_LEN);
+    if (rc == 0)
+        rc = intent_encode(&in, &v, &vl);
+    free(in.old);
+    char k[XKEY_MAX];
+    size_t kl = strata_meta__key_intent(k, sizeof(k), t->bucket, t->key, x->sk);
+    if (rc == 0)
+        rc = intent_write(m, x->set, k, kl, v, vl);
+    free(v);
+    if (rc) {
+        free(buf);
+        return rc;
+    }
+    step(m, STRATA_TR_STEP_INTENT);
+    for (size_t i = 0; rc == 0 && i < x->nps; i++)
+        rc = copy_piece(x, i, buf);
+    if (rc == 0)
+        step(m, STRATA_TR_STEP_COPIED);
+    for (size_t i = 0; rc == 0 && i < x->nps; i++)
+        rc = verify_piece(x, i, buf);
+    free(buf);
+    if (rc == 0)
+        step(m, STRATA_TR_STEP_VERIFIED);
+    if (rc == 0 && (x->rec.flags & REC_F_MULTIPART))
+        rc = new_ptab(x);
+    char vid[STRATA_VERSION_ID_MAX + 1];
+    strata_meta__vid_format(x->sk, vid);
+    if (rc == 0)
+        rc = strata_meta__rec_rewrite(m, t->bucket, t->key, vid, switch_cb, x, NULL);
+    res->bytes = x->bytes;
+    if (rc == 0) {
+        res->moved = true;
+        step(m, STRATA_TR_STEP_SWITCHED);
+    }
+    return rc;
+}
+
+/* Inline data lives in the records: only the class and tier change. */
+static int inline_cb(void *ud, const uint8_t *sk, const struct meta_rec *cur,
+                     struct meta_edit *e)
+{
+    struct tr *x = ud;
+    if (memcmp(sk, x->sk, SORTKEY_LEN) != 0 || !strata_meta__rec_same_data(cur, &x->rec) ||
+        strcmp(cur->tier, x->rec.tier) != 0)
+        return STRATA_EPRECOND;
+    e->storage_class = x->t->storage_class;
+    e->tier = x->dst == x->m->tiers[0] ? "" : x->dst->name;
+    return 0;
+}
+
+int strata_obj_transition(struct strata_meta *m, const struct strata_transition *t,
+                          struct strata_transition_result *res)
+{
+    memset(res, 0, sizeof(*res));
+    if (!t->bucket || !t->key || !t->storage_class || strlen(t->storage_class) >= 32)
+        return STRATA_EINVAL;
+    struct tr x;
+    memset(&x, 0, sizeof(x));
+    x.m = m;
+    x.t = t;
+    x.dst = strata_meta__tier(m, t->tier);
+    if (!x.dst || !t->tier)
+        return STRATA_EINVAL;
+    x.set = strata_meta__set_of(m, t->bucket, t->key);
+    x.place = strata_meta__place(t->bucket, t->key);
+    struct meta_pin *pin = NULL;
+    int rc;
+    for (unsigned attempt = 0;; attempt++) {
+        uint64_t gen = strata_meta__pin_gen(m, t->bucket, t->key);
+        rc = strata_meta__rec_get(m, t->bucket, t->key, t->version_id, x.sk, &x.rec, &x.raw);
+        if (rc)
+            return rc;
+        rc = strata_meta__pin(m, x.set, t->bucket, t->key, x.sk, gen, &pin);
+        if (rc != STRATA_EBUSY || attempt == 16)
+            break;
+        strata_meta__rec_fini(&x.rec);
+        free(x.raw);
+        x.raw = NULL;
+    }
+    if (rc) {
+        tr_fini(&x);
+        return rc;
+    }
+    x.src = strata_meta__tier(m, x.rec.tier);
+    char k[XKEY_MAX];
+    size_t kl = strata_meta__key_intent(k, sizeof(k), t->bucket, t->key, x.sk);
+    struct meta_qraw q;
+    int qrc = strata_meta__qraw_get(m, x.set, k, kl, true, &q);
+    bool pending = qrc == 0;
+    for (unsigned d = 0; d < STRATA_DRIVES_MAX; d++)
+        pending |= q.tried[d] && q.rc[d] == 0;
+    strata_meta__qraw_fini(&q);
+    if (!x.src) {
+        rc = STRATA_EINVAL; /* on a tier this daemon does not know */
+    } else if (pending) {
+        rc = STRATA_EBUSY; /* resolved below, or at its readers' close */
+    } else if (qrc != 0 && qrc != STRATA_ENOTFOUND) {
+        rc = qrc;
+    } else if (x.src == x.dst && strcmp(x.rec.storage_class, t->storage_class) == 0) {
+        rc = 0; /* there already */
+    } else if ((x.rec.flags & REC_F_INLINE) || x.src == x.dst) {
+        char vid[STRATA_VERSION_ID_MAX + 1];
+        strata_meta__vid_format(x.sk, vid);
+        rc = strata_meta__rec_rewrite(m, t->bucket, t->key, vid, inline_cb, &x, NULL);
+        res->moved = rc == 0;
+        if (rc == 0)
+            step(m, STRATA_TR_STEP_SWITCHED);
+        strata_meta__unpin(m, pin);
+        tr_fini(&x);
+        return rc;
+    } else {
+        rc = move_data(&x, res);
+    }
+    /* Our own pin goes first, so the resolution is not parked on it.  On
+     * success it removes the source, on failure the copies (a failed
+     * intent write left nothing to resolve). */
+    strata_meta__unpin(m, pin);
+    intent_resolve(m, x.set, t->bucket, t->key, x.sk);
+    tr_fini(&x);
+    return rc;
+}
