@@ -335,11 +335,11 @@ static int noncurrent_expiration(struct pctx *p, xmlNodePtr n, struct strata_lc_
     return p->rc;
 }
 
-static int storage_class(struct pctx *p, xmlNodePtr n)
+static int storage_class(struct pctx *p, xmlNodePtr n, char out[32])
 {
     static const char *const classes[] = {"GLACIER",     "STANDARD_IA",  "ONEZONE_IA",
                                           "INTELLIGENT_TIERING", "DEEP_ARCHIVE", "GLACIER_IR",
-                                          NULL};
+                                          "WARM", "COMPLIANCE", NULL};
     xmlNodePtr sc = one(p, n, "StorageClass");
     if (p->rc)
         return p->rc;
@@ -349,40 +349,61 @@ static int storage_class(struct pctx *p, xmlNodePtr n)
     bool ok = false;
     for (size_t i = 0; s && classes[i] && !ok; i++)
         ok = strcmp(s, classes[i]) == 0;
+    if (ok)
+        snprintf(out, 32, "%s", s);
     free(s);
     if (!ok && !p->rc)
         return fail(p, STRATA_LC_INVALID_CLASS, "The storage class you specified is not valid");
     return p->rc;
 }
 
-/* Validated for AWS's errors; acting on it needs tiers (501 afterwards). */
-static int transition(struct pctx *p, xmlNodePtr n, bool noncurrent)
+static int transition(struct pctx *p, xmlNodePtr n, bool noncurrent, struct strata_lc_rule *r)
 {
     static const char *const tnames[] = {"Days", "Date", "StorageClass", NULL};
     static const char *const nnames[] = {"NoncurrentDays", "StorageClass",
                                          "NewerNoncurrentVersions", NULL};
-    if (only(p, n, noncurrent ? nnames : tnames) || storage_class(p, n))
+    struct strata_lc_transition *list = noncurrent ? r->nctr : r->tr;
+    size_t *cnt = noncurrent ? &r->nnctr : &r->ntr;
+    if (*cnt == STRATA_LC_TRANSITIONS_MAX)
+        return fail(p, STRATA_LC_INVALID_ARG, "more than %d transitions in a rule",
+                    STRATA_LC_TRANSITIONS_MAX);
+    struct strata_lc_transition *t = &list[*cnt];
+    memset(t, 0, sizeof(*t));
+    if (only(p, n, noncurrent ? nnames : tnames) || storage_class(p, n, t->storage_class))
         return p->rc;
+    for (size_t i = 0; i < *cnt; i++)
+        if (strcmp(list[i].storage_class, t->storage_class) == 0)
+            return fail(p, STRATA_LC_INVALID_ARG,
+                        "'StorageClass' must be different for '%s' actions in same 'Rule'",
+                        noncurrent ? "NoncurrentVersionTransition" : "Transition");
     long long v;
     if (noncurrent) {
         xmlNodePtr days = one(p, n, "NoncurrentDays");
         xmlNodePtr newer = one(p, n, "NewerNoncurrentVersions");
         if (!p->rc && !days)
             return fail(p, STRATA_LC_MALFORMED, "NoncurrentVersionTransition needs NoncurrentDays");
+        if (!p->rc && int_elem(p, days, 0, INT_MAX, "NoncurrentDays", &v) == 0)
+            t->days = (unsigned)v;
+        if (!p->rc && newer &&
+            int_elem(p, newer, 1, STRATA_LC_NEWER_NONCURRENT_MAX, "NewerNoncurrentVersions",
+                     &v) == 0)
+            t->newer = (unsigned)v;
         if (!p->rc)
-            int_elem(p, days, 0, INT_MAX, "NoncurrentDays", &v);
-        if (!p->rc && newer)
-            int_elem(p, newer, 1, STRATA_LC_NEWER_NONCURRENT_MAX, "NewerNoncurrentVersions", &v);
+            (*cnt)++;
         return p->rc;
     }
     xmlNodePtr days = one(p, n, "Days"), date = one(p, n, "Date");
     if (!p->rc && !!days + !!date != 1)
         return fail(p, STRATA_LC_MALFORMED, "Transition takes exactly one of Days and Date");
-    int64_t ms;
-    if (!p->rc && days)
-        int_elem(p, days, 0, INT_MAX, "Days", &v);
+    if (!p->rc && days && int_elem(p, days, 0, INT_MAX, "Days", &v) == 0)
+        t->days = (unsigned)v;
     if (!p->rc && date)
-        date_elem(p, date, &ms);
+        date_elem(p, date, &t->date_ms);
+    if (!p->rc && *cnt > 0 && (list[0].date_ms > 0) != (t->date_ms > 0))
+        return fail(p, STRATA_LC_INVALID_REQ,
+                    "Found mixed 'Date' and 'Days' based Transition actions in lifecycle rule");
+    if (!p->rc)
+        (*cnt)++;
     return p->rc;
 }
 
@@ -435,10 +456,10 @@ static int rule_actions(struct pctx *p, xmlNodePtr n, struct strata_lc_rule *r)
     for (xmlNodePtr c = n->children; c && !p->rc; c = c->next) {
         if (named(c, "Transition")) {
             r->has_transition = true;
-            transition(p, c, false);
+            transition(p, c, false, r);
         } else if (named(c, "NoncurrentVersionTransition")) {
             r->has_nc_transition = true;
-            transition(p, c, true);
+            transition(p, c, true, r);
         }
     }
     if (p->rc)
@@ -539,10 +560,6 @@ static int config(struct pctx *p, xmlNodePtr root, struct strata_lc_config *c)
                             "Rule ID must be unique. Found same ID for more than one rule");
     }
     assign_ids(c);
-    for (size_t i = 0; i < c->nrules; i++)
-        if (c->rules[i].has_transition || c->rules[i].has_nc_transition)
-            return fail(p, STRATA_LC_NOT_IMPLEMENTED,
-                        "Transitions need storage tiers, which this server does not have yet");
     return 0;
 }
 

@@ -27,6 +27,7 @@
  * functions may be called from another thread (passes are serialised).
  */
 #include "ilm_internal.h"
+#include "ilm_transition.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -36,10 +37,11 @@
 #define PAGE_MAX 1000
 #define OBJ_TAGS_MAX 10
 
-enum act_kind { ACT_EXPIRE, ACT_NONCURRENT, ACT_MARKER, ACT_ABORT };
+enum act_kind { ACT_EXPIRE, ACT_NONCURRENT, ACT_MARKER, ACT_ABORT, ACT_TRANSITION };
 
 struct action {
     int kind;
+    const char *cls; /* ACT_TRANSITION: the class to move to (in the config) */
     char *key;
     char id[STRATA_VERSION_ID_MAX > STRATA_UPLOAD_ID_MAX ? STRATA_VERSION_ID_MAX + 1
                                                           : STRATA_UPLOAD_ID_MAX + 1];
@@ -154,6 +156,14 @@ static void run_actions(struct walk *w)
     for (size_t i = 0; i < w->nacts; i++) {
         struct action *a = &w->acts[i];
         int rc;
+        if (a->kind == ACT_TRANSITION) {
+            rc = strata_ilm__transition_run(&w->e->o, &w->e->stop, w->bucket, a->key, a->id,
+                                            a->cls, w->st);
+            if (rc && rc != STRATA_ENOTFOUND && rc != STRATA_EPRECOND && rc != STRATA_EBUSY)
+                fail_log(w, a, rc);
+            free(a->key);
+            continue;
+        }
         if (a->kind == ACT_ABORT)
             rc = strata_mpu_abort(m, w->bucket, a->key, a->id);
         else
@@ -217,6 +227,7 @@ static int version_cb(const struct strata_list_entry *ent, void *ud)
     struct strata_lc_obj o = {.key = ent->key, .size = in->delete_marker ? 0 : in->size,
                               .tags = tags, .ntags = nt > 0 ? (size_t)nt : 0};
     int64_t due = 0;
+    size_t before = w->nacts;
     if (current && in->delete_marker) {
         w->latest_marker = true;
         snprintf(w->marker_vid, sizeof(w->marker_vid), "%s", in->version_id);
@@ -228,8 +239,20 @@ static int version_cb(const struct strata_list_entry *ent, void *ud)
                                         day_ms(w->e), &due) &&
             due <= w->now_ms)
             add(w, ACT_NONCURRENT, ent->key, in->version_id);
-        w->noncurrent_seen++;
     }
+    /* Expiration wins over a transition due at the same time (AWS). */
+    const char *cls = w->nacts == before
+                          ? strata_ilm__transition_target(&w->e->o, w->cfg, &o, in, current,
+                                                          w->newer_mtime_ms, w->noncurrent_seen,
+                                                          w->now_ms, day_ms(w->e))
+                          : NULL;
+    if (cls) {
+        add(w, ACT_TRANSITION, ent->key, in->version_id);
+        if (w->nacts > before)
+            w->acts[w->nacts - 1].cls = cls;
+    }
+    if (!current)
+        w->noncurrent_seen++;
     w->newer_mtime_ms = in->mtime_ms;
     return w->oom;
 }
@@ -458,6 +481,9 @@ static void stats_add_counts(struct strata_ilm_stats *t, const struct strata_ilm
     t->due_dropped += s->due_dropped;
     t->heal_queued += s->heal_queued;
     t->orphans_reclaimed += s->orphans_reclaimed;
+    t->transitioned += s->transitioned;
+    t->bytes_moved += s->bytes_moved;
+    t->intents_resolved += s->intents_resolved;
 }
 
 void strata_ilm__publish(struct strata_ilm *e, const struct strata_ilm_stats *delta,
@@ -483,6 +509,7 @@ int strata_ilm_run_once(struct strata_ilm *e, struct strata_ilm_stats *out)
     struct strata_ilm_stats st;
     memset(&st, 0, sizeof(st));
     st.started_ms = now_ms();
+    strata_ilm__transition_pass_begin(&e->o, &st); /* interrupted moves first */
     /* Drains during the pass count into the totals at once and into the
      * pass's report (pass_dr, under mu) at its end. */
     pthread_mutex_lock(&e->mu);
@@ -540,15 +567,17 @@ int strata_ilm_run_once(struct strata_ilm *e, struct strata_ilm_stats *out)
     st.finished_ms = now_ms();
     bool acted = st.expired || st.noncurrent_expired || st.markers_removed ||
                  st.uploads_aborted || st.skipped_locked || st.errors || st.healed ||
-                 st.tmp_reclaimed;
+                 st.tmp_reclaimed || st.transitioned;
     strata_log(&e->o.log, acted ? STRATA_LOG_INFO : STRATA_LOG_DEBUG, MOD,
                "pass: %llu buckets, %llu scanned, %llu expired, %llu noncurrent, %llu markers, "
-               "%llu uploads aborted, %llu locked, %llu healed, %llu tmp, %llu errors, %lld ms",
+               "%llu uploads aborted, %llu locked, %llu healed, %llu tmp, %llu transitioned "
+               "(%llu bytes), %llu errors, %lld ms",
                (unsigned long long)st.buckets, (unsigned long long)st.scanned,
                (unsigned long long)st.expired, (unsigned long long)st.noncurrent_expired,
                (unsigned long long)st.markers_removed, (unsigned long long)st.uploads_aborted,
                (unsigned long long)st.skipped_locked, (unsigned long long)st.healed,
-               (unsigned long long)st.tmp_reclaimed, (unsigned long long)st.errors,
+               (unsigned long long)st.tmp_reclaimed, (unsigned long long)st.transitioned,
+               (unsigned long long)st.bytes_moved, (unsigned long long)st.errors,
                (long long)(st.finished_ms - st.started_ms));
     pthread_mutex_lock(&e->mu);
     e->last = st;

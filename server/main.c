@@ -31,6 +31,7 @@
 #include "admin.h"
 #include "admin_cli.h"
 #include "srv_config.h"
+#include "srv_tiers.h"
 #include "strata/hex.h"
 #include "strata/ilm.h"
 
@@ -48,6 +49,7 @@
 #define LC_DAY_S_DEFAULT 86400u
 #define ILM_INTERVAL_S_DEFAULT 3600u
 #define ILM_RATE_DEFAULT 2000u
+#define ILM_MOVE_MBPS_DEFAULT 64u
 #define HEAL_INTERVAL_S_DEFAULT 3600u
 #define ORPHAN_GRACE_S_DEFAULT 3600u
 
@@ -66,7 +68,8 @@ static void usage(FILE *f)
 "          /mnt/d{01...16}, /mnt/{a...d}/x.  Drives are grouped into erasure sets\n"
 "          of 4 to 16 drives (the largest size dividing the count).  With no\n"
 "          drives, four directories under $STRATA_DATA_DIR (default ./data) are\n"
-"          used as one 2+2 set.\n"
+"          used as one 2+2 set.  These drives are the hot tier, which also\n"
+"          holds every object's metadata; --tier adds more tiers.\n"
 "selftest  Format a temporary drive set under DIR (default /tmp), write, read\n"
 "          back and verify objects of several sizes through the object layer,\n"
 "          delete them and print a report.  Exits non-zero on any mismatch.\n"
@@ -129,6 +132,21 @@ static void usage(FILE *f)
 "  --orphan-grace-seconds N  shard files in data/ that no record references and\n"
 "                        leftovers in tmp/ are removed once they are N seconds\n"
 "                        old (default %u; 0: never)\n"
+"  --ilm-move-mbps N     lifecycle transitions copy at most N MiB/s (default %u;\n"
+"                        0: no limit)\n"
+"\n"
+"Tiers (where object data lives; metadata always stays on the hot tier):\n"
+"  --tier NAME:[K+M:]DRIVES  a tier of erasure sets of K data + M parity drives\n"
+"                        (without K+M: sets picked as for the plain drive list).\n"
+"                        DRIVES: comma-separated drives or ranges, e.g.\n"
+"                        --tier warm:4+2:/mnt/w{1...6}.  Repeatable; --tier hot:...\n"
+"                        replaces the plain drive arguments.  Config file:\n"
+"                        \"tiers\": [\"warm:4+2:/mnt/w{1...6}\", ...]\n"
+"  --storage-class CLASS:TIER  serve x-amz-storage-class CLASS from TIER\n"
+"                        (repeatable; config \"storage-classes\": [...]).  Defaults:\n"
+"                        STANDARD:hot, STANDARD_IA:warm, WARM:warm, GLACIER:compliance,\n"
+"                        DEEP_ARCHIVE:compliance, COMPLIANCE:compliance.  A class whose\n"
+"                        tier is not configured is refused (InvalidStorageClass).\n"
 "\n"
 "Environment:\n"
 "  STRATA_ROOT_USER      root access key (default %s)\n"
@@ -145,7 +163,7 @@ static void usage(FILE *f)
 "need a restart.\n",
             STRATA_INLINE_MAX_DEFAULT, CACHE_MB_DEFAULT, BODY_MEMORY_MB_DEFAULT, LC_DAY_S_DEFAULT,
             ILM_INTERVAL_S_DEFAULT, ILM_RATE_DEFAULT, HEAL_INTERVAL_S_DEFAULT,
-            ORPHAN_GRACE_S_DEFAULT, DEFAULT_ROOT_USER,
+            ORPHAN_GRACE_S_DEFAULT, ILM_MOVE_MBPS_DEFAULT, DEFAULT_ROOT_USER,
             DEFAULT_ROOT_PASSWORD);
 }
 
@@ -164,10 +182,43 @@ static int parse_level(const char *s)
     return -1;
 }
 
+/* The tiers besides hot: opened, each behind a local tier for meta.
+ * On failure closes what it opened. */
+static int open_tiers(struct strata_srv *s, struct strata_tier **out, unsigned *n)
+{
+    *n = 0;
+    for (unsigned i = 0; s->tiers && i < s->tiers->n; i++) {
+        struct strata_srv_tier *t = &s->tiers->t[i];
+        if (strcmp(t->name, STRATA_TIER_HOT) == 0)
+            continue;
+        char err[512];
+        struct strata_logger log = strata_srv_logger();
+        int rc = strata_srv_tier_open(t, &log, err, sizeof(err));
+        if (rc == 0 && strata_tier_local_create(t->name, t->sets, t->nsets, &t->tier) != 0) {
+            snprintf(err, sizeof(err), "tier %s: out of memory", t->name);
+            rc = -1;
+        }
+        if (rc) {
+            strata_srv_log(STRATA_LOG_ERR, "%s", err);
+            for (unsigned j = 0; j <= i; j++)
+                strata_srv_tier_close(&s->tiers->t[j]);
+            return -1;
+        }
+        out[(*n)++] = t->tier;
+        strata_srv_log(STRATA_LOG_INFO, "tier %s: %u set%s of %u+%u", t->name, t->nsets,
+                       t->nsets == 1 ? "" : "s", strata_set_k(t->sets[0]),
+                       strata_set_m(t->sets[0]));
+    }
+    return 0;
+}
+
 /* Opens every set and the metadata.  On failure closes what it opened. */
 static int open_storage(struct strata_srv *s, size_t inline_max, size_t cache_mb)
 {
-    unsigned per = strata_drive_set_size_pick((unsigned)s->cfg.ndrives);
+    struct strata_srv_tier *hot = s->tiers ? strata_srv_tiers_find(s->tiers, STRATA_TIER_HOT)
+                                           : NULL;
+    unsigned per = hot && hot->k ? hot->k + hot->m
+                                 : strata_drive_set_size_pick((unsigned)s->cfg.ndrives);
     if (per == 0) {
         strata_srv_log(STRATA_LOG_ERR,
                        "%zu drives cannot form erasure sets of 4 to 16 drives", s->cfg.ndrives);
@@ -178,7 +229,7 @@ static int open_storage(struct strata_srv *s, size_t inline_max, size_t cache_mb
     if (!s->sets)
         return -1;
     for (unsigned i = 0; i < s->nsets; i++) {
-        struct strata_set_opts so = {.set_index = i, .direct_io = true,
+        struct strata_set_opts so = {.set_index = i, .direct_io = true, .m = hot ? hot->m : 0,
                                      .log = strata_srv_logger()};
         struct strata_errinfo ei = {.drive = -1};
         int rc = strata_set_open((const char *const *)s->cfg.drives + (size_t)i * per, per, &so,
@@ -191,8 +242,16 @@ static int open_storage(struct strata_srv *s, size_t inline_max, size_t cache_mb
             return -1;
         }
     }
+    struct strata_tier *tiers[STRATA_TIERS_MAX];
+    unsigned ntiers = 0;
+    if (open_tiers(s, tiers, &ntiers) != 0) {
+        for (unsigned j = 0; j < s->nsets; j++)
+            strata_set_close(s->sets[j]);
+        return -1;
+    }
     struct strata_meta_opts mo = {.inline_max = inline_max, .block_cache_mb = cache_mb,
-                                  .log = strata_srv_logger()};
+                                  .log = strata_srv_logger(), .tiers = tiers,
+                                  .ntiers = ntiers};
     struct strata_errinfo ei = {.drive = -1};
     int rc = strata_meta_open(s->sets, s->nsets, &mo, &s->meta, &ei);
     if (rc) {
@@ -200,6 +259,8 @@ static int open_storage(struct strata_srv *s, size_t inline_max, size_t cache_mb
                        ei.msg[0] ? ": " : "", ei.msg);
         for (unsigned j = 0; j < s->nsets; j++)
             strata_set_close(s->sets[j]);
+        for (unsigned j = 0; s->tiers && j < s->tiers->n; j++)
+            strata_srv_tier_close(&s->tiers->t[j]);
         return -1;
     }
     return 0;
@@ -214,6 +275,8 @@ static void close_storage(struct strata_srv *s)
         strata_set_close(s->sets[j]);
     free(s->sets);
     s->sets = NULL;
+    for (unsigned j = 0; s->tiers && j < s->tiers->n; j++)
+        strata_srv_tier_close(&s->tiers->t[j]);
 }
 
 static int default_drives(char **drives, size_t *n)
@@ -289,12 +352,33 @@ static int root_creds_pick(struct strata_srv_config *cfg, json_t *conf)
     return 0;
 }
 
+/* STRATA_DEBUG_TRANSITION_CRASH=K (fault tests only): the daemon dies with
+ * _exit(137), like kill -9, when a transition reaches step K
+ * (STRATA_TR_STEP_*, 1..7). */
+static void crash_hook(void *ud, int step)
+{
+    if (step == (int)(intptr_t)ud)
+        _exit(137);
+}
+
+static void crash_hook_arm(struct strata_meta *m)
+{
+    const char *v = getenv("STRATA_DEBUG_TRANSITION_CRASH");
+    int k = v ? atoi(v) : 0;
+    if (k < 1 || k > STRATA_TR_STEPS)
+        return;
+    strata_srv_log(STRATA_LOG_WARN, "STRATA_DEBUG_TRANSITION_CRASH=%d: the daemon exits at "
+                   "that step of the first transition reaching it", k);
+    strata_meta_set_step_hook(m, crash_hook, (void *)(intptr_t)k);
+}
+
 struct ilm_flags {
     unsigned long day_s;
     long interval_s; /* -1: derived from day_s */
     unsigned rate;
     unsigned heal_s;
     unsigned orphan_s;
+    unsigned move_mbps;
 };
 
 /* The lifecycle engine, after the HTTP daemon is up (0 = scanner off). */
@@ -309,12 +393,22 @@ static int ilm_start(struct strata_srv *s, const struct ilm_flags *f, struct str
         strata_srv_log(STRATA_LOG_NOTICE, "lifecycle scanner off (--ilm-interval-seconds 0)");
         return 0;
     }
-    struct strata_ilm_opts o = {.meta = s->meta, .sets = s->sets, .nsets = s->nsets,
+    /* tmp/ reclaim covers every tier's sets. */
+    static struct strata_set *all[STRATA_TIERS_MAX * 64];
+    unsigned nall = 0;
+    for (unsigned i = 0; i < s->nsets && nall < sizeof(all) / sizeof(all[0]); i++)
+        all[nall++] = s->sets[i];
+    for (unsigned t = 0; s->tiers && t < s->tiers->n; t++)
+        for (unsigned i = 0; i < s->tiers->t[t].nsets && nall < sizeof(all) / sizeof(all[0]); i++)
+            all[nall++] = s->tiers->t[t].sets[i];
+    struct strata_ilm_opts o = {.meta = s->meta, .sets = all, .nsets = nall,
                                 .day_ms = s->cfg.lc_day_ms, .interval_s = (unsigned)interval,
                                 .rate_objs = f->rate, .heal_interval_s = f->heal_s,
                                 .tmp_age_s = f->orphan_s, .orphan_age_s = f->orphan_s,
                                 .tags_decode_cb = strata_srv_tags_decode,
-                                .log = strata_srv_logger()};
+                                .log = strata_srv_logger(),
+                                .classes = s->tiers ? &s->tiers->map : NULL,
+                                .move_mbps = f->move_mbps};
     int rc = strata_ilm_create(&o, out);
     if (rc == 0)
         rc = strata_ilm_start(*out);
@@ -337,6 +431,8 @@ struct server_args {
     struct strata_srv_config *cfg;
     size_t inline_max, cache_mb, body_mb;
     struct ilm_flags ilm;
+    struct strata_srv_tiers *tiers;
+    bool tier_flags;  /* a --tier flag was given: the config file's "tiers" do not count */
 };
 
 /* One option (long flag name's short code c) with its value, from the
@@ -362,6 +458,23 @@ static int server_opt(struct server_args *a, int c, const char *v)
     case 'R': a->ilm.rate = (unsigned)strtoul(v, NULL, 10); break;
     case 'H': a->ilm.heal_s = (unsigned)strtoul(v, NULL, 10); break;
     case 'G': a->ilm.orphan_s = (unsigned)strtoul(v, NULL, 10); break;
+    case 'O': a->ilm.move_mbps = (unsigned)strtoul(v, NULL, 10); break;
+    case 'Y':
+    case 'Z': {
+        char err[512];
+        int rc = c == 'Y' ? strata_srv_tiers_add(a->tiers, v, err, sizeof(err))
+                          : strata_srv_tiers_class(a->tiers, v, err, sizeof(err));
+        if (rc) {
+            fprintf(stderr, "strata: %s\n", err);
+            return 2;
+        }
+        struct strata_srv_config *cf = a->cfg;
+        if (c == 'Y' && cf->ntier_specs < sizeof(cf->tier_specs) / sizeof(cf->tier_specs[0]))
+            cf->tier_specs[cf->ntier_specs++] = v;
+        if (c == 'Z' && cf->nclass_specs < sizeof(cf->class_specs) / sizeof(cf->class_specs[0]))
+            cf->class_specs[cf->nclass_specs++] = v;
+        break;
+    }
     case 'K': a->cfg->kms_key_file = v; break;
     case 'A': a->cfg->admin_users = v; break;
     case 'X': a->cfg->metrics_token_file = v; break;
@@ -373,6 +486,31 @@ static int server_opt(struct server_args *a, int c, const char *v)
         a->cfg->log_level = parse_level(v);
         break;
     default: return 2;
+    }
+    return 0;
+}
+
+/* Whether argv holds the flag --NAME (before "--"). */
+static bool argv_has(int argc, char **argv, const char *flag)
+{
+    size_t n = strlen(flag);
+    for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+        if (strncmp(argv[i], flag, n) == 0 && (argv[i][n] == 0 || argv[i][n] == '='))
+            return true;
+    return false;
+}
+
+/* The config file's "tiers" (unless --tier flags replace them) and
+ * "storage-classes" arrays.  0, or 2 after printing why. */
+static int config_tiers(struct server_args *a, json_t *conf, bool flags)
+{
+    static const char *const keys[] = {"tiers", "storage-classes"};
+    for (int k = flags ? 1 : 0; k < 2; k++) {
+        size_t i;
+        json_t *v;
+        json_array_foreach(json_object_get(conf, keys[k]), i, v)
+            if (server_opt(a, k == 0 ? 'Y' : 'Z', json_string_value(v)) != 0)
+                return 2;
     }
     return 0;
 }
@@ -437,6 +575,9 @@ static int cmd_server(int argc, char **argv, bool print_only)
         {"ilm-rate", required_argument, NULL, 'R'},
         {"heal-interval-seconds", required_argument, NULL, 'H'},
         {"orphan-grace-seconds", required_argument, NULL, 'G'},
+        {"ilm-move-mbps", required_argument, NULL, 'O'},
+        {"tier", required_argument, NULL, 'Y'},
+        {"storage-class", required_argument, NULL, 'Z'},
         {"kms-key-file", required_argument, NULL, 'K'},
         {"sse-c-allow-http", no_argument, NULL, 'S'},
         {"kms-rewrap", no_argument, NULL, 'W'},
@@ -452,11 +593,15 @@ static int cmd_server(int argc, char **argv, bool print_only)
     s.cfg.max_inflight = 256;
     s.cfg.conn_timeout_s = 120;
     s.cfg.log_level = STRATA_LOG_INFO;
+    static struct strata_srv_tiers tiers;
+    strata_srv_tiers_init(&tiers);
+    s.tiers = &tiers;
     struct server_args a = {.cfg = &s.cfg, .cache_mb = CACHE_MB_DEFAULT,
-                            .body_mb = BODY_MEMORY_MB_DEFAULT,
+                            .body_mb = BODY_MEMORY_MB_DEFAULT, .tiers = &tiers,
                             .ilm = {.day_s = LC_DAY_S_DEFAULT, .interval_s = -1,
                                     .rate = ILM_RATE_DEFAULT, .heal_s = HEAL_INTERVAL_S_DEFAULT,
-                                    .orphan_s = ORPHAN_GRACE_S_DEFAULT}};
+                                    .orphan_s = ORPHAN_GRACE_S_DEFAULT,
+                                    .move_mbps = ILM_MOVE_MBPS_DEFAULT}};
     /* The config file first, so that every flag wins over it. */
     s.cfg.config_file = config_arg(argc, argv);
     json_t *conf = NULL;
@@ -464,7 +609,8 @@ static int cmd_server(int argc, char **argv, bool print_only)
         const char *keys[sizeof(opts) / sizeof(opts[0])];
         size_t nkeys = 0;
         for (size_t i = 0; opts[i].name; i++)
-            if (opts[i].has_arg == required_argument && opts[i].val != 'F')
+            if (opts[i].has_arg == required_argument && opts[i].val != 'F' &&
+                opts[i].val != 'Y' && opts[i].val != 'Z')
                 keys[nkeys++] = opts[i].name;
         char err[512];
         conf = strata_srv_config_load(s.cfg.config_file, keys, nkeys, err, sizeof(err));
@@ -488,6 +634,8 @@ static int cmd_server(int argc, char **argv, bool print_only)
                 return 2;
             }
         }
+        if (config_tiers(&a, conf, argv_has(argc, argv, "--tier")) != 0)
+            return 2;
     }
     bool rewrap = false;
     int c;
@@ -532,6 +680,7 @@ static int cmd_server(int argc, char **argv, bool print_only)
     s.cfg.ilm_rate = ilm.rate;
     s.cfg.heal_interval_s = ilm.heal_s;
     s.cfg.orphan_grace_s = ilm.orphan_s;
+    s.cfg.ilm_move_mbps = ilm.move_mbps;
     s.cfg.inline_max = inline_max ? inline_max : STRATA_INLINE_MAX_DEFAULT; /* for the config dump */
     /* Before any drive is touched and long before binding. */
     if (root_creds_pick(&s.cfg, conf) != 0)
@@ -554,6 +703,15 @@ static int cmd_server(int argc, char **argv, bool print_only)
             free_drives(drives, nd);
             return 2;
         }
+    struct strata_srv_tier *hot = strata_srv_tiers_find(&tiers, STRATA_TIER_HOT);
+    if (hot && nd > 0) {
+        fprintf(stderr, "strata: give the hot tier's drives either as arguments or with "
+                        "--tier hot:..., not both\n");
+        free_drives(drives, nd);
+        return 2;
+    }
+    for (size_t i = 0; hot && i < hot->ndrives && nd < DRIVES_MAX; i++)
+        drives[nd++] = strdup(hot->drives[i]);
     if (nd == 0 && default_drives(drives, &nd) != 0)
         return 1;
     s.cfg.drives = drives;
@@ -604,6 +762,7 @@ static int cmd_server(int argc, char **argv, bool print_only)
     }
     int rc = 1;
     if (open_storage(&s, inline_max, cache_mb) == 0) {
+        crash_hook_arm(s.meta);
         /* Block the stop signals before MHD starts its threads, so they
          * inherit the mask and only sigwait() below sees the signals. */
         sigset_t set;
@@ -652,6 +811,7 @@ static int cmd_server(int argc, char **argv, bool print_only)
     strata_kms_free(s.kms);
     strata_metrics_token_free(s.metrics_token);
     free_drives(drives, nd);
+    strata_srv_tiers_fini(&tiers);
     if (rc == 0)
         strata_srv_log(STRATA_LOG_NOTICE, "stopped cleanly");
     return rc;

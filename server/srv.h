@@ -75,6 +75,11 @@ struct strata_srv_config {
     const char *config_file; /* --config, or NULL */
     long ilm_interval_s;     /* the lifecycle flags, for the config dump */
     unsigned ilm_rate;
+    unsigned ilm_move_mbps;
+    const char *tier_specs[8];   /* --tier / "tiers", for the config dump */
+    unsigned ntier_specs;
+    const char *class_specs[24]; /* --storage-class / "storage-classes" */
+    unsigned nclass_specs;
     unsigned heal_interval_s;
     unsigned orphan_grace_s;
     size_t cache_mb;
@@ -100,6 +105,9 @@ struct strata_srv {
     char *tls_key_pem;
     struct strata_kms *kms; /* sse.c; NULL without --kms-key-file (SSE answers 501) */
     char *metrics_token;    /* --metrics-token-file's token, or NULL */
+    /* Storage tiers and the class map (srv_tiers.h); NULL: hot tier only,
+     * default classes. */
+    struct strata_srv_tiers *tiers;
 };
 
 enum strata_level {
@@ -361,7 +369,8 @@ enum s3_err strata_put_hdrs_pick_from(const struct strata_auth_hdr *hdrs, size_t
 /*
  * What a new object (PutObject, CreateMultipartUpload) takes from its
  * request: its ACL (x-amz-acl, x-amz-grant-*; strata_acl_new_object),
- * x-amz-storage-class (only STANDARD), the stored headers and x-amz-tagging.  On S3E_NONE the caller releases it
+ * x-amz-storage-class (a class a configured tier serves), the stored headers
+ * and x-amz-tagging.  On S3E_NONE the caller releases it
  * with strata_new_obj_fini; on an error nothing is left to release.
  */
 struct strata_new_obj {
@@ -369,7 +378,13 @@ struct strata_new_obj {
     struct strata_sbuf tags;
     struct strata_sbuf acl;      /* stored form; empty: the default ACL */
     struct strata_obj_lock lock; /* x-amz-object-lock-* */
+    const char *storage_class;   /* x-amz-storage-class (STANDARD when absent) */
+    const char *tier;            /* the tier serving it (NULL: the one STANDARD maps to) */
 };
+/* x-amz-storage-class: the class and the configured tier serving it
+ * (tier NULL when the header is absent: STANDARD's); InvalidStorageClass
+ * for an unknown class or one whose tier is not configured. */
+enum s3_err strata_storage_class_pick(struct strata_req *r, const char **cls, const char **tier);
 enum s3_err strata_new_obj_parse(struct strata_req *r, struct strata_new_obj *n);
 void strata_new_obj_fini(struct strata_new_obj *n);
 enum s3_err strata_put_body_size(struct strata_req *r, uint64_t *size);

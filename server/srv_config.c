@@ -11,7 +11,8 @@
 /* "config" is what --print-config says was read: accepted and ignored, so
  * a printed configuration loads back. */
 static const char *const extra_keys[] = {"drives", "root-user", "root-password", "config",
-                                         "metrics-public", "sse-c-allow-http"};
+                                         "metrics-public", "sse-c-allow-http", "tiers",
+                                         "storage-classes"};
 
 static bool key_known(const char *k, const char *const *keys, size_t nkeys)
 {
@@ -46,7 +47,8 @@ json_t *strata_srv_config_load(const char *path, const char *const *keys, size_t
             why = "unknown key";
         else if (json_is_null(v))
             continue; /* not set, as --print-config shows it */
-        else if (strcmp(k, "drives") == 0) {
+        else if (strcmp(k, "drives") == 0 || strcmp(k, "tiers") == 0 ||
+                 strcmp(k, "storage-classes") == 0) {
             size_t i;
             json_t *d;
             if (!json_is_array(v))
@@ -117,6 +119,14 @@ json_t *strata_srv_config_json(const struct strata_srv_config *c)
         json_object_set_new(doc, "ilm-rate", json_integer(c->ilm_rate));
         json_object_set_new(doc, "heal-interval-seconds", json_integer(c->heal_interval_s));
         json_object_set_new(doc, "orphan-grace-seconds", json_integer(c->orphan_grace_s));
+        json_object_set_new(doc, "ilm-move-mbps", json_integer(c->ilm_move_mbps));
+        json_t *tiers = json_array(), *classes = json_array();
+        for (unsigned i = 0; tiers && i < c->ntier_specs; i++)
+            json_array_append_new(tiers, json_string(c->tier_specs[i]));
+        for (unsigned i = 0; classes && i < c->nclass_specs; i++)
+            json_array_append_new(classes, json_string(c->class_specs[i]));
+        json_object_set_new(doc, "tiers", tiers ? tiers : json_null());
+        json_object_set_new(doc, "storage-classes", classes ? classes : json_null());
         json_object_set_new(doc, "kms-key-file", opt_str(c->kms_key_file));
         json_object_set_new(doc, "sse-c-allow-http", json_boolean(c->sse_c_allow_http));
         json_object_set_new(doc, "metrics-token-file", opt_str(c->metrics_token_file));

@@ -52,6 +52,16 @@ struct strata_lc_filter {
     bool and_form; /* given inside <And> (kept for the round trip) */
 };
 
+/* One Transition (days/date of a current version) or NoncurrentVersionTransition
+ * (days after becoming noncurrent, newer = NewerNoncurrentVersions, 0 none). */
+#define STRATA_LC_TRANSITIONS_MAX 8
+struct strata_lc_transition {
+    unsigned days;
+    int64_t date_ms; /* > 0: Date given instead of Days */
+    unsigned newer;
+    char storage_class[32];
+};
+
 struct strata_lc_rule {
     char id[STRATA_LC_ID_MAX + 1];
     bool enabled;
@@ -69,6 +79,11 @@ struct strata_lc_rule {
     /* Transition / NoncurrentVersionTransition were given (validated). */
     bool has_transition;
     bool has_nc_transition;
+    /* Their values, in document order. */
+    struct strata_lc_transition tr[STRATA_LC_TRANSITIONS_MAX];
+    size_t ntr;
+    struct strata_lc_transition nctr[STRATA_LC_TRANSITIONS_MAX];
+    size_t nnctr;
 };
 
 struct strata_lc_config {
@@ -96,13 +111,48 @@ struct strata_lc_error {
  * network, no entities).  On success *out holds the rules (release with
  * strata_lc_config_fini) and 0 is returned.  On failure returns
  * STRATA_EINVAL with err filled (err may be NULL), or STRATA_ENOMEM;
- * *out is left empty.  A valid document that contains Transition or
- * NoncurrentVersionTransition fails with STRATA_ENOTIMPL and
- * STRATA_LC_NOT_IMPLEMENTED, because Strata has no tiers yet.
+ * *out is left empty.  Transition classes are AWS's (GLACIER, STANDARD_IA,
+ * ONEZONE_IA, INTELLIGENT_TIERING, DEEP_ARCHIVE, GLACIER_IR) and Strata's
+ * WARM and COMPLIANCE; whether a tier serves the class is the caller's
+ * check (strata_class_map_tier).
  */
 int strata_lc_config_parse(const char *xml, size_t len, struct strata_lc_config *out,
                            struct strata_lc_error *err);
 void strata_lc_config_fini(struct strata_lc_config *c); /* safe on a zeroed struct */
+
+/*
+ * AWS's minimum ages for transitions to STANDARD_IA and ONEZONE_IA (30
+ * days, Transition and NoncurrentVersionTransition).  Separate from the
+ * parse because it only makes sense with real days: the server applies it
+ * when a lifecycle day is 86400 s.  0, or STRATA_EINVAL with err
+ * (InvalidArgument).
+ */
+int strata_lc_check_min_days(const struct strata_lc_config *c, struct strata_lc_error *err);
+
+/* ---- storage classes and tiers ------------------------------------------- */
+
+/*
+ * Which tier serves which storage class.  Defaults: STANDARD -> hot;
+ * STANDARD_IA, WARM -> warm; GLACIER, DEEP_ARCHIVE, COMPLIANCE ->
+ * compliance.  Other classes have no tier until mapped.
+ */
+#define STRATA_CLASS_MAP_MAX 24
+struct strata_class_map {
+    size_t n;
+    struct {
+        char cls[32];
+        char tier[32];
+    } e[STRATA_CLASS_MAP_MAX];
+};
+void strata_class_map_default(struct strata_class_map *m);
+/* "CLASS:TIER" (CLASS of [A-Z0-9_], TIER a tier name): sets or replaces
+ * the class's tier.  STRATA_EINVAL for bad syntax, ENOSPC when full. */
+int strata_class_map_set(struct strata_class_map *m, const char *spec);
+/* The tier serving cls, or NULL (no such class mapped). */
+const char *strata_class_map_tier(const struct strata_class_map *m, const char *cls);
+/* The first class mapped to tier (the defaults' order: STANDARD, then
+ * STANDARD_IA, then GLACIER for the three tiers), or NULL. */
+const char *strata_class_map_class(const struct strata_class_map *m, const char *tier);
 
 /* ---- matching ------------------------------------------------------------ */
 
@@ -146,6 +196,21 @@ const struct strata_lc_rule *strata_lc_noncurrent_expiry(const struct strata_lc_
 const struct strata_lc_rule *strata_lc_marker_rule(const struct strata_lc_config *c,
                                                    const char *key);
 
+/*
+ * The transition due for a current version created at mtime_ms: among
+ * enabled matching rules, every Transition whose due date (Days or Date)
+ * has passed at now_ms, the one due last (the coldest stage reached);
+ * NULL when none.  Noncurrent: the same over NoncurrentVersionTransition
+ * with since_ms and newer_nc as strata_lc_noncurrent_expiry.
+ */
+const struct strata_lc_transition *strata_lc_transition_due(const struct strata_lc_config *c,
+                                                            const struct strata_lc_obj *o,
+                                                            int64_t mtime_ms, int64_t now_ms,
+                                                            int64_t day_ms);
+const struct strata_lc_transition *
+strata_lc_nc_transition_due(const struct strata_lc_config *c, const struct strata_lc_obj *o,
+                            int64_t since_ms, unsigned newer_nc, int64_t now_ms, int64_t day_ms);
+
 /* The enabled rule with AbortIncompleteMultipartUpload whose prefix matches
  * key and makes an upload initiated at init_ms due earliest, or NULL. */
 const struct strata_lc_rule *strata_lc_abort_rule(const struct strata_lc_config *c,
@@ -176,6 +241,10 @@ struct strata_ilm_opts {
     unsigned drain_ms;        /* the due index is drained this often; 0 = 1000 */
     strata_ilm_tags_decode_cb tags_decode_cb;
     struct strata_logger log;
+    /* Transitions: which tier serves which class (NULL: no transitions are
+     * carried out), and the copy rate in MiB/s (0: unbounded). */
+    const struct strata_class_map *classes;
+    unsigned move_mbps;
 };
 
 /* Counters; per run (the last finished pass) and totals since start. */
@@ -195,6 +264,9 @@ struct strata_ilm_stats {
     uint64_t due_dropped;      /* stale index entries removed */
     uint64_t heal_queued;      /* keys healed from the immediate heal queue */
     uint64_t orphans_reclaimed; /* unreferenced data/ shard directories removed */
+    uint64_t transitioned;     /* versions moved to another tier / class */
+    uint64_t bytes_moved;      /* bytes copied by transitions */
+    uint64_t intents_resolved; /* transitions finished after an interruption */
     int64_t started_ms;        /* of the pass */
     int64_t finished_ms;
 };

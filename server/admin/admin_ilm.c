@@ -30,6 +30,10 @@ static json_t *stats_json(const struct strata_ilm_stats *st)
         json_object_set_new(doc, "heal_queued", json_integer((json_int_t)st->heal_queued));
         json_object_set_new(doc, "orphans_reclaimed",
                             json_integer((json_int_t)st->orphans_reclaimed));
+        json_object_set_new(doc, "transitioned", json_integer((json_int_t)st->transitioned));
+        json_object_set_new(doc, "bytes_moved", json_integer((json_int_t)st->bytes_moved));
+        json_object_set_new(doc, "transitions_resumed",
+                            json_integer((json_int_t)st->intents_resolved));
     }
     return doc;
 }

@@ -64,6 +64,11 @@ static const struct {
           heal_queued),
     ILM_C("orphans_reclaimed", "Unreferenced data/ shard sets removed by orphan reclaim.",
           orphans_reclaimed),
+    ILM_C("transitioned", "Versions moved to another tier or class by lifecycle transitions.",
+          transitioned),
+    ILM_C("bytes_moved", "Bytes copied between tiers by lifecycle transitions.", bytes_moved),
+    ILM_C("transitions_resumed", "Interrupted transitions finished by a later pass.",
+          intents_resolved),
 #undef ILM_C
 };
 static struct strata_ilm *_Atomic ilm_engine;

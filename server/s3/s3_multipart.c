@@ -76,6 +76,8 @@ void strata_h_mpu_create(struct strata_req *r)
     o.acl = n.acl.data;
     o.acl_len = n.acl.len;
     o.lock = n.lock;
+    o.storage_class = n.storage_class;
+    o.tier = n.tier;
     char id[STRATA_UPLOAD_ID_MAX + 1];
     int rc = strata_mpu_create(r->srv->meta, &o, id);
     strata_new_obj_fini(&n);

@@ -172,7 +172,14 @@ static void copy_open(struct strata_req *r, struct strata_get *g, struct strata_
         return;
     }
     bool same = strcmp(cs->bucket, r->bucket) == 0 && strcmp(cs->key, r->key) == 0;
+    const char *cls, *tier;
+    enum s3_err ce = strata_storage_class_pick(r, &cls, &tier);
+    if (ce) {
+        strata_req_error(r, ce, 0);
+        return;
+    }
     if (same && !replace && !cs->version_id && !(td && strcmp(td, "REPLACE") == 0) &&
+        !strata_req_hdr(r, "x-amz-storage-class") &&
         !strata_req_hdr(r, "x-amz-server-side-encryption") &&
         !strata_req_hdr(r, "x-amz-server-side-encryption-customer-algorithm")) {
         /* AWS refuses a copy onto itself that changes nothing. */
@@ -191,6 +198,8 @@ static void copy_open(struct strata_req *r, struct strata_get *g, struct strata_
     o.bucket = r->bucket;
     o.key = r->key;
     o.size = src->size;
+    o.storage_class = cls; /* AWS: STANDARD unless the copy names a class */
+    o.tier = tier;
     const char *algo = strata_req_hdr(r, "x-amz-checksum-algorithm");
     o.cksum_algo = algo ? strata_s3_cksum_from_algo_name(algo) : src->cksum_algo;
     struct strata_hdr_set *h = NULL;

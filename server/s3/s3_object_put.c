@@ -7,6 +7,7 @@
  */
 #include "srv.h"
 #include "sse.h"
+#include "srv_tiers.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -142,12 +143,31 @@ enum s3_err strata_put_digests(struct strata_req *r, struct strata_put_opts *o)
     return S3E_NONE;
 }
 
+enum s3_err strata_storage_class_pick(struct strata_req *r, const char **cls, const char **tier)
+{
+    const char *sc = strata_req_hdr(r, "x-amz-storage-class");
+    *cls = sc ? sc : "STANDARD";
+    *tier = NULL;
+    if (!sc) {
+        /* STANDARD, wherever it is mapped (hot by default). */
+        const char *t = r->srv->tiers ? strata_srv_class_tier(r->srv->tiers, "STANDARD") : NULL;
+        *tier = t && strata_meta_tier_known(r->srv->meta, t) ? t : NULL;
+        return S3E_NONE;
+    }
+    const char *t = r->srv->tiers ? strata_srv_class_tier(r->srv->tiers, sc)
+                                  : (strcmp(sc, "STANDARD") == 0 ? STRATA_TIER_HOT : NULL);
+    if (!t || !strata_meta_tier_known(r->srv->meta, t))
+        return S3E_InvalidStorageClass; /* unknown class, or its tier is not configured */
+    *tier = t;
+    return S3E_NONE;
+}
+
 enum s3_err strata_new_obj_parse(struct strata_req *r, struct strata_new_obj *n)
 {
     memset(n, 0, sizeof(*n));
-    const char *sc = strata_req_hdr(r, "x-amz-storage-class");
-    if (sc && strcmp(sc, "STANDARD") != 0)
-        return S3E_InvalidStorageClass;
+    enum s3_err ce = strata_storage_class_pick(r, &n->storage_class, &n->tier);
+    if (ce)
+        return ce;
     n->h = malloc(sizeof(*n->h));
     if (!n->h)
         return S3E_InternalError;
@@ -201,6 +221,8 @@ int strata_h_put_begin(struct strata_req *r)
     o.acl = nobj.acl.data;
     o.acl_len = nobj.acl.len;
     o.lock = nobj.lock;
+    o.storage_class = nobj.storage_class;
+    o.tier = nobj.tier;
     if ((strata_req_hdr(r, "x-amz-object-lock-mode") ||
          strata_req_hdr(r, "x-amz-object-lock-legal-hold")) &&
         !o.md5 && !o.cksum_algo) {

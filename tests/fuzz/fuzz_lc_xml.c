@@ -6,8 +6,9 @@
  * Input: the request body.  Checks the contracts the handler and the
  * scanner rely on: a refusal returns nothing and names a fault; an accepted
  * document has 1..1000 rules with unique non-empty IDs, positive day
- * counts, one kind of Expiration at most, size bounds in order, no
- * transitions; and its canonical form parses back into the same rules.
+ * counts, one kind of Expiration at most, size bounds in order,
+ * transitions with distinct non-empty classes, not mixing Date and Days;
+ * and its canonical form parses back into the same rules.
  */
 #include "fuzz.h"
 
@@ -33,6 +34,16 @@ static bool str_eq(const char *a, const char *b)
     return (!a && !b) || (a && b && strcmp(a, b) == 0);
 }
 
+static bool tr_eq(const struct strata_lc_transition *a, const struct strata_lc_transition *b,
+                  size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (a[i].days != b[i].days || a[i].date_ms != b[i].date_ms ||
+            a[i].newer != b[i].newer || strcmp(a[i].storage_class, b[i].storage_class) != 0)
+            return false;
+    return true;
+}
+
 static bool rule_eq(const struct strata_lc_rule *a, const struct strata_lc_rule *b)
 {
     const struct strata_lc_filter *fa = &a->filter, *fb = &b->filter;
@@ -43,7 +54,9 @@ static bool rule_eq(const struct strata_lc_rule *a, const struct strata_lc_rule 
         fa->has_size_lt != fb->has_size_lt || fa->size_gt != fb->size_gt ||
         fa->size_lt != fb->size_lt || a->exp_days != b->exp_days ||
         a->exp_date_ms != b->exp_date_ms || a->exp_delete_marker != b->exp_delete_marker ||
-        a->nc_days != b->nc_days || a->nc_newer != b->nc_newer || a->abort_days != b->abort_days)
+        a->nc_days != b->nc_days || a->nc_newer != b->nc_newer || a->abort_days != b->abort_days ||
+        a->ntr != b->ntr || a->nnctr != b->nnctr || !tr_eq(a->tr, b->tr, a->ntr) ||
+        !tr_eq(a->nctr, b->nctr, a->nnctr))
         return false;
     for (size_t i = 0; i < fa->ntags; i++)
         if (strcmp(fa->tags[i].key, fb->tags[i].key) || strcmp(fa->tags[i].value, fb->tags[i].value))
@@ -57,8 +70,22 @@ static void check_rules(const struct strata_lc_config *c)
         STRATA_FUZZ_FAIL();
     for (size_t i = 0; i < c->nrules; i++) {
         const struct strata_lc_rule *r = &c->rules[i];
-        if (!r->id[0] || r->has_transition || r->has_nc_transition)
+        if (!r->id[0] || r->has_transition != (r->ntr > 0) ||
+            r->has_nc_transition != (r->nnctr > 0) || r->ntr > STRATA_LC_TRANSITIONS_MAX ||
+            r->nnctr > STRATA_LC_TRANSITIONS_MAX)
             STRATA_FUZZ_FAIL();
+        for (int nc = 0; nc < 2; nc++) {
+            const struct strata_lc_transition *t = nc ? r->nctr : r->tr;
+            size_t n = nc ? r->nnctr : r->ntr;
+            for (size_t a = 0; a < n; a++) {
+                if (!t[a].storage_class[0] || t[a].newer > STRATA_LC_NEWER_NONCURRENT_MAX ||
+                    (nc && t[a].date_ms) || (t[a].date_ms > 0) != (t[0].date_ms > 0))
+                    STRATA_FUZZ_FAIL();
+                for (size_t b2 = 0; b2 < a; b2++)
+                    if (strcmp(t[a].storage_class, t[b2].storage_class) == 0)
+                        STRATA_FUZZ_FAIL();
+            }
+        }
         if (!!r->exp_days + !!r->exp_date_ms + r->exp_delete_marker > 1)
             STRATA_FUZZ_FAIL();
         if (r->filter.has_size_gt && r->filter.has_size_lt &&

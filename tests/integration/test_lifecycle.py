@@ -4,8 +4,8 @@ lifecycle day lasts 2 seconds (--lc-day-seconds 2, a scanner pass every
 second): Put/Get/DeleteBucketLifecycleConfiguration round trips (boto3's
 Filter form, the legacy top-level Prefix from boto3's put_bucket_lifecycle
 and from awscli v2), AWS's errors (MalformedXML, InvalidArgument,
-InvalidRequest, NoSuchLifecycleConfiguration, missing Content-MD5, 501 for
-transitions, 1001 rules) leaving the stored configuration untouched,
+InvalidRequest, NoSuchLifecycleConfiguration, missing Content-MD5,
+InvalidStorageClass for transitions no tier serves, 1001 rules) leaving the stored configuration untouched,
 x-amz-expiration on PUT, HEAD and GET, and the scanner acting on its own:
 expiration of current versions (unversioned: gone; versioned: a delete
 marker), noncurrent versions with NewerNoncurrentVersions, expired delete
@@ -201,12 +201,13 @@ def config_errors(s):
           "AbortIncompleteMultipartUpload": {"DaysAfterInitiation": 1}}], "InvalidRequest")
     bad([{"ID": f"r{i}", "Filter": {"Prefix": f"p{i}/"}, "Status": "Enabled",
           "Expiration": exp1} for i in range(1001)], "MalformedXML")
-    # Valid, but transitions need tiers: refused, never stored and ignored.
+    # Valid, but this single-tier daemon has no tier serving the class:
+    # refused (test_tiers.py covers a daemon that has them).
     bad([{"ID": "t", "Filter": {}, "Status": "Enabled",
-          "Transitions": [{"Days": 30, "StorageClass": "STANDARD_IA"}]}], "NotImplemented", 501)
+          "Transitions": [{"Days": 30, "StorageClass": "STANDARD_IA"}]}], "InvalidStorageClass")
     bad([{"ID": "t", "Filter": {}, "Status": "Enabled",
           "NoncurrentVersionTransitions": [{"NoncurrentDays": 30, "StorageClass": "GLACIER"}]}],
-        "NotImplemented", 501)
+        "InvalidStorageClass")
     bad([{"ID": "t", "Filter": {}, "Status": "Enabled",
           "Transitions": [{"Days": 30, "StorageClass": "PLATINUM"}]}], "InvalidStorageClass")
     # AWS requires Content-MD5 (or an x-amz-checksum-*) on this call.

@@ -1,0 +1,54 @@
+/*
+ * srv_tiers.h - the daemon's storage tiers: parsing --tier / "tiers",
+ * --storage-class / "storage-classes", opening each tier's drive sets.
+ *
+ * A tier spec is NAME:[K+M:]DRIVE[,DRIVE...]; each DRIVE may be a range
+ * (/mnt/w{1...6}).  K+M fixes the geometry (the drive count must be a
+ * multiple of K+M); without it the sets are picked as for the plain drive
+ * list.  "hot" names the tier that also holds the metadata (the plain
+ * drive arguments, when no --tier hot is given).
+ */
+#ifndef STRATA_SERVER_SRV_TIERS_H
+#define STRATA_SERVER_SRV_TIERS_H
+
+#include <stddef.h>
+
+#include "strata/erasure.h"
+#include "strata/ilm.h"
+#include "strata/tier.h"
+
+struct strata_srv_tier {
+    char name[STRATA_TIER_NAME_MAX + 1];
+    unsigned k, m;      /* 0: picked from the drive count */
+    char **drives;      /* owned */
+    size_t ndrives;
+    struct strata_set **sets; /* after open */
+    unsigned nsets;
+    struct strata_tier *tier; /* after open (not for hot: meta makes that one) */
+};
+
+struct strata_srv_tiers {
+    struct strata_srv_tier t[STRATA_TIERS_MAX];
+    unsigned n;
+    struct strata_class_map map;
+};
+
+void strata_srv_tiers_init(struct strata_srv_tiers *ts); /* default class map, no tiers */
+/* One tier spec; 0, or -1 with a message in err. */
+int strata_srv_tiers_add(struct strata_srv_tiers *ts, const char *spec, char *err, size_t errlen);
+/* One CLASS:TIER; 0 or -1 with err. */
+int strata_srv_tiers_class(struct strata_srv_tiers *ts, const char *spec, char *err,
+                           size_t errlen);
+/* The tier named name, or NULL. */
+struct strata_srv_tier *strata_srv_tiers_find(struct strata_srv_tiers *ts, const char *name);
+/* Sets of K+M drives (or picked), opened with set indexes from 0.
+ * 0, or -1 with err (what was opened is closed again). */
+int strata_srv_tier_open(struct strata_srv_tier *t, const struct strata_logger *log, char *err,
+                         size_t errlen);
+void strata_srv_tier_close(struct strata_srv_tier *t);
+void strata_srv_tiers_fini(struct strata_srv_tiers *ts); /* closes and frees */
+/* Every storage class mapped to a configured tier is usable; "the class
+ * of a request" check: the tier name, or NULL (InvalidStorageClass). */
+const char *strata_srv_class_tier(const struct strata_srv_tiers *ts, const char *cls);
+
+#endif /* STRATA_SERVER_SRV_TIERS_H */

@@ -1,0 +1,360 @@
+#!/usr/bin/python3
+"""test_tiers.py - storage tiers and lifecycle transitions against a live
+three-tier strata (hot 2+2 on 4 drives, warm 4+2 on 6, compliance 4+4 on
+8; --lc-day-seconds 2, a scanner pass every second):
+x-amz-storage-class on PUT, CreateMultipartUpload and CopyObject landing the
+data on the class's tier (shard files counted on the tiers' drives), the
+class in HEAD, GET, ListObjects(V2), ListObjectVersions, ListParts,
+ListMultipartUploads and GetObjectAttributes, InvalidStorageClass for an
+unknown class and for a class no configured tier serves; Transition and
+NoncurrentVersionTransition rules (AWS's validation, exact round trip)
+moving single-part, multipart and inline-size objects hot -> warm ->
+compliance with identical bytes (MD5) and nothing left on the tiers they
+left; a version under Object Lock moving and staying undeletable; a GET
+streaming a 64 MiB object throughout its transition returning the complete
+old bytes; the strata_ilm_transitioned/bytes_moved counters.
+Run by CTest (integration label) with /usr/bin/python3.
+"""
+
+import datetime
+import hashlib
+import atexit
+import json
+import os
+import shutil
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from strata_harness import Strata, expect_error, log, run, test  # noqa: E402
+
+DAY_S = 2
+WAIT_S = 90
+MiB = 1 << 20
+
+BASE = tempfile.mkdtemp(prefix="test_tiers.", dir=os.environ.get("STRATA_TEST_TMPDIR"))
+HOT = [os.path.join(BASE, f"h{i}") for i in range(1, 5)]
+WARM = [os.path.join(BASE, f"w{i}") for i in range(1, 7)]
+COLD = [os.path.join(BASE, f"c{i}") for i in range(1, 9)]
+for d in HOT:
+    os.makedirs(d)
+atexit.register(shutil.rmtree, BASE, True)
+
+
+def tier_flags():
+    return ["--tier", "warm:4+2:" + ",".join(WARM), "--tier", "compliance:4+4:" + ",".join(COLD)]
+
+
+def shard_files(drives):
+    """Shard files under the drives' data/ directories."""
+    n = 0
+    for d in drives:
+        for _root, _dirs, files in os.walk(os.path.join(d, "data")):
+            n += len(files)
+    return n
+
+
+def wait_for(what, fn, timeout=WAIT_S):
+    deadline = time.monotonic() + timeout
+    while True:
+        v = fn()
+        if v:
+            return v
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+        time.sleep(0.2)
+
+
+def metrics(s):
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    out = {}
+    with opener.open(f"{s.endpoint}/metrics", timeout=10) as r:
+        for line in r.read().decode().splitlines():
+            if line.startswith("strata_ilm_"):
+                k, v = line.split()
+                out[k] = float(v)
+    return out
+
+
+def body(n, seed):
+    return hashlib.sha256(seed.encode()).digest() * (n // 32) + b"x" * (n % 32)
+
+
+def md5(b):
+    return hashlib.md5(b).hexdigest()
+
+
+def get_md5(c, b, k, vid=None):
+    kw = {"VersionId": vid} if vid else {}
+    return md5(c.get_object(Bucket=b, Key=k, **kw)["Body"].read())
+
+
+def head_class(c, b, k, vid=None):
+    kw = {"VersionId": vid} if vid else {}
+    h = c.head_object(Bucket=b, Key=k, **kw)
+    return h.get("StorageClass", "STANDARD")
+
+
+def list_class(c, b, k):
+    for o in c.list_objects_v2(Bucket=b, Prefix=k).get("Contents", []):
+        if o["Key"] == k:
+            return o["StorageClass"]
+    return None
+
+
+def new_bucket(s, prefix, versioning=False):
+    c = s.client()
+    b = s.bucket_name(prefix)
+    c.create_bucket(Bucket=b)
+    if versioning:
+        c.put_bucket_versioning(Bucket=b, VersioningConfiguration={"Status": "Enabled"})
+    return c, b
+
+
+def mpu(c, b, k, parts, **kw):
+    up = c.create_multipart_upload(Bucket=b, Key=k, **kw)["UploadId"]
+    done = []
+    for i, p in enumerate(parts, 1):
+        done.append({"PartNumber": i, "ETag": c.upload_part(Bucket=b, Key=k, UploadId=up,
+                                                            PartNumber=i, Body=p)["ETag"]})
+    return up, done
+
+
+# ---- classes on PUT ----------------------------------------------------------
+
+@test
+def put_with_class(s):
+    c, b = new_bucket(s, "tput")
+    w0, c0 = shard_files(WARM), shard_files(COLD)
+    big, small = body(3 * MiB + 5, "big"), body(1000, "small")
+    c.put_object(Bucket=b, Key="ia", Body=big, StorageClass="STANDARD_IA")
+    assert shard_files(WARM) == w0 + 6, "a 4+2 object is 6 shard files on the warm tier"
+    c.put_object(Bucket=b, Key="glacier", Body=big, StorageClass="GLACIER")
+    assert shard_files(COLD) == c0 + 8, "a 4+4 object is 8 shard files on the compliance tier"
+    c.put_object(Bucket=b, Key="warm-small", Body=small, StorageClass="WARM")
+    c.put_object(Bucket=b, Key="std", Body=small)
+    for k, cls, data in (("ia", "STANDARD_IA", big), ("glacier", "GLACIER", big),
+                         ("warm-small", "WARM", small), ("std", "STANDARD", small)):
+        assert head_class(c, b, k) == cls, (k, head_class(c, b, k))
+        g = c.get_object(Bucket=b, Key=k)
+        assert g.get("StorageClass", "STANDARD") == cls
+        assert md5(g["Body"].read()) == md5(data), k
+        assert list_class(c, b, k) == cls, (k, list_class(c, b, k))
+        a = c.get_object_attributes(Bucket=b, Key=k, ObjectAttributes=["StorageClass"])
+        assert a["StorageClass"] == cls, (k, a)
+    v1 = {o["Key"]: o["StorageClass"] for o in c.list_objects(Bucket=b)["Contents"]}
+    assert v1 == {"ia": "STANDARD_IA", "glacier": "GLACIER", "warm-small": "WARM",
+                  "std": "STANDARD"}, v1
+    vers = {v["Key"]: v["StorageClass"] for v in c.list_object_versions(Bucket=b)["Versions"]}
+    assert vers == v1, vers
+    # Bad classes: AWS's InvalidStorageClass; nothing is stored.
+    expect_error(lambda: c.put_object(Bucket=b, Key="bad", Body=b"x", StorageClass="PLATINUM"),
+                 "InvalidStorageClass", 400)
+    expect_error(lambda: c.put_object(Bucket=b, Key="bad", Body=b"x", StorageClass="ONEZONE_IA"),
+                 "InvalidStorageClass", 400)
+    expect_error(lambda: c.create_multipart_upload(Bucket=b, Key="bad",
+                                                   StorageClass="REDUCED_REDUNDANCY"),
+                 "InvalidStorageClass", 400)
+    expect_error(lambda: c.head_object(Bucket=b, Key="bad"), "404", 404)
+
+
+@test
+def multipart_and_copy_with_class(s):
+    c, b = new_bucket(s, "tmpu")
+    parts = [body(5 * MiB, "p1"), body(MiB + 3, "p2")]
+    c0 = shard_files(COLD)
+    up, done = mpu(c, b, "m", parts, StorageClass="COMPLIANCE")
+    assert shard_files(COLD) == c0 + 16, "two parts on the compliance tier"
+    lp = c.list_parts(Bucket=b, Key="m", UploadId=up)
+    assert lp["StorageClass"] == "COMPLIANCE", lp
+    ups = c.list_multipart_uploads(Bucket=b)["Uploads"]
+    assert [u["StorageClass"] for u in ups] == ["COMPLIANCE"], ups
+    c.complete_multipart_upload(Bucket=b, Key="m", UploadId=up,
+                                MultipartUpload={"Parts": done})
+    assert head_class(c, b, "m") == "COMPLIANCE"
+    assert get_md5(c, b, "m") == md5(b"".join(parts))
+    # CopyObject: the class the copy names, else STANDARD (AWS).
+    w0 = shard_files(WARM)
+    c.copy_object(Bucket=b, Key="m2", CopySource={"Bucket": b, "Key": "m"},
+                  StorageClass="STANDARD_IA")
+    assert head_class(c, b, "m2") == "STANDARD_IA"
+    assert shard_files(WARM) == w0 + 6
+    c.copy_object(Bucket=b, Key="m3", CopySource={"Bucket": b, "Key": "m"})
+    assert head_class(c, b, "m3") == "STANDARD"
+    for k in ("m2", "m3"):
+        assert get_md5(c, b, k) == md5(b"".join(parts)), k
+    # In place: only the class changes (AWS allows that copy onto itself).
+    c.copy_object(Bucket=b, Key="m3", CopySource={"Bucket": b, "Key": "m3"},
+                  StorageClass="GLACIER")
+    assert head_class(c, b, "m3") == "GLACIER"
+    assert get_md5(c, b, "m3") == md5(b"".join(parts))
+    expect_error(lambda: c.copy_object(Bucket=b, Key="m4", CopySource={"Bucket": b, "Key": "m"},
+                                       StorageClass="NOPE"), "InvalidStorageClass", 400)
+
+
+# ---- lifecycle configuration -------------------------------------------------
+
+@test
+def transition_config(s):
+    c, b = new_bucket(s, "tcfg")
+    rules = [
+        {"ID": "chain", "Filter": {"Prefix": "a/"}, "Status": "Enabled",
+         "Transitions": [{"Days": 1, "StorageClass": "STANDARD_IA"},
+                         {"Days": 3, "StorageClass": "GLACIER"}],
+         "Expiration": {"Days": 100}},
+        {"ID": "nc", "Filter": {}, "Status": "Enabled",
+         "NoncurrentVersionTransitions": [{"NoncurrentDays": 2, "StorageClass": "WARM",
+                                           "NewerNoncurrentVersions": 2}]},
+        {"ID": "date", "Filter": {"Prefix": "d/"}, "Status": "Disabled",
+         "Transitions": [{"Date": datetime.datetime(2031, 1, 1,
+                                                    tzinfo=datetime.timezone.utc),
+                          "StorageClass": "DEEP_ARCHIVE"}]},
+    ]
+    c.put_bucket_lifecycle_configuration(Bucket=b, LifecycleConfiguration={"Rules": rules})
+    got = c.get_bucket_lifecycle_configuration(Bucket=b)["Rules"]
+    assert got == rules, json.dumps(got, default=str)
+
+    def bad(r, code):
+        expect_error(lambda: c.put_bucket_lifecycle_configuration(
+            Bucket=b, LifecycleConfiguration={"Rules": [r]}), code, 400)
+    base = {"ID": "x", "Filter": {}, "Status": "Enabled"}
+    bad(dict(base, Transitions=[{"Days": 1, "StorageClass": "PLATINUM"}]), "InvalidStorageClass")
+    # A valid AWS class that no configured tier serves.
+    bad(dict(base, Transitions=[{"Days": 1, "StorageClass": "ONEZONE_IA"}]),
+        "InvalidStorageClass")
+    bad(dict(base, Transitions=[{"Days": 1, "StorageClass": "GLACIER"},
+                                {"Days": 5, "StorageClass": "GLACIER"}]), "InvalidArgument")
+    bad(dict(base, Transitions=[{"Days": 1, "StorageClass": "GLACIER"},
+                                {"Date": datetime.datetime(2031, 1, 1),
+                                 "StorageClass": "STANDARD_IA"}]), "InvalidRequest")
+    bad(dict(base, Transitions=[{"Days": -1, "StorageClass": "GLACIER"}]), "InvalidArgument")
+    bad(dict(base, Transitions=[{"Date": datetime.datetime(2031, 1, 1, 10),
+                                 "StorageClass": "GLACIER"}]), "InvalidArgument")
+    assert c.get_bucket_lifecycle_configuration(Bucket=b)["Rules"] == rules
+
+
+# ---- the scanner moving data -------------------------------------------------
+
+@test
+def transition_chain(s):
+    c, b = new_bucket(s, "tchain")
+    objs = {"a/big": body(3 * MiB + 1, "big"), "a/small": body(2000, "small")}
+    for k, v in objs.items():
+        c.put_object(Bucket=b, Key=k, Body=v)
+    parts = [body(5 * MiB, "q1"), body(2 * MiB + 9, "q2")]
+    up, done = mpu(c, b, "a/multi", parts)
+    c.complete_multipart_upload(Bucket=b, Key="a/multi", UploadId=up,
+                                MultipartUpload={"Parts": done})
+    objs["a/multi"] = b"".join(parts)
+    before = metrics(s)
+    h0, w0, c0 = shard_files(HOT), shard_files(WARM), shard_files(COLD)
+    c.put_bucket_lifecycle_configuration(Bucket=b, LifecycleConfiguration={"Rules": [
+        {"ID": "chain", "Filter": {"Prefix": "a/"}, "Status": "Enabled",
+         "Transitions": [{"Days": 1, "StorageClass": "STANDARD_IA"},
+                         {"Days": 5, "StorageClass": "GLACIER"}]}]})
+    seen = {k: [] for k in objs}
+
+    def all_in(cls):
+        for k in objs:
+            hc = head_class(c, b, k)
+            if not seen[k] or seen[k][-1] != hc:
+                seen[k].append(hc)
+        return all(seen[k][-1] == cls for k in objs)
+    wait_for("warm", lambda: all_in("STANDARD_IA"))
+    for k, v in objs.items():
+        assert get_md5(c, b, k) == md5(v), k
+        assert list_class(c, b, k) == "STANDARD_IA"
+    # Big (1 data id) and multipart (2) moved: 3 x 4 files left hot, 3 x 6 arrived warm.
+    wait_for("the hot copies removed", lambda: shard_files(HOT) == h0 - 12)
+    assert shard_files(WARM) == w0 + 18
+    wait_for("compliance", lambda: all_in("GLACIER"))
+    for k, v in objs.items():
+        assert get_md5(c, b, k) == md5(v), k
+        assert seen[k] == ["STANDARD", "STANDARD_IA", "GLACIER"], (k, seen[k])
+    wait_for("the warm copies removed", lambda: shard_files(WARM) == w0)
+    assert shard_files(COLD) == c0 + 24
+    assert shard_files(HOT) == h0 - 12
+    after = metrics(s)
+    assert after["strata_ilm_transitioned_total"] >= before["strata_ilm_transitioned_total"] + 6
+    moved = after["strata_ilm_bytes_moved_total"] - before["strata_ilm_bytes_moved_total"]
+    want = 2 * (len(objs["a/big"]) + len(objs["a/multi"]))
+    assert moved == want, (moved, want)
+
+
+@test
+def noncurrent_transition(s):
+    c, b = new_bucket(s, "tnc", versioning=True)
+    v1 = body(2 * MiB, "v1")
+    vid1 = c.put_object(Bucket=b, Key="k", Body=v1)["VersionId"]
+    vid2 = c.put_object(Bucket=b, Key="k", Body=b"current")["VersionId"]
+    c.put_bucket_lifecycle_configuration(Bucket=b, LifecycleConfiguration={"Rules": [
+        {"ID": "nc", "Filter": {}, "Status": "Enabled",
+         "NoncurrentVersionTransitions": [{"NoncurrentDays": 1,
+                                           "StorageClass": "STANDARD_IA"}]}]})
+
+    def classes():
+        return {v["VersionId"]: v["StorageClass"]
+                for v in c.list_object_versions(Bucket=b)["Versions"]}
+    wait_for("the noncurrent version on warm", lambda: classes()[vid1] == "STANDARD_IA")
+    assert classes()[vid2] == "STANDARD"
+    assert head_class(c, b, "k", vid1) == "STANDARD_IA"
+    assert get_md5(c, b, "k", vid1) == md5(v1)
+    assert c.get_object(Bucket=b, Key="k")["Body"].read() == b"current"
+
+
+@test
+def locked_version_moves(s):
+    c = s.client()
+    b = s.bucket_name("tlock")
+    c.create_bucket(Bucket=b, ObjectLockEnabledForBucket=True)
+    data = body(MiB + 1, "lock")
+    until = datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(hours=1)
+    vid = c.put_object(Bucket=b, Key="worm", Body=data, ObjectLockMode="COMPLIANCE",
+                       ObjectLockRetainUntilDate=until)["VersionId"]
+    c.put_bucket_lifecycle_configuration(Bucket=b, LifecycleConfiguration={"Rules": [
+        {"ID": "t", "Filter": {}, "Status": "Enabled",
+         "Transitions": [{"Days": 0, "StorageClass": "COMPLIANCE"}]}]})
+    wait_for("the locked version on compliance",
+             lambda: head_class(c, b, "worm", vid) == "COMPLIANCE")
+    h = c.head_object(Bucket=b, Key="worm", VersionId=vid)
+    assert h["ObjectLockMode"] == "COMPLIANCE", h
+    assert get_md5(c, b, "worm", vid) == md5(data)
+    expect_error(lambda: c.delete_object(Bucket=b, Key="worm", VersionId=vid), "AccessDenied", 403)
+
+
+@test
+def get_through_transition(s):
+    """A GET streaming 64 MiB while its object moves to warm: whole old bytes."""
+    c, b = new_bucket(s, "tget")
+    data = body(64 * MiB, "sixty-four")
+    c.put_object(Bucket=b, Key="big", Body=data)
+    h0 = shard_files(HOT)
+    g = c.get_object(Bucket=b, Key="big")["Body"]
+    got = [g.read(4 * MiB)]
+    c.put_bucket_lifecycle_configuration(Bucket=b, LifecycleConfiguration={"Rules": [
+        {"ID": "t", "Filter": {}, "Status": "Enabled",
+         "Transitions": [{"Days": 0, "StorageClass": "STANDARD_IA"}]}]})
+    wait_for("the switch to warm", lambda: head_class(c, b, "big") == "STANDARD_IA")
+    # The old copy is pinned by our reader: still there.
+    time.sleep(1.5)
+    assert shard_files(HOT) == h0, "the old data went while a GET still read it"
+    while True:
+        chunk = g.read(4 * MiB)
+        if not chunk:
+            break
+        got.append(chunk)
+    g.close()
+    assert md5(b"".join(got)) == md5(data), "the GET did not return the old bytes whole"
+    wait_for("the old copy removed after the GET", lambda: shard_files(HOT) == h0 - 4)
+    assert get_md5(c, b, "big") == md5(data)
+
+
+if __name__ == "__main__":
+    strata = Strata(args=["--lc-day-seconds", str(DAY_S), "--ilm-interval-seconds", "1",
+                          "--metrics-public", "--ilm-move-mbps", "0"] + tier_flags(),
+                    drives=HOT)
+    log(f"tiers under {BASE}")
+    ok = run(strata)
