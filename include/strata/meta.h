@@ -743,10 +743,11 @@ int strata_meta_store_stats_get(struct strata_meta *m, unsigned set, unsigned dr
  * Object Lock does not stop a transition (nothing is removed that the
  * version needs).
  * 0 with res filled (bytes copied; 0 when the version was on the tier
- * already); STRATA_EPRECOND when the version changed meanwhile (nothing
- * moved), STRATA_EBUSY when an earlier transition of it is still being
- * resolved, STRATA_EINVAL (unknown tier), STRATA_ENOTFOUND, the copy's
- * errors, or progress's non-zero return (the copy is removed again).
+ * already); STRATA_EPRECOND when the version changed meanwhile, or
+ * STRATA_ENOTFOUND when it is gone (nothing moved, the copy is removed);
+ * STRATA_EBUSY when an earlier transition of it is still being resolved;
+ * STRATA_EINVAL (unknown tier); the copy's errors, or progress's non-zero
+ * return (the copy is removed again).
  */
 struct strata_transition {
     const char *bucket, *key;

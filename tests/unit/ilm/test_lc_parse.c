@@ -130,17 +130,18 @@ static void test_tag_and_size(void **state)
     strata_lc_config_fini(&c);
 }
 
-static void test_transition_not_implemented(void **state)
+/* Transitions parse (their values: test_lc_transition.c); a bad class or
+ * Days with Date is the client's error. */
+static void test_transition_validation(void **state)
 {
     (void)state;
-    refused(NS "<Rule><ID>t</ID><Filter/><Status>Enabled</Status><Transition><Days>30</Days>"
-               "<StorageClass>STANDARD_IA</StorageClass></Transition></Rule>" END,
-            STRATA_ENOTIMPL, STRATA_LC_NOT_IMPLEMENTED);
-    refused(NS "<Rule><ID>t</ID><Filter/><Status>Enabled</Status><NoncurrentVersionTransition>"
-               "<NoncurrentDays>30</NoncurrentDays><StorageClass>GLACIER</StorageClass>"
-               "</NoncurrentVersionTransition></Rule>" END,
-            STRATA_ENOTIMPL, STRATA_LC_NOT_IMPLEMENTED);
-    /* validated before refusing: a bad class is the client's error */
+    struct strata_lc_config c;
+    struct strata_lc_error e;
+    const char *ok = NS "<Rule><ID>t</ID><Filter/><Status>Enabled</Status><Transition><Days>30"
+                        "</Days><StorageClass>STANDARD_IA</StorageClass></Transition></Rule>" END;
+    assert_int_equal(parse(ok, &c, &e), 0);
+    assert_true(c.rules[0].has_transition);
+    strata_lc_config_fini(&c);
     refused(NS "<Rule><ID>t</ID><Filter/><Status>Enabled</Status><Transition><Days>30</Days>"
                "<StorageClass>PLATINUM</StorageClass></Transition></Rule>" END,
             STRATA_EINVAL, STRATA_LC_INVALID_CLASS);
@@ -270,7 +271,7 @@ int main(void)
         cmocka_unit_test(test_prefix_filter),
         cmocka_unit_test(test_legacy_prefix_and_empty_filter),
         cmocka_unit_test(test_tag_and_size),
-        cmocka_unit_test(test_transition_not_implemented),
+        cmocka_unit_test(test_transition_validation),
         cmocka_unit_test(test_malformed),
         cmocka_unit_test(test_invalid_argument),
         cmocka_unit_test(test_invalid_request),
