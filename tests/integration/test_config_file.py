@@ -57,7 +57,9 @@ FULL = {
     "root-user": "cfgroot", "root-password": "cfg-root-secret-xyz", "metrics-public": True,
     "admin-users": "AK1,AK2", "kms-key-file": "/etc/strata/kms.json", "sse-c-allow-http": True,
     "metrics-token-file": "/etc/strata/metrics.token",
-    "drives": ["/srv/strata/d{1...4}"],
+    "drives": ["/srv/strata/d{1...4}"], "ilm-move-mbps": 32,
+    "tiers": ["warm:4+2:/srv/strata/w{1...6}", "compliance:/srv/c1,/srv/c{2...8}"],
+    "storage-classes": ["ONEZONE_IA:warm"],
 }
 
 
@@ -88,6 +90,29 @@ def flags_and_environment_win(s):
     # The same through "strata server ... --print-config".
     rc, out2, err = strata("server", "--config", path, "--threads", "0", "--print-config")
     assert rc == 0 and json.loads(out2)["threads"] == 0, err
+
+
+@test
+def tiers_flags_and_errors(s):
+    path = write("full.json", FULL)
+    # --tier flags replace the file's "tiers"; --storage-class adds to its classes.
+    rc, out, err = strata("--print-config", "--config", path, "--tier", "cold:/x/c{1...4}",
+                          "--storage-class", "GLACIER:cold")
+    assert rc == 0, err
+    doc = json.loads(out)
+    assert doc["tiers"] == ["cold:/x/c{1...4}"], doc["tiers"]
+    assert doc["storage-classes"] == ["ONEZONE_IA:warm", "GLACIER:cold"], doc["storage-classes"]
+    for bad in (["--tier", "warm"], ["--tier", "Warm:/x/w{1...4}"],
+                ["--tier", "warm:4+2:/x/w{1...4}"], ["--tier", "warm:1+0:/x/w{1...4}"],
+                ["--tier", "w:/x/a{1...4}", "--tier", "w:/x/b{1...4}"],
+                ["--storage-class", "GLACIER"], ["--storage-class", "glacier:warm"]):
+        rc, _, err = strata("--print-config", *bad)
+        assert rc == 2 and err, (bad, rc, err)
+    # Hot drives twice: as arguments and as --tier hot.
+    rc, _, err = strata("--print-config", "--tier", "hot:/x/h{1...4}", "/x/d{1...4}")
+    assert rc == 2 and "hot" in err, (rc, err)
+    rc, out, err = strata("--print-config", "--tier", "hot:2+2:/x/h{1...4}")
+    assert rc == 0 and json.loads(out)["drives"] == [f"/x/h{i}" for i in range(1, 5)], (out, err)
 
 
 @test
