@@ -194,11 +194,12 @@ static void ilm_line(const char *what, json_t *st)
 {
     printf("%-10s passes %" PRIu64 ", scanned %" PRIu64 ", expired %" PRIu64
            ", noncurrent expired %" PRIu64 ", markers removed %" PRIu64 ", uploads aborted %" PRIu64
-           ", skipped (locked) %" PRIu64 ", errors %" PRIu64 ", healed %" PRIu64 "\n",
+           ", skipped (locked) %" PRIu64 ", errors %" PRIu64 ", healed %" PRIu64
+           ", transitioned %" PRIu64 " (%" PRIu64 " bytes moved)\n",
            what, num(st, "passes"), num(st, "scanned"), num(st, "expired"),
            num(st, "noncurrent_expired"), num(st, "delete_markers_removed"),
            num(st, "uploads_aborted"), num(st, "skipped_locked"), num(st, "errors"),
-           num(st, "healed"));
+           num(st, "healed"), num(st, "transitioned"), num(st, "bytes_moved"));
 }
 
 /* The reclaim and index side of a counters object. */
