@@ -127,7 +127,8 @@ static bool get_name(const msgpack_object *o, char out[STRATA_TIER_NAME_MAX + 1]
 {
     if (o->type != MSGPACK_OBJECT_STR || o->via.str.size > STRATA_TIER_NAME_MAX)
         return false;
-    memcpy(out, o->via.str.ptr, o->via.str.size);
+    if (o->via.str.size) /* "" (the hot tier) may come with a NULL pointer */
+        memcpy(out, o->via.str.ptr, o->via.str.size);
     out[o->via.str.size] = 0;
     return true;
 }
