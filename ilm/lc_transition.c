@@ -70,6 +70,24 @@ const char *strata_class_map_class(const struct strata_class_map *m, const char 
     return NULL;
 }
 
+int strata_lc_class_rank(const char *cls)
+{
+    /* AWS's waterfall, warm to cold; Strata's WARM sits with STANDARD_IA
+     * and COMPLIANCE with GLACIER. */
+    static const struct {
+        const char *cls;
+        int rank;
+    } ranks[] = {
+        {"STANDARD", 0},   {"STANDARD_IA", 1}, {"WARM", 1},       {"INTELLIGENT_TIERING", 2},
+        {"ONEZONE_IA", 3}, {"GLACIER_IR", 4},  {"GLACIER", 5},    {"COMPLIANCE", 5},
+        {"DEEP_ARCHIVE", 6},
+    };
+    for (size_t i = 0; cls && i < sizeof(ranks) / sizeof(ranks[0]); i++)
+        if (strcmp(ranks[i].cls, cls) == 0)
+            return ranks[i].rank;
+    return 0;
+}
+
 int strata_lc_check_min_days(const struct strata_lc_config *c, struct strata_lc_error *err)
 {
     for (size_t i = 0; c && i < c->nrules; i++) {

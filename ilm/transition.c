@@ -23,7 +23,9 @@ const char *strata_ilm__transition_target(const struct strata_ilm_opts *o,
     const struct strata_lc_transition *t =
         current ? strata_lc_transition_due(cfg, obj, in->mtime_ms, now_ms, day_ms)
                 : strata_lc_nc_transition_due(cfg, obj, since_ms, newer_nc, now_ms, day_ms);
-    if (!t || strcmp(in->storage_class, t->storage_class) == 0)
+    /* Only colder (AWS's waterfall): an object PUT as GLACIER never moves
+     * back to STANDARD_IA. */
+    if (!t || strata_lc_class_rank(t->storage_class) <= strata_lc_class_rank(in->storage_class))
         return NULL;
     const char *tier = strata_class_map_tier(o->classes, t->storage_class);
     if (!tier || !strata_meta_tier_known(o->meta, tier))

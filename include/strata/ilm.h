@@ -131,6 +131,12 @@ int strata_lc_check_min_days(const struct strata_lc_config *c, struct strata_lc_
 
 /* ---- storage classes and tiers ------------------------------------------- */
 
+/* A class's place in AWS's transition waterfall (STANDARD 0, STANDARD_IA
+ * and WARM 1, INTELLIGENT_TIERING 2, ONEZONE_IA 3, GLACIER_IR 4, GLACIER and
+ * COMPLIANCE 5, DEEP_ARCHIVE 6; other classes 0).  Lifecycle only moves a
+ * version to a class of a higher rank. */
+int strata_lc_class_rank(const char *cls);
+
 /*
  * Which tier serves which storage class.  Defaults: STANDARD -> hot;
  * STANDARD_IA, WARM -> warm; GLACIER, DEEP_ARCHIVE, COMPLIANCE ->

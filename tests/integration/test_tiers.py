@@ -10,7 +10,7 @@ unknown class and for a class no configured tier serves; Transition and
 NoncurrentVersionTransition rules (AWS's validation, exact round trip)
 moving single-part, multipart and inline-size objects hot -> warm ->
 compliance with identical bytes (MD5) and nothing left on the tiers they
-left; a version under Object Lock moving and staying undeletable; a GET
+left; no move back to a warmer class; a version under Object Lock moving and staying undeletable; a GET
 streaming a 64 MiB object throughout its transition returning the complete
 old bytes; the strata_ilm_transitioned/bytes_moved counters.
 Run by CTest (integration label) with /usr/bin/python3.
@@ -303,6 +303,23 @@ def noncurrent_transition(s):
     assert head_class(c, b, "k", vid1) == "STANDARD_IA"
     assert get_md5(c, b, "k", vid1) == md5(v1)
     assert c.get_object(Bucket=b, Key="k")["Body"].read() == b"current"
+
+
+@test
+def never_back_to_a_warmer_class(s):
+    """AWS's waterfall: a rule to STANDARD_IA leaves a GLACIER object alone."""
+    c, b = new_bucket(s, "twater")
+    cold = body(MiB + 1, "cold")
+    c.put_object(Bucket=b, Key="g", Body=cold, StorageClass="GLACIER")
+    c.put_object(Bucket=b, Key="s", Body=body(MiB + 2, "std"))
+    c.put_bucket_lifecycle_configuration(Bucket=b, LifecycleConfiguration={"Rules": [
+        {"ID": "t", "Filter": {}, "Status": "Enabled",
+         "Transitions": [{"Days": 0, "StorageClass": "STANDARD_IA"}]}]})
+    # Once the STANDARD object moved, the pass has seen the GLACIER one too.
+    wait_for("the STANDARD object on warm", lambda: head_class(c, b, "s") == "STANDARD_IA")
+    time.sleep(1.5)
+    assert head_class(c, b, "g") == "GLACIER"
+    assert get_md5(c, b, "g") == md5(cold)
 
 
 @test

@@ -76,6 +76,21 @@ static void test_class_map(void **state)
     assert_int_equal(rc, STRATA_ENOSPC);
 }
 
+static void test_class_rank(void **state)
+{
+    (void)state;
+    assert_true(strata_lc_class_rank("STANDARD") < strata_lc_class_rank("STANDARD_IA"));
+    assert_int_equal(strata_lc_class_rank("STANDARD_IA"), strata_lc_class_rank("WARM"));
+    assert_true(strata_lc_class_rank("WARM") < strata_lc_class_rank("INTELLIGENT_TIERING"));
+    assert_true(strata_lc_class_rank("INTELLIGENT_TIERING") < strata_lc_class_rank("ONEZONE_IA"));
+    assert_true(strata_lc_class_rank("ONEZONE_IA") < strata_lc_class_rank("GLACIER_IR"));
+    assert_true(strata_lc_class_rank("GLACIER_IR") < strata_lc_class_rank("GLACIER"));
+    assert_int_equal(strata_lc_class_rank("GLACIER"), strata_lc_class_rank("COMPLIANCE"));
+    assert_true(strata_lc_class_rank("GLACIER") < strata_lc_class_rank("DEEP_ARCHIVE"));
+    assert_int_equal(strata_lc_class_rank("MYCLASS"), 0);
+    assert_int_equal(strata_lc_class_rank(NULL), 0);
+}
+
 static void test_parse_transitions(void **state)
 {
     (void)state;
@@ -216,6 +231,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_class_map),
+        cmocka_unit_test(test_class_rank),
         cmocka_unit_test(test_parse_transitions),
         cmocka_unit_test(test_transition_due),
         cmocka_unit_test(test_nc_transition_due),
