@@ -467,7 +467,9 @@ int strata_meta_heal_all(struct strata_meta *m, struct strata_heal_stats *out)
         const char *k;
         size_t kl;
         while (strata_meta__merge_cur(&mg, &k, &kl, NULL, NULL)) {
-            if (kl > STRATA_KEY_MAX + STRATA_BUCKET_NAME_MAX + 64) {
+            /* Transition intents ('X') are not healed: resolution reads every
+             * drive's copy, and a copy written back here could outlive it. */
+            if (kl > STRATA_KEY_MAX + STRATA_BUCKET_NAME_MAX + 64 || (kl > 0 && k[0] == 'X')) {
                 strata_meta__merge_next(&mg);
                 continue;
             }
