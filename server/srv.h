@@ -385,6 +385,9 @@ struct strata_new_obj {
  * (tier NULL when the header is absent: STANDARD's); InvalidStorageClass
  * for an unknown class or one whose tier is not configured. */
 enum s3_err strata_storage_class_pick(struct strata_req *r, const char **cls, const char **tier);
+/* The same for a class given otherwise (a POST form field; NULL: absent). */
+enum s3_err strata_storage_class_resolve(struct strata_srv *srv, const char *sc,
+                                        const char **cls, const char **tier);
 enum s3_err strata_new_obj_parse(struct strata_req *r, struct strata_new_obj *n);
 void strata_new_obj_fini(struct strata_new_obj *n);
 enum s3_err strata_put_body_size(struct strata_req *r, uint64_t *size);

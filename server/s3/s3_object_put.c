@@ -143,23 +143,29 @@ enum s3_err strata_put_digests(struct strata_req *r, struct strata_put_opts *o)
     return S3E_NONE;
 }
 
-enum s3_err strata_storage_class_pick(struct strata_req *r, const char **cls, const char **tier)
+enum s3_err strata_storage_class_resolve(struct strata_srv *srv, const char *sc,
+                                        const char **cls, const char **tier)
 {
-    const char *sc = strata_req_hdr(r, "x-amz-storage-class");
     *cls = sc ? sc : "STANDARD";
     *tier = NULL;
     if (!sc) {
         /* STANDARD, wherever it is mapped (hot by default). */
-        const char *t = r->srv->tiers ? strata_srv_class_tier(r->srv->tiers, "STANDARD") : NULL;
-        *tier = t && strata_meta_tier_known(r->srv->meta, t) ? t : NULL;
+        const char *t = srv->tiers ? strata_srv_class_tier(srv->tiers, "STANDARD") : NULL;
+        *tier = t && strata_meta_tier_known(srv->meta, t) ? t : NULL;
         return S3E_NONE;
     }
-    const char *t = r->srv->tiers ? strata_srv_class_tier(r->srv->tiers, sc)
-                                  : (strcmp(sc, "STANDARD") == 0 ? STRATA_TIER_HOT : NULL);
-    if (!t || !strata_meta_tier_known(r->srv->meta, t))
+    const char *t = srv->tiers ? strata_srv_class_tier(srv->tiers, sc)
+                               : (strcmp(sc, "STANDARD") == 0 ? STRATA_TIER_HOT : NULL);
+    if (!t || !strata_meta_tier_known(srv->meta, t))
         return S3E_InvalidStorageClass; /* unknown class, or its tier is not configured */
     *tier = t;
     return S3E_NONE;
+}
+
+enum s3_err strata_storage_class_pick(struct strata_req *r, const char **cls, const char **tier)
+{
+    return strata_storage_class_resolve(r->srv, strata_req_hdr(r, "x-amz-storage-class"), cls,
+                                        tier);
 }
 
 enum s3_err strata_new_obj_parse(struct strata_req *r, struct strata_new_obj *n)

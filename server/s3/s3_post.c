@@ -174,11 +174,12 @@ static bool unsupported(const char *name)
 static enum s3_err open_put(struct strata_post *p)
 {
     struct strata_req *r = p->r;
-    const char *sc = field(p, "x-amz-storage-class");
-    if (sc && strcmp(sc, "STANDARD") != 0)
-        return S3E_InvalidStorageClass;
     struct strata_put_opts o;
     memset(&o, 0, sizeof(o));
+    enum s3_err ce = strata_storage_class_resolve(r->srv, field(p, "x-amz-storage-class"),
+                                                  &o.storage_class, &o.tier);
+    if (ce)
+        return ce;
     o.bucket = r->bucket;
     o.key = r->key;
     o.size = UINT64_MAX;

@@ -2,7 +2,7 @@
 """test_tiers.py - storage tiers and lifecycle transitions against a live
 three-tier strata (hot 2+2 on 4 drives, warm 4+2 on 6, compliance 4+4 on
 8; --lc-day-seconds 2, a scanner pass every second):
-x-amz-storage-class on PUT, CreateMultipartUpload and CopyObject landing the
+x-amz-storage-class on PUT, CreateMultipartUpload, CopyObject and POST Object landing the
 data on the class's tier (shard files counted on the tiers' drives), the
 class in HEAD, GET, ListObjects(V2), ListObjectVersions, ListParts,
 ListMultipartUploads and GetObjectAttributes, InvalidStorageClass for an
@@ -193,6 +193,27 @@ def multipart_and_copy_with_class(s):
     assert get_md5(c, b, "m3") == md5(b"".join(parts))
     expect_error(lambda: c.copy_object(Bucket=b, Key="m4", CopySource={"Bucket": b, "Key": "m"},
                                        StorageClass="NOPE"), "InvalidStorageClass", 400)
+
+
+@test
+def post_object_with_class(s):
+    """POST Object (boto3's presigned form): the x-amz-storage-class field."""
+    import requests
+    session = requests.Session()
+    session.trust_env = False
+    c, b = new_bucket(s, "tpost")
+    data = body(MiB + 9, "post")
+    w0 = shard_files(WARM)
+    for cls, code in (("STANDARD_IA", 204), ("ONEZONE_IA", 400)):
+        p = c.generate_presigned_post(b, "up-" + cls, Fields={"x-amz-storage-class": cls},
+                                      Conditions=[{"x-amz-storage-class": cls}], ExpiresIn=300)
+        r = session.post(p["url"], data=p["fields"], files={"file": ("a", data)}, timeout=60)
+        assert r.status_code == code, (cls, r.status_code, r.text)
+    assert "InvalidStorageClass" in r.text, r.text
+    assert head_class(c, b, "up-STANDARD_IA") == "STANDARD_IA"
+    assert get_md5(c, b, "up-STANDARD_IA") == md5(data)
+    assert shard_files(WARM) == w0 + 6
+    expect_error(lambda: c.head_object(Bucket=b, Key="up-ONEZONE_IA"), "404", 404)
 
 
 # ---- lifecycle configuration -------------------------------------------------
