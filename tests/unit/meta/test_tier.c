@@ -83,8 +83,8 @@ static int teardown(void **state)
 
 static void check_bytes(struct tenv *t, const char *key, const uint8_t *want, size_t len)
 {
-    uint8_t *got;
-    size_t gl;
+    uint8_t *got = NULL;
+    size_t gl = 0;
     assert_int_equal(mt_get(t->e, "b", key, NULL, &got, &gl), 0);
     assert_int_equal(gl, len);
     assert_memory_equal(got, want, len);
