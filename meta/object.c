@@ -815,6 +815,16 @@ int strata_obj_get_read(struct strata_get *g, uint64_t off, void *buf, size_t le
     return raw_read(g, off, buf, len);
 }
 
+bool strata_obj_get_in_memory(const struct strata_get *g)
+{
+    return g->data != NULL;
+}
+
+const uint8_t *strata_obj_get_bytes(const struct strata_get *g)
+{
+    return g->enc ? NULL : g->data;
+}
+
 int strata_obj_get_key(struct strata_get *g, const uint8_t *key)
 {
     if (!g->enc || g->sse || g->keyed)

@@ -92,9 +92,10 @@ static void usage(FILE *f)
 "  --body-memory-mb N    request bodies buffered at once, all requests together\n"
 "                        (signed aws-chunked chunks, XML bodies), MiB; beyond it\n"
 "                        requests get 503 SlowDown (default %u)\n"
-"  --threads N           serve from N epoll threads instead of a thread per\n"
-"                        connection (default 0): faster for small objects, but\n"
-"                        a slow drive then delays the connections sharing a thread\n"
+"  --threads N           event threads serving the connections (default 0: one\n"
+"                        per core)\n"
+"  --workers N           storage workers running what waits on drives: writes,\n"
+"                        listings, erasure-coded reads (default 0: 32)\n"
 "  --log-level LEVEL     err, warn, notice, info (default) or debug\n"
 "  --admin-users K1,K2   access keys (of --users) that may use the admin API\n"
 "                        besides the root user\n"
@@ -453,6 +454,7 @@ static int server_opt(struct server_args *a, int c, const char *v)
     case 'm': a->cfg->max_inflight = (unsigned)strtoul(v, NULL, 10); break;
     case 't': a->cfg->conn_timeout_s = (unsigned)strtoul(v, NULL, 10); break;
     case 'T': a->cfg->threads = (unsigned)strtoul(v, NULL, 10); break;
+    case 'w': a->cfg->workers = (unsigned)strtoul(v, NULL, 10); break;
     case 'C': a->cache_mb = strtoull(v, NULL, 10); break;
     case 'P': a->cfg->conns_per_ip = (unsigned)strtoul(v, NULL, 10); break;
     case 'B': a->body_mb = strtoull(v, NULL, 10); break;
@@ -571,6 +573,7 @@ static int cmd_server(int argc, char **argv, bool print_only)
         {"max-inflight", required_argument, NULL, 'm'},
         {"timeout", required_argument, NULL, 't'},  {"log-level", required_argument, NULL, 'v'},
         {"threads", required_argument, NULL, 'T'},  {"cache-mb", required_argument, NULL, 'C'},
+        {"workers", required_argument, NULL, 'w'},
         {"max-conns-per-ip", required_argument, NULL, 'P'},
         {"body-memory-mb", required_argument, NULL, 'B'},
         {"lc-day-seconds", required_argument, NULL, 'D'},
@@ -1000,7 +1003,7 @@ int main(int argc, char **argv)
         return 2;
     }
     /* Request buffers of 100 KiB-1 MiB are allocated and freed all the time
-     * by up to hundreds of connection threads.  With glibc's defaults each
+     * by the event threads and storage workers.  With glibc's defaults each
      * thread arena hands freed memory back to the kernel and every new
      * request faults in freshly zeroed pages (10% of the CPU of small GETs
      * in perf).  Keep freed memory for reuse instead. */

@@ -2,14 +2,16 @@
  * srv.h - the daemon's private types: server context, per-request state,
  * the routing table entry, and the functions handlers use to answer.
  *
- * Threads: libmicrohttpd runs each connection in its own thread
- * (MHD_USE_THREAD_PER_CONNECTION) because every storage call blocks on
- * disk; a request and everything hanging off it belongs to that thread.
+ * Threads: a few libmicrohttpd epoll threads (one per core) parse, sign-
+ * check and answer every connection; a request's steps that may wait on a
+ * drive run on the storage workers (pool.h) while its connection is
+ * suspended (http.c).  A request is touched by one thread at a time.
  * struct strata_srv is read-only after start except for its atomics.
  */
 #ifndef STRATA_SERVER_SRV_H
 #define STRATA_SERVER_SRV_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -36,6 +38,7 @@
 #include "s3_tags.h"
 #include "sbuf.h"
 #include "url.h"
+#include "pool.h"
 
 #define STRATA_SRV_HDRS_MAX 128      /* request headers kept for auth */
 /* MHD per-connection pool: bounds the request headers and is the read
@@ -44,6 +47,9 @@
 #define STRATA_SRV_CONN_MEMORY (64u * 1024)
 #endif
 #define STRATA_SRV_QPARAMS_MAX 64    /* query parameters */
+/* Storage workers: enough for the writes of every connection of a busy
+ * client to meet in one RocksDB WAL sync. */
+#define STRATA_SRV_WORKERS_DEFAULT 32
 #define STRATA_SRV_XML_BODY_MAX (2u << 20) /* DeleteObjects with 1000 long keys fits */
 #define STRATA_SRV_LIST_PAGE_MAX (4u << 20)
 #define STRATA_SRV_PUT_MAX (5ull << 30) /* single PUT limit, as AWS */
@@ -61,7 +67,8 @@ struct strata_srv_config {
     size_t inline_max;
     unsigned max_inflight;
     unsigned conn_timeout_s;
-    unsigned threads;        /* 0: a thread per connection; N: N epoll threads */
+    unsigned threads;        /* event threads; 0: one per core */
+    unsigned workers;        /* storage workers (pool.h); 0: the default */
     unsigned conns_per_ip;   /* connections from one client address; 0: no limit */
     size_t body_memory;      /* bytes of request bodies buffered at once, all requests */
     int64_t lc_day_ms;       /* one lifecycle day (--lc-day-seconds), for x-amz-expiration */
@@ -95,6 +102,7 @@ struct strata_srv {
      * exit, because requests in flight point into it. */
     struct strata_creds *_Atomic creds;
     struct MHD_Daemon *mhd;
+    struct strata_pool *pool; /* storage workers; NULL: everything runs in place */
     atomic_uint inflight;
     struct strata_body_budget body_budget; /* max = cfg.body_memory */
     int access_log_fd;
@@ -120,6 +128,9 @@ enum strata_level {
 #define STRATA_RT_BODY_XML 0x1    /* body buffered (bounded) and handed to run */
 #define STRATA_RT_BODY_STREAM 0x2 /* body streamed through body_cb */
 #define STRATA_RT_NO_BUCKET 0x4   /* do not look the bucket up (CreateBucket) */
+/* run() on the event thread: it reads records only, and streams bodies
+ * that live on drives through strata_req_stream_response. */
+#define STRATA_RT_IN_PLACE 0x8
 
 struct strata_req;
 
@@ -204,10 +215,42 @@ struct strata_req {
     int acl_need; /* object ACL permission the handler still checks (authz.h) */
     uint8_t md5[16];
     uint8_t cksum[STRATA_CKSUM_RAW_MAX];
+    /* Work handed to the storage workers (http.c).  At most one job of a
+     * request is queued or running; am guards the flags below, which the
+     * event thread and the worker both touch. */
+    pthread_mutex_t am;
+    struct strata_job job;
+    int job_kind;
+    bool job_busy;     /* job queued or running */
+    bool waiting;      /* the connection is suspended until the job ends */
+    bool orphan;       /* MHD completed r while the job ran: the job frees it */
+    bool on_worker;    /* strata_req_send keeps the answer for the event thread */
+    bool rerun;        /* an in-place run() asks to be continued on a worker */
+    bool body_finished;
+    struct MHD_Response *stash;
+    int stash_status;
+    /* Streamed request bodies go to the worker in blocks: acc fills on
+     * the event thread while the worker feeds jbuf to the route. */
+    bool pooled_body;
+    bool body_drop;    /* no memory for a block: the rest is drained */
+    uint8_t *acc, *jbuf;
+    size_t acc_len, acc_cap, jbuf_len;
+    /* Streamed answers: rd holds the block after the one MHD is sending. */
+    int (*stream_read)(struct strata_req *r, uint64_t off, void *buf, size_t len);
+    uint64_t stream_len;
+    uint8_t *rd_buf;
+    size_t rd_cap, rd_len;
+    uint64_t rd_off;
+    bool rd_ready;
+    int rd_rc;
 };
 
 /* ---- answering (http.c) ------------------------------------------------- */
 
+/* A response of len bytes produced by r->stream_read(off, buf, n) in
+ * blocks of up to block bytes, on the storage workers with one block read
+ * ahead (in place when there is no pool).  A read error cuts the body. */
+struct MHD_Response *strata_req_stream_response(struct strata_req *r, uint64_t len, size_t block);
 /* The value of a request header (case-insensitive), or NULL. */
 const char *strata_req_hdr(struct strata_req *r, const char *name);
 /* A query parameter's value ("" for a bare "?acl"), or NULL when absent. */

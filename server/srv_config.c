@@ -97,7 +97,7 @@ json_t *strata_srv_config_json(const struct strata_srv_config *c)
     for (size_t i = 0; drives && i < c->ndrives; i++)
         json_array_append_new(drives, json_string(c->drives[i]));
     json_t *doc = json_pack(
-        "{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I,"
+        "{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I,"
         " s:s, s:b, s:o}",
         "config", opt_str(c->config_file), "address", opt_str(c->address),
         "users", opt_str(c->users_file), "tls-cert", opt_str(c->tls_cert),
@@ -108,7 +108,8 @@ json_t *strata_srv_config_json(const struct strata_srv_config *c)
         "root-password", STRATA_CONFIG_MASK,
         "inline-max", (json_int_t)c->inline_max, "cache-mb", (json_int_t)c->cache_mb,
         "max-inflight", (json_int_t)c->max_inflight, "timeout", (json_int_t)c->conn_timeout_s,
-        "threads", (json_int_t)c->threads, "max-conns-per-ip", (json_int_t)c->conns_per_ip,
+        "threads", (json_int_t)c->threads, "workers", (json_int_t)c->workers,
+        "max-conns-per-ip", (json_int_t)c->conns_per_ip,
         "body-memory-mb", (json_int_t)(c->body_memory >> 20),
         "log-level", c->log_level >= 0 && c->log_level < 5 ? levels[c->log_level] : "info",
         "metrics-public", c->metrics_public, "drives", drives);

@@ -318,6 +318,12 @@ int strata_obj_get_open(struct strata_meta *m, const char *bucket, const char *k
                         struct strata_get **out);
 /* Exactly len bytes at off (off + len <= size).  Never wrong bytes. */
 int strata_obj_get_read(struct strata_get *g, uint64_t off, void *buf, size_t len);
+/* Inline versions are decoded whole by open: their reads never wait on a
+ * drive.  True for those (encrypted or not). */
+bool strata_obj_get_in_memory(const struct strata_get *g);
+/* The bytes of an inline, unencrypted version as held by g (valid until
+ * close; answer straight from them), or NULL. */
+const uint8_t *strata_obj_get_bytes(const struct strata_get *g);
 void strata_obj_get_close(struct strata_get *g); /* NULL is a no-op */
 /* An encrypted version (info->sse set) reads only after its object key
  * (32 bytes) is given; until then strata_obj_get_read returns

@@ -3,12 +3,16 @@
  * lifecycle (parse -> authenticate -> authorize -> body -> run -> respond ->
  * log) and the helpers handlers answer with.
  *
- * Threads: MHD_USE_THREAD_PER_CONNECTION.  Storage calls block (RocksDB
- * reads, io_uring waits), and a blocking call inside MHD's shared polling
- * threads would stall every other connection of that thread; with one
- * thread per connection a slow disk delays only its own client.  The
- * in-flight limit bounds the work accepted at once; a request over it gets
- * 503 SlowDown, never a dropped connection.
+ * Threads: MHD's epoll threads (one per core) parse, check signatures and
+ * send for every connection; GET and HEAD of an object (record reads,
+ * inline bodies) run there too.  Everything that may wait on a drive -
+ * request bodies of PUT/UploadPart, every other handler (writes and their
+ * fsyncs, listings), erasure-coded GET bodies - runs on the storage
+ * workers (pool.h) while the connection is suspended, so a slow drive
+ * holds workers, not the connections of an event thread.  One job per
+ * request at a time (r->am guards the hand-over flags).  The in-flight
+ * limit bounds the work accepted at once; a request over it gets 503
+ * SlowDown, never a dropped connection.
  *
  * Ownership: struct strata_req is allocated when MHD reports the request
  * line (the URI log callback, the only place the raw request target is
@@ -23,6 +27,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <stdio.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -92,9 +97,16 @@ void strata_req_send(struct strata_req *r, int status, struct MHD_Response *resp
         strata_cors_resp_hdrs(r, resp); /* a cross-origin request on a bucket with CORS */
     if (r->close_conn)
         MHD_add_response_header(resp, "Connection", "close");
-    if (MHD_queue_response(r->conn, (unsigned)status, resp) != MHD_YES)
-        strata_srv_log(STRATA_LOG_ERR, "req %s: could not queue the %d answer", r->id, status);
-    MHD_destroy_response(resp);
+    if (r->on_worker) {
+        /* Queued by the event thread when the connection resumes. */
+        r->stash = resp;
+        r->stash_status = status;
+    } else {
+        if (MHD_queue_response(r->conn, (unsigned)status, resp) != MHD_YES)
+            strata_srv_log(STRATA_LOG_ERR, "req %s: could not queue the %d answer", r->id,
+                           status);
+        MHD_destroy_response(resp);
+    }
     r->responded = true;
     r->status = status;
     r->t_resp_ns = now_ns();
@@ -217,7 +229,36 @@ static void *uri_log_cb(void *cls, const char *uri, struct MHD_Connection *conn)
     uint64_t seq = atomic_fetch_add(&s->reqid_seq, 1);
     snprintf(r->id, sizeof(r->id), "%016llX", (unsigned long long)(s->reqid_base + seq));
     strata_sbuf_init(&r->body, STRATA_SRV_XML_BODY_MAX);
+    pthread_mutex_init(&r->am, NULL);
     return r;
+}
+
+static void req_free(struct strata_req *r)
+{
+    struct strata_srv *s = r->srv;
+    strata_post_free(r->post);
+    strata_obj_put_abort(r->put); /* not committed: nothing becomes visible */
+    strata_obj_get_close(r->get);
+    if (r->info_valid)
+        strata_obj_info_fini(&r->info);
+    if (r->chunked)
+        strata_chunked_destroy(r->chunked); /* gives its chunk buffer back */
+    strata_body_budget_give(&s->body_budget, r->body_taken);
+    EVP_MD_CTX_free(r->sha256);
+    strata_sbuf_fini(&r->body);
+    if (r->stash)
+        MHD_destroy_response(r->stash);
+    free(r->acc);
+    free(r->jbuf);
+    free(r->rd_buf);
+    pthread_mutex_destroy(&r->am);
+    free(r->raw_uri);
+    free(r->raw_uri_copy);
+    free(r->qbuf);
+    free(r->bucket);
+    free(r->key);
+    free(r->resource);
+    free(r);
 }
 
 static void completed_cb(void *cls, struct MHD_Connection *conn, void **req_cls,
@@ -236,24 +277,15 @@ static void completed_cb(void *cls, struct MHD_Connection *conn, void **req_cls,
         strata_srv_access_log(r, toe);
         atomic_fetch_sub(&s->inflight, 1);
     }
-    strata_post_free(r->post);
-    strata_obj_put_abort(r->put); /* not committed: nothing becomes visible */
-    strata_obj_get_close(r->get);
-    if (r->info_valid)
-        strata_obj_info_fini(&r->info);
-    if (r->chunked)
-        strata_chunked_destroy(r->chunked); /* gives its chunk buffer back */
-    strata_body_budget_give(&s->body_budget, r->body_taken);
-    EVP_MD_CTX_free(r->sha256);
-    strata_sbuf_fini(&r->body);
-    free(r->raw_uri);
-    free(r->raw_uri_copy);
-    free(r->qbuf);
-    free(r->bucket);
-    free(r->key);
-    free(r->resource);
-    free(r);
     *req_cls = NULL;
+    /* A job still running (a read-ahead, a body block) when the client
+     * went away: it frees r when it ends. */
+    pthread_mutex_lock(&r->am);
+    bool busy = r->job_busy;
+    r->orphan = busy;
+    pthread_mutex_unlock(&r->am);
+    if (!busy)
+        req_free(r);
 }
 
 static enum MHD_Result collect_hdr(void *cls, enum MHD_ValueKind kind, const char *key,
@@ -537,7 +569,6 @@ static int body_sink(void *ud, const void *buf, size_t len)
 
 static void feed_body(struct strata_req *r, const char *data, size_t len)
 {
-    r->bytes_in += len;
     if (r->err != S3E_NONE || r->responded)
         return; /* drain: the error is answered at the end */
     if (r->chunked) {
@@ -622,6 +653,235 @@ static void finish_body(struct strata_req *r)
         if (e)
             strata_req_defer_error(r, e, 0);
     }
+}
+
+
+/* ---- work on the storage workers ------------------------------------------ */
+
+enum { JOB_FEED = 1, JOB_FINAL, JOB_READ };
+
+/* Request bodies go to the worker in blocks of this size (two per PUT). */
+#define BODY_BLOCK (1u << 20)
+
+/* After the body: digests, then the handler, or the deferred error. */
+static void final_steps(struct strata_req *r)
+{
+    if (!r->body_finished) {
+        r->body_finished = true;
+        finish_body(r);
+    }
+    if (r->err != S3E_NONE) {
+        strata_req_error(r, r->err, r->err_strata);
+        return;
+    }
+    r->route->run(r);
+    if (!r->responded && !r->rerun)
+        strata_req_error(r, S3E_InternalError, STRATA_EINTERNAL);
+}
+
+static void job_fn(struct strata_job *j)
+{
+    struct strata_req *r = (struct strata_req *)((char *)j - offsetof(struct strata_req, job));
+    int rd_rc = 0;
+    switch (r->job_kind) {
+    case JOB_FEED:
+        feed_body(r, (const char *)r->jbuf, r->jbuf_len);
+        r->jbuf_len = 0;
+        break;
+    case JOB_FINAL:
+        r->on_worker = true;
+        r->rerun = false;
+        if (r->acc_len)
+            feed_body(r, (const char *)r->acc, r->acc_len);
+        r->acc_len = 0;
+        final_steps(r);
+        r->on_worker = false;
+        break;
+    case JOB_READ:
+        rd_rc = r->stream_read(r, r->rd_off, r->rd_buf, r->rd_len);
+        break;
+    }
+    pthread_mutex_lock(&r->am);
+    r->job_busy = false;
+    if (r->job_kind == JOB_READ) {
+        r->rd_rc = rd_rc;
+        r->rd_ready = true;
+    }
+    if (r->orphan) {
+        pthread_mutex_unlock(&r->am);
+        req_free(r);
+        return;
+    }
+    if (r->waiting) {
+        r->waiting = false;
+        MHD_resume_connection(r->conn);
+    }
+    pthread_mutex_unlock(&r->am);
+}
+
+/* Under r->am, on the event thread: mark a job of this kind started;
+ * with suspend, the connection waits for its end. */
+static void job_mark(struct strata_req *r, int kind, bool suspend)
+{
+    r->job_kind = kind;
+    r->job_busy = true;
+    r->job.fn = job_fn;
+    if (suspend) {
+        r->waiting = true;
+        MHD_suspend_connection(r->conn);
+    }
+}
+
+/* After job_mark, with r->am released.  A stopping pool runs it here. */
+static void job_go(struct strata_req *r)
+{
+    if (strata_pool_submit(r->srv->pool, r->srv->reqid_base ^ (uint64_t)(uintptr_t)r, &r->job))
+        job_fn(&r->job);
+}
+
+/* Hand the filled block to the worker if it is idle (true).  Otherwise
+ * false, and with suspend the connection waits for the worker. */
+static bool body_flush(struct strata_req *r, bool suspend)
+{
+    pthread_mutex_lock(&r->am);
+    if (r->job_busy) {
+        if (suspend) {
+            r->waiting = true;
+            MHD_suspend_connection(r->conn);
+        }
+        pthread_mutex_unlock(&r->am);
+        return false;
+    }
+    uint8_t *t = r->jbuf;
+    r->jbuf = r->acc;
+    r->jbuf_len = r->acc_len;
+    r->acc = t;
+    r->acc_len = 0;
+    job_mark(r, JOB_FEED, false);
+    pthread_mutex_unlock(&r->am);
+    job_go(r);
+    return true;
+}
+
+/* Body bytes of a streamed route: copied into the block being filled
+ * while the worker stores the previous one.  Returns the bytes taken;
+ * fewer than len means the connection is suspended until the worker
+ * catches up (MHD then offers the rest again: it must never be left with
+ * bytes neither taken nor waited for). */
+static size_t body_accept(struct strata_req *r, const char *data, size_t len)
+{
+    if (r->body_drop)
+        return len;
+    size_t done = 0;
+    while (done < len) {
+        if (r->acc_len == r->acc_cap && !body_flush(r, true))
+            break;
+        if (!r->acc) {
+            r->acc = malloc(r->acc_cap);
+            if (!r->acc) {
+                /* Drain the rest: the error is answered at the end. */
+                pthread_mutex_lock(&r->am);
+                strata_req_defer_error(r, S3E_InternalError, STRATA_ENOMEM);
+                pthread_mutex_unlock(&r->am);
+                r->body_drop = true;
+                return len;
+            }
+        }
+        size_t n = len - done < r->acc_cap - r->acc_len ? len - done : r->acc_cap - r->acc_len;
+        memcpy(r->acc + r->acc_len, data + done, n);
+        r->acc_len += n;
+        done += n;
+        if (r->acc_len == r->acc_cap)
+            body_flush(r, false);
+    }
+    return done;
+}
+
+/* Set the body up for the workers (streamed routes, after begin). */
+static void body_pool_setup(struct strata_req *r)
+{
+    if (!r->srv->pool || !(r->route->flags & STRATA_RT_BODY_STREAM) || r->responded)
+        return;
+    const char *cl = strata_req_hdr(r, "Content-Length");
+    unsigned long long n = cl ? strtoull(cl, NULL, 10) : BODY_BLOCK;
+    r->acc_cap = n > 0 && n < BODY_BLOCK ? (size_t)n : BODY_BLOCK;
+    r->pooled_body = true;
+}
+
+static ssize_t stream_sync_cb(void *cls, uint64_t pos, char *buf, size_t max)
+{
+    struct strata_req *r = cls;
+    if (pos >= r->stream_len)
+        return MHD_CONTENT_READER_END_OF_STREAM;
+    size_t n = r->stream_len - pos < max ? (size_t)(r->stream_len - pos) : max;
+    if (r->stream_read(r, pos, buf, n))
+        return MHD_CONTENT_READER_END_WITH_ERROR;
+    r->bytes_out += n;
+    return (ssize_t)n;
+}
+
+/*
+ * Streamed answers through the workers: MHD asks for the bytes at pos;
+ * the block holding them was read ahead (copy it out and start reading the
+ * next one while MHD sends), or the connection is suspended until the
+ * worker has read it.
+ */
+static ssize_t stream_cb(void *cls, uint64_t pos, char *buf, size_t max)
+{
+    struct strata_req *r = cls;
+    if (pos >= r->stream_len)
+        return MHD_CONTENT_READER_END_OF_STREAM;
+    if (!r->rd_buf) {
+        r->rd_buf = malloc(r->rd_cap);
+        if (!r->rd_buf)
+            return MHD_CONTENT_READER_END_WITH_ERROR;
+    }
+    pthread_mutex_lock(&r->am);
+    if (!r->job_busy && r->rd_ready && pos >= r->rd_off && pos < r->rd_off + r->rd_len) {
+        if (r->rd_rc) {
+            pthread_mutex_unlock(&r->am);
+            return MHD_CONTENT_READER_END_WITH_ERROR;
+        }
+        size_t n = (size_t)(r->rd_off + r->rd_len - pos);
+        if (n > max)
+            n = max;
+        memcpy(buf, r->rd_buf + (pos - r->rd_off), n);
+        r->bytes_out += n;
+        bool ahead = pos + n == r->rd_off + r->rd_len && pos + n < r->stream_len;
+        if (ahead) {
+            r->rd_off = pos + n;
+            r->rd_len = r->stream_len - r->rd_off < r->rd_cap ? (size_t)(r->stream_len - r->rd_off)
+                                                                : r->rd_cap;
+            r->rd_ready = false;
+            job_mark(r, JOB_READ, false);
+        }
+        pthread_mutex_unlock(&r->am);
+        if (ahead)
+            job_go(r);
+        return (ssize_t)n;
+    }
+    if (r->job_busy) { /* the read-ahead is still on its way */
+        r->waiting = true;
+        MHD_suspend_connection(r->conn);
+        pthread_mutex_unlock(&r->am);
+        return 0;
+    }
+    r->rd_off = pos;
+    r->rd_len = r->stream_len - pos < r->rd_cap ? (size_t)(r->stream_len - pos) : r->rd_cap;
+    r->rd_ready = false;
+    job_mark(r, JOB_READ, true);
+    pthread_mutex_unlock(&r->am);
+    job_go(r);
+    return 0;
+}
+
+struct MHD_Response *strata_req_stream_response(struct strata_req *r, uint64_t len, size_t block)
+{
+    r->stream_len = len;
+    r->rd_cap = len < block ? (size_t)len : block;
+    if (!r->srv->pool || !r->conn)
+        return MHD_create_response_from_callback(len, block, stream_sync_cb, r, NULL);
+    return MHD_create_response_from_callback(len, block, stream_cb, r, NULL);
 }
 
 /* ---- message framing (RFC 9112 section 6) --------------------------------- */
@@ -742,11 +1002,28 @@ static enum MHD_Result access_cb(void *cls, struct MHD_Connection *conn, const c
             e = setup(r, &serr);
         if (e != S3E_NONE && !r->responded)
             strata_req_error(r, e, serr);
+        if (!r->responded && r->route)
+            body_pool_setup(r);
         return MHD_YES;
     }
     if (*upload_data_size) {
+        if (r->pooled_body && !r->responded) {
+            size_t n = body_accept(r, upload_data, *upload_data_size);
+            r->bytes_in += n;
+            *upload_data_size -= n;
+            return MHD_YES;
+        }
+        r->bytes_in += *upload_data_size;
         feed_body(r, upload_data, *upload_data_size);
         *upload_data_size = 0;
+        return MHD_YES;
+    }
+    if (r->stash) { /* the worker's answer */
+        if (MHD_queue_response(conn, (unsigned)r->stash_status, r->stash) != MHD_YES)
+            strata_srv_log(STRATA_LOG_ERR, "req %s: could not queue the %d answer", r->id,
+                           r->stash_status);
+        MHD_destroy_response(r->stash);
+        r->stash = NULL;
         return MHD_YES;
     }
     if (r->responded)
@@ -755,14 +1032,26 @@ static enum MHD_Result access_cb(void *cls, struct MHD_Connection *conn, const c
         ops_endpoint(r);
         return MHD_YES;
     }
-    finish_body(r);
-    if (r->err != S3E_NONE) {
-        strata_req_error(r, r->err, r->err_strata);
+    if (s->pool && (r->pooled_body || !(r->route->flags & STRATA_RT_IN_PLACE))) {
+        pthread_mutex_lock(&r->am);
+        if (r->job_busy) { /* the last body block is still being stored */
+            r->waiting = true;
+            MHD_suspend_connection(conn);
+            pthread_mutex_unlock(&r->am);
+            return MHD_YES;
+        }
+        job_mark(r, JOB_FINAL, true);
+        pthread_mutex_unlock(&r->am);
+        job_go(r);
         return MHD_YES;
     }
-    r->route->run(r);
-    if (!r->responded)
-        strata_req_error(r, S3E_InternalError, STRATA_EINTERNAL);
+    final_steps(r);
+    if (r->rerun && !r->responded) {
+        pthread_mutex_lock(&r->am);
+        job_mark(r, JOB_FINAL, true);
+        pthread_mutex_unlock(&r->am);
+        job_go(r);
+    }
     return MHD_YES;
 }
 
@@ -827,16 +1116,18 @@ int strata_srv_start(struct strata_srv *s)
     strata_admin_init(s);
     s->body_budget.max = s->cfg.body_memory;
 
-    /* Default: a thread per connection waiting in poll() (select() cost
-     * ~20% of CPU on small GETs scanning fd_sets).  --threads N instead runs
-     * N epoll threads: fewer context switches for small, metadata-only
-     * requests, but a request blocked on a slow drive then delays every
-     * connection sharing its thread, so it is opt-in. */
-    unsigned flags = MHD_USE_ITC | MHD_USE_ERROR_LOG | MHD_USE_TURBO;
-    if (s->cfg.threads)
-        flags |= MHD_USE_EPOLL_INTERNAL_THREAD;
-    else
-        flags |= MHD_USE_POLL_INTERNAL_THREAD | MHD_USE_THREAD_PER_CONNECTION;
+    /* Event threads (one per core by default) with suspend/resume; what
+     * may wait on a drive goes to the storage workers (see the top of the
+     * file, and server/README.md "Threads" for the measurements). */
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    unsigned nthreads = s->cfg.threads ? s->cfg.threads : ncpu > 0 ? (unsigned)ncpu : 1;
+    unsigned nworkers = s->cfg.workers ? s->cfg.workers : STRATA_SRV_WORKERS_DEFAULT;
+    if (strata_pool_start(nthreads, nworkers, &s->pool) != 0) {
+        strata_srv_log(STRATA_LOG_ERR, "cannot start %u storage workers", nworkers);
+        return -1;
+    }
+    unsigned flags = MHD_USE_ITC | MHD_USE_ERROR_LOG | MHD_USE_TURBO |
+                     MHD_USE_EPOLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME;
     if (s->cfg.tls_cert) {
         s->tls_cert_pem = slurp(s->cfg.tls_cert);
         s->tls_key_pem = slurp(s->cfg.tls_key);
@@ -870,11 +1161,13 @@ int strata_srv_start(struct strata_srv *s)
          * it MHD closes the new connection at accept. */
         MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)s->cfg.conns_per_ip,
         MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned)1,
-        MHD_OPTION_THREAD_POOL_SIZE, (unsigned)s->cfg.threads,
+        MHD_OPTION_THREAD_POOL_SIZE, nthreads > 1 ? nthreads : 0u,
         MHD_OPTION_ARRAY, s->cfg.tls_cert ? tls_opts : no_opts,
         MHD_OPTION_END);
     if (!s->mhd) {
         strata_srv_log(STRATA_LOG_ERR, "cannot listen on %s: %s", s->cfg.address, strerror(errno));
+        strata_pool_free(s->pool);
+        s->pool = NULL;
         return -1;
     }
     return 0;
@@ -890,8 +1183,14 @@ void strata_srv_stop(struct strata_srv *s, unsigned wait_s)
     /* Let in-flight requests finish: MHD_stop_daemon would cut them. */
     for (unsigned i = 0; i < wait_s * 10 && atomic_load(&s->inflight) > 0; i++)
         usleep(100000);
+    /* Every suspended connection waits for a job: once the workers have
+     * run them all, none is left suspended (MHD_stop_daemon requires it);
+     * later steps run on the event threads themselves. */
+    strata_pool_stop(s->pool);
     MHD_stop_daemon(s->mhd);
     s->mhd = NULL;
+    strata_pool_free(s->pool);
+    s->pool = NULL;
     strata_admin_fini(s); /* a running heal ends before the metadata closes */
     free(s->tls_cert_pem);
     free(s->tls_key_pem);

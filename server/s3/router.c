@@ -15,6 +15,7 @@
 #define XML STRATA_RT_BODY_XML
 #define STREAM STRATA_RT_BODY_STREAM
 #define NOB STRATA_RT_NO_BUCKET
+#define INPL STRATA_RT_IN_PLACE
 #define SVC STRATA_LVL_SERVICE
 #define BKT STRATA_LVL_BUCKET
 #define OBJ STRATA_LVL_OBJECT
@@ -40,8 +41,8 @@ static const struct strata_route routes[] = {
     {"POST", BKT, "delete", XML, "DeleteObjects", NULL, NULL, strata_h_delete_multi},
     {"PUT", OBJ, NULL, STREAM, "PutObject", strata_h_put_begin, strata_h_put_body,
      strata_h_put_run},
-    {"GET", OBJ, NULL, 0, "GetObject", NULL, NULL, strata_h_get},
-    {"HEAD", OBJ, NULL, 0, "HeadObject", NULL, NULL, strata_h_get},
+    {"GET", OBJ, NULL, INPL, "GetObject", NULL, NULL, strata_h_get},
+    {"HEAD", OBJ, NULL, INPL, "HeadObject", NULL, NULL, strata_h_get},
     {"DELETE", OBJ, NULL, 0, "DeleteObject", NULL, NULL, strata_h_delete},
     {"GET", OBJ, "acl", 0, "GetObjectAcl", NULL, NULL, strata_h_acl_get},
     {"GET", OBJ, "attributes", 0, "GetObjectAttributes", NULL, NULL, strata_h_attributes},

@@ -1,10 +1,11 @@
 /*
  * s3_object_get.c - GetObject and HeadObject: version lookup, conditional
  * headers, Range, response-* overrides.  Bodies up to 256 KiB are read
- * whole into a buffer MHD sends with the headers; bigger ones stream
- * straight from strata_obj_get_read into libmicrohttpd's send buffer (no
- * copy of our own, ~1 MiB per step).  Connection thread of the request; MHD calls
- * the reader on that same thread.
+ * whole into a buffer MHD sends with the headers (an inline version from
+ * the handle's own decoded buffer, no copy); bigger ones stream in ~1 MiB
+ * steps read on the storage workers, one step ahead (http.c).  The lookup
+ * runs on the event thread; a version whose bytes live on the drives
+ * continues on a storage worker (r->rerun).
  */
 #include "srv.h"
 #include "authz.h"
@@ -30,12 +31,9 @@ static const struct {
     {"response-content-encoding", "content-encoding"},
 };
 
-static ssize_t read_cb(void *cls, uint64_t pos, char *buf, size_t max)
+/* r->stream_read of GET bodies (a storage worker, see http.c). */
+static int get_read(struct strata_req *r, uint64_t pos, void *buf, size_t n)
 {
-    struct strata_req *r = cls;
-    if (pos >= r->get_len)
-        return MHD_CONTENT_READER_END_OF_STREAM;
-    size_t n = r->get_len - pos < max ? (size_t)(r->get_len - pos) : max;
     int rc = strata_obj_get_read(r->get, r->get_off + pos, buf, n);
     if (rc) {
         /* Headers are gone already: all we can do is cut the body short,
@@ -44,10 +42,14 @@ static ssize_t read_cb(void *cls, uint64_t pos, char *buf, size_t max)
         strata_srv_log(STRATA_LOG_ERR, "req %s GET /%s/%s: read at %llu failed (%s)", r->id,
                        r->bucket, r->key, (unsigned long long)(r->get_off + pos),
                        strata_errname(rc));
-        return MHD_CONTENT_READER_END_WITH_ERROR;
     }
-    r->bytes_out += n;
-    return (ssize_t)n;
+    return rc;
+}
+
+/* MHD's free callback of answers sent straight from an inline version. */
+static void get_close_cb(void *cls)
+{
+    strata_obj_get_close(cls);
 }
 
 /*
@@ -181,12 +183,22 @@ void strata_h_get(struct strata_req *r)
     /* HEAD opens the data too when a part is asked for: the part table is
      * reached through the get handle. */
     head = head && !part_idx;
-    int rc = head ? strata_obj_head(r->srv->meta, r->bucket, r->key, vid, &r->info)
+    int rc;
+    if (!r->get) {
+        rc = head ? strata_obj_head(r->srv->meta, r->bucket, r->key, vid, &r->info)
                   : strata_obj_get_open(r->srv->meta, r->bucket, r->key, vid, &r->info, &r->get);
-    r->info_valid = true;
-    if (rc) {
-        lookup_error(r, rc, vid);
-        return;
+        r->info_valid = true;
+        if (rc) {
+            lookup_error(r, rc, vid);
+            return;
+        }
+        /* On an event thread, a version whose bytes are on the drives
+         * continues on a storage worker (the handle stays open). */
+        if (r->get && !r->on_worker && r->srv->pool && r->conn &&
+            !strata_obj_get_in_memory(r->get)) {
+            r->rerun = true;
+            return;
+        }
     }
     enum s3_err ae = strata_authz_object(r, &r->info); /* the object's ACL (authz.h) */
     if (ae) {
@@ -258,6 +270,16 @@ void strata_h_get(struct strata_req *r)
         ranged = 0; /* an empty part: nothing to range over */
     if (r->get_len == 0) {
         resp = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+    } else if (!is_head && r->get_len <= GET_BUFFERED_MAX && strata_obj_get_bytes(r->get)) {
+        /* An inline version is answered from the handle's own buffer:
+         * MHD sends headers and body in one writev, and closes the handle
+         * when it is done with the bytes. */
+        resp = MHD_create_response_from_buffer_with_free_callback_cls(
+            (size_t)r->get_len, (void *)(strata_obj_get_bytes(r->get) + r->get_off),
+            get_close_cb, r->get);
+        if (resp)
+            r->get = NULL;
+        r->bytes_out += r->get_len;
     } else if (!is_head && r->get_len <= GET_BUFFERED_MAX) {
         /* Small bodies are read whole before the headers go out: MHD then
          * sends headers and body in one writev instead of a send per part,
@@ -279,9 +301,10 @@ void strata_h_get(struct strata_req *r)
             free(body);
     } else {
         /* HEAD never reads: MHD uses the size for Content-Length only. */
-        resp = MHD_create_response_from_callback(
-            r->get_len, is_head ? 64 : (r->get_len < GET_BLOCK_MAX ? (size_t)r->get_len : GET_BLOCK_MAX),
-            read_cb, r, NULL);
+        r->stream_read = get_read;
+        resp = strata_req_stream_response(
+            r, r->get_len,
+            is_head ? 64 : (r->get_len < GET_BLOCK_MAX ? (size_t)r->get_len : GET_BLOCK_MAX));
     }
     if (!resp) {
         strata_req_error(r, S3E_InternalError, STRATA_ENOMEM);
