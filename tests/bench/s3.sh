@@ -3,14 +3,25 @@
 # strata (Release build) and, as the ceiling, nginx serving the same bytes
 # from plain files (config generated into a temp dir, foreground, killed by
 # PID), both on 127.0.0.1 only.  Uploads the dataset through S3 (4 KiB;
-# N distinct 100 KiB objects; 1 MiB; 64 MiB), then runs wrk for DURATION
-# seconds per cell at CONNS connections:
-#   GET 4 KiB, GET 100 KiB over N keys, GET 1 MiB, GET 64 MiB  (presigned URLs)
-#   PUT 100 KiB, PUT 64 MiB                                    (signed payload)
-# and ListObjectsV2 over the dataset bucket (plus LIST_KEYS empty keys in a
-# bucket of their own if LIST_KEYS > 0), timed with boto3 and with a raw
-# SigV4 client (the server's own rate).  Prints req/s, MB/s, p50, p99 and the
-# ratio to nginx.  Cleans up its processes and files at exit.
+# N distinct 100 KiB objects; 1 MiB; 64 MiB), then runs every cell RUNS
+# times, strata and nginx alternating, and reports the medians and the
+# strata/nginx ratio of the medians:
+#   get4k get100k get1m get64m  GET by presigned URL, wrk -c CONNS
+#   put100k put64m              PUT with signed payload, wrk -c CONNS
+#   mixed    GET 100 KiB (the dataloader row) while one connection PUTs
+#            64 MiB objects back to back beside it
+#   scale    GET 100 KiB with the server pinned to 1 core, then to every
+#            core (taskset -a -p on the running processes); the ratio
+#   ckpt     1 GiB checkpoint: boto3's transfer manager, 8 parts in flight,
+#            PUT and GET, against the same transfer to nginx
+#   fio      the engine.sh write ceiling (io_uring, O_DIRECT, 1 MiB, one
+#            job per drive directory), for the PUT 64 MiB row
+# and the daemon's RSS after the dataloader cell; then ListObjectsV2 over
+# the dataset bucket (plus LIST_KEYS empty keys in a bucket of their own if
+# LIST_KEYS > 0), timed with boto3 and with a raw SigV4 client.
+#
+# The issue-12 table on a quiet machine, one command (about 25 minutes):
+#   STRATA_BIN=build-rel/strata tests/bench/s3.sh
 #
 # GET cells re-read a small working set for DURATION seconds, so after the
 # first pass both servers read from the page cache: they measure the HTTP
@@ -20,9 +31,11 @@
 # figures over failures are no results.  FAULT_DRILL=1 deletes the 4 KiB
 # object before the GET cells, to check exactly that.
 #
-# Environment: CELLS (which of get4k get100k get1m get64m put100k put64m; all),
-#   DURATION (s, default 10), PUT64M_DURATION (30), CONNS (32), THREADS (2), N100K (10000),
-#   LIST_KEYS (0), STRATA_BIN (default: build build-bench/ as Release),
+# Environment: CELLS (which of get4k get100k get1m get64m put100k put64m
+#   mixed scale ckpt fio; all), RUNS (3), DURATION (s, default 10),
+#   PUT64M_DURATION (30), CONNS (32), THREADS (2), N100K (10000), CKPT_MB
+#   (1024), FIO_SIZE (256M per drive), LIST_KEYS (0), STRATA_BIN (default:
+#   build build-bench/ as Release), STRATA_ARGS (extra server flags),
 #   BENCH_DIR (default: new dir under /tmp), RESULTS (JSON lines, default
 #   $BENCH_DIR/results.jsonl, copied to ./build-bench/s3-results.jsonl), KEEP=1.
 set -euo pipefail
@@ -34,6 +47,10 @@ THREADS=${THREADS:-2}
 N100K=${N100K:-10000}
 LIST_KEYS=${LIST_KEYS:-0}
 PUT64M_DURATION=${PUT64M_DURATION:-30}
+RUNS=${RUNS:-3}
+CKPT_MB=${CKPT_MB:-1024}
+FIO_SIZE=${FIO_SIZE:-256M}
+CELLS=${CELLS:-get4k get100k get1m get64m put100k put64m mixed scale ckpt fio}
 PY=/usr/bin/python3
 HERE="$ROOT/tests/bench"
 
@@ -43,7 +60,7 @@ done
 
 if [[ -z "${STRATA_BIN:-}" ]]; then
     echo "==> building strata (Release) in $ROOT/build-bench"
-    cmake -S "$ROOT" -B "$ROOT/build-bench" -DCMAKE_BUILD_TYPE=Release >/dev/null
+    cmake -S "$ROOT" -B "$ROOT/build-bench" -DCMAKE_BUILD_TYPE=Release -DSTRATA_WERROR=OFF >/dev/null
     cmake --build "$ROOT/build-bench" -j "$(nproc)" --target strata >/dev/null
     STRATA_BIN="$ROOT/build-bench/strata"
 fi
@@ -85,7 +102,7 @@ SK=$(od -An -N20 -tx1 /dev/urandom | tr -d ' \n')
 SPORT=$(free_port)
 mkdir -p "$BENCH_DIR"/d1 "$BENCH_DIR"/d2 "$BENCH_DIR"/d3 "$BENCH_DIR"/d4
 env -i PATH=/usr/bin:/bin HOME="$BENCH_DIR" STRATA_ROOT_USER="$AK" STRATA_ROOT_PASSWORD="$SK" \
-    "$STRATA_BIN" server --address "127.0.0.1:$SPORT" "$BENCH_DIR"/d1 "$BENCH_DIR"/d2 "$BENCH_DIR"/d3 "$BENCH_DIR"/d4 \
+    "$STRATA_BIN" server --address "127.0.0.1:$SPORT" ${STRATA_ARGS:-} "$BENCH_DIR"/d1 "$BENCH_DIR"/d2 "$BENCH_DIR"/d3 "$BENCH_DIR"/d4 \
     >"$BENCH_DIR/strata.log" 2>&1 </dev/null &
 STRATA_PID=$!
 wait_http "http://127.0.0.1:$SPORT/health/ready" 30 || { echo "strata did not start:"; tail -30 "$BENCH_DIR/strata.log"; exit 1; }
@@ -191,8 +208,25 @@ run_wrk() {
     out=$(wrk -t "$THREADS" -c "$CONNS" -d "${CELL_DURATION:-$DURATION}s" --timeout 120s -s "$script" "$url" -- "$@" 2>&1 | grep '^{"requests"' || true)
     [[ -n "$out" ]] || out='{"requests":0,"bytes":0,"duration_us":1,"p50_us":0,"p99_us":0,"err_connect":0,"err_read":0,"err_write":0,"err_status":0,"err_timeout":0,"failed":true}'
     printf '{"name":"%s","server":"%s",%s\n' "$name" "$server" "${out#\{}" >>"$RESULTS"
-    printf '  %-12s %-7s %s\n' "$name" "$server" "$out"
+    printf '  %-14s %-7s %s\n' "$name" "$server" "$out"
 }
+
+want() { [[ " $CELLS " == *" $1 "* ]]; }
+# Every thread of a server: strata's, or nginx's master and workers.
+server_pids() { if [[ $1 == strata ]]; then echo "$STRATA_PID"; else echo "$NGINX_PID" $(pgrep -P "$NGINX_PID" || true); fi; }
+pin() { # server cpulist
+    local pid
+    for pid in $(server_pids "$1"); do taskset -a -p -c "$2" "$pid" >/dev/null; done
+}
+rss_kb() { # server -> summed VmRSS in KiB
+    local pid sum=0 v
+    for pid in $(server_pids "$1"); do
+        v=$(awk '/^VmRSS:/ {print $2}' "/proc/$pid/status" 2>/dev/null || echo 0)
+        sum=$((sum + ${v:-0}))
+    done
+    echo "$sum"
+}
+ALLCPUS="0-$(($(nproc) - 1))"
 
 # ---- dataset --------------------------------------------------------------------------------
 BUCKET=bench
@@ -208,26 +242,91 @@ if [[ "${FAULT_DRILL:-0}" == 1 ]]; then
     $PY "$HERE/s3_dataset.py" delete --endpoint "$SEP" --ak "$AK" --sk "$SK" --bucket "$BUCKET" --key get4k/obj
 fi
 
-echo "==> GET (warm: page cache after the first pass): wrk -t$THREADS -c$CONNS -d${DURATION}s"
-CELLS=${CELLS:-get4k get100k get1m get64m put100k put64m}
-want() { [[ " $CELLS " == *" $1 "* ]]; }
-for cell in get4k get100k get1m get64m; do
-    want "$cell" || continue
-    run_wrk "$cell" strata "$SEP" "$BENCH_DIR/get.lua" "$BENCH_DIR/$cell.strata"
-    run_wrk "$cell" nginx "$NEP" "$BENCH_DIR/get.lua" "$BENCH_DIR/$cell.nginx"
-done
-
-echo "==> PUT (signed payload)"
+echo "==> PUT request files (signed payload)"
 $PY "$HERE/s3_dataset.py" putsign --endpoint "$SEP" --ak "$AK" --sk "$SK" --bucket "$BUCKET" \
     --n 1000 --size $((100 * 1024)) --prefix put100k/ --body "$BENCH_DIR/body100k" --out "$BENCH_DIR/put100k.req"
 $PY "$HERE/s3_dataset.py" putsign --endpoint "$SEP" --ak "$AK" --sk "$SK" --bucket "$BUCKET" \
     --n 8 --size $((64 << 20)) --prefix put64m/ --body "$BENCH_DIR/body64m" --out "$BENCH_DIR/put64m.req"
-want put100k && run_wrk put100k strata "$SEP" "$BENCH_DIR/put.lua" "$BENCH_DIR/put100k.req" "$BENCH_DIR/body100k"
-want put100k && run_wrk put100k nginx "$NEP" "$BENCH_DIR/put.lua" "$BENCH_DIR/put100k.req" "$BENCH_DIR/body100k"
-# 32 concurrent 64 MiB uploads are 2 GiB in flight: give them PUT64M_DURATION
-# (default 30 s) so that whole requests complete several times over.
-want put64m && CELL_DURATION=$PUT64M_DURATION run_wrk put64m strata "$SEP" "$BENCH_DIR/put.lua" "$BENCH_DIR/put64m.req" "$BENCH_DIR/body64m"
-want put64m && CELL_DURATION=$PUT64M_DURATION run_wrk put64m nginx "$NEP" "$BENCH_DIR/put.lua" "$BENCH_DIR/put64m.req" "$BENCH_DIR/body64m"
+# nginx gets the same request lines (it ignores the S3 headers).
+
+echo "==> GET (warm: page cache after the first pass): wrk -t$THREADS -c$CONNS -d${DURATION}s, $RUNS runs"
+for cell in get4k get100k get1m get64m; do
+    want "$cell" || continue
+    for _ in $(seq "$RUNS"); do
+        run_wrk "$cell" strata "$SEP" "$BENCH_DIR/get.lua" "$BENCH_DIR/$cell.strata"
+        run_wrk "$cell" nginx "$NEP" "$BENCH_DIR/get.lua" "$BENCH_DIR/$cell.nginx"
+    done
+    if [[ $cell == get100k ]]; then
+        for server in strata nginx; do
+            printf '{"name":"rss","server":"%s","rss_kb":%s}\n' "$server" "$(rss_kb $server)" >>"$RESULTS"
+        done
+    fi
+done
+
+echo "==> PUT (signed payload), $RUNS runs"
+for _ in $(seq "$RUNS"); do
+    want put100k && run_wrk put100k strata "$SEP" "$BENCH_DIR/put.lua" "$BENCH_DIR/put100k.req" "$BENCH_DIR/body100k"
+    want put100k && run_wrk put100k nginx "$NEP" "$BENCH_DIR/put.lua" "$BENCH_DIR/put100k.req" "$BENCH_DIR/body100k"
+    # 32 concurrent 64 MiB uploads are 2 GiB in flight: give them PUT64M_DURATION
+    # (default 30 s) so that whole requests complete several times over.
+    want put64m && CELL_DURATION=$PUT64M_DURATION run_wrk put64m strata "$SEP" "$BENCH_DIR/put.lua" "$BENCH_DIR/put64m.req" "$BENCH_DIR/body64m"
+    want put64m && CELL_DURATION=$PUT64M_DURATION run_wrk put64m nginx "$NEP" "$BENCH_DIR/put.lua" "$BENCH_DIR/put64m.req" "$BENCH_DIR/body64m"
+done
+
+if want mixed; then
+    echo "==> GET 100 KiB with a 64 MiB PUT stream beside it, $RUNS runs"
+    for _ in $(seq "$RUNS"); do
+        for server in strata nginx; do
+            ep=$SEP; [[ $server == nginx ]] && ep=$NEP
+            paths="$BENCH_DIR/get100k.$server"
+            wrk -t1 -c1 -d"$((DURATION + 2))s" --timeout 120s -s "$BENCH_DIR/put.lua" "$ep" -- \
+                "$BENCH_DIR/put64m.req" "$BENCH_DIR/body64m" >/dev/null 2>&1 &
+            bg=$!
+            sleep 1
+            run_wrk get100k+put64m "$server" "$ep" "$BENCH_DIR/get.lua" "$paths"
+            wait "$bg" || true
+        done
+    done
+fi
+
+if want scale; then
+    echo "==> GET 100 KiB, server on 1 core then on $ALLCPUS (taskset), $RUNS runs"
+    for _ in $(seq "$RUNS"); do
+        for server in strata nginx; do
+            ep=$SEP; [[ $server == nginx ]] && ep=$NEP
+            pin "$server" 0
+            run_wrk get100k-1core "$server" "$ep" "$BENCH_DIR/get.lua" "$BENCH_DIR/get100k.$server"
+            pin "$server" "$ALLCPUS"
+            run_wrk get100k-allcores "$server" "$ep" "$BENCH_DIR/get.lua" "$BENCH_DIR/get100k.$server"
+        done
+    done
+fi
+
+if want ckpt; then
+    echo "==> checkpoint: $CKPT_MB MiB, 8 parts in flight, boto3 vs the same transfer to nginx, $RUNS runs"
+    C=$($PY "$HERE/s3_dataset.py" checkpoint --endpoint "$SEP" --ak "$AK" --sk "$SK" --bucket "$BUCKET" \
+        --nginx "$NEP" --www "$WWW" --out "$BENCH_DIR" --size-mb "$CKPT_MB" --parts 8 --repeat "$RUNS" \
+        || echo '{"failed":true}')
+    echo "  $C"
+    printf '{"name":"ckpt","server":"both",%s\n' "${C#\{}" >>"$RESULTS"
+fi
+
+if want fio; then
+    if command -v fio >/dev/null; then
+        echo "==> fio write ceiling: $FIO_SIZE per drive directory, bs=1M, io_uring, O_DIRECT, iodepth 8"
+        args=()
+        for i in 1 2 3 4; do mkdir -p "$BENCH_DIR/fio$i"; args+=(--name="d$i" --filename="$BENCH_DIR/fio$i/fio.dat"); done
+        fio --output-format=json --output="$BENCH_DIR/fio.json" --ioengine=io_uring --direct=1 --bs=1M \
+            --rw=write --size="$FIO_SIZE" --iodepth=8 --numjobs=1 --group_reporting=1 --end_fsync=1 \
+            "${args[@]}" >/dev/null
+        bw=$($PY -c 'import json,sys; print(json.load(open(sys.argv[1]))["jobs"][0]["write"]["bw_bytes"])' "$BENCH_DIR/fio.json")
+        rm -f "$BENCH_DIR"/fio*/fio.dat
+        echo "  write $((bw / 1000000)) MB/s"
+        printf '{"name":"fio","server":"fio","write_bps":%s}\n' "$bw" >>"$RESULTS"
+    else
+        echo "==> fio not installed: no write ceiling"
+    fi
+fi
 
 # Two clients: boto3 (what users run; its XML parsing is the limit) and a
 # raw keep-alive SigV4 client that measures the server.
@@ -252,42 +351,93 @@ fi
 # Daemon health after the run: still alive, no sanitizer reports.
 kill -0 "$STRATA_PID" 2>/dev/null || { echo "strata died during the benchmark:"; tail -30 "$BENCH_DIR/strata.log"; }
 
-$PY - "$RESULTS" "$DURATION" "$CONNS" "$THREADS" <<'EOF'
-import json, os, sys
+$PY - "$RESULTS" "$DURATION" "$CONNS" "$THREADS" "$RUNS" <<'EOF'
+import json, os, statistics, sys
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
-cells = {}
+runs = {}
 for r in rows:
-    cells.setdefault(r["name"], {})[r["server"]] = r
-print(f"\n## S3 benchmark: {sys.argv[2]} s per cell (PUT 64 MiB longer), {sys.argv[3]} connections, wrk -t{sys.argv[4]}, "
-      f"{os.cpu_count()} cores, everything on 127.0.0.1\n")
-print("| workload | strata req/s | strata MB/s | p50 ms | p99 ms | nginx req/s | nginx MB/s | p50 ms | p99 ms | strata/nginx |")
-print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    if "requests" in r:
+        runs.setdefault((r["name"], r["server"]), []).append(r)
+print(f"\n## S3 benchmark: {sys.argv[2]} s per cell (PUT 64 MiB longer), {sys.argv[3]} connections, "
+      f"wrk -t{sys.argv[4]}, medians of {sys.argv[5]} runs, {os.cpu_count()} cores, everything on 127.0.0.1\n")
+print("| workload | strata req/s | strata MB/s | p50 ms | p99 ms | nginx req/s | nginx MB/s | p50 ms | p99 ms | strata/nginx req/s | p99 strata/nginx |")
+print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
 # Payload per request.  wrk's byte count includes responses still in flight
 # when the clock stops (a big share for 64 MiB), and for PUT it counts only
 # the response, so MB/s is completed requests x object size.
 OBJ_BYTES = {"get4k": 4096, "get100k": 100 * 1024, "get1m": 1 << 20, "get64m": 64 << 20,
-             "put100k": 100 * 1024, "put64m": 64 << 20}
-def fmt(r):
-    if not r:
+             "put100k": 100 * 1024, "put64m": 64 << 20, "get100k+put64m": 100 * 1024,
+             "get100k-1core": 100 * 1024, "get100k-allcores": 100 * 1024}
+LABELS = {"get4k": "GET 4 KiB (warm)", "get100k": "GET 100 KiB, N keys (warm, dataloader)",
+          "get1m": "GET 1 MiB (warm)", "get64m": "GET 64 MiB (warm)", "put100k": "PUT 100 KiB",
+          "put64m": "PUT 64 MiB", "get100k+put64m": "GET 100 KiB beside a 64 MiB PUT stream",
+          "get100k-1core": "GET 100 KiB, server on 1 core",
+          "get100k-allcores": "GET 100 KiB, server on all cores"}
+
+
+def errs(r):
+    return sum(r.get(k, 0) for k in ("err_connect", "err_read", "err_write", "err_status", "err_timeout"))
+
+
+def med(name, server):
+    rs = runs.get((name, server))
+    if not rs:
+        return None
+    if any(r.get("failed") for r in rs):
+        return {"failed": True}
+    secs = [r["duration_us"] / 1e6 for r in rs]
+    return {"rps": statistics.median(r["requests"] / s for r, s in zip(rs, secs)),
+            "p50": statistics.median(r["p50_us"] for r in rs) / 1e3,
+            "p99": statistics.median(r["p99_us"] for r in rs) / 1e3,
+            "errs": sum(errs(r) for r in rs)}
+
+
+def fmt(name, m):
+    if not m:
         return ["-"] * 4  # cell not run (CELLS)
-    if r.get("failed"):
+    if m.get("failed"):
         return ["failed"] * 4
-    secs = r["duration_us"] / 1e6
-    moved = r["requests"] * OBJ_BYTES[r["name"]]
-    errs = r["err_connect"] + r["err_read"] + r["err_write"] + r["err_status"] + r["err_timeout"]
-    rps = f"{r['requests'] / secs:.0f}" + (f" ({errs} err)" if errs else "")
-    return [rps, f"{moved / secs / 1e6:.1f}", f"{r['p50_us'] / 1e3:.2f}", f"{r['p99_us'] / 1e3:.2f}"]
-for name in ("get4k", "get100k", "get1m", "get64m", "put100k", "put64m"):
-    c = cells.get(name, {})
-    s, n = c.get("strata"), c.get("nginx")
-    ratio = "-"
-    if s and n and not s.get("failed") and not n.get("failed") and n["requests"]:
-        ratio = f"{(s['requests'] / s['duration_us']) / (n['requests'] / n['duration_us']):.2f}"
-    label = {"get4k": "GET 4 KiB (warm)", "get100k": "GET 100 KiB, N keys (warm)",
-             "get1m": "GET 1 MiB (warm)", "get64m": "GET 64 MiB (warm)", "put100k": "PUT 100 KiB",
-             "put64m": "PUT 64 MiB"}[name]
-    print("| " + " | ".join([label] + fmt(s) + fmt(n) + [ratio]) + " |")
+    e = f" ({m['errs']} err)" if m["errs"] else ""
+    return [f"{m['rps']:.0f}{e}", f"{m['rps'] * OBJ_BYTES[name] / 1e6:.1f}", f"{m['p50']:.2f}",
+            f"{m['p99']:.2f}"]
+
+
+meds = {}
+for name in OBJ_BYTES:
+    s, n = med(name, "strata"), med(name, "nginx")
+    meds[name] = (s, n)
+    if not s and not n:
+        continue
+    ok = s and n and not s.get("failed") and not n.get("failed") and n["rps"]
+    ratio = f"{s['rps'] / n['rps']:.2f}" if ok else "-"
+    p99r = f"{s['p99'] / n['p99']:.2f}" if ok and n["p99"] else "-"
+    print("| " + " | ".join([LABELS[name]] + fmt(name, s) + fmt(name, n) + [ratio, p99r]) + " |")
+one, allc = meds.get("get100k-1core", (None, None)), meds.get("get100k-allcores", (None, None))
+for i, server in enumerate(("strata", "nginx")):
+    a, b = one[i], allc[i]
+    if a and b and not a.get("failed") and not b.get("failed") and a["rps"]:
+        print(f"\nScaling ({server}, GET 100 KiB): 1 core {a['rps']:.0f} req/s -> all cores "
+              f"{b['rps']:.0f} req/s = {b['rps'] / a['rps']:.2f}x")
+fio = [r for r in rows if r["name"] == "fio"]
+p64 = meds.get("put64m", (None, None))[0]
+if fio:
+    w = fio[-1]["write_bps"] / 1e6
+    line = f"\nfio write ceiling (engine.sh shape): {w:.0f} MB/s"
+    if p64 and not p64.get("failed"):
+        mb = p64["rps"] * (64 << 20) / 1e6
+        line += f"; PUT 64 MiB {mb:.0f} MB/s = {mb / w:.2f} of it"
+    print(line)
 for r in rows:
+    if r["name"] == "rss":
+        print(f"\nRSS after the dataloader cell ({r['server']}): {r['rss_kb'] / 1024:.0f} MiB")
+    if r["name"] == "ckpt":
+        if r.get("failed"):
+            print("\nCheckpoint: failed")
+        else:
+            print(f"\nCheckpoint {r['size_mb']} MiB, {r['parts']} parts in flight, medians of {r['runs']}: "
+                  f"PUT strata {r['strata_put_MBps']} MB/s vs nginx {r['nginx_put_MBps']} MB/s = "
+                  f"{r['put_ratio']}; GET strata {r['strata_get_MBps']} MB/s vs nginx "
+                  f"{r['nginx_get_MBps']} MB/s = {r['get_ratio']}")
     if r["name"].startswith("list"):
         print(f"\nListObjectsV2 ({r['name']}, {r.get('client', '?')} client): {r.get('keys')} keys in "
               f"{r.get('pages')} pages, {r.get('seconds')} s, {r.get('keys_per_s')} keys/s")
@@ -296,8 +446,7 @@ for r in rows:
               f"{r.get('bytes', 0) / 1e6:.0f} MB in {r.get('seconds')} s ({r.get('MBps')} MB/s)")
 print("\nRequests with errors (non-2xx, socket errors) are counted in '(N err)'; a cell with errors is not a valid result.")
 print("GET cells are warm (the working set is in the page cache after the first pass); cold reads: tests/bench/engine.sh.")
-bad = [f"{r['name']}/{r['server']}" for r in rows
-       if r.get("failed") or any(r.get(k, 0) for k in ("err_connect", "err_read", "err_write", "err_status", "err_timeout"))]
+bad = [f"{r['name']}/{r['server']}" for r in rows if r.get("failed") or errs(r)]
 if bad:
     print(f"\nFAILED: requests failed in {', '.join(bad)}: the benchmark run is not valid")
     sys.exit(1)

@@ -11,6 +11,11 @@
            authorization<TAB>sha256" line per key, and the body file.
   delete   delete --key from the bucket (FAULT_DRILL in s3.sh: a GET cell
            over a missing object must fail the run).
+  checkpoint  the 1 GiB checkpoint shape, RUNS times, medians: boto3's
+           transfer manager (PARTS parts in flight) uploading and downloading
+           one object of --size-mb through strata, and the same transfer
+           against nginx (PARTS parallel WebDAV PUTs of the slices, PARTS
+           ranged GETs of one file); prints one JSON line.
   list     time ListObjectsV2 paging over a bucket (optionally first filling
            a bucket with --make N empty keys) with boto3 or (--client raw) a
            raw SigV4 client; prints one JSON line.
@@ -21,10 +26,12 @@ Runs with /usr/bin/python3 (Debian's boto3).  Everything talks to 127.0.0.1.
 import argparse
 import concurrent.futures
 import datetime
+import filecmp
 import hashlib
 import hmac
 import json
 import os
+import statistics
 import sys
 import time
 import urllib.request
@@ -228,13 +235,122 @@ def listing(a):
                       "keys_per_s": round(n / best) if best else None}))
 
 
+class _Slice:
+    """File-like view of [off, off + n) of a file, for http.client bodies."""
+
+    def __init__(self, path, off, n):
+        self.f = open(path, "rb")
+        self.f.seek(off)
+        self.left = n
+
+    def read(self, size=-1):
+        size = self.left if size is None or size < 0 else min(size, self.left)
+        b = self.f.read(size)
+        self.left -= len(b)
+        return b
+
+    def close(self):
+        self.f.close()
+
+
+def _nginx_put(host, port, path, src, off, n):
+    import http.client
+    conn = http.client.HTTPConnection(host, port, timeout=600, blocksize=1 << 20)
+    body = _Slice(src, off, n)
+    try:
+        conn.request("PUT", path, body=body, headers={"Content-Length": str(n)})
+        r = conn.getresponse()
+        r.read()
+        if r.status not in (200, 201, 204):
+            raise RuntimeError(f"nginx PUT {path}: {r.status}")
+    finally:
+        body.close()
+        conn.close()
+
+
+def _nginx_get(host, port, path, dst, off, n):
+    import http.client
+    conn = http.client.HTTPConnection(host, port, timeout=600)
+    try:
+        conn.request("GET", path, headers={"Range": f"bytes={off}-{off + n - 1}"})
+        r = conn.getresponse()
+        if r.status != 206:
+            raise RuntimeError(f"nginx GET {path}: {r.status}")
+        fd = os.open(dst, os.O_WRONLY)
+        pos = off
+        while True:
+            b = r.read(1 << 20)
+            if not b:
+                break
+            os.pwrite(fd, b, pos)
+            pos += len(b)
+        os.close(fd)
+        if pos != off + n:
+            raise RuntimeError(f"nginx GET {path}: short read")
+    finally:
+        conn.close()
+
+
+def checkpoint(a):
+    from boto3.s3.transfer import TransferConfig
+    size = a.size_mb << 20
+    parts = a.parts
+    src = os.path.join(a.out, "ckpt.src")
+    dst = os.path.join(a.out, "ckpt.dst")
+    with open(src, "wb") as f:
+        for _ in range(a.size_mb):
+            f.write(os.urandom(1 << 20))
+    www = os.path.join(a.www, a.bucket)
+    os.makedirs(os.path.join(www, "ckpt"), exist_ok=True)
+    os.link(src, os.path.join(www, "ckpt", "whole"))  # what nginx's GETs read
+    c = client(a, pool=parts * 2)
+    part = (size + parts - 1) // parts
+    tc = TransferConfig(multipart_threshold=8 << 20, multipart_chunksize=part,
+                        max_concurrency=parts, use_threads=True)
+    host, port = a.nginx.split("://", 1)[1].rsplit(":", 1)
+    slices = [(i * part, min(part, size - i * part)) for i in range(parts) if i * part < size]
+
+    def timed(fn):
+        t0 = time.monotonic()
+        fn()
+        return time.monotonic() - t0
+
+    def prep_dst():
+        with open(dst, "wb") as f:
+            f.truncate(size)
+
+    res = {"strata_put": [], "strata_get": [], "nginx_put": [], "nginx_get": []}
+    for run in range(a.repeat):
+        res["strata_put"].append(timed(lambda: c.upload_file(src, a.bucket, "ckpt/obj", Config=tc)))
+        res["nginx_put"].append(timed(lambda: list(concurrent.futures.ThreadPoolExecutor(parts).map(
+            lambda s: _nginx_put(host, int(port), f"/{a.bucket}/ckpt/part{s[0] // part}", src, *s),
+            slices))))
+        if os.path.exists(dst):
+            os.unlink(dst)
+        res["strata_get"].append(timed(lambda: c.download_file(a.bucket, "ckpt/obj", dst, Config=tc)))
+        if run == 0 and not filecmp.cmp(src, dst, shallow=False):
+            sys.exit("s3_dataset: checkpoint: strata returned different bytes")
+        prep_dst()
+        res["nginx_get"].append(timed(lambda: list(concurrent.futures.ThreadPoolExecutor(parts).map(
+            lambda s: _nginx_get(host, int(port), f"/{a.bucket}/ckpt/whole", dst, *s), slices))))
+        if run == 0 and not filecmp.cmp(src, dst, shallow=False):
+            sys.exit("s3_dataset: checkpoint: nginx returned different bytes")
+    os.unlink(dst)
+    out = {"size_mb": a.size_mb, "parts": parts, "runs": a.repeat}
+    for k, v in res.items():
+        out[k + "_MBps"] = round(size / statistics.median(v) / 1e6, 1)
+    out["put_ratio"] = round(out["strata_put_MBps"] / out["nginx_put_MBps"], 2)
+    out["get_ratio"] = round(out["strata_get_MBps"] / out["nginx_get_MBps"], 2)
+    print(json.dumps(out))
+
+
 def delete(a):
     client(a).delete_object(Bucket=a.bucket, Key=a.key)
 
 
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("cmd", choices=["load", "putsign", "list", "delete"])
+    p.add_argument("cmd", choices=["load", "putsign", "list", "delete", "checkpoint"])
     p.add_argument("--key", help="delete: the key")
     p.add_argument("--endpoint", required=True)
     p.add_argument("--ak", required=True)
@@ -249,11 +365,15 @@ def main():
     p.add_argument("--body", help="putsign: body file to write")
     p.add_argument("--make", type=int, default=0, help="list: first upload this many empty keys")
     p.add_argument("--repeat", type=int, default=1)
+    p.add_argument("--nginx", help="checkpoint: nginx endpoint (http://host:port)")
+    p.add_argument("--size-mb", type=int, default=1024, help="checkpoint: object size")
+    p.add_argument("--parts", type=int, default=8, help="checkpoint: parts in flight")
     p.add_argument("--client", choices=["boto3", "raw"], default="boto3",
                    help="list: boto3's paginator, or a raw keep-alive SigV4 client (regex, no XML "
                         "parser) that measures the server rather than boto3")
     a = p.parse_args()
-    {"load": load, "putsign": putsign, "list": listing, "delete": delete}[a.cmd](a)
+    {"load": load, "putsign": putsign, "list": listing, "delete": delete,
+     "checkpoint": checkpoint}[a.cmd](a)
 
 
 if __name__ == "__main__":
