@@ -45,12 +45,27 @@ struct drec {
     bool dead; /* Q_SK: this drive holds a tombstone for the version */
     int rc; /* 0 found, STRATA_ENOTFOUND absent, else no vote */
     uint8_t sk[SORTKEY_LEN];
-    char *raw;
+    /* The record as stored: the iterator's value, pinned by keeping the
+     * iterator where it found it (no copy of inline shards), or NULL. */
+    const char *raw;
     size_t rawlen;
+    rocksdb_iterator_t *it;
+    rocksdb_readoptions_t *ro;
     struct meta_rec rec; /* shard points into raw */
     bool has_latest;
     uint8_t latest_sk[SORTKEY_LEN];
 };
+
+static void drec_release(struct drec *dr)
+{
+    if (dr->it) {
+        rocksdb_iter_destroy(dr->it);
+        rocksdb_readoptions_destroy(dr->ro);
+    }
+    dr->it = NULL;
+    dr->ro = NULL;
+    dr->raw = NULL;
+}
 
 struct qread {
     unsigned set;
@@ -63,9 +78,8 @@ struct qread {
 static void qread_fini(struct qread *q)
 {
     for (unsigned i = 0; i < STRATA_DRIVES_MAX; i++) {
-        free(q->d[i].raw);
-        q->d[i].raw = NULL;
         strata_meta__rec_fini(&q->d[i].rec);
+        drec_release(&q->d[i]);
     }
 }
 
@@ -79,8 +93,8 @@ static void read_drive(struct strata_meta *m, struct qread *q, unsigned d, const
                        const char *key, const uint8_t *after)
 {
     struct drec *dr = &q->d[d];
-    free(dr->raw);
     strata_meta__rec_fini(&dr->rec);
+    drec_release(dr);
     memset(dr, 0, sizeof(*dr));
     dr->tried = true;
     dr->rc = STRATA_EIO;
@@ -143,17 +157,15 @@ static void read_drive(struct strata_meta *m, struct qread *q, unsigned d, const
         }
         if (q->mode == Q_NULL && !(r.flags & REC_F_NULL))
             continue;
-        dr->raw = malloc(vl);
-        if (!dr->raw) {
-            dr->rc = STRATA_ENOMEM;
-            break;
-        }
-        memcpy(dr->raw, v, vl);
+        dr->raw = v;
         dr->rawlen = vl;
         memcpy(dr->sk, k + pl, SORTKEY_LEN);
-        /* Decode again from our copy so shard points at memory we own. */
         dr->rc = strata_meta__rec_decode(dr->raw, vl, false, &dr->rec);
-        break;
+        /* The iterator stays on the record: it keeps raw (and the inline
+         * shard rec points into) valid until drec_release. */
+        dr->it = it;
+        dr->ro = ro;
+        return;
     }
 out:
     rocksdb_iter_destroy(it);
