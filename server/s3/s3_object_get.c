@@ -280,10 +280,13 @@ void strata_h_get(struct strata_req *r)
         if (resp)
             r->get = NULL;
         r->bytes_out += r->get_len;
-    } else if (!is_head && r->get_len <= GET_BUFFERED_MAX) {
+    } else if (!is_head && (r->get_len <= GET_BUFFERED_MAX ||
+                            (r->on_worker && r->get_len <= GET_BLOCK_MAX))) {
         /* Small bodies are read whole before the headers go out: MHD then
          * sends headers and body in one writev instead of a send per part,
-         * and a read failure is still a proper error answer. */
+         * and a read failure is still a proper error answer.  On a storage
+         * worker up to one streaming block: the same memory a stream would
+         * hold, without a second hand-over and a copy per block. */
         char *body = malloc((size_t)r->get_len);
         if (!body) {
             strata_req_error(r, S3E_InternalError, STRATA_ENOMEM);
