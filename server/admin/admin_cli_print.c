@@ -76,6 +76,26 @@ void strata_admin_cli_print_info(json_t *doc)
                    sized ? human(num(d, "free_bytes"), f, sizeof(f)) : "-", str(d, "path"));
         }
     }
+    /* The sets above are the hot tier's; the other tiers in one line each. */
+    json_t *tier;
+    printf("\n%-12s %5s %14s  %s\n", "TIER", "SETS", "DRIVES ONLINE", "CLASSES");
+    json_array_foreach(json_object_get(doc, "tiers"), i, tier) {
+        char classes[256] = "";
+        size_t j, w = 0;
+        json_t *c;
+        json_array_foreach(json_object_get(tier, "classes"), j, c) {
+            int n = snprintf(classes + w, sizeof(classes) - w, "%s%s", j ? "," : "",
+                             json_string_value(c) ? json_string_value(c) : "");
+            if (n < 0 || (size_t)n >= sizeof(classes) - w)
+                break;
+            w += (size_t)n;
+        }
+        char drives[32];
+        snprintf(drives, sizeof(drives), "%" PRIu64 "/%" PRIu64, num(tier, "drives_online"),
+                 num(tier, "drives_total"));
+        printf("%-12s %5" PRIu64 " %14s  %s\n", str(tier, "name"), num(tier, "sets_total"), drives,
+               classes);
+    }
 }
 
 static void usage_row(const char *name, json_t *u)

@@ -1,11 +1,16 @@
 /*
  * admin_info.c - GET /strata/admin/v1/info: version, uptime, and every
  * set with its geometry, counters and drives (state, space via statvfs).
+ * "sets" and the drive totals are the hot tier's (the metadata home);
+ * "tiers" lists every tier with its storage classes and its own sets.
  * Any connection thread; reads only immutable set facts and atomics.
  */
 #include "admin_internal.h"
 
+#include <string.h>
 #include <sys/statvfs.h>
+
+#include "srv_tiers.h"
 
 static json_t *drive_json(struct strata_set *set, unsigned d)
 {
@@ -52,21 +57,53 @@ static json_t *set_json(struct strata_set *set, unsigned idx)
         "drives", drives);
 }
 
+/* The sets' JSON; adds their drive counts to *total and *online. */
+static json_t *sets_json(struct strata_set *const *sets, unsigned n, unsigned *total,
+                         unsigned *online)
+{
+    json_t *a = json_array();
+    for (unsigned i = 0; i < n; i++) {
+        json_t *j = set_json(sets[i], i);
+        *total += (unsigned)json_integer_value(json_object_get(j, "drives_total"));
+        *online += (unsigned)json_integer_value(json_object_get(j, "drives_online"));
+        json_array_append_new(a, j);
+    }
+    return a;
+}
+
+static json_t *tier_json(const char *name, struct strata_set *const *sets, unsigned n,
+                         const struct strata_class_map *map)
+{
+    json_t *classes = json_array();
+    for (size_t i = 0; map && i < map->n; i++)
+        if (strcmp(map->e[i].tier, name) == 0)
+            json_array_append_new(classes, json_string(map->e[i].cls));
+    if (!map && strcmp(name, STRATA_TIER_HOT) == 0)
+        json_array_append_new(classes, json_string("STANDARD"));
+    unsigned total = 0, online = 0;
+    json_t *js = sets_json(sets, n, &total, &online);
+    return json_pack("{s:s, s:o, s:i, s:i, s:i, s:o}", "name", name, "classes", classes,
+                     "sets_total", (int)n, "drives_total", (int)total, "drives_online",
+                     (int)online, "sets", js);
+}
+
 void strata_admin__info(struct strata_req *r, const char *arg)
 {
     struct strata_srv *s = r->srv;
-    json_t *sets = json_array();
     unsigned total = 0, online = 0;
-    for (unsigned i = 0; i < s->nsets; i++) {
-        json_t *j = set_json(s->sets[i], i);
-        total += (unsigned)json_integer_value(json_object_get(j, "drives_total"));
-        online += (unsigned)json_integer_value(json_object_get(j, "drives_online"));
-        json_array_append_new(sets, j);
+    json_t *sets = sets_json(s->sets, s->nsets, &total, &online);
+    const struct strata_class_map *map = s->tiers ? &s->tiers->map : NULL;
+    json_t *tiers = json_array();
+    json_array_append_new(tiers, tier_json(STRATA_TIER_HOT, s->sets, s->nsets, map));
+    for (unsigned i = 0; s->tiers && i < s->tiers->n; i++) {
+        const struct strata_srv_tier *t = &s->tiers->t[i];
+        if (strcmp(t->name, STRATA_TIER_HOT) != 0)
+            json_array_append_new(tiers, tier_json(t->name, t->sets, t->nsets, map));
     }
-    json_t *doc = json_pack("{s:s, s:f, s:i, s:i, s:i, s:i, s:o}", "version", STRATA_VERSION,
-                            "uptime_s", strata_admin__uptime_s(), "inflight",
+    json_t *doc = json_pack("{s:s, s:f, s:i, s:i, s:i, s:i, s:o, s:o}", "version",
+                            STRATA_VERSION, "uptime_s", strata_admin__uptime_s(), "inflight",
                             (int)atomic_load(&s->inflight), "sets_total", (int)s->nsets,
                             "drives_total", (int)total, "drives_online", (int)online,
-                            "sets", sets);
+                            "sets", sets, "tiers", tiers);
     strata_admin__send_json(r, 200, doc);
 }

@@ -14,6 +14,7 @@ Runs with /usr/bin/python3 (Debian's, which sees python3-boto3).
 
 import atexit
 import hashlib
+import json
 import os
 import secrets
 import shutil
@@ -248,6 +249,21 @@ class Strata:
 
     def credentials(self):
         return botocore.credentials.Credentials(self.ak, self.sk)
+
+    def admin_get(self, path):
+        """(status, parsed JSON) of a signed GET /strata/admin/v1/<path>."""
+        from botocore.auth import S3SigV4Auth
+        from botocore.awsrequest import AWSRequest
+        req = AWSRequest(method="GET", url=f"{self.endpoint}/strata/admin/v1/{path}")
+        S3SigV4Auth(self.credentials(), "s3", REGION).add_auth(req)
+        p = req.prepare()
+        opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+        try:
+            with opener.open(urllib.request.Request(p.url, headers=dict(p.headers)),
+                             timeout=60) as r:
+                return r.status, json.loads(r.read())
+        except urllib.error.HTTPError as e:
+            return e.code, json.loads(e.read() or b"null")
 
 
 _TESTS = []

@@ -82,6 +82,10 @@ def info_lists_sets_and_drives(s):
     assert doc["uptime_s"] > 0
     assert doc["sets_total"] == 1 and doc["drives_total"] == 4 and doc["drives_online"] == 4
     (st0,) = doc["sets"]
+    (hot,) = doc["tiers"]  # a plain drive list is one tier, the hot one
+    assert hot["name"] == "hot" and "STANDARD" in hot["classes"], hot
+    assert hot["sets_total"] == 1 and hot["drives_total"] == 4 and hot["drives_online"] == 4, hot
+    assert hot["sets"] == doc["sets"], hot
     assert st0["data"] + st0["parity"] == 4 and st0["data"] == 2, st0
     assert st0["write_quorum"] == 3 and st0["read_quorum"] == 2, st0
     assert len(st0["deployment_id"]) > 8

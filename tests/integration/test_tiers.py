@@ -126,6 +126,25 @@ def mpu(c, b, k, parts, **kw):
 # ---- classes on PUT ----------------------------------------------------------
 
 @test
+def info_lists_tiers(s):
+    st, doc = s.admin_get("info")
+    assert st == 200, doc
+    tiers = {t["name"]: t for t in doc["tiers"]}
+    assert list(tiers) == ["hot", "warm", "compliance"], list(tiers)
+    want = {"hot": (1, 4, 2, "STANDARD"), "warm": (1, 6, 4, "STANDARD_IA"),
+            "compliance": (1, 8, 4, "GLACIER")}
+    for name, (nsets, ndrives, k, cls) in want.items():
+        t = tiers[name]
+        assert t["sets_total"] == nsets and t["drives_total"] == ndrives, t
+        assert t["drives_online"] == ndrives and cls in t["classes"], t
+        assert t["sets"][0]["data"] == k, t
+    paths = [d["path"] for d in tiers["warm"]["sets"][0]["drives"]]
+    assert paths == WARM, paths
+    # The top-level sets stay the hot tier's (the metadata home).
+    assert doc["sets"] == tiers["hot"]["sets"] and doc["drives_total"] == 4, doc
+
+
+@test
 def put_with_class(s):
     c, b = new_bucket(s, "tput")
     w0, c0 = shard_files(WARM), shard_files(COLD)
