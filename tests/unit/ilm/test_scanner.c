@@ -397,7 +397,7 @@ static void test_thread(void **state)
     } while (total.passes < 2); /* the first pass, and one the kick started */
     int64_t t0 = mono_ms();
     strata_ilm_stop(ilm, true);
-    assert_true(mono_ms() - t0 < DEADLINE_MS); /* wakes from its interval sleep; a slow machine only waits longer */
+    assert_true(mono_ms() - t0 < DEADLINE_MS); /* wakes from its sleep; slow only waits */
     strata_ilm_stop(ilm, true);         /* idempotent */
     strata_ilm_destroy(ilm);
     /* Bad options. */
