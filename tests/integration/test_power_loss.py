@@ -37,12 +37,15 @@ import botocore.exceptions
 from strata_harness import Strata, log
 
 SYSCTLS = ("/proc/sys/vm/dirty_writeback_centisecs", "/proc/sys/vm/dirty_expire_centisecs")
-IMG_MB = 768
+IMG_MB = 1024
 WRITE_SECONDS = 4.0
 SIZES = (1024, 100 * 1024, 300 * 1024, 2 * 1024 * 1024 + 12345)
 # PUTs per writer thread: 4 x 80 objects of ~0.6 MiB on average, doubled by
-# the 2+2 erasure code, stay far below IMG_MB, so a fast machine never runs
-# the image out of space (ENOSPC is a different test: meta/test_full_disk).
+# the 2+2 erasure code (~400 MiB), plus each drive's RocksDB WAL, which
+# RocksDB preallocates at 1.1 x the 64 MiB write buffer (~280 MiB for four
+# drives), plus the SST files the restart flushes, stay below IMG_MB, so a
+# fast machine never runs the image out of space (ENOSPC is a different
+# test: meta/test_full_disk).
 PUTS_PER_WRITER = 80
 
 
