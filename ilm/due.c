@@ -429,26 +429,6 @@ static void drain_bucket(struct strata_ilm *e, struct due_state *ds, const char 
     strata_lc_config_fini(&cfg);
 }
 
-struct bnames {
-    char (*v)[STRATA_BUCKET_NAME_MAX + 1];
-    size_t n, cap;
-};
-
-static int bname_cb(const struct strata_bucket_info *b, void *ud)
-{
-    struct bnames *ns = ud;
-    if (ns->n == ns->cap) {
-        size_t cap = ns->cap ? ns->cap * 2 : 16;
-        void *v = realloc(ns->v, cap * sizeof(*ns->v));
-        if (!v)
-            return STRATA_ENOMEM;
-        ns->v = v;
-        ns->cap = cap;
-    }
-    snprintf(ns->v[ns->n++], sizeof(ns->v[0]), "%s", b->name);
-    return 0;
-}
-
 void strata_ilm__due_tick(struct strata_ilm *e, bool force, struct strata_ilm_stats *st)
 {
     int64_t now = strata_ilm__now_ms();
@@ -461,8 +441,8 @@ void strata_ilm__due_tick(struct strata_ilm *e, bool force, struct strata_ilm_st
     if (!e->due)
         e->due = calloc(1, sizeof(struct due_state));
     struct due_state *ds = e->due;
-    struct bnames ns = {0};
-    if (ds && strata_meta_bucket_list(e->o.meta, bname_cb, &ns) == 0)
+    struct strata_ilm_names ns = {0};
+    if (ds && strata_ilm__bucket_names(e, &ns) == 0)
         for (size_t i = 0; i < ns.n && !atomic_load(&e->stop); i++)
             drain_bucket(e, ds, ns.v[i], st);
     free(ns.v);

@@ -37,6 +37,15 @@ int strata_ilm__walk_key(struct strata_ilm *e, const char *bucket,
                          const struct strata_lc_config *cfg, const char *key, const char *vid,
                          bool *seen, struct strata_ilm_stats *st);
 
+/* The names of every bucket, in listing order: a snapshot, so a pass or a
+ * drain does not hold meta's bucket iteration while it works.  The caller
+ * frees v (also on error). */
+struct strata_ilm_names {
+    char (*v)[STRATA_BUCKET_NAME_MAX + 1];
+    size_t n, cap;
+};
+int strata_ilm__bucket_names(struct strata_ilm *e, struct strata_ilm_names *out);
+
 /* The bucket's lifecycle rules: 0 with cfg filled (caller finis); non-zero
  * when it has none or they do not parse (logged and counted in st). */
 int strata_ilm__load_rules(struct strata_ilm *e, const char *bucket, struct strata_lc_config *cfg,

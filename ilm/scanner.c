@@ -413,14 +413,9 @@ static void walk_bucket(struct strata_ilm *e, const char *bucket, struct strata_
     strata_lc_config_fini(&cfg);
 }
 
-struct names {
-    char (*v)[STRATA_BUCKET_NAME_MAX + 1];
-    size_t n, cap;
-};
-
 static int name_cb(const struct strata_bucket_info *b, void *ud)
 {
-    struct names *ns = ud;
+    struct strata_ilm_names *ns = ud;
     if (ns->n == ns->cap) {
         size_t cap = ns->cap ? ns->cap * 2 : 16;
         void *v = realloc(ns->v, cap * sizeof(*ns->v));
@@ -433,7 +428,13 @@ static int name_cb(const struct strata_bucket_info *b, void *ud)
     return 0;
 }
 
-/* Healing and tmp/ reclaim: what the issue found nothing in the daemon ran. */
+int strata_ilm__bucket_names(struct strata_ilm *e, struct strata_ilm_names *out)
+{
+    *out = (struct strata_ilm_names){0};
+    return strata_meta_bucket_list(e->o.meta, name_cb, out);
+}
+
+/* Healing and tmp/ reclaim, which nothing else in the daemon runs. */
 static void housekeeping(struct strata_ilm *e, struct strata_ilm_stats *st)
 {
     int64_t now = now_ms();
@@ -516,8 +517,8 @@ int strata_ilm_run_once(struct strata_ilm *e, struct strata_ilm_stats *out)
     memset(&e->pass_dr, 0, sizeof(e->pass_dr));
     pthread_mutex_unlock(&e->mu);
     strata_ilm__due_tick(e, true, &e->pass_dr); /* due work first */
-    struct names ns = {0};
-    int rc = strata_meta_bucket_list(e->o.meta, name_cb, &ns);
+    struct strata_ilm_names ns;
+    int rc = strata_ilm__bucket_names(e, &ns);
     struct ilm_pos pos;
     if (strata_ilm__pos_load(e, &pos) != 0)
         memset(&pos, 0, sizeof(pos));
