@@ -746,6 +746,17 @@ bool strata_set_drive_fresh(const struct strata_set *set, unsigned drive)
 {
     return drive < set->n && __atomic_load_n(&set->drives[drive].fresh, __ATOMIC_RELAXED);
 }
+int strata_set_drive_mark_fresh(struct strata_set *set, unsigned drive)
+{
+    if (drive >= set->n || !set->drives[drive].online)
+        return STRATA_EINVAL;
+    int rc = marker_write(set->drives[drive].path);
+    if (rc < 0)
+        return strata_ec__errno_map(-rc);
+    __atomic_store_n(&set->drives[drive].fresh, true, __ATOMIC_RELAXED);
+    return 0;
+}
+
 int strata_set_drive_mark_healed(struct strata_set *set, unsigned drive)
 {
     if (drive >= set->n)

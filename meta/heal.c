@@ -31,6 +31,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 struct hvals {
     char *v[STRATA_DRIVES_MAX];
@@ -38,6 +39,9 @@ struct hvals {
     int rc[STRATA_DRIVES_MAX];
     struct meta_rec r[STRATA_DRIVES_MAX];
     bool dec[STRATA_DRIVES_MAX];
+    /* Data heal_one drops once the key lock is released. */
+    struct meta_drop drops[STRATA_DRIVES_MAX];
+    unsigned ndrops;
 };
 
 static void hvals_fini(struct hvals *h)
@@ -49,6 +53,32 @@ static void hvals_fini(struct hvals *h)
             strata_meta__rec_fini(&h->r[d]);
         h->dec[d] = false;
     }
+    h->ndrops = 0;
+}
+
+/* Queue the drop of record r's data (version sk), once per data object. */
+static void drop_add(struct strata_meta *m, struct hvals *h, const struct meta_rec *r,
+                     const uint8_t *sk)
+{
+    if (!(r->flags & REC_F_MULTIPART) &&
+        (!r->has_data_id || (r->flags & (REC_F_INLINE | REC_F_DELETE_MARKER))))
+        return;
+    for (unsigned i = 0; i < h->ndrops; i++)
+        if (h->drops[i].flags == r->flags && h->drops[i].has_data_id == r->has_data_id &&
+            memcmp(h->drops[i].data_id, r->data_id, STRATA_DATA_ID_LEN) == 0)
+            return;
+    if (h->ndrops == STRATA_DRIVES_MAX)
+        return; /* the orphan reclaim finds the rest */
+    struct meta_drop *dr = &h->drops[h->ndrops++];
+    memset(dr, 0, sizeof(*dr));
+    dr->any = true;
+    dr->flags = r->flags;
+    dr->has_data_id = r->has_data_id;
+    memcpy(dr->data_id, r->data_id, STRATA_DATA_ID_LEN);
+    memcpy(dr->sk, sk, SORTKEY_LEN);
+    dr->nparts = r->nparts;
+    int t = strata_meta__tier_idx(m, r->tier);
+    dr->tier = t < 0 ? 0 : (unsigned)t;
 }
 
 static void put_raw(struct strata_meta *m, unsigned set, unsigned d, rocksdb_writeoptions_t *wo,
@@ -90,6 +120,13 @@ static void heal_tomb(struct strata_meta *m, unsigned set, rocksdb_writeoptions_
                 src = (int)d;
         }
     }
+    /* A drive that missed the delete holds the live record, and its share
+     * of the data, which the delete could not remove: drop that data too
+     * (strata_meta__drop: after the key lock, and after the readers of a
+     * pinned version).  Removing a data object is idempotent. */
+    for (unsigned d = 0; d < ms->n; d++)
+        if (h->rc[d] == 0 && h->dec[d])
+            drop_add(m, h, &h->r[d], (const uint8_t *)k + kl - SORTKEY_LEN);
     if (ntomb == ms->n) {
         for (unsigned d = 0; d < ms->n; d++) {
             char *err = NULL;
@@ -135,6 +172,138 @@ static int data_heal(struct strata_meta *m, const char *tier, const char *k, siz
     return t->ops->heal(t->impl, strata_meta__place(b, key), id, size, healed);
 }
 
+static int64_t wall_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/*
+ * A minority version (live on fewer voters than a commit needs) may be
+ * removed when the voters that answered "absent" alone make a write
+ * quorum: a commit reached >= Wq drives, so it would overlap them, and a
+ * non-fresh drive does not lose a synced commit.  Never when any copy
+ * carries an active Object Lock (a locked version is rolled forward or left
+ * alone), and a multipart version only when every drive of the set is
+ * online: its 'T' chunks go with it, without tombstones that could later
+ * drop part data an unfinished upload still names.
+ */
+static bool minority_removable(struct strata_meta *m, unsigned set, const struct hvals *h,
+                               unsigned wq)
+{
+    const struct meta_set *ms = &m->sets[set];
+    unsigned absent = 0;
+    bool multipart = false, all_online = true;
+    int64_t now = strata_meta_lock_now_ms(m);
+    for (unsigned d = 0; d < ms->n; d++) {
+        all_online &= ms->drives[d].db != NULL;
+        if (strata_meta__drive_readable(m, set, d))
+            absent += h->rc[d] == STRATA_ENOTFOUND;
+        if (h->rc[d] == 0 && !h->dec[d])
+            return false; /* a copy that does not decode: cannot judge its lock */
+        if (h->rc[d] == 0 && h->dec[d]) {
+            if (strata_obj_lock_active(&h->r[d].lock, now))
+                return false;
+            multipart |= (h->r[d].flags & REC_F_MULTIPART) != 0;
+        }
+    }
+    return absent >= wq && (!multipart || all_online);
+}
+
+/* Remove a minority version (minority_removable): delete it where all
+ * drives are online, else put a tombstone on every online drive (the
+ * offline ones may hold it too; heal_tomb finishes when they are back);
+ * its data is dropped after the key lock. */
+static void roll_back(struct strata_meta *m, unsigned set, rocksdb_writeoptions_t *wo,
+                      const char *k, size_t kl, struct hvals *h, struct strata_heal_stats *st,
+                      unsigned *failed)
+{
+    struct meta_set *ms = &m->sets[set];
+    const uint8_t *sk = (const uint8_t *)k + kl - SORTKEY_LEN;
+    bool all_online = true;
+    size_t nparts = 0;
+    for (unsigned d = 0; d < ms->n; d++) {
+        all_online &= ms->drives[d].db != NULL;
+        if (h->rc[d] == 0 && h->dec[d]) {
+            if (h->r[d].flags & REC_F_MULTIPART) {
+                if (h->r[d].nparts > nparts)
+                    nparts = h->r[d].nparts;
+            } else {
+                drop_add(m, h, &h->r[d], sk);
+            }
+        }
+    }
+    char tomb[TOMB_LEN];
+    strata_meta__tomb_encode(wall_ns(), tomb);
+    uint64_t puts = 0;
+    for (unsigned d = 0; d < ms->n; d++) {
+        if (!ms->drives[d].db)
+            continue;
+        char *err = NULL;
+        if (!all_online) {
+            put_raw(m, set, d, wo, k, kl, tomb, TOMB_LEN, &puts, failed);
+            continue;
+        }
+        if (h->rc[d] != 0)
+            continue;
+        rocksdb_delete(ms->drives[d].db, wo, k, kl, &err);
+        if (err) {
+            free(err);
+            (*failed)++;
+        }
+    }
+    st->minority_removed++;
+    /* A multipart version's part table: the part data stays for the
+     * orphan reclaim, which keeps what an upload's part records name. */
+    char tk[1 + STRATA_BUCKET_NAME_MAX + 1 + STRATA_KEY_MAX + 1 + SORTKEY_LEN + 2];
+    for (size_t c = 0; c < (nparts + MP_CHUNK_PARTS - 1) / MP_CHUNK_PARTS; c++) {
+        if (kl + 2 > sizeof(tk))
+            break;
+        memcpy(tk, k, kl);
+        tk[0] = 'T';
+        tk[kl] = (char)(c >> 8);
+        tk[kl + 1] = (char)c;
+        for (unsigned d = 0; d < ms->n; d++) {
+            char *err = NULL;
+            rocksdb_delete(ms->drives[d].db, wo, tk, kl + 2, &err);
+            free(err);
+        }
+    }
+}
+
+/*
+ * Roll a minority version forward (its absence has no write quorum, or it
+ * is locked): the safe side, since it cannot be told from a committed
+ * version some drives lost.  Only when it can be done in full: its data
+ * heals (shards written before the records), a multipart version has the
+ * read quorum of copies (so heal_raw restores its 'T' chunks).  Otherwise
+ * it is left alone and not counted as a failure.
+ */
+static bool roll_forward_ok(struct strata_meta *m, unsigned set, const char *k, size_t kl,
+                            const struct meta_rec *w, bool data, unsigned copies,
+                            struct strata_heal_stats *st)
+{
+    if ((w->flags & REC_F_MULTIPART) && copies < strata_set_read_quorum(m->sets[set].set)) {
+        strata_log(&m->log, STRATA_LOG_NOTICE, "meta",
+                   "heal: minority multipart version on %u drives left alone", copies);
+        return false;
+    }
+    if (!data)
+        return true;
+    unsigned healed = 0;
+    int rc = data_heal(m, w->tier, k, kl, SORTKEY_LEN, w->data_id, w->size, &healed);
+    st->shards_healed += healed;
+    if (rc) {
+        strata_log(&m->log, STRATA_LOG_NOTICE, "meta",
+                   "heal: minority version's data not healable (%s), left alone",
+                   strata_errname(rc));
+        return false;
+    }
+    st->minority_healed++;
+    return true;
+}
+
 static void heal_version(struct strata_meta *m, unsigned set, rocksdb_writeoptions_t *wo,
                          const char *k, size_t kl, struct hvals *h,
                          struct strata_heal_stats *st, unsigned *failed)
@@ -160,8 +329,19 @@ static void heal_version(struct strata_meta *m, unsigned set, rocksdb_writeoptio
         return;
     }
     unsigned wq = strata_set_write_quorum(ms->set);
-    if (live < (wq > n - resp ? wq - (n - resp) : 1))
-        return; /* never committed (see the top of the file) */
+    if (live == 0)
+        return; /* only on fresh drives, or undecodable: nothing to vote for */
+    /* Below the count a commit needs, the record is a minority (see the
+     * top of the file): rolled back when its absence has a write quorum,
+     * else rolled forward if that can be done in full. */
+    bool forward = false;
+    if (live < (wq > n - resp ? wq - (n - resp) : 1)) {
+        if (minority_removable(m, set, h, wq)) {
+            roll_back(m, set, wo, k, kl, h, st, failed);
+            return;
+        }
+        forward = true;
+    }
     int best = -1;
     unsigned best_n = 0;
     for (unsigned d = 0; d < n; d++) {
@@ -185,6 +365,10 @@ static void heal_version(struct strata_meta *m, unsigned set, rocksdb_writeoptio
                   !shard_ok(&h->r[d]);
         any |= need[d];
     }
+    bool data = !(w->flags & (REC_F_INLINE | REC_F_DELETE_MARKER)) && w->has_data_id &&
+                w->size > 0;
+    if (forward && !roll_forward_ok(m, set, k, kl, w, data, best_n, st))
+        return;
     if (any && !(w->flags & REC_F_INLINE)) {
         for (unsigned d = 0; d < ms->n; d++)
             if (need[d])
@@ -225,6 +409,10 @@ static void heal_version(struct strata_meta *m, unsigned set, rocksdb_writeoptio
                 }
                 strata_meta__rec_fini(&r);
             }
+        } else if (forward) {
+            /* A minority record whose shards do not decode: left as it is. */
+            strata_log(&m->log, STRATA_LOG_NOTICE, "meta",
+                       "heal: minority inline version undecodable, left alone");
         } else {
             strata_log(&m->log, STRATA_LOG_WARN, "meta", "heal: inline object undecodable");
             (*failed)++;
@@ -236,7 +424,7 @@ static void heal_version(struct strata_meta *m, unsigned set, rocksdb_writeoptio
             if (need[d])
                 put_raw(m, set, d, wo, k, kl, h->v[best], h->vl[best], &st->records_healed, failed);
     }
-    if (!(w->flags & (REC_F_INLINE | REC_F_DELETE_MARKER)) && w->has_data_id && w->size > 0) {
+    if (data && !forward) {
         unsigned healed = 0;
         int rc = data_heal(m, w->tier, k, kl, SORTKEY_LEN, w->data_id, w->size, &healed);
         if (rc) {
@@ -424,6 +612,10 @@ static void heal_one(struct strata_meta *m, unsigned s, rocksdb_writeoptions_t *
         heal_part_data(m, s, kcopy[0], kcopy, kl, h, st, failed);
     if (lk)
         pthread_mutex_unlock(lk);
+    if (kcopy[0] == 'O')
+        for (unsigned i = 0; i < h->ndrops; i++)
+            strata_meta__drop(m, s, kcopy + 1, kcopy + 1 + strlen(kcopy + 1) + 1,
+                              &h->drops[i]);
     hvals_fini(h);
 }
 

@@ -23,6 +23,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "strata/assert.h"
 
@@ -211,6 +212,38 @@ int strata_meta__set_commit(struct strata_meta *m, unsigned set, rocksdb_writeba
 }
 
 /* ---- reads -------------------------------------------------------------- */
+
+/*
+ * A drive whose store is missing while another drive of its set has one
+ * lost its records (meta/ wiped, or the drive was offline when the set was
+ * first used): it is marked fresh before its store is created, so its
+ * empty store does not vote until heal refilled it.  A heal that removes
+ * records below quorum relies on this (heal.c).  A set whose stores are
+ * all missing is a new deployment.  A drive that cannot be marked is left
+ * closed (lost[d]: treated as offline) rather than voting empty.
+ */
+static void lost_stores(struct strata_meta *m, unsigned s, bool *lost)
+{
+    struct meta_set *ms = &m->sets[s];
+    bool missing[STRATA_DRIVES_MAX] = {0}, any_kept = false;
+    for (unsigned d = 0; d < ms->n; d++) {
+        if (!strata_set_drive_online(ms->set, d))
+            continue;
+        char path[4096];
+        snprintf(path, sizeof(path), "%s/meta/CURRENT", strata_set_drive_path(ms->set, d));
+        missing[d] = access(path, F_OK) != 0;
+        any_kept |= !missing[d];
+    }
+    for (unsigned d = 0; d < ms->n && any_kept; d++) {
+        if (!missing[d] || strata_set_drive_fresh(ms->set, d))
+            continue;
+        int rc = strata_set_drive_mark_fresh(ms->set, d);
+        lost[d] = rc != 0;
+        strata_log(&m->log, rc ? STRATA_LOG_ERR : STRATA_LOG_WARN, "meta",
+                   "drive %s: metadata store missing, %s", strata_set_drive_path(ms->set, d),
+                   rc ? "cannot mark it fresh: left offline" : "marked fresh until healed");
+    }
+}
 
 bool strata_meta__drive_readable(const struct strata_meta *m, unsigned set, unsigned d)
 {
@@ -598,9 +631,11 @@ int strata_meta_open(struct strata_set *const *sets, unsigned nsets,
     unsigned opened = 0;
     for (unsigned s = 0; s < nsets; s++) {
         struct meta_set *ms = &m->sets[s];
+        bool lost[STRATA_DRIVES_MAX] = {0};
+        lost_stores(m, s, lost);
         for (unsigned d = 0; d < ms->n; d++) {
             struct meta_drive *dr = &ms->drives[d];
-            if (!strata_set_drive_online(ms->set, d))
+            if (!strata_set_drive_online(ms->set, d) || lost[d])
                 continue;
             char path[4096];
             snprintf(path, sizeof(path), "%s/meta", strata_set_drive_path(ms->set, d));

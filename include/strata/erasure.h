@@ -99,6 +99,10 @@ bool strata_set_drive_online(const struct strata_set *set, unsigned drive);
  * on the drive (a marker file written before its format.json), so it
  * survives restarts until strata_set_drive_mark_healed. */
 bool strata_set_drive_fresh(const struct strata_set *set, unsigned drive);
+/* The drive lost what it held (meta/ found its store gone): write its
+ * marker durably, then set the flag.  0, STRATA_EINVAL for an offline
+ * drive, or the write's STRATA_E* (the flag stays as it was). */
+int strata_set_drive_mark_fresh(struct strata_set *set, unsigned drive);
 /* Heal refilled the drive: remove its marker durably, then clear the flag.
  * 0, or STRATA_E* when the marker could not be removed (the drive stays fresh). */
 int strata_set_drive_mark_healed(struct strata_set *set, unsigned drive);

@@ -795,6 +795,8 @@ struct strata_heal_stats {
     uint64_t records_healed; /* bucket and version records rewritten */
     uint64_t shards_healed;
     uint64_t objects_scanned;
+    uint64_t minority_removed; /* versions below quorum whose absence had a write quorum */
+    uint64_t minority_healed;  /* versions below quorum rolled forward (locked, or undecided) */
 };
 /* Bring every drive of every set back to the quorum's records and shards. */
 int strata_meta_heal_all(struct strata_meta *m, struct strata_heal_stats *out);

@@ -498,12 +498,284 @@ static void test_below_quorum_not_shown(void **state)
     assert_int_equal(s.n, 1);
     list(e, "b", true, NULL, &s);
     assert_int_equal(s.n, 1);
-    /* Heal leaves them (they might be all that is left of a wiped drive's
-     * data) and they stay invisible. */
+    /* Heal removes them (three voters answer "absent", a write quorum). */
     struct strata_heal_stats st;
     assert_int_equal(strata_meta_heal_all(e->m, &st), 0);
     expect_gone(e, "b", "ghost");
     expect_object(e, "b", "real", (const uint8_t *)"data", 4);
+    mt_teardown(e);
+}
+
+/* ---- minority records: removed, rolled forward, or kept ---------------------- */
+
+/* Remove every 'O' key of bucket/key from drive d's store, as if the write
+ * that made them never reached that drive. */
+static void okeys_rm(struct mt_env *e, unsigned d, const char *bucket, const char *key)
+{
+    char pfx[600], hi[600];
+    size_t pl = strata_meta__key_obj(pfx, sizeof(pfx), bucket, key, NULL);
+    memcpy(hi, pfx, pl);
+    hi[pl - 1] = 1;
+    rocksdb_readoptions_t *ro;
+    rocksdb_iterator_t *it = strata_meta__iter_new(e->m, 0, d, &ro, hi, pl);
+    assert_non_null(it);
+    rocksdb_writeoptions_t *wo = rocksdb_writeoptions_create();
+    for (rocksdb_iter_seek(it, pfx, pl); rocksdb_iter_valid(it); rocksdb_iter_next(it)) {
+        size_t kl;
+        const char *k = rocksdb_iter_key(it, &kl);
+        char *err = NULL;
+        rocksdb_delete(e->m->sets[0].drives[d].db, wo, k, kl, &err);
+        assert_null(err);
+    }
+    rocksdb_writeoptions_destroy(wo);
+    rocksdb_iter_destroy(it);
+    rocksdb_readoptions_destroy(ro);
+}
+
+/* Live (non-tombstone) 'O' keys of bucket/key over every drive. */
+static int live_copies(struct mt_env *e, const char *bucket, const char *key)
+{
+    int n = 0, tombs;
+    for (unsigned d = 0; d < MT_DRIVES; d++)
+        n += okeys_on(e, d, bucket, key, &tombs) - tombs;
+    return n;
+}
+
+/* A drive offline during DeleteObject (unversioned) and DeleteObjectVersion
+ * keeps the deleted versions and their shards; one heal pass leaves no
+ * live copy, nothing listed, and only the surviving version's shards. */
+static void test_missed_delete_reclaims_data(void **state)
+{
+    (void)state;
+    struct mt_env *e = mt_setup("misseddata");
+    assert_non_null(e);
+    assert_int_equal(mt_bucket(e, "b", 0), 0);
+    assert_int_equal(mt_bucket(e, "v", STRATA_VERSIONING_ENABLED), 0);
+    size_t n = 300 * 1024;
+    uint8_t *y = malloc(n);
+    mt_fill(y, n, 5);
+    struct strata_obj_info o1, o2;
+    assert_int_equal(mt_put(e, "b", "x", y, n, NULL), 0);
+    int f_bx = mt_data_files(e);
+    assert_true(f_bx > 0);
+    assert_int_equal(mt_put(e, "v", "x", y, n, &o1), 0);
+    int f_o1 = mt_data_files(e) - f_bx;
+    assert_int_equal(mt_put(e, "v", "x", "short", 5, NULL), 0); /* inline, current */
+    mt_fill(y, n, 6);
+    assert_int_equal(mt_put(e, "v", "x", y, n, &o2), 0);
+    mt_close(e);
+
+    drive_away(e, 0);
+    assert_int_equal(mt_open(e), 0);
+    assert_int_equal(strata_obj_delete(e->m, "b", "x", NULL, NULL), 0);
+    struct strata_del_result dr;
+    assert_int_equal(strata_obj_delete(e->m, "v", "x", o2.version_id, &dr), 0);
+    mt_close(e);
+    drive_back(e, 0);
+    assert_int_equal(mt_open(e), 0);
+    assert_int_equal(live_copies(e, "b", "x"), 1); /* drive 0's */
+    assert_true(mt_data_files(e) > f_o1);
+
+    struct strata_heal_stats st;
+    assert_int_equal(strata_meta_heal_all(e->m, &st), 0);
+    assert_int_equal(live_copies(e, "b", "x"), 0);
+    expect_gone(e, "b", "x");
+    struct seen s;
+    list(e, "v", true, NULL, &s);
+    assert_int_equal(s.n, 2);
+    for (int i = 0; i < s.n; i++)
+        assert_string_not_equal(s.vid[i], o2.version_id);
+    uint8_t *got = NULL;
+    size_t gl;
+    assert_int_equal(mt_get(e, "v", "x", o2.version_id, &got, &gl), STRATA_ENOTFOUND);
+    assert_int_equal(mt_data_files(e), f_o1); /* only o1's shards are left */
+    mt_fill(y, n, 5);
+    assert_int_equal(mt_get(e, "v", "x", o1.version_id, &got, &gl), 0);
+    assert_int_equal(gl, n);
+    assert_memory_equal(got, y, n);
+    free(got);
+    /* The next pass drops the tombstones: nothing at all is left of b/x. */
+    assert_int_equal(strata_meta_heal_all(e->m, &st), 0);
+    int tombs;
+    for (unsigned d = 0; d < MT_DRIVES; d++)
+        assert_int_equal(okeys_on(e, d, "b", "x", &tombs), 0);
+    strata_obj_info_fini(&o1);
+    strata_obj_info_fini(&o2);
+    free(y);
+    mt_teardown(e);
+}
+
+/* A version on one drive of four, without a tombstone (a write that
+ * reached one drive and crashed before its undo): three voters answer
+ * "absent", a write quorum, so one pass removes it and its shards. */
+static void test_minority_removed(void **state)
+{
+    (void)state;
+    struct mt_env *e = mt_setup("minrm");
+    assert_non_null(e);
+    assert_int_equal(mt_bucket(e, "b", 0), 0);
+    assert_int_equal(mt_put(e, "b", "real", "data", 4, NULL), 0);
+    size_t n = 300 * 1024;
+    uint8_t *y = malloc(n);
+    mt_fill(y, n, 7);
+    assert_int_equal(mt_put(e, "b", "dir/left", y, n, NULL), 0);
+    assert_true(mt_data_files(e) > 0);
+    for (unsigned d = 1; d < MT_DRIVES; d++)
+        okeys_rm(e, d, "b", "dir/left");
+    plant(e, 0, "b", "ghost", "0123456789abcdef0123456789abcdef", (int64_t)4e18);
+    expect_gone(e, "b", "dir/left");
+    expect_gone(e, "b", "ghost");
+    struct strata_heal_stats st;
+    assert_int_equal(strata_meta_heal_all(e->m, &st), 0);
+    assert_int_equal(st.minority_removed, 2);
+    assert_int_equal(live_copies(e, "b", "dir/left"), 0);
+    assert_int_equal(live_copies(e, "b", "ghost"), 0);
+    int tombs;
+    for (unsigned d = 0; d < MT_DRIVES; d++) /* every drive online: no tombstone */
+        assert_int_equal(okeys_on(e, d, "b", "dir/left", &tombs), 0);
+    assert_int_equal(mt_data_files(e), 0);
+    expect_gone(e, "b", "dir/left");
+    expect_object(e, "b", "real", (const uint8_t *)"data", 4);
+    free(y);
+    mt_teardown(e);
+}
+
+/* A version on two drives of four: neither its presence nor its absence
+ * has a write quorum, yet the fast read path (two agreeing drives) shows
+ * it.  Heal rolls it forward, so it no longer depends on which drives
+ * answer. */
+static void test_minority_undecided_rolled_forward(void **state)
+{
+    (void)state;
+    struct mt_env *e = mt_setup("minfwd");
+    assert_non_null(e);
+    assert_int_equal(mt_bucket(e, "b", 0), 0);
+    size_t n = 300 * 1024;
+    uint8_t *y = malloc(n);
+    mt_fill(y, n, 8);
+    uint8_t x[3000];
+    mt_fill(x, sizeof(x), 9);
+    assert_int_equal(mt_put(e, "b", "amb", y, n, NULL), 0);
+    assert_int_equal(mt_put(e, "b", "amb-inline", x, sizeof(x), NULL), 0);
+    for (unsigned d = 2; d < MT_DRIVES; d++) {
+        okeys_rm(e, d, "b", "amb");
+        okeys_rm(e, d, "b", "amb-inline");
+    }
+    struct strata_heal_stats st;
+    assert_int_equal(strata_meta_heal_all(e->m, &st), 0);
+    assert_int_equal(live_copies(e, "b", "amb"), 4);
+    assert_int_equal(live_copies(e, "b", "amb-inline"), 4);
+    mt_close(e);
+    drive_away(e, 0);
+    drive_away(e, 1);
+    assert_int_equal(mt_open(e), 0);
+    expect_object(e, "b", "amb", y, n);
+    expect_object(e, "b", "amb-inline", x, sizeof(x));
+    mt_close(e);
+    drive_back(e, 0);
+    drive_back(e, 1);
+    assert_int_equal(mt_open(e), 0);
+    free(y);
+    mt_teardown(e);
+}
+
+/* A version under Object Lock on one drive of four: its absence has a
+ * write quorum, but a locked version is never removed; its shards are
+ * whole, so heal puts it back on every drive. */
+static void test_minority_locked_kept(void **state)
+{
+    (void)state;
+    struct mt_env *e = mt_setup("minlock");
+    assert_non_null(e);
+    struct strata_bucket_info b;
+    memset(&b, 0, sizeof(b));
+    snprintf(b.name, sizeof(b.name), "lk");
+    snprintf(b.owner, sizeof(b.owner), "tester");
+    b.versioning = STRATA_VERSIONING_ENABLED;
+    b.object_lock = true;
+    assert_int_equal(strata_meta_bucket_create(e->m, &b), 0);
+    size_t n = 300 * 1024;
+    uint8_t *y = malloc(n);
+    mt_fill(y, n, 10);
+    const char *keys[2] = {"held", "retained"};
+    for (int i = 0; i < 2; i++) {
+        struct strata_put_opts o;
+        memset(&o, 0, sizeof(o));
+        o.bucket = "lk";
+        o.key = keys[i];
+        o.size = n;
+        if (i == 0) {
+            o.lock.legal_hold = true;
+            o.lock.legal_hold_set = true;
+        } else {
+            o.lock.mode = STRATA_LOCK_COMPLIANCE;
+            o.lock.until_ms = strata_meta_lock_now_ms(e->m) + 3600000;
+        }
+        assert_int_equal(mt_put_opts(e, &o, y, n, 0, NULL), 0);
+        for (unsigned d = 1; d < MT_DRIVES; d++)
+            okeys_rm(e, d, "lk", keys[i]);
+    }
+    int files = mt_data_files(e);
+    struct strata_heal_stats st;
+    assert_int_equal(strata_meta_heal_all(e->m, &st), 0);
+    assert_int_equal(st.minority_removed, 0);
+    assert_int_equal(st.minority_healed, 2);
+    assert_int_equal(mt_data_files(e), files);
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(live_copies(e, "lk", keys[i]), 4);
+        expect_object(e, "lk", keys[i], y, n);
+    }
+    free(y);
+    mt_teardown(e);
+}
+
+/* A drive whose meta/ vanished (its data/ kept) is marked fresh at open,
+ * so its empty store is no evidence of absence: here two such drives
+ * would otherwise make, with a drive that missed the write, a write
+ * quorum against the only drive left with the record.  Heal puts the
+ * record back everywhere and the bytes read back. */
+static void test_lost_store_is_fresh(void **state)
+{
+    (void)state;
+    struct mt_env *e = mt_setup("loststore");
+    assert_non_null(e);
+    assert_int_equal(mt_bucket(e, "b", 0), 0);
+    size_t n = 300 * 1024;
+    uint8_t *y = malloc(n);
+    mt_fill(y, n, 11);
+    mt_close(e);
+    drive_away(e, 3);
+    assert_int_equal(mt_open(e), 0);
+    assert_int_equal(mt_put(e, "b", "k", y, n, NULL), 0);
+    mt_close(e);
+    drive_back(e, 3);
+    for (int i = 0; i < 2; i++) {
+        char p[700];
+        snprintf(p, sizeof(p), "%s/meta", e->drive[i]);
+        mt_rm_rf(p);
+    }
+    assert_int_equal(mt_open(e), 0);
+    assert_true(strata_set_drive_fresh(e->set, 0));
+    assert_true(strata_set_drive_fresh(e->set, 1));
+    assert_false(strata_set_drive_fresh(e->set, 2));
+    assert_false(strata_set_drive_fresh(e->set, 3));
+    struct strata_heal_stats st;
+    assert_int_equal(strata_meta_heal_all(e->m, &st), 0);
+    assert_int_equal(st.minority_removed, 0);
+    assert_false(strata_set_drive_fresh(e->set, 0));
+    assert_false(strata_set_drive_fresh(e->set, 1));
+    assert_int_equal(live_copies(e, "b", "k"), 4);
+    expect_object(e, "b", "k", y, n);
+    mt_close(e);
+    drive_away(e, 2);
+    drive_away(e, 3);
+    assert_int_equal(mt_open(e), 0);
+    expect_object(e, "b", "k", y, n);
+    mt_close(e);
+    drive_back(e, 2);
+    drive_back(e, 3);
+    assert_int_equal(mt_open(e), 0);
+    free(y);
     mt_teardown(e);
 }
 
@@ -517,6 +789,11 @@ int main(void)
         cmocka_unit_test(test_missed_overwrite),
         cmocka_unit_test(test_tombstones_dropped_on_full_commit),
         cmocka_unit_test(test_below_quorum_not_shown),
+        cmocka_unit_test(test_missed_delete_reclaims_data),
+        cmocka_unit_test(test_minority_removed),
+        cmocka_unit_test(test_minority_undecided_rolled_forward),
+        cmocka_unit_test(test_minority_locked_kept),
+        cmocka_unit_test(test_lost_store_is_fresh),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
