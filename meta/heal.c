@@ -648,6 +648,7 @@ int strata_meta_heal_all(struct strata_meta *m, struct strata_heal_stats *out)
         rc = STRATA_ENOMEM;
         goto out;
     }
+    unsigned failed_all = 0;
     for (unsigned s = 0; s < m->nsets && rc == 0; s++) {
         struct meta_set *ms = &m->sets[s];
         struct meta_merge mg;
@@ -670,6 +671,7 @@ int strata_meta_heal_all(struct strata_meta *m, struct strata_heal_stats *out)
             heal_one(m, s, wo, kcopy, kl, h, &st, &failed);
         }
         strata_meta__merge_close(&mg);
+        failed_all += failed;
         for (unsigned d = 0; d < ms->n; d++) {
             if (!ms->drives[d].db)
                 continue;
@@ -690,6 +692,17 @@ int strata_meta_heal_all(struct strata_meta *m, struct strata_heal_stats *out)
                            strata_set_drive_path(ms->set, d), failed);
             }
         }
+    }
+    /* The other tiers' data is named by the records of every set: their
+     * refilled drives end their fresh state only after a pass in which
+     * every record was decided and every data object healed. */
+    for (unsigned t = 1; t < m->ntiers && rc == 0 && failed_all == 0; t++) {
+        if (!m->tiers[t]->ops->healed)
+            continue;
+        int trc = m->tiers[t]->ops->healed(m->tiers[t]->impl);
+        if (trc)
+            strata_log(&m->log, STRATA_LOG_WARN, "meta", "tier %s: drives stay fresh: %s",
+                       m->tiers[t]->name, strata_errname(trc));
     }
 out:
     if (h)

@@ -88,6 +88,21 @@ static int l_heal(void *impl, uint32_t place, const uint8_t *id, uint64_t size, 
     return strata_ec_heal(pick(impl, place), id, size, healed);
 }
 
+static int l_healed(void *impl)
+{
+    struct local_tier *l = impl;
+    int rc = 0;
+    for (unsigned s = 0; s < l->nsets; s++) {
+        for (unsigned d = 0; d < strata_set_n(l->sets[s]); d++) {
+            if (!strata_set_drive_online(l->sets[s], d) || !strata_set_drive_fresh(l->sets[s], d))
+                continue;
+            int mrc = strata_set_drive_mark_healed(l->sets[s], d);
+            rc = rc ? rc : mrc;
+        }
+    }
+    return rc;
+}
+
 static void l_destroy(void *impl)
 {
     struct local_tier *l = impl;
@@ -107,6 +122,7 @@ static const struct strata_tier_ops local_ops = {
     .remove = l_remove,
     .stat = l_stat,
     .heal = l_heal,
+    .healed = l_healed,
     .destroy = l_destroy,
 };
 

@@ -51,6 +51,11 @@ struct strata_tier_ops {
     /* Optional: restore full redundancy; *healed counts pieces rewritten. */
     int (*heal)(void *impl, uint32_t place, const uint8_t id[STRATA_DATA_ID_LEN], uint64_t size,
                 unsigned *healed);
+    /* Optional: every data object the records name on this tier was healed
+     * in one pass (heal.c); drives that were refilled by it (a local tier's
+     * fresh drives) leave that state.  0, or the first STRATA_E* (those
+     * drives stay as they were, to be refilled again next pass). */
+    int (*healed)(void *impl);
     void (*destroy)(void *impl);
 };
 

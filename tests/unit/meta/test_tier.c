@@ -306,6 +306,73 @@ static void test_copy_failures_leave_nothing(void **state)
     free(data);
 }
 
+/* Close and reopen meta, the warm tier and its set; warm drives named in
+ * gone (a NULL-terminated list of indexes, may be NULL) are absent. */
+static void reopen_all(struct tenv *t, const int *gone)
+{
+    strata_meta_close(t->e->m);
+    t->e->m = NULL;
+    strata_tier_destroy(t->wtier);
+    strata_set_close(t->wset);
+    const char *paths[MT_DRIVES];
+    char away[MT_DRIVES][720];
+    for (int i = 0; i < MT_DRIVES; i++) {
+        paths[i] = t->warm[i];
+        for (const int *g = gone; g && *g >= 0; g++)
+            if (*g == i) {
+                snprintf(away[i], sizeof(away[i]), "%s.away/none", t->warm[i]);
+                paths[i] = away[i];
+            }
+    }
+    struct strata_set_opts so;
+    memset(&so, 0, sizeof(so));
+    struct strata_errinfo ei;
+    memset(&ei, 0, sizeof(ei));
+    assert_int_equal(strata_set_open(paths, MT_DRIVES, &so, &t->wset, &ei), 0);
+    assert_int_equal(strata_tier_local_create("warm", &t->wset, 1, &t->wtier), 0);
+    struct strata_meta_opts o;
+    memset(&o, 0, sizeof(o));
+    o.tiers = &t->wtier;
+    o.ntiers = 1;
+    o.part_size_min = 1;
+    assert_int_equal(strata_meta_open(&t->e->set, 1, &o, &t->e->m, &ei), 0);
+}
+
+/* A wiped warm drive is fresh until a heal pass refilled it, then not (also
+ * after a restart); its shards are really there: with two other warm
+ * drives gone the object still reads back. */
+static void test_tier_fresh_cleared(void **state)
+{
+    struct tenv *t = *state;
+    size_t len = 300 * 1024;
+    uint8_t *data = malloc(len);
+    mt_fill(data, len, 3);
+    struct strata_put_opts o;
+    memset(&o, 0, sizeof(o));
+    o.bucket = "b";
+    o.key = "w";
+    o.size = len;
+    o.tier = "warm";
+    assert_int_equal(mt_put_opts(t->e, &o, data, len, 0, NULL), 0);
+    mt_rm_rf(t->warm[1]);
+    reopen_all(t, NULL);
+    assert_true(strata_set_drive_fresh(t->wset, 1));
+    check_bytes(t, "w", data, len);
+    reopen_all(t, NULL);
+    assert_true(strata_set_drive_fresh(t->wset, 1)); /* until healed */
+    struct strata_heal_stats st;
+    assert_int_equal(strata_meta_heal_all(t->e->m, &st), 0);
+    assert_true(st.shards_healed >= 1);
+    assert_false(strata_set_drive_fresh(t->wset, 1));
+    reopen_all(t, NULL);
+    assert_false(strata_set_drive_fresh(t->wset, 1));
+    const int gone[] = {0, 2, -1};
+    reopen_all(t, gone);
+    check_bytes(t, "w", data, len);
+    reopen_all(t, NULL);
+    free(data);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -315,6 +382,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_transition_inline, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reader_keeps_old_data, setup, teardown),
         cmocka_unit_test_setup_teardown(test_copy_failures_leave_nothing, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_tier_fresh_cleared, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
