@@ -1,11 +1,13 @@
 /*
  * admin_metrics.c - the storage and heal part of /metrics: per-drive
- * state and space, per-set error counters, and the heal state.  Appended
+ * state and space, per-set error counters (drives and sets of every tier,
+ * labelled tier="hot", "warm", ...), and the heal state.  Appended
  * to metrics.c's request metrics by the /metrics handlers (http.c and the
  * admin API's metrics endpoint).  Any connection thread: reads immutable
  * set facts, atomics, statvfs, and the heal state under its mutex.
  */
 #include "admin_internal.h"
+#include "srv_tiers.h"
 
 #include <stddef.h>
 #include <string.h>
@@ -29,65 +31,100 @@ static void label_value(struct strata_sbuf *b, const char *v)
     }
 }
 
-static void drive_metric(struct strata_sbuf *b, const char *name, unsigned set, unsigned d,
-                         const char *path, unsigned long long v)
+/* The drive sets of one tier: the hot tier's (which hold the records too)
+ * and each other configured tier's, in configuration order. */
+struct tier_sets {
+    const char *name;
+    struct strata_set **sets;
+    unsigned nsets;
+};
+
+/* Fills out (STRATA_TIERS_MAX + 1 entries); returns how many. */
+static unsigned tier_sets(const struct strata_srv *s, struct tier_sets *out)
 {
-    strata_sbuf_printf(b, "%s{set=\"%u\",drive=\"%u\",path=\"", name, set, d);
-    label_value(b, path);
-    strata_sbuf_printf(b, "\"} %llu\n", v);
+    unsigned n = 0;
+    out[n++] = (struct tier_sets){STRATA_TIER_HOT, s->sets, s->nsets};
+    for (unsigned i = 0; s->tiers && i < s->tiers->n && n <= STRATA_TIERS_MAX; i++) {
+        const struct strata_srv_tier *t = &s->tiers->t[i];
+        if (strcmp(t->name, STRATA_TIER_HOT) != 0 && t->sets)
+            out[n++] = (struct tier_sets){t->name, t->sets, t->nsets};
+    }
+    return n;
 }
 
-static void drive_labels(struct strata_sbuf *b, unsigned set, unsigned d, const char *path)
+static void drive_labels(struct strata_sbuf *b, const char *tier, unsigned set, unsigned d,
+                         const char *path)
 {
-    strata_sbuf_printf(b, "set=\"%u\",drive=\"%u\",path=\"", set, d);
-    label_value(b, path);
+    strata_sbuf_puts(b, "tier=\"");
+    label_value(b, tier);
+    strata_sbuf_printf(b, "\",set=\"%u\",drive=\"%u\",path=\"", set, d);
+    label_value(b, path ? path : "");
     strata_sbuf_puts(b, "\"");
+}
+
+static void drive_metric(struct strata_sbuf *b, const char *name, const char *tier, unsigned set,
+                         unsigned d, const char *path, unsigned long long v)
+{
+    strata_sbuf_printf(b, "%s{", name);
+    drive_labels(b, tier, set, d, path);
+    strata_sbuf_printf(b, "} %llu\n", v);
 }
 
 /* Shard I/O latency per drive and op (erasure's counters), and errors. */
 static void drive_io_render(struct strata_sbuf *b, struct strata_srv *s)
 {
     static const char *const ops[] = {"read", "write"};
+    struct tier_sets ts[STRATA_TIERS_MAX + 1];
+    unsigned nt = tier_sets(s, ts);
     family(b, "strata_drive_io_seconds", "histogram",
            "Shard stripe I/O latency per drive, submit to completion.");
-    for (unsigned i = 0; i < s->nsets; i++) {
-        for (unsigned d = 0; d < strata_set_n(s->sets[i]); d++) {
-            const char *path = strata_set_drive_path(s->sets[i], d);
-            for (int op = 0; op < 2; op++) {
-                struct strata_drive_io_stats st;
-                strata_set_drive_io_get(s->sets[i], d, (enum strata_drive_io_op)op, &st);
-                uint64_t cum = 0;
-                for (unsigned k = 0; k <= STRATA_DRIVE_IO_BUCKETS; k++) {
-                    cum += st.bucket[k];
-                    strata_sbuf_puts(b, "strata_drive_io_seconds_bucket{");
-                    drive_labels(b, i, d, path ? path : "");
-                    if (k < STRATA_DRIVE_IO_BUCKETS)
-                        strata_sbuf_printf(b, ",op=\"%s\",le=\"%g\"} %llu\n", ops[op],
-                                           strata_drive_io_bounds_s[k], (unsigned long long)cum);
-                    else
-                        strata_sbuf_printf(b, ",op=\"%s\",le=\"+Inf\"} %llu\n", ops[op],
-                                           (unsigned long long)cum);
+    for (unsigned t = 0; t < nt; t++) {
+        for (unsigned i = 0; i < ts[t].nsets; i++) {
+            struct strata_set *set = ts[t].sets[i];
+            for (unsigned d = 0; d < strata_set_n(set); d++) {
+                const char *path = strata_set_drive_path(set, d);
+                for (int op = 0; op < 2; op++) {
+                    struct strata_drive_io_stats st;
+                    strata_set_drive_io_get(set, d, (enum strata_drive_io_op)op, &st);
+                    uint64_t cum = 0;
+                    for (unsigned k = 0; k <= STRATA_DRIVE_IO_BUCKETS; k++) {
+                        cum += st.bucket[k];
+                        strata_sbuf_puts(b, "strata_drive_io_seconds_bucket{");
+                        drive_labels(b, ts[t].name, i, d, path);
+                        if (k < STRATA_DRIVE_IO_BUCKETS)
+                            strata_sbuf_printf(b, ",op=\"%s\",le=\"%g\"} %llu\n", ops[op],
+                                               strata_drive_io_bounds_s[k],
+                                               (unsigned long long)cum);
+                        else
+                            strata_sbuf_printf(b, ",op=\"%s\",le=\"+Inf\"} %llu\n", ops[op],
+                                               (unsigned long long)cum);
+                    }
+                    strata_sbuf_puts(b, "strata_drive_io_seconds_sum{");
+                    drive_labels(b, ts[t].name, i, d, path);
+                    strata_sbuf_printf(b, ",op=\"%s\"} %.9f\n", ops[op], (double)st.sum_ns / 1e9);
+                    strata_sbuf_puts(b, "strata_drive_io_seconds_count{");
+                    drive_labels(b, ts[t].name, i, d, path);
+                    strata_sbuf_printf(b, ",op=\"%s\"} %llu\n", ops[op],
+                                       (unsigned long long)st.count);
                 }
-                strata_sbuf_puts(b, "strata_drive_io_seconds_sum{");
-                drive_labels(b, i, d, path ? path : "");
-                strata_sbuf_printf(b, ",op=\"%s\"} %.9f\n", ops[op], (double)st.sum_ns / 1e9);
-                strata_sbuf_puts(b, "strata_drive_io_seconds_count{");
-                drive_labels(b, i, d, path ? path : "");
-                strata_sbuf_printf(b, ",op=\"%s\"} %llu\n", ops[op], (unsigned long long)st.count);
             }
         }
     }
     family(b, "strata_drive_io_errors_total", "counter",
            "Failed or short shard stripe I/Os per drive.");
-    for (unsigned i = 0; i < s->nsets; i++) {
-        for (unsigned d = 0; d < strata_set_n(s->sets[i]); d++) {
-            const char *path = strata_set_drive_path(s->sets[i], d);
-            for (int op = 0; op < 2; op++) {
-                struct strata_drive_io_stats st;
-                strata_set_drive_io_get(s->sets[i], d, (enum strata_drive_io_op)op, &st);
-                strata_sbuf_puts(b, "strata_drive_io_errors_total{");
-                drive_labels(b, i, d, path ? path : "");
-                strata_sbuf_printf(b, ",op=\"%s\"} %llu\n", ops[op], (unsigned long long)st.errors);
+    for (unsigned t = 0; t < nt; t++) {
+        for (unsigned i = 0; i < ts[t].nsets; i++) {
+            struct strata_set *set = ts[t].sets[i];
+            for (unsigned d = 0; d < strata_set_n(set); d++) {
+                const char *path = strata_set_drive_path(set, d);
+                for (int op = 0; op < 2; op++) {
+                    struct strata_drive_io_stats st;
+                    strata_set_drive_io_get(set, d, (enum strata_drive_io_op)op, &st);
+                    strata_sbuf_puts(b, "strata_drive_io_errors_total{");
+                    drive_labels(b, ts[t].name, i, d, path);
+                    strata_sbuf_printf(b, ",op=\"%s\"} %llu\n", ops[op],
+                                       (unsigned long long)st.errors);
+                }
             }
         }
     }
@@ -126,7 +163,7 @@ static void store_render(struct strata_sbuf *b, struct strata_srv *s)
                 memcpy(&v, (const char *)&st + fams[f].off, sizeof(v));
                 const char *path = strata_set_drive_path(s->sets[i], d);
                 strata_sbuf_printf(b, "%s{", fams[f].name);
-                drive_labels(b, i, d, path ? path : "");
+                drive_labels(b, STRATA_TIER_HOT, i, d, path);
                 strata_sbuf_printf(b, "} %llu\n", (unsigned long long)v);
             }
         }
@@ -143,25 +180,29 @@ void strata_admin_metrics_render(struct strata_sbuf *b, struct strata_srv *s)
         {"strata_drive_total_bytes", "gauge", "Size of the drive's filesystem (statvfs)."},
         {"strata_drive_free_bytes", "gauge", "Bytes available on the drive's filesystem (statvfs)."},
     };
+    struct tier_sets ts[STRATA_TIERS_MAX + 1];
+    unsigned nt = tier_sets(s, ts);
     for (size_t f = 0; f < sizeof(drive_fams) / sizeof(drive_fams[0]); f++) {
         family(b, drive_fams[f].name, drive_fams[f].type, drive_fams[f].help);
-        for (unsigned i = 0; i < s->nsets; i++) {
-            struct strata_set *set = s->sets[i];
-            for (unsigned d = 0; d < strata_set_n(set); d++) {
-                const char *path = strata_set_drive_path(set, d);
-                path = path ? path : "";
-                unsigned long long v = 0;
-                struct statvfs vfs;
-                if (f == 0)
-                    v = strata_set_drive_online(set, d);
-                else if (f == 1)
-                    v = strata_set_drive_fresh(set, d);
-                else if (statvfs(path, &vfs) != 0)
-                    continue; /* unknown: no sample rather than a false 0 */
-                else
-                    v = f == 2 ? (unsigned long long)vfs.f_blocks * vfs.f_frsize
-                               : (unsigned long long)vfs.f_bavail * vfs.f_frsize;
-                drive_metric(b, drive_fams[f].name, i, d, path, v);
+        for (unsigned t = 0; t < nt; t++) {
+            for (unsigned i = 0; i < ts[t].nsets; i++) {
+                struct strata_set *set = ts[t].sets[i];
+                for (unsigned d = 0; d < strata_set_n(set); d++) {
+                    const char *path = strata_set_drive_path(set, d);
+                    path = path ? path : "";
+                    unsigned long long v = 0;
+                    struct statvfs vfs;
+                    if (f == 0)
+                        v = strata_set_drive_online(set, d);
+                    else if (f == 1)
+                        v = strata_set_drive_fresh(set, d);
+                    else if (statvfs(path, &vfs) != 0)
+                        continue; /* unknown: no sample rather than a false 0 */
+                    else
+                        v = f == 2 ? (unsigned long long)vfs.f_blocks * vfs.f_frsize
+                                   : (unsigned long long)vfs.f_bavail * vfs.f_frsize;
+                    drive_metric(b, drive_fams[f].name, ts[t].name, i, d, path, v);
+                }
             }
         }
     }
@@ -173,13 +214,17 @@ void strata_admin_metrics_render(struct strata_sbuf *b, struct strata_srv *s)
     };
     for (size_t f = 0; f < 4; f++) {
         family(b, set_fams[f][0], "counter", set_fams[f][1]);
-        for (unsigned i = 0; i < s->nsets; i++) {
-            struct strata_set_stats st;
-            strata_set_stats_get(s->sets[i], &st);
-            uint64_t v = f == 0 ? st.bitrot_detected : f == 1 ? st.shards_missing
-                         : f == 2 ? st.stripes_reconstructed : st.shards_healed;
-            strata_sbuf_printf(b, "%s{set=\"%u\"} %llu\n", set_fams[f][0], i,
-                               (unsigned long long)v);
+        for (unsigned t = 0; t < nt; t++) {
+            for (unsigned i = 0; i < ts[t].nsets; i++) {
+                struct strata_set_stats st;
+                strata_set_stats_get(ts[t].sets[i], &st);
+                uint64_t v = f == 0 ? st.bitrot_detected : f == 1 ? st.shards_missing
+                             : f == 2 ? st.stripes_reconstructed : st.shards_healed;
+                strata_sbuf_puts(b, set_fams[f][0]);
+                strata_sbuf_puts(b, "{tier=\"");
+                label_value(b, ts[t].name);
+                strata_sbuf_printf(b, "\",set=\"%u\"} %llu\n", i, (unsigned long long)v);
+            }
         }
     }
     drive_io_render(b, s);

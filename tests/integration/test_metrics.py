@@ -140,6 +140,7 @@ def drive_set_and_heal_metrics(s):
         assert fams[fam].type == "gauge", fam
         got = {(x.labels["set"], x.labels["drive"]): (x.labels["path"], x.value)
                for x in fams[fam].samples}
+        assert all(x.labels["tier"] == "hot" for x in fams[fam].samples), fams[fam].samples
         assert sorted(got) == [("0", str(d)) for d in range(4)], got
         for (st, d), (path, v) in got.items():
             assert path == os.path.join(s.tmp, f"d{int(d) + 1}"), path
@@ -153,7 +154,7 @@ def drive_set_and_heal_metrics(s):
                 "strata_set_stripes_reconstructed", "strata_set_shards_healed"):
         assert fams[fam].type == "counter", fam
         assert [(x.labels, x.value) for x in fams[fam].samples if x.name.endswith("_total")] == \
-            [({"set": "0"}, 0.0)], fams[fam].samples
+            [({"tier": "hot", "set": "0"}, 0.0)], fams[fam].samples
     assert sample(fams, "strata_heal_running", "strata_heal_running") == 0
     runs0 = sample(fams, "strata_heal_runs", "strata_heal_runs_total")
     st, _, body = get(s.endpoint + "/strata/admin/v1/heal/start", (s.ak, s.sk), method="POST")

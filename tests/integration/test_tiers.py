@@ -12,7 +12,8 @@ moving single-part, multipart and inline-size objects hot -> warm ->
 compliance with identical bytes (MD5) and nothing left on the tiers they
 left; no move back to a warmer class; a version under Object Lock moving and staying undeletable; a GET
 streaming a 64 MiB object throughout its transition returning the complete
-old bytes; the strata_ilm_transitioned/bytes_moved counters.
+old bytes; the strata_ilm_transitioned/bytes_moved counters; the
+strata_drive_* and strata_set_* metrics of every tier's drives (tier label).
 Run by CTest (integration label) with /usr/bin/python3.
 """
 
@@ -121,6 +122,50 @@ def mpu(c, b, k, parts, **kw):
         done.append({"PartNumber": i, "ETag": c.upload_part(Bucket=b, Key=k, UploadId=up,
                                                             PartNumber=i, Body=p)["ETag"]})
     return up, done
+
+
+@test
+def drive_metrics_per_tier(s):
+    """strata_drive_* and strata_set_* cover every tier's drives, labelled
+    with the tier; a PUT to STANDARD_IA shows as writes on the warm drives."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    def scrape():
+        opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+        with opener.open(f"{s.endpoint}/metrics", timeout=10) as r:
+            return {f.name: f for f in text_string_to_metric_families(r.read().decode())}
+
+    def samples(fams, fam, name=None, **labels):
+        return [x for x in fams[fam].samples if x.name == (name or fam)
+                and all(x.labels.get(k) == v for k, v in labels.items())]
+
+    def warm_writes(fams):
+        return sum(x.value for x in samples(fams, "strata_drive_io_seconds",
+                                            "strata_drive_io_seconds_count", tier="warm",
+                                            op="write"))
+
+    before = scrape()
+    for tier, drives in (("hot", HOT), ("warm", WARM), ("compliance", COLD)):
+        for fam in ("strata_drive_online", "strata_drive_fresh", "strata_drive_total_bytes",
+                    "strata_drive_free_bytes"):
+            got = samples(before, fam, tier=tier)
+            assert [x.labels["path"] for x in got] == drives, (fam, tier, got)
+            assert [x.labels["drive"] for x in got] == [str(i) for i in range(len(drives))]
+            assert all(x.labels["set"] == "0" for x in got), got
+        assert all(x.value == 1 for x in samples(before, "strata_drive_online", tier=tier))
+        assert all(x.value == 0 for x in samples(before, "strata_drive_fresh", tier=tier))
+        assert all(x.value > 0 for x in samples(before, "strata_drive_total_bytes", tier=tier))
+        errs = samples(before, "strata_drive_io_errors", "strata_drive_io_errors_total",
+                       tier=tier, op="write")
+        assert len(errs) == len(drives) and all(x.value == 0 for x in errs), errs
+        assert len(samples(before, "strata_set_shards_healed",
+                           "strata_set_shards_healed_total", tier=tier)) == 1
+    c, b = new_bucket(s, "tiermetrics")
+    c.put_object(Bucket=b, Key="w", Body=body(2 * MiB, "tiermetrics"),
+                 StorageClass="STANDARD_IA")
+    after = scrape()
+    assert warm_writes(after) >= warm_writes(before) + len(WARM), \
+        (warm_writes(before), warm_writes(after))
 
 
 # ---- classes on PUT ----------------------------------------------------------
