@@ -5,23 +5,42 @@
  * once; the key's value is then read on every drive.  Version records
  * ('O') follow the read rule of object.c: a tombstone on any drive means
  * the version is deleted, and the tombstone is copied to every drive (and
- * dropped everywhere once every drive of the set holds it); otherwise a
- * version live on at least Wq - (N - responding) non-fresh drives may have
- * been committed, and drives that lack it, hold something else, or hold an
- * inline shard failing its CRC get the copy most drives agree on (for
- * inline versions the drive's own shard is recomputed by decoding and
- * re-encoding the object).  A version below that count is left alone: it
- * is the leftover of a failed write that reads and listings ignore, and
- * removing it would turn a silently wiped drive into lost data.  Other
- * records heal when the read quorum of drives hold the same value.  Non-inline versions also get
- * strata_ec_heal for their shard files.  Version records are healed under
- * their key's stripe lock so a concurrent put or delete is not undone.
+ * dropped everywhere once every drive of the set holds it); the data a
+ * drive that missed the delete still names is dropped too.  Voters are
+ * the drives that are online, not fresh, and answered.  A version live on
+ * at least Wq - (N - voters) of them may have been committed, and drives
+ * that lack it, hold something else, or hold an inline shard failing its
+ * CRC get the copy most drives agree on (for inline versions the drive's
+ * own shard is recomputed by decoding and re-encoding the object).
+ *
+ * Below that count the version is a minority record: a write that reached
+ * fewer drives than its quorum and crashed before its undo (never
+ * acknowledged), or - only if a drive lost synced records without being
+ * marked fresh - a committed version.  Store.c marks a drive whose store
+ * vanished fresh, so the second case is excluded by construction, and:
+ * - when the voters lacking it (ENOTFOUND) alone make a write quorum, no
+ *   commit can have reached Wq drives (it would overlap them), so it is
+ *   removed, with its data (strata_meta__drop: after the key lock, and
+ *   after the readers of a pinned version), unless a copy carries an
+ *   active Object Lock;
+ * - otherwise (its absence has no write quorum, e.g. two drives of four,
+ *   where the fast read path already shows it; or it is locked), acknowledged
+ *   cannot be told from never acknowledged, and the safe side is taken: it
+ *   is rolled forward when that can be done in full (its data heals first),
+ *   else left alone.
+ * A fresh drive never counts as evidence of absence, nor as a holder.
+ *
+ * Other records heal when the read quorum of drives hold the same value.
+ * Non-inline versions also get strata_ec_heal for their shard files.
+ * Version records are healed under their key's stripe lock so a concurrent
+ * put or delete is not undone.
  * Upload ('U'), part ('P') and part table ('T') records heal as raw values
  * under their key's lock (a part record names its key), and the data of
  * parts and of completed multipart objects' parts gets strata_ec_heal.
  * Heal writes are not synced one by one; each drive's WAL is synced once
  * at the end of the set, before fresh drives are marked healed (only after
- * a pass in which every version could be decided and written).
+ * a pass in which every version could be decided and written); drives of
+ * the other tiers after a pass without any failure (tier op healed).
  * Tombstones are kept until every drive holds one, rather than dropped at
  * once: a drive that missed the delete would otherwise bring the version
  * back.
@@ -183,14 +202,16 @@ static int64_t wall_ns(void)
  * A minority version (live on fewer voters than a commit needs) may be
  * removed when the voters that answered "absent" alone make a write
  * quorum: a commit reached >= Wq drives, so it would overlap them, and a
- * non-fresh drive does not lose a synced commit.  Never when any copy
+ * non-fresh drive does not lose a synced commit.  Likewise a null version
+ * superseded by a newer null version that may have been committed
+ * (newer_null).  Never when any copy
  * carries an active Object Lock (a locked version is rolled forward or left
  * alone), and a multipart version only when every drive of the set is
  * online: its 'T' chunks go with it, without tombstones that could later
  * drop part data an unfinished upload still names.
  */
 static bool minority_removable(struct strata_meta *m, unsigned set, const struct hvals *h,
-                               unsigned wq)
+                               unsigned wq, bool superseded)
 {
     const struct meta_set *ms = &m->sets[set];
     unsigned absent = 0;
@@ -208,7 +229,7 @@ static bool minority_removable(struct strata_meta *m, unsigned set, const struct
             multipart |= (h->r[d].flags & REC_F_MULTIPART) != 0;
         }
     }
-    return absent >= wq && (!multipart || all_online);
+    return (absent >= wq || superseded) && (!multipart || all_online);
 }
 
 /* Remove a minority version (minority_removable): delete it where all
@@ -273,6 +294,55 @@ static void roll_back(struct strata_meta *m, unsigned set, rocksdb_writeoptions_
 }
 
 /*
+ * A null version newer than the one at key k (its sort key last) that may
+ * have been committed (live on at least need voters): k's version is then
+ * a leftover beside it, since a committed null write replaces (tombstones)
+ * the null version its lookup finds, and a committed one is found.
+ */
+static bool newer_null(struct strata_meta *m, unsigned set, const char *k, size_t kl,
+                       unsigned need)
+{
+    const struct meta_set *ms = &m->sets[set];
+    size_t pl = kl - SORTKEY_LEN; /* 'O' bucket 0 key 0 */
+    bool found = false;
+    for (unsigned d = 0; d < ms->n && !found; d++) {
+        if (!strata_meta__drive_readable(m, set, d))
+            continue;
+        rocksdb_readoptions_t *ro;
+        rocksdb_iterator_t *it = strata_meta__iter_new(m, set, d, &ro, k, kl);
+        if (!it)
+            continue;
+        /* Newer versions sort first: from the key's first version up to k. */
+        for (rocksdb_iter_seek(it, k, pl); rocksdb_iter_valid(it) && !found;
+             rocksdb_iter_next(it)) {
+            size_t ikl, vl;
+            const char *ik = rocksdb_iter_key(it, &ikl);
+            const char *v = rocksdb_iter_value(it, &vl);
+            struct meta_rec r;
+            if (ikl != kl || memcmp(ik, k, pl) != 0 || strata_meta__is_tomb(v, vl) ||
+                strata_meta__rec_decode(v, vl, false, &r) != 0)
+                continue;
+            bool null = (r.flags & REC_F_NULL) != 0;
+            strata_meta__rec_fini(&r);
+            unsigned holders = 0;
+            for (unsigned j = 0; null && j < ms->n; j++) {
+                char *jv;
+                size_t jvl;
+                if (!strata_meta__drive_readable(m, set, j) ||
+                    strata_meta__drive_get(m, set, j, ik, ikl, &jv, &jvl) != 0)
+                    continue;
+                holders += !strata_meta__is_tomb(jv, jvl);
+                free(jv);
+            }
+            found = null && holders >= need;
+        }
+        rocksdb_iter_destroy(it);
+        rocksdb_readoptions_destroy(ro);
+    }
+    return found;
+}
+
+/*
  * Roll a minority version forward (its absence has no write quorum, or it
  * is locked): the safe side, since it cannot be told from a committed
  * version some drives lost.  Only when it can be done in full: its data
@@ -289,8 +359,10 @@ static bool roll_forward_ok(struct strata_meta *m, unsigned set, const char *k, 
                    "heal: minority multipart version on %u drives left alone", copies);
         return false;
     }
-    if (!data)
+    if (!data) {
+        st->minority_healed++;
         return true;
+    }
     unsigned healed = 0;
     int rc = data_heal(m, w->tier, k, kl, SORTKEY_LEN, w->data_id, w->size, &healed);
     st->shards_healed += healed;
@@ -335,11 +407,18 @@ static void heal_version(struct strata_meta *m, unsigned set, rocksdb_writeoptio
      * top of the file): rolled back when its absence has a write quorum,
      * else rolled forward if that can be done in full. */
     bool forward = false;
-    if (live < (wq > n - resp ? wq - (n - resp) : 1)) {
-        if (minority_removable(m, set, h, wq)) {
+    unsigned quorum_live = wq > n - resp ? wq - (n - resp) : 1;
+    if (live < quorum_live) {
+        bool null = false;
+        for (unsigned d = 0; d < n; d++)
+            null |= h->rc[d] == 0 && h->dec[d] && (h->r[d].flags & REC_F_NULL);
+        bool superseded = null && newer_null(m, set, k, kl, quorum_live);
+        if (minority_removable(m, set, h, wq, superseded)) {
             roll_back(m, set, wo, k, kl, h, st, failed);
             return;
         }
+        if (superseded)
+            return; /* locked: kept, but never made a second null version */
         forward = true;
     }
     int best = -1;

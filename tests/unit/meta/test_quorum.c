@@ -21,6 +21,7 @@
 #include <cmocka.h>
 
 #include <fcntl.h>
+#include <time.h>
 
 #include "meta_internal.h"
 #include "meta_test_util.h"
@@ -452,22 +453,32 @@ static void test_tombstones_dropped_on_full_commit(void **state)
 
 /* Put a version record of bucket/key straight into drive d's store, as a
  * write that crashed after reaching one drive would leave it. */
-static void plant(struct mt_env *e, unsigned d, const char *bucket, const char *key,
-                  const char *etag, int64_t mtime_ns)
+/* sk_io: the sort key to use, or all zero to make one (returned there). */
+static void plant_rec(struct mt_env *e, unsigned d, const char *bucket, const char *key,
+                      const char *etag, int64_t mtime_ns, uint32_t flags,
+                      uint8_t sk_io[SORTKEY_LEN])
 {
     struct meta_rec r;
     memset(&r, 0, sizeof(r));
-    r.flags = REC_F_NULL;
-    r.size = 123;
+    r.flags = flags;
     snprintf(r.etag, sizeof(r.etag), "%s", etag);
     r.mtime_ns = mtime_ns;
-    r.has_data_id = true;
-    strata_data_id_new(r.data_id);
+    if (!(flags & REC_F_DELETE_MARKER)) {
+        r.size = 123;
+        r.has_data_id = true;
+        strata_data_id_new(r.data_id);
+    }
     char *v;
     size_t vl;
     assert_int_equal(strata_meta__rec_encode(&r, &v, &vl), 0);
+    static const uint8_t zero[SORTKEY_LEN];
     uint8_t sk[SORTKEY_LEN];
-    strata_meta__sortkey_new(mtime_ns, sk);
+    if (sk_io && memcmp(sk_io, zero, SORTKEY_LEN) != 0)
+        memcpy(sk, sk_io, SORTKEY_LEN);
+    else
+        strata_meta__sortkey_new(mtime_ns, sk);
+    if (sk_io)
+        memcpy(sk_io, sk, SORTKEY_LEN);
     char k[600];
     size_t kl = strata_meta__key_obj(k, sizeof(k), bucket, key, sk);
     char *err = NULL;
@@ -476,6 +487,12 @@ static void plant(struct mt_env *e, unsigned d, const char *bucket, const char *
     rocksdb_writeoptions_destroy(wo);
     assert_null(err);
     free(v);
+}
+
+static void plant(struct mt_env *e, unsigned d, const char *bucket, const char *key,
+                  const char *etag, int64_t mtime_ns)
+{
+    plant_rec(e, d, bucket, key, etag, mtime_ns, REC_F_NULL, NULL);
 }
 
 static void test_below_quorum_not_shown(void **state)
@@ -679,6 +696,35 @@ static void test_minority_undecided_rolled_forward(void **state)
     mt_teardown(e);
 }
 
+/* An undecided minority null version (two drives of four) older than the
+ * key's committed null version (a failed write whose replacement did not
+ * see it) was replaced: removed, not rolled forward into a second null
+ * version of the key. */
+static void test_minority_replaced_null_removed(void **state)
+{
+    (void)state;
+    struct mt_env *e = mt_setup("minnull");
+    assert_non_null(e);
+    assert_int_equal(mt_bucket(e, "b", 0), 0);
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    int64_t old_ns = (int64_t)ts.tv_sec * 1000000000 - 60000000000LL;
+    assert_int_equal(mt_put(e, "b", "n", "now", 3, NULL), 0);
+    uint8_t sk[SORTKEY_LEN] = {0};
+    for (unsigned d = 0; d < 2; d++)
+        plant_rec(e, d, "b", "n", "", old_ns, REC_F_NULL | REC_F_DELETE_MARKER, sk);
+    struct strata_heal_stats st;
+    assert_int_equal(strata_meta_heal_all(e->m, &st), 0);
+    assert_int_equal(st.minority_healed, 0);
+    assert_int_equal(st.minority_removed, 1);
+    assert_int_equal(live_copies(e, "b", "n"), 4);
+    struct seen s;
+    list(e, "b", true, NULL, &s);
+    assert_int_equal(s.n, 1);
+    expect_object(e, "b", "n", (const uint8_t *)"now", 3);
+    mt_teardown(e);
+}
+
 /* A version under Object Lock on one drive of four: its absence has a
  * write quorum, but a locked version is never removed; its shards are
  * whole, so heal puts it back on every drive. */
@@ -792,6 +838,7 @@ int main(void)
         cmocka_unit_test(test_missed_delete_reclaims_data),
         cmocka_unit_test(test_minority_removed),
         cmocka_unit_test(test_minority_undecided_rolled_forward),
+        cmocka_unit_test(test_minority_replaced_null_removed),
         cmocka_unit_test(test_minority_locked_kept),
         cmocka_unit_test(test_lost_store_is_fresh),
     };
