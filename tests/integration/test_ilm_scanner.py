@@ -15,6 +15,8 @@ own comes from the version-time index and the heal queue:
   another wiped, are both brought back to full redundancy: every live
   erasure-coded object has its shard file on all four drives, nothing else
   remains, and every object reads back;
+- a drive offline during DeleteObject and DeleteObjectVersion: one pass
+  after it is back leaves nothing listed and no shard of the deleted data;
 - orphan files planted in data/ and tmp/ are removed once older than the
   grace period (--orphan-grace-seconds 2) while live objects stay readable;
 - `strata admin ilm run --wait` and `ilm status` report the progress.
@@ -258,6 +260,50 @@ def offline_and_wiped_drives_back_to_full_redundancy(s):
     wait_for("full redundancy on every drive", healed)
     check_objects(c, b, "a", 10, gone=gone)
     check_objects(c, b, "b", 10)
+
+
+@test
+def missed_deletes_gone_after_one_pass(s):
+    """A drive offline during a DeleteObject (unversioned) and a
+    DeleteObjectVersion keeps those versions and their shards; after it is
+    back, one pass (the daemon may run one at start) leaves nothing listed
+    and no shard of the deleted data on any drive."""
+    c = s.client()
+    bu, bv = s.bucket_name("mdu"), s.bucket_name("mdv")
+    c.create_bucket(Bucket=bu)
+    c.create_bucket(Bucket=bv)
+    c.put_bucket_versioning(Bucket=bv, VersioningConfiguration={"Status": "Enabled"})
+    wait_for("shards on every drive", lambda: full_redundancy(s))
+    before = shard_files(s.drives[0])
+    c.put_object(Bucket=bu, Key="x", Body=body("ux"))
+    v1 = c.put_object(Bucket=bv, Key="x", Body=body("v1"))["VersionId"]
+    v2 = c.put_object(Bucket=bv, Key="x", Body=body("v2"))["VersionId"]
+    wait_for("shards on every drive", lambda: full_redundancy(s))
+    ids = shard_files(s.drives[0]) - before
+    assert len(ids) == 3, ids
+    d3 = s.drives[2]
+    away = d3 + ".away"
+
+    def take_d3_offline():
+        os.rename(d3, away)
+        open(d3, "w").close()
+    s.restart(between=take_d3_offline)
+    c.delete_object(Bucket=bu, Key="x")
+    c.delete_object(Bucket=bv, Key="x", VersionId=v2)
+
+    def d3_back():
+        os.unlink(d3)
+        os.rename(away, d3)
+        assert len(shard_files(d3) - before) == 3  # it kept the deleted data
+    s.restart(between=d3_back)
+    run_pass(s)
+    assert c.list_objects_v2(Bucket=bu).get("KeyCount") == 0
+    vers = c.list_object_versions(Bucket=bv)
+    assert [v["VersionId"] for v in vers.get("Versions", [])] == [v1], vers
+    assert not vers.get("DeleteMarkers"), vers
+    left = [shard_files(d) - before for d in s.drives]
+    assert all(len(x) == 1 and x == left[0] for x in left), left
+    assert c.get_object(Bucket=bv, Key="x")["Body"].read() == body("v1")
 
 
 @test
