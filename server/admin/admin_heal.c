@@ -39,9 +39,12 @@ static void *heal_main(void *arg)
     heal.runs++;
     pthread_mutex_unlock(&heal.mu);
     strata_srv_log(rc ? STRATA_LOG_WARN : STRATA_LOG_NOTICE,
-                   "heal finished: %s, %llu objects scanned, %llu records and %llu shards healed",
+                   "heal finished: %s, %llu objects scanned, %llu records and %llu shards healed, "
+                   "%llu versions below quorum removed, %llu rolled forward",
                    rc ? strata_strerror(rc) : "ok", (unsigned long long)st.objects_scanned,
-                   (unsigned long long)st.records_healed, (unsigned long long)st.shards_healed);
+                   (unsigned long long)st.records_healed, (unsigned long long)st.shards_healed,
+                   (unsigned long long)st.minority_removed,
+                   (unsigned long long)st.minority_healed);
     return NULL;
 }
 
@@ -55,12 +58,14 @@ static json_t *status_json(void)
     if (heal.runs) {
         json_object_set_new(
             doc, "last",
-            json_pack("{s:I, s:s, s:s, s:I, s:I, s:I}", "finished", (json_int_t)heal.finished,
-                      "result", heal.rc ? "error" : "ok", "error",
+            json_pack("{s:I, s:s, s:s, s:I, s:I, s:I, s:I, s:I}", "finished",
+                      (json_int_t)heal.finished, "result", heal.rc ? "error" : "ok", "error",
                       heal.rc ? strata_strerror(heal.rc) : "", "objects_scanned",
                       (json_int_t)heal.stats.objects_scanned, "records_healed",
                       (json_int_t)heal.stats.records_healed, "shards_healed",
-                      (json_int_t)heal.stats.shards_healed));
+                      (json_int_t)heal.stats.shards_healed, "minority_removed",
+                      (json_int_t)heal.stats.minority_removed, "minority_healed",
+                      (json_int_t)heal.stats.minority_healed));
     }
     return doc;
 }

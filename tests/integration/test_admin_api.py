@@ -329,6 +329,7 @@ def drive_offline_then_fresh_then_healed(s):
         last = doc["last"]
         assert last["result"] == "ok" and last["shards_healed"] >= 3, doc
         assert last["records_healed"] >= 4, doc  # the bucket and three versions
+        assert last["minority_removed"] == 0 and last["minority_healed"] == 0, doc
         st, _, doc = admin(s4, "GET", "info")
         states = [d["state"] for d in doc["sets"][0]["drives"]]
         assert states == ["online"] * 4, states
