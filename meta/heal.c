@@ -204,11 +204,11 @@ static int64_t wall_ns(void)
  * quorum: a commit reached >= Wq drives, so it would overlap them, and a
  * non-fresh drive does not lose a synced commit.  Likewise a null version
  * superseded by a newer null version that may have been committed
- * (newer_null).  Never when any copy
- * carries an active Object Lock (a locked version is rolled forward or left
- * alone), and a multipart version only when every drive of the set is
- * online: its 'T' chunks go with it, without tombstones that could later
- * drop part data an unfinished upload still names.
+ * (newer_null).  Never when any copy carries an active Object Lock (a
+ * locked version is rolled forward or left alone), and a multipart version
+ * only when every drive of the set is online: its 'T' chunks go with it,
+ * without tombstones that could later drop part data an unfinished upload
+ * still names.
  */
 static bool minority_removable(struct strata_meta *m, unsigned set, const struct hvals *h,
                                unsigned wq, bool superseded)
@@ -287,8 +287,13 @@ static void roll_back(struct strata_meta *m, unsigned set, rocksdb_writeoptions_
         tk[kl + 1] = (char)c;
         for (unsigned d = 0; d < ms->n; d++) {
             char *err = NULL;
+            if (!ms->drives[d].db)
+                continue; /* not reached: only with every drive online */
             rocksdb_delete(ms->drives[d].db, wo, tk, kl + 2, &err);
-            free(err);
+            if (err) {
+                free(err);
+                (*failed)++;
+            }
         }
     }
 }

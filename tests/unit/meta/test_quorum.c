@@ -525,28 +525,34 @@ static void test_below_quorum_not_shown(void **state)
 
 /* ---- minority records: removed, rolled forward, or kept ---------------------- */
 
-/* Remove every 'O' key of bucket/key from drive d's store, as if the write
- * that made them never reached that drive. */
-static void okeys_rm(struct mt_env *e, unsigned d, const char *bucket, const char *key)
+/* Every key of kind ('O', 'T') of bucket/key on drive d: counted, or
+ * removed when rm (as if the write that made them never reached it). */
+static int kind_keys(struct mt_env *e, unsigned d, char kind, const char *bucket,
+                     const char *key, bool rm)
 {
     char pfx[600], hi[600];
     size_t pl = strata_meta__key_obj(pfx, sizeof(pfx), bucket, key, NULL);
+    pfx[0] = kind;
     memcpy(hi, pfx, pl);
     hi[pl - 1] = 1;
     rocksdb_readoptions_t *ro;
     rocksdb_iterator_t *it = strata_meta__iter_new(e->m, 0, d, &ro, hi, pl);
     assert_non_null(it);
     rocksdb_writeoptions_t *wo = rocksdb_writeoptions_create();
+    int n = 0;
     for (rocksdb_iter_seek(it, pfx, pl); rocksdb_iter_valid(it); rocksdb_iter_next(it)) {
         size_t kl;
         const char *k = rocksdb_iter_key(it, &kl);
         char *err = NULL;
-        rocksdb_delete(e->m->sets[0].drives[d].db, wo, k, kl, &err);
+        n++;
+        if (rm)
+            rocksdb_delete(e->m->sets[0].drives[d].db, wo, k, kl, &err);
         assert_null(err);
     }
     rocksdb_writeoptions_destroy(wo);
     rocksdb_iter_destroy(it);
     rocksdb_readoptions_destroy(ro);
+    return n;
 }
 
 /* Live (non-tombstone) 'O' keys of bucket/key over every drive. */
@@ -638,7 +644,7 @@ static void test_minority_removed(void **state)
     assert_int_equal(mt_put(e, "b", "dir/left", y, n, NULL), 0);
     assert_true(mt_data_files(e) > 0);
     for (unsigned d = 1; d < MT_DRIVES; d++)
-        okeys_rm(e, d, "b", "dir/left");
+        kind_keys(e, d, 'O', "b", "dir/left", true);
     plant(e, 0, "b", "ghost", "0123456789abcdef0123456789abcdef", (int64_t)4e18);
     expect_gone(e, "b", "dir/left");
     expect_gone(e, "b", "ghost");
@@ -675,8 +681,8 @@ static void test_minority_undecided_rolled_forward(void **state)
     assert_int_equal(mt_put(e, "b", "amb", y, n, NULL), 0);
     assert_int_equal(mt_put(e, "b", "amb-inline", x, sizeof(x), NULL), 0);
     for (unsigned d = 2; d < MT_DRIVES; d++) {
-        okeys_rm(e, d, "b", "amb");
-        okeys_rm(e, d, "b", "amb-inline");
+        kind_keys(e, d, 'O', "b", "amb", true);
+        kind_keys(e, d, 'O', "b", "amb-inline", true);
     }
     struct strata_heal_stats st;
     assert_int_equal(strata_meta_heal_all(e->m, &st), 0);
@@ -692,6 +698,52 @@ static void test_minority_undecided_rolled_forward(void **state)
     drive_back(e, 0);
     drive_back(e, 1);
     assert_int_equal(mt_open(e), 0);
+    free(y);
+    mt_teardown(e);
+}
+
+/* A multipart version with its part table on one drive of four (a complete
+ * that reached one drive and crashed): heal removes the version and its
+ * 'T' chunks; the part data is left to the orphan reclaim, which removes
+ * it once no record names it. */
+static void test_minority_multipart_removed(void **state)
+{
+    (void)state;
+    struct mt_env *e = mt_setup("minmpu");
+    assert_non_null(e);
+    assert_int_equal(mt_bucket(e, "b", 0), 0);
+    size_t n = 300 * 1024;
+    uint8_t *y = malloc(n);
+    mt_fill(y, n, 12);
+    struct strata_mpu_opts mo;
+    memset(&mo, 0, sizeof(mo));
+    mo.bucket = "b";
+    mo.key = "mp";
+    assert_int_equal(mt_reopen_part_min(e, 1), 0);
+    assert_int_equal(mt_mpu_single(e->m, &mo, y, n, NULL), 0);
+    assert_true(mt_data_files(e) > 0);
+    for (unsigned d = 1; d < MT_DRIVES; d++) {
+        kind_keys(e, d, 'O', "b", "mp", true);
+        kind_keys(e, d, 'T', "b", "mp", true);
+    }
+    assert_int_equal(kind_keys(e, 0, 'T', "b", "mp", false), 1);
+    expect_gone(e, "b", "mp");
+    struct strata_heal_stats st;
+    assert_int_equal(strata_meta_heal_all(e->m, &st), 0);
+    assert_int_equal(st.minority_removed, 1);
+    for (unsigned d = 0; d < MT_DRIVES; d++) {
+        assert_int_equal(kind_keys(e, d, 'O', "b", "mp", false), 0);
+        assert_int_equal(kind_keys(e, d, 'T', "b", "mp", false), 0);
+    }
+    assert_true(mt_data_files(e) > 0); /* the parts' data: not dropped by heal */
+    struct strata_orphans *os = NULL;
+    uint64_t removed = 0;
+    assert_int_equal(strata_meta_orphan_round(e->m, &os, 0, &removed), 0);
+    assert_int_equal(strata_meta_orphan_round(e->m, &os, 0, &removed), 0);
+    strata_meta_orphans_free(os);
+    assert_int_equal(removed, 1);
+    assert_int_equal(mt_data_files(e), 0);
+    expect_gone(e, "b", "mp");
     free(y);
     mt_teardown(e);
 }
@@ -759,7 +811,7 @@ static void test_minority_locked_kept(void **state)
         }
         assert_int_equal(mt_put_opts(e, &o, y, n, 0, NULL), 0);
         for (unsigned d = 1; d < MT_DRIVES; d++)
-            okeys_rm(e, d, "lk", keys[i]);
+            kind_keys(e, d, 'O', "lk", keys[i], true);
     }
     int files = mt_data_files(e);
     struct strata_heal_stats st;
@@ -839,6 +891,7 @@ int main(void)
         cmocka_unit_test(test_minority_removed),
         cmocka_unit_test(test_minority_undecided_rolled_forward),
         cmocka_unit_test(test_minority_replaced_null_removed),
+        cmocka_unit_test(test_minority_multipart_removed),
         cmocka_unit_test(test_minority_locked_kept),
         cmocka_unit_test(test_lost_store_is_fresh),
     };
