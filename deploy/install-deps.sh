@@ -18,6 +18,7 @@ PKGS=(
     # integration tests: real S3 clients
     awscli python3 python3-boto3 s3cmd rclone curl
     python3-prometheus-client  # parses /metrics in test_metrics.py
+    python3-torch  # the README's DataLoader example (test_torch_example.py), tests/bench/torch_loader.py
     openssl  # a self-signed certificate in test_admin_cli.py
     # aws-sdk-js v3 test (tests/integration/test_js_sdk.py); npm below
     nodejs
