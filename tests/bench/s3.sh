@@ -14,6 +14,9 @@
 #            core (taskset -a -p on the running processes); the ratio
 #   ckpt     1 GiB checkpoint: boto3's transfer manager, 8 parts in flight,
 #            PUT and GET, against the same transfer to nginx
+#   torch    the README's PyTorch DataLoader (boto3, ranged GETs of shard
+#            objects) against the same loader reading the shards from nginx,
+#            samples/s and p99 wait per batch (tests/bench/torch_loader.py)
 #   fio      the engine.sh write ceiling (io_uring, O_DIRECT, 1 MiB, one
 #            job per drive directory), for the PUT 64 MiB row
 # and the daemon's RSS after the dataloader cell; then ListObjectsV2 over
@@ -32,9 +35,10 @@
 # object before the GET cells, to check exactly that.
 #
 # Environment: CELLS (which of get4k get100k get1m get64m put100k put64m
-#   mixed scale ckpt fio; all), RUNS (3), DURATION (s, default 10),
+#   mixed scale ckpt torch fio; all), RUNS (3), DURATION (s, default 10),
 #   PUT64M_DURATION (30), CONNS (32), THREADS (2), N100K (10000), CKPT_MB
-#   (1024), FIO_SIZE (256M per drive), LIST_KEYS (0), STRATA_BIN (default:
+#   (1024), TORCH_SHARDS (64), TORCH_PER_SHARD (256), TORCH_SIZE (102400),
+#   TORCH_WORKERS (8), FIO_SIZE (256M per drive), LIST_KEYS (0), STRATA_BIN (default:
 #   build build-bench/ as Release), STRATA_ARGS (extra server flags),
 #   BENCH_DIR (default: new dir under /tmp), RESULTS (JSON lines, default
 #   $BENCH_DIR/results.jsonl, copied to ./build-bench/s3-results.jsonl), KEEP=1.
@@ -50,7 +54,7 @@ PUT64M_DURATION=${PUT64M_DURATION:-30}
 RUNS=${RUNS:-3}
 CKPT_MB=${CKPT_MB:-1024}
 FIO_SIZE=${FIO_SIZE:-256M}
-CELLS=${CELLS:-get4k get100k get1m get64m put100k put64m mixed scale ckpt fio}
+CELLS=${CELLS:-get4k get100k get1m get64m put100k put64m mixed scale ckpt torch fio}
 PY=/usr/bin/python3
 HERE="$ROOT/tests/bench"
 
@@ -311,6 +315,15 @@ if want ckpt; then
     printf '{"name":"ckpt","server":"both",%s\n' "${C#\{}" >>"$RESULTS"
 fi
 
+if want torch; then
+    echo "==> PyTorch DataLoader: ${TORCH_SHARDS:-64} shards x ${TORCH_PER_SHARD:-256} samples x ${TORCH_SIZE:-102400} B, ${TORCH_WORKERS:-8} workers, $RUNS passes"
+    T=$($PY "$HERE/torch_loader.py" --endpoint "$SEP" --ak "$AK" --sk "$SK" --nginx "$NEP" --www "$WWW" \
+        --shards "${TORCH_SHARDS:-64}" --per-shard "${TORCH_PER_SHARD:-256}" --size "${TORCH_SIZE:-102400}" \
+        --workers "${TORCH_WORKERS:-8}" --runs "$RUNS" --tmp "$BENCH_DIR") || T='{"failed":true}' # wrong bytes, errors
+    echo "  $T"
+    printf '{"name":"torch","server":"both",%s\n' "${T#\{}" >>"$RESULTS"
+fi
+
 if want fio; then
     if command -v fio >/dev/null; then
         echo "==> fio write ceiling: $FIO_SIZE per drive directory, bs=1M, io_uring, O_DIRECT, iodepth 8"
@@ -438,6 +451,18 @@ for r in rows:
                   f"PUT strata {r['strata_put_MBps']} MB/s vs nginx {r['nginx_put_MBps']} MB/s = "
                   f"{r['put_ratio']}; GET strata {r['strata_get_MBps']} MB/s vs nginx "
                   f"{r['nginx_get_MBps']} MB/s = {r['get_ratio']}")
+    if r["name"] == "torch":
+        if r.get("failed"):
+            print("\nPyTorch DataLoader: failed (wrong bytes or a failed read)")
+        else:
+            print(f"\nPyTorch DataLoader ({r['samples']} samples of {r['size']} B in {r['shards']} shards, "
+                  f"{r['workers']} workers, batches of {r['batch']}, medians of {r['runs']} passes): "
+                  f"strata (boto3) {r['strata_samples_per_s']:.0f} samples/s, p99 wait "
+                  f"{r['strata_p99_wait_ms']} ms; nginx (urllib3) {r['nginx_samples_per_s']:.0f} samples/s, "
+                  f"p99 {r['nginx_p99_wait_ms']} ms; ratio {r['strata_ratio']} (p99 {r['strata_p99_ratio']}); "
+                  f"strata with nginx's client (urllib3, presigned) {r['strata-http_samples_per_s']:.0f} "
+                  f"samples/s = {r['strata-http_ratio']} (p99 {r['strata-http_p99_ratio']}); "
+                  f"the same loader over the local files (no server) {r['files_samples_per_s']:.0f} samples/s")
     if r["name"].startswith("list"):
         print(f"\nListObjectsV2 ({r['name']}, {r.get('client', '?')} client): {r.get('keys')} keys in "
               f"{r.get('pages')} pages, {r.get('seconds')} s, {r.get('keys_per_s')} keys/s")
