@@ -38,7 +38,7 @@
 #   mixed scale ckpt torch fio; all), RUNS (3), DURATION (s, default 10),
 #   PUT64M_DURATION (30), CONNS (32), THREADS (2), N100K (10000), CKPT_MB
 #   (1024), TORCH_SHARDS (64), TORCH_PER_SHARD (256), TORCH_SIZE (102400),
-#   TORCH_WORKERS (8), FIO_SIZE (256M per drive), LIST_KEYS (0), STRATA_BIN (default:
+#   TORCH_WORKERS (8), TORCH_OBJECTS (1: also one object per sample), FIO_SIZE (256M per drive), LIST_KEYS (0), STRATA_BIN (default:
 #   build build-bench/ as Release), STRATA_ARGS (extra server flags),
 #   BENCH_DIR (default: new dir under /tmp), RESULTS (JSON lines, default
 #   $BENCH_DIR/results.jsonl, copied to ./build-bench/s3-results.jsonl), KEEP=1.
@@ -319,7 +319,7 @@ if want torch; then
     echo "==> PyTorch DataLoader: ${TORCH_SHARDS:-64} shards x ${TORCH_PER_SHARD:-256} samples x ${TORCH_SIZE:-102400} B, ${TORCH_WORKERS:-8} workers, $RUNS passes"
     T=$($PY "$HERE/torch_loader.py" --endpoint "$SEP" --ak "$AK" --sk "$SK" --nginx "$NEP" --www "$WWW" \
         --shards "${TORCH_SHARDS:-64}" --per-shard "${TORCH_PER_SHARD:-256}" --size "${TORCH_SIZE:-102400}" \
-        --workers "${TORCH_WORKERS:-8}" --runs "$RUNS" --tmp "$BENCH_DIR") || T='{"failed":true}' # wrong bytes, errors
+        --workers "${TORCH_WORKERS:-8}" --objects "${TORCH_OBJECTS:-1}" --runs "$RUNS" --tmp "$BENCH_DIR") || T='{"failed":true}' # wrong bytes, errors
     echo "  $T"
     printf '{"name":"torch","server":"both",%s\n' "${T#\{}" >>"$RESULTS"
 fi
@@ -454,15 +454,22 @@ for r in rows:
     if r["name"] == "torch":
         if r.get("failed"):
             print("\nPyTorch DataLoader: failed (wrong bytes or a failed read)")
-        else:
-            print(f"\nPyTorch DataLoader ({r['samples']} samples of {r['size']} B in {r['shards']} shards, "
-                  f"{r['workers']} workers, batches of {r['batch']}, medians of {r['runs']} passes): "
-                  f"strata (boto3) {r['strata_samples_per_s']:.0f} samples/s, p99 wait "
-                  f"{r['strata_p99_wait_ms']} ms; nginx (urllib3) {r['nginx_samples_per_s']:.0f} samples/s, "
-                  f"p99 {r['nginx_p99_wait_ms']} ms; ratio {r['strata_ratio']} (p99 {r['strata_p99_ratio']}); "
-                  f"strata with nginx's client (urllib3, presigned) {r['strata-http_samples_per_s']:.0f} "
-                  f"samples/s = {r['strata-http_ratio']} (p99 {r['strata-http_p99_ratio']}); "
-                  f"the same loader over the local files (no server) {r['files_samples_per_s']:.0f} samples/s")
+            continue
+        print(f"\nPyTorch DataLoader ({r['samples']} samples of {r['size']} B in {r['shards']} shards, "
+              f"{r['workers']} workers, batches of {r['batch']}, medians of {r['runs']} passes):\n")
+        print("| reader | samples/s | MB/s | p50 / p99 wait per batch, ms | disk read KiB/sample | / nginx | p99 / nginx |")
+        print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+        for ds, what in (("strata", "strata: README's ShardDataset, boto3 ranged GETs"),
+                         ("strata-http", "strata: same loader as nginx (urllib3, presigned)"),
+                         ("strata-objects", "strata: one object per sample, boto3"),
+                         ("nginx", "nginx: urllib3 ranged GETs of the shard files"),
+                         ("files", "local files: pread, no server")):
+            if f"{ds}_samples_per_s" not in r:
+                continue
+            ratio = (f"{r[ds + '_ratio']:.2f} | {r[ds + '_p99_ratio']:.2f}" if ds != "nginx" else "1 | 1")
+            print(f"| {what} | {r[ds + '_samples_per_s']:.0f} | {r[ds + '_MBps']:.1f} | "
+                  f"{r[ds + '_p50_wait_ms']:.2f} / {r[ds + '_p99_wait_ms']:.1f} | "
+                  f"{r[ds + '_disk_KiB_per_sample']:.0f} | {ratio} |")
     if r["name"].startswith("list"):
         print(f"\nListObjectsV2 ({r['name']}, {r.get('client', '?')} client): {r.get('keys')} keys in "
               f"{r.get('pages')} pages, {r.get('seconds')} s, {r.get('keys_per_s')} keys/s")

@@ -19,6 +19,9 @@ one tensor) over each of:
                 same client as nginx, so strata/nginx without boto3's cost
   files         the same Dataset structure reading the shard files with
                 pread (page cache): the DataLoader's ceiling, no server
+  strata-objects  (--objects 1, default) the README's other variant: every
+                sample also stored as its own object (inline up to 128 KiB),
+                a whole-object GET with the README's boto3 client
 in rotation, the same sample order for each.  The training loop checks every
 sample's length and CRC-32 and measures the time it waits for each batch
 (what stalls a training step), and the bytes read from the disks during
@@ -89,6 +92,24 @@ class HttpShardDataset(Dataset):
         return torch.frombuffer(bytearray(r.data), dtype=torch.uint8)
 
 
+class ObjectDataset(Dataset):
+    """The README's one-object-per-sample variant: a whole-object GET with
+    the README's client (boto3, one per worker)."""
+
+    def __init__(self, s3_client, bucket, keys):
+        self.s3_client, self.bucket, self.keys = s3_client, bucket, keys
+        self.s3, self.pid = None, None
+
+    def __len__(self):
+        return len(self.keys)
+
+    def __getitem__(self, i):
+        if self.pid != os.getpid():
+            self.s3, self.pid = self.s3_client(), os.getpid()
+        body = self.s3.get_object(Bucket=self.bucket, Key=self.keys[i])["Body"].read()
+        return torch.frombuffer(bytearray(body), dtype=torch.uint8)
+
+
 class FileShardDataset(Dataset):
     """The same loader over the shard files themselves (pread from the page
     cache): the ceiling of the DataLoader on this machine, no server."""
@@ -141,11 +162,15 @@ def write_dataset(a, s3):
             f.write(body)
         rows = [[key, j * a.size, a.size] for j in range(a.per_shard)]
         crcs = [zlib.crc32(memoryview(body)[o:o + n]) for _, o, n in rows]
+        if a.objects:  # the same samples, one object each
+            for j, (_, o, n) in enumerate(rows):
+                s3.put_object(Bucket=a.bucket, Key=f"{a.prefix}obj/{shard * a.per_shard + j:07d}",
+                              Body=body[o:o + n])
         return key, etag, rows, crcs
 
     index, crcs = {"shards": {}, "samples": []}, []
     t0 = time.monotonic()
-    with concurrent.futures.ThreadPoolExecutor(4) as ex:
+    with concurrent.futures.ThreadPoolExecutor(8) as ex:
         for key, etag, rows, c in ex.map(one, range(a.shards)):
             index["shards"][key] = etag
             index["samples"] += rows
@@ -157,7 +182,7 @@ def write_dataset(a, s3):
     secs = time.monotonic() - t0
     total = a.shards * a.per_shard * a.size
     log(f"wrote {a.shards} shards x {a.per_shard} samples x {a.size} B = {total / 1e6:.0f} MB "
-        f"in {secs:.1f} s (S3 PUT + file)")
+        f"in {secs:.1f} s (S3 PUT + file{', and one object per sample' if a.objects else ''})")
     return index, crcs
 
 
@@ -219,6 +244,8 @@ def main():
     ap.add_argument("--batch", type=int, default=32)
     ap.add_argument("--prefetch", type=int, default=4)
     ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--objects", type=int, default=1,
+                    help="1: also store every sample as its own object and read those (strata-objects)")
     ap.add_argument("--tmp", default="/tmp", help="where the README's block is written")
     a = ap.parse_args()
     # More workers than cores is the point here (they wait on the network).
@@ -243,6 +270,9 @@ def main():
                 "nginx": HttpShardDataset(samples, nginx_urls, nginx_etags),
                 "strata-http": HttpShardDataset(samples, presigned, index["shards"]),
                 "files": FileShardDataset(samples, files)}
+    if a.objects:
+        keys = [f"{a.prefix}obj/{i:07d}" for i in range(len(samples))]
+        datasets["strata-objects"] = ObjectDataset(ex.s3_client, a.bucket, keys)
     assert len(datasets["strata"]) == len(samples)
 
     loaders = {}
@@ -283,7 +313,9 @@ def main():
     for name, rs in results.items():
         for f in ("samples_per_s", "MBps", "p50_wait_ms", "p99_wait_ms", "disk_KiB_per_sample"):
             out[f"{name}_{f}"] = round(statistics.median(r[f] for r in rs), 2)
-    for name in ("strata", "strata-http", "files"):
+    for name in results:
+        if name == "nginx":
+            continue
         out[f"{name}_ratio"] = round(out[f"{name}_samples_per_s"] / out["nginx_samples_per_s"], 2)
         out[f"{name}_p99_ratio"] = round(out[f"{name}_p99_wait_ms"] / out["nginx_p99_wait_ms"], 2)
     print(json.dumps(out), flush=True)
