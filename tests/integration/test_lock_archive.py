@@ -8,8 +8,9 @@ fails with AccessDenied; once the retain-until date has passed, every
 version deletes and the bucket goes.  Then `strata audit verify` over the
 drives accepts the audit log, which holds a denied entry for each refused
 attempt, and a single flipped byte in one drive's log is detected.
-Attempts sent less than a second before the retain-until date are not
-judged, so a slow machine makes the test weaker, never red.
+Only attempts answered before the retain-until date are judged (the
+daemon decided them while the retention held), so a slow machine makes the
+test weaker, never red.
 Run by CTest (integration label) with /usr/bin/python3.
 """
 
@@ -49,7 +50,7 @@ def compliance_archive(s):
     b = s.bucket_name("archive")
     c.create_bucket(Bucket=b, ObjectLockEnabledForBucket=True)
     until = datetime.datetime.now(UTC).replace(microsecond=0) + datetime.timedelta(seconds=HOLD_S)
-    deadline = until.timestamp() - 1.0  # attempts sent later are not judged
+    deadline = until.timestamp() - 0.2  # attempts answered later are not judged
     keys = [f"ledger/2026/{i:04d}.rec" for i in range(N)]
 
     def write(i):
@@ -69,7 +70,6 @@ def compliance_archive(s):
         """Returns [(kind, judged, code)] for the three attempts on record i."""
         out = []
         for kind in ("delete", "shorten", "overwrite"):
-            sent = time.time()
             if kind == "delete":
                 code = code_of(lambda: c.delete_object(Bucket=b, Key=keys[i], VersionId=vids[i],
                                                        BypassGovernanceRetention=True))
@@ -79,10 +79,14 @@ def compliance_archive(s):
                     Retention={"Mode": "COMPLIANCE", "RetainUntilDate": shorter}))
             else:
                 # A PUT of the key cannot replace the locked version: it adds one.
+                # Judged only if the locked version was read back in time.
                 nv = c.put_object(Bucket=b, Key=keys[i], Body=b"tampered")["VersionId"]
-                got = c.get_object(Bucket=b, Key=keys[i], VersionId=vids[i])["Body"].read()
-                code = "AccessDenied" if nv != vids[i] and got == record(i) else "REPLACED"
-            out.append((kind, sent < deadline, code))
+                try:
+                    got = c.get_object(Bucket=b, Key=keys[i], VersionId=vids[i])["Body"].read()
+                    code = "AccessDenied" if nv != vids[i] and got == record(i) else "REPLACED"
+                except botocore.exceptions.ClientError as e:
+                    code = e.response["Error"]["Code"]
+            out.append((kind, time.time() < deadline, code))
         return out
 
     with concurrent.futures.ThreadPoolExecutor(8) as pool:
@@ -109,7 +113,10 @@ def compliance_archive(s):
 
     with concurrent.futures.ThreadPoolExecutor(8) as pool:
         removed = sum(pool.map(remove, range(N)))
-    assert removed == 2 * N, removed
+    # Each record has its own version and a "tampered" one, less the originals
+    # deleted by attempts answered after the retention ended.
+    late_deletes = sum(1 for k, _, code in results if k == "delete" and code == "OK")
+    assert removed == 2 * N - late_deletes, (removed, late_deletes)
     c.delete_bucket(Bucket=b)
 
     if s.proc is None:
