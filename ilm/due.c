@@ -47,7 +47,7 @@
 #define DUE_SAVE_MS 30000
 #define DUE_BATCH 4096
 #define DUE_WORKERS 4
-#define DUE_CURSORS_MAX (STRATA_LC_RULES_MAX * 4)
+#define DUE_CURSORS_MAX (STRATA_LC_RULES_MAX * (4 + 2 * STRATA_LC_TRANSITIONS_MAX))
 
 int64_t strata_ilm__due_bound(int64_t now_ms, unsigned days, int64_t day_ms)
 {
@@ -87,13 +87,26 @@ static uint64_t fnv(uint64_t h, const void *p, size_t n)
 
 /* An action's identity: what it is and what makes its bound; any change
  * of the rule gives a new cursor (a rebuild from the oldest entry). */
-static uint64_t action_id(const struct strata_lc_rule *r, char kind, int64_t param)
+static uint64_t action_id(const struct strata_lc_rule *r, char kind, int64_t param,
+                          const char *cls)
 {
     uint64_t h = fnv(1469598103934665603ull, &kind, 1);
     h = fnv(h, r->id, strlen(r->id));
     h = fnv(h, &param, sizeof(param));
     if (r->filter.prefix)
         h = fnv(h, r->filter.prefix, strlen(r->filter.prefix) + 1);
+    if (cls)
+        h = fnv(h, cls, strlen(cls) + 1);
+    /* Tag and size predicates too: a key the old filter left out may be due
+     * under the new one. */
+    for (size_t i = 0; i < r->filter.ntags; i++) {
+        h = fnv(h, r->filter.tags[i].key, strlen(r->filter.tags[i].key) + 1);
+        h = fnv(h, r->filter.tags[i].value, strlen(r->filter.tags[i].value) + 1);
+    }
+    if (r->filter.has_size_gt)
+        h = fnv(fnv(h, ">", 1), &r->filter.size_gt, sizeof(r->filter.size_gt));
+    if (r->filter.has_size_lt)
+        h = fnv(fnv(h, "<", 1), &r->filter.size_lt, sizeof(r->filter.size_lt));
     return h;
 }
 
@@ -285,6 +298,8 @@ static void *pool_main(void *arg)
         /* done[i] of another worker's key is that worker's to write */
         if (key_worker(p->v[i].key, p->nworkers) != id || p->done[i])
             continue;
+        if (strata_ilm__budget_take(&p->e->due_budget, 1, &p->e->stop))
+            break; /* due_rate: the workers together */
         eval_one(p, i, &loc);
         p->done[i] = true;
         size_t d = atomic_fetch_add(&p->ndone, 1) + 1;
@@ -379,6 +394,63 @@ static bool drain_range(struct strata_ilm *e, const char *bucket,
     return !atomic_load(&e->stop);
 }
 
+/* One timed action of a rule: its cursor's identity and its bound now. */
+struct due_act {
+    char kind;
+    int64_t param;
+    const char *cls; /* transitions: the class (a new class is a new cursor) */
+    int64_t bound;
+};
+#define DUE_ACTS_MAX (4 + 2 * STRATA_LC_TRANSITIONS_MAX)
+
+/* The index bound of a Date action: every entry once the date passed. */
+static int64_t date_bound(int64_t now, int64_t date_ms)
+{
+    return now >= date_ms ? now + 1 : 0;
+}
+
+/*
+ * The timed actions of rule r: the expirations, and when the engine moves
+ * data (a class map), every Transition (base: the version's mtime, like
+ * Expiration) and NoncurrentVersionTransition (base: the newer version's
+ * mtime, like NoncurrentVersionExpiration).  Each transition stage has its
+ * own cursor, so a version reaches the second stage by the index too.
+ * The drain re-evaluates the key with the full pass's logic
+ * (strata_ilm__walk_key): the waterfall, the tier check, an expiration
+ * due at the same time winning, Object Lock, the crash-safe move.
+ */
+static size_t rule_actions(const struct strata_ilm *e, const struct strata_lc_rule *r,
+                           int64_t now, int64_t day, struct due_act *v)
+{
+    size_t n = 0;
+    if (r->exp_days > 0)
+        v[n++] = (struct due_act){'E', r->exp_days, NULL,
+                                  strata_ilm__due_bound(now, r->exp_days, day)};
+    if (r->exp_date_ms > 0)
+        v[n++] = (struct due_act){'A', r->exp_date_ms, NULL, date_bound(now, r->exp_date_ms)};
+    if (r->nc_days > 0)
+        v[n++] = (struct due_act){'N', r->nc_days, NULL,
+                                  strata_ilm__due_bound(now, r->nc_days, day)};
+    if (r->exp_delete_marker)
+        v[n++] = (struct due_act){'M', 0, NULL, now + 1};
+    if (!e->o.classes)
+        return n; /* no tiers: transitions never act */
+    for (size_t i = 0; i < r->ntr; i++) {
+        const struct strata_lc_transition *t = &r->tr[i];
+        v[n++] = t->date_ms > 0
+                     ? (struct due_act){'D', t->date_ms, t->storage_class,
+                                        date_bound(now, t->date_ms)}
+                     : (struct due_act){'T', t->days, t->storage_class,
+                                        strata_ilm__due_bound(now, t->days, day)};
+    }
+    for (size_t i = 0; i < r->nnctr; i++) {
+        const struct strata_lc_transition *t = &r->nctr[i];
+        v[n++] = (struct due_act){'V', (int64_t)t->days * 1000 + t->newer, t->storage_class,
+                                  strata_ilm__due_bound(now, t->days, day)};
+    }
+    return n;
+}
+
 static void drain_bucket(struct strata_ilm *e, struct due_state *ds, const char *bucket,
                          struct strata_ilm_stats *st)
 {
@@ -404,21 +476,12 @@ static void drain_bucket(struct strata_ilm *e, struct due_state *ds, const char 
         const struct strata_lc_rule *r = &cfg.rules[i];
         if (!r->enabled)
             continue;
-        struct {
-            char kind;
-            bool on;
-            int64_t param, bound;
-        } acts[] = {
-            {'E', r->exp_days > 0, r->exp_days, strata_ilm__due_bound(now, r->exp_days, day)},
-            {'A', r->exp_date_ms > 0, r->exp_date_ms, now >= r->exp_date_ms ? now + 1 : 0},
-            {'N', r->nc_days > 0, r->nc_days, strata_ilm__due_bound(now, r->nc_days, day)},
-            {'M', r->exp_delete_marker, 0, now + 1},
-        };
-        for (size_t a = 0; a < sizeof(acts) / sizeof(acts[0]); a++) {
-            if (!acts[a].on)
-                continue;
+        struct due_act acts[DUE_ACTS_MAX];
+        size_t n = rule_actions(e, r, now, day, acts);
+        for (size_t a = 0; a < n; a++) {
             int64_t bound = acts[a].bound < settled ? acts[a].bound : settled;
-            struct cursor *cur = cursor_get(c, action_id(r, acts[a].kind, acts[a].param));
+            struct cursor *cur =
+                cursor_get(c, action_id(r, acts[a].kind, acts[a].param, acts[a].cls));
             if (!cur || bound <= cur->ms)
                 continue;
             if (!drain_range(e, bucket, &cfg, r, cur, bound, st, &c->dirty))

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #define HEAL_BATCH 4096
+#define HEAL_CHUNK 16
 
 void strata_ilm__heal_tick(struct strata_ilm *e, struct strata_ilm_stats *out)
 {
@@ -21,7 +22,19 @@ void strata_ilm__heal_tick(struct strata_ilm *e, struct strata_ilm_stats *out)
     if (!pending)
         return;
     struct strata_heal_stats hs = {0};
-    int n = strata_meta_heal_queued(e->o.meta, HEAL_BATCH, &hs, &pending);
+    int n = 0;
+    /* heal_rate: chunks charged to the heal budget, so a burst of missed
+     * writes is not healed back to back beside foreground requests. */
+    size_t chunk = e->o.heal_rate ? HEAL_CHUNK : HEAL_BATCH;
+    while (pending && n < HEAL_BATCH && !atomic_load(&e->stop)) {
+        struct strata_heal_stats c = {0};
+        int k = strata_meta_heal_queued(e->o.meta, chunk, &c, &pending);
+        hs.records_healed += c.records_healed;
+        hs.shards_healed += c.shards_healed;
+        n += k;
+        if (k <= 0 || strata_ilm__budget_take(&e->heal_budget, (uint64_t)k, &e->stop))
+            break;
+    }
     struct strata_ilm_stats st;
     memset(&st, 0, sizeof(st));
     st.heal_queued = (uint64_t)n;

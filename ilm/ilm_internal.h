@@ -10,6 +10,18 @@
 
 #include "strata/ilm.h"
 
+/* budget.c: a rate (units per second, 0: unbounded) shared by threads. */
+struct strata_ilm_budget {
+    pthread_mutex_t mu;
+    uint64_t per_s;
+    int64_t next_us; /* CLOCK_MONOTONIC: where the schedule's next slot begins */
+};
+void strata_ilm__budget_init(struct strata_ilm_budget *b, uint64_t per_s);
+void strata_ilm__budget_fini(struct strata_ilm_budget *b);
+/* Spend units: sleep until the rate allows them.  True when *stop (may be
+ * NULL) was set meanwhile (the units count as spent). */
+bool strata_ilm__budget_take(struct strata_ilm_budget *b, uint64_t units, atomic_bool *stop);
+
 struct strata_ilm {
     struct strata_ilm_opts o;
     pthread_t thr;
@@ -29,6 +41,9 @@ struct strata_ilm {
     int64_t last_pos_save_ms;
     int64_t last_orphan_ms;
     struct strata_orphans *orphans; /* reclaim.c: candidates of the last round */
+    struct strata_ilm_budget due_budget;  /* keys the due drains evaluate (due_rate) */
+    struct strata_ilm_budget heal_budget; /* keys healed from the queue (heal_rate) */
+    struct strata_ilm_budget move_budget; /* bytes transitions copy (move_mbps) */
 };
 
 /* Apply cfg to the versions of one key of bucket, as a pass does.  When

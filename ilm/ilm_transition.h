@@ -22,11 +22,13 @@ const char *strata_ilm__transition_target(const struct strata_ilm_opts *o,
                                           const struct strata_obj_info *in, bool current,
                                           int64_t since_ms, unsigned newer_nc, int64_t now_ms,
                                           int64_t day_ms);
-/* Move one version (paced to o->move_mbps, stopped by *stop); counts in st.
- * 0, or the error (STRATA_EBUSY / EPRECOND: retried next pass). */
-int strata_ilm__transition_run(const struct strata_ilm_opts *o, atomic_bool *stop,
-                               const char *bucket, const char *key, const char *vid,
-                               const char *cls, struct strata_ilm_stats *st);
+/* Move one version (its copy charged to move, the engine's budget of
+ * o->move_mbps; stopped by *stop); counts in st.  0, or the error
+ * (STRATA_EBUSY / EPRECOND: retried later). */
+struct strata_ilm_budget;
+int strata_ilm__transition_run(const struct strata_ilm_opts *o, struct strata_ilm_budget *move,
+                               atomic_bool *stop, const char *bucket, const char *key,
+                               const char *vid, const char *cls, struct strata_ilm_stats *st);
 /* At the start of a pass: finish transitions a crash interrupted. */
 void strata_ilm__transition_pass_begin(const struct strata_ilm_opts *o,
                                        struct strata_ilm_stats *st);

@@ -157,8 +157,8 @@ static void run_actions(struct walk *w)
         struct action *a = &w->acts[i];
         int rc;
         if (a->kind == ACT_TRANSITION) {
-            rc = strata_ilm__transition_run(&w->e->o, &w->e->stop, w->bucket, a->key, a->id,
-                                            a->cls, w->st);
+            rc = strata_ilm__transition_run(&w->e->o, &w->e->move_budget, &w->e->stop,
+                                            w->bucket, a->key, a->id, a->cls, w->st);
             if (rc && rc != STRATA_ENOTFOUND && rc != STRATA_EPRECOND && rc != STRATA_EBUSY)
                 fail_log(w, a, rc);
             free(a->key);
@@ -667,6 +667,9 @@ int strata_ilm_create(const struct strata_ilm_opts *opts, struct strata_ilm **ou
     pthread_mutex_init(&e->pass_mu, NULL);
     pthread_mutex_init(&e->due_mu, NULL);
     pthread_cond_init(&e->cv, NULL);
+    strata_ilm__budget_init(&e->due_budget, opts->due_rate);
+    strata_ilm__budget_init(&e->heal_budget, opts->heal_rate);
+    strata_ilm__budget_init(&e->move_budget, (uint64_t)opts->move_mbps << 20);
     *out = e;
     return 0;
 }
@@ -704,6 +707,9 @@ void strata_ilm_destroy(struct strata_ilm *e)
     strata_ilm__due_forget(e);
     strata_meta_orphans_free(e->orphans);
     pthread_mutex_destroy(&e->due_mu);
+    strata_ilm__budget_fini(&e->due_budget);
+    strata_ilm__budget_fini(&e->heal_budget);
+    strata_ilm__budget_fini(&e->move_budget);
     pthread_cond_destroy(&e->cv);
     pthread_mutex_destroy(&e->mu);
     pthread_mutex_destroy(&e->pass_mu);

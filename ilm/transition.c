@@ -5,9 +5,9 @@
  * is meta's strata_obj_transition.
  */
 #include "ilm_transition.h"
+#include "ilm_internal.h"
 
 #include <string.h>
-#include <time.h>
 
 #define MOD "ilm"
 
@@ -33,43 +33,28 @@ const char *strata_ilm__transition_target(const struct strata_ilm_opts *o,
     return t->storage_class;
 }
 
-static int64_t mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 struct pace {
-    const struct strata_ilm_opts *o;
+    struct strata_ilm_budget *b;
     atomic_bool *stop;
-    int64_t t0_ms;
+    uint64_t spent; /* bytes already charged to the budget */
 };
 
-/* After each copied MiB: sleep until the copy is back at move_mbps. */
+/* After each copied MiB: charge it to the engine's move budget, shared by
+ * every thread that moves (the pass and the due drains' workers), so they
+ * copy move_mbps together. */
 static int pace_cb(void *ud, uint64_t bytes)
 {
     struct pace *p = ud;
-    if (atomic_load(p->stop))
-        return STRATA_EBUSY;
-    if (!p->o->move_mbps)
-        return 0;
-    int64_t due = p->t0_ms + (int64_t)(bytes * 1000 / ((uint64_t)p->o->move_mbps << 20));
-    for (int64_t now = mono_ms(); now < due; now = mono_ms()) {
-        if (atomic_load(p->stop))
-            return STRATA_EBUSY;
-        int64_t nap = due - now < 50 ? due - now : 50;
-        struct timespec ts = {.tv_sec = 0, .tv_nsec = nap * 1000000};
-        nanosleep(&ts, NULL);
-    }
-    return 0;
+    uint64_t delta = bytes > p->spent ? bytes - p->spent : 0;
+    p->spent += delta;
+    return strata_ilm__budget_take(p->b, delta, p->stop) ? STRATA_EBUSY : 0;
 }
 
-int strata_ilm__transition_run(const struct strata_ilm_opts *o, atomic_bool *stop,
-                               const char *bucket, const char *key, const char *vid,
-                               const char *cls, struct strata_ilm_stats *st)
+int strata_ilm__transition_run(const struct strata_ilm_opts *o, struct strata_ilm_budget *move,
+                               atomic_bool *stop, const char *bucket, const char *key,
+                               const char *vid, const char *cls, struct strata_ilm_stats *st)
 {
-    struct pace p = {.o = o, .stop = stop, .t0_ms = mono_ms()};
+    struct pace p = {.b = move, .stop = stop};
     struct strata_transition t = {.bucket = bucket, .key = key, .version_id = vid,
                                   .tier = strata_class_map_tier(o->classes, cls),
                                   .storage_class = cls, .progress = pace_cb, .ud = &p};

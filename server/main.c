@@ -50,6 +50,8 @@
 #define ILM_INTERVAL_S_DEFAULT 3600u
 #define ILM_RATE_DEFAULT 2000u
 #define ILM_MOVE_MBPS_DEFAULT 64u
+#define ILM_DUE_RATE_DEFAULT 250u
+#define HEAL_RATE_DEFAULT 500u
 #define HEAL_INTERVAL_S_DEFAULT 3600u
 #define ORPHAN_GRACE_S_DEFAULT 3600u
 
@@ -135,6 +137,12 @@ static void usage(FILE *f)
 "                        old (default %u; 0: never)\n"
 "  --ilm-move-mbps N     lifecycle transitions copy at most N MiB/s (default %u;\n"
 "                        0: no limit)\n"
+"  --ilm-due-rate N      due lifecycle work (expirations and transitions found\n"
+"                        through the due-time index) is carried out for at\n"
+"                        most N objects per second (default %u; 0: no limit)\n"
+"  --heal-rate N         writes that missed a drive are healed from the heal\n"
+"                        queue at most N keys per second (default %u; 0: no\n"
+"                        limit)\n"
 "\n"
 "Tiers (where object data lives; metadata always stays on the hot tier):\n"
 "  --tier NAME:[K+M:]DRIVES  a tier of erasure sets of K data + M parity drives\n"
@@ -167,7 +175,8 @@ static void usage(FILE *f)
 "need a restart.\n",
             STRATA_INLINE_MAX_DEFAULT, CACHE_MB_DEFAULT, BODY_MEMORY_MB_DEFAULT, LC_DAY_S_DEFAULT,
             ILM_INTERVAL_S_DEFAULT, ILM_RATE_DEFAULT, HEAL_INTERVAL_S_DEFAULT,
-            ORPHAN_GRACE_S_DEFAULT, ILM_MOVE_MBPS_DEFAULT, DEFAULT_ROOT_USER,
+            ORPHAN_GRACE_S_DEFAULT, ILM_MOVE_MBPS_DEFAULT, ILM_DUE_RATE_DEFAULT,
+            HEAL_RATE_DEFAULT, DEFAULT_ROOT_USER,
             DEFAULT_ROOT_PASSWORD);
 }
 
@@ -383,6 +392,8 @@ struct ilm_flags {
     unsigned heal_s;
     unsigned orphan_s;
     unsigned move_mbps;
+    unsigned due_rate;
+    unsigned heal_rate;
 };
 
 /* The lifecycle engine, after the HTTP daemon is up (0 = scanner off). */
@@ -412,7 +423,8 @@ static int ilm_start(struct strata_srv *s, const struct ilm_flags *f, struct str
                                 .tags_decode_cb = strata_srv_tags_decode,
                                 .log = strata_srv_logger(),
                                 .classes = s->tiers ? &s->tiers->map : NULL,
-                                .move_mbps = f->move_mbps};
+                                .move_mbps = f->move_mbps, .due_rate = f->due_rate,
+                                .heal_rate = f->heal_rate};
     int rc = strata_ilm_create(&o, out);
     if (rc == 0)
         rc = strata_ilm_start(*out);
@@ -464,6 +476,8 @@ static int server_opt(struct server_args *a, int c, const char *v)
     case 'H': a->ilm.heal_s = (unsigned)strtoul(v, NULL, 10); break;
     case 'G': a->ilm.orphan_s = (unsigned)strtoul(v, NULL, 10); break;
     case 'O': a->ilm.move_mbps = (unsigned)strtoul(v, NULL, 10); break;
+    case 'J': a->ilm.due_rate = (unsigned)strtoul(v, NULL, 10); break;
+    case 'Q': a->ilm.heal_rate = (unsigned)strtoul(v, NULL, 10); break;
     case 'Y':
     case 'Z': {
         char err[512];
@@ -582,6 +596,8 @@ static int cmd_server(int argc, char **argv, bool print_only)
         {"heal-interval-seconds", required_argument, NULL, 'H'},
         {"orphan-grace-seconds", required_argument, NULL, 'G'},
         {"ilm-move-mbps", required_argument, NULL, 'O'},
+        {"ilm-due-rate", required_argument, NULL, 'J'},
+        {"heal-rate", required_argument, NULL, 'Q'},
         {"tier", required_argument, NULL, 'Y'},
         {"storage-class", required_argument, NULL, 'Z'},
         {"kms-key-file", required_argument, NULL, 'K'},
@@ -607,7 +623,9 @@ static int cmd_server(int argc, char **argv, bool print_only)
                             .ilm = {.day_s = LC_DAY_S_DEFAULT, .interval_s = -1,
                                     .rate = ILM_RATE_DEFAULT, .heal_s = HEAL_INTERVAL_S_DEFAULT,
                                     .orphan_s = ORPHAN_GRACE_S_DEFAULT,
-                                    .move_mbps = ILM_MOVE_MBPS_DEFAULT}};
+                                    .move_mbps = ILM_MOVE_MBPS_DEFAULT,
+                                    .due_rate = ILM_DUE_RATE_DEFAULT,
+                                    .heal_rate = HEAL_RATE_DEFAULT}};
     /* The config file first, so that every flag wins over it. */
     s.cfg.config_file = config_arg(argc, argv);
     json_t *conf = NULL;
@@ -687,6 +705,8 @@ static int cmd_server(int argc, char **argv, bool print_only)
     s.cfg.heal_interval_s = ilm.heal_s;
     s.cfg.orphan_grace_s = ilm.orphan_s;
     s.cfg.ilm_move_mbps = ilm.move_mbps;
+    s.cfg.ilm_due_rate = ilm.due_rate;
+    s.cfg.heal_rate = ilm.heal_rate;
     s.cfg.inline_max = inline_max ? inline_max : STRATA_INLINE_MAX_DEFAULT; /* for the config dump */
     /* Before any drive is touched and long before binding. */
     if (root_creds_pick(&s.cfg, conf) != 0)

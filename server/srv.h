@@ -83,6 +83,8 @@ struct strata_srv_config {
     long ilm_interval_s;     /* the lifecycle flags, for the config dump */
     unsigned ilm_rate;
     unsigned ilm_move_mbps;
+    unsigned ilm_due_rate; /* --ilm-due-rate (objects/s) */
+    unsigned heal_rate;    /* --heal-rate (keys/s) */
     const char *tier_specs[8];   /* --tier / "tiers", for the config dump */
     unsigned ntier_specs;
     const char *class_specs[24]; /* --storage-class / "storage-classes" */

@@ -251,6 +251,12 @@ struct strata_ilm_opts {
      * carried out), and the copy rate in MiB/s (0: unbounded). */
     const struct strata_class_map *classes;
     unsigned move_mbps;
+    /* Budgets that keep background work off the foreground's p99: keys
+     * the due-index drains evaluate per second (all their workers
+     * together), keys healed from meta's immediate heal queue per second
+     * (0: unbounded, each). */
+    unsigned due_rate;
+    unsigned heal_rate;
 };
 
 /* Counters; per run (the last finished pass) and totals since start. */

@@ -57,7 +57,7 @@ FULL = {
     "root-user": "cfgroot", "root-password": "cfg-root-secret-xyz", "metrics-public": True,
     "admin-users": "AK1,AK2", "kms-key-file": "/etc/strata/kms.json", "sse-c-allow-http": True,
     "metrics-token-file": "/etc/strata/metrics.token",
-    "drives": ["/srv/strata/d{1...4}"], "ilm-move-mbps": 32,
+    "drives": ["/srv/strata/d{1...4}"], "ilm-move-mbps": 32, "ilm-due-rate": 120, "heal-rate": 90,
     "tiers": ["warm:4+2:/srv/strata/w{1...6}", "compliance:/srv/c1,/srv/c{2...8}"],
     "storage-classes": ["ONEZONE_IA:warm"],
 }

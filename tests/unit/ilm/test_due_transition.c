@@ -1,0 +1,377 @@
+/*
+ * test_due_transition.c - transitions found through the version-time
+ * index (ilm/due.c), never by a full pass: a meta with two more tiers
+ * ("warm" serves STANDARD_IA, "cold" GLACIER), 100 ms lifecycle days, and
+ * drains called directly (strata_ilm__due_tick).  Checks that a
+ * Transition moves current versions through both stages with identical
+ * bytes, leaves other prefixes and colder versions alone (the waterfall),
+ * moves a locked version and keeps its lock; that a
+ * NoncurrentVersionTransition moves the noncurrent version only; that a
+ * rule whose class changed is drained again from the start; and that the
+ * shared budget keeps concurrent spenders at one rate.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <time.h>
+
+#include <cmocka.h>
+
+#include "ilm_internal.h"
+#include "meta/meta_test_util.h"
+#include "strata/tier.h"
+
+#define DAY_MS 100
+#define DEADLINE_MS 30000
+#define SIZE (300 * 1024)
+
+struct tenv {
+    struct mt_env *e;
+    char dirs[2][MT_DRIVES][700];
+    struct strata_set *sets[2];
+    struct strata_tier *tiers[2];
+    struct strata_class_map map;
+};
+
+static int no_tags(const uint8_t *raw, size_t len, struct strata_kv *out, size_t max, char *buf,
+                   size_t buf_len)
+{
+    (void)raw, (void)len, (void)out, (void)max, (void)buf, (void)buf_len;
+    return 0;
+}
+
+static void sleep_ms(int ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000};
+    nanosleep(&ts, NULL);
+}
+
+static int setup(void **state)
+{
+    struct tenv *t = calloc(1, sizeof(*t));
+    t->e = mt_setup("due-tr");
+    assert_non_null(t->e);
+    const char *names[2] = {"warm", "cold"};
+    for (int k = 0; k < 2; k++) {
+        const char *paths[MT_DRIVES];
+        for (int i = 0; i < MT_DRIVES; i++) {
+            snprintf(t->dirs[k][i], sizeof(t->dirs[k][i]), "%s/%s%d", t->e->root, names[k], i);
+            paths[i] = t->dirs[k][i];
+        }
+        struct strata_set_opts so;
+        memset(&so, 0, sizeof(so));
+        struct strata_errinfo ei;
+        memset(&ei, 0, sizeof(ei));
+        assert_int_equal(strata_set_open(paths, MT_DRIVES, &so, &t->sets[k], &ei), 0);
+        assert_int_equal(strata_tier_local_create(names[k], &t->sets[k], 1, &t->tiers[k]), 0);
+    }
+    strata_meta_close(t->e->m);
+    struct strata_meta_opts o;
+    memset(&o, 0, sizeof(o));
+    o.tiers = t->tiers;
+    o.ntiers = 2;
+    struct strata_errinfo ei;
+    memset(&ei, 0, sizeof(ei));
+    assert_int_equal(strata_meta_open(&t->e->set, 1, &o, &t->e->m, &ei), 0);
+    strata_class_map_default(&t->map);
+    assert_int_equal(strata_class_map_set(&t->map, "GLACIER:cold"), 0);
+    *state = t;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    struct tenv *t = *state;
+    strata_meta_close(t->e->m);
+    t->e->m = NULL;
+    for (int k = 0; k < 2; k++) {
+        strata_tier_destroy(t->tiers[k]);
+        strata_set_close(t->sets[k]);
+    }
+    strata_set_close(t->e->set);
+    t->e->set = NULL;
+    mt_rm_rf(t->e->root);
+    free(t->e);
+    free(t);
+    return 0;
+}
+
+static struct strata_ilm *engine(struct tenv *t)
+{
+    struct strata_ilm_opts o = {.meta = t->e->m, .sets = &t->e->set, .nsets = 1,
+                                .day_ms = DAY_MS, .interval_s = 1, .tags_decode_cb = no_tags,
+                                .classes = &t->map};
+    struct strata_ilm *ilm = NULL;
+    assert_int_equal(strata_ilm_create(&o, &ilm), 0);
+    return ilm;
+}
+
+static void lifecycle(struct tenv *t, const char *bucket, const char *rules)
+{
+    char doc[2048];
+    int n = snprintf(doc, sizeof(doc), "<LifecycleConfiguration>%s</LifecycleConfiguration>",
+                     rules);
+    assert_int_equal(strata_meta_bucket_config_put(t->e->m, bucket, "lifecycle", doc, (size_t)n),
+                     0);
+}
+
+static uint8_t data[SIZE];
+
+static void put(struct tenv *t, const char *bucket, const char *key, struct strata_put_opts *po,
+                struct strata_obj_info *out)
+{
+    struct strata_put_opts o;
+    if (!po) {
+        memset(&o, 0, sizeof(o));
+        po = &o;
+    }
+    po->bucket = bucket;
+    po->key = key;
+    po->size = SIZE;
+    assert_int_equal(mt_put_opts(t->e, po, data, SIZE, 0, out), 0);
+}
+
+/* The class of bucket/key (version vid, NULL: current); "" when absent. */
+static const char *class_of(struct tenv *t, const char *bucket, const char *key, const char *vid)
+{
+    static char cls[32];
+    struct strata_obj_info in;
+    memset(&in, 0, sizeof(in));
+    cls[0] = '\0';
+    if (strata_obj_head(t->e->m, bucket, key, vid, &in) == 0)
+        snprintf(cls, sizeof(cls), "%s", in.storage_class);
+    strata_obj_info_fini(&in);
+    return cls;
+}
+
+static void check_bytes(struct tenv *t, const char *bucket, const char *key, const char *vid)
+{
+    uint8_t *got = NULL;
+    size_t len = 0;
+    assert_int_equal(mt_get(t->e, bucket, key, vid, &got, &len), 0);
+    assert_int_equal(len, SIZE);
+    assert_memory_equal(got, data, SIZE);
+    free(got);
+}
+
+typedef bool (*pred_fn)(struct tenv *);
+
+/* Drain until pred or the deadline (a slow machine only waits longer). */
+static struct strata_ilm_stats drain_until(struct strata_ilm *ilm, struct tenv *t, pred_fn pred)
+{
+    struct strata_ilm_stats sum;
+    memset(&sum, 0, sizeof(sum));
+    for (int waited = 0; !pred(t); waited += 20) {
+        assert_true(waited < DEADLINE_MS);
+        sleep_ms(20);
+        strata_ilm__due_tick(ilm, true, &sum);
+    }
+    return sum;
+}
+
+static bool all_in(struct tenv *t, const char *cls)
+{
+    for (int i = 0; i < 4; i++) {
+        char k[32];
+        snprintf(k, sizeof(k), "mv/%d", i);
+        if (strcmp(class_of(t, "b", k, NULL), cls) != 0)
+            return false;
+    }
+    return strcmp(class_of(t, "b", "lk", NULL), cls) == 0;
+}
+
+static bool all_warm(struct tenv *t) { return all_in(t, "STANDARD_IA"); }
+static bool all_cold(struct tenv *t) { return all_in(t, "GLACIER"); }
+
+static void test_two_stages_by_index(void **state)
+{
+    struct tenv *t = *state;
+    mt_fill(data, SIZE, 7);
+    struct strata_bucket_info b;
+    memset(&b, 0, sizeof(b));
+    snprintf(b.name, sizeof(b.name), "b");
+    b.versioning = STRATA_VERSIONING_ENABLED;
+    b.object_lock = true;
+    assert_int_equal(strata_meta_bucket_create(t->e->m, &b), 0);
+    /* Stage one after 2 days, stage two after 6: the drains must find
+     * both, the second one for versions already on warm. */
+    lifecycle(t, "b",
+              "<Rule><ID>mv</ID><Filter/><Status>Enabled</Status>"
+              "<Transition><Days>2</Days><StorageClass>STANDARD_IA</StorageClass></Transition>"
+              "<Transition><Days>6</Days><StorageClass>GLACIER</StorageClass></Transition>"
+              "</Rule>");
+    for (int i = 0; i < 4; i++) {
+        char k[32];
+        snprintf(k, sizeof(k), "mv/%d", i);
+        put(t, "b", k, NULL, NULL);
+    }
+    struct strata_put_opts lo;
+    memset(&lo, 0, sizeof(lo));
+    lo.lock.mode = STRATA_LOCK_COMPLIANCE;
+    lo.lock.until_ms = strata_meta_lock_now_ms(t->e->m) + 3600000;
+    put(t, "b", "lk", &lo, NULL);
+    /* Already colder than the first stage: the waterfall never moves it back. */
+    put(t, "b", "frozen", NULL, NULL);
+    struct strata_transition tr = {.bucket = "b", .key = "frozen", .tier = "cold",
+                                   .storage_class = "GLACIER"};
+    struct strata_transition_result res;
+    assert_int_equal(strata_obj_transition(t->e->m, &tr, &res), 0);
+
+    struct strata_ilm *ilm = engine(t);
+    struct strata_ilm_stats st = drain_until(ilm, t, all_warm);
+    assert_int_equal(st.passes, 0); /* no full pass ran */
+    assert_int_equal(st.errors, 0);
+    assert_int_equal(st.transitioned, 5);
+    assert_int_equal(st.bytes_moved, 5ull * SIZE);
+    assert_string_equal(class_of(t, "b", "frozen", NULL), "GLACIER");
+    check_bytes(t, "b", "mv/0", NULL);
+
+    st = drain_until(ilm, t, all_cold);
+    assert_int_equal(st.errors, 0);
+    assert_int_equal(st.transitioned, 5);
+    assert_string_equal(class_of(t, "b", "frozen", NULL), "GLACIER");
+    for (int i = 0; i < 4; i++) {
+        char k[32];
+        snprintf(k, sizeof(k), "mv/%d", i);
+        check_bytes(t, "b", k, NULL);
+    }
+    /* The locked version moved and keeps its lock: a delete is refused. */
+    struct strata_obj_info in;
+    memset(&in, 0, sizeof(in));
+    assert_int_equal(strata_obj_head(t->e->m, "b", "lk", NULL, &in), 0);
+    assert_int_equal(in.lock.mode, STRATA_LOCK_COMPLIANCE);
+    assert_int_equal(in.lock.until_ms, lo.lock.until_ms);
+    assert_string_equal(in.tier, "cold");
+    assert_int_equal(strata_obj_delete(t->e->m, "b", "lk", in.version_id, NULL), STRATA_ELOCKED);
+    strata_obj_info_fini(&in);
+    check_bytes(t, "b", "lk", NULL);
+    /* Drained: nothing more to visit, nothing moves again. */
+    sleep_ms(3 * DAY_MS);
+    memset(&st, 0, sizeof(st));
+    strata_ilm__due_tick(ilm, true, &st);
+    assert_int_equal(st.due_scanned, 0);
+    assert_int_equal(st.transitioned, 0);
+    strata_ilm_destroy(ilm);
+}
+
+static char nc_old[STRATA_VERSION_ID_MAX + 1];
+
+static bool nc_moved(struct tenv *t)
+{
+    return strcmp(class_of(t, "v", "k", nc_old), "STANDARD_IA") == 0;
+}
+
+static void test_noncurrent_by_index(void **state)
+{
+    struct tenv *t = *state;
+    mt_fill(data, SIZE, 8);
+    assert_int_equal(mt_bucket(t->e, "v", STRATA_VERSIONING_ENABLED), 0);
+    lifecycle(t, "v",
+              "<Rule><ID>nc</ID><Filter/><Status>Enabled</Status><NoncurrentVersionTransition>"
+              "<NoncurrentDays>1</NoncurrentDays><StorageClass>STANDARD_IA</StorageClass>"
+              "</NoncurrentVersionTransition></Rule>");
+    struct strata_obj_info a, c;
+    memset(&a, 0, sizeof(a));
+    memset(&c, 0, sizeof(c));
+    put(t, "v", "k", NULL, &a);
+    put(t, "v", "k", NULL, &c);
+    snprintf(nc_old, sizeof(nc_old), "%s", a.version_id);
+    struct strata_ilm *ilm = engine(t);
+    struct strata_ilm_stats st = drain_until(ilm, t, nc_moved);
+    assert_int_equal(st.transitioned, 1);
+    assert_int_equal(st.passes, 0);
+    assert_string_equal(class_of(t, "v", "k", c.version_id), "STANDARD"); /* current stays */
+    check_bytes(t, "v", "k", nc_old);
+    strata_obj_info_fini(&a);
+    strata_obj_info_fini(&c);
+    strata_ilm_destroy(ilm);
+}
+
+static bool r_warm(struct tenv *t) { return strcmp(class_of(t, "r", "k", NULL), "STANDARD_IA") == 0; }
+static bool r_cold(struct tenv *t) { return strcmp(class_of(t, "r", "k", NULL), "GLACIER") == 0; }
+
+static void test_class_change_restarts(void **state)
+{
+    struct tenv *t = *state;
+    mt_fill(data, SIZE, 9);
+    assert_int_equal(mt_bucket(t->e, "r", STRATA_VERSIONING_OFF), 0);
+    lifecycle(t, "r",
+              "<Rule><ID>x</ID><Filter/><Status>Enabled</Status><Transition><Days>1</Days>"
+              "<StorageClass>STANDARD_IA</StorageClass></Transition></Rule>");
+    put(t, "r", "k", NULL, NULL);
+    struct strata_ilm *ilm = engine(t);
+    drain_until(ilm, t, r_warm);
+    /* Same rule id and days, another class: a new cursor, drained from the
+     * oldest entry, so the version already behind the old cursor moves. */
+    lifecycle(t, "r",
+              "<Rule><ID>x</ID><Filter/><Status>Enabled</Status><Transition><Days>1</Days>"
+              "<StorageClass>GLACIER</StorageClass></Transition></Rule>");
+    struct strata_ilm_stats st = drain_until(ilm, t, r_cold);
+    assert_int_equal(st.transitioned, 1);
+    assert_int_equal(st.passes, 0);
+    check_bytes(t, "r", "k", NULL);
+    strata_ilm_destroy(ilm);
+}
+
+struct spender {
+    struct strata_ilm_budget *b;
+    atomic_bool stop;
+};
+
+static void *spend(void *arg)
+{
+    struct spender *s = arg;
+    for (int i = 0; i < 30; i++)
+        strata_ilm__budget_take(s->b, 1, &s->stop);
+    return NULL;
+}
+
+static int64_t mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void test_budget_shared(void **state)
+{
+    (void)state;
+    /* 4 threads x 30 units at 100/s: at least (120 - 10 of burst) / 100 s
+     * together; one thread alone would be a quarter of that. */
+    struct strata_ilm_budget b;
+    strata_ilm__budget_init(&b, 100);
+    struct spender s = {.b = &b};
+    atomic_init(&s.stop, false);
+    pthread_t th[4];
+    int64_t t0 = mono_ms();
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(pthread_create(&th[i], NULL, spend, &s), 0);
+    for (int i = 0; i < 4; i++)
+        pthread_join(th[i], NULL);
+    assert_true(mono_ms() - t0 >= 1050);
+    /* A stop ends the wait at once. */
+    atomic_store(&s.stop, true);
+    t0 = mono_ms();
+    assert_true(strata_ilm__budget_take(&b, 1000, &s.stop));
+    assert_true(strata_ilm__budget_take(&b, 1000, &s.stop));
+    assert_true(mono_ms() - t0 < 1000);
+    /* Unbounded: never waits. */
+    strata_ilm__budget_fini(&b);
+    strata_ilm__budget_init(&b, 0);
+    atomic_store(&s.stop, false);
+    assert_false(strata_ilm__budget_take(&b, 1u << 30, &s.stop));
+    strata_ilm__budget_fini(&b);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_two_stages_by_index, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_noncurrent_by_index, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_class_change_restarts, setup, teardown),
+        cmocka_unit_test(test_budget_shared),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
