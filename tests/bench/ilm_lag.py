@@ -17,8 +17,16 @@ full pass walks the bucket meanwhile) and measures:
   cells: before any object is due (idle), back to back while objects
   expire, and after the last one expired (idle again).
 
+Each "during" line also shows what ran in that cell, to tell what a p99
+spike goes with: versions scanned (the full pass and the drains' key
+walks), objects expired, keys healed, and the worst drive's RocksDB gauges
+and the scanner's gauges sampled every half second, their peak in the cell
+(write stall: delayed write rate / stopped; compactions running; pending
+compaction bytes; a pass running).
+
 Environment: N (default 1000000), DUE_FRACTION (0.1), DAY_S (default: long
 enough for the due objects to become due only after the daemon is up),
+STRATA_ARGS (extra daemon flags, e.g. "--ilm-due-rate 0" for unpaced drains),
 LOAD_THREADS (32), N100K (1000), CONNS (16), DURATION (10), STRATA_BIN /
 LOAD_BIN (default: build build-bench/ as Release), BENCH_DIR (default a new
 directory under /tmp, removed at the end unless KEEP=1).
@@ -29,18 +37,18 @@ due objects did not all expire.
 import json
 import os
 import secrets
-import shutil
-import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import threading
 import time
-import urllib.request
 
 import boto3
 from botocore.config import Config
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from benchlib import (cells_ok, free_port, get_paths, metrics, stop,  # noqa: E402
+                      wait_ready, wrk_cell)
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 N = int(os.environ.get("N", "1000000"))
@@ -50,23 +58,6 @@ N100K = int(os.environ.get("N100K", "1000"))
 CONNS = int(os.environ.get("CONNS", "16"))
 DURATION = int(os.environ.get("DURATION", "10"))
 
-GET_LUA = r"""
-local paths, idx, counter = {}, 0, 0
-function setup(thread) thread:set("id", counter); counter = counter + 1 end
-function init(args)
-    for line in io.lines(args[1]) do paths[#paths + 1] = line end
-    idx = ((id or 0) * 7919) % #paths
-end
-function request() idx = idx % #paths + 1; return wrk.format("GET", paths[idx]) end
-function done(summary, latency, requests)
-    local e = summary.errors
-    io.write(string.format('{"requests":%d,"p50_us":%d,"p99_us":%d,"errors":%d,"non2xx":%d}\n',
-        summary.requests, latency:percentile(50), latency:percentile(99),
-        e.connect + e.read + e.write + e.timeout, e.status))
-end
-"""
-
-
 def build():
     b = os.path.join(ROOT, "build-bench")
     subprocess.run(["cmake", "-S", ROOT, "-B", b, "-DCMAKE_BUILD_TYPE=Release"], check=True,
@@ -74,30 +65,6 @@ def build():
     subprocess.run(["cmake", "--build", b, "-j2", "--target", "strata", "bench_ilm_load"],
                    check=True, stdout=subprocess.DEVNULL)
     return os.path.join(b, "strata"), os.path.join(b, "bench_ilm_load")
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
-
-
-def wait_ready(port, proc, timeout=60):
-    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            return False
-        try:
-            with opener.open(f"http://127.0.0.1:{port}/health/ready", timeout=2) as r:
-                if r.status == 200:
-                    return True
-        except Exception:
-            pass
-        time.sleep(0.1)
-    return False
 
 
 def main():
@@ -131,7 +98,8 @@ def main():
                "STRATA_ROOT_PASSWORD": sk}
         logf = open(os.path.join(work, "strata.log"), "wb")
         proc = subprocess.Popen([strata_bin, "server", "--address", f"127.0.0.1:{port}",
-                                 "--lc-day-seconds", str(day_s), "--metrics-public"] + drives,
+                                 "--lc-day-seconds", str(day_s), "--metrics-public"]
+                                + os.environ.get("STRATA_ARGS", "").split() + drives,
                                 env=env, stdout=logf, stderr=subprocess.STDOUT,
                                 stdin=subprocess.DEVNULL)
         if not wait_ready(port, proc):
@@ -141,21 +109,10 @@ def main():
             "s3", endpoint_url=ep, region_name="us-east-1", aws_access_key_id=ak,
             aws_secret_access_key=sk, config=Config(s3={"addressing_style": "path"}, signature_version="s3v4"))
         paths = os.path.join(work, "dl.paths")
-        with open(paths, "w") as f:
-            for i in range(N100K):
-                url = c.generate_presigned_url("get_object", Params={"Bucket": "dl",
-                                               "Key": f"{i:08d}"}, ExpiresIn=86400)
-                f.write(url[len(ep):] + "\n")
-        lua = os.path.join(work, "get.lua")
-        open(lua, "w").write(GET_LUA)
+        get_paths(c, ep, "dl", [f"{i:08d}" for i in range(N100K)], paths)
 
         def cell():
-            r = subprocess.run(["wrk", "-t", "2", "-c", str(CONNS), "-d", f"{DURATION}s",
-                                "--timeout", "60s", "-s", lua, ep, "--", paths],
-                               capture_output=True, text=True)
-            line = [x for x in r.stdout.splitlines() if x.startswith('{"requests"')]
-            return json.loads(line[0]) if line else {"requests": 0, "p99_us": 0, "errors": 1,
-                                                     "non2xx": 0}
+            return wrk_cell(ep, work, paths, CONNS, DURATION)
 
         def expired():
             env2 = {"PATH": "/usr/bin:/bin", "HOME": work, "STRATA_ENDPOINT": ep,
@@ -177,6 +134,43 @@ def main():
                     pass
                 time.sleep(1)
 
+        def gauges():
+            """The worst drive's RocksDB gauges and the scanner's counters."""
+            return metrics(ep, ("strata_rocksdb_", "strata_ilm_"))
+
+        # The gauges sampled every half second: their peaks within a cell.
+        peaks = {}
+        peak_mu = threading.Lock()
+
+        def sampler():
+            while not state["stop"]:
+                try:
+                    g = gauges()
+                except Exception:
+                    g = {}
+                with peak_mu:
+                    for k, v in g.items():
+                        if not k.endswith("_total"):
+                            peaks[k] = max(peaks.get(k, 0), v)
+                time.sleep(0.5)
+
+        def take_peaks():
+            with peak_mu:
+                p = dict(peaks)
+                peaks.clear()
+            return p
+
+        def describe(g0, g1):
+            d = lambda k: int(g1.get(k, 0) - g0.get(k, 0))
+            g1 = dict(g1, **take_peaks())
+            return (f"scanned {d('strata_ilm_scanned_total')}, expired +{d('strata_ilm_expired_total')},"
+                    f" healed +{d('strata_ilm_heal_queued_total')};"
+                    f" rocksdb peaks: delayed {g1.get('strata_rocksdb_delayed_write_rate_bytes', 0):.0f} B/s,"
+                    f" stopped {g1.get('strata_rocksdb_write_stopped', 0):.0f},"
+                    f" compactions {g1.get('strata_rocksdb_running_compactions', 0):.0f},"
+                    f" pending {g1.get('strata_rocksdb_pending_compaction_bytes', 0) / 1e6:.1f} MB,"
+                    f" pass running {g1.get('strata_ilm_pass_running', 0):.0f}")
+
         cell()  # warm-up: page cache and block cache
         idle = cell()
         print(f"  idle GET 100 KiB: p99 {idle['p99_us'] / 1000:.1f} ms, {idle['requests'] / DURATION:.0f} req/s")
@@ -187,13 +181,19 @@ def main():
         cells = []
         th = threading.Thread(target=poller, daemon=True)
         th.start()
+        threading.Thread(target=sampler, daemon=True).start()
         t_end = time.time() + 3600
+        g0 = gauges()
+        take_peaks()
         while time.time() < t_end and state["done_at"] is None:
             r = cell()
             n, st = expired()
+            g1 = gauges()
             cells.append(r)
             print(f"  during: GET p99 {r['p99_us'] / 1000:.1f} ms, {r['requests'] / DURATION:.0f} req/s;"
-                  f" expired {n}/{load['due']}, backlog {st['progress']['due_backlog']}")
+                  f" expired {n}/{load['due']}, backlog {st['progress']['due_backlog']};"
+                  f" {describe(g0, g1)}", flush=True)
+            g0 = g1
         state["stop"] = True
         th.join()
         done_at = state["done_at"]
@@ -212,21 +212,9 @@ def main():
         if not done_at:
             print("FAIL: the due objects did not all expire")
             ok = False
-        bad = [x for x in cells + [idle, after] if x["errors"] or x["non2xx"]]
-        if bad:
-            print(f"FAIL: GET requests failed: {bad}")
-            ok = False
+        ok = cells_ok(cells + [idle, after]) and ok
     finally:
-        if proc and proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(30)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-        if os.environ.get("KEEP") != "1":
-            shutil.rmtree(work, ignore_errors=True)
-        else:
-            print(f"kept {work}")
+        stop(proc, work)
     sys.exit(0 if ok else 1)
 
 

@@ -19,7 +19,6 @@ Environment: STRATA_BIN (default build-rel/strata), COUNT (16), SIZE_MB
 import concurrent.futures
 import hashlib
 import json
-import re
 import os
 import shutil
 import signal
@@ -61,22 +60,18 @@ def metrics(ep):
     return out
 
 
-def timed_move(ep, logpath, until_bytes):
-    """Wait until until_bytes were moved; the seconds of the passes that
-    moved them (their log lines: "... N transitioned (B bytes), ... T ms")."""
-    while metrics(ep)["strata_ilm_bytes_moved_total"] < until_bytes:
+def timed_move(ep, base, until_bytes):
+    """Wait until until_bytes were moved; the seconds from the first byte
+    moved (the counter leaving base) to the last (sampled every 50 ms)."""
+    t0 = None
+    while True:
+        v = metrics(ep)["strata_ilm_bytes_moved_total"]
+        now = time.monotonic()
+        if t0 is None and v > base:
+            t0 = now
+        if v >= until_bytes:
+            return max(now - (t0 if t0 is not None else now), 0.05)
         time.sleep(0.05)
-    ms = 0
-    with open(logpath, errors="replace") as f:
-        for line in f:
-            m = re.search(r"(\d+) transitioned \((\d+) bytes\).* (\d+) ms", line)
-            if m and int(m.group(1)) > 0 and line not in timed_move.seen:
-                timed_move.seen.add(line)
-                ms += int(m.group(3))
-    return ms / 1000
-
-
-timed_move.seen = set()
 
 
 def main():
@@ -123,7 +118,7 @@ def main():
             c.put_bucket_lifecycle_configuration(Bucket="move", LifecycleConfiguration={
                 "Rules": [{"ID": "m", "Filter": {}, "Status": "Enabled",
                            "Transitions": [{"Days": 0, "StorageClass": cls}]}]})
-            secs = timed_move(ep, os.path.join(DIR, "strata.log"), base + total)
+            secs = timed_move(ep, base, base + total)
             base += total
             print(f"  to {tier:15s}: {secs:6.2f} s  {total / secs / 1e6:7.1f} MB/s "
                   f"({total / secs / (1 << 20):.1f} MiB/s)")

@@ -1,0 +1,115 @@
+"""benchlib.py - what the Python benchmark programs of tests/bench share: a
+free loopback port, waiting for /health/ready, /metrics as a dict, and one
+wrk cell of presigned 100 KiB GETs (tests/bench/s3.sh's get100k cell: the
+dataloader benchmark) reporting p50/p99.
+"""
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import time
+import urllib.request
+
+GET_LUA = r"""
+local paths, idx, counter = {}, 0, 0
+function setup(thread) thread:set("id", counter); counter = counter + 1 end
+function init(args)
+    for line in io.lines(args[1]) do paths[#paths + 1] = line end
+    idx = ((id or 0) * 7919) % #paths
+end
+function request() idx = idx % #paths + 1; return wrk.format("GET", paths[idx]) end
+function done(summary, latency, requests)
+    local e = summary.errors
+    io.write(string.format('{"requests":%d,"p50_us":%d,"p99_us":%d,"errors":%d,"non2xx":%d}\n',
+        summary.requests, latency:percentile(50), latency:percentile(99),
+        e.connect + e.read + e.write + e.timeout, e.status))
+end
+"""
+
+_OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    p = s.getsockname()[1]
+    s.close()
+    return p
+
+
+def wait_ready(port, proc, timeout=60):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            return False
+        try:
+            with _OPENER.open(f"http://127.0.0.1:{port}/health/ready", timeout=2) as r:
+                if r.status == 200:
+                    return True
+        except Exception:
+            pass
+        time.sleep(0.1)
+    return False
+
+
+def metrics(ep, prefixes=("strata_",)):
+    """/metrics (served with --metrics-public): name -> value, the largest
+    sample over the labels (the worst drive for the per-drive gauges)."""
+    g = {}
+    with _OPENER.open(f"{ep}/metrics", timeout=30) as r:
+        for line in r.read().decode().splitlines():
+            if line.startswith("#") or " " not in line:
+                continue
+            name, v = line.rsplit(" ", 1)
+            name = name.split("{")[0]
+            if name.startswith(tuple(prefixes)):
+                g[name] = max(g.get(name, 0), float(v))
+    return g
+
+
+def get_paths(client, ep, bucket, keys, path):
+    """Write the presigned GET paths of bucket's keys to path (wrk's input)."""
+    with open(path, "w") as f:
+        for k in keys:
+            url = client.generate_presigned_url("get_object", Params={"Bucket": bucket, "Key": k},
+                                                ExpiresIn=86400)
+            f.write(url[len(ep):] + "\n")
+
+
+def wrk_cell(ep, work, paths, conns, duration):
+    """One wrk cell of GETs over paths: {requests, p50_us, p99_us, errors, non2xx}."""
+    lua = os.path.join(work, "get.lua")
+    if not os.path.exists(lua):
+        with open(lua, "w") as f:
+            f.write(GET_LUA)
+    r = subprocess.run(["wrk", "-t", "2", "-c", str(conns), "-d", f"{duration}s",
+                        "--timeout", "60s", "-s", lua, ep, "--", paths],
+                       capture_output=True, text=True)
+    line = [x for x in r.stdout.splitlines() if x.startswith('{"requests"')]
+    return json.loads(line[0]) if line else {"requests": 0, "p50_us": 0, "p99_us": 0,
+                                             "errors": 1, "non2xx": 0}
+
+
+def cells_ok(cells):
+    """False (after saying which) when a wrk cell saw failed requests."""
+    bad = [x for x in cells if x["errors"] or x["non2xx"]]
+    if bad:
+        print(f"FAIL: GET requests failed: {bad}")
+    return not bad
+
+
+def stop(proc, work):
+    """Stop the daemon (SIGTERM, then kill); remove work unless KEEP=1."""
+    if proc and proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+    if os.environ.get("KEEP") != "1":
+        shutil.rmtree(work, ignore_errors=True)
+    else:
+        print(f"kept {work}")
