@@ -303,7 +303,8 @@ static void *pool_main(void *arg)
         eval_one(p, i, &loc);
         p->done[i] = true;
         size_t d = atomic_fetch_add(&p->ndone, 1) + 1;
-        if (d % 64 == 0) { /* counters and backlog move while a long drain runs */
+        if (d % 64 == 0 || loc.bytes_moved) { /* counters and backlog move while a long
+                                                  drain runs; a move at once */
             backlog(p->e, p->n - d);
             strata_ilm__publish(p->e, &loc, p->out);
             memset(&loc, 0, sizeof(loc));

@@ -35,6 +35,7 @@
 
 #define MOD "ilm"
 #define PAGE_MAX 1000
+#define PACE_CREDIT_MS 1000
 #define OBJ_TAGS_MAX 10
 
 enum act_kind { ACT_EXPIRE, ACT_NONCURRENT, ACT_MARKER, ACT_ABORT, ACT_TRANSITION };
@@ -103,17 +104,26 @@ static bool nap_until(struct strata_ilm *e, int64_t abs_ms, bool wake_on_kick)
     return atomic_load(&e->stop);
 }
 
-/* Keep the pass at rate_objs entries per second; true when asked to stop. */
+/* Keep the pass at rate_objs entries per second; true when asked to stop.
+ * A pass that fell behind (a long drain, a slow move, a slow listing)
+ * catches up at most PACE_CREDIT_MS of its schedule: a pass that caught
+ * up minutes at full speed raised foreground p99 for as long. */
 static bool pace(struct walk *w)
 {
     int64_t t = now_ms();
     strata_ilm__due_tick(w->e, false, &w->e->pass_dr);
     strata_ilm__heal_tick(w->e, &w->e->pass_dr);
-    w->pass_t0_ms += now_ms() - t; /* that work is not the walk's: keep its pace */
+    t = now_ms() - t;
+    w->pass_t0_ms += t; /* that work is not the walk's: keep its pace */
     unsigned rate = w->e->o.rate_objs;
     if (rate == 0)
         return atomic_load(&w->e->stop);
     int64_t due = w->pass_t0_ms + (int64_t)(w->st->scanned * 1000 / rate);
+    int64_t floor = now_ms() - PACE_CREDIT_MS;
+    if (due < floor) {
+        w->pass_t0_ms += floor - due;
+        due = floor;
+    }
     return nap_until(w->e, due, false);
 }
 
@@ -391,14 +401,14 @@ int strata_ilm__walk_key(struct strata_ilm *e, const char *bucket,
 }
 
 static void walk_bucket(struct strata_ilm *e, const char *bucket, struct strata_ilm_stats *st,
-                        int64_t t0_ms, struct ilm_pos *pos)
+                        int64_t *t0_ms, struct ilm_pos *pos)
 {
     struct strata_lc_config cfg;
     if (load_rules(e, bucket, &cfg, st) != 0)
         return;
     st->buckets++;
     struct walk w = {.e = e, .bucket = bucket, .cfg = &cfg, .st = st, .now_ms = now_ms(),
-                     .pass_t0_ms = t0_ms, .pos = pos};
+                     .pass_t0_ms = *t0_ms, .pos = pos};
     int rc = walk_versions(&w);
     if (rc == 0 && !atomic_load(&e->stop))
         rc = walk_uploads(&w);
@@ -407,6 +417,7 @@ static void walk_bucket(struct strata_ilm *e, const char *bucket, struct strata_
         strata_log(&e->o.log, STRATA_LOG_WARN, MOD, "lifecycle walk of %s stopped: %s", bucket,
                    strata_errname(rc));
     }
+    *t0_ms = w.pass_t0_ms; /* the next bucket keeps the pace, drains excluded */
     for (size_t i = 0; i < w.nacts; i++)
         free(w.acts[i].key);
     free(w.acts);
@@ -517,6 +528,7 @@ int strata_ilm_run_once(struct strata_ilm *e, struct strata_ilm_stats *out)
     memset(&e->pass_dr, 0, sizeof(e->pass_dr));
     pthread_mutex_unlock(&e->mu);
     strata_ilm__due_tick(e, true, &e->pass_dr); /* due work first */
+    int64_t pace_t0 = now_ms(); /* the walk's schedule starts after that drain */
     struct strata_ilm_names ns;
     int rc = strata_ilm__bucket_names(e, &ns);
     struct ilm_pos pos;
@@ -540,7 +552,7 @@ int strata_ilm_run_once(struct strata_ilm *e, struct strata_ilm_stats *out)
                 strata_ilm__pos_save(e, &pos, false);
             }
             strata_ilm__progress(e, &st, ns.v[i], pos.key);
-            walk_bucket(e, ns.v[i], &st, st.started_ms, &pos);
+            walk_bucket(e, ns.v[i], &st, &pace_t0, &pos);
         }
         pthread_mutex_lock(&e->mu);
         e->prog.buckets_done = i + 1;

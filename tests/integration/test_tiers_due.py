@@ -74,9 +74,11 @@ def passes(s):
 
 
 def wait_class(c, b, k, cls, vid=None):
-    """Poll until the version is in cls; the time it got there."""
+    """Poll until the version is in cls (a class or a tuple of classes);
+    the time it got there."""
+    want = (cls,) if isinstance(cls, str) else cls
     deadline = time.monotonic() + WAIT_S
-    while head_class(c, b, k, vid) != cls:
+    while head_class(c, b, k, vid) not in want:
         assert time.monotonic() < deadline, f"{k} not {cls} after {WAIT_S} s"
         time.sleep(0.2)
     return time.time()
@@ -113,7 +115,9 @@ def transition_stages_by_index(s):
     c.put_object(Bucket=b, Key="a/g", Body=cold, StorageClass="GLACIER")
     mtime = c.head_object(Bucket=b, Key="a/k")["LastModified"].timestamp()
     assert head_class(c, b, "a/k") == "STANDARD"
-    check_lag("stage 1", mtime, 2, wait_class(c, b, "a/k", "STANDARD_IA"))
+    # A machine slow enough to see stage two due first moves it there at
+    # once (the coldest stage due wins, as on AWS).
+    check_lag("stage 1", mtime, 2, wait_class(c, b, "a/k", ("STANDARD_IA", "GLACIER")))
     assert get_md5(c, b, "a/k") == md5(data)
     check_lag("stage 2", mtime, 5, wait_class(c, b, "a/k", "GLACIER"))
     assert get_md5(c, b, "a/k") == md5(data)
