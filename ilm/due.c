@@ -13,6 +13,9 @@
  *   Expiration Date            every entry once the date has passed
  *   ExpiredObjectDeleteMarker  every entry (the marker's, or the newer
  *                              version's whose expiry leaves it alone)
+ *   Transition Days D / Date   as Expiration Days / Date, one cursor per
+ *                              stage (with tiers only, rule_actions)
+ *   NoncurrentVersionTransition as NoncurrentVersionExpiration
  * with bound = the first base time whose due date (strata_lc_due_ms) is
  * after now.  Per (rule, action) a cursor says up to which base time the
  * index has been drained; a drain scans [cursor, bound) for entries whose
