@@ -31,6 +31,9 @@ void strata_ilm__heal_tick(struct strata_ilm *e, struct strata_ilm_stats *out)
         int k = strata_meta_heal_queued(e->o.meta, chunk, &c, &pending);
         hs.records_healed += c.records_healed;
         hs.shards_healed += c.shards_healed;
+        hs.objects_scanned += c.objects_scanned;
+        hs.minority_removed += c.minority_removed;
+        hs.minority_healed += c.minority_healed;
         n += k;
         if (k <= 0 || strata_ilm__budget_take(&e->heal_budget, (uint64_t)k, &e->stop))
             break;
