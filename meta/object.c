@@ -145,9 +145,10 @@ static void read_drive(struct strata_meta *m, struct qread *q, unsigned d, const
             dr->dead = true;
             break;
         }
-        struct meta_rec r;
-        int rc = strata_meta__rec_decode(v, vl, false, &r);
+        /* Decoded once, in place (without headers nothing is allocated). */
+        int rc = strata_meta__rec_decode(v, vl, false, &dr->rec);
         if (rc) {
+            memset(&dr->rec, 0, sizeof(dr->rec));
             strata_log(&m->log, STRATA_LOG_WARN, "meta", "drive %s: corrupt record for %s/%s",
                        strata_set_drive_path(m->sets[q->set].set, d), bucket, key);
             if (q->mode == Q_NULL)
@@ -155,12 +156,14 @@ static void read_drive(struct strata_meta *m, struct qread *q, unsigned d, const
             dr->rc = STRATA_ECORRUPT;
             break;
         }
-        if (q->mode == Q_NULL && !(r.flags & REC_F_NULL))
+        if (q->mode == Q_NULL && !(dr->rec.flags & REC_F_NULL)) {
+            memset(&dr->rec, 0, sizeof(dr->rec));
             continue;
+        }
         dr->raw = v;
         dr->rawlen = vl;
         memcpy(dr->sk, k + pl, SORTKEY_LEN);
-        dr->rc = strata_meta__rec_decode(dr->raw, vl, false, &dr->rec);
+        dr->rc = 0;
         /* The iterator stays on the record: it keeps raw (and the inline
          * shard rec points into) valid until drec_release. */
         dr->it = it;
