@@ -53,6 +53,25 @@ static const char *route(const char *method, int level, const char *query, const
     return out;
 }
 
+/* Presigned URLs carry only X-Amz-* parameters besides any subresource:
+ * the subresource still routes, wherever it sits in the query. */
+static void test_presigned_query(void **state)
+{
+    (void)state;
+    const char *sig = "X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Expires=60&X-Amz-Signature=00";
+    char q[256];
+    assert_string_equal(route("GET", STRATA_LVL_OBJECT, sig, NULL, NULL), "GetObject");
+    snprintf(q, sizeof(q), "%s&tagging", sig);
+    assert_string_equal(route("GET", STRATA_LVL_OBJECT, q, NULL, NULL), "GetObjectTagging");
+    snprintf(q, sizeof(q), "acl&%s", sig);
+    assert_string_equal(route("PUT", STRATA_LVL_OBJECT, q, NULL, NULL), "PutObjectAcl");
+    snprintf(q, sizeof(q), "%s&uploadId=u1&partNumber=2", sig);
+    assert_string_equal(route("PUT", STRATA_LVL_OBJECT, q, NULL, NULL), "UploadPart");
+    /* Not a subresource, however it is spelled: still the plain operation. */
+    assert_string_equal(route("GET", STRATA_LVL_OBJECT, "X-Amz-tagging", NULL, NULL),
+                        "GetObject");
+}
+
 static void test_service_and_bucket(void **state)
 {
     assert_string_equal(route("GET", STRATA_LVL_SERVICE, NULL, NULL, NULL), "ListBuckets");
@@ -269,6 +288,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_service_and_bucket),
+        cmocka_unit_test(test_presigned_query),
         cmocka_unit_test(test_object),
         cmocka_unit_test(test_access_control_hdrs),
         cmocka_unit_test(test_not_served),
