@@ -437,6 +437,25 @@ static void test_stream_inline(void **state)
         }
         assert_int_equal(strata_ec_inline_decode(s, sh, crcs, sl, len, out), 0);
         assert_memory_equal(out, data, len);
+        /* A rotten parity shard is not looked at while the data shards
+         * are good: same bytes, nothing counted. */
+        struct strata_set_stats p0, p1;
+        strata_set_stats_get(s, &p0);
+        buf[4 * sl] ^= 1;
+        memset(out, 0, len);
+        assert_int_equal(strata_ec_inline_decode(s, sh, crcs, sl, len, out), 0);
+        assert_memory_equal(out, data, len);
+        strata_set_stats_get(s, &p1);
+        assert_int_equal(p1.bitrot_detected, p0.bitrot_detected);
+        /* ... but counted once a data shard is missing and parity is used. */
+        sh[2] = NULL;
+        memset(out, 0, len);
+        assert_int_equal(strata_ec_inline_decode(s, sh, crcs, sl, len, out), 0);
+        assert_memory_equal(out, data, len);
+        strata_set_stats_get(s, &p1);
+        assert_int_equal(p1.bitrot_detected, p0.bitrot_detected + 1);
+        buf[4 * sl] ^= 1;
+        sh[2] = buf + 2 * sl;
         /* Two records missing. */
         sh[0] = NULL;
         sh[3] = NULL;
