@@ -302,23 +302,29 @@ static int qread_run(struct strata_meta *m, struct qread *q, const char *bucket,
 
 /* ---- info --------------------------------------------------------------- */
 
+/* dst (cap bytes, zeroed) = src, truncated: snprintf's cost on every GET. */
+static void str_set(char *dst, size_t cap, const char *src)
+{
+    memcpy(dst, src, strnlen(src, cap - 1));
+}
+
 void strata_meta__info_from_rec(struct strata_obj_info *info, const char *bucket,
                                 const char *key, const uint8_t *sk, struct meta_rec *r)
 {
     memset(info, 0, sizeof(*info)); /* the caller's struct may be uninitialised */
-    snprintf(info->bucket, sizeof(info->bucket), "%s", bucket);
-    snprintf(info->key, sizeof(info->key), "%s", key);
+    str_set(info->bucket, sizeof(info->bucket), bucket);
+    str_set(info->key, sizeof(info->key), key);
     if (r->flags & REC_F_NULL)
-        snprintf(info->version_id, sizeof(info->version_id), "null");
+        str_set(info->version_id, sizeof(info->version_id), "null");
     else
         strata_meta__vid_format(sk, info->version_id);
     info->delete_marker = (r->flags & REC_F_DELETE_MARKER) != 0;
     info->size = r->size;
     memcpy(info->etag, r->etag, sizeof(info->etag));
     info->mtime_ms = r->mtime_ns / 1000000;
-    snprintf(info->storage_class, sizeof(info->storage_class), "%s",
-             r->storage_class[0] ? r->storage_class : "STANDARD");
-    snprintf(info->tier, sizeof(info->tier), "%s", r->tier[0] ? r->tier : STRATA_TIER_HOT);
+    str_set(info->storage_class, sizeof(info->storage_class),
+            r->storage_class[0] ? r->storage_class : "STANDARD");
+    str_set(info->tier, sizeof(info->tier), r->tier[0] ? r->tier : STRATA_TIER_HOT);
     info->inline_data = (r->flags & REC_F_INLINE) != 0;
     info->cksum_algo = r->cksum_algo;
     memcpy(info->cksum, r->cksum, r->cksum_len);

@@ -293,11 +293,17 @@ static int ssec_parse(struct strata_req *r, const char *prefix, struct ssec *c)
     static const char *const sfx[3] = {"server-side-encryption-customer-algorithm",
                                        "server-side-encryption-customer-key",
                                        "server-side-encryption-customer-key-MD5"};
+    /* Spelled out for the common prefix: every GET and PUT asks. */
+    static const char *const own[3] = {"x-amz-server-side-encryption-customer-algorithm",
+                                       "x-amz-server-side-encryption-customer-key",
+                                       "x-amz-server-side-encryption-customer-key-MD5"};
+    bool is_own = strcmp(prefix, "x-amz-") == 0;
     const char *v[3];
     int n = 0;
     for (int i = 0; i < 3; i++) {
-        snprintf(h[i], sizeof(h[i]), "%s%s", prefix, sfx[i]);
-        n += (v[i] = strata_req_hdr(r, h[i])) != NULL;
+        if (!is_own)
+            snprintf(h[i], sizeof(h[i]), "%s%s", prefix, sfx[i]);
+        n += (v[i] = strata_req_hdr(r, is_own ? own[i] : h[i])) != NULL;
     }
     memset(c, 0, sizeof(*c));
     if (n == 0)
