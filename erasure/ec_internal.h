@@ -57,6 +57,7 @@ struct strata_set {
     size_t block_size; /* object bytes per stripe as formatted */
     size_t shard_size;
     bool direct_io; /* O_DIRECT probe succeeded on every online drive */
+    uint64_t read_cached_max; /* strata_set_opts */
     bool no_fsync;
     struct strata_logger log;
     char deployment_id[STRATA_EC_UUID_LEN + 1];

@@ -597,6 +597,7 @@ int strata_set_open(const char *const *paths, unsigned n, const struct strata_se
             direct = false;
     }
     s->direct_io = direct;
+    s->read_cached_max = opts->read_cached_max;
     if (online < s->k) {
         snprintf(ei->msg, sizeof(ei->msg), "only %u of %u drives online, %u needed", online, n,
                  s->k);

@@ -746,6 +746,7 @@ struct strata_ec_reader {
     uint32_t *crc[STRATA_DRIVES_MAX];
     struct rstripe st[STRATA_EC_NBUF]; /* by stripe slot of io */
     uint64_t next_off;
+    uint64_t ahead_end; /* no read-ahead of stripes starting at or past it */
     bool verify_all; /* heal: read and check every shard */
     bool offline_hit;
     uint32_t bad_seen; /* shards that failed at least one check */
@@ -777,7 +778,10 @@ static bool shard_fd_open(struct strata_ec_reader *r, unsigned s)
         shard_dead(r, s);
         return false;
     }
-    r->fd[s] = open(path, O_RDONLY | O_CLOEXEC | (set->direct_io ? O_DIRECT : 0));
+    /* Shard files are immutable (a rewrite is a new inode: tmp/ + rename),
+     * so cached pages are never stale; heal (verify_all) reads the drive. */
+    bool direct = set->direct_io && (r->verify_all || r->size > set->read_cached_max);
+    r->fd[s] = open(path, O_RDONLY | O_CLOEXEC | (direct ? O_DIRECT : 0));
     free(path);
     if (r->fd[s] < 0) {
         if (errno == ENOENT || errno == ENOTDIR)
@@ -1142,6 +1146,7 @@ int strata_ec_reader_open(struct strata_set *set, const uint8_t data_id[STRATA_D
     memcpy(r->id, data_id, STRATA_DATA_ID_LEN);
     r->size = size;
     r->blocks = blocks_for(set, size);
+    r->ahead_end = size;
     for (unsigned s = 0; s < STRATA_DRIVES_MAX; s++)
         r->fd[s] = -1;
     for (unsigned b = 0; b < STRATA_EC_NBUF; b++)
@@ -1216,7 +1221,8 @@ int strata_ec_reader_read(struct strata_ec_reader *r, uint64_t off, void *buf, s
      * read stays: the caller may not have consumed all of it. */
     uint32_t data = (1u << r->set->k) - 1, good = r->st[b].good;
     uint32_t mask = (good & data) == data ? data : good;
-    for (int64_t t = idx + 1; t <= idx + ahead && (uint64_t)t < r->blocks; t++) {
+    for (int64_t t = idx + 1;
+         t <= idx + ahead && (uint64_t)t < r->blocks && (uint64_t)t * stripe < r->ahead_end; t++) {
         if (r_find(r, t) >= 0)
             continue;
         int o = r_spare(r, idx, idx + ahead);
@@ -1227,6 +1233,11 @@ int strata_ec_reader_read(struct strata_ec_reader *r, uint64_t off, void *buf, s
         r_submit(r, (unsigned)o, mask);
     }
     return 0;
+}
+
+void strata_ec_reader_limit(struct strata_ec_reader *r, uint64_t end)
+{
+    r->ahead_end = end < r->size ? end : r->size;
 }
 
 void strata_ec_reader_close(struct strata_ec_reader *r)

@@ -562,7 +562,18 @@ struct strata_get {
     bool keyed;
     uint8_t okey[SSE_KEY_LEN];
     struct sse_reader *psse;
+    /* strata_obj_get_window: object bytes at or past it are not read. */
+    uint64_t win_end;
 };
+
+/* Tell the tier reader r, reading the bytes of the object at [base, base +
+ * len), where the caller's window ends, so it reads nothing ahead past it.
+ * Stored offsets of encrypted data are not the object's: no bound. */
+static void reader_bound(struct strata_get *g, uint64_t base, uint64_t len)
+{
+    if (g->r && !g->enc && g->tier->ops->reader_limit && g->win_end < base + len)
+        g->tier->ops->reader_limit(g->r, g->win_end > base ? g->win_end - base : 0);
+}
 
 /* Forget the reader of the current part. */
 static void part_reader_close(struct strata_get *g)
@@ -661,6 +672,7 @@ int strata_obj_get_open(struct strata_meta *m, const char *bucket, const char *k
     g->pin = pin;
     g->chunk = -1;
     g->rpart = -1;
+    g->win_end = UINT64_MAX;
     const struct meta_rec *r = &q.d[q.win].rec;
     g->size = r->size;
     g->ssize = r->size;
@@ -793,6 +805,7 @@ static int mp_read(struct strata_get *g, uint64_t off, void *buf, size_t len)
             if (rc)
                 return rc;
             g->rpart = (int)i;
+            reader_bound(g, g->coff[i], p->size);
         }
         uint64_t in = off - g->coff[i];
         size_t n = p->size - in < len ? (size_t)(p->size - in) : len;
@@ -834,6 +847,13 @@ int strata_obj_get_read(struct strata_get *g, uint64_t off, void *buf, size_t le
         return g->sse ? strata_sse__reader_read(g->sse, off, buf, len, raw_read, g)
                       : STRATA_EINVAL;
     return raw_read(g, off, buf, len);
+}
+
+void strata_obj_get_window(struct strata_get *g, uint64_t end)
+{
+    g->win_end = end;
+    if (!(g->mrec.flags & REC_F_MULTIPART))
+        reader_bound(g, 0, g->size);
 }
 
 bool strata_obj_get_in_memory(const struct strata_get *g)

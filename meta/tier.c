@@ -57,6 +57,11 @@ static int l_read(void *r, uint64_t off, void *buf, size_t len)
     return strata_ec_reader_read(r, off, buf, len);
 }
 
+static void l_reader_limit(void *r, uint64_t end)
+{
+    strata_ec_reader_limit(r, end);
+}
+
 static void l_reader_close(void *r)
 {
     strata_ec_reader_close(r);
@@ -118,6 +123,7 @@ static const struct strata_tier_ops local_ops = {
     .writer_destroy = l_writer_destroy,
     .reader_open = l_reader_open,
     .read = l_read,
+    .reader_limit = l_reader_limit,
     .reader_close = l_reader_close,
     .remove = l_remove,
     .stat = l_stat,

@@ -243,6 +243,7 @@ static int open_storage(struct strata_srv *s, size_t inline_max, size_t cache_mb
         return -1;
     for (unsigned i = 0; i < s->nsets; i++) {
         struct strata_set_opts so = {.set_index = i, .direct_io = true, .m = hot ? hot->m : 0,
+                                     .read_cached_max = STRATA_SRV_READ_CACHED_MAX,
                                      .log = strata_srv_logger()};
         struct strata_errinfo ei = {.drive = -1};
         int rc = strata_set_open((const char *const *)s->cfg.drives + (size_t)i * per, per, &so,

@@ -118,7 +118,8 @@ int strata_srv_tier_open(struct strata_srv_tier *t, const struct strata_logger *
         return -1;
     }
     for (unsigned i = 0; i < t->nsets; i++) {
-        struct strata_set_opts so = {.set_index = i, .direct_io = true, .m = t->m, .log = *log};
+        struct strata_set_opts so = {.set_index = i, .direct_io = true, .m = t->m,
+                                     .read_cached_max = STRATA_SRV_READ_CACHED_MAX, .log = *log};
         struct strata_errinfo ei = {.drive = -1};
         int rc = strata_set_open((const char *const *)t->drives + (size_t)i * per, per, &so,
                                  &t->sets[i], &ei);

@@ -17,6 +17,15 @@
 #include "strata/ilm.h"
 #include "strata/tier.h"
 
+/*
+ * Erasure-coded objects up to this size are read through the page cache
+ * (strata_set_opts.read_cached_max), bigger ones with O_DIRECT: hot
+ * objects of a training set are then served from memory, as a web server
+ * serves files, while a stream of huge objects does not evict them.  Every
+ * block's CRC is still checked on every read; heal reads the drives.
+ */
+#define STRATA_SRV_READ_CACHED_MAX (64ull << 20)
+
 struct strata_srv_tier {
     char name[STRATA_TIER_NAME_MAX + 1];
     unsigned k, m;      /* 0: picked from the drive count */

@@ -65,6 +65,10 @@ struct strata_set_opts {
     size_t block_size;    /* 0 picks STRATA_EC_BLOCK_SIZE_DEFAULT */
     unsigned set_index;   /* position of this set in the deployment */
     bool direct_io;       /* try O_DIRECT; falls back to buffered I/O where refused */
+    /* With direct_io: readers of objects up to this many bytes read the
+     * shard files through the page cache (every block's CRC is still
+     * checked; heal always reads past the cache).  0: every read direct. */
+    uint64_t read_cached_max;
     bool no_fsync;        /* benchmarks of the codec path only; never in the daemon */
     struct strata_logger log;
 };
@@ -195,6 +199,10 @@ int strata_ec_reader_open(struct strata_set *set, const uint8_t data_id[STRATA_D
                           uint64_t size, struct strata_ec_reader **out);
 /* Exactly len bytes at off into buf; off + len <= size. */
 int strata_ec_reader_read(struct strata_ec_reader *r, uint64_t off, void *buf, size_t len);
+/* The caller reads nothing at or past end (a Range answer's last byte + 1):
+ * read-ahead stops at the stripe holding end - 1.  Reads past end still
+ * work, without read-ahead beyond it.  Default: the object's size. */
+void strata_ec_reader_limit(struct strata_ec_reader *r, uint64_t end);
 void strata_ec_reader_close(struct strata_ec_reader *r); /* NULL is a no-op */
 
 /* Rewrite the shard files of data_id that are missing or corrupt on any

@@ -318,6 +318,9 @@ int strata_obj_get_open(struct strata_meta *m, const char *bucket, const char *k
                         struct strata_get **out);
 /* Exactly len bytes at off (off + len <= size).  Never wrong bytes. */
 int strata_obj_get_read(struct strata_get *g, uint64_t off, void *buf, size_t len);
+/* Nothing at or past end will be read (a Range answer): erasure-coded
+ * data is then not read ahead past it.  Reads past it still work. */
+void strata_obj_get_window(struct strata_get *g, uint64_t end);
 /* Inline versions are decoded whole by open: their reads never wait on a
  * drive.  True for those (encrypted or not). */
 bool strata_obj_get_in_memory(const struct strata_get *g);

@@ -268,6 +268,8 @@ void strata_h_get(struct strata_req *r)
     struct MHD_Response *resp;
     if (r->get_len == 0)
         ranged = 0; /* an empty part: nothing to range over */
+    if (ranged == 1 && r->get)
+        strata_obj_get_window(r->get, r->get_off + r->get_len); /* no read-ahead past it */
     if (r->get_len == 0) {
         resp = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
     } else if (!is_head && r->get_len <= GET_BUFFERED_MAX && strata_obj_get_bytes(r->get)) {
