@@ -1184,41 +1184,28 @@ static int r_spare(struct strata_ec_reader *r, int64_t lo, int64_t hi)
     return -1;
 }
 
-int strata_ec_reader_read(struct strata_ec_reader *r, uint64_t off, void *buf, size_t len)
+/* Make a slot hold stripe idx, verified; its slot index or an error. */
+static int r_stripe(struct strata_ec_reader *r, int64_t idx)
 {
-    if (off > r->size || len > r->size - off)
-        return STRATA_ERANGE;
-    if (len == 0)
-        return 0;
-    uint64_t stripe = (uint64_t)r->set->shard_size * r->set->k;
-    bool sequential = off == r->next_off;
-    uint8_t *out = buf;
-    uint64_t pos = off, end = off + len;
-    int b = 0;
-    int64_t idx = 0;
     const int64_t ahead = STRATA_EC_NBUF - 1;
-    while (pos < end) {
-        idx = (int64_t)(pos / stripe);
-        b = r_find(r, idx);
-        if (b < 0)
-            b = r_spare(r, idx, idx + ahead);
-        if (b < 0)
-            b = 0; /* buf[0] always exists; costs a read-ahead at worst */
-        int rc = r_load(r, (unsigned)b, idx);
-        if (rc < 0)
-            return rc;
-        uint64_t in = pos - (uint64_t)idx * stripe;
-        uint64_t n = stripe - in < end - pos ? stripe - in : end - pos;
-        memcpy(out, r->io->buf[b] + in, n);
-        out += n;
-        pos += n;
-    }
-    r->next_off = end;
-    if (!sequential)
-        return 0;
-    /* Read ahead the next NBUF - 1 stripes, using the shards that just
-     * proved good, so disk reads overlap the caller's work.  The stripe just
-     * read stays: the caller may not have consumed all of it. */
+    int b = r_find(r, idx);
+    if (b < 0)
+        b = r_spare(r, idx, idx + ahead);
+    if (b < 0)
+        b = 0; /* buf[0] always exists; costs a read-ahead at worst */
+    int rc = r_load(r, (unsigned)b, idx);
+    return rc < 0 ? rc : b;
+}
+
+/* After a read that ended in stripe idx (slot b): when the read continued
+ * the previous one, read ahead the next NBUF - 1 stripes (not past
+ * ahead_end), using the shards that just proved good, so disk reads overlap
+ * the caller's work.  The stripe just read stays: the caller may not have
+ * consumed all of it. */
+static void r_ahead(struct strata_ec_reader *r, int64_t idx, unsigned b)
+{
+    const int64_t ahead = STRATA_EC_NBUF - 1;
+    uint64_t stripe = (uint64_t)r->set->shard_size * r->set->k;
     uint32_t data = (1u << r->set->k) - 1, good = r->st[b].good;
     uint32_t mask = (good & data) == data ? data : good;
     for (int64_t t = idx + 1;
@@ -1232,6 +1219,57 @@ int strata_ec_reader_read(struct strata_ec_reader *r, uint64_t off, void *buf, s
         r_reset(&r->st[o], t);
         r_submit(r, (unsigned)o, mask);
     }
+}
+
+int strata_ec_reader_read(struct strata_ec_reader *r, uint64_t off, void *buf, size_t len)
+{
+    if (off > r->size || len > r->size - off)
+        return STRATA_ERANGE;
+    if (len == 0)
+        return 0;
+    uint64_t stripe = (uint64_t)r->set->shard_size * r->set->k;
+    bool sequential = off == r->next_off;
+    uint8_t *out = buf;
+    uint64_t pos = off, end = off + len;
+    int b = 0;
+    int64_t idx = 0;
+    while (pos < end) {
+        idx = (int64_t)(pos / stripe);
+        b = r_stripe(r, idx);
+        if (b < 0)
+            return b;
+        uint64_t in = pos - (uint64_t)idx * stripe;
+        uint64_t n = stripe - in < end - pos ? stripe - in : end - pos;
+        memcpy(out, r->io->buf[b] + in, n);
+        out += n;
+        pos += n;
+    }
+    r->next_off = end;
+    if (sequential)
+        r_ahead(r, idx, (unsigned)b);
+    return 0;
+}
+
+int strata_ec_reader_peek(struct strata_ec_reader *r, uint64_t off, size_t max,
+                          const uint8_t **p, size_t *n)
+{
+    *p = NULL;
+    *n = 0;
+    if (off >= r->size || max == 0)
+        return off > r->size ? STRATA_ERANGE : 0;
+    uint64_t stripe = (uint64_t)r->set->shard_size * r->set->k;
+    bool sequential = off == r->next_off;
+    int64_t idx = (int64_t)(off / stripe);
+    int b = r_stripe(r, idx);
+    if (b < 0)
+        return b;
+    uint64_t in = off - (uint64_t)idx * stripe;
+    uint64_t avail = stripe - in < r->size - off ? stripe - in : r->size - off;
+    *p = r->io->buf[b] + in;
+    *n = avail < max ? (size_t)avail : max;
+    r->next_off = off + *n;
+    if (sequential)
+        r_ahead(r, idx, (unsigned)b);
     return 0;
 }
 

@@ -849,6 +849,34 @@ int strata_obj_get_read(struct strata_get *g, uint64_t off, void *buf, size_t le
     return raw_read(g, off, buf, len);
 }
 
+bool strata_obj_get_peekable(const struct strata_get *g)
+{
+    /* Decrypted bytes need the caller's buffer; a multipart version is
+     * read across part readers. */
+    if (g->enc)
+        return false;
+    return g->data || (!(g->mrec.flags & REC_F_MULTIPART) && g->r && g->tier->ops->peek);
+}
+
+int strata_obj_get_peek(struct strata_get *g, uint64_t off, size_t max, const uint8_t **p,
+                        size_t *n)
+{
+    *p = NULL;
+    *n = 0;
+    if (off > g->size)
+        return STRATA_ERANGE;
+    if (off == g->size || max == 0)
+        return 0;
+    if (!strata_obj_get_peekable(g))
+        return STRATA_EINVAL;
+    if (g->data) {
+        *p = g->data + off;
+        *n = g->size - off < max ? (size_t)(g->size - off) : max;
+        return 0;
+    }
+    return g->tier->ops->peek(g->r, off, max, p, n);
+}
+
 void strata_obj_get_window(struct strata_get *g, uint64_t end)
 {
     g->win_end = end;

@@ -57,6 +57,11 @@ static int l_read(void *r, uint64_t off, void *buf, size_t len)
     return strata_ec_reader_read(r, off, buf, len);
 }
 
+static int l_peek(void *r, uint64_t off, size_t max, const uint8_t **p, size_t *n)
+{
+    return strata_ec_reader_peek(r, off, max, p, n);
+}
+
 static void l_reader_limit(void *r, uint64_t end)
 {
     strata_ec_reader_limit(r, end);
@@ -123,6 +128,7 @@ static const struct strata_tier_ops local_ops = {
     .writer_destroy = l_writer_destroy,
     .reader_open = l_reader_open,
     .read = l_read,
+    .peek = l_peek,
     .reader_limit = l_reader_limit,
     .reader_close = l_reader_close,
     .remove = l_remove,

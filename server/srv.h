@@ -239,7 +239,12 @@ struct strata_req {
     size_t acc_len, acc_cap, jbuf_len;
     /* Streamed answers: rd holds the block after the one MHD is sending. */
     int (*stream_read)(struct strata_req *r, uint64_t off, void *buf, size_t len);
+    /* Optional, instead of stream_read on the workers: *p points at *n
+     * (1..max) bytes at off held by the route until its next call. */
+    int (*stream_peek)(struct strata_req *r, uint64_t off, size_t max, const uint8_t **p,
+                       size_t *n);
     uint64_t stream_len;
+    const uint8_t *rd_ptr; /* the block: rd_buf, or what stream_peek gave */
     uint8_t *rd_buf;
     size_t rd_cap, rd_len;
     uint64_t rd_off;

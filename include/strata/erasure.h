@@ -199,6 +199,11 @@ int strata_ec_reader_open(struct strata_set *set, const uint8_t data_id[STRATA_D
                           uint64_t size, struct strata_ec_reader **out);
 /* Exactly len bytes at off into buf; off + len <= size. */
 int strata_ec_reader_read(struct strata_ec_reader *r, uint64_t off, void *buf, size_t len);
+/* Like read, without the copy: *p points at the bytes at off in the
+ * reader's stripe buffer, *n of them (1..max; fewer when the stripe ends
+ * first; 0 at off == size).  Valid until the next call on r. */
+int strata_ec_reader_peek(struct strata_ec_reader *r, uint64_t off, size_t max,
+                          const uint8_t **p, size_t *n);
 /* The caller reads nothing at or past end (a Range answer's last byte + 1):
  * read-ahead stops at the stripe holding end - 1.  Reads past end still
  * work, without read-ahead beyond it.  Default: the object's size. */

@@ -318,6 +318,13 @@ int strata_obj_get_open(struct strata_meta *m, const char *bucket, const char *k
                         struct strata_get **out);
 /* Exactly len bytes at off (off + len <= size).  Never wrong bytes. */
 int strata_obj_get_read(struct strata_get *g, uint64_t off, void *buf, size_t len);
+/* Like strata_obj_get_read without a copy: *p points at *n (1..max) bytes
+ * at off held by g, valid until the next call on g (0 bytes at the end).
+ * Only where strata_obj_get_peekable (not encrypted, not multipart); else
+ * STRATA_EINVAL: use strata_obj_get_read. */
+bool strata_obj_get_peekable(const struct strata_get *g);
+int strata_obj_get_peek(struct strata_get *g, uint64_t off, size_t max, const uint8_t **p,
+                        size_t *n);
 /* Nothing at or past end will be read (a Range answer): erasure-coded
  * data is then not read ahead past it.  Reads past it still work. */
 void strata_obj_get_window(struct strata_get *g, uint64_t end);

@@ -42,6 +42,8 @@ struct strata_tier_ops {
     int (*reader_open)(void *impl, uint32_t place, const uint8_t id[STRATA_DATA_ID_LEN],
                        uint64_t size, void **r);
     int (*read)(void *r, uint64_t off, void *buf, size_t len);
+    /* Optional: read without a copy, see strata_ec_reader_peek. */
+    int (*peek)(void *r, uint64_t off, size_t max, const uint8_t **p, size_t *n);
     /* Optional: nothing at or past end will be read (no read-ahead there),
      * see strata_ec_reader_limit. */
     void (*reader_limit)(void *r, uint64_t end);

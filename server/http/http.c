@@ -683,6 +683,8 @@ static void job_fn(struct strata_job *j)
 {
     struct strata_req *r = (struct strata_req *)((char *)j - offsetof(struct strata_req, job));
     int rd_rc = 0;
+    const uint8_t *rd_ptr = NULL;
+    size_t rd_n = 0;
     switch (r->job_kind) {
     case JOB_FEED:
         feed_body(r, (const char *)r->jbuf, r->jbuf_len);
@@ -698,13 +700,23 @@ static void job_fn(struct strata_job *j)
         r->on_worker = false;
         break;
     case JOB_READ:
-        rd_rc = r->stream_read(r, r->rd_off, r->rd_buf, r->rd_len);
+        if (r->stream_peek) {
+            rd_rc = r->stream_peek(r, r->rd_off, r->rd_len, &rd_ptr, &rd_n);
+            if (!rd_rc && rd_n == 0)
+                rd_rc = STRATA_EINTERNAL; /* short of stream_len: never loop */
+        } else {
+            rd_rc = r->stream_read(r, r->rd_off, r->rd_buf, r->rd_len);
+            rd_ptr = r->rd_buf;
+            rd_n = r->rd_len;
+        }
         break;
     }
     pthread_mutex_lock(&r->am);
     r->job_busy = false;
     if (r->job_kind == JOB_READ) {
         r->rd_rc = rd_rc;
+        r->rd_ptr = rd_ptr;
+        r->rd_len = rd_n;
         r->rd_ready = true;
     }
     if (r->orphan) {
@@ -831,7 +843,7 @@ static ssize_t stream_cb(void *cls, uint64_t pos, char *buf, size_t max)
     struct strata_req *r = cls;
     if (pos >= r->stream_len)
         return MHD_CONTENT_READER_END_OF_STREAM;
-    if (!r->rd_buf) {
+    if (!r->rd_buf && !r->stream_peek) {
         r->rd_buf = malloc(r->rd_cap);
         if (!r->rd_buf)
             return MHD_CONTENT_READER_END_WITH_ERROR;
@@ -845,7 +857,7 @@ static ssize_t stream_cb(void *cls, uint64_t pos, char *buf, size_t max)
         size_t n = (size_t)(r->rd_off + r->rd_len - pos);
         if (n > max)
             n = max;
-        memcpy(buf, r->rd_buf + (pos - r->rd_off), n);
+        memcpy(buf, r->rd_ptr + (pos - r->rd_off), n);
         r->bytes_out += n;
         bool ahead = pos + n == r->rd_off + r->rd_len && pos + n < r->stream_len;
         if (ahead) {

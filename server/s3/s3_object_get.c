@@ -46,7 +46,22 @@ static int get_read(struct strata_req *r, uint64_t pos, void *buf, size_t n)
     return rc;
 }
 
-/* MHD's free callback of answers sent straight from an inline version. */
+/* r->stream_peek of GET bodies that strata_obj_get_peekable: the worker
+ * hands the reader's stripe buffer over instead of copying out of it. */
+static int get_peek(struct strata_req *r, uint64_t pos, size_t max, const uint8_t **p,
+                    size_t *n)
+{
+    int rc = strata_obj_get_peek(r->get, r->get_off + pos, max, p, n);
+    if (rc) {
+        r->term = (rc == STRATA_ENOMEM || rc == STRATA_EINTERNAL) ? 'I' : 'D';
+        strata_srv_log(STRATA_LOG_ERR, "req %s GET /%s/%s: read at %llu failed (%s)", r->id,
+                       r->bucket, r->key, (unsigned long long)(r->get_off + pos),
+                       strata_errname(rc));
+    }
+    return rc;
+}
+
+/* MHD's free callback of answers sent straight from a get handle's bytes. */
 static void get_close_cb(void *cls)
 {
     strata_obj_get_close(cls);
@@ -288,25 +303,46 @@ void strata_h_get(struct strata_req *r)
          * sends headers and body in one writev instead of a send per part,
          * and a read failure is still a proper error answer.  On a storage
          * worker up to one streaming block: the same memory a stream would
-         * hold, without a second hand-over and a copy per block. */
-        char *body = malloc((size_t)r->get_len);
-        if (!body) {
-            strata_req_error(r, S3E_InternalError, STRATA_ENOMEM);
-            return;
-        }
-        rc = strata_obj_get_read(r->get, r->get_off, body, (size_t)r->get_len);
+         * hold, without a second hand-over and a copy per block.  When the
+         * bytes lie in one stripe buffer of the reader, MHD sends them from
+         * there and closes the handle when done (no copy). */
+        const uint8_t *p = NULL;
+        size_t pn = 0;
+        rc = strata_obj_get_peekable(r->get)
+                 ? strata_obj_get_peek(r->get, r->get_off, (size_t)r->get_len, &p, &pn)
+                 : 0;
         if (rc) {
-            free(body);
             strata_req_error_strata(r, rc, S3CTX_OBJECT);
             return;
         }
+        if (pn == r->get_len) {
+            resp = MHD_create_response_from_buffer_with_free_callback_cls(
+                pn, (void *)p, get_close_cb, r->get);
+            if (resp)
+                r->get = NULL;
+        } else {
+            char *body = malloc((size_t)r->get_len);
+            if (!body) {
+                strata_req_error(r, S3E_InternalError, STRATA_ENOMEM);
+                return;
+            }
+            rc = strata_obj_get_read(r->get, r->get_off, body, (size_t)r->get_len);
+            if (rc) {
+                free(body);
+                strata_req_error_strata(r, rc, S3CTX_OBJECT);
+                return;
+            }
+            resp = MHD_create_response_from_buffer((size_t)r->get_len, body,
+                                                   MHD_RESPMEM_MUST_FREE);
+            if (!resp)
+                free(body);
+        }
         r->bytes_out += r->get_len;
-        resp = MHD_create_response_from_buffer((size_t)r->get_len, body, MHD_RESPMEM_MUST_FREE);
-        if (!resp)
-            free(body);
     } else {
         /* HEAD never reads: MHD uses the size for Content-Length only. */
         r->stream_read = get_read;
+        if (!is_head && strata_obj_get_peekable(r->get))
+            r->stream_peek = get_peek;
         resp = strata_req_stream_response(
             r, r->get_len,
             is_head ? 64 : (r->get_len < GET_BLOCK_MAX ? (size_t)r->get_len : GET_BLOCK_MAX));
