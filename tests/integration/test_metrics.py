@@ -222,6 +222,31 @@ def drive_io_latency_and_store_figures(s):
 
 
 @test
+def ranged_get_reads_only_the_stripes_of_the_range(s):
+    """A Range GET at the start of an 8 MiB object (2+2, 1 MiB stripes)
+    reads the two data shards' header and CRC table and the one stripe
+    holding the range: 4 shard reads, no read-ahead of the next stripes
+    (there were 10: stripes 1-3 were read ahead past the range)."""
+    c = s.client()
+    b = s.bucket_name("ranged-reads")
+    c.create_bucket(Bucket=b)
+    body = os.urandom(8 << 20)
+    c.put_object(Bucket=b, Key="big", Body=body)
+
+    def reads():
+        fams, _ = scrape(s)
+        return sum(drive_hist(fams, d, "read")[1] for d in range(4))
+
+    for rng, lo, hi in (("bytes=0-99", 0, 99), ("bytes=1048476-1048675", 1048476, 1048675)):
+        before = reads()
+        got = c.get_object(Bucket=b, Key="big", Range=rng)["Body"].read()
+        assert got == body[lo:hi + 1]
+        # The second range spans stripes 0 and 1: two block reads each.
+        want = 2 + 2 * (hi // (1 << 20) - lo // (1 << 20) + 1)
+        assert reads() - before == want, (rng, reads() - before, want)
+
+
+@test
 def drive_io_errors_count_short_reads(s):
     """A shard file cut short: a heal reads every shard, so that drive's
     read is counted as an error (and the heal rewrites it); the others
