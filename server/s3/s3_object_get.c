@@ -3,10 +3,10 @@
  * headers, Range, response-* overrides.  Bodies up to 256 KiB are read
  * whole into a buffer MHD sends with the headers (an inline version from
  * the handle's own decoded buffer, no copy); bigger ones stream in ~1 MiB
- * steps read on the storage workers, one step ahead (http.c), handed
- * over from the reader's stripe buffer where strata_obj_get_peekable.  The lookup
- * runs on the event thread; a version whose bytes live on the drives
- * continues on a storage worker (r->rerun).
+ * steps read on the storage workers, one step ahead (http.c), handed over
+ * from the reader's stripe buffer where strata_obj_get_peekable.  The
+ * lookup runs on the event thread; a version whose bytes live on the
+ * drives continues on a storage worker (r->rerun).
  */
 #include "srv.h"
 #include "authz.h"
