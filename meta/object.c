@@ -778,35 +778,48 @@ static unsigned mp_chunk_of(const struct strata_get *g, uint64_t off)
     return (unsigned)lo;
 }
 
+/* Make g->r read the part holding object offset off (0 <= off < size):
+ * its index in the loaded chunk goes to *pi. */
+static int mp_part(struct strata_get *g, uint64_t off, size_t *pi)
+{
+    int rc = mp_chunk(g, mp_chunk_of(g, off));
+    if (rc)
+        return rc;
+    size_t i = 0;
+    while (i + 1 < g->ncparts && g->coff[i + 1] <= off)
+        i++;
+    /* Skip empty parts and land on the one holding off. */
+    while (i < g->ncparts && off >= g->coff[i] + g->cparts[i].size)
+        i++;
+    if (i >= g->ncparts)
+        return STRATA_ECORRUPT; /* the index and the table disagree */
+    const struct meta_part *p = &g->cparts[i];
+    if (g->rpart != (int)i) {
+        part_reader_close(g);
+        if (g->enc && p->ssize != strata_sse__stream_size(p->size))
+            return STRATA_ECORRUPT; /* a part stored as sent in an encrypted object */
+        rc = g->tier->ops->reader_open(g->tier->impl, g->place, p->data_id,
+                                       g->enc ? p->ssize : p->size, &g->r);
+        if (rc == 0 && g->enc)
+            rc = strata_sse__reader_create(g->okey, p->number, p->size, &g->psse);
+        if (rc)
+            return rc;
+        g->rpart = (int)i;
+        reader_bound(g, g->coff[i], p->size);
+    }
+    *pi = i;
+    return 0;
+}
+
 static int mp_read(struct strata_get *g, uint64_t off, void *buf, size_t len)
 {
     uint8_t *out = buf;
     while (len > 0) {
-        int rc = mp_chunk(g, mp_chunk_of(g, off));
+        size_t i;
+        int rc = mp_part(g, off, &i);
         if (rc)
             return rc;
-        size_t i = 0;
-        while (i + 1 < g->ncparts && g->coff[i + 1] <= off)
-            i++;
-        /* Skip empty parts and land on the one holding off. */
-        while (i < g->ncparts && off >= g->coff[i] + g->cparts[i].size)
-            i++;
-        if (i >= g->ncparts)
-            return STRATA_ECORRUPT; /* the index and the table disagree */
         const struct meta_part *p = &g->cparts[i];
-        if (g->rpart != (int)i) {
-            part_reader_close(g);
-            if (g->enc && p->ssize != strata_sse__stream_size(p->size))
-                return STRATA_ECORRUPT; /* a part stored as sent in an encrypted object */
-            rc = g->tier->ops->reader_open(g->tier->impl, g->place, p->data_id,
-                                           g->enc ? p->ssize : p->size, &g->r);
-            if (rc == 0 && g->enc)
-                rc = strata_sse__reader_create(g->okey, p->number, p->size, &g->psse);
-            if (rc)
-                return rc;
-            g->rpart = (int)i;
-            reader_bound(g, g->coff[i], p->size);
-        }
         uint64_t in = off - g->coff[i];
         size_t n = p->size - in < len ? (size_t)(p->size - in) : len;
         rc = g->psse ? strata_sse__reader_read(g->psse, in, out, n, tier_read_cb, g)
@@ -855,7 +868,11 @@ bool strata_obj_get_peekable(const struct strata_get *g)
      * read across part readers. */
     if (g->enc)
         return false;
-    return g->data || (!(g->mrec.flags & REC_F_MULTIPART) && g->r && g->tier->ops->peek);
+    if (g->data)
+        return true;
+    if (!g->tier || !g->tier->ops->peek)
+        return false;
+    return (g->mrec.flags & REC_F_MULTIPART) || g->r;
 }
 
 int strata_obj_get_peek(struct strata_get *g, uint64_t off, size_t max, const uint8_t **p,
@@ -874,7 +891,14 @@ int strata_obj_get_peek(struct strata_get *g, uint64_t off, size_t max, const ui
         *n = g->size - off < max ? (size_t)(g->size - off) : max;
         return 0;
     }
-    return g->tier->ops->peek(g->r, off, max, p, n);
+    if (!(g->mrec.flags & REC_F_MULTIPART))
+        return g->tier->ops->peek(g->r, off, max, p, n);
+    size_t i;
+    int rc = mp_part(g, off, &i);
+    if (rc)
+        return rc;
+    uint64_t in = off - g->coff[i], left = g->cparts[i].size - in;
+    return g->tier->ops->peek(g->r, in, left < max ? (size_t)left : max, p, n);
 }
 
 void strata_obj_get_window(struct strata_get *g, uint64_t end)

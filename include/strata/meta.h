@@ -320,8 +320,8 @@ int strata_obj_get_open(struct strata_meta *m, const char *bucket, const char *k
 int strata_obj_get_read(struct strata_get *g, uint64_t off, void *buf, size_t len);
 /* Like strata_obj_get_read without a copy: *p points at *n (1..max) bytes
  * at off held by g, valid until the next call on g (0 bytes at the end).
- * Only where strata_obj_get_peekable (not encrypted, not multipart); else
- * STRATA_EINVAL: use strata_obj_get_read. */
+ * Only where strata_obj_get_peekable (not encrypted); else STRATA_EINVAL:
+ * use strata_obj_get_read.  Never past the end of a multipart part. */
 bool strata_obj_get_peekable(const struct strata_get *g);
 int strata_obj_get_peek(struct strata_get *g, uint64_t off, size_t max, const uint8_t **p,
                         size_t *n);
