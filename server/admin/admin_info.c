@@ -71,8 +71,10 @@ static json_t *sets_json(struct strata_set *const *sets, unsigned n, unsigned *t
     return a;
 }
 
-static json_t *tier_json(const char *name, struct strata_set *const *sets, unsigned n,
-                         const struct strata_class_map *map)
+/* A tier's JSON around its sets' JSON js (a reference is taken), which holds
+ * n sets with total drives of which online answer. */
+static json_t *tier_json(const char *name, json_t *js, unsigned n, unsigned total,
+                         unsigned online, const struct strata_class_map *map)
 {
     json_t *classes = json_array();
     for (size_t i = 0; map && i < map->n; i++)
@@ -80,9 +82,7 @@ static json_t *tier_json(const char *name, struct strata_set *const *sets, unsig
             json_array_append_new(classes, json_string(map->e[i].cls));
     if (!map && strcmp(name, STRATA_TIER_HOT) == 0)
         json_array_append_new(classes, json_string("STANDARD"));
-    unsigned total = 0, online = 0;
-    json_t *js = sets_json(sets, n, &total, &online);
-    return json_pack("{s:s, s:o, s:i, s:i, s:i, s:o}", "name", name, "classes", classes,
+    return json_pack("{s:s, s:o, s:i, s:i, s:i, s:O}", "name", name, "classes", classes,
                      "sets_total", (int)n, "drives_total", (int)total, "drives_online",
                      (int)online, "sets", js);
 }
@@ -94,11 +94,16 @@ void strata_admin__info(struct strata_req *r, const char *arg)
     json_t *sets = sets_json(s->sets, s->nsets, &total, &online);
     const struct strata_class_map *map = s->tiers ? &s->tiers->map : NULL;
     json_t *tiers = json_array();
-    json_array_append_new(tiers, tier_json(STRATA_TIER_HOT, s->sets, s->nsets, map));
+    /* The hot tier's sets are the top-level sets: one snapshot, shown twice. */
+    json_array_append_new(tiers, tier_json(STRATA_TIER_HOT, sets, s->nsets, total, online, map));
     for (unsigned i = 0; s->tiers && i < s->tiers->n; i++) {
         const struct strata_srv_tier *t = &s->tiers->t[i];
-        if (strcmp(t->name, STRATA_TIER_HOT) != 0)
-            json_array_append_new(tiers, tier_json(t->name, t->sets, t->nsets, map));
+        if (strcmp(t->name, STRATA_TIER_HOT) == 0)
+            continue;
+        unsigned tt = 0, to = 0;
+        json_t *js = sets_json(t->sets, t->nsets, &tt, &to);
+        json_array_append_new(tiers, tier_json(t->name, js, t->nsets, tt, to, map));
+        json_decref(js);
     }
     json_t *doc = json_pack("{s:s, s:f, s:i, s:i, s:i, s:i, s:o, s:o}", "version",
                             STRATA_VERSION, "uptime_s", strata_admin__uptime_s(), "inflight",
