@@ -849,11 +849,13 @@ static ssize_t stream_cb(void *cls, uint64_t pos, char *buf, size_t max)
             return MHD_CONTENT_READER_END_WITH_ERROR;
     }
     pthread_mutex_lock(&r->am);
+    /* A failed read ends the body whatever its range: a failed peek leaves
+     * no range (rd_len 0), and asking again would loop on the same error. */
+    if (!r->job_busy && r->rd_ready && r->rd_rc) {
+        pthread_mutex_unlock(&r->am);
+        return MHD_CONTENT_READER_END_WITH_ERROR;
+    }
     if (!r->job_busy && r->rd_ready && pos >= r->rd_off && pos < r->rd_off + r->rd_len) {
-        if (r->rd_rc) {
-            pthread_mutex_unlock(&r->am);
-            return MHD_CONTENT_READER_END_WITH_ERROR;
-        }
         size_t n = (size_t)(r->rd_off + r->rd_len - pos);
         if (n > max)
             n = max;

@@ -202,7 +202,9 @@ def vanished_data_aborts_the_connection(s):
     assert part <= got < length, f"{got} of {length} bytes: not cut where the data vanished"
     time.sleep(0.2)
     lines = [ln for ln in open(s.log_path, errors="replace") if "read at" in ln and b in ln]
-    assert lines and all("NOTFOUND" in ln and "CORRUPT" not in ln for ln in lines), lines
+    assert lines and all("NOTFOUND" in ln and "CORRUPT" not in ln for ln in lines), lines[:5]
+    # The failed read ends the body once; it is not asked for again and again.
+    assert len(lines) <= 4, f"{len(lines)} failed reads logged for one GET"
     c.delete_object(Bucket=b, Key="k")
     c.delete_bucket(Bucket=b)
 
