@@ -820,6 +820,21 @@ static void body_pool_setup(struct strata_req *r)
     r->pooled_body = true;
 }
 
+/*
+ * A body that cannot be completed: the client must see the connection end
+ * now.  MHD (with MHD_USE_TURBO) closes the socket only when it next looks
+ * at the connection, which after a resume can be the connection timeout
+ * later, so the client would wait that long for the rest of the body.
+ */
+static ssize_t stream_abort(struct strata_req *r)
+{
+    const union MHD_ConnectionInfo *ci =
+        r->conn ? MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_CONNECTION_FD) : NULL;
+    if (ci)
+        shutdown(ci->connect_fd, SHUT_RDWR);
+    return MHD_CONTENT_READER_END_WITH_ERROR;
+}
+
 static ssize_t stream_sync_cb(void *cls, uint64_t pos, char *buf, size_t max)
 {
     struct strata_req *r = cls;
@@ -827,7 +842,7 @@ static ssize_t stream_sync_cb(void *cls, uint64_t pos, char *buf, size_t max)
         return MHD_CONTENT_READER_END_OF_STREAM;
     size_t n = r->stream_len - pos < max ? (size_t)(r->stream_len - pos) : max;
     if (r->stream_read(r, pos, buf, n))
-        return MHD_CONTENT_READER_END_WITH_ERROR;
+        return stream_abort(r);
     r->bytes_out += n;
     return (ssize_t)n;
 }
@@ -846,14 +861,14 @@ static ssize_t stream_cb(void *cls, uint64_t pos, char *buf, size_t max)
     if (!r->rd_buf && !r->stream_peek) {
         r->rd_buf = malloc(r->rd_cap);
         if (!r->rd_buf)
-            return MHD_CONTENT_READER_END_WITH_ERROR;
+            return stream_abort(r);
     }
     pthread_mutex_lock(&r->am);
     /* A failed read ends the body whatever its range: a failed peek leaves
      * no range (rd_len 0), and asking again would loop on the same error. */
     if (!r->job_busy && r->rd_ready && r->rd_rc) {
         pthread_mutex_unlock(&r->am);
-        return MHD_CONTENT_READER_END_WITH_ERROR;
+        return stream_abort(r);
     }
     if (!r->job_busy && r->rd_ready && pos >= r->rd_off && pos < r->rd_off + r->rd_len) {
         size_t n = (size_t)(r->rd_off + r->rd_len - pos);

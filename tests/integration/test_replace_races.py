@@ -190,16 +190,20 @@ def vanished_data_aborts_the_connection(s):
     got = len(resp.read(MiB))
     for f in ours:
         os.unlink(f)
+    timed_out = False
     try:
         while got < length:
             chunk = resp.read(min(MiB, length - got))
             if not chunk:
                 break
             got += len(chunk)
+    except TimeoutError:
+        timed_out = True
     except (http.client.IncompleteRead, ConnectionError, OSError):
         pass
     conn.close()
     assert part <= got < length, f"{got} of {length} bytes: not cut where the data vanished"
+    assert not timed_out, "the connection stayed open: the client waited for its own timeout"
     time.sleep(0.2)
     lines = [ln for ln in open(s.log_path, errors="replace") if "read at" in ln and b in ln]
     assert lines and all("NOTFOUND" in ln and "CORRUPT" not in ln for ln in lines), lines[:5]
