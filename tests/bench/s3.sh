@@ -23,7 +23,7 @@
 # the dataset bucket (plus LIST_KEYS empty keys in a bucket of their own if
 # LIST_KEYS > 0), timed with boto3 and with a raw SigV4 client.
 #
-# The issue-12 table on a quiet machine, one command (about 25 minutes):
+# Every row on a quiet machine, one command (about 25 minutes):
 #   STRATA_BIN=build-rel/strata tests/bench/s3.sh
 #
 # GET cells re-read a small working set for DURATION seconds, so after the

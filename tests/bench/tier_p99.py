@@ -20,7 +20,7 @@ time from when the first object showed STANDARD_IA in the listing to when
 the last one did; polled every 0.2 s).  Every moved object's
 class is checked, one is read back (MD5).
 
-Environment: SIZE_GB (default 10; the issue's figure), OBJ_MB (64), N100K
+Environment: SIZE_GB (default 10), OBJ_MB (64), N100K
 (1000), CONNS (16), DURATION (10), MOVE_MBPS (default: the daemon's
 default), STRATA_ARGS (more daemon flags), PUT_THREADS (4), STRATA_BIN
 (default: build build-bench/ as Release), BENCH_DIR (a new directory
