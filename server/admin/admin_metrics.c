@@ -70,64 +70,68 @@ static void drive_metric(struct strata_sbuf *b, const char *name, const char *ti
     strata_sbuf_printf(b, "} %llu\n", v);
 }
 
+static const char *const io_ops[] = {"read", "write"};
+
+/* One drive's series of one family: the latency histogram, or errors. */
+static void drive_io_series(struct strata_sbuf *b, const char *tier, unsigned i, unsigned d,
+                            const char *path, int op, const struct strata_drive_io_stats *st,
+                            bool errors)
+{
+    if (errors) {
+        strata_sbuf_puts(b, "strata_drive_io_errors_total{");
+        drive_labels(b, tier, i, d, path);
+        strata_sbuf_printf(b, ",op=\"%s\"} %llu\n", io_ops[op], (unsigned long long)st->errors);
+        return;
+    }
+    uint64_t cum = 0;
+    for (unsigned k = 0; k <= STRATA_DRIVE_IO_BUCKETS; k++) {
+        cum += st->bucket[k];
+        strata_sbuf_puts(b, "strata_drive_io_seconds_bucket{");
+        drive_labels(b, tier, i, d, path);
+        if (k < STRATA_DRIVE_IO_BUCKETS)
+            strata_sbuf_printf(b, ",op=\"%s\",le=\"%g\"} %llu\n", io_ops[op],
+                               strata_drive_io_bounds_s[k], (unsigned long long)cum);
+        else
+            strata_sbuf_printf(b, ",op=\"%s\",le=\"+Inf\"} %llu\n", io_ops[op],
+                               (unsigned long long)cum);
+    }
+    strata_sbuf_puts(b, "strata_drive_io_seconds_sum{");
+    drive_labels(b, tier, i, d, path);
+    strata_sbuf_printf(b, ",op=\"%s\"} %.9f\n", io_ops[op], (double)st->sum_ns / 1e9);
+    strata_sbuf_puts(b, "strata_drive_io_seconds_count{");
+    drive_labels(b, tier, i, d, path);
+    strata_sbuf_printf(b, ",op=\"%s\"} %llu\n", io_ops[op], (unsigned long long)st->count);
+}
+
+/* Every drive of every tier, both ops, in one family (the exposition
+ * format wants a family's series together). */
+static void drive_io_family(struct strata_sbuf *b, const struct tier_sets *ts, unsigned nt,
+                            bool errors)
+{
+    for (unsigned t = 0; t < nt; t++)
+        for (unsigned i = 0; i < ts[t].nsets; i++) {
+            struct strata_set *set = ts[t].sets[i];
+            for (unsigned d = 0; d < strata_set_n(set); d++)
+                for (int op = 0; op < 2; op++) {
+                    struct strata_drive_io_stats st;
+                    strata_set_drive_io_get(set, d, (enum strata_drive_io_op)op, &st);
+                    drive_io_series(b, ts[t].name, i, d, strata_set_drive_path(set, d), op, &st,
+                                    errors);
+                }
+        }
+}
+
 /* Shard I/O latency per drive and op (erasure's counters), and errors. */
 static void drive_io_render(struct strata_sbuf *b, struct strata_srv *s)
 {
-    static const char *const ops[] = {"read", "write"};
     struct tier_sets ts[STRATA_TIERS_MAX + 1];
     unsigned nt = tier_sets(s, ts);
     family(b, "strata_drive_io_seconds", "histogram",
            "Shard stripe I/O latency per drive, submit to completion.");
-    for (unsigned t = 0; t < nt; t++) {
-        for (unsigned i = 0; i < ts[t].nsets; i++) {
-            struct strata_set *set = ts[t].sets[i];
-            for (unsigned d = 0; d < strata_set_n(set); d++) {
-                const char *path = strata_set_drive_path(set, d);
-                for (int op = 0; op < 2; op++) {
-                    struct strata_drive_io_stats st;
-                    strata_set_drive_io_get(set, d, (enum strata_drive_io_op)op, &st);
-                    uint64_t cum = 0;
-                    for (unsigned k = 0; k <= STRATA_DRIVE_IO_BUCKETS; k++) {
-                        cum += st.bucket[k];
-                        strata_sbuf_puts(b, "strata_drive_io_seconds_bucket{");
-                        drive_labels(b, ts[t].name, i, d, path);
-                        if (k < STRATA_DRIVE_IO_BUCKETS)
-                            strata_sbuf_printf(b, ",op=\"%s\",le=\"%g\"} %llu\n", ops[op],
-                                               strata_drive_io_bounds_s[k],
-                                               (unsigned long long)cum);
-                        else
-                            strata_sbuf_printf(b, ",op=\"%s\",le=\"+Inf\"} %llu\n", ops[op],
-                                               (unsigned long long)cum);
-                    }
-                    strata_sbuf_puts(b, "strata_drive_io_seconds_sum{");
-                    drive_labels(b, ts[t].name, i, d, path);
-                    strata_sbuf_printf(b, ",op=\"%s\"} %.9f\n", ops[op], (double)st.sum_ns / 1e9);
-                    strata_sbuf_puts(b, "strata_drive_io_seconds_count{");
-                    drive_labels(b, ts[t].name, i, d, path);
-                    strata_sbuf_printf(b, ",op=\"%s\"} %llu\n", ops[op],
-                                       (unsigned long long)st.count);
-                }
-            }
-        }
-    }
+    drive_io_family(b, ts, nt, false);
     family(b, "strata_drive_io_errors_total", "counter",
            "Failed or short shard stripe I/Os per drive.");
-    for (unsigned t = 0; t < nt; t++) {
-        for (unsigned i = 0; i < ts[t].nsets; i++) {
-            struct strata_set *set = ts[t].sets[i];
-            for (unsigned d = 0; d < strata_set_n(set); d++) {
-                const char *path = strata_set_drive_path(set, d);
-                for (int op = 0; op < 2; op++) {
-                    struct strata_drive_io_stats st;
-                    strata_set_drive_io_get(set, d, (enum strata_drive_io_op)op, &st);
-                    strata_sbuf_puts(b, "strata_drive_io_errors_total{");
-                    drive_labels(b, ts[t].name, i, d, path);
-                    strata_sbuf_printf(b, ",op=\"%s\"} %llu\n", ops[op],
-                                       (unsigned long long)st.errors);
-                }
-            }
-        }
-    }
+    drive_io_family(b, ts, nt, true);
 }
 
 /* RocksDB stall and compaction figures of each online drive's store. */
