@@ -56,6 +56,7 @@ struct strata_set {
     unsigned set_index;
     size_t block_size; /* object bytes per stripe as formatted */
     size_t shard_size;
+    unsigned layout; /* format version of the deployment: shard.c's block layout */
     bool direct_io; /* O_DIRECT probe succeeded on every online drive */
     uint64_t read_cached_max; /* strata_set_opts */
     bool no_fsync;

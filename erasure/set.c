@@ -241,10 +241,10 @@ static int fmt_read(const char *root, struct fmt *f, struct strata_errinfo *ei)
     unsigned long long v[6];
     memset(f, 0, sizeof(*f));
     int bad = get_uint(o, "format_version", &v[0]);
-    if (!bad && v[0] != STRATA_FORMAT_VERSION) {
+    if (!bad && (v[0] < STRATA_FORMAT_VERSION_MIN || v[0] > STRATA_FORMAT_VERSION)) {
         snprintf(ei->msg, sizeof(ei->msg),
-                 "drive %s: unknown format version %llu (this build knows %d)", root, v[0],
-                 STRATA_FORMAT_VERSION);
+                 "drive %s: unknown format version %llu (this build knows %d to %d)", root, v[0],
+                 STRATA_FORMAT_VERSION_MIN, STRATA_FORMAT_VERSION);
         json_decref(o);
         return STRATA_EFORMAT;
     }
@@ -426,6 +426,7 @@ int strata_set_open(const char *const *paths, unsigned n, const struct strata_se
         return STRATA_EINVAL;
     }
     size_t block_size = opts->block_size ? opts->block_size : STRATA_EC_BLOCK_SIZE_DEFAULT;
+    unsigned layout = STRATA_FORMAT_VERSION;
 
     struct strata_set *s = calloc(1, sizeof(*s));
     if (!s)
@@ -528,7 +529,7 @@ int strata_set_open(const char *const *paths, unsigned n, const struct strata_se
                 goto fail;
             }
             if (strcmp(f->drive_uuid, r->uuids[i]) != 0 || f->k != r->k || f->m != r->m ||
-                f->block_size != r->block_size) {
+                f->block_size != r->block_size || f->version != r->version) {
                 snprintf(ei->msg, sizeof(ei->msg),
                          "drive %s: its format disagrees with the set's (uuid or geometry)",
                          paths[i]);
@@ -539,6 +540,7 @@ int strata_set_open(const char *const *paths, unsigned n, const struct strata_se
         rc = 0;
         m = r->m;
         block_size = r->block_size;
+        layout = r->version; /* a deployment keeps the format it was made with */
         memcpy(s->deployment_id, r->deployment_id, sizeof(s->deployment_id));
         for (unsigned i = 0; i < n; i++)
             memcpy(s->drives[i].uuid, r->uuids[i], sizeof(s->drives[i].uuid));
@@ -551,6 +553,7 @@ int strata_set_open(const char *const *paths, unsigned n, const struct strata_se
     s->k = n - m;
     s->block_size = block_size;
     s->shard_size = strata_ec__round_up((block_size + s->k - 1) / s->k, STRATA_EC_ALIGN);
+    s->layout = layout;
 
     /* Format the empty drives with the set's identity. */
     for (unsigned i = 0; i < n; i++) {
@@ -561,7 +564,7 @@ int strata_set_open(const char *const *paths, unsigned n, const struct strata_se
         memcpy(f.drive_uuid, s->drives[i].uuid, sizeof(f.drive_uuid));
         f.set_index = opts->set_index;
         f.drive_index = i;
-        f.version = STRATA_FORMAT_VERSION;
+        f.version = layout;
         f.k = s->k;
         f.m = s->m;
         f.block_size = block_size;

@@ -4,11 +4,11 @@
  * (read K shards, verify CRC32C, rebuild from parity), heal, delete, tmp
  * reclaim and inline (in-record) shards.
  *
- * Shard file layout (format version 1; all integers little endian):
+ * Shard file layout (format versions 1 and 2; all integers little endian):
  *
  *   OFFSET                 SIZE              DESCRIPTION
  *   0                      8                 magic "STRATASH"
- *   8                      4                 format version (1)
+ *   8                      4                 format version (the deployment's, 1 or 2)
  *   12                     4                 header size (4096)
  *   16                     16                data id
  *   32                     4                 shard index (0..K-1 data, K.. parity)
@@ -22,8 +22,17 @@
  *   80                     4                 CRC32C of the B*4 bytes of the CRC table
  *   84                     4                 CRC32C of header bytes 0..83
  *   88                     4008              zero
- *   4096                   B * shard size    shard blocks; the last stripe's blocks zero padded
- *   4096 + B*shard size    B*4 rounded up    CRC32C of each block (u32 LE), zero padded to 4096
+ *   4096                   BB                shard blocks: B-1 of shard size, then the last
+ *                                            stripe's block (see below), zero padded
+ *   4096 + BB              B*4 rounded up    CRC32C of each block (u32 LE), zero padded to 4096
+ *
+ * BB is the blocks' bytes.  Version 1: every block is shard size bytes,
+ * BB = B * shard size.  Version 2: the last stripe's block holds only
+ * ceil(rest / K) bytes rounded up to 4096, where rest is the object bytes
+ * in that stripe, so small objects are not padded to a whole stripe.  The
+ * stripe's K data blocks still hold its bytes in order, so a stripe buffer
+ * with blocks of that length at i * length holds the object bytes
+ * contiguously, as with full stripes.
  *
  * The header is written last (linked after the table write, then fsync,
  * then rename from tmp/ into data/<hh>/), so a file in data/ with a valid
@@ -102,7 +111,8 @@ int strata_ec__hdr_decode(const uint8_t in[STRATA_EC_HDR_SIZE], struct strata_ec
     if (memcmp(in, shard_magic, 8) != 0 || get32(in + 84) != strata_crc32c(0, in, 84))
         return STRATA_ECORRUPT;
     h->version = get32(in + 8);
-    if (h->version != STRATA_FORMAT_VERSION || get32(in + 12) != STRATA_EC_HDR_SIZE)
+    if (h->version < STRATA_FORMAT_VERSION_MIN || h->version > STRATA_FORMAT_VERSION ||
+        get32(in + 12) != STRATA_EC_HDR_SIZE)
         return STRATA_EFORMAT;
     memcpy(h->data_id, in + 16, STRATA_DATA_ID_LEN);
     h->shard_index = get32(in + 32);
@@ -120,6 +130,25 @@ static uint64_t blocks_for(const struct strata_set *set, uint64_t size)
 {
     uint64_t stripe = (uint64_t)set->shard_size * set->k;
     return (size + stripe - 1) / stripe;
+}
+
+/* Bytes of shard block idx (every shard's block of stripe idx is as long)
+ * of an object of size bytes: shard_size, except for the last stripe of a
+ * version 2 deployment, which is only as long as its bytes need. */
+static size_t block_len(const struct strata_set *set, uint64_t size, uint64_t idx)
+{
+    uint64_t stripe = (uint64_t)set->shard_size * set->k;
+    if (set->layout < 2 || (idx + 1) * stripe <= size)
+        return set->shard_size;
+    uint64_t rest = size > idx * stripe ? size - idx * stripe : 0;
+    return strata_ec__round_up((size_t)((rest + set->k - 1) / set->k), STRATA_EC_ALIGN);
+}
+
+/* Bytes of all blocks of a shard file: where its CRC table starts, after
+ * the header. */
+static uint64_t blocks_bytes(const struct strata_set *set, uint64_t size, uint64_t blocks)
+{
+    return blocks ? (blocks - 1) * set->shard_size + block_len(set, size, blocks - 1) : 0;
 }
 
 static size_t table_bytes(uint64_t blocks)
@@ -191,6 +220,7 @@ struct strata_ec_writer {
     unsigned n_nospc, n_other;     /* why drives were dropped */
     uint64_t cap, blocks, size;
     size_t fill;
+    size_t enc_len;                        /* block length of the stripe last encoded */
     unsigned cur;                          /* stripe slot being filled */
     unsigned pending[STRATA_EC_NBUF];      /* shard writes in flight per slot */
     uint64_t t_sub_ns[STRATA_EC_NBUF];     /* when the slot's writes were submitted */
@@ -393,11 +423,14 @@ static int w_crc_grow(struct strata_ec_writer *w)
 static int w_encode(struct strata_ec_writer *w)
 {
     struct strata_set *set = w->set;
-    size_t ss = set->shard_size, stripe = ss * set->k;
+    /* Only the last stripe is ever partial: its size is the object's. */
+    size_t ss = block_len(set, w->blocks * set->shard_size * set->k + w->fill, w->blocks);
+    size_t stripe = ss * set->k;
     uint8_t *base = w->io->buf[w->cur];
     /* First, so the digest runs while this thread encodes and submits.  The
      * observer reads [0, fill); below only [fill, N * ss) is written. */
     w_observe(w, w->cur, w->fill);
+    w->enc_len = ss;
     if (w->fill < stripe)
         memset(base + w->fill, 0, stripe - w->fill);
     uint8_t *shards[STRATA_DRIVES_MAX];
@@ -415,11 +448,11 @@ static int w_encode(struct strata_ec_writer *w)
 static struct io_uring_sqe *w_prep_shard(struct strata_ec_writer *w, unsigned s, unsigned d,
                                          uint64_t ud)
 {
-    size_t ss = w->set->shard_size;
+    size_t ss = w->enc_len; /* earlier blocks are all full: shard_size each */
     struct io_uring_sqe *sqe = io_uring_get_sqe(&w->io->ring);
     STRATA_ASSERT(sqe); /* callers leave room for what they queue */
     io_uring_prep_write(sqe, w->fd[d], w->io->buf[w->cur] + (size_t)s * ss, (unsigned)ss,
-                        STRATA_EC_HDR_SIZE + w->blocks * ss);
+                        STRATA_EC_HDR_SIZE + w->blocks * w->set->shard_size);
     io_uring_sqe_set_data64(sqe, ud);
     return sqe;
 }
@@ -509,7 +542,7 @@ static void w_chain(struct strata_ec_writer *w, unsigned d, struct wfin *f, cons
     if (tab) {
         sqe = io_uring_get_sqe(ring);
         io_uring_prep_write(sqe, w->fd[d], hdr + STRATA_EC_HDR_SIZE, (unsigned)tab,
-                            STRATA_EC_HDR_SIZE + nblocks * set->shard_size);
+                            STRATA_EC_HDR_SIZE + blocks_bytes(set, w->size, nblocks));
         sqe->flags |= IOSQE_IO_LINK;
         io_uring_sqe_set_data64(sqe, ud_make(UD_CTL, ST_TAB, d));
         f->want |= 1u << ST_TAB;
@@ -609,7 +642,7 @@ int strata_ec_writer_finish(struct strata_ec_writer *w, uint32_t *ok_mask)
         for (uint64_t b = 0; b < nblocks; b++)
             put32(tb + b * 4, w->crc[s][b]);
         struct strata_ec__hdr h = {
-            .version = STRATA_FORMAT_VERSION,
+            .version = set->layout,
             .shard_index = s,
             .k = set->k,
             .m = set->m,
@@ -657,7 +690,7 @@ int strata_ec_writer_finish(struct strata_ec_writer *w, uint32_t *ok_mask)
         /* Writes return their byte count, a short one means a full drive;
          * fsync and rename return 0.  Steps after a failed one come back
          * -ECANCELED: keep the first real reason. */
-        size_t want = step == ST_DATA  ? set->shard_size
+        size_t want = step == ST_DATA  ? w->enc_len
                       : step == ST_TAB ? tab
                       : step == ST_HDR ? STRATA_EC_HDR_SIZE
                                        : 0;
@@ -804,7 +837,8 @@ static void shard_meta_check(struct strata_ec_reader *r, unsigned s, const uint8
     struct strata_ec__hdr h;
     bool ok = hb && tb && strata_ec__hdr_decode(hb, &h) == 0 &&
               !memcmp(h.data_id, r->id, STRATA_DATA_ID_LEN) && h.shard_index == s &&
-              h.k == set->k && h.m == set->m && h.shard_size == set->shard_size &&
+              h.version == set->layout && h.k == set->k && h.m == set->m &&
+              h.shard_size == set->shard_size &&
               h.object_size == r->size && h.block_count == r->blocks &&
               strata_crc32c(0, tb, (size_t)r->blocks * 4) == h.table_crc;
     if (ok && r->blocks) {
@@ -838,8 +872,8 @@ static void shard_open(struct strata_ec_reader *r, unsigned s)
     uint64_t t0 = strata_ec__now_ns();
     bool hok = pread(r->fd[s], hb, STRATA_EC_HDR_SIZE, 0) == (ssize_t)STRATA_EC_HDR_SIZE;
     bool tok = !tab || pread(r->fd[s], tb, tab,
-                             (off_t)(STRATA_EC_HDR_SIZE + r->blocks * r->set->shard_size)) ==
-                           (ssize_t)tab;
+                             (off_t)(STRATA_EC_HDR_SIZE +
+                                     blocks_bytes(r->set, r->size, r->blocks))) == (ssize_t)tab;
     strata_ec__drive_io_note(r->set, strata_ec__shard_drive(r->set, r->id, s),
                              STRATA_DRIVE_IO_READ, t0, hok && tok);
     shard_meta_check(r, s, hok ? hb : NULL, tok ? tb : NULL);
@@ -850,7 +884,7 @@ static void shard_open(struct strata_ec_reader *r, unsigned s)
 static unsigned r_submit(struct strata_ec_reader *r, unsigned b, uint32_t mask)
 {
     struct rstripe *st = &r->st[b];
-    size_t ss = r->set->shard_size;
+    size_t ss = block_len(r->set, r->size, (uint64_t)st->idx);
     unsigned n = 0;
     for (unsigned s = 0; s < r->set->n; s++) {
         if (!(mask & (1u << s)) || (st->submitted & (1u << s)))
@@ -861,7 +895,7 @@ static unsigned r_submit(struct strata_ec_reader *r, unsigned b, uint32_t mask)
         struct io_uring_sqe *sqe = io_uring_get_sqe(&r->io->ring);
         STRATA_ASSERT(sqe);
         io_uring_prep_read(sqe, r->fd[s], r->io->buf[b] + (size_t)s * ss, (unsigned)ss,
-                           STRATA_EC_HDR_SIZE + (uint64_t)st->idx * ss);
+                           STRATA_EC_HDR_SIZE + (uint64_t)st->idx * r->set->shard_size);
         io_uring_sqe_set_data64(sqe, (uint64_t)b << 8 | s);
         st->submitted |= 1u << s;
         st->t_sub_ns[s] = strata_ec__now_ns();
@@ -944,7 +978,7 @@ static void r_open_batch(struct strata_ec_reader *r, uint32_t mask)
         sqe = io_uring_get_sqe(&r->io->ring);
         STRATA_ASSERT(sqe);
         io_uring_prep_read(sqe, r->fd[s], hb + STRATA_EC_HDR_SIZE, (unsigned)tab,
-                           STRATA_EC_HDR_SIZE + r->blocks * set->shard_size);
+                           STRATA_EC_HDR_SIZE + blocks_bytes(set, r->size, r->blocks));
         io_uring_sqe_set_data64(sqe, (uint64_t)UD_META << 8 | (2 * s + 1));
         res[s][0] = res[s][1] = -EIO;
         sent |= 1u << s;
@@ -975,7 +1009,7 @@ static void r_open_batch(struct strata_ec_reader *r, uint32_t mask)
 static void r_verify(struct strata_ec_reader *r, unsigned b)
 {
     struct rstripe *st = &r->st[b];
-    size_t ss = r->set->shard_size;
+    size_t ss = block_len(r->set, r->size, (uint64_t)st->idx);
     uint32_t todo = st->done & ~st->checked;
     for (unsigned s = 0; s < r->set->n; s++) {
         if (!(todo & (1u << s)))
@@ -1013,7 +1047,7 @@ static void r_first(struct strata_ec_reader *r, unsigned b, uint32_t mask)
 {
     struct strata_set *set = r->set;
     struct rstripe *st = &r->st[b];
-    size_t ss = set->shard_size, tab = table_bytes(1), meta = STRATA_EC_HDR_SIZE + tab;
+    size_t ss = block_len(set, r->size, 0), tab = table_bytes(1), meta = STRATA_EC_HDR_SIZE + tab;
     uint8_t *scratch = NULL;
     if (posix_memalign((void **)&scratch, STRATA_EC_ALIGN, meta * set->n)) {
         r_submit(r, b, mask); /* general path */
@@ -1120,11 +1154,12 @@ static int r_load(struct strata_ec_reader *r, unsigned b, int64_t idx)
     if (need) {
         uint8_t *shards[STRATA_DRIVES_MAX];
         bool present[STRATA_DRIVES_MAX];
+        size_t ss = block_len(set, r->size, (uint64_t)idx);
         for (unsigned s = 0; s < set->n; s++) {
-            shards[s] = r->io->buf[b] + (size_t)s * set->shard_size;
+            shards[s] = r->io->buf[b] + (size_t)s * ss;
             present[s] = st->good & (1u << s);
         }
-        int rc = strata_ec_reconstruct(set->codec, shards, present, set->shard_size);
+        int rc = strata_ec_reconstruct(set->codec, shards, present, ss);
         if (rc < 0) {
             r_reset(st, -1);
             return rc;
@@ -1359,12 +1394,13 @@ int strata_ec_heal(struct strata_set *set, const uint8_t data_id[STRATA_DATA_ID_
     for (uint64_t i = 0; i < r->blocks && target && rc == 0; i++) {
         r_reset(&r->st[0], -1);
         rc = r_load(r, 0, (int64_t)i);
+        size_t bl = block_len(set, size, i);
         for (unsigned s = 0; s < set->n && rc == 0; s++) {
             if (!(target & (1u << s)))
                 continue;
-            const uint8_t *blk = r->io->buf[0] + (size_t)s * ss;
-            crc[s][i] = strata_crc32c(0, blk, ss);
-            if (pwrite(fd[s], blk, ss, (off_t)(STRATA_EC_HDR_SIZE + i * ss)) != (ssize_t)ss)
+            const uint8_t *blk = r->io->buf[0] + (size_t)s * bl;
+            crc[s][i] = strata_crc32c(0, blk, bl);
+            if (pwrite(fd[s], blk, bl, (off_t)(STRATA_EC_HDR_SIZE + i * ss)) != (ssize_t)bl)
                 target &= ~(1u << s);
         }
     }
@@ -1379,7 +1415,7 @@ int strata_ec_heal(struct strata_set *set, const uint8_t data_id[STRATA_DATA_ID_
         for (uint64_t b = 0; b < r->blocks; b++)
             put32(tb + b * 4, crc[s][b]);
         struct strata_ec__hdr h = {
-            .version = STRATA_FORMAT_VERSION,
+            .version = set->layout,
             .shard_index = s,
             .k = set->k,
             .m = set->m,
@@ -1391,7 +1427,8 @@ int strata_ec_heal(struct strata_set *set, const uint8_t data_id[STRATA_DATA_ID_
         };
         memcpy(h.data_id, data_id, STRATA_DATA_ID_LEN);
         strata_ec__hdr_encode(&h, tail);
-        bool ok = (!tab || pwrite(fd[s], tb, tab, (off_t)(STRATA_EC_HDR_SIZE + r->blocks * ss)) ==
+        bool ok = (!tab || pwrite(fd[s], tb, tab,
+                                  (off_t)(STRATA_EC_HDR_SIZE + blocks_bytes(set, size, r->blocks))) ==
                                (ssize_t)tab) &&
                   pwrite(fd[s], tail, STRATA_EC_HDR_SIZE, 0) == (ssize_t)STRATA_EC_HDR_SIZE &&
                   (set->no_fsync || fsync(fd[s]) == 0) && rename(tmp[s], final[s]) == 0;

@@ -27,7 +27,13 @@
 #define STRATA_DRIVES_MAX 16
 #define STRATA_EC_BLOCK_SIZE_DEFAULT (1u << 20) /* bytes of object data per stripe */
 #define STRATA_DATA_ID_LEN 16
-#define STRATA_FORMAT_VERSION 1
+/* On-disk format of a deployment (format.json, shard headers).  1: every
+ * shard block is shard_size bytes, the last stripe zero padded.  2: the
+ * last stripe's blocks are only as long as its bytes need (rounded up to
+ * 4 KiB), so a 300 KiB object on 2+2 takes 4 x 160 KiB, not 4 x 520 KiB.
+ * New deployments are formatted with the newest; older ones keep theirs. */
+#define STRATA_FORMAT_VERSION 2
+#define STRATA_FORMAT_VERSION_MIN 1
 
 /* ---- checksums (CRC32C/CRC32 from ISA-L; CRC64/NVME table driven) ------ */
 

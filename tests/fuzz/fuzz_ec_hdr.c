@@ -34,7 +34,7 @@ static void check(const uint8_t *in)
     if (rc != 0)
         return;
     if (memcmp(in, "STRATASH", 8) != 0 || le32(in + 84) != strata_crc32c(0, in, 84) ||
-        h.version != STRATA_FORMAT_VERSION || le32(in + 12) != STRATA_EC_HDR_SIZE)
+        h.version < STRATA_FORMAT_VERSION_MIN || h.version > STRATA_FORMAT_VERSION || le32(in + 12) != STRATA_EC_HDR_SIZE)
         STRATA_FUZZ_FAIL(); /* accepted a header it must refuse */
     uint8_t *out = malloc(STRATA_EC_HDR_SIZE);
     if (!out)

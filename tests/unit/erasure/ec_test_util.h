@@ -104,4 +104,24 @@ static inline void ect_fill(uint8_t *p, size_t n)
         p[i] = (uint8_t)(ect_rand() >> 56);
 }
 
+/* Shard block idx's length in a shard file of the current format (2): full
+ * blocks are ss bytes; the last stripe's only what its bytes need, 4 KiB
+ * aligned.  Written out here, not taken from erasure/, so the tests check
+ * the layout rather than repeat it. */
+static inline size_t ect_block_len(size_t ss, unsigned k, uint64_t size, uint64_t idx)
+{
+    uint64_t stripe = (uint64_t)ss * k;
+    if ((idx + 1) * stripe <= size)
+        return ss;
+    uint64_t rest = size - idx * stripe;
+    return (size_t)((rest + k - 1) / k + 4095) / 4096 * 4096;
+}
+
+/* Bytes of a shard file's blocks: where its CRC table starts after the header. */
+static inline uint64_t ect_blocks_bytes(size_t ss, unsigned k, uint64_t size)
+{
+    uint64_t stripe = (uint64_t)ss * k, blocks = (size + stripe - 1) / stripe;
+    return blocks ? (blocks - 1) * ss + ect_block_len(ss, k, size, blocks - 1) : 0;
+}
+
 #endif

@@ -118,13 +118,13 @@ static void run(bool direct)
                 flip(path, 20); /* inside the data id, covered by the header CRC */
                 break;
             case BLOCK_ROT:
-                flip(path, 4096 + (off_t)(ect_rand() % ss));
+                flip(path, 4096 + (off_t)(ect_rand() % ect_block_len(ss, 2, size, 0)));
                 break;
             case TABLE:
-                flip(path, 4096 + (off_t)(blocks * ss));
+                flip(path, 4096 + (off_t)ect_blocks_bytes(ss, 2, size));
                 break;
             case TRUNCATED:
-                assert_int_equal(truncate(path, 4096 + (off_t)ss), 0);
+                assert_int_equal(truncate(path, 4096 + (off_t)ect_block_len(ss, 2, size, 0)), 0);
                 break;
             default:
                 break;
