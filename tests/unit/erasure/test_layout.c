@@ -18,6 +18,7 @@
 #include <jansson.h>
 
 #include "ec_test_util.h"
+#include "ec_test_shards.h"
 #include "strata/erasure.h"
 
 #define BLOCK (64u * 1024) /* 2+2: shard size 32 KiB, stripe 64 KiB */
@@ -27,13 +28,7 @@
 static struct strata_set *open_set(struct ect_drives *d)
 {
     struct strata_set_opts o = {.direct_io = true, .no_fsync = true, .block_size = BLOCK};
-    struct strata_set *s = NULL;
-    struct strata_errinfo ei;
-    int rc = strata_set_open(d->ptr, 4, &o, &s, &ei);
-    if (rc != 0)
-        fprintf(stderr, "set open: %s\n", ei.msg);
-    assert_int_equal(rc, 0);
-    return s;
+    return ect_set_open(d, &o);
 }
 
 static void set_version(const struct ect_drives *d, unsigned i, int version)
@@ -58,17 +53,6 @@ static int get_version(const struct ect_drives *d, unsigned i)
     return v;
 }
 
-static void put(struct strata_set *set, const uint8_t *id, const uint8_t *data, size_t size)
-{
-    struct strata_ec_writer *w;
-    assert_int_equal(strata_ec_writer_create(set, id, &w), 0);
-    assert_int_equal(strata_ec_writer_write(w, data, size), 0);
-    uint32_t mask = 0;
-    assert_int_equal(strata_ec_writer_finish(w, &mask), 0);
-    assert_int_equal(mask, 0xf);
-    strata_ec_writer_destroy(w);
-}
-
 static void check_bytes(struct strata_set *set, const uint8_t *id, const uint8_t *data,
                         size_t size)
 {
@@ -90,16 +74,6 @@ static void check_bytes(struct strata_set *set, const uint8_t *id, const uint8_t
     free(out);
 }
 
-/* Path of drive dr's shard file of id. */
-static void file_of(const struct ect_drives *d, unsigned dr, const uint8_t *id, char *out,
-                    size_t len)
-{
-    char hex[33];
-    for (int i = 0; i < 16; i++)
-        snprintf(hex + 2 * i, 3, "%02x", id[i]);
-    snprintf(out, len, "%s/data/%.2s/%s", d->path[dr], hex, hex);
-}
-
 static uint8_t *slurp(const char *path, size_t *len)
 {
     int fd = open(path, O_RDONLY);
@@ -112,17 +86,6 @@ static uint8_t *slurp(const char *path, size_t *len)
     close(fd);
     *len = (size_t)sb.st_size;
     return b;
-}
-
-static void flip(const char *path, off_t off)
-{
-    int fd = open(path, O_RDWR);
-    assert_true(fd >= 0);
-    uint8_t c;
-    assert_int_equal(pread(fd, &c, 1, off), 1);
-    c ^= 0x5a;
-    assert_int_equal(pwrite(fd, &c, 1, off), 1);
-    close(fd);
 }
 
 /*
@@ -144,13 +107,13 @@ static void roundtrip_and_heal(struct strata_set *set, const struct ect_drives *
         ect_fill(data, size);
         uint8_t id[STRATA_DATA_ID_LEN];
         strata_data_id_new(id);
-        put(set, id, data, size);
+        assert_int_equal(ect_put(set, id, data, size), 0xf);
         size_t want = 4096 + (compact ? ect_blocks_bytes(SS, 2, size) : blocks * SS) + 4096;
         uint8_t *orig[4];
         size_t olen[4];
         for (unsigned dr = 0; dr < 4; dr++) {
             char p[4200];
-            file_of(d, dr, id, p, sizeof(p));
+            ect_drive_file(d, dr, id, p, sizeof(p));
             orig[dr] = slurp(p, &olen[dr]);
             assert_int_equal(olen[dr], want);
         }
@@ -158,11 +121,11 @@ static void roundtrip_and_heal(struct strata_set *set, const struct ect_drives *
 
         /* Drive 0 loses its file, drive 2's last block rots. */
         char p0[4200], p2[4200];
-        file_of(d, 0, id, p0, sizeof(p0));
-        file_of(d, 2, id, p2, sizeof(p2));
+        ect_drive_file(d, 0, id, p0, sizeof(p0));
+        ect_drive_file(d, 2, id, p2, sizeof(p2));
         assert_int_equal(unlink(p0), 0);
         size_t last = compact ? ect_block_len(SS, 2, size, blocks - 1) : SS;
-        flip(p2, (off_t)(4096 + (blocks - 1) * SS + last - 1));
+        ect_flip(p2, (off_t)(4096 + (blocks - 1) * SS + last - 1));
         struct strata_set_stats a, b;
         strata_set_stats_get(set, &a);
         check_bytes(set, id, data, size); /* from the two good shards */
@@ -174,7 +137,7 @@ static void roundtrip_and_heal(struct strata_set *set, const struct ect_drives *
         for (unsigned dr = 0; dr < 4; dr++) {
             char p[4200];
             size_t n;
-            file_of(d, dr, id, p, sizeof(p));
+            ect_drive_file(d, dr, id, p, sizeof(p));
             uint8_t *now = slurp(p, &n);
             assert_int_equal(n, olen[dr]);
             assert_memory_equal(now, orig[dr], n);
@@ -224,7 +187,7 @@ static void test_format1_kept(void **state)
     uint8_t id[STRATA_DATA_ID_LEN], data[5000];
     ect_fill(data, sizeof(data));
     strata_data_id_new(id);
-    put(set, id, data, sizeof(data));
+    assert_int_equal(ect_put(set, id, data, sizeof(data)), 0xf);
     strata_set_close(set);
     ect_rm_rf(d.path[3]);
     assert_int_equal(mkdir(d.path[3], 0755), 0);
@@ -236,7 +199,7 @@ static void test_format1_kept(void **state)
     assert_int_equal(strata_ec_heal(set, id, sizeof(data), &healed), 0);
     assert_int_equal(healed, 1);
     char p[4200];
-    file_of(&d, 3, id, p, sizeof(p));
+    ect_drive_file(&d, 3, id, p, sizeof(p));
     struct stat sb;
     assert_int_equal(stat(p, &sb), 0);
     assert_int_equal(sb.st_size, 4096 + SS + 4096);

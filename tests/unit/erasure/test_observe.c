@@ -15,6 +15,7 @@
 #include <pthread.h>
 
 #include "ec_test_util.h"
+#include "ec_test_shards.h"
 #include "strata/erasure.h"
 
 #define BLOCK (64u * 1024) /* small stripes: many of them, quickly */
@@ -23,13 +24,7 @@ static struct strata_set *open_set(const char *name, struct ect_drives *d, bool 
 {
     ect_drives_init(d, ect_dir(name), 4);
     struct strata_set_opts o = {.direct_io = direct, .no_fsync = true, .block_size = BLOCK};
-    struct strata_set *s = NULL;
-    struct strata_errinfo ei;
-    int rc = strata_set_open(d->ptr, 4, &o, &s, &ei);
-    if (rc != 0)
-        fprintf(stderr, "set open: %s\n", ei.msg);
-    assert_int_equal(rc, 0);
-    return s;
+    return ect_set_open(d, &o);
 }
 
 struct seen {

@@ -16,6 +16,7 @@
 #include <sys/mman.h>
 
 #include "ec_test_util.h"
+#include "ec_test_shards.h"
 #include "strata/erasure.h"
 
 #define BLOCK (64u * 1024)
@@ -25,54 +26,7 @@ static struct strata_set *open_set(struct ect_drives *d, uint64_t cached_max)
     ect_drives_init(d, ect_dir("cached"), 4);
     struct strata_set_opts o = {
         .direct_io = true, .no_fsync = true, .block_size = BLOCK, .read_cached_max = cached_max};
-    struct strata_set *s = NULL;
-    struct strata_errinfo ei;
-    int rc = strata_set_open(d->ptr, 4, &o, &s, &ei);
-    if (rc != 0)
-        fprintf(stderr, "set open: %s\n", ei.msg);
-    assert_int_equal(rc, 0);
-    return s;
-}
-
-static void put(struct strata_set *set, const uint8_t *id, const uint8_t *data, size_t size)
-{
-    struct strata_ec_writer *w;
-    assert_int_equal(strata_ec_writer_create(set, id, &w), 0);
-    assert_int_equal(strata_ec_writer_write(w, data, size), 0);
-    assert_int_equal(strata_ec_writer_finish(w, NULL), 0);
-    strata_ec_writer_destroy(w);
-}
-
-static int get(struct strata_set *set, const uint8_t *id, uint8_t *out, size_t size)
-{
-    struct strata_ec_reader *r;
-    int rc = strata_ec_reader_open(set, id, size, &r);
-    if (rc == 0)
-        rc = strata_ec_reader_read(r, 0, out, size);
-    strata_ec_reader_close(r);
-    return rc;
-}
-
-/* Path of the file holding shard index `shard` (from the headers). */
-static void shard_file(const struct ect_drives *d, const uint8_t *id, unsigned shard, char *out,
-                       size_t outlen)
-{
-    char hex[33];
-    for (int i = 0; i < 16; i++)
-        snprintf(hex + 2 * i, 3, "%02x", id[i]);
-    for (unsigned i = 0; i < d->n; i++) {
-        snprintf(out, outlen, "%s/data/%.2s/%s", d->path[i], hex, hex);
-        int fd = open(out, O_RDONLY);
-        if (fd < 0)
-            continue;
-        uint8_t h[36];
-        ssize_t n = pread(fd, h, sizeof(h), 0);
-        close(fd);
-        if (n == (ssize_t)sizeof(h) &&
-            (h[32] | h[33] << 8 | h[34] << 16 | (uint32_t)h[35] << 24) == shard)
-            return;
-    }
-    fail_msg("no file for shard %u", shard);
+    return ect_set_open(d, &o);
 }
 
 /* Drop the file's cached pages (the test's own header reads included). */
@@ -104,17 +58,6 @@ static bool resident(const char *path, off_t off)
     return in;
 }
 
-static void flip(const char *path, off_t off)
-{
-    int fd = open(path, O_RDWR);
-    assert_true(fd >= 0);
-    uint8_t c;
-    assert_int_equal(pread(fd, &c, 1, off), 1);
-    c ^= 0x5a;
-    assert_int_equal(pwrite(fd, &c, 1, off), 1);
-    close(fd);
-}
-
 /* Whether the set took O_DIRECT on this filesystem (tmpfs refuses it):
  * a direct read leaves no block page behind. */
 static bool direct_taken(const struct ect_drives *d, struct strata_set *set)
@@ -128,11 +71,11 @@ static bool direct_taken(const struct ect_drives *d, struct strata_set *set)
         data[i] = (uint8_t)ect_rand();
     uint8_t id[STRATA_DATA_ID_LEN];
     strata_data_id_new(id);
-    put(set, id, data, size);
+    ect_put(set, id, data, size);
     char path[4096];
-    shard_file(d, id, 0, path, sizeof(path));
+    ect_shard_file(d, id, 0, path, sizeof(path));
     drop_cache(path);
-    assert_int_equal(get(set, id, out, size), 0);
+    assert_int_equal(ect_get(set, id, out, size), 0);
     assert_memory_equal(out, data, size);
     bool direct = !resident(path, 4096);
     strata_ec_delete(set, id);
@@ -166,13 +109,13 @@ static void test_cached_reads(void **state)
             data[i] = (uint8_t)ect_rand();
         uint8_t id[STRATA_DATA_ID_LEN];
         strata_data_id_new(id);
-        put(set, id, data, size);
+        ect_put(set, id, data, size);
         char path[4096];
-        shard_file(&d, id, 1, path, sizeof(path));
+        ect_shard_file(&d, id, 1, path, sizeof(path));
         drop_cache(path);
 
         memset(out, 0, big);
-        assert_int_equal(get(set, id, out, size), 0);
+        assert_int_equal(ect_get(set, id, out, size), 0);
         assert_memory_equal(out, data, size);
         if (direct)
             assert_int_equal(resident(path, 4096 + (off_t)ss), size == small);
@@ -181,9 +124,9 @@ static void test_cached_reads(void **state)
          * cached page holds it too - the CRC catches it, parity answers. */
         struct strata_set_stats a, b;
         strata_set_stats_get(set, &a);
-        flip(path, 4096 + (off_t)ss + 17); /* shard 1's block of stripe 1 */
+        ect_flip(path, 4096 + (off_t)ss + 17); /* shard 1's block of stripe 1 */
         memset(out, 0, big);
-        assert_int_equal(get(set, id, out, size), 0);
+        assert_int_equal(ect_get(set, id, out, size), 0);
         assert_memory_equal(out, data, size);
         strata_set_stats_get(set, &b);
         assert_int_equal(b.bitrot_detected - a.bitrot_detected, 1);
@@ -195,14 +138,14 @@ static void test_cached_reads(void **state)
         assert_int_equal(healed, 1);
         strata_set_stats_get(set, &a);
         memset(out, 0, big);
-        assert_int_equal(get(set, id, out, size), 0);
+        assert_int_equal(ect_get(set, id, out, size), 0);
         assert_memory_equal(out, data, size);
         strata_set_stats_get(set, &b);
         assert_int_equal(b.bitrot_detected - a.bitrot_detected, 0);
 
         /* Deleted: the cached pages of the unlinked files serve nothing. */
         assert_int_equal(strata_ec_delete(set, id), 0);
-        assert_int_equal(get(set, id, out, size), STRATA_ENOTFOUND);
+        assert_int_equal(ect_get(set, id, out, size), STRATA_ENOTFOUND);
     }
     free(data);
     free(out);

@@ -16,6 +16,7 @@
 #include <fcntl.h>
 
 #include "ec_test_util.h"
+#include "ec_test_shards.h"
 #include "strata/erasure.h"
 
 #define BLOCK (64u * 1024)
@@ -24,64 +25,7 @@ static struct strata_set *open_set(const char *name, struct ect_drives *d, bool 
 {
     ect_drives_init(d, ect_dir(name), 4);
     struct strata_set_opts o = {.direct_io = direct, .no_fsync = true, .block_size = BLOCK};
-    struct strata_set *s = NULL;
-    struct strata_errinfo ei;
-    int rc = strata_set_open(d->ptr, 4, &o, &s, &ei);
-    if (rc != 0)
-        fprintf(stderr, "set open: %s\n", ei.msg);
-    assert_int_equal(rc, 0);
-    return s;
-}
-
-static void put(struct strata_set *set, const uint8_t *id, const uint8_t *data, size_t size)
-{
-    struct strata_ec_writer *w;
-    assert_int_equal(strata_ec_writer_create(set, id, &w), 0);
-    assert_int_equal(strata_ec_writer_write(w, data, size), 0);
-    assert_int_equal(strata_ec_writer_finish(w, NULL), 0);
-    strata_ec_writer_destroy(w);
-}
-
-/* Path of the file holding shard index `shard` (read from the headers). */
-static void shard_file(const struct ect_drives *d, const uint8_t *id, unsigned shard,
-                       char *out, size_t outlen)
-{
-    char hex[33];
-    for (int i = 0; i < 16; i++)
-        snprintf(hex + 2 * i, 3, "%02x", id[i]);
-    for (unsigned i = 0; i < d->n; i++) {
-        snprintf(out, outlen, "%s/data/%.2s/%s", d->path[i], hex, hex);
-        int fd = open(out, O_RDONLY);
-        if (fd < 0)
-            continue;
-        uint8_t h[36];
-        ssize_t n = pread(fd, h, sizeof(h), 0);
-        close(fd);
-        if (n == (ssize_t)sizeof(h) && (h[32] | h[33] << 8 | h[34] << 16 | (uint32_t)h[35] << 24) == shard)
-            return;
-    }
-    fail_msg("no file for shard %u", shard);
-}
-
-static void flip(const char *path, off_t off)
-{
-    int fd = open(path, O_RDWR);
-    assert_true(fd >= 0);
-    uint8_t c;
-    assert_int_equal(pread(fd, &c, 1, off), 1);
-    c ^= 0x5a;
-    assert_int_equal(pwrite(fd, &c, 1, off), 1);
-    close(fd);
-}
-
-static int get(struct strata_set *set, const uint8_t *id, uint8_t *out, size_t size)
-{
-    struct strata_ec_reader *r;
-    int rc = strata_ec_reader_open(set, id, size, &r);
-    if (rc == 0)
-        rc = strata_ec_reader_read(r, 0, out, size);
-    strata_ec_reader_close(r);
-    return rc;
+    return ect_set_open(d, &o);
 }
 
 enum damage { NONE, MISSING, HEADER, BLOCK_ROT, TABLE, TRUNCATED };
@@ -106,22 +50,22 @@ static void run(bool direct)
                 data[i] = (uint8_t)ect_rand();
             uint8_t id[STRATA_DATA_ID_LEN];
             strata_data_id_new(id);
-            put(set, id, data, size);
+            ect_put(set, id, data, size);
             char path[4096];
             unsigned victim = (unsigned)(ect_rand() % 2); /* a data shard of 2+2 */
-            shard_file(&d, id, victim, path, sizeof(path));
+            ect_shard_file(&d, id, victim, path, sizeof(path));
             switch (dmg) {
             case MISSING:
                 assert_int_equal(unlink(path), 0);
                 break;
             case HEADER:
-                flip(path, 20); /* inside the data id, covered by the header CRC */
+                ect_flip(path, 20); /* inside the data id, covered by the header CRC */
                 break;
             case BLOCK_ROT:
-                flip(path, 4096 + (off_t)(ect_rand() % ect_block_len(ss, 2, size, 0)));
+                ect_flip(path, 4096 + (off_t)(ect_rand() % ect_block_len(ss, 2, size, 0)));
                 break;
             case TABLE:
-                flip(path, 4096 + (off_t)ect_blocks_bytes(ss, 2, size));
+                ect_flip(path, 4096 + (off_t)ect_blocks_bytes(ss, 2, size));
                 break;
             case TRUNCATED:
                 assert_int_equal(truncate(path, 4096 + (off_t)ect_block_len(ss, 2, size, 0)), 0);
@@ -132,7 +76,7 @@ static void run(bool direct)
             struct strata_set_stats a, b;
             strata_set_stats_get(set, &a);
             memset(out, 0, max);
-            assert_int_equal(get(set, id, out, size), 0);
+            assert_int_equal(ect_get(set, id, out, size), 0);
             assert_memory_equal(out, data, size);
             strata_set_stats_get(set, &b);
             assert_int_equal(b.shards_missing - a.shards_missing, dmg == MISSING ? 1 : 0);
@@ -143,11 +87,11 @@ static void run(bool direct)
             if (dmg == HEADER) {
                 /* Rot in the other data shard and one parity shard too:
                  * three bad of four, fewer than K good - refused. */
-                shard_file(&d, id, 1 - victim, path, sizeof(path));
-                flip(path, 4096 + 7);
-                shard_file(&d, id, 2, path, sizeof(path));
-                flip(path, 20);
-                assert_int_equal(get(set, id, out, size), STRATA_ECORRUPT);
+                ect_shard_file(&d, id, 1 - victim, path, sizeof(path));
+                ect_flip(path, 4096 + 7);
+                ect_shard_file(&d, id, 2, path, sizeof(path));
+                ect_flip(path, 20);
+                assert_int_equal(ect_get(set, id, out, size), STRATA_ECORRUPT);
             }
             strata_ec_delete(set, id);
         }

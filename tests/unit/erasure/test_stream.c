@@ -17,6 +17,7 @@
 #include <liburing.h>
 
 #include "ec_test_util.h"
+#include "ec_test_shards.h"
 #include "strata/erasure.h"
 
 /* n drives with m = n == 6 ? 2 : default, so 6 drives are 4+2 and 4 are 2+2. */
@@ -25,13 +26,7 @@ static struct strata_set *open_set(const char *name, struct ect_drives *d, unsig
 {
     ect_drives_init(d, ect_dir(name), n);
     struct strata_set_opts o = {.direct_io = direct, .no_fsync = no_fsync, .m = n == 6 ? 2 : 0};
-    struct strata_set *s = NULL;
-    struct strata_errinfo ei;
-    int rc = strata_set_open(d->ptr, n, &o, &s, &ei);
-    if (rc != 0)
-        fprintf(stderr, "set open: %s\n", ei.msg);
-    assert_int_equal(rc, 0);
-    return s;
+    return ect_set_open(d, &o);
 }
 
 /* Write in random-sized pieces, as an HTTP body arrives. */
@@ -94,40 +89,6 @@ static void check_ranges(struct strata_set *s, const uint8_t *id, const uint8_t 
     strata_ec_reader_close(r);
 }
 
-static void shard_file(const struct ect_drives *d, unsigned drive, const uint8_t *id, char *out,
-                       size_t cap)
-{
-    char hex[33];
-    for (int i = 0; i < 16; i++)
-        sprintf(hex + 2 * i, "%02x", id[i]);
-    snprintf(out, cap, "%s/data/%.2s/%s", d->path[drive], hex, hex);
-}
-
-static int shard_index_of(const char *path)
-{
-    int fd = open(path, O_RDONLY);
-    if (fd < 0)
-        return -1;
-    uint8_t h[36];
-    ssize_t n = pread(fd, h, sizeof(h), 0);
-    close(fd);
-    if (n != (ssize_t)sizeof(h))
-        return -1;
-    return h[32] | h[33] << 8 | h[34] << 16 | h[35] << 24;
-}
-
-static unsigned drive_of_shard(const struct ect_drives *d, const uint8_t *id, int shard)
-{
-    char p[4200];
-    for (unsigned dr = 0; dr < d->n; dr++) {
-        shard_file(d, dr, id, p, sizeof(p));
-        if (shard_index_of(p) == shard)
-            return dr;
-    }
-    fail_msg("shard %d not found", shard);
-    return 0;
-}
-
 static void rm_data(const struct ect_drives *d, unsigned drive)
 {
     char p[4200];
@@ -160,8 +121,8 @@ static void test_stream_sizes(void **state)
         unsigned seen = 0;
         for (unsigned dr = 0; dr < 6; dr++) {
             char p[4200];
-            shard_file(&d, dr, id, p, sizeof(p));
-            int si = shard_index_of(p);
+            ect_drive_file(&d, dr, id, p, sizeof(p));
+            int si = ect_shard_index_of(p);
             assert_in_range(si, 0, 5);
             seen |= 1u << si;
             struct stat sb;
@@ -203,9 +164,9 @@ static void test_stream_degraded_and_heal(void **state)
 
     /* M = 2 drives lose their data directories: the ones holding data
      * shards 0 and 2, so every stripe must be rebuilt from parity. */
-    unsigned dr0 = drive_of_shard(&d, id, 0), dr2 = drive_of_shard(&d, id, 2);
-    unsigned dr1 = drive_of_shard(&d, id, 1), dr4 = drive_of_shard(&d, id, 4);
-    unsigned dr3 = drive_of_shard(&d, id, 3);
+    unsigned dr0 = ect_drive_of_shard(&d, id, 0), dr2 = ect_drive_of_shard(&d, id, 2);
+    unsigned dr1 = ect_drive_of_shard(&d, id, 1), dr4 = ect_drive_of_shard(&d, id, 4);
+    unsigned dr3 = ect_drive_of_shard(&d, id, 3);
     rm_data(&d, dr0);
     rm_data(&d, dr2);
     memset(back, 0, size);
@@ -222,10 +183,10 @@ static void test_stream_degraded_and_heal(void **state)
     assert_int_equal(strata_ec_heal(s, id, size, &healed), 0);
     assert_int_equal(healed, 2);
     char p[4200];
-    shard_file(&d, dr0, id, p, sizeof(p));
-    assert_int_equal(shard_index_of(p), 0);
-    shard_file(&d, dr2, id, p, sizeof(p));
-    assert_int_equal(shard_index_of(p), 2);
+    ect_drive_file(&d, dr0, id, p, sizeof(p));
+    assert_int_equal(ect_shard_index_of(p), 0);
+    ect_drive_file(&d, dr2, id, p, sizeof(p));
+    assert_int_equal(ect_shard_index_of(p), 2);
     assert_int_equal(strata_ec_heal(s, id, size, &healed), 0);
     assert_int_equal(healed, 0);
     strata_set_stats_get(s, &st);
@@ -268,8 +229,8 @@ static void test_stream_bitrot(void **state)
     unsigned drive = 99;
     char p[4200];
     for (unsigned dr = 0; dr < 4; dr++) {
-        shard_file(&d, dr, id, p, sizeof(p));
-        if (shard_index_of(p) == 0) {
+        ect_drive_file(&d, dr, id, p, sizeof(p));
+        if (ect_shard_index_of(p) == 0) {
             drive = dr;
             break;
         }
@@ -311,7 +272,7 @@ static void test_stream_bitrot(void **state)
 
     /* Corrupt 3 of 4 shards (more than M): error, not wrong data. */
     for (unsigned dr = 0; dr < 3; dr++) {
-        shard_file(&d, dr, id, p, sizeof(p));
+        ect_drive_file(&d, dr, id, p, sizeof(p));
         fd = open(p, O_RDWR);
         assert_int_equal(pwrite(fd, "garbage!", 8, 4096 + 5), 8);
         close(fd);
@@ -337,7 +298,7 @@ static void test_stream_delete_reclaim(void **state)
     struct stat sb;
     assert_int_equal(strata_ec_delete(s, id), 0);
     for (unsigned dr = 0; dr < 4; dr++) {
-        shard_file(&d, dr, id, p, sizeof(p));
+        ect_drive_file(&d, dr, id, p, sizeof(p));
         assert_int_equal(stat(p, &sb), -1);
     }
     assert_int_equal(strata_ec_delete(s, id), 0); /* missing files are fine */
@@ -352,7 +313,7 @@ static void test_stream_delete_reclaim(void **state)
     unsigned removed = 99;
     assert_int_equal(strata_ec_tmp_reclaim(s, 0, &removed), 0);
     assert_int_equal(removed, 0);
-    shard_file(&d, 0, id, p, sizeof(p));
+    ect_drive_file(&d, 0, id, p, sizeof(p));
     assert_int_equal(stat(p, &sb), -1);
 
     /* Reclaim takes old leftovers and leaves young ones. */
