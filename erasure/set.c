@@ -734,6 +734,11 @@ size_t strata_set_stripe_size(const struct strata_set *set)
 {
     return set->shard_size * set->k;
 }
+
+unsigned strata_set_format_version(const struct strata_set *set)
+{
+    return set->layout;
+}
 const char *strata_set_deployment_id(const struct strata_set *set)
 {
     return set->deployment_id;

@@ -102,6 +102,7 @@ unsigned strata_set_write_quorum(const struct strata_set *set); /* K, or K+1 whe
 unsigned strata_set_read_quorum(const struct strata_set *set);  /* K */
 size_t strata_set_shard_size(const struct strata_set *set);     /* per stripe, 4 KiB aligned */
 size_t strata_set_stripe_size(const struct strata_set *set);    /* K * shard size */
+unsigned strata_set_format_version(const struct strata_set *set); /* STRATA_FORMAT_VERSION_MIN.. */
 const char *strata_set_deployment_id(const struct strata_set *set);
 const char *strata_set_drive_path(const struct strata_set *set, unsigned drive);
 bool strata_set_drive_online(const struct strata_set *set, unsigned drive);

@@ -43,13 +43,14 @@ static json_t *set_json(struct strata_set *set, unsigned idx)
     }
     const char *dep = strata_set_deployment_id(set);
     return json_pack(
-        "{s:i, s:s, s:i, s:i, s:i, s:i, s:i, s:I, s:I, s:i, s:{s:I, s:I, s:I, s:I}, s:o}",
+        "{s:i, s:s, s:i, s:i, s:i, s:i, s:i, s:I, s:I, s:i, s:i, s:{s:I, s:I, s:I, s:I}, s:o}",
         "index", (int)idx, "deployment_id", dep ? dep : "", "drives_total", (int)n,
         "drives_online", (int)online, "data", (int)strata_set_k(set),
         "parity", (int)strata_set_m(set), "write_quorum", (int)strata_set_write_quorum(set),
         "shard_size", (json_int_t)strata_set_shard_size(set),
         "stripe_size", (json_int_t)strata_set_stripe_size(set),
         "read_quorum", (int)strata_set_read_quorum(set),
+        "format_version", (int)strata_set_format_version(set),
         "errors", "bitrot_detected", (json_int_t)st.bitrot_detected,
         "shards_missing", (json_int_t)st.shards_missing,
         "stripes_reconstructed", (json_int_t)st.stripes_reconstructed,

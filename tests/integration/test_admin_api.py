@@ -88,6 +88,7 @@ def info_lists_sets_and_drives(s):
     assert hot["sets"] == doc["sets"], hot
     assert st0["data"] + st0["parity"] == 4 and st0["data"] == 2, st0
     assert st0["write_quorum"] == 3 and st0["read_quorum"] == 2, st0
+    assert st0["format_version"] == 2, st0
     assert len(st0["deployment_id"]) > 8
     paths = [d["path"] for d in st0["drives"]]
     assert paths == [os.path.join(s.tmp, f"d{i}") for i in range(1, 5)], paths
