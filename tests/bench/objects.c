@@ -11,7 +11,8 @@
  *                 [-o sizes] [-S] [-L n] [-x] [drive dir ...]
  *
  * -o picks the object sizes to run, e.g. "-o 1m,64m" (of 4k,128k,1m,64m,
- * and 8m, which runs only when named).
+ * and 300k and 8m, which run only when named; 300k is the smallest shape
+ * that is not inline and not a whole stripe).
  * -S makes every PUT a signed-payload PUT as the daemon does it: the
  * expected MD5 and SHA-256 of the body are passed (computed before the
  * clock starts), so the engine hashes both and verifies them.
@@ -723,7 +724,8 @@ int main(int argc, char **argv)
         const char *name;
         bool opt_in; /* only with -o naming it */
     } shapes[] = {{4096, 3000, "4k", false},     {128 * 1024, 800, "128k", false},
-                  {1u << 20, 200, "1m", false},  {8u << 20, 40, "8m", true},
+                  {300 * 1024, 600, "300k", true}, {1u << 20, 200, "1m", false},
+                  {8u << 20, 40, "8m", true},
                   {64u << 20, 6, "64m", false}};
     for (size_t s = 0; s < sizeof(shapes) / sizeof(shapes[0]); s++) {
         if (shapes[s].opt_in && !only)
