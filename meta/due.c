@@ -194,9 +194,8 @@ int strata_meta_due_drop(struct strata_meta *m, const char *bucket, const char *
         free(v);
         if (live || (grc != 0 && grc != STRATA_ENOTFOUND))
             continue;
-        char *err = NULL;
-        rocksdb_delete(ms->drives[d].db, m->wnosync, dk, dl, &err);
-        free(err); /* a hint: a failure leaves it for the next look */
+        /* a hint: a failure leaves it for the next look */
+        (void)strata_meta__drive_delete(m, set, d, m->wnosync, dk, dl);
     }
     pthread_mutex_unlock(lk);
     return 0;

@@ -104,12 +104,8 @@ static void put_raw(struct strata_meta *m, unsigned set, unsigned d, rocksdb_wri
                     const char *k, size_t kl, const char *v, size_t vl, uint64_t *healed,
                     unsigned *failed)
 {
-    char *err = NULL;
-    rocksdb_put(m->sets[set].drives[d].db, wo, k, kl, v, vl, &err);
-    if (err) {
-        strata_log(&m->log, STRATA_LOG_WARN, "meta", "heal write to %s: %s",
-                   strata_set_drive_path(m->sets[set].set, d), err);
-        free(err);
+    /* The store logs its own write failures (once, not per key). */
+    if (strata_meta__drive_put(m, set, d, wo, k, kl, v, vl) != 0) {
         (*failed)++;
         return;
     }
@@ -147,14 +143,9 @@ static void heal_tomb(struct strata_meta *m, unsigned set, rocksdb_writeoptions_
         if (h->rc[d] == 0 && h->dec[d])
             drop_add(m, h, &h->r[d], (const uint8_t *)k + kl - SORTKEY_LEN);
     if (ntomb == ms->n) {
-        for (unsigned d = 0; d < ms->n; d++) {
-            char *err = NULL;
-            rocksdb_delete(ms->drives[d].db, wo, k, kl, &err);
-            if (err) {
-                free(err);
+        for (unsigned d = 0; d < ms->n; d++)
+            if (strata_meta__drive_delete(m, set, d, wo, k, kl) != 0)
                 (*failed)++;
-            }
-        }
         return;
     }
     for (unsigned d = 0; d < ms->n; d++) {
@@ -261,18 +252,14 @@ static void roll_back(struct strata_meta *m, unsigned set, rocksdb_writeoptions_
     for (unsigned d = 0; d < ms->n; d++) {
         if (!ms->drives[d].db)
             continue;
-        char *err = NULL;
         if (!all_online) {
             put_raw(m, set, d, wo, k, kl, tomb, TOMB_LEN, &puts, failed);
             continue;
         }
         if (h->rc[d] != 0)
             continue;
-        rocksdb_delete(ms->drives[d].db, wo, k, kl, &err);
-        if (err) {
-            free(err);
+        if (strata_meta__drive_delete(m, set, d, wo, k, kl) != 0)
             (*failed)++;
-        }
     }
     st->minority_removed++;
     /* A multipart version's part table: the part data stays for the
@@ -286,14 +273,10 @@ static void roll_back(struct strata_meta *m, unsigned set, rocksdb_writeoptions_
         tk[kl] = (char)(c >> 8);
         tk[kl + 1] = (char)c;
         for (unsigned d = 0; d < ms->n; d++) {
-            char *err = NULL;
             if (!ms->drives[d].db)
                 continue; /* not reached: only with every drive online */
-            rocksdb_delete(ms->drives[d].db, wo, tk, kl + 2, &err);
-            if (err) {
-                free(err);
+            if (strata_meta__drive_delete(m, set, d, wo, tk, kl + 2) != 0)
                 (*failed)++;
-            }
         }
     }
 }
@@ -759,12 +742,10 @@ int strata_meta_heal_all(struct strata_meta *m, struct strata_heal_stats *out)
         for (unsigned d = 0; d < ms->n; d++) {
             if (!ms->drives[d].db)
                 continue;
-            char *err = NULL;
-            rocksdb_flush_wal(ms->drives[d].db, 1, &err);
-            if (err) {
-                free(err);
-                continue; /* not durable: stays fresh, healed again next pass */
-            }
+            /* Not durable (or the store failed a write): stays fresh, healed
+             * again next pass. */
+            if (strata_meta__drive_sync_wal(m, s, d) != 0)
+                continue;
             if (strata_set_drive_fresh(ms->set, d) && failed == 0) {
                 int mrc = strata_set_drive_mark_healed(ms->set, d);
                 if (mrc)

@@ -142,12 +142,8 @@ int strata_meta_heal_queued(struct strata_meta *m, size_t max, struct strata_hea
     for (unsigned s = 0; s < m->nsets && s < 64; s++) {
         if (!touched[s])
             continue;
-        for (unsigned d = 0; d < m->sets[s].n; d++) {
-            char *err = NULL;
-            if (m->sets[s].drives[d].db)
-                rocksdb_flush_wal(m->sets[s].drives[d].db, 1, &err);
-            free(err);
-        }
+        for (unsigned d = 0; d < m->sets[s].n; d++)
+            (void)strata_meta__drive_sync_wal(m, s, d); /* skips a failed store */
     }
     pthread_mutex_unlock(&m->heal_mu);
     if (pending)

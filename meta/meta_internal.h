@@ -245,10 +245,17 @@ struct meta_drive {
     rocksdb_t *db; /* NULL when offline */
     pthread_t thr;
     bool thr_started;
-    pthread_mutex_t mu; /* protects head, tail, stop */
+    pthread_mutex_t mu; /* protects head, tail, stop and the write-failure state */
     pthread_cond_t cv;
     struct meta_wjob *head, *tail;
     bool stop;
+    /* Write-failure state (store.c): the store refused a write; writes
+     * skip it until wretry_ns, when one write probes it again. */
+    bool wfail, wfail_nospc;
+    uint64_t wretry_ns;
+    /* Every write to db holds it shared, a WAL sync exclusive: a sync never
+     * runs beside a write that may fail (store.c). */
+    pthread_rwlock_t io_rw;
 };
 
 struct meta_set {
@@ -370,9 +377,25 @@ bool strata_meta__drive_readable(const struct strata_meta *m, unsigned set, unsi
 unsigned strata_meta__set_apply(struct strata_meta *m, unsigned set, rocksdb_writebatch_t **wbs,
                                 bool *ok);
 /* As set_apply, then rolls back with undo[] (NULL entries skip) and returns
- * STRATA_EQUORUM when fewer than the write quorum committed. */
+ * STRATA_EQUORUM when fewer than the write quorum committed (STRATA_ENOSPC
+ * when full drives are at least half of the drives that missed it). */
 int strata_meta__set_commit(struct strata_meta *m, unsigned set, rocksdb_writebatch_t **wbs,
                             rocksdb_writebatch_t **undo);
+/*
+ * Every write to a drive's store outside set_apply goes through these (heal,
+ * the version-time index, tombstone drops), so a store that failed a write
+ * is skipped and a WAL sync never meets a failed WAL (store.c).  They return
+ * 0, STRATA_ENOSPC (drive full) or STRATA_EIO (offline, failed, or skipped
+ * while failed).  drive_sync_wal makes the unsynced writes durable.
+ */
+int strata_meta__drive_put(struct strata_meta *m, unsigned set, unsigned d,
+                           rocksdb_writeoptions_t *wo, const char *k, size_t kl, const char *v,
+                           size_t vl);
+int strata_meta__drive_delete(struct strata_meta *m, unsigned set, unsigned d,
+                              rocksdb_writeoptions_t *wo, const char *k, size_t kl);
+int strata_meta__drive_write(struct strata_meta *m, unsigned set, unsigned d,
+                             rocksdb_writeoptions_t *wo, rocksdb_writebatch_t *wb);
+int strata_meta__drive_sync_wal(struct strata_meta *m, unsigned set, unsigned d);
 /* Get into a malloc'ed buffer; STRATA_ENOTFOUND when absent. */
 int strata_meta__drive_get(struct strata_meta *m, unsigned set, unsigned d, const char *k,
                            size_t klen, char **val, size_t *vlen);

@@ -14,6 +14,10 @@
  * (RocksDB orders it after the synced commit; losing it in a crash only
  * leaves a tombstone behind).
  *
+ * A store that failed a write is failed for writes until a probe write
+ * succeeds (see "write failures" below): commits skip it like an offline
+ * drive, and its WAL is never synced meanwhile.
+ *
  * Threads: any caller thread builds batches and waits; the writer threads
  * only write.  Lock order: bucket_mu -> bucket_rw stripe (bucket.c) -> key
  * stripe lock (object.c, mpu.c) -> drive mu -> wait mu; pin_mu (pin.c) is
@@ -23,9 +27,139 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "strata/assert.h"
+
+/* ---- write failures ----------------------------------------------------- */
+
+/*
+ * A store whose write failed (its disk full, an I/O error) is in RocksDB's
+ * background-error state: it refuses every later write without touching its
+ * WAL, and RocksDB recovers it by itself once the disk has room again (its
+ * SstFileManager polls the free space; it wants the memtable budget free).
+ * Debian's RocksDB 7.8 keeps its assertions, and a failed WAL file must not
+ * be used again: rocksdb_flush_wal on that store aborts the process
+ * (WritableFileWriter "sync_without_flush_called_"; later RocksDB releases
+ * stop writing to a failed WAL).  So a failed store is failed for writes:
+ * commits skip it (a missed write: below the set's size it is queued for
+ * heal), its WAL is not synced, and one write every META_WRETRY_MS probes
+ * it; the first one that succeeds ends the state.  A restart reopens the
+ * store in any case.  Writes hold io_rw shared and a WAL sync holds it
+ * exclusive, so a sync never runs beside a write that is failing.
+ */
+#define META_WRETRY_MS 1000
+
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* 0 when a write may go to the store now (a due probe is let through
+ * once), else what the skipped write fails with. */
+static int drive_writable(struct meta_drive *d)
+{
+    if (!d->db)
+        return STRATA_EIO;
+    int rc = 0;
+    pthread_mutex_lock(&d->mu);
+    if (d->wfail) {
+        uint64_t now = mono_ns();
+        if (now >= d->wretry_ns)
+            d->wretry_ns = now + META_WRETRY_MS * 1000000ull;
+        else
+            rc = d->wfail_nospc ? STRATA_ENOSPC : STRATA_EIO;
+    }
+    pthread_mutex_unlock(&d->mu);
+    return rc;
+}
+
+/* Record the outcome of a write (err from RocksDB, NULL on success); logs
+ * the changes of state only, so a full drive does not log every write. */
+static int write_result(struct meta_drive *d, const char *err)
+{
+    const char *path = strata_set_drive_path(d->m->sets[d->set].set, d->idx);
+    pthread_mutex_lock(&d->mu);
+    bool was = d->wfail;
+    if (!err) {
+        d->wfail = false;
+        pthread_mutex_unlock(&d->mu);
+        if (was)
+            strata_log(&d->m->log, STRATA_LOG_NOTICE, "meta",
+                       "drive %s: metadata writes resumed", path);
+        return 0;
+    }
+    d->wfail = true;
+    d->wfail_nospc = strstr(err, "No space left on device") != NULL;
+    d->wretry_ns = mono_ns() + META_WRETRY_MS * 1000000ull;
+    int rc = d->wfail_nospc ? STRATA_ENOSPC : STRATA_EIO;
+    pthread_mutex_unlock(&d->mu);
+    if (!was)
+        strata_log(&d->m->log, STRATA_LOG_ERR, "meta",
+                   "drive %s: write failed: %s; its writes are skipped (healed later) "
+                   "and retried every %d ms", path, err, META_WRETRY_MS);
+    return rc;
+}
+
+int strata_meta__drive_write(struct strata_meta *m, unsigned set, unsigned d,
+                             rocksdb_writeoptions_t *wo, rocksdb_writebatch_t *wb)
+{
+    struct meta_drive *dr = &m->sets[set].drives[d];
+    int rc = drive_writable(dr);
+    if (rc)
+        return rc;
+    char *err = NULL;
+    pthread_rwlock_rdlock(&dr->io_rw);
+    rocksdb_write(dr->db, wo, wb, &err);
+    rc = write_result(dr, err);
+    pthread_rwlock_unlock(&dr->io_rw);
+    free(err);
+    return rc;
+}
+
+int strata_meta__drive_put(struct strata_meta *m, unsigned set, unsigned d,
+                           rocksdb_writeoptions_t *wo, const char *k, size_t kl, const char *v,
+                           size_t vl)
+{
+    rocksdb_writebatch_t *wb = rocksdb_writebatch_create();
+    rocksdb_writebatch_put(wb, k, kl, v, vl);
+    int rc = strata_meta__drive_write(m, set, d, wo, wb);
+    rocksdb_writebatch_destroy(wb);
+    return rc;
+}
+
+int strata_meta__drive_delete(struct strata_meta *m, unsigned set, unsigned d,
+                              rocksdb_writeoptions_t *wo, const char *k, size_t kl)
+{
+    rocksdb_writebatch_t *wb = rocksdb_writebatch_create();
+    rocksdb_writebatch_delete(wb, k, kl);
+    int rc = strata_meta__drive_write(m, set, d, wo, wb);
+    rocksdb_writebatch_destroy(wb);
+    return rc;
+}
+
+int strata_meta__drive_sync_wal(struct strata_meta *m, unsigned set, unsigned d)
+{
+    struct meta_drive *dr = &m->sets[set].drives[d];
+    if (!dr->db)
+        return STRATA_EIO;
+    pthread_rwlock_wrlock(&dr->io_rw);
+    pthread_mutex_lock(&dr->mu);
+    int rc = !dr->wfail ? 0 : dr->wfail_nospc ? STRATA_ENOSPC : STRATA_EIO;
+    pthread_mutex_unlock(&dr->mu);
+    if (rc == 0) {
+        char *err = NULL;
+        rocksdb_flush_wal(dr->db, 1, &err);
+        if (err)
+            rc = write_result(dr, err);
+        free(err);
+    }
+    pthread_rwlock_unlock(&dr->io_rw);
+    return rc;
+}
 
 /* ---- writer threads ----------------------------------------------------- */
 
@@ -91,24 +225,25 @@ static void *drive_thread(void *arg)
 
         char *err = NULL;
         int rc = 0;
+        /* Jobs queued before a failure still reach RocksDB, which refuses
+         * them without touching its WAL. */
+        pthread_rwlock_rdlock(&d->io_rw);
         if (!jobs->next) {
             rocksdb_write(d->db, d->m->wsync, jobs->wb, &err);
+            rc = write_result(d, err);
         } else {
             /* Batches of different keys commute; one synced write covers all. */
             rocksdb_writebatch_t *all = batches_merge(jobs);
             if (all) {
                 rocksdb_write(d->db, d->m->wsync, all, &err);
                 rocksdb_writebatch_destroy(all);
+                rc = write_result(d, err);
             } else {
                 rc = STRATA_ENOMEM;
             }
         }
-        if (err) {
-            strata_log(&d->m->log, STRATA_LOG_ERR, "meta", "drive %s: write failed: %s",
-                       strata_set_drive_path(d->m->sets[d->set].set, d->idx), err);
-            free(err);
-            rc = STRATA_EIO;
-        }
+        pthread_rwlock_unlock(&d->io_rw);
+        free(err);
         while (jobs) {
             struct meta_wjob *next = jobs->next; /* jobs belongs to its waiter after done */
             job_done(jobs, rc);
@@ -120,19 +255,28 @@ static void *drive_thread(void *arg)
     return NULL;
 }
 
-unsigned strata_meta__set_apply(struct strata_meta *m, unsigned set, rocksdb_writebatch_t **wbs,
-                                bool *ok)
+/* set_apply; rcs[d] (may be NULL) receives each drive's outcome. */
+static unsigned set_apply_rc(struct strata_meta *m, unsigned set, rocksdb_writebatch_t **wbs,
+                             bool *ok, int *rcs)
 {
     struct meta_set *ms = &m->sets[set];
     struct meta_wjob jobs[STRATA_DRIVES_MAX];
+    bool send[STRATA_DRIVES_MAX];
     struct meta_wwait w;
     pthread_mutex_init(&w.mu, NULL);
     pthread_cond_init(&w.cv, NULL);
     w.pending = 0;
     for (unsigned d = 0; d < ms->n; d++) {
+        struct meta_drive *dr = &ms->drives[d];
         ok[d] = false;
         jobs[d].rc = STRATA_EIO;
-        if (wbs[d] && ms->drives[d].db) {
+        /* A failed store is skipped like an offline drive (a probe aside). */
+        send[d] = false;
+        if (wbs[d]) {
+            jobs[d].rc = drive_writable(dr);
+            send[d] = jobs[d].rc == 0;
+        }
+        if (send[d]) {
             strata_meta__due_hook(wbs[d]); /* the index entries go in the same batch */
             w.pending++;
         }
@@ -140,7 +284,7 @@ unsigned strata_meta__set_apply(struct strata_meta *m, unsigned set, rocksdb_wri
     unsigned queued = w.pending;
     for (unsigned d = 0; d < ms->n && queued; d++) {
         struct meta_drive *dr = &ms->drives[d];
-        if (!wbs[d] || !dr->db)
+        if (!send[d])
             continue;
         jobs[d].next = NULL;
         jobs[d].wb = wbs[d];
@@ -162,12 +306,20 @@ unsigned strata_meta__set_apply(struct strata_meta *m, unsigned set, rocksdb_wri
     pthread_cond_destroy(&w.cv);
     unsigned n_ok = 0;
     for (unsigned d = 0; d < ms->n; d++) {
-        if (wbs[d] && ms->drives[d].db && jobs[d].rc == 0) {
+        if (rcs)
+            rcs[d] = wbs[d] ? jobs[d].rc : 0;
+        if (send[d] && jobs[d].rc == 0) {
             ok[d] = true;
             n_ok++;
         }
     }
     return n_ok;
+}
+
+unsigned strata_meta__set_apply(struct strata_meta *m, unsigned set, rocksdb_writebatch_t **wbs,
+                                bool *ok)
+{
+    return set_apply_rc(m, set, wbs, ok, NULL);
 }
 
 static void tomb_drop_cb(void *st, const char *k, size_t klen, const char *v, size_t vlen)
@@ -199,11 +351,8 @@ static void tombs_drop(struct strata_meta *m, unsigned set, rocksdb_writebatch_t
     rocksdb_writebatch_t *drop = rocksdb_writebatch_create();
     rocksdb_writebatch_iterate(wbs[0], drop, tomb_drop_cb, no_del_cb);
     if (rocksdb_writebatch_count(drop) > 0) {
-        for (unsigned d = 0; d < ms->n; d++) {
-            char *err = NULL;
-            rocksdb_write(ms->drives[d].db, m->wnosync, drop, &err);
-            free(err); /* a failure leaves the tombstone: heal drops it */
-        }
+        for (unsigned d = 0; d < ms->n; d++) /* a failure leaves the tombstone: heal drops it */
+            (void)strata_meta__drive_write(m, set, d, m->wnosync, drop);
     }
     rocksdb_writebatch_destroy(drop);
 }
@@ -213,7 +362,8 @@ int strata_meta__set_commit(struct strata_meta *m, unsigned set, rocksdb_writeba
 {
     struct meta_set *ms = &m->sets[set];
     bool ok[STRATA_DRIVES_MAX];
-    unsigned n_ok = strata_meta__set_apply(m, set, wbs, ok);
+    int rcs[STRATA_DRIVES_MAX];
+    unsigned n_ok = set_apply_rc(m, set, wbs, ok, rcs);
     if (n_ok >= strata_set_write_quorum(ms->set)) {
         tombs_drop(m, set, wbs, ok);
         if (n_ok < ms->n) /* committed, but a drive missed it: heal it now */
@@ -237,6 +387,14 @@ int strata_meta__set_commit(struct strata_meta *m, unsigned set, rocksdb_writeba
         if (nr)
             strata_meta__set_apply(m, set, rb, ok2);
     }
+    /* Full drives answer "storage full" (503 with its own message) when
+     * they are at least half of the drives that missed the write, as
+     * erasure/ does for shard writes. */
+    unsigned n_nospc = 0;
+    for (unsigned d = 0; d < ms->n; d++)
+        n_nospc += !ok[d] && rcs[d] == STRATA_ENOSPC;
+    if (n_nospc > 0 && n_nospc >= ms->n - n_ok - n_nospc)
+        return STRATA_ENOSPC;
     return STRATA_EQUORUM;
 }
 
@@ -537,6 +695,7 @@ static void drive_close(struct meta_drive *d)
     }
     pthread_mutex_destroy(&d->mu);
     pthread_cond_destroy(&d->cv);
+    pthread_rwlock_destroy(&d->io_rw);
 }
 
 void strata_meta_close(struct strata_meta *m)
@@ -621,6 +780,12 @@ int strata_meta_open(struct strata_set *const *sets, unsigned nsets,
     rocksdb_options_set_block_based_table_factory(m->dbopts, m->bbto);
     rocksdb_options_set_keep_log_file_num(m->dbopts, 2);
     rocksdb_options_set_max_open_files(m->dbopts, 256);
+    /* RocksDB's info LOG shares the drive: on a full disk a failed LOG
+     * append followed by any later log line (the write error's own report,
+     * "shutdown" at close) trips RocksDB 7.8's assertion and aborts the
+     * process.  Only fatal and header lines are written; write errors reach
+     * the daemon's log through the returned status (write failures above). */
+    rocksdb_options_set_info_log_level(m->dbopts, 4 /* FATAL_LEVEL */);
     m->wsync = rocksdb_writeoptions_create();
     rocksdb_writeoptions_set_sync(m->wsync, 1);
     m->wnosync = rocksdb_writeoptions_create();
@@ -643,6 +808,7 @@ int strata_meta_open(struct strata_set *const *sets, unsigned nsets,
             dr->idx = d;
             pthread_mutex_init(&dr->mu, NULL);
             pthread_cond_init(&dr->cv, NULL);
+            pthread_rwlock_init(&dr->io_rw, NULL);
         }
     }
     int trc = strata_tier_local_create(STRATA_TIER_HOT, sets, nsets, &m->tiers[0]);
