@@ -797,6 +797,10 @@ int strata_meta_open(struct strata_set *const *sets, unsigned nsets,
         return STRATA_ENOMEM;
     }
     m->nsets = nsets;
+    /* Writer-preferring: a drive's WAL sync is not starved by its writes. */
+    pthread_rwlockattr_t iora;
+    pthread_rwlockattr_init(&iora);
+    pthread_rwlockattr_setkind_np(&iora, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
     for (unsigned s = 0; s < nsets; s++) {
         struct meta_set *ms = &m->sets[s];
         ms->set = sets[s];
@@ -808,9 +812,10 @@ int strata_meta_open(struct strata_set *const *sets, unsigned nsets,
             dr->idx = d;
             pthread_mutex_init(&dr->mu, NULL);
             pthread_cond_init(&dr->cv, NULL);
-            pthread_rwlock_init(&dr->io_rw, NULL);
+            pthread_rwlock_init(&dr->io_rw, &iora);
         }
     }
+    pthread_rwlockattr_destroy(&iora);
     int trc = strata_tier_local_create(STRATA_TIER_HOT, sets, nsets, &m->tiers[0]);
     if (trc) {
         strata_meta_close(m);
