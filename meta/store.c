@@ -20,8 +20,8 @@
  *
  * Threads: any caller thread builds batches and waits; the writer threads
  * only write.  Lock order: bucket_mu -> bucket_rw stripe (bucket.c) -> key
- * stripe lock (object.c, mpu.c) -> drive mu -> wait mu; pin_mu (pin.c) is
- * a leaf.  No lock is held while waiting on another.
+ * stripe lock (object.c, mpu.c) -> drive io_rw -> drive mu -> wait mu;
+ * pin_mu (pin.c) is a leaf.  No lock is held while waiting on another.
  */
 #include "meta_internal.h"
 
