@@ -79,7 +79,7 @@ def check_all(s3, bucket, keys):
 
 def one_drive_full(work):
     mnt = os.path.join(work, "m1")
-    mount_tmpfs(mnt, "160m")
+    mount_tmpfs(mnt, "256m")
     drives = [os.path.join(mnt, "d1")] + [os.path.join(work, f"d{i}") for i in range(2, 5)]
     for d in drives:
         os.makedirs(d)

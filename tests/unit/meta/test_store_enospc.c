@@ -170,7 +170,7 @@ static void test_one_drive_full(void **state)
     /* Drive 0 on its own tmpfs: large enough that the free space after the
      * ballast goes covers RocksDB's recovery reserve (the memtable budget). */
     snprintf(F.mnt[0], sizeof(F.mnt[0]), "%s/m0", F.root);
-    if (mount_tmpfs(F.mnt[0], "160m") != 0)
+    if (mount_tmpfs(F.mnt[0], "256m") != 0)
         skip_no_mount(F.mnt[0]);
     for (int i = 0; i < MT_DRIVES; i++) {
         if (i == 0)
