@@ -66,6 +66,16 @@ def mount_tmpfs(mnt, size):
         skip(f"cannot mount tmpfs: {r.stdout.strip()}")
 
 
+def start(mnt, size, drives, leave):
+    """tmpfs on mnt, the drive directories, the ballast (before RocksDB
+    opens), then the daemon."""
+    mount_tmpfs(mnt, size)
+    for d in drives:
+        os.makedirs(d)
+    ballast(mnt, leave)
+    return Strata(drives=drives, args=["--heal-interval-seconds", "1"])
+
+
 def daemon_log(strata):
     with open(strata.log_path, errors="replace") as f:
         return f.read()
@@ -79,12 +89,8 @@ def check_all(s3, bucket, keys):
 
 def one_drive_full(work):
     mnt = os.path.join(work, "m1")
-    mount_tmpfs(mnt, "256m")
     drives = [os.path.join(mnt, "d1")] + [os.path.join(work, f"d{i}") for i in range(2, 5)]
-    for d in drives:
-        os.makedirs(d)
-    ballast(mnt, 1 << 20)
-    strata = Strata(drives=drives, args=["--heal-interval-seconds", "1"])
+    strata = start(mnt, "256m", drives, 1 << 20)
     try:
         s3 = strata.client()
         bucket = strata.bucket_name("full1")
@@ -118,12 +124,8 @@ def one_drive_full(work):
 
 def all_drives_full(work):
     mnt = os.path.join(work, "m")
-    mount_tmpfs(mnt, "48m")
     drives = [os.path.join(mnt, f"d{i}") for i in range(1, 5)]
-    for d in drives:
-        os.makedirs(d)
-    ballast(mnt, 2 << 20)
-    strata = Strata(drives=drives, args=["--heal-interval-seconds", "1"])
+    strata = start(mnt, "48m", drives, 2 << 20)
     try:
         s3 = strata.client()
         bucket = strata.bucket_name("full4")

@@ -41,7 +41,7 @@
 
 struct fx {
     char root[300];
-    char mnt[MT_DRIVES][400]; /* empty when the drive is not on its own tmpfs */
+    char mnt[400]; /* the tmpfs, empty until mounted */
     struct mt_env e;
     bool okf[FILL_MAX];
 };
@@ -150,9 +150,8 @@ static void env_init(const char *name)
 
 static void env_fini(void)
 {
-    for (int i = 0; i < MT_DRIVES; i++)
-        if (F.mnt[i][0])
-            umount2(F.mnt[i], MNT_DETACH);
+    if (F.mnt[0])
+        umount2(F.mnt, MNT_DETACH);
     mt_rm_rf(F.root);
 }
 
@@ -163,26 +162,32 @@ static void skip_no_mount(const char *dir)
     exit(77);
 }
 
+/* A tmpfs of size on F.mnt holding the first own_n drives (the others
+ * under F.root), filled up to leave bytes before the stores open (RocksDB
+ * preallocates its WAL at open); opens meta with bucket "b". */
+static void setup_on_tmpfs(const char *size, int own_n, long leave)
+{
+    snprintf(F.mnt, sizeof(F.mnt), "%s/m", F.root);
+    if (mount_tmpfs(F.mnt, size) != 0)
+        skip_no_mount(F.mnt);
+    for (int i = 0; i < MT_DRIVES; i++) {
+        snprintf(F.e.drive[i], sizeof(F.e.drive[i]), "%s/d%d", i < own_n ? F.mnt : F.root,
+                 i);
+        assert_int_equal(mkdir(F.e.drive[i], 0755), 0);
+        F.e.paths[i] = F.e.drive[i];
+    }
+    ballast(F.mnt, leave);
+    assert_int_equal(mt_open(&F.e), 0);
+    assert_int_equal(mt_bucket(&F.e, "b", 0), 0);
+}
+
 static void test_one_drive_full(void **state)
 {
     (void)state;
     env_init("one");
     /* Drive 0 on its own tmpfs: large enough that the free space after the
      * ballast goes covers RocksDB's recovery reserve (the memtable budget). */
-    snprintf(F.mnt[0], sizeof(F.mnt[0]), "%s/m0", F.root);
-    if (mount_tmpfs(F.mnt[0], "256m") != 0)
-        skip_no_mount(F.mnt[0]);
-    for (int i = 0; i < MT_DRIVES; i++) {
-        if (i == 0)
-            snprintf(F.e.drive[i], sizeof(F.e.drive[i]), "%s/d", F.mnt[0]);
-        else
-            snprintf(F.e.drive[i], sizeof(F.e.drive[i]), "%s/d%d", F.root, i);
-        assert_int_equal(mkdir(F.e.drive[i], 0755), 0);
-        F.e.paths[i] = F.e.drive[i];
-    }
-    ballast(F.mnt[0], 512 * 1024);
-    assert_int_equal(mt_open(&F.e), 0);
-    assert_int_equal(mt_bucket(&F.e, "b", 0), 0);
+    setup_on_tmpfs("256m", 1, 512 * 1024);
 
     /* Every put succeeds: drive 0 fills, the other three are a quorum.  Heal
      * passes run meanwhile (they sync the WALs: the abort before). */
@@ -208,7 +213,7 @@ static void test_one_drive_full(void **state)
 
     /* Space returns: the store takes writes again by itself (RocksDB polls
      * the free space), without a restart. */
-    ballast_rm(F.mnt[0]);
+    ballast_rm(F.mnt);
     time_t until = time(NULL) + 60;
     unsigned k = 0;
     while (drive_failed(0) && time(NULL) < until) {
@@ -251,17 +256,7 @@ static void test_all_drives_full(void **state)
 {
     (void)state;
     env_init("all");
-    snprintf(F.mnt[0], sizeof(F.mnt[0]), "%s/m", F.root);
-    if (mount_tmpfs(F.mnt[0], "32m") != 0)
-        skip_no_mount(F.mnt[0]);
-    for (int i = 0; i < MT_DRIVES; i++) {
-        snprintf(F.e.drive[i], sizeof(F.e.drive[i]), "%s/d%d", F.mnt[0], i);
-        assert_int_equal(mkdir(F.e.drive[i], 0755), 0);
-        F.e.paths[i] = F.e.drive[i];
-    }
-    ballast(F.mnt[0], 2 * 1024 * 1024);
-    assert_int_equal(mt_open(&F.e), 0);
-    assert_int_equal(mt_bucket(&F.e, "b", 0), 0);
+    setup_on_tmpfs("32m", MT_DRIVES, 2 * 1024 * 1024);
 
     char key[64];
     int rc = 0;
@@ -284,7 +279,7 @@ static void test_all_drives_full(void **state)
 
     /* Close while full must not abort; reopen with room again. */
     mt_close(&F.e);
-    ballast_rm(F.mnt[0]);
+    ballast_rm(F.mnt);
     assert_int_equal(mt_open(&F.e), 0);
     check_fill(n);
     check_obj("again", 9, true);
