@@ -32,11 +32,21 @@
  * commit) is not passed over.  Anything the index misses (entries a crash
  * or heal left out, a commit slower than that) the full pass still finds.
  *
- * Cursors live in memory and in the bucket's configuration document
- * "ilm-due" (one line per cursor: 16 hex digits of the action's hash, its
- * base time in ms), written when they moved and at most every
- * DUE_SAVE_MS; losing the latest ones in a crash only repeats work.  The
- * document goes with the bucket.
+ * Two lanes drain separately, each with its own cursors and lock: the
+ * expirations (E, A, N, M below) on the scanner thread, and the moves (T,
+ * D, V) on the mover thread (mover.c), so a long copy paced by
+ * --ilm-move-mbps never holds back an expiration due in the same tick.
+ * Each lane's walk still decides with every rule (an expiration due at
+ * the same time wins over a move) but carries out only its own kind: the
+ * mover never deletes, so two walks of one key never both expire it.
+ *
+ * Cursors live in memory and in the bucket's configuration documents
+ * "ilm-due" (expirations) and "ilm-due-tr" (moves; read from "ilm-due"
+ * while it does not exist yet, where older versions kept both), one line
+ * per cursor: 16 hex digits of the action's hash, its base time in ms,
+ * written when they moved and at most every DUE_SAVE_MS; losing the
+ * latest ones in a crash only repeats work.  The documents go with the
+ * bucket.
  */
 #include "ilm_internal.h"
 
@@ -46,6 +56,7 @@
 
 #define MOD "ilm"
 #define DUE_DOC "ilm-due"
+#define DUE_DOC_MOVES "ilm-due-tr"
 #define DUE_SETTLE_MS 5000
 #define DUE_SAVE_MS 30000
 #define DUE_BATCH 4096
@@ -113,20 +124,27 @@ static uint64_t action_id(const struct strata_lc_rule *r, char kind, int64_t par
     return h;
 }
 
-static void cursors_save(struct strata_ilm *e, struct bucket_cursors *c, bool force);
+static void cursors_save(struct strata_ilm *e, int lane, struct bucket_cursors *c, bool force);
 
 void strata_ilm__due_forget(struct strata_ilm *e)
 {
-    struct due_state *s = e->due;
-    if (!s)
-        return;
-    for (size_t j = 0; j < s->nb; j++) {
-        cursors_save(e, &s->b[j], true); /* what moved since the last save */
-        free(s->b[j].v);
+    for (int l = 0; l < STRATA_ILM_LANES; l++) {
+        struct due_state *s = e->due[l];
+        if (!s)
+            continue;
+        for (size_t j = 0; j < s->nb; j++) {
+            cursors_save(e, l, &s->b[j], true); /* what moved since the last save */
+            free(s->b[j].v);
+        }
+        free(s->b);
+        free(s);
+        e->due[l] = NULL;
     }
-    free(s->b);
-    free(s);
-    e->due = NULL;
+}
+
+static const char *lane_doc(int lane)
+{
+    return lane == STRATA_ILM_LANE_MOVE ? DUE_DOC_MOVES : DUE_DOC;
 }
 
 static struct bucket_cursors *cursors_of(struct due_state *s, const char *bucket)
@@ -144,12 +162,15 @@ static struct bucket_cursors *cursors_of(struct due_state *s, const char *bucket
     return c;
 }
 
-static void cursors_load(struct strata_ilm *e, struct bucket_cursors *c)
+static void cursors_load(struct strata_ilm *e, int lane, struct bucket_cursors *c)
 {
     void *doc = NULL;
     size_t len = 0;
     c->loaded = true;
-    if (strata_meta_bucket_config_get(e->o.meta, c->bucket, DUE_DOC, &doc, &len) != 0)
+    int rc = strata_meta_bucket_config_get(e->o.meta, c->bucket, lane_doc(lane), &doc, &len);
+    if (rc == STRATA_ENOTFOUND && lane == STRATA_ILM_LANE_MOVE) /* kept with the expirations' */
+        rc = strata_meta_bucket_config_get(e->o.meta, c->bucket, DUE_DOC, &doc, &len);
+    if (rc != 0)
         return;
     char *txt = malloc(len + 1);
     if (txt) {
@@ -176,7 +197,7 @@ static void cursors_load(struct strata_ilm *e, struct bucket_cursors *c)
     free(doc);
 }
 
-static void cursors_save(struct strata_ilm *e, struct bucket_cursors *c, bool force)
+static void cursors_save(struct strata_ilm *e, int lane, struct bucket_cursors *c, bool force)
 {
     int64_t now = strata_ilm__now_ms();
     if (!c->dirty || (!force && now - c->saved_ms < DUE_SAVE_MS))
@@ -188,7 +209,7 @@ static void cursors_save(struct strata_ilm *e, struct bucket_cursors *c, bool fo
     for (size_t i = 0; i < c->n; i++)
         len += (size_t)snprintf(doc + len, 40, "%016llx %lld\n", (unsigned long long)c->v[i].id,
                                 (long long)c->v[i].ms);
-    int rc = strata_meta_bucket_config_put(e->o.meta, c->bucket, DUE_DOC, doc, len);
+    int rc = strata_meta_bucket_config_put(e->o.meta, c->bucket, lane_doc(lane), doc, len);
     free(doc);
     if (rc == 0) {
         c->dirty = false;
@@ -267,6 +288,7 @@ struct pool {
     atomic_size_t ndone;
     atomic_uint worker_ids;
     unsigned nworkers;
+    int lane;
     bool *done;
     struct strata_ilm_stats *out;
 };
@@ -282,11 +304,12 @@ static void eval_one(struct pool *p, size_t i, struct strata_ilm_stats *st)
     struct cand *c = &p->v[i];
     bool seen = true;
     uint64_t before = st->noncurrent_expired + st->expired;
-    int rc = strata_ilm__walk_key(p->e, p->bucket, p->cfg, c->key, c->vid, &seen, st);
+    int mode = p->lane == STRATA_ILM_LANE_MOVE ? STRATA_ILM_WALK_MOVES : STRATA_ILM_WALK_NO_MOVES;
+    int rc = strata_ilm__walk_key(p->e, p->bucket, p->cfg, c->key, c->vid, mode, 0, &seen, st);
     /* A marker left alone by what just expired goes now, not next pass. */
     if (rc == 0 && st->noncurrent_expired + st->expired != before &&
         strata_lc_marker_rule(p->cfg, c->key))
-        rc = strata_ilm__walk_key(p->e, p->bucket, p->cfg, c->key, NULL, NULL, st);
+        rc = strata_ilm__walk_key(p->e, p->bucket, p->cfg, c->key, NULL, mode, 0, NULL, st);
     if (rc == 0 && !seen && strata_meta_due_drop(p->e->o.meta, p->bucket, c->key, c->vid) == 0)
         st->due_dropped++;
 }
@@ -318,14 +341,15 @@ static void *pool_main(void *arg)
 }
 
 /* Evaluate v[0..n); returns the index of the first one not done (n: all). */
-static size_t eval_batch(struct strata_ilm *e, const char *bucket,
+static size_t eval_batch(struct strata_ilm *e, int lane, const char *bucket,
                          const struct strata_lc_config *cfg, struct cand *v, size_t n,
                          struct strata_ilm_stats *out)
 {
     bool *done = calloc(n ? n : 1, sizeof(*done));
     if (!done)
         return 0;
-    struct pool p = {.e = e, .bucket = bucket, .cfg = cfg, .v = v, .n = n, .done = done,
+    struct pool p = {.e = e, .lane = lane, .bucket = bucket, .cfg = cfg, .v = v, .n = n,
+                     .done = done,
                      .out = out, .nworkers = n < DUE_WORKERS ? (unsigned)(n ? n : 1) : DUE_WORKERS};
     atomic_init(&p.ndone, 0);
     atomic_init(&p.worker_ids, 0);
@@ -354,7 +378,7 @@ static size_t eval_batch(struct strata_ilm *e, const char *bucket,
 }
 
 /* Drain [cur->ms, bound) of one action; false when asked to stop. */
-static bool drain_range(struct strata_ilm *e, const char *bucket,
+static bool drain_range(struct strata_ilm *e, int lane, const char *bucket,
                         const struct strata_lc_config *cfg, const struct strata_lc_rule *r,
                         struct cursor *cur, int64_t bound, struct strata_ilm_stats *out,
                         bool *dirty)
@@ -376,7 +400,7 @@ static bool drain_range(struct strata_ilm *e, const char *bucket,
                        strata_errname(rc));
         }
         strata_ilm__publish(e, &sst, out);
-        size_t done = eval_batch(e, bucket, cfg, v, s.n, out);
+        size_t done = eval_batch(e, lane, bucket, cfg, v, s.n, out);
         for (size_t i = 0; i < s.n; i++)
             free(v[i].key);
         if (done < s.n) { /* stopped: resume at the first one not done */
@@ -413,30 +437,11 @@ static int64_t date_bound(int64_t now, int64_t date_ms)
     return now >= date_ms ? now + 1 : 0;
 }
 
-/*
- * The timed actions of rule r: the expirations, and when the engine moves
- * data (a class map), every Transition (base: the version's mtime, like
- * Expiration) and NoncurrentVersionTransition (base: the newer version's
- * mtime, like NoncurrentVersionExpiration).  Each transition stage has its
- * own cursor, so a version reaches the second stage by the index too.
- * The drain re-evaluates the key with the full pass's logic
- * (strata_ilm__walk_key): the waterfall, the tier check, an expiration
- * due at the same time winning, Object Lock, the crash-safe move.
- */
-static size_t rule_actions(const struct strata_ilm *e, const struct strata_lc_rule *r,
-                           int64_t now, int64_t day, struct due_act *v)
+/* The move lane's timed actions of rule r (none without a class map). */
+static size_t rule_moves(const struct strata_ilm *e, const struct strata_lc_rule *r, int64_t now,
+                         int64_t day, struct due_act *v)
 {
     size_t n = 0;
-    if (r->exp_days > 0)
-        v[n++] = (struct due_act){'E', r->exp_days, NULL,
-                                  strata_ilm__due_bound(now, r->exp_days, day)};
-    if (r->exp_date_ms > 0)
-        v[n++] = (struct due_act){'A', r->exp_date_ms, NULL, date_bound(now, r->exp_date_ms)};
-    if (r->nc_days > 0)
-        v[n++] = (struct due_act){'N', r->nc_days, NULL,
-                                  strata_ilm__due_bound(now, r->nc_days, day)};
-    if (r->exp_delete_marker)
-        v[n++] = (struct due_act){'M', 0, NULL, now + 1};
     if (!e->o.classes)
         return n; /* no tiers: transitions never act */
     for (size_t i = 0; i < r->ntr; i++) {
@@ -455,8 +460,38 @@ static size_t rule_actions(const struct strata_ilm *e, const struct strata_lc_ru
     return n;
 }
 
-static void drain_bucket(struct strata_ilm *e, struct due_state *ds, const char *bucket,
-                         struct strata_ilm_stats *st)
+/*
+ * The timed actions of rule r in lane: the expirations in the expiry lane;
+ * in the move lane (rule_moves), when the engine moves data (a class
+ * map), every Transition (base: the version's mtime, like
+ * Expiration) and NoncurrentVersionTransition (base: the newer version's
+ * mtime, like NoncurrentVersionExpiration).  Each transition stage has its
+ * own cursor, so a version reaches the second stage by the index too.
+ * The drain re-evaluates the key with the full pass's logic
+ * (strata_ilm__walk_key): the waterfall, the tier check, an expiration
+ * due at the same time winning, Object Lock, the crash-safe move.
+ */
+static size_t rule_actions(const struct strata_ilm *e, int lane, const struct strata_lc_rule *r,
+                           int64_t now, int64_t day, struct due_act *v)
+{
+    size_t n = 0;
+    if (lane == STRATA_ILM_LANE_MOVE)
+        return rule_moves(e, r, now, day, v);
+    if (r->exp_days > 0)
+        v[n++] = (struct due_act){'E', r->exp_days, NULL,
+                                  strata_ilm__due_bound(now, r->exp_days, day)};
+    if (r->exp_date_ms > 0)
+        v[n++] = (struct due_act){'A', r->exp_date_ms, NULL, date_bound(now, r->exp_date_ms)};
+    if (r->nc_days > 0)
+        v[n++] = (struct due_act){'N', r->nc_days, NULL,
+                                  strata_ilm__due_bound(now, r->nc_days, day)};
+    if (r->exp_delete_marker)
+        v[n++] = (struct due_act){'M', 0, NULL, now + 1};
+    return n;
+}
+
+static void drain_bucket(struct strata_ilm *e, int lane, struct due_state *ds,
+                         const char *bucket, struct strata_ilm_stats *st)
 {
     struct strata_lc_config cfg;
     struct strata_ilm_stats lst;
@@ -471,7 +506,7 @@ static void drain_bucket(struct strata_ilm *e, struct due_state *ds, const char 
         return;
     }
     if (!c->loaded)
-        cursors_load(e, c);
+        cursors_load(e, lane, c);
     int64_t now = strata_ilm__now_ms(), day = strata_ilm__day_ms(e);
     /* Short test days (--lc-day-seconds) settle within a day: anything
      * slower is the full pass's. */
@@ -481,37 +516,47 @@ static void drain_bucket(struct strata_ilm *e, struct due_state *ds, const char 
         if (!r->enabled)
             continue;
         struct due_act acts[DUE_ACTS_MAX];
-        size_t n = rule_actions(e, r, now, day, acts);
+        size_t n = rule_actions(e, lane, r, now, day, acts);
         for (size_t a = 0; a < n; a++) {
             int64_t bound = acts[a].bound < settled ? acts[a].bound : settled;
             struct cursor *cur =
                 cursor_get(c, action_id(r, acts[a].kind, acts[a].param, acts[a].cls));
             if (!cur || bound <= cur->ms)
                 continue;
-            if (!drain_range(e, bucket, &cfg, r, cur, bound, st, &c->dirty))
+            if (!drain_range(e, lane, bucket, &cfg, r, cur, bound, st, &c->dirty))
                 break;
         }
     }
-    cursors_save(e, c, atomic_load(&e->stop));
+    cursors_save(e, lane, c, atomic_load(&e->stop));
     strata_lc_config_fini(&cfg);
+}
+
+void strata_ilm__due_lane_tick(struct strata_ilm *e, int lane, bool force,
+                               struct strata_ilm_stats *st)
+{
+    int64_t now = strata_ilm__now_ms();
+    unsigned every = e->o.drain_ms ? e->o.drain_ms : 1000;
+    if (pthread_mutex_trylock(&e->due_mu[lane]) != 0)
+        return; /* another thread drains: a drain runs its whole range */
+    if (!force && now - e->last_drain_ms[lane] < (int64_t)every) {
+        pthread_mutex_unlock(&e->due_mu[lane]);
+        return;
+    }
+    e->last_drain_ms[lane] = now;
+    if (!e->due[lane])
+        e->due[lane] = calloc(1, sizeof(struct due_state));
+    struct due_state *ds = e->due[lane];
+    struct strata_ilm_names ns = {0};
+    if (ds && strata_ilm__bucket_names(e, &ns) == 0)
+        for (size_t i = 0; i < ns.n && !atomic_load(&e->stop); i++)
+            drain_bucket(e, lane, ds, ns.v[i], st);
+    free(ns.v);
+    pthread_mutex_unlock(&e->due_mu[lane]);
 }
 
 void strata_ilm__due_tick(struct strata_ilm *e, bool force, struct strata_ilm_stats *st)
 {
-    int64_t now = strata_ilm__now_ms();
-    unsigned every = e->o.drain_ms ? e->o.drain_ms : 1000;
-    if (!force && now - e->last_drain_ms < (int64_t)every)
-        return;
-    if (pthread_mutex_trylock(&e->due_mu) != 0)
-        return; /* another thread drains: a drain runs its whole range */
-    e->last_drain_ms = now;
-    if (!e->due)
-        e->due = calloc(1, sizeof(struct due_state));
-    struct due_state *ds = e->due;
-    struct strata_ilm_names ns = {0};
-    if (ds && strata_ilm__bucket_names(e, &ns) == 0)
-        for (size_t i = 0; i < ns.n && !atomic_load(&e->stop); i++)
-            drain_bucket(e, ds, ns.v[i], st);
-    free(ns.v);
-    pthread_mutex_unlock(&e->due_mu);
+    strata_ilm__due_lane_tick(e, STRATA_ILM_LANE_EXPIRE, force, st);
+    if (!atomic_load(&e->mover_running))
+        strata_ilm__move_tick(e, force, st);
 }

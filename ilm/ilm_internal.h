@@ -1,6 +1,6 @@
 /*
  * ilm_internal.h - private state of the scanner shared by the files of ilm/
- * (scanner.c, due.c, scanpos.c).  Nothing here leaves ilm/.
+ * (scanner.c, due.c, mover.c, scanpos.c).  Nothing here leaves ilm/.
  */
 #ifndef STRATA_ILM_ILM_INTERNAL_H
 #define STRATA_ILM_ILM_INTERNAL_H
@@ -22,10 +22,29 @@ void strata_ilm__budget_fini(struct strata_ilm_budget *b);
  * NULL) was set meanwhile (the units count as spent). */
 bool strata_ilm__budget_take(struct strata_ilm_budget *b, uint64_t units, atomic_bool *stop);
 
+/* The due drains' two lanes: expirations (Expiration, Noncurrent-
+ * VersionExpiration, ExpiredObjectDeleteMarker) on the scanner thread, and
+ * moves (Transition, NoncurrentVersionTransition) on the mover thread, so
+ * an expiration never waits behind a long copy. */
+enum { STRATA_ILM_LANE_EXPIRE, STRATA_ILM_LANE_MOVE, STRATA_ILM_LANES };
+
+/* What a walk of one key carries out (it always decides with every rule,
+ * so an expiration due at the same time still wins over a move). */
+enum strata_ilm_walk_mode {
+    STRATA_ILM_WALK_ALL,      /* everything: the full pass */
+    STRATA_ILM_WALK_NO_MOVES, /* the expiry lane: moves are the mover's */
+    STRATA_ILM_WALK_MOVES     /* the mover: moves only, never a delete */
+};
+
+struct ilm_retry; /* mover.c: moves to try again */
+
 struct strata_ilm {
     struct strata_ilm_opts o;
     pthread_t thr;
     bool running;
+    pthread_t mover_thr;
+    atomic_bool mover_running; /* moves found by the pass go to the mover */
+    bool reclaimed; /* the first pass resolved interrupted moves (under mu) */
     atomic_bool stop;
     bool kick;
     pthread_mutex_t mu; /* guards kick, stats, progress; with cv the thread's sleep */
@@ -35,9 +54,15 @@ struct strata_ilm {
     struct strata_ilm_progress prog; /* of the pass in progress (under mu) */
     struct strata_ilm_stats pass_dr; /* drains and heal ticks during the pass (under mu) */
     int64_t last_heal_ms;
-    int64_t last_drain_ms;
-    pthread_mutex_t due_mu; /* one drain at a time; guards due */
-    struct due_state *due;  /* due.c's cursors */
+    int64_t last_drain_ms[STRATA_ILM_LANES];
+    pthread_mutex_t due_mu[STRATA_ILM_LANES]; /* one drain per lane at a time; guards due */
+    struct due_state *due[STRATA_ILM_LANES];  /* due.c's cursors, per lane */
+    /* Moves in flight hold it shared; the resolution of interrupted moves
+     * at a pass's start (which would remove a running move's copies) takes
+     * it exclusive, and skips a pass's turn rather than wait for a move. */
+    pthread_rwlock_t move_rw;
+    pthread_mutex_t retry_mu; /* guards retry */
+    struct ilm_retry *retry;
     int64_t last_pos_save_ms;
     int64_t last_orphan_ms;
     struct strata_orphans *orphans; /* reclaim.c: candidates of the last round */
@@ -46,11 +71,13 @@ struct strata_ilm {
     struct strata_ilm_budget move_budget; /* bytes transitions copy (move_mbps) */
 };
 
-/* Apply cfg to the versions of one key of bucket, as a pass does.  When
- * vid is given, *seen tells whether that version exists (quorum read). */
+/* Apply cfg to the versions of one key of bucket, as a pass does, carrying
+ * out what mode allows (enum strata_ilm_walk_mode).  When vid is given,
+ * *seen tells whether that version exists (quorum read).  attempt: how
+ * often a refused move of this key was tried already (mover.c). */
 int strata_ilm__walk_key(struct strata_ilm *e, const char *bucket,
                          const struct strata_lc_config *cfg, const char *key, const char *vid,
-                         bool *seen, struct strata_ilm_stats *st);
+                         int mode, unsigned attempt, bool *seen, struct strata_ilm_stats *st);
 
 /* The names of every bucket, in listing order: a snapshot, so a pass or a
  * drain does not hold meta's bucket iteration while it works.  The caller
@@ -69,10 +96,28 @@ int strata_ilm__load_rules(struct strata_ilm *e, const char *bucket, struct stra
 /* due.c: drain the version-time index of every bucket with rules when the
  * last drain is at least drain_ms old (force: now).  Its counts go into the
  * engine's totals as it goes (and into out when not NULL), not into a
- * pass's: a drain is not part of the pass that hosts it. */
+ * pass's: a drain is not part of the pass that hosts it.  due_tick drains
+ * the expiry lane, and the move lane too (strata_ilm__move_tick) when no
+ * mover thread runs (tests calling it directly). */
 void strata_ilm__due_tick(struct strata_ilm *e, bool force, struct strata_ilm_stats *out);
+void strata_ilm__due_lane_tick(struct strata_ilm *e, int lane, bool force,
+                               struct strata_ilm_stats *out);
 /* Free due.c's state (destroy). */
 void strata_ilm__due_forget(struct strata_ilm *e);
+
+/* mover.c: the move lane's drain and the moves to try again. */
+void strata_ilm__move_tick(struct strata_ilm *e, bool force, struct strata_ilm_stats *out);
+/* Hand a move of bucket/key/vid to the mover: attempt 0 as soon as it
+ * looks (a move the full pass found), else after a backoff that doubles
+ * with attempt.  False when the list is full or attempt is past the limit
+ * (left to the next pass). */
+bool strata_ilm__move_later(struct strata_ilm *e, const char *bucket, const char *key,
+                            const char *vid, unsigned attempt);
+int strata_ilm__mover_start(struct strata_ilm *e);
+void strata_ilm__mover_join(struct strata_ilm *e);
+void strata_ilm__retry_forget(struct strata_ilm *e);
+/* Moves waiting in the retry list. */
+size_t strata_ilm__retry_pending(struct strata_ilm *e);
 /* The index bound of a Days action: a base time (ms) below the result is
  * due at now_ms (strata_lc_due_ms(base, days, day_ms) <= now_ms). */
 int64_t strata_ilm__due_bound(int64_t now_ms, unsigned days, int64_t day_ms);
@@ -99,6 +144,9 @@ int strata_ilm__pos_load(struct strata_ilm *e, struct ilm_pos *p);
 int strata_ilm__pos_save(struct strata_ilm *e, const struct ilm_pos *p, bool force);
 
 int64_t strata_ilm__now_ms(void);
+/* Sleep until abs_ms (CLOCK_REALTIME), a stop, or (wake_on_kick) a kick;
+ * true when asked to stop. */
+bool strata_ilm__nap_until(struct strata_ilm *e, int64_t abs_ms, bool wake_on_kick);
 int64_t strata_ilm__day_ms(const struct strata_ilm *e);
 /* Publish the in-progress counters for status (under e->mu). */
 void strata_ilm__progress(struct strata_ilm *e, const struct strata_ilm_stats *st,

@@ -63,6 +63,8 @@ struct walk {
     unsigned nversions;
     unsigned noncurrent_seen;
     int64_t newer_mtime_ms;
+    int mode;             /* enum strata_ilm_walk_mode */
+    unsigned attempt;     /* walk_key from the retry list: tries so far */
     const char *only_key; /* walk_key: this key only */
     const char *want_vid; /* walk_key: note whether this version is listed */
     bool saw_vid;
@@ -92,8 +94,7 @@ int64_t strata_ilm__day_ms(const struct strata_ilm *e)
 #define day_ms(e) strata_ilm__day_ms(e)
 #define KEY_PASSED 1 /* walk_key: the listing went past the key */
 
-/* Sleep until abs_ms (CLOCK_REALTIME) or stop; true when asked to stop. */
-static bool nap_until(struct strata_ilm *e, int64_t abs_ms, bool wake_on_kick)
+bool strata_ilm__nap_until(struct strata_ilm *e, int64_t abs_ms, bool wake_on_kick)
 {
     struct timespec ts = {.tv_sec = abs_ms / 1000, .tv_nsec = (abs_ms % 1000) * 1000000};
     pthread_mutex_lock(&e->mu);
@@ -124,7 +125,7 @@ static bool pace(struct walk *w)
         w->pass_t0_ms += floor - due;
         due = floor;
     }
-    return nap_until(w->e, due, false);
+    return strata_ilm__nap_until(w->e, due, false);
 }
 
 static void add(struct walk *w, int kind, const char *key, const char *id)
@@ -159,6 +160,34 @@ static void fail_log(struct walk *w, const struct action *a, int rc)
     w->logged_error = true;
 }
 
+/* A move the walk decided.  The expiry lane leaves it to the mover; the
+ * pass hands it over while a mover runs (so the pass, and the expiry
+ * drains it hosts, never wait for a copy).  A move meta refused because
+ * the version changed meanwhile (EPRECOND) or an earlier move of it is not
+ * resolved yet (EBUSY: a reader still holds the previous copy) goes to the
+ * retry list, re-decided from the rules when its turn comes. */
+static void run_move(struct walk *w, struct action *a)
+{
+    struct strata_ilm *e = w->e;
+    if (w->mode == STRATA_ILM_WALK_NO_MOVES)
+        return;
+    if (w->mode == STRATA_ILM_WALK_ALL && atomic_load(&e->mover_running) &&
+        strata_ilm__move_later(e, w->bucket, a->key, a->id, 0))
+        return;
+    pthread_rwlock_rdlock(&e->move_rw);
+    int rc = strata_ilm__transition_run(&e->o, &e->move_budget, &e->stop, w->bucket, a->key,
+                                        a->id, a->cls, w->st);
+    pthread_rwlock_unlock(&e->move_rw);
+    if ((rc == STRATA_EPRECOND || rc == STRATA_EBUSY) && !atomic_load(&e->stop)) {
+        if (!strata_ilm__move_later(e, w->bucket, a->key, a->id, w->attempt + 1))
+            strata_log(&e->o.log, STRATA_LOG_DEBUG, MOD,
+                       "move of /%s/%s (%s): %s, left to the next pass", w->bucket, a->key,
+                       a->id, strata_errname(rc));
+    } else if (rc && rc != STRATA_ENOTFOUND && rc != STRATA_EPRECOND && rc != STRATA_EBUSY) {
+        fail_log(w, a, rc);
+    }
+}
+
 /* Carry out the page's decisions. */
 static void run_actions(struct walk *w)
 {
@@ -167,10 +196,11 @@ static void run_actions(struct walk *w)
         struct action *a = &w->acts[i];
         int rc;
         if (a->kind == ACT_TRANSITION) {
-            rc = strata_ilm__transition_run(&w->e->o, &w->e->move_budget, &w->e->stop,
-                                            w->bucket, a->key, a->id, a->cls, w->st);
-            if (rc && rc != STRATA_ENOTFOUND && rc != STRATA_EPRECOND && rc != STRATA_EBUSY)
-                fail_log(w, a, rc);
+            run_move(w, a);
+            free(a->key);
+            continue;
+        }
+        if (w->mode == STRATA_ILM_WALK_MOVES) { /* the expiry lane's (or the pass's) */
             free(a->key);
             continue;
         }
@@ -387,10 +417,11 @@ int strata_ilm__load_rules(struct strata_ilm *e, const char *bucket, struct stra
 
 int strata_ilm__walk_key(struct strata_ilm *e, const char *bucket,
                          const struct strata_lc_config *cfg, const char *key, const char *vid,
-                         bool *seen, struct strata_ilm_stats *st)
+                         int mode, unsigned attempt, bool *seen, struct strata_ilm_stats *st)
 {
     struct walk w = {.e = e, .bucket = bucket, .cfg = cfg, .st = st, .now_ms = now_ms(),
-                     .pass_t0_ms = now_ms(), .only_key = key, .want_vid = vid};
+                     .pass_t0_ms = now_ms(), .mode = mode, .attempt = attempt,
+                     .only_key = key, .want_vid = vid};
     int rc = walk_versions(&w);
     for (size_t i = 0; i < w.nacts; i++)
         free(w.acts[i].key);
@@ -445,6 +476,16 @@ int strata_ilm__bucket_names(struct strata_ilm *e, struct strata_ilm_names *out)
     return strata_meta_bucket_list(e->o.meta, name_cb, out);
 }
 
+/* After every few keys of the full heal: the expiry drains keep their
+ * tick (the heal may last long at heal_rate), and the keys are charged to
+ * the heal budget that the heal-queue drain spends too. */
+static int heal_pace_cb(void *ud, uint64_t keys)
+{
+    struct strata_ilm *e = ud;
+    strata_ilm__due_tick(e, false, &e->pass_dr);
+    return strata_ilm__budget_take(&e->heal_budget, keys, &e->stop) ? STRATA_EBUSY : 0;
+}
+
 /* Healing and tmp/ reclaim, which nothing else in the daemon runs. */
 static void housekeeping(struct strata_ilm *e, struct strata_ilm_stats *st)
 {
@@ -454,9 +495,9 @@ static void housekeeping(struct strata_ilm *e, struct strata_ilm_stats *st)
         e->last_heal_ms = now;
         struct strata_heal_stats hs;
         memset(&hs, 0, sizeof(hs));
-        int rc = strata_meta_heal_all(e->o.meta, &hs);
+        int rc = strata_meta_heal_all_paced(e->o.meta, heal_pace_cb, e, &hs);
         st->healed += hs.records_healed + hs.shards_healed;
-        if (rc) {
+        if (rc && !atomic_load(&e->stop)) {
             st->errors++;
             strata_log(&e->o.log, STRATA_LOG_WARN, MOD, "heal pass: %s", strata_errname(rc));
         }
@@ -521,7 +562,16 @@ int strata_ilm_run_once(struct strata_ilm *e, struct strata_ilm_stats *out)
     struct strata_ilm_stats st;
     memset(&st, 0, sizeof(st));
     st.started_ms = now_ms();
-    strata_ilm__transition_pass_begin(&e->o, &st); /* interrupted moves first */
+    /* Interrupted moves first; never beside a running move (its copies
+     * would look like leftovers): with moves in flight, the next pass. */
+    if (pthread_rwlock_trywrlock(&e->move_rw) == 0) {
+        strata_ilm__transition_pass_begin(&e->o, &st);
+        pthread_rwlock_unlock(&e->move_rw);
+        pthread_mutex_lock(&e->mu);
+        e->reclaimed = true; /* the mover may start */
+        pthread_cond_broadcast(&e->cv);
+        pthread_mutex_unlock(&e->mu);
+    }
     /* Drains during the pass count into the totals at once and into the
      * pass's report (pass_dr, under mu) at its end. */
     pthread_mutex_lock(&e->mu);
@@ -627,7 +677,7 @@ static void *thread_main(void *arg)
             strata_ilm__due_tick(e, false, NULL);
             strata_ilm__heal_tick(e, NULL);
             int64_t until = now_ms() + tick;
-            stop = nap_until(e, until < next ? until : next, true);
+            stop = strata_ilm__nap_until(e, until < next ? until : next, true);
         }
         if (stop || atomic_load(&e->stop))
             break;
@@ -677,7 +727,11 @@ int strata_ilm_create(const struct strata_ilm_opts *opts, struct strata_ilm **ou
     atomic_init(&e->stop, false);
     pthread_mutex_init(&e->mu, NULL);
     pthread_mutex_init(&e->pass_mu, NULL);
-    pthread_mutex_init(&e->due_mu, NULL);
+    for (int l = 0; l < STRATA_ILM_LANES; l++)
+        pthread_mutex_init(&e->due_mu[l], NULL);
+    pthread_rwlock_init(&e->move_rw, NULL);
+    pthread_mutex_init(&e->retry_mu, NULL);
+    atomic_init(&e->mover_running, false);
     pthread_cond_init(&e->cv, NULL);
     strata_ilm__budget_init(&e->due_budget, opts->due_rate);
     strata_ilm__budget_init(&e->heal_budget, opts->heal_rate);
@@ -694,6 +748,10 @@ int strata_ilm_start(struct strata_ilm *e)
     if (pthread_create(&e->thr, NULL, thread_main, e) != 0)
         return STRATA_ENOMEM;
     e->running = true;
+    /* Without a mover thread the scanner thread moves, as a drain called
+     * directly does. */
+    if (strata_ilm__mover_start(e) != 0)
+        strata_log(&e->o.log, STRATA_LOG_WARN, MOD, "no mover thread: moves run on the scanner");
     return 0;
 }
 
@@ -707,6 +765,7 @@ void strata_ilm_stop(struct strata_ilm *e, bool wait)
     pthread_mutex_unlock(&e->mu);
     if (wait && e->running) {
         pthread_join(e->thr, NULL);
+        strata_ilm__mover_join(e);
         e->running = false;
     }
 }
@@ -717,8 +776,12 @@ void strata_ilm_destroy(struct strata_ilm *e)
         return;
     strata_ilm_stop(e, true);
     strata_ilm__due_forget(e);
+    strata_ilm__retry_forget(e);
     strata_meta_orphans_free(e->orphans);
-    pthread_mutex_destroy(&e->due_mu);
+    for (int l = 0; l < STRATA_ILM_LANES; l++)
+        pthread_mutex_destroy(&e->due_mu[l]);
+    pthread_rwlock_destroy(&e->move_rw);
+    pthread_mutex_destroy(&e->retry_mu);
     strata_ilm__budget_fini(&e->due_budget);
     strata_ilm__budget_fini(&e->heal_budget);
     strata_ilm__budget_fini(&e->move_budget);

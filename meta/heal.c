@@ -44,6 +44,9 @@
  * Tombstones are kept until every drive holds one, rather than dropped at
  * once: a drive that missed the delete would otherwise bring the version
  * back.
+ * strata_meta_heal_all_paced hands the caller every STRATA_HEAL_PACE_KEYS
+ * keys (the scanner keeps its --heal-rate with it; an admin request heals
+ * unpaced).
  * Threads: the caller's (the ILM scanner or an admin request).
  */
 #include "meta_internal.h"
@@ -705,6 +708,12 @@ void strata_meta__heal_key(struct strata_meta *m, unsigned set, const char *k, s
 
 int strata_meta_heal_all(struct strata_meta *m, struct strata_heal_stats *out)
 {
+    return strata_meta_heal_all_paced(m, NULL, NULL, out);
+}
+
+int strata_meta_heal_all_paced(struct strata_meta *m, strata_heal_pace_cb pace_cb, void *ud,
+                               struct strata_heal_stats *out)
+{
     pthread_mutex_lock(&m->heal_mu);
     struct strata_heal_stats st = {0};
     rocksdb_writeoptions_t *wo = rocksdb_writeoptions_create();
@@ -726,7 +735,16 @@ int strata_meta_heal_all(struct strata_meta *m, struct strata_heal_stats *out)
         strata_meta__merge_seek(&mg, "", 0);
         const char *k;
         size_t kl;
+        uint64_t unpaced = 0; /* keys healed since the last pace_cb */
         while (strata_meta__merge_cur(&mg, &k, &kl, NULL, NULL)) {
+            if (pace_cb && unpaced >= STRATA_HEAL_PACE_KEYS) {
+                rc = pace_cb(ud, unpaced);
+                unpaced = 0;
+                if (rc) {
+                    failed++; /* not a whole pass: fresh drives stay fresh */
+                    break;
+                }
+            }
             /* Transition intents ('X') are not healed: resolution reads every
              * drive's copy, and a copy written back here could outlive it. */
             if (kl > STRATA_KEY_MAX + STRATA_BUCKET_NAME_MAX + 64 || (kl > 0 && k[0] == 'X')) {
@@ -736,8 +754,11 @@ int strata_meta_heal_all(struct strata_meta *m, struct strata_heal_stats *out)
             memcpy(kcopy, k, kl);
             strata_meta__merge_next(&mg);
             heal_one(m, s, wo, kcopy, kl, h, &st, &failed);
+            unpaced++;
         }
         strata_meta__merge_close(&mg);
+        if (pace_cb && unpaced && rc == 0)
+            rc = pace_cb(ud, unpaced);
         failed_all += failed;
         for (unsigned d = 0; d < ms->n; d++) {
             if (!ms->drives[d].db)

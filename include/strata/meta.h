@@ -810,6 +810,18 @@ struct strata_heal_stats {
 };
 /* Bring every drive of every set back to the quorum's records and shards. */
 int strata_meta_heal_all(struct strata_meta *m, struct strata_heal_stats *out);
+/*
+ * The same, paced by the caller: pace_cb(ud, keys) is called on the
+ * caller's thread after every STRATA_HEAL_PACE_KEYS record keys (and for
+ * the rest at the end of each set), between keys, with no key lock held
+ * but with the heal lock held (so it must not heal: strata_meta_heal_queued
+ * would wait for this very heal).  It may sleep to keep a rate.  A non-zero
+ * return stops the heal, which returns it (fresh drives stay fresh).
+ */
+#define STRATA_HEAL_PACE_KEYS 16
+typedef int (*strata_heal_pace_cb)(void *ud, uint64_t keys);
+int strata_meta_heal_all_paced(struct strata_meta *m, strata_heal_pace_cb pace_cb, void *ud,
+                               struct strata_heal_stats *out);
 
 /*
  * strata_meta_heal_all and strata_meta_heal_queued are serialised: one heal

@@ -7,13 +7,19 @@
  * bytes, leaves other prefixes and colder versions alone (the waterfall),
  * moves a locked version and keeps its lock; that a
  * NoncurrentVersionTransition moves the noncurrent version only; that a
- * rule whose class changed is drained again from the start.
+ * rule whose class changed is drained again from the start; that an
+ * expiration due in the same tick as a slow move is carried out while the
+ * move is still copying (the started engine: expirations on the scanner
+ * thread, moves on the mover); that a move refused because a reader still
+ * holds the previous copy (EBUSY: its intent is parked on the reader) is
+ * retried once the reader is gone, without a full pass.
  */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <stdatomic.h>
 #include <time.h>
 
 #include <cmocka.h>
@@ -332,12 +338,161 @@ static void test_class_change_restarts(void **state)
     strata_ilm_destroy(ilm);
 }
 
+/* ---- an expiration does not wait behind a slow move ------------------------ */
+
+#define BIG (3u << 20)
+static uint8_t big[BIG];
+
+struct order {
+    struct tenv *t;
+    atomic_int hooked;       /* the move reached its first copied chunk */
+    atomic_bool gone_inside; /* z/k was expired while the move was copying */
+};
+static struct order ord;
+
+static bool expired_z(struct tenv *t)
+{
+    struct strata_obj_info in;
+    memset(&in, 0, sizeof(in));
+    int rc = strata_obj_head(t->e->m, "x", "z/k", NULL, &in);
+    strata_obj_info_fini(&in);
+    return rc == STRATA_ENOTFOUND;
+}
+
+/* Runs on the thread that moves a/big, inside strata_obj_transition, after
+ * its first MiB: the move is in progress until this returns.  Waits for
+ * the expiration (a generous deadline: only an expiration stuck behind
+ * this very move can miss it). */
+static void step_cb(void *ud, int step)
+{
+    struct order *o = ud;
+    if (step != STRATA_TR_STEP_COPYING || atomic_fetch_add(&o->hooked, 1) != 0)
+        return;
+    for (int waited = 0; waited < 20000; waited += 20) {
+        if (expired_z(o->t)) {
+            atomic_store(&o->gone_inside, true);
+            return;
+        }
+        sleep_ms(20);
+    }
+}
+
+static bool a_moved(struct tenv *t) { return strcmp(class_of(t, "x", "a/big", NULL), "STANDARD_IA") == 0; }
+
+static void test_expiry_not_behind_move(void **state)
+{
+    struct tenv *t = *state;
+    mt_fill(big, BIG, 11);
+    assert_int_equal(mt_bucket(t->e, "x", STRATA_VERSIONING_OFF), 0);
+    /* The move's rule first, and its key first in the listing: whoever
+     * finds both (a drain or the pass) meets the move first. */
+    lifecycle(t, "x",
+              "<Rule><ID>mv</ID><Filter><Prefix>a/</Prefix></Filter><Status>Enabled</Status>"
+              "<Transition><Days>1</Days><StorageClass>STANDARD_IA</StorageClass></Transition>"
+              "</Rule><Rule><ID>ex</ID><Filter><Prefix>z/</Prefix></Filter>"
+              "<Status>Enabled</Status><Expiration><Days>1</Days></Expiration></Rule>");
+    struct strata_put_opts po;
+    memset(&po, 0, sizeof(po));
+    po.bucket = "x";
+    po.key = "a/big";
+    po.size = BIG;
+    assert_int_equal(mt_put_opts(t->e, &po, big, BIG, 0, NULL), 0);
+    assert_int_equal(mt_put(t->e, "x", "z/k", "tiny", 4, NULL), 0);
+    ord.t = t;
+    atomic_init(&ord.hooked, 0);
+    atomic_init(&ord.gone_inside, false);
+    strata_meta_set_step_hook(t->e->m, step_cb, &ord);
+    /* 1 MiB/s: the 3 MiB copy alone lasts about 3 s; 1 s lifecycle days,
+     * passes an hour apart (only the one at start runs). */
+    struct strata_ilm_opts o = {.meta = t->e->m, .sets = &t->e->set, .nsets = 1,
+                                .day_ms = 1000, .interval_s = 3600, .drain_ms = 100,
+                                .tags_decode_cb = no_tags, .classes = &t->map, .move_mbps = 1};
+    struct strata_ilm *ilm = NULL;
+    assert_int_equal(strata_ilm_create(&o, &ilm), 0);
+    assert_int_equal(strata_ilm_start(ilm), 0);
+    for (int waited = 0; !a_moved(t); waited += 50) {
+        assert_true(waited < DEADLINE_MS * 2);
+        sleep_ms(50);
+    }
+    strata_ilm_stop(ilm, true);
+    assert_int_equal(atomic_load(&ord.hooked), 1);
+    assert_true(atomic_load(&ord.gone_inside)); /* expired while the move was copying */
+    struct strata_ilm_stats tot;
+    strata_ilm_stats_get(ilm, NULL, &tot);
+    assert_int_equal(tot.expired, 1);
+    assert_int_equal(tot.transitioned, 1);
+    assert_int_equal(tot.errors, 0);
+    uint8_t *got = NULL;
+    size_t len = 0;
+    assert_int_equal(mt_get(t->e, "x", "a/big", NULL, &got, &len), 0);
+    assert_int_equal(len, BIG);
+    assert_memory_equal(got, big, BIG);
+    free(got);
+    strata_meta_set_step_hook(t->e->m, NULL, NULL);
+    strata_ilm_destroy(ilm);
+}
+
+/* ---- a move refused while a reader holds the old copy is retried ------------ */
+
+static bool q_warm(struct tenv *t) { return strcmp(class_of(t, "q", "k", NULL), "STANDARD_IA") == 0; }
+static bool q_cold(struct tenv *t) { return strcmp(class_of(t, "q", "k", NULL), "GLACIER") == 0; }
+
+static void test_busy_move_retried(void **state)
+{
+    struct tenv *t = *state;
+    mt_fill(data, SIZE, 12);
+    assert_int_equal(mt_bucket(t->e, "q", STRATA_VERSIONING_OFF), 0);
+    /* Stage two 2 s after stage one (100 ms days). */
+    lifecycle(t, "q",
+              "<Rule><ID>q</ID><Filter/><Status>Enabled</Status>"
+              "<Transition><Days>1</Days><StorageClass>STANDARD_IA</StorageClass></Transition>"
+              "<Transition><Days>20</Days><StorageClass>GLACIER</StorageClass></Transition>"
+              "</Rule>");
+    put(t, "q", "k", NULL, NULL);
+    /* A reader of the hot copy: stage one's move switches the record, and
+     * the removal of the hot copy (with the intent) waits for this close. */
+    struct strata_obj_info in;
+    memset(&in, 0, sizeof(in));
+    struct strata_get *g = NULL;
+    assert_int_equal(strata_obj_get_open(t->e->m, "q", "k", NULL, &in, &g), 0);
+    struct strata_ilm *ilm = engine(t);
+    struct strata_ilm_stats st = drain_until(ilm, t, q_warm);
+    assert_int_equal(st.transitioned, 1);
+    /* Stage two comes due and is drained while the intent is still
+     * pending: meta refuses the move (EBUSY). */
+    sleep_ms(25 * DAY_MS);
+    for (int i = 0; i < 3; i++) {
+        strata_ilm__due_tick(ilm, true, &st);
+        sleep_ms(DAY_MS);
+    }
+    assert_string_equal(class_of(t, "q", "k", NULL), "STANDARD_IA");
+    /* The reader still reads the old bytes to the end; its close resolves
+     * the intent. */
+    uint8_t *buf = malloc(SIZE);
+    assert_int_equal(strata_obj_get_read(g, 0, buf, SIZE), 0);
+    assert_memory_equal(buf, data, SIZE);
+    free(buf);
+    strata_obj_get_close(g);
+    strata_obj_info_fini(&in);
+    /* No full pass: the refused move is retried by the drains. */
+    st = drain_until(ilm, t, q_cold);
+    assert_int_equal(st.passes, 0);
+    assert_int_equal(st.transitioned, 1);
+    struct strata_ilm_stats tot;
+    strata_ilm_stats_get(ilm, NULL, &tot);
+    assert_int_equal(tot.passes, 0);
+    check_bytes(t, "q", "k", NULL);
+    strata_ilm_destroy(ilm);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_two_stages_by_index, setup, teardown),
         cmocka_unit_test_setup_teardown(test_noncurrent_by_index, setup, teardown),
         cmocka_unit_test_setup_teardown(test_class_change_restarts, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_expiry_not_behind_move, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_busy_move_retried, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
