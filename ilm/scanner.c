@@ -20,11 +20,14 @@
  * at again on the next pass only.  The walk is paced to rate_objs entries
  * per second.  Its position is saved in meta (scanpos.c) so a pass a
  * restart interrupted continues where it was.  Between pages and between
- * passes the thread drains the version-time index (due.c) and meta's
- * immediate heal queue (healing.c), so due work waits for neither.
+ * passes the thread drains the version-time index's expirations (due.c)
+ * and meta's immediate heal queue (healing.c), so due work waits for
+ * neither.  Moves are the mover's (mover.c): the pass hands them over.
+ * The full heal is paced to heal_rate.
  *
- * Threads: one scanner thread; strata_ilm_run_once and the control
- * functions may be called from another thread (passes are serialised).
+ * Threads: the scanner thread and the mover thread (mover.c);
+ * strata_ilm_run_once and the control functions may be called from
+ * another thread (passes are serialised).
  */
 #include "ilm_internal.h"
 #include "ilm_transition.h"

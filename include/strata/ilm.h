@@ -252,9 +252,10 @@ struct strata_ilm_opts {
     const struct strata_class_map *classes;
     unsigned move_mbps;
     /* Budgets that keep background work off the foreground's p99: keys
-     * the due-index drains evaluate per second (all their workers
-     * together), keys healed from meta's immediate heal queue per second
-     * (0: unbounded, each). */
+     * the due-index drains and the mover's retries evaluate per second
+     * (all their workers together), keys healed per second from meta's
+     * immediate heal queue and by the full heal together (0: unbounded,
+     * each). */
     unsigned due_rate;
     unsigned heal_rate;
 };
@@ -300,7 +301,9 @@ struct strata_ilm;
 /* Validates opts (meta and tags_decode_cb required, interval_s > 0):
  * STRATA_EINVAL, STRATA_ENOMEM.  Caller destroys. */
 int strata_ilm_create(const struct strata_ilm_opts *opts, struct strata_ilm **out);
-/* Start the scanner thread (first pass at once).  STRATA_EBUSY if running. */
+/* Start the scanner thread (first pass at once) and the mover thread
+ * (every tier move; it starts moving once the first pass has resolved
+ * interrupted moves).  STRATA_EBUSY if running. */
 int strata_ilm_start(struct strata_ilm *e);
 /* Ask the thread to stop; with wait, join it (a pass in progress stops
  * between two objects).  Safe when not running. */

@@ -466,6 +466,7 @@ static void test_busy_move_retried(void **state)
         sleep_ms(DAY_MS);
     }
     assert_string_equal(class_of(t, "q", "k", NULL), "STANDARD_IA");
+    assert_int_equal(strata_ilm__retry_pending(ilm), 1); /* refused, waiting its turn */
     /* The reader still reads the old bytes to the end; its close resolves
      * the intent. */
     uint8_t *buf = malloc(SIZE);

@@ -4,7 +4,9 @@
  * stop ends a wait at once, an unbounded budget never waits; and a full
  * pass whose start waited for a long due drain (--ilm-due-rate) still walks
  * at its own rate afterwards instead of catching up the drain's time at
- * full speed.  Only lower bounds on times: a slow machine cannot fail it.
+ * full speed; and that the full heal a pass runs keeps --heal-rate (a
+ * wiped drive's keys take at least keys / rate seconds) and still heals
+ * everything.  Only lower bounds on times: a slow machine cannot fail it.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -119,11 +121,79 @@ static void test_pass_pace_after_drain(void **state)
     mt_teardown(e);
 }
 
+#define HEAL_OBJS 100
+#define HEAL_BIG (200 * 1024)
+
+static size_t heal_size(int i)
+{
+    return i % 10 == 0 ? HEAL_BIG : 1000 + (size_t)i;
+}
+
+static void test_full_heal_paced(void **state)
+{
+    (void)state;
+    struct mt_env *e = mt_setup("healpace");
+    assert_non_null(e);
+    assert_int_equal(mt_bucket(e, "h", 0), 0);
+    uint8_t *d = malloc(HEAL_BIG);
+    for (int i = 0; i < HEAL_OBJS; i++) {
+        char k[32];
+        snprintf(k, sizeof(k), "k%03d", i);
+        mt_fill(d, heal_size(i), (uint32_t)i + 1);
+        assert_int_equal(mt_put(e, "h", k, d, heal_size(i), NULL), 0);
+    }
+    /* Drive 0 replaced by an empty one: every record key is healed. */
+    mt_close(e);
+    mt_rm_rf(e->drive[0]);
+    mkdir(e->drive[0], 0755);
+    assert_int_equal(mt_open(e), 0);
+    assert_true(strata_set_drive_fresh(e->set, 0));
+    /* At least 2 keys per object (its version record and its index entry)
+     * at 100 keys/s: >= (200 - 10 of credit - 16 of the last chunk) / 100
+     * s.  Unpaced, the same heal takes a few ms here. */
+    struct strata_ilm_opts o = {.meta = e->m, .sets = &e->set, .nsets = 1, .interval_s = 1,
+                                .heal_interval_s = 3600, .heal_rate = 100,
+                                .tags_decode_cb = no_tags};
+    struct strata_ilm *ilm = NULL;
+    assert_int_equal(strata_ilm_create(&o, &ilm), 0);
+    struct strata_ilm_stats st;
+    int64_t t0 = mono_ms();
+    assert_int_equal(strata_ilm_run_once(ilm, &st), 0);
+    int64_t took = mono_ms() - t0;
+    print_message("pass with a full heal of %d objects at 100 keys/s: %lld ms\n", HEAL_OBJS,
+                  (long long)took);
+    assert_true(took >= 1700);
+    assert_int_equal(st.errors, 0);
+    assert_true(st.healed >= HEAL_OBJS);
+    assert_false(strata_set_drive_fresh(e->set, 0)); /* the heal was whole */
+    strata_ilm_destroy(ilm);
+    /* Everything healed: with two other drives gone, drive 0 carries its
+     * share of every object. */
+    mt_close(e);
+    mt_rm_rf(e->drive[1]);
+    mt_rm_rf(e->drive[2]);
+    assert_int_equal(mt_open(e), 0);
+    for (int i = 0; i < HEAL_OBJS; i++) {
+        char k[32];
+        snprintf(k, sizeof(k), "k%03d", i);
+        mt_fill(d, heal_size(i), (uint32_t)i + 1);
+        uint8_t *got = NULL;
+        size_t gl = 0;
+        assert_int_equal(mt_get(e, "h", k, NULL, &got, &gl), 0);
+        assert_int_equal(gl, heal_size(i));
+        assert_memory_equal(got, d, gl);
+        free(got);
+    }
+    free(d);
+    mt_teardown(e);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_budget_shared),
         cmocka_unit_test(test_pass_pace_after_drain),
+        cmocka_unit_test(test_full_heal_paced),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
