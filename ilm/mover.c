@@ -15,8 +15,9 @@
  * An entry is only a hint: its key is decided again from the bucket's
  * current rules (strata_ilm__walk_key, moves only), so an expiration due
  * meanwhile wins, the waterfall and Object Lock hold, and a version gone
- * or moved already is left alone.  The list is bounded (RETRY_MAX); what
- * does not fit is the next pass's.  Every move is meta's crash-safe
+ * or moved already is left alone.  The list is bounded (RETRY_MAX): a
+ * pass waits for room (scanner.c), a refused move that does not fit is
+ * the next pass's.  Every move is meta's crash-safe
  * strata_obj_transition charged to the engine's one move budget; moves
  * hold move_rw shared (the resolution of interrupted moves waits for none
  * of them, see scanner.c).  The mover never deletes: two walks of one key

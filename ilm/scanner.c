@@ -40,6 +40,7 @@
 #define PAGE_MAX 1000
 #define PACE_CREDIT_MS 1000
 #define OBJ_TAGS_MAX 10
+#define HAND_OVER_NAP_MS 50
 
 enum act_kind { ACT_EXPIRE, ACT_NONCURRENT, ACT_MARKER, ACT_ABORT, ACT_TRANSITION };
 
@@ -163,6 +164,20 @@ static void fail_log(struct walk *w, const struct action *a, int rc)
     w->logged_error = true;
 }
 
+/* The pass hands a move to the mover; while the mover's list is full it
+ * waits for room (or a stop), the expiry drains and the heal queue keeping
+ * their tick. */
+static void hand_over(struct walk *w, const struct action *a)
+{
+    struct strata_ilm *e = w->e;
+    while (!strata_ilm__move_later(e, w->bucket, a->key, a->id, 0)) {
+        strata_ilm__due_tick(e, false, &e->pass_dr);
+        strata_ilm__heal_tick(e, &e->pass_dr);
+        if (strata_ilm__nap_until(e, now_ms() + HAND_OVER_NAP_MS, false))
+            return;
+    }
+}
+
 /* A move the walk decided.  The expiry lane leaves it to the mover; the
  * pass hands it over while a mover runs (so the pass, and the expiry
  * drains it hosts, never wait for a copy).  A move meta refused because
@@ -174,9 +189,10 @@ static void run_move(struct walk *w, struct action *a)
     struct strata_ilm *e = w->e;
     if (w->mode == STRATA_ILM_WALK_NO_MOVES)
         return;
-    if (w->mode == STRATA_ILM_WALK_ALL && atomic_load(&e->mover_running) &&
-        strata_ilm__move_later(e, w->bucket, a->key, a->id, 0))
+    if (w->mode == STRATA_ILM_WALK_ALL && atomic_load(&e->mover_running)) {
+        hand_over(w, a);
         return;
+    }
     pthread_rwlock_rdlock(&e->move_rw);
     int rc = strata_ilm__transition_run(&e->o, &e->move_budget, &e->stop, w->bucket, a->key,
                                         a->id, a->cls, w->st);
@@ -748,13 +764,20 @@ int strata_ilm_start(struct strata_ilm *e)
     if (e->running)
         return STRATA_EBUSY;
     atomic_store(&e->stop, false);
-    if (pthread_create(&e->thr, NULL, thread_main, e) != 0)
-        return STRATA_ENOMEM;
-    e->running = true;
-    /* Without a mover thread the scanner thread moves, as a drain called
-     * directly does. */
+    /* The mover first, so the first pass already hands its moves over;
+     * without one the scanner thread moves, as a drain called directly
+     * does. */
     if (strata_ilm__mover_start(e) != 0)
         strata_log(&e->o.log, STRATA_LOG_WARN, MOD, "no mover thread: moves run on the scanner");
+    if (pthread_create(&e->thr, NULL, thread_main, e) != 0) {
+        pthread_mutex_lock(&e->mu);
+        atomic_store(&e->stop, true);
+        pthread_cond_broadcast(&e->cv);
+        pthread_mutex_unlock(&e->mu);
+        strata_ilm__mover_join(e);
+        return STRATA_ENOMEM;
+    }
+    e->running = true;
     return 0;
 }
 
