@@ -46,7 +46,8 @@
  * back.
  * strata_meta_heal_all_paced hands the caller every STRATA_HEAL_PACE_KEYS
  * keys (the scanner keeps its --heal-rate with it; an admin request heals
- * unpaced).
+ * unpaced), and at each of those points first heals up to as many keys of
+ * the immediate heal queue, which would otherwise wait for the whole pass.
  * Threads: the caller's (the ILM scanner or an admin request).
  */
 #include "meta_internal.h"
@@ -738,6 +739,11 @@ int strata_meta_heal_all_paced(struct strata_meta *m, strata_heal_pace_cb pace_c
         uint64_t unpaced = 0; /* keys healed since the last pace_cb */
         while (strata_meta__merge_cur(&mg, &k, &kl, NULL, NULL)) {
             if (pace_cb && unpaced >= STRATA_HEAL_PACE_KEYS) {
+                /* A paced heal of a large namespace runs for a long time
+                 * with heal_mu held: writes that missed a drive meanwhile
+                 * are healed here, within the same budget, instead of
+                 * waiting for the whole pass. */
+                unpaced += strata_meta__heal_queued_locked(m, STRATA_HEAL_PACE_KEYS, &st);
                 rc = pace_cb(ud, unpaced);
                 unpaced = 0;
                 if (rc) {

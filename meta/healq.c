@@ -7,7 +7,8 @@
  * next strata_meta_heal_all finds the same keys by comparing drives.
  * Bounded: when full, keys are counted as dropped and left to that pass.
  * Threads: push from any committing thread; heal_queued from one at a time
- * (it takes heal_mu, which strata_meta_heal_all takes too).
+ * (it takes heal_mu, which strata_meta_heal_all takes too; a paced full
+ * heal serves the queue itself between its keys, see heal.c).
  */
 #include "meta_internal.h"
 
@@ -111,12 +112,11 @@ void strata_meta_heal_queue_stats(struct strata_meta *m, size_t *pending, uint64
     pthread_mutex_unlock(&q->mu);
 }
 
-int strata_meta_heal_queued(struct strata_meta *m, size_t max, struct strata_heal_stats *out,
-                            size_t *pending)
+/* Heal up to max queued keys (0 = all) into *st; heal_mu is held. */
+size_t strata_meta__heal_queued_locked(struct strata_meta *m, size_t max,
+                                       struct strata_heal_stats *st)
 {
     struct meta_healq *q = m->healq;
-    struct strata_heal_stats st = {0};
-    pthread_mutex_lock(&m->heal_mu);
     pthread_mutex_lock(&q->mu);
     size_t take = max && max < q->n ? max : q->n;
     struct hq_ent *batch = take ? malloc(take * sizeof(*batch)) : NULL;
@@ -132,7 +132,7 @@ int strata_meta_heal_queued(struct strata_meta *m, size_t max, struct strata_hea
     bool touched[64] = {0};
     for (size_t i = 0; i < take; i++) {
         unsigned failed = 0;
-        strata_meta__heal_key(m, batch[i].set, batch[i].k, batch[i].kl, &st, &failed);
+        strata_meta__heal_key(m, batch[i].set, batch[i].k, batch[i].kl, st, &failed);
         if (batch[i].set < 64)
             touched[batch[i].set] = true;
         free(batch[i].k);
@@ -145,6 +145,15 @@ int strata_meta_heal_queued(struct strata_meta *m, size_t max, struct strata_hea
         for (unsigned d = 0; d < m->sets[s].n; d++)
             (void)strata_meta__drive_sync_wal(m, s, d); /* skips a failed store */
     }
+    return take;
+}
+
+int strata_meta_heal_queued(struct strata_meta *m, size_t max, struct strata_heal_stats *out,
+                            size_t *pending)
+{
+    struct strata_heal_stats st = {0};
+    pthread_mutex_lock(&m->heal_mu);
+    size_t take = strata_meta__heal_queued_locked(m, max, &st);
     pthread_mutex_unlock(&m->heal_mu);
     if (pending)
         strata_meta_heal_queue_stats(m, pending, NULL);

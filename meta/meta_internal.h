@@ -358,6 +358,10 @@ int strata_meta__healq_init(struct strata_meta *m);
 void strata_meta__healq_fini(struct strata_meta *m);
 /* Queue the record keys of wb (a batch of set) for heal. */
 void strata_meta__healq_push(struct strata_meta *m, unsigned set, rocksdb_writebatch_t *wb);
+/* Heal up to max (0 = all) queued keys into *st; the caller holds
+ * heal_mu.  Returns how many keys it took. */
+size_t strata_meta__heal_queued_locked(struct strata_meta *m, size_t max,
+                                       struct strata_heal_stats *st);
 
 /* ---- heal.c ---- */
 struct meta_hctx;

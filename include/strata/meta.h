@@ -817,6 +817,8 @@ int strata_meta_heal_all(struct strata_meta *m, struct strata_heal_stats *out);
  * but with the heal lock held (so it must not heal: strata_meta_heal_queued
  * would wait for this very heal).  It may sleep to keep a rate.  A non-zero
  * return stops the heal, which returns it (fresh drives stay fresh).
+ * Before each call up to STRATA_HEAL_PACE_KEYS keys of the heal queue are
+ * healed too, and counted in keys: the queue is not held up by a long pass.
  */
 #define STRATA_HEAL_PACE_KEYS 16
 typedef int (*strata_heal_pace_cb)(void *ud, uint64_t keys);
