@@ -3,7 +3,8 @@
  * "strata selftest" (format a scratch drive set and round-trip objects
  * through meta.h) and --help.  The main thread parses flags, opens the
  * drive sets and metadata, starts the HTTP daemon, then sleeps in
- * sigwait() until SIGTERM/SIGINT and shuts down in reverse order.
+ * sigtimedwait() (flushing the access log every 50 ms) until
+ * SIGTERM/SIGINT and shuts down in reverse order.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -791,7 +792,7 @@ static int cmd_server(int argc, char **argv, bool print_only)
     if (open_storage(&s, inline_max, cache_mb) == 0) {
         crash_hook_arm(s.meta);
         /* Block the stop signals before MHD starts its threads, so they
-         * inherit the mask and only sigwait() below sees the signals. */
+         * inherit the mask and only sigtimedwait() below sees the signals. */
         sigset_t set;
         sigemptyset(&set);
         sigaddset(&set, SIGTERM);
@@ -810,8 +811,21 @@ static int cmd_server(int argc, char **argv, bool print_only)
             if (rewrap && strata_rewrap_start(&s, &rw) != 0)
                 strata_srv_log(STRATA_LOG_ERR, "--kms-rewrap needs --kms-key-file");
             int sig = 0;
-            while (sigwait(&set, &sig) == 0 && (sig == SIGUSR1 || sig == SIGHUP)) {
+            /* Between signals, every 50 ms: access-log lines the event
+             * threads hold go out (log.c). */
+            const struct timespec flush_every = {.tv_sec = 0, .tv_nsec = 50 * 1000000L};
+            for (;;) {
+                sig = sigtimedwait(&set, NULL, &flush_every);
+                if (sig < 0) {
+                    if (errno != EAGAIN && errno != EINTR)
+                        break;
+                    strata_srv_access_log_flush();
+                    continue;
+                }
+                if (sig != SIGUSR1 && sig != SIGHUP)
+                    break;
                 if (sig == SIGHUP) {
+                    strata_srv_access_log_flush(); /* the lines so far: the old file */
                     reload(&s, access_fd);
                     continue;
                 }
@@ -825,6 +839,7 @@ static int cmd_server(int argc, char **argv, bool print_only)
                            sig);
             strata_ilm_stop(engine, true); /* between two objects */
             strata_srv_stop(&s, 30);
+            strata_srv_access_log_flush(); /* every request has completed */
             strata_ilm_destroy(engine); /* after HTTP: /metrics reads its stats */
             rc = 0;
             strata_srv_log(STRATA_LOG_NOTICE, "HTTP stopped; closing metadata and drives");

@@ -105,9 +105,12 @@ struct strata_srv {
     struct strata_creds *_Atomic creds;
     struct MHD_Daemon *mhd;
     struct strata_pool *pool; /* storage workers; NULL: everything runs in place */
-    atomic_uint inflight;
-    struct strata_body_budget body_budget; /* max = cfg.body_memory */
-    int access_log_fd;
+    /* Written by every request (inflight) or every buffered body
+     * (body_budget): each on a cache line of its own, so that the fields
+     * every request only reads do not bounce between the event threads. */
+    _Alignas(64) atomic_uint inflight;
+    _Alignas(64) struct strata_body_budget body_budget; /* max = cfg.body_memory */
+    _Alignas(64) int access_log_fd;
     char host_id[48];
     uint64_t reqid_base;
     atomic_uint_fast64_t reqid_seq;
@@ -514,9 +517,15 @@ __attribute__((format(printf, 2, 3))) void strata_srv_log(int level, const char 
 void strata_srv_log_set_level(int level);
 /* The sink handed to erasure/ and meta/. */
 struct strata_logger strata_srv_logger(void);
+/* One access-log line for r.  Lines are gathered per thread and written
+ * in whole lines, at most PIPE_BUF bytes at a time, when the thread's
+ * buffer is full or at strata_srv_access_log_flush(). */
 void strata_srv_access_log(struct strata_req *r, enum MHD_RequestTerminationCode toe);
 /* Where access-log lines go (default stderr). */
 void strata_srv_access_log_open(int fd);
+/* Writes out the lines every thread holds (main.c: every 50 ms, before a
+ * reopen, after HTTP has stopped).  Any thread. */
+void strata_srv_access_log_flush(void);
 
 void strata_metrics_count(const char *method, int status, enum s3_err e, uint64_t in,
                           uint64_t out);

@@ -15,9 +15,21 @@
 
 static struct strata_req *_Atomic slots[CRASH_SLOTS];
 
+/* Each thread starts its search in a region of its own, and only reads a
+ * taken slot, so the event threads do not write to the same cache lines
+ * of the table for every request. */
+#define CRASH_REGION 128
+static atomic_uint crash_threads;
+
 int strata_crash_register(struct strata_req *r)
 {
-    for (int i = 0; i < CRASH_SLOTS; i++) {
+    static __thread int start = -1;
+    if (start < 0)
+        start = (int)((atomic_fetch_add(&crash_threads, 1) * CRASH_REGION) % CRASH_SLOTS);
+    for (int k = 0; k < CRASH_SLOTS; k++) {
+        int i = (start + k) % CRASH_SLOTS;
+        if (atomic_load_explicit(&slots[i], memory_order_relaxed))
+            continue; /* taken: look without writing */
         struct strata_req *expect = NULL;
         if (atomic_compare_exchange_strong(&slots[i], &expect, r))
             return i;

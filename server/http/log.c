@@ -2,13 +2,26 @@
  * log.c - the daemon's logger and the access log.  Every message goes
  * through strata_srv_log() (nothing else in server/ writes to stderr), and
  * library modules log through the sink strata_srv_logger() returns.  Each
- * line is one write(2), so lines from concurrent connection threads never
+ * daemon log line is one write(2), so lines from concurrent threads never
  * interleave.  Any thread.
+ *
+ * Access-log lines are gathered per thread: each thread appends whole lines
+ * to its own buffer (its own lock, uncontended but for the flusher) and
+ * writes the buffer out when the next line would not fit, so the event
+ * threads no longer take the log file's lock once per request.  A write is
+ * at most PIPE_BUF bytes of whole lines: atomic on a pipe too, so lines of
+ * different threads never interleave, and each thread's lines keep their
+ * order.  strata_srv_access_log_flush() (main.c: every 50 ms, before a
+ * reopen on SIGHUP, after HTTP has stopped) writes out what every thread
+ * holds, so a line is never held for long and none is lost at shutdown.
  */
 #include "srv.h"
 
+#include <limits.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/time.h>
 #include <time.h>
@@ -82,6 +95,79 @@ void strata_srv_access_log_open(int fd)
     access_fd = fd;
 }
 
+/* One thread's pending access-log lines (whole lines only). */
+struct alog_buf {
+    pthread_mutex_t mu;
+    size_t len;
+    struct alog_buf *next; /* every thread's buffer, for the flusher */
+    char data[PIPE_BUF];
+};
+
+static pthread_mutex_t alog_list_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct alog_buf *alog_list;
+static __thread struct alog_buf *alog_mine;
+
+/* Under b->mu.  Whole lines, at most PIPE_BUF bytes: one atomic append. */
+static void alog_write(struct alog_buf *b)
+{
+    size_t off = 0;
+    while (off < b->len) {
+        ssize_t w = write(access_fd, b->data + off, b->len - off);
+        if (w <= 0)
+            break; /* nowhere to report a failing log: the lines are dropped */
+        off += (size_t)w;
+    }
+    b->len = 0;
+}
+
+static struct alog_buf *alog_buf_get(void)
+{
+    if (alog_mine)
+        return alog_mine;
+    struct alog_buf *b = malloc(sizeof(*b));
+    if (!b)
+        return NULL;
+    pthread_mutex_init(&b->mu, NULL);
+    b->len = 0;
+    pthread_mutex_lock(&alog_list_mu);
+    b->next = alog_list;
+    alog_list = b;
+    pthread_mutex_unlock(&alog_list_mu);
+    /* Never freed: a buffer outlives its thread (MHD's threads end at
+     * stop, before the last flush) and stays on the list. */
+    alog_mine = b;
+    return b;
+}
+
+/* Appends one whole line (n <= PIPE_BUF) to this thread's buffer. */
+static void alog_append(const char *line, size_t n)
+{
+    struct alog_buf *b = alog_buf_get();
+    if (!b) {
+        ssize_t w = write(access_fd, line, n);
+        (void)w;
+        return;
+    }
+    pthread_mutex_lock(&b->mu);
+    if (b->len + n > sizeof(b->data))
+        alog_write(b);
+    memcpy(b->data + b->len, line, n);
+    b->len += n;
+    pthread_mutex_unlock(&b->mu);
+}
+
+void strata_srv_access_log_flush(void)
+{
+    pthread_mutex_lock(&alog_list_mu);
+    for (struct alog_buf *b = alog_list; b; b = b->next) {
+        pthread_mutex_lock(&b->mu);
+        if (b->len)
+            alog_write(b);
+        pthread_mutex_unlock(&b->mu);
+    }
+    pthread_mutex_unlock(&alog_list_mu);
+}
+
 static char term_flag(struct strata_req *r, enum MHD_RequestTerminationCode toe)
 {
     switch (toe) {
@@ -98,34 +184,54 @@ static char term_flag(struct strata_req *r, enum MHD_RequestTerminationCode toe)
     }
 }
 
+/* The access log's time stamp: the formatted second is kept per thread,
+ * only the milliseconds change within it. */
+static void access_stamp(char out[32])
+{
+    static __thread time_t last_sec = -1;
+    static __thread char last[24];
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    if (ts.tv_sec != last_sec) {
+        struct tm tm;
+        gmtime_r(&ts.tv_sec, &tm);
+        strftime(last, sizeof(last), "%Y-%m-%dT%H:%M:%S", &tm);
+        last_sec = ts.tv_sec;
+    }
+    snprintf(out, 32, "%s.%03dZ", last, (int)(ts.tv_nsec / 1000000));
+}
+
 void strata_srv_access_log(struct strata_req *r, enum MHD_RequestTerminationCode toe)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     uint64_t now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-    char t[40], line[4000];
-    stamp(t, sizeof(t));
+    char t[32], line[4000];
+    access_stamp(t);
     /* Keys may hold spaces, quotes and newlines: log them URL-encoded so a
-     * line stays one line with space-separated fields. */
-    struct strata_sbuf key;
-    strata_sbuf_init(&key, 3 * STRATA_KEY_MAX + 1);
-    if (r->key)
-        strata_url_encode_sbuf(&key, r->key, true);
+     * line stays one line with space-separated fields (an over-long key,
+     * refused KeyTooLongError, is logged cut at STRATA_KEY_MAX bytes). */
+    char key[3 * STRATA_KEY_MAX + 1];
+    long klen = 0;
+    if (r->key) {
+        size_t kn = strnlen(r->key, STRATA_KEY_MAX);
+        klen = strata_url_encode(r->key, kn, key, sizeof(key) - 1, true);
+    }
+    key[klen > 0 ? klen : 0] = '\0';
+    uint64_t us = (now - r->t0_ns) / 1000; /* duration in ms with 3 decimals */
     int n = snprintf(line, sizeof(line),
-                     "%s %s %s %s %s %s %d %s %llu %llu %.3f %c\n", t, r->id,
+                     "%s %s %s %s %s %s %d %s %llu %llu %llu.%03u %c\n", t, r->id,
                      r->method ? r->method : "-", r->bucket ? r->bucket : "-",
-                     key.len ? key.data : "-",
+                     klen > 0 ? key : "-",
                      r->auth.cred ? r->auth.cred->access_key : "-", r->status,
                      r->sent_err ? strata_s3_err_code(r->sent_err) : "-",
                      (unsigned long long)r->bytes_in, (unsigned long long)r->bytes_out,
-                     (double)(now - r->t0_ns) / 1e6, term_flag(r, toe));
-    strata_sbuf_fini(&key);
+                     (unsigned long long)(us / 1000), (unsigned)(us % 1000), term_flag(r, toe));
     if (n < 0)
         return;
     if ((size_t)n >= sizeof(line)) {
         n = (int)sizeof(line) - 1;
         line[n - 1] = '\n';
     }
-    ssize_t w = write(access_fd, line, (size_t)n);
-    (void)w;
+    alog_append(line, (size_t)n);
 }

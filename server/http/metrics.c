@@ -2,15 +2,18 @@
  * metrics.c - Prometheus counters: requests by method and status, S3 error
  * codes, bytes in/out, in-flight rejections, and latency histograms per S3
  * operation (time to the response headers and total time).  Counters are
- * relaxed atomics bumped from connection threads at request completion;
- * /metrics renders them from the tables below.  The lifecycle scanner's
- * totals come from its own stats (strata_ilm_stats_get), listed in a
- * second table.
+ * kept in per-thread shards, each written only by its own thread (a
+ * relaxed load and store, no locked instruction, no cache line shared
+ * between the event threads); /metrics sums the shards.  The lifecycle
+ * scanner's totals come from its own stats (strata_ilm_stats_get), listed
+ * in a second table.
  */
 #include "srv.h"
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "strata/ilm.h"
@@ -19,22 +22,82 @@ static const char *const methods[] = {"GET", "PUT", "HEAD", "DELETE", "POST", "O
 #define NMETHODS (sizeof(methods) / sizeof(methods[0]))
 #define NSTATUS 600
 
-static atomic_uint_fast64_t req_count[NMETHODS][NSTATUS];
-static atomic_uint_fast64_t err_count[S3E__COUNT];
-static atomic_uint_fast64_t bytes_in, bytes_out, inflight_rejected;
+/* Latency histograms.  Bucket bounds in seconds (Prometheus' le labels),
+ * counts kept per bucket and summed when rendered. */
+static const double le_s[] = {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1,
+                              0.25,  0.5,    1.0,   2.5,  5.0,   10.0, 30.0};
+#define NLE (sizeof(le_s) / sizeof(le_s[0]))
+#define NOPS 64 /* operation names (the route table's, plus a few): ample */
+
+struct hist {
+    atomic_uint_fast64_t bucket[NLE + 1]; /* the last is +Inf; _count is their sum */
+    atomic_uint_fast64_t sum_ns;
+};
+
+/* One thread's counters.  Only its thread writes them; /metrics reads
+ * every shard (relaxed atomics: a value read is some value written). */
+struct shard {
+    atomic_uint_fast64_t req_count[NMETHODS][NSTATUS];
+    atomic_uint_fast64_t err_count[S3E__COUNT];
+    atomic_uint_fast64_t bytes_in, bytes_out, inflight_rejected;
+    struct hist op_total[NOPS], op_ttfb[NOPS];
+    struct shard *next;
+};
+
+static pthread_mutex_t shards_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct shard *_Atomic shards; /* pushed at the head, never removed */
+static __thread struct shard *my_shard;
+
+/* This thread's shard, made on first use.  A shard outlives its thread
+ * (its counts stay in the totals).  NULL only when out of memory: the
+ * count is lost, nothing else. */
+static struct shard *shard_get(void)
+{
+    if (my_shard)
+        return my_shard;
+    struct shard *sh = calloc(1, sizeof(*sh));
+    if (!sh)
+        return NULL;
+    pthread_mutex_lock(&shards_mu);
+    sh->next = atomic_load_explicit(&shards, memory_order_relaxed);
+    atomic_store_explicit(&shards, sh, memory_order_release);
+    pthread_mutex_unlock(&shards_mu);
+    my_shard = sh;
+    return sh;
+}
+
+/* The single writer's increment: no read-modify-write instruction. */
+static inline void bump(atomic_uint_fast64_t *c, uint64_t v)
+{
+    atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + v,
+                          memory_order_relaxed);
+}
+
+/* Sum of one counter (at offset off of struct shard) over every shard. */
+static uint64_t sum_at(size_t off)
+{
+    uint64_t v = 0;
+    for (struct shard *sh = atomic_load_explicit(&shards, memory_order_acquire); sh;
+         sh = sh->next)
+        v += atomic_load_explicit((atomic_uint_fast64_t *)((char *)sh + off),
+                                  memory_order_relaxed);
+    return v;
+}
 
 /* The one table of scalar metrics: name, type, help, counter. */
 static const struct {
     const char *name;
     const char *type;
     const char *help;
-    atomic_uint_fast64_t *v;
+    size_t off; /* in struct shard */
 } scalars[] = {
-    {"strata_http_received_bytes_total", "counter", "Request body bytes received.", &bytes_in},
-    {"strata_http_sent_bytes_total", "counter", "Response body bytes sent.", &bytes_out},
+    {"strata_http_received_bytes_total", "counter", "Request body bytes received.",
+     offsetof(struct shard, bytes_in)},
+    {"strata_http_sent_bytes_total", "counter", "Response body bytes sent.",
+     offsetof(struct shard, bytes_out)},
     {"strata_http_inflight_rejected_total", "counter",
      "Requests answered 503 SlowDown because the in-flight limit was reached.",
-     &inflight_rejected},
+     offsetof(struct shard, inflight_rejected)},
 };
 
 /* The scanner's totals since start: name, help, field of strata_ilm_stats. */
@@ -83,27 +146,16 @@ struct strata_ilm *strata_metrics_ilm(void)
     return atomic_load(&ilm_engine);
 }
 
-/* Latency histograms.  Bucket bounds in seconds (Prometheus' le labels),
- * counts kept per bucket and summed when rendered. */
-static const double le_s[] = {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1,
-                              0.25,  0.5,    1.0,   2.5,  5.0,   10.0, 30.0};
-#define NLE (sizeof(le_s) / sizeof(le_s[0]))
-#define NOPS 64 /* operation names (the route table's, plus a few): ample */
-
-struct hist {
-    atomic_uint_fast64_t bucket[NLE + 1]; /* the last is +Inf; _count is their sum */
-    atomic_uint_fast64_t sum_ns;
-};
-
 /* Operation names are static strings (route->op); a slot is claimed once
  * with a CAS on its name pointer and never released. */
 static _Atomic(const char *) op_name[NOPS];
-static struct hist op_total[NOPS], op_ttfb[NOPS];
 
 static int op_index(const char *op)
 {
     for (int i = 0; i < NOPS; i++) {
         const char *cur = atomic_load_explicit(&op_name[i], memory_order_acquire);
+        if (cur == op)
+            return i; /* the same static string: the usual case */
         if (!cur) {
             const char *expect = NULL;
             if (atomic_compare_exchange_strong(&op_name[i], &expect, op))
@@ -122,33 +174,34 @@ static void hist_add(struct hist *h, uint64_t ns)
     size_t b = 0;
     while (b < NLE && s > le_s[b])
         b++;
-    atomic_fetch_add_explicit(&h->bucket[b], 1, memory_order_relaxed);
-    atomic_fetch_add_explicit(&h->sum_ns, ns, memory_order_relaxed);
+    bump(&h->bucket[b], 1);
+    bump(&h->sum_ns, ns);
 }
 
 void strata_metrics_latency(const char *op, uint64_t ttfb_ns, uint64_t total_ns)
 {
     int i = op_index(op ? op : "Other");
-    if (i < 0)
+    struct shard *sh = shard_get();
+    if (i < 0 || !sh)
         return;
-    hist_add(&op_ttfb[i], ttfb_ns);
-    hist_add(&op_total[i], total_ns);
+    hist_add(&sh->op_ttfb[i], ttfb_ns);
+    hist_add(&sh->op_total[i], total_ns);
 }
 
-static void hist_render(struct strata_sbuf *b, const char *name, const char *help,
-                        struct hist *hs)
+/* hs: offsetof(struct shard, op_total or op_ttfb). */
+static void hist_render(struct strata_sbuf *b, const char *name, const char *help, size_t hs)
 {
     strata_sbuf_printf(b, "# HELP %s %s\n# TYPE %s histogram\n", name, help, name);
     for (int i = 0; i < NOPS; i++) {
         const char *op = atomic_load_explicit(&op_name[i], memory_order_acquire);
         if (!op)
             break;
-        struct hist *h = &hs[i];
+        size_t h = hs + (size_t)i * sizeof(struct hist);
         /* _count is the +Inf bucket's running sum, so the two always
          * agree even while requests complete during the render. */
         uint64_t cum = 0;
         for (size_t k = 0; k <= NLE; k++) {
-            cum += atomic_load_explicit(&h->bucket[k], memory_order_relaxed);
+            cum += sum_at(h + offsetof(struct hist, bucket) + k * sizeof(atomic_uint_fast64_t));
             if (k < NLE)
                 strata_sbuf_printf(b, "%s_bucket{op=\"%s\",le=\"%g\"} %llu\n", name, op, le_s[k],
                                    (unsigned long long)cum);
@@ -157,7 +210,7 @@ static void hist_render(struct strata_sbuf *b, const char *name, const char *hel
                                    (unsigned long long)cum);
         }
         strata_sbuf_printf(b, "%s_sum{op=\"%s\"} %.9f\n%s_count{op=\"%s\"} %llu\n", name, op,
-                           (double)atomic_load_explicit(&h->sum_ns, memory_order_relaxed) / 1e9,
+                           (double)sum_at(h + offsetof(struct hist, sum_ns)) / 1e9,
                            name, op, (unsigned long long)cum);
     }
 }
@@ -175,16 +228,21 @@ void strata_metrics_count(const char *method, int status, enum s3_err e, uint64_
 {
     if (status < 0 || status >= NSTATUS)
         status = 0;
-    atomic_fetch_add_explicit(&req_count[method_index(method)][status], 1, memory_order_relaxed);
+    struct shard *sh = shard_get();
+    if (!sh)
+        return;
+    bump(&sh->req_count[method_index(method)][status], 1);
     if (e > S3E_NONE && e < S3E__COUNT)
-        atomic_fetch_add_explicit(&err_count[e], 1, memory_order_relaxed);
-    atomic_fetch_add_explicit(&bytes_in, in, memory_order_relaxed);
-    atomic_fetch_add_explicit(&bytes_out, out, memory_order_relaxed);
+        bump(&sh->err_count[e], 1);
+    bump(&sh->bytes_in, in);
+    bump(&sh->bytes_out, out);
 }
 
 void strata_metrics_inflight_rejected(void)
 {
-    atomic_fetch_add_explicit(&inflight_rejected, 1, memory_order_relaxed);
+    struct shard *sh = shard_get();
+    if (sh)
+        bump(&sh->inflight_rejected, 1);
 }
 
 void strata_metrics_render(struct strata_sbuf *b, unsigned inflight)
@@ -193,7 +251,8 @@ void strata_metrics_render(struct strata_sbuf *b, unsigned inflight)
                         "# TYPE strata_http_requests_total counter\n");
     for (size_t m = 0; m < NMETHODS; m++)
         for (int st = 0; st < NSTATUS; st++) {
-            uint64_t v = atomic_load_explicit(&req_count[m][st], memory_order_relaxed);
+            uint64_t v = sum_at(offsetof(struct shard, req_count) +
+                                (m * NSTATUS + (size_t)st) * sizeof(atomic_uint_fast64_t));
             if (v)
                 strata_sbuf_printf(b, "strata_http_requests_total{method=\"%s\",status=\"%d\"} %llu\n",
                                    methods[m], st, (unsigned long long)v);
@@ -201,7 +260,8 @@ void strata_metrics_render(struct strata_sbuf *b, unsigned inflight)
     strata_sbuf_puts(b, "# HELP strata_s3_errors_total S3 error answers by code.\n"
                         "# TYPE strata_s3_errors_total counter\n");
     for (int e = 1; e < S3E__COUNT; e++) {
-        uint64_t v = atomic_load_explicit(&err_count[e], memory_order_relaxed);
+        uint64_t v = sum_at(offsetof(struct shard, err_count) +
+                            (size_t)e * sizeof(atomic_uint_fast64_t));
         if (v)
             strata_sbuf_printf(b, "strata_s3_errors_total{code=\"%s\"} %llu\n",
                                strata_s3_err_code((enum s3_err)e), (unsigned long long)v);
@@ -209,7 +269,7 @@ void strata_metrics_render(struct strata_sbuf *b, unsigned inflight)
     for (size_t i = 0; i < sizeof(scalars) / sizeof(scalars[0]); i++)
         strata_sbuf_printf(b, "# HELP %s %s\n# TYPE %s %s\n%s %llu\n", scalars[i].name,
                            scalars[i].help, scalars[i].name, scalars[i].type, scalars[i].name,
-                           (unsigned long long)atomic_load(scalars[i].v));
+                           (unsigned long long)sum_at(scalars[i].off));
     struct strata_ilm *ilm = atomic_load(&ilm_engine);
     if (ilm) {
         struct strata_ilm_stats t;
@@ -235,10 +295,10 @@ void strata_metrics_render(struct strata_sbuf *b, unsigned inflight)
     }
     hist_render(b, "strata_s3_request_duration_seconds",
                 "Time from the request line to the end of the response, by S3 operation.",
-                op_total);
+                offsetof(struct shard, op_total));
     hist_render(b, "strata_s3_ttfb_seconds",
                 "Time from the request line to the response headers being queued, by S3 operation.",
-                op_ttfb);
+                offsetof(struct shard, op_ttfb));
     strata_sbuf_printf(b, "# HELP strata_http_inflight Requests being served.\n"
                           "# TYPE strata_http_inflight gauge\nstrata_http_inflight %u\n",
                        inflight);
