@@ -6,10 +6,18 @@
  * one (create, delete, versioning), so it never serves its own stale
  * writes.  Misses are not cached.  Any connection thread: 256 slots under
  * 16 striped mutexes, held only to copy an entry.
+ *
+ * In front of the shared table each thread keeps copies of the entries it
+ * read, so that requests on one hot bucket do not take the same mutex
+ * from both event threads for every request.  A copy keeps its entry's
+ * expiry and is used only while no invalidation happened since it was
+ * taken (one epoch counter, written only by invalidations): it never
+ * serves a record the shared table would no longer serve.
  */
 #include "srv.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <string.h>
 #include <time.h>
 
@@ -25,6 +33,16 @@ struct bc_entry {
 };
 
 static struct bc_entry table[BC_SLOTS];
+
+#define BC_LOCAL_SLOTS 16
+struct bc_local {
+    bool valid;
+    uint64_t epoch; /* bc_epoch when the copy was taken */
+    uint64_t expires_ns;
+    struct strata_bucket_info info;
+};
+static __thread struct bc_local local[BC_LOCAL_SLOTS];
+static atomic_uint_fast64_t bc_epoch; /* bumped by every invalidation */
 static pthread_mutex_t locks[BC_LOCKS] = {
     PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER,
     PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER,
@@ -59,25 +77,39 @@ int strata_bcache_get(struct strata_meta *m, const char *name, struct strata_buc
     unsigned s = slot_of(name);
     pthread_mutex_t *l = &locks[s % BC_LOCKS];
     uint64_t now = strata_bcache_now_ns();
+    /* Read before the shared table: an invalidation after this point
+     * makes the copy taken below stale at once. */
+    uint64_t epoch = atomic_load_explicit(&bc_epoch, memory_order_acquire);
+    struct bc_local *lc = &local[s % BC_LOCAL_SLOTS];
+    if (lc->valid && lc->epoch == epoch && lc->expires_ns > now &&
+        strcmp(lc->info.name, name) == 0) {
+        *out = lc->info;
+        return 0;
+    }
     pthread_mutex_lock(l);
     struct bc_entry *e = &table[s];
     bool hit = e->valid && e->expires_ns > now && strcmp(e->info.name, name) == 0;
     if (hit)
         *out = e->info;
-    uint64_t gen = e->gen;
+    uint64_t gen = e->gen, expires = e->expires_ns;
     pthread_mutex_unlock(l);
-    if (hit)
-        return 0;
-    int rc = strata_meta_bucket_get(m, name, out);
-    if (rc)
-        return rc;
-    pthread_mutex_lock(l);
-    if (e->gen == gen) {
-        e->info = *out;
-        e->expires_ns = now + BC_TTL_NS;
-        e->valid = true;
+    if (!hit) {
+        int rc = strata_meta_bucket_get(m, name, out);
+        if (rc)
+            return rc;
+        expires = now + BC_TTL_NS;
+        pthread_mutex_lock(l);
+        if (e->gen == gen) {
+            e->info = *out;
+            e->expires_ns = expires;
+            e->valid = true;
+        }
+        pthread_mutex_unlock(l);
     }
-    pthread_mutex_unlock(l);
+    lc->info = *out;
+    lc->epoch = epoch;
+    lc->expires_ns = expires;
+    lc->valid = true;
     return 0;
 }
 
@@ -87,5 +119,6 @@ void strata_bcache_invalidate(const char *name)
     pthread_mutex_lock(&locks[s % BC_LOCKS]);
     table[s].valid = false; /* whoever holds the slot: cheap and always safe */
     table[s].gen++;
+    atomic_fetch_add_explicit(&bc_epoch, 1, memory_order_release);
     pthread_mutex_unlock(&locks[s % BC_LOCKS]);
 }

@@ -1,10 +1,18 @@
-"""test_access_log.py - the access log and request ids under concurrent load.
+"""test_event_threads.py - state kept per event thread, under concurrent load.
 
 Event threads gather access-log lines in per-thread buffers (server/http/
-log.c) and take request ids in per-thread blocks (http.c); the counters
-behind /metrics are per-thread shards summed on scrape (metrics.c).  With
-two event threads and eight keep-alive connections sending GETs at once,
-then SIGTERM straight after the last answer:
+log.c), take request ids in per-thread blocks (http.c), count into
+per-thread metric shards summed on scrape (metrics.c) and keep per-thread
+copies of bucket records (s3/bucket_cache.c).  The daemon runs two event
+threads.
+
+A change to a bucket is seen at once by every thread: eight keep-alive
+connections (both threads) read the bucket, versioning is turned on over
+another connection, and the next PUT on each of the eight gets a version
+id.
+
+Eight keep-alive connections sending GETs at once, then SIGTERM straight
+after the last answer:
 - every line is whole: the twelve space-separated fields, nothing torn or
   glued to another line;
 - every answered request has exactly one line, found by the x-amz-request-id
@@ -34,6 +42,7 @@ CONNS = 8
 PER_CONN = 150
 LOGDIR = tempfile.mkdtemp(prefix="access-log.", dir=os.environ.get("STRATA_TEST_TMPDIR") or None)
 ACCESS_LOG = os.path.join(LOGDIR, "access.log")
+BODY = os.urandom(4096)
 
 # time id method bucket key access-key status s3-code bytes-in bytes-out ms flag
 LINE = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z ([0-9A-F]{16}) (GET|PUT|HEAD|POST|DELETE|OPTIONS) "
@@ -53,17 +62,52 @@ def requests_get_200(s):
     return int(m.group(1)) if m else 0
 
 
+def presigned(c, op, b, key):
+    url = urllib.parse.urlsplit(c.generate_presigned_url(
+        op, Params={"Bucket": b, "Key": key}, ExpiresIn=600))
+    return url.path + "?" + url.query
+
+
+@test
+def bucket_changes_seen_by_every_thread(s):
+    c = s.client()
+    b = s.bucket_name("evth")
+    c.create_bucket(Bucket=b)
+    c.put_object(Bucket=b, Key="warm", Body=BODY)
+    get, put = presigned(c, "get_object", b, "warm"), presigned(c, "put_object", b, "v")
+    conns = [http.client.HTTPConnection(s.host, s.port, timeout=60) for _ in range(CONNS)]
+    try:
+        for conn in conns:  # every thread now holds the bucket, versioning off
+            for _ in range(3):
+                conn.request("GET", get)
+                r = conn.getresponse()
+                assert r.status == 200 and r.read() == BODY, r.status
+        c.put_bucket_versioning(Bucket=b, VersioningConfiguration={"Status": "Enabled"})
+        vids = []
+        for i, conn in enumerate(conns):
+            conn.request("PUT", put, body=b"x")
+            r = conn.getresponse()
+            r.read()
+            vid = r.getheader("x-amz-version-id")
+            assert r.status == 200 and vid and vid != "null", (i, r.status, vid)
+            vids.append(vid)
+        assert len(set(vids)) == CONNS, vids
+    finally:
+        for conn in conns:
+            conn.close()
+    listed = c.list_object_versions(Bucket=b, Prefix="v")["Versions"]
+    assert sorted(v["VersionId"] for v in listed) == sorted(vids), (listed, vids)
+
+
 @test
 def lines_whole_unique_and_ordered_under_load(s):
     c = s.client()
     b = s.bucket_name("alog")
     c.create_bucket(Bucket=b)
     key = "dir/a key"
-    body = os.urandom(4096)
+    body = BODY
     c.put_object(Bucket=b, Key=key, Body=body)
-    url = urllib.parse.urlsplit(c.generate_presigned_url(
-        "get_object", Params={"Bucket": b, "Key": key}, ExpiresIn=600))
-    target = url.path + "?" + url.query
+    target = presigned(c, "get_object", b, key)
 
     before = requests_get_200(s)
     ids = [[] for _ in range(CONNS)]
