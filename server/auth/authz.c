@@ -140,6 +140,9 @@ static bool is_policy_admin(const char *op)
 
 struct strata_policy_ref {
     atomic_int refs;
+    /* A thread's copy (see the per-thread copies below): p and acl belong
+     * to parent, which the copy holds a reference on. */
+    struct strata_policy_ref *parent;
     struct strata_policy *p;       /* NULL: no policy */
     struct strata_acl *acl;        /* the bucket ACL, the default when none is stored */
     int ownership;                 /* enum strata_ownership */
@@ -203,8 +206,15 @@ unsigned strata_policy_ref_pab(const struct strata_policy_ref *ref, bool *set)
     return ref->pab;
 }
 
+void strata_policy_ref_put(struct strata_policy_ref *ref);
+
 static void ref_free(struct strata_policy_ref *ref)
 {
+    if (ref->parent) {
+        strata_policy_ref_put(ref->parent);
+        free(ref);
+        return;
+    }
     strata_policy_destroy(ref->p);
     free(ref->acl);
     free(ref);
@@ -328,38 +338,107 @@ const char *strata_ownership_name(int own)
                                          : "ObjectWriter";
 }
 
+/*
+ * Per-thread copies.  Every request on a bucket used to take the same
+ * striped mutex and bump the same shared reference count from both event
+ * threads.  Each thread now keeps, per slot, a copy of the reference it
+ * last got from the table: its own count (touched by this thread only)
+ * and a reference on the shared one, whose policy and ACL it lends.  A
+ * copy keeps its entry's expiry and is used only while no invalidation
+ * happened since it was taken (pc_epoch, written only by invalidations),
+ * so it never serves what the table would no longer serve.  The copies
+ * are released when their thread ends.
+ */
+#define PC_LOCAL_SLOTS 16
+struct pc_local {
+    uint64_t epoch;
+    uint64_t expires_ns;
+    int64_t created_ms;
+    char name[STRATA_BUCKET_NAME_MAX + 1];
+    struct strata_policy_ref *ref; /* this thread's copy; NULL: empty slot */
+};
+static __thread struct pc_local pc_local[PC_LOCAL_SLOTS];
+static atomic_uint_fast64_t pc_epoch;
+static pthread_key_t pc_local_key;
+static pthread_once_t pc_local_once = PTHREAD_ONCE_INIT;
+
+static void pc_local_release_cb(void *unused)
+{
+    (void)unused;
+    for (int i = 0; i < PC_LOCAL_SLOTS; i++) {
+        strata_policy_ref_put(pc_local[i].ref);
+        pc_local[i].ref = NULL;
+    }
+}
+
+static void pc_local_key_init(void)
+{
+    (void)pthread_key_create(&pc_local_key, pc_local_release_cb);
+}
+
+/* Replaces the slot's copy with one of ref (held by the caller). */
+static void pc_local_store(struct pc_local *lc, struct strata_policy_ref *ref, uint64_t epoch,
+                           uint64_t expires_ns, const struct strata_bucket_info *bi)
+{
+    pthread_once(&pc_local_once, pc_local_key_init);
+    /* Registers the release at thread exit (any non-NULL value does). */
+    if (!pthread_getspecific(pc_local_key) && pthread_setspecific(pc_local_key, pc_local) != 0)
+        return;
+    struct strata_policy_ref *copy = malloc(sizeof(*copy));
+    if (!copy)
+        return;
+    *copy = *ref;
+    atomic_init(&copy->refs, 1); /* the slot's */
+    copy->parent = ref_hold(ref->parent ? ref->parent : ref);
+    strata_policy_ref_put(lc->ref);
+    lc->ref = copy;
+    lc->epoch = epoch;
+    lc->expires_ns = expires_ns;
+    lc->created_ms = bi->created_ms;
+    snprintf(lc->name, sizeof(lc->name), "%s", bi->name);
+}
+
 int strata_policy_cache_get(struct strata_meta *m, const struct strata_bucket_info *bi,
                             struct strata_policy_ref **out)
 {
     unsigned s = pc_slot(bi->name);
     pthread_mutex_t *l = &pc_locks[s % PC_LOCKS];
     uint64_t now = mono_ns();
+    /* Read before the table: an invalidation after this point makes the
+     * copy taken below stale at once. */
+    uint64_t epoch = atomic_load_explicit(&pc_epoch, memory_order_acquire);
+    struct pc_local *lc = &pc_local[s % PC_LOCAL_SLOTS];
+    if (lc->ref && lc->epoch == epoch && lc->expires_ns > now &&
+        lc->created_ms == bi->created_ms && strcmp(lc->name, bi->name) == 0) {
+        *out = ref_hold(lc->ref);
+        return 0;
+    }
     struct pc_entry *e = &pc_table[s];
     pthread_mutex_lock(l);
     bool hit = e->valid && e->expires_ns > now && strcmp(e->name, bi->name) == 0 &&
                e->created_ms == bi->created_ms;
-    if (hit)
-        *out = ref_hold(e->ref);
-    uint64_t gen = e->gen;
+    struct strata_policy_ref *ref = hit ? ref_hold(e->ref) : NULL;
+    uint64_t gen = e->gen, expires = e->expires_ns;
     pthread_mutex_unlock(l);
-    if (hit)
-        return 0;
-    struct strata_policy_ref *ref = NULL;
-    int rc = bucket_access_load(m, bi, &ref);
-    if (rc)
-        return rc;
-    struct strata_policy_ref *old = NULL;
-    pthread_mutex_lock(l);
-    if (e->gen == gen) {
-        old = e->valid ? e->ref : NULL;
-        e->ref = ref_hold(ref);
-        snprintf(e->name, sizeof(e->name), "%s", bi->name);
-        e->created_ms = bi->created_ms;
-        e->expires_ns = now + PC_TTL_NS;
-        e->valid = true;
+    if (!hit) {
+        int rc = bucket_access_load(m, bi, &ref);
+        if (rc)
+            return rc;
+        expires = now + PC_TTL_NS;
+        struct strata_policy_ref *old = NULL;
+        pthread_mutex_lock(l);
+        if (e->gen == gen) {
+            old = e->valid ? e->ref : NULL;
+            e->ref = ref_hold(ref);
+            snprintf(e->name, sizeof(e->name), "%s", bi->name);
+            e->created_ms = bi->created_ms;
+            e->expires_ns = expires;
+            e->valid = true;
+        }
+        pthread_mutex_unlock(l);
+        strata_policy_ref_put(old);
     }
-    pthread_mutex_unlock(l);
-    strata_policy_ref_put(old);
+    pc_local_store(lc, ref, epoch, expires, bi);
     *out = ref;
     return 0;
 }
@@ -372,6 +451,7 @@ void strata_policy_cache_invalidate(const char *bucket)
     pc_table[s].valid = false;
     pc_table[s].ref = NULL;
     pc_table[s].gen++;
+    atomic_fetch_add_explicit(&pc_epoch, 1, memory_order_release);
     pthread_mutex_unlock(&pc_locks[s % PC_LOCKS]);
     strata_policy_ref_put(old);
 }

@@ -9,7 +9,9 @@
  * document.  Read errors are not cached.  Parsed documents are shared and
  * reference counted: a reader keeps its own until it puts it back, however
  * the cache moves on.  Any connection thread; one mutex per cache, held
- * only to copy a pointer.
+ * only to copy a pointer.  In front of it each thread keeps copies of the
+ * entries it read (bucket_doc_cache.c), so that the event threads do not
+ * take the cache's one mutex for every GET.
  */
 #ifndef STRATA_SERVER_S3_BUCKET_DOC_CACHE_H
 #define STRATA_SERVER_S3_BUCKET_DOC_CACHE_H
@@ -42,12 +44,15 @@ struct strata_doc_cache {
     void (*destroy)(void *parsed);
     pthread_mutex_t mu;
     struct strata_doc_slot slots[STRATA_DOC_CACHE_SLOTS];
+    /* Bumped by every invalidation: a thread's copy taken at an older
+     * epoch is not used. */
+    _Atomic uint64_t epoch;
 };
 
 /* A static cache: static struct strata_doc_cache c = STRATA_DOC_CACHE_INIT(...); */
 #define STRATA_DOC_CACHE_INIT(kind, parse, destroy)                                                \
     {                                                                                              \
-        (kind), (parse), (destroy), PTHREAD_MUTEX_INITIALIZER, {{0}}                               \
+        (kind), (parse), (destroy), PTHREAD_MUTEX_INITIALIZER, {{0}}, 0                            \
     }
 
 /* The parsed document of bucket bi: 0 with *out (NULL when it has none;

@@ -3,13 +3,16 @@
 Event threads gather access-log lines in per-thread buffers (server/http/
 log.c), take request ids in per-thread blocks (http.c), count into
 per-thread metric shards summed on scrape (metrics.c) and keep per-thread
-copies of bucket records (s3/bucket_cache.c).  The daemon runs two event
-threads.
+copies of cached bucket state.  The daemon runs two event threads.
 
 A change to a bucket is seen at once by every thread: eight keep-alive
-connections (both threads) read the bucket, versioning is turned on over
-another connection, and the next PUT on each of the eight gets a version
-id.
+connections (both threads) read the bucket; then, over another
+connection, versioning is turned on (the next PUT on each of the eight
+gets a version id), lifecycle rules are stored (the next GET on each
+carries x-amz-expiration), a policy denies GetObject (403 on each) and is
+deleted again (200 on each).  The bucket record, the lifecycle rules and
+the policy are cached per thread (s3/bucket_cache.c,
+s3/bucket_doc_cache.c, auth/authz.c).
 
 Eight keep-alive connections sending GETs at once, then SIGTERM straight
 after the last answer:
@@ -25,6 +28,7 @@ after the last answer:
 """
 
 import http.client
+import json
 import os
 import re
 import shutil
@@ -92,6 +96,31 @@ def bucket_changes_seen_by_every_thread(s):
             assert r.status == 200 and vid and vid != "null", (i, r.status, vid)
             vids.append(vid)
         assert len(set(vids)) == CONNS, vids
+        # Lifecycle rules (a per-thread document cache) and the bucket
+        # policy (per-thread policy copies): the next GET on every
+        # connection sees each change.
+        c.put_bucket_lifecycle_configuration(Bucket=b, LifecycleConfiguration={"Rules": [
+            {"ID": "evth-exp", "Status": "Enabled", "Filter": {"Prefix": ""},
+             "Expiration": {"Days": 3}}]})
+        for i, conn in enumerate(conns):
+            conn.request("GET", get)
+            r = conn.getresponse()
+            r.read()
+            exp = r.getheader("x-amz-expiration") or ""
+            assert r.status == 200 and 'rule-id="evth-exp"' in exp, (i, r.status, exp)
+        c.put_bucket_policy(Bucket=b, Policy=json.dumps({"Version": "2012-10-17", "Statement": [
+            {"Effect": "Deny", "Principal": "*", "Action": "s3:GetObject",
+             "Resource": f"arn:aws:s3:::{b}/*"}]}))
+        for i, conn in enumerate(conns):
+            conn.request("GET", get)
+            r = conn.getresponse()
+            data = r.read()
+            assert r.status == 403 and b"<Code>AccessDenied</Code>" in data, (i, r.status, data[:300])
+        c.delete_bucket_policy(Bucket=b)
+        for i, conn in enumerate(conns):
+            conn.request("GET", get)
+            r = conn.getresponse()
+            assert r.status == 200 and r.read() == BODY, (i, r.status)
     finally:
         for conn in conns:
             conn.close()
