@@ -268,6 +268,7 @@ struct strata_meta {
     struct meta_set *sets;
     unsigned nsets;
     size_t inline_max;
+    size_t memtable_size; /* write_buffer_size of every store (strata_meta_opts.memtable_mb) */
     size_t part_size_min;
     struct strata_logger log;
     rocksdb_cache_t *cache;

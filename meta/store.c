@@ -786,6 +786,20 @@ int strata_meta_open(struct strata_set *const *sets, unsigned nsets,
      * process.  Only fatal and header lines are written; write errors reach
      * the daemon's log through the returned status (write failures above). */
     rocksdb_options_set_info_log_level(m->dbopts, 4 /* FATAL_LEVEL */);
+    /* Memtables: one budget for every store.  RocksDB's default (64 MiB,
+     * two per store) let 4 drives hold 512 MiB, and inline shards (tens of
+     * KiB per record) fill them quickly.  This RocksDB's C API has no
+     * shared WriteBufferManager, so the budget is split evenly. */
+    size_t nstores = 0;
+    for (unsigned s = 0; s < nsets; s++)
+        nstores += strata_set_n(sets[s]);
+    size_t budget = (opts && opts->memtable_mb ? opts->memtable_mb : STRATA_MEMTABLE_MB_DEFAULT)
+                    << 20;
+    m->memtable_size = budget / (nstores * 2);
+    if (m->memtable_size < ((size_t)1 << 20))
+        m->memtable_size = (size_t)1 << 20;
+    rocksdb_options_set_write_buffer_size(m->dbopts, m->memtable_size);
+    rocksdb_options_set_max_write_buffer_number(m->dbopts, 2);
     m->wsync = rocksdb_writeoptions_create();
     rocksdb_writeoptions_set_sync(m->wsync, 1);
     m->wnosync = rocksdb_writeoptions_create();

@@ -31,6 +31,8 @@ int strata_meta_store_stats_get(struct strata_meta *m, unsigned set, unsigned dr
         {"rocksdb.num-running-flushes", offsetof(struct strata_meta_store_stats, running_flushes)},
         {"rocksdb.cur-size-all-mem-tables", offsetof(struct strata_meta_store_stats, memtable_bytes)},
         {"rocksdb.live-sst-files-size", offsetof(struct strata_meta_store_stats, live_sst_bytes)},
+        {"rocksdb.estimate-table-readers-mem",
+         offsetof(struct strata_meta_store_stats, table_readers_bytes)},
     };
     for (size_t i = 0; i < sizeof(props) / sizeof(props[0]); i++) {
         uint64_t v = 0;
@@ -38,4 +40,14 @@ int strata_meta_store_stats_get(struct strata_meta *m, unsigned set, unsigned dr
             memcpy((char *)out + props[i].off, &v, sizeof(v));
     }
     return 0;
+}
+
+uint64_t strata_meta_block_cache_bytes(struct strata_meta *m)
+{
+    return rocksdb_cache_get_usage(m->cache);
+}
+
+uint64_t strata_meta_memtable_size(const struct strata_meta *m)
+{
+    return m->memtable_size;
 }

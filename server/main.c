@@ -87,6 +87,9 @@ static void usage(FILE *f)
 "  --domain DOMAIN       accept virtual-host style requests (BUCKET.DOMAIN)\n"
 "  --inline-max BYTES    objects up to this size live in metadata (default %u)\n"
 "  --cache-mb N          metadata block cache shared by all drives, MiB (default %u)\n"
+"  --memtable-mb N       metadata write buffers (RocksDB memtables) of all drives\n"
+"                        together, MiB, at least 8 (default %u); with --cache-mb\n"
+"                        and --body-memory-mb the bulk of the daemon's memory\n"
 "  --access-log FILE     access log file (default: stderr)\n"
 "  --max-inflight N      requests served at once; more get 503 SlowDown (default 256)\n"
 "  --timeout SECONDS     idle/slow connection timeout (default 120)\n"
@@ -174,7 +177,8 @@ static void usage(FILE *f)
 "pass now (its counters are the strata_ilm_* lines of GET /metrics).  SIGHUP\n"
 "reloads the --users file and reopens the --access-log file; other settings\n"
 "need a restart.\n",
-            STRATA_INLINE_MAX_DEFAULT, CACHE_MB_DEFAULT, BODY_MEMORY_MB_DEFAULT, LC_DAY_S_DEFAULT,
+            STRATA_INLINE_MAX_DEFAULT, CACHE_MB_DEFAULT, STRATA_MEMTABLE_MB_DEFAULT,
+            BODY_MEMORY_MB_DEFAULT, LC_DAY_S_DEFAULT,
             ILM_INTERVAL_S_DEFAULT, ILM_RATE_DEFAULT, HEAL_INTERVAL_S_DEFAULT,
             ORPHAN_GRACE_S_DEFAULT, ILM_MOVE_MBPS_DEFAULT, ILM_DUE_RATE_DEFAULT,
             HEAL_RATE_DEFAULT, DEFAULT_ROOT_USER,
@@ -227,7 +231,8 @@ static int open_tiers(struct strata_srv *s, struct strata_tier **out, unsigned *
 }
 
 /* Opens every set and the metadata.  On failure closes what it opened. */
-static int open_storage(struct strata_srv *s, size_t inline_max, size_t cache_mb)
+static int open_storage(struct strata_srv *s, size_t inline_max, size_t cache_mb,
+                        size_t memtable_mb)
 {
     struct strata_srv_tier *hot = s->tiers ? strata_srv_tiers_find(s->tiers, STRATA_TIER_HOT)
                                            : NULL;
@@ -265,6 +270,7 @@ static int open_storage(struct strata_srv *s, size_t inline_max, size_t cache_mb
         return -1;
     }
     struct strata_meta_opts mo = {.inline_max = inline_max, .block_cache_mb = cache_mb,
+                                  .memtable_mb = memtable_mb,
                                   .log = strata_srv_logger(), .tiers = tiers,
                                   .ntiers = ntiers};
     struct strata_errinfo ei = {.drive = -1};
@@ -447,7 +453,7 @@ static int ilm_start(struct strata_srv *s, const struct ilm_flags *f, struct str
 /* What the server's flags and its config file set, before they are checked. */
 struct server_args {
     struct strata_srv_config *cfg;
-    size_t inline_max, cache_mb, body_mb;
+    size_t inline_max, cache_mb, body_mb, memtable_mb;
     struct ilm_flags ilm;
     struct strata_srv_tiers *tiers;
     bool tier_flags;  /* a --tier flag was given: the config file's "tiers" do not count */
@@ -470,6 +476,17 @@ static int server_opt(struct server_args *a, int c, const char *v)
     case 'T': a->cfg->threads = (unsigned)strtoul(v, NULL, 10); break;
     case 'w': a->cfg->workers = (unsigned)strtoul(v, NULL, 10); break;
     case 'C': a->cache_mb = strtoull(v, NULL, 10); break;
+    case 'N': {
+        char *end;
+        errno = 0;
+        unsigned long long mb = strtoull(v, &end, 10);
+        if (*v < '0' || *v > '9' || *end || errno || mb < 8 || mb > (SIZE_MAX >> 21)) {
+            fprintf(stderr, "strata: --memtable-mb must be a number of MiB, at least 8\n");
+            return 2;
+        }
+        a->memtable_mb = mb;
+        break;
+    }
     case 'P': a->cfg->conns_per_ip = (unsigned)strtoul(v, NULL, 10); break;
     case 'B': a->body_mb = strtoull(v, NULL, 10); break;
     case 'D': a->ilm.day_s = strtoul(v, NULL, 10); break;
@@ -589,6 +606,7 @@ static int cmd_server(int argc, char **argv, bool print_only)
         {"max-inflight", required_argument, NULL, 'm'},
         {"timeout", required_argument, NULL, 't'},  {"log-level", required_argument, NULL, 'v'},
         {"threads", required_argument, NULL, 'T'},  {"cache-mb", required_argument, NULL, 'C'},
+        {"memtable-mb", required_argument, NULL, 'N'},
         {"workers", required_argument, NULL, 'w'},
         {"max-conns-per-ip", required_argument, NULL, 'P'},
         {"body-memory-mb", required_argument, NULL, 'B'},
@@ -621,6 +639,7 @@ static int cmd_server(int argc, char **argv, bool print_only)
     strata_srv_tiers_init(&tiers);
     s.tiers = &tiers;
     struct server_args a = {.cfg = &s.cfg, .cache_mb = CACHE_MB_DEFAULT,
+                            .memtable_mb = STRATA_MEMTABLE_MB_DEFAULT,
                             .body_mb = BODY_MEMORY_MB_DEFAULT, .tiers = &tiers,
                             .ilm = {.day_s = LC_DAY_S_DEFAULT, .interval_s = -1,
                                     .rate = ILM_RATE_DEFAULT, .heal_s = HEAL_INTERVAL_S_DEFAULT,
@@ -685,6 +704,7 @@ static int cmd_server(int argc, char **argv, bool print_only)
     size_t inline_max = a.inline_max, cache_mb = a.cache_mb, body_mb = a.body_mb;
     struct ilm_flags ilm = a.ilm;
     s.cfg.cache_mb = cache_mb;
+    s.cfg.memtable_mb = a.memtable_mb;
     if ((s.cfg.tls_cert == NULL) != (s.cfg.tls_key == NULL)) {
         fprintf(stderr, "strata: --tls-cert and --tls-key go together\n");
         return 2;
@@ -789,7 +809,7 @@ static int cmd_server(int argc, char **argv, bool print_only)
         return 1;
     }
     int rc = 1;
-    if (open_storage(&s, inline_max, cache_mb) == 0) {
+    if (open_storage(&s, inline_max, cache_mb, a.memtable_mb) == 0) {
         crash_hook_arm(s.meta);
         /* Block the stop signals before MHD starts its threads, so they
          * inherit the mask and only sigtimedwait() below sees the signals. */
@@ -971,7 +991,7 @@ static int cmd_selftest(int argc, char **argv)
     s.cfg.ndrives = 4;
     int failures = 0;
     printf("strata selftest in %s (4 drives, 2+2)\n", root);
-    if (!data || !rbuf || open_storage(&s, 0, 0) != 0) {
+    if (!data || !rbuf || open_storage(&s, 0, 0, 0) != 0) {
         failures = 1;
     } else {
         struct strata_bucket_info bi = {.name = "selftest", .owner = "selftest",

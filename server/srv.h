@@ -95,6 +95,7 @@ struct strata_srv_config {
     unsigned heal_interval_s;
     unsigned orphan_grace_s;
     size_t cache_mb;
+    size_t memtable_mb; /* --memtable-mb */
     int log_level;           /* STRATA_LOG_* */
 };
 

@@ -43,6 +43,7 @@ bool strata_meta_version_id_valid(const char *vid);
 #define STRATA_ETAG_MAX 48         /* hex MD5, optionally "-N"; no quotes */
 #define STRATA_HDRS_MAX 8192       /* stored header bytes per version */
 #define STRATA_INLINE_MAX_DEFAULT (128u * 1024)
+#define STRATA_MEMTABLE_MB_DEFAULT 64u /* strata_meta_opts.memtable_mb */
 
 struct strata_meta;
 
@@ -56,6 +57,10 @@ struct strata_meta_opts {
     size_t inline_max;      /* objects up to this size live in the records; 0 = default */
     size_t part_size_min;   /* multipart: every part but the last; 0 = 5 MiB (tests lower it) */
     size_t block_cache_mb;  /* RocksDB block cache shared by all drives; 0 = 64 */
+    /* Memtable budget of all drive stores together, MiB; 0 = 64.  Each
+     * store gets budget / (stores x 2) per memtable (at least 1 MiB), two
+     * memtables at most (one filling, one flushing). */
+    size_t memtable_mb;
     struct strata_logger log;
     /* Data tiers besides the hot one (STRATA_TIER_HOT: the sets given to
      * strata_meta_open, which also hold every record).  Owned by the
@@ -731,11 +736,16 @@ struct strata_meta_store_stats {
     uint64_t running_flushes;          /* rocksdb.num-running-flushes */
     uint64_t memtable_bytes;           /* rocksdb.cur-size-all-mem-tables */
     uint64_t live_sst_bytes;           /* rocksdb.live-sst-files-size */
+    uint64_t table_readers_bytes;      /* rocksdb.estimate-table-readers-mem */
 };
 /* 0, or STRATA_ENOTFOUND for a drive out of range or whose store is not
  * open (offline). */
 int strata_meta_store_stats_get(struct strata_meta *m, unsigned set, unsigned drive,
                                 struct strata_meta_store_stats *out);
+/* Bytes held by the block cache all stores share, and the memtable size
+ * each store was opened with (strata_meta_opts.memtable_mb).  Any thread. */
+uint64_t strata_meta_block_cache_bytes(struct strata_meta *m);
+uint64_t strata_meta_memtable_size(const struct strata_meta *m);
 
 /* ---- transitions between tiers ------------------------------------------ */
 

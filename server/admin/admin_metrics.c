@@ -152,10 +152,20 @@ static void store_render(struct strata_sbuf *b, struct strata_srv *s)
         F("running_flushes", "Memtable flushes running now.", running_flushes),
         F("memtable_bytes", "Bytes of all memtables.", memtable_bytes),
         F("live_sst_bytes", "Bytes of the live SST files.", live_sst_bytes),
+        F("table_readers_bytes", "Estimated bytes of the open SST files' indexes and filters.",
+          table_readers_bytes),
 #undef F
     };
     if (!s->meta)
         return;
+    family(b, "strata_rocksdb_block_cache_bytes", "gauge",
+           "Bytes held by the block cache all stores share (--cache-mb).");
+    strata_sbuf_printf(b, "strata_rocksdb_block_cache_bytes %llu\n",
+                       (unsigned long long)strata_meta_block_cache_bytes(s->meta));
+    family(b, "strata_rocksdb_memtable_size_bytes", "gauge",
+           "Size of each store's memtable; a store holds two at most (--memtable-mb).");
+    strata_sbuf_printf(b, "strata_rocksdb_memtable_size_bytes %llu\n",
+                       (unsigned long long)strata_meta_memtable_size(s->meta));
     for (size_t f = 0; f < sizeof(fams) / sizeof(fams[0]); f++) {
         family(b, fams[f].name, "gauge", fams[f].help);
         for (unsigned i = 0; i < s->nsets; i++) {

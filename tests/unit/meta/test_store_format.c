@@ -4,7 +4,9 @@
  * back unchanged, and lists, after the daemon opens it with the current
  * options (XXH3 block checksums), also once new files sit beside the old
  * ones; concurrent commits merged into one synced write per drive (group
- * commit) all read back, also after the write-ahead logs are replayed.
+ * commit) all read back, also after the write-ahead logs are replayed;
+ * the memtable budget (strata_meta_opts.memtable_mb) bounds every store's
+ * memtables while far more than the budget is written.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -171,11 +173,51 @@ static void test_group_commit(void **state)
     mt_teardown(e);
 }
 
+/* Writes 10 MiB of inline shards to each drive under an 8 MiB budget for
+ * all four stores (1 MiB memtables, two per store at most): RocksDB's
+ * default would keep all of it in memtables. */
+static void test_memtable_budget(void **state)
+{
+    (void)state;
+    struct mt_env *e = mt_setup("memtable");
+    assert_non_null(e);
+    assert_int_equal(strata_meta_memtable_size(e->m), (STRATA_MEMTABLE_MB_DEFAULT << 20) / 8);
+    strata_meta_close(e->m);
+    struct strata_meta_opts o = {.memtable_mb = 8};
+    struct strata_errinfo ei = {.drive = -1};
+    assert_int_equal(strata_meta_open(&e->set, 1, &o, &e->m, &ei), 0);
+    assert_int_equal(strata_meta_memtable_size(e->m), 1u << 20);
+    assert_int_equal(mt_bucket(e, "b", STRATA_VERSIONING_OFF), 0);
+    uint64_t peak = 0;
+    for (unsigned i = 0; i < 200; i++) {
+        char key[32];
+        snprintf(key, sizeof(key), "k%u", i % 50); /* overwrites too */
+        put_obj(e, key, LARGE, i);
+        for (unsigned d = 0; d < MT_DRIVES; d++) {
+            struct strata_meta_store_stats st;
+            assert_int_equal(strata_meta_store_stats_get(e->m, 0, d, &st), 0);
+            if (st.memtable_bytes > peak)
+                peak = st.memtable_bytes;
+        }
+    }
+    /* Two 1 MiB memtables, each overshooting by at most a record and an
+     * arena block before it is switched. */
+    assert_true(peak > (1u << 20));
+    assert_true(peak <= 3u << 20);
+    for (unsigned i = 150; i < 200; i++) {
+        char key[32];
+        snprintf(key, sizeof(key), "k%u", i % 50);
+        check_obj(e, key, LARGE, i);
+    }
+    mt_teardown(e);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_old_layout_reads),
         cmocka_unit_test(test_group_commit),
+        cmocka_unit_test(test_memtable_budget),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
