@@ -41,7 +41,9 @@
 #   TORCH_WORKERS (8), TORCH_OBJECTS (1: also one object per sample), FIO_SIZE (256M per drive), LIST_KEYS (0), STRATA_BIN (default:
 #   build build-bench/ as Release), STRATA_ARGS (extra server flags),
 #   BENCH_DIR (default: new dir under /tmp), RESULTS (JSON lines, default
-#   $BENCH_DIR/results.jsonl, copied to ./build-bench/s3-results.jsonl), KEEP=1.
+#   $BENCH_DIR/results.jsonl, copied to ./build-bench/s3-results.jsonl), KEEP=1,
+#   RSS_HOOK (a command run with the daemon's PID and endpoint where the RSS
+#   is taken, e.g. tests/bench/memdiag.sh for the breakdown of that RSS).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -208,11 +210,23 @@ EOF
 # run_wrk NAME SERVER URL SCRIPT ARGS...: one cell; appends a JSON line to $RESULTS.
 run_wrk() {
     local name=$1 server=$2 url=$3 script=$4; shift 4
-    local out
+    local out cpu0 cpu1
+    cpu0=$(cpu_ticks "$server")
     out=$(wrk -t "$THREADS" -c "$CONNS" -d "${CELL_DURATION:-$DURATION}s" --timeout 120s -s "$script" "$url" -- "$@" 2>&1 | grep '^{"requests"' || true)
     [[ -n "$out" ]] || out='{"requests":0,"bytes":0,"duration_us":1,"p50_us":0,"p99_us":0,"err_connect":0,"err_read":0,"err_write":0,"err_status":0,"err_timeout":0,"failed":true}'
+    cpu1=$(cpu_ticks "$server")
+    # The server's CPU time over the cell (user + system, all threads), µs.
+    out="{\"cpu_us\":$(((cpu1 - cpu0) * 1000000 / $(getconf CLK_TCK))),${out#\{}"
     printf '{"name":"%s","server":"%s",%s\n' "$name" "$server" "${out#\{}" >>"$RESULTS"
     printf '  %-14s %-7s %s\n' "$name" "$server" "$out"
+}
+cpu_ticks() { # server -> utime + stime of its processes, clock ticks
+    local pid sum=0 v
+    for pid in $(server_pids "$1"); do
+        v=$(awk '{print $14 + $15}' "/proc/$pid/stat" 2>/dev/null || echo 0)
+        sum=$((sum + ${v:-0}))
+    done
+    echo "$sum"
 }
 
 want() { [[ " $CELLS " == *" $1 "* ]]; }
@@ -264,6 +278,7 @@ for cell in get4k get100k get1m get64m; do
         for server in strata nginx; do
             printf '{"name":"rss","server":"%s","rss_kb":%s}\n' "$server" "$(rss_kb $server)" >>"$RESULTS"
         done
+        if [[ -n ${RSS_HOOK:-} ]]; then $RSS_HOOK "$STRATA_PID" "$SEP" || true; fi
     fi
 done
 
@@ -425,6 +440,17 @@ for name in OBJ_BYTES:
     ratio = f"{s['rps'] / n['rps']:.2f}" if ok else "-"
     p99r = f"{s['p99'] / n['p99']:.2f}" if ok and n["p99"] else "-"
     print("| " + " | ".join([LABELS[name]] + fmt(name, s) + fmt(name, n) + [ratio, p99r]) + " |")
+cpu = []
+for name in OBJ_BYTES:
+    per = []
+    for server in ("strata", "nginx"):
+        rs = [r for r in runs.get((name, server), []) if "cpu_us" in r and r["requests"]]
+        if rs:
+            per.append(f"{server} {statistics.median(r['cpu_us'] / r['requests'] for r in rs):.0f}")
+    if per:
+        cpu.append(f"{LABELS[name]}: " + ", ".join(per))
+if cpu:
+    print("\nServer CPU per request (user + system, µs, medians): " + "; ".join(cpu))
 one, allc = meds.get("get100k-1core", (None, None)), meds.get("get100k-allcores", (None, None))
 for i, server in enumerate(("strata", "nginx")):
     a, b = one[i], allc[i]
