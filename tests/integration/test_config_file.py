@@ -50,7 +50,7 @@ def write(name, doc):
 FULL = {
     "address": "127.0.0.1:9911", "users": "/etc/strata/users", "tls-cert": "/etc/strata/c.pem",
     "tls-key": "/etc/strata/k.pem", "domain": "s3.example.test", "access-log": "/var/log/x.log",
-    "inline-max": 4096, "cache-mb": 64, "max-inflight": 33, "timeout": "45", "threads": 2, "workers": 4,
+    "inline-max": 4096, "cache-mb": 64, "memtable-mb": 48, "max-inflight": 33, "timeout": "45", "threads": 2, "workers": 4,
     "lc-day-seconds": 600, "ilm-interval-seconds": 0, "ilm-rate": 10, "heal-interval-seconds": 0,
     "orphan-grace-seconds": 120,
     "max-conns-per-ip": 8, "body-memory-mb": 128, "log-level": "debug",
@@ -90,6 +90,20 @@ def flags_and_environment_win(s):
     # The same through "strata server ... --print-config".
     rc, out2, err = strata("server", "--config", path, "--threads", "0", "--print-config")
     assert rc == 0 and json.loads(out2)["threads"] == 0, err
+
+
+@test
+def memtable_budget_flag(s):
+    rc, out, err = strata("--print-config")
+    assert rc == 0 and json.loads(out)["memtable-mb"] == 64, (out, err)  # the default
+    rc, out, err = strata("--print-config", "--memtable-mb", "8")
+    assert rc == 0 and json.loads(out)["memtable-mb"] == 8, (out, err)
+    for bad in ("7", "0", "abc", "12x", "", "-16", "99999999999999999999"):
+        rc, out, err = strata("--print-config", "--memtable-mb", bad)
+        assert rc == 2 and "--memtable-mb" in err and not out, (bad, rc, out, err)
+    path = write("memtable.json", {"memtable-mb": 4})
+    rc, out, err = strata("--print-config", "--config", path)
+    assert rc == 2 and "memtable-mb" in err, (rc, out, err)
 
 
 @test
