@@ -43,7 +43,8 @@ static inline void mt_rm_rf(const char *p)
     nftw(p, mt_rm_cb, 16, FTW_DEPTH | FTW_PHYS);
 }
 
-static inline int mt_open(struct mt_env *e)
+/* Open set and meta over e's drives; mo NULL: meta's defaults. */
+static inline int mt_open_with(struct mt_env *e, const struct strata_meta_opts *mo)
 {
     struct strata_set_opts so;
     memset(&so, 0, sizeof(so));
@@ -54,13 +55,18 @@ static inline int mt_open(struct mt_env *e)
         fprintf(stderr, "set open: %s %s\n", strata_errname(rc), ei.msg);
         return rc;
     }
-    rc = strata_meta_open(&e->set, 1, NULL, &e->m, &ei);
+    rc = strata_meta_open(&e->set, 1, mo, &e->m, &ei);
     if (rc) {
         fprintf(stderr, "meta open: %s %s\n", strata_errname(rc), ei.msg);
         strata_set_close(e->set);
         e->set = NULL;
     }
     return rc;
+}
+
+static inline int mt_open(struct mt_env *e)
+{
+    return mt_open_with(e, NULL);
 }
 
 static inline void mt_close(struct mt_env *e)
