@@ -43,7 +43,7 @@ bool strata_meta_version_id_valid(const char *vid);
 #define STRATA_ETAG_MAX 48         /* hex MD5, optionally "-N"; no quotes */
 #define STRATA_HDRS_MAX 8192       /* stored header bytes per version */
 #define STRATA_INLINE_MAX_DEFAULT (128u * 1024)
-#define STRATA_MEMTABLE_MB_DEFAULT 64u /* strata_meta_opts.memtable_mb */
+#define STRATA_MEMTABLE_MB_DEFAULT 512u /* strata_meta_opts.memtable_mb */
 
 struct strata_meta;
 

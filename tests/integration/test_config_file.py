@@ -95,7 +95,7 @@ def flags_and_environment_win(s):
 @test
 def memtable_budget_flag(s):
     rc, out, err = strata("--print-config")
-    assert rc == 0 and json.loads(out)["memtable-mb"] == 64, (out, err)  # the default
+    assert rc == 0 and json.loads(out)["memtable-mb"] == 512, (out, err)  # the default
     rc, out, err = strata("--print-config", "--memtable-mb", "8")
     assert rc == 0 and json.loads(out)["memtable-mb"] == 8, (out, err)
     for bad in ("7", "0", "abc", "12x", "", "-16", "99999999999999999999"):

@@ -220,11 +220,11 @@ def drive_io_latency_and_store_figures(s):
             assert set(got.values()) == {0}, got
         if fam == "strata_rocksdb_memtable_bytes":
             assert min(got.values()) > 0, got  # the writes above are in memtables
-            # --memtable-mb (default 64) over 4 stores, two memtables each.
-            assert max(got.values()) <= 2 * (8 << 20) + (2 << 20), got
+            # --memtable-mb (default 512) over 4 stores, two memtables each.
+            assert max(got.values()) <= 2 * (64 << 20) + (2 << 20), got
     # The memtable size of --memtable-mb and the shared block cache: one
     # sample each, without drive labels.
-    assert [x.value for x in fams["strata_rocksdb_memtable_size_bytes"].samples] == [8 << 20]
+    assert [x.value for x in fams["strata_rocksdb_memtable_size_bytes"].samples] == [64 << 20]
     cache = fams["strata_rocksdb_block_cache_bytes"]
     assert cache.type == "gauge" and len(cache.samples) == 1 and cache.samples[0].labels == {}
     assert 0 <= cache.samples[0].value <= 1024 << 20, cache.samples  # --cache-mb

@@ -188,7 +188,8 @@ static void test_one_drive_full(void **state)
     env_init("one");
     /* Drive 0 on its own tmpfs: large enough that the free space after the
      * ballast goes covers RocksDB's recovery reserve (the memtable budget). */
-    setup_on_tmpfs("256m", 1, 512 * 1024, NULL);
+    static const struct strata_meta_opts small = {.memtable_mb = 64}; /* 8 MiB each */
+    setup_on_tmpfs("256m", 1, 512 * 1024, &small);
 
     /* Every put succeeds: drive 0 fills, the other three are a quorum.  Heal
      * passes run meanwhile (they sync the WALs: the abort before). */
