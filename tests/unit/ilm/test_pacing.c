@@ -27,6 +27,18 @@ static int64_t mono_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/* One pass of an engine made with o, its stats in *st; its length in ms. */
+static int64_t timed_pass(const struct strata_ilm_opts *o, struct strata_ilm_stats *st)
+{
+    struct strata_ilm *ilm = NULL;
+    assert_int_equal(strata_ilm_create(o, &ilm), 0);
+    int64_t t0 = mono_ms();
+    assert_int_equal(strata_ilm_run_once(ilm, st), 0);
+    int64_t took = mono_ms() - t0;
+    strata_ilm_destroy(ilm);
+    return took;
+}
+
 struct spender {
     struct strata_ilm_budget *b;
     atomic_bool stop;
@@ -106,18 +118,13 @@ static void test_pass_pace_after_drain(void **state)
     struct strata_ilm_opts o = {.meta = e->m, .sets = &e->set, .nsets = 1, .day_ms = 100,
                                 .interval_s = 1, .rate_objs = 100, .due_rate = 10,
                                 .tags_decode_cb = no_tags};
-    struct strata_ilm *ilm = NULL;
-    assert_int_equal(strata_ilm_create(&o, &ilm), 0);
     struct strata_ilm_stats st;
-    int64_t t0 = mono_ms();
-    assert_int_equal(strata_ilm_run_once(ilm, &st), 0);
-    int64_t took = mono_ms() - t0;
+    int64_t took = timed_pass(&o, &st);
     assert_int_equal(st.expired, 20);
     assert_int_equal(st.errors, 0);
     assert_true(st.scanned >= 200);
     print_message("pass with its drain: %lld ms\n", (long long)took);
     assert_true(took >= 3500);
-    strata_ilm_destroy(ilm);
     mt_teardown(e);
 }
 
@@ -154,19 +161,14 @@ static void test_full_heal_paced(void **state)
     struct strata_ilm_opts o = {.meta = e->m, .sets = &e->set, .nsets = 1, .interval_s = 1,
                                 .heal_interval_s = 3600, .heal_rate = 100,
                                 .tags_decode_cb = no_tags};
-    struct strata_ilm *ilm = NULL;
-    assert_int_equal(strata_ilm_create(&o, &ilm), 0);
     struct strata_ilm_stats st;
-    int64_t t0 = mono_ms();
-    assert_int_equal(strata_ilm_run_once(ilm, &st), 0);
-    int64_t took = mono_ms() - t0;
+    int64_t took = timed_pass(&o, &st);
     print_message("pass with a full heal of %d objects at 100 keys/s: %lld ms\n", HEAL_OBJS,
                   (long long)took);
     assert_true(took >= 1700);
     assert_int_equal(st.errors, 0);
     assert_true(st.healed >= HEAL_OBJS);
     assert_false(strata_set_drive_fresh(e->set, 0)); /* the heal was whole */
-    strata_ilm_destroy(ilm);
     /* Everything healed: with two other drives gone, drive 0 carries its
      * share of every object. */
     mt_close(e);
