@@ -1,7 +1,8 @@
 """benchlib.py - what the Python benchmark programs of tests/bench share: a
 free loopback port, waiting for /health/ready, /metrics as a dict, and one
 wrk cell of presigned 100 KiB GETs (tests/bench/s3.sh's get100k cell: the
-dataloader benchmark) reporting p50/p99.
+dataloader benchmark) reporting p50/p99 and its latency histogram, and the
+p99 of several cells pooled from their histograms.
 """
 
 import json
@@ -22,10 +23,15 @@ function init(args)
 end
 function request() idx = idx % #paths + 1; return wrk.format("GET", paths[idx]) end
 function done(summary, latency, requests)
-    local e = summary.errors
-    io.write(string.format('{"requests":%d,"p50_us":%d,"p99_us":%d,"errors":%d,"non2xx":%d}\n',
+    local e, hist = summary.errors, {}
+    -- latency(i): the i-th distinct latency (us) and how many requests took it
+    for i = 1, #latency do
+        local us, n = latency(i)
+        hist[#hist + 1] = string.format("[%d,%d]", us, n)
+    end
+    io.write(string.format('{"requests":%d,"p50_us":%d,"p99_us":%d,"errors":%d,"non2xx":%d,"hist":[%s]}\n',
         summary.requests, latency:percentile(50), latency:percentile(99),
-        e.connect + e.read + e.write + e.timeout, e.status))
+        e.connect + e.read + e.write + e.timeout, e.status, table.concat(hist, ",")))
 end
 """
 
@@ -80,7 +86,8 @@ def get_paths(client, ep, bucket, keys, path):
 
 
 def wrk_cell(ep, work, paths, conns, duration):
-    """One wrk cell of GETs over paths: {requests, p50_us, p99_us, errors, non2xx}."""
+    """One wrk cell of GETs over paths: {requests, p50_us, p99_us, errors,
+    non2xx, hist}; hist is [[latency_us, count], ...] in ascending order."""
     lua = os.path.join(work, "get.lua")
     if not os.path.exists(lua):
         with open(lua, "w") as f:
@@ -90,7 +97,24 @@ def wrk_cell(ep, work, paths, conns, duration):
                        capture_output=True, text=True)
     line = [x for x in r.stdout.splitlines() if x.startswith('{"requests"')]
     return json.loads(line[0]) if line else {"requests": 0, "p50_us": 0, "p99_us": 0,
-                                             "errors": 1, "non2xx": 0}
+                                             "errors": 1, "non2xx": 0, "hist": []}
+
+
+def pooled_p99(cells):
+    """The p99 (us) of all requests of cells, from their merged histograms:
+    what one wrk run spanning the cells would report, so that one noisy
+    cell neither sets nor hides the figure."""
+    merged = {}
+    for c in cells:
+        for us, n in c.get("hist", []):
+            merged[us] = merged.get(us, 0) + n
+    total = sum(merged.values())
+    seen = 0
+    for us in sorted(merged):
+        seen += merged[us]
+        if seen >= 0.99 * total:
+            return us
+    return 0
 
 
 def cells_ok(cells):
