@@ -13,7 +13,9 @@
 #   scale    GET 100 KiB with the server pinned to 1 core, then to every
 #            core (taskset -a -p on the running processes); the ratio
 #   ckpt     1 GiB checkpoint: boto3's transfer manager, 8 parts in flight,
-#            PUT and GET, against the same transfer to nginx
+#            PUT and GET, against the same transfer to nginx; and the
+#            transfer with nginx's lean client against strata (presigned
+#            UploadPart and ranged GET URLs), to tell server from client cost
 #   torch    the README's PyTorch DataLoader (boto3, ranged GETs of shard
 #            objects) against the same loader reading the shards from nginx,
 #            samples/s and p99 wait per batch (tests/bench/torch_loader.py)
@@ -477,6 +479,10 @@ for r in rows:
                   f"PUT strata {r['strata_put_MBps']} MB/s vs nginx {r['nginx_put_MBps']} MB/s = "
                   f"{r['put_ratio']}; GET strata {r['strata_get_MBps']} MB/s vs nginx "
                   f"{r['nginx_get_MBps']} MB/s = {r['get_ratio']}")
+            if "strata_raw_get_MBps" in r:
+                print(f"  the same client as nginx's (http.client, presigned UploadPart / ranged GET URLs): "
+                      f"PUT strata {r['strata_raw_put_MBps']} MB/s = {r['raw_put_ratio']}; "
+                      f"GET strata {r['strata_raw_get_MBps']} MB/s = {r['raw_get_ratio']}")
     if r["name"] == "torch":
         if r.get("failed"):
             print("\nPyTorch DataLoader: failed (wrong bytes or a failed read)")
