@@ -330,6 +330,7 @@ static int walk_versions(struct walk *w)
     int rc;
     do {
         struct strata_list_opts lo = {.bucket = w->bucket, .max_keys = page, .versions = true,
+                                      .maintenance = true,
                                       .prefix = w->only_key,
                                       .start_after = after[0] ? after : NULL,
                                       .version_id_marker = vid[0] ? vid : NULL};

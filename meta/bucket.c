@@ -286,7 +286,7 @@ static int prefix_used(struct strata_meta *m, const char *p, size_t pl, bool *us
     *used = false;
     for (unsigned s = 0; s < m->nsets && !*used; s++) {
         struct meta_merge mg;
-        int rc = strata_meta__merge_open(&mg, m, &s, 1, false, hi, pl);
+        int rc = strata_meta__merge_open(&mg, m, &s, 1, 0, hi, pl);
         if (rc)
             return rc;
         strata_meta__merge_seek(&mg, p, pl);
@@ -406,7 +406,7 @@ static void sweep(struct strata_meta *m, char kind, const char *name)
         for (unsigned d = 0; d < n; d++)
             wbs[d] = rocksdb_writebatch_create();
         struct meta_merge mg;
-        if (strata_meta__merge_open(&mg, m, &s, 1, true, hi, bl + 2) == 0) {
+        if (strata_meta__merge_open(&mg, m, &s, 1, MERGE_MAINTENANCE, hi, bl + 2) == 0) {
             strata_meta__merge_seek(&mg, p, bl + 2);
             const char *ck;
             size_t ckl;
@@ -466,7 +466,7 @@ int strata_meta_bucket_list(struct strata_meta *m,
 {
     unsigned s0 = 0;
     struct meta_merge mg;
-    int rc = strata_meta__merge_open(&mg, m, &s0, 1, false, "C", 1);
+    int rc = strata_meta__merge_open(&mg, m, &s0, 1, 0, "C", 1);
     if (rc)
         return rc;
     strata_meta__merge_seek(&mg, "B", 1);

@@ -138,7 +138,7 @@ int strata_meta_due_scan(struct strata_meta *m, const char *bucket, int64_t from
     for (unsigned s = 0; s < m->nsets && ns < 64; s++)
         sets[ns++] = s;
     struct meta_merge mg;
-    int rc = strata_meta__merge_open(&mg, m, sets, ns, true, hi, hil);
+    int rc = strata_meta__merge_open(&mg, m, sets, ns, MERGE_MAINTENANCE, hi, hil);
     if (rc)
         return rc;
     strata_meta__merge_seek(&mg, lo, lol);

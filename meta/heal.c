@@ -301,7 +301,7 @@ static bool newer_null(struct strata_meta *m, unsigned set, const char *k, size_
         if (!strata_meta__drive_readable(m, set, d))
             continue;
         rocksdb_readoptions_t *ro;
-        rocksdb_iterator_t *it = strata_meta__iter_new(m, set, d, &ro, k, kl);
+        rocksdb_iterator_t *it = strata_meta__iter_new(m, set, d, &ro, k, kl, false);
         if (!it)
             continue;
         /* Newer versions sort first: from the key's first version up to k. */
@@ -321,7 +321,7 @@ static bool newer_null(struct strata_meta *m, unsigned set, const char *k, size_
                 char *jv;
                 size_t jvl;
                 if (!strata_meta__drive_readable(m, set, j) ||
-                    strata_meta__drive_get(m, set, j, ik, ikl, &jv, &jvl) != 0)
+                    strata_meta__drive_get_uncached(m, set, j, ik, ikl, &jv, &jvl) != 0)
                     continue;
                 holders += !strata_meta__is_tomb(jv, jvl);
                 free(jv);
@@ -521,7 +521,8 @@ static void ptab_tier(struct strata_meta *m, unsigned set, const char *k, size_t
         char *v;
         size_t vl;
         struct meta_rec r;
-        if (!ms->drives[d].db || strata_meta__drive_get(m, set, d, ok, kl - 2, &v, &vl) != 0)
+        if (!ms->drives[d].db ||
+            strata_meta__drive_get_uncached(m, set, d, ok, kl - 2, &v, &vl) != 0)
             continue;
         bool got = strata_meta__rec_decode(v, vl, false, &r) == 0;
         if (got)
@@ -659,7 +660,7 @@ static void heal_one(struct strata_meta *m, unsigned s, rocksdb_writeoptions_t *
             size_t vl;
             struct meta_part mp;
             if (!ms->drives[d].db ||
-                strata_meta__drive_get(m, s, d, kcopy, kl, &v, &vl) != 0)
+                strata_meta__drive_get_uncached(m, s, d, kcopy, kl, &v, &vl) != 0)
                 continue;
             if (strata_meta__part_decode(v, vl, &mp, pb, pkk) == 0)
                 lk = strata_meta__key_lock(m, pb, pkk);
@@ -669,8 +670,8 @@ static void heal_one(struct strata_meta *m, unsigned s, rocksdb_writeoptions_t *
     if (lk)
         pthread_mutex_lock(lk);
     for (unsigned d = 0; d < ms->n; d++) {
-        h->rc[d] = ms->drives[d].db ? strata_meta__drive_get(m, s, d, kcopy, kl,
-                                                             &h->v[d], &h->vl[d])
+        h->rc[d] = ms->drives[d].db ? strata_meta__drive_get_uncached(m, s, d, kcopy, kl,
+                                                                      &h->v[d], &h->vl[d])
                                     : STRATA_EIO;
         if (h->rc[d] == 0 && kcopy[0] == 'O')
             h->dec[d] = strata_meta__rec_decode(h->v[d], h->vl[d], false, &h->r[d]) == 0;
@@ -730,7 +731,7 @@ int strata_meta_heal_all_paced(struct strata_meta *m, strata_heal_pace_cb pace_c
         struct meta_set *ms = &m->sets[s];
         struct meta_merge mg;
         unsigned failed = 0;
-        rc = strata_meta__merge_open(&mg, m, &s, 1, true, "\x7f", 1);
+        rc = strata_meta__merge_open(&mg, m, &s, 1, MERGE_MAINTENANCE, "\x7f", 1);
         if (rc)
             break;
         strata_meta__merge_seek(&mg, "", 0);

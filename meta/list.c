@@ -91,7 +91,8 @@ int strata_obj_list(struct strata_meta *m, const struct strata_list_opts *opts,
     unsigned sets[64], ns = 0;
     for (unsigned s = 0; s < m->nsets && ns < 64; s++)
         sets[ns++] = s;
-    rc = strata_meta__merge_open(&l->mg, m, sets, ns, false, hi, l->bl);
+    rc = strata_meta__merge_open(&l->mg, m, sets, ns, opts->maintenance ? MERGE_NO_CACHE : 0, hi,
+                                 l->bl);
     if (rc) {
         free(l);
         return rc;

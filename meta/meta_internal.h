@@ -277,6 +277,7 @@ struct strata_meta {
     rocksdb_writeoptions_t *wsync;
     rocksdb_writeoptions_t *wnosync; /* tombstone drops only (store.c) */
     rocksdb_readoptions_t *ropts;
+    rocksdb_readoptions_t *ropts_nocache; /* maintenance reads (heal): see strata_meta__iter_new */
     pthread_mutex_t bucket_mu; /* serialises bucket record changes */
     pthread_mutex_t key_mu[META_LOCK_STRIPES];
     /* Commits of versions and uploads hold their bucket's stripe shared
@@ -404,13 +405,18 @@ int strata_meta__drive_sync_wal(struct strata_meta *m, unsigned set, unsigned d)
 /* Get into a malloc'ed buffer; STRATA_ENOTFOUND when absent. */
 int strata_meta__drive_get(struct strata_meta *m, unsigned set, unsigned d, const char *k,
                            size_t klen, char **val, size_t *vlen);
+/* The same for maintenance reads (heal), which leave the block cache alone. */
+int strata_meta__drive_get_uncached(struct strata_meta *m, unsigned set, unsigned d,
+                                    const char *k, size_t klen, char **val, size_t *vlen);
 unsigned strata_meta__set_of(const struct strata_meta *m, const char *bucket, const char *key);
 uint32_t strata_meta__key_hash(const char *bucket, const char *key);
 pthread_mutex_t *strata_meta__key_lock(struct strata_meta *m, const char *bucket,
                                        const char *key);
+/* fill_cache false: a maintenance walk, whose blocks stay out of the block
+ * cache so that it does not evict what foreground reads keep there. */
 rocksdb_iterator_t *strata_meta__iter_new(struct strata_meta *m, unsigned set, unsigned d,
                                           rocksdb_readoptions_t **ro, const char *upper,
-                                          size_t upper_len);
+                                          size_t upper_len, bool fill_cache);
 /* Up to cap readable drives of the set used for listing: N - Wq + 1 of them. */
 unsigned strata_meta__list_drives(const struct strata_meta *m, unsigned set, unsigned *out);
 
@@ -427,8 +433,14 @@ struct meta_merge {
     int cur; /* iterator holding the current smallest key, -1 at end */
     unsigned cur_have, cur_of; /* iterators at the current key / of its set */
 };
+/* merge_open flags.  MERGE_ALL_DRIVES: every open drive of each set, not
+ * just the N - Wq + 1 a listing needs (walks that heal, reclaim or purge).
+ * MERGE_NO_CACHE: a maintenance walk (see strata_meta__iter_new). */
+#define MERGE_ALL_DRIVES 0x1u
+#define MERGE_NO_CACHE 0x2u
+#define MERGE_MAINTENANCE (MERGE_ALL_DRIVES | MERGE_NO_CACHE)
 int strata_meta__merge_open(struct meta_merge *mg, struct strata_meta *m, const unsigned *sets,
-                            unsigned nsets, bool all_drives, const char *hi, size_t hilen);
+                            unsigned nsets, unsigned flags, const char *hi, size_t hilen);
 void strata_meta__merge_seek(struct meta_merge *mg, const char *k, size_t klen);
 /* Current key/value, or false at the end. */
 bool strata_meta__merge_cur(struct meta_merge *mg, const char **k, size_t *klen, const char **v,

@@ -289,7 +289,7 @@ static int pscan_run(struct strata_meta *m, unsigned set, const uint8_t up[UPLOA
             continue;
         ps->voter[d] = strata_meta__drive_readable(m, set, d);
         rocksdb_readoptions_t *ro;
-        rocksdb_iterator_t *it = strata_meta__iter_new(m, set, d, &ro, hi, PKEY_LEN);
+        rocksdb_iterator_t *it = strata_meta__iter_new(m, set, d, &ro, hi, PKEY_LEN, true);
         if (!it)
             continue;
         size_t cap = 0;
@@ -1073,7 +1073,7 @@ int strata_mpu_list(struct strata_meta *m, const struct strata_mpu_list_opts *o,
     buf[0] = 'U';
     memcpy(buf + 1, o->bucket, bl);
     buf[1 + bl] = 1;
-    rc = strata_meta__merge_open(mg, m, sets, m->nsets, false, buf, bl + 2);
+    rc = strata_meta__merge_open(mg, m, sets, m->nsets, 0, buf, bl + 2);
     if (rc)
         goto out;
     size_t base = bl + 2; /* bytes of 'U' bucket 0 */

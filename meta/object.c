@@ -103,7 +103,7 @@ static void read_drive(struct strata_meta *m, struct qread *q, unsigned d, const
     memcpy(hi, pfx, pl);
     hi[pl - 1] = 1; /* every version of this key sorts below "key\x01" */
     rocksdb_readoptions_t *ro;
-    rocksdb_iterator_t *it = strata_meta__iter_new(m, q->set, d, &ro, hi, pl);
+    rocksdb_iterator_t *it = strata_meta__iter_new(m, q->set, d, &ro, hi, pl, true);
     if (!it)
         return;
     rocksdb_iter_seek(it, pfx, pl);

@@ -79,7 +79,7 @@ static void mark_cb(const uint8_t id[STRATA_DATA_ID_LEN], void *ud)
 static int mark_set(struct strata_meta *m, unsigned s, struct clist *c, struct meta_part *parts)
 {
     struct meta_merge mg;
-    int rc = strata_meta__merge_open(&mg, m, &s, 1, true, "U", 1); /* 'O' 'P' 'T' < 'U' */
+    int rc = strata_meta__merge_open(&mg, m, &s, 1, MERGE_MAINTENANCE, "U", 1); /* 'O' 'P' 'T' < 'U' */
     if (rc)
         return rc;
     strata_meta__merge_seek(&mg, "O", 1);

@@ -440,15 +440,15 @@ bool strata_meta__drive_readable(const struct strata_meta *m, unsigned set, unsi
     return ms->drives[d].db && !strata_set_drive_fresh(ms->set, d);
 }
 
-int strata_meta__drive_get(struct strata_meta *m, unsigned set, unsigned d, const char *k,
-                           size_t klen, char **val, size_t *vlen)
+static int drive_get(struct strata_meta *m, unsigned set, unsigned d, const char *k, size_t klen,
+                     char **val, size_t *vlen, const rocksdb_readoptions_t *ro)
 {
     struct meta_drive *dr = &m->sets[set].drives[d];
     if (!dr->db)
         return STRATA_EIO;
     char *err = NULL;
     size_t n = 0;
-    char *v = rocksdb_get(dr->db, m->ropts, k, klen, &n, &err);
+    char *v = rocksdb_get(dr->db, ro, k, klen, &n, &err);
     if (err) {
         free(err);
         return STRATA_EIO;
@@ -458,6 +458,18 @@ int strata_meta__drive_get(struct strata_meta *m, unsigned set, unsigned d, cons
     *val = v;
     *vlen = n;
     return 0;
+}
+
+int strata_meta__drive_get(struct strata_meta *m, unsigned set, unsigned d, const char *k,
+                           size_t klen, char **val, size_t *vlen)
+{
+    return drive_get(m, set, d, k, klen, val, vlen, m->ropts);
+}
+
+int strata_meta__drive_get_uncached(struct strata_meta *m, unsigned set, unsigned d, const char *k,
+                                    size_t klen, char **val, size_t *vlen)
+{
+    return drive_get(m, set, d, k, klen, val, vlen, m->ropts_nocache);
 }
 
 unsigned strata_meta__set_of(const struct strata_meta *m, const char *bucket, const char *key)
@@ -520,7 +532,7 @@ pthread_mutex_t *strata_meta__key_lock(struct strata_meta *m, const char *bucket
 
 rocksdb_iterator_t *strata_meta__iter_new(struct strata_meta *m, unsigned set, unsigned d,
                                           rocksdb_readoptions_t **ro, const char *upper,
-                                          size_t upper_len)
+                                          size_t upper_len, bool fill_cache)
 {
     struct meta_drive *dr = &m->sets[set].drives[d];
     if (!dr->db)
@@ -528,6 +540,8 @@ rocksdb_iterator_t *strata_meta__iter_new(struct strata_meta *m, unsigned set, u
     *ro = rocksdb_readoptions_create();
     if (upper)
         rocksdb_readoptions_set_iterate_upper_bound(*ro, upper, upper_len);
+    if (!fill_cache)
+        rocksdb_readoptions_set_fill_cache(*ro, 0);
     return rocksdb_create_iterator(dr->db, *ro);
 }
 
@@ -544,8 +558,9 @@ unsigned strata_meta__list_drives(const struct strata_meta *m, unsigned set, uns
 /* ---- merge -------------------------------------------------------------- */
 
 int strata_meta__merge_open(struct meta_merge *mg, struct strata_meta *m, const unsigned *sets,
-                            unsigned nsets, bool all_drives, const char *hi, size_t hilen)
+                            unsigned nsets, unsigned flags, const char *hi, size_t hilen)
 {
+    bool all_drives = flags & MERGE_ALL_DRIVES;
     memset(mg, 0, sizeof(*mg));
     STRATA_ASSERT(hilen <= sizeof(mg->hi));
     memcpy(mg->hi, hi, hilen);
@@ -565,7 +580,8 @@ int strata_meta__merge_open(struct meta_merge *mg, struct strata_meta *m, const 
             }
         }
         for (unsigned j = 0; j < nd && mg->n < MERGE_MAX; j++) {
-            mg->it[mg->n] = strata_meta__iter_new(m, s, ds[j], &mg->ro[mg->n], mg->hi, mg->hilen);
+            mg->it[mg->n] = strata_meta__iter_new(m, s, ds[j], &mg->ro[mg->n], mg->hi, mg->hilen,
+                                                  !(flags & MERGE_NO_CACHE));
             mg->iset[mg->n] = s;
             if (mg->it[mg->n])
                 mg->n++;
@@ -716,6 +732,8 @@ void strata_meta_close(struct strata_meta *m)
         rocksdb_writeoptions_destroy(m->wnosync);
     if (m->ropts)
         rocksdb_readoptions_destroy(m->ropts);
+    if (m->ropts_nocache)
+        rocksdb_readoptions_destroy(m->ropts_nocache);
     if (m->dbopts)
         rocksdb_options_destroy(m->dbopts);
     if (m->bbto)
@@ -810,6 +828,8 @@ int strata_meta_open(struct strata_set *const *sets, unsigned nsets,
     rocksdb_writeoptions_set_sync(m->wsync, 1);
     m->wnosync = rocksdb_writeoptions_create();
     m->ropts = rocksdb_readoptions_create();
+    m->ropts_nocache = rocksdb_readoptions_create();
+    rocksdb_readoptions_set_fill_cache(m->ropts_nocache, 0);
 
     m->sets = calloc(nsets, sizeof(*m->sets));
     if (!m->sets) {

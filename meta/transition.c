@@ -351,7 +351,7 @@ int strata_meta_transition_reclaim(struct strata_meta *m, uint64_t *resolved)
     for (unsigned s = 0; s < m->nsets; s++) {
         struct meta_merge mg;
         char hi[1] = {'X' + 1};
-        int rc = strata_meta__merge_open(&mg, m, &s, 1, true, hi, 1);
+        int rc = strata_meta__merge_open(&mg, m, &s, 1, MERGE_MAINTENANCE, hi, 1);
         if (rc)
             return rc;
         strata_meta__merge_seek(&mg, "X", 1);

@@ -396,6 +396,7 @@ struct strata_list_opts {
     unsigned max_keys;       /* entries (keys + common prefixes) per page, <= 1000 */
     bool versions;           /* every version and delete marker, newest first */
     const char *version_id_marker; /* with versions: resume after this version of start_after */
+    bool maintenance; /* a background walk: its blocks stay out of the block cache */
 };
 
 struct strata_list_entry {

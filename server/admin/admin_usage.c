@@ -67,6 +67,7 @@ static int bucket_usage(struct strata_meta *m, const char *bucket, struct usage 
             break;
         }
         struct strata_list_opts o = {.bucket = bucket, .versions = true, .max_keys = PAGE,
+                                     .maintenance = true,
                                      .start_after = key[0] ? key : NULL,
                                      .version_id_marker = vid[0] ? vid : NULL};
         memset(&res, 0, sizeof(res));

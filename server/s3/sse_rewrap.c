@@ -86,6 +86,7 @@ static void rewrap_bucket(struct strata_rewrap *w, const char *bucket)
     bool more = p != NULL;
     while (more && !atomic_load(&w->stop)) {
         struct strata_list_opts o = {.bucket = bucket, .max_keys = PAGE, .versions = true,
+                                     .maintenance = true,
                                      .start_after = key[0] ? key : NULL,
                                      .version_id_marker = vid[0] ? vid : NULL};
         struct strata_list_result res;

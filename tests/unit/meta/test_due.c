@@ -64,7 +64,7 @@ static unsigned drive_entries(struct mt_env *e, unsigned d, const char *bucket)
     memcpy(hi + 1, bucket, bl);
     hi[bl + 1] = 1;
     rocksdb_readoptions_t *ro = NULL;
-    rocksdb_iterator_t *it = strata_meta__iter_new(e->m, 0, d, &ro, hi, bl + 2);
+    rocksdb_iterator_t *it = strata_meta__iter_new(e->m, 0, d, &ro, hi, bl + 2, true);
     unsigned n = 0;
     for (rocksdb_iter_seek(it, lo, bl + 2); rocksdb_iter_valid(it); rocksdb_iter_next(it))
         n++;

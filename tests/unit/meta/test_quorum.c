@@ -158,7 +158,7 @@ static int okeys_on(struct mt_env *e, unsigned d, const char *bucket, const char
     memcpy(hi, pfx, pl);
     hi[pl - 1] = 1;
     rocksdb_readoptions_t *ro;
-    rocksdb_iterator_t *it = strata_meta__iter_new(e->m, 0, d, &ro, hi, pl);
+    rocksdb_iterator_t *it = strata_meta__iter_new(e->m, 0, d, &ro, hi, pl, true);
     assert_non_null(it);
     int n = 0;
     *tombs = 0;
@@ -536,7 +536,7 @@ static int kind_keys(struct mt_env *e, unsigned d, char kind, const char *bucket
     memcpy(hi, pfx, pl);
     hi[pl - 1] = 1;
     rocksdb_readoptions_t *ro;
-    rocksdb_iterator_t *it = strata_meta__iter_new(e->m, 0, d, &ro, hi, pl);
+    rocksdb_iterator_t *it = strata_meta__iter_new(e->m, 0, d, &ro, hi, pl, true);
     assert_non_null(it);
     rocksdb_writeoptions_t *wo = rocksdb_writeoptions_create();
     int n = 0;
