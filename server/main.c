@@ -90,6 +90,10 @@ static void usage(FILE *f)
 "  --memtable-mb N       metadata write buffers (RocksDB memtables) of all drives\n"
 "                        together, MiB, at least 8 (default %u); with --cache-mb\n"
 "                        and --body-memory-mb the bulk of the daemon's memory\n"
+"  --read-cache-max-mb N  erasure-coded objects (and parts of multipart ones) up\n"
+"                        to N MiB are read through the page cache, bigger ones\n"
+"                        straight from the drives (O_DIRECT); 0: all from the\n"
+"                        drives (default %u)\n"
 "  --access-log FILE     access log file (default: stderr)\n"
 "  --max-inflight N      requests served at once; more get 503 SlowDown (default 256)\n"
 "  --timeout SECONDS     idle/slow connection timeout (default 120)\n"
@@ -178,7 +182,7 @@ static void usage(FILE *f)
 "reloads the --users file and reopens the --access-log file; other settings\n"
 "need a restart.\n",
             STRATA_INLINE_MAX_DEFAULT, CACHE_MB_DEFAULT, STRATA_MEMTABLE_MB_DEFAULT,
-            BODY_MEMORY_MB_DEFAULT, LC_DAY_S_DEFAULT,
+            (unsigned)(STRATA_SRV_READ_CACHED_MAX >> 20), BODY_MEMORY_MB_DEFAULT, LC_DAY_S_DEFAULT,
             ILM_INTERVAL_S_DEFAULT, ILM_RATE_DEFAULT, HEAL_INTERVAL_S_DEFAULT,
             ORPHAN_GRACE_S_DEFAULT, ILM_MOVE_MBPS_DEFAULT, ILM_DUE_RATE_DEFAULT,
             HEAL_RATE_DEFAULT, DEFAULT_ROOT_USER,
@@ -211,7 +215,7 @@ static int open_tiers(struct strata_srv *s, struct strata_tier **out, unsigned *
             continue;
         char err[512];
         struct strata_logger log = strata_srv_logger();
-        int rc = strata_srv_tier_open(t, &log, err, sizeof(err));
+        int rc = strata_srv_tier_open(t, s->cfg.read_cached_max, &log, err, sizeof(err));
         if (rc == 0 && strata_tier_local_create(t->name, t->sets, t->nsets, &t->tier) != 0) {
             snprintf(err, sizeof(err), "tier %s: out of memory", t->name);
             rc = -1;
@@ -249,7 +253,7 @@ static int open_storage(struct strata_srv *s, size_t inline_max, size_t cache_mb
         return -1;
     for (unsigned i = 0; i < s->nsets; i++) {
         struct strata_set_opts so = {.set_index = i, .direct_io = true, .m = hot ? hot->m : 0,
-                                     .read_cached_max = STRATA_SRV_READ_CACHED_MAX,
+                                     .read_cached_max = s->cfg.read_cached_max,
                                      .log = strata_srv_logger()};
         struct strata_errinfo ei = {.drive = -1};
         int rc = strata_set_open((const char *const *)s->cfg.drives + (size_t)i * per, per, &so,
@@ -487,6 +491,17 @@ static int server_opt(struct server_args *a, int c, const char *v)
         a->memtable_mb = mb;
         break;
     }
+    case 'e': {
+        char *end;
+        errno = 0;
+        unsigned long long mb = strtoull(v, &end, 10);
+        if (*v < '0' || *v > '9' || *end || errno || mb > (1ull << 30)) {
+            fprintf(stderr, "strata: --read-cache-max-mb must be a number of MiB\n");
+            return 2;
+        }
+        a->cfg->read_cached_max = mb << 20;
+        break;
+    }
     case 'P': a->cfg->conns_per_ip = (unsigned)strtoul(v, NULL, 10); break;
     case 'B': a->body_mb = strtoull(v, NULL, 10); break;
     case 'D': a->ilm.day_s = strtoul(v, NULL, 10); break;
@@ -607,6 +622,7 @@ static int cmd_server(int argc, char **argv, bool print_only)
         {"timeout", required_argument, NULL, 't'},  {"log-level", required_argument, NULL, 'v'},
         {"threads", required_argument, NULL, 'T'},  {"cache-mb", required_argument, NULL, 'C'},
         {"memtable-mb", required_argument, NULL, 'N'},
+        {"read-cache-max-mb", required_argument, NULL, 'e'},
         {"workers", required_argument, NULL, 'w'},
         {"max-conns-per-ip", required_argument, NULL, 'P'},
         {"body-memory-mb", required_argument, NULL, 'B'},
@@ -635,6 +651,7 @@ static int cmd_server(int argc, char **argv, bool print_only)
     s.cfg.max_inflight = 256;
     s.cfg.conn_timeout_s = 120;
     s.cfg.log_level = STRATA_LOG_INFO;
+    s.cfg.read_cached_max = STRATA_SRV_READ_CACHED_MAX;
     static struct strata_srv_tiers tiers;
     strata_srv_tiers_init(&tiers);
     s.tiers = &tiers;

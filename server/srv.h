@@ -96,6 +96,7 @@ struct strata_srv_config {
     unsigned orphan_grace_s;
     size_t cache_mb;
     size_t memtable_mb; /* --memtable-mb */
+    uint64_t read_cached_max; /* --read-cache-max-mb, bytes */
     int log_level;           /* STRATA_LOG_* */
 };
 

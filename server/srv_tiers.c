@@ -107,8 +107,8 @@ int strata_srv_tiers_class(struct strata_srv_tiers *ts, const char *spec, char *
     return rc ? -1 : 0;
 }
 
-int strata_srv_tier_open(struct strata_srv_tier *t, const struct strata_logger *log, char *err,
-                         size_t errlen)
+int strata_srv_tier_open(struct strata_srv_tier *t, uint64_t read_cached_max,
+                         const struct strata_logger *log, char *err, size_t errlen)
 {
     unsigned per = t->k ? t->k + t->m : strata_drive_set_size_pick((unsigned)t->ndrives);
     t->nsets = (unsigned)(t->ndrives / per);
@@ -119,7 +119,7 @@ int strata_srv_tier_open(struct strata_srv_tier *t, const struct strata_logger *
     }
     for (unsigned i = 0; i < t->nsets; i++) {
         struct strata_set_opts so = {.set_index = i, .direct_io = true, .m = t->m,
-                                     .read_cached_max = STRATA_SRV_READ_CACHED_MAX, .log = *log};
+                                     .read_cached_max = read_cached_max, .log = *log};
         struct strata_errinfo ei = {.drive = -1};
         int rc = strata_set_open((const char *const *)t->drives + (size_t)i * per, per, &so,
                                  &t->sets[i], &ei);

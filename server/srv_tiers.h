@@ -24,7 +24,7 @@
  * serves files, while a stream of huge objects does not evict them.  Every
  * block's CRC is still checked on every read; heal reads the drives.
  */
-#define STRATA_SRV_READ_CACHED_MAX (64ull << 20)
+#define STRATA_SRV_READ_CACHED_MAX (64ull << 20) /* --read-cache-max-mb's default */
 
 struct strata_srv_tier {
     char name[STRATA_TIER_NAME_MAX + 1];
@@ -52,8 +52,8 @@ int strata_srv_tiers_class(struct strata_srv_tiers *ts, const char *spec, char *
 struct strata_srv_tier *strata_srv_tiers_find(struct strata_srv_tiers *ts, const char *name);
 /* Sets of K+M drives (or picked), opened with set indexes from 0.
  * 0, or -1 with err (what was opened is closed again). */
-int strata_srv_tier_open(struct strata_srv_tier *t, const struct strata_logger *log, char *err,
-                         size_t errlen);
+int strata_srv_tier_open(struct strata_srv_tier *t, uint64_t read_cached_max,
+                         const struct strata_logger *log, char *err, size_t errlen);
 void strata_srv_tier_close(struct strata_srv_tier *t);
 void strata_srv_tiers_fini(struct strata_srv_tiers *ts); /* closes and frees */
 /* Every storage class mapped to a configured tier is usable; "the class

@@ -50,7 +50,8 @@ def write(name, doc):
 FULL = {
     "address": "127.0.0.1:9911", "users": "/etc/strata/users", "tls-cert": "/etc/strata/c.pem",
     "tls-key": "/etc/strata/k.pem", "domain": "s3.example.test", "access-log": "/var/log/x.log",
-    "inline-max": 4096, "cache-mb": 64, "memtable-mb": 48, "max-inflight": 33, "timeout": "45", "threads": 2, "workers": 4,
+    "inline-max": 4096, "cache-mb": 64, "memtable-mb": 48, "read-cache-max-mb": 256,
+    "max-inflight": 33, "timeout": "45", "threads": 2, "workers": 4,
     "lc-day-seconds": 600, "ilm-interval-seconds": 0, "ilm-rate": 10, "heal-interval-seconds": 0,
     "orphan-grace-seconds": 120,
     "max-conns-per-ip": 8, "body-memory-mb": 128, "log-level": "debug",
@@ -104,6 +105,21 @@ def memtable_budget_flag(s):
     path = write("memtable.json", {"memtable-mb": 4})
     rc, out, err = strata("--print-config", "--config", path)
     assert rc == 2 and "memtable-mb" in err, (rc, out, err)
+
+
+@test
+def read_cache_max_flag(s):
+    rc, out, err = strata("--print-config")
+    assert rc == 0 and json.loads(out)["read-cache-max-mb"] == 64, (out, err)  # the default
+    for ok in ("0", "256", "4096"):
+        rc, out, err = strata("--print-config", "--read-cache-max-mb", ok)
+        assert rc == 0 and json.loads(out)["read-cache-max-mb"] == int(ok), (ok, out, err)
+    for bad in ("abc", "12x", "", "-16", "99999999999999999999", "2000000000"):
+        rc, out, err = strata("--print-config", "--read-cache-max-mb", bad)
+        assert rc == 2 and "--read-cache-max-mb" in err and not out, (bad, rc, out, err)
+    path = write("readcache.json", {"read-cache-max-mb": 512})
+    rc, out, err = strata("--print-config", "--config", path)
+    assert rc == 0 and json.loads(out)["read-cache-max-mb"] == 512, (rc, out, err)
 
 
 @test
