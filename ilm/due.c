@@ -267,10 +267,10 @@ static int scan_cb(const struct strata_due_entry *ent, void *ud)
     return ++s->n == DUE_BATCH ? SCAN_FULL : 0;
 }
 
-static void backlog(struct strata_ilm *e, uint64_t n)
+static void backlog(struct strata_ilm *e, int lane, uint64_t n)
 {
     pthread_mutex_lock(&e->mu);
-    e->prog.due_backlog = n;
+    *(lane == STRATA_ILM_LANE_MOVE ? &e->prog.move_backlog : &e->prog.due_backlog) = n;
     pthread_mutex_unlock(&e->mu);
 }
 
@@ -331,7 +331,7 @@ static void *pool_main(void *arg)
         size_t d = atomic_fetch_add(&p->ndone, 1) + 1;
         if (d % 64 == 0 || loc.bytes_moved) { /* counters and backlog move while a long
                                                   drain runs; a move at once */
-            backlog(p->e, p->n - d);
+            backlog(p->e, p->lane, p->n - d);
             strata_ilm__publish(p->e, &loc, p->out);
             memset(&loc, 0, sizeof(loc));
         }
@@ -353,7 +353,7 @@ static size_t eval_batch(struct strata_ilm *e, int lane, const char *bucket,
                      .out = out, .nworkers = n < DUE_WORKERS ? (unsigned)(n ? n : 1) : DUE_WORKERS};
     atomic_init(&p.ndone, 0);
     atomic_init(&p.worker_ids, 0);
-    backlog(e, n);
+    backlog(e, lane, n);
     pthread_t t[DUE_WORKERS];
     unsigned nt = 0;
     for (; nt < p.nworkers; nt++)
@@ -369,7 +369,7 @@ static size_t eval_batch(struct strata_ilm *e, int lane, const char *bucket,
     }
     for (unsigned i = 0; i < nt; i++)
         pthread_join(t[i], NULL);
-    backlog(e, 0);
+    backlog(e, lane, 0);
     size_t first = 0;
     while (first < n && done[first])
         first++;

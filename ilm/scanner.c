@@ -722,6 +722,7 @@ void strata_ilm_progress_get(struct strata_ilm *e, struct strata_ilm_progress *p
     size_t pending = 0;
     strata_meta_heal_queue_stats(e->o.meta, &pending, NULL);
     p->heal_pending = pending;
+    p->move_retries = strata_ilm__retry_pending(e);
 }
 
 void strata_ilm__progress(struct strata_ilm *e, const struct strata_ilm_stats *st,

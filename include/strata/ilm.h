@@ -292,7 +292,9 @@ struct strata_ilm_progress {
     char key[STRATA_KEY_MAX + 1];
     uint64_t buckets_done, buckets_total;
     struct strata_ilm_stats st; /* its counters so far */
-    uint64_t due_backlog;      /* index entries found due, not yet acted on */
+    uint64_t due_backlog;      /* expirations found due in the index, not yet acted on */
+    uint64_t move_backlog;     /* transitions found due in the index, not yet acted on */
+    uint64_t move_retries;     /* refused transitions waiting to be tried again */
     uint64_t heal_pending;     /* keys in meta's immediate heal queue */
 };
 

@@ -267,7 +267,9 @@ void strata_admin_cli_print_ilm(json_t *doc)
                num(p, "buckets_done") + 1, num(p, "buckets_total"), str(p, "bucket"),
                str(p, "key"), num(st, "scanned"), num(st, "expired"));
     }
-    printf("due index backlog %" PRIu64 ", heal queue %" PRIu64 " keys\n", num(p, "due_backlog"),
+    printf("due index backlog: %" PRIu64 " expirations, %" PRIu64 " moves (%" PRIu64
+           " refused, to retry); heal queue %" PRIu64 " keys\n",
+           num(p, "due_backlog"), num(p, "move_backlog"), num(p, "move_retries"),
            num(p, "heal_pending"));
     ilm_line("last pass:", last);
     ilm_line2(last);

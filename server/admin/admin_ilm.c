@@ -49,6 +49,10 @@ static json_t *progress_json(struct strata_ilm *e)
                             (json_int_t)p.buckets_total, "due_backlog",
                             (json_int_t)p.due_backlog, "heal_pending",
                             (json_int_t)p.heal_pending);
+    if (doc) {
+        json_object_set_new(doc, "move_backlog", json_integer((json_int_t)p.move_backlog));
+        json_object_set_new(doc, "move_retries", json_integer((json_int_t)p.move_retries));
+    }
     if (doc)
         json_object_set_new(doc, "counters", stats_json(&p.st));
     return doc;

@@ -282,15 +282,25 @@ void strata_metrics_render(struct strata_sbuf *b, unsigned inflight)
                                                                        ilm_counters[i].off));
         struct strata_ilm_progress p;
         strata_ilm_progress_get(ilm, &p);
-        strata_sbuf_printf(b, "# HELP strata_ilm_due_backlog Version-time index entries found due "
-                              "and not acted on yet.\n# TYPE strata_ilm_due_backlog gauge\n"
+        strata_sbuf_printf(b, "# HELP strata_ilm_due_backlog Expirations found due in the "
+                              "version-time index and not acted on yet.\n"
+                              "# TYPE strata_ilm_due_backlog gauge\n"
                               "strata_ilm_due_backlog %llu\n"
+                              "# HELP strata_ilm_move_backlog Transitions found due in the "
+                              "version-time index and not acted on yet.\n"
+                              "# TYPE strata_ilm_move_backlog gauge\n"
+                              "strata_ilm_move_backlog %llu\n"
+                              "# HELP strata_ilm_move_retries Refused transitions (a reader on "
+                              "the old copy) waiting to be tried again.\n"
+                              "# TYPE strata_ilm_move_retries gauge\n"
+                              "strata_ilm_move_retries %llu\n"
                               "# HELP strata_ilm_heal_pending Keys waiting in the immediate heal "
                               "queue.\n# TYPE strata_ilm_heal_pending gauge\n"
                               "strata_ilm_heal_pending %llu\n"
                               "# HELP strata_ilm_pass_running 1 while a scanner pass runs.\n"
                               "# TYPE strata_ilm_pass_running gauge\nstrata_ilm_pass_running %d\n",
-                           (unsigned long long)p.due_backlog, (unsigned long long)p.heal_pending,
+                           (unsigned long long)p.due_backlog, (unsigned long long)p.move_backlog,
+                           (unsigned long long)p.move_retries, (unsigned long long)p.heal_pending,
                            p.running ? 1 : 0);
     }
     hist_render(b, "strata_s3_request_duration_seconds",

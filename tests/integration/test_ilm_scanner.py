@@ -346,12 +346,16 @@ def cli_status_shows_progress(s):
     assert "lifecycle scanner: on" in out and "due index backlog" in out, out
     assert "reclaimed: orphans" in out, out
     st = status(s)
-    for k in ("due_backlog", "heal_pending", "buckets_done", "buckets_total", "counters"):
+    assert "moves (0 refused, to retry)" in out, out
+    for k in ("due_backlog", "move_backlog", "move_retries", "heal_pending", "buckets_done",
+              "buckets_total", "counters"):
         assert k in st["progress"], st["progress"]
     for k in ("due_scanned", "heal_queued", "orphans_reclaimed"):
         assert k in st["total"], st["total"]
     assert metric(s, "strata_ilm_orphans_reclaimed_total") >= 4
     metric(s, "strata_ilm_due_backlog")
+    assert metric(s, "strata_ilm_move_backlog") == 0
+    assert metric(s, "strata_ilm_move_retries") == 0
     metric(s, "strata_ilm_heal_pending")
 
 

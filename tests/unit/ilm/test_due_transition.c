@@ -467,6 +467,9 @@ static void test_busy_move_retried(void **state)
     }
     assert_string_equal(class_of(t, "q", "k", NULL), "STANDARD_IA");
     assert_int_equal(strata_ilm__retry_pending(ilm), 1); /* refused, waiting its turn */
+    struct strata_ilm_progress pr;
+    strata_ilm_progress_get(ilm, &pr);
+    assert_int_equal(pr.move_retries, 1); /* what status and /metrics show */
     /* The reader still reads the old bytes to the end; its close resolves
      * the intent. */
     uint8_t *buf = malloc(SIZE);
@@ -479,6 +482,9 @@ static void test_busy_move_retried(void **state)
     st = drain_until(ilm, t, q_cold);
     assert_int_equal(st.passes, 0);
     assert_int_equal(st.transitioned, 1);
+    strata_ilm_progress_get(ilm, &pr);
+    assert_int_equal(pr.move_retries, 0);
+    assert_int_equal(pr.move_backlog, 0);
     struct strata_ilm_stats tot;
     strata_ilm_stats_get(ilm, NULL, &tot);
     assert_int_equal(tot.passes, 0);
