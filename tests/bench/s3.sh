@@ -39,7 +39,8 @@
 # Environment: CELLS (which of get4k get100k get1m get64m put100k put64m
 #   mixed scale ckpt torch fio; all), RUNS (3), DURATION (s, default 10),
 #   PUT64M_DURATION (30), CONNS (32), THREADS (2), N100K (10000), CKPT_MB
-#   (1024), TORCH_SHARDS (64), TORCH_PER_SHARD (256), TORCH_SIZE (102400),
+#   (1024), CKPT_COLD (1: also GETs after dropping the page cache, root
+#   only: a checkpoint read back on restart), TORCH_SHARDS (64), TORCH_PER_SHARD (256), TORCH_SIZE (102400),
 #   TORCH_WORKERS (8), TORCH_OBJECTS (1: also one object per sample), FIO_SIZE (256M per drive), LIST_KEYS (0), STRATA_BIN (default:
 #   build build-bench/ as Release), STRATA_ARGS (extra server flags),
 #   BENCH_DIR (default: new dir under /tmp), RESULTS (JSON lines, default
@@ -327,7 +328,7 @@ if want ckpt; then
     echo "==> checkpoint: $CKPT_MB MiB, 8 parts in flight, boto3 vs the same transfer to nginx, $RUNS runs"
     C=$($PY "$HERE/s3_dataset.py" checkpoint --endpoint "$SEP" --ak "$AK" --sk "$SK" --bucket "$BUCKET" \
         --nginx "$NEP" --www "$WWW" --out "$BENCH_DIR" --size-mb "$CKPT_MB" --parts 8 --repeat "$RUNS" \
-        || echo '{"failed":true}')
+        ${CKPT_COLD:+--cold} || echo '{"failed":true}')
     echo "  $C"
     printf '{"name":"ckpt","server":"both",%s\n' "${C#\{}" >>"$RESULTS"
 fi
@@ -479,6 +480,11 @@ for r in rows:
                   f"PUT strata {r['strata_put_MBps']} MB/s vs nginx {r['nginx_put_MBps']} MB/s = "
                   f"{r['put_ratio']}; GET strata {r['strata_get_MBps']} MB/s vs nginx "
                   f"{r['nginx_get_MBps']} MB/s = {r['get_ratio']}")
+            if "strata_cold_get_MBps" in r:
+                print(f"  cold (page cache dropped before each GET: read back on restart): GET strata "
+                      f"{r['strata_cold_get_MBps']} MB/s (boto3), {r['strata_raw_cold_get_MBps']} MB/s "
+                      f"(lean client) vs nginx {r['nginx_cold_get_MBps']} MB/s = {r['cold_get_ratio']} "
+                      f"(boto3), {r['raw_cold_get_ratio']} (lean client)")
             if "strata_raw_get_MBps" in r:
                 print(f"  the same client as nginx's (http.client, presigned UploadPart / ranged GET URLs): "
                       f"PUT strata {r['strata_raw_put_MBps']} MB/s = {r['raw_put_ratio']}; "

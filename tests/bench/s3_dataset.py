@@ -339,8 +339,16 @@ def checkpoint(a):
         c.complete_multipart_upload(Bucket=a.bucket, Key="ckpt/raw", UploadId=uid, MultipartUpload={
             "Parts": [{"PartNumber": i + 1, "ETag": e} for i, e in enumerate(etags)]})
 
+    def drop_caches():
+        """A restart's read-back: nothing of either server's files in memory."""
+        os.sync()
+        with open("/proc/sys/vm/drop_caches", "w") as f:
+            f.write("3\n")
+
     res = {"strata_put": [], "strata_get": [], "strata_raw_put": [], "strata_raw_get": [],
            "nginx_put": [], "nginx_get": []}
+    if a.cold:
+        res.update({"strata_cold_get": [], "strata_raw_cold_get": [], "nginx_cold_get": []})
     for run in range(a.repeat):
         res["strata_put"].append(timed(lambda: c.upload_file(src, a.bucket, "ckpt/obj", Config=tc)))
         res["strata_raw_put"].append(timed(raw_upload))
@@ -362,6 +370,23 @@ def checkpoint(a):
             lambda s: _raw_get(host, int(port), f"/{a.bucket}/ckpt/whole", dst, *s))))
         if run == 0 and not filecmp.cmp(src, dst, shallow=False):
             sys.exit("s3_dataset: checkpoint: nginx returned different bytes")
+        if a.cold:
+            os.unlink(dst)
+            drop_caches()
+            res["strata_cold_get"].append(timed(lambda: c.download_file(a.bucket, "ckpt/obj", dst,
+                                                                          Config=tc)))
+            if run == 0 and not filecmp.cmp(src, dst, shallow=False):
+                sys.exit("s3_dataset: checkpoint: strata returned different bytes (cold)")
+            prep_dst()
+            drop_caches()
+            res["strata_raw_cold_get"].append(timed(lambda: parallel(
+                lambda s: _raw_get(shost, int(sport), obj[len(a.endpoint):], dst, *s))))
+            prep_dst()
+            drop_caches()
+            res["nginx_cold_get"].append(timed(lambda: parallel(
+                lambda s: _raw_get(host, int(port), f"/{a.bucket}/ckpt/whole", dst, *s))))
+            if run == 0 and not filecmp.cmp(src, dst, shallow=False):
+                sys.exit("s3_dataset: checkpoint: nginx returned different bytes (cold)")
     os.unlink(dst)
     out = {"size_mb": a.size_mb, "parts": parts, "runs": a.repeat}
     for k, v in res.items():
@@ -370,6 +395,10 @@ def checkpoint(a):
     out["get_ratio"] = round(out["strata_get_MBps"] / out["nginx_get_MBps"], 2)
     out["raw_put_ratio"] = round(out["strata_raw_put_MBps"] / out["nginx_put_MBps"], 2)
     out["raw_get_ratio"] = round(out["strata_raw_get_MBps"] / out["nginx_get_MBps"], 2)
+    if a.cold:
+        out["cold_get_ratio"] = round(out["strata_cold_get_MBps"] / out["nginx_cold_get_MBps"], 2)
+        out["raw_cold_get_ratio"] = round(out["strata_raw_cold_get_MBps"]
+                                          / out["nginx_cold_get_MBps"], 2)
     print(json.dumps(out))
 
 
@@ -397,6 +426,8 @@ def main():
     p.add_argument("--nginx", help="checkpoint: nginx endpoint (http://host:port)")
     p.add_argument("--size-mb", type=int, default=1024, help="checkpoint: object size")
     p.add_argument("--parts", type=int, default=8, help="checkpoint: parts in flight")
+    p.add_argument("--cold", action="store_true",
+                   help="checkpoint: also GETs after dropping the page cache (root)")
     p.add_argument("--client", choices=["boto3", "raw"], default="boto3",
                    help="list: boto3's paginator, or a raw keep-alive SigV4 client (regex, no XML "
                         "parser) that measures the server rather than boto3")
