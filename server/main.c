@@ -463,6 +463,19 @@ struct server_args {
     bool tier_flags;  /* a --tier flag was given: the config file's "tiers" do not count */
 };
 
+/* A whole decimal number of MiB in [min, max] (no sign, no suffix): 0 or -1. */
+static int parse_mib(const char *v, unsigned long long min, unsigned long long max,
+                     unsigned long long *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long long mb = strtoull(v, &end, 10);
+    if (*v < '0' || *v > '9' || *end || errno || mb < min || mb > max)
+        return -1;
+    *out = mb;
+    return 0;
+}
+
 /* One option (long flag name's short code c) with its value, from the
  * command line or the config file.  0, or 2 after printing why. */
 static int server_opt(struct server_args *a, int c, const char *v)
@@ -481,10 +494,8 @@ static int server_opt(struct server_args *a, int c, const char *v)
     case 'w': a->cfg->workers = (unsigned)strtoul(v, NULL, 10); break;
     case 'C': a->cache_mb = strtoull(v, NULL, 10); break;
     case 'N': {
-        char *end;
-        errno = 0;
-        unsigned long long mb = strtoull(v, &end, 10);
-        if (*v < '0' || *v > '9' || *end || errno || mb < 8 || mb > (SIZE_MAX >> 21)) {
+        unsigned long long mb;
+        if (parse_mib(v, 8, SIZE_MAX >> 21, &mb) != 0) {
             fprintf(stderr, "strata: --memtable-mb must be a number of MiB, at least 8\n");
             return 2;
         }
@@ -492,10 +503,8 @@ static int server_opt(struct server_args *a, int c, const char *v)
         break;
     }
     case 'e': {
-        char *end;
-        errno = 0;
-        unsigned long long mb = strtoull(v, &end, 10);
-        if (*v < '0' || *v > '9' || *end || errno || mb > (1ull << 30)) {
+        unsigned long long mb;
+        if (parse_mib(v, 0, 1ull << 30, &mb) != 0) {
             fprintf(stderr, "strata: --read-cache-max-mb must be a number of MiB\n");
             return 2;
         }
