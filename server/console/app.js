@@ -22,9 +22,12 @@
     for (const c of kids.flat()) if (c !== null && c !== undefined) e.append(c);
     return e;
   }
+  // Views pass optional parts as null and groups as arrays: replaceChildren
+  // would print those as "null" and "[object HTMLElement],...", so flatten
+  // and drop them, as el() does.
   function show(...nodes) {
     const main = $("main");
-    main.replaceChildren(...nodes);
+    main.replaceChildren(...nodes.flat(Infinity).filter((n) => n !== null && n !== undefined));
   }
   function fmtBytes(n) {
     n = Number(n);
@@ -457,7 +460,9 @@
       el("td", {}, `${s.index}/${d.index}`), el("td", { class: "path" }, d.path), el("td", { class: "state" }, d.state),
       el("td", { class: "num" }, d.total_bytes !== undefined ? fmtBytes(d.used_bytes) + " / " + fmtBytes(d.total_bytes) : "-")));
     const tiers = Array.isArray(info.tiers) && info.tiers.length
-      ? [el("h3", {}, "Tiers"), el("ul", { id: "tiers" }, info.tiers.map((t) => el("li", {}, typeof t === "string" ? t : JSON.stringify(t))))]
+      ? [el("h3", {}, "Tiers"), el("ul", { id: "tiers" }, info.tiers.map((t) => el("li", { dataset: { tier: t.name } },
+        `${t.name}: ${t.classes && t.classes.length ? t.classes.join(", ") : "no storage class"}; ` +
+        `${t.sets_total} set${t.sets_total === 1 ? "" : "s"}, ${t.drives_online}/${t.drives_total} drives online`)))]
       : null;
     const last = heal.last || {};
     const healText = heal.state === "running" ? "running since " + new Date(heal.started * 1000).toLocaleString()
