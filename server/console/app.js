@@ -318,6 +318,10 @@
                          onclick: () => download(bucket, key).catch(failed) }, "Download"),
           el("button", { type: "button", class: "versions", dataset: { key },
                          onclick: () => showVersions(bucket, key).catch(failed) }, "Versions"),
+          el("button", { type: "button", class: "details", dataset: { key },
+                         onclick: () => showDetails(bucket, key).catch(failed) }, "Details"),
+          el("button", { type: "button", class: "share", dataset: { key },
+                         onclick: () => showShare(bucket, key) }, "Share"),
           confirmButton("Delete", "delete", async () => {
             try {
               await call("DELETE", "/" + bucket + "/" + key);
@@ -343,6 +347,8 @@
     } }, "Upload");
     const settings = el("div", { id: "settings-box" }, "loading settings ...");
     const versionsBox = el("div", { id: "versions-box" });
+    const detailsBox = el("div", { id: "details-box" });
+    const shareBox = el("div", { id: "share-box" });
     show(el("h2", {}, crumbs),
       el("div", { class: "toolbar" }, input, upBtn, bar),
       el("table", { id: "objects" },
@@ -350,7 +356,7 @@
         el("tbody", {}, folders, files)),
       files.length || folders.length ? null : el("p", { class: "muted", id: "empty" }, "No objects here."),
       text(doc, "IsTruncated") === "true" ? el("p", { class: "muted" }, "Only the first 1000 entries are shown.") : null,
-      versionsBox,
+      shareBox, detailsBox, versionsBox,
       el("h3", {}, "Settings"), settings);
     bucketSettings(bucket, settings).catch((e) => settings.replaceChildren("settings: " + e.message));
   }
@@ -365,11 +371,108 @@
         return el("tr", { class: "version", dataset: { version: id } },
           el("td", {}, id), el("td", {}, marker ? "delete marker" : fmtBytes(text(v, "Size"))),
           el("td", {}, text(v, "LastModified")), el("td", {}, text(v, "IsLatest") === "true" ? "latest" : ""),
-          el("td", {}, marker ? null : el("button", { type: "button",
-            onclick: () => download(bucket, key, id).catch(failed) }, "Download")));
+          el("td", { class: "actions" }, marker ? null : [el("button", { type: "button",
+            onclick: () => download(bucket, key, id).catch(failed) }, "Download"),
+            el("button", { type: "button", class: "details",
+              onclick: () => showDetails(bucket, key, id).catch(failed) }, "Details")]));
       });
     $("versions-box").replaceChildren(el("h3", {}, "Versions of " + key),
       el("table", { id: "versions" }, el("tbody", {}, rows)));
+  }
+
+  // ---- object details and share links ---------------------------------------
+  // An object's (or one version's) HEAD, tags, retention and legal hold.
+  async function showDetails(bucket, key, versionId) {
+    const path = "/" + bucket + "/" + key;
+    const vq = versionId ? [["versionId", versionId]] : [];
+    // A sub-resource, or why there is none: 404 = never set; 400
+    // InvalidRequest = the bucket has no Object Lock.
+    const sub = async (name) => {
+      try {
+        return { doc: await callXml("GET", path, { query: [[name, ""]].concat(vq) }) };
+      } catch (e) {
+        if (e.status === 404) return { none: "none" };
+        if (e.status === 400 && e.code === "InvalidRequest") return { none: "not an Object Lock bucket" };
+        throw e;
+      }
+    };
+    const [head, tags, ret, hold] = await Promise.all([call("HEAD", path, { query: vq }),
+      sub("tagging"), sub("retention"), sub("legal-hold")]);
+    const h = head.headers;
+    const size = Number(h.get("content-length"));
+    const meta = [];
+    for (const [k, v] of h) if (k.startsWith("x-amz-meta-")) meta.push([k.slice(11), v]);
+    meta.sort((a, b) => (a[0] < b[0] ? -1 : 1));
+    const pairs = (id, list) => (list.length
+      ? el("ul", { id, class: "pairs" }, list.map(([k, v]) => el("li", { dataset: { name: k } }, k + ": " + v)))
+      : el("span", { id }, "none"));
+    const tagList = tags.doc ? Array.from(tags.doc.getElementsByTagName("Tag"))
+      .map((t) => [text(t, "Key"), text(t, "Value")]) : [];
+    const retText = ret.doc ? text(ret.doc, "Mode") + " until " + text(ret.doc, "RetainUntilDate") : ret.none;
+    const holdText = hold.doc ? text(hold.doc, "Status") : hold.none;
+    const etag = (h.get("etag") || "").replace(/^"|"$/g, "");
+    const row = (label, id, value) => [el("dt", {}, label), el("dd", { id }, value)];
+    $("details-box").replaceChildren(el("h3", {}, "Details of " + key + (versionId ? " (version " + versionId + ")" : "")),
+      el("dl", { id: "details" },
+        row("Size", "d-size", size + (size === 1 ? " byte" : " bytes") + (size >= 1024 ? " (" + fmtBytes(size) + ")" : "")),
+        row("Last modified", "d-modified", h.get("last-modified") || "-"),
+        row("Content type", "d-ctype", h.get("content-type") || "-"),
+        row("ETag", "d-etag", etag || "-"),
+        row("Storage class", "d-class", h.get("x-amz-storage-class") || "STANDARD"),
+        // S3 sends no version id for objects of a never-versioned bucket.
+        row("Version id", "d-version", h.get("x-amz-version-id") || "none (bucket not versioned)"),
+        row("Metadata", "d-meta-box", pairs("d-meta", meta)),
+        row("Tags", "d-tags-box", pairs("d-tags", tagList)),
+        row("Retention", "d-retention", retText),
+        row("Legal hold", "d-hold", holdText)));
+  }
+
+  // The share form: a presigned GET of the object, valid for a chosen
+  // time, copied to the clipboard.  It is made in the page with the
+  // logged-in keys (no server call), so it stops working when it expires
+  // or when those keys are disabled or removed.
+  function showShare(bucket, key) {
+    const name = key.split("/").pop() || "download";
+    const expiry = el("select", { id: "share-expiry" },
+      el("option", { value: "3600" }, "1 hour"), el("option", { value: "86400", selected: true }, "1 day"),
+      el("option", { value: "604800" }, "7 days"), el("option", { value: "custom" }, "other (seconds)"));
+    const secs = el("input", { id: "share-seconds", type: "number", min: 1, max: StrataSig.MAX_EXPIRES,
+                               step: 1, value: "3600", hidden: true });
+    expiry.addEventListener("change", () => { secs.hidden = expiry.value !== "custom"; });
+    const attach = el("input", { id: "share-attachment", type: "checkbox", checked: true });
+    const out = el("input", { id: "share-url", readonly: true, size: 80, placeholder: "the link appears here" });
+    const note = el("p", { id: "share-note", class: "muted" });
+    const make = async (ev) => {
+      ev.preventDefault();
+      const n = Number(expiry.value === "custom" ? secs.value : expiry.value);
+      if (!Number.isInteger(n) || n < 1 || n > StrataSig.MAX_EXPIRES) {
+        status("The expiry must be a whole number of seconds from 1 to " + StrataSig.MAX_EXPIRES + " (7 days).", true);
+        return;
+      }
+      // As an attachment the browser saves the file instead of showing
+      // it at this origin (an HTML object would run as the console).
+      const q = attach.checked
+        ? [["response-content-disposition", `attachment; filename*=UTF-8''${StrataSig.uriEncode(name, false)}`]] : [];
+      const url = await StrataSig.presign({ method: "GET", path: "/" + bucket + "/" + key, query: q }, creds(), n);
+      out.value = url;
+      const until = new Date(Date.now() + n * 1000).toISOString().replace(/\.\d{3}Z$/, "Z");
+      let copied = true;
+      try {
+        await navigator.clipboard.writeText(url);
+      } catch (e) {
+        out.select(); // no clipboard permission: the older copy command
+        copied = document.execCommand && document.execCommand("copy");
+      }
+      note.textContent = (copied ? "Copied to the clipboard. " : "Copy the link above. ") +
+        "Anyone with it can download " + key + " until " + until + ".";
+      status(copied ? "Share link copied" : "Share link made");
+    };
+    $("share-box").replaceChildren(el("h3", {}, "Share " + key),
+      el("form", { id: "share-form", class: "toolbar", onsubmit: (ev) => make(ev).catch(failed) },
+        el("label", { for: "share-expiry" }, "Link valid for"), expiry, secs,
+        el("label", { class: "inline" }, attach, " download as a file"),
+        el("button", { id: "share-make", type: "submit" }, "Create link and copy")),
+      out, note);
   }
 
   // ---- health ---------------------------------------------------------------
