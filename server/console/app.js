@@ -1,8 +1,10 @@
 // app.js - the Strata web console: log in with access keys, browse
-// buckets and objects, upload/download/delete, versions, bucket settings,
-// and a health page over the admin API.  It talks to the S3 API and
-// /strata/admin/v1/ only, every call signed in the page (sigv4.js).  The
-// keys live in sessionStorage (gone when the tab closes), never in a URL.
+// buckets and objects, upload/download/delete, versions, object details,
+// share links, bucket settings, and a health page over the admin API.  It
+// talks to the S3 API and /strata/admin/v1/ only, every call signed in the
+// page (sigv4.js).  The keys live in sessionStorage (gone when the tab
+// closes), never in a URL; a share link holds the access key id and a
+// signature only.
 "use strict";
 
 (() => {
