@@ -596,7 +596,11 @@ def every_page_renders_without_leftovers(s):
     check_page(b, "versions", "#versions tr.version")
     # Health with the tiers and a finished heal run.
     b.d.get(b.base + "#/health")
+    before = b.css("#heal-state")
     b.css("#heal-start").click()
+    # The click re-renders the page: let it finish before going elsewhere.
+    b.wait(EC.staleness_of(before))
+    b.css("#heal-state")
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and s.admin_get("heal/status")[1].get("state") != "idle":
         time.sleep(0.5)
