@@ -31,6 +31,13 @@
     const main = $("main");
     main.replaceChildren(...nodes.flat(Infinity).filter((n) => n !== null && n !== undefined));
   }
+  // Every route() starts a new page. A view notes the page it was started for
+  // and draws (or reloads itself) only while that page is still current, so
+  // data that arrives after the user moved on never covers the newer page.
+  let page = 0;
+  function showIf(forPage, ...nodes) {
+    if (forPage === page) show(...nodes);
+  }
   function fmtBytes(n) {
     n = Number(n);
     const u = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
@@ -173,6 +180,7 @@
 
   // ---- buckets ------------------------------------------------------------
   async function viewBuckets() {
+    const forPage = page;
     const doc = await callXml("GET", "/");
     const rows = Array.from(doc.getElementsByTagName("Bucket")).map((b) => {
       const name = text(b, "Name");
@@ -189,11 +197,11 @@
       try {
         await call("PUT", "/" + name.value, { headers });
         status("Created bucket " + name.value);
-        viewBuckets().catch(failed);
+        if (forPage === page) viewBuckets().catch(failed);
       } catch (e) { failed(e); }
     } }, name, el("label", { class: "inline" }, lock, " Object Lock"),
       el("button", { id: "create-bucket", type: "submit" }, "Create bucket"));
-    show(el("h2", {}, "Buckets"), create,
+    showIf(forPage, el("h2", {}, "Buckets"), create,
       el("table", { id: "buckets" }, el("thead", {}, el("tr", {}, el("th", {}, "Name"), el("th", {}, "Created"))),
         el("tbody", {}, rows)),
       rows.length ? null : el("p", { class: "muted" }, "No buckets yet."));
@@ -292,6 +300,7 @@
   }
 
   async function viewBucket(bucket, prefix) {
+    const forPage = page;
     const doc = await callXml("GET", "/" + bucket, { query: [["list-type", "2"], ["delimiter", "/"],
                                                              ["prefix", prefix], ["max-keys", "1000"]] });
     const here = "#/b/" + encodeURIComponent(bucket) + "/";
@@ -302,7 +311,7 @@
       acc += part + "/";
       crumbs.push(" / ", el("a", { href: here + encodeURIComponent(acc) }, part));
     }
-    const reload = () => viewBucket(bucket, prefix).catch(failed);
+    const reload = () => { if (forPage === page) viewBucket(bucket, prefix).catch(failed); };
     const folders = Array.from(doc.getElementsByTagName("CommonPrefixes")).map((p) => {
       const pf = text(p, "Prefix");
       return el("tr", { class: "folder", dataset: { prefix: pf } },
@@ -351,7 +360,7 @@
     const versionsBox = el("div", { id: "versions-box" });
     const detailsBox = el("div", { id: "details-box" });
     const shareBox = el("div", { id: "share-box" });
-    show(el("h2", {}, crumbs),
+    showIf(forPage, el("h2", {}, crumbs),
       el("div", { class: "toolbar" }, input, upBtn, bar),
       el("table", { id: "objects" },
         el("thead", {}, el("tr", {}, el("th", {}, "Name"), el("th", {}, "Size"), el("th", {}, "Modified"), el("th", {}))),
@@ -360,6 +369,7 @@
       text(doc, "IsTruncated") === "true" ? el("p", { class: "muted" }, "Only the first 1000 entries are shown.") : null,
       shareBox, detailsBox, versionsBox,
       el("h3", {}, "Settings"), settings);
+    if (forPage !== page) return;
     bucketSettings(bucket, settings).catch((e) => settings.replaceChildren("settings: " + e.message));
   }
 
@@ -543,12 +553,13 @@
   }
 
   async function viewHealth() {
+    const forPage = page;
     let info;
     try {
       info = await callJson("GET", "info");
     } catch (e) {
       if (e.status === 403 && e.code === "AccessDenied") {
-        show(el("h2", {}, "Health"), el("p", { class: "error", id: "health-error" },
+        showIf(forPage, el("h2", {}, "Health"), el("p", { class: "error", id: "health-error" },
           "The health page needs an admin user (root or one named by --admin-users)."));
         return;
       }
@@ -577,12 +588,12 @@
       : `passes ${ilm.total ? ilm.total.passes : 0}; last pass scanned ${ilm.last ? ilm.last.scanned : 0}, ` +
         `expired ${ilm.last ? ilm.last.expired : 0}`;
     const healBtn = el("button", { type: "button", id: "heal-start", onclick: async () => {
-      try { await call("POST", ADMIN + "heal/start"); status("Heal started"); viewHealth().catch(failed); } catch (e) { failed(e); }
+      try { await call("POST", ADMIN + "heal/start"); status("Heal started"); if (forPage === page) viewHealth().catch(failed); } catch (e) { failed(e); }
     } }, "Start heal");
     const cReq = el("canvas", { id: "chart-requests", width: 520, height: 160 });
     const cOps = el("canvas", { id: "chart-ops", width: 520, height: 160 });
     const cDrives = el("canvas", { id: "chart-drives", width: 520, height: 160 });
-    show(el("h2", {}, "Health"),
+    showIf(forPage, el("h2", {}, "Health"),
       el("p", {}, `Strata ${info.version}, up ${Math.round(info.uptime_s)} s, ${info.drives_online}/${info.drives_total} drives online, ${info.inflight} requests in flight.`),
       el("h3", {}, "Sets"),
       el("table", { id: "sets" }, el("thead", {}, el("tr", {}, ["Set", "Data+parity", "Quorum w/r", "Online", "Errors"].map((h) => el("th", {}, h)))),
@@ -598,6 +609,7 @@
         el("figure", {}, cReq, el("figcaption", {}, "Requests per second (sampled every 5 s)")),
         el("figure", {}, cOps, el("figcaption", {}, "Requests by operation since start")),
         el("figure", {}, cDrives, el("figcaption", {}, "Drive space used"))));
+    if (forPage !== page) return;
     drawBars(cDrives, (info.sets || []).flatMap((s) => s.drives.map((d) => ({
       label: `${s.index}/${d.index}`, value: d.used_bytes || 0, color: d.state === "online" ? "#2a6fb0" : "#b03a2a" }))), fmtBytes);
     const sample = async () => {
@@ -621,18 +633,19 @@
 
   // ---- users (admins) ---------------------------------------------------------
   async function viewUsers() {
+    const forPage = page;
     let doc;
     try {
       doc = await callJson("GET", "users");
     } catch (e) {
       if (e.status === 403 && e.code === "AccessDenied") {
-        show(el("h2", {}, "Users"), el("p", { class: "error", id: "users-error" },
+        showIf(forPage, el("h2", {}, "Users"), el("p", { class: "error", id: "users-error" },
           "Managing users needs an admin user (root or one named by --admin-users)."));
         return;
       }
       throw e;
     }
-    const reload = () => viewUsers().catch(failed);
+    const reload = () => { if (forPage === page) viewUsers().catch(failed); };
     const act = (method, path, msg) => async () => {
       try {
         await call(method, ADMIN + path);
@@ -666,7 +679,7 @@
         reload();
       } catch (e) { failed(e); }
     } }, ak, sk, name, el("button", { id: "add-user", type: "submit" }, "Add user"));
-    show(el("h2", {}, "Users"),
+    showIf(forPage, el("h2", {}, "Users"),
       el("p", { class: "muted" }, doc.users_file ? "Stored in " + doc.users_file + "." :
         "The daemon runs without --users: users cannot be added here."),
       form,
@@ -686,6 +699,7 @@
   }
 
   function route() {
+    page++;
     status("");
     const c = creds();
     if (!c) { viewLogin(); return; }

@@ -290,6 +290,32 @@ def health_page_shows_drives(s):
     b.css("#chart-drives")
 
 
+@test
+def slow_page_does_not_draw_over_the_next(s):
+    """With every request delayed, the health page (three round trips) is
+    still loading when the user moves on to the bucket list (one): its late
+    data must not replace the page the user is now on."""
+    b = browser(s)
+    b.login(s.ak, s.sk)
+    b.css("#buckets")
+    b.d.execute_cdp_cmd("Network.enable", {})
+    b.d.execute_cdp_cmd("Network.emulateNetworkConditions", {
+        "offline": False, "latency": 400, "downloadThroughput": -1, "uploadThroughput": -1})
+    try:
+        b.d.execute_script("location.hash = '#/health'")
+        time.sleep(0.1)
+        b.d.execute_script("location.hash = '#/buckets'")
+        # The health view would have drawn by 3 round trips (1.2 s); wait past that.
+        time.sleep(2.5)
+        heading = b.d.find_element(By.CSS_SELECTOR, "main h2").text
+        assert heading == "Buckets", (heading, b.d.find_element(By.TAG_NAME, "body").text[:400])
+        assert b.d.find_elements(By.CSS_SELECTOR, "#buckets"), "bucket table gone"
+        assert not b.d.find_elements(By.CSS_SELECTOR, "#drives"), "the health page drew over the bucket list"
+    finally:
+        b.d.execute_cdp_cmd("Network.emulateNetworkConditions", {
+            "offline": False, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1})
+
+
 ADDED = ("CONSOLEADD01", "console-added-secret-01")
 
 
