@@ -277,7 +277,9 @@ class CephCluster:
             "mon": {"keyring": f"{b}/mon-$id/keyring"},
             "mgr": {"keyring": f"{b}/mgr-$id/keyring"},
             "osd": osd,
-            "client": {"keyring": f"{b}/keyring"},
+            # One admin socket per client process (several in one test).
+            "client": {"keyring": f"{b}/keyring",
+                       "admin_socket": f"{b}/run/$cluster-$name.$pid.asok"},
         }
         for sec, kv in self.extra_conf.items():  # {"osd": {"debug_osd": "5"}, ...}
             sections.setdefault(sec, {}).update({k: str(v) for k, v in kv.items()})
