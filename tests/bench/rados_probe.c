@@ -1,7 +1,10 @@
 /* rados_probe.c - checks and times, on a real cluster, the librados
  * primitives the RADOS backend's design (meta/RADOS.md) relies on.
  *
- *   bench_rados_probe -c CEPH_CONF [-i ID] -p POOL [-e EC_POOL] [-m MIB] [-n N] [-k KEYS]
+ *   bench_rados_probe -c CEPH_CONF [-i ID] -p POOL [-e EC_POOL] [-m MIB] [-n N] [-k KEYS] [-t TESTS]
+ *
+ * TESTS: comma-separated subset of base,guards,contend,list,lease,watch,
+ * small,striped,ec (default all).
  *
  * POOL is a replicated pool (omap), EC_POOL an optional erasure-coded pool
  * (only asked whether omap works there).  Every loop is bounded by a count
@@ -34,6 +37,16 @@ static int iters = 200;
 static int total_mib = 128;
 static int nkeys = 20000;
 static int failures;
+static const char *tests = "base,guards,contend,list,lease,watch,small,striped,ec";
+
+static int want(const char *t)
+{
+    size_t n = strlen(t);
+    for (const char *p = tests; (p = strstr(p, t)) != NULL; p += n)
+        if ((p == tests || p[-1] == ',') && (p[n] == ',' || p[n] == 0))
+            return 1;
+    return 0;
+}
 
 static double now_s(void)
 {
@@ -983,14 +996,14 @@ static void probe_ec(void)
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: bench_rados_probe -c CEPH_CONF [-i ID] -p POOL [-e EC_POOL] [-m MIB] [-n N] [-k KEYS]\n");
+    fprintf(stderr, "usage: bench_rados_probe -c CEPH_CONF [-i ID] -p POOL [-e EC_POOL] [-m MIB] [-n N] [-k KEYS] [-t TESTS]\n");
     exit(2);
 }
 
 int main(int argc, char **argv)
 {
     int opt;
-    while ((opt = getopt(argc, argv, "c:i:p:e:m:n:k:")) != -1) {
+    while ((opt = getopt(argc, argv, "c:i:p:e:m:n:k:t:")) != -1) {
         switch (opt) {
         case 'c': conf_path = optarg; break;
         case 'i': client_id = optarg; break;
@@ -999,6 +1012,7 @@ int main(int argc, char **argv)
         case 'm': total_mib = atoi(optarg); break;
         case 'n': iters = atoi(optarg); break;
         case 'k': nkeys = atoi(optarg); break;
+        case 't': tests = optarg; break;
         default: usage();
         }
     }
@@ -1015,7 +1029,7 @@ int main(int argc, char **argv)
     snprintf(res, sizeof res, "librados %d.%d.%d, omap_cmp: yes", maj, min, ext);
     row_text("library (rados_write_op_omap_cmp links)", res);
     /* Baseline: one small read round trip. */
-    {
+    if (want("base")) {
         rados_write_full(a.io, "probe.base", "x", 1);
         struct samples s = {0};
         double t_end = now_s() + PROBE_LOOP_S;
@@ -1029,17 +1043,27 @@ int main(int argc, char **argv)
         row_lat("baseline: rados_stat (one round trip)", &s, "ok");
         rados_remove(a.io, "probe.base");
     }
-    probe_guards(&a);
-    probe_contention(&a, &b);
-    probe_listing(&a);
-    probe_lease(&a, &b);
-    probe_watch(&a, &b);
-    probe_small(&a, 4096);
-    probe_small(&a, 100 * 1024);
-    probe_striped(&a, 4 << 20, 8);
-    probe_striped(&a, 4 << 20, 1);
-    probe_striped(&a, 1 << 20, 8);
-    probe_ec();
+    if (want("guards"))
+        probe_guards(&a);
+    if (want("contend"))
+        probe_contention(&a, &b);
+    if (want("list"))
+        probe_listing(&a);
+    if (want("lease"))
+        probe_lease(&a, &b);
+    if (want("watch"))
+        probe_watch(&a, &b);
+    if (want("small")) {
+        probe_small(&a, 4096);
+        probe_small(&a, 100 * 1024);
+    }
+    if (want("striped")) {
+        probe_striped(&a, 4 << 20, 8);
+        probe_striped(&a, 4 << 20, 1);
+        probe_striped(&a, 1 << 20, 8);
+    }
+    if (want("ec"))
+        probe_ec();
     conn_close(&b);
     conn_close(&a);
     printf("%s\n", failures ? "SOME EXPECTATIONS FAILED" : "all expectations held");

@@ -279,7 +279,7 @@ class CephCluster:
             "osd": osd,
             # One admin socket per client process (several in one test).
             "client": {"keyring": f"{b}/keyring",
-                       "admin_socket": f"{b}/run/$cluster-$name.$pid.asok"},
+                       "admin_socket": f"{b}/run/$cluster-$name.$pid.$cctid.asok"},
         }
         for sec, kv in self.extra_conf.items():  # {"osd": {"debug_osd": "5"}, ...}
             sections.setdefault(sec, {}).update({k: str(v) for k, v in kv.items()})
