@@ -3,8 +3,8 @@
  *
  *   bench_rados_probe -c CEPH_CONF [-i ID] -p POOL [-e EC_POOL] [-m MIB] [-n N] [-k KEYS] [-t TESTS]
  *
- * TESTS: comma-separated subset of base,guards,contend,list,lease,watch,
- * small,striped,ec (default all).
+ * TESTS: comma-separated subset of base,guards,commit,race,contend,list,
+ * merge,lease,watch,small,striped,ec (default all).
  *
  * POOL is a replicated pool (omap), EC_POOL an optional erasure-coded pool
  * (only asked whether omap works there).  Every loop is bounded by a count
@@ -37,7 +37,7 @@ static int iters = 200;
 static int total_mib = 128;
 static int nkeys = 20000;
 static int failures;
-static const char *tests = "base,guards,contend,list,lease,watch,small,striped,ec";
+static const char *tests = "base,guards,commit,race,contend,list,merge,lease,watch,small,striped,ec";
 
 static int want(const char *t)
 {
@@ -972,6 +972,355 @@ static void probe_small(struct conn *a, size_t size)
     free(data);
 }
 
+/* ---- commit path, If-None-Match race, merged listing ------------------------------- */
+/* The whole commit of a PUT as RADOS.md has it: read the key's head (and
+ * the shard's layout key) in one op, then one write op guarded by both. */
+static int commit_once(rados_ioctx_t io, const char *oid, const char *key, const char *newhead,
+                       const char *rec, size_t reclen, int if_none_match)
+{
+    char head[64];
+    size_t hl = sizeof head;
+    int r = omap_get1(io, oid, key, head, &hl);
+    if (r == -ENOENT)
+        hl = 0;
+    else if (r < 0)
+        return r;
+    if (if_none_match && hl > 0)
+        return -EEXIST;
+    rados_write_op_t op = rados_create_write_op();
+    int p1 = 0, p2 = 0;
+    rados_write_op_omap_cmp(op, "\x01layout", LIBRADOS_CMPXATTR_OP_EQ, "live 0", 6, &p1);
+    rados_write_op_omap_cmp(op, key, LIBRADOS_CMPXATTR_OP_EQ, head, hl, &p2);
+    char okey[96];
+    snprintf(okey, sizeof okey, "o/%s", key + 2);
+    const char *keys[2] = {key, okey};
+    const char *vals[2] = {newhead, rec};
+    size_t lens[2] = {strlen(newhead), reclen};
+    rados_write_op_omap_set(op, keys, vals, lens, 2);
+    r = rados_write_op_operate(op, io, oid, NULL, 0);
+    rados_release_write_op(op);
+    return r;
+}
+
+static void probe_commit(struct conn *a)
+{
+    const char *oid = "probe.commit";
+    char rec[200], key[64], head[32];
+    memset(rec, 'r', sizeof rec);
+    rados_remove(a->io, oid);
+    rados_write_full(a->io, oid, "", 0);
+    omap_set1(a->io, oid, "\x01layout", "live 0", 6);
+    struct samples s = {0};
+    double t_end = now_s() + PROBE_LOOP_S;
+    for (int i = 0; i < iters && now_s() < t_end; i++) {
+        snprintf(key, sizeof key, "h/key%06d", i % 50);
+        snprintf(head, sizeof head, "v%d", i);
+        double t = now_s();
+        int r = commit_once(a->io, oid, key, head, rec, sizeof rec, 0);
+        sample_add(&s, (now_s() - t) * 1e6);
+        if (r < 0)
+            die("commit", r);
+    }
+    row_lat("PUT commit: read head + op guarded by layout and head", &s, "ok");
+    rados_remove(a->io, oid);
+}
+
+struct racer {
+    struct conn *k;
+    int id;
+    int won, lost, other;
+};
+
+static pthread_barrier_t race_bar;
+
+static void *race_run(void *arg)
+{
+    struct racer *rc = arg;
+    char head[16];
+    snprintf(head, sizeof head, "w%d", rc->id);
+    pthread_barrier_wait(&race_bar);
+    for (int attempt = 0; attempt < 20; attempt++) {
+        int r = commit_once(rc->k->io, "probe.race", "h/hot", head, "rec", 3, 1);
+        if (r == 0) {
+            rc->won++;
+            return NULL;
+        }
+        if (r == -EEXIST) { /* saw the winner's head: 412 */
+            rc->lost++;
+            return NULL;
+        }
+        if (r != -ECANCELED) {
+            rc->other++;
+            return NULL;
+        }
+        /* lost the compare: read again and decide again */
+    }
+    rc->other++;
+    return NULL;
+}
+
+static void probe_race(struct conn *a, struct conn *b)
+{
+    int rounds = iters < 50 ? iters : 50, bad = 0;
+    for (int round = 0; round < rounds; round++) {
+        rados_remove(a->io, "probe.race");
+        rados_write_full(a->io, "probe.race", "", 0);
+        omap_set1(a->io, "probe.race", "\x01layout", "live 0", 6);
+        struct racer rc[8];
+        pthread_t t[8];
+        pthread_barrier_init(&race_bar, NULL, 8);
+        for (int i = 0; i < 8; i++) {
+            rc[i] = (struct racer){i % 2 ? b : a, i, 0, 0, 0};
+            pthread_create(&t[i], NULL, race_run, &rc[i]);
+        }
+        int won = 0, lost = 0, other = 0;
+        for (int i = 0; i < 8; i++) {
+            pthread_join(t[i], NULL);
+            won += rc[i].won;
+            lost += rc[i].lost;
+            other += rc[i].other;
+        }
+        pthread_barrier_destroy(&race_bar);
+        if (won != 1 || lost != 7 || other)
+            bad++;
+    }
+    char res[128];
+    snprintf(res, sizeof res, "%d rounds, %d not exactly 1 winner", rounds, bad);
+    check(bad == 0, "exactly one If-None-Match writer wins");
+    row_text("8 writers (2 clients) If-None-Match on one key", res);
+    rados_remove(a->io, "probe.race");
+}
+
+static uint32_t fnv1a(const char *s)
+{
+    uint32_t h = 2166136261u;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 16777619u;
+    return h;
+}
+
+#define MSHARDS_MAX 64
+struct mstream {
+    char **keys;
+    int n, pos, cap;
+    unsigned char more;
+    char after[64];
+    rados_read_op_t op;
+    rados_omap_iter_t it;
+    rados_completion_t c;
+    int prval;
+    int pending; /* a read is in flight */
+    int want;    /* keys to ask for next: small after a common prefix */
+};
+
+static void ms_issue(struct conn *a, struct mstream *m, int shard, const char *prefix, int max)
+{
+    if (m->want && m->want < max)
+        max = m->want;
+    char oid[64];
+    snprintf(oid, sizeof oid, "probe.shard.%d", shard);
+    m->op = rados_create_read_op();
+    rados_read_op_omap_get_vals2(m->op, m->after, prefix, (uint64_t)max, &m->it, &m->more, &m->prval);
+    rados_aio_create_completion2(NULL, NULL, &m->c);
+    int r = rados_aio_read_op_operate(m->op, a->io, m->c, oid, 0);
+    if (r < 0)
+        die("aio read op", r);
+    m->pending = 1;
+}
+
+static void ms_collect(struct mstream *m)
+{
+    rados_aio_wait_for_complete(m->c);
+    m->pending = 0;
+    int r = rados_aio_get_return_value(m->c);
+    rados_aio_release(m->c);
+    if (r < 0 || m->prval < 0)
+        die("merge read", r < 0 ? r : m->prval);
+    m->n = m->pos = 0;
+    char *k, *v;
+    size_t kl, vl;
+    while (rados_omap_get_next2(m->it, &k, &v, &kl, &vl) == 0 && k) {
+        if (m->n == m->cap) {
+            m->cap = m->cap ? m->cap * 2 : 64;
+            m->keys = realloc(m->keys, sizeof(char *) * (size_t)m->cap);
+            for (int i = m->n; i < m->cap; i++)
+                m->keys[i] = malloc(64);
+        }
+        snprintf(m->keys[m->n++], 64, "%.*s", (int)kl, k);
+    }
+    rados_omap_get_end(m->it);
+    rados_release_read_op(m->op);
+    if (m->n)
+        snprintf(m->after, sizeof m->after, "%s", m->keys[m->n - 1]);
+}
+
+/* List every key under prefix across S shards in pages of `page`, with or
+ * without the delimiter '/'; returns keys+prefixes emitted, counts ops. */
+static int merge_list(struct conn *a, int S, const char *prefix, int page, int delim, int *ops,
+                      int *pages, struct samples *per_page)
+{
+    struct mstream ms[MSHARDS_MAX];
+    memset(ms, 0, sizeof ms);
+    int per = (2 * page + S - 1) / S + 8;
+    if (per > 1000) /* the OSD returns at most osd_max_omap_entries_per_request (1024) */
+        per = 1000;
+    for (int i = 0; i < S; i++) {
+        snprintf(ms[i].after, sizeof ms[i].after, "%s", prefix);
+        ms[i].more = 1;
+        ms_issue(a, &ms[i], i, prefix, per);
+        (*ops)++;
+    }
+    for (int i = 0; i < S; i++)
+        ms_collect(&ms[i]);
+    int emitted = 0, in_page = 0;
+    char last[64] = "", cp[64] = "";
+    double t_page = now_s();
+    size_t plen = strlen(prefix);
+    for (;;) {
+        /* refill dry streams that have more, in parallel */
+        int issued = 0;
+        for (int i = 0; i < S; i++)
+            if (ms[i].pos == ms[i].n && ms[i].more) {
+                ms_issue(a, &ms[i], i, prefix, per);
+                (*ops)++;
+                issued = 1;
+            }
+        if (issued)
+            for (int i = 0; i < S; i++)
+                if (ms[i].pending)
+                    ms_collect(&ms[i]);
+        int best = -1;
+        for (int i = 0; i < S; i++)
+            if (ms[i].pos < ms[i].n &&
+                (best < 0 || strcmp(ms[i].keys[ms[i].pos], ms[best].keys[ms[best].pos]) < 0))
+                best = i;
+        if (best < 0)
+            break;
+        const char *k = ms[best].keys[ms[best].pos++];
+        if (last[0] && strcmp(k, last) <= 0)
+            die("merge order", -EIO);
+        snprintf(last, sizeof last, "%s", k);
+        int is_cp = 0;
+        if (delim) {
+            const char *sl = strchr(k + plen, '/');
+            if (sl) {
+                is_cp = 1;
+                size_t cl = (size_t)(sl - k) + 1;
+                if (cp[0] && strncmp(k, cp, strlen(cp)) == 0)
+                    continue; /* buffered key under the emitted prefix */
+                snprintf(cp, sizeof cp, "%.*s", (int)cl, k);
+                /* drop buffered keys under cp; a stream that runs dry inside
+                 * cp seeks past it */
+                for (int i = 0; i < S; i++) {
+                    int dropped = 0;
+                    while (ms[i].pos < ms[i].n && strncmp(ms[i].keys[ms[i].pos], cp, cl) == 0) {
+                        ms[i].pos++;
+                        dropped++;
+                    }
+                    /* keys here come in groups under common prefixes: read
+                     * a few at a time and seek past each group */
+                    if (dropped || i == best)
+                        ms[i].want = 16;
+                    if (ms[i].pos == ms[i].n && ms[i].more && strncmp(ms[i].after, cp, cl) == 0 &&
+                        cl + 2 <= sizeof ms[i].after) {
+                        memcpy(ms[i].after, cp, cl);
+                        ms[i].after[cl] = '\xff';
+                        ms[i].after[cl + 1] = 0;
+                    }
+                }
+            }
+        }
+        if (!is_cp && ms[best].want && ms[best].want < per)
+            ms[best].want *= 2; /* plain keys again: back to full reads */
+        emitted++;
+        if (++in_page == page) {
+            sample_add(per_page, (now_s() - t_page) * 1e6);
+            (*pages)++;
+            in_page = 0;
+            t_page = now_s();
+        }
+    }
+    if (in_page) {
+        sample_add(per_page, (now_s() - t_page) * 1e6);
+        (*pages)++;
+    }
+    for (int i = 0; i < S; i++) {
+        for (int j = 0; j < ms[i].cap; j++)
+            free(ms[i].keys[j]);
+        free(ms[i].keys);
+    }
+    return emitted;
+}
+
+static void probe_merge(struct conn *a)
+{
+    int shard_counts[] = {1, 8, 32};
+    for (unsigned si = 0; si < sizeof shard_counts / sizeof shard_counts[0]; si++) {
+        int S = shard_counts[si];
+        char oid[64], key[64];
+        char val[80];
+        memset(val, 'h', sizeof val); /* a head entry's size */
+        for (int i = 0; i < S; i++) {
+            snprintf(oid, sizeof oid, "probe.shard.%d", i);
+            rados_remove(a->io, oid);
+            rados_write_full(a->io, oid, "", 0);
+        }
+        /* nkeys keys: half "b/obj%07d", half "a/dirNNN/obj%06d"; batched per shard */
+        rados_write_op_t ops[MSHARDS_MAX];
+        int cnt[MSHARDS_MAX] = {0};
+        for (int i = 0; i < S; i++)
+            ops[i] = rados_create_write_op();
+        for (int j = 0; j < nkeys; j++) {
+            if (j % 2 == 0)
+                snprintf(key, sizeof key, "h/a/dir%03d/obj%06d", (j / 2) % 100, j / 2);
+            else
+                snprintf(key, sizeof key, "h/b/obj%07d", j / 2);
+            int sh = (int)(fnv1a(key) % (uint32_t)S);
+            const char *k1[1] = {key};
+            const char *v1[1] = {val};
+            size_t l1[1] = {sizeof val};
+            rados_write_op_omap_set(ops[sh], k1, v1, l1, 1);
+            if (++cnt[sh] == 1000) {
+                snprintf(oid, sizeof oid, "probe.shard.%d", sh);
+                int r = rados_write_op_operate(ops[sh], a->io, oid, NULL, 0);
+                if (r < 0)
+                    die("shard fill", r);
+                rados_release_write_op(ops[sh]);
+                ops[sh] = rados_create_write_op();
+                cnt[sh] = 0;
+            }
+        }
+        for (int i = 0; i < S; i++) {
+            snprintf(oid, sizeof oid, "probe.shard.%d", i);
+            if (cnt[i] && rados_write_op_operate(ops[i], a->io, oid, NULL, 0) < 0)
+                die("shard fill", -EIO);
+            rados_release_write_op(ops[i]);
+        }
+        struct samples s = {0};
+        int nops = 0, npages = 0;
+        double t0 = now_s();
+        int got = merge_list(a, S, "h/b/", 1000, 0, &nops, &npages, &s);
+        double el = now_s() - t0;
+        char what[96], res[128];
+        snprintf(what, sizeof what, "merged list %d shards, prefix b/, page 1000 (per page)", S);
+        snprintf(res, sizeof res, "%d keys, %d ops, %.0f keys/s", got, nops, got / el);
+        check(got == nkeys / 2, "merged listing returns every key");
+        row_lat(what, &s, res);
+        nops = npages = 0;
+        t0 = now_s();
+        got = merge_list(a, S, "h/a/", 1000, 1, &nops, &npages, &s);
+        el = now_s() - t0;
+        snprintf(what, sizeof what, "merged list %d shards, prefix a/ delimiter / (whole)", S);
+        snprintf(res, sizeof res, "%d prefixes, %d ops, %.1f ms", got, nops, el * 1e3);
+        check(got == 100, "100 common prefixes");
+        row_lat(what, &s, res);
+        for (int i = 0; i < S; i++) {
+            snprintf(oid, sizeof oid, "probe.shard.%d", i);
+            rados_remove(a->io, oid);
+        }
+    }
+}
+
 /* ---- EC pool and version facts ------------------------------------------------------- */
 static void probe_ec(void)
 {
@@ -1045,10 +1394,16 @@ int main(int argc, char **argv)
     }
     if (want("guards"))
         probe_guards(&a);
+    if (want("commit"))
+        probe_commit(&a);
+    if (want("race"))
+        probe_race(&a, &b);
     if (want("contend"))
         probe_contention(&a, &b);
     if (want("list"))
         probe_listing(&a);
+    if (want("merge"))
+        probe_merge(&a);
     if (want("lease"))
         probe_lease(&a, &b);
     if (want("watch"))
