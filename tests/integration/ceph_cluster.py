@@ -15,12 +15,17 @@ memory, for tests that need no durability; bluestore: a sparse file per OSD),
 optionally a radosgw and a manager.  No manager by default: pools, I/O, omap,
 object classes, watch/notify and radosgw all work without one (the monitor
 creates pools), and ceph-mgr costs 210-300 MiB of RSS and a second to start.
-Every file (config, keyrings, monitor and OSD data,
+Without a manager `ceph pg ...` and `ceph -s` PG statistics hang or stay
+empty; pool readiness is checked with an op on the pool instead.  Every
+file (config, keyrings, monitor and OSD data,
 sockets, logs) is under one base directory (a new temporary directory unless
 given), removed when the cluster stops.  Daemons run in the foreground as our
 children, each in its own session, and are stopped by PID only (SIGTERM, then
 SIGKILL after a timeout); nothing is looked up by name.  Everything listens on
-127.0.0.1 only.
+127.0.0.1 only.  If the test process is killed (SIGKILL), the daemons get
+SIGTERM from the kernel (parent-death signal) and are gone within ~10 s (an
+OSD waits for the monitor at shutdown); only the base directory
+(strata-ceph-* under $STRATA_TEST_TMPDIR or /tmp) stays behind.
 
 By hand (the cluster outlives the command; its PIDs are in DIR/cluster.json):
 
@@ -31,10 +36,13 @@ By hand (the cluster outlives the command; its PIDs are in DIR/cluster.json):
 `start` prints the shell lines to use it (CEPH_CONF, CEPH_KEYRING, ...), e.g.
 `ceph -c DIR/ceph.conf -s` or `rados -c DIR/ceph.conf lspools`.
 
-Measured here (2 cores, shared): up in 4.0 s with one memstore OSD (79 MiB
-RSS: mon 38, osd 42), 10.9 s with one bluestore OSD on a sparse 20 GB file,
-6.2 s with three memstore OSDs; a replicated pool is usable 1.7-3.8 s after
-its create, an EC 2+1 pool 4.2 s; stop_osd 1.2 s, start_osd 2.1 s.
+Measured here (2 cores shared with other jobs, load average 9-13): up in
+3.9-4.7 s with one memstore OSD (79 MiB RSS: mon 38, osd 42; 7.5 s once
+under load), 9.1-12.4 s with one bluestore OSD on a sparse 20 GB file (391
+MiB allocated after 256 MiB of writes), 6.2-7.6 s with three memstore OSDs,
+15.5-17.2 s with bluestore and radosgw; ceph-mgr adds 210-300 MiB.  A
+replicated pool is usable 1.7-3.8 s after its create, an EC 2+1 pool 4.2 s;
+stop_osd 1.1-1.9 s, start_osd 1.9-4.6 s.
 
 Runs with /usr/bin/python3; needs ceph-mon, ceph-osd, ceph-common (radosgw
 for rgw=True) from deploy/install-deps.sh, and ceph-mgr for mgr=True (not
@@ -43,6 +51,7 @@ installed by it).
 
 import argparse
 import atexit
+import ctypes
 import json
 import os
 import shutil
@@ -128,6 +137,16 @@ def _kill_pid(pid, timeout=15.0):
         time.sleep(0.05)
 
 
+def _die_with_parent():
+    """In the child before exec: SIGTERM when the process that started it
+    dies (a test killed with SIGKILL leaves no cluster running)."""
+    try:
+        libc = ctypes.CDLL("libc.so.6", use_errno=True)
+        libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except OSError:
+        pass
+
+
 def _rss_kib(pid):
     try:
         with open(f"/proc/{pid}/status") as f:
@@ -150,7 +169,8 @@ class CephCluster:
 
     def __init__(self, osds=1, store="memstore", base=None, mgr=False, rgw=False,
                  memstore_bytes=2 * GIB, bluestore_bytes=20 * GIB,
-                 osd_memory_target=GIB, timeout=60.0, extra_conf=None, keep_base=False):
+                 osd_memory_target=GIB, timeout=60.0, extra_conf=None, keep_base=False,
+                 die_with_parent=True):
         if store not in ("memstore", "bluestore"):
             raise ValueError("store must be memstore or bluestore")
         if osds < 1:
@@ -166,6 +186,10 @@ class CephCluster:
         self.extra_conf = dict(extra_conf or {})
         self._given_base = base
         self.keep_base = keep_base
+        # Daemons get SIGTERM when the thread that started them exits (the
+        # kernel's parent-death signal follows the starting thread: start
+        # the cluster from a thread that outlives its use, e.g. the main one).
+        self.die_with_parent = die_with_parent
         self.base = None
         self.conf = None
         self.keyring = None
@@ -292,7 +316,8 @@ class CephCluster:
     def _spawn(self, name, argv):
         logf = open(self.path("log", f"{name}.out"), "ab")
         p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=logf, stderr=subprocess.STDOUT,
-                             start_new_session=True, close_fds=True)
+                             start_new_session=True, close_fds=True,
+                             preexec_fn=_die_with_parent if self.die_with_parent else None)
         logf.close()
         self._procs[name] = p
         self.pids[name] = p.pid
@@ -474,8 +499,11 @@ class CephCluster:
         return self.pids.get(f"osd.{i}")
 
     def stop_osd(self, i, sig=signal.SIGTERM, wait_down=True):
-        """Stop osd.i by its PID (SIGTERM: a clean shutdown that marks itself
-        down; SIGKILL: a crash, marked down after the heartbeat grace)."""
+        """Stop osd.i by its PID.  SIGTERM: a clean shutdown that marks
+        itself down.  SIGKILL: a crash; its peers would report it after the
+        heartbeat grace, but a lone OSD has no peers (the monitor would wait
+        mon_osd_report_timeout, 15 min), so it is marked down here at once
+        (`ceph osd down`), as a test that killed it knows it is."""
         pid = self.pids.get(f"osd.{i}")
         if not pid:
             raise CephError(f"osd.{i} is not running")
@@ -489,6 +517,8 @@ class CephCluster:
         self.pids.pop(f"osd.{i}", None)
         self._procs.pop(f"osd.{i}", None)
         self._save_state()
+        if sig != signal.SIGTERM:
+            self.ceph("osd", "down", f"osd.{i}", check=False)
         if wait_down:
             self._wait(f"osd.{i} down", lambda: self._osd_up(i) is False, timeout=60)
 
@@ -502,7 +532,10 @@ class CephCluster:
         return None
 
     def start_osd(self, i, wait_up=True):
-        """Start osd.i again (memstore: it comes back empty and backfills)."""
+        """Start osd.i again.  bluestore keeps its objects.  A memstore OSD
+        comes back empty (verified: it writes out no objects at stop): with
+        copies on other OSDs it backfills, as the only copy its PGs' data is
+        gone and their ops hang.  Restart tests want bluestore."""
         if self.pids.get(f"osd.{i}"):
             raise CephError(f"osd.{i} is running")
         self._spawn(f"osd.{i}", ["ceph-osd", "-f", "-c", self.conf, "-i", str(i)])
@@ -553,7 +586,7 @@ def _cli():
 
     if a.cmd == "start":
         c = CephCluster(osds=a.osds, store=a.store, base=a.dir, mgr=a.mgr, rgw=a.rgw,
-                        keep_base=True)
+                        keep_base=True, die_with_parent=False)
         c.start()
         for p in a.pool:
             c.create_pool(p)
