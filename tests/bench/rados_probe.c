@@ -3,7 +3,7 @@
  *
  *   bench_rados_probe -c CEPH_CONF [-i ID] -p POOL [-e EC_POOL] [-m MIB] [-n N] [-k KEYS] [-t TESTS]
  *
- * TESTS: comma-separated subset of base,guards,commit,race,contend,list,
+ * TESTS: comma-separated subset of base,guards,get,commit,race,contend,list,
  * merge,lease,watch,small,striped,ec (default all).
  *
  * POOL is a replicated pool (omap), EC_POOL an optional erasure-coded pool
@@ -37,7 +37,7 @@ static int iters = 200;
 static int total_mib = 128;
 static int nkeys = 20000;
 static int failures;
-static const char *tests = "base,guards,commit,race,contend,list,merge,lease,watch,small,striped,ec";
+static const char *tests = "base,guards,get,commit,race,contend,list,merge,lease,watch,small,striped,ec";
 
 static int want(const char *t)
 {
@@ -390,6 +390,82 @@ static void probe_guards(struct conn *a)
             die("omap get", r);
     }
     row_lat("read: omap_get_vals_by_keys 1 key", &s, "ok");
+    rados_remove(a->io, oid);
+}
+
+/* GET as RADOS.md has it: one read op holding a compare of the shard's
+ * layout key, the key's head and its newest version record (with inline
+ * bytes).  Also: does a failed compare in a read op cancel it? */
+static void probe_get(struct conn *a)
+{
+    const char *oid = "probe.get";
+    char rec[200 + 4096];
+    memset(rec, 'r', sizeof rec);
+    rados_remove(a->io, oid);
+    rados_write_full(a->io, oid, "", 0);
+    omap_set1(a->io, oid, "\x01layout", "live 0", 6);
+    omap_set1(a->io, oid, "h/k", "head", 4);
+    omap_set1(a->io, oid, "o/k\x01" "00000000000000000000000000000002", "older", 5);
+    omap_set1(a->io, oid, "o/k\x01" "00000000000000000000000000000001", rec, sizeof rec);
+    char res[160];
+    for (int stale = 1; stale >= 0; stale--) {
+        rados_read_op_t op = rados_create_read_op();
+        int pc = 1, ph = 1, pv = 1;
+        rados_omap_iter_t ih, iv;
+        unsigned char more = 0;
+        const char *hk[1] = {"h/k"};
+        rados_read_op_omap_cmp(op, "\x01layout", LIBRADOS_CMPXATTR_OP_EQ, stale ? "live 1" : "live 0", 6,
+                               &pc);
+        rados_read_op_omap_get_vals_by_keys(op, hk, 1, &ih, &ph);
+        rados_read_op_omap_get_vals2(op, "o/k\x01", "o/k\x01", 1, &iv, &more, &pv);
+        int r = rados_read_op_operate(op, a->io, oid, 0);
+        char *k = NULL, *v;
+        size_t kl = 0, vl = 0;
+        int nh = 0;
+        if (r == 0) {
+            while (rados_omap_get_next2(ih, &k, &v, &kl, &vl) == 0 && k)
+                nh++;
+            k = NULL;
+            rados_omap_get_next2(iv, &k, &v, &kl, &vl);
+        }
+        snprintf(res, sizeof res, "op %s, head %d, newest %s %zu B", errname(r), nh,
+                 k ? (memcmp(k + 4, "00000000000000000000000000000001", 32) == 0 ? "sk..01" : "WRONG")
+                   : "-",
+                 k ? vl : 0);
+        row_text(stale ? "read op: cmp(layout, EQ, stale gen) + head + newest"
+                       : "read op: cmp(layout, EQ, gen) + head + newest",
+                 res);
+        if (stale)
+            check(r == -ECANCELED, "a failed compare cancels a read op");
+        else
+            check(r == 0 && nh == 1 && k && vl == sizeof rec, "head and newest record in one read op");
+        if (r == 0) {
+            rados_omap_get_end(ih);
+            rados_omap_get_end(iv);
+        }
+        rados_release_read_op(op);
+    }
+    struct samples s = {0};
+    double t_end = now_s() + PROBE_LOOP_S;
+    for (int i = 0; i < iters && now_s() < t_end; i++) {
+        rados_read_op_t op = rados_create_read_op();
+        int pc, ph, pv;
+        rados_omap_iter_t ih, iv;
+        unsigned char more;
+        const char *hk[1] = {"h/k"};
+        rados_read_op_omap_cmp(op, "\x01layout", LIBRADOS_CMPXATTR_OP_EQ, "live 0", 6, &pc);
+        rados_read_op_omap_get_vals_by_keys(op, hk, 1, &ih, &ph);
+        rados_read_op_omap_get_vals2(op, "o/k\x01", "o/k\x01", 1, &iv, &more, &pv);
+        double t = now_s();
+        int r = rados_read_op_operate(op, a->io, oid, 0);
+        sample_add(&s, (now_s() - t) * 1e6);
+        if (r < 0)
+            die("get op", r);
+        rados_omap_get_end(ih);
+        rados_omap_get_end(iv);
+        rados_release_read_op(op);
+    }
+    row_lat("GET 4 KiB inline: layout cmp + head + newest, 1 read op", &s, "ok");
     rados_remove(a->io, oid);
 }
 
@@ -1156,8 +1232,8 @@ static void ms_collect(struct mstream *m)
 
 /* List every key under prefix across S shards in pages of `page`, with or
  * without the delimiter '/'; returns keys+prefixes emitted, counts ops. */
-static int merge_list(struct conn *a, int S, const char *prefix, int page, int delim, int *ops,
-                      int *pages, struct samples *per_page)
+static int merge_list(struct conn *a, int S, const char *prefix, int page, int delim, int adaptive,
+                      int *ops, int *pages, struct samples *per_page)
 {
     struct mstream ms[MSHARDS_MAX];
     memset(ms, 0, sizeof ms);
@@ -1219,7 +1295,7 @@ static int merge_list(struct conn *a, int S, const char *prefix, int page, int d
                     }
                     /* keys here come in groups under common prefixes: read
                      * a few at a time and seek past each group */
-                    if (dropped || i == best)
+                    if (adaptive && (dropped || i == best))
                         ms[i].want = 16;
                     if (ms[i].pos == ms[i].n && ms[i].more && strncmp(ms[i].after, cp, cl) == 0 &&
                         cl + 2 <= sizeof ms[i].after) {
@@ -1299,21 +1375,24 @@ static void probe_merge(struct conn *a)
         struct samples s = {0};
         int nops = 0, npages = 0;
         double t0 = now_s();
-        int got = merge_list(a, S, "h/b/", 1000, 0, &nops, &npages, &s);
+        int got = merge_list(a, S, "h/b/", 1000, 0, 0, &nops, &npages, &s);
         double el = now_s() - t0;
         char what[96], res[128];
         snprintf(what, sizeof what, "merged list %d shards, prefix b/, page 1000 (per page)", S);
         snprintf(res, sizeof res, "%d keys, %d ops, %.0f keys/s", got, nops, got / el);
         check(got == nkeys / 2, "merged listing returns every key");
         row_lat(what, &s, res);
-        nops = npages = 0;
-        t0 = now_s();
-        got = merge_list(a, S, "h/a/", 1000, 1, &nops, &npages, &s);
-        el = now_s() - t0;
-        snprintf(what, sizeof what, "merged list %d shards, prefix a/ delimiter / (whole)", S);
-        snprintf(res, sizeof res, "%d prefixes, %d ops, %.1f ms", got, nops, el * 1e3);
-        check(got == 100, "100 common prefixes");
-        row_lat(what, &s, res);
+        for (int adaptive = 1; adaptive >= 0; adaptive--) {
+            nops = npages = 0;
+            t0 = now_s();
+            got = merge_list(a, S, "h/a/", 1000, 1, adaptive, &nops, &npages, &s);
+            el = now_s() - t0;
+            snprintf(what, sizeof what, "merged list %d shards, prefix a/ delimiter /, %s reads", S,
+                     adaptive ? "small" : "full");
+            snprintf(res, sizeof res, "%d prefixes, %d ops, %.1f ms", got, nops, el * 1e3);
+            check(got == 100, "100 common prefixes");
+            row_lat(what, &s, res);
+        }
         for (int i = 0; i < S; i++) {
             snprintf(oid, sizeof oid, "probe.shard.%d", i);
             rados_remove(a->io, oid);
@@ -1394,6 +1473,8 @@ int main(int argc, char **argv)
     }
     if (want("guards"))
         probe_guards(&a);
+    if (want("get"))
+        probe_get(&a);
     if (want("commit"))
         probe_commit(&a);
     if (want("race"))
