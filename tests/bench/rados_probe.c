@@ -771,7 +771,8 @@ static void watch_cb(void *arg, uint64_t notify_id, uint64_t handle, uint64_t no
 {
     struct watcher *w = arg;
     double t = now_s();
-    rados_notify_ack(w->io, "probe.ctl", notify_id, handle, NULL, 0);
+    /* The ack carries this client's state (a gateway: its lock clock). */
+    rados_notify_ack(w->io, "probe.ctl", notify_id, handle, "lock_ms=1234567", 15);
     pthread_mutex_lock(&w->mu);
     w->t_recv = t;
     w->got++;
@@ -795,6 +796,29 @@ static void probe_watch(struct conn *a, struct conn *b)
     int r = rados_watch3(b->io, "probe.ctl", &w.cookie, watch_cb, watch_err, 30, &w);
     if (r < 0)
         die("watch3", r);
+    /* Who is there, and what do they say: the decoded acks of one notify. */
+    {
+        char *reply = NULL;
+        size_t rlen = 0;
+        r = rados_notify2(a->io, "probe.ctl", "clock?", 6, 5000, &reply, &rlen);
+        struct notify_ack_t *acks = NULL;
+        struct notify_timeout_t *tos = NULL;
+        size_t nacks = 0, ntos = 0;
+        int dr = reply ? rados_decode_notify_response(reply, rlen, &acks, &nacks, &tos, &ntos) : -EINVAL;
+        char res[128];
+        snprintf(res, sizeof res, "notify %s, decode %s, %zu ack(s) \"%.*s\", %zu timeout(s)", errname(r),
+                 errname(dr), nacks, nacks ? (int)acks[0].payload_len : 0, nacks ? acks[0].payload : "",
+                 ntos);
+        check(r == 0 && dr == 0 && nacks == 1 && acks[0].payload_len == 15, "one ack with its payload");
+        row_text("notify2 reply: watchers' acks with payload", res);
+        if (dr == 0)
+            rados_free_notify_response(acks, nacks, tos);
+        rados_buffer_free(reply);
+        pthread_mutex_lock(&w.mu);
+        while (w.got == 0)
+            pthread_cond_wait(&w.cv, &w.mu);
+        pthread_mutex_unlock(&w.mu);
+    }
     struct samples deliver = {0}, round = {0};
     double t_end = now_s() + PROBE_LOOP_S;
     for (int i = 0; i < iters && now_s() < t_end; i++) {
