@@ -3,7 +3,7 @@
  *
  *   bench_rados_probe -c CEPH_CONF [-i ID] -p POOL [-e EC_POOL] [-m MIB] [-n N] [-k KEYS] [-t TESTS]
  *
- * TESTS: comma-separated subset of base,guards,get,commit,race,contend,list,
+ * TESTS: comma-separated subset of base,guards,get,commit,race,complete,contend,list,
  * merge,lease,watch,small,striped,ec (default all).
  *
  * POOL is a replicated pool (omap), EC_POOL an optional erasure-coded pool
@@ -37,7 +37,7 @@ static int iters = 200;
 static int total_mib = 128;
 static int nkeys = 20000;
 static int failures;
-static const char *tests = "base,guards,get,commit,race,contend,list,merge,lease,watch,small,striped,ec";
+static const char *tests = "base,guards,get,commit,race,complete,contend,list,merge,lease,watch,small,striped,ec";
 
 static int want(const char *t)
 {
@@ -466,6 +466,98 @@ static void probe_get(struct conn *a)
         rados_release_read_op(op);
     }
     row_lat("GET 4 KiB inline: layout cmp + head + newest, 1 read op", &s, "ok");
+    rados_remove(a->io, oid);
+}
+
+/* Multipart complete as RADOS.md has it: one op removing 10,000 part
+ * records and setting 79 part-table chunks of ~8 KiB and the version
+ * record, guarded by the upload record. */
+static void probe_complete(struct conn *a)
+{
+    const char *oid = "probe.complete";
+    enum { NPARTS = 10000, NCHUNKS = 79 };
+    char key[96], val[160];
+    memset(val, 'p', sizeof val);
+    rados_remove(a->io, oid);
+    rados_write_full(a->io, oid, "", 0);
+    omap_set1(a->io, oid, "u/key\x01" "0123456789abcdef0123456789abcdef", "upload", 6);
+    char **keys = calloc(NPARTS, sizeof(char *));
+    const char **vals = calloc(NPARTS, sizeof(char *));
+    size_t *lens = calloc(NPARTS, sizeof(size_t));
+    for (int i = 0; i < NPARTS; i++) {
+        snprintf(key, sizeof key, "p/key\x01" "0123456789abcdef0123456789abcdef/%04x", i + 1);
+        keys[i] = strdup(key);
+        vals[i] = val;
+        lens[i] = sizeof val;
+    }
+    for (int b = 0; b < NPARTS; b += 1000) {
+        rados_write_op_t op = rados_create_write_op();
+        rados_write_op_omap_set(op, (const char *const *)keys + b, vals + b, lens + b, 1000);
+        int r = rados_write_op_operate(op, a->io, oid, NULL, 0);
+        rados_release_write_op(op);
+        if (r < 0)
+            die("part records", r);
+    }
+    char *chunk = malloc(8192);
+    memset(chunk, 't', 8192);
+    char *ckeys[NCHUNKS + 2];
+    const char *cvals[NCHUNKS + 2];
+    size_t clens[NCHUNKS + 2];
+    for (int c = 0; c < NCHUNKS; c++) {
+        snprintf(key, sizeof key, "t/key\x01" "00000000000000000000000000000001/%04x", c);
+        ckeys[c] = strdup(key);
+        cvals[c] = chunk;
+        clens[c] = 8192;
+    }
+    ckeys[NCHUNKS] = strdup("o/key\x01" "00000000000000000000000000000001");
+    cvals[NCHUNKS] = val;
+    clens[NCHUNKS] = sizeof val;
+    ckeys[NCHUNKS + 1] = strdup("h/key");
+    cvals[NCHUNKS + 1] = "head";
+    clens[NCHUNKS + 1] = 4;
+    rados_write_op_t op = rados_create_write_op();
+    int p1 = 0, p2 = 0;
+    rados_write_op_omap_cmp(op, "u/key\x01" "0123456789abcdef0123456789abcdef", LIBRADOS_CMPXATTR_OP_EQ,
+                            "upload", 6, &p1);
+    rados_write_op_omap_cmp(op, "h/key", LIBRADOS_CMPXATTR_OP_EQ, "", 0, &p2);
+    rados_write_op_omap_set(op, (const char *const *)ckeys, cvals, clens, NCHUNKS + 2);
+    rados_write_op_omap_rm_keys(op, (const char *const *)keys, NPARTS);
+    const char *uk[1] = {"u/key\x01" "0123456789abcdef0123456789abcdef"};
+    rados_write_op_omap_rm_keys(op, uk, 1);
+    double t = now_s();
+    int r = rados_write_op_operate(op, a->io, oid, NULL, 0);
+    double el = now_s() - t;
+    rados_release_write_op(op);
+    /* what is left: no p/ or u/ keys, 79 t/ keys */
+    int left_p = 0, left_t = 0;
+    rados_read_op_t rop = rados_create_read_op();
+    rados_omap_iter_t it;
+    unsigned char more = 0;
+    int prval = 0;
+    rados_read_op_omap_get_keys2(rop, "", 1000, &it, &more, &prval);
+    if (rados_read_op_operate(rop, a->io, oid, 0) == 0) {
+        char *k, *v;
+        size_t kl, vl;
+        while (rados_omap_get_next2(it, &k, &v, &kl, &vl) == 0 && k) {
+            left_p += k[0] == 'p' || k[0] == 'u';
+            left_t += k[0] == 't';
+        }
+        rados_omap_get_end(it);
+    }
+    rados_release_read_op(rop);
+    char res[160];
+    snprintf(res, sizeof res, "op %s in %.1f ms; left: %d part/upload keys, %d chunks", errname(r),
+             el * 1e3, left_p, left_t);
+    check(r == 0 && left_p == 0 && left_t == NCHUNKS, "complete op applies whole");
+    row_text("complete: rm 10,000 parts + set 79 x 8 KiB chunks, 1 op", res);
+    for (int i = 0; i < NPARTS; i++)
+        free(keys[i]);
+    for (int c = 0; c < NCHUNKS + 2; c++)
+        free(ckeys[c]);
+    free(keys);
+    free(vals);
+    free(lens);
+    free(chunk);
     rados_remove(a->io, oid);
 }
 
@@ -1503,6 +1595,8 @@ int main(int argc, char **argv)
         probe_commit(&a);
     if (want("race"))
         probe_race(&a, &b);
+    if (want("complete"))
+        probe_complete(&a);
     if (want("contend"))
         probe_contention(&a, &b);
     if (want("list"))
