@@ -4,28 +4,29 @@
 For the RADOS backend's integration tests and for developers:
 
     from ceph_cluster import CephCluster
-    with CephCluster(osds=1, store="memstore") as c:
-        c.create_pool("strata.meta")                       # replicated
+    with CephCluster(osds=3, store="memstore") as c:
+        c.create_pool("strata.meta", size=2)               # replicated
         c.create_ec_pool("strata.warm", k=2, m=1)          # needs k+m OSDs
         run_daemon("--rados-conf", c.conf, "--rados-id", c.client_id)
-        c.stop_osd(0); ...; c.start_osd(0)                 # failure tests
+        c.stop_osd(1); ...; c.start_osd(1)                 # failure tests
 
-One monitor, 1..N OSDs (memstore: data in the OSD's
-memory, for tests that need no durability; bluestore: a sparse file per OSD),
-optionally a radosgw and a manager.  No manager by default: pools, I/O, omap,
-object classes, watch/notify and radosgw all work without one (the monitor
-creates pools), and ceph-mgr costs 210-300 MiB of RSS and a second to start.
-Without a manager `ceph pg ...` and `ceph -s` PG statistics hang or stay
-empty; pool readiness is checked with an op on the pool instead.  Every
-file (config, keyrings, monitor and OSD data,
-sockets, logs) is under one base directory (a new temporary directory unless
-given), removed when the cluster stops.  Daemons run in the foreground as our
-children, each in its own session, and are stopped by PID only (SIGTERM, then
-SIGKILL after a timeout); nothing is looked up by name.  Everything listens on
-127.0.0.1 only.  If the test process is killed (SIGKILL), the daemons get
-SIGTERM from the kernel (parent-death signal) and are gone within ~10 s (an
-OSD waits for the monitor at shutdown); only the base directory
-(strata-ceph-* under $STRATA_TEST_TMPDIR or /tmp) stays behind.
+One monitor, 1..N OSDs (memstore: data in the OSD's memory, for tests that
+need no durability; bluestore: a sparse file per OSD), optionally a radosgw
+and a manager.  No manager by default: pools, I/O, omap, object classes,
+watch/notify and radosgw all work without one (the monitor creates pools),
+and ceph-mgr costs 210-300 MiB of RSS and a second to start.  Without a
+manager `ceph pg ...` hangs and `ceph -s` shows no PG statistics; pool
+readiness is checked with an op on the pool instead.
+
+Every file (config, keyrings, monitor and OSD data, sockets, logs) is under
+one base directory (a new temporary directory unless given), removed when
+the cluster stops.  Daemons run in the foreground as our children, each in
+its own session, and are stopped by PID only (SIGTERM, then SIGKILL after a
+timeout); nothing is looked up by name.  Everything listens on 127.0.0.1
+only.  If the test process is killed (SIGKILL), the daemons get SIGTERM
+from the kernel (parent-death signal) and are gone within ~10 s (an OSD
+waits for the monitor at shutdown); only the base directory (strata-ceph-*
+under $STRATA_TEST_TMPDIR or /tmp) stays behind.
 
 By hand (the cluster outlives the command; its PIDs are in DIR/cluster.json):
 
@@ -36,13 +37,16 @@ By hand (the cluster outlives the command; its PIDs are in DIR/cluster.json):
 `start` prints the shell lines to use it (CEPH_CONF, CEPH_KEYRING, ...), e.g.
 `ceph -c DIR/ceph.conf -s` or `rados -c DIR/ceph.conf lspools`.
 
-Measured here (2 cores shared with other jobs, load average 9-13): up in
-3.9-4.7 s with one memstore OSD (79 MiB RSS: mon 38, osd 42; 7.5 s once
-under load), 9.1-12.4 s with one bluestore OSD on a sparse 20 GB file (391
-MiB allocated after 256 MiB of writes), 6.2-7.6 s with three memstore OSDs,
-15.5-17.2 s with bluestore and radosgw; ceph-mgr adds 210-300 MiB.  A
-replicated pool is usable 1.7-3.8 s after its create, an EC 2+1 pool 4.2 s;
-stop_osd 1.1-1.9 s, start_osd 1.9-4.6 s.
+Measured here (2 cores shared with other jobs, load average 8-13), start
+to OSDs up, and RSS of the daemons:
+  1 OSD memstore   3.9-4.7 s    79 MiB (mon 38, osd 41)
+  1 OSD bluestore  8.3-12.4 s   86 MiB (sparse 20 GB file, ~40 MiB allocated)
+  3 OSD memstore   6.2-7.6 s   163 MiB
+  3 OSD bluestore  11.5 s      186 MiB (mkfs in parallel; 18.9 s one by one)
+  + radosgw        15.5-17.2 s (1 OSD bluestore), radosgw 53 MiB
+  + ceph-mgr       about +1 s, 210-300 MiB
+A replicated pool is usable 1.7-4.6 s after its create, an EC 2+1 pool
+4.2-4.9 s; stop_osd 1.1-1.9 s, start_osd 1.9-4.6 s.
 
 Runs with /usr/bin/python3; needs ceph-mon, ceph-osd, ceph-common (radosgw
 for rgw=True) from deploy/install-deps.sh, and ceph-mgr for mgr=True (not
@@ -397,30 +401,51 @@ class CephCluster:
             self.ceph("auth", "get-or-create", "mgr.x", "mon", "allow profile mgr", "osd", "allow *",
                       "mds", "allow *", "-o", self.path("mgr-x", "keyring"))
             self._spawn("mgr.x", ["ceph-mgr", "-f", "-c", self.conf, "-i", "x"])
-        for i in range(self.nosds):
-            self._create_osd(i)
+        self._create_osds(list(range(self.nosds)))
         self._wait_osds_up(self.nosds)
         if self.want_rgw:
             self._start_rgw()
 
-    def _create_osd(self, expect_id):
-        osd_uuid = str(uuid.uuid4())
-        key = self._run(["ceph-authtool", "--gen-print-key"]).stdout.strip()
-        secret = self.path(f"osd-secret-{expect_id}.json")
-        with open(secret, "w") as f:
-            json.dump({"cephx_secret": key}, f)
-        osd_id = int(self.ceph("osd", "new", osd_uuid, "-i", secret).strip())
-        os.unlink(secret)
-        if osd_id != expect_id:
-            raise CephError(f"osd new gave id {osd_id}, expected {expect_id}")
-        data = self.path(f"osd-{osd_id}")
-        os.makedirs(data)
-        with open(os.path.join(data, "keyring"), "w") as f:
-            f.write(f"[osd.{osd_id}]\n\tkey = {key}\n")
-        self._run(["ceph-osd", "-c", self.conf, "-i", str(osd_id), "--mkfs", "--osd-uuid", osd_uuid],
-                  timeout=max(self.timeout, 120))
-        self._osd_uuid[str(osd_id)] = osd_uuid
-        self._spawn(f"osd.{osd_id}", ["ceph-osd", "-f", "-c", self.conf, "-i", str(osd_id)])
+    def _create_osds(self, ids):
+        """Register osd.i for each i, make their stores in parallel (a
+        bluestore mkfs takes seconds), then start them."""
+        for i in ids:
+            osd_uuid = str(uuid.uuid4())
+            key = self._run(["ceph-authtool", "--gen-print-key"]).stdout.strip()
+            secret = self.path(f"osd-secret-{i}.json")
+            with open(secret, "w") as f:
+                json.dump({"cephx_secret": key}, f)
+            osd_id = int(self.ceph("osd", "new", osd_uuid, "-i", secret).strip())
+            os.unlink(secret)
+            if osd_id != i:
+                raise CephError(f"osd new gave id {osd_id}, expected {i}")
+            data = self.path(f"osd-{osd_id}")
+            os.makedirs(data)
+            with open(os.path.join(data, "keyring"), "w") as f:
+                f.write(f"[osd.{osd_id}]\n\tkey = {key}\n")
+            self._osd_uuid[str(osd_id)] = osd_uuid
+        mkfs = {}
+        try:
+            for i in ids:
+                logf = open(self.path("log", f"osd.{i}.mkfs.out"), "ab")
+                mkfs[i] = subprocess.Popen(
+                    ["ceph-osd", "-c", self.conf, "-i", str(i), "--mkfs", "--osd-uuid",
+                     self._osd_uuid[str(i)]],
+                    stdin=subprocess.DEVNULL, stdout=logf, stderr=subprocess.STDOUT, close_fds=True,
+                    preexec_fn=_die_with_parent if self.die_with_parent else None)
+                logf.close()
+            end = time.monotonic() + max(self.timeout, 120)
+            for i, p in mkfs.items():
+                rc = p.wait(timeout=max(1.0, end - time.monotonic()))
+                if rc != 0:
+                    raise CephError(f"osd.{i} mkfs: exit {rc}; see {self.path('log')}")
+        finally:
+            for p in mkfs.values():  # on a timeout or an error: ours, by PID
+                if p.poll() is None:
+                    _kill_pid(p.pid, timeout=5)
+                    p.wait()
+        for i in ids:
+            self._spawn(f"osd.{i}", ["ceph-osd", "-f", "-c", self.conf, "-i", str(i)])
 
     def _num_up(self):
         r = self.ceph("osd", "stat", "-f", "json", check=False, timeout=20)
@@ -592,6 +617,7 @@ def _cli():
             c.create_pool(p)
         atexit.unregister(c.stop)  # the cluster outlives this command
         rss = c.rss_mib()
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # `start ... | head` is fine
         print(f"# cluster up in {c.start_seconds:.1f} s; daemons (RSS MiB): "
               + ", ".join(f"{n}={int(c.pids[n])}({rss.get(n, 0):.0f})" for n in c.pids))
         print(f"export CEPH_CONF={c.conf}")
