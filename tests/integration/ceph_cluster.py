@@ -9,6 +9,8 @@ For the RADOS backend's integration tests and for developers:
         c.create_ec_pool("strata.warm", k=2, m=1)          # needs k+m OSDs
         run_daemon("--rados-conf", c.conf, "--rados-id", c.client_id)
         c.stop_osd(1); ...; c.start_osd(1)                 # failure tests
+    with CephCluster(store="bluestore", rgw=True) as c:     # side by side
+        ak, sk = c.rgw_user(); s3 = boto3.client("s3", endpoint_url=c.rgw_endpoint, ...)
 
 One monitor, 1..N OSDs (memstore: data in the OSD's memory, for tests that
 need no durability; bluestore: a sparse file per OSD), optionally a radosgw
@@ -43,7 +45,7 @@ to OSDs up, and RSS of the daemons:
   1 OSD bluestore  8.3-12.4 s   86 MiB (sparse 20 GB file, ~40 MiB allocated)
   3 OSD memstore   6.2-7.6 s   163 MiB
   3 OSD bluestore  11.5 s      186 MiB (mkfs in parallel; 18.9 s one by one)
-  + radosgw        15.5-17.2 s (1 OSD bluestore), radosgw 53 MiB
+  + radosgw        15.5-19.6 s (1 OSD bluestore), radosgw 53 MiB
   + ceph-mgr       about +1 s, 210-300 MiB
 A replicated pool is usable 1.7-4.6 s after its create, an EC 2+1 pool
 4.2-4.9 s; stop_osd 1.1-1.9 s, start_osd 1.9-4.6 s.
@@ -478,6 +480,20 @@ class CephCluster:
                 return False
         self._wait("radosgw", up, timeout=max(self.timeout, 90), proc_name="client.rgw.a")
 
+    def rgw_user(self, uid="bench", access_key=None, secret_key=None):
+        """An S3 user on the radosgw (rgw=True) for side-by-side runs:
+        returns (access key, secret key).  Fixed keys may be given."""
+        if not self.rgw_endpoint:
+            raise CephError("no radosgw: start with rgw=True")
+        argv = ["radosgw-admin", "-c", self.conf, "-n", "client.rgw.a",
+                "--keyring", self.path("rgw", "keyring"), "user", "create", f"--uid={uid}",
+                f"--display-name={uid}"]
+        if access_key and secret_key:
+            argv += [f"--access-key={access_key}", f"--secret={secret_key}"]
+        r = self._run(argv, timeout=max(self.timeout, 60))
+        keys = json.loads(r.stdout)["keys"][0]
+        return keys["access_key"], keys["secret_key"]
+
     # ---- pools -------------------------------------------------------------
     def _wait_pool_ready(self, name, timeout=None):
         """Until an op on the pool completes (its PGs are active)."""
@@ -623,7 +639,8 @@ def _cli():
         print(f"export CEPH_CONF={c.conf}")
         print(f"export CEPH_KEYRING={c.keyring}")
         if c.rgw_endpoint:
-            print(f"# radosgw: {c.rgw_endpoint}")
+            ak, sk = c.rgw_user()
+            print(f"# radosgw: {c.rgw_endpoint} access key {ak} secret key {sk}")
         print(f"# stop: {sys.argv[0]} stop {c.base}")
         return 0
 
