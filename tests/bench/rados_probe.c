@@ -1,7 +1,8 @@
 /* rados_probe.c - checks and times, on a real cluster, the librados
  * primitives the RADOS backend's design (meta/RADOS.md) relies on.
  *
- *   bench_rados_probe -c CEPH_CONF [-i ID] -p POOL [-e EC_POOL] [-m MIB] [-n N] [-k KEYS] [-t TESTS]
+ *   bench_rados_probe -c CEPH_CONF [-i ID] -p POOL [-e EC_POOL] [-m MIB] [-n N]
+ *                     [-k KEYS] [-t TESTS]
  *
  * TESTS: comma-separated subset of base,guards,get,commit,race,complete,contend,list,
  * merge,lease,watch,small,striped,ec (default all).
@@ -15,7 +16,8 @@
  * mean (microseconds) or throughput.
  *
  * A bench tool (built only when librados is found, never a CTest test):
- * tests/integration/ceph_cluster.py start DIR --pool p1 gives a cluster.
+ * tests/integration/ceph_cluster.py start DIR --osds 3 --pool p1 --ec-pool e1
+ * gives a cluster for `-p p1 -e e1` (one OSD and --pool p1 without -e).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -37,7 +39,8 @@ static int iters = 200;
 static int total_mib = 128;
 static int nkeys = 20000;
 static int failures;
-static const char *tests = "base,guards,get,commit,race,complete,contend,list,merge,lease,watch,small,striped,ec";
+static const char *tests =
+    "base,guards,get,commit,race,complete,contend,list,merge,lease,watch,small,striped,ec";
 
 static int want(const char *t)
 {
@@ -128,17 +131,29 @@ static const char *errname(int r)
 {
     static char buf[64];
     switch (r) {
-    case 0: return "0";
-    case -ECANCELED: return "-ECANCELED (-125)";
-    case -ERANGE: return "-ERANGE (-34)";
-    case -EOVERFLOW: return "-EOVERFLOW (-75)";
-    case -ENOENT: return "-ENOENT (-2)";
-    case -EEXIST: return "-EEXIST (-17)";
-    case -EBUSY: return "-EBUSY (-16)";
-    case -EINVAL: return "-EINVAL (-22)";
-    case -EOPNOTSUPP: return "-EOPNOTSUPP (-95)";
-    case -ETIMEDOUT: return "-ETIMEDOUT (-110)";
-    default: snprintf(buf, sizeof buf, "%d", r); return buf;
+    case 0:
+        return "0";
+    case -ECANCELED:
+        return "-ECANCELED (-125)";
+    case -ERANGE:
+        return "-ERANGE (-34)";
+    case -EOVERFLOW:
+        return "-EOVERFLOW (-75)";
+    case -ENOENT:
+        return "-ENOENT (-2)";
+    case -EEXIST:
+        return "-EEXIST (-17)";
+    case -EBUSY:
+        return "-EBUSY (-16)";
+    case -EINVAL:
+        return "-EINVAL (-22)";
+    case -EOPNOTSUPP:
+        return "-EOPNOTSUPP (-95)";
+    case -ETIMEDOUT:
+        return "-ETIMEDOUT (-110)";
+    default:
+        snprintf(buf, sizeof buf, "%d", r);
+        return buf;
     }
 }
 
@@ -169,7 +184,8 @@ static void conn_close(struct conn *k)
     rados_shutdown(k->c);
 }
 
-static int omap_set1(rados_ioctx_t io, const char *oid, const char *key, const char *val, size_t len)
+static int omap_set1(rados_ioctx_t io, const char *oid, const char *key, const char *val,
+                     size_t len)
 {
     rados_write_op_t op = rados_create_write_op();
     const char *keys[1] = {key};
@@ -275,11 +291,13 @@ static void probe_guards(struct conn *a)
           "a rejected op must not apply its other parts");
 
     /* If-Match: compare the head value read before. */
-    r = guarded_commit(a->io, oid, "head/k", LIBRADOS_CMPXATTR_OP_EQ, "v1", 2, "v2", &prval, 0, NULL);
+    r = guarded_commit(a->io, oid, "head/k", LIBRADOS_CMPXATTR_OP_EQ, "v1", 2, "v2", &prval, 0,
+                       NULL);
     snprintf(res, sizeof res, "op %s", errname(r));
     row_text("If-Match: cmp(head, EQ, v1) head=v1 -> commit", res);
     check(r == 0, "If-Match on the current value should pass");
-    r = guarded_commit(a->io, oid, "head/k", LIBRADOS_CMPXATTR_OP_EQ, "v1", 2, "v3", &prval, 0, NULL);
+    r = guarded_commit(a->io, oid, "head/k", LIBRADOS_CMPXATTR_OP_EQ, "v1", 2, "v3", &prval, 0,
+                       NULL);
     snprintf(res, sizeof res, "op %s", errname(r));
     row_text("If-Match: cmp(head, EQ, v1) head=v2 -> rejected", res);
     check(r == -ECANCELED, "If-Match on a stale value should fail");
@@ -327,7 +345,8 @@ static void probe_guards(struct conn *a)
         omap_get1(a->io, oid, "head/k", buf, &len);
         snprintf(res, sizeof res, "op %s head=%.*s", errname(r), (int)len, buf);
         row_text("two omap_cmp in one op, the second false", res);
-        check(r == -ECANCELED && len == 2 && memcmp(buf, "v4", 2) == 0, "second compare must cancel");
+        check(r == -ECANCELED && len == 2 && memcmp(buf, "v4", 2) == 0,
+              "second compare must cancel");
     }
 
     /* assert_version: the object's version after our last op on it. */
@@ -405,8 +424,14 @@ static void probe_get(struct conn *a)
     rados_write_full(a->io, oid, "", 0);
     omap_set1(a->io, oid, "\x01layout", "live 0", 6);
     omap_set1(a->io, oid, "h/k", "head", 4);
-    omap_set1(a->io, oid, "o/k\x01" "00000000000000000000000000000002", "older", 5);
-    omap_set1(a->io, oid, "o/k\x01" "00000000000000000000000000000001", rec, sizeof rec);
+    omap_set1(a->io, oid,
+              "o/k\x01"
+              "00000000000000000000000000000002",
+              "older", 5);
+    omap_set1(a->io, oid,
+              "o/k\x01"
+              "00000000000000000000000000000001",
+              rec, sizeof rec);
     char res[160];
     for (int stale = 1; stale >= 0; stale--) {
         rados_read_op_t op = rados_create_read_op();
@@ -414,8 +439,8 @@ static void probe_get(struct conn *a)
         rados_omap_iter_t ih, iv;
         unsigned char more = 0;
         const char *hk[1] = {"h/k"};
-        rados_read_op_omap_cmp(op, "\x01layout", LIBRADOS_CMPXATTR_OP_EQ, stale ? "live 1" : "live 0", 6,
-                               &pc);
+        rados_read_op_omap_cmp(op, "\x01layout", LIBRADOS_CMPXATTR_OP_EQ,
+                               stale ? "live 1" : "live 0", 6, &pc);
         rados_read_op_omap_get_vals_by_keys(op, hk, 1, &ih, &ph);
         rados_read_op_omap_get_vals2(op, "o/k\x01", "o/k\x01", 1, &iv, &more, &pv);
         int r = rados_read_op_operate(op, a->io, oid, 0);
@@ -428,17 +453,19 @@ static void probe_get(struct conn *a)
             k = NULL;
             rados_omap_get_next2(iv, &k, &v, &kl, &vl);
         }
-        snprintf(res, sizeof res, "op %s, head %d, newest %s %zu B", errname(r), nh,
-                 k ? (memcmp(k + 4, "00000000000000000000000000000001", 32) == 0 ? "sk..01" : "WRONG")
-                   : "-",
-                 k ? vl : 0);
+        snprintf(
+            res, sizeof res, "op %s, head %d, newest %s %zu B", errname(r), nh,
+            k ? (memcmp(k + 4, "00000000000000000000000000000001", 32) == 0 ? "sk..01" : "WRONG")
+              : "-",
+            k ? vl : 0);
         row_text(stale ? "read op: cmp(layout, EQ, stale gen) + head + newest"
                        : "read op: cmp(layout, EQ, gen) + head + newest",
                  res);
         if (stale)
             check(r == -ECANCELED, "a failed compare cancels a read op");
         else
-            check(r == 0 && nh == 1 && k && vl == sizeof rec, "head and newest record in one read op");
+            check(r == 0 && nh == 1 && k && vl == sizeof rec,
+                  "head and newest record in one read op");
         if (r == 0) {
             rados_omap_get_end(ih);
             rados_omap_get_end(iv);
@@ -480,12 +507,18 @@ static void probe_complete(struct conn *a)
     memset(val, 'p', sizeof val);
     rados_remove(a->io, oid);
     rados_write_full(a->io, oid, "", 0);
-    omap_set1(a->io, oid, "u/key\x01" "0123456789abcdef0123456789abcdef", "upload", 6);
+    omap_set1(a->io, oid,
+              "u/key\x01"
+              "0123456789abcdef0123456789abcdef",
+              "upload", 6);
     char **keys = calloc(NPARTS, sizeof(char *));
     const char **vals = calloc(NPARTS, sizeof(char *));
     size_t *lens = calloc(NPARTS, sizeof(size_t));
     for (int i = 0; i < NPARTS; i++) {
-        snprintf(key, sizeof key, "p/key\x01" "0123456789abcdef0123456789abcdef/%04x", i + 1);
+        snprintf(key, sizeof key,
+                 "p/key\x01"
+                 "0123456789abcdef0123456789abcdef/%04x",
+                 i + 1);
         keys[i] = strdup(key);
         vals[i] = val;
         lens[i] = sizeof val;
@@ -504,12 +537,16 @@ static void probe_complete(struct conn *a)
     const char *cvals[NCHUNKS + 2];
     size_t clens[NCHUNKS + 2];
     for (int c = 0; c < NCHUNKS; c++) {
-        snprintf(key, sizeof key, "t/key\x01" "00000000000000000000000000000001/%04x", c);
+        snprintf(key, sizeof key,
+                 "t/key\x01"
+                 "00000000000000000000000000000001/%04x",
+                 c);
         ckeys[c] = strdup(key);
         cvals[c] = chunk;
         clens[c] = 8192;
     }
-    ckeys[NCHUNKS] = strdup("o/key\x01" "00000000000000000000000000000001");
+    ckeys[NCHUNKS] = strdup("o/key\x01"
+                            "00000000000000000000000000000001");
     cvals[NCHUNKS] = val;
     clens[NCHUNKS] = sizeof val;
     ckeys[NCHUNKS + 1] = strdup("h/key");
@@ -517,12 +554,15 @@ static void probe_complete(struct conn *a)
     clens[NCHUNKS + 1] = 4;
     rados_write_op_t op = rados_create_write_op();
     int p1 = 0, p2 = 0;
-    rados_write_op_omap_cmp(op, "u/key\x01" "0123456789abcdef0123456789abcdef", LIBRADOS_CMPXATTR_OP_EQ,
-                            "upload", 6, &p1);
+    rados_write_op_omap_cmp(op,
+                            "u/key\x01"
+                            "0123456789abcdef0123456789abcdef",
+                            LIBRADOS_CMPXATTR_OP_EQ, "upload", 6, &p1);
     rados_write_op_omap_cmp(op, "h/key", LIBRADOS_CMPXATTR_OP_EQ, "", 0, &p2);
     rados_write_op_omap_set(op, (const char *const *)ckeys, cvals, clens, NCHUNKS + 2);
     rados_write_op_omap_rm_keys(op, (const char *const *)keys, NPARTS);
-    const char *uk[1] = {"u/key\x01" "0123456789abcdef0123456789abcdef"};
+    const char *uk[1] = {"u/key\x01"
+                         "0123456789abcdef0123456789abcdef"};
     rados_write_op_omap_rm_keys(op, uk, 1);
     double t = now_s();
     int r = rados_write_op_operate(op, a->io, oid, NULL, 0);
@@ -716,7 +756,8 @@ static void probe_listing(struct conn *a)
         char what[96];
         snprintf(what, sizeof what, "list: omap_get_vals2 prefix b/, page %d (per page)", P);
         snprintf(res, sizeof res, "%d keys%s", total, ordered ? ", ordered" : ", ORDER BROKEN");
-        check(ordered && total == nkeys / 2, "listing under b/ should return every b/ key in order");
+        check(ordered && total == nkeys / 2,
+              "listing under b/ should return every b/ key in order");
         row_lat(what, &s, res);
     }
 
@@ -806,7 +847,8 @@ static void probe_lease(struct conn *a, struct conn *b)
     row_text("lock_exclusive 3 s: A takes, B refused", res);
     check(r1 == 0 && r2 == -EBUSY, "B must be refused while A holds");
     int r3 = rados_lock_exclusive(a->io, oid, name, "gw-a", "ilm lease", &dur, 0);
-    int r4 = rados_lock_exclusive(a->io, oid, name, "gw-a", "ilm lease", &dur, LIBRADOS_LOCK_FLAG_MAY_RENEW);
+    int r4 = rados_lock_exclusive(a->io, oid, name, "gw-a", "ilm lease", &dur,
+                                  LIBRADOS_LOCK_FLAG_MAY_RENEW);
     snprintf(res, sizeof res, "no flag %s, MAY_RENEW %s", errname(r3), errname(r4));
     row_text("A re-locks its own lease", res);
     /* B polls every 100 ms; A stops renewing now. */
@@ -823,8 +865,10 @@ static void probe_lease(struct conn *a, struct conn *b)
     snprintf(res, sizeof res, "after %.2f s (%d polls)", took, polls);
     row_text("B takes over after A's 3 s lease expires", res);
     check(took > 2.5 && took < 4.5, "takeover near the duration");
-    int r5 = rados_lock_exclusive(a->io, oid, name, "gw-a", "ilm lease", &dur, LIBRADOS_LOCK_FLAG_MUST_RENEW);
-    int r6 = rados_lock_exclusive(a->io, oid, name, "gw-a", "ilm lease", &dur, LIBRADOS_LOCK_FLAG_MAY_RENEW);
+    int r5 = rados_lock_exclusive(a->io, oid, name, "gw-a", "ilm lease", &dur,
+                                  LIBRADOS_LOCK_FLAG_MUST_RENEW);
+    int r6 = rados_lock_exclusive(a->io, oid, name, "gw-a", "ilm lease", &dur,
+                                  LIBRADOS_LOCK_FLAG_MAY_RENEW);
     snprintf(res, sizeof res, "MUST_RENEW %s, MAY_RENEW %s", errname(r5), errname(r6));
     row_text("old holder A renews after takeover", res);
     check(r5 != 0 && r6 == -EBUSY, "A must not get the lease back while B holds it");
@@ -833,7 +877,8 @@ static void probe_lease(struct conn *a, struct conn *b)
     double t_end = now_s() + PROBE_LOOP_S;
     for (int i = 0; i < iters && now_s() < t_end; i++) {
         double t = now_s();
-        int r = rados_lock_exclusive(b->io, oid, name, "gw-b", "ilm lease", &dur, LIBRADOS_LOCK_FLAG_MAY_RENEW);
+        int r = rados_lock_exclusive(b->io, oid, name, "gw-b", "ilm lease", &dur,
+                                     LIBRADOS_LOCK_FLAG_MAY_RENEW);
         sample_add(&s, (now_s() - t) * 1e6);
         if (r < 0)
             die("renew", r);
@@ -858,8 +903,8 @@ struct watcher {
     int got;
 };
 
-static void watch_cb(void *arg, uint64_t notify_id, uint64_t handle, uint64_t notifier_id, void *data,
-                     size_t data_len)
+static void watch_cb(void *arg, uint64_t notify_id, uint64_t handle, uint64_t notifier_id,
+                     void *data, size_t data_len)
 {
     struct watcher *w = arg;
     double t = now_s();
@@ -896,12 +941,14 @@ static void probe_watch(struct conn *a, struct conn *b)
         struct notify_ack_t *acks = NULL;
         struct notify_timeout_t *tos = NULL;
         size_t nacks = 0, ntos = 0;
-        int dr = reply ? rados_decode_notify_response(reply, rlen, &acks, &nacks, &tos, &ntos) : -EINVAL;
+        int dr =
+            reply ? rados_decode_notify_response(reply, rlen, &acks, &nacks, &tos, &ntos) : -EINVAL;
         char res[128];
-        snprintf(res, sizeof res, "notify %s, decode %s, %zu ack(s) \"%.*s\", %zu timeout(s)", errname(r),
-                 errname(dr), nacks, nacks ? (int)acks[0].payload_len : 0, nacks ? acks[0].payload : "",
-                 ntos);
-        check(r == 0 && dr == 0 && nacks == 1 && acks[0].payload_len == 15, "one ack with its payload");
+        snprintf(res, sizeof res, "notify %s, decode %s, %zu ack(s) \"%.*s\", %zu timeout(s)",
+                 errname(r), errname(dr), nacks, nacks ? (int)acks[0].payload_len : 0,
+                 nacks ? acks[0].payload : "", ntos);
+        check(r == 0 && dr == 0 && nacks == 1 && acks[0].payload_len == 15,
+              "one ack with its payload");
         row_text("notify2 reply: watchers' acks with payload", res);
         if (dr == 0)
             rados_free_notify_response(acks, nacks, tos);
@@ -1011,8 +1058,8 @@ static void probe_striped(struct conn *a, size_t stripe, int depth)
         rados_remove(a->io, oid);
     }
     char what[96], res[128];
-    snprintf(what, sizeof what, "aio %d MiB as %zu MiB objects, %d in flight", total_mib, stripe >> 20,
-             depth);
+    snprintf(what, sizeof what, "aio %d MiB as %zu MiB objects, %d in flight", total_mib,
+             stripe >> 20, depth);
     snprintf(res, sizeof res, "W %.0f MB/s R %.0f MB/s%s", total / wt / 1e6, total / rt / 1e6,
              bad ? " BAD READS" : "");
     check(bad == 0, "striped read-back must match");
@@ -1095,7 +1142,8 @@ static void probe_small(struct conn *a, size_t size)
         if (r < 0)
             die("sep commit", r);
     }
-    snprintf(what, sizeof what, "PUT %zu KiB: data object, then guarded record (2 ops)", size >> 10);
+    snprintf(what, sizeof what, "PUT %zu KiB: data object, then guarded record (2 ops)",
+             size >> 10);
     row_lat(what, &s, "ok");
     t_end = now_s() + PROBE_LOOP_S;
     for (int i = 0; i < iters && now_s() < t_end; i++) {
@@ -1312,7 +1360,8 @@ static void ms_issue(struct conn *a, struct mstream *m, int shard, const char *p
     char oid[64];
     snprintf(oid, sizeof oid, "probe.shard.%d", shard);
     m->op = rados_create_read_op();
-    rados_read_op_omap_get_vals2(m->op, m->after, prefix, (uint64_t)max, &m->it, &m->more, &m->prval);
+    rados_read_op_omap_get_vals2(m->op, m->after, prefix, (uint64_t)max, &m->it, &m->more,
+                                 &m->prval);
     rados_aio_create_completion2(NULL, NULL, &m->c);
     int r = rados_aio_read_op_operate(m->op, a->io, m->c, oid, 0);
     if (r < 0)
@@ -1540,7 +1589,8 @@ static void probe_ec(void)
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: bench_rados_probe -c CEPH_CONF [-i ID] -p POOL [-e EC_POOL] [-m MIB] [-n N] [-k KEYS] [-t TESTS]\n");
+    fprintf(stderr, "usage: bench_rados_probe -c CEPH_CONF [-i ID] -p POOL [-e EC_POOL] [-m MIB] "
+                    "[-n N] [-k KEYS] [-t TESTS]\n");
     exit(2);
 }
 
@@ -1549,15 +1599,32 @@ int main(int argc, char **argv)
     int opt;
     while ((opt = getopt(argc, argv, "c:i:p:e:m:n:k:t:")) != -1) {
         switch (opt) {
-        case 'c': conf_path = optarg; break;
-        case 'i': client_id = optarg; break;
-        case 'p': pool = optarg; break;
-        case 'e': ec_pool = optarg; break;
-        case 'm': total_mib = atoi(optarg); break;
-        case 'n': iters = atoi(optarg); break;
-        case 'k': nkeys = atoi(optarg); break;
-        case 't': tests = optarg; break;
-        default: usage();
+        case 'c':
+            conf_path = optarg;
+            break;
+        case 'i':
+            client_id = optarg;
+            break;
+        case 'p':
+            pool = optarg;
+            break;
+        case 'e':
+            ec_pool = optarg;
+            break;
+        case 'm':
+            total_mib = atoi(optarg);
+            break;
+        case 'n':
+            iters = atoi(optarg);
+            break;
+        case 'k':
+            nkeys = atoi(optarg);
+            break;
+        case 't':
+            tests = optarg;
+            break;
+        default:
+            usage();
         }
     }
     if (!conf_path || !pool || iters < 1 || iters > 100000 || total_mib < 4 || total_mib > 4096 ||

@@ -32,7 +32,7 @@ under $STRATA_TEST_TMPDIR or /tmp) stays behind.
 
 By hand (the cluster outlives the command; its PIDs are in DIR/cluster.json):
 
-    tests/integration/ceph_cluster.py start DIR [--osds N] [--store memstore|bluestore] [--mgr] [--rgw] [--pool NAME]...
+    tests/integration/ceph_cluster.py start DIR [--osds N] [--store memstore|bluestore] [--mgr] [--rgw] [--pool NAME]... [--ec-pool NAME]...
     tests/integration/ceph_cluster.py status DIR
     tests/integration/ceph_cluster.py stop DIR        # kills the recorded PIDs, removes DIR
 
@@ -621,6 +621,8 @@ def _cli():
     s.add_argument("--rgw", action="store_true")
     s.add_argument("--pool", action="append", default=[],
                    help="create a replicated pool NAME (repeatable)")
+    s.add_argument("--ec-pool", action="append", default=[],
+                   help="create an EC 2+1 pool NAME (repeatable; needs --osds 3)")
     for n in ("stop", "status"):
         sub.add_parser(n).add_argument("dir")
     a = ap.parse_args()
@@ -631,6 +633,8 @@ def _cli():
         c.start()
         for p in a.pool:
             c.create_pool(p)
+        for p in a.ec_pool:
+            c.create_ec_pool(p, k=2, m=1)
         atexit.unregister(c.stop)  # the cluster outlives this command
         rss = c.rss_mib()
         signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # `start ... | head` is fine
