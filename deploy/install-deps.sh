@@ -30,6 +30,14 @@ PKGS=(
     faketime
     # benchmarks
     nginx fio wrk
+    # The RADOS backend (issue 21): librados' C API to build against, and a
+    # throw-away single-host cluster for its tests (tests/integration/
+    # ceph_cluster.py: one monitor, memstore or bluestore OSDs) and for the
+    # side-by-side benchmark against radosgw.  No ceph-mgr: pools, I/O,
+    # omap, object classes, watch/notify and radosgw run without it, and its
+    # Python stack is 34 more packages.  librados-dev moves to BUILD_PKGS
+    # when the backend is built by default.
+    librados-dev ceph-common ceph-mon ceph-osd radosgw
 )
 # Fuzzing (tests/fuzz) needs clang's libFuzzer; opt in, it is large.
 # libFuzzer and the sanitizer runtimes are in libclang-rt-14-dev, which
