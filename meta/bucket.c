@@ -6,6 +6,11 @@
  * its write quorum, and is rolled back everywhere otherwise.  Reads take the
  * value that the read quorum of set 0's drives agree on byte for byte.
  * Bucket changes are serialised by bucket_mu (they are rare).
+ * Bucket records follow the newest-state rule: DeleteBucket writes a
+ * tombstone, every state is stamped (field 11, tombstone time) after the
+ * newest any drive holds, and without a read quorum of identical copies
+ * the newest state that is a tombstone, or a record that may have been
+ * committed, wins (strata_meta__bucket_newest; heal.c uses it too).
  *
  * Deletion against commits: every commit that creates a version or an
  * upload (put, multipart create and complete, delete marker) holds its
@@ -23,56 +28,159 @@
 #include <openssl/rand.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "strata/assert.h"
 
 #define KEYBUF (STRATA_BUCKET_NAME_MAX + 256)
 
+/* The state time of a bucket key's value: a live record's (field 11, or
+ * its creation time), a tombstone's deletion time; -1: undecodable. */
+static int64_t bucket_state_ns(const char *v, size_t vl)
+{
+    if (strata_meta__is_tomb(v, vl))
+        return vl >= TOMB_LEN ? strata_meta__tomb_time(v, vl) : -1;
+    struct strata_bucket_info b;
+    int64_t st;
+    return strata_meta__bucket_decode_at(v, vl, &b, &st) == 0 ? st : -1;
+}
+
+int strata_meta__bucket_newest(struct strata_meta *m, unsigned set, char *const *v,
+                               const size_t *vl, const int *rc, const bool *voter,
+                               unsigned *holders)
+{
+    struct meta_set *ms = &m->sets[set];
+    unsigned n = ms->n, voters = 0, wq = strata_set_write_quorum(ms->set);
+    int64_t t[STRATA_DRIVES_MAX];
+    bool done[STRATA_DRIVES_MAX];
+    for (unsigned d = 0; d < n; d++) {
+        voters += voter[d];
+        t[d] = rc[d] == 0 ? bucket_state_ns(v[d], vl[d]) : -1;
+        done[d] = t[d] < 0;
+    }
+    unsigned need = wq > n - voters ? wq - (n - voters) : 1;
+    *holders = 0;
+    for (;;) {
+        int c = -1;
+        for (unsigned d = 0; d < n; d++)
+            if (!done[d] && (c < 0 || t[d] > t[c]))
+                c = (int)d;
+        if (c < 0)
+            return -1;
+        unsigned same = 0;
+        for (unsigned d = 0; d < n; d++) {
+            if (done[d] || vl[d] != vl[c] || memcmp(v[d], v[c], vl[c]) != 0)
+                continue;
+            same += voter[d];
+            done[d] = true;
+        }
+        if (strata_meta__is_tomb(v[c], vl[c]) || same >= need) {
+            *holders = same;
+            return c;
+        }
+    }
+}
+
 /*
- * Read the value of a replicated key: the first value held identically by
- * the read quorum of set 0.  STRATA_ENOTFOUND when that many drives agree
- * it is absent, STRATA_EQUORUM when no answer gathers a quorum.
+ * Read the value of a replicated key from set 0: the first value held
+ * identically by the read quorum, or STRATA_ENOTFOUND when that many
+ * drives agree it is absent.  For a bucket record (bucket) a tombstone so
+ * agreed on is STRATA_ENOTFOUND too, and without agreement every readable
+ * drive's copy counts, the newest state winning (strata_meta__bucket_newest):
+ * a drive that missed a DeleteBucket (or a re-creation) is outvoted.
+ * STRATA_EQUORUM when nothing can be decided.
  */
-static int quorum_get_raw(struct strata_meta *m, const char *k, size_t klen, char **val,
-                          size_t *vlen)
+static int quorum_get(struct strata_meta *m, const char *k, size_t klen, bool bucket, char **val,
+                      size_t *vlen)
 {
     struct meta_set *ms = &m->sets[0];
     unsigned rq = strata_set_read_quorum(ms->set);
-    char *vals[STRATA_DRIVES_MAX];
-    size_t lens[STRATA_DRIVES_MAX];
+    char *vals[STRATA_DRIVES_MAX] = {0};
+    size_t lens[STRATA_DRIVES_MAX] = {0};
     int rcs[STRATA_DRIVES_MAX];
-    unsigned nread = 0, absent = 0;
-    int rc = STRATA_EQUORUM;
-    for (unsigned d = 0; d < ms->n; d++) {
+    bool voter[STRATA_DRIVES_MAX] = {0};
+    unsigned absent = 0;
+    int rc = STRATA_EQUORUM, win = -1;
+    bool decided = false;
+    for (unsigned d = 0; d < ms->n && !decided; d++) {
+        rcs[d] = STRATA_EIO;
         if (!strata_meta__drive_readable(m, 0, d))
             continue;
-        unsigned i = nread++;
-        vals[i] = NULL;
-        rcs[i] = strata_meta__drive_get(m, 0, d, k, klen, &vals[i], &lens[i]);
-        if (rcs[i] == STRATA_ENOTFOUND) {
+        rcs[d] = strata_meta__drive_get(m, 0, d, k, klen, &vals[d], &lens[d]);
+        voter[d] = rcs[d] == 0 || rcs[d] == STRATA_ENOTFOUND;
+        if (rcs[d] == STRATA_ENOTFOUND) {
             if (++absent >= rq) {
                 rc = STRATA_ENOTFOUND;
-                break;
+                decided = true;
             }
             continue;
         }
-        if (rcs[i] != 0)
+        if (rcs[d] != 0)
             continue;
         unsigned same = 0;
-        for (unsigned j = 0; j <= i; j++)
-            if (rcs[j] == 0 && lens[j] == lens[i] && memcmp(vals[j], vals[i], lens[i]) == 0)
-                same++;
+        for (unsigned j = 0; j <= d; j++)
+            same += rcs[j] == 0 && lens[j] == lens[d] && memcmp(vals[j], vals[d], lens[d]) == 0;
         if (same >= rq) {
-            *val = vals[i];
-            *vlen = lens[i];
-            vals[i] = NULL;
-            rc = 0;
-            break;
+            win = (int)d;
+            decided = true;
         }
     }
-    for (unsigned j = 0; j < nread; j++)
-        free(vals[j]);
+    unsigned voters = 0;
+    for (unsigned d = 0; d < ms->n; d++)
+        voters += voter[d];
+    if (!decided && bucket && voters >= rq) { /* fewer: EQUORUM, as for objects */
+        unsigned holders;
+        win = strata_meta__bucket_newest(m, 0, vals, lens, rcs, voter, &holders);
+    }
+    if (win >= 0) {
+        if (bucket && strata_meta__is_tomb(vals[win], lens[win])) {
+            rc = STRATA_ENOTFOUND;
+        } else {
+            *val = vals[win];
+            *vlen = lens[win];
+            vals[win] = NULL;
+            rc = 0;
+        }
+    }
+    for (unsigned d = 0; d < ms->n; d++)
+        free(vals[d]);
     return rc;
+}
+
+static int quorum_get_raw(struct strata_meta *m, const char *k, size_t klen, char **val,
+                          size_t *vlen)
+{
+    return quorum_get(m, k, klen, false, val, vlen);
+}
+
+/* The newest state time of bucket key k on any readable drive of any set
+ * (0: none): a new state (create, change, delete) is stamped after it, so
+ * that it wins even when the wall clock went back meanwhile. */
+static int64_t bucket_newest_ns(struct strata_meta *m, const char *k, size_t kl)
+{
+    int64_t newest = 0;
+    for (unsigned s = 0; s < m->nsets; s++) {
+        for (unsigned d = 0; d < m->sets[s].n; d++) {
+            char *v = NULL;
+            size_t vl = 0;
+            if (!strata_meta__drive_readable(m, s, d) ||
+                strata_meta__drive_get(m, s, d, k, kl, &v, &vl) != 0)
+                continue;
+            int64_t t = bucket_state_ns(v, vl);
+            if (t > newest)
+                newest = t;
+            free(v);
+        }
+    }
+    return newest;
+}
+
+static int64_t bucket_stamp(struct strata_meta *m, const char *k, size_t kl)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    int64_t now = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec, newest = bucket_newest_ns(m, k, kl);
+    return now > newest ? now : newest + 1;
 }
 
 /*
@@ -142,7 +250,7 @@ int strata_meta_bucket_get(struct strata_meta *m, const char *name, struct strat
     size_t kl = strata_meta__key_bucket(k, sizeof(k), name);
     char *v;
     size_t vl;
-    int rc = quorum_get_raw(m, k, kl, &v, &vl);
+    int rc = quorum_get(m, k, kl, true, &v, &vl);
     if (rc)
         return rc;
     struct strata_bucket_info tmp;
@@ -172,9 +280,16 @@ int strata_meta_bucket_create(struct strata_meta *m, const struct strata_bucket_
         struct strata_bucket_info nb = *b;
         if (RAND_bytes((unsigned char *)&nb.incarnation, sizeof(nb.incarnation)) != 1)
             nb.incarnation = (uint64_t)nb.created_ms; /* unique enough for one name */
-        rc = strata_meta__bucket_encode(&nb, &v, &vl);
+        /* A drive may still hold the tombstone of a namesake: the new
+         * record replaces it everywhere (and wins over it where not). */
+        int64_t stamp = bucket_stamp(m, k, kl);
+        rc = strata_meta__bucket_encode_at(&nb, stamp, &v, &vl);
         if (rc == 0) {
-            rc = replicated_write(m, k, kl, v, vl, NULL, 0);
+            /* Undone as a deletion: a tombstone, so that a record a drive
+             * kept past an earlier delete does not win instead. */
+            char tomb[TOMB_LEN];
+            strata_meta__tomb_encode(stamp, tomb);
+            rc = replicated_write(m, k, kl, v, vl, tomb, TOMB_LEN);
             free(v);
         }
     }
@@ -196,14 +311,14 @@ static int bucket_update(struct strata_meta *m, const char *name,
     pthread_mutex_lock(&m->bucket_mu);
     char *old = NULL, *v = NULL;
     size_t ol = 0, vl;
-    int rc = quorum_get_raw(m, k, kl, &old, &ol);
+    int rc = quorum_get(m, k, kl, true, &old, &ol);
     struct strata_bucket_info b;
     if (rc == 0)
         rc = strata_meta__bucket_decode(old, ol, &b);
     if (rc == 0)
         rc = fn(&b, ud);
     if (rc == 0)
-        rc = strata_meta__bucket_encode(&b, &v, &vl);
+        rc = strata_meta__bucket_encode_at(&b, bucket_stamp(m, k, kl), &v, &vl);
     if (rc == 0)
         rc = replicated_write(m, k, kl, v, vl, old, ol);
     pthread_mutex_unlock(&m->bucket_mu);
@@ -434,7 +549,7 @@ int strata_meta_bucket_delete(struct strata_meta *m, const char *name)
     pthread_rwlock_wrlock(stripe);
     char *old = NULL;
     size_t ol = 0;
-    int rc = quorum_get_raw(m, k, kl, &old, &ol);
+    int rc = quorum_get(m, k, kl, true, &old, &ol);
     bool used = false;
     if (rc == 0)
         rc = bucket_used(m, name, 'O', &used);
@@ -444,8 +559,15 @@ int strata_meta_bucket_delete(struct strata_meta *m, const char *name)
      * can be created meanwhile: that needs the stripe shared. */
     if (rc == 0)
         rc = abort_uploads(m, name);
-    if (rc == 0)
-        rc = replicated_write(m, k, kl, NULL, 0, old, ol);
+    /* A tombstone, not a plain delete: a drive that misses it keeps the
+     * record, which the newer tombstone outvotes.  Dropped at once by a
+     * set whose every drive took it (store.c), else by heal once every
+     * drive of the set holds one. */
+    char tomb[TOMB_LEN];
+    if (rc == 0) {
+        strata_meta__tomb_encode(bucket_stamp(m, k, kl), tomb);
+        rc = replicated_write(m, k, kl, tomb, TOMB_LEN, old, ol);
+    }
     if (rc == 0) {
         /* Configuration documents go with the bucket; a leftover one would
          * reappear under a new bucket of the same name, so sweep them on

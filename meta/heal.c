@@ -34,9 +34,18 @@
  * Non-inline versions also get strata_ec_heal for their shard files.
  * Version records are healed under their key's stripe lock so a concurrent
  * put or delete is not undone.
- * Upload ('U'), part ('P') and part table ('T') records heal as raw values
- * under their key's lock (a part record names its key), and the data of
- * parts and of completed multipart objects' parts gets strata_ec_heal.
+ * Upload records ('U') follow the newest-state rule of mpu.c (absent <
+ * live < dead): an abort's tombstone or a complete's completed-upload
+ * record on any drive is copied to the others and dropped once every drive
+ * holds one (a completed-upload record only after the retry window); a
+ * live record on fewer drives than a commit needs, absent on a write
+ * quorum, is removed.  Part records ('P') of an upload that is dead on any
+ * drive, or absent on a write quorum, are removed (their data is left to
+ * the orphan reclaim); the others, and part table records ('T'), heal as
+ * raw values.  Bucket records ('B') follow the newest state by time
+ * (bucket.c).  All under their key's lock (a part record names its key;
+ * bucket records take bucket_mu), and the data of parts and of completed
+ * multipart objects' parts gets strata_ec_heal.
  * Heal writes are not synced one by one; each drive's WAL is synced once
  * at the end of the set, before fresh drives are marked healed (only after
  * a pass in which every version could be decided and written); drives of
@@ -625,12 +634,240 @@ static void heal_raw(struct strata_meta *m, unsigned set, rocksdb_writeoptions_t
     }
 }
 
+/* Delete key k on every online drive holding it (a remove when all are
+ * online), else put a tombstone on every online drive (the offline ones
+ * finish through the newest-state rule when they are back). */
+static void remove_or_tomb(struct strata_meta *m, unsigned set, rocksdb_writeoptions_t *wo,
+                           const char *k, size_t kl, const struct hvals *h, unsigned *failed)
+{
+    struct meta_set *ms = &m->sets[set];
+    bool all_online = true;
+    for (unsigned d = 0; d < ms->n; d++)
+        all_online &= ms->drives[d].db != NULL;
+    char tomb[TOMB_LEN];
+    strata_meta__tomb_encode(wall_ns(), tomb);
+    uint64_t puts = 0;
+    for (unsigned d = 0; d < ms->n; d++) {
+        if (!ms->drives[d].db)
+            continue;
+        if (!all_online)
+            put_raw(m, set, d, wo, k, kl, tomb, TOMB_LEN, &puts, failed);
+        else if (h->rc[d] == 0 && strata_meta__drive_delete(m, set, d, wo, k, kl) != 0)
+            (*failed)++;
+    }
+}
+
+/* Voters (readable drives that answered), the ones answering "absent",
+ * and the read quorum's value (the most common one; -1 when none). */
+static int raw_votes(struct strata_meta *m, unsigned set, const struct hvals *h, unsigned *voters,
+                     unsigned *absent, unsigned *best_n)
+{
+    struct meta_set *ms = &m->sets[set];
+    int best = -1;
+    *voters = *absent = *best_n = 0;
+    for (unsigned d = 0; d < ms->n; d++) {
+        if (!strata_meta__drive_readable(m, set, d) ||
+            (h->rc[d] != 0 && h->rc[d] != STRATA_ENOTFOUND))
+            continue;
+        (*voters)++;
+        if (h->rc[d] == STRATA_ENOTFOUND) {
+            (*absent)++;
+            continue;
+        }
+        unsigned n = 0;
+        for (unsigned j = 0; j < ms->n; j++)
+            n += h->rc[j] == 0 && strata_meta__drive_readable(m, set, j) && h->vl[j] == h->vl[d] &&
+                 memcmp(h->v[j], h->v[d], h->vl[d]) == 0;
+        if (n > *best_n) {
+            *best_n = n;
+            best = (int)d;
+        }
+    }
+    return best;
+}
+
+/*
+ * An upload record ('U').  Newest state wins: absent < live < dead (an
+ * abort's tombstone, or a complete's completed-upload record; upload ids
+ * are never reused, so nothing comes after a dead state).
+ * - A dead state on any drive: copied to every online drive without one
+ *   (a completed-upload record in preference to a tombstone: it answers
+ *   retries).  Once every drive of the set holds a dead state it is
+ *   dropped everywhere: a tombstone at once, a completed-upload record
+ *   once the retry window (strata_meta_opts.mpu_retry_s) has passed.
+ * - Else the read quorum's live record is copied where it is missing or
+ *   differs.  One live on fewer voters than a commit needs whose absence
+ *   a write quorum of voters attests is removed: a create that reached
+ *   too few drives and crashed, or what an abort or complete a drive
+ *   missed left before these records had dead states.
+ */
+static void heal_upload(struct strata_meta *m, unsigned set, rocksdb_writeoptions_t *wo,
+                        const char *k, size_t kl, struct hvals *h, struct strata_heal_stats *st,
+                        unsigned *failed)
+{
+    struct meta_set *ms = &m->sets[set];
+    int done = -1, tomb = -1;
+    unsigned done_n = 0, ndead = 0;
+    for (unsigned d = 0; d < ms->n; d++) {
+        if (h->rc[d] != 0 || !strata_meta__is_dead(h->v[d], h->vl[d]))
+            continue;
+        ndead++;
+        if (strata_meta__is_tomb(h->v[d], h->vl[d])) {
+            if (tomb < 0)
+                tomb = (int)d;
+            continue;
+        }
+        unsigned n = 0;
+        for (unsigned j = 0; j < ms->n; j++)
+            n += h->rc[j] == 0 && h->vl[j] == h->vl[d] && memcmp(h->v[j], h->v[d], h->vl[d]) == 0;
+        if (n > done_n) {
+            done_n = n;
+            done = (int)d;
+        }
+    }
+    int src = done >= 0 ? done : tomb;
+    if (src >= 0) {
+        bool keep = false;
+        if (done >= 0) {
+            struct meta_done dn;
+            /* An undecodable record is kept (and left to a newer binary). */
+            keep = strata_meta__done_decode(h->v[done], h->vl[done], &dn) != 0 ||
+                   wall_ns() - dn.done_ns <= m->mpu_retry_ns;
+        }
+        if (ndead == ms->n && !keep) {
+            for (unsigned d = 0; d < ms->n; d++)
+                if (strata_meta__drive_delete(m, set, d, wo, k, kl) != 0)
+                    (*failed)++;
+            return;
+        }
+        for (unsigned d = 0; d < ms->n; d++) {
+            if (!ms->drives[d].db || (h->rc[d] == 0 && strata_meta__is_dead(h->v[d], h->vl[d]) &&
+                                      (done < 0 || strata_meta__is_done(h->v[d], h->vl[d]))))
+                continue;
+            put_raw(m, set, d, wo, k, kl, h->v[src], h->vl[src], &st->records_healed, failed);
+        }
+        return;
+    }
+    unsigned voters, absent, best_n;
+    int best = raw_votes(m, set, h, &voters, &absent, &best_n);
+    if (best < 0)
+        return;
+    unsigned n = ms->n, wq = strata_set_write_quorum(ms->set);
+    unsigned need = wq > n - voters ? wq - (n - voters) : 1;
+    if (best_n < need && absent >= wq) {
+        remove_or_tomb(m, set, wo, k, kl, h, failed);
+        st->minority_removed++;
+        return;
+    }
+    heal_raw(m, set, wo, k, kl, h, st, failed);
+}
+
+/*
+ * A part record ('P' upload partno; bucket and key in the value).  Garbage
+ * once its upload is over - a dead state on any drive of the upload
+ * record, or its absence on a write quorum of voters (never committed, or
+ * removed) - and then removed from every online drive.  Its data is left
+ * to the orphan reclaim: after a complete the listed parts' data belongs
+ * to the new version.  Otherwise healed as heal_raw does, data included.
+ */
+static void heal_part_rec(struct strata_meta *m, unsigned set, rocksdb_writeoptions_t *wo,
+                          const char *k, size_t kl, const char *bucket, const char *key,
+                          struct hvals *h, struct strata_heal_stats *st, unsigned *failed)
+{
+    struct meta_set *ms = &m->sets[set];
+    bool over = false;
+    if (bucket[0] && kl == 1 + UPLOAD_LEN + 4) {
+        char uk[1 + STRATA_BUCKET_NAME_MAX + 1 + STRATA_KEY_MAX + 1 + UPLOAD_LEN];
+        size_t ukl = strata_meta__key_upload(uk, sizeof(uk), bucket, key, (const uint8_t *)k + 1);
+        unsigned absent = 0, wq = strata_set_write_quorum(ms->set);
+        for (unsigned d = 0; d < ms->n && !over; d++) {
+            char *v = NULL;
+            size_t vl = 0;
+            if (!ms->drives[d].db)
+                continue;
+            int rc = strata_meta__drive_get_uncached(m, set, d, uk, ukl, &v, &vl);
+            if (rc == 0)
+                over = strata_meta__is_dead(v, vl);
+            else if (rc == STRATA_ENOTFOUND && strata_meta__drive_readable(m, set, d))
+                absent++;
+            free(v);
+        }
+        over |= absent >= wq;
+    }
+    if (!over) {
+        heal_raw(m, set, wo, k, kl, h, st, failed);
+        heal_part_data(m, set, 'P', k, kl, h, st, failed);
+        return;
+    }
+    for (unsigned d = 0; d < ms->n; d++)
+        if (h->rc[d] == 0 && strata_meta__drive_delete(m, set, d, wo, k, kl) != 0)
+            (*failed)++;
+}
+
+/*
+ * A bucket record ('B' name, on every drive of every set).  Names are
+ * reused, so the newest state wins by time: a live record's state time
+ * (field 11), a tombstone's deletion time (strata_meta__bucket_newest).
+ * A winning tombstone goes to every online drive without one, and once
+ * every drive holds one they all go; a winning live record held by the
+ * read quorum goes where it is missing or older.  Without a winner (live
+ * records on too few drives, no tombstone) records whose absence a write
+ * quorum of voters attests are removed: a DeleteBucket a drive missed
+ * before bucket records had tombstones.
+ */
+static void heal_bucket(struct strata_meta *m, unsigned set, rocksdb_writeoptions_t *wo,
+                        const char *k, size_t kl, struct hvals *h, struct strata_heal_stats *st,
+                        unsigned *failed)
+{
+    struct meta_set *ms = &m->sets[set];
+    bool voter[STRATA_DRIVES_MAX];
+    unsigned voters = 0, absent = 0, ntomb = 0;
+    for (unsigned d = 0; d < ms->n; d++) {
+        voter[d] = strata_meta__drive_readable(m, set, d) &&
+                   (h->rc[d] == 0 || h->rc[d] == STRATA_ENOTFOUND);
+        voters += voter[d];
+        absent += voter[d] && h->rc[d] == STRATA_ENOTFOUND;
+        ntomb += h->rc[d] == 0 && strata_meta__is_tomb(h->v[d], h->vl[d]);
+    }
+    unsigned holders = 0;
+    int w = strata_meta__bucket_newest(m, set, h->v, h->vl, h->rc, voter, &holders);
+    unsigned wq = strata_set_write_quorum(ms->set), rq = strata_set_read_quorum(ms->set);
+    if (w < 0) {
+        unsigned live = 0;
+        for (unsigned d = 0; d < ms->n; d++)
+            live += h->rc[d] == 0;
+        if (live && absent >= wq) {
+            remove_or_tomb(m, set, wo, k, kl, h, failed);
+            st->minority_removed++;
+        }
+        return;
+    }
+    bool tomb = strata_meta__is_tomb(h->v[w], h->vl[w]);
+    if (tomb && ntomb == ms->n) {
+        for (unsigned d = 0; d < ms->n; d++)
+            if (strata_meta__drive_delete(m, set, d, wo, k, kl) != 0)
+                (*failed)++;
+        return;
+    }
+    if (!tomb && holders < rq)
+        return; /* may have been committed, but too few copies to copy from */
+    for (unsigned d = 0; d < ms->n; d++) {
+        if (!ms->drives[d].db ||
+            (h->rc[d] == 0 && h->vl[d] == h->vl[w] && memcmp(h->v[d], h->v[w], h->vl[w]) == 0))
+            continue;
+        if (tomb && h->rc[d] == 0 && strata_meta__is_tomb(h->v[d], h->vl[d]))
+            continue; /* an older tombstone: dead either way */
+        put_raw(m, set, d, wo, k, kl, h->v[w], h->vl[w], &st->records_healed, failed);
+    }
+}
+
 /* Heal one record key of set s; kcopy is a writable copy of the key. */
 static void heal_one(struct strata_meta *m, unsigned s, rocksdb_writeoptions_t *wo, char *kcopy,
                      size_t kl, struct hvals *h, struct strata_heal_stats *st, unsigned *failed)
 {
     struct meta_set *ms = &m->sets[s];
     pthread_mutex_t *lk = NULL;
+    char pb[STRATA_BUCKET_NAME_MAX + 1] = "", pkk[STRATA_KEY_MAX + 1] = "";
     if (kcopy[0] == 'O' && kl > 1 + SORTKEY_LEN + 2) {
         /* 'O' bucket 0 key 0 sk: lock the key like put and delete do */
         kcopy[kl - SORTKEY_LEN - 1] = 0;
@@ -652,9 +889,10 @@ static void heal_one(struct strata_meta *m, unsigned s, rocksdb_writeoptions_t *
                 lk = strata_meta__key_lock(m, bucket, bucket + blen + 1);
             kcopy[kl - tail - 1] = save;
         }
+    } else if (kcopy[0] == 'B') {
+        lk = &m->bucket_mu; /* bucket records change under it (bucket.c) */
     } else if (kcopy[0] == 'P') {
         /* A part record names its bucket and key in its value. */
-        char pb[STRATA_BUCKET_NAME_MAX + 1], pkk[STRATA_KEY_MAX + 1];
         for (unsigned d = 0; d < ms->n && !lk; d++) {
             char *v;
             size_t vl;
@@ -666,6 +904,8 @@ static void heal_one(struct strata_meta *m, unsigned s, rocksdb_writeoptions_t *
                 lk = strata_meta__key_lock(m, pb, pkk);
             free(v);
         }
+        if (!lk)
+            pb[0] = pkk[0] = 0; /* no copy decodes: healed as raw bytes */
     }
     if (lk)
         pthread_mutex_lock(lk);
@@ -678,9 +918,15 @@ static void heal_one(struct strata_meta *m, unsigned s, rocksdb_writeoptions_t *
     }
     if (kcopy[0] == 'O')
         heal_version(m, s, wo, kcopy, kl, h, st, failed);
+    else if (kcopy[0] == 'U')
+        heal_upload(m, s, wo, kcopy, kl, h, st, failed);
+    else if (kcopy[0] == 'P')
+        heal_part_rec(m, s, wo, kcopy, kl, pb, pkk, h, st, failed);
+    else if (kcopy[0] == 'B')
+        heal_bucket(m, s, wo, kcopy, kl, h, st, failed);
     else
         heal_raw(m, s, wo, kcopy, kl, h, st, failed);
-    if (kcopy[0] == 'P' || kcopy[0] == 'T')
+    if (kcopy[0] == 'T')
         heal_part_data(m, s, kcopy[0], kcopy, kl, h, st, failed);
     if (lk)
         pthread_mutex_unlock(lk);

@@ -7,11 +7,14 @@
  *
  *   KEY                                               VALUE
  *   'B' bucket                                        [0x01] msgpack map (bucket record)
+ *                                                     or [0x02] tombstone (deleted bucket)
  *   'C' bucket 0x00 kind                              [0x01] document bytes, verbatim
  *   'O' bucket 0x00 key 0x00 sortkey[16]              [0x01] msgpack map (version record)
  *                                                     or [0x02] tombstone (deleted version)
  *   'T' bucket 0x00 key 0x00 sortkey[16] chunk[2]     [0x01] msgpack array (part table chunk)
  *   'U' bucket 0x00 key 0x00 upload[16]               [0x01] msgpack map (upload record)
+ *                                                     or [0x02] tombstone (aborted upload)
+ *                                                     or [0x03] msgpack map (completed upload)
  *   'P' upload[16] partno[4]                          [0x01] msgpack map (part record)
  *   'D' bucket 0x00 mtime[8] key 0x00 sortkey[16]     empty: version-time index entry (due.c)
  *   'S' name                                          [0x01] daemon state document (state.c)
@@ -97,7 +100,7 @@
  *    empty part), bin raw checksum, optional uint stored size (encrypted
  *    parts: size is the plaintext size, this the sealed stream's)]
  *
- * Upload record ('U') map: 0 format, 1 initiated ns, 2 checksum algorithm,
+ * Upload record ('U', value byte 0x01) map: 0 format, 1 initiated ns, 2 checksum algorithm,
  *   3 checksum type, 4 stored headers (flat array as field 12 above),
  *   5 tag set (bin), 6 storage class, 7 lock mode, 8 retain-until ms,
  *   9 legal hold (7-9 as version fields 18-20; absent: none; 9 nil: never set),
@@ -105,11 +108,35 @@
  *   completed object; its parts are sealed), 11 access control list (bin;
  *   the version record's field 23 for the completed object), 12 tier name
  *   of the parts' data (absent: hot).
+ * Upload key states (mpu.c upload_state, heal.c heal_upload): upload ids
+ * are never reused, so per key absent < live (0x01) < dead: an abort puts
+ * a tombstone (VAL_TOMB_BYTE + 8-byte big-endian abort time, as for
+ * versions), a complete the completed-upload record below, each in the
+ * same batch that deletes the part records.  A dead state on any drive
+ * outvotes a live record a drive kept (it missed the abort or complete).
+ * A tombstone goes at once when every drive of the set took it (store.c),
+ * else once heal has put it on every drive; a completed-upload record
+ * stays for strata_meta_opts.mpu_retry_s after the complete, then heal
+ * drops it once every drive holds a dead state.
+ *
+ * Completed-upload record ('U', value byte VAL_DONE_BYTE 0x03) map
+ * (struct meta_done): 0 format (REC_FORMAT), 1 completion ns (int),
+ *   2 part list digest bin[32] (SHA-256, mpu.c list_digest), 3 version
+ *   sort key bin[16], 4 version flags (REC_F_MULTIPART, REC_F_NULL),
+ *   5 ETag, 6 size (plaintext), 7 version mtime ns, 8 checksum algorithm,
+ *   9 checksum type, 10 raw checksum (bin), 11 number of parts, 12 storage
+ *   class, 13 encryption descriptor (bin; absent: stored as sent).  0-12
+ *   are required.  What a repeated CompleteMultipartUpload is answered
+ *   with.
+ *
  * Part record ('P') map: 0 format, 1 size, 2 MD5 bin[16], 3 mtime ns,
  *   4 data id bin[16] (absent for an empty part), 5 checksum algorithm,
  *   6 raw checksum, 7 bucket, 8 key (so heal can take the key's lock),
  *   9 stored size of an encrypted part (field 1 is then its plaintext size),
- *   10 tier name of the part's data (absent: hot).
+ *   10 tier name of the part's data (absent: hot).  Part records have no
+ *   dead state of their own: they live while their upload does, and heal
+ *   removes one whose upload record is dead on any drive or absent on a
+ *   write quorum (heal_part_rec).
  *
  * Transition intent ('X' bucket 0x00 key 0x00 sortkey[16], in the version's
  * set) map: 0 format, 1 source tier (str, "" = hot), 2 target tier, 3 array
@@ -121,7 +148,14 @@
  *   5 versioning, 6 object_lock, 7 incarnation (uint, random per create;
  *   absent in records written before it existed: 0), 8 default retention
  *   mode, 9 default retention days, 10 default retention years (8-10
- *   absent: no default).
+ *   absent: no default), 11 state time ns (int: when this state was
+ *   written, by create or a change; absent in older records: created_ms).
+ * Bucket names are reused, so the newest state wins by time
+ * (strata_meta__bucket_newest): a live record's state time against a
+ * tombstone's deletion time.  DeleteBucket writes a tombstone (VAL_TOMB_BYTE
+ * + 8-byte big-endian time), every new state is stamped after the newest
+ * one any drive holds (bucket.c bucket_stamp), and the tombstones go as
+ * those of uploads do.
  */
 #ifndef STRATA_META_META_INTERNAL_H
 #define STRATA_META_META_INTERNAL_H
@@ -137,6 +171,7 @@
 #define REC_FORMAT 1
 #define VAL_VERSION_BYTE 0x01
 #define VAL_TOMB_BYTE 0x02
+#define VAL_DONE_BYTE 0x03 /* 'U' only: a completed upload (struct meta_done) */
 #define TOMB_LEN 9
 #define SORTKEY_LEN 16
 
@@ -270,6 +305,7 @@ struct strata_meta {
     size_t inline_max;
     size_t memtable_size; /* write_buffer_size of every store (strata_meta_opts.memtable_mb) */
     size_t part_size_min;
+    int64_t mpu_retry_ns; /* completed-upload records answer retries this long (mpu.c) */
     struct strata_logger log;
     rocksdb_cache_t *cache;
     rocksdb_block_based_table_options_t *bbto;
@@ -317,6 +353,17 @@ static inline bool strata_meta__is_tomb(const void *v, size_t vl)
 {
     return vl >= 1 && *(const uint8_t *)v == VAL_TOMB_BYTE;
 }
+static inline bool strata_meta__is_done(const void *v, size_t vl)
+{
+    return vl >= 1 && *(const uint8_t *)v == VAL_DONE_BYTE;
+}
+/* A dead state: a tombstone, or (upload keys) a completed upload. */
+static inline bool strata_meta__is_dead(const void *v, size_t vl)
+{
+    return strata_meta__is_tomb(v, vl) || strata_meta__is_done(v, vl);
+}
+/* The deletion time of a tombstone (TOMB_LEN bytes or more). */
+int64_t strata_meta__tomb_time(const void *v, size_t vl);
 void strata_meta__rec_fini(struct meta_rec *r);
 /* Same version: flags, size, etag, data id, mtime. */
 bool strata_meta__rec_same(const struct meta_rec *a, const struct meta_rec *b);
@@ -325,6 +372,12 @@ bool strata_meta__rec_same(const struct meta_rec *a, const struct meta_rec *b);
 bool strata_meta__rec_same_data(const struct meta_rec *a, const struct meta_rec *b);
 int strata_meta__bucket_encode(const struct strata_bucket_info *b, char **out, size_t *outlen);
 int strata_meta__bucket_decode(const void *buf, size_t len, struct strata_bucket_info *b);
+/* With the state time (field 11; 0: none written).  decode_at's state_ns
+ * (may be NULL) falls back to the creation time for older records. */
+int strata_meta__bucket_encode_at(const struct strata_bucket_info *b, int64_t state_ns, char **out,
+                                  size_t *outlen);
+int strata_meta__bucket_decode_at(const void *buf, size_t len, struct strata_bucket_info *b,
+                                  int64_t *state_ns);
 /* Bounds check of a msgpack byte string before msgpack-c allocates for it. */
 bool strata_meta__mp_sane(const uint8_t *p, size_t len);
 
@@ -336,6 +389,25 @@ size_t strata_meta__key_ptab(char *out, size_t cap, const char *bucket, const ch
 int strata_meta__upload_encode(const struct meta_upload *u, char **out, size_t *outlen);
 int strata_meta__upload_decode(const void *buf, size_t len, struct meta_upload *u);
 void strata_meta__upload_fini(struct meta_upload *u);
+/* A completed upload: what answers a repeated CompleteMultipartUpload. */
+struct meta_done {
+    int64_t done_ns;    /* when the complete committed */
+    uint8_t digest[32]; /* SHA-256 of the part list (mpu.c, list_digest) */
+    uint8_t sk[SORTKEY_LEN];
+    uint32_t flags; /* the version's: REC_F_MULTIPART, REC_F_NULL */
+    char etag[STRATA_ETAG_MAX + 1];
+    uint64_t size; /* plaintext */
+    int64_t mtime_ns;
+    int cksum_algo, cksum_type;
+    uint8_t cksum[STRATA_CKSUM_RAW_MAX];
+    size_t cksum_len;
+    size_t nparts;
+    char storage_class[32];
+    const uint8_t *sse; /* encryption descriptor (points into the buffer) */
+    size_t sse_len;
+};
+int strata_meta__done_encode(const struct meta_done *d, char **out, size_t *outlen);
+int strata_meta__done_decode(const void *buf, size_t len, struct meta_done *d);
 int strata_meta__part_encode(const struct meta_part *p, const char *bucket, const char *key,
                              char **out, size_t *outlen);
 /* bucket/key (may be NULL) receive the owner key, NUL-terminated. */
@@ -574,6 +646,19 @@ size_t strata_meta__key_intent(char *out, size_t cap, const char *bucket, const 
                                const uint8_t *sk);
 
 /* ---- bucket.c ---- */
+/*
+ * Newest state wins among one set's copies of a bucket record: v/vl/rc per
+ * drive (rc 0: v holds a value; STRATA_ENOTFOUND: absent; else no answer),
+ * voter[d] the drives whose copies count.  Walking the distinct values
+ * newest first (a live record's state time, field 11 or its creation time;
+ * a tombstone's deletion time), the first tombstone, or the first live
+ * record held by Wq - (N - voters) voters (it may have been committed),
+ * wins.  Returns the drive holding it (*holders: its identical copies on
+ * voters), or -1 when none qualifies.
+ */
+int strata_meta__bucket_newest(struct strata_meta *m, unsigned set, char *const *v,
+                               const size_t *vl, const int *rc, const bool *voter,
+                               unsigned *holders);
 /*
  * Before committing a version or an upload of bucket (ahead of the key
  * lock): hold the bucket's stripe shared and check that the bucket exists

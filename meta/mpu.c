@@ -11,9 +11,15 @@
  *   into an upload that complete or abort has already removed, and complete
  *   sees a stable set of parts.
  * - Complete never copies data: the new version's part table refers to the
- *   parts' data ids.  The version record, its part table, and the removal
- *   of the upload and part records are one batch per drive.  Data of parts
- *   not used (and of replaced versions) is deleted only after that commit.
+ *   parts' data ids.  The version record, its part table, the upload
+ *   record's replacement by the completed-upload record and the removal of
+ *   the part records are one batch per drive.  Data of parts not used (and
+ *   of replaced versions) is deleted only after that commit.
+ * - Newest state wins per upload key: absent < live < dead (an abort's
+ *   tombstone, a complete's completed-upload record; ids are never
+ *   reused), so a drive that missed an abort or complete cannot bring the
+ *   upload back (upload_state).  The completed-upload record answers a
+ *   repeated complete with the same part list for m->mpu_retry_ns.
  * - A completed object's part data is deleted before its 'T' records (so a
  *   crash leaves at worst orphan 'T' records, never a table naming deleted
  *   data of a live version: the version record is gone first).
@@ -108,6 +114,70 @@ int strata_meta__upload_id_parse(const char *s, uint8_t upload[UPLOAD_LEN])
     return 0;
 }
 
+/* States of an upload key (upload_state). */
+enum { US_LIVE = 1, US_DONE = 2 };
+
+/*
+ * The state of upload key uk, newest state winning (absent < live <
+ * aborted or completed; upload ids are never reused): 0 with *state
+ * US_LIVE (q->v[q->win] is the upload record) or US_DONE (q->v[q->win] is
+ * the completed-upload record); STRATA_ENOTFOUND when it was aborted or
+ * never existed; STRATA_EQUORUM.  The read quorum of identical values (or
+ * of absences) decides at once.  Without it every readable drive has been
+ * read: a completed-upload record that may have been committed (held by
+ * Wq - (N - responding) drives) is the answer, else a tombstone or a
+ * completed-upload record on any drive means the upload is over (a drive
+ * that missed the abort or complete cannot bring it back), else
+ * STRATA_EQUORUM.  Caller qraw_fini's q.
+ */
+static int upload_state(struct strata_meta *m, unsigned set, const char *uk, size_t ukl,
+                        bool read_all, struct meta_qraw *q, int *state)
+{
+    *state = 0;
+    int rc = strata_meta__qraw_get(m, set, uk, ukl, read_all, q);
+    if (rc == 0) {
+        const char *v = q->v[q->win];
+        size_t vl = q->vl[q->win];
+        if (strata_meta__is_tomb(v, vl))
+            return STRATA_ENOTFOUND;
+        *state = strata_meta__is_done(v, vl) ? US_DONE : US_LIVE;
+        return 0;
+    }
+    if (rc != STRATA_EQUORUM)
+        return rc;
+    struct meta_set *ms = &m->sets[set];
+    unsigned wq = strata_set_write_quorum(ms->set), resp = 0, best_n = 0;
+    int best = -1;
+    bool dead = false;
+    for (unsigned d = 0; d < ms->n; d++) {
+        if (!q->tried[d] || (q->rc[d] != 0 && q->rc[d] != STRATA_ENOTFOUND))
+            continue;
+        resp++;
+        if (q->rc[d] != 0 || !strata_meta__is_dead(q->v[d], q->vl[d]))
+            continue;
+        dead = true;
+        if (!strata_meta__is_done(q->v[d], q->vl[d]))
+            continue;
+        unsigned same = 0;
+        for (unsigned j = 0; j < ms->n; j++)
+            same += q->tried[j] && q->rc[j] == 0 && q->vl[j] == q->vl[d] &&
+                    memcmp(q->v[j], q->v[d], q->vl[d]) == 0;
+        if (same > best_n) {
+            best_n = same;
+            best = (int)d;
+        }
+    }
+    if (resp < strata_set_read_quorum(ms->set))
+        return STRATA_EQUORUM; /* too few drives answer to decide anything */
+    unsigned need = wq > ms->n - resp ? wq - (ms->n - resp) : 1;
+    if (best >= 0 && best_n >= need) {
+        q->win = best;
+        *state = US_DONE;
+        return 0;
+    }
+    return dead ? STRATA_ENOTFOUND : STRATA_EQUORUM;
+}
+
 int strata_meta__upload_read(struct strata_meta *m, unsigned set, const char *bucket,
                              const char *key, const uint8_t upload[UPLOAD_LEN],
                              struct meta_upload *u)
@@ -116,7 +186,10 @@ int strata_meta__upload_read(struct strata_meta *m, unsigned set, const char *bu
     char k[UKEY_MAX];
     size_t kl = strata_meta__key_upload(k, sizeof(k), bucket, key, upload);
     struct meta_qraw q;
-    int rc = strata_meta__qraw_get(m, set, k, kl, false, &q);
+    int state;
+    int rc = upload_state(m, set, k, kl, false, &q, &state);
+    if (rc == 0 && state != US_LIVE)
+        rc = STRATA_ENOTFOUND; /* completed */
     if (rc == 0)
         rc = strata_meta__upload_decode(q.v[q.win], q.vl[q.win], u);
     strata_meta__qraw_fini(&q);
@@ -205,11 +278,18 @@ int strata_mpu_create(struct strata_meta *m, const struct strata_mpu_opts *opts,
         rocksdb_writebatch_put(wbs[d], k, kl, v, vl);
         rocksdb_writebatch_delete(undo[d], k, kl);
     }
-    /* Not into a bucket deleted (or re-created) since the check above. */
+    /* Not into a bucket deleted (or re-created) since the check above.
+     * Under the key lock, as every other write of the upload: heal, which
+     * takes it too, never sees a create half applied (and would take it
+     * for a leftover that reached too few drives). */
     pthread_rwlock_t *bh = NULL;
     rc = strata_meta__bucket_hold(m, opts->bucket, b.incarnation, &bh);
-    if (rc == 0)
+    if (rc == 0) {
+        pthread_mutex_t *lk = strata_meta__key_lock(m, opts->bucket, opts->key);
+        pthread_mutex_lock(lk);
         rc = strata_meta__set_commit(m, set, wbs, undo);
+        pthread_mutex_unlock(lk);
+    }
     strata_meta__bucket_release(bh);
     for (unsigned d = 0; d < STRATA_DRIVES_MAX; d++) {
         if (wbs[d])
@@ -406,8 +486,11 @@ int strata_meta__part_store(struct strata_meta *m, unsigned set, const char *buc
     memset(&oq, 0, sizeof(oq));
     pthread_mutex_t *lk = strata_meta__key_lock(m, bucket, key);
     pthread_mutex_lock(lk);
-    rc = strata_meta__qraw_get(m, set, uk, ukl, false, &uq);
+    int ust;
+    rc = upload_state(m, set, uk, ukl, false, &uq, &ust);
     strata_meta__qraw_fini(&uq);
+    if (rc == 0 && ust != US_LIVE)
+        rc = STRATA_ENOTFOUND; /* completed meanwhile */
     if (rc == 0) {
         int orc = strata_meta__qraw_get(m, set, pk, PKEY_LEN, true, &oq);
         if (orc != 0 && orc != STRATA_ENOTFOUND && orc != STRATA_EQUORUM)
@@ -495,7 +578,40 @@ struct cextra {
     char **tv;             /* encoded 'T' chunks */
     size_t *tvl;
     size_t nchunks;
+    /* What replaces the upload record: uval (an abort's tombstone), or
+     * (complete) the completed-upload record made from done and the
+     * version record r once the sort key is known. */
+    const char *uval;
+    size_t uvl;
+    struct meta_done *done;
+    const struct meta_rec *r;
+    char *done_v;
+    size_t done_vl;
+    int err; /* the completed-upload record could not be made */
 };
+
+/* The completed-upload record of version sk (record cx->r), made once. */
+static void done_make(struct cextra *cx, const uint8_t *sk)
+{
+    if (cx->done_v || cx->err)
+        return;
+    struct meta_done *dn = cx->done;
+    const struct meta_rec *r = cx->r;
+    memcpy(dn->sk, sk, SORTKEY_LEN);
+    dn->flags = r->flags;
+    snprintf(dn->etag, sizeof(dn->etag), "%s", r->etag);
+    dn->size = r->sse_len ? r->psize : r->size;
+    dn->mtime_ns = r->mtime_ns;
+    dn->cksum_algo = r->cksum_algo;
+    dn->cksum_type = r->cksum_type;
+    memcpy(dn->cksum, r->cksum, r->cksum_len);
+    dn->cksum_len = r->cksum_len;
+    dn->nparts = r->nparts;
+    snprintf(dn->storage_class, sizeof(dn->storage_class), "%s", r->storage_class);
+    dn->sse = r->sse;
+    dn->sse_len = r->sse_len;
+    cx->err = strata_meta__done_encode(dn, &cx->done_v, &cx->done_vl);
+}
 
 static void complete_extra(void *ud, unsigned d, const uint8_t *sk, rocksdb_writebatch_t *wb,
                            rocksdb_writebatch_t *undo)
@@ -507,10 +623,22 @@ static void complete_extra(void *ud, unsigned d, const uint8_t *sk, rocksdb_writ
         rocksdb_writebatch_put(wb, k, kl, cx->tv[c], cx->tvl[c]);
         rocksdb_writebatch_delete(undo, k, kl);
     }
+    /* The upload record becomes its dead state (a tombstone, or the
+     * completed-upload record), never just removed: a drive that missed
+     * this keeps the live record, which the dead state outvotes. */
     size_t ukl = strata_meta__key_upload(k, sizeof(k), cx->bucket, cx->key, cx->up);
-    rocksdb_writebatch_delete(wb, k, ukl);
+    if (cx->done)
+        done_make(cx, sk);
+    const char *uv = cx->done ? cx->done_v : cx->uval;
+    size_t uvl = cx->done ? cx->done_vl : cx->uvl;
+    if (uv)
+        rocksdb_writebatch_put(wb, k, ukl, uv, uvl);
+    else
+        rocksdb_writebatch_delete(wb, k, ukl); /* not reached: done_make failed, see err */
     if (cx->uq->tried[d] && cx->uq->rc[d] == 0)
         rocksdb_writebatch_put(undo, k, ukl, cx->uq->v[d], cx->uq->vl[d]);
+    else
+        rocksdb_writebatch_delete(undo, k, ukl);
     /* Every part record of the upload on any drive goes; each drive's own
      * copies come back on undo. */
     for (unsigned j = 0; j < cx->ps->n; j++) {
@@ -615,6 +743,81 @@ static int object_cksum(int algo, int type, const struct meta_part *const *parts
     return 0;
 }
 
+/* The part list's digest: SHA-256 over each part's number (4 bytes,
+ * big-endian), its ETag as given (surrounding quotes stripped, hex digits
+ * in lower case) and a 0 byte. */
+static int list_digest(const struct strata_mpu_part *parts, size_t n, uint8_t out[32])
+{
+    EVP_MD_CTX *md = EVP_MD_CTX_new();
+    int ok = md && EVP_DigestInit_ex(md, EVP_sha256(), NULL) == 1;
+    for (size_t i = 0; ok && i < n; i++) {
+        uint8_t no[4];
+        be_put(no, parts[i].part_number, 4);
+        const char *et = parts[i].etag;
+        size_t el = strlen(et);
+        if (el >= 2 && et[0] == '"' && et[el - 1] == '"') {
+            et++;
+            el -= 2;
+        }
+        char low[STRATA_ETAG_MAX + 2];
+        if (el >= sizeof(low))
+            el = sizeof(low) - 1; /* longer than any ETag: matches none anyway */
+        for (size_t j = 0; j < el; j++)
+            low[j] = (char)(et[j] >= 'A' && et[j] <= 'Z' ? et[j] + 32 : et[j]);
+        low[el] = 0;
+        ok = EVP_DigestUpdate(md, no, 4) == 1 && EVP_DigestUpdate(md, low, el + 1) == 1;
+    }
+    unsigned l = 0;
+    ok = ok && EVP_DigestFinal_ex(md, out, &l) == 1 && l == 32;
+    EVP_MD_CTX_free(md);
+    return ok ? 0 : STRATA_EINTERNAL;
+}
+
+/*
+ * A complete of an upload that was completed (v: its completed-upload
+ * record): the same part list within the retry window is answered with the
+ * version that complete made, nothing written; anything else is
+ * STRATA_ENOTFOUND (NoSuchUpload: "aborted or completed").
+ */
+static int complete_replay(struct strata_meta *m, const struct strata_mpu_complete_opts *o,
+                           const char *v, size_t vl, const uint8_t digest[32],
+                           struct strata_obj_info *out)
+{
+    struct meta_done dn;
+    int rc = strata_meta__done_decode(v, vl, &dn);
+    if (rc)
+        return rc;
+    if (memcmp(dn.digest, digest, sizeof(dn.digest)) != 0 ||
+        now_ns() - dn.done_ns > m->mpu_retry_ns)
+        return STRATA_ENOTFOUND;
+    if (o->sse_check && (rc = o->sse_check(o->sse_ud, dn.sse_len ? dn.sse : NULL, dn.sse_len)))
+        return rc;
+    if (o->check_size && o->object_size != dn.size)
+        return STRATA_EINVAL;
+    if (out) {
+        struct meta_rec r;
+        memset(&r, 0, sizeof(r));
+        r.flags = dn.flags;
+        r.size = dn.size;
+        memcpy(r.etag, dn.etag, sizeof(r.etag));
+        r.mtime_ns = dn.mtime_ns;
+        memcpy(r.storage_class, dn.storage_class, sizeof(r.storage_class));
+        r.cksum_algo = dn.cksum_algo;
+        r.cksum_type = dn.cksum_type;
+        memcpy(r.cksum, dn.cksum, dn.cksum_len);
+        r.cksum_len = dn.cksum_len;
+        r.nparts = dn.nparts;
+        if (dn.sse_len) {
+            r.sse = dn.sse;
+            r.sse_len = dn.sse_len;
+            r.psize = dn.size;
+        }
+        strata_meta__info_from_rec(out, o->bucket, o->key, dn.sk, &r);
+        out->is_latest = true; /* as the first answer said */
+    }
+    return 0;
+}
+
 int strata_mpu_complete(struct strata_meta *m, const struct strata_mpu_complete_opts *o,
                         struct strata_obj_info *out)
 {
@@ -634,8 +837,13 @@ int strata_mpu_complete(struct strata_meta *m, const struct strata_mpu_complete_
         if (o->parts[i].part_number < 1 || o->parts[i].part_number > STRATA_PARTS_MAX ||
             !o->parts[i].etag)
             return STRATA_EBADPART;
+    struct meta_done dn;
+    memset(&dn, 0, sizeof(dn));
+    int rc = list_digest(o->parts, o->nparts, dn.digest);
+    if (rc)
+        return rc;
     struct strata_bucket_info b;
-    int rc = strata_meta_bucket_get(m, o->bucket, &b);
+    rc = strata_meta_bucket_get(m, o->bucket, &b);
     if (rc)
         return rc;
     unsigned set = strata_meta__set_of(m, o->bucket, o->key);
@@ -684,17 +892,29 @@ int strata_mpu_complete(struct strata_meta *m, const struct strata_mpu_complete_
     pthread_mutex_lock(lk);
     char uk[UKEY_MAX];
     size_t ukl = strata_meta__key_upload(uk, sizeof(uk), o->bucket, o->key, up);
+    EVP_MD_CTX *md = NULL;
+    bool replayed = false;
+    struct cextra cx;
+    memset(&cx, 0, sizeof(cx));
+    int ust = 0;
     if (rc == 0)
-        rc = strata_meta__qraw_get(m, set, uk, ukl, true, &uq);
+        rc = upload_state(m, set, uk, ukl, true, &uq, &ust);
+    if (rc == 0 && ust == US_DONE) {
+        /* Completed before: a retry (the client lost the answer). */
+        rc = complete_replay(m, o, uq.v[uq.win], uq.vl[uq.win], dn.digest, out);
+        replayed = true;
+        goto unlock;
+    }
     if (rc == 0)
         rc = strata_meta__upload_decode(uq.v[uq.win], uq.vl[uq.win], &u);
+    if (rc == 0 && o->sse_check)
+        rc = o->sse_check(o->sse_ud, u.sse, u.sse_len);
     if (rc == 0)
         rc = pscan_run(m, set, up, 1, &ps);
     if (rc == 0)
         rc = pscan_walk(m, set, &ps, collect_cb, &cs);
     /* Validate the list against the committed parts. */
     uint64_t total = 0;
-    EVP_MD_CTX *md = NULL;
     for (size_t i = 0; rc == 0 && i < o->nparts; i++) {
         const struct strata_mpu_part *lp = &o->parts[i];
         const struct meta_part *p = &cs.byno[lp->part_number];
@@ -791,14 +1011,31 @@ int strata_mpu_complete(struct strata_meta *m, const struct strata_mpu_complete_
     if (rc == 0) {
         r.pidx = pidx;
         r.pidx_len = nchunks * MP_IDX_ENT;
-        struct cextra cx = {o->bucket, o->key, up, &uq, &ps, tv, tvl, nchunks};
+        dn.done_ns = now_ns();
+        cx = (struct cextra){.bucket = o->bucket,
+                             .key = o->key,
+                             .up = up,
+                             .uq = &uq,
+                             .ps = &ps,
+                             .tv = tv,
+                             .tvl = tvl,
+                             .nchunks = nchunks,
+                             .done = &dn,
+                             .r = &r};
         rc = strata_meta__version_commit(m, set, o->bucket, o->key, b.versioning, &r, o->if_match,
                                          o->if_none_match_star, complete_extra, &cx, sk, &drop);
+        if (rc == 0 && cx.err)
+            strata_log(&m->log, STRATA_LOG_WARN, "meta",
+                       "complete of %s/%s: no completed-upload record (%s): retries answer "
+                       "NoSuchUpload",
+                       o->bucket, o->key, strata_errname(cx.err));
     }
+unlock:
     pthread_mutex_unlock(lk);
     strata_meta__bucket_release(bh);
     EVP_MD_CTX_free(md);
-    if (rc == 0) {
+    free(cx.done_v);
+    if (rc == 0 && !replayed) {
         strata_meta__drop(m, set, o->bucket, o->key, &drop);
         /* Keep the listed parts' data; everything else of the upload goes. */
         bool *kept = calloc(META_PARTS_MAX + 1, sizeof(bool));
@@ -849,11 +1086,24 @@ int strata_mpu_abort(struct strata_meta *m, const char *bucket, const char *key,
     size_t ukl = strata_meta__key_upload(uk, sizeof(uk), bucket, key, up);
     pthread_mutex_t *lk = strata_meta__key_lock(m, bucket, key);
     pthread_mutex_lock(lk);
-    int rc = strata_meta__qraw_get(m, set, uk, ukl, true, &uq);
+    int ust;
+    int rc = upload_state(m, set, uk, ukl, true, &uq, &ust);
+    if (rc == 0 && ust != US_LIVE)
+        rc = STRATA_ENOTFOUND; /* completed: AWS answers NoSuchUpload */
     if (rc == 0)
         rc = pscan_run(m, set, up, 1, &ps);
     if (rc == 0) {
-        struct cextra cx = {bucket, key, up, &uq, &ps, NULL, NULL, 0};
+        /* A tombstone over the upload record; dropped at once when every
+         * drive takes it (store.c), else by heal once every drive has it. */
+        char tomb[TOMB_LEN];
+        strata_meta__tomb_encode(now_ns(), tomb);
+        struct cextra cx = {.bucket = bucket,
+                            .key = key,
+                            .up = up,
+                            .uq = &uq,
+                            .ps = &ps,
+                            .uval = tomb,
+                            .uvl = TOMB_LEN};
         for (unsigned d = 0; d < ms->n; d++) {
             if (!ms->drives[d].db)
                 continue;
@@ -1123,6 +1373,23 @@ int strata_mpu_list(struct strata_meta *m, const struct strata_mpu_list_opts *o,
             continue;
         }
         if (skip_exact && kl == skl && memcmp(k, sk, kl) == 0) {
+            strata_meta__merge_next(mg);
+            continue;
+        }
+        /* Aborted or completed (a dead state on a merged drive wins the
+         * merge), also for a common prefix, which only a live upload
+         * shows; one that not every merged drive holds is decided by
+         * upload_state, as ListParts and UploadPart decide: a drive that
+         * missed an abort or a complete cannot bring the upload back. */
+        unsigned have, of;
+        strata_meta__merge_votes(mg, &have, &of);
+        int ust = US_LIVE, urc = 0;
+        if (!strata_meta__is_dead(v, vl) && have < of) {
+            struct meta_qraw q;
+            urc = upload_state(m, mg->iset[mg->cur], k, kl, false, &q, &ust);
+            strata_meta__qraw_fini(&q);
+        }
+        if (strata_meta__is_dead(v, vl) || urc != 0 || ust != US_LIVE) {
             strata_meta__merge_next(mg);
             continue;
         }

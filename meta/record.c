@@ -635,6 +635,17 @@ void strata_meta__tomb_encode(int64_t del_ns, char out[TOMB_LEN])
         out[1 + i] = (char)(t >> (56 - 8 * i));
 }
 
+int64_t strata_meta__tomb_time(const void *v, size_t vl)
+{
+    const uint8_t *p = v;
+    if (vl < TOMB_LEN)
+        return 0;
+    uint64_t t = 0;
+    for (int i = 1; i < TOMB_LEN; i++)
+        t = t << 8 | p[i];
+    return (int64_t)t;
+}
+
 void strata_meta__rec_fini(struct meta_rec *r)
 {
     if (r->hdr_buf) {
@@ -686,10 +697,16 @@ bool strata_meta__rec_same(const struct meta_rec *a, const struct meta_rec *b)
 
 int strata_meta__bucket_encode(const struct strata_bucket_info *b, char **out, size_t *outlen)
 {
+    return strata_meta__bucket_encode_at(b, 0, out, outlen);
+}
+
+int strata_meta__bucket_encode_at(const struct strata_bucket_info *b, int64_t state_ns, char **out,
+                                  size_t *outlen)
+{
     msgpack_sbuffer sb;
     msgpack_packer pk;
     val_begin(&sb, &pk);
-    map_begin(&pk, b->lock_mode ? 11 : 8);
+    map_begin(&pk, (b->lock_mode ? 11 : 8) + (state_ns ? 1 : 0));
     msgpack_pack_uint64(&pk, 1);
     pk_str(&pk, b->name, strlen(b->name));
     msgpack_pack_uint64(&pk, 2);
@@ -715,6 +732,10 @@ int strata_meta__bucket_encode(const struct strata_bucket_info *b, char **out, s
         msgpack_pack_uint64(&pk, 10);
         msgpack_pack_uint64(&pk, b->lock_years);
     }
+    if (state_ns) {
+        msgpack_pack_uint64(&pk, 11);
+        msgpack_pack_int64(&pk, state_ns);
+    }
     if (!sb.data) {
         msgpack_sbuffer_destroy(&sb);
         return STRATA_ENOMEM;
@@ -727,7 +748,14 @@ int strata_meta__bucket_encode(const struct strata_bucket_info *b, char **out, s
 
 int strata_meta__bucket_decode(const void *buf, size_t len, struct strata_bucket_info *b)
 {
+    return strata_meta__bucket_decode_at(buf, len, b, NULL);
+}
+
+int strata_meta__bucket_decode_at(const void *buf, size_t len, struct strata_bucket_info *b,
+                                  int64_t *state_ns)
+{
     memset(b, 0, sizeof(*b));
+    int64_t st = 0;
     const uint8_t *p = buf;
     if (len < 2 || p[0] != VAL_VERSION_BYTE || !strata_meta__mp_sane(p + 1, len - 1))
         return STRATA_ECORRUPT;
@@ -786,14 +814,24 @@ int strata_meta__bucket_decode(const void *buf, size_t len, struct strata_bucket
             ok = get_uint(&kv->val, &u) && u <= UINT32_MAX;
             b->lock_years = (unsigned)u;
             break;
+        case 11:
+            ok = get_int(&kv->val, &st) && st > 0;
+            break;
         default:
             break;
         }
         if (!ok)
             goto out;
     }
-    if (fmt && name)
+    if (fmt && name) {
         rc = 0;
+        /* Records written before field 11: the creation time. */
+        if (state_ns)
+            *state_ns = st ? st
+                        : b->created_ms > 0 && b->created_ms < INT64_MAX / 1000000
+                            ? b->created_ms * 1000000
+                            : 1;
+    }
 out:
     msgpack_unpacked_destroy(&up);
     return rc;
@@ -1041,6 +1079,146 @@ int strata_meta__upload_decode(const void *buf, size_t len, struct meta_upload *
     msgpack_unpacked_destroy(&up);
     if (rc)
         strata_meta__upload_fini(u);
+    return rc;
+}
+
+/* ---- completed-upload records ('U' value VAL_DONE_BYTE) -------------------- */
+
+int strata_meta__done_encode(const struct meta_done *d, char **out, size_t *outlen)
+{
+    msgpack_sbuffer sb;
+    msgpack_packer pk;
+    msgpack_sbuffer_init(&sb);
+    msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+    char vb = VAL_DONE_BYTE;
+    msgpack_sbuffer_write(&sb, &vb, 1);
+    map_begin(&pk, 13 + (d->sse_len ? 1 : 0));
+    msgpack_pack_uint64(&pk, 1);
+    msgpack_pack_int64(&pk, d->done_ns);
+    msgpack_pack_uint64(&pk, 2);
+    pk_bin(&pk, d->digest, sizeof(d->digest));
+    msgpack_pack_uint64(&pk, 3);
+    pk_bin(&pk, d->sk, SORTKEY_LEN);
+    msgpack_pack_uint64(&pk, 4);
+    msgpack_pack_uint64(&pk, d->flags);
+    msgpack_pack_uint64(&pk, 5);
+    pk_str(&pk, d->etag, strlen(d->etag));
+    msgpack_pack_uint64(&pk, 6);
+    msgpack_pack_uint64(&pk, d->size);
+    msgpack_pack_uint64(&pk, 7);
+    msgpack_pack_int64(&pk, d->mtime_ns);
+    msgpack_pack_uint64(&pk, 8);
+    msgpack_pack_uint64(&pk, (uint64_t)d->cksum_algo);
+    msgpack_pack_uint64(&pk, 9);
+    msgpack_pack_uint64(&pk, (uint64_t)d->cksum_type);
+    msgpack_pack_uint64(&pk, 10);
+    pk_bin(&pk, d->cksum, d->cksum_len);
+    msgpack_pack_uint64(&pk, 11);
+    msgpack_pack_uint64(&pk, d->nparts);
+    msgpack_pack_uint64(&pk, 12);
+    pk_str(&pk, d->storage_class, strnlen(d->storage_class, sizeof(d->storage_class) - 1));
+    if (d->sse_len) {
+        msgpack_pack_uint64(&pk, 13);
+        pk_bin(&pk, d->sse, d->sse_len);
+    }
+    return sb_release(&sb, out, outlen);
+}
+
+int strata_meta__done_decode(const void *buf, size_t len, struct meta_done *d)
+{
+    memset(d, 0, sizeof(*d));
+    const uint8_t *p = buf;
+    if (len < 2 || p[0] != VAL_DONE_BYTE || !strata_meta__mp_sane(p + 1, len - 1))
+        return STRATA_ECORRUPT;
+    msgpack_unpacked up;
+    msgpack_unpacked_init(&up);
+    size_t off = 0;
+    int rc = STRATA_ECORRUPT;
+    if (msgpack_unpack_next(&up, (const char *)p + 1, len - 1, &off) != MSGPACK_UNPACK_SUCCESS ||
+        up.data.type != MSGPACK_OBJECT_MAP)
+        goto out;
+    uint64_t seen = 0, need = 0;
+    for (uint32_t i = 0; i < up.data.via.map.size; i++) {
+        const msgpack_object_kv *kv = &up.data.via.map.ptr[i];
+        const msgpack_object *o = &kv->val;
+        uint64_t f, u = 0;
+        size_t n = 0;
+        bool ok = true;
+        if (!get_uint(&kv->key, &f) || field_dup(&seen, f))
+            goto out;
+        switch (f) {
+        case 0:
+            ok = get_uint(o, &u) && u == REC_FORMAT;
+            break;
+        case 1:
+            ok = get_int(o, &d->done_ns);
+            break;
+        case 2:
+            ok = o->type == MSGPACK_OBJECT_BIN && o->via.bin.size == sizeof(d->digest);
+            if (ok)
+                memcpy(d->digest, o->via.bin.ptr, sizeof(d->digest));
+            break;
+        case 3:
+            ok = o->type == MSGPACK_OBJECT_BIN && o->via.bin.size == SORTKEY_LEN;
+            if (ok)
+                memcpy(d->sk, o->via.bin.ptr, SORTKEY_LEN);
+            break;
+        case 4:
+            ok = get_uint(o, &u) && u <= UINT32_MAX;
+            d->flags = (uint32_t)u;
+            break;
+        case 5:
+            ok = get_str(o, d->etag, sizeof(d->etag));
+            break;
+        case 6:
+            ok = get_uint(o, &d->size);
+            break;
+        case 7:
+            ok = get_int(o, &d->mtime_ns);
+            break;
+        case 8:
+            ok = get_uint(o, &u) && u <= STRATA_CKSUM_SHA256;
+            d->cksum_algo = (int)u;
+            break;
+        case 9:
+            ok = get_uint(o, &u) && u <= STRATA_CKSUM_TYPE_FULL_OBJECT;
+            d->cksum_type = (int)u;
+            break;
+        case 10:
+            ok = o->type == MSGPACK_OBJECT_BIN && (n = o->via.bin.size) <= sizeof(d->cksum);
+            if (ok && n)
+                memcpy(d->cksum, o->via.bin.ptr, n);
+            d->cksum_len = n;
+            break;
+        case 11:
+            ok = get_uint(o, &u) && u <= META_PARTS_MAX;
+            d->nparts = (size_t)u;
+            break;
+        case 12:
+            ok = get_str(o, d->storage_class, sizeof(d->storage_class));
+            break;
+        case 13:
+            ok = o->type == MSGPACK_OBJECT_BIN && o->via.bin.size > 0 &&
+                 o->via.bin.size <= STRATA_SSE_DESC_MAX;
+            if (ok) {
+                d->sse = (const uint8_t *)o->via.bin.ptr;
+                d->sse_len = o->via.bin.size;
+            }
+            break;
+        default:
+            break;
+        }
+        if (!ok)
+            goto out;
+        if (f < 13)
+            need |= 1ull << f;
+    }
+    if (need == (1ull << 13) - 1)
+        rc = 0;
+out:
+    /* sse points into buf, not into the unpacked zone: a bin's ptr is
+     * the buffer's own bytes (msgpack-c references, never copies, them). */
+    msgpack_unpacked_destroy(&up);
     return rc;
 }
 

@@ -618,7 +618,8 @@ static void merge_pick(struct meta_merge *mg)
     if (mg->cur < 0)
         return;
     /* Count the holders; a drive that missed a delete must not show the
-     * version the others hold a tombstone for, so a tombstone wins. */
+     * version the others hold a tombstone for, so a tombstone wins (or an
+     * upload's completed-upload record: a dead state, too). */
     unsigned set = mg->iset[mg->cur];
     bool tomb = false;
     for (unsigned i = 0; i < mg->n; i++) {
@@ -633,7 +634,7 @@ static void merge_pick(struct meta_merge *mg)
             continue;
         mg->cur_have++;
         const char *v = rocksdb_iter_value(mg->it[i], &vl);
-        if (!tomb && strata_meta__is_tomb(v, vl)) {
+        if (!tomb && strata_meta__is_dead(v, vl)) {
             tomb = true;
             mg->cur = (int)i;
             best = rocksdb_iter_key(mg->it[i], &bl);
@@ -781,6 +782,9 @@ int strata_meta_open(struct strata_set *const *sets, unsigned nsets,
     m->inline_max = opts && opts->inline_max ? opts->inline_max : STRATA_INLINE_MAX_DEFAULT;
     m->part_size_min =
         opts && opts->part_size_min ? opts->part_size_min : STRATA_PART_SIZE_MIN_DEFAULT;
+    m->mpu_retry_ns =
+        (int64_t)(opts && opts->mpu_retry_s ? opts->mpu_retry_s : STRATA_MPU_RETRY_S_DEFAULT) *
+        1000000000;
     if (opts)
         m->log = opts->log;
     size_t cache_mb = opts && opts->block_cache_mb ? opts->block_cache_mb : 64;

@@ -123,6 +123,10 @@ static void usage(FILE *f)
 "                        format in server/README.md); without it SSE answers 501\n"
 "  --sse-c-allow-http    accept SSE-C customer keys over plain HTTP (tests on\n"
 "                        loopback only; AWS and the default refuse them)\n"
+"  --mpu-retry-seconds N  a completed multipart upload answers a repeated\n"
+"                        CompleteMultipartUpload with the same part list (an SDK\n"
+"                        retrying a lost answer) with the same result for N\n"
+"                        seconds, at least 1 (default %u)\n"
 "  --kms-rewrap          after start, re-wrap the object keys of SSE-S3 objects\n"
 "                        held under an older master key with the active one\n"
 "                        (background pass, progress in the log; run again after\n"
@@ -182,7 +186,8 @@ static void usage(FILE *f)
 "reloads the --users file and reopens the --access-log file; other settings\n"
 "need a restart.\n",
             STRATA_INLINE_MAX_DEFAULT, CACHE_MB_DEFAULT, STRATA_MEMTABLE_MB_DEFAULT,
-            (unsigned)(STRATA_SRV_READ_CACHED_MAX >> 20), BODY_MEMORY_MB_DEFAULT, LC_DAY_S_DEFAULT,
+            (unsigned)(STRATA_SRV_READ_CACHED_MAX >> 20), BODY_MEMORY_MB_DEFAULT,
+            STRATA_MPU_RETRY_S_DEFAULT, LC_DAY_S_DEFAULT,
             ILM_INTERVAL_S_DEFAULT, ILM_RATE_DEFAULT, HEAL_INTERVAL_S_DEFAULT,
             ORPHAN_GRACE_S_DEFAULT, ILM_MOVE_MBPS_DEFAULT, ILM_DUE_RATE_DEFAULT,
             HEAL_RATE_DEFAULT, DEFAULT_ROOT_USER,
@@ -276,7 +281,7 @@ static int open_storage(struct strata_srv *s, size_t inline_max, size_t cache_mb
     struct strata_meta_opts mo = {.inline_max = inline_max, .block_cache_mb = cache_mb,
                                   .memtable_mb = memtable_mb,
                                   .log = strata_srv_logger(), .tiers = tiers,
-                                  .ntiers = ntiers};
+                                  .ntiers = ntiers, .mpu_retry_s = s->cfg.mpu_retry_s};
     struct strata_errinfo ei = {.drive = -1};
     int rc = strata_meta_open(s->sets, s->nsets, &mo, &s->meta, &ei);
     if (rc) {
@@ -463,7 +468,8 @@ struct server_args {
     bool tier_flags;  /* a --tier flag was given: the config file's "tiers" do not count */
 };
 
-/* A whole decimal number of MiB in [min, max] (no sign, no suffix): 0 or -1. */
+/* A whole decimal number (MiB, seconds) in [min, max] (no sign, no
+ * suffix): 0 or -1. */
 static int parse_mib(const char *v, unsigned long long min, unsigned long long max,
                      unsigned long long *out)
 {
@@ -512,6 +518,16 @@ static int server_opt(struct server_args *a, int c, const char *v)
         break;
     }
     case 'P': a->cfg->conns_per_ip = (unsigned)strtoul(v, NULL, 10); break;
+    case 'U': {
+        unsigned long long sec;
+        if (parse_mib(v, 1, UINT32_MAX, &sec) != 0) {
+            fprintf(stderr, "strata: --mpu-retry-seconds must be a number of seconds, "
+                            "at least 1\n");
+            return 2;
+        }
+        a->cfg->mpu_retry_s = (unsigned)sec;
+        break;
+    }
     case 'B': a->body_mb = strtoull(v, NULL, 10); break;
     case 'D': a->ilm.day_s = strtoul(v, NULL, 10); break;
     case 'I': a->ilm.interval_s = strtol(v, NULL, 10); break;
@@ -648,6 +664,7 @@ static int cmd_server(int argc, char **argv, bool print_only)
         {"kms-key-file", required_argument, NULL, 'K'},
         {"sse-c-allow-http", no_argument, NULL, 'S'},
         {"kms-rewrap", no_argument, NULL, 'W'},
+        {"mpu-retry-seconds", required_argument, NULL, 'U'},
         {"config", required_argument, NULL, 'F'},   {"print-config", no_argument, NULL, 'p'},
         {"metrics-public", no_argument, NULL, 'M'},
         {"metrics-token-file", required_argument, NULL, 'X'},
@@ -661,6 +678,7 @@ static int cmd_server(int argc, char **argv, bool print_only)
     s.cfg.conn_timeout_s = 120;
     s.cfg.log_level = STRATA_LOG_INFO;
     s.cfg.read_cached_max = STRATA_SRV_READ_CACHED_MAX;
+    s.cfg.mpu_retry_s = STRATA_MPU_RETRY_S_DEFAULT;
     static struct strata_srv_tiers tiers;
     strata_srv_tiers_init(&tiers);
     s.tiers = &tiers;

@@ -97,6 +97,7 @@ struct strata_srv_config {
     size_t cache_mb;
     size_t memtable_mb; /* --memtable-mb */
     uint64_t read_cached_max; /* --read-cache-max-mb, bytes */
+    unsigned mpu_retry_s;     /* --mpu-retry-seconds: a completed upload answers retries */
     int log_level;           /* STRATA_LOG_* */
 };
 
@@ -208,6 +209,10 @@ struct strata_req {
     uint64_t bytes_out;
     const char *err_hdr_name;  /* one extra header on an error answer */
     const char *err_msg;       /* static Message for the error answer, or NULL */
+    /* ArgumentName / ArgumentValue of an InvalidArgument answer, or NULL
+     * (static, or the request's own header value). */
+    const char *err_arg_name;
+    const char *err_arg_value;
     char err_hdr_value[64];
     bool err_delete_marker;    /* add x-amz-delete-marker: true to the error */
     /* handler state */

@@ -124,6 +124,7 @@ json_t *strata_srv_config_json(const struct strata_srv_config *c)
         json_object_set_new(doc, "ilm-due-rate", json_integer(c->ilm_due_rate));
         json_object_set_new(doc, "heal-rate", json_integer(c->heal_rate));
         json_object_set_new(doc, "memtable-mb", json_integer((json_int_t)c->memtable_mb));
+        json_object_set_new(doc, "mpu-retry-seconds", json_integer(c->mpu_retry_s));
         json_object_set_new(doc, "read-cache-max-mb",
                             json_integer((json_int_t)(c->read_cached_max >> 20)));
         json_t *tiers = json_array(), *classes = json_array();

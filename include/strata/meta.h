@@ -67,7 +67,12 @@ struct strata_meta_opts {
      * caller, kept until strata_meta_close; distinct names, not "hot". */
     struct strata_tier *const *tiers;
     unsigned ntiers;
+    /* How long a completed multipart upload answers a repeated
+     * CompleteMultipartUpload (strata_mpu_complete), seconds; 0 = the
+     * default.  Its record is dropped by the first heal pass after that. */
+    unsigned mpu_retry_s;
 };
+#define STRATA_MPU_RETRY_S_DEFAULT 86400u
 #define STRATA_TIER_HOT "hot"
 /* Whether a tier of that name was configured ("hot" always is). */
 bool strata_meta_tier_known(struct strata_meta *m, const char *name);
@@ -568,6 +573,11 @@ struct strata_mpu_complete_opts {
     bool if_none_match_star;
     bool check_size;      /* x-amz-mp-object-size given: */
     uint64_t object_size; /* the parts must add up to this, else STRATA_EINVAL */
+    /* Called (once, under the key lock, before anything is written) with
+     * the upload's encryption descriptor (NULL/0: stored as sent); a
+     * non-zero return fails the complete with it.  NULL: no check. */
+    int (*sse_check)(void *ud, const void *desc, size_t len);
+    void *sse_ud;
 };
 /*
  * Complete: STRATA_EPARTORDER when part numbers are not strictly ascending;
@@ -582,6 +592,15 @@ struct strata_mpu_complete_opts {
  * part CRCs), and removes the upload, its part records and the data of
  * parts not listed.  Metadata work only.  out (may be NULL) receives the
  * committed version; the caller finis it.
+ *
+ * Retries: the upload is replaced by a completed-upload record (the part
+ * list's digest and the version), kept for strata_meta_opts.mpu_retry_s.
+ * Meanwhile a complete of the same upload with the same part list (part
+ * numbers and ETags) answers 0 and the same version again (size, ETag,
+ * version id, checksum, descriptor; conditionals are not evaluated again,
+ * check_size is), without writing anything, also after the version was
+ * overwritten or deleted; another list, or any list past the window,
+ * STRATA_ENOTFOUND, as do abort, part uploads and ListParts of it.
  */
 int strata_mpu_complete(struct strata_meta *m, const struct strata_mpu_complete_opts *opts,
                         struct strata_obj_info *out);

@@ -124,6 +124,10 @@ void strata_req_error(struct strata_req *r, enum s3_err e, int err)
     strata_sbuf_puts(&b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Error>");
     strata_sbuf_xml_elem(&b, "Code", strata_s3_err_code(e));
     strata_sbuf_xml_elem(&b, "Message", r->err_msg ? r->err_msg : strata_s3_err_detail(err, e));
+    if (r->err_arg_name) {
+        strata_sbuf_xml_elem(&b, "ArgumentName", r->err_arg_name);
+        strata_sbuf_xml_elem(&b, "ArgumentValue", r->err_arg_value ? r->err_arg_value : "");
+    }
     if (r->bucket)
         strata_sbuf_xml_elem(&b, "BucketName", r->bucket);
     /* A key that is not UTF-8 (InvalidURI) cannot go into the XML text. */

@@ -144,17 +144,23 @@ static const char *const unsupported_hdrs[] = {
 };
 
 /* Whether operation op takes header h from the list above (sse.c checks
- * the values); everywhere else it is refused with 501. */
+ * the values); everywhere else it is refused with 501.  The multipart
+ * operations after create take the SSE-C customer key (UploadPart and
+ * UploadPartCopy need it, CompleteMultipartUpload checks it), and reach
+ * their handlers with the other SSE headers, which they answer as AWS
+ * does: 400 InvalidArgument "... header is not supported for this
+ * operation" (strata_sse_mpu_hdrs_check). */
 static bool hdr_taken(const char *op, const char *h)
 {
     bool obj = strcmp(op, "PutObject") == 0 || strcmp(op, "CopyObject") == 0 ||
                strcmp(op, "CreateMultipartUpload") == 0;
-    bool part = strcmp(op, "UploadPart") == 0 || strcmp(op, "UploadPartCopy") == 0;
+    bool part = strcmp(op, "UploadPart") == 0 || strcmp(op, "UploadPartCopy") == 0 ||
+                strcmp(op, "CompleteMultipartUpload") == 0;
     bool copy = strcmp(op, "CopyObject") == 0 || strcmp(op, "UploadPartCopy") == 0;
     if (strncmp(h, "x-amz-server-side-encryption", 28) == 0 &&
         (h[28] == '\0' || strcmp(h + 28, "-aws-kms-key-id") == 0 ||
          strcmp(h + 28, "-context") == 0))
-        return obj;
+        return obj || part;
     if (strncmp(h, "x-amz-server-side-encryption-customer-", 38) == 0)
         return obj || part;
     if (strncmp(h, "x-amz-copy-source-server-side-encryption-customer-", 50) == 0)

@@ -130,7 +130,9 @@ int strata_h_mpu_part_begin(struct strata_req *r)
     o.key = r->key;
     o.upload_id = strata_req_query(r, "uploadId");
     o.part_number = part_number(r);
-    enum s3_err e = o.part_number ? S3E_NONE : S3E_InvalidArgument;
+    enum s3_err e = (enum s3_err)strata_sse_mpu_hdrs_check(r);
+    if (!e && !o.part_number)
+        e = S3E_InvalidArgument;
     if (!e)
         e = strata_put_body_size(r, &o.size);
     if (!e)
@@ -164,7 +166,12 @@ void strata_h_mpu_complete(struct strata_req *r)
 {
     struct strata_xml_part *xp;
     size_t n;
-    enum s3_err e = strata_xml_complete_parse(r->body.data, r->body.len, STRATA_PARTS_MAX, &xp, &n);
+    enum s3_err e = (enum s3_err)strata_sse_mpu_hdrs_check(r);
+    if (e) {
+        strata_req_error(r, e, 0);
+        return;
+    }
+    e = strata_xml_complete_parse(r->body.data, r->body.len, STRATA_PARTS_MAX, &xp, &n);
     if (e) {
         strata_req_error(r, e, 0);
         return;
@@ -187,6 +194,9 @@ void strata_h_mpu_complete(struct strata_req *r)
         .upload_id = strata_req_query(r, "uploadId"),
         .parts = parts,
         .nparts = n,
+        /* SSE-C headers, when sent, must be the upload's key (sse.c). */
+        .sse_check = strata_sse_complete_check,
+        .sse_ud = r,
     };
     char etag_in[STRATA_ETAG_MAX + 1];
     const char *im = strata_req_hdr(r, "If-Match");
@@ -228,6 +238,10 @@ void strata_h_mpu_complete(struct strata_req *r)
     strata_xml_complete_free(xp, n);
     if (rc) {
         strata_obj_info_fini(&info);
+        if (rc == STRATA_EINTERNAL && r->sse_err) {
+            strata_req_error(r, (enum s3_err)r->sse_err, 0);
+            return;
+        }
         if (rc == STRATA_EINVAL && o.check_size) {
             r->err_msg = "The provided 'x-amz-mp-object-size' header value does not match "
                          "what was computed.";

@@ -438,6 +438,11 @@ void strata_h_part_copy(struct strata_req *r)
     struct strata_bucket_info sb;
     struct strata_obj_info src;
     struct strata_get *g;
+    enum s3_err e = (enum s3_err)strata_sse_mpu_hdrs_check(r);
+    if (e) {
+        strata_req_error(r, e, 0);
+        return;
+    }
     if (!src_open(r, &cs, &sb, &src, &g))
         return;
     part_copy_run(r, g, &src, &sb);

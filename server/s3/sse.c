@@ -536,6 +536,48 @@ int strata_sse_part_key_cb(void *ud, const void *desc, size_t len, uint8_t *key)
     return e ? STRATA_EINTERNAL : 0;
 }
 
+int strata_sse_complete_check(void *ud, const void *desc, size_t len)
+{
+    struct strata_req *r = ud;
+    struct ssec c;
+    int e = ssec_parse(r, "x-amz-", &c);
+    OPENSSL_cleanse(c.key, sizeof(c.key));
+    if (e == 0 && !c.present)
+        return 0; /* AWS needs the key here only for checksums: not asked */
+    if (e == 0) {
+        struct strata_obj_info in = {.sse = (uint8_t *)(uintptr_t)desc, .sse_len = len};
+        e = strata_sse_read_key(r, &in, NULL, false);
+    }
+    if (e)
+        r->sse_err = e;
+    return e ? STRATA_EINTERNAL : 0;
+}
+
+int strata_sse_mpu_hdrs_check(struct strata_req *r)
+{
+    static const struct {
+        const char *name, *msg;
+    } hs[] = {
+        {"x-amz-server-side-encryption",
+         "x-amz-server-side-encryption header is not supported for this operation."},
+        {"x-amz-server-side-encryption-aws-kms-key-id",
+         "x-amz-server-side-encryption-aws-kms-key-id header is not supported for this "
+         "operation."},
+        {"x-amz-server-side-encryption-context",
+         "x-amz-server-side-encryption-context header is not supported for this operation."},
+    };
+    for (size_t i = 0; i < sizeof(hs) / sizeof(hs[0]); i++) {
+        const char *v = strata_req_hdr(r, hs[i].name);
+        if (!v)
+            continue;
+        r->err_msg = hs[i].msg;
+        r->err_arg_name = hs[i].name;
+        r->err_arg_value = v;
+        return S3E_InvalidArgument;
+    }
+    return 0;
+}
+
 void strata_sse_resp_hdrs(struct strata_req *r, const struct strata_obj_info *in,
                           struct MHD_Response *resp)
 {

@@ -141,6 +141,21 @@ int strata_sse_read_key(struct strata_req *r, const struct strata_obj_info *in,
  * upload without SSE-C); ud is the request.  On failure sets
  * r->sse_err (the S3 error to answer) and returns STRATA_EINTERNAL. */
 int strata_sse_part_key_cb(void *ud, const void *desc, size_t len, uint8_t *key);
+/* strata_mpu_complete_opts.sse_check (ud: the request): the SSE-C
+ * customer key headers CompleteMultipartUpload may carry (boto3's
+ * transfer manager sends the upload's).  None: nothing is checked (AWS
+ * needs them only for checksums).  Sent: checked as for a read of the
+ * upload's descriptor (bad MD5 InvalidArgument, another key AccessDenied,
+ * an upload without SSE-C InvalidRequest, plain HTTP InvalidRequest).  On
+ * failure sets r->sse_err and returns STRATA_EINTERNAL. */
+int strata_sse_complete_check(void *ud, const void *desc, size_t len);
+/* UploadPart, UploadPartCopy and CompleteMultipartUpload take no
+ * x-amz-server-side-encryption, -aws-kms-key-id or -context header (the
+ * encryption is chosen at CreateMultipartUpload): AWS answers 400
+ * InvalidArgument "<header> header is not supported for this operation."
+ * with the header as ArgumentName.  Returns 0, or that error with
+ * r->err_msg and the argument set. */
+int strata_sse_mpu_hdrs_check(struct strata_req *r);
 /* The SSE headers of a response about version in (SSE-C echoes the
  * request's key MD5). */
 void strata_sse_resp_hdrs(struct strata_req *r, const struct strata_obj_info *in,

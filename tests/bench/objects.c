@@ -371,7 +371,8 @@ static int mp_upload(const char *key, size_t psize, unsigned nparts, unsigned nt
     if (rc == 0) {
         for (unsigned i = 0; i < nparts; i++)
             parts[i] = (struct strata_mpu_part){i + 1, etags[i], NULL, 0};
-        struct strata_mpu_complete_opts co = {BUCKET, key, uid, parts, nparts, NULL, false, false, 0};
+        struct strata_mpu_complete_opts co = {BUCKET, key,   uid, parts, nparts, NULL,
+                                              false,  false, 0,   NULL,  NULL};
         t0 = now_s();
         rc = strata_mpu_complete(M, &co, NULL);
         *complete_s = now_s() - t0;

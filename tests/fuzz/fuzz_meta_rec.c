@@ -1,12 +1,13 @@
 /*
  * fuzz_meta_rec.c - libFuzzer target for the RocksDB value decoders of
  * meta/record.c: strata_meta__rec_decode (version records, with and
- * without the stored headers), and the bucket, upload, part and part-table
- * decoders.  Values on a drive may be rotten or written by another
- * version, so every decoder must refuse garbage without reading outside
- * the value or trusting a length from it (strata_meta__mp_sane).
+ * without the stored headers), and the bucket (with its state time),
+ * upload, completed-upload, part and part-table decoders.  Values on a drive may be rotten or
+ * written by another version, so every decoder must refuse garbage without reading outside the
+ * value or trusting a length from it (strata_meta__mp_sane).
  *
- * Input: one value as stored (version byte 0x01, then msgpack).  Every
+ * Input: one value as stored (version byte 0x01, or 0x03 for a completed
+ * upload, then msgpack).  Every
  * decoder gets every input, so a seed of one kind also seeds the rest.
  * Whatever a decoder accepts is encoded again and decoded again, and must
  * come back the same: a record that changes on a heal or a tag rewrite
@@ -80,16 +81,42 @@ static void check_rec(const uint8_t *data, size_t size)
 static void check_bucket(const uint8_t *data, size_t size)
 {
     struct strata_bucket_info b, b2;
-    if (strata_meta__bucket_decode(data, size, &b) != 0)
+    int64_t st = 0, st2 = 0;
+    if (strata_meta__bucket_decode_at(data, size, &b, &st) != 0)
         return;
+    if (st <= 0)
+        STRATA_FUZZ_FAIL(); /* every record has a state time (field 11 or created_ms) */
     char *v = NULL;
     size_t vl = 0;
-    if (strata_meta__bucket_encode(&b, &v, &vl) != 0 ||
-        strata_meta__bucket_decode(v, vl, &b2) != 0)
+    if (strata_meta__bucket_encode_at(&b, st, &v, &vl) != 0 ||
+        strata_meta__bucket_decode_at(v, vl, &b2, &st2) != 0)
         STRATA_FUZZ_FAIL();
     if (strcmp(b.name, b2.name) != 0 || strcmp(b.owner, b2.owner) != 0 ||
         strcmp(b.region, b2.region) != 0 || b.created_ms != b2.created_ms ||
-        b.versioning != b2.versioning || b.object_lock != b2.object_lock)
+        b.versioning != b2.versioning || b.object_lock != b2.object_lock || st != st2)
+        STRATA_FUZZ_FAIL();
+    free(v);
+}
+
+static void check_done(const uint8_t *data, size_t size)
+{
+    struct meta_done d, d2;
+    if (strata_meta__done_decode(data, size, &d) != 0)
+        return;
+    if (d.cksum_len > sizeof(d.cksum) || d.sse_len > STRATA_SSE_DESC_MAX ||
+        (d.sse && (d.sse < data || d.sse + d.sse_len > data + size)))
+        STRATA_FUZZ_FAIL();
+    char *v = NULL;
+    size_t vl = 0;
+    if (strata_meta__done_encode(&d, &v, &vl) != 0 || strata_meta__done_decode(v, vl, &d2) != 0)
+        STRATA_FUZZ_FAIL();
+    if (d.done_ns != d2.done_ns || memcmp(d.digest, d2.digest, sizeof(d.digest)) != 0 ||
+        memcmp(d.sk, d2.sk, SORTKEY_LEN) != 0 || d.flags != d2.flags ||
+        strcmp(d.etag, d2.etag) != 0 || d.size != d2.size || d.mtime_ns != d2.mtime_ns ||
+        d.cksum_algo != d2.cksum_algo || d.cksum_type != d2.cksum_type ||
+        d.cksum_len != d2.cksum_len || memcmp(d.cksum, d2.cksum, d.cksum_len) != 0 ||
+        d.nparts != d2.nparts || strcmp(d.storage_class, d2.storage_class) != 0 ||
+        d.sse_len != d2.sse_len || (d.sse_len && memcmp(d.sse, d2.sse, d.sse_len) != 0))
         STRATA_FUZZ_FAIL();
     free(v);
 }
@@ -171,6 +198,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     check_rec(data, size);
     check_bucket(data, size);
     check_upload(data, size);
+    check_done(data, size);
     check_part(data, size);
     check_ptab(data, size);
     return 0;

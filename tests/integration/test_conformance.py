@@ -619,6 +619,7 @@ def multipart_edges(s):
     assert keys_of(c, b) == []
     r = req(s, "POST", f"/{b}/{k}", q, {"x-amz-mp-object-size": str(total)}, body)
     assert r.status == 200 and b"<CompleteMultipartUploadResult" in r.body, r
+    completed = r.body
     g = c.get_object(Bucket=b, Key=k)["Body"].read()
     assert g == p1 + p2
     # ListMultipartUploads with encoding-type=url encodes keys, prefixes
@@ -644,8 +645,16 @@ def multipart_edges(s):
     at = c.get_object_attributes(Bucket=b, Key=k, ObjectAttributes=["ObjectParts"], MaxParts=1)
     assert at["ObjectParts"]["TotalPartsCount"] == 2 and at["ObjectParts"]["IsTruncated"], at
     assert [p["PartNumber"] for p in at["ObjectParts"]["Parts"]] == [1], at
-    # After completion: NoSuchUpload for every upload operation.
-    expect(req(s, "POST", f"/{b}/{k}", q, body=body), 404, "NoSuchUpload")
+    # After completion: the same Complete again (a client retrying a lost
+    # answer) gets the same answer, a wrong x-amz-mp-object-size still
+    # InvalidRequest; every other upload operation NoSuchUpload, as does
+    # a Complete with another part list (test_mpu_retry.py has the rest).
+    r2 = req(s, "POST", f"/{b}/{k}", q, body=body)
+    assert r2.status == 200 and r2.body == completed, (completed, r2)
+    expect(req(s, "POST", f"/{b}/{k}", q, {"x-amz-mp-object-size": str(total + 1)}, body), 400,
+           "InvalidRequest")
+    expect(req(s, "POST", f"/{b}/{k}", q, body=complete_xml([(1, e1), (3, small)])), 404,
+           "NoSuchUpload")
     expect(req(s, "GET", f"/{b}/{k}", q), 404, "NoSuchUpload")
     expect(req(s, "PUT", f"/{b}/{k}", q + "&partNumber=1", body=b"x"), 404, "NoSuchUpload")
     expect(req(s, "DELETE", f"/{b}/{k}", q), 404, "NoSuchUpload")

@@ -107,6 +107,33 @@ int main(int argc, char **argv)
         return 1;
     put(dir, "bucket", v, vl);
     free(v);
+    if (strata_meta__bucket_encode_at(&b, 1700000000123456789LL, &v, &vl))
+        return 1;
+    put(dir, "bucket-state", v, vl);
+    free(v);
+
+    struct meta_done dn;
+    memset(&dn, 0, sizeof(dn));
+    static const uint8_t desc[67] = {1, 3};
+    dn.done_ns = 1700000000000000001LL;
+    memset(dn.digest, 0xab, sizeof(dn.digest));
+    memset(dn.sk, 0x7f, sizeof(dn.sk));
+    dn.flags = REC_F_MULTIPART | REC_F_NULL;
+    strcpy(dn.etag, "0123456789abcdef0123456789abcdef-3");
+    dn.size = 10485770;
+    dn.mtime_ns = 1700000000000000000LL;
+    dn.cksum_algo = STRATA_CKSUM_CRC32C;
+    dn.cksum_type = STRATA_CKSUM_TYPE_COMPOSITE;
+    dn.cksum_len = 4;
+    memcpy(dn.cksum, "\x01\x02\x03\x04", 4);
+    dn.nparts = 3;
+    strcpy(dn.storage_class, "STANDARD");
+    dn.sse = desc;
+    dn.sse_len = sizeof(desc);
+    if (strata_meta__done_encode(&dn, &v, &vl))
+        return 1;
+    put(dir, "upload-done", v, vl);
+    free(v);
 
     struct meta_upload u;
     memset(&u, 0, sizeof(u));

@@ -269,7 +269,8 @@ static inline int mt_mpu_single(struct strata_meta *m, const struct strata_mpu_o
     if ((rc = strata_obj_put_commit(p, &part)))
         return rc;
     struct strata_mpu_part mp = {1, part.etag, NULL, 0};
-    struct strata_mpu_complete_opts co = {mo->bucket, mo->key, uid, &mp, 1, NULL, false, false, 0};
+    struct strata_mpu_complete_opts co = {mo->bucket, mo->key, uid, &mp,  1,   NULL,
+                                          false,      false,   0,   NULL, NULL};
     rc = strata_mpu_complete(m, &co, out);
     strata_obj_info_fini(&part);
     return rc;

@@ -127,7 +127,8 @@ static void test_multipart_acl(void **state)
     struct strata_obj_info out;
     assert_int_equal(strata_obj_put_commit(p, &out), 0);
     struct strata_mpu_part part = {1, out.etag, NULL, 0};
-    struct strata_mpu_complete_opts co = {"b", "mp", uid, &part, 1, NULL, false, false, 0};
+    struct strata_mpu_complete_opts co = {"b",   "mp",  uid, &part, 1,   NULL,
+                                          false, false, 0,   NULL,  NULL};
     struct strata_obj_info done;
     assert_int_equal(strata_mpu_complete(e->m, &co, &done), 0);
     strata_obj_info_fini(&out);

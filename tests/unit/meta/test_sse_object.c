@@ -419,7 +419,8 @@ static void test_heal_without_keys(void **state)
     assert_int_equal(upload_part(e, uid, 1, c, 150000, true, et[0]), 0);
     assert_int_equal(upload_part(e, uid, 2, c + 150000, 100000, true, et[1]), 0);
     struct strata_mpu_part parts[2] = {{1, et[0], NULL, 0}, {2, et[1], NULL, 0}};
-    struct strata_mpu_complete_opts co = {"b", "mp", uid, parts, 2, NULL, false, false, 0};
+    struct strata_mpu_complete_opts co = {"b",   "mp",  uid, parts, 2,   NULL,
+                                          false, false, 0,   NULL,  NULL};
     assert_int_equal(strata_mpu_complete(e->m, &co, NULL), 0);
     mt_close(e);
     mt_rm_rf(e->drive[0]);

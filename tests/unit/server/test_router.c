@@ -192,9 +192,10 @@ static void test_object(void **state)
                               "GOVERNANCE"),
                         "PutObject");
     /* PutObject and CreateMultipartUpload take SSE (the handler checks
-     * the value), UploadPart only the SSE-C customer key; the
-     * copy-source key goes with copies only; SSE-KMS key ids with new
-     * objects only. */
+     * the value); UploadPart, UploadPartCopy and CompleteMultipartUpload
+     * the SSE-C customer key, and their handlers answer the other SSE
+     * headers with AWS's 400 InvalidArgument; the copy-source key goes
+     * with copies only; elsewhere SSE-KMS key ids are 501. */
     assert_string_equal(route("PUT", STRATA_LVL_OBJECT, NULL, "X-Amz-Server-Side-Encryption",
                               "AES256"),
                         "PutObject");
@@ -203,7 +204,19 @@ static void test_object(void **state)
                         "CreateMultipartUpload");
     assert_string_equal(route("PUT", STRATA_LVL_OBJECT, "uploadId=x&partNumber=1",
                               "X-Amz-Server-Side-Encryption", "AES256"),
-                        "501");
+                        "UploadPart");
+    assert_string_equal(route("POST", STRATA_LVL_OBJECT, "uploadId=x",
+                              "x-amz-server-side-encryption-customer-key", "k"),
+                        "CompleteMultipartUpload");
+    assert_string_equal(
+        route("POST", STRATA_LVL_OBJECT, "uploadId=x", "x-amz-server-side-encryption", "aws:kms"),
+        "CompleteMultipartUpload");
+    assert_string_equal(route("GET", STRATA_LVL_OBJECT, "uploadId=x",
+                              "x-amz-server-side-encryption-customer-key", "k"),
+                        "ListParts");
+    assert_string_equal(
+        route("PUT", STRATA_LVL_OBJECT, "tagging", "x-amz-server-side-encryption", "aws:kms"),
+        "501");
     assert_string_equal(route("PUT", STRATA_LVL_OBJECT, NULL,
                               "x-amz-server-side-encryption-customer-algorithm", "AES256"),
                         "PutObject");
@@ -217,6 +230,9 @@ static void test_object(void **state)
                               "x-amz-server-side-encryption-aws-kms-key-id", "k"),
                         "PutObject");
     assert_string_equal(route("PUT", STRATA_LVL_OBJECT, "uploadId=x&partNumber=1",
+                              "x-amz-server-side-encryption-aws-kms-key-id", "k"),
+                        "UploadPart");
+    assert_string_equal(route("PUT", STRATA_LVL_BUCKET, "tagging",
                               "x-amz-server-side-encryption-aws-kms-key-id", "k"),
                         "501");
     assert_string_equal(route("PUT", STRATA_LVL_OBJECT, NULL, "x-amz-tagging", "a=b"),
