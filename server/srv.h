@@ -208,6 +208,7 @@ struct strata_req {
     uint64_t bytes_out;
     const char *err_hdr_name;  /* one extra header on an error answer */
     const char *err_msg;       /* static Message for the error answer, or NULL */
+    char err_msg_buf[192];     /* a Message made for this request (err_msg points here) */
     char err_hdr_value[64];
     bool err_delete_marker;    /* add x-amz-delete-marker: true to the error */
     /* handler state */
@@ -535,6 +536,8 @@ void strata_srv_access_log_flush(void);
 void strata_metrics_count(const char *method, int status, enum s3_err e, uint64_t in,
                           uint64_t out);
 void strata_metrics_inflight_rejected(void);
+/* A read refused because the object's master key is not in the key store. */
+void strata_metrics_sse_key_missing(void);
 struct strata_ilm;
 /* The lifecycle scanner whose totals /metrics shows (NULL: none).  Must
  * stay valid until HTTP has stopped. */
