@@ -64,6 +64,10 @@ struct strata_srv_config {
     const char *tls_cert;
     const char *tls_key;
     const char *domain;      /* virtual-host style base domain, or NULL */
+    /* --region: the one region this daemon serves.  SigV4 credentials
+     * scoped to another are refused, buckets are created in it only, and
+     * answers report it (x-amz-bucket-region, GetBucketLocation). */
+    const char *region;
     const char *access_log;  /* file, or NULL for stderr */
     const char *root_user;
     const char *root_password;
@@ -211,6 +215,7 @@ struct strata_req {
     char err_msg_buf[192];     /* a Message made for this request (err_msg points here) */
     char err_hdr_value[64];
     bool err_delete_marker;    /* add x-amz-delete-marker: true to the error */
+    bool err_region;           /* signed for another region: <Region> in the error */
     /* handler state */
     struct strata_put *put;
     struct strata_post *post; /* POST Object form state (s3_post.c) */

@@ -124,6 +124,9 @@ void strata_req_error(struct strata_req *r, enum s3_err e, int err)
     strata_sbuf_puts(&b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Error>");
     strata_sbuf_xml_elem(&b, "Code", strata_s3_err_code(e));
     strata_sbuf_xml_elem(&b, "Message", r->err_msg ? r->err_msg : strata_s3_err_detail(err, e));
+    /* Signed for another region: the one to sign for (SDKs retry with it). */
+    if (r->err_region && r->srv->cfg.region)
+        strata_sbuf_xml_elem(&b, "Region", r->srv->cfg.region);
     if (r->bucket)
         strata_sbuf_xml_elem(&b, "BucketName", r->bucket);
     /* A key that is not UTF-8 (InvalidURI) cannot go into the XML text. */
@@ -148,6 +151,10 @@ void strata_req_error(struct strata_req *r, enum s3_err e, int err)
     strata_sbuf_fini(&b);
     if (r->err_hdr_name)
         MHD_add_response_header(resp, r->err_hdr_name, r->err_hdr_value);
+    /* Every bucket of this server is in its region; SDKs read the header
+     * of an error to find the region to sign for. */
+    if (r->srv->cfg.region)
+        MHD_add_response_header(resp, "x-amz-bucket-region", r->srv->cfg.region);
     if (r->err_delete_marker)
         MHD_add_response_header(resp, "x-amz-delete-marker", "true");
     if (e == S3E_SlowDown || e == S3E_ServiceUnavailable)
@@ -485,6 +492,7 @@ static enum s3_err setup(struct strata_req *r, int *serr)
         .now = time(NULL),
         .host_bucket = r->host_bucket ? r->bucket : NULL,
         .host_bucket_len = r->host_bucket && r->bucket ? strlen(r->bucket) : 0,
+        .region = r->srv->cfg.region,
     };
     if (strcmp(r->method, "OPTIONS") == 0) {
         /* A CORS preflight is never authenticated: browsers send it to the
@@ -497,6 +505,7 @@ static enum s3_err setup(struct strata_req *r, int *serr)
         e = strata_auth_verify(r->srv->creds, &ar, &r->auth);
         if (e) {
             r->err_msg = r->auth.err_msg;
+            r->err_region = r->auth.wrong_region;
             return e;
         }
     }
