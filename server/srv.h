@@ -195,6 +195,10 @@ struct strata_req {
     bool admin;      /* /strata/admin/...: JSON errors (server/admin/admin.h) */
     bool close_conn; /* answer with Connection: close (untrusted framing) */
     int crash_slot;  /* in the crash report table, or -1 */
+    /* On its event thread's list of requests whose headers MHD has not
+     * handed to the access handler yet (http.c, early_answer). */
+    struct strata_req *pend_next, *pend_prev;
+    struct strata_req **pend_list; /* that list's head, or NULL when off it */
     /* body */
     struct strata_chunked *chunked;
     EVP_MD_CTX *sha256; /* signed payload of buffered bodies */

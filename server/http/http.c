@@ -112,6 +112,28 @@ void strata_req_send(struct strata_req *r, int status, struct MHD_Response *resp
     r->t_resp_ns = now_ns();
 }
 
+/* The S3 XML error document of e into b (the one writer of it). */
+static void error_xml(struct strata_req *r, enum s3_err e, int err, struct strata_sbuf *b)
+{
+    strata_sbuf_puts(b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Error>");
+    strata_sbuf_xml_elem(b, "Code", strata_s3_err_code(e));
+    strata_sbuf_xml_elem(b, "Message", r->err_msg ? r->err_msg : strata_s3_err_detail(err, e));
+    /* Signed for another region: the one to sign for (SDKs retry with it). */
+    if (r->err_region && r->srv->cfg.region)
+        strata_sbuf_xml_elem(b, "Region", r->srv->cfg.region);
+    if (r->bucket)
+        strata_sbuf_xml_elem(b, "BucketName", r->bucket);
+    /* A key that is not UTF-8 (InvalidURI) cannot go into the XML text. */
+    bool key_text = r->key && strata_s3_utf8_valid(r->key);
+    if (key_text)
+        strata_sbuf_xml_elem(b, "Key", r->key);
+    strata_sbuf_xml_elem(b, "Resource", r->resource && (key_text || !r->key) ? r->resource
+                                         : r->raw_path ? r->raw_path : "/");
+    strata_sbuf_xml_elem(b, "RequestId", r->id);
+    strata_sbuf_xml_elem(b, "HostId", r->srv->host_id);
+    strata_sbuf_puts(b, "</Error>");
+}
+
 void strata_req_error(struct strata_req *r, enum s3_err e, int err)
 {
     if (r->admin) {
@@ -121,23 +143,7 @@ void strata_req_error(struct strata_req *r, enum s3_err e, int err)
     e = strata_authz_missing_key(r, e);
     struct strata_sbuf b;
     strata_sbuf_init(&b, 64 * 1024);
-    strata_sbuf_puts(&b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Error>");
-    strata_sbuf_xml_elem(&b, "Code", strata_s3_err_code(e));
-    strata_sbuf_xml_elem(&b, "Message", r->err_msg ? r->err_msg : strata_s3_err_detail(err, e));
-    /* Signed for another region: the one to sign for (SDKs retry with it). */
-    if (r->err_region && r->srv->cfg.region)
-        strata_sbuf_xml_elem(&b, "Region", r->srv->cfg.region);
-    if (r->bucket)
-        strata_sbuf_xml_elem(&b, "BucketName", r->bucket);
-    /* A key that is not UTF-8 (InvalidURI) cannot go into the XML text. */
-    bool key_text = r->key && strata_s3_utf8_valid(r->key);
-    if (key_text)
-        strata_sbuf_xml_elem(&b, "Key", r->key);
-    strata_sbuf_xml_elem(&b, "Resource", r->resource && (key_text || !r->key) ? r->resource
-                                         : r->raw_path ? r->raw_path : "/");
-    strata_sbuf_xml_elem(&b, "RequestId", r->id);
-    strata_sbuf_xml_elem(&b, "HostId", r->srv->host_id);
-    strata_sbuf_puts(&b, "</Error>");
+    error_xml(r, e, err, &b);
     int status = strata_s3_err_status(e);
     struct MHD_Response *resp;
     if (status == 304 || b.failed) {
@@ -245,6 +251,37 @@ static void req_id(struct strata_srv *s, char out[17])
     out[16] = '\0';
 }
 
+/* Requests of this event thread whose headers MHD has not handed to the
+ * access handler yet: MHD may refuse one of them in between (a
+ * Content-Length it cannot parse, see early_answer), and tells only its
+ * logger.  MHD runs a connection's callbacks on the one thread that owns
+ * it, so the list needs no lock. */
+static __thread struct strata_req *pend_head;
+
+static void pend_push(struct strata_req *r)
+{
+    r->pend_prev = NULL;
+    r->pend_next = pend_head;
+    if (pend_head)
+        pend_head->pend_prev = r;
+    pend_head = r;
+    r->pend_list = &pend_head;
+}
+
+static void pend_unlink(struct strata_req *r)
+{
+    if (!r->pend_list)
+        return;
+    if (r->pend_prev)
+        r->pend_prev->pend_next = r->pend_next;
+    else
+        *r->pend_list = r->pend_next;
+    if (r->pend_next)
+        r->pend_next->pend_prev = r->pend_prev;
+    r->pend_next = r->pend_prev = NULL;
+    r->pend_list = NULL;
+}
+
 static void *uri_log_cb(void *cls, const char *uri, struct MHD_Connection *conn)
 {
     struct strata_srv *s = cls;
@@ -258,6 +295,8 @@ static void *uri_log_cb(void *cls, const char *uri, struct MHD_Connection *conn)
     req_id(s, r->id);
     strata_sbuf_init(&r->body, STRATA_SRV_XML_BODY_MAX);
     pthread_mutex_init(&r->am, NULL);
+    r->crash_slot = -1;
+    pend_push(r);
     return r;
 }
 
@@ -296,6 +335,7 @@ static void completed_cb(void *cls, struct MHD_Connection *conn, void **req_cls,
     struct strata_req *r = *req_cls;
     if (!r)
         return;
+    pend_unlink(r);
     if (r->started) {
         strata_crash_unregister(r->crash_slot);
         strata_metrics_count(r->method, r->status, r->sent_err, r->bytes_in, r->bytes_out);
@@ -1028,6 +1068,7 @@ static enum MHD_Result access_cb(void *cls, struct MHD_Connection *conn, const c
     if (!r)
         return MHD_NO; /* out of memory at the request line: drop */
     if (!r->started) {
+        pend_unlink(r);
         r->started = true;
         r->method = method;
         r->crash_slot = strata_crash_register(r);
@@ -1114,8 +1155,87 @@ static enum MHD_Result access_cb(void *cls, struct MHD_Connection *conn, const c
     return MHD_YES;
 }
 
+/*
+ * A Content-Length libmicrohttpd cannot parse (negative, not a number,
+ * over 2^64) is refused by MHD itself, in parse_connection_headers: it
+ * queues its own HTML 400 (413 for the overflow) and never calls the
+ * access handler; no callback sees the connection in between.  Its logger
+ * is called right before, on the connection's thread, so the request is
+ * found here among the thread's pending ones (the one whose Content-Length
+ * MHD's parser refuses) and given the S3 XML error on the socket itself;
+ * the write side is then shut, so MHD's own answer goes nowhere (its send
+ * fails and it closes the connection).  Plain HTTP only: under TLS the
+ * socket carries GnuTLS records, and MHD's HTML answer stays.
+ */
+
+/* 0: a length MHD takes; 1: not a number (MHD's 400); 2: digits beyond
+ * 2^64 - 1 (MHD's 413).  MHD's rule: only digits, at least one. */
+static int cl_refused(const char *v)
+{
+    size_t n = strspn(v, "0123456789");
+    if (n == 0 || v[n])
+        return 1;
+    errno = 0;
+    (void)strtoull(v, NULL, 10);
+    return errno == ERANGE ? 2 : 0;
+}
+
+static void early_answer(struct strata_srv *s)
+{
+    struct strata_req *r = pend_head;
+    int why = 0;
+    for (; r; r = r->pend_next) {
+        const char *cl = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "Content-Length");
+        /* With Transfer-Encoding MHD does not look at Content-Length. */
+        if (cl && !MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "Transfer-Encoding") &&
+            (why = cl_refused(cl)) != 0)
+            break;
+    }
+    const union MHD_ConnectionInfo *ci =
+        r ? MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_CONNECTION_FD) : NULL;
+    if (!ci || s->cfg.tls_cert)
+        return;
+    pend_unlink(r);
+    r->started = true; /* completed_cb logs and counts it */
+    r->method = "-";   /* MHD does not tell the method before the access handler */
+    atomic_fetch_add(&s->inflight, 1);
+    r->close_conn = true;
+    (void)parse_target(r); /* the error names what could be parsed */
+    enum s3_err e = why == 2 ? S3E_EntityTooLarge : S3E_InvalidArgument;
+    r->err_msg = why == 2 ? "Your proposed upload exceeds the maximum allowed object size."
+                          : "The Content-Length header must be a non-negative decimal number.";
+    struct strata_sbuf b, h;
+    strata_sbuf_init(&b, 64 * 1024);
+    strata_sbuf_init(&h, 4096);
+    error_xml(r, e, 0, &b);
+    char date[40];
+    strata_http_date_format(time(NULL), date, sizeof(date));
+    strata_sbuf_printf(&h, "HTTP/1.1 %d Bad Request\r\nDate: %s\r\nContent-Type: application/xml\r\n"
+                       "Content-Length: %zu\r\nx-amz-request-id: %s\r\nx-amz-id-2: %s\r\n"
+                       "x-amz-bucket-region: %s\r\nServer: Strata\r\nConnection: close\r\n\r\n",
+                       strata_s3_err_status(e), date, b.len, r->id, s->host_id,
+                       s->cfg.region ? s->cfg.region : "us-east-1");
+    strata_sbuf_append(&h, b.data, b.len);
+    /* Nothing else is queued on the socket: MHD reads the next request
+     * only after the previous answer has gone out whole. */
+    if (!h.failed && !b.failed &&
+        send(ci->connect_fd, h.data, h.len, MSG_NOSIGNAL | MSG_DONTWAIT) == (ssize_t)h.len) {
+        r->status = strata_s3_err_status(e);
+        r->sent_err = e;
+        r->bytes_out = b.len;
+    }
+    shutdown(ci->connect_fd, SHUT_WR);
+    r->t_resp_ns = now_ns();
+    strata_sbuf_fini(&b);
+    strata_sbuf_fini(&h);
+}
+
 static void mhd_log_cb(void *cls, const char *fmt, va_list ap)
 {
+    /* MHD 0.9.75's words before its own Content-Length refusals. */
+    if (strncmp(fmt, "Failed to parse `Content-Length' header", 39) == 0 ||
+        strncmp(fmt, "Too large value of 'Content-Length' header", 42) == 0)
+        early_answer(cls);
     char line[512];
     vsnprintf(line, sizeof(line), fmt, ap);
     size_t n = strlen(line);

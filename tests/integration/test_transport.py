@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 """test_transport.py - the HTTP transport through raw sockets, for what no
-SDK sends: request framing (conflicting or duplicate Content-Length,
+SDK sends: request framing (conflicting or duplicate Content-Length, a
+Content-Length libmicrohttpd cannot parse answered with S3's XML error,
 Transfer-Encoding with Content-Length, unknown transfer codings), SigV2
 bound to the bucket the Host header names (a captured path-style request
 replayed virtual-host style against another bucket), the SigV2 Expires cap,
@@ -30,7 +31,7 @@ import urllib.parse
 import xml.etree.ElementTree as ET
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from strata_harness import REGION, Strata, free_port, log, run, test  # noqa: E402
+from strata_harness import REGION, Strata, expect_error, free_port, log, run, test  # noqa: E402
 
 DOMAIN = "s3.strata.test"
 EMPTY_SHA256 = hashlib.sha256(b"").hexdigest()
@@ -225,6 +226,59 @@ def transfer_encoding_with_content_length(s):
     assert a.status == 400 and a.code() == "InvalidRequest", a
     assert a.closed, a
     assert head_status(s, path) == 404
+
+
+@test
+def unparsable_content_length(s):
+    # libmicrohttpd refuses these before Strata sees the request; the
+    # answer is still S3's XML error (not MHD's HTML page), and the
+    # connection closes: its remaining bytes cannot be framed.
+    b = bucket(s)
+    path = f"/{b}/cl-bad"
+    for cl, code in (("-1", "InvalidArgument"), ("abc", "InvalidArgument"),
+                     ("12abc", "InvalidArgument"), ("", "InvalidArgument"),
+                     ("+5", "InvalidArgument"), ("0x10", "InvalidArgument"),
+                     ("99999999999999999999999", "EntityTooLarge")):
+        for method in ("PUT", "GET"):
+            raw = request_bytes(method, path, signed(s, method, path) + [("Content-Length", cl)])
+            a = exchange(s, raw, close_wait=10)
+            assert a.status == 400, f"Content-Length {cl!r} on {method}: {a}"
+            assert a.headers.get("content-type") == "application/xml", a
+            root = ET.fromstring(a.body)
+            assert root.tag == "Error" and root.findtext("Code") == code, a
+            assert "Content-Length" in root.findtext("Message") or code == "EntityTooLarge", a
+            rid = a.headers.get("x-amz-request-id")
+            assert rid and root.findtext("RequestId") == rid, a
+            assert root.findtext("Resource") == path and root.findtext("BucketName") == b, a
+            assert a.headers.get("connection") == "close" and a.closed, a
+    assert head_status(s, path) == 404
+    # On a kept-alive connection, after a good request: the good answer
+    # whole, then the XML refusal, then the close.
+    good = request_bytes("HEAD", f"/{b}", signed(s, "HEAD", f"/{b}"))
+    bad = request_bytes("PUT", path, signed(s, "PUT", path) + [("Content-Length", "-7")])
+    with socket.create_connection((s.host, s.port), timeout=10) as sock:
+        sock.sendall(good)
+        a1 = read_answer(sock, head=True)
+        sock.sendall(bad)
+        a2 = read_answer(sock, close_wait=10)
+    assert a1.status == 200, a1
+    assert a2.status == 400 and a2.code() == "InvalidArgument" and a2.closed, a2
+    # boto3 sends the length it is given (s3-tests' ContentLength=-1).
+    c = s.client()
+    e = expect_error(lambda: c.put_object(Bucket=b, Key="cl-bad", ContentLength=-1),
+                     "InvalidArgument", 400)
+    assert e["ResponseMetadata"]["HTTPHeaders"]["content-type"] == "application/xml", e
+    # The daemon goes on serving, and each refusal has its access-log line.
+    assert head_status(s, f"/{b}") == 200
+    if s.log_path:  # a daemon this test started
+        want = f" - {b} cl-bad - 400 InvalidArgument "
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline:
+            n = open(s.log_path, errors="replace").read().count(want)
+            if n >= 14:
+                break
+            time.sleep(0.1)
+        assert n == 14, f"{n} access-log lines with {want!r}"
 
 
 # ---- item 8: unknown transfer codings -----------------------------------------------------
