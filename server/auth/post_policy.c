@@ -77,8 +77,8 @@ static enum s3_err auth_v4(const struct strata_creds *creds, const struct strata
     return S3E_NONE;
 }
 
-bool strata_post_region_ok(const struct strata_auth_hdr *f, size_t n, const char *region,
-                           char *got, size_t got_len)
+bool strata_post_region_ok(const struct strata_auth_hdr *f, size_t n, const char *region, char *got,
+                           size_t got_len)
 {
     const char *c = strata_post_field(f, n, "x-amz-credential");
     const char *s1 = c ? strchr(c, '/') : NULL, *s2 = s1 ? strchr(s1 + 1, '/') : NULL;

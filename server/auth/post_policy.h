@@ -44,8 +44,8 @@ enum s3_err strata_post_auth(const struct strata_creds *creds, const struct stra
  * aws4_request) is scoped to region.  True also when there is nothing to
  * compare (a SigV2 or anonymous form, a credential strata_post_auth will
  * refuse as malformed); false with the credential's region in got. */
-bool strata_post_region_ok(const struct strata_auth_hdr *f, size_t n, const char *region,
-                           char *got, size_t got_len);
+bool strata_post_region_ok(const struct strata_auth_hdr *f, size_t n, const char *region, char *got,
+                           size_t got_len);
 
 struct strata_post_policy; /* parsed policy */
 

@@ -1210,8 +1210,10 @@ static void early_answer(struct strata_srv *s)
     error_xml(r, e, 0, &b);
     char date[40];
     strata_http_date_format(time(NULL), date, sizeof(date));
-    strata_sbuf_printf(&h, "HTTP/1.1 %d Bad Request\r\nDate: %s\r\nContent-Type: application/xml\r\n"
-                       "Content-Length: %zu\r\nx-amz-request-id: %s\r\nx-amz-id-2: %s\r\n"
+    strata_sbuf_printf(&h,
+                       "HTTP/1.1 %d Bad Request\r\nDate: %s\r\n"
+                       "Content-Type: application/xml\r\nContent-Length: %zu\r\n"
+                       "x-amz-request-id: %s\r\nx-amz-id-2: %s\r\n"
                        "x-amz-bucket-region: %s\r\nServer: Strata\r\nConnection: close\r\n\r\n",
                        strata_s3_err_status(e), date, b.len, r->id, s->host_id,
                        s->cfg.region ? s->cfg.region : "us-east-1");

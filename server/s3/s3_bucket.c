@@ -181,7 +181,8 @@ static enum s3_err location_check(struct strata_req *r, const char *lc)
         return S3E_NONE;
     snprintf(r->err_msg_buf, sizeof(r->err_msg_buf),
              "The %s location constraint is incompatible for the region specific endpoint this "
-             "request was sent to.", *lc ? lc : "unspecified");
+             "request was sent to.",
+             *lc ? lc : "unspecified");
     r->err_msg = r->err_msg_buf;
     return S3E_IllegalLocationConstraintException;
 }

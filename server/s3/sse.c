@@ -504,7 +504,8 @@ static int desc_key(struct strata_req *r, const char *prefix, const uint8_t *d, 
                        r->bucket ? r->bucket : "", r->key ? r->key : "", dv.name);
         snprintf(r->err_msg_buf, sizeof(r->err_msg_buf),
                  "The master key '%s' this object was encrypted with is not in the "
-                 "server's key store.", dv.name);
+                 "server's key store.",
+                 dv.name);
         r->err_msg = r->err_msg_buf;
         return S3E_KMS_NotFoundException;
     }
