@@ -465,6 +465,25 @@ def region_option_and_config_file(s):
 
 
 @test
+def admin_cli_region(_s):
+    # strata admin signs for --region / $STRATA_REGION; the default
+    # us-east-1 is refused by an eu-west-1 server with AWS's message.
+    s = eu_daemon()
+    env = {"PATH": "/usr/bin:/bin", "STRATA_ENDPOINT": s.endpoint, "STRATA_ACCESS_KEY": s.ak,
+           "STRATA_SECRET_KEY": s.sk}
+    cmd = [os.environ["STRATA_BIN"], "admin", "--json", "config"]
+    p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=60)
+    assert p.returncode == 1, p
+    assert "the region 'us-east-1' is wrong; expecting 'eu-west-1'" in p.stdout + p.stderr, p
+    p = subprocess.run(cmd[:2] + ["--region", "eu-west-1"] + cmd[2:], env=env,
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0 and json.loads(p.stdout)["region"] == "eu-west-1", p
+    p = subprocess.run(cmd, env=dict(env, STRATA_REGION="eu-west-1"), capture_output=True,
+                       text=True, timeout=60)
+    assert p.returncode == 0 and json.loads(p.stdout)["region"] == "eu-west-1", p
+
+
+@test
 def eu_daemon_stops_cleanly(_s):
     # SIGTERM, exit 0, no sanitizer report in its log.
     assert "s" in EU and EU["s"].stop(), "the eu-west-1 daemon did not stop cleanly"
