@@ -159,7 +159,7 @@ void strata_req_error(struct strata_req *r, enum s3_err e, int err)
         MHD_add_response_header(resp, r->err_hdr_name, r->err_hdr_value);
     /* Every bucket of this server is in its region; SDKs read the header
      * of an error to find the region to sign for. */
-    if (r->srv->cfg.region)
+    if (r->srv->cfg.region && status >= 400)
         MHD_add_response_header(resp, "x-amz-bucket-region", r->srv->cfg.region);
     if (r->err_delete_marker)
         MHD_add_response_header(resp, "x-amz-delete-marker", "true");

@@ -273,6 +273,10 @@ def create_bucket_location_constraints(s):
         except botocore.exceptions.ClientError as e:
             assert e.response["ResponseMetadata"]["HTTPHeaders"]["x-amz-bucket-region"] == "us-east-1"
             assert "Region" not in e.response["Error"], e.response["Error"]
+    # A 304 is no error: no region header.
+    etag = c.put_object(Bucket=b, Key="cond", Body=b"x")["ETag"]
+    e = expect_error(lambda: c.get_object(Bucket=b, Key="cond", IfNoneMatch=etag), "304", 304)
+    assert "x-amz-bucket-region" not in e["ResponseMetadata"]["HTTPHeaders"], e
     st, h, _ = signed(s, "HEAD", f"/{s.bucket_name('nosuch')}", "us-east-1")
     assert st == 404 and h.get("x-amz-bucket-region") == "us-east-1", (st, h)
     # SigV2 carries no region: served.
