@@ -35,6 +35,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <gnutls/gnutls.h>
 #include <openssl/rand.h>
 
 #include "authz.h"
@@ -1162,11 +1163,39 @@ static enum MHD_Result access_cb(void *cls, struct MHD_Connection *conn, const c
  * access handler; no callback sees the connection in between.  Its logger
  * is called right before, on the connection's thread, so the request is
  * found here among the thread's pending ones (the one whose Content-Length
- * MHD's parser refuses) and given the S3 XML error on the socket itself;
- * the write side is then shut, so MHD's own answer goes nowhere (its send
- * fails and it closes the connection).  Plain HTTP only: under TLS the
- * socket carries GnuTLS records, and MHD's HTML answer stays.
+ * MHD's parser refuses) and given the S3 XML error on the socket itself
+ * (through the connection's GnuTLS session under TLS, then its
+ * close_notify); the write side is then shut, so MHD's own answer goes
+ * nowhere (its send fails and it closes the connection).
  */
+
+/* All of p on the connection: 0, or -1.  The socket is non-blocking, but
+ * its send buffer is empty (MHD reads the next request only after the
+ * previous answer has gone out whole), so a few KiB go at once. */
+static int early_send(struct strata_srv *s, struct MHD_Connection *conn, int fd, const char *p,
+                      size_t n)
+{
+    if (!s->cfg.tls_cert)
+        return send(fd, p, n, MSG_NOSIGNAL | MSG_DONTWAIT) == (ssize_t)n ? 0 : -1;
+    const union MHD_ConnectionInfo *ti =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+    gnutls_session_t ts = ti ? (gnutls_session_t)ti->tls_session : NULL;
+    for (int tries = 0; ts && n && tries < 8;) {
+        ssize_t w = gnutls_record_send(ts, p, n);
+        if (w == GNUTLS_E_AGAIN || w == GNUTLS_E_INTERRUPTED) {
+            tries++;
+            continue;
+        }
+        if (w <= 0)
+            return -1;
+        p += w;
+        n -= (size_t)w;
+    }
+    if (!ts || n)
+        return -1;
+    (void)gnutls_bye(ts, GNUTLS_SHUT_WR); /* close_notify: the answer is whole */
+    return 0;
+}
 
 /* 0: a length MHD takes; 1: not a number (MHD's 400); 2: digits beyond
  * 2^64 - 1 (MHD's 413).  MHD's rule: only digits, at least one. */
@@ -1193,7 +1222,7 @@ static void early_answer(struct strata_srv *s)
     }
     const union MHD_ConnectionInfo *ci =
         r ? MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_CONNECTION_FD) : NULL;
-    if (!ci || s->cfg.tls_cert)
+    if (!ci)
         return;
     pend_unlink(r);
     r->started = true; /* completed_cb logs and counts it */
@@ -1218,10 +1247,7 @@ static void early_answer(struct strata_srv *s)
                        strata_s3_err_status(e), date, b.len, r->id, s->host_id,
                        s->cfg.region ? s->cfg.region : "us-east-1");
     strata_sbuf_append(&h, b.data, b.len);
-    /* Nothing else is queued on the socket: MHD reads the next request
-     * only after the previous answer has gone out whole. */
-    if (!h.failed && !b.failed &&
-        send(ci->connect_fd, h.data, h.len, MSG_NOSIGNAL | MSG_DONTWAIT) == (ssize_t)h.len) {
+    if (!h.failed && !b.failed && early_send(s, r->conn, ci->connect_fd, h.data, h.len) == 0) {
         r->status = strata_s3_err_status(e);
         r->sent_err = e;
         r->bytes_out = b.len;

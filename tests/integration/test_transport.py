@@ -281,6 +281,62 @@ def unparsable_content_length(s):
         assert n == 14, f"{n} access-log lines with {want!r}"
 
 
+@test
+def unparsable_content_length_tls(s):
+    """The same refusal through a TLS daemon: S3's XML error inside the
+    TLS session (then its close_notify), not MHD's HTML page."""
+    import ssl
+    d = tempfile.mkdtemp(prefix="tls.", dir=s.tmp)
+    cert, key = os.path.join(d, "c.pem"), os.path.join(d, "k.pem")
+    subprocess.run(["/usr/bin/openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes",
+                    "-keyout", key, "-out", cert, "-days", "2", "-subj", "/CN=127.0.0.1",
+                    "-addext", "subjectAltName=IP:127.0.0.1"], check=True, capture_output=True)
+    drives = [os.path.join(d, f"d{i}") for i in range(1, 5)]
+    port = free_port()
+    env = {"PATH": "/usr/bin:/bin", "STRATA_ROOT_USER": s.ak, "STRATA_ROOT_PASSWORD": s.sk}
+    for k in ("ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS"):
+        if k in os.environ:
+            env[k] = os.environ[k]
+    logp = os.path.join(d, "log")
+    with open(logp, "wb") as logf:
+        p = subprocess.Popen([os.environ["STRATA_BIN"], "server", "--address", f"127.0.0.1:{port}",
+                              "--tls-cert", cert, "--tls-key", key, *drives],
+                             env=env, stdout=logf, stderr=subprocess.STDOUT)
+    ctx = ssl.create_default_context(cafile=cert)
+
+    def tls_exchange(raw):
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as raw_sock:
+            with ctx.wrap_socket(raw_sock, server_hostname="127.0.0.1") as t:
+                t.sendall(raw)
+                return read_answer(t, close_wait=10)
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                a = tls_exchange(b"GET /health/ready HTTP/1.1\r\nHost: x\r\n"
+                                 b"Connection: close\r\n\r\n")
+                if a.status == 200:
+                    break
+            except (OSError, AssertionError):
+                pass
+            assert time.monotonic() < deadline, "the TLS daemon did not become ready"
+            time.sleep(0.2)
+        for cl, code in (("-1", "InvalidArgument"), ("abc", "InvalidArgument"),
+                         ("99999999999999999999999", "EntityTooLarge")):
+            a = tls_exchange(f"PUT /b/k HTTP/1.1\r\nHost: x\r\nContent-Length: {cl}\r\n\r\n"
+                             .encode())
+            assert a.status == 400 and a.code() == code, (cl, a)
+            assert a.headers.get("content-type") == "application/xml" and a.closed, a
+            assert ET.fromstring(a.body).findtext("RequestId") == a.headers["x-amz-request-id"]
+        a = tls_exchange(b"GET /health/live HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        assert a.status == 200, a  # still serving
+    finally:
+        p.terminate()
+        assert p.wait(15) == 0
+        text = open(logp, errors="replace").read()
+        assert "runtime error:" not in text and "AddressSanitizer" not in text, text[-3000:]
+
+
 # ---- item 8: unknown transfer codings -----------------------------------------------------
 
 @test
