@@ -12,6 +12,7 @@ BUILD_PKGS=(
     libisal-dev liburing-dev librocksdb-dev libmicrohttpd-dev libmsgpack-dev
     libcmocka-dev libjansson-dev libxml2-dev libssl-dev
     libcurl4-openssl-dev  # strata admin's HTTP client
+    libgnutls28-dev  # libmicrohttpd's TLS sessions (server/http/http.c early_answer)
 )
 PKGS=(
     "${BUILD_PKGS[@]}"

@@ -85,6 +85,9 @@ static void usage(FILE *f)
 "  --tls-cert FILE       PEM certificate: serve HTTPS (needs --tls-key)\n"
 "  --tls-key FILE        PEM private key for --tls-cert\n"
 "  --domain DOMAIN       accept virtual-host style requests (BUCKET.DOMAIN)\n"
+"  --region NAME         the region this server is (default us-east-1): requests\n"
+"                        signed for another get AuthorizationHeaderMalformed,\n"
+"                        CreateBucket for another IllegalLocationConstraintException\n"
 "  --inline-max BYTES    objects up to this size live in metadata (default %u)\n"
 "  --cache-mb N          metadata block cache shared by all drives, MiB (default %u)\n"
 "  --memtable-mb N       metadata write buffers (RocksDB memtables) of all drives\n"
@@ -492,6 +495,14 @@ static int server_opt(struct server_args *a, int c, const char *v)
     case 'c': a->cfg->tls_cert = v; break;
     case 'k': a->cfg->tls_key = v; break;
     case 'd': a->cfg->domain = v; break;
+    case 'g':
+        if (!strata_s3_region_name_valid(v)) {
+            fprintf(stderr, "strata: --region must be 1-31 letters, digits and '-' (as "
+                            "us-east-1)\n");
+            return 2;
+        }
+        a->cfg->region = v;
+        break;
     case 'i': a->inline_max = strtoull(v, NULL, 10); break;
     case 'l': a->cfg->access_log = v; break;
     case 'm': a->cfg->max_inflight = (unsigned)strtoul(v, NULL, 10); break;
@@ -642,6 +653,7 @@ static int cmd_server(int argc, char **argv, bool print_only)
         {"address", required_argument, NULL, 'a'},  {"users", required_argument, NULL, 'u'},
         {"tls-cert", required_argument, NULL, 'c'}, {"tls-key", required_argument, NULL, 'k'},
         {"domain", required_argument, NULL, 'd'},   {"inline-max", required_argument, NULL, 'i'},
+        {"region", required_argument, NULL, 'g'},
         {"access-log", required_argument, NULL, 'l'},
         {"max-inflight", required_argument, NULL, 'm'},
         {"timeout", required_argument, NULL, 't'},  {"log-level", required_argument, NULL, 'v'},
@@ -674,6 +686,7 @@ static int cmd_server(int argc, char **argv, bool print_only)
     struct strata_srv s;
     memset(&s, 0, sizeof(s));
     s.cfg.address = "127.0.0.1:9000";
+    s.cfg.region = "us-east-1"; /* AWS's default: what SDKs sign for unless told */
     s.cfg.max_inflight = 256;
     s.cfg.conn_timeout_s = 120;
     s.cfg.log_level = STRATA_LOG_INFO;

@@ -64,6 +64,10 @@ struct strata_srv_config {
     const char *tls_cert;
     const char *tls_key;
     const char *domain;      /* virtual-host style base domain, or NULL */
+    /* --region: the one region this daemon serves.  SigV4 credentials
+     * scoped to another are refused, buckets are created in it only, and
+     * answers report it (x-amz-bucket-region, GetBucketLocation). */
+    const char *region;
     const char *access_log;  /* file, or NULL for stderr */
     const char *root_user;
     const char *root_password;
@@ -192,6 +196,10 @@ struct strata_req {
     bool admin;      /* /strata/admin/...: JSON errors (server/admin/admin.h) */
     bool close_conn; /* answer with Connection: close (untrusted framing) */
     int crash_slot;  /* in the crash report table, or -1 */
+    /* On its event thread's list of requests whose headers MHD has not
+     * handed to the access handler yet (http.c, early_answer). */
+    struct strata_req *pend_next, *pend_prev;
+    struct strata_req **pend_list; /* that list's head, or NULL when off it */
     /* body */
     struct strata_chunked *chunked;
     EVP_MD_CTX *sha256; /* signed payload of buffered bodies */
@@ -213,8 +221,10 @@ struct strata_req {
      * (static, or the request's own header value). */
     const char *err_arg_name;
     const char *err_arg_value;
+    char err_msg_buf[192];     /* a Message made for this request (err_msg points here) */
     char err_hdr_value[64];
     bool err_delete_marker;    /* add x-amz-delete-marker: true to the error */
+    bool err_region;           /* signed for another region: <Region> in the error */
     /* handler state */
     struct strata_put *put;
     struct strata_post *post; /* POST Object form state (s3_post.c) */
@@ -540,6 +550,8 @@ void strata_srv_access_log_flush(void);
 void strata_metrics_count(const char *method, int status, enum s3_err e, uint64_t in,
                           uint64_t out);
 void strata_metrics_inflight_rejected(void);
+/* A read refused because the object's master key is not in the key store. */
+void strata_metrics_sse_key_missing(void);
 struct strata_ilm;
 /* The lifecycle scanner whose totals /metrics shows (NULL: none).  Must
  * stay valid until HTTP has stopped. */

@@ -137,6 +137,7 @@ json_t *strata_srv_config_json(const struct strata_srv_config *c)
         json_object_set_new(doc, "kms-key-file", opt_str(c->kms_key_file));
         json_object_set_new(doc, "sse-c-allow-http", json_boolean(c->sse_c_allow_http));
         json_object_set_new(doc, "metrics-token-file", opt_str(c->metrics_token_file));
+        json_object_set_new(doc, "region", opt_str(c->region));
     }
     return doc;
 }

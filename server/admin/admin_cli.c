@@ -58,7 +58,8 @@ static void cli_usage(FILE *f)
 "  --endpoint URL    default $STRATA_ENDPOINT, else http://127.0.0.1:9000\n"
 "  --access-key KEY  default $STRATA_ACCESS_KEY (an admin: the root user)\n"
 "  --secret-key KEY  default $STRATA_SECRET_KEY\n"
-"  --region NAME     signing region (default us-east-1)\n"
+"  --region NAME     signing region: the server's --region (default\n"
+"                    $STRATA_REGION, else us-east-1)\n"
 "  --ca-cert FILE    trust this PEM certificate for https (default\n"
 "                    $STRATA_CA_CERT, else the system's CAs)\n"
 "  --json            print the server's JSON instead of tables\n"
@@ -384,7 +385,9 @@ int strata_admin_cli(int argc, char **argv)
         {"ca-cert", required_argument, NULL, 'c'},
         {NULL, 0, NULL, 0},
     };
-    struct cli c = {.region = "us-east-1", .ca_cert = env_or("STRATA_CA_CERT", NULL)};
+    /* The server's --region: requests signed for another are refused. */
+    struct cli c = {.region = env_or("STRATA_REGION", "us-east-1"),
+                    .ca_cert = env_or("STRATA_CA_CERT", NULL)};
     const char *endpoint = env_or("STRATA_ENDPOINT", "http://127.0.0.1:9000");
     const char *ak = env_or("STRATA_ACCESS_KEY", NULL), *sk = env_or("STRATA_SECRET_KEY", NULL);
     int o;

@@ -85,6 +85,10 @@ struct strata_auth_req {
      * against another bucket by changing Host. */
     const char *host_bucket;
     size_t host_bucket_len;
+    /* The server's region (--region): a SigV4 credential scoped to another
+     * is refused (SigV2 has none).  NULL: any region is accepted (unit
+     * tests of the signature arithmetic alone). */
+    const char *region;
 };
 
 enum strata_payload_mode {
@@ -111,8 +115,14 @@ struct strata_auth_result {
     uint64_t decoded_length;         /* x-amz-decoded-content-length, or UINT64_MAX */
     char trailer[64];                /* x-amz-trailer: e.g. "x-amz-checksum-crc32", or "" */
     /* With an error: AWS's own message for it when more specific than the
-     * s3_errors.def text ("Request has expired"), static storage, or NULL. */
+     * s3_errors.def text ("Request has expired"), static storage or
+     * err_buf, or NULL. */
     const char *err_msg;
+    /* A credential scoped to another region than req->region: the answer
+     * names the server's region (<Region>, x-amz-bucket-region) so SDKs
+     * can sign again for it. */
+    bool wrong_region;
+    char err_buf[160];
 };
 
 /*
@@ -120,6 +130,11 @@ struct strata_auth_result {
  * InvalidAccessKeyId, SignatureDoesNotMatch, RequestTimeTooSkewed (> 15 min),
  * AccessDenied (expired presigned URL), AuthorizationHeaderMalformed,
  * AuthorizationQueryParametersError, InvalidArgument, MissingSecurityHeader.
+ * A credential for another region than req->region is refused before the
+ * access key is looked up, as AWS does: AuthorizationHeaderMalformed
+ * (header) or AuthorizationQueryParametersError (presigned) with
+ * out->wrong_region set and AWS's message ("... the region 'X' is wrong;
+ * expecting 'Y'").
  * Signatures are compared in constant time.  A request with no credentials
  * at all returns S3E_NONE with out->anonymous set; the caller decides.
  */

@@ -567,6 +567,13 @@ static void ctx_build(struct strata_req *r, const struct strata_policy *p, const
     kv_add(c, "s3:VersionId", version_id);
     static const char *const hdr_keys[][2] = {
         {"s3:x-amz-acl", "x-amz-acl"},
+        /* The grant headers as sent, e.g. id="...", emailAddress="..." (AWS
+         * compares the header's text). */
+        {"s3:x-amz-grant-read", "x-amz-grant-read"},
+        {"s3:x-amz-grant-write", "x-amz-grant-write"},
+        {"s3:x-amz-grant-read-acp", "x-amz-grant-read-acp"},
+        {"s3:x-amz-grant-write-acp", "x-amz-grant-write-acp"},
+        {"s3:x-amz-grant-full-control", "x-amz-grant-full-control"},
         {"s3:x-amz-server-side-encryption", "x-amz-server-side-encryption"},
         {"s3:x-amz-copy-source", "x-amz-copy-source"},
         {"s3:x-amz-metadata-directive", "x-amz-metadata-directive"},

@@ -71,7 +71,8 @@ static const char *const cond_keys[] = {
     "s3:VersionId", "s3:authType", "s3:signatureversion", "s3:ExistingObjectTag/",
     "s3:RequestObjectTag/", "s3:RequestObjectTagKeys", "s3:object-lock-mode",
     "s3:object-lock-retain-until-date", "s3:object-lock-remaining-retention-days",
-    "s3:object-lock-legal-hold",
+    "s3:object-lock-legal-hold", "s3:x-amz-grant-read", "s3:x-amz-grant-write",
+    "s3:x-amz-grant-read-acp", "s3:x-amz-grant-write-acp", "s3:x-amz-grant-full-control",
 };
 
 /* Keys that, compared for fixed values, make a policy not public

@@ -77,6 +77,21 @@ static enum s3_err auth_v4(const struct strata_creds *creds, const struct strata
     return S3E_NONE;
 }
 
+bool strata_post_region_ok(const struct strata_auth_hdr *f, size_t n, const char *region, char *got,
+                           size_t got_len)
+{
+    const char *c = strata_post_field(f, n, "x-amz-credential");
+    const char *s1 = c ? strchr(c, '/') : NULL, *s2 = s1 ? strchr(s1 + 1, '/') : NULL;
+    const char *s3 = s2 ? strchr(s2 + 1, '/') : NULL;
+    if (!s3 || !region)
+        return true;
+    size_t len = (size_t)(s3 - s2 - 1);
+    if (len == strlen(region) && memcmp(s2 + 1, region, len) == 0)
+        return true;
+    snprintf(got, got_len, "%.*s", (int)len, s2 + 1);
+    return false;
+}
+
 static enum s3_err auth_v2(const struct strata_creds *creds, const struct strata_auth_hdr *f, size_t n,
                            const char *policy, const struct strata_cred **cred, const char **msg)
 {

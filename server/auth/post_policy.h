@@ -40,6 +40,13 @@ const char *strata_post_field(const struct strata_auth_hdr *f, size_t n, const c
 enum s3_err strata_post_auth(const struct strata_creds *creds, const struct strata_auth_hdr *f, size_t n,
                              const struct strata_cred **cred, const char **msg);
 
+/* Whether a SigV4 form's x-amz-credential (AK/yyyymmdd/REGION/s3/
+ * aws4_request) is scoped to region.  True also when there is nothing to
+ * compare (a SigV2 or anonymous form, a credential strata_post_auth will
+ * refuse as malformed); false with the credential's region in got. */
+bool strata_post_region_ok(const struct strata_auth_hdr *f, size_t n, const char *region, char *got,
+                           size_t got_len);
+
 struct strata_post_policy; /* parsed policy */
 
 /* Decodes and validates the policy field.  InvalidPolicyDocument with msg

@@ -13,6 +13,7 @@
  */
 #include "sigv4_internal.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -122,6 +123,20 @@ static bool parse_credential(const char *c, size_t n, struct v4_cred *cr)
     cr->region = reg;
     cr->region_len = (size_t)(rs - reg);
     return strcmp(rs, "/s3/aws4_request") == 0;
+}
+
+/* The credential's region against the server's (req->region; NULL: any).
+ * prefix starts AWS's message: the header's or the query's wording. */
+static enum s3_err check_region(const struct strata_auth_req *req, const struct v4_cred *cr,
+                                enum s3_err e, const char *prefix, struct strata_auth_result *out)
+{
+    if (!req->region || (strlen(req->region) == cr->region_len &&
+                         memcmp(req->region, cr->region, cr->region_len) == 0))
+        return S3E_NONE;
+    snprintf(out->err_buf, sizeof(out->err_buf), "%s; the region '%.*s' is wrong; expecting '%s'",
+             prefix, (int)cr->region_len, cr->region, req->region);
+    out->wrong_region = true;
+    return fail(out, e, out->err_buf);
 }
 
 /* Every x-amz-* header the client sent must be signed: otherwise anyone on
@@ -245,6 +260,10 @@ enum s3_err strata_sigv4__verify_header(const struct strata_creds *creds,
         return fail(out, S3E_AuthorizationHeaderMalformed, NULL);
     if (!signed_headers_ok(z.sh, z.sh_len))
         return fail(out, S3E_AuthorizationHeaderMalformed, NULL);
+    enum s3_err re = check_region(req, &cr, S3E_AuthorizationHeaderMalformed,
+                                  "The authorization header is malformed", out);
+    if (re != S3E_NONE)
+        return re;
 
     /* S3 requires the payload hash header with every SigV4 header-signed
      * request, and answers InvalidRequest without it. */
@@ -330,6 +349,10 @@ enum s3_err strata_sigv4__verify_query(const struct strata_creds *creds,
     if (!parse_credential(credential, strlen(credential), &cr))
         return fail(out, S3E_AuthorizationQueryParametersError,
                     "Error parsing the X-Amz-Credential parameter.");
+    enum s3_err re = check_region(req, &cr, S3E_AuthorizationQueryParametersError,
+                                  "Error parsing the X-Amz-Credential parameter", out);
+    if (re != S3E_NONE)
+        return re;
     time_t t;
     if (strata_sigv4__parse_iso8601(date, &t) != 0)
         return fail(out, S3E_AuthorizationQueryParametersError,

@@ -35,6 +35,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <gnutls/gnutls.h>
 #include <openssl/rand.h>
 
 #include "authz.h"
@@ -112,6 +113,32 @@ void strata_req_send(struct strata_req *r, int status, struct MHD_Response *resp
     r->t_resp_ns = now_ns();
 }
 
+/* The S3 XML error document of e into b (the one writer of it). */
+static void error_xml(struct strata_req *r, enum s3_err e, int err, struct strata_sbuf *b)
+{
+    strata_sbuf_puts(b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Error>");
+    strata_sbuf_xml_elem(b, "Code", strata_s3_err_code(e));
+    strata_sbuf_xml_elem(b, "Message", r->err_msg ? r->err_msg : strata_s3_err_detail(err, e));
+    /* Signed for another region: the one to sign for (SDKs retry with it). */
+    if (r->err_region && r->srv->cfg.region)
+        strata_sbuf_xml_elem(b, "Region", r->srv->cfg.region);
+    if (r->err_arg_name) {
+        strata_sbuf_xml_elem(b, "ArgumentName", r->err_arg_name);
+        strata_sbuf_xml_elem(b, "ArgumentValue", r->err_arg_value ? r->err_arg_value : "");
+    }
+    if (r->bucket)
+        strata_sbuf_xml_elem(b, "BucketName", r->bucket);
+    /* A key that is not UTF-8 (InvalidURI) cannot go into the XML text. */
+    bool key_text = r->key && strata_s3_utf8_valid(r->key);
+    if (key_text)
+        strata_sbuf_xml_elem(b, "Key", r->key);
+    strata_sbuf_xml_elem(b, "Resource", r->resource && (key_text || !r->key) ? r->resource
+                                         : r->raw_path ? r->raw_path : "/");
+    strata_sbuf_xml_elem(b, "RequestId", r->id);
+    strata_sbuf_xml_elem(b, "HostId", r->srv->host_id);
+    strata_sbuf_puts(b, "</Error>");
+}
+
 void strata_req_error(struct strata_req *r, enum s3_err e, int err)
 {
     if (r->admin) {
@@ -121,24 +148,7 @@ void strata_req_error(struct strata_req *r, enum s3_err e, int err)
     e = strata_authz_missing_key(r, e);
     struct strata_sbuf b;
     strata_sbuf_init(&b, 64 * 1024);
-    strata_sbuf_puts(&b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Error>");
-    strata_sbuf_xml_elem(&b, "Code", strata_s3_err_code(e));
-    strata_sbuf_xml_elem(&b, "Message", r->err_msg ? r->err_msg : strata_s3_err_detail(err, e));
-    if (r->err_arg_name) {
-        strata_sbuf_xml_elem(&b, "ArgumentName", r->err_arg_name);
-        strata_sbuf_xml_elem(&b, "ArgumentValue", r->err_arg_value ? r->err_arg_value : "");
-    }
-    if (r->bucket)
-        strata_sbuf_xml_elem(&b, "BucketName", r->bucket);
-    /* A key that is not UTF-8 (InvalidURI) cannot go into the XML text. */
-    bool key_text = r->key && strata_s3_utf8_valid(r->key);
-    if (key_text)
-        strata_sbuf_xml_elem(&b, "Key", r->key);
-    strata_sbuf_xml_elem(&b, "Resource", r->resource && (key_text || !r->key) ? r->resource
-                                         : r->raw_path ? r->raw_path : "/");
-    strata_sbuf_xml_elem(&b, "RequestId", r->id);
-    strata_sbuf_xml_elem(&b, "HostId", r->srv->host_id);
-    strata_sbuf_puts(&b, "</Error>");
+    error_xml(r, e, err, &b);
     int status = strata_s3_err_status(e);
     struct MHD_Response *resp;
     if (status == 304 || b.failed) {
@@ -152,6 +162,10 @@ void strata_req_error(struct strata_req *r, enum s3_err e, int err)
     strata_sbuf_fini(&b);
     if (r->err_hdr_name)
         MHD_add_response_header(resp, r->err_hdr_name, r->err_hdr_value);
+    /* Every bucket of this server is in its region; SDKs read the header
+     * of an error to find the region to sign for. */
+    if (r->srv->cfg.region && status >= 400)
+        MHD_add_response_header(resp, "x-amz-bucket-region", r->srv->cfg.region);
     if (r->err_delete_marker)
         MHD_add_response_header(resp, "x-amz-delete-marker", "true");
     if (e == S3E_SlowDown || e == S3E_ServiceUnavailable)
@@ -242,6 +256,37 @@ static void req_id(struct strata_srv *s, char out[17])
     out[16] = '\0';
 }
 
+/* Requests of this event thread whose headers MHD has not handed to the
+ * access handler yet: MHD may refuse one of them in between (a
+ * Content-Length it cannot parse, see early_answer), and tells only its
+ * logger.  MHD runs a connection's callbacks on the one thread that owns
+ * it, so the list needs no lock. */
+static __thread struct strata_req *pend_head;
+
+static void pend_push(struct strata_req *r)
+{
+    r->pend_prev = NULL;
+    r->pend_next = pend_head;
+    if (pend_head)
+        pend_head->pend_prev = r;
+    pend_head = r;
+    r->pend_list = &pend_head;
+}
+
+static void pend_unlink(struct strata_req *r)
+{
+    if (!r->pend_list)
+        return;
+    if (r->pend_prev)
+        r->pend_prev->pend_next = r->pend_next;
+    else
+        *r->pend_list = r->pend_next;
+    if (r->pend_next)
+        r->pend_next->pend_prev = r->pend_prev;
+    r->pend_next = r->pend_prev = NULL;
+    r->pend_list = NULL;
+}
+
 static void *uri_log_cb(void *cls, const char *uri, struct MHD_Connection *conn)
 {
     struct strata_srv *s = cls;
@@ -255,6 +300,8 @@ static void *uri_log_cb(void *cls, const char *uri, struct MHD_Connection *conn)
     req_id(s, r->id);
     strata_sbuf_init(&r->body, STRATA_SRV_XML_BODY_MAX);
     pthread_mutex_init(&r->am, NULL);
+    r->crash_slot = -1;
+    pend_push(r);
     return r;
 }
 
@@ -293,6 +340,7 @@ static void completed_cb(void *cls, struct MHD_Connection *conn, void **req_cls,
     struct strata_req *r = *req_cls;
     if (!r)
         return;
+    pend_unlink(r);
     if (r->started) {
         strata_crash_unregister(r->crash_slot);
         strata_metrics_count(r->method, r->status, r->sent_err, r->bytes_in, r->bytes_out);
@@ -489,6 +537,7 @@ static enum s3_err setup(struct strata_req *r, int *serr)
         .now = time(NULL),
         .host_bucket = r->host_bucket ? r->bucket : NULL,
         .host_bucket_len = r->host_bucket && r->bucket ? strlen(r->bucket) : 0,
+        .region = r->srv->cfg.region,
     };
     if (strcmp(r->method, "OPTIONS") == 0) {
         /* A CORS preflight is never authenticated: browsers send it to the
@@ -501,6 +550,7 @@ static enum s3_err setup(struct strata_req *r, int *serr)
         e = strata_auth_verify(r->srv->creds, &ar, &r->auth);
         if (e) {
             r->err_msg = r->auth.err_msg;
+            r->err_region = r->auth.wrong_region;
             return e;
         }
     }
@@ -1023,6 +1073,7 @@ static enum MHD_Result access_cb(void *cls, struct MHD_Connection *conn, const c
     if (!r)
         return MHD_NO; /* out of memory at the request line: drop */
     if (!r->started) {
+        pend_unlink(r);
         r->started = true;
         r->method = method;
         r->crash_slot = strata_crash_register(r);
@@ -1109,8 +1160,114 @@ static enum MHD_Result access_cb(void *cls, struct MHD_Connection *conn, const c
     return MHD_YES;
 }
 
+/*
+ * A Content-Length libmicrohttpd cannot parse (negative, not a number,
+ * over 2^64) is refused by MHD itself, in parse_connection_headers: it
+ * queues its own HTML 400 (413 for the overflow) and never calls the
+ * access handler; no callback sees the connection in between.  Its logger
+ * is called right before, on the connection's thread, so the request is
+ * found here among the thread's pending ones (the one whose Content-Length
+ * MHD's parser refuses) and given the S3 XML error on the socket itself
+ * (through the connection's GnuTLS session under TLS, then its
+ * close_notify); the write side is then shut, so MHD's own answer goes
+ * nowhere (its send fails and it closes the connection).
+ */
+
+/* All of p on the connection: 0, or -1.  The socket is non-blocking, but
+ * its send buffer is empty (MHD reads the next request only after the
+ * previous answer has gone out whole), so a few KiB go at once. */
+static int early_send(struct strata_srv *s, struct MHD_Connection *conn, int fd, const char *p,
+                      size_t n)
+{
+    if (!s->cfg.tls_cert)
+        return send(fd, p, n, MSG_NOSIGNAL | MSG_DONTWAIT) == (ssize_t)n ? 0 : -1;
+    const union MHD_ConnectionInfo *ti =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+    gnutls_session_t ts = ti ? (gnutls_session_t)ti->tls_session : NULL;
+    for (int tries = 0; ts && n && tries < 8;) {
+        ssize_t w = gnutls_record_send(ts, p, n);
+        if (w == GNUTLS_E_AGAIN || w == GNUTLS_E_INTERRUPTED) {
+            tries++;
+            continue;
+        }
+        if (w <= 0)
+            return -1;
+        p += w;
+        n -= (size_t)w;
+    }
+    if (!ts || n)
+        return -1;
+    (void)gnutls_bye(ts, GNUTLS_SHUT_WR); /* close_notify: the answer is whole */
+    return 0;
+}
+
+/* 0: a length MHD takes; 1: not a number (MHD's 400); 2: digits beyond
+ * 2^64 - 1 (MHD's 413).  MHD's rule: only digits, at least one. */
+static int cl_refused(const char *v)
+{
+    size_t n = strspn(v, "0123456789");
+    if (n == 0 || v[n])
+        return 1;
+    errno = 0;
+    (void)strtoull(v, NULL, 10);
+    return errno == ERANGE ? 2 : 0;
+}
+
+static void early_answer(struct strata_srv *s)
+{
+    struct strata_req *r = pend_head;
+    int why = 0;
+    for (; r; r = r->pend_next) {
+        const char *cl = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "Content-Length");
+        /* With Transfer-Encoding MHD does not look at Content-Length. */
+        if (cl && !MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "Transfer-Encoding") &&
+            (why = cl_refused(cl)) != 0)
+            break;
+    }
+    const union MHD_ConnectionInfo *ci =
+        r ? MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_CONNECTION_FD) : NULL;
+    if (!ci)
+        return;
+    pend_unlink(r);
+    r->started = true; /* completed_cb logs and counts it */
+    r->method = "-";   /* MHD does not tell the method before the access handler */
+    atomic_fetch_add(&s->inflight, 1);
+    r->close_conn = true;
+    (void)parse_target(r); /* the error names what could be parsed */
+    enum s3_err e = why == 2 ? S3E_EntityTooLarge : S3E_InvalidArgument;
+    r->err_msg = why == 2 ? "Your proposed upload exceeds the maximum allowed object size."
+                          : "The Content-Length header must be a non-negative decimal number.";
+    struct strata_sbuf b, h;
+    strata_sbuf_init(&b, 64 * 1024);
+    strata_sbuf_init(&h, 4096);
+    error_xml(r, e, 0, &b);
+    char date[40];
+    strata_http_date_format(time(NULL), date, sizeof(date));
+    strata_sbuf_printf(&h,
+                       "HTTP/1.1 %d Bad Request\r\nDate: %s\r\n"
+                       "Content-Type: application/xml\r\nContent-Length: %zu\r\n"
+                       "x-amz-request-id: %s\r\nx-amz-id-2: %s\r\n"
+                       "x-amz-bucket-region: %s\r\nServer: Strata\r\nConnection: close\r\n\r\n",
+                       strata_s3_err_status(e), date, b.len, r->id, s->host_id,
+                       s->cfg.region ? s->cfg.region : "us-east-1");
+    strata_sbuf_append(&h, b.data, b.len);
+    if (!h.failed && !b.failed && early_send(s, r->conn, ci->connect_fd, h.data, h.len) == 0) {
+        r->status = strata_s3_err_status(e);
+        r->sent_err = e;
+        r->bytes_out = b.len;
+    }
+    shutdown(ci->connect_fd, SHUT_WR);
+    r->t_resp_ns = now_ns();
+    strata_sbuf_fini(&b);
+    strata_sbuf_fini(&h);
+}
+
 static void mhd_log_cb(void *cls, const char *fmt, va_list ap)
 {
+    /* MHD 0.9.75's words before its own Content-Length refusals. */
+    if (strncmp(fmt, "Failed to parse `Content-Length' header", 39) == 0 ||
+        strncmp(fmt, "Too large value of 'Content-Length' header", 42) == 0)
+        early_answer(cls);
     char line[512];
     vsnprintf(line, sizeof(line), fmt, ap);
     size_t n = strlen(line);

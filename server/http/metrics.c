@@ -39,7 +39,7 @@ struct hist {
 struct shard {
     atomic_uint_fast64_t req_count[NMETHODS][NSTATUS];
     atomic_uint_fast64_t err_count[S3E__COUNT];
-    atomic_uint_fast64_t bytes_in, bytes_out, inflight_rejected;
+    atomic_uint_fast64_t bytes_in, bytes_out, inflight_rejected, sse_key_missing;
     struct hist op_total[NOPS], op_ttfb[NOPS];
     struct shard *next;
 };
@@ -98,6 +98,10 @@ static const struct {
     {"strata_http_inflight_rejected_total", "counter",
      "Requests answered 503 SlowDown because the in-flight limit was reached.",
      offsetof(struct shard, inflight_rejected)},
+    {"strata_sse_key_missing_total", "counter",
+     "Reads of encrypted objects refused because their master key is not in the key store "
+     "(--kms-key-file).",
+     offsetof(struct shard, sse_key_missing)},
 };
 
 /* The scanner's totals since start: name, help, field of strata_ilm_stats. */
@@ -243,6 +247,13 @@ void strata_metrics_inflight_rejected(void)
     struct shard *sh = shard_get();
     if (sh)
         bump(&sh->inflight_rejected, 1);
+}
+
+void strata_metrics_sse_key_missing(void)
+{
+    struct shard *sh = shard_get();
+    if (sh)
+        bump(&sh->sse_key_missing, 1);
 }
 
 void strata_metrics_render(struct strata_sbuf *b, unsigned inflight)

@@ -30,6 +30,7 @@ struct list_ctx {
     const char *after;  /* names <= this were listed already, or NULL */
     const char *prefix; /* or NULL */
     const char *region; /* or NULL */
+    const char *my_region; /* the server's: every bucket is in it */
     unsigned max, count;
     char last[STRATA_BUCKET_NAME_MAX + 1];
     bool truncated;
@@ -42,7 +43,7 @@ static int list_one(const struct strata_bucket_info *bi, void *ud)
         return 0; /* only the caller's buckets */
     if ((c->after && strcmp(bi->name, c->after) <= 0) ||
         (c->prefix && strncmp(bi->name, c->prefix, strlen(c->prefix)) != 0) ||
-        (c->region && strcmp(bi->region, c->region) != 0))
+        (c->region && strcmp(c->my_region, c->region) != 0))
         return 0;
     if (c->count == c->max) {
         c->truncated = true;
@@ -53,7 +54,7 @@ static int list_one(const struct strata_bucket_info *bi, void *ud)
     strata_sbuf_puts(c->b, "<Bucket>");
     strata_sbuf_xml_elem(c->b, "Name", bi->name);
     strata_sbuf_xml_elem(c->b, "CreationDate", when);
-    strata_sbuf_xml_elem(c->b, "BucketRegion", bi->region[0] ? bi->region : "us-east-1");
+    strata_sbuf_xml_elem(c->b, "BucketRegion", c->my_region);
     strata_sbuf_puts(c->b, "</Bucket>");
     c->count++;
     snprintf(c->last, sizeof(c->last), "%s", bi->name);
@@ -92,7 +93,7 @@ static enum s3_err list_buckets_opts(struct strata_req *r, struct list_ctx *c, c
 
 void strata_h_list_buckets(struct strata_req *r)
 {
-    struct list_ctx c = {.owner = strata_req_user(r)};
+    struct list_ctx c = {.owner = strata_req_user(r), .my_region = r->srv->cfg.region};
     char after[STRATA_BUCKET_NAME_MAX + 2];
     enum s3_err e = list_buckets_opts(r, &c, after, sizeof(after));
     if (e) {
@@ -140,7 +141,7 @@ static void recreate(struct strata_req *r, const struct strata_bucket_info *bi)
         strata_req_error(r, S3E_BucketAlreadyExists, STRATA_EEXISTS);
         return;
     }
-    if (strcmp(cur.region, "us-east-1") != 0) {
+    if (strcmp(r->srv->cfg.region, "us-east-1") != 0) {
         strata_req_error(r, S3E_BucketAlreadyOwnedByYou, STRATA_EEXISTS);
         return;
     }
@@ -160,6 +161,30 @@ static void recreate(struct strata_req *r, const struct strata_bucket_info *bi)
     snprintf(loc, sizeof(loc), "/%s", r->bucket);
     MHD_add_response_header(resp, "Location", loc);
     strata_req_send(r, 200, resp);
+}
+
+/* CreateBucketConfiguration's LocationConstraint (lc, "" when none) as
+ * AWS answers it at a regional endpoint: a bucket is created in this
+ * server's region only.  No constraint means us-east-1, and us-east-1 is
+ * never written as one (InvalidLocationConstraint); "EU" is eu-west-1's
+ * legacy name. */
+static enum s3_err location_check(struct strata_req *r, const char *lc)
+{
+    const char *mine = r->srv->cfg.region;
+    if (!*lc && strcmp(mine, "us-east-1") == 0)
+        return S3E_NONE;
+    if (strcmp(lc, "us-east-1") == 0) {
+        r->err_msg = "The specified location-constraint is not valid";
+        return S3E_InvalidLocationConstraint;
+    }
+    if (*lc && (strcmp(lc, mine) == 0 || (strcmp(lc, "EU") == 0 && strcmp(mine, "eu-west-1") == 0)))
+        return S3E_NONE;
+    snprintf(r->err_msg_buf, sizeof(r->err_msg_buf),
+             "The %s location constraint is incompatible for the region specific endpoint this "
+             "request was sent to.",
+             *lc ? lc : "unspecified");
+    r->err_msg = r->err_msg_buf;
+    return S3E_IllegalLocationConstraintException;
 }
 
 void strata_h_bucket_create(struct strata_req *r)
@@ -186,12 +211,13 @@ void strata_h_bucket_create(struct strata_req *r)
     memset(&bi, 0, sizeof(bi));
     enum s3_err e = strata_xml_location_parse(r->body.data, r->body.len, bi.region,
                                               sizeof(bi.region));
+    if (!e)
+        e = location_check(r, bi.region);
     if (e) {
         strata_req_error(r, e, 0);
         return;
     }
-    if (!bi.region[0])
-        snprintf(bi.region, sizeof(bi.region), "us-east-1");
+    snprintf(bi.region, sizeof(bi.region), "%s", r->srv->cfg.region);
     snprintf(bi.name, sizeof(bi.name), "%s", r->bucket);
     snprintf(bi.owner, sizeof(bi.owner), "%s", strata_req_user(r));
     struct timespec ts;
@@ -236,7 +262,7 @@ void strata_h_bucket_head(struct strata_req *r)
 {
     struct MHD_Response *resp =
         MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
-    MHD_add_response_header(resp, "x-amz-bucket-region", r->binfo.region);
+    MHD_add_response_header(resp, "x-amz-bucket-region", r->srv->cfg.region);
     strata_req_send(r, 200, resp);
 }
 
@@ -256,9 +282,11 @@ void strata_h_bucket_location(struct strata_req *r)
     struct strata_sbuf b;
     strata_sbuf_init(&b, 4096);
     strata_sbuf_puts(&b, XML_HEAD "<LocationConstraint xmlns=\"" S3_NS "\">");
-    /* AWS answers an empty constraint for us-east-1. */
-    if (strcmp(r->binfo.region, "us-east-1") != 0)
-        strata_sbuf_xml(&b, r->binfo.region);
+    /* The server's region (a bucket stored with another constraint by an
+     * older Strata is served here all the same); AWS answers an empty
+     * constraint for us-east-1. */
+    if (strcmp(r->srv->cfg.region, "us-east-1") != 0)
+        strata_sbuf_xml(&b, r->srv->cfg.region);
     strata_sbuf_puts(&b, "</LocationConstraint>");
     strata_req_send_xml(r, 200, &b);
 }

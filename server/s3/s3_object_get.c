@@ -172,6 +172,16 @@ void strata_h_get(struct strata_req *r)
         strata_req_error(r, S3E_InvalidArgument, 0);
         return;
     }
+    /* AWS: SSE-S3 and SSE-KMS objects are decrypted without being asked;
+     * these request headers belong to writes and are refused on reads
+     * (only SSE-C's customer key headers go with a GET or HEAD). */
+    if (strata_req_hdr(r, "x-amz-server-side-encryption") ||
+        strata_req_hdr(r, "x-amz-server-side-encryption-aws-kms-key-id") ||
+        strata_req_hdr(r, "x-amz-server-side-encryption-context")) {
+        r->err_msg = "x-amz-server-side-encryption header is not supported for this operation.";
+        strata_req_error(r, S3E_InvalidArgument, 0);
+        return;
+    }
     const char *part = strata_req_query(r, "partNumber");
     unsigned part_idx = 0;
     if (part) {

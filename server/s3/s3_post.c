@@ -243,6 +243,15 @@ static enum s3_err form_ready(struct strata_post *p, const char *filename)
         return e;
     free(r->key);
     r->key = key; /* for the logs and the error's Key */
+    /* Signed for another region: AWS's form answer (InvalidArgument, with
+     * the region to sign for). */
+    char got[64];
+    if (!strata_post_region_ok(p->f, p->n, r->srv->cfg.region, got, sizeof(got))) {
+        snprintf(p->msg, sizeof(p->msg), "the region '%s' is wrong; expecting '%s'", got,
+                 r->srv->cfg.region);
+        r->err_region = true;
+        return S3E_InvalidArgument;
+    }
     e = strata_post_auth(r->srv->creds, p->f, p->n, &cred, &msg);
     if (e)
         return fail(p, e, msg);

@@ -495,11 +495,24 @@ static int desc_key(struct strata_req *r, const char *prefix, const uint8_t *d, 
     }
     const struct strata_kms *k = r->srv->kms;
     int rc = k ? strata_kms_state(k, dv.name) : STRATA_ENOTFOUND;
-    if (dv.mode == STRATA_SSE_MODE_KMS && rc) /* a KMS key: AWS's answers */
-        return rc == STRATA_ENOTFOUND ? S3E_KMS_NotFoundException : S3E_KMS_DisabledException;
-    if (rc != STRATA_ENOTFOUND) /* SSE-S3: retired (disabled) keys still unwrap */
-        rc = strata_kms_unwrap(k, dv.name, d + len - WRAP_LEN, d, len - WRAP_LEN, key);
-    if (rc) {
+    if (rc == STRATA_ENOTFOUND) {
+        /* The key was taken out of the key file (or the daemon runs
+         * without one): the client learns which key, as AWS names a
+         * missing KMS key; the operator sees the count in /metrics. */
+        strata_metrics_sse_key_missing();
+        strata_srv_log(STRATA_LOG_ERR, "%s: %s/%s: master key %s not in the key store", r->id,
+                       r->bucket ? r->bucket : "", r->key ? r->key : "", dv.name);
+        snprintf(r->err_msg_buf, sizeof(r->err_msg_buf),
+                 "The master key '%s' this object was encrypted with is not in the "
+                 "server's key store.",
+                 dv.name);
+        r->err_msg = r->err_msg_buf;
+        return S3E_KMS_NotFoundException;
+    }
+    if (dv.mode == STRATA_SSE_MODE_KMS && rc) /* a disabled KMS key: AWS's answer */
+        return S3E_KMS_DisabledException;
+    rc = strata_kms_unwrap(k, dv.name, d + len - WRAP_LEN, d, len - WRAP_LEN, key);
+    if (rc) { /* SSE-S3: retired (disabled) keys still unwrap */
         strata_srv_log(STRATA_LOG_ERR, "%s: %s/%s: master key %s %s", r->id,
                        r->bucket ? r->bucket : "", r->key ? r->key : "", dv.name,
                        rc == STRATA_ENOTFOUND ? "not in the key store" : "does not unwrap");

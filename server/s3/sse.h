@@ -45,7 +45,9 @@
  * key name in the file; default the active key): an unknown name answers
  * KMS.NotFoundException and a disabled key KMS.DisabledException, for new
  * objects and for reads alike.  SSE-S3 objects whose key was disabled
- * later stay readable (a retired key).
+ * later stay readable (a retired key); reads of objects whose key is no
+ * longer in the file answer KMS.NotFoundException naming it, counted in
+ * strata_sse_key_missing_total.
  *
  * The key store is loaded once at start and read-only afterwards: any
  * connection thread may use it.

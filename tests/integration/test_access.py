@@ -10,7 +10,8 @@ unsupported policy each get AWS's error and leave the previous policy in
 force), and their enforcement: a public-read bucket read by curl without
 credentials (writes and listing still denied), a read-only user, a denied
 prefix (GET, PUT, DeleteObjects per key, CopyObject source), deny unless
-TLS, an IP allow-list, an explicit Deny beating the owner.
+TLS, an IP allow-list, an explicit Deny beating the owner, conditions on
+the x-amz-grant-* headers.
 Run by CTest with /usr/bin/python3.
 """
 
@@ -349,6 +350,51 @@ def tag_and_anonymous_write_conditions(s):
     out = subprocess.run(cmd, capture_output=True, env={"PATH": "/usr/bin:/bin"}, timeout=60, check=True)
     assert out.stdout == b"403", out.stdout
     no_such_key(c, b, "elsewhere")
+
+
+@test
+def grant_header_conditions(s):
+    # AWS's "grant the bucket owner full control" policy: another user may
+    # upload only with x-amz-grant-full-control naming the owner, and a
+    # Deny keeps any x-amz-grant-read off.  Accepted at PutBucketPolicy
+    # (was 501) and evaluated on the header's text.
+    c = s.client()
+    b = s.bucket_name("grantcond")
+    c.create_bucket(Bucket=b, ObjectOwnership="ObjectWriter")
+    owner = f"id={s.ak}"
+    doc = policy(
+        allow({"AWS": USER2[0]}, "s3:PutObject", arn(b, "*"),
+              StringEquals={"s3:x-amz-grant-full-control": owner}),
+        deny("*", "s3:PutObject", arn(b, "*"), Null={"s3:x-amz-grant-read": "false"}),
+        deny("*", "s3:PutObjectAcl", arn(b, "*"),
+             StringLike={"s3:x-amz-grant-write-acp": "*", "s3:x-amz-grant-read-acp": "*"}),
+        deny("*", "s3:PutBucketAcl", arn(b),
+             StringEquals={"s3:x-amz-grant-write": f"id={USER3[0]}"}))
+    assert c.put_bucket_policy(Bucket=b, Policy=doc)["ResponseMetadata"]["HTTPStatusCode"] == 204
+    assert json.loads(c.get_bucket_policy(Bucket=b)["Policy"]) == json.loads(doc)
+    u2 = user(s, USER2)
+    expect_error(lambda: u2.put_object(Bucket=b, Key="k", Body=b"no grant"), "AccessDenied", 403)
+    expect_error(lambda: u2.put_object(Bucket=b, Key="k", Body=b"other",
+                                       GrantFullControl=f"id={USER3[0]}"), "AccessDenied", 403)
+    no_such_key(c, b, "k")
+    u2.put_object(Bucket=b, Key="k", Body=b"granted", GrantFullControl=owner)
+    assert c.get_object(Bucket=b, Key="k")["Body"].read() == b"granted"
+    grants = c.get_object_acl(Bucket=b, Key="k")["Grants"]
+    assert any(g["Grantee"].get("ID") == s.ak and g["Permission"] == "FULL_CONTROL"
+               for g in grants), grants
+    # The Deny on x-amz-grant-read wins over the Allow and over the owner.
+    expect_error(lambda: u2.put_object(Bucket=b, Key="r", Body=b"x", GrantFullControl=owner,
+                                       GrantRead=f"id={USER3[0]}"), "AccessDenied", 403)
+    expect_error(lambda: c.put_object(Bucket=b, Key="r", Body=b"x", GrantRead=f"id={USER3[0]}"),
+                 "AccessDenied", 403)
+    no_such_key(c, b, "r")
+    # Both keys of one condition block must match (AND); one alone passes.
+    expect_error(lambda: c.put_object_acl(Bucket=b, Key="k", GrantWriteACP=owner,
+                                          GrantReadACP=owner), "AccessDenied", 403)
+    c.put_object_acl(Bucket=b, Key="k", GrantFullControl=owner, GrantReadACP=f"id={USER3[0]}")
+    expect_error(lambda: c.put_bucket_acl(Bucket=b, GrantWrite=f"id={USER3[0]}",
+                                          GrantFullControl=owner), "AccessDenied", 403)
+    c.put_bucket_acl(Bucket=b, GrantWrite=f"id={USER2[0]}", GrantFullControl=owner)
 
 
 @test

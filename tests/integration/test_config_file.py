@@ -60,7 +60,7 @@ FULL = {
     "metrics-token-file": "/etc/strata/metrics.token",
     "drives": ["/srv/strata/d{1...4}"], "ilm-move-mbps": 32, "ilm-due-rate": 120, "heal-rate": 90,
     "tiers": ["warm:4+2:/srv/strata/w{1...6}", "compliance:/srv/c1,/srv/c{2...8}"],
-    "storage-classes": ["ONEZONE_IA:warm"],
+    "storage-classes": ["ONEZONE_IA:warm"], "region": "eu-west-3",
 }
 
 

@@ -13,7 +13,8 @@ upload's key, refused over plain HTTP without --sse-c-allow-http);
 CopyObject from and to encrypted objects and onto
 itself; listing sizes; objects written under an older master key read
 after the active key changes (restarts on other key files), and fail
-with 500 when their key is gone.  No plaintext of an encrypted object is in
+with 400 KMS.NotFoundException naming the key when it is gone (counted in
+strata_sse_key_missing_total).  No plaintext of an encrypted object is in
 any file on the drives (shard files and RocksDB records), while a control
 object stored as sent is found there.  SSE-KMS with keys named in the key file (unknown
 key KMS.NotFoundException, disabled key KMS.DisabledException, context
@@ -24,7 +25,8 @@ refused.  Object Lock on encrypted versions (retention rewrites keep the
 key).  Rotation: `strata admin kms rotate` and the --kms-rewrap
 pass (interrupted by a restart, then finished; a second pass has nothing
 to do; afterwards every SSE-S3 version reads without the old key).  What is not built answers 501
-(aws:kms:dsse) and a bad value 400; a key file
+(aws:kms:dsse) and a bad value 400; x-amz-server-side-encryption, -aws-kms-key-id
+and -context on GET/HEAD 400 InvalidArgument; a key file
 readable by others, or without an active key, stops the daemon at start;
 a daemon without a key file answers 501.  Run by CTest.
 """
@@ -224,6 +226,41 @@ def multipart(s):
     assert open(path + ".back", "rb").read() == big
     os.unlink(path)
     os.unlink(path + ".back")
+
+
+@test
+def sse_headers_refused_on_reads(s):
+    # AWS: x-amz-server-side-encryption (and the KMS key id / context) on a
+    # GET or HEAD is 400 InvalidArgument, whatever the object; the SSE-C
+    # customer key headers are the only encryption headers a read takes.
+    c, b = new_bucket(s, "sseread")
+    c.put_object(Bucket=b, Key="enc", Body=b"encrypted", ServerSideEncryption="AES256")
+    c.put_object(Bucket=b, Key="plain", Body=b"plain")
+    c.put_object(Bucket=b, Key="kms", Body=b"kms", ServerSideEncryption="aws:kms",
+                 SSEKMSKeyId="kms-a")
+    cases = [{"x-amz-server-side-encryption": "AES256"},
+             {"x-amz-server-side-encryption": "aws:kms"},
+             {"x-amz-server-side-encryption-aws-kms-key-id": "kms-a"},
+             {"x-amz-server-side-encryption": "aws:kms",
+              "x-amz-server-side-encryption-aws-kms-key-id": "kms-a"},
+             {"x-amz-server-side-encryption-context":
+              base64.b64encode(b'{"a":"b"}').decode()}]
+    for hdrs in cases:
+        rc = s.client()
+
+        def add(request, hdrs=hdrs, **kw):
+            for k, v in hdrs.items():
+                request.headers[k] = v
+        rc.meta.events.register("before-sign.s3.*", add)
+        for key in ("enc", "plain", "kms", "missing"):
+            e = expect_error(lambda: rc.get_object(Bucket=b, Key=key), "InvalidArgument", 400)
+            assert "x-amz-server-side-encryption" in e["Error"]["Message"], e["Error"]
+            expect_error(lambda: rc.head_object(Bucket=b, Key=key), "400", 400)
+            expect_error(lambda: rc.get_object(Bucket=b, Key=key, Range="bytes=0-1"),
+                         "InvalidArgument", 400)
+    # Without them the same reads succeed (the refusal is the header's).
+    assert c.get_object(Bucket=b, Key="enc")["Body"].read() == b"encrypted"
+    assert c.head_object(Bucket=b, Key="kms")["ServerSideEncryption"] == "aws:kms"
 
 
 def ssec(key, copy=False):
@@ -653,14 +690,32 @@ def new_active_key_and_missing_keys(s):
     new = pattern(200 * KiB)
     c.put_object(Bucket=b, Key="new", Body=new, ServerSideEncryption="AES256")
     c.put_object(Bucket=b, Key="kms", Body=new, ServerSideEncryption="aws:kms", SSEKMSKeyId="k1")
-    # Without k1 the old objects cannot be read (500, logged), the new one can;
-    # an SSE-KMS object of a missing key answers KMS.NotFoundException, of a
-    # disabled key KMS.DisabledException.
+    # Without k1 the old objects cannot be read: 400 KMS.NotFoundException
+    # naming the missing key (not a 500 the SDKs would retry), counted in
+    # /metrics; the new one reads.  An SSE-KMS object of a missing key
+    # answers the same, of a disabled key KMS.DisabledException.
     restart(s, ["--kms-key-file", key_file(os.path.join(KEYDIR, "only2.json"), "k2", ["k2"])])
     c = s.client()
     assert c.get_object(Bucket=b, Key="new")["Body"].read() == new
-    expect_error(lambda: c.get_object(Bucket=b, Key="old-ec"), "InternalError", 500)
-    expect_error(lambda: c.get_object(Bucket=b, Key="kms"), "KMS.NotFoundException", 400)
+    missing0 = sse_key_missing(s)
+    e = expect_error(lambda: c.get_object(Bucket=b, Key="old-ec"), "KMS.NotFoundException", 400)
+    assert "'k1'" in e["Error"]["Message"], e["Error"]
+    e = expect_error(lambda: c.get_object(Bucket=b, Key="old-inline", Range="bytes=0-9"),
+                     "KMS.NotFoundException", 400)
+    assert "'k1'" in e["Error"]["Message"], e["Error"]
+    e = expect_error(lambda: c.get_object(Bucket=b, Key="kms"), "KMS.NotFoundException", 400)
+    assert "'k1'" in e["Error"]["Message"], e["Error"]
+    # A copy from it names the key too, and writes nothing.
+    e = expect_error(lambda: c.copy_object(Bucket=b, Key="cp", CopySource={"Bucket": b,
+                                                                           "Key": "old-ec"}),
+                     "KMS.NotFoundException", 400)
+    assert "'k1'" in e["Error"]["Message"], e["Error"]
+    expect_error(lambda: c.head_object(Bucket=b, Key="cp"), "404", 404)
+    assert sse_key_missing(s) == missing0 + 4, (missing0, sse_key_missing(s))
+    # (HEAD after the count: boto3 follows a 400 on HEAD with a HEAD bucket
+    # and a second try.)
+    expect_error(lambda: c.head_object(Bucket=b, Key="old-ec"), "400", 400)
+    assert "master key k1 not in the key store" in open(s.log_path, errors="replace").read()
     restart(s, ["--kms-key-file", key_file(os.path.join(KEYDIR, "k1off.json"), "k2", ["k1", "k2"],
                                            disabled=("k1",))])
     c = s.client()
@@ -672,13 +727,31 @@ def new_active_key_and_missing_keys(s):
     expect_error(lambda: c.put_object(Bucket=b, Key="k", Body=b"x", ServerSideEncryption="AES256"),
                  "NotImplemented", 501)
     expect_error(lambda: c.head_object(Bucket=b, Key="k"), "404", 404)
-    expect_error(lambda: c.get_object(Bucket=b, Key="new"), "InternalError", 500)
+    e = expect_error(lambda: c.get_object(Bucket=b, Key="new"), "KMS.NotFoundException", 400)
+    assert "'k2'" in e["Error"]["Message"], e["Error"]
     expect_error(lambda: c.put_bucket_encryption(Bucket=b, ServerSideEncryptionConfiguration=sse_conf(
         "AES256")), "NotImplemented", 501)
     # SSE-C over plain HTTP without --sse-c-allow-http: 400 InvalidRequest.
     expect_error(lambda: c.put_object(Bucket=b, Key="k", Body=b"x", **ssec(secrets.token_bytes(32))),
                  "InvalidRequest", 400)
     restart(s, ["--kms-key-file", KEYS, "--sse-c-allow-http"])
+
+
+def sse_key_missing(s):
+    """strata_sse_key_missing_total from the admin API's /metrics text."""
+    from botocore.auth import S3SigV4Auth
+    from botocore.awsrequest import AWSRequest
+    import urllib.request
+    req = AWSRequest(method="GET", url=f"{s.endpoint}/strata/admin/v1/metrics")
+    S3SigV4Auth(s.credentials(), "s3", "us-east-1").add_auth(req)
+    p = req.prepare()
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    with opener.open(urllib.request.Request(p.url, headers=dict(p.headers)), timeout=60) as r:
+        text = r.read().decode()
+    vals = [ln.split()[1] for ln in text.splitlines()
+            if ln.startswith("strata_sse_key_missing_total ")]
+    assert len(vals) == 1, "no strata_sse_key_missing_total in /metrics"
+    return int(vals[0])
 
 
 def start_fails(args):

@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 """test_transport.py - the HTTP transport through raw sockets, for what no
-SDK sends: request framing (conflicting or duplicate Content-Length,
+SDK sends: request framing (conflicting or duplicate Content-Length, a
+Content-Length libmicrohttpd cannot parse answered with S3's XML error,
 Transfer-Encoding with Content-Length, unknown transfer codings), SigV2
 bound to the bucket the Host header names (a captured path-style request
 replayed virtual-host style against another bucket), the SigV2 Expires cap,
@@ -30,7 +31,7 @@ import urllib.parse
 import xml.etree.ElementTree as ET
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from strata_harness import REGION, Strata, free_port, log, run, test  # noqa: E402
+from strata_harness import REGION, Strata, expect_error, free_port, log, run, test  # noqa: E402
 
 DOMAIN = "s3.strata.test"
 EMPTY_SHA256 = hashlib.sha256(b"").hexdigest()
@@ -225,6 +226,115 @@ def transfer_encoding_with_content_length(s):
     assert a.status == 400 and a.code() == "InvalidRequest", a
     assert a.closed, a
     assert head_status(s, path) == 404
+
+
+@test
+def unparsable_content_length(s):
+    # libmicrohttpd refuses these before Strata sees the request; the
+    # answer is still S3's XML error (not MHD's HTML page), and the
+    # connection closes: its remaining bytes cannot be framed.
+    b = bucket(s)
+    path = f"/{b}/cl-bad"
+    for cl, code in (("-1", "InvalidArgument"), ("abc", "InvalidArgument"),
+                     ("12abc", "InvalidArgument"), ("", "InvalidArgument"),
+                     ("+5", "InvalidArgument"), ("0x10", "InvalidArgument"),
+                     ("99999999999999999999999", "EntityTooLarge")):
+        for method in ("PUT", "GET"):
+            raw = request_bytes(method, path, signed(s, method, path) + [("Content-Length", cl)])
+            a = exchange(s, raw, close_wait=10)
+            assert a.status == 400, f"Content-Length {cl!r} on {method}: {a}"
+            assert a.headers.get("content-type") == "application/xml", a
+            root = ET.fromstring(a.body)
+            assert root.tag == "Error" and root.findtext("Code") == code, a
+            assert "Content-Length" in root.findtext("Message") or code == "EntityTooLarge", a
+            rid = a.headers.get("x-amz-request-id")
+            assert rid and root.findtext("RequestId") == rid, a
+            assert root.findtext("Resource") == path and root.findtext("BucketName") == b, a
+            assert a.headers.get("connection") == "close" and a.closed, a
+    assert head_status(s, path) == 404
+    # On a kept-alive connection, after a good request: the good answer
+    # whole, then the XML refusal, then the close.
+    good = request_bytes("HEAD", f"/{b}", signed(s, "HEAD", f"/{b}"))
+    bad = request_bytes("PUT", path, signed(s, "PUT", path) + [("Content-Length", "-7")])
+    with socket.create_connection((s.host, s.port), timeout=10) as sock:
+        sock.sendall(good)
+        a1 = read_answer(sock, head=True)
+        sock.sendall(bad)
+        a2 = read_answer(sock, close_wait=10)
+    assert a1.status == 200, a1
+    assert a2.status == 400 and a2.code() == "InvalidArgument" and a2.closed, a2
+    # boto3 sends the length it is given (s3-tests' ContentLength=-1).
+    c = s.client()
+    e = expect_error(lambda: c.put_object(Bucket=b, Key="cl-bad", ContentLength=-1),
+                     "InvalidArgument", 400)
+    assert e["ResponseMetadata"]["HTTPHeaders"]["content-type"] == "application/xml", e
+    # The daemon goes on serving, and each refusal has its access-log line.
+    assert head_status(s, f"/{b}") == 200
+    if s.log_path:  # a daemon this test started
+        want = f" - {b} cl-bad - 400 InvalidArgument "
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline:
+            n = open(s.log_path, errors="replace").read().count(want)
+            if n >= 14:
+                break
+            time.sleep(0.1)
+        assert n == 14, f"{n} access-log lines with {want!r}"
+
+
+@test
+def unparsable_content_length_tls(s):
+    """The same refusal through a TLS daemon: S3's XML error inside the
+    TLS session (then its close_notify), not MHD's HTML page."""
+    import ssl
+    d = tempfile.mkdtemp(prefix="tls.", dir=s.tmp)
+    cert, key = os.path.join(d, "c.pem"), os.path.join(d, "k.pem")
+    subprocess.run(["/usr/bin/openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes",
+                    "-keyout", key, "-out", cert, "-days", "2", "-subj", "/CN=127.0.0.1",
+                    "-addext", "subjectAltName=IP:127.0.0.1"], check=True, capture_output=True)
+    drives = [os.path.join(d, f"d{i}") for i in range(1, 5)]
+    port = free_port()
+    env = {"PATH": "/usr/bin:/bin", "STRATA_ROOT_USER": s.ak, "STRATA_ROOT_PASSWORD": s.sk}
+    for k in ("ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS"):
+        if k in os.environ:
+            env[k] = os.environ[k]
+    logp = os.path.join(d, "log")
+    with open(logp, "wb") as logf:
+        p = subprocess.Popen([os.environ["STRATA_BIN"], "server", "--address", f"127.0.0.1:{port}",
+                              "--tls-cert", cert, "--tls-key", key, *drives],
+                             env=env, stdout=logf, stderr=subprocess.STDOUT)
+    ctx = ssl.create_default_context(cafile=cert)
+
+    def tls_exchange(raw):
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as raw_sock:
+            with ctx.wrap_socket(raw_sock, server_hostname="127.0.0.1") as t:
+                t.sendall(raw)
+                return read_answer(t, close_wait=10)
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                a = tls_exchange(b"GET /health/ready HTTP/1.1\r\nHost: x\r\n"
+                                 b"Connection: close\r\n\r\n")
+                if a.status == 200:
+                    break
+            except (OSError, AssertionError):
+                pass
+            assert time.monotonic() < deadline, "the TLS daemon did not become ready"
+            time.sleep(0.2)
+        for cl, code in (("-1", "InvalidArgument"), ("abc", "InvalidArgument"),
+                         ("99999999999999999999999", "EntityTooLarge")):
+            a = tls_exchange(f"PUT /b/k HTTP/1.1\r\nHost: x\r\nContent-Length: {cl}\r\n\r\n"
+                             .encode())
+            assert a.status == 400 and a.code() == code, (cl, a)
+            assert a.headers.get("content-type") == "application/xml" and a.closed, a
+            assert ET.fromstring(a.body).findtext("RequestId") == a.headers["x-amz-request-id"]
+        a = tls_exchange(b"GET /health/live HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        assert a.status == 200, a  # still serving
+    finally:
+        p.terminate()
+        assert p.wait(15) == 0
+        text = open(logp, errors="replace").read()
+        assert "runtime error:" not in text and "AddressSanitizer" not in text, text[-3000:]
 
 
 # ---- item 8: unknown transfer codings -----------------------------------------------------

@@ -80,7 +80,7 @@ static void auth_for(bool trailer, struct strata_auth_result *res)
          ",Signature=106e2a8a18243abcf37539882f36619c00e2dfc72633413f02d3b74544bfeb8e"},
     };
     struct strata_auth_req r = {"PUT", "/examplebucket/chunkObject.txt", NULL,
-                                trailer ? tr : plain, 8, T20130524, NULL, 0};
+                                trailer ? tr : plain, 8, T20130524, NULL, 0, "us-east-1"};
     assert_int_equal(strata_auth_verify(g_creds, &r, res), S3E_NONE);
 }
 
@@ -437,7 +437,7 @@ static void test_unsigned_trailer(void **state)
         {"x-amz-decoded-content-length", "11"},
         {"x-amz-trailer", "x-amz-checksum-crc32"},
     };
-    struct strata_auth_req r = {"PUT", "/b/k", NULL, h, 4, T20130524, NULL, 0};
+    struct strata_auth_req r = {"PUT", "/b/k", NULL, h, 4, T20130524, NULL, 0, "us-east-1"};
     struct strata_auth_result auth;
     assert_int_equal(strata_auth_verify(g_creds, &r, &auth), S3E_NONE);
     assert_true(auth.anonymous);

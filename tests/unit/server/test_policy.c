@@ -76,6 +76,15 @@ static const char P_OWNER_FULL_CONTROL[] =
     "\"Action\":\"s3:PutObject\",\"Resource\":\"" B "/*\",\"Condition\":{"
     "\"StringNotEquals\":{\"s3:x-amz-acl\":\"bucket-owner-full-control\"}}}]}";
 
+/* AWS's "grant the bucket owner full control" with the grant header. */
+static const char P_GRANT_HDR[] =
+    "{\"Version\":\"2012-10-17\",\"Statement\":["
+    "{\"Effect\":\"Allow\",\"Principal\":{\"AWS\":\"" AK2 "\"},"
+    "\"Action\":\"s3:PutObject\",\"Resource\":\"" B "/*\",\"Condition\":{"
+    "\"StringEquals\":{\"s3:x-amz-grant-full-control\":\"id=OWNERKEY\"}}},"
+    "{\"Effect\":\"Deny\",\"Principal\":\"*\",\"Action\":\"s3:PutObject\",\"Resource\":\"" B
+    "/*\",\"Condition\":{\"Null\":{\"s3:x-amz-grant-read\":\"false\"}}}]}";
+
 static const char P_TIME_WINDOW[] =
     "{\"Version\":\"2012-10-17\",\"Statement\":[{\"Effect\":\"Allow\",\"Principal\":\"*\","
     "\"Action\":\"s3:GetObject\",\"Resource\":\"" B "/*\",\"Condition\":{"
@@ -220,6 +229,12 @@ static const struct ecase cases[] = {
     {P_OWNER_FULL_CONTROL, AK3, "s3:PutObject", B "/k", "s3:x-amz-acl=public-read", D},
     {P_OWNER_FULL_CONTROL, AK2, "s3:PutObject", B "/k", "", D},
     {P_OWNER_FULL_CONTROL, NULL, "s3:PutObject", B "/k", "", N},
+    /* the x-amz-grant-* keys */
+    {P_GRANT_HDR, AK2, "s3:PutObject", B "/k", "s3:x-amz-grant-full-control=id=OWNERKEY", A},
+    {P_GRANT_HDR, AK2, "s3:PutObject", B "/k", "s3:x-amz-grant-full-control=id=" AK2, N},
+    {P_GRANT_HDR, AK2, "s3:PutObject", B "/k", "", N},
+    {P_GRANT_HDR, AK2, "s3:PutObject", B "/k",
+     "s3:x-amz-grant-full-control=id=OWNERKEY;s3:x-amz-grant-read=id=" AK3, D},
     /* dates */
     {P_TIME_WINDOW, NULL, "s3:GetObject", B "/k", "aws:CurrentTime=2026-03-01T12:00:00Z", A},
     {P_TIME_WINDOW, NULL, "s3:GetObject", B "/k", "aws:CurrentTime=2025-12-31T23:59:59Z", N},

@@ -85,6 +85,23 @@ static enum s3_err parse_json(const char *json, struct strata_post_policy **p, c
     return strata_post_policy_parse(b64, p, msg, msg_len);
 }
 
+static void test_region(void **state)
+{
+    (void)state;
+    char got[64] = "";
+    struct strata_auth_hdr f[] = {{"X-Amz-Credential", AKID "/20300101/eu-west-1/s3/aws4_request"}};
+    assert_true(strata_post_region_ok(f, 1, "eu-west-1", got, sizeof(got)));
+    assert_false(strata_post_region_ok(f, 1, "us-east-1", got, sizeof(got)));
+    assert_string_equal(got, "eu-west-1");
+    assert_false(strata_post_region_ok(f, 1, "eu-west-10", got, sizeof(got)));
+    assert_false(strata_post_region_ok(f, 1, "eu-west", got, sizeof(got)));
+    /* Nothing to compare: no credential (SigV2, anonymous), a malformed one. */
+    struct strata_auth_hdr v2[] = {{"AWSAccessKeyId", AKID}};
+    assert_true(strata_post_region_ok(v2, 1, "us-east-1", got, sizeof(got)));
+    struct strata_auth_hdr bad[] = {{"x-amz-credential", AKID "/20300101"}};
+    assert_true(strata_post_region_ok(bad, 1, "us-east-1", got, sizeof(got)));
+}
+
 static void test_document(void **state)
 {
     (void)state;
@@ -218,6 +235,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_signatures),
+        cmocka_unit_test(test_region),
         cmocka_unit_test(test_document),
         cmocka_unit_test(test_conditions),
     };

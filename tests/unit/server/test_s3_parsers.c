@@ -40,6 +40,21 @@ static void test_bucket_names(void **state)
     }
 }
 
+static void test_region_names(void **state)
+{
+    (void)state;
+    const char *good[] = {"us-east-1", "eu-west-1", "us-gov-west-1",
+                          "dc1",       "A",         "abcdefghijabcdefghijabcdefghij1"};
+    const char *bad[] = {"",        "-us",     "us-",     "us_east_1",
+                         "us east", "us/east", "eu.west", "abcdefghijabcdefghijabcdefghij12"};
+    for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++)
+        if (!strata_s3_region_name_valid(good[i]))
+            fail_msg("refused region name '%s'", good[i]);
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+        if (strata_s3_region_name_valid(bad[i]))
+            fail_msg("accepted bad region name '%s'", bad[i]);
+}
+
 static void test_range(void **state)
 {
     uint64_t off = 99, len = 99;
@@ -279,12 +294,12 @@ static void test_tags(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_bucket_names), cmocka_unit_test(test_range),
-        cmocka_unit_test(test_etag_match),   cmocka_unit_test(test_cond),
-        cmocka_unit_test(test_query),        cmocka_unit_test(test_b64),
-        cmocka_unit_test(test_drive_expand), cmocka_unit_test(test_hdr_select),
-        cmocka_unit_test(test_resume_key),   cmocka_unit_test(test_cksum),
-        cmocka_unit_test(test_tags),
+        cmocka_unit_test(test_bucket_names), cmocka_unit_test(test_region_names),
+        cmocka_unit_test(test_range),        cmocka_unit_test(test_etag_match),
+        cmocka_unit_test(test_cond),         cmocka_unit_test(test_query),
+        cmocka_unit_test(test_b64),          cmocka_unit_test(test_drive_expand),
+        cmocka_unit_test(test_hdr_select),   cmocka_unit_test(test_resume_key),
+        cmocka_unit_test(test_cksum),        cmocka_unit_test(test_tags),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -23,7 +23,7 @@ static enum s3_err verify(const char *method, const char *path, const char *quer
                           const struct strata_auth_hdr *h, size_t nh, time_t now,
                           struct strata_auth_result *res)
 {
-    struct strata_auth_req r = {method, path, query, h, nh, now, NULL, 0};
+    struct strata_auth_req r = {method, path, query, h, nh, now, NULL, 0, "eu-west-1"};
     return strata_auth_verify(g_creds, &r, res);
 }
 
@@ -32,7 +32,8 @@ static enum s3_err verify_vhost(const char *host_bucket, const char *path,
                                 const struct strata_auth_hdr *h, size_t nh, time_t now,
                                 struct strata_auth_result *res)
 {
-    struct strata_auth_req r = {"GET", path, NULL, h, nh, now, host_bucket, strlen(host_bucket)};
+    struct strata_auth_req r = {"GET", path, NULL, h, nh, now, host_bucket, strlen(host_bucket),
+                                "eu-west-1"}; /* SigV2 has no region */
     return strata_auth_verify(g_creds, &r, res);
 }
 

@@ -94,7 +94,8 @@ static void test_unknown_key(void **state)
     (void)state;
     struct strata_creds *c = NULL;
     assert_int_equal(strata_creds_load("OTHERKEY", SECRET, NULL, &c, NULL, 0), 0);
-    struct strata_auth_req r = {"GET", "/test.txt", NULL, get_hdrs, 5, T20130524, NULL, 0};
+    struct strata_auth_req r = {"GET",     "/test.txt", NULL,       get_hdrs, 5,
+                                T20130524, NULL,        0,          "us-east-1"};
     struct strata_auth_result res;
     assert_int_equal(strata_auth_verify(c, &r, &res), S3E_InvalidAccessKeyId);
     strata_creds_destroy(c);
@@ -398,6 +399,61 @@ static void test_presign_bad_params(void **state)
                      S3E_InvalidArgument);
 }
 
+/* The server's region against the credential's: the same request is
+ * accepted where it was signed for and refused elsewhere, before the
+ * access key is looked up, with AWS's wording and wrong_region set. */
+static void test_region(void **state)
+{
+    (void)state;
+    struct strata_creds *c = NULL, *other = NULL;
+    assert_int_equal(strata_creds_load(AKID, SECRET, NULL, &c, NULL, 0), 0);
+    assert_int_equal(strata_creds_load("OTHERKEY", SECRET, NULL, &other, NULL, 0), 0);
+    struct strata_auth_req r = {"GET",     "/test.txt", NULL,       get_hdrs, 5,
+                                T20130524, NULL,        0,          "us-east-1"};
+    struct strata_auth_result res;
+    assert_int_equal(strata_auth_verify(c, &r, &res), S3E_NONE);
+    assert_false(res.wrong_region);
+    r.region = "eu-west-1";
+    assert_int_equal(strata_auth_verify(c, &r, &res), S3E_AuthorizationHeaderMalformed);
+    assert_true(res.wrong_region);
+    assert_null(res.cred);
+    assert_string_equal(res.err_msg, "The authorization header is malformed; the region "
+                                     "'us-east-1' is wrong; expecting 'eu-west-1'");
+    /* Before the key: an unknown key signed for another region hears of the region. */
+    assert_int_equal(strata_auth_verify(other, &r, &res), S3E_AuthorizationHeaderMalformed);
+    assert_true(res.wrong_region);
+    r.region = "us-east-10"; /* a prefix of the scope's region is another region */
+    assert_int_equal(strata_auth_verify(c, &r, &res), S3E_AuthorizationHeaderMalformed);
+    r.region = "us-east";
+    assert_int_equal(strata_auth_verify(c, &r, &res), S3E_AuthorizationHeaderMalformed);
+
+    /* Presigned: the query's error code and wording. */
+    struct strata_cred cred = {AKID, SECRET, "root", false, ""};
+    char url[1024];
+    time_t now = 1700000000;
+    assert_int_equal(strata_presign_v4(&cred, "GET", "h:1", "/b/k", "eu-west-3", now, 60, url,
+                                       sizeof(url)),
+                     0);
+    char *q = strchr(url, '?');
+    *q++ = '\0';
+    struct strata_auth_hdr h[] = {{"Host", "h:1"}};
+    struct strata_auth_req pr = {"GET", url, q, h, 1, now, NULL, 0, "eu-west-3"};
+    assert_int_equal(strata_auth_verify(c, &pr, &res), S3E_NONE);
+    assert_false(res.wrong_region);
+    pr.region = "us-east-1";
+    assert_int_equal(strata_auth_verify(c, &pr, &res), S3E_AuthorizationQueryParametersError);
+    assert_true(res.wrong_region);
+    assert_string_equal(res.err_msg, "Error parsing the X-Amz-Credential parameter; the region "
+                                     "'eu-west-3' is wrong; expecting 'us-east-1'");
+    /* Other errors leave wrong_region false. */
+    pr.region = "eu-west-3";
+    pr.now = now + 3600;
+    assert_int_equal(strata_auth_verify(c, &pr, &res), S3E_AccessDenied);
+    assert_false(res.wrong_region);
+    strata_creds_destroy(c);
+    strata_creds_destroy(other);
+}
+
 static void test_presign_roundtrip(void **state)
 {
     (void)state;
@@ -511,7 +567,7 @@ static void *verify_thread(void *p)
         char *q = strchr(url, '?');
         *q++ = '\0';
         struct strata_auth_hdr h[] = {{"Host", "h:1"}};
-        struct strata_auth_req r = {"GET", url, q, h, 1, now, NULL, 0};
+        struct strata_auth_req r = {"GET", url, q, h, 1, now, NULL, 0, NULL};
         struct strata_auth_result res;
         enum s3_err want = (i & 3) == 3 ? S3E_SignatureDoesNotMatch : S3E_NONE;
         if (strata_auth_verify(a->creds, &r, &res) != want)
@@ -566,6 +622,7 @@ int main(void)
         cmocka_unit_test(test_anonymous),
         cmocka_unit_test(test_presign_bad_params),
         cmocka_unit_test(test_presign_roundtrip),
+        cmocka_unit_test(test_region),
         cmocka_unit_test(test_concurrent_verify),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
