@@ -80,6 +80,8 @@ struct strata_srv_config {
     bool metrics_public;     /* GET /metrics without credentials */
     const char *metrics_token_file; /* GET /metrics with "Authorization: Bearer" this token */
     const char *admin_users; /* access keys with the admin role besides root, comma-separated */
+    const char *root_display_name; /* --root-display-name: Owner DisplayName of root */
+    int default_ownership;   /* --default-object-ownership: enum strata_ownership of new buckets */
     char **drives;
     size_t ndrives;
     const char *config_file; /* --config, or NULL */
