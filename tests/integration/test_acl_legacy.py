@@ -2,7 +2,7 @@
 """test_acl_legacy.py - a daemon started with --default-object-ownership
 ObjectWriter and --root-display-name, for tools written before buckets
 had ACLs disabled by default (s3cmd --acl-public, canned ACLs at
-CreateBucket).
+CreateBucket), and bucket policies on objects other users own.
 
 Buckets created without x-amz-object-ownership get ObjectWriter, and
 every ACL path behaves as AWS documents for buckets with ACLs enabled:
@@ -13,11 +13,16 @@ credentials), the public access block over them, s3cmd --acl-public on
 mb, put and setacl.  The root user's DisplayName is the configured one
 wherever an owner is named.
 
+A bucket policy Allow grants access to an object only when the bucket
+owner owns it (AWS: objects another user wrote into an ObjectWriter
+bucket need their own ACL); an explicit Deny still covers them, and
+once ownership is enforced the bucket owner owns them all.
 Run by CTest with /usr/bin/python3.
 """
 
 import atexit
 import http.client
+import json
 import os
 import secrets
 import subprocess
@@ -247,6 +252,59 @@ def s3cmd_acl_public(s):
     assert anon(s, "GET", f"/{b}/priv.txt")[0] == 200
     s3cmd("setacl", "--acl-private", f"s3://{b}")
     assert anon(s, "GET", f"/{b}?list-type=2")[0] == 403
+
+
+def public_get_policy(b, effect="Allow", key="*"):
+    return json.dumps({"Version": "2012-10-17", "Statement": [
+        {"Effect": effect, "Principal": "*", "Action": ["s3:GetObject", "s3:GetObjectTagging"],
+         "Resource": f"arn:aws:s3:::{b}/{key}"}]})
+
+
+@test
+def bucket_policy_covers_only_the_bucket_owners_objects(s):
+    c, u2, u3 = users(s)
+    b = s.bucket_name("polown")
+    c.create_bucket(Bucket=b, GrantWrite=f"id={USER2[0]}", GrantFullControl=f"id={s.ak}")
+    c.put_object(Bucket=b, Key="root-obj", Body=b"root's", Tagging="t=1")
+    u2.put_object(Bucket=b, Key="u2-obj", Body=b"u2's", Tagging="t=2")
+    u2.put_object(Bucket=b, Key="u2-bofc", Body=b"u2 bofc", ACL="bucket-owner-full-control")
+    c.put_bucket_policy(Bucket=b, Policy=public_get_policy(b))
+    assert anon(s, "GET", f"/{b}/root-obj")[::2] == (200, b"root's")
+    assert u3.get_object_tagging(Bucket=b, Key="root-obj")["TagSet"] == [{"Key": "t", "Value": "1"}]
+    # Objects user2 owns: the bucket owner's policy grants nothing on them.
+    for k in ("u2-obj", "u2-bofc"):
+        st, _, body = anon(s, "GET", f"/{b}/{k}")
+        assert st == 403 and code_of(body) == "AccessDenied", (k, st, body)
+        assert anon(s, "HEAD", f"/{b}/{k}")[0] == 403, k
+        expect_error(lambda: u3.get_object(Bucket=b, Key=k), "AccessDenied", 403)
+    expect_error(lambda: u3.get_object_tagging(Bucket=b, Key="u2-obj"), "AccessDenied", 403)
+    # Nor through a copy: the source needs s3:GetObject on an owned object.
+    expect_error(lambda: c.copy_object(Bucket=b, Key="stolen", CopySource={"Bucket": b, "Key": "u2-obj"}),
+                 "AccessDenied", 403)
+    # The object's own ACL still grants (bucket-owner-full-control did).
+    assert c.get_object(Bucket=b, Key="u2-bofc")["Body"].read() == b"u2 bofc"
+    assert u2.get_object(Bucket=b, Key="u2-obj")["Body"].read() == b"u2's"
+    u2.put_object_acl(Bucket=b, Key="u2-obj", ACL="public-read")
+    assert anon(s, "GET", f"/{b}/u2-obj")[::2] == (200, b"u2's")
+    # An explicit Deny covers every object in the bucket, whoever owns it.
+    c.put_bucket_policy(Bucket=b, Policy=public_get_policy(b, "Deny", "u2-obj"))
+    assert anon(s, "GET", f"/{b}/u2-obj")[0] == 403
+    expect_error(lambda: u2.get_object(Bucket=b, Key="u2-obj"), "AccessDenied", 403)
+    c.put_bucket_policy(Bucket=b, Policy=public_get_policy(b))
+    # BucketOwnerPreferred: bucket-owner-full-control hands the object over.
+    p = s.bucket_name("polpref")
+    c.create_bucket(Bucket=p, ObjectOwnership="BucketOwnerPreferred", GrantWrite=f"id={USER2[0]}",
+                    GrantFullControl=f"id={s.ak}")
+    c.put_bucket_policy(Bucket=p, Policy=public_get_policy(p))
+    u2.put_object(Bucket=p, Key="given", Body=b"given", ACL="bucket-owner-full-control")
+    u2.put_object(Bucket=p, Key="kept", Body=b"kept")
+    assert anon(s, "GET", f"/{p}/given")[::2] == (200, b"given")
+    assert anon(s, "GET", f"/{p}/kept")[0] == 403
+    # BucketOwnerEnforced: the bucket owner owns everything; the policy covers it.
+    c.put_bucket_acl(Bucket=b, ACL="private")
+    c.put_bucket_ownership_controls(Bucket=b, OwnershipControls={"Rules": [{"ObjectOwnership": "BucketOwnerEnforced"}]})
+    assert anon(s, "GET", f"/{b}/u2-bofc")[::2] == (200, b"u2 bofc")
+    assert u3.get_object_tagging(Bucket=b, Key="u2-obj")["TagSet"] == [{"Key": "t", "Value": "2"}]
 
 
 if __name__ == "__main__":
