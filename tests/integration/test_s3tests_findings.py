@@ -102,5 +102,31 @@ def post_object_key_from_filename(s):
     expect_error(lambda: c.head_object(Bucket=b, Key="bar.txt"), "404", 404)
 
 
+@test
+def expired_presigned_put(s):
+    c, b = new_bucket(s, "expired")
+    c.put_object(Bucket=b, Key="foo", Body=b"kept")
+    # SigV4: X-Amz-Expires=-1000, what boto3 signs for ExpiresIn=-1000.
+    req = AWSRequest(method="PUT", url=f"{s.endpoint}/{b}/foo")
+    S3SigV4QueryAuth(Credentials(s.ak, s.sk), "s3", "us-east-1", expires=-1000).add_auth(req)
+    assert "X-Amz-Expires=-1000" in req.url, req.url
+    r = SESSION.put(req.url, data=b"foo", timeout=60)
+    root = ET.fromstring(r.content)
+    assert r.status_code == 400, (r.status_code, r.text)
+    assert root.findtext("Code") == "AuthorizationQueryParametersError", r.text
+    assert root.findtext("Message") == "X-Amz-Expires must be non-negative", r.text
+    # SigV2: Expires in the past is an expired request.
+    v2 = boto3.session.Session().client(
+        "s3", endpoint_url=s.endpoint, region_name="us-east-1", aws_access_key_id=s.ak,
+        aws_secret_access_key=s.sk, config=Config(signature_version="s3", s3={"addressing_style": "path"}))
+    url = v2.generate_presigned_url("put_object", Params={"Bucket": b, "Key": "foo"}, ExpiresIn=-1000)
+    assert "Expires=" in url and "Signature=" in url, url
+    r = SESSION.put(url, data=b"foo", timeout=60)
+    root = ET.fromstring(r.content)
+    assert r.status_code == 403 and root.findtext("Code") == "AccessDenied", (r.status_code, r.text)
+    assert root.findtext("Message") == "Request has expired", r.text
+    assert c.get_object(Bucket=b, Key="foo")["Body"].read() == b"kept"
+
+
 if __name__ == "__main__":
     run(Strata())
