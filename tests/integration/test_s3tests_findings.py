@@ -128,5 +128,32 @@ def expired_presigned_put(s):
     assert c.get_object(Bucket=b, Key="foo")["Body"].read() == b"kept"
 
 
+@test
+def non_ascii_metadata_rfc2047(s):
+    c, b = new_bucket(s, "meta2047")
+
+    def set_unicode(**kw):
+        kw["params"]["headers"]["x-amz-meta-meta1"] = "Hello World\xe9"
+
+    c.meta.events.register("before-call.s3.PutObject", set_unicode)
+    c.put_object(Bucket=b, Key="foo", Body=b"bar", Metadata={"plain": "ascii only"})
+    c.meta.events.unregister("before-call.s3.PutObject", set_unicode)
+    want = "=?UTF-8?B?" + base64.b64encode("Hello World\xe9".encode()).decode() + "?="
+    for meta in (c.get_object(Bucket=b, Key="foo")["Metadata"], c.head_object(Bucket=b, Key="foo")["Metadata"]):
+        assert meta == {"meta1": want, "plain": "ascii only"}, meta
+        (text, charset), = email.header.decode_header(meta["meta1"])
+        assert text.decode(charset) == "Hello World\xe9"
+    # The bytes on the wire are mail-safe ASCII.
+    c2 = s.client()
+    url = c2.generate_presigned_url("get_object", Params={"Bucket": b, "Key": "foo"}, ExpiresIn=60)
+    u = urllib.parse.urlsplit(url)
+    st, hdrs, body = raw(s, "GET", u.path + "?" + u.query)
+    got = [v for k, v in hdrs if k.lower() == "x-amz-meta-meta1"]
+    assert st == 200 and body == b"bar" and got == [want], (st, hdrs)
+    # Metadata copied (COPY directive) stays stored as sent and answered the same way.
+    c.copy_object(Bucket=b, Key="copy", CopySource={"Bucket": b, "Key": "foo"})
+    assert c.head_object(Bucket=b, Key="copy")["Metadata"]["meta1"] == want
+
+
 if __name__ == "__main__":
     run(Strata())
