@@ -294,6 +294,10 @@ void strata_req_defer_error(struct strata_req *r, enum s3_err e, int err);
 /* The caller's identity for owner checks ("" when anonymous). */
 const char *strata_req_user(const struct strata_req *r);
 const char *strata_req_display_name(const struct strata_req *r);
+/* Whether a write's answer names the version it made (x-amz-version-id):
+ * yes on a versioning-enabled bucket; not for the "null" version of a
+ * suspended bucket, nor on one never versioned (AWS PutObject). */
+bool strata_req_version_answered(const struct strata_req *r, const char *version_id);
 
 /* ---- routing (router.c) ------------------------------------------------- */
 

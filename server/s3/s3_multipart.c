@@ -259,7 +259,7 @@ void strata_h_mpu_complete(struct strata_req *r)
             strata_sbuf_printf(&b, "<ChecksumType>%s</ChecksumType>", tn);
     }
     strata_sbuf_puts(&b, "</CompleteMultipartUploadResult>");
-    bool vid = r->binfo.versioning != STRATA_VERSIONING_OFF && info.version_id[0];
+    bool vid = strata_req_version_answered(r, info.version_id);
     if (vid || info.sse_len) {
         /* The version id and SSE go in headers; send_xml adds none, so
          * build the response here. */

@@ -321,7 +321,7 @@ void strata_h_put_run(struct strata_req *r)
     snprintf(etag, sizeof(etag), "\"%s\"", info.etag);
     MHD_add_response_header(resp, "ETag", etag);
     strata_sse_resp_hdrs(r, &info, resp);
-    if (r->binfo.versioning != STRATA_VERSIONING_OFF && info.version_id[0])
+    if (strata_req_version_answered(r, info.version_id))
         MHD_add_response_header(resp, "x-amz-version-id", info.version_id); /* not for parts */
     if (info.key[0]) /* not for parts */
         strata_lifecycle_expiration_hdr(r, &info, resp);

@@ -155,5 +155,45 @@ def non_ascii_metadata_rfc2047(s):
     assert c.head_object(Bucket=b, Key="copy")["Metadata"]["meta1"] == want
 
 
+def assert_no_version_hdr(resp, what):
+    hdrs = resp["ResponseMetadata"]["HTTPHeaders"]
+    assert "x-amz-version-id" not in hdrs and "VersionId" not in resp, (what, hdrs)
+
+
+@test
+def version_id_only_when_enabled(s):
+    c = s.client()
+    for status in (None, "Suspended", "Enabled"):
+        b = s.bucket_name(f"vid-{(status or 'off').lower()}")
+        c.create_bucket(Bucket=b)
+        if status:
+            c.put_bucket_versioning(Bucket=b, VersioningConfiguration={"Status": status})
+        answers = {"put": c.put_object(Bucket=b, Key="k", Body=b"1")}
+        answers["copy"] = c.copy_object(Bucket=b, Key="k2", CopySource={"Bucket": b, "Key": "k"})
+        up = c.create_multipart_upload(Bucket=b, Key="mp")["UploadId"]
+        e = c.upload_part(Bucket=b, Key="mp", UploadId=up, PartNumber=1, Body=b"part")["ETag"]
+        answers["complete"] = c.complete_multipart_upload(
+            Bucket=b, Key="mp", UploadId=up, MultipartUpload={"Parts": [{"PartNumber": 1, "ETag": e}]})
+        form = v2_form(s, b, [["starts-with", "$key", "p"]], {"key": "post"})
+        r = post_form(s, b, form, "x", b"posted")
+        assert r.status_code == 204, (r.status_code, r.text)
+        if status != "Enabled":
+            for what, resp in answers.items():
+                assert_no_version_hdr(resp, (status, what))
+            assert "x-amz-version-id" not in r.headers, (status, dict(r.headers))
+        else:
+            ids = {what: resp["VersionId"] for what, resp in answers.items()}
+            ids["post"] = r.headers["x-amz-version-id"]
+            listed = {v["Key"]: v["VersionId"] for v in c.list_object_versions(Bucket=b)["Versions"]}
+            assert listed == {"k": ids["put"], "k2": ids["copy"], "mp": ids["complete"],
+                              "post": ids["post"]}, (listed, ids)
+            assert "null" not in listed.values(), listed
+        if status == "Suspended":
+            # The version exists, as "null": listed and answered on reads.
+            listed = {v["Key"]: v["VersionId"] for v in c.list_object_versions(Bucket=b)["Versions"]}
+            assert listed == {"k": "null", "k2": "null", "mp": "null", "post": "null"}, listed
+            assert c.head_object(Bucket=b, Key="k")["VersionId"] == "null"
+
+
 if __name__ == "__main__":
     run(Strata())
