@@ -74,6 +74,7 @@ def raw(s, method, path, body=None, headers=None):
     finally:
         conn.close()
 
+
 @test
 def post_object_key_from_filename(s):
     c, b = new_bucket(s, "postfn")
@@ -193,6 +194,29 @@ def version_id_only_when_enabled(s):
             listed = {v["Key"]: v["VersionId"] for v in c.list_object_versions(Bucket=b)["Versions"]}
             assert listed == {"k": "null", "k2": "null", "mp": "null", "post": "null"}, listed
             assert c.head_object(Bucket=b, Key="k")["VersionId"] == "null"
+
+
+@test
+def upload_part_copy_range_past_the_end(s):
+    c, b = new_bucket(s, "cprange")
+    c.put_object(Bucket=b, Key="source", Body=b"12345")
+    up = c.create_multipart_upload(Bucket=b, Key="dest")["UploadId"]
+    src = {"Bucket": b, "Key": "source"}
+    for rng in ("bytes=0-21", "bytes=5-5", "bytes=3-2"):
+        r = expect_error(lambda: c.upload_part_copy(Bucket=b, Key="dest", UploadId=up, CopySource=src,
+                                                    CopySourceRange=rng, PartNumber=1),
+                         "InvalidArgument", 400)
+        assert "Range specified is not valid" in r["Error"]["Message"], (rng, r)
+    r = expect_error(lambda: c.upload_part_copy(Bucket=b, Key="dest", UploadId=up, CopySource=src,
+                                                CopySourceRange="0-2", PartNumber=1),
+                     "InvalidArgument", 400)
+    assert "must be of the form bytes=first-last" in r["Error"]["Message"], r
+    assert c.list_parts(Bucket=b, Key="dest", UploadId=up).get("Parts", []) == []
+    ok = c.upload_part_copy(Bucket=b, Key="dest", UploadId=up, CopySource=src,
+                            CopySourceRange="bytes=1-3", PartNumber=1)["CopyPartResult"]["ETag"]
+    c.complete_multipart_upload(Bucket=b, Key="dest", UploadId=up,
+                                MultipartUpload={"Parts": [{"PartNumber": 1, "ETag": ok}]})
+    assert c.get_object(Bucket=b, Key="dest")["Body"].read() == b"234"
 
 
 if __name__ == "__main__":
