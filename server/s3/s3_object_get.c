@@ -117,7 +117,6 @@ static void meta_hdr_add(struct MHD_Response *resp, const char *name, const char
     MHD_add_response_header(resp, name, value);
 }
 
-
 /* The headers every answer about this version carries (200, 206, 304). */
 static void add_version_headers(struct strata_req *r, struct MHD_Response *resp, bool full)
 {
