@@ -96,6 +96,15 @@ def post_object_key_from_filename(s):
     r = post_form(s, b, form, "foo-meta.txt", b"m")
     assert r.status_code == 204, (r.status_code, r.text)
     assert c.head_object(Bucket=b, Key="foo/foo-meta.txt")["Metadata"] == {"src": "from foo-meta.txt"}
+    # A form signed for this bucket (and naming it in a "bucket" field)
+    # posted to another bucket: 403, nothing stored there.
+    other = s.bucket_name("postfn-other")
+    c.create_bucket(Bucket=other)
+    form = v2_form(s, b, conds, {"key": "${filename}", "bucket": b, "acl": "private",
+                                 "Content-Type": "text/plain"})
+    r = post_form(s, other, form, "foo-other.txt", b"elsewhere")
+    assert r.status_code == 403 and ET.fromstring(r.content).findtext("Code") == "AccessDenied", r.text
+    expect_error(lambda: c.head_object(Bucket=other, Key="foo-other.txt"), "404", 404)
     # A replaced key the policy does not allow: 403, nothing stored.
     form = v2_form(s, b, conds, {"key": "${filename}", "acl": "private", "Content-Type": "text/plain"})
     r = post_form(s, b, form, "bar.txt", b"no")
