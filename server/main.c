@@ -31,6 +31,7 @@
 #include "sse.h"
 #include "admin.h"
 #include "admin_cli.h"
+#include "authz.h"
 #include "srv_config.h"
 #include "srv_tiers.h"
 #include "strata/hex.h"
@@ -112,6 +113,13 @@ static void usage(FILE *f)
 "  --log-level LEVEL     err, warn, notice, info (default) or debug\n"
 "  --admin-users K1,K2   access keys (of --users) that may use the admin API\n"
 "                        besides the root user\n"
+"  --root-display-name NAME  the root user's DisplayName in ACLs and listings\n"
+"                        (default root)\n"
+"  --default-object-ownership MODE  Object Ownership of buckets created without\n"
+"                        x-amz-object-ownership: BucketOwnerEnforced (default,\n"
+"                        ACLs disabled, as AWS since 2023), BucketOwnerPreferred\n"
+"                        or ObjectWriter (ACLs enabled, for tools that set\n"
+"                        canned ACLs at CreateBucket)\n"
 "  --metrics-public      serve /metrics without credentials (otherwise admins\n"
 "                        read it signed at /strata/admin/v1/metrics)\n"
 "  --metrics-token-file FILE  /metrics also answers \"Authorization: Bearer T\"\n"
@@ -567,6 +575,21 @@ static int server_opt(struct server_args *a, int c, const char *v)
     case 'K': a->cfg->kms_key_file = v; break;
     case 'A': a->cfg->admin_users = v; break;
     case 'X': a->cfg->metrics_token_file = v; break;
+    case 'o':
+        a->cfg->default_ownership = strata_ownership_parse(v, strlen(v));
+        if (a->cfg->default_ownership == STRATA_OWN_NONE) {
+            fprintf(stderr, "strata: --default-object-ownership must be ObjectWriter, "
+                            "BucketOwnerPreferred or BucketOwnerEnforced\n");
+            return 2;
+        }
+        break;
+    case 'n':
+        if (!*v || strlen(v) >= sizeof(((struct strata_cred *)0)->display_name)) {
+            fprintf(stderr, "strata: --root-display-name must be 1 to 127 bytes\n");
+            return 2;
+        }
+        a->cfg->root_display_name = v;
+        break;
     case 'v':
         if (parse_level(v) < 0) {
             fprintf(stderr, "strata: unknown log level %s\n", v);
@@ -681,6 +704,8 @@ static int cmd_server(int argc, char **argv, bool print_only)
         {"metrics-public", no_argument, NULL, 'M'},
         {"metrics-token-file", required_argument, NULL, 'X'},
         {"admin-users", required_argument, NULL, 'A'},
+        {"default-object-ownership", required_argument, NULL, 'o'},
+        {"root-display-name", required_argument, NULL, 'n'},
         {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0},
     };
     struct strata_srv s;
@@ -692,6 +717,7 @@ static int cmd_server(int argc, char **argv, bool print_only)
     s.cfg.log_level = STRATA_LOG_INFO;
     s.cfg.read_cached_max = STRATA_SRV_READ_CACHED_MAX;
     s.cfg.mpu_retry_s = STRATA_MPU_RETRY_S_DEFAULT;
+    s.cfg.default_ownership = STRATA_OWN_ENFORCED;
     static struct strata_srv_tiers tiers;
     strata_srv_tiers_init(&tiers);
     s.tiers = &tiers;
@@ -842,8 +868,8 @@ static int cmd_server(int argc, char **argv, bool print_only)
     }
     char errmsg[256] = "";
     struct strata_creds *creds = NULL;
-    if (strata_creds_load(s.cfg.root_user, s.cfg.root_password, s.cfg.users_file, &creds,
-                          errmsg, sizeof(errmsg)) != 0) {
+    if (strata_creds_load_named(s.cfg.root_user, s.cfg.root_password, s.cfg.root_display_name,
+                                s.cfg.users_file, &creds, errmsg, sizeof(errmsg)) != 0) {
         strata_srv_log(STRATA_LOG_ERR, "cannot load users: %s", errmsg);
         free_drives(drives, nd);
         return 1;

@@ -84,6 +84,8 @@ struct strata_srv_config {
     bool metrics_public;     /* GET /metrics without credentials */
     const char *metrics_token_file; /* GET /metrics with "Authorization: Bearer" this token */
     const char *admin_users; /* access keys with the admin role besides root, comma-separated */
+    const char *root_display_name; /* --root-display-name: Owner DisplayName of root */
+    int default_ownership;   /* --default-object-ownership: enum strata_ownership of new buckets */
     char **drives;
     size_t ndrives;
     const char *config_file; /* --config, or NULL */
@@ -307,6 +309,10 @@ void strata_req_defer_error(struct strata_req *r, enum s3_err e, int err);
 /* The caller's identity for owner checks ("" when anonymous). */
 const char *strata_req_user(const struct strata_req *r);
 const char *strata_req_display_name(const struct strata_req *r);
+/* Whether a write's answer names the version it made (x-amz-version-id):
+ * yes on a versioning-enabled bucket; not for the "null" version of a
+ * suspended bucket, nor on one never versioned (AWS PutObject). */
+bool strata_req_version_answered(const struct strata_req *r, const char *version_id);
 
 /* ---- routing (router.c) ------------------------------------------------- */
 

@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "authz.h"
+
 /* "config" is what --print-config says was read: accepted and ignored, so
  * a printed configuration loads back. */
 static const char *const extra_keys[] = {"drives", "root-user", "root-password", "config",
@@ -138,6 +140,10 @@ json_t *strata_srv_config_json(const struct strata_srv_config *c)
         json_object_set_new(doc, "sse-c-allow-http", json_boolean(c->sse_c_allow_http));
         json_object_set_new(doc, "metrics-token-file", opt_str(c->metrics_token_file));
         json_object_set_new(doc, "region", opt_str(c->region));
+        json_object_set_new(doc, "default-object-ownership",
+                            json_string(strata_ownership_name(c->default_ownership)));
+        json_object_set_new(doc, "root-display-name",
+                            json_string(c->root_display_name ? c->root_display_name : "root"));
     }
     return doc;
 }

@@ -49,8 +49,9 @@ static int swap_locked(struct strata_srv *s, struct strata_creds *nc)
 static int reload_locked(struct strata_srv *s, char *errmsg, size_t errmsg_len)
 {
     struct strata_creds *nc = NULL;
-    int rc = strata_creds_load(s->cfg.root_user, s->cfg.root_password, s->cfg.users_file, &nc,
-                               errmsg, errmsg_len);
+    int rc =
+        strata_creds_load_named(s->cfg.root_user, s->cfg.root_password, s->cfg.root_display_name,
+                                s->cfg.users_file, &nc, errmsg, errmsg_len);
     if (rc == 0 && (rc = swap_locked(s, nc)) != 0) {
         snprintf(errmsg, errmsg_len, "out of memory");
         strata_creds_destroy(nc);

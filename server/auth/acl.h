@@ -96,10 +96,17 @@ bool strata_acl_allows(const struct strata_acl *a, const char *caller, int perm,
 /* Any grant to AllUsers or AuthenticatedUsers (what public access block
  * calls a public ACL). */
 bool strata_acl_is_public(const struct strata_acl *a);
-/* Only FULL_CONTROL grants to user id and owned by id: what
- * BucketOwnerEnforced accepts ("bucket owner full control or
- * equivalent"). */
+/* Owned by id, and every grant (if any) FULL_CONTROL to user id: a
+ * private ACL. */
 bool strata_acl_is_owner_only(const struct strata_acl *a, const char *id);
+
+/* Exactly the default: id is the owner and holds FULL_CONTROL, nothing
+ * else (an ACL with no grants at all is not the default). */
+bool strata_acl_is_default(const struct strata_acl *a, const char *id);
+/* bucket-owner-full-control or its equivalent, what BucketOwnerEnforced
+ * accepts from a writer: every grant is FULL_CONTROL to the ACL's owner
+ * or to bucket_owner, and bucket_owner holds one. */
+bool strata_acl_is_owner_full_control(const struct strata_acl *a, const char *bucket_owner);
 
 /*
  * Stored form (a bucket's "acl" configuration document, a version

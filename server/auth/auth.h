@@ -36,9 +36,13 @@ struct strata_creds; /* immutable table of users */
  * name; it stays part of the line's name span below).  A line
  * "#strata:disabled ACCESS_KEY SECRET [NAME]" is a disabled user (an
  * older Strata reads it as a comment: the user is unknown, also refused).
- * Caller destroys. */
+ * Caller destroys.  The root user's display name is "root", or root_name
+ * with strata_creds_load_named (--root-display-name). */
 int strata_creds_load(const char *root_access, const char *root_secret, const char *file,
                       struct strata_creds **out, char *errmsg, size_t errmsg_len);
+int strata_creds_load_named(const char *root_access, const char *root_secret,
+                            const char *root_name, const char *file, struct strata_creds **out,
+                            char *errmsg, size_t errmsg_len);
 void strata_creds_destroy(struct strata_creds *c);
 const struct strata_cred *strata_creds_find(const struct strata_creds *c, const char *access_key);
 /* The user with this e-mail address (case-insensitive), or NULL. */

@@ -666,6 +666,42 @@ static void object_acl(const struct strata_bucket_info *bi, const struct strata_
         strata_acl_default(a, bi->owner);
 }
 
+/* Set in *defer (r->acl_need) when the policy allowed: the grant check
+ * then passes outright on a version the bucket owner owns. */
+#define POLICY_ALLOWED 0x100
+
+/* The object actions a bucket policy grants only on objects the bucket
+ * owner owns (AWS: a policy speaks for the bucket owner; objects written
+ * by others under ObjectWriter need their own ACL).  Writes and deletes
+ * stay with the bucket: its owner may delete any object. */
+static bool policy_needs_owned(const char *action)
+{
+    static const char *const actions_owned[] = {
+        "s3:GetObject",           "s3:GetObjectVersion",
+        "s3:GetObjectAcl",        "s3:GetObjectVersionAcl",
+        "s3:PutObjectAcl",        "s3:PutObjectVersionAcl",
+        "s3:GetObjectTagging",    "s3:GetObjectVersionTagging",
+        "s3:PutObjectTagging",    "s3:PutObjectVersionTagging",
+        "s3:DeleteObjectTagging", "s3:DeleteObjectVersionTagging",
+        "s3:GetObjectAttributes", "s3:GetObjectVersionAttributes",
+    };
+    for (size_t i = 0; i < sizeof(actions_owned) / sizeof(actions_owned[0]); i++)
+        if (strcmp(actions_owned[i], action) == 0)
+            return true;
+    return false;
+}
+
+/* Whether the bucket owner owns the version: no stored ACL (the
+ * default), ACLs disabled, or a stored ACL whose owner it is. */
+static bool owned_by_bucket_owner(const struct strata_bucket_info *bi,
+                                  const struct strata_obj_info *info, int ownership)
+{
+    char id[STRATA_ACL_ID_MAX];
+    if (ownership == STRATA_OWN_ENFORCED || !info->acl || !info->acl_len)
+        return true;
+    return strata_acl_owner(info->acl, info->acl_len, id) == 0 && strcmp(id, bi->owner) == 0;
+}
+
 /* The grant check of an object-level ACL permission on a version. */
 static enum s3_err object_grant(struct strata_req *r, const struct strata_bucket_info *bi,
                                 const struct strata_obj_info *info, int ownership, int perm,
@@ -685,7 +721,8 @@ static enum s3_err object_grant(struct strata_req *r, const struct strata_bucket
 
 /*
  * The decision, as AWS documents it: an explicit Deny in the policy wins;
- * then an Allow from the policy or from an ACL grant allows.  The bucket
+ * then an Allow from the policy or from an ACL grant allows (a policy
+ * Allow on an object only while the bucket owner owns it).  The bucket
  * owner holds every bucket permission; object permissions come from the
  * object's ACL (whose default is the bucket owner's full control), unless
  * BucketOwnerEnforced disables ACLs and the bucket owner owns everything.
@@ -706,12 +743,29 @@ static enum s3_err decide(struct strata_req *r, const struct strata_policy_ref *
     if (d == STRATA_POLICY_ALLOW && !owner && (ref->pab & STRATA_PAB_RESTRICT_PUBLIC_BUCKETS) &&
         strata_policy_is_public(p))
         d = STRATA_POLICY_NOMATCH;
-    if (d == STRATA_POLICY_ALLOW)
-        return S3E_NONE;
     bool object = false;
     int perm = acl_perm_of(action, &object);
     bool enforced = ref->ownership == STRATA_OWN_ENFORCED;
     bool ignore_public = (ref->pab & STRATA_PAB_IGNORE_PUBLIC_ACLS) != 0;
+    if (d == STRATA_POLICY_ALLOW) {
+        if (!key || enforced || !policy_needs_owned(action))
+            return S3E_NONE;
+        /* Whose object it is: known once the version is read.  Actions
+         * no ACL permission maps to fall back to FULL_CONTROL. */
+        if (defer) {
+            *defer = perm | POLICY_ALLOWED;
+            return S3E_NONE;
+        }
+        struct strata_obj_info info;
+        memset(&info, 0, sizeof(info));
+        int rc = strata_obj_head(r->srv->meta, bi->name, key, version_id, &info);
+        enum s3_err e = S3E_NONE; /* a missing version: the caller reports rc */
+        if (rc == 0 && !owned_by_bucket_owner(bi, &info, ref->ownership))
+            e = object_grant(r, bi, &info, ref->ownership, perm ? perm : STRATA_ACL_FULL_CONTROL,
+                             ignore_public);
+        strata_obj_info_fini(&info);
+        return e;
+    }
     if (!object || !perm || !key || (enforced && owner)) {
         if (owner)
             return S3E_NONE;
@@ -757,8 +811,13 @@ enum s3_err strata_authz_object(struct strata_req *r, const struct strata_obj_in
     int rc = strata_policy_cache_get(r->srv->meta, &r->binfo, &ref);
     if (rc)
         return S3E_InternalError;
-    enum s3_err e = object_grant(r, &r->binfo, info, ref->ownership, r->acl_need,
-                                 (ref->pab & STRATA_PAB_IGNORE_PUBLIC_ACLS) != 0);
+    int perm = r->acl_need & ~POLICY_ALLOWED;
+    enum s3_err e = S3E_NONE;
+    if (!(r->acl_need & POLICY_ALLOWED) ||
+        !owned_by_bucket_owner(&r->binfo, info, ref->ownership))
+        e = object_grant(r, &r->binfo, info, ref->ownership,
+                         perm ? perm : STRATA_ACL_FULL_CONTROL,
+                         (ref->pab & STRATA_PAB_IGNORE_PUBLIC_ACLS) != 0);
     strata_policy_ref_put(ref);
     return e;
 }

@@ -6,6 +6,9 @@
  *   - any other user from --users, and an anonymous (unsigned) request,
  *     is allowed only when the policy allows the action on the resource;
  *   - an explicit Deny always wins;
+ *   - a policy Allow of an object read, ACL or tagging action covers only
+ *     objects the bucket owner owns (all of them under BucketOwnerEnforced);
+ *     another user's object in an ObjectWriter bucket needs its own ACL;
  *   - Get/Put/DeleteBucketPolicy and GetBucketPolicyStatus: the owner
  *     always (so a policy cannot lock its owner out, as on AWS), anyone
  *     else never (403, or 405 when the policy would allow it, as AWS).

@@ -177,6 +177,13 @@ static int load_file(struct strata_creds *c, size_t *cap, const char *file, char
 int strata_creds_load(const char *root_access, const char *root_secret, const char *file,
                       struct strata_creds **out, char *errmsg, size_t errmsg_len)
 {
+    return strata_creds_load_named(root_access, root_secret, NULL, file, out, errmsg, errmsg_len);
+}
+
+int strata_creds_load_named(const char *root_access, const char *root_secret,
+                            const char *root_name, const char *file, struct strata_creds **out,
+                            char *errmsg, size_t errmsg_len)
+{
     char dummy[1];
     if (!errmsg || errmsg_len == 0) {
         errmsg = dummy;
@@ -192,10 +199,13 @@ int strata_creds_load(const char *root_access, const char *root_secret, const ch
     if (!c)
         return STRATA_ENOMEM;
     size_t cap = 0;
+    if (!root_name)
+        root_name = "root";
     int rc = add_user(c, &cap, root_access, strlen(root_access), root_secret, strlen(root_secret),
-                      "root", 4, NULL, 0);
+                      root_name, strlen(root_name), NULL, 0);
     if (rc)
-        snprintf(errmsg, errmsg_len, "root access key or secret empty or longer than 127 bytes");
+        snprintf(errmsg, errmsg_len,
+                 "root access key, secret or display name empty or longer than 127 bytes");
     if (rc == 0 && file)
         rc = load_file(c, &cap, file, errmsg, errmsg_len);
     if (rc == 0) {

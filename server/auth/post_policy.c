@@ -269,13 +269,15 @@ bool strata_post_policy_length_range(const struct strata_post_policy *p, uint64_
     return p->has_range;
 }
 
-/* The value a condition on field sees: "" for a field not in the form. */
+/* The value a condition on field sees: "" for a field not in the form.
+ * "bucket" is the bucket posted to, whatever a form field of that name
+ * says (a form signed for one bucket must not write into another). */
 static const char *value_of(const char *field, const char *bucket, const struct strata_auth_hdr *f,
                             size_t n)
 {
+    if (strcasecmp(field, "bucket") == 0)
+        return bucket;
     const char *v = strata_post_field(f, n, field);
-    if (!v && strcasecmp(field, "bucket") == 0)
-        v = bucket;
     return v ? v : "";
 }
 

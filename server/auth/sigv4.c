@@ -361,6 +361,10 @@ enum s3_err strata_sigv4__verify_query(const struct strata_creds *creds,
         return fail(out, S3E_AuthorizationQueryParametersError,
                     "Invalid credential date. Date is not the same as X-Amz-Date.");
     size_t el = strlen(expires);
+    /* AWS answers a negative value (an expiry in the past) 400, not 403. */
+    if (expires[0] == '-' && el > 1 && el <= 8 && strspn(expires + 1, "0123456789") == el - 1)
+        return fail(out, S3E_AuthorizationQueryParametersError,
+                    "X-Amz-Expires must be non-negative");
     if (el == 0 || el > 7 || strspn(expires, "0123456789") != el)
         return fail(out, S3E_AuthorizationQueryParametersError,
                     "X-Amz-Expires should be a number");

@@ -88,6 +88,12 @@ const char *strata_req_display_name(const struct strata_req *r)
     return r->auth.cred->display_name[0] ? r->auth.cred->display_name : r->auth.cred->access_key;
 }
 
+bool strata_req_version_answered(const struct strata_req *r, const char *version_id)
+{
+    return r->binfo.versioning != STRATA_VERSIONING_OFF && version_id[0] &&
+           strcmp(version_id, "null") != 0;
+}
+
 void strata_req_send(struct strata_req *r, int status, struct MHD_Response *resp)
 {
     STRATA_ASSERT(!r->responded);

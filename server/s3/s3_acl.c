@@ -94,7 +94,7 @@ enum s3_err strata_acl_check_set(struct strata_req *r, const struct strata_polic
     if (!given)
         return S3E_NONE;
     if (strata_policy_ref_ownership(ref) == STRATA_OWN_ENFORCED &&
-        !strata_acl_is_owner_only(a, r->binfo.owner))
+        !strata_acl_is_owner_full_control(a, r->binfo.owner))
         return S3E_AccessControlListNotSupported;
     if ((strata_policy_ref_pab(ref, NULL) & STRATA_PAB_BLOCK_PUBLIC_ACLS) &&
         strata_acl_is_public(a))
@@ -106,7 +106,7 @@ enum s3_err strata_acl_check_set(struct strata_req *r, const struct strata_polic
 static enum s3_err acl_store_form(const struct strata_acl *a, const char *bucket_owner,
                                   struct strata_sbuf *out)
 {
-    if (strata_acl_is_owner_only(a, bucket_owner))
+    if (strata_acl_is_default(a, bucket_owner))
         return S3E_NONE;
     return strata_acl_encode(a, out) == 0 ? S3E_NONE : S3E_InternalError;
 }
@@ -139,7 +139,12 @@ enum s3_err strata_acl_new_object(struct strata_req *r, struct strata_sbuf *out)
         (own == STRATA_OWN_PREFERRED && canned && strcmp(canned, "bucket-owner-full-control") == 0))
         owner = r->binfo.owner;
     bool given = false;
-    enum s3_err e = strata_acl_from_hdrs(r, false, owner, r->binfo.owner, a, &given);
+    /* Under BucketOwnerEnforced the ACL is judged as the writer asked for
+     * it (private from another user is not bucket-owner-full-control),
+     * then dropped. */
+    enum s3_err e = strata_acl_from_hdrs(
+        r, false, own == STRATA_OWN_ENFORCED && r->auth.cred ? r->auth.cred->access_key : owner,
+        r->binfo.owner, a, &given);
     if (!e)
         e = strata_acl_check_set(r, ref, a, given);
     if (!e && own != STRATA_OWN_ENFORCED)

@@ -193,10 +193,13 @@ void strata_h_bucket_create(struct strata_req *r)
         strata_req_error(r, S3E_InvalidBucketName, 0);
         return;
     }
-    /* Object Ownership of the new bucket: BucketOwnerEnforced unless the
-     * request names another (AWS's default since April 2023). */
+    /* Object Ownership of the new bucket: the request's, else
+     * --default-object-ownership (BucketOwnerEnforced unless set: AWS's
+     * default since April 2023). */
     const char *oh = strata_req_hdr(r, "x-amz-object-ownership");
-    int own = oh ? strata_ownership_parse(oh, strlen(oh)) : STRATA_OWN_ENFORCED;
+    int own = oh ? strata_ownership_parse(oh, strlen(oh))
+                 : r->srv->cfg.default_ownership ? r->srv->cfg.default_ownership
+                                                 : STRATA_OWN_ENFORCED;
     if (own == STRATA_OWN_NONE) {
         strata_req_error(r, S3E_InvalidArgument, 0);
         return;

@@ -273,7 +273,7 @@ void strata_h_mpu_complete(struct strata_req *r)
             strata_sbuf_printf(&b, "<ChecksumType>%s</ChecksumType>", tn);
     }
     strata_sbuf_puts(&b, "</CompleteMultipartUploadResult>");
-    bool vid = r->binfo.versioning != STRATA_VERSIONING_OFF && info.version_id[0];
+    bool vid = strata_req_version_answered(r, info.version_id);
     if (vid || info.sse_len) {
         /* The version id and SSE go in headers; send_xml adds none, so
          * build the response here. */
@@ -325,11 +325,18 @@ static int part_cb(const struct strata_part_info *p, void *ud)
     return b->failed ? STRATA_ENOMEM : 0;
 }
 
-static void owner_xml(struct strata_sbuf *b, const char *tag, const char *owner)
+/* The DisplayName of user id (--users, --root-display-name), or id. */
+static const char *display_name(const struct strata_req *r, const char *id)
+{
+    const struct strata_cred *u = strata_creds_find(r->srv->creds, id);
+    return u ? u->display_name : id;
+}
+
+static void owner_xml(struct strata_sbuf *b, const char *tag, const char *owner, const char *name)
 {
     strata_sbuf_printf(b, "<%s>", tag);
     strata_sbuf_xml_elem(b, "ID", owner);
-    strata_sbuf_xml_elem(b, "DisplayName", owner);
+    strata_sbuf_xml_elem(b, "DisplayName", name);
     strata_sbuf_printf(b, "</%s>", tag);
 }
 
@@ -379,8 +386,8 @@ void strata_h_mpu_list_parts(struct strata_req *r)
     strata_sbuf_xml_elem(&b, "Bucket", r->bucket);
     strata_sbuf_xml_elem(&b, "Key", r->key);
     strata_sbuf_xml_elem(&b, "UploadId", id);
-    owner_xml(&b, "Initiator", r->binfo.owner);
-    owner_xml(&b, "Owner", r->binfo.owner);
+    owner_xml(&b, "Initiator", r->binfo.owner, display_name(r, r->binfo.owner));
+    owner_xml(&b, "Owner", r->binfo.owner, display_name(r, r->binfo.owner));
     strata_sbuf_xml_elem(&b, "StorageClass", mi.storage_class[0] ? mi.storage_class : "STANDARD");
     strata_sbuf_printf(&b, "<PartNumberMarker>%ld</PartNumberMarker>", marker);
     if (res.truncated)
@@ -404,6 +411,7 @@ struct up_page {
     struct strata_sbuf items;
     struct strata_sbuf prefixes;
     const char *owner;
+    const char *owner_name;
     bool url; /* encoding-type=url */
 };
 
@@ -421,8 +429,8 @@ static int upload_cb(const struct strata_mpu_list_entry *e, void *ud)
     strata_sbuf_puts(&p->items, "<Upload>");
     strata_url_xml_elem(&p->items, "Key", e->key, p->url);
     strata_sbuf_xml_elem(&p->items, "UploadId", e->info->upload_id);
-    owner_xml(&p->items, "Initiator", p->owner);
-    owner_xml(&p->items, "Owner", p->owner);
+    owner_xml(&p->items, "Initiator", p->owner, p->owner_name);
+    owner_xml(&p->items, "Owner", p->owner, p->owner_name);
     strata_sbuf_xml_elem(&p->items, "StorageClass",
                          e->info->storage_class[0] ? e->info->storage_class : "STANDARD");
     strata_sbuf_printf(&p->items, "<Initiated>%s</Initiated></Upload>", when);
@@ -447,7 +455,9 @@ void strata_h_mpu_list(struct strata_req *r)
     };
     if (o.upload_id_marker && (!o.key_marker || !*o.key_marker))
         o.upload_id_marker = NULL; /* AWS ignores it without a key marker */
-    struct up_page p = {.owner = r->binfo.owner, .url = enc != NULL};
+    struct up_page p = {.owner = r->binfo.owner,
+                        .owner_name = display_name(r, r->binfo.owner),
+                        .url = enc != NULL};
     strata_sbuf_init(&p.items, STRATA_SRV_LIST_PAGE_MAX);
     strata_sbuf_init(&p.prefixes, STRATA_SRV_LIST_PAGE_MAX);
     struct strata_mpu_list_result res;

@@ -141,7 +141,7 @@ static void answer(struct strata_req *r, const struct strata_obj_info *dst,
     struct MHD_Response *resp = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
     MHD_add_response_header(resp, "Content-Type", "application/xml");
     strata_sse_resp_hdrs(r, dst, resp);
-    if (r->binfo.versioning != STRATA_VERSIONING_OFF && dst->version_id[0])
+    if (strata_req_version_answered(r, dst->version_id))
         MHD_add_response_header(resp, "x-amz-version-id", dst->version_id);
     if (sb->versioning != STRATA_VERSIONING_OFF && src->version_id[0])
         MHD_add_response_header(resp, "x-amz-copy-source-version-id", src->version_id);

@@ -99,6 +99,23 @@ static void add_checksum_headers(struct strata_req *r, struct MHD_Response *resp
         MHD_add_response_header(resp, "x-amz-checksum-type", t ? t : "FULL_OBJECT");
     }
 }
+/* AWS: user metadata that is not printable US-ASCII is answered RFC 2047
+ * encoded ("=?UTF-8?B?...?="), so that it is mail-safe and clients that
+ * read headers as Latin-1 (http.client, boto3) can decode what was sent. */
+static void meta_hdr_add(struct MHD_Response *resp, const char *name, const char *value)
+{
+    bool plain = true;
+    for (const unsigned char *c = (const unsigned char *)value; *c && plain; c++)
+        plain = (*c >= 0x20 && *c < 0x7f) || *c == '\t';
+    char enc[16 + (STRATA_SRV_META_HDR_MAX + 2) / 3 * 4 + 1];
+    if (!plain && strata_b64_encode((const uint8_t *)value, strlen(value), enc + 10,
+                                    sizeof(enc) - 12) > 0) {
+        memcpy(enc, "=?UTF-8?B?", 10);
+        strcat(enc, "?=");
+        value = enc;
+    }
+    MHD_add_response_header(resp, name, value);
+}
 
 /* The headers every answer about this version carries (200, 206, 304). */
 static void add_version_headers(struct strata_req *r, struct MHD_Response *resp, bool full)
@@ -139,7 +156,10 @@ static void add_version_headers(struct strata_req *r, struct MHD_Response *resp,
         /* libmicrohttpd refuses an empty value; a lone space is the same
          * field value on the wire (clients strip the optional whitespace),
          * so x-amz-meta-x: "" round-trips instead of vanishing. */
-        MHD_add_response_header(resp, name, *value ? value : " ");
+        if (strncmp(name, "x-amz-meta-", 11) == 0 && *value)
+            meta_hdr_add(resp, name, value);
+        else
+            MHD_add_response_header(resp, name, *value ? value : " ");
     }
     for (size_t j = 0; j < sizeof(overrides) / sizeof(overrides[0]); j++) {
         const char *ov = strata_req_query(r, overrides[j].param);

@@ -56,6 +56,12 @@ enum s3_err strata_put_hdrs_pick_from(const struct strata_auth_hdr *hdrs, size_t
                 continue;
             value = enc;
         }
+        /* AWS: an RFC 2047 encoded value is stored decoded (and answered
+         * encoded again when it is not printable ASCII, s3_object_get.c). */
+        char dec[STRATA_SRV_META_HDR_MAX + 1];
+        if (strncmp(lname, "x-amz-meta-", 11) == 0 &&
+            strata_s3_rfc2047_decode(value, dec, sizeof(dec)))
+            value = dec;
         if (strncmp(lname, "x-amz-meta-", 11) == 0) {
             h->meta_bytes += strlen(lname) - 11 + strlen(value);
             if (h->meta_bytes > STRATA_SRV_META_HDR_MAX)
@@ -321,7 +327,7 @@ void strata_h_put_run(struct strata_req *r)
     snprintf(etag, sizeof(etag), "\"%s\"", info.etag);
     MHD_add_response_header(resp, "ETag", etag);
     strata_sse_resp_hdrs(r, &info, resp);
-    if (r->binfo.versioning != STRATA_VERSIONING_OFF && info.version_id[0])
+    if (strata_req_version_answered(r, info.version_id))
         MHD_add_response_header(resp, "x-amz-version-id", info.version_id); /* not for parts */
     if (info.key[0]) /* not for parts */
         strata_lifecycle_expiration_hdr(r, &info, resp);

@@ -122,38 +122,57 @@ static enum s3_err field_add(struct strata_post *p, const char *key, const char 
     return S3E_NONE;
 }
 
-/* The key field with ${filename} replaced by the file's name. */
-static enum s3_err final_key(struct strata_post *p, const char *filename, char **out)
+/*
+ * AWS: ${filename} in any field stands for the name of the file the client
+ * sent, without its directory part (what follows the last slash or
+ * backslash), and the POST policy judges the fields as replaced.  No
+ * name: "".
+ */
+static enum s3_err subst_filename(struct strata_post *p, const char *filename)
+{
+    static const char var[] = "${filename}";
+    const char *base = filename ? filename : "";
+    for (const char *c = base; *c; c++)
+        if (*c == '/' || *c == '\\')
+            base = c + 1;
+    for (size_t i = 0; i < p->n; i++) {
+        const char *v = p->f[i].value, *at;
+        if (!strstr(v, var))
+            continue;
+        struct strata_sbuf b;
+        strata_sbuf_init(&b, 4 * POST_PRE_DATA_MAX);
+        for (; (at = strstr(v, var)) != NULL; v = at + sizeof(var) - 1) {
+            strata_sbuf_append(&b, v, (size_t)(at - v));
+            strata_sbuf_puts(&b, base);
+        }
+        strata_sbuf_puts(&b, v);
+        size_t len = 0;
+        char *nv = b.failed ? NULL : strata_sbuf_steal(&b, &len);
+        bool too_long = b.failed;
+        strata_sbuf_fini(&b);
+        if (!nv)
+            return too_long ? S3E_MaxPostPreDataLengthExceededError : S3E_InternalError;
+        free((char *)p->f[i].value);
+        p->f[i].value = nv;
+        p->vlen[i] = len;
+    }
+    return S3E_NONE;
+}
+
+/* The key field (${filename} already replaced). */
+static enum s3_err final_key(struct strata_post *p, char **out)
 {
     const char *key = field(p, "key");
     if (!key)
         return fail(p, S3E_InvalidArgument,
                     "Bucket POST must contain a field named 'key'.  If it is specified, please "
                     "check the order of the fields.");
-    struct strata_sbuf b;
-    strata_sbuf_init(&b, STRATA_KEY_MAX + 1);
-    const char *var = strstr(key, "${filename}");
-    if (var) {
-        strata_sbuf_append(&b, key, (size_t)(var - key));
-        strata_sbuf_puts(&b, filename ? filename : "");
-        strata_sbuf_puts(&b, var + 11);
-    } else {
-        strata_sbuf_puts(&b, key);
-    }
-    size_t len;
-    char *k = b.failed ? NULL : strata_sbuf_steal(&b, &len);
-    bool too_long = b.failed;
-    strata_sbuf_fini(&b);
-    if (too_long)
+    if (strlen(key) > STRATA_KEY_MAX)
         return S3E_KeyTooLongError;
-    if (!k)
-        return S3E_InternalError;
-    if (!*k || !strata_s3_utf8_valid(k)) {
-        free(k);
+    if (!*key || !strata_s3_utf8_valid(key))
         return fail(p, S3E_InvalidArgument, "User key must have a length greater than 0.");
-    }
-    *out = k;
-    return S3E_NONE;
+    *out = strdup(key);
+    return *out ? S3E_NONE : S3E_InternalError;
 }
 
 /* Form fields asking for what Strata does not do here: refused, never
@@ -238,7 +257,9 @@ static enum s3_err form_ready(struct strata_post *p, const char *filename)
     const struct strata_cred *cred = NULL;
     const char *msg = NULL;
     char *key = NULL;
-    enum s3_err e = final_key(p, filename, &key);
+    enum s3_err e = subst_filename(p, filename);
+    if (!e)
+        e = final_key(p, &key);
     if (e)
         return e;
     free(r->key);
@@ -424,7 +445,7 @@ static void respond(struct strata_req *r, const struct strata_obj_info *info)
     strata_sbuf_fini(&loc);
     MHD_add_response_header(resp, "ETag", etag);
     strata_sse_resp_hdrs(r, info, resp);
-    if (r->binfo.versioning != STRATA_VERSIONING_OFF && info->version_id[0])
+    if (strata_req_version_answered(r, info->version_id))
         MHD_add_response_header(resp, "x-amz-version-id", info->version_id);
     const char *ch = strata_s3_cksum_hdr(info->cksum_algo);
     char b64[64];

@@ -61,6 +61,7 @@ FULL = {
     "drives": ["/srv/strata/d{1...4}"], "ilm-move-mbps": 32, "ilm-due-rate": 120, "heal-rate": 90,
     "tiers": ["warm:4+2:/srv/strata/w{1...6}", "compliance:/srv/c1,/srv/c{2...8}"],
     "storage-classes": ["ONEZONE_IA:warm"], "region": "eu-west-3",
+    "default-object-ownership": "ObjectWriter", "root-display-name": "Ops Team",
 }
 
 
@@ -91,6 +92,29 @@ def flags_and_environment_win(s):
     # The same through "strata server ... --print-config".
     rc, out2, err = strata("server", "--config", path, "--threads", "0", "--print-config")
     assert rc == 0 and json.loads(out2)["threads"] == 0, err
+
+
+@test
+def object_ownership_and_root_name_flags(s):
+    rc, out, err = strata("--print-config")
+    doc = json.loads(out)
+    assert rc == 0 and doc["default-object-ownership"] == "BucketOwnerEnforced", (out, err)
+    assert doc["root-display-name"] == "root", doc
+    for mode in ("ObjectWriter", "BucketOwnerPreferred", "BucketOwnerEnforced"):
+        rc, out, err = strata("--print-config", "--default-object-ownership", mode,
+                              "--root-display-name", "Jane Q. Admin")
+        doc = json.loads(out)
+        assert rc == 0 and doc["default-object-ownership"] == mode, (mode, out, err)
+        assert doc["root-display-name"] == "Jane Q. Admin", doc
+    for bad in ("objectwriter", "", "Nobody", "BucketOwnerEnforced "):
+        rc, out, err = strata("--print-config", "--default-object-ownership", bad)
+        assert rc == 2 and "--default-object-ownership" in err and not out, (bad, rc, out, err)
+    for bad in ("", "x" * 128):
+        rc, out, err = strata("--print-config", "--root-display-name", bad)
+        assert rc == 2 and "--root-display-name" in err and not out, (bad, rc, out, err)
+    path = write("ownership.json", {"default-object-ownership": "Whoever"})
+    rc, out, err = strata("--print-config", "--config", path)
+    assert rc == 2 and "default-object-ownership" in err, (rc, out, err)
 
 
 @test

@@ -79,6 +79,22 @@ static void test_canned(void **state)
     assert_int_equal(acl.n, 2);
     assert_true(strata_acl_allows(&acl, "owner", STRATA_ACL_WRITE_ACP, false));
     assert_false(strata_acl_allows(&acl, "carol", STRATA_ACL_READ, false));
+    /* What BucketOwnerEnforced accepts from bob: bucket-owner-full-control,
+     * not private (bob alone), not bucket-owner-read. */
+    assert_true(strata_acl_is_owner_full_control(&acl, "owner"));
+    assert_int_equal(strata_acl_canned(&acl, "private", false, "bob", "owner"), S3E_NONE);
+    assert_false(strata_acl_is_owner_full_control(&acl, "owner"));
+    assert_int_equal(strata_acl_canned(&acl, "bucket-owner-read", false, "bob", "owner"),
+                     S3E_NONE);
+    assert_false(strata_acl_is_owner_full_control(&acl, "owner"));
+    assert_int_equal(strata_acl_canned(&acl, "private", false, "owner", "owner"), S3E_NONE);
+    assert_true(strata_acl_is_owner_full_control(&acl, "owner"));
+    assert_true(strata_acl_is_default(&acl, "owner"));
+    /* No grants at all: private, but neither the default nor full control. */
+    acl.n = 0;
+    assert_true(strata_acl_is_owner_only(&acl, "owner"));
+    assert_false(strata_acl_is_default(&acl, "owner"));
+    assert_false(strata_acl_is_owner_full_control(&acl, "owner"));
     /* On a bucket both are the owner's own: private. */
     assert_int_equal(strata_acl_canned(&acl, "bucket-owner-full-control", true, "owner", "owner"),
                      S3E_NONE);
@@ -190,7 +206,9 @@ static void test_xml_round_trip(void **state)
     assert_int_equal(strata_xml_acl_parse(b.data, b.len - 1, &back, users, NULL), S3E_NONE);
     assert_string_equal(back.owner, "owner");
     assert_int_equal(back.n, acl.n);
-    assert_memory_equal(back.g, acl.g, acl.n * sizeof(acl.g[0]));
+    /* Group grants come first in the answer, users after, each in order. */
+    const struct strata_acl_grant want[] = {acl.g[2], acl.g[3], acl.g[0], acl.g[1]};
+    assert_memory_equal(back.g, want, sizeof(want));
     strata_sbuf_fini(&b);
 }
 

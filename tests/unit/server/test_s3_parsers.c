@@ -291,6 +291,28 @@ static void test_tags(void **state)
     assert_int_equal(strata_s3_tags_validate(ek, 1, 10), -1);
 }
 
+static void test_rfc2047(void **state)
+{
+    (void)state;
+    char out[64];
+    assert_true(strata_s3_rfc2047_decode("=?UTF-8?B?SGVsbG8gV29ybGTDqQ==?=", out, sizeof(out)));
+    assert_string_equal(out, "Hello World\xc3\xa9");
+    assert_true(strata_s3_rfc2047_decode("=?utf-8?q?caf=C3=A9_au_lait?=", out, sizeof(out)));
+    assert_string_equal(out, "caf\xc3\xa9 au lait");
+    assert_true(strata_s3_rfc2047_decode("=?US-ASCII?Q?plain?=", out, sizeof(out)));
+    assert_string_equal(out, "plain");
+    static const char *const no[] = {
+        "plain", "=?UTF-8?B?SGVsbG8=", "=?UTF-8?X?abc?=", "=?ISO-8859-1?B?6Q==?=",
+        "=?UTF-8?B?not base64?=", "=?UTF-8?Q?bad=G1?=", "=?UTF-8?Q?cut=C?=", "=?UTF-8?Q?nul=00?=",
+        "=?UTF-8?B?AA==?=", "x =?UTF-8?B?SGVsbG8=?=", "=?UTF-8?B?SGVsbG8=?= y",
+    };
+    for (size_t i = 0; i < sizeof(no) / sizeof(no[0]); i++)
+        assert_false(strata_s3_rfc2047_decode(no[i], out, sizeof(out)));
+    char tiny[4];
+    assert_false(strata_s3_rfc2047_decode("=?UTF-8?Q?toolong?=", tiny, sizeof(tiny)));
+    assert_false(strata_s3_rfc2047_decode("=?UTF-8?B?SGVsbG8=?=", tiny, sizeof(tiny)));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -300,6 +322,7 @@ int main(void)
         cmocka_unit_test(test_b64),          cmocka_unit_test(test_drive_expand),
         cmocka_unit_test(test_hdr_select),   cmocka_unit_test(test_resume_key),
         cmocka_unit_test(test_cksum),        cmocka_unit_test(test_tags),
+        cmocka_unit_test(test_rfc2047),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
