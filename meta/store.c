@@ -81,7 +81,15 @@ static int drive_writable(struct meta_drive *d)
  * the changes of state only, so a full drive does not log every write. */
 static int write_result(struct meta_drive *d, const char *err)
 {
-    const char *path = strata_set_drive_path(d->m->sets[d->set].set, d->idx);
+    struct strata_set *set = d->m->sets[d->set].set;
+    const char *path = strata_set_drive_path(set, d->idx);
+    /* erasure/ keeps the drive's state (admin info, metrics, writers):
+     * RocksDB's status text is all meta/ has of the errno. */
+    strata_set_drive_store_result(set, d->idx,
+                                  !err                                       ? STRATA_DRIVE_ONLINE
+                                  : strstr(err, "No space left on device")  ? STRATA_DRIVE_FULL
+                                  : strstr(err, "Read-only file system")    ? STRATA_DRIVE_READONLY
+                                                                             : STRATA_DRIVE_FAULTY);
     pthread_mutex_lock(&d->mu);
     bool was = d->wfail;
     if (!err) {
