@@ -107,7 +107,8 @@ void strata_ec__drive_io_note(struct strata_set *set, unsigned d, enum strata_dr
  * the state alone (health.c). */
 void strata_ec__drive_err(struct strata_set *set, unsigned d, enum strata_drive_io_op op, int e);
 void strata_ec__drive_fault(struct strata_set *set, unsigned d, int e);
-/* Online and not failing writes: writers and heal write to it. */
+/* Online and neither read-only nor faulty: writers and heal write to it
+ * (a full drive too: its space may have come back). */
 bool strata_ec__drive_writable(const struct strata_set *set, unsigned d);
 /* Probe thread of the set (health.c): start at the end of open (0 or
  * STRATA_ENOMEM), stop before close (joins; no-op if not started). */

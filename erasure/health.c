@@ -83,11 +83,19 @@ void strata_ec__drive_err(struct strata_set *set, unsigned d, enum strata_drive_
     strata_ec__drive_fault(set, d, e);
 }
 
+/* A full drive is still tried: the space may come back at any moment (a
+ * failed large write frees its own tmp files at once) and ENOSPC costs
+ * nothing to find out.  Read-only and faulty ones stay out. */
+static bool refuses_writes(int st)
+{
+    return st == STRATA_DRIVE_READONLY || st == STRATA_DRIVE_FAULTY;
+}
+
 bool strata_ec__drive_writable(const struct strata_set *set, unsigned d)
 {
     const struct strata_ec__drive *dr = &set->drives[d];
-    return dr->online && __atomic_load_n(&dr->fault, __ATOMIC_RELAXED) == 0 &&
-           __atomic_load_n(&dr->store_fault, __ATOMIC_RELAXED) == 0;
+    return dr->online && !refuses_writes(__atomic_load_n(&dr->fault, __ATOMIC_RELAXED)) &&
+           !refuses_writes(__atomic_load_n(&dr->store_fault, __ATOMIC_RELAXED));
 }
 
 enum strata_drive_state strata_set_drive_state(const struct strata_set *set, unsigned drive)

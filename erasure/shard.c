@@ -348,12 +348,9 @@ int strata_ec_writer_create(struct strata_set *set, const uint8_t data_id[STRATA
         return rc;
     }
     for (unsigned d = 0; d < set->n; d++) {
-        /* A drive failing writes is left out until its probe succeeds. */
+        /* A read-only or faulty drive is left out until its probe succeeds. */
         if (!strata_ec__drive_writable(set, d)) {
-            if (strata_set_drive_state(set, d) == STRATA_DRIVE_FULL)
-                w->n_nospc++;
-            else
-                w->n_other++;
+            w->n_other++;
             continue;
         }
         /* Find which shard this drive holds, for the tmp name only. */
@@ -1394,7 +1391,7 @@ int strata_ec_heal(struct strata_set *set, const uint8_t data_id[STRATA_DATA_ID_
     for (unsigned s = 0; s < set->n; s++) {
         fd[s] = -1;
         unsigned d = strata_ec__shard_drive(set, data_id, s);
-        /* A drive failing writes is refilled after its probe succeeded. */
+        /* A read-only or faulty drive is refilled after its probe succeeded. */
         if (!(bad & (1u << s)) || !strata_ec__drive_writable(set, d))
             continue;
         if (strata_ec__shard_path(set, d, data_id, &final[s], &dir[s]) < 0)

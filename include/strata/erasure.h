@@ -163,8 +163,9 @@ void strata_set_drive_io_get(const struct strata_set *set, unsigned drive,
 /*
  * Drive health.  A drive that was usable at open is ONLINE until a write on
  * it fails: EROFS makes it READONLY, ENOSPC/EDQUOT FULL, any other I/O
- * error (EIO, a vanished tree) FAULTY.  Writers and heal skip such a drive
- * (reads still use it).  A probe thread of the set (write, fsync and unlink
+ * error (EIO, a vanished tree) FAULTY.  Writers and heal skip a READONLY or
+ * FAULTY drive (reads still use it; a FULL one is still tried, its space
+ * may come back any moment).  A probe thread of the set (write, fsync and unlink
  * of a 4 KiB file in the drive's tmp/, every STRATA_DRIVE_PROBE_MS, never
  * on a request's path) returns it to ONLINE once that works again (a FULL
  * drive also needs four shard blocks of free space); heal then refills
@@ -187,7 +188,7 @@ enum strata_drive_state strata_set_drive_state(const struct strata_set *set, uns
 /* meta/ reports the outcome of each write to its store on the drive (it
  * maps the store's status, having no errno): ONLINE on success ends a
  * store fault; another state is counted as a failed op "store" and holds
- * the drive in that state (and out of writers) until a store write
+ * the drive in that state until a store write
  * succeeds again.  Any thread. */
 void strata_set_drive_store_result(struct strata_set *set, unsigned drive,
                                    enum strata_drive_state st);
