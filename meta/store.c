@@ -98,6 +98,14 @@ static int write_result(struct meta_drive *d, const char *err)
                                   : strstr(err, "No space left on device")  ? STRATA_DRIVE_FULL
                                   : strstr(err, "Read-only file system")    ? STRATA_DRIVE_READONLY
                                                                              : STRATA_DRIVE_FAULTY);
+    /* A WAL file is "<number>.log" (the info LOG has no dot).  Nothing
+     * enters the memtable once a write failed, so it is as the failure
+     * left it.  Read before taking mu: RocksDB takes its own mutex. */
+    uint64_t mem_entries = 1;
+    bool dead = err && strstr(err, ".log") &&
+                !rocksdb_property_int(d->db, "rocksdb.num-entries-active-mem-table",
+                                      &mem_entries) &&
+                mem_entries == 0;
     pthread_mutex_lock(&d->mu);
     bool was = d->wfail;
     if (!err) {
@@ -108,14 +116,6 @@ static int write_result(struct meta_drive *d, const char *err)
                        "drive %s: metadata writes resumed", path);
         return 0;
     }
-    /* A WAL file is "<number>.log" (the info LOG has no dot).  Nothing
-     * enters the memtable once a write failed, so it is as the failure
-     * left it. */
-    uint64_t mem_entries = 1;
-    bool dead = strstr(err, ".log") &&
-                !rocksdb_property_int(d->db, "rocksdb.num-entries-active-mem-table",
-                                      &mem_entries) &&
-                mem_entries == 0;
     d->wfail = true;
     d->wfail_nospc = strstr(err, "No space left on device") != NULL;
     d->wretry_ns = mono_ns() + META_WRETRY_MS * 1000000ull;
