@@ -17,6 +17,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
@@ -131,6 +132,16 @@ static int probe_write(const struct strata_set *set, unsigned d)
     strata_hex_encode(r, 8, rnd);
     snprintf(p, sizeof(p), "%s/tmp/probe.%s", set->drives[d].path, rnd);
     int fd = open(p, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0 && errno == ENOENT) {
+        /* tmp/ removed under a running daemon: made again, as heal does
+         * (a vanished drive root stays missing). */
+        char t[4096];
+        snprintf(t, sizeof(t), "%s/tmp", set->drives[d].path);
+        if (mkdir(t, 0755) == 0 || errno == EEXIST)
+            fd = open(p, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+        else
+            errno = ENOENT;
+    }
     if (fd < 0)
         return errno;
     static const uint8_t zero[PROBE_LEN];

@@ -7,7 +7,7 @@
  *
  * No root needed: drive 0's tmp/ is replaced by a regular file, so its
  * creates fail with ENOTDIR (an I/O fault of the drive: faulty), and put
- * back to end the fault.
+ * back to end the fault; a removed tmp/ is made again by the probe.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -151,6 +151,33 @@ static void faulty_drive_skipped_probed_back_and_healed(void **state)
     strata_set_close(s);
 }
 
+/* tmp/ removed under a running set: faulty, and the probe makes it again. */
+static void removed_tmp_made_again(void **state)
+{
+    (void)state;
+    const char *root = ect_dir("health-tmp");
+    struct ect_drives dr;
+    ect_drives_init(&dr, root, 4);
+    struct strata_set *s;
+    assert_int_equal(strata_set_open(dr.ptr, 4, NULL, &s, NULL), 0);
+    char tmp[2100];
+    snprintf(tmp, sizeof(tmp), "%s/tmp", dr.path[1]);
+    assert_int_equal(rmdir(tmp), 0);
+    uint8_t buf[5000], id[STRATA_DATA_ID_LEN];
+    ect_fill(buf, sizeof(buf));
+    strata_data_id_new(id);
+    assert_int_equal(put(s, id, buf, sizeof(buf)), 0xd);
+    assert_int_equal(strata_set_drive_state(s, 1), STRATA_DRIVE_FAULTY);
+    wait_state(s, 1, STRATA_DRIVE_ONLINE);
+    struct stat st;
+    assert_int_equal(stat(tmp, &st), 0);
+    assert_true(S_ISDIR(st.st_mode));
+    unsigned healed = 0;
+    assert_int_equal(strata_ec_heal(s, id, sizeof(buf), &healed), 0);
+    assert_int_equal(healed, 1);
+    strata_set_close(s);
+}
+
 static void store_reports_hold_the_state(void **state)
 {
     (void)state;
@@ -196,6 +223,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(names),
         cmocka_unit_test(faulty_drive_skipped_probed_back_and_healed),
+        cmocka_unit_test(removed_tmp_made_again),
         cmocka_unit_test(store_reports_hold_the_state),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
