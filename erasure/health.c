@@ -22,7 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define MOD "erasure"
+#define MOD       "erasure"
 #define PROBE_LEN 4096u
 
 const char *strata_drive_state_name(enum strata_drive_state st)
@@ -176,8 +176,7 @@ static void probe_drive(struct strata_set *set, unsigned d)
         return;
     }
     /* Only a fault this probe saw is cleared: a newer one stays. */
-    if (__atomic_compare_exchange_n(&dr->fault, &was, 0, false, __ATOMIC_RELAXED,
-                                    __ATOMIC_RELAXED))
+    if (__atomic_compare_exchange_n(&dr->fault, &was, 0, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
         strata_log(&set->log, STRATA_LOG_NOTICE, MOD, "drive %s: writes work again (was %s)",
                    dr->path, strata_drive_state_name((enum strata_drive_state)was));
 }

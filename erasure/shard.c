@@ -1456,12 +1456,13 @@ int strata_ec_heal(struct strata_set *set, const uint8_t data_id[STRATA_DATA_ID_
         strata_ec__hdr_encode(&h, tail);
         enum strata_drive_io_op op = STRATA_DRIVE_IO_WRITE;
         errno = ENOSPC; /* a short write sets none */
-        bool ok = (!tab || pwrite(fd[s], tb, tab,
-                                  (off_t)(STRATA_EC_HDR_SIZE + blocks_bytes(set, size, r->blocks))) ==
-                               (ssize_t)tab) &&
-                  pwrite(fd[s], tail, STRATA_EC_HDR_SIZE, 0) == (ssize_t)STRATA_EC_HDR_SIZE &&
-                  (op = STRATA_DRIVE_IO_SYNC, set->no_fsync || fsync(fd[s]) == 0) &&
-                  (op = STRATA_DRIVE_IO_RENAME, rename(tmp[s], final[s]) == 0);
+        bool ok =
+            (!tab || pwrite(fd[s], tb, tab,
+                            (off_t)(STRATA_EC_HDR_SIZE + blocks_bytes(set, size, r->blocks))) ==
+                         (ssize_t)tab) &&
+            pwrite(fd[s], tail, STRATA_EC_HDR_SIZE, 0) == (ssize_t)STRATA_EC_HDR_SIZE &&
+            (op = STRATA_DRIVE_IO_SYNC, set->no_fsync || fsync(fd[s]) == 0) &&
+            (op = STRATA_DRIVE_IO_RENAME, rename(tmp[s], final[s]) == 0);
         if (!ok)
             strata_ec__drive_err(set, strata_ec__shard_drive(set, data_id, s), op, errno);
         if (ok) {

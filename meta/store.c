@@ -94,18 +94,18 @@ static int write_result(struct meta_drive *d, const char *err)
     /* erasure/ keeps the drive's state (admin info, metrics, writers):
      * RocksDB's status text is all meta/ has of the errno. */
     strata_set_drive_store_result(set, d->idx,
-                                  !err                                       ? STRATA_DRIVE_ONLINE
-                                  : strstr(err, "No space left on device")  ? STRATA_DRIVE_FULL
-                                  : strstr(err, "Read-only file system")    ? STRATA_DRIVE_READONLY
-                                                                             : STRATA_DRIVE_FAULTY);
+                                  !err                                     ? STRATA_DRIVE_ONLINE
+                                  : strstr(err, "No space left on device") ? STRATA_DRIVE_FULL
+                                  : strstr(err, "Read-only file system")   ? STRATA_DRIVE_READONLY
+                                                                           : STRATA_DRIVE_FAULTY);
     /* A WAL file is "<number>.log" (the info LOG has no dot).  Nothing
      * enters the memtable once a write failed, so it is as the failure
      * left it.  Read before taking mu: RocksDB takes its own mutex. */
     uint64_t mem_entries = 1;
-    bool dead = err && strstr(err, ".log") &&
-                !rocksdb_property_int(d->db, "rocksdb.num-entries-active-mem-table",
-                                      &mem_entries) &&
-                mem_entries == 0;
+    bool dead =
+        err && strstr(err, ".log") &&
+        !rocksdb_property_int(d->db, "rocksdb.num-entries-active-mem-table", &mem_entries) &&
+        mem_entries == 0;
     pthread_mutex_lock(&d->mu);
     bool was = d->wfail;
     if (!err) {
@@ -131,7 +131,8 @@ static int write_result(struct meta_drive *d, const char *err)
         strata_log(&d->m->log, STRATA_LOG_ERR, "meta",
                    "drive %s: its write-ahead log failed while the memtable was empty; "
                    "RocksDB would resume the store with that failed log, so it takes no "
-                   "writes until a restart (heal refills it then)", path);
+                   "writes until a restart (heal refills it then)",
+                   path);
     return rc;
 }
 

@@ -151,7 +151,7 @@ enum strata_drive_io_op {
     STRATA_DRIVE_IO_PROBE,
 };
 #define STRATA_DRIVE_IO_TIMED 2 /* READ and WRITE have latencies */
-#define STRATA_DRIVE_IO_OPS 8
+#define STRATA_DRIVE_IO_OPS   8
 const char *strata_drive_io_op_name(enum strata_drive_io_op op); /* "read", "sync", ... */
 struct strata_drive_io_stats {
     uint64_t count, errors, sum_ns;
@@ -179,7 +179,7 @@ enum strata_drive_state {
     STRATA_DRIVE_READONLY,
     STRATA_DRIVE_FULL,
 };
-#define STRATA_DRIVE_STATES 5
+#define STRATA_DRIVE_STATES   5
 #define STRATA_DRIVE_PROBE_MS 2000
 /* "online", "offline", "faulty", "read-only", "full". */
 const char *strata_drive_state_name(enum strata_drive_state st);

@@ -90,11 +90,10 @@ static void drive_io_series(struct strata_sbuf *b, const char *tier, unsigned i,
         strata_sbuf_puts(b, "strata_drive_io_seconds_bucket{");
         drive_labels(b, tier, i, d, path);
         if (k < STRATA_DRIVE_IO_BUCKETS)
-            strata_sbuf_printf(b, ",op=\"%s\",le=\"%g\"} %llu\n", opn,
-                               strata_drive_io_bounds_s[k], (unsigned long long)cum);
-        else
-            strata_sbuf_printf(b, ",op=\"%s\",le=\"+Inf\"} %llu\n", opn,
+            strata_sbuf_printf(b, ",op=\"%s\",le=\"%g\"} %llu\n", opn, strata_drive_io_bounds_s[k],
                                (unsigned long long)cum);
+        else
+            strata_sbuf_printf(b, ",op=\"%s\",le=\"+Inf\"} %llu\n", opn, (unsigned long long)cum);
     }
     strata_sbuf_puts(b, "strata_drive_io_seconds_sum{");
     drive_labels(b, tier, i, d, path);
@@ -113,7 +112,8 @@ static void drive_io_family(struct strata_sbuf *b, const struct tier_sets *ts, u
         for (unsigned i = 0; i < ts[t].nsets; i++) {
             struct strata_set *set = ts[t].sets[i];
             for (unsigned d = 0; d < strata_set_n(set); d++)
-                for (int op = 0; op < (errors ? STRATA_DRIVE_IO_OPS : STRATA_DRIVE_IO_TIMED); op++) {
+                for (int op = 0; op < (errors ? STRATA_DRIVE_IO_OPS : STRATA_DRIVE_IO_TIMED);
+                     op++) {
                     struct strata_drive_io_stats st;
                     strata_set_drive_io_get(set, d, (enum strata_drive_io_op)op, &st);
                     drive_io_series(b, ts[t].name, i, d, strata_set_drive_path(set, d), op, &st,
@@ -195,7 +195,8 @@ void strata_admin_metrics_render(struct strata_sbuf *b, struct strata_srv *s)
          "1 when the drive is online, 0 when offline or failing writes (strata_drive_state)."},
         {"strata_drive_fresh", "gauge", "1 for a replacement drive heal has not refilled yet."},
         {"strata_drive_total_bytes", "gauge", "Size of the drive's filesystem (statvfs)."},
-        {"strata_drive_free_bytes", "gauge", "Bytes available on the drive's filesystem (statvfs)."},
+        {"strata_drive_free_bytes", "gauge",
+         "Bytes available on the drive's filesystem (statvfs)."},
     };
     struct tier_sets ts[STRATA_TIERS_MAX + 1];
     unsigned nt = tier_sets(s, ts);
