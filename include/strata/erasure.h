@@ -133,7 +133,8 @@ void strata_set_stats_get(const struct strata_set *set, struct strata_set_stats 
  * that took at most strata_drive_io_bounds_s[i] seconds (and more than
  * the bound before), bucket[STRATA_DRIVE_IO_BUCKETS] the rest; count is
  * their sum.  An error is a failed or short read or write; it is timed
- * too.  Relaxed atomics. */
+ * too.  The other ops (below) only count errors: count, sum_ns and the
+ * buckets stay 0.  Relaxed atomics. */
 #define STRATA_DRIVE_IO_BUCKETS 14
 extern const double strata_drive_io_bounds_s[STRATA_DRIVE_IO_BUCKETS];
 /* Only read and write (the stripe I/Os) are timed; every op counts its
