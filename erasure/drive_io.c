@@ -40,11 +40,19 @@ void strata_ec__drive_io_note(struct strata_set *set, unsigned d, enum strata_dr
         __atomic_fetch_add(&st->errors, 1, __ATOMIC_RELAXED);
 }
 
+const char *strata_drive_io_op_name(enum strata_drive_io_op op)
+{
+    static const char *const names[STRATA_DRIVE_IO_OPS] = {
+        "read", "write", "sync", "open", "rename", "remove", "store", "probe",
+    };
+    return (unsigned)op < STRATA_DRIVE_IO_OPS ? names[op] : "?";
+}
+
 void strata_set_drive_io_get(const struct strata_set *set, unsigned drive,
                              enum strata_drive_io_op op, struct strata_drive_io_stats *out)
 {
     memset(out, 0, sizeof(*out));
-    if (drive >= set->n)
+    if (drive >= set->n || (unsigned)op >= STRATA_DRIVE_IO_OPS)
         return;
     const struct strata_drive_io_stats *st = &set->drives[drive].io[op];
     for (unsigned b = 0; b <= STRATA_DRIVE_IO_BUCKETS; b++)

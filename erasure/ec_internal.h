@@ -28,11 +28,15 @@
 #define STRATA_EC_NBUF 4
 
 struct strata_ec__drive {
-    struct strata_drive_io_stats io[2]; /* by enum strata_drive_io_op; drive_io.c */
+    struct strata_drive_io_stats io[STRATA_DRIVE_IO_OPS]; /* by op; drive_io.c */
     char *path;
     char uuid[STRATA_EC_UUID_LEN + 1];
     bool online; /* written at open, read without lock afterwards */
     bool fresh;  /* atomically cleared by strata_set_drive_mark_healed */
+    /* enum strata_drive_state, ONLINE when none (relaxed atomics, health.c):
+     * fault from erasure's own writes, cleared by the probe; store_fault
+     * from meta/'s store, cleared by its next successful write. */
+    int fault, store_fault;
 };
 
 struct strata_ec__obs; /* observer helper thread, observe.c */
@@ -70,6 +74,12 @@ struct strata_set {
     unsigned pool_len;
 
     struct strata_set_stats stats; /* updated with relaxed atomics */
+
+    /* Health probe thread (health.c), started at open. */
+    pthread_t probe_th;
+    pthread_mutex_t probe_mu;
+    pthread_cond_t probe_cv;
+    bool probe_started, probe_stop;
 };
 
 /* Shard file header, decoded.  See shard.c for the on-disk table. */
@@ -89,6 +99,21 @@ struct strata_ec__hdr {
 uint64_t strata_ec__now_ns(void);
 void strata_ec__drive_io_note(struct strata_set *set, unsigned d, enum strata_drive_io_op op,
                               uint64_t t0_ns, bool ok);
+
+/* A write-side operation on drive d failed with errno e: drive_err counts
+ * it under op and sets the drive's state from e; drive_fault only sets the
+ * state (for failures drive_io_note already counted).  Errors of the
+ * process rather than the drive (ENOMEM, EMFILE, ECANCELED, ...) leave
+ * the state alone (health.c). */
+void strata_ec__drive_err(struct strata_set *set, unsigned d, enum strata_drive_io_op op, int e);
+void strata_ec__drive_fault(struct strata_set *set, unsigned d, int e);
+/* Online and neither read-only nor faulty: writers and heal write to it
+ * (a full drive too: its space may have come back). */
+bool strata_ec__drive_writable(const struct strata_set *set, unsigned d);
+/* Probe thread of the set (health.c): start at the end of open (0 or
+ * STRATA_ENOMEM), stop before close (joins; no-op if not started). */
+int strata_ec__probe_start(struct strata_set *set);
+void strata_ec__probe_stop(struct strata_set *set);
 
 /* Borrow an io context (ring + stripe buffers); NULL on failure with *err set. */
 struct strata_ec__io *strata_ec__io_get(struct strata_set *set, int *err);

@@ -18,7 +18,8 @@
  *
  * Threads: strata_set_open/close run on one thread; everything else here
  * may be called from any thread (the pool is locked, flags and stats are
- * relaxed atomics).
+ * relaxed atomics).  Open starts the set's drive probe thread (health.c),
+ * close stops it first.
  */
 #include "ec_internal.h"
 #include "strata/hex.h"
@@ -610,6 +611,9 @@ int strata_set_open(const char *const *paths, unsigned n, const struct strata_se
     rc = strata_ec_codec_create(s->k, s->m, &s->codec);
     if (rc < 0)
         goto fail;
+    rc = strata_ec__probe_start(s);
+    if (rc < 0)
+        goto fail;
     pthread_mutex_init(&s->pool_mu, NULL);
     free(fm);
     (void)nformatted;
@@ -641,6 +645,7 @@ void strata_set_close(struct strata_set *set)
 {
     if (!set)
         return;
+    strata_ec__probe_stop(set);
     while (set->pool) {
         struct strata_ec__io *io = set->pool;
         set->pool = io->next;

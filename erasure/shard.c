@@ -277,10 +277,11 @@ static void w_wait(struct strata_ec_writer *w, unsigned b)
         strata_ec__drive_io_note(w->set, d, STRATA_DRIVE_IO_WRITE, w->t_sub_ns[slot],
                                  res >= 0 && (size_t)res == w->set->shard_size);
         /* A short write to a regular file means the drive is full. */
-        if (res < 0)
-            w_drop(w, d, -res);
-        else if ((size_t)res != w->set->shard_size)
-            w_drop(w, d, ENOSPC);
+        if (res < 0 || (size_t)res != w->set->shard_size) {
+            int e = res < 0 ? -res : ENOSPC;
+            strata_ec__drive_fault(w->set, d, e); /* counted by the note */
+            w_drop(w, d, e);
+        }
     }
 }
 
@@ -347,7 +348,8 @@ int strata_ec_writer_create(struct strata_set *set, const uint8_t data_id[STRATA
         return rc;
     }
     for (unsigned d = 0; d < set->n; d++) {
-        if (!set->drives[d].online) {
+        /* A read-only or faulty drive is left out until its probe succeeds. */
+        if (!strata_ec__drive_writable(set, d)) {
             w->n_other++;
             continue;
         }
@@ -360,6 +362,7 @@ int strata_ec_writer_create(struct strata_set *set, const uint8_t data_id[STRATA
         w->fd[d] = open(w->tmp[d], flags, 0644);
         if (w->fd[d] < 0) {
             int e = errno;
+            strata_ec__drive_err(set, d, STRATA_DRIVE_IO_OPEN, e);
             STRATA_FREE(w->tmp[d]);
             if (e == ENOSPC || e == EDQUOT)
                 w->n_nospc++;
@@ -523,6 +526,7 @@ uint64_t strata_ec_writer_size(const struct strata_ec_writer *w)
 struct wfin {
     unsigned want, ok; /* steps submitted, steps that succeeded (bit per ST_*) */
     int err;           /* errno of the first real failure */
+    enum strata_drive_io_op op; /* the kind of operation that failed */
     int dfd;           /* data/<hh> directory, for its fsync */
     char *final, *dir;
 };
@@ -579,12 +583,13 @@ static int w_publish_slow(struct strata_ec_writer *w, unsigned d, struct wfin *f
     int rr = rename(w->tmp[d], f->final);
     if (rr < 0 && errno == ENOENT && subdir_make(w->set, d, f->dir) == 0)
         rr = rename(w->tmp[d], f->final);
+    f->op = STRATA_DRIVE_IO_RENAME;
     if (rr < 0)
         return errno;
     f->ok |= 1u << ST_RENAME;
-    if (!w->set->no_fsync && dir_fsync(f->dir) < 0)
-        return errno;
-    return 0;
+    f->op = STRATA_DRIVE_IO_SYNC;
+    int e = w->set->no_fsync ? 0 : -dir_fsync(f->dir);
+    return e;
 }
 
 int strata_ec_writer_finish(struct strata_ec_writer *w, uint32_t *ok_mask)
@@ -634,7 +639,9 @@ int strata_ec_writer_finish(struct strata_ec_writer *w, uint32_t *ok_mask)
             if (f->dfd < 0 && errno == ENOENT && subdir_make(set, d, f->dir) == 0)
                 f->dfd = open(f->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
             if (f->dfd < 0) {
-                w_drop(w, d, errno);
+                int e = errno;
+                strata_ec__drive_err(set, d, STRATA_DRIVE_IO_OPEN, e);
+                w_drop(w, d, e);
                 continue;
             }
         }
@@ -694,10 +701,14 @@ int strata_ec_writer_finish(struct strata_ec_writer *w, uint32_t *ok_mask)
                       : step == ST_TAB ? tab
                       : step == ST_HDR ? STRATA_EC_HDR_SIZE
                                        : 0;
-        if (res >= 0 && (size_t)res == want)
+        if (res >= 0 && (size_t)res == want) {
             fin[d].ok |= 1u << step;
-        else if (!fin[d].err || fin[d].err == ECANCELED)
+        } else if (!fin[d].err || fin[d].err == ECANCELED) {
             fin[d].err = res < 0 ? -res : ENOSPC;
+            fin[d].op = step == ST_FSYNC || step == ST_DIRSYNC ? STRATA_DRIVE_IO_SYNC
+                        : step == ST_RENAME                    ? STRATA_DRIVE_IO_RENAME
+                                                               : STRATA_DRIVE_IO_WRITE;
+        }
     }
     free(tail);
     uint32_t published = 0;
@@ -710,6 +721,7 @@ int strata_ec_writer_finish(struct strata_ec_writer *w, uint32_t *ok_mask)
         close(w->fd[d]);
         w->fd[d] = -1;
         int e = q < 0 ? EIO : f->ok == f->want ? 0 : f->err ? f->err : EIO;
+        bool real = q == 0 && f->err != 0; /* e is the drive's own errno */
         /* Everything before the rename done, only the rename missed its directory. */
         uint32_t before = f->want & ((1u << ST_RENAME) - 1);
         if (e == ENOENT && (f->ok & before) == before && !(f->ok & (1u << ST_RENAME)))
@@ -723,6 +735,8 @@ int strata_ec_writer_finish(struct strata_ec_writer *w, uint32_t *ok_mask)
         if (f->ok & (1u << ST_RENAME))
             unlink(f->final); /* renamed, but not durably */
         published &= ~(1u << d);
+        if (real)
+            strata_ec__drive_err(set, d, f->op, e);
         w_drop(w, d, e);
     }
     if (q == 0)
@@ -1377,12 +1391,21 @@ int strata_ec_heal(struct strata_set *set, const uint8_t data_id[STRATA_DATA_ID_
     for (unsigned s = 0; s < set->n; s++) {
         fd[s] = -1;
         unsigned d = strata_ec__shard_drive(set, data_id, s);
-        if (!(bad & (1u << s)) || !set->drives[d].online)
+        /* A read-only or faulty drive is refilled after its probe succeeded. */
+        if (!(bad & (1u << s)) || !strata_ec__drive_writable(set, d))
             continue;
-        if (strata_ec__shard_path(set, d, data_id, &final[s], &dir[s]) < 0 ||
-            heal_dirs(set, d, dir[s]) < 0 || tmp_path_new(set, d, data_id, "h", s, &tmp[s]) < 0)
+        if (strata_ec__shard_path(set, d, data_id, &final[s], &dir[s]) < 0)
+            continue;
+        int hd = heal_dirs(set, d, dir[s]);
+        if (hd < 0) {
+            strata_ec__drive_err(set, d, STRATA_DRIVE_IO_OPEN, -hd);
+            continue;
+        }
+        if (tmp_path_new(set, d, data_id, "h", s, &tmp[s]) < 0)
             continue;
         fd[s] = open(tmp[s], O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+        if (fd[s] < 0)
+            strata_ec__drive_err(set, d, STRATA_DRIVE_IO_OPEN, errno);
         crc[s] = malloc((size_t)(r->blocks ? r->blocks : 1) * sizeof(uint32_t));
         if (fd[s] < 0 || !crc[s])
             continue;
@@ -1400,8 +1423,12 @@ int strata_ec_heal(struct strata_set *set, const uint8_t data_id[STRATA_DATA_ID_
                 continue;
             const uint8_t *blk = r->io->buf[0] + (size_t)s * bl;
             crc[s][i] = strata_crc32c(0, blk, bl);
-            if (pwrite(fd[s], blk, bl, (off_t)(STRATA_EC_HDR_SIZE + i * ss)) != (ssize_t)bl)
+            ssize_t wn = pwrite(fd[s], blk, bl, (off_t)(STRATA_EC_HDR_SIZE + i * ss));
+            if (wn != (ssize_t)bl) {
+                strata_ec__drive_err(set, strata_ec__shard_drive(set, data_id, s),
+                                     STRATA_DRIVE_IO_WRITE, wn < 0 ? errno : ENOSPC);
                 target &= ~(1u << s);
+            }
         }
     }
     size_t tab = table_bytes(r->blocks);
@@ -1427,11 +1454,17 @@ int strata_ec_heal(struct strata_set *set, const uint8_t data_id[STRATA_DATA_ID_
         };
         memcpy(h.data_id, data_id, STRATA_DATA_ID_LEN);
         strata_ec__hdr_encode(&h, tail);
-        bool ok = (!tab || pwrite(fd[s], tb, tab,
-                                  (off_t)(STRATA_EC_HDR_SIZE + blocks_bytes(set, size, r->blocks))) ==
-                               (ssize_t)tab) &&
-                  pwrite(fd[s], tail, STRATA_EC_HDR_SIZE, 0) == (ssize_t)STRATA_EC_HDR_SIZE &&
-                  (set->no_fsync || fsync(fd[s]) == 0) && rename(tmp[s], final[s]) == 0;
+        enum strata_drive_io_op op = STRATA_DRIVE_IO_WRITE;
+        errno = ENOSPC; /* a short write sets none */
+        bool ok =
+            (!tab || pwrite(fd[s], tb, tab,
+                            (off_t)(STRATA_EC_HDR_SIZE + blocks_bytes(set, size, r->blocks))) ==
+                         (ssize_t)tab) &&
+            pwrite(fd[s], tail, STRATA_EC_HDR_SIZE, 0) == (ssize_t)STRATA_EC_HDR_SIZE &&
+            (op = STRATA_DRIVE_IO_SYNC, set->no_fsync || fsync(fd[s]) == 0) &&
+            (op = STRATA_DRIVE_IO_RENAME, rename(tmp[s], final[s]) == 0);
+        if (!ok)
+            strata_ec__drive_err(set, strata_ec__shard_drive(set, data_id, s), op, errno);
         if (ok) {
             STRATA_FREE(tmp[s]);
             if (!set->no_fsync)
@@ -1471,8 +1504,12 @@ int strata_ec_delete(struct strata_set *set, const uint8_t data_id[STRATA_DATA_I
         char *path = NULL;
         if (strata_ec__shard_path(set, d, data_id, &path, NULL) < 0)
             return STRATA_ENOMEM;
-        if (unlink(path) < 0 && errno != ENOENT && errno != ENOTDIR && rc == 0)
-            rc = strata_ec__errno_map(errno);
+        if (unlink(path) < 0 && errno != ENOENT && errno != ENOTDIR) {
+            int e = errno;
+            strata_ec__drive_err(set, d, STRATA_DRIVE_IO_REMOVE, e);
+            if (rc == 0)
+                rc = strata_ec__errno_map(e);
+        }
         free(path);
     }
     return rc;

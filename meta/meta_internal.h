@@ -288,6 +288,9 @@ struct meta_drive {
      * skip it until wretry_ns, when one write probes it again. */
     bool wfail, wfail_nospc;
     uint64_t wretry_ns;
+    /* Its WAL failed while the memtable was empty: no write reaches db
+     * again before a restart, not even a probe (store.c). */
+    bool wdead;
     /* Every write to db holds it shared, a WAL sync exclusive: a sync never
      * runs beside a write that may fail (store.c). */
     pthread_rwlock_t io_rw;

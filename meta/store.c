@@ -48,6 +48,14 @@
  * it; the first one that succeeds ends the state.  A restart reopens the
  * store in any case.  Writes hold io_rw shared and a WAL sync holds it
  * exclusive, so a sync never runs beside a write that is failing.
+ *
+ * One failure is never probed: a WAL write that failed while the memtable
+ * was empty.  RocksDB 7.8 resumes such a store, once the disk has room,
+ * without switching to a new WAL (it switches only a non-empty memtable),
+ * so the failed WAL file writer stays in use and the next write or WAL
+ * sync trips its assertion: a probe, or a write at shutdown, aborted the
+ * daemon.  That store takes no writes until a restart reopens it (a new
+ * WAL); its missed writes are healed like any others.
  */
 #define META_WRETRY_MS 1000
 
@@ -68,7 +76,7 @@ static int drive_writable(struct meta_drive *d)
     pthread_mutex_lock(&d->mu);
     if (d->wfail) {
         uint64_t now = mono_ns();
-        if (now >= d->wretry_ns)
+        if (now >= d->wretry_ns && !d->wdead)
             d->wretry_ns = now + META_WRETRY_MS * 1000000ull;
         else
             rc = d->wfail_nospc ? STRATA_ENOSPC : STRATA_EIO;
@@ -81,7 +89,23 @@ static int drive_writable(struct meta_drive *d)
  * the changes of state only, so a full drive does not log every write. */
 static int write_result(struct meta_drive *d, const char *err)
 {
-    const char *path = strata_set_drive_path(d->m->sets[d->set].set, d->idx);
+    struct strata_set *set = d->m->sets[d->set].set;
+    const char *path = strata_set_drive_path(set, d->idx);
+    /* erasure/ keeps the drive's state (admin info, metrics, writers):
+     * RocksDB's status text is all meta/ has of the errno. */
+    strata_set_drive_store_result(set, d->idx,
+                                  !err                                     ? STRATA_DRIVE_ONLINE
+                                  : strstr(err, "No space left on device") ? STRATA_DRIVE_FULL
+                                  : strstr(err, "Read-only file system")   ? STRATA_DRIVE_READONLY
+                                                                           : STRATA_DRIVE_FAULTY);
+    /* A WAL file is "<number>.log" (the info LOG has no dot).  Nothing
+     * enters the memtable once a write failed, so it is as the failure
+     * left it.  Read before taking mu: RocksDB takes its own mutex. */
+    uint64_t mem_entries = 1;
+    bool dead =
+        err && strstr(err, ".log") &&
+        !rocksdb_property_int(d->db, "rocksdb.num-entries-active-mem-table", &mem_entries) &&
+        mem_entries == 0;
     pthread_mutex_lock(&d->mu);
     bool was = d->wfail;
     if (!err) {
@@ -95,12 +119,20 @@ static int write_result(struct meta_drive *d, const char *err)
     d->wfail = true;
     d->wfail_nospc = strstr(err, "No space left on device") != NULL;
     d->wretry_ns = mono_ns() + META_WRETRY_MS * 1000000ull;
+    bool was_dead = d->wdead;
+    d->wdead = d->wdead || dead;
     int rc = d->wfail_nospc ? STRATA_ENOSPC : STRATA_EIO;
     pthread_mutex_unlock(&d->mu);
     if (!was)
         strata_log(&d->m->log, STRATA_LOG_ERR, "meta",
                    "drive %s: write failed: %s; its writes are skipped (healed later) "
                    "and retried every %d ms", path, err, META_WRETRY_MS);
+    if (dead && !was_dead)
+        strata_log(&d->m->log, STRATA_LOG_ERR, "meta",
+                   "drive %s: its write-ahead log failed while the memtable was empty; "
+                   "RocksDB would resume the store with that failed log, so it takes no "
+                   "writes until a restart (heal refills it then)",
+                   path);
     return rc;
 }
 

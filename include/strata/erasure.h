@@ -133,16 +133,66 @@ void strata_set_stats_get(const struct strata_set *set, struct strata_set_stats 
  * that took at most strata_drive_io_bounds_s[i] seconds (and more than
  * the bound before), bucket[STRATA_DRIVE_IO_BUCKETS] the rest; count is
  * their sum.  An error is a failed or short read or write; it is timed
- * too.  Relaxed atomics. */
+ * too.  The other ops (below) only count errors: count, sum_ns and the
+ * buckets stay 0.  Relaxed atomics. */
 #define STRATA_DRIVE_IO_BUCKETS 14
 extern const double strata_drive_io_bounds_s[STRATA_DRIVE_IO_BUCKETS];
-enum strata_drive_io_op { STRATA_DRIVE_IO_READ = 0, STRATA_DRIVE_IO_WRITE = 1 };
+/* Only read and write (the stripe I/Os) are timed; every op counts its
+ * errors: open (create of a tmp file), sync (fsync of a file or directory),
+ * rename, remove (unlink), store (a write of meta/'s store on the drive,
+ * reported by strata_set_drive_store_result) and probe (the health probe). */
+enum strata_drive_io_op {
+    STRATA_DRIVE_IO_READ = 0,
+    STRATA_DRIVE_IO_WRITE = 1,
+    STRATA_DRIVE_IO_SYNC,
+    STRATA_DRIVE_IO_OPEN,
+    STRATA_DRIVE_IO_RENAME,
+    STRATA_DRIVE_IO_REMOVE,
+    STRATA_DRIVE_IO_STORE,
+    STRATA_DRIVE_IO_PROBE,
+};
+#define STRATA_DRIVE_IO_TIMED 2 /* READ and WRITE have latencies */
+#define STRATA_DRIVE_IO_OPS   8
+const char *strata_drive_io_op_name(enum strata_drive_io_op op); /* "read", "sync", ... */
 struct strata_drive_io_stats {
     uint64_t count, errors, sum_ns;
     uint64_t bucket[STRATA_DRIVE_IO_BUCKETS + 1];
 };
 void strata_set_drive_io_get(const struct strata_set *set, unsigned drive,
                              enum strata_drive_io_op op, struct strata_drive_io_stats *out);
+
+/*
+ * Drive health.  A drive that was usable at open is ONLINE until a write on
+ * it fails: EROFS makes it READONLY, ENOSPC/EDQUOT FULL, any other I/O
+ * error (EIO, a vanished tree) FAULTY.  Writers and heal skip a READONLY or
+ * FAULTY drive (reads still use it; a FULL one is still tried, its space
+ * may come back any moment).  A probe thread of the set (write, fsync and unlink
+ * of a 4 KiB file in the drive's tmp/, every STRATA_DRIVE_PROBE_MS, never
+ * on a request's path) returns it to ONLINE once that works again (a FULL
+ * drive also needs four shard blocks of free space); heal then refills
+ * what it missed.  Transitions are logged.  OFFLINE: not usable since open.
+ * The failures of meta/'s store on the drive count too (below).
+ */
+enum strata_drive_state {
+    STRATA_DRIVE_ONLINE = 0,
+    STRATA_DRIVE_OFFLINE,
+    STRATA_DRIVE_FAULTY,
+    STRATA_DRIVE_READONLY,
+    STRATA_DRIVE_FULL,
+};
+#define STRATA_DRIVE_STATES   5
+#define STRATA_DRIVE_PROBE_MS 2000
+/* "online", "offline", "faulty", "read-only", "full". */
+const char *strata_drive_state_name(enum strata_drive_state st);
+/* Any thread; relaxed atomics. */
+enum strata_drive_state strata_set_drive_state(const struct strata_set *set, unsigned drive);
+/* meta/ reports the outcome of each write to its store on the drive (it
+ * maps the store's status, having no errno): ONLINE on success ends a
+ * store fault; another state is counted as a failed op "store" and holds
+ * the drive in that state until a store write
+ * succeeds again.  Any thread. */
+void strata_set_drive_store_result(struct strata_set *set, unsigned drive,
+                                   enum strata_drive_state st);
 
 /* A fresh random data id (OpenSSL RAND_bytes).  This function can't fail. */
 void strata_data_id_new(uint8_t id[STRATA_DATA_ID_LEN]);

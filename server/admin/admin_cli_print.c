@@ -63,14 +63,14 @@ void strata_admin_cli_print_info(json_t *doc)
                num(set, "index"), num(set, "data"), num(set, "parity"), num(set, "write_quorum"),
                str(set, "deployment_id"), num(e, "bitrot_detected"), num(e, "shards_missing"),
                num(e, "stripes_reconstructed"), num(e, "shards_healed"));
-        printf("  %-5s %-8s %10s %10s %10s  %s\n", "DRIVE", "STATE", "TOTAL", "USED", "FREE",
+        printf("  %-5s %-9s %10s %10s %10s  %s\n", "DRIVE", "STATE", "TOTAL", "USED", "FREE",
                "PATH");
         size_t j;
         json_t *d;
         json_array_foreach(json_object_get(set, "drives"), j, d) {
             char t[32], u[32], f[32];
             bool sized = json_object_get(d, "total_bytes") != NULL;
-            printf("  %-5" PRIu64 " %-8s %10s %10s %10s  %s\n", num(d, "index"), str(d, "state"),
+            printf("  %-5" PRIu64 " %-9s %10s %10s %10s  %s\n", num(d, "index"), str(d, "state"),
                    sized ? human(num(d, "total_bytes"), t, sizeof(t)) : "-",
                    sized ? human(num(d, "used_bytes"), u, sizeof(u)) : "-",
                    sized ? human(num(d, "free_bytes"), f, sizeof(f)) : "-", str(d, "path"));

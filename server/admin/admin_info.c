@@ -1,6 +1,7 @@
 /*
  * admin_info.c - GET /strata/admin/v1/info: version, uptime, and every
- * set with its geometry, counters and drives (state, space via statvfs).
+ * set with its geometry, counters and drives (state, failed operations by
+ * op, space via statvfs).
  * "sets" and the drive totals are the hot tier's (the metadata home);
  * "tiers" lists every tier with its storage classes and its own sets.
  * Any connection thread; reads only immutable set facts and atomics.
@@ -15,10 +16,21 @@
 static json_t *drive_json(struct strata_set *set, unsigned d)
 {
     const char *path = strata_set_drive_path(set, d);
-    bool online = strata_set_drive_online(set, d);
-    const char *state = !online ? "offline" : strata_set_drive_fresh(set, d) ? "fresh" : "online";
+    enum strata_drive_state ds = strata_set_drive_state(set, d);
+    const char *state = ds == STRATA_DRIVE_ONLINE && strata_set_drive_fresh(set, d)
+                            ? "fresh"
+                            : strata_drive_state_name(ds);
     json_t *j = json_pack("{s:i, s:s, s:s}", "index", (int)d, "path", path ? path : "",
                           "state", state);
+    /* Failed operations since start, by op (as in /metrics). */
+    json_t *errs = json_object();
+    for (int op = 0; op < STRATA_DRIVE_IO_OPS; op++) {
+        struct strata_drive_io_stats st;
+        strata_set_drive_io_get(set, d, (enum strata_drive_io_op)op, &st);
+        json_object_set_new(errs, strata_drive_io_op_name((enum strata_drive_io_op)op),
+                            json_integer((json_int_t)st.errors));
+    }
+    json_object_set_new(j, "io_errors", errs);
     struct statvfs vfs;
     if (path && statvfs(path, &vfs) == 0) {
         uint64_t total = (uint64_t)vfs.f_blocks * vfs.f_frsize;
@@ -38,7 +50,7 @@ static json_t *set_json(struct strata_set *set, unsigned idx)
     unsigned n = strata_set_n(set), online = 0;
     json_t *drives = json_array();
     for (unsigned d = 0; d < n; d++) {
-        online += strata_set_drive_online(set, d);
+        online += strata_set_drive_state(set, d) == STRATA_DRIVE_ONLINE;
         json_array_append_new(drives, drive_json(set, d));
     }
     const char *dep = strata_set_deployment_id(set);

@@ -70,8 +70,6 @@ static void drive_metric(struct strata_sbuf *b, const char *name, const char *ti
     strata_sbuf_printf(b, "} %llu\n", v);
 }
 
-static const char *const io_ops[] = {"read", "write"};
-
 /* One drive's series of one family: the latency histogram, or errors. */
 static void drive_io_series(struct strata_sbuf *b, const char *tier, unsigned i, unsigned d,
                             const char *path, int op, const struct strata_drive_io_stats *st,
@@ -80,31 +78,33 @@ static void drive_io_series(struct strata_sbuf *b, const char *tier, unsigned i,
     if (errors) {
         strata_sbuf_puts(b, "strata_drive_io_errors_total{");
         drive_labels(b, tier, i, d, path);
-        strata_sbuf_printf(b, ",op=\"%s\"} %llu\n", io_ops[op], (unsigned long long)st->errors);
+        strata_sbuf_printf(b, ",op=\"%s\"} %llu\n",
+                           strata_drive_io_op_name((enum strata_drive_io_op)op),
+                           (unsigned long long)st->errors);
         return;
     }
+    const char *opn = strata_drive_io_op_name((enum strata_drive_io_op)op);
     uint64_t cum = 0;
     for (unsigned k = 0; k <= STRATA_DRIVE_IO_BUCKETS; k++) {
         cum += st->bucket[k];
         strata_sbuf_puts(b, "strata_drive_io_seconds_bucket{");
         drive_labels(b, tier, i, d, path);
         if (k < STRATA_DRIVE_IO_BUCKETS)
-            strata_sbuf_printf(b, ",op=\"%s\",le=\"%g\"} %llu\n", io_ops[op],
-                               strata_drive_io_bounds_s[k], (unsigned long long)cum);
-        else
-            strata_sbuf_printf(b, ",op=\"%s\",le=\"+Inf\"} %llu\n", io_ops[op],
+            strata_sbuf_printf(b, ",op=\"%s\",le=\"%g\"} %llu\n", opn, strata_drive_io_bounds_s[k],
                                (unsigned long long)cum);
+        else
+            strata_sbuf_printf(b, ",op=\"%s\",le=\"+Inf\"} %llu\n", opn, (unsigned long long)cum);
     }
     strata_sbuf_puts(b, "strata_drive_io_seconds_sum{");
     drive_labels(b, tier, i, d, path);
-    strata_sbuf_printf(b, ",op=\"%s\"} %.9f\n", io_ops[op], (double)st->sum_ns / 1e9);
+    strata_sbuf_printf(b, ",op=\"%s\"} %.9f\n", opn, (double)st->sum_ns / 1e9);
     strata_sbuf_puts(b, "strata_drive_io_seconds_count{");
     drive_labels(b, tier, i, d, path);
-    strata_sbuf_printf(b, ",op=\"%s\"} %llu\n", io_ops[op], (unsigned long long)st->count);
+    strata_sbuf_printf(b, ",op=\"%s\"} %llu\n", opn, (unsigned long long)st->count);
 }
 
-/* Every drive of every tier, both ops, in one family (the exposition
- * format wants a family's series together). */
+/* Every drive of every tier, every op (latencies: read and write only), in
+ * one family (the exposition format wants a family's series together). */
 static void drive_io_family(struct strata_sbuf *b, const struct tier_sets *ts, unsigned nt,
                             bool errors)
 {
@@ -112,7 +112,8 @@ static void drive_io_family(struct strata_sbuf *b, const struct tier_sets *ts, u
         for (unsigned i = 0; i < ts[t].nsets; i++) {
             struct strata_set *set = ts[t].sets[i];
             for (unsigned d = 0; d < strata_set_n(set); d++)
-                for (int op = 0; op < 2; op++) {
+                for (int op = 0; op < (errors ? STRATA_DRIVE_IO_OPS : STRATA_DRIVE_IO_TIMED);
+                     op++) {
                     struct strata_drive_io_stats st;
                     strata_set_drive_io_get(set, d, (enum strata_drive_io_op)op, &st);
                     drive_io_series(b, ts[t].name, i, d, strata_set_drive_path(set, d), op, &st,
@@ -130,7 +131,8 @@ static void drive_io_render(struct strata_sbuf *b, struct strata_srv *s)
            "Shard stripe I/O latency per drive, submit to completion.");
     drive_io_family(b, ts, nt, false);
     family(b, "strata_drive_io_errors_total", "counter",
-           "Failed or short shard stripe I/Os per drive.");
+           "Failed operations per drive and op: read/write (shard stripe I/O), open, sync, "
+           "rename, remove, store (its metadata store), probe (health probe).");
     drive_io_family(b, ts, nt, true);
 }
 
@@ -189,10 +191,12 @@ void strata_admin_metrics_render(struct strata_sbuf *b, struct strata_srv *s)
     static const struct {
         const char *name, *type, *help;
     } drive_fams[] = {
-        {"strata_drive_online", "gauge", "1 when the drive is online, 0 when offline."},
+        {"strata_drive_online", "gauge",
+         "1 when the drive is online, 0 when offline or failing writes (strata_drive_state)."},
         {"strata_drive_fresh", "gauge", "1 for a replacement drive heal has not refilled yet."},
         {"strata_drive_total_bytes", "gauge", "Size of the drive's filesystem (statvfs)."},
-        {"strata_drive_free_bytes", "gauge", "Bytes available on the drive's filesystem (statvfs)."},
+        {"strata_drive_free_bytes", "gauge",
+         "Bytes available on the drive's filesystem (statvfs)."},
     };
     struct tier_sets ts[STRATA_TIERS_MAX + 1];
     unsigned nt = tier_sets(s, ts);
@@ -207,7 +211,7 @@ void strata_admin_metrics_render(struct strata_sbuf *b, struct strata_srv *s)
                     unsigned long long v = 0;
                     struct statvfs vfs;
                     if (f == 0)
-                        v = strata_set_drive_online(set, d);
+                        v = strata_set_drive_state(set, d) == STRATA_DRIVE_ONLINE;
                     else if (f == 1)
                         v = strata_set_drive_fresh(set, d);
                     else if (statvfs(path, &vfs) != 0)
@@ -220,6 +224,21 @@ void strata_admin_metrics_render(struct strata_sbuf *b, struct strata_srv *s)
             }
         }
     }
+    /* One series per state, 1 for the drive's current one. */
+    family(b, "strata_drive_state", "gauge",
+           "1 for the drive's state: online, offline, faulty (I/O errors), read-only, full.");
+    for (unsigned t = 0; t < nt; t++)
+        for (unsigned i = 0; i < ts[t].nsets; i++)
+            for (unsigned d = 0; d < strata_set_n(ts[t].sets[i]); d++) {
+                enum strata_drive_state cur = strata_set_drive_state(ts[t].sets[i], d);
+                for (int st = 0; st < STRATA_DRIVE_STATES; st++) {
+                    strata_sbuf_puts(b, "strata_drive_state{");
+                    drive_labels(b, ts[t].name, i, d, strata_set_drive_path(ts[t].sets[i], d));
+                    strata_sbuf_printf(b, ",state=\"%s\"} %d\n",
+                                       strata_drive_state_name((enum strata_drive_state)st),
+                                       (int)cur == st);
+                }
+            }
     static const char *const set_fams[][2] = {
         {"strata_set_bitrot_detected_total", "Shard blocks whose CRC32C failed, since start."},
         {"strata_set_shards_missing_total", "Shard reads that found no file or got EIO, since start."},
