@@ -1,7 +1,8 @@
 /*
- * audit.c - the object-lock audit log: append-only, hash-chained, one copy
- * per drive (DRIVE/audit.log), fsynced on the write quorum before an append
- * returns.
+ * audit.c - the object-lock audit log: append-only, hash-chained entries.
+ * This file makes and checks the entries and their chain; where the copies
+ * live and how they become durable is the store's (store.h: audit_*;
+ * locally one copy per drive, DRIVE/audit.log, local/audit_files.c).
  *
  * Entry format (one line per entry, JSON, fields in this order):
  *   {"seq":N,"time":"<ISO 8601 of the lock clock>","lock_ms":L,"wall_ms":W,
@@ -14,30 +15,19 @@
  * drives and grows by one per event; a drive that was offline has gaps.  A
  * key that is not UTF-8 is written as "key_hex".
  *
- * Threads: any number of request threads append.  audit->mu serialises the
- * seq assignment and the write() of each drive's line (a few microseconds).
- * Then the appender asks every drive's syncer thread to make its line
- * durable and waits for them: the drives fdatasync in parallel, and one
- * fdatasync covers every line written before it started, so concurrent
- * appends share them (group commit).  Lock order: mu -> a drive's sync_mu.
- *
- * Tail anchor: the lock clock thread writes each drive's last durable entry
- * (seq and hash) into that drive's lock-clock file with the clock's mark
- * ("audit_seq", "audit_hash"), so entries removed from the end of a log
- * older than a few seconds are found: by verify, and at open, which records
- * them as "AuditEntriesMissing".  Whoever can rewrite lock-clock as well
- * can hide that; the anchor raises the bar, it is no proof.
+ * Tail anchor: the store keeps each copy's last durable entry (seq and
+ * hash) beside it (locally in the drive's lock-clock file), so entries
+ * removed from the end of a log older than a few seconds are found: by
+ * verify, and at open, which records them as "AuditEntriesMissing".
  */
 #include "meta_internal.h"
 
-#include <errno.h>
-#include <fcntl.h>
+#include "store.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
-#include <unistd.h>
 
 #include <jansson.h>
 #include <openssl/sha.h>
@@ -45,8 +35,7 @@
 #include "strata/assert.h"
 #include "strata/hex.h"
 
-#define AUDIT_FILE "audit.log"
-#define AUDIT_LINE_MAX (32u * 1024)  /* longer lines are corrupt */
+#define AUDIT_LINE_MAX STRATA_META__AUDIT_LINE_MAX
 /* Bytes kept of each caller-supplied string; escaped (6x at worst) a line
  * stays below AUDIT_LINE_MAX. */
 #define AUDIT_DETAIL_MAX 1024
@@ -54,36 +43,6 @@
 #define AUDIT_WORD_MAX 64  /* version id, action, outcome */
 #define AUDIT_HASH_TAG ",\"hash\":\""
 #define AUDIT_HEX 64
-
-struct audit_drive {
-    int fd;          /* -1: offline at open; kept open until close */
-    _Atomic bool dead; /* a write or sync failed: no longer written to */
-    unsigned set;
-    const char *path; /* drive directory, for logs */
-    uint64_t off;    /* end of the last complete line (under audit mu) */
-    pthread_mutex_t sync_mu; /* protects the fields below */
-    uint64_t written;        /* off, and the seq and hash of the entry ending there */
-    uint64_t w_seq;
-    char w_hash[AUDIT_HEX + 1];
-    uint64_t s_seq;          /* seq and hash of the entry ending at synced */
-    char s_hash[AUDIT_HEX + 1];
-    pthread_cond_t sync_cv;  /* wakes the syncer */
-    pthread_cond_t done_cv;  /* wakes appenders waiting for synced */
-    uint64_t want;           /* highest offset an appender waits for */
-    uint64_t synced;         /* bytes known durable */
-    bool sync_failed;        /* after a failed fdatasync nothing is known */
-    bool stop;
-    pthread_t thr;
-    bool thr_started;
-    char last[AUDIT_HEX + 1]; /* hash of the last entry */
-};
-
-struct meta_audit {
-    pthread_mutex_t mu;
-    uint64_t next_seq;
-    unsigned n;
-    struct audit_drive *d;
-};
 
 static void hex32(const uint8_t h[32], char out[AUDIT_HEX + 1])
 {
@@ -110,28 +69,7 @@ void strata_meta__iso8601(int64_t ms, char out[32])
 
 /* ---- verify ------------------------------------------------------------- */
 
-static bool is_hex64(const char *s, size_t n);
-
-/* The anchor lock_clock.c stored in drive/lock-clock; false when none. */
-static bool anchor_read(const char *drive, uint64_t *seq, char hash[AUDIT_HEX + 1])
-{
-    char path[4096];
-    snprintf(path, sizeof(path), "%s/lock-clock", drive);
-    json_error_t jerr;
-    json_t *o = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
-    json_t *js = json_object_get(o, "audit_seq");
-    const char *h = json_string_value(json_object_get(o, "audit_hash"));
-    bool ok = json_is_integer(js) && json_integer_value(js) > 0 && h && is_hex64(h, strlen(h));
-    if (ok) {
-        *seq = (uint64_t)json_integer_value(js);
-        memcpy(hash, h, AUDIT_HEX + 1);
-    }
-    json_decref(o);
-    return ok;
-}
-
-
-static bool is_hex64(const char *s, size_t n)
+bool strata_meta__hex64_valid(const char *s, size_t n)
 {
     if (n != AUDIT_HEX)
         return false;
@@ -156,7 +94,7 @@ static bool check_line(const char *line, size_t len, const char *prev, uint64_t 
         return false;
     }
     const char *stored = line + len - tail + strlen(AUDIT_HASH_TAG);
-    if (!is_hex64(stored, AUDIT_HEX)) {
+    if (!strata_meta__hex64_valid(stored, AUDIT_HEX)) {
         snprintf(why, whycap, "malformed hash");
         return false;
     }
@@ -190,41 +128,43 @@ static bool check_line(const char *line, size_t len, const char *prev, uint64_t 
     return ok;
 }
 
+/* A drive directory is a copy of the local store: verify needs no daemon,
+ * so it reads through the local ops directly. */
 int strata_audit_verify_drive(const char *drive_dir, struct strata_audit_verify *out)
 {
+    const struct strata_meta__store_ops *ops = &strata_meta__store_local;
     memset(out, 0, sizeof(*out));
-    char path[4096];
-    snprintf(path, sizeof(path), "%s/%s", drive_dir, AUDIT_FILE);
     uint64_t aseq = 0;
     char ahash[AUDIT_HEX + 1];
-    bool anchored = anchor_read(drive_dir, &aseq, ahash); /* before the log: it only grows */
-    FILE *f = fopen(path, "re");
-    if (!f && errno == ENOENT && anchored) {
+    /* before the log: it only grows */
+    bool anchored = ops->audit_copy_anchor(drive_dir, &aseq, ahash);
+    struct strata_meta__audit_copy *c;
+    int orc = ops->audit_copy_open(drive_dir, &c);
+    if (orc == STRATA_ENOTFOUND && anchored) {
         out->broken = true;
         snprintf(out->reason, sizeof(out->reason),
                  "audit.log is missing but lock-clock recorded seq %llu", (unsigned long long)aseq);
         return 0;
     }
-    if (!f)
-        return errno == ENOENT ? 0 : STRATA_EIO;
+    if (orc)
+        return orc == STRATA_ENOTFOUND ? 0 : orc;
     char prev[AUDIT_HEX + 1];
     memset(prev, '0', AUDIT_HEX);
     prev[AUDIT_HEX] = 0;
     uint64_t prev_seq = 0;
-    char *line = NULL;
-    size_t cap = 0;
-    ssize_t n;
-    int rc = 0;
-    while ((n = getline(&line, &cap, f)) > 0) {
+    const char *line;
+    size_t n;
+    int rc;
+    while ((rc = ops->audit_copy_next(c, &line, &n)) > 0) {
         uint64_t idx = out->entries;
         char hash[AUDIT_HEX + 1];
         uint64_t seq = 0;
         if (line[n - 1] != '\n') {
             snprintf(out->reason, sizeof(out->reason), "truncated entry (no newline)");
-        } else if ((size_t)n > AUDIT_LINE_MAX) {
+        } else if (n > AUDIT_LINE_MAX) {
             snprintf(out->reason, sizeof(out->reason), "entry longer than %u bytes",
                      AUDIT_LINE_MAX);
-        } else if (!check_line(line, (size_t)n - 1, prev, prev_seq, idx == 0, hash, &seq,
+        } else if (!check_line(line, n - 1, prev, prev_seq, idx == 0, hash, &seq,
                                out->reason, sizeof(out->reason))) {
             /* reason set */
         } else if (anchored && (seq > aseq && prev_seq < aseq)) {
@@ -252,11 +192,8 @@ int strata_audit_verify_drive(const char *drive_dir, struct strata_audit_verify 
                  "log ends at seq %llu but lock-clock recorded seq %llu: entries removed from the end",
                  (unsigned long long)prev_seq, (unsigned long long)aseq);
     }
-    if (ferror(f))
-        rc = STRATA_EIO;
-    free(line);
-    fclose(f);
-    return rc;
+    ops->audit_copy_close(c);
+    return rc < 0 ? rc : 0;
 }
 
 /* ---- compare across drives --------------------------------------------- */
@@ -265,9 +202,8 @@ int strata_audit_verify_drive(const char *drive_dir, struct strata_audit_verify 
 #define AUDIT_SUFFIX_LEN (9 + AUDIT_HEX + 1 + 9 + AUDIT_HEX + 2)
 
 struct cmp_log {
-    FILE *f;
-    char *line;
-    size_t cap;
+    struct strata_meta__audit_copy *c;
+    int err;          /* a read error */
     uint64_t seq;     /* of line; 0 when done */
     const char *body; /* the event fields of line */
     size_t body_len;
@@ -277,21 +213,25 @@ struct cmp_log {
 static void cmp_next(struct cmp_log *l)
 {
     l->seq = 0;
-    if (!l->f)
+    if (!l->c)
         return;
-    ssize_t n = getline(&l->line, &l->cap, l->f);
-    if (n <= 0 || l->line[n - 1] != '\n' || (size_t)n - 1 < AUDIT_SUFFIX_LEN + 8 ||
-        strncmp(l->line, "{\"seq\":", 7) != 0)
+    const char *line;
+    size_t n;
+    int r = strata_meta__store_local.audit_copy_next(l->c, &line, &n);
+    if (r < 0)
+        l->err = r;
+    if (r <= 0 || line[n - 1] != '\n' || n - 1 < AUDIT_SUFFIX_LEN + 8 ||
+        strncmp(line, "{\"seq\":", 7) != 0)
         return;
     char *end;
-    unsigned long long seq = strtoull(l->line + 7, &end, 10);
-    size_t suffix = (size_t)n - 1 - AUDIT_SUFFIX_LEN;
-    if (end == l->line + 7 || seq == 0 || (size_t)(end - l->line) > suffix ||
-        memcmp(l->line + suffix, ",\"prev\":\"", 9) != 0)
+    unsigned long long seq = strtoull(line + 7, &end, 10);
+    size_t suffix = n - 1 - AUDIT_SUFFIX_LEN;
+    if (end == line + 7 || seq == 0 || (size_t)(end - line) > suffix ||
+        memcmp(line + suffix, ",\"prev\":\"", 9) != 0)
         return;
     l->seq = seq;
     l->body = end;
-    l->body_len = suffix - (size_t)(end - l->line);
+    l->body_len = suffix - (size_t)(end - line);
 }
 
 int strata_audit_compare_drives(const char *const *drive_dirs, unsigned n,
@@ -303,11 +243,9 @@ int strata_audit_compare_drives(const char *const *drive_dirs, unsigned n,
         return STRATA_ENOMEM;
     int rc = 0;
     for (unsigned i = 0; i < n && rc == 0; i++) {
-        char path[4096];
-        snprintf(path, sizeof(path), "%s/%s", drive_dirs[i], AUDIT_FILE);
-        l[i].f = fopen(path, "re");
-        if (!l[i].f && errno != ENOENT)
-            rc = STRATA_EIO;
+        int orc = strata_meta__store_local.audit_copy_open(drive_dirs[i], &l[i].c);
+        if (orc && orc != STRATA_ENOTFOUND)
+            rc = orc;
         cmp_next(&l[i]);
     }
     while (rc == 0 && !out->differ) {
@@ -339,11 +277,9 @@ int strata_audit_compare_drives(const char *const *drive_dirs, unsigned n,
                 cmp_next(&l[i]);
     }
     for (unsigned i = 0; i < n; i++) {
-        if (l[i].f && ferror(l[i].f))
-            rc = STRATA_EIO;
-        if (l[i].f)
-            fclose(l[i].f);
-        free(l[i].line);
+        if (l[i].err)
+            rc = l[i].err;
+        strata_meta__store_local.audit_copy_close(l[i].c);
     }
     free(l);
     return rc;
@@ -351,149 +287,23 @@ int strata_audit_compare_drives(const char *const *drive_dirs, unsigned n,
 
 /* ---- open / close ------------------------------------------------------- */
 
-/*
- * Find the drive's last complete entry: its hash and seq.  A torn last line
- * (a crash during an append, before it was acknowledged) is cut off and
- * reported in *torn so the caller records that it did so.
- */
-static int tail_load(struct strata_meta *m, struct audit_drive *ad, uint64_t *seq, size_t *torn)
+/* The store's view of a line (strata_meta__audit_tail_fn): its seq and
+ * hash, read from the entry without checking its chain. */
+static bool line_tail(const char *line, size_t len, uint64_t *seq, char hash[AUDIT_HEX + 1])
 {
-    struct stat st;
-    if (fstat(ad->fd, &st) < 0)
-        return STRATA_EIO;
-    uint64_t size = (uint64_t)st.st_size;
-    *seq = 0;
-    *torn = 0;
-    memset(ad->last, '0', AUDIT_HEX);
-    ad->last[AUDIT_HEX] = 0;
-    ad->off = size;
-    if (size == 0)
-        return 0;
-    size_t want = size < 2 * AUDIT_LINE_MAX ? (size_t)size : 2 * AUDIT_LINE_MAX;
-    char *buf = malloc(want);
-    if (!buf)
-        return STRATA_ENOMEM;
-    ssize_t got = pread(ad->fd, buf, want, (off_t)(size - want));
-    if (got != (ssize_t)want) {
-        free(buf);
-        return STRATA_EIO;
+    const size_t tail = strlen(AUDIT_HASH_TAG) + AUDIT_HEX + 2;
+    json_error_t jerr;
+    json_t *o = json_loadb(line, len, 0, &jerr);
+    json_t *js = o ? json_object_get(o, "seq") : NULL;
+    bool ok = len >= tail && json_is_integer(js) && json_integer_value(js) > 0 &&
+              strata_meta__hex64_valid(line + len - tail + strlen(AUDIT_HASH_TAG), AUDIT_HEX);
+    if (ok) {
+        *seq = (uint64_t)json_integer_value(js);
+        memcpy(hash, line + len - tail + strlen(AUDIT_HASH_TAG), AUDIT_HEX);
+        hash[AUDIT_HEX] = 0;
     }
-    /* end = one past the newline of the last complete line. */
-    size_t end = want;
-    while (end > 0 && buf[end - 1] != '\n')
-        end--;
-    if (end == 0 && size > want) {
-        free(buf);
-        strata_log(&m->log, STRATA_LOG_ERR, "meta",
-                   "drive %s: audit log ends in %zu bytes without a newline; not appending to it",
-                   ad->path, want);
-        return STRATA_ECORRUPT;
-    }
-    if (end < want) {
-        *torn = want - end;
-        if (ftruncate(ad->fd, (off_t)(size - *torn)) < 0 || fsync(ad->fd) < 0) {
-            free(buf);
-            return STRATA_EIO;
-        }
-        ad->off = size - *torn;
-    }
-    if (end > 0) {
-        size_t start = end - 1;
-        while (start > 0 && buf[start - 1] != '\n')
-            start--;
-        const char *line = buf + start;
-        size_t len = end - 1 - start;
-        const size_t tail = strlen(AUDIT_HASH_TAG) + AUDIT_HEX + 2;
-        json_error_t jerr;
-        json_t *o = json_loadb(line, len, 0, &jerr);
-        json_t *js = o ? json_object_get(o, "seq") : NULL;
-        if (len >= tail && json_is_integer(js) && json_integer_value(js) > 0 &&
-            is_hex64(line + len - tail + strlen(AUDIT_HASH_TAG), AUDIT_HEX)) {
-            *seq = (uint64_t)json_integer_value(js);
-            memcpy(ad->last, line + len - tail + strlen(AUDIT_HASH_TAG), AUDIT_HEX);
-        } else {
-            /* Chain on from zeros: verify reports this entry as broken,
-             * which it is, and the entries after it stay checkable. */
-            strata_log(&m->log, STRATA_LOG_ERR, "meta",
-                       "drive %s: last audit entry is corrupt; run strata audit verify", ad->path);
-        }
-        json_decref(o);
-    }
-    free(buf);
-    return 0;
-}
-
-static void *syncer(void *arg)
-{
-    struct audit_drive *ad = arg;
-    pthread_mutex_lock(&ad->sync_mu);
-    for (;;) {
-        while (!ad->stop && (ad->want <= ad->synced || ad->sync_failed))
-            pthread_cond_wait(&ad->sync_cv, &ad->sync_mu);
-        if (ad->want <= ad->synced || ad->sync_failed)
-            break; /* stopping, nothing pending */
-        /* Every byte below written was written before the sync starts. */
-        uint64_t target = ad->written, t_seq = ad->w_seq;
-        char t_hash[AUDIT_HEX + 1];
-        memcpy(t_hash, ad->w_hash, sizeof(t_hash));
-        pthread_mutex_unlock(&ad->sync_mu);
-        int rc = fdatasync(ad->fd);
-        pthread_mutex_lock(&ad->sync_mu);
-        if (rc == 0) {
-            if (target > ad->synced) {
-                ad->synced = target;
-                ad->s_seq = t_seq;
-                memcpy(ad->s_hash, t_hash, sizeof(t_hash));
-            }
-        } else {
-            /* After a failed fsync the page cache state is unknown. */
-            ad->sync_failed = true;
-            ad->dead = true;
-        }
-        pthread_cond_broadcast(&ad->done_cv);
-    }
-    pthread_mutex_unlock(&ad->sync_mu);
-    return NULL;
-}
-
-/* ---- tail anchor -------------------------------------------------------- */
-
-bool strata_meta__audit_anchor(struct strata_meta *m, unsigned set, unsigned d, uint64_t *seq,
-                               char hash[65])
-{
-    struct meta_audit *a = m->audit;
-    if (!a)
-        return false;
-    unsigned i = 0;
-    for (unsigned s = 0; s < set; s++)
-        i += m->sets[s].n;
-    struct audit_drive *ad = &a->d[i + d];
-    if (ad->fd < 0)
-        return false;
-    pthread_mutex_lock(&ad->sync_mu);
-    *seq = ad->s_seq;
-    memcpy(hash, ad->s_hash, AUDIT_HEX + 1);
-    pthread_mutex_unlock(&ad->sync_mu);
-    return *seq > 0;
-}
-
-/* At open: the log must still reach the entry its anchor names. */
-static void anchor_check(struct strata_meta *m, struct audit_drive *ad, uint64_t seq, char *note,
-                         size_t cap)
-{
-    uint64_t aseq;
-    char ahash[AUDIT_HEX + 1];
-    if (!anchor_read(ad->path, &aseq, ahash))
-        return;
-    if (seq > aseq || (seq == aseq && memcmp(ahash, ad->last, AUDIT_HEX) == 0))
-        return; /* entries before the tail are verify's business */
-    strata_log(&m->log, STRATA_LOG_ERR, "meta",
-               "drive %s: audit log ends at seq %llu but its last durable entry was seq %llu: "
-               "entries were removed or altered; run strata audit verify",
-               ad->path, (unsigned long long)seq, (unsigned long long)aseq);
-    size_t l = strlen(note);
-    snprintf(note + l, cap - l, "%s%s: log ends at seq %llu, anchor seq %llu", l ? "; " : "",
-             ad->path, (unsigned long long)seq, (unsigned long long)aseq);
+    json_decref(o);
+    return ok;
 }
 
 static void note_append(struct strata_meta *m, const char *action, const char *outcome,
@@ -507,109 +317,24 @@ static void note_append(struct strata_meta *m, const char *action, const char *o
                    strata_errname(rc));
 }
 
-static void audit_free(struct meta_audit *a)
-{
-    for (unsigned i = 0; i < a->n; i++) {
-        struct audit_drive *ad = &a->d[i];
-        if (ad->thr_started) {
-            pthread_mutex_lock(&ad->sync_mu);
-            ad->stop = true;
-            pthread_cond_signal(&ad->sync_cv);
-            pthread_mutex_unlock(&ad->sync_mu);
-            pthread_join(ad->thr, NULL);
-        }
-        if (ad->fd >= 0)
-            close(ad->fd);
-        pthread_mutex_destroy(&ad->sync_mu);
-        pthread_cond_destroy(&ad->sync_cv);
-        pthread_cond_destroy(&ad->done_cv);
-    }
-    pthread_mutex_destroy(&a->mu);
-    free(a->d);
-    free(a);
-}
-
 int strata_meta__audit_open(struct strata_meta *m)
 {
-    struct meta_audit *a = calloc(1, sizeof(*a));
-    if (!a)
-        return STRATA_ENOMEM;
-    pthread_mutex_init(&a->mu, NULL);
-    unsigned total = 0;
-    for (unsigned s = 0; s < m->nsets; s++)
-        total += m->sets[s].n;
-    a->d = calloc(total, sizeof(*a->d));
-    if (!a->d) {
-        audit_free(a);
-        return STRATA_ENOMEM;
-    }
-    uint64_t max_seq = 0;
-    char torn_note[512] = "", missing_note[512] = "";
-    for (unsigned s = 0; s < m->nsets; s++) {
-        for (unsigned d = 0; d < m->sets[s].n; d++) {
-            struct audit_drive *ad = &a->d[a->n++];
-            ad->fd = -1;
-            ad->set = s;
-            ad->path = strata_set_drive_path(m->sets[s].set, d);
-            pthread_mutex_init(&ad->sync_mu, NULL);
-            pthread_cond_init(&ad->sync_cv, NULL);
-            pthread_cond_init(&ad->done_cv, NULL);
-            if (!m->sets[s].drives[d].db)
-                continue;
-            char path[4096];
-            snprintf(path, sizeof(path), "%s/%s", ad->path, AUDIT_FILE);
-            ad->fd = open(path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0640);
-            if (ad->fd < 0) {
-                strata_log(&m->log, STRATA_LOG_ERR, "meta", "open %s: %s", path,
-                           strerror(errno));
-                continue;
-            }
-            uint64_t seq;
-            size_t torn;
-            int rc = tail_load(m, ad, &seq, &torn);
-            if (rc) {
-                close(ad->fd);
-                ad->fd = -1;
-                continue;
-            }
-            ad->written = ad->synced = ad->want = ad->off;
-            ad->w_seq = ad->s_seq = seq;
-            memcpy(ad->w_hash, ad->last, sizeof(ad->last));
-            memcpy(ad->s_hash, ad->last, sizeof(ad->last));
-            anchor_check(m, ad, seq, missing_note, sizeof(missing_note));
-            if (pthread_create(&ad->thr, NULL, syncer, ad) != 0) {
-                audit_free(a);
-                return STRATA_ENOMEM;
-            }
-            ad->thr_started = true;
-            if (seq > max_seq)
-                max_seq = seq;
-            if (torn) {
-                strata_log(&m->log, STRATA_LOG_WARN, "meta",
-                           "drive %s: cut %zu bytes of an incomplete last audit entry", ad->path,
-                           torn);
-                size_t l = strlen(torn_note);
-                snprintf(torn_note + l, sizeof(torn_note) - l, "%s%s: %zu bytes", l ? "; " : "",
-                         ad->path, torn);
-            }
-        }
-    }
-    a->next_seq = max_seq + 1;
-    m->audit = a;
+    struct strata_meta__audit_found found;
+    int rc = m->store->audit_open(m, line_tail, &found);
+    if (rc)
+        return rc;
     /* What open found is itself recorded, so it never goes unseen. */
-    if (missing_note[0])
-        note_append(m, "AuditEntriesMissing", "detected", missing_note);
-    if (torn_note[0])
-        note_append(m, "AuditTornEntry", "repaired", torn_note);
+    if (found.missing[0])
+        note_append(m, "AuditEntriesMissing", "detected", found.missing);
+    if (found.torn[0])
+        note_append(m, "AuditTornEntry", "repaired", found.torn);
     return 0;
 }
 
 void strata_meta__audit_close(struct strata_meta *m)
 {
-    if (!m->audit)
-        return;
-    audit_free(m->audit);
-    m->audit = NULL;
+    if (m->store)
+        m->store->audit_close(m);
 }
 
 /* ---- append ------------------------------------------------------------- */
@@ -698,125 +423,27 @@ static int body_build(struct strata_meta *m, const struct strata_audit_event *ev
     return 0;
 }
 
-static bool write_all(int fd, const char *p, size_t n)
+/* Seal entry seq on one copy (strata_meta__audit_seal_fn): '{"seq":N',
+ * the event's fields, the copy's prev, then the hash of all of it. */
+static size_t line_seal(uint64_t seq, const char *body, const char *prev, char *line, size_t cap,
+                        char hash[AUDIT_HEX + 1])
 {
-    while (n) {
-        ssize_t w = write(fd, p, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return false;
-        p += w;
-        n -= (size_t)w;
-    }
-    return true;
-}
-
-/* Ask ad's syncer to make the bytes below upto durable. */
-static void sync_ask(struct audit_drive *ad, uint64_t upto)
-{
-    pthread_mutex_lock(&ad->sync_mu);
-    if (ad->want < upto) {
-        ad->want = upto;
-        pthread_cond_signal(&ad->sync_cv);
-    }
-    pthread_mutex_unlock(&ad->sync_mu);
-}
-
-/* Wait until they are; false when the drive's fdatasync failed. */
-static bool sync_wait(struct audit_drive *ad, uint64_t upto)
-{
-    pthread_mutex_lock(&ad->sync_mu);
-    while (ad->synced < upto && !ad->sync_failed)
-        pthread_cond_wait(&ad->done_cv, &ad->sync_mu);
-    bool ok = ad->synced >= upto;
-    pthread_mutex_unlock(&ad->sync_mu);
-    return ok;
+    int n = snprintf(line, cap, "{\"seq\":%llu%s,\"prev\":\"%s\"", (unsigned long long)seq,
+                     body, prev);
+    STRATA_ASSERT(n > 0 && (size_t)n + strlen(AUDIT_HASH_TAG) + AUDIT_HEX + 3 < cap);
+    line_hash(line, (size_t)n, hash);
+    n += snprintf(line + n, cap - (size_t)n, "%s%s\"}\n", AUDIT_HASH_TAG, hash);
+    return (size_t)n;
 }
 
 int strata_meta_audit_append(struct strata_meta *m, const struct strata_audit_event *ev)
 {
     STRATA_ASSERT(m && ev);
-    struct meta_audit *a = m->audit;
-    if (!a)
-        return STRATA_EINTERNAL;
     char *body = NULL;
     int rc = body_build(m, ev, &body);
     if (rc)
         return rc;
-    size_t blen = strlen(body);
-    size_t cap = blen + 64 + 3 * AUDIT_HEX;
-    char *line = malloc(cap);
-    if (!line) {
-        free(body);
-        return STRATA_ENOMEM;
-    }
-    bool *ok = calloc(a->n, sizeof(*ok));
-    uint64_t *upto = calloc(a->n, sizeof(*upto));
-    unsigned *got = calloc(m->nsets, sizeof(*got));
-    if (!ok || !upto || !got) {
-        free(ok);
-        free(upto);
-        free(got);
-        free(line);
-        free(body);
-        return STRATA_ENOMEM;
-    }
-
-    pthread_mutex_lock(&a->mu);
-    uint64_t seq = a->next_seq++;
-    for (unsigned i = 0; i < a->n; i++) {
-        struct audit_drive *ad = &a->d[i];
-        ok[i] = false;
-        if (ad->fd < 0 || ad->dead)
-            continue;
-        int n = snprintf(line, cap, "{\"seq\":%llu%s,\"prev\":\"%s\"", (unsigned long long)seq,
-                         body, ad->last);
-        STRATA_ASSERT(n > 0 && (size_t)n + strlen(AUDIT_HASH_TAG) + AUDIT_HEX + 3 < cap);
-        char hash[AUDIT_HEX + 1];
-        line_hash(line, (size_t)n, hash);
-        n += snprintf(line + n, cap - (size_t)n, "%s%s\"}\n", AUDIT_HASH_TAG, hash);
-        if (!write_all(ad->fd, line, (size_t)n)) {
-            /* Take back a partial line so the chain stays whole; a drive
-             * that cannot be is no longer written to. */
-            strata_log(&m->log, STRATA_LOG_ERR, "meta", "drive %s: audit append failed: %s",
-                       ad->path, strerror(errno));
-            if (ftruncate(ad->fd, (off_t)ad->off) < 0)
-                ad->dead = true;
-            continue;
-        }
-        ad->off += (uint64_t)n;
-        memcpy(ad->last, hash, sizeof(ad->last));
-        pthread_mutex_lock(&ad->sync_mu);
-        ad->written = ad->off;
-        ad->w_seq = seq;
-        memcpy(ad->w_hash, hash, sizeof(ad->w_hash));
-        pthread_mutex_unlock(&ad->sync_mu);
-        upto[i] = ad->off;
-        ok[i] = true;
-    }
-    pthread_mutex_unlock(&a->mu);
-    free(line);
+    rc = m->store->audit_append(m, body, line_seal);
     free(body);
-
-    for (unsigned i = 0; i < a->n; i++)
-        if (ok[i])
-            sync_ask(&a->d[i], upto[i]);
-    for (unsigned i = 0; i < a->n; i++) {
-        if (!ok[i])
-            continue;
-        if (sync_wait(&a->d[i], upto[i]))
-            got[a->d[i].set]++;
-        else
-            strata_log(&m->log, STRATA_LOG_ERR, "meta", "drive %s: audit fsync failed",
-                       a->d[i].path);
-    }
-    rc = 0;
-    for (unsigned s = 0; s < m->nsets; s++)
-        if (got[s] < strata_set_write_quorum(m->sets[s].set))
-            rc = STRATA_EQUORUM;
-    free(ok);
-    free(upto);
-    free(got);
     return rc;
 }

@@ -8,13 +8,10 @@
  * the clock forward while the daemon runs; and since start_ms is never below
  * the mark, the clock never runs backwards across restarts.
  *
- * The mark: DRIVE/lock-clock, a JSON object {"format":1,"lock_ms":..,
- * "wall_ms":..[,"audit_seq":..,"audit_hash":..]} (the audit fields are the
- * drive's last durable audit entry, see audit.c), written tmp + fsync + rename + fsync of the drive directory
- * on every drive every STRATA_LOCK_CLOCK_PERSIST_MS and at close.  At open
- * each set's mark is the write-quorum-th highest of its drives' marks (so a
- * mark forged or corrupted on fewer drives than the write quorum moves
- * nothing), and the clock's mark is the lowest of the sets' marks.
+ * The mark is the store's (store.h: clock_mark_read/advance; locally the
+ * DRIVE/lock-clock files of local/clock_mark.c), advanced every
+ * STRATA_LOCK_CLOCK_PERSIST_MS and at close.  This file only decides what
+ * the clock says and when it jumped.
  *
  * Clock jumps: at open, a wall clock more than STRATA_LOCK_CLOCK_START_GAP_MS
  * past the mark, or behind it by more than STRATA_LOCK_CLOCK_STEP_MS; while
@@ -27,24 +24,17 @@
  * clock; it is started by open and joined by close.
  */
 #include "meta_internal.h"
+#include "store.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <poll.h>
 #include <sys/eventfd.h>
 
-#include <jansson.h>
-
 #include "strata/assert.h"
-
-#define CLOCK_FILE "lock-clock"
-#define CLOCK_TMP "lock-clock.tmp"
 
 struct meta_lock_clock {
     int64_t start_ms;
@@ -77,101 +67,12 @@ int64_t strata_meta_lock_now_ms(struct strata_meta *m)
     return c->start_ms + (ts_ns(CLOCK_BOOTTIME) - c->boot0_ns) / 1000000;
 }
 
-/* ---- the mark on disk --------------------------------------------------- */
-
-/* The drive's mark, or -1 when absent or unreadable. */
-static int64_t mark_read(struct strata_meta *m, const char *drive)
-{
-    char path[4096];
-    snprintf(path, sizeof(path), "%s/%s", drive, CLOCK_FILE);
-    json_error_t jerr;
-    json_t *o = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
-    if (!o) {
-        if (access(path, F_OK) == 0)
-            strata_log(&m->log, STRATA_LOG_WARN, "meta", "%s: unreadable: %s", path, jerr.text);
-        return -1;
-    }
-    json_t *v = json_object_get(o, "lock_ms");
-    json_t *f = json_object_get(o, "format");
-    int64_t ms = -1;
-    if (json_is_integer(f) && json_integer_value(f) == 1 && json_is_integer(v) &&
-        json_integer_value(v) >= 0)
-        ms = (int64_t)json_integer_value(v);
-    else
-        strata_log(&m->log, STRATA_LOG_WARN, "meta", "%s: not a lock clock mark", path);
-    json_decref(o);
-    return ms;
-}
-
-static int mark_write(struct strata_meta *m, unsigned set, unsigned d, int64_t lock_ms)
-{
-    const char *drive = strata_set_drive_path(m->sets[set].set, d);
-    char tmp[4096], dst[4096], body[256], anchor[128] = "", hash[65];
-    snprintf(tmp, sizeof(tmp), "%s/%s", drive, CLOCK_TMP);
-    snprintf(dst, sizeof(dst), "%s/%s", drive, CLOCK_FILE);
-    uint64_t seq;
-    if (strata_meta__audit_anchor(m, set, d, &seq, hash))
-        snprintf(anchor, sizeof(anchor), ",\"audit_seq\":%llu,\"audit_hash\":\"%s\"",
-                 (unsigned long long)seq, hash);
-    int n = snprintf(body, sizeof(body), "{\"format\":1,\"lock_ms\":%lld,\"wall_ms\":%lld%s}\n",
-                     (long long)lock_ms, (long long)wall_ms(), anchor);
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640);
-    if (fd < 0)
-        return STRATA_EIO;
-    bool ok = write(fd, body, (size_t)n) == n && fsync(fd) == 0;
-    ok = close(fd) == 0 && ok;
-    if (!ok || rename(tmp, dst) < 0)
-        return STRATA_EIO;
-    int dfd = open(drive, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd < 0)
-        return STRATA_EIO;
-    ok = fsync(dfd) == 0;
-    close(dfd);
-    return ok ? 0 : STRATA_EIO;
-}
-
-static int cmp_desc(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return x < y ? 1 : x > y ? -1 : 0;
-}
-
-/* The mark the clock must not go below, or -1 when no set has one. */
-static int64_t mark_load(struct strata_meta *m)
-{
-    int64_t mark = -1;
-    for (unsigned s = 0; s < m->nsets; s++) {
-        int64_t v[STRATA_DRIVES_MAX];
-        unsigned n = 0;
-        for (unsigned d = 0; d < m->sets[s].n; d++) {
-            if (!m->sets[s].drives[d].db)
-                continue;
-            int64_t ms = mark_read(m, strata_set_drive_path(m->sets[s].set, d));
-            if (ms >= 0)
-                v[n++] = ms;
-        }
-        unsigned wq = strata_set_write_quorum(m->sets[s].set);
-        if (n < wq)
-            continue; /* a new set, or too few marks to trust */
-        qsort(v, n, sizeof(v[0]), cmp_desc);
-        if (mark < 0 || v[wq - 1] < mark)
-            mark = v[wq - 1];
-    }
-    return mark;
-}
+/* ---- the mark ---------------------------------------------------------- */
 
 static void mark_persist(struct strata_meta *m)
 {
-    int64_t now = strata_meta_lock_now_ms(m);
-    for (unsigned s = 0; s < m->nsets; s++)
-        for (unsigned d = 0; d < m->sets[s].n; d++) {
-            if (!m->sets[s].drives[d].db)
-                continue;
-            if (mark_write(m, s, d, now) != 0)
-                strata_log(&m->log, STRATA_LOG_ERR, "meta", "drive %s: cannot persist %s: %s",
-                           strata_set_drive_path(m->sets[s].set, d), CLOCK_FILE,
-                           strerror(errno));
-        }
+    /* Failures are the store's to log; the next tick tries again. */
+    (void)m->store->clock_mark_advance(m, strata_meta_lock_now_ms(m));
 }
 
 /* ---- jumps -------------------------------------------------------------- */
@@ -233,7 +134,7 @@ int strata_meta__lock_clock_open(struct strata_meta *m)
         return STRATA_ENOMEM;
     }
 
-    c->mark_ms = mark_load(m);
+    c->mark_ms = m->store->clock_mark_read(m);
     c->boot0_ns = ts_ns(CLOCK_BOOTTIME);
     c->wall0_ms = wall_ms();
     c->start_ms = c->wall0_ms > c->mark_ms ? c->wall0_ms : c->mark_ms;
@@ -242,23 +143,11 @@ int strata_meta__lock_clock_open(struct strata_meta *m)
     return 0;
 }
 
-static bool audit_nonempty(struct strata_meta *m)
-{
-    for (unsigned s = 0; s < m->nsets; s++)
-        for (unsigned d = 0; d < m->sets[s].n; d++) {
-            uint64_t seq;
-            char hash[65];
-            if (strata_meta__audit_anchor(m, s, d, &seq, hash))
-                return true;
-        }
-    return false;
-}
-
 int strata_meta__lock_clock_start(struct strata_meta *m)
 {
     struct meta_lock_clock *c = m->lock_clock;
     int64_t wall = c->wall0_ms, mark = c->mark_ms;
-    if (mark < 0 && audit_nonempty(m)) {
+    if (mark < 0 && m->store->audit_last_seq(m) > 0) {
         /* Marks removed (or lost on too many drives): the clock can only
          * start at the wall clock, which must not go unseen. */
         jump_record(m, "at open no lock clock mark on the write quorum of drives although the "

@@ -302,7 +302,11 @@ struct meta_set {
     struct meta_drive drives[STRATA_DRIVES_MAX];
 };
 
+struct strata_meta__store_ops;
+
 struct strata_meta {
+    /* The store seam (store.h): the cluster state goes through it. */
+    const struct strata_meta__store_ops *store;
     struct meta_set *sets;
     unsigned nsets;
     size_t inline_max;
@@ -330,7 +334,7 @@ struct strata_meta {
      * here), the others are the caller's (strata_meta_opts.tiers). */
     struct strata_tier *tiers[STRATA_TIERS_MAX];
     unsigned ntiers;
-    struct meta_audit *audit;           /* audit.c */
+    struct meta_audit *audit;           /* local/audit_files.c */
     pthread_mutex_t heal_mu;            /* one heal at a time (heal.c) */
     struct meta_healq *healq;           /* keys of commits that missed a drive (healq.c) */
     struct meta_lock_clock *lock_clock; /* lock_clock.c */
@@ -722,15 +726,13 @@ int strata_meta__upload_read(struct strata_meta *m, unsigned set, const char *bu
                              struct meta_upload *u);
 
 /* ---- audit.c ---- */
-/* Open every drive's audit log (drives whose store is open) and find the
- * chain's tail; a torn last entry is cut and the cut recorded.  Between
- * lock_clock_open (entries are timed by it) and lock_clock_start. */
+/* Open the store's audit log and find the chain's tail; a torn last entry
+ * is cut and the cut recorded.  Between lock_clock_open (entries are timed
+ * by it) and lock_clock_start. */
 int strata_meta__audit_open(struct strata_meta *m);
-void strata_meta__audit_close(struct strata_meta *m); /* NULL audit is a no-op */
-/* Seq and hash of drive (set, d)'s last durable audit entry, for the
- * lock-clock file; false when the drive has none. */
-bool strata_meta__audit_anchor(struct strata_meta *m, unsigned set, unsigned d, uint64_t *seq,
-                               char hash[65]);
+void strata_meta__audit_close(struct strata_meta *m); /* not open: a no-op */
+/* n lower-case hex digits, n == 64 (a SHA-256 in an audit entry). */
+bool strata_meta__hex64_valid(const char *s, size_t n);
 /* "2026-01-02T03:04:05.678Z" */
 void strata_meta__iso8601(int64_t ms, char out[32]);
 

@@ -1,93 +1,49 @@
 /*
- * state.c - the daemon's own small documents ('S' name): what must survive
- * a restart but belongs to no bucket, such as the lifecycle scanner's
- * position.  Written like a version record, on every drive of set 0 in one
- * synced batch with the write quorum (rolled back below it); read with the
- * read quorum of identical values.
+ * state.c - the daemon's cluster state above the store seam: its own small
+ * documents ('S' name locally), what must survive a restart but belongs to
+ * no bucket, such as the lifecycle scanner's position; and the leases of
+ * work that runs once per cluster.  Checks the caller's arguments, then
+ * goes through the store's ops (store.h).
  */
 #include "meta_internal.h"
+#include "store.h"
 
-#include <stdlib.h>
 #include <string.h>
-
-#define STATE_NAME_MAX 64
-#define STATE_DOC_MAX (64 * 1024)
-
-static size_t state_key(char *out, const char *name)
-{
-    size_t n = strlen(name);
-    out[0] = 'S';
-    memcpy(out + 1, name, n);
-    return n + 1;
-}
 
 int strata_meta_state_put(struct strata_meta *m, const char *name, const void *doc, size_t len)
 {
-    if (!name || !*name || strlen(name) > STATE_NAME_MAX || len > STATE_DOC_MAX)
+    if (!name || !*name || strlen(name) > STRATA_META__STATE_NAME_MAX ||
+        len > STRATA_META__STATE_DOC_MAX)
         return STRATA_EINVAL;
-    char k[STATE_NAME_MAX + 1];
-    size_t kl = state_key(k, name);
-    char *v = malloc(len + 1);
-    if (!v)
-        return STRATA_ENOMEM;
-    v[0] = VAL_VERSION_BYTE;
-    if (len)
-        memcpy(v + 1, doc, len);
-    struct meta_qraw q;
-    strata_meta__qraw_get(m, 0, k, kl, true, &q); /* each drive's old value, for the undo */
-    struct meta_set *ms = &m->sets[0];
-    rocksdb_writebatch_t *wbs[STRATA_DRIVES_MAX] = {0}, *undo[STRATA_DRIVES_MAX] = {0};
-    for (unsigned d = 0; d < ms->n; d++) {
-        if (!ms->drives[d].db)
-            continue;
-        wbs[d] = rocksdb_writebatch_create();
-        undo[d] = rocksdb_writebatch_create();
-        if (len)
-            rocksdb_writebatch_put(wbs[d], k, kl, v, len + 1);
-        else
-            rocksdb_writebatch_delete(wbs[d], k, kl);
-        if (q.tried[d] && q.rc[d] == 0)
-            rocksdb_writebatch_put(undo[d], k, kl, q.v[d], q.vl[d]);
-        else
-            rocksdb_writebatch_delete(undo[d], k, kl);
-    }
-    int rc = strata_meta__set_commit(m, 0, wbs, undo);
-    for (unsigned d = 0; d < ms->n; d++) {
-        if (wbs[d])
-            rocksdb_writebatch_destroy(wbs[d]);
-        if (undo[d])
-            rocksdb_writebatch_destroy(undo[d]);
-    }
-    strata_meta__qraw_fini(&q);
-    free(v);
-    return rc;
+    return m->store->state_put(m, name, doc, len);
 }
 
 int strata_meta_state_get(struct strata_meta *m, const char *name, void **doc, size_t *len)
 {
     *doc = NULL;
     *len = 0;
-    if (!name || !*name || strlen(name) > STATE_NAME_MAX)
+    if (!name || !*name || strlen(name) > STRATA_META__STATE_NAME_MAX)
         return STRATA_EINVAL;
-    char k[STATE_NAME_MAX + 1];
-    size_t kl = state_key(k, name);
-    struct meta_qraw q;
-    int rc = strata_meta__qraw_get(m, 0, k, kl, false, &q);
-    if (rc == 0) {
-        const char *v = q.v[q.win];
-        size_t vl = q.vl[q.win];
-        if (vl < 1 || (uint8_t)v[0] != VAL_VERSION_BYTE) {
-            rc = STRATA_ECORRUPT;
-        } else {
-            *doc = malloc(vl > 1 ? vl - 1 : 1);
-            if (!*doc) {
-                rc = STRATA_ENOMEM;
-            } else {
-                memcpy(*doc, v + 1, vl - 1);
-                *len = vl - 1;
-            }
-        }
-    }
-    strata_meta__qraw_fini(&q);
-    return rc;
+    return m->store->state_get(m, name, doc, len);
+}
+
+/* Lease names become object names on RADOS (lease.NAME): keep them plain. */
+static bool lease_name_ok(const char *name)
+{
+    size_t n = name ? strlen(name) : 0;
+    if (n == 0 || n > STRATA_LEASE_NAME_MAX)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (!((name[i] >= 'a' && name[i] <= 'z') || (name[i] >= '0' && name[i] <= '9') ||
+              name[i] == '-' || name[i] == '_'))
+            return false;
+    return true;
+}
+
+int strata_meta_lease(struct strata_meta *m, const char *name, enum strata_lease_op op)
+{
+    if (!lease_name_ok(name) ||
+        (op != STRATA_LEASE_TAKE && op != STRATA_LEASE_RENEW && op != STRATA_LEASE_RELEASE))
+        return STRATA_EINVAL;
+    return m->store->lease(m, name, op);
 }

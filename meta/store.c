@@ -24,6 +24,7 @@
  * pin_mu (pin.c) is a leaf.  No lock is held while waiting on another.
  */
 #include "meta_internal.h"
+#include "store.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -794,6 +795,7 @@ int strata_meta_open(struct strata_set *const *sets, unsigned nsets,
     struct strata_meta *m = calloc(1, sizeof(*m));
     if (!m)
         return STRATA_ENOMEM;
+    m->store = &strata_meta__store_local;
     pthread_mutex_init(&m->bucket_mu, NULL);
     pthread_mutex_init(&m->pin_mu, NULL);
     pthread_mutex_init(&m->heal_mu, NULL);

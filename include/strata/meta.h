@@ -933,6 +933,31 @@ int strata_meta_due_drop(struct strata_meta *m, const char *bucket, const char *
 int strata_meta_state_put(struct strata_meta *m, const char *name, const void *doc, size_t len);
 int strata_meta_state_get(struct strata_meta *m, const char *name, void **doc, size_t *len);
 
+/*
+ * Leases: background work that must run once per cluster, not once per
+ * gateway (the lifecycle scanner and due drains: "ilm").  The contract
+ * every store keeps:
+ * - TAKE: 0 when this gateway holds name now (taking a lease it holds
+ *   renews it), STRATA_EBUSY while another gateway holds it: try again
+ *   after STRATA_LEASE_RENEW_MS.
+ * - RENEW: every STRATA_LEASE_RENEW_MS while working.  0 while held;
+ *   STRATA_EBUSY when the lease was lost (this gateway did not renew for
+ *   STRATA_LEASE_MS and another took it over): stop that work at once.
+ * - RELEASE: 0, also when not held; another gateway may take it at once.
+ * A holder that dies stops renewing, so another gateway takes over within
+ * STRATA_LEASE_MS + STRATA_LEASE_RENEW_MS.  A lease only avoids duplicate
+ * work: two holders at once (one stalled past its lease) must not be able
+ * to do anything twice, so everything done under it is a guarded commit.
+ * On local drives one process is the whole cluster: TAKE and RENEW always
+ * return 0.  name: 1..STRATA_LEASE_NAME_MAX of [a-z0-9_-] (else
+ * STRATA_EINVAL).
+ */
+enum strata_lease_op { STRATA_LEASE_TAKE, STRATA_LEASE_RENEW, STRATA_LEASE_RELEASE };
+#define STRATA_LEASE_MS 15000
+#define STRATA_LEASE_RENEW_MS 5000
+#define STRATA_LEASE_NAME_MAX 32
+int strata_meta_lease(struct strata_meta *m, const char *name, enum strata_lease_op op);
+
 /* ---- object lock: retention clock and audit log ------------------------- */
 
 /*

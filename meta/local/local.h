@@ -1,0 +1,43 @@
+/*
+ * local.h - shared between the files of the local store backend
+ * (meta/local/): the cluster state kept on the sets' drives.  Nothing
+ * above the seam includes it; it reaches them through
+ * strata_meta__store_local (store.h).
+ */
+#ifndef STRATA_META_LOCAL_LOCAL_H
+#define STRATA_META_LOCAL_LOCAL_H
+
+#include "meta_internal.h"
+#include "store.h"
+
+/* ---- state.c ---- */
+int strata_meta__local_state_put(struct strata_meta *m, const char *name, const void *doc,
+                                 size_t len);
+int strata_meta__local_state_get(struct strata_meta *m, const char *name, void **doc,
+                                 size_t *len);
+
+/* ---- clock_mark.c: DRIVE/lock-clock ---- */
+int64_t strata_meta__local_mark_read(struct strata_meta *m);
+int strata_meta__local_mark_advance(struct strata_meta *m, int64_t lock_ms);
+/* The audit anchor stored in drive/lock-clock beside the mark; false when
+ * none. */
+bool strata_meta__local_anchor_read(const char *drive, uint64_t *seq, char hash[65]);
+
+/* ---- audit_files.c: DRIVE/audit.log ---- */
+int strata_meta__local_audit_open(struct strata_meta *m, strata_meta__audit_tail_fn tail,
+                                  struct strata_meta__audit_found *found);
+void strata_meta__local_audit_close(struct strata_meta *m);
+int strata_meta__local_audit_append(struct strata_meta *m, const char *body,
+                                    strata_meta__audit_seal_fn seal);
+uint64_t strata_meta__local_audit_last_seq(struct strata_meta *m);
+/* Seq and hash of drive (set, d)'s last durable audit entry, for its
+ * lock-clock file; false when the drive has none. */
+bool strata_meta__local_audit_anchor(struct strata_meta *m, unsigned set, unsigned d,
+                                     uint64_t *seq, char hash[65]);
+int strata_meta__local_audit_copy_open(const char *where, struct strata_meta__audit_copy **out);
+bool strata_meta__local_audit_copy_anchor(const char *where, uint64_t *seq, char hash[65]);
+int strata_meta__local_audit_copy_next(struct strata_meta__audit_copy *c, const char **line,
+                                       size_t *len);
+void strata_meta__local_audit_copy_close(struct strata_meta__audit_copy *c);
+
+#endif /* STRATA_META_LOCAL_LOCAL_H */

@@ -1,0 +1,51 @@
+/*
+ * ops.c - the local backend's ops table (store.h), and what it does for
+ * leases and cache invalidation: nothing, because on local drives one
+ * process is the whole cluster.  It holds every lease (there is no other
+ * gateway to take one over) and has no other gateway to tell about a
+ * change or hear one from.
+ */
+#include "local.h"
+
+static int local_lease(struct strata_meta *m, const char *name, enum strata_lease_op op)
+{
+    (void)m;
+    (void)name;
+    (void)op;
+    return 0;
+}
+
+static int local_invalidate(struct strata_meta *m, const char *bucket)
+{
+    (void)m;
+    (void)bucket;
+    return 0;
+}
+
+/* No other gateway changes this store, so cb is never called. */
+static int local_on_invalidate(struct strata_meta *m, strata_meta__invalidate_fn cb, void *ud)
+{
+    (void)m;
+    (void)cb;
+    (void)ud;
+    return 0;
+}
+
+const struct strata_meta__store_ops strata_meta__store_local = {
+    .name = "local",
+    .state_put = strata_meta__local_state_put,
+    .state_get = strata_meta__local_state_get,
+    .clock_mark_read = strata_meta__local_mark_read,
+    .clock_mark_advance = strata_meta__local_mark_advance,
+    .audit_open = strata_meta__local_audit_open,
+    .audit_close = strata_meta__local_audit_close,
+    .audit_append = strata_meta__local_audit_append,
+    .audit_last_seq = strata_meta__local_audit_last_seq,
+    .audit_copy_open = strata_meta__local_audit_copy_open,
+    .audit_copy_anchor = strata_meta__local_audit_copy_anchor,
+    .audit_copy_next = strata_meta__local_audit_copy_next,
+    .audit_copy_close = strata_meta__local_audit_copy_close,
+    .lease = local_lease,
+    .invalidate = local_invalidate,
+    .on_invalidate = local_on_invalidate,
+};

@@ -1,0 +1,120 @@
+/*
+ * store.h - the store seam of meta/ (private to meta/; design in RADOS.md,
+ * "The store seam in meta/").
+ *
+ * The rule code of meta/ reaches the storage of the cluster state only
+ * through this ops table, so a second backend (RADOS) can take the local
+ * drives' place without the rules knowing.  No rocksdb_* or rados_* type
+ * appears here.  The table grows one step at a time (RADOS.md, "Next
+ * step"): it holds what has moved behind it, nothing more.
+ *
+ * Behind it now: the daemon's state documents, the retention clock's
+ * high-water mark, the audit log's copies, leases and cache invalidation.
+ * The local backend (meta/local/) keeps them on the drives of the sets.
+ */
+#ifndef STRATA_META_STORE_H
+#define STRATA_META_STORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "strata/meta.h"
+
+/* State documents: names of 1..STATE_NAME_MAX bytes, documents up to
+ * STATE_DOC_MAX bytes (checked above the seam, state.c). */
+#define STRATA_META__STATE_NAME_MAX 64
+#define STRATA_META__STATE_DOC_MAX (64 * 1024)
+
+/* An audit entry's line is at most this long (longer lines are corrupt),
+ * and sealing adds at most SEAL_MAX bytes to the event's fields. */
+#define STRATA_META__AUDIT_LINE_MAX (32u * 1024)
+#define STRATA_META__AUDIT_SEAL_MAX 256
+
+/* What opening the audit log's storage found and repaired, for the audit
+ * layer to record as entries (empty strings: nothing). */
+struct strata_meta__audit_found {
+    char torn[512];    /* copies whose incomplete last entry was cut */
+    char missing[512]; /* copies that end before their recorded anchor */
+};
+
+/* One copy of the audit log opened for reading (verify, compare). */
+struct strata_meta__audit_copy;
+
+/*
+ * Makes the line of entry seq on one copy: the event's fields (body, as
+ * audit.c built them) chained to prev, the hash of the copy's previous
+ * entry (64 zeros for its first).  Writes the line with its newline into
+ * line (cap bytes) and its hash into hash; returns the line's length.
+ * The backend calls it once per copy, and again for a copy whose tail moved
+ * (RADOS: another gateway appended first), so it must have no effects.
+ */
+typedef size_t (*strata_meta__audit_seal_fn)(uint64_t seq, const char *body, const char *prev,
+                                             char *line, size_t cap, char hash[65]);
+
+/* The seq and hash of an entry's line (len bytes, no newline); false when
+ * the line is not a readable entry. Writes hash only on success. */
+typedef bool (*strata_meta__audit_tail_fn)(const char *line, size_t len, uint64_t *seq,
+                                           char hash[65]);
+
+/* Callback of on_invalidate: another gateway changed bucket's records. */
+typedef void (*strata_meta__invalidate_fn)(void *ud, const char *bucket);
+
+struct strata_meta__store_ops {
+    const char *name; /* "local" */
+
+    /* ---- state documents ('S' name locally) ----
+     * put with len 0 removes the document.  get: 0 with a malloc'ed copy,
+     * STRATA_ENOTFOUND, or a quorum / read error.  Names and sizes are
+     * checked above (state.c). */
+    int (*state_put)(struct strata_meta *m, const char *name, const void *doc, size_t len);
+    int (*state_get)(struct strata_meta *m, const char *name, void **doc, size_t *len);
+
+    /* ---- the retention clock's high-water mark ----
+     * mark_read: the mark the clock must not start below, or -1 when the
+     * store has none it can trust yet (a new store).  mark_advance: persist
+     * lock_ms as the new mark (the clock only moves forward, so the mark
+     * does); 0 when it is durable where the backend needs it. */
+    int64_t (*clock_mark_read)(struct strata_meta *m);
+    int (*clock_mark_advance)(struct strata_meta *m, int64_t lock_ms);
+
+    /* ---- the audit log's storage (the hash chain is audit.c's) ----
+     * audit_open: open the copies and find their tails (tail reads the
+     * last entry), repairing what a crash left (reported in found);
+     * audit_close releases them (no-op when not open).  audit_append:
+     * take the next seq, seal the entry on every copy and return once it
+     * is durable (STRATA_EQUORUM when not on enough copies).
+     * audit_last_seq: the highest durable seq, 0 for an empty log. */
+    int (*audit_open)(struct strata_meta *m, strata_meta__audit_tail_fn tail,
+                      struct strata_meta__audit_found *found);
+    void (*audit_close)(struct strata_meta *m);
+    int (*audit_append)(struct strata_meta *m, const char *body, strata_meta__audit_seal_fn seal);
+    uint64_t (*audit_last_seq)(struct strata_meta *m);
+    /* Read one copy without a running daemon (strata audit, the admin
+     * API): locally where names a drive directory.  STRATA_ENOTFOUND when
+     * the copy has no log.  The anchor is the copy's last durable entry as
+     * recorded beside the log (false when none was). */
+    int (*audit_copy_open)(const char *where, struct strata_meta__audit_copy **out);
+    bool (*audit_copy_anchor)(const char *where, uint64_t *seq, char hash[65]);
+    /* Next line with its newline (a torn last line lacks it): 1 and line,
+     * 0 at the end, STRATA_EIO on a read error.  line is valid until the
+     * next call. */
+    int (*audit_copy_next)(struct strata_meta__audit_copy *c, const char **line, size_t *len);
+    void (*audit_copy_close)(struct strata_meta__audit_copy *c); /* NULL is a no-op */
+
+    /* ---- leases: background work that runs once per cluster ----
+     * See strata_meta_lease in include/strata/meta.h for the contract. */
+    int (*lease)(struct strata_meta *m, const char *name, enum strata_lease_op op);
+
+    /* ---- bucket caches across gateways ----
+     * invalidate: tell the other gateways that bucket's records changed,
+     * before the change is answered.  on_invalidate: cb runs (on a backend
+     * thread) for every such change made elsewhere; NULL unregisters. */
+    int (*invalidate)(struct strata_meta *m, const char *bucket);
+    int (*on_invalidate)(struct strata_meta *m, strata_meta__invalidate_fn cb, void *ud);
+};
+
+/* The local backend: per-drive RocksDB and files on the sets' drives. */
+extern const struct strata_meta__store_ops strata_meta__store_local;
+
+#endif /* STRATA_META_STORE_H */
