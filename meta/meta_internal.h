@@ -652,7 +652,8 @@ void strata_meta__intent_resolve_now(struct strata_meta *m, unsigned set, const 
 size_t strata_meta__key_intent(char *out, size_t cap, const char *bucket, const char *key,
                                const uint8_t *sk);
 
-/* ---- bucket.c ---- */
+/* ---- local/bucket.c: the local backend's, used by heal.c and the commit
+ * paths of object.c and mpu.c until they move behind the seam ---- */
 /*
  * Newest state wins among one set's copies of a bucket record: v/vl/rc per
  * drive (rc 0: v holds a value; STRATA_ENOTFOUND: absent; else no answer),

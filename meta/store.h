@@ -9,8 +9,9 @@
  * step"): it holds what has moved behind it, nothing more.
  *
  * Behind it now: the daemon's state documents, the retention clock's
- * high-water mark, the audit log's copies, leases and cache invalidation.
- * The local backend (meta/local/) keeps them on the drives of the sets.
+ * high-water mark, the audit log's copies, leases and cache invalidation,
+ * bucket records and buckets' configuration documents.  The local backend
+ * (meta/local/) keeps them on the drives of the sets.
  */
 #ifndef STRATA_META_STORE_H
 #define STRATA_META_STORE_H
@@ -57,6 +58,38 @@ typedef size_t (*strata_meta__audit_seal_fn)(uint64_t seq, const char *body, con
 typedef bool (*strata_meta__audit_tail_fn)(const char *line, size_t len, uint64_t *seq,
                                            char hash[65]);
 
+/* What a bucket_txn's decide sees of one bucket record. */
+struct strata_meta__bucket_view {
+    bool exists;   /* a live record (a deleted bucket's tombstone is absent) */
+    int info_rc;   /* with exists: 0, or why info could not be decoded */
+    struct strata_bucket_info info;
+    bool empty;    /* with want_empty and exists: no version keeps the bucket */
+};
+
+enum strata_meta__bucket_edit {
+    STRATA_META__BUCKET_PUT,    /* write next (create or change) */
+    STRATA_META__BUCKET_REMOVE, /* delete the bucket and its configuration */
+};
+
+/*
+ * A read-decide-write of one bucket record.  decide gets the view and
+ * returns 0 with the edit (and next for PUT) or an error, which leaves the
+ * record untouched; it must be a pure function of the view (a backend may
+ * run it again on a conflict).  want_empty fills view.empty and holds off
+ * the bucket's new versions and uploads until the txn ends.
+ * before_remove (NULL: none) runs once, after decide chose REMOVE and
+ * before it applies, while nothing new can land in the bucket (aborting
+ * its uploads); an error from it cancels the removal.
+ */
+struct strata_meta__bucket_txn {
+    const char *name;
+    bool want_empty;
+    int (*decide)(void *ud, const struct strata_meta__bucket_view *view,
+                  enum strata_meta__bucket_edit *edit, struct strata_bucket_info *next);
+    int (*before_remove)(struct strata_meta *m, const char *name, void *ud);
+    void *ud;
+};
+
 /* Callback of on_invalidate: another gateway changed bucket's records. */
 typedef void (*strata_meta__invalidate_fn)(void *ud, const char *bucket);
 
@@ -102,13 +135,37 @@ struct strata_meta__store_ops {
     int (*audit_copy_next)(struct strata_meta__audit_copy *c, const char **line, size_t *len);
     void (*audit_copy_close)(struct strata_meta__audit_copy *c); /* NULL is a no-op */
 
+    /* ---- bucket records ('B' name locally) ----
+     * Names are checked above (bucket.c).  bucket_txn: see struct
+     * strata_meta__bucket_txn; 0 once the edit is committed, decide's
+     * error, or a quorum / write error with nothing changed.  bucket_get:
+     * 0 (out may be NULL), STRATA_ENOTFOUND, or a read error.  bucket_list:
+     * cb for every bucket in name order until it returns non-zero (that
+     * value is returned). */
+    int (*bucket_txn)(struct strata_meta *m, const struct strata_meta__bucket_txn *t);
+    int (*bucket_get)(struct strata_meta *m, const char *name, struct strata_bucket_info *out);
+    int (*bucket_list)(struct strata_meta *m,
+                       int (*cb)(const struct strata_bucket_info *b, void *ud), void *ud);
+
+    /* ---- bucket configuration documents ('C' bucket 0x00 kind locally) ----
+     * config_put: store doc as bucket's document of that kind, len 0
+     * removes it; only while the bucket exists with incarnation inc
+     * (STRATA_ENOTFOUND otherwise).  config_get: 0 with a malloc'ed copy,
+     * STRATA_ENOTFOUND, or a read error.  A bucket's documents go with it
+     * (REMOVE).  Names and kinds are checked above (bucket.c). */
+    int (*config_put)(struct strata_meta *m, const char *bucket, uint64_t inc, const char *kind,
+                      const void *doc, size_t len);
+    int (*config_get)(struct strata_meta *m, const char *bucket, const char *kind, void **doc,
+                      size_t *len);
+
     /* ---- leases: background work that runs once per cluster ----
      * See strata_meta_lease in include/strata/meta.h for the contract. */
     int (*lease)(struct strata_meta *m, const char *name, enum strata_lease_op op);
 
     /* ---- bucket caches across gateways ----
      * invalidate: tell the other gateways that bucket's records changed,
-     * before the change is answered.  on_invalidate: cb runs (on a backend
+     * before the change is answered (bucket.c calls it after each
+     * committed bucket_txn and config_put).  on_invalidate: cb runs (on a backend
      * thread) for every such change made elsewhere; NULL unregisters. */
     int (*invalidate)(struct strata_meta *m, const char *bucket);
     int (*on_invalidate)(struct strata_meta *m, strata_meta__invalidate_fn cb, void *ud);

@@ -40,4 +40,16 @@ int strata_meta__local_audit_copy_next(struct strata_meta__audit_copy *c, const 
                                        size_t *len);
 void strata_meta__local_audit_copy_close(struct strata_meta__audit_copy *c);
 
+/* ---- bucket.c: 'B' and 'C' keys on every set ---- */
+int strata_meta__local_bucket_txn(struct strata_meta *m, const struct strata_meta__bucket_txn *t);
+int strata_meta__local_bucket_get(struct strata_meta *m, const char *name,
+                                  struct strata_bucket_info *out);
+int strata_meta__local_bucket_list(struct strata_meta *m,
+                                   int (*cb)(const struct strata_bucket_info *b, void *ud),
+                                   void *ud);
+int strata_meta__local_config_put(struct strata_meta *m, const char *bucket, uint64_t inc,
+                                  const char *kind, const void *doc, size_t len);
+int strata_meta__local_config_get(struct strata_meta *m, const char *bucket, const char *kind,
+                                  void **doc, size_t *len);
+
 #endif /* STRATA_META_LOCAL_LOCAL_H */

@@ -3,8 +3,10 @@
  * the meta handle uses it; leases are always granted in any order of take,
  * renew and release (one process is the whole cluster) while bad names and
  * operations are refused as every backend refuses them; invalidation is a
- * no-op whose callback never runs; the audit log's copies are read and
- * counted through the ops.  State documents, the clock's mark and the audit
+ * no-op whose callback never runs, also across bucket and configuration
+ * changes; the audit log's copies are read and counted through the ops;
+ * bucket_txn hands decide the record as read and applies only what it
+ * returns, and config_put is tied to the bucket's incarnation.  State documents, the clock's mark and the audit
  * chain keep their own tests (test_due, test_lock_clock, test_audit).
  */
 #include <setjmp.h>
@@ -79,6 +81,12 @@ static void test_invalidate_noop(void **state)
     assert_int_equal(mt_bucket(e, "inval", 0), 0);
     assert_int_equal(ops->invalidate(e->m, "inval"), 0);
     assert_int_equal(calls, 0); /* no other gateway: nothing to hear */
+    /* The changes that invalidate (bucket.c) do not call it back either. */
+    assert_int_equal(strata_meta_bucket_set_versioning(e->m, "inval", STRATA_VERSIONING_ENABLED),
+                     0);
+    assert_int_equal(strata_meta_bucket_config_put(e->m, "inval", "policy", "{}", 2), 0);
+    assert_int_equal(strata_meta_bucket_delete(e->m, "inval"), 0);
+    assert_int_equal(calls, 0);
     assert_int_equal(ops->on_invalidate(e->m, NULL, NULL), 0);
     mt_teardown(e);
 }
@@ -119,6 +127,117 @@ static void test_audit_copies(void **state)
     mt_teardown(e);
 }
 
+/* A decide that records what it saw and answers as told. */
+struct txn_probe {
+    int calls, before_calls;
+    struct strata_meta__bucket_view seen;
+    int rc, before_rc;
+    enum strata_meta__bucket_edit edit;
+    struct strata_bucket_info next;
+};
+
+static int probe_decide(void *ud, const struct strata_meta__bucket_view *view,
+                        enum strata_meta__bucket_edit *edit, struct strata_bucket_info *next)
+{
+    struct txn_probe *p = ud;
+    p->calls++;
+    p->seen = *view;
+    *edit = p->edit;
+    *next = p->next;
+    return p->rc;
+}
+
+static int probe_before(struct strata_meta *m, const char *name, void *ud)
+{
+    (void)m;
+    (void)name;
+    struct txn_probe *p = ud;
+    p->before_calls++;
+    return p->before_rc;
+}
+
+static void test_bucket_txn(void **state)
+{
+    (void)state;
+    struct mt_env *e = mt_setup("store-btxn");
+    assert_non_null(e);
+    struct strata_meta *m = e->m;
+    const struct strata_meta__store_ops *ops = m->store;
+    struct txn_probe p = {.rc = STRATA_EINVAL, .edit = STRATA_META__BUCKET_PUT};
+    snprintf(p.next.name, sizeof(p.next.name), "tx");
+    snprintf(p.next.owner, sizeof(p.next.owner), "o1");
+    p.next.incarnation = 42;
+    struct strata_meta__bucket_txn t = {.name = "tx", .decide = probe_decide,
+                                        .before_remove = probe_before, .ud = &p};
+
+    /* Absent: decide sees so, and its error writes nothing. */
+    assert_int_equal(ops->bucket_txn(m, &t), STRATA_EINVAL);
+    assert_int_equal(p.calls, 1);
+    assert_false(p.seen.exists);
+    assert_int_equal(ops->bucket_get(m, "tx", NULL), STRATA_ENOTFOUND);
+
+    /* A PUT writes next as given (the incarnation too). */
+    p.rc = 0;
+    assert_int_equal(ops->bucket_txn(m, &t), 0);
+    struct strata_bucket_info b;
+    assert_int_equal(ops->bucket_get(m, "tx", &b), 0);
+    assert_string_equal(b.owner, "o1");
+    assert_true(b.incarnation == 42);
+
+    /* The next decide sees it; its error leaves it as it was. */
+    p.rc = STRATA_EEXISTS;
+    snprintf(p.next.owner, sizeof(p.next.owner), "o2");
+    assert_int_equal(ops->bucket_txn(m, &t), STRATA_EEXISTS);
+    assert_true(p.seen.exists);
+    assert_int_equal(p.seen.info_rc, 0);
+    assert_string_equal(p.seen.info.owner, "o1");
+    assert_int_equal(ops->bucket_get(m, "tx", &b), 0);
+    assert_string_equal(b.owner, "o1");
+
+    /* Configuration documents belong to one incarnation. */
+    assert_int_equal(ops->config_put(m, "tx", 41, "policy", "{}", 2), STRATA_ENOTFOUND);
+    assert_int_equal(ops->config_put(m, "tx", 42, "policy", "{}", 2), 0);
+    void *doc;
+    size_t len;
+    assert_int_equal(ops->config_get(m, "tx", "policy", &doc, &len), 0);
+    assert_int_equal(len, 2);
+    free(doc);
+    assert_int_equal(ops->config_put(m, "tx", 42, "policy", NULL, 0), 0);
+    assert_int_equal(ops->config_get(m, "tx", "policy", &doc, &len), STRATA_ENOTFOUND);
+    assert_int_equal(ops->config_put(m, "tx", 42, "cors", "<x/>", 4), 0);
+
+    /* want_empty: a version keeps the bucket. */
+    assert_int_equal(mt_put(e, "tx", "k", "v", 1, NULL), 0);
+    p.rc = 0;
+    p.edit = STRATA_META__BUCKET_REMOVE;
+    t.want_empty = true;
+    p.rc = STRATA_ENOTEMPTY;
+    assert_int_equal(ops->bucket_txn(m, &t), STRATA_ENOTEMPTY);
+    assert_false(p.seen.empty);
+    assert_int_equal(p.before_calls, 0);
+    assert_int_equal(strata_obj_delete(m, "tx", "k", NULL, NULL), 0);
+
+    /* before_remove runs once; its error cancels the removal. */
+    p.rc = 0;
+    p.before_rc = STRATA_EIO;
+    assert_int_equal(ops->bucket_txn(m, &t), STRATA_EIO);
+    assert_true(p.seen.empty);
+    assert_int_equal(p.before_calls, 1);
+    assert_int_equal(ops->bucket_get(m, "tx", NULL), 0);
+    p.before_rc = 0;
+    assert_int_equal(ops->bucket_txn(m, &t), 0);
+    assert_int_equal(p.before_calls, 2);
+    assert_int_equal(ops->bucket_get(m, "tx", NULL), STRATA_ENOTFOUND);
+    /* A REMOVE of nothing is refused before before_remove. */
+    assert_int_equal(ops->bucket_txn(m, &t), STRATA_ENOTFOUND);
+    assert_int_equal(p.before_calls, 2);
+
+    /* The documents went with it: a namesake starts without them. */
+    assert_int_equal(mt_bucket(e, "tx", 0), 0);
+    assert_int_equal(ops->config_get(m, "tx", "cors", &doc, &len), STRATA_ENOTFOUND);
+    mt_teardown(e);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -126,6 +245,7 @@ int main(void)
         cmocka_unit_test(test_lease_contract),
         cmocka_unit_test(test_invalidate_noop),
         cmocka_unit_test(test_audit_copies),
+        cmocka_unit_test(test_bucket_txn),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
