@@ -43,7 +43,7 @@
  * drive, or absent on a write quorum, are removed (their data is left to
  * the orphan reclaim); the others, and part table records ('T'), heal as
  * raw values.  Bucket records ('B') follow the newest state by time
- * (bucket.c).  All under their key's lock (a part record names its key;
+ * (local/bucket.c).  All under their key's lock (a part record names its key;
  * bucket records take bucket_mu), and the data of parts and of completed
  * multipart objects' parts gets strata_ec_heal.
  * Heal writes are not synced one by one; each drive's WAL is synced once
@@ -890,7 +890,7 @@ static void heal_one(struct strata_meta *m, unsigned s, rocksdb_writeoptions_t *
             kcopy[kl - tail - 1] = save;
         }
     } else if (kcopy[0] == 'B') {
-        lk = &m->bucket_mu; /* bucket records change under it (bucket.c) */
+        lk = &m->bucket_mu; /* bucket records change under it (local/bucket.c) */
     } else if (kcopy[0] == 'P') {
         /* A part record names its bucket and key in its value. */
         for (unsigned d = 0; d < ms->n && !lk; d++) {

@@ -154,7 +154,7 @@
  * (strata_meta__bucket_newest): a live record's state time against a
  * tombstone's deletion time.  DeleteBucket writes a tombstone (VAL_TOMB_BYTE
  * + 8-byte big-endian time), every new state is stamped after the newest
- * one any drive holds (bucket.c bucket_stamp), and the tombstones go as
+ * one any drive holds (local/bucket.c bucket_stamp), and the tombstones go as
  * those of uploads do.
  */
 #ifndef STRATA_META_META_INTERNAL_H
@@ -186,7 +186,7 @@
 
 #define META_LOCK_STRIPES 512
 #define META_PIN_SLOTS 256     /* hash slots of the reader pin table (pin.c) */
-#define META_BUCKET_STRIPES 64 /* bucket_rw stripes (bucket.c) */
+#define META_BUCKET_STRIPES 64 /* bucket_rw stripes (local/bucket.c) */
 #define META_PARTS_MAX 10000
 
 /* A decoded version record.  Pointers (shard) point into the buffer it was
@@ -324,7 +324,7 @@ struct strata_meta {
     pthread_mutex_t bucket_mu; /* serialises bucket record changes */
     pthread_mutex_t key_mu[META_LOCK_STRIPES];
     /* Commits of versions and uploads hold their bucket's stripe shared
-     * and re-check the bucket; DeleteBucket holds it exclusive (bucket.c). */
+     * and re-check the bucket; DeleteBucket holds it exclusive (local/bucket.c). */
     pthread_rwlock_t bucket_rw[META_BUCKET_STRIPES];
     /* Reader pins and parked drops (pin.c), guarded by pin_mu. */
     pthread_mutex_t pin_mu;

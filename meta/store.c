@@ -19,7 +19,7 @@
  * drive, and its WAL is never synced meanwhile.
  *
  * Threads: any caller thread builds batches and waits; the writer threads
- * only write.  Lock order: bucket_mu -> bucket_rw stripe (bucket.c) -> key
+ * only write.  Lock order: bucket_mu -> bucket_rw stripe (local/bucket.c) -> key
  * stripe lock (object.c, mpu.c) -> drive io_rw -> drive mu -> wait mu;
  * pin_mu (pin.c) is a leaf.  No lock is held while waiting on another.
  */
