@@ -34,6 +34,7 @@
 #include "authz.h"
 #include "srv_config.h"
 #include "srv_tiers.h"
+#include "notify.h"
 #include "strata/hex.h"
 #include "strata/ilm.h"
 
@@ -180,6 +181,18 @@ static void usage(FILE *f)
 "                        DEEP_ARCHIVE:compliance, COMPLIANCE:compliance.  A class whose\n"
 "                        tier is not configured is refused (InvalidStorageClass).\n"
 "\n"
+"Event notifications (PutBucketNotificationConfiguration names a target by\n"
+"its queue ARN arn:strata:sqs::ID:KIND):\n"
+"  --notify-target ID:KIND:ADDRESS  an event target, e.g.\n"
+"                        hook1:webhook:http://127.0.0.1:8080/events (KIND: webhook).\n"
+"                        Repeatable; config \"notify-targets\": [...].  Each has a\n"
+"                        persistent queue under the first drive (notify/ID.q)\n"
+"  --notify-token-file ID:FILE  send \"Authorization: Bearer\" with the token on\n"
+"                        FILE's first line to target ID (repeatable; config\n"
+"                        \"notify-token-files\": [...])\n"
+"  --notify-queue-max N  events pending per target before new ones are dropped\n"
+"                        and counted (default %u)\n"
+"\n"
 "Environment:\n"
 "  STRATA_ROOT_USER      root access key (default %s)\n"
 "  STRATA_ROOT_PASSWORD  root secret key (default %s)\n"
@@ -201,7 +214,7 @@ static void usage(FILE *f)
             STRATA_MPU_RETRY_S_DEFAULT, LC_DAY_S_DEFAULT,
             ILM_INTERVAL_S_DEFAULT, ILM_RATE_DEFAULT, HEAL_INTERVAL_S_DEFAULT,
             ORPHAN_GRACE_S_DEFAULT, ILM_MOVE_MBPS_DEFAULT, ILM_DUE_RATE_DEFAULT,
-            HEAL_RATE_DEFAULT, DEFAULT_ROOT_USER,
+            HEAL_RATE_DEFAULT, (unsigned)STRATA_NOTIFY_QUEUE_MAX_DEFAULT, DEFAULT_ROOT_USER,
             DEFAULT_ROOT_PASSWORD);
 }
 
@@ -413,6 +426,23 @@ static void crash_hook_arm(struct strata_meta *m)
     strata_meta_set_step_hook(m, crash_hook, (void *)(intptr_t)k);
 }
 
+/* The event targets and their queues (under the first hot drive), before
+ * HTTP starts so that no event is emitted without them.  0 or -1. */
+static int notify_start(struct strata_srv *s)
+{
+    char dir[4200], err[512];
+    snprintf(dir, sizeof(dir), "%s/notify", s->cfg.drives[0]);
+    if (strata_notify_create(s->cfg.notify_specs, s->cfg.nnotify_specs,
+                             s->cfg.notify_token_specs, s->cfg.nnotify_token_specs, dir,
+                             s->cfg.notify_queue_max, &s->notify, err, sizeof(err)) != 0) {
+        strata_srv_log(STRATA_LOG_ERR, "cannot start event notifications: %s", err);
+        return -1;
+    }
+    for (unsigned i = 0; i < s->cfg.nnotify_specs; i++)
+        strata_srv_log(STRATA_LOG_INFO, "notify target %s", s->cfg.notify_specs[i]);
+    return 0;
+}
+
 struct ilm_flags {
     unsigned long day_s;
     long interval_s; /* -1: derived from day_s */
@@ -572,6 +602,36 @@ static int server_opt(struct server_args *a, int c, const char *v)
             cf->class_specs[cf->nclass_specs++] = v;
         break;
     }
+    case 'j':
+    case 'y': {
+        struct strata_srv_config *cf = a->cfg;
+        char err[512];
+        if (c == 'j' && strata_notify_spec_check(v, err, sizeof(err)) != 0) {
+            fprintf(stderr, "strata: %s\n", err);
+            return 2;
+        }
+        if (c == 'y' && (!strchr(v, ':') || strchr(v, ':') == v)) {
+            fprintf(stderr, "strata: --notify-token-file wants ID:FILE\n");
+            return 2;
+        }
+        const char **arr = c == 'j' ? cf->notify_specs : cf->notify_token_specs;
+        unsigned *cnt = c == 'j' ? &cf->nnotify_specs : &cf->nnotify_token_specs;
+        if (*cnt == sizeof(cf->notify_specs) / sizeof(cf->notify_specs[0])) {
+            fprintf(stderr, "strata: too many --notify-target or --notify-token-file\n");
+            return 2;
+        }
+        arr[(*cnt)++] = v;
+        break;
+    }
+    case 'q': {
+        unsigned long long q;
+        if (parse_mib(v, 1, 1ull << 32, &q) != 0) {
+            fprintf(stderr, "strata: --notify-queue-max must be a number of events, at least 1\n");
+            return 2;
+        }
+        a->cfg->notify_queue_max = (size_t)q;
+        break;
+    }
     case 'K': a->cfg->kms_key_file = v; break;
     case 'A': a->cfg->admin_users = v; break;
     case 'X': a->cfg->metrics_token_file = v; break;
@@ -622,6 +682,23 @@ static int config_tiers(struct server_args *a, json_t *conf, bool flags)
         json_t *v;
         json_array_foreach(json_object_get(conf, keys[k]), i, v)
             if (server_opt(a, k == 0 ? 'Y' : 'Z', json_string_value(v)) != 0)
+                return 2;
+    }
+    return 0;
+}
+
+/* The config file's "notify-targets" and "notify-token-files" (unless the
+ * flags replace them).  0, or 2 after printing why. */
+static int config_notify(struct server_args *a, json_t *conf, bool targets, bool tokens)
+{
+    static const char *const keys[] = {"notify-targets", "notify-token-files"};
+    for (int k = 0; k < 2; k++) {
+        size_t i;
+        json_t *v;
+        if (k == 0 ? targets : tokens)
+            continue;
+        json_array_foreach(json_object_get(conf, keys[k]), i, v)
+            if (server_opt(a, k == 0 ? 'j' : 'y', json_string_value(v)) != 0)
                 return 2;
     }
     return 0;
@@ -696,6 +773,9 @@ static int cmd_server(int argc, char **argv, bool print_only)
         {"heal-rate", required_argument, NULL, 'Q'},
         {"tier", required_argument, NULL, 'Y'},
         {"storage-class", required_argument, NULL, 'Z'},
+        {"notify-target", required_argument, NULL, 'j'},
+        {"notify-token-file", required_argument, NULL, 'y'},
+        {"notify-queue-max", required_argument, NULL, 'q'},
         {"kms-key-file", required_argument, NULL, 'K'},
         {"sse-c-allow-http", no_argument, NULL, 'S'},
         {"kms-rewrap", no_argument, NULL, 'W'},
@@ -738,7 +818,8 @@ static int cmd_server(int argc, char **argv, bool print_only)
         size_t nkeys = 0;
         for (size_t i = 0; opts[i].name; i++)
             if (opts[i].has_arg == required_argument && opts[i].val != 'F' &&
-                opts[i].val != 'Y' && opts[i].val != 'Z')
+                opts[i].val != 'Y' && opts[i].val != 'Z' && opts[i].val != 'j' &&
+                opts[i].val != 'y')
                 keys[nkeys++] = opts[i].name;
         char err[512];
         conf = strata_srv_config_load(s.cfg.config_file, keys, nkeys, err, sizeof(err));
@@ -763,6 +844,9 @@ static int cmd_server(int argc, char **argv, bool print_only)
             }
         }
         if (config_tiers(&a, conf, argv_has(argc, argv, "--tier")) != 0)
+            return 2;
+        if (config_notify(&a, conf, argv_has(argc, argv, "--notify-target"),
+                          argv_has(argc, argv, "--notify-token-file")) != 0)
             return 2;
     }
     bool rewrap = false;
@@ -905,7 +989,8 @@ static int cmd_server(int argc, char **argv, bool print_only)
         pthread_sigmask(SIG_BLOCK, &set, NULL);
         signal(SIGPIPE, SIG_IGN);
         struct strata_ilm *engine = NULL;
-        if (strata_srv_start(&s) == 0 && ilm_start(&s, &ilm, &engine) == 0) {
+        if (notify_start(&s) == 0 && strata_srv_start(&s) == 0 &&
+            ilm_start(&s, &ilm, &engine) == 0) {
             printf("Strata S3 endpoint: %s://%s (%zu drives, %u set%s)\n",
                    s.cfg.tls_cert ? "https" : "http", s.cfg.address, nd, s.nsets,
                    s.nsets == 1 ? "" : "s");
@@ -944,9 +1029,13 @@ static int cmd_server(int argc, char **argv, bool print_only)
             strata_srv_stop(&s, 30);
             strata_srv_access_log_flush(); /* every request has completed */
             strata_ilm_destroy(engine); /* after HTTP: /metrics reads its stats */
+            strata_notify_destroy(s.notify); /* after HTTP: nothing emits any more */
+            s.notify = NULL;
             rc = 0;
             strata_srv_log(STRATA_LOG_NOTICE, "HTTP stopped; closing metadata and drives");
         }
+        strata_notify_destroy(s.notify); /* a start that failed half-way */
+        s.notify = NULL;
         close_storage(&s);
     }
     strata_creds_destroy(atomic_load(&s.creds));

@@ -94,6 +94,11 @@ struct strata_srv_config {
     unsigned ilm_move_mbps;
     unsigned ilm_due_rate; /* --ilm-due-rate (objects/s) */
     unsigned heal_rate;    /* --heal-rate (keys/s) */
+    const char *notify_specs[16]; /* --notify-target ID:KIND:ADDRESS (notify.h) */
+    unsigned nnotify_specs;
+    const char *notify_token_specs[16]; /* --notify-token-file ID:FILE */
+    unsigned nnotify_token_specs;
+    size_t notify_queue_max; /* --notify-queue-max; 0: the default */
     const char *tier_specs[8];   /* --tier / "tiers", for the config dump */
     unsigned ntier_specs;
     const char *class_specs[24]; /* --storage-class / "storage-classes" */
@@ -133,6 +138,7 @@ struct strata_srv {
     /* Storage tiers and the class map (srv_tiers.h); NULL: hot tier only,
      * default classes. */
     struct strata_srv_tiers *tiers;
+    struct strata_notify *notify; /* event targets (notify.h); NULL: none */
 };
 
 enum strata_level {
@@ -536,6 +542,10 @@ enum s3_err strata_xml_legal_hold_parse(const char *body, size_t len, bool *on);
  * UnresolvableGrantByEmailAddress for an unknown address. */
 enum s3_err strata_xml_acl_parse(const char *body, size_t len, struct strata_acl *out,
                                  strata_acl_resolve_cb resolve, void *ud);
+/* The hardened parse of any request body (no DOCTYPE, no network), for
+ * parsers outside s3_xml.c (server/notify): the libxml2 document (free
+ * with xmlFreeDoc) or NULL for MalformedXML. */
+struct _xmlDoc *strata_xml_body_parse(const char *body, size_t len);
 
 /* ---- logging and metrics (log.c, metrics.c) ----------------------------- */
 

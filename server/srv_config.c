@@ -14,7 +14,8 @@
  * a printed configuration loads back. */
 static const char *const extra_keys[] = {"drives", "root-user", "root-password", "config",
                                          "metrics-public", "sse-c-allow-http", "tiers",
-                                         "storage-classes"};
+                                         "storage-classes", "notify-targets",
+                                         "notify-token-files"};
 
 static bool key_known(const char *k, const char *const *keys, size_t nkeys)
 {
@@ -50,7 +51,8 @@ json_t *strata_srv_config_load(const char *path, const char *const *keys, size_t
         else if (json_is_null(v))
             continue; /* not set, as --print-config shows it */
         else if (strcmp(k, "drives") == 0 || strcmp(k, "tiers") == 0 ||
-                 strcmp(k, "storage-classes") == 0) {
+                 strcmp(k, "storage-classes") == 0 || strcmp(k, "notify-targets") == 0 ||
+                 strcmp(k, "notify-token-files") == 0) {
             size_t i;
             json_t *d;
             if (!json_is_array(v))
@@ -137,6 +139,16 @@ json_t *strata_srv_config_json(const struct strata_srv_config *c)
         json_object_set_new(doc, "tiers", tiers ? tiers : json_null());
         json_object_set_new(doc, "storage-classes", classes ? classes : json_null());
         json_object_set_new(doc, "kms-key-file", opt_str(c->kms_key_file));
+        json_t *nt = json_array(), *nk = json_array();
+        for (unsigned i = 0; nt && i < c->nnotify_specs; i++)
+            json_array_append_new(nt, json_string(c->notify_specs[i]));
+        for (unsigned i = 0; nk && i < c->nnotify_token_specs; i++)
+            json_array_append_new(nk, json_string(c->notify_token_specs[i]));
+        json_object_set_new(doc, "notify-targets", nt ? nt : json_null());
+        json_object_set_new(doc, "notify-token-files", nk ? nk : json_null());
+        json_object_set_new(doc, "notify-queue-max",
+                            c->notify_queue_max ? json_integer((json_int_t)c->notify_queue_max)
+                                                : json_null());
         json_object_set_new(doc, "sse-c-allow-http", json_boolean(c->sse_c_allow_http));
         json_object_set_new(doc, "metrics-token-file", opt_str(c->metrics_token_file));
         json_object_set_new(doc, "region", opt_str(c->region));

@@ -88,6 +88,8 @@ static const struct action_map actions[] = {
     {"GetPublicAccessBlock", "s3:GetBucketPublicAccessBlock", NULL},
     {"PutPublicAccessBlock", "s3:PutBucketPublicAccessBlock", NULL},
     {"DeletePublicAccessBlock", "s3:PutBucketPublicAccessBlock", NULL},
+    {"GetBucketNotificationConfiguration", "s3:GetBucketNotification", NULL},
+    {"PutBucketNotificationConfiguration", "s3:PutBucketNotification", NULL},
 };
 
 /* What an ACL grant allows (AWS's "mapping of ACL permissions and access

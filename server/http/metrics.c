@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "strata/ilm.h"
+#include "notify.h"
 
 static const char *const methods[] = {"GET", "PUT", "HEAD", "DELETE", "POST", "OTHER"};
 #define NMETHODS (sizeof(methods) / sizeof(methods[0]))
@@ -320,6 +321,7 @@ void strata_metrics_render(struct strata_sbuf *b, unsigned inflight)
     hist_render(b, "strata_s3_ttfb_seconds",
                 "Time from the request line to the response headers being queued, by S3 operation.",
                 offsetof(struct shard, op_ttfb));
+    strata_notify_metrics_render(b);
     strata_sbuf_printf(b, "# HELP strata_http_inflight Requests being served.\n"
                           "# TYPE strata_http_inflight gauge\nstrata_http_inflight %u\n",
                        inflight);

@@ -8,6 +8,7 @@
 #include "sse.h"
 #include "s3_cors.h"
 #include "s3_post.h"
+#include "notify.h"
 
 #include <string.h>
 #include <strings.h>
@@ -92,6 +93,10 @@ static const struct strata_route routes[] = {
     {"GET", BKT, "cors", 0, "GetBucketCors", NULL, NULL, strata_h_cors_get},
     {"PUT", BKT, "cors", XML, "PutBucketCors", NULL, NULL, strata_h_cors_put},
     {"DELETE", BKT, "cors", 0, "DeleteBucketCors", NULL, NULL, strata_h_cors_delete},
+    {"GET", BKT, "notification", 0, "GetBucketNotificationConfiguration", NULL, NULL,
+     strata_h_notification_get},
+    {"PUT", BKT, "notification", XML, "PutBucketNotificationConfiguration", NULL, NULL,
+     strata_h_notification_put},
     /* Preflight: unauthenticated, answered from the bucket's CORS rules. */
     {"OPTIONS", BKT, NULL, 0, "PreflightCORS", NULL, NULL, strata_h_cors_preflight},
     {"OPTIONS", OBJ, NULL, 0, "PreflightCORS", NULL, NULL, strata_h_cors_preflight},

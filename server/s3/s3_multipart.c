@@ -5,6 +5,7 @@
  * ListMultipartUploads.  Connection thread of the request.
  */
 #include "srv.h"
+#include "notify.h"
 #include "sse.h"
 
 
@@ -273,6 +274,8 @@ void strata_h_mpu_complete(struct strata_req *r)
             strata_sbuf_printf(&b, "<ChecksumType>%s</ChecksumType>", tn);
     }
     strata_sbuf_puts(&b, "</CompleteMultipartUploadResult>");
+    strata_notify_emit(r, "ObjectCreated:CompleteMultipartUpload", r->key, info.size, info.etag,
+                       r->binfo.versioning != STRATA_VERSIONING_OFF ? info.version_id : NULL);
     bool vid = strata_req_version_answered(r, info.version_id);
     if (vid || info.sse_len) {
         /* The version id and SSE go in headers; send_xml adds none, so

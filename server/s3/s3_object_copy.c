@@ -6,6 +6,7 @@
  * checked before any byte is written.  Connection thread of the request.
  */
 #include "srv.h"
+#include "notify.h"
 #include "sse.h"
 
 #include "authz.h"
@@ -146,6 +147,8 @@ static void answer(struct strata_req *r, const struct strata_obj_info *dst,
     if (sb->versioning != STRATA_VERSIONING_OFF && src->version_id[0])
         MHD_add_response_header(resp, "x-amz-copy-source-version-id", src->version_id);
     r->bytes_out += len;
+    strata_notify_emit(r, "ObjectCreated:Copy", r->key, dst->size, dst->etag,
+                       r->binfo.versioning != STRATA_VERSIONING_OFF ? dst->version_id : NULL);
     strata_req_send(r, 200, resp);
 }
 

@@ -4,6 +4,7 @@
  * x-amz-checksum-* header required and verified).  Connection thread.
  */
 #include "srv.h"
+#include "notify.h"
 
 #include "authz.h"
 
@@ -11,6 +12,17 @@
 #include <string.h>
 
 #define DELETE_MAX 1000
+
+/* ObjectRemoved:DeleteMarkerCreated when a delete without a version id
+ * left a marker, else ObjectRemoved:Delete. */
+static void deleted_emit(struct strata_req *r, const char *key, const char *vid,
+                         const struct strata_del_result *res)
+{
+    bool marker = !vid && res->delete_marker;
+    strata_notify_emit(r, marker ? "ObjectRemoved:DeleteMarkerCreated" : "ObjectRemoved:Delete",
+                       key, 0, NULL,
+                       r->binfo.versioning != STRATA_VERSIONING_OFF ? res->version_id : NULL);
+}
 
 void strata_h_delete(struct strata_req *r)
 {
@@ -35,6 +47,8 @@ void strata_h_delete(struct strata_req *r)
         MHD_add_response_header(resp, "x-amz-delete-marker", "true");
     if (rc == 0 && res.version_id[0] && r->binfo.versioning != STRATA_VERSIONING_OFF)
         MHD_add_response_header(resp, "x-amz-version-id", res.version_id);
+    if (rc == 0)
+        deleted_emit(r, r->key, vid, &res);
     strata_req_send(r, 204, resp);
 }
 
@@ -93,6 +107,8 @@ void strata_h_delete_multi(struct strata_req *r)
             add_error(&b, o, strata_s3_err_from_strata(rc, S3CTX_OBJECT));
             continue;
         }
+        if (rc == 0)
+            deleted_emit(r, o->key, o->version_id, &res);
         if (quiet)
             continue;
         strata_sbuf_puts(&b, "<Deleted>");

@@ -6,6 +6,7 @@
  * trailer checksum and commits.  Connection thread of the request.
  */
 #include "srv.h"
+#include "notify.h"
 #include "sse.h"
 #include "srv_tiers.h"
 
@@ -337,6 +338,9 @@ void strata_h_put_run(struct strata_req *r)
         if (strata_b64_encode(info.cksum, info.cksum_len, b64, sizeof(b64)) > 0)
             MHD_add_response_header(resp, ch, b64);
     }
+    if (r->route->sub == NULL) /* PutObject, not UploadPart */
+        strata_notify_emit(r, "ObjectCreated:Put", info.key, info.size, info.etag,
+                           r->binfo.versioning != STRATA_VERSIONING_OFF ? info.version_id : NULL);
     strata_obj_info_fini(&info);
     strata_req_send(r, 200, resp);
 }

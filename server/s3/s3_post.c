@@ -11,6 +11,7 @@
  * was.  Connection thread of the request.
  */
 #include "s3_post.h"
+#include "notify.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -451,6 +452,8 @@ static void respond(struct strata_req *r, const struct strata_obj_info *info)
     char b64[64];
     if (ch && info->cksum_len && strata_b64_encode(info->cksum, info->cksum_len, b64, sizeof(b64)) > 0)
         MHD_add_response_header(resp, ch, b64);
+    strata_notify_emit(r, "ObjectCreated:Post", r->key, info->size, info->etag,
+                       r->binfo.versioning != STRATA_VERSIONING_OFF ? info->version_id : NULL);
     strata_req_send(r, status, resp);
 }
 

@@ -6,6 +6,7 @@
  * Connection thread of the request.
  */
 #include "srv.h"
+#include "notify.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -144,6 +145,9 @@ void strata_h_tagging_put(struct strata_req *r)
             obj_error(r, rc, vid);
         return;
     }
+    if (r->key)
+        strata_notify_emit(r, "ObjectTagging:Put", r->key, 0, NULL,
+                           r->binfo.versioning != STRATA_VERSIONING_OFF ? vid_out : NULL);
     send_done(r, r->key ? 200 : 204, vid_out);
 }
 
@@ -163,5 +167,8 @@ void strata_h_tagging_delete(struct strata_req *r)
             obj_error(r, rc, vid);
         return;
     }
+    if (r->key)
+        strata_notify_emit(r, "ObjectTagging:Delete", r->key, 0, NULL,
+                           r->binfo.versioning != STRATA_VERSIONING_OFF ? vid_out : NULL);
     send_done(r, 204, vid_out);
 }

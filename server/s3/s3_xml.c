@@ -747,3 +747,8 @@ enum s3_err strata_xml_cors_parse(const char *body, size_t len, struct strata_co
     *out = c;
     return S3E_NONE;
 }
+
+struct _xmlDoc *strata_xml_body_parse(const char *body, size_t len)
+{
+    return parse(body, len);
+}

@@ -62,6 +62,8 @@ FULL = {
     "tiers": ["warm:4+2:/srv/strata/w{1...6}", "compliance:/srv/c1,/srv/c{2...8}"],
     "storage-classes": ["ONEZONE_IA:warm"], "region": "eu-west-3",
     "default-object-ownership": "ObjectWriter", "root-display-name": "Ops Team",
+    "notify-targets": ["hook1:webhook:http://127.0.0.1:8080/events", "r:webhook:https://hooks.example.test/s3"],
+    "notify-token-files": ["hook1:/etc/strata/hook.token"], "notify-queue-max": 5000,
 }
 
 

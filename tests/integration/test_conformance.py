@@ -105,7 +105,6 @@ BUCKET_NOT_SERVED = [
     ("GET", "inventory&id=i"), ("PUT", "inventory&id=i"), ("DELETE", "inventory&id=i"),
     ("GET", "logging"), ("PUT", "logging"),
     ("GET", "metrics&id=m"), ("PUT", "metrics&id=m"), ("DELETE", "metrics&id=m"),
-    ("GET", "notification"), ("PUT", "notification"),
     ("GET", "replication"), ("PUT", "replication"), ("DELETE", "replication"),
     ("GET", "requestPayment"), ("PUT", "requestPayment"),
     ("GET", "website"), ("PUT", "website"), ("DELETE", "website"),
@@ -146,7 +145,6 @@ def unserved_operations_answer_501(s):
                  lambda: c.get_bucket_logging(Bucket=b),
                  lambda: c.get_bucket_replication(Bucket=b),
                  lambda: c.get_bucket_request_payment(Bucket=b),
-                 lambda: c.get_bucket_notification_configuration(Bucket=b),
                  lambda: c.get_bucket_accelerate_configuration(Bucket=b),
                  lambda: c.list_bucket_metrics_configurations(Bucket=b),
                  lambda: c.get_object_torrent(Bucket=b, Key="obj")):

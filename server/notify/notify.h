@@ -1,0 +1,77 @@
+/*
+ * notify.h - bucket event notifications: server-configured targets
+ * (--notify-target ID:KIND:ADDRESS), the bucket's NotificationConfiguration
+ * (Put/GetBucketNotificationConfiguration, AWS's XML) and the events S3
+ * handlers emit after a successful change.
+ *
+ * Each target has a persistent queue (an append-only file under the first
+ * hot drive, notify/ID.q, with the delivered offset in ID.ack) and one
+ * delivery thread.  An event is written to the queue file before the S3
+ * answer is sent (so kill -9 loses nothing; the file is fdatasync'ed in
+ * batches by the delivery thread, so a power loss can lose the last ~100 ms),
+ * and removed only after the target acknowledged it: delivery is at least
+ * once, in order.  A queue over its bound drops new events (counted).
+ *
+ * Threads: strata_notify_emit from any connection or worker thread; the
+ * rest at start-up and shutdown (main thread).
+ */
+#ifndef STRATA_SERVER_NOTIFY_NOTIFY_H
+#define STRATA_SERVER_NOTIFY_NOTIFY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct strata_req;
+struct strata_sbuf;
+
+#define STRATA_NOTIFY_TARGETS_MAX 16
+#define STRATA_NOTIFY_QUEUE_MAX_DEFAULT 100000 /* events pending per target */
+
+struct strata_notify; /* the targets, their queues and threads */
+
+/* A target spec ID:KIND:ADDRESS checked (KIND webhook; ID of [A-Za-z0-9_-],
+ * 1..64).  0, or -1 with err set. */
+int strata_notify_spec_check(const char *spec, char *err, size_t err_len);
+
+/*
+ * Opens every target of specs[] (token_specs: "ID:FILE", a bearer token for
+ * that target read from FILE's first line), its queue under dir (created),
+ * and starts its delivery thread; events left from a previous run are
+ * delivered first.  queue_max 0: the default.  0 with *out (NULL when
+ * nspecs is 0), or -1 with err set.
+ */
+int strata_notify_create(const char *const *specs, size_t nspecs, const char *const *token_specs,
+                         size_t ntokens, const char *dir, size_t queue_max,
+                         struct strata_notify **out, char *err, size_t err_len);
+/* Stops the threads (events still queued stay in their files) and frees.
+ * NULL is a no-op. */
+void strata_notify_destroy(struct strata_notify *n);
+
+/* The target named by a queue ARN arn:strata:sqs:REGION:ID:KIND (REGION may
+ * be empty), or -1. */
+int strata_notify_target_find(const struct strata_notify *n, const char *arn);
+
+/* Put/GetBucketNotificationConfiguration (notify_config.c). */
+void strata_h_notification_get(struct strata_req *r);
+void strata_h_notification_put(struct strata_req *r);
+
+/*
+ * After a change of r's bucket has committed and before its answer is
+ * sent: queues event ("ObjectCreated:Put", ...; AWS's eventName without
+ * "s3:") for key to every target a matching QueueConfiguration of the
+ * bucket names.  version_id NULL or "" for none.  Never fails the request:
+ * what cannot be queued is counted as dropped.
+ */
+void strata_notify_emit(struct strata_req *r, const char *event, const char *key, uint64_t size,
+                        const char *etag, const char *version_id);
+
+/* The per-target counters, Prometheus text appended to b (metrics.c). */
+void strata_notify_metrics_render(struct strata_sbuf *b);
+
+/* ---- inside server/notify ----------------------------------------------- */
+
+/* Queue one message for target t: 0, or -1 (dropped; counted). */
+int strata_notify__enqueue(struct strata_notify *n, int t, const char *msg, size_t len);
+
+#endif /* STRATA_SERVER_NOTIFY_NOTIFY_H */

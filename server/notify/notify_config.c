@@ -1,0 +1,496 @@
+/*
+ * notify_config.c - Put/GetBucketNotificationConfiguration and the events
+ * S3 handlers emit (notify.h).
+ *
+ * The configuration is validated as AWS validates it (destinations must be
+ * configured targets, event names known, no two configurations sharing an
+ * event type with overlapping prefix and suffix filters) and stored in
+ * canonical form as the bucket's "notification" configuration document,
+ * cached parsed (bucket_doc_cache.h) because every write consults it.
+ * Strata produces the ObjectCreated, ObjectRemoved and ObjectTagging
+ * events; the other event types AWS has (restore, lifecycle, replication,
+ * ...) are answered 501 rather than accepted and never sent.
+ */
+#include "notify.h"
+#include "notify_internal.h"
+
+#include "bucket_doc_cache.h"
+#include "srv.h"
+#include "strata/hex.h"
+
+#include <arpa/inet.h>
+#include <jansson.h>
+#include <libxml/tree.h>
+#include <openssl/rand.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#define RULES_MAX 100
+
+/* Events Strata emits, AWS's names without "s3:". */
+static const char *const events[] = {
+    "ObjectCreated:Put",  "ObjectCreated:Post",   "ObjectCreated:Copy",
+    "ObjectCreated:CompleteMultipartUpload",      "ObjectRemoved:Delete",
+    "ObjectRemoved:DeleteMarkerCreated",          "ObjectTagging:Put",
+    "ObjectTagging:Delete",
+};
+#define NEVENTS (sizeof(events) / sizeof(events[0]))
+
+/* Valid on AWS, not produced by Strata: 501 instead of a silent never. */
+static const char *const events_unsupported[] = {
+    "s3:ObjectRestore:*", "s3:ObjectRestore:Post", "s3:ObjectRestore:Completed",
+    "s3:ObjectRestore:Delete", "s3:LifecycleExpiration:*", "s3:LifecycleExpiration:Delete",
+    "s3:LifecycleExpiration:DeleteMarkerCreated", "s3:LifecycleTransition",
+    "s3:ReducedRedundancyLostObject", "s3:Replication:*",
+    "s3:Replication:OperationFailedReplication", "s3:Replication:OperationMissedThreshold",
+    "s3:Replication:OperationReplicatedAfterThreshold",
+    "s3:Replication:OperationNotTracked", "s3:IntelligentTiering", "s3:ObjectAcl:Put",
+    "s3:TestEvent",
+};
+
+struct nrule {
+    char *id;
+    char *arn;
+    char *prefix, *suffix; /* NULL: no such filter rule */
+    char **ev;             /* as written, for GET */
+    size_t nev;
+    unsigned mask;         /* bits of events[] */
+};
+
+struct nconf {
+    size_t n;
+    struct nrule r[RULES_MAX];
+};
+
+static void nconf_free(struct nconf *c)
+{
+    for (size_t i = 0; c && i < c->n; i++) {
+        struct nrule *r = &c->r[i];
+        free(r->id), free(r->arn), free(r->prefix), free(r->suffix);
+        for (size_t j = 0; j < r->nev; j++)
+            free(r->ev[j]);
+        free(r->ev);
+    }
+    free(c);
+}
+
+/* The bits of an event name ("s3:ObjectCreated:*"); 0 when unknown. */
+static unsigned event_mask(const char *s)
+{
+    if (strncmp(s, "s3:", 3) != 0)
+        return 0;
+    s += 3;
+    size_t n = strlen(s);
+    unsigned m = 0;
+    for (size_t i = 0; i < NEVENTS; i++) {
+        if (strcmp(events[i], s) == 0)
+            m |= 1u << i;
+        /* "ObjectCreated:*" covers every ObjectCreated:X */
+        if (n >= 2 && s[n - 1] == '*' && s[n - 2] == ':' && strncmp(events[i], s, n - 1) == 0)
+            m |= 1u << i;
+    }
+    return m;
+}
+
+static bool named(xmlNodePtr n, const char *name)
+{
+    return n->type == XML_ELEMENT_NODE && strcmp((const char *)n->name, name) == 0;
+}
+
+static char *text(xmlNodePtr n)
+{
+    xmlChar *t = xmlNodeGetContent(n);
+    char *s = t ? strdup((const char *)t) : NULL;
+    xmlFree(t);
+    return s;
+}
+
+static enum s3_err filter_parse(xmlNodePtr f, struct nrule *r, const char **msg)
+{
+    for (xmlNodePtr k = f->children; k; k = k->next) {
+        if (k->type != XML_ELEMENT_NODE)
+            continue;
+        if (!named(k, "S3Key"))
+            return S3E_MalformedXML;
+        for (xmlNodePtr fr = k->children; fr; fr = fr->next) {
+            if (fr->type != XML_ELEMENT_NODE)
+                continue;
+            if (!named(fr, "FilterRule"))
+                return S3E_MalformedXML;
+            char *name = NULL, *value = NULL;
+            for (xmlNodePtr e = fr->children; e; e = e->next) {
+                if (named(e, "Name") && !name)
+                    name = text(e);
+                else if (named(e, "Value") && !value)
+                    value = text(e);
+                else if (e->type == XML_ELEMENT_NODE) {
+                    free(name), free(value);
+                    return S3E_MalformedXML;
+                }
+            }
+            char **slot = !name                          ? NULL
+                          : strcasecmp(name, "prefix") == 0 ? &r->prefix
+                          : strcasecmp(name, "suffix") == 0 ? &r->suffix
+                                                            : NULL;
+            bool is_prefix = slot == &r->prefix;
+            free(name);
+            if (!slot || !value) {
+                free(value);
+                *msg = "filter rule name must be either prefix or suffix";
+                return S3E_InvalidArgument;
+            }
+            if (*slot) {
+                free(value);
+                *msg = is_prefix ? "Cannot specify more than one prefix rule in a filter."
+                                 : "Cannot specify more than one suffix rule in a filter.";
+                return S3E_InvalidArgument;
+            }
+            *slot = value;
+        }
+    }
+    return S3E_NONE;
+}
+
+static enum s3_err rule_parse(xmlNodePtr q, struct nrule *r, const char **msg)
+{
+    for (xmlNodePtr e = q->children; e; e = e->next) {
+        if (e->type != XML_ELEMENT_NODE)
+            continue;
+        if (named(e, "Id") && !r->id) {
+            r->id = text(e);
+        } else if (named(e, "Queue") && !r->arn) {
+            r->arn = text(e);
+        } else if (named(e, "Event")) {
+            char *ev = text(e);
+            char **nv = ev ? realloc(r->ev, (r->nev + 1) * sizeof(*nv)) : NULL;
+            if (!nv) {
+                free(ev);
+                return S3E_InternalError;
+            }
+            r->ev = nv;
+            r->ev[r->nev++] = ev;
+            for (size_t i = 0; i < sizeof(events_unsupported) / sizeof(events_unsupported[0]); i++)
+                if (strcmp(ev, events_unsupported[i]) == 0) {
+                    *msg = "Strata does not produce this event type.";
+                    return S3E_NotImplemented;
+                }
+            unsigned m = event_mask(ev);
+            if (!m) {
+                *msg = "The event is not supported for notifications";
+                return S3E_InvalidArgument;
+            }
+            r->mask |= m;
+        } else if (named(e, "Filter")) {
+            enum s3_err fe = filter_parse(e, r, msg);
+            if (fe)
+                return fe;
+        } else {
+            return S3E_MalformedXML;
+        }
+    }
+    if (!r->arn || !r->nev)
+        return S3E_MalformedXML;
+    return S3E_NONE;
+}
+
+/* Either is empty, or one starts (ends) with the other. */
+static bool prefixes_overlap(const char *a, const char *b)
+{
+    a = a ? a : "", b = b ? b : "";
+    size_t la = strlen(a), lb = strlen(b);
+    return strncmp(a, b, la < lb ? la : lb) == 0;
+}
+
+static bool suffixes_overlap(const char *a, const char *b)
+{
+    a = a ? a : "", b = b ? b : "";
+    size_t la = strlen(a), lb = strlen(b), l = la < lb ? la : lb;
+    return memcmp(a + la - l, b + lb - l, l) == 0;
+}
+
+/* The whole document; *out owned by the caller (nconf_free).  notify NULL:
+ * destinations are not checked (a stored document being reloaded). */
+static enum s3_err nconf_parse(const char *body, size_t len, const struct strata_notify *notify,
+                               bool check, struct nconf **out, const char **msg)
+{
+    *out = NULL;
+    *msg = NULL;
+    xmlDocPtr doc = strata_xml_body_parse(body, len);
+    xmlNodePtr root = doc ? xmlDocGetRootElement(doc) : NULL;
+    if (!root || !named(root, "NotificationConfiguration")) {
+        xmlFreeDoc(doc);
+        return S3E_MalformedXML;
+    }
+    struct nconf *c = calloc(1, sizeof(*c));
+    enum s3_err e = c ? S3E_NONE : S3E_InternalError;
+    bool bad_dest = false;
+    for (xmlNodePtr q = root->children; q && !e; q = q->next) {
+        if (q->type != XML_ELEMENT_NODE)
+            continue;
+        if (named(q, "EventBridgeConfiguration")) {
+            *msg = "Strata has no EventBridge.";
+            e = S3E_NotImplemented;
+        } else if (named(q, "TopicConfiguration") || named(q, "CloudFunctionConfiguration")) {
+            /* No SNS topic or Lambda function exists here: as AWS answers
+             * a destination it cannot reach. */
+            bad_dest = true;
+        } else if (!named(q, "QueueConfiguration")) {
+            e = S3E_MalformedXML;
+        } else if (c->n == RULES_MAX) {
+            *msg = "Too many notification configurations.";
+            e = S3E_InvalidArgument;
+        } else {
+            struct nrule *r = &c->r[c->n++];
+            e = rule_parse(q, r, msg);
+            if (!e && check && strata_notify_target_find(notify, r->arn) < 0)
+                bad_dest = true;
+            if (!e && r->id && (!r->id[0] || strlen(r->id) > 255)) {
+                *msg = "The Id must be 1 to 255 characters.";
+                e = S3E_InvalidArgument;
+            }
+        }
+    }
+    xmlFreeDoc(doc);
+    if (!e && check && bad_dest) {
+        *msg = "Unable to validate the following destination configurations";
+        e = S3E_InvalidArgument;
+    }
+    for (size_t i = 0; !e && check && i < c->n; i++)
+        for (size_t j = i + 1; !e && j < c->n; j++) {
+            const struct nrule *a = &c->r[i], *b = &c->r[j];
+            if ((a->mask & b->mask) && prefixes_overlap(a->prefix, b->prefix) &&
+                suffixes_overlap(a->suffix, b->suffix)) {
+                *msg = "Configurations overlap. Configurations on the same bucket cannot share "
+                       "a common event type.";
+                e = S3E_InvalidArgument;
+            }
+            if (!e && a->id && b->id && strcmp(a->id, b->id) == 0) {
+                *msg = "The same Id is used for more than one configuration.";
+                e = S3E_InvalidArgument;
+            }
+        }
+    if (e) {
+        nconf_free(c);
+        return e;
+    }
+    *out = c;
+    return S3E_NONE;
+}
+
+static void rule_format(struct strata_sbuf *b, const char *name, const char *value)
+{
+    strata_sbuf_puts(b, "<FilterRule>");
+    strata_sbuf_xml_elem(b, "Name", name);
+    strata_sbuf_xml_elem(b, "Value", value);
+    strata_sbuf_puts(b, "</FilterRule>");
+}
+
+static void nconf_format(struct strata_sbuf *b, const struct nconf *c)
+{
+    strata_sbuf_puts(b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<NotificationConfiguration "
+                        "xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">");
+    for (size_t i = 0; c && i < c->n; i++) {
+        const struct nrule *r = &c->r[i];
+        strata_sbuf_puts(b, "<QueueConfiguration>");
+        strata_sbuf_xml_elem(b, "Id", r->id);
+        strata_sbuf_xml_elem(b, "Queue", r->arn);
+        for (size_t j = 0; j < r->nev; j++)
+            strata_sbuf_xml_elem(b, "Event", r->ev[j]);
+        if (r->prefix || r->suffix) {
+            strata_sbuf_puts(b, "<Filter><S3Key>");
+            if (r->prefix)
+                rule_format(b, "Prefix", r->prefix);
+            if (r->suffix)
+                rule_format(b, "Suffix", r->suffix);
+            strata_sbuf_puts(b, "</S3Key></Filter>");
+        }
+        strata_sbuf_puts(b, "</QueueConfiguration>");
+    }
+    strata_sbuf_puts(b, "</NotificationConfiguration>");
+}
+
+static int nconf_parse_cb(const void *doc, size_t len, void **out)
+{
+    const char *msg;
+    struct nconf *c = NULL;
+    enum s3_err e = nconf_parse(doc, len, NULL, false, &c, &msg);
+    *out = c;
+    return e == S3E_NONE ? 0 : -1;
+}
+
+static void nconf_destroy_cb(void *parsed)
+{
+    nconf_free(parsed);
+}
+
+/* Every write of a bucket consults it when targets are configured. */
+static struct strata_doc_cache cache =
+    STRATA_DOC_CACHE_INIT("notification", nconf_parse_cb, nconf_destroy_cb);
+
+void strata_h_notification_get(struct strata_req *r)
+{
+    struct strata_doc_ref *ref = NULL;
+    int rc = strata_doc_cache_get(&cache, r->srv->meta, &r->binfo, &ref);
+    if (rc) {
+        strata_req_error_strata(r, rc, S3CTX_BUCKET);
+        return;
+    }
+    /* A bucket without one answers an empty configuration, as AWS. */
+    struct strata_sbuf b;
+    strata_sbuf_init(&b, STRATA_SRV_XML_BODY_MAX * 2);
+    nconf_format(&b, strata_doc_ref_get(ref));
+    strata_doc_ref_put(ref);
+    strata_req_send_xml(r, 200, &b);
+}
+
+void strata_h_notification_put(struct strata_req *r)
+{
+    struct nconf *c = NULL;
+    const char *msg = NULL;
+    enum s3_err e = nconf_parse(r->body.data ? r->body.data : "", r->body.len, r->srv->notify,
+                                true, &c, &msg);
+    if (e) {
+        r->err_msg = msg;
+        strata_req_error(r, e, 0);
+        return;
+    }
+    for (size_t i = 0; i < c->n; i++)
+        if (!c->r[i].id) {
+            /* AWS names a configuration given without an Id. */
+            unsigned char rnd[12];
+            char id[40];
+            RAND_bytes(rnd, sizeof(rnd));
+            strata_hex_encode(rnd, sizeof(rnd), id);
+            c->r[i].id = strdup(id);
+        }
+    struct strata_sbuf b;
+    strata_sbuf_init(&b, STRATA_SRV_XML_BODY_MAX * 2);
+    if (c->n)
+        nconf_format(&b, c);
+    nconf_free(c);
+    /* An empty configuration turns notifications off: nothing stored. */
+    int rc = b.failed ? STRATA_ENOMEM
+                      : strata_meta_bucket_config_put(r->srv->meta, r->bucket, "notification",
+                                                      b.data ? b.data : "", b.len);
+    strata_sbuf_fini(&b);
+    strata_doc_cache_invalidate(&cache, r->bucket);
+    if (rc && !(rc == STRATA_ENOTFOUND && b.len == 0)) {
+        strata_req_error_strata(r, rc, S3CTX_BUCKET);
+        return;
+    }
+    strata_req_send_empty(r, 200);
+}
+
+/* ---- events ----------------------------------------------------------- */
+
+static bool key_matches(const struct nrule *rl, const char *key)
+{
+    size_t kl = strlen(key);
+    if (rl->prefix && strncmp(key, rl->prefix, strlen(rl->prefix)) != 0)
+        return false;
+    if (rl->suffix) {
+        size_t sl = strlen(rl->suffix);
+        if (sl > kl || memcmp(key + kl - sl, rl->suffix, sl) != 0)
+            return false;
+    }
+    return true;
+}
+
+/* AWS's event key: URL-encoded as a form value ('/' kept, ' ' as '+'). */
+static char *key_encode(const char *key)
+{
+    size_t n = strlen(key);
+    char *enc = malloc(3 * n + 1);
+    long l = enc ? strata_url_encode(key, n, enc, 3 * n, true) : -1;
+    if (l < 0) {
+        free(enc);
+        return NULL;
+    }
+    size_t o = 0;
+    for (long i = 0; i < l; i++) {
+        if (i + 2 < l && enc[i] == '%' && enc[i + 1] == '2' && enc[i + 2] == '0') {
+            enc[o++] = '+';
+            i += 2;
+        } else {
+            enc[o++] = enc[i];
+        }
+    }
+    enc[o] = '\0';
+    return enc;
+}
+
+static void client_ip(struct strata_req *r, char *out, size_t len)
+{
+    snprintf(out, len, "%s", "");
+    const union MHD_ConnectionInfo *ci =
+        r->conn ? MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS) : NULL;
+    if (ci && ci->client_addr && ci->client_addr->sa_family == AF_INET)
+        inet_ntop(AF_INET, &((const struct sockaddr_in *)ci->client_addr)->sin_addr, out,
+                  (socklen_t)len);
+    else if (ci && ci->client_addr && ci->client_addr->sa_family == AF_INET6)
+        inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)ci->client_addr)->sin6_addr, out,
+                  (socklen_t)len);
+}
+
+void strata_notify_emit(struct strata_req *r, const char *event, const char *key, uint64_t size,
+                        const char *etag, const char *version_id)
+{
+    struct strata_notify *n = r->srv->notify;
+    if (!n)
+        return; /* no targets: no configuration can name one */
+    unsigned bit = 0;
+    for (size_t i = 0; i < NEVENTS; i++)
+        if (strcmp(events[i], event) == 0)
+            bit = 1u << i;
+    struct strata_doc_ref *ref = NULL;
+    if (!bit || strata_doc_cache_get(&cache, r->srv->meta, &r->binfo, &ref) != 0 || !ref)
+        return;
+    const struct nconf *c = strata_doc_ref_get(ref);
+    char *ekey = NULL, when[40] = "", ip[64] = "", seq[24] = "";
+    for (size_t i = 0; i < c->n; i++) {
+        const struct nrule *rl = &c->r[i];
+        int t = strata_notify_target_find(n, rl->arn);
+        if (!(rl->mask & bit) || !key_matches(rl, key) || t < 0)
+            continue;
+        if (!ekey) {
+            if (!(ekey = key_encode(key)))
+                break;
+            struct timespec ts;
+            clock_gettime(CLOCK_REALTIME, &ts);
+            strata_iso8601_format((int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000, when,
+                                  sizeof(when));
+            client_ip(r, ip, sizeof(ip));
+            snprintf(seq, sizeof(seq), "%016llX", atomic_fetch_add(&strata_notify__seq, 1));
+        }
+        json_t *obj = json_pack("{s:s, s:s}", "key", ekey, "sequencer", seq);
+        if (obj && etag) {
+            json_object_set_new(obj, "size", json_integer((json_int_t)size));
+            json_object_set_new(obj, "eTag", json_string(etag));
+        }
+        if (obj && version_id && version_id[0])
+            json_object_set_new(obj, "versionId", json_string(version_id));
+        char arn[STRATA_BUCKET_NAME_MAX + 16];
+        snprintf(arn, sizeof(arn), "arn:aws:s3:::%s", r->binfo.name);
+        const char *user = strata_req_user(r);
+        json_t *rec = json_pack(
+            "{s:s, s:s, s:s, s:s, s:s, s:{s:s}, s:{s:s}, s:{s:s, s:s},"
+            " s:{s:s, s:s, s:{s:s, s:{s:s}, s:s}, s:o}}",
+            "eventVersion", "2.1", "eventSource", "aws:s3", "awsRegion",
+            r->binfo.region[0] ? r->binfo.region : "us-east-1", "eventTime", when, "eventName",
+            event, "userIdentity", "principalId", user[0] ? user : "anonymous",
+            "requestParameters", "sourceIPAddress", ip, "responseElements", "x-amz-request-id",
+            r->id, "x-amz-id-2", r->srv->host_id, "s3", "s3SchemaVersion", "1.0",
+            "configurationId", rl->id ? rl->id : "", "bucket", "name", r->binfo.name,
+            "ownerIdentity", "principalId", r->binfo.owner, "arn", arn, "object", obj);
+        json_t *msg = rec ? json_pack("{s:[o]}", "Records", rec) : NULL;
+        char *s = msg ? json_dumps(msg, JSON_COMPACT) : NULL;
+        /* Not queued (queue full): counted as dropped by the queue. */
+        if (s)
+            strata_notify__enqueue(n, t, s, strlen(s));
+        free(s);
+        json_decref(msg);
+    }
+    free(ekey);
+    strata_doc_ref_put(ref);
+}

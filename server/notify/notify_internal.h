@@ -1,0 +1,26 @@
+/*
+ * notify_internal.h - what the queue (notify_queue.c) needs of a target
+ * kind.  A target handle is used by its delivery thread only.
+ */
+#ifndef STRATA_SERVER_NOTIFY_NOTIFY_INTERNAL_H
+#define STRATA_SERVER_NOTIFY_NOTIFY_INTERNAL_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+
+struct strata_notify_kind {
+    const char *name; /* KIND of --notify-target */
+    /* 0 with *h, or -1 with err set (a bad ADDRESS). */
+    int (*open)(const char *address, const char *token, void **h, char *err, size_t err_len);
+    /* One message delivered and acknowledged: 0; not (yet): -1. */
+    int (*send)(void *h, const char *msg, size_t len);
+    void (*close)(void *h);
+};
+
+extern const struct strata_notify_kind strata_notify_webhook;
+
+/* Event sequencers: one counter for the daemon, seeded from the wall clock
+ * at start so that it keeps growing across restarts. */
+extern _Atomic unsigned long long strata_notify__seq;
+
+#endif /* STRATA_SERVER_NOTIFY_NOTIFY_INTERNAL_H */

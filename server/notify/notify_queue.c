@@ -1,0 +1,464 @@
+/*
+ * notify_queue.c - the targets, their persistent queues and delivery
+ * threads (contract in notify.h).
+ *
+ * Queue file ID.q: records of a 12-byte header (magic, payload length,
+ * CRC32C of the payload) and the payload, appended at the tail under the
+ * target's mutex by whoever emits.  ID.ack holds the offset of the first
+ * record not yet acknowledged by the target.  The delivery thread reads the
+ * record at that offset, sends it, and on success moves the offset past
+ * it; when it reaches the tail both files go back to empty.  On open the
+ * records after the offset are counted and a torn last record (a crash
+ * mid-append) is cut off.  Syncs are batched: the thread fdatasyncs the
+ * queue at most every SYNC_MS while there is unsynced data, and the ack
+ * file lazily (a lost ack means a redelivery, which at-least-once allows).
+ */
+#include "notify.h"
+#include "notify_internal.h"
+
+#include "sbuf.h"
+#include "strata/erasure.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#define REC_MAGIC 0x51544e53u /* "SNTQ" */
+#define REC_HDR 12u
+#define REC_MAX (1u << 20) /* one event's JSON is far smaller */
+#define SYNC_MS 50
+#define BACKOFF_MIN_MS 100
+#define BACKOFF_MAX_MS 5000
+
+static const struct strata_notify_kind *const kinds[] = {&strata_notify_webhook};
+
+struct target {
+    char id[65];
+    const struct strata_notify_kind *kind;
+    void *h;
+    int fd, ack_fd;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    uint64_t head, tail; /* first unacknowledged record; end of the file */
+    uint64_t pending;    /* records in [head, tail) */
+    bool dirty;          /* appended since the last sync */
+    bool ack_dirty;
+    bool stop;
+    bool started;
+    pthread_t th;
+    _Atomic uint64_t queued, delivered, failed, dropped;
+};
+
+struct strata_notify {
+    size_t n;
+    size_t queue_max;
+    struct target t[STRATA_NOTIFY_TARGETS_MAX];
+};
+
+_Atomic unsigned long long strata_notify__seq;
+
+/* What /metrics shows; set while the daemon runs. */
+static struct strata_notify *_Atomic active;
+
+static uint64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static bool id_ok(const char *s, size_t n)
+{
+    if (n == 0 || n > 64)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') ||
+              (s[i] >= '0' && s[i] <= '9') || s[i] == '-' || s[i] == '_'))
+            return false;
+    return true;
+}
+
+/* ID:KIND:ADDRESS split: the kind, or NULL with err set. */
+static const struct strata_notify_kind *spec_split(const char *spec, char *id, size_t id_len,
+                                                   const char **addr, char *err, size_t err_len)
+{
+    const char *c1 = strchr(spec, ':');
+    const char *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+    if (!c2 || !id_ok(spec, (size_t)(c1 - spec)) || (size_t)(c1 - spec) >= id_len || !c2[1]) {
+        snprintf(err, err_len, "--notify-target %s: want ID:KIND:ADDRESS, ID of letters, "
+                               "digits, - and _", spec);
+        return NULL;
+    }
+    memcpy(id, spec, (size_t)(c1 - spec));
+    id[c1 - spec] = '\0';
+    *addr = c2 + 1;
+    for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+        if (strlen(kinds[i]->name) == (size_t)(c2 - c1 - 1) &&
+            strncmp(kinds[i]->name, c1 + 1, (size_t)(c2 - c1 - 1)) == 0)
+            return kinds[i];
+    snprintf(err, err_len, "--notify-target %s: unknown or unsupported KIND (this build: "
+                           "webhook)", spec);
+    return NULL;
+}
+
+int strata_notify_spec_check(const char *spec, char *err, size_t err_len)
+{
+    char id[65];
+    const char *addr;
+    return spec_split(spec, id, sizeof(id), &addr, err, err_len) ? 0 : -1;
+}
+
+/* The first line of path (a bearer token), malloc'ed, or NULL with err. */
+static char *token_read(const char *path, char *err, size_t err_len)
+{
+    FILE *f = fopen(path, "re");
+    char line[512];
+    if (!f || !fgets(line, sizeof(line), f)) {
+        snprintf(err, err_len, "--notify-token-file %s: %s", path,
+                 f ? "empty" : strerror(errno));
+        if (f)
+            fclose(f);
+        return NULL;
+    }
+    fclose(f);
+    line[strcspn(line, "\r\n")] = '\0';
+    if (!line[0] || strpbrk(line, " \t")) {
+        snprintf(err, err_len, "--notify-token-file %s: want one token on the first line", path);
+        return NULL;
+    }
+    return strdup(line);
+}
+
+static int ack_write(struct target *t)
+{
+    uint64_t v = t->head;
+    return pwrite(t->ack_fd, &v, sizeof(v), 0) == (ssize_t)sizeof(v) ? 0 : -1;
+}
+
+/* Reads the ack offset and counts the records after it; cuts a torn tail. */
+static int queue_recover(struct target *t)
+{
+    uint64_t ack = 0;
+    if (pread(t->ack_fd, &ack, sizeof(ack), 0) != (ssize_t)sizeof(ack))
+        ack = 0;
+    struct stat st;
+    if (fstat(t->fd, &st) != 0)
+        return -1;
+    uint64_t size = (uint64_t)st.st_size, off = ack <= size ? ack : 0;
+    t->head = off;
+    t->pending = 0;
+    char *buf = malloc(REC_MAX);
+    if (!buf)
+        return -1;
+    for (;;) {
+        uint32_t h[3];
+        if (off + REC_HDR > size || pread(t->fd, h, REC_HDR, (off_t)off) != (ssize_t)REC_HDR ||
+            h[0] != REC_MAGIC || h[1] > REC_MAX || off + REC_HDR + h[1] > size ||
+            pread(t->fd, buf, h[1], (off_t)(off + REC_HDR)) != (ssize_t)h[1] ||
+            strata_crc32c(0, buf, h[1]) != h[2])
+            break;
+        off += REC_HDR + h[1];
+        t->pending++;
+    }
+    free(buf);
+    t->tail = off;
+    if (off != size && ftruncate(t->fd, (off_t)off) != 0)
+        return -1;
+    atomic_store(&t->queued, t->pending);
+    return 0;
+}
+
+int strata_notify__enqueue(struct strata_notify *n, int ti, const char *msg, size_t len)
+{
+    struct target *t = &n->t[ti];
+    if (len > REC_MAX) {
+        atomic_fetch_add(&t->dropped, 1);
+        return -1;
+    }
+    uint32_t h[3] = {REC_MAGIC, (uint32_t)len, strata_crc32c(0, msg, len)};
+    struct iovec iov[2] = {{h, REC_HDR}, {(void *)msg, len}};
+    int rc = -1;
+    pthread_mutex_lock(&t->mu);
+    if (t->pending < n->queue_max) {
+        ssize_t w = pwritev(t->fd, iov, 2, (off_t)t->tail);
+        if (w == (ssize_t)(REC_HDR + len)) {
+            t->tail += (uint64_t)w;
+            t->pending++;
+            t->dirty = true;
+            rc = 0;
+            pthread_cond_signal(&t->cv);
+        } else if (w > 0 && ftruncate(t->fd, (off_t)t->tail) != 0) {
+            /* A short write left a torn record: recovery cuts it off. */
+        }
+    }
+    pthread_mutex_unlock(&t->mu);
+    atomic_fetch_add(rc == 0 ? &t->queued : &t->dropped, 1);
+    return rc;
+}
+
+/* Waits up to ms or until stop; mutex held. */
+static void wait_ms(struct target *t, uint64_t ms)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_sec += (time_t)(ms / 1000);
+    ts.tv_nsec += (long)(ms % 1000) * 1000000L;
+    if (ts.tv_nsec >= 1000000000L) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000L;
+    }
+    pthread_cond_timedwait(&t->cv, &t->mu, &ts);
+}
+
+static void *deliver_main(void *arg)
+{
+    struct target *t = arg;
+    char *buf = malloc(REC_MAX + 1);
+    uint64_t backoff = 0, last_sync = 0;
+    pthread_mutex_lock(&t->mu);
+    while (!t->stop && buf) {
+        if ((t->dirty || t->ack_dirty) && now_ms() - last_sync >= SYNC_MS) {
+            bool d = t->dirty, a = t->ack_dirty;
+            t->dirty = t->ack_dirty = false;
+            pthread_mutex_unlock(&t->mu);
+            if (d)
+                fdatasync(t->fd);
+            if (a)
+                fdatasync(t->ack_fd);
+            last_sync = now_ms();
+            pthread_mutex_lock(&t->mu);
+            continue;
+        }
+        if (t->pending == 0) {
+            if (t->tail > 0 && t->head == t->tail) {
+                /* Caught up: both files back to empty (ack first, so a
+                 * crash in between redelivers nothing stale). */
+                t->head = t->tail = 0;
+                if (ack_write(t) == 0 && ftruncate(t->fd, 0) == 0)
+                    t->ack_dirty = true;
+            }
+            wait_ms(t, t->dirty || t->ack_dirty ? SYNC_MS : 1000);
+            continue;
+        }
+        uint64_t off = t->head;
+        pthread_mutex_unlock(&t->mu);
+        /* Records before the tail never change: read without the lock. */
+        uint32_t h[3];
+        bool ok = pread(t->fd, h, REC_HDR, (off_t)off) == (ssize_t)REC_HDR &&
+                  h[0] == REC_MAGIC && h[1] <= REC_MAX &&
+                  pread(t->fd, buf, h[1], (off_t)(off + REC_HDR)) == (ssize_t)h[1];
+        int rc = ok ? t->kind->send(t->h, buf, h[1]) : -1;
+        pthread_mutex_lock(&t->mu);
+        if (!ok) {
+            /* Unreadable queue (disk error): keep trying, slowly. */
+            atomic_fetch_add(&t->failed, 1);
+            wait_ms(t, BACKOFF_MAX_MS);
+            continue;
+        }
+        if (rc == 0) {
+            t->head = off + REC_HDR + h[1];
+            t->pending--;
+            ack_write(t);
+            t->ack_dirty = true;
+            atomic_fetch_add(&t->delivered, 1);
+            backoff = 0;
+            continue;
+        }
+        atomic_fetch_add(&t->failed, 1);
+        backoff = backoff ? backoff * 2 : BACKOFF_MIN_MS;
+        if (backoff > BACKOFF_MAX_MS)
+            backoff = BACKOFF_MAX_MS;
+        wait_ms(t, backoff);
+    }
+    pthread_mutex_unlock(&t->mu);
+    free(buf);
+    fdatasync(t->fd);
+    fdatasync(t->ack_fd);
+    return NULL;
+}
+
+static void target_fini(struct target *t)
+{
+    if (t->started) {
+        pthread_mutex_lock(&t->mu);
+        t->stop = true;
+        pthread_cond_signal(&t->cv);
+        pthread_mutex_unlock(&t->mu);
+        pthread_join(t->th, NULL);
+    }
+    if (t->kind && t->h)
+        t->kind->close(t->h);
+    if (t->fd >= 0)
+        close(t->fd);
+    if (t->ack_fd >= 0)
+        close(t->ack_fd);
+    pthread_mutex_destroy(&t->mu);
+    pthread_cond_destroy(&t->cv);
+}
+
+void strata_notify_destroy(struct strata_notify *n)
+{
+    if (!n)
+        return;
+    if (atomic_load(&active) == n)
+        atomic_store(&active, NULL);
+    for (size_t i = 0; i < n->n; i++)
+        target_fini(&n->t[i]);
+    free(n);
+}
+
+static int target_open(struct strata_notify *n, const char *spec, const char *const *tokens,
+                       size_t ntokens, const char *dir, char *err, size_t err_len)
+{
+    struct target *t = &n->t[n->n];
+    t->fd = t->ack_fd = -1;
+    pthread_mutex_init(&t->mu, NULL);
+    pthread_cond_init(&t->cv, NULL);
+    n->n++; /* from here target_fini undoes it */
+    const char *addr;
+    t->kind = spec_split(spec, t->id, sizeof(t->id), &addr, err, err_len);
+    if (!t->kind)
+        return -1;
+    for (size_t i = 0; i + 1 < n->n; i++)
+        if (strcmp(n->t[i].id, t->id) == 0) {
+            snprintf(err, err_len, "--notify-target %s: ID given twice", spec);
+            return -1;
+        }
+    char *token = NULL;
+    for (size_t i = 0; i < ntokens; i++) {
+        size_t l = strlen(t->id);
+        if (strncmp(tokens[i], t->id, l) == 0 && tokens[i][l] == ':' &&
+            !(token = token_read(tokens[i] + l + 1, err, err_len)))
+            return -1;
+    }
+    int rc = t->kind->open(addr, token, &t->h, err, err_len);
+    if (token)
+        memset(token, 0, strlen(token));
+    free(token);
+    if (rc)
+        return -1;
+    char path[4200];
+    snprintf(path, sizeof(path), "%s/%s.q", dir, t->id);
+    t->fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    snprintf(path, sizeof(path), "%s/%s.ack", dir, t->id);
+    t->ack_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (t->fd < 0 || t->ack_fd < 0 || queue_recover(t) != 0) {
+        snprintf(err, err_len, "notify target %s: cannot open its queue in %s: %s", t->id, dir,
+                 strerror(errno));
+        return -1;
+    }
+    if (pthread_create(&t->th, NULL, deliver_main, t) != 0) {
+        snprintf(err, err_len, "notify target %s: cannot start its thread", t->id);
+        return -1;
+    }
+    t->started = true;
+    return 0;
+}
+
+int strata_notify_create(const char *const *specs, size_t nspecs, const char *const *token_specs,
+                         size_t ntokens, const char *dir, size_t queue_max,
+                         struct strata_notify **out, char *err, size_t err_len)
+{
+    *out = NULL;
+    if (nspecs == 0)
+        return 0;
+    if (nspecs > STRATA_NOTIFY_TARGETS_MAX) {
+        snprintf(err, err_len, "at most %d --notify-target", STRATA_NOTIFY_TARGETS_MAX);
+        return -1;
+    }
+    for (size_t i = 0; i < ntokens; i++) {
+        const char *c = strchr(token_specs[i], ':');
+        bool named = false;
+        for (size_t j = 0; c && j < nspecs; j++)
+            named |= strncmp(specs[j], token_specs[i], (size_t)(c - token_specs[i]) + 1) == 0;
+        if (!named) {
+            snprintf(err, err_len, "--notify-token-file %s: want ID:FILE of a --notify-target",
+                     token_specs[i]);
+            return -1;
+        }
+    }
+    if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
+        snprintf(err, err_len, "cannot create %s: %s", dir, strerror(errno));
+        return -1;
+    }
+    struct strata_notify *n = calloc(1, sizeof(*n));
+    if (!n) {
+        snprintf(err, err_len, "out of memory");
+        return -1;
+    }
+    n->queue_max = queue_max ? queue_max : STRATA_NOTIFY_QUEUE_MAX_DEFAULT;
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    atomic_store(&strata_notify__seq,
+                 (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec);
+    for (size_t i = 0; i < nspecs; i++)
+        if (target_open(n, specs[i], token_specs, ntokens, dir, err, err_len) != 0) {
+            strata_notify_destroy(n);
+            return -1;
+        }
+    atomic_store(&active, n);
+    *out = n;
+    return 0;
+}
+
+int strata_notify_target_find(const struct strata_notify *n, const char *arn)
+{
+    static const char pre[] = "arn:strata:sqs:";
+    if (!n || strncmp(arn, pre, sizeof(pre) - 1) != 0)
+        return -1;
+    const char *region_end = strchr(arn + sizeof(pre) - 1, ':');
+    if (!region_end)
+        return -1;
+    const char *id = region_end + 1, *c = strchr(id, ':');
+    if (!c)
+        return -1;
+    for (size_t i = 0; i < n->n; i++)
+        if (strlen(n->t[i].id) == (size_t)(c - id) && strncmp(n->t[i].id, id, (size_t)(c - id)) == 0 &&
+            strcmp(n->t[i].kind->name, c + 1) == 0)
+            return (int)i;
+    return -1;
+}
+
+void strata_notify_metrics_render(struct strata_sbuf *b)
+{
+    struct strata_notify *n = atomic_load(&active);
+    if (!n)
+        return;
+    static const struct {
+        const char *name, *help;
+        size_t off;
+    } ctrs[] = {
+        {"queued", "Events written to the target's queue.", offsetof(struct target, queued)},
+        {"delivered", "Events the target acknowledged.", offsetof(struct target, delivered)},
+        {"failed", "Delivery attempts that failed (retried).", offsetof(struct target, failed)},
+        {"dropped", "Events not queued: the queue was full or could not be written.",
+         offsetof(struct target, dropped)},
+    };
+    for (size_t c = 0; c < sizeof(ctrs) / sizeof(ctrs[0]); c++) {
+        strata_sbuf_printf(b, "# HELP strata_notify_%s_total %s\n# TYPE strata_notify_%s_total "
+                              "counter\n", ctrs[c].name, ctrs[c].help, ctrs[c].name);
+        for (size_t i = 0; i < n->n; i++)
+            strata_sbuf_printf(b, "strata_notify_%s_total{target=\"%s\",kind=\"%s\"} %llu\n",
+                               ctrs[c].name, n->t[i].id, n->t[i].kind->name,
+                               (unsigned long long)atomic_load(
+                                   (_Atomic uint64_t *)((char *)&n->t[i] + ctrs[c].off)));
+    }
+    strata_sbuf_puts(b, "# HELP strata_notify_pending Events queued and not yet delivered.\n"
+                        "# TYPE strata_notify_pending gauge\n");
+    for (size_t i = 0; i < n->n; i++) {
+        struct target *t = &n->t[i];
+        pthread_mutex_lock(&t->mu);
+        uint64_t p = t->pending;
+        pthread_mutex_unlock(&t->mu);
+        strata_sbuf_printf(b, "strata_notify_pending{target=\"%s\",kind=\"%s\"} %llu\n", t->id,
+                           t->kind->name, (unsigned long long)p);
+    }
+}

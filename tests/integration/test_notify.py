@@ -1,0 +1,445 @@
+#!/usr/bin/env python3
+"""test_notify.py - bucket event notifications (server/notify/).
+
+A webhook receiver runs in this process (http.server on 127.0.0.1, a
+thread); the daemon gets two webhook targets: hook1 (the receiver, with a
+bearer token from a file) and dead (a port nothing listens on).  Covers
+Put/GetBucketNotificationConfiguration and AWS's validation errors, the
+events of PutObject, CopyObject, CompleteMultipartUpload, DeleteObject(s),
+delete markers and object tagging with prefix/suffix filters (the JSON
+checked field by field), delivery in order after the receiver comes back,
+delivery after kill -9 of the daemon, and PUT latency with a dead target.
+"""
+
+import http.server
+import json
+import os
+import re
+import secrets
+import sys
+import tempfile
+import threading
+import time
+import urllib.parse
+import urllib.request
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from strata_harness import (REGION, Strata, expect_error, free_port, log, new_bucket,  # noqa: E402
+                            run, test)
+
+HOOK_PORT = free_port()
+DEAD_PORT = free_port()
+TOKEN = secrets.token_hex(24)
+HOOK_ARN = "arn:strata:sqs::hook1:webhook"
+DEAD_ARN = "arn:strata:sqs::dead:webhook"
+
+
+class Receiver:
+    """The webhook: records (headers, parsed body) of every POST, answers 200."""
+
+    def __init__(self, port):
+        self.port = port
+        self.lock = threading.Lock()
+        self.got = []
+        self.srv = None
+        self.conns = set()
+
+    def start(self):
+        rec = self
+
+        class H(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def setup(self):
+                super().setup()
+                with rec.lock:
+                    rec.conns.add(self.connection)
+
+            def finish(self):
+                super().finish()
+                with rec.lock:
+                    rec.conns.discard(self.connection)
+
+            def do_POST(self):
+                n = int(self.headers.get("Content-Length", "0"))
+                body = self.rfile.read(n)
+                with rec.lock:
+                    rec.got.append((self.path, dict(self.headers.items()), json.loads(body)))
+                self.send_response(200)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def log_message(self, *a):
+                pass
+
+        http.server.ThreadingHTTPServer.allow_reuse_address = True
+        self.srv = http.server.ThreadingHTTPServer(("127.0.0.1", self.port), H)
+        self.srv.daemon_threads = True
+        threading.Thread(target=self.srv.serve_forever, daemon=True).start()
+
+    def stop(self):
+        """Down for real: the listener and every kept-alive connection."""
+        import socket
+        self.srv.shutdown()
+        self.srv.server_close()
+        self.srv = None
+        with self.lock:
+            for c in list(self.conns):
+                try:
+                    c.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+
+    def records(self):
+        with self.lock:
+            return [(p, h, r) for p, h, b in self.got for r in b["Records"]]
+
+    def clear(self):
+        with self.lock:
+            self.got.clear()
+
+    def wait(self, pred, timeout=30):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            recs = self.records()
+            if pred(recs):
+                return recs
+            time.sleep(0.05)
+        raise AssertionError(f"timed out; received {[(r['eventName'], r['s3']['object']['key']) for _, _, r in self.records()]}")
+
+
+HOOK = Receiver(HOOK_PORT)
+
+
+def queue_conf(arn, events, prefix=None, suffix=None, cid=None):
+    q = {"QueueArn": arn, "Events": events}
+    if cid:
+        q["Id"] = cid
+    rules = []
+    if prefix is not None:
+        rules.append({"Name": "prefix", "Value": prefix})
+    if suffix is not None:
+        rules.append({"Name": "suffix", "Value": suffix})
+    if rules:
+        q["Filter"] = {"Key": {"FilterRules": rules}}
+    return q
+
+
+def put_conf(c, b, *queues, **extra):
+    c.put_bucket_notification_configuration(
+        Bucket=b, NotificationConfiguration=dict({"QueueConfigurations": list(queues)}, **extra))
+
+
+def metrics(s):
+    """{(name, target): value} of the strata_notify_* lines of /metrics."""
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    text = opener.open(f"{s.endpoint}/metrics", timeout=10).read().decode()
+    out = {}
+    for m in re.finditer(r'^(strata_notify_\w+)\{target="([^"]+)",kind="webhook"\} (\d+)$', text,
+                         re.M):
+        out[(m.group(1), m.group(2))] = int(m.group(3))
+    return out
+
+
+def keys_of(recs, bucket):
+    return [r["s3"]["object"]["key"] for _, _, r in recs if r["s3"]["bucket"]["name"] == bucket]
+
+
+@test
+def config_round_trip(s):
+    c, b = new_bucket(s, "ncfg")
+    # A bucket without a configuration answers an empty one.
+    got = c.get_bucket_notification_configuration(Bucket=b)
+    assert "QueueConfigurations" not in got, got
+    put_conf(c, b, queue_conf(HOOK_ARN, ["s3:ObjectCreated:*"], "in/", ".jpg", cid="created"),
+             queue_conf(HOOK_ARN, ["s3:ObjectRemoved:Delete", "s3:ObjectTagging:*"]))
+    got = c.get_bucket_notification_configuration(Bucket=b)["QueueConfigurations"]
+    assert len(got) == 2, got
+    assert got[0]["Id"] == "created" and got[0]["QueueArn"] == HOOK_ARN
+    assert got[0]["Events"] == ["s3:ObjectCreated:*"]
+    assert got[0]["Filter"]["Key"]["FilterRules"] == [{"Name": "Prefix", "Value": "in/"},
+                                                      {"Name": "Suffix", "Value": ".jpg"}]
+    assert got[1]["Events"] == ["s3:ObjectRemoved:Delete", "s3:ObjectTagging:*"]
+    assert got[1]["Id"], "an Id is generated when none is given"
+    assert "Filter" not in got[1]
+    # An empty configuration turns notifications off.
+    c.put_bucket_notification_configuration(Bucket=b, NotificationConfiguration={})
+    assert "QueueConfigurations" not in c.get_bucket_notification_configuration(Bucket=b)
+
+
+@test
+def config_validation(s):
+    c, b = new_bucket(s, "nval")
+    kept = queue_conf(HOOK_ARN, ["s3:ObjectCreated:Put"], cid="kept")
+    put_conf(c, b, kept)
+
+    def bad(code, status, msg, *queues, **extra):
+        e = expect_error(lambda: put_conf(c, b, *queues, **extra), code, status)
+        assert msg in e["Error"]["Message"], e["Error"]
+        # A refused configuration leaves the stored one as it was.
+        got = c.get_bucket_notification_configuration(Bucket=b)
+        assert [q["Id"] for q in got["QueueConfigurations"]] == ["kept"], got
+
+    unable = "Unable to validate the following destination configurations"
+    bad("InvalidArgument", 400, unable, queue_conf("arn:strata:sqs::nosuch:webhook",
+                                                   ["s3:ObjectCreated:*"]))
+    bad("InvalidArgument", 400, unable, queue_conf("arn:strata:sqs::hook1:nats",
+                                                   ["s3:ObjectCreated:*"]))
+    bad("InvalidArgument", 400, unable, queue_conf("arn:aws:sqs:us-east-1:123456789012:q",
+                                                   ["s3:ObjectCreated:*"]))
+    bad("InvalidArgument", 400, "not supported",
+        queue_conf(HOOK_ARN, ["s3:ObjectCreated:Bogus"]))
+    bad("InvalidArgument", 400, "not supported", queue_conf(HOOK_ARN, ["ObjectCreated:Put"]))
+    # Same event type, overlapping prefixes (one starts the other) and no
+    # suffix: AWS refuses; disjoint prefixes or other events are fine.
+    overlap = "Configurations overlap"
+    bad("InvalidArgument", 400, overlap, queue_conf(HOOK_ARN, ["s3:ObjectCreated:*"], "a/"),
+        queue_conf(HOOK_ARN, ["s3:ObjectCreated:Put"], "a/b/"))
+    bad("InvalidArgument", 400, overlap, queue_conf(HOOK_ARN, ["s3:ObjectCreated:Put"], None, ".jpg"),
+        queue_conf(DEAD_ARN, ["s3:ObjectCreated:Put"], None, "g"))
+    bad("InvalidArgument", 400, overlap, queue_conf(HOOK_ARN, ["s3:ObjectRemoved:*"]),
+        queue_conf(HOOK_ARN, ["s3:ObjectRemoved:Delete"], "x/"))
+    bad("InvalidArgument", 400, "more than one prefix",
+        {"QueueArn": HOOK_ARN, "Events": ["s3:ObjectCreated:*"],
+         "Filter": {"Key": {"FilterRules": [{"Name": "prefix", "Value": "a"},
+                                            {"Name": "prefix", "Value": "b"}]}}})
+    bad("InvalidArgument", 400, "prefix or suffix",
+        {"QueueArn": HOOK_ARN, "Events": ["s3:ObjectCreated:*"],
+         "Filter": {"Key": {"FilterRules": [{"Name": "middle", "Value": "a"}]}}})
+    # SNS topics and Lambda functions do not exist here: their
+    # destinations cannot be validated.
+    bad("InvalidArgument", 400, unable, TopicConfigurations=[
+        {"TopicArn": "arn:aws:sns:us-east-1:123456789012:t", "Events": ["s3:ObjectCreated:*"]}])
+    bad("InvalidArgument", 400, unable, LambdaFunctionConfigurations=[
+        {"LambdaFunctionArn": "arn:aws:lambda:us-east-1:123456789012:function:f",
+         "Events": ["s3:ObjectCreated:*"]}])
+    # Event types AWS has and Strata does not produce, and EventBridge: 501.
+    bad("NotImplemented", 501, "", queue_conf(HOOK_ARN, ["s3:LifecycleExpiration:*"]))
+    bad("NotImplemented", 501, "", queue_conf(HOOK_ARN, ["s3:ObjectRestore:Completed"]))
+    bad("NotImplemented", 501, "", EventBridgeConfiguration={})
+    # Not a configuration at all.
+    from botocore.auth import S3SigV4Auth
+    from botocore.awsrequest import AWSRequest
+    import hashlib
+    for body in (b"<NotificationConfiguration><QueueConfiguration><Queue>" +
+                 HOOK_ARN.encode() + b"</Queue></QueueConfiguration></NotificationConfiguration>",
+                 b"<Other/>", b"<NotificationConfiguration>"):
+        ar = AWSRequest(method="PUT", url=f"{s.endpoint}/{b}?notification", data=body)
+        ar.headers["x-amz-content-sha256"] = hashlib.sha256(body).hexdigest()
+        S3SigV4Auth(s.credentials(), "s3", REGION).add_auth(ar)
+        p = ar.prepare()
+        r = urllib.request.Request(p.url, data=body, method="PUT", headers=dict(p.headers.items()))
+        opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+        try:
+            opener.open(r, timeout=10)
+            raise AssertionError(f"accepted {body!r}")
+        except urllib.error.HTTPError as e:
+            assert e.code == 400 and b"<Code>MalformedXML</Code>" in e.read(), body
+    # Fine: disjoint prefixes, different events on one prefix.
+    put_conf(c, b, queue_conf(HOOK_ARN, ["s3:ObjectCreated:*"], "a/"),
+             queue_conf(HOOK_ARN, ["s3:ObjectCreated:*"], "b/"),
+             queue_conf(HOOK_ARN, ["s3:ObjectRemoved:*"], "a/"),
+             queue_conf(HOOK_ARN, ["s3:ObjectCreated:*"], "c/", ".jpg"),
+             queue_conf(HOOK_ARN, ["s3:ObjectCreated:*"], "c/", ".png"))
+    assert len(c.get_bucket_notification_configuration(Bucket=b)["QueueConfigurations"]) == 5
+
+
+def check_record(path, hdrs, r, bucket, name, key, size=None, etag=None, vid=None):
+    assert path == "/events", path
+    assert hdrs.get("Authorization") == f"Bearer {TOKEN}", hdrs
+    assert hdrs.get("Content-Type") == "application/json", hdrs
+    assert r["eventVersion"] == "2.1" and r["eventSource"] == "aws:s3", r
+    assert r["awsRegion"] == REGION, r
+    assert r["eventName"] == name, (r["eventName"], name)
+    assert re.match(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$", r["eventTime"]), r
+    assert r["s3"]["s3SchemaVersion"] == "1.0"
+    assert r["s3"]["bucket"]["name"] == bucket
+    assert r["s3"]["bucket"]["arn"] == f"arn:aws:s3:::{bucket}"
+    assert r["responseElements"]["x-amz-request-id"]
+    assert r["requestParameters"]["sourceIPAddress"] == "127.0.0.1"
+    o = r["s3"]["object"]
+    assert o["key"] == key, (o["key"], key)
+    assert re.match(r"^[0-9A-F]{16}$", o["sequencer"]), o
+    if size is None:
+        assert "size" not in o and "eTag" not in o, o
+    else:
+        assert o["size"] == size and o["eTag"] == etag, (o, size, etag)
+    if vid is None:
+        assert "versionId" not in o, o
+    else:
+        assert o["versionId"] == vid, (o, vid)
+
+
+@test
+def events_with_filters(s):
+    c, b = new_bucket(s, "nev")
+    put_conf(c, b, queue_conf(HOOK_ARN, ["s3:ObjectCreated:*", "s3:ObjectRemoved:*",
+                                         "s3:ObjectTagging:*"], "in/", ".bin", cid="c1"))
+    HOOK.clear()
+    k1 = "in/a b+c ü.bin"
+    e1 = c.put_object(Bucket=b, Key=k1, Body=b"x" * 1000)["ETag"].strip('"')
+    c.put_object(Bucket=b, Key="in/skip.txt", Body=b"no")     # suffix does not match
+    c.put_object(Bucket=b, Key="out/skip.bin", Body=b"no")    # prefix does not match
+    e2 = c.copy_object(Bucket=b, Key="in/copy.bin",
+                       CopySource={"Bucket": b, "Key": k1})["CopyObjectResult"]["ETag"].strip('"')
+    mp = c.create_multipart_upload(Bucket=b, Key="in/mp.bin")["UploadId"]
+    part = b"p" * (5 << 20)
+    pe = c.upload_part(Bucket=b, Key="in/mp.bin", UploadId=mp, PartNumber=1, Body=part)["ETag"]
+    e3 = c.complete_multipart_upload(Bucket=b, Key="in/mp.bin", UploadId=mp, MultipartUpload={
+        "Parts": [{"PartNumber": 1, "ETag": pe}]})["ETag"].strip('"')
+    c.put_object_tagging(Bucket=b, Key=k1, Tagging={"TagSet": [{"Key": "t", "Value": "v"}]})
+    c.delete_object_tagging(Bucket=b, Key=k1)
+    c.delete_object(Bucket=b, Key="in/copy.bin")
+    c.put_object(Bucket=b, Key="in/m1.bin", Body=b"1")
+    c.delete_objects(Bucket=b, Delete={"Objects": [{"Key": "in/m1.bin"}, {"Key": "out/m2.bin"}]})
+    want = [("ObjectCreated:Put", "in/a+b%2Bc+%C3%BC.bin", 1000, e1),
+            ("ObjectCreated:Copy", "in/copy.bin", 1000, e2),
+            ("ObjectCreated:CompleteMultipartUpload", "in/mp.bin", 5 << 20, e3),
+            ("ObjectTagging:Put", "in/a+b%2Bc+%C3%BC.bin", None, None),
+            ("ObjectTagging:Delete", "in/a+b%2Bc+%C3%BC.bin", None, None),
+            ("ObjectRemoved:Delete", "in/copy.bin", None, None),
+            ("ObjectCreated:Put", "in/m1.bin", 1, "c4ca4238a0b923820dcc509a6f75849b"),
+            ("ObjectRemoved:Delete", "in/m1.bin", None, None)]
+    recs = HOOK.wait(lambda rs: len(keys_of(rs, b)) >= len(want))
+    time.sleep(0.5)  # nothing more may come
+    recs = [x for x in HOOK.records() if x[2]["s3"]["bucket"]["name"] == b]
+    assert len(recs) == len(want), [(r["eventName"], r["s3"]["object"]["key"]) for _, _, r in recs]
+    for (p, h, r), (name, key, size, etag) in zip(recs, want):
+        check_record(p, h, r, b, name, key, size, etag)
+        assert r["s3"]["configurationId"] == "c1"
+        assert urllib.parse.unquote_plus(r["s3"]["object"]["key"]) in (k1, key)
+    seqs = [r["s3"]["object"]["sequencer"] for _, _, r in recs]
+    assert seqs == sorted(seqs) and len(set(seqs)) == len(seqs), seqs
+
+
+@test
+def events_versioned_and_markers(s):
+    c, b = new_bucket(s, "nver")
+    c.put_bucket_versioning(Bucket=b, VersioningConfiguration={"Status": "Enabled"})
+    put_conf(c, b, queue_conf(HOOK_ARN, ["s3:ObjectCreated:Put", "s3:ObjectRemoved:*"]))
+    HOOK.clear()
+    r = c.put_object(Bucket=b, Key="k", Body=b"abc")
+    v1, e1 = r["VersionId"], r["ETag"].strip('"')
+    c.copy_object(Bucket=b, Key="k2", CopySource={"Bucket": b, "Key": "k"})  # Copy: not configured
+    dm = c.delete_object(Bucket=b, Key="k")
+    assert dm["DeleteMarker"]
+    c.delete_object(Bucket=b, Key="k", VersionId=v1)
+    recs = HOOK.wait(lambda rs: len(keys_of(rs, b)) >= 3)
+    time.sleep(0.3)
+    recs = [x for x in HOOK.records() if x[2]["s3"]["bucket"]["name"] == b]
+    assert len(recs) == 3, [(r["eventName"], r["s3"]["object"]["key"]) for _, _, r in recs]
+    check_record(*recs[0], b, "ObjectCreated:Put", "k", 3, e1, v1)
+    check_record(*recs[1], b, "ObjectRemoved:DeleteMarkerCreated", "k", vid=dm["VersionId"])
+    check_record(*recs[2], b, "ObjectRemoved:Delete", "k", vid=v1)
+
+
+@test
+def target_down_then_up_in_order(s):
+    c, b = new_bucket(s, "ndown")
+    put_conf(c, b, queue_conf(HOOK_ARN, ["s3:ObjectCreated:*"]))
+    HOOK.stop()
+    try:
+        before = metrics(s)
+        keys = [f"k{i:03d}" for i in range(40)]
+        for k in keys:
+            c.put_object(Bucket=b, Key=k, Body=b"d")
+        # Delivery fails and is retried: counted, nothing delivered.
+        deadline = time.monotonic() + 10
+        while metrics(s)[("strata_notify_failed_total", "hook1")] == \
+                before[("strata_notify_failed_total", "hook1")]:
+            assert time.monotonic() < deadline, "no failed delivery counted"
+            time.sleep(0.1)
+        m = metrics(s)
+        assert m[("strata_notify_pending", "hook1")] >= len(keys), m
+        assert m[("strata_notify_queued_total", "hook1")] - \
+            before[("strata_notify_queued_total", "hook1")] == len(keys)
+    finally:
+        HOOK.clear()
+        HOOK.start()
+    recs = HOOK.wait(lambda rs: len(keys_of(rs, b)) >= len(keys), timeout=30)
+    assert keys_of(recs, b) == keys, keys_of(recs, b)
+    m = metrics(s)
+    assert m[("strata_notify_pending", "hook1")] == 0, m
+    assert m[("strata_notify_delivered_total", "hook1")] >= len(keys), m
+    assert m[("strata_notify_dropped_total", "hook1")] == 0, m
+
+
+@test
+def kill9_delivers_after_restart(s):
+    c, b = new_bucket(s, "nkill")
+    put_conf(c, b, queue_conf(HOOK_ARN, ["s3:ObjectCreated:*"]))
+    HOOK.stop()
+    keys = [f"x{i:03d}" for i in range(50)]
+    try:
+        for k in keys:
+            c.put_object(Bucket=b, Key=k, Body=b"k")
+        s.restart(kill=True)
+        HOOK.clear()
+    finally:
+        if HOOK.srv is None:
+            HOOK.start()
+    recs = HOOK.wait(lambda rs: set(keys) <= set(keys_of(rs, b)), timeout=30)
+    got = keys_of(recs, b)
+    # At least once and in order: duplicates allowed, nothing lost.
+    firsts = [k for i, k in enumerate(got) if k not in got[:i]]
+    assert firsts == keys, got
+
+
+@test
+def dead_target_does_not_slow_puts(s):
+    c, quiet = new_bucket(s, "nquiet")
+    c2, b = new_bucket(s, "ndead")
+    put_conf(c, b, queue_conf(DEAD_ARN, ["s3:ObjectCreated:*"]))
+    body = os.urandom(100 << 10)
+
+    def timed(bucket):
+        t = []
+        for i in range(30):
+            t0 = time.monotonic()
+            c.put_object(Bucket=bucket, Key=f"p{i}", Body=body)
+            t.append(time.monotonic() - t0)
+        return sorted(t)
+
+    timed(quiet)  # warm up
+    t_off, t_on = timed(quiet), timed(b)
+    med_off, med_on = t_off[15], t_on[15]
+    log(f"PUT 100 KiB median: no notification {med_off * 1e3:.1f} ms, dead target "
+        f"{med_on * 1e3:.1f} ms")
+    assert med_on < med_off * 3 + 0.02, (med_off, med_on)
+    assert t_on[-1] < 2.0, t_on
+    m = metrics(s)
+    assert m[("strata_notify_queued_total", "dead")] >= 30
+    assert m[("strata_notify_pending", "dead")] >= 30
+    assert m[("strata_notify_delivered_total", "dead")] == 0
+
+
+@test
+def print_config_shows_targets(s):
+    import subprocess
+    out = subprocess.run([os.environ["STRATA_BIN"], "--print-config", "--notify-target",
+                          "h:webhook:http://127.0.0.1:1/x", "--notify-token-file", "h:/t",
+                          "--notify-queue-max", "7"], capture_output=True, text=True,
+                         env=dict(os.environ, STRATA_DATA_DIR=s.tmp))
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)
+    assert doc["notify-targets"] == ["h:webhook:http://127.0.0.1:1/x"], doc
+    assert doc["notify-token-files"] == ["h:/t"] and doc["notify-queue-max"] == 7, doc
+    for bad in (["--notify-target", "h:carrier-pigeon:x"], ["--notify-target", "no-kind"],
+                ["--notify-target", "b@d:webhook:http://x"]):
+        out = subprocess.run([os.environ["STRATA_BIN"], "--print-config"] + bad,
+                             capture_output=True, text=True,
+                             env=dict(os.environ, STRATA_DATA_DIR=s.tmp))
+        assert out.returncode == 2 and "--notify-target" in out.stderr, (bad, out)
+
+
+if __name__ == "__main__":
+    tmp = tempfile.mkdtemp(prefix="test_notify.")
+    tok = os.path.join(tmp, "token")
+    with open(tok, "w") as f:
+        f.write(TOKEN + "\n")
+    os.chmod(tok, 0o600)
+    HOOK.start()
+    run(Strata(args=["--metrics-public",
+                     "--notify-target", f"hook1:webhook:http://127.0.0.1:{HOOK_PORT}/events",
+                     "--notify-token-file", f"hook1:{tok}",
+                     "--notify-target", f"dead:webhook:http://127.0.0.1:{DEAD_PORT}/x"]))
