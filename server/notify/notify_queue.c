@@ -38,7 +38,8 @@
 #define BACKOFF_MIN_MS 100
 #define BACKOFF_MAX_MS 5000
 
-static const struct strata_notify_kind *const kinds[] = {&strata_notify_webhook};
+static const struct strata_notify_kind *const kinds[] = {&strata_notify_webhook,
+                                                          &strata_notify_redis};
 
 struct target {
     char id[65];
@@ -105,7 +106,7 @@ static const struct strata_notify_kind *spec_split(const char *spec, char *id, s
             strncmp(kinds[i]->name, c1 + 1, (size_t)(c2 - c1 - 1)) == 0)
             return kinds[i];
     snprintf(err, err_len, "--notify-target %s: unknown or unsupported KIND (this build: "
-                           "webhook)", spec);
+                           "webhook, redis)", spec);
     return NULL;
 }
 

@@ -30,6 +30,9 @@ from strata_harness import (REGION, Strata, expect_error, free_port, log, new_bu
 HOOK_PORT = free_port()
 DEAD_PORT = free_port()
 TOKEN = secrets.token_hex(24)
+REDIS_PORT = free_port()
+REDIS_PASS = secrets.token_hex(16)
+REDIS_ARN = "arn:strata:sqs::r1:redis"
 HOOK_ARN = "arn:strata:sqs::hook1:webhook"
 DEAD_ARN = "arn:strata:sqs::dead:webhook"
 
@@ -135,7 +138,7 @@ def metrics(s):
     opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
     text = opener.open(f"{s.endpoint}/metrics", timeout=10).read().decode()
     out = {}
-    for m in re.finditer(r'^(strata_notify_\w+)\{target="([^"]+)",kind="webhook"\} (\d+)$', text,
+    for m in re.finditer(r'^(strata_notify_\w+)\{target="([^"]+)",kind="\w+"\} (\d+)$', text,
                          re.M):
         out[(m.group(1), m.group(2))] = int(m.group(3))
     return out
@@ -413,6 +416,92 @@ def dead_target_does_not_slow_puts(s):
     assert m[("strata_notify_delivered_total", "dead")] == 0
 
 
+def redis_start(tmp):
+    """redis-server on REDIS_PORT with a password, nothing persisted."""
+    import shutil
+    import subprocess
+    if not shutil.which("redis-server"):
+        raise AssertionError("redis-server missing: deploy/install-deps.sh installs it")
+    p = subprocess.Popen(["redis-server", "--port", str(REDIS_PORT), "--bind", "127.0.0.1",
+                          "--save", "", "--appendonly", "no", "--dir", tmp,
+                          "--requirepass", REDIS_PASS], stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 10
+    while redis_cli("PING") != "PONG":
+        assert time.monotonic() < deadline and p.poll() is None, "redis-server did not start"
+        time.sleep(0.05)
+    return p
+
+
+def redis_cli(*args):
+    import subprocess
+    out = subprocess.run(["redis-cli", "-p", str(REDIS_PORT), "--no-auth-warning", "-a",
+                          REDIS_PASS] + list(args), capture_output=True, text=True)
+    return out.stdout.strip()
+
+
+def redis_list():
+    import subprocess
+    out = subprocess.run(["redis-cli", "-p", str(REDIS_PORT), "--no-auth-warning", "-a",
+                          REDIS_PASS, "--json", "LRANGE", "events", "0", "-1"],
+                         capture_output=True, text=True)
+    if out.returncode != 0 or not out.stdout.strip().startswith("["):
+        # redis-cli of Debian 12 has no --json: one element per line.
+        out = subprocess.run(["redis-cli", "-p", str(REDIS_PORT), "--no-auth-warning", "-a",
+                              REDIS_PASS, "LRANGE", "events", "0", "-1"],
+                             capture_output=True, text=True)
+        return [json.loads(line) for line in out.stdout.splitlines() if line.strip()]
+    return [json.loads(x) for x in json.loads(out.stdout)]
+
+
+@test
+def redis_target(s):
+    c, b = new_bucket(s, "nredis")
+    put_conf(c, b, queue_conf(REDIS_ARN, ["s3:ObjectCreated:*", "s3:ObjectRemoved:*"]))
+    rtmp = tempfile.mkdtemp(dir=s.tmp)
+    p = redis_start(rtmp)
+    try:
+        e = c.put_object(Bucket=b, Key="r/one", Body=b"12345")["ETag"].strip('"')
+        c.delete_object(Bucket=b, Key="r/one")
+        deadline = time.monotonic() + 20
+        while len(redis_list()) < 2:
+            assert time.monotonic() < deadline, redis_list()
+            time.sleep(0.05)
+        msgs = redis_list()
+        assert len(msgs) == 2, msgs
+        r0, r1 = msgs[0]["Records"][0], msgs[1]["Records"][0]
+        assert r0["eventName"] == "ObjectCreated:Put" and r0["s3"]["bucket"]["name"] == b
+        assert r0["s3"]["object"]["key"] == "r/one" and r0["s3"]["object"]["size"] == 5
+        assert r0["s3"]["object"]["eTag"] == e
+        assert r1["eventName"] == "ObjectRemoved:Delete" and r1["s3"]["object"]["key"] == "r/one"
+        assert r0["s3"]["object"]["sequencer"] < r1["s3"]["object"]["sequencer"]
+        # Redis down (killed by PID): events wait in the queue, then arrive in order.
+        p.kill()
+        p.wait(10)
+        before = metrics(s)[("strata_notify_failed_total", "r1")]
+        keys = [f"r/k{i:02d}" for i in range(10)]
+        for k in keys:
+            c.put_object(Bucket=b, Key=k, Body=b"x")
+        deadline = time.monotonic() + 10
+        while metrics(s)[("strata_notify_failed_total", "r1")] == before:
+            assert time.monotonic() < deadline, "no failed delivery counted"
+            time.sleep(0.1)
+        assert metrics(s)[("strata_notify_pending", "r1")] == len(keys)
+        p = redis_start(rtmp)  # empty: nothing was persisted
+        deadline = time.monotonic() + 30
+        while len(redis_list()) < len(keys):
+            assert time.monotonic() < deadline, redis_list()
+            time.sleep(0.1)
+        got = [m["Records"][0]["s3"]["object"]["key"] for m in redis_list()]
+        assert got == [urllib.parse.quote(k, safe="/") for k in keys], got
+        m = metrics(s)
+        assert m[("strata_notify_pending", "r1")] == 0 and m[("strata_notify_delivered_total",
+                                                              "r1")] == 12, m
+    finally:
+        p.kill()
+        p.wait(10)
+
+
 @test
 def print_config_shows_targets(s):
     import subprocess
@@ -439,7 +528,12 @@ if __name__ == "__main__":
         f.write(TOKEN + "\n")
     os.chmod(tok, 0o600)
     HOOK.start()
+    rtok = os.path.join(tmp, "redis-pass")
+    with open(rtok, "w") as f:
+        f.write(REDIS_PASS + "\n")
     run(Strata(args=["--metrics-public",
+                     "--notify-target", f"r1:redis:127.0.0.1:{REDIS_PORT}/events",
+                     "--notify-token-file", f"r1:{rtok}",
                      "--notify-target", f"hook1:webhook:http://127.0.0.1:{HOOK_PORT}/events",
                      "--notify-token-file", f"hook1:{tok}",
                      "--notify-target", f"dead:webhook:http://127.0.0.1:{DEAD_PORT}/x"]))
