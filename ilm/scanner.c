@@ -223,11 +223,18 @@ static void run_actions(struct walk *w)
             free(a->key);
             continue;
         }
+        struct strata_del_result res = {0};
         if (a->kind == ACT_ABORT)
             rc = strata_mpu_abort(m, w->bucket, a->key, a->id);
         else
             rc = strata_obj_delete(m, w->bucket, a->key, a->kind == ACT_EXPIRE ? NULL : a->id,
-                                   NULL);
+                                   &res);
+        if (rc == 0 && a->kind != ACT_ABORT && w->e->o.event_cb)
+            w->e->o.event_cb(w->e->o.event_ud,
+                             a->kind == ACT_EXPIRE && res.delete_marker
+                                 ? STRATA_ILM_EV_EXPIRE_MARKER
+                                 : STRATA_ILM_EV_EXPIRE_DELETE,
+                             w->bucket, a->key, a->kind == ACT_EXPIRE ? res.version_id : a->id);
         if (rc == 0) {
             uint64_t *c = a->kind == ACT_EXPIRE       ? &w->st->expired
                           : a->kind == ACT_NONCURRENT ? &w->st->noncurrent_expired

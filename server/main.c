@@ -484,7 +484,9 @@ static int ilm_start(struct strata_srv *s, const struct ilm_flags *f, struct str
                                 .log = strata_srv_logger(),
                                 .classes = s->tiers ? &s->tiers->map : NULL,
                                 .move_mbps = f->move_mbps, .due_rate = f->due_rate,
-                                .heal_rate = f->heal_rate};
+                                .heal_rate = f->heal_rate,
+                                .event_cb = s->notify ? strata_notify_ilm_event_cb : NULL,
+                                .event_ud = s};
     int rc = strata_ilm_create(&o, out);
     if (rc == 0)
         rc = strata_ilm_start(*out);

@@ -233,6 +233,21 @@ const struct strata_lc_rule *strata_lc_abort_rule(const struct strata_lc_config 
 typedef int (*strata_ilm_tags_decode_cb)(const uint8_t *raw, size_t len, struct strata_kv *out,
                                          size_t max, char *buf, size_t buf_len);
 
+/* What a lifecycle action did, for strata_ilm_event_cb. */
+enum strata_ilm_event {
+    STRATA_ILM_EV_EXPIRE_DELETE = 1, /* a version or an expired delete marker removed */
+    STRATA_ILM_EV_EXPIRE_MARKER,     /* a current version expired behind a new delete marker */
+    STRATA_ILM_EV_TRANSITION,        /* a version moved to another tier */
+};
+/*
+ * After a lifecycle action committed: the bucket, key and version id
+ * concerned (the marker's for EXPIRE_MARKER; "" when none).  Called from the
+ * scanner, due-drain and mover threads, synchronously: it must not block
+ * for long (the daemon queues notification events).
+ */
+typedef void (*strata_ilm_event_cb)(void *ud, enum strata_ilm_event ev, const char *bucket,
+                                    const char *key, const char *version_id);
+
 struct strata_ilm_opts {
     struct strata_meta *meta;
     struct strata_set *const *sets; /* for tmp/ reclaim; may be NULL with nsets 0 */
@@ -258,6 +273,8 @@ struct strata_ilm_opts {
      * each). */
     unsigned due_rate;
     unsigned heal_rate;
+    strata_ilm_event_cb event_cb; /* optional */
+    void *event_ud;
 };
 
 /* Counters; per run (the last finished pass) and totals since start. */

@@ -22,6 +22,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "strata/ilm.h"
+
 struct strata_req;
 struct strata_sbuf;
 
@@ -65,6 +67,12 @@ void strata_h_notification_put(struct strata_req *r);
  */
 void strata_notify_emit(struct strata_req *r, const char *event, const char *key, uint64_t size,
                         const char *etag, const char *version_id);
+
+/* A strata_ilm_event_cb (ud: the struct strata_srv): queues
+ * LifecycleExpiration:Delete / :DeleteMarkerCreated and LifecycleTransition
+ * events like strata_notify_emit. */
+void strata_notify_ilm_event_cb(void *ud, enum strata_ilm_event ev, const char *bucket,
+                                const char *key, const char *version_id);
 
 /* The per-target counters, Prometheus text appended to b (metrics.c). */
 void strata_notify_metrics_render(struct strata_sbuf *b);

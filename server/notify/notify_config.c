@@ -7,9 +7,10 @@
  * event type with overlapping prefix and suffix filters) and stored in
  * canonical form as the bucket's "notification" configuration document,
  * cached parsed (bucket_doc_cache.h) because every write consults it.
- * Strata produces the ObjectCreated, ObjectRemoved and ObjectTagging
- * events; the other event types AWS has (restore, lifecycle, replication,
- * ...) are answered 501 rather than accepted and never sent.
+ * Strata produces the ObjectCreated, ObjectRemoved, ObjectTagging,
+ * LifecycleExpiration and LifecycleTransition events; the other event
+ * types AWS has (restore, replication, ...) are answered 501 rather than
+ * accepted and never sent.
  */
 #include "notify.h"
 #include "notify_internal.h"
@@ -33,16 +34,15 @@ static const char *const events[] = {
     "ObjectCreated:Put",  "ObjectCreated:Post",   "ObjectCreated:Copy",
     "ObjectCreated:CompleteMultipartUpload",      "ObjectRemoved:Delete",
     "ObjectRemoved:DeleteMarkerCreated",          "ObjectTagging:Put",
-    "ObjectTagging:Delete",
+    "ObjectTagging:Delete",       "LifecycleExpiration:Delete",
+    "LifecycleExpiration:DeleteMarkerCreated",    "LifecycleTransition",
 };
 #define NEVENTS (sizeof(events) / sizeof(events[0]))
 
 /* Valid on AWS, not produced by Strata: 501 instead of a silent never. */
 static const char *const events_unsupported[] = {
     "s3:ObjectRestore:*", "s3:ObjectRestore:Post", "s3:ObjectRestore:Completed",
-    "s3:ObjectRestore:Delete", "s3:LifecycleExpiration:*", "s3:LifecycleExpiration:Delete",
-    "s3:LifecycleExpiration:DeleteMarkerCreated", "s3:LifecycleTransition",
-    "s3:ReducedRedundancyLostObject", "s3:Replication:*",
+    "s3:ObjectRestore:Delete", "s3:ReducedRedundancyLostObject", "s3:Replication:*",
     "s3:Replication:OperationFailedReplication", "s3:Replication:OperationMissedThreshold",
     "s3:Replication:OperationReplicatedAfterThreshold",
     "s3:Replication:OperationNotTracked", "s3:IntelligentTiering", "s3:ObjectAcl:Put",
@@ -433,21 +433,27 @@ static void client_ip(struct strata_req *r, char *out, size_t len)
                   (socklen_t)len);
 }
 
-void strata_notify_emit(struct strata_req *r, const char *event, const char *key, uint64_t size,
-                        const char *etag, const char *version_id)
+/* Who caused an event: the request's id, user and address. */
+struct origin {
+    const char *reqid;
+    const char *user;
+    const char *ip;
+};
+
+static void emit(struct strata_srv *srv, const struct strata_bucket_info *bi,
+                 const struct origin *og, const char *event, const char *key, uint64_t size,
+                 const char *etag, const char *version_id)
 {
-    struct strata_notify *n = r->srv->notify;
-    if (!n)
-        return; /* no targets: no configuration can name one */
+    struct strata_notify *n = srv->notify;
     unsigned bit = 0;
     for (size_t i = 0; i < NEVENTS; i++)
         if (strcmp(events[i], event) == 0)
             bit = 1u << i;
     struct strata_doc_ref *ref = NULL;
-    if (!bit || strata_doc_cache_get(&cache, r->srv->meta, &r->binfo, &ref) != 0 || !ref)
+    if (!bit || strata_doc_cache_get(&cache, srv->meta, bi, &ref) != 0 || !ref)
         return;
     const struct nconf *c = strata_doc_ref_get(ref);
-    char *ekey = NULL, when[40] = "", ip[64] = "", seq[24] = "";
+    char *ekey = NULL, when[40] = "", seq[24] = "";
     for (size_t i = 0; i < c->n; i++) {
         const struct nrule *rl = &c->r[i];
         int t = strata_notify_target_find(n, rl->arn);
@@ -460,7 +466,6 @@ void strata_notify_emit(struct strata_req *r, const char *event, const char *key
             clock_gettime(CLOCK_REALTIME, &ts);
             strata_iso8601_format((int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000, when,
                                   sizeof(when));
-            client_ip(r, ip, sizeof(ip));
             snprintf(seq, sizeof(seq), "%016llX", atomic_fetch_add(&strata_notify__seq, 1));
         }
         json_t *obj = json_pack("{s:s, s:s}", "key", ekey, "sequencer", seq);
@@ -471,18 +476,17 @@ void strata_notify_emit(struct strata_req *r, const char *event, const char *key
         if (obj && version_id && version_id[0])
             json_object_set_new(obj, "versionId", json_string(version_id));
         char arn[STRATA_BUCKET_NAME_MAX + 16];
-        snprintf(arn, sizeof(arn), "arn:aws:s3:::%s", r->binfo.name);
-        const char *user = strata_req_user(r);
+        snprintf(arn, sizeof(arn), "arn:aws:s3:::%s", bi->name);
         json_t *rec = json_pack(
             "{s:s, s:s, s:s, s:s, s:s, s:{s:s}, s:{s:s}, s:{s:s, s:s},"
             " s:{s:s, s:s, s:{s:s, s:{s:s}, s:s}, s:o}}",
             "eventVersion", "2.1", "eventSource", "aws:s3", "awsRegion",
-            r->binfo.region[0] ? r->binfo.region : "us-east-1", "eventTime", when, "eventName",
-            event, "userIdentity", "principalId", user[0] ? user : "anonymous",
-            "requestParameters", "sourceIPAddress", ip, "responseElements", "x-amz-request-id",
-            r->id, "x-amz-id-2", r->srv->host_id, "s3", "s3SchemaVersion", "1.0",
-            "configurationId", rl->id ? rl->id : "", "bucket", "name", r->binfo.name,
-            "ownerIdentity", "principalId", r->binfo.owner, "arn", arn, "object", obj);
+            bi->region[0] ? bi->region : "us-east-1", "eventTime", when, "eventName", event,
+            "userIdentity", "principalId", og->user, "requestParameters", "sourceIPAddress",
+            og->ip, "responseElements", "x-amz-request-id", og->reqid, "x-amz-id-2",
+            srv->host_id, "s3", "s3SchemaVersion", "1.0", "configurationId",
+            rl->id ? rl->id : "", "bucket", "name", bi->name, "ownerIdentity", "principalId",
+            bi->owner, "arn", arn, "object", obj);
         json_t *msg = rec ? json_pack("{s:[o]}", "Records", rec) : NULL;
         char *s = msg ? json_dumps(msg, JSON_COMPACT) : NULL;
         /* Not queued (queue full): counted as dropped by the queue. */
@@ -493,4 +497,32 @@ void strata_notify_emit(struct strata_req *r, const char *event, const char *key
     }
     free(ekey);
     strata_doc_ref_put(ref);
+}
+
+void strata_notify_emit(struct strata_req *r, const char *event, const char *key, uint64_t size,
+                        const char *etag, const char *version_id)
+{
+    if (!r->srv->notify)
+        return; /* no targets: no configuration can name one */
+    char ip[64];
+    client_ip(r, ip, sizeof(ip));
+    const char *user = strata_req_user(r);
+    struct origin og = {.reqid = r->id, .user = user[0] ? user : "anonymous", .ip = ip};
+    emit(r->srv, &r->binfo, &og, event, key, size, etag, version_id);
+}
+
+void strata_notify_ilm_event_cb(void *ud, enum strata_ilm_event ev, const char *bucket,
+                                const char *key, const char *version_id)
+{
+    struct strata_srv *srv = ud;
+    struct strata_bucket_info bi;
+    if (!srv->notify || strata_bcache_get(srv->meta, bucket, &bi) != 0)
+        return;
+    /* AWS names the lifecycle itself as the principal of these events. */
+    struct origin og = {.reqid = "", .user = "s3.amazonaws.com", .ip = ""};
+    const char *event = ev == STRATA_ILM_EV_TRANSITION      ? "LifecycleTransition"
+                        : ev == STRATA_ILM_EV_EXPIRE_MARKER ? "LifecycleExpiration:DeleteMarkerCreated"
+                                                            : "LifecycleExpiration:Delete";
+    emit(srv, &bi, &og, event, key, 0, NULL,
+         bi.versioning != STRATA_VERSIONING_OFF ? version_id : NULL);
 }

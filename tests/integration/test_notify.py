@@ -217,7 +217,7 @@ def config_validation(s):
         {"LambdaFunctionArn": "arn:aws:lambda:us-east-1:123456789012:function:f",
          "Events": ["s3:ObjectCreated:*"]}])
     # Event types AWS has and Strata does not produce, and EventBridge: 501.
-    bad("NotImplemented", 501, "", queue_conf(HOOK_ARN, ["s3:LifecycleExpiration:*"]))
+    bad("NotImplemented", 501, "", queue_conf(HOOK_ARN, ["s3:Replication:*"]))
     bad("NotImplemented", 501, "", queue_conf(HOOK_ARN, ["s3:ObjectRestore:Completed"]))
     bad("NotImplemented", 501, "", EventBridgeConfiguration={})
     # Not a configuration at all.
@@ -503,6 +503,40 @@ def redis_target(s):
 
 
 @test
+def lifecycle_events(s):
+    """Expiration and transition by the ILM engine (2-second days): the
+    lifecycle events, with the lifecycle as principal."""
+    import datetime
+    c, b = new_bucket(s, "nlc")
+    c.put_bucket_versioning(Bucket=b, VersioningConfiguration={"Status": "Enabled"})
+    put_conf(c, b, queue_conf(HOOK_ARN, ["s3:LifecycleExpiration:*"], "exp/"),
+             queue_conf(HOOK_ARN, ["s3:LifecycleTransition"], "tr/"))
+    HOOK.clear()
+    v_exp = c.put_object(Bucket=b, Key="exp/a", Body=b"e")["VersionId"]
+    v_tr = c.put_object(Bucket=b, Key="tr/b", Body=b"t" * 300000)["VersionId"]
+    c.put_bucket_lifecycle_configuration(Bucket=b, LifecycleConfiguration={"Rules": [
+        {"ID": "exp", "Status": "Enabled", "Filter": {"Prefix": "exp/"},
+         "Expiration": {"Days": 1}},
+        {"ID": "tr", "Status": "Enabled", "Filter": {"Prefix": "tr/"},
+         "Transitions": [{"Days": 1, "StorageClass": "STANDARD_IA"}]}]})
+    recs = HOOK.wait(lambda rs: len(keys_of(rs, b)) >= 2, timeout=60)
+    time.sleep(0.5)
+    recs = [x for x in HOOK.records() if x[2]["s3"]["bucket"]["name"] == b]
+    by = {r["eventName"]: r for _, _, r in recs}
+    assert sorted(by) == ["LifecycleExpiration:DeleteMarkerCreated", "LifecycleTransition"], \
+        [(r["eventName"], r["s3"]["object"]["key"]) for _, _, r in recs]
+    e, t = by["LifecycleExpiration:DeleteMarkerCreated"], by["LifecycleTransition"]
+    assert e["s3"]["object"]["key"] == "exp/a" and t["s3"]["object"]["key"] == "tr/b"
+    assert t["s3"]["object"]["versionId"] == v_tr
+    # The marker that expired the current version, not the version itself.
+    marker = c.list_object_versions(Bucket=b, Prefix="exp/")["DeleteMarkers"][0]["VersionId"]
+    assert e["s3"]["object"]["versionId"] == marker != v_exp
+    assert e["userIdentity"]["principalId"] == "s3.amazonaws.com"
+    assert c.head_object(Bucket=b, Key="tr/b")["StorageClass"] == "STANDARD_IA"
+    assert datetime.datetime.strptime(t["eventTime"], "%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+@test
 def print_config_shows_targets(s):
     import subprocess
     out = subprocess.run([os.environ["STRATA_BIN"], "--print-config", "--notify-target",
@@ -531,7 +565,9 @@ if __name__ == "__main__":
     rtok = os.path.join(tmp, "redis-pass")
     with open(rtok, "w") as f:
         f.write(REDIS_PASS + "\n")
-    run(Strata(args=["--metrics-public",
+    warm = [os.path.join(tmp, f"w{i}") for i in range(1, 5)]
+    run(Strata(args=["--metrics-public", "--lc-day-seconds", "2", "--ilm-interval-seconds", "1",
+                     "--tier", "warm:2+2:" + ",".join(warm),
                      "--notify-target", f"r1:redis:127.0.0.1:{REDIS_PORT}/events",
                      "--notify-token-file", f"r1:{rtok}",
                      "--notify-target", f"hook1:webhook:http://127.0.0.1:{HOOK_PORT}/events",
