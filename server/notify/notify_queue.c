@@ -223,7 +223,7 @@ static void *deliver_main(void *arg)
 {
     struct target *t = arg;
     char *buf = malloc(REC_MAX + 1);
-    uint64_t backoff = 0, last_sync = 0;
+    uint64_t backoff = 0, last_sync = 0, retry_at = 0;
     pthread_mutex_lock(&t->mu);
     while (!t->stop && buf) {
         if ((t->dirty || t->ack_dirty) && now_ms() - last_sync >= SYNC_MS) {
@@ -249,6 +249,13 @@ static void *deliver_main(void *arg)
             wait_ms(t, t->dirty || t->ack_dirty ? SYNC_MS : 1000);
             continue;
         }
+        uint64_t now = now_ms();
+        if (now < retry_at) {
+            /* Backing off: new events do not cut the wait short, or a dead
+             * target would be tried once per event. */
+            wait_ms(t, retry_at - now < SYNC_MS ? retry_at - now : SYNC_MS);
+            continue;
+        }
         uint64_t off = t->head;
         pthread_mutex_unlock(&t->mu);
         /* Records before the tail never change: read without the lock. */
@@ -261,7 +268,7 @@ static void *deliver_main(void *arg)
         if (!ok) {
             /* Unreadable queue (disk error): keep trying, slowly. */
             atomic_fetch_add(&t->failed, 1);
-            wait_ms(t, BACKOFF_MAX_MS);
+            retry_at = now_ms() + BACKOFF_MAX_MS;
             continue;
         }
         if (rc == 0) {
@@ -277,7 +284,7 @@ static void *deliver_main(void *arg)
         backoff = backoff ? backoff * 2 : BACKOFF_MIN_MS;
         if (backoff > BACKOFF_MAX_MS)
             backoff = BACKOFF_MAX_MS;
-        wait_ms(t, backoff);
+        retry_at = now_ms() + backoff;
     }
     pthread_mutex_unlock(&t->mu);
     free(buf);

@@ -1,0 +1,194 @@
+#!/usr/bin/python3
+"""notify_bench.py - event notification figures (a program, never a timed
+test), against one strata daemon with a webhook target served by a
+receiver in this process (http.server, keep-alive).
+
+- events/s: with the receiver down, EVENTS small PUTs fill the queue; the
+  receiver comes up and the time from the first to the last event received
+  gives the delivery rate of one target (the receiver shares the CPU with the
+  daemon, so this is a floor).
+- foreground PUT rate: PUTS objects of 100 KiB by THREADS boto3 clients
+  into a bucket without notifications and one whose every PUT is an event
+  delivered to the live receiver, alternating ROUNDS times; medians, and
+  the daemon's CPU time per PUT (/proc), steadier than wall-clock rates on
+  a shared machine.
+
+Environment: STRATA_BIN (default build-dev/strata), EVENTS (2000), PUTS
+(300), THREADS (4), ROUNDS (3), KEEP=1 keeps the work directory.
+Prints the figures and one JSON line.
+"""
+import http.server
+import json
+import multiprocessing
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from benchlib import free_port, metrics, stop, wait_ready  # noqa: E402
+
+import boto3  # noqa: E402
+from botocore.config import Config  # noqa: E402
+
+EVENTS = int(os.environ.get("EVENTS", "2000"))
+PUTS = int(os.environ.get("PUTS", "300"))
+THREADS = int(os.environ.get("THREADS", "4"))
+ROUNDS = int(os.environ.get("ROUNDS", "3"))
+
+
+class Receiver:
+    """The webhook in a process of its own (its CPU is not the clients' GIL);
+    count is shared."""
+
+    def __init__(self, port):
+        self.port, self._n, self.proc = port, multiprocessing.Value("q", 0), None
+
+    @property
+    def count(self):
+        return self._n.value
+
+    def _serve(self):
+        n = self._n
+
+        class H(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def do_POST(self):
+                self.rfile.read(int(self.headers.get("Content-Length", "0")))
+                with n.get_lock():
+                    n.value += 1
+                self.send_response(200)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def log_message(self, *a):
+                pass
+
+        http.server.ThreadingHTTPServer.allow_reuse_address = True
+        srv = http.server.ThreadingHTTPServer(("127.0.0.1", self.port), H)
+        srv.daemon_threads = True
+        srv.serve_forever()
+
+    def start(self):
+        self.proc = multiprocessing.Process(target=self._serve, daemon=True)
+        self.proc.start()
+
+    def stop(self):
+        if self.proc:
+            self.proc.kill()
+            self.proc.join()
+
+
+def main():
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    binary = os.environ.get("STRATA_BIN", os.path.join(root, "build-dev", "strata"))
+    work = tempfile.mkdtemp(prefix="notify_bench.")
+    port, hook_port = free_port(), free_port()
+    env = dict(os.environ, STRATA_ROOT_USER="benchadmin", STRATA_ROOT_PASSWORD="benchsecret123")
+    log = open(os.path.join(work, "strata.log"), "wb")
+    proc = subprocess.Popen([binary, "server", "--address", f"127.0.0.1:{port}",
+                             "--metrics-public", "--access-log", "/dev/null",
+                             "--notify-target", f"h:webhook:http://127.0.0.1:{hook_port}/e"]
+                            + [os.path.join(work, f"d{i}") for i in range(1, 5)],
+                            env=env, stdout=log, stderr=subprocess.STDOUT)
+    ep = f"http://127.0.0.1:{port}"
+    try:
+        if not wait_ready(port, proc):
+            sys.exit("strata did not start")
+        c = boto3.session.Session().client(
+            "s3", endpoint_url=ep, region_name="us-east-1", aws_access_key_id="benchadmin",
+            aws_secret_access_key="benchsecret123",
+            config=Config(s3={"addressing_style": "path"}, retries={"max_attempts": 1},
+                          max_pool_connections=THREADS * 2))
+        for b in ("bench-off", "bench-on"):
+            c.create_bucket(Bucket=b)
+        c.put_bucket_notification_configuration(Bucket="bench-on", NotificationConfiguration={
+            "QueueConfigurations": [{"QueueArn": "arn:strata:sqs::h:webhook",
+                                     "Events": ["s3:ObjectCreated:*"]}]})
+        # events/s: queue first, then deliver.
+        for i in range(EVENTS):
+            c.put_object(Bucket="bench-on", Key=f"ev/{i}", Body=b"x")
+        rec = Receiver(hook_port)
+        rec.start()
+        # The target's backoff (up to 5 s) may delay the first delivery:
+        # timed from the first event received.
+        while rec.count == 0:
+            time.sleep(0.001)
+        t0, first = time.monotonic(), rec.count
+        while rec.count < EVENTS:
+            time.sleep(0.01)
+            if time.monotonic() - t0 > 300:
+                sys.exit(f"only {rec.count} of {EVENTS} events delivered")
+        ev_s = (EVENTS - first) / (time.monotonic() - t0)
+        print(f"webhook delivery: {EVENTS} queued events in {EVENTS / ev_s:.2f} s = "
+              f"{ev_s:.0f} events/s")
+        body = os.urandom(100 << 10)
+
+        tick = os.sysconf("SC_CLK_TCK")
+
+        def cpu():
+            with open(f"/proc/{proc.pid}/stat") as f:
+                st = f.read().rsplit(")", 1)[1].split()
+            return (int(st[11]) + int(st[12])) / tick
+
+        def cell(bucket):
+            c0 = cpu()
+            n = [0]
+            lk = threading.Lock()
+
+            def worker():
+                while True:
+                    with lk:
+                        if n[0] >= PUTS:
+                            return
+                        i = n[0]
+                        n[0] += 1
+                    c.put_object(Bucket=bucket, Key=f"p/{i}", Body=body)
+            ts = [threading.Thread(target=worker) for _ in range(THREADS)]
+            t = time.monotonic()
+            for x in ts:
+                x.start()
+            for x in ts:
+                x.join()
+            rate = PUTS / (time.monotonic() - t)
+            cpu_us[bucket].append((cpu() - c0) / PUTS * 1e6)
+            return rate
+
+        cpu_us = {"bench-off": [], "bench-on": []}
+        cell("bench-off")  # warm up
+        cpu_us["bench-off"].clear()
+        off, on = [], []
+        for _ in range(ROUNDS):
+            off.append(cell("bench-off"))
+            on.append(cell("bench-on"))
+        m_off, m_on = statistics.median(off), statistics.median(on)
+        print(f"PUT 100 KiB x{PUTS}, {THREADS} threads: notifications off "
+              f"{', '.join(f'{x:.0f}' for x in off)} PUT/s (median {m_off:.0f}); on "
+              f"{', '.join(f'{x:.0f}' for x in on)} (median {m_on:.0f}); on/off {m_on / m_off:.3f}")
+        c_off, c_on = (statistics.median(cpu_us[k]) for k in ("bench-off", "bench-on"))
+        print(f"daemon CPU per PUT (its delivery thread included): off {c_off:.0f} us, "
+              f"on {c_on:.0f} us ({c_on / c_off:.3f}x)")
+        deadline = time.monotonic() + 120
+        want = EVENTS + PUTS * ROUNDS
+        while rec.count < want and time.monotonic() < deadline:
+            time.sleep(0.1)
+        m = metrics(ep, ("strata_notify_",))
+        print(json.dumps({"events_per_s": round(ev_s), "put_off": round(m_off),
+                          "put_on": round(m_on), "ratio": round(m_on / m_off, 3),
+                          "cpu_us_off": round(c_off), "cpu_us_on": round(c_on),
+                          "delivered": rec.count, "want": want,
+                          "dropped": m.get("strata_notify_dropped_total", 0)}))
+        if rec.count < want:
+            sys.exit("events lost")
+    finally:
+        if "rec" in locals():
+            rec.stop()
+        stop(proc, work)
+
+
+if __name__ == "__main__":
+    main()
