@@ -35,6 +35,10 @@
 #define REC_HDR 12u
 #define REC_MAX (1u << 20) /* one event's JSON is far smaller */
 #define SYNC_MS 50
+/* A caught-up queue file is emptied once it is this big, or idle: not
+ * after every event, which would make each one an ext4 truncate. */
+#define TRUNC_BYTES (4u << 20)
+#define IDLE_MS 1000
 #define BACKOFF_MIN_MS 100
 #define BACKOFF_MAX_MS 5000
 
@@ -51,6 +55,7 @@ struct target {
     uint64_t head, tail; /* first unacknowledged record; end of the file */
     uint64_t pending;    /* records in [head, tail) */
     bool dirty;          /* appended since the last sync */
+    uint64_t last_event_ms; /* of the last append (now_ms) */
     bool ack_dirty;
     bool stop;
     bool started;
@@ -194,6 +199,7 @@ int strata_notify__enqueue(struct strata_notify *n, int ti, const char *msg, siz
             t->tail += (uint64_t)w;
             t->pending++;
             t->dirty = true;
+            t->last_event_ms = now_ms();
             rc = 0;
             pthread_cond_signal(&t->cv);
         } else if (w > 0 && ftruncate(t->fd, (off_t)t->tail) != 0) {
@@ -239,14 +245,15 @@ static void *deliver_main(void *arg)
             continue;
         }
         if (t->pending == 0) {
-            if (t->tail > 0 && t->head == t->tail) {
+            if (t->tail > 0 && t->head == t->tail &&
+                (t->tail >= TRUNC_BYTES || now_ms() - t->last_event_ms >= IDLE_MS)) {
                 /* Caught up: both files back to empty (ack first, so a
                  * crash in between redelivers nothing stale). */
                 t->head = t->tail = 0;
                 if (ack_write(t) == 0 && ftruncate(t->fd, 0) == 0)
                     t->ack_dirty = true;
             }
-            wait_ms(t, t->dirty || t->ack_dirty ? SYNC_MS : 1000);
+            wait_ms(t, t->dirty || t->ack_dirty ? SYNC_MS : IDLE_MS);
             continue;
         }
         uint64_t now = now_ms();
