@@ -14,13 +14,14 @@ BUILD_PKGS=(
     libcurl4-openssl-dev  # strata admin's HTTP client
     libgnutls28-dev  # libmicrohttpd's TLS sessions (server/http/http.c early_answer)
     libhiredis-dev  # the redis event notification target
+    libnats-dev  # the nats event notification target
 )
 PKGS=(
     "${BUILD_PKGS[@]}"
     # integration tests: real S3 clients
     awscli python3 python3-boto3 s3cmd rclone curl
     python3-prometheus-client  # parses /metrics in test_metrics.py
-    redis-server  # the redis notification target's test (test_notify.py)
+    redis-server nats-server  # the notification targets' tests (test_notify.py)
     python3-torch  # the README's DataLoader example (test_torch_example.py), tests/bench/torch_loader.py
     openssl  # a self-signed certificate in test_admin_cli.py
     # aws-sdk-js v3 test (tests/integration/test_js_sdk.py); npm below

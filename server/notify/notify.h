@@ -32,7 +32,7 @@ struct strata_sbuf;
 
 struct strata_notify; /* the targets, their queues and threads */
 
-/* A target spec ID:KIND:ADDRESS checked (KIND webhook or redis; ID of [A-Za-z0-9_-],
+/* A target spec ID:KIND:ADDRESS checked (KIND webhook, redis or nats; ID of [A-Za-z0-9_-],
  * 1..64).  0, or -1 with err set. */
 int strata_notify_spec_check(const char *spec, char *err, size_t err_len);
 

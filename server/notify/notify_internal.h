@@ -19,6 +19,7 @@ struct strata_notify_kind {
 
 extern const struct strata_notify_kind strata_notify_webhook;
 extern const struct strata_notify_kind strata_notify_redis;
+extern const struct strata_notify_kind strata_notify_nats;
 
 /* Event sequencers: one counter for the daemon, seeded from the wall clock
  * at start so that it keeps growing across restarts. */

@@ -43,7 +43,8 @@
 #define BACKOFF_MAX_MS 5000
 
 static const struct strata_notify_kind *const kinds[] = {&strata_notify_webhook,
-                                                          &strata_notify_redis};
+                                                          &strata_notify_redis,
+                                                          &strata_notify_nats};
 
 struct target {
     char id[65];
@@ -111,7 +112,7 @@ static const struct strata_notify_kind *spec_split(const char *spec, char *id, s
             strncmp(kinds[i]->name, c1 + 1, (size_t)(c2 - c1 - 1)) == 0)
             return kinds[i];
     snprintf(err, err_len, "--notify-target %s: unknown or unsupported KIND (this build: "
-                           "webhook, redis)", spec);
+                           "webhook, redis, nats)", spec);
     return NULL;
 }
 

@@ -33,6 +33,9 @@ TOKEN = secrets.token_hex(24)
 REDIS_PORT = free_port()
 REDIS_PASS = secrets.token_hex(16)
 REDIS_ARN = "arn:strata:sqs::r1:redis"
+NATS_PORT = free_port()
+NATS_TOKEN = secrets.token_hex(16)
+NATS_ARN = "arn:strata:sqs::n1:nats"
 HOOK_ARN = "arn:strata:sqs::hook1:webhook"
 DEAD_ARN = "arn:strata:sqs::dead:webhook"
 
@@ -536,6 +539,114 @@ def lifecycle_events(s):
     assert datetime.datetime.strptime(t["eventTime"], "%Y-%m-%dT%H:%M:%S.%fZ")
 
 
+def nats_start():
+    import shutil
+    import subprocess
+    exe = shutil.which("nats-server") or "/usr/sbin/nats-server"
+    assert os.path.exists(exe), "nats-server missing: deploy/install-deps.sh installs it"
+    p = subprocess.Popen([exe, "-a", "127.0.0.1", "-p", str(NATS_PORT), "--auth", NATS_TOKEN],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return p
+
+
+class NatsSub:
+    """A subscriber speaking the NATS text protocol on a raw socket."""
+
+    def __init__(self, subject):
+        import socket
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                self.sock = socket.create_connection(("127.0.0.1", NATS_PORT), timeout=2)
+                break
+            except OSError:
+                assert time.monotonic() < deadline, "nats-server did not start"
+                time.sleep(0.05)
+        self.f = self.sock.makefile("rb")
+        assert self.f.readline().startswith(b"INFO ")
+        connect = json.dumps({"auth_token": NATS_TOKEN, "verbose": False})
+        self.sock.sendall(f"CONNECT {connect}\r\nSUB {subject} 1\r\nPING\r\n".encode())
+        assert self.f.readline() == b"PONG\r\n"
+        self.msgs = []
+        self.lock = threading.Lock()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self):
+        try:
+            while True:
+                line = self.f.readline()
+                if not line:
+                    return
+                if line.startswith(b"PING"):
+                    self.sock.sendall(b"PONG\r\n")
+                elif line.startswith(b"MSG "):
+                    n = int(line.split()[-1])
+                    body = self.f.read(n + 2)[:n]
+                    with self.lock:
+                        self.msgs.append(json.loads(body))
+        except (OSError, ValueError):
+            return
+
+    def keys(self):
+        with self.lock:
+            return [m["Records"][0]["s3"]["object"]["key"] for m in self.msgs]
+
+    def close(self):
+        self.sock.close()
+
+
+@test
+def nats_target(s):
+    c, b = new_bucket(s, "nnats")
+    put_conf(c, b, queue_conf(NATS_ARN, ["s3:ObjectCreated:*", "s3:ObjectRemoved:*"]))
+    p = nats_start()
+    sub = None
+    try:
+        sub = NatsSub("s3events")
+        e = c.put_object(Bucket=b, Key="n/one", Body=b"123")["ETag"].strip('"')
+        c.delete_object(Bucket=b, Key="n/one")
+        deadline = time.monotonic() + 20
+        while len(sub.msgs) < 2:
+            assert time.monotonic() < deadline, sub.msgs
+            time.sleep(0.05)
+        r0, r1 = sub.msgs[0]["Records"][0], sub.msgs[1]["Records"][0]
+        assert r0["eventName"] == "ObjectCreated:Put" and r0["s3"]["bucket"]["name"] == b
+        assert r0["s3"]["object"]["key"] == "n/one" and r0["s3"]["object"]["size"] == 3
+        assert r0["s3"]["object"]["eTag"] == e
+        assert r1["eventName"] == "ObjectRemoved:Delete"
+        # nats-server killed by PID: events wait, then arrive in order.
+        sub.close()
+        p.kill()
+        p.wait(10)
+        before = metrics(s)[("strata_notify_failed_total", "n1")]
+        keys = [f"n/k{i:02d}" for i in range(10)]
+        for k in keys:
+            c.put_object(Bucket=b, Key=k, Body=b"x")
+        # Core NATS drops what no one is subscribed to: wait until the
+        # target's backoff has grown (5 failures: the next try >= 1.6 s
+        # away), so the subscriber below is in place before it.
+        deadline = time.monotonic() + 15
+        while metrics(s)[("strata_notify_failed_total", "n1")] < before + 5:
+            assert time.monotonic() < deadline, "failed deliveries not counted"
+            time.sleep(0.05)
+        assert metrics(s)[("strata_notify_pending", "n1")] == len(keys)
+        p = nats_start()
+        sub = NatsSub("s3events")  # subscribed before the target's retry
+        deadline = time.monotonic() + 30
+        while len(sub.keys()) < len(keys):
+            assert time.monotonic() < deadline, sub.keys()
+            time.sleep(0.1)
+        assert sub.keys() == [urllib.parse.quote(k, safe="/") for k in keys], sub.keys()
+        m = metrics(s)
+        assert m[("strata_notify_pending", "n1")] == 0, m
+        assert m[("strata_notify_delivered_total", "n1")] == 12, m
+    finally:
+        if sub:
+            sub.close()
+        p.kill()
+        p.wait(10)
+
+
 @test
 def print_config_shows_targets(s):
     import subprocess
@@ -566,7 +677,12 @@ if __name__ == "__main__":
     with open(rtok, "w") as f:
         f.write(REDIS_PASS + "\n")
     warm = [os.path.join(tmp, f"w{i}") for i in range(1, 5)]
-    run(Strata(args=["--metrics-public", "--lc-day-seconds", "2", "--ilm-interval-seconds", "1",
+    ntok = os.path.join(tmp, "nats-token")
+    with open(ntok, "w") as f:
+        f.write(NATS_TOKEN + "\n")
+    run(Strata(args=["--metrics-public",
+                     "--notify-target", f"n1:nats:nats://127.0.0.1:{NATS_PORT}/s3events",
+                     "--notify-token-file", f"n1:{ntok}", "--lc-day-seconds", "2", "--ilm-interval-seconds", "1",
                      "--tier", "warm:2+2:" + ",".join(warm),
                      "--notify-target", f"r1:redis:127.0.0.1:{REDIS_PORT}/events",
                      "--notify-token-file", f"r1:{rtok}",
