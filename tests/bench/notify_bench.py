@@ -7,6 +7,8 @@ receiver in this process (http.server, keep-alive).
   receiver comes up and the time from the first to the last event received
   gives the delivery rate of one target (the receiver shares the CPU with the
   daemon, so this is a floor).
+- the same for a nats target (nats-server from Debian, a raw-protocol
+  subscriber in a process of its own), when nats-server is installed.
 - foreground PUT rate: PUTS objects of 100 KiB by THREADS boto3 clients
   into a bucket without notifications and one whose every PUT is an event
   delivered to the live receiver, alternating ROUNDS times; medians, and
@@ -83,16 +85,87 @@ class Receiver:
             self.proc.join()
 
 
+def nats_count(port, n):
+    """A raw NATS subscriber on "ev" (a process of its own): counts messages."""
+    import socket
+    s = socket.create_connection(("127.0.0.1", port))
+    f = s.makefile("rb")
+    f.readline()
+    s.sendall(b'CONNECT {"verbose":false}\r\nSUB ev 1\r\nPING\r\n')
+    while True:
+        line = f.readline()
+        if not line:
+            return
+        if line.startswith(b"PING"):
+            s.sendall(b"PONG\r\n")
+        elif line.startswith(b"PONG"):
+            with n.get_lock():
+                n.value = max(n.value, 0)  # subscribed
+        elif line.startswith(b"MSG "):
+            f.read(int(line.split()[-1]) + 2)
+            with n.get_lock():
+                n.value += 1
+
+
+def nats_rate(c, ep, port):
+    """events/s to the nats target from a filled queue (nats-server down while
+    EVENTS PUTs queue up; core NATS drops what no one subscribed to, so the
+    server and the subscriber start while the target is backing off)."""
+    import shutil
+    exe = shutil.which("nats-server") or "/usr/sbin/nats-server"
+    if not os.path.exists(exe):
+        print("nats: nats-server not installed, skipped")
+        return None
+    for i in range(EVENTS):
+        c.put_object(Bucket="bench-nats", Key=f"ev/{i}", Body=b"x")
+
+    def failed():
+        return metrics(ep, ("strata_notify_failed_total",)).get("strata_notify_failed_total", 0)
+    f0 = failed()
+    while failed() == f0:  # a try just failed: the next is seconds away
+        time.sleep(0.01)
+    srv = subprocess.Popen([exe, "-a", "127.0.0.1", "-p", str(port)],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    n = multiprocessing.Value("q", -1)
+    sub = None
+    try:
+        deadline = time.monotonic() + 10
+        while sub is None or (n.value < 0 and sub.is_alive()) or not sub.is_alive():
+            if sub is None or not sub.is_alive():
+                time.sleep(0.05)
+                sub = multiprocessing.Process(target=nats_count, args=(port, n), daemon=True)
+                sub.start()
+            time.sleep(0.01)
+            if time.monotonic() > deadline:
+                sys.exit("nats subscriber did not start")
+        while n.value <= 0:
+            time.sleep(0.001)
+        t0, first = time.monotonic(), n.value
+        while n.value < EVENTS:
+            time.sleep(0.01)
+            if time.monotonic() - t0 > 300:
+                sys.exit(f"nats: only {n.value} of {EVENTS} events")
+        rate = (EVENTS - first) / (time.monotonic() - t0)
+        print(f"nats delivery: {EVENTS} queued events, {rate:.0f} events/s")
+        return rate
+    finally:
+        if sub:
+            sub.kill()
+        srv.kill()
+        srv.wait()
+
+
 def main():
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     binary = os.environ.get("STRATA_BIN", os.path.join(root, "build-dev", "strata"))
     work = tempfile.mkdtemp(prefix="notify_bench.")
-    port, hook_port = free_port(), free_port()
+    port, hook_port, nats_port = free_port(), free_port(), free_port()
     env = dict(os.environ, STRATA_ROOT_USER="benchadmin", STRATA_ROOT_PASSWORD="benchsecret123")
     log = open(os.path.join(work, "strata.log"), "wb")
     proc = subprocess.Popen([binary, "server", "--address", f"127.0.0.1:{port}",
                              "--metrics-public", "--access-log", "/dev/null",
-                             "--notify-target", f"h:webhook:http://127.0.0.1:{hook_port}/e"]
+                             "--notify-target", f"h:webhook:http://127.0.0.1:{hook_port}/e",
+                             "--notify-target", f"n:nats:nats://127.0.0.1:{nats_port}/ev"]
                             + [os.path.join(work, f"d{i}") for i in range(1, 5)],
                             env=env, stdout=log, stderr=subprocess.STDOUT)
     ep = f"http://127.0.0.1:{port}"
@@ -104,8 +177,12 @@ def main():
             aws_secret_access_key="benchsecret123",
             config=Config(s3={"addressing_style": "path"}, retries={"max_attempts": 1},
                           max_pool_connections=THREADS * 2))
-        for b in ("bench-off", "bench-on"):
+        for b in ("bench-off", "bench-on", "bench-nats"):
             c.create_bucket(Bucket=b)
+        c.put_bucket_notification_configuration(Bucket="bench-nats", NotificationConfiguration={
+            "QueueConfigurations": [{"QueueArn": "arn:strata:sqs::n:nats",
+                                     "Events": ["s3:ObjectCreated:*"]}]})
+        nats_ev_s = nats_rate(c, ep, nats_port)
         c.put_bucket_notification_configuration(Bucket="bench-on", NotificationConfiguration={
             "QueueConfigurations": [{"QueueArn": "arn:strata:sqs::h:webhook",
                                      "Events": ["s3:ObjectCreated:*"]}]})
@@ -177,7 +254,8 @@ def main():
         while rec.count < want and time.monotonic() < deadline:
             time.sleep(0.1)
         m = metrics(ep, ("strata_notify_",))
-        print(json.dumps({"events_per_s": round(ev_s), "put_off": round(m_off),
+        print(json.dumps({"events_per_s": round(ev_s),
+                          "nats_events_per_s": round(nats_ev_s) if nats_ev_s else None, "put_off": round(m_off),
                           "put_on": round(m_on), "ratio": round(m_on / m_off, 3),
                           "cpu_us_off": round(c_off), "cpu_us_on": round(c_on),
                           "delivered": rec.count, "want": want,
