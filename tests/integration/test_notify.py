@@ -648,6 +648,25 @@ def nats_target(s):
 
 
 @test
+def queue_bound_drops_and_counts(s):
+    """A second daemon, --notify-queue-max 5, its target dead: 8 PUTs all
+    succeed, 5 events queued, 3 dropped and counted."""
+    s2 = Strata(args=["--metrics-public", "--notify-queue-max", "5", "--notify-target",
+                      f"d2:webhook:http://127.0.0.1:{DEAD_PORT}/x"])
+    try:
+        c, b = new_bucket(s2, "nbound")
+        put_conf(c, b, queue_conf("arn:strata:sqs::d2:webhook", ["s3:ObjectCreated:*"]))
+        for i in range(8):
+            c.put_object(Bucket=b, Key=f"b{i}", Body=b"x")
+        m = metrics(s2)
+        assert m[("strata_notify_queued_total", "d2")] == 5, m
+        assert m[("strata_notify_dropped_total", "d2")] == 3, m
+        assert m[("strata_notify_pending", "d2")] == 5, m
+    finally:
+        assert s2.stop(), "second daemon did not stop cleanly"
+
+
+@test
 def print_config_shows_targets(s):
     import subprocess
     out = subprocess.run([os.environ["STRATA_BIN"], "--print-config", "--notify-target",
@@ -658,6 +677,18 @@ def print_config_shows_targets(s):
     doc = json.loads(out.stdout)
     assert doc["notify-targets"] == ["h:webhook:http://127.0.0.1:1/x"], doc
     assert doc["notify-token-files"] == ["h:/t"] and doc["notify-queue-max"] == 7, doc
+    # The config file's arrays, printed back.
+    conf = os.path.join(s.tmp, "notify.json")
+    with open(conf, "w") as f:
+        json.dump({"notify-targets": ["c:redis:127.0.0.1:1/k", "d:nats:nats://127.0.0.1:1/s"],
+                   "notify-token-files": ["c:/p"], "notify-queue-max": 9}, f)
+    out = subprocess.run([os.environ["STRATA_BIN"], "--print-config", "--config", conf],
+                         capture_output=True, text=True,
+                         env=dict(os.environ, STRATA_DATA_DIR=s.tmp))
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)
+    assert doc["notify-targets"] == ["c:redis:127.0.0.1:1/k", "d:nats:nats://127.0.0.1:1/s"]
+    assert doc["notify-token-files"] == ["c:/p"] and doc["notify-queue-max"] == 9, doc
     for bad in (["--notify-target", "h:carrier-pigeon:x"], ["--notify-target", "no-kind"],
                 ["--notify-target", "b@d:webhook:http://x"]):
         out = subprocess.run([os.environ["STRATA_BIN"], "--print-config"] + bad,
