@@ -150,6 +150,16 @@ static int ack_write(struct target *t)
     return pwrite(t->ack_fd, &v, sizeof(v), 0) == (ssize_t)sizeof(v) ? 0 : -1;
 }
 
+/* Whether a whole record with a good CRC starts at off (buf: REC_MAX). */
+static bool rec_valid(int fd, uint64_t off, uint64_t size, char *buf)
+{
+    uint32_t h[3];
+    return off + REC_HDR <= size && pread(fd, h, REC_HDR, (off_t)off) == (ssize_t)REC_HDR &&
+           h[0] == REC_MAGIC && h[1] <= REC_MAX && off + REC_HDR + h[1] <= size &&
+           pread(fd, buf, h[1], (off_t)(off + REC_HDR)) == (ssize_t)h[1] &&
+           strata_crc32c(0, buf, h[1]) == h[2];
+}
+
 /* Reads the ack offset and counts the records after it; cuts a torn tail. */
 static int queue_recover(struct target *t)
 {
@@ -165,14 +175,15 @@ static int queue_recover(struct target *t)
     char *buf = malloc(REC_MAX);
     if (!buf)
         return -1;
-    for (;;) {
-        uint32_t h[3];
-        if (off + REC_HDR > size || pread(t->fd, h, REC_HDR, (off_t)off) != (ssize_t)REC_HDR ||
-            h[0] != REC_MAGIC || h[1] > REC_MAX || off + REC_HDR + h[1] > size ||
-            pread(t->fd, buf, h[1], (off_t)(off + REC_HDR)) != (ssize_t)h[1] ||
-            strata_crc32c(0, buf, h[1]) != h[2])
+    /* An offset that is not at a record (a lost write of it): the whole
+     * file is delivered again rather than lost. */
+    if (off > 0 && off < size && !rec_valid(t->fd, off, size, buf))
+        off = t->head = 0;
+    while (rec_valid(t->fd, off, size, buf)) {
+        uint32_t len;
+        if (pread(t->fd, &len, sizeof(len), (off_t)off + 4) != (ssize_t)sizeof(len))
             break;
-        off += REC_HDR + h[1];
+        off += REC_HDR + len;
         t->pending++;
     }
     free(buf);
@@ -248,11 +259,15 @@ static void *deliver_main(void *arg)
         if (t->pending == 0) {
             if (t->tail > 0 && t->head == t->tail &&
                 (t->tail >= TRUNC_BYTES || now_ms() - t->last_event_ms >= IDLE_MS)) {
-                /* Caught up: both files back to empty (ack first, so a
-                 * crash in between redelivers nothing stale). */
-                t->head = t->tail = 0;
-                if (ack_write(t) == 0 && ftruncate(t->fd, 0) == 0)
-                    t->ack_dirty = true;
+                /* Caught up: both files back to empty.  The queue first: a
+                 * crash in between leaves an offset past the end, which
+                 * recovery reads as 0.  The offset is synced at once, so a
+                 * stale one can never point into records appended later. */
+                if (ftruncate(t->fd, 0) == 0) {
+                    t->head = t->tail = 0;
+                    ack_write(t);
+                    fdatasync(t->ack_fd);
+                }
             }
             wait_ms(t, t->dirty || t->ack_dirty ? SYNC_MS : IDLE_MS);
             continue;
