@@ -340,6 +340,29 @@ def events_versioned_and_markers(s):
 
 
 @test
+def post_object_event(s):
+    """A browser form upload (POST Object, presigned by boto3) is
+    ObjectCreated:Post."""
+    import hashlib
+    import requests
+    c, b = new_bucket(s, "npost")
+    put_conf(c, b, queue_conf(HOOK_ARN, ["s3:ObjectCreated:Post"]))
+    HOOK.clear()
+    c.put_object(Bucket=b, Key="up/put", Body=b"not a post")  # Put: not configured
+    post = c.generate_presigned_post(Bucket=b, Key="up/form file.txt", ExpiresIn=300)
+    data = b"posted bytes"
+    r = requests.post(post["url"], data=post["fields"],
+                      files={"file": ("f.txt", data, "text/plain")}, timeout=30)
+    assert r.status_code == 204, (r.status_code, r.text)
+    recs = HOOK.wait(lambda rs: len(keys_of(rs, b)) >= 1)
+    time.sleep(0.3)
+    recs = [x for x in HOOK.records() if x[2]["s3"]["bucket"]["name"] == b]
+    assert len(recs) == 1, [(r["eventName"], r["s3"]["object"]["key"]) for _, _, r in recs]
+    check_record(*recs[0], b, "ObjectCreated:Post", "up/form+file.txt", len(data),
+                 hashlib.md5(data).hexdigest())
+
+
+@test
 def target_down_then_up_in_order(s):
     c, b = new_bucket(s, "ndown")
     put_conf(c, b, queue_conf(HOOK_ARN, ["s3:ObjectCreated:*"]))
