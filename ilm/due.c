@@ -306,9 +306,10 @@ static void eval_one(struct pool *p, size_t i, struct strata_ilm_stats *st)
     uint64_t before = st->noncurrent_expired + st->expired;
     int mode = p->lane == STRATA_ILM_LANE_MOVE ? STRATA_ILM_WALK_MOVES : STRATA_ILM_WALK_NO_MOVES;
     int rc = strata_ilm__walk_key(p->e, p->bucket, p->cfg, c->key, c->vid, mode, 0, &seen, st);
-    /* A marker left alone by what just expired goes now, not next pass. */
+    /* A marker left alone by what just expired goes now, not next pass
+     * (if a rule makes it due: the walk decides by its age). */
     if (rc == 0 && st->noncurrent_expired + st->expired != before &&
-        strata_lc_marker_rule(p->cfg, c->key))
+        strata_lc_marker_rule(p->cfg, c->key, 0, strata_ilm__day_ms(p->e), NULL))
         rc = strata_ilm__walk_key(p->e, p->bucket, p->cfg, c->key, NULL, mode, 0, NULL, st);
     if (rc == 0 && !seen && strata_meta_due_drop(p->e->o.meta, p->bucket, c->key, c->vid) == 0)
         st->due_dropped++;
@@ -446,7 +447,7 @@ static size_t rule_moves(const struct strata_ilm *e, const struct strata_lc_rule
         return n; /* no tiers: transitions never act */
     for (size_t i = 0; i < r->ntr; i++) {
         const struct strata_lc_transition *t = &r->tr[i];
-        v[n++] = t->date_ms > 0
+        v[n++] = t->has_date
                      ? (struct due_act){'D', t->date_ms, t->storage_class,
                                         date_bound(now, t->date_ms)}
                      : (struct due_act){'T', t->days, t->storage_class,
@@ -480,7 +481,7 @@ static size_t rule_actions(const struct strata_ilm *e, int lane, const struct st
     if (r->exp_days > 0)
         v[n++] = (struct due_act){'E', r->exp_days, NULL,
                                   strata_ilm__due_bound(now, r->exp_days, day)};
-    if (r->exp_date_ms > 0)
+    if (r->exp_has_date)
         v[n++] = (struct due_act){'A', r->exp_date_ms, NULL, date_bound(now, r->exp_date_ms)};
     if (r->nc_days > 0)
         v[n++] = (struct due_act){'N', r->nc_days, NULL,

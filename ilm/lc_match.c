@@ -67,7 +67,7 @@ const struct strata_lc_rule *strata_lc_expiry(const struct strata_lc_config *c,
     int64_t best_due = 0;
     for (size_t i = 0; c && i < c->nrules; i++) {
         const struct strata_lc_rule *r = &c->rules[i];
-        if (!r->enabled || (!r->exp_days && !r->exp_date_ms) ||
+        if (!r->enabled || (!r->exp_days && !r->exp_has_date) ||
             !strata_lc_filter_match(&r->filter, o))
             continue;
         int64_t due = r->exp_days ? strata_lc_due_ms(mtime_ms, r->exp_days, day_ms)
@@ -100,17 +100,25 @@ const struct strata_lc_rule *strata_lc_noncurrent_expiry(const struct strata_lc_
 }
 
 const struct strata_lc_rule *strata_lc_marker_rule(const struct strata_lc_config *c,
-                                                   const char *key)
+                                                   const char *key, int64_t mtime_ms,
+                                                   int64_t day_ms, int64_t *due_ms)
 {
+    const struct strata_lc_rule *best = NULL;
+    int64_t best_due = 0;
     for (size_t i = 0; c && i < c->nrules; i++) {
         const struct strata_lc_rule *r = &c->rules[i];
-        /* Tag filters cannot name markers (the parser refuses the mix);
-         * a size filter never matches what has no size. */
-        if (r->enabled && r->exp_delete_marker && !r->filter.ntags && !r->filter.has_size_gt &&
-            !r->filter.has_size_lt && prefix_match(&r->filter, key))
-            return r;
+        /* Tag filters cannot name markers (the parser refuses the mix with
+         * ExpiredObjectDeleteMarker); a size filter never matches what has
+         * no size. */
+        if (!r->enabled || (!r->exp_delete_marker && !r->exp_days) || r->filter.ntags ||
+            r->filter.has_size_gt || r->filter.has_size_lt || !prefix_match(&r->filter, key))
+            continue;
+        pick(&best, &best_due, r,
+             r->exp_delete_marker ? mtime_ms : strata_lc_due_ms(mtime_ms, r->exp_days, day_ms));
     }
-    return NULL;
+    if (best && due_ms)
+        *due_ms = best_due;
+    return best;
 }
 
 const struct strata_lc_rule *strata_lc_abort_rule(const struct strata_lc_config *c,

@@ -304,7 +304,7 @@ static int expiration(struct pctx *p, xmlNodePtr n, struct strata_lc_rule *r)
     if (days && int_elem(p, days, 1, INT_MAX, "Days", &v) == 0)
         r->exp_days = (unsigned)v;
     if (date)
-        date_elem(p, date, &r->exp_date_ms);
+        r->exp_has_date = date_elem(p, date, &r->exp_date_ms) == 0;
     if (edm) {
         char *s = text(p, edm);
         if (s && strcmp(s, "true") == 0)
@@ -398,8 +398,8 @@ static int transition(struct pctx *p, xmlNodePtr n, bool noncurrent, struct stra
     if (!p->rc && days && int_elem(p, days, 0, INT_MAX, "Days", &v) == 0)
         t->days = (unsigned)v;
     if (!p->rc && date)
-        date_elem(p, date, &t->date_ms);
-    if (!p->rc && *cnt > 0 && (list[0].date_ms > 0) != (t->date_ms > 0))
+        t->has_date = date_elem(p, date, &t->date_ms) == 0;
+    if (!p->rc && *cnt > 0 && list[0].has_date != t->has_date)
         return fail(p, STRATA_LC_INVALID_REQ,
                     "Found mixed 'Date' and 'Days' based Transition actions in lifecycle rule");
     if (!p->rc)

@@ -98,7 +98,7 @@ int strata_lc_check_min_days(const struct strata_lc_config *c, struct strata_lc_
             for (size_t j = 0; j < n; j++) {
                 bool ia = strcmp(t[j].storage_class, "STANDARD_IA") == 0 ||
                           strcmp(t[j].storage_class, "ONEZONE_IA") == 0;
-                if (!ia || t[j].date_ms > 0 || t[j].days >= 30)
+                if (!ia || t[j].has_date || t[j].days >= 30)
                     continue;
                 if (err) {
                     err->fault = STRATA_LC_INVALID_ARG;
@@ -129,7 +129,7 @@ const struct strata_lc_transition *strata_lc_transition_due(const struct strata_
             continue;
         for (size_t j = 0; j < r->ntr; j++) {
             const struct strata_lc_transition *t = &r->tr[j];
-            int64_t due = t->date_ms > 0 ? t->date_ms : strata_lc_due_ms(mtime_ms, t->days, day_ms);
+            int64_t due = t->has_date ? t->date_ms : strata_lc_due_ms(mtime_ms, t->days, day_ms);
             if (due <= now_ms && (!best || due > best_due)) {
                 best = t;
                 best_due = due;

@@ -76,6 +76,7 @@ struct walk {
     char done_key[STRATA_KEY_MAX + 1]; /* the last key whose versions are all seen */
     bool latest_marker;
     char marker_vid[STRATA_VERSION_ID_MAX + 1];
+    int64_t marker_mtime_ms;
     /* decisions of the current page */
     struct action *acts;
     size_t nacts, cap;
@@ -254,11 +255,15 @@ static void run_actions(struct walk *w)
 }
 
 /* The key's versions are all seen: an expired delete marker goes when it
- * is the only version left. */
+ * is the only version left and a rule makes it due (ExpiredObjectDeleteMarker
+ * at once, Expiration Days by the marker's age); never one with noncurrent
+ * versions behind it. */
 static void key_done(struct walk *w)
 {
+    int64_t due = 0;
     if (w->in_key && w->latest_marker && w->nversions == 1 &&
-        strata_lc_marker_rule(w->cfg, w->key))
+        strata_lc_marker_rule(w->cfg, w->key, w->marker_mtime_ms, day_ms(w->e), &due) &&
+        due <= w->now_ms)
         add(w, ACT_MARKER, w->key, w->marker_vid);
     w->in_key = false;
 }
@@ -296,6 +301,7 @@ static int version_cb(const struct strata_list_entry *ent, void *ud)
     size_t before = w->nacts;
     if (current && in->delete_marker) {
         w->latest_marker = true;
+        w->marker_mtime_ms = in->mtime_ms;
         snprintf(w->marker_vid, sizeof(w->marker_vid), "%s", in->version_id);
     } else if (current) {
         if (strata_lc_expiry(w->cfg, &o, in->mtime_ms, day_ms(w->e), &due) && due <= w->now_ms)

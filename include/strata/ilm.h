@@ -57,7 +57,8 @@ struct strata_lc_filter {
 #define STRATA_LC_TRANSITIONS_MAX 8
 struct strata_lc_transition {
     unsigned days;
-    int64_t date_ms; /* > 0: Date given instead of Days */
+    bool has_date;   /* Date given instead of Days */
+    int64_t date_ms; /* that Date (<= 0 before 1970-01-02: stored as given) */
     unsigned newer;
     char storage_class[32];
 };
@@ -67,9 +68,10 @@ struct strata_lc_rule {
     bool enabled;
     bool legacy_prefix; /* the filter came from a top-level <Prefix> */
     struct strata_lc_filter filter;
-    /* Expiration of current versions: days > 0 or date_ms > 0 (not both). */
+    /* Expiration of current versions: days > 0 or a date (not both). */
     unsigned exp_days;
-    int64_t exp_date_ms;
+    bool exp_has_date;
+    int64_t exp_date_ms; /* with exp_has_date; <= 0 before 1970-01-02 */
     bool exp_delete_marker; /* ExpiredObjectDeleteMarker true */
     /* NoncurrentVersionExpiration: nc_days > 0 when present. */
     unsigned nc_days;
@@ -197,10 +199,16 @@ const struct strata_lc_rule *strata_lc_noncurrent_expiry(const struct strata_lc_
                                                          int64_t since_ms, unsigned newer_nc,
                                                          int64_t day_ms, int64_t *due_ms);
 
-/* The enabled rule with ExpiredObjectDeleteMarker matching a delete marker
- * with this key (prefix filters only: a marker has no tags or size), or NULL. */
+/* The enabled rule that removes an expired object delete marker (a marker
+ * that is its key's only version) with this key and mtime, and when
+ * (*due_ms, may be NULL): an ExpiredObjectDeleteMarker rule at once (its
+ * due time is the marker's mtime); an Expiration Days rule once the marker
+ * is that old (AWS: with Days, S3 cleans up expired object delete markers
+ * old enough to satisfy the age criteria); the earliest wins.  Prefix
+ * filters only (a marker has no tags or size).  NULL: no rule ever does. */
 const struct strata_lc_rule *strata_lc_marker_rule(const struct strata_lc_config *c,
-                                                   const char *key);
+                                                   const char *key, int64_t mtime_ms,
+                                                   int64_t day_ms, int64_t *due_ms);
 
 /*
  * The transition due for a current version created at mtime_ms: among

@@ -49,12 +49,18 @@ int strata_http_date_parse(const char *s, time_t *out)
 
 void strata_iso8601_format(int64_t ms, char *out, size_t out_len)
 {
-    time_t t = (time_t)(ms / 1000);
+    /* Floor division, so a time before 1970 keeps its second and date. */
+    int64_t sec = ms / 1000, rem = ms % 1000;
+    if (rem < 0) {
+        sec--;
+        rem += 1000;
+    }
+    time_t t = (time_t)sec;
     struct tm tm;
     gmtime_r(&t, &tm);
-    char base[32];
-    strftime(base, sizeof(base), "%Y-%m-%dT%H:%M:%S", &tm);
-    snprintf(out, out_len, "%s.%03dZ", base, (int)(ms % 1000));
+    /* Four-digit years: strftime's %Y writes year 15 as "15". */
+    snprintf(out, out_len, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
+             tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (int)rem);
 }
 
 int strata_iso8601_parse(const char *s, int64_t *ms)

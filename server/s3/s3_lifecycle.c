@@ -67,7 +67,7 @@ static void put_rule(struct strata_sbuf *b, const struct strata_lc_rule *r)
     strata_sbuf_puts(b, r->enabled ? "<Status>Enabled</Status>" : "<Status>Disabled</Status>");
     if (r->exp_days)
         strata_sbuf_printf(b, "<Expiration><Days>%u</Days></Expiration>", r->exp_days);
-    else if (r->exp_date_ms) {
+    else if (r->exp_has_date) {
         char date[32];
         strata_iso8601_format(r->exp_date_ms, date, sizeof(date));
         strata_sbuf_printf(b, "<Expiration><Date>%s</Date></Expiration>", date);
@@ -77,7 +77,7 @@ static void put_rule(struct strata_sbuf *b, const struct strata_lc_rule *r)
     for (size_t i = 0; i < r->ntr; i++) {
         const struct strata_lc_transition *t = &r->tr[i];
         strata_sbuf_puts(b, "<Transition>");
-        if (t->date_ms > 0) {
+        if (t->has_date) {
             char date[32];
             strata_iso8601_format(t->date_ms, date, sizeof(date));
             strata_sbuf_printf(b, "<Date>%s</Date>", date);

@@ -38,7 +38,8 @@ static bool tr_eq(const struct strata_lc_transition *a, const struct strata_lc_t
                   size_t n)
 {
     for (size_t i = 0; i < n; i++)
-        if (a[i].days != b[i].days || a[i].date_ms != b[i].date_ms ||
+        if (a[i].days != b[i].days || a[i].has_date != b[i].has_date ||
+            a[i].date_ms != b[i].date_ms ||
             a[i].newer != b[i].newer || strcmp(a[i].storage_class, b[i].storage_class) != 0)
             return false;
     return true;
@@ -53,7 +54,7 @@ static bool rule_eq(const struct strata_lc_rule *a, const struct strata_lc_rule 
         fa->ntags != fb->ntags || fa->has_size_gt != fb->has_size_gt ||
         fa->has_size_lt != fb->has_size_lt || fa->size_gt != fb->size_gt ||
         fa->size_lt != fb->size_lt || a->exp_days != b->exp_days ||
-        a->exp_date_ms != b->exp_date_ms || a->exp_delete_marker != b->exp_delete_marker ||
+        a->exp_has_date != b->exp_has_date || a->exp_date_ms != b->exp_date_ms || a->exp_delete_marker != b->exp_delete_marker ||
         a->nc_days != b->nc_days || a->nc_newer != b->nc_newer || a->abort_days != b->abort_days ||
         a->ntr != b->ntr || a->nnctr != b->nnctr || !tr_eq(a->tr, b->tr, a->ntr) ||
         !tr_eq(a->nctr, b->nctr, a->nnctr))
@@ -79,14 +80,16 @@ static void check_rules(const struct strata_lc_config *c)
             size_t n = nc ? r->nnctr : r->ntr;
             for (size_t a = 0; a < n; a++) {
                 if (!t[a].storage_class[0] || t[a].newer > STRATA_LC_NEWER_NONCURRENT_MAX ||
-                    (nc && t[a].date_ms) || (t[a].date_ms > 0) != (t[0].date_ms > 0))
+                    (nc && (t[a].has_date || t[a].date_ms)) ||
+                    t[a].has_date != t[0].has_date || (!t[a].has_date && t[a].date_ms))
                     STRATA_FUZZ_FAIL();
                 for (size_t b2 = 0; b2 < a; b2++)
                     if (strcmp(t[a].storage_class, t[b2].storage_class) == 0)
                         STRATA_FUZZ_FAIL();
             }
         }
-        if (!!r->exp_days + !!r->exp_date_ms + r->exp_delete_marker > 1)
+        if (!!r->exp_days + r->exp_has_date + r->exp_delete_marker > 1 ||
+            (!r->exp_has_date && r->exp_date_ms))
             STRATA_FUZZ_FAIL();
         if (r->filter.has_size_gt && r->filter.has_size_lt &&
             r->filter.size_gt >= r->filter.size_lt)

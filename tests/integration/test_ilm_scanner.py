@@ -141,6 +141,41 @@ def expiration_driven_by_the_index(s):
 
 
 @test
+def lone_markers_expired_by_the_index(s):
+    """Expiration Days removes an expired object delete marker through the
+    version-time index, no full pass: one alone at once when Days old; one
+    over a noncurrent version when NoncurrentVersionExpiration removed it."""
+    c = s.client()
+    b = s.bucket_name("duedm")
+    c.create_bucket(Bucket=b)
+    c.put_bucket_versioning(Bucket=b, VersioningConfiguration={"Status": "Enabled"})
+    c.put_bucket_lifecycle_configuration(Bucket=b, LifecycleConfiguration={"Rules": [
+        {"ID": "dm", "Filter": {"Prefix": "dm/"}, "Status": "Enabled",
+         "Expiration": {"Days": 1}, "NoncurrentVersionExpiration": {"NoncurrentDays": 5}}]})
+    passes = status(s)["total"]["passes"]
+    c.put_object(Bucket=b, Key="dm/behind", Body=b"x")
+    t0 = time.monotonic()
+    c.delete_object(Bucket=b, Key="dm/behind")
+    c.delete_object(Bucket=b, Key="dm/alone")
+    c.delete_object(Bucket=b, Key="keep/alone")
+
+    def listed(prefix):
+        r = c.list_object_versions(Bucket=b, Prefix=prefix)
+        return ([v["Key"] for v in r.get("Versions", [])],
+                [m["Key"] for m in r.get("DeleteMarkers", [])])
+    wait_for("dm/alone's marker to go", lambda: listed("dm/alone") == ([], []))
+    assert time.monotonic() - t0 >= 2, "removed before it was one day (2 s) old"
+    # dm/behind's marker is as old, but its version (5 days) is behind it.
+    assert listed("dm/behind") == (["dm/behind"], ["dm/behind"]), listed("dm/behind")
+    wait_for("dm/behind's version and marker to go", lambda: listed("dm/behind") == ([], []))
+    assert time.monotonic() - t0 >= 10, "the version went before it was noncurrent 5 days"
+    assert listed("keep/") == ([], ["keep/alone"])
+    st = status(s)
+    assert st["total"]["passes"] == passes, "a full pass ran: the index was not what acted"
+    assert st["total"]["delete_markers_removed"] >= 2, st["total"]
+
+
+@test
 def pass_position_survives_kill(s):
     c = s.client()
     b = s.bucket_name("pos")

@@ -345,6 +345,67 @@ def expired_delete_markers(s):
 
 
 @test
+def dates_any_year_round_trip(s):
+    """Expiration Dates before 1970, at the epoch and far ahead are stored
+    exactly: GET returns each Date as sent (raw body checked too); a time
+    other than midnight is still InvalidArgument."""
+    c, b = new_bucket(s, "lcdates")
+    utc = datetime.timezone.utc
+    dates = [datetime.datetime(1015, 1, 1, tzinfo=utc), datetime.datetime(1969, 12, 31, tzinfo=utc),
+             datetime.datetime(1970, 1, 1, tzinfo=utc), datetime.datetime(9999, 12, 31, tzinfo=utc)]
+    # On a prefix no object has: a date in the past expires at once.
+    rules = [{"ID": f"d{i}", "Filter": {"Prefix": f"none{i}/"}, "Status": "Enabled",
+              "Expiration": {"Date": d}} for i, d in enumerate(dates)]
+    put_rules(c, b, rules)
+    raw = []
+    c.meta.events.register("after-call.s3.GetBucketLifecycleConfiguration",
+                           lambda http_response, **kw: raw.append(http_response.content))
+    got = c.get_bucket_lifecycle_configuration(Bucket=b)["Rules"]
+    assert got == rules, got
+    for d in ("1015-01-01", "1969-12-31", "1970-01-01", "9999-12-31"):
+        assert f"<Date>{d}T00:00:00.000Z</Date>".encode() in raw[-1], raw[-1]
+    expect_error(lambda: put_rules(c, b, [{"ID": "x", "Filter": {}, "Status": "Enabled",
+                                           "Expiration": {"Date": datetime.datetime(
+                                               1969, 12, 31, 12, tzinfo=utc)}}]),
+                 "InvalidArgument", 400)
+    assert c.get_bucket_lifecycle_configuration(Bucket=b)["Rules"] == rules
+
+
+@test
+def days_expire_lone_delete_markers(s):
+    """AWS: an Expiration with Days on a versioned bucket also removes an
+    expired object delete marker (the key's only version) once the marker
+    is Days old.  A marker with a version behind it stays until that
+    version is gone; markers outside the rule stay; a tag-filtered Days
+    rule cannot name a marker."""
+    c, b = new_bucket(s, "lcdaysdm", versioning=True)
+    put_rules(c, b, [{"ID": "d", "Filter": {"Prefix": "d/"}, "Status": "Enabled",
+                      "Expiration": {"Days": 2}},
+                     {"ID": "t", "Filter": {"And": {"Prefix": "t/", "Tags": [
+                         {"Key": "a", "Value": "b"}]}}, "Status": "Enabled",
+                      "Expiration": {"Days": 1}}])
+    v1 = c.put_object(Bucket=b, Key="d/behind", Body=b"x")["VersionId"]
+    t0 = time.monotonic()
+    c.delete_object(Bucket=b, Key="d/behind")  # a marker over one version
+    c.delete_object(Bucket=b, Key="d/alone")   # a marker alone from the start
+    c.delete_object(Bucket=b, Key="t/alone")
+    c.delete_object(Bucket=b, Key="x/alone")   # outside every rule
+    wait_for("d/alone's marker to go", lambda: versions(c, b, "d/alone") == [])
+    # Not before it was Days (2 x 2 s) old.
+    assert time.monotonic() - t0 >= 2 * DAY_S, time.monotonic() - t0
+    passes_go_by(s)
+    vs = versions(c, b, "d/behind")
+    assert sorted((vid, m) for (_, vid, m, _) in vs if not m) == [(v1, False)], vs
+    assert sum(1 for v in vs if v[2] and v[3]) == 1, vs  # the marker is still the latest
+    assert c.get_object(Bucket=b, Key="d/behind", VersionId=v1)["Body"].read() == b"x"
+    for k in ("t/alone", "x/alone"):
+        assert [v[2] for v in versions(c, b, k)] == [True], k
+    # Once the version behind it is gone, the (old) marker goes too.
+    c.delete_object(Bucket=b, Key="d/behind", VersionId=v1)
+    wait_for("d/behind's marker to go", lambda: versions(c, b, "d/behind") == [])
+
+
+@test
 def abort_incomplete_uploads(s):
     c, b = new_bucket(s, "lcmpu")
     put_rules(c, b, [{"ID": "ab", "Filter": {"Prefix": "up/"}, "Status": "Enabled",

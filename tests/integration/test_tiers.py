@@ -297,6 +297,14 @@ def transition_config(s):
          "Transitions": [{"Date": datetime.datetime(2031, 1, 1,
                                                     tzinfo=datetime.timezone.utc),
                           "StorageClass": "DEEP_ARCHIVE"}]},
+        # Dates before 1970 and at the epoch are Dates too, stored exactly.
+        {"ID": "old", "Filter": {"Prefix": "o/"}, "Status": "Disabled",
+         "Transitions": [{"Date": datetime.datetime(1015, 1, 1, tzinfo=datetime.timezone.utc),
+                          "StorageClass": "STANDARD_IA"}]},
+        {"ID": "epoch", "Filter": {"Prefix": "e/"}, "Status": "Disabled",
+         "Transitions": [{"Date": datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc),
+                          "StorageClass": "GLACIER"}],
+         "Expiration": {"Date": datetime.datetime(1969, 12, 31, tzinfo=datetime.timezone.utc)}},
     ]
     c.put_bucket_lifecycle_configuration(Bucket=b, LifecycleConfiguration={"Rules": rules})
     got = c.get_bucket_lifecycle_configuration(Bucket=b)["Rules"]
@@ -315,6 +323,9 @@ def transition_config(s):
     bad(dict(base, Transitions=[{"Days": 1, "StorageClass": "GLACIER"},
                                 {"Date": datetime.datetime(2031, 1, 1),
                                  "StorageClass": "STANDARD_IA"}]), "InvalidRequest")
+    bad(dict(base, Transitions=[{"Date": datetime.datetime(1969, 12, 31),
+                                 "StorageClass": "GLACIER"},
+                                {"Days": 5, "StorageClass": "STANDARD_IA"}]), "InvalidRequest")
     bad(dict(base, Transitions=[{"Days": -1, "StorageClass": "GLACIER"}]), "InvalidArgument")
     bad(dict(base, Transitions=[{"Date": datetime.datetime(2031, 1, 1, 10),
                                  "StorageClass": "GLACIER"}]), "InvalidArgument")

@@ -5,7 +5,8 @@
  * (strata_ilm__due_tick), never a full pass, so what expires here was
  * found through the index: current versions by their mtime, noncurrent
  * ones by the newer version's entry, nothing visited twice, a rule change
- * drained from the oldest entry, a locked version left alone.  The
+ * drained from the oldest entry, a locked version left alone, an expired
+ * object delete marker removed by Expiration Days.  The
  * position test stops a paced pass midway and checks that the next pass
  * continues there and then forgets the position.
  */
@@ -202,6 +203,91 @@ static bool b_done(struct mt_env *e)
     return !present(e, "r", "b/1", NULL);
 }
 
+struct vcount {
+    unsigned versions, markers;
+};
+static int vcount_cb(const struct strata_list_entry *ent, void *ud)
+{
+    struct vcount *c = ud;
+    if (ent->info && ent->info->delete_marker)
+        c->markers++;
+    else if (ent->info)
+        c->versions++;
+    return 0;
+}
+static struct vcount vcount(struct mt_env *e, const char *bucket, const char *prefix)
+{
+    struct vcount c = {0};
+    struct strata_list_opts lo = {.bucket = bucket, .prefix = prefix, .max_keys = 1000,
+                                  .versions = true};
+    struct strata_list_result res;
+    assert_int_equal(strata_obj_list(e->m, &lo, vcount_cb, &c, &res), 0);
+    return c;
+}
+
+static bool alone_marker_done(struct mt_env *e)
+{
+    return vcount(e, "v", "d/alone").markers == 0;
+}
+
+static bool behind_done(struct mt_env *e)
+{
+    struct vcount c = vcount(e, "v", "d/behind");
+    return c.versions == 0 && c.markers == 0;
+}
+
+static int64_t real_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Expiration Days also removes an expired object delete marker (the key's
+ * only version) once the marker is that old, through the index alone; a
+ * marker with a noncurrent version behind it stays until that version is
+ * gone, then goes in the same drain. */
+static void test_days_marker_by_index(void **state)
+{
+    (void)state;
+    struct mt_env *e = mt_setup("due-dm");
+    assert_non_null(e);
+    assert_int_equal(mt_bucket(e, "v", STRATA_VERSIONING_ENABLED), 0);
+    lifecycle(e, "v",
+              "<Rule><ID>d</ID><Filter><Prefix>d/</Prefix></Filter><Status>Enabled</Status>"
+              "<Expiration><Days>10</Days></Expiration>"
+              "<NoncurrentVersionExpiration><NoncurrentDays>20</NoncurrentDays>"
+              "</NoncurrentVersionExpiration></Rule>");
+    int64_t t0 = real_ms();
+    put(e, "v", "d/behind", NULL);
+    assert_int_equal(strata_obj_delete(e->m, "v", "d/behind", NULL, NULL), 0);
+    assert_int_equal(strata_obj_delete(e->m, "v", "d/alone", NULL, NULL), 0);
+    assert_int_equal(strata_obj_delete(e->m, "v", "keep/alone", NULL, NULL), 0);
+    struct strata_ilm *ilm = engine(e, 0);
+    struct strata_ilm_stats st;
+    memset(&st, 0, sizeof(st));
+    strata_ilm__due_tick(ilm, true, &st); /* not 10 days old yet */
+    assert_int_equal(st.markers_removed, 0);
+    assert_int_equal(vcount(e, "v", "d/alone").markers, 1);
+    st = drain_until(ilm, e, alone_marker_done);
+    assert_true(real_ms() - t0 >= 10 * DAY_MS);
+    assert_int_equal(st.markers_removed, 1);
+    assert_int_equal(st.expired, 0); /* a marker is never expired into another */
+    /* Old enough too, but its noncurrent version (20 days) is behind it. */
+    struct vcount b = vcount(e, "v", "d/behind");
+    assert_int_equal(b.versions, 1);
+    assert_int_equal(b.markers, 1);
+    struct strata_ilm_stats st2 = drain_until(ilm, e, behind_done);
+    assert_true(real_ms() - t0 >= 20 * DAY_MS);
+    assert_int_equal(st2.noncurrent_expired, 1);
+    assert_int_equal(st2.markers_removed, 1);
+    assert_int_equal(st.passes + st2.passes, 0); /* the index alone */
+    assert_int_equal(st.errors + st2.errors, 0);
+    assert_int_equal(vcount(e, "v", "keep/").markers, 1); /* no rule: stays */
+    strata_ilm_destroy(ilm);
+    mt_teardown(e);
+}
+
 static void test_rule_change_rebuilds(void **state)
 {
     (void)state;
@@ -335,6 +421,7 @@ int main(void)
         cmocka_unit_test(test_bound),
         cmocka_unit_test(test_expire_by_index),
         cmocka_unit_test(test_noncurrent_by_index),
+        cmocka_unit_test(test_days_marker_by_index),
         cmocka_unit_test(test_rule_change_rebuilds),
         cmocka_unit_test(test_locked_left_alone),
         cmocka_unit_test(test_position_survives),

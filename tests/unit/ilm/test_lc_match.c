@@ -182,6 +182,48 @@ static void test_noncurrent(void **state)
     strata_lc_config_fini(&c);
 }
 
+/* Expiration Days removes an expired object delete marker once the marker
+ * is that old; the earliest rule wins (ExpiredObjectDeleteMarker at once);
+ * tag or size filters, Date rules and disabled rules never do. */
+static void test_days_markers(void **state)
+{
+    (void)state;
+    struct strata_lc_config c;
+    load(NS "<Rule><ID>d3</ID><Filter><Prefix>d/</Prefix></Filter><Status>Enabled</Status>"
+            "<Expiration><Days>3</Days></Expiration></Rule>"
+            "<Rule><ID>tag1</ID><Filter><Tag><Key>a</Key><Value>b</Value></Tag></Filter>"
+            "<Status>Enabled</Status><Expiration><Days>1</Days></Expiration></Rule>"
+            "<Rule><ID>size1</ID><Filter><ObjectSizeLessThan>10</ObjectSizeLessThan></Filter>"
+            "<Status>Enabled</Status><Expiration><Days>1</Days></Expiration></Rule>"
+            "<Rule><ID>off1</ID><Filter/><Status>Disabled</Status>"
+            "<Expiration><Days>1</Days></Expiration></Rule>"
+            "<Rule><ID>date</ID><Filter><Prefix>dt/</Prefix></Filter><Status>Enabled</Status>"
+            "<Expiration><Date>1970-01-01T00:00:00Z</Date></Expiration></Rule>"
+            "<Rule><ID>d5</ID><Filter><Prefix>d/now/</Prefix></Filter><Status>Enabled</Status>"
+            "<Expiration><Days>5</Days></Expiration></Rule>"
+            "<Rule><ID>edm</ID><Filter><Prefix>d/now/</Prefix></Filter><Status>Enabled</Status>"
+            "<Expiration><ExpiredObjectDeleteMarker>true</ExpiredObjectDeleteMarker>"
+            "</Expiration></Rule>" END,
+         &c);
+    int64_t due = -1;
+    const struct strata_lc_rule *r = strata_lc_marker_rule(&c, "d/x", 5 * DAY + 1, DAY, &due);
+    assert_non_null(r);
+    assert_string_equal(r->id, "d3");
+    assert_int_equal(due, 9 * DAY); /* the marker's mtime + 3 days, next day boundary */
+    r = strata_lc_marker_rule(&c, "d/now/x", 5 * DAY + 1, DAY, &due);
+    assert_string_equal(r->id, "edm");
+    assert_int_equal(due, 5 * DAY + 1);
+    assert_null(strata_lc_marker_rule(&c, "dt/x", 0, DAY, &due));
+    assert_null(strata_lc_marker_rule(&c, "x", 0, DAY, &due));
+    /* The Date at the epoch is a date (due at once), not "no expiration". */
+    struct strata_lc_obj o = obj("dt/x", 1, NULL, 0);
+    r = strata_lc_expiry(&c, &o, 7 * DAY, DAY, &due);
+    assert_non_null(r);
+    assert_string_equal(r->id, "date");
+    assert_int_equal(due, 0);
+    strata_lc_config_fini(&c);
+}
+
 static void test_markers_and_uploads(void **state)
 {
     (void)state;
@@ -199,9 +241,10 @@ static void test_markers_and_uploads(void **state)
             "<Status>Enabled</Status><AbortIncompleteMultipartUpload><DaysAfterInitiation>1"
             "</DaysAfterInitiation></AbortIncompleteMultipartUpload></Rule>" END,
          &c);
-    assert_string_equal(strata_lc_marker_rule(&c, "m/x")->id, "edm");
-    assert_null(strata_lc_marker_rule(&c, "n/x")); /* "false" does nothing */
-    int64_t due = 0;
+    int64_t due = -1;
+    assert_string_equal(strata_lc_marker_rule(&c, "m/x", 5 * DAY + 1, DAY, &due)->id, "edm");
+    assert_int_equal(due, 5 * DAY + 1); /* at once */
+    assert_null(strata_lc_marker_rule(&c, "n/x", 0, DAY, &due)); /* "false" does nothing */
     const struct strata_lc_rule *r = strata_lc_abort_rule(&c, "up/x", 5 * DAY + 1, DAY, &due);
     assert_string_equal(r->id, "abort-3");
     assert_int_equal(due, 9 * DAY);
@@ -223,6 +266,7 @@ int main(void)
         cmocka_unit_test(test_precedence),
         cmocka_unit_test(test_noncurrent),
         cmocka_unit_test(test_markers_and_uploads),
+        cmocka_unit_test(test_days_markers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

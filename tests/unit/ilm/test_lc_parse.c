@@ -150,6 +150,59 @@ static void test_transition_validation(void **state)
                  "</Transition></Rule>" END);
 }
 
+/* Dates are kept exactly, before 1970 and at the epoch too (a Transition
+ * Date there once read as Days 0): Expiration and Transition alike, years
+ * 0000..9999; a time other than midnight is InvalidArgument, a year of five
+ * digits is no ISO 8601 date. */
+static void test_dates_any_year(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *text;
+        int64_t ms;
+    } dates[] = {{"1015-01-01T00:00:00Z", -30136924800000LL},
+                 {"1969-12-31T00:00:00.000Z", -86400000LL},
+                 {"1970-01-01", 0},
+                 {"0000-01-01T00:00:00Z", -62167219200000LL},
+                 {"9999-12-31T00:00:00+00:00", 253402214400000LL}};
+    for (size_t i = 0; i < sizeof(dates) / sizeof(dates[0]); i++) {
+        char doc[512];
+        snprintf(doc, sizeof(doc),
+                 NS "<Rule><ID>e</ID><Filter/><Status>Enabled</Status><Expiration><Date>%s"
+                    "</Date></Expiration></Rule><Rule><ID>t</ID><Filter/><Status>Enabled"
+                    "</Status><Transition><Date>%s</Date><StorageClass>GLACIER</StorageClass>"
+                    "</Transition></Rule>" END,
+                 dates[i].text, dates[i].text);
+        struct strata_lc_config c;
+        struct strata_lc_error e;
+        assert_int_equal(parse(doc, &c, &e), 0);
+        assert_true(c.rules[0].exp_has_date);
+        assert_int_equal(c.rules[0].exp_date_ms, dates[i].ms);
+        assert_int_equal(c.rules[0].exp_days, 0);
+        assert_int_equal(c.rules[1].ntr, 1);
+        assert_true(c.rules[1].tr[0].has_date);
+        assert_int_equal(c.rules[1].tr[0].date_ms, dates[i].ms);
+        assert_int_equal(c.rules[1].tr[0].days, 0);
+        strata_lc_config_fini(&c);
+    }
+    /* A Date before 1970 is a Date: mixed with Days it is refused. */
+    refused(NS "<Rule><ID>t</ID><Filter/><Status>Enabled</Status><Transition><Date>"
+               "1969-12-31T00:00:00Z</Date><StorageClass>GLACIER</StorageClass></Transition>"
+               "<Transition><Days>30</Days><StorageClass>DEEP_ARCHIVE</StorageClass>"
+               "</Transition></Rule>" END,
+            STRATA_EINVAL, STRATA_LC_INVALID_REQ);
+    invalid_arg(NS "<Rule><ID>t</ID><Filter/><Status>Enabled</Status><Transition><Date>"
+                   "1015-01-01T12:00:00Z</Date><StorageClass>GLACIER</StorageClass>"
+                   "</Transition></Rule>" END);
+    invalid_arg(NS "<Rule><ID>e</ID><Filter/><Status>Enabled</Status><Expiration><Date>"
+                   "1969-12-31T23:59:59Z</Date></Expiration></Rule>" END);
+    malformed(NS "<Rule><ID>e</ID><Filter/><Status>Enabled</Status><Expiration><Date>"
+                 "10000-01-01T00:00:00Z</Date></Expiration></Rule>" END);
+    malformed(NS "<Rule><ID>t</ID><Filter/><Status>Enabled</Status><Transition><Date>"
+                 "-001-01-01T00:00:00Z</Date><StorageClass>GLACIER</StorageClass>"
+                 "</Transition></Rule>" END);
+}
+
 static void test_malformed(void **state)
 {
     (void)state;
@@ -276,6 +329,7 @@ int main(void)
         cmocka_unit_test(test_invalid_argument),
         cmocka_unit_test(test_invalid_request),
         cmocka_unit_test(test_rule_limit),
+        cmocka_unit_test(test_dates_any_year),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

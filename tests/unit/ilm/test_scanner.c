@@ -239,6 +239,60 @@ static void test_versioned(void **state)
     mt_teardown(e);
 }
 
+static bool days_marker_done(struct mt_env *e)
+{
+    return count(e, "m", "d/alone").markers == 0;
+}
+
+/* Expiration Days on a versioned bucket also removes an expired object
+ * delete marker (the key's only version) once the marker is Days old (AWS);
+ * never one with a noncurrent version behind it, nor one a tag-filtered or
+ * Date rule names, nor one before it is old enough. */
+static void test_days_marker(void **state)
+{
+    (void)state;
+    struct mt_env *e = mt_setup("ilm-dm");
+    assert_non_null(e);
+    assert_int_equal(mt_bucket(e, "m", STRATA_VERSIONING_ENABLED), 0);
+    lifecycle(e, "m",
+              "<Rule><ID>d</ID><Filter><Prefix>d/</Prefix></Filter><Status>Enabled</Status>"
+              "<Expiration><Days>10</Days></Expiration></Rule>"
+              "<Rule><ID>t</ID><Filter><And><Prefix>t/</Prefix><Tag><Key>a</Key>"
+              "<Value>b</Value></Tag></And></Filter><Status>Enabled</Status>"
+              "<Expiration><Days>1</Days></Expiration></Rule>"
+              "<Rule><ID>off</ID><Filter><Prefix>off/</Prefix></Filter><Status>Disabled</Status>"
+              "<Expiration><Days>1</Days></Expiration></Rule>"
+              "<Rule><ID>dt</ID><Filter><Prefix>dt/</Prefix></Filter><Status>Enabled</Status>"
+              "<Expiration><Date>2000-01-01T00:00:00Z</Date></Expiration></Rule>");
+    int64_t t0 = mono_ms();
+    put(e, "m", "d/behind", 10, NULL);
+    assert_int_equal(strata_obj_delete(e->m, "m", "d/behind", NULL, NULL), 0);
+    const char *alone[] = {"d/alone", "t/alone", "off/alone", "dt/alone", "x/alone"};
+    for (size_t i = 0; i < 5; i++)
+        assert_int_equal(strata_obj_delete(e->m, "m", alone[i], NULL, NULL), 0);
+    struct strata_ilm *ilm = engine(e, 0);
+    struct strata_ilm_stats st;
+    assert_int_equal(strata_ilm_run_once(ilm, &st), 0); /* not 10 days old yet */
+    assert_int_equal(st.markers_removed, 0);
+    assert_int_equal(count(e, "m", "d/alone").markers, 1);
+    struct strata_ilm_stats sum;
+    passes_until(ilm, e, days_marker_done, &sum);
+    assert_true(mono_ms() - t0 >= 10 * DAY_MS);
+    assert_int_equal(sum.markers_removed, 1);
+    assert_int_equal(sum.expired, 0);
+    assert_int_equal(sum.errors, 0);
+    /* Later passes leave the rest alone. */
+    assert_int_equal(strata_ilm_run_once(ilm, &st), 0);
+    assert_int_equal(st.markers_removed + st.expired + st.noncurrent_expired, 0);
+    struct count b = count(e, "m", "d/behind");
+    assert_int_equal(b.versions, 1);
+    assert_int_equal(b.markers, 1);
+    for (size_t i = 1; i < 5; i++)
+        assert_int_equal(count(e, "m", alone[i]).markers, 1);
+    strata_ilm_destroy(ilm);
+    mt_teardown(e);
+}
+
 struct uploads {
     unsigned n;
 };
@@ -418,6 +472,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_expire_unversioned),
         cmocka_unit_test(test_versioned),
+        cmocka_unit_test(test_days_marker),
         cmocka_unit_test(test_abort_uploads_and_bad_config),
         cmocka_unit_test(test_locked_versions),
         cmocka_unit_test(test_rate),

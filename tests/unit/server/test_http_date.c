@@ -59,6 +59,15 @@ static void test_iso8601(void **state)
     assert_string_equal(buf, "1994-11-06T08:49:37.123Z");
     strata_iso8601_format(0, buf, sizeof(buf));
     assert_string_equal(buf, "1970-01-01T00:00:00.000Z");
+    /* Before 1970 (lifecycle Dates): floored, four-digit years. */
+    strata_iso8601_format(-1, buf, sizeof(buf));
+    assert_string_equal(buf, "1969-12-31T23:59:59.999Z");
+    strata_iso8601_format(-30136924800000LL, buf, sizeof(buf));
+    assert_string_equal(buf, "1015-01-01T00:00:00.000Z");
+    strata_iso8601_format(-61693833600000LL, buf, sizeof(buf));
+    assert_string_equal(buf, "0015-01-01T00:00:00.000Z");
+    strata_iso8601_format(253402214400000LL, buf, sizeof(buf));
+    assert_string_equal(buf, "9999-12-31T00:00:00.000Z");
     int64_t ms;
     assert_int_equal(strata_iso8601_parse("1994-11-06T08:49:37.123Z", &ms), 0);
     assert_int_equal(ms, 784111777123LL);
