@@ -356,15 +356,23 @@ void strata_h_notification_put(struct strata_req *r)
             strata_hex_encode(rnd, sizeof(rnd), id);
             c->r[i].id = strdup(id);
         }
+    /* The stored form must parse again: the cache reloads it with the
+     * request-body parser, which refuses more than STRATA_SRV_XML_BODY_MAX,
+     * and escaping (' as &apos;) can make it six times the request. */
     struct strata_sbuf b;
-    strata_sbuf_init(&b, STRATA_SRV_XML_BODY_MAX * 2);
+    strata_sbuf_init(&b, STRATA_SRV_XML_BODY_MAX);
     if (c->n)
         strata_notify_config_format(&b, c);
     strata_notify_config_free(c);
+    if (b.failed) {
+        strata_sbuf_fini(&b);
+        r->err_msg = "The notification configuration is too large.";
+        strata_req_error(r, S3E_InvalidArgument, 0);
+        return;
+    }
     /* An empty configuration turns notifications off: nothing stored. */
-    int rc = b.failed ? STRATA_ENOMEM
-                      : strata_meta_bucket_config_put(r->srv->meta, r->bucket, "notification",
-                                                      b.data ? b.data : "", b.len);
+    int rc = strata_meta_bucket_config_put(r->srv->meta, r->bucket, "notification",
+                                           b.data ? b.data : "", b.len);
     strata_sbuf_fini(&b);
     strata_doc_cache_invalidate(&cache, r->bucket);
     if (rc && !(rc == STRATA_ENOTFOUND && b.len == 0)) {

@@ -51,7 +51,9 @@ enum s3_err strata_notify_config_parse(const char *body, size_t len, strata_noti
                                        void *ud, struct strata_notify_conf **out,
                                        const char **msg);
 /* The canonical document (every rule's id must be set); c NULL: an empty
- * configuration.  Appended to b: check b->failed. */
+ * configuration.  Appended to b: check b->failed.  It parses back to the
+ * same rules when it fits STRATA_SRV_XML_BODY_MAX (the parser refuses a
+ * longer body), which is the ceiling the PUT handler stores with. */
 void strata_notify_config_format(struct strata_sbuf *b, const struct strata_notify_conf *c);
 /* NULL is a no-op. */
 void strata_notify_config_free(struct strata_notify_conf *c);
