@@ -13,6 +13,7 @@
  * accepted and never sent.
  */
 #include "notify.h"
+#include "notify_config.h"
 #include "notify_internal.h"
 
 #include "bucket_doc_cache.h"
@@ -27,8 +28,6 @@
 #include <string.h>
 #include <strings.h>
 
-#define RULES_MAX 100
-
 /* Events Strata emits, AWS's names without "s3:". */
 static const char *const events[] = {
     "ObjectCreated:Put",  "ObjectCreated:Post",   "ObjectCreated:Copy",
@@ -38,6 +37,7 @@ static const char *const events[] = {
     "LifecycleExpiration:DeleteMarkerCreated",    "LifecycleTransition",
 };
 #define NEVENTS (sizeof(events) / sizeof(events[0]))
+_Static_assert(NEVENTS == STRATA_NOTIFY_EVENT_TYPES, "notify_config.h's count of event types");
 
 /* Valid on AWS, not produced by Strata: 501 instead of a silent never. */
 static const char *const events_unsupported[] = {
@@ -49,24 +49,10 @@ static const char *const events_unsupported[] = {
     "s3:TestEvent",
 };
 
-struct nrule {
-    char *id;
-    char *arn;
-    char *prefix, *suffix; /* NULL: no such filter rule */
-    char **ev;             /* as written, for GET */
-    size_t nev;
-    unsigned mask;         /* bits of events[] */
-};
-
-struct nconf {
-    size_t n;
-    struct nrule r[RULES_MAX];
-};
-
-static void nconf_free(struct nconf *c)
+void strata_notify_config_free(struct strata_notify_conf *c)
 {
     for (size_t i = 0; c && i < c->n; i++) {
-        struct nrule *r = &c->r[i];
+        struct strata_notify_rule *r = &c->r[i];
         free(r->id), free(r->arn), free(r->prefix), free(r->suffix);
         for (size_t j = 0; j < r->nev; j++)
             free(r->ev[j]);
@@ -106,7 +92,7 @@ static char *text(xmlNodePtr n)
     return s;
 }
 
-static enum s3_err filter_parse(xmlNodePtr f, struct nrule *r, const char **msg)
+static enum s3_err filter_parse(xmlNodePtr f, struct strata_notify_rule *r, const char **msg)
 {
     for (xmlNodePtr k = f->children; k; k = k->next) {
         if (k->type != XML_ELEMENT_NODE)
@@ -152,7 +138,7 @@ static enum s3_err filter_parse(xmlNodePtr f, struct nrule *r, const char **msg)
     return S3E_NONE;
 }
 
-static enum s3_err rule_parse(xmlNodePtr q, struct nrule *r, const char **msg)
+static enum s3_err rule_parse(xmlNodePtr q, struct strata_notify_rule *r, const char **msg)
 {
     for (xmlNodePtr e = q->children; e; e = e->next) {
         if (e->type != XML_ELEMENT_NODE)
@@ -209,11 +195,11 @@ static bool suffixes_overlap(const char *a, const char *b)
     return memcmp(a + la - l, b + lb - l, l) == 0;
 }
 
-/* The whole document; *out owned by the caller (nconf_free).  notify NULL:
- * destinations are not checked (a stored document being reloaded). */
-static enum s3_err nconf_parse(const char *body, size_t len, const struct strata_notify *notify,
-                               bool check, struct nconf **out, const char **msg)
+enum s3_err strata_notify_config_parse(const char *body, size_t len, strata_notify_dest_cb dest_ok,
+                                       void *ud, struct strata_notify_conf **out,
+                                       const char **msg)
 {
+    bool check = dest_ok != NULL;
     *out = NULL;
     *msg = NULL;
     xmlDocPtr doc = strata_xml_body_parse(body, len);
@@ -222,7 +208,7 @@ static enum s3_err nconf_parse(const char *body, size_t len, const struct strata
         xmlFreeDoc(doc);
         return S3E_MalformedXML;
     }
-    struct nconf *c = calloc(1, sizeof(*c));
+    struct strata_notify_conf *c = calloc(1, sizeof(*c));
     enum s3_err e = c ? S3E_NONE : S3E_InternalError;
     bool bad_dest = false;
     for (xmlNodePtr q = root->children; q && !e; q = q->next) {
@@ -237,13 +223,13 @@ static enum s3_err nconf_parse(const char *body, size_t len, const struct strata
             bad_dest = true;
         } else if (!named(q, "QueueConfiguration")) {
             e = S3E_MalformedXML;
-        } else if (c->n == RULES_MAX) {
+        } else if (c->n == STRATA_NOTIFY_RULES_MAX) {
             *msg = "Too many notification configurations.";
             e = S3E_InvalidArgument;
         } else {
-            struct nrule *r = &c->r[c->n++];
+            struct strata_notify_rule *r = &c->r[c->n++];
             e = rule_parse(q, r, msg);
-            if (!e && check && strata_notify_target_find(notify, r->arn) < 0)
+            if (!e && check && !dest_ok(ud, r->arn))
                 bad_dest = true;
             if (!e && r->id && (!r->id[0] || strlen(r->id) > 255)) {
                 *msg = "The Id must be 1 to 255 characters.";
@@ -258,7 +244,7 @@ static enum s3_err nconf_parse(const char *body, size_t len, const struct strata
     }
     for (size_t i = 0; !e && check && i < c->n; i++)
         for (size_t j = i + 1; !e && j < c->n; j++) {
-            const struct nrule *a = &c->r[i], *b = &c->r[j];
+            const struct strata_notify_rule *a = &c->r[i], *b = &c->r[j];
             if ((a->mask & b->mask) && prefixes_overlap(a->prefix, b->prefix) &&
                 suffixes_overlap(a->suffix, b->suffix)) {
                 *msg = "Configurations overlap. Configurations on the same bucket cannot share "
@@ -271,7 +257,7 @@ static enum s3_err nconf_parse(const char *body, size_t len, const struct strata
             }
         }
     if (e) {
-        nconf_free(c);
+        strata_notify_config_free(c);
         return e;
     }
     *out = c;
@@ -286,12 +272,12 @@ static void rule_format(struct strata_sbuf *b, const char *name, const char *val
     strata_sbuf_puts(b, "</FilterRule>");
 }
 
-static void nconf_format(struct strata_sbuf *b, const struct nconf *c)
+void strata_notify_config_format(struct strata_sbuf *b, const struct strata_notify_conf *c)
 {
     strata_sbuf_puts(b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<NotificationConfiguration "
                         "xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">");
     for (size_t i = 0; c && i < c->n; i++) {
-        const struct nrule *r = &c->r[i];
+        const struct strata_notify_rule *r = &c->r[i];
         strata_sbuf_puts(b, "<QueueConfiguration>");
         strata_sbuf_xml_elem(b, "Id", r->id);
         strata_sbuf_xml_elem(b, "Queue", r->arn);
@@ -313,15 +299,15 @@ static void nconf_format(struct strata_sbuf *b, const struct nconf *c)
 static int nconf_parse_cb(const void *doc, size_t len, void **out)
 {
     const char *msg;
-    struct nconf *c = NULL;
-    enum s3_err e = nconf_parse(doc, len, NULL, false, &c, &msg);
+    struct strata_notify_conf *c = NULL;
+    enum s3_err e = strata_notify_config_parse(doc, len, NULL, NULL, &c, &msg);
     *out = c;
     return e == S3E_NONE ? 0 : -1;
 }
 
 static void nconf_destroy_cb(void *parsed)
 {
-    nconf_free(parsed);
+    strata_notify_config_free(parsed);
 }
 
 /* Every write of a bucket consults it when targets are configured. */
@@ -339,17 +325,23 @@ void strata_h_notification_get(struct strata_req *r)
     /* A bucket without one answers an empty configuration, as AWS. */
     struct strata_sbuf b;
     strata_sbuf_init(&b, STRATA_SRV_XML_BODY_MAX * 2);
-    nconf_format(&b, strata_doc_ref_get(ref));
+    strata_notify_config_format(&b, strata_doc_ref_get(ref));
     strata_doc_ref_put(ref);
     strata_req_send_xml(r, 200, &b);
 }
 
+/* A strata_notify_dest_cb: ud is the daemon's struct strata_notify (or NULL). */
+static bool dest_known(void *ud, const char *arn)
+{
+    return strata_notify_target_find(ud, arn) >= 0;
+}
+
 void strata_h_notification_put(struct strata_req *r)
 {
-    struct nconf *c = NULL;
+    struct strata_notify_conf *c = NULL;
     const char *msg = NULL;
-    enum s3_err e = nconf_parse(r->body.data ? r->body.data : "", r->body.len, r->srv->notify,
-                                true, &c, &msg);
+    enum s3_err e = strata_notify_config_parse(r->body.data ? r->body.data : "", r->body.len,
+                                               dest_known, r->srv->notify, &c, &msg);
     if (e) {
         r->err_msg = msg;
         strata_req_error(r, e, 0);
@@ -364,15 +356,23 @@ void strata_h_notification_put(struct strata_req *r)
             strata_hex_encode(rnd, sizeof(rnd), id);
             c->r[i].id = strdup(id);
         }
+    /* The stored form must parse again: the cache reloads it with the
+     * request-body parser, which refuses more than STRATA_SRV_XML_BODY_MAX,
+     * and escaping (' as &apos;) can make it six times the request. */
     struct strata_sbuf b;
-    strata_sbuf_init(&b, STRATA_SRV_XML_BODY_MAX * 2);
+    strata_sbuf_init(&b, STRATA_SRV_XML_BODY_MAX);
     if (c->n)
-        nconf_format(&b, c);
-    nconf_free(c);
+        strata_notify_config_format(&b, c);
+    strata_notify_config_free(c);
+    if (b.failed) {
+        strata_sbuf_fini(&b);
+        r->err_msg = "The notification configuration is too large.";
+        strata_req_error(r, S3E_InvalidArgument, 0);
+        return;
+    }
     /* An empty configuration turns notifications off: nothing stored. */
-    int rc = b.failed ? STRATA_ENOMEM
-                      : strata_meta_bucket_config_put(r->srv->meta, r->bucket, "notification",
-                                                      b.data ? b.data : "", b.len);
+    int rc = strata_meta_bucket_config_put(r->srv->meta, r->bucket, "notification",
+                                           b.data ? b.data : "", b.len);
     strata_sbuf_fini(&b);
     strata_doc_cache_invalidate(&cache, r->bucket);
     if (rc && !(rc == STRATA_ENOTFOUND && b.len == 0)) {
@@ -384,7 +384,7 @@ void strata_h_notification_put(struct strata_req *r)
 
 /* ---- events ----------------------------------------------------------- */
 
-static bool key_matches(const struct nrule *rl, const char *key)
+static bool key_matches(const struct strata_notify_rule *rl, const char *key)
 {
     size_t kl = strlen(key);
     if (rl->prefix && strncmp(key, rl->prefix, strlen(rl->prefix)) != 0)
@@ -452,10 +452,10 @@ static void emit(struct strata_srv *srv, const struct strata_bucket_info *bi,
     struct strata_doc_ref *ref = NULL;
     if (!bit || strata_doc_cache_get(&cache, srv->meta, bi, &ref) != 0 || !ref)
         return;
-    const struct nconf *c = strata_doc_ref_get(ref);
+    const struct strata_notify_conf *c = strata_doc_ref_get(ref);
     char *ekey = NULL, when[40] = "", seq[24] = "";
     for (size_t i = 0; i < c->n; i++) {
-        const struct nrule *rl = &c->r[i];
+        const struct strata_notify_rule *rl = &c->r[i];
         int t = strata_notify_target_find(n, rl->arn);
         if (!(rl->mask & bit) || !key_matches(rl, key) || t < 0)
             continue;

@@ -223,6 +223,11 @@ def config_validation(s):
     bad("NotImplemented", 501, "", queue_conf(HOOK_ARN, ["s3:Replication:*"]))
     bad("NotImplemented", 501, "", queue_conf(HOOK_ARN, ["s3:ObjectRestore:Completed"]))
     bad("NotImplemented", 501, "", EventBridgeConfiguration={})
+    # A configuration whose stored form (' written &apos;) would be over
+    # the 2 MiB the request-body parser reads back: refused, as it could
+    # never be loaded again (GET would fail and no event be sent).
+    bad("InvalidArgument", 400, "too large",
+        queue_conf(HOOK_ARN, ["s3:ObjectCreated:*"], "'" * 400000))
     # Not a configuration at all.
     from botocore.auth import S3SigV4Auth
     from botocore.awsrequest import AWSRequest
