@@ -981,18 +981,21 @@ static int cmd_server(int argc, char **argv, bool print_only)
         return 1;
     }
     int rc = 1;
+    /* Block the stop signals before any thread starts (the drive sets' probe
+     * threads, RocksDB's, the audit syncers', MHD's), so every thread
+     * inherits the mask and only sigtimedwait() below sees the signals: one
+     * thread left unblocked would take a SIGTERM's default action and kill
+     * the daemon without a clean stop. */
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGUSR1);
+    sigaddset(&set, SIGHUP);
+    pthread_sigmask(SIG_BLOCK, &set, NULL);
+    signal(SIGPIPE, SIG_IGN);
     if (open_storage(&s, inline_max, cache_mb, a.memtable_mb) == 0) {
         crash_hook_arm(s.meta);
-        /* Block the stop signals before MHD starts its threads, so they
-         * inherit the mask and only sigtimedwait() below sees the signals. */
-        sigset_t set;
-        sigemptyset(&set);
-        sigaddset(&set, SIGTERM);
-        sigaddset(&set, SIGINT);
-        sigaddset(&set, SIGUSR1);
-        sigaddset(&set, SIGHUP);
-        pthread_sigmask(SIG_BLOCK, &set, NULL);
-        signal(SIGPIPE, SIG_IGN);
         struct strata_ilm *engine = NULL;
         if (notify_start(&s) == 0 && strata_srv_start(&s) == 0 &&
             ilm_start(&s, &ilm, &engine) == 0) {

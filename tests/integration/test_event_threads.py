@@ -197,6 +197,33 @@ def lines_whole_unique_and_ordered_under_load(s):
     log(f"{len(flat)} GETs on {CONNS} connections: one whole line each, ids unique, in order")
 
 
+@test
+def stop_signals_blocked_in_every_thread(s):
+    """SIGTERM, SIGINT, SIGHUP and SIGUSR1 are taken by the main thread's
+    sigtimedwait only: a thread that leaves one unblocked (started before the
+    mask was set) can take a SIGTERM's default action and kill the daemon
+    without its clean stop."""
+    if s.proc is None:
+        log("external daemon: its threads are not ours to read")
+        return
+    stop = {1: "SIGHUP", 2: "SIGINT", 10: "SIGUSR1", 15: "SIGTERM"}
+    tasks = os.listdir(f"/proc/{s.proc.pid}/task")
+    assert len(tasks) > 4, tasks  # event threads, workers, drive probes, RocksDB ...
+    open_to = []
+    for tid in tasks:
+        # The main thread waits in sigtimedwait(), which unblocks the set it
+        # waits for while it waits: that is the one thread that takes them.
+        if tid == str(s.proc.pid):
+            continue
+        with open(f"/proc/{s.proc.pid}/task/{tid}/status") as f:
+            st = dict(line.rstrip("\n").split(":\t", 1) for line in f if ":\t" in line)
+        blocked = int(st["SigBlk"], 16)
+        missing = [name for num, name in stop.items() if not blocked >> (num - 1) & 1]
+        if missing:
+            open_to.append((tid, st.get("Name"), missing))
+    assert not open_to, f"threads that would take a stop signal themselves: {open_to}"
+
+
 if __name__ == "__main__":
     strata = Strata(args=["--access-log", ACCESS_LOG, "--threads", "2"])
     try:
