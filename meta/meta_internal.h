@@ -307,6 +307,7 @@ struct strata_meta__store_ops;
 struct strata_meta {
     /* The store seam (store.h): the cluster state goes through it. */
     const struct strata_meta__store_ops *store;
+    void *store_priv; /* the backend's own state (RADOS: meta/rados/rados.h); local: NULL */
     struct meta_set *sets;
     unsigned nsets;
     size_t inline_max;

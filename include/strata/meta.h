@@ -958,6 +958,27 @@ enum strata_lease_op { STRATA_LEASE_TAKE, STRATA_LEASE_RENEW, STRATA_LEASE_RELEA
 #define STRATA_LEASE_NAME_MAX 32
 int strata_meta_lease(struct strata_meta *m, const char *name, enum strata_lease_op op);
 
+/*
+ * A Ceph RADOS cluster for the store (meta/RADOS.md).  conf: a ceph.conf
+ * (with its keyring); id: the cephx user without "client." (NULL: "admin");
+ * prefix: pools are PREFIX.meta and PREFIX.data (NULL: "strata");
+ * timeout_s: how long reaching the monitors may take (0: 10 s).
+ * init creates the pools and the control objects, leaving what exists
+ * (idempotent).  check tells whether the cluster is reachable, the pools
+ * exist and the layout is initialised: 0, STRATA_ENOTFOUND (a pool or the
+ * layout is missing: run init), STRATA_EIO (unreachable, refused),
+ * STRATA_EINVAL (the conf file cannot be read), STRATA_ENOTIMPL (built
+ * without librados).  Both write one line for a person into msg.
+ */
+struct strata_rados_opts {
+    const char *conf;
+    const char *id;
+    const char *prefix;
+    unsigned timeout_s;
+};
+int strata_meta_rados_init(const struct strata_rados_opts *o, char *msg, size_t cap);
+int strata_meta_rados_check(const struct strata_rados_opts *o, char *msg, size_t cap);
+
 /* ---- object lock: retention clock and audit log ------------------------- */
 
 /*

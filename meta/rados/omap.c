@@ -1,0 +1,68 @@
+/*
+ * omap.c - the two shapes most of the backend's operations take: read one
+ * omap key, and one compound op that compares one key and sets or removes
+ * another (RADOS.md: an absent key compares as the empty value, a failed
+ * compare cancels the whole op with -ECANCELED).
+ */
+#include "rados.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+int strata_meta__rados_get1(rados_ioctx_t io, const char *oid, const char *key, char **val,
+                            size_t *len)
+{
+    *val = NULL;
+    *len = 0;
+    rados_read_op_t op = rados_create_read_op();
+    if (!op)
+        return STRATA_ENOMEM;
+    rados_omap_iter_t it = NULL;
+    int prval = 0;
+    rados_read_op_omap_get_vals_by_keys(op, &key, 1, &it, &prval);
+    int r = rados_read_op_operate(op, io, oid, 0);
+    if (r == 0)
+        r = prval;
+    int rc = r < 0 ? strata_meta__rados_err(r) : STRATA_ENOTFOUND;
+    if (r == 0 && it) {
+        char *k = NULL, *v = NULL;
+        size_t vl = 0;
+        if (rados_omap_get_next(it, &k, &v, &vl) == 0 && k) {
+            char *copy = malloc(vl + 1);
+            if (!copy) {
+                rc = STRATA_ENOMEM;
+            } else {
+                memcpy(copy, v, vl);
+                copy[vl] = 0;
+                *val = copy;
+                *len = vl;
+                rc = 0;
+            }
+        }
+    }
+    if (it)
+        rados_omap_get_end(it);
+    rados_release_read_op(op);
+    return rc;
+}
+
+int strata_meta__rados_cas1(rados_ioctx_t io, const char *oid, const char *cmp_key,
+                            const char *cmp_val, size_t cmp_len, const char *key,
+                            const char *val, size_t len)
+{
+    rados_write_op_t op = rados_create_write_op();
+    if (!op)
+        return STRATA_ENOMEM;
+    int prval = 0;
+    if (cmp_key)
+        rados_write_op_omap_cmp(op, cmp_key, LIBRADOS_CMPXATTR_OP_EQ, cmp_val ? cmp_val : "",
+                                cmp_val ? cmp_len : 0, &prval);
+    if (val)
+        rados_write_op_omap_set(op, &key, &val, &len, 1);
+    else
+        rados_write_op_omap_rm_keys(op, &key, 1);
+    int r = rados_write_op_operate(op, io, oid, NULL, 0);
+    rados_release_write_op(op);
+    return strata_meta__rados_err(r);
+}

@@ -1,0 +1,29 @@
+/*
+ * ops.c - the RADOS backend's ops table (store.h): the cluster state of
+ * several gateways in one Ceph cluster (meta/RADOS.md).
+ */
+#include "rados.h"
+
+const struct strata_meta__store_ops strata_meta__store_rados = {
+    .name = "rados",
+    .state_put = strata_meta__rados_state_put,
+    .state_get = strata_meta__rados_state_get,
+    .clock_mark_read = strata_meta__rados_mark_read,
+    .clock_mark_advance = strata_meta__rados_mark_advance,
+    .audit_open = strata_meta__rados_audit_open,
+    .audit_close = strata_meta__rados_audit_close,
+    .audit_append = strata_meta__rados_audit_append,
+    .audit_last_seq = strata_meta__rados_audit_last_seq,
+    .audit_copy_open = strata_meta__rados_audit_copy_open,
+    .audit_copy_anchor = strata_meta__rados_audit_copy_anchor,
+    .audit_copy_next = strata_meta__rados_audit_copy_next,
+    .audit_copy_close = strata_meta__rados_audit_copy_close,
+    .bucket_txn = strata_meta__rados_bucket_txn,
+    .bucket_get = strata_meta__rados_bucket_get,
+    .bucket_list = strata_meta__rados_bucket_list,
+    .config_put = strata_meta__rados_config_put,
+    .config_get = strata_meta__rados_config_get,
+    .lease = strata_meta__rados_lease,
+    .invalidate = strata_meta__rados_invalidate,
+    .on_invalidate = strata_meta__rados_on_invalidate,
+};

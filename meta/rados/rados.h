@@ -1,0 +1,128 @@
+/*
+ * rados.h - shared between the files of the RADOS store backend
+ * (meta/rados/; layout and design in meta/RADOS.md).  Private to meta/:
+ * nothing above the seam includes it, and no rados_* type leaves meta/
+ * (the library links librados PRIVATE).
+ */
+#ifndef STRATA_META_RADOS_RADOS_H
+#define STRATA_META_RADOS_RADOS_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rados/librados.h>
+
+#include "meta_internal.h"
+#include "store.h"
+
+#define RADOS_PREFIX_MAX 64
+#define RADOS_GW_ID_LEN 16 /* hex characters of a connection's gateway id */
+#define RADOS_AUDIT_SEG_ENTRIES 100000u
+
+/* Names of the control objects in PREFIX.meta (RADOS.md, "Objects"). */
+#define RADOS_OID_ROOT "root"
+#define RADOS_OID_BUCKETS "buckets"
+#define RADOS_OID_STATE "state"
+#define RADOS_OID_CLOCK "clock"
+#define RADOS_OID_AUDIT "audit"
+#define RADOS_OID_CTL "ctl"
+#define RADOS_LAYOUT_FORMAT "1"
+
+/* One connection to the cluster: what a strata_meta's store_priv holds. */
+struct meta_rados {
+    rados_t c;
+    rados_ioctx_t meta; /* PREFIX.meta */
+    char prefix[RADOS_PREFIX_MAX + 1];
+    char gw[RADOS_GW_ID_LEN + 1]; /* this connection's id: lease cookie, notify sender */
+    unsigned lease_ms;            /* STRATA_LEASE_MS unless a test shortened it */
+    uint64_t audit_seg;           /* entries per audit segment */
+    /* The audit chain's tail as this gateway last saw it (audit_mu). */
+    pthread_mutex_t audit_mu;
+    uint64_t audit_seq;
+    char audit_hash[65];
+    /* Invalidation watch on ctl (watch_mu guards cb, ud, watching). */
+    pthread_mutex_t watch_mu;
+    bool watching;
+    uint64_t watch_cookie;
+    strata_meta__invalidate_fn cb;
+    void *cb_ud;
+};
+
+static inline struct meta_rados *meta_rados_of(struct strata_meta *m)
+{
+    return (struct meta_rados *)m->store_priv;
+}
+
+/* ---- connect.c ---- */
+/* Connect as o->id with o->conf, bounded by o->timeout_s; with meta, open
+ * PREFIX.meta too.  msg gets a line for a person on failure. */
+int strata_meta__rados_connect(const struct strata_rados_opts *o, bool meta,
+                               struct meta_rados **out, char *msg, size_t cap);
+void strata_meta__rados_disconnect(struct meta_rados *r);
+/* A strata_meta whose store is the cluster of o (checked: pools and layout),
+ * for the rados tools and tests; close with strata_meta__rados_close. */
+int strata_meta__rados_open(const struct strata_rados_opts *o, struct strata_meta **out,
+                            char *msg, size_t cap);
+void strata_meta__rados_close(struct strata_meta *m);
+/* librados' -errno as a STRATA_E* code. */
+int strata_meta__rados_err(int r);
+/* Test-only knobs, read by the next connect: lease length (0: STRATA_LEASE_MS)
+ * and audit segment size (0: RADOS_AUDIT_SEG_ENTRIES). */
+void strata_meta__rados_test_knobs(unsigned lease_ms, uint64_t audit_seg);
+
+/* ---- omap.c: one-key reads and guarded writes ---- */
+/* The value of key in oid's omap: 0 with a malloc'ed copy (NUL-terminated
+ * beyond len), STRATA_ENOTFOUND when the key or the object is absent. */
+int strata_meta__rados_get1(rados_ioctx_t io, const char *oid, const char *key, char **val,
+                            size_t *len);
+/* One op on oid: [omap_cmp(cmp_key, EQ, cmp_val) when cmp_key] then set key
+ * to val (val NULL: remove key).  0, STRATA_EPRECOND when the compare
+ * failed, or the error. */
+int strata_meta__rados_cas1(rados_ioctx_t io, const char *oid, const char *cmp_key,
+                            const char *cmp_val, size_t cmp_len, const char *key,
+                            const char *val, size_t len);
+
+/* ---- the ops (state_clock.c, audit.c, bucket.c, lease_ctl.c) ---- */
+int strata_meta__rados_state_put(struct strata_meta *m, const char *name, const void *doc,
+                                 size_t len);
+int strata_meta__rados_state_get(struct strata_meta *m, const char *name, void **doc,
+                                 size_t *len);
+int64_t strata_meta__rados_mark_read(struct strata_meta *m);
+int strata_meta__rados_mark_advance(struct strata_meta *m, int64_t lock_ms);
+
+int strata_meta__rados_audit_open(struct strata_meta *m, strata_meta__audit_tail_fn tail,
+                                  struct strata_meta__audit_found *found);
+void strata_meta__rados_audit_close(struct strata_meta *m);
+int strata_meta__rados_audit_append(struct strata_meta *m, const char *body,
+                                    strata_meta__audit_seal_fn seal);
+uint64_t strata_meta__rados_audit_last_seq(struct strata_meta *m);
+int strata_meta__rados_audit_copy_open(const char *where, struct strata_meta__audit_copy **out);
+bool strata_meta__rados_audit_copy_anchor(const char *where, uint64_t *seq, char hash[65]);
+int strata_meta__rados_audit_copy_next(struct strata_meta__audit_copy *c, const char **line,
+                                       size_t *len);
+void strata_meta__rados_audit_copy_close(struct strata_meta__audit_copy *c);
+/* The "where" of audit_copy_open for a cluster: rados:ID:PREFIX:CONF. */
+int strata_meta__rados_audit_where(char *buf, size_t cap, const struct strata_rados_opts *o);
+
+int strata_meta__rados_bucket_txn(struct strata_meta *m, const struct strata_meta__bucket_txn *t);
+int strata_meta__rados_bucket_get(struct strata_meta *m, const char *name,
+                                  struct strata_bucket_info *out);
+int strata_meta__rados_bucket_list(struct strata_meta *m,
+                                   int (*cb)(const struct strata_bucket_info *b, void *ud),
+                                   void *ud);
+int strata_meta__rados_config_put(struct strata_meta *m, const char *bucket, uint64_t inc,
+                                  const char *kind, const void *doc, size_t len);
+int strata_meta__rados_config_get(struct strata_meta *m, const char *bucket, const char *kind,
+                                  void **doc, size_t *len);
+/* The configuration object of a bucket incarnation: bucket.INC (16 hex). */
+void strata_meta__rados_config_oid(char oid[32], uint64_t inc);
+
+int strata_meta__rados_lease(struct strata_meta *m, const char *name, enum strata_lease_op op);
+int strata_meta__rados_invalidate(struct strata_meta *m, const char *bucket);
+int strata_meta__rados_on_invalidate(struct strata_meta *m, strata_meta__invalidate_fn cb,
+                                     void *ud);
+
+extern const struct strata_meta__store_ops strata_meta__store_rados;
+
+#endif /* STRATA_META_RADOS_RADOS_H */
