@@ -26,6 +26,7 @@
 #include <openssl/evp.h>
 
 #include "cli_audit.h"
+#include "cli_rados.h"
 #include "drive_args.h"
 #include "srv.h"
 #include "sse.h"
@@ -64,6 +65,7 @@ static void usage(FILE *f)
 "Usage: strata server [OPTIONS] [DRIVE...]\n"
 "       strata selftest [DIR]\n"
 "       strata audit verify DRIVE... | strata audit show DRIVE\n"
+"       strata rados init|check --rados-conf FILE [--rados-id NAME] [--rados-pool-prefix P]\n"
 "       strata admin kms rotate --kms-key-file FILE [--name NAME]\n"
 "       strata admin [--endpoint URL] [--json] COMMAND   (strata admin --help)\n"
 "       strata --help | --version\n"
@@ -80,6 +82,8 @@ static void usage(FILE *f)
 "          delete them and print a report.  Exits non-zero on any mismatch.\n"
 "audit     Check the hash chain of the drives' object-lock audit logs, or\n"
 "          print one (strata audit --help).\n"
+"rados     Create the pools and control objects of the RADOS store in a Ceph\n"
+"          cluster, or check them (strata rados --help).\n"
 "\n"
 "Options of server:\n"
 "  --address HOST:PORT   listen address (default 127.0.0.1:9000)\n"
@@ -1265,6 +1269,8 @@ int main(int argc, char **argv)
         return cmd_selftest(argc - 1, argv + 1);
     if (strcmp(cmd, "audit") == 0)
         return strata_cli_audit(argc - 1, argv + 1);
+    if (strcmp(cmd, "rados") == 0)
+        return strata_cli_rados(argc - 1, argv + 1);
     if (strcmp(cmd, "admin") == 0)
         /* "kms rotate" edits a local key file; everything else talks to a
          * running daemon over the admin API. */

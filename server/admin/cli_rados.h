@@ -1,0 +1,14 @@
+/*
+ * cli_rados.h - "strata rados init|check": prepare a Ceph cluster for the
+ * RADOS store (pools, control objects) and check that a daemon could use
+ * it.  Local: talks to the cluster, not to a daemon.
+ */
+#ifndef STRATA_SERVER_CLI_RADOS_H
+#define STRATA_SERVER_CLI_RADOS_H
+
+/* argv[0] is "rados".  Returns the process exit code: 0 done / ready,
+ * 1 the cluster is unreachable, a pool or the layout is missing, or init
+ * failed, 2 usage.  Prints one line to stdout (success) or stderr. */
+int strata_cli_rados(int argc, char **argv);
+
+#endif /* STRATA_SERVER_CLI_RADOS_H */
