@@ -535,6 +535,8 @@ static void drain_bucket(struct strata_ilm *e, int lane, struct due_state *ds,
 void strata_ilm__due_lane_tick(struct strata_ilm *e, int lane, bool force,
                                struct strata_ilm_stats *st)
 {
+    if (!strata_ilm__lease_ok(e))
+        return; /* once per cluster: the lease holder drains */
     int64_t now = strata_ilm__now_ms();
     unsigned every = e->o.drain_ms ? e->o.drain_ms : 1000;
     if (pthread_mutex_trylock(&e->due_mu[lane]) != 0)

@@ -69,7 +69,21 @@ struct strata_ilm {
     struct strata_ilm_budget due_budget;  /* keys the due drains evaluate (due_rate) */
     struct strata_ilm_budget heal_budget; /* keys healed from the queue (heal_rate) */
     struct strata_ilm_budget move_budget; /* bytes transitions copy (move_mbps) */
+    /* The "ilm" lease (lease.c): passes and due drains run only while this
+     * gateway holds it.  lease_mu guards the fields below; lease_held is
+     * also read without it, by checks that only stop work. */
+    pthread_mutex_t lease_mu;
+    atomic_bool lease_held;
+    int64_t lease_next_ms;   /* when to renew (held) or try again (not) */
+    unsigned lease_every_ms; /* STRATA_LEASE_RENEW_MS; tests shorten it */
 };
+
+/* lease.c: true while this gateway holds the "ilm" lease, renewing it (or
+ * trying to take it) when lease_every_ms passed since the last ask.  A
+ * lost or refused lease skips the work; another try comes later. */
+bool strata_ilm__lease_ok(struct strata_ilm *e);
+/* Let the lease go (stop): another gateway may take it at once. */
+void strata_ilm__lease_release(struct strata_ilm *e);
 
 /* Apply cfg to the versions of one key of bucket, as a pass does, carrying
  * out what mode allows (enum strata_ilm_walk_mode).  When vid is given,

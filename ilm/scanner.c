@@ -116,6 +116,8 @@ bool strata_ilm__nap_until(struct strata_ilm *e, int64_t abs_ms, bool wake_on_ki
  * up minutes at full speed raised foreground p99 for as long. */
 static bool pace(struct walk *w)
 {
+    if (!strata_ilm__lease_ok(w->e))
+        return true; /* another gateway runs the lifecycle work now */
     int64_t t = now_ms();
     strata_ilm__due_tick(w->e, false, &w->e->pass_dr);
     strata_ilm__heal_tick(w->e, &w->e->pass_dr);
@@ -589,8 +591,19 @@ static void stats_add(struct strata_ilm_stats *t, const struct strata_ilm_stats 
     t->finished_ms = s->finished_ms;
 }
 
+/* The pass must end early: asked to stop, or the ilm lease is gone. */
+static bool halted(struct strata_ilm *e)
+{
+    return atomic_load(&e->stop) || !atomic_load(&e->lease_held);
+}
+
 int strata_ilm_run_once(struct strata_ilm *e, struct strata_ilm_stats *out)
 {
+    if (out)
+        memset(out, 0, sizeof(*out));
+    /* Once per cluster: only the holder of the ilm lease runs a pass. */
+    if (!strata_ilm__lease_ok(e))
+        return STRATA_EBUSY;
     pthread_mutex_lock(&e->pass_mu);
     struct strata_ilm_stats st;
     memset(&st, 0, sizeof(st));
@@ -626,7 +639,7 @@ int strata_ilm_run_once(struct strata_ilm *e, struct strata_ilm_stats *out)
     e->prog.resumed = pos.bucket[0] != 0;
     e->prog.buckets_total = ns.n;
     pthread_mutex_unlock(&e->mu);
-    for (size_t i = 0; rc == 0 && i < ns.n && !atomic_load(&e->stop); i++) {
+    for (size_t i = 0; rc == 0 && i < ns.n && !halted(e); i++) {
         int c = pos.bucket[0] ? strcmp(ns.v[i], pos.bucket) : 1;
         if (c >= 0) {
             if (c > 0) { /* a bucket not begun yet */
@@ -642,7 +655,7 @@ int strata_ilm_run_once(struct strata_ilm *e, struct strata_ilm_stats *out)
         pthread_mutex_unlock(&e->mu);
     }
     free(ns.v);
-    if (rc == 0 && !atomic_load(&e->stop)) { /* the pass is complete */
+    if (rc == 0 && !halted(e)) { /* the pass is complete */
         memset(&pos, 0, sizeof(pos));
         strata_ilm__pos_save(e, &pos, true);
     } else if (pos.bucket[0]) {
@@ -652,7 +665,7 @@ int strata_ilm_run_once(struct strata_ilm *e, struct strata_ilm_stats *out)
         st.errors++;
         strata_log(&e->o.log, STRATA_LOG_WARN, MOD, "bucket list: %s", strata_errname(rc));
     }
-    if (!atomic_load(&e->stop))
+    if (!halted(e))
         housekeeping(e, &st);
     pthread_mutex_lock(&e->mu);
     struct strata_ilm_stats own = st; /* what the totals do not hold yet */
@@ -760,6 +773,9 @@ int strata_ilm_create(const struct strata_ilm_opts *opts, struct strata_ilm **ou
     e->o = *opts;
     atomic_init(&e->stop, false);
     pthread_mutex_init(&e->mu, NULL);
+    pthread_mutex_init(&e->lease_mu, NULL);
+    atomic_init(&e->lease_held, false);
+    e->lease_every_ms = STRATA_LEASE_RENEW_MS;
     pthread_mutex_init(&e->pass_mu, NULL);
     for (int l = 0; l < STRATA_ILM_LANES; l++)
         pthread_mutex_init(&e->due_mu[l], NULL);
@@ -809,6 +825,8 @@ void strata_ilm_stop(struct strata_ilm *e, bool wait)
         strata_ilm__mover_join(e);
         e->running = false;
     }
+    if (wait)
+        strata_ilm__lease_release(e);
 }
 
 void strata_ilm_destroy(struct strata_ilm *e)
@@ -829,6 +847,7 @@ void strata_ilm_destroy(struct strata_ilm *e)
     pthread_cond_destroy(&e->cv);
     pthread_mutex_destroy(&e->mu);
     pthread_mutex_destroy(&e->pass_mu);
+    pthread_mutex_destroy(&e->lease_mu);
     free(e);
 }
 

@@ -350,7 +350,9 @@ void strata_ilm_progress_get(struct strata_ilm *e, struct strata_ilm_progress *p
 /* One pass in the calling thread (tests, an admin "run now"): drains the
  * due index, then walks every bucket with rules from the persisted
  * position (a pass that a stop or a crash interrupted continues where it
- * was), then heals and reclaims. */
+ * was), then heals and reclaims.  Passes and due drains run once per
+ * cluster: STRATA_EBUSY, doing nothing, while another gateway holds meta's
+ * "ilm" lease (the engine takes and renews it; strata_ilm_stop releases it). */
 int strata_ilm_run_once(struct strata_ilm *e, struct strata_ilm_stats *out);
 
 #endif /* STRATA_ILM_H */

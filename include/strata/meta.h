@@ -957,6 +957,11 @@ enum strata_lease_op { STRATA_LEASE_TAKE, STRATA_LEASE_RENEW, STRATA_LEASE_RELEA
 #define STRATA_LEASE_RENEW_MS 5000
 #define STRATA_LEASE_NAME_MAX 32
 int strata_meta_lease(struct strata_meta *m, const char *name, enum strata_lease_op op);
+/* Test hook (unit tests only): the local store of this process answers TAKE
+ * and RENEW of lease name with STRATA_EBUSY, as if another gateway held it
+ * (NULL: none), so work that runs under a lease can be tested on local
+ * drives. */
+void strata_meta_test_lease_held_elsewhere(const char *name);
 
 /*
  * A Ceph RADOS cluster for the store (meta/RADOS.md).  conf: a ceph.conf

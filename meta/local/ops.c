@@ -7,12 +7,29 @@
  */
 #include "local.h"
 
+#include <stdio.h>
+#include <string.h>
+
+/* strata_meta_test_lease_held_elsewhere's lease name ("" none). */
+static pthread_mutex_t test_mu = PTHREAD_MUTEX_INITIALIZER;
+static char test_held[STRATA_LEASE_NAME_MAX + 1];
+
+void strata_meta_test_lease_held_elsewhere(const char *name)
+{
+    pthread_mutex_lock(&test_mu);
+    snprintf(test_held, sizeof(test_held), "%s", name ? name : "");
+    pthread_mutex_unlock(&test_mu);
+}
+
 static int local_lease(struct strata_meta *m, const char *name, enum strata_lease_op op)
 {
     (void)m;
-    (void)name;
-    (void)op;
-    return 0;
+    if (op == STRATA_LEASE_RELEASE)
+        return 0;
+    pthread_mutex_lock(&test_mu);
+    bool elsewhere = test_held[0] && strcmp(test_held, name) == 0;
+    pthread_mutex_unlock(&test_mu);
+    return elsewhere ? STRATA_EBUSY : 0;
 }
 
 static int local_invalidate(struct strata_meta *m, const char *bucket)

@@ -17,6 +17,7 @@
 
 #include <cmocka.h>
 
+#include "ilm_internal.h"
 #include "meta/meta_test_util.h"
 #include "strata/ilm.h"
 
@@ -467,6 +468,71 @@ static void test_thread(void **state)
     mt_teardown(e);
 }
 
+static bool tmp_gone(struct mt_env *e)
+{
+    return !present(e, "b", "tmp/a", NULL);
+}
+
+/* Once per cluster: while another gateway holds the ilm lease, no pass and
+ * no due drain runs here (the due version stays), and the engine's thread
+ * does nothing either; once the lease is free again, the work happens.
+ * Locally the lease is always granted, so the refusal is the meta test
+ * hook's. */
+static void test_lease_refused_skips_rounds(void **state)
+{
+    (void)state;
+    struct mt_env *e = mt_setup("ilm-lease");
+    assert_non_null(e);
+    assert_int_equal(mt_bucket(e, "b", 0), 0);
+    lifecycle(e, "b",
+              "<Rule><ID>tmp</ID><Filter><Prefix>tmp/</Prefix></Filter><Status>Enabled</Status>"
+              "<Expiration><Days>1</Days></Expiration></Rule>");
+    put(e, "b", "tmp/a", 10, NULL);
+    struct strata_ilm *ilm = engine(e, 0);
+    ilm->lease_every_ms = 0; /* ask the store at every check */
+    strata_meta_test_lease_held_elsewhere("ilm");
+    struct timespec ts = {0, 5 * DAY_MS * 1000000L}; /* long past due */
+    nanosleep(&ts, NULL);
+    struct strata_ilm_stats st;
+    assert_int_equal(strata_ilm_run_once(ilm, &st), STRATA_EBUSY);
+    assert_int_equal(st.passes, 0);
+    assert_int_equal(st.scanned, 0);
+    strata_ilm__due_tick(ilm, true, NULL);
+    assert_true(present(e, "b", "tmp/a", NULL));
+    /* The thread's rounds skip too. */
+    assert_int_equal(strata_ilm_start(ilm), 0);
+    strata_ilm_kick(ilm);
+    ts.tv_nsec = 300 * 1000000L;
+    nanosleep(&ts, NULL);
+    strata_ilm_stop(ilm, true);
+    assert_true(present(e, "b", "tmp/a", NULL));
+    struct strata_ilm_stats total;
+    strata_ilm_stats_get(ilm, NULL, &total);
+    assert_int_equal(total.passes, 0);
+    assert_int_equal(total.expired, 0);
+    strata_ilm_destroy(ilm); /* a stopped engine runs nothing more */
+    /* The lease is free again: the next round runs and expires. */
+    ilm = engine(e, 0);
+    ilm->lease_every_ms = 0;
+    strata_meta_test_lease_held_elsewhere(NULL);
+    passes_until(ilm, e, tmp_gone, &st);
+    assert_false(present(e, "b", "tmp/a", NULL));
+    /* Lost while held: the renew fails and the rounds stop again. */
+    put(e, "b", "tmp/b", 10, NULL);
+    strata_meta_test_lease_held_elsewhere("ilm");
+    nanosleep(&ts, NULL);
+    assert_int_equal(strata_ilm_run_once(ilm, &st), STRATA_EBUSY);
+    strata_ilm__due_tick(ilm, true, NULL);
+    assert_true(present(e, "b", "tmp/b", NULL));
+    /* Another lease name refused does not stop the lifecycle work. */
+    strata_meta_test_lease_held_elsewhere("gc");
+    assert_int_equal(strata_ilm_run_once(ilm, &st), 0);
+    assert_int_equal(st.passes, 1);
+    strata_meta_test_lease_held_elsewhere(NULL);
+    strata_ilm_destroy(ilm);
+    mt_teardown(e);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -477,6 +543,7 @@ int main(void)
         cmocka_unit_test(test_locked_versions),
         cmocka_unit_test(test_rate),
         cmocka_unit_test(test_thread),
+        cmocka_unit_test(test_lease_refused_skips_rounds),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
