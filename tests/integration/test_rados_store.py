@@ -18,23 +18,14 @@ import shutil
 import subprocess
 import sys
 import time
-import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from ceph_cluster import CephCluster  # noqa: E402
-from strata_harness import log  # noqa: E402
+from strata_harness import log, run, test  # noqa: E402
 
 STRATA = os.environ.get("STRATA_BIN", "")
 UNIT = os.path.join(os.path.dirname(STRATA), "unit_meta_test_store_rados") if STRATA else ""
 PREFIX = "stt"
-TESTS = []
-
-
-def test(fn):
-    TESTS.append(fn)
-    return fn
-
-
 def strata(*args, timeout=60):
     t = time.monotonic()
     r = subprocess.run([STRATA, "rados", *args], capture_output=True, text=True,
@@ -125,6 +116,21 @@ def test_backend_unit(c):
     assert "[  PASSED  ] 10 test(s)." in r.stdout + r.stderr
 
 
+class ClusterRun:
+    """What strata_harness.run needs of its argument, around a cluster and
+    without a daemon: the tests get the cluster's attributes through it."""
+    proc = None
+
+    def __init__(self, cluster):
+        self.cluster = cluster
+
+    def __getattr__(self, name):
+        return getattr(self.cluster, name)
+
+    def stop(self):
+        return True
+
+
 def main():
     if not STRATA or not os.path.exists(STRATA):
         log("SKIP: STRATA_BIN not set")
@@ -135,26 +141,9 @@ def main():
     if not shutil.which("ceph-mon") or not shutil.which("ceph-osd"):
         log("SKIP: ceph-mon / ceph-osd not installed (deploy/install-deps.sh)")
         sys.exit(77)
-    only = os.environ.get("STRATA_TEST_ONLY")
-    failed = []
-    t0 = time.monotonic()
     with CephCluster(osds=1, store="memstore") as c:
         log(f"cluster up in {c.start_seconds:.1f} s")
-        for fn in TESTS:
-            if only and only not in fn.__name__:
-                continue
-            t = time.monotonic()
-            try:
-                fn(c)
-            except Exception:
-                failed.append(fn.__name__)
-                log(f"FAIL: {fn.__name__}")
-                traceback.print_exc(file=sys.stdout)
-            else:
-                log(f"ok: {fn.__name__} ({time.monotonic() - t:.2f} s)")
-    log(f"{len(TESTS)} tests, {len(failed)} failed{': ' + ', '.join(failed) if failed else ''}"
-        f" ({time.monotonic() - t0:.1f} s)")
-    sys.exit(1 if failed else 0)
+        run(ClusterRun(c))  # exits; the cluster stops on the way out
 
 
 if __name__ == "__main__":
