@@ -8,7 +8,8 @@
 
 /* argv[0] is "rados".  Returns the process exit code: 0 done / ready,
  * 1 the cluster is unreachable, a pool or the layout is missing, or init
- * failed, 2 usage.  Prints one line to stdout (success) or stderr. */
+ * failed, 2 usage, an unreadable conf file, or a build without librados.
+ * Prints one line to stdout (success) or stderr. */
 int strata_cli_rados(int argc, char **argv);
 
 #endif /* STRATA_SERVER_CLI_RADOS_H */
