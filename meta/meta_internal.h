@@ -380,6 +380,9 @@ bool strata_meta__rec_same(const struct meta_rec *a, const struct meta_rec *b);
 bool strata_meta__rec_same_data(const struct meta_rec *a, const struct meta_rec *b);
 int strata_meta__bucket_encode(const struct strata_bucket_info *b, char **out, size_t *outlen);
 int strata_meta__bucket_decode(const void *buf, size_t len, struct strata_bucket_info *b);
+/* A stored record as a backend's bucket_get answers it: decode v (then
+ * freed) into out, which may be NULL (only whether it decodes). */
+int strata_meta__bucket_decode_take(char *v, size_t vl, struct strata_bucket_info *out);
 /* With the state time (field 11; 0: none written).  decode_at's state_ns
  * (may be NULL) falls back to the creation time for older records. */
 int strata_meta__bucket_encode_at(const struct strata_bucket_info *b, int64_t state_ns, char **out,

@@ -746,6 +746,16 @@ int strata_meta__bucket_encode_at(const struct strata_bucket_info *b, int64_t st
     return 0;
 }
 
+int strata_meta__bucket_decode_take(char *v, size_t vl, struct strata_bucket_info *out)
+{
+    struct strata_bucket_info tmp;
+    int rc = strata_meta__bucket_decode(v, vl, &tmp);
+    free(v);
+    if (rc == 0 && out)
+        *out = tmp;
+    return rc;
+}
+
 int strata_meta__bucket_decode(const void *buf, size_t len, struct strata_bucket_info *b)
 {
     return strata_meta__bucket_decode_at(buf, len, b, NULL);

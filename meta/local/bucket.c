@@ -336,14 +336,7 @@ int strata_meta__local_bucket_get(struct strata_meta *m, const char *name,
     char *v;
     size_t vl;
     int rc = quorum_get(m, k, kl, true, &v, &vl);
-    if (rc)
-        return rc;
-    struct strata_bucket_info tmp;
-    rc = strata_meta__bucket_decode(v, vl, &tmp);
-    free(v);
-    if (rc == 0 && out)
-        *out = tmp;
-    return rc;
+    return rc ? rc : strata_meta__bucket_decode_take(v, vl, out);
 }
 
 int strata_meta__local_bucket_txn(struct strata_meta *m, const struct strata_meta__bucket_txn *t)

@@ -39,14 +39,7 @@ int strata_meta__rados_bucket_get(struct strata_meta *m, const char *name,
     char *v;
     size_t vl;
     int rc = strata_meta__rados_get1(meta_rados_of(m)->meta, RADOS_OID_BUCKETS, name, &v, &vl);
-    if (rc)
-        return rc;
-    struct strata_bucket_info tmp;
-    rc = strata_meta__bucket_decode(v, vl, &tmp);
-    free(v);
-    if (rc == 0 && out)
-        *out = tmp;
-    return rc;
+    return rc ? rc : strata_meta__bucket_decode_take(v, vl, out);
 }
 
 static int64_t now_ns(void)

@@ -160,6 +160,14 @@ int strata_meta__rados_connect(const struct strata_rados_opts *o, bool meta,
     return 0;
 }
 
+/* Append item to the ", "-separated list in buf (len so far in *len). */
+static void list_add(char *buf, size_t cap, size_t *len, const char *item)
+{
+    *len += (size_t)snprintf(buf + *len, cap - *len, "%s%s", *len ? ", " : "", item);
+    if (*len >= cap)
+        *len = cap - 1;
+}
+
 /* The pools a layout needs: PREFIX.meta (omap: replicated) and PREFIX.data. */
 static const char *const pool_kinds[] = {"meta", "data"};
 #define NPOOLS (sizeof(pool_kinds) / sizeof(pool_kinds[0]))
@@ -174,10 +182,7 @@ static int check_layout(struct meta_rados *r, char *msg, size_t cap)
         snprintf(pool, sizeof(pool), "%s.%s", r->prefix, pool_kinds[i]);
         int64_t id = rados_pool_lookup(r->c, pool);
         if (id == -ENOENT) {
-            ml += (size_t)snprintf(missing + ml, sizeof(missing) - ml, "%s%s", ml ? ", " : "",
-                                   pool);
-            if (ml >= sizeof(missing))
-                ml = sizeof(missing) - 1;
+            list_add(missing, sizeof(missing), &ml, pool);
         } else if (id < 0) {
             say(msg, cap, "cannot look up pool %s: %s", pool, strerror((int)-id));
             return STRATA_EIO;
@@ -276,12 +281,8 @@ int strata_meta_rados_init(const struct strata_rados_opts *o, char *msg, size_t 
                 rc = cr == -EPERM || cr == -EACCES ? STRATA_EIO : strata_meta__rados_err(cr);
                 break;
             }
-            if (cr == 0) {
-                ml += (size_t)snprintf(made + ml, sizeof(made) - ml, "%s%s", ml ? ", " : "",
-                                       pool);
-                if (ml >= sizeof(made))
-                    ml = sizeof(made) - 1;
-            }
+            if (cr == 0)
+                list_add(made, sizeof(made), &ml, pool);
         } else if (id < 0) {
             say(msg, cap, "cannot look up pool %s: %s", pool, strerror((int)-id));
             rc = STRATA_EIO;
