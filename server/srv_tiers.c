@@ -140,6 +140,14 @@ int strata_srv_tiers_class(struct strata_srv_tiers *ts, const char *spec, char *
 static int remote_open(struct strata_srv_tiers *ts, struct strata_srv_tier *t,
                        const struct strata_logger *log, char *err, size_t errlen)
 {
+    const char *std = strata_class_map_tier(&ts->map, "STANDARD");
+    if (std && strcmp(std, t->name) == 0) {
+        snprintf(err, errlen,
+                 "tier %s is remote: STANDARD (the class of writes without "
+                 "x-amz-storage-class) cannot map to it",
+                 t->name);
+        return -1;
+    }
     const struct strata_remote_cred *c = strata_remote_creds_find(ts->creds, t->name);
     if (!c) {
         snprintf(err, errlen,
@@ -217,6 +225,14 @@ void strata_srv_tiers_fini(struct strata_srv_tiers *ts)
         free(ts->t[i].url);
     }
     ts->n = 0;
+}
+
+bool strata_srv_tier_is_remote(const struct strata_srv_tiers *ts, const char *name)
+{
+    for (unsigned i = 0; ts && name && i < ts->n; i++)
+        if (strcmp(ts->t[i].name, name) == 0)
+            return ts->t[i].url != NULL;
+    return false;
 }
 
 const char *strata_srv_class_tier(const struct strata_srv_tiers *ts, const char *cls)

@@ -12,6 +12,7 @@
 #ifndef STRATA_SERVER_SRV_TIERS_H
 #define STRATA_SERVER_SRV_TIERS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "strata/erasure.h"
@@ -65,6 +66,9 @@ int strata_srv_tier_open(struct strata_srv_tiers *ts, struct strata_srv_tier *t,
                          size_t errlen);
 void strata_srv_tier_close(struct strata_srv_tier *t);
 void strata_srv_tiers_fini(struct strata_srv_tiers *ts); /* closes and frees */
+/* Whether the tier named name is a remote (S3) tier: reached by lifecycle
+ * transitions only, never by a write naming its class. */
+bool strata_srv_tier_is_remote(const struct strata_srv_tiers *ts, const char *name);
 /* Every storage class mapped to a configured tier is usable; "the class
  * of a request" check: the tier name, or NULL (InvalidStorageClass). */
 const char *strata_srv_class_tier(const struct strata_srv_tiers *ts, const char *cls);

@@ -152,6 +152,19 @@ def remote_info(s, tier):
     raise AssertionError(f"no tier {tier} in admin info: {doc}")
 
 
+def admin_info_text(s):
+    """stdout of `strata admin info`."""
+    env = {"PATH": "/usr/bin:/bin", "HOME": s.home, "STRATA_ENDPOINT": s.endpoint,
+           "STRATA_ACCESS_KEY": s.ak, "STRATA_SECRET_KEY": s.sk}
+    for k in ("ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS"):
+        if k in os.environ:
+            env[k] = os.environ[k]
+    p = subprocess.run([os.environ["STRATA_BIN"], "admin", "info"], env=env, capture_output=True,
+                       text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    return p.stdout
+
+
 def body(n, seed):
     return hashlib.sha256(seed.encode()).digest() * (n // 32) + b"r" * (n % 32)
 
@@ -256,6 +269,36 @@ def transition_and_transparent_reads(s):
     info = remote_info(s, "cold")
     assert info["last_success_ms"] > 0 and info["lock"] is False, info
     assert info["url"].endswith(f"/{COLD_BUCKET}/{PREFIX}"), info
+    # Deleting a transitioned object deletes its remote copy.
+    small_key = [k for k in new if md5(rc.get_object(Bucket=COLD_BUCKET, Key=k)["Body"].read())
+                 == md5(small)]
+    c.delete_object(Bucket=b, Key="small")
+    wait_for("the remote copy deleted with the object",
+             lambda: small_key[0] not in remote_keys(COLD_BUCKET), timeout=15)
+    expect_error(lambda: c.get_object(Bucket=b, Key="small"), "NoSuchKey", 404)
+
+
+@test
+def writes_never_name_a_remote_class(s):
+    # Remote tiers take data by lifecycle transitions only (where Object
+    # Lock is carried over or the move refused).
+    c = s.client()
+    b = s.bucket_name("direct")
+    c.create_bucket(Bucket=b)
+    before = set(remote_keys(COLD_BUCKET))
+    for cls in ("STANDARD_IA", "GLACIER"):
+        expect_error(lambda cls=cls: c.put_object(Bucket=b, Key="k", Body=b"x" * 70000,
+                                                  StorageClass=cls),
+                     "InvalidStorageClass", 400)
+        expect_error(lambda cls=cls: c.create_multipart_upload(Bucket=b, Key="m",
+                                                               StorageClass=cls),
+                     "InvalidStorageClass", 400)
+    c.put_object(Bucket=b, Key="k", Body=b"y" * 70000)
+    expect_error(lambda: c.copy_object(Bucket=b, Key="k", CopySource={"Bucket": b, "Key": "k"},
+                                       StorageClass="STANDARD_IA"), "InvalidStorageClass", 400)
+    assert storage_class(c, b, "k") == "STANDARD"
+    assert c.get_object(Bucket=b, Key="k")["Body"].read() == b"y" * 70000
+    assert set(remote_keys(COLD_BUCKET)) == before
 
 
 @test
@@ -339,6 +382,11 @@ def remote_down(s):
         assert storage_class(c, b, "due") == "STANDARD"
         assert md5(c.get_object(Bucket=b, Key="due")["Body"].read()) == md5(due)
         assert "retry 0" in remote_info(s, "cold")["last_error"]
+        text = admin_info_text(s)
+        row = re.search(r"^cold\s+-\s+remote\s+STANDARD_IA$", text, re.M)
+        assert row, text
+        assert f"/{COLD_BUCKET}/{PREFIX}" in text and "last success " in text, text
+        assert re.search(r"last error \d+s ago: (PUT|HEAD|DELETE) .*retry 0", text), text
     R.restart(between=while_down)
     wait_for("moved once the remote is back",
              lambda: storage_class(c, b, "due") == "STANDARD_IA", timeout=200)
@@ -491,6 +539,10 @@ def start_refusals(s):
     start_fails(["--tier", f"cold:s3:{R.endpoint}/{COLD_BUCKET}", "--tier-credentials", loose],
                 "the credentials are refused")
     start_fails(["--tier", "cold:s3:ftp://x/y"], "want http[s]://HOST:PORT/BUCKET[/PREFIX]")
+    with open(loose, "w") as f:
+        json.dump({"cold": {"access_key": R.ak, "secret_key": R.sk}}, f)
+    start_fails(["--tier", f"cold:s3:{R.endpoint}/{COLD_BUCKET}", "--tier-credentials", loose,
+                 "--storage-class", "STANDARD:cold"], "STANDARD (the class of writes")
 
 
 if __name__ == "__main__":
