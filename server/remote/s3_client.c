@@ -149,9 +149,13 @@ enum strata_s3c_result strata_s3c_classify(long status, const char *code)
     return STRATA_S3C_OTHER;
 }
 
+/* src cut to fit dst (max bytes with the NUL); NULL reads as "". */
 static void copy_text(char *dst, size_t max, const char *src)
 {
-    snprintf(dst, max, "%s", src ? src : "");
+    size_t n = src ? strnlen(src, max - 1) : 0;
+    if (n)
+        memcpy(dst, src, n);
+    dst[n] = '\0';
 }
 
 void strata_s3c_error_parse(const char *body, size_t len, struct strata_s3c_error *e)
