@@ -19,18 +19,19 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 
 for k in list(os.environ):
     if k.startswith("AWS_"):
         del os.environ[k]
 import boto3  # noqa: E402
 from botocore.config import Config  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from benchlib import free_port, metrics, timed_move, wait_ready  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BIN = os.environ.get("STRATA_BIN", os.path.join(ROOT, "build-rel", "strata"))
@@ -47,29 +48,15 @@ def drives(prefix, n):
     return out
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def start(name, args):
     port = free_port()
     env = {"PATH": "/usr/bin:/bin", "STRATA_ROOT_USER": AK, "STRATA_ROOT_PASSWORD": SK}
     log = open(os.path.join(DIR, f"{name}.log"), "wb")  # noqa: SIM115 (the daemon's)
     proc = subprocess.Popen([BIN, "server", "--address", f"127.0.0.1:{port}"] + args, env=env,
                             stdout=log, stderr=subprocess.STDOUT)
-    ep = f"http://127.0.0.1:{port}"
-    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-    for _ in range(300):
-        try:
-            opener.open(f"{ep}/health/ready", timeout=1)
-            return proc, ep
-        except Exception:
-            if proc.poll() is not None:
-                sys.exit(f"{name} did not start: see {DIR}/{name}.log")
-            time.sleep(0.1)
-    sys.exit(f"{name} did not become ready")
+    if not wait_ready(port, proc):
+        sys.exit(f"{name} did not start: see {DIR}/{name}.log")
+    return proc, f"http://127.0.0.1:{port}"
 
 
 def client(ep):
@@ -77,27 +64,6 @@ def client(ep):
         "s3", endpoint_url=ep, region_name="us-east-1", aws_access_key_id=AK,
         aws_secret_access_key=SK,
         config=Config(s3={"addressing_style": "path"}, retries={"max_attempts": 1}))
-
-
-def moved_bytes(ep):
-    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-    with opener.open(f"{ep}/metrics", timeout=10) as r:
-        for line in r.read().decode().splitlines():
-            if line.startswith("strata_ilm_bytes_moved_total "):
-                return float(line.split()[1])
-    return 0.0
-
-
-def timed_move(ep, base, until):
-    t0 = None
-    while True:
-        v = moved_bytes(ep)
-        now = time.monotonic()
-        if t0 is None and v > base:
-            t0 = now
-        if v >= until:
-            return max(now - (t0 if t0 is not None else now), 0.05)
-        time.sleep(0.05)
 
 
 def main():
@@ -127,7 +93,7 @@ def main():
             for i in range(COUNT):
                 c.put_object(Bucket=b, Key=f"o{i:04d}", Body=data)
         print(f"{COUNT} objects of {SIZE >> 20} MiB ({total / 1e6:.0f} MB) per move, loopback")
-        base = moved_bytes(ep)
+        base = metrics(ep, ("strata_ilm_bytes_moved_total",))["strata_ilm_bytes_moved_total"]
         for b, cls, what in (("tolocal", "STANDARD_IA", "hot -> local warm 4+2"),
                              ("toremote", "GLACIER", "hot -> remote strata (S3)")):
             c.put_bucket_lifecycle_configuration(Bucket=b, LifecycleConfiguration={

@@ -33,7 +33,6 @@ import http.server
 import json
 import os
 import re
-import signal
 import socketserver
 import subprocess
 import sys
@@ -42,10 +41,10 @@ import time
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from strata_harness import Strata, expect_error, free_port, log, run, test  # noqa: E402
+from strata_harness import (Strata, data_files, expect_error, free_port, log, run,  # noqa: E402
+                            test, wait_until)
 
 MiB = 1 << 20
-WAIT_S = 90
 PREFIX = "strata-data"
 
 
@@ -117,17 +116,6 @@ class Proxy:
 
 
 # ---- helpers -----------------------------------------------------------------
-def wait_for(what, fn, timeout=WAIT_S):
-    deadline = time.monotonic() + timeout
-    while True:
-        v = fn()
-        if v:
-            return v
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
-        time.sleep(0.2)
-
-
 def metrics(s):
     opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
     out = {}
@@ -171,14 +159,6 @@ def body(n, seed):
 
 def md5(b):
     return hashlib.md5(b).hexdigest()
-
-
-def shard_files(drives):
-    n = 0
-    for d in drives:
-        for _root, _dirs, files in os.walk(os.path.join(d, "data")):
-            n += len(files)
-    return n
 
 
 def remote_keys(bucket):
@@ -225,11 +205,11 @@ def transition_and_transparent_reads(s):
     c.put_object(Bucket=b, Key="small", Body=small)
     multi = b"".join(parts)
     keys_before = set(remote_keys(COLD_BUCKET))
-    hot_before = shard_files(S.drives)
+    hot_before = data_files(S.drives)
     puts_before = metric(s, 'strata_remote_tier_puts_total{tier="cold"}')
     lifecycle(c, b, "STANDARD_IA")
     for k in ("single", "multi", "small"):
-        wait_for(f"{k} moved to the remote tier",
+        wait_until(f"{k} moved to the remote tier",
                  lambda k=k: storage_class(c, b, k) == "STANDARD_IA")
     # GET: the same bytes, streamed from the remote.
     assert md5(c.get_object(Bucket=b, Key="single")["Body"].read()) == md5(single)
@@ -263,7 +243,7 @@ def transition_and_transparent_reads(s):
     assert re.fullmatch("[0-9a-f]{8}", meta.get("strata-crc32c", "")), meta
     # The hot tier's shards of these objects are gone (4 data objects of
     # 2+2 shards each).
-    wait_for("the hot copies removed", lambda: shard_files(S.drives) == hot_before - 16,
+    wait_until("the hot copies removed", lambda: data_files(S.drives) == hot_before - 16,
              timeout=15)
     assert metric(s, 'strata_remote_tier_puts_total{tier="cold"}') >= puts_before + 4
     info = remote_info(s, "cold")
@@ -273,7 +253,7 @@ def transition_and_transparent_reads(s):
     small_key = [k for k in new if md5(rc.get_object(Bucket=COLD_BUCKET, Key=k)["Body"].read())
                  == md5(small)]
     c.delete_object(Bucket=b, Key="small")
-    wait_for("the remote copy deleted with the object",
+    wait_until("the remote copy deleted with the object",
              lambda: small_key[0] not in remote_keys(COLD_BUCKET), timeout=15)
     expect_error(lambda: c.get_object(Bucket=b, Key="small"), "NoSuchKey", 404)
 
@@ -310,7 +290,7 @@ def remote_copy_lost(s):
     before = set(remote_keys(COLD_BUCKET))
     c.put_object(Bucket=b, Key="k", Body=data)
     lifecycle(c, b, "STANDARD_IA")
-    wait_for("moved", lambda: storage_class(c, b, "k") == "STANDARD_IA")
+    wait_until("moved", lambda: storage_class(c, b, "k") == "STANDARD_IA")
     new = set(remote_keys(COLD_BUCKET)) - before
     assert len(new) == 1, new
     missing = metric(s, 'strata_remote_tier_missing_total{tier="cold"}')
@@ -334,7 +314,7 @@ def fault_run(s, mode, status):
     PROXY.mode = mode
     try:
         lifecycle(c, b, "STANDARD_IA")
-        wait_for("failed attempts against the faulty remote",
+        wait_until("failed attempts against the faulty remote",
                  lambda: metric(s, 'strata_remote_tier_errors_total{tier="cold"}') >= errors + 2)
         time.sleep(2)
         # Nothing moved, nothing lost: served from hot meanwhile.
@@ -344,7 +324,7 @@ def fault_run(s, mode, status):
         assert f"retry {status}" in info["last_error"] and info["last_error_ms"] > 0, info
     finally:
         PROXY.mode = "pass"
-    wait_for("moved once the remote recovered",
+    wait_until("moved once the remote recovered",
              lambda: storage_class(c, b, "k") == "STANDARD_IA", timeout=200)
     assert md5(c.get_object(Bucket=b, Key="k")["Body"].read()) == md5(data)
 
@@ -368,7 +348,7 @@ def remote_down(s):
     due = body(2 * MiB + 5, b + "d")
     c.put_object(Bucket=b, Key="moved", Body=moved)
     lifecycle(c, b, "STANDARD_IA")
-    wait_for("moved", lambda: storage_class(c, b, "moved") == "STANDARD_IA")
+    wait_until("moved", lambda: storage_class(c, b, "moved") == "STANDARD_IA")
 
     def while_down():
         # A transitioned object cannot be read: 503, retryable.
@@ -377,7 +357,7 @@ def remote_down(s):
         # A due object stays on hot, readable, while its move fails.
         c.put_object(Bucket=b, Key="due", Body=due)
         errors = metric(s, 'strata_remote_tier_errors_total{tier="cold"}')
-        wait_for("failed attempts while the remote is down",
+        wait_until("failed attempts while the remote is down",
                  lambda: metric(s, 'strata_remote_tier_errors_total{tier="cold"}') >= errors + 2)
         assert storage_class(c, b, "due") == "STANDARD"
         assert md5(c.get_object(Bucket=b, Key="due")["Body"].read()) == md5(due)
@@ -388,7 +368,7 @@ def remote_down(s):
         assert f"/{COLD_BUCKET}/{PREFIX}" in text and "last success " in text, text
         assert re.search(r"last error \d+s ago: (PUT|HEAD|DELETE) .*retry 0", text), text
     R.restart(between=while_down)
-    wait_for("moved once the remote is back",
+    wait_until("moved once the remote is back",
              lambda: storage_class(c, b, "due") == "STANDARD_IA", timeout=200)
     assert md5(c.get_object(Bucket=b, Key="due")["Body"].read()) == md5(due)
     assert md5(c.get_object(Bucket=b, Key="moved")["Body"].read()) == md5(moved)
@@ -403,7 +383,7 @@ def crash_run(s, step):
     c.create_bucket(Bucket=b)
     c.put_bucket_versioning(Bucket=b, VersioningConfiguration={"Status": "Enabled"})
     data = body(3 * MiB + step, b)
-    hot_before = shard_files(s.drives)
+    hot_before = data_files(s.drives)
     vid = c.put_object(Bucket=b, Key="k", Body=data)["VersionId"]
     before = set(remote_keys(COLD_BUCKET))
     lifecycle(c, b, "STANDARD_IA")
@@ -415,16 +395,16 @@ def crash_run(s, step):
     s.extra_env = {}
     s.restart(kill=True)
     c = s.client()
-    wait_for(f"the transition done after the crash at step {step}",
+    wait_until(f"the transition done after the crash at step {step}",
              lambda: storage_class(c, b, "k", vid) == "STANDARD_IA")
     assert md5(c.get_object(Bucket=b, Key="k")["Body"].read()) == md5(data)
     vers = c.list_object_versions(Bucket=b)
     assert [(v["Key"], v["VersionId"]) for v in vers.get("Versions", [])] == [("k", vid)], vers
     assert not vers.get("DeleteMarkers")
     # Exactly one copy on the remote: the crashed attempt's is removed.
-    wait_for("one remote copy, no orphan",
+    wait_until("one remote copy, no orphan",
              lambda: len(set(remote_keys(COLD_BUCKET)) - before) == 1, timeout=20)
-    wait_for("the hot copy removed", lambda: shard_files(s.drives) == hot_before, timeout=20)
+    wait_until("the hot copy removed", lambda: data_files(s.drives) == hot_before, timeout=20)
 
 
 @test
@@ -465,8 +445,8 @@ def locked_versions(s):
     skipped = metric(s, "strata_ilm_skipped_locked_total")
     # The cold tier has no lock flag: the locked versions stay on hot.
     lifecycle(c, b, "STANDARD_IA")
-    wait_for("the unlocked version moved", lambda: storage_class(c, b, "free") == "STANDARD_IA")
-    wait_for("both locked versions refused",
+    wait_until("the unlocked version moved", lambda: storage_class(c, b, "free") == "STANDARD_IA")
+    wait_until("both locked versions refused",
              lambda: metric(s, 'strata_remote_tier_lock_refused_total{tier="cold"}')
              >= refused + 2)
     time.sleep(2)
@@ -478,7 +458,7 @@ def locked_versions(s):
     before = set(remote_keys(VAULT_BUCKET))
     lifecycle(c, b, "GLACIER")
     for k, vid in (("retained", v_ret), ("held", v_hold)):
-        wait_for(f"{k} moved to the lock tier",
+        wait_until(f"{k} moved to the lock tier",
                  lambda k=k, vid=vid: storage_class(c, b, k, vid) == "GLACIER")
         assert md5(c.get_object(Bucket=b, Key=k)["Body"].read()) == md5(data)
     new = set(remote_keys(VAULT_BUCKET)) - before
