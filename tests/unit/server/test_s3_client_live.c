@@ -124,6 +124,20 @@ static int teardown(void **state)
         kill(daemon_pid, SIGTERM);
         waitpid(daemon_pid, NULL, 0);
     }
+    /* A sanitizer build's daemon reports into its log. */
+    char logp[600], line[1024];
+    snprintf(logp, sizeof(logp), "%s/strata.log", dir);
+    FILE *f = fopen(logp, "r");
+    bool bad = false;
+    while (f && fgets(line, sizeof(line), f))
+        bad |= strstr(line, "ERROR: AddressSanitizer") || strstr(line, "runtime error:") ||
+               strstr(line, "ERROR: LeakSanitizer");
+    if (f)
+        fclose(f);
+    if (bad) {
+        fprintf(stderr, "sanitizer report in %s (kept)\n", logp);
+        return -1;
+    }
     char cmd[600];
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
     return system(cmd) == 0 ? 0 : -1;
