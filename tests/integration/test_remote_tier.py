@@ -8,7 +8,9 @@ and --tier vault:s3,lock:URL (a bucket with Object Lock), --lc-day-seconds
 Checked: lifecycle transitions of single-part and multipart objects to the
 remote (bytes identical on GET, ranged GETs across the read-ahead window,
 HEAD's headers and storage class, each data object in the remote bucket at
-PREFIX/<32 hex> with the same bytes, the hot tier's shards gone); a data
+PREFIX/<32 hex> with the same bytes, the hot tier's shards gone); an SSE-C
+object stored as ciphertext and decrypted on GET; writes naming a remote
+tier's class refused (InvalidStorageClass); a data
 object deleted on the remote behind strata's back (GET answers 500
 InternalError, HEAD still 200, strata_remote_tier_missing_total counts);
 the remote answering 500 and 503 SlowDown (transitions wait, the object
@@ -256,6 +258,31 @@ def transition_and_transparent_reads(s):
     wait_until("the remote copy deleted with the object",
              lambda: small_key[0] not in remote_keys(COLD_BUCKET), timeout=15)
     expect_error(lambda: c.get_object(Bucket=b, Key="small"), "NoSuchKey", 404)
+
+
+@test
+def encrypted_objects_move_as_ciphertext(s):
+    # SSE-C: the remote holds ciphertext only; GET with the key decrypts
+    # what streams back, ranges included.
+    c = s.client()
+    b = s.bucket_name("ssec")
+    c.create_bucket(Bucket=b)
+    key = os.urandom(32)
+    sse = {"SSECustomerAlgorithm": "AES256", "SSECustomerKey": key}
+    data = body(2 * MiB + 77, b)
+    before = set(remote_keys(COLD_BUCKET))
+    c.put_object(Bucket=b, Key="secret", Body=data, **sse)
+    lifecycle(c, b, "STANDARD_IA")
+    wait_until("moved", lambda: c.head_object(Bucket=b, Key="secret", **sse).get("StorageClass")
+               == "STANDARD_IA")
+    assert md5(c.get_object(Bucket=b, Key="secret", **sse)["Body"].read()) == md5(data)
+    g = c.get_object(Bucket=b, Key="secret", Range="bytes=1000000-1000099", **sse)
+    assert g["Body"].read() == data[1000000:1000100]
+    expect_error(lambda: c.get_object(Bucket=b, Key="secret"), "InvalidRequest", 400)
+    new = set(remote_keys(COLD_BUCKET)) - before
+    assert len(new) == 1, new
+    stored = R.client().get_object(Bucket=COLD_BUCKET, Key=new.pop())["Body"].read()
+    assert data[:4096] not in stored and md5(stored) != md5(data), "plaintext on the remote"
 
 
 @test
@@ -540,7 +567,7 @@ if __name__ == "__main__":
         json.dump({"cold": {"access_key": R.ak, "secret_key": R.sk, "region": "us-east-1"},
                    "vault": {"access_key": R.ak, "secret_key": R.sk}}, f)
     S = Strata(args=["--lc-day-seconds", "1", "--ilm-interval-seconds", "1", "--metrics-public",
-                     "--ilm-move-mbps", "0",
+                     "--ilm-move-mbps", "0", "--sse-c-allow-http",
                      "--tier", f"cold:s3:http://127.0.0.1:{PROXY.port}/{COLD_BUCKET}/{PREFIX}",
                      "--tier", f"vault:s3,lock:{R.endpoint}/{VAULT_BUCKET}",
                      "--tier-credentials", creds,
