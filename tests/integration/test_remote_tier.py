@@ -13,7 +13,7 @@ object stored as ciphertext and decrypted on GET; writes naming a remote
 tier's class refused (InvalidStorageClass); a data
 object deleted on the remote behind strata's back (GET answers 500
 InternalError, HEAD still 200, strata_remote_tier_missing_total counts);
-the remote answering 500 and 503 SlowDown (transitions wait, the object
+the remote answering 500 and 503 SlowDown or every answer late (transitions wait, the object
 stays readable from hot, errors and the last error show in admin info and
 /metrics, then complete when the remote recovers); the remote daemon
 stopped (a transitioned object answers 503, a due one stays on hot and
@@ -54,7 +54,8 @@ PREFIX = "strata-data"
 class Proxy:
     """Relays HTTP requests to the remote daemon unchanged (Host header
     included, so SigV4 still verifies), or answers them with a fault:
-    mode "pass", "500" (InternalError), "slowdown" (503 SlowDown)."""
+    mode "pass", "500" (InternalError), "slowdown" (503 SlowDown), "slow"
+    (each answer 1.5 s late)."""
 
     def __init__(self, port):
         self.port_to = port
@@ -71,7 +72,9 @@ class Proxy:
             def relay(self):
                 n = int(self.headers.get("Content-Length") or 0)
                 body = self.rfile.read(n) if n else b""
-                if proxy.mode != "pass":
+                if proxy.mode == "slow":
+                    time.sleep(1.5)  # every answer late, still complete
+                elif proxy.mode != "pass":
                     proxy.faults += 1
                     code, status = (("InternalError", 500) if proxy.mode == "500"
                                     else ("SlowDown", 503))
@@ -364,6 +367,29 @@ def remote_answers_500(s):
 @test
 def remote_answers_slowdown(s):
     fault_run(s, "slowdown", 503)
+
+
+@test
+def remote_slow(s):
+    # Every answer of the remote 1.5 s late: moves and reads take longer,
+    # nothing fails.
+    c = s.client()
+    b = s.bucket_name("slow")
+    c.create_bucket(Bucket=b)
+    data = body(MiB + 5, b)
+    c.put_object(Bucket=b, Key="k", Body=data)
+    errors = metric(s, 'strata_remote_tier_errors_total{tier="cold"}')
+    PROXY.mode = "slow"
+    try:
+        lifecycle(c, b, "STANDARD_IA")
+        wait_until("moved through the slow remote",
+                   lambda: storage_class(c, b, "k") == "STANDARD_IA")
+        t = time.monotonic()
+        assert md5(c.get_object(Bucket=b, Key="k")["Body"].read()) == md5(data)
+        assert time.monotonic() - t >= 3.0  # a HEAD and a GET, each late
+    finally:
+        PROXY.mode = "pass"
+    assert metric(s, 'strata_remote_tier_errors_total{tier="cold"}') == errors
 
 
 @test
