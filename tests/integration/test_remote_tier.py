@@ -535,6 +535,31 @@ def locked_versions(s):
                  "AccessDenied", 403)
 
 
+@test
+def starts_while_the_remote_is_down(s):
+    # An unreachable remote does not keep the hot tier from serving: the
+    # daemon starts, says so in its log and in admin info.
+    dead = free_port()
+    creds2 = os.path.join(s.tmp, "creds-down.json")
+    with open(os.open(creds2, os.O_WRONLY | os.O_CREAT, 0o600), "w") as f:
+        json.dump({"cold": {"access_key": "AK", "secret_key": "SK"}}, f)
+    s2 = Strata(args=["--tier", f"cold:s3:http://127.0.0.1:{dead}/bkt", "--tier-credentials",
+                      creds2, "--storage-class", "STANDARD_IA:cold"])
+    try:
+        c = s2.client()
+        b = s2.bucket_name("up")
+        c.create_bucket(Bucket=b)
+        c.put_object(Bucket=b, Key="k", Body=b"served from hot")
+        assert c.get_object(Bucket=b, Key="k")["Body"].read() == b"served from hot"
+        info = remote_info(s2, "cold")
+        assert info["last_success_ms"] == 0 and "retry 0" in info["last_error"], info
+        with open(s2.log_path, errors="replace") as f:
+            text = f.read()
+        assert "tier cold: bucket bkt at http://127.0.0.1:" in text and "unreachable now" in text
+    finally:
+        assert s2.stop()
+
+
 def start_fails(args, want):
     """The daemon refuses to start with args; its message holds want."""
     d = [os.path.join(S.tmp, f"refuse{i}") for i in range(4)]
