@@ -35,6 +35,7 @@ import http.server
 import json
 import os
 import re
+import signal
 import socketserver
 import subprocess
 import sys
@@ -61,6 +62,7 @@ class Proxy:
         self.port_to = port
         self.mode = "pass"
         self.faults = 0
+        self.data_puts = 0  # PUTs of data objects that reached the proxy
         proxy = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
@@ -71,10 +73,16 @@ class Proxy:
 
             def relay(self):
                 n = int(self.headers.get("Content-Length") or 0)
-                body = self.rfile.read(n) if n else b""
+                if self.command == "PUT" and f"/{PREFIX}/" in self.path:
+                    proxy.data_puts += 1
                 if proxy.mode == "slow":
-                    time.sleep(1.5)  # every answer late, still complete
-                elif proxy.mode != "pass":
+                    time.sleep(1.5)  # every request taken late, still complete
+                body = self.rfile.read(n) if n else b""
+                if len(body) < n:
+                    # The client died mid-upload: as S3 does, keep nothing.
+                    self.close_connection = True
+                    return
+                if proxy.mode not in ("pass", "slow"):
                     proxy.faults += 1
                     code, status = (("InternalError", 500) if proxy.mode == "500"
                                     else ("SlowDown", 503))
@@ -104,9 +112,12 @@ class Proxy:
                 self.send_header("Content-Length",
                                  r.getheader("Content-Length") if self.command == "HEAD"
                                  else str(len(data)))
-                self.end_headers()
-                if self.command != "HEAD":
-                    self.wfile.write(data)
+                try:
+                    self.end_headers()
+                    if self.command != "HEAD":
+                        self.wfile.write(data)
+                except OSError:
+                    self.close_connection = True  # the client is gone
                 c.close()
 
             do_GET = do_PUT = do_HEAD = do_DELETE = do_POST = relay
@@ -458,6 +469,38 @@ def crash_run(s, step):
     wait_until("one remote copy, no orphan",
              lambda: len(set(remote_keys(COLD_BUCKET)) - before) == 1, timeout=20)
     wait_until("the hot copy removed", lambda: data_files(s.drives) == hot_before, timeout=20)
+
+
+@test
+def sigkill_while_the_remote_receives(s):
+    # A real kill -9 of the source while its PutObject is in flight (the
+    # remote slowed down so the PUT is caught in the middle).
+    c = s.client()
+    b = s.bucket_name("sigkill")
+    c.create_bucket(Bucket=b)
+    data = body(12 * MiB + 1, b)
+    c.put_object(Bucket=b, Key="k", Body=data)
+    before = set(remote_keys(COLD_BUCKET))
+    hot_before = data_files(s.drives)
+    puts = PROXY.data_puts
+    PROXY.mode = "slow"
+    try:
+        lifecycle(c, b, "STANDARD_IA")
+        wait_until("the data PUT in flight", lambda: PROXY.data_puts > puts, timeout=60)
+        s.proc.send_signal(signal.SIGKILL)
+        assert s.proc.wait(15) == -signal.SIGKILL
+    finally:
+        PROXY.mode = "pass"
+    s.restart(kill=True)
+    c = s.client()
+    wait_until("the transition done after kill -9",
+               lambda: storage_class(c, b, "k") == "STANDARD_IA")
+    assert md5(c.get_object(Bucket=b, Key="k")["Body"].read()) == md5(data)
+    assert [o["Key"] for o in c.list_objects_v2(Bucket=b)["Contents"]] == ["k"]
+    wait_until("one remote copy, no orphan",
+               lambda: len(set(remote_keys(COLD_BUCKET)) - before) == 1, timeout=30)
+    wait_until("the hot copy removed",
+               lambda: data_files(s.drives) == hot_before - 4, timeout=30)
 
 
 @test
