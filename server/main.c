@@ -429,14 +429,20 @@ static void crash_hook_arm(struct strata_meta *m)
     strata_meta_set_step_hook(m, crash_hook, (void *)(intptr_t)k);
 }
 
-/* The event targets and their queues (under the first hot drive), before
- * HTTP starts so that no event is emitted without them.  0 or -1. */
+/* The event targets and their queues (a copy on each of the first two
+ * drives), before HTTP starts so that no event is emitted without them.
+ * 0 or -1. */
 static int notify_start(struct strata_srv *s)
 {
-    char dir[4200], err[512];
-    snprintf(dir, sizeof(dir), "%s/notify", s->cfg.drives[0]);
+    char dirs[STRATA_NOTIFY_QUEUE_COPIES][4200], err[512];
+    const char *dp[STRATA_NOTIFY_QUEUE_COPIES];
+    size_t nd = 0;
+    for (; nd < STRATA_NOTIFY_QUEUE_COPIES && nd < s->cfg.ndrives; nd++) {
+        snprintf(dirs[nd], sizeof(dirs[nd]), "%s/notify", s->cfg.drives[nd]);
+        dp[nd] = dirs[nd];
+    }
     if (strata_notify_create(s->cfg.notify_specs, s->cfg.nnotify_specs,
-                             s->cfg.notify_token_specs, s->cfg.nnotify_token_specs, dir,
+                             s->cfg.notify_token_specs, s->cfg.nnotify_token_specs, dp, nd,
                              s->cfg.notify_queue_max, &s->notify, err, sizeof(err)) != 0) {
         strata_srv_log(STRATA_LOG_ERR, "cannot start event notifications: %s", err);
         return -1;

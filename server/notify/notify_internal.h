@@ -12,7 +12,7 @@ struct strata_notify_kind {
     const char *name; /* KIND of --notify-target */
     /* 0 with *h, or -1 with err set (a bad ADDRESS). */
     int (*open)(const char *address, const char *token, void **h, char *err, size_t err_len);
-    /* One message delivered and acknowledged: 0; not (yet): -1. */
+    /* One message (msg[len] is '\0') delivered and acknowledged: 0; not (yet): -1. */
     int (*send)(void *h, const char *msg, size_t len);
     void (*close)(void *h);
 };
@@ -20,6 +20,9 @@ struct strata_notify_kind {
 extern const struct strata_notify_kind strata_notify_webhook;
 extern const struct strata_notify_kind strata_notify_redis;
 extern const struct strata_notify_kind strata_notify_nats;
+extern const struct strata_notify_kind strata_notify_amqp;
+extern const struct strata_notify_kind strata_notify_mqtt;
+extern const struct strata_notify_kind strata_notify_postgres;
 
 /* Event sequencers: one counter for the daemon, seeded from the wall clock
  * at start so that it keeps growing across restarts. */
