@@ -3,8 +3,8 @@
  * postgres://[USER@]HOST:PORT/DBNAME/TABLE (TCP; names of letters, digits
  * and _).  MinIO's "access" format: one row per event, appended,
  * in TABLE (event_time TIMESTAMP WITH TIME ZONE NOT NULL, event_data
- * JSONB), created if missing.  event_time is the record's eventTime (the
- * daemon's clock for s3:TestEvent, which has none).  An INSERT counts as
+ * JSONB), created if missing.  event_time is the record's eventTime (an
+ * s3:TestEvent's Time).  An INSERT counts as
  * delivered when it has committed (autocommit).  The password is the
  * target's token file.  libpq; the connection is made again after any
  * error.  Delivery thread only.
@@ -76,7 +76,8 @@ static int pt_open(const char *address, const char *token, void **h, char *err, 
      * case is kept, as it was written. */
     if (asprintf(&t->insert, "INSERT INTO \"%s\" (event_time, event_data) SELECT "
                              "COALESCE(($1::jsonb #>> '{Records,0,eventTime}')::timestamptz, "
-                             "now()), $1::jsonb", t->table) < 0 ||
+                             "($1::jsonb ->> 'Time')::timestamptz, now()), $1::jsonb",
+                 t->table) < 0 ||
         asprintf(&t->create, "CREATE TABLE IF NOT EXISTS \"%s\" (event_time TIMESTAMP WITH TIME "
                              "ZONE NOT NULL, event_data JSONB)", t->table) < 0 ||
         (token && !(t->password = strdup(token)))) {

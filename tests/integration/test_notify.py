@@ -98,7 +98,13 @@ class Receiver:
 
     def records(self):
         with self.lock:
-            return [(p, h, r) for p, h, b in self.got for r in b["Records"]]
+            return [(p, h, r) for p, h, b in self.got for r in b.get("Records", [])]
+
+    def test_events(self, bucket):
+        """The s3:TestEvent messages (no Records) received for bucket."""
+        with self.lock:
+            return [(h, b) for _, h, b in self.got
+                    if b.get("Event") == "s3:TestEvent" and b.get("Bucket") == bucket]
 
     def clear(self):
         with self.lock:
@@ -420,6 +426,76 @@ def kill9_delivers_after_restart(s):
 
 
 @test
+def test_event_on_configuration(s):
+    """Applying a configuration sends AWS's s3:TestEvent message once to
+    each destination (hook1 named by two configurations gets one), with
+    the PUT's request id and host id; an empty configuration sends none."""
+    c, b = new_bucket(s, "ntest")
+    HOOK.clear()
+    r = c.put_bucket_notification_configuration(Bucket=b, NotificationConfiguration={
+        "QueueConfigurations": [queue_conf(HOOK_ARN, ["s3:ObjectCreated:*"], "a/"),
+                                queue_conf(HOOK_ARN, ["s3:ObjectCreated:*"], "b/")]})
+    deadline = time.monotonic() + 20
+    while not HOOK.test_events(b):
+        assert time.monotonic() < deadline, "no s3:TestEvent"
+        time.sleep(0.05)
+    time.sleep(0.5)  # nothing more may come
+    got = HOOK.test_events(b)
+    assert len(got) == 1, got
+    hdrs, msg = got[0]
+    assert hdrs.get("Authorization") == f"Bearer {TOKEN}", hdrs
+    meta = r["ResponseMetadata"]
+    assert msg == {"Service": "Amazon S3", "Event": "s3:TestEvent", "Time": msg["Time"],
+                   "Bucket": b, "RequestId": meta["RequestId"],
+                   "HostId": meta["HTTPHeaders"]["x-amz-id-2"]}, (msg, meta)
+    assert re.match(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$", msg["Time"]), msg
+    assert not keys_of(HOOK.records(), b), "a test event is not an event record"
+    # Turning notifications off sends nothing; s3:TestEvent is no event
+    # type one can subscribe to.
+    c.put_bucket_notification_configuration(Bucket=b, NotificationConfiguration={})
+    time.sleep(0.5)
+    assert len(HOOK.test_events(b)) == 1, HOOK.test_events(b)
+    e = expect_error(lambda: put_conf(c, b, queue_conf(HOOK_ARN, ["s3:TestEvent"])),
+                     "InvalidArgument", 400)
+    assert "not supported" in e["Error"]["Message"], e
+
+
+@test
+def queue_survives_first_drive_loss(s):
+    """Events queued while the target is down, the daemon killed, the first
+    drive replaced by an empty one (its queue copy gone): after the restart
+    the second drive's copy delivers every event in order, and the new
+    drive gets its copy back."""
+    import shutil
+    c, b = new_bucket(s, "nloss")
+    put_conf(c, b, queue_conf(HOOK_ARN, ["s3:ObjectCreated:*"]))
+    HOOK.stop()
+    keys = [f"l{i:03d}" for i in range(30)]
+    q0 = os.path.join(s.drives[0], "notify", "hook1.q")
+    q1 = os.path.join(s.drives[1], "notify", "hook1.q")
+
+    def replace_drive0():
+        assert os.path.getsize(q1) == os.path.getsize(q0) > 0
+        shutil.rmtree(s.drives[0])
+        os.mkdir(s.drives[0])
+    try:
+        for k in keys:
+            c.put_object(Bucket=b, Key=k, Body=b"l")
+        assert metrics(s)[("strata_notify_queue_copies", "hook1")] == 2
+        s.restart(kill=True, between=replace_drive0)
+        assert os.path.getsize(q0) == os.path.getsize(q1) > 0, "drive 0's copy rebuilt"
+        assert metrics(s)[("strata_notify_queue_copies", "hook1")] == 2
+        HOOK.clear()
+    finally:
+        if HOOK.srv is None:
+            HOOK.start()
+    recs = HOOK.wait(lambda rs: set(keys) <= set(keys_of(rs, b)), timeout=30)
+    got = keys_of(recs, b)
+    firsts = [k for i, k in enumerate(got) if k not in got[:i]]
+    assert firsts == keys, got
+
+
+@test
 def damaged_queue_files_recovered(s):
     """Killed with events queued, then a torn record appended to the queue
     file (a crash mid-append) and the delivered offset pointing into a
@@ -506,7 +582,7 @@ def redis_cli(*args):
     return out.stdout.strip()
 
 
-def redis_list():
+def redis_list(records_only=True):
     import subprocess
     out = subprocess.run(["redis-cli", "-p", str(REDIS_PORT), "--no-auth-warning", "-a",
                           REDIS_PASS, "--json", "LRANGE", "events", "0", "-1"],
@@ -516,8 +592,10 @@ def redis_list():
         out = subprocess.run(["redis-cli", "-p", str(REDIS_PORT), "--no-auth-warning", "-a",
                               REDIS_PASS, "LRANGE", "events", "0", "-1"],
                              capture_output=True, text=True)
-        return [json.loads(line) for line in out.stdout.splitlines() if line.strip()]
-    return [json.loads(x) for x in json.loads(out.stdout)]
+        msgs = [json.loads(line) for line in out.stdout.splitlines() if line.strip()]
+    else:
+        msgs = [json.loads(x) for x in json.loads(out.stdout)]
+    return [m for m in msgs if "Records" in m] if records_only else msgs
 
 
 @test
@@ -560,9 +638,12 @@ def redis_target(s):
             time.sleep(0.1)
         got = [m["Records"][0]["s3"]["object"]["key"] for m in redis_list()]
         assert got == [urllib.parse.quote(k, safe="/") for k in keys], got
+        # The s3:TestEvent of the configuration came first, before any record.
+        first = redis_list(records_only=False)[0]
+        assert first["Event"] == "s3:TestEvent" and first["Bucket"] == b, first
         m = metrics(s)
         assert m[("strata_notify_pending", "r1")] == 0 and m[("strata_notify_delivered_total",
-                                                              "r1")] == 12, m
+                                                              "r1")] == 13, m
     finally:
         p.kill()
         p.wait(10)
@@ -644,9 +725,10 @@ class NatsSub:
                     self.sock.sendall(b"PONG\r\n")
                 elif line.startswith(b"MSG "):
                     n = int(line.split()[-1])
-                    body = self.f.read(n + 2)[:n]
-                    with self.lock:
-                        self.msgs.append(json.loads(body))
+                    body = json.loads(self.f.read(n + 2)[:n])
+                    if "Records" in body:  # not the configuration's s3:TestEvent
+                        with self.lock:
+                            self.msgs.append(body)
         except (OSError, ValueError):
             return
 
@@ -702,7 +784,8 @@ def nats_target(s):
         assert sub.keys() == [urllib.parse.quote(k, safe="/") for k in keys], sub.keys()
         m = metrics(s)
         assert m[("strata_notify_pending", "n1")] == 0, m
-        assert m[("strata_notify_delivered_total", "n1")] == 12, m
+        # 12 events and the configuration's s3:TestEvent.
+        assert m[("strata_notify_delivered_total", "n1")] == 13, m
     finally:
         if sub:
             sub.close()
@@ -712,8 +795,9 @@ def nats_target(s):
 
 @test
 def queue_bound_drops_and_counts(s):
-    """A second daemon, --notify-queue-max 5, its target dead: 8 PUTs all
-    succeed, 5 events queued, 3 dropped and counted."""
+    """A second daemon, --notify-queue-max 5, its target dead: the
+    configuration's s3:TestEvent and 8 PUTs all succeed, 5 events queued
+    (the test event first), 4 dropped and counted."""
     s2 = Strata(args=["--metrics-public", "--notify-queue-max", "5", "--notify-target",
                       f"d2:webhook:http://127.0.0.1:{DEAD_PORT}/x"])
     try:
@@ -723,7 +807,7 @@ def queue_bound_drops_and_counts(s):
             c.put_object(Bucket=b, Key=f"b{i}", Body=b"x")
         m = metrics(s2)
         assert m[("strata_notify_queued_total", "d2")] == 5, m
-        assert m[("strata_notify_dropped_total", "d2")] == 3, m
+        assert m[("strata_notify_dropped_total", "d2")] == 4, m
         assert m[("strata_notify_pending", "d2")] == 5, m
     finally:
         assert s2.stop(), "second daemon did not stop cleanly"
