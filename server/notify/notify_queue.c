@@ -127,7 +127,13 @@ int strata_notify_spec_check(const char *spec, char *err, size_t err_len)
 {
     char id[65];
     const char *addr;
-    return spec_split(spec, id, sizeof(id), &addr, err, err_len) ? 0 : -1;
+    const struct strata_notify_kind *k = spec_split(spec, id, sizeof(id), &addr, err, err_len);
+    void *h = NULL;
+    /* Opening a target checks its ADDRESS and connects to nothing. */
+    if (!k || k->open(addr, NULL, &h, err, err_len) != 0)
+        return -1;
+    k->close(h);
+    return 0;
 }
 
 /* The first line of path (a bearer token), malloc'ed, or NULL with err. */

@@ -613,6 +613,9 @@ def redis_target(s):
             time.sleep(0.05)
         msgs = redis_list()
         assert len(msgs) == 2, msgs
+        # The s3:TestEvent of the configuration came first, before any record.
+        first = redis_list(records_only=False)[0]
+        assert first["Event"] == "s3:TestEvent" and first["Bucket"] == b, first
         r0, r1 = msgs[0]["Records"][0], msgs[1]["Records"][0]
         assert r0["eventName"] == "ObjectCreated:Put" and r0["s3"]["bucket"]["name"] == b
         assert r0["s3"]["object"]["key"] == "r/one" and r0["s3"]["object"]["size"] == 5
@@ -638,9 +641,6 @@ def redis_target(s):
             time.sleep(0.1)
         got = [m["Records"][0]["s3"]["object"]["key"] for m in redis_list()]
         assert got == [urllib.parse.quote(k, safe="/") for k in keys], got
-        # The s3:TestEvent of the configuration came first, before any record.
-        first = redis_list(records_only=False)[0]
-        assert first["Event"] == "s3:TestEvent" and first["Bucket"] == b, first
         m = metrics(s)
         assert m[("strata_notify_pending", "r1")] == 0 and m[("strata_notify_delivered_total",
                                                               "r1")] == 13, m
