@@ -5,6 +5,7 @@
 #include "notify_addr.h"
 
 #include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 
 static bool user_char(char c)
@@ -78,4 +79,26 @@ int strata_notify_addr_parse(const char *s, const char *scheme, struct strata_no
     out->port = (int)port;
     memcpy(out->path, slash + 1, pl + 1);
     return 0;
+}
+
+char *strata_notify_addr_split(struct strata_notify_addr *a)
+{
+    char *sep = strchr(a->path, '/');
+    if (!sep)
+        return NULL;
+    *sep = '\0';
+    return sep + 1;
+}
+
+int strata_notify_secret_dup(const char *s, char **out)
+{
+    *out = s ? strdup(s) : NULL;
+    return s && !*out ? -1 : 0;
+}
+
+void strata_notify_secret_free(char *s)
+{
+    if (s)
+        memset(s, 0, strlen(s));
+    free(s);
 }

@@ -2,7 +2,7 @@
  * notify_addr.h - the ADDRESS of the amqp, mqtt and postgres targets:
  * SCHEME://[USER@]HOST:PORT/PATH (notify_addr.c).  The user name may be
  * in the address; a password never is (it comes from the target's
- * --notify-token-file).  Pure function, any thread.
+ * --notify-token-file).  Pure functions, any thread.
  */
 #ifndef STRATA_SERVER_NOTIFY_NOTIFY_ADDR_H
 #define STRATA_SERVER_NOTIFY_NOTIFY_ADDR_H
@@ -24,5 +24,14 @@ struct strata_notify_addr {
  * names the form it wants).
  */
 int strata_notify_addr_parse(const char *s, const char *scheme, struct strata_notify_addr *out);
+
+/* Cuts a->path at its first '/': the part after it (a->path keeps the part
+ * before), or NULL when there is none. */
+char *strata_notify_addr_split(struct strata_notify_addr *a);
+
+/* A target's password: strdup'ed (NULL: none, *out NULL), 0 or -1 (out of
+ * memory); wiped before it is freed. */
+int strata_notify_secret_dup(const char *s, char **out);
+void strata_notify_secret_free(char *s);
 
 #endif /* STRATA_SERVER_NOTIFY_NOTIFY_ADDR_H */

@@ -47,30 +47,25 @@ static void at_close(void *h)
     if (!t)
         return;
     at_disconnect(t);
-    if (t->password)
-        memset(t->password, 0, strlen(t->password));
-    free(t->password);
+    strata_notify_secret_free(t->password);
     free(t);
 }
 
 static int at_open(const char *address, const char *token, void **h, char *err, size_t err_len)
 {
     struct atarget *t = calloc(1, sizeof(*t));
-    char *sep;
     if (!t || strata_notify_addr_parse(address, "amqp", &t->a) != 0 ||
-        !(sep = strchr(t->a.path, '/')) || !sep[1] || sep[1] == '/' ||
-        (size_t)(sep - t->a.path) > 127 || strlen(sep + 1) > 255) {
+        !(t->rkey = strata_notify_addr_split(&t->a)) || !t->rkey[0] || strchr(t->rkey, '/') ||
+        strlen(t->a.path) > 127 || strlen(t->rkey) > 255) {
         free(t);
         snprintf(err, err_len, "amqp address %s: want amqp://[USER@]HOST:PORT/EXCHANGE/"
                                "ROUTING_KEY (EXCHANGE may be empty)", address);
         return -1;
     }
-    *sep = '\0';
     t->exchange = t->a.path;
-    t->rkey = sep + 1;
     if (!t->a.user[0])
         strcpy(t->a.user, "guest");
-    if (!(t->password = strdup(token ? token : "guest"))) {
+    if (strata_notify_secret_dup(token ? token : "guest", &t->password) != 0) {
         at_close(t);
         snprintf(err, err_len, "out of memory");
         return -1;

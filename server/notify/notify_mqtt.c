@@ -66,9 +66,7 @@ static void mt_close(void *h)
     if (!t)
         return;
     mt_disconnect(t);
-    if (t->password)
-        memset(t->password, 0, strlen(t->password));
-    free(t->password);
+    strata_notify_secret_free(t->password);
     free(t);
 }
 
@@ -82,7 +80,7 @@ static int mt_open(const char *address, const char *token, void **h, char *err, 
                                "wildcards)", address);
         return -1;
     }
-    if (token && !(t->password = strdup(token))) {
+    if (strata_notify_secret_dup(token, &t->password) != 0) {
         mt_close(t);
         snprintf(err, err_len, "out of memory");
         return -1;

@@ -36,9 +36,7 @@ static void pt_close(void *h)
         return;
     if (t->c)
         PQfinish(t->c);
-    if (t->password)
-        memset(t->password, 0, strlen(t->password));
-    free(t->password);
+    strata_notify_secret_free(t->password);
     free(t->insert);
     free(t->create);
     free(t);
@@ -60,17 +58,15 @@ static bool ident_ok(const char *s)
 static int pt_open(const char *address, const char *token, void **h, char *err, size_t err_len)
 {
     struct ptarget *t = calloc(1, sizeof(*t));
-    char *sep;
     if (!t || strata_notify_addr_parse(address, "postgres", &t->a) != 0 ||
-        !(sep = strchr(t->a.path, '/')) || (*sep = '\0', !ident_ok(t->a.path)) ||
-        !ident_ok(sep + 1)) {
+        !(t->table = strata_notify_addr_split(&t->a)) || !ident_ok(t->a.path) ||
+        !ident_ok(t->table)) {
         free(t);
         snprintf(err, err_len, "postgres address %s: want postgres://[USER@]HOST:PORT/DBNAME/"
                                "TABLE (names of letters, digits and _)", address);
         return -1;
     }
     t->dbname = t->a.path;
-    t->table = sep + 1;
     snprintf(t->port, sizeof(t->port), "%d", t->a.port);
     /* The identifier is checked above; quoted all the same so that its
      * case is kept, as it was written. */
@@ -80,7 +76,7 @@ static int pt_open(const char *address, const char *token, void **h, char *err, 
                  t->table) < 0 ||
         asprintf(&t->create, "CREATE TABLE IF NOT EXISTS \"%s\" (event_time TIMESTAMP WITH TIME "
                              "ZONE NOT NULL, event_data JSONB)", t->table) < 0 ||
-        (token && !(t->password = strdup(token)))) {
+        strata_notify_secret_dup(token, &t->password) != 0) {
         pt_close(t);
         snprintf(err, err_len, "out of memory");
         return -1;

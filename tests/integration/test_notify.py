@@ -404,25 +404,33 @@ def target_down_then_up_in_order(s):
     assert m[("strata_notify_dropped_total", "hook1")] == 0, m
 
 
-@test
-def kill9_delivers_after_restart(s):
-    c, b = new_bucket(s, "nkill")
+def killed_with_events_queued(s, prefix, keys, between=None, after=None):
+    """The receiver down, a PUT of each key (events queued), kill -9 and a
+    restart (between() while the daemon is down, after() once it is up),
+    the receiver back: every event arrives, first occurrences in order
+    (at least once: duplicates allowed, nothing lost)."""
+    c, b = new_bucket(s, prefix)
     put_conf(c, b, queue_conf(HOOK_ARN, ["s3:ObjectCreated:*"]))
     HOOK.stop()
-    keys = [f"x{i:03d}" for i in range(50)]
     try:
         for k in keys:
             c.put_object(Bucket=b, Key=k, Body=b"k")
-        s.restart(kill=True)
+        s.restart(kill=True, between=between)
+        if after:
+            after()
         HOOK.clear()
     finally:
         if HOOK.srv is None:
             HOOK.start()
     recs = HOOK.wait(lambda rs: set(keys) <= set(keys_of(rs, b)), timeout=30)
     got = keys_of(recs, b)
-    # At least once and in order: duplicates allowed, nothing lost.
     firsts = [k for i, k in enumerate(got) if k not in got[:i]]
     assert firsts == keys, got
+
+
+@test
+def kill9_delivers_after_restart(s):
+    killed_with_events_queued(s, "nkill", [f"x{i:03d}" for i in range(50)])
 
 
 @test
@@ -467,10 +475,6 @@ def queue_survives_first_drive_loss(s):
     the second drive's copy delivers every event in order, and the new
     drive gets its copy back."""
     import shutil
-    c, b = new_bucket(s, "nloss")
-    put_conf(c, b, queue_conf(HOOK_ARN, ["s3:ObjectCreated:*"]))
-    HOOK.stop()
-    keys = [f"l{i:03d}" for i in range(30)]
     q0 = os.path.join(s.drives[0], "notify", "hook1.q")
     q1 = os.path.join(s.drives[1], "notify", "hook1.q")
 
@@ -478,56 +482,37 @@ def queue_survives_first_drive_loss(s):
         assert os.path.getsize(q1) == os.path.getsize(q0) > 0
         shutil.rmtree(s.drives[0])
         os.mkdir(s.drives[0])
-    try:
-        for k in keys:
-            c.put_object(Bucket=b, Key=k, Body=b"l")
-        assert metrics(s)[("strata_notify_queue_copies", "hook1")] == 2
-        s.restart(kill=True, between=replace_drive0)
+
+    def rebuilt():
         assert os.path.getsize(q0) == os.path.getsize(q1) > 0, "drive 0's copy rebuilt"
         assert metrics(s)[("strata_notify_queue_copies", "hook1")] == 2
-        HOOK.clear()
-    finally:
-        if HOOK.srv is None:
-            HOOK.start()
-    recs = HOOK.wait(lambda rs: set(keys) <= set(keys_of(rs, b)), timeout=30)
-    got = keys_of(recs, b)
-    firsts = [k for i, k in enumerate(got) if k not in got[:i]]
-    assert firsts == keys, got
+    assert metrics(s)[("strata_notify_queue_copies", "hook1")] == 2
+    killed_with_events_queued(s, "nloss", [f"l{i:03d}" for i in range(30)],
+                              between=replace_drive0, after=rebuilt)
 
 
 @test
 def damaged_queue_files_recovered(s):
-    """Killed with events queued, then a torn record appended to the queue
-    file (a crash mid-append) and the delivered offset pointing into a
-    record (a lost write of it): after the restart every event still
-    arrives, the torn bytes are cut off."""
-    c, b = new_bucket(s, "ntorn")
-    put_conf(c, b, queue_conf(HOOK_ARN, ["s3:ObjectCreated:*"]))
-    HOOK.stop()
-    keys = [f"t{i:02d}" for i in range(20)]
-    q = os.path.join(s.drives[0], "notify", "hook1.q")
-    ack = os.path.join(s.drives[0], "notify", "hook1.ack")
+    """Killed with events queued, then in both copies of the queue a torn
+    record appended to the queue file (a crash mid-append) and the
+    delivered offset pointing into a record (a lost write of it): after
+    the restart every event still arrives, the torn bytes are cut off."""
+    copies = [os.path.join(d, "notify", "hook1") for d in s.drives[:2]]
+    sizes = []
 
     def damage():
-        with open(q, "ab") as f:
-            f.write(b"SNTQ\x40\x00\x00\x00half a rec")
-        with open(ack, "wb") as f:
-            f.write((5).to_bytes(8, "little"))
-    try:
-        for k in keys:
-            c.put_object(Bucket=b, Key=k, Body=b"t")
-        size = os.path.getsize(q)
-        assert size > 0
-        s.restart(kill=True, between=damage)
-        assert os.path.getsize(q) == size, "the torn record is cut off"
-        HOOK.clear()
-    finally:
-        if HOOK.srv is None:
-            HOOK.start()
-    recs = HOOK.wait(lambda rs: set(keys) <= set(keys_of(rs, b)), timeout=30)
-    got = keys_of(recs, b)
-    firsts = [k for i, k in enumerate(got) if k not in got[:i]]
-    assert firsts == keys, got
+        for q in copies:
+            sizes.append(os.path.getsize(q + ".q"))
+            assert sizes[-1] > 0
+            with open(q + ".q", "ab") as f:
+                f.write(b"SNTQ\x40\x00\x00\x00half a rec")
+            with open(q + ".ack", "wb") as f:
+                f.write((5).to_bytes(8, "little"))
+
+    def cut():
+        assert [os.path.getsize(q + ".q") for q in copies] == sizes, "the torn record is cut off"
+    killed_with_events_queued(s, "ntorn", [f"t{i:02d}" for i in range(20)], between=damage,
+                              after=cut)
 
 
 @test

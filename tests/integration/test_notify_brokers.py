@@ -76,6 +76,19 @@ def wait_failed(s, target, before, n=1):
              f"{target}: failed deliveries counted", timeout=20)
 
 
+def queue_while_blocked(s, c, b, target, block, prefix):
+    """block() the server, PUT 10 keys: PUTs succeed, the target's
+    failures are counted and the 10 events stay pending.  The keys."""
+    block()
+    before = metrics(s)
+    ks = [f"{prefix}/k{i:02d}" for i in range(10)]
+    for k in ks:
+        c.put_object(Bucket=b, Key=k, Body=b"x")
+    wait_failed(s, target, before[("strata_notify_failed_total", target)])
+    assert metrics(s)[("strata_notify_pending", target)] == len(ks)
+    return ks
+
+
 def scenario(s, prefix, arn, target, received, down, up, block=None, unblock=None):
     """The common part: round trip, test event, records, server down then
     up, kill -9 with events pending.  received(bucket) -> the messages
@@ -101,13 +114,7 @@ def scenario(s, prefix, arn, target, received, down, up, block=None, unblock=Non
     assert recs[0]["s3"]["object"]["sequencer"] < recs[1]["s3"]["object"]["sequencer"]
 
     # The server down: PUTs still succeed, the events wait, then arrive in order.
-    down()
-    before = metrics(s)
-    ks = [f"d/k{i:02d}" for i in range(10)]
-    for k in ks:
-        c.put_object(Bucket=b, Key=k, Body=b"x")
-    wait_failed(s, target, before[("strata_notify_failed_total", target)])
-    assert metrics(s)[("strata_notify_pending", target)] == len(ks)
+    ks = queue_while_blocked(s, c, b, target, down, "d")
     up()
     wait_for(lambda: len(keys(received(b), b)) >= 2 + len(ks), "records after the server's return",
              timeout=60)
@@ -118,13 +125,7 @@ def scenario(s, prefix, arn, target, received, down, up, block=None, unblock=Non
     assert m[("strata_notify_delivered_total", target)] >= 3 + len(ks), m
 
     # kill -9 of the daemon with events pending: delivered after the restart.
-    (block or down)()
-    before = metrics(s)
-    kk = [f"x/k{i:02d}" for i in range(10)]
-    for k in kk:
-        c.put_object(Bucket=b, Key=k, Body=b"y")
-    wait_failed(s, target, before[("strata_notify_failed_total", target)])
-    assert metrics(s)[("strata_notify_pending", target)] == len(kk)
+    kk = queue_while_blocked(s, c, b, target, block or down, "x")
     s.restart(kill=True)
     (unblock or up)()
     wait_for(lambda: set(kk) <= set(keys(received(b), b)), "records after the daemon's restart",
