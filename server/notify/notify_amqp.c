@@ -5,7 +5,9 @@
  * queue named ROUTING_KEY).  Each event's JSON is published persistent
  * (delivery mode 2) and mandatory on a channel in confirm mode: it counts
  * as delivered only when the broker's basic.ack arrives, and a message
- * the broker returns (no queue bound) or nacks is sent again later.  The
+ * the broker returns (no queue bound) or nacks is sent again later.
+ * Batches of queued events are published back to back and then their
+ * confirms awaited.  The
  * user is USER (default guest), the password the target's token file
  * (default guest).  rabbitmq-c; the connection is made again after any
  * error.  Delivery thread only.
@@ -108,12 +110,30 @@ fail:
     return false;
 }
 
-/* Reads frames until the broker confirms delivery tag t->tag: 0 on
- * basic.ack of a message that was routed, -1 otherwise. */
-static int confirm_wait(struct atarget *t)
+/* A batch's messages by delivery tag: waiting, acked, or not delivered
+ * (nacked, or returned unroutable). */
+enum { W_WAIT, W_OK, W_BAD };
+
+/* Marks the batch's messages a confirm covers (tags first..first+n-1). */
+static void confirm_mark(char *st, uint64_t first, size_t n, uint64_t tag, bool multiple,
+                         char v)
 {
-    bool returned = false;
+    for (size_t i = 0; i < n; i++)
+        if (st[i] == W_WAIT && (first + i == tag || (multiple && first + i < tag)))
+            st[i] = v;
+}
+
+/* Reads frames until every message of the batch (tags first..) is
+ * confirmed: 0, or -1 (timeout, connection or channel closed). */
+static int confirm_wait(struct atarget *t, uint64_t first, size_t n, char *st)
+{
+    bool returned = false; /* the next ack is of a returned message */
     for (;;) {
+        size_t waiting = 0;
+        for (size_t i = 0; i < n; i++)
+            waiting += st[i] == W_WAIT;
+        if (!waiting)
+            return 0;
         amqp_frame_t f;
         struct timeval tv = {.tv_sec = 5};
         if (amqp_simple_wait_frame_noblock(t->c, &f, &tv) != AMQP_STATUS_OK)
@@ -123,39 +143,62 @@ static int confirm_wait(struct atarget *t)
         switch (f.payload.method.id) {
         case AMQP_BASIC_ACK_METHOD: {
             const amqp_basic_ack_t *a = f.payload.method.decoded;
-            if (a->delivery_tag == t->tag || (a->multiple && a->delivery_tag >= t->tag))
-                return returned ? -1 : 0;
+            confirm_mark(st, first, n, a->delivery_tag, a->multiple, returned ? W_BAD : W_OK);
+            returned = false;
+            break;
+        }
+        case AMQP_BASIC_NACK_METHOD: {
+            const amqp_basic_nack_t *a = f.payload.method.decoded;
+            confirm_mark(st, first, n, a->delivery_tag, a->multiple, W_BAD);
             break;
         }
         case AMQP_BASIC_RETURN_METHOD:
-            returned = true; /* unroutable: its ack follows */
+            /* Unroutable: the broker sends its ack right after. */
+            returned = true;
             break;
-        case AMQP_BASIC_NACK_METHOD:
         default: /* channel or connection closed by the broker, ... */
             return -1;
         }
     }
 }
 
-static int at_send(void *h, const char *msg, size_t len)
+/* Publishes the batch, then waits for its confirms: the broker works on
+ * all of them at once (one disk sync for many persistent messages). */
+static size_t at_send_batch(void *h, const struct iovec *msgs, size_t n)
 {
     struct atarget *t = h;
     if (!at_connect(t))
-        return -1;
+        return 0;
     amqp_basic_properties_t props = {
         ._flags = AMQP_BASIC_CONTENT_TYPE_FLAG | AMQP_BASIC_DELIVERY_MODE_FLAG,
         .content_type = amqp_cstring_bytes("application/json"),
         .delivery_mode = AMQP_DELIVERY_PERSISTENT,
     };
-    amqp_bytes_t body = {.len = len, .bytes = (void *)msg};
-    t->tag++;
-    if (amqp_basic_publish(t->c, 1, amqp_cstring_bytes(t->exchange), amqp_cstring_bytes(t->rkey),
-                           1, 0, &props, body) != AMQP_STATUS_OK ||
-        confirm_wait(t) != 0) {
-        at_disconnect(t); /* the next attempt starts clean */
-        return -1;
+    char st[STRATA_NOTIFY_BATCH_MAX];
+    uint64_t first = t->tag + 1;
+    for (size_t i = 0; i < n; i++) {
+        st[i] = W_WAIT;
+        amqp_bytes_t body = {.len = msgs[i].iov_len, .bytes = msgs[i].iov_base};
+        t->tag++;
+        if (amqp_basic_publish(t->c, 1, amqp_cstring_bytes(t->exchange),
+                               amqp_cstring_bytes(t->rkey), 1, 0, &props, body) != AMQP_STATUS_OK) {
+            at_disconnect(t); /* the next attempt starts clean */
+            return 0;
+        }
     }
-    return 0;
+    if (confirm_wait(t, first, n, st) != 0)
+        at_disconnect(t);
+    size_t k = 0;
+    while (k < n && st[k] == W_OK)
+        k++;
+    return k;
 }
 
-const struct strata_notify_kind strata_notify_amqp = {"amqp", at_open, at_send, at_close};
+static int at_send(void *h, const char *msg, size_t len)
+{
+    struct iovec m = {.iov_base = (void *)msg, .iov_len = len};
+    return at_send_batch(h, &m, 1) == 1 ? 0 : -1;
+}
+
+const struct strata_notify_kind strata_notify_amqp = {"amqp", at_open, at_send, at_close,
+                                                      at_send_batch};

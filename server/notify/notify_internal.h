@@ -7,6 +7,10 @@
 
 #include <stdatomic.h>
 #include <stddef.h>
+#include <sys/uio.h>
+
+/* Messages handed to one send_batch call, at most. */
+#define STRATA_NOTIFY_BATCH_MAX 64
 
 struct strata_notify_kind {
     const char *name; /* KIND of --notify-target */
@@ -15,6 +19,11 @@ struct strata_notify_kind {
     /* One message (msg[len] is '\0') delivered and acknowledged: 0; not (yet): -1. */
     int (*send)(void *h, const char *msg, size_t len);
     void (*close)(void *h);
+    /* Optional (NULL: send, one at a time): msgs[0..n) in order, n <=
+     * STRATA_NOTIFY_BATCH_MAX, each iov_base '\0'-terminated; how many
+     * from the first on were acknowledged (0..n).  For targets whose
+     * acknowledgement costs a round trip or a sync each. */
+    size_t (*send_batch)(void *h, const struct iovec *msgs, size_t n);
 };
 
 extern const struct strata_notify_kind strata_notify_webhook;

@@ -156,4 +156,4 @@ static int mt_send(void *h, const char *msg, size_t len)
     return 0;
 }
 
-const struct strata_notify_kind strata_notify_mqtt = {"mqtt", mt_open, mt_send, mt_close};
+const struct strata_notify_kind strata_notify_mqtt = {"mqtt", mt_open, mt_send, mt_close, NULL};

@@ -5,7 +5,8 @@
  * in TABLE (event_time TIMESTAMP WITH TIME ZONE NOT NULL, event_data
  * JSONB), created if missing.  event_time is the record's eventTime (an
  * s3:TestEvent's Time).  An INSERT counts as
- * delivered when it has committed (autocommit).  The password is the
+ * delivered when it has committed; the queued events are inserted in
+ * batches, one transaction each.  The password is the
  * target's token file.  libpq; the connection is made again after any
  * error.  Delivery thread only.
  */
@@ -117,18 +118,31 @@ static bool pt_connect(struct ptarget *t)
     return true;
 }
 
-static int pt_send(void *h, const char *msg, size_t len)
+/* One transaction for the batch: one commit (one WAL flush) for all. */
+static size_t pt_send_batch(void *h, const struct iovec *msgs, size_t n)
 {
     struct ptarget *t = h;
     if (!pt_connect(t))
-        return -1;
-    (void)len; /* the JSON has no NUL: sent as a text parameter */
-    if (!exec_ok(t->c, t->insert, msg)) {
-        PQfinish(t->c); /* the next attempt connects again */
+        return 0;
+    bool ok = n == 1 || exec_ok(t->c, "BEGIN", NULL);
+    /* The JSON has no NUL: each is sent as a text parameter. */
+    for (size_t i = 0; ok && i < n; i++)
+        ok = exec_ok(t->c, t->insert, msgs[i].iov_base);
+    if (ok && n > 1)
+        ok = exec_ok(t->c, "COMMIT", NULL);
+    if (!ok) {
+        PQfinish(t->c); /* rolls back; the next attempt connects again */
         t->c = NULL;
-        return -1;
+        return 0;
     }
-    return 0;
+    return n;
 }
 
-const struct strata_notify_kind strata_notify_postgres = {"postgres", pt_open, pt_send, pt_close};
+static int pt_send(void *h, const char *msg, size_t len)
+{
+    struct iovec m = {.iov_base = (void *)msg, .iov_len = len};
+    return pt_send_batch(h, &m, 1) == 1 ? 0 : -1;
+}
+
+const struct strata_notify_kind strata_notify_postgres = {"postgres", pt_open, pt_send, pt_close,
+                                                          pt_send_batch};

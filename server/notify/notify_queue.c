@@ -45,6 +45,9 @@
  * after every event, which would make each one an ext4 truncate. */
 #define TRUNC_BYTES (4u << 20)
 #define IDLE_MS 1000
+/* A batch's payload bytes: after the first record (up to REC_MAX), more
+ * are added while the total stays below this. */
+#define BATCH_BYTES (1u << 20)
 #define BACKOFF_MIN_MS 100
 #define BACKOFF_MAX_MS 5000
 
@@ -323,10 +326,38 @@ static void wait_ms(struct target *t, uint64_t ms)
     pthread_cond_timedwait(&t->cv, &t->mu, &ts);
 }
 
+/* Reads the records from off on (all before end) into buf (BATCH_BYTES +
+ * 1): the first (if whole and good), then more while they fit, up to max.
+ * msgs[i] '\0'-terminated, after[i] the offset past record i.  The count:
+ * 0 when the first cannot be read. */
+static size_t batch_read(int fd, uint64_t off, uint64_t end, size_t max, char *buf,
+                         struct iovec *msgs, uint64_t *after)
+{
+    size_t n = 0, used = 0;
+    while (n < max && off < end) {
+        uint32_t h[3];
+        if (pread(fd, h, REC_HDR, (off_t)off) != (ssize_t)REC_HDR || h[0] != REC_MAGIC ||
+            h[1] > REC_MAX || (n > 0 && used + h[1] + 1 > BATCH_BYTES))
+            break;
+        char *p = buf + used;
+        if (pread(fd, p, h[1], (off_t)(off + REC_HDR)) != (ssize_t)h[1] ||
+            strata_crc32c(0, p, h[1]) != h[2])
+            break;
+        p[h[1]] = '\0';
+        msgs[n] = (struct iovec){.iov_base = p, .iov_len = h[1]};
+        off += REC_HDR + h[1];
+        after[n++] = off;
+        used += h[1] + 1;
+    }
+    return n;
+}
+
 static void *deliver_main(void *arg)
 {
     struct target *t = arg;
-    char *buf = malloc(REC_MAX + 1);
+    char *buf = malloc(BATCH_BYTES + 1);
+    struct iovec msgs[STRATA_NOTIFY_BATCH_MAX];
+    uint64_t after[STRATA_NOTIFY_BATCH_MAX];
     uint64_t backoff = 0, last_sync = 0, retry_at = 0;
     pthread_mutex_lock(&t->mu);
     while (!t->stop && buf) {
@@ -363,7 +394,7 @@ static void *deliver_main(void *arg)
             wait_ms(t, retry_at - now < SYNC_MS ? retry_at - now : SYNC_MS);
             continue;
         }
-        uint64_t off = t->head;
+        uint64_t off = t->head, end = t->tail;
         int c = 0;
         while (c < STRATA_NOTIFY_QUEUE_COPIES && !t->live[c])
             c++;
@@ -376,34 +407,28 @@ static void *deliver_main(void *arg)
         int fd = t->fd[c];
         pthread_mutex_unlock(&t->mu);
         /* Records before the tail never change: read without the lock. */
-        uint32_t h[3];
-        bool ok = pread(fd, h, REC_HDR, (off_t)off) == (ssize_t)REC_HDR &&
-                  h[0] == REC_MAGIC && h[1] <= REC_MAX &&
-                  pread(fd, buf, h[1], (off_t)(off + REC_HDR)) == (ssize_t)h[1] &&
-                  strata_crc32c(0, buf, h[1]) == h[2];
-        if (ok)
-            buf[h[1]] = '\0';
-        int rc = ok ? t->kind->send(t->h, buf, h[1]) : -1;
+        size_t n = batch_read(fd, off, end, t->kind->send_batch ? STRATA_NOTIFY_BATCH_MAX : 1,
+                              buf, msgs, after);
+        size_t k = n == 0                ? 0
+                   : t->kind->send_batch ? t->kind->send_batch(t->h, msgs, n)
+                                         : t->kind->send(t->h, msgs[0].iov_base,
+                                                         msgs[0].iov_len) == 0;
         pthread_mutex_lock(&t->mu);
-        if (!ok && t->live[c]) {
+        if (n == 0) {
             /* This copy cannot be read: the next one (if any) is. */
             t->live[c] = false;
             continue;
         }
-        if (!ok) {
-            /* Unreadable queue (disk error): keep trying, slowly. */
-            atomic_fetch_add(&t->failed, 1);
-            retry_at = now_ms() + BACKOFF_MAX_MS;
-            continue;
-        }
-        if (rc == 0) {
-            t->head = off + REC_HDR + h[1];
-            t->pending--;
+        if (k > 0) {
+            t->head = after[k - 1];
+            t->pending -= k;
             ack_write(t);
             t->ack_dirty = true;
-            atomic_fetch_add(&t->delivered, 1);
-            backoff = 0;
-            continue;
+            atomic_fetch_add(&t->delivered, k);
+            if (k == n) {
+                backoff = 0;
+                continue;
+            }
         }
         atomic_fetch_add(&t->failed, 1);
         backoff = backoff ? backoff * 2 : BACKOFF_MIN_MS;
