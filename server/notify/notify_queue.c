@@ -12,8 +12,10 @@
  * the most records wins and is copied over the other (a replaced, empty
  * drive gets the queue back).  ID.ack holds the offset of the first
  * record not yet acknowledged by the target.  The delivery thread reads the
- * record at that offset, sends it, and on success moves the offset past
- * it; when it reaches the tail both files go back to empty.  On open the
+ * record at that offset (or, for a kind with send_batch, up to
+ * STRATA_NOTIFY_BATCH_MAX records from it), sends it, and moves the offset
+ * past what was acknowledged; when it reaches the tail both files go back
+ * to empty.  On open the
  * records after the offset are counted and a torn last record (a crash
  * mid-append) is cut off.  Syncs are batched: the thread fdatasyncs the
  * queue at most every SYNC_MS while there is unsynced data, and the ack
