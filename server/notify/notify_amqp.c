@@ -194,11 +194,5 @@ static size_t at_send_batch(void *h, const struct iovec *msgs, size_t n)
     return k;
 }
 
-static int at_send(void *h, const char *msg, size_t len)
-{
-    struct iovec m = {.iov_base = (void *)msg, .iov_len = len};
-    return at_send_batch(h, &m, 1) == 1 ? 0 : -1;
-}
-
-const struct strata_notify_kind strata_notify_amqp = {"amqp", at_open, at_send, at_close,
+const struct strata_notify_kind strata_notify_amqp = {"amqp", at_open, NULL, at_close,
                                                       at_send_batch};

@@ -138,11 +138,5 @@ static size_t pt_send_batch(void *h, const struct iovec *msgs, size_t n)
     return n;
 }
 
-static int pt_send(void *h, const char *msg, size_t len)
-{
-    struct iovec m = {.iov_base = (void *)msg, .iov_len = len};
-    return pt_send_batch(h, &m, 1) == 1 ? 0 : -1;
-}
-
-const struct strata_notify_kind strata_notify_postgres = {"postgres", pt_open, pt_send, pt_close,
+const struct strata_notify_kind strata_notify_postgres = {"postgres", pt_open, NULL, pt_close,
                                                           pt_send_batch};
