@@ -9,8 +9,9 @@
  * that one drive lost loses no queued event) and one delivery thread.  An
  * event is written to the queue file before the S3 answer is sent (so kill
  * -9 loses nothing; the file is fdatasync'ed in batches by the delivery
- * thread, so a power loss can lose the last ~100 ms), and removed only after the target acknowledged it: delivery is at least
- * once, in order.  A queue over its bound drops new events (counted).
+ * thread, so a power loss can lose the last ~100 ms), and removed only
+ * after the target acknowledged it: delivery is at least once, in order.
+ * A queue over its bound drops new events (counted).
  *
  * Threads: strata_notify_emit from any connection or worker thread; the
  * rest at start-up and shutdown (main thread).
