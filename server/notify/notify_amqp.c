@@ -188,6 +188,8 @@ static size_t at_send_batch(void *h, const struct iovec *msgs, size_t n)
     }
     if (confirm_wait(t, first, n, st) != 0)
         at_disconnect(t);
+    else
+        amqp_maybe_release_buffers(t->c); /* the decoded frames' memory, else it grows */
     size_t k = 0;
     while (k < n && st[k] == W_OK)
         k++;

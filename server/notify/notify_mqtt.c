@@ -109,7 +109,9 @@ static bool loop_until(struct mtarget *t, const bool *flag)
 
 static bool mt_connect(struct mtarget *t)
 {
-    if (t->connected)
+    /* Idle since the last event: a broker that closed the connection
+     * meanwhile is noticed here, not by a failed publish. */
+    if (t->connected && mosquitto_loop(t->m, 0, 1) == MOSQ_ERR_SUCCESS)
         return true;
     mt_disconnect(t);
     char cid[64];
