@@ -4,22 +4,25 @@
  *
  * Queue file ID.q: records of a 12-byte header (magic, payload length,
  * CRC32C of the payload) and the payload, appended at the tail under the
- * target's mutex by whoever emits.  The queue has a copy (ID.q and
- * ID.ack) in each queue directory (the first two drives): every record is
- * written to every live copy at the same offset before it counts as
- * queued, so losing one drive loses no queued event.  A copy that fails a
- * write or read is given up until the next start.  At start the copy with
- * the most records wins and is copied over the other (a replaced, empty
- * drive gets the queue back).  ID.ack holds the offset of the first
- * record not yet acknowledged by the target.  The delivery thread reads the
- * record at that offset (or, for a kind with send_batch, up to
- * STRATA_NOTIFY_BATCH_MAX records from it), sends it, and moves the offset
- * past what was acknowledged; when it reaches the tail both files go back
- * to empty.  On open the
- * records after the offset are counted and a torn last record (a crash
- * mid-append) is cut off.  Syncs are batched: the thread fdatasyncs the
- * queue at most every SYNC_MS while there is unsynced data, and the ack
- * file lazily (a lost ack means a redelivery, which at-least-once allows).
+ * target's mutex by whoever emits.  ID.ack holds the offset of the first
+ * record not yet acknowledged by the target, and a generation.  The
+ * delivery thread reads the record at that offset (or, for a kind with
+ * send_batch, up to STRATA_NOTIFY_BATCH_MAX records from it), sends it,
+ * and moves the offset past what was acknowledged; when it reaches the
+ * tail both files go back to empty.  On open the records after the offset
+ * are counted and a torn last record (a crash mid-append) is cut off.
+ * Syncs are batched: the thread fdatasyncs the queue at most every
+ * SYNC_MS while there is unsynced data, and the ack file lazily (a lost
+ * ack means a redelivery, which at-least-once allows).
+ *
+ * The queue has a copy (ID.q and ID.ack) in each queue directory (the
+ * first two drives): every record is written to every live copy at the
+ * same offset before it counts as queued, so losing one drive loses no
+ * queued event.  A copy that fails a write or read is given up until the
+ * next start.  Every start and every copy given up moves the live copies
+ * to a new generation.  At start the copy of the latest generation with
+ * the most records wins and is copied over the others (a replaced, empty
+ * drive gets the queue back; a stale copy never wins).
  */
 #include "notify.h"
 #include "notify_internal.h"
@@ -66,6 +69,7 @@ struct target {
     pthread_mutex_t mu;
     pthread_cond_t cv;
     uint64_t head, tail; /* first unacknowledged record; end of the file */
+    uint64_t gen;        /* of the live copies (copy_give_up) */
     uint64_t pending;    /* records in [head, tail) */
     bool dirty;          /* appended since the last sync */
     uint64_t last_event_ms; /* of the last append (now_ms) */
@@ -162,13 +166,33 @@ static char *token_read(const char *path, char *err, size_t err_len)
     return strdup(line);
 }
 
-/* The delivered offset to every live copy; mutex held (or no thread yet). */
+static void copy_give_up(struct target *t, int i);
+
+/* The delivered offset and the generation to every live copy's ack file;
+ * a copy that cannot be written is given up.  Mutex held (or no thread
+ * yet). */
 static void ack_write(struct target *t)
 {
-    uint64_t v = t->head;
+    uint64_t v[2] = {t->head, t->gen};
     for (int i = 0; i < STRATA_NOTIFY_QUEUE_COPIES; i++)
-        if (t->live[i] && pwrite(t->ack_fd[i], &v, sizeof(v), 0) != (ssize_t)sizeof(v))
-            t->live[i] = false;
+        if (t->live[i] && pwrite(t->ack_fd[i], v, sizeof(v), 0) != (ssize_t)sizeof(v)) {
+            copy_give_up(t, i); /* it writes the survivors */
+            return;
+        }
+}
+
+/* Copy i had an I/O error and is no longer written.  The survivors move
+ * to a new generation, synced at once: at the next start the stale copy
+ * (say, its drive back) loses to them whatever its length, so it can never
+ * be copied over events only the survivors hold.  Mutex held. */
+static void copy_give_up(struct target *t, int i)
+{
+    t->live[i] = false;
+    t->gen++;
+    ack_write(t);
+    for (int j = 0; j < STRATA_NOTIFY_QUEUE_COPIES; j++)
+        if (t->live[j])
+            fdatasync(t->ack_fd[j]);
 }
 
 /* fdatasync of the live copies' queue (q) and/or ack files; without the
@@ -195,20 +219,21 @@ static bool rec_valid(int fd, uint64_t off, uint64_t size, char *buf)
 
 /* One copy's state after recovery. */
 struct copy_state {
-    uint64_t head, tail, pending;
+    uint64_t head, tail, pending, gen;
 };
 
 /* Reads copy i's ack offset and counts the records after it; cuts a torn
  * tail.  0, or -1 (the copy is unusable). */
 static int copy_recover(struct target *t, int i, char *buf, struct copy_state *cs)
 {
-    uint64_t ack = 0;
-    if (pread(t->ack_fd[i], &ack, sizeof(ack), 0) != (ssize_t)sizeof(ack))
-        ack = 0;
+    uint64_t v[2] = {0, 0}; /* offset, generation (8 bytes: generation 0) */
+    if (pread(t->ack_fd[i], v, sizeof(v), 0) < (ssize_t)sizeof(v[0]))
+        v[0] = v[1] = 0;
     struct stat st;
     if (fstat(t->fd[i], &st) != 0)
         return -1;
-    uint64_t size = (uint64_t)st.st_size, off = ack <= size ? ack : 0;
+    uint64_t size = (uint64_t)st.st_size, off = v[0] <= size ? v[0] : 0;
+    cs->gen = v[1];
     cs->head = off;
     cs->pending = 0;
     /* An offset that is not at a record (a lost write of it): the whole
@@ -243,9 +268,11 @@ static int copy_clone(struct target *t, int src, int dst, uint64_t tail, char *b
     return fdatasync(t->fd[dst]);
 }
 
-/* Recovers every open copy, takes the one with the most records (then
- * the furthest delivered offset) and makes the others equal to it.
- * 0, or -1 when no copy is usable. */
+/* Recovers every open copy, takes the one of the latest generation with
+ * the most records (then the furthest delivered offset) and makes the
+ * others equal to it.  Every start is a new generation: a copy missing
+ * now (its drive dead) loses to these ones if it comes back later.  0, or
+ * -1 when no copy is usable. */
 static int queue_recover(struct target *t)
 {
     char *buf = malloc(REC_MAX);
@@ -255,12 +282,15 @@ static int queue_recover(struct target *t)
     int best = -1;
     for (int i = 0; i < STRATA_NOTIFY_QUEUE_COPIES; i++) {
         t->live[i] = t->fd[i] >= 0 && t->ack_fd[i] >= 0 && copy_recover(t, i, buf, &cs[i]) == 0;
-        if (t->live[i] && (best < 0 || cs[i].tail > cs[best].tail ||
-                           (cs[i].tail == cs[best].tail && cs[i].head > cs[best].head)))
+        if (t->live[i] &&
+            (best < 0 || cs[i].gen > cs[best].gen ||
+             (cs[i].gen == cs[best].gen &&
+              (cs[i].tail > cs[best].tail ||
+               (cs[i].tail == cs[best].tail && cs[i].head > cs[best].head)))))
             best = i;
     }
     for (int i = 0; best >= 0 && i < STRATA_NOTIFY_QUEUE_COPIES; i++)
-        if (t->live[i] && i != best && cs[i].tail != cs[best].tail &&
+        if (t->live[i] && i != best && (cs[i].tail != cs[best].tail || cs[i].gen != cs[best].gen) &&
             copy_clone(t, best, i, cs[best].tail, buf) != 0)
             t->live[i] = false;
     free(buf);
@@ -269,6 +299,7 @@ static int queue_recover(struct target *t)
     t->head = cs[best].head;
     t->tail = cs[best].tail;
     t->pending = cs[best].pending;
+    t->gen = cs[best].gen + 1;
     ack_write(t);
     copies_sync(t, false, true);
     atomic_store(&t->queued, t->pending);
@@ -295,10 +326,10 @@ int strata_notify__enqueue(struct strata_notify *n, int ti, const char *msg, siz
                 any = true;
                 continue;
             }
-            /* This copy is given up: it no longer matches the others.  A
-             * torn record left in it is cut off (or the copy replaced) at
-             * the next start. */
-            t->live[i] = false;
+            /* This copy no longer matches the others: given up (a torn
+             * record left in it is cut off, or the copy replaced, at the
+             * next start). */
+            copy_give_up(t, i);
         }
         if (any) {
             t->tail += REC_HDR + len;
@@ -381,7 +412,7 @@ static void *deliver_main(void *arg)
                  * stale one can never point into records appended later. */
                 for (int i = 0; i < STRATA_NOTIFY_QUEUE_COPIES; i++)
                     if (t->live[i] && ftruncate(t->fd[i], 0) != 0)
-                        t->live[i] = false;
+                        copy_give_up(t, i);
                 t->head = t->tail = 0;
                 ack_write(t);
                 copies_sync(t, false, true);
@@ -418,7 +449,8 @@ static void *deliver_main(void *arg)
         pthread_mutex_lock(&t->mu);
         if (n == 0) {
             /* This copy cannot be read: the next one (if any) is. */
-            t->live[c] = false;
+            if (t->live[c])
+                copy_give_up(t, c);
             continue;
         }
         if (k > 0) {

@@ -492,6 +492,61 @@ def queue_survives_first_drive_loss(s):
 
 
 @test
+def stale_queue_copy_never_wins(s):
+    """Drive 1's queue copy unusable at a start (its notify/ a file): the
+    daemon runs on drive 0's copy alone (copies 1), delivers, empties it
+    and queues new events; killed, drive 1's old copy back (longer than
+    drive 0's): the restart keeps drive 0's newer copy, so the new events
+    arrive (a length-only choice would lose them for the stale ones)."""
+    import shutil
+    c, b = new_bucket(s, "nstale")
+    put_conf(c, b, queue_conf(HOOK_ARN, ["s3:ObjectCreated:*"]))
+    d1 = os.path.join(s.drives[1], "notify")
+    q0 = os.path.join(s.drives[0], "notify", "hook1.q")
+    old, new = [f"o{i:02d}" for i in range(20)], ["n0", "n1"]
+    HOOK.stop()
+    try:
+        for k in old:
+            c.put_object(Bucket=b, Key=k, Body=b"o")
+
+        def d1_unusable():
+            shutil.move(d1, d1 + ".away")
+            with open(d1, "w") as f:
+                f.write("not a directory")
+        s.restart(kill=True, between=d1_unusable)
+        assert metrics(s)[("strata_notify_queue_copies", "hook1")] == 1
+        HOOK.clear()
+        HOOK.start()
+        HOOK.wait(lambda rs: set(old) <= set(keys_of(rs, b)), timeout=30)
+        deadline = time.monotonic() + 20
+        while os.path.getsize(q0) > 0:  # caught up: emptied after 1 s idle
+            assert time.monotonic() < deadline, "drive 0's copy not emptied"
+            time.sleep(0.1)
+        HOOK.stop()
+        for k in new:
+            c.put_object(Bucket=b, Key=k, Body=b"n")
+        stale = os.path.join(d1 + ".away", "hook1.q")
+        assert os.path.getsize(stale) > os.path.getsize(q0) > 0
+
+        def d1_back():
+            os.unlink(d1)
+            shutil.move(d1 + ".away", d1)
+        s.restart(kill=True, between=d1_back)
+        assert metrics(s)[("strata_notify_queue_copies", "hook1")] == 2
+        assert os.path.getsize(os.path.join(d1, "hook1.q")) == os.path.getsize(q0)
+        HOOK.clear()
+    finally:
+        if HOOK.srv is None:
+            HOOK.start()
+        if os.path.isfile(d1):
+            os.unlink(d1)
+            shutil.move(d1 + ".away", d1)
+    recs = HOOK.wait(lambda rs: set(new) <= set(keys_of(rs, b)), timeout=30)
+    got = keys_of(recs, b)
+    assert [k for k in got if k in new] == new, got
+
+
+@test
 def damaged_queue_files_recovered(s):
     """Killed with events queued, then in both copies of the queue a torn
     record appended to the queue file (a crash mid-append) and the
