@@ -15,6 +15,7 @@ BUILD_PKGS=(
     libgnutls28-dev  # libmicrohttpd's TLS sessions (server/http/http.c early_answer)
     libhiredis-dev  # the redis event notification target
     libnats-dev  # the nats event notification target
+    librabbitmq-dev libmosquitto-dev libpq-dev  # the amqp, mqtt and postgres notification targets
 )
 PKGS=(
     "${BUILD_PKGS[@]}"
@@ -22,6 +23,8 @@ PKGS=(
     awscli python3 python3-boto3 s3cmd rclone curl
     python3-prometheus-client  # parses /metrics in test_metrics.py
     redis-server nats-server  # the notification targets' tests (test_notify.py)
+    # the amqp, mqtt and postgres targets' servers and clients (test_notify_brokers.py)
+    rabbitmq-server python3-pika mosquitto python3-paho-mqtt postgresql-15 postgresql-client-15
     python3-torch  # the README's DataLoader example (test_torch_example.py), tests/bench/torch_loader.py
     openssl  # a self-signed certificate in test_admin_cli.py
     # aws-sdk-js v3 test (tests/integration/test_js_sdk.py); npm below

@@ -198,12 +198,16 @@ static void usage(FILE *f)
 "  --notify-target ID:KIND:ADDRESS  an event target, e.g.\n"
 "                        hook1:webhook:http://127.0.0.1:8080/events.  KIND:\n"
 "                        webhook (HTTP POST), redis (ADDRESS HOST:PORT/KEY: RPUSH\n"
-"                        to list KEY) or nats (ADDRESS nats://HOST:PORT/SUBJECT).\n"
+"                        to list KEY), nats (ADDRESS nats://HOST:PORT/SUBJECT),\n"
+"                        amqp (amqp://[USER@]HOST:PORT/EXCHANGE/ROUTING_KEY),\n"
+"                        mqtt (mqtt://[USER@]HOST:PORT/TOPIC) or postgres\n"
+"                        (postgres://[USER@]HOST:PORT/DBNAME/TABLE).\n"
 "                        Repeatable; config \"notify-targets\": [...].  Each has a\n"
-"                        persistent queue under the first drive (notify/ID.q)\n"
+"                        persistent queue on the first two drives (notify/ID.q)\n"
 "  --notify-token-file ID:FILE  send \"Authorization: Bearer\" with the token on\n"
 "                        FILE's first line to target ID (redis: AUTH with it as\n"
-"                        the password; nats: the auth token; repeatable; config\n"
+"                        the password; nats: the auth token; amqp, mqtt,\n"
+"                        postgres: the password; repeatable; config\n"
 "                        \"notify-token-files\": [...])\n"
 "  --notify-queue-max N  events pending per target before new ones are dropped\n"
 "                        and counted (default %u)\n"
@@ -448,14 +452,20 @@ static void crash_hook_arm(struct strata_meta *m)
     strata_meta_set_step_hook(m, crash_hook, (void *)(intptr_t)k);
 }
 
-/* The event targets and their queues (under the first hot drive), before
- * HTTP starts so that no event is emitted without them.  0 or -1. */
+/* The event targets and their queues (a copy on each of the first two
+ * drives), before HTTP starts so that no event is emitted without them.
+ * 0 or -1. */
 static int notify_start(struct strata_srv *s)
 {
-    char dir[4200], err[512];
-    snprintf(dir, sizeof(dir), "%s/notify", s->cfg.drives[0]);
+    char dirs[STRATA_NOTIFY_QUEUE_COPIES][4200], err[512];
+    const char *dp[STRATA_NOTIFY_QUEUE_COPIES];
+    size_t nd = 0;
+    for (; nd < STRATA_NOTIFY_QUEUE_COPIES && nd < s->cfg.ndrives; nd++) {
+        snprintf(dirs[nd], sizeof(dirs[nd]), "%s/notify", s->cfg.drives[nd]);
+        dp[nd] = dirs[nd];
+    }
     if (strata_notify_create(s->cfg.notify_specs, s->cfg.nnotify_specs,
-                             s->cfg.notify_token_specs, s->cfg.nnotify_token_specs, dir,
+                             s->cfg.notify_token_specs, s->cfg.nnotify_token_specs, dp, nd,
                              s->cfg.notify_queue_max, &s->notify, err, sizeof(err)) != 0) {
         strata_srv_log(STRATA_LOG_ERR, "cannot start event notifications: %s", err);
         return -1;

@@ -4,13 +4,14 @@
  * (Put/GetBucketNotificationConfiguration, AWS's XML) and the events S3
  * handlers emit after a successful change.
  *
- * Each target has a persistent queue (an append-only file under the first
- * hot drive, notify/ID.q, with the delivered offset in ID.ack) and one
- * delivery thread.  An event is written to the queue file before the S3
- * answer is sent (so kill -9 loses nothing; the file is fdatasync'ed in
- * batches by the delivery thread, so a power loss can lose the last ~100 ms),
- * and removed only after the target acknowledged it: delivery is at least
- * once, in order.  A queue over its bound drops new events (counted).
+ * Each target has a persistent queue (an append-only file notify/ID.q, with
+ * the delivered offset in ID.ack, kept on each of the first two drives so
+ * that one drive lost loses no queued event) and one delivery thread.  An
+ * event is written to the queue file before the S3 answer is sent (so kill
+ * -9 loses nothing; the file is fdatasync'ed in batches by the delivery
+ * thread, so a power loss can lose the last ~100 ms), and removed only
+ * after the target acknowledged it: delivery is at least once, in order.
+ * A queue over its bound drops new events (counted).
  *
  * Threads: strata_notify_emit from any connection or worker thread; the
  * rest at start-up and shutdown (main thread).
@@ -29,22 +30,26 @@ struct strata_sbuf;
 
 #define STRATA_NOTIFY_TARGETS_MAX 16
 #define STRATA_NOTIFY_QUEUE_MAX_DEFAULT 100000 /* events pending per target */
+#define STRATA_NOTIFY_QUEUE_COPIES 2 /* queue directories (drives) written */
 
 struct strata_notify; /* the targets, their queues and threads */
 
-/* A target spec ID:KIND:ADDRESS checked (KIND webhook, redis or nats; ID of [A-Za-z0-9_-],
- * 1..64).  0, or -1 with err set. */
+/* A target spec ID:KIND:ADDRESS checked (KIND webhook, redis, nats, amqp, mqtt or
+ * postgres; ID of [A-Za-z0-9_-], 1..64; ADDRESS as the kind wants it).  0, or -1
+ * with err set. */
 int strata_notify_spec_check(const char *spec, char *err, size_t err_len);
 
 /*
- * Opens every target of specs[] (token_specs: "ID:FILE", a bearer token for
- * that target read from FILE's first line), its queue under dir (created),
- * and starts its delivery thread; events left from a previous run are
- * delivered first.  queue_max 0: the default.  0 with *out (NULL when
- * nspecs is 0), or -1 with err set.
+ * Opens every target of specs[] (token_specs: "ID:FILE", a bearer token or
+ * password for that target read from FILE's first line), its queue with a
+ * copy in each of dirs[0..ndirs) (created; at most
+ * STRATA_NOTIFY_QUEUE_COPIES are used, and a directory that cannot be used
+ * is left out as long as one can), and starts its delivery thread; events
+ * left from a previous run are delivered first.  queue_max 0: the default.
+ * 0 with *out (NULL when nspecs is 0), or -1 with err set.
  */
 int strata_notify_create(const char *const *specs, size_t nspecs, const char *const *token_specs,
-                         size_t ntokens, const char *dir, size_t queue_max,
+                         size_t ntokens, const char *const *dirs, size_t ndirs, size_t queue_max,
                          struct strata_notify **out, char *err, size_t err_len);
 /* Stops the threads (events still queued stay in their files) and frees.
  * NULL is a no-op. */

@@ -7,6 +7,8 @@
  * event type with overlapping prefix and suffix filters) and stored in
  * canonical form as the bucket's "notification" configuration document,
  * cached parsed (bucket_doc_cache.h) because every write consults it.
+ * Applying a configuration sends AWS's s3:TestEvent message to each of
+ * its destinations.
  * Strata produces the ObjectCreated, ObjectRemoved, ObjectTagging,
  * LifecycleExpiration and LifecycleTransition events; the other event
  * types AWS has (restore, replication, ...) are answered 501 rather than
@@ -46,7 +48,6 @@ static const char *const events_unsupported[] = {
     "s3:Replication:OperationFailedReplication", "s3:Replication:OperationMissedThreshold",
     "s3:Replication:OperationReplicatedAfterThreshold",
     "s3:Replication:OperationNotTracked", "s3:IntelligentTiering", "s3:ObjectAcl:Put",
-    "s3:TestEvent",
 };
 
 void strata_notify_config_free(struct strata_notify_conf *c)
@@ -330,6 +331,30 @@ void strata_h_notification_get(struct strata_req *r)
     strata_req_send_xml(r, 200, &b);
 }
 
+/* AWS's test message, queued once to each destination of a configuration
+ * just applied (its own shape: no Records). */
+static void test_events(struct strata_req *r, const struct strata_notify_conf *c)
+{
+    bool sent[STRATA_NOTIFY_TARGETS_MAX] = {false};
+    char when[40];
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    strata_iso8601_format((int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000, when, sizeof(when));
+    json_t *m = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s}", "Service", "Amazon S3", "Event",
+                          "s3:TestEvent", "Time", when, "Bucket", r->bucket, "RequestId", r->id,
+                          "HostId", r->srv->host_id);
+    char *s = m ? json_dumps(m, JSON_COMPACT) : NULL;
+    json_decref(m);
+    for (size_t i = 0; s && i < c->n; i++) {
+        int t = strata_notify_target_find(r->srv->notify, c->r[i].arn);
+        if (t >= 0 && !sent[t]) {
+            sent[t] = true;
+            strata_notify__enqueue(r->srv->notify, t, s, strlen(s));
+        }
+    }
+    free(s);
+}
+
 /* A strata_notify_dest_cb: ud is the daemon's struct strata_notify (or NULL). */
 static bool dest_known(void *ud, const char *arn)
 {
@@ -363,8 +388,8 @@ void strata_h_notification_put(struct strata_req *r)
     strata_sbuf_init(&b, STRATA_SRV_XML_BODY_MAX);
     if (c->n)
         strata_notify_config_format(&b, c);
-    strata_notify_config_free(c);
     if (b.failed) {
+        strata_notify_config_free(c);
         strata_sbuf_fini(&b);
         r->err_msg = "The notification configuration is too large.";
         strata_req_error(r, S3E_InvalidArgument, 0);
@@ -376,9 +401,12 @@ void strata_h_notification_put(struct strata_req *r)
     strata_sbuf_fini(&b);
     strata_doc_cache_invalidate(&cache, r->bucket);
     if (rc && !(rc == STRATA_ENOTFOUND && b.len == 0)) {
+        strata_notify_config_free(c);
         strata_req_error_strata(r, rc, S3CTX_BUCKET);
         return;
     }
+    test_events(r, c);
+    strata_notify_config_free(c);
     strata_req_send_empty(r, 200);
 }
 

@@ -7,19 +7,32 @@
 
 #include <stdatomic.h>
 #include <stddef.h>
+#include <sys/uio.h>
+
+/* Messages handed to one send_batch call, at most. */
+#define STRATA_NOTIFY_BATCH_MAX 64
 
 struct strata_notify_kind {
     const char *name; /* KIND of --notify-target */
     /* 0 with *h, or -1 with err set (a bad ADDRESS). */
     int (*open)(const char *address, const char *token, void **h, char *err, size_t err_len);
-    /* One message delivered and acknowledged: 0; not (yet): -1. */
+    /* One message (msg[len] is '\0') delivered and acknowledged: 0; not (yet): -1.
+     * NULL when send_batch is given. */
     int (*send)(void *h, const char *msg, size_t len);
     void (*close)(void *h);
+    /* Or (NULL: send, one at a time): msgs[0..n) in order, n <=
+     * STRATA_NOTIFY_BATCH_MAX, each iov_base '\0'-terminated; how many
+     * from the first on were acknowledged (0..n).  For targets whose
+     * acknowledgement costs a round trip or a sync each. */
+    size_t (*send_batch)(void *h, const struct iovec *msgs, size_t n);
 };
 
 extern const struct strata_notify_kind strata_notify_webhook;
 extern const struct strata_notify_kind strata_notify_redis;
 extern const struct strata_notify_kind strata_notify_nats;
+extern const struct strata_notify_kind strata_notify_amqp;
+extern const struct strata_notify_kind strata_notify_mqtt;
+extern const struct strata_notify_kind strata_notify_postgres;
 
 /* Event sequencers: one counter for the daemon, seeded from the wall clock
  * at start so that it keeps growing across restarts. */

@@ -77,4 +77,4 @@ static int nt_send(void *h, const char *msg, size_t len)
     return -1;
 }
 
-const struct strata_notify_kind strata_notify_nats = {"nats", nt_open, nt_send, nt_close};
+const struct strata_notify_kind strata_notify_nats = {"nats", nt_open, nt_send, nt_close, NULL};

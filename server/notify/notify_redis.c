@@ -98,4 +98,4 @@ static int rt_send(void *h, const char *msg, size_t len)
     return ok ? 0 : -1;
 }
 
-const struct strata_notify_kind strata_notify_redis = {"redis", rt_open, rt_send, rt_close};
+const struct strata_notify_kind strata_notify_redis = {"redis", rt_open, rt_send, rt_close, NULL};

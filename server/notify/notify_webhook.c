@@ -79,4 +79,4 @@ static int hook_send(void *h, const char *msg, size_t len)
 }
 
 const struct strata_notify_kind strata_notify_webhook = {"webhook", hook_open, hook_send,
-                                                         hook_close};
+                                                         hook_close, NULL};

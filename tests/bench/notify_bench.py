@@ -9,6 +9,13 @@ receiver in this process (http.server, keep-alive).
   daemon, so this is a floor).
 - the same for a nats target (nats-server from Debian, a raw-protocol
   subscriber in a process of its own), when nats-server is installed.
+- the same for the amqp, mqtt and postgres targets (BROKERS, default all
+  three; tests/integration/notify_brokers.py starts rabbitmq-server,
+  mosquitto and postgres): the broker blocked (rabbitmq: the queue unbound,
+  so every publish is returned; mosquitto and postgres: not started yet)
+  while EVENTS PUTs queue up, then unblocked; the rate is read from the
+  target's strata_notify_delivered_total, first to last delivery (each
+  event waits for the broker's ack or the INSERT's commit).
 - foreground PUT rate: PUTS objects of 100 KiB by THREADS boto3 clients
   into a bucket without notifications and one whose every PUT is an event
   delivered to the live receiver, alternating ROUNDS times; medians, and
@@ -16,13 +23,17 @@ receiver in this process (http.server, keep-alive).
   a shared machine.
 
 Environment: STRATA_BIN (default build-dev/strata), EVENTS (2000), PUTS
-(300), THREADS (4), ROUNDS (3), KEEP=1 keeps the work directory.
+(300), THREADS (4), ROUNDS (3), BROKERS ("amqp,mqtt,postgres"; "" for
+none), BROKERS_ONLY=1 (only the broker figures), KEEP=1 keeps the work
+directory.
 Prints the figures and one JSON line.
 """
 import http.server
 import json
 import multiprocessing
 import os
+import re
+import secrets
 import statistics
 import subprocess
 import sys
@@ -40,6 +51,7 @@ EVENTS = int(os.environ.get("EVENTS", "2000"))
 PUTS = int(os.environ.get("PUTS", "300"))
 THREADS = int(os.environ.get("THREADS", "4"))
 ROUNDS = int(os.environ.get("ROUNDS", "3"))
+BROKERS = [b for b in os.environ.get("BROKERS", "amqp,mqtt,postgres").split(",") if b]
 
 
 class Receiver:
@@ -155,6 +167,90 @@ def nats_rate(c, ep, port):
         srv.wait()
 
 
+def delivered(ep, target):
+    """strata_notify_delivered_total of one target."""
+    import urllib.request
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    text = opener.open(f"{ep}/metrics", timeout=30).read().decode()
+    m = re.search(rf'^strata_notify_delivered_total{{target="{target}",kind="\w+"}} (\d+)$',
+                  text, re.M)
+    return int(m.group(1)) if m else 0
+
+
+def broker_rates(binary, work, env):
+    """events/s to each broker target from a filled queue (module doc)."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                    "integration"))
+    import notify_brokers as nb
+    password = secrets.token_hex(16)
+    tok = os.path.join(work, "broker-pass")
+    with open(tok, "w") as f:
+        f.write(password + "\n")
+    os.chmod(tok, 0o600)
+    servers = {"amqp": nb.Rabbit, "mqtt": nb.Mosquitto, "postgres": nb.Postgres}
+    srv = {k: servers[k](work, password) for k in BROKERS}
+    addr = {"amqp": lambda s: f"amqp://strata@127.0.0.1:{s.port}/{nb.EXCHANGE}/{nb.RKEY}",
+            "mqtt": lambda s: f"mqtt://strata@127.0.0.1:{s.port}/{nb.TOPIC}",
+            "postgres": lambda s: f"postgres://strata@127.0.0.1:{s.port}/postgres/s3events"}
+    args = []
+    for k in BROKERS:
+        args += ["--notify-target", f"{k}1:{k}:{addr[k](srv[k])}", "--notify-token-file",
+                 f"{k}1:{tok}"]
+    port = free_port()
+    log = open(os.path.join(work, "strata-brokers.log"), "wb")
+    proc = subprocess.Popen([binary, "server", "--address", f"127.0.0.1:{port}",
+                             "--metrics-public", "--access-log", "/dev/null"] + args
+                            + [os.path.join(work, f"b{i}") for i in range(1, 5)],
+                            env=env, stdout=log, stderr=subprocess.STDOUT)
+    ep = f"http://127.0.0.1:{port}"
+    rates = {}
+    try:
+        if not wait_ready(port, proc):
+            sys.exit("strata did not start")
+        c = boto3.session.Session().client(
+            "s3", endpoint_url=ep, region_name="us-east-1", aws_access_key_id="benchadmin",
+            aws_secret_access_key="benchsecret123",
+            config=Config(s3={"addressing_style": "path"}, retries={"max_attempts": 1}))
+        for k in BROKERS:
+            s, target, bucket = srv[k], f"{k}1", f"bench-{k}"
+            if k == "amqp":
+                s.start()
+                s.declare()
+                s.bind(False)  # every publish returned: nothing counts as delivered
+            c.create_bucket(Bucket=bucket)
+            c.put_bucket_notification_configuration(Bucket=bucket, NotificationConfiguration={
+                "QueueConfigurations": [{"QueueArn": f"arn:strata:sqs::{target}:{k}",
+                                         "Events": ["s3:ObjectCreated:*"]}]})
+            for i in range(EVENTS):
+                c.put_object(Bucket=bucket, Key=f"ev/{i}", Body=b"x")
+            want = EVENTS + 1  # and the configuration's s3:TestEvent
+            assert delivered(ep, target) == 0
+            if k == "amqp":
+                s.bind(True)
+            else:
+                s.start()
+            while delivered(ep, target) == 0:
+                time.sleep(0.005)
+            t0, first = time.monotonic(), delivered(ep, target)
+            while (n := delivered(ep, target)) < want:
+                time.sleep(0.02)
+                if time.monotonic() - t0 > 600:
+                    sys.exit(f"{k}: only {n} of {want} events")
+            rates[k] = (want - first) / (time.monotonic() - t0)
+            print(f"{k} delivery: {EVENTS} queued events, {rates[k]:.0f} events/s")
+            s.stop()
+    finally:
+        stop(proc, os.path.join(work, "none"))
+        for s in srv.values():
+            try:
+                s.stop()
+            except Exception as e:  # noqa: BLE001 - stop the others all the same
+                print(f"stopping {type(s).__name__}: {e}")
+        if "amqp" in srv:
+            srv["amqp"].epmd_kill()
+    return rates
+
+
 def main():
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     binary = os.environ.get("STRATA_BIN", os.path.join(root, "build-dev", "strata"))
@@ -170,6 +266,11 @@ def main():
                             env=env, stdout=log, stderr=subprocess.STDOUT)
     ep = f"http://127.0.0.1:{port}"
     try:
+        if BROKERS:
+            rates = broker_rates(binary, work, env)
+            print(json.dumps({f"{k}_events_per_s": round(v) for k, v in rates.items()}))
+        if os.environ.get("BROKERS_ONLY") == "1":
+            return
         if not wait_ready(port, proc):
             sys.exit("strata did not start")
         c = boto3.session.Session().client(

@@ -98,7 +98,13 @@ class Receiver:
 
     def records(self):
         with self.lock:
-            return [(p, h, r) for p, h, b in self.got for r in b["Records"]]
+            return [(p, h, r) for p, h, b in self.got for r in b.get("Records", [])]
+
+    def test_events(self, bucket):
+        """The s3:TestEvent messages (no Records) received for bucket."""
+        with self.lock:
+            return [(h, b) for _, h, b in self.got
+                    if b.get("Event") == "s3:TestEvent" and b.get("Bucket") == bucket]
 
     def clear(self):
         with self.lock:
@@ -398,60 +404,170 @@ def target_down_then_up_in_order(s):
     assert m[("strata_notify_dropped_total", "hook1")] == 0, m
 
 
-@test
-def kill9_delivers_after_restart(s):
-    c, b = new_bucket(s, "nkill")
+def killed_with_events_queued(s, prefix, keys, between=None, after=None):
+    """The receiver down, a PUT of each key (events queued), kill -9 and a
+    restart (between() while the daemon is down, after() once it is up),
+    the receiver back: every event arrives, first occurrences in order
+    (at least once: duplicates allowed, nothing lost)."""
+    c, b = new_bucket(s, prefix)
     put_conf(c, b, queue_conf(HOOK_ARN, ["s3:ObjectCreated:*"]))
     HOOK.stop()
-    keys = [f"x{i:03d}" for i in range(50)]
     try:
         for k in keys:
             c.put_object(Bucket=b, Key=k, Body=b"k")
-        s.restart(kill=True)
+        s.restart(kill=True, between=between)
+        if after:
+            after()
         HOOK.clear()
     finally:
         if HOOK.srv is None:
             HOOK.start()
     recs = HOOK.wait(lambda rs: set(keys) <= set(keys_of(rs, b)), timeout=30)
     got = keys_of(recs, b)
-    # At least once and in order: duplicates allowed, nothing lost.
     firsts = [k for i, k in enumerate(got) if k not in got[:i]]
     assert firsts == keys, got
+
+
+@test
+def kill9_delivers_after_restart(s):
+    killed_with_events_queued(s, "nkill", [f"x{i:03d}" for i in range(50)])
+
+
+@test
+def test_event_on_configuration(s):
+    """Applying a configuration sends AWS's s3:TestEvent message once to
+    each destination (hook1 named by two configurations gets one), with
+    the PUT's request id and host id; an empty configuration sends none."""
+    c, b = new_bucket(s, "ntest")
+    HOOK.clear()
+    r = c.put_bucket_notification_configuration(Bucket=b, NotificationConfiguration={
+        "QueueConfigurations": [queue_conf(HOOK_ARN, ["s3:ObjectCreated:*"], "a/"),
+                                queue_conf(HOOK_ARN, ["s3:ObjectCreated:*"], "b/")]})
+    deadline = time.monotonic() + 20
+    while not HOOK.test_events(b):
+        assert time.monotonic() < deadline, "no s3:TestEvent"
+        time.sleep(0.05)
+    time.sleep(0.5)  # nothing more may come
+    got = HOOK.test_events(b)
+    assert len(got) == 1, got
+    hdrs, msg = got[0]
+    assert hdrs.get("Authorization") == f"Bearer {TOKEN}", hdrs
+    meta = r["ResponseMetadata"]
+    assert msg == {"Service": "Amazon S3", "Event": "s3:TestEvent", "Time": msg["Time"],
+                   "Bucket": b, "RequestId": meta["RequestId"],
+                   "HostId": meta["HTTPHeaders"]["x-amz-id-2"]}, (msg, meta)
+    assert re.match(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$", msg["Time"]), msg
+    assert not keys_of(HOOK.records(), b), "a test event is not an event record"
+    # Turning notifications off sends nothing; s3:TestEvent is no event
+    # type one can subscribe to.
+    c.put_bucket_notification_configuration(Bucket=b, NotificationConfiguration={})
+    time.sleep(0.5)
+    assert len(HOOK.test_events(b)) == 1, HOOK.test_events(b)
+    e = expect_error(lambda: put_conf(c, b, queue_conf(HOOK_ARN, ["s3:TestEvent"])),
+                     "InvalidArgument", 400)
+    assert "not supported" in e["Error"]["Message"], e
+
+
+@test
+def queue_survives_first_drive_loss(s):
+    """Events queued while the target is down, the daemon killed, the first
+    drive replaced by an empty one (its queue copy gone): after the restart
+    the second drive's copy delivers every event in order, and the new
+    drive gets its copy back."""
+    import shutil
+    q0 = os.path.join(s.drives[0], "notify", "hook1.q")
+    q1 = os.path.join(s.drives[1], "notify", "hook1.q")
+
+    def replace_drive0():
+        assert os.path.getsize(q1) == os.path.getsize(q0) > 0
+        shutil.rmtree(s.drives[0])
+        os.mkdir(s.drives[0])
+
+    def rebuilt():
+        assert os.path.getsize(q0) == os.path.getsize(q1) > 0, "drive 0's copy rebuilt"
+        assert metrics(s)[("strata_notify_queue_copies", "hook1")] == 2
+    assert metrics(s)[("strata_notify_queue_copies", "hook1")] == 2
+    killed_with_events_queued(s, "nloss", [f"l{i:03d}" for i in range(30)],
+                              between=replace_drive0, after=rebuilt)
+
+
+@test
+def stale_queue_copy_never_wins(s):
+    """Drive 1's queue copy unusable at a start (its notify/ a file): the
+    daemon runs on drive 0's copy alone (copies 1), delivers, empties it
+    and queues new events; killed, drive 1's old copy back (longer than
+    drive 0's): the restart keeps drive 0's newer copy, so the new events
+    arrive (a length-only choice would lose them for the stale ones)."""
+    import shutil
+    c, b = new_bucket(s, "nstale")
+    put_conf(c, b, queue_conf(HOOK_ARN, ["s3:ObjectCreated:*"]))
+    d1 = os.path.join(s.drives[1], "notify")
+    q0 = os.path.join(s.drives[0], "notify", "hook1.q")
+    old, new = [f"o{i:02d}" for i in range(20)], ["n0", "n1"]
+    HOOK.stop()
+    try:
+        for k in old:
+            c.put_object(Bucket=b, Key=k, Body=b"o")
+
+        def d1_unusable():
+            shutil.move(d1, d1 + ".away")
+            with open(d1, "w") as f:
+                f.write("not a directory")
+        s.restart(kill=True, between=d1_unusable)
+        assert metrics(s)[("strata_notify_queue_copies", "hook1")] == 1
+        HOOK.clear()
+        HOOK.start()
+        HOOK.wait(lambda rs: set(old) <= set(keys_of(rs, b)), timeout=30)
+        deadline = time.monotonic() + 20
+        while os.path.getsize(q0) > 0:  # caught up: emptied after 1 s idle
+            assert time.monotonic() < deadline, "drive 0's copy not emptied"
+            time.sleep(0.1)
+        HOOK.stop()
+        for k in new:
+            c.put_object(Bucket=b, Key=k, Body=b"n")
+        stale = os.path.join(d1 + ".away", "hook1.q")
+        assert os.path.getsize(stale) > os.path.getsize(q0) > 0
+
+        def d1_back():
+            os.unlink(d1)
+            shutil.move(d1 + ".away", d1)
+        s.restart(kill=True, between=d1_back)
+        assert metrics(s)[("strata_notify_queue_copies", "hook1")] == 2
+        assert os.path.getsize(os.path.join(d1, "hook1.q")) == os.path.getsize(q0)
+        HOOK.clear()
+    finally:
+        if HOOK.srv is None:
+            HOOK.start()
+        if os.path.isfile(d1):
+            os.unlink(d1)
+            shutil.move(d1 + ".away", d1)
+    recs = HOOK.wait(lambda rs: set(new) <= set(keys_of(rs, b)), timeout=30)
+    got = keys_of(recs, b)
+    assert [k for k in got if k in new] == new, got
 
 
 @test
 def damaged_queue_files_recovered(s):
-    """Killed with events queued, then a torn record appended to the queue
-    file (a crash mid-append) and the delivered offset pointing into a
-    record (a lost write of it): after the restart every event still
-    arrives, the torn bytes are cut off."""
-    c, b = new_bucket(s, "ntorn")
-    put_conf(c, b, queue_conf(HOOK_ARN, ["s3:ObjectCreated:*"]))
-    HOOK.stop()
-    keys = [f"t{i:02d}" for i in range(20)]
-    q = os.path.join(s.drives[0], "notify", "hook1.q")
-    ack = os.path.join(s.drives[0], "notify", "hook1.ack")
+    """Killed with events queued, then in both copies of the queue a torn
+    record appended to the queue file (a crash mid-append) and the
+    delivered offset pointing into a record (a lost write of it): after
+    the restart every event still arrives, the torn bytes are cut off."""
+    copies = [os.path.join(d, "notify", "hook1") for d in s.drives[:2]]
+    sizes = []
 
     def damage():
-        with open(q, "ab") as f:
-            f.write(b"SNTQ\x40\x00\x00\x00half a rec")
-        with open(ack, "wb") as f:
-            f.write((5).to_bytes(8, "little"))
-    try:
-        for k in keys:
-            c.put_object(Bucket=b, Key=k, Body=b"t")
-        size = os.path.getsize(q)
-        assert size > 0
-        s.restart(kill=True, between=damage)
-        assert os.path.getsize(q) == size, "the torn record is cut off"
-        HOOK.clear()
-    finally:
-        if HOOK.srv is None:
-            HOOK.start()
-    recs = HOOK.wait(lambda rs: set(keys) <= set(keys_of(rs, b)), timeout=30)
-    got = keys_of(recs, b)
-    firsts = [k for i, k in enumerate(got) if k not in got[:i]]
-    assert firsts == keys, got
+        for q in copies:
+            sizes.append(os.path.getsize(q + ".q"))
+            assert sizes[-1] > 0
+            with open(q + ".q", "ab") as f:
+                f.write(b"SNTQ\x40\x00\x00\x00half a rec")
+            with open(q + ".ack", "wb") as f:
+                f.write((5).to_bytes(8, "little"))
+
+    def cut():
+        assert [os.path.getsize(q + ".q") for q in copies] == sizes, "the torn record is cut off"
+    killed_with_events_queued(s, "ntorn", [f"t{i:02d}" for i in range(20)], between=damage,
+                              after=cut)
 
 
 @test
@@ -506,7 +622,7 @@ def redis_cli(*args):
     return out.stdout.strip()
 
 
-def redis_list():
+def redis_list(records_only=True):
     import subprocess
     out = subprocess.run(["redis-cli", "-p", str(REDIS_PORT), "--no-auth-warning", "-a",
                           REDIS_PASS, "--json", "LRANGE", "events", "0", "-1"],
@@ -516,8 +632,10 @@ def redis_list():
         out = subprocess.run(["redis-cli", "-p", str(REDIS_PORT), "--no-auth-warning", "-a",
                               REDIS_PASS, "LRANGE", "events", "0", "-1"],
                              capture_output=True, text=True)
-        return [json.loads(line) for line in out.stdout.splitlines() if line.strip()]
-    return [json.loads(x) for x in json.loads(out.stdout)]
+        msgs = [json.loads(line) for line in out.stdout.splitlines() if line.strip()]
+    else:
+        msgs = [json.loads(x) for x in json.loads(out.stdout)]
+    return [m for m in msgs if "Records" in m] if records_only else msgs
 
 
 @test
@@ -535,6 +653,9 @@ def redis_target(s):
             time.sleep(0.05)
         msgs = redis_list()
         assert len(msgs) == 2, msgs
+        # The s3:TestEvent of the configuration came first, before any record.
+        first = redis_list(records_only=False)[0]
+        assert first["Event"] == "s3:TestEvent" and first["Bucket"] == b, first
         r0, r1 = msgs[0]["Records"][0], msgs[1]["Records"][0]
         assert r0["eventName"] == "ObjectCreated:Put" and r0["s3"]["bucket"]["name"] == b
         assert r0["s3"]["object"]["key"] == "r/one" and r0["s3"]["object"]["size"] == 5
@@ -562,7 +683,7 @@ def redis_target(s):
         assert got == [urllib.parse.quote(k, safe="/") for k in keys], got
         m = metrics(s)
         assert m[("strata_notify_pending", "r1")] == 0 and m[("strata_notify_delivered_total",
-                                                              "r1")] == 12, m
+                                                              "r1")] == 13, m
     finally:
         p.kill()
         p.wait(10)
@@ -644,9 +765,10 @@ class NatsSub:
                     self.sock.sendall(b"PONG\r\n")
                 elif line.startswith(b"MSG "):
                     n = int(line.split()[-1])
-                    body = self.f.read(n + 2)[:n]
-                    with self.lock:
-                        self.msgs.append(json.loads(body))
+                    body = json.loads(self.f.read(n + 2)[:n])
+                    if "Records" in body:  # not the configuration's s3:TestEvent
+                        with self.lock:
+                            self.msgs.append(body)
         except (OSError, ValueError):
             return
 
@@ -702,7 +824,8 @@ def nats_target(s):
         assert sub.keys() == [urllib.parse.quote(k, safe="/") for k in keys], sub.keys()
         m = metrics(s)
         assert m[("strata_notify_pending", "n1")] == 0, m
-        assert m[("strata_notify_delivered_total", "n1")] == 12, m
+        # 12 events and the configuration's s3:TestEvent.
+        assert m[("strata_notify_delivered_total", "n1")] == 13, m
     finally:
         if sub:
             sub.close()
@@ -712,8 +835,9 @@ def nats_target(s):
 
 @test
 def queue_bound_drops_and_counts(s):
-    """A second daemon, --notify-queue-max 5, its target dead: 8 PUTs all
-    succeed, 5 events queued, 3 dropped and counted."""
+    """A second daemon, --notify-queue-max 5, its target dead: the
+    configuration's s3:TestEvent and 8 PUTs all succeed, 5 events queued
+    (the test event first), 4 dropped and counted."""
     s2 = Strata(args=["--metrics-public", "--notify-queue-max", "5", "--notify-target",
                       f"d2:webhook:http://127.0.0.1:{DEAD_PORT}/x"])
     try:
@@ -723,7 +847,7 @@ def queue_bound_drops_and_counts(s):
             c.put_object(Bucket=b, Key=f"b{i}", Body=b"x")
         m = metrics(s2)
         assert m[("strata_notify_queued_total", "d2")] == 5, m
-        assert m[("strata_notify_dropped_total", "d2")] == 3, m
+        assert m[("strata_notify_dropped_total", "d2")] == 4, m
         assert m[("strata_notify_pending", "d2")] == 5, m
     finally:
         assert s2.stop(), "second daemon did not stop cleanly"
