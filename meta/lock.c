@@ -6,17 +6,17 @@
  * - Every retention is judged by the retention clock
  *   (strata_meta_lock_now_ms), never by the wall clock.
  * - A version whose retention has not expired, or whose legal hold is on,
- *   is never removed or replaced through meta/: object.c and mpu.c ask
- *   strata_meta__lock_may_remove before they build a batch that deletes a
- *   version record.  Delete markers carry no lock.
+ *   is never removed or replaced through meta/: the decide functions of
+ *   object.c ask strata_meta__lock_may_remove (pure: it returns the audit
+ *   entry of a refusal or bypass) before they edit a version away.
+ *   Delete markers carry no lock.
  * - COMPLIANCE is extend-only for everyone; GOVERNANCE yields only to the
  *   bypass flag of the actor (the server sets it for permitted users).
  * - Every lock change and every refusal goes to the audit log; a change is
  *   committed only after its audit entry is durable.
- * Retention and legal-hold changes rewrite the version record on the write
- * quorum in one synced batch per drive under the key's stripe lock, as tag
- * rewrites do (object.c, strata_meta__rec_rewrite), so a crash leaves the
- * old or the new state.
+ * Retention and legal-hold changes are a key_txn rewrite of the version
+ * record (store.h), as tag rewrites are, so a crash leaves the old or the
+ * new state; key_txn appends the change's audit entry before the apply.
  * Threads: any caller thread.
  */
 #include "meta_internal.h"

@@ -7,20 +7,16 @@
  *   commits the record only after the data is durable; the data of the
  *   version it replaces is deleted only after the commit.
  * - Conditional checks, the null-version lookup and the record commit of
- *   one key run under that key's stripe lock, so they are atomic with
- *   respect to other writers of the key in this process.
- * - Reads: when the first read quorum of drives agree on a version (same
- *   sort key, flags, size, etag, data id) or on there being none, that is
- *   the answer: any read quorum overlaps every write quorum, so a newer
- *   committed version would be on one of them.  Otherwise the newest
- *   version that may have been committed wins: one without a tombstone on
- *   any drive and live on at least Wq - (N - responding drives) of them; a
- *   drive that missed a write can delay but never hide it.  A fresh,
- *   unhealed drive does not vote.
+ *   one key are one key_txn (store.h): the rules here are its pure decide
+ *   functions over a view of the key, the backend makes the read, the
+ *   decision and the apply atomic (locally: the key's stripe lock and a
+ *   quorum batch with undo, meta/local/key.c).
+ * - Reads: the read quorum's answer (meta/local/qread.c); GET and HEAD
+ *   still call it directly.
  * - Hard deletes put tombstones (meta_internal.h), so a drive that missed
  *   the delete cannot bring the version back.
  * Threads: any caller thread; a put or get handle is used by one thread at
- * a time.  Lock order: key stripe lock -> drive queues (store.c).
+ * a time.
  */
 #include "local/qread.h"
 #include "meta_internal.h"

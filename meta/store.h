@@ -10,8 +10,19 @@
  *
  * Behind it now: the daemon's state documents, the retention clock's
  * high-water mark, the audit log's copies, leases and cache invalidation,
- * bucket records and buckets' configuration documents.  The local backend
- * (meta/local/) keeps them on the drives of the sets.
+ * bucket records and buckets' configuration documents, and (step 3, in
+ * part) the commits of one key's versions through key_txn / key_read: PUT
+ * and copy commits, delete markers, deletes of a version, tag / ACL / SSE
+ * rewrites, Object Lock retention and legal-hold changes, a transition's
+ * switch of a version record, and the conditional pre-check of a PUT.  The
+ * local backend (meta/local/) keeps them on the drives of the sets.
+ *
+ * Not behind it yet (they call the local functions directly): GET, HEAD
+ * and the listings' quorum reads of versions (local/qread.h); multipart
+ * create, part records, complete (local/key.c's version_commit, with the
+ * same decide as a PUT) and abort, whose upload and part records are not
+ * in the edit; a transition's intent records; the scans, heal, heal queue
+ * and orphan reclaim (steps 4 and 5).
  */
 #ifndef STRATA_META_STORE_H
 #define STRATA_META_STORE_H
@@ -118,7 +129,10 @@ struct strata_meta__key_view {
     const char *bucket, *key;
     int64_t now_ns;      /* wall clock: the mtime of a new version */
     int64_t lock_now_ms; /* the retention clock (strata_meta_lock_now_ms) */
-    uint8_t rand[8];     /* the random half of a new sort key */
+    uint8_t rand[8];     /* the random half of a new sort key: key_txn fills
+                          * it when LATEST is wanted (every commit of a new
+                          * version reads the latest); zero otherwise and
+                          * in key_read, whose edit is never applied */
     struct strata_meta__key_slot latest, null, version;
 };
 

@@ -61,10 +61,11 @@ static void qread_init(struct qread *q, unsigned set, enum qmode mode)
     q->win = -1;
 }
 
-/* Read the slots of t->want into v (clocks included).  A slot that could
+/* Read the slots of t->want into v (clocks included; fresh: the random
+ * half of a new sort key too).  A slot that could
  * not be read carries its error; only a malformed version id fails here. */
 static int read_view(struct strata_meta *m, const struct strata_meta__key_txn *t,
-                     struct key_reads *r, struct strata_meta__key_view *v)
+                     struct key_reads *r, struct strata_meta__key_view *v, bool fresh)
 {
     memset(v, 0, sizeof(*v));
     v->bucket = t->bucket;
@@ -73,7 +74,9 @@ static int read_view(struct strata_meta *m, const struct strata_meta__key_txn *t
     clock_gettime(CLOCK_REALTIME, &ts);
     v->now_ns = (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
     v->lock_now_ms = m->lock_clock ? strata_meta_lock_now_ms(m) : v->now_ns / 1000000;
-    if (RAND_bytes(v->rand, sizeof(v->rand)) != 1)
+    /* Only a txn that reads the latest version may add one (its sort key
+     * needs the random half); RAND_bytes costs as much as the decide. */
+    if (fresh && (t->want & STRATA_META__KEY_LATEST) && RAND_bytes(v->rand, sizeof(v->rand)) != 1)
         memset(v->rand, 0, sizeof(v->rand)); /* uniqueness then rests on the ns clock */
     v->latest.rc = v->null.rc = v->version.rc = STRATA_ENOTFOUND;
     unsigned w = t->want;
@@ -354,7 +357,7 @@ static int decide_apply(struct strata_meta *m, const struct strata_meta__key_txn
 {
     struct strata_meta__key_view v;
     memset(e, 0, sizeof(*e));
-    int rc = read_view(m, t, r, &v);
+    int rc = read_view(m, t, r, &v, true);
     if (rc)
         return rc;
     rc = t->decide(t->ud, &v, e);
@@ -402,7 +405,7 @@ int strata_meta__local_key_read(struct strata_meta *m, const struct strata_meta_
     r.set = strata_meta__set_of(m, t->bucket, t->key);
     r.l_used = r.n_used = r.v_used = false;
     struct strata_meta__key_view v;
-    int rc = read_view(m, t, &r, &v);
+    int rc = read_view(m, t, &r, &v, false);
     if (rc == 0) {
         struct strata_meta__key_edit e;
         memset(&e, 0, sizeof(e));

@@ -218,7 +218,8 @@ static void test_conditions_from_view(void **state)
     mt_teardown(e);
 }
 
-/* decide is a function of the view: run again, it returns the same edit. */
+/* decide is a function of the view: run again, it returns the same edit.
+ * Then refuses, so the txn applies nothing. */
 static int rerun_fn(void *ud, const struct strata_meta__key_view *v,
                     struct strata_meta__key_edit *e)
 {
@@ -243,7 +244,7 @@ static int rerun_fn(void *ud, const struct strata_meta__key_view *v,
     strata_meta__sortkey_make(r1.mtime_ns, v->rand, want);
     assert_memory_equal(e->sk, want, SORTKEY_LEN);
     ++*(int *)ud;
-    return rc1;
+    return rc1 ? rc1 : STRATA_EBUSY;
 }
 
 static void test_rerun_same_edit(void **state)
@@ -259,8 +260,13 @@ static void test_rerun_same_edit(void **state)
                                      .want = strata_meta__version_want(STRATA_VERSIONING_SUSPENDED),
                                      .decide = rerun_fn,
                                      .ud = &calls};
-    assert_int_equal(e->m->store->key_read(e->m, &t), 0);
+    struct snaps sn;
+    snap_take(e, &sn);
+    /* In a txn (rand filled), refused after the comparison (EBUSY: the
+     * test's own refusal): nothing lands. */
+    assert_int_equal(e->m->store->key_txn(e->m, &t), STRATA_EBUSY);
     assert_int_equal(calls, 1);
+    snap_same(e, &sn);
     mt_teardown(e);
 }
 
