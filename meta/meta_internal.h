@@ -469,6 +469,8 @@ unsigned strata_meta__set_apply(struct strata_meta *m, unsigned set, rocksdb_wri
  * when full drives are at least half of the drives that missed it). */
 int strata_meta__set_commit(struct strata_meta *m, unsigned set, rocksdb_writebatch_t **wbs,
                             rocksdb_writebatch_t **undo);
+/* Destroy the per-drive batches and undos of a commit (NULL entries skip). */
+void strata_meta__batches_free(rocksdb_writebatch_t **wbs, rocksdb_writebatch_t **undo);
 /*
  * Every write to a drive's store outside set_apply goes through these (heal,
  * the version-time index, tombstone drops), so a store that failed a write

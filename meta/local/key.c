@@ -124,17 +124,6 @@ static const struct qread *slot_read(const struct key_reads *r, enum strata_meta
     }
 }
 
-static void batches_free(rocksdb_writebatch_t **wbs, rocksdb_writebatch_t **undo)
-{
-    for (unsigned d = 0; d < STRATA_DRIVES_MAX; d++) {
-        if (wbs[d])
-            rocksdb_writebatch_destroy(wbs[d]);
-        if (undo[d])
-            rocksdb_writebatch_destroy(undo[d]);
-        wbs[d] = undo[d] = NULL;
-    }
-}
-
 /* Drive d's batch and undo, created on first use. */
 static bool batch_of(rocksdb_writebatch_t **wbs, rocksdb_writebatch_t **undo, unsigned d)
 {
@@ -374,7 +363,7 @@ static int decide_apply(struct strata_meta *m, const struct strata_meta__key_txn
     rc = build(m, t->bucket, t->key, r, e, extra, extra_ud, wbs, undo);
     if (rc == 0)
         rc = strata_meta__set_commit(m, r->set, wbs, undo);
-    batches_free(wbs, undo);
+    strata_meta__batches_free(wbs, undo);
     return rc;
 }
 

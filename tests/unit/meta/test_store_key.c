@@ -277,13 +277,7 @@ static void test_locked_delete_refused(void **state)
     (void)state;
     struct mt_env *e = mt_setup("key-lock");
     assert_non_null(e);
-    struct strata_bucket_info bi;
-    memset(&bi, 0, sizeof(bi));
-    snprintf(bi.name, sizeof(bi.name), "b");
-    snprintf(bi.owner, sizeof(bi.owner), "tester");
-    bi.versioning = STRATA_VERSIONING_ENABLED;
-    bi.object_lock = true;
-    assert_int_equal(strata_meta_bucket_create(e->m, &bi), 0);
+    assert_int_equal(mt_lock_bucket(e, "b"), 0);
     struct strata_put_opts po;
     memset(&po, 0, sizeof(po));
     po.bucket = "b";
@@ -304,24 +298,6 @@ static void test_locked_delete_refused(void **state)
     mt_teardown(e);
 }
 
-static void drive_away(struct mt_env *e, int i)
-{
-    char away[700];
-    snprintf(away, sizeof(away), "%s.away", e->drive[i]);
-    assert_int_equal(rename(e->drive[i], away), 0);
-    int fd = open(e->drive[i], O_WRONLY | O_CREAT | O_EXCL, 0644);
-    assert_true(fd >= 0);
-    close(fd);
-}
-
-static void drive_back(struct mt_env *e, int i)
-{
-    char away[700];
-    snprintf(away, sizeof(away), "%s.away", e->drive[i]);
-    assert_int_equal(unlink(e->drive[i]), 0);
-    assert_int_equal(rename(away, e->drive[i]), 0);
-}
-
 /* Two of four drives away: the view still reads (read quorum), the apply
  * misses the write quorum, and the drives that took it are rolled back. */
 static void test_quorum_lost(void **state)
@@ -332,8 +308,8 @@ static void test_quorum_lost(void **state)
     assert_int_equal(mt_bucket(e, "b", STRATA_VERSIONING_OFF), 0);
     assert_int_equal(mt_put(e, "b", "x", "v1", 2, NULL), 0);
     mt_close(e);
-    drive_away(e, 0);
-    drive_away(e, 1);
+    mt_drive_away(e, 0);
+    mt_drive_away(e, 1);
     assert_int_equal(mt_open(e), 0);
     struct snaps sn;
     snap_take(e, &sn);
@@ -343,8 +319,8 @@ static void test_quorum_lost(void **state)
     assert_int_equal(x.seen.latest.rc, 0); /* decided on v1 */
     snap_same(e, &sn);
     mt_close(e);
-    drive_back(e, 0);
-    drive_back(e, 1);
+    mt_drive_back(e, 0);
+    mt_drive_back(e, 1);
     assert_int_equal(mt_open(e), 0);
     expect_bytes(e, "x", "v1");
     mt_teardown(e);
