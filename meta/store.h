@@ -114,8 +114,9 @@ struct meta_rec; /* a decoded version record (meta_internal.h; no storage type i
 #define STRATA_META__KEY_NULL_IS_LATEST 0x8u
 
 /* One version slot of a view.  rc: 0 (rec and sk valid until decide
- * returns), STRATA_ENOTFOUND, or why it could not be read (decide chooses
- * whether that matters: a rule may refuse before it needs the slot). */
+ * returns; rec is decoded without the stored headers), STRATA_ENOTFOUND,
+ * or why it could not be read (decide chooses whether that matters: a
+ * rule may refuse before it needs the slot). */
 struct strata_meta__key_slot {
     int rc;
     uint8_t sk[16];
