@@ -31,8 +31,6 @@
 #include "strata/assert.h"
 #include "strata/hex.h"
 
-#define OKEY_MAX (1 + STRATA_BUCKET_NAME_MAX + 1 + STRATA_KEY_MAX + 1 + SORTKEY_LEN)
-
 /* ---- info --------------------------------------------------------------- */
 
 /* dst (cap bytes, zeroed) = src, truncated: snprintf's cost on every GET. */
