@@ -6,17 +6,17 @@
  * - Every retention is judged by the retention clock
  *   (strata_meta_lock_now_ms), never by the wall clock.
  * - A version whose retention has not expired, or whose legal hold is on,
- *   is never removed or replaced through meta/: object.c and mpu.c ask
- *   strata_meta__lock_may_remove before they build a batch that deletes a
- *   version record.  Delete markers carry no lock.
+ *   is never removed or replaced through meta/: the decide functions of
+ *   object.c ask strata_meta__lock_may_remove (pure: it returns the audit
+ *   entry of a refusal or bypass) before they edit a version away.
+ *   Delete markers carry no lock.
  * - COMPLIANCE is extend-only for everyone; GOVERNANCE yields only to the
  *   bypass flag of the actor (the server sets it for permitted users).
  * - Every lock change and every refusal goes to the audit log; a change is
  *   committed only after its audit entry is durable.
- * Retention and legal-hold changes rewrite the version record on the write
- * quorum in one synced batch per drive under the key's stripe lock, as tag
- * rewrites do (object.c, strata_meta__rec_rewrite), so a crash leaves the
- * old or the new state.
+ * Retention and legal-hold changes are a key_txn rewrite of the version
+ * record (store.h), as tag rewrites are, so a crash leaves the old or the
+ * new state; key_txn appends the change's audit entry before the apply.
  * Threads: any caller thread.
  */
 #include "meta_internal.h"
@@ -55,20 +55,6 @@ static const char *iso(int64_t ms, char out[32])
 bool strata_obj_lock_active(const struct strata_obj_lock *lock, int64_t now_ms)
 {
     return lock->legal_hold || (lock->mode != STRATA_LOCK_NONE && lock->until_ms > now_ms);
-}
-
-static int audit(struct strata_meta *m, const struct strata_lock_actor *actor, const char *bucket,
-                 const char *key, const char *vid, const char *action, const char *outcome,
-                 const char *detail)
-{
-    struct strata_audit_event ev = {actor && actor->user ? actor->user : "-",
-                                    bucket,
-                                    key,
-                                    vid,
-                                    action,
-                                    outcome,
-                                    detail};
-    return strata_meta_audit_append(m, &ev);
 }
 
 static void vid_of(const uint8_t *sk, const struct meta_rec *r, char out[STRATA_VERSION_ID_MAX + 1])
@@ -121,29 +107,39 @@ int strata_meta__lock_for_new(struct strata_meta *m, const struct strata_bucket_
     return 0;
 }
 
-int strata_meta__lock_may_remove(struct strata_meta *m, const char *bucket, const char *key,
-                                 const uint8_t *sk, const struct meta_rec *r,
-                                 const struct strata_lock_actor *actor, const char *action)
+/* The entry of a lock decision on the version (sk, r). */
+static void audit_of(struct strata_meta__key_audit *a, const struct strata_lock_actor *actor,
+                     const uint8_t *sk, const struct meta_rec *r, const char *action,
+                     const char *outcome)
+{
+    a->any = true;
+    a->user = actor ? actor->user : NULL;
+    vid_of(sk, r, a->version_id);
+    a->action = action;
+    a->outcome = outcome;
+}
+
+int strata_meta__lock_may_remove(const uint8_t *sk, const struct meta_rec *r,
+                                 const struct strata_lock_actor *actor, const char *action,
+                                 int64_t now, struct strata_meta__key_audit *a)
 {
     if (r->flags & REC_F_DELETE_MARKER)
         return 0;
-    int64_t now = strata_meta_lock_now_ms(m);
     if (!strata_obj_lock_active(&r->lock, now))
         return 0;
-    char vid[STRATA_VERSION_ID_MAX + 1], detail[128];
-    vid_of(sk, r, vid);
     bool active_ret = r->lock.mode != STRATA_LOCK_NONE && r->lock.until_ms > now;
     char d1[32];
-    snprintf(detail, sizeof(detail), "mode=%s until=%s legal_hold=%s",
+    snprintf(a->detail, sizeof(a->detail), "mode=%s until=%s legal_hold=%s",
              mode_name(active_ret ? r->lock.mode : STRATA_LOCK_NONE), iso(r->lock.until_ms, d1),
              r->lock.legal_hold ? "ON" : "OFF");
     if (!r->lock.legal_hold && r->lock.mode == STRATA_LOCK_GOVERNANCE && actor &&
         actor->bypass_governance) {
-        /* The bypass is itself a lock decision: audit it, and refuse the
-         * removal when the audit entry cannot be made durable. */
-        return audit(m, actor, bucket, key, vid, action, "allowed-bypass", detail);
+        /* The bypass is itself a lock decision: audited, and the removal
+         * refused when the audit entry cannot be made durable (key_txn). */
+        audit_of(a, actor, sk, r, action, "allowed-bypass");
+        return 0;
     }
-    (void)audit(m, actor, bucket, key, vid, action, "denied", detail);
+    audit_of(a, actor, sk, r, action, "denied");
     return STRATA_ELOCKED;
 }
 
@@ -169,37 +165,43 @@ struct lock_change {
     bool hold_on;
     int mode;
     int64_t until_ms;
+    const char *version_id;
+    char vid[STRATA_VERSION_ID_MAX + 1]; /* of the version decided on */
 };
 
-/* Decide and audit under the key lock; edits the lock in place. */
-static int change_cb(void *ud, const uint8_t *sk, const struct meta_rec *cur,
-                     struct meta_edit *e)
+/* The change's decide: the rule on the version's lock, and the audit
+ * entry every lock change and refusal gets (key_txn appends it before the
+ * apply, so a change is committed only once its entry is durable). */
+static int change_decide(void *ud, const struct strata_meta__key_view *v,
+                         struct strata_meta__key_edit *e)
 {
-    struct strata_obj_lock *lk = &e->lock;
     struct lock_change *c = ud;
-    char vid[STRATA_VERSION_ID_MAX + 1], detail[192];
-    vid_of(sk, cur, vid);
+    int rc = strata_meta__rewrite_begin(v, c->version_id, e);
+    if (rc)
+        return rc;
+    const struct meta_rec *cur = v->version.rec;
+    struct strata_obj_lock *lk = &e->rw.lock;
+    strata_meta__slot_vid(&v->version, c->vid);
     const char *action = c->is_hold ? "PutObjectLegalHold" : "PutObjectRetention";
-    int rc = 0;
+    char *detail = e->audit.detail;
+    size_t cap = sizeof(e->audit.detail);
     if (c->is_hold) {
-        snprintf(detail, sizeof(detail), "legal_hold %s -> %s", cur->lock.legal_hold ? "ON" : "OFF",
+        snprintf(detail, cap, "legal_hold %s -> %s", cur->lock.legal_hold ? "ON" : "OFF",
                  c->hold_on ? "ON" : "OFF");
         lk->legal_hold = c->hold_on;
         lk->legal_hold_set = true;
     } else {
-        int64_t now = strata_meta_lock_now_ms(c->m);
         char d1[32], d2[32];
-        snprintf(detail, sizeof(detail), "mode=%s until=%s -> mode=%s until=%s%s",
-                 mode_name(cur->lock.mode), iso(cur->lock.until_ms, d1), mode_name(c->mode),
-                 iso(c->until_ms, d2), c->actor && c->actor->bypass_governance ? " bypass" : "");
-        rc = retention_rule(&cur->lock, c->mode, c->until_ms, now,
+        snprintf(detail, cap, "mode=%s until=%s -> mode=%s until=%s%s", mode_name(cur->lock.mode),
+                 iso(cur->lock.until_ms, d1), mode_name(c->mode), iso(c->until_ms, d2),
+                 c->actor && c->actor->bypass_governance ? " bypass" : "");
+        rc = retention_rule(&cur->lock, c->mode, c->until_ms, v->lock_now_ms,
                             c->actor && c->actor->bypass_governance);
         lk->mode = c->mode;
         lk->until_ms = c->mode ? c->until_ms : 0;
     }
-    int arc = audit(c->m, c->actor, c->bucket, c->key, vid, action, rc ? "denied" : "allowed",
-                    detail);
-    return rc ? rc : arc;
+    audit_of(&e->audit, c->actor, v->version.sk, cur, action, rc ? "denied" : "allowed");
+    return rc;
 }
 
 static int lock_change(struct lock_change *c, const char *version_id,
@@ -211,7 +213,24 @@ static int lock_change(struct lock_change *c, const char *version_id,
         return rc;
     if (!b.object_lock)
         return STRATA_EINVAL;
-    return strata_meta__rec_rewrite(c->m, c->bucket, c->key, version_id, change_cb, c, vid_out);
+    if (!c->bucket || !*c->bucket || strlen(c->bucket) > STRATA_BUCKET_NAME_MAX)
+        return STRATA_ENOTFOUND;
+    if (!c->key || !*c->key || strlen(c->key) > STRATA_KEY_MAX)
+        return STRATA_EINVAL;
+    c->version_id = version_id;
+    struct strata_meta__key_txn t = {
+        .bucket = c->bucket,
+        .key = c->key,
+        .want = STRATA_META__KEY_VERSION,
+        .want_copies = true,
+        .version_id = version_id,
+        .decide = change_decide,
+        .ud = c,
+    };
+    rc = c->m->store->key_txn(c->m, &t);
+    if (rc == 0 && vid_out)
+        memcpy(vid_out, c->vid, sizeof(c->vid));
+    return rc;
 }
 
 int strata_obj_retention_put(struct strata_meta *m, const char *bucket, const char *key,
@@ -222,7 +241,7 @@ int strata_obj_retention_put(struct strata_meta *m, const char *bucket, const ch
     if (mode < STRATA_LOCK_NONE || mode > STRATA_LOCK_COMPLIANCE ||
         (mode && until_ms <= strata_meta_lock_now_ms(m)))
         return STRATA_EINVAL;
-    struct lock_change c = {m, bucket, key, actor, false, false, mode, until_ms};
+    struct lock_change c = {m, bucket, key, actor, false, false, mode, until_ms, NULL, ""};
     return lock_change(&c, version_id, vid_out);
 }
 
@@ -231,6 +250,6 @@ int strata_obj_legal_hold_put(struct strata_meta *m, const char *bucket, const c
                               const struct strata_lock_actor *actor,
                               char vid_out[STRATA_VERSION_ID_MAX + 1])
 {
-    struct lock_change c = {m, bucket, key, actor, true, on, 0, 0};
+    struct lock_change c = {m, bucket, key, actor, true, on, 0, 0, NULL, ""};
     return lock_change(&c, version_id, vid_out);
 }

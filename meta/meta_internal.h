@@ -165,6 +165,7 @@
 
 #include <rocksdb/c.h>
 
+#include "store.h"
 #include "strata/meta.h"
 #include "strata/tier.h"
 
@@ -349,6 +350,8 @@ size_t strata_meta__key_obj(char *out, size_t cap, const char *bucket, const cha
 size_t strata_meta__key_bucket(char *out, size_t cap, const char *bucket);
 size_t strata_meta__key_config(char *out, size_t cap, const char *bucket, const char *kind);
 void strata_meta__sortkey_new(int64_t mtime_ns, uint8_t sk[SORTKEY_LEN]);
+/* The same with the random half given (a key_txn view's rand). */
+void strata_meta__sortkey_make(int64_t mtime_ns, const uint8_t rnd[8], uint8_t sk[SORTKEY_LEN]);
 int64_t strata_meta__sortkey_mtime(const uint8_t sk[SORTKEY_LEN]);
 void strata_meta__vid_format(const uint8_t sk[SORTKEY_LEN], char out[STRATA_VERSION_ID_MAX + 1]);
 int strata_meta__vid_parse(const char *vid, uint8_t sk[SORTKEY_LEN]);
@@ -470,6 +473,8 @@ unsigned strata_meta__set_apply(struct strata_meta *m, unsigned set, rocksdb_wri
  * when full drives are at least half of the drives that missed it). */
 int strata_meta__set_commit(struct strata_meta *m, unsigned set, rocksdb_writebatch_t **wbs,
                             rocksdb_writebatch_t **undo);
+/* Destroy the per-drive batches and undos of a commit (NULL entries skip). */
+void strata_meta__batches_free(rocksdb_writebatch_t **wbs, rocksdb_writebatch_t **undo);
 /*
  * Every write to a drive's store outside set_apply goes through these (heal,
  * the version-time index, tombstone drops), so a store that failed a write
@@ -575,33 +580,13 @@ int strata_meta__ptab_load(struct strata_meta *m, unsigned set, const char *buck
 /* Per-drive additions to a version commit's batches (wb) and undo. */
 typedef void (*meta_extra_fn)(void *ud, unsigned d, const uint8_t *sk, rocksdb_writebatch_t *wb,
                               rocksdb_writebatch_t *undo);
-/* What a record rewrite changes: the tag set, the lock state and the
- * encryption descriptor (all preset to the agreed record's values; tags
- * and sse point into it); a transition also the class, the tier, the data
- * id or part index (NULL / false: unchanged), and adds to each drive's
- * batch through extra (its 'T' chunks). */
-struct meta_edit {
-    const void *tags;
-    size_t tags_len;
-    struct strata_obj_lock lock;
-    const uint8_t *sse; /* encryption descriptor (key rotation re-wraps it) */
-    size_t sse_len;
-    const uint8_t *acl; /* access control list (PutObjectAcl) */
-    size_t acl_len;
-    const char *storage_class;
-    const char *tier;
-    bool set_data_id;
-    uint8_t data_id[STRATA_DATA_ID_LEN];
-    const uint8_t *pidx;
-    size_t pidx_len;
-    meta_extra_fn extra;
-    void *extra_ud;
-};
-/* Decides on the agreed record cur (sort key sk), under the key lock;
- * a non-zero return aborts the rewrite and is returned. */
+/* Decides on the agreed record cur (sort key sk) what a rewrite changes
+ * (e: struct meta_edit, store.h, preset to cur's values); a non-zero
+ * return aborts the rewrite and is returned.  Pure: a key_txn decide. */
 typedef int (*meta_edit_fn)(void *ud, const uint8_t *sk, const struct meta_rec *cur,
                             struct meta_edit *e);
-/* Rewrite a version record in place on the write quorum (tags, lock). */
+/* Rewrite a version record in place through key_txn (tags, ACL, SSE, a
+ * transition's switch). */
 int strata_meta__rec_rewrite(struct strata_meta *m, const char *bucket, const char *key,
                              const char *version_id, meta_edit_fn fn, void *ud,
                              char vid_out[STRATA_VERSION_ID_MAX + 1]);
@@ -617,9 +602,32 @@ struct meta_drop {
     unsigned tier; /* index into m->tiers of the data */
     bool intent;   /* resolve the transition intent of version sk instead */
 };
+/* Start a rewrite's decide on the view's version slot (the version named
+ * by the txn's version_id, read with its copies): the slot's error, a
+ * delete marker's (latest: STRATA_ENOTFOUND, else STRATA_EMETHOD), or 0
+ * with e->op REWRITE and e->rw preset to the record's values. */
+int strata_meta__rewrite_begin(const struct strata_meta__key_view *v, const char *version_id,
+                               struct strata_meta__key_edit *e);
+/* The version id of a slot's version ("null" for the null version). */
+void strata_meta__slot_vid(const struct strata_meta__key_slot *s,
+                           char out[STRATA_VERSION_ID_MAX + 1]);
+/* The slots a new version's commit reads under versioning. */
+unsigned strata_meta__version_want(int versioning);
+/* The rules of a new version (PUT, copy, complete): conditions (If-Match,
+ * If-None-Match: *) on the latest, the null version it replaces (Object
+ * Lock), its mtime and sort key; fills r's flags and mtime and e (PUT,
+ * replace, reclaim, a refusal's audit entry).  Pure. */
+int strata_meta__version_decide(const struct strata_meta__key_view *v, int versioning,
+                                struct meta_rec *r, const char *if_match,
+                                bool if_none_match_star, struct strata_meta__key_edit *e);
+/* The meta_drop of a reclaim (tier by name). */
+void strata_meta__drop_of_reclaim(const struct strata_meta *m,
+                                  const struct strata_meta__key_reclaim *rc,
+                                  struct meta_drop *drop);
 /*
  * Commit the non-inline record r as a new version of bucket/key with the
- * put's versioning rules and conditionals; the caller holds the key lock.
+ * put's versioning rules and conditionals (local/key.c; the multipart
+ * complete's, not behind the seam yet); the caller holds the key lock.
  * extra (may be NULL) adds to every drive's batch.  sk receives the sort
  * key; drop what to strata_meta__drop after unlocking.
  */
@@ -711,12 +719,13 @@ int strata_meta__lock_for_new(struct strata_meta *m, const struct strata_bucket_
 /* Check an explicit lock request against the bucket (as above, no default). */
 int strata_meta__lock_check_req(struct strata_meta *m, const struct strata_bucket_info *b,
                                 const struct strata_obj_lock *req);
-/* 0 when the version with record r may be removed or replaced, else
- * STRATA_ELOCKED; audits refusals and governance bypasses (action names
- * the caller's operation).  actor may be NULL. */
-int strata_meta__lock_may_remove(struct strata_meta *m, const char *bucket, const char *key,
-                                 const uint8_t *sk, const struct meta_rec *r,
-                                 const struct strata_lock_actor *actor, const char *action);
+/* 0 when the version with record r (sort key sk) may be removed or
+ * replaced at retention time now_ms, else STRATA_ELOCKED.  A refusal or a
+ * governance bypass fills *a with its audit entry (action names the
+ * caller's operation), which key_txn appends.  actor may be NULL.  Pure. */
+int strata_meta__lock_may_remove(const uint8_t *sk, const struct meta_rec *r,
+                                 const struct strata_lock_actor *actor, const char *action,
+                                 int64_t now_ms, struct strata_meta__key_audit *a);
 
 /* ---- mpu.c ---- */
 /* Commit a part record (data already durable) under the key lock after

@@ -457,17 +457,6 @@ static int pscan_walk(struct strata_meta *m, unsigned set, struct pscan *ps, pwa
 
 /* ---- part commit -------------------------------------------------------- */
 
-static void free_batches(rocksdb_writebatch_t **wbs, rocksdb_writebatch_t **undo)
-{
-    for (unsigned d = 0; d < STRATA_DRIVES_MAX; d++) {
-        if (wbs[d])
-            rocksdb_writebatch_destroy(wbs[d]);
-        if (undo[d])
-            rocksdb_writebatch_destroy(undo[d]);
-        wbs[d] = undo[d] = NULL;
-    }
-}
-
 int strata_meta__part_store(struct strata_meta *m, unsigned set, const char *bucket,
                             const char *key, const uint8_t upload[UPLOAD_LEN],
                             const struct meta_part *part)
@@ -511,7 +500,7 @@ int strata_meta__part_store(struct strata_meta *m, unsigned set, const char *buc
         rc = strata_meta__set_commit(m, set, wbs, undo);
     }
     pthread_mutex_unlock(lk);
-    free_batches(wbs, undo);
+    strata_meta__batches_free(wbs, undo);
     free(v);
     if (rc == 0) {
         /* The replaced part's data (every distinct old copy), after the commit. */
@@ -1114,7 +1103,7 @@ int strata_mpu_abort(struct strata_meta *m, const char *bucket, const char *key,
         rc = strata_meta__set_commit(m, set, wbs, undo);
     }
     pthread_mutex_unlock(lk);
-    free_batches(wbs, undo);
+    strata_meta__batches_free(wbs, undo);
     if (rc == 0)
         drop_parts_data(m, &ps, NULL, NULL);
     pscan_fini(&ps);

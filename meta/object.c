@@ -7,21 +7,18 @@
  *   commits the record only after the data is durable; the data of the
  *   version it replaces is deleted only after the commit.
  * - Conditional checks, the null-version lookup and the record commit of
- *   one key run under that key's stripe lock, so they are atomic with
- *   respect to other writers of the key in this process.
- * - Reads: when the first read quorum of drives agree on a version (same
- *   sort key, flags, size, etag, data id) or on there being none, that is
- *   the answer: any read quorum overlaps every write quorum, so a newer
- *   committed version would be on one of them.  Otherwise the newest
- *   version that may have been committed wins: one without a tombstone on
- *   any drive and live on at least Wq - (N - responding drives) of them; a
- *   drive that missed a write can delay but never hide it.  A fresh,
- *   unhealed drive does not vote.
+ *   one key are one key_txn (store.h): the rules here are its pure decide
+ *   functions over a view of the key, the backend makes the read, the
+ *   decision and the apply atomic (locally: the key's stripe lock and a
+ *   quorum batch with undo, meta/local/key.c).
+ * - Reads: the read quorum's answer (meta/local/qread.c); GET and HEAD
+ *   still call it directly.
  * - Hard deletes put tombstones (meta_internal.h), so a drive that missed
  *   the delete cannot bring the version back.
  * Threads: any caller thread; a put or get handle is used by one thread at
- * a time.  Lock order: key stripe lock -> drive queues (store.c).
+ * a time.
  */
+#include "local/qread.h"
 #include "meta_internal.h"
 #include "sse.h"
 
@@ -33,272 +30,6 @@
 
 #include "strata/assert.h"
 #include "strata/hex.h"
-
-#define OKEY_MAX (1 + STRATA_BUCKET_NAME_MAX + 1 + STRATA_KEY_MAX + 1 + SORTKEY_LEN)
-
-/* ---- per-drive version reads and the read quorum ------------------------ */
-
-enum qmode { Q_LATEST, Q_SK, Q_NULL };
-
-struct drec {
-    bool tried;
-    bool dead; /* Q_SK: this drive holds a tombstone for the version */
-    int rc; /* 0 found, STRATA_ENOTFOUND absent, else no vote */
-    uint8_t sk[SORTKEY_LEN];
-    /* The record as stored: the iterator's value, pinned by keeping the
-     * iterator where it found it (no copy of inline shards), or NULL. */
-    const char *raw;
-    size_t rawlen;
-    rocksdb_iterator_t *it;
-    rocksdb_readoptions_t *ro;
-    struct meta_rec rec; /* shard points into raw */
-    bool has_latest;
-    uint8_t latest_sk[SORTKEY_LEN];
-};
-
-static void drec_release(struct drec *dr)
-{
-    if (dr->it) {
-        rocksdb_iter_destroy(dr->it);
-        rocksdb_readoptions_destroy(dr->ro);
-    }
-    dr->it = NULL;
-    dr->ro = NULL;
-    dr->raw = NULL;
-}
-
-struct qread {
-    unsigned set;
-    enum qmode mode;
-    uint8_t sk[SORTKEY_LEN]; /* Q_SK target */
-    struct drec d[STRATA_DRIVES_MAX];
-    int win; /* a drive of the winning group; -1 when the answer is "absent" */
-};
-
-static void qread_fini(struct qread *q)
-{
-    for (unsigned i = 0; i < STRATA_DRIVES_MAX; i++) {
-        strata_meta__rec_fini(&q->d[i].rec);
-        drec_release(&q->d[i]);
-    }
-}
-
-/*
- * Read drive d's record for q's mode: the newest live version (Q_LATEST),
- * the newest live null version (Q_NULL) or version q->sk (Q_SK; a
- * tombstone there sets dead).  after (may be NULL): only versions older
- * than that sort key.  Replaces what q->d[d] held.
- */
-static void read_drive(struct strata_meta *m, struct qread *q, unsigned d, const char *bucket,
-                       const char *key, const uint8_t *after)
-{
-    struct drec *dr = &q->d[d];
-    strata_meta__rec_fini(&dr->rec);
-    drec_release(dr);
-    memset(dr, 0, sizeof(*dr));
-    dr->tried = true;
-    dr->rc = STRATA_EIO;
-    char pfx[OKEY_MAX], hi[OKEY_MAX];
-    size_t pl = strata_meta__key_obj(pfx, sizeof(pfx), bucket, key, NULL);
-    memcpy(hi, pfx, pl);
-    hi[pl - 1] = 1; /* every version of this key sorts below "key\x01" */
-    rocksdb_readoptions_t *ro;
-    rocksdb_iterator_t *it = strata_meta__iter_new(m, q->set, d, &ro, hi, pl, true);
-    if (!it)
-        return;
-    rocksdb_iter_seek(it, pfx, pl);
-    for (; rocksdb_iter_valid(it); rocksdb_iter_next(it)) {
-        size_t kl, vl;
-        const char *k = rocksdb_iter_key(it, &kl);
-        if (strata_meta__is_tomb(rocksdb_iter_value(it, &vl), vl))
-            continue; /* deleted: the latest is the newest live version */
-        if (kl == pl + SORTKEY_LEN) {
-            dr->has_latest = true;
-            memcpy(dr->latest_sk, k + pl, SORTKEY_LEN);
-        }
-        break;
-    }
-    dr->rc = STRATA_ENOTFOUND;
-    if (q->mode == Q_SK && after)
-        goto out; /* nothing older is version q->sk */
-    if (q->mode == Q_SK || after) {
-        memcpy(pfx + pl, after ? after : q->sk, SORTKEY_LEN);
-        rocksdb_iter_seek(it, pfx, pl + SORTKEY_LEN);
-        if (after && rocksdb_iter_valid(it)) {
-            size_t kl;
-            const char *k = rocksdb_iter_key(it, &kl);
-            if (kl == pl + SORTKEY_LEN && memcmp(k, pfx, kl) == 0)
-                rocksdb_iter_next(it);
-        }
-    }
-    for (; rocksdb_iter_valid(it); rocksdb_iter_next(it)) {
-        size_t kl, vl;
-        const char *k = rocksdb_iter_key(it, &kl);
-        if (kl != pl + SORTKEY_LEN)
-            continue; /* not a version key of ours: cannot happen with NUL-free keys */
-        if (q->mode == Q_SK && memcmp(k + pl, q->sk, SORTKEY_LEN) != 0)
-            break;
-        const char *v = rocksdb_iter_value(it, &vl);
-        if (strata_meta__is_tomb(v, vl)) {
-            if (q->mode != Q_SK)
-                continue;
-            dr->dead = true;
-            break;
-        }
-        /* Decoded once, in place (without headers nothing is allocated). */
-        int rc = strata_meta__rec_decode(v, vl, false, &dr->rec);
-        if (rc) {
-            memset(&dr->rec, 0, sizeof(dr->rec));
-            strata_log(&m->log, STRATA_LOG_WARN, "meta", "drive %s: corrupt record for %s/%s",
-                       strata_set_drive_path(m->sets[q->set].set, d), bucket, key);
-            if (q->mode == Q_NULL)
-                continue;
-            dr->rc = STRATA_ECORRUPT;
-            break;
-        }
-        if (q->mode == Q_NULL && !(dr->rec.flags & REC_F_NULL)) {
-            memset(&dr->rec, 0, sizeof(dr->rec));
-            continue;
-        }
-        dr->raw = v;
-        dr->rawlen = vl;
-        memcpy(dr->sk, k + pl, SORTKEY_LEN);
-        dr->rc = 0;
-        /* The iterator stays on the record: it keeps raw (and the inline
-         * shard rec points into) valid until drec_release. */
-        dr->it = it;
-        dr->ro = ro;
-        return;
-    }
-out:
-    rocksdb_iter_destroy(it);
-    rocksdb_readoptions_destroy(ro);
-}
-
-static bool drec_same(const struct drec *a, const struct drec *b)
-{
-    return a->rc == 0 && b->rc == 0 && memcmp(a->sk, b->sk, SORTKEY_LEN) == 0 &&
-           strata_meta__rec_same(&a->rec, &b->rec);
-}
-
-/*
- * No read quorum agreed (some drive missed a write or a delete, or holds
- * the leftover of a write that failed): walk the drives' candidates newest
- * first.  A candidate with a tombstone on any drive is dead; one live on
- * fewer than Wq - (N - responding) drives cannot have been committed.  The
- * first candidate that is neither wins, and q->d[] then holds every drive's
- * copy of it (for inline shards and undo).  Each drive's state for every
- * candidate is read, so a drive that never saw a write cannot outvote the
- * drives that did.
- */
-static int qread_slow(struct strata_meta *m, struct qread *q, const char *bucket,
-                      const char *key)
-{
-    struct meta_set *ms = &m->sets[q->set];
-    unsigned n = ms->n, resp = 0;
-    for (unsigned d = 0; d < n; d++)
-        resp += q->d[d].tried && (q->d[d].rc == 0 || q->d[d].rc == STRATA_ENOTFOUND);
-    if (resp < strata_set_read_quorum(ms->set))
-        return STRATA_EQUORUM;
-    unsigned wq = strata_set_write_quorum(ms->set);
-    unsigned need = wq > n - resp ? wq - (n - resp) : 1;
-    struct qread *at = calloc(1, sizeof(*at));
-    if (!at)
-        return STRATA_ENOMEM;
-    at->set = q->set;
-    at->mode = Q_SK;
-    for (;;) {
-        int c = -1;
-        for (unsigned d = 0; d < n; d++)
-            if (q->d[d].tried && q->d[d].rc == 0 &&
-                (c < 0 || memcmp(q->d[d].sk, q->d[c].sk, SORTKEY_LEN) < 0))
-                c = (int)d;
-        if (c < 0) {
-            free(at);
-            return STRATA_ENOTFOUND;
-        }
-        memcpy(at->sk, q->d[c].sk, SORTKEY_LEN);
-        unsigned live = 0;
-        bool dead = false;
-        for (unsigned d = 0; d < n; d++) {
-            if (!q->d[d].tried)
-                continue;
-            read_drive(m, at, d, bucket, key, NULL);
-            dead |= at->d[d].dead;
-            live += at->d[d].rc == 0;
-        }
-        if (!dead && live >= need) {
-            /* The copy most drives agree on (they differ only after a
-             * missed tag rewrite). */
-            int best = -1;
-            unsigned best_n = 0;
-            for (unsigned d = 0; d < n; d++) {
-                unsigned same = 0;
-                for (unsigned j = 0; j < n; j++)
-                    same += at->d[j].tried && drec_same(&at->d[j], &at->d[d]);
-                if (same > best_n) {
-                    best_n = same;
-                    best = (int)d;
-                }
-            }
-            qread_fini(q);
-            memcpy(q->d, at->d, sizeof(q->d));
-            q->win = best;
-            free(at);
-            return 0;
-        }
-        qread_fini(at);
-        memset(at->d, 0, sizeof(at->d));
-        for (unsigned d = 0; d < n; d++)
-            if (q->d[d].tried && q->d[d].rc == 0 &&
-                memcmp(q->d[d].sk, at->sk, SORTKEY_LEN) == 0)
-                read_drive(m, q, d, bucket, key, at->sk);
-    }
-}
-
-/*
- * Read drives until the read quorum agree on a version (or on its absence);
- * without agreement, qread_slow decides.  read_all reads every readable
- * drive first (put and delete want every drive's copy to roll back).  0
- * with q->win set, STRATA_ENOTFOUND, or STRATA_EQUORUM.
- */
-static int qread_run(struct strata_meta *m, struct qread *q, const char *bucket, const char *key,
-                     bool read_all)
-{
-    struct meta_set *ms = &m->sets[q->set];
-    unsigned rq = strata_set_read_quorum(ms->set);
-    q->win = -1;
-    int result = STRATA_EQUORUM;
-    bool decided = false;
-    for (unsigned d = 0; d < ms->n; d++) {
-        if (!strata_meta__drive_readable(m, q->set, d))
-            continue;
-        read_drive(m, q, d, bucket, key, NULL);
-        if (decided)
-            continue;
-        unsigned same = 0;
-        for (unsigned j = 0; j <= d; j++) {
-            if (!q->d[j].tried)
-                continue;
-            if (q->d[d].rc == STRATA_ENOTFOUND)
-                same += q->d[j].rc == STRATA_ENOTFOUND;
-            else
-                same += drec_same(&q->d[j], &q->d[d]);
-        }
-        if ((q->d[d].rc == 0 || q->d[d].rc == STRATA_ENOTFOUND) && same >= rq) {
-            decided = true;
-            result = q->d[d].rc;
-            q->win = q->d[d].rc == 0 ? (int)d : -1;
-            if (!read_all)
-                break;
-        }
-    }
-    if (!decided) {
-        /* The remaining readable drives were read above: decide by state. */
-        result = qread_slow(m, q, bucket, key);
-    }
-    return result;
-}
 
 /* ---- info --------------------------------------------------------------- */
 
@@ -430,21 +161,6 @@ static int64_t now_ns(void)
     return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
-/* Set up q for a version id (NULL/"" latest, "null", or a 32-hex id). */
-static int qread_for_vid(struct qread *q, const char *version_id)
-{
-    if (!version_id || !*version_id)
-        q->mode = Q_LATEST;
-    else if (strcmp(version_id, "null") == 0)
-        q->mode = Q_NULL;
-    else {
-        q->mode = Q_SK;
-        if (strata_meta__vid_parse(version_id, q->sk))
-            return STRATA_ENOTFOUND; /* no version can have a malformed id */
-    }
-    return 0;
-}
-
 /* ---- head / get --------------------------------------------------------- */
 
 static int lookup(struct strata_meta *m, const char *bucket, const char *key,
@@ -458,10 +174,10 @@ static int lookup(struct strata_meta *m, const char *bucket, const char *key,
     if (!key_ok(key))
         return STRATA_EINVAL;
     q->set = strata_meta__set_of(m, bucket, key);
-    int rc = qread_for_vid(q, version_id);
+    int rc = strata_meta__qread_for_vid(q, version_id);
     if (rc)
         return rc;
-    rc = qread_run(m, q, bucket, key, false);
+    rc = strata_meta__qread_run(m, q, bucket, key, false);
     if (rc)
         return rc;
     if (info) {
@@ -479,7 +195,7 @@ int strata_obj_head(struct strata_meta *m, const char *bucket, const char *key,
 {
     struct qread q;
     int rc = lookup(m, bucket, key, version_id, &q, info);
-    qread_fini(&q);
+    strata_meta__qread_fini(&q);
     return rc;
 }
 
@@ -505,7 +221,7 @@ int strata_meta__rec_get(struct strata_meta *m, const char *bucket, const char *
             *raw = NULL;
         }
     }
-    qread_fini(&q);
+    strata_meta__qread_fini(&q);
     return rc;
 }
 
@@ -518,10 +234,10 @@ int strata_meta__obj_resolve(struct strata_meta *m, const char *bucket, const ch
     q.mode = sk ? Q_SK : Q_LATEST;
     if (sk)
         memcpy(q.sk, sk, SORTKEY_LEN);
-    int rc = qread_run(m, &q, bucket, key, false);
+    int rc = strata_meta__qread_run(m, &q, bucket, key, false);
     if (rc == 0)
         rc = info_from_win(info, &q, bucket, key);
-    qread_fini(&q);
+    strata_meta__qread_fini(&q);
     return rc;
 }
 
@@ -602,7 +318,7 @@ static int inline_decode(struct strata_meta *m, struct qread *q, const char *buc
         uint32_t crcs[STRATA_DRIVES_MAX] = {0};
         for (unsigned d = 0; d < ms->n; d++) {
             const struct drec *x = &q->d[d];
-            if (drec_same(x, w) && x->rec.shard_len == w->rec.shard_len &&
+            if (strata_meta__drec_same(x, w) && x->rec.shard_len == w->rec.shard_len &&
                 (x->rec.flags & REC_F_INLINE)) {
                 shards[d] = x->rec.shard;
                 crcs[d] = x->rec.shard_crc;
@@ -620,14 +336,14 @@ static int inline_decode(struct strata_meta *m, struct qread *q, const char *buc
         memcpy(q->sk, w->sk, SORTKEY_LEN);
         for (unsigned d = 0; d < ms->n; d++)
             if (!q->d[d].tried && ms->drives[d].db)
-                read_drive(m, q, d, bucket, key, NULL);
+                strata_meta__read_drive(m, q, d, bucket, key, NULL);
         q->mode = saved;
     }
     /* Fewer than K drives hold the version at all (the others missed the
      * write or are away): unavailable (503), not corrupt. */
     unsigned holders = 0;
     for (unsigned d = 0; d < ms->n; d++)
-        holders += drec_same(&q->d[d], w);
+        holders += strata_meta__drec_same(&q->d[d], w);
     return holders < strata_set_k(ms->set) ? STRATA_EQUORUM : STRATA_ECORRUPT;
 }
 
@@ -649,7 +365,7 @@ int strata_obj_get_open(struct strata_meta *m, const char *bucket, const char *k
         uint64_t gen = strata_meta__pin_gen(m, bucket, key);
         rc = lookup(m, bucket, key, version_id, &q, info ? info : &tmp);
         if (rc) {
-            qread_fini(&q);
+            strata_meta__qread_fini(&q);
             strata_obj_info_fini(&tmp);
             return rc;
         }
@@ -659,7 +375,7 @@ int strata_obj_get_open(struct strata_meta *m, const char *bucket, const char *k
         rc = strata_meta__pin(m, q.set, bucket, key, q.d[q.win].sk, gen, &pin);
         if (rc != STRATA_EBUSY || attempt == 16)
             break;
-        qread_fini(&q);
+        strata_meta__qread_fini(&q);
         strata_obj_info_fini(info ? info : &tmp);
     }
     struct strata_get *g = rc ? NULL : calloc(1, sizeof(*g));
@@ -723,7 +439,7 @@ int strata_obj_get_open(struct strata_meta *m, const char *bucket, const char *k
         rc = g->tier->ops->reader_open(g->tier->impl, g->place, r->data_id, r->size, &g->r);
     }
 out:
-    qread_fini(&q);
+    strata_meta__qread_fini(&q);
     strata_obj_info_fini(&tmp);
     if (rc) {
         strata_obj_get_close(g);
@@ -1433,85 +1149,21 @@ static int put_verify(struct strata_put *p, char etag[STRATA_ETAG_MAX + 1],
     return 0;
 }
 
+/* ---- the rules of a new version (key_txn decide functions) ------------- */
+
 /* If-Match on a key with no current version (or a delete marker) is
  * STRATA_ENOTFOUND, as AWS answers 404 there; "*" matches any version. */
-static int check_cond(const struct strata_put *p, int lrc, const struct qread *lq)
+static int check_cond(const char *if_match, bool if_none_match_star,
+                      const struct strata_meta__key_slot *latest)
 {
-    bool exists = lrc == 0 && !(lq->d[lq->win].rec.flags & REC_F_DELETE_MARKER);
-    if (p->if_none_match_star && exists)
+    bool exists = latest->rc == 0 && !(latest->rec->flags & REC_F_DELETE_MARKER);
+    if (if_none_match_star && exists)
         return STRATA_EPRECOND;
-    if (p->if_match && !exists)
+    if (if_match && !exists)
         return STRATA_ENOTFOUND;
-    if (p->if_match && strcmp(p->if_match, "*") != 0 &&
-        strcmp(p->if_match, lq->d[lq->win].rec.etag) != 0)
+    if (if_match && strcmp(if_match, "*") != 0 && strcmp(if_match, latest->rec->etag) != 0)
         return STRATA_EPRECOND;
     return 0;
-}
-
-/*
- * Build the per-drive batches for writing the record r (per drive inline
- * shard from shards/crcs when inline) under a new sort key, deleting the
- * version "old" (may be NULL) in the same batch, with the matching undo.
- */
-static int build_batches(struct strata_meta *m, unsigned set, const char *bucket,
-                         const char *key, const uint8_t *sk, struct meta_rec *r,
-                         const uint8_t *shards, const uint32_t *crcs, const struct qread *old,
-                         rocksdb_writebatch_t **wbs, rocksdb_writebatch_t **undo)
-{
-    struct meta_set *ms = &m->sets[set];
-    char nk[OKEY_MAX], ok[OKEY_MAX];
-    size_t nkl = strata_meta__key_obj(nk, sizeof(nk), bucket, key, sk);
-    size_t okl = 0;
-    const struct drec *ow = old && old->win >= 0 ? &old->d[old->win] : NULL;
-    if (ow)
-        okl = strata_meta__key_obj(ok, sizeof(ok), bucket, key, ow->sk);
-    char *v = NULL;
-    size_t vl = 0;
-    int rc = 0;
-    for (unsigned d = 0; d < ms->n; d++) {
-        wbs[d] = undo[d] = NULL;
-        if (!ms->drives[d].db)
-            continue;
-        if (!v || shards) {
-            free(v);
-            v = NULL;
-            if (shards) {
-                r->shard = shards + (size_t)d * r->shard_len;
-                r->shard_crc = crcs[d];
-            }
-            rc = strata_meta__rec_encode(r, &v, &vl);
-            if (rc)
-                break;
-        }
-        wbs[d] = rocksdb_writebatch_create();
-        undo[d] = rocksdb_writebatch_create();
-        if (ow && memcmp(ow->sk, sk, SORTKEY_LEN) != 0) {
-            char tomb[TOMB_LEN];
-            strata_meta__tomb_encode(r->mtime_ns, tomb);
-            rocksdb_writebatch_put(wbs[d], ok, okl, tomb, TOMB_LEN);
-            /* Restore each drive's own copy (inline shards differ by drive). */
-            const struct drec *od = &old->d[d];
-            if (od->tried && od->rc == 0 && memcmp(od->sk, ow->sk, SORTKEY_LEN) == 0)
-                rocksdb_writebatch_put(undo[d], ok, okl, od->raw, od->rawlen);
-            else
-                rocksdb_writebatch_delete(undo[d], ok, okl); /* no tombstone of a failed write */
-        }
-        rocksdb_writebatch_put(wbs[d], nk, nkl, v, vl);
-        rocksdb_writebatch_delete(undo[d], nk, nkl);
-    }
-    free(v);
-    return rc;
-}
-
-static void batches_free(rocksdb_writebatch_t **wbs, rocksdb_writebatch_t **undo)
-{
-    for (unsigned d = 0; d < STRATA_DRIVES_MAX; d++) {
-        if (wbs[d])
-            rocksdb_writebatch_destroy(wbs[d]);
-        if (undo[d])
-            rocksdb_writebatch_destroy(undo[d]);
-        wbs[d] = undo[d] = NULL;
-    }
 }
 
 /* The version a new unversioned write or delete replaces: the null version. */
@@ -1520,42 +1172,101 @@ static bool replaces_null(int versioning)
     return versioning != STRATA_VERSIONING_ENABLED;
 }
 
-/* What a replaced version (q's winner) leaves to drop. */
-static void drop_of(const struct strata_meta *m, const struct qread *q, struct meta_drop *drop)
+unsigned strata_meta__version_want(int versioning)
+{
+    if (versioning == STRATA_VERSIONING_OFF)
+        return STRATA_META__KEY_NULL | STRATA_META__KEY_NULL_IS_LATEST;
+    return STRATA_META__KEY_LATEST | (replaces_null(versioning) ? STRATA_META__KEY_NULL : 0);
+}
+
+void strata_meta__slot_vid(const struct strata_meta__key_slot *s,
+                           char out[STRATA_VERSION_ID_MAX + 1])
+{
+    if (s->rec->flags & REC_F_NULL)
+        snprintf(out, STRATA_VERSION_ID_MAX + 1, "null");
+    else
+        strata_meta__vid_format(s->sk, out);
+}
+
+/* What the slot's version leaves to drop once it is replaced or deleted. */
+static void reclaim_of(const struct strata_meta__key_slot *s, struct strata_meta__key_reclaim *rc)
+{
+    memset(rc, 0, sizeof(*rc));
+    if (s->rc != 0 || !s->rec)
+        return;
+    rc->any = true;
+    rc->flags = s->rec->flags;
+    rc->has_data_id = s->rec->has_data_id;
+    memcpy(rc->data_id, s->rec->data_id, STRATA_DATA_ID_LEN);
+    memcpy(rc->sk, s->sk, SORTKEY_LEN);
+    rc->nparts = s->rec->nparts;
+    snprintf(rc->tier, sizeof(rc->tier), "%s", s->rec->tier);
+}
+
+void strata_meta__drop_of_reclaim(const struct strata_meta *m,
+                                  const struct strata_meta__key_reclaim *rc,
+                                  struct meta_drop *drop)
 {
     memset(drop, 0, sizeof(*drop));
-    if (q->win < 0)
+    if (!rc->any)
         return;
-    const struct drec *o = &q->d[q->win];
     drop->any = true;
-    drop->flags = o->rec.flags;
-    drop->has_data_id = o->rec.has_data_id;
-    memcpy(drop->data_id, o->rec.data_id, STRATA_DATA_ID_LEN);
-    memcpy(drop->sk, o->sk, SORTKEY_LEN);
-    drop->nparts = o->rec.nparts;
-    int t = strata_meta__tier_idx(m, o->rec.tier);
+    drop->flags = rc->flags;
+    drop->has_data_id = rc->has_data_id;
+    memcpy(drop->data_id, rc->data_id, STRATA_DATA_ID_LEN);
+    memcpy(drop->sk, rc->sk, SORTKEY_LEN);
+    drop->nparts = rc->nparts;
+    int t = strata_meta__tier_idx(m, rc->tier);
     drop->tier = t < 0 ? 0 : (unsigned)t;
 }
 
-/* A write that replaces the null version must not replace a locked one
- * (Object Lock buckets keep versioning enabled, so only a bucket whose
- * versions were locked before some other path could get here). */
-static int null_replace_ok(struct strata_meta *m, const char *bucket, const char *key,
-                           int versioning, const struct qread *nq)
+/* The mtime of a new version: now, or just after the latest if the clock
+ * stepped back (versions keep their newest-first order). */
+static int64_t new_mtime(const struct strata_meta__key_view *v)
 {
-    if (!replaces_null(versioning) || nq->win < 0)
-        return 0;
-    const struct drec *o = &nq->d[nq->win];
-    return strata_meta__lock_may_remove(m, bucket, key, o->sk, &o->rec, NULL, "PutObject");
+    int64_t mt = v->now_ns;
+    if (v->latest.rc == 0 && v->latest.rec->mtime_ns >= mt)
+        mt = v->latest.rec->mtime_ns + 1;
+    return mt;
 }
 
-/* Drop the data of a replaced version, after its record is gone. */
-static void drop_data(struct strata_meta *m, unsigned set, const char *bucket, const char *key,
-                      const struct qread *q)
+int strata_meta__version_decide(const struct strata_meta__key_view *v, int versioning,
+                                struct meta_rec *r, const char *if_match,
+                                bool if_none_match_star, struct strata_meta__key_edit *e)
 {
-    struct meta_drop drop;
-    drop_of(m, q, &drop);
-    strata_meta__drop(m, set, bucket, key, &drop);
+    if (v->latest.rc != 0 && v->latest.rc != STRATA_ENOTFOUND)
+        return v->latest.rc;
+    int rc = check_cond(if_match, if_none_match_star, &v->latest);
+    if (rc)
+        return rc;
+    bool rn = replaces_null(versioning);
+    if (rn) {
+        if (v->null.rc != 0 && v->null.rc != STRATA_ENOTFOUND)
+            return v->null.rc;
+        /* A write that replaces the null version must not replace a locked
+         * one (Object Lock buckets keep versioning enabled, so only a
+         * bucket whose versions were locked before some other path could
+         * get here). */
+        if (v->null.rc == 0) {
+            rc = strata_meta__lock_may_remove(v->null.sk, v->null.rec, NULL, "PutObject",
+                                              v->lock_now_ms, &e->audit);
+            if (rc)
+                return rc;
+        }
+    }
+    int64_t mt = new_mtime(v);
+    e->op = STRATA_META__KEY_PUT;
+    strata_meta__sortkey_make(mt, v->rand, e->sk);
+    r->flags &= ~REC_F_NULL;
+    r->flags |= rn ? REC_F_NULL : 0;
+    r->mtime_ns = mt;
+    e->rec = r;
+    e->tomb_ns = mt;
+    if (rn) {
+        e->replace = STRATA_META__SLOT_NULL;
+        reclaim_of(&v->null, &e->reclaim);
+    }
+    return 0;
 }
 
 /* Remove the (unreferenced) data of a put that failed. */
@@ -1611,6 +1322,98 @@ static int part_commit(struct strata_put *p, const char *etag, const uint8_t *ck
     return rc;
 }
 
+/* A PUT's commit: the record of p under the version rules. */
+struct put_txn {
+    struct strata_put *p;
+    const char *etag;
+    const uint8_t *ck;
+    size_t ckl;
+    struct meta_rec r;               /* the new version's record (decide's last run) */
+    struct strata_meta__key_edit e; /* and its edit: sort key, reclaim */
+};
+
+/* The early conditional check, on a read without the key lock. */
+static int put_cond_decide(void *ud, const struct strata_meta__key_view *v,
+                           struct strata_meta__key_edit *e)
+{
+    (void)e;
+    const struct strata_put *p = ud;
+    if (v->latest.rc != 0 && v->latest.rc != STRATA_ENOTFOUND)
+        return v->latest.rc;
+    return check_cond(p->if_match, p->if_none_match_star, &v->latest);
+}
+
+static int put_decide(void *ud, const struct strata_meta__key_view *v,
+                      struct strata_meta__key_edit *e)
+{
+    struct put_txn *x = ud;
+    struct strata_put *p = x->p;
+    struct strata_meta *m = p->m;
+    struct meta_rec *r = &x->r;
+    memset(r, 0, sizeof(*r));
+    r->size = p->got;
+    if (p->enc) {
+        r->size = p->stored;
+        r->psize = p->got;
+        r->sse = p->sse;
+        r->sse_len = p->sse_len;
+    }
+    snprintf(r->etag, sizeof(r->etag), "%s", x->etag);
+    snprintf(r->storage_class, sizeof(r->storage_class), "%s", p->storage_class);
+    if (p->tier != m->tiers[0])
+        snprintf(r->tier, sizeof(r->tier), "%s", p->tier->name);
+    r->cksum_algo = p->ck_algo;
+    memcpy(r->cksum, x->ck, x->ckl);
+    r->cksum_len = x->ckl;
+    r->hdrs = p->hdrs;
+    r->nhdrs = p->nhdrs;
+    r->tags = p->tags;
+    r->tags_len = p->tags_len;
+    r->acl = p->acl;
+    r->acl_len = p->acl_len;
+    r->lock = p->lock;
+    if (p->w) {
+        r->has_data_id = true;
+        memcpy(r->data_id, p->data_id, STRATA_DATA_ID_LEN);
+    } else {
+        r->flags |= REC_F_INLINE;
+        e->inline_data = p->buf;
+        e->inline_len = p->buflen;
+    }
+    int rc = strata_meta__version_decide(v, p->versioning, r, p->if_match,
+                                         p->if_none_match_star, e);
+    x->e = *e;
+    return rc;
+}
+
+/* The caller's info of the committed version, with its own headers. */
+static void put_info(struct strata_put *p, struct meta_rec *r, const uint8_t *sk,
+                     struct strata_obj_info *out)
+{
+    r->shard = NULL;
+    r->hdrs = NULL;
+    r->nhdrs = 0;
+    strata_meta__info_from_rec(out, p->bucket, p->key, sk, r);
+    out->is_latest = true;
+    /* Give the caller its own copy of the headers. */
+    struct meta_rec tmp;
+    char *v;
+    size_t vl;
+    memset(&tmp, 0, sizeof(tmp));
+    r->hdrs = p->hdrs;
+    r->nhdrs = p->nhdrs;
+    r->flags &= ~REC_F_INLINE;
+    r->has_data_id = true;
+    if (strata_meta__rec_encode(r, &v, &vl) == 0) {
+        if (strata_meta__rec_decode(v, vl, true, &tmp) == 0) {
+            out->hdrs = tmp.hdrs;
+            out->nhdrs = tmp.nhdrs;
+            out->priv_ = tmp.hdr_buf;
+        }
+        free(v);
+    }
+}
+
 int strata_obj_put_commit(struct strata_put *p, struct strata_obj_info *out)
 {
     struct strata_meta *m = p->m;
@@ -1627,25 +1430,18 @@ int strata_obj_put_commit(struct strata_put *p, struct strata_obj_info *out)
         strata_obj_put_abort(p);
         return STRATA_EINCOMPLETE;
     }
-    struct qread lq, nq;
-    memset(&lq, 0, sizeof(lq));
-    memset(&nq, 0, sizeof(nq));
-    lq.set = nq.set = p->set;
-    lq.mode = Q_LATEST;
-    nq.mode = Q_NULL;
     bool data_done = false;
     if (!p->is_part && (p->if_match || p->if_none_match_star)) {
         /* Early check, so a doomed write does not finish its data; the
-         * authoritative check runs again under the key lock. */
-        int lrc = qread_run(m, &lq, p->bucket, p->key, false);
-        if (lrc != 0 && lrc != STRATA_ENOTFOUND)
-            rc = lrc;
-        else
-            rc = check_cond(p, lrc, &lq);
-        qread_fini(&lq);
-        memset(&lq, 0, sizeof(lq));
-        lq.set = p->set;
-        lq.mode = Q_LATEST;
+         * authoritative check runs again in the commit's key_txn. */
+        struct strata_meta__key_txn ct = {
+            .bucket = p->bucket,
+            .key = p->key,
+            .want = STRATA_META__KEY_LATEST,
+            .decide = put_cond_decide,
+            .ud = p,
+        };
+        rc = m->store->key_read(m, &ct);
         if (rc) {
             strata_obj_put_abort(p);
             return rc;
@@ -1676,133 +1472,29 @@ int strata_obj_put_commit(struct strata_put *p, struct strata_obj_info *out)
     if (p->is_part)
         return part_commit(p, etag, ck, ckl, out);
 
-    struct meta_rec r;
-    memset(&r, 0, sizeof(r));
-    uint8_t *shards = NULL;
-    uint32_t crcs[STRATA_DRIVES_MAX];
-    rocksdb_writebatch_t *wbs[STRATA_DRIVES_MAX] = {0}, *undo[STRATA_DRIVES_MAX] = {0};
-    uint8_t sk[SORTKEY_LEN];
     /* The bucket may have been deleted (and even created again) since
-     * begin: check it under its stripe, held until the commit is done. */
-    pthread_rwlock_t *bh = NULL;
-    rc = strata_meta__bucket_hold(m, p->bucket, p->bucket_inc, &bh);
-    if (rc) {
-        if (data_done)
-            put_data_rm(p);
-        strata_obj_put_abort(p);
-        return rc;
-    }
-    pthread_mutex_t *lk = strata_meta__key_lock(m, p->bucket, p->key);
-    pthread_mutex_lock(lk);
-    /* A never-versioned bucket holds only null versions: the null version
-     * is the latest, so one read (of every drive, for the undo) does. */
-    bool off = p->versioning == STRATA_VERSIONING_OFF;
-    struct qread *L = off ? &nq : &lq;
-    int lrc = qread_run(m, L, p->bucket, p->key, off);
-    if (lrc != 0 && lrc != STRATA_ENOTFOUND) {
-        rc = lrc;
-        goto unlock;
-    }
-    rc = check_cond(p, lrc, L);
-    if (rc)
-        goto unlock;
-    if (replaces_null(p->versioning) && !off) {
-        int nrc = qread_run(m, &nq, p->bucket, p->key, true);
-        if (nrc != 0 && nrc != STRATA_ENOTFOUND) {
-            rc = nrc;
-            goto unlock;
-        }
-    }
-    rc = null_replace_ok(m, p->bucket, p->key, p->versioning, &nq);
-    if (rc)
-        goto unlock;
-    int64_t mt = now_ns();
-    if (lrc == 0 && L->d[L->win].rec.mtime_ns >= mt)
-        mt = L->d[L->win].rec.mtime_ns + 1; /* keep newest-first order if the clock stepped back */
-    strata_meta__sortkey_new(mt, sk);
-    r.flags = replaces_null(p->versioning) ? REC_F_NULL : 0;
-    r.size = p->got;
-    if (p->enc) {
-        r.size = p->stored;
-        r.psize = p->got;
-        r.sse = p->sse;
-        r.sse_len = p->sse_len;
-    }
-    memcpy(r.etag, etag, sizeof(etag));
-    r.mtime_ns = mt;
-    snprintf(r.storage_class, sizeof(r.storage_class), "%s", p->storage_class);
-    if (p->tier != m->tiers[0])
-        snprintf(r.tier, sizeof(r.tier), "%s", p->tier->name);
-    r.cksum_algo = p->ck_algo;
-    memcpy(r.cksum, ck, ckl);
-    r.cksum_len = ckl;
-    r.hdrs = p->hdrs;
-    r.nhdrs = p->nhdrs;
-    r.tags = p->tags;
-    r.tags_len = p->tags_len;
-    r.acl = p->acl;
-    r.acl_len = p->acl_len;
-    r.lock = p->lock;
-    if (p->w) {
-        r.has_data_id = true;
-        memcpy(r.data_id, p->data_id, STRATA_DATA_ID_LEN);
-    } else {
-        r.flags |= REC_F_INLINE;
-        if (p->buflen) {
-            rc = strata_ec_inline_encode(m->sets[p->set].set, p->buf, p->buflen, &shards,
-                                         &r.shard_len, crcs);
-            if (rc)
-                goto unlock;
-        } else {
-            /* An empty object has empty shards; nothing to encode. */
-            static const uint32_t zero[STRATA_DRIVES_MAX];
-            static const uint8_t none[1];
-            r.shard = none;
-            r.shard_len = 0;
-            memcpy(crcs, zero, sizeof(crcs));
-        }
-    }
-    rc = build_batches(m, p->set, p->bucket, p->key, sk, &r, shards, crcs,
-                       replaces_null(p->versioning) ? &nq : NULL, wbs, undo);
-    if (rc == 0)
-        rc = strata_meta__set_commit(m, p->set, wbs, undo);
-unlock:
-    pthread_mutex_unlock(lk);
-    strata_meta__bucket_release(bh);
-    batches_free(wbs, undo);
-    free(shards);
+     * begin: the txn checks it and holds it until the commit is done. */
+    struct put_txn x = {.p = p, .etag = etag, .ck = ck, .ckl = ckl};
+    struct strata_meta__key_txn t = {
+        .bucket = p->bucket,
+        .key = p->key,
+        .incarnation = p->bucket_inc,
+        .hold_bucket = true,
+        .want = strata_meta__version_want(p->versioning),
+        .want_copies = true,
+        .decide = put_decide,
+        .ud = &x,
+    };
+    rc = m->store->key_txn(m, &t);
     if (rc == 0) {
-        if (replaces_null(p->versioning))
-            drop_data(m, p->set, p->bucket, p->key, &nq);
-        if (out) {
-            r.shard = NULL;
-            r.hdrs = NULL;
-            r.nhdrs = 0;
-            strata_meta__info_from_rec(out, p->bucket, p->key, sk, &r);
-            out->is_latest = true;
-            /* Give the caller its own copy of the headers. */
-            struct meta_rec tmp;
-            char *v;
-            size_t vl;
-            memset(&tmp, 0, sizeof(tmp));
-            r.hdrs = p->hdrs;
-            r.nhdrs = p->nhdrs;
-            r.flags &= ~REC_F_INLINE;
-            r.has_data_id = true;
-            if (strata_meta__rec_encode(&r, &v, &vl) == 0) {
-                if (strata_meta__rec_decode(v, vl, true, &tmp) == 0) {
-                    out->hdrs = tmp.hdrs;
-                    out->nhdrs = tmp.nhdrs;
-                    out->priv_ = tmp.hdr_buf;
-                }
-                free(v);
-            }
-        }
+        struct meta_drop drop;
+        strata_meta__drop_of_reclaim(m, &x.e.reclaim, &drop);
+        strata_meta__drop(m, p->set, p->bucket, p->key, &drop);
+        if (out)
+            put_info(p, &x.r, x.e.sk, out);
     } else if (data_done) {
         put_data_rm(p);
     }
-    qread_fini(&lq);
-    qread_fini(&nq);
     strata_obj_put_abort(p);
     return rc;
 }
@@ -1813,6 +1505,87 @@ int strata_obj_delete(struct strata_meta *m, const char *bucket, const char *key
                       const char *version_id, struct strata_del_result *out)
 {
     return strata_obj_delete_opts(m, bucket, key, version_id, NULL, out);
+}
+
+/* A DeleteObject's txn: by version (or on a never-versioned bucket) the
+ * version is deleted for good, else a delete marker is the new version
+ * (the null one on suspended buckets, replacing the null version). */
+struct del_txn {
+    int versioning;
+    bool by_version;
+    const struct strata_lock_actor *actor;
+    struct meta_rec r; /* a delete marker's record */
+    struct strata_del_result res;
+    struct strata_meta__key_edit e;
+};
+
+static int del_version_decide(struct del_txn *x, const struct strata_meta__key_view *v,
+                              struct strata_meta__key_edit *e)
+{
+    const struct strata_meta__key_slot *s = &v->version;
+    if (s->rc == STRATA_ENOTFOUND && !x->by_version)
+        return 0; /* deleting an absent object is fine */
+    if (s->rc)
+        return s->rc;
+    int rc = strata_meta__lock_may_remove(s->sk, s->rec, x->actor, "DeleteObject",
+                                          v->lock_now_ms, &e->audit);
+    if (rc)
+        return rc;
+    e->op = STRATA_META__KEY_REMOVE;
+    e->replace = STRATA_META__SLOT_VERSION;
+    e->tomb_ns = v->now_ns;
+    reclaim_of(s, &e->reclaim);
+    x->res.delete_marker = (s->rec->flags & REC_F_DELETE_MARKER) != 0;
+    strata_meta__slot_vid(s, x->res.version_id);
+    return 0;
+}
+
+static int del_marker_decide(struct del_txn *x, const struct strata_meta__key_view *v,
+                             struct strata_meta__key_edit *e)
+{
+    if (v->latest.rc != 0 && v->latest.rc != STRATA_ENOTFOUND)
+        return v->latest.rc;
+    int64_t mt = new_mtime(v);
+    bool suspended = x->versioning == STRATA_VERSIONING_SUSPENDED;
+    if (suspended) {
+        if (v->null.rc != 0 && v->null.rc != STRATA_ENOTFOUND)
+            return v->null.rc;
+        if (v->null.rc == 0) { /* the null delete marker replaces the null version */
+            int rc = strata_meta__lock_may_remove(v->null.sk, v->null.rec, x->actor,
+                                                  "DeleteObject", v->lock_now_ms, &e->audit);
+            if (rc)
+                return rc;
+            e->replace = STRATA_META__SLOT_NULL;
+            reclaim_of(&v->null, &e->reclaim);
+        }
+    }
+    struct meta_rec *r = &x->r;
+    memset(r, 0, sizeof(*r));
+    r->flags = REC_F_DELETE_MARKER | (suspended ? REC_F_NULL : 0);
+    r->mtime_ns = mt;
+    snprintf(r->storage_class, sizeof(r->storage_class), "STANDARD");
+    e->op = STRATA_META__KEY_PUT;
+    e->rec = r;
+    e->tomb_ns = mt;
+    strata_meta__sortkey_make(mt, v->rand, e->sk);
+    x->res.delete_marker = true;
+    if (suspended)
+        snprintf(x->res.version_id, sizeof(x->res.version_id), "null");
+    else
+        strata_meta__vid_format(e->sk, x->res.version_id);
+    return 0;
+}
+
+static int del_decide(void *ud, const struct strata_meta__key_view *v,
+                      struct strata_meta__key_edit *e)
+{
+    struct del_txn *x = ud;
+    memset(&x->res, 0, sizeof(x->res));
+    int rc = x->by_version || x->versioning == STRATA_VERSIONING_OFF
+                 ? del_version_decide(x, v, e)
+                 : del_marker_decide(x, v, e);
+    x->e = *e;
+    return rc;
 }
 
 int strata_obj_delete_opts(struct strata_meta *m, const char *bucket, const char *key,
@@ -1829,118 +1602,36 @@ int strata_obj_delete_opts(struct strata_meta *m, const char *bucket, const char
     int rc = strata_meta_bucket_get(m, bucket, &b);
     if (rc)
         return rc;
-    unsigned set = strata_meta__set_of(m, bucket, key);
-    struct meta_set *ms = &m->sets[set];
-    struct qread q;
-    memset(&q, 0, sizeof(q));
-    q.set = set;
-    rocksdb_writebatch_t *wbs[STRATA_DRIVES_MAX] = {0}, *undo[STRATA_DRIVES_MAX] = {0};
-    pthread_rwlock_t *bh = NULL; /* no delete marker lands in a deleted bucket */
-    rc = strata_meta__bucket_hold(m, bucket, b.incarnation, &bh);
-    if (rc)
-        return rc;
-    pthread_mutex_t *lk = strata_meta__key_lock(m, bucket, key);
-    bool drop = false;
-    pthread_mutex_lock(lk);
-
-    bool by_version = version_id && *version_id;
-    if (by_version || b.versioning == STRATA_VERSIONING_OFF) {
-        /* Remove one version for good. */
-        rc = qread_for_vid(&q, by_version ? version_id : "null");
-        if (rc == 0)
-            rc = qread_run(m, &q, bucket, key, true);
-        if (rc == STRATA_ENOTFOUND && !by_version)
-            rc = 0; /* deleting an absent object is fine */
-        if (rc || q.win < 0)
-            goto unlock;
-        const struct drec *w = &q.d[q.win];
-        rc = strata_meta__lock_may_remove(m, bucket, key, w->sk, &w->rec, actor, "DeleteObject");
-        if (rc)
-            goto unlock;
-        char k[OKEY_MAX], tomb[TOMB_LEN];
-        size_t kl = strata_meta__key_obj(k, sizeof(k), bucket, key, w->sk);
-        strata_meta__tomb_encode(now_ns(), tomb);
-        for (unsigned d = 0; d < ms->n; d++) {
-            if (!ms->drives[d].db)
-                continue;
-            wbs[d] = rocksdb_writebatch_create();
-            undo[d] = rocksdb_writebatch_create();
-            rocksdb_writebatch_put(wbs[d], k, kl, tomb, TOMB_LEN); /* see meta_internal.h */
-            if (q.d[d].tried && q.d[d].rc == 0 && memcmp(q.d[d].sk, w->sk, SORTKEY_LEN) == 0)
-                rocksdb_writebatch_put(undo[d], k, kl, q.d[d].raw, q.d[d].rawlen);
-            else
-                rocksdb_writebatch_delete(undo[d], k, kl);
-        }
-        rc = strata_meta__set_commit(m, set, wbs, undo);
-        if (rc == 0) {
-            drop = true;
-            if (out) {
-                out->delete_marker = (w->rec.flags & REC_F_DELETE_MARKER) != 0;
-                if (w->rec.flags & REC_F_NULL)
-                    snprintf(out->version_id, sizeof(out->version_id), "null");
-                else
-                    strata_meta__vid_format(w->sk, out->version_id);
-            }
-        }
-        goto unlock;
+    struct del_txn xs, *x = &xs;
+    memset(x, 0, sizeof(*x));
+    x->versioning = b.versioning;
+    x->by_version = version_id && *version_id;
+    x->actor = actor;
+    /* No delete marker lands in a deleted bucket: the txn holds it. */
+    struct strata_meta__key_txn t = {
+        .bucket = bucket,
+        .key = key,
+        .incarnation = b.incarnation,
+        .hold_bucket = true,
+        .want_copies = true,
+    };
+    if (x->by_version || b.versioning == STRATA_VERSIONING_OFF) {
+        t.want = STRATA_META__KEY_VERSION;
+        t.version_id = x->by_version ? version_id : "null";
+    } else {
+        t.want = STRATA_META__KEY_LATEST |
+                 (b.versioning == STRATA_VERSIONING_SUSPENDED ? STRATA_META__KEY_NULL : 0);
     }
-
-    /* A delete marker: a new version on enabled buckets, the null one on
-     * suspended buckets (replacing the current null version). */
-    struct qread lq;
-    memset(&lq, 0, sizeof(lq));
-    lq.set = set;
-    lq.mode = Q_LATEST;
-    int lrc = qread_run(m, &lq, bucket, key, false);
-    int64_t mt = now_ns();
-    if (lrc == 0 && lq.d[lq.win].rec.mtime_ns >= mt)
-        mt = lq.d[lq.win].rec.mtime_ns + 1;
-    qread_fini(&lq);
-    if (lrc != 0 && lrc != STRATA_ENOTFOUND) {
-        rc = lrc;
-        goto unlock;
-    }
-    bool suspended = b.versioning == STRATA_VERSIONING_SUSPENDED;
-    if (suspended) {
-        q.mode = Q_NULL;
-        rc = qread_run(m, &q, bucket, key, true);
-        if (rc && rc != STRATA_ENOTFOUND)
-            goto unlock;
-        rc = 0;
-        if (q.win >= 0) /* the null delete marker replaces the null version */
-            rc = strata_meta__lock_may_remove(m, bucket, key, q.d[q.win].sk, &q.d[q.win].rec,
-                                              actor, "DeleteObject");
-        if (rc)
-            goto unlock;
-    }
-    struct meta_rec r;
-    memset(&r, 0, sizeof(r));
-    r.flags = REC_F_DELETE_MARKER | (suspended ? REC_F_NULL : 0);
-    r.mtime_ns = mt;
-    snprintf(r.storage_class, sizeof(r.storage_class), "STANDARD");
-    uint8_t sk[SORTKEY_LEN];
-    strata_meta__sortkey_new(mt, sk);
-    rc = build_batches(m, set, bucket, key, sk, &r, NULL, NULL, suspended ? &q : NULL, wbs,
-                       undo);
-    if (rc == 0)
-        rc = strata_meta__set_commit(m, set, wbs, undo);
+    t.decide = del_decide;
+    t.ud = x;
+    rc = m->store->key_txn(m, &t);
     if (rc == 0) {
-        drop = suspended;
-        if (out) {
-            out->delete_marker = true;
-            if (suspended)
-                snprintf(out->version_id, sizeof(out->version_id), "null");
-            else
-                strata_meta__vid_format(sk, out->version_id);
-        }
+        if (out)
+            *out = x->res;
+        struct meta_drop drop;
+        strata_meta__drop_of_reclaim(m, &x->e.reclaim, &drop);
+        strata_meta__drop(m, strata_meta__set_of(m, bucket, key), bucket, key, &drop);
     }
-unlock:
-    pthread_mutex_unlock(lk);
-    strata_meta__bucket_release(bh);
-    batches_free(wbs, undo);
-    if (drop)
-        drop_data(m, set, bucket, key, &q);
-    qread_fini(&q);
     return rc;
 }
 
@@ -1966,13 +1657,49 @@ int strata_obj_tags_get(struct strata_meta *m, const char *bucket, const char *k
     return rc;
 }
 
+int strata_meta__rewrite_begin(const struct strata_meta__key_view *v, const char *version_id,
+                               struct strata_meta__key_edit *e)
+{
+    const struct strata_meta__key_slot *s = &v->version;
+    if (s->rc)
+        return s->rc;
+    const struct meta_rec *cur = s->rec;
+    if (cur->flags & REC_F_DELETE_MARKER)
+        return !version_id || !*version_id ? STRATA_ENOTFOUND : STRATA_EMETHOD;
+    e->op = STRATA_META__KEY_REWRITE;
+    e->rw.tags = cur->tags;
+    e->rw.tags_len = cur->tags_len;
+    e->rw.lock = cur->lock;
+    e->rw.sse = cur->sse;
+    e->rw.sse_len = cur->sse_len;
+    e->rw.acl = cur->acl;
+    e->rw.acl_len = cur->acl_len;
+    return 0;
+}
+
+/* A rewrite through key_txn: fn decides once per view, on the agreed
+ * record, what changes. */
+struct rewrite_txn {
+    const char *version_id;
+    meta_edit_fn fn;
+    void *ud;
+    char vid[STRATA_VERSION_ID_MAX + 1];
+};
+
+static int rewrite_decide(void *ud, const struct strata_meta__key_view *v,
+                          struct strata_meta__key_edit *e)
+{
+    struct rewrite_txn *x = ud;
+    int rc = strata_meta__rewrite_begin(v, x->version_id, e);
+    if (rc)
+        return rc;
+    strata_meta__slot_vid(&v->version, x->vid);
+    return x->fn(x->ud, v->version.sk, v->version.rec, &e->rw);
+}
+
 /*
- * Rewrite the version's record on every drive, keeping each drive's own
- * inline shard: a drive holding the agreed version gets its own record
- * re-encoded; a drive lacking it gets the winner's record when the data is
- * not inline (an inline shard is per drive: heal brings those).  fn decides
- * once, on the agreed record, what changes.  Under the key lock, committed
- * on the write quorum or undone.
+ * Rewrite the version's record in place (key_txn; the backend keeps each
+ * drive's own inline shard).  Committed atomically or not at all.
  */
 int strata_meta__rec_rewrite(struct strata_meta *m, const char *bucket, const char *key,
                              const char *version_id, meta_edit_fn fn, void *ud,
@@ -1982,101 +1709,19 @@ int strata_meta__rec_rewrite(struct strata_meta *m, const char *bucket, const ch
         return STRATA_ENOTFOUND;
     if (!key_ok(key))
         return STRATA_EINVAL;
-    struct qread q;
-    memset(&q, 0, sizeof(q));
-    q.set = strata_meta__set_of(m, bucket, key);
-    int rc = qread_for_vid(&q, version_id);
-    if (rc)
-        return rc;
-    struct meta_set *ms = &m->sets[q.set];
-    rocksdb_writebatch_t *wbs[STRATA_DRIVES_MAX] = {0}, *undo[STRATA_DRIVES_MAX] = {0};
-    pthread_mutex_t *lk = strata_meta__key_lock(m, bucket, key);
-    pthread_mutex_lock(lk);
-    rc = qread_run(m, &q, bucket, key, true);
-    if (rc)
-        goto unlock;
-    const struct drec *w = &q.d[q.win];
-    if (w->rec.flags & REC_F_DELETE_MARKER) {
-        rc = q.mode == Q_LATEST ? STRATA_ENOTFOUND : STRATA_EMETHOD;
-        goto unlock;
-    }
-    struct meta_edit e;
-    memset(&e, 0, sizeof(e));
-    e.tags = w->rec.tags;
-    e.tags_len = w->rec.tags_len;
-    e.lock = w->rec.lock;
-    e.sse = w->rec.sse;
-    e.sse_len = w->rec.sse_len;
-    e.acl = w->rec.acl;
-    e.acl_len = w->rec.acl_len;
-    rc = fn(ud, w->sk, &w->rec, &e);
-    if (rc)
-        goto unlock;
-    char k[OKEY_MAX];
-    size_t kl = strata_meta__key_obj(k, sizeof(k), bucket, key, w->sk);
-    for (unsigned d = 0; d < ms->n && rc == 0; d++) {
-        if (!ms->drives[d].db)
-            continue;
-        const struct drec *x = &q.d[d];
-        /* A drive that missed an earlier rewrite still holds this version's
-         * data (its own inline shard): rewrite its record too, or two such
-         * drives would keep an inline version below the write quorum. */
-        bool own = x->tried && x->rc == 0 && memcmp(x->sk, w->sk, SORTKEY_LEN) == 0 &&
-                   strata_meta__rec_same_data(&x->rec, &w->rec);
-        if ((!own && (w->rec.flags & REC_F_INLINE)) || x->dead)
-            continue; /* never write a record over a tombstone */
-        const struct drec *src = own ? x : w;
-        struct meta_rec r;
-        rc = strata_meta__rec_decode(src->raw, src->rawlen, true, &r);
-        if (rc)
-            break;
-        r.tags = e.tags_len ? e.tags : NULL;
-        r.tags_len = e.tags_len;
-        r.lock = e.lock;
-        r.sse = e.sse;
-        r.sse_len = e.sse_len;
-        r.acl = e.acl_len ? e.acl : NULL;
-        r.acl_len = e.acl_len;
-        if (e.storage_class)
-            snprintf(r.storage_class, sizeof(r.storage_class), "%s", e.storage_class);
-        if (e.tier)
-            snprintf(r.tier, sizeof(r.tier), "%s", e.tier);
-        if (e.set_data_id)
-            memcpy(r.data_id, e.data_id, STRATA_DATA_ID_LEN);
-        if (e.pidx) {
-            r.pidx = e.pidx;
-            r.pidx_len = e.pidx_len;
-        }
-        char *v = NULL;
-        size_t vl = 0;
-        if (rc == 0)
-            rc = strata_meta__rec_encode(&r, &v, &vl);
-        strata_meta__rec_fini(&r);
-        if (rc)
-            break;
-        wbs[d] = rocksdb_writebatch_create();
-        undo[d] = rocksdb_writebatch_create();
-        rocksdb_writebatch_put(wbs[d], k, kl, v, vl);
-        if (x->tried && x->rc == 0 && memcmp(x->sk, w->sk, SORTKEY_LEN) == 0)
-            rocksdb_writebatch_put(undo[d], k, kl, x->raw, x->rawlen);
-        else
-            rocksdb_writebatch_delete(undo[d], k, kl);
-        if (e.extra)
-            e.extra(e.extra_ud, d, w->sk, wbs[d], undo[d]);
-        free(v);
-    }
-    if (rc == 0)
-        rc = strata_meta__set_commit(m, q.set, wbs, undo);
-    if (rc == 0 && vid_out) {
-        if (w->rec.flags & REC_F_NULL)
-            snprintf(vid_out, STRATA_VERSION_ID_MAX + 1, "null");
-        else
-            strata_meta__vid_format(w->sk, vid_out);
-    }
-unlock:
-    pthread_mutex_unlock(lk);
-    batches_free(wbs, undo);
-    qread_fini(&q);
+    struct rewrite_txn x = {version_id, fn, ud, ""};
+    struct strata_meta__key_txn t = {
+        .bucket = bucket,
+        .key = key,
+        .want = STRATA_META__KEY_VERSION,
+        .want_copies = true,
+        .version_id = version_id,
+        .decide = rewrite_decide,
+        .ud = &x,
+    };
+    int rc = m->store->key_txn(m, &t);
+    if (rc == 0 && vid_out)
+        memcpy(vid_out, x.vid, sizeof(x.vid));
     return rc;
 }
 
@@ -2164,71 +1809,6 @@ int strata_obj_tags_delete(struct strata_meta *m, const char *bucket, const char
                            const char *version_id, char vid_out[STRATA_VERSION_ID_MAX + 1])
 {
     return strata_obj_tags_put(m, bucket, key, version_id, NULL, 0, vid_out);
-}
-
-/* ---- version commit for multipart complete ------------------------------ */
-
-int strata_meta__version_commit(struct strata_meta *m, unsigned set, const char *bucket,
-                                const char *key, int versioning, struct meta_rec *r,
-                                const char *if_match, bool if_none_match_star,
-                                meta_extra_fn extra, void *ud, uint8_t sk[SORTKEY_LEN],
-                                struct meta_drop *drop)
-{
-    memset(drop, 0, sizeof(*drop));
-    struct qread lq, nq;
-    memset(&lq, 0, sizeof(lq));
-    memset(&nq, 0, sizeof(nq));
-    lq.set = nq.set = set;
-    lq.mode = Q_LATEST;
-    nq.mode = Q_NULL;
-    rocksdb_writebatch_t *wbs[STRATA_DRIVES_MAX] = {0}, *undo[STRATA_DRIVES_MAX] = {0};
-    struct strata_put cond;
-    memset(&cond, 0, sizeof(cond));
-    cond.if_match = (char *)(uintptr_t)if_match; /* read only by check_cond */
-    cond.if_none_match_star = if_none_match_star;
-    bool off = versioning == STRATA_VERSIONING_OFF;
-    struct qread *L = off ? &nq : &lq;
-    int lrc = qread_run(m, L, bucket, key, off);
-    int rc = 0;
-    if (lrc != 0 && lrc != STRATA_ENOTFOUND) {
-        rc = lrc;
-        goto out;
-    }
-    rc = check_cond(&cond, lrc, L);
-    if (rc)
-        goto out;
-    if (replaces_null(versioning) && !off) {
-        int nrc = qread_run(m, &nq, bucket, key, true);
-        if (nrc != 0 && nrc != STRATA_ENOTFOUND) {
-            rc = nrc;
-            goto out;
-        }
-    }
-    rc = null_replace_ok(m, bucket, key, versioning, &nq);
-    if (rc)
-        goto out;
-    int64_t mt = now_ns();
-    if (lrc == 0 && L->d[L->win].rec.mtime_ns >= mt)
-        mt = L->d[L->win].rec.mtime_ns + 1;
-    strata_meta__sortkey_new(mt, sk);
-    r->flags &= ~(REC_F_NULL | REC_F_INLINE);
-    r->flags |= replaces_null(versioning) ? REC_F_NULL : 0;
-    r->mtime_ns = mt;
-    rc = build_batches(m, set, bucket, key, sk, r, NULL, NULL,
-                       replaces_null(versioning) ? &nq : NULL, wbs, undo);
-    if (rc == 0 && extra)
-        for (unsigned d = 0; d < m->sets[set].n; d++)
-            if (wbs[d])
-                extra(ud, d, sk, wbs[d], undo[d]);
-    if (rc == 0)
-        rc = strata_meta__set_commit(m, set, wbs, undo);
-    if (rc == 0 && replaces_null(versioning))
-        drop_of(m, &nq, drop);
-out:
-    batches_free(wbs, undo);
-    qread_fini(&lq);
-    qread_fini(&nq);
-    return rc;
 }
 
 void strata_meta__drop(struct strata_meta *m, unsigned set, const char *bucket, const char *key,

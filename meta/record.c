@@ -74,6 +74,14 @@ void strata_meta__sortkey_new(int64_t mtime_ns, uint8_t sk[SORTKEY_LEN])
     }
 }
 
+void strata_meta__sortkey_make(int64_t mtime_ns, const uint8_t rnd[8], uint8_t sk[SORTKEY_LEN])
+{
+    uint64_t inv = UINT64_MAX - (uint64_t)mtime_ns;
+    for (int i = 0; i < 8; i++)
+        sk[i] = (uint8_t)(inv >> (56 - 8 * i));
+    memcpy(sk + 8, rnd, 8);
+}
+
 int64_t strata_meta__sortkey_mtime(const uint8_t sk[SORTKEY_LEN])
 {
     uint64_t inv = 0;

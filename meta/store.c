@@ -390,6 +390,17 @@ static void tombs_drop(struct strata_meta *m, unsigned set, rocksdb_writebatch_t
     rocksdb_writebatch_destroy(drop);
 }
 
+void strata_meta__batches_free(rocksdb_writebatch_t **wbs, rocksdb_writebatch_t **undo)
+{
+    for (unsigned d = 0; d < STRATA_DRIVES_MAX; d++) {
+        if (wbs[d])
+            rocksdb_writebatch_destroy(wbs[d]);
+        if (undo[d])
+            rocksdb_writebatch_destroy(undo[d]);
+        wbs[d] = undo[d] = NULL;
+    }
+}
+
 int strata_meta__set_commit(struct strata_meta *m, unsigned set, rocksdb_writebatch_t **wbs,
                             rocksdb_writebatch_t **undo)
 {

@@ -10,8 +10,19 @@
  *
  * Behind it now: the daemon's state documents, the retention clock's
  * high-water mark, the audit log's copies, leases and cache invalidation,
- * bucket records and buckets' configuration documents.  The local backend
- * (meta/local/) keeps them on the drives of the sets.
+ * bucket records and buckets' configuration documents, and (step 3, in
+ * part) the commits of one key's versions through key_txn / key_read: PUT
+ * and copy commits, delete markers, deletes of a version, tag / ACL / SSE
+ * rewrites, Object Lock retention and legal-hold changes, a transition's
+ * switch of a version record, and the conditional pre-check of a PUT.  The
+ * local backend (meta/local/) keeps them on the drives of the sets.
+ *
+ * Not behind it yet (they call the local functions directly): GET, HEAD
+ * and the listings' quorum reads of versions (local/qread.h); multipart
+ * create, part records, complete (local/key.c's version_commit, with the
+ * same decide as a PUT) and abort, whose upload and part records are not
+ * in the edit; a transition's intent records; the scans, heal, heal queue
+ * and orphan reclaim (steps 4 and 5).
  */
 #ifndef STRATA_META_STORE_H
 #define STRATA_META_STORE_H
@@ -87,6 +98,138 @@ struct strata_meta__bucket_txn {
     int (*decide)(void *ud, const struct strata_meta__bucket_view *view,
                   enum strata_meta__bucket_edit *edit, struct strata_bucket_info *next);
     int (*before_remove)(struct strata_meta *m, const char *name, void *ud);
+    void *ud;
+};
+
+/* ---- keys: one key's versions (step 3; RADOS.md, "The store seam") ---- */
+
+struct meta_rec; /* a decoded version record (meta_internal.h; no storage type in it) */
+
+/* Which versions of the key a key_txn or key_read reads into its view. */
+#define STRATA_META__KEY_LATEST 0x1u /* the newest live version (delete markers too) */
+#define STRATA_META__KEY_NULL 0x2u   /* the newest live null version */
+#define STRATA_META__KEY_VERSION 0x4u /* the version named by version_id */
+/* With NULL (never-versioned buckets hold only null versions): the null
+ * version is the latest, one read fills both slots. */
+#define STRATA_META__KEY_NULL_IS_LATEST 0x8u
+
+/* One version slot of a view.  rc: 0 (rec and sk valid until decide
+ * returns; rec is decoded without the stored headers), STRATA_ENOTFOUND,
+ * or why it could not be read (decide chooses whether that matters: a
+ * rule may refuse before it needs the slot). */
+struct strata_meta__key_slot {
+    int rc;
+    uint8_t sk[16];
+    const struct meta_rec *rec;
+};
+
+/* What decide sees: the slots asked for, and the clocks it must judge by
+ * (read once per txn, so a rerun of decide on the same view decides the
+ * same). */
+struct strata_meta__key_view {
+    const char *bucket, *key;
+    int64_t now_ns;      /* wall clock: the mtime of a new version */
+    int64_t lock_now_ms; /* the retention clock (strata_meta_lock_now_ms) */
+    uint8_t rand[8];     /* the random half of a new sort key: key_txn fills
+                          * it when LATEST is wanted (every commit of a new
+                          * version reads the latest); zero otherwise and
+                          * in key_read, whose edit is never applied */
+    struct strata_meta__key_slot latest, null, version;
+};
+
+/*
+ * An in-place rewrite of a version record: the tag set, the lock state,
+ * the encryption descriptor and the ACL (preset to the record's values;
+ * pointers into it), and for a transition the class, the tier, the data id
+ * or part index (NULL / false: unchanged) with the version's new part
+ * table chunks (nchunks values, chunk c at chunk_v[c]).
+ */
+struct meta_edit {
+    const void *tags;
+    size_t tags_len;
+    struct strata_obj_lock lock;
+    const uint8_t *sse; /* encryption descriptor (key rotation re-wraps it) */
+    size_t sse_len;
+    const uint8_t *acl; /* access control list (PutObjectAcl) */
+    size_t acl_len;
+    const char *storage_class;
+    const char *tier;
+    bool set_data_id;
+    uint8_t data_id[STRATA_DATA_ID_LEN];
+    const uint8_t *pidx;
+    size_t pidx_len;
+    size_t nchunks;
+    char *const *chunk_v;
+    const size_t *chunk_len;
+};
+
+/* Data a committed edit stopped referring to: dropped once, by the caller,
+ * after the apply (strata_meta__drop; pinned readers delay it). */
+struct strata_meta__key_reclaim {
+    bool any;
+    uint32_t flags;
+    bool has_data_id;
+    uint8_t data_id[STRATA_DATA_ID_LEN];
+    uint8_t sk[16];
+    size_t nparts;
+    char tier[STRATA_TIER_NAME_MAX + 1];
+};
+
+/* An audit entry an edit needs (Object Lock decisions).  key_txn appends
+ * it once: before the apply when decide returned 0 (its failure cancels
+ * the apply and is returned), after a refusal otherwise. */
+struct strata_meta__key_audit {
+    bool any;
+    const char *user; /* the actor's, or NULL ("-") */
+    char version_id[STRATA_VERSION_ID_MAX + 1];
+    const char *action;
+    const char *outcome;
+    char detail[192];
+};
+
+enum strata_meta__key_op {
+    STRATA_META__KEY_NONE,    /* nothing to write (decide's answer is all) */
+    STRATA_META__KEY_PUT,     /* a new version rec under sk */
+    STRATA_META__KEY_REMOVE,  /* the version of slot `replace` deleted for good */
+    STRATA_META__KEY_REWRITE, /* the version slot's record rewritten (rw) */
+};
+
+enum strata_meta__key_which { STRATA_META__SLOT_NONE, STRATA_META__SLOT_NULL, STRATA_META__SLOT_VERSION };
+
+/* What decide returns.  The pointers stay the caller's (decide's ud) until
+ * key_txn returns. */
+struct strata_meta__key_edit {
+    enum strata_meta__key_op op;
+    uint8_t sk[16];        /* PUT: the new version's sort key */
+    struct meta_rec *rec;  /* PUT: its record (inline: shard fields unset) */
+    const void *inline_data; /* PUT of REC_F_INLINE: the object's bytes; the backend
+                              * splits them into per-drive shards */
+    size_t inline_len;
+    enum strata_meta__key_which replace; /* PUT / REMOVE: the version deleted for good */
+    int64_t tomb_ns;                     /* its deletion time */
+    struct meta_edit rw;                 /* REWRITE */
+    struct strata_meta__key_audit audit;
+    struct strata_meta__key_reclaim reclaim;
+};
+
+/*
+ * A read-decide-write of one key.  The backend reads the slots of want
+ * into a consistent view (locally under the key's stripe lock), calls
+ * decide, and applies the edit atomically: all of it or nothing.  decide
+ * must be a pure function of the view (a backend may run it again after a
+ * conflict); effects outside the edit happen once: the audit entry by
+ * key_txn, the reclaim by the caller after a successful return.
+ * incarnation (non-zero): the bucket must exist with it, and cannot be
+ * deleted until the edit is applied (version and upload commits).
+ */
+struct strata_meta__key_txn {
+    const char *bucket, *key;
+    uint64_t incarnation;
+    bool hold_bucket;      /* check and hold the bucket (incarnation above) */
+    unsigned want;         /* STRATA_META__KEY_* */
+    bool want_copies;      /* the slots' copies on every drive (for undo) */
+    const char *version_id; /* VERSION: NULL/"" latest, "null", or an id */
+    int (*decide)(void *ud, const struct strata_meta__key_view *v, struct strata_meta__key_edit *e);
     void *ud;
 };
 
@@ -169,6 +312,15 @@ struct strata_meta__store_ops {
      * thread) for every such change made elsewhere; NULL unregisters. */
     int (*invalidate)(struct strata_meta *m, const char *bucket);
     int (*on_invalidate)(struct strata_meta *m, strata_meta__invalidate_fn cb, void *ud);
+
+    /* ---- keys: one key's versions ---- */
+    /* key_txn: see struct strata_meta__key_txn.  0 once the edit is
+     * applied (or decide chose NONE), decide's error (nothing changed), or
+     * a read / quorum / write error with nothing changed (a partial apply
+     * is undone).  key_read: the view of t without a lock or an apply;
+     * returns decide's answer (the edit is ignored). */
+    int (*key_txn)(struct strata_meta *m, const struct strata_meta__key_txn *t);
+    int (*key_read)(struct strata_meta *m, const struct strata_meta__key_txn *t);
 };
 
 /* The local backend: per-drive RocksDB and files on the sets' drives. */

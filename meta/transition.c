@@ -518,25 +518,6 @@ static int new_ptab(struct tr *x)
     return rc;
 }
 
-/* Per drive: the new 'T' chunks, and each drive's old ones for the undo. */
-static void ptab_extra(void *ud, unsigned d, const uint8_t *sk, rocksdb_writebatch_t *wb,
-                       rocksdb_writebatch_t *undo)
-{
-    struct tr *x = ud;
-    char k[TKEY_MAX];
-    for (size_t c = 0; c < x->nchunks; c++) {
-        size_t kl = strata_meta__key_ptab(k, sizeof(k), x->t->bucket, x->t->key, sk, (unsigned)c);
-        rocksdb_writebatch_put(wb, k, kl, x->tv[c], x->tvl[c]);
-        char *v = NULL;
-        size_t vl = 0;
-        if (strata_meta__drive_get(x->m, x->set, d, k, kl, &v, &vl) == 0)
-            rocksdb_writebatch_put(undo, k, kl, v, vl);
-        else
-            rocksdb_writebatch_delete(undo, k, kl);
-        free(v);
-    }
-}
-
 /* Under the key lock, on the agreed record: switch only if it still names
  * the data that was copied (an overwrite of a null version, a delete, an
  * earlier switch: EPRECOND). */
@@ -553,8 +534,9 @@ static int switch_cb(void *ud, const uint8_t *sk, const struct meta_rec *cur,
     if (cur->flags & REC_F_MULTIPART) {
         e->pidx = x->pidx;
         e->pidx_len = cur->pidx_len;
-        e->extra = ptab_extra;
-        e->extra_ud = x;
+        e->nchunks = x->nchunks; /* the new 'T' chunks (the backend keeps undo copies) */
+        e->chunk_v = x->tv;
+        e->chunk_len = x->tvl;
     } else if (cur->has_data_id && x->nps == 1) {
         e->set_data_id = true;
         memcpy(e->data_id, x->nids[0], STRATA_DATA_ID_LEN);

@@ -52,4 +52,8 @@ int strata_meta__local_config_put(struct strata_meta *m, const char *bucket, uin
 int strata_meta__local_config_get(struct strata_meta *m, const char *bucket, const char *kind,
                                   void **doc, size_t *len);
 
+/* ---- key.c: one key's versions ---- */
+int strata_meta__local_key_txn(struct strata_meta *m, const struct strata_meta__key_txn *t);
+int strata_meta__local_key_read(struct strata_meta *m, const struct strata_meta__key_txn *t);
+
 #endif /* STRATA_META_LOCAL_LOCAL_H */

@@ -70,4 +70,7 @@ const struct strata_meta__store_ops strata_meta__store_local = {
     .lease = local_lease,
     .invalidate = local_invalidate,
     .on_invalidate = local_on_invalidate,
+    /* ---- keys ---- */
+    .key_txn = strata_meta__local_key_txn,
+    .key_read = strata_meta__local_key_read,
 };

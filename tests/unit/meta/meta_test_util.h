@@ -9,6 +9,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -75,6 +76,40 @@ static inline void mt_close(struct mt_env *e)
     e->m = NULL;
     strata_set_close(e->set);
     e->set = NULL;
+}
+
+/* An Object Lock bucket (versioning enabled for good), owner "tester". */
+static inline int mt_lock_bucket(struct mt_env *e, const char *name)
+{
+    struct strata_bucket_info b;
+    memset(&b, 0, sizeof(b));
+    snprintf(b.name, sizeof(b.name), "%s", name);
+    snprintf(b.owner, sizeof(b.owner), "tester");
+    b.versioning = STRATA_VERSIONING_ENABLED;
+    b.object_lock = true;
+    return strata_meta_bucket_create(e->m, &b);
+}
+
+/* Take drive i away (a file where its directory was: it cannot open) or
+ * bring it back; with the meta handle closed. */
+static inline void mt_drive_away(struct mt_env *e, int i)
+{
+    char away[700];
+    snprintf(away, sizeof(away), "%s.away", e->drive[i]);
+    if (rename(e->drive[i], away) != 0)
+        abort();
+    int fd = open(e->drive[i], O_WRONLY | O_CREAT | O_EXCL, 0644);
+    if (fd < 0)
+        abort();
+    close(fd);
+}
+
+static inline void mt_drive_back(struct mt_env *e, int i)
+{
+    char away[700];
+    snprintf(away, sizeof(away), "%s.away", e->drive[i]);
+    if (unlink(e->drive[i]) != 0 || rename(away, e->drive[i]) != 0)
+        abort();
 }
 
 /* Reopen the meta handle with a smaller multipart part_size_min. */

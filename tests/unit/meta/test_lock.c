@@ -17,23 +17,12 @@
 #include "meta_internal.h"
 #include "meta_test_util.h"
 
-static int lock_bucket(struct mt_env *e, const char *name)
-{
-    struct strata_bucket_info b;
-    memset(&b, 0, sizeof(b));
-    snprintf(b.name, sizeof(b.name), "%s", name);
-    snprintf(b.owner, sizeof(b.owner), "tester");
-    b.versioning = STRATA_VERSIONING_ENABLED;
-    b.object_lock = true;
-    return strata_meta_bucket_create(e->m, &b);
-}
-
 /* A fresh drive set with Object Lock bucket "b"; *now is the lock clock. */
 static struct mt_env *lock_setup(const char *name, int64_t *now)
 {
     struct mt_env *e = mt_setup(name);
     assert_non_null(e);
-    assert_int_equal(lock_bucket(e, "b"), 0);
+    assert_int_equal(mt_lock_bucket(e, "b"), 0);
     *now = strata_meta_lock_now_ms(e->m);
     return e;
 }
@@ -161,7 +150,7 @@ static void test_legal_hold_and_expiry(void **state)
     (void)state;
     struct mt_env *e = mt_setup("lockhold");
     assert_non_null(e);
-    assert_int_equal(lock_bucket(e, "b"), 0);
+    assert_int_equal(mt_lock_bucket(e, "b"), 0);
     struct strata_obj_info v;
     assert_int_equal(put_locked(e, "k", STRATA_LOCK_NONE, 0, true, &v), 0);
     assert_true(v.lock.legal_hold);

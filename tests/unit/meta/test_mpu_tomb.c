@@ -33,34 +33,16 @@
 #include "meta_internal.h"
 #include "meta_test_util.h"
 
-/* ---- drives going away and coming back (as test_quorum.c) --------------- */
-
-static void drive_away(struct mt_env *e, int i)
-{
-    char away[700];
-    snprintf(away, sizeof(away), "%s.away", e->drive[i]);
-    assert_int_equal(rename(e->drive[i], away), 0);
-    int fd = open(e->drive[i], O_WRONLY | O_CREAT | O_EXCL, 0644);
-    assert_true(fd >= 0);
-    close(fd);
-}
-
-static void drive_back(struct mt_env *e, int i)
-{
-    char away[700];
-    snprintf(away, sizeof(away), "%s.away", e->drive[i]);
-    assert_int_equal(unlink(e->drive[i]), 0);
-    assert_int_equal(rename(away, e->drive[i]), 0);
-}
+/* ---- drives going away and coming back (meta_test_util.h) -------------- */
 
 /* Close, take drives a and b (-1: none) away, open. */
 static void reopen_without(struct mt_env *e, int a, int b)
 {
     mt_close(e);
     if (a >= 0)
-        drive_away(e, a);
+        mt_drive_away(e, a);
     if (b >= 0)
-        drive_away(e, b);
+        mt_drive_away(e, b);
     assert_int_equal(mt_open(e), 0);
 }
 
@@ -69,9 +51,9 @@ static void reopen_with(struct mt_env *e, int a, int b)
 {
     mt_close(e);
     if (a >= 0)
-        drive_back(e, a);
+        mt_drive_back(e, a);
     if (b >= 0)
-        drive_back(e, b);
+        mt_drive_back(e, b);
     assert_int_equal(mt_open(e), 0);
 }
 
@@ -517,7 +499,7 @@ static void test_window_waits_for_every_drive(void **state)
     assert_int_equal(put_part(e, "b", "k", uid, 1, "abc", 3, et), 0);
     struct strata_mpu_part mp = {1, et, NULL, 0};
     mt_close(e);
-    drive_away(e, 3);
+    mt_drive_away(e, 3);
     assert_int_equal(mt_open_with(e, &o), 0);
     assert_int_equal(complete(e, "b", "k", uid, &mp, 1, NULL), 0);
     struct timespec ts = {1, 200000000};
@@ -529,7 +511,7 @@ static void test_window_waits_for_every_drive(void **state)
     for (unsigned d = 0; d < 3; d++)
         assert_int_equal(raw_kind(e, d, k, kl), RAW_DONE);
     mt_close(e);
-    drive_back(e, 3);
+    mt_drive_back(e, 3);
     assert_int_equal(mt_open_with(e, &o), 0);
     assert_int_equal(raw_kind(e, 3, k, kl), RAW_LIVE);
     expect_upload_gone(e, "b", "k", uid);
@@ -660,14 +642,14 @@ static void test_missed_bucket_delete(void **state)
     reopen_without(e, 3, -1);
     assert_int_equal(strata_meta_bucket_delete(e->m, "gone"), 0);
     mt_close(e);
-    drive_back(e, 3);
-    drive_away(e, 0);
+    mt_drive_back(e, 3);
+    mt_drive_away(e, 0);
     assert_int_equal(mt_open(e), 0);
     assert_int_equal(mt_bucket(e, "gone", STRATA_VERSIONING_ENABLED), 0);
     mt_close(e);
-    drive_back(e, 0);
-    drive_away(e, 1);
-    drive_away(e, 2);
+    mt_drive_back(e, 0);
+    mt_drive_away(e, 1);
+    mt_drive_away(e, 2);
     assert_int_equal(mt_open(e), 0);
     assert_int_equal(raw_kind(e, 0, k, kl), RAW_TOMB);
     assert_int_equal(raw_kind(e, 3, k, kl), RAW_LIVE);

@@ -29,24 +29,6 @@
 /* ---- drives going away and coming back ---------------------------------- */
 
 /* The drive's path becomes a plain file: the drive is unavailable. */
-static void drive_away(struct mt_env *e, int i)
-{
-    char away[700];
-    snprintf(away, sizeof(away), "%s.away", e->drive[i]);
-    assert_int_equal(rename(e->drive[i], away), 0);
-    int fd = open(e->drive[i], O_WRONLY | O_CREAT | O_EXCL, 0644);
-    assert_true(fd >= 0);
-    close(fd);
-}
-
-static void drive_back(struct mt_env *e, int i)
-{
-    char away[700];
-    snprintf(away, sizeof(away), "%s.away", e->drive[i]);
-    assert_int_equal(unlink(e->drive[i]), 0);
-    assert_int_equal(rename(away, e->drive[i]), 0);
-}
-
 static void reopen(struct mt_env *e)
 {
     mt_close(e);
@@ -185,7 +167,7 @@ static void test_replaced_drive_and_missed_put(void **state)
 
     /* 1. Drive 2 unavailable (a plain file); x (inline) and y (erasure
      *    coded) are written to drives 1, 3 and 4. */
-    drive_away(e, 1);
+    mt_drive_away(e, 1);
     assert_int_equal(mt_open(e), 0);
     assert_false(strata_set_drive_online(e->set, 1));
     uint8_t x[5000], *y = malloc(300 * 1024);
@@ -196,7 +178,7 @@ static void test_replaced_drive_and_missed_put(void **state)
     mt_close(e);
 
     /* 2. Drive 2 comes back without x; drive 1 is replaced by an empty one. */
-    drive_back(e, 1);
+    mt_drive_back(e, 1);
     mt_rm_rf(e->drive[0]);
     assert_int_equal(mkdir(e->drive[0], 0755), 0);
 
@@ -227,14 +209,14 @@ static void test_replaced_drive_and_missed_put(void **state)
     mt_close(e);
 
     /* Proof that drives 1 and 2 now hold both: the others go away. */
-    drive_away(e, 2);
-    drive_away(e, 3);
+    mt_drive_away(e, 2);
+    mt_drive_away(e, 3);
     assert_int_equal(mt_open(e), 0);
     expect_object(e, "b", "x", x, sizeof(x));
     expect_object(e, "b", "dir/y", y, 300 * 1024);
     mt_close(e);
-    drive_back(e, 2);
-    drive_back(e, 3);
+    mt_drive_back(e, 2);
+    mt_drive_back(e, 3);
     assert_int_equal(mt_open(e), 0);
     free(y);
     mt_teardown(e);
@@ -256,15 +238,15 @@ static void test_fresh_survives_failed_heal(void **state)
     assert_true(strata_set_drive_fresh(e->set, 3));
     mt_close(e);
     /* Drives 1 and 2 away: drive 3 is the only voter, below Rq. */
-    drive_away(e, 0);
-    drive_away(e, 1);
+    mt_drive_away(e, 0);
+    mt_drive_away(e, 1);
     assert_int_equal(mt_open(e), 0);
     struct strata_heal_stats st;
     assert_int_equal(strata_meta_heal_all(e->m, &st), 0);
     assert_true(strata_set_drive_fresh(e->set, 3));
     mt_close(e);
-    drive_back(e, 0);
-    drive_back(e, 1);
+    mt_drive_back(e, 0);
+    mt_drive_back(e, 1);
     assert_int_equal(mt_open(e), 0);
     assert_true(strata_set_drive_fresh(e->set, 3));
     assert_int_equal(strata_meta_heal_all(e->m, &st), 0);
@@ -287,11 +269,11 @@ static void test_missed_delete_unversioned(void **state)
     assert_int_equal(mt_put(e, "b", "keep", "k", 1, NULL), 0);
     mt_close(e);
 
-    drive_away(e, 0); /* drive 1 misses the delete */
+    mt_drive_away(e, 0); /* drive 1 misses the delete */
     assert_int_equal(mt_open(e), 0);
     assert_int_equal(strata_obj_delete(e->m, "b", "a/x", NULL, NULL), 0);
     mt_close(e);
-    drive_back(e, 0);
+    mt_drive_back(e, 0);
 
     for (int start = 0; start < 2; start++) {
         assert_int_equal(mt_open(e), 0);
@@ -301,13 +283,13 @@ static void test_missed_delete_unversioned(void **state)
     }
 
     /* Only the drive that missed it and one that saw it are readable. */
-    drive_away(e, 1);
-    drive_away(e, 2);
+    mt_drive_away(e, 1);
+    mt_drive_away(e, 2);
     assert_int_equal(mt_open(e), 0);
     expect_gone(e, "b", "a/x");
     mt_close(e);
-    drive_back(e, 1);
-    drive_back(e, 2);
+    mt_drive_back(e, 1);
+    mt_drive_back(e, 2);
 
     /* Heal carries the tombstone to drive 1, then drops it everywhere. */
     assert_int_equal(mt_open(e), 0);
@@ -343,12 +325,12 @@ static void test_missed_delete_of_version(void **state)
     assert_int_equal(mt_put(e, "v", "x", "two!", 4, &o2), 0);
     mt_close(e);
 
-    drive_away(e, 0);
+    mt_drive_away(e, 0);
     assert_int_equal(mt_open(e), 0);
     struct strata_del_result dr;
     assert_int_equal(strata_obj_delete(e->m, "v", "x", o2.version_id, &dr), 0);
     mt_close(e);
-    drive_back(e, 0);
+    mt_drive_back(e, 0);
 
     assert_int_equal(mt_open(e), 0);
     expect_object(e, "v", "x", (const uint8_t *)"one", 3);
@@ -363,14 +345,14 @@ static void test_missed_delete_of_version(void **state)
     mt_close(e);
 
     /* Two readable drives, one of them the one that missed the delete. */
-    drive_away(e, 1);
-    drive_away(e, 2);
+    mt_drive_away(e, 1);
+    mt_drive_away(e, 2);
     assert_int_equal(mt_open(e), 0);
     expect_object(e, "v", "x", (const uint8_t *)"one", 3);
     assert_int_equal(mt_get(e, "v", "x", o2.version_id, &got, &gl), STRATA_ENOTFOUND);
     mt_close(e);
-    drive_back(e, 1);
-    drive_back(e, 2);
+    mt_drive_back(e, 1);
+    mt_drive_back(e, 2);
     assert_int_equal(mt_open(e), 0);
     strata_obj_info_fini(&o1);
     strata_obj_info_fini(&o2);
@@ -387,11 +369,11 @@ static void test_missed_overwrite(void **state)
     assert_int_equal(mt_bucket(e, "b", 0), 0);
     assert_int_equal(mt_put(e, "b", "x", "old", 3, NULL), 0);
     mt_close(e);
-    drive_away(e, 0);
+    mt_drive_away(e, 0);
     assert_int_equal(mt_open(e), 0);
     assert_int_equal(mt_put(e, "b", "x", "newer", 5, NULL), 0);
     mt_close(e);
-    drive_back(e, 0);
+    mt_drive_back(e, 0);
     assert_int_equal(mt_open(e), 0);
     expect_object(e, "b", "x", (const uint8_t *)"newer", 5);
     struct seen s;
@@ -401,8 +383,8 @@ static void test_missed_overwrite(void **state)
     /* The drive that missed it plus one that saw it: HEAD names the newer
      * version; its inline shards are on one drive only, so GET answers
      * "unavailable" rather than the old bytes. */
-    drive_away(e, 1);
-    drive_away(e, 2);
+    mt_drive_away(e, 1);
+    mt_drive_away(e, 2);
     assert_int_equal(mt_open(e), 0);
     struct strata_obj_info info;
     assert_int_equal(strata_obj_head(e->m, "b", "x", NULL, &info), 0);
@@ -413,8 +395,8 @@ static void test_missed_overwrite(void **state)
     assert_int_equal(mt_get(e, "b", "x", NULL, &got, &gl), STRATA_EQUORUM);
     assert_null(got);
     mt_close(e);
-    drive_back(e, 1);
-    drive_back(e, 2);
+    mt_drive_back(e, 1);
+    mt_drive_back(e, 2);
     assert_int_equal(mt_open(e), 0);
     mt_teardown(e);
 }
@@ -588,13 +570,13 @@ static void test_missed_delete_reclaims_data(void **state)
     assert_int_equal(mt_put(e, "v", "x", y, n, &o2), 0);
     mt_close(e);
 
-    drive_away(e, 0);
+    mt_drive_away(e, 0);
     assert_int_equal(mt_open(e), 0);
     assert_int_equal(strata_obj_delete(e->m, "b", "x", NULL, NULL), 0);
     struct strata_del_result dr;
     assert_int_equal(strata_obj_delete(e->m, "v", "x", o2.version_id, &dr), 0);
     mt_close(e);
-    drive_back(e, 0);
+    mt_drive_back(e, 0);
     assert_int_equal(mt_open(e), 0);
     assert_int_equal(live_copies(e, "b", "x"), 1); /* drive 0's */
     assert_true(mt_data_files(e) > f_o1);
@@ -689,14 +671,14 @@ static void test_minority_undecided_rolled_forward(void **state)
     assert_int_equal(live_copies(e, "b", "amb"), 4);
     assert_int_equal(live_copies(e, "b", "amb-inline"), 4);
     mt_close(e);
-    drive_away(e, 0);
-    drive_away(e, 1);
+    mt_drive_away(e, 0);
+    mt_drive_away(e, 1);
     assert_int_equal(mt_open(e), 0);
     expect_object(e, "b", "amb", y, n);
     expect_object(e, "b", "amb-inline", x, sizeof(x));
     mt_close(e);
-    drive_back(e, 0);
-    drive_back(e, 1);
+    mt_drive_back(e, 0);
+    mt_drive_back(e, 1);
     assert_int_equal(mt_open(e), 0);
     free(y);
     mt_teardown(e);
@@ -842,11 +824,11 @@ static void test_lost_store_is_fresh(void **state)
     uint8_t *y = malloc(n);
     mt_fill(y, n, 11);
     mt_close(e);
-    drive_away(e, 3);
+    mt_drive_away(e, 3);
     assert_int_equal(mt_open(e), 0);
     assert_int_equal(mt_put(e, "b", "k", y, n, NULL), 0);
     mt_close(e);
-    drive_back(e, 3);
+    mt_drive_back(e, 3);
     for (int i = 0; i < 2; i++) {
         char p[700];
         snprintf(p, sizeof(p), "%s/meta", e->drive[i]);
@@ -865,13 +847,13 @@ static void test_lost_store_is_fresh(void **state)
     assert_int_equal(live_copies(e, "b", "k"), 4);
     expect_object(e, "b", "k", y, n);
     mt_close(e);
-    drive_away(e, 2);
-    drive_away(e, 3);
+    mt_drive_away(e, 2);
+    mt_drive_away(e, 3);
     assert_int_equal(mt_open(e), 0);
     expect_object(e, "b", "k", y, n);
     mt_close(e);
-    drive_back(e, 2);
-    drive_back(e, 3);
+    mt_drive_back(e, 2);
+    mt_drive_back(e, 3);
     assert_int_equal(mt_open(e), 0);
     free(y);
     mt_teardown(e);

@@ -1,0 +1,267 @@
+/*
+ * qread.c - the local backend's quorum read of one key's versions.
+ *
+ * When the first read quorum of drives agree on a version (same sort key,
+ * flags, size, etag, data id) or on there being none, that is the answer:
+ * any read quorum overlaps every write quorum, so a newer committed version
+ * would be on one of them.  Otherwise the newest version that may have been
+ * committed wins: one without a tombstone on any drive and live on at least
+ * Wq - (N - responding drives) of them; a drive that missed a write can
+ * delay but never hide it.  A fresh, unhealed drive does not vote.
+ * Threads: any caller thread; a qread is used by one thread.
+ */
+#include "qread.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define OKEY_MAX (1 + STRATA_BUCKET_NAME_MAX + 1 + STRATA_KEY_MAX + 1 + SORTKEY_LEN)
+
+void strata_meta__drec_release(struct drec *dr)
+{
+    if (dr->it) {
+        rocksdb_iter_destroy(dr->it);
+        rocksdb_readoptions_destroy(dr->ro);
+    }
+    dr->it = NULL;
+    dr->ro = NULL;
+    dr->raw = NULL;
+}
+
+void strata_meta__qread_fini(struct qread *q)
+{
+    for (unsigned i = 0; i < STRATA_DRIVES_MAX; i++) {
+        strata_meta__rec_fini(&q->d[i].rec);
+        strata_meta__drec_release(&q->d[i]);
+    }
+}
+
+/*
+ * Read drive d's record for q's mode: the newest live version (Q_LATEST),
+ * the newest live null version (Q_NULL) or version q->sk (Q_SK; a
+ * tombstone there sets dead).  after (may be NULL): only versions older
+ * than that sort key.  Replaces what q->d[d] held.
+ */
+void strata_meta__read_drive(struct strata_meta *m, struct qread *q, unsigned d, const char *bucket,
+                             const char *key, const uint8_t *after)
+{
+    struct drec *dr = &q->d[d];
+    strata_meta__rec_fini(&dr->rec);
+    strata_meta__drec_release(dr);
+    memset(dr, 0, sizeof(*dr));
+    dr->tried = true;
+    dr->rc = STRATA_EIO;
+    char pfx[OKEY_MAX], hi[OKEY_MAX];
+    size_t pl = strata_meta__key_obj(pfx, sizeof(pfx), bucket, key, NULL);
+    memcpy(hi, pfx, pl);
+    hi[pl - 1] = 1; /* every version of this key sorts below "key\x01" */
+    rocksdb_readoptions_t *ro;
+    rocksdb_iterator_t *it = strata_meta__iter_new(m, q->set, d, &ro, hi, pl, true);
+    if (!it)
+        return;
+    rocksdb_iter_seek(it, pfx, pl);
+    for (; rocksdb_iter_valid(it); rocksdb_iter_next(it)) {
+        size_t kl, vl;
+        const char *k = rocksdb_iter_key(it, &kl);
+        if (strata_meta__is_tomb(rocksdb_iter_value(it, &vl), vl))
+            continue; /* deleted: the latest is the newest live version */
+        if (kl == pl + SORTKEY_LEN) {
+            dr->has_latest = true;
+            memcpy(dr->latest_sk, k + pl, SORTKEY_LEN);
+        }
+        break;
+    }
+    dr->rc = STRATA_ENOTFOUND;
+    if (q->mode == Q_SK && after)
+        goto out; /* nothing older is version q->sk */
+    if (q->mode == Q_SK || after) {
+        memcpy(pfx + pl, after ? after : q->sk, SORTKEY_LEN);
+        rocksdb_iter_seek(it, pfx, pl + SORTKEY_LEN);
+        if (after && rocksdb_iter_valid(it)) {
+            size_t kl;
+            const char *k = rocksdb_iter_key(it, &kl);
+            if (kl == pl + SORTKEY_LEN && memcmp(k, pfx, kl) == 0)
+                rocksdb_iter_next(it);
+        }
+    }
+    for (; rocksdb_iter_valid(it); rocksdb_iter_next(it)) {
+        size_t kl, vl;
+        const char *k = rocksdb_iter_key(it, &kl);
+        if (kl != pl + SORTKEY_LEN)
+            continue; /* not a version key of ours: cannot happen with NUL-free keys */
+        if (q->mode == Q_SK && memcmp(k + pl, q->sk, SORTKEY_LEN) != 0)
+            break;
+        const char *v = rocksdb_iter_value(it, &vl);
+        if (strata_meta__is_tomb(v, vl)) {
+            if (q->mode != Q_SK)
+                continue;
+            dr->dead = true;
+            break;
+        }
+        /* Decoded once, in place (without headers nothing is allocated). */
+        int rc = strata_meta__rec_decode(v, vl, false, &dr->rec);
+        if (rc) {
+            memset(&dr->rec, 0, sizeof(dr->rec));
+            strata_log(&m->log, STRATA_LOG_WARN, "meta", "drive %s: corrupt record for %s/%s",
+                       strata_set_drive_path(m->sets[q->set].set, d), bucket, key);
+            if (q->mode == Q_NULL)
+                continue;
+            dr->rc = STRATA_ECORRUPT;
+            break;
+        }
+        if (q->mode == Q_NULL && !(dr->rec.flags & REC_F_NULL)) {
+            memset(&dr->rec, 0, sizeof(dr->rec));
+            continue;
+        }
+        dr->raw = v;
+        dr->rawlen = vl;
+        memcpy(dr->sk, k + pl, SORTKEY_LEN);
+        dr->rc = 0;
+        /* The iterator stays on the record: it keeps raw (and the inline
+         * shard rec points into) valid until drec_release. */
+        dr->it = it;
+        dr->ro = ro;
+        return;
+    }
+out:
+    rocksdb_iter_destroy(it);
+    rocksdb_readoptions_destroy(ro);
+}
+
+bool strata_meta__drec_same(const struct drec *a, const struct drec *b)
+{
+    return a->rc == 0 && b->rc == 0 && memcmp(a->sk, b->sk, SORTKEY_LEN) == 0 &&
+           strata_meta__rec_same(&a->rec, &b->rec);
+}
+
+/*
+ * No read quorum agreed (some drive missed a write or a delete, or holds
+ * the leftover of a write that failed): walk the drives' candidates newest
+ * first.  A candidate with a tombstone on any drive is dead; one live on
+ * fewer than Wq - (N - responding) drives cannot have been committed.  The
+ * first candidate that is neither wins, and q->d[] then holds every drive's
+ * copy of it (for inline shards and undo).  Each drive's state for every
+ * candidate is read, so a drive that never saw a write cannot outvote the
+ * drives that did.
+ */
+static int qread_slow(struct strata_meta *m, struct qread *q, const char *bucket, const char *key)
+{
+    struct meta_set *ms = &m->sets[q->set];
+    unsigned n = ms->n, resp = 0;
+    for (unsigned d = 0; d < n; d++)
+        resp += q->d[d].tried && (q->d[d].rc == 0 || q->d[d].rc == STRATA_ENOTFOUND);
+    if (resp < strata_set_read_quorum(ms->set))
+        return STRATA_EQUORUM;
+    unsigned wq = strata_set_write_quorum(ms->set);
+    unsigned need = wq > n - resp ? wq - (n - resp) : 1;
+    struct qread *at = calloc(1, sizeof(*at));
+    if (!at)
+        return STRATA_ENOMEM;
+    at->set = q->set;
+    at->mode = Q_SK;
+    for (;;) {
+        int c = -1;
+        for (unsigned d = 0; d < n; d++)
+            if (q->d[d].tried && q->d[d].rc == 0 &&
+                (c < 0 || memcmp(q->d[d].sk, q->d[c].sk, SORTKEY_LEN) < 0))
+                c = (int)d;
+        if (c < 0) {
+            free(at);
+            return STRATA_ENOTFOUND;
+        }
+        memcpy(at->sk, q->d[c].sk, SORTKEY_LEN);
+        unsigned live = 0;
+        bool dead = false;
+        for (unsigned d = 0; d < n; d++) {
+            if (!q->d[d].tried)
+                continue;
+            strata_meta__read_drive(m, at, d, bucket, key, NULL);
+            dead |= at->d[d].dead;
+            live += at->d[d].rc == 0;
+        }
+        if (!dead && live >= need) {
+            /* The copy most drives agree on (they differ only after a
+             * missed tag rewrite). */
+            int best = -1;
+            unsigned best_n = 0;
+            for (unsigned d = 0; d < n; d++) {
+                unsigned same = 0;
+                for (unsigned j = 0; j < n; j++)
+                    same += at->d[j].tried && strata_meta__drec_same(&at->d[j], &at->d[d]);
+                if (same > best_n) {
+                    best_n = same;
+                    best = (int)d;
+                }
+            }
+            strata_meta__qread_fini(q);
+            memcpy(q->d, at->d, sizeof(q->d));
+            q->win = best;
+            free(at);
+            return 0;
+        }
+        strata_meta__qread_fini(at);
+        memset(at->d, 0, sizeof(at->d));
+        for (unsigned d = 0; d < n; d++)
+            if (q->d[d].tried && q->d[d].rc == 0 && memcmp(q->d[d].sk, at->sk, SORTKEY_LEN) == 0)
+                strata_meta__read_drive(m, q, d, bucket, key, at->sk);
+    }
+}
+
+/*
+ * Read drives until the read quorum agree on a version (or on its absence);
+ * without agreement, qread_slow decides.  read_all reads every readable
+ * drive first (put and delete want every drive's copy to roll back).  0
+ * with q->win set, STRATA_ENOTFOUND, or STRATA_EQUORUM.
+ */
+int strata_meta__qread_run(struct strata_meta *m, struct qread *q, const char *bucket,
+                           const char *key, bool read_all)
+{
+    struct meta_set *ms = &m->sets[q->set];
+    unsigned rq = strata_set_read_quorum(ms->set);
+    q->win = -1;
+    int result = STRATA_EQUORUM;
+    bool decided = false;
+    for (unsigned d = 0; d < ms->n; d++) {
+        if (!strata_meta__drive_readable(m, q->set, d))
+            continue;
+        strata_meta__read_drive(m, q, d, bucket, key, NULL);
+        if (decided)
+            continue;
+        unsigned same = 0;
+        for (unsigned j = 0; j <= d; j++) {
+            if (!q->d[j].tried)
+                continue;
+            if (q->d[d].rc == STRATA_ENOTFOUND)
+                same += q->d[j].rc == STRATA_ENOTFOUND;
+            else
+                same += strata_meta__drec_same(&q->d[j], &q->d[d]);
+        }
+        if ((q->d[d].rc == 0 || q->d[d].rc == STRATA_ENOTFOUND) && same >= rq) {
+            decided = true;
+            result = q->d[d].rc;
+            q->win = q->d[d].rc == 0 ? (int)d : -1;
+            if (!read_all)
+                break;
+        }
+    }
+    if (!decided) {
+        /* The remaining readable drives were read above: decide by state. */
+        result = qread_slow(m, q, bucket, key);
+    }
+    return result;
+}
+
+/* Set up q for a version id (NULL/"" latest, "null", or a 32-hex id). */
+int strata_meta__qread_for_vid(struct qread *q, const char *version_id)
+{
+    if (!version_id || !*version_id)
+        q->mode = Q_LATEST;
+    else if (strcmp(version_id, "null") == 0)
+        q->mode = Q_NULL;
+    else {
+        q->mode = Q_SK;
+        if (strata_meta__vid_parse(version_id, q->sk))
+            return STRATA_ENOTFOUND; /* no version can have a malformed id */
+    }
+    return 0;
+}
