@@ -10,7 +10,9 @@
  *
  * Behind it now: the daemon's state documents, the retention clock's
  * high-water mark, the audit log's copies, leases and cache invalidation,
- * bucket records and buckets' configuration documents.  The local backend
+ * bucket records and buckets' configuration documents; and, as optional
+ * ops a backend may leave NULL, the local drives' upkeep: heal, the heal
+ * queue, orphan reclaim and the store figures.  The local backend
  * (meta/local/) keeps them on the drives of the sets.
  */
 #ifndef STRATA_META_STORE_H
@@ -88,6 +90,12 @@ struct strata_meta__bucket_txn {
                   enum strata_meta__bucket_edit *edit, struct strata_bucket_info *next);
     int (*before_remove)(struct strata_meta *m, const char *name, void *ud);
     void *ud;
+};
+
+/* The state an orphan_round keeps between rounds: the backend's, opaque
+ * above the seam; strata_meta_orphans_free calls release. */
+struct strata_orphans {
+    void (*release)(struct strata_orphans *state);
 };
 
 /* Callback of on_invalidate: another gateway changed bucket's records. */
@@ -169,6 +177,26 @@ struct strata_meta__store_ops {
      * thread) for every such change made elsewhere; NULL unregisters. */
     int (*invalidate)(struct strata_meta *m, const char *bucket);
     int (*on_invalidate)(struct strata_meta *m, strata_meta__invalidate_fn cb, void *ud);
+
+    /* ---- local-only: heal, orphans, stats ----
+     * Optional: a backend whose cluster keeps its own redundancy (RADOS:
+     * Ceph scrubs and recovers) leaves them NULL, and the public entry
+     * points (upkeep.c) answer STRATA_ENOTIMPL, report an empty heal
+     * queue and zero store figures.  Contracts: the strata_meta_heal_*,
+     * strata_meta_orphan_round and strata_meta_store_stats_get ones in
+     * include/strata/meta.h.  orphan_round allocates *state on its first
+     * round with its own release. */
+    int (*heal_all)(struct strata_meta *m, strata_heal_pace_cb pace_cb, void *ud,
+                    struct strata_heal_stats *out);
+    int (*heal_queued)(struct strata_meta *m, size_t max, struct strata_heal_stats *out,
+                       size_t *pending);
+    void (*heal_queue_stats)(struct strata_meta *m, size_t *pending, uint64_t *dropped);
+    int (*orphan_round)(struct strata_meta *m, struct strata_orphans **state, unsigned age_s,
+                        uint64_t *removed);
+    int (*store_stats)(struct strata_meta *m, unsigned set, unsigned drive,
+                       struct strata_meta_store_stats *out);
+    uint64_t (*block_cache_bytes)(struct strata_meta *m);
+    uint64_t (*memtable_size)(const struct strata_meta *m);
 };
 
 /* The local backend: per-drive RocksDB and files on the sets' drives. */

@@ -53,4 +53,12 @@ const struct strata_meta__store_ops strata_meta__store_local = {
     .lease = local_lease,
     .invalidate = local_invalidate,
     .on_invalidate = local_on_invalidate,
+    /* ---- local-only: heal, orphans, stats ---- */
+    .heal_all = strata_meta__local_heal_all_paced,
+    .heal_queued = strata_meta__local_heal_queued,
+    .heal_queue_stats = strata_meta__local_heal_queue_stats,
+    .orphan_round = strata_meta__local_orphan_round,
+    .store_stats = strata_meta__local_store_stats,
+    .block_cache_bytes = strata_meta__local_block_cache_bytes,
+    .memtable_size = strata_meta__local_memtable_size,
 };
