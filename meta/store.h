@@ -98,6 +98,39 @@ struct strata_orphans {
     void (*release)(struct strata_orphans *state);
 };
 
+/* What a scan walks (scan_open).  The backend applies its read rule (the
+ * local drives: quorum for a version not every merged drive holds), so
+ * the entries are what HEAD and GET would show. */
+enum strata_meta__scan_kind {
+    STRATA_META__SCAN_CURRENT,  /* per key, its latest version (delete markers too) */
+    STRATA_META__SCAN_VERSIONS, /* every version of every key, keys in order, newest first */
+};
+
+/* Where and what a scan reads.  Entries have keys starting with prefix
+ * (NULL: ""), in key order.  after (NULL: none; at or past prefix, checked
+ * above the seam): start past every version of that key, or, with
+ * after_sk (VERSIONS only), past that one version of it (its older
+ * versions follow).  no_cache: a maintenance walk that leaves the read
+ * caches alone. */
+struct strata_meta__scan_spec {
+    const char *bucket;
+    enum strata_meta__scan_kind kind;
+    const char *prefix;
+    const char *after;
+    const uint8_t *after_sk; /* a sort key (record.c's SORTKEY_LEN bytes) */
+    bool no_cache;
+};
+
+/* One entry of a scan, valid until the next call on the scan. */
+struct strata_meta__scan_ent {
+    const char *key;              /* the object key */
+    const uint8_t *sk;            /* VERSIONS: its version's sort key; CURRENT: NULL */
+    struct strata_obj_info *info; /* the version (is_latest unset: the caller's) */
+};
+
+/* An open scan (the backend's). */
+struct strata_meta__scan;
+
 /* Callback of on_invalidate: another gateway changed bucket's records. */
 typedef void (*strata_meta__invalidate_fn)(void *ud, const char *bucket);
 
@@ -177,6 +210,20 @@ struct strata_meta__store_ops {
      * thread) for every such change made elsewhere; NULL unregisters. */
     int (*invalidate)(struct strata_meta *m, const char *bucket);
     int (*on_invalidate)(struct strata_meta *m, strata_meta__invalidate_fn cb, void *ud);
+
+    /* ---- scans ----
+     * scan_open: 0 with *out, or STRATA_EINVAL / a read error.  The bucket
+     * is not checked (the caller did).  scan_next: 1 with *e, 0 at the end
+     * (past the prefix), or an error (a read quorum not reached), after
+     * which only scan_close is valid.  scan_skip_past: the next scan_next
+     * starts at the first key that does not start with p[0..n) (a
+     * delimiter's common prefix: one seek, not a walk of the keys under
+     * it); false when no key can follow.  scan_close: NULL is a no-op. */
+    int (*scan_open)(struct strata_meta *m, const struct strata_meta__scan_spec *spec,
+                     struct strata_meta__scan **out);
+    int (*scan_next)(struct strata_meta__scan *s, struct strata_meta__scan_ent *e);
+    bool (*scan_skip_past)(struct strata_meta__scan *s, const char *p, size_t n);
+    void (*scan_close)(struct strata_meta__scan *s);
 
     /* ---- local-only: heal, orphans, stats ----
      * Optional: a backend whose cluster keeps its own redundancy (RADOS:

@@ -52,6 +52,15 @@ int strata_meta__local_config_put(struct strata_meta *m, const char *bucket, uin
 int strata_meta__local_config_get(struct strata_meta *m, const char *bucket, const char *kind,
                                   void **doc, size_t *len);
 
+/* ---- scan.c: merged walks of the version records ---- */
+int strata_meta__local_scan_open(struct strata_meta *m, const struct strata_meta__scan_spec *spec,
+                                 struct strata_meta__scan **out);
+int strata_meta__local_scan_next(struct strata_meta__scan *s, struct strata_meta__scan_ent *e);
+bool strata_meta__local_scan_skip_past(struct strata_meta__scan *s, const char *p, size_t n);
+void strata_meta__local_scan_close(struct strata_meta__scan *s);
+/* Merged keys the scan looked at so far (tests: a skip_past is a seek). */
+uint64_t strata_meta__local_scan_visited(const struct strata_meta__scan *s);
+
 /* ---- heal.c, healq.c, orphan.c, store_stats.c: the optional ops ---- */
 int strata_meta__local_heal_all_paced(struct strata_meta *m, strata_heal_pace_cb pace_cb, void *ud,
                                       struct strata_heal_stats *out);

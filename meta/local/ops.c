@@ -53,6 +53,11 @@ const struct strata_meta__store_ops strata_meta__store_local = {
     .lease = local_lease,
     .invalidate = local_invalidate,
     .on_invalidate = local_on_invalidate,
+    /* ---- scans ---- */
+    .scan_open = strata_meta__local_scan_open,
+    .scan_next = strata_meta__local_scan_next,
+    .scan_skip_past = strata_meta__local_scan_skip_past,
+    .scan_close = strata_meta__local_scan_close,
     /* ---- local-only: heal, orphans, stats ---- */
     .heal_all = strata_meta__local_heal_all_paced,
     .heal_queued = strata_meta__local_heal_queued,
