@@ -429,6 +429,11 @@ int strata_meta__ptab_decode(const void *buf, size_t len, struct meta_part *part
 size_t strata_meta__cksum_len(int algo);
 
 /* ---- due.c ---- */
+/* 'D' bucket 0x00 mtime_ns[8]: where bucket's entries of that time start;
+ * its length (2 + blen + 8). */
+size_t strata_meta__key_due_prefix(char *out, const char *bucket, size_t blen, uint64_t mtime_ns);
+/* The mtime (ms) of an index key of a bucket name blen bytes long. */
+int64_t strata_meta__key_due_mtime_ms(const char *k, size_t blen);
 /* The index key of an 'O' key (0 when k is not one). */
 size_t strata_meta__key_due_of_obj(char *out, size_t cap, const char *ok, size_t okl);
 /* Append to wb the index puts/deletes of its 'O' puts, tombstones and deletes. */

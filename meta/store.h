@@ -104,28 +104,35 @@ struct strata_orphans {
 enum strata_meta__scan_kind {
     STRATA_META__SCAN_CURRENT,  /* per key, its latest version (delete markers too) */
     STRATA_META__SCAN_VERSIONS, /* every version of every key, keys in order, newest first */
+    STRATA_META__SCAN_UPLOADS,  /* live multipart uploads, by key, then upload id */
+    STRATA_META__SCAN_DUE,      /* the version-time index: versions by mtime (hints) */
 };
 
-/* Where and what a scan reads.  Entries have keys starting with prefix
- * (NULL: ""), in key order.  after (NULL: none; at or past prefix, checked
- * above the seam): start past every version of that key, or, with
- * after_sk (VERSIONS only), past that one version of it (its older
- * versions follow).  no_cache: a maintenance walk that leaves the read
- * caches alone. */
+/* Where and what a scan reads.  CURRENT, VERSIONS, UPLOADS: entries have
+ * keys starting with prefix (NULL: ""), in key order.  after (NULL: none;
+ * at or past prefix, checked above the seam): start past every version
+ * (upload) of that key, or, with after_sk, past that one version (upload)
+ * of it: the ones after it follow.  DUE: the entries with from_ms <= mtime
+ * < to_ms, oldest first, seen on any drive (hints: the consumer re-reads
+ * the version); prefix and after are not used.  no_cache: a maintenance
+ * walk that leaves the read caches alone. */
 struct strata_meta__scan_spec {
     const char *bucket;
     enum strata_meta__scan_kind kind;
     const char *prefix;
     const char *after;
-    const uint8_t *after_sk; /* a sort key (record.c's SORTKEY_LEN bytes) */
+    const uint8_t *after_sk; /* VERSIONS: a sort key; UPLOADS: an upload id (16 bytes) */
+    int64_t from_ms, to_ms;  /* DUE */
     bool no_cache;
 };
 
 /* One entry of a scan, valid until the next call on the scan. */
 struct strata_meta__scan_ent {
-    const char *key;              /* the object key */
-    const uint8_t *sk;            /* VERSIONS: its version's sort key; CURRENT: NULL */
-    struct strata_obj_info *info; /* the version (is_latest unset: the caller's) */
+    const char *key;                /* the object key */
+    const uint8_t *sk;              /* VERSIONS, DUE: the version's sort key; else NULL */
+    struct strata_obj_info *info;   /* CURRENT, VERSIONS: the version (is_latest unset) */
+    struct strata_mpu_info *upload; /* UPLOADS: the live upload */
+    int64_t due_ms;                 /* DUE: the version's mtime */
 };
 
 /* An open scan (the backend's). */

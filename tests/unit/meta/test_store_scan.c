@@ -6,8 +6,9 @@
  * without a version, scan_skip_past as one seek (the keys looked at stay
  * a handful instead of every key under the prefix), the read rule when a
  * merged drive disagrees (a version only one drive holds is not shown; one
- * a drive missed is), an empty bucket and other buckets' keys, and the
- * specs a scan refuses.
+ * a drive missed is), live uploads (an aborted one and one only a drive
+ * holds are not), the version-time index in time order within its range,
+ * an empty bucket and other buckets' keys, and the specs a scan refuses.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -267,6 +268,147 @@ static void test_drive_disagrees(void **state)
     mt_teardown(e);
 }
 
+static void create_upload(struct mt_env *e, const char *key, char id[STRATA_UPLOAD_ID_MAX + 1])
+{
+    struct strata_mpu_opts o;
+    memset(&o, 0, sizeof(o));
+    o.bucket = "b";
+    o.key = key;
+    assert_int_equal(strata_mpu_create(e->m, &o, id), 0);
+}
+
+/* The UPLOADS scan's "key@upload" list joined by spaces into out. */
+static int drain_uploads(struct strata_meta__scan *s, char *out, size_t cap)
+{
+    struct strata_meta__scan_ent en;
+    int n = 0, rc;
+    out[0] = 0;
+    while ((rc = OPS->scan_next(s, &en)) == 1) {
+        size_t l = strlen(out);
+        assert_non_null(en.upload);
+        assert_null(en.info);
+        assert_string_equal(en.upload->key, en.key);
+        assert_string_equal(en.upload->bucket, "b");
+        assert_string_equal(en.upload->storage_class, "STANDARD");
+        snprintf(out + l, cap - l, "%s%s@%s", l ? " " : "", en.key, en.upload->upload_id);
+        n++;
+    }
+    assert_int_equal(rc, 0);
+    return n;
+}
+
+static void test_uploads(void **state)
+{
+    (void)state;
+    struct mt_env *e = setup_bucket("scan-uploads", 0);
+    char a1[STRATA_UPLOAD_ID_MAX + 1], a2[STRATA_UPLOAD_ID_MAX + 1], b1[STRATA_UPLOAD_ID_MAX + 1],
+        c1[STRATA_UPLOAD_ID_MAX + 1], gone[STRATA_UPLOAD_ID_MAX + 1];
+    create_upload(e, "u/b", b1);
+    create_upload(e, "u/a", a1);
+    create_upload(e, "u/a", a2);
+    create_upload(e, "v", c1);
+    create_upload(e, "u/c", gone);
+    assert_int_equal(strata_mpu_abort(e->m, "b", "u/c", gone), 0);
+    /* Uploads of one key by upload id. */
+    const char *lo = strcmp(a1, a2) < 0 ? a1 : a2, *hi = lo == a1 ? a2 : a1;
+    char want[512], got[512];
+    struct strata_meta__scan *s = open_scan(e, STRATA_META__SCAN_UPLOADS, NULL, NULL, NULL);
+    assert_int_equal(drain_uploads(s, got, sizeof(got)), 4); /* the aborted one is not shown */
+    snprintf(want, sizeof(want), "u/a@%s u/a@%s u/b@%s v@%s", lo, hi, b1, c1);
+    assert_string_equal(got, want);
+    OPS->scan_close(s);
+    s = open_scan(e, STRATA_META__SCAN_UPLOADS, "u/", "u/a", NULL);
+    assert_int_equal(drain_uploads(s, got, sizeof(got)), 1);
+    snprintf(want, sizeof(want), "u/b@%s", b1);
+    assert_string_equal(got, want);
+    OPS->scan_close(s);
+    uint8_t up[16];
+    assert_int_equal(strata_meta__upload_id_parse(lo, up), 0);
+    s = open_scan(e, STRATA_META__SCAN_UPLOADS, "u/", "u/a", up);
+    assert_int_equal(drain_uploads(s, got, sizeof(got)), 2);
+    snprintf(want, sizeof(want), "u/a@%s u/b@%s", hi, b1);
+    assert_string_equal(got, want);
+    OPS->scan_close(s);
+    s = open_scan(e, STRATA_META__SCAN_UPLOADS, NULL, NULL, NULL);
+    struct strata_meta__scan_ent en;
+    assert_int_equal(OPS->scan_next(s, &en), 1);
+    assert_true(OPS->scan_skip_past(s, "u/", 2));
+    assert_int_equal(OPS->scan_next(s, &en), 1);
+    assert_string_equal(en.key, "v");
+    OPS->scan_close(s);
+    /* An upload record only drive 0 holds (a create that never reached
+     * its quorum) is not live by the read rule. */
+    char k[512], kf[512];
+    size_t kl = strata_meta__key_upload(k, sizeof(k), "b", "v", NULL);
+    assert_int_equal(strata_meta__upload_id_parse(c1, up), 0);
+    memcpy(k + kl, up, 16);
+    kl += 16;
+    char *val;
+    size_t vl;
+    assert_int_equal(strata_meta__drive_get(e->m, 0, 0, k, kl, &val, &vl), 0);
+    memcpy(kf, k, kl);
+    kf[kl - 1] ^= 0x01; /* another upload id of v */
+    raw_put(e, 0, kf, kl, val, vl);
+    free(val);
+    s = open_scan(e, STRATA_META__SCAN_UPLOADS, "v", NULL, NULL);
+    assert_int_equal(drain_uploads(s, got, sizeof(got)), 1);
+    snprintf(want, sizeof(want), "v@%s", c1);
+    assert_string_equal(got, want);
+    OPS->scan_close(s);
+    mt_teardown(e);
+}
+
+static void test_due(void **state)
+{
+    (void)state;
+    struct mt_env *e = setup_bucket("scan-due", STRATA_VERSIONING_ENABLED);
+    char v1[48], v2[48], w1[48];
+    put(e, "z", "1", v1);
+    put(e, "a", "2", w1);
+    put(e, "z", "3", v2);
+    struct strata_meta__scan_spec spec = {.bucket = "b",
+                                          .kind = STRATA_META__SCAN_DUE,
+                                          .from_ms = 0,
+                                          .to_ms = INT64_MAX / 1000000};
+    struct strata_meta__scan *s;
+    assert_int_equal(OPS->scan_open(e->m, &spec, &s), 0);
+    struct strata_meta__scan_ent en;
+    const char *want_k[] = {"z", "a", "z"}, *want_v[] = {v1, w1, v2};
+    int64_t prev = 0;
+    for (int i = 0; i < 3; i++) { /* oldest first, whatever the keys */
+        assert_int_equal(OPS->scan_next(s, &en), 1);
+        assert_string_equal(en.key, want_k[i]);
+        char vid[48];
+        strata_meta__vid_format(en.sk, vid);
+        assert_string_equal(vid, want_v[i]);
+        assert_true(en.due_ms >= prev && en.due_ms > 0);
+        prev = en.due_ms;
+    }
+    assert_int_equal(OPS->scan_next(s, &en), 0);
+    assert_false(OPS->scan_skip_past(s, "z", 1)); /* time order: no key prefix */
+    OPS->scan_close(s);
+    /* The range bounds the entries: [first, last) leaves the last out. */
+    spec.to_ms = prev;
+    assert_int_equal(OPS->scan_open(e->m, &spec, &s), 0);
+    int n = 0;
+    while (OPS->scan_next(s, &en) == 1)
+        n++;
+    assert_true(n < 3);
+    OPS->scan_close(s);
+    spec.from_ms = prev + 1;
+    spec.to_ms = prev + 2;
+    assert_int_equal(OPS->scan_open(e->m, &spec, &s), 0);
+    assert_int_equal(OPS->scan_next(s, &en), 0);
+    OPS->scan_close(s);
+    /* An empty range, or a prefix on a DUE scan, is refused. */
+    spec.to_ms = spec.from_ms;
+    assert_int_equal(OPS->scan_open(e->m, &spec, &s), STRATA_EINVAL);
+    spec.to_ms = spec.from_ms + 1;
+    spec.prefix = "z";
+    assert_int_equal(OPS->scan_open(e->m, &spec, &s), STRATA_EINVAL);
+    mt_teardown(e);
+}
+
 static void test_empty_and_errors(void **state)
 {
     (void)state;
@@ -314,6 +456,8 @@ int main(void)
         cmocka_unit_test(test_versions_and_markers),
         cmocka_unit_test(test_skip_past_seeks),
         cmocka_unit_test(test_drive_disagrees),
+        cmocka_unit_test(test_uploads),
+        cmocka_unit_test(test_due),
         cmocka_unit_test(test_empty_and_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
