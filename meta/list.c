@@ -106,7 +106,7 @@ int strata_obj_list(struct strata_meta *m, const struct strata_list_opts *opts,
             break;
         }
         const char *kp = e.key;
-        size_t keylen = strlen(kp);
+        size_t keylen = e.keylen;
         struct strata_obj_info *info = e.info;
         /* Where the key rolls up into a common prefix (cpl > 0). */
         size_t cpl = 0;

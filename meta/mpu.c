@@ -1344,7 +1344,7 @@ int strata_mpu_list(struct strata_meta *m, const struct strata_mpu_list_opts *o,
             break;
         }
         const char *key = se.key;
-        size_t keyl = strlen(key);
+        size_t keyl = se.keylen;
         const char *dp = NULL;
         if (delim)
             for (size_t i = pl; i + dl <= keyl && !dp; i++)

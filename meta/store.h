@@ -128,7 +128,8 @@ struct strata_meta__scan_spec {
 
 /* One entry of a scan, valid until the next call on the scan. */
 struct strata_meta__scan_ent {
-    const char *key;                /* the object key */
+    const char *key;                /* the object key, keylen bytes, NUL-terminated */
+    size_t keylen;
     const uint8_t *sk;              /* VERSIONS, DUE: the version's sort key; else NULL */
     struct strata_obj_info *info;   /* CURRENT, VERSIONS: the version (is_latest unset) */
     struct strata_mpu_info *upload; /* UPLOADS: the live upload */

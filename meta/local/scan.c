@@ -194,7 +194,7 @@ static void set_done(struct strata_meta__scan *s, const char *kp, size_t keylen)
 
 /* The object key of merged key k (kl bytes) of an 'O' or 'U' scan: false
  * when k is not one of them; *past when it is beyond the prefix. */
-static bool split_key(struct strata_meta__scan *s, const char *k, size_t kl, const char **kp,
+static inline bool split_key(struct strata_meta__scan *s, const char *k, size_t kl, const char **kp,
                       size_t *keylen, bool *past)
 {
     *past = false;
@@ -265,6 +265,7 @@ static int next_version(struct strata_meta__scan *s, struct strata_meta__scan_en
             set_done(s, kp, keylen);
         s->advance = true;
         e->key = s->info.key;
+        e->keylen = keylen;
         e->sk = current ? NULL : s->sk; /* the quorum's latest may be another version */
         e->info = &s->info;
         return 1;
@@ -313,6 +314,7 @@ static int next_upload(struct strata_meta__scan *s, struct strata_meta__scan_ent
         strata_meta__upload_fini(&u);
         s->advance = true;
         e->key = s->key;
+        e->keylen = keylen;
         e->upload = i;
         return 1;
     }
@@ -336,6 +338,7 @@ static int next_due(struct strata_meta__scan *s, struct strata_meta__scan_ent *e
         memcpy(s->sk, k + kl - SORTKEY_LEN, SORTKEY_LEN);
         s->advance = true;
         e->key = s->key;
+        e->keylen = klen;
         e->sk = s->sk;
         e->due_ms = strata_meta__key_due_mtime_ms(k, blen);
         return 1;
