@@ -147,20 +147,19 @@ int strata_meta_due_scan(struct strata_meta *m, const char *bucket, int64_t from
     if (rc)
         return rc;
     struct strata_meta__scan_ent se;
-    while (rc == 0) {
-        int n = m->store->scan_next(sc, &se);
-        if (n <= 0) {
-            rc = n;
-            break;
-        }
+    int n;
+    do {
+        n = m->store->scan_next(sc, &se);
         struct strata_due_entry e;
-        snprintf(e.key, sizeof(e.key), "%s", se.key);
-        e.mtime_ms = se.due_ms;
-        strata_meta__vid_format(se.sk, e.version_id);
-        rc = cb(&e, ud);
-    }
+        if (n == 1) {
+            snprintf(e.key, sizeof(e.key), "%s", se.key);
+            e.mtime_ms = se.due_ms;
+            strata_meta__vid_format(se.sk, e.version_id);
+            rc = cb(&e, ud);
+        }
+    } while (n == 1 && rc == 0);
     m->store->scan_close(sc);
-    return rc;
+    return n < 0 ? n : rc;
 }
 
 int strata_meta_due_drop(struct strata_meta *m, const char *bucket, const char *key,

@@ -99,12 +99,8 @@ int strata_obj_list(struct strata_meta *m, const struct strata_list_opts *opts,
     unsigned count = 0;
     char key[STRATA_KEY_MAX + 1];
     struct strata_meta__scan_ent e;
-    while (rc == 0) {
-        int n = m->store->scan_next(sc, &e);
-        if (n <= 0) {
-            rc = n;
-            break;
-        }
+    int n = 0;
+    while (rc == 0 && (n = m->store->scan_next(sc, &e)) == 1) {
         const char *kp = e.key;
         size_t keylen = e.keylen;
         struct strata_obj_info *info = e.info;
@@ -155,6 +151,8 @@ int strata_obj_list(struct strata_meta *m, const struct strata_list_opts *opts,
         if (opts->versions)
             snprintf(res->next_version_id, sizeof(res->next_version_id), "%s", info->version_id);
     }
+    if (rc == 0 && n < 0)
+        rc = n; /* the scan's error (a read quorum not reached) */
     if (!res->truncated) {
         res->next_key[0] = 0;
         res->next_version_id[0] = 0;

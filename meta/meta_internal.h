@@ -396,6 +396,9 @@ size_t strata_meta__key_ptab(char *out, size_t cap, const char *bucket, const ch
 int strata_meta__upload_encode(const struct meta_upload *u, char **out, size_t *outlen);
 int strata_meta__upload_decode(const void *buf, size_t len, struct meta_upload *u);
 void strata_meta__upload_fini(struct meta_upload *u);
+/* What ListMultipartUploads and ListParts show of upload u of bucket/key. */
+void strata_meta__upload_info(struct strata_mpu_info *out, const char *bucket, const char *key,
+                              const uint8_t upload[UPLOAD_LEN], const struct meta_upload *u);
 /* A completed upload: what answers a repeated CompleteMultipartUpload. */
 struct meta_done {
     int64_t done_ns;    /* when the complete committed */

@@ -316,14 +316,7 @@ int strata_mpu_get(struct strata_meta *m, const char *bucket, const char *key,
                                       &u);
     if (rc)
         return rc;
-    snprintf(out->bucket, sizeof(out->bucket), "%s", bucket);
-    snprintf(out->key, sizeof(out->key), "%s", key);
-    strata_hex_encode(up, UPLOAD_LEN, out->upload_id);
-    out->initiated_ms = u.init_ns / 1000000;
-    out->cksum_algo = u.cksum_algo;
-    out->cksum_type = u.cksum_type;
-    snprintf(out->storage_class, sizeof(out->storage_class), "%s",
-             u.storage_class[0] ? u.storage_class : "STANDARD");
+    strata_meta__upload_info(out, bucket, key, up, &u);
     strata_meta__upload_fini(&u);
     return 0;
 }
@@ -1337,12 +1330,8 @@ int strata_mpu_list(struct strata_meta *m, const struct strata_mpu_list_opts *o,
     unsigned count = 0;
     char last_key[STRATA_KEY_MAX + 1] = "", last_up[STRATA_UPLOAD_ID_MAX + 1] = "";
     struct strata_meta__scan_ent se;
-    while (rc == 0) {
-        int n = m->store->scan_next(sc, &se);
-        if (n <= 0) {
-            rc = n;
-            break;
-        }
+    int n = 0;
+    while (rc == 0 && (n = m->store->scan_next(sc, &se)) == 1) {
         const char *key = se.key;
         size_t keyl = se.keylen;
         const char *dp = NULL;
@@ -1375,6 +1364,8 @@ int strata_mpu_list(struct strata_meta *m, const struct strata_mpu_list_opts *o,
         snprintf(last_up, sizeof(last_up), "%s", se.upload->upload_id);
         rc = cb(&e, ud);
     }
+    if (rc == 0 && n < 0)
+        rc = n; /* the scan's error */
     if (res->truncated) {
         snprintf(res->next_key_marker, sizeof(res->next_key_marker), "%s", last_key);
         snprintf(res->next_upload_id_marker, sizeof(res->next_upload_id_marker), "%s", last_up);

@@ -10,7 +10,10 @@
  *
  * Behind it now: the daemon's state documents, the retention clock's
  * high-water mark, the audit log's copies, leases and cache invalidation,
- * bucket records and buckets' configuration documents; and, as optional
+ * bucket records and buckets' configuration documents; ordered scans of a
+ * bucket's current versions, versions, live uploads and version-time index
+ * (the listings, ListMultipartUploads, strata_meta_due_scan), with the
+ * drive merge and its read rule; and, as optional
  * ops a backend may leave NULL, the local drives' upkeep: heal, the heal
  * queue, orphan reclaim and the store figures.  The local backend
  * (meta/local/) keeps them on the drives of the sets.

@@ -30,11 +30,8 @@
  */
 #include "local.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include "strata/hex.h"
 
 #define LKEY_MAX (1 + STRATA_BUCKET_NAME_MAX + 1 + 8 + STRATA_KEY_MAX + 1 + SORTKEY_LEN)
 
@@ -192,28 +189,30 @@ static void set_done(struct strata_meta__scan *s, const char *kp, size_t keylen)
     s->have_done = true;
 }
 
-/* The object key of merged key k (kl bytes) of an 'O' or 'U' scan: false
- * when k is not one of them; *past when it is beyond the prefix. */
-static inline bool split_key(struct strata_meta__scan *s, const char *k, size_t kl, const char **kp,
-                      size_t *keylen, bool *past)
+/* Move to the next merged key of an 'O' or 'U' scan under the prefix, at
+ * or after the current one: 1 with its object key (kp, keylen bytes), 0
+ * when there is none. */
+static int cur_key(struct strata_meta__scan *s, const char **k, size_t *kl, const char **v,
+                   size_t *vl, const char **kp, size_t *keylen)
 {
-    *past = false;
-    if (kl < s->bl + 1 + SORTKEY_LEN || k[kl - SORTKEY_LEN - 1] != 0 ||
-        kl - s->bl - 1 - SORTKEY_LEN > STRATA_KEY_MAX)
-        return false;
-    *keylen = kl - s->bl - 1 - SORTKEY_LEN;
-    *kp = k + s->bl;
-    if (*keylen < s->plen || memcmp(*kp, s->prefix, s->plen) != 0) {
-        *past = true; /* keys are sorted */
-        return false;
+    for (; strata_meta__merge_cur(&s->mg, k, kl, v, vl); strata_meta__merge_next(&s->mg)) {
+        s->visited++;
+        if (*kl < s->bl + 1 + SORTKEY_LEN || (*k)[*kl - SORTKEY_LEN - 1] != 0 ||
+            *kl - s->bl - 1 - SORTKEY_LEN > STRATA_KEY_MAX)
+            continue;
+        *keylen = *kl - s->bl - 1 - SORTKEY_LEN;
+        *kp = *k + s->bl;
+        if (*keylen < s->plen || memcmp(*kp, s->prefix, s->plen) != 0)
+            return 0; /* past the prefix: keys are sorted */
+        if (s->skip_exact) {
+            s->skip_exact = false;
+            if (*keylen == s->done_len && memcmp(*kp, s->done, *keylen) == 0 &&
+                memcmp(*k + *kl - SORTKEY_LEN, s->skip_sk, SORTKEY_LEN) == 0)
+                continue;
+        }
+        return 1;
     }
-    if (s->skip_exact) {
-        s->skip_exact = false;
-        if (*keylen == s->done_len && memcmp(*kp, s->done, *keylen) == 0 &&
-            memcmp(k + kl - SORTKEY_LEN, s->skip_sk, SORTKEY_LEN) == 0)
-            return false;
-    }
-    return true;
+    return 0;
 }
 
 static int next_version(struct strata_meta__scan *s, struct strata_meta__scan_ent *e)
@@ -221,16 +220,9 @@ static int next_version(struct strata_meta__scan *s, struct strata_meta__scan_en
     bool current = s->kind == STRATA_META__SCAN_CURRENT;
     const char *k, *v;
     size_t kl, vl;
-    for (; strata_meta__merge_cur(&s->mg, &k, &kl, &v, &vl); strata_meta__merge_next(&s->mg)) {
-        s->visited++;
-        const char *kp;
-        size_t keylen;
-        bool past;
-        if (!split_key(s, k, kl, &kp, &keylen, &past)) {
-            if (past)
-                return 0;
-            continue;
-        }
+    const char *kp;
+    size_t keylen;
+    for (; cur_key(s, &k, &kl, &v, &vl, &kp, &keylen); strata_meta__merge_next(&s->mg)) {
         const uint8_t *sk = (const uint8_t *)k + kl - SORTKEY_LEN;
         if (current && s->have_done && keylen == s->done_len && memcmp(kp, s->done, keylen) == 0)
             continue; /* an older version of a key already decided */
@@ -277,16 +269,9 @@ static int next_upload(struct strata_meta__scan *s, struct strata_meta__scan_ent
 {
     const char *k, *v;
     size_t kl, vl;
-    for (; strata_meta__merge_cur(&s->mg, &k, &kl, &v, &vl); strata_meta__merge_next(&s->mg)) {
-        s->visited++;
-        const char *kp;
-        size_t keylen;
-        bool past;
-        if (!split_key(s, k, kl, &kp, &keylen, &past)) {
-            if (past)
-                return 0;
-            continue;
-        }
+    const char *kp;
+    size_t keylen;
+    for (; cur_key(s, &k, &kl, &v, &vl, &kp, &keylen); strata_meta__merge_next(&s->mg)) {
         if (strata_meta__is_dead(v, vl))
             continue; /* aborted or completed: a dead state on a merged drive wins */
         memcpy(s->key, kp, keylen);
@@ -301,21 +286,12 @@ static int next_upload(struct strata_meta__scan *s, struct strata_meta__scan_ent
                       : strata_meta__upload_decode(v, vl, &u);
         if (urc != 0)
             continue; /* not live by the read quorum, or undecodable */
-        struct strata_mpu_info *i = &s->upload;
-        memset(i, 0, sizeof(*i));
-        snprintf(i->bucket, sizeof(i->bucket), "%s", s->bucket);
-        snprintf(i->key, sizeof(i->key), "%s", s->key);
-        strata_hex_encode(up, UPLOAD_LEN, i->upload_id);
-        i->initiated_ms = u.init_ns / 1000000;
-        i->cksum_algo = u.cksum_algo;
-        i->cksum_type = u.cksum_type;
-        snprintf(i->storage_class, sizeof(i->storage_class), "%s",
-                 u.storage_class[0] ? u.storage_class : "STANDARD");
+        strata_meta__upload_info(&s->upload, s->bucket, s->key, up, &u);
         strata_meta__upload_fini(&u);
         s->advance = true;
         e->key = s->key;
         e->keylen = keylen;
-        e->upload = i;
+        e->upload = &s->upload;
         return 1;
     }
     return 0;
