@@ -21,6 +21,8 @@ void strata_ilm__orphans(struct strata_ilm *e, struct strata_ilm_stats *st)
     uint64_t removed = 0;
     int rc = strata_meta_orphan_round(e->o.meta, &e->orphans, e->o.orphan_age_s, &removed);
     st->orphans_reclaimed += removed;
+    if (rc == STRATA_ENOTIMPL)
+        return; /* the backend has no data files of its own to reclaim */
     if (rc && rc != STRATA_EQUORUM) {
         st->errors++;
         strata_log(&e->o.log, STRATA_LOG_WARN, "ilm", "orphan reclaim: %s", strata_errname(rc));

@@ -24,12 +24,15 @@
  * Entries are hints: heal writes records without them (heal copies the
  * entries as raw records where a read quorum holds them), a tombstone copied
  * by heal leaves an entry behind on the drive that missed the delete.  The
- * scan is a merge of every online drive; the consumer re-reads the version
+ * scan is the store's DUE scan (locally a merge of every online drive,
+ * meta/local/scan.c); the consumer re-reads the version
  * through the quorum read rule before acting and drops stale entries with
  * strata_meta_due_drop.
  */
 #include "meta_internal.h"
+#include "store.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -51,14 +54,18 @@ static uint64_t be64_get(const uint8_t *p)
     return v;
 }
 
-/* 'D' bucket 0x00 mtime_ns[8] */
-static size_t key_due_prefix(char *out, const char *bucket, size_t blen, uint64_t mtime_ns)
+size_t strata_meta__key_due_prefix(char *out, const char *bucket, size_t blen, uint64_t mtime_ns)
 {
     out[0] = 'D';
     memcpy(out + 1, bucket, blen);
     out[1 + blen] = 0;
     be64_put((uint8_t *)out + 2 + blen, mtime_ns);
     return 2 + blen + 8;
+}
+
+int64_t strata_meta__key_due_mtime_ms(const char *k, size_t blen)
+{
+    return (int64_t)(be64_get((const uint8_t *)k + 2 + blen) / 1000000u);
 }
 
 size_t strata_meta__key_due_of_obj(char *out, size_t cap, const char *ok, size_t okl)
@@ -76,7 +83,7 @@ size_t strata_meta__key_due_of_obj(char *out, size_t cap, const char *ok, size_t
     if (need > cap)
         return 0;
     const uint8_t *sk = (const uint8_t *)ok + okl - SORTKEY_LEN;
-    size_t n = key_due_prefix(out, b, blen, UINT64_MAX - be64_get(sk));
+    size_t n = strata_meta__key_due_prefix(out, b, blen, UINT64_MAX - be64_get(sk));
     memcpy(out + n, key, klen);
     out[n + klen] = 0;
     memcpy(out + n + klen + 1, sk, SORTKEY_LEN);
@@ -128,43 +135,31 @@ int strata_meta_due_scan(struct strata_meta *m, const char *bucket, int64_t from
     size_t blen = strlen(bucket);
     if (blen > STRATA_BUCKET_NAME_MAX || to_ms <= from_ms)
         return blen > STRATA_BUCKET_NAME_MAX ? STRATA_EINVAL : 0;
-    uint64_t lo_ns = from_ms > 0 ? (uint64_t)from_ms * 1000000u : 0;
-    uint64_t hi_ns = (uint64_t)to_ms * 1000000u;
-    char lo[DKEY_MAX], hi[DKEY_MAX];
-    size_t lol = key_due_prefix(lo, bucket, blen, lo_ns);
-    size_t hil = key_due_prefix(hi, bucket, blen, hi_ns);
-    unsigned sets[64];
-    unsigned ns = 0;
-    for (unsigned s = 0; s < m->nsets && ns < 64; s++)
-        sets[ns++] = s;
-    struct meta_merge mg;
-    int rc = strata_meta__merge_open(&mg, m, sets, ns, MERGE_MAINTENANCE, hi, hil);
+    struct strata_meta__scan_spec spec = {
+        .bucket = bucket,
+        .kind = STRATA_META__SCAN_DUE,
+        .from_ms = from_ms,
+        .to_ms = to_ms,
+        .no_cache = true,
+    };
+    struct strata_meta__scan *sc;
+    int rc = m->store->scan_open(m, &spec, &sc);
     if (rc)
         return rc;
-    strata_meta__merge_seek(&mg, lo, lol);
-    const char *k;
-    size_t kl;
-    while (rc == 0 && strata_meta__merge_cur(&mg, &k, &kl, NULL, NULL)) {
-        size_t off = 2 + blen + 8;
-        if (kl < off + 1 + SORTKEY_LEN || k[kl - SORTKEY_LEN - 1] != 0) {
-            strata_meta__merge_next(&mg);
-            continue;
-        }
+    struct strata_meta__scan_ent se;
+    int n;
+    do {
+        n = m->store->scan_next(sc, &se);
         struct strata_due_entry e;
-        size_t klen = kl - SORTKEY_LEN - 1 - off;
-        if (klen > STRATA_KEY_MAX) {
-            strata_meta__merge_next(&mg);
-            continue;
+        if (n == 1) {
+            snprintf(e.key, sizeof(e.key), "%s", se.key);
+            e.mtime_ms = se.due_ms;
+            strata_meta__vid_format(se.sk, e.version_id);
+            rc = cb(&e, ud);
         }
-        memcpy(e.key, k + off, klen);
-        e.key[klen] = 0;
-        e.mtime_ms = (int64_t)(be64_get((const uint8_t *)k + 2 + blen) / 1000000u);
-        strata_meta__vid_format((const uint8_t *)k + kl - SORTKEY_LEN, e.version_id);
-        strata_meta__merge_next(&mg);
-        rc = cb(&e, ud);
-    }
-    strata_meta__merge_close(&mg);
-    return rc;
+    } while (n == 1 && rc == 0);
+    m->store->scan_close(sc);
+    return n < 0 ? n : rc;
 }
 
 int strata_meta_due_drop(struct strata_meta *m, const char *bucket, const char *key,

@@ -403,6 +403,9 @@ size_t strata_meta__key_ptab(char *out, size_t cap, const char *bucket, const ch
 int strata_meta__upload_encode(const struct meta_upload *u, char **out, size_t *outlen);
 int strata_meta__upload_decode(const void *buf, size_t len, struct meta_upload *u);
 void strata_meta__upload_fini(struct meta_upload *u);
+/* What ListMultipartUploads and ListParts show of upload u of bucket/key. */
+void strata_meta__upload_info(struct strata_mpu_info *out, const char *bucket, const char *key,
+                              const uint8_t upload[UPLOAD_LEN], const struct meta_upload *u);
 /* A completed upload: what answers a repeated CompleteMultipartUpload. */
 struct meta_done {
     int64_t done_ns;    /* when the complete committed */
@@ -436,6 +439,11 @@ int strata_meta__ptab_decode(const void *buf, size_t len, struct meta_part *part
 size_t strata_meta__cksum_len(int algo);
 
 /* ---- due.c ---- */
+/* 'D' bucket 0x00 mtime_ns[8]: where bucket's entries of that time start;
+ * its length (2 + blen + 8). */
+size_t strata_meta__key_due_prefix(char *out, const char *bucket, size_t blen, uint64_t mtime_ns);
+/* The mtime (ms) of an index key of a bucket name blen bytes long. */
+int64_t strata_meta__key_due_mtime_ms(const char *k, size_t blen);
 /* The index key of an 'O' key (0 when k is not one). */
 size_t strata_meta__key_due_of_obj(char *out, size_t cap, const char *ok, size_t okl);
 /* Append to wb the index puts/deletes of its 'O' puts, tombstones and deletes. */

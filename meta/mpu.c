@@ -26,6 +26,7 @@
  * Threads: any caller thread.  Lock order: key stripe lock -> drive queues.
  */
 #include "meta_internal.h"
+#include "store.h"
 #include "strata/hex.h"
 
 #include <openssl/evp.h>
@@ -315,14 +316,7 @@ int strata_mpu_get(struct strata_meta *m, const char *bucket, const char *key,
                                       &u);
     if (rc)
         return rc;
-    snprintf(out->bucket, sizeof(out->bucket), "%s", bucket);
-    snprintf(out->key, sizeof(out->key), "%s", key);
-    strata_hex_encode(up, UPLOAD_LEN, out->upload_id);
-    out->initiated_ms = u.init_ns / 1000000;
-    out->cksum_algo = u.cksum_algo;
-    out->cksum_type = u.cksum_type;
-    snprintf(out->storage_class, sizeof(out->storage_class), "%s",
-             u.storage_class[0] ? u.storage_class : "STANDARD");
+    strata_meta__upload_info(out, bucket, key, up, &u);
     strata_meta__upload_fini(&u);
     return 0;
 }
@@ -1293,157 +1287,78 @@ int strata_mpu_list(struct strata_meta *m, const struct strata_mpu_list_opts *o,
     const char *prefix = o->prefix ? o->prefix : "";
     const char *delim = o->delimiter && *o->delimiter ? o->delimiter : NULL;
     unsigned max = o->max_uploads == 0 || o->max_uploads > 1000 ? 1000 : o->max_uploads;
-    size_t bl = strlen(o->bucket), pl = strlen(prefix);
+    size_t pl = strlen(prefix), dl = delim ? strlen(delim) : 0;
     if (pl > STRATA_KEY_MAX)
         return 0;
-    char *buf = malloc(2 * UKEY_MAX + 8);
-    unsigned *sets = calloc(m->nsets, sizeof(*sets));
-    struct meta_merge *mg = malloc(sizeof(*mg));
-    if (!buf || !sets || !mg) {
-        free(buf);
-        free(sets);
-        free(mg);
-        return STRATA_ENOMEM;
-    }
-    char *sk = buf + UKEY_MAX; /* seek key */
-    for (unsigned s = 0; s < m->nsets; s++)
-        sets[s] = s;
-    /* Range: 'U' bucket 0 ... up to 'U' bucket 1. */
-    buf[0] = 'U';
-    memcpy(buf + 1, o->bucket, bl);
-    buf[1 + bl] = 1;
-    rc = strata_meta__merge_open(mg, m, sets, m->nsets, 0, buf, bl + 2);
-    if (rc)
-        goto out;
-    size_t base = bl + 2; /* bytes of 'U' bucket 0 */
-    memcpy(sk, buf, base);
-    sk[base - 1] = 0;
-    size_t skl = base;
+    /* The store's UPLOADS scan applies the read rule: only live uploads. */
+    struct strata_meta__scan_spec spec = {
+        .bucket = o->bucket,
+        .kind = STRATA_META__SCAN_UPLOADS,
+        .prefix = prefix,
+    };
     uint8_t skip_up[UPLOAD_LEN];
-    bool skip_exact = false;
+    bool marker_cp = false;
     const char *km = o->key_marker && *o->key_marker ? o->key_marker : NULL;
     if (km && strlen(km) <= STRATA_KEY_MAX && strcmp(km, prefix) >= 0) {
         size_t kml = strlen(km);
-        memcpy(sk + base, km, kml);
-        skl = base + kml;
+        spec.after = km; /* past every upload of the marker key, unless: */
         if (o->upload_id_marker && *o->upload_id_marker &&
-            strata_meta__upload_id_parse(o->upload_id_marker, skip_up) == 0) {
-            sk[skl++] = 0;
-            memcpy(sk + skl, skip_up, UPLOAD_LEN);
-            skl += UPLOAD_LEN;
-            skip_exact = true;
-        } else {
-            /* Past every upload of the marker key; a marker that is a
-             * common prefix (ends with the delimiter) skips the keys under it. */
-            size_t dl = delim ? strlen(delim) : 0;
-            bool is_cp = dl && kml >= pl + dl && strcmp(km + kml - dl, delim) == 0;
-            sk[skl++] = is_cp ? (char)0xff : 1;
-        }
-    } else {
-        memcpy(sk + base, prefix, pl);
-        skl = base + pl;
+            strata_meta__upload_id_parse(o->upload_id_marker, skip_up) == 0)
+            spec.after_sk = skip_up; /* past that upload of it */
+        else /* a marker that is a common prefix skips the keys under it */
+            marker_cp = dl && kml >= pl + dl && strcmp(km + kml - dl, delim) == 0;
     }
-    strata_meta__merge_seek(mg, sk, skl);
+    struct strata_meta__scan *sc;
+    rc = m->store->scan_open(m, &spec, &sc);
+    if (rc)
+        return rc;
+    if (marker_cp && !m->store->scan_skip_past(sc, km, strlen(km))) {
+        m->store->scan_close(sc);
+        return 0;
+    }
     unsigned count = 0;
     char last_key[STRATA_KEY_MAX + 1] = "", last_up[STRATA_UPLOAD_ID_MAX + 1] = "";
-    const char *k, *v;
-    size_t kl, vl;
-    while (rc == 0 && strata_meta__merge_cur(mg, &k, &kl, &v, &vl)) {
-        if (kl < base + 1 + UPLOAD_LEN) {
-            strata_meta__merge_next(mg);
-            continue;
-        }
-        size_t keyl = kl - base - 1 - UPLOAD_LEN;
-        const char *key = k + base;
-        if (keyl < pl || memcmp(key, prefix, pl) != 0) {
-            if (memcmp(key, prefix, keyl < pl ? keyl : pl) > 0)
-                break; /* past the prefix */
-            strata_meta__merge_next(mg);
-            continue;
-        }
-        if (skip_exact && kl == skl && memcmp(k, sk, kl) == 0) {
-            strata_meta__merge_next(mg);
-            continue;
-        }
-        /* Aborted or completed (a dead state on a merged drive wins the
-         * merge), also for a common prefix, which only a live upload
-         * shows; one that not every merged drive holds is decided by
-         * upload_state, as ListParts and UploadPart decide: a drive that
-         * missed an abort or a complete cannot bring the upload back. */
-        unsigned have, of;
-        strata_meta__merge_votes(mg, &have, &of);
-        int ust = US_LIVE, urc = 0;
-        if (!strata_meta__is_dead(v, vl) && have < of) {
-            struct meta_qraw q;
-            urc = upload_state(m, mg->iset[mg->cur], k, kl, false, &q, &ust);
-            strata_meta__qraw_fini(&q);
-        }
-        if (strata_meta__is_dead(v, vl) || urc != 0 || ust != US_LIVE) {
-            strata_meta__merge_next(mg);
-            continue;
-        }
+    struct strata_meta__scan_ent se;
+    int n = 0;
+    while (rc == 0 && (n = m->store->scan_next(sc, &se)) == 1) {
+        const char *key = se.key;
+        size_t keyl = se.keylen;
         const char *dp = NULL;
-        if (delim) {
-            size_t dl = strlen(delim);
+        if (delim)
             for (size_t i = pl; i + dl <= keyl && !dp; i++)
                 if (memcmp(key + i, delim, dl) == 0)
                     dp = key + i + dl;
-        }
         if (count == max) {
             res->truncated = true;
             break;
         }
-        char name[STRATA_KEY_MAX + 1];
+        count++;
         if (dp) {
+            /* A common prefix, shown once: only a live upload shows it. */
+            char name[STRATA_KEY_MAX + 1];
             size_t cpl = (size_t)(dp - key);
             memcpy(name, key, cpl);
             name[cpl] = 0;
             struct strata_mpu_list_entry e = {true, name, NULL};
-            count++;
             snprintf(last_key, sizeof(last_key), "%s", name);
             last_up[0] = 0;
             rc = cb(&e, ud);
             /* Skip every key under the common prefix with one seek. */
-            memcpy(sk, k, base + cpl);
-            sk[base + cpl] = (char)0xff;
-            skl = base + cpl + 1;
-            skip_exact = false;
-            strata_meta__merge_seek(mg, sk, skl);
+            if (!m->store->scan_skip_past(sc, name, cpl))
+                break;
             continue;
         }
-        memcpy(name, key, keyl);
-        name[keyl] = 0;
-        struct strata_mpu_info info;
-        memset(&info, 0, sizeof(info));
-        struct meta_upload u;
-        if (strata_meta__upload_decode(v, vl, &u) != 0) {
-            strata_meta__merge_next(mg);
-            continue;
-        }
-        snprintf(info.bucket, sizeof(info.bucket), "%s", o->bucket);
-        snprintf(info.key, sizeof(info.key), "%s", name);
-        strata_hex_encode((const uint8_t *)k + kl - UPLOAD_LEN, UPLOAD_LEN, info.upload_id);
-        info.initiated_ms = u.init_ns / 1000000;
-        info.cksum_algo = u.cksum_algo;
-        info.cksum_type = u.cksum_type;
-        snprintf(info.storage_class, sizeof(info.storage_class), "%s",
-                 u.storage_class[0] ? u.storage_class : "STANDARD");
-        strata_meta__upload_fini(&u);
-        struct strata_mpu_list_entry e = {false, name, &info};
-        count++;
-        snprintf(last_key, sizeof(last_key), "%s", name);
-        snprintf(last_up, sizeof(last_up), "%s", info.upload_id);
+        struct strata_mpu_list_entry e = {false, key, se.upload};
+        snprintf(last_key, sizeof(last_key), "%s", key);
+        snprintf(last_up, sizeof(last_up), "%s", se.upload->upload_id);
         rc = cb(&e, ud);
-        strata_meta__merge_next(mg);
     }
+    if (rc == 0 && n < 0)
+        rc = n; /* the scan's error */
     if (res->truncated) {
         snprintf(res->next_key_marker, sizeof(res->next_key_marker), "%s", last_key);
         snprintf(res->next_upload_id_marker, sizeof(res->next_upload_id_marker), "%s", last_up);
     }
-    strata_meta__merge_close(mg);
-out:
-    free(buf);
-    free(sets);
-    free(mg);
+    m->store->scan_close(sc);
     return rc;
 }

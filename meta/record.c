@@ -16,6 +16,7 @@
 
 #include <msgpack.h>
 #include <openssl/rand.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -969,6 +970,20 @@ static int unpack_map(const void *buf, size_t len, msgpack_unpacked *up)
     if (msgpack_unpack_next(up, (const char *)p + 1, len - 1, &off) != MSGPACK_UNPACK_SUCCESS)
         return STRATA_ECORRUPT;
     return 0;
+}
+
+void strata_meta__upload_info(struct strata_mpu_info *out, const char *bucket, const char *key,
+                              const uint8_t upload[UPLOAD_LEN], const struct meta_upload *u)
+{
+    memset(out, 0, sizeof(*out));
+    snprintf(out->bucket, sizeof(out->bucket), "%s", bucket);
+    snprintf(out->key, sizeof(out->key), "%s", key);
+    strata_hex_encode(upload, UPLOAD_LEN, out->upload_id);
+    out->initiated_ms = u->init_ns / 1000000;
+    out->cksum_algo = u->cksum_algo;
+    out->cksum_type = u->cksum_type;
+    snprintf(out->storage_class, sizeof(out->storage_class), "%s",
+             u->storage_class[0] ? u->storage_class : "STANDARD");
 }
 
 void strata_meta__upload_fini(struct meta_upload *u)

@@ -10,19 +10,23 @@
  *
  * Behind it now: the daemon's state documents, the retention clock's
  * high-water mark, the audit log's copies, leases and cache invalidation,
- * bucket records and buckets' configuration documents, and (step 3, in
- * part) the commits of one key's versions through key_txn / key_read: PUT
- * and copy commits, delete markers, deletes of a version, tag / ACL / SSE
+ * bucket records and buckets' configuration documents; (step 3, in part)
+ * the commits of one key's versions through key_txn / key_read: PUT and
+ * copy commits, delete markers, deletes of a version, tag / ACL / SSE
  * rewrites, Object Lock retention and legal-hold changes, a transition's
- * switch of a version record, and the conditional pre-check of a PUT.  The
- * local backend (meta/local/) keeps them on the drives of the sets.
+ * switch of a version record, and the conditional pre-check of a PUT;
+ * ordered scans of a bucket's current versions, versions, live uploads and
+ * version-time index (the listings, ListMultipartUploads,
+ * strata_meta_due_scan), with the drive merge and its read rule; and, as
+ * optional ops a backend may leave NULL, the local drives' upkeep: heal,
+ * the heal queue, orphan reclaim and the store figures.  The local backend
+ * (meta/local/) keeps them on the drives of the sets.
  *
- * Not behind it yet (they call the local functions directly): GET, HEAD
- * and the listings' quorum reads of versions (local/qread.h); multipart
- * create, part records, complete (local/key.c's version_commit, with the
- * same decide as a PUT) and abort, whose upload and part records are not
- * in the edit; a transition's intent records; the scans, heal, heal queue
- * and orphan reclaim (steps 4 and 5).
+ * Not behind it yet (they call the local functions directly): the quorum
+ * reads of GET and HEAD (local/qread.h); multipart create, part records,
+ * complete (local/key.c's version_commit, with the same decide as a PUT)
+ * and abort, whose upload and part records are not in the edit; a
+ * transition's intent records and their scan.
  */
 #ifndef STRATA_META_STORE_H
 #define STRATA_META_STORE_H
@@ -232,6 +236,52 @@ struct strata_meta__key_txn {
     int (*decide)(void *ud, const struct strata_meta__key_view *v, struct strata_meta__key_edit *e);
     void *ud;
 };
+/* The state an orphan_round keeps between rounds: the backend's, opaque
+ * above the seam; strata_meta_orphans_free calls release. */
+struct strata_orphans {
+    void (*release)(struct strata_orphans *state);
+};
+
+/* What a scan walks (scan_open).  The backend applies its read rule (the
+ * local drives: quorum for a version not every merged drive holds), so
+ * the entries are what HEAD and GET would show. */
+enum strata_meta__scan_kind {
+    STRATA_META__SCAN_CURRENT,  /* per key, its latest version (delete markers too) */
+    STRATA_META__SCAN_VERSIONS, /* every version of every key, keys in order, newest first */
+    STRATA_META__SCAN_UPLOADS,  /* live multipart uploads, by key, then upload id */
+    STRATA_META__SCAN_DUE,      /* the version-time index: versions by mtime (hints) */
+};
+
+/* Where and what a scan reads.  CURRENT, VERSIONS, UPLOADS: entries have
+ * keys starting with prefix (NULL: ""), in key order.  after (NULL: none;
+ * at or past prefix, checked above the seam): start past every version
+ * (upload) of that key, or, with after_sk, past that one version (upload)
+ * of it: the ones after it follow.  DUE: the entries with from_ms <= mtime
+ * < to_ms, oldest first, seen on any drive (hints: the consumer re-reads
+ * the version); prefix and after are not used.  no_cache: a maintenance
+ * walk that leaves the read caches alone. */
+struct strata_meta__scan_spec {
+    const char *bucket;
+    enum strata_meta__scan_kind kind;
+    const char *prefix;
+    const char *after;
+    const uint8_t *after_sk; /* VERSIONS: a sort key; UPLOADS: an upload id (16 bytes) */
+    int64_t from_ms, to_ms;  /* DUE */
+    bool no_cache;
+};
+
+/* One entry of a scan, valid until the next call on the scan. */
+struct strata_meta__scan_ent {
+    const char *key;                /* the object key, keylen bytes, NUL-terminated */
+    size_t keylen;
+    const uint8_t *sk;              /* VERSIONS, DUE: the version's sort key; else NULL */
+    struct strata_obj_info *info;   /* CURRENT, VERSIONS: the version (is_latest unset) */
+    struct strata_mpu_info *upload; /* UPLOADS: the live upload */
+    int64_t due_ms;                 /* DUE: the version's mtime */
+};
+
+/* An open scan (the backend's). */
+struct strata_meta__scan;
 
 /* Callback of on_invalidate: another gateway changed bucket's records. */
 typedef void (*strata_meta__invalidate_fn)(void *ud, const char *bucket);
@@ -321,6 +371,39 @@ struct strata_meta__store_ops {
      * returns decide's answer (the edit is ignored). */
     int (*key_txn)(struct strata_meta *m, const struct strata_meta__key_txn *t);
     int (*key_read)(struct strata_meta *m, const struct strata_meta__key_txn *t);
+    /* ---- scans ----
+     * scan_open: 0 with *out, or STRATA_EINVAL / a read error.  The bucket
+     * is not checked (the caller did).  scan_next: 1 with *e, 0 at the end
+     * (past the prefix), or an error (a read quorum not reached), after
+     * which only scan_close is valid.  scan_skip_past: the next scan_next
+     * starts at the first key that does not start with p[0..n) (a
+     * delimiter's common prefix: one seek, not a walk of the keys under
+     * it); false when no key can follow.  scan_close: NULL is a no-op. */
+    int (*scan_open)(struct strata_meta *m, const struct strata_meta__scan_spec *spec,
+                     struct strata_meta__scan **out);
+    int (*scan_next)(struct strata_meta__scan *s, struct strata_meta__scan_ent *e);
+    bool (*scan_skip_past)(struct strata_meta__scan *s, const char *p, size_t n);
+    void (*scan_close)(struct strata_meta__scan *s);
+
+    /* ---- local-only: heal, orphans, stats ----
+     * Optional: a backend whose cluster keeps its own redundancy (RADOS:
+     * Ceph scrubs and recovers) leaves them NULL, and the public entry
+     * points (upkeep.c) answer STRATA_ENOTIMPL, report an empty heal
+     * queue and zero store figures.  Contracts: the strata_meta_heal_*,
+     * strata_meta_orphan_round and strata_meta_store_stats_get ones in
+     * include/strata/meta.h.  orphan_round allocates *state on its first
+     * round with its own release. */
+    int (*heal_all)(struct strata_meta *m, strata_heal_pace_cb pace_cb, void *ud,
+                    struct strata_heal_stats *out);
+    int (*heal_queued)(struct strata_meta *m, size_t max, struct strata_heal_stats *out,
+                       size_t *pending);
+    void (*heal_queue_stats)(struct strata_meta *m, size_t *pending, uint64_t *dropped);
+    int (*orphan_round)(struct strata_meta *m, struct strata_orphans **state, unsigned age_s,
+                        uint64_t *removed);
+    int (*store_stats)(struct strata_meta *m, unsigned set, unsigned drive,
+                       struct strata_meta_store_stats *out);
+    uint64_t (*block_cache_bytes)(struct strata_meta *m);
+    uint64_t (*memtable_size)(const struct strata_meta *m);
 };
 
 /* The local backend: per-drive RocksDB and files on the sets' drives. */

@@ -840,7 +840,11 @@ struct strata_heal_stats {
     uint64_t minority_removed; /* versions below quorum whose absence had a write quorum */
     uint64_t minority_healed;  /* versions below quorum rolled forward (locked, or undecided) */
 };
-/* Bring every drive of every set back to the quorum's records and shards. */
+/* Bring every drive of every set back to the quorum's records and shards.
+ * Heal, the heal queue, orphan reclaim and the store figures are the local
+ * drives' upkeep: on a backend whose cluster keeps its own redundancy
+ * (RADOS) they answer STRATA_ENOTIMPL (not applicable), the queue is empty
+ * and the figures are 0. */
 int strata_meta_heal_all(struct strata_meta *m, struct strata_heal_stats *out);
 /*
  * The same, paced by the caller: pace_cb(ud, keys) is called on the

@@ -55,5 +55,27 @@ int strata_meta__local_config_get(struct strata_meta *m, const char *bucket, con
 /* ---- key.c: one key's versions ---- */
 int strata_meta__local_key_txn(struct strata_meta *m, const struct strata_meta__key_txn *t);
 int strata_meta__local_key_read(struct strata_meta *m, const struct strata_meta__key_txn *t);
+/* ---- scan.c: merged walks of the version records ---- */
+int strata_meta__local_scan_open(struct strata_meta *m, const struct strata_meta__scan_spec *spec,
+                                 struct strata_meta__scan **out);
+int strata_meta__local_scan_next(struct strata_meta__scan *s, struct strata_meta__scan_ent *e);
+bool strata_meta__local_scan_skip_past(struct strata_meta__scan *s, const char *p, size_t n);
+void strata_meta__local_scan_close(struct strata_meta__scan *s);
+/* Merged keys the scan looked at so far (tests: a skip_past is a seek). */
+uint64_t strata_meta__local_scan_visited(const struct strata_meta__scan *s);
+
+/* ---- heal.c, healq.c, orphan.c, store_stats.c: the optional ops ---- */
+int strata_meta__local_heal_all_paced(struct strata_meta *m, strata_heal_pace_cb pace_cb, void *ud,
+                                      struct strata_heal_stats *out);
+int strata_meta__local_heal_queued(struct strata_meta *m, size_t max,
+                                   struct strata_heal_stats *out, size_t *pending);
+void strata_meta__local_heal_queue_stats(struct strata_meta *m, size_t *pending,
+                                         uint64_t *dropped);
+int strata_meta__local_orphan_round(struct strata_meta *m, struct strata_orphans **state,
+                                    unsigned age_s, uint64_t *removed);
+int strata_meta__local_store_stats(struct strata_meta *m, unsigned set, unsigned drive,
+                                   struct strata_meta_store_stats *out);
+uint64_t strata_meta__local_block_cache_bytes(struct strata_meta *m);
+uint64_t strata_meta__local_memtable_size(const struct strata_meta *m);
 
 #endif /* STRATA_META_LOCAL_LOCAL_H */

@@ -73,4 +73,17 @@ const struct strata_meta__store_ops strata_meta__store_local = {
     /* ---- keys ---- */
     .key_txn = strata_meta__local_key_txn,
     .key_read = strata_meta__local_key_read,
+    /* ---- scans ---- */
+    .scan_open = strata_meta__local_scan_open,
+    .scan_next = strata_meta__local_scan_next,
+    .scan_skip_past = strata_meta__local_scan_skip_past,
+    .scan_close = strata_meta__local_scan_close,
+    /* ---- local-only: heal, orphans, stats ---- */
+    .heal_all = strata_meta__local_heal_all_paced,
+    .heal_queued = strata_meta__local_heal_queued,
+    .heal_queue_stats = strata_meta__local_heal_queue_stats,
+    .orphan_round = strata_meta__local_orphan_round,
+    .store_stats = strata_meta__local_store_stats,
+    .block_cache_bytes = strata_meta__local_block_cache_bytes,
+    .memtable_size = strata_meta__local_memtable_size,
 };

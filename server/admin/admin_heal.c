@@ -26,6 +26,12 @@ static struct {
     struct strata_heal_stats stats;
 } heal = {.mu = PTHREAD_MUTEX_INITIALIZER};
 
+/* A backend whose cluster heals itself (RADOS) has no heal to run. */
+static const char *heal_result(int rc)
+{
+    return rc == STRATA_ENOTIMPL ? "not applicable on this backend" : rc ? "error" : "ok";
+}
+
 static void *heal_main(void *arg)
 {
     struct strata_heal_stats st;
@@ -38,10 +44,10 @@ static void *heal_main(void *arg)
     heal.running = false;
     heal.runs++;
     pthread_mutex_unlock(&heal.mu);
-    strata_srv_log(rc ? STRATA_LOG_WARN : STRATA_LOG_NOTICE,
+    strata_srv_log(rc && rc != STRATA_ENOTIMPL ? STRATA_LOG_WARN : STRATA_LOG_NOTICE,
                    "heal finished: %s, %llu objects scanned, %llu records and %llu shards healed, "
                    "%llu versions below quorum removed, %llu rolled forward",
-                   rc ? strata_strerror(rc) : "ok", (unsigned long long)st.objects_scanned,
+                   heal_result(rc), (unsigned long long)st.objects_scanned,
                    (unsigned long long)st.records_healed, (unsigned long long)st.shards_healed,
                    (unsigned long long)st.minority_removed,
                    (unsigned long long)st.minority_healed);
@@ -59,7 +65,7 @@ static json_t *status_json(void)
         json_object_set_new(
             doc, "last",
             json_pack("{s:I, s:s, s:s, s:I, s:I, s:I, s:I, s:I}", "finished",
-                      (json_int_t)heal.finished, "result", heal.rc ? "error" : "ok", "error",
+                      (json_int_t)heal.finished, "result", heal_result(heal.rc), "error",
                       heal.rc ? strata_strerror(heal.rc) : "", "objects_scanned",
                       (json_int_t)heal.stats.objects_scanned, "records_healed",
                       (json_int_t)heal.stats.records_healed, "shards_healed",

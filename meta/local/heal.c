@@ -59,7 +59,7 @@
  * the immediate heal queue, which would otherwise wait for the whole pass.
  * Threads: the caller's (the ILM scanner or an admin request).
  */
-#include "meta_internal.h"
+#include "local.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -954,13 +954,8 @@ void strata_meta__heal_key(struct strata_meta *m, unsigned set, const char *k, s
     free(kcopy);
 }
 
-int strata_meta_heal_all(struct strata_meta *m, struct strata_heal_stats *out)
-{
-    return strata_meta_heal_all_paced(m, NULL, NULL, out);
-}
-
-int strata_meta_heal_all_paced(struct strata_meta *m, strata_heal_pace_cb pace_cb, void *ud,
-                               struct strata_heal_stats *out)
+int strata_meta__local_heal_all_paced(struct strata_meta *m, strata_heal_pace_cb pace_cb, void *ud,
+                                      struct strata_heal_stats *out)
 {
     pthread_mutex_lock(&m->heal_mu);
     struct strata_heal_stats st = {0};

@@ -5,14 +5,14 @@
  * strata_meta_open to strata_meta_close, and RocksDB's property reads are
  * thread-safe.
  */
-#include "meta_internal.h"
+#include "local.h"
 
 #include <string.h>
 
 #include "strata/err.h"
 
-int strata_meta_store_stats_get(struct strata_meta *m, unsigned set, unsigned drive,
-                                struct strata_meta_store_stats *out)
+int strata_meta__local_store_stats(struct strata_meta *m, unsigned set, unsigned drive,
+                                   struct strata_meta_store_stats *out)
 {
     memset(out, 0, sizeof(*out));
     if (set >= m->nsets || drive >= m->sets[set].n || !m->sets[set].drives[drive].db)
@@ -42,12 +42,12 @@ int strata_meta_store_stats_get(struct strata_meta *m, unsigned set, unsigned dr
     return 0;
 }
 
-uint64_t strata_meta_block_cache_bytes(struct strata_meta *m)
+uint64_t strata_meta__local_block_cache_bytes(struct strata_meta *m)
 {
     return rocksdb_cache_get_usage(m->cache);
 }
 
-uint64_t strata_meta_memtable_size(const struct strata_meta *m)
+uint64_t strata_meta__local_memtable_size(const struct strata_meta *m)
 {
     return m->memtable_size;
 }

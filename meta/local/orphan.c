@@ -4,7 +4,7 @@
  * beside puts, deletes and heal, which is why a data id must be found
  * unreferenced in two rounds, and why only files older than the age count.
  */
-#include "meta_internal.h"
+#include "local.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -15,8 +15,9 @@ struct cand {
     bool ref;
 };
 
-struct strata_orphans {
-    struct cand *v; /* sorted by (id, set) */
+struct local_orphans {
+    struct strata_orphans base; /* release: local_orphans_free */
+    struct cand *v;             /* sorted by (id, set) */
     size_t n;
 };
 
@@ -125,14 +126,21 @@ static int mark_referenced(struct strata_meta *m, struct clist *c)
     return rc;
 }
 
-static bool was_candidate(const struct strata_orphans *prev, const struct cand *e)
+static bool was_candidate(const struct local_orphans *prev, const struct cand *e)
 {
     return prev && prev->n &&
            bsearch(e, prev->v, prev->n, sizeof(*prev->v), cand_cmp) != NULL;
 }
 
-int strata_meta_orphan_round(struct strata_meta *m, struct strata_orphans **state,
-                             unsigned age_s, uint64_t *removed)
+static void local_orphans_free(struct strata_orphans *state)
+{
+    struct local_orphans *o = (struct local_orphans *)state;
+    free(o->v);
+    free(o);
+}
+
+int strata_meta__local_orphan_round(struct strata_meta *m, struct strata_orphans **state,
+                                    unsigned age_s, uint64_t *removed)
 {
     *removed = 0;
     /* Every committed record must be on some drive read below: a write
@@ -165,7 +173,7 @@ int strata_meta_orphan_round(struct strata_meta *m, struct strata_orphans **stat
         free(c.v);
         return rc;
     }
-    struct strata_orphans *prev = *state;
+    struct local_orphans *prev = (struct local_orphans *)*state;
     size_t keep = 0;
     for (size_t i = 0; i < c.n; i++) {
         if (c.v[i].ref)
@@ -184,18 +192,11 @@ int strata_meta_orphan_round(struct strata_meta *m, struct strata_orphans **stat
             free(c.v);
             return STRATA_ENOMEM;
         }
-        *state = prev;
+        prev->base.release = local_orphans_free;
+        *state = &prev->base;
     }
     free(prev->v);
     prev->v = c.v;
     prev->n = keep;
     return 0;
-}
-
-void strata_meta_orphans_free(struct strata_orphans *state)
-{
-    if (!state)
-        return;
-    free(state->v);
-    free(state);
 }

@@ -10,7 +10,7 @@
  * (it takes heal_mu, which strata_meta_heal_all takes too; a paced full
  * heal serves the queue itself between its keys, see heal.c).
  */
-#include "meta_internal.h"
+#include "local.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -101,7 +101,8 @@ void strata_meta__healq_push(struct strata_meta *m, unsigned set, rocksdb_writeb
     pthread_mutex_unlock(&c.q->mu);
 }
 
-void strata_meta_heal_queue_stats(struct strata_meta *m, size_t *pending, uint64_t *dropped)
+void strata_meta__local_heal_queue_stats(struct strata_meta *m, size_t *pending,
+                                         uint64_t *dropped)
 {
     struct meta_healq *q = m->healq;
     pthread_mutex_lock(&q->mu);
@@ -148,15 +149,15 @@ size_t strata_meta__heal_queued_locked(struct strata_meta *m, size_t max,
     return take;
 }
 
-int strata_meta_heal_queued(struct strata_meta *m, size_t max, struct strata_heal_stats *out,
-                            size_t *pending)
+int strata_meta__local_heal_queued(struct strata_meta *m, size_t max,
+                                   struct strata_heal_stats *out, size_t *pending)
 {
     struct strata_heal_stats st = {0};
     pthread_mutex_lock(&m->heal_mu);
     size_t take = strata_meta__heal_queued_locked(m, max, &st);
     pthread_mutex_unlock(&m->heal_mu);
     if (pending)
-        strata_meta_heal_queue_stats(m, pending, NULL);
+        strata_meta__local_heal_queue_stats(m, pending, NULL);
     if (out)
         *out = st;
     return (int)take;
