@@ -195,7 +195,7 @@ static enum s3_err check_signature(const struct strata_auth_req *req, const stru
     enum s3_err e = strata_sigv4__canonical_hash(req, sh, sh_len, skip, NULL, payload_hash, creq);
     if (e != S3E_NONE)
         return fail(out, e, NULL);
-    if (strata_sigv4__signing_key(cred->secret, cr->date8, cr->region, cr->region_len,
+    if (strata_sigv4__signing_key(cred, cr->date8, cr->region, cr->region_len,
                                   out->signing_key) != 0 ||
         strata_sigv4__sign(out->signing_key, amz_date, cr->scope, creq, sig) != 0)
         return fail(out, S3E_InternalError, NULL);
