@@ -13,17 +13,19 @@
 long strata_url_decode(const char *s, size_t n, char *out, size_t cap, bool plus_space)
 {
     /* Runs of bytes that stay as they are move in one go: a query string
-     * is decoded on every request and is mostly such runs. */
+     * is decoded on every request and is mostly such runs.  The next '%'
+     * and '+' are found with memchr and looked for again only once passed. */
+    const char *end = s + n;
+    const char *pct = memchr(s, '%', n);
+    const char *plus = plus_space ? memchr(s, '+', n) : NULL;
     size_t o = 0, i = 0;
     while (i < n) {
-        size_t j = i;
-        if (plus_space) {
-            while (j < n && s[j] != '%' && s[j] != '+')
-                j++;
-        } else {
-            const char *pct = memchr(s + i, '%', n - i);
-            j = pct ? (size_t)(pct - s) : n;
-        }
+        if (pct && pct < s + i)
+            pct = memchr(s + i, '%', n - i);
+        if (plus && plus < s + i)
+            plus = memchr(s + i, '+', n - i);
+        const char *next = pct && (!plus || pct < plus) ? pct : plus ? plus : end;
+        size_t j = (size_t)(next - s);
         if (j > i) {
             if (j - i > cap - o)
                 return -1;
