@@ -195,9 +195,9 @@ static enum s3_err check_signature(const struct strata_auth_req *req, const stru
     enum s3_err e = strata_sigv4__canonical_hash(req, sh, sh_len, skip, NULL, payload_hash, creq);
     if (e != S3E_NONE)
         return fail(out, e, NULL);
-    if (strata_sigv4__signing_key(cred, cr->date8, cr->region, cr->region_len,
-                                  out->signing_key) != 0 ||
-        strata_sigv4__sign(out->signing_key, amz_date, cr->scope, creq, sig) != 0)
+    uint8_t *key = out->signing_key;
+    if (strata_sigv4__signing_key(cred, cr->date8, cr->region, cr->region_len, key) != 0 ||
+        strata_sigv4__sign(key, amz_date, cr->scope, creq, sig) != 0)
         return fail(out, S3E_InternalError, NULL);
     if (!strata_sigv4__ct_eq(sig, given_sig, 64))
         return fail(out, S3E_SignatureDoesNotMatch, NULL);
@@ -320,10 +320,10 @@ static const struct {
     const char *name;
     size_t len;
 } qp_names[QP_N] = {
-    [QP_ALGO] = {"X-Amz-Algorithm", 15},         [QP_CRED] = {"X-Amz-Credential", 16},
-    [QP_DATE] = {"X-Amz-Date", 10},              [QP_EXPIRES] = {"X-Amz-Expires", 13},
-    [QP_SH] = {"X-Amz-SignedHeaders", 19},       [QP_SIG] = {"X-Amz-Signature", 15},
-    [QP_CSHA] = {"X-Amz-Content-Sha256", 20},    [QP_V2KEY] = {"AWSAccessKeyId", 14},
+    [QP_ALGO] = {"X-Amz-Algorithm", 15},      [QP_CRED] = {"X-Amz-Credential", 16},
+    [QP_DATE] = {"X-Amz-Date", 10},           [QP_EXPIRES] = {"X-Amz-Expires", 13},
+    [QP_SH] = {"X-Amz-SignedHeaders", 19},    [QP_SIG] = {"X-Amz-Signature", 15},
+    [QP_CSHA] = {"X-Amz-Content-Sha256", 20}, [QP_V2KEY] = {"AWSAccessKeyId", 14},
 };
 struct qparams {
     const char *v[QP_N];
@@ -372,8 +372,7 @@ static enum s3_err verify_query(const struct strata_creds *creds, const struct s
                     "X-Amz-Algorithm only supports \"AWS4-HMAC-SHA256\"");
     if (!qparam(q, QP_CRED, credential, sizeof(credential)) ||
         !qparam(q, QP_DATE, date, sizeof(date)) ||
-        !qparam(q, QP_EXPIRES, expires, sizeof(expires)) ||
-        !qparam(q, QP_SH, sh, sizeof(sh)) ||
+        !qparam(q, QP_EXPIRES, expires, sizeof(expires)) || !qparam(q, QP_SH, sh, sizeof(sh)) ||
         !qparam(q, QP_SIG, sig, sizeof(sig)))
         return fail(out, S3E_AuthorizationQueryParametersError,
                     "Query-string authentication version 4 requires the X-Amz-Algorithm, "

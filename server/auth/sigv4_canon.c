@@ -46,12 +46,6 @@ static int qparam_cmp(const struct qparam *a, const struct qparam *b)
     return 0;
 }
 
-static bool unreserved(unsigned char c)
-{
-    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-           c == '-' || c == '_' || c == '.' || c == '~';
-}
-
 static int upper_hex(char c)
 {
     return c >= '0' && c <= '9' ? c - '0' : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
@@ -64,12 +58,13 @@ static bool canonical_already(const char *raw, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         unsigned char c = (unsigned char)raw[i];
-        if (unreserved(c))
+        if (strata_url_unreserved(c))
             continue;
         if (c != '%' || i + 2 >= n)
             return false;
         int hi = upper_hex(raw[i + 1]), lo = upper_hex(raw[i + 2]);
-        if (hi < 0 || lo < 0 || (hi | lo) == 0 || unreserved((unsigned char)(hi << 4 | lo)))
+        if (hi < 0 || lo < 0 || (hi | lo) == 0 ||
+            strata_url_unreserved((unsigned char)(hi << 4 | lo)))
             return false;
         i += 2;
     }

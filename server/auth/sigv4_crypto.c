@@ -209,9 +209,10 @@ int strata_sigv4__hmac_sha1(const void *key, size_t key_len, const void *msg, si
 static bool entry_is(const struct key_entry *e, const struct strata_cred *cred, size_t slen,
                      const char *date8, const char *region, size_t region_len)
 {
-    return e->used && memcmp(e->date, date8, 9) == 0 && strncmp(e->region, region, region_len) == 0 &&
-           e->region[region_len] == '\0' && strcmp(e->akid, cred->access_key) == 0 &&
-           e->secret_len == slen && CRYPTO_memcmp(e->secret, cred->secret, slen) == 0;
+    return e->used && memcmp(e->date, date8, 9) == 0 &&
+           strncmp(e->region, region, region_len) == 0 && e->region[region_len] == '\0' &&
+           strcmp(e->akid, cred->access_key) == 0 && e->secret_len == slen &&
+           CRYPTO_memcmp(e->secret, cred->secret, slen) == 0;
 }
 
 static int derive_key(const char *secret, size_t slen, const char *date8, const char *region,
@@ -234,8 +235,8 @@ static int derive_key(const char *secret, size_t slen, const char *date8, const 
     return rc;
 }
 
-int strata_sigv4__signing_key(const struct strata_cred *cred, const char *date8,
-                              const char *region, size_t region_len, uint8_t out[32])
+int strata_sigv4__signing_key(const struct strata_cred *cred, const char *date8, const char *region,
+                              size_t region_len, uint8_t out[32])
 {
     struct tls_crypto *t = tls_get();
     size_t slen = strnlen(cred->secret, sizeof(cred->secret));

@@ -49,8 +49,8 @@ int strata_sigv4__hmac_sha1(const void *key, size_t key_len, const void *msg, si
  * (a few entries, least recently used replaced), keyed by access key,
  * secret, date and region: a rotated secret derives a new key.  0 or
  * STRATA_EINVAL / STRATA_EINTERNAL. */
-int strata_sigv4__signing_key(const struct strata_cred *cred, const char *date8,
-                              const char *region, size_t region_len, uint8_t out[32]);
+int strata_sigv4__signing_key(const struct strata_cred *cred, const char *date8, const char *region,
+                              size_t region_len, uint8_t out[32]);
 
 /* The calling thread's signing-key cache counters (tests, diagnostics). */
 struct strata_sigv4_key_stats {

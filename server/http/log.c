@@ -283,7 +283,8 @@ void strata_srv_access_log(struct strata_req *r, enum MHD_RequestTerminationCode
     lb_chr(&b, ' ');
     if (r->status < 0)
         lb_chr(&b, '-');
-    lb_u64(&b, r->status < 0 ? 0ull - (unsigned long long)r->status : (unsigned long long)r->status);
+    lb_u64(&b,
+           r->status < 0 ? 0ull - (unsigned long long)r->status : (unsigned long long)r->status);
     lb_chr(&b, ' ');
     lb_str(&b, r->sent_err ? strata_s3_err_code(r->sent_err) : "-");
     lb_chr(&b, ' ');
