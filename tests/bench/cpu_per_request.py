@@ -13,9 +13,10 @@ another on one keep-alive connection and reports, as one JSON line:
             (callgrind_control), so instructions per request are
             deterministic and startup is not counted; --out keeps the
             profile for callgrind_annotate --inclusive=yes
-Workloads: get4k (presigned GET, as tests/bench/s3.sh's get cells), sget4k
-(GET signed in the Authorization header), get1m (presigned), put64m
-(PUT with a signed payload, as s3.sh's put64m cell).
+Workloads: get4k (presigned GET, as tests/bench/s3.sh's get cells), get4k2u
+(presigned GETs of two users in turn: what the SigV4 signing-key cache is
+for), sget4k (GET signed in the Authorization header), get1m (presigned),
+put64m (PUT with a signed payload, as s3.sh's put64m cell).
 
   tests/bench/cpu_per_request.py --bin build/strata --mode cpu --workload get4k -n 20000 --repeat 5
   tests/bench/cpu_per_request.py --bin build/strata --mode callgrind --workload get4k -n 2000
@@ -44,8 +45,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from benchlib import free_port, wait_ready  # noqa: E402
 
 AK, SK, REGION = "CPUBENCH00000001", "cpubench-secret-cpubench-secret-0123456", "us-east-1"
-SIZES = {"get4k": 4096, "sget4k": 4096, "get1m": 1 << 20, "put64m": 64 << 20}
-WARM = {"get4k": 300, "sget4k": 300, "get1m": 50, "put64m": 1}
+AK2, SK2 = "CPUBENCH00000002", "cpubench-second-user-secret-0123456789"
+SIZES = {"get4k": 4096, "get4k2u": 4096, "sget4k": 4096, "get1m": 1 << 20, "put64m": 64 << 20}
+WARM = {"get4k": 300, "get4k2u": 300, "sget4k": 300, "get1m": 50, "put64m": 1}
 
 
 def signed_headers(method, url, body, payload_hash):
@@ -66,7 +68,10 @@ def one_run(a, tmp):
         os.makedirs(d, exist_ok=True)
     port = free_port()
     ep = f"http://127.0.0.1:{port}"
-    cmd = [a.bin, "server", "--address", f"127.0.0.1:{port}"] + drives
+    users = os.path.join(tmp, "users")
+    with open(users, "w") as f:
+        f.write(f"{AK2} {SK2}\n")
+    cmd = [a.bin, "server", "--address", f"127.0.0.1:{port}", "--users", users] + drives
     out_file = os.path.join(tmp, "callgrind.out")
     if a.mode == "callgrind":
         cmd = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out_file}"] + cmd
@@ -103,14 +108,25 @@ def one_run(a, tmp):
                 send("PUT", reqs[i][0], body, reqs[i][1])
         else:
             s3.put_object(Bucket="bench", Key="obj", Body=body)
-            url = s3.generate_presigned_url("get_object", Params={"Bucket": "bench", "Key": "obj"},
-                                            ExpiresIn=86400)
-            path = url[len(ep):]
+            if a.workload == "get4k2u":  # the second user may read it too
+                s3.put_bucket_policy(Bucket="bench", Policy=json.dumps({
+                    "Version": "2012-10-17",
+                    "Statement": [{"Effect": "Allow", "Principal": {"AWS": [AK2]},
+                                   "Action": "s3:GetObject", "Resource": "arn:aws:s3:::bench/*"}]}))
+            paths = []
+            for ak, sk in ((AK, SK), (AK2, SK2))[: 2 if a.workload == "get4k2u" else 1]:
+                c = boto3.client("s3", endpoint_url=ep, aws_access_key_id=ak, aws_secret_access_key=sk,
+                                 region_name=REGION,
+                                 config=Config(s3={"addressing_style": "path"}, signature_version="s3v4"))
+                url = c.generate_presigned_url("get_object", Params={"Bucket": "bench", "Key": "obj"},
+                                               ExpiresIn=86400)
+                paths.append(url[len(ep):])
             empty = hashlib.sha256(b"").hexdigest()
 
             def one(i):
                 hdrs = signed_headers("GET", ep + "/bench/obj", b"", empty) if a.workload == "sget4k" else None
-                if send("GET", "/bench/obj" if hdrs else path, None, hdrs) != body:
+                path = "/bench/obj" if hdrs else paths[i % len(paths)]
+                if send("GET", path, None, hdrs) != body:
                     sys.exit("GET returned other bytes")
         warm = WARM[a.workload]
         for i in range(warm):
