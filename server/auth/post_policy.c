@@ -67,7 +67,7 @@ static enum s3_err auth_v4(const struct strata_creds *creds, const struct strata
         return S3E_InvalidAccessKeyId;
     uint8_t key[32], mac[32];
     char hex[65];
-    if (strata_sigv4__signing_key(c->secret, date8, region, strlen(region), key) != 0 ||
+    if (strata_sigv4__signing_key(c, date8, region, strlen(region), key) != 0 ||
         strata_sigv4__hmac_signing(key, policy, strlen(policy), mac) != 0)
         return S3E_InternalError;
     strata_hex_encode(mac, sizeof(mac), hex);

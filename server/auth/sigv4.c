@@ -195,9 +195,9 @@ static enum s3_err check_signature(const struct strata_auth_req *req, const stru
     enum s3_err e = strata_sigv4__canonical_hash(req, sh, sh_len, skip, NULL, payload_hash, creq);
     if (e != S3E_NONE)
         return fail(out, e, NULL);
-    if (strata_sigv4__signing_key(cred->secret, cr->date8, cr->region, cr->region_len,
-                                  out->signing_key) != 0 ||
-        strata_sigv4__sign(out->signing_key, amz_date, cr->scope, creq, sig) != 0)
+    uint8_t *key = out->signing_key;
+    if (strata_sigv4__signing_key(cred, cr->date8, cr->region, cr->region_len, key) != 0 ||
+        strata_sigv4__sign(key, amz_date, cr->scope, creq, sig) != 0)
         return fail(out, S3E_InternalError, NULL);
     if (!strata_sigv4__ct_eq(sig, given_sig, 64))
         return fail(out, S3E_SignatureDoesNotMatch, NULL);
@@ -313,34 +313,67 @@ enum s3_err strata_sigv4__verify_header(const struct strata_creds *creds,
 
 /* ---- presigned: ?X-Amz-Algorithm=...&X-Amz-Signature=... --------------- */
 
-/* Decoded query parameter into buf; false when absent or undecodable. */
-static bool qparam(const char *q, const char *name, char *buf, size_t cap)
+/* The presigned parameters, found in one pass over the query (the first
+ * occurrence of each, as strata_sigv4__query_param would return). */
+enum { QP_ALGO, QP_CRED, QP_DATE, QP_EXPIRES, QP_SH, QP_SIG, QP_CSHA, QP_V2KEY, QP_N };
+static const struct {
+    const char *name;
+    size_t len;
+} qp_names[QP_N] = {
+    [QP_ALGO] = {"X-Amz-Algorithm", 15},      [QP_CRED] = {"X-Amz-Credential", 16},
+    [QP_DATE] = {"X-Amz-Date", 10},           [QP_EXPIRES] = {"X-Amz-Expires", 13},
+    [QP_SH] = {"X-Amz-SignedHeaders", 19},    [QP_SIG] = {"X-Amz-Signature", 15},
+    [QP_CSHA] = {"X-Amz-Content-Sha256", 20}, [QP_V2KEY] = {"AWSAccessKeyId", 14},
+};
+struct qparams {
+    const char *v[QP_N];
+    size_t n[QP_N];
+};
+
+static void qparams_scan(const char *q, struct qparams *out)
 {
-    const char *v;
-    size_t n;
-    if (!strata_sigv4__query_param(q, name, &v, &n))
+    memset(out, 0, sizeof(*out));
+    while (q && *q) {
+        const char *amp = strchr(q, '&');
+        size_t seg = amp ? (size_t)(amp - q) : strlen(q);
+        const char *eq = memchr(q, '=', seg);
+        size_t kl = eq ? (size_t)(eq - q) : seg;
+        for (int i = 0; i < QP_N; i++) {
+            if (!out->v[i] && kl == qp_names[i].len && memcmp(q, qp_names[i].name, kl) == 0) {
+                out->v[i] = eq ? eq + 1 : q + seg;
+                out->n[i] = eq ? seg - kl - 1 : 0;
+                break;
+            }
+        }
+        if (!amp)
+            break;
+        q = amp + 1;
+    }
+}
+
+/* Decoded query parameter into buf; false when absent or undecodable. */
+static bool qparam(const struct qparams *qp, int which, char *buf, size_t cap)
+{
+    if (!qp->v[which])
         return false;
-    long d = strata_url_decode(v, n, buf, cap - 1, false);
+    long d = strata_url_decode(qp->v[which], qp->n[which], buf, cap - 1, false);
     if (d < 0)
         return false;
     buf[d] = '\0';
     return true;
 }
 
-enum s3_err strata_sigv4__verify_query(const struct strata_creds *creds,
-                                       const struct strata_auth_req *req,
-                                       struct strata_auth_result *out)
+static enum s3_err verify_query(const struct strata_creds *creds, const struct strata_auth_req *req,
+                                const struct qparams *q, struct strata_auth_result *out)
 {
-    const char *q = req->raw_query;
     char algo[32], credential[256], date[32], expires[32], sh[1024], sig[80], csha[80];
-    if (!qparam(q, "X-Amz-Algorithm", algo, sizeof(algo)) || strcmp(algo, STRATA_SIGV4_ALGO))
+    if (!qparam(q, QP_ALGO, algo, sizeof(algo)) || strcmp(algo, STRATA_SIGV4_ALGO))
         return fail(out, S3E_AuthorizationQueryParametersError,
                     "X-Amz-Algorithm only supports \"AWS4-HMAC-SHA256\"");
-    if (!qparam(q, "X-Amz-Credential", credential, sizeof(credential)) ||
-        !qparam(q, "X-Amz-Date", date, sizeof(date)) ||
-        !qparam(q, "X-Amz-Expires", expires, sizeof(expires)) ||
-        !qparam(q, "X-Amz-SignedHeaders", sh, sizeof(sh)) ||
-        !qparam(q, "X-Amz-Signature", sig, sizeof(sig)))
+    if (!qparam(q, QP_CRED, credential, sizeof(credential)) ||
+        !qparam(q, QP_DATE, date, sizeof(date)) ||
+        !qparam(q, QP_EXPIRES, expires, sizeof(expires)) || !qparam(q, QP_SH, sh, sizeof(sh)) ||
+        !qparam(q, QP_SIG, sig, sizeof(sig)))
         return fail(out, S3E_AuthorizationQueryParametersError,
                     "Query-string authentication version 4 requires the X-Amz-Algorithm, "
                     "X-Amz-Credential, X-Amz-Signature, X-Amz-Date, X-Amz-SignedHeaders, "
@@ -385,7 +418,7 @@ enum s3_err strata_sigv4__verify_query(const struct strata_creds *creds,
 
     const char *payload = "UNSIGNED-PAYLOAD";
     out->payload_mode = STRATA_PAYLOAD_UNSIGNED;
-    if (qparam(q, "X-Amz-Content-Sha256", csha, sizeof(csha))) {
+    if (qparam(q, QP_CSHA, csha, sizeof(csha))) {
         enum s3_err e = parse_content_sha(csha, out);
         if (e != S3E_NONE)
             return e;
@@ -409,6 +442,15 @@ enum s3_err strata_sigv4__verify_query(const struct strata_creds *creds,
     return check_signature(req, cred, &cr, date, sh, shl, "X-Amz-Signature", payload, sig, out);
 }
 
+enum s3_err strata_sigv4__verify_query(const struct strata_creds *creds,
+                                       const struct strata_auth_req *req,
+                                       struct strata_auth_result *out)
+{
+    struct qparams q;
+    qparams_scan(req->raw_query, &q);
+    return verify_query(creds, req, &q, out);
+}
+
 /* ---- dispatch ------------------------------------------------------------- */
 
 static enum s3_err verify(const struct strata_creds *creds, const struct strata_auth_req *req,
@@ -419,13 +461,10 @@ static enum s3_err verify(const struct strata_creds *creds, const struct strata_
     out->payload_mode = STRATA_PAYLOAD_UNSIGNED;
 
     const char *authz = strata_sigv4__hdr(req, "authorization");
-    const char *q = req->raw_query;
-    const char *v;
-    size_t n;
-    bool q_v4 = strata_sigv4__query_param(q, "X-Amz-Algorithm", &v, &n) ||
-                strata_sigv4__query_param(q, "X-Amz-Credential", &v, &n) ||
-                strata_sigv4__query_param(q, "X-Amz-Signature", &v, &n);
-    bool q_v2 = strata_sigv4__query_param(q, "AWSAccessKeyId", &v, &n);
+    struct qparams q;
+    qparams_scan(req->raw_query, &q);
+    bool q_v4 = q.v[QP_ALGO] || q.v[QP_CRED] || q.v[QP_SIG];
+    bool q_v2 = q.v[QP_V2KEY] != NULL;
 
     if (authz && (q_v4 || q_v2))
         return fail(out, S3E_InvalidArgument, "Only one auth mechanism allowed");
@@ -438,7 +477,7 @@ static enum s3_err verify(const struct strata_creds *creds, const struct strata_
         return fail(out, S3E_InvalidArgument, "Unsupported Authorization Type");
     }
     if (q_v4)
-        return strata_sigv4__verify_query(creds, req, out);
+        return verify_query(creds, req, &q, out);
     if (q_v2)
         return strata_sigv2__verify_query(creds, req, out);
 

@@ -27,7 +27,7 @@
 #define QUERY_STACK_BYTES 4096
 
 struct qparam {
-    const char *name; /* encoded, in the arena */
+    const char *name; /* encoded: in the arena, or the raw query when already canonical */
     size_t name_len;
     const char *value;
     size_t value_len;
@@ -46,10 +46,40 @@ static int qparam_cmp(const struct qparam *a, const struct qparam *b)
     return 0;
 }
 
+static int upper_hex(char c)
+{
+    return c >= '0' && c <= '9' ? c - '0' : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+/* Whether raw is already what decoding and AWS-encoding it would give:
+ * unreserved bytes, and %XX (upper-case hex) only for a byte that must be
+ * escaped.  SDKs send presigned parameters in exactly this form. */
+static bool canonical_already(const char *raw, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)raw[i];
+        if (strata_url_unreserved(c))
+            continue;
+        if (c != '%' || i + 2 >= n)
+            return false;
+        int hi = upper_hex(raw[i + 1]), lo = upper_hex(raw[i + 2]);
+        if (hi < 0 || lo < 0 || (hi | lo) == 0 ||
+            strata_url_unreserved((unsigned char)(hi << 4 | lo)))
+            return false;
+        i += 2;
+    }
+    return true;
+}
+
 /* Decode what the client sent, then encode it the AWS way into the arena. */
 static int recode(const char *raw, size_t raw_len, char *scratch, char **arena, char *arena_end,
                   const char **out, size_t *out_len)
 {
+    if (canonical_already(raw, raw_len)) {
+        *out = raw;
+        *out_len = raw_len;
+        return 0;
+    }
     long d = strata_url_decode(raw, raw_len, scratch, raw_len, true);
     if (d < 0)
         return -1;

@@ -5,10 +5,15 @@
  * Runs on every thread that authenticates requests (MHD workers, tests).
  * Fetching an algorithm and creating a context are the expensive parts of
  * EVP, so each thread creates its contexts once, reuses them for every
- * request, and frees them at thread exit (a pthread key destructor).  The
- * last derived signing key is cached per thread as well: deriving it costs
- * four HMACs and consecutive requests nearly always share secret, date and
- * region.
+ * request, and frees them at thread exit (a pthread key destructor).
+ *
+ * Derived signing keys are cached per thread too (KEY_CACHE_WAYS entries,
+ * least recently used replaced): deriving one costs four HMACs, and a
+ * thread serves the same few users, dates and regions over and over.  An
+ * entry is keyed by access key, secret, date and region (the service is
+ * always "s3"), so a rotated secret misses and derives afresh; a deleted
+ * key never reaches the cache (the credentials lookup refuses it first),
+ * and its entry ages out.
  */
 #include "sigv4_internal.h"
 
@@ -22,6 +27,18 @@
 
 #include "strata/err.h"
 
+#define KEY_CACHE_WAYS 8
+
+struct key_entry {
+    uint64_t used; /* 0: empty; else the tick of the last use (LRU) */
+    size_t secret_len;
+    char akid[sizeof(((struct strata_cred *)0)->access_key)];
+    char secret[sizeof(((struct strata_cred *)0)->secret)];
+    char date[9];
+    char region[64];
+    uint8_t key[32];
+};
+
 struct tls_crypto {
     EVP_MD_CTX *md;
     EVP_MAC_CTX *hmac256;
@@ -29,11 +46,9 @@ struct tls_crypto {
     EVP_MAC_CTX *hmac_keyed; /* keyed with keyed_key: re-init without rekeying */
     bool keyed_valid;
     uint8_t keyed_key[32];
-    bool key_valid;
-    char key_secret[sizeof(((struct strata_cred *)0)->secret)];
-    char key_date[9];
-    char key_region[64];
-    uint8_t key[32];
+    uint64_t tick;
+    struct strata_sigv4_key_stats stats;
+    struct key_entry keys[KEY_CACHE_WAYS];
 };
 
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
@@ -191,22 +206,19 @@ int strata_sigv4__hmac_sha1(const void *key, size_t key_len, const void *msg, si
     return hmac_run(t->hmac1, key, key_len, msg, msg_len, out, 20);
 }
 
-int strata_sigv4__signing_key(const char *secret, const char *date8, const char *region,
-                              size_t region_len, uint8_t out[32])
+static bool entry_is(const struct key_entry *e, const struct strata_cred *cred, size_t slen,
+                     const char *date8, const char *region, size_t region_len)
 {
-    struct tls_crypto *t = tls_get();
-    size_t slen = strlen(secret);
-    if (!t || slen >= sizeof(t->key_secret) || strlen(date8) != 8)
-        return STRATA_EINVAL;
-    bool cacheable = region_len < sizeof(t->key_region);
-    if (cacheable && t->key_valid && memcmp(t->key_date, date8, 9) == 0 &&
-        strncmp(t->key_region, region, region_len) == 0 && t->key_region[region_len] == '\0' &&
-        strcmp(t->key_secret, secret) == 0) {
-        memcpy(out, t->key, 32);
-        return 0;
-    }
+    return e->used && memcmp(e->date, date8, 9) == 0 &&
+           strncmp(e->region, region, region_len) == 0 && e->region[region_len] == '\0' &&
+           strcmp(e->akid, cred->access_key) == 0 && e->secret_len == slen &&
+           CRYPTO_memcmp(e->secret, cred->secret, slen) == 0;
+}
 
-    char k0[4 + sizeof(t->key_secret)];
+static int derive_key(const char *secret, size_t slen, const char *date8, const char *region,
+                      size_t region_len, uint8_t out[32])
+{
+    char k0[4 + sizeof(((struct strata_cred *)0)->secret)];
     uint8_t a[32], b[32];
     memcpy(k0, "AWS4", 4);
     memcpy(k0 + 4, secret, slen);
@@ -220,17 +232,51 @@ int strata_sigv4__signing_key(const char *secret, const char *date8, const char 
     OPENSSL_cleanse(k0, sizeof(k0));
     OPENSSL_cleanse(a, sizeof(a));
     OPENSSL_cleanse(b, sizeof(b));
-    if (rc != 0)
-        return rc;
-    if (cacheable) {
-        memcpy(t->key_secret, secret, slen + 1);
-        memcpy(t->key_date, date8, 9);
-        memcpy(t->key_region, region, region_len);
-        t->key_region[region_len] = '\0';
-        memcpy(t->key, out, 32);
-        t->key_valid = true;
+    return rc;
+}
+
+int strata_sigv4__signing_key(const struct strata_cred *cred, const char *date8, const char *region,
+                              size_t region_len, uint8_t out[32])
+{
+    struct tls_crypto *t = tls_get();
+    size_t slen = strnlen(cred->secret, sizeof(cred->secret));
+    if (!t || slen >= sizeof(cred->secret) || strlen(date8) != 8 ||
+        strnlen(cred->access_key, sizeof(cred->access_key)) >= sizeof(cred->access_key))
+        return STRATA_EINVAL;
+    bool cacheable = region_len < sizeof(t->keys[0].region);
+    struct key_entry *victim = &t->keys[0];
+    for (unsigned i = 0; cacheable && i < KEY_CACHE_WAYS; i++) {
+        struct key_entry *e = &t->keys[i];
+        if (entry_is(e, cred, slen, date8, region, region_len)) {
+            e->used = ++t->tick;
+            t->stats.hits++;
+            memcpy(out, e->key, 32);
+            return 0;
+        }
+        if (e->used < victim->used)
+            victim = e;
     }
+    t->stats.misses++;
+    int rc = derive_key(cred->secret, slen, date8, region, region_len, out);
+    if (rc != 0 || !cacheable)
+        return rc;
+    OPENSSL_cleanse(victim, sizeof(*victim));
+    strcpy(victim->akid, cred->access_key);
+    memcpy(victim->secret, cred->secret, slen);
+    victim->secret_len = slen;
+    memcpy(victim->date, date8, 9);
+    memcpy(victim->region, region, region_len);
+    victim->region[region_len] = '\0';
+    memcpy(victim->key, out, 32);
+    victim->used = ++t->tick;
     return 0;
+}
+
+struct strata_sigv4_key_stats strata_sigv4__key_cache_stats(void)
+{
+    struct tls_crypto *t = tls_get();
+    struct strata_sigv4_key_stats z = {0, 0};
+    return t ? t->stats : z;
 }
 
 bool strata_sigv4__ct_eq(const void *a, const void *b, size_t n)

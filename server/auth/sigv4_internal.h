@@ -45,11 +45,18 @@ int strata_sigv4__hmac_sha1(const void *key, size_t key_len, const void *msg, si
                             uint8_t out[20]);
 
 /* kSigning = HMAC(HMAC(HMAC(HMAC("AWS4"+secret, date8), region), "s3"),
- * "aws4_request").  The last derivation is cached per thread, keyed by the
- * secret, date and region, because consecutive requests nearly always share
- * them. */
-int strata_sigv4__signing_key(const char *secret, const char *date8, const char *region,
+ * "aws4_request") for cred's secret.  Derived keys are cached per thread
+ * (a few entries, least recently used replaced), keyed by access key,
+ * secret, date and region: a rotated secret derives a new key.  0 or
+ * STRATA_EINVAL / STRATA_EINTERNAL. */
+int strata_sigv4__signing_key(const struct strata_cred *cred, const char *date8, const char *region,
                               size_t region_len, uint8_t out[32]);
+
+/* The calling thread's signing-key cache counters (tests, diagnostics). */
+struct strata_sigv4_key_stats {
+    uint64_t hits, misses;
+};
+struct strata_sigv4_key_stats strata_sigv4__key_cache_stats(void);
 
 /* Constant-time equality of two n-byte strings. */
 bool strata_sigv4__ct_eq(const void *a, const void *b, size_t n);

@@ -50,7 +50,7 @@ int strata_presign_v4(const struct strata_cred *cred, const char *method, const 
     if (strata_sigv4__canonical_hash(&req, "host", 4, NULL, host, "UNSIGNED-PAYLOAD", creq) !=
         S3E_NONE)
         return STRATA_EINVAL;
-    if (strata_sigv4__signing_key(cred->secret, date8, region, strlen(region), key) != 0 ||
+    if (strata_sigv4__signing_key(cred, date8, region, strlen(region), key) != 0 ||
         strata_sigv4__sign(key, amz_date, scope, creq, sig) != 0)
         return STRATA_EINTERNAL;
     n = snprintf(out, out_len, "%s?%s&X-Amz-Signature=%s", *raw_path ? raw_path : "/", query,

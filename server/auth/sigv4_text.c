@@ -28,25 +28,41 @@ const char *strata_sigv4__hdr(const struct strata_auth_req *r, const char *lname
     return NULL;
 }
 
-static time_t tm_to_epoch(struct tm *tm)
+/* Days from 1970-01-01 to y-m-d of the proleptic Gregorian calendar;
+ * linear in d, so a day past the month's end rolls over as timegm does. */
+static int64_t days_from_civil(int64_t y, int m, int d)
 {
-    return timegm(tm);
+    y -= m <= 2;
+    int64_t era = (y >= 0 ? y : y - 399) / 400;
+    int64_t yoe = y - era * 400;
+    int64_t doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
+    int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    return era * 146097 + doe - 719468;
+}
+
+static int digits(const char *s, int n)
+{
+    int v = 0;
+    for (int i = 0; i < n; i++)
+        v = v * 10 + (s[i] - '0');
+    return v;
 }
 
 int strata_sigv4__parse_iso8601(const char *s, time_t *out)
 {
-    /* Exactly yyyymmddThhmmssZ: strptime alone would accept short fields. */
+    /* Exactly yyyymmddThhmmssZ, each field in strptime's range (seconds
+     * up to 61), then timegm's arithmetic: every request parses one, and
+     * strptime + timegm cost more than the rest of the date handling. */
     if (!s || strlen(s) != 16 || s[8] != 'T' || s[15] != 'Z')
         return STRATA_EINVAL;
     for (int i = 0; i < 15; i++)
         if (i != 8 && !isdigit((unsigned char)s[i]))
             return STRATA_EINVAL;
-    struct tm tm;
-    memset(&tm, 0, sizeof(tm));
-    const char *end = strptime(s, "%Y%m%dT%H%M%SZ", &tm);
-    if (!end || *end)
+    int y = digits(s, 4), mo = digits(s + 4, 2), d = digits(s + 6, 2);
+    int h = digits(s + 9, 2), mi = digits(s + 11, 2), sec = digits(s + 13, 2);
+    if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 61)
         return STRATA_EINVAL;
-    *out = tm_to_epoch(&tm);
+    *out = (time_t)(days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + sec);
     return 0;
 }
 

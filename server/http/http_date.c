@@ -9,11 +9,45 @@
 
 #include "strata/err.h"
 
+static char *two(char *p, int v)
+{
+    *p++ = (char)('0' + v / 10);
+    *p++ = (char)('0' + v % 10);
+    return p;
+}
+
 void strata_http_date_format(time_t t, char *out, size_t out_len)
 {
+    static const char wday[] = "SunMonTueWedThuFriSat";
+    static const char mon[] = "JanFebMarAprMayJunJulAugSepOctNovDec";
     struct tm tm;
     gmtime_r(&t, &tm);
-    strftime(out, out_len, "%a, %d %b %Y %H:%M:%S GMT", &tm);
+    int year = tm.tm_year + 1900;
+    if (out_len < 30 || year < 1000 || year > 9999) {
+        strftime(out, out_len, "%a, %d %b %Y %H:%M:%S GMT", &tm);
+        return;
+    }
+    /* What strftime writes in the C locale, without its format parsing
+     * (Last-Modified on every GET). */
+    char *p = out;
+    memcpy(p, wday + 3 * tm.tm_wday, 3);
+    p += 3;
+    *p++ = ',';
+    *p++ = ' ';
+    p = two(p, tm.tm_mday);
+    *p++ = ' ';
+    memcpy(p, mon + 3 * tm.tm_mon, 3);
+    p += 3;
+    *p++ = ' ';
+    p = two(p, year / 100);
+    p = two(p, year % 100);
+    *p++ = ' ';
+    p = two(p, tm.tm_hour);
+    *p++ = ':';
+    p = two(p, tm.tm_min);
+    *p++ = ':';
+    p = two(p, tm.tm_sec);
+    memcpy(p, " GMT", 5);
 }
 
 int strata_http_date_parse(const char *s, time_t *out)

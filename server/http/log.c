@@ -190,15 +190,63 @@ static void access_stamp(char out[32])
 {
     static __thread time_t last_sec = -1;
     static __thread char last[24];
+    static __thread size_t last_len;
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     if (ts.tv_sec != last_sec) {
         struct tm tm;
         gmtime_r(&ts.tv_sec, &tm);
-        strftime(last, sizeof(last), "%Y-%m-%dT%H:%M:%S", &tm);
+        last_len = strftime(last, sizeof(last), "%Y-%m-%dT%H:%M:%S", &tm);
         last_sec = ts.tv_sec;
     }
-    snprintf(out, 32, "%s.%03dZ", last, (int)(ts.tv_nsec / 1000000));
+    unsigned ms = (unsigned)(ts.tv_nsec / 1000000);
+    memcpy(out, last, last_len);
+    char *p = out + last_len;
+    *p++ = '.';
+    *p++ = (char)('0' + ms / 100);
+    *p++ = (char)('0' + ms / 10 % 10);
+    *p++ = (char)('0' + ms % 10);
+    *p++ = 'Z';
+    *p = '\0';
+}
+
+/* An access-log line under construction: snprintf's job without its
+ * format parsing, which was most of the cost of a line.  len counts what
+ * the whole line needs, as snprintf's return would; at most cap - 1 bytes
+ * are stored. */
+struct line_buf {
+    char *p;
+    size_t cap, len;
+};
+
+static void lb_put(struct line_buf *b, const char *s, size_t n)
+{
+    if (b->len < b->cap - 1) {
+        size_t room = b->cap - 1 - b->len;
+        memcpy(b->p + b->len, s, n < room ? n : room);
+    }
+    b->len += n;
+}
+
+static void lb_str(struct line_buf *b, const char *s)
+{
+    lb_put(b, s, strlen(s));
+}
+
+static void lb_chr(struct line_buf *b, char c)
+{
+    lb_put(b, &c, 1);
+}
+
+static void lb_u64(struct line_buf *b, unsigned long long v)
+{
+    char d[24];
+    size_t i = sizeof(d);
+    do {
+        d[--i] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    lb_put(b, d + i, sizeof(d) - i);
 }
 
 void strata_srv_access_log(struct strata_req *r, enum MHD_RequestTerminationCode toe)
@@ -219,19 +267,41 @@ void strata_srv_access_log(struct strata_req *r, enum MHD_RequestTerminationCode
     }
     key[klen > 0 ? klen : 0] = '\0';
     uint64_t us = (now - r->t0_ns) / 1000; /* duration in ms with 3 decimals */
-    int n = snprintf(line, sizeof(line),
-                     "%s %s %s %s %s %s %d %s %llu %llu %llu.%03u %c\n", t, r->id,
-                     r->method ? r->method : "-", r->bucket ? r->bucket : "-",
-                     klen > 0 ? key : "-",
-                     r->auth.cred ? r->auth.cred->access_key : "-", r->status,
-                     r->sent_err ? strata_s3_err_code(r->sent_err) : "-",
-                     (unsigned long long)r->bytes_in, (unsigned long long)r->bytes_out,
-                     (unsigned long long)(us / 1000), (unsigned)(us % 1000), term_flag(r, toe));
-    if (n < 0)
-        return;
-    if ((size_t)n >= sizeof(line)) {
-        n = (int)sizeof(line) - 1;
+    /* "%s %s %s %s %s %s %d %s %llu %llu %llu.%03u %c\n" */
+    struct line_buf b = {line, sizeof(line), 0};
+    lb_str(&b, t);
+    lb_chr(&b, ' ');
+    lb_str(&b, r->id);
+    lb_chr(&b, ' ');
+    lb_str(&b, r->method ? r->method : "-");
+    lb_chr(&b, ' ');
+    lb_str(&b, r->bucket ? r->bucket : "-");
+    lb_chr(&b, ' ');
+    lb_str(&b, klen > 0 ? key : "-");
+    lb_chr(&b, ' ');
+    lb_str(&b, r->auth.cred ? r->auth.cred->access_key : "-");
+    lb_chr(&b, ' ');
+    if (r->status < 0)
+        lb_chr(&b, '-');
+    lb_u64(&b,
+           r->status < 0 ? 0ull - (unsigned long long)r->status : (unsigned long long)r->status);
+    lb_chr(&b, ' ');
+    lb_str(&b, r->sent_err ? strata_s3_err_code(r->sent_err) : "-");
+    lb_chr(&b, ' ');
+    lb_u64(&b, (unsigned long long)r->bytes_in);
+    lb_chr(&b, ' ');
+    lb_u64(&b, (unsigned long long)r->bytes_out);
+    lb_chr(&b, ' ');
+    lb_u64(&b, (unsigned long long)(us / 1000));
+    char frac[5] = {'.', (char)('0' + us % 1000 / 100), (char)('0' + us % 100 / 10),
+                    (char)('0' + us % 10), ' '};
+    lb_put(&b, frac, sizeof(frac));
+    lb_chr(&b, term_flag(r, toe));
+    lb_chr(&b, '\n');
+    size_t n = b.len;
+    if (n >= sizeof(line)) {
+        n = sizeof(line) - 1;
         line[n - 1] = '\n';
     }
-    alog_append(line, (size_t)n);
+    alog_append(line, n);
 }

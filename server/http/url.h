@@ -11,6 +11,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 struct strata_sbuf;
 
@@ -34,6 +35,12 @@ int strata_url_decode_str(char *s, bool plus_space);
  * small (3n always suffices).
  */
 long strata_url_encode(const char *s, size_t n, char *out, size_t cap, bool keep_slash);
+/* The bytes AWS's URI-encoding leaves alone: A-Z a-z 0-9 - _ . ~ */
+extern const uint8_t strata_url_unreserved_tab[256];
+static inline bool strata_url_unreserved(unsigned char c)
+{
+    return strata_url_unreserved_tab[c] != 0;
+}
 /* The same for a NUL-terminated s, appended to b.  0, or -1 when b has
  * failed (out of memory or over its cap). */
 int strata_url_encode_sbuf(struct strata_sbuf *b, const char *s, bool keep_slash);

@@ -122,7 +122,10 @@ static void add_version_headers(struct strata_req *r, struct MHD_Response *resp,
 {
     const struct strata_obj_info *in = &r->info;
     char etag[STRATA_ETAG_MAX + 3], date[64];
-    snprintf(etag, sizeof(etag), "\"%s\"", in->etag);
+    size_t el = strnlen(in->etag, STRATA_ETAG_MAX);
+    etag[0] = '"';
+    memcpy(etag + 1, in->etag, el);
+    memcpy(etag + 1 + el, "\"", 2);
     MHD_add_response_header(resp, "ETag", etag);
     strata_http_date_format((time_t)(in->mtime_ms / 1000), date, sizeof(date));
     MHD_add_response_header(resp, "Last-Modified", date);
@@ -142,11 +145,17 @@ static void add_version_headers(struct strata_req *r, struct MHD_Response *resp,
     strata_lock_hdrs_add(resp, &in->lock);
     strata_lifecycle_expiration_hdr(r, in, resp);
     bool has_ctype = false;
+    const size_t nov = sizeof(overrides) / sizeof(overrides[0]);
+    const char *ovs[sizeof(overrides) / sizeof(overrides[0])];
+    bool any_ov = false;
+    for (size_t j = 0; j < nov; j++) {
+        ovs[j] = strata_req_query(r, overrides[j].param);
+        any_ov |= ovs[j] != NULL;
+    }
     for (size_t i = 0; i < in->nhdrs; i++) {
         const char *name = in->hdrs[i].name, *value = in->hdrs[i].value;
-        for (size_t j = 0; j < sizeof(overrides) / sizeof(overrides[0]); j++) {
-            const char *ov = strata_req_query(r, overrides[j].param);
-            if (ov && strcmp(name, overrides[j].hdr) == 0)
+        for (size_t j = 0; any_ov && j < nov; j++) {
+            if (ovs[j] && strcmp(name, overrides[j].hdr) == 0)
                 value = NULL; /* replaced below */
         }
         if (!value)
@@ -161,8 +170,8 @@ static void add_version_headers(struct strata_req *r, struct MHD_Response *resp,
         else
             MHD_add_response_header(resp, name, *value ? value : " ");
     }
-    for (size_t j = 0; j < sizeof(overrides) / sizeof(overrides[0]); j++) {
-        const char *ov = strata_req_query(r, overrides[j].param);
+    for (size_t j = 0; j < nov; j++) {
+        const char *ov = ovs[j];
         if (!ov)
             continue;
         if (strcmp(overrides[j].hdr, "content-type") == 0)
