@@ -4,6 +4,9 @@
  * it replacing the copy (and its data), a version under Object Lock
  * replaced only by the same bytes, a replicated delete marker with a given
  * id, and one stored header set and removed in place, the others kept.
+ * The replica rule is a key_txn decide: run twice on one view it gives the
+ * same edit, and a replay that misses the write quorum leaves the version
+ * it would have replaced on the drives that took it.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -12,6 +15,7 @@
 
 #include "meta_internal.h"
 #include "meta_test_util.h"
+#include "store.h"
 
 /* A version id a source would have made at mtime_ns. */
 static void vid_at(int64_t mtime_ns, char vid[STRATA_VERSION_ID_MAX + 1])
@@ -151,8 +155,13 @@ static void test_delete_marker_replica(void **state)
     bytes_are(e, "k", v.version_id, "data", 4);
     /* Replayed: still one marker. */
     assert_int_equal(strata_obj_delete_marker_replica(e->m, "b", "k", dm, &res), 0);
-    /* A replica may not replace a delete marker. */
+    /* A replica may not replace a delete marker, nor a marker a version. */
     assert_int_equal(put_replica(e, "k", dm, "x", 1, NULL), STRATA_EEXISTS);
+    char ov[STRATA_VERSION_ID_MAX + 1];
+    vid_at(v.mtime_ms * 1000000LL - 5000000, ov);
+    assert_int_equal(put_replica(e, "k", ov, "older", 5, NULL), 0);
+    assert_int_equal(strata_obj_delete_marker_replica(e->m, "b", "k", ov, &res), STRATA_EEXISTS);
+    bytes_are(e, "k", ov, "older", 5);
     assert_int_equal(strata_obj_delete_marker_replica(e->m, "b", "k", "zz", &res),
                      STRATA_EINVAL);
     strata_obj_info_fini(&v);
@@ -196,6 +205,96 @@ static void test_hdr_set(void **state)
     mt_teardown(e);
 }
 
+/* Runs the replica rule twice on the txn's view: the same edit, its sort
+ * key the source's, the version of that id replaced and reclaimed. */
+struct rerun {
+    uint8_t sk[SORTKEY_LEN];
+    int calls;
+};
+
+static int rerun_fn(void *ud, const struct strata_meta__key_view *v,
+                    struct strata_meta__key_edit *e)
+{
+    struct rerun *x = ud;
+    struct strata_meta__key_edit e2;
+    memset(&e2, 0, sizeof(e2));
+    struct meta_rec r1, r2;
+    memset(&r1, 0, sizeof(r1));
+    memset(&r2, 0, sizeof(r2));
+    snprintf(r1.etag, sizeof(r1.etag), "etag");
+    snprintf(r2.etag, sizeof(r2.etag), "etag");
+    int rc1 = strata_meta__replica_decide(v, &r1, x->sk, e);
+    int rc2 = strata_meta__replica_decide(v, &r2, x->sk, &e2);
+    assert_int_equal(rc1, 0);
+    assert_int_equal(rc2, 0);
+    assert_int_equal(e->op, STRATA_META__KEY_PUT);
+    assert_int_equal(e2.op, e->op);
+    assert_memory_equal(e->sk, x->sk, SORTKEY_LEN);
+    assert_memory_equal(e2.sk, x->sk, SORTKEY_LEN);
+    assert_int_equal(e->replace, STRATA_META__SLOT_VERSION);
+    assert_int_equal(e2.replace, e->replace);
+    assert_int_equal(r1.mtime_ns, strata_meta__sortkey_mtime(x->sk));
+    assert_int_equal(r2.mtime_ns, r1.mtime_ns);
+    assert_int_equal(r2.flags, r1.flags);
+    assert_true(e->reclaim.any);
+    assert_memory_equal(e->reclaim.sk, x->sk, SORTKEY_LEN);
+    assert_memory_equal(&e->reclaim, &e2.reclaim, sizeof(e->reclaim));
+    x->calls++;
+    return 0;
+}
+
+static void test_rerun_same_edit(void **state)
+{
+    (void)state;
+    struct mt_env *e = mt_setup("replrerun");
+    assert_non_null(e);
+    assert_int_equal(mt_bucket(e, "b", STRATA_VERSIONING_ENABLED), 0);
+    char vid[STRATA_VERSION_ID_MAX + 1];
+    vid_at(1700000000000000000LL, vid);
+    static uint8_t big[300000];
+    mt_fill(big, sizeof(big), 3);
+    assert_int_equal(put_replica(e, "k", vid, big, sizeof(big), NULL), 0);
+    struct rerun x;
+    memset(&x, 0, sizeof(x));
+    assert_int_equal(strata_meta__vid_parse(vid, x.sk), 0);
+    struct strata_meta__key_txn t = {.bucket = "b",
+                                     .key = "k",
+                                     .want = STRATA_META__KEY_LATEST | STRATA_META__KEY_VERSION,
+                                     .version_id = vid,
+                                     .decide = rerun_fn,
+                                     .ud = &x};
+    assert_int_equal(e->m->store->key_read(e->m, &t), 0); /* nothing applied */
+    assert_int_equal(x.calls, 1);
+    bytes_are(e, "k", vid, big, sizeof(big));
+    mt_teardown(e);
+}
+
+/* A replay that misses the write quorum (two of four drives away) is
+ * undone: the drives that took it get back their own copy of the version
+ * it was written over, which still reads. */
+static void test_replay_quorum_lost(void **state)
+{
+    (void)state;
+    struct mt_env *e = mt_setup("replquorum");
+    assert_non_null(e);
+    assert_int_equal(mt_bucket(e, "b", STRATA_VERSIONING_ENABLED), 0);
+    char vid[STRATA_VERSION_ID_MAX + 1];
+    vid_at(1700000000000000000LL, vid);
+    assert_int_equal(put_replica(e, "k", vid, "one", 3, NULL), 0);
+    mt_close(e);
+    mt_drive_away(e, 0);
+    mt_drive_away(e, 1);
+    assert_int_equal(mt_open(e), 0);
+    assert_int_equal(put_replica(e, "k", vid, "two", 3, NULL), STRATA_EQUORUM);
+    bytes_are(e, "k", vid, "one", 3); /* from drives 2 and 3 alone */
+    mt_close(e);
+    mt_drive_back(e, 0);
+    mt_drive_back(e, 1);
+    assert_int_equal(mt_open(e), 0);
+    bytes_are(e, "k", vid, "one", 3);
+    mt_teardown(e);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -204,6 +303,8 @@ int main(void)
         cmocka_unit_test(test_locked_keeps_its_bytes),
         cmocka_unit_test(test_delete_marker_replica),
         cmocka_unit_test(test_hdr_set),
+        cmocka_unit_test(test_rerun_same_edit),
+        cmocka_unit_test(test_replay_quorum_lost),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
