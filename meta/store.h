@@ -210,7 +210,9 @@ struct strata_meta__key_edit {
     const void *inline_data; /* PUT of REC_F_INLINE: the object's bytes; the backend
                               * splits them into per-drive shards */
     size_t inline_len;
-    enum strata_meta__key_which replace; /* PUT / REMOVE: the version deleted for good */
+    enum strata_meta__key_which replace; /* PUT / REMOVE: the version deleted for good
+                                          * (a PUT under its own sort key, a replica
+                                          * sent again: written over) */
     int64_t tomb_ns;                     /* its deletion time */
     struct meta_edit rw;                 /* REWRITE */
     struct strata_meta__key_audit audit;
