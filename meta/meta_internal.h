@@ -628,6 +628,13 @@ unsigned strata_meta__version_want(int versioning);
 int strata_meta__version_decide(const struct strata_meta__key_view *v, int versioning,
                                 struct meta_rec *r, const char *if_match,
                                 bool if_none_match_star, struct strata_meta__key_edit *e);
+/* The rules of a replica's new version (bucket replication; versioning
+ * enabled): sort key sk, the source's, and the mtime it carries; the
+ * version of that id, read into the view's version slot, is replaced (its
+ * data reclaimed) unless it is a delete marker (STRATA_EEXISTS) or under
+ * Object Lock with other bytes (an other ETag: STRATA_ELOCKED).  Pure. */
+int strata_meta__replica_decide(const struct strata_meta__key_view *v, struct meta_rec *r,
+                                const uint8_t sk[SORTKEY_LEN], struct strata_meta__key_edit *e);
 /* The meta_drop of a reclaim (tier by name). */
 void strata_meta__drop_of_reclaim(const struct strata_meta *m,
                                   const struct strata_meta__key_reclaim *rc,

@@ -745,6 +745,8 @@ struct strata_put {
     uint8_t upload[UPLOAD_LEN];
     unsigned part_no;
     int failed;
+    bool replica; /* keeps replica_sk, the source's, as the version's sort key */
+    uint8_t replica_sk[SORTKEY_LEN];
 };
 
 void strata_obj_put_abort(struct strata_put *p)
@@ -833,6 +835,14 @@ static int put_begin(struct strata_meta *m, const struct strata_put_opts *opts, 
     }
     p->versioning = b.versioning;
     p->bucket_inc = b.incarnation;
+    if (opts->version_id) {
+        if (part || b.versioning != STRATA_VERSIONING_ENABLED ||
+            strata_meta__vid_parse(opts->version_id, p->replica_sk) != 0) {
+            rc = STRATA_EINVAL;
+            goto fail;
+        }
+        p->replica = true;
+    }
     p->size_expected = opts->size;
     if (!part && (rc = strata_meta__lock_for_new(m, &b, &opts->lock, &p->lock)))
         goto fail;
@@ -1230,9 +1240,32 @@ static int64_t new_mtime(const struct strata_meta__key_view *v)
     return mt;
 }
 
-int strata_meta__version_decide(const struct strata_meta__key_view *v, int versioning,
-                                struct meta_rec *r, const char *if_match,
-                                bool if_none_match_star, struct strata_meta__key_edit *e)
+/*
+ * A replica whose version id is already there (a replay after a crash of
+ * the source, or the version sent again) replaces it, except a delete
+ * marker (STRATA_EEXISTS), and except a version under Object Lock, which
+ * keeps its bytes (STRATA_ELOCKED; the same bytes again are taken).
+ */
+static int replica_may_replace(const struct strata_meta__key_view *v, const struct meta_rec *r)
+{
+    const struct strata_meta__key_slot *s = &v->version;
+    if (s->rc == STRATA_ENOTFOUND)
+        return 0;
+    if (s->rc)
+        return s->rc;
+    if (s->rec->flags & REC_F_DELETE_MARKER)
+        return STRATA_EEXISTS;
+    if (strata_obj_lock_active(&s->rec->lock, v->lock_now_ms) && strcmp(s->rec->etag, r->etag) != 0)
+        return STRATA_ELOCKED;
+    return 0;
+}
+
+/* version_decide, and with replica_sk (non-NULL) a replica's: that sort
+ * key and the time it carries, the version of that id (the view's version
+ * slot) replaced. */
+static int new_version_decide(const struct strata_meta__key_view *v, int versioning,
+                              struct meta_rec *r, const char *if_match, bool if_none_match_star,
+                              const uint8_t *replica_sk, struct strata_meta__key_edit *e)
 {
     if (v->latest.rc != 0 && v->latest.rc != STRATA_ENOTFOUND)
         return v->latest.rc;
@@ -1254,9 +1287,19 @@ int strata_meta__version_decide(const struct strata_meta__key_view *v, int versi
                 return rc;
         }
     }
-    int64_t mt = new_mtime(v);
+    int64_t mt;
+    if (replica_sk) {
+        if (rn) /* a replica has an id of its own: versioning enabled */
+            return STRATA_EINVAL;
+        if ((rc = replica_may_replace(v, r)) != 0)
+            return rc;
+        memcpy(e->sk, replica_sk, SORTKEY_LEN);
+        mt = strata_meta__sortkey_mtime(replica_sk);
+    } else {
+        mt = new_mtime(v);
+        strata_meta__sortkey_make(mt, v->rand, e->sk);
+    }
     e->op = STRATA_META__KEY_PUT;
-    strata_meta__sortkey_make(mt, v->rand, e->sk);
     r->flags &= ~REC_F_NULL;
     r->flags |= rn ? REC_F_NULL : 0;
     r->mtime_ns = mt;
@@ -1265,8 +1308,24 @@ int strata_meta__version_decide(const struct strata_meta__key_view *v, int versi
     if (rn) {
         e->replace = STRATA_META__SLOT_NULL;
         reclaim_of(&v->null, &e->reclaim);
+    } else if (replica_sk && v->version.rc == 0) { /* written over it, its data dropped */
+        e->replace = STRATA_META__SLOT_VERSION;
+        reclaim_of(&v->version, &e->reclaim);
     }
     return 0;
+}
+
+int strata_meta__version_decide(const struct strata_meta__key_view *v, int versioning,
+                                struct meta_rec *r, const char *if_match,
+                                bool if_none_match_star, struct strata_meta__key_edit *e)
+{
+    return new_version_decide(v, versioning, r, if_match, if_none_match_star, NULL, e);
+}
+
+int strata_meta__replica_decide(const struct strata_meta__key_view *v, struct meta_rec *r,
+                                const uint8_t sk[SORTKEY_LEN], struct strata_meta__key_edit *e)
+{
+    return new_version_decide(v, STRATA_VERSIONING_ENABLED, r, NULL, false, sk, e);
 }
 
 /* Remove the (unreferenced) data of a put that failed. */
@@ -1380,8 +1439,8 @@ static int put_decide(void *ud, const struct strata_meta__key_view *v,
         e->inline_data = p->buf;
         e->inline_len = p->buflen;
     }
-    int rc = strata_meta__version_decide(v, p->versioning, r, p->if_match,
-                                         p->if_none_match_star, e);
+    int rc = new_version_decide(v, p->versioning, r, p->if_match, p->if_none_match_star,
+                                p->replica ? p->replica_sk : NULL, e);
     x->e = *e;
     return rc;
 }
@@ -1485,6 +1544,12 @@ int strata_obj_put_commit(struct strata_put *p, struct strata_obj_info *out)
         .decide = put_decide,
         .ud = &x,
     };
+    char vid[STRATA_VERSION_ID_MAX + 1];
+    if (p->replica) { /* the version the source's id already names, if any */
+        strata_meta__vid_format(p->replica_sk, vid);
+        t.want |= STRATA_META__KEY_VERSION;
+        t.version_id = vid;
+    }
     rc = m->store->key_txn(m, &t);
     if (rc == 0) {
         struct meta_drop drop;
@@ -1513,6 +1578,7 @@ int strata_obj_delete(struct strata_meta *m, const char *bucket, const char *key
 struct del_txn {
     int versioning;
     bool by_version;
+    const uint8_t *marker_sk; /* a replicated marker's sort key (the source's), or NULL */
     const struct strata_lock_actor *actor;
     struct meta_rec r; /* a delete marker's record */
     struct strata_del_result res;
@@ -1540,9 +1606,36 @@ static int del_version_decide(struct del_txn *x, const struct strata_meta__key_v
     return 0;
 }
 
+/* A replicated marker: its id and time are the source's.  A marker of that
+ * id already there is the same marker sent again (nothing to write); any
+ * other version of that id is STRATA_EEXISTS. */
+static int del_replica_decide(struct del_txn *x, const struct strata_meta__key_view *v,
+                              struct strata_meta__key_edit *e)
+{
+    const struct strata_meta__key_slot *s = &v->version;
+    if (s->rc != 0 && s->rc != STRATA_ENOTFOUND)
+        return s->rc;
+    x->res.delete_marker = true;
+    strata_meta__vid_format(x->marker_sk, x->res.version_id);
+    if (s->rc == 0)
+        return s->rec->flags & REC_F_DELETE_MARKER ? 0 : STRATA_EEXISTS;
+    struct meta_rec *r = &x->r;
+    memset(r, 0, sizeof(*r));
+    r->flags = REC_F_DELETE_MARKER;
+    r->mtime_ns = strata_meta__sortkey_mtime(x->marker_sk);
+    snprintf(r->storage_class, sizeof(r->storage_class), "STANDARD");
+    e->op = STRATA_META__KEY_PUT;
+    e->rec = r;
+    e->tomb_ns = r->mtime_ns;
+    memcpy(e->sk, x->marker_sk, SORTKEY_LEN);
+    return 0;
+}
+
 static int del_marker_decide(struct del_txn *x, const struct strata_meta__key_view *v,
                              struct strata_meta__key_edit *e)
 {
+    if (x->marker_sk)
+        return del_replica_decide(x, v, e);
     if (v->latest.rc != 0 && v->latest.rc != STRATA_ENOTFOUND)
         return v->latest.rc;
     int64_t mt = new_mtime(v);
@@ -1588,9 +1681,12 @@ static int del_decide(void *ud, const struct strata_meta__key_view *v,
     return rc;
 }
 
-int strata_obj_delete_opts(struct strata_meta *m, const char *bucket, const char *key,
-                           const char *version_id, const struct strata_lock_actor *actor,
-                           struct strata_del_result *out)
+/* marker_vid: a replicated delete marker's id (parsed into marker_sk), or
+ * NULL. */
+static int delete_impl(struct strata_meta *m, const char *bucket, const char *key,
+                       const char *version_id, const struct strata_lock_actor *actor,
+                       const char *marker_vid, const uint8_t *marker_sk,
+                       struct strata_del_result *out)
 {
     if (out)
         memset(out, 0, sizeof(*out));
@@ -1607,6 +1703,9 @@ int strata_obj_delete_opts(struct strata_meta *m, const char *bucket, const char
     x->versioning = b.versioning;
     x->by_version = version_id && *version_id;
     x->actor = actor;
+    x->marker_sk = marker_sk;
+    if (marker_sk && (b.versioning != STRATA_VERSIONING_ENABLED || x->by_version))
+        return STRATA_EINVAL;
     /* No delete marker lands in a deleted bucket: the txn holds it. */
     struct strata_meta__key_txn t = {
         .bucket = bucket,
@@ -1615,7 +1714,10 @@ int strata_obj_delete_opts(struct strata_meta *m, const char *bucket, const char
         .hold_bucket = true,
         .want_copies = true,
     };
-    if (x->by_version || b.versioning == STRATA_VERSIONING_OFF) {
+    if (marker_sk) { /* the version its id names already, if any */
+        t.want = STRATA_META__KEY_VERSION;
+        t.version_id = marker_vid;
+    } else if (x->by_version || b.versioning == STRATA_VERSIONING_OFF) {
         t.want = STRATA_META__KEY_VERSION;
         t.version_id = x->by_version ? version_id : "null";
     } else {
@@ -1633,6 +1735,24 @@ int strata_obj_delete_opts(struct strata_meta *m, const char *bucket, const char
         strata_meta__drop(m, strata_meta__set_of(m, bucket, key), bucket, key, &drop);
     }
     return rc;
+}
+
+int strata_obj_delete_opts(struct strata_meta *m, const char *bucket, const char *key,
+                           const char *version_id, const struct strata_lock_actor *actor,
+                           struct strata_del_result *out)
+{
+    return delete_impl(m, bucket, key, version_id, actor, NULL, NULL, out);
+}
+
+int strata_obj_delete_marker_replica(struct strata_meta *m, const char *bucket, const char *key,
+                                     const char *marker_vid, struct strata_del_result *out)
+{
+    uint8_t sk[SORTKEY_LEN];
+    if (out)
+        memset(out, 0, sizeof(*out));
+    if (!marker_vid || strata_meta__vid_parse(marker_vid, sk) != 0)
+        return STRATA_EINVAL;
+    return delete_impl(m, bucket, key, NULL, NULL, marker_vid, sk, out);
 }
 
 /* ---- tags --------------------------------------------------------------- */
@@ -1803,6 +1923,30 @@ int strata_obj_acl_put(struct strata_meta *m, const char *bucket, const char *ke
         return STRATA_ETOOBIG;
     struct acl_edit a = {len ? acl : NULL, len};
     return strata_meta__rec_rewrite(m, bucket, key, version_id, acl_edit_cb, &a, vid_out);
+}
+
+struct hdr_edit {
+    const char *name, *value;
+};
+
+static int hdr_edit_cb(void *ud, const uint8_t *sk, const struct meta_rec *cur,
+                       struct meta_edit *e)
+{
+    (void)sk;
+    (void)cur;
+    const struct hdr_edit *h = ud;
+    e->hdr_name = h->name;
+    e->hdr_value = h->value;
+    return 0;
+}
+
+int strata_obj_hdr_set(struct strata_meta *m, const char *bucket, const char *key,
+                       const char *version_id, const char *name, const char *value)
+{
+    if (!name || !*name)
+        return STRATA_EINVAL;
+    struct hdr_edit h = {name, value};
+    return strata_meta__rec_rewrite(m, bucket, key, version_id, hdr_edit_cb, &h, NULL);
 }
 
 int strata_obj_tags_delete(struct strata_meta *m, const char *bucket, const char *key,

@@ -144,9 +144,11 @@ struct strata_meta__key_view {
 /*
  * An in-place rewrite of a version record: the tag set, the lock state,
  * the encryption descriptor and the ACL (preset to the record's values;
- * pointers into it), and for a transition the class, the tier, the data id
+ * pointers into it), for a transition the class, the tier, the data id
  * or part index (NULL / false: unchanged) with the version's new part
- * table chunks (nchunks values, chunk c at chunk_v[c]).
+ * table chunks (nchunks values, chunk c at chunk_v[c]), and one stored
+ * header set or removed (the view's records are decoded without their
+ * headers, so the backend applies it to each drive's record).
  */
 struct meta_edit {
     const void *tags;
@@ -165,6 +167,9 @@ struct meta_edit {
     size_t nchunks;
     char *const *chunk_v;
     const size_t *chunk_len;
+    const char *hdr_name; /* a stored header to set to hdr_value (NULL: remove it); the
+                           * record's other headers are kept (NULL name: none) */
+    const char *hdr_value;
 };
 
 /* Data a committed edit stopped referring to: dropped once, by the caller,
@@ -209,7 +214,9 @@ struct strata_meta__key_edit {
     const void *inline_data; /* PUT of REC_F_INLINE: the object's bytes; the backend
                               * splits them into per-drive shards */
     size_t inline_len;
-    enum strata_meta__key_which replace; /* PUT / REMOVE: the version deleted for good */
+    enum strata_meta__key_which replace; /* PUT / REMOVE: the version deleted for good
+                                          * (a PUT under its own sort key, a replica
+                                          * sent again: written over) */
     int64_t tomb_ns;                     /* its deletion time */
     struct meta_edit rw;                 /* REWRITE */
     struct strata_meta__key_audit audit;

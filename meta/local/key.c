@@ -215,6 +215,26 @@ static int put_version(struct strata_meta *m, unsigned set, const char *bucket, 
     return rc;
 }
 
+/* r's stored headers with name set to value (NULL: removed), the others
+ * kept: *kv (the caller frees it) replaces r's array, whose strings stay
+ * in r's header block. */
+static int hdr_edit(struct meta_rec *r, const char *name, const char *value,
+                    struct strata_kv **kv)
+{
+    *kv = malloc((r->nhdrs + 1) * sizeof(**kv));
+    if (!*kv)
+        return STRATA_ENOMEM;
+    size_t n = 0;
+    for (size_t i = 0; i < r->nhdrs; i++)
+        if (strcmp(r->hdrs[i].name, name) != 0)
+            (*kv)[n++] = r->hdrs[i];
+    if (value)
+        (*kv)[n++] = (struct strata_kv){name, value};
+    r->hdrs = *kv;
+    r->nhdrs = n;
+    return 0;
+}
+
 /*
  * Rewrite the version's record on every drive, keeping each drive's own
  * inline shard: a drive holding the agreed version gets its own record
@@ -263,10 +283,16 @@ static int rewrite(struct strata_meta *m, unsigned set, const char *bucket, cons
             r.pidx = e->pidx;
             r.pidx_len = e->pidx_len;
         }
+        struct strata_kv *hkv = NULL;
+        if (e->hdr_name && (rc = hdr_edit(&r, e->hdr_name, e->hdr_value, &hkv)) != 0) {
+            strata_meta__rec_fini(&r);
+            break;
+        }
         char *v = NULL;
         size_t vl = 0;
         rc = strata_meta__rec_encode(&r, &v, &vl);
         strata_meta__rec_fini(&r);
+        free(hkv);
         if (rc)
             break;
         if (!batch_of(wbs, undo, d)) {
@@ -297,6 +323,23 @@ static int rewrite(struct strata_meta *m, unsigned set, const char *bucket, cons
     return rc;
 }
 
+/* A new version written over old's (same sort key: a replica sent
+ * again): each drive's undo puts back its own copy, after put_version's
+ * delete of the key. */
+static void undo_restore(struct strata_meta *m, unsigned set, const char *bucket, const char *key,
+                         const struct qread *old, rocksdb_writebatch_t **wbs,
+                         rocksdb_writebatch_t **undo)
+{
+    const struct drec *ow = &old->d[old->win];
+    char k[OKEY_MAX];
+    size_t kl = strata_meta__key_obj(k, sizeof(k), bucket, key, ow->sk);
+    for (unsigned d = 0; d < m->sets[set].n; d++) {
+        const struct drec *od = &old->d[d];
+        if (wbs[d] && od->tried && od->rc == 0 && memcmp(od->sk, ow->sk, SORTKEY_LEN) == 0)
+            rocksdb_writebatch_put(undo[d], k, kl, od->raw, od->rawlen);
+    }
+}
+
 /* Build the batches of e over the reads r; extra (local callers only) adds
  * to every drive's batch. */
 static int build(struct strata_meta *m, const char *bucket, const char *key,
@@ -311,6 +354,8 @@ static int build(struct strata_meta *m, const char *bucket, const char *key,
         if (old && memcmp(old->d[old->win].sk, e->sk, SORTKEY_LEN) != 0)
             put_tomb(m, r->set, bucket, key, old, e->tomb_ns, wbs, undo);
         rc = put_version(m, r->set, bucket, key, e, wbs, undo);
+        if (rc == 0 && old && memcmp(old->d[old->win].sk, e->sk, SORTKEY_LEN) == 0)
+            undo_restore(m, r->set, bucket, key, old, wbs, undo);
         break;
     case STRATA_META__KEY_REMOVE:
         if (old)
