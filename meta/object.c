@@ -1246,6 +1246,22 @@ static int64_t new_mtime(const struct strata_meta__key_view *v)
  * marker (STRATA_EEXISTS), and except a version under Object Lock, which
  * keeps its bytes (STRATA_ELOCKED; the same bytes again are taken).
  */
+/* A replica sent again may keep or strengthen the lock of the version it
+ * replaces, never weaken it: a peer allowed to replicate is not allowed to
+ * release a legal hold, shorten a retention or lower COMPLIANCE (those
+ * changes are made on each side by its own owner). */
+static bool lock_weaker(const struct strata_obj_lock *old, const struct strata_obj_lock *nw,
+                        int64_t now_ms)
+{
+    if (old->legal_hold && !nw->legal_hold)
+        return true;
+    if (old->mode == STRATA_LOCK_NONE || old->until_ms <= now_ms)
+        return false;
+    if (nw->mode == STRATA_LOCK_NONE || nw->until_ms < old->until_ms)
+        return true;
+    return old->mode == STRATA_LOCK_COMPLIANCE && nw->mode != STRATA_LOCK_COMPLIANCE;
+}
+
 static int replica_may_replace(const struct strata_meta__key_view *v, const struct meta_rec *r)
 {
     const struct strata_meta__key_slot *s = &v->version;
@@ -1255,7 +1271,8 @@ static int replica_may_replace(const struct strata_meta__key_view *v, const stru
         return s->rc;
     if (s->rec->flags & REC_F_DELETE_MARKER)
         return STRATA_EEXISTS;
-    if (strata_obj_lock_active(&s->rec->lock, v->lock_now_ms) && strcmp(s->rec->etag, r->etag) != 0)
+    if (strata_obj_lock_active(&s->rec->lock, v->lock_now_ms) &&
+        (strcmp(s->rec->etag, r->etag) != 0 || lock_weaker(&s->rec->lock, &r->lock, v->lock_now_ms)))
         return STRATA_ELOCKED;
     return 0;
 }

@@ -132,6 +132,23 @@ static void test_locked_keeps_its_bytes(void **state)
     assert_int_equal(strata_obj_head(e->m, "b", "k", vid, &h), 0);
     assert_int_equal(h.lock.until_ms, lk.until_ms);
     strata_obj_info_fini(&h);
+    /* The same bytes with a weaker lock are refused: a shorter retention,
+     * GOVERNANCE for COMPLIANCE, no retention, a legal hold released. */
+    struct strata_obj_lock weaker[4] = {
+        {.mode = STRATA_LOCK_COMPLIANCE, .until_ms = lk.until_ms - 1000},
+        {.mode = STRATA_LOCK_GOVERNANCE, .until_ms = lk.until_ms},
+        {.mode = STRATA_LOCK_NONE},
+        {.mode = STRATA_LOCK_COMPLIANCE, .until_ms = lk.until_ms},
+    };
+    lk.legal_hold = lk.legal_hold_set = true;
+    assert_int_equal(put_replica(e, "k", vid, "hello", 5, &lk), 0);
+    for (unsigned i = 0; i < 4; i++)
+        assert_int_equal(put_replica(e, "k", vid, "hello", 5, &weaker[i]), STRATA_ELOCKED);
+    assert_int_equal(strata_obj_head(e->m, "b", "k", vid, &h), 0);
+    assert_int_equal(h.lock.mode, STRATA_LOCK_COMPLIANCE);
+    assert_int_equal(h.lock.until_ms, lk.until_ms);
+    assert_true(h.lock.legal_hold);
+    strata_obj_info_fini(&h);
     mt_teardown(e);
 }
 
