@@ -590,6 +590,9 @@ struct meta_edit {
     uint8_t data_id[STRATA_DATA_ID_LEN];
     const uint8_t *pidx;
     size_t pidx_len;
+    bool set_hdrs; /* replace the stored headers with hdrs[0..nhdrs) */
+    const struct strata_kv *hdrs;
+    size_t nhdrs;
     meta_extra_fn extra;
     void *extra_ud;
 };

@@ -1029,6 +1029,8 @@ struct strata_put {
     uint8_t upload[UPLOAD_LEN];
     unsigned part_no;
     int failed;
+    bool replica;                      /* keep replica_sk as the version's sort key */
+    uint8_t replica_sk[SORTKEY_LEN];
 };
 
 void strata_obj_put_abort(struct strata_put *p)
@@ -1117,6 +1119,14 @@ static int put_begin(struct strata_meta *m, const struct strata_put_opts *opts, 
     }
     p->versioning = b.versioning;
     p->bucket_inc = b.incarnation;
+    if (opts->version_id) {
+        if (part || b.versioning != STRATA_VERSIONING_ENABLED ||
+            strata_meta__vid_parse(opts->version_id, p->replica_sk) != 0) {
+            rc = STRATA_EINVAL;
+            goto fail;
+        }
+        p->replica = true;
+    }
     p->size_expected = opts->size;
     if (!part && (rc = strata_meta__lock_for_new(m, &b, &opts->lock, &p->lock)))
         goto fail;
@@ -1720,6 +1730,10 @@ int strata_obj_put_commit(struct strata_put *p, struct strata_obj_info *out)
     if (lrc == 0 && L->d[L->win].rec.mtime_ns >= mt)
         mt = L->d[L->win].rec.mtime_ns + 1; /* keep newest-first order if the clock stepped back */
     strata_meta__sortkey_new(mt, sk);
+    if (p->replica) { /* the source's id: its place in the history and its time */
+        memcpy(sk, p->replica_sk, SORTKEY_LEN);
+        mt = strata_meta__sortkey_mtime(sk);
+    }
     r.flags = replaces_null(p->versioning) ? REC_F_NULL : 0;
     r.size = p->got;
     if (p->enc) {
@@ -1815,9 +1829,10 @@ int strata_obj_delete(struct strata_meta *m, const char *bucket, const char *key
     return strata_obj_delete_opts(m, bucket, key, version_id, NULL, out);
 }
 
-int strata_obj_delete_opts(struct strata_meta *m, const char *bucket, const char *key,
-                           const char *version_id, const struct strata_lock_actor *actor,
-                           struct strata_del_result *out)
+/* marker_sk: a replicated delete marker's sort key (else NULL). */
+static int delete_impl(struct strata_meta *m, const char *bucket, const char *key,
+                       const char *version_id, const struct strata_lock_actor *actor,
+                       const uint8_t *marker_sk, struct strata_del_result *out)
 {
     if (out)
         memset(out, 0, sizeof(*out));
@@ -1829,6 +1844,8 @@ int strata_obj_delete_opts(struct strata_meta *m, const char *bucket, const char
     int rc = strata_meta_bucket_get(m, bucket, &b);
     if (rc)
         return rc;
+    if (marker_sk && (b.versioning != STRATA_VERSIONING_ENABLED || (version_id && *version_id)))
+        return STRATA_EINVAL;
     unsigned set = strata_meta__set_of(m, bucket, key);
     struct meta_set *ms = &m->sets[set];
     struct qread q;
@@ -1920,6 +1937,10 @@ int strata_obj_delete_opts(struct strata_meta *m, const char *bucket, const char
     snprintf(r.storage_class, sizeof(r.storage_class), "STANDARD");
     uint8_t sk[SORTKEY_LEN];
     strata_meta__sortkey_new(mt, sk);
+    if (marker_sk) { /* the source's id: its place in the history and its time */
+        memcpy(sk, marker_sk, SORTKEY_LEN);
+        r.mtime_ns = strata_meta__sortkey_mtime(sk);
+    }
     rc = build_batches(m, set, bucket, key, sk, &r, NULL, NULL, suspended ? &q : NULL, wbs,
                        undo);
     if (rc == 0)
@@ -1942,6 +1963,22 @@ unlock:
         drop_data(m, set, bucket, key, &q);
     qread_fini(&q);
     return rc;
+}
+
+int strata_obj_delete_opts(struct strata_meta *m, const char *bucket, const char *key,
+                           const char *version_id, const struct strata_lock_actor *actor,
+                           struct strata_del_result *out)
+{
+    return delete_impl(m, bucket, key, version_id, actor, NULL, out);
+}
+
+int strata_obj_delete_marker_replica(struct strata_meta *m, const char *bucket, const char *key,
+                                     const char *marker_vid, struct strata_del_result *out)
+{
+    uint8_t sk[SORTKEY_LEN];
+    if (!marker_vid || strata_meta__vid_parse(marker_vid, sk) != 0)
+        return STRATA_EINVAL;
+    return delete_impl(m, bucket, key, NULL, NULL, sk, out);
 }
 
 /* ---- tags --------------------------------------------------------------- */
@@ -2046,6 +2083,10 @@ int strata_meta__rec_rewrite(struct strata_meta *m, const char *bucket, const ch
         if (e.pidx) {
             r.pidx = e.pidx;
             r.pidx_len = e.pidx_len;
+        }
+        if (e.set_hdrs) { /* the record's own block stays owned by r */
+            r.hdrs = (struct strata_kv *)(uintptr_t)e.hdrs;
+            r.nhdrs = e.nhdrs;
         }
         char *v = NULL;
         size_t vl = 0;
@@ -2158,6 +2199,37 @@ int strata_obj_acl_put(struct strata_meta *m, const char *bucket, const char *ke
         return STRATA_ETOOBIG;
     struct acl_edit a = {len ? acl : NULL, len};
     return strata_meta__rec_rewrite(m, bucket, key, version_id, acl_edit_cb, &a, vid_out);
+}
+
+#define HDR_EDIT_MAX 256 /* more than a put can store */
+
+struct hdr_edit {
+    const char *name, *value;
+    struct strata_kv kv[HDR_EDIT_MAX + 1];
+};
+
+static int hdr_edit_cb(void *ud, const uint8_t *sk, const struct meta_rec *cur,
+                       struct meta_edit *e)
+{
+    (void)sk;
+    struct hdr_edit *h = ud;
+    size_t n = 0;
+    for (size_t i = 0; i < cur->nhdrs && n < HDR_EDIT_MAX; i++)
+        if (strcmp(cur->hdrs[i].name, h->name) != 0)
+            h->kv[n++] = cur->hdrs[i];
+    if (h->value)
+        h->kv[n++] = (struct strata_kv){h->name, h->value};
+    e->hdrs = h->kv;
+    e->nhdrs = n;
+    e->set_hdrs = true;
+    return 0;
+}
+
+int strata_obj_hdr_set(struct strata_meta *m, const char *bucket, const char *key,
+                       const char *version_id, const char *name, const char *value)
+{
+    struct hdr_edit h = {.name = name, .value = value};
+    return strata_meta__rec_rewrite(m, bucket, key, version_id, hdr_edit_cb, &h, NULL);
 }
 
 int strata_obj_tags_delete(struct strata_meta *m, const char *bucket, const char *key,

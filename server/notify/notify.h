@@ -4,9 +4,9 @@
  * (Put/GetBucketNotificationConfiguration, AWS's XML) and the events S3
  * handlers emit after a successful change.
  *
- * Each target has a persistent queue (an append-only file under the first
- * hot drive, notify/ID.q, with the delivered offset in ID.ack) and one
- * delivery thread.  An event is written to the queue file before the S3
+ * Each target has a persistent queue (server/pqueue.h: an append-only file
+ * under the first hot drive, notify/ID.q, with the delivered offset in
+ * ID.ack) and one delivery thread.  An event is written to the queue file before the S3
  * answer is sent (so kill -9 loses nothing; the file is fdatasync'ed in
  * batches by the delivery thread, so a power loss can lose the last ~100 ms),
  * and removed only after the target acknowledged it: delivery is at least

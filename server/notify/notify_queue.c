@@ -1,46 +1,23 @@
 /*
- * notify_queue.c - the targets, their persistent queues and delivery
- * threads (contract in notify.h).
- *
- * Queue file ID.q: records of a 12-byte header (magic, payload length,
- * CRC32C of the payload) and the payload, appended at the tail under the
- * target's mutex by whoever emits.  ID.ack holds the offset of the first
- * record not yet acknowledged by the target.  The delivery thread reads the
- * record at that offset, sends it, and on success moves the offset past
- * it; when it reaches the tail both files go back to empty.  On open the
- * records after the offset are counted and a torn last record (a crash
- * mid-append) is cut off.  Syncs are batched: the thread fdatasyncs the
- * queue at most every SYNC_MS while there is unsynced data, and the ack
- * file lazily (a lost ack means a redelivery, which at-least-once allows).
+ * notify_queue.c - the targets and their persistent queues (contract in
+ * notify.h).  Each target is a kind's handle fed by one strata_pqueue
+ * (server/pqueue.h), named after the target's ID: notify/ID.q and ID.ack.
  */
 #include "notify.h"
 #include "notify_internal.h"
 
+#include "pqueue.h"
 #include "sbuf.h"
-#include "strata/erasure.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <pthread.h>
 #include <stdatomic.h>
+#include <stddef.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/uio.h>
 #include <time.h>
-#include <unistd.h>
-
-#define REC_MAGIC 0x51544e53u /* "SNTQ" */
-#define REC_HDR 12u
-#define REC_MAX (1u << 20) /* one event's JSON is far smaller */
-#define SYNC_MS 50
-/* A caught-up queue file is emptied once it is this big, or idle: not
- * after every event, which would make each one an ext4 truncate. */
-#define TRUNC_BYTES (4u << 20)
-#define IDLE_MS 1000
-#define BACKOFF_MIN_MS 100
-#define BACKOFF_MAX_MS 5000
 
 static const struct strata_notify_kind *const kinds[] = {&strata_notify_webhook,
                                                           &strata_notify_redis,
@@ -50,18 +27,7 @@ struct target {
     char id[65];
     const struct strata_notify_kind *kind;
     void *h;
-    int fd, ack_fd;
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    uint64_t head, tail; /* first unacknowledged record; end of the file */
-    uint64_t pending;    /* records in [head, tail) */
-    bool dirty;          /* appended since the last sync */
-    uint64_t last_event_ms; /* of the last append (now_ms) */
-    bool ack_dirty;
-    bool stop;
-    bool started;
-    pthread_t th;
-    _Atomic uint64_t queued, delivered, failed, dropped;
+    struct strata_pqueue *q;
 };
 
 struct strata_notify {
@@ -74,13 +40,6 @@ _Atomic unsigned long long strata_notify__seq;
 
 /* What /metrics shows; set while the daemon runs. */
 static struct strata_notify *_Atomic active;
-
-static uint64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
 
 static bool id_ok(const char *s, size_t n)
 {
@@ -144,195 +103,23 @@ static char *token_read(const char *path, char *err, size_t err_len)
     return strdup(line);
 }
 
-static int ack_write(struct target *t)
+static enum strata_pqueue_sent target_send_cb(void *ud, const char *msg, size_t len)
 {
-    uint64_t v = t->head;
-    return pwrite(t->ack_fd, &v, sizeof(v), 0) == (ssize_t)sizeof(v) ? 0 : -1;
+    struct target *t = ud;
+    return t->kind->send(t->h, msg, len) == 0 ? STRATA_PQUEUE_DONE : STRATA_PQUEUE_RETRY;
 }
 
-/* Whether a whole record with a good CRC starts at off (buf: REC_MAX). */
-static bool rec_valid(int fd, uint64_t off, uint64_t size, char *buf)
+int strata_notify__enqueue(struct strata_notify *n, int t, const char *msg, size_t len)
 {
-    uint32_t h[3];
-    return off + REC_HDR <= size && pread(fd, h, REC_HDR, (off_t)off) == (ssize_t)REC_HDR &&
-           h[0] == REC_MAGIC && h[1] <= REC_MAX && off + REC_HDR + h[1] <= size &&
-           pread(fd, buf, h[1], (off_t)(off + REC_HDR)) == (ssize_t)h[1] &&
-           strata_crc32c(0, buf, h[1]) == h[2];
-}
-
-/* Reads the ack offset and counts the records after it; cuts a torn tail. */
-static int queue_recover(struct target *t)
-{
-    uint64_t ack = 0;
-    if (pread(t->ack_fd, &ack, sizeof(ack), 0) != (ssize_t)sizeof(ack))
-        ack = 0;
-    struct stat st;
-    if (fstat(t->fd, &st) != 0)
-        return -1;
-    uint64_t size = (uint64_t)st.st_size, off = ack <= size ? ack : 0;
-    t->head = off;
-    t->pending = 0;
-    char *buf = malloc(REC_MAX);
-    if (!buf)
-        return -1;
-    /* An offset that is not at a record (a lost write of it): the whole
-     * file is delivered again rather than lost. */
-    if (off > 0 && off < size && !rec_valid(t->fd, off, size, buf))
-        off = t->head = 0;
-    while (rec_valid(t->fd, off, size, buf)) {
-        uint32_t len;
-        if (pread(t->fd, &len, sizeof(len), (off_t)off + 4) != (ssize_t)sizeof(len))
-            break;
-        off += REC_HDR + len;
-        t->pending++;
-    }
-    free(buf);
-    t->tail = off;
-    if (off != size && ftruncate(t->fd, (off_t)off) != 0)
-        return -1;
-    atomic_store(&t->queued, t->pending);
-    return 0;
-}
-
-int strata_notify__enqueue(struct strata_notify *n, int ti, const char *msg, size_t len)
-{
-    struct target *t = &n->t[ti];
-    if (len > REC_MAX) {
-        atomic_fetch_add(&t->dropped, 1);
-        return -1;
-    }
-    uint32_t h[3] = {REC_MAGIC, (uint32_t)len, strata_crc32c(0, msg, len)};
-    struct iovec iov[2] = {{h, REC_HDR}, {(void *)msg, len}};
-    int rc = -1;
-    pthread_mutex_lock(&t->mu);
-    if (t->pending < n->queue_max) {
-        ssize_t w = pwritev(t->fd, iov, 2, (off_t)t->tail);
-        if (w == (ssize_t)(REC_HDR + len)) {
-            t->tail += (uint64_t)w;
-            t->pending++;
-            t->dirty = true;
-            t->last_event_ms = now_ms();
-            rc = 0;
-            pthread_cond_signal(&t->cv);
-        } else if (w > 0 && ftruncate(t->fd, (off_t)t->tail) != 0) {
-            /* A short write left a torn record: recovery cuts it off. */
-        }
-    }
-    pthread_mutex_unlock(&t->mu);
-    atomic_fetch_add(rc == 0 ? &t->queued : &t->dropped, 1);
-    return rc;
-}
-
-/* Waits up to ms or until stop; mutex held. */
-static void wait_ms(struct target *t, uint64_t ms)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    ts.tv_sec += (time_t)(ms / 1000);
-    ts.tv_nsec += (long)(ms % 1000) * 1000000L;
-    if (ts.tv_nsec >= 1000000000L) {
-        ts.tv_sec++;
-        ts.tv_nsec -= 1000000000L;
-    }
-    pthread_cond_timedwait(&t->cv, &t->mu, &ts);
-}
-
-static void *deliver_main(void *arg)
-{
-    struct target *t = arg;
-    char *buf = malloc(REC_MAX + 1);
-    uint64_t backoff = 0, last_sync = 0, retry_at = 0;
-    pthread_mutex_lock(&t->mu);
-    while (!t->stop && buf) {
-        if ((t->dirty || t->ack_dirty) && now_ms() - last_sync >= SYNC_MS) {
-            bool d = t->dirty, a = t->ack_dirty;
-            t->dirty = t->ack_dirty = false;
-            pthread_mutex_unlock(&t->mu);
-            if (d)
-                fdatasync(t->fd);
-            if (a)
-                fdatasync(t->ack_fd);
-            last_sync = now_ms();
-            pthread_mutex_lock(&t->mu);
-            continue;
-        }
-        if (t->pending == 0) {
-            if (t->tail > 0 && t->head == t->tail &&
-                (t->tail >= TRUNC_BYTES || now_ms() - t->last_event_ms >= IDLE_MS)) {
-                /* Caught up: both files back to empty.  The queue first: a
-                 * crash in between leaves an offset past the end, which
-                 * recovery reads as 0.  The offset is synced at once, so a
-                 * stale one can never point into records appended later. */
-                if (ftruncate(t->fd, 0) == 0) {
-                    t->head = t->tail = 0;
-                    ack_write(t);
-                    fdatasync(t->ack_fd);
-                }
-            }
-            wait_ms(t, t->dirty || t->ack_dirty ? SYNC_MS : IDLE_MS);
-            continue;
-        }
-        uint64_t now = now_ms();
-        if (now < retry_at) {
-            /* Backing off: new events do not cut the wait short, or a dead
-             * target would be tried once per event. */
-            wait_ms(t, retry_at - now < SYNC_MS ? retry_at - now : SYNC_MS);
-            continue;
-        }
-        uint64_t off = t->head;
-        pthread_mutex_unlock(&t->mu);
-        /* Records before the tail never change: read without the lock. */
-        uint32_t h[3];
-        bool ok = pread(t->fd, h, REC_HDR, (off_t)off) == (ssize_t)REC_HDR &&
-                  h[0] == REC_MAGIC && h[1] <= REC_MAX &&
-                  pread(t->fd, buf, h[1], (off_t)(off + REC_HDR)) == (ssize_t)h[1];
-        int rc = ok ? t->kind->send(t->h, buf, h[1]) : -1;
-        pthread_mutex_lock(&t->mu);
-        if (!ok) {
-            /* Unreadable queue (disk error): keep trying, slowly. */
-            atomic_fetch_add(&t->failed, 1);
-            retry_at = now_ms() + BACKOFF_MAX_MS;
-            continue;
-        }
-        if (rc == 0) {
-            t->head = off + REC_HDR + h[1];
-            t->pending--;
-            ack_write(t);
-            t->ack_dirty = true;
-            atomic_fetch_add(&t->delivered, 1);
-            backoff = 0;
-            continue;
-        }
-        atomic_fetch_add(&t->failed, 1);
-        backoff = backoff ? backoff * 2 : BACKOFF_MIN_MS;
-        if (backoff > BACKOFF_MAX_MS)
-            backoff = BACKOFF_MAX_MS;
-        retry_at = now_ms() + backoff;
-    }
-    pthread_mutex_unlock(&t->mu);
-    free(buf);
-    fdatasync(t->fd);
-    fdatasync(t->ack_fd);
-    return NULL;
+    return strata_pqueue_push(n->t[t].q, msg, len);
 }
 
 static void target_fini(struct target *t)
 {
-    if (t->started) {
-        pthread_mutex_lock(&t->mu);
-        t->stop = true;
-        pthread_cond_signal(&t->cv);
-        pthread_mutex_unlock(&t->mu);
-        pthread_join(t->th, NULL);
-    }
+    strata_pqueue_destroy(t->q); /* the thread first: it uses the handle */
+    t->q = NULL;
     if (t->kind && t->h)
         t->kind->close(t->h);
-    if (t->fd >= 0)
-        close(t->fd);
-    if (t->ack_fd >= 0)
-        close(t->ack_fd);
-    pthread_mutex_destroy(&t->mu);
-    pthread_cond_destroy(&t->cv);
 }
 
 void strata_notify_destroy(struct strata_notify *n)
@@ -350,9 +137,6 @@ static int target_open(struct strata_notify *n, const char *spec, const char *co
                        size_t ntokens, const char *dir, char *err, size_t err_len)
 {
     struct target *t = &n->t[n->n];
-    t->fd = t->ack_fd = -1;
-    pthread_mutex_init(&t->mu, NULL);
-    pthread_cond_init(&t->cv, NULL);
     n->n++; /* from here target_fini undoes it */
     const char *addr;
     t->kind = spec_split(spec, t->id, sizeof(t->id), &addr, err, err_len);
@@ -376,21 +160,12 @@ static int target_open(struct strata_notify *n, const char *spec, const char *co
     free(token);
     if (rc)
         return -1;
-    char path[4200];
-    snprintf(path, sizeof(path), "%s/%s.q", dir, t->id);
-    t->fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-    snprintf(path, sizeof(path), "%s/%s.ack", dir, t->id);
-    t->ack_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-    if (t->fd < 0 || t->ack_fd < 0 || queue_recover(t) != 0) {
-        snprintf(err, err_len, "notify target %s: cannot open its queue in %s: %s", t->id, dir,
-                 strerror(errno));
+    char qerr[256];
+    if (strata_pqueue_create(dir, t->id, n->queue_max, target_send_cb, t, &t->q, qerr,
+                             sizeof(qerr)) != 0) {
+        snprintf(err, err_len, "notify target %s: %s", t->id, qerr);
         return -1;
     }
-    if (pthread_create(&t->th, NULL, deliver_main, t) != 0) {
-        snprintf(err, err_len, "notify target %s: cannot start its thread", t->id);
-        return -1;
-    }
-    t->started = true;
     return 0;
 }
 
@@ -463,15 +238,21 @@ void strata_notify_metrics_render(struct strata_sbuf *b)
     struct strata_notify *n = atomic_load(&active);
     if (!n)
         return;
+    struct strata_pqueue_stats st[STRATA_NOTIFY_TARGETS_MAX];
+    for (size_t i = 0; i < n->n; i++)
+        strata_pqueue_stats_get(n->t[i].q, &st[i]);
     static const struct {
         const char *name, *help;
         size_t off;
     } ctrs[] = {
-        {"queued", "Events written to the target's queue.", offsetof(struct target, queued)},
-        {"delivered", "Events the target acknowledged.", offsetof(struct target, delivered)},
-        {"failed", "Delivery attempts that failed (retried).", offsetof(struct target, failed)},
+        {"queued", "Events written to the target's queue.",
+         offsetof(struct strata_pqueue_stats, queued)},
+        {"delivered", "Events the target acknowledged.",
+         offsetof(struct strata_pqueue_stats, delivered)},
+        {"failed", "Delivery attempts that failed (retried).",
+         offsetof(struct strata_pqueue_stats, failed)},
         {"dropped", "Events not queued: the queue was full or could not be written.",
-         offsetof(struct target, dropped)},
+         offsetof(struct strata_pqueue_stats, dropped)},
     };
     for (size_t c = 0; c < sizeof(ctrs) / sizeof(ctrs[0]); c++) {
         strata_sbuf_printf(b, "# HELP strata_notify_%s_total %s\n# TYPE strata_notify_%s_total "
@@ -479,17 +260,12 @@ void strata_notify_metrics_render(struct strata_sbuf *b)
         for (size_t i = 0; i < n->n; i++)
             strata_sbuf_printf(b, "strata_notify_%s_total{target=\"%s\",kind=\"%s\"} %llu\n",
                                ctrs[c].name, n->t[i].id, n->t[i].kind->name,
-                               (unsigned long long)atomic_load(
-                                   (_Atomic uint64_t *)((char *)&n->t[i] + ctrs[c].off)));
+                               (unsigned long long)*(const uint64_t *)((const char *)&st[i] +
+                                                                      ctrs[c].off));
     }
     strata_sbuf_puts(b, "# HELP strata_notify_pending Events queued and not yet delivered.\n"
                         "# TYPE strata_notify_pending gauge\n");
-    for (size_t i = 0; i < n->n; i++) {
-        struct target *t = &n->t[i];
-        pthread_mutex_lock(&t->mu);
-        uint64_t p = t->pending;
-        pthread_mutex_unlock(&t->mu);
-        strata_sbuf_printf(b, "strata_notify_pending{target=\"%s\",kind=\"%s\"} %llu\n", t->id,
-                           t->kind->name, (unsigned long long)p);
-    }
+    for (size_t i = 0; i < n->n; i++)
+        strata_sbuf_printf(b, "strata_notify_pending{target=\"%s\",kind=\"%s\"} %llu\n",
+                           n->t[i].id, n->t[i].kind->name, (unsigned long long)st[i].pending);
 }
