@@ -35,6 +35,7 @@
 #include "srv_config.h"
 #include "srv_tiers.h"
 #include "notify.h"
+#include "repl.h"
 #include "strata/hex.h"
 #include "strata/ilm.h"
 
@@ -57,6 +58,9 @@
 #define HEAL_RATE_DEFAULT 500u
 #define HEAL_INTERVAL_S_DEFAULT 3600u
 #define ORPHAN_GRACE_S_DEFAULT 3600u
+
+/* Long options without a free letter. */
+enum { OPT_REPL_TARGET = 1001, OPT_TIER_CREDS };
 
 static void usage(FILE *f)
 {
@@ -195,6 +199,15 @@ static void usage(FILE *f)
 "                        \"notify-token-files\": [...])\n"
 "  --notify-queue-max N  events pending per target before new ones are dropped\n"
 "                        and counted (default %u)\n"
+"\n"
+"Bucket replication (PutBucketReplication names a target by <Account>NAME):\n"
+"  --replication-target NAME:URL  a replication target, URL http[s]://HOST:PORT\n"
+"                        (another Strata or any S3).  Repeatable; config\n"
+"                        \"replication-targets\": [...].  Each has a persistent\n"
+"                        queue under the first drive (replication/NAME.q)\n"
+"  --tier-credentials FILE  the keys of remote endpoints, JSON {\"NAME\":\n"
+"                        {\"access_key\": ..., \"secret_key\": ..., \"region\": ...}}\n"
+"                        (mode 0600, owned by the daemon's user)\n"
 "\n"
 "Environment:\n"
 "  STRATA_ROOT_USER      root access key (default %s)\n"
@@ -431,6 +444,20 @@ static void crash_hook_arm(struct strata_meta *m)
 
 /* The event targets and their queues (under the first hot drive), before
  * HTTP starts so that no event is emitted without them.  0 or -1. */
+static int repl_start(struct strata_srv *s)
+{
+    char dir[4200], err[512];
+    snprintf(dir, sizeof(dir), "%s/replication", s->cfg.drives[0]);
+    if (strata_repl_create(s->cfg.repl_specs, s->cfg.nrepl_specs, s->cfg.tier_credentials, dir,
+                           s->meta, &s->repl, err, sizeof(err)) != 0) {
+        strata_srv_log(STRATA_LOG_ERR, "cannot start bucket replication: %s", err);
+        return -1;
+    }
+    for (unsigned i = 0; i < s->cfg.nrepl_specs; i++)
+        strata_srv_log(STRATA_LOG_INFO, "replication target %s", s->cfg.repl_specs[i]);
+    return 0;
+}
+
 static int notify_start(struct strata_srv *s)
 {
     char dir[4200], err[512];
@@ -628,6 +655,21 @@ static int server_opt(struct server_args *a, int c, const char *v)
         arr[(*cnt)++] = v;
         break;
     }
+    case OPT_REPL_TARGET: {
+        struct strata_srv_config *cf = a->cfg;
+        char err[512];
+        if (strata_repl_spec_check(v, err, sizeof(err)) != 0) {
+            fprintf(stderr, "strata: %s\n", err);
+            return 2;
+        }
+        if (cf->nrepl_specs == sizeof(cf->repl_specs) / sizeof(cf->repl_specs[0])) {
+            fprintf(stderr, "strata: too many --replication-target\n");
+            return 2;
+        }
+        cf->repl_specs[cf->nrepl_specs++] = v;
+        break;
+    }
+    case OPT_TIER_CREDS: a->cfg->tier_credentials = v; break;
     case 'q': {
         unsigned long long q;
         if (parse_mib(v, 1, 1ull << 32, &q) != 0) {
@@ -709,6 +751,18 @@ static int config_notify(struct server_args *a, json_t *conf, bool targets, bool
     return 0;
 }
 
+/* The config file's "replication-targets" (unless the flag replaces them). */
+static int config_repl(struct server_args *a, json_t *conf, bool flags)
+{
+    size_t i;
+    json_t *v;
+    if (!flags)
+        json_array_foreach(json_object_get(conf, "replication-targets"), i, v)
+            if (server_opt(a, OPT_REPL_TARGET, json_string_value(v)) != 0)
+                return 2;
+    return 0;
+}
+
 /* The value of --config (or --config=FILE) in argv, or NULL. */
 static const char *config_arg(int argc, char **argv)
 {
@@ -781,6 +835,8 @@ static int cmd_server(int argc, char **argv, bool print_only)
         {"notify-target", required_argument, NULL, 'j'},
         {"notify-token-file", required_argument, NULL, 'y'},
         {"notify-queue-max", required_argument, NULL, 'q'},
+        {"replication-target", required_argument, NULL, OPT_REPL_TARGET},
+        {"tier-credentials", required_argument, NULL, OPT_TIER_CREDS},
         {"kms-key-file", required_argument, NULL, 'K'},
         {"sse-c-allow-http", no_argument, NULL, 'S'},
         {"kms-rewrap", no_argument, NULL, 'W'},
@@ -824,7 +880,7 @@ static int cmd_server(int argc, char **argv, bool print_only)
         for (size_t i = 0; opts[i].name; i++)
             if (opts[i].has_arg == required_argument && opts[i].val != 'F' &&
                 opts[i].val != 'Y' && opts[i].val != 'Z' && opts[i].val != 'j' &&
-                opts[i].val != 'y')
+                opts[i].val != 'y' && opts[i].val != OPT_REPL_TARGET)
                 keys[nkeys++] = opts[i].name;
         char err[512];
         conf = strata_srv_config_load(s.cfg.config_file, keys, nkeys, err, sizeof(err));
@@ -852,6 +908,8 @@ static int cmd_server(int argc, char **argv, bool print_only)
             return 2;
         if (config_notify(&a, conf, argv_has(argc, argv, "--notify-target"),
                           argv_has(argc, argv, "--notify-token-file")) != 0)
+            return 2;
+        if (config_repl(&a, conf, argv_has(argc, argv, "--replication-target")) != 0)
             return 2;
     }
     bool rewrap = false;
@@ -997,7 +1055,7 @@ static int cmd_server(int argc, char **argv, bool print_only)
     if (open_storage(&s, inline_max, cache_mb, a.memtable_mb) == 0) {
         crash_hook_arm(s.meta);
         struct strata_ilm *engine = NULL;
-        if (notify_start(&s) == 0 && strata_srv_start(&s) == 0 &&
+        if (notify_start(&s) == 0 && repl_start(&s) == 0 && strata_srv_start(&s) == 0 &&
             ilm_start(&s, &ilm, &engine) == 0) {
             printf("Strata S3 endpoint: %s://%s (%zu drives, %u set%s)\n",
                    s.cfg.tls_cert ? "https" : "http", s.cfg.address, nd, s.nsets,
@@ -1039,11 +1097,15 @@ static int cmd_server(int argc, char **argv, bool print_only)
             strata_ilm_destroy(engine); /* after HTTP: /metrics reads its stats */
             strata_notify_destroy(s.notify); /* after HTTP: nothing emits any more */
             s.notify = NULL;
+            strata_repl_destroy(s.repl); /* after HTTP: nothing queues any more */
+            s.repl = NULL;
             rc = 0;
             strata_srv_log(STRATA_LOG_NOTICE, "HTTP stopped; closing metadata and drives");
         }
         strata_notify_destroy(s.notify); /* a start that failed half-way */
         s.notify = NULL;
+        strata_repl_destroy(s.repl);
+        s.repl = NULL;
         close_storage(&s);
     }
     strata_creds_destroy(atomic_load(&s.creds));

@@ -99,6 +99,9 @@ struct strata_srv_config {
     const char *notify_token_specs[16]; /* --notify-token-file ID:FILE */
     unsigned nnotify_token_specs;
     size_t notify_queue_max; /* --notify-queue-max; 0: the default */
+    const char *repl_specs[16]; /* --replication-target NAME:URL (repl.h) */
+    unsigned nrepl_specs;
+    const char *tier_credentials; /* --tier-credentials FILE (remote_creds.h) */
     const char *tier_specs[8];   /* --tier / "tiers", for the config dump */
     unsigned ntier_specs;
     const char *class_specs[24]; /* --storage-class / "storage-classes" */
@@ -139,6 +142,7 @@ struct strata_srv {
      * default classes. */
     struct strata_srv_tiers *tiers;
     struct strata_notify *notify; /* event targets (notify.h); NULL: none */
+    struct strata_repl *repl;     /* replication targets (repl.h); NULL: none */
 };
 
 enum strata_level {

@@ -9,6 +9,7 @@
 #include "s3_cors.h"
 #include "s3_post.h"
 #include "notify.h"
+#include "repl.h"
 
 #include <string.h>
 #include <strings.h>
@@ -97,6 +98,10 @@ static const struct strata_route routes[] = {
      strata_h_notification_get},
     {"PUT", BKT, "notification", XML, "PutBucketNotificationConfiguration", NULL, NULL,
      strata_h_notification_put},
+    {"GET", BKT, "replication", 0, "GetBucketReplication", NULL, NULL, strata_h_replication_get},
+    {"PUT", BKT, "replication", XML, "PutBucketReplication", NULL, NULL, strata_h_replication_put},
+    {"DELETE", BKT, "replication", 0, "DeleteBucketReplication", NULL, NULL,
+     strata_h_replication_delete},
     /* Preflight: unauthenticated, answered from the bucket's CORS rules. */
     {"OPTIONS", BKT, NULL, 0, "PreflightCORS", NULL, NULL, strata_h_cors_preflight},
     {"OPTIONS", OBJ, NULL, 0, "PreflightCORS", NULL, NULL, strata_h_cors_preflight},
