@@ -590,9 +590,8 @@ struct meta_edit {
     uint8_t data_id[STRATA_DATA_ID_LEN];
     const uint8_t *pidx;
     size_t pidx_len;
-    bool set_hdrs; /* replace the stored headers with hdrs[0..nhdrs) */
-    const struct strata_kv *hdrs;
-    size_t nhdrs;
+    const char *hdr_name;  /* a stored header to set (hdr_value) or remove (NULL) */
+    const char *hdr_value;
     meta_extra_fn extra;
     void *extra_ud;
 };

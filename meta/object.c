@@ -2011,6 +2011,8 @@ int strata_obj_tags_get(struct strata_meta *m, const char *bucket, const char *k
  * once, on the agreed record, what changes.  Under the key lock, committed
  * on the write quorum or undone.
  */
+#define HDR_EDIT_MAX 256 /* more headers than a put can store */
+
 int strata_meta__rec_rewrite(struct strata_meta *m, const char *bucket, const char *key,
                              const char *version_id, meta_edit_fn fn, void *ud,
                              char vid_out[STRATA_VERSION_ID_MAX + 1])
@@ -2084,9 +2086,18 @@ int strata_meta__rec_rewrite(struct strata_meta *m, const char *bucket, const ch
             r.pidx = e.pidx;
             r.pidx_len = e.pidx_len;
         }
-        if (e.set_hdrs) { /* the record's own block stays owned by r */
-            r.hdrs = (struct strata_kv *)(uintptr_t)e.hdrs;
-            r.nhdrs = e.nhdrs;
+        /* One stored header set or removed; the others kept.  r keeps
+         * owning the block its headers point into. */
+        struct strata_kv hkv[HDR_EDIT_MAX + 1];
+        if (e.hdr_name && r.nhdrs <= HDR_EDIT_MAX) {
+            size_t n = 0;
+            for (size_t i = 0; i < r.nhdrs; i++)
+                if (strcmp(r.hdrs[i].name, e.hdr_name) != 0)
+                    hkv[n++] = r.hdrs[i];
+            if (e.hdr_value)
+                hkv[n++] = (struct strata_kv){e.hdr_name, e.hdr_value};
+            r.hdrs = hkv;
+            r.nhdrs = n;
         }
         char *v = NULL;
         size_t vl = 0;
@@ -2201,34 +2212,25 @@ int strata_obj_acl_put(struct strata_meta *m, const char *bucket, const char *ke
     return strata_meta__rec_rewrite(m, bucket, key, version_id, acl_edit_cb, &a, vid_out);
 }
 
-#define HDR_EDIT_MAX 256 /* more than a put can store */
-
 struct hdr_edit {
     const char *name, *value;
-    struct strata_kv kv[HDR_EDIT_MAX + 1];
 };
 
 static int hdr_edit_cb(void *ud, const uint8_t *sk, const struct meta_rec *cur,
                        struct meta_edit *e)
 {
     (void)sk;
-    struct hdr_edit *h = ud;
-    size_t n = 0;
-    for (size_t i = 0; i < cur->nhdrs && n < HDR_EDIT_MAX; i++)
-        if (strcmp(cur->hdrs[i].name, h->name) != 0)
-            h->kv[n++] = cur->hdrs[i];
-    if (h->value)
-        h->kv[n++] = (struct strata_kv){h->name, h->value};
-    e->hdrs = h->kv;
-    e->nhdrs = n;
-    e->set_hdrs = true;
+    (void)cur;
+    const struct hdr_edit *h = ud;
+    e->hdr_name = h->name;
+    e->hdr_value = h->value;
     return 0;
 }
 
 int strata_obj_hdr_set(struct strata_meta *m, const char *bucket, const char *key,
                        const char *version_id, const char *name, const char *value)
 {
-    struct hdr_edit h = {.name = name, .value = value};
+    struct hdr_edit h = {name, value};
     return strata_meta__rec_rewrite(m, bucket, key, version_id, hdr_edit_cb, &h, NULL);
 }
 

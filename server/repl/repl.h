@@ -80,16 +80,6 @@ void strata_repl_emit_put(struct strata_req *r, const struct strata_obj_info *in
  * selecting key replicates delete markers. */
 void strata_repl_emit_delete_marker(struct strata_req *r, const char *key, const char *vid);
 
-/*
- * `strata admin replicate BUCKET` (admin API): queues every current
- * version of bucket that a rule selects and that is not yet replicated
- * (no status, or FAILED), marking it PENDING.  *queued and *seen count
- * them.  0, or a STRATA_E* code (STRATA_ENOTFOUND: no bucket or no
- * replication configuration).
- */
-int strata_repl_existing(struct strata_repl *rp, struct strata_meta *m, const char *bucket,
-                         uint64_t *seen, uint64_t *queued);
-
 /* Per-target gauges and counters, Prometheus text appended to b. */
 void strata_repl_metrics_render(struct strata_sbuf *b);
 
