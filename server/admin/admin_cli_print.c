@@ -303,3 +303,22 @@ void strata_admin_cli_print_user(json_t *doc)
     strata_admin_cli_print_users(one);
     json_decref(one);
 }
+
+void strata_admin_cli_print_repl(json_t *doc)
+{
+    size_t i;
+    json_t *t;
+    json_t *list = json_object_get(doc, "targets");
+    if (!json_array_size(list)) {
+        printf("no replication targets\n");
+        return;
+    }
+    printf("%-16s %-28s %10s %12s %8s %14s %8s\n", "TARGET", "ENDPOINT", "PENDING",
+           "REPLICATED", "FAILED", "BYTES", "LAG s");
+    json_array_foreach(list, i, t)
+        printf("%-16s %-28s %10" PRIu64 " %12" PRIu64 " %8" PRIu64 " %14" PRIu64 " %8.3f\n",
+               json_string_value(json_object_get(t, "name")),
+               json_string_value(json_object_get(t, "endpoint")), num(t, "pending"),
+               num(t, "replicated"), num(t, "failed"), num(t, "bytes"),
+               json_real_value(json_object_get(t, "lag_seconds")));
+}

@@ -16,6 +16,8 @@ void strata_admin_cli_print_audit_tail(json_t *doc);
 void strata_admin_cli_print_ilm(json_t *doc);
 /* One progress-bar line of an ilm status reply, redrawn in place (\r). */
 void strata_admin_cli_print_ilm_bar(json_t *doc);
+/* GET replication/status: one line per replication target. */
+void strata_admin_cli_print_repl(json_t *doc);
 /* Any flat object: "key  value" lines (config, and replies without a table). */
 void strata_admin_cli_print_config(json_t *doc);
 void strata_admin_cli_print_users(json_t *doc);

@@ -408,6 +408,24 @@ int strata_repl_create(const char *const *specs, size_t nspecs, const char *cred
     return 0;
 }
 
+json_t *strata_repl_status_json(void)
+{
+    struct strata_repl *rp = atomic_load(&active);
+    json_t *list = json_array();
+    for (size_t i = 0; list && rp && i < rp->n; i++) {
+        const struct target *t = &rp->t[i];
+        struct strata_pqueue_stats st;
+        strata_pqueue_stats_get(t->q, &st);
+        json_array_append_new(
+            list, json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:f}", "name", t->name, "endpoint",
+                            t->endpoint, "pending", (json_int_t)st.pending, "replicated",
+                            (json_int_t)st.delivered, "failed", (json_int_t)st.rejected, "bytes",
+                            (json_int_t)atomic_load(&t->bytes),
+                            "lag_seconds", (double)atomic_load(&t->lag_ms) / 1000.0));
+    }
+    return list ? json_pack("{s:o}", "targets", list) : NULL;
+}
+
 void strata_repl_metrics_render(struct strata_sbuf *b)
 {
     struct strata_repl *rp = atomic_load(&active);

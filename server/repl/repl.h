@@ -80,6 +80,23 @@ void strata_repl_emit_put(struct strata_req *r, const struct strata_obj_info *in
  * selecting key replicates delete markers. */
 void strata_repl_emit_delete_marker(struct strata_req *r, const char *key, const char *vid);
 
+/*
+ * `strata admin replicate BUCKET` (admin API): queues every current
+ * version of bucket that a rule selects and that is not replicated yet (no
+ * status, or FAILED), marking it PENDING as a new write would be.  *seen
+ * and *queued count them.  0, or a STRATA_E* code (STRATA_ENOTFOUND: no
+ * such bucket, no replication configuration or no targets).  Runs on the
+ * caller's thread for as long as the listing takes.
+ */
+int strata_repl_existing(struct strata_repl *rp, struct strata_meta *m, const char *bucket,
+                         uint64_t *seen, uint64_t *queued);
+
+/* {"targets": [{"name", "endpoint", "pending", "replicated", "failed",
+ * "bytes", "lag_seconds"}]} of the running daemon (an empty list without
+ * targets); NULL when out of memory.  Caller decrefs. */
+struct json_t;
+struct json_t *strata_repl_status_json(void);
+
 /* Per-target gauges and counters, Prometheus text appended to b. */
 void strata_repl_metrics_render(struct strata_sbuf *b);
 

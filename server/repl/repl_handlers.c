@@ -222,3 +222,70 @@ void strata_repl_emit_delete_marker(struct strata_req *r, const char *key, const
         return; /* a replica: replicated further only by its own site's rules */
     queue_by_rule(r->srv->repl, r->srv->meta, &r->binfo, key, vid, NULL, 0, true);
 }
+struct existing {
+    struct strata_repl *rp;
+    struct strata_meta *m;
+    const struct strata_bucket_info *bi;
+    uint64_t seen, queued;
+    int rc;
+};
+
+static int existing_cb(const struct strata_list_entry *e, void *ud)
+{
+    struct existing *x = ud;
+    if (e->is_prefix)
+        return 0;
+    x->seen++;
+    struct strata_obj_info in;
+    memset(&in, 0, sizeof(in));
+    if (strata_obj_head(x->m, x->bi->name, e->key, NULL, &in) != 0) {
+        strata_obj_info_fini(&in);
+        return 0; /* deleted meanwhile */
+    }
+    const char *st = strata_obj_info_hdr(&in, STRATA_REPL_STATUS_HDR);
+    if (!st || strcmp(st, "FAILED") == 0) {
+        /* PENDING first, as for a new write: the queue then settles it. */
+        int rc = strata_obj_hdr_set(x->m, x->bi->name, in.key, in.version_id,
+                                    STRATA_REPL_STATUS_HDR, "PENDING");
+        if (rc == 0)
+            rc = queue_by_rule(x->rp, x->m, x->bi, in.key, in.version_id, in.tags, in.tags_len,
+                               false);
+        if (rc == 0)
+            x->queued++;
+        else if (rc != STRATA_ENOTFOUND) /* no rule selects it: left alone */
+            x->rc = rc;
+        if (rc == STRATA_ENOTFOUND)
+            strata_obj_hdr_set(x->m, x->bi->name, in.key, in.version_id, STRATA_REPL_STATUS_HDR,
+                               st);
+    }
+    strata_obj_info_fini(&in);
+    return x->rc ? -1 : 0;
+}
+
+int strata_repl_existing(struct strata_repl *rp, struct strata_meta *m, const char *bucket,
+                         uint64_t *seen, uint64_t *queued)
+{
+    *seen = *queued = 0;
+    struct strata_bucket_info bi;
+    int rc = strata_bcache_get(m, bucket, &bi);
+    if (rc)
+        return rc;
+    struct strata_doc_ref *ref = NULL;
+    rc = strata_doc_cache_get(&cache, m, &bi, &ref);
+    if (rc || !ref || !rp)
+        return rc ? rc : STRATA_ENOTFOUND;
+    strata_doc_ref_put(ref);
+    struct existing x = {rp, m, &bi, 0, 0, 0};
+    struct strata_list_opts o = {.bucket = bucket, .max_keys = 1000, .maintenance = true};
+    struct strata_list_result res;
+    char after[STRATA_KEY_MAX + 1] = "";
+    do {
+        o.start_after = after[0] ? after : NULL;
+        memset(&res, 0, sizeof(res));
+        rc = strata_obj_list(m, &o, existing_cb, &x, &res);
+        snprintf(after, sizeof(after), "%s", res.next_key);
+    } while (rc == 0 && x.rc == 0 && res.truncated);
+    *seen = x.seen;
+    *queued = x.queued;
+    return rc ? rc : x.rc;
+}
