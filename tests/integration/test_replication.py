@@ -301,6 +301,35 @@ def kill9_with_pending(_):
     assert len(d.list_object_versions(Bucket=db)["Versions"]) == 20
 
 
+@test
+def options_checked(_):
+    def strata(*args):
+        p = subprocess.run([os.environ["STRATA_BIN"], *args], capture_output=True, text=True,
+                           timeout=60, env={"PATH": "/usr/bin:/bin", "HOME": SRC.home})
+        return p.returncode, p.stdout, p.stderr
+    rc, out, err = strata("--print-config", "--replication-target", "a:http://h:1",
+                          "--replication-target", "b_2:https://h.example:443",
+                          "--tier-credentials", creds)
+    assert rc == 0, err
+    doc = json.loads(out)
+    assert doc["replication-targets"] == ["a:http://h:1", "b_2:https://h.example:443"], doc
+    assert doc["tier-credentials"] == creds
+    for bad in ("noport:http://h", "x:ftp://h:1", ":http://h:1", "a b:http://h:1",
+                "p:http://h:1/bucket", "nourl"):
+        rc, out, err = strata("--print-config", "--replication-target", bad)
+        assert rc == 2 and "--replication-target" in err and not out, (bad, rc, out, err)
+    # Credentials: required, and NAME must be in the file.
+    d = [os.path.join(DST.tmp, f"optdrive{i}") for i in range(4)]
+    for x in d:
+        os.makedirs(x, exist_ok=True)
+    rc, out, err = strata("server", "--address", "127.0.0.1:1", "--replication-target",
+                          "site2:http://127.0.0.1:2", *d)
+    assert rc != 0 and "--tier-credentials" in out + err, (rc, out, err)
+    rc, out, err = strata("server", "--address", "127.0.0.1:1", "--replication-target",
+                          "site3:http://127.0.0.1:2", "--tier-credentials", creds, *d)
+    assert rc != 0 and "no credentials for site3" in out + err, (rc, out, err)
+
+
 def admin_cli(*args):
     env = {"PATH": "/usr/bin:/bin", "HOME": SRC.home, "STRATA_ENDPOINT": SRC.endpoint,
            "STRATA_ACCESS_KEY": SRC.ak, "STRATA_SECRET_KEY": SRC.sk}
