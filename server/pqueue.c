@@ -1,13 +1,16 @@
 /*
- * pqueue.c - persistent message queues with a delivery thread (contract
+ * pqueue.c - persistent message queues with delivery threads (contract
  * in pqueue.h).
  *
  * Queue file NAME.q: records of a 12-byte header (magic, payload length,
  * CRC32C of the payload) and the payload, appended at the tail under the
  * queue's mutex by whoever pushes.  NAME.ack holds the offset of the first
- * record not yet done with.  The delivery thread reads the record at that
- * offset, sends it, and when send_cb is done with it moves the offset past
- * it; when it reaches the tail both files go back to empty.  On open the
+ * record not yet done with.  A delivery thread takes the next record not
+ * taken, sends it, and when send_cb is done with it marks it done; the
+ * offset moves past the records at the head that are done (with several
+ * threads a later record may finish first: it is then delivered again
+ * after a crash, as at-least-once allows).  When the offset reaches the
+ * tail both files go back to empty.  On open the
  * records after the offset are counted and a torn last record (a crash
  * mid-append) is cut off.  Syncs are batched: the thread fdatasyncs the
  * queue at most every SYNC_MS while there is unsynced data, and the ack
@@ -41,6 +44,12 @@
 #define BACKOFF_MIN_MS 100
 #define BACKOFF_MAX_MS 5000
 
+/* A record a thread is sending; kept in offset order. */
+struct inflight {
+    uint64_t off, end;
+    bool done;
+};
+
 struct strata_pqueue {
     strata_pqueue_send_cb send_cb;
     void *ud;
@@ -49,13 +58,18 @@ struct strata_pqueue {
     pthread_mutex_t mu;
     pthread_cond_t cv;
     uint64_t head, tail;    /* first record not done with; end of the file */
+    uint64_t next;          /* first record no thread has taken */
     uint64_t pending;       /* records in [head, tail) */
+    struct inflight fl[STRATA_PQUEUE_THREADS_MAX];
+    unsigned nfl;
     bool dirty;             /* appended since the last sync */
     uint64_t last_push_ms;  /* of the last append (now_ms) */
+    uint64_t last_sync_ms;
+    uint64_t stall_until;   /* an unreadable record: wait before trying again */
     bool ack_dirty;
     bool stop;
-    bool started;
-    pthread_t th;
+    unsigned nthreads, started;
+    pthread_t th[STRATA_PQUEUE_THREADS_MAX];
     _Atomic uint64_t queued, delivered, failed, rejected, dropped;
 };
 
@@ -110,6 +124,7 @@ static int queue_recover(struct strata_pqueue *t)
     }
     free(buf);
     t->tail = off;
+    t->next = t->head;
     if (off != size && ftruncate(t->fd, (off_t)off) != 0)
         return -1;
     atomic_store(&t->queued, t->pending);
@@ -134,7 +149,8 @@ int strata_pqueue_push(struct strata_pqueue *t, const void *msg, size_t len)
             t->dirty = true;
             t->last_push_ms = now_ms();
             rc = 0;
-            pthread_cond_signal(&t->cv);
+            /* Every thread: one may be in a backoff wait on the same cv. */
+            pthread_cond_broadcast(&t->cv);
         } else if (w > 0 && ftruncate(t->fd, (off_t)t->tail) != 0) {
             /* A short write left a torn record: recovery cuts it off. */
         }
@@ -158,86 +174,113 @@ static void wait_ms(struct strata_pqueue *t, uint64_t ms)
     pthread_cond_timedwait(&t->cv, &t->mu, &ts);
 }
 
+/* Syncs what is dirty, at most every SYNC_MS; mutex held (released
+ * around the syncs).  Whether it synced. */
+static bool sync_due(struct strata_pqueue *t)
+{
+    if (!(t->dirty || t->ack_dirty) || now_ms() - t->last_sync_ms < SYNC_MS)
+        return false;
+    bool d = t->dirty, a = t->ack_dirty;
+    t->dirty = t->ack_dirty = false;
+    t->last_sync_ms = now_ms();
+    pthread_mutex_unlock(&t->mu);
+    if (d)
+        fdatasync(t->fd);
+    if (a)
+        fdatasync(t->ack_fd);
+    pthread_mutex_lock(&t->mu);
+    return true;
+}
+
+/* A record is done with: the offset moves past every done record at the
+ * head (records taken later may finish first); mutex held. */
+static void finish(struct strata_pqueue *t, uint64_t off)
+{
+    for (unsigned i = 0; i < t->nfl; i++)
+        if (t->fl[i].off == off)
+            t->fl[i].done = true;
+    unsigned k = 0;
+    while (k < t->nfl && t->fl[k].done) {
+        t->head = t->fl[k].end;
+        t->pending--;
+        k++;
+    }
+    if (k) {
+        memmove(t->fl, t->fl + k, (t->nfl - k) * sizeof(t->fl[0]));
+        t->nfl -= k;
+        ack_write(t);
+        t->ack_dirty = true;
+    }
+}
+
+/* One delivery thread: takes the next record, sends it until send_cb is
+ * done with it (backing off between tries), and marks it done. */
 static void *deliver_main(void *arg)
 {
     struct strata_pqueue *t = arg;
     char *buf = malloc(REC_MAX + 1);
-    uint64_t backoff = 0, last_sync = 0, retry_at = 0;
     pthread_mutex_lock(&t->mu);
     while (!t->stop && buf) {
-        if ((t->dirty || t->ack_dirty) && now_ms() - last_sync >= SYNC_MS) {
-            bool d = t->dirty, a = t->ack_dirty;
-            t->dirty = t->ack_dirty = false;
-            pthread_mutex_unlock(&t->mu);
-            if (d)
-                fdatasync(t->fd);
-            if (a)
-                fdatasync(t->ack_fd);
-            last_sync = now_ms();
-            pthread_mutex_lock(&t->mu);
+        if (sync_due(t))
             continue;
-        }
-        if (t->pending == 0) {
-            if (t->tail > 0 && t->head == t->tail &&
-                (t->tail >= TRUNC_BYTES || now_ms() - t->last_push_ms >= IDLE_MS)) {
+        uint64_t now = now_ms();
+        if (t->next == t->tail || t->nfl == STRATA_PQUEUE_THREADS_MAX || now < t->stall_until) {
+            if (t->nfl == 0 && t->tail > 0 && t->head == t->tail &&
+                (t->tail >= TRUNC_BYTES || now - t->last_push_ms >= IDLE_MS)) {
                 /* Caught up: both files back to empty.  The queue first: a
                  * crash in between leaves an offset past the end, which
                  * recovery reads as 0.  The offset is synced at once, so a
                  * stale one can never point into records appended later. */
                 if (ftruncate(t->fd, 0) == 0) {
-                    t->head = t->tail = 0;
+                    t->head = t->tail = t->next = 0;
                     ack_write(t);
                     fdatasync(t->ack_fd);
                 }
             }
-            wait_ms(t, t->dirty || t->ack_dirty ? SYNC_MS : IDLE_MS);
+            wait_ms(t, t->dirty || t->ack_dirty || now < t->stall_until ? SYNC_MS : IDLE_MS);
             continue;
         }
-        uint64_t now = now_ms();
-        if (now < retry_at) {
-            /* Backing off: new messages do not cut the wait short, or a
-             * dead target would be tried once per message. */
-            wait_ms(t, retry_at - now < SYNC_MS ? retry_at - now : SYNC_MS);
-            continue;
-        }
-        uint64_t off = t->head;
-        pthread_mutex_unlock(&t->mu);
-        /* Records before the tail never change: read without the lock. */
+        /* Take the next record.  Records before the tail never change. */
+        uint64_t off = t->next;
         uint32_t h[3];
-        bool ok = pread(t->fd, h, REC_HDR, (off_t)off) == (ssize_t)REC_HDR &&
-                  h[0] == REC_MAGIC && h[1] <= REC_MAX &&
-                  pread(t->fd, buf, h[1], (off_t)(off + REC_HDR)) == (ssize_t)h[1];
-        enum strata_pqueue_sent rc = STRATA_PQUEUE_RETRY;
-        if (ok) {
-            buf[h[1]] = '\0';
-            rc = t->send_cb(t->ud, buf, h[1]);
-        }
-        pthread_mutex_lock(&t->mu);
-        if (!ok) {
+        if (pread(t->fd, h, REC_HDR, (off_t)off) != (ssize_t)REC_HDR || h[0] != REC_MAGIC ||
+            h[1] > REC_MAX || pread(t->fd, buf, h[1], (off_t)(off + REC_HDR)) != (ssize_t)h[1]) {
             /* Unreadable queue (disk error): keep trying, slowly. */
             atomic_fetch_add(&t->failed, 1);
-            retry_at = now_ms() + BACKOFF_MAX_MS;
+            t->stall_until = now + BACKOFF_MAX_MS;
             continue;
         }
-        if (rc != STRATA_PQUEUE_RETRY) {
-            t->head = off + REC_HDR + h[1];
-            t->pending--;
-            ack_write(t);
-            t->ack_dirty = true;
-            atomic_fetch_add(rc == STRATA_PQUEUE_DONE ? &t->delivered : &t->rejected, 1);
-            backoff = 0;
-            continue;
+        buf[h[1]] = '\0';
+        t->next = off + REC_HDR + h[1];
+        t->fl[t->nfl++] = (struct inflight){off, t->next, false};
+        if (t->next < t->tail)
+            pthread_cond_signal(&t->cv); /* another thread may take the next one */
+        uint64_t backoff = 0;
+        enum strata_pqueue_sent rc = STRATA_PQUEUE_RETRY;
+        while (!t->stop) {
+            pthread_mutex_unlock(&t->mu);
+            rc = t->send_cb(t->ud, buf, h[1]);
+            pthread_mutex_lock(&t->mu);
+            if (rc != STRATA_PQUEUE_RETRY)
+                break;
+            atomic_fetch_add(&t->failed, 1);
+            backoff = backoff ? backoff * 2 : BACKOFF_MIN_MS;
+            if (backoff > BACKOFF_MAX_MS)
+                backoff = BACKOFF_MAX_MS;
+            /* New records do not cut the wait short, or a dead target
+             * would be tried once per record. */
+            for (uint64_t until = now_ms() + backoff; !t->stop && now_ms() < until;) {
+                if (!sync_due(t))
+                    wait_ms(t, until - now_ms() < SYNC_MS ? until - now_ms() : SYNC_MS);
+            }
         }
-        atomic_fetch_add(&t->failed, 1);
-        backoff = backoff ? backoff * 2 : BACKOFF_MIN_MS;
-        if (backoff > BACKOFF_MAX_MS)
-            backoff = BACKOFF_MAX_MS;
-        retry_at = now_ms() + backoff;
+        if (rc == STRATA_PQUEUE_RETRY)
+            break; /* stopping: the record stays for the next run */
+        atomic_fetch_add(rc == STRATA_PQUEUE_DONE ? &t->delivered : &t->rejected, 1);
+        finish(t, off);
     }
     pthread_mutex_unlock(&t->mu);
     free(buf);
-    fdatasync(t->fd);
-    fdatasync(t->ack_fd);
     return NULL;
 }
 
@@ -245,13 +288,16 @@ void strata_pqueue_destroy(struct strata_pqueue *t)
 {
     if (!t)
         return;
-    if (t->started) {
-        pthread_mutex_lock(&t->mu);
-        t->stop = true;
-        pthread_cond_signal(&t->cv);
-        pthread_mutex_unlock(&t->mu);
-        pthread_join(t->th, NULL);
-    }
+    pthread_mutex_lock(&t->mu);
+    t->stop = true;
+    pthread_cond_broadcast(&t->cv);
+    pthread_mutex_unlock(&t->mu);
+    for (unsigned i = 0; i < t->started; i++)
+        pthread_join(t->th[i], NULL);
+    if (t->fd >= 0)
+        fdatasync(t->fd);
+    if (t->ack_fd >= 0)
+        fdatasync(t->ack_fd);
     if (t->fd >= 0)
         close(t->fd);
     if (t->ack_fd >= 0)
@@ -261,7 +307,7 @@ void strata_pqueue_destroy(struct strata_pqueue *t)
     free(t);
 }
 
-int strata_pqueue_create(const char *dir, const char *name, size_t max,
+int strata_pqueue_create(const char *dir, const char *name, size_t max, unsigned threads,
                          strata_pqueue_send_cb send_cb, void *ud, struct strata_pqueue **out,
                          char *err, size_t err_len)
 {
@@ -287,12 +333,16 @@ int strata_pqueue_create(const char *dir, const char *name, size_t max,
         strata_pqueue_destroy(t);
         return -1;
     }
-    if (pthread_create(&t->th, NULL, deliver_main, t) != 0) {
-        snprintf(err, err_len, "queue %s: cannot start its thread", name);
-        strata_pqueue_destroy(t);
-        return -1;
+    t->nthreads = threads < 1 ? 1 : threads > STRATA_PQUEUE_THREADS_MAX ? STRATA_PQUEUE_THREADS_MAX
+                                                                        : threads;
+    for (unsigned i = 0; i < t->nthreads; i++) {
+        if (pthread_create(&t->th[i], NULL, deliver_main, t) != 0) {
+            snprintf(err, err_len, "queue %s: cannot start its threads", name);
+            strata_pqueue_destroy(t);
+            return -1;
+        }
+        t->started++;
     }
-    t->started = true;
     *out = t;
     return 0;
 }

@@ -1,17 +1,19 @@
 /*
- * pqueue.h - a persistent, bounded, in-order message queue with one
- * delivery thread: what event notification targets (server/notify) and
- * bucket replication targets (server/repl) are fed through.
+ * pqueue.h - a persistent, bounded message queue with its delivery
+ * threads: what event notification targets (server/notify) and bucket
+ * replication targets (server/repl) are fed through.
  *
  * A queue is an append-only file DIR/NAME.q with the delivered offset in
  * DIR/NAME.ack.  strata_pqueue_push writes the message to the file before
  * it returns (so kill -9 loses nothing once the caller has answered; the
  * file is fdatasync'ed in batches by the delivery thread, so a power loss
- * can lose the last ~50 ms), and the delivery thread hands messages to
- * send_cb in order, one at a time, moving past one only when send_cb says
- * it is done with it: delivery is at least once.  A failed send is retried
- * with exponential backoff (100 ms .. 5 s).  A queue over its bound drops
- * new messages (counted).
+ * can lose the last ~50 ms), and the delivery threads hand messages to
+ * send_cb, a message leaving the queue only when send_cb says it is done
+ * with it: delivery is at least once.  With one thread messages go in
+ * order, one at a time; with N, up to N at once, taken in order (a later
+ * one may finish first).  A failed send is retried with exponential
+ * backoff (100 ms .. 5 s) by the thread holding it.  A queue over its
+ * bound drops new messages (counted).
  *
  * Threads: push and stats from any thread; open and close from one owner.
  */
@@ -22,6 +24,7 @@
 #include <stdint.h>
 
 #define STRATA_PQUEUE_MSG_MAX (1u << 20)
+#define STRATA_PQUEUE_THREADS_MAX 16
 
 /* What send_cb says of one message. */
 enum strata_pqueue_sent {
@@ -30,7 +33,8 @@ enum strata_pqueue_sent {
     STRATA_PQUEUE_GIVE_UP = 1 /* can never be delivered: move on, counted as rejected */
 };
 
-/* Runs on the queue's thread only.  msg is valid during the call. */
+/* Runs on the queue's threads, on several at once when it has several.
+ * msg is valid during the call. */
 typedef enum strata_pqueue_sent (*strata_pqueue_send_cb)(void *ud, const char *msg, size_t len);
 
 struct strata_pqueue_stats {
@@ -46,14 +50,14 @@ struct strata_pqueue;
 
 /*
  * Opens (creates) DIR/NAME.q and .ack, counts what a previous run left
- * (cutting off a torn last record) and starts the delivery thread, which
- * delivers those first.  max: messages pending before push drops (>= 1).
- * dir must exist.  0 with *out, or -1 with err set.
+ * (cutting off a torn last record) and starts threads (1..16) delivery
+ * threads, which deliver those first.  max: messages pending before push
+ * drops (>= 1).  dir must exist.  0 with *out, or -1 with err set.
  */
-int strata_pqueue_create(const char *dir, const char *name, size_t max,
+int strata_pqueue_create(const char *dir, const char *name, size_t max, unsigned threads,
                          strata_pqueue_send_cb send_cb, void *ud, struct strata_pqueue **out,
                          char *err, size_t err_len);
-/* Stops the thread after the send in progress (pending messages stay in
+/* Stops the threads after the sends in progress (pending messages stay in
  * the file for the next run), syncs and frees.  NULL is a no-op. */
 void strata_pqueue_destroy(struct strata_pqueue *q);
 

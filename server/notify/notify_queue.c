@@ -161,7 +161,7 @@ static int target_open(struct strata_notify *n, const char *spec, const char *co
     if (rc)
         return -1;
     char qerr[256];
-    if (strata_pqueue_create(dir, t->id, n->queue_max, target_send_cb, t, &t->q, qerr,
+    if (strata_pqueue_create(dir, t->id, n->queue_max, 1, target_send_cb, t, &t->q, qerr,
                              sizeof(qerr)) != 0) {
         snprintf(err, err_len, "notify target %s: %s", t->id, qerr);
         return -1;

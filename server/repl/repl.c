@@ -392,7 +392,7 @@ int strata_repl_create(const char *const *specs, size_t nspecs, const char *cred
         char e2[256], qname[80];
         snprintf(qname, sizeof(qname), "%s", t->name);
         if (strata_s3c_create(t->endpoint, &o, &t->c, e2, sizeof(e2)) != 0 ||
-            strata_pqueue_create(dir, qname, STRATA_REPL_QUEUE_MAX, target_send_cb, t, &t->q, e2,
+            strata_pqueue_create(dir, qname, STRATA_REPL_QUEUE_MAX, STRATA_REPL_THREADS, target_send_cb, t, &t->q, e2,
                                  sizeof(e2)) != 0) {
             snprintf(err, err_len, "replication target %s: %s", t->name, e2);
             rc = -1;

@@ -33,6 +33,9 @@ struct strata_obj_info;
 
 #define STRATA_REPL_TARGETS_MAX 16
 #define STRATA_REPL_QUEUE_MAX 1000000 /* versions pending per target */
+/* Versions in flight per target.  Their order does not matter: each keeps
+ * its version id, which is its place in the key's history. */
+#define STRATA_REPL_THREADS 8
 /* The request header a replication peer sends with a replica (PutObject)
  * or a replicated delete marker (DeleteObject): the source's version id.
  * Needs s3:ReplicateObject / s3:ReplicateDelete on the target bucket. */
