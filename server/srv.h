@@ -550,6 +550,11 @@ enum s3_err strata_xml_acl_parse(const char *body, size_t len, struct strata_acl
  * parsers outside s3_xml.c (server/notify): the libxml2 document (free
  * with xmlFreeDoc) or NULL for MalformedXML. */
 struct _xmlDoc *strata_xml_body_parse(const char *body, size_t len);
+/* Whether n is the element name; its text content malloc'ed (caller
+ * frees), or NULL. */
+struct _xmlNode;
+bool strata_xml_named(const struct _xmlNode *n, const char *name);
+char *strata_xml_text(struct _xmlNode *n);
 
 /* ---- logging and metrics (log.c, metrics.c) ----------------------------- */
 

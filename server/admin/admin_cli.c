@@ -368,12 +368,9 @@ static int replicate(struct cli *c, const char *bucket)
         }
         json_decref(doc);
         if (tty) {
-            int width = 30, fill = (int)(done * (uint64_t)width / queued);
-            char bar[64];
-            for (int i = 0; i < width; i++)
-                bar[i] = i < fill ? '#' : '-';
-            bar[width] = '\0';
-            printf("\r\033[K[%s] %llu/%llu", bar, (unsigned long long)done,
+            char bar[STRATA_ADMIN_CLI_BAR + 3];
+            strata_admin_cli_bar(bar, done, queued);
+            printf("\r\033[K%s %llu/%llu", bar, (unsigned long long)done,
                    (unsigned long long)queued);
             fflush(stdout);
         } else if (!c->json && tick % 5 == 0) {

@@ -392,8 +392,8 @@ int strata_repl_create(const char *const *specs, size_t nspecs, const char *cred
         char e2[256], qname[80];
         snprintf(qname, sizeof(qname), "%s", t->name);
         if (strata_s3c_create(t->endpoint, &o, &t->c, e2, sizeof(e2)) != 0 ||
-            strata_pqueue_create(dir, qname, STRATA_REPL_QUEUE_MAX, STRATA_REPL_THREADS, target_send_cb, t, &t->q, e2,
-                                 sizeof(e2)) != 0) {
+            strata_pqueue_create(dir, qname, STRATA_REPL_QUEUE_MAX, STRATA_REPL_THREADS,
+                                 target_send_cb, t, &t->q, e2, sizeof(e2)) != 0) {
             snprintf(err, err_len, "replication target %s: %s", t->name, e2);
             rc = -1;
         }
@@ -431,30 +431,29 @@ void strata_repl_metrics_render(struct strata_sbuf *b)
     struct strata_repl *rp = atomic_load(&active);
     if (!rp)
         return;
-    struct strata_pqueue_stats st[STRATA_REPL_TARGETS_MAX];
-    for (size_t i = 0; i < rp->n; i++)
-        strata_pqueue_stats_get(rp->t[i].q, &st[i]);
-    strata_sbuf_puts(b, "# HELP strata_replication_pending Versions and delete markers queued "
-                        "for the target and not yet replicated.\n"
-                        "# TYPE strata_replication_pending gauge\n");
-    for (size_t i = 0; i < rp->n; i++)
-        strata_sbuf_printf(b, "strata_replication_pending{target=\"%s\"} %llu\n",
-                           rp->t[i].name, (unsigned long long)st[i].pending);
-    strata_sbuf_puts(b, "# HELP strata_replication_bytes_total Object bytes replicated.\n"
-                        "# TYPE strata_replication_bytes_total counter\n");
-    for (size_t i = 0; i < rp->n; i++)
-        strata_sbuf_printf(b, "strata_replication_bytes_total{target=\"%s\"} %llu\n",
-                           rp->t[i].name, (unsigned long long)atomic_load(&rp->t[i].bytes));
-    strata_sbuf_puts(b, "# HELP strata_replication_failed_total Versions the target refused "
-                        "for good (marked FAILED).\n"
-                        "# TYPE strata_replication_failed_total counter\n");
-    for (size_t i = 0; i < rp->n; i++)
-        strata_sbuf_printf(b, "strata_replication_failed_total{target=\"%s\"} %llu\n",
-                           rp->t[i].name, (unsigned long long)atomic_load(&rp->t[i].failed));
-    strata_sbuf_puts(b, "# HELP strata_replication_lag_seconds Time from queueing to "
-                        "completion of the last version replicated.\n"
-                        "# TYPE strata_replication_lag_seconds gauge\n");
-    for (size_t i = 0; i < rp->n; i++)
-        strata_sbuf_printf(b, "strata_replication_lag_seconds{target=\"%s\"} %.3f\n",
-                           rp->t[i].name, (double)atomic_load(&rp->t[i].lag_ms) / 1000.0);
+    static const struct {
+        const char *name, *type, *help;
+    } m[] = {
+        {"pending", "gauge", "Versions and delete markers queued for the target and not yet "
+                             "replicated."},
+        {"bytes_total", "counter", "Object bytes replicated."},
+        {"failed_total", "counter", "Versions the target refused for good (marked FAILED)."},
+        {"lag_seconds", "gauge", "Time from queueing to completion of the last version "
+                                 "replicated."},
+    };
+    for (size_t k = 0; k < sizeof(m) / sizeof(m[0]); k++) {
+        strata_sbuf_printf(b, "# HELP strata_replication_%s %s\n# TYPE strata_replication_%s %s\n",
+                           m[k].name, m[k].help, m[k].name, m[k].type);
+        for (size_t i = 0; i < rp->n; i++) {
+            struct target *t = &rp->t[i];
+            struct strata_pqueue_stats st;
+            strata_pqueue_stats_get(t->q, &st);
+            double v = k == 0   ? (double)st.pending
+                       : k == 1 ? (double)atomic_load(&t->bytes)
+                       : k == 2 ? (double)atomic_load(&t->failed)
+                                : (double)atomic_load(&t->lag_ms) / 1000.0;
+            strata_sbuf_printf(b, "strata_replication_%s{target=\"%s\"} %.*f\n", m[k].name,
+                               t->name, k == 3 ? 3 : 0, v);
+        }
+    }
 }

@@ -40,23 +40,10 @@ void strata_repl_config_free(struct strata_repl_conf *c)
     free(c);
 }
 
-static bool named(xmlNodePtr n, const char *name)
-{
-    return n->type == XML_ELEMENT_NODE && strcmp((const char *)n->name, name) == 0;
-}
-
-static char *text(xmlNodePtr n)
-{
-    xmlChar *t = xmlNodeGetContent(n);
-    char *s = t ? strdup((const char *)t) : NULL;
-    xmlFree(t);
-    return s;
-}
-
 /* A Status element's value: 1 Enabled, 0 Disabled, -1 anything else. */
 static int status_of(xmlNodePtr n)
 {
-    char *s = text(n);
+    char *s = strata_xml_text(n);
     int v = !s ? -1 : strcmp(s, "Enabled") == 0 ? 1 : strcmp(s, "Disabled") == 0 ? 0 : -1;
     free(s);
     return v;
@@ -69,7 +56,7 @@ static int status_child(xmlNodePtr n)
     for (xmlNodePtr e = n->children; e; e = e->next) {
         if (e->type != XML_ELEMENT_NODE)
             continue;
-        if (!named(e, "Status") || seen++)
+        if (!strata_xml_named(e, "Status") || seen++)
             return -1;
         v = status_of(e);
     }
@@ -86,10 +73,10 @@ static enum s3_err tag_parse(xmlNodePtr t, struct strata_repl_rule *r, const cha
     for (xmlNodePtr e = t->children; e; e = e->next) {
         if (e->type != XML_ELEMENT_NODE)
             continue;
-        if (named(e, "Key") && !g->key)
-            g->key = text(e);
-        else if (named(e, "Value") && !g->value)
-            g->value = text(e);
+        if (strata_xml_named(e, "Key") && !g->key)
+            g->key = strata_xml_text(e);
+        else if (strata_xml_named(e, "Value") && !g->value)
+            g->value = strata_xml_text(e);
         else
             return S3E_MalformedXML;
     }
@@ -118,11 +105,11 @@ static enum s3_err filter_parse(xmlNodePtr f, struct strata_repl_rule *r, bool i
             continue;
         kids++;
         enum s3_err err = S3E_NONE;
-        if (named(e, "Prefix") && !r->prefix) {
-            r->prefix = text(e);
-        } else if (named(e, "Tag")) {
+        if (strata_xml_named(e, "Prefix") && !r->prefix) {
+            r->prefix = strata_xml_text(e);
+        } else if (strata_xml_named(e, "Tag")) {
             err = tag_parse(e, r, msg);
-        } else if (named(e, "And") && !in_and && !r->and) {
+        } else if (strata_xml_named(e, "And") && !in_and && !r->and) {
             r->and = true;
             err = filter_parse(e, r, true, msg);
         } else {
@@ -144,14 +131,15 @@ static enum s3_err dest_parse(xmlNodePtr d, struct strata_repl_rule *r, const ch
     for (xmlNodePtr e = d->children; e && !err; e = e->next) {
         if (e->type != XML_ELEMENT_NODE)
             continue;
-        if (named(e, "Bucket") && !arn) {
-            arn = text(e);
-        } else if (named(e, "Account") && !r->account) {
-            r->account = text(e);
-        } else if (named(e, "StorageClass") && !r->storage_class) {
-            r->storage_class = text(e);
-        } else if (named(e, "AccessControlTranslation") || named(e, "EncryptionConfiguration") ||
-                   named(e, "Metrics") || named(e, "ReplicationTime")) {
+        if (strata_xml_named(e, "Bucket") && !arn) {
+            arn = strata_xml_text(e);
+        } else if (strata_xml_named(e, "Account") && !r->account) {
+            r->account = strata_xml_text(e);
+        } else if (strata_xml_named(e, "StorageClass") && !r->storage_class) {
+            r->storage_class = strata_xml_text(e);
+        } else if (strata_xml_named(e, "AccessControlTranslation") ||
+                   strata_xml_named(e, "EncryptionConfiguration") ||
+                   strata_xml_named(e, "Metrics") || strata_xml_named(e, "ReplicationTime")) {
             *msg = "Strata does not implement replication owner translation, KMS "
                    "re-encryption, replication metrics or Replication Time Control.";
             err = S3E_NotImplemented;
@@ -192,10 +180,10 @@ static enum s3_err rule_parse(xmlNodePtr q, struct strata_repl_rule *r, const ch
         if (e->type != XML_ELEMENT_NODE)
             continue;
         enum s3_err err = S3E_NONE;
-        if (named(e, "ID") && !r->id) {
-            r->id = text(e);
-        } else if (named(e, "Priority") && !r->has_priority) {
-            char *s = text(e), *end = NULL;
+        if (strata_xml_named(e, "ID") && !r->id) {
+            r->id = strata_xml_text(e);
+        } else if (strata_xml_named(e, "Priority") && !r->has_priority) {
+            char *s = strata_xml_text(e), *end = NULL;
             errno = 0;
             r->priority = s && s[0] ? strtol(s, &end, 10) : -1;
             bool ok = s && end && !*end && errno == 0 && r->priority >= 0 &&
@@ -204,25 +192,25 @@ static enum s3_err rule_parse(xmlNodePtr q, struct strata_repl_rule *r, const ch
             if (!ok)
                 return S3E_MalformedXML;
             r->has_priority = true;
-        } else if (named(e, "Status") && !status) {
+        } else if (strata_xml_named(e, "Status") && !status) {
             int v = status_of(e);
             if (v < 0)
                 return S3E_MalformedXML;
             r->enabled = v == 1;
             status = true;
-        } else if (named(e, "Prefix") && !v1_prefix && !r->filter) {
-            r->prefix = text(e);
+        } else if (strata_xml_named(e, "Prefix") && !v1_prefix && !r->filter) {
+            r->prefix = strata_xml_text(e);
             v1_prefix = true;
-        } else if (named(e, "Filter") && !r->filter && !v1_prefix) {
+        } else if (strata_xml_named(e, "Filter") && !r->filter && !v1_prefix) {
             r->filter = true;
             err = filter_parse(e, r, false, msg);
-        } else if (named(e, "DeleteMarkerReplication") && !r->dm_given) {
+        } else if (strata_xml_named(e, "DeleteMarkerReplication") && !r->dm_given) {
             int v = status_child(e);
             if (v < 0)
                 return S3E_MalformedXML;
             r->dm_given = true;
             r->dm_enabled = v == 1;
-        } else if (named(e, "ExistingObjectReplication") && !r->eor_given) {
+        } else if (strata_xml_named(e, "ExistingObjectReplication") && !r->eor_given) {
             int v = status_child(e);
             if (v < 0)
                 return S3E_MalformedXML;
@@ -232,11 +220,11 @@ static enum s3_err rule_parse(xmlNodePtr q, struct strata_repl_rule *r, const ch
                 return S3E_NotImplemented;
             }
             r->eor_given = true;
-        } else if (named(e, "SourceSelectionCriteria")) {
+        } else if (strata_xml_named(e, "SourceSelectionCriteria")) {
             *msg = "Strata does not implement SourceSelectionCriteria (SSE-KMS objects, "
                    "replica modification sync).";
             return S3E_NotImplemented;
-        } else if (named(e, "Destination") && !dest) {
+        } else if (strata_xml_named(e, "Destination") && !dest) {
             dest = true;
             err = dest_parse(e, r, msg);
         } else {
@@ -276,14 +264,14 @@ enum s3_err strata_repl_config_parse(const char *body, size_t len, strata_repl_d
     *msg = NULL;
     xmlDocPtr doc = strata_xml_body_parse(body, len);
     xmlNodePtr root = doc ? xmlDocGetRootElement(doc) : NULL;
-    if (!root || !named(root, "ReplicationConfiguration")) {
+    if (!root || !strata_xml_named(root, "ReplicationConfiguration")) {
         xmlFreeDoc(doc);
         return S3E_MalformedXML;
     }
     struct strata_repl_conf *c = calloc(1, sizeof(*c));
     size_t nrules = 0;
     for (xmlNodePtr q = root->children; q; q = q->next)
-        nrules += named(q, "Rule");
+        nrules += strata_xml_named(q, "Rule");
     enum s3_err e = S3E_NONE;
     if (!c || !(c->r = calloc(nrules ? nrules : 1, sizeof(*c->r))))
         e = S3E_InternalError;
@@ -294,9 +282,9 @@ enum s3_err strata_repl_config_parse(const char *body, size_t len, strata_repl_d
     for (xmlNodePtr q = root->children; q && !e; q = q->next) {
         if (q->type != XML_ELEMENT_NODE)
             continue;
-        if (named(q, "Role") && !c->role) {
-            c->role = text(q);
-        } else if (named(q, "Rule")) {
+        if (strata_xml_named(q, "Role") && !c->role) {
+            c->role = strata_xml_text(q);
+        } else if (strata_xml_named(q, "Rule")) {
             struct strata_repl_rule *r = &c->r[c->n++];
             e = rule_parse(q, r, msg);
             if (!e && dest_ok && !dest_ok(ud, r->account)) {

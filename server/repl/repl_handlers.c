@@ -16,9 +16,7 @@
 #include "bucket_doc_cache.h"
 #include "sbuf.h"
 #include "srv.h"
-#include "strata/hex.h"
 
-#include <openssl/rand.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -82,12 +80,7 @@ void strata_h_replication_put(struct strata_req *r)
     }
     for (size_t i = 0; i < c->n; i++)
         if (!c->r[i].id) {
-            /* AWS names a rule given without an ID. */
-            unsigned char rnd[12];
-            char id[40];
-            RAND_bytes(rnd, sizeof(rnd));
-            strata_hex_encode(rnd, sizeof(rnd), id);
-            c->r[i].id = strdup(id);
+            c->r[i].id = strata_doc_id_new(); /* AWS names a rule given without an ID */
         }
     /* The stored form must parse again (the cache reloads it with the
      * request-body parser and its ceiling). */
