@@ -415,4 +415,8 @@ def metrics(_):
 
 
 if __name__ == "__main__":
-    run(SRC)  # exits; the target daemon is stopped at exit
+    try:
+        run(SRC)
+    except SystemExit as e:
+        # The target's shutdown and sanitizer log count too.
+        raise SystemExit(e.code if DST.stop() else 1)
