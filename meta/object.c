@@ -1621,6 +1621,36 @@ static int part_commit(struct strata_put *p, const char *etag, const uint8_t *ck
     return rc;
 }
 
+/*
+ * A replica whose version id is already there (a replay after a crash of
+ * the source, or the version sent again): replaced, except a delete
+ * marker, and except a version under Object Lock, which keeps its bytes
+ * (the same bytes again are accepted).  *vq gets the version found (win
+ * -1: none).  Under the key lock.  0 or a STRATA_E* code.
+ */
+static int replica_replace_ok(struct strata_meta *m, const struct strata_put *p,
+                              const char *etag, struct qread *vq)
+{
+    char vid[STRATA_VERSION_ID_MAX + 1];
+    strata_meta__vid_format(p->replica_sk, vid);
+    int rc = qread_for_vid(vq, vid);
+    if (rc == 0)
+        rc = qread_run(m, vq, p->bucket, p->key, true);
+    if (rc == STRATA_ENOTFOUND) {
+        vq->win = -1;
+        return 0;
+    }
+    if (rc)
+        return rc;
+    const struct meta_rec *old = &vq->d[vq->win].rec;
+    if (old->flags & REC_F_DELETE_MARKER)
+        return STRATA_EEXISTS;
+    if (strata_obj_lock_active(&old->lock, strata_meta_lock_now_ms(m)) &&
+        strcmp(old->etag, etag) != 0)
+        return STRATA_ELOCKED;
+    return 0;
+}
+
 int strata_obj_put_commit(struct strata_put *p, struct strata_obj_info *out)
 {
     struct strata_meta *m = p->m;
@@ -1692,6 +1722,10 @@ int strata_obj_put_commit(struct strata_put *p, struct strata_obj_info *out)
     uint32_t crcs[STRATA_DRIVES_MAX];
     rocksdb_writebatch_t *wbs[STRATA_DRIVES_MAX] = {0}, *undo[STRATA_DRIVES_MAX] = {0};
     uint8_t sk[SORTKEY_LEN];
+    struct qread vq; /* a replica: the version its id already names, if any */
+    memset(&vq, 0, sizeof(vq));
+    vq.set = p->set;
+    vq.win = -1;
     /* The bucket may have been deleted (and even created again) since
      * begin: check it under its stripe, held until the commit is done. */
     pthread_rwlock_t *bh = NULL;
@@ -1733,6 +1767,9 @@ int strata_obj_put_commit(struct strata_put *p, struct strata_obj_info *out)
     if (p->replica) { /* the source's id: its place in the history and its time */
         memcpy(sk, p->replica_sk, SORTKEY_LEN);
         mt = strata_meta__sortkey_mtime(sk);
+        rc = replica_replace_ok(m, p, etag, &vq);
+        if (rc)
+            goto unlock;
     }
     r.flags = replaces_null(p->versioning) ? REC_F_NULL : 0;
     r.size = p->got;
@@ -1815,6 +1852,9 @@ unlock:
     } else if (data_done) {
         put_data_rm(p);
     }
+    if (rc == 0 && vq.win >= 0) /* the replica replaced a copy of itself */
+        drop_data(m, p->set, p->bucket, p->key, &vq);
+    qread_fini(&vq);
     qread_fini(&lq);
     qread_fini(&nq);
     strata_obj_put_abort(p);

@@ -79,6 +79,10 @@ const char *strata_repl_status_for_new(struct strata_req *r, const char *key, co
 int strata_repl_peer(struct strata_req *r, const char *action);
 /* After a version committed (info of it): queues it when it is PENDING. */
 void strata_repl_emit_put(struct strata_req *r, const struct strata_obj_info *info);
+/* After the tags, retention or legal hold of version vid of key changed:
+ * a version replication selected (any status but REPLICA) goes PENDING
+ * and is sent again whole (a Strata target replaces its copy). */
+void strata_repl_emit_change(struct strata_req *r, const char *key, const char *vid);
 /* After a delete marker committed on r's bucket: queued when the rule
  * selecting key replicates delete markers. */
 void strata_repl_emit_delete_marker(struct strata_req *r, const char *key, const char *vid);

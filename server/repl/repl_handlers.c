@@ -207,6 +207,25 @@ void strata_repl_emit_put(struct strata_req *r, const struct strata_obj_info *in
     strata_obj_info_fini(&again);
 }
 
+void strata_repl_emit_change(struct strata_req *r, const char *key, const char *vid)
+{
+    if (!r->srv->repl || r->binfo.versioning != STRATA_VERSIONING_ENABLED || !vid || !vid[0])
+        return;
+    struct strata_obj_info in;
+    memset(&in, 0, sizeof(in));
+    if (strata_obj_head(r->srv->meta, r->bucket, key, vid, &in) == 0) {
+        const char *st = strata_obj_info_hdr(&in, STRATA_REPL_STATUS_HDR);
+        if (st && strcmp(st, "REPLICA") != 0 &&
+            strata_obj_hdr_set(r->srv->meta, r->bucket, key, vid, STRATA_REPL_STATUS_HDR,
+                               "PENDING") == 0 &&
+            queue_by_rule(r->srv->repl, r->srv->meta, &r->binfo, key, vid, in.tags, in.tags_len,
+                          false) != 0)
+            strata_obj_hdr_set(r->srv->meta, r->bucket, key, vid, STRATA_REPL_STATUS_HDR,
+                               "FAILED");
+    }
+    strata_obj_info_fini(&in);
+}
+
 void strata_repl_emit_delete_marker(struct strata_req *r, const char *key, const char *vid)
 {
     if (!r->srv->repl || r->binfo.versioning != STRATA_VERSIONING_ENABLED)

@@ -165,6 +165,18 @@ def put_multipart_copy_replicated(_):
     assert sorted((t["Key"], t["Value"]) for t in tags) == [("stage", "raw"), ("team", "ml")]
     ck = d.head_object(Bucket=db, Key="a/one", VersionId=vid, ChecksumMode="ENABLED")
     assert ck["ChecksumSHA256"] == base64.b64encode(hashlib.sha256(data).digest()).decode()
+    # A later tag change goes again.
+    s.put_object_tagging(Bucket=sb, Key="a/one", VersionId=vid,
+                         Tagging={"TagSet": [{"Key": "stage", "Value": "clean"}]})
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        tags = d.get_object_tagging(Bucket=db, Key="a/one", VersionId=vid)["TagSet"]
+        if tags == [{"Key": "stage", "Value": "clean"}]:
+            break
+        time.sleep(0.1)
+    assert tags == [{"Key": "stage", "Value": "clean"}], tags
+    wait_status(s, sb, "a/one", vid, "COMPLETED")
+    assert same_version(s, d, sb, db, "a/one", vid) == data
 
     up = s.create_multipart_upload(Bucket=sb, Key="big", Metadata={"m": "1"})["UploadId"]
     parts = [os.urandom(5 << 20), os.urandom(1 << 20)]
@@ -203,6 +215,33 @@ def lock_settings_replicated(_):
     h = d.head_object(Bucket=db, Key="w", VersionId=vid)
     assert h["ObjectLockMode"] == "GOVERNANCE" and h["ObjectLockLegalHoldStatus"] == "ON"
     assert h["ObjectLockRetainUntilDate"] == until
+    # Later changes of the lock go again: a longer retention, the hold off.
+    later = until + datetime.timedelta(hours=1)
+    s.put_object_retention(Bucket=sb, Key="w", VersionId=vid, Retention={
+        "Mode": "GOVERNANCE", "RetainUntilDate": later})
+    s.put_object_legal_hold(Bucket=sb, Key="w", VersionId=vid, LegalHold={"Status": "OFF"})
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        h = d.head_object(Bucket=db, Key="w", VersionId=vid)
+        if (h["ObjectLockRetainUntilDate"] == later and
+                h.get("ObjectLockLegalHoldStatus") == "OFF"):
+            break
+        time.sleep(0.1)
+    assert h["ObjectLockRetainUntilDate"] == later and h["ObjectLockLegalHoldStatus"] == "OFF", h
+    wait_status(s, sb, "w", vid, "COMPLETED")
+    # A locked replica keeps its bytes: other bytes under its id are refused.
+    def add_hdr(request, **_):
+        request.headers["x-strata-replica-version-id"] = vid
+    d.meta.events.register("before-sign.s3.PutObject", add_hdr)
+    try:
+        other = b"other bytes!"
+        expect_error(lambda: d.put_object(
+            Bucket=db, Key="w", Body=other,
+            ContentMD5=base64.b64encode(hashlib.md5(other).digest()).decode()),
+            "AccessDenied", 403)
+    finally:
+        d.meta.events.unregister("before-sign.s3.PutObject", add_hdr)
+    assert d.get_object(Bucket=db, Key="w", VersionId=vid)["Body"].read() == data
 
 
 @test
