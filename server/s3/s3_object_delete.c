@@ -40,6 +40,11 @@ void strata_h_delete(struct strata_req *r)
     int peer = strata_repl_peer(r, "s3:ReplicateDelete");
     if (peer < 0)
         return;
+    if (peer && vid) { /* deletes of a version are never replicated */
+        r->err_msg = STRATA_REPL_HDR " goes with a delete marker, not a versionId.";
+        strata_req_error(r, S3E_InvalidRequest, 0);
+        return;
+    }
     int rc = peer && !vid ? strata_obj_delete_marker_replica(r->srv->meta, r->bucket, r->key,
                                                              strata_req_hdr(r, STRATA_REPL_HDR),
                                                              &res)

@@ -305,6 +305,27 @@ def peer_header_needs_permission(_):
     except urllib.error.HTTPError as e:
         assert e.code == 403, e.code
     assert "Contents" not in d.list_objects_v2(Bucket=db)
+    # Only PutObject and DeleteObject (without versionId) take it: elsewhere
+    # it would be dropped, so it is refused.
+    vid = d.put_object(Bucket=db, Key="plain", Body=b"p")["VersionId"]
+
+    def with_hdr(event, fn):
+        def add(request, **_):
+            request.headers["x-strata-replica-version-id"] = vid
+        d.meta.events.register(event, add)
+        try:
+            return fn()
+        finally:
+            d.meta.events.unregister(event, add)
+    expect_error(lambda: with_hdr("before-sign.s3.CopyObject", lambda: d.copy_object(
+        Bucket=db, Key="c", CopySource={"Bucket": db, "Key": "plain"})), "NotImplemented", 501)
+    expect_error(lambda: with_hdr("before-sign.s3.CreateMultipartUpload", lambda:
+                                  d.create_multipart_upload(Bucket=db, Key="m")),
+                 "NotImplemented", 501)
+    expect_error(lambda: with_hdr("before-sign.s3.DeleteObject", lambda: d.delete_object(
+        Bucket=db, Key="plain", VersionId=vid)), "InvalidRequest", 400)
+    assert d.get_object(Bucket=db, Key="plain", VersionId=vid)["Body"].read() == b"p"
+    assert [o["Key"] for o in d.list_objects_v2(Bucket=db)["Contents"]] == ["plain"]
 
 
 @test
