@@ -80,6 +80,17 @@ static uint64_t now_ms(void)
     return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
+bool strata_pqueue_name_ok(const char *s, size_t n, size_t max)
+{
+    if (n == 0 || n > max)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') ||
+              (s[i] >= '0' && s[i] <= '9') || s[i] == '-' || s[i] == '_'))
+            return false;
+    return true;
+}
+
 static int ack_write(struct strata_pqueue *t)
 {
     uint64_t v = t->head;

@@ -20,6 +20,7 @@
 #ifndef STRATA_SERVER_PQUEUE_H
 #define STRATA_SERVER_PQUEUE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -47,6 +48,10 @@ struct strata_pqueue_stats {
 };
 
 struct strata_pqueue;
+
+/* Whether s[0..n) may name a queue (its files): 1..max letters, digits,
+ * '-' and '_'.  Pure. */
+bool strata_pqueue_name_ok(const char *s, size_t n, size_t max);
 
 /*
  * Opens (creates) DIR/NAME.q and .ack, counts what a previous run left

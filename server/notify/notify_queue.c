@@ -41,24 +41,14 @@ _Atomic unsigned long long strata_notify__seq;
 /* What /metrics shows; set while the daemon runs. */
 static struct strata_notify *_Atomic active;
 
-static bool id_ok(const char *s, size_t n)
-{
-    if (n == 0 || n > 64)
-        return false;
-    for (size_t i = 0; i < n; i++)
-        if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') ||
-              (s[i] >= '0' && s[i] <= '9') || s[i] == '-' || s[i] == '_'))
-            return false;
-    return true;
-}
-
 /* ID:KIND:ADDRESS split: the kind, or NULL with err set. */
 static const struct strata_notify_kind *spec_split(const char *spec, char *id, size_t id_len,
                                                    const char **addr, char *err, size_t err_len)
 {
     const char *c1 = strchr(spec, ':');
     const char *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
-    if (!c2 || !id_ok(spec, (size_t)(c1 - spec)) || (size_t)(c1 - spec) >= id_len || !c2[1]) {
+    if (!c2 || !strata_pqueue_name_ok(spec, (size_t)(c1 - spec), 64) ||
+        (size_t)(c1 - spec) >= id_len || !c2[1]) {
         snprintf(err, err_len, "--notify-target %s: want ID:KIND:ADDRESS, ID of letters, "
                                "digits, - and _", spec);
         return NULL;

@@ -58,23 +58,12 @@ static int64_t wall_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static bool name_ok(const char *s, size_t n)
-{
-    if (n == 0 || n > STRATA_REMOTE_NAME_MAX)
-        return false;
-    for (size_t i = 0; i < n; i++)
-        if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') ||
-              (s[i] >= '0' && s[i] <= '9') || s[i] == '-' || s[i] == '_'))
-            return false;
-    return true;
-}
-
 /* NAME:URL split into name and endpoint; 0 or -1 with err. */
 static int spec_split(const char *spec, char *name, char *endpoint, size_t ep_len, char *err,
                       size_t err_len)
 {
     const char *c = strchr(spec, ':');
-    if (!c || !name_ok(spec, (size_t)(c - spec))) {
+    if (!c || !strata_pqueue_name_ok(spec, (size_t)(c - spec), STRATA_REMOTE_NAME_MAX)) {
         snprintf(err, err_len, "--replication-target %s: want NAME:URL, NAME of letters, "
                                "digits, - and _", spec);
         return -1;
