@@ -11,7 +11,7 @@ BUILD_PKGS=(
     build-essential cmake pkg-config
     libisal-dev liburing-dev librocksdb-dev libmicrohttpd-dev libmsgpack-dev
     libcmocka-dev libjansson-dev libxml2-dev libssl-dev
-    libcurl4-openssl-dev  # strata admin's HTTP client
+    libcurl4-openssl-dev  # strata admin's HTTP client; the S3 client of remote tiers
     libgnutls28-dev  # libmicrohttpd's TLS sessions (server/http/http.c early_answer)
     libhiredis-dev  # the redis event notification target
     libnats-dev  # the nats event notification target

@@ -203,6 +203,12 @@ static void run_move(struct walk *w, struct action *a)
             strata_log(&e->o.log, STRATA_LOG_DEBUG, MOD,
                        "move of /%s/%s (%s): %s, left to the next pass", w->bucket, a->key,
                        a->id, strata_errname(rc));
+    } else if (rc == STRATA_ELOCKED) {
+        /* The target tier cannot keep this locked version locked. */
+        w->st->skipped_locked++;
+        strata_log(&e->o.log, STRATA_LOG_DEBUG, MOD,
+                   "move of /%s/%s (%s): locked, the target tier cannot hold the lock",
+                   w->bucket, a->key, a->id);
     } else if (rc && rc != STRATA_ENOTFOUND && rc != STRATA_EPRECOND && rc != STRATA_EBUSY) {
         fail_log(w, a, rc);
     }

@@ -412,6 +412,18 @@ static int copy_piece(struct tr *x, size_t i, uint8_t *buf)
     int rc = so->reader_open(x->src->impl, x->place, x->ps[i].id, x->ps[i].size, &r);
     if (rc == 0)
         rc = dop->writer_open(x->dst->impl, x->place, x->nids[i], &w);
+    /* A tier that keeps lock state of its own gets the version's, or
+     * refuses the move (ELOCKED) when it cannot keep it locked. */
+    if (rc == 0 && dop->writer_lock &&
+        strata_obj_lock_active(&x->rec.lock, strata_meta_lock_now_ms(x->m))) {
+        struct strata_tier_lock lk = {.legal_hold = x->rec.lock.legal_hold};
+        if (x->rec.lock.mode != STRATA_LOCK_NONE &&
+            x->rec.lock.until_ms > strata_meta_lock_now_ms(x->m)) {
+            lk.mode = x->rec.lock.mode;
+            lk.until_ms = x->rec.lock.until_ms;
+        }
+        rc = dop->writer_lock(w, &lk);
+    }
     uint32_t crc = 0;
     for (uint64_t off = 0; rc == 0 && off < x->ps[i].size;) {
         size_t n = x->ps[i].size - off < COPY_CHUNK ? (size_t)(x->ps[i].size - off) : COPY_CHUNK;
@@ -442,6 +454,8 @@ static int copy_piece(struct tr *x, size_t i, uint8_t *buf)
 static int verify_piece(struct tr *x, size_t i, uint8_t *buf)
 {
     const struct strata_tier_ops *dop = x->dst->ops;
+    if (dop->verify)
+        return dop->verify(x->dst->impl, x->place, x->nids[i], x->ps[i].size, x->crcs[i]);
     void *r = NULL;
     int rc = dop->reader_open(x->dst->impl, x->place, x->nids[i], x->ps[i].size, &r);
     uint32_t crc = 0;

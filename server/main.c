@@ -34,6 +34,7 @@
 #include "authz.h"
 #include "srv_config.h"
 #include "srv_tiers.h"
+#include "remote_creds.h"
 #include "notify.h"
 #include "repl.h"
 #include "strata/hex.h"
@@ -60,7 +61,7 @@
 #define ORPHAN_GRACE_S_DEFAULT 3600u
 
 /* Long options without a free letter. */
-enum { OPT_REPL_TARGET = 1001, OPT_TIER_CREDS };
+enum { OPT_REPL_TARGET = 1001 };
 
 static void usage(FILE *f)
 {
@@ -179,6 +180,13 @@ static void usage(FILE *f)
 "                        --tier warm:4+2:/mnt/w{1...6}.  Repeatable; --tier hot:...\n"
 "                        replaces the plain drive arguments.  Config file:\n"
 "                        \"tiers\": [\"warm:4+2:/mnt/w{1...6}\", ...]\n"
+"  --tier NAME:s3[,lock]:URL  a remote tier: the bucket at\n"
+"                        URL = http[s]://HOST:PORT/BUCKET[/PREFIX] (path style) of\n"
+"                        any S3 endpoint; ,lock keeps Object Lock on its objects\n"
+"                        (the bucket must have Object Lock), without it locked\n"
+"                        versions never move there\n"
+"  --tier-credentials FILE  keys of remote tiers, JSON {\"NAME\": {\"access_key\":\n"
+"                        ..., \"secret_key\": ..., \"region\": ...}}, mode 0600\n"
 "  --storage-class CLASS:TIER  serve x-amz-storage-class CLASS from TIER\n"
 "                        (repeatable; config \"storage-classes\": [...]).  Defaults:\n"
 "                        STANDARD:hot, STANDARD_IA:warm, WARM:warm, GLACIER:compliance,\n"
@@ -205,9 +213,7 @@ static void usage(FILE *f)
 "                        (another Strata or any S3).  Repeatable; config\n"
 "                        \"replication-targets\": [...].  Each has a persistent\n"
 "                        queue under the first drive (replication/NAME.q)\n"
-"  --tier-credentials FILE  the keys of remote endpoints, JSON {\"NAME\":\n"
-"                        {\"access_key\": ..., \"secret_key\": ..., \"region\": ...}}\n"
-"                        (mode 0600, owned by the daemon's user)\n"
+"                        Keys: NAME's in the --tier-credentials file\n"
 "\n"
 "Environment:\n"
 "  STRATA_ROOT_USER      root access key (default %s)\n"
@@ -260,8 +266,10 @@ static int open_tiers(struct strata_srv *s, struct strata_tier **out, unsigned *
             continue;
         char err[512];
         struct strata_logger log = strata_srv_logger();
-        int rc = strata_srv_tier_open(t, s->cfg.read_cached_max, &log, err, sizeof(err));
-        if (rc == 0 && strata_tier_local_create(t->name, t->sets, t->nsets, &t->tier) != 0) {
+        int rc = strata_srv_tier_open(s->tiers, t, s->cfg.read_cached_max, &log, err,
+                                      sizeof(err));
+        if (rc == 0 && !t->url &&
+            strata_tier_local_create(t->name, t->sets, t->nsets, &t->tier) != 0) {
             snprintf(err, sizeof(err), "tier %s: out of memory", t->name);
             rc = -1;
         }
@@ -272,6 +280,11 @@ static int open_tiers(struct strata_srv *s, struct strata_tier **out, unsigned *
             return -1;
         }
         out[(*n)++] = t->tier;
+        if (t->url) {
+            strata_srv_log(STRATA_LOG_INFO, "tier %s: remote %s%s", t->name, t->url,
+                           t->lock ? " (Object Lock kept)" : "");
+            continue;
+        }
         strata_srv_log(STRATA_LOG_INFO, "tier %s: %u set%s of %u+%u", t->name, t->nsets,
                        t->nsets == 1 ? "" : "s", strata_set_k(t->sets[0]),
                        strata_set_m(t->sets[0]));
@@ -669,7 +682,6 @@ static int server_opt(struct server_args *a, int c, const char *v)
         cf->repl_specs[cf->nrepl_specs++] = v;
         break;
     }
-    case OPT_TIER_CREDS: a->cfg->tier_credentials = v; break;
     case 'q': {
         unsigned long long q;
         if (parse_mib(v, 1, 1ull << 32, &q) != 0) {
@@ -680,6 +692,7 @@ static int server_opt(struct server_args *a, int c, const char *v)
         break;
     }
     case 'K': a->cfg->kms_key_file = v; break;
+    case 'E': a->cfg->tier_credentials = v; break;
     case 'A': a->cfg->admin_users = v; break;
     case 'X': a->cfg->metrics_token_file = v; break;
     case 'o':
@@ -836,8 +849,8 @@ static int cmd_server(int argc, char **argv, bool print_only)
         {"notify-token-file", required_argument, NULL, 'y'},
         {"notify-queue-max", required_argument, NULL, 'q'},
         {"replication-target", required_argument, NULL, OPT_REPL_TARGET},
-        {"tier-credentials", required_argument, NULL, OPT_TIER_CREDS},
         {"kms-key-file", required_argument, NULL, 'K'},
+        {"tier-credentials", required_argument, NULL, 'E'},
         {"sse-c-allow-http", no_argument, NULL, 'S'},
         {"kms-rewrap", no_argument, NULL, 'W'},
         {"mpu-retry-seconds", required_argument, NULL, 'U'},
@@ -1029,6 +1042,15 @@ static int cmd_server(int argc, char **argv, bool print_only)
         free_drives(drives, nd);
         return 1;
     }
+    static struct strata_remote_creds tier_creds;
+    if (s.cfg.tier_credentials &&
+        strata_remote_creds_load(s.cfg.tier_credentials, &tier_creds, errmsg, sizeof(errmsg))) {
+        strata_srv_log(STRATA_LOG_ERR, "cannot load --tier-credentials: %s", errmsg);
+        strata_creds_destroy(creds);
+        free_drives(drives, nd);
+        return 1;
+    }
+    tiers.creds = &tier_creds;
     if (s.cfg.metrics_token_file &&
         strata_metrics_token_load(s.cfg.metrics_token_file, &s.metrics_token, errmsg,
                                   sizeof(errmsg)) != 0) {
@@ -1116,6 +1138,7 @@ static int cmd_server(int argc, char **argv, bool print_only)
     strata_metrics_token_free(s.metrics_token);
     free_drives(drives, nd);
     strata_srv_tiers_fini(&tiers);
+    strata_remote_creds_fini(&tier_creds);
     if (rc == 0)
         strata_srv_log(STRATA_LOG_NOTICE, "stopped cleanly");
     return rc;

@@ -80,6 +80,7 @@ struct strata_srv_config {
     size_t body_memory;      /* bytes of request bodies buffered at once, all requests */
     int64_t lc_day_ms;       /* one lifecycle day (--lc-day-seconds), for x-amz-expiration */
     const char *kms_key_file; /* --kms-key-file: master keys for SSE, or NULL */
+    const char *tier_credentials; /* --tier-credentials: keys of remote endpoints, or NULL */
     bool sse_c_allow_http;    /* --sse-c-allow-http: SSE-C without TLS (loopback tests) */
     bool metrics_public;     /* GET /metrics without credentials */
     const char *metrics_token_file; /* GET /metrics with "Authorization: Bearer" this token */
@@ -101,7 +102,6 @@ struct strata_srv_config {
     size_t notify_queue_max; /* --notify-queue-max; 0: the default */
     const char *repl_specs[16]; /* --replication-target NAME:URL (repl.h) */
     unsigned nrepl_specs;
-    const char *tier_credentials; /* --tier-credentials FILE (remote_creds.h) */
     const char *tier_specs[8];   /* --tier / "tiers", for the config dump */
     unsigned ntier_specs;
     const char *class_specs[24]; /* --storage-class / "storage-classes" */

@@ -139,6 +139,7 @@ json_t *strata_srv_config_json(const struct strata_srv_config *c)
         json_object_set_new(doc, "tiers", tiers ? tiers : json_null());
         json_object_set_new(doc, "storage-classes", classes ? classes : json_null());
         json_object_set_new(doc, "kms-key-file", opt_str(c->kms_key_file));
+        json_object_set_new(doc, "tier-credentials", opt_str(c->tier_credentials));
         json_t *nt = json_array(), *nk = json_array();
         for (unsigned i = 0; nt && i < c->nnotify_specs; i++)
             json_array_append_new(nt, json_string(c->notify_specs[i]));
@@ -153,7 +154,6 @@ json_t *strata_srv_config_json(const struct strata_srv_config *c)
         for (unsigned i = 0; rt && i < c->nrepl_specs; i++)
             json_array_append_new(rt, json_string(c->repl_specs[i]));
         json_object_set_new(doc, "replication-targets", rt ? rt : json_null());
-        json_object_set_new(doc, "tier-credentials", opt_str(c->tier_credentials));
         json_object_set_new(doc, "sse-c-allow-http", json_boolean(c->sse_c_allow_http));
         json_object_set_new(doc, "metrics-token-file", opt_str(c->metrics_token_file));
         json_object_set_new(doc, "region", opt_str(c->region));

@@ -9,6 +9,10 @@
 #include <string.h>
 
 #include "drive_args.h"
+#include "remote_creds.h"
+#include "remote_tier.h"
+#include "s3_client.h"
+#include "strata/log.h"
 
 #define TIER_DRIVES_MAX 256
 
@@ -39,6 +43,30 @@ static bool geometry(const char **s, unsigned *k, unsigned *m)
     return true;
 }
 
+/* NAME:s3[,lock]:URL (rest is what follows NAME:). */
+static int remote_add(struct strata_srv_tiers *ts, struct strata_srv_tier *t, const char *rest,
+                      char *err, size_t errlen)
+{
+    t->lock = strncmp(rest, "s3,lock:", 8) == 0;
+    const char *url = rest + (t->lock ? 8 : 3);
+    struct strata_s3c_url u;
+    if (strcmp(t->name, STRATA_TIER_HOT) == 0) {
+        snprintf(err, errlen, "tier hot holds the metadata: it cannot be remote");
+        return -1;
+    }
+    char why[400];
+    if (strata_s3c_url_parse(url, &u, why, sizeof(why)) != 0) {
+        snprintf(err, errlen, "tier %s: %s", t->name, why);
+        return -1;
+    }
+    if (!(t->url = strdup(url))) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    ts->n++;
+    return 0;
+}
+
 int strata_srv_tiers_add(struct strata_srv_tiers *ts, const char *spec, char *err, size_t errlen)
 {
     const char *colon = strchr(spec, ':');
@@ -61,6 +89,8 @@ int strata_srv_tiers_add(struct strata_srv_tiers *ts, const char *spec, char *er
     memset(t, 0, sizeof(*t));
     memcpy(t->name, name, strlen(name) + 1); /* at most STRATA_TIER_NAME_MAX, checked */
     const char *rest = colon + 1;
+    if (strncmp(rest, "s3:", 3) == 0 || strncmp(rest, "s3,lock:", 8) == 0)
+        return remote_add(ts, t, rest, err, errlen);
     if (geometry(&rest, &t->k, &t->m) &&
         (t->k < 1 || t->m < 1 || t->k + t->m < STRATA_DRIVES_MIN ||
          t->k + t->m > STRATA_DRIVES_MAX)) {
@@ -107,9 +137,46 @@ int strata_srv_tiers_class(struct strata_srv_tiers *ts, const char *spec, char *
     return rc ? -1 : 0;
 }
 
-int strata_srv_tier_open(struct strata_srv_tier *t, uint64_t read_cached_max,
-                         const struct strata_logger *log, char *err, size_t errlen)
+static int remote_open(struct strata_srv_tiers *ts, struct strata_srv_tier *t,
+                       const struct strata_logger *log, char *err, size_t errlen)
 {
+    const char *std = strata_class_map_tier(&ts->map, "STANDARD");
+    if (std && strcmp(std, t->name) == 0) {
+        snprintf(err, errlen,
+                 "tier %s is remote: STANDARD (the class of writes without "
+                 "x-amz-storage-class) cannot map to it",
+                 t->name);
+        return -1;
+    }
+    const struct strata_remote_cred *c = strata_remote_creds_find(ts->creds, t->name);
+    if (!c) {
+        snprintf(err, errlen,
+                 "tier %s: no credentials: give --tier-credentials FILE with an entry \"%s\"",
+                 t->name, t->name);
+        return -1;
+    }
+    struct strata_remote_tier_opts o = {.name = t->name, .url = t->url, .lock = t->lock,
+                                        .access_key = c->access_key,
+                                        .secret_key = c->secret_key, .region = c->region};
+    if (strata_remote_tier_create(&o, &t->tier, err, errlen) != 0)
+        return -1;
+    int rc = strata_remote_tier_check(t->tier, err, errlen);
+    if (rc < 0) {
+        strata_tier_destroy(t->tier);
+        t->tier = NULL;
+        return -1;
+    }
+    if (rc > 0) /* down now: the tier works once it is back */
+        strata_log(log, STRATA_LOG_WARN, "tiers", "%s", err);
+    return 0;
+}
+
+int strata_srv_tier_open(struct strata_srv_tiers *ts, struct strata_srv_tier *t,
+                         uint64_t read_cached_max, const struct strata_logger *log, char *err,
+                         size_t errlen)
+{
+    if (t->url)
+        return remote_open(ts, t, log, err, errlen);
     unsigned per = t->k ? t->k + t->m : strata_drive_set_size_pick((unsigned)t->ndrives);
     t->nsets = (unsigned)(t->ndrives / per);
     t->sets = calloc(t->nsets, sizeof(*t->sets));
@@ -155,8 +222,17 @@ void strata_srv_tiers_fini(struct strata_srv_tiers *ts)
         for (size_t d = 0; ts->t[i].drives && d < ts->t[i].ndrives; d++)
             free(ts->t[i].drives[d]);
         free(ts->t[i].drives);
+        free(ts->t[i].url);
     }
     ts->n = 0;
+}
+
+bool strata_srv_tier_is_remote(const struct strata_srv_tiers *ts, const char *name)
+{
+    for (unsigned i = 0; ts && name && i < ts->n; i++)
+        if (strcmp(ts->t[i].name, name) == 0)
+            return ts->t[i].url != NULL;
+    return false;
 }
 
 const char *strata_srv_class_tier(const struct strata_srv_tiers *ts, const char *cls)

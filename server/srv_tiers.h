@@ -3,7 +3,8 @@
  * --storage-class / "storage-classes", opening each tier's drive sets.
  *
  * A tier spec is NAME:[K+M:]DRIVE[,DRIVE...]; each DRIVE may be a range
- * (/mnt/w{1...6}).  K+M fixes the geometry (the drive count must be a
+ * (/mnt/w{1...6}).  NAME:s3[,lock]:URL is a remote tier (remote_tier.h),
+ * its keys under NAME in the --tier-credentials file.  K+M fixes the geometry (the drive count must be a
  * multiple of K+M); without it the sets are picked as for the plain drive
  * list.  "hot" names the tier that also holds the metadata (the plain
  * drive arguments, when no --tier hot is given).
@@ -11,6 +12,7 @@
 #ifndef STRATA_SERVER_SRV_TIERS_H
 #define STRATA_SERVER_SRV_TIERS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "strata/erasure.h"
@@ -34,12 +36,17 @@ struct strata_srv_tier {
     struct strata_set **sets; /* after open */
     unsigned nsets;
     struct strata_tier *tier; /* after open (not for hot: meta makes that one) */
+    char *url;          /* a remote (S3) tier's http[s]://HOST:PORT/BUCKET[/PREFIX]; owned */
+    bool lock;          /* remote: Object Lock kept on the remote objects */
 };
+
+struct strata_remote_creds;
 
 struct strata_srv_tiers {
     struct strata_srv_tier t[STRATA_TIERS_MAX];
     unsigned n;
     struct strata_class_map map;
+    const struct strata_remote_creds *creds; /* --tier-credentials, for remote tiers */
 };
 
 void strata_srv_tiers_init(struct strata_srv_tiers *ts); /* default class map, no tiers */
@@ -50,12 +57,18 @@ int strata_srv_tiers_class(struct strata_srv_tiers *ts, const char *spec, char *
                            size_t errlen);
 /* The tier named name, or NULL. */
 struct strata_srv_tier *strata_srv_tiers_find(struct strata_srv_tiers *ts, const char *name);
-/* Sets of K+M drives (or picked), opened with set indexes from 0.
+/* Sets of K+M drives (or picked), opened with set indexes from 0; a
+ * remote tier: its strata_tier made (t->tier) and its bucket checked (a
+ * remote that cannot be reached now is only logged).
  * 0, or -1 with err (what was opened is closed again). */
-int strata_srv_tier_open(struct strata_srv_tier *t, uint64_t read_cached_max,
-                         const struct strata_logger *log, char *err, size_t errlen);
+int strata_srv_tier_open(struct strata_srv_tiers *ts, struct strata_srv_tier *t,
+                         uint64_t read_cached_max, const struct strata_logger *log, char *err,
+                         size_t errlen);
 void strata_srv_tier_close(struct strata_srv_tier *t);
 void strata_srv_tiers_fini(struct strata_srv_tiers *ts); /* closes and frees */
+/* Whether the tier named name is a remote (S3) tier: reached by lifecycle
+ * transitions only, never by a write naming its class. */
+bool strata_srv_tier_is_remote(const struct strata_srv_tiers *ts, const char *name);
 /* Every storage class mapped to a configured tier is usable; "the class
  * of a request" check: the tier name, or NULL (InvalidStorageClass). */
 const char *strata_srv_class_tier(const struct strata_srv_tiers *ts, const char *cls);

@@ -794,7 +794,8 @@ uint64_t strata_meta_memtable_size(const struct strata_meta *m);
  *   2. the data is copied (the version pinned, so a delete meanwhile cannot
  *      cut the copy) to new data ids on the target tier, with a CRC32C of
  *      every source byte;
- *   3. the copies are read back and their CRC32C compared;
+ *   3. the copies are read back and their CRC32C compared (or, on a tier
+ *      with a verify op, checked against what the tier stored: tier.h);
  *   4. the version record (and a multipart version's part table) is
  *      rewritten on the write quorum to name the copies, the tier and the
  *      class, only if it still names the data that was copied;
@@ -805,7 +806,8 @@ uint64_t strata_meta_memtable_size(const struct strata_meta *m);
  * (their bytes live in the records, on the hot tier) only change class and
  * tier name in their records.  Encrypted data moves as stored (ciphertext).
  * Object Lock does not stop a transition (nothing is removed that the
- * version needs).
+ * version needs), except to a tier that keeps lock state of its own and
+ * cannot keep this version locked: STRATA_ELOCKED, nothing moved.
  * 0 with res filled (bytes copied; 0 when the version was on the tier
  * already); STRATA_EPRECOND when the version changed meanwhile, or
  * STRATA_ENOTFOUND when it is gone (nothing moved, the copy is removed);

@@ -25,6 +25,14 @@
 #define STRATA_TIER_NAME_MAX 31
 #define STRATA_TIERS_MAX 8
 
+/* The Object Lock state a data object must carry where it is stored (a
+ * remote tier that keeps the same retention on its copy). */
+struct strata_tier_lock {
+    int mode;         /* enum strata_lock_mode (meta.h); 0: no retention */
+    int64_t until_ms; /* retain-until, Unix ms, with a mode */
+    bool legal_hold;
+};
+
 struct strata_tier_ops {
     /* A new data object (nothing refers to it before the caller commits a
      * record naming it).  finish makes it durable; destroy after a failed
@@ -37,6 +45,12 @@ struct strata_tier_ops {
     int (*write)(void *w, const void *buf, size_t len);
     int (*finish)(void *w);
     void (*writer_destroy)(void *w); /* NULL is a no-op */
+    /* Optional, before the first write: the data belongs to a version
+     * Object Lock holds now.  NULL: the tier keeps no lock state of its own
+     * (a local tier: the records hold it).  0, or STRATA_ELOCKED when the
+     * tier cannot keep the data locked (the caller must not move it
+     * there), STRATA_EBUSY when it cannot tell now (retry later). */
+    int (*writer_lock)(void *w, const struct strata_tier_lock *lock);
     /* Byte ranges of a data object of size bytes; never wrong bytes
      * (STRATA_ECORRUPT, STRATA_EQUORUM, STRATA_ENOTFOUND as erasure.h). */
     int (*reader_open)(void *impl, uint32_t place, const uint8_t id[STRATA_DATA_ID_LEN],
@@ -53,6 +67,14 @@ struct strata_tier_ops {
     /* 0 when the data object of size bytes is there and readable (its first
      * and last byte), else STRATA_ENOTFOUND or the read error. */
     int (*stat)(void *impl, uint32_t place, const uint8_t id[STRATA_DATA_ID_LEN], uint64_t size);
+    /* Optional: whether the data object written (and finished) holds size
+     * bytes whose CRC32C is crc, from what the tier checked as it stored
+     * them (a remote's ETag against the MD5 of what was sent, and the
+     * CRC32C recorded with it) rather than by reading the bytes back.
+     * NULL: the caller reads the object back.  0, STRATA_ECORRUPT, or a
+     * read error. */
+    int (*verify)(void *impl, uint32_t place, const uint8_t id[STRATA_DATA_ID_LEN], uint64_t size,
+                  uint32_t crc);
     /* Optional: restore full redundancy; *healed counts pieces rewritten. */
     int (*heal)(void *impl, uint32_t place, const uint8_t id[STRATA_DATA_ID_LEN], uint64_t size,
                 unsigned *healed);

@@ -45,6 +45,29 @@ static void when(time_t t, char *buf, size_t len)
         snprintf(buf, len, "-");
 }
 
+/* A remote tier's health under its row: where, how much, when it last
+ * answered and its last error. */
+static void remote_rows(json_t *rem)
+{
+    char pb[32], gb[32];
+    time_t now = time(NULL);
+    uint64_t ok = num(rem, "last_success_ms") / 1000, bad = num(rem, "last_error_ms") / 1000;
+    printf("  %s%s\n", str(rem, "url"), json_is_true(json_object_get(rem, "lock"))
+                                           ? " (Object Lock kept)" : "");
+    printf("  stored %" PRIu64 " (%s), read %" PRIu64 " (%s), errors %" PRIu64
+           ", missing %" PRIu64 ", locked versions refused %" PRIu64 "\n",
+           num(rem, "puts"), human(num(rem, "put_bytes"), pb, sizeof(pb)), num(rem, "gets"),
+           human(num(rem, "get_bytes"), gb, sizeof(gb)), num(rem, "errors"), num(rem, "missing"),
+           num(rem, "lock_refused"));
+    if (ok)
+        printf("  last success %llds ago\n", (long long)(now - (time_t)ok));
+    else
+        printf("  last success: never\n");
+    if (bad)
+        printf("  last error %llds ago: %s\n", (long long)(now - (time_t)bad),
+               str(rem, "last_error"));
+}
+
 void strata_admin_cli_print_info(json_t *doc)
 {
     uint64_t up = (uint64_t)json_number_value(json_object_get(doc, "uptime_s"));
@@ -93,6 +116,12 @@ void strata_admin_cli_print_info(json_t *doc)
         char drives[32];
         snprintf(drives, sizeof(drives), "%" PRIu64 "/%" PRIu64, num(tier, "drives_online"),
                  num(tier, "drives_total"));
+        json_t *rem = json_object_get(tier, "remote");
+        if (rem) {
+            printf("%-12s %5s %14s  %s\n", str(tier, "name"), "-", "remote", classes);
+            remote_rows(rem);
+            continue;
+        }
         printf("%-12s %5" PRIu64 " %14s  %s\n", str(tier, "name"), num(tier, "sets_total"), drives,
                classes);
     }

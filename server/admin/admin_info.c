@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/statvfs.h>
 
+#include "remote_tier.h"
 #include "srv_tiers.h"
 
 static json_t *drive_json(struct strata_set *set, unsigned d)
@@ -100,6 +101,20 @@ static json_t *tier_json(const char *name, json_t *js, unsigned n, unsigned tota
                      (int)online, "sets", js);
 }
 
+/* A remote tier's health: where, counters, last success and last error. */
+static json_t *remote_json(struct strata_tier *t)
+{
+    struct strata_remote_health h;
+    strata_remote_tier_health(t, &h);
+    return json_pack("{s:s, s:b, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:s}", "url", h.url,
+                     "lock", h.lock, "puts", (json_int_t)h.puts, "put_bytes",
+                     (json_int_t)h.put_bytes, "gets", (json_int_t)h.gets, "get_bytes",
+                     (json_int_t)h.get_bytes, "errors", (json_int_t)h.errors, "missing",
+                     (json_int_t)h.missing, "lock_refused", (json_int_t)h.lock_refused,
+                     "last_success_ms", (json_int_t)h.last_ok_ms, "last_error_ms",
+                     (json_int_t)h.last_error_ms, "last_error", h.last_error);
+}
+
 void strata_admin__info(struct strata_req *r, const char *arg)
 {
     struct strata_srv *s = r->srv;
@@ -115,7 +130,10 @@ void strata_admin__info(struct strata_req *r, const char *arg)
             continue;
         unsigned tt = 0, to = 0;
         json_t *js = sets_json(t->sets, t->nsets, &tt, &to);
-        json_array_append_new(tiers, tier_json(t->name, js, t->nsets, tt, to, map));
+        json_t *tj = tier_json(t->name, js, t->nsets, tt, to, map);
+        if (t->url && t->tier && strata_remote_tier_is(t->tier))
+            json_object_set_new(tj, "remote", remote_json(t->tier));
+        json_array_append_new(tiers, tj);
         json_decref(js);
     }
     json_t *doc = json_pack("{s:s, s:f, s:i, s:i, s:i, s:i, s:o, s:o}", "version",

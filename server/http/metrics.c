@@ -18,6 +18,7 @@
 
 #include "strata/ilm.h"
 #include "notify.h"
+#include "remote_tier.h"
 #include "repl.h"
 
 static const char *const methods[] = {"GET", "PUT", "HEAD", "DELETE", "POST", "OTHER"};
@@ -121,7 +122,7 @@ static const struct {
     ILM_C("delete_markers_removed", "Expired object delete markers removed.", markers_removed),
     ILM_C("uploads_aborted", "Incomplete multipart uploads aborted by lifecycle rules.",
           uploads_aborted),
-    ILM_C("skipped_locked", "Lifecycle deletes refused by Object Lock (left alone).",
+    ILM_C("skipped_locked", "Lifecycle deletes and moves refused by Object Lock (left alone).",
           skipped_locked),
     ILM_C("errors", "Lifecycle, heal and reclaim failures (retried next pass).", errors),
     ILM_C("healed", "Records and shards rewritten by healing from the scanner.", healed),
@@ -323,6 +324,7 @@ void strata_metrics_render(struct strata_sbuf *b, unsigned inflight)
                 "Time from the request line to the response headers being queued, by S3 operation.",
                 offsetof(struct shard, op_ttfb));
     strata_notify_metrics_render(b);
+    strata_remote_tier_metrics_render(b);
     strata_repl_metrics_render(b);
     strata_sbuf_printf(b, "# HELP strata_http_inflight Requests being served.\n"
                           "# TYPE strata_http_inflight gauge\nstrata_http_inflight %u\n",

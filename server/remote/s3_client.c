@@ -20,6 +20,7 @@
 
 #include <ctype.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -149,9 +150,13 @@ enum strata_s3c_result strata_s3c_classify(long status, const char *code)
     return STRATA_S3C_OTHER;
 }
 
+/* src cut to fit dst (max bytes with the NUL); NULL reads as "". */
 static void copy_text(char *dst, size_t max, const char *src)
 {
-    snprintf(dst, max, "%s", src ? src : "");
+    size_t n = src ? strnlen(src, max - 1) : 0;
+    if (n)
+        memcpy(dst, src, n);
+    dst[n] = '\0';
 }
 
 void strata_s3c_error_parse(const char *body, size_t len, struct strata_s3c_error *e)
@@ -430,22 +435,29 @@ static size_t header_cb(char *line, size_t sz, size_t nm, void *ud)
         if (l && s[l - 1] == '"')
             s[--l] = '\0';
         copy_text(o->etag, sizeof(o->etag), s);
-    } else if (header_is(line, n, "x-amz-version-id", v, sizeof(v))) {
-        copy_text(o->version_id, sizeof(o->version_id), v);
-    } else if (header_is(line, n, "x-amz-storage-class", v, sizeof(v))) {
-        copy_text(o->storage_class, sizeof(o->storage_class), v);
-    } else if (header_is(line, n, "Last-Modified", v, sizeof(v))) {
-        copy_text(o->last_modified, sizeof(o->last_modified), v);
-    } else if (header_is(line, n, "x-amz-object-lock-mode", v, sizeof(v))) {
-        copy_text(o->lock_mode, sizeof(o->lock_mode), v);
-    } else if (header_is(line, n, "x-amz-object-lock-retain-until-date", v, sizeof(v))) {
-        copy_text(o->lock_until, sizeof(o->lock_until), v);
-    } else if (header_is(line, n, "x-amz-object-lock-legal-hold", v, sizeof(v))) {
-        copy_text(o->legal_hold, sizeof(o->legal_hold), v);
-    } else if (header_is(line, n, "x-amz-checksum-crc32c", v, sizeof(v))) {
-        copy_text(o->checksum_crc32c, sizeof(o->checksum_crc32c), v);
     } else if (n > 11 && strncasecmp(line, "x-amz-meta-", 11) == 0) {
         meta_add(o, line, n);
+    } else {
+        /* Headers kept as sent, each in its field of struct strata_s3c_obj. */
+        static const struct {
+            const char *name;
+            size_t off, size;
+        } fields[] = {
+#define F(hdr, f) {hdr, offsetof(struct strata_s3c_obj, f), sizeof(((struct strata_s3c_obj *)0)->f)}
+            F("x-amz-version-id", version_id),
+            F("x-amz-storage-class", storage_class),
+            F("Last-Modified", last_modified),
+            F("x-amz-object-lock-mode", lock_mode),
+            F("x-amz-object-lock-retain-until-date", lock_until),
+            F("x-amz-object-lock-legal-hold", legal_hold),
+            F("x-amz-checksum-crc32c", checksum_crc32c),
+#undef F
+        };
+        for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
+            if (header_is(line, n, fields[i].name, v, sizeof(v))) {
+                copy_text((char *)o + fields[i].off, fields[i].size, v);
+                break;
+            }
     }
     return n;
 }
@@ -660,15 +672,25 @@ static enum strata_s3c_result simple(struct strata_s3c *c, enum method m, const 
     return res;
 }
 
+/* A request on one key (and version): sub-resource sub ("retention=", or
+ * NULL), body as in simple. */
+static enum strata_s3c_result keyed(struct strata_s3c *c, enum method m, const char *bucket,
+                                    const char *key, const char *version_id, const char *sub,
+                                    const char *body, struct strata_s3c_obj *info,
+                                    struct strata_s3c_error *e)
+{
+    char q[512];
+    if (!key || version_query(sub, version_id, q, sizeof(q)) != 0)
+        return no_handle(e, "bad key or version id");
+    return simple(c, m, bucket, key, q, body, NULL, info, NULL, NULL, e);
+}
+
 enum strata_s3c_result strata_s3c_head_object(struct strata_s3c *c, const char *bucket,
                                               const char *key, const char *version_id,
                                               struct strata_s3c_obj *info,
                                               struct strata_s3c_error *e)
 {
-    char q[512];
-    if (!key || version_query(NULL, version_id, q, sizeof(q)) != 0)
-        return no_handle(e, "bad key or version id");
-    return simple(c, M_HEAD, bucket, key, q, NULL, NULL, info, NULL, NULL, e);
+    return keyed(c, M_HEAD, bucket, key, version_id, NULL, NULL, info, e);
 }
 
 enum strata_s3c_result strata_s3c_delete_object(struct strata_s3c *c, const char *bucket,
@@ -754,16 +776,6 @@ enum strata_s3c_result strata_s3c_copy_object(struct strata_s3c *c, const char *
     return res;
 }
 
-static enum strata_s3c_result put_sub(struct strata_s3c *c, const char *bucket, const char *key,
-                                      const char *version_id, const char *sub, const char *body,
-                                      struct strata_s3c_error *e)
-{
-    char q[512];
-    if (!key || version_query(sub, version_id, q, sizeof(q)) != 0)
-        return no_handle(e, "bad key or version id");
-    return simple(c, M_PUT, bucket, key, q, body, NULL, NULL, NULL, NULL, e);
-}
-
 enum strata_s3c_result strata_s3c_put_retention(struct strata_s3c *c, const char *bucket,
                                                 const char *key, const char *version_id,
                                                 const char *mode, const char *until,
@@ -777,7 +789,7 @@ enum strata_s3c_result strata_s3c_put_retention(struct strata_s3c *c, const char
              "<Retention xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\"><Mode>%s</Mode>"
              "<RetainUntilDate>%s</RetainUntilDate></Retention>",
              mode, until);
-    return put_sub(c, bucket, key, version_id, "retention=", body, e);
+    return keyed(c, M_PUT, bucket, key, version_id, "retention=", body, NULL, e);
 }
 
 enum strata_s3c_result strata_s3c_put_legal_hold(struct strata_s3c *c, const char *bucket,
@@ -789,7 +801,7 @@ enum strata_s3c_result strata_s3c_put_legal_hold(struct strata_s3c *c, const cha
              "<LegalHold xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\"><Status>%s</Status>"
              "</LegalHold>",
              on ? "ON" : "OFF");
-    return put_sub(c, bucket, key, version_id, "legal-hold=", body, e);
+    return keyed(c, M_PUT, bucket, key, version_id, "legal-hold=", body, NULL, e);
 }
 
 enum strata_s3c_result strata_s3c_lock_enabled(struct strata_s3c *c, const char *bucket,
@@ -825,6 +837,13 @@ enum strata_s3c_result strata_s3c_lock_enabled(struct strata_s3c *c, const char 
         xmlFreeDoc(doc);
     }
     return res;
+}
+
+enum strata_s3c_result strata_s3c_create_bucket(struct strata_s3c *c, const char *bucket,
+                                                bool lock, struct strata_s3c_error *e)
+{
+    const char *hdrs[] = {"x-amz-bucket-object-lock-enabled: true", NULL};
+    return simple(c, M_PUT, bucket, NULL, NULL, NULL, lock ? hdrs : NULL, NULL, NULL, NULL, e);
 }
 
 enum strata_s3c_result strata_s3c_head_bucket(struct strata_s3c *c, const char *bucket,

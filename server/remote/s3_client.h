@@ -171,6 +171,11 @@ enum strata_s3c_result strata_s3c_put_legal_hold(struct strata_s3c *c, const cha
  * (an answer of ObjectLockConfigurationNotFoundError is OK, *enabled false). */
 enum strata_s3c_result strata_s3c_lock_enabled(struct strata_s3c *c, const char *bucket,
                                                bool *enabled, struct strata_s3c_error *e);
+/* CreateBucket (with Object Lock enabled when lock; no location
+ * constraint: the endpoint's default region).  An existing bucket of these
+ * keys answers BucketAlreadyOwnedByYou (OTHER, or OK in us-east-1). */
+enum strata_s3c_result strata_s3c_create_bucket(struct strata_s3c *c, const char *bucket,
+                                                bool lock, struct strata_s3c_error *e);
 /* HeadBucket: OK when the bucket is there and these keys may use it. */
 enum strata_s3c_result strata_s3c_head_bucket(struct strata_s3c *c, const char *bucket,
                                               struct strata_s3c_error *e);

@@ -166,6 +166,10 @@ enum s3_err strata_storage_class_resolve(struct strata_srv *srv, const char *sc,
                                : (strcmp(sc, "STANDARD") == 0 ? STRATA_TIER_HOT : NULL);
     if (!t || !strata_meta_tier_known(srv->meta, t))
         return S3E_InvalidStorageClass; /* unknown class, or its tier is not configured */
+    /* A remote tier takes data by lifecycle transitions only, where Object
+     * Lock is carried over or the move refused (remote_tier.h). */
+    if (srv->tiers && strata_srv_tier_is_remote(srv->tiers, t))
+        return S3E_InvalidStorageClass;
     *tier = t;
     return S3E_NONE;
 }

@@ -1,5 +1,6 @@
 """benchlib.py - what the Python benchmark programs of tests/bench share: a
-free loopback port, waiting for /health/ready, /metrics as a dict, and one
+free loopback port, waiting for /health/ready, /metrics as a dict, the
+time lifecycle transitions take to move a number of bytes, and one
 wrk cell of presigned 100 KiB GETs (tests/bench/s3.sh's get100k cell: the
 dataloader benchmark) reporting p50/p99 and its latency histogram, and the
 p99 of several cells pooled from their histograms.
@@ -74,6 +75,21 @@ def metrics(ep, prefixes=("strata_",)):
             if name.startswith(tuple(prefixes)):
                 g[name] = max(g.get(name, 0), float(v))
     return g
+
+
+def timed_move(ep, base, until_bytes):
+    """Wait until strata_ilm_bytes_moved_total reaches until_bytes; the
+    seconds from the first byte moved (the counter leaving base) to the
+    last (sampled every 50 ms)."""
+    t0 = None
+    while True:
+        v = metrics(ep, ("strata_ilm_bytes_moved_total",))["strata_ilm_bytes_moved_total"]
+        now = time.monotonic()
+        if t0 is None and v > base:
+            t0 = now
+        if v >= until_bytes:
+            return max(now - (t0 if t0 is not None else now), 0.05)
+        time.sleep(0.05)
 
 
 def get_paths(client, ep, bucket, keys, path):

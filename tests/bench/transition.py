@@ -36,6 +36,9 @@ for k in list(os.environ):
 import boto3  # noqa: E402
 from botocore.config import Config  # noqa: E402
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from benchlib import timed_move  # noqa: E402
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BIN = os.environ.get("STRATA_BIN", os.path.join(ROOT, "build-rel", "strata"))
 COUNT = int(os.environ.get("COUNT", "16"))
@@ -58,20 +61,6 @@ def metrics(ep):
                 k, v = line.split()
                 out[k] = float(v)
     return out
-
-
-def timed_move(ep, base, until_bytes):
-    """Wait until until_bytes were moved; the seconds from the first byte
-    moved (the counter leaving base) to the last (sampled every 50 ms)."""
-    t0 = None
-    while True:
-        v = metrics(ep)["strata_ilm_bytes_moved_total"]
-        now = time.monotonic()
-        if t0 is None and v > base:
-            t0 = now
-        if v >= until_bytes:
-            return max(now - (t0 if t0 is not None else now), 0.05)
-        time.sleep(0.05)
 
 
 def main():

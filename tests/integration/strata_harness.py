@@ -289,6 +289,25 @@ def expect_error(fn, code, status=None):
     raise AssertionError(f"expected error {code}, but the call succeeded")
 
 
+def wait_until(what, fn, timeout=90):
+    """Poll fn every 0.2 s until it returns something true (returned);
+    AssertionError naming what after timeout seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        v = fn()
+        if v:
+            return v
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+        time.sleep(0.2)
+
+
+def data_files(drives):
+    """Shard files under the drives' data/ directories."""
+    return sum(len(files) for d in drives for _root, _dirs, files in
+               os.walk(os.path.join(d, "data")))
+
+
 def new_bucket(strata, prefix):
     """A new bucket of this run, created by root: (boto3 client, name)."""
     c = strata.client()

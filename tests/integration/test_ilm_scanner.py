@@ -34,7 +34,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from strata_harness import Strata, log, run, test  # noqa: E402
+from strata_harness import Strata, log, run, test, wait_until  # noqa: E402
 
 BIG = 300 * 1024  # above the inline limit: erasure-coded into shard files
 WAIT_S = 120
@@ -65,14 +65,7 @@ def run_pass(s):
 
 
 def wait_for(what, fn, timeout=WAIT_S):
-    deadline = time.monotonic() + timeout
-    while True:
-        v = fn()
-        if v:
-            return v
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
-        time.sleep(0.25)
+    return wait_until(what, fn, timeout)
 
 
 def body(i, n=BIG):

@@ -27,7 +27,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from strata_harness import Strata, expect_error, log, run, test  # noqa: E402
+from strata_harness import Strata, expect_error, log, run, test, wait_until  # noqa: E402
 
 DAY_S = 2
 WAIT_S = 90  # generous: a pass every second, due within two lifecycle days
@@ -51,15 +51,7 @@ def hdrs(resp):
 
 
 def wait_for(what, fn, timeout=WAIT_S):
-    """Poll fn() until it returns a true value; fail after timeout seconds."""
-    deadline = time.monotonic() + timeout
-    while True:
-        v = fn()
-        if v:
-            return v
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
-        time.sleep(0.25)
+    return wait_until(what, fn, timeout)
 
 
 def exists(c, b, k):

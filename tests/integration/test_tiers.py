@@ -30,7 +30,7 @@ import time
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from strata_harness import Strata, expect_error, log, run, test  # noqa: E402
+from strata_harness import Strata, expect_error, log, run, test, wait_until  # noqa: E402
 
 DAY_S = 2
 WAIT_S = 90
@@ -59,14 +59,7 @@ def shard_files(drives):
 
 
 def wait_for(what, fn, timeout=WAIT_S):
-    deadline = time.monotonic() + timeout
-    while True:
-        v = fn()
-        if v:
-            return v
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
-        time.sleep(0.2)
+    return wait_until(what, fn, timeout)
 
 
 def metrics(s):

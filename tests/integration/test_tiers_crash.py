@@ -24,11 +24,10 @@ import signal
 import subprocess
 import sys
 import tempfile
-import time
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from strata_harness import Strata, log, run, test  # noqa: E402
+from strata_harness import Strata, log, run, test, wait_until  # noqa: E402
 
 MiB = 1 << 20
 STEPS = range(1, 8)
@@ -49,14 +48,7 @@ def shard_files(drives):
 
 
 def wait_for(what, fn, timeout=60):
-    deadline = time.monotonic() + timeout
-    while True:
-        v = fn()
-        if v:
-            return v
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
-        time.sleep(0.1)
+    return wait_until(what, fn, timeout)
 
 
 def metric(s, name):

@@ -1,0 +1,630 @@
+#!/usr/bin/python3
+"""test_remote_tier.py - a remote S3 tier: two strata daemons on loopback,
+the second one the remote (its buckets made with boto3), the first one
+with --tier cold:s3:URL (through a loopback fault proxy run by this test)
+and --tier vault:s3,lock:URL (a bucket with Object Lock), --lc-day-seconds
+1 and a scanner pass every second.
+
+Checked: lifecycle transitions of single-part and multipart objects to the
+remote (bytes identical on GET, ranged GETs across the read-ahead window,
+HEAD's headers and storage class, each data object in the remote bucket at
+PREFIX/<32 hex> with the same bytes, the hot tier's shards gone); an SSE-C
+object stored as ciphertext and decrypted on GET; writes naming a remote
+tier's class refused (InvalidStorageClass); a data
+object deleted on the remote behind strata's back (GET answers 500
+InternalError, HEAD still 200, strata_remote_tier_missing_total counts);
+the remote answering 500 and 503 SlowDown or every answer late (transitions wait, the object
+stays readable from hot, errors and the last error show in admin info and
+/metrics, then complete when the remote recovers); the remote daemon
+stopped (a transitioned object answers 503, a due one stays on hot and
+moves once the remote is back); kill -9 of the source at the copy, verify
+and switch steps (nothing lost, one version, no orphan on the remote); a
+version under Object Lock never moving to a tier without the lock flag
+(counted) and moving to the lock tier with the same retention and legal
+hold on the remote object (which then refuses its delete); and start-up
+refusals: a credentials file of mode 0644, a tier without credentials, a
+lock tier whose bucket has no Object Lock.
+Run by CTest (integration label) with /usr/bin/python3.
+"""
+
+import base64
+import datetime
+import hashlib
+import http.client
+import http.server
+import json
+import os
+import re
+import socketserver
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from strata_harness import (Strata, data_files, expect_error, free_port, log, run,  # noqa: E402
+                            test, wait_until)
+
+MiB = 1 << 20
+PREFIX = "strata-data"
+
+
+# ---- the fault proxy --------------------------------------------------------
+class Proxy:
+    """Relays HTTP requests to the remote daemon unchanged (Host header
+    included, so SigV4 still verifies), or answers them with a fault:
+    mode "pass", "500" (InternalError), "slowdown" (503 SlowDown), "slow"
+    (each answer 1.5 s late)."""
+
+    def __init__(self, port):
+        self.port_to = port
+        self.mode = "pass"
+        self.faults = 0
+        proxy = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *a):
+                pass
+
+            def relay(self):
+                n = int(self.headers.get("Content-Length") or 0)
+                body = self.rfile.read(n) if n else b""
+                if proxy.mode == "slow":
+                    time.sleep(1.5)  # every answer late, still complete
+                elif proxy.mode != "pass":
+                    proxy.faults += 1
+                    code, status = (("InternalError", 500) if proxy.mode == "500"
+                                    else ("SlowDown", 503))
+                    msg = (f"<?xml version=\"1.0\" encoding=\"UTF-8\"?><Error><Code>{code}</Code>"
+                           f"<Message>fault proxy</Message></Error>").encode()
+                    self.send_response(status)
+                    self.send_header("Content-Type", "application/xml")
+                    self.send_header("Content-Length", str(len(msg)))
+                    self.end_headers()
+                    if self.command != "HEAD":
+                        self.wfile.write(msg)
+                    return
+                c = http.client.HTTPConnection("127.0.0.1", proxy.port_to, timeout=60)
+                try:
+                    c.request(self.command, self.path, body=body, headers=dict(self.headers))
+                    r = c.getresponse()
+                    data = r.read()
+                except OSError:
+                    # The remote is down: so is the proxy's answer.
+                    self.close_connection = True
+                    return
+                self.send_response(r.status)
+                for k, v in r.getheaders():
+                    if k.lower() not in ("content-length", "transfer-encoding", "connection",
+                                         "date", "server"):
+                        self.send_header(k, v)
+                self.send_header("Content-Length",
+                                 r.getheader("Content-Length") if self.command == "HEAD"
+                                 else str(len(data)))
+                self.end_headers()
+                if self.command != "HEAD":
+                    self.wfile.write(data)
+                c.close()
+
+            do_GET = do_PUT = do_HEAD = do_DELETE = do_POST = relay
+
+        class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
+            daemon_threads = True
+            allow_reuse_address = True
+
+        self.srv = Server(("127.0.0.1", 0), Handler)
+        self.port = self.srv.server_address[1]
+        threading.Thread(target=self.srv.serve_forever, daemon=True).start()
+
+
+# ---- helpers -----------------------------------------------------------------
+def metrics(s):
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    out = {}
+    with opener.open(f"{s.endpoint}/metrics", timeout=10) as r:
+        for line in r.read().decode().splitlines():
+            if line and not line.startswith("#"):
+                k, v = line.rsplit(" ", 1)
+                out[k] = float(v)
+    return out
+
+
+def metric(s, name):
+    return metrics(s).get(name, 0.0)
+
+
+def remote_info(s, tier):
+    st, doc = s.admin_get("info")
+    assert st == 200, doc
+    for t in doc["tiers"]:
+        if t["name"] == tier:
+            return t["remote"]
+    raise AssertionError(f"no tier {tier} in admin info: {doc}")
+
+
+def admin_info_text(s):
+    """stdout of `strata admin info`."""
+    env = {"PATH": "/usr/bin:/bin", "HOME": s.home, "STRATA_ENDPOINT": s.endpoint,
+           "STRATA_ACCESS_KEY": s.ak, "STRATA_SECRET_KEY": s.sk}
+    for k in ("ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS"):
+        if k in os.environ:
+            env[k] = os.environ[k]
+    p = subprocess.run([os.environ["STRATA_BIN"], "admin", "info"], env=env, capture_output=True,
+                       text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    return p.stdout
+
+
+def body(n, seed):
+    return hashlib.sha256(seed.encode()).digest() * (n // 32) + b"r" * (n % 32)
+
+
+def md5(b):
+    return hashlib.md5(b).hexdigest()
+
+
+def remote_keys(bucket):
+    """Keys in the remote bucket (under the tier's prefix)."""
+    rc = R.client()
+    out = []
+    for page in rc.get_paginator("list_objects_v2").paginate(Bucket=bucket):
+        out += [o["Key"] for o in page.get("Contents", [])]
+    return out
+
+
+def lifecycle(c, b, cls, days=0):
+    c.put_bucket_lifecycle_configuration(Bucket=b, LifecycleConfiguration={"Rules": [
+        {"ID": "age-out", "Filter": {}, "Status": "Enabled",
+         "Transitions": [{"Days": days, "StorageClass": cls}]}]})
+
+
+def storage_class(c, b, k, vid=None):
+    kw = {"VersionId": vid} if vid else {}
+    return c.head_object(Bucket=b, Key=k, **kw).get("StorageClass", "STANDARD")
+
+
+def mpu(c, b, k, parts):
+    up = c.create_multipart_upload(Bucket=b, Key=k)["UploadId"]
+    done = [{"PartNumber": i, "ETag": c.upload_part(Bucket=b, Key=k, UploadId=up, PartNumber=i,
+                                                    Body=p)["ETag"]}
+            for i, p in enumerate(parts, 1)]
+    return c.complete_multipart_upload(Bucket=b, Key=k, UploadId=up,
+                                       MultipartUpload={"Parts": done})["ETag"]
+
+
+# ---- tests ---------------------------------------------------------------------
+@test
+def transition_and_transparent_reads(s):
+    c = s.client()
+    b = s.bucket_name("move")
+    c.create_bucket(Bucket=b)
+    single = body(5 * MiB + 123, b + "s")
+    parts = [body(5 * MiB, b + "p1"), body(2 * MiB + 7, b + "p2")]
+    small = body(300 * 1024, b + "small")
+    etag1 = c.put_object(Bucket=b, Key="single", Body=single, ContentType="application/x-test",
+                         Metadata={"owner": "tests"})["ETag"]
+    etag2 = mpu(c, b, "multi", parts)
+    c.put_object(Bucket=b, Key="small", Body=small)
+    multi = b"".join(parts)
+    keys_before = set(remote_keys(COLD_BUCKET))
+    hot_before = data_files(S.drives)
+    puts_before = metric(s, 'strata_remote_tier_puts_total{tier="cold"}')
+    lifecycle(c, b, "STANDARD_IA")
+    for k in ("single", "multi", "small"):
+        wait_until(f"{k} moved to the remote tier",
+                 lambda k=k: storage_class(c, b, k) == "STANDARD_IA")
+    # GET: the same bytes, streamed from the remote.
+    assert md5(c.get_object(Bucket=b, Key="single")["Body"].read()) == md5(single)
+    assert md5(c.get_object(Bucket=b, Key="multi")["Body"].read()) == md5(multi)
+    assert c.get_object(Bucket=b, Key="small")["Body"].read() == small
+    # Ranged GETs: inside one window, across the 4 MiB read-ahead edge, the
+    # tail, across the part boundary of the multipart object.
+    for k, data in (("single", single), ("multi", multi)):
+        for lo, hi in ((0, 0), (10, 5000), (4 * MiB - 100, 4 * MiB + 100),
+                       (len(data) - 17, len(data) - 1), (5 * MiB - 3, 5 * MiB + 3)):
+            g = c.get_object(Bucket=b, Key=k, Range=f"bytes={lo}-{hi}")
+            assert g["ContentRange"] == f"bytes {lo}-{hi}/{len(data)}", g["ContentRange"]
+            assert g["Body"].read() == data[lo:hi + 1], f"{k} bytes {lo}-{hi} differ"
+    h = c.head_object(Bucket=b, Key="single")
+    assert h["ETag"] == etag1 and h["ContentLength"] == len(single)
+    assert h["ContentType"] == "application/x-test" and h["Metadata"] == {"owner": "tests"}
+    assert h["StorageClass"] == "STANDARD_IA"
+    assert c.head_object(Bucket=b, Key="multi")["ETag"] == etag2
+    listed = {o["Key"]: o["StorageClass"] for o in c.list_objects_v2(Bucket=b)["Contents"]}
+    assert listed == {"single": "STANDARD_IA", "multi": "STANDARD_IA", "small": "STANDARD_IA"}
+    # The remote holds one object per data object (single, 2 parts, small)
+    # at PREFIX/<data id hex>, byte for byte.
+    new = sorted(set(remote_keys(COLD_BUCKET)) - keys_before)
+    assert len(new) == 4, new
+    for k in new:
+        assert re.fullmatch(PREFIX + "/[0-9a-f]{32}", k), k
+    rc = R.client()
+    sums = {md5(rc.get_object(Bucket=COLD_BUCKET, Key=k)["Body"].read()) for k in new}
+    assert sums == {md5(single), md5(parts[0]), md5(parts[1]), md5(small)}, "remote bytes differ"
+    meta = rc.head_object(Bucket=COLD_BUCKET, Key=new[0])["Metadata"]
+    assert re.fullmatch("[0-9a-f]{8}", meta.get("strata-crc32c", "")), meta
+    # The hot tier's shards of these objects are gone (4 data objects of
+    # 2+2 shards each).
+    wait_until("the hot copies removed", lambda: data_files(S.drives) == hot_before - 16,
+             timeout=15)
+    assert metric(s, 'strata_remote_tier_puts_total{tier="cold"}') >= puts_before + 4
+    info = remote_info(s, "cold")
+    assert info["last_success_ms"] > 0 and info["lock"] is False, info
+    assert info["url"].endswith(f"/{COLD_BUCKET}/{PREFIX}"), info
+    # Deleting a transitioned object deletes its remote copy.
+    small_key = [k for k in new if md5(rc.get_object(Bucket=COLD_BUCKET, Key=k)["Body"].read())
+                 == md5(small)]
+    c.delete_object(Bucket=b, Key="small")
+    wait_until("the remote copy deleted with the object",
+             lambda: small_key[0] not in remote_keys(COLD_BUCKET), timeout=15)
+    expect_error(lambda: c.get_object(Bucket=b, Key="small"), "NoSuchKey", 404)
+
+
+@test
+def encrypted_objects_move_as_ciphertext(s):
+    # SSE-C: the remote holds ciphertext only; GET with the key decrypts
+    # what streams back, ranges included.
+    c = s.client()
+    b = s.bucket_name("ssec")
+    c.create_bucket(Bucket=b)
+    key = os.urandom(32)
+    sse = {"SSECustomerAlgorithm": "AES256", "SSECustomerKey": key}
+    data = body(2 * MiB + 77, b)
+    before = set(remote_keys(COLD_BUCKET))
+    c.put_object(Bucket=b, Key="secret", Body=data, **sse)
+    lifecycle(c, b, "STANDARD_IA")
+    wait_until("moved", lambda: c.head_object(Bucket=b, Key="secret", **sse).get("StorageClass")
+               == "STANDARD_IA")
+    assert md5(c.get_object(Bucket=b, Key="secret", **sse)["Body"].read()) == md5(data)
+    g = c.get_object(Bucket=b, Key="secret", Range="bytes=1000000-1000099", **sse)
+    assert g["Body"].read() == data[1000000:1000100]
+    expect_error(lambda: c.get_object(Bucket=b, Key="secret"), "InvalidRequest", 400)
+    new = set(remote_keys(COLD_BUCKET)) - before
+    assert len(new) == 1, new
+    stored = R.client().get_object(Bucket=COLD_BUCKET, Key=new.pop())["Body"].read()
+    assert data[:4096] not in stored and md5(stored) != md5(data), "plaintext on the remote"
+
+
+@test
+def writes_never_name_a_remote_class(s):
+    # Remote tiers take data by lifecycle transitions only (where Object
+    # Lock is carried over or the move refused).
+    c = s.client()
+    b = s.bucket_name("direct")
+    c.create_bucket(Bucket=b)
+    before = set(remote_keys(COLD_BUCKET))
+    for cls in ("STANDARD_IA", "GLACIER"):
+        expect_error(lambda cls=cls: c.put_object(Bucket=b, Key="k", Body=b"x" * 70000,
+                                                  StorageClass=cls),
+                     "InvalidStorageClass", 400)
+        expect_error(lambda cls=cls: c.create_multipart_upload(Bucket=b, Key="m",
+                                                               StorageClass=cls),
+                     "InvalidStorageClass", 400)
+    c.put_object(Bucket=b, Key="k", Body=b"y" * 70000)
+    expect_error(lambda: c.copy_object(Bucket=b, Key="k", CopySource={"Bucket": b, "Key": "k"},
+                                       StorageClass="STANDARD_IA"), "InvalidStorageClass", 400)
+    assert storage_class(c, b, "k") == "STANDARD"
+    assert c.get_object(Bucket=b, Key="k")["Body"].read() == b"y" * 70000
+    assert set(remote_keys(COLD_BUCKET)) == before
+
+
+@test
+def remote_copy_lost(s):
+    c = s.client()
+    b = s.bucket_name("lost")
+    c.create_bucket(Bucket=b)
+    data = body(2 * MiB + 1, b)
+    before = set(remote_keys(COLD_BUCKET))
+    c.put_object(Bucket=b, Key="k", Body=data)
+    lifecycle(c, b, "STANDARD_IA")
+    wait_until("moved", lambda: storage_class(c, b, "k") == "STANDARD_IA")
+    new = set(remote_keys(COLD_BUCKET)) - before
+    assert len(new) == 1, new
+    missing = metric(s, 'strata_remote_tier_missing_total{tier="cold"}')
+    R.client().delete_object(Bucket=COLD_BUCKET, Key=new.pop())
+    r = expect_error(lambda: c.get_object(Bucket=b, Key="k"), "InternalError", 500)
+    assert r["Error"].get("Message"), r
+    expect_error(lambda: c.get_object(Bucket=b, Key="k", Range="bytes=0-9"), "InternalError", 500)
+    # The record is intact: HEAD and listings still show the object.
+    assert c.head_object(Bucket=b, Key="k")["ContentLength"] == len(data)
+    assert metric(s, 'strata_remote_tier_missing_total{tier="cold"}') >= missing + 2
+    assert remote_info(s, "cold")["missing"] >= 2
+
+
+def fault_run(s, mode, status):
+    c = s.client()
+    b = s.bucket_name("f" + mode)
+    c.create_bucket(Bucket=b)
+    data = body(3 * MiB + 9, b)
+    c.put_object(Bucket=b, Key="k", Body=data)
+    errors = metric(s, 'strata_remote_tier_errors_total{tier="cold"}')
+    PROXY.mode = mode
+    try:
+        lifecycle(c, b, "STANDARD_IA")
+        wait_until("failed attempts against the faulty remote",
+                 lambda: metric(s, 'strata_remote_tier_errors_total{tier="cold"}') >= errors + 2)
+        time.sleep(2)
+        # Nothing moved, nothing lost: served from hot meanwhile.
+        assert storage_class(c, b, "k") == "STANDARD"
+        assert md5(c.get_object(Bucket=b, Key="k")["Body"].read()) == md5(data)
+        info = remote_info(s, "cold")
+        assert f"retry {status}" in info["last_error"] and info["last_error_ms"] > 0, info
+    finally:
+        PROXY.mode = "pass"
+    wait_until("moved once the remote recovered",
+             lambda: storage_class(c, b, "k") == "STANDARD_IA", timeout=200)
+    assert md5(c.get_object(Bucket=b, Key="k")["Body"].read()) == md5(data)
+
+
+@test
+def remote_answers_500(s):
+    fault_run(s, "500", 500)
+
+
+@test
+def remote_answers_slowdown(s):
+    fault_run(s, "slowdown", 503)
+
+
+@test
+def remote_slow(s):
+    # Every answer of the remote 1.5 s late: moves and reads take longer,
+    # nothing fails.
+    c = s.client()
+    b = s.bucket_name("slow")
+    c.create_bucket(Bucket=b)
+    data = body(MiB + 5, b)
+    c.put_object(Bucket=b, Key="k", Body=data)
+    errors = metric(s, 'strata_remote_tier_errors_total{tier="cold"}')
+    PROXY.mode = "slow"
+    try:
+        lifecycle(c, b, "STANDARD_IA")
+        wait_until("moved through the slow remote",
+                   lambda: storage_class(c, b, "k") == "STANDARD_IA")
+        t = time.monotonic()
+        assert md5(c.get_object(Bucket=b, Key="k")["Body"].read()) == md5(data)
+        assert time.monotonic() - t >= 3.0  # a HEAD and a GET, each late
+    finally:
+        PROXY.mode = "pass"
+    assert metric(s, 'strata_remote_tier_errors_total{tier="cold"}') == errors
+
+
+@test
+def remote_down(s):
+    c = s.client()
+    b = s.bucket_name("down")
+    c.create_bucket(Bucket=b)
+    moved = body(MiB + 11, b + "m")
+    due = body(2 * MiB + 5, b + "d")
+    c.put_object(Bucket=b, Key="moved", Body=moved)
+    lifecycle(c, b, "STANDARD_IA")
+    wait_until("moved", lambda: storage_class(c, b, "moved") == "STANDARD_IA")
+
+    def while_down():
+        # A transitioned object cannot be read: 503, retryable.
+        expect_error(lambda: c.get_object(Bucket=b, Key="moved"), "ServiceUnavailable", 503)
+        assert c.head_object(Bucket=b, Key="moved")["ContentLength"] == len(moved)
+        # A due object stays on hot, readable, while its move fails.
+        c.put_object(Bucket=b, Key="due", Body=due)
+        errors = metric(s, 'strata_remote_tier_errors_total{tier="cold"}')
+        wait_until("failed attempts while the remote is down",
+                 lambda: metric(s, 'strata_remote_tier_errors_total{tier="cold"}') >= errors + 2)
+        assert storage_class(c, b, "due") == "STANDARD"
+        assert md5(c.get_object(Bucket=b, Key="due")["Body"].read()) == md5(due)
+        assert "retry 0" in remote_info(s, "cold")["last_error"]
+        text = admin_info_text(s)
+        row = re.search(r"^cold\s+-\s+remote\s+STANDARD_IA$", text, re.M)
+        assert row, text
+        assert f"/{COLD_BUCKET}/{PREFIX}" in text and "last success " in text, text
+        assert re.search(r"last error \d+s ago: (PUT|HEAD|DELETE) .*retry 0", text), text
+    R.restart(between=while_down)
+    wait_until("moved once the remote is back",
+             lambda: storage_class(c, b, "due") == "STANDARD_IA", timeout=200)
+    assert md5(c.get_object(Bucket=b, Key="due")["Body"].read()) == md5(due)
+    assert md5(c.get_object(Bucket=b, Key="moved")["Body"].read()) == md5(moved)
+
+
+def crash_run(s, step):
+    """The source dies (as kill -9) when a transition reaches step."""
+    s.extra_env = {"STRATA_DEBUG_TRANSITION_CRASH": str(step)}
+    s.restart()
+    c = s.client()
+    b = s.bucket_name(f"crash{step}")
+    c.create_bucket(Bucket=b)
+    c.put_bucket_versioning(Bucket=b, VersioningConfiguration={"Status": "Enabled"})
+    data = body(3 * MiB + step, b)
+    hot_before = data_files(s.drives)
+    vid = c.put_object(Bucket=b, Key="k", Body=data)["VersionId"]
+    before = set(remote_keys(COLD_BUCKET))
+    lifecycle(c, b, "STANDARD_IA")
+    try:
+        rc = s.proc.wait(60)
+    except subprocess.TimeoutExpired:
+        raise AssertionError(f"the source did not die at step {step}")
+    assert rc == 137, f"the source exited with {rc}, not at the crash hook"
+    s.extra_env = {}
+    s.restart(kill=True)
+    c = s.client()
+    wait_until(f"the transition done after the crash at step {step}",
+             lambda: storage_class(c, b, "k", vid) == "STANDARD_IA")
+    assert md5(c.get_object(Bucket=b, Key="k")["Body"].read()) == md5(data)
+    vers = c.list_object_versions(Bucket=b)
+    assert [(v["Key"], v["VersionId"]) for v in vers.get("Versions", [])] == [("k", vid)], vers
+    assert not vers.get("DeleteMarkers")
+    # Exactly one copy on the remote: the crashed attempt's is removed.
+    wait_until("one remote copy, no orphan",
+             lambda: len(set(remote_keys(COLD_BUCKET)) - before) == 1, timeout=20)
+    wait_until("the hot copy removed", lambda: data_files(s.drives) == hot_before, timeout=20)
+
+
+@test
+def kill9_during_copy(s):
+    crash_run(s, 2)  # the bytes are still spooling: nothing on the remote yet
+
+
+@test
+def kill9_after_copy(s):
+    crash_run(s, 3)  # the remote holds a copy no record names
+
+
+@test
+def kill9_after_verify(s):
+    crash_run(s, 4)
+
+
+@test
+def kill9_after_switch(s):
+    crash_run(s, 5)
+
+
+@test
+def locked_versions(s):
+    c = s.client()
+    b = s.bucket_name("lock")
+    c.create_bucket(Bucket=b, ObjectLockEnabledForBucket=True)
+    until = (datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(days=2)).replace(
+        microsecond=0)
+    data = body(MiB + 3, b)
+    cmd5 = base64.b64encode(hashlib.md5(data).digest()).decode()
+    v_ret = c.put_object(Bucket=b, Key="retained", Body=data, ContentMD5=cmd5,
+                         ObjectLockMode="COMPLIANCE", ObjectLockRetainUntilDate=until)["VersionId"]
+    v_hold = c.put_object(Bucket=b, Key="held", Body=data, ContentMD5=cmd5,
+                          ObjectLockLegalHoldStatus="ON")["VersionId"]
+    c.put_object(Bucket=b, Key="free", Body=data)
+    refused = metric(s, 'strata_remote_tier_lock_refused_total{tier="cold"}')
+    skipped = metric(s, "strata_ilm_skipped_locked_total")
+    # The cold tier has no lock flag: the locked versions stay on hot.
+    lifecycle(c, b, "STANDARD_IA")
+    wait_until("the unlocked version moved", lambda: storage_class(c, b, "free") == "STANDARD_IA")
+    wait_until("both locked versions refused",
+             lambda: metric(s, 'strata_remote_tier_lock_refused_total{tier="cold"}')
+             >= refused + 2)
+    time.sleep(2)
+    assert storage_class(c, b, "retained") == "STANDARD"
+    assert storage_class(c, b, "held") == "STANDARD"
+    assert metric(s, "strata_ilm_skipped_locked_total") >= skipped + 2
+    assert remote_info(s, "cold")["lock_refused"] >= 2
+    # The vault tier keeps Object Lock: the versions move, locked alike.
+    before = set(remote_keys(VAULT_BUCKET))
+    lifecycle(c, b, "GLACIER")
+    for k, vid in (("retained", v_ret), ("held", v_hold)):
+        wait_until(f"{k} moved to the lock tier",
+                 lambda k=k, vid=vid: storage_class(c, b, k, vid) == "GLACIER")
+        assert md5(c.get_object(Bucket=b, Key=k)["Body"].read()) == md5(data)
+    new = set(remote_keys(VAULT_BUCKET)) - before
+    rc = R.client()
+    seen = {}
+    for k in new:
+        h = rc.head_object(Bucket=VAULT_BUCKET, Key=k)
+        seen[(h.get("ObjectLockMode"), h.get("ObjectLockLegalHoldStatus"))] = (k, h)
+    k_ret, h_ret = seen[("COMPLIANCE", None)] if ("COMPLIANCE", None) in seen else \
+        seen[("COMPLIANCE", "OFF")]
+    assert h_ret["ObjectLockRetainUntilDate"] == until, (h_ret["ObjectLockRetainUntilDate"], until)
+    k_hold = [v[0] for m, v in seen.items() if m[1] == "ON"]
+    assert len(k_hold) == 1, seen
+    # The remote refuses to delete either version.
+    for k in (k_ret, k_hold[0]):
+        rvid = rc.head_object(Bucket=VAULT_BUCKET, Key=k)["VersionId"]
+        expect_error(lambda k=k, rvid=rvid: rc.delete_object(Bucket=VAULT_BUCKET, Key=k,
+                                                             VersionId=rvid), "AccessDenied", 403)
+    # And strata still refuses to delete the locked versions.
+    expect_error(lambda: c.delete_object(Bucket=b, Key="retained", VersionId=v_ret),
+                 "AccessDenied", 403)
+
+
+@test
+def starts_while_the_remote_is_down(s):
+    # An unreachable remote does not keep the hot tier from serving: the
+    # daemon starts, says so in its log and in admin info.
+    dead = free_port()
+    creds2 = os.path.join(s.tmp, "creds-down.json")
+    with open(os.open(creds2, os.O_WRONLY | os.O_CREAT, 0o600), "w") as f:
+        json.dump({"cold": {"access_key": "AK", "secret_key": "SK"}}, f)
+    s2 = Strata(args=["--tier", f"cold:s3:http://127.0.0.1:{dead}/bkt", "--tier-credentials",
+                      creds2, "--storage-class", "STANDARD_IA:cold"])
+    try:
+        c = s2.client()
+        b = s2.bucket_name("up")
+        c.create_bucket(Bucket=b)
+        c.put_object(Bucket=b, Key="k", Body=b"served from hot")
+        assert c.get_object(Bucket=b, Key="k")["Body"].read() == b"served from hot"
+        info = remote_info(s2, "cold")
+        assert info["last_success_ms"] == 0 and "retry 0" in info["last_error"], info
+        with open(s2.log_path, errors="replace") as f:
+            text = f.read()
+        assert "tier cold: bucket bkt at http://127.0.0.1:" in text and "unreachable now" in text
+    finally:
+        assert s2.stop()
+
+
+def start_fails(args, want):
+    """The daemon refuses to start with args; its message holds want."""
+    d = [os.path.join(S.tmp, f"refuse{i}") for i in range(4)]
+    for x in d:
+        os.makedirs(x, exist_ok=True)
+    env = {"PATH": "/usr/bin:/bin", "HOME": S.home, "STRATA_ROOT_USER": "AKREFUSE",
+           "STRATA_ROOT_PASSWORD": "refuse-secret-1234"}
+    for k in ("ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS"):
+        if k in os.environ:
+            env[k] = os.environ[k]
+    p = subprocess.run([os.environ["STRATA_BIN"], "server", "--address", f"127.0.0.1:{free_port()}"] + args + d,
+                       env=env, capture_output=True, timeout=60)
+    out = (p.stdout + p.stderr).decode(errors="replace")
+    assert p.returncode != 0, f"started with {args}: {out}"
+    assert want in out, f"message lacks {want!r}: {out}"
+
+
+@test
+def start_refusals(s):
+    loose = os.path.join(s.tmp, "loose.json")
+    with open(loose, "w") as f:
+        json.dump({"cold": {"access_key": R.ak, "secret_key": R.sk}}, f)
+    os.chmod(loose, 0o644)
+    start_fails(["--tier", f"cold:s3:{R.endpoint}/{COLD_BUCKET}", "--tier-credentials", loose],
+                "mode 0644 lets others read the secret keys: refused")
+    os.chmod(loose, 0o600)
+    start_fails(["--tier", f"other:s3:{R.endpoint}/{COLD_BUCKET}", "--tier-credentials", loose],
+                "tier other: no credentials")
+    with open(loose, "w") as f:
+        json.dump({"cold": {"access_key": R.ak, "secret_key": R.sk}}, f)
+    start_fails(["--tier", f"cold:s3,lock:{R.endpoint}/{COLD_BUCKET}", "--tier-credentials", loose],
+                "has no Object Lock")
+    with open(loose, "w") as f:
+        json.dump({"cold": {"access_key": R.ak, "secret_key": "wrong-secret"}}, f)
+    start_fails(["--tier", f"cold:s3:{R.endpoint}/{COLD_BUCKET}", "--tier-credentials", loose],
+                "the credentials are refused")
+    start_fails(["--tier", "cold:s3:ftp://x/y"], "want http[s]://HOST:PORT/BUCKET[/PREFIX]")
+    with open(loose, "w") as f:
+        json.dump({"cold": {"access_key": R.ak, "secret_key": R.sk}}, f)
+    start_fails(["--tier", f"cold:s3:{R.endpoint}/{COLD_BUCKET}", "--tier-credentials", loose,
+                 "--storage-class", "STANDARD:cold"], "STANDARD (the class of writes")
+
+
+if __name__ == "__main__":
+    # The remote: a plain strata with a bucket for each tier.
+    R = Strata()
+    COLD_BUCKET = R.bucket_name("cold")
+    VAULT_BUCKET = R.bucket_name("vault")
+    R.client().create_bucket(Bucket=COLD_BUCKET)
+    R.client().create_bucket(Bucket=VAULT_BUCKET, ObjectLockEnabledForBucket=True)
+    PROXY = Proxy(R.port)
+    creds_dir = os.path.join(R.tmp, "creds")
+    os.makedirs(creds_dir)
+    creds = os.path.join(creds_dir, "tiers.json")
+    with open(os.open(creds, os.O_WRONLY | os.O_CREAT, 0o600), "w") as f:
+        json.dump({"cold": {"access_key": R.ak, "secret_key": R.sk, "region": "us-east-1"},
+                   "vault": {"access_key": R.ak, "secret_key": R.sk}}, f)
+    S = Strata(args=["--lc-day-seconds", "1", "--ilm-interval-seconds", "1", "--metrics-public",
+                     "--ilm-move-mbps", "0", "--sse-c-allow-http",
+                     "--tier", f"cold:s3:http://127.0.0.1:{PROXY.port}/{COLD_BUCKET}/{PREFIX}",
+                     "--tier", f"vault:s3,lock:{R.endpoint}/{VAULT_BUCKET}",
+                     "--tier-credentials", creds,
+                     "--storage-class", "STANDARD_IA:cold", "--storage-class", "GLACIER:vault"])
+    log(f"remote {R.endpoint}, proxy 127.0.0.1:{PROXY.port}")
+    try:
+        run(S)
+    finally:
+        R.stop()
