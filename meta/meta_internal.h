@@ -594,6 +594,8 @@ struct meta_edit {
     uint8_t data_id[STRATA_DATA_ID_LEN];
     const uint8_t *pidx;
     size_t pidx_len;
+    const char *hdr_name;  /* a stored header to set (hdr_value) or remove (NULL) */
+    const char *hdr_value;
     meta_extra_fn extra;
     void *extra_ud;
 };

@@ -1029,6 +1029,8 @@ struct strata_put {
     uint8_t upload[UPLOAD_LEN];
     unsigned part_no;
     int failed;
+    bool replica;                      /* keep replica_sk as the version's sort key */
+    uint8_t replica_sk[SORTKEY_LEN];
 };
 
 void strata_obj_put_abort(struct strata_put *p)
@@ -1117,6 +1119,14 @@ static int put_begin(struct strata_meta *m, const struct strata_put_opts *opts, 
     }
     p->versioning = b.versioning;
     p->bucket_inc = b.incarnation;
+    if (opts->version_id) {
+        if (part || b.versioning != STRATA_VERSIONING_ENABLED ||
+            strata_meta__vid_parse(opts->version_id, p->replica_sk) != 0) {
+            rc = STRATA_EINVAL;
+            goto fail;
+        }
+        p->replica = true;
+    }
     p->size_expected = opts->size;
     if (!part && (rc = strata_meta__lock_for_new(m, &b, &opts->lock, &p->lock)))
         goto fail;
@@ -1611,6 +1621,36 @@ static int part_commit(struct strata_put *p, const char *etag, const uint8_t *ck
     return rc;
 }
 
+/*
+ * A replica whose version id is already there (a replay after a crash of
+ * the source, or the version sent again): replaced, except a delete
+ * marker, and except a version under Object Lock, which keeps its bytes
+ * (the same bytes again are accepted).  *vq gets the version found (win
+ * -1: none).  Under the key lock.  0 or a STRATA_E* code.
+ */
+static int replica_replace_ok(struct strata_meta *m, const struct strata_put *p,
+                              const char *etag, struct qread *vq)
+{
+    char vid[STRATA_VERSION_ID_MAX + 1];
+    strata_meta__vid_format(p->replica_sk, vid);
+    int rc = qread_for_vid(vq, vid);
+    if (rc == 0)
+        rc = qread_run(m, vq, p->bucket, p->key, true);
+    if (rc == STRATA_ENOTFOUND) {
+        vq->win = -1;
+        return 0;
+    }
+    if (rc)
+        return rc;
+    const struct meta_rec *old = &vq->d[vq->win].rec;
+    if (old->flags & REC_F_DELETE_MARKER)
+        return STRATA_EEXISTS;
+    if (strata_obj_lock_active(&old->lock, strata_meta_lock_now_ms(m)) &&
+        strcmp(old->etag, etag) != 0)
+        return STRATA_ELOCKED;
+    return 0;
+}
+
 int strata_obj_put_commit(struct strata_put *p, struct strata_obj_info *out)
 {
     struct strata_meta *m = p->m;
@@ -1682,6 +1722,10 @@ int strata_obj_put_commit(struct strata_put *p, struct strata_obj_info *out)
     uint32_t crcs[STRATA_DRIVES_MAX];
     rocksdb_writebatch_t *wbs[STRATA_DRIVES_MAX] = {0}, *undo[STRATA_DRIVES_MAX] = {0};
     uint8_t sk[SORTKEY_LEN];
+    struct qread vq; /* a replica: the version its id already names, if any */
+    memset(&vq, 0, sizeof(vq));
+    vq.set = p->set;
+    vq.win = -1;
     /* The bucket may have been deleted (and even created again) since
      * begin: check it under its stripe, held until the commit is done. */
     pthread_rwlock_t *bh = NULL;
@@ -1720,6 +1764,13 @@ int strata_obj_put_commit(struct strata_put *p, struct strata_obj_info *out)
     if (lrc == 0 && L->d[L->win].rec.mtime_ns >= mt)
         mt = L->d[L->win].rec.mtime_ns + 1; /* keep newest-first order if the clock stepped back */
     strata_meta__sortkey_new(mt, sk);
+    if (p->replica) { /* the source's id: its place in the history and its time */
+        memcpy(sk, p->replica_sk, SORTKEY_LEN);
+        mt = strata_meta__sortkey_mtime(sk);
+        rc = replica_replace_ok(m, p, etag, &vq);
+        if (rc)
+            goto unlock;
+    }
     r.flags = replaces_null(p->versioning) ? REC_F_NULL : 0;
     r.size = p->got;
     if (p->enc) {
@@ -1801,6 +1852,9 @@ unlock:
     } else if (data_done) {
         put_data_rm(p);
     }
+    if (rc == 0 && vq.win >= 0) /* the replica replaced a copy of itself */
+        drop_data(m, p->set, p->bucket, p->key, &vq);
+    qread_fini(&vq);
     qread_fini(&lq);
     qread_fini(&nq);
     strata_obj_put_abort(p);
@@ -1815,9 +1869,10 @@ int strata_obj_delete(struct strata_meta *m, const char *bucket, const char *key
     return strata_obj_delete_opts(m, bucket, key, version_id, NULL, out);
 }
 
-int strata_obj_delete_opts(struct strata_meta *m, const char *bucket, const char *key,
-                           const char *version_id, const struct strata_lock_actor *actor,
-                           struct strata_del_result *out)
+/* marker_sk: a replicated delete marker's sort key (else NULL). */
+static int delete_impl(struct strata_meta *m, const char *bucket, const char *key,
+                       const char *version_id, const struct strata_lock_actor *actor,
+                       const uint8_t *marker_sk, struct strata_del_result *out)
 {
     if (out)
         memset(out, 0, sizeof(*out));
@@ -1829,6 +1884,8 @@ int strata_obj_delete_opts(struct strata_meta *m, const char *bucket, const char
     int rc = strata_meta_bucket_get(m, bucket, &b);
     if (rc)
         return rc;
+    if (marker_sk && (b.versioning != STRATA_VERSIONING_ENABLED || (version_id && *version_id)))
+        return STRATA_EINVAL;
     unsigned set = strata_meta__set_of(m, bucket, key);
     struct meta_set *ms = &m->sets[set];
     struct qread q;
@@ -1920,6 +1977,10 @@ int strata_obj_delete_opts(struct strata_meta *m, const char *bucket, const char
     snprintf(r.storage_class, sizeof(r.storage_class), "STANDARD");
     uint8_t sk[SORTKEY_LEN];
     strata_meta__sortkey_new(mt, sk);
+    if (marker_sk) { /* the source's id: its place in the history and its time */
+        memcpy(sk, marker_sk, SORTKEY_LEN);
+        r.mtime_ns = strata_meta__sortkey_mtime(sk);
+    }
     rc = build_batches(m, set, bucket, key, sk, &r, NULL, NULL, suspended ? &q : NULL, wbs,
                        undo);
     if (rc == 0)
@@ -1942,6 +2003,22 @@ unlock:
         drop_data(m, set, bucket, key, &q);
     qread_fini(&q);
     return rc;
+}
+
+int strata_obj_delete_opts(struct strata_meta *m, const char *bucket, const char *key,
+                           const char *version_id, const struct strata_lock_actor *actor,
+                           struct strata_del_result *out)
+{
+    return delete_impl(m, bucket, key, version_id, actor, NULL, out);
+}
+
+int strata_obj_delete_marker_replica(struct strata_meta *m, const char *bucket, const char *key,
+                                     const char *marker_vid, struct strata_del_result *out)
+{
+    uint8_t sk[SORTKEY_LEN];
+    if (!marker_vid || strata_meta__vid_parse(marker_vid, sk) != 0)
+        return STRATA_EINVAL;
+    return delete_impl(m, bucket, key, NULL, NULL, sk, out);
 }
 
 /* ---- tags --------------------------------------------------------------- */
@@ -1974,6 +2051,8 @@ int strata_obj_tags_get(struct strata_meta *m, const char *bucket, const char *k
  * once, on the agreed record, what changes.  Under the key lock, committed
  * on the write quorum or undone.
  */
+#define HDR_EDIT_MAX 256 /* more headers than a put can store */
+
 int strata_meta__rec_rewrite(struct strata_meta *m, const char *bucket, const char *key,
                              const char *version_id, meta_edit_fn fn, void *ud,
                              char vid_out[STRATA_VERSION_ID_MAX + 1])
@@ -2046,6 +2125,19 @@ int strata_meta__rec_rewrite(struct strata_meta *m, const char *bucket, const ch
         if (e.pidx) {
             r.pidx = e.pidx;
             r.pidx_len = e.pidx_len;
+        }
+        /* One stored header set or removed; the others kept.  r keeps
+         * owning the block its headers point into. */
+        struct strata_kv hkv[HDR_EDIT_MAX + 1];
+        if (e.hdr_name && r.nhdrs <= HDR_EDIT_MAX) {
+            size_t n = 0;
+            for (size_t i = 0; i < r.nhdrs; i++)
+                if (strcmp(r.hdrs[i].name, e.hdr_name) != 0)
+                    hkv[n++] = r.hdrs[i];
+            if (e.hdr_value)
+                hkv[n++] = (struct strata_kv){e.hdr_name, e.hdr_value};
+            r.hdrs = hkv;
+            r.nhdrs = n;
         }
         char *v = NULL;
         size_t vl = 0;
@@ -2158,6 +2250,28 @@ int strata_obj_acl_put(struct strata_meta *m, const char *bucket, const char *ke
         return STRATA_ETOOBIG;
     struct acl_edit a = {len ? acl : NULL, len};
     return strata_meta__rec_rewrite(m, bucket, key, version_id, acl_edit_cb, &a, vid_out);
+}
+
+struct hdr_edit {
+    const char *name, *value;
+};
+
+static int hdr_edit_cb(void *ud, const uint8_t *sk, const struct meta_rec *cur,
+                       struct meta_edit *e)
+{
+    (void)sk;
+    (void)cur;
+    const struct hdr_edit *h = ud;
+    e->hdr_name = h->name;
+    e->hdr_value = h->value;
+    return 0;
+}
+
+int strata_obj_hdr_set(struct strata_meta *m, const char *bucket, const char *key,
+                       const char *version_id, const char *name, const char *value)
+{
+    struct hdr_edit h = {name, value};
+    return strata_meta__rec_rewrite(m, bucket, key, version_id, hdr_edit_cb, &h, NULL);
 }
 
 int strata_obj_tags_delete(struct strata_meta *m, const char *bucket, const char *key,

@@ -281,6 +281,11 @@ struct strata_put_opts {
      * objects keep their bytes in the records (hot tier) whatever the tier. */
     const char *storage_class;
     const char *tier;
+    /* A replica (bucket replication): the version id the source gave it,
+     * kept instead of a new one; its modification time is the one the id
+     * carries.  NULL: a new id.  Only on a versioning-enabled bucket (else
+     * STRATA_EINVAL), and a malformed id is STRATA_EINVAL. */
+    const char *version_id;
 };
 #define STRATA_SSE_DESC_MAX 1024
 
@@ -390,6 +395,19 @@ struct strata_lock_actor {
 int strata_obj_delete_opts(struct strata_meta *m, const char *bucket, const char *key,
                            const char *version_id, const struct strata_lock_actor *actor,
                            struct strata_del_result *out);
+/* A replicated delete marker: a delete without a version id on a
+ * versioning-enabled bucket whose marker gets marker_vid (the source's id)
+ * and its time.  A marker of that id already there is success.
+ * STRATA_EINVAL for a malformed id or a bucket whose versioning is not
+ * Enabled. */
+int strata_obj_delete_marker_replica(struct strata_meta *m, const char *bucket, const char *key,
+                                     const char *marker_vid, struct strata_del_result *out);
+
+/* Sets (value non-NULL) or removes one stored header (lower-case name) of
+ * a version, in place: the replication status bucket replication keeps.
+ * STRATA_ENOTFOUND / STRATA_EMETHOD (a delete marker) as tags_put. */
+int strata_obj_hdr_set(struct strata_meta *m, const char *bucket, const char *key,
+                       const char *version_id, const char *name, const char *value);
 
 /* ---- listing ------------------------------------------------------------ */
 
