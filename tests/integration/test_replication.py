@@ -4,7 +4,8 @@ loopback: Put/Get/DeleteBucketReplication and their errors, and versions
 (PUT, multipart, copy, tags, metadata, Object Lock settings) arriving on
 the target byte for byte with the source's version id, REPLICA there and
 COMPLETED on the source; delete markers; a target that is down; kill -9
-of the source with replication pending; a prefix filter."""
+of the source with replication pending (also with its first drive
+replaced by an empty one); a prefix filter."""
 
 import base64
 import datetime
@@ -358,6 +359,37 @@ def kill9_with_pending(_):
     for k, vid in vids.items():
         wait_status(s, sb, k, vid, "COMPLETED", timeout=60)
         assert same_version(s, d, sb, db, k, vid) == f"v{k[1:]}".encode()
+    assert len(d.list_object_versions(Bucket=db)["Versions"]) == 20
+
+
+@test
+def pending_survives_first_drive_loss(_):
+    """Target stopped, 20 PUTs queued, kill -9 of the source, its first
+    drive replaced by an empty directory: the queue's copy on the second
+    drive is copied back to the first at the restart, and all 20 versions
+    arrive."""
+    import shutil
+    s, d, sb, db = pair("dloss")
+    configure(s, sb, db)
+    q0 = os.path.join(SRC.drives[0], "replication", "site2.q")
+    q1 = os.path.join(SRC.drives[1], "replication", "site2.q")
+
+    def replace_drive0():
+        assert os.path.getsize(q1) == os.path.getsize(q0) > 0, "a copy on each drive"
+        shutil.rmtree(SRC.drives[0])
+        os.mkdir(SRC.drives[0])
+    DST.proc.send_signal(19)
+    try:
+        vids = {f"l{i}": s.put_object(Bucket=sb, Key=f"l{i}", Body=f"w{i}".encode())["VersionId"]
+                for i in range(20)}
+        SRC.restart(kill=True, between=replace_drive0)
+        assert os.path.getsize(q0) == os.path.getsize(q1) > 0, "drive 0's copy rebuilt"
+    finally:
+        DST.proc.send_signal(18)
+    s = SRC.client()
+    for k, vid in vids.items():
+        wait_status(s, sb, k, vid, "COMPLETED", timeout=60)
+        assert same_version(s, d, sb, db, k, vid) == f"w{k[1:]}".encode()
     assert len(d.list_object_versions(Bucket=db)["Versions"]) == 20
 
 
