@@ -344,15 +344,19 @@ def target_down_then_back(_):
     assert same_version(s, d, sb, db, "k", vid) == b"while down"
 
 
-@test
-def kill9_with_pending(_):
-    s, d, sb, db = pair("kill")
+def killed_with_pending(prefix, between=None, after=None):
+    """Target stopped, 20 PUTs queued, kill -9 of the source and a restart
+    (between() while it is down, after() once it is up), target back: all
+    20 COMPLETED and on the target with their bytes and version ids."""
+    s, d, sb, db = pair(prefix)
     configure(s, sb, db)
     DST.proc.send_signal(19)
     try:
         vids = {f"k{i}": s.put_object(Bucket=sb, Key=f"k{i}", Body=f"v{i}".encode())["VersionId"]
                 for i in range(20)}
-        SRC.restart(kill=True)
+        SRC.restart(kill=True, between=between)
+        if after:
+            after()
     finally:
         DST.proc.send_signal(18)
     s = SRC.client()
@@ -363,14 +367,16 @@ def kill9_with_pending(_):
 
 
 @test
+def kill9_with_pending(_):
+    killed_with_pending("kill")
+
+
+@test
 def pending_survives_first_drive_loss(_):
-    """Target stopped, 20 PUTs queued, kill -9 of the source, its first
-    drive replaced by an empty directory: the queue's copy on the second
-    drive is copied back to the first at the restart, and all 20 versions
-    arrive."""
+    """The source's first drive replaced by an empty directory while
+    versions wait: the queue's copy on the second drive is copied back to
+    the first at the restart, and every version arrives."""
     import shutil
-    s, d, sb, db = pair("dloss")
-    configure(s, sb, db)
     q0 = os.path.join(SRC.drives[0], "replication", "site2.q")
     q1 = os.path.join(SRC.drives[1], "replication", "site2.q")
 
@@ -378,19 +384,10 @@ def pending_survives_first_drive_loss(_):
         assert os.path.getsize(q1) == os.path.getsize(q0) > 0, "a copy on each drive"
         shutil.rmtree(SRC.drives[0])
         os.mkdir(SRC.drives[0])
-    DST.proc.send_signal(19)
-    try:
-        vids = {f"l{i}": s.put_object(Bucket=sb, Key=f"l{i}", Body=f"w{i}".encode())["VersionId"]
-                for i in range(20)}
-        SRC.restart(kill=True, between=replace_drive0)
+
+    def rebuilt():
         assert os.path.getsize(q0) == os.path.getsize(q1) > 0, "drive 0's copy rebuilt"
-    finally:
-        DST.proc.send_signal(18)
-    s = SRC.client()
-    for k, vid in vids.items():
-        wait_status(s, sb, k, vid, "COMPLETED", timeout=60)
-        assert same_version(s, d, sb, db, k, vid) == f"w{k[1:]}".encode()
-    assert len(d.list_object_versions(Bucket=db)["Versions"]) == 20
+    killed_with_pending("dloss", between=replace_drive0, after=rebuilt)
 
 
 @test
