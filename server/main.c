@@ -37,6 +37,8 @@
 #include "srv_tiers.h"
 #include "remote_creds.h"
 #include "notify.h"
+#include "pqueue.h"
+#include "repl.h"
 #include "strata/hex.h"
 #include "strata/ilm.h"
 
@@ -59,6 +61,9 @@
 #define HEAL_RATE_DEFAULT 500u
 #define HEAL_INTERVAL_S_DEFAULT 3600u
 #define ORPHAN_GRACE_S_DEFAULT 3600u
+
+/* Long options without a free letter. */
+enum { OPT_REPL_TARGET = 1001 };
 
 static void usage(FILE *f)
 {
@@ -211,6 +216,13 @@ static void usage(FILE *f)
 "                        \"notify-token-files\": [...])\n"
 "  --notify-queue-max N  events pending per target before new ones are dropped\n"
 "                        and counted (default %u)\n"
+"\n"
+"Bucket replication (PutBucketReplication names a target by <Account>NAME):\n"
+"  --replication-target NAME:URL  a replication target, URL http[s]://HOST:PORT\n"
+"                        (another Strata or any S3).  Repeatable; config\n"
+"                        \"replication-targets\": [...].  Each has a persistent\n"
+"                        queue under the first drive (replication/NAME.q)\n"
+"                        Keys: NAME's in the --tier-credentials file\n"
 "\n"
 "Environment:\n"
 "  STRATA_ROOT_USER      root access key (default %s)\n"
@@ -452,18 +464,44 @@ static void crash_hook_arm(struct strata_meta *m)
     strata_meta_set_step_hook(m, crash_hook, (void *)(intptr_t)k);
 }
 
+/* SUB under each of the first STRATA_PQUEUE_COPIES drives: where a
+ * persistent queue keeps its copies.  The count. */
+static size_t queue_dirs(const struct strata_srv *s, const char *sub,
+                         char (*buf)[4200], const char **dp)
+{
+    size_t nd = 0;
+    for (; nd < STRATA_PQUEUE_COPIES && nd < s->cfg.ndrives; nd++) {
+        snprintf(buf[nd], sizeof(buf[nd]), "%s/%s", s->cfg.drives[nd], sub);
+        dp[nd] = buf[nd];
+    }
+    return nd;
+}
+
+/* The replication targets and their queues (a copy on each of the first
+ * two drives), before HTTP starts so that no write misses them.  0 or -1. */
+static int repl_start(struct strata_srv *s)
+{
+    char dirs[STRATA_PQUEUE_COPIES][4200], err[512];
+    const char *dp[STRATA_PQUEUE_COPIES];
+    size_t nd = queue_dirs(s, "replication", dirs, dp);
+    if (strata_repl_create(s->cfg.repl_specs, s->cfg.nrepl_specs, s->cfg.tier_credentials, dp,
+                           nd, s->meta, &s->repl, err, sizeof(err)) != 0) {
+        strata_srv_log(STRATA_LOG_ERR, "cannot start bucket replication: %s", err);
+        return -1;
+    }
+    for (unsigned i = 0; i < s->cfg.nrepl_specs; i++)
+        strata_srv_log(STRATA_LOG_INFO, "replication target %s", s->cfg.repl_specs[i]);
+    return 0;
+}
+
 /* The event targets and their queues (a copy on each of the first two
  * drives), before HTTP starts so that no event is emitted without them.
  * 0 or -1. */
 static int notify_start(struct strata_srv *s)
 {
-    char dirs[STRATA_NOTIFY_QUEUE_COPIES][4200], err[512];
-    const char *dp[STRATA_NOTIFY_QUEUE_COPIES];
-    size_t nd = 0;
-    for (; nd < STRATA_NOTIFY_QUEUE_COPIES && nd < s->cfg.ndrives; nd++) {
-        snprintf(dirs[nd], sizeof(dirs[nd]), "%s/notify", s->cfg.drives[nd]);
-        dp[nd] = dirs[nd];
-    }
+    char dirs[STRATA_PQUEUE_COPIES][4200], err[512];
+    const char *dp[STRATA_PQUEUE_COPIES];
+    size_t nd = queue_dirs(s, "notify", dirs, dp);
     if (strata_notify_create(s->cfg.notify_specs, s->cfg.nnotify_specs,
                              s->cfg.notify_token_specs, s->cfg.nnotify_token_specs, dp, nd,
                              s->cfg.notify_queue_max, &s->notify, err, sizeof(err)) != 0) {
@@ -657,6 +695,20 @@ static int server_opt(struct server_args *a, int c, const char *v)
         arr[(*cnt)++] = v;
         break;
     }
+    case OPT_REPL_TARGET: {
+        struct strata_srv_config *cf = a->cfg;
+        char err[512];
+        if (strata_repl_spec_check(v, err, sizeof(err)) != 0) {
+            fprintf(stderr, "strata: %s\n", err);
+            return 2;
+        }
+        if (cf->nrepl_specs == sizeof(cf->repl_specs) / sizeof(cf->repl_specs[0])) {
+            fprintf(stderr, "strata: too many --replication-target\n");
+            return 2;
+        }
+        cf->repl_specs[cf->nrepl_specs++] = v;
+        break;
+    }
     case 'q': {
         unsigned long long q;
         if (parse_mib(v, 1, 1ull << 32, &q) != 0) {
@@ -739,6 +791,18 @@ static int config_notify(struct server_args *a, json_t *conf, bool targets, bool
     return 0;
 }
 
+/* The config file's "replication-targets" (unless the flag replaces them). */
+static int config_repl(struct server_args *a, json_t *conf, bool flags)
+{
+    size_t i;
+    json_t *v;
+    if (!flags)
+        json_array_foreach(json_object_get(conf, "replication-targets"), i, v)
+            if (server_opt(a, OPT_REPL_TARGET, json_string_value(v)) != 0)
+                return 2;
+    return 0;
+}
+
 /* The value of --config (or --config=FILE) in argv, or NULL. */
 static const char *config_arg(int argc, char **argv)
 {
@@ -811,6 +875,7 @@ static int cmd_server(int argc, char **argv, bool print_only)
         {"notify-target", required_argument, NULL, 'j'},
         {"notify-token-file", required_argument, NULL, 'y'},
         {"notify-queue-max", required_argument, NULL, 'q'},
+        {"replication-target", required_argument, NULL, OPT_REPL_TARGET},
         {"kms-key-file", required_argument, NULL, 'K'},
         {"tier-credentials", required_argument, NULL, 'E'},
         {"sse-c-allow-http", no_argument, NULL, 'S'},
@@ -855,7 +920,7 @@ static int cmd_server(int argc, char **argv, bool print_only)
         for (size_t i = 0; opts[i].name; i++)
             if (opts[i].has_arg == required_argument && opts[i].val != 'F' &&
                 opts[i].val != 'Y' && opts[i].val != 'Z' && opts[i].val != 'j' &&
-                opts[i].val != 'y')
+                opts[i].val != 'y' && opts[i].val != OPT_REPL_TARGET)
                 keys[nkeys++] = opts[i].name;
         char err[512];
         conf = strata_srv_config_load(s.cfg.config_file, keys, nkeys, err, sizeof(err));
@@ -883,6 +948,8 @@ static int cmd_server(int argc, char **argv, bool print_only)
             return 2;
         if (config_notify(&a, conf, argv_has(argc, argv, "--notify-target"),
                           argv_has(argc, argv, "--notify-token-file")) != 0)
+            return 2;
+        if (config_repl(&a, conf, argv_has(argc, argv, "--replication-target")) != 0)
             return 2;
     }
     bool rewrap = false;
@@ -1037,7 +1104,7 @@ static int cmd_server(int argc, char **argv, bool print_only)
     if (open_storage(&s, inline_max, cache_mb, a.memtable_mb) == 0) {
         crash_hook_arm(s.meta);
         struct strata_ilm *engine = NULL;
-        if (notify_start(&s) == 0 && strata_srv_start(&s) == 0 &&
+        if (notify_start(&s) == 0 && repl_start(&s) == 0 && strata_srv_start(&s) == 0 &&
             ilm_start(&s, &ilm, &engine) == 0) {
             printf("Strata S3 endpoint: %s://%s (%zu drives, %u set%s)\n",
                    s.cfg.tls_cert ? "https" : "http", s.cfg.address, nd, s.nsets,
@@ -1079,11 +1146,15 @@ static int cmd_server(int argc, char **argv, bool print_only)
             strata_ilm_destroy(engine); /* after HTTP: /metrics reads its stats */
             strata_notify_destroy(s.notify); /* after HTTP: nothing emits any more */
             s.notify = NULL;
+            strata_repl_destroy(s.repl); /* after HTTP: nothing queues any more */
+            s.repl = NULL;
             rc = 0;
             strata_srv_log(STRATA_LOG_NOTICE, "HTTP stopped; closing metadata and drives");
         }
         strata_notify_destroy(s.notify); /* a start that failed half-way */
         s.notify = NULL;
+        strata_repl_destroy(s.repl);
+        s.repl = NULL;
         close_storage(&s);
     }
     strata_creds_destroy(atomic_load(&s.creds));

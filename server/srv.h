@@ -100,6 +100,8 @@ struct strata_srv_config {
     const char *notify_token_specs[16]; /* --notify-token-file ID:FILE */
     unsigned nnotify_token_specs;
     size_t notify_queue_max; /* --notify-queue-max; 0: the default */
+    const char *repl_specs[16]; /* --replication-target NAME:URL (repl.h) */
+    unsigned nrepl_specs;
     const char *tier_specs[8];   /* --tier / "tiers", for the config dump */
     unsigned ntier_specs;
     const char *class_specs[24]; /* --storage-class / "storage-classes" */
@@ -140,6 +142,7 @@ struct strata_srv {
      * default classes. */
     struct strata_srv_tiers *tiers;
     struct strata_notify *notify; /* event targets (notify.h); NULL: none */
+    struct strata_repl *repl;     /* replication targets (repl.h); NULL: none */
 };
 
 enum strata_level {
@@ -547,6 +550,11 @@ enum s3_err strata_xml_acl_parse(const char *body, size_t len, struct strata_acl
  * parsers outside s3_xml.c (server/notify): the libxml2 document (free
  * with xmlFreeDoc) or NULL for MalformedXML. */
 struct _xmlDoc *strata_xml_body_parse(const char *body, size_t len);
+/* Whether n is the element name; its text content malloc'ed (caller
+ * frees), or NULL. */
+struct _xmlNode;
+bool strata_xml_named(const struct _xmlNode *n, const char *name);
+char *strata_xml_text(struct _xmlNode *n);
 
 /* ---- logging and metrics (log.c, metrics.c) ----------------------------- */
 

@@ -15,7 +15,7 @@
 static const char *const extra_keys[] = {"drives", "root-user", "root-password", "config",
                                          "metrics-public", "sse-c-allow-http", "tiers",
                                          "storage-classes", "notify-targets",
-                                         "notify-token-files"};
+                                         "notify-token-files", "replication-targets"};
 
 static bool key_known(const char *k, const char *const *keys, size_t nkeys)
 {
@@ -52,7 +52,7 @@ json_t *strata_srv_config_load(const char *path, const char *const *keys, size_t
             continue; /* not set, as --print-config shows it */
         else if (strcmp(k, "drives") == 0 || strcmp(k, "tiers") == 0 ||
                  strcmp(k, "storage-classes") == 0 || strcmp(k, "notify-targets") == 0 ||
-                 strcmp(k, "notify-token-files") == 0) {
+                 strcmp(k, "notify-token-files") == 0 || strcmp(k, "replication-targets") == 0) {
             size_t i;
             json_t *d;
             if (!json_is_array(v))
@@ -150,6 +150,10 @@ json_t *strata_srv_config_json(const struct strata_srv_config *c)
         json_object_set_new(doc, "notify-queue-max",
                             c->notify_queue_max ? json_integer((json_int_t)c->notify_queue_max)
                                                 : json_null());
+        json_t *rt = json_array();
+        for (unsigned i = 0; rt && i < c->nrepl_specs; i++)
+            json_array_append_new(rt, json_string(c->repl_specs[i]));
+        json_object_set_new(doc, "replication-targets", rt ? rt : json_null());
         json_object_set_new(doc, "sse-c-allow-http", json_boolean(c->sse_c_allow_http));
         json_object_set_new(doc, "metrics-token-file", opt_str(c->metrics_token_file));
         json_object_set_new(doc, "region", opt_str(c->region));

@@ -142,6 +142,8 @@ static const struct endpoint endpoints[] = {
     {"POST", "ilm/run", false, false, strata_admin__ilm_run},
     {"GET", "ilm/status", false, false, strata_admin__ilm_status},
     {NULL, "users", true, true, strata_admin__users},
+    {"POST", "replicate", true, false, strata_admin__replicate},
+    {"GET", "replication/status", false, false, strata_admin__replication_status},
 };
 
 /* Query parameters other than a presigned request's X-Amz-* are refused:

@@ -46,6 +46,9 @@ static void cli_usage(FILE *f)
 "  ilm run           start a lifecycle scanner pass now (--wait: until it\n"
 "                    ends, with a progress bar when stdout is a terminal)\n"
 "  ilm status        the scanner's pass in progress, last pass and totals\n"
+"  replicate BUCKET  replicate the bucket's existing objects (its replication\n"
+"                    rules; until done, with a progress bar on a terminal)\n"
+"  replication status  each replication target's queue and counters\n"
 "  kms rotate ...    a new SSE master key in a local key file (no daemon;\n"
 "                    strata admin kms rotate --kms-key-file FILE [--name NAME])\n"
 "  config            the server's effective configuration (secrets masked)\n"
@@ -306,6 +309,78 @@ static int ilm_wait(struct cli *c)
     }
 }
 
+/* The replicated + failed count over every target of a status reply. */
+static uint64_t repl_done(json_t *doc)
+{
+    uint64_t n = 0;
+    size_t i;
+    json_t *t;
+    json_array_foreach(json_object_get(doc, "targets"), i, t)
+        n += (uint64_t)json_integer_value(json_object_get(t, "replicated")) +
+             (uint64_t)json_integer_value(json_object_get(t, "failed"));
+    return n;
+}
+
+/* replicate BUCKET: queue the existing objects, then follow the targets'
+ * counters until that many more versions are done (replicated or
+ * failed): a bar on a terminal, a line every second otherwise. */
+static int replicate(struct cli *c, const char *bucket)
+{
+    char path[512];
+    if (strlen(bucket) > 63 || strpbrk(bucket, "/?%#")) {
+        fprintf(stderr, "strata admin: %s is not a bucket name\n", bucket);
+        return STRATA_ADMIN_CLI_USAGE;
+    }
+    json_t *doc = NULL;
+    int rc = call(c, "GET", "/strata/admin/v1/replication/status", &doc);
+    if (rc)
+        return rc;
+    uint64_t before = repl_done(doc);
+    json_decref(doc);
+    snprintf(path, sizeof(path), "/strata/admin/v1/replicate/%s", bucket);
+    if ((rc = call(c, "POST", path, &doc)))
+        return rc;
+    uint64_t queued = (uint64_t)json_integer_value(json_object_get(doc, "queued"));
+    uint64_t seen = (uint64_t)json_integer_value(json_object_get(doc, "seen"));
+    json_decref(doc);
+    bool tty = !c->json && isatty(STDOUT_FILENO);
+    if (!c->json)
+        printf("%s: %llu objects, %llu queued for replication\n", bucket,
+               (unsigned long long)seen, (unsigned long long)queued);
+    for (unsigned tick = 0;; tick++) {
+        if ((rc = call(c, "GET", "/strata/admin/v1/replication/status", &doc)))
+            return rc;
+        uint64_t done = repl_done(doc) - before;
+        done = done > queued ? queued : done;
+        if (done >= queued) {
+            if (tty)
+                fputs("\r\033[K", stdout);
+            if (c->json) {
+                json_object_set_new(doc, "bucket", json_string(bucket));
+                json_object_set_new(doc, "queued", json_integer((json_int_t)queued));
+                json_object_set_new(doc, "done", json_integer((json_int_t)done));
+                return show(c, doc, NULL);
+            }
+            json_decref(doc);
+            printf("%s: %llu of %llu replicated or failed\n", bucket, (unsigned long long)done,
+                   (unsigned long long)queued);
+            return STRATA_ADMIN_CLI_OK;
+        }
+        json_decref(doc);
+        if (tty) {
+            char bar[STRATA_ADMIN_CLI_BAR + 3];
+            strata_admin_cli_bar(bar, done, queued);
+            printf("\r\033[K%s %llu/%llu", bar, (unsigned long long)done,
+                   (unsigned long long)queued);
+            fflush(stdout);
+        } else if (!c->json && tick % 5 == 0) {
+            printf("%llu/%llu\n", (unsigned long long)done, (unsigned long long)queued);
+            fflush(stdout);
+        }
+        usleep(200 * 1000);
+    }
+}
+
 static int run(struct cli *c, int argc, char **argv)
 {
     const char *cmd = argv[0];
@@ -365,6 +440,11 @@ static int run(struct cli *c, int argc, char **argv)
         return ilm_wait(c);
     if (strcmp(cmd, "ilm") == 0 && argc == 2 && strcmp(argv[1], "status") == 0)
         return simple(c, "GET", "/strata/admin/v1/ilm/status", strata_admin_cli_print_ilm);
+    if (strcmp(cmd, "replicate") == 0 && argc == 2)
+        return replicate(c, argv[1]);
+    if (strcmp(cmd, "replication") == 0 && argc == 2 && strcmp(argv[1], "status") == 0)
+        return simple(c, "GET", "/strata/admin/v1/replication/status",
+                      strata_admin_cli_print_repl);
     fprintf(stderr, "strata admin: unknown command or arguments: %s\n", cmd);
     cli_usage(stderr);
     return STRATA_ADMIN_CLI_USAGE;

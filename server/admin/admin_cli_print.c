@@ -260,16 +260,23 @@ static void ilm_line2(json_t *st)
            num(st, "due_scanned"), num(st, "due_dropped"));
 }
 
+void strata_admin_cli_bar(char out[STRATA_ADMIN_CLI_BAR + 3], uint64_t done, uint64_t all)
+{
+    int fill = all ? (int)((done > all ? all : done) * STRATA_ADMIN_CLI_BAR / all) : 0;
+    out[0] = '[';
+    for (int i = 0; i < STRATA_ADMIN_CLI_BAR; i++)
+        out[1 + i] = i < fill ? '#' : '-';
+    out[STRATA_ADMIN_CLI_BAR + 1] = ']';
+    out[STRATA_ADMIN_CLI_BAR + 2] = '\0';
+}
+
 void strata_admin_cli_print_ilm_bar(json_t *doc)
 {
     json_t *p = json_object_get(doc, "progress"), *st = json_object_get(p, "counters");
     uint64_t done = num(p, "buckets_done"), all = num(p, "buckets_total");
-    int width = 30, fill = all ? (int)(done * (uint64_t)width / all) : 0;
-    char bar[64];
-    for (int i = 0; i < width; i++)
-        bar[i] = i < fill ? '#' : '-';
-    bar[width] = '\0';
-    printf("\r\033[K[%s] %" PRIu64 "/%" PRIu64 " buckets  scanned %" PRIu64 "  expired %" PRIu64
+    char bar[STRATA_ADMIN_CLI_BAR + 3];
+    strata_admin_cli_bar(bar, done, all);
+    printf("\r\033[K%s %" PRIu64 "/%" PRIu64 " buckets  scanned %" PRIu64 "  expired %" PRIu64
            "  healed %" PRIu64 "  reclaimed %" PRIu64 "  backlog %" PRIu64,
            bar, done, all, num(st, "scanned"), num(st, "expired") + num(st, "noncurrent_expired"),
            num(st, "healed"), num(st, "orphans_reclaimed") + num(st, "tmp_reclaimed"),
@@ -331,4 +338,23 @@ void strata_admin_cli_print_user(json_t *doc)
     json_t *one = json_pack("{s:[O]}", "users", doc);
     strata_admin_cli_print_users(one);
     json_decref(one);
+}
+
+void strata_admin_cli_print_repl(json_t *doc)
+{
+    size_t i;
+    json_t *t;
+    json_t *list = json_object_get(doc, "targets");
+    if (!json_array_size(list)) {
+        printf("no replication targets\n");
+        return;
+    }
+    printf("%-16s %-28s %10s %12s %8s %14s %8s\n", "TARGET", "ENDPOINT", "PENDING",
+           "REPLICATED", "FAILED", "BYTES", "LAG s");
+    json_array_foreach(list, i, t)
+        printf("%-16s %-28s %10" PRIu64 " %12" PRIu64 " %8" PRIu64 " %14" PRIu64 " %8.3f\n",
+               json_string_value(json_object_get(t, "name")),
+               json_string_value(json_object_get(t, "endpoint")), num(t, "pending"),
+               num(t, "replicated"), num(t, "failed"), num(t, "bytes"),
+               json_real_value(json_object_get(t, "lag_seconds")));
 }

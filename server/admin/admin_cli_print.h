@@ -7,6 +7,7 @@
 #define STRATA_SERVER_ADMIN_ADMIN_CLI_PRINT_H
 
 #include <jansson.h>
+#include <stdint.h>
 
 void strata_admin_cli_print_info(json_t *doc);
 void strata_admin_cli_print_usage(json_t *doc);
@@ -16,6 +17,11 @@ void strata_admin_cli_print_audit_tail(json_t *doc);
 void strata_admin_cli_print_ilm(json_t *doc);
 /* One progress-bar line of an ilm status reply, redrawn in place (\r). */
 void strata_admin_cli_print_ilm_bar(json_t *doc);
+/* "[####------...]": done of all in STRATA_ADMIN_CLI_BAR characters. */
+#define STRATA_ADMIN_CLI_BAR 30
+void strata_admin_cli_bar(char out[STRATA_ADMIN_CLI_BAR + 3], uint64_t done, uint64_t all);
+/* GET replication/status: one line per replication target. */
+void strata_admin_cli_print_repl(json_t *doc);
 /* Any flat object: "key  value" lines (config, and replies without a table). */
 void strata_admin_cli_print_config(json_t *doc);
 void strata_admin_cli_print_users(json_t *doc);

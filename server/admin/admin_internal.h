@@ -24,6 +24,8 @@ void strata_admin__audit_tail(struct strata_req *r, const char *arg);
 void strata_admin__ilm_run(struct strata_req *r, const char *arg);
 void strata_admin__ilm_status(struct strata_req *r, const char *arg);
 void strata_admin__users(struct strata_req *r, const char *arg);
+void strata_admin__replicate(struct strata_req *r, const char *arg);
+void strata_admin__replication_status(struct strata_req *r, const char *arg);
 
 /* The root user, or a key named in --admin-users. */
 bool strata_admin__is_admin(const struct strata_srv_config *cfg, const char *ak);

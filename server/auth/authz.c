@@ -90,6 +90,9 @@ static const struct action_map actions[] = {
     {"DeletePublicAccessBlock", "s3:PutBucketPublicAccessBlock", NULL},
     {"GetBucketNotificationConfiguration", "s3:GetBucketNotification", NULL},
     {"PutBucketNotificationConfiguration", "s3:PutBucketNotification", NULL},
+    {"GetBucketReplication", "s3:GetReplicationConfiguration", NULL},
+    {"PutBucketReplication", "s3:PutReplicationConfiguration", NULL},
+    {"DeleteBucketReplication", "s3:PutReplicationConfiguration", NULL},
 };
 
 /* What an ACL grant allows (AWS's "mapping of ACL permissions and access

@@ -4,14 +4,16 @@
  * (Put/GetBucketNotificationConfiguration, AWS's XML) and the events S3
  * handlers emit after a successful change.
  *
- * Each target has a persistent queue (an append-only file notify/ID.q, with
- * the delivered offset in ID.ack, kept on each of the first two drives so
- * that one drive lost loses no queued event) and one delivery thread.  An
- * event is written to the queue file before the S3 answer is sent (so kill
- * -9 loses nothing; the file is fdatasync'ed in batches by the delivery
- * thread, so a power loss can lose the last ~100 ms), and removed only
- * after the target acknowledged it: delivery is at least once, in order.
- * A queue over its bound drops new events (counted).
+ * Each target has a persistent queue (server/pqueue.h: an append-only file
+ * notify/ID.q with the delivered offset in ID.ack, kept on each of the
+ * first two drives so that one drive lost loses no queued event) and one
+ * delivery thread, so its events go in order; a kind with send_batch gets
+ * up to STRATA_NOTIFY_BATCH_MAX of them at once.  An event is written to
+ * the queue before the S3 answer is sent (so kill -9 loses nothing; the
+ * files are fdatasync'ed in batches by the delivery thread, so a power
+ * loss can lose the last ~100 ms), and removed only after the target
+ * acknowledged it: delivery is at least once, in order.  A queue over its
+ * bound drops new events (counted).
  *
  * Threads: strata_notify_emit from any connection or worker thread; the
  * rest at start-up and shutdown (main thread).
@@ -30,7 +32,6 @@ struct strata_sbuf;
 
 #define STRATA_NOTIFY_TARGETS_MAX 16
 #define STRATA_NOTIFY_QUEUE_MAX_DEFAULT 100000 /* events pending per target */
-#define STRATA_NOTIFY_QUEUE_COPIES 2 /* queue directories (drives) written */
 
 struct strata_notify; /* the targets, their queues and threads */
 
@@ -42,9 +43,9 @@ int strata_notify_spec_check(const char *spec, char *err, size_t err_len);
 /*
  * Opens every target of specs[] (token_specs: "ID:FILE", a bearer token or
  * password for that target read from FILE's first line), its queue with a
- * copy in each of dirs[0..ndirs) (created; at most
- * STRATA_NOTIFY_QUEUE_COPIES are used, and a directory that cannot be used
- * is left out as long as one can), and starts its delivery thread; events
+ * copy in each of dirs[0..ndirs) (strata_pqueue_create: created, at most
+ * STRATA_PQUEUE_COPIES used, one that cannot be used left out as long as
+ * one can), and starts its delivery thread; events
  * left from a previous run are delivered first.  queue_max 0: the default.
  * 0 with *out (NULL when nspecs is 0), or -1 with err set.
  */

@@ -20,12 +20,10 @@
 
 #include "bucket_doc_cache.h"
 #include "srv.h"
-#include "strata/hex.h"
 
 #include <arpa/inet.h>
 #include <jansson.h>
 #include <libxml/tree.h>
-#include <openssl/rand.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -80,37 +78,24 @@ static unsigned event_mask(const char *s)
     return m;
 }
 
-static bool named(xmlNodePtr n, const char *name)
-{
-    return n->type == XML_ELEMENT_NODE && strcmp((const char *)n->name, name) == 0;
-}
-
-static char *text(xmlNodePtr n)
-{
-    xmlChar *t = xmlNodeGetContent(n);
-    char *s = t ? strdup((const char *)t) : NULL;
-    xmlFree(t);
-    return s;
-}
-
 static enum s3_err filter_parse(xmlNodePtr f, struct strata_notify_rule *r, const char **msg)
 {
     for (xmlNodePtr k = f->children; k; k = k->next) {
         if (k->type != XML_ELEMENT_NODE)
             continue;
-        if (!named(k, "S3Key"))
+        if (!strata_xml_named(k, "S3Key"))
             return S3E_MalformedXML;
         for (xmlNodePtr fr = k->children; fr; fr = fr->next) {
             if (fr->type != XML_ELEMENT_NODE)
                 continue;
-            if (!named(fr, "FilterRule"))
+            if (!strata_xml_named(fr, "FilterRule"))
                 return S3E_MalformedXML;
             char *name = NULL, *value = NULL;
             for (xmlNodePtr e = fr->children; e; e = e->next) {
-                if (named(e, "Name") && !name)
-                    name = text(e);
-                else if (named(e, "Value") && !value)
-                    value = text(e);
+                if (strata_xml_named(e, "Name") && !name)
+                    name = strata_xml_text(e);
+                else if (strata_xml_named(e, "Value") && !value)
+                    value = strata_xml_text(e);
                 else if (e->type == XML_ELEMENT_NODE) {
                     free(name), free(value);
                     return S3E_MalformedXML;
@@ -144,12 +129,12 @@ static enum s3_err rule_parse(xmlNodePtr q, struct strata_notify_rule *r, const 
     for (xmlNodePtr e = q->children; e; e = e->next) {
         if (e->type != XML_ELEMENT_NODE)
             continue;
-        if (named(e, "Id") && !r->id) {
-            r->id = text(e);
-        } else if (named(e, "Queue") && !r->arn) {
-            r->arn = text(e);
-        } else if (named(e, "Event")) {
-            char *ev = text(e);
+        if (strata_xml_named(e, "Id") && !r->id) {
+            r->id = strata_xml_text(e);
+        } else if (strata_xml_named(e, "Queue") && !r->arn) {
+            r->arn = strata_xml_text(e);
+        } else if (strata_xml_named(e, "Event")) {
+            char *ev = strata_xml_text(e);
             char **nv = ev ? realloc(r->ev, (r->nev + 1) * sizeof(*nv)) : NULL;
             if (!nv) {
                 free(ev);
@@ -168,7 +153,7 @@ static enum s3_err rule_parse(xmlNodePtr q, struct strata_notify_rule *r, const 
                 return S3E_InvalidArgument;
             }
             r->mask |= m;
-        } else if (named(e, "Filter")) {
+        } else if (strata_xml_named(e, "Filter")) {
             enum s3_err fe = filter_parse(e, r, msg);
             if (fe)
                 return fe;
@@ -205,7 +190,7 @@ enum s3_err strata_notify_config_parse(const char *body, size_t len, strata_noti
     *msg = NULL;
     xmlDocPtr doc = strata_xml_body_parse(body, len);
     xmlNodePtr root = doc ? xmlDocGetRootElement(doc) : NULL;
-    if (!root || !named(root, "NotificationConfiguration")) {
+    if (!root || !strata_xml_named(root, "NotificationConfiguration")) {
         xmlFreeDoc(doc);
         return S3E_MalformedXML;
     }
@@ -215,14 +200,15 @@ enum s3_err strata_notify_config_parse(const char *body, size_t len, strata_noti
     for (xmlNodePtr q = root->children; q && !e; q = q->next) {
         if (q->type != XML_ELEMENT_NODE)
             continue;
-        if (named(q, "EventBridgeConfiguration")) {
+        if (strata_xml_named(q, "EventBridgeConfiguration")) {
             *msg = "Strata has no EventBridge.";
             e = S3E_NotImplemented;
-        } else if (named(q, "TopicConfiguration") || named(q, "CloudFunctionConfiguration")) {
+        } else if (strata_xml_named(q, "TopicConfiguration") ||
+                   strata_xml_named(q, "CloudFunctionConfiguration")) {
             /* No SNS topic or Lambda function exists here: as AWS answers
              * a destination it cannot reach. */
             bad_dest = true;
-        } else if (!named(q, "QueueConfiguration")) {
+        } else if (!strata_xml_named(q, "QueueConfiguration")) {
             e = S3E_MalformedXML;
         } else if (c->n == STRATA_NOTIFY_RULES_MAX) {
             *msg = "Too many notification configurations.";
@@ -374,12 +360,7 @@ void strata_h_notification_put(struct strata_req *r)
     }
     for (size_t i = 0; i < c->n; i++)
         if (!c->r[i].id) {
-            /* AWS names a configuration given without an Id. */
-            unsigned char rnd[12];
-            char id[40];
-            RAND_bytes(rnd, sizeof(rnd));
-            strata_hex_encode(rnd, sizeof(rnd), id);
-            c->r[i].id = strdup(id);
+            c->r[i].id = strata_doc_id_new(); /* AWS names one given without an Id */
         }
     /* The stored form must parse again: the cache reloads it with the
      * request-body parser, which refuses more than STRATA_SRV_XML_BODY_MAX,

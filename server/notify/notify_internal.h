@@ -9,8 +9,10 @@
 #include <stddef.h>
 #include <sys/uio.h>
 
-/* Messages handed to one send_batch call, at most. */
-#define STRATA_NOTIFY_BATCH_MAX 64
+#include "pqueue.h"
+
+/* Messages handed to one send_batch call, at most (the queue's batch). */
+#define STRATA_NOTIFY_BATCH_MAX STRATA_PQUEUE_BATCH_MAX
 
 struct strata_notify_kind {
     const char *name; /* KIND of --notify-target */

@@ -697,7 +697,18 @@ enum strata_s3c_result strata_s3c_delete_object(struct strata_s3c *c, const char
                                                 const char *key, const char *version_id,
                                                 struct strata_s3c_error *e)
 {
-    return keyed(c, M_DELETE, bucket, key, version_id, NULL, NULL, NULL, e);
+    return strata_s3c_delete_object_hdrs(c, bucket, key, version_id, NULL, e);
+}
+
+enum strata_s3c_result strata_s3c_delete_object_hdrs(struct strata_s3c *c, const char *bucket,
+                                                     const char *key, const char *version_id,
+                                                     const char *const *headers,
+                                                     struct strata_s3c_error *e)
+{
+    char q[512];
+    if (!key || version_query(NULL, version_id, q, sizeof(q)) != 0)
+        return no_handle(e, "bad key or version id");
+    return simple(c, M_DELETE, bucket, key, q, NULL, headers, NULL, NULL, NULL, e);
 }
 
 /* A small answer body into a char[2048] (the rest is cut). */

@@ -141,6 +141,13 @@ enum strata_s3c_result strata_s3c_delete_object(struct strata_s3c *c, const char
                                                 const char *key, const char *version_id,
                                                 struct strata_s3c_error *e);
 
+/* The same with extra "Name: value" lines (NULL-ended, or NULL): a
+ * replicated delete marker carries its version id in one. */
+enum strata_s3c_result strata_s3c_delete_object_hdrs(struct strata_s3c *c, const char *bucket,
+                                                     const char *key, const char *version_id,
+                                                     const char *const *headers,
+                                                     struct strata_s3c_error *e);
+
 /* CopyObject inside the endpoint: src_bucket/src_key to bucket/key.  With
  * headers (NULL-ended "Name: value"), the copy's metadata is replaced by
  * them (x-amz-metadata-directive: REPLACE), else copied from the source. */

@@ -11,6 +11,9 @@
 #include <string.h>
 
 #include "srv.h"
+#include "strata/hex.h"
+
+#include <openssl/rand.h>
 
 #define DOC_TTL_NS 1000000000ull
 
@@ -191,6 +194,15 @@ int strata_doc_cache_get(struct strata_doc_cache *c, struct strata_meta *m,
     doc_local_store(lc, c, ref, epoch, expires, bi);
     *out = ref;
     return 0;
+}
+
+char *strata_doc_id_new(void)
+{
+    unsigned char rnd[12];
+    char id[2 * sizeof(rnd) + 1];
+    RAND_bytes(rnd, sizeof(rnd));
+    strata_hex_encode(rnd, sizeof(rnd), id);
+    return strdup(id);
 }
 
 void strata_doc_cache_invalidate(struct strata_doc_cache *c, const char *bucket)

@@ -64,5 +64,8 @@ const void *strata_doc_ref_get(const struct strata_doc_ref *ref); /* NULL for NU
 void strata_doc_ref_put(struct strata_doc_ref *ref);              /* NULL is a no-op */
 /* After this daemon stores or deletes the bucket's document. */
 void strata_doc_cache_invalidate(struct strata_doc_cache *c, const char *bucket);
+/* A name for a rule or configuration the request gave none (AWS names
+ * them itself): 24 random hex digits, malloc'ed (caller frees), or NULL. */
+char *strata_doc_id_new(void);
 
 #endif /* STRATA_SERVER_S3_BUCKET_DOC_CACHE_H */

@@ -9,6 +9,7 @@
 #include "s3_cors.h"
 #include "s3_post.h"
 #include "notify.h"
+#include "repl.h"
 
 #include <string.h>
 #include <strings.h>
@@ -97,6 +98,10 @@ static const struct strata_route routes[] = {
      strata_h_notification_get},
     {"PUT", BKT, "notification", XML, "PutBucketNotificationConfiguration", NULL, NULL,
      strata_h_notification_put},
+    {"GET", BKT, "replication", 0, "GetBucketReplication", NULL, NULL, strata_h_replication_get},
+    {"PUT", BKT, "replication", XML, "PutBucketReplication", NULL, NULL, strata_h_replication_put},
+    {"DELETE", BKT, "replication", 0, "DeleteBucketReplication", NULL, NULL,
+     strata_h_replication_delete},
     /* Preflight: unauthenticated, answered from the bucket's CORS rules. */
     {"OPTIONS", BKT, NULL, 0, "PreflightCORS", NULL, NULL, strata_h_cors_preflight},
     {"OPTIONS", OBJ, NULL, 0, "PreflightCORS", NULL, NULL, strata_h_cors_preflight},
@@ -146,6 +151,9 @@ static const char *const unsupported_hdrs[] = {
     "x-amz-grant-write-acp",
     "x-amz-grant-full-control",
     "x-amz-object-ownership",
+    /* A replication peer's version id (repl.h): PutObject and DeleteObject
+     * only; copies, multipart uploads and the rest would drop it. */
+    STRATA_REPL_HDR,
 };
 
 /* Whether operation op takes header h from the list above (sse.c checks
@@ -172,6 +180,8 @@ static bool hdr_taken(const char *op, const char *h)
         return copy;
     if (strcmp(h, "x-amz-object-ownership") == 0)
         return strcmp(op, "CreateBucket") == 0;
+    if (strcmp(h, STRATA_REPL_HDR) == 0)
+        return strcmp(op, "PutObject") == 0 || strcmp(op, "DeleteObject") == 0;
     if (strcmp(h, "x-amz-acl") == 0 || strncmp(h, "x-amz-grant-", 12) == 0)
         return obj || strcmp(op, "CreateBucket") == 0 || strcmp(op, "PutBucketAcl") == 0 ||
                strcmp(op, "PutObjectAcl") == 0;

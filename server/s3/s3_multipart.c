@@ -5,6 +5,7 @@
  * ListMultipartUploads.  Connection thread of the request.
  */
 #include "srv.h"
+#include "repl.h"
 #include "notify.h"
 #include "sse.h"
 
@@ -276,6 +277,7 @@ void strata_h_mpu_complete(struct strata_req *r)
     strata_sbuf_puts(&b, "</CompleteMultipartUploadResult>");
     strata_notify_emit(r, "ObjectCreated:CompleteMultipartUpload", r->key, info.size, info.etag,
                        r->binfo.versioning != STRATA_VERSIONING_OFF ? info.version_id : NULL);
+    strata_repl_emit_put(r, &info);
     bool vid = strata_req_version_answered(r, info.version_id);
     if (vid || info.sse_len) {
         /* The version id and SSE go in headers; send_xml adds none, so

@@ -6,6 +6,7 @@
  * checked before any byte is written.  Connection thread of the request.
  */
 #include "srv.h"
+#include "repl.h"
 #include "notify.h"
 #include "sse.h"
 
@@ -149,6 +150,7 @@ static void answer(struct strata_req *r, const struct strata_obj_info *dst,
     r->bytes_out += len;
     strata_notify_emit(r, "ObjectCreated:Copy", r->key, dst->size, dst->etag,
                        r->binfo.versioning != STRATA_VERSIONING_OFF ? dst->version_id : NULL);
+    strata_repl_emit_put(r, dst);
     strata_req_send(r, 200, resp);
 }
 
@@ -237,6 +239,17 @@ static void copy_open(struct strata_req *r, struct strata_get *g, struct strata_
         o.tags = src->tags;
         o.tags_len = src->tags_len;
     }
+    /* The copy's own replication status (never the source's). */
+    struct strata_kv rkv[STRATA_PUT_HDRS_MAX + 1];
+    size_t rn = 0;
+    for (size_t i = 0; i < o.nhdrs && rn < STRATA_PUT_HDRS_MAX; i++)
+        if (strcmp(o.hdrs[i].name, STRATA_REPL_STATUS_HDR) != 0)
+            rkv[rn++] = o.hdrs[i];
+    const char *rs = strata_repl_status_for_new(r, r->key, o.tags, o.tags_len);
+    if (rs)
+        rkv[rn++] = (struct strata_kv){STRATA_REPL_STATUS_HDR, rs};
+    o.hdrs = rkv;
+    o.nhdrs = rn;
     struct strata_sse_new sse;
     int se = strata_sse_new_parse(r, &sse);
     if (se) {

@@ -5,6 +5,7 @@
  */
 #include "srv.h"
 #include "notify.h"
+#include "repl.h"
 
 #include "authz.h"
 
@@ -22,6 +23,8 @@ static void deleted_emit(struct strata_req *r, const char *key, const char *vid,
     strata_notify_emit(r, marker ? "ObjectRemoved:DeleteMarkerCreated" : "ObjectRemoved:Delete",
                        key, 0, NULL,
                        r->binfo.versioning != STRATA_VERSIONING_OFF ? res->version_id : NULL);
+    if (marker) /* deletes of a version are not replicated (as AWS) */
+        strata_repl_emit_delete_marker(r, key, res->version_id);
 }
 
 void strata_h_delete(struct strata_req *r)
@@ -34,7 +37,18 @@ void strata_h_delete(struct strata_req *r)
     struct strata_del_result res;
     memset(&res, 0, sizeof(res));
     struct strata_lock_actor a = strata_lock_actor_of(r);
-    int rc = strata_obj_delete_opts(r->srv->meta, r->bucket, r->key, vid, &a, &res);
+    int peer = strata_repl_peer(r, "s3:ReplicateDelete");
+    if (peer < 0)
+        return;
+    if (peer && vid) { /* deletes of a version are never replicated */
+        r->err_msg = STRATA_REPL_HDR " goes with a delete marker, not a versionId.";
+        strata_req_error(r, S3E_InvalidRequest, 0);
+        return;
+    }
+    int rc = peer && !vid ? strata_obj_delete_marker_replica(r->srv->meta, r->bucket, r->key,
+                                                             strata_req_hdr(r, STRATA_REPL_HDR),
+                                                             &res)
+                          : strata_obj_delete_opts(r->srv->meta, r->bucket, r->key, vid, &a, &res);
     if (rc == STRATA_ELOCKED)
         r->err_msg = "Access Denied because object protected by object lock.";
     if (rc && rc != STRATA_ENOTFOUND) {

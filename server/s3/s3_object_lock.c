@@ -9,6 +9,7 @@
  * Connection thread of the request.
  */
 #include "srv.h"
+#include "repl.h"
 
 #include "authz.h"
 
@@ -273,6 +274,7 @@ void strata_h_retention_put(struct strata_req *r)
         obj_error(r, rc, vid);
         return;
     }
+    strata_repl_emit_change(r, r->key, vid_out);
     send_ok_vid(r, vid_out);
 }
 
@@ -312,5 +314,6 @@ void strata_h_legal_hold_put(struct strata_req *r)
         obj_error(r, rc, vid);
         return;
     }
+    strata_repl_emit_change(r, r->key, vid_out);
     send_ok_vid(r, vid_out);
 }

@@ -6,6 +6,7 @@
  * trailer checksum and commits.  Connection thread of the request.
  */
 #include "srv.h"
+#include "repl.h"
 #include "notify.h"
 #include "sse.h"
 #include "srv_tiers.h"
@@ -197,6 +198,12 @@ enum s3_err strata_new_obj_parse(struct strata_req *r, struct strata_new_obj *n)
         e = strata_tagging_hdr(r, &n->tags);
     if (!e)
         e = strata_lock_hdrs_parse(r, &n->lock);
+    /* Bucket replication: PENDING (or REPLICA) stored with the version. */
+    const char *rs = e ? NULL : strata_repl_status_for_new(r, r->key, n->tags.data, n->tags.len);
+    if (rs && n->h->n == STRATA_PUT_HDRS_MAX)
+        e = S3E_MetadataTooLarge;
+    else if (rs)
+        n->h->kv[n->h->n++] = (struct strata_kv){STRATA_REPL_STATUS_HDR, rs};
     if (e)
         strata_new_obj_fini(n);
     return e;
@@ -216,6 +223,11 @@ int strata_h_put_begin(struct strata_req *r)
     o.bucket = r->bucket;
     o.key = r->key;
     enum s3_err e = strata_put_body_size(r, &o.size);
+    int peer = strata_repl_peer(r, "s3:ReplicateObject");
+    if (peer < 0)
+        return -1;
+    if (peer) /* a replica keeps the source's version id */
+        o.version_id = strata_req_hdr(r, STRATA_REPL_HDR);
     if (!e)
         e = strata_put_digests(r, &o);
     struct strata_sse_new sse;
@@ -342,9 +354,11 @@ void strata_h_put_run(struct strata_req *r)
         if (strata_b64_encode(info.cksum, info.cksum_len, b64, sizeof(b64)) > 0)
             MHD_add_response_header(resp, ch, b64);
     }
-    if (r->route->sub == NULL) /* PutObject, not UploadPart */
+    if (r->route->sub == NULL) { /* PutObject, not UploadPart */
         strata_notify_emit(r, "ObjectCreated:Put", info.key, info.size, info.etag,
                            r->binfo.versioning != STRATA_VERSIONING_OFF ? info.version_id : NULL);
+        strata_repl_emit_put(r, &info);
+    }
     strata_obj_info_fini(&info);
     strata_req_send(r, 200, resp);
 }

@@ -7,6 +7,7 @@
  */
 #include "srv.h"
 #include "notify.h"
+#include "repl.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -145,9 +146,11 @@ void strata_h_tagging_put(struct strata_req *r)
             obj_error(r, rc, vid);
         return;
     }
-    if (r->key)
+    if (r->key) {
         strata_notify_emit(r, "ObjectTagging:Put", r->key, 0, NULL,
                            r->binfo.versioning != STRATA_VERSIONING_OFF ? vid_out : NULL);
+        strata_repl_emit_change(r, r->key, vid_out);
+    }
     send_done(r, r->key ? 200 : 204, vid_out);
 }
 
@@ -167,8 +170,10 @@ void strata_h_tagging_delete(struct strata_req *r)
             obj_error(r, rc, vid);
         return;
     }
-    if (r->key)
+    if (r->key) {
         strata_notify_emit(r, "ObjectTagging:Delete", r->key, 0, NULL,
                            r->binfo.versioning != STRATA_VERSIONING_OFF ? vid_out : NULL);
+        strata_repl_emit_change(r, r->key, vid_out);
+    }
     send_done(r, 204, vid_out);
 }

@@ -752,3 +752,13 @@ struct _xmlDoc *strata_xml_body_parse(const char *body, size_t len)
 {
     return parse(body, len);
 }
+
+bool strata_xml_named(const struct _xmlNode *n, const char *name)
+{
+    return n->type == XML_ELEMENT_NODE && strcmp((const char *)n->name, name) == 0;
+}
+
+char *strata_xml_text(struct _xmlNode *n)
+{
+    return text(n);
+}

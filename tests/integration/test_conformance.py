@@ -105,7 +105,7 @@ BUCKET_NOT_SERVED = [
     ("GET", "inventory&id=i"), ("PUT", "inventory&id=i"), ("DELETE", "inventory&id=i"),
     ("GET", "logging"), ("PUT", "logging"),
     ("GET", "metrics&id=m"), ("PUT", "metrics&id=m"), ("DELETE", "metrics&id=m"),
-    ("GET", "replication"), ("PUT", "replication"), ("DELETE", "replication"),
+    ("POST", "replication"),
     ("GET", "requestPayment"), ("PUT", "requestPayment"),
     ("GET", "website"), ("PUT", "website"), ("DELETE", "website"),
     ("GET", "session"),
@@ -143,7 +143,6 @@ def unserved_operations_answer_501(s):
     # boto3 names these operations; they fail with NotImplemented too.
     for call in (lambda: c.get_bucket_website(Bucket=b),
                  lambda: c.get_bucket_logging(Bucket=b),
-                 lambda: c.get_bucket_replication(Bucket=b),
                  lambda: c.get_bucket_request_payment(Bucket=b),
                  lambda: c.get_bucket_accelerate_configuration(Bucket=b),
                  lambda: c.list_bucket_metrics_configurations(Bucket=b),

@@ -128,12 +128,16 @@ static void test_service_and_bucket(void **state)
                         "PreflightCORS");
     assert_string_equal(route("OPTIONS", STRATA_LVL_OBJECT, "X-Amz-Signature=ab&acl", NULL, NULL),
                         "PreflightCORS");
-    const char *unimpl[] = {"inventory",
-                            "analytics", "website", "replication", "logging"};
+    const char *unimpl[] = {"inventory", "analytics", "website", "logging"};
     for (size_t i = 0; i < sizeof(unimpl) / sizeof(unimpl[0]); i++) {
         assert_string_equal(route("GET", STRATA_LVL_BUCKET, unimpl[i], NULL, NULL), "501");
         assert_string_equal(route("PUT", STRATA_LVL_BUCKET, unimpl[i], NULL, NULL), "501");
     }
+    assert_string_equal(route("GET", STRATA_LVL_BUCKET, "replication", NULL, NULL),
+                        "GetBucketReplication");
+    assert_string_equal(route("DELETE", STRATA_LVL_BUCKET, "replication", NULL, NULL),
+                        "DeleteBucketReplication");
+    assert_string_equal(route("POST", STRATA_LVL_BUCKET, "replication", NULL, NULL), "501");
     assert_string_equal(route("PUT", STRATA_LVL_BUCKET, NULL, "x-amz-bucket-object-lock-enabled",
                               "true"),
                         "CreateBucket");

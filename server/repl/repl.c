@@ -1,0 +1,446 @@
+/*
+ * repl.c - replication targets, their queues and the copy of one version
+ * to a target (contract in repl.h).
+ *
+ * A queue message is a small JSON object naming what to copy, not the
+ * bytes: {"b": source bucket, "k": key, "v": version id, "d": destination
+ * bucket, "sc": storage class or absent, "dm": true for a delete marker,
+ * "t": wall-clock ms when queued}.  The version is read back when it is
+ * sent, so the queue stays small and a version deleted meanwhile is
+ * simply skipped (nothing to replicate any more).
+ */
+#include "repl.h"
+#include "repl_internal.h"
+
+#include "base64.h"
+#include "http_date.h"
+#include "pqueue.h"
+#include "remote_creds.h"
+#include "s3_checksum.h"
+#include "s3_client.h"
+#include "sbuf.h"
+#include "srv.h"
+#include "strata/hex.h"
+
+#include <jansson.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+struct target {
+    char name[STRATA_REMOTE_NAME_MAX + 1];
+    char endpoint[300];
+    struct strata_repl *owner;
+    struct strata_s3c *c;
+    struct strata_pqueue *q;
+    _Atomic uint64_t bytes;         /* data bytes replicated */
+    _Atomic uint64_t failed;        /* versions marked FAILED */
+    _Atomic int64_t lag_ms;         /* queue-to-COMPLETED time of the last one */
+};
+
+struct strata_repl {
+    struct strata_meta *meta;
+    size_t n;
+    struct target t[STRATA_REPL_TARGETS_MAX];
+};
+
+/* What /metrics shows; set while the daemon runs. */
+static struct strata_repl *_Atomic active;
+
+static int64_t wall_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* NAME:URL split into name and endpoint; 0 or -1 with err. */
+static int spec_split(const char *spec, char *name, char *endpoint, size_t ep_len, char *err,
+                      size_t err_len)
+{
+    const char *c = strchr(spec, ':');
+    if (!c || !strata_pqueue_name_ok(spec, (size_t)(c - spec), STRATA_REMOTE_NAME_MAX)) {
+        snprintf(err, err_len, "--replication-target %s: want NAME:URL, NAME of letters, "
+                               "digits, - and _", spec);
+        return -1;
+    }
+    memcpy(name, spec, (size_t)(c - spec));
+    name[c - spec] = '\0';
+    const char *url = c + 1;
+    const char *rest = strncmp(url, "http://", 7) == 0    ? url + 7
+                       : strncmp(url, "https://", 8) == 0 ? url + 8
+                                                          : NULL;
+    const char *colon = rest ? strrchr(rest, ':') : NULL;
+    size_t ul = strlen(url);
+    if (!rest || !colon || colon == rest || !colon[1] || strchr(rest, '/') || ul >= ep_len ||
+        strspn(colon + 1, "0123456789") != strlen(colon + 1)) {
+        snprintf(err, err_len, "--replication-target %s: URL must be http[s]://HOST:PORT", spec);
+        return -1;
+    }
+    memcpy(endpoint, url, ul + 1);
+    return 0;
+}
+
+int strata_repl_spec_check(const char *spec, char *err, size_t err_len)
+{
+    char name[STRATA_REMOTE_NAME_MAX + 1], ep[300];
+    return spec_split(spec, name, ep, sizeof(ep), err, err_len);
+}
+
+/* ---- one version to the target -------------------------------------- */
+
+struct body {
+    struct strata_get *g;
+    uint64_t off, size;
+};
+
+static int body_read_cb(void *ud, void *buf, size_t max, size_t *n)
+{
+    struct body *b = ud;
+    size_t want = b->size - b->off < max ? (size_t)(b->size - b->off) : max;
+    if (want && strata_obj_get_read(b->g, b->off, buf, want) != 0)
+        return -1;
+    b->off += want;
+    *n = want;
+    return 0;
+}
+
+static int body_rewind_cb(void *ud)
+{
+    ((struct body *)ud)->off = 0;
+    return 0;
+}
+
+/* The header lines of a replica: malloc'ed, NULL-ended, in *out; each
+ * line in lines[] storage (freed by the caller with free of each). */
+static size_t replica_hdrs(const struct strata_obj_info *in, const char *sc, char **l,
+                           size_t max)
+{
+    size_t n = 0;
+    char line[8300];
+    for (size_t i = 0; i < in->nhdrs && n + 8 < max; i++) {
+        if (strcmp(in->hdrs[i].name, STRATA_REPL_STATUS_HDR) == 0)
+            continue;
+        snprintf(line, sizeof(line), "%s: %s", in->hdrs[i].name, in->hdrs[i].value);
+        l[n++] = strdup(line);
+    }
+    snprintf(line, sizeof(line), STRATA_REPL_HDR ": %s", in->version_id);
+    l[n++] = strdup(line);
+    if (in->tags_len) {
+        snprintf(line, sizeof(line), "x-amz-tagging: %.*s", (int)in->tags_len,
+                 (const char *)in->tags);
+        l[n++] = strdup(line);
+    }
+    if (in->lock.mode != STRATA_LOCK_NONE) {
+        char until[40];
+        strata_iso8601_format(in->lock.until_ms, until, sizeof(until));
+        snprintf(line, sizeof(line), "x-amz-object-lock-mode: %s",
+                 in->lock.mode == STRATA_LOCK_COMPLIANCE ? "COMPLIANCE" : "GOVERNANCE");
+        l[n++] = strdup(line);
+        snprintf(line, sizeof(line), "x-amz-object-lock-retain-until-date: %s", until);
+        l[n++] = strdup(line);
+    }
+    if (in->lock.legal_hold_set) {
+        snprintf(line, sizeof(line), "x-amz-object-lock-legal-hold: %s",
+                 in->lock.legal_hold ? "ON" : "OFF");
+        l[n++] = strdup(line);
+    }
+    const char *ch = strata_s3_cksum_hdr(in->cksum_algo);
+    char b64[64];
+    /* A multipart object's checksum is of its parts: the single-PUT replica
+     * is checked by its full-object checksum only. */
+    if (ch && in->cksum_len && in->nparts == 0 &&
+        strata_b64_encode(in->cksum, in->cksum_len, b64, sizeof(b64)) > 0) {
+        snprintf(line, sizeof(line), "%s: %s", ch, b64);
+        l[n++] = strdup(line);
+    }
+    if (sc) {
+        snprintf(line, sizeof(line), "x-amz-storage-class: %s", sc);
+        l[n++] = strdup(line);
+    }
+    l[n] = NULL;
+    return n;
+}
+
+/* Marks the source version and logs a refusal. */
+static void status_set(struct target *t, const char *b, const char *k, const char *v,
+                       const char *status)
+{
+    int rc = strata_obj_hdr_set(t->owner->meta, b, k, v, STRATA_REPL_STATUS_HDR, status);
+    if (rc && rc != STRATA_ENOTFOUND)
+        strata_srv_log(STRATA_LOG_WARN, "replication %s: cannot mark %s/%s %s %s: %s", t->name,
+                       b, k, v, status, strata_strerror(rc));
+}
+
+static enum strata_pqueue_sent give_up(struct target *t, const char *b, const char *k,
+                                       const char *v, enum strata_s3c_result res,
+                                       const struct strata_s3c_error *e)
+{
+    strata_srv_log(STRATA_LOG_WARN, "replication %s: %s/%s %s refused: %s %ld %s %s", t->name,
+                   b, k, v, strata_s3c_result_name(res), e->http_status, e->code, e->message);
+    status_set(t, b, k, v, "FAILED");
+    atomic_fetch_add(&t->failed, 1);
+    return STRATA_PQUEUE_GIVE_UP;
+}
+
+static enum strata_pqueue_sent send_version(struct target *t, const char *b, const char *k,
+                                            const char *v, const char *dest, const char *sc)
+{
+    struct strata_obj_info in;
+    memset(&in, 0, sizeof(in));
+    struct strata_get *g = NULL;
+    int rc = strata_obj_get_open(t->owner->meta, b, k, v, &in, &g);
+    if (rc == STRATA_ENOTFOUND || rc == STRATA_EMETHOD) {
+        strata_obj_info_fini(&in);
+        return STRATA_PQUEUE_DONE; /* deleted since: nothing left to copy */
+    }
+    if (rc) {
+        strata_obj_info_fini(&in);
+        return STRATA_PQUEUE_RETRY;
+    }
+    struct strata_s3c_error e;
+    memset(&e, 0, sizeof(e));
+    enum strata_pqueue_sent out;
+    if (in.sse) {
+        /* The plaintext needs the object key; not replicated (README). */
+        snprintf(e.message, sizeof(e.message), "encrypted objects are not replicated");
+        out = give_up(t, b, k, v, STRATA_S3C_OTHER, &e);
+    } else {
+        char *lines[160];
+        size_t nl = replica_hdrs(&in, sc, lines, sizeof(lines) / sizeof(lines[0]));
+        bool oom = false;
+        for (size_t i = 0; i < nl; i++)
+            oom |= !lines[i];
+        uint8_t md5[16];
+        bool has_md5 = in.nparts == 0 && strlen(in.etag) == 32 &&
+                       strata_hex_decode(in.etag, 16, md5, false) == 0;
+        struct body body = {g, 0, in.size};
+        struct strata_s3c_put p = {.bucket = dest, .key = k, .size = in.size,
+                                   .md5 = has_md5 ? md5 : NULL,
+                                   .headers = (const char *const *)lines,
+                                   .read_cb = body_read_cb, .rewind_cb = body_rewind_cb,
+                                   .ud = &body};
+        enum strata_s3c_result res =
+            oom ? STRATA_S3C_RETRY : strata_s3c_put_object(t->c, &p, NULL, &e);
+        for (size_t i = 0; i < nl; i++)
+            free(lines[i]);
+        if (res == STRATA_S3C_OK) {
+            status_set(t, b, k, v, "COMPLETED");
+            atomic_fetch_add(&t->bytes, in.size);
+            out = STRATA_PQUEUE_DONE;
+        } else if (res == STRATA_S3C_RETRY) {
+            out = STRATA_PQUEUE_RETRY;
+        } else {
+            out = give_up(t, b, k, v, res, &e);
+        }
+    }
+    strata_obj_get_close(g);
+    strata_obj_info_fini(&in);
+    return out;
+}
+
+static enum strata_pqueue_sent send_marker(struct target *t, const char *b, const char *k,
+                                           const char *v, const char *dest)
+{
+    char line[200];
+    snprintf(line, sizeof(line), STRATA_REPL_HDR ": %s", v);
+    const char *const lines[] = {line, NULL};
+    struct strata_s3c_error e;
+    memset(&e, 0, sizeof(e));
+    enum strata_s3c_result res = strata_s3c_delete_object_hdrs(t->c, dest, k, NULL, lines, &e);
+    if (res == STRATA_S3C_OK)
+        return STRATA_PQUEUE_DONE;
+    if (res == STRATA_S3C_RETRY)
+        return STRATA_PQUEUE_RETRY;
+    strata_srv_log(STRATA_LOG_WARN, "replication %s: delete marker %s/%s %s refused: %s %ld %s",
+                   t->name, b, k, v, strata_s3c_result_name(res), e.http_status, e.code);
+    atomic_fetch_add(&t->failed, 1);
+    return STRATA_PQUEUE_GIVE_UP;
+}
+
+static enum strata_pqueue_sent target_send_cb(void *ud, const char *msg, size_t len)
+{
+    struct target *t = ud;
+    json_t *j = json_loadb(msg, len, 0, NULL);
+    const char *b = NULL, *k = NULL, *v = NULL, *d = NULL, *sc = NULL;
+    int dm = 0;
+    json_int_t queued = 0;
+    if (!j || json_unpack(j, "{s:s, s:s, s:s, s:s, s?:s, s?:b, s?:I}", "b", &b, "k", &k, "v", &v,
+                          "d", &d, "sc", &sc, "dm", &dm, "t", &queued) != 0) {
+        json_decref(j);
+        return STRATA_PQUEUE_GIVE_UP; /* not ours: cannot happen short of a bad disk */
+    }
+    enum strata_pqueue_sent out =
+        dm ? send_marker(t, b, k, v, d) : send_version(t, b, k, v, d, sc);
+    if (out == STRATA_PQUEUE_DONE && queued)
+        atomic_store(&t->lag_ms, wall_ms() - (int64_t)queued);
+    json_decref(j);
+    return out;
+}
+
+/* ---- targets --------------------------------------------------------- */
+
+int strata_repl__target_find(const struct strata_repl *rp, const char *name)
+{
+    if (!rp)
+        return -1;
+    if (!name)
+        return rp->n == 1 ? 0 : -1;
+    for (size_t i = 0; i < rp->n; i++)
+        if (strcmp(rp->t[i].name, name) == 0)
+            return (int)i;
+    return -1;
+}
+
+int strata_repl__enqueue(struct strata_repl *rp, int ti, const char *bucket, const char *key,
+                         const char *vid, const char *dest, const char *sc, bool marker)
+{
+    json_t *j = json_pack("{s:s, s:s, s:s, s:s, s:I}", "b", bucket, "k", key, "v", vid, "d",
+                          dest, "t", (json_int_t)wall_ms());
+    if (j && sc)
+        json_object_set_new(j, "sc", json_string(sc));
+    if (j && marker)
+        json_object_set_new(j, "dm", json_true());
+    char *s = j ? json_dumps(j, JSON_COMPACT) : NULL;
+    int rc = s ? strata_pqueue_push(rp->t[ti].q, s, strlen(s)) : -1;
+    free(s);
+    json_decref(j);
+    return rc;
+}
+
+void strata_repl_destroy(struct strata_repl *rp)
+{
+    if (!rp)
+        return;
+    if (atomic_load(&active) == rp)
+        atomic_store(&active, NULL);
+    for (size_t i = 0; i < rp->n; i++) {
+        strata_pqueue_destroy(rp->t[i].q); /* the thread first: it uses the client */
+        strata_s3c_destroy(rp->t[i].c);
+    }
+    free(rp);
+}
+
+int strata_repl_create(const char *const *specs, size_t nspecs, const char *creds_path,
+                       const char *const *dirs, size_t ndirs, struct strata_meta *meta,
+                       struct strata_repl **out, char *err, size_t err_len)
+{
+    *out = NULL;
+    if (nspecs == 0)
+        return 0;
+    if (nspecs > STRATA_REPL_TARGETS_MAX) {
+        snprintf(err, err_len, "at most %d --replication-target", STRATA_REPL_TARGETS_MAX);
+        return -1;
+    }
+    if (!creds_path) {
+        snprintf(err, err_len, "--replication-target needs --tier-credentials FILE with the "
+                               "target's keys");
+        return -1;
+    }
+    struct strata_remote_creds creds = {0};
+    if (strata_remote_creds_load(creds_path, &creds, err, err_len) != 0)
+        return -1;
+    struct strata_repl *rp = calloc(1, sizeof(*rp));
+    if (!rp) {
+        snprintf(err, err_len, "out of memory");
+        strata_remote_creds_fini(&creds);
+        return -1;
+    }
+    rp->meta = meta;
+    int rc = 0;
+    for (size_t i = 0; i < nspecs && rc == 0; i++) {
+        struct target *t = &rp->t[rp->n];
+        t->owner = rp;
+        rc = spec_split(specs[i], t->name, t->endpoint, sizeof(t->endpoint), err, err_len);
+        if (rc)
+            break;
+        rp->n++;
+        if (strata_repl__target_find(rp, t->name) != (int)rp->n - 1) {
+            snprintf(err, err_len, "--replication-target %s: NAME given twice", specs[i]);
+            rc = -1;
+            break;
+        }
+        const struct strata_remote_cred *cr = strata_remote_creds_find(&creds, t->name);
+        if (!cr) {
+            snprintf(err, err_len, "--replication-target %s: no credentials for %s in %s",
+                     specs[i], t->name, creds_path);
+            rc = -1;
+            break;
+        }
+        struct strata_s3c_opts o = {.access_key = cr->access_key, .secret_key = cr->secret_key,
+                                    .region = cr->region[0] ? cr->region : NULL};
+        char e2[256], qname[80];
+        snprintf(qname, sizeof(qname), "%s", t->name);
+        if (strata_s3c_create(t->endpoint, &o, &t->c, e2, sizeof(e2)) != 0 ||
+            strata_pqueue_create(dirs, ndirs,
+                                 &(struct strata_pqueue_opts){.name = qname,
+                                                              .max = STRATA_REPL_QUEUE_MAX,
+                                                              .threads = STRATA_REPL_THREADS,
+                                                              .send = target_send_cb,
+                                                              .ud = t},
+                                 &t->q, e2, sizeof(e2)) != 0) {
+            snprintf(err, err_len, "replication target %s: %s", t->name, e2);
+            rc = -1;
+        }
+    }
+    strata_remote_creds_fini(&creds);
+    if (rc) {
+        strata_repl_destroy(rp);
+        return -1;
+    }
+    atomic_store(&active, rp);
+    *out = rp;
+    return 0;
+}
+
+json_t *strata_repl_status_json(void)
+{
+    struct strata_repl *rp = atomic_load(&active);
+    json_t *list = json_array();
+    for (size_t i = 0; list && rp && i < rp->n; i++) {
+        const struct target *t = &rp->t[i];
+        struct strata_pqueue_stats st;
+        strata_pqueue_stats_get(t->q, &st);
+        json_array_append_new(
+            list, json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:f}", "name", t->name, "endpoint",
+                            t->endpoint, "pending", (json_int_t)st.pending, "replicated",
+                            (json_int_t)st.delivered, "failed", (json_int_t)st.rejected, "bytes",
+                            (json_int_t)atomic_load(&t->bytes),
+                            "lag_seconds", (double)atomic_load(&t->lag_ms) / 1000.0));
+    }
+    return list ? json_pack("{s:o}", "targets", list) : NULL;
+}
+
+void strata_repl_metrics_render(struct strata_sbuf *b)
+{
+    struct strata_repl *rp = atomic_load(&active);
+    if (!rp)
+        return;
+    static const struct {
+        const char *name, *type, *help;
+    } m[] = {
+        {"pending", "gauge", "Versions and delete markers queued for the target and not yet "
+                             "replicated."},
+        {"bytes_total", "counter", "Object bytes replicated."},
+        {"failed_total", "counter", "Versions the target refused for good (marked FAILED)."},
+        {"lag_seconds", "gauge", "Time from queueing to completion of the last version "
+                                 "replicated."},
+    };
+    for (size_t k = 0; k < sizeof(m) / sizeof(m[0]); k++) {
+        strata_sbuf_printf(b, "# HELP strata_replication_%s %s\n# TYPE strata_replication_%s %s\n",
+                           m[k].name, m[k].help, m[k].name, m[k].type);
+        for (size_t i = 0; i < rp->n; i++) {
+            struct target *t = &rp->t[i];
+            struct strata_pqueue_stats st;
+            strata_pqueue_stats_get(t->q, &st);
+            double v = k == 0   ? (double)st.pending
+                       : k == 1 ? (double)atomic_load(&t->bytes)
+                       : k == 2 ? (double)atomic_load(&t->failed)
+                                : (double)atomic_load(&t->lag_ms) / 1000.0;
+            strata_sbuf_printf(b, "strata_replication_%s{target=\"%s\"} %.*f\n", m[k].name,
+                               t->name, k == 3 ? 3 : 0, v);
+        }
+    }
+}

@@ -1,0 +1,113 @@
+/*
+ * repl.h - bucket replication: the server's replication targets
+ * (--replication-target NAME:URL, credentials for NAME in --tier-credentials),
+ * the bucket's ReplicationConfiguration (Put/Get/DeleteBucketReplication),
+ * and the asynchronous copy of each write to the target a rule names.
+ *
+ * A write a rule selects is stored with x-amz-replication-status PENDING,
+ * then queued (server/pqueue.h: one persistent queue per target,
+ * replication/NAME.q with a copy on each of the first two drives) after it
+ * committed and before its answer is sent.  The target's delivery threads
+ * read the version back and PUT it to the target with its data, stored
+ * headers, tags, Object Lock settings and checksum, and the header
+ * x-strata-replica-version-id (a
+ * Strata target keeps the version id and stores the version as REPLICA);
+ * the source's status then becomes COMPLETED, or FAILED when the target
+ * refuses it for good (a target down is retried, the status stays
+ * PENDING).  Delete markers are replicated the same way when the rule's
+ * DeleteMarkerReplication is Enabled; deletes of a version never are.
+ *
+ * Threads: the request hooks from connection threads; create/destroy from
+ * the main thread.
+ */
+#ifndef STRATA_SERVER_REPL_REPL_H
+#define STRATA_SERVER_REPL_REPL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct strata_req;
+struct strata_sbuf;
+struct strata_meta;
+struct strata_obj_info;
+
+#define STRATA_REPL_TARGETS_MAX 16
+#define STRATA_REPL_QUEUE_MAX 1000000 /* versions pending per target */
+/* Versions in flight per target.  Their order does not matter: each keeps
+ * its version id, which is its place in the key's history. */
+#define STRATA_REPL_THREADS 8
+/* The request header a replication peer sends with a replica (PutObject)
+ * or a replicated delete marker (DeleteObject): the source's version id.
+ * Needs s3:ReplicateObject / s3:ReplicateDelete on the target bucket. */
+#define STRATA_REPL_HDR "x-strata-replica-version-id"
+#define STRATA_REPL_STATUS_HDR "x-amz-replication-status"
+
+struct strata_repl;
+
+/* A target spec NAME:URL checked (NAME of [A-Za-z0-9_-], 1..63; URL
+ * http[s]://HOST:PORT).  0, or -1 with err set. */
+int strata_repl_spec_check(const char *spec, char *err, size_t err_len);
+
+/*
+ * The targets of specs[], their credentials from creds_path (required when
+ * nspecs > 0), their queues with a copy in each of dirs[0..ndirs)
+ * (strata_pqueue_create: one on each of the first two drives, so the
+ * first drive's loss loses no pending version) and delivery threads;
+ * versions left from a previous run are replicated first.  0 with *out
+ * (NULL when nspecs is 0), or -1 with err set.
+ */
+int strata_repl_create(const char *const *specs, size_t nspecs, const char *creds_path,
+                       const char *const *dirs, size_t ndirs, struct strata_meta *meta,
+                       struct strata_repl **out, char *err, size_t err_len);
+/* Stops the threads (queued versions stay queued) and frees.  NULL: no-op. */
+void strata_repl_destroy(struct strata_repl *rp);
+
+/* Put/Get/DeleteBucketReplication (repl_handlers.c). */
+void strata_h_replication_get(struct strata_req *r);
+void strata_h_replication_put(struct strata_req *r);
+void strata_h_replication_delete(struct strata_req *r);
+
+/*
+ * Before a new version of key is written (PutObject, CopyObject,
+ * CreateMultipartUpload): the x-amz-replication-status value to store with
+ * it: "REPLICA" for a replica from a peer, "PENDING" when a rule of r's
+ * bucket selects key with tags (stored form, may be NULL), else NULL.
+ */
+const char *strata_repl_status_for_new(struct strata_req *r, const char *key, const void *tags,
+                                       size_t tags_len);
+/* Whether r is a replica from a peer (STRATA_REPL_HDR), authorised for
+ * action ("s3:ReplicateObject" or "s3:ReplicateDelete"): 1 yes, 0 not a
+ * replica, -1 refused (AccessDenied answered). */
+int strata_repl_peer(struct strata_req *r, const char *action);
+/* After a version committed (info of it): queues it when it is PENDING. */
+void strata_repl_emit_put(struct strata_req *r, const struct strata_obj_info *info);
+/* After the tags, retention or legal hold of version vid of key changed:
+ * a version replication selected (any status but REPLICA) goes PENDING
+ * and is sent again whole (a Strata target replaces its copy). */
+void strata_repl_emit_change(struct strata_req *r, const char *key, const char *vid);
+/* After a delete marker committed on r's bucket: queued when the rule
+ * selecting key replicates delete markers. */
+void strata_repl_emit_delete_marker(struct strata_req *r, const char *key, const char *vid);
+
+/*
+ * `strata admin replicate BUCKET` (admin API): queues every current
+ * version of bucket that a rule selects and that is not replicated yet (no
+ * status, or FAILED), marking it PENDING as a new write would be.  *seen
+ * and *queued count them.  0, or a STRATA_E* code (STRATA_ENOTFOUND: no
+ * such bucket, no replication configuration or no targets).  Runs on the
+ * caller's thread for as long as the listing takes.
+ */
+int strata_repl_existing(struct strata_repl *rp, struct strata_meta *m, const char *bucket,
+                         uint64_t *seen, uint64_t *queued);
+
+/* {"targets": [{"name", "endpoint", "pending", "replicated", "failed",
+ * "bytes", "lag_seconds"}]} of the running daemon (an empty list without
+ * targets); NULL when out of memory.  Caller decrefs. */
+struct json_t;
+struct json_t *strata_repl_status_json(void);
+
+/* Per-target gauges and counters, Prometheus text appended to b. */
+void strata_repl_metrics_render(struct strata_sbuf *b);
+
+#endif /* STRATA_SERVER_REPL_REPL_H */

@@ -1,0 +1,303 @@
+/*
+ * repl_handlers.c - Put/Get/DeleteBucketReplication and the hooks S3
+ * handlers call around a write (repl.h).
+ *
+ * The configuration is validated as AWS validates it (the bucket's
+ * versioning must be Enabled, each rule's destination a configured
+ * target) and stored in canonical form as the bucket's "replication"
+ * configuration document, cached parsed (bucket_doc_cache.h) because
+ * every write of the bucket consults it.
+ */
+#include "repl.h"
+#include "repl_config.h"
+#include "repl_internal.h"
+
+#include "authz.h"
+#include "bucket_doc_cache.h"
+#include "sbuf.h"
+#include "srv.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static int rconf_parse_cb(const void *doc, size_t len, void **out)
+{
+    const char *msg;
+    struct strata_repl_conf *c = NULL;
+    enum s3_err e = strata_repl_config_parse(doc, len, NULL, NULL, &c, &msg);
+    *out = c;
+    return e == S3E_NONE ? 0 : -1;
+}
+
+static void rconf_destroy_cb(void *parsed)
+{
+    strata_repl_config_free(parsed);
+}
+
+static struct strata_doc_cache cache =
+    STRATA_DOC_CACHE_INIT("replication", rconf_parse_cb, rconf_destroy_cb);
+
+void strata_h_replication_get(struct strata_req *r)
+{
+    struct strata_doc_ref *ref = NULL;
+    int rc = strata_doc_cache_get(&cache, r->srv->meta, &r->binfo, &ref);
+    if (rc) {
+        strata_req_error_strata(r, rc, S3CTX_BUCKET);
+        return;
+    }
+    if (!ref) {
+        strata_req_error(r, S3E_ReplicationConfigurationNotFoundError, 0);
+        return;
+    }
+    struct strata_sbuf b;
+    strata_sbuf_init(&b, STRATA_SRV_XML_BODY_MAX * 2);
+    strata_repl_config_format(&b, strata_doc_ref_get(ref));
+    strata_doc_ref_put(ref);
+    strata_req_send_xml(r, 200, &b);
+}
+
+/* A strata_repl_dest_cb: ud is the daemon's struct strata_repl (or NULL). */
+static bool dest_known(void *ud, const char *account)
+{
+    return strata_repl__target_find(ud, account) >= 0;
+}
+
+void strata_h_replication_put(struct strata_req *r)
+{
+    struct strata_repl_conf *c = NULL;
+    const char *msg = NULL;
+    enum s3_err e = strata_repl_config_parse(r->body.data ? r->body.data : "", r->body.len,
+                                             dest_known, r->srv->repl, &c, &msg);
+    if (!e && r->binfo.versioning != STRATA_VERSIONING_ENABLED) {
+        msg = "Versioning must be 'Enabled' on the bucket to apply a replication configuration";
+        e = S3E_InvalidRequest;
+    }
+    if (e) {
+        strata_repl_config_free(c);
+        r->err_msg = msg;
+        strata_req_error(r, e, 0);
+        return;
+    }
+    for (size_t i = 0; i < c->n; i++)
+        if (!c->r[i].id) {
+            c->r[i].id = strata_doc_id_new(); /* AWS names a rule given without an ID */
+        }
+    /* The stored form must parse again (the cache reloads it with the
+     * request-body parser and its ceiling). */
+    struct strata_sbuf b;
+    strata_sbuf_init(&b, STRATA_SRV_XML_BODY_MAX);
+    strata_repl_config_format(&b, c);
+    strata_repl_config_free(c);
+    if (b.failed) {
+        strata_sbuf_fini(&b);
+        r->err_msg = "The replication configuration is too large.";
+        strata_req_error(r, S3E_InvalidArgument, 0);
+        return;
+    }
+    int rc = strata_meta_bucket_config_put(r->srv->meta, r->bucket, "replication", b.data, b.len);
+    strata_sbuf_fini(&b);
+    strata_doc_cache_invalidate(&cache, r->bucket);
+    if (rc) {
+        strata_req_error_strata(r, rc, S3CTX_BUCKET);
+        return;
+    }
+    strata_req_send_empty(r, 200);
+}
+
+void strata_h_replication_delete(struct strata_req *r)
+{
+    int rc = strata_meta_bucket_config_put(r->srv->meta, r->bucket, "replication", "", 0);
+    strata_doc_cache_invalidate(&cache, r->bucket);
+    if (rc && rc != STRATA_ENOTFOUND) {
+        strata_req_error_strata(r, rc, S3CTX_BUCKET);
+        return;
+    }
+    strata_req_send_empty(r, 204);
+}
+
+/* ---- hooks ------------------------------------------------------------ */
+
+/* The rule of c selecting key (tags: stored form): the enabled one with
+ * the highest Priority (AWS: the larger number wins), else the first. */
+static const struct strata_repl_rule *rule_for(const struct strata_repl_conf *c, const char *key,
+                                               const void *tags, size_t tags_len)
+{
+    const struct strata_repl_rule *best = NULL;
+    for (size_t i = 0; i < c->n; i++) {
+        const struct strata_repl_rule *rl = &c->r[i];
+        if (!strata_repl_rule_matches(rl, key, tags, tags_len))
+            continue;
+        if (!best || (rl->has_priority && best->has_priority && rl->priority > best->priority))
+            best = rl;
+    }
+    return best;
+}
+
+int strata_repl_peer(struct strata_req *r, const char *action)
+{
+    if (!strata_req_hdr(r, STRATA_REPL_HDR))
+        return 0;
+    enum s3_err e = strata_authz_check(r, &r->binfo, action, r->key, NULL);
+    if (e) {
+        r->err_msg = "Only a replication peer with s3:ReplicateObject / s3:ReplicateDelete "
+                     "may send " STRATA_REPL_HDR ".";
+        strata_req_error(r, e, 0);
+        return -1;
+    }
+    return 1;
+}
+
+const char *strata_repl_status_for_new(struct strata_req *r, const char *key, const void *tags,
+                                       size_t tags_len)
+{
+    if (strata_req_hdr(r, STRATA_REPL_HDR) && r->route && strcmp(r->route->op, "PutObject") == 0)
+        return "REPLICA";
+    if (!r->srv->repl || r->binfo.versioning != STRATA_VERSIONING_ENABLED)
+        return NULL;
+    struct strata_doc_ref *ref = NULL;
+    if (strata_doc_cache_get(&cache, r->srv->meta, &r->binfo, &ref) != 0 || !ref)
+        return NULL;
+    const struct strata_repl_rule *rl = rule_for(strata_doc_ref_get(ref), key, tags, tags_len);
+    bool on = rl && strata_repl__target_find(r->srv->repl, rl->account) >= 0;
+    strata_doc_ref_put(ref);
+    return on ? "PENDING" : NULL;
+}
+
+/* Queues (bucket, key, vid) per the rule selecting it in bucket bi. */
+static int queue_by_rule(struct strata_repl *rp, struct strata_meta *m,
+                         const struct strata_bucket_info *bi, const char *key, const char *vid,
+                         const void *tags, size_t tags_len, bool marker)
+{
+    struct strata_doc_ref *ref = NULL;
+    int rc = strata_doc_cache_get(&cache, m, bi, &ref);
+    if (rc || !ref)
+        return rc ? rc : STRATA_ENOTFOUND;
+    const struct strata_repl_rule *rl = rule_for(strata_doc_ref_get(ref), key, tags, tags_len);
+    int ti = rl ? strata_repl__target_find(rp, rl->account) : -1;
+    rc = STRATA_ENOTFOUND;
+    if (ti >= 0 && (!marker || rl->dm_enabled))
+        rc = strata_repl__enqueue(rp, ti, bi->name, key, vid, rl->dest_bucket, rl->storage_class,
+                                  marker) == 0 ? 0 : STRATA_ENOSPC;
+    strata_doc_ref_put(ref);
+    return rc;
+}
+
+void strata_repl_emit_put(struct strata_req *r, const struct strata_obj_info *info)
+{
+    if (!r->srv->repl || r->binfo.versioning != STRATA_VERSIONING_ENABLED)
+        return;
+    const char *st = strata_obj_info_hdr(info, STRATA_REPL_STATUS_HDR);
+    struct strata_obj_info again;
+    memset(&again, 0, sizeof(again));
+    if (!st && info->nhdrs == 0 && info->nparts > 0) {
+        /* CompleteMultipartUpload's answer carries no stored headers: the
+         * status CreateMultipartUpload stored is read back. */
+        if (strata_obj_head(r->srv->meta, r->bucket, info->key, info->version_id, &again) == 0)
+            st = strata_obj_info_hdr(&again, STRATA_REPL_STATUS_HDR);
+    }
+    const struct strata_obj_info *in = again.key[0] ? &again : info;
+    if (st && strcmp(st, "PENDING") == 0 &&
+        queue_by_rule(r->srv->repl, r->srv->meta, &r->binfo, in->key, in->version_id, in->tags,
+                      in->tags_len, false) != 0) {
+        /* The rule went away meanwhile, or the queue is full: the version
+         * says so instead of staying PENDING for ever. */
+        strata_obj_hdr_set(r->srv->meta, r->bucket, info->key, info->version_id,
+                           STRATA_REPL_STATUS_HDR, "FAILED");
+    }
+    strata_obj_info_fini(&again);
+}
+
+void strata_repl_emit_change(struct strata_req *r, const char *key, const char *vid)
+{
+    if (!r->srv->repl || r->binfo.versioning != STRATA_VERSIONING_ENABLED || !vid || !vid[0])
+        return;
+    struct strata_obj_info in;
+    memset(&in, 0, sizeof(in));
+    if (strata_obj_head(r->srv->meta, r->bucket, key, vid, &in) == 0) {
+        const char *st = strata_obj_info_hdr(&in, STRATA_REPL_STATUS_HDR);
+        if (st && strcmp(st, "REPLICA") != 0 &&
+            strata_obj_hdr_set(r->srv->meta, r->bucket, key, vid, STRATA_REPL_STATUS_HDR,
+                               "PENDING") == 0 &&
+            queue_by_rule(r->srv->repl, r->srv->meta, &r->binfo, key, vid, in.tags, in.tags_len,
+                          false) != 0)
+            strata_obj_hdr_set(r->srv->meta, r->bucket, key, vid, STRATA_REPL_STATUS_HDR,
+                               "FAILED");
+    }
+    strata_obj_info_fini(&in);
+}
+
+void strata_repl_emit_delete_marker(struct strata_req *r, const char *key, const char *vid)
+{
+    if (!r->srv->repl || r->binfo.versioning != STRATA_VERSIONING_ENABLED)
+        return;
+    if (strata_req_hdr(r, STRATA_REPL_HDR))
+        return; /* a replica: replicated further only by its own site's rules */
+    queue_by_rule(r->srv->repl, r->srv->meta, &r->binfo, key, vid, NULL, 0, true);
+}
+struct existing {
+    struct strata_repl *rp;
+    struct strata_meta *m;
+    const struct strata_bucket_info *bi;
+    uint64_t seen, queued;
+    int rc;
+};
+
+static int existing_cb(const struct strata_list_entry *e, void *ud)
+{
+    struct existing *x = ud;
+    if (e->is_prefix)
+        return 0;
+    x->seen++;
+    struct strata_obj_info in;
+    memset(&in, 0, sizeof(in));
+    if (strata_obj_head(x->m, x->bi->name, e->key, NULL, &in) != 0) {
+        strata_obj_info_fini(&in);
+        return 0; /* deleted meanwhile */
+    }
+    const char *st = strata_obj_info_hdr(&in, STRATA_REPL_STATUS_HDR);
+    if (!st || strcmp(st, "FAILED") == 0) {
+        /* PENDING first, as for a new write: the queue then settles it. */
+        int rc = strata_obj_hdr_set(x->m, x->bi->name, in.key, in.version_id,
+                                    STRATA_REPL_STATUS_HDR, "PENDING");
+        if (rc == 0)
+            rc = queue_by_rule(x->rp, x->m, x->bi, in.key, in.version_id, in.tags, in.tags_len,
+                               false);
+        if (rc == 0)
+            x->queued++;
+        else if (rc != STRATA_ENOTFOUND) /* no rule selects it: left alone */
+            x->rc = rc;
+        if (rc == STRATA_ENOTFOUND)
+            strata_obj_hdr_set(x->m, x->bi->name, in.key, in.version_id, STRATA_REPL_STATUS_HDR,
+                               st);
+    }
+    strata_obj_info_fini(&in);
+    return x->rc ? -1 : 0;
+}
+
+int strata_repl_existing(struct strata_repl *rp, struct strata_meta *m, const char *bucket,
+                         uint64_t *seen, uint64_t *queued)
+{
+    *seen = *queued = 0;
+    struct strata_bucket_info bi;
+    int rc = strata_bcache_get(m, bucket, &bi);
+    if (rc)
+        return rc;
+    struct strata_doc_ref *ref = NULL;
+    rc = strata_doc_cache_get(&cache, m, &bi, &ref);
+    if (rc || !ref || !rp)
+        return rc ? rc : STRATA_ENOTFOUND;
+    strata_doc_ref_put(ref);
+    struct existing x = {rp, m, &bi, 0, 0, 0};
+    struct strata_list_opts o = {.bucket = bucket, .max_keys = 1000, .maintenance = true};
+    struct strata_list_result res;
+    char after[STRATA_KEY_MAX + 1] = "";
+    do {
+        o.start_after = after[0] ? after : NULL;
+        memset(&res, 0, sizeof(res));
+        rc = strata_obj_list(m, &o, existing_cb, &x, &res);
+        snprintf(after, sizeof(after), "%s", res.next_key);
+    } while (rc == 0 && x.rc == 0 && res.truncated);
+    *seen = x.seen;
+    *queued = x.queued;
+    return rc ? rc : x.rc;
+}

@@ -1,0 +1,18 @@
+/*
+ * repl_internal.h - what the handlers and hooks (repl_handlers.c) use of
+ * the targets and queues (repl.c).
+ */
+#ifndef STRATA_SERVER_REPL_REPL_INTERNAL_H
+#define STRATA_SERVER_REPL_REPL_INTERNAL_H
+
+#include <stdbool.h>
+
+struct strata_repl;
+
+/* The target a Destination's Account names (NULL: the only target), or -1. */
+int strata_repl__target_find(const struct strata_repl *rp, const char *name);
+/* Queues one version (or delete marker) for target ti: 0, or -1 (dropped). */
+int strata_repl__enqueue(struct strata_repl *rp, int ti, const char *bucket, const char *key,
+                         const char *vid, const char *dest, const char *sc, bool marker);
+
+#endif /* STRATA_SERVER_REPL_REPL_INTERNAL_H */

@@ -1,0 +1,511 @@
+#!/usr/bin/python3
+"""test_replication.py - bucket replication between two Strata daemons on
+loopback: Put/Get/DeleteBucketReplication and their errors, and versions
+(PUT, multipart, copy, tags, metadata, Object Lock settings) arriving on
+the target byte for byte with the source's version id, REPLICA there and
+COMPLETED on the source; delete markers; a target that is down; kill -9
+of the source with replication pending (also with its first drive
+replaced by an empty one); a prefix filter."""
+
+import base64
+import datetime
+import hashlib
+import json
+import os
+import subprocess
+import time
+
+from strata_harness import Strata, expect_error, log, run, test
+
+DST = Strata()
+creds = os.path.join(DST.tmp, "remote-creds.json")
+with open(os.open(creds, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as f:
+    json.dump({"site2": {"access_key": DST.ak, "secret_key": DST.sk}}, f)
+SRC = Strata(args=["--metrics-public", "--replication-target", f"site2:{DST.endpoint}", "--tier-credentials", creds])
+
+ROLE = "arn:aws:iam::123456789012:role/strata-replication"
+
+
+def rule(dest, prefix=None, dm="Disabled", rid="r1", priority=1, account="site2"):
+    r = {"ID": rid, "Priority": priority, "Status": "Enabled",
+         "Filter": {"Prefix": prefix} if prefix is not None else {},
+         "DeleteMarkerReplication": {"Status": dm},
+         "Destination": {"Bucket": f"arn:aws:s3:::{dest}"}}
+    if account:
+        r["Destination"]["Account"] = account
+    return r
+
+
+def pair(prefix, lock=False):
+    """A versioned source bucket and target bucket: (src client, dst client, src, dst)."""
+    s, d = SRC.client(), DST.client()
+    sb, db = SRC.bucket_name(prefix + "s"), DST.bucket_name(prefix + "d")
+    for c, b in ((s, sb), (d, db)):
+        if lock:
+            c.create_bucket(Bucket=b, ObjectLockEnabledForBucket=True)
+        else:
+            c.create_bucket(Bucket=b)
+            c.put_bucket_versioning(Bucket=b, VersioningConfiguration={"Status": "Enabled"})
+    return s, d, sb, db
+
+
+def configure(s, sb, db, **kw):
+    s.put_bucket_replication(Bucket=sb, ReplicationConfiguration={
+        "Role": ROLE, "Rules": [rule(db, **kw)]})
+
+
+def wait_status(c, b, k, vid, want, timeout=30):
+    deadline = time.monotonic() + timeout
+    st = None
+    while time.monotonic() < deadline:
+        st = c.head_object(Bucket=b, Key=k, VersionId=vid).get("ReplicationStatus")
+        if st == want:
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"{b}/{k} {vid}: replication status {st}, want {want}")
+
+
+def same_version(s, d, sb, db, k, vid):
+    """The target holds version vid of k with the source's bytes and headers."""
+    a = s.get_object(Bucket=sb, Key=k, VersionId=vid)
+    b = d.get_object(Bucket=db, Key=k, VersionId=vid)
+    ab, bb = a["Body"].read(), b["Body"].read()
+    assert ab == bb, "replica bytes differ"
+    assert a["VersionId"] == b["VersionId"] == vid
+    assert a["ReplicationStatus"] == "COMPLETED", a.get("ReplicationStatus")
+    assert b["ReplicationStatus"] == "REPLICA", b.get("ReplicationStatus")
+    for h in ("ContentType", "Metadata", "CacheControl", "ContentDisposition", "ContentLanguage",
+              "ObjectLockMode", "ObjectLockLegalHoldStatus"):
+        assert a.get(h) == b.get(h), f"{h}: {a.get(h)!r} != {b.get(h)!r}"
+    if a.get("ObjectLockRetainUntilDate"):
+        assert a["ObjectLockRetainUntilDate"] == b["ObjectLockRetainUntilDate"]
+    assert a["LastModified"] == b["LastModified"], (a["LastModified"], b["LastModified"])
+    return ab
+
+
+@test
+def config_round_trip_and_errors(_):
+    s, d, sb, db = pair("cfg")
+    expect_error(lambda: s.get_bucket_replication(Bucket=sb),
+                 "ReplicationConfigurationNotFoundError", 404)
+    conf = {"Role": ROLE, "Rules": [
+        rule(db, prefix="logs/", dm="Enabled"),
+        {"ID": "r2", "Priority": 2, "Status": "Disabled",
+         "Filter": {"And": {"Prefix": "tmp/", "Tags": [{"Key": "k", "Value": "v"}]}},
+         "DeleteMarkerReplication": {"Status": "Disabled"},
+         "Destination": {"Bucket": f"arn:aws:s3:::{db}", "StorageClass": "STANDARD"}}]}
+    s.put_bucket_replication(Bucket=sb, ReplicationConfiguration=conf)
+    got = s.get_bucket_replication(Bucket=sb)["ReplicationConfiguration"]
+    assert got["Role"] == ROLE
+    assert [r["ID"] for r in got["Rules"]] == ["r1", "r2"]
+    assert got["Rules"][0]["Filter"] == {"Prefix": "logs/"}
+    assert got["Rules"][0]["DeleteMarkerReplication"] == {"Status": "Enabled"}
+    assert got["Rules"][0]["Destination"] == {"Bucket": f"arn:aws:s3:::{db}", "Account": "site2"}
+    assert got["Rules"][1]["Filter"] == {"And": {"Prefix": "tmp/",
+                                                 "Tags": [{"Key": "k", "Value": "v"}]}}
+    assert got["Rules"][1]["Status"] == "Disabled"
+    assert got["Rules"][1]["Destination"]["StorageClass"] == "STANDARD"
+
+    def bad(rules, code, status, role=ROLE, bucket=sb):
+        return expect_error(lambda: s.put_bucket_replication(
+            Bucket=bucket, ReplicationConfiguration={"Role": role, "Rules": rules}), code, status)
+
+    # Versioning must be Enabled on the source (AWS's message).
+    plain = SRC.bucket_name("cfgplain")
+    s.create_bucket(Bucket=plain)
+    e = bad([rule(db)], "InvalidRequest", 400, bucket=plain)
+    assert e["Error"]["Message"] == ("Versioning must be 'Enabled' on the bucket to apply a "
+                                     "replication configuration")
+    bad([rule(db, account="nosuch")], "InvalidArgument", 400)
+    r = rule(db)
+    r["Destination"]["Bucket"] = "not-an-arn"
+    bad([r], "InvalidArgument", 400)
+    r = rule(db)
+    del r["DeleteMarkerReplication"]
+    bad([r], "InvalidRequest", 400)
+    bad([rule(db), rule(db, rid="r1", priority=2)], "InvalidArgument", 400)  # same ID
+    bad([rule(db), rule(db, rid="r2")], "InvalidRequest", 400)  # same priority
+    r = rule(db)
+    r["Status"] = "On"
+    bad([r], "MalformedXML", 400)
+    r = rule(db)
+    r["Destination"]["StorageClass"] = "FAST"
+    bad([r], "InvalidStorageClass", 400)
+    # Features Strata does not implement: 501, never accepted and ignored.
+    r = rule(db)
+    r["Destination"]["ReplicationTime"] = {"Status": "Enabled", "Time": {"Minutes": 15}}
+    r["Destination"]["Metrics"] = {"Status": "Enabled", "EventThreshold": {"Minutes": 15}}
+    bad([r], "NotImplemented", 501)
+    r = rule(db)
+    r["SourceSelectionCriteria"] = {"SseKmsEncryptedObjects": {"Status": "Enabled"}}
+    bad([r], "NotImplemented", 501)
+    r = rule(db)
+    r["ExistingObjectReplication"] = {"Status": "Enabled"}
+    bad([r], "NotImplemented", 501)
+    # The refused documents left the stored one alone.
+    assert s.get_bucket_replication(Bucket=sb)["ReplicationConfiguration"] == got
+    s.delete_bucket_replication(Bucket=sb)
+    expect_error(lambda: s.get_bucket_replication(Bucket=sb),
+                 "ReplicationConfigurationNotFoundError", 404)
+
+
+@test
+def put_multipart_copy_replicated(_):
+    s, d, sb, db = pair("obj")
+    configure(s, sb, db)
+    data = os.urandom(100 * 1024)
+    vid = s.put_object(Bucket=sb, Key="a/one", Body=data, ContentType="text/x-test",
+                       Metadata={"colour": "blue"}, CacheControl="max-age=60",
+                       ContentDisposition="attachment", ContentLanguage="fr",
+                       Tagging="team=ml&stage=raw", ChecksumAlgorithm="SHA256")["VersionId"]
+    st = s.head_object(Bucket=sb, Key="a/one", VersionId=vid)["ReplicationStatus"]
+    assert st in ("PENDING", "COMPLETED"), st
+    wait_status(s, sb, "a/one", vid, "COMPLETED")
+    assert same_version(s, d, sb, db, "a/one", vid) == data
+    tags = d.get_object_tagging(Bucket=db, Key="a/one", VersionId=vid)["TagSet"]
+    assert sorted((t["Key"], t["Value"]) for t in tags) == [("stage", "raw"), ("team", "ml")]
+    ck = d.head_object(Bucket=db, Key="a/one", VersionId=vid, ChecksumMode="ENABLED")
+    assert ck["ChecksumSHA256"] == base64.b64encode(hashlib.sha256(data).digest()).decode()
+    # A later tag change goes again.
+    s.put_object_tagging(Bucket=sb, Key="a/one", VersionId=vid,
+                         Tagging={"TagSet": [{"Key": "stage", "Value": "clean"}]})
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        tags = d.get_object_tagging(Bucket=db, Key="a/one", VersionId=vid)["TagSet"]
+        if tags == [{"Key": "stage", "Value": "clean"}]:
+            break
+        time.sleep(0.1)
+    assert tags == [{"Key": "stage", "Value": "clean"}], tags
+    wait_status(s, sb, "a/one", vid, "COMPLETED")
+    assert same_version(s, d, sb, db, "a/one", vid) == data
+
+    up = s.create_multipart_upload(Bucket=sb, Key="big", Metadata={"m": "1"})["UploadId"]
+    parts = [os.urandom(5 << 20), os.urandom(1 << 20)]
+    etags = [s.upload_part(Bucket=sb, Key="big", UploadId=up, PartNumber=i + 1,
+                           Body=p)["ETag"] for i, p in enumerate(parts)]
+    mvid = s.complete_multipart_upload(Bucket=sb, Key="big", UploadId=up, MultipartUpload={
+        "Parts": [{"PartNumber": i + 1, "ETag": e} for i, e in enumerate(etags)]})["VersionId"]
+    wait_status(s, sb, "big", mvid, "COMPLETED")
+    assert same_version(s, d, sb, db, "big", mvid) == b"".join(parts)
+
+    cvid = s.copy_object(Bucket=sb, Key="copy", CopySource={"Bucket": sb, "Key": "a/one"})[
+        "VersionId"]
+    wait_status(s, sb, "copy", cvid, "COMPLETED")
+    assert same_version(s, d, sb, db, "copy", cvid) == data
+    # A second version keeps the history in order on the target.
+    v2 = s.put_object(Bucket=sb, Key="a/one", Body=b"second")["VersionId"]
+    wait_status(s, sb, "a/one", v2, "COMPLETED")
+    assert d.get_object(Bucket=db, Key="a/one")["VersionId"] == v2
+    vs = [v["VersionId"] for v in d.list_object_versions(Bucket=db, Prefix="a/one")["Versions"]]
+    assert vs == [v2, vid], vs
+
+
+@test
+def lock_settings_replicated(_):
+    s, d, sb, db = pair("lock", lock=True)
+    configure(s, sb, db)
+    data = b"locked bytes"
+    until = (datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(hours=1)).replace(
+        microsecond=0)
+    vid = s.put_object(Bucket=sb, Key="w", Body=data, ObjectLockMode="GOVERNANCE",
+                       ObjectLockRetainUntilDate=until, ObjectLockLegalHoldStatus="ON",
+                       ContentMD5=base64.b64encode(hashlib.md5(data).digest()).decode())[
+        "VersionId"]
+    wait_status(s, sb, "w", vid, "COMPLETED")
+    same_version(s, d, sb, db, "w", vid)
+    h = d.head_object(Bucket=db, Key="w", VersionId=vid)
+    assert h["ObjectLockMode"] == "GOVERNANCE" and h["ObjectLockLegalHoldStatus"] == "ON"
+    assert h["ObjectLockRetainUntilDate"] == until
+    # Later changes of the lock go again: a longer retention, the hold off.
+    later = until + datetime.timedelta(hours=1)
+    s.put_object_retention(Bucket=sb, Key="w", VersionId=vid, Retention={
+        "Mode": "GOVERNANCE", "RetainUntilDate": later})
+    s.put_object_legal_hold(Bucket=sb, Key="w", VersionId=vid, LegalHold={"Status": "OFF"})
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        h = d.head_object(Bucket=db, Key="w", VersionId=vid)
+        if (h["ObjectLockRetainUntilDate"] == later and
+                h.get("ObjectLockLegalHoldStatus") == "OFF"):
+            break
+        time.sleep(0.1)
+    assert h["ObjectLockRetainUntilDate"] == later and h["ObjectLockLegalHoldStatus"] == "OFF", h
+    wait_status(s, sb, "w", vid, "COMPLETED")
+    # A locked replica keeps its bytes: other bytes under its id are refused.
+    def add_hdr(request, **_):
+        request.headers["x-strata-replica-version-id"] = vid
+    d.meta.events.register("before-sign.s3.PutObject", add_hdr)
+    try:
+        other = b"other bytes!"
+        expect_error(lambda: d.put_object(
+            Bucket=db, Key="w", Body=other,
+            ContentMD5=base64.b64encode(hashlib.md5(other).digest()).decode()),
+            "AccessDenied", 403)
+    finally:
+        d.meta.events.unregister("before-sign.s3.PutObject", add_hdr)
+    assert d.get_object(Bucket=db, Key="w", VersionId=vid)["Body"].read() == data
+
+
+@test
+def delete_markers(_):
+    s, d, sb, db = pair("dm")
+    configure(s, sb, db, dm="Enabled")
+    vid = s.put_object(Bucket=sb, Key="k", Body=b"x")["VersionId"]
+    wait_status(s, sb, "k", vid, "COMPLETED")
+    dm = s.delete_object(Bucket=sb, Key="k")["VersionId"]
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        markers = d.list_object_versions(Bucket=db, Prefix="k").get("DeleteMarkers", [])
+        if markers:
+            break
+        time.sleep(0.1)
+    assert [m["VersionId"] for m in markers] == [dm], markers
+    expect_error(lambda: d.get_object(Bucket=db, Key="k"), "NoSuchKey", 404)
+    # A delete of a version is not replicated (AWS).
+    s.delete_object(Bucket=sb, Key="k", VersionId=vid)
+    time.sleep(1.5)
+    assert d.get_object(Bucket=db, Key="k", VersionId=vid)["Body"].read() == b"x"
+
+    s2, d2, sb2, db2 = pair("nodm")
+    configure(s2, sb2, db2, dm="Disabled")
+    vid = s2.put_object(Bucket=sb2, Key="k", Body=b"y")["VersionId"]
+    wait_status(s2, sb2, "k", vid, "COMPLETED")
+    s2.delete_object(Bucket=sb2, Key="k")
+    time.sleep(1.5)
+    assert not d2.list_object_versions(Bucket=db2, Prefix="k").get("DeleteMarkers")
+    assert d2.get_object(Bucket=db2, Key="k")["Body"].read() == b"y"
+
+
+@test
+def prefix_filter(_):
+    s, d, sb, db = pair("pfx")
+    configure(s, sb, db, prefix="keep/")
+    v1 = s.put_object(Bucket=sb, Key="keep/a", Body=b"1")["VersionId"]
+    v2 = s.put_object(Bucket=sb, Key="skip/a", Body=b"2")["VersionId"]
+    wait_status(s, sb, "keep/a", v1, "COMPLETED")
+    assert "ReplicationStatus" not in s.head_object(Bucket=sb, Key="skip/a", VersionId=v2)
+    time.sleep(1)
+    keys = [o["Key"] for o in d.list_objects_v2(Bucket=db).get("Contents", [])]
+    assert keys == ["keep/a"], keys
+
+
+@test
+def peer_header_needs_permission(_):
+    """The version-id header is a peer's: a caller without
+    s3:ReplicateObject on the bucket is refused and nothing is stored."""
+    d = DST.client()
+    db = DST.bucket_name("peer")
+    d.create_bucket(Bucket=db)
+    d.put_bucket_versioning(Bucket=db, VersioningConfiguration={"Status": "Enabled"})
+    # Root owns the bucket and may; an anonymous caller may not.
+    import urllib.request
+    req = urllib.request.Request(f"{DST.endpoint}/{db}/k", data=b"x", method="PUT",
+                                 headers={"x-strata-replica-version-id": "0" * 32})
+    try:
+        urllib.request.build_opener(urllib.request.ProxyHandler({})).open(req, timeout=10)
+        raise AssertionError("an anonymous replica was accepted")
+    except urllib.error.HTTPError as e:
+        assert e.code == 403, e.code
+    assert "Contents" not in d.list_objects_v2(Bucket=db)
+    # Only PutObject and DeleteObject (without versionId) take it: elsewhere
+    # it would be dropped, so it is refused.
+    vid = d.put_object(Bucket=db, Key="plain", Body=b"p")["VersionId"]
+
+    def with_hdr(event, fn):
+        def add(request, **_):
+            request.headers["x-strata-replica-version-id"] = vid
+        d.meta.events.register(event, add)
+        try:
+            return fn()
+        finally:
+            d.meta.events.unregister(event, add)
+    expect_error(lambda: with_hdr("before-sign.s3.CopyObject", lambda: d.copy_object(
+        Bucket=db, Key="c", CopySource={"Bucket": db, "Key": "plain"})), "NotImplemented", 501)
+    expect_error(lambda: with_hdr("before-sign.s3.CreateMultipartUpload", lambda:
+                                  d.create_multipart_upload(Bucket=db, Key="m")),
+                 "NotImplemented", 501)
+    expect_error(lambda: with_hdr("before-sign.s3.DeleteObject", lambda: d.delete_object(
+        Bucket=db, Key="plain", VersionId=vid)), "InvalidRequest", 400)
+    assert d.get_object(Bucket=db, Key="plain", VersionId=vid)["Body"].read() == b"p"
+    assert [o["Key"] for o in d.list_objects_v2(Bucket=db)["Contents"]] == ["plain"]
+
+
+@test
+def target_down_then_back(_):
+    s, d, sb, db = pair("down")
+    configure(s, sb, db)
+    DST.proc.send_signal(19)  # SIGSTOP: the target answers nothing
+    try:
+        vid = s.put_object(Bucket=sb, Key="k", Body=b"while down")["VersionId"]
+        time.sleep(2)
+        assert s.head_object(Bucket=sb, Key="k", VersionId=vid)["ReplicationStatus"] == "PENDING"
+    finally:
+        DST.proc.send_signal(18)  # SIGCONT
+    wait_status(s, sb, "k", vid, "COMPLETED", timeout=60)
+    assert same_version(s, d, sb, db, "k", vid) == b"while down"
+
+
+def killed_with_pending(prefix, between=None, after=None):
+    """Target stopped, 20 PUTs queued, kill -9 of the source and a restart
+    (between() while it is down, after() once it is up), target back: all
+    20 COMPLETED and on the target with their bytes and version ids."""
+    s, d, sb, db = pair(prefix)
+    configure(s, sb, db)
+    DST.proc.send_signal(19)
+    try:
+        vids = {f"k{i}": s.put_object(Bucket=sb, Key=f"k{i}", Body=f"v{i}".encode())["VersionId"]
+                for i in range(20)}
+        SRC.restart(kill=True, between=between)
+        if after:
+            after()
+    finally:
+        DST.proc.send_signal(18)
+    s = SRC.client()
+    for k, vid in vids.items():
+        wait_status(s, sb, k, vid, "COMPLETED", timeout=60)
+        assert same_version(s, d, sb, db, k, vid) == f"v{k[1:]}".encode()
+    assert len(d.list_object_versions(Bucket=db)["Versions"]) == 20
+
+
+@test
+def kill9_with_pending(_):
+    killed_with_pending("kill")
+
+
+@test
+def pending_survives_first_drive_loss(_):
+    """The source's first drive replaced by an empty directory while
+    versions wait: the queue's copy on the second drive is copied back to
+    the first at the restart, and every version arrives."""
+    import shutil
+    q0 = os.path.join(SRC.drives[0], "replication", "site2.q")
+    q1 = os.path.join(SRC.drives[1], "replication", "site2.q")
+
+    def replace_drive0():
+        assert os.path.getsize(q1) == os.path.getsize(q0) > 0, "a copy on each drive"
+        shutil.rmtree(SRC.drives[0])
+        os.mkdir(SRC.drives[0])
+
+    def rebuilt():
+        assert os.path.getsize(q0) == os.path.getsize(q1) > 0, "drive 0's copy rebuilt"
+    killed_with_pending("dloss", between=replace_drive0, after=rebuilt)
+
+
+@test
+def options_checked(_):
+    def strata(*args):
+        p = subprocess.run([os.environ["STRATA_BIN"], *args], capture_output=True, text=True,
+                           timeout=60, env={"PATH": "/usr/bin:/bin", "HOME": SRC.home})
+        return p.returncode, p.stdout, p.stderr
+    rc, out, err = strata("--print-config", "--replication-target", "a:http://h:1",
+                          "--replication-target", "b_2:https://h.example:443",
+                          "--tier-credentials", creds)
+    assert rc == 0, err
+    doc = json.loads(out)
+    assert doc["replication-targets"] == ["a:http://h:1", "b_2:https://h.example:443"], doc
+    assert doc["tier-credentials"] == creds
+    for bad in ("noport:http://h", "x:ftp://h:1", ":http://h:1", "a b:http://h:1",
+                "p:http://h:1/bucket", "nourl"):
+        rc, out, err = strata("--print-config", "--replication-target", bad)
+        assert rc == 2 and "--replication-target" in err and not out, (bad, rc, out, err)
+    # Credentials: required, and NAME must be in the file.
+    d = [os.path.join(DST.tmp, f"optdrive{i}") for i in range(4)]
+    for x in d:
+        os.makedirs(x, exist_ok=True)
+    rc, out, err = strata("server", "--address", "127.0.0.1:1", "--replication-target",
+                          "site2:http://127.0.0.1:2", *d)
+    assert rc != 0 and "--tier-credentials" in out + err, (rc, out, err)
+    rc, out, err = strata("server", "--address", "127.0.0.1:1", "--replication-target",
+                          "site3:http://127.0.0.1:2", "--tier-credentials", creds, *d)
+    assert rc != 0 and "no credentials for site3" in out + err, (rc, out, err)
+
+
+def admin_cli(*args):
+    env = {"PATH": "/usr/bin:/bin", "HOME": SRC.home, "STRATA_ENDPOINT": SRC.endpoint,
+           "STRATA_ACCESS_KEY": SRC.ak, "STRATA_SECRET_KEY": SRC.sk}
+    for k in ("ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS"):
+        if k in os.environ:
+            env[k] = os.environ[k]
+    p = subprocess.run([os.environ["STRATA_BIN"], "admin", *args], env=env,
+                       capture_output=True, text=True, timeout=120)
+    return p.returncode, p.stdout, p.stderr
+
+
+@test
+def admin_replicate_existing(_):
+    s, d, sb, db = pair("old")
+    before = {f"old/{i}": s.put_object(Bucket=sb, Key=f"old/{i}", Body=f"o{i}".encode())[
+        "VersionId"] for i in range(30)}
+    s.put_object(Bucket=sb, Key="other/x", Body=b"not selected")
+    configure(s, sb, db, prefix="old/")
+    assert "Contents" not in d.list_objects_v2(Bucket=db)
+    rc, out, err = admin_cli("replicate", sb)
+    assert rc == 0, (rc, out, err)
+    lines = out.splitlines()
+    assert lines[0] == f"{sb}: 31 objects, 30 queued for replication", out
+    assert lines[-1] == f"{sb}: 30 of 30 replicated or failed", out
+    for k, vid in before.items():
+        assert s.head_object(Bucket=sb, Key=k)["ReplicationStatus"] == "COMPLETED"
+        assert same_version(s, d, sb, db, k, vid) == f"o{k[4:]}".encode()
+    assert "ReplicationStatus" not in s.head_object(Bucket=sb, Key="other/x")
+    # Done once: a second run finds nothing left to replicate.
+    rc, out, err = admin_cli("replicate", sb)
+    assert rc == 0 and out.splitlines()[0] == f"{sb}: 31 objects, 0 queued for replication", out
+    rc, out, err = admin_cli("replication", "status")
+    assert rc == 0 and out.splitlines()[1].split()[:2] == ["site2", DST.endpoint], out
+    # A bucket without a replication configuration: 404 from the API, exit 1.
+    plain = SRC.bucket_name("oldplain")
+    s.create_bucket(Bucket=plain)
+    rc, out, err = admin_cli("replicate", plain)
+    assert rc == 1 and "no replication configuration" in err, (rc, out, err)
+
+
+@test
+def replayed_replica_is_one_version(_):
+    """A replica sent twice (the source killed between the target's answer
+    and its own acknowledgement) leaves one version with the last bytes."""
+    d = DST.client()
+    db = DST.bucket_name("replay")
+    d.create_bucket(Bucket=db)
+    d.put_bucket_versioning(Bucket=db, VersioningConfiguration={"Status": "Enabled"})
+    vid = SRC.client().put_object(Bucket=pair("replaysrc")[2], Key="v", Body=b"-")["VersionId"]
+
+    def add_hdr(request, **_):
+        request.headers["x-strata-replica-version-id"] = vid
+    d.meta.events.register("before-sign.s3.PutObject", add_hdr)
+    try:
+        for body in (b"first", b"second"):
+            assert d.put_object(Bucket=db, Key="k", Body=body)["VersionId"] == vid
+    finally:
+        d.meta.events.unregister("before-sign.s3.PutObject", add_hdr)
+    vs = d.list_object_versions(Bucket=db, Prefix="k")["Versions"]
+    assert [v["VersionId"] for v in vs] == [vid], vs
+    got = d.get_object(Bucket=db, Key="k")
+    assert got["Body"].read() == b"second" and got["ReplicationStatus"] == "REPLICA"
+
+
+@test
+def metrics(_):
+    import urllib.request
+    s, d, sb, db = pair("met")
+    configure(s, sb, db)
+    vid = s.put_object(Bucket=sb, Key="m", Body=os.urandom(200 * 1024))["VersionId"]
+    wait_status(s, sb, "m", vid, "COMPLETED")
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    text = opener.open(f"{SRC.endpoint}/metrics", timeout=10).read()
+    text = text.decode()
+    for m in ("strata_replication_pending", "strata_replication_bytes_total",
+              "strata_replication_failed_total", "strata_replication_lag_seconds"):
+        assert f'{m}{{target="site2"}}' in text, m
+    val = {x.split("{")[0]: float(x.split()[-1]) for x in text.splitlines()
+           if x.startswith("strata_replication_")}
+    assert val["strata_replication_bytes_total"] >= 200 * 1024, val
+    assert val["strata_replication_pending"] == 0, val
+    assert 0 <= val["strata_replication_lag_seconds"] < 30, val
+
+
+if __name__ == "__main__":
+    try:
+        run(SRC)
+    except SystemExit as e:
+        # The target's shutdown and sanitizer log count too.
+        raise SystemExit(e.code if DST.stop() else 1)
