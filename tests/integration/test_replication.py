@@ -216,20 +216,24 @@ def lock_settings_replicated(_):
     h = d.head_object(Bucket=db, Key="w", VersionId=vid)
     assert h["ObjectLockMode"] == "GOVERNANCE" and h["ObjectLockLegalHoldStatus"] == "ON"
     assert h["ObjectLockRetainUntilDate"] == until
-    # Later changes of the lock go again: a longer retention, the hold off.
+    # Later changes of the lock go again: a longer retention is taken.
     later = until + datetime.timedelta(hours=1)
     s.put_object_retention(Bucket=sb, Key="w", VersionId=vid, Retention={
         "Mode": "GOVERNANCE", "RetainUntilDate": later})
-    s.put_object_legal_hold(Bucket=sb, Key="w", VersionId=vid, LegalHold={"Status": "OFF"})
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         h = d.head_object(Bucket=db, Key="w", VersionId=vid)
-        if (h["ObjectLockRetainUntilDate"] == later and
-                h.get("ObjectLockLegalHoldStatus") == "OFF"):
+        if h["ObjectLockRetainUntilDate"] == later:
             break
         time.sleep(0.1)
-    assert h["ObjectLockRetainUntilDate"] == later and h["ObjectLockLegalHoldStatus"] == "OFF", h
+    assert h["ObjectLockRetainUntilDate"] == later and h["ObjectLockLegalHoldStatus"] == "ON", h
     wait_status(s, sb, "w", vid, "COMPLETED")
+    # A weaker lock is not: the replica keeps its legal hold (released on
+    # the target by its own owner) and the source reports FAILED.
+    s.put_object_legal_hold(Bucket=sb, Key="w", VersionId=vid, LegalHold={"Status": "OFF"})
+    wait_status(s, sb, "w", vid, "FAILED")
+    h = d.head_object(Bucket=db, Key="w", VersionId=vid)
+    assert h["ObjectLockLegalHoldStatus"] == "ON" and h["ObjectLockRetainUntilDate"] == later, h
     # A locked replica keeps its bytes: other bytes under its id are refused.
     def add_hdr(request, **_):
         request.headers["x-strata-replica-version-id"] = vid
