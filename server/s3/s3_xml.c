@@ -780,7 +780,7 @@ enum s3_err strata_xml_restore_parse(const char *body, size_t len, unsigned *day
         if (named(c, "Days")) {
             char *end = NULL;
             unsigned long d = v ? strtoul(v, &end, 10) : 0;
-            if (!v || !*v || *end || v[0] == '-' || d < 1 || d > 2147483647UL)
+            if (!v || v[0] < '0' || v[0] > '9' || *end || d < 1 || d > 2147483647UL)
                 e = S3E_MalformedXML;
             else
                 *days = (unsigned)d;
