@@ -429,6 +429,7 @@ void strata_h_retention_get(struct strata_req *r);
 void strata_h_retention_put(struct strata_req *r);
 void strata_h_legal_hold_get(struct strata_req *r);
 void strata_h_legal_hold_put(struct strata_req *r);
+void strata_h_restore(struct strata_req *r);
 /* x-amz-object-lock-{mode,retain-until-date,legal-hold} of a new object
  * (PutObject, CreateMultipartUpload, CopyObject) into *out (zeroed when
  * absent).  InvalidArgument for bad values, a lone mode or date, or a date
@@ -539,6 +540,10 @@ enum s3_err strata_xml_ownership_parse(const char *body, size_t len, int *own);
 enum s3_err strata_xml_pab_parse(const char *body, size_t len, unsigned *bits);
 /* LegalHold: Status ON/OFF, else MalformedXML. */
 enum s3_err strata_xml_legal_hold_parse(const char *body, size_t len, bool *on);
+/* RestoreRequest: Days (>= 1, 0 when absent), Tier or GlacierJobParameters'
+ * Tier (Standard, Bulk, Expedited), Description; else MalformedXML.  A
+ * SELECT restore (Type, SelectParameters, OutputLocation): NotImplemented. */
+enum s3_err strata_xml_restore_parse(const char *body, size_t len, unsigned *days);
 /* AccessControlPolicy into out (owner and grants as written; e-mail and
  * ID grantees resolved through resolve).  MalformedACLError for bad XML,
  * a missing Owner/ID, Grantee or Permission or an unknown permission;

@@ -82,6 +82,7 @@ static const struct action_map actions[] = {
     {"PutObjectRetention", "s3:PutObjectRetention", NULL},
     {"GetObjectLegalHold", "s3:GetObjectLegalHold", NULL},
     {"PutObjectLegalHold", "s3:PutObjectLegalHold", NULL},
+    {"RestoreObject", "s3:RestoreObject", NULL},
     {"GetBucketOwnershipControls", "s3:GetBucketOwnershipControls", NULL},
     {"PutBucketOwnershipControls", "s3:PutBucketOwnershipControls", NULL},
     {"DeleteBucketOwnershipControls", "s3:PutBucketOwnershipControls", NULL},

@@ -71,6 +71,7 @@ static const struct strata_route routes[] = {
     {"PUT", OBJ, "retention", XML, "PutObjectRetention", NULL, NULL, strata_h_retention_put},
     {"GET", OBJ, "legal-hold", 0, "GetObjectLegalHold", NULL, NULL, strata_h_legal_hold_get},
     {"PUT", OBJ, "legal-hold", XML, "PutObjectLegalHold", NULL, NULL, strata_h_legal_hold_put},
+    {"POST", OBJ, "restore", XML, "RestoreObject", NULL, NULL, strata_h_restore},
     {"GET", BKT, "lifecycle", 0, "GetBucketLifecycleConfiguration", NULL, NULL,
      strata_h_lifecycle_get},
     {"PUT", BKT, "lifecycle", XML, "PutBucketLifecycleConfiguration", NULL, NULL,

@@ -762,3 +762,55 @@ char *strata_xml_text(struct _xmlNode *n)
 {
     return text(n);
 }
+
+/* One of RestoreObject's retrieval tiers, or NULL text (absent). */
+static bool restore_tier_ok(xmlNodePtr n)
+{
+    char *v = n ? text(n) : NULL;
+    bool ok = !n || (v && (strcmp(v, "Standard") == 0 || strcmp(v, "Bulk") == 0 ||
+                           strcmp(v, "Expedited") == 0));
+    free(v);
+    return ok;
+}
+
+enum s3_err strata_xml_restore_parse(const char *body, size_t len, unsigned *days)
+{
+    *days = 0;
+    xmlDocPtr doc = parse(body, len);
+    if (!doc)
+        return S3E_MalformedXML;
+    enum s3_err e = S3E_NONE;
+    xmlNodePtr root = xmlDocGetRootElement(doc);
+    if (!root || !named(root, "RestoreRequest"))
+        e = S3E_MalformedXML;
+    for (xmlNodePtr c = root ? root->children : NULL; c && !e; c = c->next) {
+        if (c->type != XML_ELEMENT_NODE)
+            continue;
+        char *v = text(c);
+        if (named(c, "Days")) {
+            char *end = NULL;
+            unsigned long d = v ? strtoul(v, &end, 10) : 0;
+            if (!v || v[0] < '0' || v[0] > '9' || *end || d < 1 || d > 2147483647UL)
+                e = S3E_MalformedXML;
+            else
+                *days = (unsigned)d;
+        } else if (named(c, "GlacierJobParameters")) {
+            xmlNodePtr t = child(c, "Tier");
+            if (!t || !restore_tier_ok(t))
+                e = S3E_MalformedXML;
+        } else if (named(c, "Tier")) {
+            if (!restore_tier_ok(c))
+                e = S3E_MalformedXML;
+        } else if (named(c, "Type")) {
+            /* SELECT is the only type: restores that query the object. */
+            e = v && strcmp(v, "SELECT") == 0 ? S3E_NotImplemented : S3E_MalformedXML;
+        } else if (named(c, "SelectParameters") || named(c, "OutputLocation")) {
+            e = S3E_NotImplemented;
+        } else if (!named(c, "Description")) {
+            e = S3E_MalformedXML;
+        }
+        free(v);
+    }
+    xmlFreeDoc(doc);
+    return e;
+}

@@ -252,6 +252,17 @@ static void check_bucket_docs(const char *b, size_t n)
     }
 }
 
+/* RestoreRequest: Days in range when accepted, 0 on any error; only
+ * MalformedXML and NotImplemented (SELECT restores) are refusals. */
+static void check_restore(const char *b, size_t n)
+{
+    unsigned days = 77;
+    enum s3_err e = strata_xml_restore_parse(b, n, &days);
+    if (e == S3E_NONE ? days > 2147483647u
+                      : (e != S3E_MalformedXML && e != S3E_NotImplemented))
+        STRATA_FUZZ_FAIL();
+}
+
 /* Whether the parser of root element root could accept b: an element is
  * named by its bytes in an ASCII-based document without an encoding
  * declaration (a DOCTYPE is refused, so no entity makes markup).  When
@@ -300,6 +311,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (may_be(b, size, "OwnershipControls") || may_be(b, size, "PublicAccessBlock") ||
         may_be(b, size, "ServerSideEncryptionConfiguration"))
         check_bucket_docs(b, size);
+    if (may_be(b, size, "RestoreRequest"))
+        check_restore(b, size);
     free(b);
     return 0;
 }

@@ -253,6 +253,26 @@ def read_only_user(s):
 
 
 @test
+def restore_object_permission(s):
+    """RestoreObject is authorized as s3:RestoreObject: a user who may only
+    read is denied before the object is looked at; granted the action, the
+    restore reaches the object (403 InvalidObjectState: its class is
+    readable)."""
+    c, b = new_bucket(s, "restoreperm")
+    c.put_object(Bucket=b, Key="k", Body=b"v")
+    u2 = user(s, USER2)
+    who = {"AWS": [f"arn:aws:iam::123456789012:user/{USER2[0]}"]}
+    c.put_bucket_policy(Bucket=b, Policy=policy(allow(who, "s3:GetObject", arn(b, "*"))))
+    resp = expect_error(lambda: u2.restore_object(Bucket=b, Key="k", RestoreRequest={"Days": 1}),
+                        "AccessDenied", 403)
+    assert "storage class" not in resp["Error"].get("Message", ""), resp
+    c.put_bucket_policy(Bucket=b, Policy=policy(allow(who, "s3:RestoreObject", arn(b, "*"))))
+    expect_error(lambda: u2.restore_object(Bucket=b, Key="k", RestoreRequest={"Days": 1}),
+                 "InvalidObjectState", 403)
+    assert c.get_object(Bucket=b, Key="k")["Body"].read() == b"v"
+
+
+@test
 def deny_prefix(s):
     c, b = new_bucket(s, "denypfx")
     c.put_object(Bucket=b, Key="private/secret", Body=b"s")

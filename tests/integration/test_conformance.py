@@ -97,7 +97,8 @@ def keys_of(c, b):
 # ---- 1: operations Strata does not serve ---------------------------------------
 
 # (method, query) on a bucket.  CORS, public access block and ownership
-# controls, RestoreObject and intelligent tiering are left to their own tests.
+# controls and intelligent tiering are left to their own tests; RestoreObject
+# has restore_object_edges.
 BUCKET_NOT_SERVED = [
     ("GET", "accelerate"), ("PUT", "accelerate"),
     ("GET", "analytics&id=a"), ("PUT", "analytics&id=a"), ("DELETE", "analytics&id=a"),
@@ -749,6 +750,46 @@ def error_shape(s):
     ids = {req(s, "GET", f"/{b}/x", sign=False).headers["x-amz-request-id"] for _ in range(5)}
     assert len(ids) == 5
 
+
+def restore_xml(inner):
+    return b"<RestoreRequest>" + inner + b"</RestoreRequest>"
+
+
+@test
+def restore_object_edges(s):
+    """RestoreObject (POST ?restore): the RestoreRequest is checked first
+    (MalformedXML; a SELECT restore is 501), then the version (404), and a
+    restore of an object whose class is readable is 403 InvalidObjectState;
+    the object is untouched."""
+    c, b = new_bucket(s, "rst")
+    c.put_object(Bucket=b, Key="obj", Body=b"kept")
+    path = f"/{b}/obj"
+    for bad in (b"<RestoreRequest><Days>2</Days>", b"<Other/>",
+                restore_xml(b"<Days>0</Days>"), restore_xml(b"<Days>-1</Days>"),
+                restore_xml(b"<Days>x</Days>"),
+                restore_xml(b"<Days>1</Days><GlacierJobParameters><Tier>Fast</Tier>"
+                            b"</GlacierJobParameters>"),
+                restore_xml(b"<Days>1</Days><GlacierJobParameters/>"),
+                restore_xml(b"<Days>1</Days><Tier>Slow</Tier>"),
+                restore_xml(b"<Days>1</Days><Type>OTHER</Type>"),
+                restore_xml(b"<Days>1</Days><Unknown>1</Unknown>")):
+        expect(req(s, "POST", path, "restore", body=bad), 400, "MalformedXML", path)
+    for unserved in (restore_xml(b"<Type>SELECT</Type><Tier>Standard</Tier>"),
+                     restore_xml(b"<OutputLocation><S3><BucketName>x</BucketName>"
+                                 b"</S3></OutputLocation>"),
+                     restore_xml(b"<SelectParameters/>")):
+        expect(req(s, "POST", path, "restore", body=unserved), 501, "NotImplemented", path)
+    for ok in (restore_xml(b"<Days>2</Days>"), b"",
+               restore_xml(b"<Days>2</Days><Description>d</Description><GlacierJobParameters>"
+                           b"<Tier>Bulk</Tier></GlacierJobParameters>"),
+               restore_xml(b"<Days>2</Days><Tier>Expedited</Tier>")):
+        expect(req(s, "POST", path, "restore", body=ok), 403, "InvalidObjectState", path)
+    expect(req(s, "POST", f"/{b}/absent", "restore", body=restore_xml(b"<Days>1</Days>")),
+           404, "NoSuchKey", f"/{b}/absent")
+    expect_error(lambda: c.restore_object(Bucket=b, Key="obj", RestoreRequest={"Days": 1}),
+                 "InvalidObjectState", 403)
+    assert c.get_object(Bucket=b, Key="obj")["Body"].read() == b"kept"
+    assert "Restore" not in c.head_object(Bucket=b, Key="obj")
 
 if __name__ == "__main__":
     run(Strata())

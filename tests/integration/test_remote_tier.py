@@ -23,7 +23,9 @@ version under Object Lock never moving to a tier without the lock flag
 (counted) and moving to the lock tier with the same retention and legal
 hold on the remote object (which then refuses its delete); and start-up
 refusals: a credentials file of mode 0644, a tier without credentials, a
-lock tier whose bucket has no Object Lock.
+lock tier whose bucket has no Object Lock; RestoreObject refused with
+403 InvalidObjectState on hot and remote objects (boto3 and awscli), 404
+for a missing key or version.
 Run by CTest (integration label) with /usr/bin/python3.
 """
 
@@ -576,6 +578,48 @@ def locked_versions(s):
     # And strata still refuses to delete the locked versions.
     expect_error(lambda: c.delete_object(Bucket=b, Key="retained", VersionId=v_ret),
                  "AccessDenied", 403)
+
+
+@test
+def restore_errors(s):
+    """RestoreObject: every tier serves reads, so a restore is refused as
+    AWS refuses it for a readable class (403 InvalidObjectState), on the
+    hot tier and on the remote one, by boto3 and by awscli; a missing key
+    or version is 404; the object stays as it was."""
+    c = s.client()
+    b = s.bucket_name("restore")
+    c.create_bucket(Bucket=b)
+    c.put_bucket_versioning(Bucket=b, VersioningConfiguration={"Status": "Enabled"})
+    data = body(300 * 1024, b + "r")
+    vid = c.put_object(Bucket=b, Key="cold", Body=data)["VersionId"]
+    c.put_object(Bucket=b, Key="hot", Body=b"hot bytes")
+    lifecycle(c, b, "STANDARD_IA")
+    wait_until("cold moved to the remote tier",
+               lambda: storage_class(c, b, "cold") == "STANDARD_IA")
+    c.delete_bucket_lifecycle(Bucket=b)
+    req = {"Days": 2, "GlacierJobParameters": {"Tier": "Standard"}}
+    for k, kw in (("hot", {}), ("cold", {}), ("cold", {"VersionId": vid})):
+        e = expect_error(lambda: c.restore_object(Bucket=b, Key=k, RestoreRequest=req, **kw),
+                         "InvalidObjectState", 403)
+        assert "storage class" in e["Error"]["Message"], e
+    expect_error(lambda: c.restore_object(Bucket=b, Key="absent", RestoreRequest=req),
+                 "NoSuchKey", 404)
+    expect_error(lambda: c.restore_object(Bucket=b, Key="cold", VersionId="0" * 32,
+                                          RestoreRequest=req), "NoSuchVersion", 404)
+    h = c.head_object(Bucket=b, Key="cold")
+    assert "Restore" not in h and h["StorageClass"] == "STANDARD_IA", h
+    assert c.get_object(Bucket=b, Key="cold")["Body"].read() == data
+    assert c.get_object(Bucket=b, Key="hot")["Body"].read() == b"hot bytes"
+    # awscli v2, clean environment.
+    env = {"PATH": "/usr/bin:/bin", "HOME": s.home, "AWS_ACCESS_KEY_ID": s.ak,
+           "AWS_SECRET_ACCESS_KEY": s.sk, "AWS_DEFAULT_REGION": "us-east-1",
+           "AWS_EC2_METADATA_DISABLED": "true", "AWS_CONFIG_FILE": "/dev/null",
+           "AWS_SHARED_CREDENTIALS_FILE": "/dev/null"}
+    r = subprocess.run(["/usr/bin/aws", "--endpoint-url", s.endpoint, "s3api", "restore-object",
+                        "--bucket", b, "--key", "cold", "--restore-request", "Days=1"],
+                       env=env, capture_output=True, text=True, timeout=120)
+    assert r.returncode != 0 and "InvalidObjectState" in r.stderr, (r.returncode, r.stderr)
+    assert c.get_object(Bucket=b, Key="cold")["Body"].read() == data
 
 
 @test

@@ -187,7 +187,9 @@ static void test_object(void **state)
                         "GetObjectLegalHold");
     assert_string_equal(route("PUT", STRATA_LVL_OBJECT, "legal-hold", NULL, NULL),
                         "PutObjectLegalHold");
-    assert_string_equal(route("POST", STRATA_LVL_OBJECT, "restore", NULL, NULL), "501");
+    assert_string_equal(route("POST", STRATA_LVL_OBJECT, "restore", NULL, NULL),
+                        "RestoreObject");
+    assert_string_equal(route("POST", STRATA_LVL_BUCKET, "restore", NULL, NULL), "501");
     assert_string_equal(route("POST", STRATA_LVL_OBJECT, "select&select-type=2", NULL, NULL),
                         "501");
     assert_string_equal(route("POST", STRATA_LVL_OBJECT, NULL, NULL, NULL), "501");

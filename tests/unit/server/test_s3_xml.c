@@ -174,6 +174,40 @@ static void test_bucket_config_extras(void **state)
     assert_string_equal(region, "eu-west-1");
 }
 
+/* RestoreRequest: Days and the retrieval tier checked, SELECT restores 501. */
+static void test_restore_request(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *xml;
+        enum s3_err want;
+        unsigned days;
+    } cases[] = {
+        {"<RestoreRequest><Days>7</Days></RestoreRequest>", S3E_NONE, 7},
+        {"<RestoreRequest><Days>1</Days><GlacierJobParameters><Tier>Bulk</Tier>"
+         "</GlacierJobParameters><Description>d</Description></RestoreRequest>",
+         S3E_NONE, 1},
+        {"<RestoreRequest><Tier>Expedited</Tier></RestoreRequest>", S3E_NONE, 0},
+        {"<RestoreRequest><Days>0</Days></RestoreRequest>", S3E_MalformedXML, 0},
+        {"<RestoreRequest><Days>2147483648</Days></RestoreRequest>", S3E_MalformedXML, 0},
+        {"<RestoreRequest><Days> 3</Days></RestoreRequest>", S3E_MalformedXML, 0},
+        {"<RestoreRequest><Tier>standard</Tier></RestoreRequest>", S3E_MalformedXML, 0},
+        {"<RestoreRequest><GlacierJobParameters/></RestoreRequest>", S3E_MalformedXML, 0},
+        {"<RestoreRequest><Extra/></RestoreRequest>", S3E_MalformedXML, 0},
+        {"<Restore><Days>1</Days></Restore>", S3E_MalformedXML, 0},
+        {"<RestoreRequest><Type>SELECT</Type></RestoreRequest>", S3E_NotImplemented, 0},
+        {"<RestoreRequest><Type>GET</Type></RestoreRequest>", S3E_MalformedXML, 0},
+        {"<RestoreRequest><OutputLocation/></RestoreRequest>", S3E_NotImplemented, 0},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        unsigned days = 99;
+        assert_int_equal(strata_xml_restore_parse(cases[i].xml, strlen(cases[i].xml), &days),
+                         cases[i].want);
+        if (cases[i].want == S3E_NONE)
+            assert_int_equal(days, cases[i].days);
+    }
+}
+
 int main(void)
 {
     xmlInitParser();
@@ -182,6 +216,7 @@ int main(void)
         cmocka_unit_test(test_escape_controls),
         cmocka_unit_test(test_utf8_valid),
         cmocka_unit_test(test_bucket_config_extras),
+        cmocka_unit_test(test_restore_request),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     xmlCleanupParser();
