@@ -123,6 +123,15 @@ int strata_meta__rados_invalidate(struct strata_meta *m, const char *bucket);
 int strata_meta__rados_on_invalidate(struct strata_meta *m, strata_meta__invalidate_fn cb,
                                      void *ud);
 
+/* key.c, scan.c: versions in the index shards */
+int strata_meta__rados_key_txn(struct strata_meta *m, const struct strata_meta__key_txn *t);
+int strata_meta__rados_key_read(struct strata_meta *m, const struct strata_meta__key_txn *t);
+int strata_meta__rados_scan_open(struct strata_meta *m, const struct strata_meta__scan_spec *spec,
+                                 struct strata_meta__scan **out);
+int strata_meta__rados_scan_next(struct strata_meta__scan *s, struct strata_meta__scan_ent *e);
+bool strata_meta__rados_scan_skip_past(struct strata_meta__scan *s, const char *p, size_t n);
+void strata_meta__rados_scan_close(struct strata_meta__scan *s);
+
 extern const struct strata_meta__store_ops strata_meta__store_rados;
 
 #endif /* STRATA_META_RADOS_RADOS_H */
