@@ -11,7 +11,10 @@
  * (newest) version of each key and steps over the others; VERSIONS takes
  * them all.  skip_past drops what a stream buffered under the prefix and,
  * when its page ran out there, seeks it with start_after = prefix + 0xff:
- * one read per shard instead of a walk of the keys under the prefix.
+ * one read per shard instead of a walk of the keys under the prefix.  A
+ * stream's reads after such a seek start at SEEK_PAGE entries and double:
+ * a delimiter listing reads a few entries per prefix, a long walk soon
+ * reads full pages.
  * Not built yet: UPLOADS and DUE (STRATA_ENOTIMPL at open), and the heads'
  * summary fields that would let CURRENT read one entry per key.
  * Threads: one scan is used by one thread at a time.
@@ -24,7 +27,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define SCAN_PAGE 256
+#define SCAN_PAGE 256 /* a walk: 8 shards x 256 covers a page of 1,000 in one read each */
+#define SEEK_PAGE 2   /* after a seek past a prefix: what follows may be another prefix */
 
 static _Atomic uint64_t visited;
 
@@ -45,6 +49,7 @@ struct stream {
     struct ent *e;
     size_t n, pos;
     bool more; /* the shard has entries past the page */
+    unsigned page; /* entries the next read asks for: doubles up to SCAN_PAGE */
 };
 
 struct strata_meta__scan {
@@ -81,7 +86,8 @@ static int refill(struct strata_meta__scan *sc, struct stream *s)
     rados_omap_iter_t it = NULL;
     int pr = 0;
     unsigned char pm = 0;
-    rados_read_op_omap_get_vals2(op, s->start, sc->fp, SCAN_PAGE, &it, &pm, &pr);
+    rados_read_op_omap_get_vals2(op, s->start, sc->fp, s->page, &it, &pm, &pr);
+    s->page = s->page * 2 < SCAN_PAGE ? s->page * 2 : SCAN_PAGE;
     int r = rados_read_op_operate(op, sc->io, s->oid, 0);
     int rc = 0;
     s->more = false;
@@ -175,6 +181,7 @@ int strata_meta__rados_scan_open(struct strata_meta *m, const struct strata_meta
         strata_meta__rados_idx_oid(sc->st[i].oid, b.incarnation, i);
         memcpy(sc->st[i].start, start, sizeof(start));
         sc->st[i].more = true; /* the first page is read on the first next */
+        sc->st[i].page = SCAN_PAGE;
     }
     *out = sc;
     return 0;
@@ -243,6 +250,7 @@ bool strata_meta__rados_scan_skip_past(struct strata_meta__scan *sc, const char 
             memcpy(s->start, pre, pl);
             s->start[pl] = (char)0xff;
             s->start[pl + 1] = 0;
+            s->page = SEEK_PAGE; /* small reads while prefixes follow each other */
         }
         any = any || s->pos < s->n || s->more;
     }
