@@ -12,7 +12,8 @@
  * them all.  skip_past drops what a stream buffered under the prefix and,
  * when its page ran out there, seeks it with start_after = prefix + 0xff:
  * one read per shard instead of a walk of the keys under the prefix.  A
- * stream's reads after such a seek start at SEEK_PAGE entries and double:
+ * stream's reads start at FIRST_PAGE entries, after such a seek at
+ * SEEK_PAGE, and double up to SCAN_PAGE:
  * a delimiter listing reads a few entries per prefix, a long walk soon
  * reads full pages.
  * Not built yet: UPLOADS and DUE (STRATA_ENOTIMPL at open), and the heads'
@@ -27,8 +28,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define SCAN_PAGE 256 /* a walk: 8 shards x 256 covers a page of 1,000 in one read each */
-#define SEEK_PAGE 2   /* after a seek past a prefix: what follows may be another prefix */
+#define SCAN_PAGE 256 /* a long walk's reads */
+#define FIRST_PAGE 32 /* the first read of a stream: a delimiter listing may seek soon */
+#define SEEK_PAGE 1   /* after a seek past a prefix: what follows may be another prefix */
 
 static _Atomic uint64_t visited;
 
@@ -181,7 +183,7 @@ int strata_meta__rados_scan_open(struct strata_meta *m, const struct strata_meta
         strata_meta__rados_idx_oid(sc->st[i].oid, b.incarnation, i);
         memcpy(sc->st[i].start, start, sizeof(start));
         sc->st[i].more = true; /* the first page is read on the first next */
-        sc->st[i].page = SCAN_PAGE;
+        sc->st[i].page = FIRST_PAGE;
     }
     *out = sc;
     return 0;

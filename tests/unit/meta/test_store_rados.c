@@ -1109,7 +1109,7 @@ static void test_key_scan_figures(void **state)
     (void)state;
     scan_fill();
     char b[64];
-    snprintf(b, sizeof(b), "lat-%s", run);
+    snprintf(b, sizeof(b), "klat-%s", run);
     uint64_t inc = mk_bucket(b);
     int64_t us[200];
     for (int i = 0; i < 200; i++) {
