@@ -60,6 +60,7 @@ struct strata_meta__scan {
     char bucket[STRATA_BUCKET_NAME_MAX + 1];
     char fp[RADOS_IKEY_MAX]; /* filter prefix: o/ + escaped prefix */
     struct stream st[RADOS_IDX_SHARDS];
+    bool seeking; /* skip_past was called: no read ahead */
     char done[RADOS_IKEY_MAX]; /* CURRENT: o/K\x01 of the key emitted last */
     size_t done_len;
     bool info_live;
@@ -78,71 +79,117 @@ static void page_free(struct stream *s)
     s->n = s->pos = 0;
 }
 
-/* The next page of one stream, after s->start. */
-static int refill(struct strata_meta__scan *sc, struct stream *s)
+/* One stream's read in flight. */
+struct pending {
+    struct stream *s;
+    rados_read_op_t op;
+    rados_completion_t c;
+    rados_omap_iter_t it;
+    int pr;
+    unsigned char more;
+};
+
+/* Keep what a finished read returned as the stream's page. */
+static int take_page(struct stream *s, struct pending *p, int r)
 {
-    page_free(s);
-    rados_read_op_t op = rados_create_read_op();
-    if (!op)
-        return STRATA_ENOMEM;
-    rados_omap_iter_t it = NULL;
-    int pr = 0;
-    unsigned char pm = 0;
-    rados_read_op_omap_get_vals2(op, s->start, sc->fp, s->page, &it, &pm, &pr);
-    s->page = s->page * 2 < SCAN_PAGE ? s->page * 2 : SCAN_PAGE;
-    int r = rados_read_op_operate(op, sc->io, s->oid, 0);
     int rc = 0;
     s->more = false;
-    if (r == -ENOENT) {
-        rc = 0; /* an empty shard never written */
-    } else if (r < 0 || pr < 0) {
-        rc = strata_meta__rados_err(r < 0 ? r : pr);
-    } else if (it) {
-        unsigned cnt = rados_omap_iter_size(it);
-        s->e = calloc(cnt ? cnt : 1, sizeof(*s->e));
-        if (!s->e)
-            rc = STRATA_ENOMEM;
-        char *k, *v;
-        size_t vl;
-        while (rc == 0 && s->n < cnt && rados_omap_get_next(it, &k, &v, &vl) == 0 && k) {
-            struct ent *x = &s->e[s->n];
-            x->k = strdup(k);
-            x->v = malloc(vl ? vl : 1);
-            if (!x->k || !x->v) {
-                free(x->k);
-                free(x->v);
-                rc = STRATA_ENOMEM;
-                break;
-            }
-            memcpy(x->v, v, vl);
-            x->vl = vl;
-            s->n++;
-        }
-        atomic_fetch_add(&visited, s->n);
-        s->more = pm != 0 && s->n > 0;
-        if (s->n)
-            snprintf(s->start, sizeof(s->start), "%s", s->e[s->n - 1].k);
+    if (r == -ENOENT)
+        return 0; /* an empty shard never written */
+    if (r < 0 || p->pr < 0)
+        return strata_meta__rados_err(r < 0 ? r : p->pr);
+    if (!p->it)
+        return 0;
+    /* Append to what the stream still holds (a read ahead of its end). */
+    for (size_t i = 0; i < s->pos; i++) {
+        free(s->e[i].k);
+        free(s->e[i].v);
     }
-    if (it)
-        rados_omap_get_end(it);
-    rados_release_read_op(op);
+    size_t keep = s->n - s->pos;
+    if (keep)
+        memmove(s->e, s->e + s->pos, keep * sizeof(*s->e));
+    s->n = keep;
+    s->pos = 0;
+    unsigned cnt = rados_omap_iter_size(p->it);
+    struct ent *ne = realloc(s->e, (keep + cnt + 1) * sizeof(*s->e));
+    if (!ne)
+        return STRATA_ENOMEM;
+    s->e = ne;
+    cnt += (unsigned)keep;
+    char *k, *v;
+    size_t vl;
+    while (s->n < cnt && rados_omap_get_next(p->it, &k, &v, &vl) == 0 && k) {
+        struct ent *x = &s->e[s->n];
+        x->k = strdup(k);
+        x->v = malloc(vl ? vl : 1);
+        if (!x->k || !x->v) {
+            free(x->k);
+            free(x->v);
+            rc = STRATA_ENOMEM;
+            break;
+        }
+        memcpy(x->v, v, vl);
+        x->vl = vl;
+        s->n++;
+    }
+    atomic_fetch_add(&visited, s->n - keep);
+    s->more = p->more != 0 && s->n > keep;
+    if (s->n)
+        snprintf(s->start, sizeof(s->start), "%s", s->e[s->n - 1].k);
     return rc;
 }
 
-/* The stream's current entry (reading its next page when needed), or NULL
- * at its end. */
-static int head_of(struct strata_meta__scan *sc, struct stream *s, struct ent **out)
+/* The next pages of the streams that ran out, read in parallel (aio): at
+ * the start, all 8 shards at once; later, when one runs out, every stream
+ * past half its page reads ahead with it (hashed keys deplete the streams
+ * at about the same rate), so a walk costs one round trip per round of
+ * pages, not one per shard.  A scan that seeks past prefixes reads no
+ * more than it needs: what it reads ahead it may seek past. */
+static int refill(struct strata_meta__scan *sc)
 {
-    *out = NULL;
-    while (s->pos >= s->n) {
-        if (!s->more)
-            return 0;
-        int rc = refill(sc, s);
-        if (rc)
-            return rc;
+    bool must = false;
+    for (unsigned i = 0; i < RADOS_IDX_SHARDS; i++)
+        must = must || (sc->st[i].pos >= sc->st[i].n && sc->st[i].more);
+    if (!must)
+        return 0;
+    struct pending p[RADOS_IDX_SHARDS];
+    unsigned np = 0;
+    int rc = 0;
+    for (unsigned i = 0; i < RADOS_IDX_SHARDS; i++) {
+        struct stream *s = &sc->st[i];
+        if (!s->more || (s->pos < s->n && (sc->seeking || s->n - s->pos > s->n / 2)))
+            continue;
+        struct pending *x = &p[np];
+        memset(x, 0, sizeof(*x));
+        x->s = s;
+        x->op = rados_create_read_op();
+        if (!x->op || rados_aio_create_completion(NULL, NULL, NULL, &x->c) < 0) {
+            if (x->op)
+                rados_release_read_op(x->op);
+            rc = STRATA_ENOMEM;
+            break;
+        }
+        rados_read_op_omap_get_vals2(x->op, s->start, sc->fp, s->page, &x->it, &x->more, &x->pr);
+        s->page = s->page * 2 < SCAN_PAGE ? s->page * 2 : SCAN_PAGE;
+        int r = rados_aio_read_op_operate(x->op, sc->io, x->c, s->oid, 0);
+        np++;
+        if (r < 0) {
+            rc = strata_meta__rados_err(r);
+            break;
+        }
     }
-    *out = &s->e[s->pos];
-    return 0;
+    for (unsigned j = 0; j < np; j++) {
+        struct pending *x = &p[j];
+        rados_aio_wait_for_complete(x->c);
+        int r = rados_aio_get_return_value(x->c);
+        if (rc == 0)
+            rc = take_page(x->s, x, r);
+        if (x->it)
+            rados_omap_get_end(x->it);
+        rados_aio_release(x->c);
+        rados_release_read_op(x->op);
+    }
+    return rc;
 }
 
 int strata_meta__rados_scan_open(struct strata_meta *m, const struct strata_meta__scan_spec *spec,
@@ -197,13 +244,14 @@ int strata_meta__rados_scan_next(struct strata_meta__scan *sc, struct strata_met
         sc->info_live = false;
     }
     for (;;) {
+        int rc = refill(sc);
+        if (rc)
+            return rc;
         struct stream *best = NULL;
         struct ent *bx = NULL;
         for (unsigned i = 0; i < RADOS_IDX_SHARDS; i++) {
-            struct ent *x;
-            int rc = head_of(sc, &sc->st[i], &x);
-            if (rc)
-                return rc;
+            struct stream *st = &sc->st[i];
+            struct ent *x = st->pos < st->n ? &st->e[st->pos] : NULL;
             if (x && (!bx || strcmp(x->k, bx->k) < 0)) {
                 bx = x;
                 best = &sc->st[i];
@@ -242,6 +290,7 @@ bool strata_meta__rados_scan_skip_past(struct strata_meta__scan *sc, const char 
 {
     char pre[RADOS_IKEY_MAX + 2];
     size_t pl = strata_meta__rados_ikey_prefix(pre, 'o', p, n);
+    sc->seeking = true;
     bool any = false;
     for (unsigned i = 0; i < RADOS_IDX_SHARDS; i++) {
         struct stream *s = &sc->st[i];
