@@ -246,23 +246,7 @@ static int rewrite(struct strata_meta *m, unsigned set, const char *bucket, cons
         rc = strata_meta__rec_decode(src->raw, src->rawlen, true, &r);
         if (rc)
             break;
-        r.tags = e->tags_len ? e->tags : NULL;
-        r.tags_len = e->tags_len;
-        r.lock = e->lock;
-        r.sse = e->sse;
-        r.sse_len = e->sse_len;
-        r.acl = e->acl_len ? e->acl : NULL;
-        r.acl_len = e->acl_len;
-        if (e->storage_class)
-            snprintf(r.storage_class, sizeof(r.storage_class), "%s", e->storage_class);
-        if (e->tier)
-            snprintf(r.tier, sizeof(r.tier), "%s", e->tier);
-        if (e->set_data_id)
-            memcpy(r.data_id, e->data_id, STRATA_DATA_ID_LEN);
-        if (e->pidx) {
-            r.pidx = e->pidx;
-            r.pidx_len = e->pidx_len;
-        }
+        strata_meta__rec_edit(&r, e);
         char *v = NULL;
         size_t vl = 0;
         rc = strata_meta__rec_encode(&r, &v, &vl);

@@ -54,13 +54,7 @@ static int config_obj_create(struct meta_rados *r, uint64_t inc)
 {
     char oid[32];
     strata_meta__rados_config_oid(oid, inc);
-    rados_write_op_t op = rados_create_write_op();
-    if (!op)
-        return STRATA_ENOMEM;
-    rados_write_op_create(op, LIBRADOS_CREATE_IDEMPOTENT, NULL);
-    int rc = rados_write_op_operate(op, r->meta, oid, NULL, 0);
-    rados_release_write_op(op);
-    return strata_meta__rados_err(rc);
+    return strata_meta__rados_create(r->meta, oid);
 }
 
 static void config_obj_remove(struct meta_rados *r, uint64_t inc)

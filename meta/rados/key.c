@@ -255,23 +255,7 @@ static int rewrite_rec(const struct ver *x, const struct meta_edit *e, char **ou
     int rc = strata_meta__rec_decode(x->raw, x->len, true, &r);
     if (rc)
         return rc;
-    r.tags = e->tags_len ? e->tags : NULL;
-    r.tags_len = e->tags_len;
-    r.lock = e->lock;
-    r.sse = e->sse;
-    r.sse_len = e->sse_len;
-    r.acl = e->acl_len ? e->acl : NULL;
-    r.acl_len = e->acl_len;
-    if (e->storage_class)
-        snprintf(r.storage_class, sizeof(r.storage_class), "%s", e->storage_class);
-    if (e->tier)
-        snprintf(r.tier, sizeof(r.tier), "%s", e->tier);
-    if (e->set_data_id)
-        memcpy(r.data_id, e->data_id, STRATA_DATA_ID_LEN);
-    if (e->pidx) {
-        r.pidx = e->pidx;
-        r.pidx_len = e->pidx_len;
-    }
+    strata_meta__rec_edit(&r, e);
     rc = strata_meta__rec_encode(&r, out, len);
     strata_meta__rec_fini(&r);
     return rc;
@@ -372,8 +356,8 @@ static int apply(struct meta_rados *r, struct kread *k, const struct strata_meta
     rados_write_op_omap_cmp(op, RADOS_LAYOUT_KEY, LIBRADOS_CMPXATTR_OP_EQ, "", 0, &pr[0]);
     rados_write_op_omap_cmp(op, k->hkey, LIBRADOS_CMPXATTR_OP_EQ, k->head ? k->head : "",
                             k->head ? k->headlen : 0, &pr[1]);
-    int used[3] = {v->latest.rc != STRATA_ENOTFOUND ? k->latest : -1,
-                   v->null.rc != STRATA_ENOTFOUND ? k->null : -1, vslot};
+    /* Every version the read found for a slot: the view stood on them. */
+    int used[3] = {k->latest, k->null, vslot};
     for (int i = 0; i < 3; i++)
         if (used[i] >= 0)
             rados_write_op_omap_cmp(op, k->v[used[i]].okey, LIBRADOS_CMPXATTR_OP_EQ,
@@ -385,19 +369,6 @@ static int apply(struct meta_rados *r, struct kread *k, const struct strata_meta
     int x = rados_write_op_operate(op, r->meta, k->oid, NULL, 0);
     rados_release_write_op(op);
     free(w.owned[0]);
-    return strata_meta__rados_err(x);
-}
-
-/* The shard exists before its first compare (omap_cmp on a missing object
- * is -ENOENT). */
-static int shard_create(struct meta_rados *r, const char *oid)
-{
-    rados_write_op_t op = rados_create_write_op();
-    if (!op)
-        return STRATA_ENOMEM;
-    rados_write_op_create(op, LIBRADOS_CREATE_IDEMPOTENT, NULL);
-    int x = rados_write_op_operate(op, r->meta, oid, NULL, 0);
-    rados_release_write_op(op);
     return strata_meta__rados_err(x);
 }
 
@@ -462,7 +433,7 @@ int strata_meta__rados_key_txn(struct strata_meta *m, const struct strata_meta__
         bool conflict = false;
         if (rc == 0 && e.op != STRATA_META__KEY_NONE) {
             if (k.missing)
-                rc = shard_create(r, k.oid);
+                rc = strata_meta__rados_create(r->meta, k.oid); /* omap_cmp needs the object */
             if (rc == 0)
                 rc = apply(r, &k, &v, &e, vslot);
             conflict = rc == STRATA_EPRECOND; /* not decide's own 412 */

@@ -83,6 +83,9 @@ int strata_meta__rados_cas1(rados_ioctx_t io, const char *oid, const char *cmp_k
                             const char *cmp_val, size_t cmp_len, const char *key,
                             const char *val, size_t len);
 
+/* Create oid (an empty object) unless it exists. */
+int strata_meta__rados_create(rados_ioctx_t io, const char *oid);
+
 /* ---- the ops (state_clock.c, audit.c, bucket.c, lease_ctl.c) ---- */
 int strata_meta__rados_state_put(struct strata_meta *m, const char *name, const void *doc,
                                  size_t len);
