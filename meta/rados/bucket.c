@@ -70,6 +70,9 @@ int strata_meta__rados_bucket_txn(struct strata_meta *m, const struct strata_met
     bool removed_before = false; /* before_remove ran (it runs once) */
     bool made = false;           /* this txn created bucket.made_inc */
     uint64_t made_inc = 0;
+    bool closed = false; /* this txn closed bucket closed_inc's shards */
+    uint64_t closed_inc = 0;
+    bool removed = false;
     int rc = STRATA_EBUSY;
     for (int attempt = 0; attempt < TXN_TRIES; attempt++) {
         char *old = NULL;
@@ -82,9 +85,15 @@ int strata_meta__rados_bucket_txn(struct strata_meta *m, const struct strata_met
         } else if (rc == STRATA_ENOTFOUND) {
             rc = 0;
         }
-        /* No version is kept in the cluster yet (object commits are not
-         * behind the seam): an existing bucket holds none. */
-        view.empty = t->want_empty && view.exists;
+        /* Emptiness is judged with the shards closed, so no version can
+         * land between the check and the removal (shards.c). */
+        if (rc == 0 && t->want_empty && view.exists && view.info_rc == 0) {
+            rc = strata_meta__rados_shards_close(r, view.info.incarnation, &view.empty);
+            if (rc == 0) {
+                closed = true;
+                closed_inc = view.info.incarnation;
+            }
+        }
         enum strata_meta__bucket_edit edit = STRATA_META__BUCKET_PUT;
         struct strata_bucket_info next;
         memset(&next, 0, sizeof(next));
@@ -125,6 +134,7 @@ int strata_meta__rados_bucket_txn(struct strata_meta *m, const struct strata_met
                 config_obj_remove(r, view.info.incarnation);
             if (creates)
                 made = false;
+            removed = edit == STRATA_META__BUCKET_REMOVE;
         }
         free(old);
         if (rc != STRATA_EPRECOND)
@@ -133,6 +143,13 @@ int strata_meta__rados_bucket_txn(struct strata_meta *m, const struct strata_met
     }
     if (made) /* decided otherwise, failed or lost the race: nothing left */
         config_obj_remove(r, made_inc);
+    if (closed && !removed) {
+        /* Refused or failed: open the shards again, unless the bucket went
+         * meanwhile (another deletion won). */
+        struct strata_bucket_info now;
+        if (strata_meta__rados_bucket_get(m, t->name, &now) == 0 && now.incarnation == closed_inc)
+            strata_meta__rados_shards_open(r, closed_inc);
+    }
     return rc;
 }
 

@@ -20,8 +20,11 @@
  * Records are the msgpack maps of record.c; an inline object's bytes are
  * the record's field 6 whole (no per-drive shards on RADOS).  There are no
  * tombstones: a removed version's entry is deleted.  The bucket's
- * incarnation is read from its record for each txn (hold_bucket: it must
- * match); the bucket deletion closing the shards is the next step.
+ * incarnation is read from its record for each attempt (hold_bucket: it
+ * must match).  A bucket deletion sets \x01layout on every shard
+ * (shards.c) before it checks for versions: a commit that meets it waits
+ * for the deletion's outcome (the bucket gone: 404), and one whose write
+ * raced it fails its compare and reads again.
  * Threads: any caller thread.
  */
 #include "index.h"
@@ -58,6 +61,7 @@ struct kread {
     size_t n, cap;
     int latest, null, named; /* indexes into v, -1: none */
     bool missing;            /* the shard object does not exist yet */
+    bool closed;             /* \x01layout is set: the bucket is being deleted */
 };
 
 static void kread_fini(struct kread *k)
@@ -115,9 +119,9 @@ static int read_page(rados_ioctx_t io, struct kread *k, const char *start, bool 
     rados_omap_iter_t hit = NULL, vit = NULL;
     int hpr = 0, vpr = 0;
     unsigned char pm = 0;
-    const char *hk = k->hkey;
+    const char *hk[2] = {k->hkey, RADOS_LAYOUT_KEY};
     if (first)
-        rados_read_op_omap_get_vals_by_keys(op, &hk, 1, &hit, &hpr);
+        rados_read_op_omap_get_vals_by_keys(op, hk, 2, &hit, &hpr);
     rados_read_op_omap_get_vals2(op, start, k->obase, VER_PAGE, &vit, &pm, &vpr);
     int r = rados_read_op_operate(op, io, k->oid, 0);
     int rc = 0;
@@ -129,7 +133,11 @@ static int read_page(rados_ioctx_t io, struct kread *k, const char *start, bool 
     } else {
         char *key, *val;
         size_t vl;
-        if (hit && rados_omap_get_next(hit, &key, &val, &vl) == 0 && key) {
+        while (rc == 0 && hit && rados_omap_get_next(hit, &key, &val, &vl) == 0 && key) {
+            if (strcmp(key, RADOS_LAYOUT_KEY) == 0) {
+                k->closed = true;
+                continue;
+            }
             k->head = malloc(vl + 1);
             if (!k->head) {
                 rc = STRATA_ENOMEM;
@@ -404,14 +412,24 @@ static int audit_append(struct strata_meta *m, const struct strata_meta__key_txn
 int strata_meta__rados_key_txn(struct strata_meta *m, const struct strata_meta__key_txn *t)
 {
     struct meta_rados *r = meta_rados_of(m);
-    uint64_t inc;
-    int rc = bucket_inc(m, t, &inc);
-    if (rc)
-        return rc;
     struct strata_meta__key_audit done = {0}; /* the entry appended last */
+    int rc = STRATA_EBUSY;
     for (int attempt = 0; attempt < KEY_TRIES; attempt++) {
+        uint64_t inc;
+        rc = bucket_inc(m, t, &inc); /* again after a conflict: the bucket may have gone */
+        if (rc)
+            return rc;
         struct kread k;
         rc = read_key(r, inc, t, &k);
+        if (rc == 0 && k.closed) {
+            /* The bucket is being deleted: wait for the outcome (gone: 404
+             * on the next round; refused: the shards open again). */
+            kread_fini(&k);
+            struct timespec ts = {0, (long)(1000000L << (attempt < 5 ? attempt : 5))};
+            nanosleep(&ts, NULL);
+            rc = STRATA_EBUSY;
+            continue;
+        }
         struct strata_meta__key_view v;
         struct strata_meta__key_edit e;
         int vslot = -1;

@@ -126,6 +126,12 @@ int strata_meta__rados_invalidate(struct strata_meta *m, const char *bucket);
 int strata_meta__rados_on_invalidate(struct strata_meta *m, strata_meta__invalidate_fn cb,
                                      void *ud);
 
+/* shards.c: close a bucket incarnation's index shards (no commit lands
+ * until they open again) and say whether any key has a version; open
+ * them again after a refused or failed deletion. */
+int strata_meta__rados_shards_close(struct meta_rados *r, uint64_t inc, bool *empty);
+void strata_meta__rados_shards_open(struct meta_rados *r, uint64_t inc);
+
 /* key.c, scan.c: versions in the index shards */
 int strata_meta__rados_key_txn(struct strata_meta *m, const struct strata_meta__key_txn *t);
 int strata_meta__rados_key_read(struct strata_meta *m, const struct strata_meta__key_txn *t);

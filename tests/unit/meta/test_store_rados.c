@@ -938,6 +938,70 @@ static void test_key_rewrite_remove(void **state)
     assert_int_equal(omap_dump(g1, oid, after, sizeof(after)), 0);
 }
 
+static int delete_empty_decide(void *ud, const struct strata_meta__bucket_view *view,
+                               enum strata_meta__bucket_edit *edit,
+                               struct strata_bucket_info *next)
+{
+    (void)ud;
+    (void)next;
+    if (!view->exists)
+        return STRATA_ENOTFOUND;
+    if (!view->empty)
+        return STRATA_ENOTEMPTY;
+    *edit = STRATA_META__BUCKET_REMOVE;
+    return 0;
+}
+
+static int remove_vid(struct strata_meta *m, const char *bucket, const char *key,
+                      const uint8_t sk[16])
+{
+    char vid[STRATA_VERSION_ID_MAX + 1];
+    strata_meta__vid_format(sk, vid);
+    struct strata_meta__key_txn rm = {.bucket = bucket, .key = key,
+                                      .want = STRATA_META__KEY_VERSION, .version_id = vid,
+                                      .decide = remove_version_decide};
+    return m->store->key_txn(m, &rm);
+}
+
+static void test_bucket_delete_closes_shards(void **state)
+{
+    (void)state;
+    char b[64];
+    snprintf(b, sizeof(b), "del-%s", run);
+    uint64_t inc = mk_bucket(b);
+    uint8_t sk1[16], sk2[16];
+    assert_int_equal(put_key(g1, b, inc, "k1", "v1", false, sk1), 0);
+    struct strata_meta__bucket_txn del = {.name = b, .want_empty = true,
+                                          .decide = delete_empty_decide};
+    /* Not empty: refused, and the shards open again. */
+    assert_int_equal(g2->store->bucket_txn(g2, &del), STRATA_ENOTEMPTY);
+    assert_int_equal(put_key(g2, b, inc, "k2", "v2", false, sk2), 0);
+    char oid[48], *v;
+    size_t vl;
+    key_oid(oid, inc, "k2");
+    assert_int_equal(strata_meta__rados_get1(raw(g1), oid, RADOS_LAYOUT_KEY, &v, &vl),
+                     STRATA_ENOTFOUND);
+    /* While the shards are closed (a deletion between its close and its
+     * outcome) a commit lands nothing and says SlowDown. */
+    bool empty = true;
+    assert_int_equal(strata_meta__rados_shards_close(meta_rados_of(g1), inc, &empty), 0);
+    assert_false(empty);
+    static char before[1 << 14], after[1 << 14];
+    size_t bl = omap_dump(g1, oid, before, sizeof(before));
+    assert_int_equal(put_key(g2, b, inc, "k2", "v3", false, NULL), STRATA_EBUSY);
+    assert_int_equal(omap_dump(g1, oid, after, sizeof(after)), bl);
+    assert_memory_equal(after, before, bl);
+    strata_meta__rados_shards_open(meta_rados_of(g1), inc);
+    /* Empty: deleted; its shards stay closed and its commits are refused. */
+    assert_int_equal(remove_vid(g1, b, "k1", sk1), 0);
+    assert_int_equal(remove_vid(g1, b, "k2", sk2), 0);
+    assert_int_equal(g2->store->bucket_txn(g2, &del), 0);
+    assert_int_equal(strata_meta__rados_get1(raw(g1), oid, RADOS_LAYOUT_KEY, &v, &vl), 0);
+    assert_string_equal(v, "closed");
+    free(v);
+    assert_int_equal(put_key(g1, b, inc, "k3", "v", false, NULL), STRATA_ENOTFOUND);
+}
+
 /* ---- scans ---- */
 
 #define SCAN_PREFIXES 50
@@ -1173,6 +1237,7 @@ int main(void)
         cmocka_unit_test(test_key_put_read),
         cmocka_unit_test(test_key_if_none_match_race),
         cmocka_unit_test(test_key_rewrite_remove),
+        cmocka_unit_test(test_bucket_delete_closes_shards),
         cmocka_unit_test(test_scan_order),
         cmocka_unit_test(test_scan_skip_past),
         cmocka_unit_test(test_scan_empty),
