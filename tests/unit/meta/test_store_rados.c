@@ -654,8 +654,8 @@ static int put_decide(void *ud, const struct strata_meta__key_view *v,
     return rc;
 }
 
-static int put_key(struct strata_meta *m, const char *bucket, uint64_t inc, const char *key,
-                   const char *data, bool inm, uint8_t sk[16])
+static int put_key_v(struct strata_meta *m, const char *bucket, uint64_t inc, const char *key,
+                     const char *data, bool inm, uint8_t sk[16], int versioning)
 {
     struct putc p;
     memset(&p, 0, sizeof(p));
@@ -666,7 +666,7 @@ static int put_key(struct strata_meta *m, const char *bucket, uint64_t inc, cons
     p.data = data;
     p.len = strlen(data);
     p.inm = inm;
-    p.versioning = STRATA_VERSIONING_ENABLED;
+    p.versioning = versioning;
     struct strata_meta__key_txn t = {
         .bucket = bucket, .key = key, .incarnation = inc, .hold_bucket = true,
         .want = strata_meta__version_want(p.versioning), .decide = put_decide, .ud = &p};
@@ -674,6 +674,12 @@ static int put_key(struct strata_meta *m, const char *bucket, uint64_t inc, cons
     if (rc == 0 && sk)
         memcpy(sk, p.sk, 16);
     return rc;
+}
+
+static int put_key(struct strata_meta *m, const char *bucket, uint64_t inc, const char *key,
+                   const char *data, bool inm, uint8_t sk[16])
+{
+    return put_key_v(m, bucket, inc, key, data, inm, sk, STRATA_VERSIONING_ENABLED);
 }
 
 /* What key_read saw of one slot. */
@@ -1002,6 +1008,37 @@ static void test_bucket_delete_closes_shards(void **state)
     assert_int_equal(put_key(g1, b, inc, "k3", "v", false, NULL), STRATA_ENOTFOUND);
 }
 
+/* An unversioned bucket: a PUT replaces the null version (one entry left). */
+static void test_key_unversioned_overwrite(void **state)
+{
+    (void)state;
+    char b[64];
+    snprintf(b, sizeof(b), "unv-%s", run);
+    uint64_t inc = mk_bucket(b);
+    for (int i = 0; i < 3; i++) {
+        char d[8];
+        snprintf(d, sizeof(d), "d%d", i);
+        assert_int_equal(put_key_v(i % 2 ? g2 : g1, b, inc, "same", d, false, NULL,
+                                   STRATA_VERSIONING_OFF), 0);
+    }
+    struct strata_meta__scan *sc;
+    struct strata_meta__scan_spec ver = {.bucket = b, .kind = STRATA_META__SCAN_VERSIONS};
+    assert_int_equal(g1->store->scan_open(g1, &ver, &sc), 0);
+    struct strata_meta__scan_ent e;
+    assert_int_equal(g1->store->scan_next(sc, &e), 1);
+    assert_string_equal(e.key, "same");
+    assert_string_equal(e.info->version_id, "null");
+    assert_string_equal(e.info->etag, "e-d2");
+    assert_int_equal(g1->store->scan_next(sc, &e), 0);
+    g1->store->scan_close(sc);
+    struct seen s = {.rc = -1};
+    struct strata_meta__key_txn rt = {.bucket = b, .key = "same", .want = STRATA_META__KEY_VERSION,
+                                      .version_id = "null", .decide = read_decide, .ud = &s};
+    assert_int_equal(g2->store->key_read(g2, &rt), 0);
+    assert_int_equal(s.rc, 0);
+    assert_string_equal(s.data, "d2");
+}
+
 /* ---- scans ---- */
 
 #define SCAN_PREFIXES 50
@@ -1238,6 +1275,7 @@ int main(void)
         cmocka_unit_test(test_key_if_none_match_race),
         cmocka_unit_test(test_key_rewrite_remove),
         cmocka_unit_test(test_bucket_delete_closes_shards),
+        cmocka_unit_test(test_key_unversioned_overwrite),
         cmocka_unit_test(test_scan_order),
         cmocka_unit_test(test_scan_skip_past),
         cmocka_unit_test(test_scan_empty),
