@@ -49,12 +49,23 @@ static int64_t now_ns(void)
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-/* The configuration object of a new incarnation, before its record. */
+/* The configuration object and index shards of a new incarnation, before
+ * its record. */
 static int config_obj_create(struct meta_rados *r, uint64_t inc)
 {
     char oid[32];
     strata_meta__rados_config_oid(oid, inc);
-    return strata_meta__rados_create(r->meta, oid);
+    int rc = strata_meta__rados_create(r->meta, oid);
+    return rc ? rc : strata_meta__rados_shards_make(r, inc);
+}
+
+/* The objects of an incarnation whose record never committed. */
+static void made_remove(struct meta_rados *r, uint64_t inc)
+{
+    char oid[32];
+    strata_meta__rados_config_oid(oid, inc);
+    rados_remove(r->meta, oid);
+    strata_meta__rados_shards_remove(r, inc);
 }
 
 static void config_obj_remove(struct meta_rados *r, uint64_t inc)
@@ -110,7 +121,7 @@ int strata_meta__rados_bucket_txn(struct strata_meta *m, const struct strata_met
                        (!view.exists || view.info.incarnation != next.incarnation);
         if (creates && !(made && made_inc == next.incarnation)) {
             if (made)
-                config_obj_remove(r, made_inc);
+                made_remove(r, made_inc);
             made = false;
             rc = config_obj_create(r, next.incarnation);
             if (rc == 0) {
@@ -142,7 +153,7 @@ int strata_meta__rados_bucket_txn(struct strata_meta *m, const struct strata_met
         rc = STRATA_EBUSY; /* another gateway changed the record: decide again */
     }
     if (made) /* decided otherwise, failed or lost the race: nothing left */
-        config_obj_remove(r, made_inc);
+        made_remove(r, made_inc);
     if (closed && !removed) {
         /* Refused or failed: open the shards again, unless the bucket went
          * meanwhile (another deletion won). */

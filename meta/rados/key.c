@@ -19,12 +19,14 @@
  *
  * Records are the msgpack maps of record.c; an inline object's bytes are
  * the record's field 6 whole (no per-drive shards on RADOS).  There are no
- * tombstones: a removed version's entry is deleted.  The bucket's
- * incarnation is read from its record for each attempt (hold_bucket: it
- * must match).  A bucket deletion sets \x01layout on every shard
- * (shards.c) before it checks for versions: a commit that meets it waits
- * for the deletion's outcome (the bucket gone: 404), and one whose write
- * raced it fails its compare and reads again.
+ * tombstones: a removed version's entry is deleted.  A version commit
+ * (hold_bucket) goes to the shards of the incarnation it names, which
+ * exist from the bucket's creation on: none (-ENOENT) is a 404.  Other
+ * txns read the incarnation from the bucket record.  A bucket deletion
+ * sets \x01layout on every shard (shards.c) before it checks for
+ * versions: a commit that meets it re-reads the bucket record (gone or
+ * another incarnation: 404), else waits for the deletion's outcome; one
+ * whose write raced the close fails its compare and reads again.
  * Threads: any caller thread.
  */
 #include "index.h"
@@ -415,13 +417,24 @@ int strata_meta__rados_key_txn(struct strata_meta *m, const struct strata_meta__
     struct strata_meta__key_audit done = {0}; /* the entry appended last */
     int rc = STRATA_EBUSY;
     for (int attempt = 0; attempt < KEY_TRIES; attempt++) {
-        uint64_t inc;
-        rc = bucket_inc(m, t, &inc); /* again after a conflict: the bucket may have gone */
-        if (rc)
-            return rc;
+        /* A version commit names its incarnation, whose shards are the
+         * guard (shards.c); other txns read it from the bucket record. */
+        uint64_t inc = t->incarnation;
+        if (!(t->hold_bucket && inc)) {
+            rc = bucket_inc(m, t, &inc);
+            if (rc)
+                return rc;
+        }
         struct kread k;
         rc = read_key(r, inc, t, &k);
+        if (rc == 0 && k.missing)
+            rc = STRATA_ENOTFOUND; /* no such incarnation: shards come with the bucket */
         if (rc == 0 && k.closed) {
+            int brc = bucket_inc(m, t, &inc);
+            if (brc) {
+                kread_fini(&k);
+                return brc; /* deleted (or another incarnation now): 404 */
+            }
             /* The bucket is being deleted: wait for the outcome (gone: 404
              * on the next round; refused: the shards open again). */
             kread_fini(&k);
@@ -450,10 +463,7 @@ int strata_meta__rados_key_txn(struct strata_meta *m, const struct strata_meta__
         }
         bool conflict = false;
         if (rc == 0 && e.op != STRATA_META__KEY_NONE) {
-            if (k.missing)
-                rc = strata_meta__rados_create(r->meta, k.oid); /* omap_cmp needs the object */
-            if (rc == 0)
-                rc = apply(r, &k, &v, &e, vslot);
+            rc = apply(r, &k, &v, &e, vslot);
             conflict = rc == STRATA_EPRECOND; /* not decide's own 412 */
         }
         kread_fini(&k);

@@ -130,6 +130,10 @@ int strata_meta__rados_on_invalidate(struct strata_meta *m, strata_meta__invalid
  * until they open again) and say whether any key has a version; open
  * them again after a refused or failed deletion. */
 int strata_meta__rados_shards_close(struct meta_rados *r, uint64_t inc, bool *empty);
+/* Make a new incarnation's 8 empty shards (before its record), or remove
+ * those of one whose record never committed. */
+int strata_meta__rados_shards_make(struct meta_rados *r, uint64_t inc);
+void strata_meta__rados_shards_remove(struct meta_rados *r, uint64_t inc);
 void strata_meta__rados_shards_open(struct meta_rados *r, uint64_t inc);
 
 /* key.c, scan.c: versions in the index shards */

@@ -6,7 +6,11 @@
  * 8 shards stops new versions from landing; only then is the bucket
  * looked at for versions (any `h/` key), so nothing can slip in between
  * the emptiness check and the record's removal.  A deletion that is
- * refused (not empty) or fails opens the shards again.
+ * refused (not empty) or fails opens the shards again.  The shards are
+ * made with the bucket's configuration object, before the record that
+ * names the incarnation: a commit never creates one, so a commit for an
+ * incarnation that never was finds no shard (-ENOENT: not found), and one
+ * for a deleted incarnation finds its shards closed.
  */
 #include "index.h"
 #include "rados.h"
@@ -15,6 +19,27 @@
 #include <string.h>
 
 #define LAYOUT_CLOSED "closed"
+
+int strata_meta__rados_shards_make(struct meta_rados *r, uint64_t inc)
+{
+    for (unsigned i = 0; i < RADOS_IDX_SHARDS; i++) {
+        char oid[48];
+        strata_meta__rados_idx_oid(oid, inc, i);
+        int rc = strata_meta__rados_create(r->meta, oid);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+void strata_meta__rados_shards_remove(struct meta_rados *r, uint64_t inc)
+{
+    for (unsigned i = 0; i < RADOS_IDX_SHARDS; i++) {
+        char oid[48];
+        strata_meta__rados_idx_oid(oid, inc, i);
+        rados_remove(r->meta, oid); /* best effort: else the gc lease holder's */
+    }
+}
 
 int strata_meta__rados_shards_close(struct meta_rados *r, uint64_t inc, bool *empty)
 {
