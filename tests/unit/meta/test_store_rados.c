@@ -961,18 +961,15 @@ static void test_key_rewrite_remove(void **state)
     assert_int_equal(omap_dump(g1, oid, after, sizeof(after)), 0);
 }
 
+/* DeleteBucket's rule, reporting what it saw in ud. */
 static int delete_empty_decide(void *ud, const struct strata_meta__bucket_view *view,
                                enum strata_meta__bucket_edit *edit,
                                struct strata_bucket_info *next)
 {
-    (void)ud;
     (void)next;
-    if (!view->exists)
-        return STRATA_ENOTFOUND;
-    if (!view->empty)
-        return STRATA_ENOTEMPTY;
+    *(bool *)ud = view->empty;
     *edit = STRATA_META__BUCKET_REMOVE;
-    return 0;
+    return view->empty ? 0 : STRATA_ENOTEMPTY;
 }
 
 static int remove_vid(struct strata_meta *m, const char *bucket, const char *key,
@@ -994,10 +991,12 @@ static void test_bucket_delete_closes_shards(void **state)
     uint64_t inc = mk_bucket(b);
     uint8_t sk1[16], sk2[16];
     assert_int_equal(put_key(g1, b, inc, "k1", "v1", false, sk1), 0);
+    bool saw_empty = true;
     struct strata_meta__bucket_txn del = {.name = b, .want_empty = true,
-                                          .decide = delete_empty_decide};
+                                          .decide = delete_empty_decide, .ud = &saw_empty};
     /* Not empty: refused, and the shards open again. */
     assert_int_equal(g2->store->bucket_txn(g2, &del), STRATA_ENOTEMPTY);
+    assert_false(saw_empty);
     assert_int_equal(put_key(g2, b, inc, "k2", "v2", false, sk2), 0);
     char oid[48], *v;
     size_t vl;
@@ -1019,6 +1018,7 @@ static void test_bucket_delete_closes_shards(void **state)
     assert_int_equal(remove_vid(g1, b, "k1", sk1), 0);
     assert_int_equal(remove_vid(g1, b, "k2", sk2), 0);
     assert_int_equal(g2->store->bucket_txn(g2, &del), 0);
+    assert_true(saw_empty);
     assert_int_equal(strata_meta__rados_get1(raw(g1), oid, RADOS_LAYOUT_KEY, &v, &vl), 0);
     assert_string_equal(v, "closed");
     free(v);
