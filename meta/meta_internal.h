@@ -593,6 +593,10 @@ typedef void (*meta_extra_fn)(void *ud, unsigned d, const uint8_t *sk, rocksdb_w
  * return aborts the rewrite and is returned.  Pure: a key_txn decide. */
 typedef int (*meta_edit_fn)(void *ud, const uint8_t *sk, const struct meta_rec *cur,
                             struct meta_edit *e);
+/* Apply a rewrite's edit e to the decoded record r (pointers into e; a
+ * header edit gives r a new header list in *hkv, freed by the caller after
+ * encoding r).  0 or STRATA_ENOMEM. */
+int strata_meta__rec_edit(struct meta_rec *r, const struct meta_edit *e, struct strata_kv **hkv);
 /* Rewrite a version record in place through key_txn (tags, ACL, SSE, a
  * transition's switch). */
 int strata_meta__rec_rewrite(struct strata_meta *m, const char *bucket, const char *key,

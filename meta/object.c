@@ -1838,6 +1838,45 @@ static int rewrite_decide(void *ud, const struct strata_meta__key_view *v,
  * Rewrite the version's record in place (key_txn; the backend keeps each
  * drive's own inline shard).  Committed atomically or not at all.
  */
+int strata_meta__rec_edit(struct meta_rec *r, const struct meta_edit *e, struct strata_kv **hkv)
+{
+    r->tags = e->tags_len ? e->tags : NULL;
+    r->tags_len = e->tags_len;
+    r->lock = e->lock;
+    r->sse = e->sse;
+    r->sse_len = e->sse_len;
+    r->acl = e->acl_len ? e->acl : NULL;
+    r->acl_len = e->acl_len;
+    if (e->storage_class)
+        snprintf(r->storage_class, sizeof(r->storage_class), "%s", e->storage_class);
+    if (e->tier)
+        snprintf(r->tier, sizeof(r->tier), "%s", e->tier);
+    if (e->set_data_id)
+        memcpy(r->data_id, e->data_id, STRATA_DATA_ID_LEN);
+    if (e->pidx) {
+        r->pidx = e->pidx;
+        r->pidx_len = e->pidx_len;
+    }
+    *hkv = NULL;
+    if (!e->hdr_name)
+        return 0;
+    /* The header list is the decoded record's: replaced by a new one
+     * without name (and with it when there is a value), freed by the
+     * caller after encoding. */
+    *hkv = malloc((r->nhdrs + 1) * sizeof(**hkv));
+    if (!*hkv)
+        return STRATA_ENOMEM;
+    size_t n = 0;
+    for (size_t i = 0; i < r->nhdrs; i++)
+        if (strcmp(r->hdrs[i].name, e->hdr_name) != 0)
+            (*hkv)[n++] = r->hdrs[i];
+    if (e->hdr_value)
+        (*hkv)[n++] = (struct strata_kv){e->hdr_name, e->hdr_value};
+    r->hdrs = *hkv;
+    r->nhdrs = n;
+    return 0;
+}
+
 int strata_meta__rec_rewrite(struct strata_meta *m, const char *bucket, const char *key,
                              const char *version_id, meta_edit_fn fn, void *ud,
                              char vid_out[STRATA_VERSION_ID_MAX + 1])

@@ -20,7 +20,8 @@
  * strata_meta_due_scan), with the drive merge and its read rule; and, as
  * optional ops a backend may leave NULL, the local drives' upkeep: heal,
  * the heal queue, orphan reclaim and the store figures.  The local backend
- * (meta/local/) keeps them on the drives of the sets.
+ * (meta/local/) keeps them on the drives of the sets.  The RADOS backend
+ * (meta/rados/) has all but the upkeep, UPLOADS and DUE (STRATA_ENOTIMPL).
  *
  * Not behind it yet (they call the local functions directly): the quorum
  * reads of GET and HEAD (local/qread.h); multipart create, part records,

@@ -215,26 +215,6 @@ static int put_version(struct strata_meta *m, unsigned set, const char *bucket, 
     return rc;
 }
 
-/* r's stored headers with name set to value (NULL: removed), the others
- * kept: *kv (the caller frees it) replaces r's array, whose strings stay
- * in r's header block. */
-static int hdr_edit(struct meta_rec *r, const char *name, const char *value,
-                    struct strata_kv **kv)
-{
-    *kv = malloc((r->nhdrs + 1) * sizeof(**kv));
-    if (!*kv)
-        return STRATA_ENOMEM;
-    size_t n = 0;
-    for (size_t i = 0; i < r->nhdrs; i++)
-        if (strcmp(r->hdrs[i].name, name) != 0)
-            (*kv)[n++] = r->hdrs[i];
-    if (value)
-        (*kv)[n++] = (struct strata_kv){name, value};
-    r->hdrs = *kv;
-    r->nhdrs = n;
-    return 0;
-}
-
 /*
  * Rewrite the version's record on every drive, keeping each drive's own
  * inline shard: a drive holding the agreed version gets its own record
@@ -266,25 +246,8 @@ static int rewrite(struct strata_meta *m, unsigned set, const char *bucket, cons
         rc = strata_meta__rec_decode(src->raw, src->rawlen, true, &r);
         if (rc)
             break;
-        r.tags = e->tags_len ? e->tags : NULL;
-        r.tags_len = e->tags_len;
-        r.lock = e->lock;
-        r.sse = e->sse;
-        r.sse_len = e->sse_len;
-        r.acl = e->acl_len ? e->acl : NULL;
-        r.acl_len = e->acl_len;
-        if (e->storage_class)
-            snprintf(r.storage_class, sizeof(r.storage_class), "%s", e->storage_class);
-        if (e->tier)
-            snprintf(r.tier, sizeof(r.tier), "%s", e->tier);
-        if (e->set_data_id)
-            memcpy(r.data_id, e->data_id, STRATA_DATA_ID_LEN);
-        if (e->pidx) {
-            r.pidx = e->pidx;
-            r.pidx_len = e->pidx_len;
-        }
         struct strata_kv *hkv = NULL;
-        if (e->hdr_name && (rc = hdr_edit(&r, e->hdr_name, e->hdr_value, &hkv)) != 0) {
+        if ((rc = strata_meta__rec_edit(&r, e, &hkv)) != 0) {
             strata_meta__rec_fini(&r);
             break;
         }

@@ -49,18 +49,23 @@ static int64_t now_ns(void)
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-/* The configuration object of a new incarnation, before its record. */
+/* The configuration object and index shards of a new incarnation, before
+ * its record. */
 static int config_obj_create(struct meta_rados *r, uint64_t inc)
 {
     char oid[32];
     strata_meta__rados_config_oid(oid, inc);
-    rados_write_op_t op = rados_create_write_op();
-    if (!op)
-        return STRATA_ENOMEM;
-    rados_write_op_create(op, LIBRADOS_CREATE_IDEMPOTENT, NULL);
-    int rc = rados_write_op_operate(op, r->meta, oid, NULL, 0);
-    rados_release_write_op(op);
-    return strata_meta__rados_err(rc);
+    int rc = strata_meta__rados_create(r->meta, oid);
+    return rc ? rc : strata_meta__rados_shards_make(r, inc);
+}
+
+/* The objects of an incarnation whose record never committed. */
+static void made_remove(struct meta_rados *r, uint64_t inc)
+{
+    char oid[32];
+    strata_meta__rados_config_oid(oid, inc);
+    rados_remove(r->meta, oid);
+    strata_meta__rados_shards_remove(r, inc);
 }
 
 static void config_obj_remove(struct meta_rados *r, uint64_t inc)
@@ -76,6 +81,9 @@ int strata_meta__rados_bucket_txn(struct strata_meta *m, const struct strata_met
     bool removed_before = false; /* before_remove ran (it runs once) */
     bool made = false;           /* this txn created bucket.made_inc */
     uint64_t made_inc = 0;
+    bool closed = false; /* this txn closed bucket closed_inc's shards */
+    uint64_t closed_inc = 0;
+    bool removed = false;
     int rc = STRATA_EBUSY;
     for (int attempt = 0; attempt < TXN_TRIES; attempt++) {
         char *old = NULL;
@@ -88,9 +96,15 @@ int strata_meta__rados_bucket_txn(struct strata_meta *m, const struct strata_met
         } else if (rc == STRATA_ENOTFOUND) {
             rc = 0;
         }
-        /* No version is kept in the cluster yet (object commits are not
-         * behind the seam): an existing bucket holds none. */
-        view.empty = t->want_empty && view.exists;
+        /* Emptiness is judged with the shards closed, so no version can
+         * land between the check and the removal (shards.c). */
+        if (rc == 0 && t->want_empty && view.exists && view.info_rc == 0) {
+            rc = strata_meta__rados_shards_close(r, view.info.incarnation, &view.empty);
+            if (rc == 0) {
+                closed = true;
+                closed_inc = view.info.incarnation;
+            }
+        }
         enum strata_meta__bucket_edit edit = STRATA_META__BUCKET_PUT;
         struct strata_bucket_info next;
         memset(&next, 0, sizeof(next));
@@ -107,7 +121,7 @@ int strata_meta__rados_bucket_txn(struct strata_meta *m, const struct strata_met
                        (!view.exists || view.info.incarnation != next.incarnation);
         if (creates && !(made && made_inc == next.incarnation)) {
             if (made)
-                config_obj_remove(r, made_inc);
+                made_remove(r, made_inc);
             made = false;
             rc = config_obj_create(r, next.incarnation);
             if (rc == 0) {
@@ -131,6 +145,7 @@ int strata_meta__rados_bucket_txn(struct strata_meta *m, const struct strata_met
                 config_obj_remove(r, view.info.incarnation);
             if (creates)
                 made = false;
+            removed = edit == STRATA_META__BUCKET_REMOVE;
         }
         free(old);
         if (rc != STRATA_EPRECOND)
@@ -138,7 +153,14 @@ int strata_meta__rados_bucket_txn(struct strata_meta *m, const struct strata_met
         rc = STRATA_EBUSY; /* another gateway changed the record: decide again */
     }
     if (made) /* decided otherwise, failed or lost the race: nothing left */
-        config_obj_remove(r, made_inc);
+        made_remove(r, made_inc);
+    if (closed && !removed) {
+        /* Refused or failed: open the shards again, unless the bucket went
+         * meanwhile (another deletion won). */
+        struct strata_bucket_info now;
+        if (strata_meta__rados_bucket_get(m, t->name, &now) == 0 && now.incarnation == closed_inc)
+            strata_meta__rados_shards_open(r, closed_inc);
+    }
     return rc;
 }
 

@@ -66,3 +66,14 @@ int strata_meta__rados_cas1(rados_ioctx_t io, const char *oid, const char *cmp_k
     rados_release_write_op(op);
     return strata_meta__rados_err(r);
 }
+
+int strata_meta__rados_create(rados_ioctx_t io, const char *oid)
+{
+    rados_write_op_t op = rados_create_write_op();
+    if (!op)
+        return STRATA_ENOMEM;
+    rados_write_op_create(op, LIBRADOS_CREATE_IDEMPOTENT, NULL);
+    int r = rados_write_op_operate(op, io, oid, NULL, 0);
+    rados_release_write_op(op);
+    return strata_meta__rados_err(r);
+}

@@ -26,4 +26,10 @@ const struct strata_meta__store_ops strata_meta__store_rados = {
     .lease = strata_meta__rados_lease,
     .invalidate = strata_meta__rados_invalidate,
     .on_invalidate = strata_meta__rados_on_invalidate,
+    .key_txn = strata_meta__rados_key_txn,
+    .key_read = strata_meta__rados_key_read,
+    .scan_open = strata_meta__rados_scan_open,
+    .scan_next = strata_meta__rados_scan_next,
+    .scan_skip_past = strata_meta__rados_scan_skip_past,
+    .scan_close = strata_meta__rados_scan_close,
 };

@@ -83,6 +83,9 @@ int strata_meta__rados_cas1(rados_ioctx_t io, const char *oid, const char *cmp_k
                             const char *cmp_val, size_t cmp_len, const char *key,
                             const char *val, size_t len);
 
+/* Create oid (an empty object) unless it exists. */
+int strata_meta__rados_create(rados_ioctx_t io, const char *oid);
+
 /* ---- the ops (state_clock.c, audit.c, bucket.c, lease_ctl.c) ---- */
 int strata_meta__rados_state_put(struct strata_meta *m, const char *name, const void *doc,
                                  size_t len);
@@ -122,6 +125,25 @@ int strata_meta__rados_lease(struct strata_meta *m, const char *name, enum strat
 int strata_meta__rados_invalidate(struct strata_meta *m, const char *bucket);
 int strata_meta__rados_on_invalidate(struct strata_meta *m, strata_meta__invalidate_fn cb,
                                      void *ud);
+
+/* shards.c: close a bucket incarnation's index shards (no commit lands
+ * until they open again) and say whether any key has a version; open
+ * them again after a refused or failed deletion. */
+int strata_meta__rados_shards_close(struct meta_rados *r, uint64_t inc, bool *empty);
+/* Make a new incarnation's 8 empty shards (before its record), or remove
+ * those of one whose record never committed. */
+int strata_meta__rados_shards_make(struct meta_rados *r, uint64_t inc);
+void strata_meta__rados_shards_remove(struct meta_rados *r, uint64_t inc);
+void strata_meta__rados_shards_open(struct meta_rados *r, uint64_t inc);
+
+/* key.c, scan.c: versions in the index shards */
+int strata_meta__rados_key_txn(struct strata_meta *m, const struct strata_meta__key_txn *t);
+int strata_meta__rados_key_read(struct strata_meta *m, const struct strata_meta__key_txn *t);
+int strata_meta__rados_scan_open(struct strata_meta *m, const struct strata_meta__scan_spec *spec,
+                                 struct strata_meta__scan **out);
+int strata_meta__rados_scan_next(struct strata_meta__scan *s, struct strata_meta__scan_ent *e);
+bool strata_meta__rados_scan_skip_past(struct strata_meta__scan *s, const char *p, size_t n);
+void strata_meta__rados_scan_close(struct strata_meta__scan *s);
 
 extern const struct strata_meta__store_ops strata_meta__store_rados;
 

@@ -1,0 +1,498 @@
+/*
+ * key.c - the RADOS backend's key_txn and key_read (store.h) on a
+ * bucket's index shards (RADOS.md, "Commit of a version").
+ *
+ * Every entry of one S3 key is on one shard (crc32c of the key), so a
+ * commit is one read op and one compound write op on one object:
+ *   read:  h/K (the key's head: the latest version's sort key, 32 hex) and
+ *          the key's versions o/K\x01SK, newest first, a page at a time
+ *          until the slots asked for are found;
+ *   decide (the rules' pure function of the view);
+ *   write: omap_cmp(\x01layout, EQ, "") (a shard closed by a bucket
+ *          deletion refuses), omap_cmp(h/K, EQ, head read) (any new version
+ *          of the key changes the head, so a racing commit fails ours), and
+ *          omap_cmp(o/K\x01SK, EQ, value read) for every slot the view
+ *          used; then the sets and removals of the edit and the new head.
+ * A failed compare cancels the whole op (-ECANCELED): the view is read and
+ * decided again, KEY_TRIES times, then STRATA_EBUSY (503 SlowDown above).
+ * Compares are EQ only: the OSD orders bytes as signed chars (RADOS.md).
+ *
+ * Records are the msgpack maps of record.c; an inline object's bytes are
+ * the record's field 6 whole (no per-drive shards on RADOS).  There are no
+ * tombstones: a removed version's entry is deleted.  A version commit
+ * (hold_bucket) goes to the shards of the incarnation it names, which
+ * exist from the bucket's creation on: none (-ENOENT) is a 404.  Other
+ * txns read the incarnation from the bucket record.  A bucket deletion
+ * sets \x01layout on every shard (shards.c) before it checks for
+ * versions: a commit that meets it re-reads the bucket record (gone or
+ * another incarnation: 404), else waits for the deletion's outcome; one
+ * whose write raced the close fails its compare and reads again.
+ * Threads: any caller thread.
+ */
+#include "index.h"
+#include "rados.h"
+
+#include <errno.h>
+#include <openssl/rand.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "strata/erasure.h"
+
+#define KEY_TRIES 32
+#define VER_PAGE 256
+
+struct ver {
+    char *okey;
+    char *raw;
+    size_t len;
+    uint8_t sk[16];
+    struct meta_rec rec;
+    int rc; /* decode */
+};
+
+/* What one read of a key saw. */
+struct kread {
+    char oid[48];
+    char hkey[RADOS_IKEY_MAX], obase[RADOS_IKEY_MAX];
+    size_t obl;
+    char *head;
+    size_t headlen;
+    struct ver *v;
+    size_t n, cap;
+    int latest, null, named; /* indexes into v, -1: none */
+    bool missing;            /* the shard object does not exist yet */
+    bool closed;             /* \x01layout is set: the bucket is being deleted */
+};
+
+static void kread_fini(struct kread *k)
+{
+    for (size_t i = 0; i < k->n; i++) {
+        if (k->v[i].rc == 0)
+            strata_meta__rec_fini(&k->v[i].rec);
+        free(k->v[i].okey);
+        free(k->v[i].raw);
+    }
+    free(k->v);
+    free(k->head);
+    k->v = NULL;
+    k->head = NULL;
+    k->n = k->cap = 0;
+}
+
+static int add_ver(struct kread *k, const char *ok, const char *val, size_t vl)
+{
+    uint8_t sk[16];
+    if (strncmp(ok, k->obase, k->obl) != 0 || strata_meta__rados_sk_parse(ok + k->obl, sk))
+        return 0; /* not a version of this key */
+    if (k->n == k->cap) {
+        size_t nc = k->cap ? 2 * k->cap : 8;
+        struct ver *nv = realloc(k->v, nc * sizeof(*nv));
+        if (!nv)
+            return STRATA_ENOMEM;
+        k->v = nv;
+        k->cap = nc;
+    }
+    struct ver *x = &k->v[k->n];
+    memset(x, 0, sizeof(*x));
+    x->okey = strdup(ok);
+    x->raw = malloc(vl + 1);
+    if (!x->okey || !x->raw) {
+        free(x->okey);
+        free(x->raw);
+        return STRATA_ENOMEM;
+    }
+    memcpy(x->raw, val, vl);
+    x->len = vl;
+    memcpy(x->sk, sk, 16);
+    x->rc = strata_meta__rec_decode(x->raw, vl, false, &x->rec);
+    k->n++;
+    return 0;
+}
+
+/* One read op: the head (first page only) and a page of versions after
+ * start.  *more: the page was full. */
+static int read_page(rados_ioctx_t io, struct kread *k, const char *start, bool first, bool *more)
+{
+    rados_read_op_t op = rados_create_read_op();
+    if (!op)
+        return STRATA_ENOMEM;
+    rados_omap_iter_t hit = NULL, vit = NULL;
+    int hpr = 0, vpr = 0;
+    unsigned char pm = 0;
+    const char *hk[2] = {k->hkey, RADOS_LAYOUT_KEY};
+    if (first)
+        rados_read_op_omap_get_vals_by_keys(op, hk, 2, &hit, &hpr);
+    rados_read_op_omap_get_vals2(op, start, k->obase, VER_PAGE, &vit, &pm, &vpr);
+    int r = rados_read_op_operate(op, io, k->oid, 0);
+    int rc = 0;
+    *more = false;
+    if (r == -ENOENT) {
+        k->missing = true; /* no shard yet: no versions */
+    } else if (r < 0 || hpr < 0 || vpr < 0) {
+        rc = strata_meta__rados_err(r < 0 ? r : hpr < 0 ? hpr : vpr);
+    } else {
+        char *key, *val;
+        size_t vl;
+        while (rc == 0 && hit && rados_omap_get_next(hit, &key, &val, &vl) == 0 && key) {
+            if (strcmp(key, RADOS_LAYOUT_KEY) == 0) {
+                k->closed = true;
+                continue;
+            }
+            k->head = malloc(vl + 1);
+            if (!k->head) {
+                rc = STRATA_ENOMEM;
+            } else {
+                memcpy(k->head, val, vl);
+                k->head[vl] = 0;
+                k->headlen = vl;
+            }
+        }
+        while (rc == 0 && vit && rados_omap_get_next(vit, &key, &val, &vl) == 0 && key)
+            rc = add_ver(k, key, val, vl);
+        *more = pm != 0;
+    }
+    if (hit)
+        rados_omap_get_end(hit);
+    if (vit)
+        rados_omap_get_end(vit);
+    rados_release_read_op(op);
+    return rc;
+}
+
+static bool is_null(const struct ver *x)
+{
+    return x->rc == 0 && (x->rec.flags & REC_F_NULL);
+}
+
+/* Read the key's head and versions until the slots of t are found. */
+static int read_key(struct meta_rados *r, uint64_t inc, const struct strata_meta__key_txn *t,
+                    struct kread *k)
+{
+    memset(k, 0, sizeof(*k));
+    k->latest = k->null = k->named = -1;
+    size_t kl = strlen(t->key);
+    strata_meta__rados_idx_oid(k->oid, inc, strata_meta__rados_idx_shard(t->key, kl));
+    strata_meta__rados_ikey(k->hkey, 'h', t->key, kl);
+    k->obl = strata_meta__rados_ikey(k->obase, 'o', t->key, kl);
+    const char *vid = t->version_id;
+    bool want_null = (t->want & STRATA_META__KEY_NULL) ||
+                     ((t->want & STRATA_META__KEY_VERSION) && vid && strcmp(vid, "null") == 0);
+    uint8_t want_sk[16];
+    bool want_named = (t->want & STRATA_META__KEY_VERSION) && vid && *vid &&
+                      strcmp(vid, "null") != 0;
+    if (want_named && strata_meta__vid_parse(vid, want_sk))
+        return STRATA_ENOTFOUND; /* no version can have a malformed id */
+    bool first = true, more = true;
+    while (more) {
+        const char *start = k->n ? k->v[k->n - 1].okey : "";
+        size_t from = k->n;
+        int rc = read_page(r->meta, k, start, first, &more);
+        if (rc)
+            return rc;
+        first = false;
+        for (size_t i = from; i < k->n; i++) {
+            if (k->latest < 0)
+                k->latest = (int)i;
+            if (k->null < 0 && is_null(&k->v[i]))
+                k->null = (int)i;
+            if (k->named < 0 && want_named && memcmp(k->v[i].sk, want_sk, 16) == 0)
+                k->named = (int)i;
+        }
+        bool need = (want_null && k->null < 0) || (want_named && k->named < 0);
+        if (!need)
+            break;
+    }
+    return 0;
+}
+
+static void slot_set(struct strata_meta__key_slot *s, const struct kread *k, int i)
+{
+    s->rec = NULL;
+    if (i < 0) {
+        s->rc = STRATA_ENOTFOUND;
+        return;
+    }
+    s->rc = k->v[i].rc;
+    memcpy(s->sk, k->v[i].sk, 16);
+    if (s->rc == 0)
+        s->rec = &k->v[i].rec;
+}
+
+static int64_t wall_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* The view of k for t, and which version index each slot stands on. */
+static void make_view(struct strata_meta *m, const struct strata_meta__key_txn *t,
+                      const struct kread *k, bool fresh, struct strata_meta__key_view *v,
+                      int *vslot)
+{
+    memset(v, 0, sizeof(*v));
+    v->bucket = t->bucket;
+    v->key = t->key;
+    v->now_ns = wall_ns();
+    v->lock_now_ms = m->lock_clock ? strata_meta_lock_now_ms(m) : v->now_ns / 1000000;
+    if (fresh && (t->want & STRATA_META__KEY_LATEST) && RAND_bytes(v->rand, sizeof(v->rand)) != 1)
+        memset(v->rand, 0, sizeof(v->rand));
+    v->latest.rc = v->null.rc = v->version.rc = STRATA_ENOTFOUND;
+    *vslot = -1;
+    unsigned w = t->want;
+    if (w & STRATA_META__KEY_VERSION) {
+        const char *vid = t->version_id;
+        *vslot = !vid || !*vid ? k->latest : strcmp(vid, "null") == 0 ? k->null : k->named;
+        slot_set(&v->version, k, *vslot);
+    }
+    if ((w & STRATA_META__KEY_NULL) && (w & STRATA_META__KEY_NULL_IS_LATEST)) {
+        slot_set(&v->null, k, k->null);
+        v->latest = v->null;
+        return;
+    }
+    if (w & STRATA_META__KEY_LATEST)
+        slot_set(&v->latest, k, k->latest);
+    if (w & STRATA_META__KEY_NULL)
+        slot_set(&v->null, k, k->null);
+}
+
+/* The record of x rewritten by e (record.c's codec; headers kept). */
+static int rewrite_rec(const struct ver *x, const struct meta_edit *e, char **out, size_t *len)
+{
+    struct meta_rec r;
+    int rc = strata_meta__rec_decode(x->raw, x->len, true, &r);
+    if (rc)
+        return rc;
+    struct strata_kv *hkv = NULL;
+    rc = strata_meta__rec_edit(&r, e, &hkv);
+    if (rc == 0)
+        rc = strata_meta__rec_encode(&r, out, len);
+    strata_meta__rec_fini(&r);
+    free(hkv);
+    return rc;
+}
+
+/* Up to 3 sets and 2 removals: a new or rewritten version, the head; a
+ * replaced version, the head. */
+struct wbuf {
+    const char *sk[3], *sv[3];
+    size_t sl[3];
+    int ns;
+    const char *rk[2];
+    int nr;
+    char *owned[2];
+    char nkey[RADOS_IKEY_MAX];
+    char head[33];
+};
+
+/* Build and run the guarded op of edit e over k.  STRATA_EPRECOND: a
+ * compare failed (someone else committed first). */
+static int apply(struct meta_rados *r, struct kread *k, const struct strata_meta__key_view *v,
+                 const struct strata_meta__key_edit *e, int vslot)
+{
+    int idx_replace = e->replace == STRATA_META__SLOT_NULL      ? k->null
+                      : e->replace == STRATA_META__SLOT_VERSION ? vslot
+                                                                : -1;
+    if (e->replace == STRATA_META__SLOT_NULL && !(v->null.rc == 0 || v->null.rc == STRATA_ENOTFOUND))
+        idx_replace = -1;
+    struct wbuf w;
+    memset(&w, 0, sizeof(w));
+    int rc = 0;
+    const uint8_t *newest_new = NULL; /* PUT: the new version's sort key */
+    switch (e->op) {
+    case STRATA_META__KEY_PUT: {
+        struct meta_rec rec = *e->rec;
+        if (rec.flags & REC_F_INLINE) {
+            rec.shard = e->inline_len ? e->inline_data : (const void *)"";
+            rec.shard_len = e->inline_len;
+            rec.shard_crc = strata_crc32c(0, rec.shard, rec.shard_len);
+        }
+        rc = strata_meta__rec_encode(&rec, &w.owned[0], &w.sl[0]);
+        if (rc)
+            return rc;
+        memcpy(w.nkey, k->obase, k->obl);
+        strata_meta__rados_sk_hex(e->sk, w.nkey + k->obl);
+        w.sk[0] = w.nkey;
+        w.sv[0] = w.owned[0];
+        w.ns = 1;
+        newest_new = e->sk;
+        if (idx_replace >= 0 && memcmp(k->v[idx_replace].sk, e->sk, 16) != 0)
+            w.rk[w.nr++] = k->v[idx_replace].okey;
+        else
+            idx_replace = -1;
+        break;
+    }
+    case STRATA_META__KEY_REMOVE:
+        if (idx_replace < 0)
+            return 0; /* nothing to remove */
+        w.rk[w.nr++] = k->v[idx_replace].okey;
+        break;
+    case STRATA_META__KEY_REWRITE:
+        if (vslot < 0 || k->v[vslot].rc)
+            return STRATA_EINTERNAL;
+        rc = rewrite_rec(&k->v[vslot], &e->rw, &w.owned[0], &w.sl[0]);
+        if (rc)
+            return rc;
+        w.sk[0] = k->v[vslot].okey;
+        w.sv[0] = w.owned[0];
+        w.ns = 1;
+        break;
+    default:
+        return 0;
+    }
+    /* The new head: the newest version left (versions read newest first). */
+    const uint8_t *head_sk = NULL;
+    for (size_t i = 0; i < k->n && !head_sk; i++)
+        if ((int)i != idx_replace)
+            head_sk = k->v[i].sk;
+    if (newest_new && (!head_sk || memcmp(newest_new, head_sk, 16) < 0))
+        head_sk = newest_new;
+    if (head_sk) {
+        strata_meta__rados_sk_hex(head_sk, w.head);
+        if (!k->head || strcmp(k->head, w.head) != 0) {
+            w.sk[w.ns] = k->hkey;
+            w.sv[w.ns] = w.head;
+            w.sl[w.ns++] = 32;
+        }
+    } else {
+        w.rk[w.nr++] = k->hkey; /* the key's last version went */
+    }
+
+    rados_write_op_t op = rados_create_write_op();
+    if (!op) {
+        free(w.owned[0]);
+        return STRATA_ENOMEM;
+    }
+    int pr[5] = {0};
+    rados_write_op_omap_cmp(op, RADOS_LAYOUT_KEY, LIBRADOS_CMPXATTR_OP_EQ, "", 0, &pr[0]);
+    rados_write_op_omap_cmp(op, k->hkey, LIBRADOS_CMPXATTR_OP_EQ, k->head ? k->head : "",
+                            k->head ? k->headlen : 0, &pr[1]);
+    /* Every version the read found for a slot: the view stood on them. */
+    int used[3] = {k->latest, k->null, vslot};
+    for (int i = 0; i < 3; i++)
+        if (used[i] >= 0)
+            rados_write_op_omap_cmp(op, k->v[used[i]].okey, LIBRADOS_CMPXATTR_OP_EQ,
+                                    k->v[used[i]].raw, k->v[used[i]].len, &pr[2 + i]);
+    if (w.ns)
+        rados_write_op_omap_set(op, w.sk, w.sv, w.sl, (size_t)w.ns);
+    if (w.nr)
+        rados_write_op_omap_rm_keys(op, w.rk, (size_t)w.nr);
+    int x = rados_write_op_operate(op, r->meta, k->oid, NULL, 0);
+    rados_release_write_op(op);
+    free(w.owned[0]);
+    return strata_meta__rados_err(x);
+}
+
+/* The bucket's incarnation (t's, checked, when it holds the bucket). */
+static int bucket_inc(struct strata_meta *m, const struct strata_meta__key_txn *t, uint64_t *inc)
+{
+    struct strata_bucket_info b;
+    int rc = strata_meta__rados_bucket_get(m, t->bucket, &b);
+    if (rc)
+        return rc;
+    if (t->hold_bucket && t->incarnation && b.incarnation != t->incarnation)
+        return STRATA_ENOTFOUND;
+    *inc = b.incarnation;
+    return 0;
+}
+
+static bool same_audit(const struct strata_meta__key_audit *a, const struct strata_meta__key_audit *b)
+{
+    return a->any && b->any && strcmp(a->version_id, b->version_id) == 0 &&
+           strcmp(a->action ? a->action : "", b->action ? b->action : "") == 0 &&
+           strcmp(a->outcome ? a->outcome : "", b->outcome ? b->outcome : "") == 0 &&
+           strcmp(a->detail, b->detail) == 0;
+}
+
+static int audit_append(struct strata_meta *m, const struct strata_meta__key_txn *t,
+                        const struct strata_meta__key_audit *a)
+{
+    struct strata_audit_event ev = {a->user ? a->user : "-", t->bucket, t->key, a->version_id,
+                                    a->action, a->outcome, a->detail};
+    return strata_meta_audit_append(m, &ev);
+}
+
+int strata_meta__rados_key_txn(struct strata_meta *m, const struct strata_meta__key_txn *t)
+{
+    struct meta_rados *r = meta_rados_of(m);
+    struct strata_meta__key_audit done = {0}; /* the entry appended last */
+    int rc = STRATA_EBUSY;
+    for (int attempt = 0; attempt < KEY_TRIES; attempt++) {
+        /* A version commit names its incarnation, whose shards are the
+         * guard (shards.c); other txns read it from the bucket record. */
+        uint64_t inc = t->incarnation;
+        if (!(t->hold_bucket && inc)) {
+            rc = bucket_inc(m, t, &inc);
+            if (rc)
+                return rc;
+        }
+        struct kread k;
+        rc = read_key(r, inc, t, &k);
+        if (rc == 0 && k.missing)
+            rc = STRATA_ENOTFOUND; /* no such incarnation: shards come with the bucket */
+        if (rc == 0 && k.closed) {
+            int brc = bucket_inc(m, t, &inc);
+            if (brc) {
+                kread_fini(&k);
+                return brc; /* deleted (or another incarnation now): 404 */
+            }
+            /* The bucket is being deleted: wait for the outcome (gone: 404
+             * on the next round; refused: the shards open again). */
+            kread_fini(&k);
+            struct timespec ts = {0, (long)(1000000L << (attempt < 5 ? attempt : 5))};
+            nanosleep(&ts, NULL);
+            rc = STRATA_EBUSY;
+            continue;
+        }
+        struct strata_meta__key_view v;
+        struct strata_meta__key_edit e;
+        int vslot = -1;
+        memset(&e, 0, sizeof(e));
+        if (rc == 0) {
+            make_view(m, t, &k, true, &v, &vslot);
+            rc = t->decide(t->ud, &v, &e);
+            /* Once per outcome: a refusal's entry after it, an allowed
+             * decision's before the apply it gates; a rerun that decides
+             * the same appends nothing more. */
+            if (e.audit.any && !same_audit(&e.audit, &done)) {
+                int arc = audit_append(m, t, &e.audit);
+                if (arc == 0)
+                    done = e.audit;
+                if (rc == 0)
+                    rc = arc;
+            }
+        }
+        bool conflict = false;
+        if (rc == 0 && e.op != STRATA_META__KEY_NONE) {
+            rc = apply(r, &k, &v, &e, vslot);
+            conflict = rc == STRATA_EPRECOND; /* not decide's own 412 */
+        }
+        kread_fini(&k);
+        if (!conflict)
+            return rc;
+        rc = STRATA_EBUSY; /* another commit of the key came first: decide again */
+    }
+    return rc;
+}
+
+int strata_meta__rados_key_read(struct strata_meta *m, const struct strata_meta__key_txn *t)
+{
+    uint64_t inc;
+    int rc = bucket_inc(m, t, &inc);
+    if (rc)
+        return rc;
+    struct kread k;
+    rc = read_key(meta_rados_of(m), inc, t, &k);
+    if (rc == 0) {
+        struct strata_meta__key_view v;
+        struct strata_meta__key_edit e;
+        int vslot;
+        memset(&e, 0, sizeof(e));
+        make_view(m, t, &k, false, &v, &vslot);
+        rc = t->decide(t->ud, &v, &e);
+    }
+    kread_fini(&k);
+    return rc;
+}

@@ -1,0 +1,320 @@
+/*
+ * scan.c - the RADOS backend's scans (store.h, "scans"): a merge, in key
+ * order, of the version streams of a bucket's 8 index shards (RADOS.md,
+ * "Keys of an index shard", "Sharding").
+ *
+ * Each shard's stream is its o/K\x01SK entries under o/ + the escaped
+ * prefix (omap_get_vals2 with filter_prefix), read a page at a time from
+ * the last key read.  Every key lives on one shard, so the merge picks the
+ * smallest next entry of the streams (escaped keys sort as raw keys, and
+ * a key's versions sort newest first under it).  CURRENT takes the first
+ * (newest) version of each key and steps over the others; VERSIONS takes
+ * them all.  skip_past drops what a stream buffered under the prefix and,
+ * when its page ran out there, seeks it with start_after = prefix + 0xff:
+ * one read per shard instead of a walk of the keys under the prefix.  A
+ * stream's reads start at FIRST_PAGE entries, after such a seek at
+ * SEEK_PAGE, and double up to SCAN_PAGE:
+ * a delimiter listing reads a few entries per prefix, a long walk soon
+ * reads full pages.
+ * Not built yet: UPLOADS and DUE (STRATA_ENOTIMPL at open), and the heads'
+ * summary fields that would let CURRENT read one entry per key.
+ * Threads: one scan is used by one thread at a time.
+ */
+#include "index.h"
+#include "rados.h"
+
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SCAN_PAGE 256 /* a long walk's reads */
+#define FIRST_PAGE 32 /* the first read of a stream: a delimiter listing may seek soon */
+#define SEEK_PAGE 1   /* after a seek past a prefix: what follows may be another prefix */
+
+static _Atomic uint64_t visited;
+
+uint64_t strata_meta__rados_scan_visited(void)
+{
+    return atomic_load(&visited);
+}
+
+struct ent {
+    char *k;
+    char *v;
+    size_t vl;
+};
+
+struct stream {
+    char oid[48];
+    char start[RADOS_IKEY_MAX + 2]; /* read after this key next */
+    struct ent *e;
+    size_t n, pos;
+    bool more; /* the shard has entries past the page */
+    unsigned page; /* entries the next read asks for: doubles up to SCAN_PAGE */
+};
+
+struct strata_meta__scan {
+    rados_ioctx_t io;
+    enum strata_meta__scan_kind kind;
+    char bucket[STRATA_BUCKET_NAME_MAX + 1];
+    char fp[RADOS_IKEY_MAX]; /* filter prefix: o/ + escaped prefix */
+    struct stream st[RADOS_IDX_SHARDS];
+    bool seeking; /* skip_past was called: no read ahead */
+    char done[RADOS_IKEY_MAX]; /* CURRENT: o/K\x01 of the key emitted last */
+    size_t done_len;
+    bool info_live;
+    struct strata_obj_info info;
+    uint8_t sk[16];
+};
+
+static void page_free(struct stream *s)
+{
+    for (size_t i = 0; i < s->n; i++) {
+        free(s->e[i].k);
+        free(s->e[i].v);
+    }
+    free(s->e);
+    s->e = NULL;
+    s->n = s->pos = 0;
+}
+
+/* One stream's read in flight. */
+struct pending {
+    struct stream *s;
+    rados_read_op_t op;
+    rados_completion_t c;
+    rados_omap_iter_t it;
+    int pr;
+    unsigned char more;
+};
+
+/* Keep what a finished read returned as the stream's page. */
+static int take_page(struct stream *s, struct pending *p, int r)
+{
+    int rc = 0;
+    s->more = false;
+    if (r == -ENOENT)
+        return 0; /* an empty shard never written */
+    if (r < 0 || p->pr < 0)
+        return strata_meta__rados_err(r < 0 ? r : p->pr);
+    if (!p->it)
+        return 0;
+    /* Append to what the stream still holds (a read ahead of its end). */
+    for (size_t i = 0; i < s->pos; i++) {
+        free(s->e[i].k);
+        free(s->e[i].v);
+    }
+    size_t keep = s->n - s->pos;
+    if (keep)
+        memmove(s->e, s->e + s->pos, keep * sizeof(*s->e));
+    s->n = keep;
+    s->pos = 0;
+    unsigned cnt = rados_omap_iter_size(p->it);
+    struct ent *ne = realloc(s->e, (keep + cnt + 1) * sizeof(*s->e));
+    if (!ne)
+        return STRATA_ENOMEM;
+    s->e = ne;
+    cnt += (unsigned)keep;
+    char *k, *v;
+    size_t vl;
+    while (s->n < cnt && rados_omap_get_next(p->it, &k, &v, &vl) == 0 && k) {
+        struct ent *x = &s->e[s->n];
+        x->k = strdup(k);
+        x->v = malloc(vl ? vl : 1);
+        if (!x->k || !x->v) {
+            free(x->k);
+            free(x->v);
+            rc = STRATA_ENOMEM;
+            break;
+        }
+        memcpy(x->v, v, vl);
+        x->vl = vl;
+        s->n++;
+    }
+    atomic_fetch_add(&visited, s->n - keep);
+    s->more = p->more != 0 && s->n > keep;
+    if (s->n)
+        snprintf(s->start, sizeof(s->start), "%s", s->e[s->n - 1].k);
+    return rc;
+}
+
+/* The next pages of the streams that ran out, read in parallel (aio): at
+ * the start, all 8 shards at once; later, when one runs out, every stream
+ * past half its page reads ahead with it (hashed keys deplete the streams
+ * at about the same rate), so a walk costs one round trip per round of
+ * pages, not one per shard.  A scan that seeks past prefixes reads no
+ * more than it needs: what it reads ahead it may seek past. */
+static int refill(struct strata_meta__scan *sc)
+{
+    bool must = false;
+    for (unsigned i = 0; i < RADOS_IDX_SHARDS; i++)
+        must = must || (sc->st[i].pos >= sc->st[i].n && sc->st[i].more);
+    if (!must)
+        return 0;
+    struct pending p[RADOS_IDX_SHARDS];
+    unsigned np = 0;
+    int rc = 0;
+    for (unsigned i = 0; i < RADOS_IDX_SHARDS; i++) {
+        struct stream *s = &sc->st[i];
+        if (!s->more || (s->pos < s->n && (sc->seeking || s->n - s->pos > s->n / 2)))
+            continue;
+        struct pending *x = &p[np];
+        memset(x, 0, sizeof(*x));
+        x->s = s;
+        x->op = rados_create_read_op();
+        if (!x->op || rados_aio_create_completion(NULL, NULL, NULL, &x->c) < 0) {
+            if (x->op)
+                rados_release_read_op(x->op);
+            rc = STRATA_ENOMEM;
+            break;
+        }
+        rados_read_op_omap_get_vals2(x->op, s->start, sc->fp, s->page, &x->it, &x->more, &x->pr);
+        s->page = s->page * 2 < SCAN_PAGE ? s->page * 2 : SCAN_PAGE;
+        int r = rados_aio_read_op_operate(x->op, sc->io, x->c, s->oid, 0);
+        np++;
+        if (r < 0) {
+            rc = strata_meta__rados_err(r);
+            break;
+        }
+    }
+    for (unsigned j = 0; j < np; j++) {
+        struct pending *x = &p[j];
+        rados_aio_wait_for_complete(x->c);
+        int r = rados_aio_get_return_value(x->c);
+        if (rc == 0)
+            rc = take_page(x->s, x, r);
+        if (x->it)
+            rados_omap_get_end(x->it);
+        rados_aio_release(x->c);
+        rados_release_read_op(x->op);
+    }
+    return rc;
+}
+
+int strata_meta__rados_scan_open(struct strata_meta *m, const struct strata_meta__scan_spec *spec,
+                                 struct strata_meta__scan **out)
+{
+    *out = NULL;
+    if (!spec->bucket || !*spec->bucket || strlen(spec->bucket) > STRATA_BUCKET_NAME_MAX)
+        return STRATA_EINVAL;
+    if (spec->kind == STRATA_META__SCAN_UPLOADS || spec->kind == STRATA_META__SCAN_DUE)
+        return STRATA_ENOTIMPL; /* not on RADOS yet (RADOS.md, "Next step") */
+    if (spec->kind != STRATA_META__SCAN_CURRENT && spec->kind != STRATA_META__SCAN_VERSIONS)
+        return STRATA_EINVAL;
+    const char *after = spec->after && *spec->after ? spec->after : NULL;
+    const char *prefix = spec->prefix ? spec->prefix : "";
+    if (strlen(prefix) > STRATA_KEY_MAX || (after && strlen(after) > STRATA_KEY_MAX) ||
+        (spec->after_sk && (!after || spec->kind != STRATA_META__SCAN_VERSIONS)))
+        return STRATA_EINVAL;
+    struct strata_bucket_info b;
+    int rc = strata_meta__rados_bucket_get(m, spec->bucket, &b);
+    if (rc)
+        return rc;
+    struct strata_meta__scan *sc = calloc(1, sizeof(*sc));
+    if (!sc)
+        return STRATA_ENOMEM;
+    sc->io = meta_rados_of(m)->meta;
+    sc->kind = spec->kind;
+    snprintf(sc->bucket, sizeof(sc->bucket), "%s", spec->bucket);
+    strata_meta__rados_ikey_prefix(sc->fp, 'o', prefix, strlen(prefix));
+    char start[RADOS_IKEY_MAX + 2] = "";
+    if (after) {
+        size_t n = strata_meta__rados_ikey(start, 'o', after, strlen(after));
+        if (spec->after_sk)
+            strata_meta__rados_sk_hex(spec->after_sk, start + n); /* past that version */
+        else
+            memcpy(start + n, "~", 2); /* '~' sorts after every hex digit: past the key */
+    }
+    for (unsigned i = 0; i < RADOS_IDX_SHARDS; i++) {
+        strata_meta__rados_idx_oid(sc->st[i].oid, b.incarnation, i);
+        memcpy(sc->st[i].start, start, sizeof(start));
+        sc->st[i].more = true; /* the first page is read on the first next */
+        sc->st[i].page = FIRST_PAGE;
+    }
+    *out = sc;
+    return 0;
+}
+
+int strata_meta__rados_scan_next(struct strata_meta__scan *sc, struct strata_meta__scan_ent *e)
+{
+    memset(e, 0, sizeof(*e));
+    if (sc->info_live) {
+        strata_obj_info_fini(&sc->info);
+        sc->info_live = false;
+    }
+    for (;;) {
+        int rc = refill(sc);
+        if (rc)
+            return rc;
+        struct stream *best = NULL;
+        struct ent *bx = NULL;
+        for (unsigned i = 0; i < RADOS_IDX_SHARDS; i++) {
+            struct stream *st = &sc->st[i];
+            struct ent *x = st->pos < st->n ? &st->e[st->pos] : NULL;
+            if (x && (!bx || strcmp(x->k, bx->k) < 0)) {
+                bx = x;
+                best = &sc->st[i];
+            }
+        }
+        if (!bx)
+            return 0;
+        best->pos++;
+        if (sc->kind == STRATA_META__SCAN_CURRENT && sc->done_len &&
+            strncmp(bx->k, sc->done, sc->done_len) == 0)
+            continue; /* an older version of the key emitted last */
+        char key[STRATA_KEY_MAX + 1];
+        const char *rest;
+        size_t kl = strata_meta__rados_ikey_parse(bx->k, key, sizeof(key), &rest);
+        if (!rest || strata_meta__rados_sk_parse(rest, sc->sk))
+            continue; /* not a version entry: never show garbage */
+        if (sc->kind == STRATA_META__SCAN_CURRENT) {
+            sc->done_len = (size_t)(rest - bx->k);
+            memcpy(sc->done, bx->k, sc->done_len);
+        }
+        struct meta_rec r;
+        if (strata_meta__rec_decode(bx->v, bx->vl, false, &r) != 0)
+            continue;
+        strata_meta__info_from_rec(&sc->info, sc->bucket, key, sc->sk, &r);
+        strata_meta__rec_fini(&r);
+        sc->info_live = true;
+        e->key = sc->info.key;
+        e->keylen = kl;
+        e->sk = sc->kind == STRATA_META__SCAN_VERSIONS ? sc->sk : NULL;
+        e->info = &sc->info;
+        return 1;
+    }
+}
+
+bool strata_meta__rados_scan_skip_past(struct strata_meta__scan *sc, const char *p, size_t n)
+{
+    char pre[RADOS_IKEY_MAX + 2];
+    size_t pl = strata_meta__rados_ikey_prefix(pre, 'o', p, n);
+    sc->seeking = true;
+    bool any = false;
+    for (unsigned i = 0; i < RADOS_IDX_SHARDS; i++) {
+        struct stream *s = &sc->st[i];
+        while (s->pos < s->n && strncmp(s->e[s->pos].k, pre, pl) == 0)
+            s->pos++;
+        if (s->pos >= s->n && s->more && strncmp(s->start, pre, pl) == 0) {
+            /* The page ended under the prefix: read on past all of it. */
+            memcpy(s->start, pre, pl);
+            s->start[pl] = (char)0xff;
+            s->start[pl + 1] = 0;
+            s->page = SEEK_PAGE; /* small reads while prefixes follow each other */
+        }
+        any = any || s->pos < s->n || s->more;
+    }
+    return any;
+}
+
+void strata_meta__rados_scan_close(struct strata_meta__scan *sc)
+{
+    if (!sc)
+        return;
+    for (unsigned i = 0; i < RADOS_IDX_SHARDS; i++)
+        page_free(&sc->st[i]);
+    if (sc->info_live)
+        strata_obj_info_fini(&sc->info);
+    free(sc);
+}
