@@ -16,6 +16,7 @@ BUILD_PKGS=(
     libhiredis-dev  # the redis event notification target
     libnats-dev  # the nats event notification target
     librabbitmq-dev libmosquitto-dev libpq-dev  # the amqp, mqtt and postgres notification targets
+    librados-dev  # the RADOS store backend (meta/rados/) and `strata rados`
 )
 PKGS=(
     "${BUILD_PKGS[@]}"
@@ -37,14 +38,12 @@ PKGS=(
     faketime
     # benchmarks
     nginx fio wrk
-    # The RADOS backend (issue 21): librados' C API to build against, and a
-    # throw-away single-host cluster for its tests (tests/integration/
-    # ceph_cluster.py: one monitor, memstore or bluestore OSDs) and for the
-    # side-by-side benchmark against radosgw.  No ceph-mgr: pools, I/O,
-    # omap, object classes, watch/notify and radosgw run without it, and its
-    # Python stack is 34 more packages.  librados-dev moves to BUILD_PKGS
-    # when the backend is built by default.
-    librados-dev ceph-common ceph-mon ceph-osd radosgw
+    # The RADOS backend's tests: a throw-away single-host cluster
+    # (tests/integration/ceph_cluster.py: one monitor, memstore or bluestore
+    # OSDs), also for the side-by-side benchmark against radosgw.  No
+    # ceph-mgr: pools, I/O, omap, object classes, watch/notify and radosgw
+    # run without it, and its Python stack is 34 more packages.
+    ceph-common ceph-mon ceph-osd radosgw
 )
 # Fuzzing (tests/fuzz) needs clang's libFuzzer; opt in, it is large.
 # libFuzzer and the sanitizer runtimes are in libclang-rt-14-dev, which
