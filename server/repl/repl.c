@@ -48,6 +48,13 @@ struct strata_repl {
 
 /* What /metrics shows; set while the daemon runs. */
 static struct strata_repl *_Atomic active;
+/* Versions marked FAILED because their rule names an unknown target. */
+static _Atomic uint64_t unknown_target;
+
+void strata_repl__unknown_target_count(void)
+{
+    atomic_fetch_add(&unknown_target, 1);
+}
 
 static int64_t wall_ms(void)
 {
@@ -415,6 +422,11 @@ json_t *strata_repl_status_json(void)
 
 void strata_repl_metrics_render(struct strata_sbuf *b)
 {
+    strata_sbuf_printf(b, "# HELP strata_replication_unknown_target_total Versions a replication "
+                          "rule selected for a target this daemon does not have (marked "
+                          "FAILED).\n# TYPE strata_replication_unknown_target_total counter\n"
+                          "strata_replication_unknown_target_total %llu\n",
+                       (unsigned long long)atomic_load(&unknown_target));
     struct strata_repl *rp = atomic_load(&active);
     if (!rp)
         return;

@@ -152,15 +152,24 @@ const char *strata_repl_status_for_new(struct strata_req *r, const char *key, co
 {
     if (strata_req_hdr(r, STRATA_REPL_HDR) && r->route && strcmp(r->route->op, "PutObject") == 0)
         return "REPLICA";
-    if (!r->srv->repl || r->binfo.versioning != STRATA_VERSIONING_ENABLED)
+    if (r->binfo.versioning != STRATA_VERSIONING_ENABLED)
         return NULL;
     struct strata_doc_ref *ref = NULL;
     if (strata_doc_cache_get(&cache, r->srv->meta, &r->binfo, &ref) != 0 || !ref)
         return NULL;
     const struct strata_repl_rule *rl = rule_for(strata_doc_ref_get(ref), key, tags, tags_len);
-    bool on = rl && strata_repl__target_find(r->srv->repl, rl->account) >= 0;
+    const char *st = NULL;
+    if (rl && r->srv->repl && strata_repl__target_find(r->srv->repl, rl->account) >= 0) {
+        st = "PENDING";
+    } else if (rl) {
+        /* A rule selects the version but its target is not one of this
+         * daemon's (removed from the options since the rule was stored):
+         * said on the version and counted, never skipped in silence. */
+        st = "FAILED";
+        strata_repl__unknown_target_count();
+    }
     strata_doc_ref_put(ref);
-    return on ? "PENDING" : NULL;
+    return st;
 }
 
 /* Queues (bucket, key, vid) per the rule selecting it in bucket bi. */

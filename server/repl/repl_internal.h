@@ -9,6 +9,8 @@
 
 struct strata_repl;
 
+/* A version a rule selected for a target this daemon does not have. */
+void strata_repl__unknown_target_count(void);
 /* The target a Destination's Account names (NULL: the only target), or -1. */
 int strata_repl__target_find(const struct strata_repl *rp, const char *name);
 /* Queues one version (or delete marker) for target ti: 0, or -1 (dropped). */

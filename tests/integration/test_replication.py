@@ -507,6 +507,34 @@ def metrics(_):
     assert 0 <= val["strata_replication_lag_seconds"] < 30, val
 
 
+@test
+def unknown_target_marked_failed(_):
+    """A stored rule whose target the daemon no longer has (the option
+    removed at a restart): new versions say FAILED and are counted, not
+    skipped in silence."""
+    import urllib.request
+    s, d, sb, db = pair("gone")
+    configure(s, sb, db)
+    saved = list(SRC.args)
+    i = SRC.args.index("--replication-target")
+    del SRC.args[i:i + 2]
+    try:
+        SRC.restart()
+        s = SRC.client()
+        vid = s.put_object(Bucket=sb, Key="g", Body=b"gone")["VersionId"]
+        h = s.head_object(Bucket=sb, Key="g", VersionId=vid)
+        assert h.get("ReplicationStatus") == "FAILED", h
+        text = urllib.request.build_opener(urllib.request.ProxyHandler({})).open(
+            f"{SRC.endpoint}/metrics", timeout=10).read().decode()
+        assert "strata_replication_unknown_target_total 1" in text.splitlines(), \
+            [x for x in text.splitlines() if "unknown_target" in x]
+        assert s.get_object(Bucket=sb, Key="g")["Body"].read() == b"gone"
+    finally:
+        SRC.args[:] = saved
+        SRC.restart()
+    expect_error(lambda: d.head_object(Bucket=db, Key="g"), "404", 404)
+
+
 if __name__ == "__main__":
     try:
         run(SRC)
