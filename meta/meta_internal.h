@@ -562,11 +562,10 @@ int strata_meta__qraw_get(struct strata_meta *m, unsigned set, const char *k, si
 void strata_meta__qraw_fini(struct meta_qraw *q);
 
 /* ---- object.c ---- */
-/* Quorum read of bucket/key for a listing whose drives disagree: version sk,
- * or the latest when sk is NULL.  0 with info filled (delete markers
- * included; caller strata_obj_info_fini's), STRATA_ENOTFOUND, STRATA_EQUORUM. */
-int strata_meta__obj_resolve(struct strata_meta *m, const char *bucket, const char *key,
-                             const uint8_t *sk, struct strata_obj_info *info);
+/* info from a version key_get found (store.h), its stored headers
+ * included (caller strata_obj_info_fini's): 0 or the record's decode error. */
+int strata_meta__info_from_found(struct strata_obj_info *info, const char *bucket,
+                                 const char *key, const struct strata_meta__key_found *f);
 /* The agreed record of a version (version_id as strata_obj_head; delete
  * markers: STRATA_ENOTFOUND / STRATA_EMETHOD), its sort key, decoded from
  * *raw (caller frees raw, then rec_fini). */

@@ -11,14 +11,14 @@
  *   functions over a view of the key, the backend makes the read, the
  *   decision and the apply atomic (locally: the key's stripe lock and a
  *   quorum batch with undo, meta/local/key.c).
- * - Reads: the read quorum's answer (meta/local/qread.c); GET and HEAD
- *   still call it directly.
+ * - Reads: GET and HEAD read the version through key_get (store.h); the
+ *   backend holds it while the read handle is made (locally the drives'
+ *   iterators: an inline object is decoded from its shards in place).
  * - Hard deletes put tombstones (meta_internal.h), so a drive that missed
  *   the delete cannot bring the version back.
  * Threads: any caller thread; a put or get handle is used by one thread at
  * a time.
  */
-#include "local/qread.h"
 #include "meta_internal.h"
 #include "sse.h"
 
@@ -126,18 +126,15 @@ const char *strata_obj_info_hdr(const struct strata_obj_info *info, const char *
     return NULL;
 }
 
-/* Fill info from the winning drive's record, headers included. */
-static int info_from_win(struct strata_obj_info *info, struct qread *q, const char *bucket,
-                         const char *key)
+int strata_meta__info_from_found(struct strata_obj_info *info, const char *bucket,
+                                 const char *key, const struct strata_meta__key_found *f)
 {
-    struct drec *w = &q->d[q->win];
     struct meta_rec r;
-    int rc = strata_meta__rec_decode(w->raw, w->rawlen, true, &r);
+    int rc = strata_meta__rec_decode(f->raw, f->rawlen, true, &r);
     if (rc)
         return rc;
-    strata_meta__info_from_rec(info, bucket, key, w->sk, &r);
-    info->is_latest = q->mode == Q_LATEST ||
-                      (w->has_latest && memcmp(w->latest_sk, w->sk, SORTKEY_LEN) == 0);
+    strata_meta__info_from_rec(info, bucket, key, f->sk, &r);
+    info->is_latest = f->is_latest;
     strata_meta__rec_fini(&r);
     return 0;
 }
@@ -163,39 +160,72 @@ static int64_t now_ns(void)
 
 /* ---- head / get --------------------------------------------------------- */
 
-static int lookup(struct strata_meta *m, const char *bucket, const char *key,
-                  const char *version_id, struct qread *q, struct strata_obj_info *info)
+/* Checks before a read of bucket/key (info zeroed first, as every answer
+ * leaves it defined). */
+static int lookup_start(const char *bucket, const char *key, struct strata_obj_info *info)
 {
-    memset(q, 0, sizeof(*q));
     if (info)
         memset(info, 0, sizeof(*info));
     if (!bucket_ok(bucket))
         return STRATA_ENOTFOUND;
     if (!key_ok(key))
         return STRATA_EINVAL;
-    q->set = strata_meta__set_of(m, bucket, key);
-    int rc = strata_meta__qread_for_vid(q, version_id);
-    if (rc)
-        return rc;
-    rc = strata_meta__qread_run(m, q, bucket, key, false);
-    if (rc)
-        return rc;
-    if (info) {
-        rc = info_from_win(info, q, bucket, key);
-        if (rc)
-            return rc;
-    }
-    if (q->d[q->win].rec.flags & REC_F_DELETE_MARKER)
-        return q->mode == Q_LATEST ? STRATA_ENOTFOUND : STRATA_EMETHOD;
     return 0;
+}
+
+/* A delete marker found: 404 when it is the latest asked for, 405 when it
+ * was named (S3: x-amz-delete-marker either way, from the info). */
+static int marker_verdict(const struct strata_meta__key_found *f, const char *version_id)
+{
+    if (!(f->rec->flags & REC_F_DELETE_MARKER))
+        return 0;
+    return !version_id || !*version_id ? STRATA_ENOTFOUND : STRATA_EMETHOD;
+}
+
+struct head_ctx {
+    const char *bucket, *key, *version_id;
+    struct strata_obj_info *info;
+};
+
+static int head_found(void *ud, const struct strata_meta__key_found *f)
+{
+    struct head_ctx *c = ud;
+    int rc = strata_meta__info_from_found(c->info, c->bucket, c->key, f);
+    return rc ? rc : marker_verdict(f, c->version_id);
 }
 
 int strata_obj_head(struct strata_meta *m, const char *bucket, const char *key,
                     const char *version_id, struct strata_obj_info *info)
 {
-    struct qread q;
-    int rc = lookup(m, bucket, key, version_id, &q, info);
-    strata_meta__qread_fini(&q);
+    int rc = lookup_start(bucket, key, info);
+    if (rc)
+        return rc;
+    struct head_ctx c = {bucket, key, version_id, info};
+    return m->store->key_get(m, bucket, key, version_id, head_found, &c);
+}
+
+struct rec_ctx {
+    const char *version_id;
+    uint8_t *sk;
+    struct meta_rec *out;
+    char **raw;
+};
+
+static int rec_found(void *ud, const struct strata_meta__key_found *f)
+{
+    struct rec_ctx *c = ud;
+    int rc = marker_verdict(f, c->version_id);
+    if (rc)
+        return rc;
+    memcpy(c->sk, f->sk, SORTKEY_LEN);
+    if (!(*c->raw = malloc(f->rawlen ? f->rawlen : 1)))
+        return STRATA_ENOMEM;
+    memcpy(*c->raw, f->raw, f->rawlen);
+    rc = strata_meta__rec_decode(*c->raw, f->rawlen, false, c->out);
+    if (rc) {
+        free(*c->raw);
+        *c->raw = NULL;
+    }
     return rc;
 }
 
@@ -203,42 +233,13 @@ int strata_meta__rec_get(struct strata_meta *m, const char *bucket, const char *
                          const char *version_id, uint8_t sk[SORTKEY_LEN], struct meta_rec *out,
                          char **raw)
 {
-    struct qread q;
     *raw = NULL;
     memset(out, 0, sizeof(*out));
-    int rc = lookup(m, bucket, key, version_id, &q, NULL);
-    if (rc == 0) {
-        const struct drec *w = &q.d[q.win];
-        memcpy(sk, w->sk, SORTKEY_LEN);
-        if (!(*raw = malloc(w->rawlen)))
-            rc = STRATA_ENOMEM;
-        else
-            memcpy(*raw, w->raw, w->rawlen);
-        if (rc == 0)
-            rc = strata_meta__rec_decode(*raw, w->rawlen, false, out);
-        if (rc) {
-            free(*raw);
-            *raw = NULL;
-        }
-    }
-    strata_meta__qread_fini(&q);
-    return rc;
-}
-
-int strata_meta__obj_resolve(struct strata_meta *m, const char *bucket, const char *key,
-                             const uint8_t *sk, struct strata_obj_info *info)
-{
-    struct qread q;
-    memset(&q, 0, sizeof(q));
-    q.set = strata_meta__set_of(m, bucket, key);
-    q.mode = sk ? Q_SK : Q_LATEST;
-    if (sk)
-        memcpy(q.sk, sk, SORTKEY_LEN);
-    int rc = strata_meta__qread_run(m, &q, bucket, key, false);
-    if (rc == 0)
-        rc = info_from_win(info, &q, bucket, key);
-    strata_meta__qread_fini(&q);
-    return rc;
+    int rc = lookup_start(bucket, key, NULL);
+    if (rc)
+        return rc;
+    struct rec_ctx c = {version_id, sk, out, raw};
+    return m->store->key_get(m, bucket, key, version_id, rec_found, &c);
 }
 
 struct strata_get {
@@ -308,107 +309,71 @@ static int tier_read_cb(void *ud, uint64_t off, void *buf, size_t len)
     return g->tier->ops->read(g->r, off, buf, len);
 }
 
-static int inline_decode(struct strata_meta *m, struct qread *q, const char *bucket,
-                         const char *key, uint8_t *out)
-{
-    struct meta_set *ms = &m->sets[q->set];
-    const struct drec *w = &q->d[q->win];
-    for (int pass = 0; pass < 2; pass++) {
-        const uint8_t *shards[STRATA_DRIVES_MAX] = {0};
-        uint32_t crcs[STRATA_DRIVES_MAX] = {0};
-        for (unsigned d = 0; d < ms->n; d++) {
-            const struct drec *x = &q->d[d];
-            if (strata_meta__drec_same(x, w) && x->rec.shard_len == w->rec.shard_len &&
-                (x->rec.flags & REC_F_INLINE)) {
-                shards[d] = x->rec.shard;
-                crcs[d] = x->rec.shard_crc;
-            }
-        }
-        int rc = strata_ec_inline_decode(ms->set, shards, crcs, w->rec.shard_len, w->rec.size,
-                                         out);
-        if (rc == 0)
-            return 0;
-        if (pass == 1)
-            break;
-        /* Some shards were bad: bring in the drives not read yet. */
-        enum qmode saved = q->mode;
-        q->mode = Q_SK;
-        memcpy(q->sk, w->sk, SORTKEY_LEN);
-        for (unsigned d = 0; d < ms->n; d++)
-            if (!q->d[d].tried && ms->drives[d].db)
-                strata_meta__read_drive(m, q, d, bucket, key, NULL);
-        q->mode = saved;
-    }
-    /* Fewer than K drives hold the version at all (the others missed the
-     * write or are away): unavailable (503), not corrupt. */
-    unsigned holders = 0;
-    for (unsigned d = 0; d < ms->n; d++)
-        holders += strata_meta__drec_same(&q->d[d], w);
-    return holders < strata_set_k(ms->set) ? STRATA_EQUORUM : STRATA_ECORRUPT;
-}
+/* What a GET's open needs while the store holds the version found. */
+struct get_ctx {
+    struct strata_meta *m;
+    const char *bucket, *key, *version_id;
+    struct strata_obj_info *info;
+    uint64_t gen;  /* the key's drop generation before the read (pin.c) */
+    bool busy;     /* the version's data was being dropped: read again */
+    bool shown;    /* info describes a readable version (not a delete marker) */
+    struct strata_get *g;
+};
 
-int strata_obj_get_open(struct strata_meta *m, const char *bucket, const char *key,
-                        const char *version_id, struct strata_obj_info *info,
-                        struct strata_get **out)
+/* Make the read handle of the version found. */
+static int get_found(void *ud, const struct strata_meta__key_found *f)
 {
-    *out = NULL;
-    struct qread q;
-    struct strata_obj_info tmp;
-    memset(&tmp, 0, sizeof(tmp));
-    struct meta_pin *pin = NULL;
-    int rc;
+    struct get_ctx *c = ud;
+    struct strata_meta *m = c->m;
+    int rc = strata_meta__info_from_found(c->info, c->bucket, c->key, f);
+    if (rc == 0)
+        rc = marker_verdict(f, c->version_id);
+    if (rc)
+        return rc;
+    c->shown = true;
+    const struct meta_rec *r = f->rec;
+    bool in_record = (r->flags & REC_F_INLINE) || r->size == 0;
+    unsigned set = in_record ? 0 : strata_meta__set_of(m, c->bucket, c->key);
     /* Pin erasure-coded data, so an overwrite or delete committing while
      * we read defers its deletion to our close.  A drop of this key's
-     * stripe between the lookup and the pin means the lookup may have
-     * found a version whose data is going: look up again. */
-    for (unsigned attempt = 0;; attempt++) {
-        uint64_t gen = strata_meta__pin_gen(m, bucket, key);
-        rc = lookup(m, bucket, key, version_id, &q, info ? info : &tmp);
-        if (rc) {
-            strata_meta__qread_fini(&q);
-            strata_obj_info_fini(&tmp);
+     * stripe between the read and the pin means the read may have found a
+     * version whose data is going: the caller reads again. */
+    struct meta_pin *pin = NULL;
+    if (!in_record) {
+        rc = strata_meta__pin(m, set, c->bucket, c->key, f->sk, c->gen, &pin);
+        c->busy = rc == STRATA_EBUSY;
+        if (rc)
             return rc;
-        }
-        const struct meta_rec *w = &q.d[q.win].rec;
-        if ((w->flags & REC_F_INLINE) || w->size == 0)
-            break;
-        rc = strata_meta__pin(m, q.set, bucket, key, q.d[q.win].sk, gen, &pin);
-        if (rc != STRATA_EBUSY || attempt == 16)
-            break;
-        strata_meta__qread_fini(&q);
-        strata_obj_info_fini(info ? info : &tmp);
     }
-    struct strata_get *g = rc ? NULL : calloc(1, sizeof(*g));
+    struct strata_get *g = calloc(1, sizeof(*g));
     if (!g) {
         strata_meta__unpin(m, pin);
-        rc = rc ? rc : STRATA_ENOMEM;
-        goto out;
+        return STRATA_ENOMEM;
     }
+    c->g = g;
     g->m = m;
     g->pin = pin;
     g->chunk = -1;
     g->rpart = -1;
     g->win_end = UINT64_MAX;
-    const struct meta_rec *r = &q.d[q.win].rec;
     g->size = r->size;
     g->ssize = r->size;
     if (r->sse) {
         g->enc = true;
         g->size = r->psize;
     }
-    g->set = q.set;
-    g->place = strata_meta__place(bucket, key);
+    g->set = set;
+    g->place = strata_meta__place(c->bucket, c->key);
     g->tier = strata_meta__tier(m, r->tier);
-    if (!g->tier) {
+    if (!g->tier && !in_record) {
         /* The record names a tier this daemon was not configured with. */
-        strata_log(&m->log, STRATA_LOG_WARN, "meta", "%s/%s: data on unknown tier %s", bucket,
-                   key, r->tier);
-        rc = STRATA_EQUORUM;
-        goto out;
+        strata_log(&m->log, STRATA_LOG_WARN, "meta", "%s/%s: data on unknown tier %s", c->bucket,
+                   c->key, r->tier);
+        return STRATA_EQUORUM;
     }
-    snprintf(g->bucket, sizeof(g->bucket), "%s", bucket);
-    snprintf(g->key, sizeof(g->key), "%s", key);
-    memcpy(g->sk, q.d[q.win].sk, SORTKEY_LEN);
+    snprintf(g->bucket, sizeof(g->bucket), "%s", c->bucket);
+    snprintf(g->key, sizeof(g->key), "%s", c->key);
+    memcpy(g->sk, f->sk, SORTKEY_LEN);
     g->cksum_algo = r->cksum_algo;
     g->mrec = *r;
     g->mrec.hdrs = NULL;
@@ -421,33 +386,51 @@ int strata_obj_get_open(struct strata_meta *m, const char *bucket, const char *k
         g->pidx_buf = malloc(r->pidx_len);
         g->cparts = calloc(MP_CHUNK_PARTS, sizeof(*g->cparts));
         g->coff = calloc(MP_CHUNK_PARTS, sizeof(*g->coff));
-        if (!g->pidx_buf || !g->cparts || !g->coff) {
-            rc = STRATA_ENOMEM;
-            goto out;
-        }
+        if (!g->pidx_buf || !g->cparts || !g->coff)
+            return STRATA_ENOMEM;
         memcpy(g->pidx_buf, r->pidx, r->pidx_len);
         g->mrec.pidx = g->pidx_buf;
     } else if (r->flags & REC_F_INLINE) {
         g->data = malloc(r->size ? r->size : 1);
-        if (!g->data) {
-            rc = STRATA_ENOMEM;
-            goto out;
-        }
+        if (!g->data)
+            return STRATA_ENOMEM;
         if (r->size)
-            rc = inline_decode(m, &q, bucket, key, g->data);
+            return f->inline_read(f, g->data);
     } else if (r->size > 0) {
-        rc = g->tier->ops->reader_open(g->tier->impl, g->place, r->data_id, r->size, &g->r);
+        return g->tier->ops->reader_open(g->tier->impl, g->place, r->data_id, r->size, &g->r);
     }
-out:
-    strata_meta__qread_fini(&q);
+    return 0;
+}
+
+int strata_obj_get_open(struct strata_meta *m, const char *bucket, const char *key,
+                        const char *version_id, struct strata_obj_info *info,
+                        struct strata_get **out)
+{
+    *out = NULL;
+    struct strata_obj_info tmp;
+    memset(&tmp, 0, sizeof(tmp));
+    struct get_ctx c = {.m = m, .bucket = bucket, .key = key, .version_id = version_id,
+                        .info = info ? info : &tmp};
+    int rc;
+    for (unsigned attempt = 0;; attempt++) {
+        rc = lookup_start(bucket, key, c.info);
+        if (rc)
+            return rc;
+        c.gen = strata_meta__pin_gen(m, bucket, key);
+        c.busy = c.shown = false;
+        rc = m->store->key_get(m, bucket, key, version_id, get_found, &c);
+        if (!c.busy || attempt == 16)
+            break;
+        strata_obj_info_fini(c.info);
+    }
     strata_obj_info_fini(&tmp);
     if (rc) {
-        strata_obj_get_close(g);
-        if (info)
-            strata_obj_info_fini(info);
+        strata_obj_get_close(c.g);
+        if (info && c.shown)
+            strata_obj_info_fini(info); /* a delete marker's info stays: its headers */
         return rc;
     }
-    *out = g;
+    *out = c.g;
     return 0;
 }
 

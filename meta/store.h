@@ -244,6 +244,26 @@ struct strata_meta__key_txn {
     int (*decide)(void *ud, const struct strata_meta__key_view *v, struct strata_meta__key_edit *e);
     void *ud;
 };
+/* One version of a key as key_get found it, pinned by the backend until
+ * key_get's callback returns (locally: the drives' iterators, so an inline
+ * object's shards are read in place, never copied out first). */
+struct strata_meta__key_found {
+    uint8_t sk[16];
+    const struct meta_rec *rec; /* decoded without the stored headers */
+    const char *raw;            /* the record as stored (record.c's map): its headers */
+    size_t rawlen;
+    bool is_latest;             /* the key's newest version */
+    /* An inline object (REC_F_INLINE, rec->size > 0): write its rec->size
+     * bytes to out.  0, STRATA_EQUORUM (not enough copies readable) or
+     * STRATA_ECORRUPT. */
+    int (*inline_read)(const struct strata_meta__key_found *f, uint8_t *out);
+    void *priv; /* the backend's */
+};
+
+/* key_get's callback: runs once with the version found; its answer is
+ * key_get's. */
+typedef int (*strata_meta__key_found_fn)(void *ud, const struct strata_meta__key_found *f);
+
 /* The state an orphan_round keeps between rounds: the backend's, opaque
  * above the seam; strata_meta_orphans_free calls release. */
 struct strata_orphans {
@@ -379,6 +399,15 @@ struct strata_meta__store_ops {
      * returns decide's answer (the edit is ignored). */
     int (*key_txn)(struct strata_meta *m, const struct strata_meta__key_txn *t);
     int (*key_read)(struct strata_meta *m, const struct strata_meta__key_txn *t);
+    /* key_get: the version of bucket/key that GET and HEAD show: version_id
+     * NULL/"" the latest, "null" the newest null version, else the one
+     * with that id (delete markers too: the caller judges them).  fn runs
+     * with it and its answer is returned; STRATA_ENOTFOUND (no such key or
+     * version, a malformed id, no such bucket) or a read / quorum error
+     * without calling fn.  Nothing is cached: every call reads the store
+     * (read-after-write across gateways). */
+    int (*key_get)(struct strata_meta *m, const char *bucket, const char *key,
+                   const char *version_id, strata_meta__key_found_fn fn, void *ud);
     /* ---- scans ----
      * scan_open: 0 with *out, or STRATA_EINVAL / a read error.  The bucket
      * is not checked (the caller did).  scan_next: 1 with *e, 0 at the end

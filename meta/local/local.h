@@ -55,6 +55,14 @@ int strata_meta__local_config_get(struct strata_meta *m, const char *bucket, con
 /* ---- key.c: one key's versions ---- */
 int strata_meta__local_key_txn(struct strata_meta *m, const struct strata_meta__key_txn *t);
 int strata_meta__local_key_read(struct strata_meta *m, const struct strata_meta__key_txn *t);
+/* ---- get.c: the version GET and HEAD show ---- */
+int strata_meta__local_key_get(struct strata_meta *m, const char *bucket, const char *key,
+                               const char *version_id, strata_meta__key_found_fn fn, void *ud);
+/* Quorum read of bucket/key for a scan whose drives disagree: version sk,
+ * or the latest when sk is NULL.  0 with info filled (delete markers
+ * included; caller strata_obj_info_fini's), STRATA_ENOTFOUND, STRATA_EQUORUM. */
+int strata_meta__obj_resolve(struct strata_meta *m, const char *bucket, const char *key,
+                             const uint8_t *sk, struct strata_obj_info *info);
 /* ---- scan.c: merged walks of the version records ---- */
 int strata_meta__local_scan_open(struct strata_meta *m, const struct strata_meta__scan_spec *spec,
                                  struct strata_meta__scan **out);

@@ -73,6 +73,7 @@ const struct strata_meta__store_ops strata_meta__store_local = {
     /* ---- keys ---- */
     .key_txn = strata_meta__local_key_txn,
     .key_read = strata_meta__local_key_read,
+    .key_get = strata_meta__local_key_get,
     /* ---- scans ---- */
     .scan_open = strata_meta__local_scan_open,
     .scan_next = strata_meta__local_scan_next,

@@ -28,6 +28,7 @@ const struct strata_meta__store_ops strata_meta__store_rados = {
     .on_invalidate = strata_meta__rados_on_invalidate,
     .key_txn = strata_meta__rados_key_txn,
     .key_read = strata_meta__rados_key_read,
+    .key_get = strata_meta__rados_key_get,
     .scan_open = strata_meta__rados_scan_open,
     .scan_next = strata_meta__rados_scan_next,
     .scan_skip_past = strata_meta__rados_scan_skip_past,

@@ -139,6 +139,8 @@ void strata_meta__rados_shards_open(struct meta_rados *r, uint64_t inc);
 /* key.c, scan.c: versions in the index shards */
 int strata_meta__rados_key_txn(struct strata_meta *m, const struct strata_meta__key_txn *t);
 int strata_meta__rados_key_read(struct strata_meta *m, const struct strata_meta__key_txn *t);
+int strata_meta__rados_key_get(struct strata_meta *m, const char *bucket, const char *key,
+                               const char *version_id, strata_meta__key_found_fn fn, void *ud);
 int strata_meta__rados_scan_open(struct strata_meta *m, const struct strata_meta__scan_spec *spec,
                                  struct strata_meta__scan **out);
 int strata_meta__rados_scan_next(struct strata_meta__scan *s, struct strata_meta__scan_ent *e);

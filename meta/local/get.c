@@ -1,0 +1,119 @@
+/*
+ * get.c - the local backend's key_get (store.h): the read quorum's answer
+ * for one version of a key (qread.c), handed to the caller while the
+ * drives' iterators still hold the records, so an inline object's shards
+ * are decoded where RocksDB keeps them, never copied out first (the GET
+ * path's cost).  Also strata_meta__obj_resolve, the same read by sort key
+ * for the merged scans whose drives disagree (scan.c).
+ * Threads: any caller thread.
+ */
+#include "local.h"
+#include "qread.h"
+
+#include <string.h>
+
+#include "strata/erasure.h"
+
+/* What inline_read needs of the read behind a found version. */
+struct found_priv {
+    struct strata_meta *m;
+    struct qread *q;
+    const char *bucket, *key;
+};
+
+/* Decode the inline object of the winning version from the shards of every
+ * drive holding that same version; when some shards are bad, read the
+ * drives the quorum read left out and try once more. */
+static int inline_decode(const struct strata_meta__key_found *f, uint8_t *out)
+{
+    struct found_priv *p = f->priv;
+    struct strata_meta *m = p->m;
+    struct qread *q = p->q;
+    struct meta_set *ms = &m->sets[q->set];
+    const struct drec *w = &q->d[q->win];
+    for (int pass = 0; pass < 2; pass++) {
+        const uint8_t *shards[STRATA_DRIVES_MAX] = {0};
+        uint32_t crcs[STRATA_DRIVES_MAX] = {0};
+        for (unsigned d = 0; d < ms->n; d++) {
+            const struct drec *x = &q->d[d];
+            if (strata_meta__drec_same(x, w) && x->rec.shard_len == w->rec.shard_len &&
+                (x->rec.flags & REC_F_INLINE)) {
+                shards[d] = x->rec.shard;
+                crcs[d] = x->rec.shard_crc;
+            }
+        }
+        int rc = strata_ec_inline_decode(ms->set, shards, crcs, w->rec.shard_len, w->rec.size,
+                                         out);
+        if (rc == 0)
+            return 0;
+        if (pass == 1)
+            break;
+        /* Some shards were bad: bring in the drives not read yet. */
+        enum qmode saved = q->mode;
+        q->mode = Q_SK;
+        memcpy(q->sk, w->sk, SORTKEY_LEN);
+        for (unsigned d = 0; d < ms->n; d++)
+            if (!q->d[d].tried && ms->drives[d].db)
+                strata_meta__read_drive(m, q, d, p->bucket, p->key, NULL);
+        q->mode = saved;
+    }
+    /* Fewer than K drives hold the version at all (the others missed the
+     * write or are away): unavailable (503), not corrupt. */
+    unsigned holders = 0;
+    for (unsigned d = 0; d < ms->n; d++)
+        holders += strata_meta__drec_same(&q->d[d], w);
+    return holders < strata_set_k(ms->set) ? STRATA_EQUORUM : STRATA_ECORRUPT;
+}
+
+/* The winner of q as a found version. */
+static void found_of(struct strata_meta__key_found *f, struct qread *q, struct found_priv *p)
+{
+    const struct drec *w = &q->d[q->win];
+    memcpy(f->sk, w->sk, SORTKEY_LEN);
+    f->rec = &w->rec;
+    f->raw = w->raw;
+    f->rawlen = w->rawlen;
+    f->is_latest = q->mode == Q_LATEST ||
+                   (w->has_latest && memcmp(w->latest_sk, w->sk, SORTKEY_LEN) == 0);
+    f->inline_read = inline_decode;
+    f->priv = p;
+}
+
+int strata_meta__local_key_get(struct strata_meta *m, const char *bucket, const char *key,
+                               const char *version_id, strata_meta__key_found_fn fn, void *ud)
+{
+    struct qread q;
+    memset(&q, 0, sizeof(q));
+    q.set = strata_meta__set_of(m, bucket, key);
+    int rc = strata_meta__qread_for_vid(&q, version_id);
+    if (rc == 0)
+        rc = strata_meta__qread_run(m, &q, bucket, key, false);
+    if (rc == 0) {
+        struct found_priv p = {m, &q, bucket, key};
+        struct strata_meta__key_found f;
+        found_of(&f, &q, &p);
+        rc = fn(ud, &f);
+    }
+    strata_meta__qread_fini(&q);
+    return rc;
+}
+
+int strata_meta__obj_resolve(struct strata_meta *m, const char *bucket, const char *key,
+                             const uint8_t *sk, struct strata_obj_info *info)
+{
+    struct qread q;
+    memset(&q, 0, sizeof(q));
+    q.set = strata_meta__set_of(m, bucket, key);
+    q.mode = sk ? Q_SK : Q_LATEST;
+    if (sk)
+        memcpy(q.sk, sk, SORTKEY_LEN);
+    int rc = strata_meta__qread_run(m, &q, bucket, key, false);
+    if (rc == 0) {
+        struct found_priv p = {m, &q, bucket, key};
+        struct strata_meta__key_found f;
+        found_of(&f, &q, &p);
+        rc = strata_meta__info_from_found(info, bucket, key, &f);
+    }
+    strata_meta__qread_fini(&q);
+    return rc;
+}
