@@ -266,6 +266,7 @@ struct creator {
     struct strata_meta *m;
     const char *name;
     uint64_t inc;
+    int versioning;
     int rc;
     pthread_barrier_t *go;
 };
@@ -280,6 +281,7 @@ static int create_decide(void *ud, const struct strata_meta__bucket_view *view,
     snprintf(next->name, sizeof(next->name), "%s", c->name);
     snprintf(next->owner, sizeof(next->owner), "owner-%016" PRIx64, c->inc);
     next->incarnation = c->inc;
+    next->versioning = c->versioning;
     next->created_ms = 1;
     *edit = STRATA_META__BUCKET_PUT;
     return 0;
@@ -632,14 +634,19 @@ static void test_invalidate(void **state)
 /* ---- keys: versions in the index shards ---- */
 
 /* A bucket of this run for the key tests; returns its incarnation. */
-static uint64_t mk_bucket(const char *name)
+static uint64_t mk_bucket_v(const char *name, int versioning)
 {
     static unsigned seq;
-    struct creator c = {.m = g1, .name = name,
+    struct creator c = {.m = g1, .name = name, .versioning = versioning,
                         .inc = ((uint64_t)time(NULL) << 24) | ((uint64_t)getpid() << 8) | ++seq};
     struct strata_meta__bucket_txn t = {.name = name, .decide = create_decide, .ud = &c};
     assert_int_equal(g1->store->bucket_txn(g1, &t), 0);
     return c.inc;
+}
+
+static uint64_t mk_bucket(const char *name)
+{
+    return mk_bucket_v(name, STRATA_VERSIONING_OFF);
 }
 
 /* A new inline version through the rules' own decide (object.c). */
@@ -1258,6 +1265,241 @@ static void test_key_scan_figures(void **state)
                   " us, max %" PRId64 " us\n", pg[10], pg[19]);
 }
 
+/* ---- GET and HEAD: key_get, through the object layer ---- */
+
+/* GET of bucket/key (version vid) through the object layer on m: the
+ * bytes (NUL-terminated) and the info, or the error (info as left). */
+static int get_body(struct strata_meta *m, const char *b, const char *k, const char *vid,
+                    struct strata_obj_info *info, char *out, size_t cap)
+{
+    struct strata_get *g;
+    out[0] = 0;
+    int rc = strata_obj_get_open(m, b, k, vid, info, &g);
+    if (rc)
+        return rc;
+    assert_true(info->size < cap);
+    rc = strata_obj_get_read(g, 0, out, info->size);
+    out[info->size] = 0;
+    strata_obj_get_close(g);
+    return rc;
+}
+
+/* A version of size bytes whose data is a data object (not inline). */
+struct bigc {
+    struct meta_rec rec;
+    uint8_t sk[16];
+};
+
+static int big_decide(void *ud, const struct strata_meta__key_view *v,
+                      struct strata_meta__key_edit *e)
+{
+    struct bigc *c = ud;
+    int rc = strata_meta__version_decide(v, STRATA_VERSIONING_ENABLED, &c->rec, NULL, false, e);
+    if (rc == 0)
+        memcpy(c->sk, e->sk, 16);
+    return rc;
+}
+
+/* What key_get handed over, copied out. */
+struct got {
+    int calls;
+    uint8_t sk[16];
+    uint32_t flags;
+    uint64_t size;
+    uint8_t data_id[STRATA_DATA_ID_LEN];
+    bool is_latest;
+};
+
+static int got_fn(void *ud, const struct strata_meta__key_found *f)
+{
+    struct got *g = ud;
+    g->calls++;
+    memcpy(g->sk, f->sk, 16);
+    g->flags = f->rec->flags;
+    g->size = f->rec->size;
+    memcpy(g->data_id, f->rec->data_id, sizeof(g->data_id));
+    g->is_latest = f->is_latest;
+    return 0;
+}
+
+/* Versions written through one gateway are read through the other at
+ * once: latest, by id, a delete marker (404 / 405 with the marker's info,
+ * as S3's x-amz-delete-marker), a version deleted for good, a large record. */
+static void test_get_head_across_gateways(void **state)
+{
+    (void)state;
+    char b[64], body[256];
+    snprintf(b, sizeof(b), "get-%s", run);
+    uint64_t inc = mk_bucket_v(b, STRATA_VERSIONING_ENABLED);
+    uint8_t sk1[16], sk2[16];
+    char vid1[STRATA_VERSION_ID_MAX + 1], vid2[STRATA_VERSION_ID_MAX + 1];
+    assert_int_equal(put_key(g1, b, inc, "doc", "v1-hello", false, sk1), 0);
+    assert_int_equal(put_key(g1, b, inc, "doc", "v2-world", false, sk2), 0);
+    strata_meta__vid_format(sk1, vid1);
+    strata_meta__vid_format(sk2, vid2);
+    struct strata_obj_info info;
+    /* The latest, through the other gateway: record and bytes. */
+    assert_int_equal(get_body(g2, b, "doc", NULL, &info, body, sizeof(body)), 0);
+    assert_string_equal(body, "v2-world");
+    assert_string_equal(info.version_id, vid2);
+    assert_string_equal(info.etag, "e-v2-world");
+    assert_true(info.is_latest);
+    assert_true(info.inline_data);
+    assert_false(info.delete_marker);
+    strata_obj_info_fini(&info);
+    /* The older version by id: not the latest. */
+    assert_int_equal(get_body(g2, b, "doc", vid1, &info, body, sizeof(body)), 0);
+    assert_string_equal(body, "v1-hello");
+    assert_string_equal(info.version_id, vid1);
+    assert_false(info.is_latest);
+    strata_obj_info_fini(&info);
+    assert_int_equal(strata_obj_head(g2, b, "doc", vid2, &info), 0);
+    assert_true(info.is_latest);
+    assert_int_equal(info.size, 8);
+    strata_obj_info_fini(&info);
+    /* A delete marker through g1: g2's GET and HEAD of the latest are 404
+     * with the marker's info; the marker by its id is 405. */
+    struct strata_del_result del;
+    assert_int_equal(strata_obj_delete(g1, b, "doc", NULL, &del), 0);
+    assert_true(del.delete_marker);
+    assert_int_equal(strata_obj_head(g2, b, "doc", NULL, &info), STRATA_ENOTFOUND);
+    assert_true(info.delete_marker);
+    assert_string_equal(info.version_id, del.version_id);
+    strata_obj_info_fini(&info);
+    assert_int_equal(get_body(g2, b, "doc", NULL, &info, body, sizeof(body)), STRATA_ENOTFOUND);
+    assert_true(info.delete_marker);
+    strata_obj_info_fini(&info);
+    assert_int_equal(strata_obj_head(g2, b, "doc", del.version_id, &info), STRATA_EMETHOD);
+    assert_true(info.delete_marker);
+    assert_true(info.is_latest);
+    strata_obj_info_fini(&info);
+    /* The versions below the marker stay readable by id. */
+    assert_int_equal(get_body(g2, b, "doc", vid2, &info, body, sizeof(body)), 0);
+    assert_string_equal(body, "v2-world");
+    assert_false(info.is_latest);
+    strata_obj_info_fini(&info);
+    /* A version deleted for good on g1 is gone on g2 at once. */
+    assert_int_equal(get_body(g2, b, "doc", vid1, &info, body, sizeof(body)), 0);
+    strata_obj_info_fini(&info);
+    assert_int_equal(strata_obj_delete(g1, b, "doc", vid1, &del), 0);
+    assert_false(del.delete_marker);
+    assert_int_equal(strata_obj_head(g2, b, "doc", vid1, &info), STRATA_ENOTFOUND);
+    strata_obj_info_fini(&info);
+    assert_int_equal(get_body(g2, b, "doc", vid1, &info, body, sizeof(body)), STRATA_ENOTFOUND);
+    strata_obj_info_fini(&info);
+    /* Absent things: a malformed id, another key, another bucket. */
+    assert_int_equal(strata_obj_head(g2, b, "doc", "zz", &info), STRATA_ENOTFOUND);
+    assert_int_equal(strata_obj_head(g2, b, "nope", NULL, &info), STRATA_ENOTFOUND);
+    assert_int_equal(strata_obj_head(g2, "no-such-bucket-y", "doc", NULL, &info),
+                     STRATA_ENOTFOUND);
+    strata_obj_info_fini(&info);
+    /* A large record (data in a data object): HEAD and the record. */
+    struct bigc c;
+    memset(&c, 0, sizeof(c));
+    c.rec.size = 300 * 1024;
+    snprintf(c.rec.etag, sizeof(c.rec.etag), "big-etag");
+    snprintf(c.rec.storage_class, sizeof(c.rec.storage_class), "STANDARD");
+    c.rec.has_data_id = true;
+    for (int i = 0; i < STRATA_DATA_ID_LEN; i++)
+        c.rec.data_id[i] = (uint8_t)(0xa0 + i);
+    struct strata_meta__key_txn t = {.bucket = b, .key = "big", .incarnation = inc,
+                                     .hold_bucket = true,
+                                     .want = strata_meta__version_want(STRATA_VERSIONING_ENABLED),
+                                     .decide = big_decide, .ud = &c};
+    assert_int_equal(g1->store->key_txn(g1, &t), 0);
+    assert_int_equal(strata_obj_head(g2, b, "big", NULL, &info), 0);
+    assert_int_equal(info.size, 300 * 1024);
+    assert_false(info.inline_data);
+    assert_string_equal(info.etag, "big-etag");
+    strata_obj_info_fini(&info);
+    struct got gt = {0};
+    assert_int_equal(g2->store->key_get(g2, b, "big", NULL, got_fn, &gt), 0);
+    assert_int_equal(gt.calls, 1);
+    assert_memory_equal(gt.sk, c.sk, 16);
+    assert_memory_equal(gt.data_id, c.rec.data_id, STRATA_DATA_ID_LEN);
+    assert_int_equal(gt.size, 300 * 1024);
+    assert_true(gt.is_latest);
+    assert_int_equal(gt.flags & REC_F_INLINE, 0);
+    /* key_get calls nothing when there is nothing. */
+    memset(&gt, 0, sizeof(gt));
+    assert_int_equal(g2->store->key_get(g2, b, "missing", NULL, got_fn, &gt), STRATA_ENOTFOUND);
+    assert_int_equal(gt.calls, 0);
+}
+
+/* The null version: the newest in a never-versioned key, and found under
+ * many newer versions (more than one page of them). */
+static void test_get_null(void **state)
+{
+    (void)state;
+    char b[64], body[64];
+    snprintf(b, sizeof(b), "null-%s", run);
+    uint64_t inc = mk_bucket_v(b, STRATA_VERSIONING_ENABLED);
+    assert_int_equal(put_key_v(g1, b, inc, "n", "null-1", false, NULL, STRATA_VERSIONING_OFF), 0);
+    assert_int_equal(put_key_v(g2, b, inc, "n", "null-2", false, NULL, STRATA_VERSIONING_OFF), 0);
+    struct strata_obj_info info;
+    assert_int_equal(get_body(g1, b, "n", "null", &info, body, sizeof(body)), 0);
+    assert_string_equal(body, "null-2");
+    assert_string_equal(info.version_id, "null");
+    assert_true(info.is_latest);
+    strata_obj_info_fini(&info);
+    /* 40 newer versions: "null" is past the first pages. */
+    char last[16];
+    for (int i = 0; i < 40; i++) {
+        snprintf(last, sizeof(last), "ver-%02d", i);
+        assert_int_equal(put_key(i % 2 ? g1 : g2, b, inc, "n", last, false, NULL), 0);
+    }
+    assert_int_equal(get_body(g2, b, "n", "null", &info, body, sizeof(body)), 0);
+    assert_string_equal(body, "null-2");
+    assert_string_equal(info.version_id, "null");
+    assert_false(info.is_latest);
+    strata_obj_info_fini(&info);
+    assert_int_equal(get_body(g2, b, "n", NULL, &info, body, sizeof(body)), 0);
+    assert_string_equal(body, last);
+    strata_obj_info_fini(&info);
+    /* Deleted by "null" on one gateway: gone on the other. */
+    struct strata_del_result del;
+    assert_int_equal(strata_obj_delete(g2, b, "n", "null", &del), 0);
+    assert_int_equal(get_body(g1, b, "n", "null", &info, body, sizeof(body)), STRATA_ENOTFOUND);
+    strata_obj_info_fini(&info);
+    /* A key without a null version. */
+    assert_int_equal(put_key(g1, b, inc, "v", "only", false, NULL), 0);
+    assert_int_equal(strata_obj_head(g2, b, "v", "null", &info), STRATA_ENOTFOUND);
+    strata_obj_info_fini(&info);
+}
+
+/* Inline bytes that do not match their CRC32C: GET fails, HEAD does not
+ * read them. */
+static void test_get_inline_corrupt(void **state)
+{
+    (void)state;
+    char b[64], body[64];
+    snprintf(b, sizeof(b), "crc-%s", run);
+    uint64_t inc = mk_bucket(b);
+    uint8_t sk[16];
+    assert_int_equal(put_key(g1, b, inc, "c", "payload", false, sk), 0);
+    char oid[48], ok[RADOS_IKEY_MAX], *v;
+    size_t vl;
+    key_oid(oid, inc, "c");
+    size_t okl = strata_meta__rados_ikey(ok, 'o', "c", 1);
+    strata_meta__rados_sk_hex(sk, ok + okl);
+    assert_int_equal(strata_meta__rados_get1(raw(g1), oid, ok, &v, &vl), 0);
+    struct meta_rec r;
+    assert_int_equal(strata_meta__rec_decode(v, vl, false, &r), 0);
+    r.shard = (const uint8_t *)"PAYLOAD"; /* same length, CRC32C of "payload" */
+    char *nv;
+    size_t nvl;
+    assert_int_equal(strata_meta__rec_encode(&r, &nv, &nvl), 0);
+    assert_int_equal(strata_meta__rados_cas1(raw(g1), oid, NULL, NULL, 0, ok, nv, nvl), 0);
+    free(nv);
+    free(v);
+    struct strata_obj_info info;
+    assert_int_equal(get_body(g2, b, "c", NULL, &info, body, sizeof(body)), STRATA_ECORRUPT);
+    strata_obj_info_fini(&info);
+    assert_int_equal(strata_obj_head(g2, b, "c", NULL, &info), 0);
+    assert_int_equal(info.size, 7);
+    strata_obj_info_fini(&info);
+}
+
 static void skip_reason(void **state)
 {
     (void)state;
@@ -1297,6 +1539,9 @@ int main(void)
         cmocka_unit_test(test_scan_skip_past),
         cmocka_unit_test(test_scan_empty),
         cmocka_unit_test(test_key_scan_figures),
+        cmocka_unit_test(test_get_head_across_gateways),
+        cmocka_unit_test(test_get_null),
+        cmocka_unit_test(test_get_inline_corrupt),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
