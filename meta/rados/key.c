@@ -4,7 +4,8 @@
  *
  * Every entry of one S3 key is on one shard (crc32c of the key), so a
  * commit is one read op and one compound write op on one object:
- *   read:  h/K (the key's head: the latest version's sort key, 32 hex) and
+ *   read:  h/K (the key's head: the latest version's sort key, 32 hex, and
+ *          its record without inline bytes, what CURRENT lists) and
  *          the key's versions o/K\x01SK, newest first, a page at a time
  *          until the slots asked for are found;
  *   decide (the rules' pure function of the view);
@@ -282,10 +283,50 @@ struct wbuf {
     int ns;
     const char *rk[2];
     int nr;
-    char *owned[2];
+    char *owned[2]; /* the version's value, the head's */
     char nkey[RADOS_IKEY_MAX];
-    char head[33];
 };
+
+/* The value of h/K for the newest version (sk, r): its sort key as 32 hex,
+ * then its record without an inline object's bytes (RADOS.md, "Keys of an
+ * index shard"), so CURRENT lists a key from its head alone. */
+static int head_value(const uint8_t sk[16], const struct meta_rec *r, char **out, size_t *len)
+{
+    struct meta_rec s = *r;
+    if (s.flags & REC_F_INLINE) {
+        s.shard = (const uint8_t *)"";
+        s.shard_len = 0;
+        s.shard_crc = 0;
+    }
+    char *enc;
+    size_t el;
+    int rc = strata_meta__rec_encode(&s, &enc, &el);
+    if (rc)
+        return rc;
+    *out = malloc(32 + el + 1);
+    if (!*out) {
+        free(enc);
+        return STRATA_ENOMEM;
+    }
+    strata_meta__rados_sk_hex(sk, *out);
+    memcpy(*out + 32, enc, el);
+    *len = 32 + el;
+    free(enc);
+    return 0;
+}
+
+/* head_value of a version as stored (headers kept). */
+static int head_of_raw(const uint8_t sk[16], const char *raw, size_t len, char **out,
+                       size_t *outlen)
+{
+    struct meta_rec r;
+    int rc = strata_meta__rec_decode(raw, len, true, &r);
+    if (rc)
+        return rc;
+    rc = head_value(sk, &r, out, outlen);
+    strata_meta__rec_fini(&r);
+    return rc;
+}
 
 /* Build and run the guarded op of edit e over k.  STRATA_EPRECOND: a
  * compare failed (someone else committed first). */
@@ -301,9 +342,10 @@ static int apply(struct meta_rados *r, struct kread *k, const struct strata_meta
     memset(&w, 0, sizeof(w));
     int rc = 0;
     const uint8_t *newest_new = NULL; /* PUT: the new version's sort key */
+    struct meta_rec rec = {0};        /* PUT: the new version's record */
     switch (e->op) {
     case STRATA_META__KEY_PUT: {
-        struct meta_rec rec = *e->rec;
+        rec = *e->rec;
         if (rec.flags & REC_F_INLINE) {
             rec.shard = e->inline_len ? e->inline_data : (const void *)"";
             rec.shard_len = e->inline_len;
@@ -342,19 +384,29 @@ static int apply(struct meta_rados *r, struct kread *k, const struct strata_meta
     default:
         return 0;
     }
-    /* The new head: the newest version left (versions read newest first). */
-    const uint8_t *head_sk = NULL;
-    for (size_t i = 0; i < k->n && !head_sk; i++)
+    /* The new head: the newest version left (versions read newest first),
+     * as it is after the edit: a new version at or above the newest, a
+     * rewrite of the newest, or the one below a removed newest. */
+    int hi = -1;
+    for (size_t i = 0; i < k->n && hi < 0; i++)
         if ((int)i != idx_replace)
-            head_sk = k->v[i].sk;
-    if (newest_new && (!head_sk || memcmp(newest_new, head_sk, 16) < 0))
-        head_sk = newest_new;
-    if (head_sk) {
-        strata_meta__rados_sk_hex(head_sk, w.head);
-        if (!k->head || strcmp(k->head, w.head) != 0) {
+            hi = (int)i;
+    size_t hl = 0;
+    if (newest_new && (hi < 0 || memcmp(newest_new, k->v[hi].sk, 16) <= 0))
+        rc = head_value(newest_new, &rec, &w.owned[1], &hl);
+    else if (hi >= 0 && e->op == STRATA_META__KEY_REWRITE && hi == vslot)
+        rc = head_of_raw(k->v[hi].sk, w.owned[0], w.sl[0], &w.owned[1], &hl);
+    else if (hi >= 0)
+        rc = head_of_raw(k->v[hi].sk, k->v[hi].raw, k->v[hi].len, &w.owned[1], &hl);
+    if (rc) {
+        free(w.owned[0]);
+        return rc;
+    }
+    if (w.owned[1]) {
+        if (!k->head || k->headlen != hl || memcmp(k->head, w.owned[1], hl) != 0) {
             w.sk[w.ns] = k->hkey;
-            w.sv[w.ns] = w.head;
-            w.sl[w.ns++] = 32;
+            w.sv[w.ns] = w.owned[1];
+            w.sl[w.ns++] = hl;
         }
     } else {
         w.rk[w.nr++] = k->hkey; /* the key's last version went */
@@ -363,6 +415,7 @@ static int apply(struct meta_rados *r, struct kread *k, const struct strata_meta
     rados_write_op_t op = rados_create_write_op();
     if (!op) {
         free(w.owned[0]);
+        free(w.owned[1]);
         return STRATA_ENOMEM;
     }
     int pr[5] = {0};
@@ -382,6 +435,7 @@ static int apply(struct meta_rados *r, struct kread *k, const struct strata_meta
     int x = rados_write_op_operate(op, r->meta, k->oid, NULL, 0);
     rados_release_write_op(op);
     free(w.owned[0]);
+    free(w.owned[1]);
     return strata_meta__rados_err(x);
 }
 

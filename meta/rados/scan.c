@@ -3,21 +3,20 @@
  * order, of the version streams of a bucket's 8 index shards (RADOS.md,
  * "Keys of an index shard", "Sharding").
  *
- * Each shard's stream is its o/K\x01SK entries under o/ + the escaped
+ * Each shard's stream is its entries under the kind's prefix + the escaped
  * prefix (omap_get_vals2 with filter_prefix), read a page at a time from
- * the last key read.  Every key lives on one shard, so the merge picks the
- * smallest next entry of the streams (escaped keys sort as raw keys, and
- * a key's versions sort newest first under it).  CURRENT takes the first
- * (newest) version of each key and steps over the others; VERSIONS takes
- * them all.  skip_past drops what a stream buffered under the prefix and,
+ * the last key read: CURRENT reads the heads h/K\x01 (one per key: the
+ * newest version's sort key and record, kept by every commit), VERSIONS
+ * the versions o/K\x01SK.  Every key lives on one shard, so the merge picks
+ * the smallest next entry of the streams (escaped keys sort as raw keys,
+ * and a key's versions sort newest first under it).  skip_past drops what a stream buffered under the prefix and,
  * when its page ran out there, seeks it with start_after = prefix + 0xff:
  * one read per shard instead of a walk of the keys under the prefix.  A
  * stream's reads start at FIRST_PAGE entries, after such a seek at
  * SEEK_PAGE, and double up to SCAN_PAGE:
  * a delimiter listing reads a few entries per prefix, a long walk soon
  * reads full pages.
- * Not built yet: UPLOADS and DUE (STRATA_ENOTIMPL at open), and the heads'
- * summary fields that would let CURRENT read one entry per key.
+ * Not built yet: UPLOADS and DUE (STRATA_ENOTIMPL at open).
  * Threads: one scan is used by one thread at a time.
  */
 #include "index.h"
@@ -57,12 +56,11 @@ struct stream {
 struct strata_meta__scan {
     rados_ioctx_t io;
     enum strata_meta__scan_kind kind;
+    char kc; /* the entries' kind: 'h' (CURRENT) or 'o' (VERSIONS) */
     char bucket[STRATA_BUCKET_NAME_MAX + 1];
-    char fp[RADOS_IKEY_MAX]; /* filter prefix: o/ + escaped prefix */
+    char fp[RADOS_IKEY_MAX]; /* filter prefix: kc/ + escaped prefix */
     struct stream st[RADOS_IDX_SHARDS];
     bool seeking; /* skip_past was called: no read ahead */
-    char done[RADOS_IKEY_MAX]; /* CURRENT: o/K\x01 of the key emitted last */
-    size_t done_len;
     bool info_live;
     struct strata_obj_info info;
     uint8_t sk[16];
@@ -216,11 +214,12 @@ int strata_meta__rados_scan_open(struct strata_meta *m, const struct strata_meta
         return STRATA_ENOMEM;
     sc->io = meta_rados_of(m)->meta;
     sc->kind = spec->kind;
+    sc->kc = spec->kind == STRATA_META__SCAN_CURRENT ? 'h' : 'o';
     snprintf(sc->bucket, sizeof(sc->bucket), "%s", spec->bucket);
-    strata_meta__rados_ikey_prefix(sc->fp, 'o', prefix, strlen(prefix));
+    strata_meta__rados_ikey_prefix(sc->fp, sc->kc, prefix, strlen(prefix));
     char start[RADOS_IKEY_MAX + 2] = "";
     if (after) {
-        size_t n = strata_meta__rados_ikey(start, 'o', after, strlen(after));
+        size_t n = strata_meta__rados_ikey(start, sc->kc, after, strlen(after));
         if (spec->after_sk)
             strata_meta__rados_sk_hex(spec->after_sk, start + n); /* past that version */
         else
@@ -260,20 +259,24 @@ int strata_meta__rados_scan_next(struct strata_meta__scan *sc, struct strata_met
         if (!bx)
             return 0;
         best->pos++;
-        if (sc->kind == STRATA_META__SCAN_CURRENT && sc->done_len &&
-            strncmp(bx->k, sc->done, sc->done_len) == 0)
-            continue; /* an older version of the key emitted last */
         char key[STRATA_KEY_MAX + 1];
         const char *rest;
         size_t kl = strata_meta__rados_ikey_parse(bx->k, key, sizeof(key), &rest);
-        if (!rest || strata_meta__rados_sk_parse(rest, sc->sk))
-            continue; /* not a version entry: never show garbage */
-        if (sc->kind == STRATA_META__SCAN_CURRENT) {
-            sc->done_len = (size_t)(rest - bx->k);
-            memcpy(sc->done, bx->k, sc->done_len);
+        /* A version: its sort key ends the omap key.  A head: it starts
+         * the value, the record follows. */
+        bool head = sc->kc == 'h';
+        char hx[33] = "";
+        if (head && bx->vl >= 32) {
+            memcpy(hx, bx->v, 32);
+            hx[32] = 0;
         }
+        const char *rv = head ? bx->v + 32 : bx->v;
+        size_t rl = head ? bx->vl - 32 : bx->vl;
+        if (!rest || (head && (*rest || bx->vl < 32)) ||
+            strata_meta__rados_sk_parse(head ? hx : rest, sc->sk))
+            continue; /* not an entry of its kind: never show garbage */
         struct meta_rec r;
-        if (strata_meta__rec_decode(bx->v, bx->vl, false, &r) != 0)
+        if (strata_meta__rec_decode(rv, rl, false, &r) != 0)
             continue;
         strata_meta__info_from_rec(&sc->info, sc->bucket, key, sc->sk, &r);
         strata_meta__rec_fini(&r);
@@ -289,7 +292,7 @@ int strata_meta__rados_scan_next(struct strata_meta__scan *sc, struct strata_met
 bool strata_meta__rados_scan_skip_past(struct strata_meta__scan *sc, const char *p, size_t n)
 {
     char pre[RADOS_IKEY_MAX + 2];
-    size_t pl = strata_meta__rados_ikey_prefix(pre, 'o', p, n);
+    size_t pl = strata_meta__rados_ikey_prefix(pre, sc->kc, p, n);
     sc->seeking = true;
     bool any = false;
     for (unsigned i = 0; i < RADOS_IDX_SHARDS; i++) {
