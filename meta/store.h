@@ -14,7 +14,8 @@
  * the commits of one key's versions through key_txn / key_read: PUT and
  * copy commits, delete markers, deletes of a version, tag / ACL / SSE
  * rewrites, Object Lock retention and legal-hold changes, a transition's
- * switch of a version record, and the conditional pre-check of a PUT;
+ * switch of a version record, and the conditional pre-check of a PUT; the
+ * reads of GET and HEAD (key_get);
  * ordered scans of a bucket's current versions, versions, live uploads and
  * version-time index (the listings, ListMultipartUploads,
  * strata_meta_due_scan), with the drive merge and its read rule; and, as
@@ -23,11 +24,11 @@
  * (meta/local/) keeps them on the drives of the sets.  The RADOS backend
  * (meta/rados/) has all but the upkeep, UPLOADS and DUE (STRATA_ENOTIMPL).
  *
- * Not behind it yet (they call the local functions directly): the quorum
- * reads of GET and HEAD (local/qread.h); multipart create, part records,
- * complete (local/key.c's version_commit, with the same decide as a PUT)
- * and abort, whose upload and part records are not in the edit; a
- * transition's intent records and their scan.
+ * Not behind it yet (they call the local functions directly): multipart
+ * create, part records, complete (local/key.c's version_commit, with the
+ * same decide as a PUT) and abort, whose upload and part records are not
+ * in the edit, and the part table chunks a GET of a multipart version
+ * loads (mpu.c's ptab_load); a transition's intent records and their scan.
  */
 #ifndef STRATA_META_STORE_H
 #define STRATA_META_STORE_H

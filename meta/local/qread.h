@@ -2,9 +2,8 @@
  * qread.h - the local backend's quorum read of one key's versions
  * (meta/local/qread.c): every drive of the key's set read by its own
  * iterator, the read quorum's agreement or the newest version that may have
- * been committed.  key_txn and key_read (meta/local/key.c) are built on it;
- * object.c's GET and HEAD paths still call it directly (RADOS.md, "Next
- * step").  Private to meta/.
+ * been committed.  key_txn and key_read (meta/local/key.c) and key_get
+ * (meta/local/get.c) are built on it.  Private to meta/local/.
  */
 #ifndef STRATA_META_LOCAL_QREAD_H
 #define STRATA_META_LOCAL_QREAD_H
