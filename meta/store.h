@@ -412,6 +412,22 @@ struct strata_meta__store_ops {
                        struct strata_meta_store_stats *out);
     uint64_t (*block_cache_bytes)(struct strata_meta *m);
     uint64_t (*memtable_size)(const struct strata_meta *m);
+
+    /* ---- data written before its commit (RADOS.md, "Data whose commit
+     * never happened") ----
+     * Optional pending_add (NULL: the backend's orphan reclaim finds such
+     * data): before the first byte of a new version's data id on tier
+     * (NULL / "": the hot tier) for bucket (incarnation inc) / key, record
+     * it as pending; the key_txn PUT whose record names the data id
+     * clears it in its own op, and fails (STRATA_EIO) when the backend's
+     * reclaim took it meanwhile.  0, STRATA_ENOTFOUND (no such bucket
+     * incarnation), or a write error (the data must not be written).
+     * reclaim_in_txn: key_txn queues the data an edit's reclaim names
+     * (single data ids) in the commit itself, removed after a grace, so
+     * the caller's strata_meta__drop of it does nothing. */
+    int (*pending_add)(struct strata_meta *m, const char *bucket, uint64_t inc, const char *key,
+                       const char *tier, const uint8_t id[STRATA_DATA_ID_LEN]);
+    bool reclaim_in_txn;
 };
 
 /* The local backend: per-drive RocksDB and files on the sets' drives. */
