@@ -215,16 +215,17 @@ static void test_remove(void **state)
     assert_int_equal(t->ops->remove(t->impl, 0, id), 0);
     assert_int_equal(stripes_of(id), 0);
     assert_int_equal(t->ops->remove(t->impl, 0, id), 0); /* absent is fine */
-    /* A writer that died: stripes 1..12 with a gap at 6, no stripe 0. */
+    /* A writer that died: stripes 1..40 with a gap of 7 (a window of 8
+     * whose oldest write was the last to land), no stripe 0. */
     char hex[33], oid[48];
     strata_meta__rados_sk_hex(id, hex);
-    for (unsigned s = 1; s <= 12; s++) {
-        if (s == 6)
+    for (unsigned s = 1; s <= 40; s++) {
+        if (s >= 14 && s <= 20)
             continue;
         snprintf(oid, sizeof(oid), "%s.%08x", hex, s);
         assert_int_equal(rados_write_full(data_io, oid, "x", 1), 0);
     }
-    assert_int_equal(stripes_of(id), 11);
+    assert_int_equal(stripes_of(id), 33);
     assert_int_equal(t->ops->remove(t->impl, 0, id), 0);
     assert_int_equal(stripes_of(id), 0);
 }
