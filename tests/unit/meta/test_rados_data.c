@@ -8,7 +8,8 @@
  * stat and reads of missing or short stripes; the w/ entry of a PUT (kept
  * until the grace, then reclaimed with its stripes by the gc pass; cleared
  * by the commit, whose data survives; a commit after the gc took its data
- * fails); the g/ entry of a replaced version (its data kept until the
+ * fails; nothing while another gateway holds the gc lease); the g/ entry
+ * of a replaced version (its data kept until the
  * grace, removed after it).  Prints the write and read throughput of 64
  * MiB objects with 1 and 8 stripes in flight.
  *
@@ -385,6 +386,12 @@ static void test_pending_never_committed(void **state)
     assert_true(shard_has(inc, "k/never", wkey));
     assert_int_equal(stripes_of(id), 2);
     sleep(2);
+    /* Another gateway holds the gc lease: this one does nothing. */
+    assert_int_equal(strata_meta_lease(g2, "gc", STRATA_LEASE_TAKE), 0);
+    assert_int_equal(gc(1), 0);
+    assert_true(shard_has(inc, "k/never", wkey));
+    assert_int_equal(stripes_of(id), 2);
+    assert_int_equal(strata_meta_lease(g2, "gc", STRATA_LEASE_RELEASE), 0);
     /* Older than a 1 s grace: moved to g/ and removed in the same pass. */
     assert_int_equal(gc(1), 0);
     assert_false(shard_has(inc, "k/never", wkey));
