@@ -21,7 +21,9 @@
  * optional ops a backend may leave NULL, the local drives' upkeep: heal,
  * the heal queue, orphan reclaim and the store figures.  The local backend
  * (meta/local/) keeps them on the drives of the sets.  The RADOS backend
- * (meta/rados/) has all but the upkeep, UPLOADS and DUE (STRATA_ENOTIMPL).
+ * (meta/rados/) has all but the upkeep, UPLOADS and DUE (STRATA_ENOTIMPL);
+ * its orphan_round is the gc pass of data written before a commit that
+ * never came (pending_add) and of data commits stopped referring to.
  *
  * Not behind it yet (they call the local functions directly): the quorum
  * reads of GET and HEAD (local/qread.h); multipart create, part records,

@@ -126,9 +126,23 @@ struct gc {
     struct meta_rados *r;
     const char *oid;
     int64_t now_ms, age_ms;
+    int64_t renewed_ms; /* the lease's last take or renew */
     uint64_t removed;
     int err; /* the first error (the pass goes on with the next entries) */
 };
+
+/* Renew the lease when due: 0 while held, STRATA_EBUSY once lost (the
+ * pass stops; the new holder goes on). */
+static int keep_lease(struct gc *g)
+{
+    int64_t now = strata_meta__rados_wall_ms();
+    if (now - g->renewed_ms < STRATA_LEASE_RENEW_MS)
+        return 0;
+    int rc = strata_meta__rados_lease(g->m, GC_LEASE, STRATA_LEASE_RENEW);
+    if (rc == 0)
+        g->renewed_ms = now;
+    return rc;
+}
 
 static int hexid(const char *h, uint8_t id[STRATA_DATA_ID_LEN])
 {
@@ -181,6 +195,9 @@ static int g_cb(void *ud, const char *k, const char *v, size_t vl)
         return 0;
     if ((int64_t)due > g->now_ms)
         return 1; /* in DUE order: nothing further is due */
+    int lrc = keep_lease(g); /* a large object's stripes take a while */
+    if (lrc)
+        return lrc;
     char tier[STRATA_TIER_NAME_MAX + 1];
     size_t tl = vl < sizeof(tier) - 1 ? vl : sizeof(tier) - 1;
     memcpy(tier, v, tl);
@@ -228,7 +245,7 @@ int strata_meta__rados_gc_round(struct strata_meta *m, struct strata_orphans **s
         strata_meta__rados_lease(m, GC_LEASE, STRATA_LEASE_RELEASE);
         return strata_meta__rados_err(x);
     }
-    int64_t renewed = strata_meta__rados_wall_ms();
+    g.renewed_ms = strata_meta__rados_wall_ms();
     const char *oid;
     while (rc == 0 && rados_nobjects_list_next(ls, &oid, NULL, NULL) == 0) {
         if (strncmp(oid, "idx.", 4) != 0)
@@ -237,19 +254,16 @@ int strata_meta__rados_gc_round(struct strata_meta *m, struct strata_orphans **s
         snprintf(name, sizeof(name), "%s", oid);
         g.oid = name;
         g.now_ms = strata_meta__rados_wall_ms();
-        if (g.now_ms - renewed >= STRATA_LEASE_RENEW_MS) {
-            rc = strata_meta__rados_lease(m, GC_LEASE, STRATA_LEASE_RENEW);
-            if (rc)
-                break; /* lost: the new holder goes on */
-            renewed = g.now_ms;
-        }
-        rc = walk(&g, "w/", w_cb);
+        rc = keep_lease(&g);
+        if (rc == 0)
+            rc = walk(&g, "w/", w_cb);
         if (rc == 0)
             rc = walk(&g, "g/", g_cb);
     }
     rados_nobjects_list_close(ls);
     *removed = g.removed;
-    if (rc != STRATA_EBUSY)
-        strata_meta__rados_lease(m, GC_LEASE, STRATA_LEASE_RELEASE);
+    if (rc == STRATA_EBUSY)
+        return 0; /* the lease was lost: its new holder goes on */
+    strata_meta__rados_lease(m, GC_LEASE, STRATA_LEASE_RELEASE);
     return rc ? rc : g.err;
 }
