@@ -103,36 +103,31 @@ def test_init_then_check(c):
     assert r.returncode == 1 and "missing pool(s) other.meta, other.data" in r.stderr, r.stderr
 
 
-@test
-def test_backend_unit(c):
+def run_unit(c, path, passed):
+    """Run a cmocka test binary against the initialised cluster: exit 0 and
+    `passed` tests passed."""
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"),
            "STRATA_TEST_RADOS_CONF": c.conf, "STRATA_TEST_RADOS_ID": c.client_id,
            "STRATA_TEST_RADOS_PREFIX": PREFIX}
     r, _ = strata("init", *flags(c))  # idempotent: also when run alone
     assert r.returncode == 0, r.stderr
     t = time.monotonic()
-    r = subprocess.run([UNIT], capture_output=True, text=True, timeout=120, env=env)
+    r = subprocess.run([path], capture_output=True, text=True, timeout=300, env=env)
     took = time.monotonic() - t
     sys.stdout.write(r.stdout + r.stderr)
-    log(f"test_store_rados: exit {r.returncode} in {took:.1f} s")
+    log(f"{os.path.basename(path)}: exit {r.returncode} in {took:.1f} s")
     assert r.returncode == 0, r.returncode
-    assert "[  PASSED  ] 19 test(s)." in r.stdout + r.stderr
+    assert f"[  PASSED  ] {passed} test(s)." in r.stdout + r.stderr
+
+
+@test
+def test_backend_unit(c):
+    run_unit(c, UNIT, 19)
 
 
 @test
 def test_data_unit(c):
-    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-           "STRATA_TEST_RADOS_CONF": c.conf, "STRATA_TEST_RADOS_ID": c.client_id,
-           "STRATA_TEST_RADOS_PREFIX": PREFIX}
-    r, _ = strata("init", *flags(c))  # idempotent: also when run alone
-    assert r.returncode == 0, r.stderr
-    t = time.monotonic()
-    r = subprocess.run([UNIT_DATA], capture_output=True, text=True, timeout=300, env=env)
-    took = time.monotonic() - t
-    sys.stdout.write(r.stdout + r.stderr)
-    log(f"test_rados_data: exit {r.returncode} in {took:.1f} s")
-    assert r.returncode == 0, r.returncode
-    assert "[  PASSED  ] 8 test(s)." in r.stdout + r.stderr
+    run_unit(c, UNIT_DATA, 8)
 
 
 class ClusterRun:

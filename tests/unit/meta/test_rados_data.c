@@ -13,8 +13,7 @@
  * grace, removed after it).  Prints the write and read throughput of 64
  * MiB objects with 1 and 8 stripes in flight.
  *
- * Needs STRATA_TEST_RADOS_CONF (a cluster prepared with `strata rados
- * init`), STRATA_TEST_RADOS_ID / _PREFIX; skipped (77) without.
+ * The cluster: rados_test_env.h (skipped, 77, without one);
  * tests/integration/test_rados_store.py runs it.
  */
 #include <setjmp.h>
@@ -31,6 +30,7 @@
 
 #include "rados/index.h"
 #include "rados/rados.h"
+#include "rados_test_env.h"
 
 #define MIB (1024u * 1024u)
 #define GRACE_MS 2000 /* the reclaim grace of this test's connections */
@@ -285,11 +285,11 @@ static int mk_decide(void *ud, const struct strata_meta__bucket_view *view,
     return 0;
 }
 
-static uint64_t mk_bucket(const char *tag)
+/* A bucket of this run named into name; returns its incarnation. */
+static uint64_t mk_bucket(const char *tag, char name[64])
 {
     static unsigned seq;
-    char name[64];
-    snprintf(name, sizeof(name), "gc-%s-%s", tag, run);
+    snprintf(name, 64, "gc-%s-%s", tag, run);
     struct mk c = {name, ((uint64_t)time(NULL) << 24) | ((uint64_t)getpid() << 8) | ++seq};
     struct strata_meta__bucket_txn t = {.name = name, .decide = mk_decide, .ud = &c};
     assert_int_equal(g1->store->bucket_txn(g1, &t), 0);
@@ -361,6 +361,17 @@ static bool shard_has_g(uint64_t inc, const char *key, const uint8_t id[16])
     return found;
 }
 
+/* A PUT's data before its commit: a new data id (and its w/ key),
+ * pending on bucket/key, size bytes of pattern seed written. */
+static void put_data(const char *bucket, uint64_t inc, const char *key, uint8_t id[16],
+                     char wkey[40], uint64_t size, uint64_t seed)
+{
+    strata_data_id_new(id);
+    strata_meta__rados_wkey(wkey, id);
+    assert_int_equal(g1->store->pending_add(g1, bucket, inc, key, NULL, id), 0);
+    write_obj(g1->tiers[0], id, size, seed, true);
+}
+
 static int gc(unsigned age_s)
 {
     uint64_t removed = 0;
@@ -371,15 +382,11 @@ static int gc(unsigned age_s)
 static void test_pending_never_committed(void **state)
 {
     (void)state;
-    uint64_t inc = mk_bucket("w");
     char bucket[64], wkey[40];
-    snprintf(bucket, sizeof(bucket), "gc-w-%s", run);
+    uint64_t inc = mk_bucket("w", bucket);
     uint8_t id[16];
-    strata_data_id_new(id);
-    strata_meta__rados_wkey(wkey, id);
-    assert_int_equal(g1->store->pending_add(g1, bucket, inc, "k/never", NULL, id), 0);
+    put_data(bucket, inc, "k/never", id, wkey, 6 * MIB, 9);
     assert_true(shard_has(inc, "k/never", wkey));
-    write_obj(g1->tiers[0], id, 6 * MIB, 9, true);
     assert_int_equal(stripes_of(id), 2);
     /* Younger than the grace (60 s): kept. */
     assert_int_equal(gc(60), 0);
@@ -404,14 +411,11 @@ static void test_pending_never_committed(void **state)
 static void test_commit_clears_pending(void **state)
 {
     (void)state;
-    uint64_t inc = mk_bucket("c");
     char bucket[64], wkey[40];
-    snprintf(bucket, sizeof(bucket), "gc-c-%s", run);
+    uint64_t inc = mk_bucket("c", bucket);
     uint8_t id[16];
-    strata_data_id_new(id);
-    strata_meta__rados_wkey(wkey, id);
-    assert_int_equal(g1->store->pending_add(g1, bucket, inc, "k/done", NULL, id), 0);
-    write_obj(g1->tiers[0], id, 5 * MIB, 11, true);
+    put_data(bucket, inc, "k/done", id, wkey, 5 * MIB, 11);
+    assert_true(shard_has(inc, "k/done", wkey));
     assert_int_equal(commit(bucket, inc, "k/done", id, 5 * MIB), 0);
     assert_false(shard_has(inc, "k/done", wkey)); /* gone with the commit */
     assert_int_equal(gc(0), 0);                   /* any age: nothing pending */
@@ -421,9 +425,7 @@ static void test_commit_clears_pending(void **state)
     /* A PUT stalled past the grace: the gc took its entry and data, and
      * its commit then fails instead of naming data that is gone. */
     uint8_t id2[16];
-    strata_data_id_new(id2);
-    assert_int_equal(g1->store->pending_add(g1, bucket, inc, "k/stalled", NULL, id2), 0);
-    write_obj(g1->tiers[0], id2, 1 * MIB, 12, true);
+    put_data(bucket, inc, "k/stalled", id2, wkey, 1 * MIB, 12);
     assert_int_equal(gc(0), 0);
     assert_int_equal(stripes_of(id2), 0);
     assert_int_equal(commit(bucket, inc, "k/stalled", id2, 1 * MIB), STRATA_EIO);
@@ -435,20 +437,15 @@ static void test_commit_clears_pending(void **state)
 static void test_replaced_data_reclaimed_after_grace(void **state)
 {
     (void)state;
-    uint64_t inc = mk_bucket("g");
-    char bucket[64];
-    snprintf(bucket, sizeof(bucket), "gc-g-%s", run);
+    char bucket[64], wkey[40];
+    uint64_t inc = mk_bucket("g", bucket);
     uint8_t a[16], b[16];
-    strata_data_id_new(a);
-    strata_data_id_new(b);
     struct strata_tier *t = g1->tiers[0];
-    assert_int_equal(g1->store->pending_add(g1, bucket, inc, "k/r", NULL, a), 0);
-    write_obj(t, a, 5 * MIB, 21, true);
+    put_data(bucket, inc, "k/r", a, wkey, 5 * MIB, 21);
     assert_int_equal(commit(bucket, inc, "k/r", a, 5 * MIB), 0);
     assert_false(shard_has_g(inc, "k/r", a));
     /* Overwrite (versioning off): a's data is unreferenced, queued in g/. */
-    assert_int_equal(g1->store->pending_add(g1, bucket, inc, "k/r", NULL, b), 0);
-    write_obj(t, b, 5 * MIB, 22, true);
+    put_data(bucket, inc, "k/r", b, wkey, 5 * MIB, 22);
     int64_t t0 = mono_us();
     assert_int_equal(commit(bucket, inc, "k/r", b, 5 * MIB), 0);
     assert_true(shard_has_g(inc, "k/r", a));
@@ -523,24 +520,10 @@ static void test_throughput(void **state)
     free(back);
 }
 
-static void skip_reason(void **state)
-{
-    (void)state;
-    skip();
-}
-
 int main(void)
 {
-    opts.conf = getenv("STRATA_TEST_RADOS_CONF");
-    opts.id = getenv("STRATA_TEST_RADOS_ID");
-    opts.prefix = getenv("STRATA_TEST_RADOS_PREFIX");
-    if (!opts.conf || !*opts.conf) {
-        print_message("test_rados_data: skipped: STRATA_TEST_RADOS_CONF is not set "
-                      "(tests/integration/test_rados_store.py sets it)\n");
-        const struct CMUnitTest skipped[] = {cmocka_unit_test(skip_reason)};
-        cmocka_run_group_tests(skipped, NULL, NULL);
+    if (!rados_test_env(&opts, "test_rados_data"))
         return 77;
-    }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_roundtrip_sizes),
         cmocka_unit_test(test_writer_destroy_leaves_nothing),

@@ -38,6 +38,7 @@
 
 #include "rados/index.h"
 #include "rados/rados.h"
+#include "rados_test_env.h"
 
 #define LEASE_MS 3000
 #define AUDIT_SEG 5
@@ -1258,25 +1259,10 @@ static void test_key_scan_figures(void **state)
                   " us, max %" PRId64 " us\n", pg[10], pg[19]);
 }
 
-static void skip_reason(void **state)
-{
-    (void)state;
-    skip();
-}
-
 int main(void)
 {
-    opts.conf = getenv("STRATA_TEST_RADOS_CONF");
-    opts.id = getenv("STRATA_TEST_RADOS_ID");
-    opts.prefix = getenv("STRATA_TEST_RADOS_PREFIX");
-    if (!opts.conf || !*opts.conf) {
-        print_message("test_store_rados: skipped: STRATA_TEST_RADOS_CONF is not set (a Ceph "
-                      "cluster prepared with `strata rados init`; "
-                      "tests/integration/test_rados_store.py sets it)\n");
-        const struct CMUnitTest skipped[] = {cmocka_unit_test(skip_reason)};
-        cmocka_run_group_tests(skipped, NULL, NULL);
+    if (!rados_test_env(&opts, "test_store_rados"))
         return 77;
-    }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_state),
         cmocka_unit_test(test_clock_forward_only),
