@@ -252,8 +252,16 @@ static void test_stat_read_missing(void **state)
     check_range(t, r, 5, 0, 16);
     assert_int_equal(t->ops->read(r, 4 * MIB, b, 1), STRATA_ECORRUPT);
     t->ops->reader_close(r);
-    /* The last stripe gone: stat and reads there say not found. */
+    /* The last stripe longer than recorded: not the object's bytes either. */
     snprintf(oid, sizeof(oid), "%s.%08x", hex, 2);
+    char *longer = calloc(1, MIB + 1);
+    assert_int_equal(rados_write_full(data_io, oid, longer, MIB + 1), 0);
+    free(longer);
+    assert_int_equal(t->ops->stat(t->impl, 0, id, size), STRATA_ECORRUPT);
+    assert_int_equal(t->ops->reader_open(t->impl, 0, id, size, &r), 0);
+    assert_int_equal(t->ops->read(r, 8 * MIB, b, 1), STRATA_ECORRUPT);
+    t->ops->reader_close(r);
+    /* The last stripe gone: stat and reads there say not found. */
     assert_int_equal(rados_remove(data_io, oid), 0);
     assert_int_equal(t->ops->stat(t->impl, 0, id, size), STRATA_ENOTFOUND);
     assert_int_equal(t->ops->reader_open(t->impl, 0, id, size, &r), 0);
