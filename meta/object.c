@@ -763,6 +763,15 @@ static int start_writer(struct strata_put *p)
 {
     strata_data_id_new(p->data_id);
     const struct strata_tier_ops *ops = p->tier->ops;
+    struct strata_meta *m = p->m;
+    /* A version's data is pending until its commit (store.h); parts'
+     * commits are not through key_txn yet, so they are not recorded. */
+    if (m->store->pending_add && !p->is_part) {
+        int prc = m->store->pending_add(m, p->bucket, p->bucket_inc, p->key,
+                                        p->tier == m->tiers[0] ? NULL : p->tier->name, p->data_id);
+        if (prc)
+            return prc;
+    }
     int rc = ops->writer_open(p->tier->impl, strata_meta__place(p->bucket, p->key), p->data_id,
                               &p->w);
     if (rc)
@@ -2001,6 +2010,8 @@ void strata_meta__drop(struct strata_meta *m, unsigned set, const char *bucket, 
      * never pinned). */
     bool data = (drop->flags & REC_F_MULTIPART) ||
                 (drop->has_data_id && !(drop->flags & (REC_F_INLINE | REC_F_DELETE_MARKER)));
+    if (m->store->reclaim_in_txn && !drop->intent)
+        return; /* the commit queued it for the backend's reclaim (store.h) */
     if (drop->any && data && !strata_meta__drop_park(m, set, bucket, key, drop))
         strata_meta__drop_now(m, set, bucket, key, drop);
 }

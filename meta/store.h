@@ -22,7 +22,9 @@
  * optional ops a backend may leave NULL, the local drives' upkeep: heal,
  * the heal queue, orphan reclaim and the store figures.  The local backend
  * (meta/local/) keeps them on the drives of the sets.  The RADOS backend
- * (meta/rados/) has all but the upkeep, UPLOADS and DUE (STRATA_ENOTIMPL).
+ * (meta/rados/) has all but the upkeep, UPLOADS and DUE (STRATA_ENOTIMPL);
+ * its orphan_round is the gc pass of data written before a commit that
+ * never came (pending_add) and of data commits stopped referring to.
  *
  * Not behind it yet (they call the local functions directly): multipart
  * create, part records, complete (local/key.c's version_commit, with the
@@ -442,6 +444,22 @@ struct strata_meta__store_ops {
                        struct strata_meta_store_stats *out);
     uint64_t (*block_cache_bytes)(struct strata_meta *m);
     uint64_t (*memtable_size)(const struct strata_meta *m);
+
+    /* ---- data written before its commit (RADOS.md, "Data whose commit
+     * never happened") ----
+     * Optional pending_add (NULL: the backend's orphan reclaim finds such
+     * data): before the first byte of a new version's data id on tier
+     * (NULL / "": the hot tier) for bucket (incarnation inc) / key, record
+     * it as pending; the key_txn PUT whose record names the data id
+     * clears it in its own op, and fails (STRATA_EIO) when the backend's
+     * reclaim took it meanwhile.  0, STRATA_ENOTFOUND (no such bucket
+     * incarnation), or a write error (the data must not be written).
+     * reclaim_in_txn: key_txn queues the data an edit's reclaim names
+     * (single data ids) in the commit itself, removed after a grace, so
+     * the caller's strata_meta__drop of it does nothing. */
+    int (*pending_add)(struct strata_meta *m, const char *bucket, uint64_t inc, const char *key,
+                       const char *tier, const uint8_t id[STRATA_DATA_ID_LEN]);
+    bool reclaim_in_txn;
 };
 
 /* The local backend: per-drive RocksDB and files on the sets' drives. */

@@ -19,6 +19,12 @@
 
 static unsigned knob_lease_ms;
 static uint64_t knob_audit_seg;
+static int64_t knob_reclaim_grace_ms;
+
+void strata_meta__rados_test_reclaim_grace(int64_t ms)
+{
+    knob_reclaim_grace_ms = ms;
+}
 
 void strata_meta__rados_test_knobs(unsigned lease_ms, uint64_t audit_seg)
 {
@@ -109,6 +115,7 @@ int strata_meta__rados_connect(const struct strata_rados_opts *o, bool meta,
     snprintf(r->prefix, sizeof(r->prefix), "%s", prefix);
     r->lease_ms = knob_lease_ms ? knob_lease_ms : STRATA_LEASE_MS;
     r->audit_seg = knob_audit_seg ? knob_audit_seg : RADOS_AUDIT_SEG_ENTRIES;
+    r->reclaim_grace_ms = knob_reclaim_grace_ms ? knob_reclaim_grace_ms : RADOS_RECLAIM_GRACE_MS;
     unsigned char id[RADOS_GW_ID_LEN / 2];
     if (RAND_bytes(id, sizeof(id)) != 1) {
         strata_meta__rados_disconnect(r);
@@ -235,7 +242,7 @@ int strata_meta_rados_check(const struct strata_rados_opts *o, char *msg, size_t
     return rc;
 }
 
-static int64_t wall_ms(void)
+int64_t strata_meta__rados_wall_ms(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
@@ -246,7 +253,7 @@ static int64_t wall_ms(void)
 static int init_root(struct meta_rados *r)
 {
     char created[24];
-    int cl = snprintf(created, sizeof(created), "%lld", (long long)wall_ms());
+    int cl = snprintf(created, sizeof(created), "%lld", (long long)strata_meta__rados_wall_ms());
     const char *keys[] = {"format", "created"};
     const char *vals[] = {RADOS_LAYOUT_FORMAT, created};
     size_t lens[] = {strlen(RADOS_LAYOUT_FORMAT), (size_t)cl};
@@ -357,6 +364,16 @@ int strata_meta__rados_open(const struct strata_rados_opts *o, struct strata_met
     }
     m->store = &strata_meta__store_rados;
     m->store_priv = r;
+    /* The hot tier: data objects in PREFIX.data (RADOS.md, "Pools"). */
+    char pool[RADOS_PREFIX_MAX + 8];
+    snprintf(pool, sizeof(pool), "%s.data", r->prefix);
+    rc = strata_meta__rados_data_create(r, STRATA_TIER_HOT, pool, NULL, &m->tiers[0]);
+    if (rc) {
+        say(msg, cap, "cannot open pool %s: %s", pool, strata_strerror(rc));
+        strata_meta__rados_close(m);
+        return rc;
+    }
+    m->ntiers = 1;
     *out = m;
     return 0;
 }
@@ -365,6 +382,8 @@ void strata_meta__rados_close(struct strata_meta *m)
 {
     if (!m)
         return;
+    if (m->ntiers > 0)
+        strata_tier_destroy(m->tiers[0]); /* before its connection; the others are the caller's */
     strata_meta__rados_disconnect(meta_rados_of(m));
     free(m);
 }

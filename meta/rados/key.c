@@ -275,16 +275,18 @@ static int rewrite_rec(const struct ver *x, const struct meta_edit *e, char **ou
     return rc;
 }
 
-/* Up to 3 sets and 2 removals: a new or rewritten version, the head; a
- * replaced version, the head. */
+/* Up to 3 sets and 3 removals: a new or rewritten version, the head, the
+ * reclaim of unreferenced data (g/); a replaced version, the head, the
+ * pending entry of the new version's data (w/). */
 struct wbuf {
     const char *sk[3], *sv[3];
     size_t sl[3];
     int ns;
-    const char *rk[2];
+    const char *rk[3];
     int nr;
     char *owned[2]; /* the version's value, the head's */
     char nkey[RADOS_IKEY_MAX];
+    char wkey[40], gkey[56];
 };
 
 /* The value of h/K for the newest version (sk, r): its sort key as 32 hex,
@@ -326,6 +328,14 @@ static int head_of_raw(const uint8_t sk[16], const char *raw, size_t len, char *
     rc = head_value(sk, &r, out, outlen);
     strata_meta__rec_fini(&r);
     return rc;
+}
+
+/* Data the edit stops referring to, queued in g/ (gc.c) by the commit
+ * itself.  Multipart versions' parts are not on RADOS yet. */
+static bool reclaim_queued(const struct strata_meta__key_reclaim *rc)
+{
+    return rc->any && rc->has_data_id &&
+           !(rc->flags & (REC_F_INLINE | REC_F_DELETE_MARKER | REC_F_MULTIPART));
 }
 
 /* Build and run the guarded op of edit e over k.  STRATA_EPRECOND: a
@@ -411,6 +421,23 @@ static int apply(struct meta_rados *r, struct kread *k, const struct strata_meta
     } else {
         w.rk[w.nr++] = k->hkey; /* the key's last version went */
     }
+    /* A new version's data: its w/ entry goes in this op, and must still be
+     * there (the gc pass moves entries of stalled PUTs to g/). */
+    bool pending = e->op == STRATA_META__KEY_PUT && e->rec->has_data_id &&
+                   !(e->rec->flags & REC_F_INLINE);
+    if (pending) {
+        strata_meta__rados_wkey(w.wkey, e->rec->data_id);
+        w.rk[w.nr++] = w.wkey;
+    }
+    const struct strata_meta__key_reclaim *rcl = &e->reclaim;
+    if (reclaim_queued(rcl)) {
+        strata_meta__rados_gkey(w.gkey, strata_meta__rados_wall_ms() + r->reclaim_grace_ms,
+                                rcl->data_id);
+        const char *tier = rcl->tier[0] ? rcl->tier : "-";
+        w.sk[w.ns] = w.gkey;
+        w.sv[w.ns] = tier;
+        w.sl[w.ns++] = strlen(tier);
+    }
 
     rados_write_op_t op = rados_create_write_op();
     if (!op) {
@@ -418,7 +445,9 @@ static int apply(struct meta_rados *r, struct kread *k, const struct strata_meta
         free(w.owned[1]);
         return STRATA_ENOMEM;
     }
-    int pr[5] = {0};
+    int pr[5] = {0}, wpr = 1;
+    if (pending) /* first: its prval tells this compare from the others */
+        rados_write_op_omap_cmp(op, w.wkey, LIBRADOS_CMPXATTR_OP_GT, "", 0, &wpr);
     rados_write_op_omap_cmp(op, RADOS_LAYOUT_KEY, LIBRADOS_CMPXATTR_OP_EQ, "", 0, &pr[0]);
     rados_write_op_omap_cmp(op, k->hkey, LIBRADOS_CMPXATTR_OP_EQ, k->head ? k->head : "",
                             k->head ? k->headlen : 0, &pr[1]);
@@ -436,6 +465,8 @@ static int apply(struct meta_rados *r, struct kread *k, const struct strata_meta
     rados_release_write_op(op);
     free(w.owned[0]);
     free(w.owned[1]);
+    if (x == -ECANCELED && pending && wpr < 0)
+        return STRATA_EIO; /* its data went to g/: never a record without data */
     return strata_meta__rados_err(x);
 }
 

@@ -33,4 +33,7 @@ const struct strata_meta__store_ops strata_meta__store_rados = {
     .scan_next = strata_meta__rados_scan_next,
     .scan_skip_past = strata_meta__rados_scan_skip_past,
     .scan_close = strata_meta__rados_scan_close,
+    .orphan_round = strata_meta__rados_gc_round,
+    .pending_add = strata_meta__rados_pending_add,
+    .reclaim_in_txn = true,
 };

@@ -47,6 +47,7 @@ struct meta_rados {
     uint64_t watch_cookie;
     strata_meta__invalidate_fn cb;
     void *cb_ud;
+    int64_t reclaim_grace_ms; /* g/ entries' DUE = commit + this (RADOS_RECLAIM_GRACE_MS) */
 };
 
 static inline struct meta_rados *meta_rados_of(struct strata_meta *m)
@@ -70,6 +71,42 @@ int strata_meta__rados_err(int r);
 /* Test-only knobs, read by the next connect: lease length (0: STRATA_LEASE_MS)
  * and audit segment size (0: RADOS_AUDIT_SEG_ENTRIES). */
 void strata_meta__rados_test_knobs(unsigned lease_ms, uint64_t audit_seg);
+
+/* ---- data.c: a data tier over one pool (RADOS.md, "Small and large data") ---- */
+#define RADOS_DATA_STRIPE (4u << 20) /* bytes per data object ID.NNNNNNNN */
+#define RADOS_DATA_WINDOW 8          /* stripe writes in flight per writer (at most 16) */
+#define RADOS_DATA_READAHEAD 8       /* stripe reads in flight per reader */
+struct strata_meta__rados_data_opts {
+    size_t stripe;      /* 0: RADOS_DATA_STRIPE */
+    unsigned window;    /* 0: RADOS_DATA_WINDOW; 1..16 */
+    unsigned readahead; /* 0: RADOS_DATA_READAHEAD */
+};
+/* A tier named name over pool (opened on r's connection, which must outlive
+ * the tier; strata_tier_destroy closes it).  o may be NULL (defaults).
+ * STRATA_EINVAL (name, window), STRATA_ENOTFOUND (no such pool). */
+int strata_meta__rados_data_create(struct meta_rados *r, const char *name, const char *pool,
+                                   const struct strata_meta__rados_data_opts *o,
+                                   struct strata_tier **out);
+
+/* ---- gc.c: w/ (data written before its commit) and g/ (reclaim queue) ---- */
+#define RADOS_RECLAIM_GRACE_MS (15 * 60 * 1000) /* unreferenced data kept for readers */
+/* The w/ and g/ keys of data id (w/ + 32 hex; g/ + 16 hex DUE ms + / + 32 hex). */
+void strata_meta__rados_wkey(char out[40], const uint8_t id[STRATA_DATA_ID_LEN]);
+void strata_meta__rados_gkey(char out[56], int64_t due_ms, const uint8_t id[STRATA_DATA_ID_LEN]);
+/* store op pending_add: w/ID on bucket/key's shard, guarded by \x01layout. */
+int strata_meta__rados_pending_add(struct strata_meta *m, const char *bucket, uint64_t inc,
+                                   const char *key, const char *tier,
+                                   const uint8_t id[STRATA_DATA_ID_LEN]);
+/* store op orphan_round, the gc pass under the `gc` lease: w/ entries older
+ * than age_s move to g/ (due now), due g/ entries' data is removed, then
+ * the entry.  *removed counts data objects removed.  0 also when another
+ * gateway holds the lease (nothing done). */
+int strata_meta__rados_gc_round(struct strata_meta *m, struct strata_orphans **state,
+                                unsigned age_s, uint64_t *removed);
+/* Test knob read by the next connect: the reclaim grace (0: the default). */
+void strata_meta__rados_test_reclaim_grace(int64_t ms);
+/* Wall clock, ms. */
+int64_t strata_meta__rados_wall_ms(void);
 
 /* ---- omap.c: one-key reads and guarded writes ---- */
 /* The value of key in oid's omap: 0 with a malloc'ed copy (NUL-terminated

@@ -8,7 +8,9 @@ cluster (one monitor, one memstore OSD, started once for the whole file).
 - `strata rados init`: creates the pools and control objects (checked with
   the rados CLI), a second run keeps them; `check` then exits 0;
 - the backend's cmocka test (tests/unit/meta/test_store_rados.c) against
-  the initialised cluster, two connections: its exit code must be 0.
+  the initialised cluster, two connections: its exit code must be 0;
+- the same for object data in RADOS and its reclaim
+  (tests/unit/meta/test_rados_data.c: stripes, w/ and g/, the gc pass).
 
 Skipped (77) when the Ceph daemons or the unit test binary are missing.
 """
@@ -25,6 +27,7 @@ from strata_harness import log, run, test  # noqa: E402
 
 STRATA = os.environ.get("STRATA_BIN", "")
 UNIT = os.path.join(os.path.dirname(STRATA), "unit_meta_test_store_rados") if STRATA else ""
+UNIT_DATA = os.path.join(os.path.dirname(STRATA), "unit_meta_test_rados_data") if STRATA else ""
 PREFIX = "stt"
 def strata(*args, timeout=60):
     t = time.monotonic()
@@ -100,20 +103,31 @@ def test_init_then_check(c):
     assert r.returncode == 1 and "missing pool(s) other.meta, other.data" in r.stderr, r.stderr
 
 
-@test
-def test_backend_unit(c):
+def run_unit(c, path, passed):
+    """Run a cmocka test binary against the initialised cluster: exit 0 and
+    `passed` tests passed."""
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"),
            "STRATA_TEST_RADOS_CONF": c.conf, "STRATA_TEST_RADOS_ID": c.client_id,
            "STRATA_TEST_RADOS_PREFIX": PREFIX}
     r, _ = strata("init", *flags(c))  # idempotent: also when run alone
     assert r.returncode == 0, r.stderr
     t = time.monotonic()
-    r = subprocess.run([UNIT], capture_output=True, text=True, timeout=120, env=env)
+    r = subprocess.run([path], capture_output=True, text=True, timeout=300, env=env)
     took = time.monotonic() - t
     sys.stdout.write(r.stdout + r.stderr)
-    log(f"test_store_rados: exit {r.returncode} in {took:.1f} s")
+    log(f"{os.path.basename(path)}: exit {r.returncode} in {took:.1f} s")
     assert r.returncode == 0, r.returncode
-    assert "[  PASSED  ] 23 test(s)." in r.stdout + r.stderr
+    assert f"[  PASSED  ] {passed} test(s)." in r.stdout + r.stderr
+
+
+@test
+def test_backend_unit(c):
+    run_unit(c, UNIT, 23)
+
+
+@test
+def test_data_unit(c):
+    run_unit(c, UNIT_DATA, 8)
 
 
 class ClusterRun:

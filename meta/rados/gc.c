@@ -1,0 +1,269 @@
+/*
+ * gc.c - data written before its commit, and data no record refers to any
+ * more (RADOS.md, "Data whose commit never happened"), on the key's index
+ * shard:
+ *
+ *   w/ID        -> "CREATED TIER BUCKET/KEY": CREATED = wall ms as 16 hex,
+ *                  TIER = the tier's name or "-" for the hot tier.  Set by
+ *                  pending_add before the first stripe of a PUT is written
+ *                  (guarded by \x01layout: a closed shard refuses); the
+ *                  PUT's commit compares it (present) and removes it in
+ *                  the same op (key.c).
+ *   g/DUE/ID    -> "TIER": data to remove once DUE (16 hex wall ms) has
+ *                  passed.  Set by the commit that unreferences the data
+ *                  (DUE = now + reclaim grace: readers on other gateways
+ *                  keep reading meanwhile), or by the gc pass for a w/
+ *                  entry whose commit never came (DUE = now).
+ *
+ * The gc pass (the store's orphan_round) runs under the `gc` lease, so
+ * once per cluster: it lists the index shards in PREFIX.meta (every
+ * incarnation's, deleted buckets' too), moves each w/ entry older than
+ * age_s to g/ in one op guarded by the entry's value (a commit racing it
+ * loses either way: the commit's compare on w/ID fails, or the move's
+ * compare does), then removes the data of the due g/ entries (the tier's
+ * remove: every stripe) and the entry, guarded by its value.  Every step
+ * is guarded, so two holders at once (one stalled past its lease) do
+ * nothing twice.  The lease is renewed between shards; a lost lease stops
+ * the pass.
+ */
+#include "index.h"
+#include "rados.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define GC_PAGE 256
+#define GC_LEASE "gc"
+
+void strata_meta__rados_wkey(char out[40], const uint8_t id[STRATA_DATA_ID_LEN])
+{
+    char hex[33];
+    strata_meta__rados_sk_hex(id, hex);
+    snprintf(out, 40, "w/%s", hex);
+}
+
+void strata_meta__rados_gkey(char out[56], int64_t due_ms, const uint8_t id[STRATA_DATA_ID_LEN])
+{
+    char hex[33];
+    strata_meta__rados_sk_hex(id, hex);
+    snprintf(out, 56, "g/%016" PRIx64 "/%s", (uint64_t)(due_ms < 0 ? 0 : due_ms), hex);
+}
+
+int strata_meta__rados_pending_add(struct strata_meta *m, const char *bucket, uint64_t inc,
+                                   const char *key, const char *tier,
+                                   const uint8_t id[STRATA_DATA_ID_LEN])
+{
+    struct meta_rados *r = meta_rados_of(m);
+    char oid[48], wkey[40];
+    size_t kl = strlen(key);
+    strata_meta__rados_idx_oid(oid, inc, strata_meta__rados_idx_shard(key, kl));
+    strata_meta__rados_wkey(wkey, id);
+    size_t cap = 16 + 2 + STRATA_TIER_NAME_MAX + strlen(bucket) + kl + 4;
+    char *val = malloc(cap);
+    if (!val)
+        return STRATA_ENOMEM;
+    int vl = snprintf(val, cap, "%016" PRIx64 " %s %s/%s", (uint64_t)strata_meta__rados_wall_ms(),
+                      tier && *tier ? tier : "-", bucket, key);
+    /* The shard exists from the bucket's creation on; absent: no bucket. */
+    rados_write_op_t op = rados_create_write_op();
+    if (!op) {
+        free(val);
+        return STRATA_ENOMEM;
+    }
+    int pr = 0;
+    const char *k = wkey;
+    size_t l = (size_t)vl;
+    rados_write_op_assert_exists(op);
+    rados_write_op_omap_cmp(op, RADOS_LAYOUT_KEY, LIBRADOS_CMPXATTR_OP_EQ, "", 0, &pr);
+    rados_write_op_omap_set(op, &k, (const char *const *)&val, &l, 1);
+    int x = rados_write_op_operate(op, r->meta, oid, NULL, 0);
+    rados_release_write_op(op);
+    free(val);
+    /* A closed shard: the bucket is being deleted (404 unless refused). */
+    return x == -ECANCELED ? STRATA_ENOTFOUND : strata_meta__rados_err(x);
+}
+
+/* One page of oid's omap under prefix after start: cb per entry until it
+ * returns non-zero.  *more: the page was full. */
+static int page(rados_ioctx_t io, const char *oid, const char *start, const char *prefix,
+                int (*cb)(void *ud, const char *k, const char *v, size_t vl), void *ud,
+                char last[64], bool *more)
+{
+    rados_read_op_t op = rados_create_read_op();
+    if (!op)
+        return STRATA_ENOMEM;
+    rados_omap_iter_t it = NULL;
+    unsigned char pm = 0;
+    int pr = 0;
+    rados_read_op_omap_get_vals2(op, start, prefix, GC_PAGE, &it, &pm, &pr);
+    int x = rados_read_op_operate(op, io, oid, 0);
+    int rc = x < 0 ? strata_meta__rados_err(x) : pr < 0 ? strata_meta__rados_err(pr) : 0;
+    *more = false;
+    if (rc == 0) {
+        char *k, *v;
+        size_t vl;
+        int stop = 0;
+        while (!stop && rados_omap_get_next(it, &k, &v, &vl) == 0 && k) {
+            snprintf(last, 64, "%s", k);
+            stop = cb(ud, k, v, vl);
+        }
+        *more = pm && !stop;
+        if (stop < 0)
+            rc = stop;
+    }
+    if (it)
+        rados_omap_get_end(it);
+    rados_release_read_op(op);
+    return rc;
+}
+
+struct gc {
+    struct strata_meta *m;
+    struct meta_rados *r;
+    const char *oid;
+    int64_t now_ms, age_ms;
+    int64_t renewed_ms; /* the lease's last take or renew */
+    uint64_t removed;
+    int err; /* the first error (the pass goes on with the next entries) */
+};
+
+/* Renew the lease when due: 0 while held, STRATA_EBUSY once lost (the
+ * pass stops; the new holder goes on). */
+static int keep_lease(struct gc *g)
+{
+    int64_t now = strata_meta__rados_wall_ms();
+    if (now - g->renewed_ms < STRATA_LEASE_RENEW_MS)
+        return 0;
+    int rc = strata_meta__rados_lease(g->m, GC_LEASE, STRATA_LEASE_RENEW);
+    if (rc == 0)
+        g->renewed_ms = now;
+    return rc;
+}
+
+static int hexid(const char *h, uint8_t id[STRATA_DATA_ID_LEN])
+{
+    char b[33];
+    memcpy(b, h, 32);
+    b[32] = 0;
+    return strlen(h) >= 32 ? strata_meta__rados_sk_parse(b, id) : -1;
+}
+
+/* w/ID older than the grace: to g/ due now, guarded by its value. */
+static int w_cb(void *ud, const char *k, const char *v, size_t vl)
+{
+    struct gc *g = ud;
+    uint8_t id[STRATA_DATA_ID_LEN];
+    char head[16 + 1 + STRATA_TIER_NAME_MAX + 2];
+    size_t hl = vl < sizeof(head) - 1 ? vl : sizeof(head) - 1;
+    memcpy(head, v, hl);
+    head[hl] = 0;
+    char tier[STRATA_TIER_NAME_MAX + 2];
+    unsigned long long created;
+    if (hexid(k + 2, id) || sscanf(head, "%16llx %32s", &created, tier) != 2)
+        return 0; /* not ours: left alone */
+    if (g->now_ms - (int64_t)created < g->age_ms)
+        return 0;
+    char gkey[56];
+    strata_meta__rados_gkey(gkey, g->now_ms, id);
+    rados_write_op_t op = rados_create_write_op();
+    if (!op)
+        return STRATA_ENOMEM;
+    int pr = 0;
+    const char *gk = gkey, *gv = tier;
+    size_t gl = strlen(tier);
+    rados_write_op_omap_cmp(op, k, LIBRADOS_CMPXATTR_OP_EQ, v, vl, &pr);
+    rados_write_op_omap_rm_keys(op, &k, 1);
+    rados_write_op_omap_set(op, &gk, &gv, &gl, 1);
+    int x = rados_write_op_operate(op, g->r->meta, g->oid, NULL, 0);
+    rados_release_write_op(op);
+    if (x < 0 && x != -ECANCELED && !g->err) /* -ECANCELED: committed or moved meanwhile */
+        g->err = strata_meta__rados_err(x);
+    return 0;
+}
+
+/* g/DUE/ID due: remove the data, then the entry (guarded by its value). */
+static int g_cb(void *ud, const char *k, const char *v, size_t vl)
+{
+    struct gc *g = ud;
+    unsigned long long due;
+    uint8_t id[STRATA_DATA_ID_LEN];
+    if (strlen(k) != 2 + 16 + 1 + 32 || sscanf(k + 2, "%16llx", &due) != 1 || hexid(k + 19, id))
+        return 0;
+    if ((int64_t)due > g->now_ms)
+        return 1; /* in DUE order: nothing further is due */
+    int lrc = keep_lease(g); /* a large object's stripes take a while */
+    if (lrc)
+        return lrc;
+    char tier[STRATA_TIER_NAME_MAX + 1];
+    size_t tl = vl < sizeof(tier) - 1 ? vl : sizeof(tier) - 1;
+    memcpy(tier, v, tl);
+    tier[tl] = 0;
+    struct strata_tier *t = strata_meta__tier(g->m, strcmp(tier, "-") == 0 ? "" : tier);
+    if (!t)
+        return 0; /* a tier this gateway does not have: kept for one that has it */
+    int rc = t->ops->remove(t->impl, 0, id);
+    if (rc == 0)
+        rc = strata_meta__rados_cas1(g->r->meta, g->oid, k, v, vl, k, NULL, 0);
+    if (rc == 0)
+        g->removed++;
+    else if (rc != STRATA_EPRECOND && !g->err)
+        g->err = rc;
+    return 0;
+}
+
+static int walk(struct gc *g, const char *prefix, int (*cb)(void *, const char *, const char *, size_t))
+{
+    char last[64] = "";
+    bool more = true;
+    while (more) {
+        char start[64];
+        snprintf(start, sizeof(start), "%s", last);
+        int rc = page(g->r->meta, g->oid, start, prefix, cb, g, last, &more);
+        if (rc)
+            return rc == STRATA_ENOTFOUND ? 0 : rc; /* the shard went */
+    }
+    return 0;
+}
+
+int strata_meta__rados_gc_round(struct strata_meta *m, struct strata_orphans **state,
+                                unsigned age_s, uint64_t *removed)
+{
+    (void)state; /* everything is in the shards */
+    *removed = 0;
+    struct meta_rados *r = meta_rados_of(m);
+    int rc = strata_meta__rados_lease(m, GC_LEASE, STRATA_LEASE_TAKE);
+    if (rc)
+        return rc == STRATA_EBUSY ? 0 : rc; /* another gateway runs it */
+    struct gc g = {.m = m, .r = r, .age_ms = (int64_t)age_s * 1000};
+    rados_list_ctx_t ls;
+    int x = rados_nobjects_list_open(r->meta, &ls);
+    if (x < 0) {
+        strata_meta__rados_lease(m, GC_LEASE, STRATA_LEASE_RELEASE);
+        return strata_meta__rados_err(x);
+    }
+    g.renewed_ms = strata_meta__rados_wall_ms();
+    const char *oid;
+    while (rc == 0 && rados_nobjects_list_next(ls, &oid, NULL, NULL) == 0) {
+        if (strncmp(oid, "idx.", 4) != 0)
+            continue;
+        char name[64];
+        snprintf(name, sizeof(name), "%s", oid);
+        g.oid = name;
+        g.now_ms = strata_meta__rados_wall_ms();
+        rc = keep_lease(&g);
+        if (rc == 0)
+            rc = walk(&g, "w/", w_cb);
+        if (rc == 0)
+            rc = walk(&g, "g/", g_cb);
+    }
+    rados_nobjects_list_close(ls);
+    *removed = g.removed;
+    if (rc == STRATA_EBUSY)
+        return 0; /* the lease was lost: its new holder goes on */
+    strata_meta__rados_lease(m, GC_LEASE, STRATA_LEASE_RELEASE);
+    return rc ? rc : g.err;
+}

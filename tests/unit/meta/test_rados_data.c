@@ -1,0 +1,558 @@
+/*
+ * test_rados_data.c - object data in RADOS (meta/rados/data.c) and the
+ * reclaim of data no record refers to (meta/rados/gc.c), on a real Ceph
+ * cluster: byte-exact round trips through the hot tier over PREFIX.data
+ * (sizes around the 4 MiB stripe, ranged reads across stripe edges, read
+ * through the other connection), a writer destroyed before finish leaving
+ * no stripe, remove (also of a dead writer's stripes without stripe 0),
+ * stat and reads of missing or short stripes; the w/ entry of a PUT (kept
+ * until the grace, then reclaimed with its stripes by the gc pass; cleared
+ * by the commit, whose data survives; a commit after the gc took its data
+ * fails; nothing while another gateway holds the gc lease); the g/ entry
+ * of a replaced version (its data kept until the
+ * grace, removed after it).  Prints the write and read throughput of 64
+ * MiB objects with 1 and 8 stripes in flight.
+ *
+ * The cluster: rados_test_env.h (skipped, 77, without one);
+ * tests/integration/test_rados_store.py runs it.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "rados/index.h"
+#include "rados/rados.h"
+#include "rados_test_env.h"
+
+#define MIB (1024u * 1024u)
+#define GRACE_MS 2000 /* the reclaim grace of this test's connections */
+
+static struct strata_rados_opts opts;
+static struct strata_meta *g1, *g2;
+static rados_ioctx_t data_io; /* PREFIX.data, raw */
+static char run[17];
+
+static int group_setup(void **state)
+{
+    (void)state;
+    strata_meta__rados_test_reclaim_grace(GRACE_MS);
+    char msg[512], pool[80];
+    int rc = strata_meta__rados_open(&opts, &g1, msg, sizeof(msg));
+    if (rc == 0)
+        rc = strata_meta__rados_open(&opts, &g2, msg, sizeof(msg));
+    if (rc) {
+        print_message("cannot open the RADOS store: %s\n", msg);
+        return -1;
+    }
+    snprintf(pool, sizeof(pool), "%s.data", meta_rados_of(g1)->prefix);
+    if (rados_ioctx_create(meta_rados_of(g1)->c, pool, &data_io) < 0)
+        return -1;
+    snprintf(run, sizeof(run), "%08x%04x", (unsigned)time(NULL), (unsigned)getpid() & 0xffff);
+    return 0;
+}
+
+static int group_teardown(void **state)
+{
+    (void)state;
+    rados_ioctx_destroy(data_io);
+    strata_meta__rados_close(g1);
+    strata_meta__rados_close(g2);
+    return 0;
+}
+
+static int64_t mono_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+/* Byte off of object seed: a hash, so a stripe in the wrong place shows. */
+static uint8_t pat(uint64_t seed, uint64_t off)
+{
+    uint64_t x = (off ^ (seed << 40)) * 0x9E3779B97F4A7C15ull;
+    return (uint8_t)(x >> 56);
+}
+
+static void fill(uint8_t *b, uint64_t seed, uint64_t off, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        b[i] = pat(seed, off + i);
+}
+
+/* Stripe objects of id in PREFIX.data. */
+static unsigned stripes_of(const uint8_t id[16])
+{
+    char hex[33];
+    strata_meta__rados_sk_hex(id, hex);
+    rados_list_ctx_t ls;
+    assert_int_equal(rados_nobjects_list_open(data_io, &ls), 0);
+    const char *oid;
+    unsigned n = 0;
+    while (rados_nobjects_list_next(ls, &oid, NULL, NULL) == 0)
+        if (strncmp(oid, hex, 32) == 0 && oid[32] == '.')
+            n++;
+    rados_nobjects_list_close(ls);
+    return n;
+}
+
+/* Write size bytes of pattern seed as data id id through tier t, in
+ * uneven pieces; finish (or not). */
+static void *write_obj(struct strata_tier *t, const uint8_t id[16], uint64_t size, uint64_t seed,
+                       bool finish)
+{
+    void *w;
+    assert_int_equal(t->ops->writer_open(t->impl, 0, id, &w), 0);
+    size_t piece = MIB + 4099;
+    uint8_t *b = malloc(piece);
+    for (uint64_t off = 0; off < size;) {
+        size_t n = size - off < piece ? (size_t)(size - off) : piece;
+        fill(b, seed, off, n);
+        assert_int_equal(t->ops->write(w, b, n), 0);
+        off += n;
+    }
+    free(b);
+    if (!finish)
+        return w;
+    assert_int_equal(t->ops->finish(w), 0);
+    t->ops->writer_destroy(w);
+    return NULL;
+}
+
+/* [off, off+len) read through t equals the pattern. */
+static void check_range(struct strata_tier *t, void *r, uint64_t seed, uint64_t off, size_t len)
+{
+    uint8_t *b = malloc(len + 1), *want = malloc(len + 1);
+    fill(want, seed, off, len);
+    assert_int_equal(t->ops->read(r, off, b, len), 0);
+    assert_memory_equal(b, want, len);
+    free(b);
+    free(want);
+}
+
+static void test_roundtrip_sizes(void **state)
+{
+    (void)state;
+    const uint64_t sizes[] = {0, 1, 4 * MIB - 1, 4 * MIB, 4 * MIB + 1, 33 * MIB};
+    struct strata_tier *t1 = g1->tiers[0], *t2 = g2->tiers[0];
+    for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+        uint64_t size = sizes[i], seed = i + 1;
+        uint8_t id[16];
+        strata_data_id_new(id);
+        write_obj(t1, id, size, seed, true);
+        unsigned want_stripes = size == 0 ? 1 : (unsigned)((size + 4 * MIB - 1) / (4 * MIB));
+        assert_int_equal(stripes_of(id), want_stripes);
+        assert_int_equal(t1->ops->stat(t1->impl, 0, id, size), 0);
+        /* Read through the other connection: whole, in 1 MiB + 1 pieces. */
+        void *r;
+        assert_int_equal(t2->ops->reader_open(t2->impl, 0, id, size, &r), 0);
+        for (uint64_t off = 0; off < size;) {
+            size_t n = size - off < MIB + 1 ? (size_t)(size - off) : MIB + 1;
+            check_range(t2, r, seed, off, n);
+            off += n;
+        }
+        t2->ops->reader_close(r);
+        /* Ranges across every stripe edge, out of order, on a fresh reader. */
+        assert_int_equal(t1->ops->reader_open(t1->impl, 0, id, size, &r), 0);
+        for (uint64_t e = 4 * MIB * (uint64_t)(want_stripes - 1);; e -= 4 * MIB) {
+            uint64_t from = e >= 3 ? e - 3 : 0, to = e + 5 < size ? e + 5 : size;
+            if (to > from)
+                check_range(t1, r, seed, from, (size_t)(to - from));
+            if (e == 0)
+                break;
+        }
+        if (size > 0) { /* the last byte alone, and peek at it */
+            check_range(t1, r, seed, size - 1, 1);
+            const uint8_t *p;
+            size_t n;
+            assert_int_equal(t1->ops->peek(r, size - 1, 10, &p, &n), 0);
+            assert_int_equal(n, 1);
+            assert_int_equal(*p, pat(seed, size - 1));
+        }
+        uint8_t x;
+        assert_int_equal(t1->ops->read(r, size, &x, 1), STRATA_EINVAL); /* past the end */
+        t1->ops->reader_close(r);
+        if (size > 8 * MIB) { /* with a limit: a range in the middle */
+            assert_int_equal(t1->ops->reader_open(t1->impl, 0, id, size, &r), 0);
+            t1->ops->reader_limit(r, 13 * MIB);
+            check_range(t1, r, seed, 5 * MIB - 7, 8 * MIB);
+            t1->ops->reader_close(r);
+        }
+        assert_int_equal(t1->ops->remove(t1->impl, 0, id), 0);
+        assert_int_equal(stripes_of(id), 0);
+        assert_int_equal(t1->ops->stat(t1->impl, 0, id, size), STRATA_ENOTFOUND);
+    }
+}
+
+static void test_writer_destroy_leaves_nothing(void **state)
+{
+    (void)state;
+    struct strata_tier *t = g1->tiers[0];
+    uint8_t id[16];
+    strata_data_id_new(id);
+    void *w = write_obj(t, id, 21 * MIB, 7, false); /* stripes 1-4 written, 0 and 5 held */
+    assert_true(stripes_of(id) >= 1);
+    t->ops->writer_destroy(w);
+    assert_int_equal(stripes_of(id), 0);
+    assert_int_equal(t->ops->stat(t->impl, 0, id, 21 * MIB), STRATA_ENOTFOUND);
+}
+
+static void test_remove(void **state)
+{
+    (void)state;
+    struct strata_tier *t = g1->tiers[0];
+    uint8_t id[16];
+    strata_data_id_new(id);
+    write_obj(t, id, 9 * MIB, 3, true);
+    assert_int_equal(stripes_of(id), 3);
+    assert_int_equal(t->ops->remove(t->impl, 0, id), 0);
+    assert_int_equal(stripes_of(id), 0);
+    assert_int_equal(t->ops->remove(t->impl, 0, id), 0); /* absent is fine */
+    /* A writer that died: stripes 1..40 with a gap of 7 (a window of 8
+     * whose oldest write was the last to land), no stripe 0. */
+    char hex[33], oid[48];
+    strata_meta__rados_sk_hex(id, hex);
+    for (unsigned s = 1; s <= 40; s++) {
+        if (s >= 14 && s <= 20)
+            continue;
+        snprintf(oid, sizeof(oid), "%s.%08x", hex, s);
+        assert_int_equal(rados_write_full(data_io, oid, "x", 1), 0);
+    }
+    assert_int_equal(stripes_of(id), 33);
+    assert_int_equal(t->ops->remove(t->impl, 0, id), 0);
+    assert_int_equal(stripes_of(id), 0);
+}
+
+static void test_stat_read_missing(void **state)
+{
+    (void)state;
+    struct strata_tier *t = g1->tiers[0];
+    uint8_t id[16];
+    strata_data_id_new(id);
+    uint64_t size = 9 * MIB; /* stripes 4, 4, 1 MiB */
+    write_obj(t, id, size, 5, true);
+    assert_int_equal(t->ops->stat(t->impl, 0, id, size), 0);
+    assert_int_equal(t->ops->stat(t->impl, 0, id, size + 1), STRATA_ECORRUPT); /* wrong size */
+    char hex[33], oid[48];
+    strata_meta__rados_sk_hex(id, hex);
+    /* Stripe 1 shorter than recorded: reads in it fail, never wrong bytes. */
+    snprintf(oid, sizeof(oid), "%s.%08x", hex, 1);
+    assert_int_equal(rados_write_full(data_io, oid, "short", 5), 0);
+    void *r;
+    uint8_t b[16];
+    assert_int_equal(t->ops->reader_open(t->impl, 0, id, size, &r), 0);
+    check_range(t, r, 5, 0, 16);
+    assert_int_equal(t->ops->read(r, 4 * MIB, b, 1), STRATA_ECORRUPT);
+    t->ops->reader_close(r);
+    /* The last stripe longer than recorded: not the object's bytes either. */
+    snprintf(oid, sizeof(oid), "%s.%08x", hex, 2);
+    char *longer = calloc(1, MIB + 1);
+    assert_int_equal(rados_write_full(data_io, oid, longer, MIB + 1), 0);
+    free(longer);
+    assert_int_equal(t->ops->stat(t->impl, 0, id, size), STRATA_ECORRUPT);
+    assert_int_equal(t->ops->reader_open(t->impl, 0, id, size, &r), 0);
+    assert_int_equal(t->ops->read(r, 8 * MIB, b, 1), STRATA_ECORRUPT);
+    t->ops->reader_close(r);
+    /* The last stripe gone: stat and reads there say not found. */
+    assert_int_equal(rados_remove(data_io, oid), 0);
+    assert_int_equal(t->ops->stat(t->impl, 0, id, size), STRATA_ENOTFOUND);
+    assert_int_equal(t->ops->reader_open(t->impl, 0, id, size, &r), 0);
+    assert_int_equal(t->ops->read(r, 8 * MIB + 10, b, 4), STRATA_ENOTFOUND);
+    t->ops->reader_close(r);
+    assert_int_equal(t->ops->remove(t->impl, 0, id), 0);
+    assert_int_equal(stripes_of(id), 0);
+}
+
+/* ---- w/ and g/ ---- */
+
+struct mk {
+    const char *name;
+    uint64_t inc;
+};
+
+static int mk_decide(void *ud, const struct strata_meta__bucket_view *view,
+                     enum strata_meta__bucket_edit *edit, struct strata_bucket_info *next)
+{
+    const struct mk *c = ud;
+    if (view->exists)
+        return STRATA_EEXISTS;
+    memset(next, 0, sizeof(*next));
+    snprintf(next->name, sizeof(next->name), "%s", c->name);
+    snprintf(next->owner, sizeof(next->owner), "o");
+    next->incarnation = c->inc;
+    next->created_ms = 1;
+    *edit = STRATA_META__BUCKET_PUT;
+    return 0;
+}
+
+/* A bucket of this run named into name; returns its incarnation. */
+static uint64_t mk_bucket(const char *tag, char name[64])
+{
+    static unsigned seq;
+    snprintf(name, 64, "gc-%s-%s", tag, run);
+    struct mk c = {name, ((uint64_t)time(NULL) << 24) | ((uint64_t)getpid() << 8) | ++seq};
+    struct strata_meta__bucket_txn t = {.name = name, .decide = mk_decide, .ud = &c};
+    assert_int_equal(g1->store->bucket_txn(g1, &t), 0);
+    return c.inc;
+}
+
+/* A new version whose data is id, through the rules' decide (object.c). */
+struct dput {
+    struct meta_rec rec;
+};
+
+static int dput_decide(void *ud, const struct strata_meta__key_view *v,
+                       struct strata_meta__key_edit *e)
+{
+    struct dput *p = ud;
+    return strata_meta__version_decide(v, STRATA_VERSIONING_OFF, &p->rec, NULL, false, e);
+}
+
+static int commit(const char *bucket, uint64_t inc, const char *key, const uint8_t id[16],
+                  uint64_t size)
+{
+    struct dput p;
+    memset(&p, 0, sizeof(p));
+    p.rec.size = size;
+    p.rec.has_data_id = true;
+    memcpy(p.rec.data_id, id, 16);
+    snprintf(p.rec.etag, sizeof(p.rec.etag), "e");
+    snprintf(p.rec.storage_class, sizeof(p.rec.storage_class), "STANDARD");
+    struct strata_meta__key_txn t = {
+        .bucket = bucket, .key = key, .incarnation = inc, .hold_bucket = true,
+        .want = strata_meta__version_want(STRATA_VERSIONING_OFF), .decide = dput_decide,
+        .ud = &p};
+    return g1->store->key_txn(g1, &t);
+}
+
+/* Whether the key's shard has omap key k (and, with val, its value). */
+static bool shard_has(uint64_t inc, const char *key, const char *k)
+{
+    char oid[48];
+    strata_meta__rados_idx_oid(oid, inc, strata_meta__rados_idx_shard(key, strlen(key)));
+    char *v;
+    size_t vl;
+    int rc = strata_meta__rados_get1(meta_rados_of(g1)->meta, oid, k, &v, &vl);
+    free(v);
+    assert_true(rc == 0 || rc == STRATA_ENOTFOUND);
+    return rc == 0;
+}
+
+/* The g/ key of id on the key's shard, if any (DUE unknown). */
+static bool shard_has_g(uint64_t inc, const char *key, const uint8_t id[16])
+{
+    char oid[48], hex[33];
+    strata_meta__rados_idx_oid(oid, inc, strata_meta__rados_idx_shard(key, strlen(key)));
+    strata_meta__rados_sk_hex(id, hex);
+    rados_read_op_t op = rados_create_read_op();
+    rados_omap_iter_t it;
+    unsigned char more;
+    int pr;
+    rados_read_op_omap_get_vals2(op, "", "g/", 1000, &it, &more, &pr);
+    assert_int_equal(rados_read_op_operate(op, meta_rados_of(g1)->meta, oid, 0), 0);
+    bool found = false;
+    char *k, *v;
+    size_t vl;
+    while (rados_omap_get_next(it, &k, &v, &vl) == 0 && k)
+        if (strlen(k) > 19 && strcmp(k + 19, hex) == 0)
+            found = true;
+    rados_omap_get_end(it);
+    rados_release_read_op(op);
+    return found;
+}
+
+/* A PUT's data before its commit: a new data id (and its w/ key),
+ * pending on bucket/key, size bytes of pattern seed written. */
+static void put_data(const char *bucket, uint64_t inc, const char *key, uint8_t id[16],
+                     char wkey[40], uint64_t size, uint64_t seed)
+{
+    strata_data_id_new(id);
+    strata_meta__rados_wkey(wkey, id);
+    assert_int_equal(g1->store->pending_add(g1, bucket, inc, key, NULL, id), 0);
+    write_obj(g1->tiers[0], id, size, seed, true);
+}
+
+static int gc(unsigned age_s)
+{
+    uint64_t removed = 0;
+    int rc = strata_meta_orphan_round(g1, NULL, age_s, &removed);
+    return rc;
+}
+
+static void test_pending_never_committed(void **state)
+{
+    (void)state;
+    char bucket[64], wkey[40];
+    uint64_t inc = mk_bucket("w", bucket);
+    uint8_t id[16];
+    put_data(bucket, inc, "k/never", id, wkey, 6 * MIB, 9);
+    assert_true(shard_has(inc, "k/never", wkey));
+    assert_int_equal(stripes_of(id), 2);
+    /* Younger than the grace (60 s): kept. */
+    assert_int_equal(gc(60), 0);
+    assert_true(shard_has(inc, "k/never", wkey));
+    assert_int_equal(stripes_of(id), 2);
+    sleep(2);
+    /* Another gateway holds the gc lease: this one does nothing. */
+    assert_int_equal(strata_meta_lease(g2, "gc", STRATA_LEASE_TAKE), 0);
+    assert_int_equal(gc(1), 0);
+    assert_true(shard_has(inc, "k/never", wkey));
+    assert_int_equal(stripes_of(id), 2);
+    assert_int_equal(strata_meta_lease(g2, "gc", STRATA_LEASE_RELEASE), 0);
+    /* Older than a 1 s grace: moved to g/ and removed in the same pass. */
+    assert_int_equal(gc(1), 0);
+    assert_false(shard_has(inc, "k/never", wkey));
+    assert_false(shard_has_g(inc, "k/never", id));
+    assert_int_equal(stripes_of(id), 0);
+    /* A bucket that does not exist: no entry, an error. */
+    assert_int_equal(g1->store->pending_add(g1, bucket, inc + 1, "k", NULL, id), STRATA_ENOTFOUND);
+}
+
+static void test_commit_clears_pending(void **state)
+{
+    (void)state;
+    char bucket[64], wkey[40];
+    uint64_t inc = mk_bucket("c", bucket);
+    uint8_t id[16];
+    put_data(bucket, inc, "k/done", id, wkey, 5 * MIB, 11);
+    assert_true(shard_has(inc, "k/done", wkey));
+    assert_int_equal(commit(bucket, inc, "k/done", id, 5 * MIB), 0);
+    assert_false(shard_has(inc, "k/done", wkey)); /* gone with the commit */
+    assert_int_equal(gc(0), 0);                   /* any age: nothing pending */
+    assert_int_equal(g1->tiers[0]->ops->stat(g1->tiers[0]->impl, 0, id, 5 * MIB), 0);
+    assert_int_equal(stripes_of(id), 2);
+
+    /* A PUT stalled past the grace: the gc took its entry and data, and
+     * its commit then fails instead of naming data that is gone. */
+    uint8_t id2[16];
+    put_data(bucket, inc, "k/stalled", id2, wkey, 1 * MIB, 12);
+    assert_int_equal(gc(0), 0);
+    assert_int_equal(stripes_of(id2), 0);
+    assert_int_equal(commit(bucket, inc, "k/stalled", id2, 1 * MIB), STRATA_EIO);
+    char hk[RADOS_IKEY_MAX];
+    strata_meta__rados_ikey(hk, 'h', "k/stalled", 9);
+    assert_false(shard_has(inc, "k/stalled", hk)); /* no version */
+}
+
+static void test_replaced_data_reclaimed_after_grace(void **state)
+{
+    (void)state;
+    char bucket[64], wkey[40];
+    uint64_t inc = mk_bucket("g", bucket);
+    uint8_t a[16], b[16];
+    struct strata_tier *t = g1->tiers[0];
+    put_data(bucket, inc, "k/r", a, wkey, 5 * MIB, 21);
+    assert_int_equal(commit(bucket, inc, "k/r", a, 5 * MIB), 0);
+    assert_false(shard_has_g(inc, "k/r", a));
+    /* Overwrite (versioning off): a's data is unreferenced, queued in g/. */
+    put_data(bucket, inc, "k/r", b, wkey, 5 * MIB, 22);
+    int64_t t0 = mono_us();
+    assert_int_equal(commit(bucket, inc, "k/r", b, 5 * MIB), 0);
+    assert_true(shard_has_g(inc, "k/r", a));
+    /* Before the grace: kept (a reader elsewhere may still read it). */
+    assert_int_equal(gc(0), 0);
+    if (mono_us() - t0 < GRACE_MS * 1000LL) {
+        assert_true(shard_has_g(inc, "k/r", a));
+        assert_int_equal(t->ops->stat(t->impl, 0, a, 5 * MIB), 0);
+    }
+    usleep((GRACE_MS + 300) * 1000);
+    assert_int_equal(gc(0), 0);
+    assert_false(shard_has_g(inc, "k/r", a));
+    assert_int_equal(stripes_of(a), 0);
+    assert_int_equal(t->ops->stat(t->impl, 0, b, 5 * MIB), 0); /* the current version's */
+    assert_int_equal(stripes_of(b), 2);
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* One 64 MiB object written in 1 MiB pieces and read back in 1 MiB reads
+ * through t: the times in *wus, *rus. */
+static void timed_round_trip(struct strata_tier *t, const uint8_t *buf, uint8_t *back,
+                             uint64_t size, int64_t *wus, int64_t *rus)
+{
+    uint8_t id[16];
+    strata_data_id_new(id);
+    void *w, *r;
+    int64_t t0 = mono_us();
+    assert_int_equal(t->ops->writer_open(t->impl, 0, id, &w), 0);
+    for (uint64_t off = 0; off < size; off += MIB)
+        assert_int_equal(t->ops->write(w, buf + off, MIB), 0);
+    assert_int_equal(t->ops->finish(w), 0);
+    t->ops->writer_destroy(w);
+    *wus = mono_us() - t0;
+    t0 = mono_us();
+    assert_int_equal(t->ops->reader_open(t->impl, 0, id, size, &r), 0);
+    for (uint64_t off = 0; off < size; off += MIB)
+        assert_int_equal(t->ops->read(r, off, back + off, MIB), 0);
+    t->ops->reader_close(r);
+    *rus = mono_us() - t0;
+    assert_memory_equal(back, buf, size);
+    assert_int_equal(t->ops->remove(t->impl, 0, id), 0);
+}
+
+/* Write and read MB/s of 64 MiB objects with 1 and 8 stripes in flight
+ * (printed): the runs of the two alternate, so load on the machine falls
+ * on both alike. */
+static void test_throughput(void **state)
+{
+    (void)state;
+    enum { RUNS = 5, NW = 2 };
+    const uint64_t size = 64 * MIB;
+    uint8_t *buf = malloc(size), *back = malloc(size);
+    fill(buf, 99, 0, size);
+    char pool[80];
+    snprintf(pool, sizeof(pool), "%s.data", meta_rados_of(g1)->prefix);
+    const unsigned windows[NW] = {1, 8};
+    struct strata_tier *t[NW];
+    int64_t wus[NW][RUNS], rus[NW][RUNS];
+    for (int wi = 0; wi < NW; wi++) {
+        struct strata_meta__rados_data_opts o = {.window = windows[wi], .readahead = windows[wi]};
+        assert_int_equal(
+            strata_meta__rados_data_create(meta_rados_of(g1), "bench", pool, &o, &t[wi]), 0);
+    }
+    for (int i = 0; i < RUNS; i++)
+        for (int wi = 0; wi < NW; wi++)
+            timed_round_trip(t[wi], buf, back, size, &wus[wi][i], &rus[wi][i]);
+    for (int wi = 0; wi < NW; wi++) {
+        qsort(wus[wi], RUNS, sizeof(int64_t), cmp_i64);
+        qsort(rus[wi], RUNS, sizeof(int64_t), cmp_i64);
+        print_message("64 MiB, window %u: write p50 %.0f MB/s (%.0f-%.0f), read p50 %.0f MB/s "
+                      "(%.0f-%.0f), %d runs\n",
+                      windows[wi], size / (double)wus[wi][RUNS / 2],
+                      size / (double)wus[wi][RUNS - 1], size / (double)wus[wi][0],
+                      size / (double)rus[wi][RUNS / 2], size / (double)rus[wi][RUNS - 1],
+                      size / (double)rus[wi][0], RUNS);
+        strata_tier_destroy(t[wi]);
+    }
+    free(buf);
+    free(back);
+}
+
+int main(void)
+{
+    if (!rados_test_env(&opts, "test_rados_data"))
+        return 77;
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_roundtrip_sizes),
+        cmocka_unit_test(test_writer_destroy_leaves_nothing),
+        cmocka_unit_test(test_remove),
+        cmocka_unit_test(test_stat_read_missing),
+        cmocka_unit_test(test_pending_never_committed),
+        cmocka_unit_test(test_commit_clears_pending),
+        cmocka_unit_test(test_replaced_data_reclaimed_after_grace),
+        cmocka_unit_test(test_throughput),
+    };
+    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}
