@@ -136,50 +136,10 @@ static int rparts_add(struct rparts *ps, const struct names *n, const char *k, c
     return 0;
 }
 
-/* Part records numbered from on, in order (pages of PART_PAGE); all of
- * them when cb is NULL, else until cb returns non-zero (*stop). */
-static int parts_walk(rados_ioctx_t io, const struct names *n, unsigned from, struct rparts *ps,
-                      int (*cb)(void *ud, const struct meta_part *p), void *ud, int *stop)
-{
-    char start[MKEY_MAX] = "";
-    if (from > 1)
-        part_key(start, n, from - 1);
-    unsigned char more = 1;
-    while (more) {
-        rados_read_op_t op = rados_create_read_op();
-        if (!op)
-            return STRATA_ENOMEM;
-        rados_omap_iter_t it = NULL;
-        int pr = 0;
-        rados_read_op_omap_get_vals2(op, start, n->pfx, PART_PAGE, &it, &more, &pr);
-        int r = rados_read_op_operate(op, io, n->oid, 0);
-        int rc = r < 0 ? strata_meta__rados_err(r) : pr < 0 ? strata_meta__rados_err(pr) : 0;
-        char *k, *v;
-        size_t vl;
-        size_t first = ps->n;
-        while (rc == 0 && it && rados_omap_get_next(it, &k, &v, &vl) == 0 && k) {
-            snprintf(start, sizeof(start), "%s", k);
-            rc = rparts_add(ps, n, k, v, vl);
-        }
-        if (it)
-            rados_omap_get_end(it);
-        rados_release_read_op(op);
-        if (rc)
-            return rc;
-        for (size_t i = first; cb && i < ps->n; i++)
-            if ((*stop = cb(ud, &ps->p[i])) != 0)
-                return 0;
-        if (cb) { /* a listing keeps nothing */
-            rparts_fini(ps);
-        }
-    }
-    return 0;
-}
-
-/* The upload record and the shard's layout key, one read op.  *closed: a
- * bucket deletion closed the shard. */
-static int read_upload(rados_ioctx_t io, const struct names *n, char **uv, size_t *uvl,
-                       bool *closed)
+/* One read op: the upload record, the shard's layout key and, with ps, a
+ * page of part records after start.  *more: the page was full. */
+static int read_page(rados_ioctx_t io, const struct names *n, char **uv, size_t *uvl,
+                     bool *closed, struct rparts *ps, char *start, unsigned char *more)
 {
     *uv = NULL;
     *uvl = 0;
@@ -188,11 +148,15 @@ static int read_upload(rados_ioctx_t io, const struct names *n, char **uv, size_
     if (!op)
         return STRATA_ENOMEM;
     const char *keys[2] = {n->ukey, RADOS_LAYOUT_KEY};
-    rados_omap_iter_t it = NULL;
-    int pr = 0;
+    rados_omap_iter_t it = NULL, pit = NULL;
+    int pr = 0, ppr = 0;
     rados_read_op_omap_get_vals_by_keys(op, keys, 2, &it, &pr);
+    if (ps)
+        rados_read_op_omap_get_vals2(op, start, n->pfx, PART_PAGE, &pit, more, &ppr);
     int r = rados_read_op_operate(op, io, n->oid, 0);
     int rc = r < 0 ? strata_meta__rados_err(r) : pr < 0 ? strata_meta__rados_err(pr) : 0;
+    if (rc == 0 && ppr < 0)
+        rc = strata_meta__rados_err(ppr);
     char *k, *v;
     size_t vl;
     while (rc == 0 && it && rados_omap_get_next(it, &k, &v, &vl) == 0 && k) {
@@ -208,9 +172,71 @@ static int read_upload(rados_ioctx_t io, const struct names *n, char **uv, size_
         memcpy(*uv, v, vl);
         *uvl = vl;
     }
+    while (rc == 0 && pit && rados_omap_get_next(pit, &k, &v, &vl) == 0 && k) {
+        snprintf(start, MKEY_MAX, "%s", k);
+        rc = rparts_add(ps, n, k, v, vl);
+    }
     if (it)
         rados_omap_get_end(it);
+    if (pit)
+        rados_omap_get_end(pit);
     rados_release_read_op(op);
+    return rc;
+}
+
+/* The upload record and, with ps, every part record of a live upload, as
+ * one view: each page's read op reads the upload record again, and the
+ * whole read starts over when it changed between pages (a complete or an
+ * abort committed meanwhile), so a view never pairs an upload with parts
+ * that another commit already removed. */
+static int read_upload(rados_ioctx_t io, const struct names *n, char **uv, size_t *uvl,
+                       bool *closed, struct rparts *ps)
+{
+    for (int attempt = 0; attempt < TRIES; attempt++) {
+        char start[MKEY_MAX] = "";
+        unsigned char more = 1;
+        int rc = read_page(io, n, uv, uvl, closed, ps, start, &more);
+        bool parts = ps && *uv && !strata_meta__is_dead(*uv, *uvl);
+        bool same = true;
+        while (rc == 0 && parts && more && same) {
+            char *v2;
+            size_t vl2;
+            bool c2;
+            rc = read_page(io, n, &v2, &vl2, &c2, ps, start, &more);
+            same = v2 && vl2 == *uvl && memcmp(v2, *uv, vl2) == 0;
+            free(v2);
+        }
+        if (rc || same)
+            return rc;
+        free(*uv);
+        *uv = NULL;
+        rparts_fini(ps);
+    }
+    return STRATA_EBUSY;
+}
+
+/* Part records numbered from on, in order, a page at a time, to cb until
+ * it returns non-zero (*stop). */
+static int parts_walk(rados_ioctx_t io, const struct names *n, unsigned from,
+                      int (*cb)(void *ud, const struct meta_part *p), void *ud, int *stop)
+{
+    char start[MKEY_MAX] = "";
+    if (from > 1)
+        part_key(start, n, from - 1);
+    unsigned char more = 1;
+    int rc = 0;
+    while (rc == 0 && more && !*stop) {
+        struct rparts ps;
+        memset(&ps, 0, sizeof(ps));
+        char *uv;
+        size_t uvl;
+        bool closed;
+        rc = read_page(io, n, &uv, &uvl, &closed, &ps, start, &more);
+        free(uv);
+        for (size_t i = 0; rc == 0 && i < ps.n && !*stop; i++)
+            *stop = cb(ud, &ps.p[i]);
+        rparts_fini(&ps);
+    }
     return rc;
 }
 
@@ -285,7 +311,7 @@ int strata_meta__rados_upload_get(struct strata_meta *m, const char *bucket, con
     char *uv;
     size_t uvl;
     bool closed;
-    rc = read_upload(meta_rados_of(m)->meta, &n, &uv, &uvl, &closed);
+    rc = read_upload(meta_rados_of(m)->meta, &n, &uv, &uvl, &closed, NULL);
     if (rc == 0 && !live(uv, uvl))
         rc = STRATA_ENOTFOUND; /* aborted, completed or never created */
     if (rc == 0)
@@ -317,7 +343,7 @@ int strata_meta__rados_part_put(struct strata_meta *m, const char *bucket, const
         char *uv = NULL, *ov = NULL;
         size_t uvl = 0, ovl = 0;
         bool closed;
-        int x = read_upload(r->meta, &n, &uv, &uvl, &closed);
+        int x = read_upload(r->meta, &n, &uv, &uvl, &closed, NULL);
         if (x == 0 && closed) {
             free(uv);
             if ((x = closed_wait(m, bucket, inc, attempt)) != 0) {
@@ -378,11 +404,8 @@ int strata_meta__rados_parts_read(struct strata_meta *m, const char *bucket, con
         return rc;
     struct names n;
     names_of(&n, inc, key, up);
-    struct rparts ps;
-    memset(&ps, 0, sizeof(ps));
     int stop = 0;
-    rc = parts_walk(meta_rados_of(m)->meta, &n, from, &ps, cb, ud, &stop);
-    rparts_fini(&ps);
+    rc = parts_walk(meta_rados_of(m)->meta, &n, from, cb, ud, &stop);
     return rc ? rc : stop;
 }
 
@@ -414,11 +437,9 @@ static int rc_read(void *ud, rados_ioctx_t io, const char *oid)
     struct rcomplete *c = ud;
     rcomplete_reset(c);
     bool closed;
-    int rc = read_upload(io, &c->n, &c->uv, &c->uvl, &closed);
+    int rc = read_upload(io, &c->n, &c->uv, &c->uvl, &closed, &c->ps);
     if (rc == 0 && (!c->uv || strata_meta__is_tomb(c->uv, c->uvl)))
         return STRATA_ENOTFOUND; /* aborted or never created */
-    if (rc == 0 && !strata_meta__is_done(c->uv, c->uvl))
-        rc = parts_walk(io, &c->n, 1, &c->ps, NULL, NULL, NULL);
     return rc;
 }
 
@@ -538,11 +559,9 @@ int strata_meta__rados_mpu_abort(struct strata_meta *m, const char *bucket, cons
         /* A closed shard does not stop an abort: a bucket deletion aborts
          * the bucket's uploads while its shards are closed, and an abort
          * adds nothing. */
-        int x = read_upload(r->meta, &n, &uv, &uvl, &closed);
+        int x = read_upload(r->meta, &n, &uv, &uvl, &closed, &ps);
         if (x == 0 && !live(uv, uvl))
             x = STRATA_ENOTFOUND; /* completed (AWS: NoSuchUpload) or aborted */
-        if (x == 0)
-            x = parts_walk(r->meta, &n, 1, &ps, NULL, NULL, NULL);
         int *pr = x == 0 ? calloc(ps.n + 1, sizeof(*pr)) : NULL;
         rados_write_op_t op = x == 0 && pr ? rados_create_write_op() : NULL;
         if (x == 0 && !op)
