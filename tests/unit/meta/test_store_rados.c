@@ -1503,7 +1503,7 @@ static void test_mpu_abort_removes(void **state)
     assert_int_equal(strata_mpu_get(g1, b, "k", id, &mi), STRATA_ENOTFOUND);
 }
 
-#define RACE_ROUNDS 20
+#define RACE_ROUNDS 30
 
 struct race_arg {
     struct strata_meta *m;
@@ -1545,8 +1545,11 @@ static void test_mpu_complete_races_abort(void **state)
         assert_int_equal(part_up(g2, b, key, id, 2, 0x40), 0);
         pthread_barrier_t go;
         pthread_barrier_init(&go, NULL, 2);
-        struct race_arg a[2] = {{g1, b, key, id, &pl, false, false, 0, -1, &go},
-                                {g2, b, key, id, &pl, true, false, (round % 5) * 400, -1, &go}};
+        /* Either side starts a little later, by steps that cross the
+         * other's read-to-write window. */
+        int lag = (round / 2 % 5) * 300;
+        struct race_arg a[2] = {{g1, b, key, id, &pl, false, false, round % 2 ? lag : 0, -1, &go},
+                                {g2, b, key, id, &pl, true, false, round % 2 ? 0 : lag, -1, &go}};
         pthread_t th[2];
         for (int i = 0; i < 2; i++)
             pthread_create(&th[i], NULL, race_thread, &a[i]);
