@@ -745,8 +745,14 @@ int strata_meta__upload_id_parse(const char *s, uint8_t upload[UPLOAD_LEN]);
 int strata_meta__upload_read(struct strata_meta *m, unsigned set, const char *bucket,
                              const char *key, const uint8_t upload[UPLOAD_LEN],
                              struct meta_upload *u);
+/* A backend's complete: t's decide over the view of key view v, the upload
+ * record uv (done: a completed-upload record) and the committed parts;
+ * e gets me->key.  STRATA_EINTERNAL for an edit that is not a complete's. */
+int strata_meta__mpu_decide(const struct strata_meta__mpu_txn *t,
+                            const struct strata_meta__key_view *v, bool done, const char *uv,
+                            size_t uvl, const struct meta_part *parts, size_t nparts,
+                            struct strata_meta__mpu_edit *me, struct strata_meta__key_edit *e);
 /* Append data id of tier ("" hot) to refs: 0 or STRATA_ENOMEM (backends'). */
-struct strata_meta__data_refs;
 int strata_meta__data_refs_add(struct strata_meta__data_refs *refs, const char *tier,
                                const uint8_t *id);
 

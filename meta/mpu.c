@@ -371,6 +371,28 @@ int strata_meta__data_refs_add(struct strata_meta__data_refs *refs, const char *
     return 0;
 }
 
+int strata_meta__mpu_decide(const struct strata_meta__mpu_txn *t,
+                            const struct strata_meta__key_view *v, bool done, const char *uv,
+                            size_t uvl, const struct meta_part *parts, size_t nparts,
+                            struct strata_meta__mpu_edit *me, struct strata_meta__key_edit *e)
+{
+    struct strata_meta__mpu_view mv;
+    memset(&mv, 0, sizeof(mv));
+    mv.key = *v;
+    mv.done = done;
+    mv.uv = uv;
+    mv.uvl = uvl;
+    mv.parts = parts;
+    mv.nparts = nparts;
+    memset(me, 0, sizeof(*me));
+    int rc = t->decide(t->ud, &mv, me);
+    *e = me->key;
+    if (rc == 0 && e->op != STRATA_META__KEY_NONE &&
+        (e->op != STRATA_META__KEY_PUT || !me->done_v))
+        return STRATA_EINTERNAL; /* a complete writes a version and its done record */
+    return rc;
+}
+
 /* Remove the data a committed multipart edit stopped referring to, once. */
 static void refs_reclaim(struct strata_meta *m, const char *bucket, const char *key,
                          struct strata_meta__data_refs *refs)

@@ -558,20 +558,9 @@ static int lcomplete_decide(void *ud, const struct strata_meta__key_view *v,
                             struct strata_meta__key_edit *e)
 {
     struct lcomplete *c = ud;
-    struct strata_meta__mpu_view mv;
-    memset(&mv, 0, sizeof(mv));
-    mv.key = *v;
-    mv.done = c->ust == US_DONE;
-    mv.uv = c->uq->v[c->uq->win];
-    mv.uvl = c->uq->vl[c->uq->win];
-    mv.parts = c->parts;
-    mv.nparts = c->nparts;
-    memset(&c->me, 0, sizeof(c->me));
-    int rc = c->t->decide(c->t->ud, &mv, &c->me);
-    *e = c->me.key;
+    int rc = strata_meta__mpu_decide(c->t, v, c->ust == US_DONE, c->uq->v[c->uq->win],
+                                     c->uq->vl[c->uq->win], c->parts, c->nparts, &c->me, e);
     if (rc == 0 && e->op != STRATA_META__KEY_NONE) {
-        if (e->op != STRATA_META__KEY_PUT || !c->me.done_v)
-            return STRATA_EINTERNAL; /* a complete writes a version and its done record */
         c->cx->tv = c->me.chunk_v;
         c->cx->tvl = c->me.chunk_len;
         c->cx->nchunks = c->me.nchunks;

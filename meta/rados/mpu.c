@@ -257,12 +257,16 @@ static int closed_wait(struct strata_meta *m, const char *bucket, uint64_t inc, 
     return 0;
 }
 
-static int bucket_inc(struct strata_meta *m, const char *bucket, uint64_t *inc)
+/* The names of an upload of the bucket's current incarnation (*inc). */
+static int locate(struct strata_meta *m, const char *bucket, const char *key, const uint8_t *up,
+                  struct names *n, uint64_t *inc)
 {
     struct strata_bucket_info b;
     int rc = strata_meta__rados_bucket_get(m, bucket, &b);
-    if (rc == 0)
+    if (rc == 0) {
         *inc = b.incarnation;
+        names_of(n, b.incarnation, key, up);
+    }
     return rc;
 }
 
@@ -303,11 +307,10 @@ int strata_meta__rados_upload_get(struct strata_meta *m, const char *bucket, con
 {
     memset(u, 0, sizeof(*u));
     uint64_t inc;
-    int rc = bucket_inc(m, bucket, &inc);
+    struct names n;
+    int rc = locate(m, bucket, key, up, &n, &inc);
     if (rc)
         return rc;
-    struct names n;
-    names_of(&n, inc, key, up);
     char *uv;
     size_t uvl;
     bool closed;
@@ -327,11 +330,10 @@ int strata_meta__rados_part_put(struct strata_meta *m, const char *bucket, const
     memset(old, 0, sizeof(*old));
     struct meta_rados *r = meta_rados_of(m);
     uint64_t inc;
-    int rc = bucket_inc(m, bucket, &inc);
+    struct names n;
+    int rc = locate(m, bucket, key, up, &n, &inc);
     if (rc)
         return rc;
-    struct names n;
-    names_of(&n, inc, key, up);
     char pk[MKEY_MAX];
     part_key(pk, &n, p->number);
     char *v = NULL;
@@ -399,11 +401,10 @@ int strata_meta__rados_parts_read(struct strata_meta *m, const char *bucket, con
                                   int (*cb)(void *ud, const struct meta_part *p), void *ud)
 {
     uint64_t inc;
-    int rc = bucket_inc(m, bucket, &inc);
+    struct names n;
+    int rc = locate(m, bucket, key, up, &n, &inc);
     if (rc)
         return rc;
-    struct names n;
-    names_of(&n, inc, key, up);
     int stop = 0;
     rc = parts_walk(meta_rados_of(m)->meta, &n, from, cb, ud, &stop);
     return rc ? rc : stop;
@@ -447,21 +448,8 @@ static int rc_decide(void *ud, const struct strata_meta__key_view *v,
                      struct strata_meta__key_edit *e)
 {
     struct rcomplete *c = ud;
-    struct strata_meta__mpu_view mv;
-    memset(&mv, 0, sizeof(mv));
-    mv.key = *v;
-    mv.done = strata_meta__is_done(c->uv, c->uvl);
-    mv.uv = c->uv;
-    mv.uvl = c->uvl;
-    mv.parts = c->ps.p;
-    mv.nparts = c->ps.n;
-    memset(&c->me, 0, sizeof(c->me));
-    int rc = c->t->decide(c->t->ud, &mv, &c->me);
-    *e = c->me.key;
-    if (rc == 0 && e->op != STRATA_META__KEY_NONE &&
-        (e->op != STRATA_META__KEY_PUT || !c->me.done_v))
-        return STRATA_EINTERNAL; /* a complete writes a version and its done record */
-    return rc;
+    return strata_meta__mpu_decide(c->t, v, strata_meta__is_done(c->uv, c->uvl), c->uv, c->uvl,
+                                   c->ps.p, c->ps.n, &c->me, e);
 }
 
 static int rc_write(void *ud, rados_write_op_t op, const struct strata_meta__key_edit *e)
@@ -544,11 +532,10 @@ int strata_meta__rados_mpu_abort(struct strata_meta *m, const char *bucket, cons
     memset(unref, 0, sizeof(*unref));
     struct meta_rados *r = meta_rados_of(m);
     uint64_t inc;
-    int rc = bucket_inc(m, bucket, &inc);
+    struct names n;
+    int rc = locate(m, bucket, key, up, &n, &inc);
     if (rc)
         return rc;
-    struct names n;
-    names_of(&n, inc, key, up);
     rc = STRATA_EBUSY;
     for (int attempt = 0; attempt < TRIES; attempt++) {
         char *uv = NULL;
