@@ -17,17 +17,19 @@
  * switch of a version record, and the conditional pre-check of a PUT;
  * ordered scans of a bucket's current versions, versions, live uploads and
  * version-time index (the listings, ListMultipartUploads,
- * strata_meta_due_scan), with the drive merge and its read rule; and, as
- * optional ops a backend may leave NULL, the local drives' upkeep: heal,
- * the heal queue, orphan reclaim and the store figures.  The local backend
- * (meta/local/) keeps them on the drives of the sets.  The RADOS backend
- * (meta/rados/) has all but the upkeep, UPLOADS and DUE (STRATA_ENOTIMPL).
+ * strata_meta_due_scan), with the drive merge and its read rule; multipart
+ * uploads: upload and part records, ListParts, the complete (a pure decide
+ * over the key's versions, the upload and its parts, applied at once with
+ * the upload's and parts' removal) and abort; and, as optional ops a
+ * backend may leave NULL, the local drives' upkeep: heal, the heal queue,
+ * orphan reclaim and the store figures.  The local backend (meta/local/)
+ * keeps them on the drives of the sets.  The RADOS backend (meta/rados/)
+ * has all but the upkeep and DUE (STRATA_ENOTIMPL).
  *
  * Not behind it yet (they call the local functions directly): the quorum
- * reads of GET and HEAD (local/qread.h); multipart create, part records,
- * complete (local/key.c's version_commit, with the same decide as a PUT)
- * and abort, whose upload and part records are not in the edit; a
- * transition's intent records and their scan.
+ * reads of GET and HEAD (local/qread.h), with a multipart version's part
+ * table and the removal of its parts' data; a transition's intent records
+ * and their scan.
  */
 #ifndef STRATA_META_STORE_H
 #define STRATA_META_STORE_H

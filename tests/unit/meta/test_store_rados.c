@@ -1501,6 +1501,13 @@ static void test_mpu_abort_removes(void **state)
     assert_int_equal(part_up(g1, b, "k", id, 4, 0x20), STRATA_ENOTFOUND);
     struct strata_mpu_info mi;
     assert_int_equal(strata_mpu_get(g1, b, "k", id, &mi), STRATA_ENOTFOUND);
+    /* DeleteBucket aborts the uploads left, with its shards closed. */
+    mpu_new(g1, b, "left", id);
+    assert_int_equal(part_up(g2, b, "left", id, 1, 0x21), 0);
+    assert_int_equal(strata_meta_bucket_delete(g2, b), 0);
+    assert_int_equal(shard_keys(g1, inc, "left", 'u', NULL, NULL), 0);
+    assert_int_equal(shard_keys(g1, inc, "left", 'p', NULL, NULL), 0);
+    assert_int_equal(strata_mpu_get(g1, b, "left", id, &mi), STRATA_ENOTFOUND);
 }
 
 #define RACE_ROUNDS 30
