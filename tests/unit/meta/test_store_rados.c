@@ -719,7 +719,8 @@ static int read_decide(void *ud, const struct strata_meta__key_view *v,
         memcpy(s->sk, sl->sk, 16);
         snprintf(s->etag, sizeof(s->etag), "%s", sl->rec->etag);
         size_t n = sl->rec->shard_len < sizeof(s->data) - 1 ? sl->rec->shard_len : 0;
-        memcpy(s->data, sl->rec->shard, n);
+        if (n) /* a multipart version has no bytes in its record */
+            memcpy(s->data, sl->rec->shard, n);
         s->data[n] = 0;
         s->tags_len = sl->rec->tags_len;
         snprintf(s->sc, sizeof(s->sc), "%s", sl->rec->storage_class);
