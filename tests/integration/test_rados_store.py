@@ -115,7 +115,7 @@ def test_backend_unit(c):
     sys.stdout.write(r.stdout + r.stderr)
     log(f"test_store_rados: exit {r.returncode} in {took:.1f} s")
     assert r.returncode == 0, r.returncode
-    assert "[  PASSED  ] 25 test(s)." in r.stdout + r.stderr
+    assert "[  PASSED  ] 26 test(s)." in r.stdout + r.stderr
 
 
 class ClusterRun:

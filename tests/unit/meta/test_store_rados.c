@@ -1519,6 +1519,7 @@ struct race_arg {
     const struct plist *pl;
     bool abort, inm;
     int delay_us; /* before it starts: both outcomes of the race occur */
+    bool replace; /* put part 1 again with other data (seed 0x41) */
     int rc;
     pthread_barrier_t *go;
 };
@@ -1529,8 +1530,11 @@ static void *race_thread(void *a)
     pthread_barrier_wait(x->go);
     if (x->delay_us)
         usleep((useconds_t)x->delay_us);
-    x->rc = x->abort ? strata_mpu_abort(x->m, x->bucket, x->key, x->id)
-                     : mpu_done(x->m, x->bucket, x->key, x->id, x->pl, x->inm, NULL);
+    if (x->replace)
+        x->rc = part_up(x->m, x->bucket, x->key, x->id, 1, 0x41);
+    else
+        x->rc = x->abort ? strata_mpu_abort(x->m, x->bucket, x->key, x->id)
+                         : mpu_done(x->m, x->bucket, x->key, x->id, x->pl, x->inm, NULL);
     return NULL;
 }
 
@@ -1565,8 +1569,9 @@ static void race_rounds(const char *b, uint64_t inc, unsigned nparts, int rounds
         /* Either side starts a little later, by steps that cross the
          * other's read-to-write window. */
         int lag = (round / 2 % 5) * lag_us;
-        struct race_arg a[2] = {{g1, b, key, id, &pl, false, false, round % 2 ? lag : 0, -1, &go},
-                                {g2, b, key, id, &pl, true, false, round % 2 ? 0 : lag, -1, &go}};
+        struct race_arg a[2] = {
+            {g1, b, key, id, &pl, false, false, round % 2 ? lag : 0, false, -1, &go},
+            {g2, b, key, id, &pl, true, false, round % 2 ? 0 : lag, false, -1, &go}};
         pthread_t th[2];
         for (int i = 0; i < 2; i++)
             pthread_create(&th[i], NULL, race_thread, &a[i]);
@@ -1616,6 +1621,60 @@ static void test_mpu_complete_races_abort(void **state)
     race_rounds(b, inc, 1200, 10, 1000);
 }
 
+/* A part replaced while its upload is completed: the complete must not
+ * keep the data the replacement hands back for reclaim. */
+static void test_mpu_complete_races_part(void **state)
+{
+    (void)state;
+    char b[64];
+    snprintf(b, sizeof(b), "mpp-%s", run);
+    uint64_t inc = mk_bucket(b);
+    const unsigned n = 1200;
+    unsigned *nos = calloc(n, sizeof(*nos));
+    uint8_t *seeds = calloc(n, 1);
+    for (unsigned i = 0; i < n; i++) {
+        nos[i] = i + 1;
+        seeds[i] = 0x40;
+    }
+    struct plist pl;
+    plist_make(&pl, nos, seeds, n);
+    unsigned completes = 0, replaced = 0;
+    for (int round = 0; round < 10; round++) {
+        char key[32], id[STRATA_UPLOAD_ID_MAX + 1];
+        snprintf(key, sizeof(key), "repl-%d", round);
+        mpu_new(g1, b, key, id);
+        mpu_fill(g1, inc, key, id, n, 0x40, b);
+        pthread_barrier_t go;
+        pthread_barrier_init(&go, NULL, 2);
+        struct race_arg a[2] = {{g1, b, key, id, &pl, false, false, 0, false, -1, &go},
+                                {g2, b, key, id, NULL, false, false, round * 700, true, -1, &go}};
+        pthread_t th[2];
+        for (int i = 0; i < 2; i++)
+            pthread_create(&th[i], NULL, race_thread, &a[i]);
+        for (int i = 0; i < 2; i++)
+            pthread_join(th[i], NULL);
+        pthread_barrier_destroy(&go);
+        /* The complete first (the part then finds the upload gone), or the
+         * part first (its new ETag is not the one listed). */
+        assert_true((a[0].rc == 0) != (a[1].rc == 0));
+        if (a[0].rc == 0) {
+            completes++;
+            assert_int_equal(a[1].rc, STRATA_ENOTFOUND);
+        } else {
+            replaced++;
+            assert_int_equal(a[0].rc, STRATA_EBADPART);
+            struct strata_mpu_info mi;
+            assert_int_equal(strata_mpu_get(g1, b, key, id, &mi), 0);
+        }
+    }
+    print_message("complete of %u parts against a part replaced, 10 rounds: %u completes, "
+                  "%u replacements first\n",
+                  n, completes, replaced);
+    plist_free(&pl);
+    free(nos);
+    free(seeds);
+}
+
 #define INM_UPLOADS 4
 
 static void test_mpu_complete_if_none_match(void **state)
@@ -1640,7 +1699,8 @@ static void test_mpu_complete_if_none_match(void **state)
         struct race_arg a[INM_UPLOADS];
         pthread_t th[INM_UPLOADS];
         for (int i = 0; i < INM_UPLOADS; i++) {
-            a[i] = (struct race_arg){i % 2 ? g2 : g1, b, key, id[i], &pl, false, true, 0, -1, &go};
+            a[i] = (struct race_arg){i % 2 ? g2 : g1, b, key, id[i], &pl, false, true, 0, false,
+                                     -1, &go};
             pthread_create(&th[i], NULL, race_thread, &a[i]);
         }
         int wins = 0, lost = 0;
@@ -1913,6 +1973,7 @@ int main(void)
         cmocka_unit_test(test_mpu_two_gateways),
         cmocka_unit_test(test_mpu_abort_removes),
         cmocka_unit_test(test_mpu_complete_races_abort),
+        cmocka_unit_test(test_mpu_complete_races_part),
         cmocka_unit_test(test_mpu_complete_if_none_match),
         cmocka_unit_test(test_mpu_uploads_scan),
         cmocka_unit_test(test_mpu_complete_figures),
