@@ -642,18 +642,6 @@ int strata_meta__replica_decide(const struct strata_meta__key_view *v, struct me
 void strata_meta__drop_of_reclaim(const struct strata_meta *m,
                                   const struct strata_meta__key_reclaim *rc,
                                   struct meta_drop *drop);
-/*
- * Commit the non-inline record r as a new version of bucket/key with the
- * put's versioning rules and conditionals (local/key.c; the multipart
- * complete's, not behind the seam yet); the caller holds the key lock.
- * extra (may be NULL) adds to every drive's batch.  sk receives the sort
- * key; drop what to strata_meta__drop after unlocking.
- */
-int strata_meta__version_commit(struct strata_meta *m, unsigned set, const char *bucket,
-                                const char *key, int versioning, struct meta_rec *r,
-                                const char *if_match, bool if_none_match_star,
-                                meta_extra_fn extra, void *ud, uint8_t sk[SORTKEY_LEN],
-                                struct meta_drop *drop);
 /* Remove what drop names now, or (when a reader has the version pinned)
  * when its last reader is done. */
 void strata_meta__drop(struct strata_meta *m, unsigned set, const char *bucket, const char *key,
@@ -746,16 +734,26 @@ int strata_meta__lock_may_remove(const uint8_t *sk, const struct meta_rec *r,
                                  int64_t now_ms, struct strata_meta__key_audit *a);
 
 /* ---- mpu.c ---- */
-/* Commit a part record (data already durable) under the key lock after
+/* Commit a part record (data already durable) through the store after
  * checking that the upload exists; drops the replaced part's data after. */
-int strata_meta__part_store(struct strata_meta *m, unsigned set, const char *bucket,
-                            const char *key, const uint8_t upload[UPLOAD_LEN],
-                            const struct meta_part *part);
+int strata_meta__part_store(struct strata_meta *m, const char *bucket, const char *key,
+                            const uint8_t upload[UPLOAD_LEN], const struct meta_part *part);
 int strata_meta__upload_id_parse(const char *s, uint8_t upload[UPLOAD_LEN]);
-/* Read the upload record by quorum into u (caller upload_fini's). */
+/* Read the upload record by quorum into u (caller upload_fini's; the
+ * local backend's, local/mpu.c). */
 int strata_meta__upload_read(struct strata_meta *m, unsigned set, const char *bucket,
                              const char *key, const uint8_t upload[UPLOAD_LEN],
                              struct meta_upload *u);
+/* A backend's complete: t's decide over the view of key view v, the upload
+ * record uv (done: a completed-upload record) and the committed parts;
+ * e gets me->key.  STRATA_EINTERNAL for an edit that is not a complete's. */
+int strata_meta__mpu_decide(const struct strata_meta__mpu_txn *t,
+                            const struct strata_meta__key_view *v, bool done, const char *uv,
+                            size_t uvl, const struct meta_part *parts, size_t nparts,
+                            struct strata_meta__mpu_edit *me, struct strata_meta__key_edit *e);
+/* Append data id of tier ("" hot) to refs: 0 or STRATA_ENOMEM (backends'). */
+int strata_meta__data_refs_add(struct strata_meta__data_refs *refs, const char *tier,
+                               const uint8_t *id);
 
 /* ---- audit.c ---- */
 /* Open the store's audit log and find the chain's tail; a torn last entry

@@ -2,28 +2,24 @@
  * mpu.c - multipart uploads: create, part records, complete, abort, and the
  * two listings; plus the part table ('T' records) of completed objects.
  *
- * Invariants:
- * - The upload record ('U') and part records ('P') live in the set of the
- *   upload's bucket/key and are written like version records: one synced
- *   batch per drive, success on the write quorum, undone below it.
- * - Part commits, complete and abort of one key run under that key's stripe
- *   lock (the same lock as put and delete), so a part cannot be committed
- *   into an upload that complete or abort has already removed, and complete
- *   sees a stable set of parts.
+ * The rules live here; the upload and part records are the store's
+ * (store.h, "multipart uploads"; locally meta/local/mpu.c, on RADOS
+ * meta/rados/mpu.c).
  * - Complete never copies data: the new version's part table refers to the
- *   parts' data ids.  The version record, its part table, the upload
- *   record's replacement by the completed-upload record and the removal of
- *   the part records are one batch per drive.  Data of parts not used (and
- *   of replaced versions) is deleted only after that commit.
- * - Newest state wins per upload key: absent < live < dead (an abort's
- *   tombstone, a complete's completed-upload record; ids are never
- *   reused), so a drive that missed an abort or complete cannot bring the
- *   upload back (upload_state).  The completed-upload record answers a
- *   repeated complete with the same part list for m->mpu_retry_ns.
+ *   parts' data ids.  Its decide (complete_decide) is a pure function of
+ *   the store's view (the key's versions, the upload record, the committed
+ *   parts): the part list checked, the version record and part table made,
+ *   the version rules of a PUT applied (strata_meta__version_decide), and
+ *   the completed-upload record that answers a repeated complete with the
+ *   same part list for m->mpu_retry_ns.  The store applies it at once with
+ *   the upload's and the parts' removal.
+ * - Data a commit stops referring to (a replaced part, parts not listed,
+ *   an aborted upload's parts, replaced versions) is removed only after
+ *   that commit, once.
  * - A completed object's part data is deleted before its 'T' records (so a
  *   crash leaves at worst orphan 'T' records, never a table naming deleted
  *   data of a live version: the version record is gone first).
- * Threads: any caller thread.  Lock order: key stripe lock -> drive queues.
+ * Threads: any caller thread.
  */
 #include "meta_internal.h"
 #include "store.h"
@@ -36,7 +32,6 @@
 #include <time.h>
 
 #define UKEY_MAX (1 + STRATA_BUCKET_NAME_MAX + 1 + STRATA_KEY_MAX + 1 + UPLOAD_LEN + 8)
-#define PKEY_LEN (1 + UPLOAD_LEN + 4)
 
 static int64_t now_ns(void)
 {
@@ -115,88 +110,6 @@ int strata_meta__upload_id_parse(const char *s, uint8_t upload[UPLOAD_LEN])
     return 0;
 }
 
-/* States of an upload key (upload_state). */
-enum { US_LIVE = 1, US_DONE = 2 };
-
-/*
- * The state of upload key uk, newest state winning (absent < live <
- * aborted or completed; upload ids are never reused): 0 with *state
- * US_LIVE (q->v[q->win] is the upload record) or US_DONE (q->v[q->win] is
- * the completed-upload record); STRATA_ENOTFOUND when it was aborted or
- * never existed; STRATA_EQUORUM.  The read quorum of identical values (or
- * of absences) decides at once.  Without it every readable drive has been
- * read: a completed-upload record that may have been committed (held by
- * Wq - (N - responding) drives) is the answer, else a tombstone or a
- * completed-upload record on any drive means the upload is over (a drive
- * that missed the abort or complete cannot bring it back), else
- * STRATA_EQUORUM.  Caller qraw_fini's q.
- */
-static int upload_state(struct strata_meta *m, unsigned set, const char *uk, size_t ukl,
-                        bool read_all, struct meta_qraw *q, int *state)
-{
-    *state = 0;
-    int rc = strata_meta__qraw_get(m, set, uk, ukl, read_all, q);
-    if (rc == 0) {
-        const char *v = q->v[q->win];
-        size_t vl = q->vl[q->win];
-        if (strata_meta__is_tomb(v, vl))
-            return STRATA_ENOTFOUND;
-        *state = strata_meta__is_done(v, vl) ? US_DONE : US_LIVE;
-        return 0;
-    }
-    if (rc != STRATA_EQUORUM)
-        return rc;
-    struct meta_set *ms = &m->sets[set];
-    unsigned wq = strata_set_write_quorum(ms->set), resp = 0, best_n = 0;
-    int best = -1;
-    bool dead = false;
-    for (unsigned d = 0; d < ms->n; d++) {
-        if (!q->tried[d] || (q->rc[d] != 0 && q->rc[d] != STRATA_ENOTFOUND))
-            continue;
-        resp++;
-        if (q->rc[d] != 0 || !strata_meta__is_dead(q->v[d], q->vl[d]))
-            continue;
-        dead = true;
-        if (!strata_meta__is_done(q->v[d], q->vl[d]))
-            continue;
-        unsigned same = 0;
-        for (unsigned j = 0; j < ms->n; j++)
-            same += q->tried[j] && q->rc[j] == 0 && q->vl[j] == q->vl[d] &&
-                    memcmp(q->v[j], q->v[d], q->vl[d]) == 0;
-        if (same > best_n) {
-            best_n = same;
-            best = (int)d;
-        }
-    }
-    if (resp < strata_set_read_quorum(ms->set))
-        return STRATA_EQUORUM; /* too few drives answer to decide anything */
-    unsigned need = wq > ms->n - resp ? wq - (ms->n - resp) : 1;
-    if (best >= 0 && best_n >= need) {
-        q->win = best;
-        *state = US_DONE;
-        return 0;
-    }
-    return dead ? STRATA_ENOTFOUND : STRATA_EQUORUM;
-}
-
-int strata_meta__upload_read(struct strata_meta *m, unsigned set, const char *bucket,
-                             const char *key, const uint8_t upload[UPLOAD_LEN],
-                             struct meta_upload *u)
-{
-    memset(u, 0, sizeof(*u));
-    char k[UKEY_MAX];
-    size_t kl = strata_meta__key_upload(k, sizeof(k), bucket, key, upload);
-    struct meta_qraw q;
-    int state;
-    int rc = upload_state(m, set, k, kl, false, &q, &state);
-    if (rc == 0 && state != US_LIVE)
-        rc = STRATA_ENOTFOUND; /* completed */
-    if (rc == 0)
-        rc = strata_meta__upload_decode(q.v[q.win], q.vl[q.win], u);
-    strata_meta__qraw_fini(&q);
-    return rc;
-}
-
 int strata_mpu_create(struct strata_meta *m, const struct strata_mpu_opts *opts,
                       char upload_id[STRATA_UPLOAD_ID_MAX + 1])
 {
@@ -267,37 +180,8 @@ int strata_mpu_create(struct strata_meta *m, const struct strata_mpu_opts *opts,
     rc = strata_meta__upload_encode(&u, &v, &vl);
     if (rc)
         return rc;
-    unsigned set = strata_meta__set_of(m, opts->bucket, opts->key);
-    char k[UKEY_MAX];
-    size_t kl = strata_meta__key_upload(k, sizeof(k), opts->bucket, opts->key, up);
-    rocksdb_writebatch_t *wbs[STRATA_DRIVES_MAX] = {0}, *undo[STRATA_DRIVES_MAX] = {0};
-    for (unsigned d = 0; d < m->sets[set].n; d++) {
-        if (!m->sets[set].drives[d].db)
-            continue;
-        wbs[d] = rocksdb_writebatch_create();
-        undo[d] = rocksdb_writebatch_create();
-        rocksdb_writebatch_put(wbs[d], k, kl, v, vl);
-        rocksdb_writebatch_delete(undo[d], k, kl);
-    }
-    /* Not into a bucket deleted (or re-created) since the check above.
-     * Under the key lock, as every other write of the upload: heal, which
-     * takes it too, never sees a create half applied (and would take it
-     * for a leftover that reached too few drives). */
-    pthread_rwlock_t *bh = NULL;
-    rc = strata_meta__bucket_hold(m, opts->bucket, b.incarnation, &bh);
-    if (rc == 0) {
-        pthread_mutex_t *lk = strata_meta__key_lock(m, opts->bucket, opts->key);
-        pthread_mutex_lock(lk);
-        rc = strata_meta__set_commit(m, set, wbs, undo);
-        pthread_mutex_unlock(lk);
-    }
-    strata_meta__bucket_release(bh);
-    for (unsigned d = 0; d < STRATA_DRIVES_MAX; d++) {
-        if (wbs[d])
-            rocksdb_writebatch_destroy(wbs[d]);
-        if (undo[d])
-            rocksdb_writebatch_destroy(undo[d]);
-    }
+    /* Not into a bucket deleted (or re-created) since the check above. */
+    rc = m->store->upload_create(m, opts->bucket, opts->key, b.incarnation, up, v, vl);
     free(v);
     if (rc == 0)
         strata_hex_encode(up, UPLOAD_LEN, upload_id);
@@ -312,208 +196,12 @@ int strata_mpu_get(struct strata_meta *m, const char *bucket, const char *key,
     if (!names_ok(bucket, key) || !upload_id || strata_meta__upload_id_parse(upload_id, up))
         return STRATA_ENOTFOUND;
     struct meta_upload u;
-    int rc = strata_meta__upload_read(m, strata_meta__set_of(m, bucket, key), bucket, key, up,
-                                      &u);
+    int rc = m->store->upload_get(m, bucket, key, up, &u);
     if (rc)
         return rc;
     strata_meta__upload_info(out, bucket, key, up, &u);
     strata_meta__upload_fini(&u);
     return 0;
-}
-
-/* ---- part scans --------------------------------------------------------- */
-
-struct pent {
-    unsigned no;
-    char *v;
-    size_t vl;
-};
-
-/* Every drive's part records of one upload, from part number 'from' on. */
-struct pscan {
-    unsigned n; /* drives of the set */
-    struct pent *e[STRATA_DRIVES_MAX];
-    size_t ne[STRATA_DRIVES_MAX];
-    bool voter[STRATA_DRIVES_MAX];
-    bool ok[STRATA_DRIVES_MAX]; /* scanned */
-};
-
-static void pscan_fini(struct pscan *ps)
-{
-    for (unsigned d = 0; d < STRATA_DRIVES_MAX; d++) {
-        for (size_t i = 0; i < ps->ne[d]; i++)
-            free(ps->e[d][i].v);
-        free(ps->e[d]);
-        ps->e[d] = NULL;
-        ps->ne[d] = 0;
-    }
-}
-
-static int pscan_run(struct strata_meta *m, unsigned set, const uint8_t up[UPLOAD_LEN],
-                     unsigned from, struct pscan *ps)
-{
-    memset(ps, 0, sizeof(*ps));
-    struct meta_set *ms = &m->sets[set];
-    ps->n = ms->n;
-    char lo[PKEY_LEN], hi[PKEY_LEN];
-    strata_meta__key_part(lo, up, from);
-    strata_meta__key_part(hi, up, META_PARTS_MAX + 1);
-    for (unsigned d = 0; d < ms->n; d++) {
-        if (!ms->drives[d].db)
-            continue;
-        ps->voter[d] = strata_meta__drive_readable(m, set, d);
-        rocksdb_readoptions_t *ro;
-        rocksdb_iterator_t *it = strata_meta__iter_new(m, set, d, &ro, hi, PKEY_LEN, true);
-        if (!it)
-            continue;
-        size_t cap = 0;
-        int rc = 0;
-        for (rocksdb_iter_seek(it, lo, PKEY_LEN); rocksdb_iter_valid(it); rocksdb_iter_next(it)) {
-            size_t kl, vl;
-            const char *k = rocksdb_iter_key(it, &kl);
-            const char *v = rocksdb_iter_value(it, &vl);
-            if (kl != PKEY_LEN)
-                continue;
-            if (ps->ne[d] == cap) {
-                cap = cap ? 2 * cap : 64;
-                struct pent *ne = realloc(ps->e[d], cap * sizeof(*ne));
-                if (!ne) {
-                    rc = STRATA_ENOMEM;
-                    break;
-                }
-                ps->e[d] = ne;
-            }
-            struct pent *pe = &ps->e[d][ps->ne[d]];
-            const uint8_t *pk = (const uint8_t *)k + 1 + UPLOAD_LEN;
-            pe->no = (unsigned)pk[0] << 24 | (unsigned)pk[1] << 16 | (unsigned)pk[2] << 8 | pk[3];
-            pe->v = malloc(vl ? vl : 1);
-            if (!pe->v) {
-                rc = STRATA_ENOMEM;
-                break;
-            }
-            memcpy(pe->v, v, vl);
-            pe->vl = vl;
-            ps->ne[d]++;
-        }
-        char *err = NULL;
-        rocksdb_iter_get_error(it, &err);
-        rocksdb_iter_destroy(it);
-        rocksdb_readoptions_destroy(ro);
-        if (err) {
-            free(err);
-            ps->voter[d] = false; /* a drive we could not read does not vote */
-        } else if (rc) {
-            pscan_fini(ps);
-            return rc;
-        }
-        ps->ok[d] = !err;
-    }
-    return 0;
-}
-
-/* Walk the union of part numbers; for each, the committed value (or NULL
- * when no value has the read quorum among voters) and the per-drive entries. */
-typedef int (*pwalk_fn)(void *ud, unsigned no, const struct pent *won,
-                        const struct pent *const *per_drive);
-
-static int pscan_walk(struct strata_meta *m, unsigned set, struct pscan *ps, pwalk_fn fn,
-                      void *ud)
-{
-    unsigned rq = strata_set_read_quorum(m->sets[set].set);
-    size_t idx[STRATA_DRIVES_MAX] = {0};
-    for (;;) {
-        unsigned no = UINT32_MAX;
-        for (unsigned d = 0; d < ps->n; d++)
-            if (idx[d] < ps->ne[d] && ps->e[d][idx[d]].no < no)
-                no = ps->e[d][idx[d]].no;
-        if (no == UINT32_MAX)
-            return 0;
-        const struct pent *pd[STRATA_DRIVES_MAX] = {0};
-        for (unsigned d = 0; d < ps->n; d++)
-            if (idx[d] < ps->ne[d] && ps->e[d][idx[d]].no == no)
-                pd[d] = &ps->e[d][idx[d]++];
-        const struct pent *won = NULL;
-        for (unsigned d = 0; d < ps->n && !won; d++) {
-            if (!pd[d] || !ps->voter[d])
-                continue;
-            unsigned same = 0;
-            for (unsigned j = 0; j < ps->n; j++)
-                same += pd[j] && ps->voter[j] && pd[j]->vl == pd[d]->vl &&
-                        memcmp(pd[j]->v, pd[d]->v, pd[d]->vl) == 0;
-            if (same >= rq)
-                won = pd[d];
-        }
-        int rc = fn(ud, no, won, pd);
-        if (rc)
-            return rc;
-    }
-}
-
-/* ---- part commit -------------------------------------------------------- */
-
-int strata_meta__part_store(struct strata_meta *m, unsigned set, const char *bucket,
-                            const char *key, const uint8_t upload[UPLOAD_LEN],
-                            const struct meta_part *part)
-{
-    struct meta_set *ms = &m->sets[set];
-    char uk[UKEY_MAX], pk[PKEY_LEN];
-    size_t ukl = strata_meta__key_upload(uk, sizeof(uk), bucket, key, upload);
-    strata_meta__key_part(pk, upload, part->number);
-    char *v = NULL;
-    size_t vl = 0;
-    int rc = strata_meta__part_encode(part, bucket, key, &v, &vl);
-    if (rc)
-        return rc;
-    rocksdb_writebatch_t *wbs[STRATA_DRIVES_MAX] = {0}, *undo[STRATA_DRIVES_MAX] = {0};
-    struct meta_qraw uq, oq;
-    memset(&oq, 0, sizeof(oq));
-    pthread_mutex_t *lk = strata_meta__key_lock(m, bucket, key);
-    pthread_mutex_lock(lk);
-    int ust;
-    rc = upload_state(m, set, uk, ukl, false, &uq, &ust);
-    strata_meta__qraw_fini(&uq);
-    if (rc == 0 && ust != US_LIVE)
-        rc = STRATA_ENOTFOUND; /* completed meanwhile */
-    if (rc == 0) {
-        int orc = strata_meta__qraw_get(m, set, pk, PKEY_LEN, true, &oq);
-        if (orc != 0 && orc != STRATA_ENOTFOUND && orc != STRATA_EQUORUM)
-            rc = orc;
-    }
-    if (rc == 0) {
-        for (unsigned d = 0; d < ms->n; d++) {
-            if (!ms->drives[d].db)
-                continue;
-            wbs[d] = rocksdb_writebatch_create();
-            undo[d] = rocksdb_writebatch_create();
-            rocksdb_writebatch_put(wbs[d], pk, PKEY_LEN, v, vl);
-            if (oq.tried[d] && oq.rc[d] == 0)
-                rocksdb_writebatch_put(undo[d], pk, PKEY_LEN, oq.v[d], oq.vl[d]);
-            else
-                rocksdb_writebatch_delete(undo[d], pk, PKEY_LEN);
-        }
-        rc = strata_meta__set_commit(m, set, wbs, undo);
-    }
-    pthread_mutex_unlock(lk);
-    strata_meta__batches_free(wbs, undo);
-    free(v);
-    if (rc == 0) {
-        /* The replaced part's data (every distinct old copy), after the commit. */
-        for (unsigned d = 0; d < ms->n; d++) {
-            struct meta_part old;
-            if (!oq.tried[d] || oq.rc[d] != 0 ||
-                strata_meta__part_decode(oq.v[d], oq.vl[d], &old, NULL, NULL) != 0 ||
-                !old.has_data_id || memcmp(old.data_id, part->data_id, STRATA_DATA_ID_LEN) == 0)
-                continue;
-            bool seen = false;
-            for (unsigned j = 0; j < d && !seen; j++)
-                seen = oq.tried[j] && oq.rc[j] == 0 && oq.vl[j] == oq.vl[d] &&
-                       memcmp(oq.v[j], oq.v[d], oq.vl[d]) == 0;
-            if (!seen)
-                strata_meta__data_rm(m, old.tier, bucket, key, old.data_id);
-        }
-    }
-    strata_meta__qraw_fini(&oq);
-    return rc;
 }
 
 /* ---- complete ----------------------------------------------------------- */
@@ -527,139 +215,6 @@ static bool etag_eq(const char *given, const char *ours)
         n -= 2;
     }
     return n == strlen(ours) && strncasecmp(given, ours, n) == 0;
-}
-
-struct cstate {
-    struct meta_part *byno; /* committed parts, indexed by number */
-    bool *have;
-    /* Per drive: its old part records (for undo) and the keys to delete. */
-    struct pscan *ps;
-    const uint8_t *up;
-    /* Set by collect: the union of part numbers seen. */
-    unsigned *seen;
-    size_t nseen;
-};
-
-static int collect_cb(void *ud, unsigned no, const struct pent *won,
-                      const struct pent *const *per_drive)
-{
-    (void)per_drive;
-    struct cstate *cs = ud;
-    cs->seen[cs->nseen++] = no;
-    if (won && strata_meta__part_decode(won->v, won->vl, &cs->byno[no], NULL, NULL) == 0) {
-        cs->byno[no].number = no;
-        cs->have[no] = true;
-    }
-    return 0;
-}
-
-struct cextra {
-    const char *bucket, *key;
-    const uint8_t *up;
-    struct meta_qraw *uq;  /* the upload record on every drive */
-    struct pscan *ps;
-    char **tv;             /* encoded 'T' chunks */
-    size_t *tvl;
-    size_t nchunks;
-    /* What replaces the upload record: uval (an abort's tombstone), or
-     * (complete) the completed-upload record made from done and the
-     * version record r once the sort key is known. */
-    const char *uval;
-    size_t uvl;
-    struct meta_done *done;
-    const struct meta_rec *r;
-    char *done_v;
-    size_t done_vl;
-    int err; /* the completed-upload record could not be made */
-};
-
-/* The completed-upload record of version sk (record cx->r), made once. */
-static void done_make(struct cextra *cx, const uint8_t *sk)
-{
-    if (cx->done_v || cx->err)
-        return;
-    struct meta_done *dn = cx->done;
-    const struct meta_rec *r = cx->r;
-    memcpy(dn->sk, sk, SORTKEY_LEN);
-    dn->flags = r->flags;
-    snprintf(dn->etag, sizeof(dn->etag), "%s", r->etag);
-    dn->size = r->sse_len ? r->psize : r->size;
-    dn->mtime_ns = r->mtime_ns;
-    dn->cksum_algo = r->cksum_algo;
-    dn->cksum_type = r->cksum_type;
-    memcpy(dn->cksum, r->cksum, r->cksum_len);
-    dn->cksum_len = r->cksum_len;
-    dn->nparts = r->nparts;
-    snprintf(dn->storage_class, sizeof(dn->storage_class), "%s", r->storage_class);
-    dn->sse = r->sse;
-    dn->sse_len = r->sse_len;
-    cx->err = strata_meta__done_encode(dn, &cx->done_v, &cx->done_vl);
-}
-
-static void complete_extra(void *ud, unsigned d, const uint8_t *sk, rocksdb_writebatch_t *wb,
-                           rocksdb_writebatch_t *undo)
-{
-    struct cextra *cx = ud;
-    char k[UKEY_MAX];
-    for (size_t c = 0; c < cx->nchunks; c++) {
-        size_t kl = strata_meta__key_ptab(k, sizeof(k), cx->bucket, cx->key, sk, (unsigned)c);
-        rocksdb_writebatch_put(wb, k, kl, cx->tv[c], cx->tvl[c]);
-        rocksdb_writebatch_delete(undo, k, kl);
-    }
-    /* The upload record becomes its dead state (a tombstone, or the
-     * completed-upload record), never just removed: a drive that missed
-     * this keeps the live record, which the dead state outvotes. */
-    size_t ukl = strata_meta__key_upload(k, sizeof(k), cx->bucket, cx->key, cx->up);
-    if (cx->done)
-        done_make(cx, sk);
-    const char *uv = cx->done ? cx->done_v : cx->uval;
-    size_t uvl = cx->done ? cx->done_vl : cx->uvl;
-    if (uv)
-        rocksdb_writebatch_put(wb, k, ukl, uv, uvl);
-    else
-        rocksdb_writebatch_delete(wb, k, ukl); /* not reached: done_make failed, see err */
-    if (cx->uq->tried[d] && cx->uq->rc[d] == 0)
-        rocksdb_writebatch_put(undo, k, ukl, cx->uq->v[d], cx->uq->vl[d]);
-    else
-        rocksdb_writebatch_delete(undo, k, ukl);
-    /* Every part record of the upload on any drive goes; each drive's own
-     * copies come back on undo. */
-    for (unsigned j = 0; j < cx->ps->n; j++) {
-        for (size_t i = 0; i < cx->ps->ne[j]; i++) {
-            char pk[PKEY_LEN];
-            strata_meta__key_part(pk, cx->up, cx->ps->e[j][i].no);
-            rocksdb_writebatch_delete(wb, pk, PKEY_LEN);
-            if (j == d)
-                rocksdb_writebatch_put(undo, pk, PKEY_LEN, cx->ps->e[j][i].v,
-                                       cx->ps->e[j][i].vl);
-        }
-    }
-}
-
-/* Data of every part record in ps whose number is not kept[] (NULL: all). */
-static void drop_parts_data(struct strata_meta *m, struct pscan *ps, const bool *kept,
-                            const struct meta_part *byno)
-{
-    char bucket[STRATA_BUCKET_NAME_MAX + 1], key[STRATA_KEY_MAX + 1];
-    for (unsigned d = 0; d < ps->n; d++) {
-        for (size_t i = 0; i < ps->ne[d]; i++) {
-            const struct pent *pe = &ps->e[d][i];
-            struct meta_part p;
-            if (strata_meta__part_decode(pe->v, pe->vl, &p, bucket, key) != 0 || !p.has_data_id)
-                continue;
-            if (kept && pe->no <= META_PARTS_MAX && kept[pe->no] &&
-                memcmp(byno[pe->no].data_id, p.data_id, STRATA_DATA_ID_LEN) == 0)
-                continue;
-            /* Skip a copy an earlier drive already had (same bytes). */
-            bool dup = false;
-            for (unsigned j = 0; j < d && !dup; j++)
-                for (size_t x = 0; x < ps->ne[j] && !dup; x++)
-                    dup = ps->e[j][x].no == pe->no && ps->e[j][x].vl == pe->vl &&
-                          memcmp(ps->e[j][x].v, pe->v, pe->vl) == 0;
-            if (!dup)
-                strata_meta__data_rm(m, p.tier, bucket, key, p.data_id);
-        }
-    }
 }
 
 static void be_put(uint8_t *p, uint64_t v, unsigned n)
@@ -763,7 +318,7 @@ static int list_digest(const struct strata_mpu_part *parts, size_t n, uint8_t ou
  * STRATA_ENOTFOUND (NoSuchUpload: "aborted or completed").
  */
 static int complete_replay(struct strata_meta *m, const struct strata_mpu_complete_opts *o,
-                           const char *v, size_t vl, const uint8_t digest[32],
+                           const char *v, size_t vl, const uint8_t digest[32], int64_t now,
                            struct strata_obj_info *out)
 {
     struct meta_done dn;
@@ -771,7 +326,7 @@ static int complete_replay(struct strata_meta *m, const struct strata_mpu_comple
     if (rc)
         return rc;
     if (memcmp(dn.digest, digest, sizeof(dn.digest)) != 0 ||
-        now_ns() - dn.done_ns > m->mpu_retry_ns)
+        now - dn.done_ns > m->mpu_retry_ns)
         return STRATA_ENOTFOUND;
     if (o->sse_check && (rc = o->sse_check(o->sse_ud, dn.sse_len ? dn.sse : NULL, dn.sse_len)))
         return rc;
@@ -801,6 +356,274 @@ static int complete_replay(struct strata_meta *m, const struct strata_mpu_comple
     return 0;
 }
 
+/* ---- part commit, reclaim ----------------------------------------------- */
+
+int strata_meta__data_refs_add(struct strata_meta__data_refs *refs, const char *tier,
+                               const uint8_t *id)
+{
+    struct strata_meta__data_ref *nv = realloc(refs->v, (refs->n + 1) * sizeof(*nv));
+    if (!nv)
+        return STRATA_ENOMEM;
+    refs->v = nv;
+    snprintf(nv[refs->n].tier, sizeof(nv[refs->n].tier), "%s", tier ? tier : "");
+    memcpy(nv[refs->n].data_id, id, STRATA_DATA_ID_LEN);
+    refs->n++;
+    return 0;
+}
+
+int strata_meta__mpu_decide(const struct strata_meta__mpu_txn *t,
+                            const struct strata_meta__key_view *v, bool done, const char *uv,
+                            size_t uvl, const struct meta_part *parts, size_t nparts,
+                            struct strata_meta__mpu_edit *me, struct strata_meta__key_edit *e)
+{
+    struct strata_meta__mpu_view mv;
+    memset(&mv, 0, sizeof(mv));
+    mv.key = *v;
+    mv.done = done;
+    mv.uv = uv;
+    mv.uvl = uvl;
+    mv.parts = parts;
+    mv.nparts = nparts;
+    memset(me, 0, sizeof(*me));
+    int rc = t->decide(t->ud, &mv, me);
+    *e = me->key;
+    if (rc == 0 && e->op != STRATA_META__KEY_NONE &&
+        (e->op != STRATA_META__KEY_PUT || !me->done_v))
+        return STRATA_EINTERNAL; /* a complete writes a version and its done record */
+    return rc;
+}
+
+/* Remove the data a committed multipart edit stopped referring to, once. */
+static void refs_reclaim(struct strata_meta *m, const char *bucket, const char *key,
+                         struct strata_meta__data_refs *refs)
+{
+    for (size_t i = 0; i < refs->n; i++)
+        strata_meta__data_rm(m, refs->v[i].tier, bucket, key, refs->v[i].data_id);
+    free(refs->v);
+    refs->v = NULL;
+    refs->n = 0;
+}
+
+int strata_meta__part_store(struct strata_meta *m, const char *bucket, const char *key,
+                            const uint8_t upload[UPLOAD_LEN], const struct meta_part *part)
+{
+    struct strata_meta__data_refs old;
+    int rc = m->store->part_put(m, bucket, key, upload, part, &old);
+    /* The replaced part's data, after the commit. */
+    refs_reclaim(m, bucket, key, &old);
+    return rc;
+}
+
+/* ---- complete ----------------------------------------------------------- */
+
+/* What a complete's decide works with; rerun from scratch on each call. */
+struct cdecide {
+    struct strata_meta *m;
+    const struct strata_mpu_complete_opts *o;
+    const struct strata_bucket_info *b;
+    const uint8_t *digest;
+    struct strata_obj_info *out;
+    bool replayed; /* answered from the completed-upload record */
+    uint8_t done_sk[SORTKEY_LEN]; /* the new version's sort key */
+    /* Per run: */
+    struct meta_upload u;
+    bool u_live;
+    struct meta_rec r;
+    const struct meta_part **sel;
+    char **tv;
+    size_t *tvl, nchunks;
+    uint8_t *pidx;
+    struct meta_part *chunk;
+    bool *kept;
+    char *done_v;
+    size_t done_vl;
+};
+
+static void cdecide_reset(struct cdecide *c)
+{
+    if (c->u_live)
+        strata_meta__upload_fini(&c->u);
+    c->u_live = false;
+    for (size_t i = 0; i < c->nchunks; i++) {
+        free(c->tv[i]);
+        c->tv[i] = NULL;
+    }
+    free(c->done_v);
+    c->done_v = NULL;
+    c->done_vl = 0;
+    memset(&c->r, 0, sizeof(c->r));
+    memset(c->kept, 0, (META_PARTS_MAX + 1) * sizeof(*c->kept));
+    c->replayed = false;
+}
+
+static int part_cmp(const void *a, const void *b)
+{
+    unsigned x = ((const struct meta_part *)a)->number, y = ((const struct meta_part *)b)->number;
+    return x < y ? -1 : x > y;
+}
+
+/* The committed part numbered no of the view, or NULL. */
+static const struct meta_part *view_part(const struct strata_meta__mpu_view *v, unsigned no)
+{
+    struct meta_part k;
+    k.number = no;
+    return v->nparts ? bsearch(&k, v->parts, v->nparts, sizeof(k), part_cmp) : NULL;
+}
+
+/* The completed-upload record of version sk (record r). */
+static int done_make(const struct meta_rec *r, const uint8_t *sk, int64_t done_ns,
+                     const uint8_t digest[32], char **out, size_t *outl)
+{
+    struct meta_done dn;
+    memset(&dn, 0, sizeof(dn));
+    memcpy(dn.digest, digest, sizeof(dn.digest));
+    dn.done_ns = done_ns;
+    memcpy(dn.sk, sk, SORTKEY_LEN);
+    dn.flags = r->flags;
+    snprintf(dn.etag, sizeof(dn.etag), "%s", r->etag);
+    dn.size = r->sse_len ? r->psize : r->size;
+    dn.mtime_ns = r->mtime_ns;
+    dn.cksum_algo = r->cksum_algo;
+    dn.cksum_type = r->cksum_type;
+    memcpy(dn.cksum, r->cksum, r->cksum_len);
+    dn.cksum_len = r->cksum_len;
+    dn.nparts = r->nparts;
+    snprintf(dn.storage_class, sizeof(dn.storage_class), "%s", r->storage_class);
+    dn.sse = r->sse;
+    dn.sse_len = r->sse_len;
+    return strata_meta__done_encode(&dn, out, outl);
+}
+
+/* The rules of a complete over the store's view (pure but for o's
+ * sse_check, which only reads): the part list against the committed parts,
+ * the new version's record and part table, and the version rules of a PUT
+ * (strata_meta__version_decide). */
+static int complete_decide(void *ud, const struct strata_meta__mpu_view *v,
+                           struct strata_meta__mpu_edit *me)
+{
+    struct cdecide *c = ud;
+    const struct strata_mpu_complete_opts *o = c->o;
+    cdecide_reset(c);
+    if (v->done) {
+        /* Completed before: a retry (the client lost the answer). */
+        c->replayed = true;
+        me->key.op = STRATA_META__KEY_NONE;
+        return complete_replay(c->m, o, v->uv, v->uvl, c->digest, v->key.now_ns, c->out);
+    }
+    int rc = strata_meta__upload_decode(v->uv, v->uvl, &c->u);
+    if (rc)
+        return rc;
+    c->u_live = true;
+    struct meta_upload *u = &c->u;
+    if (o->sse_check && (rc = o->sse_check(o->sse_ud, u->sse, u->sse_len)) != 0)
+        return rc;
+    /* Validate the list against the committed parts. */
+    uint64_t total = 0;
+    for (size_t i = 0; i < o->nparts; i++) {
+        const struct strata_mpu_part *lp = &o->parts[i];
+        const struct meta_part *p = view_part(v, lp->part_number);
+        char et[33];
+        if (!p)
+            return STRATA_EBADPART;
+        strata_hex_encode(p->md5, 16, et);
+        if (!etag_eq(lp->etag, et) ||
+            (lp->cksum && (lp->cksum_len != p->cksum_len ||
+                           memcmp(lp->cksum, p->cksum, p->cksum_len) != 0)))
+            return STRATA_EBADPART;
+        if (i + 1 < o->nparts && p->size < c->m->part_size_min)
+            return STRATA_ETOOSMALL;
+        if (u->sse_len && p->size && !p->ssize)
+            return STRATA_ECORRUPT; /* a part of an encrypted upload stored as sent */
+        c->sel[i] = p;
+        c->kept[lp->part_number] = true;
+        total += p->size;
+    }
+    if (o->check_size && total != o->object_size)
+        return STRATA_EINVAL;
+    struct meta_rec *r = &c->r;
+    /* ETag: MD5 of the concatenated binary part MD5s, "-N". */
+    EVP_MD_CTX *md = EVP_MD_CTX_new();
+    uint8_t d[EVP_MAX_MD_SIZE];
+    unsigned dl = 0;
+    if (!md || EVP_DigestInit_ex(md, EVP_md5(), NULL) != 1)
+        rc = STRATA_EINTERNAL;
+    for (size_t i = 0; rc == 0 && i < o->nparts; i++)
+        if (EVP_DigestUpdate(md, c->sel[i]->md5, 16) != 1)
+            rc = STRATA_EINTERNAL;
+    if (rc == 0 && EVP_DigestFinal_ex(md, d, &dl) != 1)
+        rc = STRATA_EINTERNAL;
+    EVP_MD_CTX_free(md);
+    if (rc)
+        return rc;
+    strata_hex_encode(d, 16, r->etag);
+    snprintf(r->etag + 32, sizeof(r->etag) - 32, "-%zu", o->nparts);
+    rc = object_cksum(u->cksum_algo, u->cksum_type, c->sel, o->nparts, r->cksum, &r->cksum_len);
+    /* Part table chunks and their index. */
+    uint64_t off = 0;
+    for (size_t ch = 0; rc == 0 && ch < c->nchunks; ch++) {
+        size_t first = ch * MP_CHUNK_PARTS, n = o->nparts - first;
+        if (n > MP_CHUNK_PARTS)
+            n = MP_CHUNK_PARTS;
+        be_put(c->pidx + ch * MP_IDX_ENT, off, 8);
+        for (size_t i = 0; i < n; i++) {
+            c->chunk[i] = *c->sel[first + i];
+            off += c->chunk[i].size;
+        }
+        rc = strata_meta__ptab_encode(c->chunk, n, &c->tv[ch], &c->tvl[ch]);
+        if (rc == 0)
+            be_put(c->pidx + ch * MP_IDX_ENT + 8, strata_crc32c(0, c->tv[ch], c->tvl[ch]), 4);
+    }
+    if (rc)
+        return rc;
+    r->flags = REC_F_MULTIPART;
+    r->size = total;
+    snprintf(r->tier, sizeof(r->tier), "%s", u->tier);
+    snprintf(r->storage_class, sizeof(r->storage_class), "%s",
+             u->storage_class[0] ? u->storage_class : "STANDARD");
+    r->cksum_algo = u->cksum_algo;
+    r->cksum_type = u->cksum_algo ? u->cksum_type : 0;
+    r->hdrs = u->hdrs;
+    r->nhdrs = u->nhdrs;
+    r->tags = u->tags;
+    r->tags_len = u->tags_len;
+    r->acl = u->acl;
+    r->acl_len = u->acl_len;
+    r->nparts = o->nparts;
+    if (u->sse_len) {
+        r->sse = u->sse;
+        r->sse_len = u->sse_len;
+        r->psize = total; /* parts sealed one stream each; sizes are plaintext */
+    }
+    /* The retention asked for at create, or the bucket's default from now;
+     * a date that passed meanwhile is kept as given (AWS judges it at
+     * CreateMultipartUpload). */
+    r->lock = u->lock;
+    if (!r->lock.mode) {
+        struct strata_obj_lock deflt, hold = {0, 0, u->lock.legal_hold, u->lock.legal_hold_set};
+        rc = strata_meta__lock_for_new(c->m, c->b, &hold, &deflt);
+        r->lock = deflt;
+        if (rc)
+            return rc;
+    }
+    r->pidx = c->pidx;
+    r->pidx_len = c->nchunks * MP_IDX_ENT;
+    rc = strata_meta__version_decide(&v->key, c->b->versioning, r, o->if_match,
+                                     o->if_none_match_star, &me->key);
+    if (rc)
+        return rc;
+    memcpy(c->done_sk, me->key.sk, SORTKEY_LEN);
+    rc = done_make(r, me->key.sk, v->key.now_ns, c->digest, &c->done_v, &c->done_vl);
+    if (rc)
+        return rc;
+    me->nchunks = c->nchunks;
+    me->chunk_v = c->tv;
+    me->chunk_len = c->tvl;
+    me->done_v = c->done_v;
+    me->done_vl = c->done_vl;
+    me->kept = c->kept;
+    return 0;
+}
+
 int strata_mpu_complete(struct strata_meta *m, const struct strata_mpu_complete_opts *o,
                         struct strata_obj_info *out)
 {
@@ -820,234 +643,62 @@ int strata_mpu_complete(struct strata_meta *m, const struct strata_mpu_complete_
         if (o->parts[i].part_number < 1 || o->parts[i].part_number > STRATA_PARTS_MAX ||
             !o->parts[i].etag)
             return STRATA_EBADPART;
-    struct meta_done dn;
-    memset(&dn, 0, sizeof(dn));
-    int rc = list_digest(o->parts, o->nparts, dn.digest);
+    uint8_t digest[32];
+    int rc = list_digest(o->parts, o->nparts, digest);
     if (rc)
         return rc;
     struct strata_bucket_info b;
     rc = strata_meta_bucket_get(m, o->bucket, &b);
     if (rc)
         return rc;
-    unsigned set = strata_meta__set_of(m, o->bucket, o->key);
-    struct cstate cs;
-    memset(&cs, 0, sizeof(cs));
-    struct pscan ps;
-    memset(&ps, 0, sizeof(ps));
-    struct meta_qraw uq;
-    memset(&uq, 0, sizeof(uq));
-    struct meta_upload u;
-    memset(&u, 0, sizeof(u));
-    const struct meta_part **sel = NULL;
-    char **tv = NULL;
-    size_t *tvl = NULL, nchunks = (o->nparts + MP_CHUNK_PARTS - 1) / MP_CHUNK_PARTS;
-    uint8_t *pidx = NULL;
-    struct meta_drop drop;
-    memset(&drop, 0, sizeof(drop));
-    struct meta_rec r;
-    memset(&r, 0, sizeof(r));
-    uint8_t sk[SORTKEY_LEN];
-    cs.byno = calloc(META_PARTS_MAX + 1, sizeof(*cs.byno));
-    cs.have = calloc(META_PARTS_MAX + 1, sizeof(*cs.have));
-    cs.seen = calloc(META_PARTS_MAX + 1, sizeof(*cs.seen));
-    sel = calloc(o->nparts, sizeof(*sel));
-    tv = calloc(nchunks, sizeof(*tv));
-    tvl = calloc(nchunks, sizeof(*tvl));
-    pidx = calloc(nchunks, MP_IDX_ENT);
-    struct meta_part *chunk = calloc(MP_CHUNK_PARTS, sizeof(*chunk));
-    if (!cs.byno || !cs.have || !cs.seen || !sel || !tv || !tvl || !pidx || !chunk) {
-        free(cs.byno);
-        free(cs.have);
-        free(cs.seen);
-        free(sel);
-        free(tv);
-        free(tvl);
-        free(pidx);
-        free(chunk);
-        return STRATA_ENOMEM;
+    struct cdecide c;
+    memset(&c, 0, sizeof(c));
+    c.m = m;
+    c.o = o;
+    c.b = &b;
+    c.digest = digest;
+    c.out = out;
+    c.nchunks = (o->nparts + MP_CHUNK_PARTS - 1) / MP_CHUNK_PARTS;
+    c.sel = calloc(o->nparts, sizeof(*c.sel));
+    c.tv = calloc(c.nchunks, sizeof(*c.tv));
+    c.tvl = calloc(c.nchunks, sizeof(*c.tvl));
+    c.pidx = calloc(c.nchunks, MP_IDX_ENT);
+    c.chunk = calloc(MP_CHUNK_PARTS, sizeof(*c.chunk));
+    c.kept = calloc(META_PARTS_MAX + 1, sizeof(*c.kept));
+    struct strata_meta__data_refs unref = {0};
+    if (!c.sel || !c.tv || !c.tvl || !c.pidx || !c.chunk || !c.kept) {
+        rc = STRATA_ENOMEM;
+    } else {
+        struct strata_meta__mpu_txn t = {
+            .bucket = o->bucket,
+            .key = o->key,
+            .incarnation = b.incarnation,
+            .upload = up,
+            .want = strata_meta__version_want(b.versioning),
+            .decide = complete_decide,
+            .ud = &c,
+        };
+        rc = m->store->mpu_complete(m, &t, &unref);
     }
-
-    /* Held until the version is committed: the bucket cannot go (or be
-     * replaced by a namesake) under the complete. */
-    pthread_rwlock_t *bh = NULL;
-    rc = strata_meta__bucket_hold(m, o->bucket, b.incarnation, &bh);
-    pthread_mutex_t *lk = strata_meta__key_lock(m, o->bucket, o->key);
-    pthread_mutex_lock(lk);
-    char uk[UKEY_MAX];
-    size_t ukl = strata_meta__key_upload(uk, sizeof(uk), o->bucket, o->key, up);
-    EVP_MD_CTX *md = NULL;
-    bool replayed = false;
-    struct cextra cx;
-    memset(&cx, 0, sizeof(cx));
-    int ust = 0;
-    if (rc == 0)
-        rc = upload_state(m, set, uk, ukl, true, &uq, &ust);
-    if (rc == 0 && ust == US_DONE) {
-        /* Completed before: a retry (the client lost the answer). */
-        rc = complete_replay(m, o, uq.v[uq.win], uq.vl[uq.win], dn.digest, out);
-        replayed = true;
-        goto unlock;
-    }
-    if (rc == 0)
-        rc = strata_meta__upload_decode(uq.v[uq.win], uq.vl[uq.win], &u);
-    if (rc == 0 && o->sse_check)
-        rc = o->sse_check(o->sse_ud, u.sse, u.sse_len);
-    if (rc == 0)
-        rc = pscan_run(m, set, up, 1, &ps);
-    if (rc == 0)
-        rc = pscan_walk(m, set, &ps, collect_cb, &cs);
-    /* Validate the list against the committed parts. */
-    uint64_t total = 0;
-    for (size_t i = 0; rc == 0 && i < o->nparts; i++) {
-        const struct strata_mpu_part *lp = &o->parts[i];
-        const struct meta_part *p = &cs.byno[lp->part_number];
-        char et[33];
-        if (!cs.have[lp->part_number]) {
-            rc = STRATA_EBADPART;
-            break;
-        }
-        strata_hex_encode(p->md5, 16, et);
-        if (!etag_eq(lp->etag, et) ||
-            (lp->cksum && (lp->cksum_len != p->cksum_len ||
-                           memcmp(lp->cksum, p->cksum, p->cksum_len) != 0))) {
-            rc = STRATA_EBADPART;
-            break;
-        }
-        if (i + 1 < o->nparts && p->size < m->part_size_min) {
-            rc = STRATA_ETOOSMALL;
-            break;
-        }
-        if (u.sse_len && p->size && !p->ssize) {
-            rc = STRATA_ECORRUPT; /* a part of an encrypted upload stored as sent */
-            break;
-        }
-        sel[i] = p;
-        total += p->size;
-    }
-    if (rc == 0 && o->check_size && total != o->object_size)
-        rc = STRATA_EINVAL;
-    /* ETag: MD5 of the concatenated binary part MD5s, "-N". */
-    if (rc == 0) {
-        uint8_t d[EVP_MAX_MD_SIZE];
-        unsigned dl = 0;
-        md = EVP_MD_CTX_new();
-        if (!md || EVP_DigestInit_ex(md, EVP_md5(), NULL) != 1)
-            rc = STRATA_EINTERNAL;
-        for (size_t i = 0; rc == 0 && i < o->nparts; i++)
-            if (EVP_DigestUpdate(md, sel[i]->md5, 16) != 1)
-                rc = STRATA_EINTERNAL;
-        if (rc == 0 && EVP_DigestFinal_ex(md, d, &dl) != 1)
-            rc = STRATA_EINTERNAL;
-        if (rc == 0) {
-            strata_hex_encode(d, 16, r.etag);
-            snprintf(r.etag + 32, sizeof(r.etag) - 32, "-%zu", o->nparts);
-        }
-    }
-    if (rc == 0)
-        rc = object_cksum(u.cksum_algo, u.cksum_type, sel, o->nparts, r.cksum, &r.cksum_len);
-    /* Part table chunks and their index. */
-    uint64_t off = 0;
-    for (size_t c = 0; rc == 0 && c < nchunks; c++) {
-        size_t first = c * MP_CHUNK_PARTS, n = o->nparts - first;
-        if (n > MP_CHUNK_PARTS)
-            n = MP_CHUNK_PARTS;
-        be_put(pidx + c * MP_IDX_ENT, off, 8);
-        for (size_t i = 0; i < n; i++) {
-            chunk[i] = *sel[first + i];
-            off += chunk[i].size;
-        }
-        rc = strata_meta__ptab_encode(chunk, n, &tv[c], &tvl[c]);
-        if (rc == 0)
-            be_put(pidx + c * MP_IDX_ENT + 8, strata_crc32c(0, tv[c], tvl[c]), 4);
-    }
-    if (rc == 0) {
-        r.flags = REC_F_MULTIPART;
-        r.size = total;
-        snprintf(r.tier, sizeof(r.tier), "%s", u.tier);
-        snprintf(r.storage_class, sizeof(r.storage_class), "%s",
-                 u.storage_class[0] ? u.storage_class : "STANDARD");
-        r.cksum_algo = u.cksum_algo;
-        r.cksum_type = u.cksum_algo ? u.cksum_type : 0;
-        r.hdrs = u.hdrs;
-        r.nhdrs = u.nhdrs;
-        r.tags = u.tags;
-        r.tags_len = u.tags_len;
-        r.acl = u.acl;
-        r.acl_len = u.acl_len;
-        r.nparts = o->nparts;
-        if (u.sse_len) {
-            r.sse = u.sse;
-            r.sse_len = u.sse_len;
-            r.psize = total; /* parts sealed one stream each; sizes are plaintext */
-        }
-        /* The retention asked for at create, or the bucket's default from
-         * now; a date that passed meanwhile is kept as given (AWS judges
-         * it at CreateMultipartUpload). */
-        r.lock = u.lock;
-        if (!r.lock.mode) {
-            struct strata_obj_lock deflt, hold = {0, 0, u.lock.legal_hold,
-                                                         u.lock.legal_hold_set};
-            rc = strata_meta__lock_for_new(m, &b, &hold, &deflt);
-            r.lock = deflt;
-        }
-    }
-    if (rc == 0) {
-        r.pidx = pidx;
-        r.pidx_len = nchunks * MP_IDX_ENT;
-        dn.done_ns = now_ns();
-        cx = (struct cextra){.bucket = o->bucket,
-                             .key = o->key,
-                             .up = up,
-                             .uq = &uq,
-                             .ps = &ps,
-                             .tv = tv,
-                             .tvl = tvl,
-                             .nchunks = nchunks,
-                             .done = &dn,
-                             .r = &r};
-        rc = strata_meta__version_commit(m, set, o->bucket, o->key, b.versioning, &r, o->if_match,
-                                         o->if_none_match_star, complete_extra, &cx, sk, &drop);
-        if (rc == 0 && cx.err)
-            strata_log(&m->log, STRATA_LOG_WARN, "meta",
-                       "complete of %s/%s: no completed-upload record (%s): retries answer "
-                       "NoSuchUpload",
-                       o->bucket, o->key, strata_errname(cx.err));
-    }
-unlock:
-    pthread_mutex_unlock(lk);
-    strata_meta__bucket_release(bh);
-    EVP_MD_CTX_free(md);
-    free(cx.done_v);
-    if (rc == 0 && !replayed) {
-        strata_meta__drop(m, set, o->bucket, o->key, &drop);
+    if (rc == 0 && !c.replayed) {
         /* Keep the listed parts' data; everything else of the upload goes. */
-        bool *kept = calloc(META_PARTS_MAX + 1, sizeof(bool));
-        if (kept) {
-            for (size_t i = 0; i < o->nparts; i++)
-                kept[o->parts[i].part_number] = true;
-            drop_parts_data(m, &ps, kept, cs.byno);
-            free(kept);
-        }
+        refs_reclaim(m, o->bucket, o->key, &unref);
         if (out) {
-            r.hdrs = NULL;
-            r.nhdrs = 0;
-            strata_meta__info_from_rec(out, o->bucket, o->key, sk, &r);
+            c.r.hdrs = NULL;
+            c.r.nhdrs = 0;
+            strata_meta__info_from_rec(out, o->bucket, o->key, c.done_sk, &c.r);
             out->is_latest = true;
         }
     }
-    strata_meta__upload_fini(&u);
-    strata_meta__qraw_fini(&uq);
-    pscan_fini(&ps);
-    for (size_t c = 0; c < nchunks; c++)
-        free(tv[c]);
-    free(tv);
-    free(tvl);
-    free(pidx);
-    free(chunk);
-    free(sel);
-    free(cs.byno);
-    free(cs.have);
-    free(cs.seen);
+    free(unref.v);
+    if (c.kept)
+        cdecide_reset(&c);
+    free(c.sel);
+    free(c.tv);
+    free(c.tvl);
+    free(c.pidx);
+    free(c.chunk);
+    free(c.kept);
     return rc;
 }
 
@@ -1059,49 +710,11 @@ int strata_mpu_abort(struct strata_meta *m, const char *bucket, const char *key,
     uint8_t up[UPLOAD_LEN];
     if (!names_ok(bucket, key) || !upload_id || strata_meta__upload_id_parse(upload_id, up))
         return STRATA_ENOTFOUND;
-    unsigned set = strata_meta__set_of(m, bucket, key);
-    struct meta_set *ms = &m->sets[set];
-    struct meta_qraw uq;
-    struct pscan ps;
-    memset(&ps, 0, sizeof(ps));
-    rocksdb_writebatch_t *wbs[STRATA_DRIVES_MAX] = {0}, *undo[STRATA_DRIVES_MAX] = {0};
-    char uk[UKEY_MAX];
-    size_t ukl = strata_meta__key_upload(uk, sizeof(uk), bucket, key, up);
-    pthread_mutex_t *lk = strata_meta__key_lock(m, bucket, key);
-    pthread_mutex_lock(lk);
-    int ust;
-    int rc = upload_state(m, set, uk, ukl, true, &uq, &ust);
-    if (rc == 0 && ust != US_LIVE)
-        rc = STRATA_ENOTFOUND; /* completed: AWS answers NoSuchUpload */
+    struct strata_meta__data_refs unref = {0};
+    int rc = m->store->mpu_abort(m, bucket, key, up, &unref);
     if (rc == 0)
-        rc = pscan_run(m, set, up, 1, &ps);
-    if (rc == 0) {
-        /* A tombstone over the upload record; dropped at once when every
-         * drive takes it (store.c), else by heal once every drive has it. */
-        char tomb[TOMB_LEN];
-        strata_meta__tomb_encode(now_ns(), tomb);
-        struct cextra cx = {.bucket = bucket,
-                            .key = key,
-                            .up = up,
-                            .uq = &uq,
-                            .ps = &ps,
-                            .uval = tomb,
-                            .uvl = TOMB_LEN};
-        for (unsigned d = 0; d < ms->n; d++) {
-            if (!ms->drives[d].db)
-                continue;
-            wbs[d] = rocksdb_writebatch_create();
-            undo[d] = rocksdb_writebatch_create();
-            complete_extra(&cx, d, NULL, wbs[d], undo[d]);
-        }
-        rc = strata_meta__set_commit(m, set, wbs, undo);
-    }
-    pthread_mutex_unlock(lk);
-    strata_meta__batches_free(wbs, undo);
-    if (rc == 0)
-        drop_parts_data(m, &ps, NULL, NULL);
-    pscan_fini(&ps);
-    strata_meta__qraw_fini(&uq);
+        refs_reclaim(m, bucket, key, &unref);
+    free(unref.v);
     return rc;
 }
 
@@ -1116,14 +729,11 @@ struct lpstate {
     unsigned last;
 };
 
-static int lp_cb(void *ud, unsigned no, const struct pent *won,
-                 const struct pent *const *per_drive)
+static int lp_cb(void *ud, const struct meta_part *pp)
 {
-    (void)per_drive;
     struct lpstate *st = ud;
-    struct meta_part p;
-    if (!won || strata_meta__part_decode(won->v, won->vl, &p, NULL, NULL) != 0)
-        return 0; /* not committed (or unreadable): not listed */
+    const struct meta_part p = *pp;
+    unsigned no = p.number;
     if (st->count == st->max) {
         st->res->truncated = true;
         st->res->next_marker = st->last;
@@ -1157,21 +767,15 @@ int strata_mpu_list_parts(struct strata_meta *m, const char *bucket, const char 
         max_parts = 1000;
     if (marker >= META_PARTS_MAX)
         return 0;
-    unsigned set = strata_meta__set_of(m, bucket, key);
     struct meta_upload u;
-    int rc = strata_meta__upload_read(m, set, bucket, key, up, &u);
+    int rc = m->store->upload_get(m, bucket, key, up, &u);
     if (rc)
         return rc;
     strata_meta__upload_fini(&u);
-    struct pscan ps;
-    rc = pscan_run(m, set, up, marker + 1, &ps);
-    if (rc)
-        return rc;
     struct lpstate st = {max_parts, 0, 0, cb, ud, res, 0};
-    rc = pscan_walk(m, set, &ps, lp_cb, &st);
+    rc = m->store->parts_read(m, bucket, key, up, marker + 1, lp_cb, &st);
     if (rc == 1 && res->truncated)
         rc = 0;
-    pscan_fini(&ps);
     return rc;
 }
 

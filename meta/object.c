@@ -954,9 +954,8 @@ int strata_mpu_part_begin(struct strata_meta *m, const struct strata_part_opts *
     uint8_t up[UPLOAD_LEN];
     if (!opts->upload_id || strata_meta__upload_id_parse(opts->upload_id, up))
         return STRATA_ENOTFOUND;
-    unsigned set = strata_meta__set_of(m, opts->bucket, opts->key);
     struct meta_upload u;
-    int rc = strata_meta__upload_read(m, set, opts->bucket, opts->key, up, &u);
+    int rc = m->store->upload_get(m, opts->bucket, opts->key, up, &u);
     if (rc)
         return rc;
     int algo = u.cksum_algo;
@@ -1366,7 +1365,7 @@ static int part_commit(struct strata_put *p, const char *etag, const uint8_t *ck
     memcpy(part.cksum, ck, ckl);
     part.cksum_len = ckl;
     part.mtime_ns = now_ns();
-    rc = strata_meta__part_store(m, p->set, p->bucket, p->key, p->upload, &part);
+    rc = strata_meta__part_store(m, p->bucket, p->key, p->upload, &part);
     if (rc) {
         p->tier->ops->remove(p->tier->impl, strata_meta__place(p->bucket, p->key), p->data_id);
     } else if (out) {

@@ -31,6 +31,19 @@
  * same decide as a PUT) and abort, whose upload and part records are not
  * in the edit, and the part table chunks a GET of a multipart version
  * loads (mpu.c's ptab_load); a transition's intent records and their scan.
+ * strata_meta_due_scan), with the drive merge and its read rule; multipart
+ * uploads: upload and part records, ListParts, the complete (a pure decide
+ * over the key's versions, the upload and its parts, applied at once with
+ * the upload's and parts' removal) and abort; and, as optional ops a
+ * backend may leave NULL, the local drives' upkeep: heal, the heal queue,
+ * orphan reclaim and the store figures.  The local backend (meta/local/)
+ * keeps them on the drives of the sets.  The RADOS backend (meta/rados/)
+ * has all but the upkeep and DUE (STRATA_ENOTIMPL).
+ *
+ * Not behind it yet (they call the local functions directly): the quorum
+ * reads of GET and HEAD (local/qread.h), with a multipart version's part
+ * table and the removal of its parts' data; a transition's intent records
+ * and their scan.
  */
 #ifndef STRATA_META_STORE_H
 #define STRATA_META_STORE_H
@@ -266,6 +279,65 @@ struct strata_meta__key_found {
 /* key_get's callback: runs once with the version found; its answer is
  * key_get's. */
 typedef int (*strata_meta__key_found_fn)(void *ud, const struct strata_meta__key_found *f);
+/* ---- multipart uploads: upload and part records of one key ---- */
+
+struct meta_part;   /* a decoded part record (meta_internal.h) */
+struct meta_upload; /* a decoded upload record (meta_internal.h) */
+
+/* Data a multipart commit stopped referring to (a replaced part, parts a
+ * complete did not list, an aborted upload's parts): reclaimed once, by
+ * the caller, after the apply.  v is malloc'ed (the caller frees it). */
+struct strata_meta__data_ref {
+    char tier[STRATA_TIER_NAME_MAX + 1]; /* "" = hot */
+    uint8_t data_id[STRATA_DATA_ID_LEN];
+};
+struct strata_meta__data_refs {
+    struct strata_meta__data_ref *v;
+    size_t n;
+};
+
+/* What a complete's decide sees: the key's slots (key.*; want as for a
+ * version commit), the upload's record as stored (done: the completed-
+ * upload record of an earlier complete, else the live upload record; both
+ * record.c's encodings) and its committed part records in part number
+ * order.  Valid until decide returns. */
+struct strata_meta__mpu_view {
+    struct strata_meta__key_view key;
+    bool done;
+    const char *uv;
+    size_t uvl;
+    const struct meta_part *parts;
+    size_t nparts;
+};
+
+/* What a complete's decide returns: key.op PUT of the new (multipart)
+ * version with its part table chunks (chunk c at chunk_v[c]) and the
+ * completed-upload record that replaces the upload record; or key.op NONE
+ * (nothing written: a retried complete answered from the completed-upload
+ * record).  kept[n] (n <= 10,000): part n's data is in the part table;
+ * every other part record's data is reclaimed.  Pointers stay decide's ud's
+ * until mpu_complete returns. */
+struct strata_meta__mpu_edit {
+    struct strata_meta__key_edit key;
+    size_t nchunks;
+    char *const *chunk_v;
+    const size_t *chunk_len;
+    const char *done_v;
+    size_t done_vl;
+    const bool *kept;
+};
+
+/* A complete: the upload (16-byte id) of bucket/key, the bucket held with
+ * its incarnation as for a version commit; decide must be pure (a backend
+ * runs it again after a conflict). */
+struct strata_meta__mpu_txn {
+    const char *bucket, *key;
+    uint64_t incarnation;
+    const uint8_t *upload;
+    unsigned want; /* STRATA_META__KEY_* (strata_meta__version_want) */
+    int (*decide)(void *ud, const struct strata_meta__mpu_view *v, struct strata_meta__mpu_edit *e);
+    void *ud;
+};
 
 /* The state an orphan_round keeps between rounds: the backend's, opaque
  * above the seam; strata_meta_orphans_free calls release. */
@@ -424,6 +496,36 @@ struct strata_meta__store_ops {
     int (*scan_next)(struct strata_meta__scan *s, struct strata_meta__scan_ent *e);
     bool (*scan_skip_past)(struct strata_meta__scan *s, const char *p, size_t n);
     void (*scan_close)(struct strata_meta__scan *s);
+
+    /* ---- multipart uploads (upload ids are 16 bytes, never reused) ----
+     * upload_create: store the encoded upload record v of a new upload
+     * while the bucket exists with incarnation inc (STRATA_ENOTFOUND
+     * otherwise).  upload_get: the live upload, decoded (caller
+     * strata_meta__upload_fini's); STRATA_ENOTFOUND when aborted, completed
+     * or never created.  part_put: store part record p of a live upload
+     * (STRATA_ENOTFOUND otherwise), replacing one of that number; *old gets
+     * the replaced record's data (none when the same data).  parts_read: cb
+     * for each committed part record numbered from on, in order, until it
+     * returns non-zero (returned).  mpu_complete: see struct
+     * strata_meta__mpu_txn; 0 once applied (or decide chose NONE), decide's
+     * error, or a read / write error with nothing changed; *unref: data of
+     * part records not kept (only when applied).  mpu_abort: the live
+     * upload and its part records removed in one apply; *unref: their
+     * data. */
+    int (*upload_create)(struct strata_meta *m, const char *bucket, const char *key, uint64_t inc,
+                         const uint8_t *upload, const void *v, size_t vl);
+    int (*upload_get)(struct strata_meta *m, const char *bucket, const char *key,
+                      const uint8_t *upload, struct meta_upload *u);
+    int (*part_put)(struct strata_meta *m, const char *bucket, const char *key,
+                    const uint8_t *upload, const struct meta_part *p,
+                    struct strata_meta__data_refs *old);
+    int (*parts_read)(struct strata_meta *m, const char *bucket, const char *key,
+                      const uint8_t *upload, unsigned from,
+                      int (*cb)(void *ud, const struct meta_part *p), void *ud);
+    int (*mpu_complete)(struct strata_meta *m, const struct strata_meta__mpu_txn *t,
+                        struct strata_meta__data_refs *unref);
+    int (*mpu_abort)(struct strata_meta *m, const char *bucket, const char *key,
+                     const uint8_t *upload, struct strata_meta__data_refs *unref);
 
     /* ---- local-only: heal, orphans, stats ----
      * Optional: a backend whose cluster keeps its own redundancy (RADOS:

@@ -591,7 +591,8 @@ struct strata_mpu_complete_opts {
     bool if_none_match_star;
     bool check_size;      /* x-amz-mp-object-size given: */
     uint64_t object_size; /* the parts must add up to this, else STRATA_EINVAL */
-    /* Called (once, under the key lock, before anything is written) with
+    /* Called before anything is written (under the key lock; again when a
+     * store decides again after a conflict, so it must only check) with
      * the upload's encryption descriptor (NULL/0: stored as sent); a
      * non-zero return fails the complete with it.  NULL: no check. */
     int (*sse_check)(void *ud, const void *desc, size_t len);

@@ -412,52 +412,18 @@ int strata_meta__local_key_read(struct strata_meta *m, const struct strata_meta_
     return rc;
 }
 
-/* ---- the multipart complete's commit ----
- * mpu.c calls it under the key lock it took for the upload's reads, with
- * its upload and part records added per drive through extra: the complete
- * is not behind the seam yet (RADOS.md, "Next step").  The rules are the
- * same decide as a PUT's (object.c, strata_meta__version_decide). */
-
-struct vc {
-    int versioning;
-    struct meta_rec *r;
-    const char *if_match;
-    bool if_none_match_star;
-};
-
-static int vc_decide(void *ud, const struct strata_meta__key_view *v,
-                     struct strata_meta__key_edit *e)
+/* ---- the multipart complete's apply (local/mpu.c) ----
+ * Under the key lock mpu.c took for the upload's reads: decide on the
+ * view and apply, with the upload and part records added per drive through
+ * extra.  The edit is returned (its sort key, what it reclaims). */
+int strata_meta__local_key_apply(struct strata_meta *m, const struct strata_meta__key_txn *t,
+                                 unsigned set, meta_extra_fn extra, void *ud,
+                                 struct strata_meta__key_edit *e)
 {
-    struct vc *c = ud;
-    return strata_meta__version_decide(v, c->versioning, c->r, c->if_match, c->if_none_match_star,
-                                       e);
-}
-
-int strata_meta__version_commit(struct strata_meta *m, unsigned set, const char *bucket,
-                                const char *key, int versioning, struct meta_rec *r,
-                                const char *if_match, bool if_none_match_star, meta_extra_fn extra,
-                                void *ud, uint8_t sk[SORTKEY_LEN], struct meta_drop *drop)
-{
-    memset(drop, 0, sizeof(*drop));
-    r->flags &= ~REC_F_INLINE;
-    struct vc c = {versioning, r, if_match, if_none_match_star};
-    struct strata_meta__key_txn t = {
-        .bucket = bucket,
-        .key = key,
-        .want = strata_meta__version_want(versioning),
-        .want_copies = true,
-        .decide = vc_decide,
-        .ud = &c,
-    };
     struct key_reads rd;
     rd.set = set;
     rd.l_used = rd.n_used = rd.v_used = false;
-    struct strata_meta__key_edit e;
-    int rc = decide_apply(m, &t, &rd, extra, ud, &e);
+    int rc = decide_apply(m, t, &rd, extra, ud, e);
     reads_fini(&rd);
-    if (rc == 0) {
-        memcpy(sk, e.sk, SORTKEY_LEN);
-        strata_meta__drop_of_reclaim(m, &e.reclaim, drop);
-    }
     return rc;
 }

@@ -63,6 +63,28 @@ int strata_meta__local_key_get(struct strata_meta *m, const char *bucket, const 
  * included; caller strata_obj_info_fini's), STRATA_ENOTFOUND, STRATA_EQUORUM. */
 int strata_meta__obj_resolve(struct strata_meta *m, const char *bucket, const char *key,
                              const uint8_t *sk, struct strata_obj_info *info);
+/* Decide on t's view and apply under the key lock the caller holds, extra
+ * adding to every drive's batch (the multipart complete); e: the edit. */
+int strata_meta__local_key_apply(struct strata_meta *m, const struct strata_meta__key_txn *t,
+                                 unsigned set, meta_extra_fn extra, void *ud,
+                                 struct strata_meta__key_edit *e);
+
+/* ---- mpu.c: upload and part records ---- */
+int strata_meta__local_upload_create(struct strata_meta *m, const char *bucket, const char *key,
+                                     uint64_t inc, const uint8_t *up, const void *v, size_t vl);
+int strata_meta__local_upload_get(struct strata_meta *m, const char *bucket, const char *key,
+                                  const uint8_t *up, struct meta_upload *u);
+int strata_meta__local_part_put(struct strata_meta *m, const char *bucket, const char *key,
+                                const uint8_t *upload, const struct meta_part *part,
+                                struct strata_meta__data_refs *old_data);
+int strata_meta__local_parts_read(struct strata_meta *m, const char *bucket, const char *key,
+                                  const uint8_t *up, unsigned from,
+                                  int (*cb)(void *ud, const struct meta_part *p), void *ud);
+int strata_meta__local_mpu_complete(struct strata_meta *m, const struct strata_meta__mpu_txn *t,
+                                    struct strata_meta__data_refs *unref);
+int strata_meta__local_mpu_abort(struct strata_meta *m, const char *bucket, const char *key,
+                                const uint8_t *up, struct strata_meta__data_refs *unref);
+
 /* ---- scan.c: merged walks of the version records ---- */
 int strata_meta__local_scan_open(struct strata_meta *m, const struct strata_meta__scan_spec *spec,
                                  struct strata_meta__scan **out);

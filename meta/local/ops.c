@@ -74,6 +74,13 @@ const struct strata_meta__store_ops strata_meta__store_local = {
     .key_txn = strata_meta__local_key_txn,
     .key_read = strata_meta__local_key_read,
     .key_get = strata_meta__local_key_get,
+    /* ---- multipart uploads ---- */
+    .upload_create = strata_meta__local_upload_create,
+    .upload_get = strata_meta__local_upload_get,
+    .part_put = strata_meta__local_part_put,
+    .parts_read = strata_meta__local_parts_read,
+    .mpu_complete = strata_meta__local_mpu_complete,
+    .mpu_abort = strata_meta__local_mpu_abort,
     /* ---- scans ---- */
     .scan_open = strata_meta__local_scan_open,
     .scan_next = strata_meta__local_scan_next,

@@ -341,7 +341,7 @@ static bool reclaim_queued(const struct strata_meta__key_reclaim *rc)
 /* Build and run the guarded op of edit e over k.  STRATA_EPRECOND: a
  * compare failed (someone else committed first). */
 static int apply(struct meta_rados *r, struct kread *k, const struct strata_meta__key_view *v,
-                 const struct strata_meta__key_edit *e, int vslot)
+                 const struct strata_meta__key_edit *e, int vslot, const struct rados_key_ext *x)
 {
     int idx_replace = e->replace == STRATA_META__SLOT_NULL      ? k->null
                       : e->replace == STRATA_META__SLOT_VERSION ? vslot
@@ -461,13 +461,17 @@ static int apply(struct meta_rados *r, struct kread *k, const struct strata_meta
         rados_write_op_omap_set(op, w.sk, w.sv, w.sl, (size_t)w.ns);
     if (w.nr)
         rados_write_op_omap_rm_keys(op, w.rk, (size_t)w.nr);
-    int x = rados_write_op_operate(op, r->meta, k->oid, NULL, 0);
+    int xr = x ? x->write(x->ud, op, e) : 0, ox = 0;
+    if (xr == 0) {
+        ox = rados_write_op_operate(op, r->meta, k->oid, NULL, 0);
+        xr = strata_meta__rados_err(ox);
+    }
     rados_release_write_op(op);
     free(w.owned[0]);
     free(w.owned[1]);
-    if (x == -ECANCELED && pending && wpr < 0)
+    if (ox == -ECANCELED && pending && wpr < 0)
         return STRATA_EIO; /* its data went to g/: never a record without data */
-    return strata_meta__rados_err(x);
+    return xr;
 }
 
 /* The bucket's incarnation (t's, checked, when it holds the bucket). */
@@ -499,7 +503,8 @@ static int audit_append(struct strata_meta *m, const struct strata_meta__key_txn
     return strata_meta_audit_append(m, &ev);
 }
 
-int strata_meta__rados_key_txn(struct strata_meta *m, const struct strata_meta__key_txn *t)
+static int key_txn(struct strata_meta *m, const struct strata_meta__key_txn *t,
+                   const struct rados_key_ext *x)
 {
     struct meta_rados *r = meta_rados_of(m);
     struct strata_meta__key_audit done = {0}; /* the entry appended last */
@@ -517,6 +522,8 @@ int strata_meta__rados_key_txn(struct strata_meta *m, const struct strata_meta__
         rc = read_key(r, inc, t, &k);
         if (rc == 0 && k.missing)
             rc = STRATA_ENOTFOUND; /* no such incarnation: shards come with the bucket */
+        if (rc == 0 && !k.closed && x)
+            rc = x->read(x->ud, r->meta, k.oid);
         if (rc == 0 && k.closed) {
             int brc = bucket_inc(m, t, &inc);
             if (brc) {
@@ -551,7 +558,7 @@ int strata_meta__rados_key_txn(struct strata_meta *m, const struct strata_meta__
         }
         bool conflict = false;
         if (rc == 0 && e.op != STRATA_META__KEY_NONE) {
-            rc = apply(r, &k, &v, &e, vslot);
+            rc = apply(r, &k, &v, &e, vslot, x);
             conflict = rc == STRATA_EPRECOND; /* not decide's own 412 */
         }
         kread_fini(&k);
@@ -560,6 +567,17 @@ int strata_meta__rados_key_txn(struct strata_meta *m, const struct strata_meta__
         rc = STRATA_EBUSY; /* another commit of the key came first: decide again */
     }
     return rc;
+}
+
+int strata_meta__rados_key_txn(struct strata_meta *m, const struct strata_meta__key_txn *t)
+{
+    return key_txn(m, t, NULL);
+}
+
+int strata_meta__rados_key_txn_ext(struct strata_meta *m, const struct strata_meta__key_txn *t,
+                                   const struct rados_key_ext *x)
+{
+    return key_txn(m, t, x);
 }
 
 int strata_meta__rados_key_read(struct strata_meta *m, const struct strata_meta__key_txn *t)

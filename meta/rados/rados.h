@@ -178,6 +178,32 @@ int strata_meta__rados_key_txn(struct strata_meta *m, const struct strata_meta__
 int strata_meta__rados_key_read(struct strata_meta *m, const struct strata_meta__key_txn *t);
 int strata_meta__rados_key_get(struct strata_meta *m, const char *bucket, const char *key,
                                const char *version_id, strata_meta__key_found_fn fn, void *ud);
+/* What a multipart complete adds to a key_txn (mpu.c): read, on every
+ * attempt after the key's own read op, more of the key's shard oid (an
+ * error ends the txn with it); write, into the guarded op of an edit that
+ * is not NONE, its compares, sets and removals (the op is one apply). */
+struct rados_key_ext {
+    int (*read)(void *ud, rados_ioctx_t io, const char *oid);
+    int (*write)(void *ud, rados_write_op_t op, const struct strata_meta__key_edit *e);
+    void *ud;
+};
+int strata_meta__rados_key_txn_ext(struct strata_meta *m, const struct strata_meta__key_txn *t,
+                                   const struct rados_key_ext *x);
+/* mpu.c: upload and part records */
+int strata_meta__rados_upload_create(struct strata_meta *m, const char *bucket, const char *key,
+                                     uint64_t inc, const uint8_t *up, const void *v, size_t vl);
+int strata_meta__rados_upload_get(struct strata_meta *m, const char *bucket, const char *key,
+                                  const uint8_t *up, struct meta_upload *u);
+int strata_meta__rados_part_put(struct strata_meta *m, const char *bucket, const char *key,
+                                const uint8_t *up, const struct meta_part *p,
+                                struct strata_meta__data_refs *old);
+int strata_meta__rados_parts_read(struct strata_meta *m, const char *bucket, const char *key,
+                                  const uint8_t *up, unsigned from,
+                                  int (*cb)(void *ud, const struct meta_part *p), void *ud);
+int strata_meta__rados_mpu_complete(struct strata_meta *m, const struct strata_meta__mpu_txn *t,
+                                    struct strata_meta__data_refs *unref);
+int strata_meta__rados_mpu_abort(struct strata_meta *m, const char *bucket, const char *key,
+                                 const uint8_t *up, struct strata_meta__data_refs *unref);
 int strata_meta__rados_scan_open(struct strata_meta *m, const struct strata_meta__scan_spec *spec,
                                  struct strata_meta__scan **out);
 int strata_meta__rados_scan_next(struct strata_meta__scan *s, struct strata_meta__scan_ent *e);

@@ -16,7 +16,9 @@
  * SEEK_PAGE, and double up to SCAN_PAGE:
  * a delimiter listing reads a few entries per prefix, a long walk soon
  * reads full pages.
- * Not built yet: UPLOADS and DUE (STRATA_ENOTIMPL at open).
+ * UPLOADS merges the u/K\x01UP entries the same way (an upload id sorts
+ * like a sort key: 32 hex), leaving out completed-upload records.
+ * Not built yet: DUE (STRATA_ENOTIMPL at open).
  * Threads: one scan is used by one thread at a time.
  */
 #include "index.h"
@@ -56,7 +58,8 @@ struct stream {
 struct strata_meta__scan {
     rados_ioctx_t io;
     enum strata_meta__scan_kind kind;
-    char kc; /* the entries' kind: 'h' (CURRENT) or 'o' (VERSIONS) */
+    char kc; /* the entries' kind: 'h' (CURRENT), 'o' (VERSIONS), 'u' (UPLOADS) */
+    struct strata_mpu_info upl; /* UPLOADS: the entry returned last */
     char bucket[STRATA_BUCKET_NAME_MAX + 1];
     char fp[RADOS_IKEY_MAX]; /* filter prefix: kc/ + escaped prefix */
     struct stream st[RADOS_IDX_SHARDS];
@@ -196,14 +199,15 @@ int strata_meta__rados_scan_open(struct strata_meta *m, const struct strata_meta
     *out = NULL;
     if (!spec->bucket || !*spec->bucket || strlen(spec->bucket) > STRATA_BUCKET_NAME_MAX)
         return STRATA_EINVAL;
-    if (spec->kind == STRATA_META__SCAN_UPLOADS || spec->kind == STRATA_META__SCAN_DUE)
+    if (spec->kind == STRATA_META__SCAN_DUE)
         return STRATA_ENOTIMPL; /* not on RADOS yet (RADOS.md, "Next step") */
-    if (spec->kind != STRATA_META__SCAN_CURRENT && spec->kind != STRATA_META__SCAN_VERSIONS)
+    if (spec->kind != STRATA_META__SCAN_CURRENT && spec->kind != STRATA_META__SCAN_VERSIONS &&
+        spec->kind != STRATA_META__SCAN_UPLOADS)
         return STRATA_EINVAL;
     const char *after = spec->after && *spec->after ? spec->after : NULL;
     const char *prefix = spec->prefix ? spec->prefix : "";
     if (strlen(prefix) > STRATA_KEY_MAX || (after && strlen(after) > STRATA_KEY_MAX) ||
-        (spec->after_sk && (!after || spec->kind != STRATA_META__SCAN_VERSIONS)))
+        (spec->after_sk && (!after || spec->kind == STRATA_META__SCAN_CURRENT)))
         return STRATA_EINVAL;
     struct strata_bucket_info b;
     int rc = strata_meta__rados_bucket_get(m, spec->bucket, &b);
@@ -214,14 +218,17 @@ int strata_meta__rados_scan_open(struct strata_meta *m, const struct strata_meta
         return STRATA_ENOMEM;
     sc->io = meta_rados_of(m)->meta;
     sc->kind = spec->kind;
-    sc->kc = spec->kind == STRATA_META__SCAN_CURRENT ? 'h' : 'o';
+    sc->kc = spec->kind == STRATA_META__SCAN_CURRENT   ? 'h'
+             : spec->kind == STRATA_META__SCAN_UPLOADS ? 'u'
+                                                       : 'o';
     snprintf(sc->bucket, sizeof(sc->bucket), "%s", spec->bucket);
     strata_meta__rados_ikey_prefix(sc->fp, sc->kc, prefix, strlen(prefix));
     char start[RADOS_IKEY_MAX + 2] = "";
     if (after) {
         size_t n = strata_meta__rados_ikey(start, sc->kc, after, strlen(after));
         if (spec->after_sk)
-            strata_meta__rados_sk_hex(spec->after_sk, start + n); /* past that version */
+            strata_meta__rados_sk_hex(spec->after_sk, start + n); /* past that version
+                                                                   * (upload: its id) */
         else
             memcpy(start + n, "~", 2); /* '~' sorts after every hex digit: past the key */
     }
@@ -275,6 +282,18 @@ int strata_meta__rados_scan_next(struct strata_meta__scan *sc, struct strata_met
         if (!rest || (head && (*rest || bx->vl < 32)) ||
             strata_meta__rados_sk_parse(head ? hx : rest, sc->sk))
             continue; /* not an entry of its kind: never show garbage */
+        if (sc->kind == STRATA_META__SCAN_UPLOADS) {
+            struct meta_upload u;
+            if (strata_meta__is_dead(bx->v, bx->vl) ||
+                strata_meta__upload_decode(bx->v, bx->vl, &u) != 0)
+                continue; /* a completed upload (or garbage): not live */
+            strata_meta__upload_info(&sc->upl, sc->bucket, key, sc->sk, &u);
+            strata_meta__upload_fini(&u);
+            e->key = sc->upl.key;
+            e->keylen = kl;
+            e->upload = &sc->upl;
+            return 1;
+        }
         struct meta_rec r;
         if (strata_meta__rec_decode(rv, rl, false, &r) != 0)
             continue;

@@ -109,6 +109,8 @@ def run_unit(c, path, passed):
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"),
            "STRATA_TEST_RADOS_CONF": c.conf, "STRATA_TEST_RADOS_ID": c.client_id,
            "STRATA_TEST_RADOS_PREFIX": PREFIX}
+    if os.environ.get("STRATA_TEST_RADOS_MPU_10K"):  # the 10,000-part complete figure
+        env["STRATA_TEST_RADOS_MPU_10K"] = "1"
     r, _ = strata("init", *flags(c))  # idempotent: also when run alone
     assert r.returncode == 0, r.stderr
     t = time.monotonic()
@@ -122,7 +124,7 @@ def run_unit(c, path, passed):
 
 @test
 def test_backend_unit(c):
-    run_unit(c, UNIT, 23)
+    run_unit(c, UNIT, 30)
 
 
 @test
