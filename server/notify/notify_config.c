@@ -520,6 +520,18 @@ void strata_notify_emit(struct strata_req *r, const char *event, const char *key
     emit(r->srv, &r->binfo, &og, event, key, size, etag, version_id);
 }
 
+void strata_notify_emit_srv(struct strata_srv *srv, const char *event, const char *bucket,
+                            const char *key, uint64_t size, const char *etag,
+                            const char *version_id)
+{
+    struct strata_bucket_info bi;
+    if (!srv->notify || strata_bcache_get(srv->meta, bucket, &bi) != 0)
+        return;
+    struct origin og = {.reqid = "", .user = "s3.amazonaws.com", .ip = ""};
+    emit(srv, &bi, &og, event, key, size, etag,
+         bi.versioning != STRATA_VERSIONING_OFF ? version_id : NULL);
+}
+
 void strata_notify_ilm_event_cb(void *ud, enum strata_ilm_event ev, const char *bucket,
                                 const char *key, const char *version_id)
 {
