@@ -35,14 +35,14 @@ static const char *const events[] = {
     "ObjectRemoved:DeleteMarkerCreated",          "ObjectTagging:Put",
     "ObjectTagging:Delete",       "LifecycleExpiration:Delete",
     "LifecycleExpiration:DeleteMarkerCreated",    "LifecycleTransition",
+    "ObjectRestore:Post", "ObjectRestore:Completed", "ObjectRestore:Delete",
 };
 #define NEVENTS (sizeof(events) / sizeof(events[0]))
 _Static_assert(NEVENTS == STRATA_NOTIFY_EVENT_TYPES, "notify_config.h's count of event types");
 
 /* Valid on AWS, not produced by Strata: 501 instead of a silent never. */
 static const char *const events_unsupported[] = {
-    "s3:ObjectRestore:*", "s3:ObjectRestore:Post", "s3:ObjectRestore:Completed",
-    "s3:ObjectRestore:Delete", "s3:ReducedRedundancyLostObject", "s3:Replication:*",
+    "s3:ReducedRedundancyLostObject", "s3:Replication:*",
     "s3:Replication:OperationFailedReplication", "s3:Replication:OperationMissedThreshold",
     "s3:Replication:OperationReplicatedAfterThreshold",
     "s3:Replication:OperationNotTracked", "s3:IntelligentTiering", "s3:ObjectAcl:Put",
