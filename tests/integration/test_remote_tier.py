@@ -870,8 +870,44 @@ def kill9_mid_restore(s):
                lambda: (restore_hdr(c, b, "k") or "").startswith('ongoing-request="false"'))
     assert md5(c.get_object(Bucket=b, Key="k")["Body"].read()) == md5(data)
     assert data_files(s.drives) == base + 4, "a half copy left on the drives"
+    with open(s.log_path, errors="replace") as f:
+        assert f"restore of {b}/k (" in f.read(), "the copy was not resumed at the start"
     r = c.restore_object(Bucket=b, Key="k", RestoreRequest={"Days": 40})
     assert r["ResponseMetadata"]["HTTPStatusCode"] == 200
+
+
+@test
+def restored_copy_kept_by_orphan_reclaim_and_heal(s):
+    """A daemon whose scanner reclaims orphans after 1 s and heals every
+    pass: the restored copy's shards are referenced (not reclaimed), a
+    shard of it removed from a drive is healed back."""
+    s2 = Strata(args=["--lc-day-seconds", "1", "--ilm-interval-seconds", "1",
+                      "--orphan-grace-seconds", "1", "--heal-interval-seconds", "1",
+                      "--tier", f"arch:s3,restore:{R.endpoint}/{ARCH_BUCKET}/reclaim",
+                      "--tier-credentials", CREDS, "--storage-class", "DEEP_ARCHIVE:arch"])
+    try:
+        c = s2.client()
+        b = s2.bucket_name("reclaim")
+        c.create_bucket(Bucket=b)
+        data = body(3 * MiB + 11, b)
+        base = data_files(s2.drives)
+        archived(s2, c, b, {"k": data})
+        c.restore_object(Bucket=b, Key="k", RestoreRequest={"Days": 60})
+        wait_until("restored",
+                   lambda: (restore_hdr(c, b, "k") or "").startswith('ongoing-request="false"'))
+        assert data_files(s2.drives) == base + 4
+        shard = [os.path.join(r, f) for r, _d, fs in os.walk(os.path.join(s2.drives[0], "data"))
+                 for f in fs]
+        assert len(shard) == 1, shard
+        os.unlink(shard[0])
+        passes = lambda: s2.admin_get("ilm/status")[1]["total"]["passes"]  # noqa: E731
+        p0 = passes()
+        wait_until("three scanner passes", lambda: passes() >= p0 + 3, timeout=30)
+        wait_until("the removed shard healed", lambda: data_files(s2.drives) == base + 4,
+                   timeout=20)
+        assert md5(c.get_object(Bucket=b, Key="k")["Body"].read()) == md5(data)
+    finally:
+        assert s2.stop()
 
 
 @test
@@ -955,7 +991,7 @@ if __name__ == "__main__":
     PROXY = Proxy(R.port)
     creds_dir = os.path.join(R.tmp, "creds")
     os.makedirs(creds_dir)
-    creds = os.path.join(creds_dir, "tiers.json")
+    creds = CREDS = os.path.join(creds_dir, "tiers.json")
     with open(os.open(creds, os.O_WRONLY | os.O_CREAT, 0o600), "w") as f:
         json.dump({"cold": {"access_key": R.ak, "secret_key": R.sk, "region": "us-east-1"},
                    "vault": {"access_key": R.ak, "secret_key": R.sk},
