@@ -896,13 +896,17 @@ def restored_copy_kept_by_orphan_reclaim_and_heal(s):
         wait_until("restored",
                    lambda: (restore_hdr(c, b, "k") or "").startswith('ongoing-request="false"'))
         assert data_files(s2.drives) == base + 4
+        # Orphan rounds at most every second, a data id removed when
+        # unreferenced in two of them: five passes see at least two.
+        passes = lambda: s2.admin_get("ilm/status")[1]["total"]["passes"]  # noqa: E731
+        p0 = passes()
+        wait_until("five scanner passes", lambda: passes() >= p0 + 5, timeout=30)
+        assert data_files(s2.drives) == base + 4, "the restored copy was reclaimed"
+        assert md5(c.get_object(Bucket=b, Key="k")["Body"].read()) == md5(data)
         shard = [os.path.join(r, f) for r, _d, fs in os.walk(os.path.join(s2.drives[0], "data"))
                  for f in fs]
         assert len(shard) == 1, shard
         os.unlink(shard[0])
-        passes = lambda: s2.admin_get("ilm/status")[1]["total"]["passes"]  # noqa: E731
-        p0 = passes()
-        wait_until("three scanner passes", lambda: passes() >= p0 + 3, timeout=30)
         wait_until("the removed shard healed", lambda: data_files(s2.drives) == base + 4,
                    timeout=20)
         assert md5(c.get_object(Bucket=b, Key="k")["Body"].read()) == md5(data)
