@@ -18,6 +18,7 @@
  *   'P' upload[16] partno[4]                          [0x01] msgpack map (part record)
  *   'D' bucket 0x00 mtime[8] key 0x00 sortkey[16]     empty: version-time index entry (due.c)
  *   'S' name                                          [0x01] daemon state document (state.c)
+ *   'R' bucket 0x00 key 0x00 sortkey[16]              [0x01] msgpack map (restored copy, restore.c)
  *
  * upload OFFSET SIZE DESCRIPTION
  *          0     8   big-endian initiation time, ns since the epoch
@@ -690,6 +691,26 @@ size_t strata_meta__key_intent(char *out, size_t cap, const char *bucket, const 
  * effort.  Transition intents and restored-copy records (restore.c). */
 int strata_meta__intent_write(struct strata_meta *m, unsigned set, const char *k, size_t kl,
                               const char *v, size_t vl);
+struct msgpack_packer;
+struct msgpack_unpacked;
+struct msgpack_sbuffer;
+/* Start a small record's value in sb (initialised here) through pk:
+ * VAL_VERSION_BYTE, a map of nfields, field 0 = REC_FORMAT. */
+void strata_meta__mp_map_begin(struct msgpack_sbuffer *sb, struct msgpack_packer *pk,
+                               uint32_t nfields);
+/* Unpack a small record's value (VAL_VERSION_BYTE, then one msgpack map)
+ * into up (initialised here: the caller destroys it either way); whether
+ * it is one. */
+bool strata_meta__mp_map_open(const char *buf, size_t len, struct msgpack_unpacked *up);
+/* An array of data ids (bin[16] each) packed into pk. */
+void strata_meta__pk_ids(struct msgpack_packer *pk, uint8_t (*ids)[STRATA_DATA_ID_LEN], size_t n);
+/* cb for every key of kind ('X' intents, 'R' restored copies: kind bucket
+ * 0 key 0 sortkey) of every set, read on every drive; *n counts them.  cb
+ * may write and delete such keys. */
+typedef void (*meta_vkey_fn)(struct strata_meta *m, unsigned set, const char *bucket,
+                             const char *key, const uint8_t *sk, void *ud);
+int strata_meta__walk_vkeys(struct strata_meta *m, char kind, meta_vkey_fn cb, void *ud,
+                            uint64_t *n);
 /* One stored data object of a version. */
 struct meta_piece {
     uint8_t id[STRATA_DATA_ID_LEN];

@@ -29,6 +29,7 @@
  * Threads: any; the record's read-modify-writes hold the key lock.
  */
 #include "meta_internal.h"
+#include "store.h"
 
 #include <msgpack.h>
 #include <stdlib.h>
@@ -93,26 +94,11 @@ static size_t rkey(char *out, const char *bucket, const char *key, const uint8_t
     return n;
 }
 
-static void pk_ids(msgpack_packer *pk, uint8_t (*ids)[STRATA_DATA_ID_LEN], size_t n)
-{
-    msgpack_pack_array(pk, n);
-    for (size_t i = 0; i < n; i++) {
-        msgpack_pack_bin(pk, STRATA_DATA_ID_LEN);
-        msgpack_pack_bin_body(pk, ids[i], STRATA_DATA_ID_LEN);
-    }
-}
-
 static int rrec_encode(const struct rrec *x, char **out, size_t *outlen)
 {
     msgpack_sbuffer sb;
     msgpack_packer pk;
-    msgpack_sbuffer_init(&sb);
-    msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
-    char vb = VAL_VERSION_BYTE;
-    msgpack_sbuffer_write(&sb, &vb, 1);
-    msgpack_pack_map(&pk, 7);
-    msgpack_pack_uint64(&pk, 0);
-    msgpack_pack_uint64(&pk, REC_FORMAT);
+    strata_meta__mp_map_begin(&sb, &pk, 7);
     msgpack_pack_uint64(&pk, 1);
     msgpack_pack_uint64(&pk, x->state);
     msgpack_pack_uint64(&pk, 2);
@@ -120,9 +106,9 @@ static int rrec_encode(const struct rrec *x, char **out, size_t *outlen)
     msgpack_pack_uint64(&pk, 3);
     msgpack_pack_int64(&pk, x->expiry_ms);
     msgpack_pack_uint64(&pk, 4);
-    pk_ids(&pk, x->src, x->n);
+    strata_meta__pk_ids(&pk, x->src, x->n);
     msgpack_pack_uint64(&pk, 5);
-    pk_ids(&pk, x->dst, x->n);
+    strata_meta__pk_ids(&pk, x->dst, x->n);
     msgpack_pack_uint64(&pk, 6);
     msgpack_pack_array(&pk, x->n);
     for (size_t i = 0; i < x->n; i++)
@@ -161,14 +147,8 @@ static bool get_u64(const msgpack_object *o, uint64_t *v)
 static int rrec_decode(const char *buf, size_t len, struct rrec *x)
 {
     memset(x, 0, sizeof(*x));
-    if (len < 2 || (uint8_t)buf[0] != VAL_VERSION_BYTE ||
-        !strata_meta__mp_sane((const uint8_t *)buf + 1, len - 1))
-        return STRATA_ECORRUPT;
     msgpack_unpacked up;
-    msgpack_unpacked_init(&up);
-    size_t off = 0;
-    bool ok = msgpack_unpack_next(&up, buf + 1, len - 1, &off) == MSGPACK_UNPACK_SUCCESS &&
-              up.data.type == MSGPACK_OBJECT_MAP && up.data.via.map.size == 7;
+    bool ok = strata_meta__mp_map_open(buf, len, &up) && up.data.via.map.size == 7;
     const msgpack_object *f[7] = {0};
     for (uint32_t i = 0; ok && i < 7; i++) {
         const msgpack_object_kv *kv = &up.data.via.map.ptr[i];
@@ -246,6 +226,8 @@ static bool same_ids(const struct rrec *a, const struct rrec *b)
 
 int strata_meta_tier_archive(struct strata_meta *m, const char *tier)
 {
+    if (m->store != &strata_meta__store_local)
+        return STRATA_ENOTIMPL; /* the 'R' records live on the local drive sets */
     int i = strata_meta__tier_idx(m, tier);
     if (i <= 0)
         return STRATA_EINVAL; /* unknown, or the hot tier */
@@ -530,11 +512,18 @@ void strata_meta__restore_drop(struct strata_meta *m, unsigned set, const char *
     rrec_fini(&x);
 }
 
+struct sweep {
+    bool resume;
+    strata_restore_sweep_cb cb;
+    void *ud;
+    uint64_t expired;
+};
+
 /* One 'R' key found by the sweep. */
 static void sweep_one(struct strata_meta *m, unsigned set, const char *bucket, const char *key,
-                      const uint8_t sk[SORTKEY_LEN], bool resume, strata_restore_sweep_cb cb,
-                      void *ud, uint64_t *expired)
+                      const uint8_t *sk, void *ud)
 {
+    struct sweep *sw = ud;
     char k[RKEY_MAX], vid[STRATA_VERSION_ID_MAX + 1];
     size_t kl = rkey(k, bucket, key, sk);
     strata_meta__vid_format(sk, vid);
@@ -551,55 +540,24 @@ static void sweep_one(struct strata_meta *m, unsigned set, const char *bucket, c
          * read the copy: its data is then orphan reclaim's. */
         if (!strata_meta__pinned(m, set, bucket, key, sk))
             rm_copies(m, bucket, key, &x);
-        (*expired)++;
-        if (cb)
-            cb(ud, STRATA_RESTORE_EV_EXPIRED, bucket, key, vid);
-    } else if (rc == 0 && x.state == R_ONGOING && resume && cb) {
-        cb(ud, STRATA_RESTORE_EV_RESUME, bucket, key, vid);
+        sw->expired++;
+        if (sw->cb)
+            sw->cb(sw->ud, STRATA_RESTORE_EV_EXPIRED, bucket, key, vid);
+    } else if (rc == 0 && x.state == R_ONGOING && sw->resume && sw->cb) {
+        sw->cb(sw->ud, STRATA_RESTORE_EV_RESUME, bucket, key, vid);
     }
-    if (rc == 0)
-        rrec_fini(&x);
+    rrec_fini(&x);
 }
 
 int strata_meta_restore_sweep(struct strata_meta *m, bool resume, strata_restore_sweep_cb cb,
                               void *ud, uint64_t *expired)
 {
-    uint64_t n = 0;
-    if (!m->archive_tiers && !resume) {
-        if (expired)
-            *expired = 0;
-        return 0;
-    }
-    for (unsigned s = 0; s < m->nsets; s++) {
-        struct meta_merge mg;
-        char hi[1] = {'R' + 1};
-        int rc = strata_meta__merge_open(&mg, m, &s, 1, MERGE_MAINTENANCE, hi, 1);
-        if (rc)
-            return rc;
-        strata_meta__merge_seek(&mg, "R", 1);
-        const char *k;
-        size_t kl;
-        while (strata_meta__merge_cur(&mg, &k, &kl, NULL, NULL)) {
-            /* 'R' bucket 0 key 0 sk */
-            char kc[RKEY_MAX + 1];
-            if (kl > 3 + SORTKEY_LEN && kl <= RKEY_MAX && k[kl - SORTKEY_LEN - 1] == 0) {
-                memcpy(kc, k, kl);
-                kc[kl - SORTKEY_LEN - 1] = 0;
-                const char *bucket = kc + 1;
-                size_t bl = strnlen(bucket, kl - SORTKEY_LEN - 2);
-                if (1 + bl + 1 <= kl - SORTKEY_LEN - 1) {
-                    uint8_t sk[SORTKEY_LEN];
-                    memcpy(sk, k + kl - SORTKEY_LEN, SORTKEY_LEN);
-                    sweep_one(m, s, bucket, bucket + bl + 1, sk, resume, cb, ud, &n);
-                }
-            }
-            strata_meta__merge_next(&mg);
-        }
-        strata_meta__merge_close(&mg);
-    }
+    struct sweep sw = {.resume = resume, .cb = cb, .ud = ud};
+    uint64_t seen = 0;
+    int rc = m->archive_tiers ? strata_meta__walk_vkeys(m, 'R', sweep_one, &sw, &seen) : 0;
     if (expired)
-        *expired = n;
-    return 0;
+        *expired = sw.expired;
+    return rc;
 }
 
 void strata_meta__restore_refs(const char *v, size_t vl, void (*cb)(const uint8_t *id, void *ud),

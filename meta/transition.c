@@ -66,7 +66,7 @@ static void intent_fini(struct intent *x)
     memset(x, 0, sizeof(*x));
 }
 
-static void pk_ids(msgpack_packer *pk, uint8_t (*ids)[STRATA_DATA_ID_LEN], size_t n)
+void strata_meta__pk_ids(struct msgpack_packer *pk, uint8_t (*ids)[STRATA_DATA_ID_LEN], size_t n)
 {
     msgpack_pack_array(pk, n);
     for (size_t i = 0; i < n; i++) {
@@ -75,17 +75,23 @@ static void pk_ids(msgpack_packer *pk, uint8_t (*ids)[STRATA_DATA_ID_LEN], size_
     }
 }
 
+void strata_meta__mp_map_begin(struct msgpack_sbuffer *sb, struct msgpack_packer *pk,
+                               uint32_t nfields)
+{
+    msgpack_sbuffer_init(sb);
+    msgpack_packer_init(pk, sb, msgpack_sbuffer_write);
+    char vb = VAL_VERSION_BYTE;
+    msgpack_sbuffer_write(sb, &vb, 1);
+    msgpack_pack_map(pk, nfields);
+    msgpack_pack_uint64(pk, 0);
+    msgpack_pack_uint64(pk, REC_FORMAT);
+}
+
 static int intent_encode(const struct intent *x, char **out, size_t *outlen)
 {
     msgpack_sbuffer sb;
     msgpack_packer pk;
-    msgpack_sbuffer_init(&sb);
-    msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
-    char vb = VAL_VERSION_BYTE;
-    msgpack_sbuffer_write(&sb, &vb, 1);
-    msgpack_pack_map(&pk, 5);
-    msgpack_pack_uint64(&pk, 0);
-    msgpack_pack_uint64(&pk, REC_FORMAT);
+    strata_meta__mp_map_begin(&sb, &pk, 5);
     msgpack_pack_uint64(&pk, 1);
     msgpack_pack_str(&pk, strlen(x->src));
     msgpack_pack_str_body(&pk, x->src, strlen(x->src));
@@ -93,9 +99,9 @@ static int intent_encode(const struct intent *x, char **out, size_t *outlen)
     msgpack_pack_str(&pk, strlen(x->dst));
     msgpack_pack_str_body(&pk, x->dst, strlen(x->dst));
     msgpack_pack_uint64(&pk, 3);
-    pk_ids(&pk, x->old, x->nold);
+    strata_meta__pk_ids(&pk, x->old, x->nold);
     msgpack_pack_uint64(&pk, 4);
-    pk_ids(&pk, x->nw, x->nnew);
+    strata_meta__pk_ids(&pk, x->nw, x->nnew);
     if (!sb.data) {
         msgpack_sbuffer_destroy(&sb);
         return STRATA_ENOMEM;
@@ -133,17 +139,21 @@ static bool get_name(const msgpack_object *o, char out[STRATA_TIER_NAME_MAX + 1]
     return true;
 }
 
+bool strata_meta__mp_map_open(const char *buf, size_t len, struct msgpack_unpacked *up)
+{
+    msgpack_unpacked_init(up);
+    size_t off = 0;
+    return len >= 2 && (uint8_t)buf[0] == VAL_VERSION_BYTE &&
+           strata_meta__mp_sane((const uint8_t *)buf + 1, len - 1) &&
+           msgpack_unpack_next(up, buf + 1, len - 1, &off) == MSGPACK_UNPACK_SUCCESS &&
+           up->data.type == MSGPACK_OBJECT_MAP;
+}
+
 static int intent_decode(const char *buf, size_t len, struct intent *x)
 {
     memset(x, 0, sizeof(*x));
-    if (len < 2 || (uint8_t)buf[0] != VAL_VERSION_BYTE ||
-        !strata_meta__mp_sane((const uint8_t *)buf + 1, len - 1))
-        return STRATA_ECORRUPT;
     msgpack_unpacked up;
-    msgpack_unpacked_init(&up);
-    size_t off = 0;
-    bool ok = msgpack_unpack_next(&up, buf + 1, len - 1, &off) == MSGPACK_UNPACK_SUCCESS &&
-              up.data.type == MSGPACK_OBJECT_MAP;
+    bool ok = strata_meta__mp_map_open(buf, len, &up);
     unsigned seen = 0;
     for (uint32_t i = 0; ok && i < up.data.via.map.size; i++) {
         const msgpack_object_kv *kv = &up.data.via.map.ptr[i];
@@ -340,20 +350,21 @@ static void intent_resolve(struct strata_meta *m, unsigned set, const char *buck
         strata_meta__intent_resolve_now(m, set, bucket, key, sk);
 }
 
-int strata_meta_transition_reclaim(struct strata_meta *m, uint64_t *resolved)
+int strata_meta__walk_vkeys(struct strata_meta *m, char kind, meta_vkey_fn cb, void *ud,
+                            uint64_t *n)
 {
-    uint64_t n = 0;
+    *n = 0;
     for (unsigned s = 0; s < m->nsets; s++) {
         struct meta_merge mg;
-        char hi[1] = {'X' + 1};
+        char lo[1] = {kind}, hi[1] = {(char)(kind + 1)};
         int rc = strata_meta__merge_open(&mg, m, &s, 1, MERGE_MAINTENANCE, hi, 1);
         if (rc)
             return rc;
-        strata_meta__merge_seek(&mg, "X", 1);
+        strata_meta__merge_seek(&mg, lo, 1);
         const char *k, *v;
         size_t kl, vl;
         while (strata_meta__merge_cur(&mg, &k, &kl, &v, &vl)) {
-            /* 'X' bucket 0 key 0 sk */
+            /* kind bucket 0 key 0 sk */
             char kc[XKEY_MAX + 1];
             if (kl > 3 + SORTKEY_LEN && kl <= XKEY_MAX && k[kl - SORTKEY_LEN - 1] == 0) {
                 memcpy(kc, k, kl);
@@ -363,17 +374,31 @@ int strata_meta_transition_reclaim(struct strata_meta *m, uint64_t *resolved)
                 if (1 + bl + 1 <= kl - SORTKEY_LEN - 1) {
                     uint8_t sk[SORTKEY_LEN];
                     memcpy(sk, k + kl - SORTKEY_LEN, SORTKEY_LEN);
-                    intent_resolve(m, s, bucket, bucket + bl + 1, sk);
-                    n++;
+                    cb(m, s, bucket, bucket + bl + 1, sk, ud);
+                    (*n)++;
                 }
             }
             strata_meta__merge_next(&mg);
         }
         strata_meta__merge_close(&mg);
     }
+    return 0;
+}
+
+static void reclaim_cb(struct strata_meta *m, unsigned set, const char *bucket, const char *key,
+                       const uint8_t *sk, void *ud)
+{
+    (void)ud;
+    intent_resolve(m, set, bucket, key, sk);
+}
+
+int strata_meta_transition_reclaim(struct strata_meta *m, uint64_t *resolved)
+{
+    uint64_t n = 0;
+    int rc = strata_meta__walk_vkeys(m, 'X', reclaim_cb, NULL, &n);
     if (resolved)
         *resolved = n;
-    return 0;
+    return rc;
 }
 
 /* ---- the move -------------------------------------------------------------------- */

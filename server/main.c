@@ -307,6 +307,8 @@ static int open_tiers(struct strata_srv *s, struct strata_tier **out, unsigned *
 }
 
 /* Opens every set and the metadata.  On failure closes what it opened. */
+static void close_storage(struct strata_srv *s);
+
 static int open_storage(struct strata_srv *s, size_t inline_max, size_t cache_mb,
                         size_t memtable_mb)
 {
@@ -360,9 +362,14 @@ static int open_storage(struct strata_srv *s, size_t inline_max, size_t cache_mb
             strata_srv_tier_close(&s->tiers->t[j]);
         return -1;
     }
-    for (unsigned j = 0; s->tiers && j < s->tiers->n; j++)
-        if (s->tiers->t[j].restore)
-            strata_meta_tier_archive(s->meta, s->tiers->t[j].name);
+    for (unsigned j = 0; s->tiers && j < s->tiers->n; j++) {
+        if (s->tiers->t[j].restore && strata_meta_tier_archive(s->meta, s->tiers->t[j].name)) {
+            strata_srv_log(STRATA_LOG_ERR, "tier %s: restore needs the local metadata backend",
+                           s->tiers->t[j].name);
+            close_storage(s);
+            return -1;
+        }
+    }
     return 0;
 }
 

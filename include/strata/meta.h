@@ -859,7 +859,8 @@ void strata_meta_set_step_hook(struct strata_meta *m, void (*hook)(void *ud, int
  * tier data and its Object Lock state are never changed by a restore.
  */
 /* Mark the (non-hot) tier of that name an archive tier; STRATA_EINVAL for
- * the hot tier or an unknown one.  Before any request. */
+ * the hot tier or an unknown one, STRATA_ENOTIMPL on the RADOS backend.
+ * Before any request. */
 int strata_meta_tier_archive(struct strata_meta *m, const char *tier);
 bool strata_meta_tier_archived(struct strata_meta *m, const char *tier);
 

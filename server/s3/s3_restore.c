@@ -44,10 +44,9 @@ void strata_restore_hdr_add(struct strata_req *r, struct MHD_Response *resp)
 void strata_h_restore(struct strata_req *r)
 {
     unsigned days = 0;
-    bool has_body = r->body.len > 0;
     /* The RestoreRequest element is optional in the API: an empty body
-     * asks for a restore with the defaults. */
-    if (has_body) {
+     * asks for a restore with the defaults (none for an archived object). */
+    if (r->body.len > 0) {
         enum s3_err e = strata_xml_restore_parse(r->body.data, r->body.len, &days);
         if (e) {
             if (e == S3E_NotImplemented)
@@ -78,7 +77,7 @@ void strata_h_restore(struct strata_req *r)
     if (days == 0 || days > RESTORE_DAYS_MAX) {
         r->err_msg = "The Days element of RestoreRequest is required to restore an archived "
                      "object (1 to 2147483647).";
-        strata_req_error(r, has_body ? S3E_InvalidArgument : S3E_MalformedXML, 0);
+        strata_req_error(r, S3E_MalformedXML, 0);
         return;
     }
     struct strata_restore_state st;

@@ -58,6 +58,25 @@ MiB = 1 << 20
 PREFIX = "strata-data"
 
 
+# ---- loopback HTTP servers of the test ----------------------------------------
+class Quiet(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *a):
+        pass
+
+
+def serve(handler):
+    """handler's threaded server on a free loopback port: (server, port)."""
+    class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
+        daemon_threads = True
+        allow_reuse_address = True
+
+    srv = Server(("127.0.0.1", 0), handler)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    return srv, srv.server_address[1]
+
+
 # ---- the fault proxy --------------------------------------------------------
 class Proxy:
     """Relays HTTP requests to the remote daemon unchanged (Host header
@@ -73,12 +92,7 @@ class Proxy:
         self.data_gets = 0  # GETs of data objects that reached the proxy
         proxy = self
 
-        class Handler(http.server.BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *a):
-                pass
-
+        class Handler(Quiet):
             def relay(self):
                 n = int(self.headers.get("Content-Length") or 0)
                 if self.command == "PUT" and f"/{PREFIX}/" in self.path:
@@ -132,13 +146,7 @@ class Proxy:
 
             do_GET = do_PUT = do_HEAD = do_DELETE = do_POST = relay
 
-        class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
-            daemon_threads = True
-            allow_reuse_address = True
-
-        self.srv = Server(("127.0.0.1", 0), Handler)
-        self.port = self.srv.server_address[1]
-        threading.Thread(target=self.srv.serve_forever, daemon=True).start()
+        self.srv, self.port = serve(Handler)
 
 
 # ---- helpers -----------------------------------------------------------------
@@ -481,6 +489,20 @@ def crash_run(s, step):
     wait_until("the hot copy removed", lambda: data_files(s.drives) == hot_before, timeout=20)
 
 
+def kill9_slowed(s, start, what, caught):
+    """With the remote slowed down: start(), then kill -9 of the source once
+    caught() (the request to the remote in flight); restarted."""
+    PROXY.mode = "slow"
+    try:
+        start()
+        wait_until(what, caught, timeout=60)
+        s.proc.send_signal(signal.SIGKILL)
+        assert s.proc.wait(15) == -signal.SIGKILL
+    finally:
+        PROXY.mode = "pass"
+    s.restart(kill=True)
+
+
 @test
 def sigkill_while_the_remote_receives(s):
     # A real kill -9 of the source while its PutObject is in flight (the
@@ -493,15 +515,8 @@ def sigkill_while_the_remote_receives(s):
     before = set(remote_keys(COLD_BUCKET))
     hot_before = data_files(s.drives)
     puts = PROXY.data_puts
-    PROXY.mode = "slow"
-    try:
-        lifecycle(c, b, "STANDARD_IA")
-        wait_until("the data PUT in flight", lambda: PROXY.data_puts > puts, timeout=60)
-        s.proc.send_signal(signal.SIGKILL)
-        assert s.proc.wait(15) == -signal.SIGKILL
-    finally:
-        PROXY.mode = "pass"
-    s.restart(kill=True)
+    kill9_slowed(s, lambda: lifecycle(c, b, "STANDARD_IA"),
+                 "the data PUT in flight", lambda: PROXY.data_puts > puts)
     c = s.client()
     wait_until("the transition done after kill -9",
                lambda: storage_class(c, b, "k") == "STANDARD_IA")
@@ -638,12 +653,7 @@ class Hook:
         self.records = []
         hook = self
 
-        class Handler(http.server.BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *a):
-                pass
-
+        class Handler(Quiet):
             def do_POST(self):
                 n = int(self.headers.get("Content-Length") or 0)
                 hook.records += json.loads(self.rfile.read(n)).get("Records", [])  # not the TestEvent
@@ -651,13 +661,7 @@ class Hook:
                 self.send_header("Content-Length", "0")
                 self.end_headers()
 
-        class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
-            daemon_threads = True
-            allow_reuse_address = True
-
-        self.srv = Server(("127.0.0.1", 0), Handler)
-        self.port = self.srv.server_address[1]
-        threading.Thread(target=self.srv.serve_forever, daemon=True).start()
+        self.srv, self.port = serve(Handler)
 
     def events(self, bucket, key):
         return [r["eventName"] for r in self.records
@@ -669,9 +673,12 @@ RESTORE_DONE = re.compile(r'ongoing-request="false", expiry-date="([A-Z][a-z]{2}
                           r'[A-Z][a-z]{2} \d{4} \d{2}:\d{2}:\d{2} GMT)"')
 
 
-def archived(s, c, b, objs):
-    """Put objs {key: bytes or [part bytes]} into bucket b, made versioned, and
-    move them to the archive tier: {key: version id}; the hot copies gone."""
+def archived(s, c, b, objs, create=True):
+    """Put objs {key: bytes or [part bytes]} into bucket b (made unless
+    create is false), made versioned, and move them to the archive tier:
+    ({key: version id}, the drives' shard files before); hot copies gone."""
+    if create:
+        c.create_bucket(Bucket=b)
     c.put_bucket_versioning(Bucket=b, VersioningConfiguration={"Status": "Enabled"})
     base = data_files(s.drives)
     vids = {}
@@ -686,12 +693,16 @@ def archived(s, c, b, objs):
         wait_until(f"{k} archived", lambda k=k: storage_class(c, b, k) == "DEEP_ARCHIVE")
     c.delete_bucket_lifecycle(Bucket=b)
     wait_until("the hot copies removed", lambda: data_files(s.drives) == base, timeout=20)
-    return vids
+    return vids, base
 
 
 def restore_hdr(c, b, k, vid=None):
     kw = {"VersionId": vid} if vid else {}
     return c.head_object(Bucket=b, Key=k, **kw).get("Restore")
+
+
+def wait_restored(c, b, k, what):
+    wait_until(what, lambda: (restore_hdr(c, b, k) or "").startswith('ongoing-request="false"'))
 
 
 def expiry_of(hdr):
@@ -735,8 +746,7 @@ def archive_needs_restore(s):
     c.put_bucket_notification_configuration(Bucket=b, NotificationConfiguration={
         "QueueConfigurations": [{"QueueArn": "arn:strata:sqs::hook:webhook",
                                  "Events": ["s3:ObjectRestore:*"]}]})
-    base = data_files(s.drives)
-    vids = archived(s, c, b, {"single": single, "multi": parts})
+    vids, base = archived(s, c, b, {"single": single, "multi": parts}, create=False)
     for k in ("single", "multi"):
         assert_archived(c, b, k)
         assert_archived(c, b, k, vids[k])
@@ -756,8 +766,7 @@ def archive_needs_restore(s):
         assert_archived(c, b, "single")  # no half copy is read
     finally:
         PROXY.mode = "pass"
-    wait_until("single restored",
-               lambda: (restore_hdr(c, b, "single") or "").startswith('ongoing-request="false"'))
+    wait_restored(c, b, "single", "single restored")
     exp = expiry_of(restore_hdr(c, b, "single"))
     # 30 test days of 1 s from the end of the copy, rounded up to a whole day.
     assert time.time() + 27 <= exp <= time.time() + 32, (exp, time.time())
@@ -774,8 +783,7 @@ def archive_needs_restore(s):
     # awscli restores the multipart object; its parts are served from hot.
     r = aws(s, "restore-object", "--bucket", b, "--key", "multi", "--restore-request", "Days=30")
     assert r.returncode == 0, r.stderr
-    wait_until("multi restored",
-               lambda: (restore_hdr(c, b, "multi") or "").startswith('ongoing-request="false"'))
+    wait_restored(c, b, "multi", "multi restored")
     assert md5(c.get_object(Bucket=b, Key="multi")["Body"].read()) == md5(multi)
     g = c.get_object(Bucket=b, Key="multi", Range=f"bytes={5 * MiB - 3}-{5 * MiB + 3}")
     assert g["Body"].read() == multi[5 * MiB - 3:5 * MiB + 4]
@@ -809,15 +817,12 @@ def restored_copy_expires_and_goes_with_its_version(s):
         "QueueConfigurations": [{"QueueArn": "arn:strata:sqs::hook:webhook",
                                  "Events": ["s3:ObjectRestore:*"]}]})
     short, gone = body(1 * MiB + 5, b + "a"), body(2 * MiB + 9, b + "b")
-    base = data_files(s.drives)
-    vids = archived(s, c, b, {"short": short, "gone": gone})
+    vids, base = archived(s, c, b, {"short": short, "gone": gone}, create=False)
     c.restore_object(Bucket=b, Key="gone", RestoreRequest={"Days": 30})
-    wait_until("gone restored",
-               lambda: (restore_hdr(c, b, "gone") or "").startswith('ongoing-request="false"'))
+    wait_restored(c, b, "gone", "gone restored")
     assert data_files(s.drives) == base + 4
     c.restore_object(Bucket=b, Key="short", RestoreRequest={"Days": 1})
-    wait_until("short restored",
-               lambda: (restore_hdr(c, b, "short") or "").startswith('ongoing-request="false"'))
+    wait_restored(c, b, "short", "short restored")
     assert c.get_object(Bucket=b, Key="short")["Body"].read() == short
     wait_until("the copy expired", lambda: restore_hdr(c, b, "short") is None, timeout=10)
     assert_archived(c, b, "short")
@@ -827,8 +832,7 @@ def restored_copy_expires_and_goes_with_its_version(s):
     # Restored again after the expiry: a new copy.
     r = c.restore_object(Bucket=b, Key="short", RestoreRequest={"Days": 30})
     assert r["ResponseMetadata"]["HTTPStatusCode"] == 202
-    wait_until("short restored again",
-               lambda: (restore_hdr(c, b, "short") or "").startswith('ongoing-request="false"'))
+    wait_restored(c, b, "short", "short restored again")
     assert data_files(s.drives) == base + 8
     # The version deleted: its restored copy goes with it.
     c.delete_object(Bucket=b, Key="gone", VersionId=vids["gone"])
@@ -847,27 +851,19 @@ def kill9_mid_restore(s):
     one copy's shards are on the hot drives; a new request then works."""
     c = s.client()
     b = s.bucket_name("rkill")
-    c.create_bucket(Bucket=b)
     data = body(12 * MiB + 1, b)
-    base = data_files(s.drives)
-    archived(s, c, b, {"k": data})
+    base = archived(s, c, b, {"k": data})[1]
     gets = PROXY.data_gets
-    PROXY.mode = "slow"
-    try:
+
+    def restore():
         r = c.restore_object(Bucket=b, Key="k", RestoreRequest={"Days": 30})
         assert r["ResponseMetadata"]["HTTPStatusCode"] == 202
-        wait_until("the copy reading the remote", lambda: PROXY.data_gets > gets, timeout=60)
-        s.proc.send_signal(signal.SIGKILL)
-        assert s.proc.wait(15) == -signal.SIGKILL
-    finally:
-        PROXY.mode = "pass"
-    s.restart(kill=True)
+    kill9_slowed(s, restore, "the copy reading the remote", lambda: PROXY.data_gets > gets)
     c = s.client()
     h = restore_hdr(c, b, "k")
     if h == 'ongoing-request="true"':
         assert_archived(c, b, "k")  # the interrupted copy is not read
-    wait_until("the copy made again after the restart",
-               lambda: (restore_hdr(c, b, "k") or "").startswith('ongoing-request="false"'))
+    wait_restored(c, b, "k", "the copy made again after the restart")
     assert md5(c.get_object(Bucket=b, Key="k")["Body"].read()) == md5(data)
     assert data_files(s.drives) == base + 4, "a half copy left on the drives"
     with open(s.log_path, errors="replace") as f:
@@ -888,13 +884,10 @@ def restored_copy_kept_by_orphan_reclaim_and_heal(s):
     try:
         c = s2.client()
         b = s2.bucket_name("reclaim")
-        c.create_bucket(Bucket=b)
         data = body(3 * MiB + 11, b)
-        base = data_files(s2.drives)
-        archived(s2, c, b, {"k": data})
+        base = archived(s2, c, b, {"k": data})[1]
         c.restore_object(Bucket=b, Key="k", RestoreRequest={"Days": 60})
-        wait_until("restored",
-                   lambda: (restore_hdr(c, b, "k") or "").startswith('ongoing-request="false"'))
+        wait_restored(c, b, "k", "restored")
         assert data_files(s2.drives) == base + 4
         # Orphan rounds at most every second, a data id removed when
         # unreferenced in two of them: five passes see at least two.
