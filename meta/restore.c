@@ -365,16 +365,17 @@ int strata_obj_restore_request(struct strata_meta *m, const char *bucket, const 
 
 /* ---- the copy ------------------------------------------------------------------ */
 
-/* Remove the copy and its record, if the record still names these ids. */
-static void run_undo(struct strata_meta *m, const char *bucket, const char *key,
-                     const struct rver *v, const struct rrec *mine)
+/* Remove the copy and its record (key k), if the record still names
+ * these ids. */
+static void drop_if_ours(struct strata_meta *m, unsigned set, const char *bucket,
+                         const char *key, const char *k, size_t kl, const struct rrec *mine)
 {
     pthread_mutex_t *lk = strata_meta__key_lock(m, bucket, key);
     pthread_mutex_lock(lk);
     struct rrec cur;
-    bool ours = rrec_read(m, v->set, v->k, v->kl, &cur) == 0 && same_ids(&cur, mine);
+    bool ours = rrec_read(m, set, k, kl, &cur) == 0 && same_ids(&cur, mine);
     if (ours)
-        strata_meta__intent_write(m, v->set, v->k, v->kl, NULL, 0);
+        strata_meta__intent_write(m, set, k, kl, NULL, 0);
     pthread_mutex_unlock(lk);
     if (ours)
         rm_copies(m, bucket, key, mine);
@@ -457,7 +458,7 @@ int strata_obj_restore_run(struct strata_meta *m, const char *bucket, const char
         rrec_fini(&cur);
     }
     if (rc && rc != STRATA_EEXISTS && have)
-        run_undo(m, bucket, key, &v, &x);
+        drop_if_ours(m, v.set, bucket, key, v.k, v.kl, &x);
     strata_meta__unpin(m, pin);
     rrec_fini(&x);
     rver_fini(&v);
@@ -512,6 +513,24 @@ void strata_meta__restore_drop(struct strata_meta *m, unsigned set, const char *
     rrec_fini(&x);
 }
 
+/* An interrupted copy whose version is gone or off the archive tier (a
+ * crash before its drop ran): its record and data are removed (true). */
+static bool stale_drop(struct strata_meta *m, unsigned set, const char *bucket, const char *key,
+                       const uint8_t *sk, const char *vid, const struct rrec *x)
+{
+    struct rver v;
+    int rc = rver_get(m, bucket, key, vid, &v);
+    bool stale = rc == STRATA_ENOTFOUND || rc == STRATA_EMETHOD || rc == STRATA_EINVAL ||
+                 (rc == 0 && memcmp(v.sk, sk, SORTKEY_LEN) != 0);
+    rver_fini(&v);
+    if (!stale)
+        return false;
+    char k[RKEY_MAX];
+    size_t kl = rkey(k, bucket, key, sk);
+    drop_if_ours(m, set, bucket, key, k, kl, x);
+    return true;
+}
+
 struct sweep {
     bool resume;
     strata_restore_sweep_cb cb;
@@ -543,8 +562,9 @@ static void sweep_one(struct strata_meta *m, unsigned set, const char *bucket, c
         sw->expired++;
         if (sw->cb)
             sw->cb(sw->ud, STRATA_RESTORE_EV_EXPIRED, bucket, key, vid);
-    } else if (rc == 0 && x.state == R_ONGOING && sw->resume && sw->cb) {
-        sw->cb(sw->ud, STRATA_RESTORE_EV_RESUME, bucket, key, vid);
+    } else if (rc == 0 && x.state == R_ONGOING && sw->resume) {
+        if (!stale_drop(m, set, bucket, key, sk, vid, &x) && sw->cb)
+            sw->cb(sw->ud, STRATA_RESTORE_EV_RESUME, bucket, key, vid);
     }
     rrec_fini(&x);
 }
