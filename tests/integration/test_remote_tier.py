@@ -23,7 +23,7 @@ version under Object Lock never moving to a tier without the lock flag
 (counted) and moving to the lock tier with the same retention and legal
 hold on the remote object (which then refuses its delete); and start-up
 refusals: a credentials file of mode 0644, a tier without credentials, a
-lock tier whose bucket has no Object Lock; RestoreObject refused with
+lock tier whose bucket has no Object Lock, unknown or repeated s3 flags; RestoreObject refused with
 403 InvalidObjectState on hot and transparent remote objects (boto3 and
 awscli), 404 for a missing key or version.  The archive tier
 (--tier arch:s3,restore:URL, DEEP_ARCHIVE): GET 403 until RestoreObject
@@ -969,6 +969,10 @@ def start_refusals(s):
     start_fails(["--tier", f"cold:s3:{R.endpoint}/{COLD_BUCKET}", "--tier-credentials", loose],
                 "the credentials are refused")
     start_fails(["--tier", "cold:s3:ftp://x/y"], "want http[s]://HOST:PORT/BUCKET[/PREFIX]")
+    start_fails(["--tier", "cold:s3,glacier:http://127.0.0.1:1/b"],
+                "flags of s3 are lock and restore")
+    start_fails(["--tier", "cold:s3,restore,restore:http://127.0.0.1:1/b"],
+                "flags of s3 are lock and restore")
     with open(loose, "w") as f:
         json.dump({"cold": {"access_key": R.ak, "secret_key": R.sk}}, f)
     start_fails(["--tier", f"cold:s3:{R.endpoint}/{COLD_BUCKET}", "--tier-credentials", loose,
