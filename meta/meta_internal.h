@@ -18,6 +18,7 @@
  *   'P' upload[16] partno[4]                          [0x01] msgpack map (part record)
  *   'D' bucket 0x00 mtime[8] key 0x00 sortkey[16]     empty: version-time index entry (due.c)
  *   'S' name                                          [0x01] daemon state document (state.c)
+ *   'R' bucket 0x00 key 0x00 sortkey[16]              [0x01] msgpack map (restored copy, restore.c)
  *
  * upload OFFSET SIZE DESCRIPTION
  *          0     8   big-endian initiation time, ns since the epoch
@@ -336,6 +337,9 @@ struct strata_meta {
      * here), the others are the caller's (strata_meta_opts.tiers). */
     struct strata_tier *tiers[STRATA_TIERS_MAX];
     unsigned ntiers;
+    /* Bit i: tiers[i] is an archive tier, read only through restored
+     * copies (restore.c, strata_meta_tier_archive). */
+    uint32_t archive_tiers;
     struct meta_audit *audit;           /* local/audit_files.c */
     pthread_mutex_t heal_mu;            /* one heal at a time (heal.c) */
     struct meta_healq *healq;           /* keys of commits that missed a drive (healq.c) */
@@ -669,6 +673,77 @@ void strata_meta__intent_resolve_now(struct strata_meta *m, unsigned set, const 
                                      const char *key, const uint8_t sk[SORTKEY_LEN]);
 size_t strata_meta__key_intent(char *out, size_t cap, const char *bucket, const char *key,
                                const uint8_t *sk);
+/* Put (v) or delete (v NULL) a small record on every open drive of the
+ * set: a put needs the write quorum (undone below it), a delete is best
+ * effort.  Transition intents and restored-copy records (restore.c). */
+int strata_meta__intent_write(struct strata_meta *m, unsigned set, const char *k, size_t kl,
+                              const char *v, size_t vl);
+struct msgpack_packer;
+struct msgpack_unpacked;
+struct msgpack_sbuffer;
+/* Start a small record's value in sb (initialised here) through pk:
+ * VAL_VERSION_BYTE, a map of nfields, field 0 = REC_FORMAT. */
+void strata_meta__mp_map_begin(struct msgpack_sbuffer *sb, struct msgpack_packer *pk,
+                               uint32_t nfields);
+/* Unpack a small record's value (VAL_VERSION_BYTE, then one msgpack map)
+ * into up (initialised here: the caller destroys it either way); whether
+ * it is one. */
+bool strata_meta__mp_map_open(const char *buf, size_t len, struct msgpack_unpacked *up);
+/* An array of data ids (bin[16] each) packed into pk. */
+void strata_meta__pk_ids(struct msgpack_packer *pk, uint8_t (*ids)[STRATA_DATA_ID_LEN], size_t n);
+/* cb for every key of kind ('X' intents, 'R' restored copies: kind bucket
+ * 0 key 0 sortkey) of every set, read on every drive; *n counts them.  cb
+ * may write and delete such keys. */
+typedef void (*meta_vkey_fn)(struct strata_meta *m, unsigned set, const char *bucket,
+                             const char *key, const uint8_t *sk, void *ud);
+int strata_meta__walk_vkeys(struct strata_meta *m, char kind, meta_vkey_fn cb, void *ud,
+                            uint64_t *n);
+/* One stored data object of a version. */
+struct meta_piece {
+    uint8_t id[STRATA_DATA_ID_LEN];
+    uint64_t size; /* stored bytes */
+};
+/* The data ids of record r (version sk): one, or every non-empty part's,
+ * in part order (caller frees *out). */
+int strata_meta__pieces_of(struct strata_meta *m, unsigned set, const char *bucket,
+                           const char *key, const uint8_t *sk, const struct meta_rec *r,
+                           struct meta_piece **out, size_t *n);
+/* Copy data object id (size bytes) of tier src to nid on tier dst (with
+ * lk's lock state when given and dst keeps one), chunk_cb after every
+ * chunk copied (non-zero aborts); *crc: CRC32C of the bytes.  buf holds
+ * 1 MiB. */
+int strata_meta__data_copy(struct strata_tier *src, struct strata_tier *dst, uint32_t place,
+                           const uint8_t *id, const uint8_t *nid, uint64_t size,
+                           const struct strata_tier_lock *lk,
+                           int (*chunk_cb)(void *ud, size_t n), void *ud, uint8_t *buf,
+                           uint32_t *crc);
+/* Whether nid on dst holds size bytes of CRC32C crc (the tier's verify, or
+ * a read-back into buf, 1 MiB). */
+int strata_meta__data_verify(struct strata_tier *dst, uint32_t place, const uint8_t *nid,
+                             uint64_t size, uint32_t crc, uint8_t *buf);
+
+/* ---- restore.c ---- */
+/* Restored copies of version sk of bucket/key: the version is gone or
+ * replaced (a drop ran): remove its restored copy and its record. */
+void strata_meta__restore_drop(struct strata_meta *m, unsigned set, const char *bucket,
+                               const char *key, const uint8_t sk[SORTKEY_LEN]);
+/* GET of a version on an archive tier: 0 with the restored copy's data ids
+ * (pairs: the version's id, the copy's id on the hot tier; caller frees
+ * *map) when a restored copy is ready and unexpired, else STRATA_EARCHIVED
+ * (or a read error). */
+int strata_meta__restore_map(struct strata_meta *m, unsigned set, const char *bucket,
+                             const char *key, const uint8_t sk[SORTKEY_LEN],
+                             uint8_t (**map)[2][STRATA_DATA_ID_LEN], size_t *n);
+/* cb for every hot-tier data id an 'R' record value names (orphan reclaim). */
+void strata_meta__restore_refs(const char *v, size_t vl, void (*cb)(const uint8_t *id, void *ud),
+                               void *ud);
+/* Piece i of a done 'R' record value: its copy's id and size (heal);
+ * STRATA_ENOTFOUND past the last, STRATA_EBUSY while ongoing. */
+int strata_meta__restore_piece(const char *v, size_t vl, size_t i, uint8_t id[STRATA_DATA_ID_LEN],
+                               uint64_t *size);
+/* Whether a reader pins version sk of bucket/key now (pin.c). */
+bool strata_meta__pinned(struct strata_meta *m, unsigned set, const char *bucket,
+                         const char *key, const uint8_t sk[SORTKEY_LEN]);
 
 /* ---- local/bucket.c: the local backend's, used by heal.c and the commit
  * paths of object.c and mpu.c until they move behind the seam ---- */

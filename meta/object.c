@@ -281,7 +281,20 @@ struct strata_get {
     struct sse_reader *psse;
     /* strata_obj_get_window: object bytes at or past it are not read. */
     uint64_t win_end;
+    /* A version on an archive tier is read from its restored copy on the
+     * hot tier: (the version's data id, the copy's) pairs (restore.c). */
+    uint8_t (*rmap)[2][STRATA_DATA_ID_LEN];
+    size_t nrmap;
 };
+
+/* The data id g reads for the version's data id id. */
+static const uint8_t *data_id_of(const struct strata_get *g, const uint8_t *id)
+{
+    for (size_t i = 0; i < g->nrmap; i++)
+        if (memcmp(g->rmap[i][0], id, STRATA_DATA_ID_LEN) == 0)
+            return g->rmap[i][1];
+    return id;
+}
 
 /* Tell the tier reader r, reading the bytes of the object at [base, base +
  * len), where the caller's window ends, so it reads nothing ahead past it.
@@ -371,6 +384,13 @@ static int get_found(void *ud, const struct strata_meta__key_found *f)
                    c->key, r->tier);
         return STRATA_EQUORUM;
     }
+    if (strata_meta_tier_archived(m, r->tier[0] ? r->tier : STRATA_TIER_HOT)) {
+        rc = strata_meta__restore_map(m, set, c->bucket, c->key, f->sk, &g->rmap, &g->nrmap);
+        if (rc)
+            return rc;
+        if (!(r->flags & REC_F_INLINE))
+            g->tier = m->tiers[0]; /* the restored copy */
+    }
     snprintf(g->bucket, sizeof(g->bucket), "%s", c->bucket);
     snprintf(g->key, sizeof(g->key), "%s", c->key);
     memcpy(g->sk, f->sk, SORTKEY_LEN);
@@ -397,7 +417,8 @@ static int get_found(void *ud, const struct strata_meta__key_found *f)
         if (r->size)
             return f->inline_read(f, g->data);
     } else if (r->size > 0) {
-        return g->tier->ops->reader_open(g->tier->impl, g->place, r->data_id, r->size, &g->r);
+        return g->tier->ops->reader_open(g->tier->impl, g->place, data_id_of(g, r->data_id),
+                                         r->size, &g->r);
     }
     return 0;
 }
@@ -497,7 +518,7 @@ static int mp_part(struct strata_get *g, uint64_t off, size_t *pi)
         part_reader_close(g);
         if (g->enc && p->ssize != strata_sse__stream_size(p->size))
             return STRATA_ECORRUPT; /* a part stored as sent in an encrypted object */
-        rc = g->tier->ops->reader_open(g->tier->impl, g->place, p->data_id,
+        rc = g->tier->ops->reader_open(g->tier->impl, g->place, data_id_of(g, p->data_id),
                                        g->enc ? p->ssize : p->size, &g->r);
         if (rc == 0 && g->enc)
             rc = strata_sse__reader_create(g->okey, p->number, p->size, &g->psse);
@@ -641,6 +662,7 @@ void strata_obj_get_close(struct strata_get *g)
     free(g->pidx_buf);
     free(g->cparts);
     free(g->coff);
+    free(g->rmap);
     free(g);
 }
 
@@ -2020,6 +2042,10 @@ void strata_meta__drop_now(struct strata_meta *m, unsigned set, const char *buck
 {
     if (!drop->any)
         return;
+    /* A version gone from an archive tier takes its restored copy along. */
+    if (!drop->intent && !(drop->flags & REC_F_DELETE_MARKER) && drop->tier < 32 &&
+        (m->archive_tiers & (1u << drop->tier)))
+        strata_meta__restore_drop(m, set, bucket, key, drop->sk);
     if (drop->intent) {
         strata_meta__intent_resolve_now(m, set, bucket, key, drop->sk);
     } else if (drop->flags & REC_F_MULTIPART) {

@@ -175,3 +175,13 @@ void strata_meta__pins_parked_data(struct strata_meta *m,
                 cb(p->drop.data_id, ud);
     pthread_mutex_unlock(&m->pin_mu);
 }
+
+bool strata_meta__pinned(struct strata_meta *m, unsigned set, const char *bucket,
+                         const char *key, const uint8_t sk[SORTKEY_LEN])
+{
+    uint32_t h = strata_meta__key_hash(bucket, key);
+    pthread_mutex_lock(&m->pin_mu);
+    bool pinned = find(m, h, set, bucket, key, sk) != NULL;
+    pthread_mutex_unlock(&m->pin_mu);
+    return pinned;
+}

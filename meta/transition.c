@@ -66,7 +66,7 @@ static void intent_fini(struct intent *x)
     memset(x, 0, sizeof(*x));
 }
 
-static void pk_ids(msgpack_packer *pk, uint8_t (*ids)[STRATA_DATA_ID_LEN], size_t n)
+void strata_meta__pk_ids(struct msgpack_packer *pk, uint8_t (*ids)[STRATA_DATA_ID_LEN], size_t n)
 {
     msgpack_pack_array(pk, n);
     for (size_t i = 0; i < n; i++) {
@@ -75,17 +75,23 @@ static void pk_ids(msgpack_packer *pk, uint8_t (*ids)[STRATA_DATA_ID_LEN], size_
     }
 }
 
+void strata_meta__mp_map_begin(struct msgpack_sbuffer *sb, struct msgpack_packer *pk,
+                               uint32_t nfields)
+{
+    msgpack_sbuffer_init(sb);
+    msgpack_packer_init(pk, sb, msgpack_sbuffer_write);
+    char vb = VAL_VERSION_BYTE;
+    msgpack_sbuffer_write(sb, &vb, 1);
+    msgpack_pack_map(pk, nfields);
+    msgpack_pack_uint64(pk, 0);
+    msgpack_pack_uint64(pk, REC_FORMAT);
+}
+
 static int intent_encode(const struct intent *x, char **out, size_t *outlen)
 {
     msgpack_sbuffer sb;
     msgpack_packer pk;
-    msgpack_sbuffer_init(&sb);
-    msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
-    char vb = VAL_VERSION_BYTE;
-    msgpack_sbuffer_write(&sb, &vb, 1);
-    msgpack_pack_map(&pk, 5);
-    msgpack_pack_uint64(&pk, 0);
-    msgpack_pack_uint64(&pk, REC_FORMAT);
+    strata_meta__mp_map_begin(&sb, &pk, 5);
     msgpack_pack_uint64(&pk, 1);
     msgpack_pack_str(&pk, strlen(x->src));
     msgpack_pack_str_body(&pk, x->src, strlen(x->src));
@@ -93,9 +99,9 @@ static int intent_encode(const struct intent *x, char **out, size_t *outlen)
     msgpack_pack_str(&pk, strlen(x->dst));
     msgpack_pack_str_body(&pk, x->dst, strlen(x->dst));
     msgpack_pack_uint64(&pk, 3);
-    pk_ids(&pk, x->old, x->nold);
+    strata_meta__pk_ids(&pk, x->old, x->nold);
     msgpack_pack_uint64(&pk, 4);
-    pk_ids(&pk, x->nw, x->nnew);
+    strata_meta__pk_ids(&pk, x->nw, x->nnew);
     if (!sb.data) {
         msgpack_sbuffer_destroy(&sb);
         return STRATA_ENOMEM;
@@ -133,17 +139,21 @@ static bool get_name(const msgpack_object *o, char out[STRATA_TIER_NAME_MAX + 1]
     return true;
 }
 
+bool strata_meta__mp_map_open(const char *buf, size_t len, struct msgpack_unpacked *up)
+{
+    msgpack_unpacked_init(up);
+    size_t off = 0;
+    return len >= 2 && (uint8_t)buf[0] == VAL_VERSION_BYTE &&
+           strata_meta__mp_sane((const uint8_t *)buf + 1, len - 1) &&
+           msgpack_unpack_next(up, buf + 1, len - 1, &off) == MSGPACK_UNPACK_SUCCESS &&
+           up->data.type == MSGPACK_OBJECT_MAP;
+}
+
 static int intent_decode(const char *buf, size_t len, struct intent *x)
 {
     memset(x, 0, sizeof(*x));
-    if (len < 2 || (uint8_t)buf[0] != VAL_VERSION_BYTE ||
-        !strata_meta__mp_sane((const uint8_t *)buf + 1, len - 1))
-        return STRATA_ECORRUPT;
     msgpack_unpacked up;
-    msgpack_unpacked_init(&up);
-    size_t off = 0;
-    bool ok = msgpack_unpack_next(&up, buf + 1, len - 1, &off) == MSGPACK_UNPACK_SUCCESS &&
-              up.data.type == MSGPACK_OBJECT_MAP;
+    bool ok = strata_meta__mp_map_open(buf, len, &up);
     unsigned seen = 0;
     for (uint32_t i = 0; ok && i < up.data.via.map.size; i++) {
         const msgpack_object_kv *kv = &up.data.via.map.ptr[i];
@@ -174,7 +184,7 @@ static int intent_decode(const char *buf, size_t len, struct intent *x)
 /* Put (v) or delete (v NULL) the intent on every open drive of the set;
  * a put needs the write quorum (undone below it), a delete is best effort
  * (a drive that keeps it has it resolved again, harmlessly). */
-static int intent_write(struct strata_meta *m, unsigned set, const char *k, size_t kl,
+int strata_meta__intent_write(struct strata_meta *m, unsigned set, const char *k, size_t kl,
                         const char *v, size_t vl)
 {
     struct meta_set *ms = &m->sets[set];
@@ -208,14 +218,9 @@ static int intent_write(struct strata_meta *m, unsigned set, const char *k, size
 
 /* ---- the data a version refers to ------------------------------------------ */
 
-struct piece {
-    uint8_t id[STRATA_DATA_ID_LEN];
-    uint64_t size; /* stored bytes */
-};
-
-/* The data ids of record r (version sk): one, or every non-empty part's. */
-static int pieces_of(struct strata_meta *m, unsigned set, const char *bucket, const char *key,
-                     const uint8_t *sk, const struct meta_rec *r, struct piece **out, size_t *n)
+int strata_meta__pieces_of(struct strata_meta *m, unsigned set, const char *bucket, const char *key,
+                           const uint8_t *sk, const struct meta_rec *r, struct meta_piece **out,
+                           size_t *n)
 {
     *out = NULL;
     *n = 0;
@@ -229,7 +234,7 @@ static int pieces_of(struct strata_meta *m, unsigned set, const char *bucket, co
         *n = 1;
         return 0;
     }
-    struct piece *ps = calloc(r->nparts ? r->nparts : 1, sizeof(*ps));
+    struct meta_piece *ps = calloc(r->nparts ? r->nparts : 1, sizeof(*ps));
     struct meta_part *parts = calloc(MP_CHUNK_PARTS, sizeof(*parts));
     int rc = ps && parts ? 0 : STRATA_ENOMEM;
     size_t nc = (r->nparts + MP_CHUNK_PARTS - 1) / MP_CHUNK_PARTS;
@@ -258,7 +263,7 @@ static int pieces_of(struct strata_meta *m, unsigned set, const char *bucket, co
     return 0;
 }
 
-static bool has_id(const struct piece *ps, size_t n, const uint8_t *id)
+static bool has_id(const struct meta_piece *ps, size_t n, const uint8_t *id)
 {
     for (size_t i = 0; i < n; i++)
         if (memcmp(ps[i].id, id, STRATA_DATA_ID_LEN) == 0)
@@ -270,7 +275,7 @@ static bool has_id(const struct piece *ps, size_t n, const uint8_t *id)
 
 static void rm_unreferenced(struct strata_meta *m, const char *tier, const char *bucket,
                             const char *key, uint8_t (*ids)[STRATA_DATA_ID_LEN], size_t n,
-                            bool rec_here, const struct piece *refs, size_t nrefs)
+                            bool rec_here, const struct meta_piece *refs, size_t nrefs)
 {
     for (size_t i = 0; i < n; i++) {
         if (rec_here && has_id(refs, nrefs, ids[i]))
@@ -304,14 +309,14 @@ void strata_meta__intent_resolve_now(struct strata_meta *m, unsigned set, const 
     uint8_t rsk[SORTKEY_LEN];
     struct meta_rec r;
     char *raw = NULL;
-    struct piece *refs = NULL;
+    struct meta_piece *refs = NULL;
     size_t nrefs = 0;
     int rc = strata_meta__rec_get(m, bucket, key, vid, rsk, &r, &raw);
     bool found = rc == 0;
     if (rc == STRATA_ENOTFOUND || rc == STRATA_EMETHOD)
         rc = 0; /* the version is gone: nothing is referenced */
     if (found)
-        rc = pieces_of(m, set, bucket, key, sk, &r, &refs, &nrefs);
+        rc = strata_meta__pieces_of(m, set, bucket, key, sk, &r, &refs, &nrefs);
     if (rc == 0) {
         /* Which tier the record names decides which copy it refers to. */
         bool on_src = found && strcmp(r.tier, x.src) == 0;
@@ -319,7 +324,7 @@ void strata_meta__intent_resolve_now(struct strata_meta *m, unsigned set, const 
         rm_unreferenced(m, x.src, bucket, key, x.old, x.nold, on_src, refs, nrefs);
         rm_unreferenced(m, x.dst, bucket, key, x.nw, x.nnew, on_dst, refs, nrefs);
         step(m, STRATA_TR_STEP_REMOVED);
-        intent_write(m, set, k, kl, NULL, 0);
+        strata_meta__intent_write(m, set, k, kl, NULL, 0);
         step(m, STRATA_TR_STEP_DONE);
     } else {
         strata_log(&m->log, STRATA_LOG_WARN, "meta", "transition of %s/%s: cannot resolve: %s",
@@ -345,20 +350,21 @@ static void intent_resolve(struct strata_meta *m, unsigned set, const char *buck
         strata_meta__intent_resolve_now(m, set, bucket, key, sk);
 }
 
-int strata_meta_transition_reclaim(struct strata_meta *m, uint64_t *resolved)
+int strata_meta__walk_vkeys(struct strata_meta *m, char kind, meta_vkey_fn cb, void *ud,
+                            uint64_t *n)
 {
-    uint64_t n = 0;
+    *n = 0;
     for (unsigned s = 0; s < m->nsets; s++) {
         struct meta_merge mg;
-        char hi[1] = {'X' + 1};
+        char lo[1] = {kind}, hi[1] = {(char)(kind + 1)};
         int rc = strata_meta__merge_open(&mg, m, &s, 1, MERGE_MAINTENANCE, hi, 1);
         if (rc)
             return rc;
-        strata_meta__merge_seek(&mg, "X", 1);
+        strata_meta__merge_seek(&mg, lo, 1);
         const char *k, *v;
         size_t kl, vl;
         while (strata_meta__merge_cur(&mg, &k, &kl, &v, &vl)) {
-            /* 'X' bucket 0 key 0 sk */
+            /* kind bucket 0 key 0 sk */
             char kc[XKEY_MAX + 1];
             if (kl > 3 + SORTKEY_LEN && kl <= XKEY_MAX && k[kl - SORTKEY_LEN - 1] == 0) {
                 memcpy(kc, k, kl);
@@ -368,17 +374,31 @@ int strata_meta_transition_reclaim(struct strata_meta *m, uint64_t *resolved)
                 if (1 + bl + 1 <= kl - SORTKEY_LEN - 1) {
                     uint8_t sk[SORTKEY_LEN];
                     memcpy(sk, k + kl - SORTKEY_LEN, SORTKEY_LEN);
-                    intent_resolve(m, s, bucket, bucket + bl + 1, sk);
-                    n++;
+                    cb(m, s, bucket, bucket + bl + 1, sk, ud);
+                    (*n)++;
                 }
             }
             strata_meta__merge_next(&mg);
         }
         strata_meta__merge_close(&mg);
     }
+    return 0;
+}
+
+static void reclaim_cb(struct strata_meta *m, unsigned set, const char *bucket, const char *key,
+                       const uint8_t *sk, void *ud)
+{
+    (void)ud;
+    intent_resolve(m, set, bucket, key, sk);
+}
+
+int strata_meta_transition_reclaim(struct strata_meta *m, uint64_t *resolved)
+{
+    uint64_t n = 0;
+    int rc = strata_meta__walk_vkeys(m, 'X', reclaim_cb, NULL, &n);
     if (resolved)
         *resolved = n;
-    return 0;
+    return rc;
 }
 
 /* ---- the move -------------------------------------------------------------------- */
@@ -392,7 +412,7 @@ struct tr {
     uint8_t sk[SORTKEY_LEN];
     struct meta_rec rec; /* the record copied from (decoded from raw) */
     char *raw;
-    struct piece *ps;
+    struct meta_piece *ps;
     size_t nps;
     uint8_t (*nids)[STRATA_DATA_ID_LEN];
     uint32_t *crcs;
@@ -405,41 +425,30 @@ struct tr {
     uint8_t *pidx;
 };
 
-static int copy_piece(struct tr *x, size_t i, uint8_t *buf)
+int strata_meta__data_copy(struct strata_tier *src, struct strata_tier *dst, uint32_t place,
+                           const uint8_t *id, const uint8_t *nid, uint64_t size,
+                           const struct strata_tier_lock *lk,
+                           int (*chunk_cb)(void *ud, size_t n), void *ud, uint8_t *buf,
+                           uint32_t *crc_out)
 {
-    const struct strata_tier_ops *so = x->src->ops, *dop = x->dst->ops;
+    const struct strata_tier_ops *so = src->ops, *dop = dst->ops;
     void *r = NULL, *w = NULL;
-    int rc = so->reader_open(x->src->impl, x->place, x->ps[i].id, x->ps[i].size, &r);
+    int rc = so->reader_open(src->impl, place, id, size, &r);
     if (rc == 0)
-        rc = dop->writer_open(x->dst->impl, x->place, x->nids[i], &w);
-    /* A tier that keeps lock state of its own gets the version's, or
-     * refuses the move (ELOCKED) when it cannot keep it locked. */
-    if (rc == 0 && dop->writer_lock &&
-        strata_obj_lock_active(&x->rec.lock, strata_meta_lock_now_ms(x->m))) {
-        struct strata_tier_lock lk = {.legal_hold = x->rec.lock.legal_hold};
-        if (x->rec.lock.mode != STRATA_LOCK_NONE &&
-            x->rec.lock.until_ms > strata_meta_lock_now_ms(x->m)) {
-            lk.mode = x->rec.lock.mode;
-            lk.until_ms = x->rec.lock.until_ms;
-        }
-        rc = dop->writer_lock(w, &lk);
-    }
+        rc = dop->writer_open(dst->impl, place, nid, &w);
+    if (rc == 0 && lk && dop->writer_lock)
+        rc = dop->writer_lock(w, lk);
     uint32_t crc = 0;
-    for (uint64_t off = 0; rc == 0 && off < x->ps[i].size;) {
-        size_t n = x->ps[i].size - off < COPY_CHUNK ? (size_t)(x->ps[i].size - off) : COPY_CHUNK;
+    for (uint64_t off = 0; rc == 0 && off < size;) {
+        size_t n = size - off < COPY_CHUNK ? (size_t)(size - off) : COPY_CHUNK;
         rc = so->read(r, off, buf, n);
         if (rc == 0) {
             crc = strata_crc32c(crc, buf, n);
             rc = dop->write(w, buf, n);
         }
         off += n;
-        x->bytes += n;
-        if (rc == 0 && !x->copying_seen) {
-            x->copying_seen = true;
-            step(x->m, STRATA_TR_STEP_COPYING);
-        }
-        if (rc == 0 && x->t->progress)
-            rc = x->t->progress(x->t->ud, x->bytes);
+        if (rc == 0 && chunk_cb)
+            rc = chunk_cb(ud, n);
     }
     if (rc == 0)
         rc = dop->finish(w);
@@ -447,20 +456,21 @@ static int copy_piece(struct tr *x, size_t i, uint8_t *buf)
         dop->writer_destroy(w);
     if (r)
         so->reader_close(r);
-    x->crcs[i] = crc;
+    *crc_out = crc;
     return rc;
 }
 
-static int verify_piece(struct tr *x, size_t i, uint8_t *buf)
+int strata_meta__data_verify(struct strata_tier *dst, uint32_t place, const uint8_t *nid,
+                             uint64_t size, uint32_t crc_want, uint8_t *buf)
 {
-    const struct strata_tier_ops *dop = x->dst->ops;
+    const struct strata_tier_ops *dop = dst->ops;
     if (dop->verify)
-        return dop->verify(x->dst->impl, x->place, x->nids[i], x->ps[i].size, x->crcs[i]);
+        return dop->verify(dst->impl, place, nid, size, crc_want);
     void *r = NULL;
-    int rc = dop->reader_open(x->dst->impl, x->place, x->nids[i], x->ps[i].size, &r);
+    int rc = dop->reader_open(dst->impl, place, nid, size, &r);
     uint32_t crc = 0;
-    for (uint64_t off = 0; rc == 0 && off < x->ps[i].size;) {
-        size_t n = x->ps[i].size - off < COPY_CHUNK ? (size_t)(x->ps[i].size - off) : COPY_CHUNK;
+    for (uint64_t off = 0; rc == 0 && off < size;) {
+        size_t n = size - off < COPY_CHUNK ? (size_t)(size - off) : COPY_CHUNK;
         rc = dop->read(r, off, buf, n);
         if (rc == 0)
             crc = strata_crc32c(crc, buf, n);
@@ -468,9 +478,42 @@ static int verify_piece(struct tr *x, size_t i, uint8_t *buf)
     }
     if (r)
         dop->reader_close(r);
-    if (rc == 0 && crc != x->crcs[i])
+    if (rc == 0 && crc != crc_want)
         rc = STRATA_ECORRUPT;
     return rc;
+}
+
+static int copy_chunk_cb(void *ud, size_t n)
+{
+    struct tr *x = ud;
+    x->bytes += n;
+    if (!x->copying_seen) {
+        x->copying_seen = true;
+        step(x->m, STRATA_TR_STEP_COPYING);
+    }
+    return x->t->progress ? x->t->progress(x->t->ud, x->bytes) : 0;
+}
+
+static int copy_piece(struct tr *x, size_t i, uint8_t *buf)
+{
+    /* A tier that keeps lock state of its own gets the version's, or
+     * refuses the move (ELOCKED) when it cannot keep it locked. */
+    struct strata_tier_lock lk = {.legal_hold = x->rec.lock.legal_hold};
+    bool locked = strata_obj_lock_active(&x->rec.lock, strata_meta_lock_now_ms(x->m));
+    if (locked && x->rec.lock.mode != STRATA_LOCK_NONE &&
+        x->rec.lock.until_ms > strata_meta_lock_now_ms(x->m)) {
+        lk.mode = x->rec.lock.mode;
+        lk.until_ms = x->rec.lock.until_ms;
+    }
+    return strata_meta__data_copy(x->src, x->dst, x->place, x->ps[i].id, x->nids[i],
+                                  x->ps[i].size, locked ? &lk : NULL, copy_chunk_cb, x, buf,
+                                  &x->crcs[i]);
+}
+
+static int verify_piece(struct tr *x, size_t i, uint8_t *buf)
+{
+    return strata_meta__data_verify(x->dst, x->place, x->nids[i], x->ps[i].size, x->crcs[i],
+                                    buf);
 }
 
 /* The part table with the new data ids: chunks and their index. */
@@ -563,7 +606,7 @@ static int move_data(struct tr *x, struct strata_transition_result *res)
 {
     struct strata_meta *m = x->m;
     const struct strata_transition *t = x->t;
-    int rc = pieces_of(m, x->set, t->bucket, t->key, x->sk, &x->rec, &x->ps, &x->nps);
+    int rc = strata_meta__pieces_of(m, x->set, t->bucket, t->key, x->sk, &x->rec, &x->ps, &x->nps);
     if (rc)
         return rc;
     x->nids = calloc(x->nps ? x->nps : 1, STRATA_DATA_ID_LEN);
@@ -593,7 +636,7 @@ static int move_data(struct tr *x, struct strata_transition_result *res)
     char k[XKEY_MAX];
     size_t kl = strata_meta__key_intent(k, sizeof(k), t->bucket, t->key, x->sk);
     if (rc == 0)
-        rc = intent_write(m, x->set, k, kl, v, vl);
+        rc = strata_meta__intent_write(m, x->set, k, kl, v, vl);
     free(v);
     if (rc) {
         free(buf);

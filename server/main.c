@@ -35,6 +35,7 @@
 #include "authz.h"
 #include "srv_config.h"
 #include "srv_tiers.h"
+#include "restore_worker.h"
 #include "remote_creds.h"
 #include "notify.h"
 #include "pqueue.h"
@@ -185,11 +186,14 @@ static void usage(FILE *f)
 "                        --tier warm:4+2:/mnt/w{1...6}.  Repeatable; --tier hot:...\n"
 "                        replaces the plain drive arguments.  Config file:\n"
 "                        \"tiers\": [\"warm:4+2:/mnt/w{1...6}\", ...]\n"
-"  --tier NAME:s3[,lock]:URL  a remote tier: the bucket at\n"
+"  --tier NAME:s3[,lock][,restore]:URL  a remote tier: the bucket at\n"
 "                        URL = http[s]://HOST:PORT/BUCKET[/PREFIX] (path style) of\n"
 "                        any S3 endpoint; ,lock keeps Object Lock on its objects\n"
 "                        (the bucket must have Object Lock), without it locked\n"
-"                        versions never move there\n"
+"                        versions never move there; ,restore makes it an archive\n"
+"                        tier: its objects are read only after RestoreObject (as\n"
+"                        GLACIER on AWS; a day of the copy's Days is\n"
+"                        --lc-day-seconds), else reads stream from the remote\n"
 "  --tier-credentials FILE  keys of remote tiers, JSON {\"NAME\": {\"access_key\":\n"
 "                        ..., \"secret_key\": ..., \"region\": ...}}, mode 0600\n"
 "  --storage-class CLASS:TIER  serve x-amz-storage-class CLASS from TIER\n"
@@ -290,8 +294,9 @@ static int open_tiers(struct strata_srv *s, struct strata_tier **out, unsigned *
         }
         out[(*n)++] = t->tier;
         if (t->url) {
-            strata_srv_log(STRATA_LOG_INFO, "tier %s: remote %s%s", t->name, t->url,
-                           t->lock ? " (Object Lock kept)" : "");
+            strata_srv_log(STRATA_LOG_INFO, "tier %s: remote %s%s%s", t->name, t->url,
+                           t->lock ? " (Object Lock kept)" : "",
+                           t->restore ? " (archive: reads need RestoreObject)" : "");
             continue;
         }
         strata_srv_log(STRATA_LOG_INFO, "tier %s: %u set%s of %u+%u", t->name, t->nsets,
@@ -302,6 +307,8 @@ static int open_tiers(struct strata_srv *s, struct strata_tier **out, unsigned *
 }
 
 /* Opens every set and the metadata.  On failure closes what it opened. */
+static void close_storage(struct strata_srv *s);
+
 static int open_storage(struct strata_srv *s, size_t inline_max, size_t cache_mb,
                         size_t memtable_mb)
 {
@@ -354,6 +361,14 @@ static int open_storage(struct strata_srv *s, size_t inline_max, size_t cache_mb
         for (unsigned j = 0; s->tiers && j < s->tiers->n; j++)
             strata_srv_tier_close(&s->tiers->t[j]);
         return -1;
+    }
+    for (unsigned j = 0; s->tiers && j < s->tiers->n; j++) {
+        if (s->tiers->t[j].restore && strata_meta_tier_archive(s->meta, s->tiers->t[j].name)) {
+            strata_srv_log(STRATA_LOG_ERR, "tier %s: restore needs the local metadata backend",
+                           s->tiers->t[j].name);
+            close_storage(s);
+            return -1;
+        }
     }
     return 0;
 }
@@ -1104,7 +1119,8 @@ static int cmd_server(int argc, char **argv, bool print_only)
     if (open_storage(&s, inline_max, cache_mb, a.memtable_mb) == 0) {
         crash_hook_arm(s.meta);
         struct strata_ilm *engine = NULL;
-        if (notify_start(&s) == 0 && repl_start(&s) == 0 && strata_srv_start(&s) == 0 &&
+        if (notify_start(&s) == 0 && repl_start(&s) == 0 && strata_restorer_start(&s) == 0 &&
+            strata_srv_start(&s) == 0 &&
             ilm_start(&s, &ilm, &engine) == 0) {
             printf("Strata S3 endpoint: %s://%s (%zu drives, %u set%s)\n",
                    s.cfg.tls_cert ? "https" : "http", s.cfg.address, nd, s.nsets,
@@ -1143,6 +1159,7 @@ static int cmd_server(int argc, char **argv, bool print_only)
             strata_ilm_stop(engine, true); /* between two objects */
             strata_srv_stop(&s, 30);
             strata_srv_access_log_flush(); /* every request has completed */
+            strata_restorer_stop(&s); /* after HTTP: nothing queues any more */
             strata_ilm_destroy(engine); /* after HTTP: /metrics reads its stats */
             strata_notify_destroy(s.notify); /* after HTTP: nothing emits any more */
             s.notify = NULL;
@@ -1151,7 +1168,8 @@ static int cmd_server(int argc, char **argv, bool print_only)
             rc = 0;
             strata_srv_log(STRATA_LOG_NOTICE, "HTTP stopped; closing metadata and drives");
         }
-        strata_notify_destroy(s.notify); /* a start that failed half-way */
+        strata_restorer_stop(&s); /* a start that failed half-way */
+        strata_notify_destroy(s.notify);
         s.notify = NULL;
         strata_repl_destroy(s.repl);
         s.repl = NULL;

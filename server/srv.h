@@ -143,6 +143,7 @@ struct strata_srv {
     struct strata_srv_tiers *tiers;
     struct strata_notify *notify; /* event targets (notify.h); NULL: none */
     struct strata_repl *repl;     /* replication targets (repl.h); NULL: none */
+    struct strata_restorer *restorer; /* RestoreObject copies (restore_worker.h); NULL: none */
 };
 
 enum strata_level {
@@ -430,6 +431,8 @@ void strata_h_retention_put(struct strata_req *r);
 void strata_h_legal_hold_get(struct strata_req *r);
 void strata_h_legal_hold_put(struct strata_req *r);
 void strata_h_restore(struct strata_req *r);
+/* x-amz-restore of r->info's version on an archive tier (s3_restore.c). */
+void strata_restore_hdr_add(struct strata_req *r, struct MHD_Response *resp);
 /* x-amz-object-lock-{mode,retain-until-date,legal-hold} of a new object
  * (PutObject, CreateMultipartUpload, CopyObject) into *out (zeroed when
  * absent).  InvalidArgument for bad values, a lone mode or date, or a date

@@ -43,12 +43,26 @@ static bool geometry(const char **s, unsigned *k, unsigned *m)
     return true;
 }
 
-/* NAME:s3[,lock]:URL (rest is what follows NAME:). */
+/* NAME:s3[,lock][,restore]:URL (rest is what follows NAME:, at "s3"). */
 static int remote_add(struct strata_srv_tiers *ts, struct strata_srv_tier *t, const char *rest,
                       char *err, size_t errlen)
 {
-    t->lock = strncmp(rest, "s3,lock:", 8) == 0;
-    const char *url = rest + (t->lock ? 8 : 3);
+    const char *url = rest + 2;
+    while (*url == ',') {
+        if (strncmp(url, ",lock", 5) == 0 && !t->lock && (url[5] == ':' || url[5] == ',')) {
+            t->lock = true;
+            url += 5;
+        } else if (strncmp(url, ",restore", 8) == 0 && !t->restore &&
+                   (url[8] == ':' || url[8] == ',')) {
+            t->restore = true;
+            url += 8;
+        } else {
+            snprintf(err, errlen, "tier %s: flags of s3 are lock and restore (s3,lock,restore:URL)",
+                     t->name);
+            return -1;
+        }
+    }
+    url++; /* the ':' */
     struct strata_s3c_url u;
     if (strcmp(t->name, STRATA_TIER_HOT) == 0) {
         snprintf(err, errlen, "tier hot holds the metadata: it cannot be remote");
@@ -89,7 +103,7 @@ int strata_srv_tiers_add(struct strata_srv_tiers *ts, const char *spec, char *er
     memset(t, 0, sizeof(*t));
     memcpy(t->name, name, strlen(name) + 1); /* at most STRATA_TIER_NAME_MAX, checked */
     const char *rest = colon + 1;
-    if (strncmp(rest, "s3:", 3) == 0 || strncmp(rest, "s3,lock:", 8) == 0)
+    if (strncmp(rest, "s3:", 3) == 0 || strncmp(rest, "s3,", 3) == 0)
         return remote_add(ts, t, rest, err, errlen);
     if (geometry(&rest, &t->k, &t->m) &&
         (t->k < 1 || t->m < 1 || t->k + t->m < STRATA_DRIVES_MIN ||

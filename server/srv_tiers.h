@@ -3,7 +3,7 @@
  * --storage-class / "storage-classes", opening each tier's drive sets.
  *
  * A tier spec is NAME:[K+M:]DRIVE[,DRIVE...]; each DRIVE may be a range
- * (/mnt/w{1...6}).  NAME:s3[,lock]:URL is a remote tier (remote_tier.h),
+ * (/mnt/w{1...6}).  NAME:s3[,lock][,restore]:URL is a remote tier (remote_tier.h),
  * its keys under NAME in the --tier-credentials file.  K+M fixes the geometry (the drive count must be a
  * multiple of K+M); without it the sets are picked as for the plain drive
  * list.  "hot" names the tier that also holds the metadata (the plain
@@ -38,6 +38,7 @@ struct strata_srv_tier {
     struct strata_tier *tier; /* after open (not for hot: meta makes that one) */
     char *url;          /* a remote (S3) tier's http[s]://HOST:PORT/BUCKET[/PREFIX]; owned */
     bool lock;          /* remote: Object Lock kept on the remote objects */
+    bool restore;       /* remote: read only through RestoreObject (an archive tier) */
 };
 
 struct strata_remote_creds;

@@ -38,7 +38,8 @@
     X(INCOMPLETE, -22, "body shorter than announced")                           \
     X(PARTORDER, -23, "parts not in ascending order")                           \
     X(BADPART, -24, "part missing or its ETag/checksum differs")                \
-    X(TOOSMALL, -25, "part smaller than the minimum part size")
+    X(TOOSMALL, -25, "part smaller than the minimum part size")                 \
+    X(ARCHIVED, -26, "data on an archive tier: restore it first")
 
 enum strata_err {
     STRATA_OK = 0,

@@ -850,6 +850,62 @@ enum {
 };
 void strata_meta_set_step_hook(struct strata_meta *m, void (*hook)(void *ud, int step), void *ud);
 
+/* ---- restored copies (archive tiers) -------------------------------------- */
+
+/*
+ * An archive tier's data is never read by a GET: a version there is read
+ * through a restored copy (RestoreObject), a temporary copy of its data on
+ * the hot tier with an expiry (meta/restore.c).  Until one is ready,
+ * strata_obj_get_open answers STRATA_EARCHIVED.  The version record, its
+ * tier data and its Object Lock state are never changed by a restore.
+ */
+/* Mark the (non-hot) tier of that name an archive tier; STRATA_EINVAL for
+ * the hot tier or an unknown one, STRATA_ENOTIMPL on the RADOS backend.
+ * Before any request. */
+int strata_meta_tier_archive(struct strata_meta *m, const char *tier);
+bool strata_meta_tier_archived(struct strata_meta *m, const char *tier);
+
+struct strata_restore_state {
+    bool present;      /* a restore was asked for, its copy not expired */
+    bool ongoing;      /* the copy is being made */
+    int64_t expiry_ms; /* a done copy's expiry, Unix ms */
+    unsigned days;     /* asked for */
+};
+/* AWS's expiry of a copy restored for days at now_ms: now + days, rounded
+ * up to the next day boundary (midnight UTC with day_ms of 86400000; a
+ * shorter day_ms for tests, as --lc-day-seconds). */
+int64_t strata_restore_expiry_ms(int64_t now_ms, unsigned days, int64_t day_ms);
+/* The restore state of a version on an archive tier (st zeroed: none).
+ * STRATA_EINVAL when its data is not on an archive tier; lookup errors
+ * as strata_obj_head. */
+int strata_obj_restore_get(struct strata_meta *m, const char *bucket, const char *key,
+                           const char *version_id, struct strata_restore_state *st);
+/*
+ * Ask for a copy of days: 0 when a new copy was recorded (ongoing: the
+ * caller runs strata_obj_restore_run, on any thread); STRATA_EBUSY while
+ * one is being made; STRATA_EEXISTS when a copy is ready (its expiry is
+ * set anew from now and days).  st receives the state afterwards.
+ * STRATA_EINVAL when not on an archive tier.
+ */
+int strata_obj_restore_request(struct strata_meta *m, const char *bucket, const char *key,
+                               const char *version_id, unsigned days, int64_t day_ms,
+                               struct strata_restore_state *st);
+/* Make the recorded copy: copy, read back and compare, then mark it done
+ * with its expiry (from the end of the copy).  On failure the copy and its
+ * record are removed (it may be asked for again).  0 (also when done
+ * already) with st filled, or the error. */
+int strata_obj_restore_run(struct strata_meta *m, const char *bucket, const char *key,
+                           const char *version_id, int64_t day_ms,
+                           struct strata_restore_state *st);
+enum { STRATA_RESTORE_EV_RESUME = 1, STRATA_RESTORE_EV_EXPIRED };
+typedef void (*strata_restore_sweep_cb)(void *ud, int ev, const char *bucket, const char *key,
+                                        const char *version_id);
+/* Remove every expired copy (cb EXPIRED after each) and, with resume, name
+ * the copies a crash interrupted (cb RESUME: run them again).  *expired
+ * (may be NULL) counts the removed copies. */
+int strata_meta_restore_sweep(struct strata_meta *m, bool resume, strata_restore_sweep_cb cb,
+                              void *ud, uint64_t *expired);
+
 /* ---- healing ------------------------------------------------------------ */
 
 struct strata_heal_stats {

@@ -861,6 +861,28 @@ static void heal_bucket(struct strata_meta *m, unsigned set, rocksdb_writeoption
     }
 }
 
+/* A done restored copy ('R' bucket 0 key 0 sk, restore.c): its data on
+ * the hot tier, from any copy of the record that decodes. */
+static void heal_restored(struct strata_meta *m, unsigned set, const char *k, size_t kl,
+                          struct hvals *h, struct strata_heal_stats *st, unsigned *failed)
+{
+    struct meta_set *ms = &m->sets[set];
+    int src = -1;
+    for (unsigned d = 0; d < ms->n && src < 0; d++)
+        if (h->rc[d] == 0)
+            src = (int)d;
+    for (size_t i = 0; src >= 0; i++) {
+        uint8_t id[STRATA_DATA_ID_LEN];
+        uint64_t size = 0;
+        if (strata_meta__restore_piece(h->v[src], h->vl[src], i, id, &size) != 0)
+            break;
+        unsigned healed = 0;
+        if (data_heal(m, "", k, kl, SORTKEY_LEN, id, size, &healed) != 0)
+            (*failed)++;
+        st->shards_healed += healed;
+    }
+}
+
 /* Heal one record key of set s; kcopy is a writable copy of the key. */
 static void heal_one(struct strata_meta *m, unsigned s, rocksdb_writeoptions_t *wo, char *kcopy,
                      size_t kl, struct hvals *h, struct strata_heal_stats *st, unsigned *failed)
@@ -928,6 +950,8 @@ static void heal_one(struct strata_meta *m, unsigned s, rocksdb_writeoptions_t *
         heal_raw(m, s, wo, kcopy, kl, h, st, failed);
     if (kcopy[0] == 'T')
         heal_part_data(m, s, kcopy[0], kcopy, kl, h, st, failed);
+    if (kcopy[0] == 'R')
+        heal_restored(m, s, kcopy, kl, h, st, failed);
     if (lk)
         pthread_mutex_unlock(lk);
     if (kcopy[0] == 'O')

@@ -80,7 +80,7 @@ static void mark_cb(const uint8_t id[STRATA_DATA_ID_LEN], void *ud)
 static int mark_set(struct strata_meta *m, unsigned s, struct clist *c, struct meta_part *parts)
 {
     struct meta_merge mg;
-    int rc = strata_meta__merge_open(&mg, m, &s, 1, MERGE_MAINTENANCE, "U", 1); /* 'O' 'P' 'T' < 'U' */
+    int rc = strata_meta__merge_open(&mg, m, &s, 1, MERGE_MAINTENANCE, "U", 1); /* 'O' 'P' 'R' 'T' < 'U' */
     if (rc)
         return rc;
     strata_meta__merge_seek(&mg, "O", 1);
@@ -98,6 +98,9 @@ static int mark_set(struct strata_meta *m, unsigned s, struct clist *c, struct m
             struct meta_part p;
             if (strata_meta__part_decode(v, vl, &p, NULL, NULL) == 0 && p.has_data_id)
                 mark(c, p.data_id);
+        } else if (k[0] == 'R') {
+            /* Restored copies on the hot tier, from their recording on. */
+            strata_meta__restore_refs(v, vl, mark_cb, c);
         } else if (k[0] == 'T') {
             size_t n = 0;
             if (strata_meta__ptab_decode(v, vl, parts, MP_CHUNK_PARTS, &n) == 0)

@@ -80,6 +80,14 @@ void strata_notify_emit(struct strata_req *r, const char *event, const char *key
 void strata_notify_ilm_event_cb(void *ud, enum strata_ilm_event ev, const char *bucket,
                                 const char *key, const char *version_id);
 
+struct strata_srv;
+/* An event of the service itself (ObjectRestore:Completed, :Delete) on a
+ * version of bucket, like strata_notify_emit, with AWS's principal for
+ * them.  Any thread. */
+void strata_notify_emit_srv(struct strata_srv *srv, const char *event, const char *bucket,
+                            const char *key, uint64_t size, const char *etag,
+                            const char *version_id);
+
 /* The per-target counters, Prometheus text appended to b (metrics.c). */
 void strata_notify_metrics_render(struct strata_sbuf *b);
 

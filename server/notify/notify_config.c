@@ -35,14 +35,14 @@ static const char *const events[] = {
     "ObjectRemoved:DeleteMarkerCreated",          "ObjectTagging:Put",
     "ObjectTagging:Delete",       "LifecycleExpiration:Delete",
     "LifecycleExpiration:DeleteMarkerCreated",    "LifecycleTransition",
+    "ObjectRestore:Post", "ObjectRestore:Completed", "ObjectRestore:Delete",
 };
 #define NEVENTS (sizeof(events) / sizeof(events[0]))
 _Static_assert(NEVENTS == STRATA_NOTIFY_EVENT_TYPES, "notify_config.h's count of event types");
 
 /* Valid on AWS, not produced by Strata: 501 instead of a silent never. */
 static const char *const events_unsupported[] = {
-    "s3:ObjectRestore:*", "s3:ObjectRestore:Post", "s3:ObjectRestore:Completed",
-    "s3:ObjectRestore:Delete", "s3:ReducedRedundancyLostObject", "s3:Replication:*",
+    "s3:ReducedRedundancyLostObject", "s3:Replication:*",
     "s3:Replication:OperationFailedReplication", "s3:Replication:OperationMissedThreshold",
     "s3:Replication:OperationReplicatedAfterThreshold",
     "s3:Replication:OperationNotTracked", "s3:IntelligentTiering", "s3:ObjectAcl:Put",
@@ -518,6 +518,18 @@ void strata_notify_emit(struct strata_req *r, const char *event, const char *key
     const char *user = strata_req_user(r);
     struct origin og = {.reqid = r->id, .user = user[0] ? user : "anonymous", .ip = ip};
     emit(r->srv, &r->binfo, &og, event, key, size, etag, version_id);
+}
+
+void strata_notify_emit_srv(struct strata_srv *srv, const char *event, const char *bucket,
+                            const char *key, uint64_t size, const char *etag,
+                            const char *version_id)
+{
+    struct strata_bucket_info bi;
+    if (!srv->notify || strata_bcache_get(srv->meta, bucket, &bi) != 0)
+        return;
+    struct origin og = {.reqid = "", .user = "s3.amazonaws.com", .ip = ""};
+    emit(srv, &bi, &og, event, key, size, etag,
+         bi.versioning != STRATA_VERSIONING_OFF ? version_id : NULL);
 }
 
 void strata_notify_ilm_event_cb(void *ud, enum strata_ilm_event ev, const char *bucket,

@@ -16,7 +16,7 @@
 struct strata_sbuf;
 
 #define STRATA_NOTIFY_RULES_MAX 100   /* QueueConfigurations per bucket */
-#define STRATA_NOTIFY_EVENT_TYPES 11  /* event types Strata emits: bits of a rule's mask */
+#define STRATA_NOTIFY_EVENT_TYPES 14  /* event types Strata emits: bits of a rule's mask */
 
 /* One QueueConfiguration. */
 struct strata_notify_rule {

@@ -81,6 +81,7 @@ enum s3_err strata_s3_err_from_strata(int err, enum s3_ctx ctx)
     case STRATA_EPARTORDER: return S3E_InvalidPartOrder;
     case STRATA_EBADPART: return S3E_InvalidPart;
     case STRATA_ETOOSMALL: return S3E_EntityTooSmall;
+    case STRATA_EARCHIVED: return S3E_InvalidObjectState;
     case STRATA_EIO:
     case STRATA_ECORRUPT:
     case STRATA_ENOMEM:
@@ -101,6 +102,8 @@ const char *strata_s3_err_detail(int err, enum s3_err e)
         return "Not enough drives are online to serve this request; please retry.";
     case STRATA_ECHECKSUM:
         return "The checksum you specified did not match what we received.";
+    case STRATA_EARCHIVED:
+        return "The operation is not valid for the object's storage class";
     default:
         return strata_s3_err_message(e);
     }

@@ -142,6 +142,7 @@ static void add_version_headers(struct strata_req *r, struct MHD_Response *resp,
     }
     if (in->storage_class[0] && strcmp(in->storage_class, "STANDARD") != 0)
         MHD_add_response_header(resp, "x-amz-storage-class", in->storage_class);
+    strata_restore_hdr_add(r, resp);
     strata_lock_hdrs_add(resp, &in->lock);
     strata_lifecycle_expiration_hdr(r, in, resp);
     bool has_ctype = false;

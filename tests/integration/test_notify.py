@@ -227,7 +227,7 @@ def config_validation(s):
          "Events": ["s3:ObjectCreated:*"]}])
     # Event types AWS has and Strata does not produce, and EventBridge: 501.
     bad("NotImplemented", 501, "", queue_conf(HOOK_ARN, ["s3:Replication:*"]))
-    bad("NotImplemented", 501, "", queue_conf(HOOK_ARN, ["s3:ObjectRestore:Completed"]))
+    bad("NotImplemented", 501, "", queue_conf(HOOK_ARN, ["s3:ObjectAcl:Put"]))
     bad("NotImplemented", 501, "", EventBridgeConfiguration={})
     # A configuration whose stored form (' written &apos;) would be over
     # the 2 MiB the request-body parser reads back: refused, as it could

@@ -23,9 +23,14 @@ version under Object Lock never moving to a tier without the lock flag
 (counted) and moving to the lock tier with the same retention and legal
 hold on the remote object (which then refuses its delete); and start-up
 refusals: a credentials file of mode 0644, a tier without credentials, a
-lock tier whose bucket has no Object Lock; RestoreObject refused with
-403 InvalidObjectState on hot and remote objects (boto3 and awscli), 404
-for a missing key or version.
+lock tier whose bucket has no Object Lock, unknown or repeated s3 flags; RestoreObject refused with
+403 InvalidObjectState on hot and transparent remote objects (boto3 and
+awscli), 404 for a missing key or version.  The archive tier
+(--tier arch:s3,restore:URL, DEEP_ARCHIVE): GET 403 until RestoreObject
+(202, 409 while in progress, 200 on a ready copy with a new expiry),
+x-amz-restore exactly as AWS, GET and ranges from the restored copy, its
+expiry and its removal with the version (shards counted on the hot
+drives), ObjectRestore events to a webhook, kill -9 mid-restore.
 Run by CTest (integration label) with /usr/bin/python3.
 """
 
@@ -53,6 +58,25 @@ MiB = 1 << 20
 PREFIX = "strata-data"
 
 
+# ---- loopback HTTP servers of the test ----------------------------------------
+class Quiet(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *a):
+        pass
+
+
+def serve(handler):
+    """handler's threaded server on a free loopback port: (server, port)."""
+    class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
+        daemon_threads = True
+        allow_reuse_address = True
+
+    srv = Server(("127.0.0.1", 0), handler)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    return srv, srv.server_address[1]
+
+
 # ---- the fault proxy --------------------------------------------------------
 class Proxy:
     """Relays HTTP requests to the remote daemon unchanged (Host header
@@ -65,18 +89,16 @@ class Proxy:
         self.mode = "pass"
         self.faults = 0
         self.data_puts = 0  # PUTs of data objects that reached the proxy
+        self.data_gets = 0  # GETs of data objects that reached the proxy
         proxy = self
 
-        class Handler(http.server.BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *a):
-                pass
-
+        class Handler(Quiet):
             def relay(self):
                 n = int(self.headers.get("Content-Length") or 0)
                 if self.command == "PUT" and f"/{PREFIX}/" in self.path:
                     proxy.data_puts += 1
+                if self.command == "GET" and f"/{PREFIX}/" in self.path:
+                    proxy.data_gets += 1
                 if proxy.mode == "slow":
                     time.sleep(1.5)  # every request taken late, still complete
                 body = self.rfile.read(n) if n else b""
@@ -124,13 +146,7 @@ class Proxy:
 
             do_GET = do_PUT = do_HEAD = do_DELETE = do_POST = relay
 
-        class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
-            daemon_threads = True
-            allow_reuse_address = True
-
-        self.srv = Server(("127.0.0.1", 0), Handler)
-        self.port = self.srv.server_address[1]
-        threading.Thread(target=self.srv.serve_forever, daemon=True).start()
+        self.srv, self.port = serve(Handler)
 
 
 # ---- helpers -----------------------------------------------------------------
@@ -473,6 +489,20 @@ def crash_run(s, step):
     wait_until("the hot copy removed", lambda: data_files(s.drives) == hot_before, timeout=20)
 
 
+def kill9_slowed(s, start, what, caught):
+    """With the remote slowed down: start(), then kill -9 of the source once
+    caught() (the request to the remote in flight); restarted."""
+    PROXY.mode = "slow"
+    try:
+        start()
+        wait_until(what, caught, timeout=60)
+        s.proc.send_signal(signal.SIGKILL)
+        assert s.proc.wait(15) == -signal.SIGKILL
+    finally:
+        PROXY.mode = "pass"
+    s.restart(kill=True)
+
+
 @test
 def sigkill_while_the_remote_receives(s):
     # A real kill -9 of the source while its PutObject is in flight (the
@@ -485,15 +515,8 @@ def sigkill_while_the_remote_receives(s):
     before = set(remote_keys(COLD_BUCKET))
     hot_before = data_files(s.drives)
     puts = PROXY.data_puts
-    PROXY.mode = "slow"
-    try:
-        lifecycle(c, b, "STANDARD_IA")
-        wait_until("the data PUT in flight", lambda: PROXY.data_puts > puts, timeout=60)
-        s.proc.send_signal(signal.SIGKILL)
-        assert s.proc.wait(15) == -signal.SIGKILL
-    finally:
-        PROXY.mode = "pass"
-    s.restart(kill=True)
+    kill9_slowed(s, lambda: lifecycle(c, b, "STANDARD_IA"),
+                 "the data PUT in flight", lambda: PROXY.data_puts > puts)
     c = s.client()
     wait_until("the transition done after kill -9",
                lambda: storage_class(c, b, "k") == "STANDARD_IA")
@@ -622,6 +645,268 @@ def restore_errors(s):
     assert c.get_object(Bucket=b, Key="cold")["Body"].read() == data
 
 
+# ---- the archive tier (--tier arch:s3,restore:URL) ---------------------------------
+class Hook:
+    """A webhook target: keeps the event records POSTed to it."""
+
+    def __init__(self):
+        self.records = []
+        hook = self
+
+        class Handler(Quiet):
+            def do_POST(self):
+                n = int(self.headers.get("Content-Length") or 0)
+                hook.records += json.loads(self.rfile.read(n)).get("Records", [])  # not the TestEvent
+                self.send_response(200)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+        self.srv, self.port = serve(Handler)
+
+    def events(self, bucket, key):
+        return [r["eventName"] for r in self.records
+                if r["s3"]["bucket"]["name"] == bucket and r["s3"]["object"]["key"] == key]
+
+
+GLACIER_MSG = "The operation is not valid for the object's storage class"
+RESTORE_DONE = re.compile(r'ongoing-request="false", expiry-date="([A-Z][a-z]{2}, \d{2} '
+                          r'[A-Z][a-z]{2} \d{4} \d{2}:\d{2}:\d{2} GMT)"')
+
+
+def archived(s, c, b, objs, create=True):
+    """Put objs {key: bytes or [part bytes]} into bucket b (made unless
+    create is false), made versioned, and move them to the archive tier:
+    ({key: version id}, the drives' shard files before); hot copies gone."""
+    if create:
+        c.create_bucket(Bucket=b)
+    c.put_bucket_versioning(Bucket=b, VersioningConfiguration={"Status": "Enabled"})
+    base = data_files(s.drives)
+    vids = {}
+    for k, v in objs.items():
+        if isinstance(v, list):
+            mpu(c, b, k, v)
+            vids[k] = c.head_object(Bucket=b, Key=k)["VersionId"]
+        else:
+            vids[k] = c.put_object(Bucket=b, Key=k, Body=v)["VersionId"]
+    lifecycle(c, b, "DEEP_ARCHIVE")
+    for k in objs:
+        wait_until(f"{k} archived", lambda k=k: storage_class(c, b, k) == "DEEP_ARCHIVE")
+    c.delete_bucket_lifecycle(Bucket=b)
+    wait_until("the hot copies removed", lambda: data_files(s.drives) == base, timeout=20)
+    return vids, base
+
+
+def restore_hdr(c, b, k, vid=None):
+    kw = {"VersionId": vid} if vid else {}
+    return c.head_object(Bucket=b, Key=k, **kw).get("Restore")
+
+
+def wait_restored(c, b, k, what):
+    wait_until(what, lambda: (restore_hdr(c, b, k) or "").startswith('ongoing-request="false"'))
+
+
+def expiry_of(hdr):
+    m = RESTORE_DONE.fullmatch(hdr or "")
+    assert m, f"x-amz-restore {hdr!r}"
+    return datetime.datetime.strptime(m.group(1), "%a, %d %b %Y %H:%M:%S GMT").replace(
+        tzinfo=datetime.timezone.utc).timestamp()
+
+
+def aws(s, *args):
+    env = {"PATH": "/usr/bin:/bin", "HOME": s.home, "AWS_ACCESS_KEY_ID": s.ak,
+           "AWS_SECRET_ACCESS_KEY": s.sk, "AWS_DEFAULT_REGION": "us-east-1",
+           "AWS_EC2_METADATA_DISABLED": "true", "AWS_CONFIG_FILE": "/dev/null",
+           "AWS_SHARED_CREDENTIALS_FILE": "/dev/null"}
+    return subprocess.run(["/usr/bin/aws", "--endpoint-url", s.endpoint, "s3api"] + list(args),
+                          env=env, capture_output=True, text=True, timeout=120)
+
+
+def assert_archived(c, b, k, vid=None):
+    kw = {"VersionId": vid} if vid else {}
+    for extra in ({}, {"Range": "bytes=0-9"}):
+        e = expect_error(lambda: c.get_object(Bucket=b, Key=k, **kw, **extra),
+                         "InvalidObjectState", 403)
+        assert e["Error"]["Message"] == GLACIER_MSG, e
+
+
+@test
+def archive_needs_restore(s):
+    """The archive tier: 403 InvalidObjectState before a restore, HEAD
+    without x-amz-restore; RestoreObject 202, then 409 while the copy is
+    made (the remote slowed down), ongoing-request="true"; then
+    ongoing-request="false" with the expiry date, GET and ranged GETs
+    serve the bytes from the hot copy; a second restore 200 with a new
+    expiry; the events; the hot copies counted on the drives."""
+    c = s.client()
+    b = s.bucket_name("arch")
+    single = body(5 * MiB + 123, b + "s")
+    parts = [body(5 * MiB, b + "p1"), body(2 * MiB + 7, b + "p2")]
+    multi = b"".join(parts)
+    c.create_bucket(Bucket=b)
+    c.put_bucket_notification_configuration(Bucket=b, NotificationConfiguration={
+        "QueueConfigurations": [{"QueueArn": "arn:strata:sqs::hook:webhook",
+                                 "Events": ["s3:ObjectRestore:*"]}]})
+    vids, base = archived(s, c, b, {"single": single, "multi": parts}, create=False)
+    for k in ("single", "multi"):
+        assert_archived(c, b, k)
+        assert_archived(c, b, k, vids[k])
+        h = c.head_object(Bucket=b, Key=k)
+        assert h["StorageClass"] == "DEEP_ARCHIVE" and "Restore" not in h, h
+    r = aws(s, "get-object", "--bucket", b, "--key", "single", os.path.join(s.tmp, "out"))
+    assert r.returncode != 0 and "InvalidObjectState" in r.stderr, r.stderr
+    # 202, then 409 while the remote is slow.
+    PROXY.mode = "slow"
+    try:
+        r = c.restore_object(Bucket=b, Key="single", RestoreRequest={"Days": 30})
+        assert r["ResponseMetadata"]["HTTPStatusCode"] == 202, r
+        assert restore_hdr(c, b, "single") == 'ongoing-request="true"'
+        expect_error(lambda: c.restore_object(Bucket=b, Key="single",
+                                              RestoreRequest={"Days": 30}),
+                     "RestoreAlreadyInProgress", 409)
+        assert_archived(c, b, "single")  # no half copy is read
+    finally:
+        PROXY.mode = "pass"
+    wait_restored(c, b, "single", "single restored")
+    exp = expiry_of(restore_hdr(c, b, "single"))
+    # 30 test days of 1 s from the end of the copy, rounded up to a whole day.
+    assert time.time() + 27 <= exp <= time.time() + 32, (exp, time.time())
+    assert md5(c.get_object(Bucket=b, Key="single")["Body"].read()) == md5(single)
+    for lo, hi in ((0, 0), (10, 5000), (4 * MiB - 100, 4 * MiB + 100),
+                   (len(single) - 17, len(single) - 1)):
+        g = c.get_object(Bucket=b, Key="single", Range=f"bytes={lo}-{hi}")
+        assert g["ContentRange"] == f"bytes {lo}-{hi}/{len(single)}", g["ContentRange"]
+        assert g["Body"].read() == single[lo:hi + 1], f"bytes {lo}-{hi} differ"
+    g = c.get_object(Bucket=b, Key="single")
+    assert RESTORE_DONE.fullmatch(g["ResponseMetadata"]["HTTPHeaders"]["x-amz-restore"])
+    assert g["StorageClass"] == "DEEP_ARCHIVE"
+    assert data_files(s.drives) == base + 4, "the restored copy: one data object of 2+2 shards"
+    # awscli restores the multipart object; its parts are served from hot.
+    r = aws(s, "restore-object", "--bucket", b, "--key", "multi", "--restore-request", "Days=30")
+    assert r.returncode == 0, r.stderr
+    wait_restored(c, b, "multi", "multi restored")
+    assert md5(c.get_object(Bucket=b, Key="multi")["Body"].read()) == md5(multi)
+    g = c.get_object(Bucket=b, Key="multi", Range=f"bytes={5 * MiB - 3}-{5 * MiB + 3}")
+    assert g["Body"].read() == multi[5 * MiB - 3:5 * MiB + 4]
+    assert data_files(s.drives) == base + 12
+    # A restore of a ready copy: 200 and a new expiry.
+    r = c.restore_object(Bucket=b, Key="single", VersionId=vids["single"],
+                         RestoreRequest={"Days": 60})
+    assert r["ResponseMetadata"]["HTTPStatusCode"] == 200, r
+    exp2 = expiry_of(restore_hdr(c, b, "single"))
+    assert exp2 >= exp + 25 and exp2 <= time.time() + 62, (exp, exp2)
+    # Hot objects and the transparent remote tier keep their answer.
+    c.put_object(Bucket=b, Key="hot", Body=b"hot bytes")
+    e = expect_error(lambda: c.restore_object(Bucket=b, Key="hot", RestoreRequest={"Days": 1}),
+                     "InvalidObjectState", 403)
+    assert "storage class" in e["Error"]["Message"]
+    wait_until("the restore events", lambda: HOOK.events(b, "single") ==
+               ["ObjectRestore:Post", "ObjectRestore:Completed"]
+               and HOOK.events(b, "multi") == ["ObjectRestore:Post", "ObjectRestore:Completed"],
+               timeout=20)
+
+
+@test
+def restored_copy_expires_and_goes_with_its_version(s):
+    """Days=1 (a test day of 1 s): the copy expires, GET answers 403
+    again, its hot shards are removed and ObjectRestore:Delete is sent; a
+    version deleted while restored takes its copy along."""
+    c = s.client()
+    b = s.bucket_name("expire")
+    c.create_bucket(Bucket=b)
+    c.put_bucket_notification_configuration(Bucket=b, NotificationConfiguration={
+        "QueueConfigurations": [{"QueueArn": "arn:strata:sqs::hook:webhook",
+                                 "Events": ["s3:ObjectRestore:*"]}]})
+    short, gone = body(1 * MiB + 5, b + "a"), body(2 * MiB + 9, b + "b")
+    vids, base = archived(s, c, b, {"short": short, "gone": gone}, create=False)
+    c.restore_object(Bucket=b, Key="gone", RestoreRequest={"Days": 30})
+    wait_restored(c, b, "gone", "gone restored")
+    assert data_files(s.drives) == base + 4
+    c.restore_object(Bucket=b, Key="short", RestoreRequest={"Days": 1})
+    wait_restored(c, b, "short", "short restored")
+    assert c.get_object(Bucket=b, Key="short")["Body"].read() == short
+    wait_until("the copy expired", lambda: restore_hdr(c, b, "short") is None, timeout=10)
+    assert_archived(c, b, "short")
+    wait_until("its hot shards removed", lambda: data_files(s.drives) == base + 4, timeout=10)
+    wait_until("ObjectRestore:Delete", lambda: HOOK.events(b, "short")[-1:] ==
+               ["ObjectRestore:Delete"], timeout=20)
+    # Restored again after the expiry: a new copy.
+    r = c.restore_object(Bucket=b, Key="short", RestoreRequest={"Days": 30})
+    assert r["ResponseMetadata"]["HTTPStatusCode"] == 202
+    wait_restored(c, b, "short", "short restored again")
+    assert data_files(s.drives) == base + 8
+    # The version deleted: its restored copy goes with it.
+    c.delete_object(Bucket=b, Key="gone", VersionId=vids["gone"])
+    wait_until("the deleted version's copy removed", lambda: data_files(s.drives) == base + 4,
+               timeout=10)
+    expect_error(lambda: c.restore_object(Bucket=b, Key="gone", VersionId=vids["gone"],
+                                          RestoreRequest={"Days": 1}), "NoSuchVersion", 404)
+    c.delete_object(Bucket=b, Key="short", VersionId=vids["short"])
+    wait_until("every copy removed", lambda: data_files(s.drives) == base, timeout=10)
+
+
+@test
+def kill9_mid_restore(s):
+    """kill -9 while the copy is read from the slowed remote: after the
+    restart no half copy is served, the copy is made again, and exactly
+    one copy's shards are on the hot drives; a new request then works."""
+    c = s.client()
+    b = s.bucket_name("rkill")
+    data = body(12 * MiB + 1, b)
+    base = archived(s, c, b, {"k": data})[1]
+    gets = PROXY.data_gets
+
+    def restore():
+        r = c.restore_object(Bucket=b, Key="k", RestoreRequest={"Days": 30})
+        assert r["ResponseMetadata"]["HTTPStatusCode"] == 202
+    kill9_slowed(s, restore, "the copy reading the remote", lambda: PROXY.data_gets > gets)
+    c = s.client()
+    h = restore_hdr(c, b, "k")
+    if h == 'ongoing-request="true"':
+        assert_archived(c, b, "k")  # the interrupted copy is not read
+    wait_restored(c, b, "k", "the copy made again after the restart")
+    assert md5(c.get_object(Bucket=b, Key="k")["Body"].read()) == md5(data)
+    assert data_files(s.drives) == base + 4, "a half copy left on the drives"
+    with open(s.log_path, errors="replace") as f:
+        assert f"restore of {b}/k (" in f.read(), "the copy was not resumed at the start"
+    r = c.restore_object(Bucket=b, Key="k", RestoreRequest={"Days": 40})
+    assert r["ResponseMetadata"]["HTTPStatusCode"] == 200
+
+
+@test
+def restored_copy_kept_by_orphan_reclaim_and_heal(s):
+    """A daemon whose scanner reclaims orphans after 1 s and heals every
+    pass: the restored copy's shards are referenced (not reclaimed), a
+    shard of it removed from a drive is healed back."""
+    s2 = Strata(args=["--lc-day-seconds", "1", "--ilm-interval-seconds", "1",
+                      "--orphan-grace-seconds", "1", "--heal-interval-seconds", "1",
+                      "--tier", f"arch:s3,restore:{R.endpoint}/{ARCH_BUCKET}/reclaim",
+                      "--tier-credentials", CREDS, "--storage-class", "DEEP_ARCHIVE:arch"])
+    try:
+        c = s2.client()
+        b = s2.bucket_name("reclaim")
+        data = body(3 * MiB + 11, b)
+        base = archived(s2, c, b, {"k": data})[1]
+        c.restore_object(Bucket=b, Key="k", RestoreRequest={"Days": 60})
+        wait_restored(c, b, "k", "restored")
+        assert data_files(s2.drives) == base + 4
+        # Orphan rounds at most every second, a data id removed when
+        # unreferenced in two of them: five passes see at least two.
+        passes = lambda: s2.admin_get("ilm/status")[1]["total"]["passes"]  # noqa: E731
+        p0 = passes()
+        wait_until("five scanner passes", lambda: passes() >= p0 + 5, timeout=30)
+        assert data_files(s2.drives) == base + 4, "the restored copy was reclaimed"
+        assert md5(c.get_object(Bucket=b, Key="k")["Body"].read()) == md5(data)
+        shard = [os.path.join(r, f) for r, _d, fs in os.walk(os.path.join(s2.drives[0], "data"))
+                 for f in fs]
+        assert len(shard) == 1, shard
+        os.unlink(shard[0])
+        wait_until("the removed shard healed", lambda: data_files(s2.drives) == base + 4,
+                   timeout=20)
+        assert md5(c.get_object(Bucket=b, Key="k")["Body"].read()) == md5(data)
+    finally:
+        assert s2.stop()
+
+
 @test
 def starts_while_the_remote_is_down(s):
     # An unreachable remote does not keep the hot tier from serving: the
@@ -684,6 +969,10 @@ def start_refusals(s):
     start_fails(["--tier", f"cold:s3:{R.endpoint}/{COLD_BUCKET}", "--tier-credentials", loose],
                 "the credentials are refused")
     start_fails(["--tier", "cold:s3:ftp://x/y"], "want http[s]://HOST:PORT/BUCKET[/PREFIX]")
+    start_fails(["--tier", "cold:s3,glacier:http://127.0.0.1:1/b"],
+                "flags of s3 are lock and restore")
+    start_fails(["--tier", "cold:s3,restore,restore:http://127.0.0.1:1/b"],
+                "flags of s3 are lock and restore")
     with open(loose, "w") as f:
         json.dump({"cold": {"access_key": R.ak, "secret_key": R.sk}}, f)
     start_fails(["--tier", f"cold:s3:{R.endpoint}/{COLD_BUCKET}", "--tier-credentials", loose,
@@ -695,21 +984,28 @@ if __name__ == "__main__":
     R = Strata()
     COLD_BUCKET = R.bucket_name("cold")
     VAULT_BUCKET = R.bucket_name("vault")
+    ARCH_BUCKET = R.bucket_name("arch")
+    R.client().create_bucket(Bucket=ARCH_BUCKET)
+    HOOK = Hook()
     R.client().create_bucket(Bucket=COLD_BUCKET)
     R.client().create_bucket(Bucket=VAULT_BUCKET, ObjectLockEnabledForBucket=True)
     PROXY = Proxy(R.port)
     creds_dir = os.path.join(R.tmp, "creds")
     os.makedirs(creds_dir)
-    creds = os.path.join(creds_dir, "tiers.json")
+    creds = CREDS = os.path.join(creds_dir, "tiers.json")
     with open(os.open(creds, os.O_WRONLY | os.O_CREAT, 0o600), "w") as f:
         json.dump({"cold": {"access_key": R.ak, "secret_key": R.sk, "region": "us-east-1"},
-                   "vault": {"access_key": R.ak, "secret_key": R.sk}}, f)
+                   "vault": {"access_key": R.ak, "secret_key": R.sk},
+                   "arch": {"access_key": R.ak, "secret_key": R.sk}}, f)
     S = Strata(args=["--lc-day-seconds", "1", "--ilm-interval-seconds", "1", "--metrics-public",
                      "--ilm-move-mbps", "0", "--sse-c-allow-http",
                      "--tier", f"cold:s3:http://127.0.0.1:{PROXY.port}/{COLD_BUCKET}/{PREFIX}",
                      "--tier", f"vault:s3,lock:{R.endpoint}/{VAULT_BUCKET}",
+                     "--tier", f"arch:s3,restore:http://127.0.0.1:{PROXY.port}/{ARCH_BUCKET}/{PREFIX}",
+                     "--notify-target", f"hook:webhook:http://127.0.0.1:{HOOK.port}/events",
                      "--tier-credentials", creds,
-                     "--storage-class", "STANDARD_IA:cold", "--storage-class", "GLACIER:vault"])
+                     "--storage-class", "STANDARD_IA:cold", "--storage-class", "GLACIER:vault",
+                     "--storage-class", "DEEP_ARCHIVE:arch"])
     log(f"remote {R.endpoint}, proxy 127.0.0.1:{PROXY.port}")
     try:
         run(S)
