@@ -278,26 +278,15 @@ void strata_h_mpu_complete(struct strata_req *r)
     strata_notify_emit(r, "ObjectCreated:CompleteMultipartUpload", r->key, info.size, info.etag,
                        r->binfo.versioning != STRATA_VERSIONING_OFF ? info.version_id : NULL);
     strata_repl_emit_put(r, &info);
-    bool vid = strata_req_version_answered(r, info.version_id);
-    if (vid || info.sse_len) {
-        /* The version id and SSE go in headers; send_xml adds none, so
-         * build the response here. */
-        size_t len;
-        char *body = strata_sbuf_steal(&b, &len);
-        strata_sbuf_fini(&b);
-        struct MHD_Response *resp =
-            MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
-        MHD_add_response_header(resp, "Content-Type", "application/xml");
-        if (vid)
+    /* The version id and SSE go in headers (none when neither applies). */
+    struct MHD_Response *resp = strata_req_xml_response(r, &b);
+    if (resp) {
+        if (strata_req_version_answered(r, info.version_id))
             MHD_add_response_header(resp, "x-amz-version-id", info.version_id);
         strata_sse_resp_hdrs(r, &info, resp);
-        r->bytes_out += len;
-        strata_obj_info_fini(&info);
         strata_req_send(r, 200, resp);
-        return;
     }
     strata_obj_info_fini(&info);
-    strata_req_send_xml(r, 200, &b);
 }
 
 void strata_h_mpu_abort(struct strata_req *r)

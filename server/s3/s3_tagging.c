@@ -62,14 +62,11 @@ static void send_tags(struct strata_req *r, const void *tags, size_t len, const 
         strata_req_error(r, S3E_InternalError, STRATA_ECORRUPT);
         return;
     }
-    size_t blen;
-    char *body = strata_sbuf_steal(&b, &blen);
-    strata_sbuf_fini(&b);
-    struct MHD_Response *resp = MHD_create_response_from_buffer(blen, body, MHD_RESPMEM_MUST_FREE);
-    MHD_add_response_header(resp, "Content-Type", "application/xml");
+    struct MHD_Response *resp = strata_req_xml_response(r, &b);
+    if (!resp)
+        return;
     if (vid && vid[0] && r->binfo.versioning != STRATA_VERSIONING_OFF)
         MHD_add_response_header(resp, "x-amz-version-id", vid);
-    r->bytes_out += blen;
     strata_req_send(r, 200, resp);
 }
 
