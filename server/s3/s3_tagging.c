@@ -8,6 +8,7 @@
 #include "srv.h"
 #include "notify.h"
 #include "repl.h"
+#include "s3_bucket_config.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -90,16 +91,8 @@ void strata_h_tagging_get(struct strata_req *r)
     size_t len = 0;
     int rc;
     if (!r->key) {
-        rc = strata_meta_bucket_config_get(r->srv->meta, r->bucket, "tagging", &tags, &len);
-        if (rc == STRATA_ENOTFOUND || (rc == 0 && len == 0)) {
-            free(tags);
-            strata_req_error(r, S3E_NoSuchTagSet, 0);
+        if (!strata_bucket_config_read(r, "tagging", S3E_NoSuchTagSet, &tags, &len))
             return;
-        }
-        if (rc) {
-            strata_req_error_strata(r, rc, S3CTX_BUCKET);
-            return;
-        }
         send_tags(r, tags, len, NULL);
         free(tags);
         return;
