@@ -71,15 +71,7 @@ void strata_h_mpu_create(struct strata_req *r)
     }
     o.sse = sse.desc_len ? sse.desc : NULL;
     o.sse_len = sse.desc_len;
-    o.hdrs = n.h->kv;
-    o.nhdrs = n.h->n;
-    o.tags = n.tags.data;
-    o.tags_len = n.tags.len;
-    o.acl = n.acl.data;
-    o.acl_len = n.acl.len;
-    o.lock = n.lock;
-    o.storage_class = n.storage_class;
-    o.tier = n.tier;
+    STRATA_NEW_OBJ_FILL(&o, &n);
     char id[STRATA_UPLOAD_ID_MAX + 1];
     int rc = strata_mpu_create(r->srv->meta, &o, id);
     strata_new_obj_fini(&n);
