@@ -630,10 +630,6 @@ bool strata_metrics_bearer_ok(const char *token, const char *authorization);
 int strata_bcache_get(struct strata_meta *m, const char *name, struct strata_bucket_info *out);
 /* Call after this daemon changes or deletes bucket name. */
 void strata_bcache_invalidate(const char *name);
-/* For the other per-bucket caches (lifecycle rules): the slot hash of a
- * bucket name (FNV-1a) and the coarse monotonic clock their TTLs use. */
-uint32_t strata_bcache_name_hash(const char *name);
-uint64_t strata_bcache_now_ns(void);
 
 /* ---- crash report (crash.c) -------------------------------------------- */
 
