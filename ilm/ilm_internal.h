@@ -93,15 +93,6 @@ int strata_ilm__walk_key(struct strata_ilm *e, const char *bucket,
                          const struct strata_lc_config *cfg, const char *key, const char *vid,
                          int mode, unsigned attempt, bool *seen, struct strata_ilm_stats *st);
 
-/* The names of every bucket, in listing order: a snapshot, so a pass or a
- * drain does not hold meta's bucket iteration while it works.  The caller
- * frees v (also on error). */
-struct strata_ilm_names {
-    char (*v)[STRATA_BUCKET_NAME_MAX + 1];
-    size_t n, cap;
-};
-int strata_ilm__bucket_names(struct strata_ilm *e, struct strata_ilm_names *out);
-
 /* The bucket's lifecycle rules: 0 with cfg filled (caller finis); non-zero
  * when it has none or they do not parse (logged and counted in st). */
 int strata_ilm__load_rules(struct strata_ilm *e, const char *bucket, struct strata_lc_config *cfg,
@@ -110,9 +101,10 @@ int strata_ilm__load_rules(struct strata_ilm *e, const char *bucket, struct stra
 /* due.c: drain the version-time index of every bucket with rules when the
  * last drain is at least drain_ms old (force: now).  Its counts go into the
  * engine's totals as it goes (and into out when not NULL), not into a
- * pass's: a drain is not part of the pass that hosts it.  due_tick drains
- * the expiry lane, and the move lane too (strata_ilm__move_tick) when no
- * mover thread runs (tests calling it directly). */
+ * pass's: a drain is not part of the pass that hosts it.  due_tick
+ * (scanner.c, which hosts the drains) drains the expiry lane, and the move
+ * lane too (strata_ilm__move_tick) when no mover thread runs (tests
+ * calling it directly). */
 void strata_ilm__due_tick(struct strata_ilm *e, bool force, struct strata_ilm_stats *out);
 void strata_ilm__due_lane_tick(struct strata_ilm *e, int lane, bool force,
                                struct strata_ilm_stats *out);
@@ -139,10 +131,6 @@ int64_t strata_ilm__due_bound(int64_t now_ms, unsigned days, int64_t day_ms);
 /* healing.c: the immediate heal queue, drained between pages and passes;
  * counts as due_tick does. */
 void strata_ilm__heal_tick(struct strata_ilm *e, struct strata_ilm_stats *out);
-/* Add delta's counters to the engine's totals and to out (may be NULL),
- * under e->mu. */
-void strata_ilm__publish(struct strata_ilm *e, const struct strata_ilm_stats *delta,
-                         struct strata_ilm_stats *out);
 
 /* reclaim.c: a round of orphan reclaim when one is due (full pass). */
 void strata_ilm__orphans(struct strata_ilm *e, struct strata_ilm_stats *st);
@@ -157,12 +145,28 @@ int strata_ilm__pos_load(struct strata_ilm *e, struct ilm_pos *p);
 /* Saved at most once per second unless force. */
 int strata_ilm__pos_save(struct strata_ilm *e, const struct ilm_pos *p, bool force);
 
+/* engine.c: shared by the engine's files. */
 int64_t strata_ilm__now_ms(void);
 /* Sleep until abs_ms (CLOCK_REALTIME), a stop, or (wake_on_kick) a kick;
  * true when asked to stop. */
 bool strata_ilm__nap_until(struct strata_ilm *e, int64_t abs_ms, bool wake_on_kick);
 int64_t strata_ilm__day_ms(const struct strata_ilm *e);
-/* Publish the in-progress counters for status (under e->mu). */
+/* Add the counters of s to t (not its times). */
+void strata_ilm__stats_add_counts(struct strata_ilm_stats *t, const struct strata_ilm_stats *s);
+/* Add delta's counters to the engine's totals and to out (may be NULL),
+ * under e->mu. */
+void strata_ilm__publish(struct strata_ilm *e, const struct strata_ilm_stats *delta,
+                         struct strata_ilm_stats *out);
+/* The names of every bucket, in listing order: a snapshot, so a pass or a
+ * drain does not hold meta's bucket iteration while it works.  The caller
+ * frees v (also on error). */
+struct strata_ilm_names {
+    char (*v)[STRATA_BUCKET_NAME_MAX + 1];
+    size_t n, cap;
+};
+int strata_ilm__bucket_names(struct strata_ilm *e, struct strata_ilm_names *out);
+
+/* scanner.c: publish the in-progress counters for status (under e->mu). */
 void strata_ilm__progress(struct strata_ilm *e, const struct strata_ilm_stats *st,
                           const char *bucket, const char *key);
 

@@ -83,31 +83,16 @@ struct walk {
     int oom;
 };
 
-int64_t strata_ilm__now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-int64_t strata_ilm__day_ms(const struct strata_ilm *e)
-{
-    return e->o.day_ms > 0 ? e->o.day_ms : STRATA_LC_DAY_MS_DEFAULT;
-}
-
 #define now_ms() strata_ilm__now_ms()
 #define day_ms(e) strata_ilm__day_ms(e)
 #define KEY_PASSED 1 /* walk_key: the listing went past the key */
 
-bool strata_ilm__nap_until(struct strata_ilm *e, int64_t abs_ms, bool wake_on_kick)
+/* Both lanes of the due index when no mover thread runs the move lane. */
+void strata_ilm__due_tick(struct strata_ilm *e, bool force, struct strata_ilm_stats *st)
 {
-    struct timespec ts = {.tv_sec = abs_ms / 1000, .tv_nsec = (abs_ms % 1000) * 1000000};
-    pthread_mutex_lock(&e->mu);
-    while (!atomic_load(&e->stop) && !(wake_on_kick && e->kick) && now_ms() < abs_ms)
-        if (pthread_cond_timedwait(&e->cv, &e->mu, &ts) != 0)
-            break;
-    pthread_mutex_unlock(&e->mu);
-    return atomic_load(&e->stop);
+    strata_ilm__due_lane_tick(e, STRATA_ILM_LANE_EXPIRE, force, st);
+    if (!atomic_load(&e->mover_running))
+        strata_ilm__move_tick(e, force, st);
 }
 
 /* Keep the pass at rate_objs entries per second; true when asked to stop.
@@ -496,27 +481,6 @@ static void walk_bucket(struct strata_ilm *e, const char *bucket, struct strata_
     strata_lc_config_fini(&cfg);
 }
 
-static int name_cb(const struct strata_bucket_info *b, void *ud)
-{
-    struct strata_ilm_names *ns = ud;
-    if (ns->n == ns->cap) {
-        size_t cap = ns->cap ? ns->cap * 2 : 16;
-        void *v = realloc(ns->v, cap * sizeof(*ns->v));
-        if (!v)
-            return STRATA_ENOMEM;
-        ns->v = v;
-        ns->cap = cap;
-    }
-    snprintf(ns->v[ns->n++], sizeof(ns->v[0]), "%s", b->name);
-    return 0;
-}
-
-int strata_ilm__bucket_names(struct strata_ilm *e, struct strata_ilm_names *out)
-{
-    *out = (struct strata_ilm_names){0};
-    return strata_meta_bucket_list(e->o.meta, name_cb, out);
-}
-
 /* After every few keys of the full heal: the expiry drains keep their
  * tick (the heal may last long at heal_rate), and the keys are charged to
  * the heal budget that the heal-queue drain spends too. */
@@ -558,42 +522,9 @@ static void housekeeping(struct strata_ilm *e, struct strata_ilm_stats *st)
         strata_ilm__orphans(e, st);
 }
 
-/* Add the counters of s to t (not its times). */
-static void stats_add_counts(struct strata_ilm_stats *t, const struct strata_ilm_stats *s)
-{
-    t->passes += s->passes;
-    t->buckets += s->buckets;
-    t->scanned += s->scanned;
-    t->expired += s->expired;
-    t->noncurrent_expired += s->noncurrent_expired;
-    t->markers_removed += s->markers_removed;
-    t->uploads_aborted += s->uploads_aborted;
-    t->skipped_locked += s->skipped_locked;
-    t->errors += s->errors;
-    t->healed += s->healed;
-    t->tmp_reclaimed += s->tmp_reclaimed;
-    t->due_scanned += s->due_scanned;
-    t->due_dropped += s->due_dropped;
-    t->heal_queued += s->heal_queued;
-    t->orphans_reclaimed += s->orphans_reclaimed;
-    t->transitioned += s->transitioned;
-    t->bytes_moved += s->bytes_moved;
-    t->intents_resolved += s->intents_resolved;
-}
-
-void strata_ilm__publish(struct strata_ilm *e, const struct strata_ilm_stats *delta,
-                         struct strata_ilm_stats *out)
-{
-    pthread_mutex_lock(&e->mu);
-    stats_add_counts(&e->total, delta);
-    if (out)
-        stats_add_counts(out, delta);
-    pthread_mutex_unlock(&e->mu);
-}
-
 static void stats_add(struct strata_ilm_stats *t, const struct strata_ilm_stats *s)
 {
-    stats_add_counts(t, s);
+    strata_ilm__stats_add_counts(t, s);
     t->started_ms = s->started_ms;
     t->finished_ms = s->finished_ms;
 }
@@ -676,7 +607,7 @@ int strata_ilm_run_once(struct strata_ilm *e, struct strata_ilm_stats *out)
         housekeeping(e, &st);
     pthread_mutex_lock(&e->mu);
     struct strata_ilm_stats own = st; /* what the totals do not hold yet */
-    stats_add_counts(&st, &e->pass_dr);
+    strata_ilm__stats_add_counts(&st, &e->pass_dr);
     pthread_mutex_unlock(&e->mu);
     own.passes = 1;
     st.passes = 1;
@@ -743,7 +674,7 @@ void strata_ilm_stats_now(struct strata_ilm *e, struct strata_ilm_stats *out)
     pthread_mutex_lock(&e->mu);
     *out = e->total;
     if (e->prog.running)
-        stats_add_counts(out, &e->prog.st);
+        strata_ilm__stats_add_counts(out, &e->prog.st);
     pthread_mutex_unlock(&e->mu);
 }
 
