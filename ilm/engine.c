@@ -1,7 +1,7 @@
 /*
  * engine.c - what the engine's files share: the clock, the interruptible
- * nap, the length of a lifecycle day, the counters' publication and the
- * list of bucket names.  Kept apart from the scanner so that the due
+ * nap, the length of a lifecycle day, the counters' publication (totals
+ * and the pass in progress) and the list of bucket names.  Kept apart from the scanner so that the due
  * drains, the mover, the lease, the heal queue and the pass position
  * depend on these and not on the scanner that drives them.
  */
@@ -86,4 +86,14 @@ int strata_ilm__bucket_names(struct strata_ilm *e, struct strata_ilm_names *out)
 {
     *out = (struct strata_ilm_names){0};
     return strata_meta_bucket_list(e->o.meta, name_cb, out);
+}
+
+void strata_ilm__progress(struct strata_ilm *e, const struct strata_ilm_stats *st,
+                          const char *bucket, const char *key)
+{
+    pthread_mutex_lock(&e->mu);
+    e->prog.st = *st;
+    snprintf(e->prog.bucket, sizeof(e->prog.bucket), "%s", bucket ? bucket : "");
+    snprintf(e->prog.key, sizeof(e->prog.key), "%s", key ? key : "");
+    pthread_mutex_unlock(&e->mu);
 }

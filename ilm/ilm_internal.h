@@ -76,6 +76,10 @@ struct strata_ilm {
     atomic_bool lease_held;
     int64_t lease_next_ms;   /* when to renew (held) or try again (not) */
     unsigned lease_every_ms; /* STRATA_LEASE_RENEW_MS; tests shorten it */
+    /* What a pass runs between its pages and while it waits to hand a move
+     * over (scanner.c sets it at create): the walk (walk.c) calls its host
+     * instead of the drains that walk keys themselves. */
+    void (*host_drains)(struct strata_ilm *e);
 };
 
 /* lease.c: true while this gateway holds the "ilm" lease, renewing it (or
@@ -85,6 +89,12 @@ bool strata_ilm__lease_ok(struct strata_ilm *e);
 /* Let the lease go (stop): another gateway may take it at once. */
 void strata_ilm__lease_release(struct strata_ilm *e);
 
+struct ilm_pos;
+/* walk.c: apply the bucket's rules to all its versions and uploads, for
+ * the full pass: paced from *t0_ms (moved on by the work the walk did not
+ * do itself), its position saved in *pos per page; counts into st. */
+void strata_ilm__walk_bucket(struct strata_ilm *e, const char *bucket, struct strata_ilm_stats *st,
+                             int64_t *t0_ms, struct ilm_pos *pos);
 /* Apply cfg to the versions of one key of bucket, as a pass does, carrying
  * out what mode allows (enum strata_ilm_walk_mode).  When vid is given,
  * *seen tells whether that version exists (quorum read).  attempt: how
@@ -113,14 +123,24 @@ void strata_ilm__due_forget(struct strata_ilm *e);
 
 /* mover.c: the move lane's drain and the moves to try again. */
 void strata_ilm__move_tick(struct strata_ilm *e, bool force, struct strata_ilm_stats *out);
-/* Hand a move of bucket/key/vid to the mover: attempt 0 as soon as it
- * looks (a move the full pass found), else after a backoff that doubles
- * with attempt.  False when the list is full or attempt is past the limit
- * (left to the next pass). */
-bool strata_ilm__move_later(struct strata_ilm *e, const char *bucket, const char *key,
-                            const char *vid, unsigned attempt);
 int strata_ilm__mover_start(struct strata_ilm *e);
 void strata_ilm__mover_join(struct strata_ilm *e);
+
+/* retry.c: the mover's list.  Hand a move of bucket/key/vid to the mover:
+ * attempt 0 as soon as it looks (a move the full pass found), else after a
+ * backoff that doubles with attempt.  False when the list is full or
+ * attempt is past the limit (left to the next pass). */
+bool strata_ilm__move_later(struct strata_ilm *e, const char *bucket, const char *key,
+                            const char *vid, unsigned attempt);
+struct retry_ent {
+    char bucket[STRATA_BUCKET_NAME_MAX + 1];
+    char *key; /* malloc'ed: the taker frees it */
+    char vid[STRATA_VERSION_ID_MAX + 1];
+    unsigned attempt;
+    int64_t next_ms;
+};
+/* Take the entries whose turn came (at most max) out of the list. */
+size_t strata_ilm__retry_take(struct strata_ilm *e, struct retry_ent *out, size_t max);
 void strata_ilm__retry_forget(struct strata_ilm *e);
 /* Moves waiting in the retry list. */
 size_t strata_ilm__retry_pending(struct strata_ilm *e);
@@ -165,8 +185,7 @@ struct strata_ilm_names {
     size_t n, cap;
 };
 int strata_ilm__bucket_names(struct strata_ilm *e, struct strata_ilm_names *out);
-
-/* scanner.c: publish the in-progress counters for status (under e->mu). */
+/* Publish the in-progress counters for status (under e->mu). */
 void strata_ilm__progress(struct strata_ilm *e, const struct strata_ilm_stats *st,
                           const char *bucket, const char *key);
 
