@@ -29,7 +29,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
-#include <openssl/rand.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -87,19 +86,6 @@ int strata_ec__shard_path(const struct strata_set *set, unsigned drive,
         return STRATA_ENOMEM;
     }
     return 0;
-}
-
-void strata_data_id_new(uint8_t id[STRATA_DATA_ID_LEN])
-{
-    if (RAND_bytes(id, STRATA_DATA_ID_LEN) != 1) {
-        /* RAND_bytes only fails when the OS entropy source is broken; the
-         * contract says this can't fail, so fall back to getrandom-backed
-         * arc4random-like reads of /dev/urandom. */
-        int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
-        STRATA_ASSERT(fd >= 0);
-        STRATA_ASSERT(read(fd, id, STRATA_DATA_ID_LEN) == STRATA_DATA_ID_LEN);
-        close(fd);
-    }
 }
 
 static void uuid_new(char out[STRATA_EC_UUID_LEN + 1])
