@@ -20,6 +20,11 @@ struct strata_doc_cache;
 bool strata_bucket_config_read(struct strata_req *r, const char *kind, enum s3_err missing,
                                void **doc, size_t *len);
 
+/* Answer 200 with the stored document as its body (content_type), or as
+ * strata_bucket_config_read answers. */
+void strata_bucket_config_send(struct strata_req *r, const char *kind, enum s3_err missing,
+                               const char *content_type);
+
 /* Store doc (len 0: delete) as the request bucket's document kind, drop the
  * bucket's cached copies and answer status, or the metadata error.  A
  * delete answers status also when there was none, as AWS does.  The copies

@@ -261,14 +261,8 @@ void strata_h_lifecycle_put(struct strata_req *r)
 
 void strata_h_lifecycle_get(struct strata_req *r)
 {
-    void *doc;
-    size_t len;
-    if (!strata_bucket_config_read(r, "lifecycle", S3E_NoSuchLifecycleConfiguration, &doc, &len))
-        return;
-    struct MHD_Response *resp = MHD_create_response_from_buffer(len, doc, MHD_RESPMEM_MUST_FREE);
-    MHD_add_response_header(resp, "Content-Type", "application/xml");
-    r->bytes_out += len;
-    strata_req_send(r, 200, resp);
+    /* Stored in canonical form: the answer as it is. */
+    strata_bucket_config_send(r, "lifecycle", S3E_NoSuchLifecycleConfiguration, "application/xml");
 }
 
 /* AWS answers 204 whether or not a configuration existed (idempotent). */

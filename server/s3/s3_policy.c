@@ -15,15 +15,8 @@
 
 void strata_h_policy_get(struct strata_req *r)
 {
-    void *doc;
-    size_t len;
-    if (!strata_bucket_config_read(r, "policy", S3E_NoSuchBucketPolicy, &doc, &len))
-        return;
     /* The document as it was put, as AWS returns it. */
-    struct MHD_Response *resp = MHD_create_response_from_buffer(len, doc, MHD_RESPMEM_MUST_FREE);
-    MHD_add_response_header(resp, "Content-Type", "application/json");
-    r->bytes_out += len;
-    strata_req_send(r, 200, resp);
+    strata_bucket_config_send(r, "policy", S3E_NoSuchBucketPolicy, "application/json");
 }
 
 void strata_h_policy_put(struct strata_req *r)
