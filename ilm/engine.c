@@ -1,9 +1,10 @@
 /*
  * engine.c - what the engine's files share: the clock, the interruptible
  * nap, the length of a lifecycle day, the counters' publication (totals
- * and the pass in progress) and the list of bucket names.  Kept apart from the scanner so that the due
- * drains, the mover, the lease, the heal queue and the pass position
- * depend on these and not on the scanner that drives them.
+ * and the pass in progress) and the list of bucket names.  Kept apart from
+ * the scanner so that the due drains, the mover, the walk, the lease, the
+ * heal queue and the pass position depend on these and not on the scanner
+ * that drives them.
  */
 #include "ilm_internal.h"
 
@@ -34,8 +35,7 @@ bool strata_ilm__nap_until(struct strata_ilm *e, int64_t abs_ms, bool wake_on_ki
     return atomic_load(&e->stop);
 }
 
-void strata_ilm__stats_add_counts(struct strata_ilm_stats *t,
-                                  const struct strata_ilm_stats *s)
+void strata_ilm__stats_add_counts(struct strata_ilm_stats *t, const struct strata_ilm_stats *s)
 {
     t->passes += s->passes;
     t->buckets += s->buckets;

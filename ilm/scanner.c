@@ -13,8 +13,9 @@
  * interrupted continues where it was.  Between pages (the walk calls
  * host_drains) and between passes the thread drains the version-time
  * index's expirations (due.c) and meta's immediate heal queue
- * (healing.c), so due work waits for neither.  Moves are the mover's (mover.c): the pass hands them over.
- * The full heal is paced to heal_rate.
+ * (healing.c), so due work waits for neither.  Moves are the mover's
+ * (mover.c): the pass hands them over.  The full heal is paced to
+ * heal_rate.
  *
  * Threads: the scanner thread and the mover thread (mover.c);
  * strata_ilm_run_once and the control functions may be called from
@@ -46,7 +47,6 @@ static void host_drains(struct strata_ilm *e)
     strata_ilm__due_tick(e, false, &e->pass_dr);
     strata_ilm__heal_tick(e, &e->pass_dr);
 }
-
 
 /* After every few keys of the full heal: the expiry drains keep their
  * tick (the heal may last long at heal_rate), and the keys are charged to

@@ -60,11 +60,10 @@ struct strata_ecache {
 #define STRATA_ECACHE_M PTHREAD_MUTEX_INITIALIZER
 #define STRATA_ECACHE_INIT(ops)                                                                    \
     {                                                                                              \
-        (ops),                                                                                     \
-            {STRATA_ECACHE_M, STRATA_ECACHE_M, STRATA_ECACHE_M, STRATA_ECACHE_M, STRATA_ECACHE_M,  \
-             STRATA_ECACHE_M, STRATA_ECACHE_M, STRATA_ECACHE_M, STRATA_ECACHE_M, STRATA_ECACHE_M,  \
-             STRATA_ECACHE_M, STRATA_ECACHE_M, STRATA_ECACHE_M, STRATA_ECACHE_M, STRATA_ECACHE_M,  \
-             STRATA_ECACHE_M},                                                                     \
+        (ops), {STRATA_ECACHE_M, STRATA_ECACHE_M, STRATA_ECACHE_M, STRATA_ECACHE_M,                \
+                STRATA_ECACHE_M, STRATA_ECACHE_M, STRATA_ECACHE_M, STRATA_ECACHE_M,                \
+                STRATA_ECACHE_M, STRATA_ECACHE_M, STRATA_ECACHE_M, STRATA_ECACHE_M,                \
+                STRATA_ECACHE_M, STRATA_ECACHE_M, STRATA_ECACHE_M, STRATA_ECACHE_M},               \
             {{0}}, 0                                                                               \
     }
 

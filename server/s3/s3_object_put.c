@@ -328,7 +328,8 @@ void strata_put_answer_hdrs(struct strata_req *r, const struct strata_obj_info *
         MHD_add_response_header(resp, "x-amz-version-id", info->version_id);
     const char *ch = strata_s3_cksum_hdr(info->cksum_algo);
     char b64[64];
-    if (ch && info->cksum_len && strata_b64_encode(info->cksum, info->cksum_len, b64, sizeof(b64)) > 0)
+    if (ch && info->cksum_len &&
+        strata_b64_encode(info->cksum, info->cksum_len, b64, sizeof(b64)) > 0)
         MHD_add_response_header(resp, ch, b64);
 }
 

@@ -37,7 +37,6 @@
 #include "sbuf.h"
 #include "srv.h"
 
-
 /* The fixed destination set: every queue of a strata ARN. */
 static bool dest_ok(void *ud, const char *arn)
 {

@@ -153,7 +153,7 @@ static void test_other_thread_and_release(void **state)
     assert_int_equal(pthread_create(&th, NULL, other_thread, &a), 0);
     assert_int_equal(pthread_join(th, NULL), 0);
     assert_int_equal(a.id, 11);
-    assert_int_equal(l.loads, 1); /* served from the shared table */
+    assert_int_equal(l.loads, 1);               /* served from the shared table */
     assert_int_equal(atomic_load(&live), mine); /* its copy went with the thread */
     strata_ecache_invalidate(&c, "b3");
 }
