@@ -495,6 +495,8 @@ void strata_new_obj_fini(struct strata_new_obj *n);
         (dst_)->storage_class = (src_)->storage_class;                                             \
         (dst_)->tier = (src_)->tier;                                                               \
     } while (0)
+/* If-Match of a write, its quotes taken off, in etag; NULL when absent. */
+const char *strata_put_if_match(struct strata_req *r, char etag[STRATA_ETAG_MAX + 1]);
 /* Commit r->put (always consumed) into *info (strata_obj_info_fini it):
  * 0, or non-zero once the error is answered. */
 int strata_put_commit(struct strata_req *r, struct strata_obj_info *info);

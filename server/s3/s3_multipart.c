@@ -193,15 +193,7 @@ void strata_h_mpu_complete(struct strata_req *r)
         .sse_ud = r,
     };
     char etag_in[STRATA_ETAG_MAX + 1];
-    const char *im = strata_req_hdr(r, "If-Match");
-    if (im) {
-        size_t l = strlen(im);
-        if (l >= 2 && im[0] == '"' && im[l - 1] == '"')
-            snprintf(etag_in, sizeof(etag_in), "%.*s", (int)(l - 2), im + 1);
-        else
-            snprintf(etag_in, sizeof(etag_in), "%s", im);
-        o.if_match = etag_in;
-    }
+    o.if_match = strata_put_if_match(r, etag_in);
     const char *inm = strata_req_hdr(r, "If-None-Match");
     o.if_none_match_star = inm && strcmp(inm, "*") == 0;
     if (inm && !o.if_none_match_star) {

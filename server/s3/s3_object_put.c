@@ -254,16 +254,8 @@ int strata_h_put_begin(struct strata_req *r)
         strata_req_error(r, S3E_InvalidRequest, 0);
         return -1;
     }
-    const char *im = strata_req_hdr(r, "If-Match");
     char etag[STRATA_ETAG_MAX + 1];
-    if (im) {
-        size_t n = strlen(im);
-        if (n >= 2 && im[0] == '"' && im[n - 1] == '"')
-            snprintf(etag, sizeof(etag), "%.*s", (int)(n - 2), im + 1);
-        else
-            snprintf(etag, sizeof(etag), "%s", im);
-        o.if_match = etag;
-    }
+    o.if_match = strata_put_if_match(r, etag);
     const char *inm = strata_req_hdr(r, "If-None-Match");
     if (inm) {
         if (strcmp(inm, "*") != 0) {
@@ -293,6 +285,19 @@ int strata_h_put_body(struct strata_req *r, const void *buf, size_t len)
         return -1;
     }
     return 0;
+}
+
+const char *strata_put_if_match(struct strata_req *r, char etag[STRATA_ETAG_MAX + 1])
+{
+    const char *im = strata_req_hdr(r, "If-Match");
+    if (!im)
+        return NULL;
+    size_t n = strlen(im);
+    if (n >= 2 && im[0] == '"' && im[n - 1] == '"')
+        snprintf(etag, STRATA_ETAG_MAX + 1, "%.*s", (int)(n - 2), im + 1);
+    else
+        snprintf(etag, STRATA_ETAG_MAX + 1, "%s", im);
+    return etag;
 }
 
 int strata_put_commit(struct strata_req *r, struct strata_obj_info *info)
