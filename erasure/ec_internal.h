@@ -150,4 +150,8 @@ int strata_ec__errno_map(int e);
 
 size_t strata_ec__round_up(size_t v, size_t a);
 
+/* fsync a directory by path (makes its new entries durable); errno-style
+ * negative on failure. */
+int strata_ec__dir_fsync(const char *p);
+
 #endif /* STRATA_ERASURE_EC_INTERNAL_H */

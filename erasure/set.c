@@ -14,7 +14,8 @@
  * heal has refilled it.  The drive is "fresh" while the marker exists, across
  * any number of restarts: meta/ does not let a fresh drive vote, since its
  * empty store would otherwise outvote the drives that hold the records.
- * Leftovers in tmp/ (writes a crash interrupted) are removed at open.
+ * Leftovers in tmp/ (writes a crash interrupted) are removed at open and by
+ * strata_ec_tmp_reclaim, which may run on any thread.
  *
  * Threads: strata_set_open/close run on one thread; everything else here
  * may be called from any thread (the pool is locked, flags and stats are
@@ -28,11 +29,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
-#include <openssl/rand.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #define MOD "erasure"
@@ -87,19 +88,6 @@ int strata_ec__shard_path(const struct strata_set *set, unsigned drive,
     return 0;
 }
 
-void strata_data_id_new(uint8_t id[STRATA_DATA_ID_LEN])
-{
-    if (RAND_bytes(id, STRATA_DATA_ID_LEN) != 1) {
-        /* RAND_bytes only fails when the OS entropy source is broken; the
-         * contract says this can't fail, so fall back to getrandom-backed
-         * arc4random-like reads of /dev/urandom. */
-        int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
-        STRATA_ASSERT(fd >= 0);
-        STRATA_ASSERT(read(fd, id, STRATA_DATA_ID_LEN) == STRATA_DATA_ID_LEN);
-        close(fd);
-    }
-}
-
 static void uuid_new(char out[STRATA_EC_UUID_LEN + 1])
 {
     uint8_t b[16];
@@ -124,7 +112,7 @@ struct fmt {
 
 enum drive_state { DRV_OFFLINE, DRV_EMPTY, DRV_FORMATTED };
 
-static int fsync_path(const char *p)
+int strata_ec__dir_fsync(const char *p)
 {
     int fd = open(p, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0)
@@ -190,7 +178,7 @@ static int fmt_write(const char *root, const struct fmt *f, struct strata_errinf
         unlink(tmp);
         goto sys;
     }
-    rc = fsync_path(root);
+    rc = strata_ec__dir_fsync(root);
     if (rc < 0)
         goto sys;
     goto out;
@@ -349,7 +337,7 @@ static int marker_write(const char *root)
         rc = errno ? -errno : -EIO;
     if (close(fd) < 0 && rc == 0)
         rc = -errno;
-    return rc ? rc : fsync_path(root);
+    return rc ? rc : strata_ec__dir_fsync(root);
 }
 
 static bool marker_exists(const char *root)
@@ -779,7 +767,7 @@ int strata_set_drive_mark_healed(struct strata_set *set, unsigned drive)
     snprintf(p, sizeof(p), "%s/" HEAL_MARKER, set->drives[drive].path);
     if (unlink(p) < 0 && errno != ENOENT)
         return strata_ec__errno_map(errno);
-    int rc = fsync_path(set->drives[drive].path);
+    int rc = strata_ec__dir_fsync(set->drives[drive].path);
     if (rc < 0)
         return strata_ec__errno_map(-rc); /* stays fresh: the marker may come back */
     __atomic_store_n(&set->drives[drive].fresh, false, __ATOMIC_RELAXED);
@@ -793,4 +781,35 @@ void strata_set_stats_get(const struct strata_set *set, struct strata_set_stats 
     out->stripes_reconstructed =
         __atomic_load_n(&set->stats.stripes_reconstructed, __ATOMIC_RELAXED);
     out->shards_healed = __atomic_load_n(&set->stats.shards_healed, __ATOMIC_RELAXED);
+}
+
+int strata_ec_tmp_reclaim(struct strata_set *set, unsigned age_s, unsigned *removed)
+{
+    unsigned count = 0;
+    time_t now = time(NULL);
+    for (unsigned d = 0; d < set->n; d++) {
+        if (!set->drives[d].online)
+            continue;
+        char p[4096];
+        snprintf(p, sizeof(p), "%s/tmp", set->drives[d].path);
+        DIR *dir = opendir(p);
+        if (!dir)
+            continue; /* a vanished drive has nothing to reclaim */
+        struct dirent *de;
+        while ((de = readdir(dir))) {
+            if (de->d_name[0] == '.' &&
+                (de->d_name[1] == '\0' || (de->d_name[1] == '.' && de->d_name[2] == '\0')))
+                continue;
+            struct stat sb;
+            if (fstatat(dirfd(dir), de->d_name, &sb, AT_SYMLINK_NOFOLLOW) < 0 ||
+                !S_ISREG(sb.st_mode))
+                continue;
+            if (now - sb.st_mtime >= (time_t)age_s && unlinkat(dirfd(dir), de->d_name, 0) == 0)
+                count++;
+        }
+        closedir(dir);
+    }
+    if (removed)
+        *removed = count;
+    return 0;
 }

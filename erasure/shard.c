@@ -1,8 +1,8 @@
 /*
  * shard.c - shard files: the header codec, the streaming writer (encode and
  * fan each stripe out to all drives with io_uring), the streaming reader
- * (read K shards, verify CRC32C, rebuild from parity), heal, delete, tmp
- * reclaim and inline (in-record) shards.
+ * (read K shards, verify CRC32C, rebuild from parity), heal, delete and
+ * inline (in-record) shards.
  *
  * Shard file layout (format versions 1 and 2; all integers little endian):
  *
@@ -43,7 +43,7 @@
  * borrows its own io context (ring and stripe buffers) from the set's pool.
  * A writer with an observer also has that context's helper thread read its
  * full stripe buffers (observe.c); the writer waits for it before reusing
- * a buffer.  heal/delete/reclaim/inline functions may run on any thread.
+ * a buffer.  heal/delete/inline functions may run on any thread.
  */
 #include "ec_internal.h"
 #include "strata/hex.h"
@@ -169,17 +169,6 @@ static int tmp_path_new(const struct strata_set *set, unsigned drive, const uint
     return 0;
 }
 
-/* fsync a directory by path; errno-style negative on failure. */
-static int dir_fsync(const char *p)
-{
-    int fd = open(p, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0)
-        return -errno;
-    int rc = fsync(fd) < 0 ? -errno : 0;
-    close(fd);
-    return rc;
-}
-
 /* Create data/<hh>/ on first use.  data/ itself must exist: a drive whose
  * tree was removed while running stays missing for writers.  The new
  * directory entry is made durable by fsyncing data/. */
@@ -191,7 +180,7 @@ static int subdir_make(const struct strata_set *set, unsigned d, const char *sub
         return 0;
     char p[4096];
     snprintf(p, sizeof(p), "%s/data", set->drives[d].path);
-    return dir_fsync(p);
+    return strata_ec__dir_fsync(p);
 }
 
 /* ---- writer -------------------------------------------------------------- */
@@ -588,7 +577,7 @@ static int w_publish_slow(struct strata_ec_writer *w, unsigned d, struct wfin *f
         return errno;
     f->ok |= 1u << ST_RENAME;
     f->op = STRATA_DRIVE_IO_SYNC;
-    int e = w->set->no_fsync ? 0 : -dir_fsync(f->dir);
+    int e = w->set->no_fsync ? 0 : -strata_ec__dir_fsync(f->dir);
     return e;
 }
 
@@ -1468,7 +1457,7 @@ int strata_ec_heal(struct strata_set *set, const uint8_t data_id[STRATA_DATA_ID_
         if (ok) {
             STRATA_FREE(tmp[s]);
             if (!set->no_fsync)
-                (void)dir_fsync(dir[s]);
+                (void)strata_ec__dir_fsync(dir[s]);
             count++;
         }
     }
@@ -1513,37 +1502,6 @@ int strata_ec_delete(struct strata_set *set, const uint8_t data_id[STRATA_DATA_I
         free(path);
     }
     return rc;
-}
-
-int strata_ec_tmp_reclaim(struct strata_set *set, unsigned age_s, unsigned *removed)
-{
-    unsigned count = 0;
-    time_t now = time(NULL);
-    for (unsigned d = 0; d < set->n; d++) {
-        if (!set->drives[d].online)
-            continue;
-        char p[4096];
-        snprintf(p, sizeof(p), "%s/tmp", set->drives[d].path);
-        DIR *dir = opendir(p);
-        if (!dir)
-            continue; /* a vanished drive has nothing to reclaim */
-        struct dirent *de;
-        while ((de = readdir(dir))) {
-            if (de->d_name[0] == '.' &&
-                (de->d_name[1] == '\0' || (de->d_name[1] == '.' && de->d_name[2] == '\0')))
-                continue;
-            struct stat sb;
-            if (fstatat(dirfd(dir), de->d_name, &sb, AT_SYMLINK_NOFOLLOW) < 0 ||
-                !S_ISREG(sb.st_mode))
-                continue;
-            if (now - sb.st_mtime >= (time_t)age_s && unlinkat(dirfd(dir), de->d_name, 0) == 0)
-                count++;
-        }
-        closedir(dir);
-    }
-    if (removed)
-        *removed = count;
-    return 0;
 }
 
 /* ---- inline shards ------------------------------------------------------------ */

@@ -556,10 +556,3 @@ void strata_ilm__due_lane_tick(struct strata_ilm *e, int lane, bool force,
     free(ns.v);
     pthread_mutex_unlock(&e->due_mu[lane]);
 }
-
-void strata_ilm__due_tick(struct strata_ilm *e, bool force, struct strata_ilm_stats *st)
-{
-    strata_ilm__due_lane_tick(e, STRATA_ILM_LANE_EXPIRE, force, st);
-    if (!atomic_load(&e->mover_running))
-        strata_ilm__move_tick(e, force, st);
-}

@@ -4,26 +4,18 @@
  * applies its rules through meta.h's object layer, then heals and
  * reclaims tmp/ leftovers.
  *
- * A pass lists each bucket's versions a page at a time (newest first per
- * key) and decides per version: a current version due for Expiration is
- * deleted without a version id (meta adds a delete marker on a versioned
- * bucket, removes the object on an unversioned one); a noncurrent version
- * (noncurrent since the mtime of the next newer version) due for
- * NoncurrentVersionExpiration, beyond NewerNoncurrentVersions, is removed
- * by version id; a delete marker that is a key's only version is removed
- * when an ExpiredObjectDeleteMarker rule matches.  Incomplete multipart
- * uploads older than DaysAfterInitiation are aborted.  Decisions of a page
- * are carried out after the page has been listed.
+ * A pass walks each bucket's versions and uploads (walk.c, which decides
+ * and carries out what the rules make due).
  *
- * Object Lock is enforced by meta: a refused delete (STRATA_ELOCKED) is
- * counted as skipped-locked and the pass moves on; the version is looked
- * at again on the next pass only.  The walk is paced to rate_objs entries
- * per second.  Its position is saved in meta (scanpos.c) so a pass a
- * restart interrupted continues where it was.  Between pages and between
- * passes the thread drains the version-time index's expirations (due.c)
- * and meta's immediate heal queue (healing.c), so due work waits for
- * neither.  Moves are the mover's (mover.c): the pass hands them over.
- * The full heal is paced to heal_rate.
+ * A version whose delete Object Lock refused is looked at again on the
+ * next pass only.  The walk is paced to rate_objs entries per second.
+ * Its position is saved in meta (scanpos.c) so a pass a restart
+ * interrupted continues where it was.  Between pages (the walk calls
+ * host_drains) and between passes the thread drains the version-time
+ * index's expirations (due.c) and meta's immediate heal queue
+ * (healing.c), so due work waits for neither.  Moves are the mover's
+ * (mover.c): the pass hands them over.  The full heal is paced to
+ * heal_rate.
  *
  * Threads: the scanner thread and the mover thread (mover.c);
  * strata_ilm_run_once and the control functions may be called from
@@ -37,484 +29,23 @@
 #include <time.h>
 
 #define MOD "ilm"
-#define PAGE_MAX 1000
-#define PACE_CREDIT_MS 1000
-#define OBJ_TAGS_MAX 10
-#define HAND_OVER_NAP_MS 50
-
-enum act_kind { ACT_EXPIRE, ACT_NONCURRENT, ACT_MARKER, ACT_ABORT, ACT_TRANSITION };
-
-struct action {
-    int kind;
-    const char *cls; /* ACT_TRANSITION: the class to move to (in the config) */
-    char *key;
-    char id[STRATA_VERSION_ID_MAX > STRATA_UPLOAD_ID_MAX ? STRATA_VERSION_ID_MAX + 1
-                                                          : STRATA_UPLOAD_ID_MAX + 1];
-};
-
-/* State of one bucket's walk. */
-struct walk {
-    struct strata_ilm *e;
-    const char *bucket;
-    const struct strata_lc_config *cfg;
-    struct strata_ilm_stats *st;
-    int64_t now_ms;
-    int64_t pass_t0_ms;
-    bool logged_error; /* one WARN per bucket and pass, then DEBUG */
-    /* the key being walked (versions come newest first) */
-    char key[STRATA_KEY_MAX + 1];
-    bool in_key;
-    unsigned nversions;
-    unsigned noncurrent_seen;
-    int64_t newer_mtime_ms;
-    int mode;             /* enum strata_ilm_walk_mode */
-    unsigned attempt;     /* walk_key from the retry list: tries so far */
-    const char *only_key; /* walk_key: this key only */
-    const char *want_vid; /* walk_key: note whether this version is listed */
-    bool saw_vid;
-    struct ilm_pos *pos;  /* full pass: where to resume, saved per page */
-    char done_key[STRATA_KEY_MAX + 1]; /* the last key whose versions are all seen */
-    bool latest_marker;
-    char marker_vid[STRATA_VERSION_ID_MAX + 1];
-    int64_t marker_mtime_ms;
-    /* decisions of the current page */
-    struct action *acts;
-    size_t nacts, cap;
-    int oom;
-};
-
-int64_t strata_ilm__now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-int64_t strata_ilm__day_ms(const struct strata_ilm *e)
-{
-    return e->o.day_ms > 0 ? e->o.day_ms : STRATA_LC_DAY_MS_DEFAULT;
-}
 
 #define now_ms() strata_ilm__now_ms()
-#define day_ms(e) strata_ilm__day_ms(e)
-#define KEY_PASSED 1 /* walk_key: the listing went past the key */
 
-bool strata_ilm__nap_until(struct strata_ilm *e, int64_t abs_ms, bool wake_on_kick)
+/* Both lanes of the due index when no mover thread runs the move lane. */
+void strata_ilm__due_tick(struct strata_ilm *e, bool force, struct strata_ilm_stats *st)
 {
-    struct timespec ts = {.tv_sec = abs_ms / 1000, .tv_nsec = (abs_ms % 1000) * 1000000};
-    pthread_mutex_lock(&e->mu);
-    while (!atomic_load(&e->stop) && !(wake_on_kick && e->kick) && now_ms() < abs_ms)
-        if (pthread_cond_timedwait(&e->cv, &e->mu, &ts) != 0)
-            break;
-    pthread_mutex_unlock(&e->mu);
-    return atomic_load(&e->stop);
+    strata_ilm__due_lane_tick(e, STRATA_ILM_LANE_EXPIRE, force, st);
+    if (!atomic_load(&e->mover_running))
+        strata_ilm__move_tick(e, force, st);
 }
 
-/* Keep the pass at rate_objs entries per second; true when asked to stop.
- * A pass that fell behind (a long drain, a slow move, a slow listing)
- * catches up at most PACE_CREDIT_MS of its schedule: a pass that caught
- * up minutes at full speed raised foreground p99 for as long. */
-static bool pace(struct walk *w)
+/* What a pass runs between its pages (host_drains): the due drains and
+ * the heal queue, counted in the pass's drains. */
+static void host_drains(struct strata_ilm *e)
 {
-    if (!strata_ilm__lease_ok(w->e))
-        return true; /* another gateway runs the lifecycle work now */
-    int64_t t = now_ms();
-    strata_ilm__due_tick(w->e, false, &w->e->pass_dr);
-    strata_ilm__heal_tick(w->e, &w->e->pass_dr);
-    t = now_ms() - t;
-    w->pass_t0_ms += t; /* that work is not the walk's: keep its pace */
-    unsigned rate = w->e->o.rate_objs;
-    if (rate == 0)
-        return atomic_load(&w->e->stop);
-    int64_t due = w->pass_t0_ms + (int64_t)(w->st->scanned * 1000 / rate);
-    int64_t floor = now_ms() - PACE_CREDIT_MS;
-    if (due < floor) {
-        w->pass_t0_ms += floor - due;
-        due = floor;
-    }
-    return strata_ilm__nap_until(w->e, due, false);
-}
-
-static void add(struct walk *w, int kind, const char *key, const char *id)
-{
-    if (w->nacts == w->cap) {
-        size_t cap = w->cap ? w->cap * 2 : 64;
-        struct action *a = realloc(w->acts, cap * sizeof(*a));
-        if (!a) {
-            w->oom = STRATA_ENOMEM;
-            return;
-        }
-        w->acts = a;
-        w->cap = cap;
-    }
-    struct action *a = &w->acts[w->nacts];
-    a->key = strdup(key);
-    if (!a->key) {
-        w->oom = STRATA_ENOMEM;
-        return;
-    }
-    a->kind = kind;
-    snprintf(a->id, sizeof(a->id), "%s", id ? id : "");
-    w->nacts++;
-}
-
-static void fail_log(struct walk *w, const struct action *a, int rc)
-{
-    w->st->errors++;
-    strata_log(&w->e->o.log, w->logged_error ? STRATA_LOG_DEBUG : STRATA_LOG_WARN, MOD,
-               "lifecycle on /%s/%s (%s): %s; retried next pass", w->bucket, a->key,
-               a->id[0] ? a->id : "current", strata_errname(rc));
-    w->logged_error = true;
-}
-
-/* The pass hands a move to the mover; while the mover's list is full it
- * waits for room (or a stop), the expiry drains and the heal queue keeping
- * their tick. */
-static void hand_over(struct walk *w, const struct action *a)
-{
-    struct strata_ilm *e = w->e;
-    while (!strata_ilm__move_later(e, w->bucket, a->key, a->id, 0)) {
-        strata_ilm__due_tick(e, false, &e->pass_dr);
-        strata_ilm__heal_tick(e, &e->pass_dr);
-        if (strata_ilm__nap_until(e, now_ms() + HAND_OVER_NAP_MS, false))
-            return;
-    }
-}
-
-/* A move the walk decided.  The expiry lane leaves it to the mover; the
- * pass hands it over while a mover runs (so the pass, and the expiry
- * drains it hosts, never wait for a copy).  A move meta refused because
- * the version changed meanwhile (EPRECOND) or an earlier move of it is not
- * resolved yet (EBUSY: a reader still holds the previous copy) goes to the
- * retry list, re-decided from the rules when its turn comes. */
-static void run_move(struct walk *w, struct action *a)
-{
-    struct strata_ilm *e = w->e;
-    if (w->mode == STRATA_ILM_WALK_NO_MOVES)
-        return;
-    if (w->mode == STRATA_ILM_WALK_ALL && atomic_load(&e->mover_running)) {
-        hand_over(w, a);
-        return;
-    }
-    pthread_rwlock_rdlock(&e->move_rw);
-    int rc = strata_ilm__transition_run(&e->o, &e->move_budget, &e->stop, w->bucket, a->key,
-                                        a->id, a->cls, w->st);
-    pthread_rwlock_unlock(&e->move_rw);
-    if ((rc == STRATA_EPRECOND || rc == STRATA_EBUSY) && !atomic_load(&e->stop)) {
-        if (!strata_ilm__move_later(e, w->bucket, a->key, a->id, w->attempt + 1))
-            strata_log(&e->o.log, STRATA_LOG_DEBUG, MOD,
-                       "move of /%s/%s (%s): %s, left to the next pass", w->bucket, a->key,
-                       a->id, strata_errname(rc));
-    } else if (rc == STRATA_ELOCKED) {
-        /* The target tier cannot keep this locked version locked. */
-        w->st->skipped_locked++;
-        strata_log(&e->o.log, STRATA_LOG_DEBUG, MOD,
-                   "move of /%s/%s (%s): locked, the target tier cannot hold the lock",
-                   w->bucket, a->key, a->id);
-    } else if (rc && rc != STRATA_ENOTFOUND && rc != STRATA_EPRECOND && rc != STRATA_EBUSY) {
-        fail_log(w, a, rc);
-    }
-}
-
-/* Carry out the page's decisions. */
-static void run_actions(struct walk *w)
-{
-    struct strata_meta *m = w->e->o.meta;
-    for (size_t i = 0; i < w->nacts; i++) {
-        struct action *a = &w->acts[i];
-        int rc;
-        if (a->kind == ACT_TRANSITION) {
-            run_move(w, a);
-            free(a->key);
-            continue;
-        }
-        if (w->mode == STRATA_ILM_WALK_MOVES) { /* the expiry lane's (or the pass's) */
-            free(a->key);
-            continue;
-        }
-        struct strata_del_result res = {0};
-        if (a->kind == ACT_ABORT)
-            rc = strata_mpu_abort(m, w->bucket, a->key, a->id);
-        else
-            rc = strata_obj_delete(m, w->bucket, a->key, a->kind == ACT_EXPIRE ? NULL : a->id,
-                                   &res);
-        if (rc == 0 && a->kind != ACT_ABORT && w->e->o.event_cb)
-            w->e->o.event_cb(w->e->o.event_ud,
-                             a->kind == ACT_EXPIRE && res.delete_marker
-                                 ? STRATA_ILM_EV_EXPIRE_MARKER
-                                 : STRATA_ILM_EV_EXPIRE_DELETE,
-                             w->bucket, a->key, a->kind == ACT_EXPIRE ? res.version_id : a->id);
-        if (rc == 0) {
-            uint64_t *c = a->kind == ACT_EXPIRE       ? &w->st->expired
-                          : a->kind == ACT_NONCURRENT ? &w->st->noncurrent_expired
-                          : a->kind == ACT_MARKER     ? &w->st->markers_removed
-                                                      : &w->st->uploads_aborted;
-            (*c)++;
-        } else if (rc == STRATA_ELOCKED) {
-            w->st->skipped_locked++;
-            strata_log(&w->e->o.log, STRATA_LOG_DEBUG, MOD,
-                       "lifecycle on /%s/%s (%s): locked, left alone", w->bucket, a->key, a->id);
-        } else if (rc != STRATA_ENOTFOUND) {
-            fail_log(w, a, rc);
-        }
-        free(a->key);
-    }
-    w->nacts = 0;
-}
-
-/* The key's versions are all seen: an expired delete marker goes when it
- * is the only version left and a rule makes it due (ExpiredObjectDeleteMarker
- * at once, Expiration Days by the marker's age); never one with noncurrent
- * versions behind it. */
-static void key_done(struct walk *w)
-{
-    int64_t due = 0;
-    if (w->in_key && w->latest_marker && w->nversions == 1 &&
-        strata_lc_marker_rule(w->cfg, w->key, w->marker_mtime_ms, day_ms(w->e), &due) &&
-        due <= w->now_ms)
-        add(w, ACT_MARKER, w->key, w->marker_vid);
-    w->in_key = false;
-}
-
-static int version_cb(const struct strata_list_entry *ent, void *ud)
-{
-    struct walk *w = ud;
-    const struct strata_obj_info *in = ent->info;
-    if (ent->is_prefix || !in)
-        return 0;
-    if (w->only_key && strcmp(ent->key, w->only_key) != 0)
-        return KEY_PASSED;
-    if (w->want_vid && strcmp(in->version_id, w->want_vid) == 0)
-        w->saw_vid = true;
-    if (!w->in_key || strcmp(w->key, ent->key) != 0) {
-        if (w->in_key)
-            snprintf(w->done_key, sizeof(w->done_key), "%s", w->key);
-        key_done(w);
-        snprintf(w->key, sizeof(w->key), "%s", ent->key);
-        w->in_key = true;
-        w->nversions = 0;
-        w->noncurrent_seen = 0;
-        w->latest_marker = false;
-    }
-    w->st->scanned++;
-    bool current = w->nversions++ == 0;
-    struct strata_kv tags[OBJ_TAGS_MAX];
-    char tbuf[STRATA_TAGS_MAX + 1];
-    int nt = in->tags_len ? w->e->o.tags_decode_cb(in->tags, in->tags_len, tags, OBJ_TAGS_MAX,
-                                                   tbuf, sizeof(tbuf))
-                          : 0;
-    struct strata_lc_obj o = {.key = ent->key, .size = in->delete_marker ? 0 : in->size,
-                              .tags = tags, .ntags = nt > 0 ? (size_t)nt : 0};
-    int64_t due = 0;
-    size_t before = w->nacts;
-    if (current && in->delete_marker) {
-        w->latest_marker = true;
-        w->marker_mtime_ms = in->mtime_ms;
-        snprintf(w->marker_vid, sizeof(w->marker_vid), "%s", in->version_id);
-    } else if (current) {
-        if (strata_lc_expiry(w->cfg, &o, in->mtime_ms, day_ms(w->e), &due) && due <= w->now_ms)
-            add(w, ACT_EXPIRE, ent->key, NULL);
-    } else {
-        if (strata_lc_noncurrent_expiry(w->cfg, &o, w->newer_mtime_ms, w->noncurrent_seen,
-                                        day_ms(w->e), &due) &&
-            due <= w->now_ms)
-            add(w, ACT_NONCURRENT, ent->key, in->version_id);
-    }
-    /* Expiration wins over a transition due at the same time (AWS). */
-    const char *cls = w->nacts == before
-                          ? strata_ilm__transition_target(&w->e->o, w->cfg, &o, in, current,
-                                                          w->newer_mtime_ms, w->noncurrent_seen,
-                                                          w->now_ms, day_ms(w->e))
-                          : NULL;
-    if (cls) {
-        add(w, ACT_TRANSITION, ent->key, in->version_id);
-        if (w->nacts > before)
-            w->acts[w->nacts - 1].cls = cls;
-    }
-    if (!current)
-        w->noncurrent_seen++;
-    w->newer_mtime_ms = in->mtime_ms;
-    return w->oom;
-}
-
-static int walk_versions(struct walk *w)
-{
-    unsigned page = w->e->o.rate_objs && w->e->o.rate_objs < PAGE_MAX ? w->e->o.rate_objs
-                                                                      : PAGE_MAX;
-    struct strata_list_result res;
-    memset(&res, 0, sizeof(res));
-    char after[STRATA_KEY_MAX + 1] = "", vid[STRATA_VERSION_ID_MAX + 1] = "";
-    if (w->pos && w->pos->key[0]) { /* resume a pass a restart interrupted */
-        snprintf(after, sizeof(after), "%s", w->pos->key);
-        snprintf(vid, sizeof(vid), "%s", w->pos->vid);
-    }
-    int rc;
-    do {
-        struct strata_list_opts lo = {.bucket = w->bucket, .max_keys = page, .versions = true,
-                                      .maintenance = true,
-                                      .prefix = w->only_key,
-                                      .start_after = after[0] ? after : NULL,
-                                      .version_id_marker = vid[0] ? vid : NULL};
-        rc = strata_obj_list(w->e->o.meta, &lo, version_cb, w, &res);
-        if (rc == KEY_PASSED)
-            rc = 0, res.truncated = false;
-        if (rc == 0 && !res.truncated)
-            key_done(w);
-        run_actions(w);
-        if (rc)
-            break;
-        snprintf(after, sizeof(after), "%s", res.next_key);
-        snprintf(vid, sizeof(vid), "%s", res.next_version_id);
-        if (w->only_key)
-            continue;
-        if (w->pos && res.truncated && w->done_key[0]) {
-            /* Resume after the last key whose versions were all decided: a
-             * key resumed mid-way would take a noncurrent version for the
-             * current one. */
-            snprintf(w->pos->key, sizeof(w->pos->key), "%s", w->done_key);
-            w->pos->vid[0] = '\0';
-            strata_ilm__pos_save(w->e, w->pos, false);
-            strata_ilm__progress(w->e, w->st, w->bucket, w->done_key);
-        }
-        if (pace(w))
-            return 0;
-    } while (res.truncated);
-    return rc;
-}
-
-static int upload_cb(const struct strata_mpu_list_entry *ent, void *ud)
-{
-    struct walk *w = ud;
-    if (ent->is_prefix || !ent->info)
-        return 0;
-    w->st->scanned++;
-    int64_t due = 0;
-    if (strata_lc_abort_rule(w->cfg, ent->key, ent->info->initiated_ms, day_ms(w->e), &due) &&
-        due <= w->now_ms)
-        add(w, ACT_ABORT, ent->key, ent->info->upload_id);
-    return w->oom;
-}
-
-static int walk_uploads(struct walk *w)
-{
-    bool any = false;
-    for (size_t i = 0; i < w->cfg->nrules && !any; i++)
-        any = w->cfg->rules[i].enabled && w->cfg->rules[i].abort_days;
-    if (!any)
-        return 0;
-    struct strata_mpu_list_result res;
-    memset(&res, 0, sizeof(res));
-    char key[STRATA_KEY_MAX + 1] = "", uid[STRATA_UPLOAD_ID_MAX + 1] = "";
-    int rc;
-    do {
-        struct strata_mpu_list_opts lo = {.bucket = w->bucket, .max_uploads = PAGE_MAX,
-                                          .key_marker = key[0] ? key : NULL,
-                                          .upload_id_marker = key[0] ? uid : NULL};
-        rc = strata_mpu_list(w->e->o.meta, &lo, upload_cb, w, &res);
-        run_actions(w);
-        if (rc)
-            break;
-        snprintf(key, sizeof(key), "%s", res.next_key_marker);
-        snprintf(uid, sizeof(uid), "%s", res.next_upload_id_marker);
-        if (pace(w))
-            return 0;
-    } while (res.truncated);
-    return rc;
-}
-
-/* The bucket's lifecycle rules: 0 with cfg filled (caller finis), or
- * non-zero when it has none or they are unusable (logged, counted). */
-static int load_rules(struct strata_ilm *e, const char *bucket, struct strata_lc_config *cfg,
-                      struct strata_ilm_stats *st)
-{
-    void *doc = NULL;
-    size_t len = 0;
-    int rc = strata_meta_bucket_config_get(e->o.meta, bucket, "lifecycle", &doc, &len);
-    if (rc || len == 0) {
-        free(doc);
-        if (rc && rc != STRATA_ENOTFOUND) {
-            st->errors++;
-            strata_log(&e->o.log, STRATA_LOG_WARN, MOD, "lifecycle of %s unreadable: %s", bucket,
-                       strata_errname(rc));
-        }
-        return rc ? rc : STRATA_ENOTFOUND;
-    }
-    struct strata_lc_error perr;
-    rc = strata_lc_config_parse(doc, len, cfg, &perr);
-    free(doc);
-    if (rc) {
-        st->errors++;
-        strata_log(&e->o.log, STRATA_LOG_WARN, MOD, "lifecycle of %s not applied: %s", bucket,
-                   perr.msg[0] ? perr.msg : strata_errname(rc));
-    }
-    return rc;
-}
-
-int strata_ilm__load_rules(struct strata_ilm *e, const char *bucket, struct strata_lc_config *cfg,
-                           struct strata_ilm_stats *st)
-{
-    return load_rules(e, bucket, cfg, st);
-}
-
-int strata_ilm__walk_key(struct strata_ilm *e, const char *bucket,
-                         const struct strata_lc_config *cfg, const char *key, const char *vid,
-                         int mode, unsigned attempt, bool *seen, struct strata_ilm_stats *st)
-{
-    struct walk w = {.e = e, .bucket = bucket, .cfg = cfg, .st = st, .now_ms = now_ms(),
-                     .pass_t0_ms = now_ms(), .mode = mode, .attempt = attempt,
-                     .only_key = key, .want_vid = vid};
-    int rc = walk_versions(&w);
-    for (size_t i = 0; i < w.nacts; i++)
-        free(w.acts[i].key);
-    free(w.acts);
-    if (seen)
-        *seen = w.saw_vid;
-    return rc;
-}
-
-static void walk_bucket(struct strata_ilm *e, const char *bucket, struct strata_ilm_stats *st,
-                        int64_t *t0_ms, struct ilm_pos *pos)
-{
-    struct strata_lc_config cfg;
-    if (load_rules(e, bucket, &cfg, st) != 0)
-        return;
-    st->buckets++;
-    struct walk w = {.e = e, .bucket = bucket, .cfg = &cfg, .st = st, .now_ms = now_ms(),
-                     .pass_t0_ms = *t0_ms, .pos = pos};
-    int rc = walk_versions(&w);
-    if (rc == 0 && !atomic_load(&e->stop))
-        rc = walk_uploads(&w);
-    if (rc && rc != STRATA_ENOTFOUND) { /* ENOTFOUND: the bucket went meanwhile */
-        st->errors++;
-        strata_log(&e->o.log, STRATA_LOG_WARN, MOD, "lifecycle walk of %s stopped: %s", bucket,
-                   strata_errname(rc));
-    }
-    *t0_ms = w.pass_t0_ms; /* the next bucket keeps the pace, drains excluded */
-    for (size_t i = 0; i < w.nacts; i++)
-        free(w.acts[i].key);
-    free(w.acts);
-    strata_lc_config_fini(&cfg);
-}
-
-static int name_cb(const struct strata_bucket_info *b, void *ud)
-{
-    struct strata_ilm_names *ns = ud;
-    if (ns->n == ns->cap) {
-        size_t cap = ns->cap ? ns->cap * 2 : 16;
-        void *v = realloc(ns->v, cap * sizeof(*ns->v));
-        if (!v)
-            return STRATA_ENOMEM;
-        ns->v = v;
-        ns->cap = cap;
-    }
-    snprintf(ns->v[ns->n++], sizeof(ns->v[0]), "%s", b->name);
-    return 0;
-}
-
-int strata_ilm__bucket_names(struct strata_ilm *e, struct strata_ilm_names *out)
-{
-    *out = (struct strata_ilm_names){0};
-    return strata_meta_bucket_list(e->o.meta, name_cb, out);
+    strata_ilm__due_tick(e, false, &e->pass_dr);
+    strata_ilm__heal_tick(e, &e->pass_dr);
 }
 
 /* After every few keys of the full heal: the expiry drains keep their
@@ -558,42 +89,9 @@ static void housekeeping(struct strata_ilm *e, struct strata_ilm_stats *st)
         strata_ilm__orphans(e, st);
 }
 
-/* Add the counters of s to t (not its times). */
-static void stats_add_counts(struct strata_ilm_stats *t, const struct strata_ilm_stats *s)
-{
-    t->passes += s->passes;
-    t->buckets += s->buckets;
-    t->scanned += s->scanned;
-    t->expired += s->expired;
-    t->noncurrent_expired += s->noncurrent_expired;
-    t->markers_removed += s->markers_removed;
-    t->uploads_aborted += s->uploads_aborted;
-    t->skipped_locked += s->skipped_locked;
-    t->errors += s->errors;
-    t->healed += s->healed;
-    t->tmp_reclaimed += s->tmp_reclaimed;
-    t->due_scanned += s->due_scanned;
-    t->due_dropped += s->due_dropped;
-    t->heal_queued += s->heal_queued;
-    t->orphans_reclaimed += s->orphans_reclaimed;
-    t->transitioned += s->transitioned;
-    t->bytes_moved += s->bytes_moved;
-    t->intents_resolved += s->intents_resolved;
-}
-
-void strata_ilm__publish(struct strata_ilm *e, const struct strata_ilm_stats *delta,
-                         struct strata_ilm_stats *out)
-{
-    pthread_mutex_lock(&e->mu);
-    stats_add_counts(&e->total, delta);
-    if (out)
-        stats_add_counts(out, delta);
-    pthread_mutex_unlock(&e->mu);
-}
-
 static void stats_add(struct strata_ilm_stats *t, const struct strata_ilm_stats *s)
 {
-    stats_add_counts(t, s);
+    strata_ilm__stats_add_counts(t, s);
     t->started_ms = s->started_ms;
     t->finished_ms = s->finished_ms;
 }
@@ -655,7 +153,7 @@ int strata_ilm_run_once(struct strata_ilm *e, struct strata_ilm_stats *out)
                 strata_ilm__pos_save(e, &pos, false);
             }
             strata_ilm__progress(e, &st, ns.v[i], pos.key);
-            walk_bucket(e, ns.v[i], &st, &pace_t0, &pos);
+            strata_ilm__walk_bucket(e, ns.v[i], &st, &pace_t0, &pos);
         }
         pthread_mutex_lock(&e->mu);
         e->prog.buckets_done = i + 1;
@@ -676,7 +174,7 @@ int strata_ilm_run_once(struct strata_ilm *e, struct strata_ilm_stats *out)
         housekeeping(e, &st);
     pthread_mutex_lock(&e->mu);
     struct strata_ilm_stats own = st; /* what the totals do not hold yet */
-    stats_add_counts(&st, &e->pass_dr);
+    strata_ilm__stats_add_counts(&st, &e->pass_dr);
     pthread_mutex_unlock(&e->mu);
     own.passes = 1;
     st.passes = 1;
@@ -743,7 +241,7 @@ void strata_ilm_stats_now(struct strata_ilm *e, struct strata_ilm_stats *out)
     pthread_mutex_lock(&e->mu);
     *out = e->total;
     if (e->prog.running)
-        stats_add_counts(out, &e->prog.st);
+        strata_ilm__stats_add_counts(out, &e->prog.st);
     pthread_mutex_unlock(&e->mu);
 }
 
@@ -758,16 +256,6 @@ void strata_ilm_progress_get(struct strata_ilm *e, struct strata_ilm_progress *p
     p->move_retries = strata_ilm__retry_pending(e);
 }
 
-void strata_ilm__progress(struct strata_ilm *e, const struct strata_ilm_stats *st,
-                          const char *bucket, const char *key)
-{
-    pthread_mutex_lock(&e->mu);
-    e->prog.st = *st;
-    snprintf(e->prog.bucket, sizeof(e->prog.bucket), "%s", bucket ? bucket : "");
-    snprintf(e->prog.key, sizeof(e->prog.key), "%s", key ? key : "");
-    pthread_mutex_unlock(&e->mu);
-}
-
 int strata_ilm_create(const struct strata_ilm_opts *opts, struct strata_ilm **out)
 {
     *out = NULL;
@@ -778,6 +266,7 @@ int strata_ilm_create(const struct strata_ilm_opts *opts, struct strata_ilm **ou
     if (!e)
         return STRATA_ENOMEM;
     e->o = *opts;
+    e->host_drains = host_drains;
     atomic_init(&e->stop, false);
     pthread_mutex_init(&e->mu, NULL);
     pthread_mutex_init(&e->lease_mu, NULL);

@@ -483,6 +483,30 @@ enum s3_err strata_storage_class_resolve(struct strata_srv *srv, const char *sc,
                                         const char **cls, const char **tier);
 enum s3_err strata_new_obj_parse(struct strata_req *r, struct strata_new_obj *n);
 void strata_new_obj_fini(struct strata_new_obj *n);
+/* Point the same-named fields of dst_ (a strata_put_opts or a
+ * strata_mpu_opts: both describe the new object) at src_'s (a strata_new_obj,
+ * kept until the call that takes dst_ returns). */
+#define STRATA_NEW_OBJ_FILL(dst_, src_)                                                            \
+    do {                                                                                           \
+        (dst_)->hdrs = (src_)->h->kv;                                                              \
+        (dst_)->nhdrs = (src_)->h->n;                                                              \
+        (dst_)->tags = (src_)->tags.data;                                                          \
+        (dst_)->tags_len = (src_)->tags.len;                                                       \
+        (dst_)->acl = (src_)->acl.data;                                                            \
+        (dst_)->acl_len = (src_)->acl.len;                                                         \
+        (dst_)->lock = (src_)->lock;                                                               \
+        (dst_)->storage_class = (src_)->storage_class;                                             \
+        (dst_)->tier = (src_)->tier;                                                               \
+    } while (0)
+/* If-Match of a write, its quotes taken off, in etag; NULL when absent. */
+const char *strata_put_if_match(struct strata_req *r, char etag[STRATA_ETAG_MAX + 1]);
+/* Commit r->put (always consumed) into *info (strata_obj_info_fini it):
+ * 0, or non-zero once the error is answered. */
+int strata_put_commit(struct strata_req *r, struct strata_obj_info *info);
+/* The headers every answer to a stored object carries: ETag, SSE, the
+ * version id where versioning answers one, the checksum. */
+void strata_put_answer_hdrs(struct strata_req *r, const struct strata_obj_info *info,
+                            struct MHD_Response *resp);
 enum s3_err strata_put_body_size(struct strata_req *r, uint64_t *size);
 /* Content-MD5, signed sha256, x-amz-checksum-* / trailer into o. */
 enum s3_err strata_put_digests(struct strata_req *r, struct strata_put_opts *o);
@@ -611,10 +635,6 @@ bool strata_metrics_bearer_ok(const char *token, const char *authorization);
 int strata_bcache_get(struct strata_meta *m, const char *name, struct strata_bucket_info *out);
 /* Call after this daemon changes or deletes bucket name. */
 void strata_bcache_invalidate(const char *name);
-/* For the other per-bucket caches (lifecycle rules): the slot hash of a
- * bucket name (FNV-1a) and the coarse monotonic clock their TTLs use. */
-uint32_t strata_bcache_name_hash(const char *name);
-uint64_t strata_bcache_now_ns(void);
 
 /* ---- crash report (crash.c) -------------------------------------------- */
 

@@ -47,12 +47,7 @@ int strata_meta__local_state_put(struct strata_meta *m, const char *name, const 
             rocksdb_writebatch_delete(undo[d], k, kl);
     }
     int rc = strata_meta__set_commit(m, 0, wbs, undo);
-    for (unsigned d = 0; d < ms->n; d++) {
-        if (wbs[d])
-            rocksdb_writebatch_destroy(wbs[d]);
-        if (undo[d])
-            rocksdb_writebatch_destroy(undo[d]);
-    }
+    strata_meta__batches_free(wbs, undo);
     strata_meta__qraw_fini(&q);
     free(v);
     return rc;

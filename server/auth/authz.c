@@ -16,6 +16,7 @@
 #include <strings.h>
 #include <time.h>
 
+#include "epoch_cache.h"
 #include "srv_err.h"
 
 /* ---- route -> action ------------------------------------------------------ */
@@ -140,10 +141,6 @@ static bool is_policy_admin(const char *op)
 
 /* ---- policy cache ------------------------------------------------------------ */
 
-#define PC_SLOTS 256
-#define PC_LOCKS 16
-#define PC_TTL_NS 1000000000ull
-
 struct strata_policy_ref {
     atomic_int refs;
     /* A thread's copy (see the per-thread copies below): p and acl belong
@@ -155,40 +152,6 @@ struct strata_policy_ref {
     unsigned pab;                  /* STRATA_PAB_* bits */
     bool pab_set;                  /* a public access block configuration exists */
 };
-
-struct pc_entry {
-    bool valid;
-    uint64_t gen;
-    uint64_t expires_ns;
-    char name[STRATA_BUCKET_NAME_MAX + 1];
-    int64_t created_ms;
-    struct strata_policy_ref *ref; /* NULL: the bucket has no policy */
-};
-
-static struct pc_entry pc_table[PC_SLOTS];
-static pthread_mutex_t pc_locks[PC_LOCKS] = {
-    PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER,
-    PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER,
-    PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER,
-    PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER,
-    PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER,
-    PTHREAD_MUTEX_INITIALIZER,
-};
-
-static unsigned pc_slot(const char *name)
-{
-    uint32_t h = 2166136261u; /* FNV-1a */
-    for (; *name; name++)
-        h = (h ^ (uint8_t)*name) * 16777619u;
-    return h % PC_SLOTS;
-}
-
-static uint64_t mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 const struct strata_policy *strata_policy_ref_get(const struct strata_policy_ref *ref)
 {
@@ -344,122 +307,60 @@ const char *strata_ownership_name(int own)
                                          : "ObjectWriter";
 }
 
-/*
- * Per-thread copies.  Every request on a bucket used to take the same
- * striped mutex and bump the same shared reference count from both event
- * threads.  Each thread now keeps, per slot, a copy of the reference it
- * last got from the table: its own count (touched by this thread only)
- * and a reference on the shared one, whose policy and ACL it lends.  A
- * copy keeps its entry's expiry and is used only while no invalidation
- * happened since it was taken (pc_epoch, written only by invalidations),
- * so it never serves what the table would no longer serve.  The copies
- * are released when their thread ends.
- */
-#define PC_LOCAL_SLOTS 16
-struct pc_local {
-    uint64_t epoch;
-    uint64_t expires_ns;
-    int64_t created_ms;
-    char name[STRATA_BUCKET_NAME_MAX + 1];
-    struct strata_policy_ref *ref; /* this thread's copy; NULL: empty slot */
-};
-static __thread struct pc_local pc_local[PC_LOCAL_SLOTS];
-static atomic_uint_fast64_t pc_epoch;
-static pthread_key_t pc_local_key;
-static pthread_once_t pc_local_once = PTHREAD_ONCE_INIT;
-
-static void pc_local_release_cb(void *unused)
+static void ec_hold(void *v)
 {
-    (void)unused;
-    for (int i = 0; i < PC_LOCAL_SLOTS; i++) {
-        strata_policy_ref_put(pc_local[i].ref);
-        pc_local[i].ref = NULL;
-    }
+    ref_hold(v);
 }
 
-static void pc_local_key_init(void)
+static void ec_put(void *v)
 {
-    (void)pthread_key_create(&pc_local_key, pc_local_release_cb);
+    strata_policy_ref_put(v);
 }
 
-/* Replaces the slot's copy with one of ref (held by the caller). */
-static void pc_local_store(struct pc_local *lc, struct strata_policy_ref *ref, uint64_t epoch,
-                           uint64_t expires_ns, const struct strata_bucket_info *bi)
+/* A thread's copy: its own count, and a reference on the shared one,
+ * whose policy and ACL it lends. */
+static void *ec_local_copy(void *v)
 {
-    pthread_once(&pc_local_once, pc_local_key_init);
-    /* Registers the release at thread exit (any non-NULL value does). */
-    if (!pthread_getspecific(pc_local_key) && pthread_setspecific(pc_local_key, pc_local) != 0)
-        return;
-    struct strata_policy_ref *copy = malloc(sizeof(*copy));
+    struct strata_policy_ref *ref = v, *copy = malloc(sizeof(*copy));
     if (!copy)
-        return;
+        return NULL;
     *copy = *ref;
-    atomic_init(&copy->refs, 1); /* the slot's */
+    atomic_init(&copy->refs, 1); /* the thread slot's */
     copy->parent = ref_hold(ref->parent ? ref->parent : ref);
-    strata_policy_ref_put(lc->ref);
-    lc->ref = copy;
-    lc->epoch = epoch;
-    lc->expires_ns = expires_ns;
-    lc->created_ms = bi->created_ms;
-    snprintf(lc->name, sizeof(lc->name), "%s", bi->name);
+    return copy;
+}
+
+static const struct strata_ecache_ops pc_ops = {ec_hold, ec_put, ec_local_copy};
+/* Keyed by bucket name and creation time. */
+static struct strata_ecache pc_cache = STRATA_ECACHE_INIT(&pc_ops);
+
+struct pc_load_arg {
+    struct strata_meta *m;
+    const struct strata_bucket_info *bi;
+};
+
+static int pc_load(void *arg, void **out)
+{
+    struct pc_load_arg *a = arg;
+    struct strata_policy_ref *ref;
+    int rc = bucket_access_load(a->m, a->bi, &ref);
+    *out = ref;
+    return rc;
 }
 
 int strata_policy_cache_get(struct strata_meta *m, const struct strata_bucket_info *bi,
                             struct strata_policy_ref **out)
 {
-    unsigned s = pc_slot(bi->name);
-    pthread_mutex_t *l = &pc_locks[s % PC_LOCKS];
-    uint64_t now = mono_ns();
-    /* Read before the table: an invalidation after this point makes the
-     * copy taken below stale at once. */
-    uint64_t epoch = atomic_load_explicit(&pc_epoch, memory_order_acquire);
-    struct pc_local *lc = &pc_local[s % PC_LOCAL_SLOTS];
-    if (lc->ref && lc->epoch == epoch && lc->expires_ns > now &&
-        lc->created_ms == bi->created_ms && strcmp(lc->name, bi->name) == 0) {
-        *out = ref_hold(lc->ref);
-        return 0;
-    }
-    struct pc_entry *e = &pc_table[s];
-    pthread_mutex_lock(l);
-    bool hit = e->valid && e->expires_ns > now && strcmp(e->name, bi->name) == 0 &&
-               e->created_ms == bi->created_ms;
-    struct strata_policy_ref *ref = hit ? ref_hold(e->ref) : NULL;
-    uint64_t gen = e->gen, expires = e->expires_ns;
-    pthread_mutex_unlock(l);
-    if (!hit) {
-        int rc = bucket_access_load(m, bi, &ref);
-        if (rc)
-            return rc;
-        expires = now + PC_TTL_NS;
-        struct strata_policy_ref *old = NULL;
-        pthread_mutex_lock(l);
-        if (e->gen == gen) {
-            old = e->valid ? e->ref : NULL;
-            e->ref = ref_hold(ref);
-            snprintf(e->name, sizeof(e->name), "%s", bi->name);
-            e->created_ms = bi->created_ms;
-            e->expires_ns = expires;
-            e->valid = true;
-        }
-        pthread_mutex_unlock(l);
-        strata_policy_ref_put(old);
-    }
-    pc_local_store(lc, ref, epoch, expires, bi);
-    *out = ref;
-    return 0;
+    struct pc_load_arg a = {m, bi};
+    void *v = NULL;
+    int rc = strata_ecache_get(&pc_cache, bi->name, bi->created_ms, pc_load, &a, &v);
+    *out = v;
+    return rc;
 }
 
 void strata_policy_cache_invalidate(const char *bucket)
 {
-    unsigned s = pc_slot(bucket);
-    pthread_mutex_lock(&pc_locks[s % PC_LOCKS]);
-    struct strata_policy_ref *old = pc_table[s].valid ? pc_table[s].ref : NULL;
-    pc_table[s].valid = false;
-    pc_table[s].ref = NULL;
-    pc_table[s].gen++;
-    atomic_fetch_add_explicit(&pc_epoch, 1, memory_order_release);
-    pthread_mutex_unlock(&pc_locks[s % PC_LOCKS]);
-    strata_policy_ref_put(old);
+    strata_ecache_invalidate(&pc_cache, bucket);
 }
 
 /* ---- the request context ----------------------------------------------------- */

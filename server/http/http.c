@@ -209,22 +209,6 @@ void strata_req_defer_error(struct strata_req *r, enum s3_err e, int err)
     }
 }
 
-void strata_req_send_xml(struct strata_req *r, int status, struct strata_sbuf *b)
-{
-    if (b->failed) {
-        strata_sbuf_fini(b);
-        strata_req_error(r, S3E_InternalError, STRATA_ENOMEM);
-        return;
-    }
-    size_t len;
-    char *body = strata_sbuf_steal(b, &len);
-    strata_sbuf_fini(b);
-    struct MHD_Response *resp = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
-    MHD_add_response_header(resp, "Content-Type", "application/xml");
-    r->bytes_out += len;
-    strata_req_send(r, status, resp);
-}
-
 struct MHD_Response *strata_req_xml_response(struct strata_req *r, struct strata_sbuf *b)
 {
     if (b->failed) {
@@ -239,6 +223,13 @@ struct MHD_Response *strata_req_xml_response(struct strata_req *r, struct strata
     MHD_add_response_header(resp, "Content-Type", "application/xml");
     r->bytes_out += len;
     return resp;
+}
+
+void strata_req_send_xml(struct strata_req *r, int status, struct strata_sbuf *b)
+{
+    struct MHD_Response *resp = strata_req_xml_response(r, b);
+    if (resp)
+        strata_req_send(r, status, resp);
 }
 
 void strata_req_send_empty(struct strata_req *r, int status)

@@ -14,6 +14,7 @@
 
 #include "authz.h"
 #include "bucket_doc_cache.h"
+#include "s3_bucket_config.h"
 #include "sbuf.h"
 #include "srv.h"
 
@@ -94,25 +95,13 @@ void strata_h_replication_put(struct strata_req *r)
         strata_req_error(r, S3E_InvalidArgument, 0);
         return;
     }
-    int rc = strata_meta_bucket_config_put(r->srv->meta, r->bucket, "replication", b.data, b.len);
+    strata_bucket_config_write(r, "replication", b.data, b.len, &cache, 200);
     strata_sbuf_fini(&b);
-    strata_doc_cache_invalidate(&cache, r->bucket);
-    if (rc) {
-        strata_req_error_strata(r, rc, S3CTX_BUCKET);
-        return;
-    }
-    strata_req_send_empty(r, 200);
 }
 
 void strata_h_replication_delete(struct strata_req *r)
 {
-    int rc = strata_meta_bucket_config_put(r->srv->meta, r->bucket, "replication", "", 0);
-    strata_doc_cache_invalidate(&cache, r->bucket);
-    if (rc && rc != STRATA_ENOTFOUND) {
-        strata_req_error_strata(r, rc, S3CTX_BUCKET);
-        return;
-    }
-    strata_req_send_empty(r, 204);
+    strata_bucket_config_write(r, "replication", NULL, 0, &cache, 204);
 }
 
 /* ---- hooks ------------------------------------------------------------ */

@@ -8,33 +8,19 @@
  * document; this daemon invalidates a bucket whenever it changes the
  * document.  Read errors are not cached.  Parsed documents are shared and
  * reference counted: a reader keeps its own until it puts it back, however
- * the cache moves on.  Any connection thread; one mutex per cache, held
- * only to copy a pointer.  In front of it each thread keeps copies of the
- * entries it read (bucket_doc_cache.c), so that the event threads do not
- * take the cache's one mutex for every GET.
+ * the cache moves on.  Any connection thread; the table and the per-thread
+ * copies in front of it are epoch_cache.c's.
  */
 #ifndef STRATA_SERVER_S3_BUCKET_DOC_CACHE_H
 #define STRATA_SERVER_S3_BUCKET_DOC_CACHE_H
 
-#include <pthread.h>
-#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
+#include "epoch_cache.h"
 #include "strata/meta.h"
 
-#define STRATA_DOC_CACHE_SLOTS 64
-
 struct strata_doc_ref; /* one parsed document, reference counted */
-
-struct strata_doc_slot {
-    bool valid;
-    uint64_t gen; /* bumped by invalidate: a read that raced it is not stored */
-    uint64_t expires_ns;
-    int64_t created_ms;
-    char bucket[STRATA_BUCKET_NAME_MAX + 1];
-    struct strata_doc_ref *ref; /* NULL: the bucket has no document */
-};
 
 struct strata_doc_cache {
     const char *kind; /* the configuration document's kind */
@@ -42,17 +28,15 @@ struct strata_doc_cache {
      * parse (stored documents were validated: corruption or a bug). */
     int (*parse)(const void *doc, size_t len, void **out);
     void (*destroy)(void *parsed);
-    pthread_mutex_t mu;
-    struct strata_doc_slot slots[STRATA_DOC_CACHE_SLOTS];
-    /* Bumped by every invalidation: a thread's copy taken at an older
-     * epoch is not used. */
-    _Atomic uint64_t epoch;
+    struct strata_ecache ec; /* keyed by bucket name and creation time */
 };
+
+extern const struct strata_ecache_ops strata_doc_ecache_ops;
 
 /* A static cache: static struct strata_doc_cache c = STRATA_DOC_CACHE_INIT(...); */
 #define STRATA_DOC_CACHE_INIT(kind, parse, destroy)                                                \
     {                                                                                              \
-        (kind), (parse), (destroy), PTHREAD_MUTEX_INITIALIZER, {{0}}, 0                            \
+        (kind), (parse), (destroy), STRATA_ECACHE_INIT(&strata_doc_ecache_ops)                     \
     }
 
 /* The parsed document of bucket bi: 0 with *out (NULL when it has none;

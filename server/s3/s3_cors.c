@@ -8,6 +8,7 @@
 #include "s3_cors.h"
 
 #include "bucket_doc_cache.h"
+#include "s3_bucket_config.h"
 
 #include <ctype.h>
 #include <stdlib.h>
@@ -203,28 +204,18 @@ void strata_h_cors_put(struct strata_req *r)
     strata_sbuf_init(&b, STRATA_CORS_DOC_MAX * 2);
     strata_cors_format(&b, c);
     strata_cors_free(c);
-    int rc = b.failed ? STRATA_ENOMEM
-                      : strata_meta_bucket_config_put(r->srv->meta, r->bucket, "cors", b.data,
-                                                      b.len);
-    strata_sbuf_fini(&b);
-    strata_doc_cache_invalidate(&cache, r->bucket);
-    if (rc) {
-        strata_req_error_strata(r, rc, S3CTX_BUCKET);
+    if (b.failed) {
+        strata_sbuf_fini(&b);
+        strata_req_error_strata(r, STRATA_ENOMEM, S3CTX_BUCKET);
         return;
     }
-    strata_req_send_empty(r, 200);
+    strata_bucket_config_write(r, "cors", b.data, b.len, &cache, 200);
+    strata_sbuf_fini(&b);
 }
 
 void strata_h_cors_delete(struct strata_req *r)
 {
-    /* AWS answers 204 whether or not a configuration existed. */
-    int rc = strata_meta_bucket_config_put(r->srv->meta, r->bucket, "cors", "", 0);
-    strata_doc_cache_invalidate(&cache, r->bucket);
-    if (rc && rc != STRATA_ENOTFOUND) {
-        strata_req_error_strata(r, rc, S3CTX_BUCKET);
-        return;
-    }
-    strata_req_send_empty(r, 204);
+    strata_bucket_config_write(r, "cors", NULL, 0, &cache, 204);
 }
 
 /* ---- answers -------------------------------------------------------------------- */

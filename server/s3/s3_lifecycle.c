@@ -24,6 +24,7 @@
 
 #include "strata/ilm.h"
 #include "bucket_doc_cache.h"
+#include "s3_bucket_config.h"
 
 #define S3_NS "http://s3.amazonaws.com/doc/2006-03-01/"
 #define XML_HEAD "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
@@ -254,44 +255,18 @@ void strata_h_lifecycle_put(struct strata_req *r)
         strata_req_error(r, S3E_InternalError, STRATA_ENOMEM);
         return;
     }
-    rc = strata_meta_bucket_config_put(r->srv->meta, r->bucket, "lifecycle", b.data, b.len);
+    strata_bucket_config_write(r, "lifecycle", b.data, b.len, &lc_cache, 200);
     strata_sbuf_fini(&b);
-    strata_doc_cache_invalidate(&lc_cache, r->bucket);
-    if (rc) {
-        strata_req_error_strata(r, rc, S3CTX_BUCKET);
-        return;
-    }
-    strata_req_send_empty(r, 200);
 }
 
 void strata_h_lifecycle_get(struct strata_req *r)
 {
-    void *doc = NULL;
-    size_t len = 0;
-    int rc = strata_meta_bucket_config_get(r->srv->meta, r->bucket, "lifecycle", &doc, &len);
-    if (rc == STRATA_ENOTFOUND || (rc == 0 && len == 0)) {
-        free(doc);
-        strata_req_error(r, S3E_NoSuchLifecycleConfiguration, 0);
-        return;
-    }
-    if (rc) {
-        strata_req_error_strata(r, rc, S3CTX_BUCKET);
-        return;
-    }
-    struct MHD_Response *resp = MHD_create_response_from_buffer(len, doc, MHD_RESPMEM_MUST_FREE);
-    MHD_add_response_header(resp, "Content-Type", "application/xml");
-    r->bytes_out += len;
-    strata_req_send(r, 200, resp);
+    /* Stored in canonical form: the answer as it is. */
+    strata_bucket_config_send(r, "lifecycle", S3E_NoSuchLifecycleConfiguration, "application/xml");
 }
 
 /* AWS answers 204 whether or not a configuration existed (idempotent). */
 void strata_h_lifecycle_delete(struct strata_req *r)
 {
-    int rc = strata_meta_bucket_config_put(r->srv->meta, r->bucket, "lifecycle", NULL, 0);
-    strata_doc_cache_invalidate(&lc_cache, r->bucket);
-    if (rc && rc != STRATA_ENOTFOUND) {
-        strata_req_error_strata(r, rc, S3CTX_BUCKET);
-        return;
-    }
-    strata_req_send_empty(r, 204);
+    strata_bucket_config_write(r, "lifecycle", NULL, 0, &lc_cache, 204);
 }

@@ -71,15 +71,7 @@ void strata_h_mpu_create(struct strata_req *r)
     }
     o.sse = sse.desc_len ? sse.desc : NULL;
     o.sse_len = sse.desc_len;
-    o.hdrs = n.h->kv;
-    o.nhdrs = n.h->n;
-    o.tags = n.tags.data;
-    o.tags_len = n.tags.len;
-    o.acl = n.acl.data;
-    o.acl_len = n.acl.len;
-    o.lock = n.lock;
-    o.storage_class = n.storage_class;
-    o.tier = n.tier;
+    STRATA_NEW_OBJ_FILL(&o, &n);
     char id[STRATA_UPLOAD_ID_MAX + 1];
     int rc = strata_mpu_create(r->srv->meta, &o, id);
     strata_new_obj_fini(&n);
@@ -201,15 +193,7 @@ void strata_h_mpu_complete(struct strata_req *r)
         .sse_ud = r,
     };
     char etag_in[STRATA_ETAG_MAX + 1];
-    const char *im = strata_req_hdr(r, "If-Match");
-    if (im) {
-        size_t l = strlen(im);
-        if (l >= 2 && im[0] == '"' && im[l - 1] == '"')
-            snprintf(etag_in, sizeof(etag_in), "%.*s", (int)(l - 2), im + 1);
-        else
-            snprintf(etag_in, sizeof(etag_in), "%s", im);
-        o.if_match = etag_in;
-    }
+    o.if_match = strata_put_if_match(r, etag_in);
     const char *inm = strata_req_hdr(r, "If-None-Match");
     o.if_none_match_star = inm && strcmp(inm, "*") == 0;
     if (inm && !o.if_none_match_star) {
@@ -278,26 +262,15 @@ void strata_h_mpu_complete(struct strata_req *r)
     strata_notify_emit(r, "ObjectCreated:CompleteMultipartUpload", r->key, info.size, info.etag,
                        r->binfo.versioning != STRATA_VERSIONING_OFF ? info.version_id : NULL);
     strata_repl_emit_put(r, &info);
-    bool vid = strata_req_version_answered(r, info.version_id);
-    if (vid || info.sse_len) {
-        /* The version id and SSE go in headers; send_xml adds none, so
-         * build the response here. */
-        size_t len;
-        char *body = strata_sbuf_steal(&b, &len);
-        strata_sbuf_fini(&b);
-        struct MHD_Response *resp =
-            MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
-        MHD_add_response_header(resp, "Content-Type", "application/xml");
-        if (vid)
+    /* The version id and SSE go in headers (none when neither applies). */
+    struct MHD_Response *resp = strata_req_xml_response(r, &b);
+    if (resp) {
+        if (strata_req_version_answered(r, info.version_id))
             MHD_add_response_header(resp, "x-amz-version-id", info.version_id);
         strata_sse_resp_hdrs(r, &info, resp);
-        r->bytes_out += len;
-        strata_obj_info_fini(&info);
         strata_req_send(r, 200, resp);
-        return;
     }
     strata_obj_info_fini(&info);
-    strata_req_send_xml(r, 200, &b);
 }
 
 void strata_h_mpu_abort(struct strata_req *r)

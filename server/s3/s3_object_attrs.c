@@ -140,21 +140,13 @@ void strata_h_attributes(struct strata_req *r)
     if (want & A_SIZE)
         strata_sbuf_printf(&b, "<ObjectSize>%llu</ObjectSize>", (unsigned long long)in->size);
     strata_sbuf_puts(&b, "</GetObjectAttributesResponse>");
-    if (b.failed) {
-        strata_sbuf_fini(&b);
-        strata_req_error(r, S3E_InternalError, STRATA_ENOMEM);
+    struct MHD_Response *resp = strata_req_xml_response(r, &b);
+    if (!resp)
         return;
-    }
-    size_t len;
-    char *body = strata_sbuf_steal(&b, &len);
-    strata_sbuf_fini(&b);
-    struct MHD_Response *resp = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
-    MHD_add_response_header(resp, "Content-Type", "application/xml");
     char date[64];
     strata_http_date_format((time_t)(in->mtime_ms / 1000), date, sizeof(date));
     MHD_add_response_header(resp, "Last-Modified", date);
     if (r->binfo.versioning != STRATA_VERSIONING_OFF)
         MHD_add_response_header(resp, "x-amz-version-id", in->version_id);
-    r->bytes_out += len;
     strata_req_send(r, 200, resp);
 }

@@ -243,15 +243,7 @@ int strata_h_put_begin(struct strata_req *r)
         return -1;
     }
     strata_sse_new_apply(&sse, &o);
-    o.hdrs = nobj.h->kv;
-    o.nhdrs = nobj.h->n;
-    o.tags = nobj.tags.data;
-    o.tags_len = nobj.tags.len;
-    o.acl = nobj.acl.data;
-    o.acl_len = nobj.acl.len;
-    o.lock = nobj.lock;
-    o.storage_class = nobj.storage_class;
-    o.tier = nobj.tier;
+    STRATA_NEW_OBJ_FILL(&o, &nobj);
     if ((strata_req_hdr(r, "x-amz-object-lock-mode") ||
          strata_req_hdr(r, "x-amz-object-lock-legal-hold")) &&
         !o.md5 && !o.cksum_algo) {
@@ -262,16 +254,8 @@ int strata_h_put_begin(struct strata_req *r)
         strata_req_error(r, S3E_InvalidRequest, 0);
         return -1;
     }
-    const char *im = strata_req_hdr(r, "If-Match");
     char etag[STRATA_ETAG_MAX + 1];
-    if (im) {
-        size_t n = strlen(im);
-        if (n >= 2 && im[0] == '"' && im[n - 1] == '"')
-            snprintf(etag, sizeof(etag), "%.*s", (int)(n - 2), im + 1);
-        else
-            snprintf(etag, sizeof(etag), "%s", im);
-        o.if_match = etag;
-    }
+    o.if_match = strata_put_if_match(r, etag);
     const char *inm = strata_req_hdr(r, "If-None-Match");
     if (inm) {
         if (strcmp(inm, "*") != 0) {
@@ -303,6 +287,57 @@ int strata_h_put_body(struct strata_req *r, const void *buf, size_t len)
     return 0;
 }
 
+const char *strata_put_if_match(struct strata_req *r, char etag[STRATA_ETAG_MAX + 1])
+{
+    const char *im = strata_req_hdr(r, "If-Match");
+    if (!im)
+        return NULL;
+    size_t n = strlen(im);
+    if (n >= 2 && im[0] == '"' && im[n - 1] == '"')
+        snprintf(etag, STRATA_ETAG_MAX + 1, "%.*s", (int)(n - 2), im + 1);
+    else
+        snprintf(etag, STRATA_ETAG_MAX + 1, "%s", im);
+    return etag;
+}
+
+int strata_put_commit(struct strata_req *r, struct strata_obj_info *info)
+{
+    memset(info, 0, sizeof(*info));
+    struct strata_put *p = r->put;
+    r->put = NULL; /* commit frees it whatever the outcome */
+    int rc = strata_obj_put_commit(p, info);
+    if (rc) {
+        strata_obj_info_fini(info);
+        enum s3_ctx ctx = S3CTX_OBJECT;
+        if (rc == STRATA_ENOTFOUND) {
+            /* If-Match on a key without a current version is NoSuchKey;
+             * otherwise the bucket went away under the upload. */
+            struct strata_bucket_info bi;
+            bool bucket_gone = !strata_req_hdr(r, "If-Match") ||
+                               strata_meta_bucket_get(r->srv->meta, r->bucket, &bi) != 0;
+            ctx = bucket_gone ? S3CTX_BUCKET : S3CTX_OBJECT;
+        }
+        strata_req_error_strata(r, rc, ctx);
+    }
+    return rc;
+}
+
+void strata_put_answer_hdrs(struct strata_req *r, const struct strata_obj_info *info,
+                            struct MHD_Response *resp)
+{
+    char etag[STRATA_ETAG_MAX + 3];
+    snprintf(etag, sizeof(etag), "\"%s\"", info->etag);
+    MHD_add_response_header(resp, "ETag", etag);
+    strata_sse_resp_hdrs(r, info, resp);
+    if (strata_req_version_answered(r, info->version_id))
+        MHD_add_response_header(resp, "x-amz-version-id", info->version_id);
+    const char *ch = strata_s3_cksum_hdr(info->cksum_algo);
+    char b64[64];
+    if (ch && info->cksum_len &&
+        strata_b64_encode(info->cksum, info->cksum_len, b64, sizeof(b64)) > 0)
+        MHD_add_response_header(resp, ch, b64);
+}
+
 void strata_h_put_run(struct strata_req *r)
 {
     if (r->cksum_algo_trailer) {
@@ -320,40 +355,13 @@ void strata_h_put_run(struct strata_req *r)
         }
     }
     struct strata_obj_info info;
-    memset(&info, 0, sizeof(info));
-    struct strata_put *p = r->put;
-    r->put = NULL; /* commit frees it whatever the outcome */
-    int rc = strata_obj_put_commit(p, &info);
-    if (rc) {
-        strata_obj_info_fini(&info);
-        enum s3_ctx ctx = S3CTX_OBJECT;
-        if (rc == STRATA_ENOTFOUND) {
-            /* If-Match on a key without a current version is NoSuchKey;
-             * otherwise the bucket went away under the upload. */
-            struct strata_bucket_info bi;
-            bool bucket_gone = !strata_req_hdr(r, "If-Match") ||
-                               strata_meta_bucket_get(r->srv->meta, r->bucket, &bi) != 0;
-            ctx = bucket_gone ? S3CTX_BUCKET : S3CTX_OBJECT;
-        }
-        strata_req_error_strata(r, rc, ctx);
+    if (strata_put_commit(r, &info))
         return;
-    }
     struct MHD_Response *resp =
         MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
-    char etag[STRATA_ETAG_MAX + 3];
-    snprintf(etag, sizeof(etag), "\"%s\"", info.etag);
-    MHD_add_response_header(resp, "ETag", etag);
-    strata_sse_resp_hdrs(r, &info, resp);
-    if (strata_req_version_answered(r, info.version_id))
-        MHD_add_response_header(resp, "x-amz-version-id", info.version_id); /* not for parts */
+    strata_put_answer_hdrs(r, &info, resp); /* a part has no version id */
     if (info.key[0]) /* not for parts */
         strata_lifecycle_expiration_hdr(r, &info, resp);
-    const char *ch = strata_s3_cksum_hdr(info.cksum_algo);
-    if (ch && info.cksum_len) {
-        char b64[64];
-        if (strata_b64_encode(info.cksum, info.cksum_len, b64, sizeof(b64)) > 0)
-            MHD_add_response_header(resp, ch, b64);
-    }
     if (r->route->sub == NULL) { /* PutObject, not UploadPart */
         strata_notify_emit(r, "ObjectCreated:Put", info.key, info.size, info.etag,
                            r->binfo.versioning != STRATA_VERSIONING_OFF ? info.version_id : NULL);

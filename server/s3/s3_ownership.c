@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "authz.h"
+#include "s3_bucket_config.h"
 
 void strata_h_ownership_get(struct strata_req *r)
 {
@@ -61,23 +62,10 @@ void strata_h_ownership_put(struct strata_req *r)
         }
     }
     const char *name = strata_ownership_name(own);
-    int rc = strata_meta_bucket_config_put(r->srv->meta, r->bucket, "ownership", name,
-                                           strlen(name));
-    strata_policy_cache_invalidate(r->bucket);
-    if (rc) {
-        strata_req_error_strata(r, rc, S3CTX_BUCKET);
-        return;
-    }
-    strata_req_send_empty(r, 200);
+    strata_bucket_config_write(r, "ownership", name, strlen(name), NULL, 200);
 }
 
 void strata_h_ownership_delete(struct strata_req *r)
 {
-    int rc = strata_meta_bucket_config_put(r->srv->meta, r->bucket, "ownership", "", 0);
-    strata_policy_cache_invalidate(r->bucket);
-    if (rc && rc != STRATA_ENOTFOUND) {
-        strata_req_error_strata(r, rc, S3CTX_BUCKET);
-        return;
-    }
-    strata_req_send_empty(r, 204);
+    strata_bucket_config_write(r, "ownership", NULL, 0, NULL, 204);
 }

@@ -11,26 +11,12 @@
 #include <string.h>
 
 #include "authz.h"
+#include "s3_bucket_config.h"
 
 void strata_h_policy_get(struct strata_req *r)
 {
-    void *doc = NULL;
-    size_t len = 0;
-    int rc = strata_meta_bucket_config_get(r->srv->meta, r->bucket, "policy", &doc, &len);
-    if (rc == STRATA_ENOTFOUND || (rc == 0 && len == 0)) {
-        free(doc);
-        strata_req_error(r, S3E_NoSuchBucketPolicy, 0);
-        return;
-    }
-    if (rc) {
-        strata_req_error_strata(r, rc, S3CTX_BUCKET);
-        return;
-    }
     /* The document as it was put, as AWS returns it. */
-    struct MHD_Response *resp = MHD_create_response_from_buffer(len, doc, MHD_RESPMEM_MUST_FREE);
-    MHD_add_response_header(resp, "Content-Type", "application/json");
-    r->bytes_out += len;
-    strata_req_send(r, 200, resp);
+    strata_bucket_config_send(r, "policy", S3E_NoSuchBucketPolicy, "application/json");
 }
 
 void strata_h_policy_put(struct strata_req *r)
@@ -63,34 +49,17 @@ void strata_h_policy_put(struct strata_req *r)
             strata_req_error(r, S3E_AccessDenied, 0);
         return;
     }
-    rc = strata_meta_bucket_config_put(r->srv->meta, r->bucket, "policy", r->body.data,
-                                       r->body.len);
-    strata_policy_cache_invalidate(r->bucket);
-    if (rc) {
-        strata_req_error_strata(r, rc, S3CTX_BUCKET);
-        return;
-    }
-    strata_req_send_empty(r, 204);
+    strata_bucket_config_write(r, "policy", r->body.data, r->body.len, NULL, 204);
 }
 
 void strata_h_policy_delete(struct strata_req *r)
 {
-    void *doc = NULL;
-    size_t len = 0;
-    int rc = strata_meta_bucket_config_get(r->srv->meta, r->bucket, "policy", &doc, &len);
+    void *doc;
+    size_t len;
+    if (!strata_bucket_config_read(r, "policy", S3E_NoSuchBucketPolicy, &doc, &len))
+        return;
     free(doc);
-    if (rc == STRATA_ENOTFOUND || (rc == 0 && len == 0)) {
-        strata_req_error(r, S3E_NoSuchBucketPolicy, 0);
-        return;
-    }
-    if (rc == 0)
-        rc = strata_meta_bucket_config_put(r->srv->meta, r->bucket, "policy", "", 0);
-    strata_policy_cache_invalidate(r->bucket);
-    if (rc && rc != STRATA_ENOTFOUND) {
-        strata_req_error_strata(r, rc, S3CTX_BUCKET);
-        return;
-    }
-    strata_req_send_empty(r, 204);
+    strata_bucket_config_write(r, "policy", NULL, 0, NULL, 204);
 }
 
 void strata_h_policy_status(struct strata_req *r)

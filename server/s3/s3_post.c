@@ -444,14 +444,7 @@ static void respond(struct strata_req *r, const struct strata_obj_info *info)
     if (status != 303 && !loc.failed && strata_sbuf_puts(&loc, "") == 0)
         MHD_add_response_header(resp, "Location", loc.data);
     strata_sbuf_fini(&loc);
-    MHD_add_response_header(resp, "ETag", etag);
-    strata_sse_resp_hdrs(r, info, resp);
-    if (strata_req_version_answered(r, info->version_id))
-        MHD_add_response_header(resp, "x-amz-version-id", info->version_id);
-    const char *ch = strata_s3_cksum_hdr(info->cksum_algo);
-    char b64[64];
-    if (ch && info->cksum_len && strata_b64_encode(info->cksum, info->cksum_len, b64, sizeof(b64)) > 0)
-        MHD_add_response_header(resp, ch, b64);
+    strata_put_answer_hdrs(r, info, resp);
     strata_notify_emit(r, "ObjectCreated:Post", r->key, info->size, info->etag,
                        r->binfo.versioning != STRATA_VERSIONING_OFF ? info->version_id : NULL);
     strata_req_send(r, status, resp);
@@ -479,15 +472,8 @@ void strata_h_post_run(struct strata_req *r)
         return;
     }
     struct strata_obj_info info;
-    memset(&info, 0, sizeof(info));
-    struct strata_put *put = r->put;
-    r->put = NULL; /* commit frees it whatever the outcome */
-    int rc = strata_obj_put_commit(put, &info);
-    if (rc) {
-        strata_obj_info_fini(&info);
-        strata_req_error_strata(r, rc, rc == STRATA_ENOTFOUND ? S3CTX_BUCKET : S3CTX_OBJECT);
+    if (strata_put_commit(r, &info))
         return;
-    }
     respond(r, &info);
     strata_obj_info_fini(&info);
 }

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "authz.h"
+#include "s3_bucket_config.h"
 
 static const char *const pab_names[] = {"BlockPublicAcls", "IgnorePublicAcls",
                                         "BlockPublicPolicy", "RestrictPublicBuckets"};
@@ -54,23 +55,10 @@ void strata_h_pab_put(struct strata_req *r)
     char doc[4];
     for (unsigned i = 0; i < 4; i++)
         doc[i] = bits & (1u << i) ? '1' : '0';
-    int rc = strata_meta_bucket_config_put(r->srv->meta, r->bucket, "public-access-block", doc,
-                                           sizeof(doc));
-    strata_policy_cache_invalidate(r->bucket);
-    if (rc) {
-        strata_req_error_strata(r, rc, S3CTX_BUCKET);
-        return;
-    }
-    strata_req_send_empty(r, 200);
+    strata_bucket_config_write(r, "public-access-block", doc, sizeof(doc), NULL, 200);
 }
 
 void strata_h_pab_delete(struct strata_req *r)
 {
-    int rc = strata_meta_bucket_config_put(r->srv->meta, r->bucket, "public-access-block", "", 0);
-    strata_policy_cache_invalidate(r->bucket);
-    if (rc && rc != STRATA_ENOTFOUND) {
-        strata_req_error_strata(r, rc, S3CTX_BUCKET);
-        return;
-    }
-    strata_req_send_empty(r, 204);
+    strata_bucket_config_write(r, "public-access-block", NULL, 0, NULL, 204);
 }

@@ -8,6 +8,7 @@
 #include "srv.h"
 #include "notify.h"
 #include "repl.h"
+#include "s3_bucket_config.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -62,14 +63,11 @@ static void send_tags(struct strata_req *r, const void *tags, size_t len, const 
         strata_req_error(r, S3E_InternalError, STRATA_ECORRUPT);
         return;
     }
-    size_t blen;
-    char *body = strata_sbuf_steal(&b, &blen);
-    strata_sbuf_fini(&b);
-    struct MHD_Response *resp = MHD_create_response_from_buffer(blen, body, MHD_RESPMEM_MUST_FREE);
-    MHD_add_response_header(resp, "Content-Type", "application/xml");
+    struct MHD_Response *resp = strata_req_xml_response(r, &b);
+    if (!resp)
+        return;
     if (vid && vid[0] && r->binfo.versioning != STRATA_VERSIONING_OFF)
         MHD_add_response_header(resp, "x-amz-version-id", vid);
-    r->bytes_out += blen;
     strata_req_send(r, 200, resp);
 }
 
@@ -87,22 +85,35 @@ static void obj_error(struct strata_req *r, int rc, const char *vid)
     strata_req_error_strata(r, rc, vid && *vid ? S3CTX_VERSION : S3CTX_OBJECT);
 }
 
+/* The end of a Put/DeleteObjectTagging (key) or Put/DeleteBucketTagging:
+ * the error of rc, or the event and replication of an object's change and
+ * status. */
+static void tags_answer(struct strata_req *r, int rc, const char *vid, const char *vid_out,
+                        const char *event, int status)
+{
+    if (rc) {
+        if (!r->key)
+            strata_req_error_strata(r, rc, S3CTX_BUCKET);
+        else
+            obj_error(r, rc, vid);
+        return;
+    }
+    if (r->key) {
+        strata_notify_emit(r, event, r->key, 0, NULL,
+                           r->binfo.versioning != STRATA_VERSIONING_OFF ? vid_out : NULL);
+        strata_repl_emit_change(r, r->key, vid_out);
+    }
+    send_done(r, status, vid_out);
+}
+
 void strata_h_tagging_get(struct strata_req *r)
 {
     void *tags = NULL;
     size_t len = 0;
     int rc;
     if (!r->key) {
-        rc = strata_meta_bucket_config_get(r->srv->meta, r->bucket, "tagging", &tags, &len);
-        if (rc == STRATA_ENOTFOUND || (rc == 0 && len == 0)) {
-            free(tags);
-            strata_req_error(r, S3E_NoSuchTagSet, 0);
+        if (!strata_bucket_config_read(r, "tagging", S3E_NoSuchTagSet, &tags, &len))
             return;
-        }
-        if (rc) {
-            strata_req_error_strata(r, rc, S3CTX_BUCKET);
-            return;
-        }
         send_tags(r, tags, len, NULL);
         free(tags);
         return;
@@ -139,19 +150,7 @@ void strata_h_tagging_put(struct strata_req *r)
         rc = strata_obj_tags_put(r->srv->meta, r->bucket, r->key, vid, b.data ? b.data : "",
                                  b.len, vid_out);
     strata_sbuf_fini(&b);
-    if (rc) {
-        if (!r->key)
-            strata_req_error_strata(r, rc, S3CTX_BUCKET);
-        else
-            obj_error(r, rc, vid);
-        return;
-    }
-    if (r->key) {
-        strata_notify_emit(r, "ObjectTagging:Put", r->key, 0, NULL,
-                           r->binfo.versioning != STRATA_VERSIONING_OFF ? vid_out : NULL);
-        strata_repl_emit_change(r, r->key, vid_out);
-    }
-    send_done(r, r->key ? 200 : 204, vid_out);
+    tags_answer(r, rc, vid, vid_out, "ObjectTagging:Put", r->key ? 200 : 204);
 }
 
 void strata_h_tagging_delete(struct strata_req *r)
@@ -163,17 +162,7 @@ void strata_h_tagging_delete(struct strata_req *r)
         rc = strata_meta_bucket_config_put(r->srv->meta, r->bucket, "tagging", "", 0);
     else
         rc = strata_obj_tags_delete(r->srv->meta, r->bucket, r->key, vid, vid_out);
-    if (rc && !(rc == STRATA_ENOTFOUND && !r->key)) {
-        if (!r->key)
-            strata_req_error_strata(r, rc, S3CTX_BUCKET);
-        else
-            obj_error(r, rc, vid);
-        return;
-    }
-    if (r->key) {
-        strata_notify_emit(r, "ObjectTagging:Delete", r->key, 0, NULL,
-                           r->binfo.versioning != STRATA_VERSIONING_OFF ? vid_out : NULL);
-        strata_repl_emit_change(r, r->key, vid_out);
-    }
-    send_done(r, 204, vid_out);
+    if (rc == STRATA_ENOTFOUND && !r->key)
+        rc = 0; /* AWS answers 204 whether or not the bucket had tags */
+    tags_answer(r, rc, vid, vid_out, "ObjectTagging:Delete", 204);
 }

@@ -42,4 +42,17 @@ static inline char *strata_fuzz_strdup(const uint8_t *data, size_t size)
     return s;
 }
 
+/* An exact-size copy of data[0..size) (one byte when empty), so ASan sees
+ * any read past the end of a parser's (body, len) input; caller frees.
+ * Aborts when out of memory. */
+static inline char *strata_fuzz_memdup(const uint8_t *data, size_t size)
+{
+    char *b = malloc(size ? size : 1);
+    if (!b)
+        abort();
+    if (size)
+        memcpy(b, data, size);
+    return b;
+}
+
 #endif /* STRATA_TESTS_FUZZ_FUZZ_H */

@@ -5,14 +5,14 @@
  * header and presigned parsers, SigV2 and the canonicalisation.  Build with
  * tests/fuzz/build.sh.
  */
+#include "fuzz.h"
+
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "auth.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static struct strata_creds *g_creds;
 
@@ -22,9 +22,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         strata_creds_load("AKIAIOSFODNN7EXAMPLE", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
                           NULL, &g_creds, NULL, 0) != 0)
         abort();
-    char *buf = malloc(size + 1);
-    memcpy(buf, data, size);
-    buf[size] = '\0';
+    char *buf = strata_fuzz_strdup(data, size);
     char *lines[40];
     size_t n = 0;
     for (char *p = buf; n < 40;) {

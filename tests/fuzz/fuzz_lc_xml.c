@@ -16,18 +16,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <libxml/parser.h>
-#include <libxml/xmlerror.h>
+#include "fuzz_xml.h"
 
 #include "sbuf.h"
 #include "srv.h"
 #include "strata/ilm.h"
-
-static void quiet_cb(void *ctx, const char *msg, ...)
-{
-    (void)ctx;
-    (void)msg;
-}
 
 static bool str_eq(const char *a, const char *b)
 {
@@ -104,17 +97,8 @@ static void check_rules(const struct strata_lc_config *c)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    static bool inited;
-    if (!inited) {
-        xmlInitParser();
-        xmlSetGenericErrorFunc(NULL, quiet_cb);
-        inited = true;
-    }
-    char *b = malloc(size ? size : 1);
-    if (!b)
-        STRATA_FUZZ_FAIL();
-    if (size)
-        memcpy(b, data, size);
+    strata_fuzz_xml_init();
+    char *b = strata_fuzz_memdup(data, size);
     struct strata_lc_config c;
     struct strata_lc_error e;
     int rc = strata_lc_config_parse(b, size, &c, &e);

@@ -53,11 +53,7 @@ static void check_addr(const char *addr, const char *scheme, bool must)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    char *spec = malloc(size + 1);
-    if (!spec)
-        return 0;
-    memcpy(spec, data, size);
-    spec[size] = '\0';
+    char *spec = strata_fuzz_strdup(data, size);
     char err[512] = "";
     int rc = strata_notify_spec_check(spec, err, sizeof(err));
     if ((rc == 0) != (err[0] == '\0'))

@@ -31,19 +31,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <libxml/parser.h>
-#include <libxml/xmlerror.h>
+#include "fuzz_xml.h"
 
 #include "notify/notify_config.h"
 #include "sbuf.h"
 #include "srv.h"
-
-
-static void quiet_cb(void *ctx, const char *msg, ...)
-{
-    (void)ctx;
-    (void)msg;
-}
 
 /* The fixed destination set: every queue of a strata ARN. */
 static bool dest_ok(void *ud, const char *arn)
@@ -184,18 +176,8 @@ static void round_trip(const struct strata_notify_conf *c, bool checked)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    static bool inited;
-    if (!inited) {
-        xmlInitParser();
-        xmlSetGenericErrorFunc(NULL, quiet_cb);
-        inited = true;
-    }
-    /* An exact-size copy, so ASan sees any read past the body. */
-    char *b = malloc(size ? size : 1);
-    if (!b)
-        abort();
-    if (size)
-        memcpy(b, data, size);
+    strata_fuzz_xml_init();
+    char *b = strata_fuzz_memdup(data, size);
 
     struct strata_notify_conf *plain = (void *)1, *checked = (void *)1;
     const char *msg = (const char *)1;

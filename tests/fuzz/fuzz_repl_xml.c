@@ -29,18 +29,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <libxml/parser.h>
-#include <libxml/xmlerror.h>
+#include "fuzz_xml.h"
 
 #include "repl/repl_config.h"
 #include "sbuf.h"
 #include "srv.h"
-
-static void quiet_cb(void *ctx, const char *msg, ...)
-{
-    (void)ctx;
-    (void)msg;
-}
 
 static bool dest_ok(void *ud, const char *account)
 {
@@ -175,17 +168,8 @@ static void round_trip(const struct strata_repl_conf *c)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    static bool inited;
-    if (!inited) {
-        xmlInitParser();
-        xmlSetGenericErrorFunc(NULL, quiet_cb);
-        inited = true;
-    }
-    char *b = malloc(size ? size : 1);
-    if (!b)
-        abort();
-    if (size)
-        memcpy(b, data, size);
+    strata_fuzz_xml_init();
+    char *b = strata_fuzz_memdup(data, size);
     struct strata_repl_conf *plain = (void *)1, *checked = (void *)1;
     const char *msg = (const char *)1;
     enum s3_err ep = strata_repl_config_parse(b, size, NULL, NULL, &plain, &msg);

@@ -25,8 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <libxml/parser.h>
-#include <libxml/xmlerror.h>
+#include "fuzz_xml.h"
 
 #include "auth/authz.h"
 #include "s3/sse.h"
@@ -37,12 +36,6 @@
 #define DEL_MAX 1000
 #define PARTS_MAX 10000
 #define TAGS_MAX 10
-
-static void quiet_cb(void *ctx, const char *msg, ...)
-{
-    (void)ctx;
-    (void)msg;
-}
 
 static void check_location(const char *b, size_t n)
 {
@@ -280,18 +273,8 @@ static bool may_be(const char *b, size_t n, const char *root)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    static bool inited;
-    if (!inited) {
-        xmlInitParser(); /* main() does this once in the daemon */
-        xmlSetGenericErrorFunc(NULL, quiet_cb);
-        inited = true;
-    }
-    /* An exact-size copy: the parsers take (body, len), not a C string. */
-    char *b = malloc(size ? size : 1);
-    if (!b)
-        STRATA_FUZZ_FAIL();
-    if (size)
-        memcpy(b, data, size);
+    strata_fuzz_xml_init();
+    char *b = strata_fuzz_memdup(data, size);
     check_versioning(b, size); /* every input: the parse all of them share */
     if (may_be(b, size, "CreateBucketConfiguration"))
         check_location(b, size);

@@ -1,0 +1,58 @@
+/*
+ * s3_bucket_config.c - the read and write steps every bucket configuration
+ * document handler takes (see s3_bucket_config.h).
+ */
+#include "s3_bucket_config.h"
+
+#include <stdlib.h>
+
+#include "authz.h"
+#include "bucket_doc_cache.h"
+#include "srv.h"
+
+bool strata_bucket_config_read(struct strata_req *r, const char *kind, enum s3_err missing,
+                               void **doc, size_t *len)
+{
+    *doc = NULL;
+    *len = 0;
+    int rc = strata_meta_bucket_config_get(r->srv->meta, r->bucket, kind, doc, len);
+    if (rc == STRATA_ENOTFOUND || (rc == 0 && *len == 0)) {
+        free(*doc);
+        *doc = NULL;
+        strata_req_error(r, missing, 0);
+        return false;
+    }
+    if (rc) {
+        strata_req_error_strata(r, rc, S3CTX_BUCKET);
+        return false;
+    }
+    return true;
+}
+
+void strata_bucket_config_send(struct strata_req *r, const char *kind, enum s3_err missing,
+                               const char *content_type)
+{
+    void *doc;
+    size_t len;
+    if (!strata_bucket_config_read(r, kind, missing, &doc, &len))
+        return;
+    struct MHD_Response *resp = MHD_create_response_from_buffer(len, doc, MHD_RESPMEM_MUST_FREE);
+    MHD_add_response_header(resp, "Content-Type", content_type);
+    r->bytes_out += len;
+    strata_req_send(r, 200, resp);
+}
+
+void strata_bucket_config_write(struct strata_req *r, const char *kind, const void *doc, size_t len,
+                                struct strata_doc_cache *cache, int status)
+{
+    int rc = strata_meta_bucket_config_put(r->srv->meta, r->bucket, kind, len ? doc : "", len);
+    if (cache)
+        strata_doc_cache_invalidate(cache, r->bucket);
+    else
+        strata_policy_cache_invalidate(r->bucket);
+    if (rc && !(rc == STRATA_ENOTFOUND && len == 0)) {
+        strata_req_error_strata(r, rc, S3CTX_BUCKET);
+        return;
+    }
+    strata_req_send_empty(r, status);
+}

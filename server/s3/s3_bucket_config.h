@@ -1,0 +1,36 @@
+/*
+ * s3_bucket_config.h - what the handlers of a bucket configuration
+ * document (?cors, ?policy, ?lifecycle, ...) share: read it or answer its
+ * "not found" error, store or delete it and answer.  Connection threads.
+ */
+#ifndef STRATA_SERVER_S3_BUCKET_CONFIG_H
+#define STRATA_SERVER_S3_BUCKET_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "s3_error.h"
+
+struct strata_req;
+struct strata_doc_cache;
+
+/* The request bucket's document kind: true with *doc (malloc'ed, caller
+ * frees) and *len > 0; false once the request is answered, with missing
+ * when the bucket has none (or an empty one), else the metadata error. */
+bool strata_bucket_config_read(struct strata_req *r, const char *kind, enum s3_err missing,
+                               void **doc, size_t *len);
+
+/* Answer 200 with the stored document as its body (content_type), or as
+ * strata_bucket_config_read answers. */
+void strata_bucket_config_send(struct strata_req *r, const char *kind, enum s3_err missing,
+                               const char *content_type);
+
+/* Store doc (len 0: delete) as the request bucket's document kind, drop the
+ * bucket's cached copies and answer status, or the metadata error.  A
+ * delete answers status also when there was none, as AWS does.  The copies
+ * dropped are cache's, or with cache NULL the authorisation policy cache's
+ * (it holds the policy, ownership and public access block documents). */
+void strata_bucket_config_write(struct strata_req *r, const char *kind, const void *doc, size_t len,
+                                struct strata_doc_cache *cache, int status);
+
+#endif /* STRATA_SERVER_S3_BUCKET_CONFIG_H */
