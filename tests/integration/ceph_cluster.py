@@ -153,6 +153,16 @@ def _die_with_parent():
         pass
 
 
+def cpu_seconds(pid):
+    """User + system CPU time of a process (all its threads), seconds; 0 if gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return 0.0
+
+
 def _rss_kib(pid):
     try:
         with open(f"/proc/{pid}/status") as f:
@@ -170,7 +180,9 @@ class CephCluster:
     Attributes once started: base (directory), conf (ceph.conf path), keyring
     (client.admin's keyring), client_id ("admin"), client_name
     ("client.admin"), mon_host (the mon_host string), fsid, pids (name -> PID),
-    rgw_endpoint ("http://127.0.0.1:PORT" with rgw=True), start_seconds.
+    rgw_endpoint ("http://127.0.0.1:PORT" with rgw=True), start_seconds,
+    rgw_start_seconds (radosgw's own share of it: spawn to port open, which
+    includes creating its default.rgw.* pools).
     """
 
     def __init__(self, osds=1, store="memstore", base=None, mgr=False, rgw=False,
@@ -204,6 +216,7 @@ class CephCluster:
         self.fsid = None
         self.mon_host = None
         self.rgw_endpoint = None
+        self.rgw_start_seconds = None
         self.pids = {}
         self._procs = {}
         self._osd_uuid = {}
@@ -459,6 +472,10 @@ class CephCluster:
         self._wait(f"{n} OSD(s) up", lambda: self._num_up() == n, timeout=timeout)
 
     def _start_rgw(self):
+        """radosgw on 127.0.0.1 (beast), its own cephx user; at its first
+        start it creates the pools it wants (.rgw.root, default.rgw.*) with
+        the cluster's defaults (replicated, osd_pool_default_size copies)."""
+        t0 = time.monotonic()
         port = _free_port()
         data = self.path("rgw")
         os.makedirs(data)
@@ -479,6 +496,7 @@ class CephCluster:
             except OSError:
                 return False
         self._wait("radosgw", up, timeout=max(self.timeout, 90), proc_name="client.rgw.a")
+        self.rgw_start_seconds = time.monotonic() - t0
 
     def rgw_user(self, uid="bench", access_key=None, secret_key=None):
         """An S3 user on the radosgw (rgw=True) for side-by-side runs:
@@ -588,6 +606,10 @@ class CephCluster:
         """Resident memory of each daemon, MiB."""
         return {n: _rss_kib(p) / 1024 for n, p in self.pids.items() if _pid_alive(p)}
 
+    def cpu_seconds(self):
+        """CPU time (user + system) used so far by each daemon, seconds."""
+        return {n: cpu_seconds(p) for n, p in self.pids.items()}
+
     def stop(self):
         """Kill our daemons by PID (radosgw, OSDs, manager, monitor last), remove the base."""
         order = sorted(self.pids, key=lambda n: (0 if n.startswith("client.") else
@@ -638,6 +660,8 @@ def _cli():
         atexit.unregister(c.stop)  # the cluster outlives this command
         rss = c.rss_mib()
         signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # `start ... | head` is fine
+        if c.rgw_start_seconds is not None:
+            print(f"# radosgw answered {c.rgw_start_seconds:.1f} s after its start")
         print(f"# cluster up in {c.start_seconds:.1f} s; daemons (RSS MiB): "
               + ", ".join(f"{n}={int(c.pids[n])}({rss.get(n, 0):.0f})" for n in c.pids))
         print(f"export CEPH_CONF={c.conf}")
