@@ -37,30 +37,30 @@ end
 """
 
 # PUTs for wrk: args[1] holds "path<TAB>x-amz-date<TAB>authorization<TAB>sha256"
-# lines (tests/bench/s3_dataset.py putsign), args[2] the body file; the same
-# JSON line as GET_LUA's (its done function).
-PUT_LUA = GET_LUA.replace(r"""function init(args)
-    for line in io.lines(args[1]) do paths[#paths + 1] = line end
-    idx = ((id or 0) * 7919) % #paths
-end
-function request() idx = idx % #paths + 1; return wrk.format("GET", paths[idx]) end""", r"""local body
+# lines (tests/bench/s3_dataset.py putsign), args[2] the body file.  The
+# request half, which s3.sh puts after its own setup and done functions.
+PUT_REQUEST_LUA = r"""
+local reqs, idx, body = {}, 0, nil
 function init(args)
     local f = assert(io.open(args[2], "rb"))
     body = f:read("*a")
     f:close()
     for line in io.lines(args[1]) do
         local p, d, a, s = line:match("([^\t]+)\t([^\t]+)\t([^\t]+)\t([^\t]+)")
-        paths[#paths + 1] = { path = p, h = { ["x-amz-date"] = d, ["Authorization"] = a,
-                                              ["x-amz-content-sha256"] = s } }
+        reqs[#reqs + 1] = { path = p, h = { ["x-amz-date"] = d, ["Authorization"] = a,
+                                            ["x-amz-content-sha256"] = s } }
     end
-    idx = ((id or 0) * 7919) % #paths
+    idx = ((id or 0) * 7919) % #reqs
 end
 function request()
-    idx = idx % #paths + 1
-    local r = paths[idx]
+    idx = idx % #reqs + 1
+    local r = reqs[idx]
     return wrk.format("PUT", r.path, r.h, body)
-end""")
-assert PUT_LUA != GET_LUA
+end
+"""
+# The same JSON line as GET_LUA's (its setup and done functions).
+PUT_LUA = GET_LUA.split("function init(args)")[0] + PUT_REQUEST_LUA + \
+    "function done" + GET_LUA.split("function done", 1)[1]
 
 _OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 

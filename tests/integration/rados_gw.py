@@ -73,3 +73,25 @@ def require_objects(gw):
     assert c.get_object(Bucket=b, Key="probe")["Body"].read() == b"probe"
     c.delete_object(Bucket=b, Key="probe")
     c.delete_bucket(Bucket=b)
+
+
+def run_two_gateways(prefix, ready, **cluster):
+    """The main of a test file with two gateways: skip unless the daemon
+    can run on RADOS, start a CephCluster(**cluster), `strata rados init`
+    prefix, start gateways A and B (same root keys) on it, skip unless
+    objects work, call ready(cluster, B), then run the file's tests with A
+    (strata_harness.run, which exits)."""
+    from ceph_cluster import CephCluster
+    from strata_harness import run
+    require_daemon_on_rados()
+    with CephCluster(**cluster) as c:
+        log(f"cluster ({c.nosds} {c.store} OSD(s)) up in {c.start_seconds:.1f} s")
+        rados_init(c, prefix)
+        a = gateway(c, prefix)
+        b = gateway(c, prefix, keys=(a.ak, a.sk))
+        require_objects(a)
+        ready(c, b)
+        try:
+            run(a)  # exits
+        finally:
+            b.stop()

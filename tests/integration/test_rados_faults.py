@@ -16,9 +16,8 @@ and min_size 1, started once for the file; two gateways on the same pools):
   wrong bytes, and every acknowledged write reads back byte-exact through
   both gateways afterwards.
 
-SKIPPED (exit 77, the reason printed) when the daemon under test cannot
-run on RADOS: no --rados-conf in `strata server --help`, or object
-requests answering 501 on its RADOS store; or when Ceph is not installed.
+Skips (77) as test_rados_two_gateways.py does, with rados_gw.py's printed
+reasons, until the daemon keeps objects on RADOS.
 """
 
 import hashlib
@@ -31,9 +30,8 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from ceph_cluster import CephCluster  # noqa: E402
-from rados_gw import gateway, rados_init, require_daemon_on_rados, require_objects  # noqa: E402
-from strata_harness import REGION, expect_error, log, run, test  # noqa: E402
+from rados_gw import gateway, run_two_gateways  # noqa: E402
+from strata_harness import REGION, expect_error, log, test  # noqa: E402
 
 MiB = 1 << 20
 PREFIX = "tf" + os.urandom(3).hex()
@@ -195,21 +193,12 @@ def osd_stopped_under_puts_loses_no_acknowledged_write(a):
 
 
 def main():
-    global B, CLUSTER
-    require_daemon_on_rados()
+    def ready(cluster, second):
+        global B, CLUSTER
+        B, CLUSTER = second, cluster
     # Every pool (Strata's, made by `strata rados init`) gets 2 copies.
-    with CephCluster(osds=3, store="bluestore", timeout=180, extra_conf={"global": {
-            "osd_pool_default_size": 2, "osd_pool_default_min_size": 1}}) as c:
-        CLUSTER = c
-        log(f"cluster (3 bluestore OSDs) up in {c.start_seconds:.1f} s")
-        rados_init(c, PREFIX)
-        a = gateway(c, PREFIX)
-        B = gateway(c, PREFIX, keys=(a.ak, a.sk))
-        require_objects(a)
-        try:
-            run(a)  # exits
-        finally:
-            B.stop()
+    run_two_gateways(PREFIX, ready, osds=3, store="bluestore", timeout=180, extra_conf={
+        "global": {"osd_pool_default_size": 2, "osd_pool_default_min_size": 1}})
 
 
 if __name__ == "__main__":

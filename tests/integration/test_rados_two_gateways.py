@@ -36,9 +36,8 @@ import urllib.error
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from ceph_cluster import CephCluster  # noqa: E402
-from rados_gw import gateway, rados_init, require_daemon_on_rados, require_objects  # noqa: E402
-from strata_harness import expect_error, log, md5_hex, run, test  # noqa: E402
+from rados_gw import run_two_gateways  # noqa: E402
+from strata_harness import expect_error, log, md5_hex, test  # noqa: E402
 
 MiB = 1 << 20
 PREFIX = "tg" + os.urandom(3).hex()
@@ -251,18 +250,10 @@ def bucket_policy_change_takes_effect_on_the_other_within_a_second(a):
 
 
 def main():
-    global B
-    require_daemon_on_rados()
-    with CephCluster(osds=1, store="memstore") as c:
-        log(f"cluster up in {c.start_seconds:.1f} s")
-        rados_init(c, PREFIX)
-        a = gateway(c, PREFIX)
-        B = gateway(c, PREFIX, keys=(a.ak, a.sk))
-        require_objects(a)
-        try:
-            run(a)  # exits
-        finally:
-            B.stop()
+    def ready(_cluster, second):
+        global B
+        B = second
+    run_two_gateways(PREFIX, ready, osds=1, store="memstore")
 
 
 if __name__ == "__main__":
