@@ -122,7 +122,16 @@ def start_strata(binary, c, work, prefix):
         with open(os.path.join(work, "strata.log"), errors="replace") as f:
             tail = f.read()[-3000:]
         sys.exit(f"rados_vs_rgw: strata did not become ready:\n{tail}")
-    return proc, Server("strata", f"http://127.0.0.1:{port}", ak, sk, proc.pid, work)
+    srv = Server("strata", f"http://127.0.0.1:{port}", ak, sk, proc.pid, work)
+    cl = s3_dataset.client(srv.ns())
+    cl.create_bucket(Bucket="probe")
+    try:
+        cl.put_object(Bucket="probe", Key="probe", Body=b"probe")
+    except cl.exceptions.ClientError as e:
+        benchlib.stop(proc, work)
+        sys.exit(f"rados_vs_rgw: {binary} on RADOS answers a PUT with "
+                 f"{e.response['Error'].get('Code')}: object data is not on RADOS in this build")
+    return proc, srv
 
 
 def load(srv, n100k, nkeys):

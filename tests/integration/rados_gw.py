@@ -55,24 +55,24 @@ def gateway(c, prefix, keys=None):
     return Strata(args=flags(c, prefix), drives=[], keys=keys)
 
 
-def require_objects(gw):
-    """Skip unless object PUT and GET work on gw: a daemon on RADOS answers
-    501 NotImplemented to object requests until object data and reads are
-    on RADOS (the build may take --rados-conf before that)."""
+def objects_missing(gw):
+    """Why objects cannot be tested on gw, or None: a daemon on RADOS
+    answers 501 NotImplemented to object requests until object data and
+    reads are on RADOS (the build may take --rados-conf before that)."""
     c = gw.client()
     b = gw.bucket_name("probe")
     c.create_bucket(Bucket=b)
     try:
         c.put_object(Bucket=b, Key="probe", Body=b"probe")
     except c.exceptions.ClientError as e:
-        code = e.response.get("Error", {}).get("Code")
-        if code == "NotImplemented":
-            skip("object requests answer 501 NotImplemented on this build's RADOS store "
-                 "(object data is not on RADOS yet)")
+        if e.response.get("Error", {}).get("Code") == "NotImplemented":
+            return ("object requests answer 501 NotImplemented on this build's RADOS store "
+                    "(object data is not on RADOS yet)")
         raise
     assert c.get_object(Bucket=b, Key="probe")["Body"].read() == b"probe"
     c.delete_object(Bucket=b, Key="probe")
     c.delete_bucket(Bucket=b)
+    return None
 
 
 def run_two_gateways(prefix, ready, **cluster):
@@ -89,9 +89,14 @@ def run_two_gateways(prefix, ready, **cluster):
         rados_init(c, prefix)
         a = gateway(c, prefix)
         b = gateway(c, prefix, keys=(a.ak, a.sk))
-        require_objects(a)
-        ready(c, b)
-        try:
+        try:  # the gateways stop before the cluster they close their state in
+            why = objects_missing(a)
+            if why:
+                a.stop()
+                b.stop()
+                skip(why)
+            ready(c, b)
             run(a)  # exits
         finally:
+            a.stop()
             b.stop()
