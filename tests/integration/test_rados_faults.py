@@ -53,9 +53,10 @@ def start_put(srv, bucket, key, data, send):
     S3SigV4Auth(srv.credentials(), "s3", REGION).add_auth(req)
     p = req.prepare()
     conn = http.client.HTTPConnection(srv.host, srv.port, timeout=60)
-    conn.putrequest("PUT", f"/{bucket}/{key}", skip_host=True, skip_accept_encoding=True)
+    conn.putrequest("PUT", f"/{bucket}/{key}", skip_accept_encoding=True)  # Host: as signed
     for k, v in p.headers.items():
-        conn.putheader(k, v)
+        if k.lower() != "host":
+            conn.putheader(k, v)
     conn.endheaders()
     for off in range(0, send, MiB):
         conn.send(data[off:min(off + MiB, send)])
@@ -168,6 +169,7 @@ def osd_stopped_under_puts_loses_no_acknowledged_write(a):
         log(f"osd.1 (pid {pidfile}) down after {time.monotonic() - t_stop:.1f} s")
         time.sleep(6)
     finally:
+        t_end = time.monotonic()
         stop.set()
         for th in threads:
             th.join(120)
@@ -179,7 +181,8 @@ def osd_stopped_under_puts_loses_no_acknowledged_write(a):
     assert not wrong, f"reads returned wrong bytes: {wrong[:5]}"
     assert after_w, "no write was acknowledged after the OSD stopped"
     assert after_r, "no read succeeded after the OSD stopped"
-    assert max(after_r) > max(t_stop, time.monotonic() - 30) and len(after_r) >= 5, after_r[-5:]
+    # Reads went on to the end, not only in the moment after the stop.
+    assert max(after_r) > t_end - 2 and len(after_r) >= 5, (len(after_r), t_end - max(after_r))
     for srv in (a, B):
         cl = srv.client()
         for key, (sha, _) in sorted(acked.items()):
