@@ -101,6 +101,7 @@ class Server:
 
 
 def start_strata(binary, c, work, prefix):
+    os.makedirs(work, exist_ok=True)
     r = subprocess.run([binary, "rados", "init", "--rados-conf", c.conf, "--rados-id", c.client_id,
                         "--rados-pool-prefix", prefix], capture_output=True, text=True,
                        timeout=300, env={"PATH": "/usr/bin:/bin"})
