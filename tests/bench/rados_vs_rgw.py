@@ -5,8 +5,10 @@ test).
 
 Starts one throw-away cluster (tests/integration/ceph_cluster.py: one
 monitor, --osds OSDs, BlueStore on a sparse file, or --memstore), Debian's
-radosgw on it (beast on 127.0.0.1, an S3 user made with radosgw-admin, the
-default.rgw.* pools it creates itself) and Strata on it (`strata rados
+radosgw on it (beast on 127.0.0.1 with tcp_nodelay=1, an S3 user made with
+radosgw-admin, the default.rgw.* pools it creates itself; without
+tcp_nodelay, --rgw-nagle, a keep-alive GET of 4 KiB waits ~44 ms and one
+of 100 KiB ~25 ms on one connection here, against 2-7 ms on a new one) and Strata on it (`strata rados
 init`, then the daemon with --rados-conf; pools strata.meta and
 strata.data).  Both servers get the same dataset through boto3
 (tests/bench/s3_dataset.py load: 4 KiB, 1 MiB, 64 MiB and N100K x 100 KiB
@@ -28,7 +30,7 @@ gateway's CPU per request and the OSDs' (user + system time from
 objects): BlueStore's and the OSD's caches hold them after the first pass,
 as they would for a hot set.
 
-  tests/bench/rados_vs_rgw.py                       # every row, ~25 min
+  tests/bench/rados_vs_rgw.py                       # every row, ~35 min here
   tests/bench/rados_vs_rgw.py --servers rgw --keys 5000 --n100k 1000 --duration 5
   STRATA_BIN=build-rel/strata tests/bench/rados_vs_rgw.py --memstore
 
@@ -249,6 +251,9 @@ def main():
     ap.add_argument("--big-conns", type=int, default=8, help="connections of the 64 MiB rows")
     ap.add_argument("--servers", default="strata,rgw", help="strata,rgw or one of them")
     ap.add_argument("--rows", default="get4k,get100k,get64m,put100k,put64m,list")
+    ap.add_argument("--rgw-nagle", action="store_true",
+                    help="radosgw without tcp_nodelay=1 (its default: keep-alive requests then "
+                         "wait 25-45 ms for delayed ACKs here)")
     ap.add_argument("--memstore-gib", type=int, default=8)
     ap.add_argument("--bluestore-gib", type=int, default=60, help="sparse file per OSD")
     a = ap.parse_args()
@@ -276,6 +281,7 @@ def main():
     try:
         c = CephCluster(osds=a.osds, store=store, rgw=True, memstore_bytes=a.memstore_gib * GIB,
                         bluestore_bytes=a.bluestore_gib * GIB, timeout=120,
+                        rgw_frontend_opts="" if a.rgw_nagle else "tcp_nodelay=1",
                         base=os.path.join(work, "ceph"))
         with c:
             say(f"cluster ({a.osds} x {store}) and radosgw up in {c.start_seconds:.1f} s "

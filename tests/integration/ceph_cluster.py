@@ -188,7 +188,7 @@ class CephCluster:
     def __init__(self, osds=1, store="memstore", base=None, mgr=False, rgw=False,
                  memstore_bytes=2 * GIB, bluestore_bytes=20 * GIB,
                  osd_memory_target=GIB, timeout=60.0, extra_conf=None, keep_base=False,
-                 die_with_parent=True):
+                 die_with_parent=True, rgw_frontend_opts=""):
         if store not in ("memstore", "bluestore"):
             raise ValueError("store must be memstore or bluestore")
         if osds < 1:
@@ -197,6 +197,8 @@ class CephCluster:
         self.store = store
         self.want_mgr = mgr
         self.want_rgw = rgw
+        # More options of radosgw's beast frontend, e.g. "tcp_nodelay=1".
+        self.rgw_frontend_opts = rgw_frontend_opts
         self.memstore_bytes = memstore_bytes
         self.bluestore_bytes = bluestore_bytes
         self.osd_memory_target = osd_memory_target
@@ -484,7 +486,7 @@ class CephCluster:
         self._spawn("client.rgw.a", [
             "radosgw", "-f", "-c", self.conf, "-n", "client.rgw.a",
             "--keyring", os.path.join(data, "keyring"),
-            "--rgw_frontends", f"beast endpoint=127.0.0.1:{port}",
+            "--rgw_frontends", f"beast endpoint=127.0.0.1:{port} {self.rgw_frontend_opts}".strip(),
             "--rgw_data", data, "--rgw_dns_name", "127.0.0.1"])
         self.rgw_endpoint = f"http://127.0.0.1:{port}"
         self._save_state()
