@@ -36,6 +36,32 @@ function done(summary, latency, requests)
 end
 """
 
+# PUTs for wrk: args[1] holds "path<TAB>x-amz-date<TAB>authorization<TAB>sha256"
+# lines (tests/bench/s3_dataset.py putsign), args[2] the body file.  The
+# request half, which s3.sh puts after its own setup and done functions.
+PUT_REQUEST_LUA = r"""
+local reqs, idx, body = {}, 0, nil
+function init(args)
+    local f = assert(io.open(args[2], "rb"))
+    body = f:read("*a")
+    f:close()
+    for line in io.lines(args[1]) do
+        local p, d, a, s = line:match("([^\t]+)\t([^\t]+)\t([^\t]+)\t([^\t]+)")
+        reqs[#reqs + 1] = { path = p, h = { ["x-amz-date"] = d, ["Authorization"] = a,
+                                            ["x-amz-content-sha256"] = s } }
+    end
+    idx = ((id or 0) * 7919) % #reqs
+end
+function request()
+    idx = idx % #reqs + 1
+    local r = reqs[idx]
+    return wrk.format("PUT", r.path, r.h, body)
+end
+"""
+# The same JSON line as GET_LUA's (its setup and done functions).
+PUT_LUA = GET_LUA.split("function init(args)")[0] + PUT_REQUEST_LUA + \
+    "function done" + GET_LUA.split("function done", 1)[1]
+
 _OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
 
@@ -101,15 +127,18 @@ def get_paths(client, ep, bucket, keys, path):
             f.write(url[len(ep):] + "\n")
 
 
-def wrk_cell(ep, work, paths, conns, duration):
-    """One wrk cell of GETs over paths: {requests, p50_us, p99_us, errors,
-    non2xx, hist}; hist is [[latency_us, count], ...] in ascending order."""
-    lua = os.path.join(work, "get.lua")
+def wrk_cell(ep, work, paths, conns, duration, put_body=None):
+    """One wrk cell of GETs over paths (or, with put_body, of the signed PUT
+    requests in paths with that body file): {requests, p50_us, p99_us,
+    errors, non2xx, hist}; hist is [[latency_us, count], ...] ascending."""
+    name, text = ("put.lua", PUT_LUA) if put_body else ("get.lua", GET_LUA)
+    lua = os.path.join(work, name)
     if not os.path.exists(lua):
         with open(lua, "w") as f:
-            f.write(GET_LUA)
+            f.write(text)
     r = subprocess.run(["wrk", "-t", "2", "-c", str(conns), "-d", f"{duration}s",
-                        "--timeout", "60s", "-s", lua, ep, "--", paths],
+                        "--timeout", "120s" if put_body else "60s", "-s", lua, ep, "--", paths]
+                       + ([put_body] if put_body else []),
                        capture_output=True, text=True)
     line = [x for x in r.stdout.splitlines() if x.startswith('{"requests"')]
     return json.loads(line[0]) if line else {"requests": 0, "p50_us": 0, "p99_us": 0,

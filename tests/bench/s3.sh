@@ -189,26 +189,10 @@ function request()
     return wrk.format("GET", paths[idx])
 end
 EOF
-cat "$BENCH_DIR/common.lua" - >"$BENCH_DIR/put.lua" <<'EOF'
--- args[1]: "path<TAB>x-amz-date<TAB>authorization<TAB>sha256" lines; args[2]: body file.
-local reqs, idx, body = {}, 0, nil
-function init(args)
-    local f = assert(io.open(args[2], "rb"))
-    body = f:read("*a")
-    f:close()
-    for line in io.lines(args[1]) do
-        local p, d, a, s = line:match("([^\t]+)\t([^\t]+)\t([^\t]+)\t([^\t]+)")
-        reqs[#reqs + 1] = { path = p, h = { ["x-amz-date"] = d, ["Authorization"] = a,
-                                            ["x-amz-content-sha256"] = s } }
-    end
-    idx = ((id or 0) * 7919) % #reqs
-end
-function request()
-    idx = idx % #reqs + 1
-    local r = reqs[idx]
-    return wrk.format("PUT", r.path, r.h, body)
-end
-EOF
+# PUT requests: benchlib.py's (args[1]: signed request lines, args[2]: body file).
+{ cat "$BENCH_DIR/common.lua"
+  $PY -c 'import sys; sys.path.insert(0, sys.argv[1]); import benchlib; print(benchlib.PUT_REQUEST_LUA)' "$HERE"
+} >"$BENCH_DIR/put.lua"
 
 # run_wrk NAME SERVER URL SCRIPT ARGS...: one cell; appends a JSON line to $RESULTS.
 run_wrk() {

@@ -153,6 +153,16 @@ def _die_with_parent():
         pass
 
 
+def cpu_seconds(pid):
+    """User + system CPU time of a process (all its threads), seconds; 0 if gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return 0.0
+
+
 def _rss_kib(pid):
     try:
         with open(f"/proc/{pid}/status") as f:
@@ -170,13 +180,15 @@ class CephCluster:
     Attributes once started: base (directory), conf (ceph.conf path), keyring
     (client.admin's keyring), client_id ("admin"), client_name
     ("client.admin"), mon_host (the mon_host string), fsid, pids (name -> PID),
-    rgw_endpoint ("http://127.0.0.1:PORT" with rgw=True), start_seconds.
+    rgw_endpoint ("http://127.0.0.1:PORT" with rgw=True), start_seconds,
+    rgw_start_seconds (radosgw's own share of it: spawn to port open, which
+    includes creating its default.rgw.* pools).
     """
 
     def __init__(self, osds=1, store="memstore", base=None, mgr=False, rgw=False,
                  memstore_bytes=2 * GIB, bluestore_bytes=20 * GIB,
                  osd_memory_target=GIB, timeout=60.0, extra_conf=None, keep_base=False,
-                 die_with_parent=True):
+                 die_with_parent=True, rgw_frontend_opts=""):
         if store not in ("memstore", "bluestore"):
             raise ValueError("store must be memstore or bluestore")
         if osds < 1:
@@ -185,6 +197,8 @@ class CephCluster:
         self.store = store
         self.want_mgr = mgr
         self.want_rgw = rgw
+        # More options of radosgw's beast frontend, e.g. "tcp_nodelay=1".
+        self.rgw_frontend_opts = rgw_frontend_opts
         self.memstore_bytes = memstore_bytes
         self.bluestore_bytes = bluestore_bytes
         self.osd_memory_target = osd_memory_target
@@ -204,6 +218,7 @@ class CephCluster:
         self.fsid = None
         self.mon_host = None
         self.rgw_endpoint = None
+        self.rgw_start_seconds = None
         self.pids = {}
         self._procs = {}
         self._osd_uuid = {}
@@ -459,6 +474,10 @@ class CephCluster:
         self._wait(f"{n} OSD(s) up", lambda: self._num_up() == n, timeout=timeout)
 
     def _start_rgw(self):
+        """radosgw on 127.0.0.1 (beast), its own cephx user; at its first
+        start it creates the pools it wants (.rgw.root, default.rgw.*) with
+        the cluster's defaults (replicated, osd_pool_default_size copies)."""
+        t0 = time.monotonic()
         port = _free_port()
         data = self.path("rgw")
         os.makedirs(data)
@@ -467,7 +486,7 @@ class CephCluster:
         self._spawn("client.rgw.a", [
             "radosgw", "-f", "-c", self.conf, "-n", "client.rgw.a",
             "--keyring", os.path.join(data, "keyring"),
-            "--rgw_frontends", f"beast endpoint=127.0.0.1:{port}",
+            "--rgw_frontends", f"beast endpoint=127.0.0.1:{port} {self.rgw_frontend_opts}".strip(),
             "--rgw_data", data, "--rgw_dns_name", "127.0.0.1"])
         self.rgw_endpoint = f"http://127.0.0.1:{port}"
         self._save_state()
@@ -479,6 +498,7 @@ class CephCluster:
             except OSError:
                 return False
         self._wait("radosgw", up, timeout=max(self.timeout, 90), proc_name="client.rgw.a")
+        self.rgw_start_seconds = time.monotonic() - t0
 
     def rgw_user(self, uid="bench", access_key=None, secret_key=None):
         """An S3 user on the radosgw (rgw=True) for side-by-side runs:
@@ -588,6 +608,10 @@ class CephCluster:
         """Resident memory of each daemon, MiB."""
         return {n: _rss_kib(p) / 1024 for n, p in self.pids.items() if _pid_alive(p)}
 
+    def cpu_seconds(self):
+        """CPU time (user + system) used so far by each daemon, seconds."""
+        return {n: cpu_seconds(p) for n, p in self.pids.items()}
+
     def stop(self):
         """Kill our daemons by PID (radosgw, OSDs, manager, monitor last), remove the base."""
         order = sorted(self.pids, key=lambda n: (0 if n.startswith("client.") else
@@ -638,6 +662,8 @@ def _cli():
         atexit.unregister(c.stop)  # the cluster outlives this command
         rss = c.rss_mib()
         signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # `start ... | head` is fine
+        if c.rgw_start_seconds is not None:
+            print(f"# radosgw answered {c.rgw_start_seconds:.1f} s after its start")
         print(f"# cluster up in {c.start_seconds:.1f} s; daemons (RSS MiB): "
               + ", ".join(f"{n}={int(c.pids[n])}({rss.get(n, 0):.0f})" for n in c.pids))
         print(f"export CEPH_CONF={c.conf}")

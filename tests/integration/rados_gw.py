@@ -1,0 +1,102 @@
+"""rados_gw.py - what the test files with several gateways on one Ceph
+cluster share (test_rados_two_gateways.py, test_rados_faults.py): the
+checks that the daemon under test can run on RADOS at all, each of which
+SKIPs (exit 77) with its reason printed, `strata rados init` of a pool
+prefix, and a gateway on it.
+
+A skip is never silent: the reason is printed as "SKIP: ..." and CTest
+reports the test as skipped (SKIP_RETURN_CODE 77), not passed.
+"""
+
+import os
+import shutil
+import subprocess
+import sys
+
+from strata_harness import Strata, log
+
+BIN = os.environ.get("STRATA_BIN", "")
+
+
+def skip(reason):
+    log(f"SKIP: {reason}")
+    sys.exit(77)
+
+
+def require_daemon_on_rados():
+    """Skip unless STRATA_BIN's daemon takes --rados-conf and Ceph is
+    installed.  `strata server --help` must list the option (the usage line
+    of the `strata rados` tool, which exists without it, does not count)."""
+    if not BIN or not os.access(BIN, os.X_OK):
+        skip("STRATA_BIN not set")
+    for tool in ("ceph-mon", "ceph-osd"):
+        if not shutil.which(tool):
+            skip(f"{tool} not installed (deploy/install-deps.sh)")
+    r = subprocess.run([BIN, "server", "--help"], capture_output=True, text=True, timeout=30,
+                       env={"PATH": "/usr/bin:/bin"})
+    if not any(ln.lstrip().startswith("--rados-conf") for ln in (r.stdout + r.stderr).splitlines()):
+        skip(f"{BIN} server has no --rados-conf: this build's daemon cannot run on RADOS")
+
+
+def flags(c, prefix):
+    return ["--rados-conf", c.conf, "--rados-id", c.client_id, "--rados-pool-prefix", prefix]
+
+
+def rados_init(c, prefix):
+    r = subprocess.run([BIN, "rados", "init"] + flags(c, prefix), capture_output=True, text=True,
+                       timeout=300, env={"PATH": "/usr/bin:/bin"})
+    if r.returncode != 0:
+        raise SystemExit(f"strata rados init {prefix}: exit {r.returncode}: {r.stderr}")
+    log(r.stdout.strip())
+
+
+def gateway(c, prefix, keys=None):
+    """A daemon on the pools PREFIX.* of cluster c (no drives)."""
+    return Strata(args=flags(c, prefix), drives=[], keys=keys)
+
+
+def objects_missing(gw):
+    """Why objects cannot be tested on gw, or None: a daemon on RADOS
+    answers 501 NotImplemented to object requests until object data and
+    reads are on RADOS (the build may take --rados-conf before that)."""
+    c = gw.client()
+    b = gw.bucket_name("probe")
+    c.create_bucket(Bucket=b)
+    try:
+        c.put_object(Bucket=b, Key="probe", Body=b"probe")
+    except c.exceptions.ClientError as e:
+        if e.response.get("Error", {}).get("Code") == "NotImplemented":
+            return ("object requests answer 501 NotImplemented on this build's RADOS store "
+                    "(object data is not on RADOS yet)")
+        raise
+    assert c.get_object(Bucket=b, Key="probe")["Body"].read() == b"probe"
+    c.delete_object(Bucket=b, Key="probe")
+    c.delete_bucket(Bucket=b)
+    return None
+
+
+def run_two_gateways(prefix, ready, **cluster):
+    """The main of a test file with two gateways: skip unless the daemon
+    can run on RADOS, start a CephCluster(**cluster), `strata rados init`
+    prefix, start gateways A and B (same root keys) on it, skip unless
+    objects work, call ready(cluster, B), then run the file's tests with A
+    (strata_harness.run, which exits)."""
+    from ceph_cluster import CephCluster
+    from strata_harness import run
+    require_daemon_on_rados()
+    with CephCluster(**cluster) as c:
+        log(f"cluster ({c.nosds} {c.store} OSD(s)) up in {c.start_seconds:.1f} s")
+        rados_init(c, prefix)
+        a = gateway(c, prefix)
+        b = gateway(c, prefix, keys=(a.ak, a.sk))
+        try:  # the gateways stop before the cluster they close their state in
+            why = objects_missing(a)
+            if why:
+                a.stop()
+                b.stop()
+                skip(why)
+            ready(c, b)
+            run(a)  # exits
+        finally:
+            a.stop()
+            b.stop()
