@@ -674,15 +674,23 @@ static enum strata_s3c_result simple(struct strata_s3c *c, enum method m, const 
 
 /* A request on one key (and version): sub-resource sub ("retention=", or
  * NULL), body as in simple. */
+static enum strata_s3c_result keyed_hdrs(struct strata_s3c *c, enum method m, const char *bucket,
+                                         const char *key, const char *version_id, const char *sub,
+                                         const char *body, const char *const *headers,
+                                         struct strata_s3c_obj *info, struct strata_s3c_error *e)
+{
+    char q[512];
+    if (!key || version_query(sub, version_id, q, sizeof(q)) != 0)
+        return no_handle(e, "bad key or version id");
+    return simple(c, m, bucket, key, q, body, headers, info, NULL, NULL, e);
+}
+
 static enum strata_s3c_result keyed(struct strata_s3c *c, enum method m, const char *bucket,
                                     const char *key, const char *version_id, const char *sub,
                                     const char *body, struct strata_s3c_obj *info,
                                     struct strata_s3c_error *e)
 {
-    char q[512];
-    if (!key || version_query(sub, version_id, q, sizeof(q)) != 0)
-        return no_handle(e, "bad key or version id");
-    return simple(c, m, bucket, key, q, body, NULL, info, NULL, NULL, e);
+    return keyed_hdrs(c, m, bucket, key, version_id, sub, body, NULL, info, e);
 }
 
 enum strata_s3c_result strata_s3c_head_object(struct strata_s3c *c, const char *bucket,
@@ -781,6 +789,15 @@ enum strata_s3c_result strata_s3c_put_retention(struct strata_s3c *c, const char
                                                 const char *mode, const char *until,
                                                 struct strata_s3c_error *e)
 {
+    return strata_s3c_put_retention_hdrs(c, bucket, key, version_id, mode, until, NULL, e);
+}
+
+enum strata_s3c_result strata_s3c_put_retention_hdrs(struct strata_s3c *c, const char *bucket,
+                                                     const char *key, const char *version_id,
+                                                     const char *mode, const char *until,
+                                                     const char *const *headers,
+                                                     struct strata_s3c_error *e)
+{
     if (!mode || !until || (strcmp(mode, "GOVERNANCE") != 0 && strcmp(mode, "COMPLIANCE") != 0) ||
         strlen(until) > 40 || strpbrk(until, "<>&"))
         return no_handle(e, "bad retention mode or date");
@@ -789,19 +806,36 @@ enum strata_s3c_result strata_s3c_put_retention(struct strata_s3c *c, const char
              "<Retention xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\"><Mode>%s</Mode>"
              "<RetainUntilDate>%s</RetainUntilDate></Retention>",
              mode, until);
-    return keyed(c, M_PUT, bucket, key, version_id, "retention=", body, NULL, e);
+    return keyed_hdrs(c, M_PUT, bucket, key, version_id, "retention=", body, headers, NULL, e);
 }
 
 enum strata_s3c_result strata_s3c_put_legal_hold(struct strata_s3c *c, const char *bucket,
                                                  const char *key, const char *version_id, bool on,
                                                  struct strata_s3c_error *e)
 {
+    return strata_s3c_put_legal_hold_hdrs(c, bucket, key, version_id, on, NULL, e);
+}
+
+enum strata_s3c_result strata_s3c_put_legal_hold_hdrs(struct strata_s3c *c, const char *bucket,
+                                                      const char *key, const char *version_id,
+                                                      bool on, const char *const *headers,
+                                                      struct strata_s3c_error *e)
+{
     char body[160];
     snprintf(body, sizeof(body),
              "<LegalHold xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\"><Status>%s</Status>"
              "</LegalHold>",
              on ? "ON" : "OFF");
-    return keyed(c, M_PUT, bucket, key, version_id, "legal-hold=", body, NULL, e);
+    return keyed_hdrs(c, M_PUT, bucket, key, version_id, "legal-hold=", body, headers, NULL, e);
+}
+
+enum strata_s3c_result strata_s3c_put_tagging(struct strata_s3c *c, const char *bucket,
+                                              const char *key, const char *version_id,
+                                              const char *xml, const char *const *headers,
+                                              struct strata_s3c_error *e)
+{
+    return keyed_hdrs(c, xml ? M_PUT : M_DELETE, bucket, key, version_id, "tagging=", xml,
+                      headers, NULL, e);
 }
 
 enum strata_s3c_result strata_s3c_lock_enabled(struct strata_s3c *c, const char *bucket,

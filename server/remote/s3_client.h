@@ -167,6 +167,23 @@ enum strata_s3c_result strata_s3c_put_retention(struct strata_s3c *c, const char
 enum strata_s3c_result strata_s3c_put_legal_hold(struct strata_s3c *c, const char *bucket,
                                                  const char *key, const char *version_id, bool on,
                                                  struct strata_s3c_error *e);
+/* The same two with extra "Name: value" lines (NULL-ended, or NULL): a
+ * replication peer's version id travels in one. */
+enum strata_s3c_result strata_s3c_put_retention_hdrs(struct strata_s3c *c, const char *bucket,
+                                                     const char *key, const char *version_id,
+                                                     const char *mode, const char *until,
+                                                     const char *const *headers,
+                                                     struct strata_s3c_error *e);
+enum strata_s3c_result strata_s3c_put_legal_hold_hdrs(struct strata_s3c *c, const char *bucket,
+                                                      const char *key, const char *version_id,
+                                                      bool on, const char *const *headers,
+                                                      struct strata_s3c_error *e);
+/* PutObjectTagging with the <Tagging> document xml, or DeleteObjectTagging
+ * when xml is NULL; headers as above. */
+enum strata_s3c_result strata_s3c_put_tagging(struct strata_s3c *c, const char *bucket,
+                                              const char *key, const char *version_id,
+                                              const char *xml, const char *const *headers,
+                                              struct strata_s3c_error *e);
 /* GetObjectLockConfiguration: *enabled when the bucket has Object Lock on
  * (an answer of ObjectLockConfigurationNotFoundError is OK, *enabled false). */
 enum strata_s3c_result strata_s3c_lock_enabled(struct strata_s3c *c, const char *bucket,

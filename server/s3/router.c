@@ -152,8 +152,9 @@ static const char *const unsupported_hdrs[] = {
     "x-amz-grant-write-acp",
     "x-amz-grant-full-control",
     "x-amz-object-ownership",
-    /* A replication peer's version id (repl.h): PutObject and DeleteObject
-     * only; copies, multipart uploads and the rest would drop it. */
+    /* A replication peer's version id (repl.h): PutObject, DeleteObject
+     * and the tag, retention and legal hold changes of a version only;
+     * copies, multipart uploads and the rest would drop it. */
     STRATA_REPL_HDR,
 };
 
@@ -182,7 +183,9 @@ static bool hdr_taken(const char *op, const char *h)
     if (strcmp(h, "x-amz-object-ownership") == 0)
         return strcmp(op, "CreateBucket") == 0;
     if (strcmp(h, STRATA_REPL_HDR) == 0)
-        return strcmp(op, "PutObject") == 0 || strcmp(op, "DeleteObject") == 0;
+        return strcmp(op, "PutObject") == 0 || strcmp(op, "DeleteObject") == 0 ||
+               strcmp(op, "PutObjectTagging") == 0 || strcmp(op, "DeleteObjectTagging") == 0 ||
+               strcmp(op, "PutObjectRetention") == 0 || strcmp(op, "PutObjectLegalHold") == 0;
     if (strcmp(h, "x-amz-acl") == 0 || strncmp(h, "x-amz-grant-", 12) == 0)
         return obj || strcmp(op, "CreateBucket") == 0 || strcmp(op, "PutBucketAcl") == 0 ||
                strcmp(op, "PutObjectAcl") == 0;
