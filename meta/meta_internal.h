@@ -655,6 +655,13 @@ int strata_meta__version_commit(struct strata_meta *m, unsigned set, const char 
                                 const char *if_match, bool if_none_match_star,
                                 meta_extra_fn extra, void *ud, uint8_t sk[SORTKEY_LEN],
                                 struct meta_drop *drop);
+/* The same with replica_sk (non-NULL): a replica's version, the source's
+ * sort key (version id and time) kept, as strata_meta__replica_decide. */
+int strata_meta__version_commit_as(struct strata_meta *m, unsigned set, const char *bucket,
+                                   const char *key, int versioning, struct meta_rec *r,
+                                   const char *if_match, bool if_none_match_star,
+                                   const uint8_t *replica_sk, meta_extra_fn extra, void *ud,
+                                   uint8_t sk[SORTKEY_LEN], struct meta_drop *drop);
 /* Remove what drop names now, or (when a reader has the version pinned)
  * when its last reader is done. */
 void strata_meta__drop(struct strata_meta *m, unsigned set, const char *bucket, const char *key,

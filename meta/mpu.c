@@ -804,6 +804,12 @@ static int complete_replay(struct strata_meta *m, const struct strata_mpu_comple
 int strata_mpu_complete(struct strata_meta *m, const struct strata_mpu_complete_opts *o,
                         struct strata_obj_info *out)
 {
+    return strata_mpu_complete_as(m, o, NULL, out);
+}
+
+int strata_mpu_complete_as(struct strata_meta *m, const struct strata_mpu_complete_opts *o,
+                           const char *version_id, struct strata_obj_info *out)
+{
     if (out)
         memset(out, 0, sizeof(*out));
     uint8_t up[UPLOAD_LEN];
@@ -1005,8 +1011,15 @@ int strata_mpu_complete(struct strata_meta *m, const struct strata_mpu_complete_
                              .nchunks = nchunks,
                              .done = &dn,
                              .r = &r};
-        rc = strata_meta__version_commit(m, set, o->bucket, o->key, b.versioning, &r, o->if_match,
-                                         o->if_none_match_star, complete_extra, &cx, sk, &drop);
+        uint8_t rsk[SORTKEY_LEN];
+        if (version_id && (b.versioning != STRATA_VERSIONING_ENABLED ||
+                           strata_meta__vid_parse(version_id, rsk) != 0))
+            rc = STRATA_EINVAL;
+        else
+            rc = strata_meta__version_commit_as(m, set, o->bucket, o->key, b.versioning, &r,
+                                                o->if_match, o->if_none_match_star,
+                                                version_id ? rsk : NULL, complete_extra, &cx,
+                                                sk, &drop);
         if (rc == 0 && cx.err)
             strata_log(&m->log, STRATA_LOG_WARN, "meta",
                        "complete of %s/%s: no completed-upload record (%s): retries answer "

@@ -423,12 +423,15 @@ struct vc {
     struct meta_rec *r;
     const char *if_match;
     bool if_none_match_star;
+    const uint8_t *replica_sk; /* NULL: a new version of its own */
 };
 
 static int vc_decide(void *ud, const struct strata_meta__key_view *v,
                      struct strata_meta__key_edit *e)
 {
     struct vc *c = ud;
+    if (c->replica_sk)
+        return strata_meta__replica_decide(v, c->r, c->replica_sk, e);
     return strata_meta__version_decide(v, c->versioning, c->r, c->if_match, c->if_none_match_star,
                                        e);
 }
@@ -438,9 +441,19 @@ int strata_meta__version_commit(struct strata_meta *m, unsigned set, const char 
                                 const char *if_match, bool if_none_match_star, meta_extra_fn extra,
                                 void *ud, uint8_t sk[SORTKEY_LEN], struct meta_drop *drop)
 {
+    return strata_meta__version_commit_as(m, set, bucket, key, versioning, r, if_match,
+                                          if_none_match_star, NULL, extra, ud, sk, drop);
+}
+
+int strata_meta__version_commit_as(struct strata_meta *m, unsigned set, const char *bucket,
+                                   const char *key, int versioning, struct meta_rec *r,
+                                   const char *if_match, bool if_none_match_star,
+                                   const uint8_t *replica_sk, meta_extra_fn extra, void *ud,
+                                   uint8_t sk[SORTKEY_LEN], struct meta_drop *drop)
+{
     memset(drop, 0, sizeof(*drop));
     r->flags &= ~REC_F_INLINE;
-    struct vc c = {versioning, r, if_match, if_none_match_star};
+    struct vc c = {versioning, r, if_match, if_none_match_star, replica_sk};
     struct strata_meta__key_txn t = {
         .bucket = bucket,
         .key = key,

@@ -104,16 +104,17 @@ int strata_repl_spec_check(const char *spec, char *err, size_t err_len)
 
 /* ---- one version to the target -------------------------------------- */
 
+/* The bytes [base, base + size) of the version g reads; off from base. */
 struct body {
     struct strata_get *g;
-    uint64_t off, size;
+    uint64_t off, size, base;
 };
 
 static int body_read_cb(void *ud, void *buf, size_t max, size_t *n)
 {
     struct body *b = ud;
     size_t want = b->size - b->off < max ? (size_t)(b->size - b->off) : max;
-    if (want && strata_obj_get_read(b->g, b->off, buf, want) != 0)
+    if (want && strata_obj_get_read(b->g, b->base + b->off, buf, want) != 0)
         return -1;
     b->off += want;
     *n = want;
@@ -198,6 +199,56 @@ static enum strata_pqueue_sent give_up(struct target *t, const char *b, const ch
     return STRATA_PQUEUE_GIVE_UP;
 }
 
+/* A multipart version as a multipart upload with the same part
+ * boundaries (so the same "-N" ETag on the target): create with the
+ * replica's header lines, each part with its MD5, complete with the
+ * version id; an upload that fails is aborted. */
+static enum strata_s3c_result put_multipart(struct target *t, struct strata_get *g,
+                                            const struct strata_obj_info *in, const char *dest,
+                                            const char *k, const char *const *lines,
+                                            struct strata_s3c_error *e)
+{
+    char up[600];
+    enum strata_s3c_result res = strata_s3c_mpu_create(t->c, dest, k, lines, up, sizeof(up), e);
+    if (res != STRATA_S3C_OK)
+        return res;
+    char(*etags)[sizeof(((struct strata_s3c_obj *)0)->etag)] = calloc(in->nparts, sizeof(*etags));
+    const char **ep = calloc(in->nparts, sizeof(*ep));
+    if (!etags || !ep)
+        res = STRATA_S3C_RETRY;
+    for (unsigned i = 1; res == STRATA_S3C_OK && i <= in->nparts; i++) {
+        struct strata_part_info pi;
+        if (strata_obj_get_part(g, i, &pi) != 0) {
+            res = STRATA_S3C_RETRY;
+            break;
+        }
+        uint8_t md5[16];
+        bool has_md5 = strlen(pi.etag) == 32 && strata_hex_decode(pi.etag, 16, md5, false) == 0;
+        struct body b = {g, 0, pi.size, pi.offset};
+        struct strata_s3c_put p = {.bucket = dest, .key = k, .size = pi.size,
+                                   .md5 = has_md5 ? md5 : NULL, .read_cb = body_read_cb,
+                                   .rewind_cb = body_rewind_cb, .ud = &b};
+        struct strata_s3c_obj info;
+        res = strata_s3c_mpu_part(t->c, &p, up, i, &info, e);
+        snprintf(etags[i - 1], sizeof(etags[i - 1]), "%s", info.etag);
+        ep[i - 1] = etags[i - 1];
+        strata_s3c_obj_fini(&info);
+        if (res == STRATA_S3C_OK)
+            atomic_fetch_add(&t->bytes, pi.size);
+    }
+    char line[200];
+    snprintf(line, sizeof(line), STRATA_REPL_HDR ": %s", in->version_id);
+    const char *const vline[] = {line, NULL};
+    if (res == STRATA_S3C_OK)
+        res = strata_s3c_mpu_complete(t->c, dest, k, up, ep, in->nparts, vline, NULL, e);
+    if (res != STRATA_S3C_OK)
+        (void)strata_s3c_mpu_abort(t->c, dest, k, up, NULL); /* else left to the target's
+                                                              * lifecycle */
+    free(etags);
+    free(ep);
+    return res;
+}
+
 static enum strata_pqueue_sent send_version(struct target *t, const char *b, const char *k,
                                             const char *v, const char *dest, const char *sc)
 {
@@ -229,19 +280,22 @@ static enum strata_pqueue_sent send_version(struct target *t, const char *b, con
         uint8_t md5[16];
         bool has_md5 = in.nparts == 0 && strlen(in.etag) == 32 &&
                        strata_hex_decode(in.etag, 16, md5, false) == 0;
-        struct body body = {g, 0, in.size};
+        struct body body = {g, 0, in.size, 0};
         struct strata_s3c_put p = {.bucket = dest, .key = k, .size = in.size,
                                    .md5 = has_md5 ? md5 : NULL,
                                    .headers = (const char *const *)lines,
                                    .read_cb = body_read_cb, .rewind_cb = body_rewind_cb,
                                    .ud = &body};
         enum strata_s3c_result res =
-            oom ? STRATA_S3C_RETRY : strata_s3c_put_object(t->c, &p, NULL, &e);
+            oom           ? STRATA_S3C_RETRY
+            : in.nparts   ? put_multipart(t, g, &in, dest, k, (const char *const *)lines, &e)
+                          : strata_s3c_put_object(t->c, &p, NULL, &e);
         for (size_t i = 0; i < nl; i++)
             free(lines[i]);
         if (res == STRATA_S3C_OK) {
             status_set(t, b, k, v, "COMPLETED");
-            atomic_fetch_add(&t->bytes, in.size);
+            if (!in.nparts) /* a multipart one counted part by part */
+                atomic_fetch_add(&t->bytes, in.size);
             out = STRATA_PQUEUE_DONE;
         } else if (res == STRATA_S3C_RETRY) {
             out = STRATA_PQUEUE_RETRY;

@@ -166,7 +166,9 @@ int strata_repl_peer_change(struct strata_req *r, const char *action)
 const char *strata_repl_status_for_new(struct strata_req *r, const char *key, const void *tags,
                                        size_t tags_len)
 {
-    if (strata_req_hdr(r, STRATA_REPL_HDR) && r->route && strcmp(r->route->op, "PutObject") == 0)
+    if (strata_req_hdr(r, STRATA_REPL_HDR) && r->route &&
+        (strcmp(r->route->op, "PutObject") == 0 ||
+         strcmp(r->route->op, "CreateMultipartUpload") == 0))
         return "REPLICA";
     if (r->binfo.versioning != STRATA_VERSIONING_ENABLED)
         return NULL;

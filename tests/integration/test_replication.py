@@ -274,6 +274,36 @@ def change_needs_peer_version(_):
 
 
 @test
+def multipart_keeps_parts(_):
+    """A multipart version arrives as a multipart upload with the same part
+    boundaries: the same "-N" ETag and parts on both sides."""
+    s, d, sb, db = pair("mpk")
+    configure(s, sb, db)
+    up = s.create_multipart_upload(Bucket=sb, Key="m", Metadata={"k": "v"},
+                                   ContentType="application/x-ckpt", Tagging="t=1")["UploadId"]
+    parts = [os.urandom(5 << 20), os.urandom(5 << 20), os.urandom(123457)]
+    etags = [s.upload_part(Bucket=sb, Key="m", UploadId=up, PartNumber=i + 1,
+                           Body=p)["ETag"] for i, p in enumerate(parts)]
+    vid = s.complete_multipart_upload(Bucket=sb, Key="m", UploadId=up, MultipartUpload={
+        "Parts": [{"PartNumber": i + 1, "ETag": e} for i, e in enumerate(etags)]})["VersionId"]
+    wait_status(s, sb, "m", vid, "COMPLETED")
+    a = s.head_object(Bucket=sb, Key="m", VersionId=vid)
+    b = d.head_object(Bucket=db, Key="m", VersionId=vid)
+    assert a["ETag"].endswith('-3"'), a["ETag"]
+    assert a["ETag"] == b["ETag"], (a["ETag"], b["ETag"])
+    assert b["ContentType"] == "application/x-ckpt" and b["Metadata"] == {"k": "v"}, b
+    for i, p in enumerate(parts):
+        pa = s.head_object(Bucket=sb, Key="m", VersionId=vid, PartNumber=i + 1)
+        pb = d.head_object(Bucket=db, Key="m", VersionId=vid, PartNumber=i + 1)
+        assert pa["ContentLength"] == pb["ContentLength"] == len(p), (pa, pb)
+        assert pb["PartsCount"] == 3, pb
+    assert same_version(s, d, sb, db, "m", vid) == b"".join(parts)
+    assert d.get_object_tagging(Bucket=db, Key="m", VersionId=vid)["TagSet"] == [
+        {"Key": "t", "Value": "1"}]
+    assert d.list_multipart_uploads(Bucket=db).get("Uploads", []) == []
+
+
+@test
 def put_multipart_copy_replicated(_):
     s, d, sb, db = pair("obj")
     configure(s, sb, db)
