@@ -469,8 +469,9 @@ def peer_header_needs_permission(_):
     except urllib.error.HTTPError as e:
         assert e.code == 403, e.code
     assert "Contents" not in d.list_objects_v2(Bucket=db)
-    # Only PutObject and DeleteObject (without versionId) take it: elsewhere
-    # it would be dropped, so it is refused.
+    # Only PutObject, DeleteObject (without versionId), a multipart upload's
+    # create and complete, and the tag, retention and legal hold changes of
+    # a version take it: elsewhere it would be dropped, so it is refused.
     vid = d.put_object(Bucket=db, Key="plain", Body=b"p")["VersionId"]
 
     def with_hdr(event, fn):
@@ -483,8 +484,9 @@ def peer_header_needs_permission(_):
             d.meta.events.unregister(event, add)
     expect_error(lambda: with_hdr("before-sign.s3.CopyObject", lambda: d.copy_object(
         Bucket=db, Key="c", CopySource={"Bucket": db, "Key": "plain"})), "NotImplemented", 501)
-    expect_error(lambda: with_hdr("before-sign.s3.CreateMultipartUpload", lambda:
-                                  d.create_multipart_upload(Bucket=db, Key="m")),
+    expect_error(lambda: with_hdr("before-sign.s3.PutObjectAcl", lambda:
+                                  d.put_object_acl(Bucket=db, Key="plain", VersionId=vid,
+                                                   ACL="private")),
                  "NotImplemented", 501)
     expect_error(lambda: with_hdr("before-sign.s3.DeleteObject", lambda: d.delete_object(
         Bucket=db, Key="plain", VersionId=vid)), "InvalidRequest", 400)
