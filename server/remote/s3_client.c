@@ -529,16 +529,14 @@ static enum strata_s3c_result perform(struct strata_s3c *c, struct req *r, enum 
         curl_easy_setopt(h, CURLOPT_NOBODY, 1L);
     else if (m == M_DELETE)
         curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, "DELETE");
-    else if (m == M_POST) {
-        curl_easy_setopt(h, CURLOPT_POST, 1L);
-        curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)put_size);
-        curl_easy_setopt(h, CURLOPT_READFUNCTION, read_cb);
-        curl_easy_setopt(h, CURLOPT_READDATA, r);
-        curl_easy_setopt(h, CURLOPT_SEEKFUNCTION, seek_cb);
-        curl_easy_setopt(h, CURLOPT_SEEKDATA, r);
-    } else if (m == M_PUT) {
-        curl_easy_setopt(h, CURLOPT_UPLOAD, 1L);
-        curl_easy_setopt(h, CURLOPT_INFILESIZE_LARGE, (curl_off_t)put_size);
+    else if (m == M_PUT || m == M_POST) {
+        if (m == M_POST) {
+            curl_easy_setopt(h, CURLOPT_POST, 1L);
+            curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)put_size);
+        } else {
+            curl_easy_setopt(h, CURLOPT_UPLOAD, 1L);
+            curl_easy_setopt(h, CURLOPT_INFILESIZE_LARGE, (curl_off_t)put_size);
+        }
         curl_easy_setopt(h, CURLOPT_READFUNCTION, read_cb);
         curl_easy_setopt(h, CURLOPT_READDATA, r);
         curl_easy_setopt(h, CURLOPT_SEEKFUNCTION, seek_cb);

@@ -100,6 +100,19 @@ class Receiver:
             self.proc.join()
 
 
+def drain_rate(count, want, what):
+    """events/s from the first event counted (count(): how many so far) to
+    want; exits when not there within 300 s."""
+    while count() <= 0:
+        time.sleep(0.001)
+    t0, first = time.monotonic(), count()
+    while count() < want:
+        time.sleep(0.01)
+        if time.monotonic() - t0 > 300:
+            sys.exit(f"{what}: only {count()} of {want} events")
+    return (want - first) / (time.monotonic() - t0)
+
+
 def nats_count(port, n):
     """A raw NATS subscriber on "ev" (a process of its own): counts messages."""
     import socket
@@ -153,14 +166,7 @@ def nats_rate(c, ep, port):
             time.sleep(0.01)
             if time.monotonic() > deadline:
                 sys.exit("nats subscriber did not start")
-        while n.value <= 0:
-            time.sleep(0.001)
-        t0, first = time.monotonic(), n.value
-        while n.value < EVENTS:
-            time.sleep(0.01)
-            if time.monotonic() - t0 > 300:
-                sys.exit(f"nats: only {n.value} of {EVENTS} events")
-        rate = (EVENTS - first) / (time.monotonic() - t0)
+        rate = drain_rate(lambda: n.value, EVENTS, "nats")
         print(f"nats delivery: {EVENTS} queued events, {rate:.0f} events/s")
         return rate
     finally:
@@ -262,14 +268,7 @@ def webhook_rate(c, rec):
     rec.start()
     # The target's backoff (up to 5 s) may delay the first delivery:
     # timed from the first event received.
-    while rec.count == 0:
-        time.sleep(0.001)
-    t0, first = time.monotonic(), rec.count
-    while rec.count < EVENTS:
-        time.sleep(0.01)
-        if time.monotonic() - t0 > 300:
-            sys.exit(f"only {rec.count} of {EVENTS} events delivered")
-    ev_s = (EVENTS - first) / (time.monotonic() - t0)
+    ev_s = drain_rate(lambda: rec.count, EVENTS, "webhook")
     print(f"webhook delivery: {EVENTS} queued events in {EVENTS / ev_s:.2f} s = "
           f"{ev_s:.0f} events/s")
     return ev_s
