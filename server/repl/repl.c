@@ -10,9 +10,9 @@
  * S3 operation on the same version id (a Strata target keeps the source's
  * ids), carrying the version's state when sent, so the last one sent wins;
  * a target that answers 404 (the copy not there yet, or not a Strata that
- * keeps ids) gets the version whole instead.  The version is read back when it is
- * sent, so the queue stays small and a version deleted meanwhile is
- * simply skipped (nothing to replicate any more).
+ * keeps ids) gets the version whole instead.  The version is read back
+ * when it is sent, so the queue stays small and a version deleted
+ * meanwhile is simply skipped (nothing to replicate any more).
  */
 #include "repl.h"
 #include "repl_internal.h"
