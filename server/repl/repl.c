@@ -201,15 +201,36 @@ static enum strata_pqueue_sent give_up(struct target *t, const char *b, const ch
 
 /* A multipart version as a multipart upload with the same part
  * boundaries (so the same "-N" ETag on the target): create with the
- * replica's header lines, each part with its MD5, complete with the
- * version id; an upload that fails is aborted. */
+ * replica's header lines (and the version's checksum algorithm and type),
+ * each part with its MD5 and checksum (so the target forms the same
+ * checksum of the parts), complete with the version id; an upload that
+ * fails is aborted. */
 static enum strata_s3c_result put_multipart(struct target *t, struct strata_get *g,
                                             const struct strata_obj_info *in, const char *dest,
                                             const char *k, const char *const *lines,
                                             struct strata_s3c_error *e)
 {
+    const char *cl[STRATA_S3C_HDRS_MAX + 1];
+    size_t n = 0;
+    while (lines[n] && n + 3 < STRATA_S3C_HDRS_MAX) {
+        cl[n] = lines[n];
+        n++;
+    }
+    const char *algo = strata_s3_cksum_algo_name(in->cksum_algo);
+    const char *type = strata_s3_cksum_type_name(in->cksum_type);
+    const char *phdr = in->cksum_len ? strata_s3_cksum_hdr(in->cksum_algo) : NULL;
+    char al[80], tl[80];
+    if (algo && phdr) {
+        snprintf(al, sizeof(al), "x-amz-checksum-algorithm: %s", algo);
+        cl[n++] = al;
+        if (type) {
+            snprintf(tl, sizeof(tl), "x-amz-checksum-type: %s", type);
+            cl[n++] = tl;
+        }
+    }
+    cl[n] = NULL;
     char up[600];
-    enum strata_s3c_result res = strata_s3c_mpu_create(t->c, dest, k, lines, up, sizeof(up), e);
+    enum strata_s3c_result res = strata_s3c_mpu_create(t->c, dest, k, cl, up, sizeof(up), e);
     if (res != STRATA_S3C_OK)
         return res;
     char(*etags)[sizeof(((struct strata_s3c_obj *)0)->etag)] = calloc(in->nparts, sizeof(*etags));
@@ -225,9 +246,16 @@ static enum strata_s3c_result put_multipart(struct target *t, struct strata_get 
         uint8_t md5[16];
         bool has_md5 = strlen(pi.etag) == 32 && strata_hex_decode(pi.etag, 16, md5, false) == 0;
         struct body b = {g, 0, pi.size, pi.offset};
+        char ck[128], b64[64];
+        const char *pl[] = {ck, NULL};
+        bool has_ck = phdr && pi.cksum_len && pi.cksum_algo == in->cksum_algo &&
+                      strata_b64_encode(pi.cksum, pi.cksum_len, b64, sizeof(b64)) > 0;
+        if (has_ck)
+            snprintf(ck, sizeof(ck), "%s: %s", phdr, b64);
         struct strata_s3c_put p = {.bucket = dest, .key = k, .size = pi.size,
-                                   .md5 = has_md5 ? md5 : NULL, .read_cb = body_read_cb,
-                                   .rewind_cb = body_rewind_cb, .ud = &b};
+                                   .md5 = has_md5 ? md5 : NULL, .headers = has_ck ? pl : NULL,
+                                   .read_cb = body_read_cb, .rewind_cb = body_rewind_cb,
+                                   .ud = &b};
         struct strata_s3c_obj info;
         res = strata_s3c_mpu_part(t->c, &p, up, i, &info, e);
         snprintf(etags[i - 1], sizeof(etags[i - 1]), "%s", info.etag);

@@ -280,17 +280,23 @@ def multipart_keeps_parts(_):
     s, d, sb, db = pair("mpk")
     configure(s, sb, db)
     up = s.create_multipart_upload(Bucket=sb, Key="m", Metadata={"k": "v"},
-                                   ContentType="application/x-ckpt", Tagging="t=1")["UploadId"]
+                                   ContentType="application/x-ckpt", Tagging="t=1",
+                                   ChecksumAlgorithm="CRC32C")["UploadId"]
     parts = [os.urandom(5 << 20), os.urandom(5 << 20), os.urandom(123457)]
-    etags = [s.upload_part(Bucket=sb, Key="m", UploadId=up, PartNumber=i + 1,
-                           Body=p)["ETag"] for i, p in enumerate(parts)]
+    done = [s.upload_part(Bucket=sb, Key="m", UploadId=up, PartNumber=i + 1, Body=p,
+                          ChecksumAlgorithm="CRC32C") for i, p in enumerate(parts)]
     vid = s.complete_multipart_upload(Bucket=sb, Key="m", UploadId=up, MultipartUpload={
-        "Parts": [{"PartNumber": i + 1, "ETag": e} for i, e in enumerate(etags)]})["VersionId"]
+        "Parts": [{"PartNumber": i + 1, "ETag": x["ETag"], "ChecksumCRC32C": x["ChecksumCRC32C"]}
+                  for i, x in enumerate(done)]})["VersionId"]
     wait_status(s, sb, "m", vid, "COMPLETED")
     a = s.head_object(Bucket=sb, Key="m", VersionId=vid)
     b = d.head_object(Bucket=db, Key="m", VersionId=vid)
     assert a["ETag"].endswith('-3"'), a["ETag"]
     assert a["ETag"] == b["ETag"], (a["ETag"], b["ETag"])
+    ca = s.head_object(Bucket=sb, Key="m", VersionId=vid, ChecksumMode="ENABLED")
+    cb = d.head_object(Bucket=db, Key="m", VersionId=vid, ChecksumMode="ENABLED")
+    assert ca["ChecksumCRC32C"].endswith("-3"), ca.get("ChecksumCRC32C")
+    assert ca["ChecksumCRC32C"] == cb.get("ChecksumCRC32C"), (ca, cb)
     assert b["ContentType"] == "application/x-ckpt" and b["Metadata"] == {"k": "v"}, b
     for i, p in enumerate(parts):
         pa = s.head_object(Bucket=sb, Key="m", VersionId=vid, PartNumber=i + 1)
