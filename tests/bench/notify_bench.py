@@ -25,8 +25,9 @@ receiver in this process (http.server, keep-alive).
 Environment: STRATA_BIN (default build-dev/strata), EVENTS (2000), PUTS
 (300), THREADS (4), ROUNDS (3), BROKERS ("amqp,mqtt,postgres"; "" for
 none), BROKERS_ONLY=1 (only the broker figures), PUT_ONLY=1 (only the foreground PUT
-rate, on against off, with the load average before and after), KEEP=1 keeps
-the work directory.
+rate, on against off, with the load average before and after; TARGET=nats:
+the events go to nats-server instead of the webhook), KEEP=1 keeps the work
+directory.
 Prints the figures and one JSON line.
 """
 import http.server
@@ -53,6 +54,7 @@ PUTS = int(os.environ.get("PUTS", "300"))
 THREADS = int(os.environ.get("THREADS", "4"))
 ROUNDS = int(os.environ.get("ROUNDS", "3"))
 PUT_ONLY = os.environ.get("PUT_ONLY") == "1"
+TARGET = os.environ.get("TARGET", "webhook") if PUT_ONLY else "webhook"
 BROKERS = [] if PUT_ONLY else [
     b for b in os.environ.get("BROKERS", "amqp,mqtt,postgres").split(",") if b]
 
@@ -306,14 +308,27 @@ def main():
         c.put_bucket_notification_configuration(Bucket="bench-nats", NotificationConfiguration={
             "QueueConfigurations": [{"QueueArn": "arn:strata:sqs::n:nats",
                                      "Events": ["s3:ObjectCreated:*"]}]})
+        arn = "arn:strata:sqs::n:nats" if TARGET == "nats" else "arn:strata:sqs::h:webhook"
         c.put_bucket_notification_configuration(Bucket="bench-on", NotificationConfiguration={
-            "QueueConfigurations": [{"QueueArn": "arn:strata:sqs::h:webhook",
-                                     "Events": ["s3:ObjectCreated:*"]}]})
+            "QueueConfigurations": [{"QueueArn": arn, "Events": ["s3:ObjectCreated:*"]}]})
         rec = Receiver(hook_port)
         nats_ev_s = ev_s = None
-        if PUT_ONLY:
-            rec.start()
+        if TARGET == "nats":
+            import shutil
+            nats_srv = subprocess.Popen(
+                [shutil.which("nats-server") or "/usr/sbin/nats-server", "-a", "127.0.0.1", "-p",
+                 str(nats_port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            sink_pid = nats_srv.pid
+
+            def got():
+                return delivered(ep, "n")
         else:
+            rec.start()
+            sink_pid = rec.proc.pid
+
+            def got():
+                return rec.count
+        if not PUT_ONLY:
             nats_ev_s = nats_rate(c, ep, nats_port)
             ev_s = webhook_rate(c, rec)
         load0 = os.getloadavg()
@@ -327,7 +342,7 @@ def main():
             return (int(st[11]) + int(st[12])) / tick
 
         def cell(bucket):
-            c0, r0 = cpu(), cpu(rec.proc.pid)
+            c0, r0 = cpu(), cpu(sink_pid)
             n = [0]
             lk = threading.Lock()
 
@@ -347,7 +362,7 @@ def main():
                 x.join()
             rate = PUTS / (time.monotonic() - t)
             cpu_us[bucket].append((cpu() - c0) / PUTS * 1e6)
-            rcv_us[bucket].append((cpu(rec.proc.pid) - r0) / PUTS * 1e6)
+            rcv_us[bucket].append((cpu(sink_pid) - r0) / PUTS * 1e6)
             return rate
 
         cpu_us = {"bench-off": [], "bench-on": []}
@@ -390,14 +405,14 @@ def main():
               f"(off/on {l_off / l_on:.3f})")
         c_off, c_on = (statistics.median(cpu_us[k]) for k in ("bench-off", "bench-on"))
         print(f"daemon CPU per PUT (its delivery thread included): off {c_off:.0f} us, "
-              f"on {c_on:.0f} us ({c_on / c_off:.3f}x); the webhook receiver's CPU per PUT "
+              f"on {c_on:.0f} us ({c_on / c_off:.3f}x); the {TARGET} receiver's CPU per PUT "
               f"{statistics.median(rcv_us['bench-on']):.0f} us (a process on the same cores)")
         load1 = os.getloadavg()
         print(f"load average (1, 5, 15 min) before {load0[0]:.2f} {load0[1]:.2f} {load0[2]:.2f}, "
               f"after {load1[0]:.2f} {load1[1]:.2f} {load1[2]:.2f}")
         deadline = time.monotonic() + 120
         want = (0 if PUT_ONLY else EVENTS) + PUTS * (ROUNDS + 1)
-        while rec.count < want and time.monotonic() < deadline:
+        while got() < want and time.monotonic() < deadline:
             time.sleep(0.1)
         m = metrics(ep, ("strata_notify_",))
         print(json.dumps({"events_per_s": round(ev_s) if ev_s else None,
@@ -405,14 +420,17 @@ def main():
                           "put_on": round(m_on), "ratio": round(m_on / m_off, 3),
                           "cpu_us_off": round(c_off), "cpu_us_on": round(c_on),
                           "lat_ms_off": round(l_off, 2), "lat_ms_on": round(l_on, 2),
-                          "delivered": rec.count, "want": want,
+                          "target": TARGET, "delivered": got(), "want": want,
                           "dropped": m.get("strata_notify_dropped_total", 0),
                           "load_before": round(load0[0], 2), "load_after": round(load1[0], 2)}))
-        if rec.count < want:
+        if got() < want:
             sys.exit("events lost")
     finally:
         if "rec" in locals():
             rec.stop()
+        if "nats_srv" in locals():
+            nats_srv.kill()
+            nats_srv.wait()
         stop(proc, work)
 
 
