@@ -319,6 +319,18 @@ static inline int mt_mpu_single(struct strata_meta *m, const struct strata_mpu_o
     return mt_mpu_single_as(m, mo, NULL, data, len, out);
 }
 
+/* The same with default options for bucket/key. */
+static inline int mt_mpu_plain(struct strata_meta *m, const char *bucket, const char *key,
+                               const char *version_id, const void *data, size_t len,
+                               struct strata_obj_info *out)
+{
+    struct strata_mpu_opts mo;
+    memset(&mo, 0, sizeof(mo));
+    mo.bucket = bucket;
+    mo.key = key;
+    return mt_mpu_single_as(m, &mo, version_id, data, len, out);
+}
+
 /*
  * Kill tests: fork; the child runs child(ud, fd), which writes one byte to
  * fd when it is ready, then ack_size bytes per acknowledged step, and never

@@ -254,14 +254,10 @@ static void test_complete_replaces_null(void **state)
     static uint8_t d1[200000], d2[200000]; /* erasure-coded, not inline */
     mt_fill(d1, sizeof(d1), 5);
     mt_fill(d2, sizeof(d2), 6);
-    struct strata_mpu_opts mo;
-    memset(&mo, 0, sizeof(mo));
-    mo.bucket = "b";
-    mo.key = "k";
-    assert_int_equal(mt_mpu_single(e->m, &mo, d1, sizeof(d1), NULL), 0);
+    assert_int_equal(mt_mpu_plain(e->m, "b", "k", NULL, d1, sizeof(d1), NULL), 0);
     int one = mt_data_files(e);
     assert_true(one > 0);
-    assert_int_equal(mt_mpu_single(e->m, &mo, d2, sizeof(d2), NULL), 0);
+    assert_int_equal(mt_mpu_plain(e->m, "b", "k", NULL, d2, sizeof(d2), NULL), 0);
     assert_int_equal(mt_data_files(e), one); /* the first object's part went */
     read_all_check(e, "k", d2, sizeof(d2));
     mt_teardown(e);
