@@ -9,7 +9,9 @@
  *   parts' data ids.  Its decide (complete_decide) is a pure function of
  *   the store's view (the key's versions, the upload record, the committed
  *   parts): the part list checked, the version record and part table made,
- *   the version rules of a PUT applied (strata_meta__version_decide), and
+ *   the version rules of a PUT applied (strata_meta__version_decide; a
+ *   replica's, strata_mpu_complete_as, keeps the source's version id and
+ *   time as a replica PUT does: strata_meta__replica_decide), and
  *   the completed-upload record that answers a repeated complete with the
  *   same part list for m->mpu_retry_ns.  The store applies it at once with
  *   the upload's and the parts' removal.
@@ -422,9 +424,11 @@ struct cdecide {
     const struct strata_mpu_complete_opts *o;
     const struct strata_bucket_info *b;
     const uint8_t *digest;
+    const uint8_t *replica_sk; /* a replica's: the source's sort key, else NULL */
     struct strata_obj_info *out;
     bool replayed; /* answered from the completed-upload record */
     uint8_t done_sk[SORTKEY_LEN]; /* the new version's sort key */
+    struct strata_meta__key_reclaim reclaim; /* the version it replaced, if any */
     /* Per run: */
     struct meta_upload u;
     bool u_live;
@@ -497,7 +501,8 @@ static int done_make(const struct meta_rec *r, const uint8_t *sk, int64_t done_n
 /* The rules of a complete over the store's view (pure but for o's
  * sse_check, which only reads): the part list against the committed parts,
  * the new version's record and part table, and the version rules of a PUT
- * (strata_meta__version_decide). */
+ * (strata_meta__version_decide), or a replica PUT's under the source's
+ * sort key (strata_meta__replica_decide). */
 static int complete_decide(void *ud, const struct strata_meta__mpu_view *v,
                            struct strata_meta__mpu_edit *me)
 {
@@ -607,11 +612,20 @@ static int complete_decide(void *ud, const struct strata_meta__mpu_view *v,
     }
     r->pidx = c->pidx;
     r->pidx_len = c->nchunks * MP_IDX_ENT;
-    rc = strata_meta__version_decide(&v->key, c->b->versioning, r, o->if_match,
-                                     o->if_none_match_star, &me->key);
+    rc = c->replica_sk ? strata_meta__replica_decide(&v->key, r, c->replica_sk, &me->key)
+                       : strata_meta__version_decide(&v->key, c->b->versioning, r, o->if_match,
+                                                     o->if_none_match_star, &me->key);
     if (rc)
         return rc;
+    struct strata_meta__key_reclaim *rcl = &me->key.reclaim;
+    if (rcl->any && (rcl->flags & REC_F_MULTIPART) && !memcmp(rcl->sk, me->key.sk, SORTKEY_LEN))
+        /* A multipart replica sent again: this commit writes its part table
+         * over the earlier copy's (same sort key), so a drop after it would
+         * remove the new version's data.  The orphan audit reclaims the
+         * earlier copy's parts. */
+        memset(rcl, 0, sizeof(*rcl));
     memcpy(c->done_sk, me->key.sk, SORTKEY_LEN);
+    c->reclaim = *rcl;
     rc = done_make(r, me->key.sk, v->key.now_ns, c->digest, &c->done_v, &c->done_vl);
     if (rc)
         return rc;
@@ -626,6 +640,12 @@ static int complete_decide(void *ud, const struct strata_meta__mpu_view *v,
 
 int strata_mpu_complete(struct strata_meta *m, const struct strata_mpu_complete_opts *o,
                         struct strata_obj_info *out)
+{
+    return strata_mpu_complete_as(m, o, NULL, out);
+}
+
+int strata_mpu_complete_as(struct strata_meta *m, const struct strata_mpu_complete_opts *o,
+                           const char *version_id, struct strata_obj_info *out)
 {
     if (out)
         memset(out, 0, sizeof(*out));
@@ -651,12 +671,19 @@ int strata_mpu_complete(struct strata_meta *m, const struct strata_mpu_complete_
     rc = strata_meta_bucket_get(m, o->bucket, &b);
     if (rc)
         return rc;
+    /* A replica keeps the source's id and time (as strata_put_opts.version_id). */
+    uint8_t rsk[SORTKEY_LEN];
+    char vid[STRATA_VERSION_ID_MAX + 1];
+    if (version_id && (b.versioning != STRATA_VERSIONING_ENABLED ||
+                       strata_meta__vid_parse(version_id, rsk) != 0))
+        return STRATA_EINVAL;
     struct cdecide c;
     memset(&c, 0, sizeof(c));
     c.m = m;
     c.o = o;
     c.b = &b;
     c.digest = digest;
+    c.replica_sk = version_id ? rsk : NULL;
     c.out = out;
     c.nchunks = (o->nparts + MP_CHUNK_PARTS - 1) / MP_CHUNK_PARTS;
     c.sel = calloc(o->nparts, sizeof(*c.sel));
@@ -678,9 +705,18 @@ int strata_mpu_complete(struct strata_meta *m, const struct strata_mpu_complete_
             .decide = complete_decide,
             .ud = &c,
         };
+        if (version_id) { /* the version the source's id already names, if any */
+            strata_meta__vid_format(rsk, vid);
+            t.want |= STRATA_META__KEY_VERSION;
+            t.version_id = vid;
+        }
         rc = m->store->mpu_complete(m, &t, &unref);
     }
     if (rc == 0 && !c.replayed) {
+        /* The version replaced (null, or a replica's sent again), as a PUT's. */
+        struct meta_drop drop;
+        strata_meta__drop_of_reclaim(m, &c.reclaim, &drop);
+        strata_meta__drop(m, strata_meta__set_of(m, o->bucket, o->key), o->bucket, o->key, &drop);
         /* Keep the listed parts' data; everything else of the upload goes. */
         refs_reclaim(m, o->bucket, o->key, &unref);
         if (out) {

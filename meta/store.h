@@ -335,6 +335,9 @@ struct strata_meta__mpu_txn {
     uint64_t incarnation;
     const uint8_t *upload;
     unsigned want; /* STRATA_META__KEY_* (strata_meta__version_want) */
+    const char *version_id; /* with VERSION in want: the version of this id in
+                             * the view's version slot (a replica's complete
+                             * under the source's id), as key_txn's */
     int (*decide)(void *ud, const struct strata_meta__mpu_view *v, struct strata_meta__mpu_edit *e);
     void *ud;
 };

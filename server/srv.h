@@ -549,6 +549,9 @@ void strata_xml_complete_free(struct strata_xml_part *parts, size_t n);
  * MalformedXML, or InvalidTag over max tags / bad lengths / duplicates. */
 enum s3_err strata_xml_tagging_parse(const char *body, size_t len, int max,
                                      struct strata_sbuf *out);
+/* The <Tagging> document of a canonical tag set appended to b: 0, or -1
+ * (out of memory, b full, or not a tag set).  s3_tagging.c. */
+int strata_tags_xml(struct strata_sbuf *b, const void *tags, size_t len);
 /* ObjectLockConfiguration: *enabled when ObjectLockEnabled is "Enabled";
  * the default retention (mode 0 when no Rule).  MalformedXML, or
  * InvalidRetentionPeriod for Days/Years out of range (r->err_msg set). */

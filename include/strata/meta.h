@@ -623,6 +623,12 @@ struct strata_mpu_complete_opts {
  */
 int strata_mpu_complete(struct strata_meta *m, const struct strata_mpu_complete_opts *opts,
                         struct strata_obj_info *out);
+/* The same for a replica: the version keeps version_id, the source's id
+ * and time (as strata_put_opts.version_id); NULL is strata_mpu_complete.
+ * STRATA_EINVAL unless the bucket's versioning is Enabled and the id is
+ * valid. */
+int strata_mpu_complete_as(struct strata_meta *m, const struct strata_mpu_complete_opts *opts,
+                           const char *version_id, struct strata_obj_info *out);
 
 /* Remove the upload, its part records and their data. */
 int strata_mpu_abort(struct strata_meta *m, const char *bucket, const char *key,

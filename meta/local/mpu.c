@@ -622,6 +622,7 @@ int strata_meta__local_mpu_complete(struct strata_meta *m, const struct strata_m
             .key = t->key,
             .want = t->want,
             .want_copies = true,
+            .version_id = t->version_id,
             .decide = lcomplete_decide,
             .ud = &c,
         };

@@ -510,6 +510,7 @@ int strata_meta__rados_mpu_complete(struct strata_meta *m, const struct strata_m
         .incarnation = t->incarnation,
         .hold_bucket = true,
         .want = t->want,
+        .version_id = t->version_id,
         .decide = rc_decide,
         .ud = &c,
     };

@@ -487,7 +487,7 @@ static int version_query(const char *first, const char *version_id, char *q, siz
     return n < 0 || (size_t)n >= max ? -1 : 0;
 }
 
-enum method { M_GET, M_HEAD, M_PUT, M_DELETE };
+enum method { M_GET, M_HEAD, M_PUT, M_DELETE, M_POST };
 
 /* Common options, perform, classify.  hdrs is consumed (freed). */
 static enum strata_s3c_result perform(struct strata_s3c *c, struct req *r, enum method m,
@@ -529,9 +529,14 @@ static enum strata_s3c_result perform(struct strata_s3c *c, struct req *r, enum 
         curl_easy_setopt(h, CURLOPT_NOBODY, 1L);
     else if (m == M_DELETE)
         curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, "DELETE");
-    else if (m == M_PUT) {
-        curl_easy_setopt(h, CURLOPT_UPLOAD, 1L);
-        curl_easy_setopt(h, CURLOPT_INFILESIZE_LARGE, (curl_off_t)put_size);
+    else if (m == M_PUT || m == M_POST) {
+        if (m == M_POST) {
+            curl_easy_setopt(h, CURLOPT_POST, 1L);
+            curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)put_size);
+        } else {
+            curl_easy_setopt(h, CURLOPT_UPLOAD, 1L);
+            curl_easy_setopt(h, CURLOPT_INFILESIZE_LARGE, (curl_off_t)put_size);
+        }
         curl_easy_setopt(h, CURLOPT_READFUNCTION, read_cb);
         curl_easy_setopt(h, CURLOPT_READDATA, r);
         curl_easy_setopt(h, CURLOPT_SEEKFUNCTION, seek_cb);
@@ -577,12 +582,13 @@ static enum strata_s3c_result no_handle(struct strata_s3c_error *e, const char *
     return STRATA_S3C_OTHER;
 }
 
-enum strata_s3c_result strata_s3c_put_object(struct strata_s3c *c, const struct strata_s3c_put *p,
-                                             struct strata_s3c_obj *info,
-                                             struct strata_s3c_error *e)
+/* A streamed PUT of p to the key, with query (NULL: none). */
+static enum strata_s3c_result put_streamed(struct strata_s3c *c, const struct strata_s3c_put *p,
+                                           const char *query, struct strata_s3c_obj *info,
+                                           struct strata_s3c_error *e)
 {
     char url[URL_MAX];
-    if (!p->key || build_url(c, p->bucket, p->key, NULL, url, sizeof(url)) != 0 || !p->read_cb)
+    if (!p->key || build_url(c, p->bucket, p->key, query, url, sizeof(url)) != 0 || !p->read_cb)
         return no_handle(e, "bad bucket or key");
     struct req r = {.info = info, .read_cb = p->read_cb, .rewind_cb = p->rewind_cb,
                     .read_ud = p->ud};
@@ -600,6 +606,13 @@ enum strata_s3c_result strata_s3c_put_object(struct strata_s3c *c, const struct 
     enum strata_s3c_result res = perform(c, &r, M_PUT, url, hdrs, p->size, true, e);
     handle_give(c, r.h);
     return res;
+}
+
+enum strata_s3c_result strata_s3c_put_object(struct strata_s3c *c, const struct strata_s3c_put *p,
+                                             struct strata_s3c_obj *info,
+                                             struct strata_s3c_error *e)
+{
+    return put_streamed(c, p, NULL, info, e);
 }
 
 enum strata_s3c_result strata_s3c_get_object(struct strata_s3c *c, const char *bucket,
@@ -674,15 +687,23 @@ static enum strata_s3c_result simple(struct strata_s3c *c, enum method m, const 
 
 /* A request on one key (and version): sub-resource sub ("retention=", or
  * NULL), body as in simple. */
+static enum strata_s3c_result keyed_hdrs(struct strata_s3c *c, enum method m, const char *bucket,
+                                         const char *key, const char *version_id, const char *sub,
+                                         const char *body, const char *const *headers,
+                                         struct strata_s3c_obj *info, struct strata_s3c_error *e)
+{
+    char q[512];
+    if (!key || version_query(sub, version_id, q, sizeof(q)) != 0)
+        return no_handle(e, "bad key or version id");
+    return simple(c, m, bucket, key, q, body, headers, info, NULL, NULL, e);
+}
+
 static enum strata_s3c_result keyed(struct strata_s3c *c, enum method m, const char *bucket,
                                     const char *key, const char *version_id, const char *sub,
                                     const char *body, struct strata_s3c_obj *info,
                                     struct strata_s3c_error *e)
 {
-    char q[512];
-    if (!key || version_query(sub, version_id, q, sizeof(q)) != 0)
-        return no_handle(e, "bad key or version id");
-    return simple(c, m, bucket, key, q, body, NULL, info, NULL, NULL, e);
+    return keyed_hdrs(c, m, bucket, key, version_id, sub, body, NULL, info, e);
 }
 
 enum strata_s3c_result strata_s3c_head_object(struct strata_s3c *c, const char *bucket,
@@ -781,6 +802,15 @@ enum strata_s3c_result strata_s3c_put_retention(struct strata_s3c *c, const char
                                                 const char *mode, const char *until,
                                                 struct strata_s3c_error *e)
 {
+    return strata_s3c_put_retention_hdrs(c, bucket, key, version_id, mode, until, NULL, e);
+}
+
+enum strata_s3c_result strata_s3c_put_retention_hdrs(struct strata_s3c *c, const char *bucket,
+                                                     const char *key, const char *version_id,
+                                                     const char *mode, const char *until,
+                                                     const char *const *headers,
+                                                     struct strata_s3c_error *e)
+{
     if (!mode || !until || (strcmp(mode, "GOVERNANCE") != 0 && strcmp(mode, "COMPLIANCE") != 0) ||
         strlen(until) > 40 || strpbrk(until, "<>&"))
         return no_handle(e, "bad retention mode or date");
@@ -789,19 +819,175 @@ enum strata_s3c_result strata_s3c_put_retention(struct strata_s3c *c, const char
              "<Retention xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\"><Mode>%s</Mode>"
              "<RetainUntilDate>%s</RetainUntilDate></Retention>",
              mode, until);
-    return keyed(c, M_PUT, bucket, key, version_id, "retention=", body, NULL, e);
+    return keyed_hdrs(c, M_PUT, bucket, key, version_id, "retention=", body, headers, NULL, e);
 }
 
 enum strata_s3c_result strata_s3c_put_legal_hold(struct strata_s3c *c, const char *bucket,
                                                  const char *key, const char *version_id, bool on,
                                                  struct strata_s3c_error *e)
 {
+    return strata_s3c_put_legal_hold_hdrs(c, bucket, key, version_id, on, NULL, e);
+}
+
+enum strata_s3c_result strata_s3c_put_legal_hold_hdrs(struct strata_s3c *c, const char *bucket,
+                                                      const char *key, const char *version_id,
+                                                      bool on, const char *const *headers,
+                                                      struct strata_s3c_error *e)
+{
     char body[160];
     snprintf(body, sizeof(body),
              "<LegalHold xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\"><Status>%s</Status>"
              "</LegalHold>",
              on ? "ON" : "OFF");
-    return keyed(c, M_PUT, bucket, key, version_id, "legal-hold=", body, NULL, e);
+    return keyed_hdrs(c, M_PUT, bucket, key, version_id, "legal-hold=", body, headers, NULL, e);
+}
+
+enum strata_s3c_result strata_s3c_put_tagging(struct strata_s3c *c, const char *bucket,
+                                              const char *key, const char *version_id,
+                                              const char *xml, const char *const *headers,
+                                              struct strata_s3c_error *e)
+{
+    return keyed_hdrs(c, xml ? M_PUT : M_DELETE, bucket, key, version_id, "tagging=", xml,
+                      headers, NULL, e);
+}
+
+/* The text of the first <name> element of a small answer body into out
+ * (max bytes with the NUL; "&quot;" read as '"'); whether there was one. */
+static bool xml_field(const char *body, const char *name, char *out, size_t max)
+{
+    char open[64], close[64];
+    snprintf(open, sizeof(open), "<%s>", name);
+    snprintf(close, sizeof(close), "</%s>", name);
+    const char *t = strstr(body, open);
+    const char *end = t ? strstr(t, close) : NULL;
+    if (!end)
+        return false;
+    t += strlen(open);
+    size_t o = 0;
+    while (t < end && o + 1 < max) {
+        if (strncmp(t, "&quot;", 6) == 0) {
+            out[o++] = '"';
+            t += 6;
+        } else {
+            out[o++] = *t++;
+        }
+    }
+    out[o] = '\0';
+    return true;
+}
+
+/* "uploadId=ENC" after first ("partNumber=N&", or ""). */
+static int upload_query(const char *first, const char *upload_id, char *q, size_t max)
+{
+    char enc[600];
+    if (strata_s3c_key_encode(upload_id, enc, sizeof(enc)) != 0 || strchr(enc, '/'))
+        return -1;
+    int n = snprintf(q, max, "%suploadId=%s", first, enc);
+    return n < 0 || (size_t)n >= max ? -1 : 0;
+}
+
+enum strata_s3c_result strata_s3c_mpu_create(struct strata_s3c *c, const char *bucket,
+                                             const char *key, const char *const *headers,
+                                             char *upload_id, size_t max,
+                                             struct strata_s3c_error *e)
+{
+    struct strata_s3c_error local;
+    if (!e)
+        e = &local;
+    char body[2048] = "";
+    /* No Content-Type in headers: none, rather than libcurl's form type. */
+    bool ct = false;
+    const char *lines[STRATA_S3C_HDRS_MAX + 2];
+    size_t n = 0;
+    for (size_t i = 0; headers && headers[i] && n < STRATA_S3C_HDRS_MAX; i++) {
+        ct |= strncasecmp(headers[i], "content-type:", 13) == 0;
+        lines[n++] = headers[i];
+    }
+    if (!ct)
+        lines[n++] = "Content-Type:";
+    lines[n] = NULL;
+    enum strata_s3c_result res =
+        simple(c, M_POST, bucket, key, "uploads=", NULL, lines, NULL, collect_cb, body, e);
+    if (res == STRATA_S3C_OK && (!xml_field(body, "UploadId", upload_id, max) || !upload_id[0])) {
+        copy_text(e->message, sizeof(e->message), "no UploadId in the answer");
+        res = STRATA_S3C_RETRY;
+    }
+    return res;
+}
+
+enum strata_s3c_result strata_s3c_mpu_part(struct strata_s3c *c, const struct strata_s3c_put *p,
+                                           const char *upload_id, unsigned part_number,
+                                           struct strata_s3c_obj *info,
+                                           struct strata_s3c_error *e)
+{
+    char first[32], q[700];
+    snprintf(first, sizeof(first), "partNumber=%u&", part_number);
+    if (upload_query(first, upload_id, q, sizeof(q)) != 0)
+        return no_handle(e, "bad upload id");
+    return put_streamed(c, p, q, info, e);
+}
+
+enum strata_s3c_result strata_s3c_mpu_complete(struct strata_s3c *c, const char *bucket,
+                                               const char *key, const char *upload_id,
+                                               const char *const *etags, size_t nparts,
+                                               const char *const *headers,
+                                               struct strata_s3c_obj *info,
+                                               struct strata_s3c_error *e)
+{
+    struct strata_s3c_error local;
+    if (!e)
+        e = &local;
+    char q[700];
+    if (upload_query("", upload_id, q, sizeof(q)) != 0)
+        return no_handle(e, "bad upload id");
+    size_t cap = 128 + nparts * 160;
+    char *x = malloc(cap);
+    if (!x)
+        return no_handle(e, "out of memory");
+    size_t o = (size_t)snprintf(x, cap, "<CompleteMultipartUpload xmlns=\"http://s3.amazonaws.com/"
+                                        "doc/2006-03-01/\">");
+    for (size_t i = 0; i < nparts; i++) {
+        if (strlen(etags[i]) > 100 || strpbrk(etags[i], "<>&\"")) {
+            free(x);
+            return no_handle(e, "bad part ETag");
+        }
+        o += (size_t)snprintf(x + o, cap - o,
+                              "<Part><PartNumber>%zu</PartNumber><ETag>\"%s\"</ETag></Part>",
+                              i + 1, etags[i]);
+    }
+    snprintf(x + o, cap - o, "</CompleteMultipartUpload>");
+    struct strata_s3c_obj scratch;
+    struct strata_s3c_obj *ob = info ? info : &scratch;
+    char body[2048] = "";
+    /* S3 may answer 200 with an <Error> when the complete failed late. */
+    enum strata_s3c_result res =
+        simple(c, M_POST, bucket, key, q, x, headers, ob, collect_cb, body, e);
+    free(x);
+    if (res == STRATA_S3C_OK && strstr(body, "<Error>")) {
+        strata_s3c_error_parse(body, strlen(body), e);
+        res = strata_s3c_classify(500, e->code);
+    } else if (res == STRATA_S3C_OK) {
+        char etag[80];
+        if (xml_field(body, "ETag", etag, sizeof(etag))) {
+            size_t l = strlen(etag);
+            bool quoted = l >= 2 && etag[0] == '"' && etag[l - 1] == '"';
+            snprintf(ob->etag, sizeof(ob->etag), "%.*s", (int)(quoted ? l - 2 : l),
+                     quoted ? etag + 1 : etag);
+        }
+    }
+    if (!info)
+        strata_s3c_obj_fini(&scratch);
+    return res;
+}
+
+enum strata_s3c_result strata_s3c_mpu_abort(struct strata_s3c *c, const char *bucket,
+                                            const char *key, const char *upload_id,
+                                            struct strata_s3c_error *e)
+{
+    char q[700];
+    if (upload_query("", upload_id, q, sizeof(q)) != 0)
+        return no_handle(e, "bad upload id");
+    return simple(c, M_DELETE, bucket, key, q, NULL, NULL, NULL, NULL, NULL, e);
 }
 
 enum strata_s3c_result strata_s3c_lock_enabled(struct strata_s3c *c, const char *bucket,

@@ -167,6 +167,48 @@ enum strata_s3c_result strata_s3c_put_retention(struct strata_s3c *c, const char
 enum strata_s3c_result strata_s3c_put_legal_hold(struct strata_s3c *c, const char *bucket,
                                                  const char *key, const char *version_id, bool on,
                                                  struct strata_s3c_error *e);
+/* The same two with extra "Name: value" lines (NULL-ended, or NULL): a
+ * replication peer's version id travels in one. */
+enum strata_s3c_result strata_s3c_put_retention_hdrs(struct strata_s3c *c, const char *bucket,
+                                                     const char *key, const char *version_id,
+                                                     const char *mode, const char *until,
+                                                     const char *const *headers,
+                                                     struct strata_s3c_error *e);
+enum strata_s3c_result strata_s3c_put_legal_hold_hdrs(struct strata_s3c *c, const char *bucket,
+                                                      const char *key, const char *version_id,
+                                                      bool on, const char *const *headers,
+                                                      struct strata_s3c_error *e);
+/* PutObjectTagging with the <Tagging> document xml, or DeleteObjectTagging
+ * when xml is NULL; headers as above. */
+enum strata_s3c_result strata_s3c_put_tagging(struct strata_s3c *c, const char *bucket,
+                                              const char *key, const char *version_id,
+                                              const char *xml, const char *const *headers,
+                                              struct strata_s3c_error *e);
+/* Multipart upload.  Create (POST ?uploads, headers as a PUT's, at most
+ * STRATA_S3C_HDRS_MAX) writes the upload id into upload_id[0..max). */
+#define STRATA_S3C_HDRS_MAX 160
+enum strata_s3c_result strata_s3c_mpu_create(struct strata_s3c *c, const char *bucket,
+                                             const char *key, const char *const *headers,
+                                             char *upload_id, size_t max,
+                                             struct strata_s3c_error *e);
+/* UploadPart of p's bytes as part_number; info (optional) gets its ETag. */
+enum strata_s3c_result strata_s3c_mpu_part(struct strata_s3c *c, const struct strata_s3c_put *p,
+                                           const char *upload_id, unsigned part_number,
+                                           struct strata_s3c_obj *info,
+                                           struct strata_s3c_error *e);
+/* CompleteMultipartUpload of parts 1..nparts with etags[i] the ETag of
+ * part i + 1 (without quotes); headers as above; info (optional) gets the
+ * answer's ETag and version id. */
+enum strata_s3c_result strata_s3c_mpu_complete(struct strata_s3c *c, const char *bucket,
+                                               const char *key, const char *upload_id,
+                                               const char *const *etags, size_t nparts,
+                                               const char *const *headers,
+                                               struct strata_s3c_obj *info,
+                                               struct strata_s3c_error *e);
+/* AbortMultipartUpload. */
+enum strata_s3c_result strata_s3c_mpu_abort(struct strata_s3c *c, const char *bucket,
+                                            const char *key, const char *upload_id,
+                                            struct strata_s3c_error *e);
 /* GetObjectLockConfiguration: *enabled when the bucket has Object Lock on
  * (an answer of ObjectLockConfigurationNotFoundError is OK, *enabled false). */
 enum strata_s3c_result strata_s3c_lock_enabled(struct strata_s3c *c, const char *bucket,

@@ -5,9 +5,14 @@
  * A queue message is a small JSON object naming what to copy, not the
  * bytes: {"b": source bucket, "k": key, "v": version id, "d": destination
  * bucket, "sc": storage class or absent, "dm": true for a delete marker,
- * "t": wall-clock ms when queued}.  The version is read back when it is
- * sent, so the queue stays small and a version deleted meanwhile is
- * simply skipped (nothing to replicate any more).
+ * "op": "tags", "retention" or "legal-hold" for that metadata change of the
+ * version alone, "t": wall-clock ms when queued}.  A change is sent as its
+ * S3 operation on the same version id (a Strata target keeps the source's
+ * ids), carrying the version's state when sent, so the last one sent wins;
+ * a target that answers 404 (the copy not there yet, or not a Strata that
+ * keeps ids) gets the version whole instead.  The version is read back
+ * when it is sent, so the queue stays small and a version deleted
+ * meanwhile is simply skipped (nothing to replicate any more).
  */
 #include "repl.h"
 #include "repl_internal.h"
@@ -37,6 +42,7 @@ struct target {
     struct strata_pqueue *q;
     _Atomic uint64_t bytes;         /* data bytes replicated */
     _Atomic uint64_t failed;        /* versions marked FAILED */
+    _Atomic uint64_t changes;       /* metadata changes sent alone (no data) */
     _Atomic int64_t lag_ms;         /* queue-to-COMPLETED time of the last one */
 };
 
@@ -98,16 +104,17 @@ int strata_repl_spec_check(const char *spec, char *err, size_t err_len)
 
 /* ---- one version to the target -------------------------------------- */
 
+/* The bytes [base, base + size) of the version g reads; off from base. */
 struct body {
     struct strata_get *g;
-    uint64_t off, size;
+    uint64_t off, size, base;
 };
 
 static int body_read_cb(void *ud, void *buf, size_t max, size_t *n)
 {
     struct body *b = ud;
     size_t want = b->size - b->off < max ? (size_t)(b->size - b->off) : max;
-    if (want && strata_obj_get_read(b->g, b->off, buf, want) != 0)
+    if (want && strata_obj_get_read(b->g, b->base + b->off, buf, want) != 0)
         return -1;
     b->off += want;
     *n = want;
@@ -192,6 +199,84 @@ static enum strata_pqueue_sent give_up(struct target *t, const char *b, const ch
     return STRATA_PQUEUE_GIVE_UP;
 }
 
+/* A multipart version as a multipart upload with the same part
+ * boundaries (so the same "-N" ETag on the target): create with the
+ * replica's header lines (and the version's checksum algorithm and type),
+ * each part with its MD5 and checksum (so the target forms the same
+ * checksum of the parts), complete with the version id; an upload that
+ * fails is aborted. */
+static enum strata_s3c_result put_multipart(struct target *t, struct strata_get *g,
+                                            const struct strata_obj_info *in, const char *dest,
+                                            const char *k, const char *const *lines,
+                                            struct strata_s3c_error *e)
+{
+    const char *cl[STRATA_S3C_HDRS_MAX + 1];
+    size_t n = 0;
+    while (lines[n] && n + 3 < STRATA_S3C_HDRS_MAX) {
+        cl[n] = lines[n];
+        n++;
+    }
+    const char *algo = strata_s3_cksum_algo_name(in->cksum_algo);
+    const char *type = strata_s3_cksum_type_name(in->cksum_type);
+    const char *phdr = in->cksum_len ? strata_s3_cksum_hdr(in->cksum_algo) : NULL;
+    char al[80], tl[80];
+    if (algo && phdr) {
+        snprintf(al, sizeof(al), "x-amz-checksum-algorithm: %s", algo);
+        cl[n++] = al;
+        if (type) {
+            snprintf(tl, sizeof(tl), "x-amz-checksum-type: %s", type);
+            cl[n++] = tl;
+        }
+    }
+    cl[n] = NULL;
+    char up[600];
+    enum strata_s3c_result res = strata_s3c_mpu_create(t->c, dest, k, cl, up, sizeof(up), e);
+    if (res != STRATA_S3C_OK)
+        return res;
+    char(*etags)[sizeof(((struct strata_s3c_obj *)0)->etag)] = calloc(in->nparts, sizeof(*etags));
+    const char **ep = calloc(in->nparts, sizeof(*ep));
+    if (!etags || !ep)
+        res = STRATA_S3C_RETRY;
+    for (unsigned i = 1; res == STRATA_S3C_OK && i <= in->nparts; i++) {
+        struct strata_part_info pi;
+        if (strata_obj_get_part(g, i, &pi) != 0) {
+            res = STRATA_S3C_RETRY;
+            break;
+        }
+        uint8_t md5[16];
+        bool has_md5 = strlen(pi.etag) == 32 && strata_hex_decode(pi.etag, 16, md5, false) == 0;
+        struct body b = {g, 0, pi.size, pi.offset};
+        char ck[128], b64[64];
+        const char *pl[] = {ck, NULL};
+        bool has_ck = phdr && pi.cksum_len && pi.cksum_algo == in->cksum_algo &&
+                      strata_b64_encode(pi.cksum, pi.cksum_len, b64, sizeof(b64)) > 0;
+        if (has_ck)
+            snprintf(ck, sizeof(ck), "%s: %s", phdr, b64);
+        struct strata_s3c_put p = {.bucket = dest, .key = k, .size = pi.size,
+                                   .md5 = has_md5 ? md5 : NULL, .headers = has_ck ? pl : NULL,
+                                   .read_cb = body_read_cb, .rewind_cb = body_rewind_cb,
+                                   .ud = &b};
+        struct strata_s3c_obj info;
+        res = strata_s3c_mpu_part(t->c, &p, up, i, &info, e);
+        snprintf(etags[i - 1], sizeof(etags[i - 1]), "%s", info.etag);
+        ep[i - 1] = etags[i - 1];
+        strata_s3c_obj_fini(&info);
+        if (res == STRATA_S3C_OK)
+            atomic_fetch_add(&t->bytes, pi.size);
+    }
+    char line[200];
+    snprintf(line, sizeof(line), STRATA_REPL_HDR ": %s", in->version_id);
+    const char *const vline[] = {line, NULL};
+    if (res == STRATA_S3C_OK)
+        res = strata_s3c_mpu_complete(t->c, dest, k, up, ep, in->nparts, vline, NULL, e);
+    if (res != STRATA_S3C_OK)
+        (void)strata_s3c_mpu_abort(t->c, dest, k, up, NULL); /* else left to the target's
+                                                              * lifecycle */
+    free(etags);
+    free(ep);
+    return res;
+}
+
 static enum strata_pqueue_sent send_version(struct target *t, const char *b, const char *k,
                                             const char *v, const char *dest, const char *sc)
 {
@@ -223,19 +308,22 @@ static enum strata_pqueue_sent send_version(struct target *t, const char *b, con
         uint8_t md5[16];
         bool has_md5 = in.nparts == 0 && strlen(in.etag) == 32 &&
                        strata_hex_decode(in.etag, 16, md5, false) == 0;
-        struct body body = {g, 0, in.size};
+        struct body body = {g, 0, in.size, 0};
         struct strata_s3c_put p = {.bucket = dest, .key = k, .size = in.size,
                                    .md5 = has_md5 ? md5 : NULL,
                                    .headers = (const char *const *)lines,
                                    .read_cb = body_read_cb, .rewind_cb = body_rewind_cb,
                                    .ud = &body};
         enum strata_s3c_result res =
-            oom ? STRATA_S3C_RETRY : strata_s3c_put_object(t->c, &p, NULL, &e);
+            oom           ? STRATA_S3C_RETRY
+            : in.nparts   ? put_multipart(t, g, &in, dest, k, (const char *const *)lines, &e)
+                          : strata_s3c_put_object(t->c, &p, NULL, &e);
         for (size_t i = 0; i < nl; i++)
             free(lines[i]);
         if (res == STRATA_S3C_OK) {
             status_set(t, b, k, v, "COMPLETED");
-            atomic_fetch_add(&t->bytes, in.size);
+            if (!in.nparts) /* a multipart one counted part by part */
+                atomic_fetch_add(&t->bytes, in.size);
             out = STRATA_PQUEUE_DONE;
         } else if (res == STRATA_S3C_RETRY) {
             out = STRATA_PQUEUE_RETRY;
@@ -267,20 +355,73 @@ static enum strata_pqueue_sent send_marker(struct target *t, const char *b, cons
     return STRATA_PQUEUE_GIVE_UP;
 }
 
+/* The metadata change op of version v alone (the module doc); the whole
+ * version when the target does not have that version. */
+static enum strata_pqueue_sent send_change(struct target *t, const char *b, const char *k,
+                                           const char *v, const char *dest, const char *sc,
+                                           const char *op)
+{
+    struct strata_obj_info in;
+    memset(&in, 0, sizeof(in));
+    int rc = strata_obj_head(t->owner->meta, b, k, v, &in);
+    if (rc) {
+        strata_obj_info_fini(&in);
+        /* Deleted since: nothing left to copy. */
+        return rc == STRATA_ENOTFOUND || rc == STRATA_EMETHOD ? STRATA_PQUEUE_DONE
+                                                              : STRATA_PQUEUE_RETRY;
+    }
+    char line[200];
+    snprintf(line, sizeof(line), STRATA_REPL_HDR ": %s", v);
+    const char *const lines[] = {line, NULL};
+    struct strata_s3c_error e;
+    memset(&e, 0, sizeof(e));
+    enum strata_s3c_result res = STRATA_S3C_NOT_FOUND; /* retention removed: sent whole */
+    if (strcmp(op, "tags") == 0) {
+        struct strata_sbuf x;
+        strata_sbuf_init(&x, 65536);
+        if (in.tags_len && strata_tags_xml(&x, in.tags, in.tags_len) != 0)
+            res = STRATA_S3C_RETRY;
+        else
+            res = strata_s3c_put_tagging(t->c, dest, k, v, in.tags_len ? x.data : NULL, lines,
+                                         &e);
+        strata_sbuf_fini(&x);
+    } else if (strcmp(op, "retention") == 0 && in.lock.mode != STRATA_LOCK_NONE) {
+        char until[40];
+        strata_iso8601_format(in.lock.until_ms, until, sizeof(until));
+        res = strata_s3c_put_retention_hdrs(
+            t->c, dest, k, v, in.lock.mode == STRATA_LOCK_COMPLIANCE ? "COMPLIANCE" : "GOVERNANCE",
+            until, lines, &e);
+    } else if (strcmp(op, "legal-hold") == 0) {
+        res = strata_s3c_put_legal_hold_hdrs(t->c, dest, k, v, in.lock.legal_hold, lines, &e);
+    }
+    strata_obj_info_fini(&in);
+    if (res == STRATA_S3C_OK) {
+        status_set(t, b, k, v, "COMPLETED");
+        atomic_fetch_add(&t->changes, 1);
+        return STRATA_PQUEUE_DONE;
+    }
+    if (res == STRATA_S3C_NOT_FOUND)
+        return send_version(t, b, k, v, dest, sc);
+    if (res == STRATA_S3C_RETRY)
+        return STRATA_PQUEUE_RETRY;
+    return give_up(t, b, k, v, res, &e);
+}
+
 static enum strata_pqueue_sent target_send_cb(void *ud, const char *msg, size_t len)
 {
     struct target *t = ud;
     json_t *j = json_loadb(msg, len, 0, NULL);
-    const char *b = NULL, *k = NULL, *v = NULL, *d = NULL, *sc = NULL;
+    const char *b = NULL, *k = NULL, *v = NULL, *d = NULL, *sc = NULL, *op = NULL;
     int dm = 0;
     json_int_t queued = 0;
-    if (!j || json_unpack(j, "{s:s, s:s, s:s, s:s, s?:s, s?:b, s?:I}", "b", &b, "k", &k, "v", &v,
-                          "d", &d, "sc", &sc, "dm", &dm, "t", &queued) != 0) {
+    if (!j || json_unpack(j, "{s:s, s:s, s:s, s:s, s?:s, s?:b, s?:s, s?:I}", "b", &b, "k", &k,
+                          "v", &v, "d", &d, "sc", &sc, "dm", &dm, "op", &op, "t", &queued) != 0) {
         json_decref(j);
         return STRATA_PQUEUE_GIVE_UP; /* not ours: cannot happen short of a bad disk */
     }
-    enum strata_pqueue_sent out =
-        dm ? send_marker(t, b, k, v, d) : send_version(t, b, k, v, d, sc);
+    enum strata_pqueue_sent out = dm   ? send_marker(t, b, k, v, d)
+                                  : op ? send_change(t, b, k, v, d, sc, op)
+                                       : send_version(t, b, k, v, d, sc);
     if (out == STRATA_PQUEUE_DONE && queued)
         atomic_store(&t->lag_ms, wall_ms() - (int64_t)queued);
     json_decref(j);
@@ -302,7 +443,8 @@ int strata_repl__target_find(const struct strata_repl *rp, const char *name)
 }
 
 int strata_repl__enqueue(struct strata_repl *rp, int ti, const char *bucket, const char *key,
-                         const char *vid, const char *dest, const char *sc, bool marker)
+                         const char *vid, const char *dest, const char *sc, bool marker,
+                         const char *op)
 {
     json_t *j = json_pack("{s:s, s:s, s:s, s:s, s:I}", "b", bucket, "k", key, "v", vid, "d",
                           dest, "t", (json_int_t)wall_ms());
@@ -310,6 +452,8 @@ int strata_repl__enqueue(struct strata_repl *rp, int ti, const char *bucket, con
         json_object_set_new(j, "sc", json_string(sc));
     if (j && marker)
         json_object_set_new(j, "dm", json_true());
+    if (j && op)
+        json_object_set_new(j, "op", json_string(op));
     char *s = j ? json_dumps(j, JSON_COMPACT) : NULL;
     int rc = s ? strata_pqueue_push(rp->t[ti].q, s, strlen(s)) : -1;
     free(s);
@@ -439,6 +583,8 @@ void strata_repl_metrics_render(struct strata_sbuf *b)
         {"failed_total", "counter", "Versions the target refused for good (marked FAILED)."},
         {"lag_seconds", "gauge", "Time from queueing to completion of the last version "
                                  "replicated."},
+        {"changes_total", "counter", "Tag, retention and legal hold changes sent alone, "
+                                     "without the data."},
     };
     for (size_t k = 0; k < sizeof(m) / sizeof(m[0]); k++) {
         strata_sbuf_printf(b, "# HELP strata_replication_%s %s\n# TYPE strata_replication_%s %s\n",
@@ -450,7 +596,8 @@ void strata_repl_metrics_render(struct strata_sbuf *b)
             double v = k == 0   ? (double)st.pending
                        : k == 1 ? (double)atomic_load(&t->bytes)
                        : k == 2 ? (double)atomic_load(&t->failed)
-                                : (double)atomic_load(&t->lag_ms) / 1000.0;
+                       : k == 3 ? (double)atomic_load(&t->lag_ms) / 1000.0
+                                : (double)atomic_load(&t->changes);
             strata_sbuf_printf(b, "strata_replication_%s{target=\"%s\"} %.*f\n", m[k].name,
                                t->name, k == 3 ? 3 : 0, v);
         }

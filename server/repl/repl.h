@@ -80,12 +80,27 @@ const char *strata_repl_status_for_new(struct strata_req *r, const char *key, co
  * action ("s3:ReplicateObject" or "s3:ReplicateDelete"): 1 yes, 0 not a
  * replica, -1 refused (AccessDenied answered). */
 int strata_repl_peer(struct strata_req *r, const char *action);
+/* The same for a metadata change (PutObjectTagging, DeleteObjectTagging,
+ * PutObjectRetention, PutObjectLegalHold) a peer sends for one replicated
+ * version: the header must name the request's versionId (else 400
+ * InvalidArgument answered, -1). */
+int strata_repl_peer_change(struct strata_req *r, const char *action);
 /* After a version committed (info of it): queues it when it is PENDING. */
 void strata_repl_emit_put(struct strata_req *r, const struct strata_obj_info *info);
+/* What changed of a version, and is sent as that operation alone. */
+enum strata_repl_change {
+    STRATA_REPL_TAGS,      /* PutObjectTagging / DeleteObjectTagging */
+    STRATA_REPL_RETENTION, /* PutObjectRetention */
+    STRATA_REPL_LEGAL_HOLD /* PutObjectLegalHold */
+};
 /* After the tags, retention or legal hold of version vid of key changed:
  * a version replication selected (any status but REPLICA) goes PENDING
- * and is sent again whole (a Strata target replaces its copy). */
-void strata_repl_emit_change(struct strata_req *r, const char *key, const char *vid);
+ * and the change is sent as that metadata operation on the same version
+ * id, with STRATA_REPL_HDR; a target without that version (the copy not
+ * there yet, or a target that does not keep version ids) gets the version
+ * again whole instead. */
+void strata_repl_emit_change(struct strata_req *r, const char *key, const char *vid,
+                             enum strata_repl_change what);
 /* After a delete marker committed on r's bucket: queued when the rule
  * selecting key replicates delete markers. */
 void strata_repl_emit_delete_marker(struct strata_req *r, const char *key, const char *vid);

@@ -136,10 +136,28 @@ int strata_repl_peer(struct strata_req *r, const char *action)
     return 1;
 }
 
+int strata_repl_peer_change(struct strata_req *r, const char *action)
+{
+    const char *v = strata_req_hdr(r, STRATA_REPL_HDR);
+    if (!v)
+        return 0;
+    const char *q = strata_req_query(r, "versionId");
+    if (!q || strcmp(q, v) != 0) {
+        /* The header names the version the change is for: it must be the
+         * one the request addresses, never the latest by default. */
+        r->err_msg = STRATA_REPL_HDR " must equal the request's versionId.";
+        strata_req_error(r, S3E_InvalidArgument, 0);
+        return -1;
+    }
+    return strata_repl_peer(r, action);
+}
+
 const char *strata_repl_status_for_new(struct strata_req *r, const char *key, const void *tags,
                                        size_t tags_len)
 {
-    if (strata_req_hdr(r, STRATA_REPL_HDR) && r->route && strcmp(r->route->op, "PutObject") == 0)
+    if (strata_req_hdr(r, STRATA_REPL_HDR) && r->route &&
+        (strcmp(r->route->op, "PutObject") == 0 ||
+         strcmp(r->route->op, "CreateMultipartUpload") == 0))
         return "REPLICA";
     if (r->binfo.versioning != STRATA_VERSIONING_ENABLED)
         return NULL;
@@ -161,10 +179,11 @@ const char *strata_repl_status_for_new(struct strata_req *r, const char *key, co
     return st;
 }
 
-/* Queues (bucket, key, vid) per the rule selecting it in bucket bi. */
+/* Queues (bucket, key, vid) per the rule selecting it in bucket bi: the
+ * version whole, a delete marker, or op alone (repl.c's message "op"). */
 static int queue_by_rule(struct strata_repl *rp, struct strata_meta *m,
                          const struct strata_bucket_info *bi, const char *key, const char *vid,
-                         const void *tags, size_t tags_len, bool marker)
+                         const void *tags, size_t tags_len, bool marker, const char *op)
 {
     struct strata_doc_ref *ref = NULL;
     int rc = strata_doc_cache_get(&cache, m, bi, &ref);
@@ -175,7 +194,7 @@ static int queue_by_rule(struct strata_repl *rp, struct strata_meta *m,
     rc = STRATA_ENOTFOUND;
     if (ti >= 0 && (!marker || rl->dm_enabled))
         rc = strata_repl__enqueue(rp, ti, bi->name, key, vid, rl->dest_bucket, rl->storage_class,
-                                  marker) == 0 ? 0 : STRATA_ENOSPC;
+                                  marker, op) == 0 ? 0 : STRATA_ENOSPC;
     strata_doc_ref_put(ref);
     return rc;
 }
@@ -196,7 +215,7 @@ void strata_repl_emit_put(struct strata_req *r, const struct strata_obj_info *in
     const struct strata_obj_info *in = again.key[0] ? &again : info;
     if (st && strcmp(st, "PENDING") == 0 &&
         queue_by_rule(r->srv->repl, r->srv->meta, &r->binfo, in->key, in->version_id, in->tags,
-                      in->tags_len, false) != 0) {
+                      in->tags_len, false, NULL) != 0) {
         /* The rule went away meanwhile, or the queue is full: the version
          * says so instead of staying PENDING for ever. */
         strata_obj_hdr_set(r->srv->meta, r->bucket, info->key, info->version_id,
@@ -205,8 +224,12 @@ void strata_repl_emit_put(struct strata_req *r, const struct strata_obj_info *in
     strata_obj_info_fini(&again);
 }
 
-void strata_repl_emit_change(struct strata_req *r, const char *key, const char *vid)
+void strata_repl_emit_change(struct strata_req *r, const char *key, const char *vid,
+                             enum strata_repl_change what)
 {
+    static const char *const ops[] = {[STRATA_REPL_TAGS] = "tags",
+                                      [STRATA_REPL_RETENTION] = "retention",
+                                      [STRATA_REPL_LEGAL_HOLD] = "legal-hold"};
     if (!r->srv->repl || r->binfo.versioning != STRATA_VERSIONING_ENABLED || !vid || !vid[0])
         return;
     struct strata_obj_info in;
@@ -217,7 +240,7 @@ void strata_repl_emit_change(struct strata_req *r, const char *key, const char *
             strata_obj_hdr_set(r->srv->meta, r->bucket, key, vid, STRATA_REPL_STATUS_HDR,
                                "PENDING") == 0 &&
             queue_by_rule(r->srv->repl, r->srv->meta, &r->binfo, key, vid, in.tags, in.tags_len,
-                          false) != 0)
+                          false, ops[what]) != 0)
             strata_obj_hdr_set(r->srv->meta, r->bucket, key, vid, STRATA_REPL_STATUS_HDR,
                                "FAILED");
     }
@@ -230,7 +253,7 @@ void strata_repl_emit_delete_marker(struct strata_req *r, const char *key, const
         return;
     if (strata_req_hdr(r, STRATA_REPL_HDR))
         return; /* a replica: replicated further only by its own site's rules */
-    queue_by_rule(r->srv->repl, r->srv->meta, &r->binfo, key, vid, NULL, 0, true);
+    queue_by_rule(r->srv->repl, r->srv->meta, &r->binfo, key, vid, NULL, 0, true, NULL);
 }
 struct existing {
     struct strata_repl *rp;
@@ -259,7 +282,7 @@ static int existing_cb(const struct strata_list_entry *e, void *ud)
                                     STRATA_REPL_STATUS_HDR, "PENDING");
         if (rc == 0)
             rc = queue_by_rule(x->rp, x->m, x->bi, in.key, in.version_id, in.tags, in.tags_len,
-                               false);
+                               false, NULL);
         if (rc == 0)
             x->queued++;
         else if (rc != STRATA_ENOTFOUND) /* no rule selects it: left alone */

@@ -13,8 +13,11 @@ struct strata_repl;
 void strata_repl__unknown_target_count(void);
 /* The target a Destination's Account names (NULL: the only target), or -1. */
 int strata_repl__target_find(const struct strata_repl *rp, const char *name);
-/* Queues one version (or delete marker) for target ti: 0, or -1 (dropped). */
+/* Queues one version (or delete marker, or with op "tags", "retention" or
+ * "legal-hold" that metadata of the version alone) for target ti: 0, or -1
+ * (dropped). */
 int strata_repl__enqueue(struct strata_repl *rp, int ti, const char *bucket, const char *key,
-                         const char *vid, const char *dest, const char *sc, bool marker);
+                         const char *vid, const char *dest, const char *sc, bool marker,
+                         const char *op);
 
 #endif /* STRATA_SERVER_REPL_REPL_INTERNAL_H */

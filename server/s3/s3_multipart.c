@@ -62,6 +62,9 @@ void strata_h_mpu_create(struct strata_req *r)
     if (!e)
         e = strata_sse_new_parse(r, &sse);
     strata_sse_new_fini(&sse); /* the descriptor stays; parts unwrap the key */
+    /* A replica's upload (REPLICA stored with it) needs the peer's right. */
+    if (!e && strata_repl_peer(r, "s3:ReplicateObject") < 0)
+        return;
     struct strata_new_obj n;
     if (!e)
         e = strata_new_obj_parse(r, &n);
@@ -165,6 +168,10 @@ void strata_h_mpu_complete(struct strata_req *r)
         strata_req_error(r, e, 0);
         return;
     }
+    /* A replica keeps the source's version id. */
+    int peer = strata_repl_peer(r, "s3:ReplicateObject");
+    if (peer < 0)
+        return;
     e = strata_xml_complete_parse(r->body.data, r->body.len, STRATA_PARTS_MAX, &xp, &n);
     if (e) {
         strata_req_error(r, e, 0);
@@ -219,7 +226,8 @@ void strata_h_mpu_complete(struct strata_req *r)
     }
     struct strata_obj_info info;
     memset(&info, 0, sizeof(info));
-    int rc = strata_mpu_complete(r->srv->meta, &o, &info);
+    int rc = strata_mpu_complete_as(r->srv->meta, &o, peer ? strata_req_hdr(r, STRATA_REPL_HDR)
+                                                           : NULL, &info);
     free(parts);
     strata_xml_complete_free(xp, n);
     if (rc) {

@@ -251,7 +251,8 @@ void strata_h_retention_get(struct strata_req *r)
 
 void strata_h_retention_put(struct strata_req *r)
 {
-    if (!need_lock_bucket(r) || !need_digest(r))
+    if (!need_lock_bucket(r) || !need_digest(r) ||
+        strata_repl_peer_change(r, "s3:ReplicateObject") < 0)
         return;
     int mode;
     int64_t until;
@@ -274,7 +275,7 @@ void strata_h_retention_put(struct strata_req *r)
         obj_error(r, rc, vid);
         return;
     }
-    strata_repl_emit_change(r, r->key, vid_out);
+    strata_repl_emit_change(r, r->key, vid_out, STRATA_REPL_RETENTION);
     send_ok_vid(r, vid_out);
 }
 
@@ -298,7 +299,8 @@ void strata_h_legal_hold_get(struct strata_req *r)
 
 void strata_h_legal_hold_put(struct strata_req *r)
 {
-    if (!need_lock_bucket(r) || !need_digest(r))
+    if (!need_lock_bucket(r) || !need_digest(r) ||
+        strata_repl_peer_change(r, "s3:ReplicateObject") < 0)
         return;
     bool on;
     enum s3_err e = strata_xml_legal_hold_parse(r->body.data, r->body.len, &on);
@@ -314,6 +316,6 @@ void strata_h_legal_hold_put(struct strata_req *r)
         obj_error(r, rc, vid);
         return;
     }
-    strata_repl_emit_change(r, r->key, vid_out);
+    strata_repl_emit_change(r, r->key, vid_out, STRATA_REPL_LEGAL_HOLD);
     send_ok_vid(r, vid_out);
 }

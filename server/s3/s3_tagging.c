@@ -33,32 +33,35 @@ enum s3_err strata_tagging_hdr(struct strata_req *r, struct strata_sbuf *b)
     return e;
 }
 
-/* The <Tagging> answer for a canonical tag set. */
-static void send_tags(struct strata_req *r, const void *tags, size_t len, const char *vid)
+int strata_tags_xml(struct strata_sbuf *b, const void *tags, size_t len)
 {
     char *copy = malloc(len + 1);
-    if (!copy) {
-        strata_req_error(r, S3E_InternalError, STRATA_ENOMEM);
-        return;
-    }
+    if (!copy)
+        return -1;
     if (len)
         memcpy(copy, tags, len);
     copy[len] = '\0';
     struct strata_qparam t[BUCKET_TAGS_MAX];
     int n = strata_s3_query_parse(copy, t, BUCKET_TAGS_MAX);
+    strata_sbuf_puts(b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Tagging xmlns=\""
+                        "http://s3.amazonaws.com/doc/2006-03-01/\"><TagSet>");
+    for (int i = 0; i < n; i++) {
+        strata_sbuf_puts(b, "<Tag>");
+        strata_sbuf_xml_elem(b, "Key", t[i].name);
+        strata_sbuf_xml_elem(b, "Value", t[i].value);
+        strata_sbuf_puts(b, "</Tag>");
+    }
+    strata_sbuf_puts(b, "</TagSet></Tagging>");
+    free(copy);
+    return n < 0 || b->failed ? -1 : 0;
+}
+
+/* The <Tagging> answer for a canonical tag set. */
+static void send_tags(struct strata_req *r, const void *tags, size_t len, const char *vid)
+{
     struct strata_sbuf b;
     strata_sbuf_init(&b, 65536);
-    strata_sbuf_puts(&b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Tagging xmlns=\""
-                         "http://s3.amazonaws.com/doc/2006-03-01/\"><TagSet>");
-    for (int i = 0; i < n; i++) {
-        strata_sbuf_puts(&b, "<Tag>");
-        strata_sbuf_xml_elem(&b, "Key", t[i].name);
-        strata_sbuf_xml_elem(&b, "Value", t[i].value);
-        strata_sbuf_puts(&b, "</Tag>");
-    }
-    strata_sbuf_puts(&b, "</TagSet></Tagging>");
-    free(copy);
-    if (n < 0 || b.failed) {
+    if (strata_tags_xml(&b, tags, len) != 0) {
         strata_sbuf_fini(&b);
         strata_req_error(r, S3E_InternalError, STRATA_ECORRUPT);
         return;
@@ -101,7 +104,7 @@ static void tags_answer(struct strata_req *r, int rc, const char *vid, const cha
     if (r->key) {
         strata_notify_emit(r, event, r->key, 0, NULL,
                            r->binfo.versioning != STRATA_VERSIONING_OFF ? vid_out : NULL);
-        strata_repl_emit_change(r, r->key, vid_out);
+        strata_repl_emit_change(r, r->key, vid_out, STRATA_REPL_TAGS);
     }
     send_done(r, status, vid_out);
 }
@@ -131,6 +134,8 @@ void strata_h_tagging_get(struct strata_req *r)
 
 void strata_h_tagging_put(struct strata_req *r)
 {
+    if (r->key && strata_repl_peer_change(r, "s3:ReplicateTags") < 0)
+        return;
     struct strata_sbuf b;
     strata_sbuf_init(&b, STRATA_TAGS_MAX);
     enum s3_err e = strata_xml_tagging_parse(r->body.data, r->body.len,
@@ -155,6 +160,8 @@ void strata_h_tagging_put(struct strata_req *r)
 
 void strata_h_tagging_delete(struct strata_req *r)
 {
+    if (r->key && strata_repl_peer_change(r, "s3:ReplicateTags") < 0)
+        return;
     int rc;
     char vid_out[STRATA_VERSION_ID_MAX + 1] = "";
     const char *vid = strata_req_query(r, "versionId");

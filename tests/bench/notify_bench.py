@@ -24,7 +24,9 @@ receiver in this process (http.server, keep-alive).
 
 Environment: STRATA_BIN (default build-dev/strata), EVENTS (2000), PUTS
 (300), THREADS (4), ROUNDS (3), BROKERS ("amqp,mqtt,postgres"; "" for
-none), BROKERS_ONLY=1 (only the broker figures), KEEP=1 keeps the work
+none), BROKERS_ONLY=1 (only the broker figures), PUT_ONLY=1 (only the foreground PUT
+rate, on against off, with the load average before and after; TARGET=nats:
+the events go to nats-server instead of the webhook), KEEP=1 keeps the work
 directory.
 Prints the figures and one JSON line.
 """
@@ -51,7 +53,10 @@ EVENTS = int(os.environ.get("EVENTS", "2000"))
 PUTS = int(os.environ.get("PUTS", "300"))
 THREADS = int(os.environ.get("THREADS", "4"))
 ROUNDS = int(os.environ.get("ROUNDS", "3"))
-BROKERS = [b for b in os.environ.get("BROKERS", "amqp,mqtt,postgres").split(",") if b]
+PUT_ONLY = os.environ.get("PUT_ONLY") == "1"
+TARGET = os.environ.get("TARGET", "webhook") if PUT_ONLY else "webhook"
+BROKERS = [] if PUT_ONLY else [
+    b for b in os.environ.get("BROKERS", "amqp,mqtt,postgres").split(",") if b]
 
 
 class Receiver:
@@ -95,6 +100,19 @@ class Receiver:
         if self.proc:
             self.proc.kill()
             self.proc.join()
+
+
+def drain_rate(count, want, what):
+    """events/s from the first event counted (count(): how many so far) to
+    want; exits when not there within 300 s."""
+    while count() <= 0:
+        time.sleep(0.001)
+    t0, first = time.monotonic(), count()
+    while count() < want:
+        time.sleep(0.01)
+        if time.monotonic() - t0 > 300:
+            sys.exit(f"{what}: only {count()} of {want} events")
+    return (want - first) / (time.monotonic() - t0)
 
 
 def nats_count(port, n):
@@ -150,14 +168,7 @@ def nats_rate(c, ep, port):
             time.sleep(0.01)
             if time.monotonic() > deadline:
                 sys.exit("nats subscriber did not start")
-        while n.value <= 0:
-            time.sleep(0.001)
-        t0, first = time.monotonic(), n.value
-        while n.value < EVENTS:
-            time.sleep(0.01)
-            if time.monotonic() - t0 > 300:
-                sys.exit(f"nats: only {n.value} of {EVENTS} events")
-        rate = (EVENTS - first) / (time.monotonic() - t0)
+        rate = drain_rate(lambda: n.value, EVENTS, "nats")
         print(f"nats delivery: {EVENTS} queued events, {rate:.0f} events/s")
         return rate
     finally:
@@ -251,6 +262,20 @@ def broker_rates(binary, work, env):
     return rates
 
 
+def webhook_rate(c, rec):
+    """events/s to the webhook from a filled queue: EVENTS PUTs queued with
+    the receiver down, then the receiver started."""
+    for i in range(EVENTS):
+        c.put_object(Bucket="bench-on", Key=f"ev/{i}", Body=b"x")
+    rec.start()
+    # The target's backoff (up to 5 s) may delay the first delivery:
+    # timed from the first event received.
+    ev_s = drain_rate(lambda: rec.count, EVENTS, "webhook")
+    print(f"webhook delivery: {EVENTS} queued events in {EVENTS / ev_s:.2f} s = "
+          f"{ev_s:.0f} events/s")
+    return ev_s
+
+
 def main():
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     binary = os.environ.get("STRATA_BIN", os.path.join(root, "build-dev", "strata"))
@@ -283,38 +308,41 @@ def main():
         c.put_bucket_notification_configuration(Bucket="bench-nats", NotificationConfiguration={
             "QueueConfigurations": [{"QueueArn": "arn:strata:sqs::n:nats",
                                      "Events": ["s3:ObjectCreated:*"]}]})
-        nats_ev_s = nats_rate(c, ep, nats_port)
+        arn = "arn:strata:sqs::n:nats" if TARGET == "nats" else "arn:strata:sqs::h:webhook"
         c.put_bucket_notification_configuration(Bucket="bench-on", NotificationConfiguration={
-            "QueueConfigurations": [{"QueueArn": "arn:strata:sqs::h:webhook",
-                                     "Events": ["s3:ObjectCreated:*"]}]})
-        # events/s: queue first, then deliver.
-        for i in range(EVENTS):
-            c.put_object(Bucket="bench-on", Key=f"ev/{i}", Body=b"x")
+            "QueueConfigurations": [{"QueueArn": arn, "Events": ["s3:ObjectCreated:*"]}]})
         rec = Receiver(hook_port)
-        rec.start()
-        # The target's backoff (up to 5 s) may delay the first delivery:
-        # timed from the first event received.
-        while rec.count == 0:
-            time.sleep(0.001)
-        t0, first = time.monotonic(), rec.count
-        while rec.count < EVENTS:
-            time.sleep(0.01)
-            if time.monotonic() - t0 > 300:
-                sys.exit(f"only {rec.count} of {EVENTS} events delivered")
-        ev_s = (EVENTS - first) / (time.monotonic() - t0)
-        print(f"webhook delivery: {EVENTS} queued events in {EVENTS / ev_s:.2f} s = "
-              f"{ev_s:.0f} events/s")
+        nats_ev_s = ev_s = None
+        if TARGET == "nats":
+            import shutil
+            nats_srv = subprocess.Popen(
+                [shutil.which("nats-server") or "/usr/sbin/nats-server", "-a", "127.0.0.1", "-p",
+                 str(nats_port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            sink_pid = nats_srv.pid
+
+            def got():
+                return delivered(ep, "n")
+        else:
+            rec.start()
+            sink_pid = rec.proc.pid
+
+            def got():
+                return rec.count
+        if not PUT_ONLY:
+            nats_ev_s = nats_rate(c, ep, nats_port)
+            ev_s = webhook_rate(c, rec)
+        load0 = os.getloadavg()
         body = os.urandom(100 << 10)
 
         tick = os.sysconf("SC_CLK_TCK")
 
-        def cpu():
-            with open(f"/proc/{proc.pid}/stat") as f:
+        def cpu(pid=None):
+            with open(f"/proc/{pid or proc.pid}/stat") as f:
                 st = f.read().rsplit(")", 1)[1].split()
             return (int(st[11]) + int(st[12])) / tick
 
         def cell(bucket):
-            c0 = cpu()
+            c0, r0 = cpu(), cpu(sink_pid)
             n = [0]
             lk = threading.Lock()
 
@@ -334,9 +362,11 @@ def main():
                 x.join()
             rate = PUTS / (time.monotonic() - t)
             cpu_us[bucket].append((cpu() - c0) / PUTS * 1e6)
+            rcv_us[bucket].append((cpu(sink_pid) - r0) / PUTS * 1e6)
             return rate
 
         cpu_us = {"bench-off": [], "bench-on": []}
+        rcv_us = {"bench-off": [], "bench-on": []}
         cell("bench-off")  # warm up
         cpu_us["bench-off"].clear()
         off, on = [], []
@@ -347,25 +377,60 @@ def main():
         print(f"PUT 100 KiB x{PUTS}, {THREADS} threads: notifications off "
               f"{', '.join(f'{x:.0f}' for x in off)} PUT/s (median {m_off:.0f}); on "
               f"{', '.join(f'{x:.0f}' for x in on)} (median {m_on:.0f}); on/off {m_on / m_off:.3f}")
+        # The same PUTs interleaved one by one (each client alternates the
+        # buckets), so that a change of the machine's load hits both alike:
+        # the median latency of each.
+        lat = {"bench-off": [], "bench-on": []}
+        n = [0]
+        lk = threading.Lock()
+
+        def mixed():
+            while True:
+                with lk:
+                    if n[0] >= 2 * PUTS:
+                        return
+                    i = n[0]
+                    n[0] += 1
+                b = ("bench-off", "bench-on")[i % 2]
+                t = time.monotonic()
+                c.put_object(Bucket=b, Key=f"m/{i}", Body=body)
+                lat[b].append(time.monotonic() - t)
+        ts = [threading.Thread(target=mixed) for _ in range(THREADS)]
+        for x in ts:
+            x.start()
+        for x in ts:
+            x.join()
+        l_off, l_on = (statistics.median(lat[k]) * 1e3 for k in ("bench-off", "bench-on"))
+        print(f"interleaved, {PUTS} PUTs each: median latency off {l_off:.2f} ms, on {l_on:.2f} ms "
+              f"(off/on {l_off / l_on:.3f})")
         c_off, c_on = (statistics.median(cpu_us[k]) for k in ("bench-off", "bench-on"))
         print(f"daemon CPU per PUT (its delivery thread included): off {c_off:.0f} us, "
-              f"on {c_on:.0f} us ({c_on / c_off:.3f}x)")
+              f"on {c_on:.0f} us ({c_on / c_off:.3f}x); the {TARGET} receiver's CPU per PUT "
+              f"{statistics.median(rcv_us['bench-on']):.0f} us (a process on the same cores)")
+        load1 = os.getloadavg()
+        print(f"load average (1, 5, 15 min) before {load0[0]:.2f} {load0[1]:.2f} {load0[2]:.2f}, "
+              f"after {load1[0]:.2f} {load1[1]:.2f} {load1[2]:.2f}")
         deadline = time.monotonic() + 120
-        want = EVENTS + PUTS * ROUNDS
-        while rec.count < want and time.monotonic() < deadline:
+        want = (0 if PUT_ONLY else EVENTS) + PUTS * (ROUNDS + 1)
+        while got() < want and time.monotonic() < deadline:
             time.sleep(0.1)
         m = metrics(ep, ("strata_notify_",))
-        print(json.dumps({"events_per_s": round(ev_s),
+        print(json.dumps({"events_per_s": round(ev_s) if ev_s else None,
                           "nats_events_per_s": round(nats_ev_s) if nats_ev_s else None, "put_off": round(m_off),
                           "put_on": round(m_on), "ratio": round(m_on / m_off, 3),
                           "cpu_us_off": round(c_off), "cpu_us_on": round(c_on),
-                          "delivered": rec.count, "want": want,
-                          "dropped": m.get("strata_notify_dropped_total", 0)}))
-        if rec.count < want:
+                          "lat_ms_off": round(l_off, 2), "lat_ms_on": round(l_on, 2),
+                          "target": TARGET, "delivered": got(), "want": want,
+                          "dropped": m.get("strata_notify_dropped_total", 0),
+                          "load_before": round(load0[0], 2), "load_after": round(load1[0], 2)}))
+        if got() < want:
             sys.exit("events lost")
     finally:
         if "rec" in locals():
             rec.stop()
+        if "nats_srv" in locals():
+            nats_srv.kill()
+            nats_srv.wait()
         stop(proc, work)
 
 

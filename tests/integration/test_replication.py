@@ -17,7 +17,7 @@ import time
 
 from strata_harness import Strata, expect_error, log, run, test
 
-DST = Strata()
+DST = Strata(args=["--metrics-public"])
 creds = os.path.join(DST.tmp, "remote-creds.json")
 with open(os.open(creds, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as f:
     json.dump({"site2": {"access_key": DST.ak, "secret_key": DST.sk}}, f)
@@ -149,6 +149,166 @@ def config_round_trip_and_errors(_):
                  "ReplicationConfigurationNotFoundError", 404)
 
 
+def wait_target(d, db, k, vid, ok, timeout=30):
+    """HEAD of version vid on the target once ok(head) holds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        h = d.head_object(Bucket=db, Key=k, VersionId=vid)
+        if ok(h) or time.monotonic() > deadline:
+            assert ok(h), h
+            return h
+        time.sleep(0.1)
+
+
+def counters():
+    """(target's request body bytes received, source's replicated bytes,
+    source's metadata changes sent alone)."""
+    import urllib.request
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+
+    def get(ep, name):
+        text = opener.open(f"{ep}/metrics", timeout=10).read().decode()
+        return sum(float(x.split()[-1]) for x in text.splitlines()
+                   if x.split("{")[0].split(" ")[0] == name)
+    return (get(DST.endpoint, "strata_http_received_bytes_total"),
+            get(SRC.endpoint, "strata_replication_bytes_total"),
+            get(SRC.endpoint, "strata_replication_changes_total"))
+
+
+def sent_alone(before, n):
+    """Since before: n metadata changes were sent alone, no object bytes
+    went to the target (only the small XML bodies of the changes)."""
+    after = counters()
+    assert after[1] == before[1], f"object bytes replicated again: {before} -> {after}"
+    assert after[2] - before[2] >= n, f"changes sent alone: {before} -> {after}"
+    assert after[0] - before[0] < 2048 * n, f"target received {after[0] - before[0]} bytes"
+
+
+@test
+def tag_change_sent_alone(_):
+    s, d, sb, db = pair("tagc")
+    configure(s, sb, db)
+    data = os.urandom(256 * 1024)
+    vid = s.put_object(Bucket=sb, Key="t", Body=data, Tagging="a=1")["VersionId"]
+    wait_status(s, sb, "t", vid, "COMPLETED")
+    before = counters()
+    s.put_object_tagging(Bucket=sb, Key="t", VersionId=vid, Tagging={"TagSet": [
+        {"Key": "stage", "Value": "clean & ready"}, {"Key": "b", "Value": "2"}]})
+    deadline = time.monotonic() + 30
+    while True:
+        tags = d.get_object_tagging(Bucket=db, Key="t", VersionId=vid)["TagSet"]
+        want = s.get_object_tagging(Bucket=sb, Key="t", VersionId=vid)["TagSet"]
+        if sorted(map(str, tags)) == sorted(map(str, want)) or time.monotonic() > deadline:
+            break
+        time.sleep(0.1)
+    assert sorted((t["Key"], t["Value"]) for t in tags) == [("b", "2"), ("stage", "clean & ready")]
+    wait_status(s, sb, "t", vid, "COMPLETED")
+    sent_alone(before, 1)
+    # Tags removed: DeleteObjectTagging on the target's version.
+    before = counters()
+    s.delete_object_tagging(Bucket=sb, Key="t", VersionId=vid)
+    deadline = time.monotonic() + 30
+    while d.get_object_tagging(Bucket=db, Key="t", VersionId=vid)["TagSet"]:
+        assert time.monotonic() < deadline, "tags still on the target"
+        time.sleep(0.1)
+    wait_status(s, sb, "t", vid, "COMPLETED")
+    sent_alone(before, 1)
+    assert same_version(s, d, sb, db, "t", vid) == data
+
+
+@test
+def lock_changes_sent_alone(_):
+    s, d, sb, db = pair("lockc", lock=True)
+    configure(s, sb, db)
+    data = os.urandom(128 * 1024)
+    until = (datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(hours=1)).replace(
+        microsecond=0)
+    md5 = base64.b64encode(hashlib.md5(data).digest()).decode()
+    vid = s.put_object(Bucket=sb, Key="l", Body=data, ObjectLockMode="COMPLIANCE",
+                       ObjectLockRetainUntilDate=until, ContentMD5=md5)["VersionId"]
+    wait_status(s, sb, "l", vid, "COMPLETED")
+    for status in ("ON", "OFF", "ON"):
+        before = counters()
+        s.put_object_legal_hold(Bucket=sb, Key="l", VersionId=vid, LegalHold={"Status": status})
+        wait_target(d, db, "l", vid, lambda h: h.get("ObjectLockLegalHoldStatus") == status)
+        wait_status(s, sb, "l", vid, "COMPLETED")
+        sent_alone(before, 1)
+    later = until + datetime.timedelta(days=1)
+    before = counters()
+    s.put_object_retention(Bucket=sb, Key="l", VersionId=vid, Retention={
+        "Mode": "COMPLIANCE", "RetainUntilDate": later})
+    h = wait_target(d, db, "l", vid, lambda h: h["ObjectLockRetainUntilDate"] == later)
+    assert h["ObjectLockMode"] == "COMPLIANCE" and h["ObjectLockLegalHoldStatus"] == "ON", h
+    wait_status(s, sb, "l", vid, "COMPLETED")
+    sent_alone(before, 1)
+    assert same_version(s, d, sb, db, "l", vid) == data
+
+
+@test
+def change_needs_peer_version(_):
+    """The peer header on a metadata change must name the version the
+    request addresses."""
+    _, d, _, db = pair("chv")
+    vid = d.put_object(Bucket=db, Key="x", Body=b"x")["VersionId"]
+
+    def with_hdr(value):
+        def add(request, **_):
+            request.headers["x-strata-replica-version-id"] = value
+        return add
+    h = with_hdr("0" * 20)
+    d.meta.events.register("before-sign.s3.PutObjectTagging", h)
+    try:
+        expect_error(lambda: d.put_object_tagging(Bucket=db, Key="x", VersionId=vid, Tagging={
+            "TagSet": [{"Key": "a", "Value": "b"}]}), "InvalidArgument", 400)
+    finally:
+        d.meta.events.unregister("before-sign.s3.PutObjectTagging", h)
+    h = with_hdr(vid)
+    d.meta.events.register("before-sign.s3.PutObjectTagging", h)
+    try:
+        d.put_object_tagging(Bucket=db, Key="x", VersionId=vid, Tagging={
+            "TagSet": [{"Key": "a", "Value": "b"}]})
+    finally:
+        d.meta.events.unregister("before-sign.s3.PutObjectTagging", h)
+    assert d.get_object_tagging(Bucket=db, Key="x", VersionId=vid)["TagSet"] == [
+        {"Key": "a", "Value": "b"}]
+
+
+@test
+def multipart_keeps_parts(_):
+    """A multipart version arrives as a multipart upload with the same part
+    boundaries: the same "-N" ETag and parts on both sides."""
+    s, d, sb, db = pair("mpk")
+    configure(s, sb, db)
+    up = s.create_multipart_upload(Bucket=sb, Key="m", Metadata={"k": "v"},
+                                   ContentType="application/x-ckpt", Tagging="t=1",
+                                   ChecksumAlgorithm="CRC32C")["UploadId"]
+    parts = [os.urandom(5 << 20), os.urandom(5 << 20), os.urandom(123457)]
+    done = [s.upload_part(Bucket=sb, Key="m", UploadId=up, PartNumber=i + 1, Body=p,
+                          ChecksumAlgorithm="CRC32C") for i, p in enumerate(parts)]
+    vid = s.complete_multipart_upload(Bucket=sb, Key="m", UploadId=up, MultipartUpload={
+        "Parts": [{"PartNumber": i + 1, "ETag": x["ETag"], "ChecksumCRC32C": x["ChecksumCRC32C"]}
+                  for i, x in enumerate(done)]})["VersionId"]
+    wait_status(s, sb, "m", vid, "COMPLETED")
+    a = s.head_object(Bucket=sb, Key="m", VersionId=vid)
+    b = d.head_object(Bucket=db, Key="m", VersionId=vid)
+    assert a["ETag"].endswith('-3"'), a["ETag"]
+    assert a["ETag"] == b["ETag"], (a["ETag"], b["ETag"])
+    ca = s.head_object(Bucket=sb, Key="m", VersionId=vid, ChecksumMode="ENABLED")
+    cb = d.head_object(Bucket=db, Key="m", VersionId=vid, ChecksumMode="ENABLED")
+    assert ca["ChecksumCRC32C"].endswith("-3"), ca.get("ChecksumCRC32C")
+    assert ca["ChecksumCRC32C"] == cb.get("ChecksumCRC32C"), (ca, cb)
+    assert b["ContentType"] == "application/x-ckpt" and b["Metadata"] == {"k": "v"}, b
+    for i, p in enumerate(parts):
+        pa = s.head_object(Bucket=sb, Key="m", VersionId=vid, PartNumber=i + 1)
+        pb = d.head_object(Bucket=db, Key="m", VersionId=vid, PartNumber=i + 1)
+        assert pa["ContentLength"] == pb["ContentLength"] == len(p), (pa, pb)
+        assert pb["PartsCount"] == 3, pb
+    assert same_version(s, d, sb, db, "m", vid) == b"".join(parts)
+    assert d.get_object_tagging(Bucket=db, Key="m", VersionId=vid)["TagSet"] == [
+        {"Key": "t", "Value": "1"}]
+    assert d.list_multipart_uploads(Bucket=db).get("Uploads", []) == []
+
+
 @test
 def put_multipart_copy_replicated(_):
     s, d, sb, db = pair("obj")
@@ -228,12 +388,17 @@ def lock_settings_replicated(_):
         time.sleep(0.1)
     assert h["ObjectLockRetainUntilDate"] == later and h["ObjectLockLegalHoldStatus"] == "ON", h
     wait_status(s, sb, "w", vid, "COMPLETED")
-    # A weaker lock is not: the replica keeps its legal hold (released on
-    # the target by its own owner) and the source reports FAILED.
+    # A released legal hold is a PutObjectLegalHold on the target too.
     s.put_object_legal_hold(Bucket=sb, Key="w", VersionId=vid, LegalHold={"Status": "OFF"})
+    h = wait_target(d, db, "w", vid, lambda h: h.get("ObjectLockLegalHoldStatus") == "OFF")
+    assert h["ObjectLockRetainUntilDate"] == later, h
+    wait_status(s, sb, "w", vid, "COMPLETED")
+    # A shorter retention is not taken there: the source reports FAILED.
+    s.put_object_retention(Bucket=sb, Key="w", VersionId=vid, BypassGovernanceRetention=True,
+                           Retention={"Mode": "GOVERNANCE", "RetainUntilDate": until})
     wait_status(s, sb, "w", vid, "FAILED")
     h = d.head_object(Bucket=db, Key="w", VersionId=vid)
-    assert h["ObjectLockLegalHoldStatus"] == "ON" and h["ObjectLockRetainUntilDate"] == later, h
+    assert h["ObjectLockRetainUntilDate"] == later, h
     # A locked replica keeps its bytes: other bytes under its id are refused.
     def add_hdr(request, **_):
         request.headers["x-strata-replica-version-id"] = vid
@@ -310,8 +475,9 @@ def peer_header_needs_permission(_):
     except urllib.error.HTTPError as e:
         assert e.code == 403, e.code
     assert "Contents" not in d.list_objects_v2(Bucket=db)
-    # Only PutObject and DeleteObject (without versionId) take it: elsewhere
-    # it would be dropped, so it is refused.
+    # Only PutObject, DeleteObject (without versionId), a multipart upload's
+    # create and complete, and the tag, retention and legal hold changes of
+    # a version take it: elsewhere it would be dropped, so it is refused.
     vid = d.put_object(Bucket=db, Key="plain", Body=b"p")["VersionId"]
 
     def with_hdr(event, fn):
@@ -324,8 +490,9 @@ def peer_header_needs_permission(_):
             d.meta.events.unregister(event, add)
     expect_error(lambda: with_hdr("before-sign.s3.CopyObject", lambda: d.copy_object(
         Bucket=db, Key="c", CopySource={"Bucket": db, "Key": "plain"})), "NotImplemented", 501)
-    expect_error(lambda: with_hdr("before-sign.s3.CreateMultipartUpload", lambda:
-                                  d.create_multipart_upload(Bucket=db, Key="m")),
+    expect_error(lambda: with_hdr("before-sign.s3.PutObjectAcl", lambda:
+                                  d.put_object_acl(Bucket=db, Key="plain", VersionId=vid,
+                                                   ACL="private")),
                  "NotImplemented", 501)
     expect_error(lambda: with_hdr("before-sign.s3.DeleteObject", lambda: d.delete_object(
         Bucket=db, Key="plain", VersionId=vid)), "InvalidRequest", 400)

@@ -277,10 +277,12 @@ static inline int mt_data_files(struct mt_env *e)
     return n;
 }
 
-/* A one-part multipart upload of data with the options mo, completed;
- * out (may be NULL) receives the version.  Returns the first failure. */
-static inline int mt_mpu_single(struct strata_meta *m, const struct strata_mpu_opts *mo,
-                                const void *data, size_t len, struct strata_obj_info *out)
+/* A one-part multipart upload of data with the options mo, completed
+ * (under version_id, a replica's, unless NULL); out (may be NULL) receives
+ * the version.  Returns the first failure. */
+static inline int mt_mpu_single_as(struct strata_meta *m, const struct strata_mpu_opts *mo,
+                                   const char *version_id, const void *data, size_t len,
+                                   struct strata_obj_info *out)
 {
     char uid[STRATA_UPLOAD_ID_MAX + 1];
     int rc = strata_mpu_create(m, mo, uid);
@@ -306,9 +308,27 @@ static inline int mt_mpu_single(struct strata_meta *m, const struct strata_mpu_o
     struct strata_mpu_part mp = {1, part.etag, NULL, 0};
     struct strata_mpu_complete_opts co = {mo->bucket, mo->key, uid, &mp,  1,   NULL,
                                           false,      false,   0,   NULL, NULL};
-    rc = strata_mpu_complete(m, &co, out);
+    rc = strata_mpu_complete_as(m, &co, version_id, out);
     strata_obj_info_fini(&part);
     return rc;
+}
+
+static inline int mt_mpu_single(struct strata_meta *m, const struct strata_mpu_opts *mo,
+                                const void *data, size_t len, struct strata_obj_info *out)
+{
+    return mt_mpu_single_as(m, mo, NULL, data, len, out);
+}
+
+/* The same with default options for bucket/key. */
+static inline int mt_mpu_plain(struct strata_meta *m, const char *bucket, const char *key,
+                               const char *version_id, const void *data, size_t len,
+                               struct strata_obj_info *out)
+{
+    struct strata_mpu_opts mo;
+    memset(&mo, 0, sizeof(mo));
+    mo.bucket = bucket;
+    mo.key = key;
+    return mt_mpu_single_as(m, &mo, version_id, data, len, out);
 }
 
 /*

@@ -245,6 +245,24 @@ static void test_basic(void **state)
     mt_teardown(e);
 }
 
+/* A complete over the null version (versioning off) replaces it, and the
+ * replaced version's data goes after the commit, as under a PUT. */
+static void test_complete_replaces_null(void **state)
+{
+    (void)state;
+    struct mt_env *e = setup("mpnull", 0);
+    static uint8_t d1[200000], d2[200000]; /* erasure-coded, not inline */
+    mt_fill(d1, sizeof(d1), 5);
+    mt_fill(d2, sizeof(d2), 6);
+    assert_int_equal(mt_mpu_plain(e->m, "b", "k", NULL, d1, sizeof(d1), NULL), 0);
+    int one = mt_data_files(e);
+    assert_true(one > 0);
+    assert_int_equal(mt_mpu_plain(e->m, "b", "k", NULL, d2, sizeof(d2), NULL), 0);
+    assert_int_equal(mt_data_files(e), one); /* the first object's part went */
+    read_all_check(e, "k", d2, sizeof(d2));
+    mt_teardown(e);
+}
+
 static void test_errors(void **state)
 {
     (void)state;
@@ -939,6 +957,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_crc_combine),
         cmocka_unit_test(test_basic),
+        cmocka_unit_test(test_complete_replaces_null),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_abort_reclaims),
         cmocka_unit_test(test_parallel),

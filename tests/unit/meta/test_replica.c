@@ -4,6 +4,7 @@
  * it replacing the copy (and its data), a version under Object Lock
  * replaced only by the same bytes, a replicated delete marker with a given
  * id, and one stored header set and removed in place, the others kept.
+ * A multipart complete keeps a given version id the same way.
  * The replica rule is a key_txn decide: run twice on one view it gives the
  * same edit, and a replay that misses the write quorum leaves the version
  * it would have replaced on the drives that took it.
@@ -56,30 +57,48 @@ static void bytes_are(struct mt_env *e, const char *key, const char *vid, const 
     free(got);
 }
 
+/* A versioned bucket b with a local version of k made now (its id in
+ * latest); *at: the time an hour earlier, a replica's, its version id in
+ * old. */
+static struct mt_env *local_then_hour_ago(const char *name, char latest[STRATA_VERSION_ID_MAX + 1],
+                                          char old[STRATA_VERSION_ID_MAX + 1], int64_t *at)
+{
+    struct mt_env *e = mt_setup(name);
+    assert_non_null(e);
+    assert_int_equal(mt_bucket(e, "b", STRATA_VERSIONING_ENABLED), 0);
+    struct strata_obj_info local;
+    assert_int_equal(mt_put(e, "b", "k", "local", 5, &local), 0);
+    memcpy(latest, local.version_id, STRATA_VERSION_ID_MAX + 1);
+    *at = local.mtime_ms * 1000000LL - 3600LL * 1000000000LL;
+    strata_obj_info_fini(&local);
+    vid_at(*at, old);
+    return e;
+}
+
+/* The replica old (made at) lands below latest in k's history, with its
+ * own time. */
+static void below_latest(struct mt_env *e, const char *latest, const char *old, int64_t at)
+{
+    struct strata_obj_info h;
+    assert_int_equal(strata_obj_head(e->m, "b", "k", NULL, &h), 0);
+    assert_string_equal(h.version_id, latest); /* still the latest */
+    strata_obj_info_fini(&h);
+    assert_int_equal(strata_obj_head(e->m, "b", "k", old, &h), 0);
+    assert_int_equal(h.mtime_ms, at / 1000000);
+    assert_false(h.is_latest);
+    strata_obj_info_fini(&h);
+}
+
 static void test_version_id_kept(void **state)
 {
     (void)state;
-    struct mt_env *e = mt_setup("replvid");
-    assert_non_null(e);
-    assert_int_equal(mt_bucket(e, "b", STRATA_VERSIONING_ENABLED), 0);
-    /* A local version now, then a replica made an hour earlier: the
-     * replica lands below it in the history, with its own time. */
-    struct strata_obj_info local;
-    assert_int_equal(mt_put(e, "b", "k", "local", 5, &local), 0);
-    char old[STRATA_VERSION_ID_MAX + 1];
-    int64_t hour_ago = local.mtime_ms * 1000000LL - 3600LL * 1000000000LL;
-    vid_at(hour_ago, old);
+    /* A local version now, then a replica made an hour earlier. */
+    char latest[STRATA_VERSION_ID_MAX + 1], old[STRATA_VERSION_ID_MAX + 1];
+    int64_t hour_ago;
+    struct mt_env *e = local_then_hour_ago("replvid", latest, old, &hour_ago);
     assert_int_equal(put_replica(e, "k", old, "older", 5, NULL), 0);
-    struct strata_obj_info h;
-    assert_int_equal(strata_obj_head(e->m, "b", "k", NULL, &h), 0);
-    assert_string_equal(h.version_id, local.version_id); /* still the latest */
-    strata_obj_info_fini(&h);
-    assert_int_equal(strata_obj_head(e->m, "b", "k", old, &h), 0);
-    assert_int_equal(h.mtime_ms, hour_ago / 1000000);
-    assert_false(h.is_latest);
-    strata_obj_info_fini(&h);
+    below_latest(e, latest, old, hour_ago);
     bytes_are(e, "k", old, "older", 5);
-    strata_obj_info_fini(&local);
     /* Malformed ids, and buckets whose versioning is not Enabled. */
     assert_int_equal(put_replica(e, "k", "nothex", "x", 1, NULL), STRATA_EINVAL);
     assert_int_equal(mt_bucket(e, "plain", STRATA_VERSIONING_OFF), 0);
@@ -109,6 +128,45 @@ static void test_replay_replaces_and_drops_data(void **state)
     assert_int_equal(put_replica(e, "k", vid, big2, sizeof(big2), NULL), 0);
     bytes_are(e, "k", vid, big2, sizeof(big2));
     assert_int_equal(mt_data_files(e), files); /* the first copy's data went */
+    mt_teardown(e);
+}
+
+/* strata_mpu_complete_as: the replica's version id and time kept, below a
+ * newer local version; completed again under that id (multipart over
+ * multipart, one part table key), the new copy reads, and completed again
+ * as a plain replica PUT, the multipart copy's parts go. */
+static void test_mpu_complete_as(void **state)
+{
+    (void)state;
+    char latest[STRATA_VERSION_ID_MAX + 1], old[STRATA_VERSION_ID_MAX + 1];
+    int64_t hour_ago;
+    struct mt_env *e = local_then_hour_ago("replmpu", latest, old, &hour_ago);
+    static uint8_t big1[300000], big2[300000]; /* erasure-coded, not inline */
+    mt_fill(big1, sizeof(big1), 3);
+    mt_fill(big2, sizeof(big2), 4);
+    struct strata_obj_info v;
+    int base = mt_data_files(e);
+    assert_int_equal(mt_mpu_plain(e->m, "b", "k", old, big1, sizeof(big1), &v), 0);
+    int copy = mt_data_files(e) - base; /* one copy's data files */
+    assert_true(copy > 0);
+    assert_string_equal(v.version_id, old);
+    assert_non_null(strstr(v.etag, "-1")); /* a multipart version */
+    strata_obj_info_fini(&v);
+    below_latest(e, latest, old, hour_ago);
+    bytes_are(e, "k", old, big1, sizeof(big1));
+    assert_int_equal(mt_mpu_plain(e->m, "b", "k", old, big2, sizeof(big2), NULL), 0);
+    bytes_are(e, "k", old, big2, sizeof(big2));
+    /* The first copy's parts wait for the orphan audit. */
+    assert_int_equal(mt_data_files(e), base + 2 * copy);
+    assert_int_equal(put_replica(e, "k", old, big1, sizeof(big1), NULL), 0);
+    bytes_are(e, "k", old, big1, sizeof(big1));
+    assert_int_equal(mt_data_files(e), base + 2 * copy); /* big2's part went, big1's came */
+    /* Malformed ids, and buckets whose versioning is not Enabled. */
+    assert_int_equal(mt_mpu_plain(e->m, "b", "k", "nothex", "x", 1, NULL), STRATA_EINVAL);
+    assert_int_equal(mt_bucket(e, "plain", STRATA_VERSIONING_OFF), 0);
+    assert_int_equal(mt_mpu_plain(e->m, "plain", "k", old, "x", 1, NULL), STRATA_EINVAL);
+    struct strata_obj_info h;
+    assert_int_equal(strata_obj_head(e->m, "plain", "k", NULL, &h), STRATA_ENOTFOUND);
     mt_teardown(e);
 }
 
@@ -317,6 +375,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_version_id_kept),
         cmocka_unit_test(test_replay_replaces_and_drops_data),
+        cmocka_unit_test(test_mpu_complete_as),
         cmocka_unit_test(test_locked_keeps_its_bytes),
         cmocka_unit_test(test_delete_marker_replica),
         cmocka_unit_test(test_hdr_set),

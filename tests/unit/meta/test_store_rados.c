@@ -1813,6 +1813,68 @@ static void test_mpu_two_gateways(void **state)
     strata_obj_info_fini(&again);
 }
 
+/* A replica's complete (strata_mpu_complete_as) on RADOS: the version
+ * keeps the source's id and time, below the key's newer version; completed
+ * again under that id from the other gateway, the one version is the new
+ * copy, its part table written over the first's (one t/ chunk). */
+static void test_mpu_complete_as(void **state)
+{
+    (void)state;
+    char b[64], id[STRATA_UPLOAD_ID_MAX + 1];
+    snprintf(b, sizeof(b), "mpuas-%s", run);
+    uint64_t inc = mk_bucket_v(b, STRATA_VERSIONING_ENABLED);
+    const char *key = "k";
+    uint8_t sk[SORTKEY_LEN];
+    char vid[STRATA_VERSION_ID_MAX + 1];
+    int64_t at = 1700000000000000000LL;
+    strata_meta__sortkey_new(at, sk);
+    strata_meta__vid_format(sk, vid);
+    struct strata_obj_info info;
+    mpu_new(g1, b, key, id); /* a newer version first */
+    assert_int_equal(part_up(g1, b, key, id, 1, 0x40), 0);
+    unsigned nos[] = {1};
+    uint8_t s40[] = {0x40}, seeds[] = {0x41, 0x42};
+    struct plist pl;
+    plist_make(&pl, nos, s40, 1);
+    assert_int_equal(mpu_done(g1, b, key, id, &pl, false, &info), 0);
+    char latest[STRATA_VERSION_ID_MAX + 1], etags[2][STRATA_ETAG_MAX + 1];
+    memcpy(latest, info.version_id, sizeof(latest));
+    strata_obj_info_fini(&info);
+    plist_free(&pl);
+    for (int i = 0; i < 2; i++) {
+        struct strata_meta *g = i ? g2 : g1;
+        mpu_new(g, b, key, id);
+        assert_int_equal(part_up(g, b, key, id, 1, seeds[i]), 0);
+        plist_make(&pl, nos, &seeds[i], 1);
+        struct strata_mpu_complete_opts o = {.bucket = b, .key = key, .upload_id = id,
+                                             .parts = pl.v, .nparts = pl.n};
+        assert_int_equal(strata_mpu_complete_as(g, &o, vid, &info), 0);
+        assert_string_equal(info.version_id, vid);
+        memcpy(etags[i], info.etag, sizeof(etags[i]));
+        strata_obj_info_fini(&info);
+        assert_int_equal(strata_obj_head(g == g1 ? g2 : g1, b, key, vid, &info), 0);
+        assert_int_equal(info.mtime_ms, at / 1000000);
+        assert_false(info.is_latest);
+        assert_string_equal(info.etag, etags[i]); /* this copy's */
+        strata_obj_info_fini(&info);
+        plist_free(&pl);
+    }
+    assert_string_not_equal(etags[0], etags[1]);
+    assert_int_equal(strata_obj_head(g1, b, key, NULL, &info), 0);
+    assert_string_equal(info.version_id, latest);
+    strata_obj_info_fini(&info);
+    assert_int_equal(shard_keys(g1, inc, key, 't', NULL, NULL), 2); /* latest's, the replica's */
+    /* Malformed ids are refused. */
+    mpu_new(g1, b, key, id);
+    assert_int_equal(part_up(g1, b, key, id, 1, 0x43), 0);
+    uint8_t s43[] = {0x43};
+    plist_make(&pl, nos, s43, 1);
+    struct strata_mpu_complete_opts o = {.bucket = b, .key = key, .upload_id = id,
+                                         .parts = pl.v, .nparts = pl.n};
+    assert_int_equal(strata_mpu_complete_as(g1, &o, "nothex", NULL), STRATA_EINVAL);
+    plist_free(&pl);
+}
+
 static void test_mpu_abort_removes(void **state)
 {
     (void)state;
@@ -2294,6 +2356,7 @@ int main(void)
         cmocka_unit_test(test_get_inline_corrupt),
         cmocka_unit_test(test_scan_current_heads),
         cmocka_unit_test(test_mpu_two_gateways),
+        cmocka_unit_test(test_mpu_complete_as),
         cmocka_unit_test(test_mpu_abort_removes),
         cmocka_unit_test(test_mpu_complete_races_abort),
         cmocka_unit_test(test_mpu_complete_races_part),
