@@ -25,7 +25,10 @@
 #include "s3_client.h"
 #include "sbuf.h"
 #include "srv.h"
+#include "sse.h"
 #include "strata/hex.h"
+
+#include <openssl/crypto.h>
 
 #include <jansson.h>
 #include <stdatomic.h>
@@ -44,10 +47,13 @@ struct target {
     _Atomic uint64_t failed;        /* versions marked FAILED */
     _Atomic uint64_t changes;       /* metadata changes sent alone (no data) */
     _Atomic int64_t lag_ms;         /* queue-to-COMPLETED time of the last one */
+    _Atomic uint64_t refused_sse_c;   /* FAILED: SSE-C, no customer key to read it */
+    _Atomic uint64_t refused_sse_kms; /* FAILED: SSE-KMS, not selected by the rule */
 };
 
 struct strata_repl {
     struct strata_meta *meta;
+    const struct strata_kms *kms; /* SSE-S3 object keys; NULL without a key store */
     size_t n;
     struct target t[STRATA_REPL_TARGETS_MAX];
 };
@@ -134,7 +140,7 @@ static size_t replica_hdrs(const struct strata_obj_info *in, const char *sc, cha
 {
     size_t n = 0;
     char line[8300];
-    for (size_t i = 0; i < in->nhdrs && n + 8 < max; i++) {
+    for (size_t i = 0; i < in->nhdrs && n + 12 < max; i++) {
         if (strcmp(in->hdrs[i].name, STRATA_REPL_STATUS_HDR) == 0)
             continue;
         snprintf(line, sizeof(line), "%s: %s", in->hdrs[i].name, in->hdrs[i].value);
@@ -174,6 +180,8 @@ static size_t replica_hdrs(const struct strata_obj_info *in, const char *sc, cha
         snprintf(line, sizeof(line), "x-amz-storage-class: %s", sc);
         l[n++] = strdup(line);
     }
+    if (in->sse_len && strata_sse_desc_mode(in->sse, in->sse_len) == STRATA_SSE_MODE_S3)
+        l[n++] = strdup("x-amz-server-side-encryption: AES256");
     l[n] = NULL;
     return n;
 }
@@ -277,6 +285,24 @@ static enum strata_s3c_result put_multipart(struct target *t, struct strata_get 
     return res;
 }
 
+/* An SSE-S3 version is sent as its plaintext with x-amz-server-side-
+ * encryption: AES256 (replica_hdrs), so the target seals it under its own
+ * key, as AWS replicates SSE-S3 objects; its ETag, the MD5 of the
+ * plaintext, is the same on both.  0, or -1 (logged) when the key store
+ * cannot give the object key. */
+static int sse_s3_open(struct target *t, struct strata_get *g, const struct strata_obj_info *in)
+{
+    uint8_t key[32];
+    int rc = strata_sse_s3_object_key(t->owner->kms, in->sse, in->sse_len, key);
+    if (rc == 0)
+        rc = strata_obj_get_key(g, key);
+    OPENSSL_cleanse(key, sizeof(key));
+    if (rc)
+        strata_srv_log(STRATA_LOG_WARN, "replication %s: %s/%s %s: no object key: %s", t->name,
+                       in->bucket, in->key, in->version_id, strata_strerror(rc));
+    return rc ? -1 : 0;
+}
+
 static enum strata_pqueue_sent send_version(struct target *t, const char *b, const char *k,
                                             const char *v, const char *dest, const char *sc)
 {
@@ -295,9 +321,17 @@ static enum strata_pqueue_sent send_version(struct target *t, const char *b, con
     struct strata_s3c_error e;
     memset(&e, 0, sizeof(e));
     enum strata_pqueue_sent out;
-    if (in.sse) {
-        /* The plaintext needs the object key; not replicated (README). */
-        snprintf(e.message, sizeof(e.message), "encrypted objects are not replicated");
+    int mode = in.sse ? strata_sse_desc_mode(in.sse, in.sse_len) : 0;
+    if (mode == STRATA_SSE_MODE_S3 && sse_s3_open(t, g, &in) != 0) {
+        out = STRATA_PQUEUE_RETRY; /* the key store lost the key: the operator restores it */
+    } else if (in.sse && mode != STRATA_SSE_MODE_S3) {
+        /* SSE-C: the plaintext needs the customer's key, never stored.
+         * SSE-KMS: AWS replicates it only when the rule's
+         * SourceSelectionCriteria asks, which Strata does not build. */
+        bool c = mode == STRATA_SSE_MODE_C;
+        snprintf(e.message, sizeof(e.message), "%s objects are not replicated",
+                 c ? "SSE-C" : "SSE-KMS");
+        atomic_fetch_add(c ? &t->refused_sse_c : &t->refused_sse_kms, 1);
         out = give_up(t, b, k, v, STRATA_S3C_OTHER, &e);
     } else {
         char *lines[160];
@@ -476,7 +510,8 @@ void strata_repl_destroy(struct strata_repl *rp)
 
 int strata_repl_create(const char *const *specs, size_t nspecs, const char *creds_path,
                        const char *const *dirs, size_t ndirs, struct strata_meta *meta,
-                       struct strata_repl **out, char *err, size_t err_len)
+                       const struct strata_kms *kms, struct strata_repl **out, char *err,
+                       size_t err_len)
 {
     *out = NULL;
     if (nspecs == 0)
@@ -500,6 +535,7 @@ int strata_repl_create(const char *const *specs, size_t nspecs, const char *cred
         return -1;
     }
     rp->meta = meta;
+    rp->kms = kms;
     int rc = 0;
     for (size_t i = 0; i < nspecs && rc == 0; i++) {
         struct target *t = &rp->t[rp->n];
@@ -585,6 +621,10 @@ void strata_repl_metrics_render(struct strata_sbuf *b)
                                  "replicated."},
         {"changes_total", "counter", "Tag, retention and legal hold changes sent alone, "
                                      "without the data."},
+        {"sse_c_refused_total", "counter", "SSE-C versions marked FAILED: the customer key "
+                                           "that reads them is never stored."},
+        {"sse_kms_refused_total", "counter", "SSE-KMS versions marked FAILED (not replicated "
+                                             "without SseKmsEncryptedObjects)."},
     };
     for (size_t k = 0; k < sizeof(m) / sizeof(m[0]); k++) {
         strata_sbuf_printf(b, "# HELP strata_replication_%s %s\n# TYPE strata_replication_%s %s\n",
@@ -597,7 +637,9 @@ void strata_repl_metrics_render(struct strata_sbuf *b)
                        : k == 1 ? (double)atomic_load(&t->bytes)
                        : k == 2 ? (double)atomic_load(&t->failed)
                        : k == 3 ? (double)atomic_load(&t->lag_ms) / 1000.0
-                                : (double)atomic_load(&t->changes);
+                       : k == 4 ? (double)atomic_load(&t->changes)
+                       : k == 5 ? (double)atomic_load(&t->refused_sse_c)
+                                : (double)atomic_load(&t->refused_sse_kms);
             strata_sbuf_printf(b, "strata_replication_%s{target=\"%s\"} %.*f\n", m[k].name,
                                t->name, k == 3 ? 3 : 0, v);
         }

@@ -57,9 +57,13 @@ int strata_repl_spec_check(const char *spec, char *err, size_t err_len);
  * versions left from a previous run are replicated first.  0 with *out
  * (NULL when nspecs is 0), or -1 with err set.
  */
+struct strata_kms;
+/* kms (may be NULL) gives the object keys of SSE-S3 versions, sent as
+ * plaintext for the target to encrypt under its own key. */
 int strata_repl_create(const char *const *specs, size_t nspecs, const char *creds_path,
                        const char *const *dirs, size_t ndirs, struct strata_meta *meta,
-                       struct strata_repl **out, char *err, size_t err_len);
+                       const struct strata_kms *kms, struct strata_repl **out, char *err,
+                       size_t err_len);
 /* Stops the threads (queued versions stay queued) and frees.  NULL: no-op. */
 void strata_repl_destroy(struct strata_repl *rp);
 
