@@ -5,7 +5,7 @@
  * A queue message is a small JSON object naming what to copy, not the
  * bytes: {"b": source bucket, "k": key, "v": version id, "d": destination
  * bucket, "sc": storage class or absent, "dm": true for a delete marker,
- * "op": "tags", "retention" or "legal-hold" for that metadata change of the
+ * "op": "tags", "retention", "legal-hold" or "acl" for that metadata change of the
  * version alone, "t": wall-clock ms when queued}.  A change is sent as its
  * S3 operation on the same version id (a Strata target keeps the source's
  * ids), carrying the version's state when sent, so the last one sent wins;
@@ -17,6 +17,7 @@
 #include "repl.h"
 #include "repl_internal.h"
 
+#include "acl.h"
 #include "base64.h"
 #include "http_date.h"
 #include "pqueue.h"
@@ -303,6 +304,34 @@ static int sse_s3_open(struct target *t, struct strata_get *g, const struct stra
     return rc ? -1 : 0;
 }
 
+/* PutObjectAcl of version in's ACL on the target (as-is, its owner
+ * included); a version with the default ACL sends x-amz-acl: private. */
+static enum strata_s3c_result send_acl(struct target *t, const char *dest, const char *k,
+                                       const struct strata_obj_info *in,
+                                       struct strata_s3c_error *e)
+{
+    char line[200];
+    snprintf(line, sizeof(line), STRATA_REPL_HDR ": %s", in->version_id);
+    const char *const lines[] = {line, in->acl ? NULL : "x-amz-acl: private", NULL};
+    struct strata_acl *a = in->acl ? malloc(sizeof(*a)) : NULL;
+    if (in->acl && (!a || strata_acl_decode(in->acl, in->acl_len, a) != 0)) {
+        free(a);
+        snprintf(e->message, sizeof(e->message), "unreadable stored ACL");
+        return a ? STRATA_S3C_OTHER : STRATA_S3C_RETRY;
+    }
+    struct strata_sbuf x;
+    strata_sbuf_init(&x, 256 * 1024);
+    if (a)
+        strata_acl_xml(a, NULL, NULL, &x);
+    free(a);
+    enum strata_s3c_result res =
+        x.failed ? STRATA_S3C_RETRY
+                 : strata_s3c_put_acl(t->c, dest, k, in->version_id, in->acl ? x.data : NULL,
+                                      lines, e);
+    strata_sbuf_fini(&x);
+    return res;
+}
+
 static enum strata_pqueue_sent send_version(struct target *t, const char *b, const char *k,
                                             const char *v, const char *dest, const char *sc)
 {
@@ -352,6 +381,8 @@ static enum strata_pqueue_sent send_version(struct target *t, const char *b, con
             oom           ? STRATA_S3C_RETRY
             : in.nparts   ? put_multipart(t, g, &in, dest, k, (const char *const *)lines, &e)
                           : strata_s3c_put_object(t->c, &p, NULL, &e);
+        if (res == STRATA_S3C_OK && in.acl) /* the replica's ACL, as the source's */
+            res = send_acl(t, dest, k, &in, &e);
         for (size_t i = 0; i < nl; i++)
             free(lines[i]);
         if (res == STRATA_S3C_OK) {
@@ -427,6 +458,8 @@ static enum strata_pqueue_sent send_change(struct target *t, const char *b, cons
             until, lines, &e);
     } else if (strcmp(op, "legal-hold") == 0) {
         res = strata_s3c_put_legal_hold_hdrs(t->c, dest, k, v, in.lock.legal_hold, lines, &e);
+    } else if (strcmp(op, "acl") == 0) {
+        res = send_acl(t, dest, k, &in, &e);
     }
     strata_obj_info_fini(&in);
     if (res == STRATA_S3C_OK) {

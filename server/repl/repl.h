@@ -85,7 +85,7 @@ const char *strata_repl_status_for_new(struct strata_req *r, const char *key, co
  * replica, -1 refused (AccessDenied answered). */
 int strata_repl_peer(struct strata_req *r, const char *action);
 /* The same for a metadata change (PutObjectTagging, DeleteObjectTagging,
- * PutObjectRetention, PutObjectLegalHold) a peer sends for one replicated
+ * PutObjectRetention, PutObjectLegalHold, PutObjectAcl) a peer sends for one replicated
  * version: the header must name the request's versionId (else 400
  * InvalidArgument answered, -1). */
 int strata_repl_peer_change(struct strata_req *r, const char *action);
@@ -95,7 +95,8 @@ void strata_repl_emit_put(struct strata_req *r, const struct strata_obj_info *in
 enum strata_repl_change {
     STRATA_REPL_TAGS,      /* PutObjectTagging / DeleteObjectTagging */
     STRATA_REPL_RETENTION, /* PutObjectRetention */
-    STRATA_REPL_LEGAL_HOLD /* PutObjectLegalHold */
+    STRATA_REPL_LEGAL_HOLD, /* PutObjectLegalHold */
+    STRATA_REPL_ACL         /* PutObjectAcl */
 };
 /* After the tags, retention or legal hold of version vid of key changed:
  * a version replication selected (any status but REPLICA) goes PENDING

@@ -37,7 +37,8 @@ DST = Strata(args=["--metrics-public", "--sse-c-allow-http", "--kms-key-file",
 creds = os.path.join(DST.tmp, "remote-creds.json")
 with open(os.open(creds, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as f:
     json.dump({"site2": {"access_key": DST.ak, "secret_key": DST.sk}}, f)
-SRC = Strata(args=["--metrics-public", "--sse-c-allow-http", "--kms-key-file",
+# The second site has the same users (ACLs name them by canonical id).
+SRC = Strata(keys=(DST.ak, DST.sk), args=["--metrics-public", "--sse-c-allow-http", "--kms-key-file",
                    key_file(os.path.join(KEYDIR, "keys-src.json"), "src1"),
                    "--replication-target", f"site2:{DST.endpoint}", "--tier-credentials", creds])
 
@@ -54,15 +55,15 @@ def rule(dest, prefix=None, dm="Disabled", rid="r1", priority=1, account="site2"
     return r
 
 
-def pair(prefix, lock=False):
+def pair(prefix, lock=False, **create):
     """A versioned source bucket and target bucket: (src client, dst client, src, dst)."""
     s, d = SRC.client(), DST.client()
     sb, db = SRC.bucket_name(prefix + "s"), DST.bucket_name(prefix + "d")
     for c, b in ((s, sb), (d, db)):
         if lock:
-            c.create_bucket(Bucket=b, ObjectLockEnabledForBucket=True)
+            c.create_bucket(Bucket=b, ObjectLockEnabledForBucket=True, **create)
         else:
-            c.create_bucket(Bucket=b)
+            c.create_bucket(Bucket=b, **create)
             c.put_bucket_versioning(Bucket=b, VersioningConfiguration={"Status": "Enabled"})
     return s, d, sb, db
 
@@ -260,6 +261,51 @@ def lock_changes_sent_alone(_):
     wait_status(s, sb, "l", vid, "COMPLETED")
     sent_alone(before, 1)
     assert same_version(s, d, sb, db, "l", vid) == data
+
+
+def grants(acl):
+    return sorted((g["Grantee"].get("ID") or g["Grantee"].get("URI"), g["Permission"])
+                  for g in acl["Grants"])
+
+
+@test
+def acl_replicated(_):
+    """A version's ACL arrives with it (its owner, the source's, kept), and
+    a later PutObjectAcl on it is sent alone as PutObjectAcl."""
+    s, d, sb, db = pair("acl", ObjectOwnership="ObjectWriter")
+    configure(s, sb, db)
+    data = os.urandom(64 * 1024)
+    vid = s.put_object(Bucket=sb, Key="a", Body=data, ACL="public-read")["VersionId"]
+    wait_status(s, sb, "a", vid, "COMPLETED")
+    want = s.get_object_acl(Bucket=sb, Key="a", VersionId=vid)
+    assert ("http://acs.amazonaws.com/groups/global/AllUsers", "READ") in grants(want), want
+    got = d.get_object_acl(Bucket=db, Key="a", VersionId=vid)
+    assert grants(got) == grants(want), (got, want)
+    assert got["Owner"]["ID"] == want["Owner"]["ID"] == SRC.ak, got
+    assert same_version(s, d, sb, db, "a", vid) == data
+    # A change of the ACL goes alone, with the peer's version header.
+    auth = "http://acs.amazonaws.com/groups/global/AuthenticatedUsers"
+    for change in ({"ACL": "authenticated-read"},
+                   {"GrantRead": f'uri="{auth}"', "GrantFullControl": f"id={SRC.ak}"},
+                   {"ACL": "private"}):
+        before = counters()
+        s.put_object_acl(Bucket=sb, Key="a", VersionId=vid, **change)
+        want = grants(s.get_object_acl(Bucket=sb, Key="a", VersionId=vid))
+        deadline = time.monotonic() + 30
+        while grants(d.get_object_acl(Bucket=db, Key="a", VersionId=vid)) != want:
+            assert time.monotonic() < deadline, (change, want)
+            time.sleep(0.1)
+        wait_status(s, sb, "a", vid, "COMPLETED")
+        sent_alone(before, 1)
+    assert want == [(SRC.ak, "FULL_CONTROL")], want
+    # The replica's ACL is now private: no anonymous read (it was public).
+    import urllib.request
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    try:
+        opener.open(f"{DST.endpoint}/{db}/a?versionId={vid}", timeout=10)
+        raise AssertionError("anonymous GET of a private replica answered")
+    except urllib.error.HTTPError as e:
+        assert e.code == 403, e.code
 
 
 @test
