@@ -611,8 +611,8 @@ def peer_header_needs_permission(_):
         assert e.code == 403, e.code
     assert "Contents" not in d.list_objects_v2(Bucket=db)
     # Only PutObject, DeleteObject (without versionId), a multipart upload's
-    # create and complete, and the tag, retention and legal hold changes of
-    # a version take it: elsewhere it would be dropped, so it is refused.
+    # create and complete, and the tag, retention, legal hold and ACL
+    # changes of a version take it: elsewhere it would be dropped, so it is refused.
     vid = d.put_object(Bucket=db, Key="plain", Body=b"p")["VersionId"]
 
     def with_hdr(event, fn):
@@ -625,9 +625,8 @@ def peer_header_needs_permission(_):
             d.meta.events.unregister(event, add)
     expect_error(lambda: with_hdr("before-sign.s3.CopyObject", lambda: d.copy_object(
         Bucket=db, Key="c", CopySource={"Bucket": db, "Key": "plain"})), "NotImplemented", 501)
-    expect_error(lambda: with_hdr("before-sign.s3.PutObjectAcl", lambda:
-                                  d.put_object_acl(Bucket=db, Key="plain", VersionId=vid,
-                                                   ACL="private")),
+    expect_error(lambda: with_hdr("before-sign.s3.PutBucketAcl", lambda:
+                                  d.put_bucket_acl(Bucket=db, ACL="private")),
                  "NotImplemented", 501)
     expect_error(lambda: with_hdr("before-sign.s3.DeleteObject", lambda: d.delete_object(
         Bucket=db, Key="plain", VersionId=vid)), "InvalidRequest", 400)
