@@ -352,7 +352,10 @@ static enum strata_pqueue_sent send_version(struct target *t, const char *b, con
     enum strata_pqueue_sent out;
     int mode = in.sse ? strata_sse_desc_mode(in.sse, in.sse_len) : 0;
     if (mode == STRATA_SSE_MODE_S3 && sse_s3_open(t, g, &in) != 0) {
-        out = STRATA_PQUEUE_RETRY; /* the key store lost the key: the operator restores it */
+        /* Its master key is not in the key store: FAILED, until the key is
+         * back and `strata admin replicate` queues it again. */
+        snprintf(e.message, sizeof(e.message), "the SSE-S3 master key is not in the key store");
+        out = give_up(t, b, k, v, STRATA_S3C_OTHER, &e);
     } else if (in.sse && mode != STRATA_SSE_MODE_S3) {
         /* SSE-C: the plaintext needs the customer's key, never stored.
          * SSE-KMS: AWS replicates it only when the rule's
