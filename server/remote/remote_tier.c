@@ -548,14 +548,18 @@ void strata_remote_tier_metrics_render(struct strata_sbuf *b)
 /* A later retention or legal hold of a version already moved: the same
  * PutObjectRetention / PutObjectLegalHold on its remote object (the
  * remote refuses a shorter retention, so its copy stays at least as
- * locked).  A tier without lock never received a locked version. */
+ * locked). */
 static int t_lock_set(void *impl, uint32_t place, const uint8_t *id,
                       const struct strata_tier_lock *lock)
 {
     (void)place;
     struct rtier *t = impl;
-    if (!t->lock)
-        return 0;
+    if (!t->lock) {
+        /* A version locked after it moved here: its copy cannot be locked
+         * (counted, and the caller's failure is logged). */
+        atomic_fetch_add(&t->lock_refused, 1);
+        return STRATA_ELOCKED;
+    }
     char key[KEY_MAX], until[40];
     data_key(t, id, key, sizeof(key));
     struct strata_s3c_error e;

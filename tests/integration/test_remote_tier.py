@@ -578,6 +578,18 @@ def locked_versions(s):
     # And strata still refuses to delete the locked versions.
     expect_error(lambda: c.delete_object(Bucket=b, Key="retained", VersionId=v_ret),
                  "AccessDenied", 403)
+    # A version locked after it moved to the tier without lock: its remote
+    # copy cannot follow, which is counted, never passed over.
+    c.put_object(Bucket=b, Key="late", Body=data)
+    lifecycle(c, b, "STANDARD_IA")
+    wait_until("late moved", lambda: storage_class(c, b, "late") == "STANDARD_IA")
+    refused = remote_info(s, "cold")["lock_refused"]
+    failed = metric(s, "strata_remote_tier_lock_updates_failed_total")
+    c.put_object_retention(Bucket=b, Key="late", Retention={"Mode": "GOVERNANCE",
+                                                           "RetainUntilDate": until})
+    wait_until("the unlockable copy counted",
+               lambda: metric(s, "strata_remote_tier_lock_updates_failed_total") == failed + 1)
+    assert remote_info(s, "cold")["lock_refused"] >= refused + 1
 
 
 @test
