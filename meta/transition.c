@@ -401,6 +401,42 @@ int strata_meta_transition_reclaim(struct strata_meta *m, uint64_t *resolved)
     return rc;
 }
 
+int strata_obj_tier_lock_sync(struct strata_meta *m, const char *bucket, const char *key,
+                              const char *version_id, bool *sent)
+{
+    if (sent)
+        *sent = false;
+    uint8_t sk[SORTKEY_LEN];
+    struct meta_rec rec;
+    char *raw = NULL;
+    memset(&rec, 0, sizeof(rec));
+    int rc = strata_meta__rec_get(m, bucket, key, version_id, sk, &rec, &raw);
+    if (rc)
+        return rc;
+    struct strata_tier *t = rec.flags & REC_F_INLINE ? NULL : strata_meta__tier(m, rec.tier);
+    if (t && t->ops->lock_set) {
+        int64_t now = strata_meta_lock_now_ms(m);
+        struct strata_tier_lock lk = {.legal_hold = rec.lock.legal_hold};
+        if (rec.lock.mode != STRATA_LOCK_NONE && rec.lock.until_ms > now) {
+            lk.mode = rec.lock.mode;
+            lk.until_ms = rec.lock.until_ms;
+        }
+        struct meta_piece *ps = NULL;
+        size_t n = 0;
+        rc = strata_meta__pieces_of(m, strata_meta__set_of(m, bucket, key), bucket, key, sk, &rec,
+                                    &ps, &n);
+        uint32_t place = strata_meta__place(bucket, key);
+        for (size_t i = 0; rc == 0 && i < n; i++)
+            rc = t->ops->lock_set(t->impl, place, ps[i].id, &lk);
+        free(ps);
+        if (sent)
+            *sent = n > 0;
+    }
+    strata_meta__rec_fini(&rec);
+    free(raw);
+    return rc;
+}
+
 /* ---- the move -------------------------------------------------------------------- */
 
 struct tr {

@@ -39,6 +39,7 @@
 #include "remote_creds.h"
 #include "notify.h"
 #include "pqueue.h"
+#include "remote_lock.h"
 #include "repl.h"
 #include "strata/hex.h"
 #include "strata/ilm.h"
@@ -500,12 +501,29 @@ static int repl_start(struct strata_srv *s)
     const char *dp[STRATA_PQUEUE_COPIES];
     size_t nd = queue_dirs(s, "replication", dirs, dp);
     if (strata_repl_create(s->cfg.repl_specs, s->cfg.nrepl_specs, s->cfg.tier_credentials, dp,
-                           nd, s->meta, &s->repl, err, sizeof(err)) != 0) {
+                           nd, s->meta, s->kms, &s->repl, err, sizeof(err)) != 0) {
         strata_srv_log(STRATA_LOG_ERR, "cannot start bucket replication: %s", err);
         return -1;
     }
     for (unsigned i = 0; i < s->cfg.nrepl_specs; i++)
         strata_srv_log(STRATA_LOG_INFO, "replication target %s", s->cfg.repl_specs[i]);
+    return 0;
+}
+
+/* The queue carrying lock changes to remote objects, when a remote tier
+ * keeps Object Lock (remote_lock.h).  0 or -1. */
+static int remote_lock_start(struct strata_srv *s)
+{
+    bool any = false;
+    for (unsigned i = 0; s->tiers && i < s->tiers->n; i++)
+        any |= s->tiers->t[i].url && s->tiers->t[i].lock;
+    char dirs[STRATA_PQUEUE_COPIES][4200], err[512];
+    const char *dp[STRATA_PQUEUE_COPIES];
+    size_t nd = queue_dirs(s, "remote-lock", dirs, dp);
+    if (any && strata_remote_lock_start(dp, nd, s->meta, err, sizeof(err)) != 0) {
+        strata_srv_log(STRATA_LOG_ERR, "cannot start the remote lock queue: %s", err);
+        return -1;
+    }
     return 0;
 }
 
@@ -1119,7 +1137,8 @@ static int cmd_server(int argc, char **argv, bool print_only)
     if (open_storage(&s, inline_max, cache_mb, a.memtable_mb) == 0) {
         crash_hook_arm(s.meta);
         struct strata_ilm *engine = NULL;
-        if (notify_start(&s) == 0 && repl_start(&s) == 0 && strata_restorer_start(&s) == 0 &&
+        if (notify_start(&s) == 0 && repl_start(&s) == 0 && remote_lock_start(&s) == 0 &&
+            strata_restorer_start(&s) == 0 &&
             strata_srv_start(&s) == 0 &&
             ilm_start(&s, &ilm, &engine) == 0) {
             printf("Strata S3 endpoint: %s://%s (%zu drives, %u set%s)\n",
@@ -1165,6 +1184,7 @@ static int cmd_server(int argc, char **argv, bool print_only)
             s.notify = NULL;
             strata_repl_destroy(s.repl); /* after HTTP: nothing queues any more */
             s.repl = NULL;
+            strata_remote_lock_stop();
             rc = 0;
             strata_srv_log(STRATA_LOG_NOTICE, "HTTP stopped; closing metadata and drives");
         }
@@ -1173,6 +1193,7 @@ static int cmd_server(int argc, char **argv, bool print_only)
         s.notify = NULL;
         strata_repl_destroy(s.repl);
         s.repl = NULL;
+        strata_remote_lock_stop();
         close_storage(&s);
     }
     strata_creds_destroy(atomic_load(&s.creds));

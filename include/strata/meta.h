@@ -838,6 +838,15 @@ struct strata_transition_result {
 };
 int strata_obj_transition(struct strata_meta *m, const struct strata_transition *t,
                           struct strata_transition_result *res);
+/* After the retention or legal hold of a version changed: when its data
+ * is on a tier that keeps lock state of its own (strata_tier_ops.lock_set,
+ * a remote tier with lock), every data object of it gets the version's
+ * lock state now (a retention already expired is not sent).  *sent (may
+ * be NULL) says whether there was such a tier.  0, STRATA_ENOTFOUND /
+ * STRATA_EMETHOD as strata_obj_head, or the tier's error (STRATA_EBUSY:
+ * retry later). */
+int strata_obj_tier_lock_sync(struct strata_meta *m, const char *bucket, const char *key,
+                              const char *version_id, bool *sent);
 /* Resolve the intents left by interrupted transitions (all sets; versions
  * a reader pins are resolved at its close).  *resolved (may be NULL)
  * counts them. */

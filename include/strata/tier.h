@@ -51,6 +51,12 @@ struct strata_tier_ops {
      * tier cannot keep the data locked (the caller must not move it
      * there), STRATA_EBUSY when it cannot tell now (retry later). */
     int (*writer_lock)(void *w, const struct strata_tier_lock *lock);
+    /* Optional: a data object already stored gets the lock state lock
+     * (a retention extended or a legal hold changed after the move): 0,
+     * STRATA_EBUSY when the tier cannot be reached now (retry later), or
+     * another STRATA_E* when it refuses. */
+    int (*lock_set)(void *impl, uint32_t place, const uint8_t id[STRATA_DATA_ID_LEN],
+                    const struct strata_tier_lock *lock);
     /* Byte ranges of a data object of size bytes; never wrong bytes
      * (STRATA_ECORRUPT, STRATA_EQUORUM, STRATA_ENOTFOUND as erasure.h). */
     int (*reader_open)(void *impl, uint32_t place, const uint8_t id[STRATA_DATA_ID_LEN],

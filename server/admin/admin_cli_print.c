@@ -59,6 +59,11 @@ static void remote_rows(json_t *rem)
            num(rem, "puts"), human(num(rem, "put_bytes"), pb, sizeof(pb)), num(rem, "gets"),
            human(num(rem, "get_bytes"), gb, sizeof(gb)), num(rem, "errors"), num(rem, "missing"),
            num(rem, "lock_refused"));
+    json_t *lu = json_object_get(rem, "lock_updates");
+    if (lu)
+        printf("  lock changes to carry: pending %" PRIu64 ", applied %" PRIu64
+               ", failed %" PRIu64 "\n",
+               num(lu, "pending"), num(lu, "applied"), num(lu, "failed"));
     if (ok)
         printf("  last success %llds ago\n", (long long)(now - (time_t)ok));
     else

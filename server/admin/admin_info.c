@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/statvfs.h>
 
+#include "remote_lock.h"
 #include "remote_tier.h"
 #include "srv_tiers.h"
 
@@ -106,13 +107,19 @@ static json_t *remote_json(struct strata_tier *t)
 {
     struct strata_remote_health h;
     strata_remote_tier_health(t, &h);
-    return json_pack("{s:s, s:b, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:s}", "url", h.url,
+    json_t *lu = h.lock ? strata_remote_lock_json() : NULL; /* one queue for all tiers */
+    json_t *j = json_pack("{s:s, s:b, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:s}", "url", h.url,
                      "lock", h.lock, "puts", (json_int_t)h.puts, "put_bytes",
                      (json_int_t)h.put_bytes, "gets", (json_int_t)h.gets, "get_bytes",
                      (json_int_t)h.get_bytes, "errors", (json_int_t)h.errors, "missing",
                      (json_int_t)h.missing, "lock_refused", (json_int_t)h.lock_refused,
                      "last_success_ms", (json_int_t)h.last_ok_ms, "last_error_ms",
                      (json_int_t)h.last_error_ms, "last_error", h.last_error);
+    if (j && lu)
+        json_object_set_new(j, "lock_updates", lu);
+    else
+        json_decref(lu);
+    return j;
 }
 
 void strata_admin__info(struct strata_req *r, const char *arg)

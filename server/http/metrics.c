@@ -18,6 +18,7 @@
 
 #include "strata/ilm.h"
 #include "notify.h"
+#include "remote_lock.h"
 #include "remote_tier.h"
 #include "repl.h"
 
@@ -325,6 +326,7 @@ void strata_metrics_render(struct strata_sbuf *b, unsigned inflight)
                 offsetof(struct shard, op_ttfb));
     strata_notify_metrics_render(b);
     strata_remote_tier_metrics_render(b);
+    strata_remote_lock_metrics_render(b);
     strata_repl_metrics_render(b);
     strata_sbuf_printf(b, "# HELP strata_http_inflight Requests being served.\n"
                           "# TYPE strata_http_inflight gauge\nstrata_http_inflight %u\n",

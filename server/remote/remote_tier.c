@@ -545,6 +545,41 @@ void strata_remote_tier_metrics_render(struct strata_sbuf *b)
     pthread_mutex_unlock(&reg_mu);
 }
 
+/* A later retention or legal hold of a version already moved: the same
+ * PutObjectRetention / PutObjectLegalHold on its remote object (the
+ * remote refuses a shorter retention, so its copy stays at least as
+ * locked). */
+static int t_lock_set(void *impl, uint32_t place, const uint8_t *id,
+                      const struct strata_tier_lock *lock)
+{
+    (void)place;
+    struct rtier *t = impl;
+    if (!t->lock) {
+        /* A version locked after it moved here: its copy cannot be locked
+         * (counted, and the caller's failure is logged). */
+        atomic_fetch_add(&t->lock_refused, 1);
+        return STRATA_ELOCKED;
+    }
+    char key[KEY_MAX], until[40];
+    data_key(t, id, key, sizeof(key));
+    struct strata_s3c_error e;
+    memset(&e, 0, sizeof(e));
+    enum strata_s3c_result r = STRATA_S3C_OK;
+    if (lock->mode != STRATA_LOCK_NONE) {
+        strata_iso8601_format(lock->until_ms, until, sizeof(until));
+        r = strata_s3c_put_retention(t->c, t->u.bucket, key, NULL,
+                                     lock->mode == STRATA_LOCK_COMPLIANCE ? "COMPLIANCE"
+                                                                          : "GOVERNANCE",
+                                     until, &e);
+        note(t, "PUT ?retention", key, r, &e);
+    }
+    if (r == STRATA_S3C_OK) {
+        r = strata_s3c_put_legal_hold(t->c, t->u.bucket, key, NULL, lock->legal_hold, &e);
+        note(t, "PUT ?legal-hold", key, r, &e);
+    }
+    return r == STRATA_S3C_OK ? 0 : write_err(r);
+}
+
 static void t_destroy(void *impl)
 {
     struct rtier *t = impl;
@@ -561,6 +596,7 @@ static const struct strata_tier_ops remote_ops = {
     .finish = w_finish,
     .writer_destroy = w_destroy,
     .writer_lock = w_lock,
+    .lock_set = t_lock_set,
     .reader_open = r_open,
     .read = r_read,
     .reader_limit = r_limit,

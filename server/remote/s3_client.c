@@ -851,6 +851,14 @@ enum strata_s3c_result strata_s3c_put_tagging(struct strata_s3c *c, const char *
                       headers, NULL, e);
 }
 
+enum strata_s3c_result strata_s3c_put_acl(struct strata_s3c *c, const char *bucket,
+                                          const char *key, const char *version_id,
+                                          const char *xml, const char *const *headers,
+                                          struct strata_s3c_error *e)
+{
+    return keyed_hdrs(c, M_PUT, bucket, key, version_id, "acl=", xml, headers, NULL, e);
+}
+
 /* The text of the first <name> element of a small answer body into out
  * (max bytes with the NUL; "&quot;" read as '"'); whether there was one. */
 static bool xml_field(const char *body, const char *name, char *out, size_t max)

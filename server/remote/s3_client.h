@@ -184,6 +184,12 @@ enum strata_s3c_result strata_s3c_put_tagging(struct strata_s3c *c, const char *
                                               const char *key, const char *version_id,
                                               const char *xml, const char *const *headers,
                                               struct strata_s3c_error *e);
+/* PutObjectAcl with the <AccessControlPolicy> document xml, or with the
+ * headers alone (x-amz-acl) when xml is NULL; headers as above. */
+enum strata_s3c_result strata_s3c_put_acl(struct strata_s3c *c, const char *bucket,
+                                          const char *key, const char *version_id,
+                                          const char *xml, const char *const *headers,
+                                          struct strata_s3c_error *e);
 /* Multipart upload.  Create (POST ?uploads, headers as a PUT's, at most
  * STRATA_S3C_HDRS_MAX) writes the upload id into upload_id[0..max). */
 #define STRATA_S3C_HDRS_MAX 160

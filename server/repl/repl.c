@@ -5,7 +5,7 @@
  * A queue message is a small JSON object naming what to copy, not the
  * bytes: {"b": source bucket, "k": key, "v": version id, "d": destination
  * bucket, "sc": storage class or absent, "dm": true for a delete marker,
- * "op": "tags", "retention" or "legal-hold" for that metadata change of the
+ * "op": "tags", "retention", "legal-hold" or "acl" for that metadata change of the
  * version alone, "t": wall-clock ms when queued}.  A change is sent as its
  * S3 operation on the same version id (a Strata target keeps the source's
  * ids), carrying the version's state when sent, so the last one sent wins;
@@ -17,6 +17,7 @@
 #include "repl.h"
 #include "repl_internal.h"
 
+#include "acl.h"
 #include "base64.h"
 #include "http_date.h"
 #include "pqueue.h"
@@ -25,7 +26,10 @@
 #include "s3_client.h"
 #include "sbuf.h"
 #include "srv.h"
+#include "sse.h"
 #include "strata/hex.h"
+
+#include <openssl/crypto.h>
 
 #include <jansson.h>
 #include <stdatomic.h>
@@ -44,10 +48,13 @@ struct target {
     _Atomic uint64_t failed;        /* versions marked FAILED */
     _Atomic uint64_t changes;       /* metadata changes sent alone (no data) */
     _Atomic int64_t lag_ms;         /* queue-to-COMPLETED time of the last one */
+    _Atomic uint64_t refused_sse_c;   /* FAILED: SSE-C, no customer key to read it */
+    _Atomic uint64_t refused_sse_kms; /* FAILED: SSE-KMS, not selected by the rule */
 };
 
 struct strata_repl {
     struct strata_meta *meta;
+    const struct strata_kms *kms; /* SSE-S3 object keys; NULL without a key store */
     size_t n;
     struct target t[STRATA_REPL_TARGETS_MAX];
 };
@@ -134,7 +141,7 @@ static size_t replica_hdrs(const struct strata_obj_info *in, const char *sc, cha
 {
     size_t n = 0;
     char line[8300];
-    for (size_t i = 0; i < in->nhdrs && n + 8 < max; i++) {
+    for (size_t i = 0; i < in->nhdrs && n + 12 < max; i++) {
         if (strcmp(in->hdrs[i].name, STRATA_REPL_STATUS_HDR) == 0)
             continue;
         snprintf(line, sizeof(line), "%s: %s", in->hdrs[i].name, in->hdrs[i].value);
@@ -174,6 +181,8 @@ static size_t replica_hdrs(const struct strata_obj_info *in, const char *sc, cha
         snprintf(line, sizeof(line), "x-amz-storage-class: %s", sc);
         l[n++] = strdup(line);
     }
+    if (in->sse_len && strata_sse_desc_mode(in->sse, in->sse_len) == STRATA_SSE_MODE_S3)
+        l[n++] = strdup("x-amz-server-side-encryption: AES256");
     l[n] = NULL;
     return n;
 }
@@ -277,6 +286,52 @@ static enum strata_s3c_result put_multipart(struct target *t, struct strata_get 
     return res;
 }
 
+/* An SSE-S3 version is sent as its plaintext with x-amz-server-side-
+ * encryption: AES256 (replica_hdrs), so the target seals it under its own
+ * key, as AWS replicates SSE-S3 objects; its ETag, the MD5 of the
+ * plaintext, is the same on both.  0, or -1 (logged) when the key store
+ * cannot give the object key. */
+static int sse_s3_open(struct target *t, struct strata_get *g, const struct strata_obj_info *in)
+{
+    uint8_t key[32];
+    int rc = strata_sse_s3_object_key(t->owner->kms, in->sse, in->sse_len, key);
+    if (rc == 0)
+        rc = strata_obj_get_key(g, key);
+    OPENSSL_cleanse(key, sizeof(key));
+    if (rc)
+        strata_srv_log(STRATA_LOG_WARN, "replication %s: %s/%s %s: no object key: %s", t->name,
+                       in->bucket, in->key, in->version_id, strata_strerror(rc));
+    return rc ? -1 : 0;
+}
+
+/* PutObjectAcl of version in's ACL on the target (as-is, its owner
+ * included); a version with the default ACL sends x-amz-acl: private. */
+static enum strata_s3c_result send_acl(struct target *t, const char *dest, const char *k,
+                                       const struct strata_obj_info *in,
+                                       struct strata_s3c_error *e)
+{
+    char line[200];
+    snprintf(line, sizeof(line), STRATA_REPL_HDR ": %s", in->version_id);
+    const char *const lines[] = {line, in->acl ? NULL : "x-amz-acl: private", NULL};
+    struct strata_acl *a = in->acl ? malloc(sizeof(*a)) : NULL;
+    if (in->acl && (!a || strata_acl_decode(in->acl, in->acl_len, a) != 0)) {
+        free(a);
+        snprintf(e->message, sizeof(e->message), "unreadable stored ACL");
+        return a ? STRATA_S3C_OTHER : STRATA_S3C_RETRY;
+    }
+    struct strata_sbuf x;
+    strata_sbuf_init(&x, 256 * 1024);
+    if (a)
+        strata_acl_xml(a, NULL, NULL, &x);
+    free(a);
+    enum strata_s3c_result res =
+        x.failed ? STRATA_S3C_RETRY
+                 : strata_s3c_put_acl(t->c, dest, k, in->version_id, in->acl ? x.data : NULL,
+                                      lines, e);
+    strata_sbuf_fini(&x);
+    return res;
+}
+
 static enum strata_pqueue_sent send_version(struct target *t, const char *b, const char *k,
                                             const char *v, const char *dest, const char *sc)
 {
@@ -295,9 +350,20 @@ static enum strata_pqueue_sent send_version(struct target *t, const char *b, con
     struct strata_s3c_error e;
     memset(&e, 0, sizeof(e));
     enum strata_pqueue_sent out;
-    if (in.sse) {
-        /* The plaintext needs the object key; not replicated (README). */
-        snprintf(e.message, sizeof(e.message), "encrypted objects are not replicated");
+    int mode = in.sse ? strata_sse_desc_mode(in.sse, in.sse_len) : 0;
+    if (mode == STRATA_SSE_MODE_S3 && sse_s3_open(t, g, &in) != 0) {
+        /* Its master key is not in the key store: FAILED, until the key is
+         * back and `strata admin replicate` queues it again. */
+        snprintf(e.message, sizeof(e.message), "the SSE-S3 master key is not in the key store");
+        out = give_up(t, b, k, v, STRATA_S3C_OTHER, &e);
+    } else if (in.sse && mode != STRATA_SSE_MODE_S3) {
+        /* SSE-C: the plaintext needs the customer's key, never stored.
+         * SSE-KMS: AWS replicates it only when the rule's
+         * SourceSelectionCriteria asks, which Strata does not build. */
+        bool c = mode == STRATA_SSE_MODE_C;
+        snprintf(e.message, sizeof(e.message), "%s objects are not replicated",
+                 c ? "SSE-C" : "SSE-KMS");
+        atomic_fetch_add(c ? &t->refused_sse_c : &t->refused_sse_kms, 1);
         out = give_up(t, b, k, v, STRATA_S3C_OTHER, &e);
     } else {
         char *lines[160];
@@ -318,6 +384,8 @@ static enum strata_pqueue_sent send_version(struct target *t, const char *b, con
             oom           ? STRATA_S3C_RETRY
             : in.nparts   ? put_multipart(t, g, &in, dest, k, (const char *const *)lines, &e)
                           : strata_s3c_put_object(t->c, &p, NULL, &e);
+        if (res == STRATA_S3C_OK && in.acl) /* the replica's ACL, as the source's */
+            res = send_acl(t, dest, k, &in, &e);
         for (size_t i = 0; i < nl; i++)
             free(lines[i]);
         if (res == STRATA_S3C_OK) {
@@ -393,6 +461,8 @@ static enum strata_pqueue_sent send_change(struct target *t, const char *b, cons
             until, lines, &e);
     } else if (strcmp(op, "legal-hold") == 0) {
         res = strata_s3c_put_legal_hold_hdrs(t->c, dest, k, v, in.lock.legal_hold, lines, &e);
+    } else if (strcmp(op, "acl") == 0) {
+        res = send_acl(t, dest, k, &in, &e);
     }
     strata_obj_info_fini(&in);
     if (res == STRATA_S3C_OK) {
@@ -476,7 +546,8 @@ void strata_repl_destroy(struct strata_repl *rp)
 
 int strata_repl_create(const char *const *specs, size_t nspecs, const char *creds_path,
                        const char *const *dirs, size_t ndirs, struct strata_meta *meta,
-                       struct strata_repl **out, char *err, size_t err_len)
+                       const struct strata_kms *kms, struct strata_repl **out, char *err,
+                       size_t err_len)
 {
     *out = NULL;
     if (nspecs == 0)
@@ -500,6 +571,7 @@ int strata_repl_create(const char *const *specs, size_t nspecs, const char *cred
         return -1;
     }
     rp->meta = meta;
+    rp->kms = kms;
     int rc = 0;
     for (size_t i = 0; i < nspecs && rc == 0; i++) {
         struct target *t = &rp->t[rp->n];
@@ -585,6 +657,10 @@ void strata_repl_metrics_render(struct strata_sbuf *b)
                                  "replicated."},
         {"changes_total", "counter", "Tag, retention and legal hold changes sent alone, "
                                      "without the data."},
+        {"sse_c_refused_total", "counter", "SSE-C versions marked FAILED: the customer key "
+                                           "that reads them is never stored."},
+        {"sse_kms_refused_total", "counter", "SSE-KMS versions marked FAILED (not replicated "
+                                             "without SseKmsEncryptedObjects)."},
     };
     for (size_t k = 0; k < sizeof(m) / sizeof(m[0]); k++) {
         strata_sbuf_printf(b, "# HELP strata_replication_%s %s\n# TYPE strata_replication_%s %s\n",
@@ -597,7 +673,9 @@ void strata_repl_metrics_render(struct strata_sbuf *b)
                        : k == 1 ? (double)atomic_load(&t->bytes)
                        : k == 2 ? (double)atomic_load(&t->failed)
                        : k == 3 ? (double)atomic_load(&t->lag_ms) / 1000.0
-                                : (double)atomic_load(&t->changes);
+                       : k == 4 ? (double)atomic_load(&t->changes)
+                       : k == 5 ? (double)atomic_load(&t->refused_sse_c)
+                                : (double)atomic_load(&t->refused_sse_kms);
             strata_sbuf_printf(b, "strata_replication_%s{target=\"%s\"} %.*f\n", m[k].name,
                                t->name, k == 3 ? 3 : 0, v);
         }

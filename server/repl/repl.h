@@ -57,9 +57,13 @@ int strata_repl_spec_check(const char *spec, char *err, size_t err_len);
  * versions left from a previous run are replicated first.  0 with *out
  * (NULL when nspecs is 0), or -1 with err set.
  */
+struct strata_kms;
+/* kms (may be NULL) gives the object keys of SSE-S3 versions, sent as
+ * plaintext for the target to encrypt under its own key. */
 int strata_repl_create(const char *const *specs, size_t nspecs, const char *creds_path,
                        const char *const *dirs, size_t ndirs, struct strata_meta *meta,
-                       struct strata_repl **out, char *err, size_t err_len);
+                       const struct strata_kms *kms, struct strata_repl **out, char *err,
+                       size_t err_len);
 /* Stops the threads (queued versions stay queued) and frees.  NULL: no-op. */
 void strata_repl_destroy(struct strata_repl *rp);
 
@@ -81,7 +85,7 @@ const char *strata_repl_status_for_new(struct strata_req *r, const char *key, co
  * replica, -1 refused (AccessDenied answered). */
 int strata_repl_peer(struct strata_req *r, const char *action);
 /* The same for a metadata change (PutObjectTagging, DeleteObjectTagging,
- * PutObjectRetention, PutObjectLegalHold) a peer sends for one replicated
+ * PutObjectRetention, PutObjectLegalHold, PutObjectAcl) a peer sends for one replicated
  * version: the header must name the request's versionId (else 400
  * InvalidArgument answered, -1). */
 int strata_repl_peer_change(struct strata_req *r, const char *action);
@@ -91,7 +95,8 @@ void strata_repl_emit_put(struct strata_req *r, const struct strata_obj_info *in
 enum strata_repl_change {
     STRATA_REPL_TAGS,      /* PutObjectTagging / DeleteObjectTagging */
     STRATA_REPL_RETENTION, /* PutObjectRetention */
-    STRATA_REPL_LEGAL_HOLD /* PutObjectLegalHold */
+    STRATA_REPL_LEGAL_HOLD, /* PutObjectLegalHold */
+    STRATA_REPL_ACL         /* PutObjectAcl */
 };
 /* After the tags, retention or legal hold of version vid of key changed:
  * a version replication selected (any status but REPLICA) goes PENDING

@@ -229,7 +229,8 @@ void strata_repl_emit_change(struct strata_req *r, const char *key, const char *
 {
     static const char *const ops[] = {[STRATA_REPL_TAGS] = "tags",
                                       [STRATA_REPL_RETENTION] = "retention",
-                                      [STRATA_REPL_LEGAL_HOLD] = "legal-hold"};
+                                      [STRATA_REPL_LEGAL_HOLD] = "legal-hold",
+                                      [STRATA_REPL_ACL] = "acl"};
     if (!r->srv->repl || r->binfo.versioning != STRATA_VERSIONING_ENABLED || !vid || !vid[0])
         return;
     struct strata_obj_info in;

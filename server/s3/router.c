@@ -153,8 +153,8 @@ static const char *const unsupported_hdrs[] = {
     "x-amz-grant-full-control",
     "x-amz-object-ownership",
     /* A replication peer's version id (repl.h): PutObject, DeleteObject,
-     * a multipart upload's create and complete, and the tag, retention and
-     * legal hold changes of a version only; copies and the rest would drop
+     * a multipart upload's create and complete, and the tag, retention,
+     * legal hold and ACL changes of a version only; copies and the rest would drop
      * it. */
     STRATA_REPL_HDR,
 };
@@ -187,7 +187,7 @@ static bool hdr_taken(const char *op, const char *h)
         return strcmp(op, "PutObject") == 0 || strcmp(op, "DeleteObject") == 0 ||
                strcmp(op, "PutObjectTagging") == 0 || strcmp(op, "DeleteObjectTagging") == 0 ||
                strcmp(op, "PutObjectRetention") == 0 || strcmp(op, "PutObjectLegalHold") == 0 ||
-               strcmp(op, "CreateMultipartUpload") == 0 ||
+               strcmp(op, "PutObjectAcl") == 0 || strcmp(op, "CreateMultipartUpload") == 0 ||
                strcmp(op, "CompleteMultipartUpload") == 0;
     if (strcmp(h, "x-amz-acl") == 0 || strncmp(h, "x-amz-grant-", 12) == 0)
         return obj || strcmp(op, "CreateBucket") == 0 || strcmp(op, "PutBucketAcl") == 0 ||

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "authz.h"
+#include "repl.h"
 
 static const char *const grant_hdrs[] = {
     "x-amz-grant-read", "x-amz-grant-write", "x-amz-grant-read-acp", "x-amz-grant-write-acp",
@@ -39,6 +40,17 @@ static bool resolve_user(void *ud, bool by_email, const char *value, char *id_ou
     if (!u)
         return false;
     snprintf(id_out, STRATA_ACL_ID_MAX, "%s", u->access_key);
+    return true;
+}
+
+/* strata_acl_resolve_cb of a replication peer's PutObjectAcl: the
+ * source's canonical ids are kept as they are (AWS replicates ACLs
+ * as-is); an id no user of this daemon has grants nothing here. */
+static bool resolve_as_is(void *ud, bool by_email, const char *value, char *id_out)
+{
+    if (by_email)
+        return resolve_user(ud, by_email, value, id_out);
+    snprintf(id_out, STRATA_ACL_ID_MAX, "%s", value);
     return true;
 }
 
@@ -232,7 +244,7 @@ void strata_h_acl_get(struct strata_req *r)
 
 /* The new ACL of a PutBucketAcl/PutObjectAcl: headers or body. */
 static enum s3_err acl_put_parse(struct strata_req *r, const struct strata_acl *cur,
-                                 struct strata_acl *a, bool *given)
+                                 struct strata_acl *a, bool *given, bool peer)
 {
     bool hdrs = strata_acl_hdrs_present(r);
     if (hdrs && r->body.len) {
@@ -244,9 +256,11 @@ static enum s3_err acl_put_parse(struct strata_req *r, const struct strata_acl *
     if (hdrs)
         return strata_acl_from_hdrs(r, !r->key, cur->owner, r->binfo.owner, a, given);
     *given = true;
-    enum s3_err e = strata_xml_acl_parse(r->body.data, r->body.len, a, resolve_user, r);
-    /* The owner cannot be changed through an ACL. */
-    if (!e && strcmp(a->owner, cur->owner) != 0)
+    enum s3_err e = strata_xml_acl_parse(r->body.data, r->body.len, a,
+                                         peer ? resolve_as_is : resolve_user, r);
+    /* The owner cannot be changed through an ACL; a replica's owner is
+     * the source version's. */
+    if (!e && !peer && strcmp(a->owner, cur->owner) != 0)
         e = S3E_AccessDenied;
     return e;
 }
@@ -259,11 +273,14 @@ void strata_h_acl_put(struct strata_req *r)
     struct strata_acl *cur = NULL, *a = malloc(sizeof(*a));
     struct strata_sbuf enc;
     strata_sbuf_init(&enc, STRATA_ACL_MAX);
-    if (!a) {
+    int peer = r->key ? strata_repl_peer_change(r, "s3:ReplicateObject") : 0;
+    if (peer < 0) {
+        /* answered */
+    } else if (!a) {
         strata_req_error(r, S3E_InternalError, 0);
     } else if (acl_begin(r, &ref, &info, &cur)) {
         bool given = false;
-        enum s3_err e = acl_put_parse(r, cur, a, &given);
+        enum s3_err e = acl_put_parse(r, cur, a, &given, peer > 0);
         if (!e)
             e = strata_acl_check_set(r, ref, a, given);
         if (!e)
@@ -286,6 +303,8 @@ void strata_h_acl_put(struct strata_req *r)
                                                                           : S3CTX_OBJECT);
         else
             strata_req_send_empty(r, 200);
+        if (!e && !rc && r->key && !peer)
+            strata_repl_emit_change(r, r->key, info.version_id, STRATA_REPL_ACL);
     }
     strata_sbuf_fini(&enc);
     free(a);

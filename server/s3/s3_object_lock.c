@@ -9,7 +9,9 @@
  * Connection thread of the request.
  */
 #include "srv.h"
+#include "remote_lock.h"
 #include "repl.h"
+#include "srv_tiers.h"
 
 #include "authz.h"
 
@@ -249,6 +251,20 @@ void strata_h_retention_get(struct strata_req *r)
     strata_obj_info_fini(&in);
 }
 
+/* A version whose data is on a remote tier: its new lock state goes to
+ * the remote objects too, from a durable queue (remote_lock.h). */
+static void remote_lock_note(struct strata_req *r, const char *vid)
+{
+    if (!r->srv->tiers)
+        return;
+    struct strata_obj_info in;
+    memset(&in, 0, sizeof(in));
+    if (strata_obj_head(r->srv->meta, r->bucket, r->key, vid[0] ? vid : NULL, &in) == 0 &&
+        strata_srv_tier_is_remote(r->srv->tiers, in.tier))
+        strata_remote_lock_changed(r->bucket, r->key, in.version_id);
+    strata_obj_info_fini(&in);
+}
+
 void strata_h_retention_put(struct strata_req *r)
 {
     if (!need_lock_bucket(r) || !need_digest(r) ||
@@ -276,6 +292,7 @@ void strata_h_retention_put(struct strata_req *r)
         return;
     }
     strata_repl_emit_change(r, r->key, vid_out, STRATA_REPL_RETENTION);
+    remote_lock_note(r, vid_out);
     send_ok_vid(r, vid_out);
 }
 
@@ -317,5 +334,6 @@ void strata_h_legal_hold_put(struct strata_req *r)
         return;
     }
     strata_repl_emit_change(r, r->key, vid_out, STRATA_REPL_LEGAL_HOLD);
+    remote_lock_note(r, vid_out);
     send_ok_vid(r, vid_out);
 }

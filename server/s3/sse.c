@@ -539,6 +539,23 @@ int strata_sse_read_key(struct strata_req *r, const struct strata_obj_info *in,
     return e;
 }
 
+int strata_sse_desc_mode(const uint8_t *d, size_t len)
+{
+    struct desc_view dv;
+    if (len == 67 && d[0] == DESC_VERSION && d[1] == STRATA_SSE_MODE_C)
+        return STRATA_SSE_MODE_C;
+    return desc_view(d, len, &dv) == 0 ? dv.mode : 0;
+}
+
+int strata_sse_s3_object_key(const struct strata_kms *k, const uint8_t *d, size_t len,
+                             uint8_t key[32])
+{
+    struct desc_view dv;
+    if (!k || desc_view(d, len, &dv) != 0 || dv.mode != STRATA_SSE_MODE_S3)
+        return STRATA_ENOTFOUND;
+    return strata_kms_unwrap(k, dv.name, d + len - WRAP_LEN, d, len - WRAP_LEN, key);
+}
+
 int strata_sse_part_key_cb(void *ud, const void *desc, size_t len, uint8_t *key)
 {
     struct strata_req *r = ud;

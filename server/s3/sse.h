@@ -139,6 +139,15 @@ void strata_sse_new_fini(struct strata_sse_new *n); /* wipes the key */
  * SSE-C -> InvalidRequest.  Returns 0 or an enum s3_err. */
 int strata_sse_read_key(struct strata_req *r, const struct strata_obj_info *in,
                         struct strata_get *g, bool copy_source);
+/* The mode (STRATA_SSE_MODE_*) of a stored descriptor, 0 when d is none
+ * this build knows. */
+int strata_sse_desc_mode(const uint8_t *d, size_t len);
+/* The object key of an SSE-S3 descriptor, from the key store alone (no
+ * request: bucket replication reads the plaintext it sends).  0,
+ * STRATA_ENOTFOUND (not SSE-S3, or its master key is not in k) or
+ * STRATA_ECORRUPT. */
+int strata_sse_s3_object_key(const struct strata_kms *k, const uint8_t *d, size_t len,
+                             uint8_t key[32]);
 /* strata_part_opts.sse_key_cb (also refuses customer key headers on an
  * upload without SSE-C); ud is the request.  On failure sets
  * r->sse_err (the S3 error to answer) and returns STRATA_EINTERNAL. */

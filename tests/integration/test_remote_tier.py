@@ -601,6 +601,79 @@ def locked_versions(s):
     # And strata still refuses to delete the locked versions.
     expect_error(lambda: c.delete_object(Bucket=b, Key="retained", VersionId=v_ret),
                  "AccessDenied", 403)
+    # A version locked after it moved to the tier without lock: its remote
+    # copy cannot follow, which is counted, never passed over.
+    c.put_object(Bucket=b, Key="late", Body=data)
+    lifecycle(c, b, "STANDARD_IA")
+    wait_until("late moved", lambda: storage_class(c, b, "late") == "STANDARD_IA")
+    refused = remote_info(s, "cold")["lock_refused"]
+    failed = metric(s, "strata_remote_tier_lock_updates_failed_total")
+    c.put_object_retention(Bucket=b, Key="late", Retention={"Mode": "GOVERNANCE",
+                                                           "RetainUntilDate": until})
+    wait_until("the unlockable copy counted",
+               lambda: metric(s, "strata_remote_tier_lock_updates_failed_total") == failed + 1)
+    assert remote_info(s, "cold")["lock_refused"] >= refused + 1
+
+
+@test
+def lock_changes_reach_the_remote(s):
+    """A retention extended and a legal hold set after the move to the lock
+    tier reach the remote object; with the remote down the local change is
+    applied, stays queued across a kill -9 of the source, and reaches the
+    remote once it is back."""
+    c = s.client()
+    b = s.bucket_name("lockext")
+    c.create_bucket(Bucket=b, ObjectLockEnabledForBucket=True)
+    now = datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0)
+    until = now + datetime.timedelta(days=2)
+    data = body(MiB + 7, b)
+    cmd5 = base64.b64encode(hashlib.md5(data).digest()).decode()
+    before = set(remote_keys(VAULT_BUCKET))
+    vid = c.put_object(Bucket=b, Key="k", Body=data, ContentMD5=cmd5,
+                       ObjectLockMode="GOVERNANCE", ObjectLockRetainUntilDate=until)["VersionId"]
+    lifecycle(c, b, "GLACIER")
+    wait_until("moved to the lock tier", lambda: storage_class(c, b, "k", vid) == "GLACIER")
+    new = set(remote_keys(VAULT_BUCKET)) - before
+    assert len(new) == 1, new
+    rk = new.pop()
+    rc = R.client()
+
+    def remote_lock():
+        h = rc.head_object(Bucket=VAULT_BUCKET, Key=rk)
+        return h.get("ObjectLockMode"), h.get("ObjectLockRetainUntilDate"), \
+            h.get("ObjectLockLegalHoldStatus")
+    assert remote_lock()[:2] == ("GOVERNANCE", until), remote_lock()
+    applied = metric(s, "strata_remote_tier_lock_updates_applied_total")
+    later = now + datetime.timedelta(days=5)
+    c.put_object_retention(Bucket=b, Key="k", VersionId=vid, Retention={
+        "Mode": "COMPLIANCE", "RetainUntilDate": later})
+    wait_until("the extension on the remote", lambda: remote_lock()[:2] == ("COMPLIANCE", later))
+    c.put_object_legal_hold(Bucket=b, Key="k", VersionId=vid, LegalHold={"Status": "ON"})
+    wait_until("the legal hold on the remote", lambda: remote_lock()[2] == "ON")
+    assert metric(s, "strata_remote_tier_lock_updates_applied_total") >= applied + 2
+    # The remote refuses the delete the extension now forbids.
+    rvid = rc.head_object(Bucket=VAULT_BUCKET, Key=rk)["VersionId"]
+    expect_error(lambda: rc.delete_object(Bucket=VAULT_BUCKET, Key=rk, VersionId=rvid,
+                                          BypassGovernanceRetention=True), "AccessDenied", 403)
+    latest = now + datetime.timedelta(days=9)
+
+    def while_down():
+        # Applied locally at once, although the remote is down.
+        c.put_object_retention(Bucket=b, Key="k", VersionId=vid, Retention={
+            "Mode": "COMPLIANCE", "RetainUntilDate": latest})
+        assert c.get_object_retention(Bucket=b, Key="k", VersionId=vid)["Retention"][
+            "RetainUntilDate"] == latest
+        wait_until("the change queued",
+                   lambda: metric(s, "strata_remote_tier_lock_updates_pending") >= 1)
+        s.restart(kill=True)
+        assert remote_info(s, "vault")["lock_updates"]["pending"] >= 1
+        assert re.search(r"lock changes to carry: pending [1-9]", admin_info_text(s))
+    R.restart(between=while_down)
+    wait_until("the extension on the remote after its return",
+               lambda: remote_lock()[1] == latest, timeout=120)
+    assert remote_lock() == ("COMPLIANCE", latest, "ON"), remote_lock()
+    wait_until("nothing pending", lambda: remote_info(s, "vault")["lock_updates"]["pending"] == 0)
+    assert remote_info(s, "vault")["lock_updates"]["failed"] == 0
 
 
 @test

@@ -7,21 +7,40 @@ COMPLETED on the source; delete markers; a target that is down; kill -9
 of the source with replication pending (also with its first drive
 replaced by an empty one); a prefix filter."""
 
+import atexit
 import base64
 import datetime
 import hashlib
 import json
 import os
+import shutil
 import subprocess
+import tempfile
 import time
 
 from strata_harness import Strata, expect_error, log, run, test
 
-DST = Strata(args=["--metrics-public"])
+
+def key_file(path, name):
+    """A key store (--kms-key-file) of one master key, different per daemon."""
+    with open(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as f:
+        json.dump({"active": name, "keys": {name: {"key": base64.b64encode(os.urandom(32)).decode()}}},
+                  f)
+    return path
+
+
+KEYDIR = tempfile.mkdtemp(prefix="test_replication-keys.",
+                          dir=os.environ.get("STRATA_TEST_TMPDIR") or tempfile.gettempdir())
+atexit.register(shutil.rmtree, KEYDIR, True)
+DST = Strata(args=["--metrics-public", "--sse-c-allow-http", "--kms-key-file",
+                   key_file(os.path.join(KEYDIR, "keys-dst.json"), "dst1")])
 creds = os.path.join(DST.tmp, "remote-creds.json")
 with open(os.open(creds, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as f:
     json.dump({"site2": {"access_key": DST.ak, "secret_key": DST.sk}}, f)
-SRC = Strata(args=["--metrics-public", "--replication-target", f"site2:{DST.endpoint}", "--tier-credentials", creds])
+# The second site has the same users (ACLs name them by canonical id).
+SRC = Strata(keys=(DST.ak, DST.sk), args=["--metrics-public", "--sse-c-allow-http", "--kms-key-file",
+                   key_file(os.path.join(KEYDIR, "keys-src.json"), "src1"),
+                   "--replication-target", f"site2:{DST.endpoint}", "--tier-credentials", creds])
 
 ROLE = "arn:aws:iam::123456789012:role/strata-replication"
 
@@ -36,15 +55,15 @@ def rule(dest, prefix=None, dm="Disabled", rid="r1", priority=1, account="site2"
     return r
 
 
-def pair(prefix, lock=False):
+def pair(prefix, lock=False, **create):
     """A versioned source bucket and target bucket: (src client, dst client, src, dst)."""
     s, d = SRC.client(), DST.client()
     sb, db = SRC.bucket_name(prefix + "s"), DST.bucket_name(prefix + "d")
     for c, b in ((s, sb), (d, db)):
         if lock:
-            c.create_bucket(Bucket=b, ObjectLockEnabledForBucket=True)
+            c.create_bucket(Bucket=b, ObjectLockEnabledForBucket=True, **create)
         else:
-            c.create_bucket(Bucket=b)
+            c.create_bucket(Bucket=b, **create)
             c.put_bucket_versioning(Bucket=b, VersioningConfiguration={"Status": "Enabled"})
     return s, d, sb, db
 
@@ -244,6 +263,51 @@ def lock_changes_sent_alone(_):
     assert same_version(s, d, sb, db, "l", vid) == data
 
 
+def grants(acl):
+    return sorted((g["Grantee"].get("ID") or g["Grantee"].get("URI"), g["Permission"])
+                  for g in acl["Grants"])
+
+
+@test
+def acl_replicated(_):
+    """A version's ACL arrives with it (its owner, the source's, kept), and
+    a later PutObjectAcl on it is sent alone as PutObjectAcl."""
+    s, d, sb, db = pair("acl", ObjectOwnership="ObjectWriter")
+    configure(s, sb, db)
+    data = os.urandom(64 * 1024)
+    vid = s.put_object(Bucket=sb, Key="a", Body=data, ACL="public-read")["VersionId"]
+    wait_status(s, sb, "a", vid, "COMPLETED")
+    want = s.get_object_acl(Bucket=sb, Key="a", VersionId=vid)
+    assert ("http://acs.amazonaws.com/groups/global/AllUsers", "READ") in grants(want), want
+    got = d.get_object_acl(Bucket=db, Key="a", VersionId=vid)
+    assert grants(got) == grants(want), (got, want)
+    assert got["Owner"]["ID"] == want["Owner"]["ID"] == SRC.ak, got
+    assert same_version(s, d, sb, db, "a", vid) == data
+    # A change of the ACL goes alone, with the peer's version header.
+    auth = "http://acs.amazonaws.com/groups/global/AuthenticatedUsers"
+    for change in ({"ACL": "authenticated-read"},
+                   {"GrantRead": f'uri="{auth}"', "GrantFullControl": f"id={SRC.ak}"},
+                   {"ACL": "private"}):
+        before = counters()
+        s.put_object_acl(Bucket=sb, Key="a", VersionId=vid, **change)
+        want = grants(s.get_object_acl(Bucket=sb, Key="a", VersionId=vid))
+        deadline = time.monotonic() + 30
+        while grants(d.get_object_acl(Bucket=db, Key="a", VersionId=vid)) != want:
+            assert time.monotonic() < deadline, (change, want)
+            time.sleep(0.1)
+        wait_status(s, sb, "a", vid, "COMPLETED")
+        sent_alone(before, 1)
+    assert want == [(SRC.ak, "FULL_CONTROL")], want
+    # The replica's ACL is now private: no anonymous read (it was public).
+    import urllib.request
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    try:
+        opener.open(f"{DST.endpoint}/{db}/a?versionId={vid}", timeout=10)
+        raise AssertionError("anonymous GET of a private replica answered")
+    except urllib.error.HTTPError as e:
+        assert e.code == 403, e.code
+
+
 @test
 def change_needs_peer_version(_):
     """The peer header on a metadata change must name the version the
@@ -307,6 +371,77 @@ def multipart_keeps_parts(_):
     assert d.get_object_tagging(Bucket=db, Key="m", VersionId=vid)["TagSet"] == [
         {"Key": "t", "Value": "1"}]
     assert d.list_multipart_uploads(Bucket=db).get("Uploads", []) == []
+
+
+def metric(ep, name):
+    import urllib.request
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    text = opener.open(f"{ep}/metrics", timeout=10).read().decode()
+    return sum(float(x.split()[-1]) for x in text.splitlines()
+               if x.split("{")[0].split(" ")[0] == name)
+
+
+@test
+def sse_s3_replicated(_):
+    """An SSE-S3 version arrives as its plaintext sealed under the target's
+    own master key: AES256 on the target, same bytes and ETag (the MD5 of
+    the plaintext on both); a multipart one too."""
+    s, d, sb, db = pair("sse3")
+    configure(s, sb, db)
+    body = os.urandom(300000)
+    vid = s.put_object(Bucket=sb, Key="e", Body=body, ServerSideEncryption="AES256",
+                       Metadata={"m": "1"})["VersionId"]
+    wait_status(s, sb, "e", vid, "COMPLETED")
+    assert same_version(s, d, sb, db, "e", vid) == body
+    b = d.head_object(Bucket=db, Key="e", VersionId=vid)
+    assert b["ServerSideEncryption"] == "AES256", b
+    assert b["ETag"] == s.head_object(Bucket=sb, Key="e", VersionId=vid)["ETag"] == \
+        '"%s"' % hashlib.md5(body).hexdigest(), b["ETag"]
+    # The AWS CLI reads the same replica.
+    out = os.path.join(KEYDIR, "sse3.out")
+    env = {"PATH": "/usr/bin:/bin", "HOME": DST.home, "AWS_ACCESS_KEY_ID": DST.ak,
+           "AWS_SECRET_ACCESS_KEY": DST.sk, "AWS_DEFAULT_REGION": "us-east-1",
+           "AWS_EC2_METADATA_DISABLED": "true", "AWS_CONFIG_FILE": "/dev/null",
+           "AWS_SHARED_CREDENTIALS_FILE": "/dev/null"}
+    r = subprocess.run(["/usr/bin/aws", "--endpoint-url", DST.endpoint, "s3api", "get-object",
+                        "--bucket", db, "--key", "e", "--version-id", vid, out],
+                       env=env, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and json.loads(r.stdout)["ServerSideEncryption"] == "AES256", r
+    with open(out, "rb") as f:
+        assert f.read() == body
+    os.unlink(out)
+    up = s.create_multipart_upload(Bucket=sb, Key="m", ServerSideEncryption="AES256")["UploadId"]
+    parts = [os.urandom(5 << 20), os.urandom(1000)]
+    done = [s.upload_part(Bucket=sb, Key="m", UploadId=up, PartNumber=i + 1, Body=p)
+            for i, p in enumerate(parts)]
+    mv = s.complete_multipart_upload(Bucket=sb, Key="m", UploadId=up, MultipartUpload={
+        "Parts": [{"PartNumber": i + 1, "ETag": x["ETag"]} for i, x in enumerate(done)]})["VersionId"]
+    wait_status(s, sb, "m", mv, "COMPLETED")
+    assert same_version(s, d, sb, db, "m", mv) == b"".join(parts)
+    b = d.head_object(Bucket=db, Key="m", VersionId=mv)
+    assert b["ServerSideEncryption"] == "AES256" and b["ETag"].endswith('-2"'), b
+
+
+@test
+def sse_c_marked_failed(_):
+    """An SSE-C version cannot be read without the customer's key, which is
+    never stored: FAILED on the source, counted, nothing on the target."""
+    s, d, sb, db = pair("ssec")
+    configure(s, sb, db)
+    key = os.urandom(32)
+    before = metric(SRC.endpoint, "strata_replication_sse_c_refused_total")
+    vid = s.put_object(Bucket=sb, Key="c", Body=b"secret", SSECustomerAlgorithm="AES256",
+                       SSECustomerKey=key)["VersionId"]
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        st = s.head_object(Bucket=sb, Key="c", VersionId=vid, SSECustomerAlgorithm="AES256",
+                           SSECustomerKey=key).get("ReplicationStatus")
+        if st == "FAILED":
+            break
+        time.sleep(0.1)
+    assert st == "FAILED", st
+    assert metric(SRC.endpoint, "strata_replication_sse_c_refused_total") == before + 1
+    expect_error(lambda: d.head_object(Bucket=db, Key="c", VersionId=vid), "404", 404)
 
 
 @test
@@ -476,8 +611,8 @@ def peer_header_needs_permission(_):
         assert e.code == 403, e.code
     assert "Contents" not in d.list_objects_v2(Bucket=db)
     # Only PutObject, DeleteObject (without versionId), a multipart upload's
-    # create and complete, and the tag, retention and legal hold changes of
-    # a version take it: elsewhere it would be dropped, so it is refused.
+    # create and complete, and the tag, retention, legal hold and ACL
+    # changes of a version take it: elsewhere it would be dropped, so it is refused.
     vid = d.put_object(Bucket=db, Key="plain", Body=b"p")["VersionId"]
 
     def with_hdr(event, fn):
@@ -490,9 +625,8 @@ def peer_header_needs_permission(_):
             d.meta.events.unregister(event, add)
     expect_error(lambda: with_hdr("before-sign.s3.CopyObject", lambda: d.copy_object(
         Bucket=db, Key="c", CopySource={"Bucket": db, "Key": "plain"})), "NotImplemented", 501)
-    expect_error(lambda: with_hdr("before-sign.s3.PutObjectAcl", lambda:
-                                  d.put_object_acl(Bucket=db, Key="plain", VersionId=vid,
-                                                   ACL="private")),
+    expect_error(lambda: with_hdr("before-sign.s3.PutBucketAcl", lambda:
+                                  d.put_bucket_acl(Bucket=db, ACL="private")),
                  "NotImplemented", 501)
     expect_error(lambda: with_hdr("before-sign.s3.DeleteObject", lambda: d.delete_object(
         Bucket=db, Key="plain", VersionId=vid)), "InvalidRequest", 400)
