@@ -258,6 +258,7 @@ enum strata_meta__scan_kind {
     STRATA_META__SCAN_VERSIONS, /* every version of every key, keys in order, newest first */
     STRATA_META__SCAN_UPLOADS,  /* live multipart uploads, by key, then upload id */
     STRATA_META__SCAN_DUE,      /* the version-time index: versions by mtime (hints) */
+    STRATA_META__SCAN_INTENTS,  /* transition intents left to resolve (every bucket's) */
 };
 
 /* Where and what a scan reads.  CURRENT, VERSIONS, UPLOADS: entries have
@@ -277,6 +278,10 @@ struct strata_meta__scan_spec {
     int64_t from_ms, to_ms;  /* DUE */
     bool no_cache;
 };
+/* INTENTS: bucket NULL (every bucket's intents, a bucket at a time, each
+ * in key order); prefix and after are not used.  Entries are the intents
+ * stored when they were read: the consumer reads each again (intent_get)
+ * before acting. */
 
 /* One entry of a scan, valid until the next call on the scan. */
 struct strata_meta__scan_ent {
@@ -286,6 +291,14 @@ struct strata_meta__scan_ent {
     struct strata_obj_info *info;   /* CURRENT, VERSIONS: the version (is_latest unset) */
     struct strata_mpu_info *upload; /* UPLOADS: the live upload */
     int64_t due_ms;                 /* DUE: the version's mtime */
+    const char *bucket;             /* INTENTS: the intent's bucket (sk: its version) */
+};
+
+/* A copy a transition's resolution found unreferenced (transition.c
+ * decides which): data id `id` on tier `tier` ("" the hot tier). */
+struct strata_meta__intent_loss {
+    const char *tier;
+    const uint8_t *id; /* STRATA_DATA_ID_LEN bytes */
 };
 
 /* An open scan (the backend's). */
@@ -392,6 +405,26 @@ struct strata_meta__store_ops {
     int (*scan_next)(struct strata_meta__scan *s, struct strata_meta__scan_ent *e);
     bool (*scan_skip_past)(struct strata_meta__scan *s, const char *p, size_t n);
     void (*scan_close)(struct strata_meta__scan *s);
+
+    /* ---- a transition's intent records (transition.c's protocol) ----
+     * One record per version being moved, in the version's shard or set:
+     * the bytes are transition.c's (its msgpack map).  intent_put: durable
+     * (a quorum locally) before the copy starts, or an error with nothing
+     * kept.  intent_get: 0 with a malloc'ed copy of the stored bytes (seen
+     * on any copy: a partial write counts, it must be resolved),
+     * STRATA_ENOTFOUND, or a read error.  intent_resolve: the losing copies
+     * (n of them) go and the intent v/vl as read goes with them: locally
+     * each removed from its tier now, then the intent (best effort: a copy
+     * that keeps it is resolved again, harmlessly); on RADOS one op that
+     * queues them for reclaim and removes the intent, only while it still
+     * holds v (else another gateway resolved it: 0). */
+    int (*intent_put)(struct strata_meta *m, const char *bucket, const char *key,
+                      const uint8_t sk[16], const void *v, size_t vl);
+    int (*intent_get)(struct strata_meta *m, const char *bucket, const char *key,
+                      const uint8_t sk[16], char **v, size_t *vl);
+    int (*intent_resolve)(struct strata_meta *m, const char *bucket, const char *key,
+                          const uint8_t sk[16], const void *v, size_t vl,
+                          const struct strata_meta__intent_loss *loss, size_t n);
 
     /* ---- local-only: heal, orphans, stats ----
      * Optional: a backend whose cluster keeps its own redundancy (RADOS:
