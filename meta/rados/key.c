@@ -12,7 +12,10 @@
  *          deletion refuses), omap_cmp(h/K, EQ, head read) (any new version
  *          of the key changes the head, so a racing commit fails ours), and
  *          omap_cmp(o/K\x01SK, EQ, value read) for every slot the view
- *          used; then the sets and removals of the edit and the new head.
+ *          used; then the sets and removals of the edit and the new head,
+ *          and with every version set or removed its due index entry
+ *          e/MTIME\x01K\x01SK (index.h), so the index and the records
+ *          never disagree.
  * A failed compare cancels the whole op (-ECANCELED): the view is read and
  * decided again, KEY_TRIES times, then STRATA_EBUSY (503 SlowDown above).
  * Compares are EQ only: the OSD orders bytes as signed chars (RADOS.md).
@@ -274,18 +277,27 @@ static int rewrite_rec(const struct ver *x, const struct meta_edit *e, char **ou
     return rc;
 }
 
-/* Up to 3 sets and 2 removals: a new or rewritten version, the head; a
- * replaced version, the head. */
+/* Up to 3 sets and 3 removals: a new or rewritten version, its due index
+ * entry, the head; a replaced version, its due index entry, the head. */
 struct wbuf {
     const char *sk[3], *sv[3];
     size_t sl[3];
     int ns;
-    const char *rk[2];
+    const char *rk[3];
     int nr;
     char *owned[2];
     char nkey[RADOS_IKEY_MAX];
     char head[33];
+    char ekey_new[RADOS_EKEY_MAX], ekey_old[RADOS_EKEY_MAX];
 };
+
+/* Remove version i and its due index entry. */
+static void rm_version(struct wbuf *w, const struct kread *k, const char *key, int i)
+{
+    w->rk[w->nr++] = k->v[i].okey;
+    strata_meta__rados_ekey(w->ekey_old, key, strlen(key), k->v[i].sk);
+    w->rk[w->nr++] = w->ekey_old;
+}
 
 /* Build and run the guarded op of edit e over k.  STRATA_EPRECOND: a
  * compare failed (someone else committed first). */
@@ -316,10 +328,15 @@ static int apply(struct meta_rados *r, struct kread *k, const struct strata_meta
         strata_meta__rados_sk_hex(e->sk, w.nkey + k->obl);
         w.sk[0] = w.nkey;
         w.sv[0] = w.owned[0];
-        w.ns = 1;
+        /* The due index entry goes in the same op as its record. */
+        strata_meta__rados_ekey(w.ekey_new, v->key, strlen(v->key), e->sk);
+        w.sk[1] = w.ekey_new;
+        w.sv[1] = "";
+        w.sl[1] = 0;
+        w.ns = 2;
         newest_new = e->sk;
         if (idx_replace >= 0 && memcmp(k->v[idx_replace].sk, e->sk, 16) != 0)
-            w.rk[w.nr++] = k->v[idx_replace].okey;
+            rm_version(&w, k, v->key, idx_replace);
         else
             idx_replace = -1;
         break;
@@ -327,7 +344,7 @@ static int apply(struct meta_rados *r, struct kread *k, const struct strata_meta
     case STRATA_META__KEY_REMOVE:
         if (idx_replace < 0)
             return 0; /* nothing to remove */
-        w.rk[w.nr++] = k->v[idx_replace].okey;
+        rm_version(&w, k, v->key, idx_replace);
         break;
     case STRATA_META__KEY_REWRITE:
         if (vslot < 0 || k->v[vslot].rc)

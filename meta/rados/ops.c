@@ -32,4 +32,7 @@ const struct strata_meta__store_ops strata_meta__store_rados = {
     .scan_next = strata_meta__rados_scan_next,
     .scan_skip_past = strata_meta__rados_scan_skip_past,
     .scan_close = strata_meta__rados_scan_close,
+    .intent_put = strata_meta__rados_intent_put,
+    .intent_get = strata_meta__rados_intent_get,
+    .intent_resolve = strata_meta__rados_intent_resolve,
 };

@@ -145,6 +145,15 @@ int strata_meta__rados_scan_next(struct strata_meta__scan *s, struct strata_meta
 bool strata_meta__rados_scan_skip_past(struct strata_meta__scan *s, const char *p, size_t n);
 void strata_meta__rados_scan_close(struct strata_meta__scan *s);
 
+/* intent.c: a transition's x/ records, and the reclaim of its losing copy */
+int strata_meta__rados_intent_put(struct strata_meta *m, const char *bucket, const char *key,
+                                  const uint8_t sk[16], const void *v, size_t vl);
+int strata_meta__rados_intent_get(struct strata_meta *m, const char *bucket, const char *key,
+                                  const uint8_t sk[16], char **v, size_t *vl);
+int strata_meta__rados_intent_resolve(struct strata_meta *m, const char *bucket, const char *key,
+                                      const uint8_t sk[16], const void *v, size_t vl,
+                                      const struct strata_meta__intent_loss *loss, size_t n);
+
 extern const struct strata_meta__store_ops strata_meta__store_rados;
 
 #endif /* STRATA_META_RADOS_RADOS_H */
