@@ -518,8 +518,8 @@ int strata_meta__drive_get_uncached(struct strata_meta *m, unsigned set, unsigne
 
 unsigned strata_meta__set_of(const struct strata_meta *m, const char *bucket, const char *key)
 {
-    if (m->nsets == 1)
-        return 0;
+    if (m->nsets <= 1)
+        return 0; /* one set, or none (a RADOS store: the pin tables still use it) */
     uint32_t h = strata_crc32c(0, bucket, strlen(bucket));
     h = strata_crc32c(h, "/", 1);
     h = strata_crc32c(h, key, strlen(key));

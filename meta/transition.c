@@ -243,6 +243,53 @@ static void add_unreferenced(const char *tier, uint8_t (*ids)[STRATA_DATA_ID_LEN
     }
 }
 
+/* The version's record as the store holds it now (key_read, so any
+ * backend): a copy in r with its bytes in raw. */
+struct rec_read {
+    struct meta_rec r;
+    char *raw;
+};
+
+static int rec_read_decide(void *ud, const struct strata_meta__key_view *v,
+                           struct strata_meta__key_edit *e)
+{
+    (void)e;
+    struct rec_read *x = ud;
+    const struct strata_meta__key_slot *s = &v->version;
+    if (s->rc)
+        return s->rc;
+    if (s->rec->flags & REC_F_DELETE_MARKER)
+        return STRATA_EMETHOD;
+    size_t len;
+    int rc = strata_meta__rec_encode(s->rec, &x->raw, &len);
+    if (rc == 0)
+        rc = strata_meta__rec_decode(x->raw, len, false, &x->r);
+    if (rc) {
+        free(x->raw);
+        x->raw = NULL;
+    }
+    return rc;
+}
+
+static int rec_read(struct strata_meta *m, const char *bucket, const char *key, const char *vid,
+                    struct meta_rec *r, char **raw)
+{
+    struct rec_read x;
+    memset(&x, 0, sizeof(x));
+    struct strata_meta__key_txn t = {.bucket = bucket, .key = key,
+                                     .want = STRATA_META__KEY_VERSION, .version_id = vid,
+                                     .decide = rec_read_decide, .ud = &x};
+    int rc = m->store->key_read(m, &t);
+    *r = x.r;
+    *raw = x.raw;
+    if (rc && x.raw) {
+        strata_meta__rec_fini(&x.r);
+        free(x.raw);
+        *raw = NULL;
+    }
+    return rc;
+}
+
 void strata_meta__intent_resolve_now(struct strata_meta *m, unsigned set, const char *bucket,
                                      const char *key, const uint8_t sk[SORTKEY_LEN])
 {
@@ -257,12 +304,11 @@ void strata_meta__intent_resolve_now(struct strata_meta *m, unsigned set, const 
     }
     char vid[STRATA_VERSION_ID_MAX + 1];
     strata_meta__vid_format(sk, vid);
-    uint8_t rsk[SORTKEY_LEN];
     struct meta_rec r;
     char *raw = NULL;
     struct piece *refs = NULL;
     size_t nrefs = 0;
-    int rc = strata_meta__rec_get(m, bucket, key, vid, rsk, &r, &raw);
+    int rc = rec_read(m, bucket, key, vid, &r, &raw);
     bool found = rc == 0;
     if (rc == STRATA_ENOTFOUND || rc == STRATA_EMETHOD)
         rc = 0; /* the version is gone: nothing is referenced */

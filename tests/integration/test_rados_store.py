@@ -113,7 +113,7 @@ def test_backend_unit(c):
     sys.stdout.write(r.stdout + r.stderr)
     log(f"test_store_rados: exit {r.returncode} in {took:.1f} s")
     assert r.returncode == 0, r.returncode
-    assert "[  PASSED  ] 19 test(s)." in r.stdout + r.stderr
+    assert "[  PASSED  ] 23 test(s)." in r.stdout + r.stderr
 
 
 class ClusterRun:
