@@ -15,19 +15,24 @@
  * copy commits, delete markers, deletes of a version, tag / ACL / SSE
  * rewrites, Object Lock retention and legal-hold changes, a transition's
  * switch of a version record, and the conditional pre-check of a PUT;
- * ordered scans of a bucket's current versions, versions, live uploads and
- * version-time index (the listings, ListMultipartUploads,
- * strata_meta_due_scan), with the drive merge and its read rule; and, as
- * optional ops a backend may leave NULL, the local drives' upkeep: heal,
- * the heal queue, orphan reclaim and the store figures.  The local backend
- * (meta/local/) keeps them on the drives of the sets.  The RADOS backend
- * (meta/rados/) has all but the upkeep, UPLOADS and DUE (STRATA_ENOTIMPL).
+ * a transition's intent records (intent_put / intent_get / intent_resolve,
+ * the resolution handed the losing copies); ordered scans of a bucket's
+ * current versions, versions, live uploads and version-time index (the
+ * listings, ListMultipartUploads, strata_meta_due_scan), with the drive
+ * merge and its read rule, and of the transition intents left to resolve
+ * (strata_meta_transition_reclaim); and, as optional ops a backend may
+ * leave NULL, the local drives' upkeep: heal, the heal queue, orphan
+ * reclaim and the store figures.  The local backend (meta/local/) keeps
+ * them on the drives of the sets.  The RADOS backend (meta/rados/) has all
+ * but the upkeep and UPLOADS (STRATA_ENOTIMPL); its due index entries are
+ * written in the op of their version, its intents' resolution queues the
+ * losing data for reclaim (g/) in the op that removes the intent.
  *
  * Not behind it yet (they call the local functions directly): the quorum
  * reads of GET and HEAD (local/qread.h); multipart create, part records,
  * complete (local/key.c's version_commit, with the same decide as a PUT)
- * and abort, whose upload and part records are not in the edit; a
- * transition's intent records and their scan.
+ * and abort, whose upload and part records are not in the edit; the
+ * part tables a transition reads and rewrites of a multipart version.
  */
 #ifndef STRATA_META_STORE_H
 #define STRATA_META_STORE_H

@@ -4,11 +4,15 @@
  * Order (strata_obj_transition): intent record -> copy -> read back and
  * compare -> switch the record (and part table) on the write quorum, only
  * if it still names the copied data -> resolve the intent.  The intent
- * ('X' bucket 0 key 0 sortkey, meta_internal.h) lists the source and the
- * target data ids; resolving it removes exactly those the version record
- * does not name (both when the version is gone), then the intent.  So after
- * a crash at any point one copy is referenced and the other is reclaimed
- * by strata_meta_transition_reclaim, without looking at data/ at all.
+ * (the store's intent records: locally 'X' bucket 0 key 0 sortkey,
+ * meta_internal.h; on RADOS x/K\x01SK) lists the source and the target
+ * data ids; resolving it decides here which of them the version record
+ * does not name (both when the version is gone) and hands them to the
+ * store's intent_resolve, which removes them (locally) or queues them for
+ * reclaim (RADOS) and removes the intent.  So after a crash at any point
+ * one copy is referenced and the other is reclaimed by
+ * strata_meta_transition_reclaim (the store's INTENTS scan), without
+ * looking at the data at all.
  *
  * Readers: the old data of a version a GET has pinned is removed only at
  * that GET's close (the resolution is parked on the pin, pin.c), so a GET

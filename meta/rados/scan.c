@@ -277,21 +277,32 @@ static int open_intents(struct strata_meta *m, const struct strata_meta__scan_sp
     return 0;
 }
 
+/* A scan of spec's kind (and bucket), nothing read yet. */
+static struct strata_meta__scan *scan_new(struct strata_meta *m,
+                                          const struct strata_meta__scan_spec *spec)
+{
+    struct strata_meta__scan *sc = calloc(1, sizeof(*sc));
+    if (!sc)
+        return NULL;
+    sc->io = meta_rados_of(m)->meta;
+    sc->kind = spec->kind;
+    if (spec->bucket)
+        snprintf(sc->bucket, sizeof(sc->bucket), "%s", spec->bucket);
+    return sc;
+}
+
 int strata_meta__rados_scan_open(struct strata_meta *m, const struct strata_meta__scan_spec *spec,
                                  struct strata_meta__scan **out)
 {
     *out = NULL;
+    bool bucket_ok =
+        spec->bucket && *spec->bucket && strlen(spec->bucket) <= STRATA_BUCKET_NAME_MAX;
     if (spec->kind == STRATA_META__SCAN_INTENTS || spec->kind == STRATA_META__SCAN_DUE) {
-        if (spec->kind == STRATA_META__SCAN_DUE &&
-            (!spec->bucket || !*spec->bucket || strlen(spec->bucket) > STRATA_BUCKET_NAME_MAX))
+        if (spec->kind == STRATA_META__SCAN_DUE && !bucket_ok)
             return STRATA_EINVAL;
-        struct strata_meta__scan *sc = calloc(1, sizeof(*sc));
+        struct strata_meta__scan *sc = scan_new(m, spec);
         if (!sc)
             return STRATA_ENOMEM;
-        sc->io = meta_rados_of(m)->meta;
-        sc->kind = spec->kind;
-        if (spec->bucket)
-            snprintf(sc->bucket, sizeof(sc->bucket), "%s", spec->bucket);
         int rc = spec->kind == STRATA_META__SCAN_DUE ? open_due(m, spec, sc)
                                                      : open_intents(m, spec, sc);
         if (rc)
@@ -300,7 +311,7 @@ int strata_meta__rados_scan_open(struct strata_meta *m, const struct strata_meta
             *out = sc;
         return rc;
     }
-    if (!spec->bucket || !*spec->bucket || strlen(spec->bucket) > STRATA_BUCKET_NAME_MAX)
+    if (!bucket_ok)
         return STRATA_EINVAL;
     if (spec->kind == STRATA_META__SCAN_UPLOADS)
         return STRATA_ENOTIMPL; /* not on RADOS yet (RADOS.md, "Next step") */
@@ -315,12 +326,9 @@ int strata_meta__rados_scan_open(struct strata_meta *m, const struct strata_meta
     int rc = strata_meta__rados_bucket_get(m, spec->bucket, &b);
     if (rc)
         return rc;
-    struct strata_meta__scan *sc = calloc(1, sizeof(*sc));
+    struct strata_meta__scan *sc = scan_new(m, spec);
     if (!sc)
         return STRATA_ENOMEM;
-    sc->io = meta_rados_of(m)->meta;
-    sc->kind = spec->kind;
-    snprintf(sc->bucket, sizeof(sc->bucket), "%s", spec->bucket);
     strata_meta__rados_ikey_prefix(sc->fp, 'o', prefix, strlen(prefix));
     char start[RADOS_IKEY_MAX + 2] = "";
     if (after) {
