@@ -144,7 +144,8 @@ static int take_page(struct stream *s, struct pending *p, int r)
             rc = STRATA_ENOMEM;
             break;
         }
-        memcpy(x->v, v, vl);
+        if (vl) /* index entries (e/) have empty values: v may be NULL */
+            memcpy(x->v, v, vl);
         x->vl = vl;
         s->n++;
     }

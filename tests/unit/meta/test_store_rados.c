@@ -760,7 +760,8 @@ static size_t omap_dump(struct strata_meta *m, const char *oid, char *out, size_
             assert_true(o + kl + vl + 2 < cap);
             memcpy(out + o, k, kl + 1);
             o += kl + 1;
-            memcpy(out + o, v, vl);
+            if (vl) /* e/ entries are empty (v may be NULL) */
+                memcpy(out + o, v, vl);
             o += vl;
             out[o++] = '\n';
             snprintf(after, sizeof(after), "%s", k);
