@@ -280,9 +280,12 @@ static int rec_read(struct strata_meta *m, const char *bucket, const char *key, 
 {
     struct rec_read x;
     memset(&x, 0, sizeof(x));
-    struct strata_meta__key_txn t = {.bucket = bucket, .key = key,
-                                     .want = STRATA_META__KEY_VERSION, .version_id = vid,
-                                     .decide = rec_read_decide, .ud = &x};
+    struct strata_meta__key_txn t = {.bucket = bucket,
+                                     .key = key,
+                                     .want = STRATA_META__KEY_VERSION,
+                                     .version_id = vid,
+                                     .decide = rec_read_decide,
+                                     .ud = &x};
     int rc = m->store->key_read(m, &t);
     *r = x.r;
     *raw = x.raw;
@@ -300,8 +303,8 @@ void strata_meta__intent_resolve_now(struct strata_meta *m, unsigned set, const 
     char *iv = NULL;
     size_t ivl = 0;
     struct intent x;
-    bool have = m->store->intent_get(m, bucket, key, sk, &iv, &ivl) == 0 &&
-                intent_decode(iv, ivl, &x) == 0;
+    bool have =
+        m->store->intent_get(m, bucket, key, sk, &iv, &ivl) == 0 && intent_decode(iv, ivl, &x) == 0;
     if (!have) {
         free(iv);
         return; /* resolved already (or unreadable: kept for the next pass) */

@@ -59,7 +59,7 @@ struct strata_meta__scan {
     bool info_live; /* info holds an entry to fini */
     struct strata_obj_info info;
     struct strata_mpu_info upload;
-    char key[STRATA_KEY_MAX + 1]; /* UPLOADS, DUE, INTENTS: the entry's key */
+    char key[STRATA_KEY_MAX + 1];             /* UPLOADS, DUE, INTENTS: the entry's key */
     char ibucket[STRATA_BUCKET_NAME_MAX + 1]; /* INTENTS: the entry's bucket */
     uint8_t sk[SORTKEY_LEN];
     uint64_t visited; /* merged keys looked at, for tests */

@@ -47,8 +47,7 @@ int strata_meta__rados_intent_put(struct strata_meta *m, const char *bucket, con
     int rc = intent_where(m, bucket, key, sk, oid, xkey);
     if (rc)
         return rc;
-    rc = strata_meta__rados_cas1(meta_rados_of(m)->meta, oid, RADOS_LAYOUT_KEY, "", 0, xkey, v,
-                                 vl);
+    rc = strata_meta__rados_cas1(meta_rados_of(m)->meta, oid, RADOS_LAYOUT_KEY, "", 0, xkey, v, vl);
     return rc == STRATA_EPRECOND ? STRATA_EBUSY : rc; /* a deletion closed the shard */
 }
 
@@ -110,8 +109,7 @@ int strata_meta__rados_intent_resolve(struct strata_meta *m, const char *bucket,
     }
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
-    uint64_t due = (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u +
-                   RECLAIM_GRACE_MS;
+    uint64_t due = (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u + RECLAIM_GRACE_MS;
     for (size_t i = 0; i < n; i++) {
         gent_make(&g[i], due, &loss[i]);
         ks[i] = g[i].key;

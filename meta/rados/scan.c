@@ -304,8 +304,8 @@ int strata_meta__rados_scan_open(struct strata_meta *m, const struct strata_meta
         struct strata_meta__scan *sc = scan_new(m, spec);
         if (!sc)
             return STRATA_ENOMEM;
-        int rc = spec->kind == STRATA_META__SCAN_DUE ? open_due(m, spec, sc)
-                                                     : open_intents(m, spec, sc);
+        int rc =
+            spec->kind == STRATA_META__SCAN_DUE ? open_due(m, spec, sc) : open_intents(m, spec, sc);
         if (rc)
             strata_meta__rados_scan_close(sc);
         else

@@ -1296,9 +1296,13 @@ static int put_at(struct strata_meta *m, const char *bucket, uint64_t inc, const
     a.p.len = 1;
     a.p.versioning = versioning;
     a.mtime_ns = mtime_ns;
-    struct strata_meta__key_txn t = {
-        .bucket = bucket, .key = key, .incarnation = inc, .hold_bucket = true,
-        .want = strata_meta__version_want(versioning), .decide = putat_decide, .ud = &a};
+    struct strata_meta__key_txn t = {.bucket = bucket,
+                                     .key = key,
+                                     .incarnation = inc,
+                                     .hold_bucket = true,
+                                     .want = strata_meta__version_want(versioning),
+                                     .decide = putat_decide,
+                                     .ud = &a};
     int rc = m->store->key_txn(m, &t);
     if (rc == 0 && sk)
         memcpy(sk, a.p.sk, 16);
@@ -1316,8 +1320,8 @@ struct due_seen {
 static int due_scan(struct strata_meta *m, const char *bucket, int64_t from, int64_t to,
                     struct due_seen *out)
 {
-    struct strata_meta__scan_spec spec = {.bucket = bucket, .kind = STRATA_META__SCAN_DUE,
-                                          .from_ms = from, .to_ms = to};
+    struct strata_meta__scan_spec spec = {
+        .bucket = bucket, .kind = STRATA_META__SCAN_DUE, .from_ms = from, .to_ms = to};
     struct strata_meta__scan *sc;
     int rc = m->store->scan_open(m, &spec, &sc);
     if (rc)
@@ -1340,7 +1344,7 @@ static int due_scan(struct strata_meta *m, const char *bucket, int64_t from, int
 }
 
 #define DUE_KEYS 48
-#define DUE_T0 1700000000000LL /* ms */
+#define DUE_T0   1700000000000LL /* ms */
 
 static void test_due_scan(void **state)
 {
@@ -1356,18 +1360,19 @@ static void test_due_scan(void **state)
         char key[32];
         snprintf(key, sizeof(key), "d/%02d", i);
         int64_t ms = DUE_T0 + (int64_t)(i * 29 % DUE_KEYS) * 1000;
-        assert_int_equal(put_at(i % 2 ? g2 : g1, b, inc, key, ms * 1000000, STRATA_VERSIONING_ENABLED,
-                                sks[i]), 0);
+        assert_int_equal(
+            put_at(i % 2 ? g2 : g1, b, inc, key, ms * 1000000, STRATA_VERSIONING_ENABLED, sks[i]),
+            0);
         shards |= 1u << strata_meta__rados_idx_shard(key, strlen(key));
     }
     assert_true(__builtin_popcount(shards) >= 4); /* a merge over shards, not one */
     /* Not a whole ms: due in the ms it falls in. */
     uint8_t odd[16];
     int64_t last_ms = DUE_T0 + DUE_KEYS * 1000;
-    assert_int_equal(put_at(g1, b, inc, "odd", last_ms * 1000000 + 999999,
-                            STRATA_VERSIONING_ENABLED, odd), 0);
-    assert_int_equal(put_at(g1, other, inc2, "elsewhere", DUE_T0 * 1000000,
-                            STRATA_VERSIONING_ENABLED, NULL), 0);
+    assert_int_equal(
+        put_at(g1, b, inc, "odd", last_ms * 1000000 + 999999, STRATA_VERSIONING_ENABLED, odd), 0);
+    assert_int_equal(
+        put_at(g1, other, inc2, "elsewhere", DUE_T0 * 1000000, STRATA_VERSIONING_ENABLED, NULL), 0);
     static struct due_seen s;
     assert_int_equal(due_scan(g2, b, DUE_T0, last_ms, &s), 0);
     assert_int_equal(s.n, DUE_KEYS);
@@ -1402,8 +1407,8 @@ static void test_due_scan(void **state)
     assert_int_equal(s.n, 1);
     assert_string_equal(s.key[0], "elsewhere");
     struct strata_meta__scan *sc;
-    struct strata_meta__scan_spec bad = {.bucket = b, .kind = STRATA_META__SCAN_DUE,
-                                         .from_ms = 10, .to_ms = 10};
+    struct strata_meta__scan_spec bad = {
+        .bucket = b, .kind = STRATA_META__SCAN_DUE, .from_ms = 10, .to_ms = 10};
     assert_int_equal(g1->store->scan_open(g1, &bad, &sc), STRATA_EINVAL);
 }
 
@@ -1460,7 +1465,8 @@ static void test_due_removed_with_version(void **state)
     uint8_t skn[16];
     for (int i = 0; i < 3; i++)
         assert_int_equal(put_at(i % 2 ? g2 : g1, b, inc, "null-key", t + i * 1000000,
-                                STRATA_VERSIONING_OFF, skn), 0);
+                                STRATA_VERSIONING_OFF, skn),
+                         0);
     key_oid(oid, inc, "null-key");
     assert_int_equal(ekeys(g1, oid, e), 1);
     strata_meta__rados_ekey(want, "null-key", 8, skn);
@@ -1485,9 +1491,13 @@ static void put_data(struct strata_meta *m, const char *bucket, uint64_t inc, co
     snprintf(p.rec.etag, sizeof(p.rec.etag), "e-data");
     snprintf(p.rec.storage_class, sizeof(p.rec.storage_class), "STANDARD");
     p.versioning = STRATA_VERSIONING_ENABLED;
-    struct strata_meta__key_txn t = {
-        .bucket = bucket, .key = key, .incarnation = inc, .hold_bucket = true,
-        .want = strata_meta__version_want(p.versioning), .decide = put_decide, .ud = &p};
+    struct strata_meta__key_txn t = {.bucket = bucket,
+                                     .key = key,
+                                     .incarnation = inc,
+                                     .hold_bucket = true,
+                                     .want = strata_meta__version_want(p.versioning),
+                                     .decide = put_decide,
+                                     .ud = &p};
     assert_int_equal(m->store->key_txn(m, &t), 0);
     memcpy(sk, p.sk, 16);
 }
@@ -1654,7 +1664,7 @@ static void test_intent_resolve(void **state)
 /* ---- figures: the DUE scan over 10,000 versions (printed) ---- */
 
 #define FIG_VERSIONS 10000
-#define FIG_THREADS 4
+#define FIG_THREADS  4
 
 struct fill_arg {
     struct strata_meta *m;
@@ -1685,7 +1695,9 @@ static void test_due_scan_figures(void **state)
     pthread_t th[FIG_THREADS];
     struct fill_arg a[FIG_THREADS];
     for (int t = 0; t < FIG_THREADS; t++) {
-        a[t] = (struct fill_arg){.m = t % 2 ? g2 : g1, .bucket = b, .inc = inc,
+        a[t] = (struct fill_arg){.m = t % 2 ? g2 : g1,
+                                 .bucket = b,
+                                 .inc = inc,
                                  .from = t * FIG_VERSIONS / FIG_THREADS,
                                  .to = (t + 1) * FIG_VERSIONS / FIG_THREADS};
         pthread_create(&th[t], NULL, fill_thread, &a[t]);
@@ -1696,8 +1708,10 @@ static void test_due_scan_figures(void **state)
     }
     int64_t all[5], page[5];
     for (int r = 0; r < 5; r++) {
-        struct strata_meta__scan_spec spec = {.bucket = b, .kind = STRATA_META__SCAN_DUE,
-                                              .from_ms = DUE_T0, .to_ms = DUE_T0 + FIG_VERSIONS};
+        struct strata_meta__scan_spec spec = {.bucket = b,
+                                              .kind = STRATA_META__SCAN_DUE,
+                                              .from_ms = DUE_T0,
+                                              .to_ms = DUE_T0 + FIG_VERSIONS};
         struct strata_meta__scan *sc;
         int64_t t0 = mono_us();
         assert_int_equal(g1->store->scan_open(g1, &spec, &sc), 0);
