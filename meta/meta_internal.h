@@ -667,6 +667,12 @@ uint32_t strata_meta__place(const char *bucket, const char *key);
  * Runs only when no reader pins the version (pin.c parks it otherwise). */
 void strata_meta__intent_resolve_now(struct strata_meta *m, unsigned set, const char *bucket,
                                      const char *key, const uint8_t sk[SORTKEY_LEN]);
+/* Tell the fault tests' hook (strata_meta_set_step_hook) that a
+ * transition reached step s (STRATA_TR_STEP_*; the backends report
+ * REMOVED and DONE from intent_resolve). */
+void strata_meta__tr_step(struct strata_meta *m, int s);
+
+/* ---- local/intent.c ---- */
 size_t strata_meta__key_intent(char *out, size_t cap, const char *bucket, const char *key,
                                const uint8_t *sk);
 

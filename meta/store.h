@@ -15,35 +15,27 @@
  * copy commits, delete markers, deletes of a version, tag / ACL / SSE
  * rewrites, Object Lock retention and legal-hold changes, a transition's
  * switch of a version record, and the conditional pre-check of a PUT; the
- * reads of GET and HEAD (key_get);
- * ordered scans of a bucket's current versions, versions, live uploads and
- * version-time index (the listings, ListMultipartUploads,
- * strata_meta_due_scan), with the drive merge and its read rule; and, as
- * optional ops a backend may leave NULL, the local drives' upkeep: heal,
- * the heal queue, orphan reclaim and the store figures.  The local backend
- * (meta/local/) keeps them on the drives of the sets.  The RADOS backend
- * (meta/rados/) has all but the upkeep, UPLOADS and DUE (STRATA_ENOTIMPL);
- * its orphan_round is the gc pass of data written before a commit that
- * never came (pending_add) and of data commits stopped referring to.
+ * reads of GET and HEAD (key_get); a transition's intent records
+ * (intent_put / intent_get / intent_resolve, the resolution handed the
+ * losing copies); ordered scans of a bucket's current versions, versions,
+ * live uploads and version-time index (the listings,
+ * ListMultipartUploads, strata_meta_due_scan), with the drive merge and
+ * its read rule, and of the transition intents left to resolve
+ * (strata_meta_transition_reclaim); multipart uploads: upload and part
+ * records, ListParts, the complete (a pure decide over the key's versions,
+ * the upload and its parts, applied at once with the upload's and parts'
+ * removal) and abort; and, as optional ops a backend may leave NULL, the
+ * local drives' upkeep: heal, the heal queue, orphan reclaim and the store
+ * figures.  The local backend (meta/local/) keeps them on the drives of
+ * the sets.  The RADOS backend (meta/rados/) has all but the upkeep; its
+ * orphan_round is the gc pass of data written before a commit that never
+ * came (pending_add) and of data commits stopped referring to; its due
+ * index entries are written in the op of their version, its intents'
+ * resolution queues the losing data for reclaim (g/) in the op that
+ * removes the intent.
  *
- * Not behind it yet (they call the local functions directly): multipart
- * create, part records, complete (local/key.c's version_commit, with the
- * same decide as a PUT) and abort, whose upload and part records are not
- * in the edit, and the part table chunks a GET of a multipart version
- * loads (mpu.c's ptab_load); a transition's intent records and their scan.
- * strata_meta_due_scan), with the drive merge and its read rule; multipart
- * uploads: upload and part records, ListParts, the complete (a pure decide
- * over the key's versions, the upload and its parts, applied at once with
- * the upload's and parts' removal) and abort; and, as optional ops a
- * backend may leave NULL, the local drives' upkeep: heal, the heal queue,
- * orphan reclaim and the store figures.  The local backend (meta/local/)
- * keeps them on the drives of the sets.  The RADOS backend (meta/rados/)
- * has all but the upkeep and DUE (STRATA_ENOTIMPL).
- *
- * Not behind it yet (they call the local functions directly): the quorum
- * reads of GET and HEAD (local/qread.h), with a multipart version's part
- * table and the removal of its parts' data; a transition's intent records
- * and their scan.
+ * Not behind it yet (they call the local functions directly): the part
+ * tables a transition reads and rewrites of a multipart version.
  */
 #ifndef STRATA_META_STORE_H
 #define STRATA_META_STORE_H
@@ -353,6 +345,7 @@ enum strata_meta__scan_kind {
     STRATA_META__SCAN_VERSIONS, /* every version of every key, keys in order, newest first */
     STRATA_META__SCAN_UPLOADS,  /* live multipart uploads, by key, then upload id */
     STRATA_META__SCAN_DUE,      /* the version-time index: versions by mtime (hints) */
+    STRATA_META__SCAN_INTENTS,  /* transition intents left to resolve (every bucket's) */
 };
 
 /* Where and what a scan reads.  CURRENT, VERSIONS, UPLOADS: entries have
@@ -372,6 +365,10 @@ struct strata_meta__scan_spec {
     int64_t from_ms, to_ms;  /* DUE */
     bool no_cache;
 };
+/* INTENTS: bucket NULL (every bucket's intents, a bucket at a time, each
+ * in key order); prefix and after are not used.  Entries are the intents
+ * stored when they were read: the consumer reads each again (intent_get)
+ * before acting. */
 
 /* One entry of a scan, valid until the next call on the scan. */
 struct strata_meta__scan_ent {
@@ -381,6 +378,14 @@ struct strata_meta__scan_ent {
     struct strata_obj_info *info;   /* CURRENT, VERSIONS: the version (is_latest unset) */
     struct strata_mpu_info *upload; /* UPLOADS: the live upload */
     int64_t due_ms;                 /* DUE: the version's mtime */
+    const char *bucket;             /* INTENTS: the intent's bucket (sk: its version) */
+};
+
+/* A copy a transition's resolution found unreferenced (transition.c
+ * decides which): data id `id` on tier `tier` ("" the hot tier). */
+struct strata_meta__intent_loss {
+    const char *tier;
+    const uint8_t *id; /* STRATA_DATA_ID_LEN bytes */
 };
 
 /* An open scan (the backend's). */
@@ -526,6 +531,26 @@ struct strata_meta__store_ops {
                         struct strata_meta__data_refs *unref);
     int (*mpu_abort)(struct strata_meta *m, const char *bucket, const char *key,
                      const uint8_t *upload, struct strata_meta__data_refs *unref);
+
+    /* ---- a transition's intent records (transition.c's protocol) ----
+     * One record per version being moved, in the version's shard or set:
+     * the bytes are transition.c's (its msgpack map).  intent_put: durable
+     * (a quorum locally) before the copy starts, or an error with nothing
+     * kept.  intent_get: 0 with a malloc'ed copy of the stored bytes (seen
+     * on any copy: a partial write counts, it must be resolved),
+     * STRATA_ENOTFOUND, or a read error.  intent_resolve: the losing copies
+     * (n of them) go and the intent v/vl as read goes with them: locally
+     * each removed from its tier now, then the intent (best effort: a copy
+     * that keeps it is resolved again, harmlessly); on RADOS one op that
+     * queues them for reclaim and removes the intent, only while it still
+     * holds v (else another gateway resolved it: 0). */
+    int (*intent_put)(struct strata_meta *m, const char *bucket, const char *key,
+                      const uint8_t sk[16], const void *v, size_t vl);
+    int (*intent_get)(struct strata_meta *m, const char *bucket, const char *key,
+                      const uint8_t sk[16], char **v, size_t *vl);
+    int (*intent_resolve)(struct strata_meta *m, const char *bucket, const char *key,
+                          const uint8_t sk[16], const void *v, size_t vl,
+                          const struct strata_meta__intent_loss *loss, size_t n);
 
     /* ---- local-only: heal, orphans, stats ----
      * Optional: a backend whose cluster keeps its own redundancy (RADOS:

@@ -93,6 +93,11 @@ int strata_meta__rados_data_create(struct meta_rados *r, const char *name, const
 /* The w/ and g/ keys of data id (w/ + 32 hex; g/ + 16 hex DUE ms + / + 32 hex). */
 void strata_meta__rados_wkey(char out[40], const uint8_t id[STRATA_DATA_ID_LEN]);
 void strata_meta__rados_gkey(char out[56], int64_t due_ms, const uint8_t id[STRATA_DATA_ID_LEN]);
+/* The reclaim entry of data id of tier (NULL or "": the hot tier) due at
+ * due_ms: its key into key, its value ("TIER", "-" the hot tier) returned
+ * (static or tier itself).  Every g/ writer builds its entries here. */
+const char *strata_meta__rados_gent(char key[56], int64_t due_ms, const char *tier,
+                                   const uint8_t id[STRATA_DATA_ID_LEN]);
 /* store op pending_add: w/ID on bucket/key's shard, guarded by \x01layout. */
 int strata_meta__rados_pending_add(struct strata_meta *m, const char *bucket, uint64_t inc,
                                    const char *key, const char *tier,
@@ -209,6 +214,15 @@ int strata_meta__rados_scan_open(struct strata_meta *m, const struct strata_meta
 int strata_meta__rados_scan_next(struct strata_meta__scan *s, struct strata_meta__scan_ent *e);
 bool strata_meta__rados_scan_skip_past(struct strata_meta__scan *s, const char *p, size_t n);
 void strata_meta__rados_scan_close(struct strata_meta__scan *s);
+
+/* intent.c: a transition's x/ records, and the reclaim of its losing copy */
+int strata_meta__rados_intent_put(struct strata_meta *m, const char *bucket, const char *key,
+                                  const uint8_t sk[16], const void *v, size_t vl);
+int strata_meta__rados_intent_get(struct strata_meta *m, const char *bucket, const char *key,
+                                  const uint8_t sk[16], char **v, size_t *vl);
+int strata_meta__rados_intent_resolve(struct strata_meta *m, const char *bucket, const char *key,
+                                      const uint8_t sk[16], const void *v, size_t vl,
+                                      const struct strata_meta__intent_loss *loss, size_t n);
 
 extern const struct strata_meta__store_ops strata_meta__store_rados;
 
