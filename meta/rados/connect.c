@@ -75,16 +75,14 @@ void strata_meta__rados_disconnect(struct meta_rados *r)
 {
     if (!r)
         return;
-    if (r->watching) {
-        rados_unwatch2(r->meta, r->watch_cookie);
-        rados_watch_flush(r->c);
-    }
+    strata_meta__rados_watch_stop(r);
     if (r->meta)
         rados_ioctx_destroy(r->meta);
     if (r->c)
         rados_shutdown(r->c);
     pthread_mutex_destroy(&r->audit_mu);
     pthread_mutex_destroy(&r->watch_mu);
+    pthread_cond_destroy(&r->watch_cv);
     free(r);
 }
 
@@ -106,6 +104,7 @@ int strata_meta__rados_connect(const struct strata_rados_opts *o, bool meta,
         return STRATA_ENOMEM;
     pthread_mutex_init(&r->audit_mu, NULL);
     pthread_mutex_init(&r->watch_mu, NULL);
+    pthread_cond_init(&r->watch_cv, NULL);
     snprintf(r->prefix, sizeof(r->prefix), "%s", prefix);
     r->lease_ms = knob_lease_ms ? knob_lease_ms : STRATA_LEASE_MS;
     r->audit_seg = knob_audit_seg ? knob_audit_seg : RADOS_AUDIT_SEG_ENTRIES;

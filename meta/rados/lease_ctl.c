@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #define LOCK_NAME "strata"
@@ -89,13 +90,81 @@ static void watch_cb(void *arg, uint64_t notify_id, uint64_t handle, uint64_t no
     rados_notify_ack(r->meta, RADOS_OID_CTL, notify_id, handle, NULL, 0);
 }
 
+/* Drop everything cached (NULL bucket): changes may have been missed. */
+static void drop_all(struct meta_rados *r)
+{
+    pthread_mutex_lock(&r->watch_mu);
+    strata_meta__invalidate_fn cb = r->cb;
+    void *ud = r->cb_ud;
+    pthread_mutex_unlock(&r->watch_mu);
+    if (cb)
+        cb(ud, NULL);
+}
+
+/* The watch broke (the OSD lost this client longer than the watch
+ * timeout): notifications may be missed until it is re-established. */
 static void watch_err(void *arg, uint64_t cookie, int err)
 {
-    (void)arg;
     (void)cookie;
     (void)err;
-    /* Re-watching (and dropping the whole cache meanwhile) comes with the
-     * gateway's bucket cache: RADOS.md, "Next step". */
+    struct meta_rados *r = arg;
+    pthread_mutex_lock(&r->watch_mu);
+    r->watch_broken = true;
+    pthread_cond_signal(&r->watch_cv);
+    pthread_mutex_unlock(&r->watch_mu);
+    drop_all(r);
+}
+
+/* Re-establishes a broken watch, once a second until it holds, dropping
+ * the caches after each attempt (entries taken meanwhile live a second at
+ * most) and once more when the watch is back.  Not in watch_err: librados
+ * calls that on its own thread, where unwatch and watch must not run. */
+static void *rewatch_thread(void *arg)
+{
+    struct meta_rados *r = arg;
+    pthread_mutex_lock(&r->watch_mu);
+    while (!r->stopping) {
+        if (!r->watch_broken) {
+            pthread_cond_wait(&r->watch_cv, &r->watch_mu);
+            continue;
+        }
+        uint64_t old = r->watch_cookie;
+        pthread_mutex_unlock(&r->watch_mu);
+        rados_unwatch2(r->meta, old);
+        uint64_t cookie;
+        int rc = rados_watch3(r->meta, RADOS_OID_CTL, &cookie, watch_cb, watch_err, 30, r);
+        drop_all(r);
+        pthread_mutex_lock(&r->watch_mu);
+        if (rc == 0) {
+            r->watch_cookie = cookie;
+            r->watch_broken = false;
+            continue;
+        }
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_sec += 1;
+        if (!r->stopping)
+            pthread_cond_timedwait(&r->watch_cv, &r->watch_mu, &until);
+    }
+    pthread_mutex_unlock(&r->watch_mu);
+    return NULL;
+}
+
+void strata_meta__rados_watch_stop(struct meta_rados *r)
+{
+    pthread_mutex_lock(&r->watch_mu);
+    r->stopping = true;
+    pthread_cond_signal(&r->watch_cv);
+    bool started = r->rewatch_started, watching = r->watching;
+    r->rewatch_started = false;
+    pthread_mutex_unlock(&r->watch_mu);
+    if (started)
+        pthread_join(r->rewatch_thr, NULL);
+    if (watching) {
+        rados_unwatch2(r->meta, r->watch_cookie);
+        rados_watch_flush(r->c);
+        r->watching = false;
+    }
 }
 
 int strata_meta__rados_on_invalidate(struct strata_meta *m, strata_meta__invalidate_fn cb,
@@ -115,14 +184,14 @@ int strata_meta__rados_on_invalidate(struct strata_meta *m, strata_meta__invalid
             pthread_mutex_lock(&r->watch_mu);
             r->watch_cookie = cookie;
             r->watching = true;
+            r->stopping = false;
+            if (!r->rewatch_started &&
+                pthread_create(&r->rewatch_thr, NULL, rewatch_thread, r) == 0)
+                r->rewatch_started = true;
             pthread_mutex_unlock(&r->watch_mu);
         }
     } else if (unwatch) {
-        rc = rados_unwatch2(r->meta, r->watch_cookie);
-        rados_watch_flush(r->c);
-        pthread_mutex_lock(&r->watch_mu);
-        r->watching = false;
-        pthread_mutex_unlock(&r->watch_mu);
+        strata_meta__rados_watch_stop(r);
     }
     return strata_meta__rados_err(rc);
 }

@@ -6,6 +6,10 @@
 
 const struct strata_meta__store_ops strata_meta__store_rados = {
     .name = "rados",
+    /* Data objects, GET / HEAD reads and multipart are not on RADOS yet
+     * (RADOS.md, "What the daemon needs from the other steps"). */
+    .objects_pending = true,
+    .close = strata_meta__rados_store_close,
     .state_put = strata_meta__rados_state_put,
     .state_get = strata_meta__rados_state_get,
     .clock_mark_read = strata_meta__rados_mark_read,

@@ -47,6 +47,11 @@ struct meta_rados {
     uint64_t watch_cookie;
     strata_meta__invalidate_fn cb;
     void *cb_ud;
+    /* A broken watch is re-established by its own thread (lease_ctl.c),
+     * woken through watch_cv; caches are dropped meanwhile. */
+    pthread_cond_t watch_cv;
+    pthread_t rewatch_thr;
+    bool rewatch_started, watch_broken, stopping;
 };
 
 static inline struct meta_rados *meta_rados_of(struct strata_meta *m)
@@ -65,6 +70,8 @@ void strata_meta__rados_disconnect(struct meta_rados *r);
 int strata_meta__rados_open(const struct strata_rados_opts *o, struct strata_meta **out,
                             char *msg, size_t cap);
 void strata_meta__rados_close(struct strata_meta *m);
+/* open.c: the ops table's close (the connection of a daemon's handle). */
+void strata_meta__rados_store_close(struct strata_meta *m);
 /* librados' -errno as a STRATA_E* code. */
 int strata_meta__rados_err(int r);
 /* Test-only knobs, read by the next connect: lease length (0: STRATA_LEASE_MS)
@@ -125,6 +132,8 @@ int strata_meta__rados_lease(struct strata_meta *m, const char *name, enum strat
 int strata_meta__rados_invalidate(struct strata_meta *m, const char *bucket);
 int strata_meta__rados_on_invalidate(struct strata_meta *m, strata_meta__invalidate_fn cb,
                                      void *ud);
+/* Stop the re-watch thread and the watch (disconnect). */
+void strata_meta__rados_watch_stop(struct meta_rados *r);
 
 /* shards.c: close a bucket incarnation's index shards (no commit lands
  * until they open again) and say whether any key has a version; open
