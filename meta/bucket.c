@@ -183,6 +183,8 @@ static int abort_uploads(struct strata_meta *m, const char *name)
         struct strata_mpu_list_result res;
         u.n = 0;
         rc = strata_mpu_list(m, &o, upl_cb, &u, &res);
+        if (rc == STRATA_ENOTIMPL)
+            rc = 0; /* a store without uploads yet (RADOS): none to abort */
         if (rc || u.n == 0)
             break;
         size_t aborted = 0;

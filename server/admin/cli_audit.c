@@ -152,8 +152,14 @@ static int verify_rados(int argc, char **argv)
     if (strata_cli_rados_flags(argc, argv, 2, "audit verify", &o) != 0)
         return 2;
     struct strata_audit_verify v;
-    int e = strata_audit_verify_rados(&o, &v);
     const char *pre = o.prefix ? o.prefix : "strata";
+    char msg[512] = "";
+    /* A missing pool is not an empty chain: the daemon's check first. */
+    if (strata_meta_rados_check(&o, msg, sizeof(msg)) != 0) {
+        fprintf(stderr, "strata audit verify: %s\n", msg);
+        return 2;
+    }
+    int e = strata_audit_verify_rados(&o, &v);
     if (e) {
         fprintf(stderr, "%s.meta of %s: cannot read the audit log: %s\n", pre, o.conf,
                 strata_strerror(e));
