@@ -10,9 +10,10 @@ the file by strata_harness.rados_cluster).
   on local drives (2);
 - two daemons on the same pools: a bucket created on one is listed and
   deleted on the other; a versioning change, a bucket policy and its
-  removal, and a lifecycle configuration made through one take effect on
-  the other at once, although the other had them cached for a second
-  (the cache invalidation across gateways: without it these fail);
+  removal, and CORS rules made through one take effect on the other at
+  once, although the other had them cached for a second (the cache
+  invalidation across gateways: without it these fail); a lifecycle
+  configuration is read back through the other;
 - object requests answer 501 NotImplemented (object data, reads and
   uploads are not on RADOS in this build) and nothing is stored;
 - `strata audit verify --rados-conf`: ok on the chain the daemons wrote
@@ -164,6 +165,32 @@ def bucket_policy_change_takes_effect_on_the_other_at_once(a):
     ca.delete_bucket_policy(Bucket=name)
     assert anonymous_list(B, name) == 403
     expect_error(lambda: B.client().get_bucket_policy(Bucket=name), "NoSuchBucketPolicy", 404)
+
+
+def preflight(srv, bucket):
+    """(status, Access-Control-Allow-Origin) of a CORS preflight on srv."""
+    req = urllib.request.Request(f"{srv.endpoint}/{bucket}/k", method="OPTIONS", headers={
+        "Origin": "https://app.example.test", "Access-Control-Request-Method": "GET"})
+    try:
+        with urllib.request.build_opener(urllib.request.ProxyHandler({})).open(
+                req, timeout=30) as r:
+            return r.status, r.headers.get("Access-Control-Allow-Origin")
+    except urllib.error.HTTPError as e:
+        return e.code, e.headers.get("Access-Control-Allow-Origin")
+
+
+@test
+def cors_change_takes_effect_on_the_other_at_once(a):
+    ca = a.client()
+    name = a.bucket_name("cors")
+    ca.create_bucket(Bucket=name)
+    for _ in range(3):  # B's CORS document cache holds "no rules"
+        assert preflight(B, name) == (403, None)
+    ca.put_bucket_cors(Bucket=name, CORSConfiguration={"CORSRules": [{
+        "AllowedOrigins": ["https://app.example.test"], "AllowedMethods": ["GET"]}]})
+    assert preflight(B, name) == (200, "https://app.example.test")
+    ca.delete_bucket_cors(Bucket=name)
+    assert preflight(B, name) == (403, None)
 
 
 @test
