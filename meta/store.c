@@ -763,6 +763,10 @@ void strata_meta_close(struct strata_meta *m)
 {
     if (!m)
         return;
+    /* No other gateway's notification runs into a handle half closed
+     * (RADOS: its watch answers "clock?" from the lock clock). */
+    if (m->store && m->store->on_invalidate)
+        m->store->on_invalidate(m, NULL, NULL);
     strata_meta__lock_clock_close(m); /* stops its thread, writes the last mark */
     strata_meta__audit_close(m);
     if (m->store && m->store->close)

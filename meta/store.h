@@ -318,6 +318,11 @@ struct strata_meta__store_ops {
      * does); 0 when it is durable where the backend needs it. */
     int64_t (*clock_mark_read)(struct strata_meta *m);
     int (*clock_mark_advance)(struct strata_meta *m, int64_t lock_ms);
+    /* clock_peers (NULL: a store one process owns): ask the gateways
+     * running on the store for their lock clocks; the number that answered
+     * (0: none runs) with the highest in *max_ms.  Runs at open, before the
+     * clock exists: it must not call strata_meta_lock_now_ms. */
+    int (*clock_peers)(struct strata_meta *m, int64_t *max_ms);
 
     /* ---- the audit log's storage (the hash chain is audit.c's) ----
      * audit_open: open the copies and find their tails (tail reads the

@@ -20,6 +20,7 @@
 #include "rados.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,6 +73,15 @@ static void watch_cb(void *arg, uint64_t notify_id, uint64_t handle, uint64_t no
     struct meta_rados *r = arg;
     char msg[STRATA_BUCKET_NAME_MAX + RADOS_GW_ID_LEN + 8];
     bool ours = false;
+    /* "C GW": a gateway opening asks for the running ones' lock clocks. */
+    struct strata_meta *clock_of = atomic_load(&r->clock_of);
+    if (len == 2 + RADOS_GW_ID_LEN && memcmp(data, "C ", 2) == 0 && clock_of &&
+        memcmp((const char *)data + 2, r->gw, RADOS_GW_ID_LEN) != 0) {
+        char now[24];
+        int n = snprintf(now, sizeof(now), "%lld", (long long)strata_meta_lock_now_ms(clock_of));
+        rados_notify_ack(r->meta, RADOS_OID_CTL, notify_id, handle, now, n);
+        return;
+    }
     if (len > 2 + RADOS_GW_ID_LEN + 1 && len < sizeof(msg)) {
         memcpy(msg, data, len);
         msg[len] = 0;
@@ -88,6 +98,44 @@ static void watch_cb(void *arg, uint64_t notify_id, uint64_t handle, uint64_t no
     }
     /* After the drop: the notifier answers its client once all acked. */
     rados_notify_ack(r->meta, RADOS_OID_CTL, notify_id, handle, NULL, 0);
+}
+
+int strata_meta__rados_clock_peers(struct strata_meta *m, int64_t *max_ms)
+{
+    struct meta_rados *r = meta_rados_of(m);
+    char msg[2 + RADOS_GW_ID_LEN + 1];
+    int n = snprintf(msg, sizeof(msg), "C %s", r->gw);
+    char *reply = NULL;
+    size_t rlen = 0;
+    int rc = rados_notify2(r->meta, RADOS_OID_CTL, msg, n, NOTIFY_TIMEOUT_MS, &reply, &rlen);
+    int answers = 0;
+    *max_ms = -1;
+    struct notify_ack_t *acks = NULL;
+    struct notify_timeout_t *tmo = NULL;
+    size_t nacks = 0, ntmo = 0;
+    /* A watcher that did not answer in time (-ETIMEDOUT) leaves the
+     * others' answers in the reply. */
+    if ((rc == 0 || rc == -ETIMEDOUT) && reply &&
+        rados_decode_notify_response(reply, rlen, &acks, &nacks, &tmo, &ntmo) == 0) {
+        for (size_t i = 0; i < nacks; i++) {
+            char v[24];
+            if (acks[i].payload_len == 0 || acks[i].payload_len >= sizeof(v))
+                continue; /* not a gateway's clock (an ack without payload) */
+            memcpy(v, acks[i].payload, acks[i].payload_len);
+            v[acks[i].payload_len] = 0;
+            char *end;
+            long long ms = strtoll(v, &end, 10);
+            if (*end || ms <= 0)
+                continue;
+            answers++;
+            if (ms > *max_ms)
+                *max_ms = ms;
+        }
+        rados_free_notify_response(acks, nacks, tmo);
+    }
+    if (reply)
+        rados_buffer_free(reply);
+    return rc == 0 || rc == -ETIMEDOUT ? answers : strata_meta__rados_err(rc);
 }
 
 /* Drop everything cached (NULL bucket): changes may have been missed. */

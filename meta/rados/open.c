@@ -7,6 +7,7 @@
  */
 #include "rados.h"
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -31,6 +32,8 @@ int strata_meta_open_rados(const struct strata_rados_opts *ro, const struct stra
     m->store = &strata_meta__store_rados;
     m->store_priv = r;
     rc = strata_meta__open_finish(m);
+    if (rc == 0)
+        atomic_store(&r->clock_of, m); /* answers "clock?" from now on */
     if (rc) {
         if (ei)
             snprintf(ei->msg, sizeof(ei->msg), "retention clock or audit log in %s.meta: %s",

@@ -52,6 +52,9 @@ struct meta_rados {
     pthread_cond_t watch_cv;
     pthread_t rewatch_thr;
     bool rewatch_started, watch_broken, stopping;
+    /* The handle whose lock clock answers other gateways' "clock?" (set
+     * once that clock runs; NULL before and for tool handles). */
+    struct strata_meta *_Atomic clock_of;
 };
 
 static inline struct meta_rados *meta_rados_of(struct strata_meta *m)
@@ -132,6 +135,9 @@ int strata_meta__rados_lease(struct strata_meta *m, const char *name, enum strat
 int strata_meta__rados_invalidate(struct strata_meta *m, const char *bucket);
 int strata_meta__rados_on_invalidate(struct strata_meta *m, strata_meta__invalidate_fn cb,
                                      void *ud);
+/* Ask the other gateways on ctl for their lock clocks (RADOS.md,
+ * "Retention clock"): the number of answers, their highest in *max_ms. */
+int strata_meta__rados_clock_peers(struct strata_meta *m, int64_t *max_ms);
 /* Stop the re-watch thread and the watch (disconnect). */
 void strata_meta__rados_watch_stop(struct meta_rados *r);
 

@@ -23,6 +23,7 @@ the file by strata_harness.rados_cluster).
 Skipped (77) when the Ceph daemons are missing.
 """
 
+import glob
 import json
 import os
 import subprocess
@@ -275,6 +276,33 @@ def audit_verify_in_the_cluster(a):
     assert rc == 2 and out == "", (rc, out, err)
     assert err == ("strata audit verify: missing pool(s) nopools.meta, nopools.data: "
                    "run strata rados init\n"), err
+
+
+LIBFAKETIME = next(iter(sorted(glob.glob("/usr/lib/*/faketime/libfaketimeMT.so.1"))), "")
+
+
+@test
+def gateway_with_clock_ahead_takes_the_running_gateways_clock(a):
+    # C's wall clock is 10 minutes ahead (libfaketime; monotonic and boot
+    # clocks untouched).  A and B run: C asks them ("clock?" on ctl) and
+    # starts its retention clock from theirs, and audits the difference.
+    assert LIBFAKETIME, "libfaketime not installed (Debian package faketime)"
+    c = Strata(args=rados_flags(PREFIX), drives=[], keys=(a.ak, a.sk),
+               extra_env={"LD_PRELOAD": LIBFAKETIME, "FAKETIME": "+10m",
+                          "FAKETIME_DONT_FAKE_MONOTONIC": "1"})
+    try:
+        c.client().list_buckets()
+        with open(c.log_path) as f:
+            text = f.read()
+        assert "differs from the lock clock of the gateways running on the store" in text, text
+        line = [ln for ln in text.splitlines() if "ClockJump" in ln][0]
+        log(line)
+        off = float(line.split("wall - lock = ")[1].split(" s)")[0])
+        assert 590 < off < 610, line  # lock clock = the others' (real time), wall = +10 min
+        rc, out, err = audit_verify()
+        assert rc == 0, (rc, out, err)
+    finally:
+        assert c.stop()
 
 
 def main():
