@@ -66,6 +66,18 @@ int strata_meta__rados_invalidate(struct strata_meta *m, const char *bucket)
     return strata_meta__rados_err(rc);
 }
 
+/* Run the registered hook: bucket's cached records changed elsewhere
+ * (NULL: everything, changes may have been missed). */
+static void caches_drop(struct meta_rados *r, const char *bucket)
+{
+    pthread_mutex_lock(&r->watch_mu);
+    strata_meta__invalidate_fn cb = r->cb;
+    void *ud = r->cb_ud;
+    pthread_mutex_unlock(&r->watch_mu);
+    if (cb)
+        cb(ud, bucket);
+}
+
 static void watch_cb(void *arg, uint64_t notify_id, uint64_t handle, uint64_t notifier_id,
                      void *data, size_t len)
 {
@@ -87,14 +99,8 @@ static void watch_cb(void *arg, uint64_t notify_id, uint64_t handle, uint64_t no
         msg[len] = 0;
         const char *gw = msg + 2, *bucket = gw + RADOS_GW_ID_LEN + 1;
         ours = msg[0] == 'B' && memcmp(gw, r->gw, RADOS_GW_ID_LEN) == 0;
-        if (msg[0] == 'B' && !ours && *bucket) {
-            pthread_mutex_lock(&r->watch_mu);
-            strata_meta__invalidate_fn cb = r->cb;
-            void *ud = r->cb_ud;
-            pthread_mutex_unlock(&r->watch_mu);
-            if (cb)
-                cb(ud, bucket);
-        }
+        if (msg[0] == 'B' && !ours && *bucket)
+            caches_drop(r, bucket);
     }
     /* After the drop: the notifier answers its client once all acked. */
     rados_notify_ack(r->meta, RADOS_OID_CTL, notify_id, handle, NULL, 0);
@@ -138,17 +144,6 @@ int strata_meta__rados_clock_peers(struct strata_meta *m, int64_t *max_ms)
     return rc == 0 || rc == -ETIMEDOUT ? answers : strata_meta__rados_err(rc);
 }
 
-/* Drop everything cached (NULL bucket): changes may have been missed. */
-static void drop_all(struct meta_rados *r)
-{
-    pthread_mutex_lock(&r->watch_mu);
-    strata_meta__invalidate_fn cb = r->cb;
-    void *ud = r->cb_ud;
-    pthread_mutex_unlock(&r->watch_mu);
-    if (cb)
-        cb(ud, NULL);
-}
-
 /* The watch broke (the OSD lost this client longer than the watch
  * timeout): notifications may be missed until it is re-established. */
 static void watch_err(void *arg, uint64_t cookie, int err)
@@ -160,7 +155,7 @@ static void watch_err(void *arg, uint64_t cookie, int err)
     r->watch_broken = true;
     pthread_cond_signal(&r->watch_cv);
     pthread_mutex_unlock(&r->watch_mu);
-    drop_all(r);
+    caches_drop(r, NULL);
 }
 
 /* Re-establishes a broken watch, once a second until it holds, dropping
@@ -181,7 +176,7 @@ static void *rewatch_thread(void *arg)
         rados_unwatch2(r->meta, old);
         uint64_t cookie;
         int rc = rados_watch3(r->meta, RADOS_OID_CTL, &cookie, watch_cb, watch_err, 30, r);
-        drop_all(r);
+        caches_drop(r, NULL);
         pthread_mutex_lock(&r->watch_mu);
         if (rc == 0) {
             r->watch_cookie = cookie;
