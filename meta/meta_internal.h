@@ -765,6 +765,11 @@ int strata_meta__data_refs_add(struct strata_meta__data_refs *refs, const char *
 /* Open the store's audit log and find the chain's tail; a torn last entry
  * is cut and the cut recorded.  Between lock_clock_open (entries are timed
  * by it) and lock_clock_start. */
+/* store.c: the handle every backend starts from (the local store's ops,
+ * locks, pins, heal queue, sizes from opts), and the retention clock and
+ * audit log opened through the backend set in m->store afterwards. */
+int strata_meta__new(const struct strata_meta_opts *opts, struct strata_meta **out);
+int strata_meta__open_finish(struct strata_meta *m);
 int strata_meta__audit_open(struct strata_meta *m);
 void strata_meta__audit_close(struct strata_meta *m); /* not open: a no-op */
 /* n lower-case hex digits, n == 64 (a SHA-256 in an audit entry). */

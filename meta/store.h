@@ -396,6 +396,13 @@ typedef void (*strata_meta__invalidate_fn)(void *ud, const char *bucket);
 
 struct strata_meta__store_ops {
     const char *name; /* "local" */
+    /* Object data, GET / HEAD reads and uploads are not on this store yet:
+     * strata_meta_objects_ready answers false and the server refuses object
+     * requests with 501 instead of reaching paths that need local drives. */
+    bool objects_pending;
+    /* Release the backend's own state (store_priv) at strata_meta_close,
+     * after the clock's last mark and the audit log's close; NULL: none. */
+    void (*close)(struct strata_meta *m);
 
     /* ---- state documents ('S' name locally) ----
      * put with len 0 removes the document.  get: 0 with a malloc'ed copy,
@@ -411,6 +418,11 @@ struct strata_meta__store_ops {
      * does); 0 when it is durable where the backend needs it. */
     int64_t (*clock_mark_read)(struct strata_meta *m);
     int (*clock_mark_advance)(struct strata_meta *m, int64_t lock_ms);
+    /* clock_peers (NULL: a store one process owns): ask the gateways
+     * running on the store for their lock clocks; the number that answered
+     * (0: none runs) with the highest in *max_ms.  Runs at open, before the
+     * clock exists: it must not call strata_meta_lock_now_ms. */
+    int (*clock_peers)(struct strata_meta *m, int64_t *max_ms);
 
     /* ---- the audit log's storage (the hash chain is audit.c's) ----
      * audit_open: open the copies and find their tails (tail reads the

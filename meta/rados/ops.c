@@ -6,10 +6,15 @@
 
 const struct strata_meta__store_ops strata_meta__store_rados = {
     .name = "rados",
+    /* Data objects, GET / HEAD reads and multipart are not on RADOS yet
+     * (RADOS.md, "What the daemon needs from the other steps"). */
+    .objects_pending = true,
+    .close = strata_meta__rados_store_close,
     .state_put = strata_meta__rados_state_put,
     .state_get = strata_meta__rados_state_get,
     .clock_mark_read = strata_meta__rados_mark_read,
     .clock_mark_advance = strata_meta__rados_mark_advance,
+    .clock_peers = strata_meta__rados_clock_peers,
     .audit_open = strata_meta__rados_audit_open,
     .audit_close = strata_meta__rados_audit_close,
     .audit_append = strata_meta__rados_audit_append,

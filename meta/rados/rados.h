@@ -48,6 +48,14 @@ struct meta_rados {
     strata_meta__invalidate_fn cb;
     void *cb_ud;
     int64_t reclaim_grace_ms; /* g/ entries' DUE = commit + this (RADOS_RECLAIM_GRACE_MS) */
+    /* A broken watch is re-established by its own thread (lease_ctl.c),
+     * woken through watch_cv; caches are dropped meanwhile. */
+    pthread_cond_t watch_cv;
+    pthread_t rewatch_thr;
+    bool rewatch_started, watch_broken, stopping;
+    /* The handle whose lock clock answers other gateways' "clock?" (set
+     * once that clock runs; NULL before and for tool handles). */
+    struct strata_meta *_Atomic clock_of;
 };
 
 static inline struct meta_rados *meta_rados_of(struct strata_meta *m)
@@ -66,6 +74,8 @@ void strata_meta__rados_disconnect(struct meta_rados *r);
 int strata_meta__rados_open(const struct strata_rados_opts *o, struct strata_meta **out,
                             char *msg, size_t cap);
 void strata_meta__rados_close(struct strata_meta *m);
+/* open.c: the ops table's close (the connection of a daemon's handle). */
+void strata_meta__rados_store_close(struct strata_meta *m);
 /* librados' -errno as a STRATA_E* code. */
 int strata_meta__rados_err(int r);
 /* Test-only knobs, read by the next connect: lease length (0: STRATA_LEASE_MS)
@@ -87,6 +97,10 @@ struct strata_meta__rados_data_opts {
 int strata_meta__rados_data_create(struct meta_rados *r, const char *name, const char *pool,
                                    const struct strata_meta__rados_data_opts *o,
                                    struct strata_tier **out);
+
+/* The hot tier of a RADOS handle m (its store_priv set): data objects in
+ * PREFIX.data (RADOS.md, "Pools"), m->tiers[0].  msg says why not. */
+int strata_meta__rados_hot_tier(struct strata_meta *m, char *msg, size_t cap);
 
 /* ---- gc.c: w/ (data written before its commit) and g/ (reclaim queue) ---- */
 #define RADOS_RECLAIM_GRACE_MS (15 * 60 * 1000) /* unreferenced data kept for readers */
@@ -167,6 +181,11 @@ int strata_meta__rados_lease(struct strata_meta *m, const char *name, enum strat
 int strata_meta__rados_invalidate(struct strata_meta *m, const char *bucket);
 int strata_meta__rados_on_invalidate(struct strata_meta *m, strata_meta__invalidate_fn cb,
                                      void *ud);
+/* Ask the other gateways on ctl for their lock clocks (RADOS.md,
+ * "Retention clock"): the number of answers, their highest in *max_ms. */
+int strata_meta__rados_clock_peers(struct strata_meta *m, int64_t *max_ms);
+/* Stop the re-watch thread and the watch (disconnect). */
+void strata_meta__rados_watch_stop(struct meta_rados *r);
 
 /* shards.c: close a bucket incarnation's index shards (no commit lands
  * until they open again) and say whether any key has a version; open

@@ -449,9 +449,20 @@ int strata_policy_cache_get(struct strata_meta *m, const struct strata_bucket_in
     return 0;
 }
 
+static void pc_slot_drop(unsigned s);
+
 void strata_policy_cache_invalidate(const char *bucket)
 {
-    unsigned s = pc_slot(bucket);
+    if (bucket) {
+        pc_slot_drop(pc_slot(bucket));
+        return;
+    }
+    for (unsigned s = 0; s < sizeof(pc_table) / sizeof(pc_table[0]); s++)
+        pc_slot_drop(s);
+}
+
+static void pc_slot_drop(unsigned s)
+{
     pthread_mutex_lock(&pc_locks[s % PC_LOCKS]);
     struct strata_policy_ref *old = pc_table[s].valid ? pc_table[s].ref : NULL;
     pc_table[s].valid = false;

@@ -113,12 +113,21 @@ int strata_bcache_get(struct strata_meta *m, const char *name, struct strata_buc
     return 0;
 }
 
-void strata_bcache_invalidate(const char *name)
+static void slot_drop(unsigned s)
 {
-    unsigned s = slot_of(name);
     pthread_mutex_lock(&locks[s % BC_LOCKS]);
     table[s].valid = false; /* whoever holds the slot: cheap and always safe */
     table[s].gen++;
     atomic_fetch_add_explicit(&bc_epoch, 1, memory_order_release);
     pthread_mutex_unlock(&locks[s % BC_LOCKS]);
+}
+
+void strata_bcache_invalidate(const char *name)
+{
+    if (name) {
+        slot_drop(slot_of(name));
+        return;
+    }
+    for (unsigned s = 0; s < BC_SLOTS; s++)
+        slot_drop(s);
 }

@@ -146,9 +146,13 @@ static int load(struct strata_doc_cache *c, struct strata_meta *m, const char *b
     return 0;
 }
 
+static void cache_list(struct strata_doc_cache *c);
+
 int strata_doc_cache_get(struct strata_doc_cache *c, struct strata_meta *m,
                          const struct strata_bucket_info *bi, struct strata_doc_ref **out)
 {
+    if (!atomic_load_explicit(&c->listed, memory_order_relaxed))
+        cache_list(c);
     uint32_t h = strata_bcache_name_hash(bi->name);
     struct strata_doc_slot *s = &c->slots[h % STRATA_DOC_CACHE_SLOTS];
     uint64_t now = strata_bcache_now_ns();
@@ -205,10 +209,43 @@ char *strata_doc_id_new(void)
     return strdup(id);
 }
 
+static void slot_drop(struct strata_doc_cache *c, struct strata_doc_slot *s);
+
 void strata_doc_cache_invalidate(struct strata_doc_cache *c, const char *bucket)
 {
-    struct strata_doc_slot *s = &c->slots[strata_bcache_name_hash(bucket) %
-                                          STRATA_DOC_CACHE_SLOTS];
+    if (bucket) {
+        slot_drop(c, &c->slots[strata_bcache_name_hash(bucket) % STRATA_DOC_CACHE_SLOTS]);
+        return;
+    }
+    for (size_t i = 0; i < STRATA_DOC_CACHE_SLOTS; i++)
+        slot_drop(c, &c->slots[i]);
+}
+
+/* The caches used so far, newest first (listed_mu guards the list). */
+static pthread_mutex_t listed_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct strata_doc_cache *listed_head;
+
+static void cache_list(struct strata_doc_cache *c)
+{
+    pthread_mutex_lock(&listed_mu);
+    if (!atomic_load(&c->listed)) {
+        c->next_listed = listed_head;
+        listed_head = c;
+        atomic_store(&c->listed, true);
+    }
+    pthread_mutex_unlock(&listed_mu);
+}
+
+void strata_doc_caches_invalidate(const char *bucket)
+{
+    pthread_mutex_lock(&listed_mu);
+    for (struct strata_doc_cache *c = listed_head; c; c = c->next_listed)
+        strata_doc_cache_invalidate(c, bucket);
+    pthread_mutex_unlock(&listed_mu);
+}
+
+static void slot_drop(struct strata_doc_cache *c, struct strata_doc_slot *s)
+{
     pthread_mutex_lock(&c->mu);
     struct strata_doc_ref *old = s->ref;
     s->ref = NULL;

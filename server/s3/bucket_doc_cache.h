@@ -47,12 +47,15 @@ struct strata_doc_cache {
     /* Bumped by every invalidation: a thread's copy taken at an older
      * epoch is not used. */
     _Atomic uint64_t epoch;
+    /* Listed (once, at its first get) for strata_doc_caches_invalidate. */
+    _Atomic bool listed;
+    struct strata_doc_cache *next_listed;
 };
 
 /* A static cache: static struct strata_doc_cache c = STRATA_DOC_CACHE_INIT(...); */
 #define STRATA_DOC_CACHE_INIT(kind, parse, destroy)                                                \
     {                                                                                              \
-        (kind), (parse), (destroy), PTHREAD_MUTEX_INITIALIZER, {{0}}, 0                            \
+        (kind), (parse), (destroy), PTHREAD_MUTEX_INITIALIZER, {{0}}, 0, false, NULL               \
     }
 
 /* The parsed document of bucket bi: 0 with *out (NULL when it has none;
@@ -62,8 +65,12 @@ int strata_doc_cache_get(struct strata_doc_cache *c, struct strata_meta *m,
                          const struct strata_bucket_info *bi, struct strata_doc_ref **out);
 const void *strata_doc_ref_get(const struct strata_doc_ref *ref); /* NULL for NULL */
 void strata_doc_ref_put(struct strata_doc_ref *ref);              /* NULL is a no-op */
-/* After this daemon stores or deletes the bucket's document. */
+/* After this daemon stores or deletes the bucket's document (NULL: every
+ * bucket's). */
 void strata_doc_cache_invalidate(struct strata_doc_cache *c, const char *bucket);
+/* The same in every document cache used so far (another gateway changed
+ * the bucket). */
+void strata_doc_caches_invalidate(const char *bucket);
 /* A name for a rule or configuration the request gave none (AWS names
  * them itself): 24 random hex digits, malloc'ed (caller frees), or NULL. */
 char *strata_doc_id_new(void);
