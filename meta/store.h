@@ -543,6 +543,12 @@ struct strata_meta__store_ops {
                         struct strata_meta__data_refs *unref);
     int (*mpu_abort)(struct strata_meta *m, const char *bucket, const char *key,
                      const uint8_t *upload, struct strata_meta__data_refs *unref);
+    /* ptab_get (optional; NULL: the local drives' copies, mpu.c): the
+     * stored bytes of chunk c of the part table of completed version sk
+     * (malloc'ed), STRATA_ENOTFOUND, or a read error.  The caller checks
+     * them against the version record's CRC32C. */
+    int (*ptab_get)(struct strata_meta *m, const char *bucket, const char *key,
+                    const uint8_t sk[16], unsigned c, char **v, size_t *vl);
 
     /* ---- a transition's intent records (transition.c's protocol) ----
      * One record per version being moved, in the version's shard or set:

@@ -6,9 +6,6 @@
 
 const struct strata_meta__store_ops strata_meta__store_rados = {
     .name = "rados",
-    /* Data objects, GET / HEAD reads and multipart are not on RADOS yet
-     * (RADOS.md, "What the daemon needs from the other steps"). */
-    .objects_pending = true,
     .close = strata_meta__rados_store_close,
     .state_put = strata_meta__rados_state_put,
     .state_get = strata_meta__rados_state_get,
@@ -40,6 +37,7 @@ const struct strata_meta__store_ops strata_meta__store_rados = {
     .parts_read = strata_meta__rados_parts_read,
     .mpu_complete = strata_meta__rados_mpu_complete,
     .mpu_abort = strata_meta__rados_mpu_abort,
+    .ptab_get = strata_meta__rados_ptab_get,
     .scan_open = strata_meta__rados_scan_open,
     .scan_next = strata_meta__rados_scan_next,
     .scan_skip_past = strata_meta__rados_scan_skip_past,

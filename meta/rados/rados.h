@@ -228,6 +228,8 @@ int strata_meta__rados_mpu_complete(struct strata_meta *m, const struct strata_m
                                     struct strata_meta__data_refs *unref);
 int strata_meta__rados_mpu_abort(struct strata_meta *m, const char *bucket, const char *key,
                                  const uint8_t *up, struct strata_meta__data_refs *unref);
+int strata_meta__rados_ptab_get(struct strata_meta *m, const char *bucket, const char *key,
+                                const uint8_t sk[16], unsigned c, char **v, size_t *vl);
 int strata_meta__rados_scan_open(struct strata_meta *m, const struct strata_meta__scan_spec *spec,
                                  struct strata_meta__scan **out);
 int strata_meta__rados_scan_next(struct strata_meta__scan *s, struct strata_meta__scan_ent *e);
