@@ -605,6 +605,10 @@ struct strata_meta__store_ops {
     int (*pending_add)(struct strata_meta *m, const char *bucket, uint64_t inc, const char *key,
                        const char *tier, const uint8_t id[STRATA_DATA_ID_LEN]);
     bool reclaim_in_txn;
+    /* due_exact: a due index entry is written and removed in the op of its
+     * version, so the DUE scan never yields a stale hint and
+     * strata_meta_due_drop has nothing to drop (RADOS: e/). */
+    bool due_exact;
 };
 
 /* The local backend: per-drive RocksDB and files on the sets' drives. */

@@ -942,7 +942,8 @@ struct strata_due_entry {
 int strata_meta_due_scan(struct strata_meta *m, const char *bucket, int64_t from_ms, int64_t to_ms,
                          int (*cb)(const struct strata_due_entry *e, void *ud), void *ud);
 /* Remove the entry of version_id of bucket/key from the drives where no
- * live record backs it (unsynced: a hint). */
+ * live record backs it (unsynced: a hint).  STRATA_ENOTFOUND on a store
+ * whose entries go with their versions (RADOS): nothing to drop. */
 int strata_meta_due_drop(struct strata_meta *m, const char *bucket, const char *key,
                          const char *version_id);
 

@@ -45,6 +45,7 @@ const struct strata_meta__store_ops strata_meta__store_rados = {
     .orphan_round = strata_meta__rados_gc_round,
     .pending_add = strata_meta__rados_pending_add,
     .reclaim_in_txn = true,
+    .due_exact = true,
     .intent_put = strata_meta__rados_intent_put,
     .intent_get = strata_meta__rados_intent_get,
     .intent_resolve = strata_meta__rados_intent_resolve,
