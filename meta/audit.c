@@ -23,6 +23,9 @@
 #include "meta_internal.h"
 
 #include "store.h"
+#ifdef STRATA_HAVE_RADOS
+#include "rados/rados.h"
+#endif
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -128,11 +131,11 @@ static bool check_line(const char *line, size_t len, const char *prev, uint64_t 
     return ok;
 }
 
-/* A drive directory is a copy of the local store: verify needs no daemon,
- * so it reads through the local ops directly. */
-int strata_audit_verify_drive(const char *drive_dir, struct strata_audit_verify *out)
+/* Walk one copy (where: as the backend's audit_copy_open takes it) and
+ * check it against its anchor, which anchor_name names in the reasons. */
+static int verify_copy(const struct strata_meta__store_ops *ops, const char *drive_dir,
+                       const char *anchor_name, struct strata_audit_verify *out)
 {
-    const struct strata_meta__store_ops *ops = &strata_meta__store_local;
     memset(out, 0, sizeof(*out));
     uint64_t aseq = 0;
     char ahash[AUDIT_HEX + 1];
@@ -143,7 +146,8 @@ int strata_audit_verify_drive(const char *drive_dir, struct strata_audit_verify 
     if (orc == STRATA_ENOTFOUND && anchored) {
         out->broken = true;
         snprintf(out->reason, sizeof(out->reason),
-                 "audit.log is missing but lock-clock recorded seq %llu", (unsigned long long)aseq);
+                 "audit.log is missing but %s recorded seq %llu", anchor_name,
+                 (unsigned long long)aseq);
         return 0;
     }
     if (orc)
@@ -169,11 +173,11 @@ int strata_audit_verify_drive(const char *drive_dir, struct strata_audit_verify 
             /* reason set */
         } else if (anchored && (seq > aseq && prev_seq < aseq)) {
             snprintf(out->reason, sizeof(out->reason),
-                     "entry seq %llu recorded in lock-clock is missing before this one",
-                     (unsigned long long)aseq);
+                     "entry seq %llu recorded in %s is missing before this one",
+                     (unsigned long long)aseq, anchor_name);
         } else if (anchored && seq == aseq && memcmp(hash, ahash, AUDIT_HEX) != 0) {
             snprintf(out->reason, sizeof(out->reason),
-                     "hash differs from the one recorded in lock-clock: entry replaced");
+                     "hash differs from the one recorded in %s: entry replaced", anchor_name);
         } else {
             memcpy(prev, hash, sizeof(prev));
             prev_seq = seq;
@@ -189,12 +193,31 @@ int strata_audit_verify_drive(const char *drive_dir, struct strata_audit_verify 
         out->broken = true;
         out->broken_at = out->entries;
         snprintf(out->reason, sizeof(out->reason),
-                 "log ends at seq %llu but lock-clock recorded seq %llu: entries removed from the end",
-                 (unsigned long long)prev_seq, (unsigned long long)aseq);
+                 "log ends at seq %llu but %s recorded seq %llu: entries removed from the end",
+                 (unsigned long long)prev_seq, anchor_name, (unsigned long long)aseq);
     }
     ops->audit_copy_close(c);
     return rc < 0 ? rc : 0;
 }
+
+/* A drive directory is a copy of the local store: verify needs no daemon,
+ * so it reads through the local ops directly. */
+int strata_audit_verify_drive(const char *drive_dir, struct strata_audit_verify *out)
+{
+    return verify_copy(&strata_meta__store_local, drive_dir, "lock-clock", out);
+}
+
+#ifdef STRATA_HAVE_RADOS
+/* The cluster's chain: one copy, its tail (audit.N's \x01tail) the anchor. */
+int strata_audit_verify_rados(const struct strata_rados_opts *o, struct strata_audit_verify *out)
+{
+    char where[4200];
+    memset(out, 0, sizeof(*out));
+    if (!o || !o->conf || strata_meta__rados_audit_where(where, sizeof(where), o) != 0)
+        return STRATA_EINVAL;
+    return verify_copy(&strata_meta__store_rados, where, "the audit tail", out);
+}
+#endif
 
 /* ---- compare across drives --------------------------------------------- */
 

@@ -168,6 +168,8 @@ int strata_meta_due_drop(struct strata_meta *m, const char *bucket, const char *
     uint8_t sk[SORTKEY_LEN];
     if (strata_meta__vid_parse(version_id, sk) != 0)
         return STRATA_EINVAL;
+    if (m->store->due_exact)
+        return STRATA_ENOTFOUND; /* no hints: the entry went with its version */
     char ok[1 + STRATA_BUCKET_NAME_MAX + 1 + STRATA_KEY_MAX + 1 + SORTKEY_LEN];
     size_t okl = strata_meta__key_obj(ok, sizeof(ok), bucket, key, sk);
     char dk[DKEY_MAX];

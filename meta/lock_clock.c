@@ -41,6 +41,7 @@ struct meta_lock_clock {
     int64_t boot0_ns;
     int64_t last_off_ms; /* wall - lock at the last check (thread only) */
     int64_t wall0_ms, mark_ms; /* at open; mark_ms -1 when none */
+    int peers;                 /* running gateways that gave their clocks at open */
     pthread_t thr;
     bool thr_started;
     /* close writes it to stop the thread.  The thread sleeps in poll(), not
@@ -135,9 +136,18 @@ int strata_meta__lock_clock_open(struct strata_meta *m)
     }
 
     c->mark_ms = m->store->clock_mark_read(m);
+    /* Gateways already running on the store (RADOS): start from their
+     * clocks, whatever this host's wall clock says (RADOS.md, "Retention
+     * clock"); only when none answers does the wall clock count. */
+    int64_t peers_ms = -1;
+    int peers = m->store->clock_peers ? m->store->clock_peers(m, &peers_ms) : 0;
+    c->peers = peers > 0 ? peers : 0;
     c->boot0_ns = ts_ns(CLOCK_BOOTTIME);
     c->wall0_ms = wall_ms();
-    c->start_ms = c->wall0_ms > c->mark_ms ? c->wall0_ms : c->mark_ms;
+    if (c->peers)
+        c->start_ms = peers_ms > c->mark_ms ? peers_ms : c->mark_ms;
+    else
+        c->start_ms = c->wall0_ms > c->mark_ms ? c->wall0_ms : c->mark_ms;
     c->last_off_ms = c->wall0_ms - c->start_ms;
     m->lock_clock = c;
     return 0;
@@ -147,7 +157,13 @@ int strata_meta__lock_clock_start(struct strata_meta *m)
 {
     struct meta_lock_clock *c = m->lock_clock;
     int64_t wall = c->wall0_ms, mark = c->mark_ms;
-    if (mark < 0 && m->store->audit_last_seq(m) > 0) {
+    if (c->peers) {
+        int64_t gap = wall - c->start_ms;
+        if (gap > STRATA_LOCK_CLOCK_START_GAP_MS || gap < -STRATA_LOCK_CLOCK_STEP_MS)
+            jump_record(m, "at open the wall clock differs from the lock clock of the "
+                           "gateways running on the store; the lock clock continues from theirs",
+                        wall, c->start_ms);
+    } else if (mark < 0 && m->store->audit_last_seq(m) > 0) {
         /* Marks removed (or lost on too many drives): the clock can only
          * start at the wall clock, which must not go unseen. */
         jump_record(m, "at open no lock clock mark on the write quorum of drives although the "

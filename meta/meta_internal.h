@@ -671,11 +671,18 @@ uint32_t strata_meta__place(const char *bucket, const char *key);
  * Runs only when no reader pins the version (pin.c parks it otherwise). */
 void strata_meta__intent_resolve_now(struct strata_meta *m, unsigned set, const char *bucket,
                                      const char *key, const uint8_t sk[SORTKEY_LEN]);
+/* Tell the fault tests' hook (strata_meta_set_step_hook) that a
+ * transition reached step s (STRATA_TR_STEP_*; the backends report
+ * REMOVED and DONE from intent_resolve). */
+void strata_meta__tr_step(struct strata_meta *m, int s);
+
+/* ---- local/intent.c ---- */
 size_t strata_meta__key_intent(char *out, size_t cap, const char *bucket, const char *key,
                                const uint8_t *sk);
 /* Put (v) or delete (v NULL) a small record on every open drive of the
  * set: a put needs the write quorum (undone below it), a delete is best
- * effort.  Transition intents and restored-copy records (restore.c). */
+ * effort.  The local backend's transition intents (local/intent.c) and
+ * restored-copy records (restore.c). */
 int strata_meta__intent_write(struct strata_meta *m, unsigned set, const char *k, size_t kl,
                               const char *v, size_t vl);
 struct msgpack_packer;
@@ -691,9 +698,9 @@ void strata_meta__mp_map_begin(struct msgpack_sbuffer *sb, struct msgpack_packer
 bool strata_meta__mp_map_open(const char *buf, size_t len, struct msgpack_unpacked *up);
 /* An array of data ids (bin[16] each) packed into pk. */
 void strata_meta__pk_ids(struct msgpack_packer *pk, uint8_t (*ids)[STRATA_DATA_ID_LEN], size_t n);
-/* cb for every key of kind ('X' intents, 'R' restored copies: kind bucket
- * 0 key 0 sortkey) of every set, read on every drive; *n counts them.  cb
- * may write and delete such keys. */
+/* cb for every key of kind ('R' restored copies, restore.c: kind bucket 0
+ * key 0 sortkey) of every set of the local backend, read on every drive;
+ * *n counts them.  cb may write and delete such keys. */
 typedef void (*meta_vkey_fn)(struct strata_meta *m, unsigned set, const char *bucket,
                              const char *key, const uint8_t *sk, void *ud);
 int strata_meta__walk_vkeys(struct strata_meta *m, char kind, meta_vkey_fn cb, void *ud,
@@ -834,6 +841,11 @@ int strata_meta__data_refs_add(struct strata_meta__data_refs *refs, const char *
 /* Open the store's audit log and find the chain's tail; a torn last entry
  * is cut and the cut recorded.  Between lock_clock_open (entries are timed
  * by it) and lock_clock_start. */
+/* store.c: the handle every backend starts from (the local store's ops,
+ * locks, pins, heal queue, sizes from opts), and the retention clock and
+ * audit log opened through the backend set in m->store afterwards. */
+int strata_meta__new(const struct strata_meta_opts *opts, struct strata_meta **out);
+int strata_meta__open_finish(struct strata_meta *m);
 int strata_meta__audit_open(struct strata_meta *m);
 void strata_meta__audit_close(struct strata_meta *m); /* not open: a no-op */
 /* n lower-case hex digits, n == 64 (a SHA-256 in an audit entry). */

@@ -826,6 +826,17 @@ int strata_meta__ptab_load(struct strata_meta *m, unsigned set, const char *buck
         return STRATA_ERANGE;
     uint32_t want = (uint32_t)be_get(r->pidx + (size_t)c * MP_IDX_ENT + 8, 4);
     size_t expect = c + 1 < nc ? MP_CHUNK_PARTS : r->nparts - (size_t)c * MP_CHUNK_PARTS;
+    if (m->store->ptab_get) { /* one copy, the cluster's */
+        char *v = NULL;
+        size_t vl = 0;
+        int grc = m->store->ptab_get(m, bucket, key, sk, c, &v, &vl);
+        if (grc == 0 && !(strata_crc32c(0, v, vl) == want &&
+                          strata_meta__ptab_decode(v, vl, parts, MP_CHUNK_PARTS, n) == 0 &&
+                          *n == expect))
+            grc = STRATA_ECORRUPT;
+        free(v);
+        return grc == STRATA_ENOTFOUND ? STRATA_ECORRUPT : grc; /* the record names it */
+    }
     char k[UKEY_MAX];
     size_t kl = strata_meta__key_ptab(k, sizeof(k), bucket, key, sk, c);
     struct meta_set *ms = &m->sets[set];

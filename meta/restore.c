@@ -538,6 +538,41 @@ struct sweep {
     uint64_t expired;
 };
 
+int strata_meta__walk_vkeys(struct strata_meta *m, char kind, meta_vkey_fn cb, void *ud,
+                            uint64_t *n)
+{
+    *n = 0;
+    for (unsigned s = 0; s < m->nsets; s++) {
+        struct meta_merge mg;
+        char lo[1] = {kind}, hi[1] = {(char)(kind + 1)};
+        int rc = strata_meta__merge_open(&mg, m, &s, 1, MERGE_MAINTENANCE, hi, 1);
+        if (rc)
+            return rc;
+        strata_meta__merge_seek(&mg, lo, 1);
+        const char *k, *v;
+        size_t kl, vl;
+        while (strata_meta__merge_cur(&mg, &k, &kl, &v, &vl)) {
+            /* kind bucket 0 key 0 sk */
+            char kc[RKEY_MAX + 1];
+            if (kl > 3 + SORTKEY_LEN && kl <= RKEY_MAX && k[kl - SORTKEY_LEN - 1] == 0) {
+                memcpy(kc, k, kl);
+                kc[kl - SORTKEY_LEN - 1] = 0;
+                const char *bucket = kc + 1;
+                size_t bl = strnlen(bucket, kl - SORTKEY_LEN - 2);
+                if (1 + bl + 1 <= kl - SORTKEY_LEN - 1) {
+                    uint8_t sk[SORTKEY_LEN];
+                    memcpy(sk, k + kl - SORTKEY_LEN, SORTKEY_LEN);
+                    cb(m, s, bucket, bucket + bl + 1, sk, ud);
+                    (*n)++;
+                }
+            }
+            strata_meta__merge_next(&mg);
+        }
+        strata_meta__merge_close(&mg);
+    }
+    return 0;
+}
+
 /* One 'R' key found by the sweep. */
 static void sweep_one(struct strata_meta *m, unsigned set, const char *bucket, const char *key,
                       const uint8_t *sk, void *ud)

@@ -763,8 +763,14 @@ void strata_meta_close(struct strata_meta *m)
 {
     if (!m)
         return;
+    /* No other gateway's notification runs into a handle half closed
+     * (RADOS: its watch answers "clock?" from the lock clock). */
+    if (m->store && m->store->on_invalidate)
+        m->store->on_invalidate(m, NULL, NULL);
     strata_meta__lock_clock_close(m); /* stops its thread, writes the last mark */
     strata_meta__audit_close(m);
+    if (m->store && m->store->close)
+        m->store->close(m); /* the backend's own state (RADOS: the connection) */
     for (unsigned s = 0; s < m->nsets; s++)
         for (unsigned d = 0; d < m->sets[s].n; d++)
             drive_close(&m->sets[s].drives[d]);
@@ -797,12 +803,8 @@ void strata_meta_close(struct strata_meta *m)
     free(m);
 }
 
-int strata_meta_open(struct strata_set *const *sets, unsigned nsets,
-                     const struct strata_meta_opts *opts, struct strata_meta **out,
-                     struct strata_errinfo *ei)
+int strata_meta__new(const struct strata_meta_opts *opts, struct strata_meta **out)
 {
-    if (!sets || nsets == 0 || !out)
-        return STRATA_EINVAL;
     struct strata_meta *m = calloc(1, sizeof(*m));
     if (!m)
         return STRATA_ENOMEM;
@@ -832,6 +834,27 @@ int strata_meta_open(struct strata_set *const *sets, unsigned nsets,
         1000000000;
     if (opts)
         m->log = opts->log;
+    *out = m;
+    return 0;
+}
+
+int strata_meta__open_finish(struct strata_meta *m)
+{
+    int rc = strata_meta__lock_clock_open(m);
+    rc = rc ? rc : strata_meta__audit_open(m);
+    return rc ? rc : strata_meta__lock_clock_start(m);
+}
+
+int strata_meta_open(struct strata_set *const *sets, unsigned nsets,
+                     const struct strata_meta_opts *opts, struct strata_meta **out,
+                     struct strata_errinfo *ei)
+{
+    if (!sets || nsets == 0 || !out)
+        return STRATA_EINVAL;
+    struct strata_meta *m;
+    int nrc = strata_meta__new(opts, &m);
+    if (nrc)
+        return nrc;
     size_t cache_mb = opts && opts->block_cache_mb ? opts->block_cache_mb : 64;
     m->cache = rocksdb_cache_create_lru(cache_mb << 20);
     m->bbto = rocksdb_block_based_options_create();
@@ -965,9 +988,7 @@ int strata_meta_open(struct strata_set *const *sets, unsigned nsets,
         }
     }
     (void)opened;
-    int rc = strata_meta__lock_clock_open(m);
-    rc = rc ? rc : strata_meta__audit_open(m);
-    rc = rc ? rc : strata_meta__lock_clock_start(m);
+    int rc = strata_meta__open_finish(m);
     if (rc) {
         strata_meta_close(m);
         return rc;

@@ -15,35 +15,27 @@
  * copy commits, delete markers, deletes of a version, tag / ACL / SSE
  * rewrites, Object Lock retention and legal-hold changes, a transition's
  * switch of a version record, and the conditional pre-check of a PUT; the
- * reads of GET and HEAD (key_get);
- * ordered scans of a bucket's current versions, versions, live uploads and
- * version-time index (the listings, ListMultipartUploads,
- * strata_meta_due_scan), with the drive merge and its read rule; and, as
- * optional ops a backend may leave NULL, the local drives' upkeep: heal,
- * the heal queue, orphan reclaim and the store figures.  The local backend
- * (meta/local/) keeps them on the drives of the sets.  The RADOS backend
- * (meta/rados/) has all but the upkeep, UPLOADS and DUE (STRATA_ENOTIMPL);
- * its orphan_round is the gc pass of data written before a commit that
- * never came (pending_add) and of data commits stopped referring to.
+ * reads of GET and HEAD (key_get); a transition's intent records
+ * (intent_put / intent_get / intent_resolve, the resolution handed the
+ * losing copies); ordered scans of a bucket's current versions, versions,
+ * live uploads and version-time index (the listings,
+ * ListMultipartUploads, strata_meta_due_scan), with the drive merge and
+ * its read rule, and of the transition intents left to resolve
+ * (strata_meta_transition_reclaim); multipart uploads: upload and part
+ * records, ListParts, the complete (a pure decide over the key's versions,
+ * the upload and its parts, applied at once with the upload's and parts'
+ * removal) and abort; and, as optional ops a backend may leave NULL, the
+ * local drives' upkeep: heal, the heal queue, orphan reclaim and the store
+ * figures.  The local backend (meta/local/) keeps them on the drives of
+ * the sets.  The RADOS backend (meta/rados/) has all but the upkeep; its
+ * orphan_round is the gc pass of data written before a commit that never
+ * came (pending_add) and of data commits stopped referring to; its due
+ * index entries are written in the op of their version, its intents'
+ * resolution queues the losing data for reclaim (g/) in the op that
+ * removes the intent.
  *
- * Not behind it yet (they call the local functions directly): multipart
- * create, part records, complete (local/key.c's version_commit, with the
- * same decide as a PUT) and abort, whose upload and part records are not
- * in the edit, and the part table chunks a GET of a multipart version
- * loads (mpu.c's ptab_load); a transition's intent records and their scan.
- * strata_meta_due_scan), with the drive merge and its read rule; multipart
- * uploads: upload and part records, ListParts, the complete (a pure decide
- * over the key's versions, the upload and its parts, applied at once with
- * the upload's and parts' removal) and abort; and, as optional ops a
- * backend may leave NULL, the local drives' upkeep: heal, the heal queue,
- * orphan reclaim and the store figures.  The local backend (meta/local/)
- * keeps them on the drives of the sets.  The RADOS backend (meta/rados/)
- * has all but the upkeep and DUE (STRATA_ENOTIMPL).
- *
- * Not behind it yet (they call the local functions directly): the quorum
- * reads of GET and HEAD (local/qread.h), with a multipart version's part
- * table and the removal of its parts' data; a transition's intent records
- * and their scan.
+ * Not behind it yet (they call the local functions directly): the part
+ * tables a transition reads and rewrites of a multipart version.
  */
 #ifndef STRATA_META_STORE_H
 #define STRATA_META_STORE_H
@@ -356,6 +348,7 @@ enum strata_meta__scan_kind {
     STRATA_META__SCAN_VERSIONS, /* every version of every key, keys in order, newest first */
     STRATA_META__SCAN_UPLOADS,  /* live multipart uploads, by key, then upload id */
     STRATA_META__SCAN_DUE,      /* the version-time index: versions by mtime (hints) */
+    STRATA_META__SCAN_INTENTS,  /* transition intents left to resolve (every bucket's) */
 };
 
 /* Where and what a scan reads.  CURRENT, VERSIONS, UPLOADS: entries have
@@ -375,6 +368,10 @@ struct strata_meta__scan_spec {
     int64_t from_ms, to_ms;  /* DUE */
     bool no_cache;
 };
+/* INTENTS: bucket NULL (every bucket's intents, a bucket at a time, each
+ * in key order); prefix and after are not used.  Entries are the intents
+ * stored when they were read: the consumer reads each again (intent_get)
+ * before acting. */
 
 /* One entry of a scan, valid until the next call on the scan. */
 struct strata_meta__scan_ent {
@@ -384,6 +381,14 @@ struct strata_meta__scan_ent {
     struct strata_obj_info *info;   /* CURRENT, VERSIONS: the version (is_latest unset) */
     struct strata_mpu_info *upload; /* UPLOADS: the live upload */
     int64_t due_ms;                 /* DUE: the version's mtime */
+    const char *bucket;             /* INTENTS: the intent's bucket (sk: its version) */
+};
+
+/* A copy a transition's resolution found unreferenced (transition.c
+ * decides which): data id `id` on tier `tier` ("" the hot tier). */
+struct strata_meta__intent_loss {
+    const char *tier;
+    const uint8_t *id; /* STRATA_DATA_ID_LEN bytes */
 };
 
 /* An open scan (the backend's). */
@@ -394,6 +399,13 @@ typedef void (*strata_meta__invalidate_fn)(void *ud, const char *bucket);
 
 struct strata_meta__store_ops {
     const char *name; /* "local" */
+    /* Object data, GET / HEAD reads and uploads are not on this store yet:
+     * strata_meta_objects_ready answers false and the server refuses object
+     * requests with 501 instead of reaching paths that need local drives. */
+    bool objects_pending;
+    /* Release the backend's own state (store_priv) at strata_meta_close,
+     * after the clock's last mark and the audit log's close; NULL: none. */
+    void (*close)(struct strata_meta *m);
 
     /* ---- state documents ('S' name locally) ----
      * put with len 0 removes the document.  get: 0 with a malloc'ed copy,
@@ -409,6 +421,11 @@ struct strata_meta__store_ops {
      * does); 0 when it is durable where the backend needs it. */
     int64_t (*clock_mark_read)(struct strata_meta *m);
     int (*clock_mark_advance)(struct strata_meta *m, int64_t lock_ms);
+    /* clock_peers (NULL: a store one process owns): ask the gateways
+     * running on the store for their lock clocks; the number that answered
+     * (0: none runs) with the highest in *max_ms.  Runs at open, before the
+     * clock exists: it must not call strata_meta_lock_now_ms. */
+    int (*clock_peers)(struct strata_meta *m, int64_t *max_ms);
 
     /* ---- the audit log's storage (the hash chain is audit.c's) ----
      * audit_open: open the copies and find their tails (tail reads the
@@ -529,6 +546,32 @@ struct strata_meta__store_ops {
                         struct strata_meta__data_refs *unref);
     int (*mpu_abort)(struct strata_meta *m, const char *bucket, const char *key,
                      const uint8_t *upload, struct strata_meta__data_refs *unref);
+    /* ptab_get (optional; NULL: the local drives' copies, mpu.c): the
+     * stored bytes of chunk c of the part table of completed version sk
+     * (malloc'ed), STRATA_ENOTFOUND, or a read error.  The caller checks
+     * them against the version record's CRC32C. */
+    int (*ptab_get)(struct strata_meta *m, const char *bucket, const char *key,
+                    const uint8_t sk[16], unsigned c, char **v, size_t *vl);
+
+    /* ---- a transition's intent records (transition.c's protocol) ----
+     * One record per version being moved, in the version's shard or set:
+     * the bytes are transition.c's (its msgpack map).  intent_put: durable
+     * (a quorum locally) before the copy starts, or an error with nothing
+     * kept.  intent_get: 0 with a malloc'ed copy of the stored bytes (seen
+     * on any copy: a partial write counts, it must be resolved),
+     * STRATA_ENOTFOUND, or a read error.  intent_resolve: the losing copies
+     * (n of them) go and the intent v/vl as read goes with them: locally
+     * each removed from its tier now, then the intent (best effort: a copy
+     * that keeps it is resolved again, harmlessly); on RADOS one op that
+     * queues them for reclaim and removes the intent, only while it still
+     * holds v (else another gateway resolved it: 0). */
+    int (*intent_put)(struct strata_meta *m, const char *bucket, const char *key,
+                      const uint8_t sk[16], const void *v, size_t vl);
+    int (*intent_get)(struct strata_meta *m, const char *bucket, const char *key,
+                      const uint8_t sk[16], char **v, size_t *vl);
+    int (*intent_resolve)(struct strata_meta *m, const char *bucket, const char *key,
+                          const uint8_t sk[16], const void *v, size_t vl,
+                          const struct strata_meta__intent_loss *loss, size_t n);
 
     /* ---- local-only: heal, orphans, stats ----
      * Optional: a backend whose cluster keeps its own redundancy (RADOS:
@@ -565,6 +608,10 @@ struct strata_meta__store_ops {
     int (*pending_add)(struct strata_meta *m, const char *bucket, uint64_t inc, const char *key,
                        const char *tier, const uint8_t id[STRATA_DATA_ID_LEN]);
     bool reclaim_in_txn;
+    /* due_exact: a due index entry is written and removed in the op of its
+     * version, so the DUE scan never yields a stale hint and
+     * strata_meta_due_drop has nothing to drop (RADOS: e/). */
+    bool due_exact;
 };
 
 /* The local backend: per-drive RocksDB and files on the sets' drives. */

@@ -4,11 +4,15 @@
  * Order (strata_obj_transition): intent record -> copy -> read back and
  * compare -> switch the record (and part table) on the write quorum, only
  * if it still names the copied data -> resolve the intent.  The intent
- * ('X' bucket 0 key 0 sortkey, meta_internal.h) lists the source and the
- * target data ids; resolving it removes exactly those the version record
- * does not name (both when the version is gone), then the intent.  So after
- * a crash at any point one copy is referenced and the other is reclaimed
- * by strata_meta_transition_reclaim, without looking at data/ at all.
+ * (the store's intent records: locally 'X' bucket 0 key 0 sortkey,
+ * meta_internal.h; on RADOS x/K\x01SK) lists the source and the target
+ * data ids; resolving it decides here which of them the version record
+ * does not name (both when the version is gone) and hands them to the
+ * store's intent_resolve, which removes them (locally) or queues them for
+ * reclaim (RADOS) and removes the intent.  So after a crash at any point
+ * one copy is referenced and the other is reclaimed by
+ * strata_meta_transition_reclaim (the store's INTENTS scan), without
+ * looking at the data at all.
  *
  * Readers: the old data of a version a GET has pinned is removed only at
  * that GET's close (the resolution is parked on the pin, pin.c), so a GET
@@ -19,6 +23,7 @@
  * version with an unresolved intent is refused with STRATA_EBUSY).
  */
 #include "meta_internal.h"
+#include "store.h"
 
 #include <msgpack.h>
 #include <stdlib.h>
@@ -26,17 +31,7 @@
 
 #include "strata/assert.h"
 
-#define XKEY_MAX (1 + STRATA_BUCKET_NAME_MAX + 1 + STRATA_KEY_MAX + 1 + SORTKEY_LEN)
-#define TKEY_MAX (XKEY_MAX + 2)
 #define COPY_CHUNK (1u << 20)
-
-size_t strata_meta__key_intent(char *out, size_t cap, const char *bucket, const char *key,
-                               const uint8_t *sk)
-{
-    size_t n = strata_meta__key_obj(out, cap, bucket, key, sk);
-    out[0] = 'X';
-    return n;
-}
 
 void strata_meta_set_step_hook(struct strata_meta *m, void (*hook)(void *ud, int step), void *ud)
 {
@@ -44,10 +39,15 @@ void strata_meta_set_step_hook(struct strata_meta *m, void (*hook)(void *ud, int
     m->step_ud = ud;
 }
 
-static void step(struct strata_meta *m, int s)
+void strata_meta__tr_step(struct strata_meta *m, int s)
 {
     if (m->step_hook)
         m->step_hook(m->step_ud, s);
+}
+
+static void step(struct strata_meta *m, int s)
+{
+    strata_meta__tr_step(m, s);
 }
 
 /* ---- the intent record ----------------------------------------------------- */
@@ -181,41 +181,6 @@ static int intent_decode(const char *buf, size_t len, struct intent *x)
     return 0;
 }
 
-/* Put (v) or delete (v NULL) the intent on every open drive of the set;
- * a put needs the write quorum (undone below it), a delete is best effort
- * (a drive that keeps it has it resolved again, harmlessly). */
-int strata_meta__intent_write(struct strata_meta *m, unsigned set, const char *k, size_t kl,
-                        const char *v, size_t vl)
-{
-    struct meta_set *ms = &m->sets[set];
-    rocksdb_writebatch_t *wbs[STRATA_DRIVES_MAX] = {0}, *undo[STRATA_DRIVES_MAX] = {0};
-    for (unsigned d = 0; d < ms->n; d++) {
-        if (!ms->drives[d].db)
-            continue;
-        wbs[d] = rocksdb_writebatch_create();
-        undo[d] = rocksdb_writebatch_create();
-        if (v)
-            rocksdb_writebatch_put(wbs[d], k, kl, v, vl);
-        else
-            rocksdb_writebatch_delete(wbs[d], k, kl);
-        rocksdb_writebatch_delete(undo[d], k, kl);
-    }
-    int rc = 0;
-    if (v) {
-        rc = strata_meta__set_commit(m, set, wbs, undo);
-    } else {
-        bool ok[STRATA_DRIVES_MAX];
-        strata_meta__set_apply(m, set, wbs, ok);
-    }
-    for (unsigned d = 0; d < STRATA_DRIVES_MAX; d++) {
-        if (wbs[d])
-            rocksdb_writebatch_destroy(wbs[d]);
-        if (undo[d])
-            rocksdb_writebatch_destroy(undo[d]);
-    }
-    return rc;
-}
-
 /* ---- the data a version refers to ------------------------------------------ */
 
 int strata_meta__pieces_of(struct strata_meta *m, unsigned set, const char *bucket, const char *key,
@@ -273,45 +238,89 @@ static bool has_id(const struct meta_piece *ps, size_t n, const uint8_t *id)
 
 /* ---- resolution ---------------------------------------------------------------- */
 
-static void rm_unreferenced(struct strata_meta *m, const char *tier, const char *bucket,
-                            const char *key, uint8_t (*ids)[STRATA_DATA_ID_LEN], size_t n,
-                            bool rec_here, const struct meta_piece *refs, size_t nrefs)
+/* The ids of one copy that the record does not refer to, as losses. */
+static void add_unreferenced(const char *tier, uint8_t (*ids)[STRATA_DATA_ID_LEN], size_t n,
+                             bool rec_here, const struct meta_piece *refs, size_t nrefs,
+                             struct strata_meta__intent_loss *loss, size_t *nloss)
 {
     for (size_t i = 0; i < n; i++) {
         if (rec_here && has_id(refs, nrefs, ids[i]))
             continue;
-        int rc = strata_meta__data_rm(m, tier, bucket, key, ids[i]);
-        if (rc)
-            strata_log(&m->log, STRATA_LOG_WARN, "meta", "transition of %s/%s: remove on %s: %s",
-                       bucket, key, tier[0] ? tier : STRATA_TIER_HOT, strata_errname(rc));
+        loss[*nloss].tier = tier;
+        loss[*nloss].id = ids[i];
+        (*nloss)++;
     }
+}
+
+/* The version's record as the store holds it now (key_read, so any
+ * backend): a copy in r with its bytes in raw. */
+struct rec_read {
+    struct meta_rec r;
+    char *raw;
+};
+
+static int rec_read_decide(void *ud, const struct strata_meta__key_view *v,
+                           struct strata_meta__key_edit *e)
+{
+    (void)e;
+    struct rec_read *x = ud;
+    const struct strata_meta__key_slot *s = &v->version;
+    if (s->rc)
+        return s->rc;
+    if (s->rec->flags & REC_F_DELETE_MARKER)
+        return STRATA_EMETHOD;
+    size_t len;
+    int rc = strata_meta__rec_encode(s->rec, &x->raw, &len);
+    if (rc == 0)
+        rc = strata_meta__rec_decode(x->raw, len, false, &x->r);
+    if (rc) {
+        free(x->raw);
+        x->raw = NULL;
+    }
+    return rc;
+}
+
+static int rec_read(struct strata_meta *m, const char *bucket, const char *key, const char *vid,
+                    struct meta_rec *r, char **raw)
+{
+    struct rec_read x;
+    memset(&x, 0, sizeof(x));
+    struct strata_meta__key_txn t = {.bucket = bucket,
+                                     .key = key,
+                                     .want = STRATA_META__KEY_VERSION,
+                                     .version_id = vid,
+                                     .decide = rec_read_decide,
+                                     .ud = &x};
+    int rc = m->store->key_read(m, &t);
+    *r = x.r;
+    *raw = x.raw;
+    if (rc && x.raw) {
+        strata_meta__rec_fini(&x.r);
+        free(x.raw);
+        *raw = NULL;
+    }
+    return rc;
 }
 
 void strata_meta__intent_resolve_now(struct strata_meta *m, unsigned set, const char *bucket,
                                      const char *key, const uint8_t sk[SORTKEY_LEN])
 {
-    char k[XKEY_MAX];
-    size_t kl = strata_meta__key_intent(k, sizeof(k), bucket, key, sk);
-    struct meta_qraw q;
-    int qrc = strata_meta__qraw_get(m, set, k, kl, true, &q);
+    char *iv = NULL;
+    size_t ivl = 0;
     struct intent x;
-    bool have = false;
-    if (qrc == 0)
-        have = intent_decode(q.v[q.win], q.vl[q.win], &x) == 0;
-    for (unsigned d = 0; d < STRATA_DRIVES_MAX && !have; d++)
-        if (q.tried[d] && q.rc[d] == 0)
-            have = intent_decode(q.v[d], q.vl[d], &x) == 0;
-    strata_meta__qraw_fini(&q);
-    if (!have)
+    bool have =
+        m->store->intent_get(m, bucket, key, sk, &iv, &ivl) == 0 && intent_decode(iv, ivl, &x) == 0;
+    if (!have) {
+        free(iv);
         return; /* resolved already (or unreadable: kept for the next pass) */
+    }
     char vid[STRATA_VERSION_ID_MAX + 1];
     strata_meta__vid_format(sk, vid);
-    uint8_t rsk[SORTKEY_LEN];
     struct meta_rec r;
     char *raw = NULL;
     struct meta_piece *refs = NULL;
     size_t nrefs = 0;
-    int rc = strata_meta__rec_get(m, bucket, key, vid, rsk, &r, &raw);
+    int rc = rec_read(m, bucket, key, vid, &r, &raw);
     bool found = rc == 0;
     if (rc == STRATA_ENOTFOUND || rc == STRATA_EMETHOD)
         rc = 0; /* the version is gone: nothing is referenced */
@@ -321,12 +330,17 @@ void strata_meta__intent_resolve_now(struct strata_meta *m, unsigned set, const 
         /* Which tier the record names decides which copy it refers to. */
         bool on_src = found && strcmp(r.tier, x.src) == 0;
         bool on_dst = found && strcmp(r.tier, x.dst) == 0;
-        rm_unreferenced(m, x.src, bucket, key, x.old, x.nold, on_src, refs, nrefs);
-        rm_unreferenced(m, x.dst, bucket, key, x.nw, x.nnew, on_dst, refs, nrefs);
-        step(m, STRATA_TR_STEP_REMOVED);
-        strata_meta__intent_write(m, set, k, kl, NULL, 0);
-        step(m, STRATA_TR_STEP_DONE);
-    } else {
+        struct strata_meta__intent_loss *loss = calloc(x.nold + x.nnew + 1, sizeof(*loss));
+        size_t nloss = 0;
+        rc = loss ? 0 : STRATA_ENOMEM;
+        if (rc == 0) {
+            add_unreferenced(x.src, x.old, x.nold, on_src, refs, nrefs, loss, &nloss);
+            add_unreferenced(x.dst, x.nw, x.nnew, on_dst, refs, nrefs, loss, &nloss);
+            rc = m->store->intent_resolve(m, bucket, key, sk, iv, ivl, loss, nloss);
+        }
+        free(loss);
+    }
+    if (rc) {
         strata_log(&m->log, STRATA_LOG_WARN, "meta", "transition of %s/%s: cannot resolve: %s",
                    bucket, key, strata_errname(rc));
     }
@@ -334,6 +348,7 @@ void strata_meta__intent_resolve_now(struct strata_meta *m, unsigned set, const 
     if (found)
         strata_meta__rec_fini(&r);
     free(raw);
+    free(iv);
     intent_fini(&x);
 }
 
@@ -350,55 +365,23 @@ static void intent_resolve(struct strata_meta *m, unsigned set, const char *buck
         strata_meta__intent_resolve_now(m, set, bucket, key, sk);
 }
 
-int strata_meta__walk_vkeys(struct strata_meta *m, char kind, meta_vkey_fn cb, void *ud,
-                            uint64_t *n)
-{
-    *n = 0;
-    for (unsigned s = 0; s < m->nsets; s++) {
-        struct meta_merge mg;
-        char lo[1] = {kind}, hi[1] = {(char)(kind + 1)};
-        int rc = strata_meta__merge_open(&mg, m, &s, 1, MERGE_MAINTENANCE, hi, 1);
-        if (rc)
-            return rc;
-        strata_meta__merge_seek(&mg, lo, 1);
-        const char *k, *v;
-        size_t kl, vl;
-        while (strata_meta__merge_cur(&mg, &k, &kl, &v, &vl)) {
-            /* kind bucket 0 key 0 sk */
-            char kc[XKEY_MAX + 1];
-            if (kl > 3 + SORTKEY_LEN && kl <= XKEY_MAX && k[kl - SORTKEY_LEN - 1] == 0) {
-                memcpy(kc, k, kl);
-                kc[kl - SORTKEY_LEN - 1] = 0;
-                const char *bucket = kc + 1;
-                size_t bl = strnlen(bucket, kl - SORTKEY_LEN - 2);
-                if (1 + bl + 1 <= kl - SORTKEY_LEN - 1) {
-                    uint8_t sk[SORTKEY_LEN];
-                    memcpy(sk, k + kl - SORTKEY_LEN, SORTKEY_LEN);
-                    cb(m, s, bucket, bucket + bl + 1, sk, ud);
-                    (*n)++;
-                }
-            }
-            strata_meta__merge_next(&mg);
-        }
-        strata_meta__merge_close(&mg);
-    }
-    return 0;
-}
-
-static void reclaim_cb(struct strata_meta *m, unsigned set, const char *bucket, const char *key,
-                       const uint8_t *sk, void *ud)
-{
-    (void)ud;
-    intent_resolve(m, set, bucket, key, sk);
-}
-
 int strata_meta_transition_reclaim(struct strata_meta *m, uint64_t *resolved)
 {
     uint64_t n = 0;
-    int rc = strata_meta__walk_vkeys(m, 'X', reclaim_cb, NULL, &n);
+    struct strata_meta__scan_spec spec = {.kind = STRATA_META__SCAN_INTENTS, .no_cache = true};
+    struct strata_meta__scan *sc;
+    int rc = m->store->scan_open(m, &spec, &sc);
+    if (rc)
+        return rc;
+    struct strata_meta__scan_ent e;
+    while ((rc = m->store->scan_next(sc, &e)) == 1) {
+        intent_resolve(m, strata_meta__set_of(m, e.bucket, e.key), e.bucket, e.key, e.sk);
+        n++;
+    }
+    m->store->scan_close(sc);
     if (resolved)
         *resolved = n;
-    return rc;
+    return rc < 0 ? rc : 0;
 }
 
 int strata_obj_tier_lock_sync(struct strata_meta *m, const char *bucket, const char *key,
@@ -669,10 +652,8 @@ static int move_data(struct tr *x, struct strata_transition_result *res)
     if (rc == 0)
         rc = intent_encode(&in, &v, &vl);
     free(in.old);
-    char k[XKEY_MAX];
-    size_t kl = strata_meta__key_intent(k, sizeof(k), t->bucket, t->key, x->sk);
     if (rc == 0)
-        rc = strata_meta__intent_write(m, x->set, k, kl, v, vl);
+        rc = m->store->intent_put(m, t->bucket, t->key, x->sk, v, vl);
     free(v);
     if (rc) {
         free(buf);
@@ -749,14 +730,11 @@ int strata_obj_transition(struct strata_meta *m, const struct strata_transition 
         return rc;
     }
     x.src = strata_meta__tier(m, x.rec.tier);
-    char k[XKEY_MAX];
-    size_t kl = strata_meta__key_intent(k, sizeof(k), t->bucket, t->key, x.sk);
-    struct meta_qraw q;
-    int qrc = strata_meta__qraw_get(m, x.set, k, kl, true, &q);
+    char *iv = NULL;
+    size_t ivl = 0;
+    int qrc = m->store->intent_get(m, t->bucket, t->key, x.sk, &iv, &ivl);
     bool pending = qrc == 0;
-    for (unsigned d = 0; d < STRATA_DRIVES_MAX; d++)
-        pending |= q.tried[d] && q.rc[d] == 0;
-    strata_meta__qraw_fini(&q);
+    free(iv);
     if (!x.src) {
         rc = STRATA_EINVAL; /* on a tier this daemon does not know */
     } else if (pending) {

@@ -85,9 +85,13 @@ static void local_store(struct local *lc, const struct strata_ecache *c, void *v
     snprintf(lc->name, sizeof(lc->name), "%s", name);
 }
 
+static void cache_list(struct strata_ecache *c);
+
 int strata_ecache_get(struct strata_ecache *c, const char *name, int64_t stamp,
                       strata_ecache_load_fn load, void *arg, void **out)
 {
+    if (!atomic_load_explicit(&c->listed, memory_order_relaxed))
+        cache_list(c);
     uint32_t h = strata_ecache_name_hash(name);
     struct strata_ecache_slot *e = &c->slots[h % STRATA_ECACHE_SLOTS];
     pthread_mutex_t *l = &c->locks[h % STRATA_ECACHE_SLOTS % STRATA_ECACHE_LOCKS];
@@ -136,9 +140,8 @@ int strata_ecache_get(struct strata_ecache *c, const char *name, int64_t stamp,
     return 0;
 }
 
-void strata_ecache_invalidate(struct strata_ecache *c, const char *name)
+static void slot_drop(struct strata_ecache *c, unsigned s)
 {
-    unsigned s = strata_ecache_name_hash(name) % STRATA_ECACHE_SLOTS;
     pthread_mutex_t *l = &c->locks[s % STRATA_ECACHE_LOCKS];
     pthread_mutex_lock(l);
     struct strata_ecache_slot *e = &c->slots[s];
@@ -150,4 +153,37 @@ void strata_ecache_invalidate(struct strata_ecache *c, const char *name)
     pthread_mutex_unlock(l);
     if (old)
         c->ops->put(old);
+}
+
+void strata_ecache_invalidate(struct strata_ecache *c, const char *name)
+{
+    if (name) {
+        slot_drop(c, strata_ecache_name_hash(name) % STRATA_ECACHE_SLOTS);
+        return;
+    }
+    for (unsigned s = 0; s < STRATA_ECACHE_SLOTS; s++)
+        slot_drop(c, s);
+}
+
+/* The caches used so far, newest first (listed_mu guards the list). */
+static pthread_mutex_t listed_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct strata_ecache *listed_head;
+
+static void cache_list(struct strata_ecache *c)
+{
+    pthread_mutex_lock(&listed_mu);
+    if (!atomic_load(&c->listed)) {
+        c->next_listed = listed_head;
+        listed_head = c;
+        atomic_store(&c->listed, true);
+    }
+    pthread_mutex_unlock(&listed_mu);
+}
+
+void strata_ecaches_invalidate(const char *name)
+{
+    pthread_mutex_lock(&listed_mu);
+    for (struct strata_ecache *c = listed_head; c; c = c->next_listed)
+        strata_ecache_invalidate(c, name);
+    pthread_mutex_unlock(&listed_mu);
 }

@@ -54,6 +54,9 @@ struct strata_ecache {
     pthread_mutex_t locks[STRATA_ECACHE_LOCKS];
     struct strata_ecache_slot slots[STRATA_ECACHE_SLOTS];
     _Atomic uint64_t epoch; /* bumped by every invalidation */
+    /* Listed (once, at its first get) for strata_ecaches_invalidate. */
+    _Atomic bool listed;
+    struct strata_ecache *next_listed;
 };
 
 /* A static cache: static struct strata_ecache c = STRATA_ECACHE_INIT(&ops); */
@@ -64,7 +67,7 @@ struct strata_ecache {
                 STRATA_ECACHE_M, STRATA_ECACHE_M, STRATA_ECACHE_M, STRATA_ECACHE_M,                \
                 STRATA_ECACHE_M, STRATA_ECACHE_M, STRATA_ECACHE_M, STRATA_ECACHE_M,                \
                 STRATA_ECACHE_M, STRATA_ECACHE_M, STRATA_ECACHE_M, STRATA_ECACHE_M},               \
-            {{0}}, 0                                                                               \
+            {{0}}, 0, false, NULL                                                                  \
     }
 
 /* Reads the value of a missing entry: 0 with *out (one reference for the
@@ -75,8 +78,13 @@ typedef int (*strata_ecache_load_fn)(void *arg, void **out);
  * back with ops->put, or NULL), or load's error. */
 int strata_ecache_get(struct strata_ecache *c, const char *name, int64_t stamp,
                       strata_ecache_load_fn load, void *arg, void **out);
-/* After this daemon changes what the cache holds for bucket name. */
+/* After this daemon changes what the cache holds for bucket name (NULL:
+ * every bucket, when another gateway's changes may have been missed). */
 void strata_ecache_invalidate(struct strata_ecache *c, const char *name);
+/* strata_ecache_invalidate on every cache used so far in this process
+ * (bucket records, policies, configuration documents): another gateway on
+ * the same store changed bucket name (NULL: anything). */
+void strata_ecaches_invalidate(const char *name);
 
 /* The slot hash of a bucket name (FNV-1a) and the coarse monotonic clock
  * the entries' expiry uses. */

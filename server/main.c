@@ -34,6 +34,7 @@
 #include "admin_cli.h"
 #include "authz.h"
 #include "srv_config.h"
+#include "srv_rados.h"
 #include "srv_tiers.h"
 #include "restore_worker.h"
 #include "remote_creds.h"
@@ -65,7 +66,7 @@
 #define ORPHAN_GRACE_S_DEFAULT 3600u
 
 /* Long options without a free letter. */
-enum { OPT_REPL_TARGET = 1001 };
+enum { OPT_REPL_TARGET = 1001, OPT_RADOS_CONF, OPT_RADOS_ID, OPT_RADOS_PREFIX };
 
 static void usage(FILE *f)
 {
@@ -203,6 +204,18 @@ static void usage(FILE *f)
 "                        DEEP_ARCHIVE:compliance, COMPLIANCE:compliance.  A class whose\n"
 "                        tier is not configured is refused (InvalidStorageClass).\n"
 "\n"
+"Store on a Ceph cluster (meta/RADOS.md; create the pools once with\n"
+"strata rados init):\n"
+"  --rados-conf FILE     keep buckets, objects, the retention clock and the audit\n"
+"                        log in the Ceph cluster of FILE (a ceph.conf with its\n"
+"                        keyring) instead of local drives; several daemons on\n"
+"                        one cluster serve one namespace.  The daemon refuses to\n"
+"                        start when the cluster is unreachable (10 s) or a pool\n"
+"                        is missing, and with drives, --tier, --notify-target or\n"
+"                        --replication-target (they keep data on local drives)\n"
+"  --rados-id NAME       cephx user, without \"client.\" (default admin)\n"
+"  --rados-pool-prefix P  pools P.meta and P.data (default strata)\n"
+"\n"
 "Event notifications (PutBucketNotificationConfiguration names a target by\n"
 "its queue ARN arn:strata:sqs::ID:KIND):\n"
 "  --notify-target ID:KIND:ADDRESS  an event target, e.g.\n"
@@ -307,12 +320,16 @@ static int open_tiers(struct strata_srv *s, struct strata_tier **out, unsigned *
     return 0;
 }
 
-/* Opens every set and the metadata.  On failure closes what it opened. */
 static void close_storage(struct strata_srv *s);
 
+/* Opens every set and the metadata (or the RADOS store): 0, or 1 (2: a
+ * bad --rados-conf file) after logging why.  On failure closes what it
+ * opened. */
 static int open_storage(struct strata_srv *s, size_t inline_max, size_t cache_mb,
                         size_t memtable_mb)
 {
+    if (s->cfg.rados_conf)
+        return strata_srv_rados_open(s, inline_max);
     struct strata_srv_tier *hot = s->tiers ? strata_srv_tiers_find(s->tiers, STRATA_TIER_HOT)
                                            : NULL;
     unsigned per = hot && hot->k ? hot->k + hot->m
@@ -751,6 +768,18 @@ static int server_opt(struct server_args *a, int c, const char *v)
         a->cfg->notify_queue_max = (size_t)q;
         break;
     }
+    case OPT_RADOS_CONF:
+    case OPT_RADOS_ID:
+    case OPT_RADOS_PREFIX:
+        if (!*v) {
+            fprintf(stderr, "strata: --rados-%s must not be empty\n",
+                    c == OPT_RADOS_CONF ? "conf" : c == OPT_RADOS_ID ? "id" : "pool-prefix");
+            return 2;
+        }
+        *(c == OPT_RADOS_CONF ? &a->cfg->rados_conf
+          : c == OPT_RADOS_ID ? &a->cfg->rados_id
+                              : &a->cfg->rados_pool_prefix) = v;
+        break;
     case 'K': a->cfg->kms_key_file = v; break;
     case 'E': a->cfg->tier_credentials = v; break;
     case 'A': a->cfg->admin_users = v; break;
@@ -909,6 +938,9 @@ static int cmd_server(int argc, char **argv, bool print_only)
         {"notify-token-file", required_argument, NULL, 'y'},
         {"notify-queue-max", required_argument, NULL, 'q'},
         {"replication-target", required_argument, NULL, OPT_REPL_TARGET},
+        {"rados-conf", required_argument, NULL, OPT_RADOS_CONF},
+        {"rados-id", required_argument, NULL, OPT_RADOS_ID},
+        {"rados-pool-prefix", required_argument, NULL, OPT_RADOS_PREFIX},
         {"kms-key-file", required_argument, NULL, 'K'},
         {"tier-credentials", required_argument, NULL, 'E'},
         {"sse-c-allow-http", no_argument, NULL, 'S'},
@@ -932,6 +964,8 @@ static int cmd_server(int argc, char **argv, bool print_only)
     s.cfg.read_cached_max = STRATA_SRV_READ_CACHED_MAX;
     s.cfg.mpu_retry_s = STRATA_MPU_RETRY_S_DEFAULT;
     s.cfg.default_ownership = STRATA_OWN_ENFORCED;
+    s.cfg.rados_id = "admin";
+    s.cfg.rados_pool_prefix = "strata";
     static struct strata_srv_tiers tiers;
     strata_srv_tiers_init(&tiers);
     s.tiers = &tiers;
@@ -1063,7 +1097,7 @@ static int cmd_server(int argc, char **argv, bool print_only)
     }
     for (size_t i = 0; hot && i < hot->ndrives && nd < DRIVES_MAX; i++)
         drives[nd++] = strdup(hot->drives[i]);
-    if (nd == 0 && default_drives(drives, &nd) != 0)
+    if (nd == 0 && !s.cfg.rados_conf && default_drives(drives, &nd) != 0)
         return 1;
     s.cfg.drives = drives;
     s.cfg.ndrives = nd;
@@ -1074,6 +1108,10 @@ static int cmd_server(int argc, char **argv, bool print_only)
         json_decref(eff);
         free_drives(drives, nd);
         return prc; /* config_doc stays reachable: freed at exit */
+    }
+    if (s.cfg.rados_conf && strata_srv_rados_conflicts(&s.cfg, nd) != 0) {
+        free_drives(drives, nd);
+        return 2;
     }
 
     int access_fd = -1;
@@ -1134,16 +1172,28 @@ static int cmd_server(int argc, char **argv, bool print_only)
     sigaddset(&set, SIGHUP);
     pthread_sigmask(SIG_BLOCK, &set, NULL);
     signal(SIGPIPE, SIG_IGN);
-    if (open_storage(&s, inline_max, cache_mb, a.memtable_mb) == 0) {
+    int orc = open_storage(&s, inline_max, cache_mb, a.memtable_mb);
+    if (orc == 2)
+        rc = 2; /* an unusable --rados-conf file: as a usage error */
+    if (orc == 0) {
         crash_hook_arm(s.meta);
         struct strata_ilm *engine = NULL;
-        if (notify_start(&s) == 0 && repl_start(&s) == 0 && remote_lock_start(&s) == 0 &&
-            strata_restorer_start(&s) == 0 &&
+        int wrc = strata_srv_caches_watch(&s);
+        if (wrc)
+            strata_srv_log(STRATA_LOG_ERR, "cannot watch for other gateways' bucket changes: %s",
+                           strata_strerror(wrc));
+        if (wrc == 0 && notify_start(&s) == 0 && repl_start(&s) == 0 &&
+            remote_lock_start(&s) == 0 && strata_restorer_start(&s) == 0 &&
             strata_srv_start(&s) == 0 &&
             ilm_start(&s, &ilm, &engine) == 0) {
-            printf("Strata S3 endpoint: %s://%s (%zu drives, %u set%s)\n",
-                   s.cfg.tls_cert ? "https" : "http", s.cfg.address, nd, s.nsets,
-                   s.nsets == 1 ? "" : "s");
+            if (s.cfg.rados_conf)
+                printf("Strata S3 endpoint: %s://%s (RADOS pools %s.* of %s)\n",
+                       s.cfg.tls_cert ? "https" : "http", s.cfg.address,
+                       s.cfg.rados_pool_prefix, s.cfg.rados_conf);
+            else
+                printf("Strata S3 endpoint: %s://%s (%zu drives, %u set%s)\n",
+                       s.cfg.tls_cert ? "https" : "http", s.cfg.address, nd, s.nsets,
+                       s.nsets == 1 ? "" : "s");
             fflush(stdout);
             struct strata_rewrap *rw = NULL;
             if (rewrap && strata_rewrap_start(&s, &rw) != 0)
@@ -1194,6 +1244,7 @@ static int cmd_server(int argc, char **argv, bool print_only)
         strata_repl_destroy(s.repl);
         s.repl = NULL;
         strata_remote_lock_stop();
+        strata_srv_caches_unwatch(&s);
         close_storage(&s);
     }
     strata_creds_destroy(atomic_load(&s.creds));

@@ -113,6 +113,11 @@ struct strata_srv_config {
     uint64_t read_cached_max; /* --read-cache-max-mb, bytes */
     unsigned mpu_retry_s;     /* --mpu-retry-seconds: a completed upload answers retries */
     int log_level;           /* STRATA_LOG_* */
+    /* --rados-conf: the namespace is in this Ceph cluster (srv_rados.h),
+     * NULL: the local drives; --rados-id, --rados-pool-prefix. */
+    const char *rados_conf;
+    const char *rados_id;
+    const char *rados_pool_prefix;
 };
 
 struct strata_srv {
@@ -636,8 +641,14 @@ bool strata_metrics_bearer_ok(const char *token, const char *authorization);
 
 /* strata_meta_bucket_get behind a 1 s cache; same errors. */
 int strata_bcache_get(struct strata_meta *m, const char *name, struct strata_bucket_info *out);
-/* Call after this daemon changes or deletes bucket name. */
+/* Call after this daemon changes or deletes bucket name (NULL: every
+ * bucket, when another gateway's changes may have been missed). */
 void strata_bcache_invalidate(const char *name);
+/* Drop what the bucket caches (records, policies, configuration documents)
+ * hold of bucket (NULL: everything) whenever another gateway on the same
+ * store changed it (cache_watch.c; strata_meta_on_invalidate). */
+int strata_srv_caches_watch(struct strata_srv *s);
+void strata_srv_caches_unwatch(struct strata_srv *s);
 
 /* ---- crash report (crash.c) -------------------------------------------- */
 

@@ -159,6 +159,9 @@ json_t *strata_srv_config_json(const struct strata_srv_config *c)
         json_object_set_new(doc, "region", opt_str(c->region));
         json_object_set_new(doc, "default-object-ownership",
                             json_string(strata_ownership_name(c->default_ownership)));
+        json_object_set_new(doc, "rados-conf", opt_str(c->rados_conf));
+        json_object_set_new(doc, "rados-id", opt_str(c->rados_id));
+        json_object_set_new(doc, "rados-pool-prefix", opt_str(c->rados_pool_prefix));
         json_object_set_new(doc, "root-display-name",
                             json_string(c->root_display_name ? c->root_display_name : "root"));
     }

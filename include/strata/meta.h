@@ -1013,7 +1013,8 @@ struct strata_due_entry {
 int strata_meta_due_scan(struct strata_meta *m, const char *bucket, int64_t from_ms, int64_t to_ms,
                          int (*cb)(const struct strata_due_entry *e, void *ud), void *ud);
 /* Remove the entry of version_id of bucket/key from the drives where no
- * live record backs it (unsynced: a hint). */
+ * live record backs it (unsynced: a hint).  STRATA_ENOTFOUND on a store
+ * whose entries go with their versions (RADOS): nothing to drop. */
 int strata_meta_due_drop(struct strata_meta *m, const char *bucket, const char *key,
                          const char *version_id);
 
@@ -1079,6 +1080,34 @@ struct strata_rados_opts {
 };
 int strata_meta_rados_init(const struct strata_rados_opts *o, char *msg, size_t cap);
 int strata_meta_rados_check(const struct strata_rados_opts *o, char *msg, size_t cap);
+
+/*
+ * Open the namespace in the cluster of ro (the daemon with --rados-conf):
+ * strata_meta_rados_check first, so the errors and ei->msg are its
+ * (STRATA_EIO unreachable within ro->timeout_s, STRATA_ENOTFOUND a pool or
+ * the layout missing: "run strata rados init", STRATA_EINVAL the conf file,
+ * STRATA_ENOTIMPL built without librados).  No drive is used; opts->tiers
+ * are not (a tier's data on local drives would split the namespace), nor
+ * the RocksDB sizes.  Close with strata_meta_close.
+ */
+int strata_meta_open_rados(const struct strata_rados_opts *ro, const struct strata_meta_opts *opts,
+                           struct strata_meta **out, struct strata_errinfo *ei);
+/* Which store holds the namespace: "local" (the drive sets) or "rados". */
+const char *strata_meta_store_name(const struct strata_meta *m);
+/* Whether object requests (data, GET / HEAD, uploads) work on this store;
+ * false on a RADOS store until they are built there: answer 501. */
+bool strata_meta_objects_ready(const struct strata_meta *m);
+/*
+ * Bucket caches across gateways.  cb(ud, bucket) runs on a backend thread
+ * whenever another gateway changed bucket's record or configuration (the
+ * change is answered to its client only after every watcher ran cb), and
+ * cb(ud, NULL) when changes may have been missed (a broken watch, while it
+ * is re-established, and once more when it is): drop everything cached.
+ * Local drives have no other gateway: 0 and never called.  NULL cb
+ * unregisters (before strata_meta_close).
+ */
+typedef void (*strata_meta_invalidate_cb)(void *ud, const char *bucket);
+int strata_meta_on_invalidate(struct strata_meta *m, strata_meta_invalidate_cb cb, void *ud);
 
 /* ---- object lock: retention clock and audit log ------------------------- */
 
@@ -1151,6 +1180,10 @@ struct strata_audit_verify {
  * chain is broken (see out->broken); STRATA_EIO/ENOMEM when the file cannot
  * be read. */
 int strata_audit_verify_drive(const char *drive_dir, struct strata_audit_verify *out);
+/* The same for the audit chain kept in the cluster of o (its segments
+ * audit.N in PREFIX.meta); no daemon needed.  STRATA_EIO when the cluster
+ * cannot be reached or read, STRATA_ENOTIMPL without librados. */
+int strata_audit_verify_rados(const struct strata_rados_opts *o, struct strata_audit_verify *out);
 
 struct strata_audit_compare {
     uint64_t events;        /* distinct seqs seen */

@@ -94,6 +94,15 @@ void strata_meta__local_scan_close(struct strata_meta__scan *s);
 /* Merged keys the scan looked at so far (tests: a skip_past is a seek). */
 uint64_t strata_meta__local_scan_visited(const struct strata_meta__scan *s);
 
+/* ---- intent.c: a transition's 'X' records ---- */
+int strata_meta__local_intent_put(struct strata_meta *m, const char *bucket, const char *key,
+                                  const uint8_t sk[16], const void *v, size_t vl);
+int strata_meta__local_intent_get(struct strata_meta *m, const char *bucket, const char *key,
+                                  const uint8_t sk[16], char **v, size_t *vl);
+int strata_meta__local_intent_resolve(struct strata_meta *m, const char *bucket, const char *key,
+                                      const uint8_t sk[16], const void *v, size_t vl,
+                                      const struct strata_meta__intent_loss *loss, size_t n);
+
 /* ---- heal.c, healq.c, orphan.c, store_stats.c: the optional ops ---- */
 int strata_meta__local_heal_all_paced(struct strata_meta *m, strata_heal_pace_cb pace_cb, void *ud,
                                       struct strata_heal_stats *out);

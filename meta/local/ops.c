@@ -86,6 +86,9 @@ const struct strata_meta__store_ops strata_meta__store_local = {
     .scan_next = strata_meta__local_scan_next,
     .scan_skip_past = strata_meta__local_scan_skip_past,
     .scan_close = strata_meta__local_scan_close,
+    .intent_put = strata_meta__local_intent_put,
+    .intent_get = strata_meta__local_intent_get,
+    .intent_resolve = strata_meta__local_intent_resolve,
     /* ---- local-only: heal, orphans, stats ---- */
     .heal_all = strata_meta__local_heal_all_paced,
     .heal_queued = strata_meta__local_heal_queued,

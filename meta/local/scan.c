@@ -24,6 +24,10 @@
  * DUE: the version-time index ('D' bucket 0 mtime key 0 sortkey) of every
  * online drive, without a read rule: entries are hints (due.c).
  *
+ * INTENTS: the transition intents ('X' bucket 0 key 0 sortkey) of every
+ * online drive of every set: one a drive holds below quorum is still
+ * resolved (transition.c reads it again first).
+ *
  * skip_past seeks every iterator past a prefix instead of walking it.
  * Memory is a fixed set of iterators and a few key buffers, whatever the
  * number of keys.  Threads: one scan is used by one thread at a time.
@@ -55,7 +59,8 @@ struct strata_meta__scan {
     bool info_live; /* info holds an entry to fini */
     struct strata_obj_info info;
     struct strata_mpu_info upload;
-    char key[STRATA_KEY_MAX + 1]; /* UPLOADS, DUE: the entry's key */
+    char key[STRATA_KEY_MAX + 1];             /* UPLOADS, DUE, INTENTS: the entry's key */
+    char ibucket[STRATA_BUCKET_NAME_MAX + 1]; /* INTENTS: the entry's bucket */
     uint8_t sk[SORTKEY_LEN];
     uint64_t visited; /* merged keys looked at, for tests */
 };
@@ -74,6 +79,8 @@ static void seek_to(struct strata_meta__scan *s, const char *k, size_t n, int ta
 static bool spec_ok(const struct strata_meta__scan_spec *spec)
 {
     const char *after = spec->after && *spec->after ? spec->after : NULL;
+    if (spec->kind == STRATA_META__SCAN_INTENTS)
+        return !spec->bucket && !spec->prefix && !after && !spec->after_sk;
     size_t bn = spec->bucket ? strlen(spec->bucket) : 0;
     if (bn == 0 || bn > STRATA_BUCKET_NAME_MAX)
         return false;
@@ -112,12 +119,38 @@ static int open_due(struct strata_meta__scan *s, const struct strata_meta__scan_
     return rc;
 }
 
+/* INTENTS: every 'X' key. */
+static int open_intents(struct strata_meta__scan *s, const unsigned *sets, unsigned ns)
+{
+    char hi[1] = {'X' + 1};
+    int rc = strata_meta__merge_open(&s->mg, s->m, sets, ns, MERGE_MAINTENANCE, hi, 1);
+    if (rc == 0)
+        strata_meta__merge_seek(&s->mg, "X", 1);
+    return rc;
+}
+
 int strata_meta__local_scan_open(struct strata_meta *m, const struct strata_meta__scan_spec *spec,
                                  struct strata_meta__scan **out)
 {
     *out = NULL;
     if (!spec_ok(spec))
         return STRATA_EINVAL;
+    if (spec->kind == STRATA_META__SCAN_INTENTS) {
+        struct strata_meta__scan *s = calloc(1, sizeof(*s));
+        if (!s)
+            return STRATA_ENOMEM;
+        s->m = m;
+        s->kind = spec->kind;
+        unsigned sets[64], ns = 0;
+        for (unsigned i = 0; i < m->nsets && ns < 64; i++)
+            sets[ns++] = i;
+        int rc = open_intents(s, sets, ns);
+        if (rc)
+            free(s);
+        else
+            *out = s;
+        return rc;
+    }
     const char *prefix = spec->prefix ? spec->prefix : "";
     const char *after = spec->after && *spec->after ? spec->after : NULL;
     size_t bn = strlen(spec->bucket), plen = strlen(prefix);
@@ -322,6 +355,37 @@ static int next_due(struct strata_meta__scan *s, struct strata_meta__scan_ent *e
     return 0;
 }
 
+static int next_intent(struct strata_meta__scan *s, struct strata_meta__scan_ent *e)
+{
+    const char *k;
+    size_t kl;
+    for (; strata_meta__merge_cur(&s->mg, &k, &kl, NULL, NULL); strata_meta__merge_next(&s->mg)) {
+        /* 'X' bucket 0 key 0 sk */
+        s->visited++;
+        if (kl <= 3 + SORTKEY_LEN || kl > LKEY_MAX || k[kl - SORTKEY_LEN - 1] != 0)
+            continue;
+        const char *bucket = k + 1;
+        size_t bl = strnlen(bucket, kl - SORTKEY_LEN - 2);
+        if (1 + bl + 1 > kl - SORTKEY_LEN - 1 || bl > STRATA_BUCKET_NAME_MAX)
+            continue;
+        size_t klen = kl - SORTKEY_LEN - 1 - (1 + bl + 1);
+        if (klen > STRATA_KEY_MAX)
+            continue;
+        memcpy(s->ibucket, bucket, bl);
+        s->ibucket[bl] = 0;
+        memcpy(s->key, bucket + bl + 1, klen);
+        s->key[klen] = 0;
+        memcpy(s->sk, k + kl - SORTKEY_LEN, SORTKEY_LEN);
+        s->advance = true;
+        e->bucket = s->ibucket;
+        e->key = s->key;
+        e->keylen = klen;
+        e->sk = s->sk;
+        return 1;
+    }
+    return 0;
+}
+
 int strata_meta__local_scan_next(struct strata_meta__scan *s, struct strata_meta__scan_ent *e)
 {
     drop_info(s);
@@ -335,6 +399,8 @@ int strata_meta__local_scan_next(struct strata_meta__scan *s, struct strata_meta
         return next_upload(s, e);
     case STRATA_META__SCAN_DUE:
         return next_due(s, e);
+    case STRATA_META__SCAN_INTENTS:
+        return next_intent(s, e);
     default:
         return next_version(s, e);
     }
@@ -343,8 +409,9 @@ int strata_meta__local_scan_next(struct strata_meta__scan *s, struct strata_meta
 bool strata_meta__local_scan_skip_past(struct strata_meta__scan *s, const char *p, size_t n)
 {
     char tmp[STRATA_KEY_MAX + 1];
-    if (s->kind == STRATA_META__SCAN_DUE || n > STRATA_KEY_MAX)
-        return false; /* DUE is in time order: no key prefix to skip */
+    if (s->kind == STRATA_META__SCAN_DUE || s->kind == STRATA_META__SCAN_INTENTS ||
+        n > STRATA_KEY_MAX)
+        return false; /* DUE is in time order, INTENTS span buckets: no key prefix to skip */
     memcpy(tmp, p, n);
     while (n > 0 && (uint8_t)tmp[n - 1] == 0xff)
         n--;

@@ -81,16 +81,14 @@ void strata_meta__rados_disconnect(struct meta_rados *r)
 {
     if (!r)
         return;
-    if (r->watching) {
-        rados_unwatch2(r->meta, r->watch_cookie);
-        rados_watch_flush(r->c);
-    }
+    strata_meta__rados_watch_stop(r);
     if (r->meta)
         rados_ioctx_destroy(r->meta);
     if (r->c)
         rados_shutdown(r->c);
     pthread_mutex_destroy(&r->audit_mu);
     pthread_mutex_destroy(&r->watch_mu);
+    pthread_cond_destroy(&r->watch_cv);
     free(r);
 }
 
@@ -112,6 +110,7 @@ int strata_meta__rados_connect(const struct strata_rados_opts *o, bool meta,
         return STRATA_ENOMEM;
     pthread_mutex_init(&r->audit_mu, NULL);
     pthread_mutex_init(&r->watch_mu, NULL);
+    pthread_cond_init(&r->watch_cv, NULL);
     snprintf(r->prefix, sizeof(r->prefix), "%s", prefix);
     r->lease_ms = knob_lease_ms ? knob_lease_ms : STRATA_LEASE_MS;
     r->audit_seg = knob_audit_seg ? knob_audit_seg : RADOS_AUDIT_SEG_ENTRIES;
@@ -364,17 +363,26 @@ int strata_meta__rados_open(const struct strata_rados_opts *o, struct strata_met
     }
     m->store = &strata_meta__store_rados;
     m->store_priv = r;
-    /* The hot tier: data objects in PREFIX.data (RADOS.md, "Pools"). */
-    char pool[RADOS_PREFIX_MAX + 8];
-    snprintf(pool, sizeof(pool), "%s.data", r->prefix);
-    rc = strata_meta__rados_data_create(r, STRATA_TIER_HOT, pool, NULL, &m->tiers[0]);
+    rc = strata_meta__rados_hot_tier(m, msg, cap);
     if (rc) {
-        say(msg, cap, "cannot open pool %s: %s", pool, strata_strerror(rc));
         strata_meta__rados_close(m);
         return rc;
     }
-    m->ntiers = 1;
     *out = m;
+    return 0;
+}
+
+int strata_meta__rados_hot_tier(struct strata_meta *m, char *msg, size_t cap)
+{
+    struct meta_rados *r = meta_rados_of(m);
+    char pool[RADOS_PREFIX_MAX + 8];
+    snprintf(pool, sizeof(pool), "%s.data", r->prefix);
+    int rc = strata_meta__rados_data_create(r, STRATA_TIER_HOT, pool, NULL, &m->tiers[0]);
+    if (rc) {
+        say(msg, cap, "cannot open pool %s: %s", pool, strata_strerror(rc));
+        return rc;
+    }
+    m->ntiers = 1;
     return 0;
 }
 

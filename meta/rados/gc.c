@@ -53,6 +53,13 @@ void strata_meta__rados_gkey(char out[56], int64_t due_ms, const uint8_t id[STRA
     snprintf(out, 56, "g/%016" PRIx64 "/%s", (uint64_t)(due_ms < 0 ? 0 : due_ms), hex);
 }
 
+const char *strata_meta__rados_gent(char key[56], int64_t due_ms, const char *tier,
+                                   const uint8_t id[STRATA_DATA_ID_LEN])
+{
+    strata_meta__rados_gkey(key, due_ms, id);
+    return tier && tier[0] ? tier : "-";
+}
+
 int strata_meta__rados_pending_add(struct strata_meta *m, const char *bucket, uint64_t inc,
                                    const char *key, const char *tier,
                                    const uint8_t id[STRATA_DATA_ID_LEN])

@@ -5,6 +5,7 @@
  * and never hold a NUL (start_after and filter_prefix are C strings).
  */
 #include "index.h"
+#include "meta_internal.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -22,11 +23,12 @@ unsigned strata_meta__rados_idx_shard(const char *key, size_t len)
     return strata_crc32c(0, key, len) & (RADOS_IDX_SHARDS - 1);
 }
 
-size_t strata_meta__rados_ikey_prefix(char *out, char kind, const char *key, size_t n)
+static int nib(char c);
+
+/* The escaped key[0..n) at out (NUL-terminated); its length. */
+static size_t escape(char *out, const char *key, size_t n)
 {
     size_t o = 0;
-    out[o++] = kind;
-    out[o++] = '/';
     for (size_t i = 0; i < n; i++) {
         unsigned char c = (unsigned char)key[i];
         if (c == 0x01 || c == 0x02)
@@ -37,6 +39,13 @@ size_t strata_meta__rados_ikey_prefix(char *out, char kind, const char *key, siz
     return o;
 }
 
+size_t strata_meta__rados_ikey_prefix(char *out, char kind, const char *key, size_t n)
+{
+    out[0] = kind;
+    out[1] = '/';
+    return 2 + escape(out + 2, key, n);
+}
+
 size_t strata_meta__rados_ikey(char *out, char kind, const char *key, size_t n)
 {
     size_t o = strata_meta__rados_ikey_prefix(out, kind, key, n);
@@ -45,13 +54,11 @@ size_t strata_meta__rados_ikey(char *out, char kind, const char *key, size_t n)
     return o;
 }
 
-size_t strata_meta__rados_ikey_parse(const char *ik, char *key, size_t cap, const char **rest)
+/* Unescape from p up to the end byte (ikey_parse). */
+static size_t unescape(const char *p, char *key, size_t cap, const char **rest)
 {
-    *rest = NULL;
-    if (!ik[0] || ik[1] != '/')
-        return 0;
     size_t o = 0;
-    for (const char *p = ik + 2; *p; p++) {
+    for (; *p; p++) {
         if (*p == 0x01) {
             key[o] = 0;
             *rest = p + 1;
@@ -64,6 +71,65 @@ size_t strata_meta__rados_ikey_parse(const char *ik, char *key, size_t cap, cons
         key[o++] = *p;
     }
     return 0;
+}
+
+size_t strata_meta__rados_ikey_parse(const char *ik, char *key, size_t cap, const char **rest)
+{
+    *rest = NULL;
+    if (!ik[0] || ik[1] != '/')
+        return 0;
+    return unescape(ik + 2, key, cap, rest);
+}
+
+size_t strata_meta__rados_skey(char *out, char kind, const char *key, size_t n,
+                               const uint8_t sk[16])
+{
+    size_t o = strata_meta__rados_ikey(out, kind, key, n);
+    strata_meta__rados_sk_hex(sk, out + o);
+    return o + 32;
+}
+
+void strata_meta__rados_hex16(uint64_t v, char out[17])
+{
+    snprintf(out, 17, "%016" PRIx64, v);
+}
+
+size_t strata_meta__rados_ekey_time(char *out, uint64_t ns)
+{
+    out[0] = 'e';
+    out[1] = '/';
+    strata_meta__rados_hex16(ns, out + 2);
+    return 18;
+}
+
+size_t strata_meta__rados_ekey(char *out, const char *key, size_t n, const uint8_t sk[16])
+{
+    size_t o = strata_meta__rados_ekey_time(out, (uint64_t)strata_meta__sortkey_mtime(sk));
+    out[o++] = 0x01;
+    o += escape(out + o, key, n);
+    out[o++] = 0x01;
+    strata_meta__rados_sk_hex(sk, out + o);
+    return o + 32;
+}
+
+size_t strata_meta__rados_ekey_parse(const char *ek, char *key, size_t cap, uint64_t *ns,
+                                     uint8_t sk[16])
+{
+    if (strncmp(ek, "e/", 2) != 0 || strlen(ek) < 19 || ek[18] != 0x01)
+        return 0;
+    uint64_t v = 0;
+    for (int i = 2; i < 18; i++) {
+        int d = nib(ek[i]);
+        if (d < 0)
+            return 0;
+        v = v << 4 | (uint64_t)d;
+    }
+    const char *rest;
+    size_t kl = unescape(ek + 19, key, cap, &rest);
+    if (!rest || strata_meta__rados_sk_parse(rest, sk))
+        return 0;
+    *ns = v;
+    return kl;
 }
 
 void strata_meta__rados_sk_hex(const uint8_t sk[16], char out[33])

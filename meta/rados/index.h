@@ -27,6 +27,23 @@ size_t strata_meta__rados_ikey(char *out, char kind, const char *key, size_t n);
  * returns its length (key NUL-terminated) and sets *rest past the end
  * byte; 0 with *rest NULL when malformed. */
 size_t strata_meta__rados_ikey_parse(const char *ik, char *key, size_t cap, const char **rest);
+/* kind '/' + the escaped key + the end byte + sk as 32 hex: a version's
+ * o/ key or a transition intent's x/ key. */
+size_t strata_meta__rados_skey(char *out, char kind, const char *key, size_t n,
+                               const uint8_t sk[16]);
+/* 16 lowercase hex digits of v: ordered values compare right as bytes
+ * (an OSD's omap_cmp compares bytes as signed chars: RADOS.md). */
+void strata_meta__rados_hex16(uint64_t v, char out[17]);
+/* The due index: e/ + the version's mtime (ns, 16 hex) + 0x01 + the
+ * escaped key + the end byte + sk (32 hex); keys sort oldest first. */
+#define RADOS_EKEY_MAX (2 + 16 + 1 + 2 * 1024 + 1 + 32 + 2)
+size_t strata_meta__rados_ekey(char *out, const char *key, size_t n, const uint8_t sk[16]);
+/* e/ + 16 hex of ns: where the entries of versions of mtime ns start. */
+size_t strata_meta__rados_ekey_time(char *out, uint64_t ns);
+/* An e/ key back: the key's length (key NUL-terminated), mtime and sort
+ * key; 0 when malformed. */
+size_t strata_meta__rados_ekey_parse(const char *ek, char *key, size_t cap, uint64_t *ns,
+                                     uint8_t sk[16]);
 /* 32 lowercase hex characters of a sort key, and back (false: malformed). */
 void strata_meta__rados_sk_hex(const uint8_t sk[16], char out[33]);
 int strata_meta__rados_sk_parse(const char *hex, uint8_t sk[16]);

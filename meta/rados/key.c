@@ -13,7 +13,10 @@
  *          deletion refuses), omap_cmp(h/K, EQ, head read) (any new version
  *          of the key changes the head, so a racing commit fails ours), and
  *          omap_cmp(o/K\x01SK, EQ, value read) for every slot the view
- *          used; then the sets and removals of the edit and the new head.
+ *          used; then the sets and removals of the edit and the new head,
+ *          and with every version set or removed its due index entry
+ *          e/MTIME\x01K\x01SK (index.h), so the index and the records
+ *          never disagree.
  * A failed compare cancels the whole op (-ECANCELED): the view is read and
  * decided again, KEY_TRIES times, then STRATA_EBUSY (503 SlowDown above).
  * Compares are EQ only: the OSD orders bytes as signed chars (RADOS.md).
@@ -275,18 +278,21 @@ static int rewrite_rec(const struct ver *x, const struct meta_edit *e, char **ou
     return rc;
 }
 
-/* Up to 3 sets and 3 removals: a new or rewritten version, the head, the
- * reclaim of unreferenced data (g/); a replaced version, the head, the
- * pending entry of the new version's data (w/). */
+/* Up to 4 sets: a new or rewritten version, its due index entry (PUT), the
+ * head, the reclaim of unreferenced data (g/).  Up to 3 removals: a PUT's
+ * replaced version, its due index entry and the pending entry of the new
+ * version's data (w/); a removed version, its due index entry and the head
+ * (the key's last version). */
 struct wbuf {
-    const char *sk[3], *sv[3];
-    size_t sl[3];
+    const char *sk[4], *sv[4];
+    size_t sl[4];
     int ns;
     const char *rk[3];
     int nr;
     char *owned[2]; /* the version's value, the head's */
     char nkey[RADOS_IKEY_MAX];
     char wkey[40], gkey[56];
+    char ekey_new[RADOS_EKEY_MAX], ekey_old[RADOS_EKEY_MAX];
 };
 
 /* The value of h/K for the newest version (sk, r): its sort key as 32 hex,
@@ -338,6 +344,14 @@ static bool reclaim_queued(const struct strata_meta__key_reclaim *rc)
            !(rc->flags & (REC_F_INLINE | REC_F_DELETE_MARKER | REC_F_MULTIPART));
 }
 
+/* Remove version i and its due index entry. */
+static void rm_version(struct wbuf *w, const struct kread *k, const char *key, int i)
+{
+    w->rk[w->nr++] = k->v[i].okey;
+    strata_meta__rados_ekey(w->ekey_old, key, strlen(key), k->v[i].sk);
+    w->rk[w->nr++] = w->ekey_old;
+}
+
 /* Build and run the guarded op of edit e over k.  STRATA_EPRECOND: a
  * compare failed (someone else committed first). */
 static int apply(struct meta_rados *r, struct kread *k, const struct strata_meta__key_view *v,
@@ -368,10 +382,15 @@ static int apply(struct meta_rados *r, struct kread *k, const struct strata_meta
         strata_meta__rados_sk_hex(e->sk, w.nkey + k->obl);
         w.sk[0] = w.nkey;
         w.sv[0] = w.owned[0];
-        w.ns = 1;
+        /* The due index entry goes in the same op as its record. */
+        strata_meta__rados_ekey(w.ekey_new, v->key, strlen(v->key), e->sk);
+        w.sk[1] = w.ekey_new;
+        w.sv[1] = "";
+        w.sl[1] = 0;
+        w.ns = 2;
         newest_new = e->sk;
         if (idx_replace >= 0 && memcmp(k->v[idx_replace].sk, e->sk, 16) != 0)
-            w.rk[w.nr++] = k->v[idx_replace].okey;
+            rm_version(&w, k, v->key, idx_replace);
         else
             idx_replace = -1;
         break;
@@ -379,7 +398,7 @@ static int apply(struct meta_rados *r, struct kread *k, const struct strata_meta
     case STRATA_META__KEY_REMOVE:
         if (idx_replace < 0)
             return 0; /* nothing to remove */
-        w.rk[w.nr++] = k->v[idx_replace].okey;
+        rm_version(&w, k, v->key, idx_replace);
         break;
     case STRATA_META__KEY_REWRITE:
         if (vslot < 0 || k->v[vslot].rc)
@@ -431,9 +450,8 @@ static int apply(struct meta_rados *r, struct kread *k, const struct strata_meta
     }
     const struct strata_meta__key_reclaim *rcl = &e->reclaim;
     if (reclaim_queued(rcl)) {
-        strata_meta__rados_gkey(w.gkey, strata_meta__rados_wall_ms() + r->reclaim_grace_ms,
-                                rcl->data_id);
-        const char *tier = rcl->tier[0] ? rcl->tier : "-";
+        const char *tier = strata_meta__rados_gent(
+            w.gkey, strata_meta__rados_wall_ms() + r->reclaim_grace_ms, rcl->tier, rcl->data_id);
         w.sk[w.ns] = w.gkey;
         w.sv[w.ns] = tier;
         w.sl[w.ns++] = strlen(tier);

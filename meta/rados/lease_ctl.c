@@ -20,9 +20,11 @@
 #include "rados.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #define LOCK_NAME "strata"
@@ -64,6 +66,18 @@ int strata_meta__rados_invalidate(struct strata_meta *m, const char *bucket)
     return strata_meta__rados_err(rc);
 }
 
+/* Run the registered hook: bucket's cached records changed elsewhere
+ * (NULL: everything, changes may have been missed). */
+static void caches_drop(struct meta_rados *r, const char *bucket)
+{
+    pthread_mutex_lock(&r->watch_mu);
+    strata_meta__invalidate_fn cb = r->cb;
+    void *ud = r->cb_ud;
+    pthread_mutex_unlock(&r->watch_mu);
+    if (cb)
+        cb(ud, bucket);
+}
+
 static void watch_cb(void *arg, uint64_t notify_id, uint64_t handle, uint64_t notifier_id,
                      void *data, size_t len)
 {
@@ -71,31 +85,129 @@ static void watch_cb(void *arg, uint64_t notify_id, uint64_t handle, uint64_t no
     struct meta_rados *r = arg;
     char msg[STRATA_BUCKET_NAME_MAX + RADOS_GW_ID_LEN + 8];
     bool ours = false;
+    /* "C GW": a gateway opening asks for the running ones' lock clocks. */
+    struct strata_meta *clock_of = atomic_load(&r->clock_of);
+    if (len == 2 + RADOS_GW_ID_LEN && memcmp(data, "C ", 2) == 0 && clock_of &&
+        memcmp((const char *)data + 2, r->gw, RADOS_GW_ID_LEN) != 0) {
+        char now[24];
+        int n = snprintf(now, sizeof(now), "%lld", (long long)strata_meta_lock_now_ms(clock_of));
+        rados_notify_ack(r->meta, RADOS_OID_CTL, notify_id, handle, now, n);
+        return;
+    }
     if (len > 2 + RADOS_GW_ID_LEN + 1 && len < sizeof(msg)) {
         memcpy(msg, data, len);
         msg[len] = 0;
         const char *gw = msg + 2, *bucket = gw + RADOS_GW_ID_LEN + 1;
         ours = msg[0] == 'B' && memcmp(gw, r->gw, RADOS_GW_ID_LEN) == 0;
-        if (msg[0] == 'B' && !ours && *bucket) {
-            pthread_mutex_lock(&r->watch_mu);
-            strata_meta__invalidate_fn cb = r->cb;
-            void *ud = r->cb_ud;
-            pthread_mutex_unlock(&r->watch_mu);
-            if (cb)
-                cb(ud, bucket);
-        }
+        if (msg[0] == 'B' && !ours && *bucket)
+            caches_drop(r, bucket);
     }
     /* After the drop: the notifier answers its client once all acked. */
     rados_notify_ack(r->meta, RADOS_OID_CTL, notify_id, handle, NULL, 0);
 }
 
+int strata_meta__rados_clock_peers(struct strata_meta *m, int64_t *max_ms)
+{
+    struct meta_rados *r = meta_rados_of(m);
+    char msg[2 + RADOS_GW_ID_LEN + 1];
+    int n = snprintf(msg, sizeof(msg), "C %s", r->gw);
+    char *reply = NULL;
+    size_t rlen = 0;
+    int rc = rados_notify2(r->meta, RADOS_OID_CTL, msg, n, NOTIFY_TIMEOUT_MS, &reply, &rlen);
+    int answers = 0;
+    *max_ms = -1;
+    struct notify_ack_t *acks = NULL;
+    struct notify_timeout_t *tmo = NULL;
+    size_t nacks = 0, ntmo = 0;
+    /* A watcher that did not answer in time (-ETIMEDOUT) leaves the
+     * others' answers in the reply. */
+    if ((rc == 0 || rc == -ETIMEDOUT) && reply &&
+        rados_decode_notify_response(reply, rlen, &acks, &nacks, &tmo, &ntmo) == 0) {
+        for (size_t i = 0; i < nacks; i++) {
+            char v[24];
+            if (acks[i].payload_len == 0 || acks[i].payload_len >= sizeof(v))
+                continue; /* not a gateway's clock (an ack without payload) */
+            memcpy(v, acks[i].payload, acks[i].payload_len);
+            v[acks[i].payload_len] = 0;
+            char *end;
+            long long ms = strtoll(v, &end, 10);
+            if (*end || ms <= 0)
+                continue;
+            answers++;
+            if (ms > *max_ms)
+                *max_ms = ms;
+        }
+        rados_free_notify_response(acks, nacks, tmo);
+    }
+    if (reply)
+        rados_buffer_free(reply);
+    return rc == 0 || rc == -ETIMEDOUT ? answers : strata_meta__rados_err(rc);
+}
+
+/* The watch broke (the OSD lost this client longer than the watch
+ * timeout): notifications may be missed until it is re-established. */
 static void watch_err(void *arg, uint64_t cookie, int err)
 {
-    (void)arg;
     (void)cookie;
     (void)err;
-    /* Re-watching (and dropping the whole cache meanwhile) comes with the
-     * gateway's bucket cache: RADOS.md, "Next step". */
+    struct meta_rados *r = arg;
+    pthread_mutex_lock(&r->watch_mu);
+    r->watch_broken = true;
+    pthread_cond_signal(&r->watch_cv);
+    pthread_mutex_unlock(&r->watch_mu);
+    caches_drop(r, NULL);
+}
+
+/* Re-establishes a broken watch, once a second until it holds, dropping
+ * the caches after each attempt (entries taken meanwhile live a second at
+ * most) and once more when the watch is back.  Not in watch_err: librados
+ * calls that on its own thread, where unwatch and watch must not run. */
+static void *rewatch_thread(void *arg)
+{
+    struct meta_rados *r = arg;
+    pthread_mutex_lock(&r->watch_mu);
+    while (!r->stopping) {
+        if (!r->watch_broken) {
+            pthread_cond_wait(&r->watch_cv, &r->watch_mu);
+            continue;
+        }
+        uint64_t old = r->watch_cookie;
+        pthread_mutex_unlock(&r->watch_mu);
+        rados_unwatch2(r->meta, old);
+        uint64_t cookie;
+        int rc = rados_watch3(r->meta, RADOS_OID_CTL, &cookie, watch_cb, watch_err, 30, r);
+        caches_drop(r, NULL);
+        pthread_mutex_lock(&r->watch_mu);
+        if (rc == 0) {
+            r->watch_cookie = cookie;
+            r->watch_broken = false;
+            continue;
+        }
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_sec += 1;
+        if (!r->stopping)
+            pthread_cond_timedwait(&r->watch_cv, &r->watch_mu, &until);
+    }
+    pthread_mutex_unlock(&r->watch_mu);
+    return NULL;
+}
+
+void strata_meta__rados_watch_stop(struct meta_rados *r)
+{
+    pthread_mutex_lock(&r->watch_mu);
+    r->stopping = true;
+    pthread_cond_signal(&r->watch_cv);
+    bool started = r->rewatch_started, watching = r->watching;
+    r->rewatch_started = false;
+    pthread_mutex_unlock(&r->watch_mu);
+    if (started)
+        pthread_join(r->rewatch_thr, NULL);
+    if (watching) {
+        rados_unwatch2(r->meta, r->watch_cookie);
+        rados_watch_flush(r->c);
+        r->watching = false;
+    }
 }
 
 int strata_meta__rados_on_invalidate(struct strata_meta *m, strata_meta__invalidate_fn cb,
@@ -115,14 +227,14 @@ int strata_meta__rados_on_invalidate(struct strata_meta *m, strata_meta__invalid
             pthread_mutex_lock(&r->watch_mu);
             r->watch_cookie = cookie;
             r->watching = true;
+            r->stopping = false;
+            if (!r->rewatch_started &&
+                pthread_create(&r->rewatch_thr, NULL, rewatch_thread, r) == 0)
+                r->rewatch_started = true;
             pthread_mutex_unlock(&r->watch_mu);
         }
     } else if (unwatch) {
-        rc = rados_unwatch2(r->meta, r->watch_cookie);
-        rados_watch_flush(r->c);
-        pthread_mutex_lock(&r->watch_mu);
-        r->watching = false;
-        pthread_mutex_unlock(&r->watch_mu);
+        strata_meta__rados_watch_stop(r);
     }
     return strata_meta__rados_err(rc);
 }

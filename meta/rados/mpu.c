@@ -240,6 +240,33 @@ static int parts_walk(rados_ioctx_t io, const struct names *n, unsigned from,
     return rc;
 }
 
+/* t/K\x01SK/CCCC: chunk ch of version sk's part table (k: MKEY_MAX). */
+static void tkey(char *k, const char *key, size_t kl, const uint8_t sk[16], unsigned ch)
+{
+    size_t o = strata_meta__rados_ikey(k, 't', key, kl);
+    strata_meta__rados_sk_hex(sk, k + o);
+    k[o + 32] = '/';
+    for (int i = 0; i < 4; i++)
+        k[o + 33 + (size_t)i] = "0123456789abcdef"[(ch >> (12 - 4 * i)) & 15];
+    k[o + 37] = 0;
+}
+
+int strata_meta__rados_ptab_get(struct strata_meta *m, const char *bucket, const char *key,
+                                const uint8_t sk[16], unsigned c, char **v, size_t *vl)
+{
+    *v = NULL;
+    *vl = 0;
+    struct strata_bucket_info b;
+    int rc = strata_meta__rados_bucket_get(m, bucket, &b);
+    if (rc)
+        return rc;
+    size_t kl = strlen(key);
+    char oid[48], k[MKEY_MAX];
+    strata_meta__rados_idx_oid(oid, b.incarnation, strata_meta__rados_idx_shard(key, kl));
+    tkey(k, key, kl, sk, c);
+    return strata_meta__rados_get1(meta_rados_of(m)->meta, oid, k, v, vl);
+}
+
 /* A shard found closed (or a compare on \x01layout failed): the bucket is
  * being deleted.  STRATA_ENOTFOUND when it is gone or another incarnation
  * now, else 0 after a wait that grows with the attempt (the deletion's
@@ -472,12 +499,7 @@ static int rc_write(void *ud, rados_write_op_t op, const struct strata_meta__key
         size_t kl = strlen(c->t->key);
         for (size_t ch = 0; ch < me->nchunks; ch++) {
             char *k = tk + ch * MKEY_MAX;
-            size_t o = strata_meta__rados_ikey(k, 't', c->t->key, kl);
-            strata_meta__rados_sk_hex(e->sk, k + o);
-            k[o + 32] = '/';
-            for (int i = 0; i < 4; i++)
-                k[o + 33 + (size_t)i] = "0123456789abcdef"[(ch >> (12 - 4 * i)) & 15];
-            k[o + 37] = 0;
+            tkey(k, c->t->key, kl, e->sk, (unsigned)ch);
             ks[ch] = k;
             vs[ch] = me->chunk_v[ch];
             ls[ch] = me->chunk_len[ch];

@@ -6,10 +6,12 @@
 
 const struct strata_meta__store_ops strata_meta__store_rados = {
     .name = "rados",
+    .close = strata_meta__rados_store_close,
     .state_put = strata_meta__rados_state_put,
     .state_get = strata_meta__rados_state_get,
     .clock_mark_read = strata_meta__rados_mark_read,
     .clock_mark_advance = strata_meta__rados_mark_advance,
+    .clock_peers = strata_meta__rados_clock_peers,
     .audit_open = strata_meta__rados_audit_open,
     .audit_close = strata_meta__rados_audit_close,
     .audit_append = strata_meta__rados_audit_append,
@@ -35,6 +37,7 @@ const struct strata_meta__store_ops strata_meta__store_rados = {
     .parts_read = strata_meta__rados_parts_read,
     .mpu_complete = strata_meta__rados_mpu_complete,
     .mpu_abort = strata_meta__rados_mpu_abort,
+    .ptab_get = strata_meta__rados_ptab_get,
     .scan_open = strata_meta__rados_scan_open,
     .scan_next = strata_meta__rados_scan_next,
     .scan_skip_past = strata_meta__rados_scan_skip_past,
@@ -42,4 +45,8 @@ const struct strata_meta__store_ops strata_meta__store_rados = {
     .orphan_round = strata_meta__rados_gc_round,
     .pending_add = strata_meta__rados_pending_add,
     .reclaim_in_txn = true,
+    .due_exact = true,
+    .intent_put = strata_meta__rados_intent_put,
+    .intent_get = strata_meta__rados_intent_get,
+    .intent_resolve = strata_meta__rados_intent_resolve,
 };

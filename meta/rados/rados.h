@@ -48,6 +48,14 @@ struct meta_rados {
     strata_meta__invalidate_fn cb;
     void *cb_ud;
     int64_t reclaim_grace_ms; /* g/ entries' DUE = commit + this (RADOS_RECLAIM_GRACE_MS) */
+    /* A broken watch is re-established by its own thread (lease_ctl.c),
+     * woken through watch_cv; caches are dropped meanwhile. */
+    pthread_cond_t watch_cv;
+    pthread_t rewatch_thr;
+    bool rewatch_started, watch_broken, stopping;
+    /* The handle whose lock clock answers other gateways' "clock?" (set
+     * once that clock runs; NULL before and for tool handles). */
+    struct strata_meta *_Atomic clock_of;
 };
 
 static inline struct meta_rados *meta_rados_of(struct strata_meta *m)
@@ -66,6 +74,8 @@ void strata_meta__rados_disconnect(struct meta_rados *r);
 int strata_meta__rados_open(const struct strata_rados_opts *o, struct strata_meta **out,
                             char *msg, size_t cap);
 void strata_meta__rados_close(struct strata_meta *m);
+/* open.c: the ops table's close (the connection of a daemon's handle). */
+void strata_meta__rados_store_close(struct strata_meta *m);
 /* librados' -errno as a STRATA_E* code. */
 int strata_meta__rados_err(int r);
 /* Test-only knobs, read by the next connect: lease length (0: STRATA_LEASE_MS)
@@ -88,11 +98,20 @@ int strata_meta__rados_data_create(struct meta_rados *r, const char *name, const
                                    const struct strata_meta__rados_data_opts *o,
                                    struct strata_tier **out);
 
+/* The hot tier of a RADOS handle m (its store_priv set): data objects in
+ * PREFIX.data (RADOS.md, "Pools"), m->tiers[0].  msg says why not. */
+int strata_meta__rados_hot_tier(struct strata_meta *m, char *msg, size_t cap);
+
 /* ---- gc.c: w/ (data written before its commit) and g/ (reclaim queue) ---- */
 #define RADOS_RECLAIM_GRACE_MS (15 * 60 * 1000) /* unreferenced data kept for readers */
 /* The w/ and g/ keys of data id (w/ + 32 hex; g/ + 16 hex DUE ms + / + 32 hex). */
 void strata_meta__rados_wkey(char out[40], const uint8_t id[STRATA_DATA_ID_LEN]);
 void strata_meta__rados_gkey(char out[56], int64_t due_ms, const uint8_t id[STRATA_DATA_ID_LEN]);
+/* The reclaim entry of data id of tier (NULL or "": the hot tier) due at
+ * due_ms: its key into key, its value ("TIER", "-" the hot tier) returned
+ * (static or tier itself).  Every g/ writer builds its entries here. */
+const char *strata_meta__rados_gent(char key[56], int64_t due_ms, const char *tier,
+                                   const uint8_t id[STRATA_DATA_ID_LEN]);
 /* store op pending_add: w/ID on bucket/key's shard, guarded by \x01layout. */
 int strata_meta__rados_pending_add(struct strata_meta *m, const char *bucket, uint64_t inc,
                                    const char *key, const char *tier,
@@ -162,6 +181,11 @@ int strata_meta__rados_lease(struct strata_meta *m, const char *name, enum strat
 int strata_meta__rados_invalidate(struct strata_meta *m, const char *bucket);
 int strata_meta__rados_on_invalidate(struct strata_meta *m, strata_meta__invalidate_fn cb,
                                      void *ud);
+/* Ask the other gateways on ctl for their lock clocks (RADOS.md,
+ * "Retention clock"): the number of answers, their highest in *max_ms. */
+int strata_meta__rados_clock_peers(struct strata_meta *m, int64_t *max_ms);
+/* Stop the re-watch thread and the watch (disconnect). */
+void strata_meta__rados_watch_stop(struct meta_rados *r);
 
 /* shards.c: close a bucket incarnation's index shards (no commit lands
  * until they open again) and say whether any key has a version; open
@@ -204,11 +228,22 @@ int strata_meta__rados_mpu_complete(struct strata_meta *m, const struct strata_m
                                     struct strata_meta__data_refs *unref);
 int strata_meta__rados_mpu_abort(struct strata_meta *m, const char *bucket, const char *key,
                                  const uint8_t *up, struct strata_meta__data_refs *unref);
+int strata_meta__rados_ptab_get(struct strata_meta *m, const char *bucket, const char *key,
+                                const uint8_t sk[16], unsigned c, char **v, size_t *vl);
 int strata_meta__rados_scan_open(struct strata_meta *m, const struct strata_meta__scan_spec *spec,
                                  struct strata_meta__scan **out);
 int strata_meta__rados_scan_next(struct strata_meta__scan *s, struct strata_meta__scan_ent *e);
 bool strata_meta__rados_scan_skip_past(struct strata_meta__scan *s, const char *p, size_t n);
 void strata_meta__rados_scan_close(struct strata_meta__scan *s);
+
+/* intent.c: a transition's x/ records, and the reclaim of its losing copy */
+int strata_meta__rados_intent_put(struct strata_meta *m, const char *bucket, const char *key,
+                                  const uint8_t sk[16], const void *v, size_t vl);
+int strata_meta__rados_intent_get(struct strata_meta *m, const char *bucket, const char *key,
+                                  const uint8_t sk[16], char **v, size_t *vl);
+int strata_meta__rados_intent_resolve(struct strata_meta *m, const char *bucket, const char *key,
+                                      const uint8_t sk[16], const void *v, size_t vl,
+                                      const struct strata_meta__intent_loss *loss, size_t n);
 
 extern const struct strata_meta__store_ops strata_meta__store_rados;
 

@@ -18,7 +18,11 @@
  * reads full pages.
  * UPLOADS merges the u/K\x01UP entries the same way (an upload id sorts
  * like a sort key: 32 hex), leaving out completed-upload records.
- * Not built yet: DUE (STRATA_ENOTIMPL at open).
+ * DUE merges the shards' due index entries e/MTIME\x01K\x01SK (16 hex ns,
+ * index.h) from e/ + the hex of from_ms up to the first one at or past
+ * to_ms: fixed-width hex sorts in time order, so the merge is oldest
+ * first.  INTENTS merges the shards' x/K\x01SK entries of one bucket after
+ * another (the bucket list as it was at open).
  * Threads: one scan is used by one thread at a time.
  */
 #include "index.h"
@@ -48,11 +52,18 @@ struct ent {
 
 struct stream {
     char oid[48];
-    char start[RADOS_IKEY_MAX + 2]; /* read after this key next */
+    char start[RADOS_EKEY_MAX + 2]; /* read after this key next */
     struct ent *e;
     size_t n, pos;
     bool more; /* the shard has entries past the page */
     unsigned page; /* entries the next read asks for: doubles up to SCAN_PAGE */
+};
+
+/* INTENTS: the buckets to walk. */
+struct blist {
+    char (*name)[STRATA_BUCKET_NAME_MAX + 1];
+    uint64_t *inc;
+    size_t n, cap;
 };
 
 struct strata_meta__scan {
@@ -61,7 +72,11 @@ struct strata_meta__scan {
     char kc; /* the entries' kind: 'h' (CURRENT), 'o' (VERSIONS), 'u' (UPLOADS) */
     struct strata_mpu_info upl; /* UPLOADS: the entry returned last */
     char bucket[STRATA_BUCKET_NAME_MAX + 1];
-    char fp[RADOS_IKEY_MAX]; /* filter prefix: kc/ + escaped prefix */
+    char fp[RADOS_IKEY_MAX]; /* filter prefix: kc/ + escaped prefix; e/; x/ */
+    char stop[24];           /* DUE: e/ + the hex of to_ms (ns): the end */
+    struct blist bl;         /* INTENTS: the buckets, and the one walked now */
+    size_t bi;
+    char key[STRATA_KEY_MAX + 1]; /* DUE, INTENTS: the entry's key */
     struct stream st[RADOS_IDX_SHARDS];
     bool seeking; /* skip_past was called: no read ahead */
     bool info_live;
@@ -129,7 +144,8 @@ static int take_page(struct stream *s, struct pending *p, int r)
             rc = STRATA_ENOMEM;
             break;
         }
-        memcpy(x->v, v, vl);
+        if (vl) /* index entries (e/) have empty values: v may be NULL */
+            memcpy(x->v, v, vl);
         x->vl = vl;
         s->n++;
     }
@@ -193,14 +209,111 @@ static int refill(struct strata_meta__scan *sc)
     return rc;
 }
 
+/* Start the 8 streams of incarnation inc after start (a fresh read each). */
+static void streams_start(struct strata_meta__scan *sc, uint64_t inc, const char *start)
+{
+    for (unsigned i = 0; i < RADOS_IDX_SHARDS; i++) {
+        struct stream *s = &sc->st[i];
+        page_free(s);
+        strata_meta__rados_idx_oid(s->oid, inc, i);
+        snprintf(s->start, sizeof(s->start), "%s", start);
+        s->more = true; /* the first page is read on the first next */
+        s->page = FIRST_PAGE;
+    }
+}
+
+static int blist_add(const struct strata_bucket_info *b, void *ud)
+{
+    struct blist *l = ud;
+    if (l->n == l->cap) {
+        size_t nc = l->cap ? 2 * l->cap : 16;
+        void *nn = realloc(l->name, nc * sizeof(*l->name));
+        if (nn)
+            l->name = nn;
+        uint64_t *ni = nn ? realloc(l->inc, nc * sizeof(*ni)) : NULL;
+        if (!ni)
+            return STRATA_ENOMEM;
+        l->inc = ni;
+        l->cap = nc;
+    }
+    snprintf(l->name[l->n], sizeof(l->name[0]), "%s", b->name);
+    l->inc[l->n++] = b->incarnation;
+    return 0;
+}
+
+/* DUE: entries of [from_ms, to_ms) of one bucket. */
+static int open_due(struct strata_meta *m, const struct strata_meta__scan_spec *spec,
+                    struct strata_meta__scan *sc)
+{
+    if (spec->prefix || (spec->after && *spec->after) || spec->after_sk ||
+        spec->from_ms >= spec->to_ms)
+        return STRATA_EINVAL;
+    struct strata_bucket_info b;
+    int rc = strata_meta__rados_bucket_get(m, spec->bucket, &b);
+    if (rc)
+        return rc;
+    uint64_t lo = spec->from_ms > 0 ? (uint64_t)spec->from_ms * 1000000u : 0;
+    char start[24];
+    strata_meta__rados_ekey_time(start, lo); /* sorts before every entry of lo */
+    strata_meta__rados_ekey_time(sc->stop, (uint64_t)spec->to_ms * 1000000u);
+    memcpy(sc->fp, "e/", 3);
+    streams_start(sc, b.incarnation, start);
+    return 0;
+}
+
+/* INTENTS: every bucket's x/ entries. */
+static int open_intents(struct strata_meta *m, const struct strata_meta__scan_spec *spec,
+                        struct strata_meta__scan *sc)
+{
+    if (spec->bucket || spec->prefix || (spec->after && *spec->after) || spec->after_sk)
+        return STRATA_EINVAL;
+    int rc = strata_meta__rados_bucket_list(m, blist_add, &sc->bl);
+    if (rc)
+        return rc;
+    memcpy(sc->fp, "x/", 3);
+    if (sc->bl.n) {
+        snprintf(sc->bucket, sizeof(sc->bucket), "%s", sc->bl.name[0]);
+        streams_start(sc, sc->bl.inc[0], "");
+    }
+    return 0;
+}
+
+/* A scan of spec's kind (and bucket), nothing read yet. */
+static struct strata_meta__scan *scan_new(struct strata_meta *m,
+                                          const struct strata_meta__scan_spec *spec)
+{
+    struct strata_meta__scan *sc = calloc(1, sizeof(*sc));
+    if (!sc)
+        return NULL;
+    sc->io = meta_rados_of(m)->meta;
+    sc->kind = spec->kind;
+    if (spec->bucket)
+        snprintf(sc->bucket, sizeof(sc->bucket), "%s", spec->bucket);
+    return sc;
+}
+
 int strata_meta__rados_scan_open(struct strata_meta *m, const struct strata_meta__scan_spec *spec,
                                  struct strata_meta__scan **out)
 {
     *out = NULL;
-    if (!spec->bucket || !*spec->bucket || strlen(spec->bucket) > STRATA_BUCKET_NAME_MAX)
+    bool bucket_ok =
+        spec->bucket && *spec->bucket && strlen(spec->bucket) <= STRATA_BUCKET_NAME_MAX;
+    if (spec->kind == STRATA_META__SCAN_INTENTS || spec->kind == STRATA_META__SCAN_DUE) {
+        if (spec->kind == STRATA_META__SCAN_DUE && !bucket_ok)
+            return STRATA_EINVAL;
+        struct strata_meta__scan *sc = scan_new(m, spec);
+        if (!sc)
+            return STRATA_ENOMEM;
+        int rc =
+            spec->kind == STRATA_META__SCAN_DUE ? open_due(m, spec, sc) : open_intents(m, spec, sc);
+        if (rc)
+            strata_meta__rados_scan_close(sc);
+        else
+            *out = sc;
+        return rc;
+    }
+    if (!bucket_ok)
         return STRATA_EINVAL;
-    if (spec->kind == STRATA_META__SCAN_DUE)
-        return STRATA_ENOTIMPL; /* not on RADOS yet (RADOS.md, "Next step") */
     if (spec->kind != STRATA_META__SCAN_CURRENT && spec->kind != STRATA_META__SCAN_VERSIONS &&
         spec->kind != STRATA_META__SCAN_UPLOADS)
         return STRATA_EINVAL;
@@ -213,15 +326,12 @@ int strata_meta__rados_scan_open(struct strata_meta *m, const struct strata_meta
     int rc = strata_meta__rados_bucket_get(m, spec->bucket, &b);
     if (rc)
         return rc;
-    struct strata_meta__scan *sc = calloc(1, sizeof(*sc));
+    struct strata_meta__scan *sc = scan_new(m, spec);
     if (!sc)
         return STRATA_ENOMEM;
-    sc->io = meta_rados_of(m)->meta;
-    sc->kind = spec->kind;
     sc->kc = spec->kind == STRATA_META__SCAN_CURRENT   ? 'h'
              : spec->kind == STRATA_META__SCAN_UPLOADS ? 'u'
                                                        : 'o';
-    snprintf(sc->bucket, sizeof(sc->bucket), "%s", spec->bucket);
     strata_meta__rados_ikey_prefix(sc->fp, sc->kc, prefix, strlen(prefix));
     char start[RADOS_IKEY_MAX + 2] = "";
     if (after) {
@@ -232,14 +342,33 @@ int strata_meta__rados_scan_open(struct strata_meta *m, const struct strata_meta
         else
             memcpy(start + n, "~", 2); /* '~' sorts after every hex digit: past the key */
     }
-    for (unsigned i = 0; i < RADOS_IDX_SHARDS; i++) {
-        strata_meta__rados_idx_oid(sc->st[i].oid, b.incarnation, i);
-        memcpy(sc->st[i].start, start, sizeof(start));
-        sc->st[i].more = true; /* the first page is read on the first next */
-        sc->st[i].page = FIRST_PAGE;
-    }
+    streams_start(sc, b.incarnation, start);
     *out = sc;
     return 0;
+}
+
+/* DUE, INTENTS: bx (taken from its stream) as an entry; false to skip it. */
+static bool index_ent(struct strata_meta__scan *sc, const struct ent *bx,
+                      struct strata_meta__scan_ent *e)
+{
+    size_t kl;
+    if (sc->kind == STRATA_META__SCAN_DUE) {
+        uint64_t ns;
+        kl = strata_meta__rados_ekey_parse(bx->k, sc->key, sizeof(sc->key), &ns, sc->sk);
+        e->due_ms = (int64_t)(ns / 1000000u);
+    } else {
+        const char *rest;
+        kl = strata_meta__rados_ikey_parse(bx->k, sc->key, sizeof(sc->key), &rest);
+        if (!rest || strata_meta__rados_sk_parse(rest, sc->sk))
+            kl = 0;
+        e->bucket = sc->bucket;
+    }
+    if (!kl)
+        return false; /* not an entry of ours: never show garbage */
+    e->key = sc->key;
+    e->keylen = kl;
+    e->sk = sc->sk;
+    return true;
 }
 
 int strata_meta__rados_scan_next(struct strata_meta__scan *sc, struct strata_meta__scan_ent *e)
@@ -263,9 +392,20 @@ int strata_meta__rados_scan_next(struct strata_meta__scan *sc, struct strata_met
                 best = &sc->st[i];
             }
         }
-        if (!bx)
+        if (!bx && sc->kind == STRATA_META__SCAN_INTENTS && sc->bi + 1 < sc->bl.n) {
+            sc->bi++; /* this bucket's intents are done: the next one's */
+            snprintf(sc->bucket, sizeof(sc->bucket), "%s", sc->bl.name[sc->bi]);
+            streams_start(sc, sc->bl.inc[sc->bi], "");
+            continue;
+        }
+        if (!bx || (sc->kind == STRATA_META__SCAN_DUE && strcmp(bx->k, sc->stop) >= 0))
             return 0;
         best->pos++;
+        if (sc->kind == STRATA_META__SCAN_DUE || sc->kind == STRATA_META__SCAN_INTENTS) {
+            if (index_ent(sc, bx, e))
+                return 1;
+            continue;
+        }
         char key[STRATA_KEY_MAX + 1];
         const char *rest;
         size_t kl = strata_meta__rados_ikey_parse(bx->k, key, sizeof(key), &rest);
@@ -310,6 +450,8 @@ int strata_meta__rados_scan_next(struct strata_meta__scan *sc, struct strata_met
 
 bool strata_meta__rados_scan_skip_past(struct strata_meta__scan *sc, const char *p, size_t n)
 {
+    if (sc->kind == STRATA_META__SCAN_DUE || sc->kind == STRATA_META__SCAN_INTENTS)
+        return false; /* in time order, or across buckets: no key prefix to skip */
     char pre[RADOS_IKEY_MAX + 2];
     size_t pl = strata_meta__rados_ikey_prefix(pre, sc->kc, p, n);
     sc->seeking = true;
@@ -336,6 +478,8 @@ void strata_meta__rados_scan_close(struct strata_meta__scan *sc)
         return;
     for (unsigned i = 0; i < RADOS_IDX_SHARDS; i++)
         page_free(&sc->st[i]);
+    free(sc->bl.name);
+    free(sc->bl.inc);
     if (sc->info_live)
         strata_obj_info_fini(&sc->info);
     free(sc);

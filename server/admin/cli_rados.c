@@ -31,6 +31,42 @@ static void usage(FILE *f)
                "  --rados-timeout S         seconds to reach the monitors (default 10)\n");
 }
 
+int strata_cli_rados_flags(int argc, char **argv, int from, const char *who,
+                           struct strata_rados_opts *o)
+{
+    memset(o, 0, sizeof(*o));
+    for (int i = from; i < argc; i++) {
+        const char *a = argv[i], **dst = NULL;
+        if (strcmp(a, "--rados-conf") == 0)
+            dst = &o->conf;
+        else if (strcmp(a, "--rados-id") == 0)
+            dst = &o->id;
+        else if (strcmp(a, "--rados-pool-prefix") == 0)
+            dst = &o->prefix;
+        else if (strcmp(a, "--rados-timeout") == 0 && i + 1 < argc) {
+            char *end;
+            long s = strtol(argv[++i], &end, 10);
+            if (*end || s < 1 || s > 3600) {
+                fprintf(stderr, "strata %s: --rados-timeout takes 1..3600 seconds\n", who);
+                return 2;
+            }
+            o->timeout_s = (unsigned)s;
+            continue;
+        }
+        if (!dst || i + 1 >= argc || !*argv[i + 1]) {
+            fprintf(stderr, "strata %s: %s %s\n", who, a,
+                    dst ? "needs a value" : "is not an option");
+            return 2;
+        }
+        *dst = argv[++i];
+    }
+    if (!o->conf) {
+        fprintf(stderr, "strata %s: --rados-conf FILE is required\n", who);
+        return 2;
+    }
+    return 0;
+}
+
 int strata_cli_rados(int argc, char **argv)
 {
     if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
@@ -44,34 +80,9 @@ int strata_cli_rados(int argc, char **argv)
         usage(stderr);
         return 2;
     }
-    struct strata_rados_opts o = {0};
-    for (int i = 2; i < argc; i++) {
-        const char *a = argv[i], **dst = NULL;
-        if (strcmp(a, "--rados-conf") == 0)
-            dst = &o.conf;
-        else if (strcmp(a, "--rados-id") == 0)
-            dst = &o.id;
-        else if (strcmp(a, "--rados-pool-prefix") == 0)
-            dst = &o.prefix;
-        else if (strcmp(a, "--rados-timeout") == 0 && i + 1 < argc) {
-            char *end;
-            long s = strtol(argv[++i], &end, 10);
-            if (*end || s < 1 || s > 3600) {
-                fprintf(stderr, "strata rados: --rados-timeout takes 1..3600 seconds\n");
-                return 2;
-            }
-            o.timeout_s = (unsigned)s;
-            continue;
-        }
-        if (!dst || i + 1 >= argc || !*argv[i + 1]) {
-            fprintf(stderr, "strata rados: %s %s\n", a, dst ? "needs a value" : "is not an option");
-            usage(stderr);
-            return 2;
-        }
-        *dst = argv[++i];
-    }
-    if (!o.conf) {
-        fprintf(stderr, "strata rados %s: --rados-conf FILE is required\n", cmd);
+    struct strata_rados_opts o;
+    if (strata_cli_rados_flags(argc, argv, 2, init ? "rados init" : "rados check", &o) != 0) {
+        usage(stderr);
         return 2;
     }
     char msg[512] = "";

@@ -12,4 +12,11 @@
  * Prints one line to stdout (success) or stderr. */
 int strata_cli_rados(int argc, char **argv);
 
+struct strata_rados_opts;
+/* The --rados-conf/--rados-id/--rados-pool-prefix/--rados-timeout flags of
+ * argv[from..argc) into o (zeroed first; --rados-conf required).  0, or 2
+ * after printing why to stderr as "strata WHO: ...". */
+int strata_cli_rados_flags(int argc, char **argv, int from, const char *who,
+                           struct strata_rados_opts *o);
+
 #endif /* STRATA_SERVER_CLI_RADOS_H */

@@ -91,7 +91,7 @@ int strata_policy_ref_ownership(const struct strata_policy_ref *ref);
 unsigned strata_policy_ref_pab(const struct strata_policy_ref *ref, bool *set);
 void strata_policy_ref_put(struct strata_policy_ref *ref);
 /* After this daemon stores or deletes a bucket's policy, ACL, ownership
- * controls or public access block. */
+ * controls or public access block (NULL: every bucket's). */
 void strata_policy_cache_invalidate(const char *bucket);
 
 #endif /* STRATA_SERVER_AUTH_AUTHZ_H */

@@ -13,7 +13,13 @@
  * rounds), refusals leaving the omap byte-identical, a bucket deletion
  * closing its shards, CURRENT / VERSIONS scans over 8 shards with prefix,
  * after and skip_past (omap entries read counted), and the figures of a
- * PUT commit and a page of 1,000 (printed).
+ * PUT commit and a page of 1,000 (printed).  The due index: DUE scans
+ * over 8 shards (ranges, bounds, oldest first), e/ entries removed with
+ * their version (a delete, an overwritten null version); transition
+ * intents: written, found by the INTENTS scan as a crash leaves them,
+ * resolved by strata_meta_transition_reclaim either way (switched or not:
+ * the losing copy queued in g/ in the same op), resolved twice but queued
+ * once; the DUE scan over 10,000 versions (printed).
  *
  * Needs STRATA_TEST_RADOS_CONF (ceph.conf of a cluster prepared with
  * `strata rados init`), and STRATA_TEST_RADOS_ID / _PREFIX when not
@@ -768,7 +774,8 @@ static size_t omap_dump(struct strata_meta *m, const char *oid, char *out, size_
             assert_true(o + kl + vl + 2 < cap);
             memcpy(out + o, k, kl + 1);
             o += kl + 1;
-            memcpy(out + o, v, vl);
+            if (vl) /* e/ entries are empty (v may be NULL) */
+                memcpy(out + o, v, vl);
             o += vl;
             out[o++] = '\n';
             snprintf(after, sizeof(after), "%s", k);
@@ -1183,9 +1190,6 @@ static void test_scan_order(void **state)
     assert_true(memcmp(e.sk, newest, 16) > 0);
     assert_string_equal(e.info->etag, "e-a");
     g1->store->scan_close(sc);
-    /* Kinds not built on RADOS yet say so. */
-    struct strata_meta__scan_spec due = {.bucket = scan_bucket, .kind = STRATA_META__SCAN_DUE};
-    assert_int_equal(g1->store->scan_open(g1, &due, &sc), STRATA_ENOTIMPL);
 }
 
 static void test_scan_skip_past(void **state)
@@ -2327,6 +2331,474 @@ static void test_mpu_complete_figures(void **state)
         complete_p50(b, inc, 10000, 5);
 }
 
+/* ---- the due index (e/) and its DUE scan ---- */
+
+/* A new version whose mtime is mtime_ns: the rules' own decide on a view
+ * whose clock says so (the due index is keyed by it). */
+struct putat {
+    struct putc p;
+    int64_t mtime_ns;
+};
+
+static int putat_decide(void *ud, const struct strata_meta__key_view *v,
+                        struct strata_meta__key_edit *e)
+{
+    struct putat *a = ud;
+    struct strata_meta__key_view w = *v;
+    w.now_ns = a->mtime_ns;
+    return put_decide(&a->p, &w, e);
+}
+
+static int put_at(struct strata_meta *m, const char *bucket, uint64_t inc, const char *key,
+                  int64_t mtime_ns, int versioning, uint8_t sk[16])
+{
+    struct putat a;
+    memset(&a, 0, sizeof(a));
+    a.p.rec.flags = REC_F_INLINE;
+    a.p.rec.size = 1;
+    snprintf(a.p.rec.etag, sizeof(a.p.rec.etag), "e-t");
+    snprintf(a.p.rec.storage_class, sizeof(a.p.rec.storage_class), "STANDARD");
+    a.p.data = "t";
+    a.p.len = 1;
+    a.p.versioning = versioning;
+    a.mtime_ns = mtime_ns;
+    struct strata_meta__key_txn t = {.bucket = bucket,
+                                     .key = key,
+                                     .incarnation = inc,
+                                     .hold_bucket = true,
+                                     .want = strata_meta__version_want(versioning),
+                                     .decide = putat_decide,
+                                     .ud = &a};
+    int rc = m->store->key_txn(m, &t);
+    if (rc == 0 && sk)
+        memcpy(sk, a.p.sk, 16);
+    return rc;
+}
+
+struct due_seen {
+    int n;
+    char key[64][32];
+    uint8_t sk[64][16];
+    int64_t ms[64];
+};
+
+/* Every entry of a DUE scan of [from, to), checked oldest first. */
+static int due_scan(struct strata_meta *m, const char *bucket, int64_t from, int64_t to,
+                    struct due_seen *out)
+{
+    struct strata_meta__scan_spec spec = {
+        .bucket = bucket, .kind = STRATA_META__SCAN_DUE, .from_ms = from, .to_ms = to};
+    struct strata_meta__scan *sc;
+    int rc = m->store->scan_open(m, &spec, &sc);
+    if (rc)
+        return rc;
+    struct strata_meta__scan_ent e;
+    memset(out, 0, sizeof(*out));
+    while ((rc = m->store->scan_next(sc, &e)) == 1) {
+        assert_true(out->n < 64);
+        assert_true(e.due_ms >= from && e.due_ms < to);
+        if (out->n)
+            assert_true(e.due_ms >= out->ms[out->n - 1]);
+        assert_int_equal(e.keylen, strlen(e.key));
+        snprintf(out->key[out->n], sizeof(out->key[0]), "%s", e.key);
+        memcpy(out->sk[out->n], e.sk, 16);
+        out->ms[out->n++] = e.due_ms;
+    }
+    m->store->scan_close(sc);
+    assert_int_equal(rc, 0);
+    return 0;
+}
+
+#define DUE_KEYS 48
+#define DUE_T0   1700000000000LL /* ms */
+
+static void test_due_scan(void **state)
+{
+    (void)state;
+    char b[64], other[64];
+    snprintf(b, sizeof(b), "due-%s", run);
+    snprintf(other, sizeof(other), "due2-%s", run);
+    uint64_t inc = mk_bucket(b), inc2 = mk_bucket(other);
+    /* Key order and time order differ: key i is the (i * 29 % 48)-th oldest. */
+    uint8_t sks[DUE_KEYS][16];
+    unsigned shards = 0;
+    for (int i = 0; i < DUE_KEYS; i++) {
+        char key[32];
+        snprintf(key, sizeof(key), "d/%02d", i);
+        int64_t ms = DUE_T0 + (int64_t)(i * 29 % DUE_KEYS) * 1000;
+        assert_int_equal(
+            put_at(i % 2 ? g2 : g1, b, inc, key, ms * 1000000, STRATA_VERSIONING_ENABLED, sks[i]),
+            0);
+        shards |= 1u << strata_meta__rados_idx_shard(key, strlen(key));
+    }
+    assert_true(__builtin_popcount(shards) >= 4); /* a merge over shards, not one */
+    /* Not a whole ms: due in the ms it falls in. */
+    uint8_t odd[16];
+    int64_t last_ms = DUE_T0 + DUE_KEYS * 1000;
+    assert_int_equal(
+        put_at(g1, b, inc, "odd", last_ms * 1000000 + 999999, STRATA_VERSIONING_ENABLED, odd), 0);
+    assert_int_equal(
+        put_at(g1, other, inc2, "elsewhere", DUE_T0 * 1000000, STRATA_VERSIONING_ENABLED, NULL), 0);
+    static struct due_seen s;
+    assert_int_equal(due_scan(g2, b, DUE_T0, last_ms, &s), 0);
+    assert_int_equal(s.n, DUE_KEYS);
+    for (int j = 0; j < DUE_KEYS; j++) {
+        int i = 0;
+        while (i * 29 % DUE_KEYS != j)
+            i++;
+        char key[32];
+        snprintf(key, sizeof(key), "d/%02d", i);
+        assert_string_equal(s.key[j], key);
+        assert_memory_equal(s.sk[j], sks[i], 16);
+        assert_int_equal(s.ms[j], DUE_T0 + j * 1000);
+    }
+    /* A window: [5 s, 15 s) holds the 5th to the 14th oldest. */
+    assert_int_equal(due_scan(g1, b, DUE_T0 + 5000, DUE_T0 + 15000, &s), 0);
+    assert_int_equal(s.n, 10);
+    assert_int_equal(s.ms[0], DUE_T0 + 5000);
+    assert_int_equal(s.ms[9], DUE_T0 + 14000);
+    /* Bounds: from is in, to is out. */
+    assert_int_equal(due_scan(g1, b, DUE_T0 + 5000, DUE_T0 + 5001, &s), 0);
+    assert_int_equal(s.n, 1);
+    assert_int_equal(due_scan(g1, b, DUE_T0 + 5001, DUE_T0 + 6000, &s), 0);
+    assert_int_equal(s.n, 0);
+    assert_int_equal(due_scan(g1, b, last_ms, last_ms + 1, &s), 0);
+    assert_int_equal(s.n, 1);
+    assert_string_equal(s.key[0], "odd");
+    assert_memory_equal(s.sk[0], odd, 16);
+    assert_int_equal(due_scan(g1, b, 0, DUE_T0, &s), 0);
+    assert_int_equal(s.n, 0);
+    /* The other bucket's entry is its own. */
+    assert_int_equal(due_scan(g1, other, 0, INT64_MAX / 1000000, &s), 0);
+    assert_int_equal(s.n, 1);
+    assert_string_equal(s.key[0], "elsewhere");
+    struct strata_meta__scan *sc;
+    struct strata_meta__scan_spec bad = {
+        .bucket = b, .kind = STRATA_META__SCAN_DUE, .from_ms = 10, .to_ms = 10};
+    assert_int_equal(g1->store->scan_open(g1, &bad, &sc), STRATA_EINVAL);
+}
+
+/* The e/ keys in a shard object. */
+static int ekeys(struct strata_meta *m, const char *oid, char out[8][RADOS_EKEY_MAX])
+{
+    rados_read_op_t op = rados_create_read_op();
+    rados_omap_iter_t it;
+    unsigned char more = 0;
+    int pr = 0, n = 0;
+    rados_read_op_omap_get_vals2(op, "", "e/", 100, &it, &more, &pr);
+    assert_int_equal(rados_read_op_operate(op, raw(m), oid, 0), 0);
+    char *k, *v;
+    size_t vl;
+    while (rados_omap_get_next(it, &k, &v, &vl) == 0 && k) {
+        assert_true(n < 8);
+        assert_int_equal(vl, 0);
+        snprintf(out[n++], RADOS_EKEY_MAX, "%s", k);
+    }
+    rados_omap_get_end(it);
+    rados_release_read_op(op);
+    return n;
+}
+
+static void test_due_removed_with_version(void **state)
+{
+    (void)state;
+    char b[64];
+    snprintf(b, sizeof(b), "duerm-%s", run);
+    uint64_t inc = mk_bucket(b);
+    uint8_t sk1[16], sk2[16];
+    int64_t t = DUE_T0 * 1000000;
+    assert_int_equal(put_at(g1, b, inc, "r\x01k", t, STRATA_VERSIONING_ENABLED, sk1), 0);
+    assert_int_equal(put_at(g2, b, inc, "r\x01k", t + 1000000, STRATA_VERSIONING_ENABLED, sk2), 0);
+    char oid[48], e[8][RADOS_EKEY_MAX], want[RADOS_EKEY_MAX];
+    key_oid(oid, inc, "r\x01k");
+    assert_int_equal(ekeys(g1, oid, e), 2);
+    strata_meta__rados_ekey(want, "r\x01k", 3, sk1);
+    assert_string_equal(e[0], want);
+    assert_memory_equal(want, "e/17979cfe362a0000\x01r\x02\x01k\x01", 24); /* the layout */
+    /* A version removed for good takes its entry with it (one op). */
+    assert_int_equal(remove_vid(g2, b, "r\x01k", sk2), 0);
+    assert_int_equal(ekeys(g1, oid, e), 1);
+    assert_string_equal(e[0], want);
+    static struct due_seen s;
+    assert_int_equal(due_scan(g1, b, 0, DUE_T0 + 10, &s), 0);
+    assert_int_equal(s.n, 1);
+    assert_memory_equal(s.sk[0], sk1, 16);
+    assert_int_equal(remove_vid(g1, b, "r\x01k", sk1), 0);
+    assert_int_equal(ekeys(g1, oid, e), 0);
+    assert_int_equal(due_scan(g1, b, 0, DUE_T0 + 10, &s), 0);
+    assert_int_equal(s.n, 0);
+    /* Unversioned: each PUT replaces the null version, and its entry. */
+    uint8_t skn[16];
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(put_at(i % 2 ? g2 : g1, b, inc, "null-key", t + i * 1000000,
+                                STRATA_VERSIONING_OFF, skn),
+                         0);
+    key_oid(oid, inc, "null-key");
+    assert_int_equal(ekeys(g1, oid, e), 1);
+    strata_meta__rados_ekey(want, "null-key", 8, skn);
+    assert_string_equal(e[0], want);
+    assert_int_equal(due_scan(g2, b, 0, DUE_T0 + 10, &s), 0);
+    assert_int_equal(s.n, 1);
+    assert_string_equal(s.key[0], "null-key");
+    assert_int_equal(s.ms[0], DUE_T0 + 2);
+}
+
+/* ---- transition intents (x/) ---- */
+
+/* A version whose data is data id `id` on tier `tier` (not inline). */
+static void put_data(struct strata_meta *m, const char *bucket, uint64_t inc, const char *key,
+                     const uint8_t id[16], uint8_t sk[16])
+{
+    struct putc p;
+    memset(&p, 0, sizeof(p));
+    p.rec.size = 100;
+    p.rec.has_data_id = true;
+    memcpy(p.rec.data_id, id, 16);
+    snprintf(p.rec.etag, sizeof(p.rec.etag), "e-data");
+    snprintf(p.rec.storage_class, sizeof(p.rec.storage_class), "STANDARD");
+    p.versioning = STRATA_VERSIONING_ENABLED;
+    struct strata_meta__key_txn t = {.bucket = bucket,
+                                     .key = key,
+                                     .incarnation = inc,
+                                     .hold_bucket = true,
+                                     .want = strata_meta__version_want(p.versioning),
+                                     .decide = put_decide,
+                                     .ud = &p};
+    /* Its data's pending entry first, as a PUT writes it (the commit
+     * removes it, and refuses a record whose entry is gone). */
+    assert_int_equal(m->store->pending_add(m, bucket, inc, key, NULL, id), 0);
+    assert_int_equal(m->store->key_txn(m, &t), 0);
+    memcpy(sk, p.sk, 16);
+}
+
+/* An intent's bytes as transition.c writes them (meta_internal.h): from
+ * the hot tier (old id) to "warm" (new id). */
+static size_t intent_bytes(char *out, const uint8_t old[16], const uint8_t nw[16])
+{
+    size_t o = 0;
+    out[o++] = VAL_VERSION_BYTE;
+    const char head[] = "\x85\x00\x01\x01\xa0\x02\xa4warm\x03\x91\xc4\x10";
+    memcpy(out + o, head, sizeof(head) - 1);
+    o += sizeof(head) - 1;
+    memcpy(out + o, old, 16);
+    o += 16;
+    memcpy(out + o, "\x04\x91\xc4\x10", 4);
+    o += 4;
+    memcpy(out + o, nw, 16);
+    return o + 16;
+}
+
+/* The g/ entries of a shard object: count, and whether one names id with
+ * the value gc.c reads: the tier's name, "-" for the hot tier (""). */
+static int gents(struct strata_meta *m, const char *oid, const uint8_t id[16], const char *tier,
+                 bool *found)
+{
+    char idhex[33];
+    strata_meta__rados_sk_hex(id, idhex);
+    const char *want = *tier ? tier : "-";
+    size_t wl = strlen(want);
+    rados_read_op_t op = rados_create_read_op();
+    rados_omap_iter_t it;
+    unsigned char more = 0;
+    int pr = 0, n = 0;
+    rados_read_op_omap_get_vals2(op, "", "g/", 100, &it, &more, &pr);
+    assert_int_equal(rados_read_op_operate(op, raw(m), oid, 0), 0);
+    char *k, *v;
+    size_t vl;
+    *found = false;
+    int64_t now = (int64_t)time(NULL) * 1000;
+    while (rados_omap_get_next(it, &k, &v, &vl) == 0 && k) {
+        n++;
+        /* g/DUE/ID: due 15 min from now, 16 hex ms */
+        assert_int_equal(strlen(k), 2 + 16 + 1 + 32);
+        int64_t due = (int64_t)strtoull(k + 2, NULL, 16);
+        assert_true(due > now + 14 * 60 * 1000 && due < now + 16 * 60 * 1000);
+        if (strcmp(k + 19, idhex) == 0 && vl == wl && memcmp(v, want, wl) == 0)
+            *found = true;
+    }
+    rados_omap_get_end(it);
+    rados_release_read_op(op);
+    return n;
+}
+
+static bool intent_listed(struct strata_meta *m, const char *bucket, const char *key,
+                          const uint8_t sk[16])
+{
+    struct strata_meta__scan_spec spec = {.kind = STRATA_META__SCAN_INTENTS};
+    struct strata_meta__scan *sc;
+    assert_int_equal(m->store->scan_open(m, &spec, &sc), 0);
+    struct strata_meta__scan_ent e;
+    bool seen = false;
+    int rc;
+    while ((rc = m->store->scan_next(sc, &e)) == 1)
+        seen = seen || (strcmp(e.bucket, bucket) == 0 && strcmp(e.key, key) == 0 &&
+                        memcmp(e.sk, sk, 16) == 0);
+    m->store->scan_close(sc);
+    assert_int_equal(rc, 0);
+    return seen;
+}
+
+/* A transition's switch: the record names the copy on another tier. */
+static int switch_to_cb(void *ud, const uint8_t *sk, const struct meta_rec *cur,
+                        struct meta_edit *e)
+{
+    (void)sk;
+    (void)cur;
+    const struct meta_edit *to = ud;
+    e->tier = to->tier;
+    e->storage_class = to->storage_class;
+    e->set_data_id = true;
+    memcpy(e->data_id, to->data_id, 16);
+    return 0;
+}
+
+static void test_intent_resolve(void **state)
+{
+    (void)state;
+    char b[64];
+    snprintf(b, sizeof(b), "tr1-%s", run);
+    uint64_t inc = mk_bucket(b);
+    const struct strata_meta__store_ops *ops = g1->store;
+    uint8_t a[16], nb[16], sk[16];
+    memset(a, 0xa1, 16);
+    memset(nb, 0xb2, 16);
+    char iv[128];
+    size_t ivl = intent_bytes(iv, a, nb);
+    char oid[48], *got;
+    size_t gl;
+    bool found;
+    uint64_t n;
+
+    /* Not switched (a crash before the switch): the record still names
+     * the source, so the copy on "warm" loses. */
+    put_data(g1, b, inc, "stay", a, sk);
+    assert_int_equal(ops->intent_put(g1, b, "stay", sk, iv, ivl), 0);
+    assert_int_equal(g2->store->intent_get(g2, b, "stay", sk, &got, &gl), 0);
+    assert_int_equal(gl, ivl);
+    assert_memory_equal(got, iv, ivl);
+    free(got);
+    assert_true(intent_listed(g2, b, "stay", sk)); /* the scan finds what a crash left */
+    key_oid(oid, inc, "stay");
+    assert_int_equal(gents(g1, oid, nb, "warm", &found), 0);
+    assert_int_equal(strata_meta_transition_reclaim(g2, &n), 0);
+    assert_true(n >= 1);
+    assert_int_equal(g1->store->intent_get(g1, b, "stay", sk, &got, &gl), STRATA_ENOTFOUND);
+    assert_int_equal(gents(g1, oid, nb, "warm", &found), 1);
+    assert_true(found);
+    assert_false(intent_listed(g1, b, "stay", sk));
+
+    /* Switched (a crash after it): the record names the copy on "warm",
+     * so the source loses. */
+    snprintf(b, sizeof(b), "tr2-%s", run);
+    inc = mk_bucket(b);
+    put_data(g1, b, inc, "moved", a, sk);
+    assert_int_equal(ops->intent_put(g1, b, "moved", sk, iv, ivl), 0);
+    char vid[STRATA_VERSION_ID_MAX + 1];
+    strata_meta__vid_format(sk, vid);
+    struct meta_edit sw = {.tier = "warm", .storage_class = "WARM", .set_data_id = true};
+    memcpy(sw.data_id, nb, 16);
+    assert_int_equal(strata_meta__rec_rewrite(g2, b, "moved", vid, switch_to_cb, &sw, NULL), 0);
+    assert_int_equal(strata_meta_transition_reclaim(g1, &n), 0);
+    key_oid(oid, inc, "moved");
+    assert_int_equal(gents(g1, oid, a, "", &found), 1);
+    assert_true(found);
+    gents(g1, oid, nb, "warm", &found);
+    assert_false(found);
+    assert_int_equal(g2->store->intent_get(g2, b, "moved", sk, &got, &gl), STRATA_ENOTFOUND);
+
+    /* The version is gone: both copies lose.  Resolved twice (two
+     * gateways): queued once. */
+    uint8_t skg[16];
+    snprintf(b, sizeof(b), "tr3-%s", run);
+    inc = mk_bucket(b);
+    put_data(g2, b, inc, "gone", a, skg);
+    assert_int_equal(ops->intent_put(g2, b, "gone", skg, iv, ivl), 0);
+    assert_int_equal(remove_vid(g1, b, "gone", skg), 0);
+    struct strata_meta__intent_loss loss[2] = {{"", a}, {"warm", nb}};
+    assert_int_equal(g1->store->intent_resolve(g1, b, "gone", skg, iv, ivl, loss, 2), 0);
+    assert_int_equal(g2->store->intent_resolve(g2, b, "gone", skg, iv, ivl, loss, 2), 0);
+    key_oid(oid, inc, "gone");
+    assert_int_equal(gents(g1, oid, a, "", &found), 2);
+    assert_true(found);
+    gents(g1, oid, nb, "warm", &found);
+    assert_true(found);
+    assert_int_equal(g1->store->intent_get(g1, b, "gone", skg, &got, &gl), STRATA_ENOTFOUND);
+}
+
+/* ---- figures: the DUE scan over 10,000 versions (printed) ---- */
+
+#define FIG_VERSIONS 10000
+#define FIG_THREADS  4
+
+struct fill_arg {
+    struct strata_meta *m;
+    const char *bucket;
+    uint64_t inc;
+    int from, to, fails;
+};
+
+static void *fill_thread(void *x)
+{
+    struct fill_arg *a = x;
+    for (int i = a->from; i < a->to; i++) {
+        char key[32];
+        snprintf(key, sizeof(key), "f/%05d", (i * 7919) % FIG_VERSIONS);
+        if (put_at(a->m, a->bucket, a->inc, key, (DUE_T0 + i) * 1000000, STRATA_VERSIONING_ENABLED,
+                   NULL))
+            a->fails++;
+    }
+    return NULL;
+}
+
+static void test_due_scan_figures(void **state)
+{
+    (void)state;
+    char b[64];
+    snprintf(b, sizeof(b), "duefig-%s", run);
+    uint64_t inc = mk_bucket(b);
+    pthread_t th[FIG_THREADS];
+    struct fill_arg a[FIG_THREADS];
+    for (int t = 0; t < FIG_THREADS; t++) {
+        a[t] = (struct fill_arg){.m = t % 2 ? g2 : g1,
+                                 .bucket = b,
+                                 .inc = inc,
+                                 .from = t * FIG_VERSIONS / FIG_THREADS,
+                                 .to = (t + 1) * FIG_VERSIONS / FIG_THREADS};
+        pthread_create(&th[t], NULL, fill_thread, &a[t]);
+    }
+    for (int t = 0; t < FIG_THREADS; t++) {
+        pthread_join(th[t], NULL);
+        assert_int_equal(a[t].fails, 0);
+    }
+    int64_t all[5], page[5];
+    for (int r = 0; r < 5; r++) {
+        struct strata_meta__scan_spec spec = {.bucket = b,
+                                              .kind = STRATA_META__SCAN_DUE,
+                                              .from_ms = DUE_T0,
+                                              .to_ms = DUE_T0 + FIG_VERSIONS};
+        struct strata_meta__scan *sc;
+        int64_t t0 = mono_us();
+        assert_int_equal(g1->store->scan_open(g1, &spec, &sc), 0);
+        struct strata_meta__scan_ent e;
+        int n = 0, rc;
+        while ((rc = g1->store->scan_next(sc, &e)) == 1) {
+            assert_int_equal(e.due_ms, DUE_T0 + n); /* oldest first, every one */
+            if (++n == 1000)
+                page[r] = mono_us() - t0;
+        }
+        all[r] = mono_us() - t0;
+        g1->store->scan_close(sc);
+        assert_int_equal(rc, 0);
+        assert_int_equal(n, FIG_VERSIONS);
+    }
+    qsort(all, 5, sizeof(all[0]), cmp_i64);
+    qsort(page, 5, sizeof(page[0]), cmp_i64);
+    print_message("DUE scan over %d versions on 8 shards (5 runs): whole range p50 %" PRId64
+                  " ms (min %" PRId64 ", max %" PRId64 "), first 1,000 entries p50 %" PRId64
+                  " ms\n",
+                  FIG_VERSIONS, all[2] / 1000, all[0] / 1000, all[4] / 1000, page[2] / 1000);
+}
+
 int main(void)
 {
     if (!rados_test_env(&opts, "test_store_rados"))
@@ -2363,6 +2835,10 @@ int main(void)
         cmocka_unit_test(test_mpu_complete_if_none_match),
         cmocka_unit_test(test_mpu_uploads_scan),
         cmocka_unit_test(test_mpu_complete_figures),
+        cmocka_unit_test(test_due_scan),
+        cmocka_unit_test(test_due_removed_with_version),
+        cmocka_unit_test(test_intent_resolve),
+        cmocka_unit_test(test_due_scan_figures),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

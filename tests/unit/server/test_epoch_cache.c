@@ -171,6 +171,42 @@ static void test_expiry(void **state)
     assert_int_equal(l.loads, 2);
 }
 
+/* NULL drops every bucket; strata_ecaches_invalidate reaches every cache
+ * used so far (another gateway's change, cache_watch.c). */
+static void test_invalidate_all_and_every_cache(void **state)
+{
+    (void)state;
+    static struct strata_ecache c1 = STRATA_ECACHE_INIT(&ops), c2 = STRATA_ECACHE_INIT(&ops);
+    struct loader l1 = {0, 1, 0}, l2 = {0, 2, 0};
+    assert_int_equal(get_id(&c1, "x1", 0, &l1), 1);
+    assert_int_equal(get_id(&c1, "x2", 0, &l1), 1);
+    assert_int_equal(get_id(&c2, "x1", 0, &l2), 2);
+    assert_int_equal(l1.loads, 2);
+    l1.next_id = 3;
+    strata_ecache_invalidate(&c1, NULL);
+    assert_int_equal(get_id(&c1, "x1", 0, &l1), 3);
+    assert_int_equal(get_id(&c1, "x2", 0, &l1), 3);
+    assert_int_equal(l1.loads, 4);
+    assert_int_equal(get_id(&c2, "x1", 0, &l2), 2); /* the other cache kept its value */
+    assert_int_equal(l2.loads, 1);
+    /* One bucket from every cache, then everything from every cache. */
+    l1.next_id = 4;
+    l2.next_id = 5;
+    strata_ecaches_invalidate("x1");
+    assert_int_equal(get_id(&c1, "x1", 0, &l1), 4);
+    assert_int_equal(get_id(&c2, "x1", 0, &l2), 5);
+    assert_int_equal(get_id(&c1, "x2", 0, &l1), 3);
+    assert_int_equal(l1.loads, 5);
+    assert_int_equal(l2.loads, 2);
+    l1.next_id = 6;
+    l2.next_id = 7;
+    strata_ecaches_invalidate(NULL);
+    assert_int_equal(get_id(&c1, "x2", 0, &l1), 6);
+    assert_int_equal(get_id(&c2, "x1", 0, &l2), 7);
+    strata_ecache_invalidate(&c1, NULL);
+    strata_ecache_invalidate(&c2, NULL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -178,6 +214,7 @@ int main(void)
         cmocka_unit_test(test_errors_not_cached_null_is),
         cmocka_unit_test(test_other_thread_and_release),
         cmocka_unit_test(test_expiry),
+        cmocka_unit_test(test_invalidate_all_and_every_cache),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
