@@ -10,12 +10,12 @@ both).
 - bucket policy (put, get byte-for-byte, delete; NoSuchBucketPolicy;
   MalformedPolicy for a policy that does not parse);
 - lifecycle configuration (put, get, delete; NoSuchLifecycleConfiguration);
-- Object Lock configuration (only on a bucket created with it:
-  ObjectLockConfigurationNotFoundError otherwise; its versioning cannot be
-  suspended: InvalidBucketState);
 - bucket tagging and CORS rules (put, get, delete; NoSuchTagSet,
   NoSuchCORSConfiguration);
 - an empty bucket lists no keys and no versions.
+
+Object Lock configuration is test_object_lock.py's, which runs on both
+stores too.
 """
 
 import json
@@ -97,28 +97,6 @@ def lifecycle(s):
     c.delete_bucket_lifecycle(Bucket=name)
     expect_error(lambda: c.get_bucket_lifecycle_configuration(Bucket=name),
                  "NoSuchLifecycleConfiguration", 404)
-
-
-@test
-def object_lock_configuration(s):
-    c = s.client()
-    plain, locked = s.bucket_name("nolock"), s.bucket_name("lock")
-    c.create_bucket(Bucket=plain)
-    expect_error(lambda: c.get_object_lock_configuration(Bucket=plain),
-                 "ObjectLockConfigurationNotFoundError", 404)
-    c.create_bucket(Bucket=locked, ObjectLockEnabledForBucket=True)
-    assert c.get_bucket_versioning(Bucket=locked)["Status"] == "Enabled"
-    got = c.get_object_lock_configuration(Bucket=locked)["ObjectLockConfiguration"]
-    assert got == {"ObjectLockEnabled": "Enabled"}, got
-    c.put_object_lock_configuration(Bucket=locked, ObjectLockConfiguration={
-        "ObjectLockEnabled": "Enabled",
-        "Rule": {"DefaultRetention": {"Mode": "COMPLIANCE", "Years": 1}}})
-    got = c.get_object_lock_configuration(Bucket=locked)["ObjectLockConfiguration"]
-    assert got["Rule"]["DefaultRetention"] == {"Mode": "COMPLIANCE", "Years": 1}, got
-    expect_error(lambda: c.put_bucket_versioning(
-        Bucket=locked, VersioningConfiguration={"Status": "Suspended"}),
-        "InvalidBucketState", 409)
-    assert c.get_bucket_versioning(Bucket=locked)["Status"] == "Enabled"
 
 
 @test
