@@ -1,7 +1,7 @@
 /*
  * backend.c - what the layers above meta/ may know of the store behind the
- * seam (store.h): its name, whether its object paths are built, and the
- * hook of their bucket caches for changes made by other gateways.
+ * seam (store.h): its name and the hook of their bucket caches for changes
+ * made by other gateways.
  */
 #include "meta_internal.h"
 #include "store.h"
@@ -9,11 +9,6 @@
 const char *strata_meta_store_name(const struct strata_meta *m)
 {
     return m->store->name;
-}
-
-bool strata_meta_objects_ready(const struct strata_meta *m)
-{
-    return !m->store->objects_pending;
 }
 
 int strata_meta_on_invalidate(struct strata_meta *m, strata_meta_invalidate_cb cb, void *ud)

@@ -399,10 +399,6 @@ typedef void (*strata_meta__invalidate_fn)(void *ud, const char *bucket);
 
 struct strata_meta__store_ops {
     const char *name; /* "local" */
-    /* Object data, GET / HEAD reads and uploads are not on this store yet:
-     * strata_meta_objects_ready answers false and the server refuses object
-     * requests with 501 instead of reaching paths that need local drives. */
-    bool objects_pending;
     /* Release the backend's own state (store_priv) at strata_meta_close,
      * after the clock's last mark and the audit log's close; NULL: none. */
     void (*close)(struct strata_meta *m);

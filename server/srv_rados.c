@@ -45,8 +45,5 @@ int strata_srv_rados_open(struct strata_srv *s, size_t inline_max)
     strata_srv_log(STRATA_LOG_INFO, "store: RADOS pools %s.meta and %s.data of %s as client.%s",
                    s->cfg.rados_pool_prefix, s->cfg.rados_pool_prefix, s->cfg.rados_conf,
                    s->cfg.rados_id);
-    if (!strata_meta_objects_ready(s->meta))
-        strata_srv_log(STRATA_LOG_WARN, "store: object data, reads and uploads are not on "
-                       "RADOS in this build: object requests answer 501 NotImplemented");
     return 0;
 }

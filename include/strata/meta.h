@@ -1094,9 +1094,6 @@ int strata_meta_open_rados(const struct strata_rados_opts *ro, const struct stra
                            struct strata_meta **out, struct strata_errinfo *ei);
 /* Which store holds the namespace: "local" (the drive sets) or "rados". */
 const char *strata_meta_store_name(const struct strata_meta *m);
-/* Whether object requests (data, GET / HEAD, uploads) work on this store;
- * false on a RADOS store until they are built there: answer 501. */
-bool strata_meta_objects_ready(const struct strata_meta *m);
 /*
  * Bucket caches across gateways.  cb(ud, bucket) runs on a backend thread
  * whenever another gateway changed bucket's record or configuration (the

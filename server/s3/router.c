@@ -215,20 +215,6 @@ static bool conditions_taken(struct strata_req *r, const struct strata_route *rt
     return true;
 }
 
-/* A store whose object paths are not built yet (RADOS, until its data,
- * reads and uploads land) serves bucket requests only: requests that
- * read or write objects or uploads answer 501, never local-drive data. */
-static bool store_serves(struct strata_req *r, const struct strata_route *rt)
-{
-    /* No store behind the request: the table's own unit tests. */
-    if (!r->srv || !r->srv->meta || strata_meta_objects_ready(r->srv->meta))
-        return true;
-    if (rt->level == STRATA_LVL_OBJECT)
-        return strcmp(rt->method, "OPTIONS") == 0;
-    return strcmp(rt->op, "PostObject") != 0 && strcmp(rt->op, "DeleteObjects") != 0 &&
-           strcmp(rt->op, "ListMultipartUploads") != 0;
-}
-
 const struct strata_route *strata_route_find(struct strata_req *r, bool *notimpl)
 {
     const char *sub = NULL;
@@ -268,7 +254,7 @@ const struct strata_route *strata_route_find(struct strata_req *r, bool *notimpl
     if (hit->body_cb == strata_h_put_body && strata_req_hdr(r, "x-amz-copy-source")) {
         hit = hit->sub ? &part_copy_route : &copy_route;
     }
-    if (!conditions_taken(r, hit) || !store_serves(r, hit)) {
+    if (!conditions_taken(r, hit)) {
         *notimpl = true;
         return NULL;
     }
