@@ -336,18 +336,8 @@ bool strata_req_version_answered(const struct strata_req *r, const char *version
  * is set when a known but unsupported subresource or header was asked. */
 const struct strata_route *strata_route_find(struct strata_req *r, bool *notimpl);
 
-/* ---- handlers ------------------------------------------------------------ */
+/* ---- S3 helpers shared by handlers --------------------------------------- */
 
-void strata_h_list_buckets(struct strata_req *r);
-void strata_h_bucket_create(struct strata_req *r);
-void strata_h_bucket_head(struct strata_req *r);
-void strata_h_bucket_delete(struct strata_req *r);
-void strata_h_bucket_location(struct strata_req *r);
-void strata_h_bucket_versioning_get(struct strata_req *r);
-void strata_h_bucket_versioning_put(struct strata_req *r);
-/* ACLs (s3_acl.c) */
-void strata_h_acl_get(struct strata_req *r);
-void strata_h_acl_put(struct strata_req *r);
 /* x-amz-acl or any x-amz-grant-* header present. */
 bool strata_acl_hdrs_present(struct strata_req *r);
 /* The ACL the request's x-amz-acl / x-amz-grant-* headers set on a
@@ -372,43 +362,9 @@ enum s3_err strata_acl_new_object(struct strata_req *r, struct strata_sbuf *out)
  * the given ownership (InvalidBucketAclWithObjectOwnership for a
  * non-private ACL under BucketOwnerEnforced), stored unless check_only. */
 enum s3_err strata_acl_bucket_set(struct strata_req *r, int ownership, bool check_only);
-/* Ownership controls (s3_ownership.c) and public access block
- * (s3_public_access.c) */
-void strata_h_ownership_get(struct strata_req *r);
-void strata_h_ownership_put(struct strata_req *r);
-void strata_h_ownership_delete(struct strata_req *r);
-void strata_h_pab_get(struct strata_req *r);
-void strata_h_pab_put(struct strata_req *r);
-void strata_h_pab_delete(struct strata_req *r);
-void strata_h_list_objects(struct strata_req *r);
-void strata_h_list_versions(struct strata_req *r);
-int strata_h_put_begin(struct strata_req *r);
-int strata_h_put_body(struct strata_req *r, const void *buf, size_t len);
-void strata_h_put_run(struct strata_req *r);
-void strata_h_get(struct strata_req *r);
-void strata_h_copy(struct strata_req *r);
-void strata_h_part_copy(struct strata_req *r);
-void strata_h_attributes(struct strata_req *r);
-/* Tagging (s3_tagging.c) */
-void strata_h_tagging_get(struct strata_req *r);
-void strata_h_tagging_put(struct strata_req *r);
-void strata_h_tagging_delete(struct strata_req *r);
 /* x-amz-tagging request header into canonical form in b (empty when the
  * header is absent).  S3E_NONE or InvalidTag. */
 enum s3_err strata_tagging_hdr(struct strata_req *r, struct strata_sbuf *b);
-/* Multipart (s3_multipart.c).  Parts reuse strata_h_put_body/_run. */
-void strata_h_mpu_create(struct strata_req *r);
-int strata_h_mpu_part_begin(struct strata_req *r);
-void strata_h_mpu_complete(struct strata_req *r);
-void strata_h_mpu_abort(struct strata_req *r);
-void strata_h_mpu_list_parts(struct strata_req *r);
-void strata_h_mpu_list(struct strata_req *r);
-void strata_h_delete(struct strata_req *r);
-void strata_h_delete_multi(struct strata_req *r);
-/* Lifecycle (s3_lifecycle.c) */
-void strata_h_lifecycle_get(struct strata_req *r);
-void strata_h_lifecycle_put(struct strata_req *r);
-void strata_h_lifecycle_delete(struct strata_req *r);
 struct strata_lc_config;
 /* The canonical LifecycleConfiguration document of c (what GET returns);
  * it parses back into the same rules.  b->failed on allocation failure. */
@@ -421,21 +377,9 @@ void strata_lifecycle_expiration_hdr(struct strata_req *r, const struct strata_o
  * a strata_ilm_tags_decode_cb (max <= STRATA_SRV_QPARAMS_MAX). */
 int strata_srv_tags_decode(const uint8_t *raw, size_t len, struct strata_kv *out, size_t max,
                            char *buf, size_t buf_len);
-/* Bucket policy (s3_policy.c) */
-void strata_h_policy_get(struct strata_req *r);
-void strata_h_policy_put(struct strata_req *r);
-void strata_h_policy_delete(struct strata_req *r);
-void strata_h_policy_status(struct strata_req *r);
 
 /* ---- Object Lock (s3_object_lock.c) ------------------------------------- */
 
-void strata_h_lock_config_get(struct strata_req *r);
-void strata_h_lock_config_put(struct strata_req *r);
-void strata_h_retention_get(struct strata_req *r);
-void strata_h_retention_put(struct strata_req *r);
-void strata_h_legal_hold_get(struct strata_req *r);
-void strata_h_legal_hold_put(struct strata_req *r);
-void strata_h_restore(struct strata_req *r);
 /* x-amz-restore of r->info's version on an archive tier (s3_restore.c). */
 void strata_restore_hdr_add(struct strata_req *r, struct MHD_Response *resp);
 /* x-amz-object-lock-{mode,retain-until-date,legal-hold} of a new object

@@ -60,10 +60,6 @@ void strata_notify_destroy(struct strata_notify *n);
  * be empty), or -1. */
 int strata_notify_target_find(const struct strata_notify *n, const char *arn);
 
-/* Put/GetBucketNotificationConfiguration (notify_config.c). */
-void strata_h_notification_get(struct strata_req *r);
-void strata_h_notification_put(struct strata_req *r);
-
 /*
  * After a change of r's bucket has committed and before its answer is
  * sent: queues event ("ObjectCreated:Put", ...; AWS's eventName without

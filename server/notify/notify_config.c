@@ -15,6 +15,7 @@
  * accepted and never sent.
  */
 #include "notify.h"
+#include "handlers.h"
 #include "notify_config.h"
 #include "notify_internal.h"
 

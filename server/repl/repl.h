@@ -67,11 +67,6 @@ int strata_repl_create(const char *const *specs, size_t nspecs, const char *cred
 /* Stops the threads (queued versions stay queued) and frees.  NULL: no-op. */
 void strata_repl_destroy(struct strata_repl *rp);
 
-/* Put/Get/DeleteBucketReplication (repl_handlers.c). */
-void strata_h_replication_get(struct strata_req *r);
-void strata_h_replication_put(struct strata_req *r);
-void strata_h_replication_delete(struct strata_req *r);
-
 /*
  * Before a new version of key is written (PutObject, CopyObject,
  * CreateMultipartUpload): the x-amz-replication-status value to store with

@@ -9,6 +9,7 @@
  * every write of the bucket consults it.
  */
 #include "repl.h"
+#include "handlers.h"
 #include "repl_config.h"
 #include "repl_internal.h"
 

@@ -5,6 +5,7 @@
  * connection thread.
  */
 #include "srv.h"
+#include "handlers.h"
 #include "sse.h"
 #include "s3_cors.h"
 #include "s3_post.h"

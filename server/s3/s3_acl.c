@@ -14,6 +14,7 @@
  * Connection threads.
  */
 #include "srv.h"
+#include "handlers.h"
 
 #include <stdlib.h>
 #include <string.h>

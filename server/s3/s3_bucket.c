@@ -5,6 +5,7 @@
  * (except CreateBucket, which checks it here).
  */
 #include "srv.h"
+#include "handlers.h"
 #include "authz.h"
 
 #include <ctype.h>

@@ -6,6 +6,7 @@
  * sse.h).  Connection thread of the request.
  */
 #include "srv.h"
+#include "handlers.h"
 #include "sse.h"
 
 #include <stdio.h>

@@ -6,6 +6,7 @@
  * stored one untouched.  Connection threads.
  */
 #include "s3_cors.h"
+#include "handlers.h"
 
 #include "bucket_doc_cache.h"
 #include "s3_bucket_config.h"

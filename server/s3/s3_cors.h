@@ -68,12 +68,6 @@ const struct strata_cors_rule *strata_cors_match(const struct strata_cors *c, co
 /* '*'-pattern match: at most one '*' standing for any run of characters. */
 bool strata_cors_wildcard_match(const char *pattern, const char *s, bool nocase);
 
-/* Handlers (router.c). */
-void strata_h_cors_get(struct strata_req *r);
-void strata_h_cors_put(struct strata_req *r);
-void strata_h_cors_delete(struct strata_req *r);
-void strata_h_cors_preflight(struct strata_req *r);
-
 /* Adds the Access-Control-* answer headers to resp for a request with an
  * Origin header on a bucket whose CORS configuration matches it (called by
  * strata_req_send for every answer about a bucket, errors included). */

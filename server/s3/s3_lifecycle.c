@@ -17,6 +17,7 @@
  * Connection threads.
  */
 #include "srv.h"
+#include "handlers.h"
 #include "srv_tiers.h"
 
 #include <stdlib.h>

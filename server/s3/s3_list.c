@@ -5,6 +5,7 @@
  * the key to resume after.  Connection thread.
  */
 #include "srv.h"
+#include "handlers.h"
 #include "authz.h"
 
 #include <ctype.h>

@@ -5,6 +5,7 @@
  * ListMultipartUploads.  Connection thread of the request.
  */
 #include "srv.h"
+#include "handlers.h"
 #include "repl.h"
 #include "notify.h"
 #include "sse.h"

@@ -6,6 +6,7 @@
  * strata_obj_get_part.  Connection thread of the request.
  */
 #include "srv.h"
+#include "handlers.h"
 #include "sse.h"
 
 #include <stdio.h>

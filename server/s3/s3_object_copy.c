@@ -6,6 +6,7 @@
  * checked before any byte is written.  Connection thread of the request.
  */
 #include "srv.h"
+#include "handlers.h"
 #include "repl.h"
 #include "notify.h"
 #include "sse.h"

@@ -4,6 +4,7 @@
  * x-amz-checksum-* header required and verified).  Connection thread.
  */
 #include "srv.h"
+#include "handlers.h"
 #include "notify.h"
 #include "repl.h"
 

@@ -9,6 +9,7 @@
  * drives continues on a storage worker (r->rerun).
  */
 #include "srv.h"
+#include "handlers.h"
 #include "authz.h"
 #include "sse.h"
 

@@ -9,6 +9,7 @@
  * Connection thread of the request.
  */
 #include "srv.h"
+#include "handlers.h"
 #include "remote_lock.h"
 #include "repl.h"
 #include "srv_tiers.h"

@@ -7,6 +7,7 @@
  * to their writer, as with ObjectWriter.  Connection threads.
  */
 #include "srv.h"
+#include "handlers.h"
 
 #include <stdlib.h>
 #include <string.h>

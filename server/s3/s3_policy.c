@@ -6,6 +6,7 @@
  * strata_authz_request (the owner only).  Connection threads.
  */
 #include "srv.h"
+#include "handlers.h"
 
 #include <stdlib.h>
 #include <string.h>

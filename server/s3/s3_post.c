@@ -11,6 +11,7 @@
  * was.  Connection thread of the request.
  */
 #include "s3_post.h"
+#include "handlers.h"
 #include "notify.h"
 
 #include <stdio.h>

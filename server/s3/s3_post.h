@@ -9,14 +9,6 @@
 
 #include "srv.h"
 
-/* The route's begin/body/run (router.c): begin refuses a body that is not
- * multipart/form-data; body parses the form with libmicrohttpd's post
- * processor and, once the file field starts, checks signature, policy and
- * permission and streams the file into the object layer; run commits and
- * answers as success_action_redirect / success_action_status ask. */
-int strata_h_post_begin(struct strata_req *r);
-int strata_h_post_body(struct strata_req *r, const void *buf, size_t len);
-void strata_h_post_run(struct strata_req *r);
 /* Once the form has been judged, its fields stand for the request headers
  * of the same name to the code that reads headers (authorisation condition
  * keys, encryption): an x-amz-* field (the signature fields aside),

@@ -8,6 +8,7 @@
  * Connection threads.
  */
 #include "srv.h"
+#include "handlers.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -13,6 +13,7 @@
  * Connection thread of the request.
  */
 #include "srv.h"
+#include "handlers.h"
 
 #include "http_date.h"
 #include "notify.h"

@@ -6,6 +6,7 @@
  * Connection thread of the request.
  */
 #include "srv.h"
+#include "handlers.h"
 #include "notify.h"
 #include "repl.h"
 #include "s3_bucket_config.h"

@@ -192,8 +192,5 @@ int strata_sse_default_get(struct strata_req *r, const char *bucket,
  * else InvalidArgument / KMS.NotFoundException / KMS.DisabledException,
  * NotImplemented without a key store or for aws:kms:dsse. */
 int strata_sse_default_check(struct strata_req *r, const struct strata_sse_default *d);
-void strata_h_encryption_get(struct strata_req *r);
-void strata_h_encryption_put(struct strata_req *r);
-void strata_h_encryption_delete(struct strata_req *r);
 
 #endif /* STRATA_SERVER_SSE_H */
