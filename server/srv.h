@@ -164,8 +164,44 @@ enum strata_level {
 /* run() on the event thread: it reads records only, and streams bodies
  * that live on drives through strata_req_stream_response. */
 #define STRATA_RT_IN_PLACE 0x8
+/* Chosen instead of the route of the same method, level and subresource
+ * whose body is an upload when x-amz-copy-source is sent. */
+#define STRATA_RT_COPY_SOURCE 0x10
 
 struct strata_req;
+
+/* How a route is authorised (auth/authz.c): each route names its kind and
+ * its s3: action, so no operation exists without one (the route table's
+ * unit test refuses a route that lacks them).  0 is no kind: the bucket
+ * owner only (fail closed). */
+enum strata_authz_kind {
+    STRATA_AZ_UNSET = 0,
+    /* The bucket owner, the bucket policy and ACL grants decide action on
+     * the request's bucket or key. */
+    STRATA_AZ_POLICY,
+    /* As POLICY; an object ACL grant is checked by the handler once it has
+     * read the version (strata_authz_object). */
+    STRATA_AZ_POLICY_OBJECT,
+    /* The bucket policy's own operations: the owner always, others never
+     * (405 when the policy would allow them, as AWS). */
+    STRATA_AZ_POLICY_ADMIN,
+    /* The handler checks action itself: per key (DeleteObjects), or once
+     * the form names signer and key (POST Object). */
+    STRATA_AZ_HANDLER,
+    /* The bucket owner only: action is not evaluated against the policy. */
+    STRATA_AZ_OWNER,
+    /* No bucket to authorise against (ListBuckets, CreateBucket): any
+     * signed caller. */
+    STRATA_AZ_SIGNED,
+    /* No credentials at all (CORS preflight); action NULL. */
+    STRATA_AZ_PUBLIC,
+};
+
+struct strata_route_authz {
+    int kind;                   /* enum strata_authz_kind */
+    const char *action;         /* "s3:GetObject", ... */
+    const char *version_action; /* with ?versionId on an object, or NULL: action */
+};
 
 struct strata_route {
     const char *method;
@@ -180,6 +216,7 @@ struct strata_route {
     int (*body_cb)(struct strata_req *r, const void *buf, size_t len);
     /* After the whole body: must answer (or r->err is answered). */
     void (*run)(struct strata_req *r);
+    struct strata_route_authz authz;
 };
 
 struct strata_req {
@@ -335,6 +372,8 @@ bool strata_req_version_answered(const struct strata_req *r, const char *version
 /* The route for method/level and the request's query, or NULL.  *notimpl
  * is set when a known but unsupported subresource or header was asked. */
 const struct strata_route *strata_route_find(struct strata_req *r, bool *notimpl);
+/* Every route, *n of them (unit tests walk the table). */
+const struct strata_route *strata_route_table(size_t *n);
 
 /* ---- S3 helpers shared by handlers --------------------------------------- */
 

@@ -193,10 +193,12 @@ static void dispatch(struct strata_req *r)
 }
 
 /* Bodies (users/AK's JSON) are buffered like S3's XML bodies: bounded,
- * charged to the body budget, checked against x-amz-content-sha256. */
+ * charged to the body budget, checked against x-amz-content-sha256.  No
+ * s3: action: strata_admin_route admits the admin users only. */
 static const struct strata_route admin_route = {"*", STRATA_LVL_SERVICE, NULL,
                                                 STRATA_RT_BODY_XML, "Admin",
-                                                NULL, NULL, dispatch};
+                                                NULL, NULL, dispatch,
+                                                {STRATA_AZ_UNSET, NULL, NULL}};
 
 /* The root user, or a key named in --admin-users (whole comma-separated
  * items only: "AK" does not admit "AK2"). */

@@ -1,7 +1,8 @@
 /*
  * authz.c - request authorisation against the bucket owner and the bucket
- * policy (see authz.h): the route -> s3: action table, the condition keys
- * of a request, and a one-second cache of parsed policies.
+ * policy (see authz.h): the decision for the action the route carries
+ * (router.c), the condition keys of a request, and a one-second cache of
+ * parsed policies.
  */
 #include "authz.h"
 
@@ -18,84 +19,6 @@
 
 #include "epoch_cache.h"
 #include "srv_err.h"
-
-/* ---- route -> action ------------------------------------------------------ */
-
-struct action_map {
-    const char *op;         /* route op name (router.c) */
-    const char *action;     /* s3: action */
-    const char *version;    /* action when a versionId is given, or NULL */
-};
-
-static const struct action_map actions[] = {
-    {"HeadBucket", "s3:ListBucket", NULL},
-    {"DeleteBucket", "s3:DeleteBucket", NULL},
-    {"ListObjects", "s3:ListBucket", NULL},
-    {"ListObjectVersions", "s3:ListBucketVersions", NULL},
-    {"ListMultipartUploads", "s3:ListBucketMultipartUploads", NULL},
-    {"GetBucketLocation", "s3:GetBucketLocation", NULL},
-    {"GetBucketVersioning", "s3:GetBucketVersioning", NULL},
-    {"PutBucketVersioning", "s3:PutBucketVersioning", NULL},
-    {"GetBucketAcl", "s3:GetBucketAcl", NULL},
-    {"PutBucketAcl", "s3:PutBucketAcl", NULL},
-    {"GetBucketTagging", "s3:GetBucketTagging", NULL},
-    {"PutBucketTagging", "s3:PutBucketTagging", NULL},
-    {"DeleteBucketTagging", "s3:PutBucketTagging", NULL},
-    {"GetBucketPolicy", "s3:GetBucketPolicy", NULL},
-    {"PutBucketPolicy", "s3:PutBucketPolicy", NULL},
-    {"DeleteBucketPolicy", "s3:DeleteBucketPolicy", NULL},
-    {"GetBucketPolicyStatus", "s3:GetBucketPolicyStatus", NULL},
-    {"GetBucketCors", "s3:GetBucketCORS", NULL},
-    {"PutBucketCors", "s3:PutBucketCORS", NULL},
-    {"DeleteBucketCors", "s3:PutBucketCORS", NULL},
-    /* A preflight carries no credentials and changes nothing: its answer
-     * comes from the CORS rules alone (s3_cors.c). */
-    {"PreflightCORS", NULL, NULL},
-    /* POST Object: the signer and the key are known only from the form,
-     * so s3:PutObject is checked by the handler (s3_post.c). */
-    {"PostObject", NULL, NULL},
-    {"GetBucketLifecycleConfiguration", "s3:GetLifecycleConfiguration", NULL},
-    {"PutBucketLifecycleConfiguration", "s3:PutLifecycleConfiguration", NULL},
-    {"DeleteBucketLifecycle", "s3:PutLifecycleConfiguration", NULL},
-    {"GetObjectLockConfiguration", "s3:GetBucketObjectLockConfiguration", NULL},
-    {"PutObjectLockConfiguration", "s3:PutBucketObjectLockConfiguration", NULL},
-    /* DeleteObjects: each key is checked as s3:DeleteObject by the
-     * handler; the request itself needs no permission of its own. */
-    {"DeleteObjects", NULL, NULL},
-    {"PutObject", "s3:PutObject", NULL},
-    {"CopyObject", "s3:PutObject", NULL},
-    {"CreateMultipartUpload", "s3:PutObject", NULL},
-    {"UploadPart", "s3:PutObject", NULL},
-    {"UploadPartCopy", "s3:PutObject", NULL},
-    {"CompleteMultipartUpload", "s3:PutObject", NULL},
-    {"AbortMultipartUpload", "s3:AbortMultipartUpload", NULL},
-    {"ListParts", "s3:ListMultipartUploadParts", NULL},
-    {"GetObject", "s3:GetObject", "s3:GetObjectVersion"},
-    {"HeadObject", "s3:GetObject", "s3:GetObjectVersion"},
-    {"DeleteObject", "s3:DeleteObject", "s3:DeleteObjectVersion"},
-    {"GetObjectAcl", "s3:GetObjectAcl", "s3:GetObjectVersionAcl"},
-    {"PutObjectAcl", "s3:PutObjectAcl", "s3:PutObjectVersionAcl"},
-    {"GetObjectAttributes", "s3:GetObjectAttributes", "s3:GetObjectVersionAttributes"},
-    {"GetObjectTagging", "s3:GetObjectTagging", "s3:GetObjectVersionTagging"},
-    {"PutObjectTagging", "s3:PutObjectTagging", "s3:PutObjectVersionTagging"},
-    {"DeleteObjectTagging", "s3:DeleteObjectTagging", "s3:DeleteObjectVersionTagging"},
-    {"GetObjectRetention", "s3:GetObjectRetention", NULL},
-    {"PutObjectRetention", "s3:PutObjectRetention", NULL},
-    {"GetObjectLegalHold", "s3:GetObjectLegalHold", NULL},
-    {"PutObjectLegalHold", "s3:PutObjectLegalHold", NULL},
-    {"RestoreObject", "s3:RestoreObject", NULL},
-    {"GetBucketOwnershipControls", "s3:GetBucketOwnershipControls", NULL},
-    {"PutBucketOwnershipControls", "s3:PutBucketOwnershipControls", NULL},
-    {"DeleteBucketOwnershipControls", "s3:PutBucketOwnershipControls", NULL},
-    {"GetPublicAccessBlock", "s3:GetBucketPublicAccessBlock", NULL},
-    {"PutPublicAccessBlock", "s3:PutBucketPublicAccessBlock", NULL},
-    {"DeletePublicAccessBlock", "s3:PutBucketPublicAccessBlock", NULL},
-    {"GetBucketNotificationConfiguration", "s3:GetBucketNotification", NULL},
-    {"PutBucketNotificationConfiguration", "s3:PutBucketNotification", NULL},
-    {"GetBucketReplication", "s3:GetReplicationConfiguration", NULL},
-    {"PutBucketReplication", "s3:PutReplicationConfiguration", NULL},
-    {"DeleteBucketReplication", "s3:PutReplicationConfiguration", NULL},
-};
 
 /* What an ACL grant allows (AWS's "mapping of ACL permissions and access
  * policy permissions"): the permission each action needs, on the bucket
@@ -131,12 +54,6 @@ static int acl_perm_of(const char *action, bool *object)
         }
     *object = false;
     return 0;
-}
-
-static bool is_policy_admin(const char *op)
-{
-    return strcmp(op, "GetBucketPolicy") == 0 || strcmp(op, "PutBucketPolicy") == 0 ||
-           strcmp(op, "DeleteBucketPolicy") == 0 || strcmp(op, "GetBucketPolicyStatus") == 0;
 }
 
 /* ---- policy cache ------------------------------------------------------------ */
@@ -736,17 +653,17 @@ enum s3_err strata_authz_request(struct strata_req *r, int *serr)
     const char *expect = strata_req_hdr(r, "x-amz-expected-bucket-owner");
     if (expect && strcmp(expect, r->binfo.owner) != 0)
         return S3E_AccessDenied;
-    const struct action_map *am = NULL;
-    for (size_t i = 0; i < sizeof(actions) / sizeof(actions[0]) && !am; i++)
-        if (strcmp(actions[i].op, r->route->op) == 0)
-            am = &actions[i];
+    const struct strata_route_authz *az = &r->route->authz;
     bool owner = is_owner(r, &r->binfo);
-    if (!am) /* an operation without a mapped action: owner only */
+    if (az->kind == STRATA_AZ_PUBLIC || az->kind == STRATA_AZ_HANDLER)
+        return S3E_NONE; /* no credentials needed, or checked by the handler */
+    bool evaluated = (az->kind == STRATA_AZ_POLICY || az->kind == STRATA_AZ_POLICY_OBJECT ||
+                      az->kind == STRATA_AZ_POLICY_ADMIN) &&
+                     az->action;
+    if (!evaluated) /* OWNER, or no kind or action given: the owner only (fail closed) */
         return owner ? S3E_NONE : S3E_AccessDenied;
-    if (!am->action) /* checked per key by the handler */
-        return S3E_NONE;
     const char *vid = r->key ? strata_req_query(r, "versionId") : NULL;
-    const char *action = vid && am->version ? am->version : am->action;
+    const char *action = vid && az->version_action ? az->version_action : az->action;
     struct strata_policy_ref *ref = NULL;
     int rc = strata_policy_cache_get(r->srv->meta, &r->binfo, &ref);
     if (rc) {
@@ -755,7 +672,7 @@ enum s3_err strata_authz_request(struct strata_req *r, int *serr)
     }
     const struct strata_policy *p = strata_policy_ref_get(ref);
     enum s3_err e;
-    if (is_policy_admin(r->route->op)) {
+    if (az->kind == STRATA_AZ_POLICY_ADMIN) {
         /* AWS: the owner's root can always manage the policy (no lockout);
          * other accounts never: 405 when a policy would allow them. */
         e = owner ? S3E_NONE
@@ -765,11 +682,8 @@ enum s3_err strata_authz_request(struct strata_req *r, int *serr)
     } else {
         /* Only the handlers that call strata_authz_object may be left the
          * object's grant check; any other route decides here (fail closed). */
-        bool handler_checks = strcmp(r->route->op, "GetObject") == 0 ||
-                              strcmp(r->route->op, "HeadObject") == 0 ||
-                              strcmp(r->route->op, "GetObjectAcl") == 0 ||
-                              strcmp(r->route->op, "PutObjectAcl") == 0;
-        e = decide(r, ref, &r->binfo, action, r->key, vid, handler_checks ? &r->acl_need : NULL);
+        e = decide(r, ref, &r->binfo, action, r->key, vid,
+                   az->kind == STRATA_AZ_POLICY_OBJECT ? &r->acl_need : NULL);
     }
     strata_policy_ref_put(ref);
     return e;

@@ -13,8 +13,9 @@
  *     always (so a policy cannot lock its owner out, as on AWS), anyone
  *     else never (403, or 405 when the policy would allow it, as AWS).
  *
- * Each route maps to one s3: action (one table in authz.c); operations
- * with a versionId map to their *Version action.  Connection threads.
+ * Each route carries its s3: action and how it is authorised (struct
+ * strata_route_authz, srv.h; the route table in s3/router.c); operations
+ * with a versionId use their *Version action.  Connection threads.
  */
 #ifndef STRATA_SERVER_AUTH_AUTHZ_H
 #define STRATA_SERVER_AUTH_AUTHZ_H

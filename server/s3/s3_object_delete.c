@@ -107,9 +107,10 @@ void strata_h_delete_multi(struct strata_req *r)
             add_error(&b, o, *o->key ? S3E_KeyTooLongError : S3E_InvalidArgument);
             continue;
         }
-        enum s3_err denied = strata_authz_check(r, &r->binfo, o->version_id
-                                                ? "s3:DeleteObjectVersion" : "s3:DeleteObject",
-                                                o->key, o->version_id);
+        const struct strata_route_authz *az = &r->route->authz;
+        enum s3_err denied =
+            strata_authz_check(r, &r->binfo, o->version_id ? az->version_action : az->action,
+                               o->key, o->version_id);
         if (denied) {
             add_error(&b, o, denied);
             continue;
