@@ -43,9 +43,11 @@ static json_t *level_print(const struct strata_srv_config *c)
 
 static int ownership_parse(struct strata_srv_opts *o, const char *v, char *err, size_t n)
 {
-    o->cfg->default_ownership = strata_ownership_parse(v, strlen(v));
-    if (o->cfg->default_ownership != STRATA_OWN_NONE)
+    int own = strata_ownership_parse(v, strlen(v));
+    if (own != STRATA_OWN_NONE) {
+        o->cfg->default_ownership = own;
         return 0;
+    }
     snprintf(err, n, "--default-object-ownership must be ObjectWriter, BucketOwnerPreferred or "
                      "BucketOwnerEnforced");
     return -1;
