@@ -178,7 +178,8 @@ const struct strata_srv_opt strata_srv_opt_table[] = {
      * checksum per GET.  The cache is an LRU that only grows as it is used. */
     {.flag = "cache-mb", .key = "cache-mb", .arg = "N", NUM(cache_mb), .def = 1024,
      .help = "metadata block cache shared by all drives, MiB (default {default})"},
-    {.flag = "memtable-mb", .key = "memtable-mb", .arg = "N", NUMS(memtable_mb, 1, 8, SIZE_MAX >> 21),
+    {.flag = "memtable-mb", .key = "memtable-mb", .arg = "N",
+     NUMS(memtable_mb, 1, 8, SIZE_MAX >> 21),
      .def = STRATA_MEMTABLE_MB_DEFAULT,
      .must = "must be a number of MiB, at least 8",
      .help = "metadata write buffers (RocksDB memtables) of all drives\n"
@@ -201,7 +202,8 @@ const struct strata_srv_opt strata_srv_opt_table[] = {
      .help = "connections from one client address; more are closed\n"
              "at accept (default {default}: no limit)"},
     /* 32 signed 16 MiB chunks, or 256 XML bodies of 2 MiB. */
-    {.flag = "body-memory-mb", .key = "body-memory-mb", .arg = "N", NUMS(body_memory, 1u << 20, 1, SIZE_MAX >> 20),
+    {.flag = "body-memory-mb", .key = "body-memory-mb", .arg = "N",
+     NUMS(body_memory, 1u << 20, 1, SIZE_MAX >> 20),
      .def = 512, .must = "must be at least 1",
      .help = "request bodies buffered at once, all requests together\n"
              "(signed aws-chunked chunks, XML bodies), MiB; beyond it\n"
@@ -256,7 +258,8 @@ const struct strata_srv_opt strata_srv_opt_table[] = {
      MEMBER(sse_c_allow_http),
      .help = "accept SSE-C customer keys over plain HTTP (tests on\n"
              "loopback only; AWS and the default refuse them)"},
-    {.flag = "mpu-retry-seconds", .key = "mpu-retry-seconds", .arg = "N", NUMS(mpu_retry_s, 1, 1, UINT32_MAX),
+    {.flag = "mpu-retry-seconds", .key = "mpu-retry-seconds", .arg = "N",
+     NUMS(mpu_retry_s, 1, 1, UINT32_MAX),
      .def = STRATA_MPU_RETRY_S_DEFAULT,
      .must = "must be a number of seconds, at least 1",
      .help = "a completed multipart upload answers a repeated\n"
@@ -273,7 +276,8 @@ const struct strata_srv_opt strata_srv_opt_table[] = {
     /* The lifecycle scanner: a real day, a pass an hour, healing an hour,
      * tmp/ leftovers a day old (a slow upload may keep its tmp/ file for
      * hours). */
-    {.flag = "lc-day-seconds", .key = "lc-day-seconds", .arg = "N", NUMS(lc_day_ms, 1000, 1, INT64_MAX / 1000),
+    {.flag = "lc-day-seconds", .key = "lc-day-seconds", .arg = "N",
+     NUMS(lc_day_ms, 1000, 1, INT64_MAX / 1000),
      .def = 86400, .must = "must be at least 1",
      .group = "Lifecycle (bucket lifecycle rules, healing and tmp/ reclaim in the background):",
      .help = "one lifecycle day lasts N seconds (default {default}); rule\n"
@@ -383,7 +387,8 @@ const struct strata_srv_opt strata_srv_opt_table[] = {
              "postgres: the password; repeatable; config\n"
              "\"notify-token-files\": [...])"},
     /* 0: not set, notify.c's default. */
-    {.flag = "notify-queue-max", .key = "notify-queue-max", .arg = "N", NUMS(notify_queue_max, 1, 1, 1ll << 32),
+    {.flag = "notify-queue-max", .key = "notify-queue-max", .arg = "N",
+     NUMS(notify_queue_max, 1, 1, 1ll << 32),
      .null0 = true, .help_def = STRATA_NOTIFY_QUEUE_MAX_DEFAULT,
      .must = "must be a number of events, at least 1",
      .help = "events pending per target before new ones are dropped\n"

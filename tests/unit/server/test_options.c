@@ -290,6 +290,14 @@ static void printed_config_reads_back_the_same(void **state)
     free(second);
 }
 
+static void write_text(const char *path, const char *text)
+{
+    FILE *fp = fopen(path, "w");
+    assert_non_null(fp);
+    fputs(text, fp);
+    assert_int_equal(fclose(fp), 0);
+}
+
 static void flags_replace_the_files_lists(void **state)
 {
     (void)state;
@@ -297,11 +305,8 @@ static void flags_replace_the_files_lists(void **state)
     const char *base = getenv("STRATA_TEST_TMPDIR");
     snprintf(path, sizeof(path), "%s/options-lists-%d.json", base ? base : "/tmp",
              (int)getpid());
-    FILE *fp = fopen(path, "w");
-    assert_non_null(fp);
-    fputs("{\"replication-targets\": [\"a:http://h:1\"], \"storage-classes\": [\"X:hot\"],"
-          " \"max-inflight\": \"9\"}", fp);
-    fclose(fp);
+    write_text(path, "{\"replication-targets\": [\"a:http://h:1\"],"
+                     " \"storage-classes\": [\"X:hot\"], \"max-inflight\": \"9\"}");
     fresh();
     json_t *conf = strata_srv_config_load(path, err, sizeof(err));
     assert_non_null(conf);
@@ -318,10 +323,7 @@ static void flags_replace_the_files_lists(void **state)
     assert_string_equal(cfg.repl_specs[0], "b:http://h:2");
     assert_int_equal(cfg.nclass_specs, 2);
     /* A refused file value names the key. */
-    fp = fopen(path, "w");
-    assert_non_null(fp);
-    fputs("{\"memtable-mb\": 7}", fp);
-    fclose(fp);
+    write_text(path, "{\"memtable-mb\": 7}");
     fresh();
     json_t *bad = strata_srv_config_load(path, err, sizeof(err));
     assert_non_null(bad);
@@ -330,16 +332,10 @@ static void flags_replace_the_files_lists(void **state)
     assert_non_null(strstr(err, "bad --config"));
     assert_non_null(strstr(err, "\"memtable-mb\""));
     /* An unknown key and a wrong type are refused when the file is read. */
-    fp = fopen(path, "w");
-    assert_non_null(fp);
-    fputs("{\"tiers\": \"warm:/x\"}", fp);
-    fclose(fp);
+    write_text(path, "{\"tiers\": \"warm:/x\"}");
     assert_null(strata_srv_config_load(path, err, sizeof(err)));
     assert_non_null(strstr(err, "\"tiers\": want an array of strings"));
-    fp = fopen(path, "w");
-    assert_non_null(fp);
-    fputs("{\"tier\": [\"warm:/x\"]}", fp);
-    fclose(fp);
+    write_text(path, "{\"tier\": [\"warm:/x\"]}");
     assert_null(strata_srv_config_load(path, err, sizeof(err)));
     assert_non_null(strstr(err, "\"tier\": unknown key"));
     unlink(path);
