@@ -4,7 +4,9 @@
  * strata_srv_config, its default, range and help text; flag parsing
  * (getopt_long), --help, the config file (srv_config.c) and
  * --print-config are all derived from it, so a new option is one row in
- * options.c.
+ * options.c (and, for a new setting, its member in struct
+ * strata_srv_config); another usage form of a flag in --help (a new kind
+ * of --tier) is a STRATA_OPT_FORM row after it.
  *
  * Start-up only, main thread (strata_srv_opts_json also from connection
  * threads: it only reads).  Functions return errors in err (no "strata: "
