@@ -33,6 +33,7 @@
 #include "admin.h"
 #include "admin_cli.h"
 #include "authz.h"
+#include "options.h"
 #include "srv_config.h"
 #include "srv_rados.h"
 #include "srv_tiers.h"
@@ -46,27 +47,8 @@
 #include "strata/ilm.h"
 
 #define DRIVES_MAX 1024
-/* Small objects live in the metadata records and dataloaders re-read them:
- * a cache that holds the hot set saves a pread and a block checksum per GET.
- * The cache is an LRU that only grows as it is used. */
-#define CACHE_MB_DEFAULT 1024u
-/* 32 signed 16 MiB chunks, or 256 XML bodies of 2 MiB. */
-#define BODY_MEMORY_MB_DEFAULT 512u
 #define DEFAULT_ROOT_USER "strataadmin"
 #define DEFAULT_ROOT_PASSWORD "strataadmin"
-/* The lifecycle scanner: a real day, a pass an hour, healing an hour, tmp/
- * leftovers a day old (a slow upload may keep its tmp/ file for hours). */
-#define LC_DAY_S_DEFAULT 86400u
-#define ILM_INTERVAL_S_DEFAULT 3600u
-#define ILM_RATE_DEFAULT 2000u
-#define ILM_MOVE_MBPS_DEFAULT 64u
-#define ILM_DUE_RATE_DEFAULT 250u
-#define HEAL_RATE_DEFAULT 500u
-#define HEAL_INTERVAL_S_DEFAULT 3600u
-#define ORPHAN_GRACE_S_DEFAULT 3600u
-
-/* Long options without a free letter. */
-enum { OPT_REPL_TARGET = 1001, OPT_RADOS_CONF, OPT_RADOS_ID, OPT_RADOS_PREFIX };
 
 static void usage(FILE *f)
 {
@@ -92,155 +74,9 @@ static void usage(FILE *f)
 "audit     Check the hash chain of the drives' object-lock audit logs, or\n"
 "          print one (strata audit --help).\n"
 "rados     Create the pools and control objects of the RADOS store in a Ceph\n"
-"          cluster, or check them (strata rados --help).\n"
-"\n"
-"Options of server:\n"
-"  --address HOST:PORT   listen address (default 127.0.0.1:9000)\n"
-"  --users FILE          more users, one per line: ACCESS_KEY SECRET [NAME]\n"
-"  --tls-cert FILE       PEM certificate: serve HTTPS (needs --tls-key)\n"
-"  --tls-key FILE        PEM private key for --tls-cert\n"
-"  --domain DOMAIN       accept virtual-host style requests (BUCKET.DOMAIN)\n"
-"  --region NAME         the region this server is (default us-east-1): requests\n"
-"                        signed for another get AuthorizationHeaderMalformed,\n"
-"                        CreateBucket for another IllegalLocationConstraintException\n"
-"  --inline-max BYTES    objects up to this size live in metadata (default %u)\n"
-"  --cache-mb N          metadata block cache shared by all drives, MiB (default %u)\n"
-"  --memtable-mb N       metadata write buffers (RocksDB memtables) of all drives\n"
-"                        together, MiB, at least 8 (default %u); with --cache-mb\n"
-"                        and --body-memory-mb the bulk of the daemon's memory\n"
-"  --read-cache-max-mb N  erasure-coded objects (and parts of multipart ones) up\n"
-"                        to N MiB are read through the page cache, bigger ones\n"
-"                        straight from the drives (O_DIRECT); 0: all from the\n"
-"                        drives (default %u)\n"
-"  --access-log FILE     access log file (default: stderr)\n"
-"  --max-inflight N      requests served at once; more get 503 SlowDown (default 256)\n"
-"  --timeout SECONDS     idle/slow connection timeout (default 120)\n"
-"  --max-conns-per-ip N  connections from one client address; more are closed\n"
-"                        at accept (default 0: no limit)\n"
-"  --body-memory-mb N    request bodies buffered at once, all requests together\n"
-"                        (signed aws-chunked chunks, XML bodies), MiB; beyond it\n"
-"                        requests get 503 SlowDown (default %u)\n"
-"  --threads N           event threads serving the connections (default 0: one\n"
-"                        per core)\n"
-"  --workers N           storage workers running what waits on drives: writes,\n"
-"                        listings, erasure-coded reads (default 0: 32)\n"
-"  --log-level LEVEL     err, warn, notice, info (default) or debug\n"
-"  --admin-users K1,K2   access keys (of --users) that may use the admin API\n"
-"                        besides the root user\n"
-"  --root-display-name NAME  the root user's DisplayName in ACLs and listings\n"
-"                        (default root)\n"
-"  --default-object-ownership MODE  Object Ownership of buckets created without\n"
-"                        x-amz-object-ownership: BucketOwnerEnforced (default,\n"
-"                        ACLs disabled, as AWS since 2023), BucketOwnerPreferred\n"
-"                        or ObjectWriter (ACLs enabled, for tools that set\n"
-"                        canned ACLs at CreateBucket)\n"
-"  --metrics-public      serve /metrics without credentials (otherwise admins\n"
-"                        read it signed at /strata/admin/v1/metrics)\n"
-"  --metrics-token-file FILE  /metrics also answers \"Authorization: Bearer T\"\n"
-"                        where T is FILE's first line (32-255 characters;\n"
-"                        Prometheus' bearer_token_file)\n"
-"  --config FILE         a JSON object of these options by long name (\"address\",\n"
-"                        \"max-inflight\", ...), \"drives\": [...], \"root-user\",\n"
-"                        \"root-password\"; flags and the environment win over it\n"
-"  --print-config        print the effective configuration (JSON, the root\n"
-"                        password masked) and exit; also strata --print-config\n"
-"  --kms-key-file FILE   master keys for server-side encryption (JSON, mode 0600;\n"
-"                        format in server/README.md); without it SSE answers 501\n"
-"  --sse-c-allow-http    accept SSE-C customer keys over plain HTTP (tests on\n"
-"                        loopback only; AWS and the default refuse them)\n"
-"  --mpu-retry-seconds N  a completed multipart upload answers a repeated\n"
-"                        CompleteMultipartUpload with the same part list (an SDK\n"
-"                        retrying a lost answer) with the same result for N\n"
-"                        seconds, at least 1 (default %u)\n"
-"  --kms-rewrap          after start, re-wrap the object keys of SSE-S3 objects\n"
-"                        held under an older master key with the active one\n"
-"                        (background pass, progress in the log; run again after\n"
-"                        a restart)\n"
-"\n"
-"Lifecycle (bucket lifecycle rules, healing and tmp/ reclaim in the background):\n"
-"  --lc-day-seconds N    one lifecycle day lasts N seconds (default %u); rule\n"
-"                        \"Days\" count in these days and due dates round up to\n"
-"                        the next multiple of N since the epoch (midnight UTC\n"
-"                        for 86400).  For tests and demos.\n"
-"  --ilm-interval-seconds N  a scanner pass starts every N seconds (default %u,\n"
-"                        or half a lifecycle day when that is shorter); 0 turns\n"
-"                        the scanner off\n"
-"  --ilm-rate N          versions and uploads the scanner examines per second\n"
-"                        (default %u; 0: no limit)\n"
-"  --heal-interval-seconds N  the scanner heals every drive set at most every N\n"
-"                        seconds, starting with its first pass (default %u; 0: never)\n"
-"  --orphan-grace-seconds N  shard files in data/ that no record references and\n"
-"                        leftovers in tmp/ are removed once they are N seconds\n"
-"                        old (default %u; 0: never)\n"
-"  --ilm-move-mbps N     lifecycle transitions copy at most N MiB/s (default %u;\n"
-"                        0: no limit)\n"
-"  --ilm-due-rate N      due lifecycle work (expirations and transitions found\n"
-"                        through the due-time index) is carried out for at\n"
-"                        most N objects per second (default %u; 0: no limit)\n"
-"  --heal-rate N         the scanner heals at most N keys per second: writes\n"
-"                        that missed a drive (the heal queue) and its full\n"
-"                        heal together (default %u; 0: no limit)\n"
-"\n"
-"Tiers (where object data lives; metadata always stays on the hot tier):\n"
-"  --tier NAME:[K+M:]DRIVES  a tier of erasure sets of K data + M parity drives\n"
-"                        (without K+M: sets picked as for the plain drive list).\n"
-"                        DRIVES: comma-separated drives or ranges, e.g.\n"
-"                        --tier warm:4+2:/mnt/w{1...6}.  Repeatable; --tier hot:...\n"
-"                        replaces the plain drive arguments.  Config file:\n"
-"                        \"tiers\": [\"warm:4+2:/mnt/w{1...6}\", ...]\n"
-"  --tier NAME:s3[,lock][,restore]:URL  a remote tier: the bucket at\n"
-"                        URL = http[s]://HOST:PORT/BUCKET[/PREFIX] (path style) of\n"
-"                        any S3 endpoint; ,lock keeps Object Lock on its objects\n"
-"                        (the bucket must have Object Lock), without it locked\n"
-"                        versions never move there; ,restore makes it an archive\n"
-"                        tier: its objects are read only after RestoreObject (as\n"
-"                        GLACIER on AWS; a day of the copy's Days is\n"
-"                        --lc-day-seconds), else reads stream from the remote\n"
-"  --tier-credentials FILE  keys of remote tiers, JSON {\"NAME\": {\"access_key\":\n"
-"                        ..., \"secret_key\": ..., \"region\": ...}}, mode 0600\n"
-"  --storage-class CLASS:TIER  serve x-amz-storage-class CLASS from TIER\n"
-"                        (repeatable; config \"storage-classes\": [...]).  Defaults:\n"
-"                        STANDARD:hot, STANDARD_IA:warm, WARM:warm, GLACIER:compliance,\n"
-"                        DEEP_ARCHIVE:compliance, COMPLIANCE:compliance.  A class whose\n"
-"                        tier is not configured is refused (InvalidStorageClass).\n"
-"\n"
-"Store on a Ceph cluster (meta/RADOS.md; create the pools once with\n"
-"strata rados init):\n"
-"  --rados-conf FILE     keep buckets, objects, the retention clock and the audit\n"
-"                        log in the Ceph cluster of FILE (a ceph.conf with its\n"
-"                        keyring) instead of local drives; several daemons on\n"
-"                        one cluster serve one namespace.  The daemon refuses to\n"
-"                        start when the cluster is unreachable (10 s) or a pool\n"
-"                        is missing, and with drives, --tier, --notify-target or\n"
-"                        --replication-target (they keep data on local drives)\n"
-"  --rados-id NAME       cephx user, without \"client.\" (default admin)\n"
-"  --rados-pool-prefix P  pools P.meta and P.data (default strata)\n"
-"\n"
-"Event notifications (PutBucketNotificationConfiguration names a target by\n"
-"its queue ARN arn:strata:sqs::ID:KIND):\n"
-"  --notify-target ID:KIND:ADDRESS  an event target, e.g.\n"
-"                        hook1:webhook:http://127.0.0.1:8080/events.  KIND:\n"
-"                        webhook (HTTP POST), redis (ADDRESS HOST:PORT/KEY: RPUSH\n"
-"                        to list KEY), nats (ADDRESS nats://HOST:PORT/SUBJECT),\n"
-"                        amqp (amqp://[USER@]HOST:PORT/EXCHANGE/ROUTING_KEY),\n"
-"                        mqtt (mqtt://[USER@]HOST:PORT/TOPIC) or postgres\n"
-"                        (postgres://[USER@]HOST:PORT/DBNAME/TABLE).\n"
-"                        Repeatable; config \"notify-targets\": [...].  Each has a\n"
-"                        persistent queue on the first two drives (notify/ID.q)\n"
-"  --notify-token-file ID:FILE  send \"Authorization: Bearer\" with the token on\n"
-"                        FILE's first line to target ID (redis: AUTH with it as\n"
-"                        the password; nats: the auth token; amqp, mqtt,\n"
-"                        postgres: the password; repeatable; config\n"
-"                        \"notify-token-files\": [...])\n"
-"  --notify-queue-max N  events pending per target before new ones are dropped\n"
-"                        and counted (default %u)\n"
-"\n"
-"Bucket replication (PutBucketReplication names a target by <Account>NAME):\n"
-"  --replication-target NAME:URL  a replication target, URL http[s]://HOST:PORT\n"
-"                        (another Strata or any S3).  Repeatable; config\n"
-"                        \"replication-targets\": [...].  Each has a persistent\n"
-"                        queue under the first drive (replication/NAME.q)\n"
-"                        Keys: NAME's in the --tier-credentials file\n"
+"          cluster, or check them (strata rados --help).\n");
+    strata_srv_opts_usage(f);
+    fprintf(f,
 "\n"
 "Environment:\n"
 "  STRATA_ROOT_USER      root access key (default %s)\n"
@@ -258,28 +94,13 @@ static void usage(FILE *f)
 "pass now (its counters are the strata_ilm_* lines of GET /metrics).  SIGHUP\n"
 "reloads the --users file and reopens the --access-log file; other settings\n"
 "need a restart.\n",
-            STRATA_INLINE_MAX_DEFAULT, CACHE_MB_DEFAULT, STRATA_MEMTABLE_MB_DEFAULT,
-            (unsigned)(STRATA_SRV_READ_CACHED_MAX >> 20), BODY_MEMORY_MB_DEFAULT,
-            STRATA_MPU_RETRY_S_DEFAULT, LC_DAY_S_DEFAULT,
-            ILM_INTERVAL_S_DEFAULT, ILM_RATE_DEFAULT, HEAL_INTERVAL_S_DEFAULT,
-            ORPHAN_GRACE_S_DEFAULT, ILM_MOVE_MBPS_DEFAULT, ILM_DUE_RATE_DEFAULT,
-            HEAL_RATE_DEFAULT, (unsigned)STRATA_NOTIFY_QUEUE_MAX_DEFAULT, DEFAULT_ROOT_USER,
-            DEFAULT_ROOT_PASSWORD);
+            DEFAULT_ROOT_USER, DEFAULT_ROOT_PASSWORD);
 }
 
 static void free_drives(char **drives, size_t n)
 {
     for (size_t i = 0; i < n; i++)
         free(drives[i]);
-}
-
-static int parse_level(const char *s)
-{
-    static const char *const names[] = {"err", "warn", "notice", "info", "debug"};
-    for (int i = 0; i < 5; i++)
-        if (strcmp(s, names[i]) == 0)
-            return i;
-    return -1;
 }
 
 /* The tiers besides hot: opened, each behind a local tier for meta.
@@ -444,14 +265,14 @@ static bool address_is_loopback(const char *address)
  * they are kept with a warning so a first local run works.  Runs before
  * the drives are opened and the socket is bound.
  */
-static int root_creds_pick(struct strata_srv_config *cfg, json_t *conf)
+static int root_creds_pick(struct strata_srv_config *cfg)
 {
-    cfg->root_user = getenv("STRATA_ROOT_USER");
-    cfg->root_password = getenv("STRATA_ROOT_PASSWORD");
-    if (!cfg->root_user || !*cfg->root_user || !cfg->root_password || !*cfg->root_password) {
-        /* The environment wins over the config file, as flags do. */
-        cfg->root_user = strata_srv_config_value(conf, "root-user");
-        cfg->root_password = strata_srv_config_value(conf, "root-password");
+    const char *user = getenv("STRATA_ROOT_USER"), *password = getenv("STRATA_ROOT_PASSWORD");
+    /* The environment wins over the config file's root keys (in cfg now),
+     * as flags do. */
+    if (user && *user && password && *password) {
+        cfg->root_user = user;
+        cfg->root_password = password;
     }
     if (!cfg->root_user || !*cfg->root_user || !cfg->root_password || !*cfg->root_password) {
         cfg->root_user = DEFAULT_ROOT_USER;
@@ -563,24 +384,16 @@ static int notify_start(struct strata_srv *s)
     return 0;
 }
 
-struct ilm_flags {
-    unsigned long day_s;
-    long interval_s; /* -1: derived from day_s */
-    unsigned rate;
-    unsigned heal_s;
-    unsigned orphan_s;
-    unsigned move_mbps;
-    unsigned due_rate;
-    unsigned heal_rate;
-};
-
 /* The lifecycle engine, after the HTTP daemon is up (0 = scanner off). */
-static int ilm_start(struct strata_srv *s, const struct ilm_flags *f, struct strata_ilm **out)
+static int ilm_start(struct strata_srv *s, struct strata_ilm **out)
 {
-    long interval = f->interval_s;
+    const struct strata_srv_config *f = &s->cfg;
+    unsigned long day_s = (unsigned long)(f->lc_day_ms / 1000);
+    long interval = f->ilm_interval_s;
     if (interval < 0)
-        interval = f->day_s / 2 < ILM_INTERVAL_S_DEFAULT ? (long)(f->day_s / 2) : ILM_INTERVAL_S_DEFAULT;
-    if (interval == 0 && f->interval_s < 0)
+        interval = day_s / 2 < STRATA_ILM_INTERVAL_S_DEFAULT ? (long)(day_s / 2)
+                                                             : STRATA_ILM_INTERVAL_S_DEFAULT;
+    if (interval == 0 && f->ilm_interval_s < 0)
         interval = 1;
     if (interval == 0) {
         strata_srv_log(STRATA_LOG_NOTICE, "lifecycle scanner off (--ilm-interval-seconds 0)");
@@ -596,12 +409,12 @@ static int ilm_start(struct strata_srv *s, const struct ilm_flags *f, struct str
             all[nall++] = s->tiers->t[t].sets[i];
     struct strata_ilm_opts o = {.meta = s->meta, .sets = all, .nsets = nall,
                                 .day_ms = s->cfg.lc_day_ms, .interval_s = (unsigned)interval,
-                                .rate_objs = f->rate, .heal_interval_s = f->heal_s,
-                                .tmp_age_s = f->orphan_s, .orphan_age_s = f->orphan_s,
+                                .rate_objs = f->ilm_rate, .heal_interval_s = f->heal_interval_s,
+                                .tmp_age_s = f->orphan_grace_s, .orphan_age_s = f->orphan_grace_s,
                                 .tags_decode_cb = strata_srv_tags_decode,
                                 .log = strata_srv_logger(),
                                 .classes = s->tiers ? &s->tiers->map : NULL,
-                                .move_mbps = f->move_mbps, .due_rate = f->due_rate,
+                                .move_mbps = f->ilm_move_mbps, .due_rate = f->ilm_due_rate,
                                 .heal_rate = f->heal_rate,
                                 .event_cb = s->notify ? strata_notify_ilm_event_cb : NULL,
                                 .event_ud = s};
@@ -618,250 +431,7 @@ static int ilm_start(struct strata_srv *s, const struct ilm_flags *f, struct str
     }
     strata_metrics_set_ilm(*out);
     strata_srv_log(STRATA_LOG_INFO, "lifecycle scanner: a pass every %ld s, day %lu s, %u/s",
-                   interval, f->day_s, f->rate);
-    return 0;
-}
-
-/* What the server's flags and its config file set, before they are checked. */
-struct server_args {
-    struct strata_srv_config *cfg;
-    size_t inline_max, cache_mb, body_mb, memtable_mb;
-    struct ilm_flags ilm;
-    struct strata_srv_tiers *tiers;
-    bool tier_flags;  /* a --tier flag was given: the config file's "tiers" do not count */
-};
-
-/* A whole decimal number (MiB, seconds) in [min, max] (no sign, no
- * suffix): 0 or -1. */
-static int parse_mib(const char *v, unsigned long long min, unsigned long long max,
-                     unsigned long long *out)
-{
-    char *end;
-    errno = 0;
-    unsigned long long mb = strtoull(v, &end, 10);
-    if (*v < '0' || *v > '9' || *end || errno || mb < min || mb > max)
-        return -1;
-    *out = mb;
-    return 0;
-}
-
-/* One option (long flag name's short code c) with its value, from the
- * command line or the config file.  0, or 2 after printing why. */
-static int server_opt(struct server_args *a, int c, const char *v)
-{
-    switch (c) {
-    case 'a': a->cfg->address = v; break;
-    case 'u': a->cfg->users_file = v; break;
-    case 'c': a->cfg->tls_cert = v; break;
-    case 'k': a->cfg->tls_key = v; break;
-    case 'd': a->cfg->domain = v; break;
-    case 'g':
-        if (!strata_s3_region_name_valid(v)) {
-            fprintf(stderr, "strata: --region must be 1-31 letters, digits and '-' (as "
-                            "us-east-1)\n");
-            return 2;
-        }
-        a->cfg->region = v;
-        break;
-    case 'i': a->inline_max = strtoull(v, NULL, 10); break;
-    case 'l': a->cfg->access_log = v; break;
-    case 'm': a->cfg->max_inflight = (unsigned)strtoul(v, NULL, 10); break;
-    case 't': a->cfg->conn_timeout_s = (unsigned)strtoul(v, NULL, 10); break;
-    case 'T': a->cfg->threads = (unsigned)strtoul(v, NULL, 10); break;
-    case 'w': a->cfg->workers = (unsigned)strtoul(v, NULL, 10); break;
-    case 'C': a->cache_mb = strtoull(v, NULL, 10); break;
-    case 'N': {
-        unsigned long long mb;
-        if (parse_mib(v, 8, SIZE_MAX >> 21, &mb) != 0) {
-            fprintf(stderr, "strata: --memtable-mb must be a number of MiB, at least 8\n");
-            return 2;
-        }
-        a->memtable_mb = mb;
-        break;
-    }
-    case 'e': {
-        unsigned long long mb;
-        if (parse_mib(v, 0, 1ull << 30, &mb) != 0) {
-            fprintf(stderr, "strata: --read-cache-max-mb must be a number of MiB\n");
-            return 2;
-        }
-        a->cfg->read_cached_max = mb << 20;
-        break;
-    }
-    case 'P': a->cfg->conns_per_ip = (unsigned)strtoul(v, NULL, 10); break;
-    case 'U': {
-        unsigned long long sec;
-        if (parse_mib(v, 1, UINT32_MAX, &sec) != 0) {
-            fprintf(stderr, "strata: --mpu-retry-seconds must be a number of seconds, "
-                            "at least 1\n");
-            return 2;
-        }
-        a->cfg->mpu_retry_s = (unsigned)sec;
-        break;
-    }
-    case 'B': a->body_mb = strtoull(v, NULL, 10); break;
-    case 'D': a->ilm.day_s = strtoul(v, NULL, 10); break;
-    case 'I': a->ilm.interval_s = strtol(v, NULL, 10); break;
-    case 'R': a->ilm.rate = (unsigned)strtoul(v, NULL, 10); break;
-    case 'H': a->ilm.heal_s = (unsigned)strtoul(v, NULL, 10); break;
-    case 'G': a->ilm.orphan_s = (unsigned)strtoul(v, NULL, 10); break;
-    case 'O': a->ilm.move_mbps = (unsigned)strtoul(v, NULL, 10); break;
-    case 'J': a->ilm.due_rate = (unsigned)strtoul(v, NULL, 10); break;
-    case 'Q': a->ilm.heal_rate = (unsigned)strtoul(v, NULL, 10); break;
-    case 'Y':
-    case 'Z': {
-        char err[512];
-        int rc = c == 'Y' ? strata_srv_tiers_add(a->tiers, v, err, sizeof(err))
-                          : strata_srv_tiers_class(a->tiers, v, err, sizeof(err));
-        if (rc) {
-            fprintf(stderr, "strata: %s\n", err);
-            return 2;
-        }
-        struct strata_srv_config *cf = a->cfg;
-        if (c == 'Y' && cf->ntier_specs < sizeof(cf->tier_specs) / sizeof(cf->tier_specs[0]))
-            cf->tier_specs[cf->ntier_specs++] = v;
-        if (c == 'Z' && cf->nclass_specs < sizeof(cf->class_specs) / sizeof(cf->class_specs[0]))
-            cf->class_specs[cf->nclass_specs++] = v;
-        break;
-    }
-    case 'j':
-    case 'y': {
-        struct strata_srv_config *cf = a->cfg;
-        char err[512];
-        if (c == 'j' && strata_notify_spec_check(v, err, sizeof(err)) != 0) {
-            fprintf(stderr, "strata: %s\n", err);
-            return 2;
-        }
-        if (c == 'y' && (!strchr(v, ':') || strchr(v, ':') == v)) {
-            fprintf(stderr, "strata: --notify-token-file wants ID:FILE\n");
-            return 2;
-        }
-        const char **arr = c == 'j' ? cf->notify_specs : cf->notify_token_specs;
-        unsigned *cnt = c == 'j' ? &cf->nnotify_specs : &cf->nnotify_token_specs;
-        if (*cnt == sizeof(cf->notify_specs) / sizeof(cf->notify_specs[0])) {
-            fprintf(stderr, "strata: too many --notify-target or --notify-token-file\n");
-            return 2;
-        }
-        arr[(*cnt)++] = v;
-        break;
-    }
-    case OPT_REPL_TARGET: {
-        struct strata_srv_config *cf = a->cfg;
-        char err[512];
-        if (strata_repl_spec_check(v, err, sizeof(err)) != 0) {
-            fprintf(stderr, "strata: %s\n", err);
-            return 2;
-        }
-        if (cf->nrepl_specs == sizeof(cf->repl_specs) / sizeof(cf->repl_specs[0])) {
-            fprintf(stderr, "strata: too many --replication-target\n");
-            return 2;
-        }
-        cf->repl_specs[cf->nrepl_specs++] = v;
-        break;
-    }
-    case 'q': {
-        unsigned long long q;
-        if (parse_mib(v, 1, 1ull << 32, &q) != 0) {
-            fprintf(stderr, "strata: --notify-queue-max must be a number of events, at least 1\n");
-            return 2;
-        }
-        a->cfg->notify_queue_max = (size_t)q;
-        break;
-    }
-    case OPT_RADOS_CONF:
-    case OPT_RADOS_ID:
-    case OPT_RADOS_PREFIX:
-        if (!*v) {
-            fprintf(stderr, "strata: --rados-%s must not be empty\n",
-                    c == OPT_RADOS_CONF ? "conf" : c == OPT_RADOS_ID ? "id" : "pool-prefix");
-            return 2;
-        }
-        *(c == OPT_RADOS_CONF ? &a->cfg->rados_conf
-          : c == OPT_RADOS_ID ? &a->cfg->rados_id
-                              : &a->cfg->rados_pool_prefix) = v;
-        break;
-    case 'K': a->cfg->kms_key_file = v; break;
-    case 'E': a->cfg->tier_credentials = v; break;
-    case 'A': a->cfg->admin_users = v; break;
-    case 'X': a->cfg->metrics_token_file = v; break;
-    case 'o':
-        a->cfg->default_ownership = strata_ownership_parse(v, strlen(v));
-        if (a->cfg->default_ownership == STRATA_OWN_NONE) {
-            fprintf(stderr, "strata: --default-object-ownership must be ObjectWriter, "
-                            "BucketOwnerPreferred or BucketOwnerEnforced\n");
-            return 2;
-        }
-        break;
-    case 'n':
-        if (!*v || strlen(v) >= sizeof(((struct strata_cred *)0)->display_name)) {
-            fprintf(stderr, "strata: --root-display-name must be 1 to 127 bytes\n");
-            return 2;
-        }
-        a->cfg->root_display_name = v;
-        break;
-    case 'v':
-        if (parse_level(v) < 0) {
-            fprintf(stderr, "strata: unknown log level %s\n", v);
-            return 2;
-        }
-        a->cfg->log_level = parse_level(v);
-        break;
-    default: return 2;
-    }
-    return 0;
-}
-
-/* Whether argv holds the flag --NAME (before "--"). */
-static bool argv_has(int argc, char **argv, const char *flag)
-{
-    size_t n = strlen(flag);
-    for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
-        if (strncmp(argv[i], flag, n) == 0 && (argv[i][n] == 0 || argv[i][n] == '='))
-            return true;
-    return false;
-}
-
-/* The config file's "tiers" (unless --tier flags replace them) and
- * "storage-classes" arrays.  0, or 2 after printing why. */
-static int config_tiers(struct server_args *a, json_t *conf, bool flags)
-{
-    static const char *const keys[] = {"tiers", "storage-classes"};
-    for (int k = flags ? 1 : 0; k < 2; k++) {
-        size_t i;
-        json_t *v;
-        json_array_foreach(json_object_get(conf, keys[k]), i, v)
-            if (server_opt(a, k == 0 ? 'Y' : 'Z', json_string_value(v)) != 0)
-                return 2;
-    }
-    return 0;
-}
-
-/* The config file's "notify-targets" and "notify-token-files" (unless the
- * flags replace them).  0, or 2 after printing why. */
-static int config_notify(struct server_args *a, json_t *conf, bool targets, bool tokens)
-{
-    static const char *const keys[] = {"notify-targets", "notify-token-files"};
-    for (int k = 0; k < 2; k++) {
-        size_t i;
-        json_t *v;
-        if (k == 0 ? targets : tokens)
-            continue;
-        json_array_foreach(json_object_get(conf, keys[k]), i, v)
-            if (server_opt(a, k == 0 ? 'j' : 'y', json_string_value(v)) != 0)
-                return 2;
-    }
-    return 0;
-}
-
-/* The config file's "replication-targets" (unless the flag replaces them). */
-static int config_repl(struct server_args *a, json_t *conf, bool flags)
-{
-    size_t i;
-    json_t *v;
-    if (!flags)
-        json_array_foreach(json_object_get(conf, "replication-targets"), i, v)
-            if (server_opt(a, OPT_REPL_TARGET, json_string_value(v)) != 0)
-                return 2;
+                   interval, day_s, f->ilm_rate);
     return 0;
 }
 
@@ -910,87 +480,22 @@ static json_t *config_doc;
 
 static int cmd_server(int argc, char **argv, bool print_only)
 {
-    static const struct option opts[] = {
-        {"address", required_argument, NULL, 'a'},  {"users", required_argument, NULL, 'u'},
-        {"tls-cert", required_argument, NULL, 'c'}, {"tls-key", required_argument, NULL, 'k'},
-        {"domain", required_argument, NULL, 'd'},   {"inline-max", required_argument, NULL, 'i'},
-        {"region", required_argument, NULL, 'g'},
-        {"access-log", required_argument, NULL, 'l'},
-        {"max-inflight", required_argument, NULL, 'm'},
-        {"timeout", required_argument, NULL, 't'},  {"log-level", required_argument, NULL, 'v'},
-        {"threads", required_argument, NULL, 'T'},  {"cache-mb", required_argument, NULL, 'C'},
-        {"memtable-mb", required_argument, NULL, 'N'},
-        {"read-cache-max-mb", required_argument, NULL, 'e'},
-        {"workers", required_argument, NULL, 'w'},
-        {"max-conns-per-ip", required_argument, NULL, 'P'},
-        {"body-memory-mb", required_argument, NULL, 'B'},
-        {"lc-day-seconds", required_argument, NULL, 'D'},
-        {"ilm-interval-seconds", required_argument, NULL, 'I'},
-        {"ilm-rate", required_argument, NULL, 'R'},
-        {"heal-interval-seconds", required_argument, NULL, 'H'},
-        {"orphan-grace-seconds", required_argument, NULL, 'G'},
-        {"ilm-move-mbps", required_argument, NULL, 'O'},
-        {"ilm-due-rate", required_argument, NULL, 'J'},
-        {"heal-rate", required_argument, NULL, 'Q'},
-        {"tier", required_argument, NULL, 'Y'},
-        {"storage-class", required_argument, NULL, 'Z'},
-        {"notify-target", required_argument, NULL, 'j'},
-        {"notify-token-file", required_argument, NULL, 'y'},
-        {"notify-queue-max", required_argument, NULL, 'q'},
-        {"replication-target", required_argument, NULL, OPT_REPL_TARGET},
-        {"rados-conf", required_argument, NULL, OPT_RADOS_CONF},
-        {"rados-id", required_argument, NULL, OPT_RADOS_ID},
-        {"rados-pool-prefix", required_argument, NULL, OPT_RADOS_PREFIX},
-        {"kms-key-file", required_argument, NULL, 'K'},
-        {"tier-credentials", required_argument, NULL, 'E'},
-        {"sse-c-allow-http", no_argument, NULL, 'S'},
-        {"kms-rewrap", no_argument, NULL, 'W'},
-        {"mpu-retry-seconds", required_argument, NULL, 'U'},
-        {"config", required_argument, NULL, 'F'},   {"print-config", no_argument, NULL, 'p'},
-        {"metrics-public", no_argument, NULL, 'M'},
-        {"metrics-token-file", required_argument, NULL, 'X'},
-        {"admin-users", required_argument, NULL, 'A'},
-        {"default-object-ownership", required_argument, NULL, 'o'},
-        {"root-display-name", required_argument, NULL, 'n'},
-        {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0},
-    };
     struct strata_srv s;
     memset(&s, 0, sizeof(s));
-    s.cfg.address = "127.0.0.1:9000";
-    s.cfg.region = "us-east-1"; /* AWS's default: what SDKs sign for unless told */
-    s.cfg.max_inflight = 256;
-    s.cfg.conn_timeout_s = 120;
-    s.cfg.log_level = STRATA_LOG_INFO;
-    s.cfg.read_cached_max = STRATA_SRV_READ_CACHED_MAX;
-    s.cfg.mpu_retry_s = STRATA_MPU_RETRY_S_DEFAULT;
-    s.cfg.default_ownership = STRATA_OWN_ENFORCED;
-    s.cfg.rados_id = "admin";
-    s.cfg.rados_pool_prefix = "strata";
     static struct strata_srv_tiers tiers;
     strata_srv_tiers_init(&tiers);
     s.tiers = &tiers;
-    struct server_args a = {.cfg = &s.cfg, .cache_mb = CACHE_MB_DEFAULT,
-                            .memtable_mb = STRATA_MEMTABLE_MB_DEFAULT,
-                            .body_mb = BODY_MEMORY_MB_DEFAULT, .tiers = &tiers,
-                            .ilm = {.day_s = LC_DAY_S_DEFAULT, .interval_s = -1,
-                                    .rate = ILM_RATE_DEFAULT, .heal_s = HEAL_INTERVAL_S_DEFAULT,
-                                    .orphan_s = ORPHAN_GRACE_S_DEFAULT,
-                                    .move_mbps = ILM_MOVE_MBPS_DEFAULT,
-                                    .due_rate = ILM_DUE_RATE_DEFAULT,
-                                    .heal_rate = HEAL_RATE_DEFAULT}};
+    struct strata_srv_opts o = {.cfg = &s.cfg, .tiers = &tiers, .print_config = print_only};
+    char err[1024];
+    if (strata_srv_opts_defaults(&o, err, sizeof(err)) != 0) {
+        fprintf(stderr, "strata: %s\n", err);
+        return 2;
+    }
     /* The config file first, so that every flag wins over it. */
     s.cfg.config_file = config_arg(argc, argv);
     json_t *conf = NULL;
     if (s.cfg.config_file) {
-        const char *keys[sizeof(opts) / sizeof(opts[0])];
-        size_t nkeys = 0;
-        for (size_t i = 0; opts[i].name; i++)
-            if (opts[i].has_arg == required_argument && opts[i].val != 'F' &&
-                opts[i].val != 'Y' && opts[i].val != 'Z' && opts[i].val != 'j' &&
-                opts[i].val != 'y' && opts[i].val != OPT_REPL_TARGET)
-                keys[nkeys++] = opts[i].name;
-        char err[512];
-        conf = strata_srv_config_load(s.cfg.config_file, keys, nkeys, err, sizeof(err));
+        conf = strata_srv_config_load(s.cfg.config_file, err, sizeof(err));
         /* Its strings are the configuration's until exit: kept reachable
          * here so no early error return leaks it. */
         config_doc = conf;
@@ -998,77 +503,36 @@ static int cmd_server(int argc, char **argv, bool print_only)
             fprintf(stderr, "strata: bad --config: %s\n", err);
             return 2;
         }
-        s.cfg.metrics_public = json_is_true(json_object_get(conf, "metrics-public"));
-        s.cfg.sse_c_allow_http = json_is_true(json_object_get(conf, "sse-c-allow-http"));
-        for (size_t i = 0; i < nkeys; i++) {
-            const char *v = strata_srv_config_value(conf, keys[i]);
-            int val = 0;
-            for (size_t j = 0; opts[j].name; j++)
-                if (strcmp(opts[j].name, keys[i]) == 0)
-                    val = opts[j].val;
-            if (v && server_opt(&a, val, v) != 0) {
-                fprintf(stderr, "strata: bad --config %s: \"%s\"\n", s.cfg.config_file, keys[i]);
-                return 2;
-            }
-        }
-        if (config_tiers(&a, conf, argv_has(argc, argv, "--tier")) != 0)
+        if (strata_srv_opts_apply_file(&o, conf, s.cfg.config_file, argc, argv, err,
+                                       sizeof(err)) != 0) {
+            fprintf(stderr, "strata: %s\n", err);
             return 2;
-        if (config_notify(&a, conf, argv_has(argc, argv, "--notify-target"),
-                          argv_has(argc, argv, "--notify-token-file")) != 0)
-            return 2;
-        if (config_repl(&a, conf, argv_has(argc, argv, "--replication-target")) != 0)
-            return 2;
-    }
-    bool rewrap = false;
-    int c;
-    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-        switch (c) {
-        case 'F': break; /* read above */
-        case 'p': print_only = true; break;
-        case 'S': s.cfg.sse_c_allow_http = true; break;
-        case 'W': rewrap = true; break;
-        case 'M': s.cfg.metrics_public = true; break;
-        case 'h': usage(stdout); return 0;
-        default:
-            if (c == '?' || server_opt(&a, c, optarg) != 0) {
-                if (c == '?')
-                    usage(stderr);
-                return 2;
-            }
         }
     }
+    int arc = strata_srv_opts_parse_argv(&o, argc, argv, err, sizeof(err));
+    if (arc == -1)
+        fprintf(stderr, "strata: %s\n", err);
+    if (arc == -2)
+        usage(stderr);
+    if (arc != 0)
+        return 2;
+    if (o.help) {
+        usage(stdout);
+        return 0;
+    }
+    print_only = o.print_config;
+    bool rewrap = o.kms_rewrap;
     strata_srv_log_set_level(s.cfg.log_level);
-    size_t inline_max = a.inline_max, cache_mb = a.cache_mb, body_mb = a.body_mb;
-    struct ilm_flags ilm = a.ilm;
-    s.cfg.cache_mb = cache_mb;
-    s.cfg.memtable_mb = a.memtable_mb;
     if ((s.cfg.tls_cert == NULL) != (s.cfg.tls_key == NULL)) {
         fprintf(stderr, "strata: --tls-cert and --tls-key go together\n");
         return 2;
     }
     if (s.cfg.max_inflight == 0)
         s.cfg.max_inflight = 1;
-    if (body_mb == 0 || body_mb > (SIZE_MAX >> 20)) {
-        fprintf(stderr, "strata: --body-memory-mb must be at least 1\n");
-        return 2;
-    }
-    s.cfg.body_memory = body_mb << 20;
-    if (ilm.day_s == 0 || ilm.interval_s < -1) {
-        fprintf(stderr, "strata: --lc-day-seconds must be at least 1, "
-                        "--ilm-interval-seconds at least 0\n");
-        return 2;
-    }
-    s.cfg.lc_day_ms = (int64_t)ilm.day_s * 1000;
-    s.cfg.ilm_interval_s = ilm.interval_s; /* for the config dump */
-    s.cfg.ilm_rate = ilm.rate;
-    s.cfg.heal_interval_s = ilm.heal_s;
-    s.cfg.orphan_grace_s = ilm.orphan_s;
-    s.cfg.ilm_move_mbps = ilm.move_mbps;
-    s.cfg.ilm_due_rate = ilm.due_rate;
-    s.cfg.heal_rate = ilm.heal_rate;
-    s.cfg.inline_max = inline_max ? inline_max : STRATA_INLINE_MAX_DEFAULT; /* for the config dump */
+    if (s.cfg.inline_max == 0)
+        s.cfg.inline_max = STRATA_INLINE_MAX_DEFAULT;
     /* Before any drive is touched and long before binding. */
-    if (root_creds_pick(&s.cfg, conf) != 0)
+    if (root_creds_pick(&s.cfg) != 0)
         return 1;
     static char *drives[DRIVES_MAX];
     size_t nd = 0;
@@ -1172,7 +636,7 @@ static int cmd_server(int argc, char **argv, bool print_only)
     sigaddset(&set, SIGHUP);
     pthread_sigmask(SIG_BLOCK, &set, NULL);
     signal(SIGPIPE, SIG_IGN);
-    int orc = open_storage(&s, inline_max, cache_mb, a.memtable_mb);
+    int orc = open_storage(&s, s.cfg.inline_max, s.cfg.cache_mb, s.cfg.memtable_mb);
     if (orc == 2)
         rc = 2; /* an unusable --rados-conf file: as a usage error */
     if (orc == 0) {
@@ -1185,7 +649,7 @@ static int cmd_server(int argc, char **argv, bool print_only)
         if (wrc == 0 && notify_start(&s) == 0 && repl_start(&s) == 0 &&
             remote_lock_start(&s) == 0 && strata_restorer_start(&s) == 0 &&
             strata_srv_start(&s) == 0 &&
-            ilm_start(&s, &ilm, &engine) == 0) {
+            ilm_start(&s, &engine) == 0) {
             if (s.cfg.rados_conf)
                 printf("Strata S3 endpoint: %s://%s (RADOS pools %s.* of %s)\n",
                        s.cfg.tls_cert ? "https" : "http", s.cfg.address,

@@ -2,16 +2,15 @@
  * srv_config.h - the daemon's configuration file and its effective
  * configuration as JSON (jansson; Debian has no C TOML library).
  *
- * The file is one JSON object whose keys are the long flag names of
- * "strata server" ("address", "users", "max-inflight", ...) plus
+ * The file is one JSON object whose keys are the config keys of the
+ * option table (options.h: the long flag names of "strata server", the
+ * repeatable ones in the plural, "tiers", ...), plus the file-only rows
  * "drives" (an array of drive arguments, ranges allowed), "root-user" and
- * "root-password", and the switches "metrics-public" and
- * "sse-c-allow-http" (true/false).  --kms-rewrap, a one-off action, is a
- * flag only.
- * Other values are strings, integers or null (not set);
- * "config" (which --print-config shows) is ignored.  Flags on the command
- * line win over the file; STRATA_ROOT_USER/PASSWORD win over its root
- * keys; drive arguments on the command line replace its "drives".
+ * "root-password".  Switches are true/false, lists arrays of strings,
+ * other values strings, integers or null (not set); "config" (which
+ * --print-config shows) is ignored.  Flags on the command line win over
+ * the file; STRATA_ROOT_USER/PASSWORD win over its root keys; drive
+ * arguments on the command line replace its "drives".
  *
  * strata_srv_config_json is what `strata --print-config` prints and the
  * admin API's config endpoint answers: the same keys, with the root
@@ -32,17 +31,18 @@
 /*
  * Reads path.  Returns the object (caller decrefs; strings handed out by
  * strata_srv_config_value live as long as it), or NULL with a message in
- * err naming the file, line or key: not JSON, not an object, an unknown
- * key (known: the names in keys[] plus "drives", "root-user",
- * "root-password", "config"), a value of the wrong type, the masked password.
+ * err naming the file, line or key: not JSON, not an object, a key no row
+ * of the option table has, a value of the wrong type for its row.  The
+ * values themselves are checked when they are applied
+ * (strata_srv_opts_apply_file: the masked password, a bad number, ...).
  */
-json_t *strata_srv_config_load(const char *path, const char *const *keys, size_t nkeys,
-                               char *err, size_t err_len);
+json_t *strata_srv_config_load(const char *path, char *err, size_t err_len);
 /* The value of key as a string ("7" for the integer 7, kept in conf), or
  * NULL when absent. */
 const char *strata_srv_config_value(json_t *conf, const char *key);
 
-/* The effective configuration (new reference; NULL on out of memory). */
+/* The effective configuration: every row with a config key, in table
+ * order (new reference; NULL on out of memory). */
 json_t *strata_srv_config_json(const struct strata_srv_config *c);
 
 #endif /* STRATA_SERVER_SRV_CONFIG_H */

@@ -218,6 +218,21 @@ def bad_config_files_are_refused(s):
 
 
 @test
+def numbers_are_whole(s):
+    # A number option takes a whole number in its range, from a flag or the
+    # file: no suffix, no sign unless negatives mean something.
+    for flag in ("--max-inflight", "--timeout", "--inline-max", "--heal-rate", "--lc-day-seconds"):
+        for bad in ("abc", "12k", "-1", "", "99999999999999999999"):
+            rc, out, err = strata("--print-config", flag, bad)
+            assert rc == 2 and f"strata: {flag} must be" in err and out == "", (flag, bad, rc, err)
+    rc, out, err = strata("--print-config", "--config", write("junk.json", {"threads": "2x"}))
+    assert rc == 2 and '"threads"' in err and out == "", (rc, err)
+    rc, out, err = strata("--print-config", "--ilm-interval-seconds", "-1", "--threads", "0",
+                          env={"STRATA_DATA_DIR": TMP})
+    assert rc == 0 and json.loads(out)["ilm-interval-seconds"] == -1, (rc, err)
+
+
+@test
 def daemon_runs_with_the_config_file(s):
     env = {"STRATA_ENDPOINT": s.endpoint, "STRATA_ACCESS_KEY": s.ak, "STRATA_SECRET_KEY": s.sk}
     rc, out, err = strata("admin", "--json", "config", env=env)
