@@ -351,27 +351,41 @@ static bool shard_has(uint64_t inc, const char *key, const char *k)
     return rc == 0;
 }
 
-/* The g/ key of id on the key's shard, if any (DUE unknown). */
-static bool shard_has_g(uint64_t inc, const char *key, const uint8_t id[16])
+/* Omap keys of key's shard under prefix for which match (NULL: any) is
+ * true. */
+static unsigned shard_count(uint64_t inc, const char *key, const char *prefix,
+                            bool (*match)(const char *k, const void *ud), const void *ud)
 {
-    char oid[48], hex[33];
+    char oid[48];
     strata_meta__rados_idx_oid(oid, inc, strata_meta__rados_idx_shard(key, strlen(key)));
-    strata_meta__rados_sk_hex(id, hex);
     rados_read_op_t op = rados_create_read_op();
     rados_omap_iter_t it;
     unsigned char more;
     int pr;
-    rados_read_op_omap_get_vals2(op, "", "g/", 1000, &it, &more, &pr);
+    rados_read_op_omap_get_vals2(op, "", prefix, 1000, &it, &more, &pr);
     assert_int_equal(rados_read_op_operate(op, meta_rados_of(g1)->meta, oid, 0), 0);
-    bool found = false;
+    unsigned n = 0;
     char *k, *v;
     size_t vl;
     while (rados_omap_get_next(it, &k, &v, &vl) == 0 && k)
-        if (strlen(k) > 19 && strcmp(k + 19, hex) == 0)
-            found = true;
+        n += !match || match(k, ud);
     rados_omap_get_end(it);
     rados_release_read_op(op);
-    return found;
+    return n;
+}
+
+/* g/DUE/ID of the data id whose hex is ud. */
+static bool g_of_id(const char *k, const void *ud)
+{
+    return strlen(k) > 19 && strcmp(k + 19, ud) == 0;
+}
+
+/* The g/ key of id on the key's shard, if any (DUE unknown). */
+static bool shard_has_g(uint64_t inc, const char *key, const uint8_t id[16])
+{
+    char hex[33];
+    strata_meta__rados_sk_hex(id, hex);
+    return shard_count(inc, key, "g/", g_of_id, hex) > 0;
 }
 
 /* A PUT's data before its commit: a new data id (and its w/ key),
@@ -524,48 +538,24 @@ static int complete(const char *bucket, const char *key, const char *upload_id,
     return strata_mpu_complete(g1, &o, NULL);
 }
 
-/* Whether key's shard has a g/DUE/SK/t entry (a multipart version's parts). */
+/* g/DUE/SK/t: a multipart version's parts. */
+static bool g_of_parts(const char *k, const void *ud)
+{
+    (void)ud;
+    return strlen(k) == 2 + 16 + 1 + 32 + 2 && strcmp(k + strlen(k) - 2, "/t") == 0;
+}
+
 static bool shard_has_gparts(uint64_t inc, const char *key)
 {
-    char oid[48];
-    strata_meta__rados_idx_oid(oid, inc, strata_meta__rados_idx_shard(key, strlen(key)));
-    rados_read_op_t op = rados_create_read_op();
-    rados_omap_iter_t it;
-    unsigned char more;
-    int pr;
-    rados_read_op_omap_get_vals2(op, "", "g/", 1000, &it, &more, &pr);
-    assert_int_equal(rados_read_op_operate(op, meta_rados_of(g1)->meta, oid, 0), 0);
-    bool found = false;
-    char *k, *v;
-    size_t vl;
-    while (rados_omap_get_next(it, &k, &v, &vl) == 0 && k)
-        if (strlen(k) == 2 + 16 + 1 + 32 + 2 && strcmp(k + strlen(k) - 2, "/t") == 0)
-            found = true;
-    rados_omap_get_end(it);
-    rados_release_read_op(op);
-    return found;
+    return shard_count(inc, key, "g/", g_of_parts, NULL) > 0;
 }
 
 /* Part table chunks (t/) of key on its shard. */
 static unsigned shard_chunks(uint64_t inc, const char *key)
 {
-    char oid[48], pre[RADOS_IKEY_MAX];
-    strata_meta__rados_idx_oid(oid, inc, strata_meta__rados_idx_shard(key, strlen(key)));
+    char pre[RADOS_IKEY_MAX];
     strata_meta__rados_ikey(pre, 't', key, strlen(key));
-    rados_read_op_t op = rados_create_read_op();
-    rados_omap_iter_t it;
-    unsigned char more;
-    int pr;
-    rados_read_op_omap_get_vals2(op, "", pre, 1000, &it, &more, &pr);
-    assert_int_equal(rados_read_op_operate(op, meta_rados_of(g1)->meta, oid, 0), 0);
-    unsigned n = 0;
-    char *k, *v;
-    size_t vl;
-    while (rados_omap_get_next(it, &k, &v, &vl) == 0 && k)
-        n++;
-    rados_omap_get_end(it);
-    rados_release_read_op(op);
-    return n;
+    return shard_count(inc, key, pre, NULL, NULL);
 }
 
 /* The whole of data id read back through the hot tier. */
