@@ -338,9 +338,10 @@ static int head_of_raw(const uint8_t sk[16], const char *raw, size_t len, char *
 }
 
 /* Data the edit stops referring to, queued in g/ (gc.c) by the commit
- * itself: a single data id, or a multipart version's parts (its part
- * table names them; not when a replica's PUT writes that same version
- * again, whose new table is under the same sort key). */
+ * itself: a single data id, or the parts of a multipart version a PUT
+ * replaces or a REMOVE removes (its part table names them; not when a
+ * replica's PUT writes that same version again, whose new table is under
+ * the same sort key: the old parts are left to the data audit). */
 static bool reclaim_queued(const struct strata_meta__key_reclaim *rc)
 {
     return rc->any && rc->has_data_id &&
@@ -351,7 +352,8 @@ static bool reclaim_parts(const struct strata_meta__key_reclaim *rc,
                           const struct strata_meta__key_edit *e)
 {
     return rc->any && (rc->flags & REC_F_MULTIPART) && !(rc->flags & REC_F_DELETE_MARKER) &&
-           !(e->op == STRATA_META__KEY_PUT && memcmp(rc->sk, e->sk, 16) == 0);
+           (e->op == STRATA_META__KEY_REMOVE ||
+            (e->op == STRATA_META__KEY_PUT && memcmp(rc->sk, e->sk, 16) != 0));
 }
 
 /* Remove version i and its due index entry. */
