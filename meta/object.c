@@ -786,9 +786,9 @@ static int start_writer(struct strata_put *p)
     strata_data_id_new(p->data_id);
     const struct strata_tier_ops *ops = p->tier->ops;
     struct strata_meta *m = p->m;
-    /* A version's data is pending until its commit (store.h); parts'
-     * commits are not through key_txn yet, so they are not recorded. */
-    if (m->store->pending_add && !p->is_part) {
+    /* A version's or a part's data is pending until its commit (store.h:
+     * the key_txn PUT or the part_put that names it clears it). */
+    if (m->store->pending_add) {
         int prc = m->store->pending_add(m, p->bucket, p->bucket_inc, p->key,
                                         p->tier == m->tiers[0] ? NULL : p->tier->name, p->data_id);
         if (prc)

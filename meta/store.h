@@ -592,15 +592,17 @@ struct strata_meta__store_ops {
     /* ---- data written before its commit (RADOS.md, "Data whose commit
      * never happened") ----
      * Optional pending_add (NULL: the backend's orphan reclaim finds such
-     * data): before the first byte of a new version's data id on tier
-     * (NULL / "": the hot tier) for bucket (incarnation inc) / key, record
-     * it as pending; the key_txn PUT whose record names the data id
-     * clears it in its own op, and fails (STRATA_EIO) when the backend's
-     * reclaim took it meanwhile.  0, STRATA_ENOTFOUND (no such bucket
-     * incarnation), or a write error (the data must not be written).
-     * reclaim_in_txn: key_txn queues the data an edit's reclaim names
-     * (single data ids) in the commit itself, removed after a grace, so
-     * the caller's strata_meta__drop of it does nothing. */
+     * data): before the first byte of a new version's or part's data id
+     * on tier (NULL / "": the hot tier) for bucket (incarnation inc) / key,
+     * record it as pending; the key_txn PUT or the part_put whose record
+     * names the data id clears it in its own op, and fails (STRATA_EIO)
+     * when the backend's reclaim took it meanwhile.  0, STRATA_ENOTFOUND
+     * (no such bucket incarnation), or a write error (the data must not
+     * be written).  reclaim_in_txn: key_txn queues the data an edit's
+     * reclaim names (a data id, or a multipart version's parts) in the
+     * commit itself, removed after a grace, so the caller's
+     * strata_meta__drop of it does nothing; part_put, mpu_complete and
+     * mpu_abort queue theirs too and return no data refs. */
     int (*pending_add)(struct strata_meta *m, const char *bucket, uint64_t inc, const char *key,
                        const char *tier, const uint8_t id[STRATA_DATA_ID_LEN]);
     bool reclaim_in_txn;

@@ -13,7 +13,16 @@
  *                  passed.  Set by the commit that unreferences the data
  *                  (DUE = now + reclaim grace: readers on other gateways
  *                  keep reading meanwhile), or by the gc pass for a w/
- *                  entry whose commit never came (DUE = now).
+ *                  entry whose commit never came (DUE = now).  A part's
+ *                  data (w/ set before its stripes like a PUT's) goes the
+ *                  same ways: replaced by a part of the same number, left
+ *                  out of a complete, or aborted.
+ *   g/DUE/SK/t  -> "TIER t/K\x01SK/": a multipart version SK removed or
+ *                  replaced by a commit: at DUE every part's data named by
+ *                  its part table chunks (t/K\x01SK/CCCC) is removed, then
+ *                  the chunks and the entry in one op.  The chunks stay
+ *                  until then, so a GET of the version on another gateway
+ *                  reads its table and its parts through the grace.
  *
  * The gc pass (the store's orphan_round) runs under the `gc` lease, so
  * once per cluster: it lists the index shards in PREFIX.meta (every
@@ -94,11 +103,25 @@ int strata_meta__rados_pending_add(struct strata_meta *m, const char *bucket, ui
     return x == -ECANCELED ? STRATA_ENOTFOUND : strata_meta__rados_err(x);
 }
 
+size_t strata_meta__rados_gent_parts(char key[64], char *val, int64_t due_ms, const char *tier,
+                                     const char *okey, const uint8_t sk[16])
+{
+    char hex[33];
+    strata_meta__rados_sk_hex(sk, hex);
+    snprintf(key, 64, "g/%016" PRIx64 "/%s/t", (uint64_t)(due_ms < 0 ? 0 : due_ms), hex);
+    int o = snprintf(val, STRATA_TIER_NAME_MAX + 3, "%s ", tier && tier[0] ? tier : "-");
+    size_t l = strata_meta__rados_skey(val + o, 't', okey, strlen(okey), sk);
+    val[o + l] = '/';
+    val[o + l + 1] = 0;
+    return (size_t)o + l + 1;
+}
+
 /* One page of oid's omap under prefix after start: cb per entry until it
- * returns non-zero.  *more: the page was full. */
+ * returns non-zero.  *more: the page was full.  last (lastcap bytes): the
+ * last key seen. */
 static int page(rados_ioctx_t io, const char *oid, const char *start, const char *prefix,
                 int (*cb)(void *ud, const char *k, const char *v, size_t vl), void *ud,
-                char last[64], bool *more)
+                char *last, size_t lastcap, bool *more)
 {
     rados_read_op_t op = rados_create_read_op();
     if (!op)
@@ -115,7 +138,7 @@ static int page(rados_ioctx_t io, const char *oid, const char *start, const char
         size_t vl;
         int stop = 0;
         while (!stop && rados_omap_get_next(it, &k, &v, &vl) == 0 && k) {
-            snprintf(last, 64, "%s", k);
+            snprintf(last, lastcap, "%s", k);
             stop = cb(ud, k, v, vl);
         }
         *more = pm && !stop;
@@ -192,13 +215,92 @@ static int w_cb(void *ud, const char *k, const char *v, size_t vl)
     return 0;
 }
 
-/* g/DUE/ID due: remove the data, then the entry (guarded by its value). */
+/* The part data of one part table chunk of a multipart version. */
+struct gparts {
+    struct gc *g;
+    struct strata_tier *t;
+    struct meta_part *parts;
+    int err;
+};
+
+static int chunk_cb(void *ud, const char *k, const char *v, size_t vl)
+{
+    (void)k;
+    struct gparts *gp = ud;
+    size_t n = 0;
+    if (strata_meta__ptab_decode(v, vl, gp->parts, MP_CHUNK_PARTS, &n) != 0)
+        return 0; /* unreadable: its data is left to the data audit */
+    for (size_t i = 0; i < n && !gp->err; i++) {
+        if (!gp->parts[i].has_data_id)
+            continue;
+        int lrc = keep_lease(gp->g);
+        int rc = lrc ? lrc : gp->t->ops->remove(gp->t->impl, 0, gp->parts[i].data_id);
+        if (rc)
+            gp->err = rc;
+        else
+            gp->g->removed++;
+    }
+    return gp->err ? gp->err : 0;
+}
+
+/* g/DUE/SK/t due: every part's data named by the version's part table,
+ * then the chunks and the entry in one op guarded by the entry's value (a
+ * retry after a failure removes again what is gone: 0). */
+static int parts_reclaim(struct gc *g, struct strata_tier *t, const char *k, const char *v,
+                         size_t vl, size_t tl)
+{
+    size_t pl = vl - tl - 1; /* "TIER " then the chunks' prefix t/K\x01SK/ */
+    char *pfx = malloc(pl + 1), *pend = malloc(pl + 1), *last = malloc(RADOS_IKEY_MAX + 8);
+    struct gparts gp = {.g = g, .t = t, .parts = calloc(MP_CHUNK_PARTS, sizeof(struct meta_part))};
+    int rc = pfx && pend && last && gp.parts ? 0 : STRATA_ENOMEM;
+    if (rc == 0) {
+        memcpy(pfx, v + tl + 1, pl);
+        pfx[pl] = 0;
+        memcpy(pend, pfx, pl + 1);
+        pend[pl - 1] = '0'; /* '/' + 1: the end of the chunk range */
+        last[0] = 0;
+        bool more = true;
+        while (rc == 0 && more) {
+            char *start = strdup(last);
+            rc = start ? page(g->r->meta, g->oid, start, pfx, chunk_cb, &gp, last,
+                              RADOS_IKEY_MAX + 8, &more)
+                       : STRATA_ENOMEM;
+            free(start);
+            if (rc == 0 && gp.err)
+                rc = gp.err;
+        }
+    }
+    if (rc == 0) {
+        rados_write_op_t op = rados_create_write_op();
+        if (!op) {
+            rc = STRATA_ENOMEM;
+        } else {
+            int pr = 0;
+            rados_write_op_omap_cmp(op, k, LIBRADOS_CMPXATTR_OP_EQ, v, vl, &pr);
+            rados_write_op_omap_rm_range2(op, pfx, pl, pend, pl);
+            rados_write_op_omap_rm_keys(op, &k, 1);
+            rc = strata_meta__rados_err(rados_write_op_operate(op, g->r->meta, g->oid, NULL, 0));
+            rados_release_write_op(op);
+        }
+    }
+    free(pfx);
+    free(pend);
+    free(last);
+    free(gp.parts);
+    return rc;
+}
+
+/* g/DUE/ID due: remove the data, then the entry (guarded by its value);
+ * g/DUE/SK/t: a multipart version's parts (parts_reclaim). */
 static int g_cb(void *ud, const char *k, const char *v, size_t vl)
 {
     struct gc *g = ud;
     unsigned long long due;
     uint8_t id[STRATA_DATA_ID_LEN];
-    if (strlen(k) != 2 + 16 + 1 + 32 || sscanf(k + 2, "%16llx", &due) != 1 || hexid(k + 19, id))
+    size_t kl = strlen(k);
+    bool parts = kl == 2 + 16 + 1 + 32 + 2 && strcmp(k + kl - 2, "/t") == 0;
+    if ((kl != 2 + 16 + 1 + 32 && !parts) || sscanf(k + 2, "%16llx", &due) != 1 ||
+        hexid(k + 19, id))
         return 0;
     if ((int64_t)due > g->now_ms)
         return 1; /* in DUE order: nothing further is due */
@@ -206,12 +308,25 @@ static int g_cb(void *ud, const char *k, const char *v, size_t vl)
     if (lrc)
         return lrc;
     char tier[STRATA_TIER_NAME_MAX + 1];
-    size_t tl = vl < sizeof(tier) - 1 ? vl : sizeof(tier) - 1;
+    const char *sp = parts ? memchr(v, ' ', vl) : NULL;
+    if (parts && (!sp || (size_t)(sp - v) + 2 >= vl))
+        return 0; /* malformed: not ours */
+    size_t tl = parts ? (size_t)(sp - v) : vl;
+    if (tl > sizeof(tier) - 1)
+        tl = sizeof(tier) - 1;
     memcpy(tier, v, tl);
     tier[tl] = 0;
     struct strata_tier *t = strata_meta__tier(g->m, strcmp(tier, "-") == 0 ? "" : tier);
     if (!t)
         return 0; /* a tier this gateway does not have: kept for one that has it */
+    if (parts) {
+        int prc = parts_reclaim(g, t, k, v, vl, tl);
+        if (prc == STRATA_EBUSY)
+            return prc; /* the lease went */
+        if (prc && prc != STRATA_EPRECOND && !g->err)
+            g->err = prc;
+        return 0;
+    }
     int rc = t->ops->remove(t->impl, 0, id);
     if (rc == 0)
         rc = strata_meta__rados_cas1(g->r->meta, g->oid, k, v, vl, k, NULL, 0);
@@ -229,7 +344,7 @@ static int walk(struct gc *g, const char *prefix, int (*cb)(void *, const char *
     while (more) {
         char start[64];
         snprintf(start, sizeof(start), "%s", last);
-        int rc = page(g->r->meta, g->oid, start, prefix, cb, g, last, &more);
+        int rc = page(g->r->meta, g->oid, start, prefix, cb, g, last, sizeof(last), &more);
         if (rc)
             return rc == STRATA_ENOTFOUND ? 0 : rc; /* the shard went */
     }

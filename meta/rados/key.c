@@ -291,7 +291,8 @@ struct wbuf {
     int nr;
     char *owned[2]; /* the version's value, the head's */
     char nkey[RADOS_IKEY_MAX];
-    char wkey[40], gkey[56];
+    char wkey[40], gkey[64];
+    char gval[RADOS_GPARTS_VAL_MAX];
     char ekey_new[RADOS_EKEY_MAX], ekey_old[RADOS_EKEY_MAX];
 };
 
@@ -337,11 +338,22 @@ static int head_of_raw(const uint8_t sk[16], const char *raw, size_t len, char *
 }
 
 /* Data the edit stops referring to, queued in g/ (gc.c) by the commit
- * itself.  Multipart versions' parts are not on RADOS yet. */
+ * itself: a single data id, or the parts of a multipart version a PUT
+ * replaces or a REMOVE removes (its part table names them; not when a
+ * replica's PUT writes that same version again, whose new table is under
+ * the same sort key: the old parts are left to the data audit). */
 static bool reclaim_queued(const struct strata_meta__key_reclaim *rc)
 {
     return rc->any && rc->has_data_id &&
            !(rc->flags & (REC_F_INLINE | REC_F_DELETE_MARKER | REC_F_MULTIPART));
+}
+
+static bool reclaim_parts(const struct strata_meta__key_reclaim *rc,
+                          const struct strata_meta__key_edit *e)
+{
+    return rc->any && (rc->flags & REC_F_MULTIPART) && !(rc->flags & REC_F_DELETE_MARKER) &&
+           (e->op == STRATA_META__KEY_REMOVE ||
+            (e->op == STRATA_META__KEY_PUT && memcmp(rc->sk, e->sk, 16) != 0));
 }
 
 /* Remove version i and its due index entry. */
@@ -449,12 +461,16 @@ static int apply(struct meta_rados *r, struct kread *k, const struct strata_meta
         w.rk[w.nr++] = w.wkey;
     }
     const struct strata_meta__key_reclaim *rcl = &e->reclaim;
+    int64_t due = strata_meta__rados_wall_ms() + r->reclaim_grace_ms;
     if (reclaim_queued(rcl)) {
-        const char *tier = strata_meta__rados_gent(
-            w.gkey, strata_meta__rados_wall_ms() + r->reclaim_grace_ms, rcl->tier, rcl->data_id);
+        const char *tier = strata_meta__rados_gent(w.gkey, due, rcl->tier, rcl->data_id);
         w.sk[w.ns] = w.gkey;
         w.sv[w.ns] = tier;
         w.sl[w.ns++] = strlen(tier);
+    } else if (reclaim_parts(rcl, e)) {
+        w.sk[w.ns] = w.gkey;
+        w.sv[w.ns] = w.gval;
+        w.sl[w.ns++] = strata_meta__rados_gent_parts(w.gkey, w.gval, due, rcl->tier, v->key, rcl->sk);
     }
 
     rados_write_op_t op = rados_create_write_op();

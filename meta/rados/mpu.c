@@ -16,7 +16,10 @@
  * it, so the version, its head, its part table, the completed-upload
  * record and the removal of every part record (omap_rm_range over
  * p/K\x01UP/) apply together or not at all.  Data a commit stops referring
- * to is returned to the caller, which removes it after the apply.
+ * to (a replaced part's, the parts a complete leaves out, an aborted
+ * upload's) goes to the reclaim queue g/ in the commit's own op (gc.c), so
+ * nothing is returned to the caller; a part's w/ entry (set before its
+ * data, object.c) is compared and removed by its part_put.
  * Threads: any caller thread.
  */
 #include "index.h"
@@ -68,6 +71,34 @@ static void part_key(char *out, const struct names *n, unsigned no)
     for (int i = 0; i < 4; i++)
         out[n->pfxl + (size_t)i] = hx[(no >> (12 - 4 * i)) & 15];
     out[n->pfxl + 4] = 0;
+}
+
+/* g/ entries (gc.c) for the data of parts[0..n) not kept (kept NULL:
+ * every one), due at due, set in op; *keys: their names (56 bytes each),
+ * to free after the op ran (the values point into parts). */
+static int queue_parts(rados_write_op_t op, const struct meta_part *parts, size_t n,
+                       const bool *kept, int64_t due, char **keys)
+{
+    *keys = malloc(n * 56 + 1);
+    const char **ks = calloc(n + 1, sizeof(*ks)), **vs = calloc(n + 1, sizeof(*vs));
+    size_t *ls = calloc(n + 1, sizeof(*ls)), q = 0;
+    int rc = *keys && ks && vs && ls ? 0 : STRATA_ENOMEM;
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        const struct meta_part *p = &parts[i];
+        if (!p->has_data_id || (kept && p->number <= META_PARTS_MAX && kept[p->number]))
+            continue;
+        char *k = *keys + q * 56;
+        vs[q] = strata_meta__rados_gent(k, due, p->tier, p->data_id);
+        ks[q] = k;
+        ls[q] = strlen(vs[q]);
+        q++;
+    }
+    if (rc == 0 && q)
+        rados_write_op_omap_set(op, ks, vs, ls, q);
+    free(ks);
+    free(vs);
+    free(ls);
+    return rc;
 }
 
 /* The part records of an upload read from one shard. */
@@ -400,21 +431,41 @@ int strata_meta__rados_part_put(struct strata_meta *m, const char *bucket, const
             rc = STRATA_ENOMEM;
             break;
         }
-        int pr[3] = {0};
+        int pr[3] = {0}, wpr = 1;
         const char *kk = pk, *vv = v;
+        char wkey[40], *gks = NULL;
+        const char *wk = wkey;
+        /* The part's data is pending (w/) until this op; gone: the gc
+         * pass took it (first, so its prval tells it from the others). */
+        if (p->has_data_id) {
+            strata_meta__rados_wkey(wkey, p->data_id);
+            rados_write_op_omap_cmp(op, wkey, LIBRADOS_CMPXATTR_OP_GT, "", 0, &wpr);
+            rados_write_op_omap_rm_keys(op, &wk, 1);
+        }
         rados_write_op_omap_cmp(op, RADOS_LAYOUT_KEY, LIBRADOS_CMPXATTR_OP_EQ, "", 0, &pr[0]);
         rados_write_op_omap_cmp(op, n.ukey, LIBRADOS_CMPXATTR_OP_EQ, uv, uvl, &pr[1]);
         rados_write_op_omap_cmp(op, pk, LIBRADOS_CMPXATTR_OP_EQ, ov ? ov : "", ovl, &pr[2]);
         rados_write_op_omap_set(op, &kk, &vv, &vl, 1);
-        x = strata_meta__rados_err(rados_write_op_operate(op, r->meta, n.oid, NULL, 0));
-        rados_release_write_op(op);
-        free(uv);
+        /* The replaced part's data (other than this one's) to g/. */
         struct meta_part o;
-        if (x == 0 && ov && strata_meta__part_decode(ov, ovl, &o, NULL, NULL) == 0 &&
-            o.has_data_id && memcmp(o.data_id, p->data_id, STRATA_DATA_ID_LEN) != 0)
-            strata_meta__data_refs_add(old, o.tier, o.data_id); /* ENOMEM: left to the orphan audit */
+        if (ov && strata_meta__part_decode(ov, ovl, &o, NULL, NULL) == 0 && o.has_data_id &&
+            memcmp(o.data_id, p->data_id, STRATA_DATA_ID_LEN) != 0)
+            x = queue_parts(op, &o, 1, NULL, strata_meta__rados_wall_ms() + r->reclaim_grace_ms,
+                            &gks);
+        int ox = 0;
+        if (x == 0) {
+            ox = rados_write_op_operate(op, r->meta, n.oid, NULL, 0);
+            x = strata_meta__rados_err(ox);
+        }
+        rados_release_write_op(op);
+        free(gks);
+        free(uv);
         free(ov);
         rc = x;
+        if (ox == -ECANCELED && p->has_data_id && wpr < 0) {
+            rc = STRATA_EIO; /* its data went to g/: never a part record without data */
+            break;
+        }
         if (x != STRATA_EPRECOND)
             break; /* applied, or an error with nothing written */
         rc = STRATA_EBUSY; /* the upload or the part changed: read again */
@@ -446,6 +497,8 @@ struct rcomplete {
     size_t uvl;
     struct rparts ps;
     int *pr; /* the compares' results (live until the op ran) */
+    char *gks; /* the g/ keys of the parts left out (live until the op ran) */
+    int64_t due; /* their DUE */
     struct strata_meta__mpu_edit me;
 };
 
@@ -457,6 +510,8 @@ static void rcomplete_reset(struct rcomplete *c)
     rparts_fini(&c->ps);
     free(c->pr);
     c->pr = NULL;
+    free(c->gks);
+    c->gks = NULL;
 }
 
 static int rc_read(void *ud, rados_ioctx_t io, const char *oid)
@@ -508,8 +563,13 @@ static int rc_write(void *ud, rados_write_op_t op, const struct strata_meta__key
         vs[me->nchunks] = me->done_v;
         ls[me->nchunks] = me->done_vl;
         rados_write_op_omap_set(op, ks, vs, ls, nk);
-        /* Every part record of the upload, also one put after the read. */
+        /* Every part record of the upload, also one put after the read
+         * (its data is left to the data audit); the data of the parts
+         * read and not kept to g/. */
         rados_write_op_omap_rm_range2(op, c->n.pfx, c->n.pfxl, c->n.pend, c->n.pfxl);
+        free(c->gks);
+        c->gks = NULL;
+        rc = queue_parts(op, c->ps.p, c->ps.n, me->kept, c->due, &c->gks);
     }
     free(ks);
     free(vs);
@@ -536,15 +596,9 @@ int strata_meta__rados_mpu_complete(struct strata_meta *m, const struct strata_m
         .decide = rc_decide,
         .ud = &c,
     };
+    c.due = strata_meta__rados_wall_ms() + meta_rados_of(m)->reclaim_grace_ms;
     struct rados_key_ext x = {rc_read, rc_write, &c};
     int rc = strata_meta__rados_key_txn_ext(m, &kt, &x);
-    if (rc == 0 && c.me.key.op != STRATA_META__KEY_NONE)
-        for (size_t i = 0; i < c.ps.n; i++) {
-            const struct meta_part *p = &c.ps.p[i];
-            if (p->has_data_id && !(p->number <= META_PARTS_MAX && c.me.kept[p->number]) &&
-                strata_meta__data_refs_add(unref, p->tier, p->data_id))
-                break; /* out of memory: left to the orphan audit */
-        }
     rcomplete_reset(&c);
     return rc;
 }
@@ -574,6 +628,7 @@ int strata_meta__rados_mpu_abort(struct strata_meta *m, const char *bucket, cons
             x = STRATA_ENOTFOUND; /* completed (AWS: NoSuchUpload) or aborted */
         int *pr = x == 0 ? calloc(ps.n + 1, sizeof(*pr)) : NULL;
         rados_write_op_t op = x == 0 && pr ? rados_create_write_op() : NULL;
+        char *gks = NULL;
         if (x == 0 && !op)
             x = STRATA_ENOMEM;
         if (x == 0) {
@@ -584,17 +639,17 @@ int strata_meta__rados_mpu_abort(struct strata_meta *m, const char *bucket, cons
                                         &pr[i + 1]);
             rados_write_op_omap_rm_keys(op, &uk, 1);
             rados_write_op_omap_rm_range2(op, n.pfx, n.pfxl, n.pend, n.pfxl);
-            x = strata_meta__rados_err(rados_write_op_operate(op, r->meta, n.oid, NULL, 0));
+            /* Every part's data to g/, in the same op. */
+            x = queue_parts(op, ps.p, ps.n, NULL,
+                            strata_meta__rados_wall_ms() + r->reclaim_grace_ms, &gks);
+            if (x == 0)
+                x = strata_meta__rados_err(rados_write_op_operate(op, r->meta, n.oid, NULL, 0));
         }
         if (op)
             rados_release_write_op(op);
+        free(gks);
         free(pr);
         free(uv);
-        if (x == 0)
-            for (size_t i = 0; i < ps.n; i++)
-                if (ps.p[i].has_data_id &&
-                    strata_meta__data_refs_add(unref, ps.p[i].tier, ps.p[i].data_id))
-                    break; /* out of memory: left to the orphan audit */
         rparts_fini(&ps);
         rc = x;
         if (x != STRATA_EPRECOND)

@@ -112,6 +112,13 @@ void strata_meta__rados_gkey(char out[56], int64_t due_ms, const uint8_t id[STRA
  * (static or tier itself).  Every g/ writer builds its entries here. */
 const char *strata_meta__rados_gent(char key[56], int64_t due_ms, const char *tier,
                                    const uint8_t id[STRATA_DATA_ID_LEN]);
+/* The reclaim entry of multipart version sk of okey (the raw S3 key) due
+ * at due_ms: g/DUE/SK/t into key, "TIER t/K\x01SK/" (the prefix of its part
+ * table chunks) into val (RADOS_GPARTS_VAL_MAX bytes); returns val's
+ * length.  The gc pass removes the parts' data, then the chunks. */
+#define RADOS_GPARTS_VAL_MAX (STRATA_TIER_NAME_MAX + 2 + RADOS_IKEY_MAX + 2)
+size_t strata_meta__rados_gent_parts(char key[64], char *val, int64_t due_ms, const char *tier,
+                                     const char *okey, const uint8_t sk[16]);
 /* store op pending_add: w/ID on bucket/key's shard, guarded by \x01layout. */
 int strata_meta__rados_pending_add(struct strata_meta *m, const char *bucket, uint64_t inc,
                                    const char *key, const char *tier,

@@ -8,12 +8,15 @@ A skip is never silent: the reason is printed as "SKIP: ..." and CTest
 reports the test as skipped (SKIP_RETURN_CODE 77), not passed.
 """
 
+import http.client
 import os
 import shutil
 import subprocess
 import sys
 
-from strata_harness import Strata, log
+from strata_harness import REGION, Strata, log
+
+MiB = 1 << 20
 
 BIN = os.environ.get("STRATA_BIN", "")
 
@@ -50,9 +53,43 @@ def rados_init(c, prefix):
     log(r.stdout.strip())
 
 
-def gateway(c, prefix, keys=None):
-    """A daemon on the pools PREFIX.* of cluster c (no drives)."""
-    return Strata(args=flags(c, prefix), drives=[], keys=keys)
+def gateway(c, prefix, keys=None, args=()):
+    """A daemon on the pools PREFIX.* of cluster c (no drives), with more
+    daemon flags args."""
+    return Strata(args=flags(c, prefix) + list(args), drives=[], keys=keys)
+
+
+def start_put(srv, bucket, key, data, send, query="", method="PUT"):
+    """A signed PUT (or method) of data through srv (to /bucket/key?query:
+    an object, a part with "partNumber=N&uploadId=U", a complete with POST
+    and "uploadId=U") whose first `send` bytes only are sent; returns the
+    open connection (the request is in flight)."""
+    from botocore.auth import S3SigV4Auth
+    from botocore.awsrequest import AWSRequest
+    path = f"/{bucket}/{key}" + (f"?{query}" if query else "")
+    req = AWSRequest(method=method, url=f"{srv.endpoint}{path}", data=data,
+                     headers={"Content-Length": str(len(data))})
+    S3SigV4Auth(srv.credentials(), "s3", REGION).add_auth(req)
+    p = req.prepare()
+    conn = http.client.HTTPConnection(srv.host, srv.port, timeout=60)
+    conn.putrequest(method, path, skip_accept_encoding=True)  # Host: as signed
+    for k, v in p.headers.items():
+        if k.lower() != "host":
+            conn.putheader(k, v)
+    conn.endheaders()
+    for off in range(0, send, MiB):
+        conn.send(data[off:min(off + MiB, send)])
+    return conn
+
+
+def kill9(gw):
+    """SIGKILL gw's daemon and forget it (killed on purpose: its stop()
+    must not report a death); gw's scratch directory goes."""
+    if gw.proc is not None:
+        gw.proc.kill()
+        gw.proc.wait(15)
+    gw.proc = None
+    gw.stop()
 
 
 def objects_missing(gw):

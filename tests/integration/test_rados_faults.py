@@ -21,7 +21,6 @@ reasons, until the daemon keeps objects on RADOS.
 """
 
 import hashlib
-import http.client
 import os
 import random
 import signal
@@ -30,8 +29,8 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from rados_gw import gateway, run_two_gateways  # noqa: E402
-from strata_harness import REGION, expect_error, log, test  # noqa: E402
+from rados_gw import gateway, run_two_gateways, start_put  # noqa: E402
+from strata_harness import expect_error, log, test  # noqa: E402
 
 MiB = 1 << 20
 PREFIX = "tf" + os.urandom(3).hex()
@@ -41,26 +40,6 @@ B = None  # the second gateway; the first is run()'s argument
 
 def body(tag, size):
     return hashlib.sha256(tag.encode()).digest() * (size // 32)
-
-
-def start_put(srv, bucket, key, data, send):
-    """A signed PUT of data through srv whose first `send` bytes only are
-    sent; returns the open connection (the request is in flight)."""
-    from botocore.auth import S3SigV4Auth
-    from botocore.awsrequest import AWSRequest
-    req = AWSRequest(method="PUT", url=f"{srv.endpoint}/{bucket}/{key}", data=data,
-                     headers={"Content-Length": str(len(data))})
-    S3SigV4Auth(srv.credentials(), "s3", REGION).add_auth(req)
-    p = req.prepare()
-    conn = http.client.HTTPConnection(srv.host, srv.port, timeout=60)
-    conn.putrequest("PUT", f"/{bucket}/{key}", skip_accept_encoding=True)  # Host: as signed
-    for k, v in p.headers.items():
-        if k.lower() != "host":
-            conn.putheader(k, v)
-    conn.endheaders()
-    for off in range(0, send, MiB):
-        conn.send(data[off:min(off + MiB, send)])
-    return conn
 
 
 def data_objects():

@@ -10,7 +10,11 @@
  * by the commit, whose data survives; a commit after the gc took its data
  * fails; nothing while another gateway holds the gc lease); the g/ entry
  * of a replaced version (its data kept until the
- * grace, removed after it).  Prints the write and read throughput of 64
+ * grace, removed after it); multipart: each part's w/ cleared by its
+ * commit, a replaced part, the parts a complete leaves out, an aborted
+ * upload's parts and a replaced or deleted multipart version's parts (its
+ * part table) all reclaimed after the grace and not before, the data pool
+ * counted before and after, the live objects' bytes read back.  Prints the write and read throughput of 64
  * MiB objects with 1 and 8 stripes in flight.
  *
  * The cluster: rados_test_env.h (skipped, 77, without one);
@@ -31,6 +35,7 @@
 #include "rados/index.h"
 #include "rados/rados.h"
 #include "rados_test_env.h"
+#include "strata/hex.h"
 
 #define MIB (1024u * 1024u)
 #define GRACE_MS 2000 /* the reclaim grace of this test's connections */
@@ -346,27 +351,41 @@ static bool shard_has(uint64_t inc, const char *key, const char *k)
     return rc == 0;
 }
 
-/* The g/ key of id on the key's shard, if any (DUE unknown). */
-static bool shard_has_g(uint64_t inc, const char *key, const uint8_t id[16])
+/* Omap keys of key's shard under prefix for which match (NULL: any) is
+ * true. */
+static unsigned shard_count(uint64_t inc, const char *key, const char *prefix,
+                            bool (*match)(const char *k, const void *ud), const void *ud)
 {
-    char oid[48], hex[33];
+    char oid[48];
     strata_meta__rados_idx_oid(oid, inc, strata_meta__rados_idx_shard(key, strlen(key)));
-    strata_meta__rados_sk_hex(id, hex);
     rados_read_op_t op = rados_create_read_op();
     rados_omap_iter_t it;
     unsigned char more;
     int pr;
-    rados_read_op_omap_get_vals2(op, "", "g/", 1000, &it, &more, &pr);
+    rados_read_op_omap_get_vals2(op, "", prefix, 1000, &it, &more, &pr);
     assert_int_equal(rados_read_op_operate(op, meta_rados_of(g1)->meta, oid, 0), 0);
-    bool found = false;
+    unsigned n = 0;
     char *k, *v;
     size_t vl;
     while (rados_omap_get_next(it, &k, &v, &vl) == 0 && k)
-        if (strlen(k) > 19 && strcmp(k + 19, hex) == 0)
-            found = true;
+        n += !match || match(k, ud);
     rados_omap_get_end(it);
     rados_release_read_op(op);
-    return found;
+    return n;
+}
+
+/* g/DUE/ID of the data id whose hex is ud. */
+static bool g_of_id(const char *k, const void *ud)
+{
+    return strlen(k) > 19 && strcmp(k + 19, ud) == 0;
+}
+
+/* The g/ key of id on the key's shard, if any (DUE unknown). */
+static bool shard_has_g(uint64_t inc, const char *key, const uint8_t id[16])
+{
+    char hex[33];
+    strata_meta__rados_sk_hex(id, hex);
+    return shard_count(inc, key, "g/", g_of_id, hex) > 0;
 }
 
 /* A PUT's data before its commit: a new data id (and its w/ key),
@@ -471,6 +490,166 @@ static void test_replaced_data_reclaimed_after_grace(void **state)
     assert_int_equal(stripes_of(b), 2);
 }
 
+/* ---- multipart: parts' w/ and the g/ reclaim of parts and versions ---- */
+
+/* Objects in PREFIX.data. */
+static unsigned pool_objects(void)
+{
+    rados_list_ctx_t ls;
+    assert_int_equal(rados_nobjects_list_open(data_io, &ls), 0);
+    const char *oid;
+    unsigned n = 0;
+    while (rados_nobjects_list_next(ls, &oid, NULL, NULL) == 0)
+        n++;
+    rados_nobjects_list_close(ls);
+    return n;
+}
+
+/* Part no of upload up: size bytes of pattern seed as a new data id (w/
+ * first, as object.c), then its record.  Its ETag (md5 = seed) in etag. */
+static void part_put(const char *bucket, uint64_t inc, const char *key, const char *upload_id,
+                     unsigned no, uint64_t size, uint64_t seed, uint8_t id[16], char etag[33])
+{
+    char wkey[40];
+    put_data(bucket, inc, key, id, wkey, size, seed);
+    struct meta_part p;
+    memset(&p, 0, sizeof(p));
+    p.number = no;
+    p.size = size;
+    memset(p.md5, (int)seed, 16);
+    p.has_data_id = true;
+    memcpy(p.data_id, id, 16);
+    p.mtime_ns = 1;
+    strata_hex_encode(p.md5, 16, etag);
+    uint8_t up[UPLOAD_LEN];
+    assert_int_equal(strata_meta__upload_id_parse(upload_id, up), 0);
+    assert_int_equal(strata_meta__part_store(g1, bucket, key, up, &p), 0);
+    assert_false(shard_has(inc, key, wkey)); /* the part's commit cleared it */
+}
+
+static int complete(const char *bucket, const char *key, const char *upload_id,
+                    const unsigned *nos, char (*etags)[33], size_t n)
+{
+    struct strata_mpu_part pl[8];
+    for (size_t i = 0; i < n; i++)
+        pl[i] = (struct strata_mpu_part){.part_number = nos[i], .etag = etags[i]};
+    struct strata_mpu_complete_opts o = {.bucket = bucket, .key = key, .upload_id = upload_id,
+                                         .parts = pl, .nparts = n};
+    return strata_mpu_complete(g1, &o, NULL);
+}
+
+/* g/DUE/SK/t: a multipart version's parts. */
+static bool g_of_parts(const char *k, const void *ud)
+{
+    (void)ud;
+    return strlen(k) == 2 + 16 + 1 + 32 + 2 && strcmp(k + strlen(k) - 2, "/t") == 0;
+}
+
+static bool shard_has_gparts(uint64_t inc, const char *key)
+{
+    return shard_count(inc, key, "g/", g_of_parts, NULL) > 0;
+}
+
+/* Part table chunks (t/) of key on its shard. */
+static unsigned shard_chunks(uint64_t inc, const char *key)
+{
+    char pre[RADOS_IKEY_MAX];
+    strata_meta__rados_ikey(pre, 't', key, strlen(key));
+    return shard_count(inc, key, pre, NULL, NULL);
+}
+
+/* The whole of data id read back through the hot tier. */
+static void read_back(const uint8_t id[16], uint64_t size, uint64_t seed)
+{
+    struct strata_tier *t = g1->tiers[0];
+    void *r;
+    assert_int_equal(t->ops->reader_open(t->impl, 0, id, size, &r), 0);
+    check_range(t, r, seed, 0, (size_t)size);
+    t->ops->reader_close(r);
+}
+
+static void test_multipart_reclaim(void **state)
+{
+    (void)state;
+    char bucket[64], up1[STRATA_UPLOAD_ID_MAX + 1], up2[STRATA_UPLOAD_ID_MAX + 1],
+        up3[STRATA_UPLOAD_ID_MAX + 1], up4[STRATA_UPLOAD_ID_MAX + 1];
+    uint64_t inc = mk_bucket("mp", bucket);
+    unsigned before = pool_objects();
+    uint8_t a1[16], a2[16], a2b[16], a3[16], c1[16], d1[16], e1[16], e2[16];
+    char et[4][33];
+    /* Upload 1 of k/mp: part 1 (5 MiB: 2 stripes), part 2 replaced by a
+     * re-upload, part 3 left out of the complete. */
+    struct strata_mpu_opts mo = {.bucket = bucket, .key = "k/mp"};
+    assert_int_equal(strata_mpu_create(g1, &mo, up1), 0);
+    part_put(bucket, inc, "k/mp", up1, 1, 5 * MIB, 31, a1, et[0]);
+    part_put(bucket, inc, "k/mp", up1, 2, MIB, 32, a2, et[1]);
+    assert_false(shard_has_g(inc, "k/mp", a2));
+    int64_t t0 = mono_us(); /* before the first g/ entry */
+    part_put(bucket, inc, "k/mp", up1, 2, MIB + 7, 33, a2b, et[1]);
+    assert_true(shard_has_g(inc, "k/mp", a2)); /* the replaced part, by its op */
+    part_put(bucket, inc, "k/mp", up1, 3, MIB, 34, a3, et[2]);
+    const unsigned two[] = {1, 2};
+    assert_int_equal(complete(bucket, "k/mp", up1, two, et, 2), 0);
+    assert_true(shard_has_g(inc, "k/mp", a3)); /* left out, by the complete's op */
+    assert_false(shard_has_g(inc, "k/mp", a1));
+    assert_false(shard_has_g(inc, "k/mp", a2b));
+    assert_int_equal(shard_chunks(inc, "k/mp"), 1);
+    /* Overwritten by a plain PUT: the multipart version's parts queued. */
+    uint8_t b[16];
+    char wkey[40];
+    put_data(bucket, inc, "k/mp", b, wkey, 5 * MIB, 35);
+    assert_int_equal(commit(bucket, inc, "k/mp", b, 5 * MIB), 0);
+    assert_true(shard_has_gparts(inc, "k/mp"));
+    /* Upload 2 of k/ab: aborted, its part queued by the abort's op. */
+    mo.key = "k/ab";
+    assert_int_equal(strata_mpu_create(g1, &mo, up2), 0);
+    part_put(bucket, inc, "k/ab", up2, 1, MIB, 36, c1, et[3]);
+    assert_int_equal(strata_mpu_abort(g1, bucket, "k/ab", up2), 0);
+    assert_true(shard_has_g(inc, "k/ab", c1));
+    /* Upload 3 of k/del: completed, then the version deleted. */
+    mo.key = "k/del";
+    assert_int_equal(strata_mpu_create(g1, &mo, up3), 0);
+    part_put(bucket, inc, "k/del", up3, 1, 2 * MIB, 37, d1, et[0]);
+    const unsigned one[] = {1};
+    assert_int_equal(complete(bucket, "k/del", up3, one, et, 1), 0);
+    struct strata_del_result dr;
+    assert_int_equal(strata_obj_delete(g1, bucket, "k/del", NULL, &dr), 0);
+    assert_true(shard_has_gparts(inc, "k/del"));
+    /* Upload 4 of k/live: stays, with its two parts' data. */
+    mo.key = "k/live";
+    assert_int_equal(strata_mpu_create(g1, &mo, up4), 0);
+    part_put(bucket, inc, "k/live", up4, 1, 5 * MIB, 38, e1, et[0]);
+    part_put(bucket, inc, "k/live", up4, 2, 3 * MIB, 39, e2, et[1]);
+    assert_int_equal(complete(bucket, "k/live", up4, two, et, 2), 0);
+    /* 2 + 1 + 1 + 1 (k/mp) + 2 (b) + 1 (k/ab) + 1 (k/del) + 2 + 1 (k/live) */
+    assert_int_equal(pool_objects(), before + 12);
+    /* Before the grace: nothing removed (readers elsewhere may read it). */
+    assert_int_equal(gc(0), 0);
+    if (mono_us() - t0 < GRACE_MS * 1000LL) {
+        assert_int_equal(stripes_of(a1), 2);
+        assert_int_equal(stripes_of(a3), 1);
+        assert_int_equal(stripes_of(d1), 1);
+        assert_int_equal(pool_objects(), before + 12);
+    }
+    usleep((GRACE_MS + 300) * 1000);
+    assert_int_equal(gc(0), 0);
+    const uint8_t *gone[] = {a1, a2, a2b, a3, c1, d1};
+    for (size_t i = 0; i < sizeof(gone) / sizeof(gone[0]); i++)
+        assert_int_equal(stripes_of(gone[i]), 0);
+    assert_false(shard_has_gparts(inc, "k/mp"));
+    assert_false(shard_has_gparts(inc, "k/del"));
+    assert_int_equal(shard_chunks(inc, "k/mp"), 0);
+    assert_int_equal(shard_chunks(inc, "k/del"), 0);
+    assert_false(shard_has_g(inc, "k/mp", a3));
+    assert_false(shard_has_g(inc, "k/ab", c1));
+    /* What is live stays whole: b, and k/live's parts and table. */
+    assert_int_equal(pool_objects(), before + 2 + 2 + 1);
+    read_back(b, 5 * MIB, 35);
+    read_back(e1, 5 * MIB, 38);
+    read_back(e2, 3 * MIB, 39);
+    assert_int_equal(shard_chunks(inc, "k/live"), 1);
+}
+
 static int cmp_i64(const void *a, const void *b)
 {
     int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
@@ -552,6 +731,7 @@ int main(void)
         cmocka_unit_test(test_pending_never_committed),
         cmocka_unit_test(test_commit_clears_pending),
         cmocka_unit_test(test_replaced_data_reclaimed_after_grace),
+        cmocka_unit_test(test_multipart_reclaim),
         cmocka_unit_test(test_throughput),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);

@@ -1624,6 +1624,16 @@ static void mpu_new(struct strata_meta *m, const char *b, const char *key,
     assert_int_equal(strata_mpu_create(m, &o, id), 0);
 }
 
+/* A part's data is pending (w/) before its record, as object.c makes it
+ * (absent bucket: nothing, the part's own answer is checked). */
+static void part_pending(struct strata_meta *m, const char *b, const char *key,
+                         const struct meta_part *p)
+{
+    struct strata_bucket_info bi;
+    if (m->store->bucket_get(m, b, &bi) == 0)
+        assert_int_equal(m->store->pending_add(m, b, bi.incarnation, key, NULL, p->data_id), 0);
+}
+
 static int part_up(struct strata_meta *m, const char *b, const char *key, const char *id,
                    unsigned no, uint8_t seed)
 {
@@ -1631,6 +1641,7 @@ static int part_up(struct strata_meta *m, const char *b, const char *key, const 
     assert_int_equal(strata_meta__upload_id_parse(id, up), 0);
     struct meta_part p;
     part_make(&p, no, 100 + no, seed);
+    part_pending(m, b, key, &p);
     return strata_meta__part_store(m, b, key, up, &p);
 }
 
@@ -1670,6 +1681,42 @@ static int mpu_done(struct strata_meta *m, const char *b, const char *key, const
                                          .parts = pl->v, .nparts = pl->n,
                                          .if_none_match_star = inm};
     return strata_mpu_complete(m, &o, out);
+}
+
+/* Whether key's shard holds omap key k. */
+static bool shard_has_key(struct strata_meta *m, uint64_t inc, const char *key, const char *k)
+{
+    char oid[48], *v = NULL;
+    size_t vl;
+    key_oid(oid, inc, key);
+    int rc = strata_meta__rados_get1(raw(m), oid, k, &v, &vl);
+    free(v);
+    assert_true(rc == 0 || rc == STRATA_ENOTFOUND);
+    return rc == 0;
+}
+
+/* Whether key's shard has a g/DUE/ID entry for data id (any DUE). */
+static bool shard_has_gid(struct strata_meta *m, uint64_t inc, const char *key,
+                          const uint8_t id[STRATA_DATA_ID_LEN])
+{
+    char oid[48], hex[33];
+    key_oid(oid, inc, key);
+    strata_meta__rados_sk_hex(id, hex);
+    rados_read_op_t op = rados_create_read_op();
+    rados_omap_iter_t it;
+    unsigned char more;
+    int pr = 0;
+    rados_read_op_omap_get_vals2(op, "", "g/", 1000, &it, &more, &pr);
+    assert_int_equal(rados_read_op_operate(op, raw(m), oid, 0), 0);
+    bool found = false;
+    char *k, *v;
+    size_t vl;
+    while (rados_omap_get_next(it, &k, &v, &vl) == 0 && k)
+        if (strlen(k) == 2 + 16 + 1 + 32 && strcmp(k + 19, hex) == 0)
+            found = true;
+    rados_omap_get_end(it);
+    rados_release_read_op(op);
+    return found;
 }
 
 /* Omap keys of the shard of key starting with kind + "/" + key + 0x01 (its
@@ -1730,21 +1777,31 @@ static void test_mpu_two_gateways(void **state)
     /* Parts 1, 3, 5 on one gateway, 2, 4 on the other. */
     for (unsigned no = 1; no <= 5; no++)
         assert_int_equal(part_up(no % 2 ? g1 : g2, b, key, id, no, 0x10), 0);
-    /* Part 3 replaced (through the store op: the old data comes back). */
+    /* Part 3 replaced (through the store op: the old data goes to g/ in
+     * the same op, nothing comes back; the new data's w/ goes). */
     uint8_t up[UPLOAD_LEN];
     assert_int_equal(strata_meta__upload_id_parse(id, up), 0);
     struct meta_part p3, p3old;
     part_make(&p3, 3, 103, 0x33);
     part_make(&p3old, 3, 103, 0x10);
     struct strata_meta__data_refs old;
+    part_pending(g2, b, key, &p3);
     assert_int_equal(g2->store->part_put(g2, b, key, up, &p3, &old), 0);
-    assert_int_equal(old.n, 1);
-    assert_memory_equal(old.v[0].data_id, p3old.data_id, STRATA_DATA_ID_LEN);
+    assert_int_equal(old.n, 0);
     free(old.v);
-    /* The same data again replaces nothing that needs reclaiming. */
+    assert_true(shard_has_gid(g1, inc, key, p3old.data_id));
+    assert_false(shard_has_gid(g1, inc, key, p3.data_id));
+    char wk[40];
+    strata_meta__rados_wkey(wk, p3.data_id);
+    assert_false(shard_has_key(g1, inc, key, wk));
+    /* The same data again, its w/ gone: refused (its data may be gone). */
+    assert_int_equal(g1->store->part_put(g1, b, key, up, &p3, &old), STRATA_EIO);
+    /* Pending again: replaces nothing that needs reclaiming. */
+    part_pending(g1, b, key, &p3);
     assert_int_equal(g1->store->part_put(g1, b, key, up, &p3, &old), 0);
     assert_int_equal(old.n, 0);
     free(old.v);
+    assert_false(shard_has_gid(g1, inc, key, p3.data_id));
     /* ListParts on either gateway: 1..5 in order, with a marker. */
     unsigned seen[16] = {0};
     struct strata_mpu_parts_result res;
@@ -1894,8 +1951,13 @@ static void test_mpu_abort_removes(void **state)
     assert_int_equal(strata_meta__upload_id_parse(id, up), 0);
     struct strata_meta__data_refs unref;
     assert_int_equal(g2->store->mpu_abort(g2, b, "k", up, &unref), 0);
-    assert_int_equal(unref.n, 3); /* every part's data */
+    assert_int_equal(unref.n, 0); /* every part's data queued in g/ by the abort's op */
     free(unref.v);
+    for (unsigned no = 1; no <= 3; no++) {
+        struct meta_part p;
+        part_make(&p, no, 0, 0x20);
+        assert_true(shard_has_gid(g1, inc, "k", p.data_id));
+    }
     assert_int_equal(shard_keys(g1, inc, "k", 'u', NULL, NULL), 0);
     assert_int_equal(shard_keys(g1, inc, "k", 'p', NULL, NULL), 0);
     assert_int_equal(strata_mpu_abort(g1, b, "k", id), STRATA_ENOTFOUND);
