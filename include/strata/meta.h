@@ -1085,6 +1085,9 @@ struct strata_rados_opts {
      * pools"), each a data tier over its pool, made and owned by meta. */
     const struct strata_rados_tier *tiers;
     unsigned ntiers;
+    /* How long replaced or deleted data stays for readers before the gc
+     * pass removes it, ms; 0: 15 min (fault tests shorten it). */
+    int64_t reclaim_grace_ms;
 };
 int strata_meta_rados_init(const struct strata_rados_opts *o, char *msg, size_t cap);
 int strata_meta_rados_check(const struct strata_rados_opts *o, char *msg, size_t cap);
