@@ -44,6 +44,17 @@ static bool geometry(const char **s, unsigned *k, unsigned *m)
     return true;
 }
 
+/* The tier being added is complete with *dst = a copy of v. */
+static int keep(struct strata_srv_tiers *ts, char **dst, const char *v, char *err, size_t errlen)
+{
+    if (!(*dst = strdup(v))) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    ts->n++;
+    return 0;
+}
+
 /* NAME:rados:POOL (rest is what follows NAME:, at "rados:"): the pool is
  * opened on the RADOS store's connection (srv_rados.c). */
 static int pool_add(struct strata_srv_tiers *ts, struct strata_srv_tier *t, const char *rest,
@@ -64,12 +75,7 @@ static int pool_add(struct strata_srv_tiers *ts, struct strata_srv_tier *t, cons
                  t->name, STRATA_SRV_POOL_MAX);
         return -1;
     }
-    if (!(t->pool = strdup(pool))) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
-    ts->n++;
-    return 0;
+    return keep(ts, &t->pool, pool, err, errlen);
 }
 
 bool strata_srv_tier_spec_is_pool(const char *spec)
@@ -108,12 +114,7 @@ static int remote_add(struct strata_srv_tiers *ts, struct strata_srv_tier *t, co
         snprintf(err, errlen, "tier %s: %s", t->name, why);
         return -1;
     }
-    if (!(t->url = strdup(url))) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
-    ts->n++;
-    return 0;
+    return keep(ts, &t->url, url, err, errlen);
 }
 
 int strata_srv_tiers_add(struct strata_srv_tiers *ts, const char *spec, char *err, size_t errlen)
