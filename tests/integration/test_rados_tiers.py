@@ -12,6 +12,9 @@ three memstore OSDs (started once for the file).
   its bytes) and the hot pool P.data none of the old ones once the reclaim
   grace (shortened to 2 s) passed; deleting the objects empties the warm
   pool of them;
+- a PUT naming STANDARD_IA writes straight into the warm pool (nothing in
+  the hot one), reads back by range, shows in the admin info's tier as its
+  pool, and its delete reclaims it;
 - the daemon killed (_exit 137, as kill -9) mid-transition, its copy in
   the pool complete but not yet verified nor switched to: after a restart
   the object is listed once, its bytes are intact, it is on the tier, and
@@ -184,6 +187,30 @@ def transitions_move_data_to_the_pool(s):
         c.delete_object(Bucket=b, Key=k)
     wait_until("the warm copies reclaimed after the delete",
                lambda: not (pool_objects(WARM) & single), 30)
+    c.delete_bucket(Bucket=b)
+
+
+@test
+def put_naming_the_class_writes_to_the_pool(s):
+    c = s.client()
+    b = s.bucket_name("direct")
+    c.create_bucket(Bucket=b)
+    hot0, warm0 = pool_objects(HOT), pool_objects(WARM)
+    data = body(5 * MiB + 9, "direct")
+    c.put_object(Bucket=b, Key="d", Body=data, StorageClass="STANDARD_IA")
+    new = data_ids(pool_objects(WARM) - warm0)
+    assert list(new.values()) == [[0, 1]], new
+    assert size_of(list(new)[0]) == len(data)
+    assert pool_objects(HOT) == hot0, "a write naming the warm class touched the hot pool"
+    g = c.get_object(Bucket=b, Key="d", Range="bytes=4194300-4194310")
+    assert g["Body"].read() == data[4194300:4194311] and g["StorageClass"] == "STANDARD_IA"
+    st, doc = s.admin_get("info")
+    assert st == 200, doc
+    warm = [t for t in doc["tiers"] if t["name"] == "warm"]
+    assert len(warm) == 1 and warm[0].get("pool") == WARM, doc["tiers"]
+    c.delete_object(Bucket=b, Key="d")
+    wait_until("the warm copy reclaimed after the delete",
+               lambda: not (pool_objects(WARM) - warm0), 30)
     c.delete_bucket(Bucket=b)
 
 
