@@ -113,12 +113,17 @@ def start_fails(args, env_extra=None):
     return r.returncode, r.stdout + r.stderr
 
 
+def fresh_bucket(s, name):
+    """A client, a new bucket, and the pools' objects before it is used."""
+    c = s.client()
+    b = s.bucket_name(name)
+    c.create_bucket(Bucket=b)
+    return c, b, pool_objects(HOT), pool_objects(WARM)
+
+
 @test
 def transitions_move_data_to_the_pool(s):
-    c = s.client()
-    b = s.bucket_name("move")
-    c.create_bucket(Bucket=b)
-    hot0, warm0 = pool_objects(HOT), pool_objects(WARM)
+    c, b, hot0, warm0 = fresh_bucket(s, "move")
     objs = {"small": body(300 * 1024, "s"), "big": body(9 * MiB + 5, "b")}
     for k, v in objs.items():
         c.put_object(Bucket=b, Key=k, Body=v, ContentType="application/x-test")
@@ -192,10 +197,7 @@ def transitions_move_data_to_the_pool(s):
 
 @test
 def put_naming_the_class_writes_to_the_pool(s):
-    c = s.client()
-    b = s.bucket_name("direct")
-    c.create_bucket(Bucket=b)
-    hot0, warm0 = pool_objects(HOT), pool_objects(WARM)
+    c, b, hot0, warm0 = fresh_bucket(s, "direct")
     data = body(5 * MiB + 9, "direct")
     c.put_object(Bucket=b, Key="d", Body=data, StorageClass="STANDARD_IA")
     new = data_ids(pool_objects(WARM) - warm0)
@@ -230,10 +232,7 @@ def crash_run(s, step):
     s.proc.terminate()
     assert s.proc.wait(30) == 0
     launch(s, step)
-    c = s.client()
-    b = s.bucket_name(f"crash{step}")
-    c.create_bucket(Bucket=b)
-    warm0, hot0 = pool_objects(WARM), pool_objects(HOT)
+    c, b, hot0, warm0 = fresh_bucket(s, f"crash{step}")
     data = body(9 * MiB + 1, b)
     c.put_object(Bucket=b, Key="k", Body=data)
     hot_new = data_ids(pool_objects(HOT) - hot0)
