@@ -334,6 +334,9 @@ const struct strata_srv_opt strata_srv_opt_table[] = {
              "tier: its objects are read only after RestoreObject (as\n"
              "GLACIER on AWS; a day of the copy's Days is\n"
              "--lc-day-seconds), else reads stream from the remote"},
+    {.flag = "tier", .arg = "NAME:rados:POOL", .type = STRATA_OPT_FORM,
+     .help = "a tier over POOL of the --rados-conf cluster (e.g. an\n"
+             "EC pool on HDD OSDs; it must exist); RADOS store only"},
     {.flag = "tier-credentials", .key = "tier-credentials", .arg = "FILE",
      STR(tier_credentials),
      .help = "keys of remote tiers, JSON {\"NAME\": {\"access_key\":\n"
@@ -356,8 +359,9 @@ const struct strata_srv_opt strata_srv_opt_table[] = {
              "keyring) instead of local drives; several daemons on\n"
              "one cluster serve one namespace.  The daemon refuses to\n"
              "start when the cluster is unreachable (10 s) or a pool\n"
-             "is missing, and with drives, --tier, --notify-target or\n"
-             "--replication-target (they keep data on local drives)"},
+             "is missing, and with drives, --tier other than\n"
+             "NAME:rados:POOL, --notify-target or --replication-target\n"
+             "(they keep data on local drives)"},
     {.flag = "rados-id", .key = "rados-id", .arg = "NAME", STR(rados_id), .sdef = "admin",
      .valid = nonempty, .must = "must not be empty",
      .help = "cephx user, without \"client.\" (default {default})"},

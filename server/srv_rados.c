@@ -4,21 +4,29 @@
  * bucket, clock mark and audit entry lives in the cluster, so a gateway
  * needs nothing on local disk; options that would keep part of the
  * namespace or a queue on a local drive are refused rather than silently
- * splitting what several gateways must share.
+ * splitting what several gateways must share.  Tiers are pools of the same
+ * cluster (--tier NAME:rados:POOL), opened by the store.
  */
 #include "srv_rados.h"
 
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "srv_tiers.h"
 
 int strata_srv_rados_conflicts(const struct strata_srv_config *c, size_t ndrives)
 {
     const char *why = NULL;
+    bool tier_off_cluster = false; /* drives or a remote endpoint */
+    for (unsigned i = 0; i < c->ntier_specs; i++)
+        tier_off_cluster |= !strata_srv_tier_spec_is_pool(c->tier_specs[i]);
     if (ndrives)
         why = "drives: objects and metadata are all in the cluster (give no drive "
               "arguments nor \"drives\")";
-    else if (c->ntier_specs)
-        why = "--tier: tiers are local drives or remote endpoints, not pools of the "
-              "cluster yet";
+    else if (tier_off_cluster)
+        why = "--tier NAME:DRIVES or NAME:s3:URL: tiers of a RADOS store are pools of "
+              "its cluster (--tier NAME:rados:POOL)";
     else if (c->nnotify_specs)
         why = "--notify-target: event queues are kept on local drives";
     else if (c->nrepl_specs)
@@ -31,8 +39,21 @@ int strata_srv_rados_conflicts(const struct strata_srv_config *c, size_t ndrives
 
 int strata_srv_rados_open(struct strata_srv *s, size_t inline_max)
 {
+    struct strata_rados_tier tiers[STRATA_TIERS_MAX];
+    unsigned nt = 0;
+    for (unsigned i = 0; s->tiers && i < s->tiers->n && nt < STRATA_TIERS_MAX; i++)
+        if (s->tiers->t[i].pool)
+            tiers[nt++] = (struct strata_rados_tier){s->tiers->t[i].name, s->tiers->t[i].pool};
     struct strata_rados_opts ro = {.conf = s->cfg.rados_conf, .id = s->cfg.rados_id,
-                                   .prefix = s->cfg.rados_pool_prefix};
+                                   .prefix = s->cfg.rados_pool_prefix, .tiers = tiers,
+                                   .ntiers = nt};
+    /* Fault tests only: see the --help text of STRATA_DEBUG_RECLAIM_GRACE_MS. */
+    const char *grace = getenv("STRATA_DEBUG_RECLAIM_GRACE_MS");
+    if (grace && *grace) {
+        ro.reclaim_grace_ms = strtoll(grace, NULL, 10);
+        strata_srv_log(STRATA_LOG_WARN, "STRATA_DEBUG_RECLAIM_GRACE_MS=%lld: replaced data is "
+                       "reclaimed after that, not 15 min", (long long)ro.reclaim_grace_ms);
+    }
     struct strata_meta_opts mo = {.inline_max = inline_max, .log = strata_srv_logger(),
                                   .mpu_retry_s = s->cfg.mpu_retry_s};
     struct strata_errinfo ei = {.drive = -1};
@@ -45,5 +66,7 @@ int strata_srv_rados_open(struct strata_srv *s, size_t inline_max)
     strata_srv_log(STRATA_LOG_INFO, "store: RADOS pools %s.meta and %s.data of %s as client.%s",
                    s->cfg.rados_pool_prefix, s->cfg.rados_pool_prefix, s->cfg.rados_conf,
                    s->cfg.rados_id);
+    for (unsigned i = 0; i < nt; i++)
+        strata_srv_log(STRATA_LOG_INFO, "tier %s: RADOS pool %s", tiers[i].name, tiers[i].pool);
     return 0;
 }

@@ -1,5 +1,6 @@
 /*
- * srv_tiers.c - tier specs (--tier NAME:[K+M:]DRIVES), the class map
+ * srv_tiers.c - tier specs (--tier NAME:[K+M:]DRIVES, NAME:s3:URL,
+ * NAME:rados:POOL), the class map
  * (--storage-class CLASS:TIER) and opening the tiers' drive sets.
  */
 #include "srv_tiers.h"
@@ -43,6 +44,46 @@ static bool geometry(const char **s, unsigned *k, unsigned *m)
     return true;
 }
 
+/* The tier being added is complete with *dst = a copy of v. */
+static int keep(struct strata_srv_tiers *ts, char **dst, const char *v, char *err, size_t errlen)
+{
+    if (!(*dst = strdup(v))) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    ts->n++;
+    return 0;
+}
+
+/* NAME:rados:POOL (rest is what follows NAME:, at "rados:"): the pool is
+ * opened on the RADOS store's connection (srv_rados.c). */
+static int pool_add(struct strata_srv_tiers *ts, struct strata_srv_tier *t, const char *rest,
+                    char *err, size_t errlen)
+{
+    const char *pool = rest + strlen(STRATA_SRV_TIER_POOL);
+    if (strcmp(t->name, STRATA_TIER_HOT) == 0) {
+        snprintf(err, errlen, "tier hot is the pool PREFIX.data of the RADOS store "
+                              "(--rados-pool-prefix): it cannot be given as a pool");
+        return -1;
+    }
+    bool ok = *pool && strlen(pool) <= STRATA_SRV_POOL_MAX;
+    for (const char *c = pool; ok && *c; c++)
+        ok = *c > ' ' && *c < 0x7f && *c != ',' && *c != ':';
+    if (!ok) {
+        snprintf(err, errlen, "tier %s: want NAME:rados:POOL with a pool name of 1 to %d "
+                              "printable characters (no space, comma or colon)",
+                 t->name, STRATA_SRV_POOL_MAX);
+        return -1;
+    }
+    return keep(ts, &t->pool, pool, err, errlen);
+}
+
+bool strata_srv_tier_spec_is_pool(const char *spec)
+{
+    const char *colon = strchr(spec, ':');
+    return colon && strncmp(colon + 1, STRATA_SRV_TIER_POOL, strlen(STRATA_SRV_TIER_POOL)) == 0;
+}
+
 /* NAME:s3[,lock][,restore]:URL (rest is what follows NAME:, at "s3"). */
 static int remote_add(struct strata_srv_tiers *ts, struct strata_srv_tier *t, const char *rest,
                       char *err, size_t errlen)
@@ -73,12 +114,7 @@ static int remote_add(struct strata_srv_tiers *ts, struct strata_srv_tier *t, co
         snprintf(err, errlen, "tier %s: %s", t->name, why);
         return -1;
     }
-    if (!(t->url = strdup(url))) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
-    ts->n++;
-    return 0;
+    return keep(ts, &t->url, url, err, errlen);
 }
 
 int strata_srv_tiers_add(struct strata_srv_tiers *ts, const char *spec, char *err, size_t errlen)
@@ -105,6 +141,8 @@ int strata_srv_tiers_add(struct strata_srv_tiers *ts, const char *spec, char *er
     const char *rest = colon + 1;
     if (strncmp(rest, "s3:", 3) == 0 || strncmp(rest, "s3,", 3) == 0)
         return remote_add(ts, t, rest, err, errlen);
+    if (strncmp(rest, STRATA_SRV_TIER_POOL, strlen(STRATA_SRV_TIER_POOL)) == 0)
+        return pool_add(ts, t, rest, err, errlen);
     if (geometry(&rest, &t->k, &t->m) &&
         (t->k < 1 || t->m < 1 || t->k + t->m < STRATA_DRIVES_MIN ||
          t->k + t->m > STRATA_DRIVES_MAX)) {
@@ -191,6 +229,13 @@ int strata_srv_tier_open(struct strata_srv_tiers *ts, struct strata_srv_tier *t,
 {
     if (t->url)
         return remote_open(ts, t, log, err, errlen);
+    if (t->pool) { /* the RADOS store opens it (srv_rados.c) */
+        snprintf(err, errlen,
+                 "tier %s: a pool (NAME:rados:POOL) needs the RADOS store (--rados-conf FILE); "
+                 "on local drives a tier is NAME:[K+M:]DRIVES or NAME:s3:URL",
+                 t->name);
+        return -1;
+    }
     unsigned per = t->k ? t->k + t->m : strata_drive_set_size_pick((unsigned)t->ndrives);
     t->nsets = (unsigned)(t->ndrives / per);
     t->sets = calloc(t->nsets, sizeof(*t->sets));
@@ -237,6 +282,7 @@ void strata_srv_tiers_fini(struct strata_srv_tiers *ts)
             free(ts->t[i].drives[d]);
         free(ts->t[i].drives);
         free(ts->t[i].url);
+        free(ts->t[i].pool);
     }
     ts->n = 0;
 }

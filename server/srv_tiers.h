@@ -4,7 +4,8 @@
  *
  * A tier spec is NAME:[K+M:]DRIVE[,DRIVE...]; each DRIVE may be a range
  * (/mnt/w{1...6}).  NAME:s3[,lock][,restore]:URL is a remote tier (remote_tier.h),
- * its keys under NAME in the --tier-credentials file.  K+M fixes the geometry (the drive count must be a
+ * its keys under NAME in the --tier-credentials file.  NAME:rados:POOL is
+ * a pool of the daemon's RADOS store (--rados-conf only; meta opens it).  K+M fixes the geometry (the drive count must be a
  * multiple of K+M); without it the sets are picked as for the plain drive
  * list.  "hot" names the tier that also holds the metadata (the plain
  * drive arguments, when no --tier hot is given).
@@ -39,7 +40,10 @@ struct strata_srv_tier {
     char *url;          /* a remote (S3) tier's http[s]://HOST:PORT/BUCKET[/PREFIX]; owned */
     bool lock;          /* remote: Object Lock kept on the remote objects */
     bool restore;       /* remote: read only through RestoreObject (an archive tier) */
+    char *pool;         /* NAME:rados:POOL: the pool of the RADOS store; owned */
 };
+#define STRATA_SRV_TIER_POOL "rados:" /* what follows NAME: in a pool tier's spec */
+#define STRATA_SRV_POOL_MAX 127
 
 struct strata_remote_creds;
 
@@ -60,12 +64,15 @@ int strata_srv_tiers_class(struct strata_srv_tiers *ts, const char *spec, char *
 struct strata_srv_tier *strata_srv_tiers_find(struct strata_srv_tiers *ts, const char *name);
 /* Sets of K+M drives (or picked), opened with set indexes from 0; a
  * remote tier: its strata_tier made (t->tier) and its bucket checked (a
- * remote that cannot be reached now is only logged).
+ * remote that cannot be reached now is only logged); a pool tier: -1
+ * (pools are opened by the RADOS store, never on local drives).
  * 0, or -1 with err (what was opened is closed again). */
 int strata_srv_tier_open(struct strata_srv_tiers *ts, struct strata_srv_tier *t,
                          uint64_t read_cached_max, const struct strata_logger *log, char *err,
                          size_t errlen);
 void strata_srv_tier_close(struct strata_srv_tier *t);
+/* Whether a tier spec is NAME:rados:POOL (checked or not). */
+bool strata_srv_tier_spec_is_pool(const char *spec);
 void strata_srv_tiers_fini(struct strata_srv_tiers *ts); /* closes and frees */
 /* Whether the tier named name is a remote (S3) tier: reached by lifecycle
  * transitions only, never by a write naming its class. */

@@ -1072,11 +1072,22 @@ void strata_meta_test_lease_held_elsewhere(const char *name);
  * STRATA_EINVAL (the conf file cannot be read), STRATA_ENOTIMPL (built
  * without librados).  Both write one line for a person into msg.
  */
+struct strata_rados_tier {
+    const char *name; /* a tier name (strata_tier_name_ok), not "hot" */
+    const char *pool; /* an existing pool of the cluster, not PREFIX.meta/.data */
+};
 struct strata_rados_opts {
     const char *conf;
     const char *id;
     const char *prefix;
     unsigned timeout_s;
+    /* strata_meta_open_rados only: tiers as pools (RADOS.md, "Tiers as
+     * pools"), each a data tier over its pool, made and owned by meta. */
+    const struct strata_rados_tier *tiers;
+    unsigned ntiers;
+    /* How long replaced or deleted data stays for readers before the gc
+     * pass removes it, ms; 0: 15 min (fault tests shorten it). */
+    int64_t reclaim_grace_ms;
 };
 int strata_meta_rados_init(const struct strata_rados_opts *o, char *msg, size_t cap);
 int strata_meta_rados_check(const struct strata_rados_opts *o, char *msg, size_t cap);
@@ -1088,7 +1099,10 @@ int strata_meta_rados_check(const struct strata_rados_opts *o, char *msg, size_t
  * the layout missing: "run strata rados init", STRATA_EINVAL the conf file,
  * STRATA_ENOTIMPL built without librados).  No drive is used; opts->tiers
  * are not (a tier's data on local drives would split the namespace), nor
- * the RocksDB sizes.  Close with strata_meta_close.
+ * the RocksDB sizes: the tiers besides hot are ro->tiers, pools of the
+ * same cluster (STRATA_ENOTFOUND when one's pool does not exist,
+ * STRATA_EINVAL for a bad name or pool, both with ei->msg).  Close with
+ * strata_meta_close.
  */
 int strata_meta_open_rados(const struct strata_rados_opts *ro, const struct strata_meta_opts *opts,
                            struct strata_meta **out, struct strata_errinfo *ei);

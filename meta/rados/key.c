@@ -496,6 +496,9 @@ static int apply(struct meta_rados *r, struct kread *k, const struct strata_meta
     if (w.nr)
         rados_write_op_omap_rm_keys(op, w.rk, (size_t)w.nr);
     int xr = x ? x->write(x->ud, op, e) : 0, ox = 0;
+    if (xr == 0 && e->op == STRATA_META__KEY_REWRITE && e->rw.nchunks) /* a transition's */
+        xr = strata_meta__rados_ptab_set(op, v->key, k->v[vslot].sk, e->rw.nchunks,
+                                         e->rw.chunk_v, e->rw.chunk_len);
     if (xr == 0) {
         ox = rados_write_op_operate(op, r->meta, k->oid, NULL, 0);
         xr = strata_meta__rados_err(ox);

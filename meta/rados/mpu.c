@@ -282,6 +282,28 @@ static void tkey(char *k, const char *key, size_t kl, const uint8_t sk[16], unsi
     k[o + 37] = 0;
 }
 
+int strata_meta__rados_ptab_set(rados_write_op_t op, const char *key, const uint8_t sk[16],
+                                size_t nchunks, char *const *v, const size_t *vl)
+{
+    size_t kl = strlen(key);
+    const char **ks = calloc(nchunks ? nchunks : 1, sizeof(*ks));
+    char *tk = malloc(nchunks * MKEY_MAX + 1);
+    if (!ks || !tk) {
+        free(ks);
+        free(tk);
+        return STRATA_ENOMEM;
+    }
+    for (size_t ch = 0; ch < nchunks; ch++) {
+        ks[ch] = tk + ch * MKEY_MAX;
+        tkey(tk + ch * MKEY_MAX, key, kl, sk, (unsigned)ch);
+    }
+    if (nchunks) /* librados copies keys and values into the op */
+        rados_write_op_omap_set(op, ks, (const char *const *)v, vl, nchunks);
+    free(ks);
+    free(tk);
+    return 0;
+}
+
 int strata_meta__rados_ptab_get(struct strata_meta *m, const char *bucket, const char *key,
                                 const uint8_t sk[16], unsigned c, char **v, size_t *vl)
 {

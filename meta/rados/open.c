@@ -7,9 +7,54 @@
  */
 #include "rados.h"
 
+#include <errno.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+
+/* The tiers as pools of ro (RADOS.md, "Tiers as pools") after the hot
+ * one: m->tiers[1..], owned by m.  Each pool must exist already (it is
+ * the operator's, often an EC pool on other OSDs): a missing one is
+ * STRATA_ENOTFOUND with a line saying how to make it. */
+static int pool_tiers(struct strata_meta *m, const struct strata_rados_opts *ro, char *msg,
+                      size_t cap)
+{
+    struct meta_rados *r = meta_rados_of(m);
+    for (unsigned i = 0; i < ro->ntiers; i++) {
+        const char *name = ro->tiers[i].name, *pool = ro->tiers[i].pool;
+        char own_meta[RADOS_PREFIX_MAX + 8], own_data[RADOS_PREFIX_MAX + 8];
+        snprintf(own_meta, sizeof(own_meta), "%s.meta", r->prefix);
+        snprintf(own_data, sizeof(own_data), "%s.data", r->prefix);
+        if (!name || !pool || !*pool || m->ntiers == STRATA_TIERS_MAX ||
+            !strata_tier_name_ok(name) || strata_meta__tier(m, name) ||
+            strcmp(name, STRATA_TIER_HOT) == 0 || strcmp(pool, own_meta) == 0 ||
+            strcmp(pool, own_data) == 0) {
+            snprintf(msg, cap,
+                     "tier %s: pool \"%s\": want a tier name other than hot, given once, and "
+                     "a pool other than %s.meta and %s.data",
+                     name ? name : "", pool ? pool : "", r->prefix, r->prefix);
+            return STRATA_EINVAL;
+        }
+        int64_t id = rados_pool_lookup(r->c, pool);
+        if (id == -ENOENT) {
+            snprintf(msg, cap,
+                     "tier %s: pool %s does not exist: create it (e.g. ceph osd pool create %s "
+                     "erasure; ceph osd pool application enable %s strata)",
+                     name, pool, pool, pool);
+            return STRATA_ENOTFOUND;
+        }
+        int rc = id < 0 ? strata_meta__rados_err((int)id)
+                        : strata_meta__rados_data_create(r, name, pool, NULL,
+                                                         &m->tiers[m->ntiers]);
+        if (rc) {
+            snprintf(msg, cap, "tier %s: cannot open pool %s: %s", name, pool,
+                     strata_strerror(rc));
+            return rc;
+        }
+        m->ntiers++;
+    }
+    return 0;
+}
 
 int strata_meta_open_rados(const struct strata_rados_opts *ro, const struct strata_meta_opts *opts,
                            struct strata_meta **out, struct strata_errinfo *ei)
@@ -32,6 +77,8 @@ int strata_meta_open_rados(const struct strata_rados_opts *ro, const struct stra
     m->store = &strata_meta__store_rados;
     m->store_priv = r;
     rc = strata_meta__rados_hot_tier(m, msg, sizeof(msg));
+    if (rc == 0)
+        rc = pool_tiers(m, ro, msg, sizeof(msg));
     if (rc) {
         if (ei)
             snprintf(ei->msg, sizeof(ei->msg), "%s", msg);
@@ -54,8 +101,8 @@ int strata_meta_open_rados(const struct strata_rados_opts *ro, const struct stra
 
 void strata_meta__rados_store_close(struct strata_meta *m)
 {
-    if (m->ntiers > 0) /* the hot tier's aio needs its connection */
-        strata_tier_destroy(m->tiers[0]);
+    for (unsigned i = 0; i < m->ntiers; i++) /* all ours; their aio needs the connection */
+        strata_tier_destroy(m->tiers[i]);
     m->ntiers = 0;
     strata_meta__rados_disconnect(meta_rados_of(m));
     m->store_priv = NULL;

@@ -235,6 +235,10 @@ int strata_meta__rados_mpu_complete(struct strata_meta *m, const struct strata_m
                                     struct strata_meta__data_refs *unref);
 int strata_meta__rados_mpu_abort(struct strata_meta *m, const char *bucket, const char *key,
                                  const uint8_t *up, struct strata_meta__data_refs *unref);
+/* Into op: set the part table chunks t/K\x01SK/CCCC of version sk of key
+ * (a transition's rewrite names the copies' data ids). */
+int strata_meta__rados_ptab_set(rados_write_op_t op, const char *key, const uint8_t sk[16],
+                                size_t nchunks, char *const *v, const size_t *vl);
 int strata_meta__rados_ptab_get(struct strata_meta *m, const char *bucket, const char *key,
                                 const uint8_t sk[16], unsigned c, char **v, size_t *vl);
 int strata_meta__rados_scan_open(struct strata_meta *m, const struct strata_meta__scan_spec *spec,

@@ -140,6 +140,8 @@ void strata_admin__info(struct strata_req *r, const char *arg)
         json_t *tj = tier_json(t->name, js, t->nsets, tt, to, map);
         if (t->url && t->tier && strata_remote_tier_is(t->tier))
             json_object_set_new(tj, "remote", remote_json(t->tier));
+        if (t->pool)
+            json_object_set_new(tj, "pool", json_string(t->pool));
         json_array_append_new(tiers, tj);
         json_decref(js);
     }
