@@ -249,7 +249,7 @@ static int open_due(struct strata_meta *m, const struct strata_meta__scan_spec *
         spec->from_ms >= spec->to_ms)
         return STRATA_EINVAL;
     struct strata_bucket_info b;
-    int rc = strata_meta__rados_bucket_get(m, spec->bucket, &b);
+    int rc = strata_meta__rados_bucket_fresh(m, spec->bucket, &b);
     if (rc)
         return rc;
     uint64_t lo = spec->from_ms > 0 ? (uint64_t)spec->from_ms * 1000000u : 0;
@@ -323,7 +323,7 @@ int strata_meta__rados_scan_open(struct strata_meta *m, const struct strata_meta
         (spec->after_sk && (!after || spec->kind == STRATA_META__SCAN_CURRENT)))
         return STRATA_EINVAL;
     struct strata_bucket_info b;
-    int rc = strata_meta__rados_bucket_get(m, spec->bucket, &b);
+    int rc = strata_meta__rados_bucket_fresh(m, spec->bucket, &b);
     if (rc)
         return rc;
     struct strata_meta__scan *sc = scan_new(m, spec);
