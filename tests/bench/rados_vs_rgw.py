@@ -31,8 +31,13 @@ objects): BlueStore's and the OSD's caches hold them after the first pass,
 as they would for a hot set.
 
   tests/bench/rados_vs_rgw.py                       # every row, ~35 min here
+  tests/bench/rados_vs_rgw.py --quick               # every row, smaller, <= 8 min here
   tests/bench/rados_vs_rgw.py --servers rgw --keys 5000 --n100k 1000 --duration 5
   STRATA_BIN=build-rel/strata tests/bench/rados_vs_rgw.py --memstore
+
+--quick: 1,000 x 100 KiB keys, a listing over 10,000 keys, 3 s cells (PUT
+64 MiB 6 s), 3 runs (any of these given explicitly wins): the same rows,
+the servers interleaved as in a full run, for a shared machine.
 
 STRATA_BIN: any build of strata (default build-rel/strata); a build whose
 daemon has no --rados-conf stops the run at once with that message (run
@@ -242,11 +247,13 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--memstore", action="store_true", help="OSDs on memstore, not BlueStore")
     ap.add_argument("--osds", type=int, default=1)
-    ap.add_argument("--keys", type=int, default=100000, help="keys of the listing bucket")
-    ap.add_argument("--n100k", type=int, default=10000, help="distinct 100 KiB objects")
+    ap.add_argument("--quick", action="store_true",
+                    help="smaller dataset and shorter cells (<= 8 min here; the docstring)")
+    ap.add_argument("--keys", type=int, help="keys of the listing bucket (100000; quick 10000)")
+    ap.add_argument("--n100k", type=int, help="distinct 100 KiB objects (10000; quick 1000)")
     ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--duration", type=int, default=10, help="seconds per wrk cell")
-    ap.add_argument("--put64m-duration", type=int, default=20)
+    ap.add_argument("--duration", type=int, help="seconds per wrk cell (10; quick 3)")
+    ap.add_argument("--put64m-duration", type=int, help="(20; quick 6)")
     ap.add_argument("--conns", type=int, default=32)
     ap.add_argument("--big-conns", type=int, default=8, help="connections of the 64 MiB rows")
     ap.add_argument("--servers", default="strata,rgw", help="strata,rgw or one of them")
@@ -257,6 +264,11 @@ def main():
     ap.add_argument("--memstore-gib", type=int, default=8)
     ap.add_argument("--bluestore-gib", type=int, default=60, help="sparse file per OSD")
     a = ap.parse_args()
+    sizes = {"keys": (100000, 10000), "n100k": (10000, 1000), "duration": (10, 3),
+             "put64m_duration": (20, 6)}
+    for k, (full, quick) in sizes.items():
+        if getattr(a, k) is None:
+            setattr(a, k, quick if a.quick else full)
     servers = [s for s in a.servers.split(",") if s]
     a.rows = [r for r in a.rows.split(",") if r]
     if not servers or any(s not in NAMES for s in servers) or any(r not in LABELS for r in a.rows):
