@@ -18,15 +18,25 @@
  * keys.
  *
  * An entry is put only when no drop happened since its read began (the
- * epoch), so a record read before a change cannot outlive the change.
+ * epoch), so a record read before a change cannot outlive the change, and
+ * lives RADOS_CACHE_MAX_AGE_US at most, the bound a notifier waits out
+ * when a watcher did not ack (as the server's own caches do).
  * Direct-mapped slots: a collision replaces the older entry.
  * Threads: any caller thread; bcache_mu guards the slots and the epoch.
  */
 #include "rados.h"
 
 #include <string.h>
+#include <time.h>
 
 #include "strata/erasure.h"
+
+static int64_t mono_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
 
 static struct rados_bcache_slot *slot_of(struct meta_rados *r, const char *name)
 {
@@ -52,7 +62,8 @@ static bool lookup(struct meta_rados *r, const char *name, struct strata_bucket_
 {
     pthread_mutex_lock(&r->bcache_mu);
     struct rados_bcache_slot *s = slot_of(r, name);
-    bool hit = s->used && strcmp(s->b.name, name) == 0;
+    bool hit = s->used && strcmp(s->b.name, name) == 0 &&
+               mono_us() - s->at_us < RADOS_CACHE_MAX_AGE_US;
     if (hit)
         *out = s->b;
     pthread_mutex_unlock(&r->bcache_mu);
@@ -66,6 +77,7 @@ int strata_meta__rados_bucket_fresh(struct strata_meta *m, const char *name,
     pthread_mutex_lock(&r->bcache_mu);
     uint64_t epoch = r->bcache_epoch;
     pthread_mutex_unlock(&r->bcache_mu);
+    int64_t at = mono_us(); /* before the read: its age counts from here */
     bool keep = strata_meta__rados_watch_holds(r);
     char *v;
     size_t vl;
@@ -77,6 +89,7 @@ int strata_meta__rados_bucket_fresh(struct strata_meta *m, const char *name,
     struct rados_bcache_slot *s = slot_of(r, name);
     if (rc == 0 && keep && epoch == r->bcache_epoch && strcmp(b.name, name) == 0) {
         s->used = true;
+        s->at_us = at;
         s->b = b;
     } else if (s->used && strcmp(s->b.name, name) == 0) {
         s->used = false; /* what it held is not known to be current */

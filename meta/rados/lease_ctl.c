@@ -29,7 +29,6 @@
 
 #define LOCK_NAME "strata"
 #define NOTIFY_TIMEOUT_MS 1000
-#define CACHE_MAX_AGE_US 1000000
 
 int strata_meta__rados_lease(struct strata_meta *m, const char *name, enum strata_lease_op op)
 {
@@ -61,7 +60,7 @@ int strata_meta__rados_invalidate(struct strata_meta *m, const char *bucket)
     if (reply)
         rados_buffer_free(reply);
     if (rc == -ETIMEDOUT) { /* a watcher missed it: outlast its cache */
-        usleep(CACHE_MAX_AGE_US);
+        usleep(RADOS_CACHE_MAX_AGE_US);
         return 0;
     }
     return strata_meta__rados_err(rc);

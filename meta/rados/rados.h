@@ -29,6 +29,9 @@
 #define RADOS_OID_CTL "ctl"
 #define RADOS_LAYOUT_FORMAT "1"
 #define RADOS_BCACHE_SLOTS 256 /* bucket records a gateway caches (bcache.c) */
+/* The longest a gateway keeps a cached bucket record: a notifier whose
+ * watchers did not all ack waits this long (lease_ctl.c). */
+#define RADOS_CACHE_MAX_AGE_US 1000000
 
 /* One connection to the cluster: what a strata_meta's store_priv holds. */
 struct meta_rados {
@@ -62,6 +65,7 @@ struct meta_rados {
     uint64_t bcache_epoch; /* bumped by every drop (bcache_mu) */
     struct rados_bcache_slot {
         bool used;
+        int64_t at_us; /* CLOCK_MONOTONIC when read */
         struct strata_bucket_info b;
     } bcache[RADOS_BCACHE_SLOTS];
 };
