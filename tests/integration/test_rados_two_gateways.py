@@ -334,10 +334,13 @@ def round_trips_per_small_get_and_put(a):
         f"per PUT 100 KiB {put_ops:.3f} ({n} in {ps:.1f} s)")
     # Background work (the clock mark, leases, the one-second caches of
     # bucket records and documents reloading together) adds ops by the
-    # second, not by the request: 25 a second of the run plus a burst of 40
-    # on top of the exact count (one op more per request would be n more).
-    assert n <= get_ops * n <= n + 25 * gs + 40, get_ops
-    assert 2 * n <= put_ops * n <= 2 * n + 25 * ps + 40, put_ops
+    # second, not by the request: up to 40 a second measured on a loaded
+    # machine, so 60 a second of the run plus a burst of 40 on top of the
+    # exact count.  One op more per request is n more: caught whenever the
+    # n requests take under (n - 40) / 60 s (4.3 s for 300).
+    slack = lambda secs: 60 * secs + 40  # noqa: E731
+    assert n <= get_ops * n <= n + slack(gs), get_ops
+    assert 2 * n <= put_ops * n <= 2 * n + slack(ps), put_ops
 
 
 def main():
