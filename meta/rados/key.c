@@ -624,8 +624,8 @@ int strata_meta__rados_key_read(struct strata_meta *m, const struct strata_meta_
     struct kread k;
     rc = read_key(meta_rados_of(m), inc, t, &k);
     uint64_t now = inc;
-    if (rc == 0 && (k.missing || k.closed) &&
-        bucket_inc(m, t, true, &now) == 0 && now != inc) { /* the cache was stale */
+    if (rc == 0 && (k.missing || k.closed) && bucket_inc(m, t, true, &now) == 0 &&
+        now != inc) { /* the cache was stale */
         kread_fini(&k);
         rc = read_key(meta_rados_of(m), now, t, &k);
     }
