@@ -70,6 +70,7 @@ int strata_obj_list(struct strata_meta *m, const struct strata_list_opts *opts,
         .kind = opts->versions ? STRATA_META__SCAN_VERSIONS : STRATA_META__SCAN_CURRENT,
         .prefix = prefix,
         .no_cache = opts->maintenance,
+        .want = delim ? 0 : max + 1, /* one more: is the listing truncated? */
     };
     /* Where to start: the prefix, or just after the marker when later. */
     char cur_key[STRATA_KEY_MAX + 1] = ""; /* key whose versions are being walked */

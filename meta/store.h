@@ -367,6 +367,10 @@ struct strata_meta__scan_spec {
     const uint8_t *after_sk; /* VERSIONS: a sort key; UPLOADS: an upload id (16 bytes) */
     int64_t from_ms, to_ms;  /* DUE */
     bool no_cache;
+    /* Entries the caller means to take, 0 when it may seek past prefixes
+     * (a delimiter) or does not know: a backend may size its first reads
+     * by it (RADOS: one read per shard for a page instead of several). */
+    unsigned want;
 };
 /* INTENTS: bucket NULL (every bucket's intents, a bucket at a time, each
  * in key order); prefix and after are not used.  Entries are the intents

@@ -33,15 +33,6 @@ void strata_meta__rados_config_oid(char oid[32], uint64_t inc)
     snprintf(oid, 32, "bucket.%016" PRIx64, inc);
 }
 
-int strata_meta__rados_bucket_get(struct strata_meta *m, const char *name,
-                                  struct strata_bucket_info *out)
-{
-    char *v;
-    size_t vl;
-    int rc = strata_meta__rados_get1(meta_rados_of(m)->meta, RADOS_OID_BUCKETS, name, &v, &vl);
-    return rc ? rc : strata_meta__bucket_decode_take(v, vl, out);
-}
-
 static int64_t now_ns(void)
 {
     struct timespec ts;
@@ -146,6 +137,7 @@ int strata_meta__rados_bucket_txn(struct strata_meta *m, const struct strata_met
             if (creates)
                 made = false;
             removed = edit == STRATA_META__BUCKET_REMOVE;
+            strata_meta__rados_bcache_drop(r, t->name); /* read before: not current */
         }
         free(old);
         if (rc != STRATA_EPRECOND)
@@ -158,7 +150,7 @@ int strata_meta__rados_bucket_txn(struct strata_meta *m, const struct strata_met
         /* Refused or failed: open the shards again, unless the bucket went
          * meanwhile (another deletion won). */
         struct strata_bucket_info now;
-        if (strata_meta__rados_bucket_get(m, t->name, &now) == 0 && now.incarnation == closed_inc)
+        if (strata_meta__rados_bucket_fresh(m, t->name, &now) == 0 && now.incarnation == closed_inc)
             strata_meta__rados_shards_open(r, closed_inc);
     }
     return rc;
@@ -206,7 +198,7 @@ int strata_meta__rados_config_put(struct strata_meta *m, const char *bucket, uin
 {
     struct meta_rados *r = meta_rados_of(m);
     struct strata_bucket_info b;
-    int rc = strata_meta__rados_bucket_get(m, bucket, &b);
+    int rc = strata_meta__rados_bucket_fresh(m, bucket, &b);
     if (rc == 0 && b.incarnation != inc)
         rc = STRATA_ENOTFOUND; /* deleted and created again since */
     if (rc)
@@ -232,8 +224,10 @@ int strata_meta__rados_config_put(struct strata_meta *m, const char *bucket, uin
 int strata_meta__rados_config_get(struct strata_meta *m, const char *bucket, const char *kind,
                                   void **doc, size_t *len)
 {
+    /* Read, not cached: a stale incarnation's object is gone, and its
+     * absence would look like an absent document. */
     struct strata_bucket_info b;
-    int rc = strata_meta__rados_bucket_get(m, bucket, &b);
+    int rc = strata_meta__rados_bucket_fresh(m, bucket, &b);
     if (rc)
         return rc;
     char oid[32], key[80], *v;

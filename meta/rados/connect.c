@@ -88,6 +88,7 @@ void strata_meta__rados_disconnect(struct meta_rados *r)
         rados_shutdown(r->c);
     pthread_mutex_destroy(&r->audit_mu);
     pthread_mutex_destroy(&r->watch_mu);
+    pthread_mutex_destroy(&r->bcache_mu);
     pthread_cond_destroy(&r->watch_cv);
     free(r);
 }
@@ -110,6 +111,7 @@ int strata_meta__rados_connect(const struct strata_rados_opts *o, bool meta,
         return STRATA_ENOMEM;
     pthread_mutex_init(&r->audit_mu, NULL);
     pthread_mutex_init(&r->watch_mu, NULL);
+    pthread_mutex_init(&r->bcache_mu, NULL);
     pthread_cond_init(&r->watch_cv, NULL);
     snprintf(r->prefix, sizeof(r->prefix), "%s", prefix);
     r->lease_ms = knob_lease_ms ? knob_lease_ms : STRATA_LEASE_MS;

@@ -11,10 +11,14 @@
  * that op.  The record is decoded where librados returned it and handed to
  * the callback before the op is released (no copy).  Nothing is cached:
  * a version committed or removed by another gateway is seen by the next
- * read.  The bucket's incarnation (which shards) comes from its record
- * (one read of `buckets` before).  No \x01layout compare: the only layout
- * value today is `closed` (a bucket deletion), which changes no version;
- * with resharding, reads compare `live G` as the commits do.
+ * read.  The bucket's incarnation (which shards) comes from its record as
+ * cached (bcache.c), so a GET is one round trip; the read op compares
+ * \x01layout EQ "" (the shard is open), so a cached record naming a
+ * deleted incarnation (its shards closed, or removed: -ENOENT) is caught
+ * by the op itself and the record read again: a bucket deleted and created
+ * again never shows the old incarnation's keys, whatever the cache holds.
+ * A shard closed while its current incarnation is being deleted changes no
+ * version: then the read goes on without the compare, as before.
  * Threads: any caller thread.
  */
 #include "index.h"
@@ -70,7 +74,8 @@ struct page {
     size_t obl;
     unsigned n;
     bool want_null, first;
-    bool more, done;
+    bool guard; /* compare \x01layout EQ "": -ECANCELED when closed */
+    bool more, done, stale;
     char last[RADOS_IKEY_MAX + 2];
 };
 
@@ -82,14 +87,21 @@ static int read_page(rados_ioctx_t io, struct page *p, strata_meta__key_found_fn
     rados_omap_iter_t vit = NULL, nit = NULL;
     int vpr = 0, npr = 0;
     unsigned char pm = 0;
+    int cpr = 0;
+    if (p->guard)
+        rados_read_op_omap_cmp(op, RADOS_LAYOUT_KEY, LIBRADOS_CMPXATTR_OP_EQ, "", 0, &cpr);
     rados_read_op_omap_get_vals2(op, p->start, p->obase, p->n, &vit, &pm, &vpr);
     if (p->named)
         rados_read_op_omap_get_vals_by_keys(op, &p->named, 1, &nit, &npr);
     int r = rados_read_op_operate(op, io, p->oid, 0);
     int rc = STRATA_ENOTFOUND;
     p->more = false;
+    p->stale = false;
     p->last[0] = 0;
-    if (r == -ENOENT) {
+    if (p->guard && (r == -ENOENT || r == -ECANCELED)) {
+        rc = STRATA_EBUSY; /* shard gone or closed: is the incarnation current? */
+        p->stale = true;
+    } else if (r == -ENOENT) {
         rc = STRATA_ENOTFOUND; /* no such incarnation's shard: no versions */
     } else if (r < 0 || vpr < 0 || npr < 0) {
         rc = strata_meta__rados_err(r < 0 ? r : vpr < 0 ? vpr : npr);
@@ -150,24 +162,38 @@ int strata_meta__rados_key_get(struct strata_meta *m, const char *bucket, const 
         return rc;
     size_t kl = strlen(key);
     char oid[48], obase[RADOS_IKEY_MAX], nkey[RADOS_IKEY_MAX];
-    strata_meta__rados_idx_oid(oid, b.incarnation, strata_meta__rados_idx_shard(key, kl));
     size_t obl = strata_meta__rados_ikey(obase, 'o', key, kl);
     if (named) {
         memcpy(nkey, obase, obl);
         strata_meta__rados_sk_hex(sk, nkey + obl);
     }
-    struct page p = {.oid = oid, .obase = obase, .named = named ? nkey : NULL, .start = "",
-                     .obl = obl, .n = want_null ? NULL_PAGE : 1, .want_null = want_null,
-                     .first = true};
-    char start[RADOS_IKEY_MAX + 2];
-    for (;;) {
-        rc = read_page(meta_rados_of(m)->meta, &p, fn, ud);
-        if (p.done || rc != STRATA_ENOTFOUND || !p.more)
+    bool guard = true;
+    for (int round = 0;; round++) {
+        strata_meta__rados_idx_oid(oid, b.incarnation, strata_meta__rados_idx_shard(key, kl));
+        struct page p = {.oid = oid, .obase = obase, .named = named ? nkey : NULL, .start = "",
+                         .obl = obl, .n = want_null ? NULL_PAGE : 1, .want_null = want_null,
+                         .first = true, .guard = guard};
+        char start[RADOS_IKEY_MAX + 2];
+        for (;;) {
+            rc = read_page(meta_rados_of(m)->meta, &p, fn, ud);
+            if (p.stale || p.done || rc != STRATA_ENOTFOUND || !p.more)
+                break;
+            /* "null" not among the newest: read on after the page. */
+            memcpy(start, p.last, sizeof(start));
+            p.start = start;
+            p.first = false;
+            p.n = p.n * 2 < 256 ? p.n * 2 : 256;
+        }
+        if (!p.stale)
             return rc;
-        /* "null" not among the newest: read on after the page. */
-        memcpy(start, p.last, sizeof(start));
-        p.start = start;
-        p.first = false;
-        p.n = p.n * 2 < 256 ? p.n * 2 : 256;
+        /* Closed or gone: the record as it is now.  Another incarnation:
+         * read its shard (guarded again); the same one (being deleted, or
+         * its shard not made): read on without the compare, as before. */
+        uint64_t was = b.incarnation;
+        rc = strata_meta__rados_bucket_fresh(m, bucket, &b);
+        if (rc)
+            return rc;
+        if (b.incarnation == was || round >= 2)
+            guard = false;
     }
 }

@@ -26,7 +26,7 @@ static int intent_where(struct strata_meta *m, const char *bucket, const char *k
                         const uint8_t sk[16], char oid[48], char xkey[RADOS_IKEY_MAX])
 {
     struct strata_bucket_info b;
-    int rc = strata_meta__rados_bucket_get(m, bucket, &b);
+    int rc = strata_meta__rados_bucket_fresh(m, bucket, &b);
     if (rc)
         return rc;
     size_t kl = strlen(key);

@@ -511,11 +511,15 @@ static int apply(struct meta_rados *r, struct kread *k, const struct strata_meta
     return xr;
 }
 
-/* The bucket's incarnation (t's, checked, when it holds the bucket). */
-static int bucket_inc(struct strata_meta *m, const struct strata_meta__key_txn *t, uint64_t *inc)
+/* The bucket's incarnation (t's, checked, when it holds the bucket); fresh:
+ * read from `buckets`, not the cache (its shards were found closed or
+ * gone: the cached record may name a deleted incarnation). */
+static int bucket_inc(struct strata_meta *m, const struct strata_meta__key_txn *t, bool fresh,
+                      uint64_t *inc)
 {
     struct strata_bucket_info b;
-    int rc = strata_meta__rados_bucket_get(m, t->bucket, &b);
+    int rc = fresh ? strata_meta__rados_bucket_fresh(m, t->bucket, &b)
+                   : strata_meta__rados_bucket_get(m, t->bucket, &b);
     if (rc)
         return rc;
     if (t->hold_bucket && t->incarnation && b.incarnation != t->incarnation)
@@ -550,19 +554,32 @@ static int key_txn(struct strata_meta *m, const struct strata_meta__key_txn *t,
         /* A version commit names its incarnation, whose shards are the
          * guard (shards.c); other txns read it from the bucket record. */
         uint64_t inc = t->incarnation;
-        if (!(t->hold_bucket && inc)) {
-            rc = bucket_inc(m, t, &inc);
+        bool cached = !(t->hold_bucket && inc);
+        if (cached) {
+            rc = bucket_inc(m, t, false, &inc);
             if (rc)
                 return rc;
         }
         struct kread k;
         rc = read_key(r, inc, t, &k);
+        if (rc == 0 && (k.missing || k.closed) && cached) {
+            /* The cached record may name a deleted incarnation: read it. */
+            uint64_t now;
+            int brc = bucket_inc(m, t, true, &now);
+            if (brc || now != inc) {
+                kread_fini(&k);
+                if (brc)
+                    return brc;
+                rc = STRATA_EBUSY;
+                continue; /* the bucket's current incarnation, decided anew */
+            }
+        }
         if (rc == 0 && k.missing)
             rc = STRATA_ENOTFOUND; /* no such incarnation: shards come with the bucket */
         if (rc == 0 && !k.closed && x)
             rc = x->read(x->ud, r->meta, k.oid);
         if (rc == 0 && k.closed) {
-            int brc = bucket_inc(m, t, &inc);
+            int brc = bucket_inc(m, t, true, &inc);
             if (brc) {
                 kread_fini(&k);
                 return brc; /* deleted (or another incarnation now): 404 */
@@ -620,11 +637,17 @@ int strata_meta__rados_key_txn_ext(struct strata_meta *m, const struct strata_me
 int strata_meta__rados_key_read(struct strata_meta *m, const struct strata_meta__key_txn *t)
 {
     uint64_t inc;
-    int rc = bucket_inc(m, t, &inc);
+    int rc = bucket_inc(m, t, false, &inc);
     if (rc)
         return rc;
     struct kread k;
     rc = read_key(meta_rados_of(m), inc, t, &k);
+    uint64_t now = inc;
+    if (rc == 0 && (k.missing || k.closed) && bucket_inc(m, t, true, &now) == 0 &&
+        now != inc) { /* the cache was stale */
+        kread_fini(&k);
+        rc = read_key(meta_rados_of(m), now, t, &k);
+    }
     if (rc == 0) {
         struct strata_meta__key_view v;
         struct strata_meta__key_edit e;

@@ -29,7 +29,6 @@
 
 #define LOCK_NAME "strata"
 #define NOTIFY_TIMEOUT_MS 1000
-#define CACHE_MAX_AGE_US 1000000
 
 int strata_meta__rados_lease(struct strata_meta *m, const char *name, enum strata_lease_op op)
 {
@@ -54,13 +53,14 @@ int strata_meta__rados_invalidate(struct strata_meta *m, const char *bucket)
     struct meta_rados *r = meta_rados_of(m);
     char msg[STRATA_BUCKET_NAME_MAX + RADOS_GW_ID_LEN + 8];
     int n = snprintf(msg, sizeof(msg), "B %s %s", r->gw, bucket);
+    strata_meta__rados_bcache_drop(r, bucket); /* its own change: not notified to itself */
     char *reply = NULL;
     size_t rlen = 0;
     int rc = rados_notify2(r->meta, RADOS_OID_CTL, msg, n, NOTIFY_TIMEOUT_MS, &reply, &rlen);
     if (reply)
         rados_buffer_free(reply);
     if (rc == -ETIMEDOUT) { /* a watcher missed it: outlast its cache */
-        usleep(CACHE_MAX_AGE_US);
+        usleep(RADOS_CACHE_MAX_AGE_US);
         return 0;
     }
     return strata_meta__rados_err(rc);
@@ -70,6 +70,7 @@ int strata_meta__rados_invalidate(struct strata_meta *m, const char *bucket)
  * (NULL: everything, changes may have been missed). */
 static void caches_drop(struct meta_rados *r, const char *bucket)
 {
+    strata_meta__rados_bcache_drop(r, bucket); /* first: the hook's refills read anew */
     pthread_mutex_lock(&r->watch_mu);
     strata_meta__invalidate_fn cb = r->cb;
     void *ud = r->cb_ud;
@@ -144,6 +145,14 @@ int strata_meta__rados_clock_peers(struct strata_meta *m, int64_t *max_ms)
     return rc == 0 || rc == -ETIMEDOUT ? answers : strata_meta__rados_err(rc);
 }
 
+bool strata_meta__rados_watch_holds(struct meta_rados *r)
+{
+    pthread_mutex_lock(&r->watch_mu);
+    bool holds = r->watching && !r->watch_broken && !r->stopping;
+    pthread_mutex_unlock(&r->watch_mu);
+    return holds;
+}
+
 /* The watch broke (the OSD lost this client longer than the watch
  * timeout): notifications may be missed until it is re-established. */
 static void watch_err(void *arg, uint64_t cookie, int err)
@@ -201,6 +210,7 @@ void strata_meta__rados_watch_stop(struct meta_rados *r)
     bool started = r->rewatch_started, watching = r->watching;
     r->rewatch_started = false;
     pthread_mutex_unlock(&r->watch_mu);
+    strata_meta__rados_bcache_drop(r, NULL); /* no longer kept current */
     if (started)
         pthread_join(r->rewatch_thr, NULL);
     if (watching) {

@@ -310,7 +310,7 @@ int strata_meta__rados_ptab_get(struct strata_meta *m, const char *bucket, const
     *v = NULL;
     *vl = 0;
     struct strata_bucket_info b;
-    int rc = strata_meta__rados_bucket_get(m, bucket, &b);
+    int rc = strata_meta__rados_bucket_fresh(m, bucket, &b);
     if (rc)
         return rc;
     size_t kl = strlen(key);
@@ -327,7 +327,7 @@ int strata_meta__rados_ptab_get(struct strata_meta *m, const char *bucket, const
 static int closed_wait(struct strata_meta *m, const char *bucket, uint64_t inc, int attempt)
 {
     struct strata_bucket_info b;
-    int rc = strata_meta__rados_bucket_get(m, bucket, &b);
+    int rc = strata_meta__rados_bucket_fresh(m, bucket, &b);
     if (rc)
         return rc;
     if (b.incarnation != inc)
@@ -342,7 +342,7 @@ static int locate(struct strata_meta *m, const char *bucket, const char *key, co
                   struct names *n, uint64_t *inc)
 {
     struct strata_bucket_info b;
-    int rc = strata_meta__rados_bucket_get(m, bucket, &b);
+    int rc = strata_meta__rados_bucket_fresh(m, bucket, &b);
     if (rc == 0) {
         *inc = b.incarnation;
         names_of(n, b.incarnation, key, up);

@@ -28,6 +28,10 @@
 #define RADOS_OID_AUDIT "audit"
 #define RADOS_OID_CTL "ctl"
 #define RADOS_LAYOUT_FORMAT "1"
+#define RADOS_BCACHE_SLOTS 256 /* bucket records a gateway caches (bcache.c) */
+/* The longest a gateway keeps a cached bucket record: a notifier whose
+ * watchers did not all ack waits this long (lease_ctl.c). */
+#define RADOS_CACHE_MAX_AGE_US 1000000
 
 /* One connection to the cluster: what a strata_meta's store_priv holds. */
 struct meta_rados {
@@ -56,6 +60,14 @@ struct meta_rados {
     /* The handle whose lock clock answers other gateways' "clock?" (set
      * once that clock runs; NULL before and for tool handles). */
     struct strata_meta *_Atomic clock_of;
+    /* Bucket records cached while the watch holds (bcache.c). */
+    pthread_mutex_t bcache_mu;
+    uint64_t bcache_epoch; /* bumped by every drop (bcache_mu) */
+    struct rados_bcache_slot {
+        bool used;
+        int64_t at_us; /* CLOCK_MONOTONIC when read */
+        struct strata_bucket_info b;
+    } bcache[RADOS_BCACHE_SLOTS];
 };
 
 static inline struct meta_rados *meta_rados_of(struct strata_meta *m)
@@ -172,8 +184,17 @@ void strata_meta__rados_audit_copy_close(struct strata_meta__audit_copy *c);
 int strata_meta__rados_audit_where(char *buf, size_t cap, const struct strata_rados_opts *o);
 
 int strata_meta__rados_bucket_txn(struct strata_meta *m, const struct strata_meta__bucket_txn *t);
+/* The record as cached while the invalidation watch holds (bcache.c):
+ * callers that find its incarnation's shards closed or gone ask again with
+ * bucket_fresh, which reads `buckets` and refreshes the cache. */
 int strata_meta__rados_bucket_get(struct strata_meta *m, const char *name,
                                   struct strata_bucket_info *out);
+int strata_meta__rados_bucket_fresh(struct strata_meta *m, const char *name,
+                                    struct strata_bucket_info *out);
+/* bcache.c: drop bucket's cached record (NULL: every record). */
+void strata_meta__rados_bcache_drop(struct meta_rados *r, const char *bucket);
+/* lease_ctl.c: the invalidation watch holds (a cached record is current). */
+bool strata_meta__rados_watch_holds(struct meta_rados *r);
 int strata_meta__rados_bucket_list(struct strata_meta *m,
                                    int (*cb)(const struct strata_bucket_info *b, void *ud),
                                    void *ud);

@@ -31,8 +31,14 @@ objects): BlueStore's and the OSD's caches hold them after the first pass,
 as they would for a hot set.
 
   tests/bench/rados_vs_rgw.py                       # every row, ~35 min here
+  tests/bench/rados_vs_rgw.py --quick               # every row, smaller, <= 8 min here
   tests/bench/rados_vs_rgw.py --servers rgw --keys 5000 --n100k 1000 --duration 5
   STRATA_BIN=build-rel/strata tests/bench/rados_vs_rgw.py --memstore
+
+--quick: 1,000 x 100 KiB keys, a listing over 10,000 keys, 3 s cells (GET
+64 MiB 10 s, PUT 64 MiB 12 s: a 64 MiB request takes seconds on a loaded
+machine), 3 runs (any of these given explicitly wins): the same rows, the
+servers interleaved as in a full run, for a shared machine.
 
 STRATA_BIN: any build of strata (default build-rel/strata); a build whose
 daemon has no --rados-conf stops the run at once with that message (run
@@ -161,7 +167,7 @@ def timed(c, srv, fn):
 def wrk_row(c, srv, row, a):
     big = row.endswith("64m")
     conns = a.big_conns if big else a.conns
-    duration = a.put64m_duration if row == "put64m" else a.duration
+    duration = {"put64m": a.put64m_duration, "get64m": a.get64m_duration}.get(row, a.duration)
     if row.startswith("put"):
         reqs, body = os.path.join(srv.work, row + ".req"), os.path.join(srv.work, row + ".body")
         # Signed now: a signature's date must be within 15 minutes of the server's.
@@ -205,8 +211,9 @@ def report(results, servers, a, c):
         by.setdefault((r["row"], r["server"]), []).append(r)
     print(f"\n## Strata on RADOS vs radosgw: {c.nosds} OSD(s), {c.store}, {os.cpu_count()} cores, "
           f"127.0.0.1, medians of {a.runs} alternating runs; wrk -t2, {a.duration} s per cell "
-          f"(PUT 64 MiB {a.put64m_duration} s), {a.conns} connections ({a.big_conns} on 64 MiB "
-          f"rows), {a.n100k} x 100 KiB keys, listing over {a.keys} keys\n")
+          f"(GET 64 MiB {a.get64m_duration} s, PUT 64 MiB {a.put64m_duration} s), "
+          f"{a.conns} connections ({a.big_conns} on 64 MiB rows), {a.n100k} x 100 KiB keys, "
+          f"listing over {a.keys} keys\n")
     head = ["row"]
     for s in servers:
         head += [f"{NAMES[s]} req/s (MB/s)", "p50 ms", "p99 ms", "gw CPU us/req", "OSD CPU us/req"]
@@ -242,11 +249,14 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--memstore", action="store_true", help="OSDs on memstore, not BlueStore")
     ap.add_argument("--osds", type=int, default=1)
-    ap.add_argument("--keys", type=int, default=100000, help="keys of the listing bucket")
-    ap.add_argument("--n100k", type=int, default=10000, help="distinct 100 KiB objects")
+    ap.add_argument("--quick", action="store_true",
+                    help="smaller dataset and shorter cells (<= 8 min here; the docstring)")
+    ap.add_argument("--keys", type=int, help="keys of the listing bucket (100000; quick 10000)")
+    ap.add_argument("--n100k", type=int, help="distinct 100 KiB objects (10000; quick 1000)")
     ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--duration", type=int, default=10, help="seconds per wrk cell")
-    ap.add_argument("--put64m-duration", type=int, default=20)
+    ap.add_argument("--duration", type=int, help="seconds per wrk cell (10; quick 3)")
+    ap.add_argument("--get64m-duration", type=int, help="(--duration; quick 10)")
+    ap.add_argument("--put64m-duration", type=int, help="(20; quick 12)")
     ap.add_argument("--conns", type=int, default=32)
     ap.add_argument("--big-conns", type=int, default=8, help="connections of the 64 MiB rows")
     ap.add_argument("--servers", default="strata,rgw", help="strata,rgw or one of them")
@@ -257,6 +267,13 @@ def main():
     ap.add_argument("--memstore-gib", type=int, default=8)
     ap.add_argument("--bluestore-gib", type=int, default=60, help="sparse file per OSD")
     a = ap.parse_args()
+    sizes = {"keys": (100000, 10000), "n100k": (10000, 1000), "duration": (10, 3),
+             "put64m_duration": (20, 12), "get64m_duration": (None, 10)}
+    for k, (full, quick) in sizes.items():
+        if getattr(a, k) is None:
+            setattr(a, k, quick if a.quick else full)
+    if a.get64m_duration is None:
+        a.get64m_duration = a.duration
     servers = [s for s in a.servers.split(",") if s]
     a.rows = [r for r in a.rows.split(",") if r]
     if not servers or any(s not in NAMES for s in servers) or any(r not in LABELS for r in a.rows):

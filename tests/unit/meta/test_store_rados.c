@@ -1317,6 +1317,76 @@ static int get_body(struct strata_meta *m, const char *b, const char *k, const c
     return rc;
 }
 
+/* A gateway caches bucket records while its watch holds (bcache.c).  Its
+ * cached record goes stale here on purpose: the bucket is deleted and
+ * created again through the store ops of the other connection, which
+ * notify nobody (meta/bucket.c does).  Its GETs, HEADs and a removal
+ * must still reach the new incarnation: the old one's shards are closed
+ * or removed, and the readers ask again.  (A version commit holds the
+ * incarnation its request began with: one begun on a stale record answers
+ * 404, as one begun before a delete and create does.) */
+static void noop_inval(void *ud, const char *bucket)
+{
+    (void)ud;
+    (void)bucket;
+}
+
+static void test_cached_record_never_shows_old_incarnation(void **state)
+{
+    (void)state;
+    assert_int_equal(g1->store->on_invalidate(g1, noop_inval, NULL), 0);
+    char b[64], body[64];
+    snprintf(b, sizeof(b), "reinc-%s", run);
+    struct strata_obj_info info;
+    /* round & 1: the old shards removed (else closed); round & 2: g1's
+     * first request after the change is a DELETE (a key txn), else a GET. */
+    for (int round = 0; round < 4; round++) {
+        uint64_t old = mk_bucket(b);
+        uint8_t sk[16];
+        assert_int_equal(put_key(g2, b, old, "k", "old-bytes", false, sk), 0);
+        assert_int_equal(get_body(g1, b, "k", NULL, &info, body, sizeof(body)), 0);
+        assert_string_equal(body, "old-bytes"); /* g1 has the record cached */
+        strata_obj_info_fini(&info);
+        assert_int_equal(remove_vid(g2, b, "k", sk), 0);
+        bool empty = false;
+        struct strata_meta__bucket_txn del = {.name = b, .want_empty = true,
+                                              .decide = delete_empty_decide, .ud = &empty};
+        assert_int_equal(g2->store->bucket_txn(g2, &del), 0);
+        if (round & 1)
+            strata_meta__rados_shards_remove(meta_rados_of(g2), old);
+        struct creator c = {.m = g2, .name = b, .versioning = STRATA_VERSIONING_OFF,
+                            .inc = old | (1ull << 63)}; /* mk_bucket never sets it */
+        struct strata_meta__bucket_txn mk = {.name = b, .decide = create_decide, .ud = &c};
+        assert_int_equal(g2->store->bucket_txn(g2, &mk), 0);
+        assert_int_equal(
+            put_key_v(g2, b, c.inc, "k", "new-bytes", false, NULL, STRATA_VERSIONING_OFF), 0);
+        uint8_t sk2[16];
+        assert_int_equal(
+            put_key_v(g2, b, c.inc, "k2", "gone-soon", false, sk2, STRATA_VERSIONING_OFF), 0);
+        /* Through g1, whose cache still names the old incarnation. */
+        if (round & 2) {
+            assert_int_equal(remove_vid(g1, b, "k2", sk2), 0);
+            assert_int_equal(get_body(g2, b, "k2", NULL, &info, body, sizeof(body)),
+                             STRATA_ENOTFOUND);
+            strata_obj_info_fini(&info);
+        } else {
+            assert_int_equal(get_body(g1, b, "k2", NULL, &info, body, sizeof(body)), 0);
+            assert_string_equal(body, "gone-soon");
+            strata_obj_info_fini(&info);
+            assert_int_equal(strata_obj_delete(g2, b, "k2", NULL, NULL), 0);
+        }
+        assert_int_equal(get_body(g1, b, "k", NULL, &info, body, sizeof(body)), 0);
+        assert_string_equal(body, "new-bytes");
+        strata_obj_info_fini(&info);
+        assert_int_equal(strata_obj_head(g1, b, "k", NULL, &info), 0);
+        assert_int_equal(info.size, 9);
+        strata_obj_info_fini(&info);
+        assert_int_equal(strata_obj_delete(g2, b, "k", NULL, NULL), 0);
+        assert_int_equal(g2->store->bucket_txn(g2, &del), 0);
+    }
+    assert_int_equal(g1->store->on_invalidate(g1, NULL, NULL), 0);
+}
+
 /* A version of size bytes whose data is a data object (not inline). */
 struct bigc {
     struct meta_rec rec;
@@ -2888,6 +2958,7 @@ int main(void)
         cmocka_unit_test(test_get_head_across_gateways),
         cmocka_unit_test(test_get_null),
         cmocka_unit_test(test_get_inline_corrupt),
+        cmocka_unit_test(test_cached_record_never_shows_old_incarnation),
         cmocka_unit_test(test_scan_current_heads),
         cmocka_unit_test(test_mpu_two_gateways),
         cmocka_unit_test(test_mpu_complete_as),
