@@ -47,8 +47,7 @@ static int inline_decode(const struct strata_meta__key_found *f, uint8_t *out)
                 crcs[d] = x->rec.shard_crc;
             }
         }
-        int rc = strata_ec_inline_decode(ms->set, shards, crcs, w->rec.shard_len, w->rec.size,
-                                         out);
+        int rc = strata_ec_inline_decode(ms->set, shards, crcs, w->rec.shard_len, w->rec.size, out);
         if (rc == 0) {
             if (p->keep && !p->data && (p->data = malloc(w->rec.size)))
                 memcpy(p->data, out, w->rec.size);
@@ -81,8 +80,8 @@ static void found_of(struct strata_meta__key_found *f, struct qread *q, struct f
     f->rec = &w->rec;
     f->raw = w->raw;
     f->rawlen = w->rawlen;
-    f->is_latest = q->mode == Q_LATEST ||
-                   (w->has_latest && memcmp(w->latest_sk, w->sk, SORTKEY_LEN) == 0);
+    f->is_latest =
+        q->mode == Q_LATEST || (w->has_latest && memcmp(w->latest_sk, w->sk, SORTKEY_LEN) == 0);
     f->inline_read = inline_decode;
     f->priv = p;
 }
@@ -102,8 +101,11 @@ static bool get_cached(struct strata_meta *m, unsigned set, uint32_t hash, const
     struct meta_rc_hit h;
     if (!strata_meta__rcache_get(m, set, hash, bucket, key, &h))
         return false;
-    struct strata_meta__key_found f = {.rec = h.rec, .raw = h.raw, .rawlen = h.rawlen,
-                                       .is_latest = true, .inline_read = cached_inline_read,
+    struct strata_meta__key_found f = {.rec = h.rec,
+                                       .raw = h.raw,
+                                       .rawlen = h.rawlen,
+                                       .is_latest = true,
+                                       .inline_read = cached_inline_read,
                                        .priv = &h};
     memcpy(f.sk, h.sk, SORTKEY_LEN);
     *rc = fn(ud, &f);

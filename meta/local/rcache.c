@@ -22,11 +22,11 @@
 
 #include "strata/erasure.h"
 
-#define RC_SLOTS 8192u        /* entries at most (power of two) */
-#define RC_LOCKS 128u         /* mutex stripes over the slots */
-#define RC_GENS 16384u        /* generation stripes (power of two) */
-#define RC_ENTRY_MAX (64u << 10) /* record + inline bytes of one entry */
-#define RC_BUDGET ((uint64_t)64 << 20) /* bytes of every entry */
+#define RC_SLOTS     8192u                /* entries at most (power of two) */
+#define RC_LOCKS     128u                 /* mutex stripes over the slots */
+#define RC_GENS      16384u               /* generation stripes (power of two) */
+#define RC_ENTRY_MAX (64u << 10)          /* record + inline bytes of one entry */
+#define RC_BUDGET    ((uint64_t)64 << 20) /* bytes of every entry */
 
 struct meta_rc_ent {
     atomic_uint refs;
@@ -110,8 +110,8 @@ static void slot_clear(struct meta_rcache *c, unsigned i, struct meta_rc_ent **d
     *drop = e;
 }
 
-bool strata_meta__rcache_get(struct strata_meta *m, unsigned set, uint32_t hash,
-                             const char *bucket, const char *key, struct meta_rc_hit *h)
+bool strata_meta__rcache_get(struct strata_meta *m, unsigned set, uint32_t hash, const char *bucket,
+                             const char *key, struct meta_rc_hit *h)
 {
     struct meta_rcache *c = m->rcache;
     if (!c)
@@ -124,8 +124,8 @@ bool strata_meta__rcache_get(struct strata_meta *m, unsigned set, uint32_t hash,
     if (e && (e->hash != hash || e->set != set || strcmp(e->key, key) != 0 ||
               strcmp(e->bucket, bucket) != 0)) {
         e = NULL; /* another key's */
-    } else if (e && (e->gen != strata_meta__rcache_gen(m, hash) ||
-                     e->all != atomic_load(&c->all) || e->voters != voters)) {
+    } else if (e && (e->gen != strata_meta__rcache_gen(m, hash) || e->all != atomic_load(&c->all) ||
+                     e->voters != voters)) {
         slot_clear(c, i, &drop); /* written since, or another quorum */
         e = NULL;
     }
@@ -153,8 +153,8 @@ void strata_meta__rcache_put(struct meta_rc_hit *h)
     h->e = NULL;
 }
 
-void strata_meta__rcache_fill(struct strata_meta *m, unsigned set, uint32_t hash,
-                              uint64_t gen, uint32_t voters, const char *bucket, const char *key,
+void strata_meta__rcache_fill(struct strata_meta *m, unsigned set, uint32_t hash, uint64_t gen,
+                              uint32_t voters, const char *bucket, const char *key,
                               const uint8_t *sk, const char *raw, size_t rawlen,
                               const uint8_t *data, size_t data_len)
 {

@@ -47,14 +47,14 @@ uint32_t strata_meta__rcache_voters(const struct strata_meta *m, unsigned set);
 /* The valid entry of bucket/key of set (hash: strata_meta__key_hash) in
  * h (true), held until rcache_put.  An inline object's entry always holds
  * its bytes. */
-bool strata_meta__rcache_get(struct strata_meta *m, unsigned set, uint32_t hash,
-                             const char *bucket, const char *key, struct meta_rc_hit *h);
+bool strata_meta__rcache_get(struct strata_meta *m, unsigned set, uint32_t hash, const char *bucket,
+                             const char *key, struct meta_rc_hit *h);
 void strata_meta__rcache_put(struct meta_rc_hit *h);
 
 /* Keep the latest version of bucket/key as a quorum read found it, read
  * from gen with voters voting; data (may be NULL): its inline bytes. */
-void strata_meta__rcache_fill(struct strata_meta *m, unsigned set, uint32_t hash,
-                              uint64_t gen, uint32_t voters, const char *bucket, const char *key,
+void strata_meta__rcache_fill(struct strata_meta *m, unsigned set, uint32_t hash, uint64_t gen,
+                              uint32_t voters, const char *bucket, const char *key,
                               const uint8_t *sk, const char *raw, size_t rawlen,
                               const uint8_t *data, size_t data_len);
 

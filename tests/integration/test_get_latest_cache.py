@@ -135,8 +135,10 @@ def object_lock(s):
     c.put_object_legal_hold(Bucket=b, Key="k", LegalHold={"Status": "ON"})
     assert c.head_object(Bucket=b, Key="k")["ObjectLockLegalHoldStatus"] == "ON"
     warm(c, b, "k", data)
-    until = (datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(days=1)).replace(microsecond=0)
-    c.put_object_retention(Bucket=b, Key="k", Retention={"Mode": "GOVERNANCE", "RetainUntilDate": until})
+    now = datetime.datetime.now(datetime.timezone.utc)
+    until = (now + datetime.timedelta(days=1)).replace(microsecond=0)
+    c.put_object_retention(Bucket=b, Key="k",
+                           Retention={"Mode": "GOVERNANCE", "RetainUntilDate": until})
     h = c.head_object(Bucket=b, Key="k")
     assert h["ObjectLockMode"] == "GOVERNANCE" and h["ObjectLockRetainUntilDate"] == until, h
     c.put_object_legal_hold(Bucket=b, Key="k", LegalHold={"Status": "OFF"})

@@ -149,9 +149,9 @@ static void test_tags_acl_lock(void **state)
     strata_obj_info_fini(&info);
     expect_bytes(e, "l", "k", a, sizeof(a));
     int64_t until = strata_meta_lock_now_ms(e->m) + 86400000;
-    assert_int_equal(strata_obj_retention_put(e->m, "l", "k", NULL, STRATA_LOCK_GOVERNANCE,
-                                              until, &actor, vid),
-                     0);
+    assert_int_equal(
+        strata_obj_retention_put(e->m, "l", "k", NULL, STRATA_LOCK_GOVERNANCE, until, &actor, vid),
+        0);
     assert_int_equal(strata_obj_head(e->m, "l", "k", NULL, &info), 0);
     assert_int_equal(info.lock.mode, STRATA_LOCK_GOVERNANCE);
     assert_int_equal(info.lock.until_ms, until);
@@ -293,8 +293,7 @@ static void test_readers_race_writer(void **state)
         pthread_join(t[i], NULL);
     assert_int_equal(atomic_load(&r.bad), 0);
     if (atomic_load(&r.absent))
-        fprintf(stderr, "%d GETs racing an overwrite answered ENOTFOUND\n",
-                atomic_load(&r.absent));
+        fprintf(stderr, "%d GETs racing an overwrite answered ENOTFOUND\n", atomic_load(&r.absent));
     mt_teardown(e);
 }
 
