@@ -344,6 +344,7 @@ struct strata_meta {
     pthread_mutex_t heal_mu;            /* one heal at a time (heal.c) */
     struct meta_healq *healq;           /* keys of commits that missed a drive (healq.c) */
     struct meta_lock_clock *lock_clock; /* lock_clock.c */
+    struct meta_rcache *rcache;         /* latest versions read (local/rcache.c); NULL: none */
     void (*step_hook)(void *ud, int step); /* transition.c: fault tests */
     void *step_ud;
 };

@@ -391,8 +391,8 @@ static int get_found(void *ud, const struct strata_meta__key_found *f)
         if (!(r->flags & REC_F_INLINE))
             g->tier = m->tiers[0]; /* the restored copy */
     }
-    snprintf(g->bucket, sizeof(g->bucket), "%s", c->bucket);
-    snprintf(g->key, sizeof(g->key), "%s", c->key);
+    str_set(g->bucket, sizeof(g->bucket), c->bucket); /* g is zeroed */
+    str_set(g->key, sizeof(g->key), c->key);
     memcpy(g->sk, f->sk, SORTKEY_LEN);
     g->cksum_algo = r->cksum_algo;
     g->mrec = *r;

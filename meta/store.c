@@ -25,6 +25,7 @@
  */
 #include "meta_internal.h"
 #include "store.h"
+#include "local/rcache.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -150,6 +151,7 @@ int strata_meta__drive_write(struct strata_meta *m, unsigned set, unsigned d,
     rc = write_result(dr, err);
     pthread_rwlock_unlock(&dr->io_rw);
     free(err);
+    strata_meta__rcache_wrote(m, wb); /* after the write: no read before it stays cached */
     return rc;
 }
 
@@ -277,6 +279,10 @@ static void *drive_thread(void *arg)
         }
         pthread_rwlock_unlock(&d->io_rw);
         free(err);
+        /* Before the waiters go on: a commit answered has ended the
+         * cached reads of its keys. */
+        for (struct meta_wjob *j = jobs; j; j = j->next)
+            strata_meta__rcache_wrote(d->m, j->wb);
         while (jobs) {
             struct meta_wjob *next = jobs->next; /* jobs belongs to its waiter after done */
             job_done(jobs, rc);
@@ -793,6 +799,7 @@ void strata_meta_close(struct strata_meta *m)
         rocksdb_cache_destroy(m->cache);
     strata_meta__pins_fini(m);
     strata_meta__healq_fini(m);
+    strata_meta__rcache_fini(m);
     pthread_mutex_destroy(&m->heal_mu);
     pthread_mutex_destroy(&m->pin_mu);
     pthread_mutex_destroy(&m->bucket_mu);
@@ -904,7 +911,7 @@ int strata_meta_open(struct strata_set *const *sets, unsigned nsets,
     rocksdb_readoptions_set_fill_cache(m->ropts_nocache, 0);
 
     m->sets = calloc(nsets, sizeof(*m->sets));
-    if (!m->sets) {
+    if (!m->sets || strata_meta__rcache_init(m) != 0) {
         strata_meta_close(m);
         return STRATA_ENOMEM;
     }

@@ -499,8 +499,11 @@ struct strata_meta__store_ops {
      * with that id (delete markers too: the caller judges them).  fn runs
      * with it and its answer is returned; STRATA_ENOTFOUND (no such key or
      * version, a malformed id, no such bucket) or a read / quorum error
-     * without calling fn.  Nothing is cached: every call reads the store
-     * (read-after-write across gateways). */
+     * without calling fn.  Read-after-write holds: across gateways
+     * nothing is cached (RADOS reads the store every call); the local
+     * backend, the only writer of its drives, answers the latest version
+     * of a key nobody wrote since its last quorum read from memory
+     * (local/rcache.c). */
     int (*key_get)(struct strata_meta *m, const char *bucket, const char *key,
                    const char *version_id, strata_meta__key_found_fn fn, void *ud);
     /* ---- scans ----

@@ -9,16 +9,21 @@
  */
 #include "local.h"
 #include "qread.h"
+#include "rcache.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "strata/erasure.h"
 
-/* What inline_read needs of the read behind a found version. */
+/* What inline_read needs of the read behind a found version; data: a copy
+ * of the bytes it decoded, for the cache (latest reads only). */
 struct found_priv {
     struct strata_meta *m;
     struct qread *q;
     const char *bucket, *key;
+    bool keep;
+    uint8_t *data;
 };
 
 /* Decode the inline object of the winning version from the shards of every
@@ -42,10 +47,12 @@ static int inline_decode(const struct strata_meta__key_found *f, uint8_t *out)
                 crcs[d] = x->rec.shard_crc;
             }
         }
-        int rc = strata_ec_inline_decode(ms->set, shards, crcs, w->rec.shard_len, w->rec.size,
-                                         out);
-        if (rc == 0)
+        int rc = strata_ec_inline_decode(ms->set, shards, crcs, w->rec.shard_len, w->rec.size, out);
+        if (rc == 0) {
+            if (p->keep && !p->data && (p->data = malloc(w->rec.size)))
+                memcpy(p->data, out, w->rec.size);
             return 0;
+        }
         if (pass == 1)
             break;
         /* Some shards were bad: bring in the drives not read yet. */
@@ -73,10 +80,47 @@ static void found_of(struct strata_meta__key_found *f, struct qread *q, struct f
     f->rec = &w->rec;
     f->raw = w->raw;
     f->rawlen = w->rawlen;
-    f->is_latest = q->mode == Q_LATEST ||
-                   (w->has_latest && memcmp(w->latest_sk, w->sk, SORTKEY_LEN) == 0);
+    f->is_latest =
+        q->mode == Q_LATEST || (w->has_latest && memcmp(w->latest_sk, w->sk, SORTKEY_LEN) == 0);
     f->inline_read = inline_decode;
     f->priv = p;
+}
+
+/* An inline object's bytes from a cached version. */
+static int cached_inline_read(const struct strata_meta__key_found *f, uint8_t *out)
+{
+    const struct meta_rc_hit *h = f->priv;
+    memcpy(out, h->data, h->rec->size);
+    return 0;
+}
+
+/* The latest version from the cache (true, fn's answer in *rc). */
+static bool get_cached(struct strata_meta *m, unsigned set, uint32_t hash, const char *bucket,
+                       const char *key, strata_meta__key_found_fn fn, void *ud, int *rc)
+{
+    struct meta_rc_hit h;
+    if (!strata_meta__rcache_get(m, set, hash, bucket, key, &h))
+        return false;
+    struct strata_meta__key_found f = {.rec = h.rec,
+                                       .raw = h.raw,
+                                       .rawlen = h.rawlen,
+                                       .is_latest = true,
+                                       .inline_read = cached_inline_read,
+                                       .priv = &h};
+    memcpy(f.sk, h.sk, SORTKEY_LEN);
+    *rc = fn(ud, &f);
+    strata_meta__rcache_put(&h);
+    return true;
+}
+
+/* Every drive read answered (no read error or corrupt record): what the
+ * same drives would answer again while nothing is written. */
+static bool all_answered(const struct qread *q, unsigned n)
+{
+    for (unsigned d = 0; d < n; d++)
+        if (q->d[d].tried && q->d[d].rc != 0 && q->d[d].rc != STRATA_ENOTFOUND)
+            return false;
+    return true;
 }
 
 int strata_meta__local_key_get(struct strata_meta *m, const char *bucket, const char *key,
@@ -86,13 +130,32 @@ int strata_meta__local_key_get(struct strata_meta *m, const char *bucket, const 
     memset(&q, 0, sizeof(q));
     q.set = strata_meta__set_of(m, bucket, key);
     int rc = strata_meta__qread_for_vid(&q, version_id);
+    bool keep = rc == 0 && q.mode == Q_LATEST && m->rcache;
+    uint32_t hash = 0, voters = 0;
+    uint64_t gen = 0;
+    if (keep) {
+        hash = strata_meta__key_hash(bucket, key);
+        if (get_cached(m, q.set, hash, bucket, key, fn, ud, &rc))
+            return rc;
+        /* Both read before the quorum read whose answer may be kept. */
+        gen = strata_meta__rcache_gen(m, hash);
+        voters = strata_meta__rcache_voters(m, q.set);
+    }
     if (rc == 0)
         rc = strata_meta__qread_run(m, &q, bucket, key, false);
     if (rc == 0) {
-        struct found_priv p = {m, &q, bucket, key};
+        struct found_priv p = {m, &q, bucket, key, keep, NULL};
         struct strata_meta__key_found f;
         found_of(&f, &q, &p);
         rc = fn(ud, &f);
+        const struct drec *w = &q.d[q.win];
+        bool inl = (w->rec.flags & REC_F_INLINE) && w->rec.size > 0;
+        /* An inline object is kept only with its bytes (a GET's read). */
+        if (keep && (!inl || p.data) && all_answered(&q, m->sets[q.set].n) &&
+            strata_meta__rcache_voters(m, q.set) == voters)
+            strata_meta__rcache_fill(m, q.set, hash, gen, voters, bucket, key, w->sk, w->raw,
+                                     w->rawlen, p.data, inl ? w->rec.size : 0);
+        free(p.data);
     }
     strata_meta__qread_fini(&q);
     return rc;
@@ -109,7 +172,7 @@ int strata_meta__obj_resolve(struct strata_meta *m, const char *bucket, const ch
         memcpy(q.sk, sk, SORTKEY_LEN);
     int rc = strata_meta__qread_run(m, &q, bucket, key, false);
     if (rc == 0) {
-        struct found_priv p = {m, &q, bucket, key};
+        struct found_priv p = {m, &q, bucket, key, false, NULL};
         struct strata_meta__key_found f;
         found_of(&f, &q, &p);
         rc = strata_meta__info_from_found(info, bucket, key, &f);

@@ -1,0 +1,259 @@
+/*
+ * rcache.c - the local backend's latest-version cache (rcache.h): a GET
+ * or HEAD of a key nobody wrote since its last quorum read is answered
+ * from memory, without a RocksDB read (the quorum read was most of a small
+ * GET's cost).
+ *
+ * A direct-mapped table of entries (one per slot; a new key replaces the
+ * slot's old one), bounded in bytes; striped generations that every store
+ * write bumps for the keys in its batch (after RocksDB applied it, so a
+ * read that began before the write cannot keep its answer past it); and
+ * the set's voting drives at the read.  The daemon is the only writer of
+ * its drives' stores, so nothing else can change what a quorum read
+ * answers.
+ * Threads: any; slots under striped mutexes, generations atomic, entries
+ * reference-counted (a hit is used outside the lock).
+ */
+#include "rcache.h"
+
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "strata/erasure.h"
+
+#define RC_SLOTS     8192u                /* entries at most (power of two) */
+#define RC_LOCKS     128u                 /* mutex stripes over the slots */
+#define RC_GENS      16384u               /* generation stripes (power of two) */
+#define RC_ENTRY_MAX (64u << 10)          /* record + inline bytes of one entry */
+#define RC_BUDGET    ((uint64_t)64 << 20) /* bytes of every entry */
+
+struct meta_rc_ent {
+    atomic_uint refs;
+    uint32_t hash;
+    unsigned set;
+    uint64_t gen, all;
+    uint32_t voters;
+    size_t bytes;
+    uint8_t sk[SORTKEY_LEN];
+    struct meta_rec rec; /* decoded from raw, pointers into it */
+    const char *bucket, *key;
+    char *raw;
+    size_t rawlen;
+    uint8_t *data; /* NULL: not an inline object with bytes */
+    char buf[];    /* bucket, key, raw, data */
+};
+
+struct meta_rcache {
+    pthread_mutex_t mu[RC_LOCKS];
+    struct meta_rc_ent *slot[RC_SLOTS];
+    _Atomic uint64_t gen[RC_GENS];
+    _Atomic uint64_t all; /* bumped for a write whose keys could not be read */
+    _Atomic uint64_t bytes, entries, hits, misses;
+};
+
+int strata_meta__rcache_init(struct strata_meta *m)
+{
+    struct meta_rcache *c = calloc(1, sizeof(*c));
+    if (!c)
+        return STRATA_ENOMEM;
+    for (unsigned i = 0; i < RC_LOCKS; i++)
+        pthread_mutex_init(&c->mu[i], NULL);
+    m->rcache = c;
+    return 0;
+}
+
+static void ent_unref(struct meta_rc_ent *e)
+{
+    if (e && atomic_fetch_sub(&e->refs, 1) == 1) {
+        strata_meta__rec_fini(&e->rec);
+        free(e);
+    }
+}
+
+void strata_meta__rcache_fini(struct strata_meta *m)
+{
+    struct meta_rcache *c = m->rcache;
+    if (!c)
+        return;
+    for (unsigned i = 0; i < RC_SLOTS; i++)
+        ent_unref(c->slot[i]);
+    for (unsigned i = 0; i < RC_LOCKS; i++)
+        pthread_mutex_destroy(&c->mu[i]);
+    free(c);
+    m->rcache = NULL;
+}
+
+uint64_t strata_meta__rcache_gen(const struct strata_meta *m, uint32_t hash)
+{
+    return atomic_load(&m->rcache->gen[hash & (RC_GENS - 1)]);
+}
+
+uint32_t strata_meta__rcache_voters(const struct strata_meta *m, unsigned set)
+{
+    uint32_t v = 0;
+    for (unsigned d = 0; d < m->sets[set].n; d++)
+        if (strata_meta__drive_readable(m, set, d))
+            v |= 1u << d;
+    return v;
+}
+
+/* Take e out of its slot (lock held); the slot's reference goes to *drop. */
+static void slot_clear(struct meta_rcache *c, unsigned i, struct meta_rc_ent **drop)
+{
+    struct meta_rc_ent *e = c->slot[i];
+    c->slot[i] = NULL;
+    if (e) {
+        atomic_fetch_sub(&c->bytes, e->bytes);
+        atomic_fetch_sub(&c->entries, 1);
+    }
+    *drop = e;
+}
+
+bool strata_meta__rcache_get(struct strata_meta *m, unsigned set, uint32_t hash, const char *bucket,
+                             const char *key, struct meta_rc_hit *h)
+{
+    struct meta_rcache *c = m->rcache;
+    if (!c)
+        return false;
+    uint32_t voters = strata_meta__rcache_voters(m, set);
+    unsigned i = hash & (RC_SLOTS - 1);
+    struct meta_rc_ent *drop = NULL, *e;
+    pthread_mutex_lock(&c->mu[i % RC_LOCKS]);
+    e = c->slot[i];
+    if (e && (e->hash != hash || e->set != set || strcmp(e->key, key) != 0 ||
+              strcmp(e->bucket, bucket) != 0)) {
+        e = NULL; /* another key's */
+    } else if (e && (e->gen != strata_meta__rcache_gen(m, hash) || e->all != atomic_load(&c->all) ||
+                     e->voters != voters)) {
+        slot_clear(c, i, &drop); /* written since, or another quorum */
+        e = NULL;
+    }
+    if (e)
+        atomic_fetch_add(&e->refs, 1);
+    pthread_mutex_unlock(&c->mu[i % RC_LOCKS]);
+    ent_unref(drop);
+    if (!e) {
+        atomic_fetch_add_explicit(&c->misses, 1, memory_order_relaxed);
+        return false;
+    }
+    atomic_fetch_add_explicit(&c->hits, 1, memory_order_relaxed);
+    h->e = e;
+    memcpy(h->sk, e->sk, SORTKEY_LEN);
+    h->rec = &e->rec;
+    h->raw = e->raw;
+    h->rawlen = e->rawlen;
+    h->data = e->data;
+    return true;
+}
+
+void strata_meta__rcache_put(struct meta_rc_hit *h)
+{
+    ent_unref(h->e);
+    h->e = NULL;
+}
+
+void strata_meta__rcache_fill(struct strata_meta *m, unsigned set, uint32_t hash, uint64_t gen,
+                              uint32_t voters, const char *bucket, const char *key,
+                              const uint8_t *sk, const char *raw, size_t rawlen,
+                              const uint8_t *data, size_t data_len)
+{
+    struct meta_rcache *c = m->rcache;
+    if (!c)
+        return;
+    size_t bl = strlen(bucket) + 1, kl = strlen(key) + 1;
+    size_t bytes = sizeof(struct meta_rc_ent) + bl + kl + rawlen + data_len;
+    if (bytes > RC_ENTRY_MAX || strata_meta__rcache_gen(m, hash) != gen)
+        return;
+    uint64_t all = atomic_load(&c->all);
+    struct meta_rc_ent *e = malloc(bytes);
+    if (!e)
+        return;
+    memset(e, 0, sizeof(*e));
+    atomic_init(&e->refs, 1);
+    e->hash = hash;
+    e->set = set;
+    e->gen = gen;
+    e->all = all;
+    e->voters = voters;
+    e->bytes = bytes;
+    memcpy(e->sk, sk, SORTKEY_LEN);
+    char *p = e->buf;
+    memcpy(p, bucket, bl);
+    e->bucket = p;
+    p += bl;
+    memcpy(p, key, kl);
+    e->key = p;
+    p += kl;
+    memcpy(p, raw, rawlen);
+    e->raw = p;
+    e->rawlen = rawlen;
+    p += rawlen;
+    if (data) {
+        memcpy(p, data, data_len);
+        e->data = (uint8_t *)p;
+    }
+    if (strata_meta__rec_decode(e->raw, e->rawlen, false, &e->rec) != 0) {
+        free(e);
+        return;
+    }
+    unsigned i = hash & (RC_SLOTS - 1);
+    struct meta_rc_ent *drop = NULL;
+    pthread_mutex_lock(&c->mu[i % RC_LOCKS]);
+    slot_clear(c, i, &drop);
+    /* Checked again under the lock: a write bumps after it applied, so an
+     * answer read before it is never stored after its bump. */
+    if (strata_meta__rcache_gen(m, hash) == gen && atomic_load(&c->all) == all &&
+        atomic_load(&c->bytes) + bytes <= RC_BUDGET) {
+        c->slot[i] = e;
+        atomic_fetch_add(&c->bytes, bytes);
+        atomic_fetch_add(&c->entries, 1);
+        e = NULL;
+    }
+    pthread_mutex_unlock(&c->mu[i % RC_LOCKS]);
+    ent_unref(drop);
+    ent_unref(e);
+}
+
+/* A version key of the batch: bump its key's stripe. */
+static void wrote_key(void *ud, const char *k, size_t kl)
+{
+    struct meta_rcache *c = ud;
+    if (kl < 1 || k[0] != 'O')
+        return;
+    /* 'O' bucket 0x00 key 0x00 sortkey[16] */
+    const char *b = k + 1, *nul = kl > 1 ? memchr(b, 0, kl - 1) : NULL;
+    if (!nul || kl < (size_t)(nul - k) + 2 + SORTKEY_LEN || k[kl - SORTKEY_LEN - 1] != 0) {
+        atomic_fetch_add(&c->all, 1);
+        return;
+    }
+    const char *key = nul + 1;
+    size_t keylen = (size_t)(k + kl - SORTKEY_LEN - 1 - key);
+    uint32_t h = strata_crc32c(0, b, (size_t)(nul - b));
+    h = strata_crc32c(h, "/", 1);
+    h = strata_crc32c(h, key, keylen);
+    atomic_fetch_add(&c->gen[h & (RC_GENS - 1)], 1);
+}
+
+static void wrote_put(void *ud, const char *k, size_t kl, const char *v, size_t vl)
+{
+    (void)v;
+    (void)vl;
+    wrote_key(ud, k, kl);
+}
+
+void strata_meta__rcache_wrote(struct strata_meta *m, rocksdb_writebatch_t *wb)
+{
+    if (m->rcache && wb)
+        rocksdb_writebatch_iterate(wb, m->rcache, wrote_put, wrote_key);
+}
+
+void strata_meta__rcache_stats(struct strata_meta *m, uint64_t *entries, uint64_t *bytes,
+                               uint64_t *hits, uint64_t *misses)
+{
+    struct meta_rcache *c = m->rcache;
+    *entries = c ? atomic_load(&c->entries) : 0;
+    *bytes = c ? atomic_load(&c->bytes) : 0;
+    *hits = c ? atomic_load(&c->hits) : 0;
+    *misses = c ? atomic_load(&c->misses) : 0;
+}
