@@ -72,6 +72,12 @@ int strata_meta_store_stats_get(struct strata_meta *m, unsigned set, unsigned dr
     return m->store->store_stats(m, set, drive, out);
 }
 
+int strata_meta_cluster_stat(struct strata_meta *m, struct strata_meta_cluster_stat *out)
+{
+    memset(out, 0, sizeof(*out));
+    return m->store->cluster_stat ? m->store->cluster_stat(m, out) : STRATA_ENOTIMPL;
+}
+
 uint64_t strata_meta_block_cache_bytes(struct strata_meta *m)
 {
     return m->store->block_cache_bytes ? m->store->block_cache_bytes(m) : 0;

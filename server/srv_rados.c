@@ -31,8 +31,11 @@ int strata_srv_rados_conflicts(const struct strata_srv_config *c, size_t ndrives
 
 int strata_srv_rados_open(struct strata_srv *s, size_t inline_max)
 {
+    /* An operator who shortens --orphan-grace-seconds wants unreferenced
+     * data back sooner: it bounds the reclaim grace too (RADOS.md). */
     struct strata_rados_opts ro = {.conf = s->cfg.rados_conf, .id = s->cfg.rados_id,
-                                   .prefix = s->cfg.rados_pool_prefix};
+                                   .prefix = s->cfg.rados_pool_prefix,
+                                   .reclaim_grace_max_s = s->cfg.orphan_grace_s};
     struct strata_meta_opts mo = {.inline_max = inline_max, .log = strata_srv_logger(),
                                   .mpu_retry_s = s->cfg.mpu_retry_s};
     struct strata_errinfo ei = {.drive = -1};

@@ -18,6 +18,9 @@ the file by strata_harness.rados_cluster).
   (whole and by range), listed and deleted on the other; a multipart
   upload's parts go to both and complete on either; 8 writers split
   across both race If-None-Match: * on one key and exactly one wins;
+- `strata admin info` on a gateway (no drives): the cluster's health as
+  the monitors report it, the store's two pools, and, as this cluster
+  runs no ceph-mgr, its space said to be not reported rather than 0;
 - `strata audit verify --rados-conf`: ok on the chain the daemons wrote
   (an Object Lock configuration change), BROKEN once an entry is edited in
   the cluster with the rados CLI.
@@ -234,6 +237,37 @@ def objects_written_on_one_are_read_listed_and_deleted_on_the_other(a):
     ca.delete_object(Bucket=name, Key="small")
     assert cb.list_objects_v2(Bucket=name)["KeyCount"] == 0
     cb.delete_bucket(Bucket=name)
+
+
+def admin(srv, *args):
+    env = {"PATH": "/usr/bin:/bin", "HOME": srv.home, "STRATA_ENDPOINT": srv.endpoint,
+           "STRATA_ACCESS_KEY": srv.ak, "STRATA_SECRET_KEY": srv.sk}
+    for k in ("ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS"):
+        if k in os.environ:
+            env[k] = os.environ[k]
+    p = subprocess.run([BIN, "admin", *args], env=env, capture_output=True, text=True,
+                       timeout=60)
+    assert p.returncode == 0, (args, p.stderr)
+    return p.stdout
+
+
+@test
+def admin_info_shows_the_cluster(a):
+    health = rados_cluster().ceph("health", json_out=True)["status"]
+    doc = json.loads(admin(a, "--json", "info"))
+    assert doc["drives_total"] == 0 and doc["sets"] == [], doc
+    st = doc["store"]
+    assert st["backend"] == "rados" and st["health"] == health, (st, health)
+    assert [(p["name"], p["role"]) for p in st["pools"]] == \
+        [(PREFIX + ".meta", "meta"), (PREFIX + ".data", "data")], st
+    # No ceph-mgr in this cluster: no usage figures, rather than zeros.
+    assert st["usage_reported"] is False and "cluster" not in st, st
+    assert all("bytes" not in p and "objects" not in p for p in st["pools"]), st
+    out = admin(a, "info")
+    assert f"store: rados cluster, health {health}" in out, out
+    assert "not reported by the cluster (no ceph-mgr running)" in out, out
+    for kind in ("meta", "data"):
+        assert any(ln.split() == [kind, "-", "-", f"{PREFIX}.{kind}"] for ln in out.splitlines()), out
 
 
 @test
