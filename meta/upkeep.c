@@ -16,6 +16,11 @@ int strata_meta_heal_all(struct strata_meta *m, struct strata_heal_stats *out)
     return strata_meta_heal_all_paced(m, NULL, NULL, out);
 }
 
+bool strata_meta_has_heal(const struct strata_meta *m)
+{
+    return m->store->heal_all != NULL;
+}
+
 int strata_meta_heal_all_paced(struct strata_meta *m, strata_heal_pace_cb pace_cb, void *ud,
                                struct strata_heal_stats *out)
 {

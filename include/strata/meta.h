@@ -955,6 +955,8 @@ struct strata_heal_stats {
  * (RADOS) they answer STRATA_ENOTIMPL (not applicable), the queue is empty
  * and the figures are 0. */
 int strata_meta_heal_all(struct strata_meta *m, struct strata_heal_stats *out);
+/* Whether the store has a heal to run (false: its cluster heals itself). */
+bool strata_meta_has_heal(const struct strata_meta *m);
 /*
  * The same, paced by the caller: pace_cb(ud, keys) is called on the
  * caller's thread after every STRATA_HEAL_PACE_KEYS record keys (and for

@@ -198,6 +198,10 @@ void strata_admin_cli_print_heal(json_t *doc)
 {
     char t[64];
     when((time_t)num(doc, "started"), t, sizeof(t));
+    if (json_object_get(doc, "reason")) {
+        printf("heal: %s: %s\n", str(doc, "state"), str(doc, "reason"));
+        return;
+    }
     printf("heal: %s (runs finished: %" PRIu64 ", last started %s)\n", str(doc, "state"),
            num(doc, "runs_finished"), t);
     json_t *last = json_object_get(doc, "last");

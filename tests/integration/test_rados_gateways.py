@@ -20,7 +20,8 @@ the file by strata_harness.rados_cluster).
   across both race If-None-Match: * on one key and exactly one wins;
 - `strata admin info` on a gateway (no drives): the cluster's health as
   the monitors report it, the store's two pools, and, as this cluster
-  runs no ceph-mgr, its space said to be not reported rather than 0;
+  runs no ceph-mgr, its space said to be not reported rather than 0; no
+  heal (status "not applicable", start 501 NotImplemented);
 - `strata audit verify --rados-conf`: ok on the chain the daemons wrote
   (an Object Lock configuration change), BROKEN once an entry is edited in
   the cluster with the rados CLI.
@@ -239,7 +240,7 @@ def objects_written_on_one_are_read_listed_and_deleted_on_the_other(a):
     cb.delete_bucket(Bucket=name)
 
 
-def admin(srv, *args):
+def admin(srv, *args, rc=0):
     env = {"PATH": "/usr/bin:/bin", "HOME": srv.home, "STRATA_ENDPOINT": srv.endpoint,
            "STRATA_ACCESS_KEY": srv.ak, "STRATA_SECRET_KEY": srv.sk}
     for k in ("ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS"):
@@ -247,8 +248,8 @@ def admin(srv, *args):
             env[k] = os.environ[k]
     p = subprocess.run([BIN, "admin", *args], env=env, capture_output=True, text=True,
                        timeout=60)
-    assert p.returncode == 0, (args, p.stderr)
-    return p.stdout
+    assert p.returncode == rc, (args, p.returncode, p.stdout, p.stderr)
+    return p.stdout + p.stderr
 
 
 @test
@@ -268,6 +269,11 @@ def admin_info_shows_the_cluster(a):
     assert "not reported by the cluster (no ceph-mgr running)" in out, out
     for kind in ("meta", "data"):
         assert any(ln.split() == [kind, "-", "-", f"{PREFIX}.{kind}"] for ln in out.splitlines()), out
+    # No heal to run: the cluster scrubs and recovers its own objects.
+    h = json.loads(admin(a, "--json", "heal", "status"))
+    assert h["state"] == "not applicable" and "scrubs and recovers" in h["reason"], h
+    out = admin(a, "heal", "start", rc=1)
+    assert "NotImplemented" in out and "scrubs and recovers" in out, out
 
 
 @test
