@@ -13,10 +13,12 @@ directories, so they run the same on both backends:
 On RADOS data a commit unreferenced is removed after a grace (15 min, at
 most --orphan-grace-seconds) by the gc pass of the scanner:
 RECLAIM_ARGS are daemon flags under which that happens within seconds
-(the local backend removes it at once and needs none).
+(the local backend removes it at once and needs none), and
+wait_reclaimed waits until it has happened before a baseline is taken.
 """
 
 import os
+import time
 
 from strata_harness import BACKEND, rados_cluster
 
@@ -98,6 +100,42 @@ def _omap(io, oid):
         if len(page) < 1000:
             return
         after = page[-1][0]
+
+
+def _pending_reclaim(s):
+    """Index objects of the meta pool with a g/ entry (data waiting for
+    its reclaim)."""
+    io = _ioctx(s, "meta")
+    try:
+        out = []
+        for o in io.list_objects():
+            with _rados().ReadOpCtx() as op:
+                it, _rc = io.get_omap_vals(op, "", "g/", 1)
+                try:
+                    io.operate_read_op(op, o.key)
+                except _rados().ObjectNotFound:
+                    continue
+                if list(it):
+                    out.append(o.key)
+        return out
+    finally:
+        io.close()
+
+
+def wait_reclaimed(s, timeout=60.0):
+    """Until no data the daemon unreferenced waits for its reclaim, so a
+    baseline taken next does not shrink under the test (local: removed at
+    once, nothing to wait for)."""
+    if BACKEND != "rados":
+        return
+    deadline = time.monotonic() + timeout
+    while True:
+        left = _pending_reclaim(s)
+        if not left:
+            return
+        if time.monotonic() > deadline:
+            raise AssertionError(f"data still waiting for reclaim after {timeout} s in {left}")
+        time.sleep(0.5)
 
 
 def _rados_stored_with(s, needle):

@@ -18,7 +18,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from strata_harness import Strata, expect_error, log, md5_hex, run, test  # noqa: E402
-from stored_data import RECLAIM_ARGS, data_bytes  # noqa: E402
+from stored_data import RECLAIM_ARGS, data_bytes, wait_reclaimed  # noqa: E402
 
 from boto3.s3.transfer import TransferConfig  # noqa: E402
 
@@ -213,6 +213,7 @@ def no_such_upload(s):
 @test
 def abort_reclaims_space(s):
     c, b = new_bucket(s, "abort")
+    wait_reclaimed(s)  # earlier tests' data gone first
     base = data_bytes(s)
     uid = c.create_multipart_upload(Bucket=b, Key="big")["UploadId"]
     for i in (1, 2):

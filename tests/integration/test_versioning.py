@@ -18,7 +18,7 @@ import xml.etree.ElementTree as ET
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from strata_harness import Strata, expect_error, md5_hex, run, test  # noqa: E402
-from stored_data import RECLAIM_ARGS, data_bytes  # noqa: E402
+from stored_data import RECLAIM_ARGS, data_bytes, wait_reclaimed  # noqa: E402
 
 
 def body_of(resp):
@@ -418,6 +418,7 @@ def settle(s, pred, timeout=15.0):
 def multipart_and_space_with_versions(s):
     c, b = new_bucket(s, "vspace", "Enabled")
     MiB = 1024 * 1024
+    wait_reclaimed(s)  # earlier tests' data gone first
     base = data_bytes(s)
     # Multipart completes make versions too.
     ids, datas = [], []
