@@ -41,6 +41,11 @@ def store_args(s):
     return out
 
 
+def _on_rados(s):
+    """Whether daemon s runs on a RADOS store (whatever STRATA_BACKEND)."""
+    return "--rados-pool-prefix" in s.args
+
+
 def _rados():
     import rados  # python3-rados: only where the backend is rados
     return rados
@@ -60,7 +65,7 @@ def data_objects(s):
     """{name: bytes} of the stored data: shard files (local), objects of
     the data pool (rados)."""
     out = {}
-    if BACKEND == "rados":
+    if _on_rados(s):
         io = _ioctx(s, "data")
         try:
             for o in io.list_objects():
@@ -126,7 +131,7 @@ def wait_reclaimed(s, timeout=60.0):
     """Until no data the daemon unreferenced waits for its reclaim, so a
     baseline taken next does not shrink under the test (local: removed at
     once, nothing to wait for)."""
-    if BACKEND != "rados":
+    if not _on_rados(s):
         return
     deadline = time.monotonic() + timeout
     while True:
@@ -165,7 +170,7 @@ def stored_with(s, needle):
     """Where needle is stored in clear: [(kind, where)], kind "meta" (the
     metadata store: RocksDB files, the meta pool) or "data" (shard files,
     the data pool)."""
-    if BACKEND == "rados":
+    if _on_rados(s):
         return _rados_stored_with(s, needle)
     hits = []
     for d in s.drives:
