@@ -44,6 +44,9 @@ PKGS=(
     # ceph-mgr: pools, I/O, omap, object classes, watch/notify and radosgw
     # run without it, and its Python stack is 34 more packages.
     ceph-common ceph-mon ceph-osd radosgw
+    # tests/integration/stored_data.py reads a daemon's pools (ceph-common
+    # pulls it in too; named because the tests import it)
+    python3-rados
 )
 # Fuzzing (tests/fuzz) needs clang's libFuzzer; opt in, it is large.
 # libFuzzer and the sanitizer runtimes are in libclang-rt-14-dev, which

@@ -593,6 +593,8 @@ struct strata_meta__store_ops {
                         uint64_t *removed);
     int (*store_stats)(struct strata_meta *m, unsigned set, unsigned drive,
                        struct strata_meta_store_stats *out);
+    /* Optional: the cluster's view (strata_meta_cluster_stat). */
+    int (*cluster_stat)(struct strata_meta *m, struct strata_meta_cluster_stat *out);
     uint64_t (*block_cache_bytes)(struct strata_meta *m);
     uint64_t (*memtable_size)(const struct strata_meta *m);
 

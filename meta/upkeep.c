@@ -16,6 +16,11 @@ int strata_meta_heal_all(struct strata_meta *m, struct strata_heal_stats *out)
     return strata_meta_heal_all_paced(m, NULL, NULL, out);
 }
 
+bool strata_meta_has_heal(const struct strata_meta *m)
+{
+    return m->store->heal_all != NULL;
+}
+
 int strata_meta_heal_all_paced(struct strata_meta *m, strata_heal_pace_cb pace_cb, void *ud,
                                struct strata_heal_stats *out)
 {
@@ -70,6 +75,12 @@ int strata_meta_store_stats_get(struct strata_meta *m, unsigned set, unsigned dr
     if (!m->store->store_stats)
         return STRATA_ENOTIMPL;
     return m->store->store_stats(m, set, drive, out);
+}
+
+int strata_meta_cluster_stat(struct strata_meta *m, struct strata_meta_cluster_stat *out)
+{
+    memset(out, 0, sizeof(*out));
+    return m->store->cluster_stat ? m->store->cluster_stat(m, out) : STRATA_ENOTIMPL;
 }
 
 uint64_t strata_meta_block_cache_bytes(struct strata_meta *m)

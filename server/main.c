@@ -88,8 +88,6 @@ static void usage(FILE *f)
 "  STRATA_DEBUG_TRANSITION_CRASH K  fault tests only: the daemon exits at once\n"
 "                        (_exit 137, like kill -9) when a lifecycle transition\n"
 "                        reaches step K (1..7, meta.h STRATA_TR_STEP_*)\n"
-"  STRATA_DEBUG_RECLAIM_GRACE_MS N  fault tests only (--rados-conf): replaced or\n"
-"                        deleted data is removed N ms after, not 15 min\n"
 "\n"
 "Signals: SIGTERM/SIGINT stop accepting, let in-flight requests finish, close\n"
 "the metadata and drive sets, and exit 0.  SIGUSR1 starts a lifecycle scanner\n"

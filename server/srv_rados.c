@@ -46,14 +46,11 @@ int strata_srv_rados_open(struct strata_srv *s, size_t inline_max)
             tiers[nt++] = (struct strata_rados_tier){s->tiers->t[i].name, s->tiers->t[i].pool};
     struct strata_rados_opts ro = {.conf = s->cfg.rados_conf, .id = s->cfg.rados_id,
                                    .prefix = s->cfg.rados_pool_prefix, .tiers = tiers,
-                                   .ntiers = nt};
-    /* Fault tests only: see the --help text of STRATA_DEBUG_RECLAIM_GRACE_MS. */
-    const char *grace = getenv("STRATA_DEBUG_RECLAIM_GRACE_MS");
-    if (grace && *grace) {
-        ro.reclaim_grace_ms = strtoll(grace, NULL, 10);
-        strata_srv_log(STRATA_LOG_WARN, "STRATA_DEBUG_RECLAIM_GRACE_MS=%lld: replaced data is "
-                       "reclaimed after that, not 15 min", (long long)ro.reclaim_grace_ms);
-    }
+                                   .ntiers = nt,
+                                   /* An operator who shortens --orphan-grace-seconds wants
+                                    * unreferenced data back sooner: it bounds the reclaim
+                                    * grace too (RADOS.md). */
+                                   .reclaim_grace_max_s = s->cfg.orphan_grace_s};
     struct strata_meta_opts mo = {.inline_max = inline_max, .log = strata_srv_logger(),
                                   .mpu_retry_s = s->cfg.mpu_retry_s};
     struct strata_errinfo ei = {.drive = -1};

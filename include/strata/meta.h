@@ -787,6 +787,25 @@ struct strata_meta_store_stats {
  * open (offline). */
 int strata_meta_store_stats_get(struct strata_meta *m, unsigned set, unsigned drive,
                                 struct strata_meta_store_stats *out);
+/* The cluster a store keeps its objects in (RADOS): its health, space
+ * and the store's pools (the metadata pool first, then the data pool),
+ * read now.  Drives have no cluster: STRATA_ENOTIMPL, and `strata admin
+ * info` shows them instead.  Any thread. */
+#define STRATA_CLUSTER_POOLS_MAX 2
+struct strata_meta_cluster_stat {
+    char health[32];          /* HEALTH_OK, HEALTH_WARN, HEALTH_ERR; "" unknown */
+    /* Space and object counts come from ceph-mgr's statistics: without a
+     * mgr the cluster reports none (usage_reported false, figures 0). */
+    bool usage_reported;
+    uint64_t total_bytes, used_bytes, free_bytes, objects;
+    unsigned npools;
+    struct {
+        char name[96];
+        const char *role;     /* "meta" or "data" */
+        uint64_t bytes, objects;
+    } pools[STRATA_CLUSTER_POOLS_MAX];
+};
+int strata_meta_cluster_stat(struct strata_meta *m, struct strata_meta_cluster_stat *out);
 /* Bytes held by the block cache all stores share, and the memtable size
  * each store was opened with (strata_meta_opts.memtable_mb).  Any thread. */
 uint64_t strata_meta_block_cache_bytes(struct strata_meta *m);
@@ -936,6 +955,8 @@ struct strata_heal_stats {
  * (RADOS) they answer STRATA_ENOTIMPL (not applicable), the queue is empty
  * and the figures are 0. */
 int strata_meta_heal_all(struct strata_meta *m, struct strata_heal_stats *out);
+/* Whether the store has a heal to run (false: its cluster heals itself). */
+bool strata_meta_has_heal(const struct strata_meta *m);
 /*
  * The same, paced by the caller: pace_cb(ud, keys) is called on the
  * caller's thread after every STRATA_HEAL_PACE_KEYS record keys (and for
@@ -1085,9 +1106,10 @@ struct strata_rados_opts {
      * pools"), each a data tier over its pool, made and owned by meta. */
     const struct strata_rados_tier *tiers;
     unsigned ntiers;
-    /* How long replaced or deleted data stays for readers before the gc
-     * pass removes it, ms; 0: 15 min (fault tests shorten it). */
-    int64_t reclaim_grace_ms;
+    /* Data a commit unreferenced (a replaced or deleted version, an
+     * aborted part) is removed 15 min after, so that readers on other
+     * gateways finish; at most this many seconds when not 0. */
+    unsigned reclaim_grace_max_s;
 };
 int strata_meta_rados_init(const struct strata_rados_opts *o, char *msg, size_t cap);
 int strata_meta_rados_check(const struct strata_rados_opts *o, char *msg, size_t cap);

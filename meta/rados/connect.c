@@ -116,9 +116,9 @@ int strata_meta__rados_connect(const struct strata_rados_opts *o, bool meta,
     snprintf(r->prefix, sizeof(r->prefix), "%s", prefix);
     r->lease_ms = knob_lease_ms ? knob_lease_ms : STRATA_LEASE_MS;
     r->audit_seg = knob_audit_seg ? knob_audit_seg : RADOS_AUDIT_SEG_ENTRIES;
-    r->reclaim_grace_ms = o->reclaim_grace_ms > 0 ? o->reclaim_grace_ms
-                          : knob_reclaim_grace_ms ? knob_reclaim_grace_ms
-                                                  : RADOS_RECLAIM_GRACE_MS;
+    r->reclaim_grace_ms = knob_reclaim_grace_ms ? knob_reclaim_grace_ms : RADOS_RECLAIM_GRACE_MS;
+    if (o->reclaim_grace_max_s && (int64_t)o->reclaim_grace_max_s * 1000 < r->reclaim_grace_ms)
+        r->reclaim_grace_ms = (int64_t)o->reclaim_grace_max_s * 1000;
     unsigned char id[RADOS_GW_ID_LEN / 2];
     if (RAND_bytes(id, sizeof(id)) != 1) {
         strata_meta__rados_disconnect(r);

@@ -43,6 +43,7 @@ const struct strata_meta__store_ops strata_meta__store_rados = {
     .scan_skip_past = strata_meta__rados_scan_skip_past,
     .scan_close = strata_meta__rados_scan_close,
     .orphan_round = strata_meta__rados_gc_round,
+    .cluster_stat = strata_meta__rados_cluster_stat,
     .pending_add = strata_meta__rados_pending_add,
     .reclaim_in_txn = true,
     .due_exact = true,

@@ -146,6 +146,9 @@ void strata_meta__rados_test_reclaim_grace(int64_t ms);
 /* Wall clock, ms. */
 int64_t strata_meta__rados_wall_ms(void);
 
+/* ---- cstat.c: the cluster's view for `strata admin info` ---- */
+int strata_meta__rados_cluster_stat(struct strata_meta *m, struct strata_meta_cluster_stat *out);
+
 /* ---- omap.c: one-key reads and guarded writes ---- */
 /* The value of key in oid's omap: 0 with a malloc'ed copy (NUL-terminated
  * beyond len), STRATA_ENOTFOUND when the key or the object is absent. */

@@ -73,6 +73,42 @@ static void remote_rows(json_t *rem)
                str(rem, "last_error"));
 }
 
+/* A store in a cluster (RADOS): its health, space and pools, in place of
+ * the drive tables a gateway without drives would print empty. */
+static bool cluster_rows(json_t *store)
+{
+    if (!store || strcmp(str(store, "backend"), "local") == 0)
+        return false;
+    if (json_object_get(store, "error")) {
+        printf("\nstore: %s, cluster not readable: %s\n", str(store, "backend"),
+               str(store, "error"));
+        return true;
+    }
+    char t[32], u[32], f[32];
+    json_t *cl = json_object_get(store, "cluster");
+    printf("\nstore: %s cluster, health %s\n", str(store, "backend"),
+           *str(store, "health") ? str(store, "health") : "unknown");
+    if (cl)
+        printf("  %s total, %s used, %s free, %" PRIu64 " objects\n",
+               human(num(cl, "total_bytes"), t, sizeof(t)),
+               human(num(cl, "used_bytes"), u, sizeof(u)),
+               human(num(cl, "free_bytes"), f, sizeof(f)), num(cl, "objects"));
+    else
+        printf("  space and object counts not reported by the cluster (no ceph-mgr running)\n");
+    printf("  no drives: the cluster keeps, scrubs and recovers the objects\n");
+    printf("  %-5s %10s %10s  %s\n", "POOL", "STORED", "OBJECTS", "NAME");
+    size_t i;
+    json_t *p;
+    json_array_foreach(json_object_get(store, "pools"), i, p) {
+        char o[32] = "-";
+        if (cl)
+            snprintf(o, sizeof(o), "%" PRIu64, num(p, "objects"));
+        printf("  %-5s %10s %10s  %s\n", str(p, "role"),
+               cl ? human(num(p, "bytes"), t, sizeof(t)) : "-", o, str(p, "name"));
+    }
+    return true;
+}
+
 void strata_admin_cli_print_info(json_t *doc)
 {
     uint64_t up = (uint64_t)json_number_value(json_object_get(doc, "uptime_s"));
@@ -80,6 +116,8 @@ void strata_admin_cli_print_info(json_t *doc)
            "%" PRIu64 " set(s), %" PRIu64 "/%" PRIu64 " drives online\n",
            str(doc, "version"), up / 86400, up / 3600 % 24, up / 60 % 60, up % 60,
            num(doc, "sets_total"), num(doc, "drives_online"), num(doc, "drives_total"));
+    if (cluster_rows(json_object_get(doc, "store")))
+        return;
     size_t i;
     json_t *set;
     json_array_foreach(json_object_get(doc, "sets"), i, set) {
@@ -160,6 +198,10 @@ void strata_admin_cli_print_heal(json_t *doc)
 {
     char t[64];
     when((time_t)num(doc, "started"), t, sizeof(t));
+    if (json_object_get(doc, "reason")) {
+        printf("heal: %s: %s\n", str(doc, "state"), str(doc, "reason"));
+        return;
+    }
     printf("heal: %s (runs finished: %" PRIu64 ", last started %s)\n", str(doc, "state"),
            num(doc, "runs_finished"), t);
     json_t *last = json_object_get(doc, "last");

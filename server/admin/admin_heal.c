@@ -4,7 +4,9 @@
  * HealInProgress); GET heal/status says running or idle and the last
  * run's result.  The state is one mutex-protected struct per process:
  * there is one daemon per process.  strata_admin__heal_join (daemon stop)
- * waits for a run to end before the metadata is closed.
+ * waits for a run to end before the metadata is closed.  A store whose
+ * cluster heals itself (RADOS) has no heal: start answers 501, status
+ * "not applicable" with the reason.
  */
 #include "admin_internal.h"
 
@@ -54,9 +56,16 @@ static void *heal_main(void *arg)
     return NULL;
 }
 
-static json_t *status_json(void)
+/* Why there is no heal on a store whose cluster keeps the redundancy. */
+#define NO_HEAL "the store is a Ceph cluster, which scrubs and recovers its own objects: " \
+                "see its health in strata admin info"
+
+static json_t *status_json(struct strata_meta *m)
 {
     /* Called with heal.mu held. */
+    if (!strata_meta_has_heal(m))
+        return json_pack("{s:s, s:i, s:s}", "state", "not applicable", "runs_finished", 0,
+                         "reason", NO_HEAL);
     json_t *doc = json_pack("{s:s, s:i}", "state", heal.running ? "running" : "idle",
                             "runs_finished", (int)heal.runs);
     if (heal.started)
@@ -78,6 +87,10 @@ static json_t *status_json(void)
 
 void strata_admin__heal_start(struct strata_req *r, const char *arg)
 {
+    if (!strata_meta_has_heal(r->srv->meta)) {
+        strata_admin__error(r, 501, "NotImplemented", "no heal to run: " NO_HEAL);
+        return;
+    }
     pthread_mutex_lock(&heal.mu);
     if (heal.running) {
         pthread_mutex_unlock(&heal.mu);
@@ -99,7 +112,7 @@ void strata_admin__heal_start(struct strata_req *r, const char *arg)
         return;
     }
     heal.joinable = true;
-    json_t *doc = status_json();
+    json_t *doc = status_json(heal.meta);
     pthread_mutex_unlock(&heal.mu);
     strata_srv_log(STRATA_LOG_NOTICE, "heal started by %s", strata_req_user(r));
     strata_admin__send_json(r, 202, doc);
@@ -108,7 +121,7 @@ void strata_admin__heal_start(struct strata_req *r, const char *arg)
 void strata_admin__heal_status(struct strata_req *r, const char *arg)
 {
     pthread_mutex_lock(&heal.mu);
-    json_t *doc = status_json();
+    json_t *doc = status_json(r->srv->meta);
     pthread_mutex_unlock(&heal.mu);
     strata_admin__send_json(r, 200, doc);
 }

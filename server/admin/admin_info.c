@@ -3,7 +3,9 @@
  * set with its geometry, counters and drives (state, failed operations by
  * op, space via statvfs).
  * "sets" and the drive totals are the hot tier's (the metadata home);
- * "tiers" lists every tier with its storage classes and its own sets.
+ * "tiers" lists every tier with its storage classes and its own sets;
+ * "store" says where the objects are (on RADOS: the cluster's health and
+ * space and the store's pools, as there are no drives).
  * Any connection thread; reads only immutable set facts and atomics.
  */
 #include "admin_internal.h"
@@ -122,6 +124,40 @@ static json_t *remote_json(struct strata_tier *t)
     return j;
 }
 
+/* Where the objects are: "local" (the drive sets above), or a cluster with
+ * its health, space and the store's pools (no drives: an operator needs
+ * the cluster's view instead). */
+static json_t *store_json(struct strata_meta *m)
+{
+    struct strata_meta_cluster_stat cs;
+    int rc = strata_meta_cluster_stat(m, &cs);
+    if (rc == STRATA_ENOTIMPL)
+        return json_pack("{s:s}", "backend", strata_meta_store_name(m));
+    if (rc)
+        return json_pack("{s:s, s:s}", "backend", strata_meta_store_name(m), "error",
+                         strata_strerror(rc));
+    json_t *pools = json_array();
+    for (unsigned i = 0; i < cs.npools; i++) {
+        json_t *p = json_pack("{s:s, s:s}", "name", cs.pools[i].name, "role", cs.pools[i].role);
+        if (cs.usage_reported) {
+            json_object_set_new(p, "bytes", json_integer((json_int_t)cs.pools[i].bytes));
+            json_object_set_new(p, "objects", json_integer((json_int_t)cs.pools[i].objects));
+        }
+        json_array_append_new(pools, p);
+    }
+    json_t *j = json_pack("{s:s, s:s, s:b, s:o}", "backend", strata_meta_store_name(m), "health",
+                          cs.health, "usage_reported", cs.usage_reported, "pools", pools);
+    /* Without ceph-mgr the cluster reports no usage: absent, not 0. */
+    if (cs.usage_reported)
+        json_object_set_new(j, "cluster",
+                            json_pack("{s:I, s:I, s:I, s:I}", "total_bytes",
+                                      (json_int_t)cs.total_bytes, "used_bytes",
+                                      (json_int_t)cs.used_bytes, "free_bytes",
+                                      (json_int_t)cs.free_bytes, "objects",
+                                      (json_int_t)cs.objects));
+    return j;
+}
+
 void strata_admin__info(struct strata_req *r, const char *arg)
 {
     struct strata_srv *s = r->srv;
@@ -145,10 +181,10 @@ void strata_admin__info(struct strata_req *r, const char *arg)
         json_array_append_new(tiers, tj);
         json_decref(js);
     }
-    json_t *doc = json_pack("{s:s, s:f, s:i, s:i, s:i, s:i, s:o, s:o}", "version",
+    json_t *doc = json_pack("{s:s, s:f, s:i, s:i, s:i, s:i, s:o, s:o, s:o}", "version",
                             STRATA_VERSION, "uptime_s", strata_admin__uptime_s(), "inflight",
                             (int)atomic_load(&s->inflight), "sets_total", (int)s->nsets,
                             "drives_total", (int)total, "drives_online", (int)online,
-                            "sets", sets, "tiers", tiers);
+                            "sets", sets, "tiers", tiers, "store", store_json(s->meta));
     strata_admin__send_json(r, 200, doc);
 }

@@ -47,6 +47,8 @@ def info_table_and_json(s):
     assert rc == 0, err
     doc = json.loads(out)
     assert doc["drives_online"] == 4 and doc["sets"][0]["data"] == 2, doc
+    assert doc["store"] == {"backend": "local"}, doc["store"]  # the drives above are the store
+    assert "store:" not in cli(s, "info")[1]
 
 
 @test

@@ -4,7 +4,7 @@ strata: the transfer manager (upload_file/download_file above an 8 MiB
 threshold, 4 threads), Create/UploadPart/Complete with ETag = md5 of the
 part md5s + "-N", EntityTooSmall, InvalidPart, InvalidPartOrder,
 NoSuchUpload (bad id, after abort), AbortMultipartUpload reclaiming the
-drives' space, ListParts and ListMultipartUploads with paging,
+stored data (drive files, or the RADOS data pool), ListParts and ListMultipartUploads with paging,
 UploadPartCopy with x-amz-copy-source-range, GET/HEAD ?partNumber
 (Content-Range, x-amz-mp-parts-count) and parts uploaded in parallel.
 Run by CTest (integration label) with /usr/bin/python3.
@@ -18,6 +18,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from strata_harness import Strata, expect_error, log, md5_hex, run, test  # noqa: E402
+from stored_data import RECLAIM_ARGS, data_bytes, wait_reclaimed  # noqa: E402
 
 from boto3.s3.transfer import TransferConfig  # noqa: E402
 
@@ -52,22 +53,6 @@ def upload(c, b, key, parts, **create_kw):
         done.append({"PartNumber": i, "ETag": r["ETag"]})
     r = c.complete_multipart_upload(Bucket=b, Key=key, UploadId=uid, MultipartUpload={"Parts": done})
     return r, uid
-
-
-def data_bytes(s):
-    """Sum of file sizes under each drive's data/ and tmp/ (shard files)."""
-    total = 0
-    for d in sorted(os.listdir(s.tmp)):
-        if not (d.startswith("d") and d[1:].isdigit()):
-            continue
-        for sub in ("data", "tmp"):
-            for root, _dirs, files in os.walk(os.path.join(s.tmp, d, sub)):
-                for f in files:
-                    try:
-                        total += os.lstat(os.path.join(root, f)).st_size
-                    except FileNotFoundError:
-                        pass
-    return total
 
 
 def wait_bytes_at_most(s, limit, timeout=15.0):
@@ -228,6 +213,7 @@ def no_such_upload(s):
 @test
 def abort_reclaims_space(s):
     c, b = new_bucket(s, "abort")
+    wait_reclaimed(s)  # earlier tests' data gone first
     base = data_bytes(s)
     uid = c.create_multipart_upload(Bucket=b, Key="big")["UploadId"]
     for i in (1, 2):
@@ -433,4 +419,4 @@ def parallel_parts(s):
 
 
 if __name__ == "__main__":
-    run(Strata())
+    run(Strata(args=RECLAIM_ARGS))

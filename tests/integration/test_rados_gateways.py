@@ -18,6 +18,12 @@ the file by strata_harness.rados_cluster).
   (whole and by range), listed and deleted on the other; a multipart
   upload's parts go to both and complete on either; 8 writers split
   across both race If-None-Match: * on one key and exactly one wins;
+- a replaced version's data stays in the data pool, then goes within
+  --orphan-grace-seconds (3 s, shorter than the 15 min reclaim grace);
+- `strata admin info` on a gateway (no drives): the cluster's health as
+  the monitors report it, the store's two pools, and, as this cluster
+  runs no ceph-mgr, its space said to be not reported rather than 0; no
+  heal (status "not applicable", start 501 NotImplemented);
 - `strata audit verify --rados-conf`: ok on the chain the daemons wrote
   (an Object Lock configuration change), BROKEN once an entry is edited in
   the cluster with the rados CLI.
@@ -39,7 +45,8 @@ import botocore.exceptions
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from strata_harness import (Strata, expect_error, log, rados_cluster, rados_flags,  # noqa: E402
-                            rados_init, run, test)
+                            rados_init, run, test, wait_until)
+from stored_data import data_objects  # noqa: E402
 
 BIN = os.environ.get("STRATA_BIN", "")
 PREFIX = "gw" + os.urandom(3).hex()
@@ -234,6 +241,69 @@ def objects_written_on_one_are_read_listed_and_deleted_on_the_other(a):
     ca.delete_object(Bucket=name, Key="small")
     assert cb.list_objects_v2(Bucket=name)["KeyCount"] == 0
     cb.delete_bucket(Bucket=name)
+
+
+def admin(srv, *args, rc=0):
+    env = {"PATH": "/usr/bin:/bin", "HOME": srv.home, "STRATA_ENDPOINT": srv.endpoint,
+           "STRATA_ACCESS_KEY": srv.ak, "STRATA_SECRET_KEY": srv.sk}
+    for k in ("ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS"):
+        if k in os.environ:
+            env[k] = os.environ[k]
+    p = subprocess.run([BIN, "admin", *args], env=env, capture_output=True, text=True,
+                       timeout=60)
+    assert p.returncode == rc, (args, p.returncode, p.stdout, p.stderr)
+    return p.stdout + p.stderr
+
+
+@test
+def admin_info_shows_the_cluster(a):
+    health = rados_cluster().ceph("health", json_out=True)["status"]
+    doc = json.loads(admin(a, "--json", "info"))
+    assert doc["drives_total"] == 0 and doc["sets"] == [], doc
+    st = doc["store"]
+    assert st["backend"] == "rados" and st["health"] == health, (st, health)
+    assert [(p["name"], p["role"]) for p in st["pools"]] == \
+        [(PREFIX + ".meta", "meta"), (PREFIX + ".data", "data")], st
+    # No ceph-mgr in this cluster: no usage figures, rather than zeros.
+    assert st["usage_reported"] is False and "cluster" not in st, st
+    assert all("bytes" not in p and "objects" not in p for p in st["pools"]), st
+    out = admin(a, "info")
+    assert f"store: rados cluster, health {health}" in out, out
+    assert "not reported by the cluster (no ceph-mgr running)" in out, out
+    for kind in ("meta", "data"):
+        assert any(ln.split() == [kind, "-", "-", f"{PREFIX}.{kind}"] for ln in out.splitlines()), out
+    # No heal to run: the cluster scrubs and recovers its own objects.
+    h = json.loads(admin(a, "--json", "heal", "status"))
+    assert h["state"] == "not applicable" and "scrubs and recovers" in h["reason"], h
+    out = admin(a, "heal", "start", rc=1)
+    assert "NotImplemented" in out and "scrubs and recovers" in out, out
+
+
+@test
+def replaced_data_reclaimed_after_the_orphan_grace(a):
+    # A gateway of its own with --orphan-grace-seconds 3 (the reclaim
+    # grace is 15 min, or that when shorter) and a gc pass every second.
+    prefix = "rg" + os.urandom(3).hex()
+    rados_init(prefix)
+    g = Strata(args=rados_flags(prefix) + ["--ilm-interval-seconds", "1",
+                                           "--orphan-grace-seconds", "3"], drives=[])
+    try:
+        c = g.client()
+        name = g.bucket_name("grace")
+        c.create_bucket(Bucket=name)
+        c.put_object(Bucket=name, Key="k", Body=os.urandom(5 * 1024 * 1024))
+        old = data_objects(g)
+        assert len(old) == 2, old  # two 4 MiB stripes
+        new_body = os.urandom(5 * 1024 * 1024)
+        c.put_object(Bucket=name, Key="k", Body=new_body)
+        both = data_objects(g)
+        assert len(both) == 4 and set(old) < set(both), both  # kept for readers first
+        left = wait_until("the replaced version's data reclaimed",
+                          lambda: (lambda d: d if len(d) == 2 else None)(data_objects(g)), 30)
+        assert set(left) == set(both) - set(old), (left, old)
+        assert c.get_object(Bucket=name, Key="k")["Body"].read() == new_body
+    finally:
+        g.stop()
 
 
 @test

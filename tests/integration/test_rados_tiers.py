@@ -10,7 +10,7 @@ three memstore OSDs (started once for the file).
   same bytes; the warm pool holds exactly the stripes of the new data
   (the 9 MiB object's stripes concatenated, read with the rados CLI, are
   its bytes) and the hot pool P.data none of the old ones once the reclaim
-  grace (shortened to 2 s) passed; deleting the objects empties the warm
+  grace (1 s: --orphan-grace-seconds) passed; deleting the objects empties the warm
   pool of them;
 - a PUT naming STANDARD_IA writes straight into the warm pool (nothing in
   the hot one), reads back by range, shows in the admin info's tier as its
@@ -45,7 +45,6 @@ STRIPE = 4 * MiB
 PREFIX = "rt" + os.urandom(3).hex()
 WARM = PREFIX + ".warm"
 HOT = PREFIX + ".data"
-GRACE_MS = 2000
 CLUSTER = None
 CONF = None  # the daemon's config file
 
@@ -218,7 +217,7 @@ def put_naming_the_class_writes_to_the_pool(s):
 
 def launch(s, crash_step):
     """Start our daemon again (same port, config) with the crash hook at step K."""
-    s.extra_env = {"STRATA_DEBUG_RECLAIM_GRACE_MS": str(GRACE_MS)}
+    s.extra_env = {}
     if crash_step:
         s.extra_env["STRATA_DEBUG_TRANSITION_CRASH"] = str(crash_step)
     with open(s.log_path, "ab") as logf:
@@ -319,7 +318,7 @@ def main():
         s = Strata(args=flags(c, PREFIX) + [
             "--config", CONF, "--lc-day-seconds", "1", "--ilm-interval-seconds", "1",
             "--orphan-grace-seconds", "1", "--ilm-move-mbps", "0"],
-            drives=[], extra_env={"STRATA_DEBUG_RECLAIM_GRACE_MS": str(GRACE_MS)})
+            drives=[])
         try:
             run(s)  # exits
         finally:

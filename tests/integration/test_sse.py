@@ -14,9 +14,10 @@ CopyObject from and to encrypted objects and onto
 itself; listing sizes; objects written under an older master key read
 after the active key changes (restarts on other key files), and fail
 with 400 KMS.NotFoundException naming the key when it is gone (counted in
-strata_sse_key_missing_total).  No plaintext of an encrypted object is in
-any file on the drives (shard files and RocksDB records), while a control
-object stored as sent is found there.  SSE-KMS with keys named in the key file (unknown
+strata_sse_key_missing_total).  No plaintext of an encrypted object is
+stored anywhere (drive files: shards and RocksDB; on RADOS every object,
+xattr and omap entry of the pools), while a control object stored as sent
+is found in both the metadata and the data.  SSE-KMS with keys named in the key file (unknown
 key KMS.NotFoundException, disabled key KMS.DisabledException, context
 echoed, ETag not the MD5).  Bucket default encryption: Put/Get/
 DeleteBucketEncryption (boto3 and awscli), applied to PUT, copy and
@@ -46,6 +47,7 @@ import zlib
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from strata_harness import Strata, expect_error, free_port, md5_hex, run, test  # noqa: E402
+from stored_data import store_args, stored_with  # noqa: E402
 
 KiB = 1024
 MiB = 1024 * KiB
@@ -547,48 +549,29 @@ def awscli_sse(s):
     assert open(dst, "rb").read() == big
 
 
-def drive_files(s):
-    for i in range(1, 5):
-        for root, _, files in os.walk(os.path.join(s.tmp, f"d{i}")):
-            for f in files:
-                yield os.path.join(root, f)
-
-
-def files_with(s, needle):
-    hits = []
-    for p in drive_files(s):
-        try:
-            with open(p, "rb") as f:
-                if needle in f.read():
-                    hits.append(p)
-        except OSError:
-            pass
-    return hits
-
-
 @test
 def no_plaintext_on_drives(s):
     # Runs last: every encrypted object above used SECRET; inline ones live
-    # in the RocksDB records (WAL and memtable flushes), big ones in shards.
+    # in the metadata records (RocksDB's WAL and memtable flushes, omap
+    # values in the RADOS meta pool), big ones in shards or data objects.
     c, b = new_bucket(s, "sseraw")
     c.put_object(Bucket=b, Key="inline", Body=pattern(3000), ServerSideEncryption="AES256")
     c.put_object(Bucket=b, Key="big", Body=pattern(1 * MiB), ServerSideEncryption="AES256")
     c.put_object(Bucket=b, Key="clear", Body=pattern(3000, CLEAR))
     c.put_object(Bucket=b, Key="clear-big", Body=pattern(1 * MiB, CLEAR))
-    hits = files_with(s, SECRET[:20])
+    hits = stored_with(s, SECRET[:20])
     assert hits == [], f"plaintext of encrypted objects found in {hits}"
-    clear = files_with(s, CLEAR[:20])
-    assert any("/meta/" in p for p in clear), clear      # inline record, stored as sent
-    assert any("/meta/" not in p for p in clear), clear  # shard files, stored as sent
+    clear = stored_with(s, CLEAR[:20])
+    assert any(kind == "meta" for kind, _ in clear), clear  # inline record, stored as sent
+    assert any(kind == "data" for kind, _ in clear), clear  # shard files, stored as sent
 
 
 def restart(s, args):
     """Stop our daemon (SIGTERM, clean exit) and start it again on the same
-    drives with other flags."""
+    store with other flags."""
     assert s.proc is not None, "needs a daemon this test started"
     s.proc.send_signal(signal.SIGTERM)
     assert s.proc.wait(30) == 0
-    drives = [os.path.join(s.tmp, f"d{i}") for i in range(1, 5)]
     env = {"PATH": "/usr/bin:/bin", "HOME": s.home,
            "STRATA_ROOT_USER": s.ak, "STRATA_ROOT_PASSWORD": s.sk}
     for k in ("ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS", "TSAN_OPTIONS"):
@@ -598,7 +581,7 @@ def restart(s, args):
     s.endpoint = f"http://{s.host}:{s.port}"
     with open(s.log_path, "ab") as logf:
         s.proc = subprocess.Popen([os.environ["STRATA_BIN"], "server", "--address",
-                                   f"127.0.0.1:{s.port}"] + args + drives,
+                                   f"127.0.0.1:{s.port}"] + args + store_args(s) + s.drives,
                                   env=env, stdin=subprocess.DEVNULL, stdout=logf,
                                   stderr=subprocess.STDOUT)
     assert s._wait_ready(30), "daemon did not come back"

@@ -18,6 +18,7 @@ import xml.etree.ElementTree as ET
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from strata_harness import Strata, expect_error, md5_hex, run, test  # noqa: E402
+from stored_data import RECLAIM_ARGS, data_bytes, wait_reclaimed  # noqa: E402
 
 
 def body_of(resp):
@@ -402,21 +403,6 @@ def delete_objects_with_versions(s):
     expect_error(lambda: c.delete_bucket(Bucket=b), "BucketNotEmpty", 409)
 
 
-def data_bytes(s):
-    """Sum of file sizes under each drive's data/ and tmp/ (shard files)."""
-    total = 0
-    for d in sorted(os.listdir(s.tmp)):
-        if d.startswith("d") and d[1:].isdigit():
-            for sub in ("data", "tmp"):
-                for root, _dirs, files in os.walk(os.path.join(s.tmp, d, sub)):
-                    for f in files:
-                        try:
-                            total += os.lstat(os.path.join(root, f)).st_size
-                        except FileNotFoundError:
-                            pass
-    return total
-
-
 def settle(s, pred, timeout=15.0):
     """Drive byte count once pred(count) holds (data is reclaimed after the
     metadata commit, maybe asynchronously), or the last count seen."""
@@ -432,6 +418,7 @@ def settle(s, pred, timeout=15.0):
 def multipart_and_space_with_versions(s):
     c, b = new_bucket(s, "vspace", "Enabled")
     MiB = 1024 * 1024
+    wait_reclaimed(s)  # earlier tests' data gone first
     base = data_bytes(s)
     # Multipart completes make versions too.
     ids, datas = [], []
@@ -472,4 +459,4 @@ def multipart_and_space_with_versions(s):
 
 
 if __name__ == "__main__":
-    run(Strata())
+    run(Strata(args=RECLAIM_ARGS))
