@@ -37,7 +37,11 @@ By hand (the cluster outlives the command; its PIDs are in DIR/cluster.json):
     tests/integration/ceph_cluster.py stop DIR        # kills the recorded PIDs, removes DIR
 
 `start` prints the shell lines to use it (CEPH_CONF, CEPH_KEYRING, ...), e.g.
-`ceph -c DIR/ceph.conf -s` or `rados -c DIR/ceph.conf lspools`.
+`ceph -c DIR/ceph.conf -s` or `rados -c DIR/ceph.conf lspools`.  With
+--replace, a cluster left in DIR by an earlier run is stopped first; with
+--stop-with-parent, a detached watcher stops the cluster when the process
+that ran `start` exits (CTest's fixture for integration_rados/: the
+cluster never outlives the ctest run, even a killed one).
 
 Measured here (2 cores shared with other jobs, load average 8-13), start
 to OSDs up, and RSS of the daemons:
@@ -647,11 +651,22 @@ def _cli():
                    help="create a replicated pool NAME (repeatable)")
     s.add_argument("--ec-pool", action="append", default=[],
                    help="create an EC 2+1 pool NAME (repeatable; needs --osds 3)")
+    s.add_argument("--replace", action="store_true",
+                   help="first stop a cluster recorded in DIR and empty DIR")
+    s.add_argument("--stop-with-parent", action="store_true",
+                   help="stop the cluster when the parent of this command exits")
     for n in ("stop", "status"):
         sub.add_parser(n).add_argument("dir")
     a = ap.parse_args()
 
     if a.cmd == "start":
+        if not shutil.which("ceph-mon") or not shutil.which("ceph-osd"):
+            print("ceph_cluster: SKIP: no ceph-mon / ceph-osd (deploy/install-deps.sh)", file=sys.stderr)
+            return 77
+        if a.replace and os.path.isdir(a.dir):
+            _stop_recorded(a.dir)
+            shutil.rmtree(a.dir, ignore_errors=True)
+        owner = os.getppid()
         c = CephCluster(osds=a.osds, store=a.store, base=a.dir, mgr=a.mgr, rgw=a.rgw,
                         keep_base=True, die_with_parent=False)
         c.start()
@@ -660,6 +675,8 @@ def _cli():
         for p in a.ec_pool:
             c.create_ec_pool(p, k=2, m=1)
         atexit.unregister(c.stop)  # the cluster outlives this command
+        if a.stop_with_parent:
+            _watch_owner(owner, c.base)
         rss = c.rss_mib()
         signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # `start ... | head` is fine
         if c.rgw_start_seconds is not None:
@@ -686,7 +703,18 @@ def _cli():
             print(f"{n}\tpid {pid}\t{'running' if _pid_alive(pid) else 'gone'}\trss {_rss_kib(pid) / 1024:.0f} MiB")
         print(f"conf {st['conf']}")
         return 0
-    # stop: PIDs recorded at start; radosgw and OSDs first, the monitor last.
+    _stop_recorded(a.dir)
+    return 0
+
+
+def _stop_recorded(base):
+    """Stop the daemons recorded in BASE/cluster.json (radosgw and OSDs
+    first, the monitor last) and remove BASE; nothing to do without it."""
+    try:
+        with open(os.path.join(base, "cluster.json")) as f:
+            st = json.load(f)
+    except (OSError, ValueError):
+        return
     order = sorted(st["pids"], key=lambda n: (0 if n.startswith("client.") else
                                               1 if n.startswith("osd.") else
                                               2 if n.startswith("mgr.") else 3))
@@ -702,7 +730,36 @@ def _cli():
             continue
         _kill_pid(pid)
     shutil.rmtree(st["base"], ignore_errors=True)
-    return 0
+
+
+def _start_time(pid):
+    """The start time of PID (clock ticks since boot), None if it is gone:
+    tells a process from a later one that reuses its PID."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        return None
+
+
+def _watch_owner(owner, base):
+    """Fork a detached watcher (own session, no inherited output, so the
+    caller's pipes close) that stops the cluster in BASE once OWNER exits,
+    and exits itself when BASE is removed (the cluster was stopped)."""
+    born = _start_time(owner)
+    if os.fork() != 0:
+        return
+    os.setsid()
+    null = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(null, fd)
+    os.closerange(3, 1 << 16)
+    while os.path.exists(os.path.join(base, "cluster.json")):
+        if born is None or _start_time(owner) != born:
+            _stop_recorded(base)
+            break
+        time.sleep(1)
+    os._exit(0)
 
 
 if __name__ == "__main__":

@@ -13,6 +13,12 @@ the first Strata() of the process starts one throw-away Ceph cluster
 the file and stopped at exit after them; each daemon gets pools of its own
 (`strata rados init` with a fresh --rados-pool-prefix) and no drives.  A
 file that cannot run there (no ceph-mon / ceph-osd) exits 77 (skipped).
+Under CTest the files of integration_rados/ share one cluster instead
+(STRATA_CEPH_SHARED names its directory, started and stopped by the
+fixture tests integration_rados/cluster_start and cluster_stop): only the
+pools of a file's own prefixes are its, and they are deleted when its
+daemon stops.  Run alone (no STRATA_CEPH_SHARED, or its cluster gone), a
+file starts its own cluster as above.
 Which files pass on RADOS: CMakeLists.txt (integration_rados/) and
 COVERAGE.md.
 
@@ -73,11 +79,46 @@ def md5_hex(b):
     return hashlib.md5(b).hexdigest()
 
 
+class SharedCluster:
+    """The cluster of STRATA_CEPH_SHARED/cluster.json (ceph_cluster.py
+    start), used but never stopped: its fixture does that."""
+
+    shared = True
+
+    def __init__(self, st):
+        self.conf = st["conf"]
+        self.client_id = st["client_id"]
+
+
+def shared_cluster():
+    """The shared cluster if STRATA_CEPH_SHARED names one whose monitor
+    and OSDs run, else None."""
+    base = os.environ.get("STRATA_CEPH_SHARED")
+    if not base:
+        return None
+    try:
+        with open(os.path.join(base, "cluster.json")) as f:
+            st = json.load(f)
+    except (OSError, ValueError):
+        return None
+    for pid in st["pids"].values():
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return None
+    return SharedCluster(st)
+
+
 def rados_cluster():
-    """The process's throw-away Ceph cluster, started at the first call and
-    stopped at exit (after the daemons, whose atexit handlers run first)."""
+    """The process's Ceph cluster: the shared one if there is one, else a
+    throw-away one started at the first call and stopped at exit (after the
+    daemons, whose atexit handlers run first)."""
     global _CLUSTER
     if _CLUSTER is None:
+        _CLUSTER = shared_cluster()
+        if _CLUSTER is not None:
+            log(f"ceph cluster shared ({_CLUSTER.conf})")
+            return _CLUSTER
         if not shutil.which("ceph-mon") or not shutil.which("ceph-osd"):
             log("SKIP: STRATA_BACKEND=rados needs ceph-mon and ceph-osd (deploy/install-deps.sh)")
             sys.exit(77)
@@ -106,6 +147,23 @@ def rados_init(prefix):
         raise SystemExit(f"strata rados init {prefix}: exit {r.returncode}: {r.stderr}")
 
 
+def rados_drop(prefix):
+    """Delete the pools PREFIX.* of a shared cluster (a private one goes
+    with its cluster): the next files get the OSD's memory and PGs."""
+    c = rados_cluster()
+    if not getattr(c, "shared", False):
+        return
+    base = ["rados", "-c", c.conf, "--id", c.client_id]
+    env = {"PATH": "/usr/bin:/bin"}
+    r = subprocess.run(base + ["lspools"], capture_output=True, text=True, timeout=60, env=env)
+    for pool in r.stdout.split():
+        if pool.startswith(prefix + "."):
+            d = subprocess.run(base + ["rmpool", pool, pool, "--yes-i-really-really-mean-it"],
+                               capture_output=True, text=True, timeout=60, env=env)
+            if d.returncode != 0:
+                log(f"NOTE: could not delete pool {pool}: {d.stderr.strip()}")
+
+
 class Strata:
     """One daemon (or an external one) for the whole test file."""
 
@@ -128,6 +186,7 @@ class Strata:
         os.environ["AWS_SHARED_CREDENTIALS_FILE"] = os.path.join(self.home, ".aws", "credentials")
         os.environ["AWS_EC2_METADATA_DISABLED"] = "true"
         self.run_id = secrets.token_hex(4)
+        self.rados_prefix = None
         self.proc = None
         self.log_path = None
         self.failed = False
@@ -155,6 +214,7 @@ class Strata:
         if BACKEND == "rados" and drives is None:
             # Pools of its own on the process's cluster, no drives.
             prefix = "t" + self.run_id
+            self.rados_prefix = prefix
             rados_init(prefix)
             self.args += rados_flags(prefix)
             drives = []
@@ -277,6 +337,8 @@ class Strata:
             if not ok or self.failed:
                 self.dump_log()
             self.proc = None
+        if self.rados_prefix:
+            rados_drop(self.rados_prefix)
         if ok and not self.failed and os.environ.get("STRATA_TEST_KEEP") != "1":
             shutil.rmtree(self.tmp, ignore_errors=True)
         else:
