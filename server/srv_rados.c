@@ -47,7 +47,7 @@ int strata_srv_rados_open(struct strata_srv *s, size_t inline_max)
     struct strata_rados_opts ro = {.conf = s->cfg.rados_conf, .id = s->cfg.rados_id,
                                    .prefix = s->cfg.rados_pool_prefix, .tiers = tiers,
                                    .ntiers = nt};
-    /* Fault tests only: see the --help text of STRATA_DEBUG_RECLAIM_GRACE_MS. */
+    /* Tests only: see the --help text of STRATA_DEBUG_RECLAIM_GRACE_MS. */
     const char *grace = getenv("STRATA_DEBUG_RECLAIM_GRACE_MS");
     if (grace && *grace) {
         ro.reclaim_grace_ms = strtoll(grace, NULL, 10);
