@@ -518,8 +518,7 @@ uint32_t strata_meta__key_hash(const char *bucket, const char *key);
 pthread_mutex_t *strata_meta__key_lock(struct strata_meta *m, const char *bucket,
                                        const char *key);
 /* The key's stripe commit sequence (key_wseq). */
-_Atomic uint64_t *strata_meta__key_wseq(struct strata_meta *m, const char *bucket,
-                                        const char *key);
+_Atomic uint64_t *strata_meta__key_wseq(struct strata_meta *m, const char *bucket, const char *key);
 /* fill_cache false: a maintenance walk, whose blocks stay out of the block
  * cache so that it does not evict what foreground reads keep there. */
 rocksdb_iterator_t *strata_meta__iter_new(struct strata_meta *m, unsigned set, unsigned d,

@@ -580,8 +580,7 @@ pthread_mutex_t *strata_meta__key_lock(struct strata_meta *m, const char *bucket
     return &m->key_mu[strata_meta__key_hash(bucket, key) % META_LOCK_STRIPES];
 }
 
-_Atomic uint64_t *strata_meta__key_wseq(struct strata_meta *m, const char *bucket,
-                                        const char *key)
+_Atomic uint64_t *strata_meta__key_wseq(struct strata_meta *m, const char *bucket, const char *key)
 {
     return &m->key_wseq[strata_meta__key_hash(bucket, key) % META_LOCK_STRIPES];
 }
