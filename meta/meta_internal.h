@@ -326,6 +326,10 @@ struct strata_meta {
     rocksdb_readoptions_t *ropts_nocache; /* maintenance reads (heal): see strata_meta__iter_new */
     pthread_mutex_t bucket_mu; /* serialises bucket record changes */
     pthread_mutex_t key_mu[META_LOCK_STRIPES];
+    /* Per key stripe: odd while a key_txn of one of its keys commits
+     * (under key_mu), bumped before and after; lock-free quorum reads
+     * use it to tell a half-applied commit from a settled state (qread.c). */
+    _Atomic uint64_t key_wseq[META_LOCK_STRIPES];
     /* Commits of versions and uploads hold their bucket's stripe shared
      * and re-check the bucket; DeleteBucket holds it exclusive (local/bucket.c). */
     pthread_rwlock_t bucket_rw[META_BUCKET_STRIPES];
@@ -513,6 +517,8 @@ unsigned strata_meta__set_of(const struct strata_meta *m, const char *bucket, co
 uint32_t strata_meta__key_hash(const char *bucket, const char *key);
 pthread_mutex_t *strata_meta__key_lock(struct strata_meta *m, const char *bucket,
                                        const char *key);
+/* The key's stripe commit sequence (key_wseq). */
+_Atomic uint64_t *strata_meta__key_wseq(struct strata_meta *m, const char *bucket, const char *key);
 /* fill_cache false: a maintenance walk, whose blocks stay out of the block
  * cache so that it does not evict what foreground reads keep there. */
 rocksdb_iterator_t *strata_meta__iter_new(struct strata_meta *m, unsigned set, unsigned d,

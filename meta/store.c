@@ -580,6 +580,11 @@ pthread_mutex_t *strata_meta__key_lock(struct strata_meta *m, const char *bucket
     return &m->key_mu[strata_meta__key_hash(bucket, key) % META_LOCK_STRIPES];
 }
 
+_Atomic uint64_t *strata_meta__key_wseq(struct strata_meta *m, const char *bucket, const char *key)
+{
+    return &m->key_wseq[strata_meta__key_hash(bucket, key) % META_LOCK_STRIPES];
+}
+
 rocksdb_iterator_t *strata_meta__iter_new(struct strata_meta *m, unsigned set, unsigned d,
                                           rocksdb_readoptions_t **ro, const char *upper,
                                           size_t upper_len, bool fill_cache)

@@ -129,6 +129,7 @@ int strata_meta__local_key_get(struct strata_meta *m, const char *bucket, const 
     struct qread q;
     memset(&q, 0, sizeof(q));
     q.set = strata_meta__set_of(m, bucket, key);
+    q.settle = true; /* no key lock held */
     int rc = strata_meta__qread_for_vid(&q, version_id);
     bool keep = rc == 0 && q.mode == Q_LATEST && m->rcache;
     uint32_t hash = 0, voters = 0;
@@ -168,6 +169,7 @@ int strata_meta__obj_resolve(struct strata_meta *m, const char *bucket, const ch
     memset(&q, 0, sizeof(q));
     q.set = strata_meta__set_of(m, bucket, key);
     q.mode = sk ? Q_SK : Q_LATEST;
+    q.settle = true; /* no key lock held */
     if (sk)
         memcpy(q.sk, sk, SORTKEY_LEN);
     int rc = strata_meta__qread_run(m, &q, bucket, key, false);

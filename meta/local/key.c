@@ -53,16 +53,18 @@ static void slot_of(struct strata_meta__key_slot *s, const struct qread *q, int 
     }
 }
 
-static void qread_init(struct qread *q, unsigned set, enum qmode mode)
+static void qread_init(struct qread *q, unsigned set, enum qmode mode, bool settle)
 {
     memset(q, 0, sizeof(*q));
     q->set = set;
     q->mode = mode;
     q->win = -1;
+    q->settle = settle;
 }
 
 /* Read the slots of t->want into v (clocks included; fresh: the random
- * half of a new sort key too).  A slot that could
+ * half of a new sort key too, under the key lock; otherwise the reads wait
+ * out a commit in flight, see qread.c).  A slot that could
  * not be read carries its error; only a malformed version id fails here. */
 static int read_view(struct strata_meta *m, const struct strata_meta__key_txn *t,
                      struct key_reads *r, struct strata_meta__key_view *v, bool fresh)
@@ -81,7 +83,7 @@ static int read_view(struct strata_meta *m, const struct strata_meta__key_txn *t
     v->latest.rc = v->null.rc = v->version.rc = STRATA_ENOTFOUND;
     unsigned w = t->want;
     if (w & STRATA_META__KEY_VERSION) {
-        qread_init(&r->vq, r->set, Q_LATEST);
+        qread_init(&r->vq, r->set, Q_LATEST, !fresh);
         r->v_used = true;
         int rc = strata_meta__qread_for_vid(&r->vq, t->version_id);
         if (rc)
@@ -90,7 +92,7 @@ static int read_view(struct strata_meta *m, const struct strata_meta__key_txn *t
         slot_of(&v->version, &r->vq, rc);
     }
     if ((w & STRATA_META__KEY_NULL) && (w & STRATA_META__KEY_NULL_IS_LATEST)) {
-        qread_init(&r->nq, r->set, Q_NULL);
+        qread_init(&r->nq, r->set, Q_NULL, !fresh);
         r->n_used = true;
         int rc = strata_meta__qread_run(m, &r->nq, t->bucket, t->key, t->want_copies);
         slot_of(&v->null, &r->nq, rc);
@@ -98,13 +100,13 @@ static int read_view(struct strata_meta *m, const struct strata_meta__key_txn *t
         return 0;
     }
     if (w & STRATA_META__KEY_LATEST) {
-        qread_init(&r->lq, r->set, Q_LATEST);
+        qread_init(&r->lq, r->set, Q_LATEST, !fresh);
         r->l_used = true;
         int rc = strata_meta__qread_run(m, &r->lq, t->bucket, t->key, false);
         slot_of(&v->latest, &r->lq, rc);
     }
     if (w & STRATA_META__KEY_NULL) {
-        qread_init(&r->nq, r->set, Q_NULL);
+        qread_init(&r->nq, r->set, Q_NULL, !fresh);
         r->n_used = true;
         int rc = strata_meta__qread_run(m, &r->nq, t->bucket, t->key, t->want_copies);
         slot_of(&v->null, &r->nq, rc);
@@ -369,8 +371,14 @@ static int decide_apply(struct strata_meta *m, const struct strata_meta__key_txn
         return rc;
     rocksdb_writebatch_t *wbs[STRATA_DRIVES_MAX] = {0}, *undo[STRATA_DRIVES_MAX] = {0};
     rc = build(m, t->bucket, t->key, r, e, extra, extra_ud, wbs, undo);
-    if (rc == 0)
+    if (rc == 0) {
+        /* Odd while the drives apply (and maybe undo) the batches: a
+         * lock-free read meanwhile may see them half applied (qread.c). */
+        _Atomic uint64_t *wseq = strata_meta__key_wseq(m, t->bucket, t->key);
+        atomic_fetch_add(wseq, 1);
         rc = strata_meta__set_commit(m, r->set, wbs, undo);
+        atomic_fetch_add(wseq, 1);
+    }
     strata_meta__batches_free(wbs, undo);
     return rc;
 }

@@ -8,12 +8,26 @@
  * committed wins: one without a tombstone on any drive and live on at least
  * Wq - (N - responding drives) of them; a drive that missed a write can
  * delay but never hide it.  A fresh, unhealed drive does not vote.
+ *
+ * A read without the key lock (GET, HEAD, key_read) can meet a commit half
+ * applied: an overwrite puts the new version and the old one's tombstone
+ * in one batch per drive, and the drives apply their batches one by one,
+ * so some drives hold the new version (below a write quorum) and a
+ * tombstone of the old one while others hold only the old; and a read
+ * that crosses several quick commits sees each drive at another moment.
+ * Neither version then passes the slow path's test and the answer would
+ * be "absent" for a key that exists throughout.  Such a read is done
+ * again once the key stripe's commit sequence (key.c) shows no commit in
+ * flight and none since the read began: the answer then comes from the
+ * drives' settled state (a genuine leftover of a failed write, or the
+ * key's absence).
  * Threads: any caller thread; a qread is used by one thread.
  */
 #include "qread.h"
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define OKEY_MAX (1 + STRATA_BUCKET_NAME_MAX + 1 + STRATA_KEY_MAX + 1 + SORTKEY_LEN)
 
@@ -209,12 +223,12 @@ static int qread_slow(struct strata_meta *m, struct qread *q, const char *bucket
 
 /*
  * Read drives until the read quorum agree on a version (or on its absence);
- * without agreement, qread_slow decides.  read_all reads every readable
- * drive first (put and delete want every drive's copy to roll back).  0
- * with q->win set, STRATA_ENOTFOUND, or STRATA_EQUORUM.
+ * without agreement, qread_slow decides (*slow set).  read_all reads every
+ * readable drive first (put and delete want every drive's copy to roll
+ * back).  0 with q->win set, STRATA_ENOTFOUND, or STRATA_EQUORUM.
  */
-int strata_meta__qread_run(struct strata_meta *m, struct qread *q, const char *bucket,
-                           const char *key, bool read_all)
+static int qread_pass(struct strata_meta *m, struct qread *q, const char *bucket, const char *key,
+                      bool read_all, bool *slow)
 {
     struct meta_set *ms = &m->sets[q->set];
     unsigned rq = strata_set_read_quorum(ms->set);
@@ -244,11 +258,54 @@ int strata_meta__qread_run(struct strata_meta *m, struct qread *q, const char *b
                 break;
         }
     }
+    *slow = !decided;
     if (!decided) {
         /* The remaining readable drives were read above: decide by state. */
         result = qread_slow(m, q, bucket, key);
     }
     return result;
+}
+
+/* Reads again while commits keep moving, at most this long in all (a
+ * commit stuck on a drive must not hang its readers for good). */
+#define SETTLE_MAX_NS (2 * 1000000000LL)
+
+static int64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+int strata_meta__qread_run(struct strata_meta *m, struct qread *q, const char *bucket,
+                           const char *key, bool read_all)
+{
+    _Atomic uint64_t *wseq = q->settle ? strata_meta__key_wseq(m, bucket, key) : NULL;
+    int64_t start = 0;
+    long nap_ns = 20000;
+    for (;;) {
+        uint64_t s0 = wseq ? atomic_load(wseq) : 0;
+        bool slow = false;
+        int rc = qread_pass(m, q, bucket, key, read_all, &slow);
+        if (!wseq || rc != STRATA_ENOTFOUND || !slow)
+            return rc;
+        uint64_t s1 = atomic_load(wseq);
+        if (s0 == s1 && !(s1 & 1))
+            return rc; /* nothing moved under the read: the drives' settled answer */
+        if (!start)
+            start = mono_ns();
+        else if (mono_ns() - start > SETTLE_MAX_NS)
+            return rc;
+        strata_meta__qread_fini(q);
+        memset(q->d, 0, sizeof(q->d));
+        if (s1 & 1) {
+            /* A commit is in flight: give its drives time to apply it. */
+            struct timespec ts = {0, nap_ns};
+            nanosleep(&ts, NULL);
+            if (nap_ns < 1000000)
+                nap_ns *= 2;
+        }
+    }
 }
 
 /* Set up q for a version id (NULL/"" latest, "null", or a 32-hex id). */

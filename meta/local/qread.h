@@ -34,6 +34,9 @@ struct qread {
     uint8_t sk[SORTKEY_LEN]; /* Q_SK target */
     struct drec d[STRATA_DRIVES_MAX];
     int win; /* a drive of the winning group; -1 when the answer is "absent" */
+    /* The caller does not hold the key lock: a commit may be half applied
+     * under the read, which then waits it out rather than answer from it. */
+    bool settle;
 };
 
 void strata_meta__drec_release(struct drec *dr);
@@ -51,8 +54,9 @@ bool strata_meta__drec_same(const struct drec *a, const struct drec *b);
 /*
  * Read drives until the read quorum agree on a version (or on its absence);
  * without agreement, the newest version that may have been committed wins.
- * read_all reads every readable drive first (for undo).  0 with q->win
- * set, STRATA_ENOTFOUND, or STRATA_EQUORUM.
+ * read_all reads every readable drive first (for undo).  With q->settle,
+ * an "absent" read while a commit of the key's stripe moved is read again.
+ * 0 with q->win set, STRATA_ENOTFOUND, or STRATA_EQUORUM.
  */
 int strata_meta__qread_run(struct strata_meta *m, struct qread *q, const char *bucket,
                            const char *key, bool read_all);

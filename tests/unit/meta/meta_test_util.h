@@ -29,6 +29,7 @@ struct mt_env {
     const char *paths[MT_DRIVES];
     struct strata_set *set;
     struct strata_meta *m;
+    unsigned parity; /* the set's parity drives; 0: the set's default */
 };
 
 static inline int mt_rm_cb(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
@@ -49,6 +50,7 @@ static inline int mt_open_with(struct mt_env *e, const struct strata_meta_opts *
 {
     struct strata_set_opts so;
     memset(&so, 0, sizeof(so));
+    so.m = e->parity;
     struct strata_errinfo ei;
     memset(&ei, 0, sizeof(ei));
     int rc = strata_set_open(e->paths, MT_DRIVES, &so, &e->set, &ei);
@@ -125,10 +127,12 @@ static inline int mt_reopen_part_min(struct mt_env *e, size_t part_size_min)
 }
 
 /* Fresh drive directories for test name; opens set and meta. */
-static inline struct mt_env *mt_setup(const char *name)
+/* A set of MT_DRIVES drives with parity drives (0: the default). */
+static inline struct mt_env *mt_setup_parity(const char *name, unsigned parity)
 {
     static unsigned seq; /* per process */
     struct mt_env *e = calloc(1, sizeof(*e));
+    e->parity = parity;
     const char *tmp = getenv("STRATA_TEST_TMPDIR");
     if (!tmp)
         tmp = "/tmp";
@@ -145,6 +149,11 @@ static inline struct mt_env *mt_setup(const char *name)
         return NULL;
     }
     return e;
+}
+
+static inline struct mt_env *mt_setup(const char *name)
+{
+    return mt_setup_parity(name, 0);
 }
 
 static inline void mt_teardown(struct mt_env *e)
