@@ -188,8 +188,6 @@ enum strata_authz_kind {
     /* The handler checks action itself: per key (DeleteObjects), or once
      * the form names signer and key (POST Object). */
     STRATA_AZ_HANDLER,
-    /* The bucket owner only: action is not evaluated against the policy. */
-    STRATA_AZ_OWNER,
     /* No bucket to authorise against (ListBuckets, CreateBucket): any
      * signed caller. */
     STRATA_AZ_SIGNED,

@@ -660,7 +660,7 @@ enum s3_err strata_authz_request(struct strata_req *r, int *serr)
     bool evaluated = (az->kind == STRATA_AZ_POLICY || az->kind == STRATA_AZ_POLICY_OBJECT ||
                       az->kind == STRATA_AZ_POLICY_ADMIN) &&
                      az->action;
-    if (!evaluated) /* OWNER, or no kind or action given: the owner only (fail closed) */
+    if (!evaluated) /* no kind or action given: the owner only (fail closed) */
         return owner ? S3E_NONE : S3E_AccessDenied;
     const char *vid = r->key ? strata_req_query(r, "versionId") : NULL;
     const char *action = vid && az->version_action ? az->version_action : az->action;

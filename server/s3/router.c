@@ -29,7 +29,6 @@
 #define POLO(a, v) {STRATA_AZ_POLICY_OBJECT, a, v}
 #define ADMIN(a) {STRATA_AZ_POLICY_ADMIN, a, NULL}
 #define HANDLER(a, v) {STRATA_AZ_HANDLER, a, v}
-#define OWNER(a) {STRATA_AZ_OWNER, a, NULL}
 #define SIGNED(a) {STRATA_AZ_SIGNED, a, NULL}
 #define PUBLIC {STRATA_AZ_PUBLIC, NULL, NULL}
 
@@ -51,14 +50,12 @@ static const struct strata_route routes[] = {
     {"GET", BKT, "versions", 0, "ListObjectVersions", NULL, NULL, strata_h_list_versions,
      POL("s3:ListBucketVersions")},
     {"GET", BKT, "acl", 0, "GetBucketAcl", NULL, NULL, strata_h_acl_get, POL("s3:GetBucketAcl")},
-    /* Default encryption: the bucket owner only (the policy is not
-     * consulted for these actions). */
     {"GET", BKT, "encryption", 0, "GetBucketEncryption", NULL, NULL, strata_h_encryption_get,
-     OWNER("s3:GetEncryptionConfiguration")},
+     POL("s3:GetEncryptionConfiguration")},
     {"PUT", BKT, "encryption", XML, "PutBucketEncryption", NULL, NULL, strata_h_encryption_put,
-     OWNER("s3:PutEncryptionConfiguration")},
+     POL("s3:PutEncryptionConfiguration")},
     {"DELETE", BKT, "encryption", 0, "DeleteBucketEncryption", NULL, NULL,
-     strata_h_encryption_delete, OWNER("s3:PutEncryptionConfiguration")},
+     strata_h_encryption_delete, POL("s3:PutEncryptionConfiguration")},
     {"PUT", BKT, "acl", XML, "PutBucketAcl", NULL, NULL, strata_h_acl_put, POL("s3:PutBucketAcl")},
     /* DeleteObjects: each key is checked as s3:DeleteObject(Version) by
      * the handler; the request itself needs no permission of its own. */

@@ -11,11 +11,13 @@ force), and their enforcement: a public-read bucket read by curl without
 credentials (writes and listing still denied), a read-only user, a denied
 prefix (GET, PUT, DeleteObjects per key, CopyObject source), deny unless
 TLS, an IP allow-list, an explicit Deny beating the owner, conditions on
-the x-amz-grant-* headers.
+the x-amz-grant-* headers, bucket default encryption granted to another
+user (s3:Get/PutEncryptionConfiguration; --kms-key-file).
 Run by CTest with /usr/bin/python3.
 """
 
 import atexit
+import base64
 import json
 import os
 import secrets
@@ -37,6 +39,17 @@ def users_file():
     atexit.register(os.unlink, path)
     with os.fdopen(fd, "w") as f:
         f.write(f"{USER2[0]} {USER2[1]} reader\n{USER3[0]} {USER3[1]} other\n")
+    return path
+
+
+def kms_key_file():
+    """One active key, so that PutBucketEncryption has something to apply."""
+    base = os.environ.get("STRATA_TEST_TMPDIR") or tempfile.gettempdir()
+    os.makedirs(base, exist_ok=True)
+    fd, path = tempfile.mkstemp(prefix="strata-kms.", dir=base)
+    atexit.register(os.unlink, path)
+    with os.fdopen(fd, "w") as f:  # mkstemp: mode 0600, as the daemon requires
+        json.dump({"active": "k1", "keys": {"k1": {"key": base64.b64encode(secrets.token_bytes(32)).decode()}}}, f)
     return path
 
 
@@ -305,6 +318,93 @@ def explicit_deny_beats_owner(s):
     c.delete_object(Bucket=b, Key="keep")
 
 
+def encryption_body(c, b):
+    """GetBucketEncryption through client c: (HTTP status, raw body)."""
+    got = []
+    hook = lambda http_response, **kw: got.append(http_response)  # noqa: E731
+    c.meta.events.register("after-call.s3.GetBucketEncryption", hook)
+    try:
+        c.get_bucket_encryption(Bucket=b)
+    finally:
+        c.meta.events.unregister("after-call.s3.GetBucketEncryption", hook)
+    return got[0].status_code, got[0].content
+
+
+def sse_conf(algo, key_id=None, bucket_key=False):
+    d = {"SSEAlgorithm": algo}
+    if key_id:
+        d["KMSMasterKeyID"] = key_id
+    return {"Rules": [{"ApplyServerSideEncryptionByDefault": d, "BucketKeyEnabled": bucket_key}]}
+
+
+ENC_HEAD = (b'<?xml version="1.0" encoding="UTF-8"?>\n<ServerSideEncryptionConfiguration '
+            b'xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><Rule><ApplyServerSideEncryptionByDefault>')
+ENC_AES = ENC_HEAD + (b"<SSEAlgorithm>AES256</SSEAlgorithm></ApplyServerSideEncryptionByDefault>"
+                      b"<BucketKeyEnabled>false</BucketKeyEnabled></Rule></ServerSideEncryptionConfiguration>")
+ENC_KMS = ENC_HEAD + (b"<SSEAlgorithm>aws:kms</SSEAlgorithm><KMSMasterKeyID>k1</KMSMasterKeyID>"
+                      b"</ApplyServerSideEncryptionByDefault><BucketKeyEnabled>true</BucketKeyEnabled>"
+                      b"</Rule></ServerSideEncryptionConfiguration>")
+
+
+@test
+def encryption_granted_by_policy(s):
+    """Default encryption is bucket configuration the owner can grant (AWS):
+    s3:GetEncryptionConfiguration reads it, s3:PutEncryptionConfiguration
+    sets and deletes it; another user is denied without a grant, and an
+    explicit Deny beats an Allow."""
+    c, b = new_bucket(s, "encpol")
+    c.put_bucket_encryption(Bucket=b, ServerSideEncryptionConfiguration=sse_conf("AES256"))
+    u2, u3 = user(s, USER2), user(s, USER3)
+    enc_ops = {
+        "get": lambda u: u.get_bucket_encryption(Bucket=b),
+        "put": lambda u: u.put_bucket_encryption(Bucket=b, ServerSideEncryptionConfiguration=sse_conf(
+            "aws:kms", "k1", True)),
+        "delete": lambda u: u.delete_bucket_encryption(Bucket=b),
+    }
+    for op in enc_ops.values():
+        expect_error(lambda: op(u2), "AccessDenied", 403)
+    assert encryption_body(c, b) == (200, ENC_AES)
+    who = {"AWS": [f"arn:aws:iam::123456789012:user/{USER2[0]}"]}
+    # Reading granted: writing still denied.
+    c.put_bucket_policy(Bucket=b, Policy=policy(allow(who, "s3:GetEncryptionConfiguration", arn(b))))
+    assert encryption_body(u2, b) == (200, ENC_AES)
+    expect_error(lambda: enc_ops["put"](u2), "AccessDenied", 403)
+    expect_error(lambda: enc_ops["delete"](u2), "AccessDenied", 403)
+    expect_error(lambda: enc_ops["get"](u3), "AccessDenied", 403)
+    assert encryption_body(c, b) == (200, ENC_AES)
+    # Writing granted: the user's configuration is the bucket's, read back by both.
+    c.put_bucket_policy(Bucket=b, Policy=policy(
+        allow(who, ["s3:GetEncryptionConfiguration", "s3:PutEncryptionConfiguration"], arn(b))))
+    assert enc_ops["put"](u2)["ResponseMetadata"]["HTTPStatusCode"] == 200
+    assert encryption_body(u2, b) == (200, ENC_KMS)
+    assert encryption_body(c, b) == (200, ENC_KMS)
+    for op in enc_ops.values():
+        expect_error(lambda: op(u3), "AccessDenied", 403)
+    # DeleteBucketEncryption is s3:PutEncryptionConfiguration.
+    c.put_bucket_policy(Bucket=b, Policy=policy(allow(who, "s3:PutEncryptionConfiguration", arn(b))))
+    expect_error(lambda: enc_ops["get"](u2), "AccessDenied", 403)
+    assert enc_ops["delete"](u2)["ResponseMetadata"]["HTTPStatusCode"] == 204
+    expect_error(lambda: c.get_bucket_encryption(Bucket=b),
+                 "ServerSideEncryptionConfigurationNotFoundError", 404)
+    # An explicit Deny wins over an Allow of everything.
+    c.put_bucket_encryption(Bucket=b, ServerSideEncryptionConfiguration=sse_conf("AES256"))
+    c.put_bucket_policy(Bucket=b, Policy=policy(
+        allow(who, "s3:*", arn(b)),
+        deny(who, "s3:PutEncryptionConfiguration", arn(b))))
+    assert encryption_body(u2, b) == (200, ENC_AES)
+    expect_error(lambda: enc_ops["put"](u2), "AccessDenied", 403)
+    expect_error(lambda: enc_ops["delete"](u2), "AccessDenied", 403)
+    c.put_bucket_policy(Bucket=b, Policy=policy(
+        allow(who, "s3:*", arn(b)),
+        deny(who, "s3:GetEncryptionConfiguration", arn(b))))
+    expect_error(lambda: enc_ops["get"](u2), "AccessDenied", 403)
+    assert encryption_body(c, b) == (200, ENC_AES)
+    # ... and over the owner's own right.
+    c.put_bucket_policy(Bucket=b, Policy=policy(deny("*", "s3:PutEncryptionConfiguration", arn(b))))
+    expect_error(lambda: c.delete_bucket_encryption(Bucket=b), "AccessDenied", 403)
+    assert encryption_body(c, b) == (200, ENC_AES)
+
+
 @test
 def deny_unless_tls(s):
     c, b = new_bucket(s, "tlsonly")
@@ -512,4 +612,4 @@ def awscli_policy(s):
 
 
 if __name__ == "__main__":
-    run(Strata(["--users", users_file()]))
+    run(Strata(["--users", users_file(), "--kms-key-file", kms_key_file()]))

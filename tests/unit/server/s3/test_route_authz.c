@@ -160,6 +160,7 @@ static void test_aws_action_names(void **state)
          NULL},
         {"DeleteBucketLifecycle", STRATA_LVL_BUCKET, "s3:PutLifecycleConfiguration", NULL},
         {"GetBucketEncryption", STRATA_LVL_BUCKET, "s3:GetEncryptionConfiguration", NULL},
+        {"PutBucketEncryption", STRATA_LVL_BUCKET, "s3:PutEncryptionConfiguration", NULL},
         {"DeleteBucketEncryption", STRATA_LVL_BUCKET, "s3:PutEncryptionConfiguration", NULL},
         {"GetObjectLockConfiguration", STRATA_LVL_BUCKET, "s3:GetBucketObjectLockConfiguration",
          NULL},
@@ -227,7 +228,17 @@ static void test_kinds(void **state)
     assert_int_equal(by_op("DeleteObjects", STRATA_LVL_BUCKET)->authz.kind, STRATA_AZ_HANDLER);
     assert_int_equal(by_op("PostObject", STRATA_LVL_BUCKET)->authz.kind, STRATA_AZ_HANDLER);
     assert_int_equal(by_op("PreflightCORS", STRATA_LVL_OBJECT)->authz.kind, STRATA_AZ_PUBLIC);
-    assert_int_equal(by_op("PutBucketEncryption", STRATA_LVL_BUCKET)->authz.kind, STRATA_AZ_OWNER);
+    /* Bucket configuration the owner can grant others by policy (AWS),
+     * default encryption included. */
+    static const char *const config[] = {"GetBucketEncryption", "PutBucketEncryption",
+                                         "DeleteBucketEncryption", "GetBucketTagging",
+                                         "PutBucketTagging", "DeleteBucketTagging"};
+    for (size_t i = 0; i < sizeof(config) / sizeof(config[0]); i++)
+        assert_int_equal(by_op(config[i], STRATA_LVL_BUCKET)->authz.kind, STRATA_AZ_POLICY);
+    /* No bucket to check: any signed caller (users own their buckets;
+     * there are no per-user policies). */
+    assert_int_equal(by_op("ListBuckets", STRATA_LVL_SERVICE)->authz.kind, STRATA_AZ_SIGNED);
+    assert_int_equal(by_op("CreateBucket", STRATA_LVL_BUCKET)->authz.kind, STRATA_AZ_SIGNED);
 }
 
 int main(void)
