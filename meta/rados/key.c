@@ -194,12 +194,13 @@ static int ver_of_head(struct kread *k)
     return rc;
 }
 
-/* The slots of want the head alone fills: the latest is the newest
- * version, and the null version of a never-versioned bucket is the latest
- * (when the head is not null, the versions are read). */
+/* The slots of want the head alone fills, when decide needs no inline
+ * bytes: the latest is the newest version, and the null version of a
+ * never-versioned bucket is the latest (when the head is not null, the
+ * versions are read). */
 static bool head_fills(unsigned want)
 {
-    if (want & STRATA_META__KEY_VERSION)
+    if (!(want & STRATA_META__KEY_NO_BYTES) || (want & STRATA_META__KEY_VERSION))
         return false;
     return !(want & STRATA_META__KEY_NULL) || (want & STRATA_META__KEY_NULL_IS_LATEST);
 }
