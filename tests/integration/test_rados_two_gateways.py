@@ -26,7 +26,13 @@ both daemons on the same pools):
 - round trips per request, counted by the gateway's own librados
   (objecter `op` in its admin socket's perf dump): a GET of a 4 KiB
   object is one op, a PUT of 100 KiB two (the commit's read and its
-  guarded write), once the bucket record is cached.
+  guarded write), once the bucket record is cached;
+- bytes per PUT over an inline 100 KiB object, unversioned and versioned:
+  the gateway sends the new bytes once (objecter `op_send_bytes` under
+  1.3 x 100 KiB: the replaced value is not sent back in a compare) and
+  the OSD reads out under 30 KiB a PUT (`op_r_out_bytes`: the commit reads
+  the key's head, not the replaced version nor older ones); the last
+  bytes read back and every version listed.
 
 SKIPPED (exit 77, the reason printed) when the daemon under test cannot
 run on RADOS: no --rados-conf in `strata server --help`, or object
