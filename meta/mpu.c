@@ -701,7 +701,7 @@ int strata_mpu_complete_as(struct strata_meta *m, const struct strata_mpu_comple
             .key = o->key,
             .incarnation = b.incarnation,
             .upload = up,
-            .want = strata_meta__version_want(b.versioning),
+            .want = strata_meta__version_want(b.versioning) | STRATA_META__KEY_NO_BYTES,
             .decide = complete_decide,
             .ud = &c,
         };

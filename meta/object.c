@@ -1526,7 +1526,7 @@ int strata_obj_put_commit(struct strata_put *p, struct strata_obj_info *out)
         struct strata_meta__key_txn ct = {
             .bucket = p->bucket,
             .key = p->key,
-            .want = STRATA_META__KEY_LATEST,
+            .want = STRATA_META__KEY_LATEST | STRATA_META__KEY_NO_BYTES,
             .decide = put_cond_decide,
             .ud = p,
         };
@@ -1569,7 +1569,7 @@ int strata_obj_put_commit(struct strata_put *p, struct strata_obj_info *out)
         .key = p->key,
         .incarnation = p->bucket_inc,
         .hold_bucket = true,
-        .want = strata_meta__version_want(p->versioning),
+        .want = strata_meta__version_want(p->versioning) | STRATA_META__KEY_NO_BYTES,
         .want_copies = true,
         .decide = put_decide,
         .ud = &x,
@@ -1751,7 +1751,7 @@ static int delete_impl(struct strata_meta *m, const char *bucket, const char *ke
         t.want = STRATA_META__KEY_VERSION;
         t.version_id = x->by_version ? version_id : "null";
     } else {
-        t.want = STRATA_META__KEY_LATEST |
+        t.want = STRATA_META__KEY_LATEST | STRATA_META__KEY_NO_BYTES |
                  (b.versioning == STRATA_VERSIONING_SUSPENDED ? STRATA_META__KEY_NULL : 0);
     }
     t.decide = del_decide;

@@ -125,6 +125,9 @@ struct meta_rec; /* a decoded version record (meta_internal.h; no storage type i
 /* With NULL (never-versioned buckets hold only null versions): the null
  * version is the latest, one read fills both slots. */
 #define STRATA_META__KEY_NULL_IS_LATEST 0x8u
+/* decide judges the records, never an inline object's bytes: a backend may
+ * fill LATEST (and NULL with NULL_IS_LATEST) without them (shard_len 0). */
+#define STRATA_META__KEY_NO_BYTES 0x10u
 
 /* One version slot of a view.  rc: 0 (rec and sk valid until decide
  * returns; rec is decoded without the stored headers), STRATA_ENOTFOUND,

@@ -53,7 +53,8 @@ struct ver {
     size_t len;
     uint8_t sk[16];
     struct meta_rec rec;
-    int rc; /* decode */
+    int rc;         /* decode */
+    bool from_head; /* read from h/K: no inline bytes, guarded by h/K's compare */
 };
 
 /* What one read of a key saw. */
@@ -116,8 +117,9 @@ static int add_ver(struct kread *k, const char *ok, const char *val, size_t vl)
 }
 
 /* One read op: the head (first page only) and a page of versions after
- * start.  *more: the page was full. */
-static int read_page(rados_ioctx_t io, struct kread *k, const char *start, bool first, bool *more)
+ * start (none when head_only).  *more: the page was full. */
+static int read_page(rados_ioctx_t io, struct kread *k, const char *start, bool first,
+                     bool head_only, bool *more)
 {
     rados_read_op_t op = rados_create_read_op();
     if (!op)
@@ -128,7 +130,8 @@ static int read_page(rados_ioctx_t io, struct kread *k, const char *start, bool 
     const char *hk[2] = {k->hkey, RADOS_LAYOUT_KEY};
     if (first)
         rados_read_op_omap_get_vals_by_keys(op, hk, 2, &hit, &hpr);
-    rados_read_op_omap_get_vals2(op, start, k->obase, VER_PAGE, &vit, &pm, &vpr);
+    if (!head_only)
+        rados_read_op_omap_get_vals2(op, start, k->obase, VER_PAGE, &vit, &pm, &vpr);
     int r = rados_read_op_operate(op, io, k->oid, 0);
     int rc = 0;
     *more = false;
@@ -170,9 +173,43 @@ static bool is_null(const struct ver *x)
     return x->rc == 0 && (x->rec.flags & REC_F_NULL);
 }
 
-/* Read the key's head and versions until the slots of t are found. */
+/* The newest version as its head h/K carries it (32 hex of its sort key,
+ * then its record without inline bytes): v[0], from_head.  No head: the
+ * key has no versions (the last version's removal removes it). */
+static int ver_of_head(struct kread *k)
+{
+    if (!k->head)
+        return 0;
+    char ok[RADOS_IKEY_MAX];
+    if (k->headlen < 32 || k->obl + 33 > sizeof(ok))
+        return STRATA_EIO;
+    memcpy(ok, k->obase, k->obl);
+    memcpy(ok + k->obl, k->head, 32);
+    ok[k->obl + 32] = 0;
+    int rc = add_ver(k, ok, k->head + 32, k->headlen - 32);
+    if (rc == 0 && k->n == 0)
+        return STRATA_EIO; /* a malformed sort key */
+    if (rc == 0)
+        k->v[0].from_head = true;
+    return rc;
+}
+
+/* The slots of want the head alone fills, when decide needs no inline
+ * bytes: the latest is the newest version, and the null version of a
+ * never-versioned bucket is the latest (when the head is not null, the
+ * versions are read). */
+static bool head_fills(unsigned want)
+{
+    if (!(want & STRATA_META__KEY_NO_BYTES) || (want & STRATA_META__KEY_VERSION))
+        return false;
+    return !(want & STRATA_META__KEY_NULL) || (want & STRATA_META__KEY_NULL_IS_LATEST);
+}
+
+/* Read the key's head and versions until the slots of t are found; with
+ * head_ok, the head alone when it fills them (a commit then does not read
+ * or compare the replaced version's inline bytes: RADOS.md). */
 static int read_key(struct meta_rados *r, uint64_t inc, const struct strata_meta__key_txn *t,
-                    struct kread *k)
+                    bool head_ok, struct kread *k)
 {
     memset(k, 0, sizeof(*k));
     k->latest = k->null = k->named = -1;
@@ -188,11 +225,26 @@ static int read_key(struct meta_rados *r, uint64_t inc, const struct strata_meta
                       strcmp(vid, "null") != 0;
     if (want_named && strata_meta__vid_parse(vid, want_sk))
         return STRATA_ENOTFOUND; /* no version can have a malformed id */
+    if (head_ok && head_fills(t->want)) {
+        bool more;
+        int rc = read_page(r->meta, k, "", true, true, &more);
+        if (rc == 0 && !k->missing)
+            rc = ver_of_head(k);
+        if (rc)
+            return rc;
+        if (k->n == 0 || !(t->want & STRATA_META__KEY_NULL) || is_null(&k->v[0])) {
+            k->latest = k->n ? 0 : -1;
+            k->null = k->n && is_null(&k->v[0]) ? 0 : -1;
+            return 0;
+        }
+        kread_fini(k); /* a versioned head: read the versions */
+        k->missing = k->closed = false;
+    }
     bool first = true, more = true;
     while (more) {
         const char *start = k->n ? k->v[k->n - 1].okey : "";
         size_t from = k->n;
-        int rc = read_page(r->meta, k, start, first, &more);
+        int rc = read_page(r->meta, k, start, first, false, &more);
         if (rc)
             return rc;
         first = false;
@@ -337,6 +389,17 @@ static int head_of_raw(const uint8_t sk[16], const char *raw, size_t len, char *
     return rc;
 }
 
+/* The head as read. */
+static int head_copy(const struct kread *k, char **out, size_t *len)
+{
+    *out = malloc(k->headlen + 1);
+    if (!*out)
+        return STRATA_ENOMEM;
+    memcpy(*out, k->head, k->headlen);
+    *len = k->headlen;
+    return 0;
+}
+
 /* Data the edit stops referring to, queued in g/ (gc.c) by the commit
  * itself: a single data id, or the parts of a multipart version a PUT
  * replaces or a REMOVE removes (its part table names them; not when a
@@ -437,6 +500,8 @@ static int apply(struct meta_rados *r, struct kread *k, const struct strata_meta
         rc = head_value(newest_new, &rec, &w.owned[1], &hl);
     else if (hi >= 0 && e->op == STRATA_META__KEY_REWRITE && hi == vslot)
         rc = head_of_raw(k->v[hi].sk, w.owned[0], w.sl[0], &w.owned[1], &hl);
+    else if (hi >= 0 && k->v[hi].from_head)
+        rc = head_copy(k, &w.owned[1], &hl); /* the head stays */
     else if (hi >= 0)
         rc = head_of_raw(k->v[hi].sk, k->v[hi].raw, k->v[hi].len, &w.owned[1], &hl);
     if (rc) {
@@ -485,10 +550,12 @@ static int apply(struct meta_rados *r, struct kread *k, const struct strata_meta
     rados_write_op_omap_cmp(op, RADOS_LAYOUT_KEY, LIBRADOS_CMPXATTR_OP_EQ, "", 0, &pr[0]);
     rados_write_op_omap_cmp(op, k->hkey, LIBRADOS_CMPXATTR_OP_EQ, k->head ? k->head : "",
                             k->head ? k->headlen : 0, &pr[1]);
-    /* Every version the read found for a slot: the view stood on them. */
+    /* Every version the read found for a slot: the view stood on them (one
+     * read from the head is guarded by the head's compare above: any
+     * change of the newest version changes its head). */
     int used[3] = {k->latest, k->null, vslot};
     for (int i = 0; i < 3; i++)
-        if (used[i] >= 0)
+        if (used[i] >= 0 && !k->v[used[i]].from_head)
             rados_write_op_omap_cmp(op, k->v[used[i]].okey, LIBRADOS_CMPXATTR_OP_EQ,
                                     k->v[used[i]].raw, k->v[used[i]].len, &pr[2 + i]);
     if (w.ns)
@@ -550,6 +617,7 @@ static int key_txn(struct strata_meta *m, const struct strata_meta__key_txn *t,
     struct meta_rados *r = meta_rados_of(m);
     struct strata_meta__key_audit done = {0}; /* the entry appended last */
     int rc = STRATA_EBUSY;
+    bool head_ok = true; /* until an edit needs the versions themselves */
     for (int attempt = 0; attempt < KEY_TRIES; attempt++) {
         /* A version commit names its incarnation, whose shards are the
          * guard (shards.c); other txns read it from the bucket record. */
@@ -561,7 +629,7 @@ static int key_txn(struct strata_meta *m, const struct strata_meta__key_txn *t,
                 return rc;
         }
         struct kread k;
-        rc = read_key(r, inc, t, &k);
+        rc = read_key(r, inc, t, head_ok, &k);
         if (rc == 0 && (k.missing || k.closed) && cached) {
             /* The cached record may name a deleted incarnation: read it. */
             uint64_t now;
@@ -611,7 +679,13 @@ static int key_txn(struct strata_meta *m, const struct strata_meta__key_txn *t,
             }
         }
         bool conflict = false;
-        if (rc == 0 && e.op != STRATA_META__KEY_NONE) {
+        if (rc == 0 && k.n && k.v[0].from_head && e.op != STRATA_META__KEY_PUT &&
+            e.op != STRATA_META__KEY_NONE) {
+            /* A rewrite needs the version's bytes, a removal the version
+             * below it: read the versions and decide again. */
+            head_ok = false;
+            conflict = true;
+        } else if (rc == 0 && e.op != STRATA_META__KEY_NONE) {
             rc = apply(r, &k, &v, &e, vslot, x);
             conflict = rc == STRATA_EPRECOND; /* not decide's own 412 */
         }
@@ -641,12 +715,12 @@ int strata_meta__rados_key_read(struct strata_meta *m, const struct strata_meta_
     if (rc)
         return rc;
     struct kread k;
-    rc = read_key(meta_rados_of(m), inc, t, &k);
+    rc = read_key(meta_rados_of(m), inc, t, true, &k);
     uint64_t now = inc;
     if (rc == 0 && (k.missing || k.closed) && bucket_inc(m, t, true, &now) == 0 &&
         now != inc) { /* the cache was stale */
         kread_fini(&k);
-        rc = read_key(meta_rados_of(m), now, t, &k);
+        rc = read_key(meta_rados_of(m), now, t, true, &k);
     }
     if (rc == 0) {
         struct strata_meta__key_view v;
