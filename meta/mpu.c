@@ -321,12 +321,13 @@ static int list_digest(const struct strata_mpu_part *parts, size_t n, uint8_t ou
  */
 static int complete_replay(struct strata_meta *m, const struct strata_mpu_complete_opts *o,
                            const char *v, size_t vl, const uint8_t digest[32], int64_t now,
-                           struct strata_obj_info *out)
+                           uint8_t sk[SORTKEY_LEN], struct strata_obj_info *out)
 {
     struct meta_done dn;
     int rc = strata_meta__done_decode(v, vl, &dn);
     if (rc)
         return rc;
+    memcpy(sk, dn.sk, SORTKEY_LEN);
     if (memcmp(dn.digest, digest, sizeof(dn.digest)) != 0 ||
         now - dn.done_ns > m->mpu_retry_ns)
         return STRATA_ENOTFOUND;
@@ -513,7 +514,8 @@ static int complete_decide(void *ud, const struct strata_meta__mpu_view *v,
         /* Completed before: a retry (the client lost the answer). */
         c->replayed = true;
         me->key.op = STRATA_META__KEY_NONE;
-        return complete_replay(c->m, o, v->uv, v->uvl, c->digest, v->key.now_ns, c->out);
+        return complete_replay(c->m, o, v->uv, v->uvl, c->digest, v->key.now_ns, c->done_sk,
+                               c->out);
     }
     int rc = strata_meta__upload_decode(v->uv, v->uvl, &c->u);
     if (rc)
@@ -638,6 +640,27 @@ static int complete_decide(void *ud, const struct strata_meta__mpu_view *v,
     return 0;
 }
 
+/*
+ * A retry is answered from the completed-upload record only when the
+ * version it names was committed.  The record goes in the same per-drive
+ * batch as the version, and one dead state on any drive makes the upload
+ * completed (local/mpu.c), so a complete killed after its batch reached
+ * fewer drives than a commit needs leaves a record naming a version the
+ * read quorum does not show: answering 200 from it would acknowledge a
+ * version that is not there.  That retry gets STRATA_EQUORUM (503) instead.
+ */
+static int replay_committed(struct strata_meta *m, const struct strata_mpu_complete_opts *o,
+                            const uint8_t sk[SORTKEY_LEN])
+{
+    char vid[STRATA_VERSION_ID_MAX + 1];
+    strata_meta__vid_format(sk, vid);
+    struct strata_obj_info h;
+    int rc = strata_obj_head(m, o->bucket, o->key, vid, &h);
+    if (rc == 0)
+        strata_obj_info_fini(&h);
+    return rc == STRATA_ENOTFOUND ? STRATA_EQUORUM : rc;
+}
+
 int strata_mpu_complete(struct strata_meta *m, const struct strata_mpu_complete_opts *o,
                         struct strata_obj_info *out)
 {
@@ -711,6 +734,10 @@ int strata_mpu_complete_as(struct strata_meta *m, const struct strata_mpu_comple
             t.version_id = vid;
         }
         rc = m->store->mpu_complete(m, &t, &unref);
+    }
+    if (rc == 0 && c.replayed && (rc = replay_committed(m, o, c.done_sk)) != 0 && out) {
+        strata_obj_info_fini(out);
+        memset(out, 0, sizeof(*out));
     }
     if (rc == 0 && !c.replayed) {
         /* The version replaced (null, or a replica's sent again), as a PUT's. */

@@ -51,14 +51,16 @@ def restart(s):
 
 
 def hammer(fn, acked, stop):
-    """Call fn(n) for n = 1, 2, ... until it fails; record acknowledged n."""
+    """Call fn(n) for n = 1, 2, ... until it fails; record (n, fn's answer)
+    of each acknowledged call."""
     n = 1
     while not stop.is_set():
         try:
-            fn(n)
-        except Exception:  # the daemon died under us
+            got = fn(n)
+        except Exception as e:  # the daemon died under us
+            log(f"call {n} failed: {type(e).__name__}: {e}")
             return
-        acked.append(n)
+        acked.append((n, got))
         n += 1
 
 
@@ -97,7 +99,7 @@ def kill_during_put_object_retention(s):
             c.put_object_retention(Bucket=b, Key="r", VersionId=vid, Retention={
                 "Mode": "COMPLIANCE", "RetainUntilDate": base + datetime.timedelta(seconds=start + n)})
 
-        acked = kill_during(s, extend)
+        acked = [n for n, _ in kill_during(s, extend)]
         last = start + (acked[-1] if acked else 0)
         c = s.client()
         r = c.get_object_retention(Bucket=b, Key="r", VersionId=vid)["Retention"]
@@ -109,6 +111,15 @@ def kill_during_put_object_retention(s):
         assert c.get_object(Bucket=b, Key="r", VersionId=vid)["Body"].read() == data
         log(f"run {run_no}: {len(acked)} acknowledged, retention at +{got} s")
         cur = got
+
+
+def head_says(c, b, vid):
+    """What HEAD of version vid of "mp" answers, for the log."""
+    try:
+        h = c.head_object(Bucket=b, Key="mp", VersionId=vid)
+        return {k: h.get(k) for k in ("ContentLength", "ObjectLockMode", "LastModified")}
+    except botocore.exceptions.ClientError as e:
+        return e.response["Error"]
 
 
 @test
@@ -128,15 +139,27 @@ def kill_during_locked_multipart_complete(s):
                                         ObjectLockRetainUntilDate=until,
                                         ObjectLockLegalHoldStatus="ON")
         p = cl.upload_part(Bucket=b, Key="mp", UploadId=up["UploadId"], PartNumber=1, Body=PART)
-        cl.complete_multipart_upload(Bucket=b, Key="mp", UploadId=up["UploadId"],
-                                     MultipartUpload={"Parts": [{"PartNumber": 1, "ETag": p["ETag"]}]})
+        r = cl.complete_multipart_upload(Bucket=b, Key="mp", UploadId=up["UploadId"],
+                                         MultipartUpload={"Parts": [{"PartNumber": 1, "ETag": p["ETag"]}]})
+        return r["VersionId"]
 
-    total = 0
+    total, seen = 0, set()
     for run_no in range(RUNS):
         acked = kill_during(s, complete)
         c = s.client()
         holder["c"] = c
         vers = c.list_object_versions(Bucket=b, Prefix="mp").get("Versions", [])
+        listed = {v["VersionId"] for v in vers}
+        for n, vid in acked:  # every acknowledged version is listed, by its id
+            if vid not in listed:
+                log(f"run {run_no}: acknowledged call {n} version {vid} not listed; "
+                    f"HEAD: {head_says(c, b, vid)}")
+        assert all(vid in listed for _, vid in acked), (run_no, sorted(listed), acked)
+        for vid in sorted(seen - listed):  # listed after an earlier restart, gone now
+            log(f"run {run_no}: version {vid} listed before is not listed now; "
+                f"HEAD: {head_says(c, b, vid)}")
+        assert seen <= listed, (run_no, sorted(seen - listed))
+        seen = listed
         assert len(vers) in (total + len(acked), total + len(acked) + 1), (run_no, len(vers), total, acked)
         for v in vers:
             h = c.head_object(Bucket=b, Key="mp", VersionId=v["VersionId"])

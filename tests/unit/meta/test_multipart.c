@@ -952,6 +952,64 @@ static void test_heal(void **state)
     mt_teardown(e);
 }
 
+/* Save drive i's directory as DRIVE.pre, or (back) put that copy in its
+ * place; the meta handle is closed. */
+static void drive_copy(struct mt_env *e, int i, bool back)
+{
+    const char *d = e->drive[i];
+    char cmd[2048];
+    if (back)
+        snprintf(cmd, sizeof(cmd), "rm -rf '%s' && mv '%s.pre' '%s'", d, d, d);
+    else
+        snprintf(cmd, sizeof(cmd), "cp -a '%s' '%s.pre'", d, d);
+    assert_int_equal(system(cmd), 0);
+}
+
+/*
+ * A complete killed after its batch reached one drive of four leaves the
+ * version and the completed-upload record there only (built here by
+ * putting back three drives' copies from before the complete); heal then
+ * spreads the record.  A retry of that complete must not be answered with
+ * the version, which the read quorum does not show: STRATA_EQUORUM, never
+ * a success for a version that is not there.
+ */
+static void test_retry_of_minority_complete(void **state)
+{
+    (void)state;
+    struct mt_env *e = setup("mpminority", STRATA_VERSIONING_ENABLED);
+    uint8_t d[PMIN];
+    mt_fill(d, PMIN, 21);
+    char uid[40], et[33];
+    assert_int_equal(create(e, "k", 0, 0, uid), 0);
+    assert_int_equal(upload(e, "k", uid, 1, d, PMIN, et, NULL), 0);
+    mt_close(e);
+    for (int i = 1; i < MT_DRIVES; i++)
+        drive_copy(e, i, false);
+    assert_int_equal(mt_open(e), 0);
+    struct strata_mpu_part part = {1, et, NULL, 0};
+    struct strata_mpu_complete_opts co = {"b", "k", uid, &part, 1, NULL, false, false, 0, NULL, NULL};
+    struct strata_obj_info out;
+    assert_int_equal(strata_mpu_complete(e->m, &co, &out), 0);
+    char vid[STRATA_VERSION_ID_MAX + 1];
+    snprintf(vid, sizeof(vid), "%s", out.version_id);
+    strata_obj_info_fini(&out);
+    mt_close(e);
+    for (int i = 1; i < MT_DRIVES; i++)
+        drive_copy(e, i, true);
+    assert_int_equal(mt_open(e), 0);
+    /* Heal copies the completed-upload record to every drive (a dead
+     * state wins) and leaves the one-drive multipart version alone. */
+    struct strata_heal_stats st;
+    memset(&st, 0, sizeof(st));
+    assert_int_equal(strata_meta_heal_all(e->m, &st), 0);
+    struct strata_obj_info h;
+    assert_int_equal(strata_obj_head(e->m, "b", "k", vid, &h), STRATA_ENOTFOUND);
+    assert_int_equal(strata_mpu_complete(e->m, &co, &out), STRATA_EQUORUM);
+    assert_string_equal(out.version_id, "");
+    assert_int_equal(strata_obj_head(e->m, "b", "k", vid, &h), STRATA_ENOTFOUND);
+    mt_teardown(e);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -965,6 +1023,7 @@ int main(void)
         cmocka_unit_test(test_list_uploads),
         cmocka_unit_test(test_thousand_parts),
         cmocka_unit_test(test_heal),
+        cmocka_unit_test(test_retry_of_minority_complete),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
