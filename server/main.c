@@ -146,6 +146,16 @@ static void close_storage(struct strata_srv *s);
 /* Opens every set and the metadata (or the RADOS store): 0, or 1 (2: a
  * bad --rados-conf file) after logging why.  On failure closes what it
  * opened. */
+/* Close the first n drive sets (fewer on a failed open) and free the array. */
+static void drop_sets(struct strata_srv *s, unsigned n)
+{
+    for (unsigned j = 0; j < n; j++)
+        strata_set_close(s->sets[j]);
+    free(s->sets);
+    s->sets = NULL;
+    s->nsets = 0;
+}
+
 static int open_storage(struct strata_srv *s, size_t inline_max, size_t cache_mb,
                         size_t memtable_mb)
 {
@@ -174,16 +184,14 @@ static int open_storage(struct strata_srv *s, size_t inline_max, size_t cache_mb
         if (rc) {
             strata_srv_log(STRATA_LOG_ERR, "cannot open drive set %u: %s%s%s", i,
                            strata_strerror(rc), ei.msg[0] ? ": " : "", ei.msg);
-            for (unsigned j = 0; j < i; j++)
-                strata_set_close(s->sets[j]);
+            drop_sets(s, i);
             return -1;
         }
     }
     struct strata_tier *tiers[STRATA_TIERS_MAX];
     unsigned ntiers = 0;
     if (open_tiers(s, tiers, &ntiers) != 0) {
-        for (unsigned j = 0; j < s->nsets; j++)
-            strata_set_close(s->sets[j]);
+        drop_sets(s, s->nsets);
         return -1;
     }
     struct strata_meta_opts mo = {.inline_max = inline_max, .block_cache_mb = cache_mb,
@@ -195,8 +203,7 @@ static int open_storage(struct strata_srv *s, size_t inline_max, size_t cache_mb
     if (rc) {
         strata_srv_log(STRATA_LOG_ERR, "cannot open metadata: %s%s%s", strata_strerror(rc),
                        ei.msg[0] ? ": " : "", ei.msg);
-        for (unsigned j = 0; j < s->nsets; j++)
-            strata_set_close(s->sets[j]);
+        drop_sets(s, s->nsets);
         for (unsigned j = 0; s->tiers && j < s->tiers->n; j++)
             strata_srv_tier_close(&s->tiers->t[j]);
         return -1;
@@ -217,10 +224,7 @@ static void close_storage(struct strata_srv *s)
     if (s->meta)
         strata_meta_close(s->meta);
     s->meta = NULL;
-    for (unsigned j = 0; s->sets && j < s->nsets; j++)
-        strata_set_close(s->sets[j]);
-    free(s->sets);
-    s->sets = NULL;
+    drop_sets(s, s->sets ? s->nsets : 0);
     for (unsigned j = 0; s->tiers && j < s->tiers->n; j++)
         strata_srv_tier_close(&s->tiers->t[j]);
 }
