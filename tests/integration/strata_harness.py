@@ -348,7 +348,8 @@ class Strata:
 
     # ---- clients ---------------------------------------------------------
     def client(self, ak=None, sk=None, **cfg):
-        """A boto3 S3 client with explicit keys, path-style, no retries."""
+        """A boto3 S3 client with explicit keys, path-style; max_attempts 1 is one
+        retry in botocore (two attempts), so a retried request is exercised too."""
         conf = Config(s3={"addressing_style": "path"}, signature_version="s3v4",
                       retries={"max_attempts": 1, "mode": "standard"},
                       connect_timeout=10, read_timeout=120, **cfg)
