@@ -481,6 +481,18 @@ struct strata_meta__store_ops {
      * See strata_meta_lease in include/strata/meta.h for the contract. */
     int (*lease)(struct strata_meta *m, const char *name, enum strata_lease_op op);
 
+    /* ---- message queues shared by the gateways (optional; NULL: none,
+     * strata_meta_queue_* answer STRATA_ENOTIMPL) ----
+     * See strata_meta_queue_push in include/strata/meta.h; names are
+     * checked above (queue.c). */
+    int (*queue_push)(struct strata_meta *m, const char *name, const void *msg, size_t len);
+    int (*queue_read)(struct strata_meta *m, const char *name, const char *after, size_t max,
+                      struct strata_meta_queue_ent *out, size_t *n);
+    int (*queue_remove)(struct strata_meta *m, const char *name, const char *const *keys,
+                        size_t n);
+    int (*queue_count)(struct strata_meta *m, const char *name, uint64_t upto, uint64_t *n);
+    int (*queue_lease)(struct strata_meta *m, const char *name, enum strata_lease_op op);
+
     /* ---- bucket caches across gateways ----
      * invalidate: tell the other gateways that bucket's records changed,
      * before the change is answered (bucket.c calls it after each

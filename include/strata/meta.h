@@ -1082,6 +1082,44 @@ int strata_meta_lease(struct strata_meta *m, const char *name, enum strata_lease
 void strata_meta_test_lease_held_elsewhere(const char *name);
 
 /*
+ * Message queues kept in a store that several gateways share (RADOS:
+ * object q.NAME of the meta pool, RADOS.md), for the event and
+ * replication queues (server/pqueue.h).  queues_shared: whether the store
+ * keeps them (false on local drives, where they are files: every other
+ * call answers STRATA_ENOTIMPL there).  name: 1..STRATA_META_QUEUE_NAME_MAX
+ * of [A-Za-z0-9._-] (else STRATA_EINVAL).
+ * - push: msg (<= STRATA_META_QUEUE_MSG_MAX bytes) appended; 0 once it is
+ *   durable in the cluster.  Keys sort in push order per gateway (and by
+ *   time across gateways).
+ * - read: up to max (<= STRATA_META_QUEUE_READ_MAX) messages whose keys
+ *   sort after `after` ("" from the first), in key order: *n of them in
+ *   out (msg malloc'ed, '\0'-terminated; strata_meta_queue_ents_fini).
+ * - remove: the messages of keys[0..n) (delivered) are gone; absent keys
+ *   are no error.
+ * - count: how many are queued, counted up to upto (*n <= upto).
+ * - lease: take, renew or release the right to deliver this queue, as
+ *   strata_meta_lease (held by one gateway of the cluster at a time).
+ */
+#define STRATA_META_QUEUE_NAME_MAX 96
+#define STRATA_META_QUEUE_KEY_MAX 40
+#define STRATA_META_QUEUE_MSG_MAX (1u << 20)
+#define STRATA_META_QUEUE_READ_MAX 64
+struct strata_meta_queue_ent {
+    char key[STRATA_META_QUEUE_KEY_MAX];
+    char *msg;
+    size_t len;
+};
+bool strata_meta_queues_shared(struct strata_meta *m);
+int strata_meta_queue_push(struct strata_meta *m, const char *name, const void *msg, size_t len);
+int strata_meta_queue_read(struct strata_meta *m, const char *name, const char *after, size_t max,
+                           struct strata_meta_queue_ent *out, size_t *n);
+void strata_meta_queue_ents_fini(struct strata_meta_queue_ent *e, size_t n);
+int strata_meta_queue_remove(struct strata_meta *m, const char *name, const char *const *keys,
+                             size_t n);
+int strata_meta_queue_count(struct strata_meta *m, const char *name, uint64_t upto, uint64_t *n);
+int strata_meta_queue_lease(struct strata_meta *m, const char *name, enum strata_lease_op op);
+
+/*
  * A Ceph RADOS cluster for the store (meta/RADOS.md).  conf: a ceph.conf
  * (with its keyring); id: the cephx user without "client." (NULL: "admin");
  * prefix: pools are PREFIX.meta and PREFIX.data (NULL: "strata");

@@ -2,7 +2,8 @@
  * lease_ctl.c - work that runs once per cluster, and bucket caches across
  * gateways.
  *
- * Leases: lease.NAME carries a cls_lock exclusive lock "strata" whose
+ * Leases: lease.NAME (and a queue's q.NAME, queue.c) carries a cls_lock
+ * exclusive lock "strata" whose
  * cookie is this connection's gateway id, lease_ms long (STRATA_LEASE_MS).
  * TAKE locks with MAY_RENEW (so taking a lease held renews it); RENEW with
  * MUST_RENEW, which fails once the lock expired or another gateway took it
@@ -32,9 +33,13 @@
 
 int strata_meta__rados_lease(struct strata_meta *m, const char *name, enum strata_lease_op op)
 {
-    struct meta_rados *r = meta_rados_of(m);
     char oid[STRATA_LEASE_NAME_MAX + 8];
     snprintf(oid, sizeof(oid), "lease.%s", name);
+    return strata_meta__rados_lock(meta_rados_of(m), oid, op);
+}
+
+int strata_meta__rados_lock(struct meta_rados *r, const char *oid, enum strata_lease_op op)
+{
     if (op == STRATA_LEASE_RELEASE) {
         int rc = rados_unlock(r->meta, oid, LOCK_NAME, r->gw);
         return rc == -ENOENT ? 0 : strata_meta__rados_err(rc);

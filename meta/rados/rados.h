@@ -90,6 +90,21 @@ void strata_meta__rados_close(struct strata_meta *m);
 void strata_meta__rados_store_close(struct strata_meta *m);
 /* librados' -errno as a STRATA_E* code. */
 int strata_meta__rados_err(int r);
+/* The lease contract (strata_meta_lease) on object oid of the meta pool:
+ * its cls_lock "strata" with this gateway's cookie (lease_ctl.c). */
+int strata_meta__rados_lock(struct meta_rados *r, const char *oid, enum strata_lease_op op);
+
+/* Message queues q.NAME (queue.c); the ops of store.h. */
+int strata_meta__rados_queue_push(struct strata_meta *m, const char *name, const void *msg,
+                                  size_t len);
+int strata_meta__rados_queue_read(struct strata_meta *m, const char *name, const char *after,
+                                  size_t max, struct strata_meta_queue_ent *out, size_t *n);
+int strata_meta__rados_queue_remove(struct strata_meta *m, const char *name,
+                                    const char *const *keys, size_t n);
+int strata_meta__rados_queue_count(struct strata_meta *m, const char *name, uint64_t upto,
+                                   uint64_t *n);
+int strata_meta__rados_queue_lease(struct strata_meta *m, const char *name,
+                                   enum strata_lease_op op);
 /* Test-only knobs, read by the next connect: lease length (0: STRATA_LEASE_MS)
  * and audit segment size (0: RADOS_AUDIT_SEG_ENTRIES). */
 void strata_meta__rados_test_knobs(unsigned lease_ms, uint64_t audit_seg);
