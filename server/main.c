@@ -379,7 +379,8 @@ static int notify_start(struct strata_srv *s)
     size_t nd = queue_dirs(s, "notify", dirs, dp);
     if (strata_notify_create(s->cfg.notify_specs, s->cfg.nnotify_specs,
                              s->cfg.notify_token_specs, s->cfg.nnotify_token_specs, dp, nd,
-                             s->cfg.notify_queue_max, &s->notify, err, sizeof(err)) != 0) {
+                             s->cfg.notify_queue_max, s->meta, &s->notify, err,
+                             sizeof(err)) != 0) {
         strata_srv_log(STRATA_LOG_ERR, "cannot start event notifications: %s", err);
         return -1;
     }

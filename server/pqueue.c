@@ -24,8 +24,10 @@
  * the furthest offset) wins and is copied over the others.
  */
 #include "pqueue.h"
+#include "pqueue_cluster.h"
 
 #include "strata/erasure.h"
+#include "strata/meta.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -80,6 +82,7 @@ struct strata_pqueue {
     unsigned nthreads, started;
     pthread_t th[STRATA_PQUEUE_THREADS_MAX];
     _Atomic uint64_t queued, delivered, failed, rejected, dropped;
+    struct pqueue_cluster *cl; /* the queue is in a shared store: all the above unused */
 };
 
 static uint64_t now_ms(void)
@@ -242,6 +245,8 @@ static int queue_recover(struct strata_pqueue *t)
 
 int strata_pqueue_push(struct strata_pqueue *t, const void *msg, size_t len)
 {
+    if (t->cl)
+        return strata_pqueue__cluster_push(t->cl, msg, len);
     if (len > REC_MAX) {
         atomic_fetch_add(&t->dropped, 1);
         return -1;
@@ -472,6 +477,7 @@ void strata_pqueue_destroy(struct strata_pqueue *t)
 {
     if (!t)
         return;
+    strata_pqueue__cluster_destroy(t->cl);
     pthread_mutex_lock(&t->mu);
     t->stop = true;
     pthread_cond_broadcast(&t->cv);
@@ -494,6 +500,23 @@ int strata_pqueue_create(const char *const *dirs, size_t ndirs, const struct str
                          struct strata_pqueue **out, char *err, size_t err_len)
 {
     *out = NULL;
+    if (strata_meta_queues_shared(o->cluster)) {
+        struct strata_pqueue *t = calloc(1, sizeof(*t));
+        if (!t) {
+            snprintf(err, err_len, "out of memory");
+            return -1;
+        }
+        pthread_mutex_init(&t->mu, NULL);
+        pthread_cond_init(&t->cv, NULL);
+        for (int i = 0; i < COPIES; i++)
+            t->fd[i] = t->ack_fd[i] = -1;
+        if (strata_pqueue__cluster_create(o, &t->cl, err, err_len) != 0) {
+            strata_pqueue_destroy(t);
+            return -1;
+        }
+        *out = t;
+        return 0;
+    }
     if (ndirs == 0) {
         snprintf(err, err_len, "queue %s: no directory", o->name);
         return -1;
@@ -544,6 +567,10 @@ int strata_pqueue_create(const char *const *dirs, size_t ndirs, const struct str
 
 void strata_pqueue_stats_get(struct strata_pqueue *t, struct strata_pqueue_stats *out)
 {
+    if (t->cl) {
+        strata_pqueue__cluster_stats(t->cl, out);
+        return;
+    }
     out->queued = atomic_load(&t->queued);
     out->delivered = atomic_load(&t->delivered);
     out->failed = atomic_load(&t->failed);

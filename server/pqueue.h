@@ -18,6 +18,10 @@
  * (100 ms .. 5 s) by the thread holding it.  A queue over its bound drops
  * new messages (counted).
  *
+ * In a store several gateways share (opts.cluster on RADOS) the queue
+ * lives in the cluster instead, with the same contract for the callers
+ * (pqueue_cluster.h).
+ *
  * Threads: push and stats from any thread; open and close from one owner.
  */
 #ifndef STRATA_SERVER_PQUEUE_H
@@ -58,6 +62,12 @@ struct strata_pqueue_opts {
     strata_pqueue_send_cb send;
     strata_pqueue_batch_cb send_batch; /* used instead of send when set */
     void *ud;
+    /* A store several gateways share (strata_meta_queues_shared): the
+     * queue SPACE.NAME lives there instead of in dirs, pushed to by every
+     * gateway and delivered by the one holding its lease
+     * (pqueue_cluster.h).  NULL, or a store that keeps no queues: files. */
+    struct strata_meta *cluster;
+    const char *space; /* "notify", "replication", ...: the queue's kind */
 };
 
 struct strata_pqueue_stats {
@@ -71,6 +81,7 @@ struct strata_pqueue_stats {
 };
 
 struct strata_pqueue;
+struct strata_meta;
 
 /* Whether s[0..n) may name a queue (its files): 1..max letters, digits,
  * '-' and '_'.  Pure. */

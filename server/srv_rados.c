@@ -2,8 +2,9 @@
  * srv_rados.c - the daemon on a Ceph RADOS store (contract in
  * srv_rados.h; layout in meta/RADOS.md).  With --rados-conf every object,
  * bucket, clock mark and audit entry lives in the cluster, so a gateway
- * needs nothing on local disk; options that would keep part of the
- * namespace or a queue on a local drive are refused rather than silently
+ * needs nothing on local disk (event and replication queues are in the
+ * cluster too, pqueue_cluster.h); options that would keep part of the
+ * namespace on a local drive are refused rather than silently
  * splitting what several gateways must share.  Tiers are pools of the same
  * cluster (--tier NAME:rados:POOL), opened by the store.
  */
@@ -27,10 +28,6 @@ int strata_srv_rados_conflicts(const struct strata_srv_config *c, size_t ndrives
     else if (tier_off_cluster)
         why = "--tier NAME:DRIVES or NAME:s3:URL: tiers of a RADOS store are pools of "
               "its cluster (--tier NAME:rados:POOL)";
-    else if (c->nnotify_specs)
-        why = "--notify-target: event queues are kept on local drives";
-    else if (c->nrepl_specs)
-        why = "--replication-target: replication queues are kept on local drives";
     if (!why)
         return 0;
     fprintf(stderr, "strata: --rados-conf cannot be combined with %s\n", why);

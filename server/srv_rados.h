@@ -11,8 +11,7 @@
 #include "srv.h"
 
 /* 0, or 2 after printing why the options split the namespace between the
- * cluster and local drives (drives, tiers that are not pools, persistent
- * event or replication queues). */
+ * cluster and local drives (drives, tiers that are not pools). */
 int strata_srv_rados_conflicts(const struct strata_srv_config *c, size_t ndrives);
 /* s->meta on the cluster of s->cfg: 0, or after logging the check's one
  * line 1 (unreachable, pools or layout missing) or 2 (the conf file). */

@@ -45,13 +45,15 @@ int strata_notify_spec_check(const char *spec, char *err, size_t err_len);
  * password for that target read from FILE's first line), its queue with a
  * copy in each of dirs[0..ndirs) (strata_pqueue_create: created, at most
  * STRATA_PQUEUE_COPIES used, one that cannot be used left out as long as
- * one can), and starts its delivery thread; events
+ * one can; in cluster instead when that store keeps queues,
+ * strata_meta_queues_shared), and starts its delivery thread; events
  * left from a previous run are delivered first.  queue_max 0: the default.
  * 0 with *out (NULL when nspecs is 0), or -1 with err set.
  */
 int strata_notify_create(const char *const *specs, size_t nspecs, const char *const *token_specs,
                          size_t ntokens, const char *const *dirs, size_t ndirs, size_t queue_max,
-                         struct strata_notify **out, char *err, size_t err_len);
+                         struct strata_meta *cluster, struct strata_notify **out, char *err,
+                         size_t err_len);
 /* Stops the threads (events still queued stay in their files) and frees.
  * NULL is a no-op. */
 void strata_notify_destroy(struct strata_notify *n);

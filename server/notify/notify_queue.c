@@ -137,8 +137,8 @@ void strata_notify_destroy(struct strata_notify *n)
 }
 
 static int target_open(struct strata_notify *n, const char *spec, const char *const *tokens,
-                       size_t ntokens, const char *const *dirs, size_t ndirs, char *err,
-                       size_t err_len)
+                       size_t ntokens, const char *const *dirs, size_t ndirs,
+                       struct strata_meta *cluster, char *err, size_t err_len)
 {
     struct target *t = &n->t[n->n];
     n->n++; /* from here target_fini undoes it */
@@ -167,7 +167,8 @@ static int target_open(struct strata_notify *n, const char *spec, const char *co
     char qerr[256];
     struct strata_pqueue_opts o = {.name = t->id, .max = n->queue_max, .threads = 1,
                                    .send = target_send_cb, .ud = t,
-                                   .send_batch = t->kind->send_batch ? target_batch_cb : NULL};
+                                   .send_batch = t->kind->send_batch ? target_batch_cb : NULL,
+                                   .cluster = cluster, .space = "notify"};
     if (strata_pqueue_create(dirs, ndirs, &o, &t->q, qerr, sizeof(qerr)) != 0) {
         snprintf(err, err_len, "notify target %s: %s", t->id, qerr);
         return -1;
@@ -177,7 +178,8 @@ static int target_open(struct strata_notify *n, const char *spec, const char *co
 
 int strata_notify_create(const char *const *specs, size_t nspecs, const char *const *token_specs,
                          size_t ntokens, const char *const *dirs, size_t ndirs, size_t queue_max,
-                         struct strata_notify **out, char *err, size_t err_len)
+                         struct strata_meta *cluster, struct strata_notify **out, char *err,
+                         size_t err_len)
 {
     *out = NULL;
     if (nspecs == 0)
@@ -208,7 +210,7 @@ int strata_notify_create(const char *const *specs, size_t nspecs, const char *co
     atomic_store(&strata_notify__seq,
                  (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec);
     for (size_t i = 0; i < nspecs; i++)
-        if (target_open(n, specs[i], token_specs, ntokens, dirs, ndirs, err, err_len) != 0) {
+        if (target_open(n, specs[i], token_specs, ntokens, dirs, ndirs, cluster, err, err_len) != 0) {
             strata_notify_destroy(n);
             return -1;
         }

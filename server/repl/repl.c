@@ -602,7 +602,9 @@ int strata_repl_create(const char *const *specs, size_t nspecs, const char *cred
                                                               .max = STRATA_REPL_QUEUE_MAX,
                                                               .threads = STRATA_REPL_THREADS,
                                                               .send = target_send_cb,
-                                                              .ud = t},
+                                                              .ud = t,
+                                                              .cluster = meta,
+                                                              .space = "replication"},
                                  &t->q, e2, sizeof(e2)) != 0) {
             snprintf(err, err_len, "replication target %s: %s", t->name, e2);
             rc = -1;

@@ -1,0 +1,31 @@
+/*
+ * pqueue_cluster.h - the queues of pqueue.h kept in a store that several
+ * gateways share (strata_meta_queue_*: a RADOS cluster), for pqueue.c.
+ * Same contract as the file queues (at least once, a push durable before
+ * it returns, send / send_batch callbacks, bound, stats), with these
+ * differences: every gateway pushes into one queue, and only the gateway
+ * holding the queue's lease delivers it (another takes over within
+ * STRATA_LEASE_MS + STRATA_LEASE_RENEW_MS of its death); messages of one
+ * gateway go in order, those of several in stamp order (a late one is
+ * delivered when seen); the bound counts the whole queue, refreshed every
+ * second or so, so gateways pushing at once may overshoot it a little.
+ * Stats: what this gateway queued, delivered, failed and dropped; pending
+ * for the whole queue (as last counted plus this gateway's pushes since);
+ * copies 1 (the pool's replicas are the cluster's business).
+ */
+#ifndef STRATA_SERVER_PQUEUE_CLUSTER_H
+#define STRATA_SERVER_PQUEUE_CLUSTER_H
+
+#include "pqueue.h"
+
+struct pqueue_cluster;
+
+/* The queue SPACE.NAME (o->space, o->name) in o->cluster, its threads
+ * started.  0 with *out, or -1 with err set. */
+int strata_pqueue__cluster_create(const struct strata_pqueue_opts *o,
+                                  struct pqueue_cluster **out, char *err, size_t err_len);
+void strata_pqueue__cluster_destroy(struct pqueue_cluster *q);
+int strata_pqueue__cluster_push(struct pqueue_cluster *q, const void *msg, size_t len);
+void strata_pqueue__cluster_stats(struct pqueue_cluster *q, struct strata_pqueue_stats *out);
+
+#endif /* STRATA_SERVER_PQUEUE_CLUSTER_H */
