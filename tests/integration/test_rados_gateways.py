@@ -6,8 +6,9 @@ the file by strata_harness.rados_cluster).
 - start refusals, each with its one line and exit code: a monitor nobody
   listens on (1, bounded by the 10 s connect timeout), pools never
   initialised (1, names `strata rados init`), a conf file that does not
-  exist (2), and options that would keep part of the namespace or a queue
-  on local drives (2);
+  exist (2), and options that would keep part of the namespace on local
+  drives (2), while --replication-target is taken (its queue is in the
+  cluster);
 - two daemons on the same pools: a bucket created on one is listed and
   deleted on the other; a versioning change, a bucket policy and its
   removal, and CORS rules made through one take effect on the other at
@@ -108,17 +109,16 @@ def refuses_local_storage_with_rados(a):
         (f + ["--tier", "warm:/tmp/never-used-w{1...4}"],
          "--rados-conf cannot be combined with --tier NAME:DRIVES or NAME:s3:URL: tiers of a "
          "RADOS store are pools of its cluster (--tier NAME:rados:POOL)"),
-        (f + ["--notify-target", "h:webhook:http://127.0.0.1:9/x"],
-         "--rados-conf cannot be combined with --notify-target: event queues are kept on "
-         "local drives"),
-        (f + ["--replication-target", "r:http://127.0.0.1:9"],
-         "--rados-conf cannot be combined with --replication-target: replication queues are "
-         "kept on local drives"),
     ]
     for args, want in cases:
         rc, out, _ = start_fails(args)
         assert rc == 2 and want in out, (args, rc, out)
     assert not os.path.exists("/tmp/never-used-drive1")
+    # Event and replication queues live in the cluster: those options are
+    # taken (a replication target then needs its credentials, as on drives).
+    rc, out, _ = start_fails(f + ["--replication-target", "r:http://127.0.0.1:9"])
+    assert rc != 0 and "cannot be combined" not in out, (rc, out)
+    assert "--replication-target needs --tier-credentials FILE" in out, out
 
 
 @test
