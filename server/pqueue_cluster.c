@@ -137,7 +137,8 @@ static void *lease_main(void *arg)
             pthread_mutex_lock(&q->mu);
             if (rc == 0) {
                 q->counted = n;
-                q->pushed_since -= before; /* those the count saw (or were delivered) */
+                /* Those the count saw (fewer when some were delivered since). */
+                q->pushed_since = q->pushed_since > before ? q->pushed_since - before : 0;
             }
             count_at = now_ms();
         }
@@ -232,8 +233,11 @@ static void send_all(struct pqueue_cluster *q, struct strata_meta_queue_ent *e, 
         if (k) {
             unhold(q, e + i, k, true);
             i += k;
+            /* Out of the count first, then out of the pushes since. */
             uint64_t gone = k < q->counted ? k : q->counted;
             q->counted -= gone;
+            gone = k - gone < q->pushed_since ? k - gone : q->pushed_since;
+            q->pushed_since -= gone;
             if (i == n)
                 break;
         }

@@ -10,7 +10,8 @@ cluster (one monitor, one memstore OSD, started once for the whole file).
 - the backend's cmocka test (tests/unit/meta/test_store_rados.c) against
   the initialised cluster, two connections: its exit code must be 0;
 - the same for object data in RADOS and its reclaim
-  (tests/unit/meta/test_rados_data.c: stripes, w/ and g/, the gc pass).
+  (tests/unit/meta/test_rados_data.c: stripes, w/ and g/, the gc pass);
+  the message queues q.NAME and their lease (tests/unit/meta/test_rados_queue.c).
 
 Skipped (77) when the Ceph daemons or the unit test binary are missing.
 """
@@ -28,6 +29,7 @@ from strata_harness import log, run, test  # noqa: E402
 STRATA = os.environ.get("STRATA_BIN", "")
 UNIT = os.path.join(os.path.dirname(STRATA), "unit_meta_test_store_rados") if STRATA else ""
 UNIT_DATA = os.path.join(os.path.dirname(STRATA), "unit_meta_test_rados_data") if STRATA else ""
+UNIT_QUEUE = os.path.join(os.path.dirname(STRATA), "unit_meta_test_rados_queue") if STRATA else ""
 PREFIX = "stt"
 def strata(*args, timeout=60):
     t = time.monotonic()
@@ -130,6 +132,11 @@ def test_backend_unit(c):
 @test
 def test_data_unit(c):
     run_unit(c, UNIT_DATA, 9)
+
+
+@test
+def test_queue_unit(c):
+    run_unit(c, UNIT_QUEUE, 3)
 
 
 class ClusterRun:

@@ -64,6 +64,30 @@ static void test_lease_contract(void **state)
     mt_teardown(e);
 }
 
+/* Queues on local drives are files of server/pqueue.c: the store keeps
+ * none and says so. */
+static void test_no_queues(void **state)
+{
+    (void)state;
+    struct mt_env *e = mt_setup("store-queues");
+    assert_non_null(e);
+    struct strata_meta *m = e->m;
+    assert_false(strata_meta_queues_shared(m));
+    assert_false(strata_meta_queues_shared(NULL));
+    struct strata_meta_queue_ent ent[1];
+    size_t n = 7;
+    uint64_t cnt = 7;
+    const char *k = "k";
+    assert_int_equal(strata_meta_queue_push(m, "notify.a", "x", 1), STRATA_ENOTIMPL);
+    assert_int_equal(strata_meta_queue_read(m, "notify.a", "", 1, ent, &n), STRATA_ENOTIMPL);
+    assert_int_equal(n, 0);
+    assert_int_equal(strata_meta_queue_remove(m, "notify.a", &k, 1), STRATA_ENOTIMPL);
+    assert_int_equal(strata_meta_queue_count(m, "notify.a", 10, &cnt), STRATA_ENOTIMPL);
+    assert_int_equal(cnt, 0);
+    assert_int_equal(strata_meta_queue_lease(m, "notify.a", STRATA_LEASE_TAKE), STRATA_ENOTIMPL);
+    mt_teardown(e);
+}
+
 static void inval_cb(void *ud, const char *bucket)
 {
     (void)bucket;
@@ -243,6 +267,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_handle_uses_local),
         cmocka_unit_test(test_lease_contract),
+        cmocka_unit_test(test_no_queues),
         cmocka_unit_test(test_invalidate_noop),
         cmocka_unit_test(test_audit_copies),
         cmocka_unit_test(test_bucket_txn),
