@@ -85,11 +85,35 @@ struct strata_pqueue {
     struct pqueue_cluster *cl; /* the queue is in a shared store: all the above unused */
 };
 
-static uint64_t now_ms(void)
+uint64_t strata_pqueue__now_ms(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+void strata_pqueue__wait(pthread_cond_t *cv, pthread_mutex_t *mu, uint64_t ms)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_sec += (time_t)(ms / 1000);
+    ts.tv_nsec += (long)(ms % 1000) * 1000000L;
+    if (ts.tv_nsec >= 1000000000L) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000L;
+    }
+    pthread_cond_timedwait(cv, mu, &ts);
+}
+
+uint64_t strata_pqueue__backoff(uint64_t prev)
+{
+    uint64_t next = prev ? prev * 2 : BACKOFF_MIN_MS;
+    return next > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : next;
+}
+
+unsigned strata_pqueue__threads(unsigned asked)
+{
+    return asked < 1 ? 1 : asked > STRATA_PQUEUE_THREADS_MAX ? STRATA_PQUEUE_THREADS_MAX : asked;
 }
 
 bool strata_pqueue_name_ok(const char *s, size_t n, size_t max)
@@ -273,7 +297,7 @@ int strata_pqueue_push(struct strata_pqueue *t, const void *msg, size_t len)
             t->tail += REC_HDR + len;
             t->pending++;
             t->dirty = true;
-            t->last_push_ms = now_ms();
+            t->last_push_ms = strata_pqueue__now_ms();
             rc = 0;
             /* Every thread: one may be in a backoff wait on the same cv. */
             pthread_cond_broadcast(&t->cv);
@@ -287,26 +311,18 @@ int strata_pqueue_push(struct strata_pqueue *t, const void *msg, size_t len)
 /* Waits up to ms or until stop; mutex held. */
 static void wait_ms(struct strata_pqueue *t, uint64_t ms)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    ts.tv_sec += (time_t)(ms / 1000);
-    ts.tv_nsec += (long)(ms % 1000) * 1000000L;
-    if (ts.tv_nsec >= 1000000000L) {
-        ts.tv_sec++;
-        ts.tv_nsec -= 1000000000L;
-    }
-    pthread_cond_timedwait(&t->cv, &t->mu, &ts);
+    strata_pqueue__wait(&t->cv, &t->mu, ms);
 }
 
 /* Syncs what is dirty, at most every SYNC_MS; mutex held (released
  * around the syncs).  Whether it synced. */
 static bool sync_due(struct strata_pqueue *t)
 {
-    if (!(t->dirty || t->ack_dirty) || now_ms() - t->last_sync_ms < SYNC_MS)
+    if (!(t->dirty || t->ack_dirty) || strata_pqueue__now_ms() - t->last_sync_ms < SYNC_MS)
         return false;
     bool d = t->dirty, a = t->ack_dirty;
     t->dirty = t->ack_dirty = false;
-    t->last_sync_ms = now_ms();
+    t->last_sync_ms = strata_pqueue__now_ms();
     pthread_mutex_unlock(&t->mu);
     copies_sync(t, d, a);
     pthread_mutex_lock(&t->mu);
@@ -413,14 +429,12 @@ static bool batch_send(struct strata_pqueue *t, struct iovec *msgs, const uint64
                 return true;
         }
         atomic_fetch_add(&t->failed, 1);
-        backoff = backoff ? backoff * 2 : BACKOFF_MIN_MS;
-        if (backoff > BACKOFF_MAX_MS)
-            backoff = BACKOFF_MAX_MS;
+        backoff = strata_pqueue__backoff(backoff);
         /* New records do not cut the wait short, or a dead target would
          * be tried once per record. */
-        for (uint64_t until = now_ms() + backoff; !t->stop && now_ms() < until;) {
+        for (uint64_t until = strata_pqueue__now_ms() + backoff; !t->stop && strata_pqueue__now_ms() < until;) {
             if (!sync_due(t))
-                wait_ms(t, until - now_ms() < SYNC_MS ? until - now_ms() : SYNC_MS);
+                wait_ms(t, until - strata_pqueue__now_ms() < SYNC_MS ? until - strata_pqueue__now_ms() : SYNC_MS);
         }
     }
     return false; /* stopping: the rest stays for the next run */
@@ -448,7 +462,7 @@ static void *deliver_main(void *arg)
             continue;
         }
         if (t->next == t->tail || t->nfl == STRATA_PQUEUE_THREADS_MAX) {
-            trunc_if_idle(t, now_ms());
+            trunc_if_idle(t, strata_pqueue__now_ms());
             wait_ms(t, t->dirty || t->ack_dirty ? SYNC_MS : IDLE_MS);
             continue;
         }
@@ -550,9 +564,7 @@ int strata_pqueue_create(const char *const *dirs, size_t ndirs, const struct str
         strata_pqueue_destroy(t);
         return -1;
     }
-    t->nthreads = o->threads < 1                           ? 1
-                  : o->threads > STRATA_PQUEUE_THREADS_MAX ? STRATA_PQUEUE_THREADS_MAX
-                                                           : o->threads;
+    t->nthreads = strata_pqueue__threads(o->threads);
     for (unsigned i = 0; i < t->nthreads; i++) {
         if (pthread_create(&t->th[i], NULL, deliver_main, t) != 0) {
             snprintf(err, err_len, "queue %s: cannot start its threads", o->name);

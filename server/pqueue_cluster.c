@@ -26,13 +26,11 @@
 #include <string.h>
 #include <time.h>
 
-#define POLL_MS 200 /* how often an idle holder looks for other gateways' pushes */
-#define COUNT_MS 1000
+#define POLL_MS       200 /* how often an idle holder looks for other gateways' pushes */
+#define COUNT_MS      1000
 #define COUNT_SLOW_MS 10000 /* a long queue is counted less often */
-#define COUNT_LONG 1000
-#define BACKOFF_MIN_MS 100
-#define BACKOFF_MAX_MS 5000
-#define HELD_MAX (STRATA_PQUEUE_THREADS_MAX * STRATA_PQUEUE_BATCH_MAX)
+#define COUNT_LONG    1000
+#define HELD_MAX      (STRATA_PQUEUE_THREADS_MAX * STRATA_PQUEUE_BATCH_MAX)
 
 struct pqueue_cluster {
     struct strata_pqueue_opts o;
@@ -54,25 +52,10 @@ struct pqueue_cluster {
     _Atomic uint64_t queued, delivered, failed, rejected, dropped;
 };
 
-static uint64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 /* Waits up to ms or until signalled; mutex held. */
 static void wait_ms(struct pqueue_cluster *q, uint64_t ms)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    ts.tv_sec += (time_t)(ms / 1000);
-    ts.tv_nsec += (long)(ms % 1000) * 1000000L;
-    if (ts.tv_nsec >= 1000000000L) {
-        ts.tv_sec++;
-        ts.tv_nsec -= 1000000000L;
-    }
-    pthread_cond_timedwait(&q->cv, &q->mu, &ts);
+    strata_pqueue__wait(&q->cv, &q->mu, ms);
 }
 
 static bool is_held(const struct pqueue_cluster *q, const char *key)
@@ -117,7 +100,7 @@ static void *lease_main(void *arg)
     uint64_t lease_at = 0, count_at = 0;
     pthread_mutex_lock(&q->mu);
     while (!q->stop) {
-        uint64_t now = now_ms();
+        uint64_t now = strata_pqueue__now_ms();
         if (now - lease_at >= STRATA_LEASE_RENEW_MS || lease_at == 0) {
             bool was = q->leased;
             pthread_mutex_unlock(&q->mu);
@@ -125,7 +108,7 @@ static void *lease_main(void *arg)
                                              was ? STRATA_LEASE_RENEW : STRATA_LEASE_TAKE);
             pthread_mutex_lock(&q->mu);
             q->leased = rc == 0;
-            lease_at = now_ms();
+            lease_at = strata_pqueue__now_ms();
             if (q->leased != was)
                 pthread_cond_broadcast(&q->cv);
         }
@@ -140,7 +123,7 @@ static void *lease_main(void *arg)
                 /* Those the count saw (fewer when some were delivered since). */
                 q->pushed_since = q->pushed_since > before ? q->pushed_since - before : 0;
             }
-            count_at = now_ms();
+            count_at = strata_pqueue__now_ms();
         }
         if (!q->stop)
             wait_ms(q, COUNT_MS);
@@ -242,11 +225,10 @@ static void send_all(struct pqueue_cluster *q, struct strata_meta_queue_ent *e, 
                 break;
         }
         atomic_fetch_add(&q->failed, 1);
-        backoff = backoff ? backoff * 2 : BACKOFF_MIN_MS;
-        if (backoff > BACKOFF_MAX_MS)
-            backoff = BACKOFF_MAX_MS;
-        for (uint64_t until = now_ms() + backoff; !q->stop && q->leased && now_ms() < until;)
-            wait_ms(q, until - now_ms());
+        backoff = strata_pqueue__backoff(backoff);
+        for (uint64_t until = strata_pqueue__now_ms() + backoff;
+             !q->stop && q->leased && strata_pqueue__now_ms() < until;)
+            wait_ms(q, until - strata_pqueue__now_ms());
     }
     unhold(q, e + i, n - i, false); /* lease lost or stopping: left for the holder */
     strata_meta_queue_ents_fini(e, n);
@@ -324,8 +306,8 @@ void strata_pqueue__cluster_destroy(struct pqueue_cluster *q)
     free(q);
 }
 
-int strata_pqueue__cluster_create(const struct strata_pqueue_opts *o,
-                                  struct pqueue_cluster **out, char *err, size_t err_len)
+int strata_pqueue__cluster_create(const struct strata_pqueue_opts *o, struct pqueue_cluster **out,
+                                  char *err, size_t err_len)
 {
     *out = NULL;
     struct pqueue_cluster *q = calloc(1, sizeof(*q));
@@ -354,9 +336,7 @@ int strata_pqueue__cluster_create(const struct strata_pqueue_opts *o,
     }
     q->counted = n;
     atomic_store(&q->queued, n);
-    unsigned nth = o->threads < 1                           ? 1
-                   : o->threads > STRATA_PQUEUE_THREADS_MAX ? STRATA_PQUEUE_THREADS_MAX
-                                                            : o->threads;
+    unsigned nth = strata_pqueue__threads(o->threads);
     if (pthread_create(&q->lease_th, NULL, lease_main, q) != 0) {
         snprintf(err, err_len, "queue %s: cannot start its threads", o->name);
         strata_pqueue__cluster_destroy(q);

@@ -16,16 +16,26 @@
 #ifndef STRATA_SERVER_PQUEUE_CLUSTER_H
 #define STRATA_SERVER_PQUEUE_CLUSTER_H
 
+#include <pthread.h>
+
 #include "pqueue.h"
 
 struct pqueue_cluster;
 
 /* The queue SPACE.NAME (o->space, o->name) in o->cluster, its threads
  * started.  0 with *out, or -1 with err set. */
-int strata_pqueue__cluster_create(const struct strata_pqueue_opts *o,
-                                  struct pqueue_cluster **out, char *err, size_t err_len);
+int strata_pqueue__cluster_create(const struct strata_pqueue_opts *o, struct pqueue_cluster **out,
+                                  char *err, size_t err_len);
 void strata_pqueue__cluster_destroy(struct pqueue_cluster *q);
 int strata_pqueue__cluster_push(struct pqueue_cluster *q, const void *msg, size_t len);
 void strata_pqueue__cluster_stats(struct pqueue_cluster *q, struct strata_pqueue_stats *out);
+
+/* What both kinds of queue use (pqueue.c): CLOCK_MONOTONIC ms; a wait on
+ * cv of up to ms (mu held); the retry backoff after prev (0: the first,
+ * 100 ms .. 5 s); the delivery threads for opts.threads. */
+uint64_t strata_pqueue__now_ms(void);
+void strata_pqueue__wait(pthread_cond_t *cv, pthread_mutex_t *mu, uint64_t ms);
+uint64_t strata_pqueue__backoff(uint64_t prev);
+unsigned strata_pqueue__threads(unsigned asked);
 
 #endif /* STRATA_SERVER_PQUEUE_CLUSTER_H */

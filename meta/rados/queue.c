@@ -18,7 +18,7 @@
 #include <string.h>
 #include <time.h>
 
-#define OID_MAX (STRATA_META_QUEUE_NAME_MAX + 3)
+#define OID_MAX    (STRATA_META_QUEUE_NAME_MAX + 3)
 #define COUNT_PAGE 1000
 
 static void queue_oid(char oid[OID_MAX], const char *name)
@@ -77,8 +77,7 @@ int strata_meta__rados_queue_read(struct strata_meta *m, const char *name, const
     int rc = rr == -ENOENT ? 0 : strata_meta__rados_err(rr); /* never pushed to: empty */
     char *k, *v;
     size_t kl, vl;
-    while (rr == 0 && rc == 0 && *n < max && rados_omap_get_next2(it, &k, &v, &kl, &vl) == 0 &&
-           k) {
+    while (rr == 0 && rc == 0 && *n < max && rados_omap_get_next2(it, &k, &v, &kl, &vl) == 0 && k) {
         if (kl >= STRATA_META_QUEUE_KEY_MAX)
             continue; /* not a key push wrote */
         struct strata_meta_queue_ent *e = &out[*n];
@@ -162,8 +161,7 @@ int strata_meta__rados_queue_count(struct strata_meta *m, const char *name, uint
     return 0;
 }
 
-int strata_meta__rados_queue_lease(struct strata_meta *m, const char *name,
-                                   enum strata_lease_op op)
+int strata_meta__rados_queue_lease(struct strata_meta *m, const char *name, enum strata_lease_op op)
 {
     char oid[OID_MAX];
     queue_oid(oid, name);
