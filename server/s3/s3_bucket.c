@@ -156,11 +156,10 @@ static void recreate(struct strata_req *r, const struct strata_bucket_info *bi)
         strata_req_error(r, e, 0);
         return;
     }
-    struct MHD_Response *resp =
-        MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+    struct strata_resp *resp = strata_resp_empty();
     char loc[STRATA_BUCKET_NAME_MAX + 2];
     snprintf(loc, sizeof(loc), "/%s", r->bucket);
-    MHD_add_response_header(resp, "Location", loc);
+    strata_resp_hdr(resp, "Location", loc);
     strata_req_send(r, 200, resp);
 }
 
@@ -254,19 +253,17 @@ void strata_h_bucket_create(struct strata_req *r)
         strata_req_error_strata(r, rc, S3CTX_BUCKET);
         return;
     }
-    struct MHD_Response *resp =
-        MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+    struct strata_resp *resp = strata_resp_empty();
     char loc[STRATA_BUCKET_NAME_MAX + 2];
     snprintf(loc, sizeof(loc), "/%s", r->bucket);
-    MHD_add_response_header(resp, "Location", loc);
+    strata_resp_hdr(resp, "Location", loc);
     strata_req_send(r, 200, resp);
 }
 
 void strata_h_bucket_head(struct strata_req *r)
 {
-    struct MHD_Response *resp =
-        MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
-    MHD_add_response_header(resp, "x-amz-bucket-region", r->srv->cfg.region);
+    struct strata_resp *resp = strata_resp_empty();
+    strata_resp_hdr(resp, "x-amz-bucket-region", r->srv->cfg.region);
     strata_req_send(r, 200, resp);
 }
 

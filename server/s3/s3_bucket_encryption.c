@@ -107,7 +107,7 @@ void strata_h_encryption_put(struct strata_req *r)
         return;
     }
     strata_req_send(r, 200,
-                    MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT));
+                    strata_resp_empty());
 }
 
 void strata_h_encryption_delete(struct strata_req *r)
@@ -119,5 +119,5 @@ void strata_h_encryption_delete(struct strata_req *r)
         return;
     }
     strata_req_send(r, 204,
-                    MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT));
+                    strata_resp_empty());
 }
