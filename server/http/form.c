@@ -26,8 +26,8 @@ static enum MHD_Result piece(void *cls, enum MHD_ValueKind kind, const char *key
     return f->cb(f->cls, key, filename, data, off, size) ? MHD_NO : MHD_YES;
 }
 
-struct strata_form *strata_form_open(struct strata_req *r, size_t buffer, strata_form_cb cb,
-                                     void *cls)
+struct strata_form *strata_form_create(struct strata_req *r, size_t buffer, strata_form_cb cb,
+                                       void *cls)
 {
     struct strata_form *f = calloc(1, sizeof(*f));
     if (!f)
@@ -47,7 +47,7 @@ int strata_form_feed(struct strata_form *f, const void *buf, size_t len)
     return MHD_post_process(f->pp, buf, len) == MHD_YES ? 0 : -1;
 }
 
-bool strata_form_close(struct strata_form *f)
+bool strata_form_destroy(struct strata_form *f)
 {
     if (!f)
         return false;

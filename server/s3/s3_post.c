@@ -50,7 +50,7 @@ void strata_post_free(struct strata_post *p)
 {
     if (!p)
         return;
-    strata_form_close(p->form);
+    strata_form_destroy(p->form);
     for (size_t i = 0; i < p->n; i++) {
         free((char *)p->f[i].name);
         free((char *)p->f[i].value);
@@ -361,7 +361,7 @@ int strata_h_post_begin(struct strata_req *r)
     p->r = r;
     strata_sbuf_init(&p->tags, STRATA_TAGS_MAX);
     r->post = p;
-    p->form = strata_form_open(r, POST_PP_BUFFER, iter_cb, p);
+    p->form = strata_form_create(r, POST_PP_BUFFER, iter_cb, p);
     if (!p->form) { /* no boundary */
         strata_req_error(r, S3E_MalformedPOSTRequest, 0);
         return -1;
@@ -452,7 +452,7 @@ static void respond(struct strata_req *r, const struct strata_obj_info *info)
 void strata_h_post_run(struct strata_req *r)
 {
     struct strata_post *p = r->post;
-    bool complete = strata_form_close(p->form);
+    bool complete = strata_form_destroy(p->form);
     p->form = NULL;
     enum s3_err e = S3E_NONE;
     if (!p->file_seen)

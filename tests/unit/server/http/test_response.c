@@ -28,10 +28,10 @@
 static struct strata_srv g_srv;
 static struct MHD_Daemon *g_mhd;
 static unsigned g_port;
-static atomic_int g_borrow_done;   /* the borrowed body's release ran */
-static atomic_int g_stream_reads;  /* stream_read calls */
-static atomic_ullong g_bytes_out;  /* r->bytes_out of the last completed request */
-static atomic_int g_completed;     /* requests libmicrohttpd has completed */
+static atomic_int g_borrow_done;  /* the borrowed body's release ran */
+static atomic_int g_stream_reads; /* stream_read calls */
+static atomic_ullong g_bytes_out; /* r->bytes_out of the last completed request */
+static atomic_int g_completed;    /* requests libmicrohttpd has completed */
 
 static const char borrowed[] = "bytes held by the caller";
 
@@ -103,8 +103,8 @@ static void answer(struct strata_req *r, const char *url)
 }
 
 static enum MHD_Result access_cb(void *cls, struct MHD_Connection *conn, const char *url,
-                                 const char *method, const char *version,
-                                 const char *upload_data, size_t *upload_size, void **req_cls)
+                                 const char *method, const char *version, const char *upload_data,
+                                 size_t *upload_size, void **req_cls)
 {
     (void)cls, (void)version, (void)upload_data, (void)upload_size;
     if (!*req_cls) {
@@ -386,8 +386,7 @@ static int setup(void **state)
                              access_cb, NULL, MHD_OPTION_NOTIFY_COMPLETED, completed_cb, NULL,
                              MHD_OPTION_SOCK_ADDR,
                              (struct sockaddr *)&(struct sockaddr_in){
-                                 .sin_family = AF_INET,
-                                 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)},
+                                 .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)},
                              MHD_OPTION_END);
     if (!g_mhd)
         return -1;
