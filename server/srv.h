@@ -1,6 +1,7 @@
 /*
  * srv.h - the daemon's private types: server context, per-request state,
- * the routing table entry, and the functions handlers use to answer.
+ * the routing table entry, and the request functions handlers use (they
+ * answer through http/response.h, included here).
  *
  * Threads: a few libmicrohttpd epoll threads (one per core) parse, sign-
  * check and answer every connection; a request's steps that may wait on a
@@ -333,9 +334,7 @@ struct strata_req {
     int rd_rc;
 };
 
-/* ---- answering: response.h (status, headers, bodies) ------------------- */
-
-/* ---- request (http.c) ----------------------------------------------------- */
+/* ---- the request (http.c); answers are built with response.h ----------- */
 
 /* The value of a request header (case-insensitive), or NULL. */
 const char *strata_req_hdr(struct strata_req *r, const char *name);
@@ -580,8 +579,8 @@ void strata_srv_log_set_level(int level);
 struct strata_logger strata_srv_logger(void);
 /* One access-log line for r.  Lines are gathered per thread and written
  * in whole lines, at most PIPE_BUF bytes at a time, when the thread's
- * buffer is full or at strata_srv_access_log_flush(). */
-/* toe: libmicrohttpd's termination code of the request. */
+ * buffer is full or at strata_srv_access_log_flush().  toe: libmicrohttpd's
+ * termination code of the request. */
 void strata_srv_access_log(struct strata_req *r, int toe);
 /* Where access-log lines go (default stderr). */
 void strata_srv_access_log_open(int fd);
