@@ -1,6 +1,7 @@
 /*
  * srv.h - the daemon's private types: server context, per-request state,
- * the routing table entry, and the functions handlers use to answer.
+ * the routing table entry, and the request functions handlers use (they
+ * answer through http/response.h, included here).
  *
  * Threads: a few libmicrohttpd epoll threads (one per core) parse, sign-
  * check and answer every connection; a request's steps that may wait on a
@@ -17,7 +18,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <microhttpd.h>
 #include <openssl/evp.h>
 
 #include "strata/assert.h"
@@ -29,6 +29,7 @@
 #include "http_date.h"
 #include "base64.h"
 #include "query.h"
+#include "response.h"
 #include "s3_checksum.h"
 #include "s3_conditional.h"
 #include "s3_list_resume.h"
@@ -39,6 +40,11 @@
 #include "sbuf.h"
 #include "url.h"
 #include "pool.h"
+
+/* libmicrohttpd's handles, which only the transport (http/) opens. */
+struct MHD_Daemon;
+struct MHD_Connection;
+struct MHD_Response;
 
 #define STRATA_SRV_HDRS_MAX 128      /* request headers kept for auth */
 /* MHD per-connection pool: bounds the request headers and is the read
@@ -328,32 +334,20 @@ struct strata_req {
     int rd_rc;
 };
 
-/* ---- answering (http.c) ------------------------------------------------- */
+/* ---- the request (http.c); answers are built with response.h ----------- */
 
-/* A response of len bytes produced by r->stream_read(off, buf, n) in
- * blocks of up to block bytes, on the storage workers with one block read
- * ahead (in place when there is no pool).  A read error cuts the body. */
-struct MHD_Response *strata_req_stream_response(struct strata_req *r, uint64_t len, size_t block);
 /* The value of a request header (case-insensitive), or NULL. */
 const char *strata_req_hdr(struct strata_req *r, const char *name);
+/* The peer's address as text into out ("" when unknown: a request built
+ * by a unit test). */
+void strata_req_client_ip(struct strata_req *r, char *out, size_t len);
 /* A query parameter's value ("" for a bare "?acl"), or NULL when absent. */
 const char *strata_req_query(struct strata_req *r, const char *name);
-/* Queue resp with the common headers (request id, Server) and destroy our
- * reference.  Records status for the logs. */
-void strata_req_send(struct strata_req *r, int status, struct MHD_Response *resp);
 /* The S3 XML error answer; err is the internal code behind it (0 if none),
  * used for a more specific message. */
 void strata_req_error(struct strata_req *r, enum s3_err e, int err);
 /* Map an internal code in context and answer it. */
 void strata_req_error_strata(struct strata_req *r, int err, enum s3_ctx ctx);
-/* An XML body (the sbuf is consumed); a failed sbuf answers InternalError. */
-void strata_req_send_xml(struct strata_req *r, int status, struct strata_sbuf *b);
-/* An XML response (the sbuf is consumed) for the caller to add headers to
- * and strata_req_send; NULL after answering InternalError for a failed
- * sbuf. */
-struct MHD_Response *strata_req_xml_response(struct strata_req *r, struct strata_sbuf *b);
-/* Status with an empty body. */
-void strata_req_send_empty(struct strata_req *r, int status);
 /* Record an error to answer once the body has been read. */
 void strata_req_defer_error(struct strata_req *r, enum s3_err e, int err);
 
@@ -409,7 +403,7 @@ void strata_lifecycle_format(struct strata_sbuf *b, const struct strata_lc_confi
 /* x-amz-expiration on resp when a current-version Expiration rule of the
  * bucket applies to info (the latest version, not a delete marker). */
 void strata_lifecycle_expiration_hdr(struct strata_req *r, const struct strata_obj_info *info,
-                                     struct MHD_Response *resp);
+                                     struct strata_resp *resp);
 /* The stored tag-set encoding (s3_tags.h) decoded for lifecycle filters:
  * a strata_ilm_tags_decode_cb (max <= STRATA_SRV_QPARAMS_MAX). */
 int strata_srv_tags_decode(const uint8_t *raw, size_t len, struct strata_kv *out, size_t max,
@@ -418,7 +412,7 @@ int strata_srv_tags_decode(const uint8_t *raw, size_t len, struct strata_kv *out
 /* ---- Object Lock (s3_object_lock.c) ------------------------------------- */
 
 /* x-amz-restore of r->info's version on an archive tier (s3_restore.c). */
-void strata_restore_hdr_add(struct strata_req *r, struct MHD_Response *resp);
+void strata_restore_hdr_add(struct strata_req *r, struct strata_resp *resp);
 /* x-amz-object-lock-{mode,retain-until-date,legal-hold} of a new object
  * (PutObject, CreateMultipartUpload, CopyObject) into *out (zeroed when
  * absent).  InvalidArgument for bad values, a lone mode or date, or a date
@@ -426,7 +420,7 @@ void strata_restore_hdr_add(struct strata_req *r, struct MHD_Response *resp);
  * Sets r->err_msg to AWS's message. */
 enum s3_err strata_lock_hdrs_parse(struct strata_req *r, struct strata_obj_lock *out);
 /* The x-amz-object-lock-* answer headers of a version (GET, HEAD). */
-void strata_lock_hdrs_add(struct MHD_Response *resp, const struct strata_obj_lock *lock);
+void strata_lock_hdrs_add(struct strata_resp *resp, const struct strata_obj_lock *lock);
 /* The caller as a lock actor: bypass only with x-amz-bypass-governance-retention:
  * true from a user holding s3:BypassGovernanceRetention (authz.h). */
 struct strata_lock_actor strata_lock_actor_of(struct strata_req *r);
@@ -492,7 +486,7 @@ int strata_put_commit(struct strata_req *r, struct strata_obj_info *info);
 /* The headers every answer to a stored object carries: ETag, SSE, the
  * version id where versioning answers one, the checksum. */
 void strata_put_answer_hdrs(struct strata_req *r, const struct strata_obj_info *info,
-                            struct MHD_Response *resp);
+                            struct strata_resp *resp);
 enum s3_err strata_put_body_size(struct strata_req *r, uint64_t *size);
 /* Content-MD5, signed sha256, x-amz-checksum-* / trailer into o. */
 enum s3_err strata_put_digests(struct strata_req *r, struct strata_put_opts *o);
@@ -585,8 +579,9 @@ void strata_srv_log_set_level(int level);
 struct strata_logger strata_srv_logger(void);
 /* One access-log line for r.  Lines are gathered per thread and written
  * in whole lines, at most PIPE_BUF bytes at a time, when the thread's
- * buffer is full or at strata_srv_access_log_flush(). */
-void strata_srv_access_log(struct strata_req *r, enum MHD_RequestTerminationCode toe);
+ * buffer is full or at strata_srv_access_log_flush().  toe: libmicrohttpd's
+ * termination code of the request. */
+void strata_srv_access_log(struct strata_req *r, int toe);
 /* Where access-log lines go (default stderr). */
 void strata_srv_access_log_open(int fd);
 /* Writes out the lines every thread holds (main.c: every 50 ms, before a

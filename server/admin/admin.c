@@ -56,11 +56,7 @@ void strata_admin__send_json(struct strata_req *r, int status, json_t *doc)
     }
     nl[len] = '\n';
     nl[len + 1] = '\0';
-    struct MHD_Response *resp =
-        MHD_create_response_from_buffer(len + 1, nl, MHD_RESPMEM_MUST_FREE);
-    MHD_add_response_header(resp, "Content-Type", "application/json");
-    r->bytes_out += len + 1;
-    strata_req_send(r, status, resp);
+    strata_req_send_body(r, status, "application/json", nl, len + 1);
 }
 
 void strata_admin__error(struct strata_req *r, int status, const char *code, const char *msg)
@@ -68,16 +64,13 @@ void strata_admin__error(struct strata_req *r, int status, const char *code, con
     json_t *doc = json_pack("{s:s, s:s, s:s}", "Code", code, "Message", msg, "RequestId", r->id);
     char *body = doc ? json_dumps(doc, JSON_INDENT(2)) : NULL;
     json_decref(doc);
-    struct MHD_Response *resp;
-    if (body) {
-        resp = MHD_create_response_from_buffer(strlen(body), body, MHD_RESPMEM_MUST_FREE);
-        r->bytes_out += strlen(body);
-    } else {
-        resp = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
-    }
-    MHD_add_response_header(resp, "Content-Type", "application/json");
+    size_t len = body ? strlen(body) : 0;
+    struct strata_resp *resp = body ? strata_resp_take(body, len) : strata_resp_empty();
+    if (body && resp)
+        r->bytes_out += len;
+    strata_resp_hdr(resp, "Content-Type", "application/json");
     if (status == 503)
-        MHD_add_response_header(resp, "Retry-After", "1");
+        strata_resp_hdr(resp, "Retry-After", "1");
     strata_req_send(r, status, resp);
 }
 
@@ -115,10 +108,7 @@ static void metrics_text(struct strata_req *r, const char *arg)
     size_t len;
     char *body = strata_sbuf_steal(&b, &len);
     strata_sbuf_fini(&b);
-    struct MHD_Response *resp = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
-    MHD_add_response_header(resp, "Content-Type", "text/plain; version=0.0.4");
-    r->bytes_out += len;
-    strata_req_send(r, 200, resp);
+    strata_req_send_body(r, 200, "text/plain; version=0.0.4", body, len);
 }
 
 struct endpoint {

@@ -6,8 +6,7 @@
  */
 #include "authz.h"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
+#include <netinet/in.h> /* INET6_ADDRSTRLEN */
 #include <pthread.h>
 #include <stddef.h>
 #include <stdatomic.h>
@@ -308,24 +307,6 @@ static void kv_add(struct ctx_buf *c, const char *k, const char *v)
     }
 }
 
-static void client_ip(struct strata_req *r, char *out, size_t len)
-{
-    out[0] = '\0';
-    if (!r->conn)
-        return;
-    const union MHD_ConnectionInfo *ci =
-        MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-    if (!ci || !ci->client_addr)
-        return;
-    const struct sockaddr *sa = ci->client_addr;
-    if (sa->sa_family == AF_INET)
-        inet_ntop(AF_INET, &((const struct sockaddr_in *)(const void *)sa)->sin_addr, out,
-                  (socklen_t)len);
-    else if (sa->sa_family == AF_INET6)
-        inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr, out,
-                  (socklen_t)len);
-}
-
 static void ctx_fini(struct ctx_buf *c)
 {
     free(c->req_tags_buf);
@@ -353,7 +334,7 @@ static void ctx_build(struct strata_req *r, const struct strata_policy *p, const
     memset(c, 0, offsetof(struct ctx_buf, tag_keys));
     c->req_tags_buf = NULL;
     c->obj_tags_buf = NULL;
-    client_ip(r, c->ip, sizeof(c->ip));
+    strata_req_client_ip(r, c->ip, sizeof(c->ip));
     if (c->ip[0])
         kv_add(c, "aws:SourceIp", c->ip);
     kv_add(c, "aws:SecureTransport", r->srv && r->srv->cfg.tls_cert ? "true" : "false");

@@ -6,6 +6,7 @@
 
 #include <string.h>
 
+
 #include "srv.h"
 
 #define CSP "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; " \
@@ -41,16 +42,15 @@ const char *strata_console_ctype(const char *name)
 static void send_static(struct strata_req *r, int status, const char *ctype, const void *data,
                         size_t len, const char *location)
 {
-    struct MHD_Response *resp =
-        MHD_create_response_from_buffer(len, (void *)data, MHD_RESPMEM_PERSISTENT);
-    MHD_add_response_header(resp, "Content-Type", ctype);
-    MHD_add_response_header(resp, "Content-Security-Policy", CSP);
-    MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
-    MHD_add_response_header(resp, "X-Frame-Options", "DENY");
-    MHD_add_response_header(resp, "Referrer-Policy", "no-referrer");
-    MHD_add_response_header(resp, "Cache-Control", "no-cache");
+    struct strata_resp *resp = strata_resp_borrow(data, len, NULL, NULL); /* static bytes */
+    strata_resp_hdr(resp, "Content-Type", ctype);
+    strata_resp_hdr(resp, "Content-Security-Policy", CSP);
+    strata_resp_hdr(resp, "X-Content-Type-Options", "nosniff");
+    strata_resp_hdr(resp, "X-Frame-Options", "DENY");
+    strata_resp_hdr(resp, "Referrer-Policy", "no-referrer");
+    strata_resp_hdr(resp, "Cache-Control", "no-cache");
     if (location)
-        MHD_add_response_header(resp, "Location", location);
+        strata_resp_hdr(resp, "Location", location);
     if (strcmp(r->method, "GET") == 0)
         r->bytes_out += len;
     strata_req_send(r, status, resp);

@@ -36,6 +36,7 @@
 #include <unistd.h>
 
 #include <gnutls/gnutls.h>
+#include <microhttpd.h>
 #include <openssl/rand.h>
 
 #include "authz.h"
@@ -104,16 +105,17 @@ bool strata_req_version_answered(const struct strata_req *r, const char *version
            strcmp(version_id, "null") != 0;
 }
 
-void strata_req_send(struct strata_req *r, int status, struct MHD_Response *resp)
+void strata_req_send(struct strata_req *r, int status, struct strata_resp *out)
 {
     STRATA_ASSERT(!r->responded);
-    MHD_add_response_header(resp, "x-amz-request-id", r->id);
-    MHD_add_response_header(resp, "x-amz-id-2", r->srv->host_id);
-    MHD_add_response_header(resp, "Server", "Strata");
+    struct MHD_Response *resp = (struct MHD_Response *)out; /* response.c's handle */
+    strata_resp_hdr(out, "x-amz-request-id", r->id);
+    strata_resp_hdr(out, "x-amz-id-2", r->srv->host_id);
+    strata_resp_hdr(out, "Server", "Strata");
     if (!r->admin && !r->ops)
-        strata_cors_resp_hdrs(r, resp); /* a cross-origin request on a bucket with CORS */
+        strata_cors_resp_hdrs(r, out); /* a cross-origin request on a bucket with CORS */
     if (r->close_conn)
-        MHD_add_response_header(resp, "Connection", "close");
+        strata_resp_hdr(out, "Connection", "close");
     if (r->on_worker) {
         /* Queued by the event thread when the connection resumes. */
         r->stash = resp;
@@ -166,26 +168,26 @@ void strata_req_error(struct strata_req *r, enum s3_err e, int err)
     strata_sbuf_init(&b, 64 * 1024);
     error_xml(r, e, err, &b);
     int status = strata_s3_err_status(e);
-    struct MHD_Response *resp;
+    struct strata_resp *resp;
     if (status == 304 || b.failed) {
-        resp = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+        resp = strata_resp_empty();
     } else {
         size_t len;
         char *body = strata_sbuf_steal(&b, &len);
-        resp = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
-        MHD_add_response_header(resp, "Content-Type", "application/xml");
+        resp = strata_resp_take(body, len);
+        strata_resp_hdr(resp, "Content-Type", "application/xml");
     }
     strata_sbuf_fini(&b);
     if (r->err_hdr_name)
-        MHD_add_response_header(resp, r->err_hdr_name, r->err_hdr_value);
+        strata_resp_hdr(resp, r->err_hdr_name, r->err_hdr_value);
     /* Every bucket of this server is in its region; SDKs read the header
      * of an error to find the region to sign for. */
     if (r->srv->cfg.region && status >= 400)
-        MHD_add_response_header(resp, "x-amz-bucket-region", r->srv->cfg.region);
+        strata_resp_hdr(resp, "x-amz-bucket-region", r->srv->cfg.region);
     if (r->err_delete_marker)
-        MHD_add_response_header(resp, "x-amz-delete-marker", "true");
+        strata_resp_hdr(resp, "x-amz-delete-marker", "true");
     if (e == S3E_SlowDown || e == S3E_ServiceUnavailable)
-        MHD_add_response_header(resp, "Retry-After", "1");
+        strata_resp_hdr(resp, "Retry-After", "1");
     r->sent_err = e;
     if (status >= 500 && r->term == 0)
         r->term = (err == STRATA_EQUORUM || err == STRATA_ENOSPC || err == STRATA_EIO ||
@@ -207,36 +209,6 @@ void strata_req_defer_error(struct strata_req *r, enum s3_err e, int err)
         r->err = e;
         r->err_strata = err;
     }
-}
-
-struct MHD_Response *strata_req_xml_response(struct strata_req *r, struct strata_sbuf *b)
-{
-    if (b->failed) {
-        strata_sbuf_fini(b);
-        strata_req_error(r, S3E_InternalError, STRATA_ENOMEM);
-        return NULL;
-    }
-    size_t len;
-    char *body = strata_sbuf_steal(b, &len);
-    strata_sbuf_fini(b);
-    struct MHD_Response *resp = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
-    MHD_add_response_header(resp, "Content-Type", "application/xml");
-    r->bytes_out += len;
-    return resp;
-}
-
-void strata_req_send_xml(struct strata_req *r, int status, struct strata_sbuf *b)
-{
-    struct MHD_Response *resp = strata_req_xml_response(r, b);
-    if (resp)
-        strata_req_send(r, status, resp);
-}
-
-void strata_req_send_empty(struct strata_req *r, int status)
-{
-    struct MHD_Response *resp =
-        MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
-    strata_req_send(r, status, resp);
 }
 
 /* ---- request lifecycle ---------------------------------------------------- */
@@ -447,15 +419,6 @@ static enum s3_err parse_target(struct strata_req *r)
     return S3E_NONE;
 }
 
-static void answer_text(struct strata_req *r, int status, const char *ctype, char *body,
-                        size_t len)
-{
-    struct MHD_Response *resp = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
-    MHD_add_response_header(resp, "Content-Type", ctype);
-    r->bytes_out += len;
-    strata_req_send(r, status, resp);
-}
-
 /* GET /metrics with "Authorization: Bearer ..." while --metrics-token-file
  * is set: the token decides (ops_endpoint), not SigV4. */
 static bool metrics_bearer(struct strata_req *r)
@@ -489,7 +452,7 @@ static void ops_endpoint(struct strata_req *r)
     if (strcmp(r->raw_path, "/health/live") == 0 || strcmp(r->raw_path, "/health/ready") == 0) {
         bool ready = r->srv->meta != NULL;
         char *b = strdup(ready ? "OK\n" : "not ready\n");
-        answer_text(r, ready ? 200 : 503, "text/plain", b, strlen(b));
+        strata_req_send_body(r, ready ? 200 : 503, "text/plain", b, strlen(b));
         return;
     }
     if (strata_console_is(r)) {
@@ -514,7 +477,7 @@ static void ops_endpoint(struct strata_req *r)
     }
     size_t len;
     char *body = strata_sbuf_steal(&b, &len);
-    answer_text(r, 200, "text/plain; version=0.0.4", body, len);
+    strata_req_send_body(r, 200, "text/plain; version=0.0.4", body, len);
 }
 
 static bool is_streaming(int mode)
@@ -986,13 +949,26 @@ static ssize_t stream_cb(void *cls, uint64_t pos, char *buf, size_t max)
     return 0;
 }
 
-struct MHD_Response *strata_req_stream_response(struct strata_req *r, uint64_t len, size_t block)
+struct strata_resp *strata_req_stream_response(struct strata_req *r, uint64_t len, size_t block)
 {
     r->stream_len = len;
     r->rd_cap = len < block ? (size_t)len : block;
-    if (!r->srv->pool || !r->conn)
-        return MHD_create_response_from_callback(len, block, stream_sync_cb, r, NULL);
-    return MHD_create_response_from_callback(len, block, stream_cb, r, NULL);
+    return (struct strata_resp *)MHD_create_response_from_callback(
+        len, block, !r->srv->pool || !r->conn ? stream_sync_cb : stream_cb, r, NULL);
+}
+
+void strata_req_client_ip(struct strata_req *r, char *out, size_t len)
+{
+    out[0] = '\0';
+    const union MHD_ConnectionInfo *ci =
+        r->conn ? MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS) : NULL;
+    const struct sockaddr *sa = ci ? ci->client_addr : NULL;
+    if (sa && sa->sa_family == AF_INET)
+        inet_ntop(AF_INET, &((const struct sockaddr_in *)(const void *)sa)->sin_addr, out,
+                  (socklen_t)len);
+    else if (sa && sa->sa_family == AF_INET6)
+        inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr, out,
+                  (socklen_t)len);
 }
 
 /* ---- message framing (RFC 9112 section 6) --------------------------------- */

@@ -27,6 +27,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <microhttpd.h>
+
 static int log_level = STRATA_LOG_INFO;
 static int access_fd = 2;
 
@@ -168,7 +170,7 @@ void strata_srv_access_log_flush(void)
     pthread_mutex_unlock(&alog_list_mu);
 }
 
-static char term_flag(struct strata_req *r, enum MHD_RequestTerminationCode toe)
+static char term_flag(struct strata_req *r, int toe)
 {
     switch (toe) {
     case MHD_REQUEST_TERMINATED_COMPLETED_OK:
@@ -249,7 +251,7 @@ static void lb_u64(struct line_buf *b, unsigned long long v)
     lb_put(b, d + i, sizeof(d) - i);
 }
 
-void strata_srv_access_log(struct strata_req *r, enum MHD_RequestTerminationCode toe)
+void strata_srv_access_log(struct strata_req *r, int toe)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);

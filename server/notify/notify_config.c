@@ -22,7 +22,6 @@
 #include "bucket_doc_cache.h"
 #include "srv.h"
 
-#include <arpa/inet.h>
 #include <jansson.h>
 #include <libxml/tree.h>
 #include <stdlib.h>
@@ -430,19 +429,6 @@ static char *key_encode(const char *key)
     return enc;
 }
 
-static void client_ip(struct strata_req *r, char *out, size_t len)
-{
-    snprintf(out, len, "%s", "");
-    const union MHD_ConnectionInfo *ci =
-        r->conn ? MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS) : NULL;
-    if (ci && ci->client_addr && ci->client_addr->sa_family == AF_INET)
-        inet_ntop(AF_INET, &((const struct sockaddr_in *)ci->client_addr)->sin_addr, out,
-                  (socklen_t)len);
-    else if (ci && ci->client_addr && ci->client_addr->sa_family == AF_INET6)
-        inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)ci->client_addr)->sin6_addr, out,
-                  (socklen_t)len);
-}
-
 /* Who caused an event: the request's id, user and address. */
 struct origin {
     const char *reqid;
@@ -515,7 +501,7 @@ void strata_notify_emit(struct strata_req *r, const char *event, const char *key
     if (!r->srv->notify)
         return; /* no targets: no configuration can name one */
     char ip[64];
-    client_ip(r, ip, sizeof(ip));
+    strata_req_client_ip(r, ip, sizeof(ip));
     const char *user = strata_req_user(r);
     struct origin og = {.reqid = r->id, .user = user[0] ? user : "anonymous", .ip = ip};
     emit(r->srv, &r->binfo, &og, event, key, size, etag, version_id);

@@ -126,6 +126,14 @@ void strata_h_list_buckets(struct strata_req *r)
     strata_req_send_xml(r, 200, &b);
 }
 
+/* CreateBucket's answer: 200 with the bucket's path in Location. */
+static void send_created(struct strata_req *r)
+{
+    char loc[STRATA_BUCKET_NAME_MAX + 2];
+    snprintf(loc, sizeof(loc), "/%s", r->bucket);
+    strata_req_send_empty_hdr(r, 200, "Location", loc);
+}
+
 /* CreateBucket of a name that exists.  AWS keeps a legacy answer for
  * buckets in us-east-1: re-creating one you own is 200 OK and resets its
  * ACL (to the request's, default private); in any other region it is
@@ -156,12 +164,7 @@ static void recreate(struct strata_req *r, const struct strata_bucket_info *bi)
         strata_req_error(r, e, 0);
         return;
     }
-    struct MHD_Response *resp =
-        MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
-    char loc[STRATA_BUCKET_NAME_MAX + 2];
-    snprintf(loc, sizeof(loc), "/%s", r->bucket);
-    MHD_add_response_header(resp, "Location", loc);
-    strata_req_send(r, 200, resp);
+    send_created(r);
 }
 
 /* CreateBucketConfiguration's LocationConstraint (lc, "" when none) as
@@ -254,20 +257,12 @@ void strata_h_bucket_create(struct strata_req *r)
         strata_req_error_strata(r, rc, S3CTX_BUCKET);
         return;
     }
-    struct MHD_Response *resp =
-        MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
-    char loc[STRATA_BUCKET_NAME_MAX + 2];
-    snprintf(loc, sizeof(loc), "/%s", r->bucket);
-    MHD_add_response_header(resp, "Location", loc);
-    strata_req_send(r, 200, resp);
+    send_created(r);
 }
 
 void strata_h_bucket_head(struct strata_req *r)
 {
-    struct MHD_Response *resp =
-        MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
-    MHD_add_response_header(resp, "x-amz-bucket-region", r->srv->cfg.region);
-    strata_req_send(r, 200, resp);
+    strata_req_send_empty_hdr(r, 200, "x-amz-bucket-region", r->srv->cfg.region);
 }
 
 void strata_h_bucket_delete(struct strata_req *r)

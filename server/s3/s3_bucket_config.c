@@ -36,10 +36,7 @@ void strata_bucket_config_send(struct strata_req *r, const char *kind, enum s3_e
     size_t len;
     if (!strata_bucket_config_read(r, kind, missing, &doc, &len))
         return;
-    struct MHD_Response *resp = MHD_create_response_from_buffer(len, doc, MHD_RESPMEM_MUST_FREE);
-    MHD_add_response_header(resp, "Content-Type", content_type);
-    r->bytes_out += len;
-    strata_req_send(r, 200, resp);
+    strata_req_send_body(r, 200, content_type, doc, len);
 }
 
 void strata_bucket_config_write(struct strata_req *r, const char *kind, const void *doc, size_t len,

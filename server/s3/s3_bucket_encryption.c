@@ -106,8 +106,7 @@ void strata_h_encryption_put(struct strata_req *r)
         strata_req_error_strata(r, rc, S3CTX_BUCKET);
         return;
     }
-    strata_req_send(r, 200,
-                    MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT));
+    strata_req_send_empty(r, 200);
 }
 
 void strata_h_encryption_delete(struct strata_req *r)
@@ -118,6 +117,5 @@ void strata_h_encryption_delete(struct strata_req *r)
         strata_req_error_strata(r, rc, S3CTX_BUCKET);
         return;
     }
-    strata_req_send(r, 204,
-                    MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT));
+    strata_req_send_empty(r, 204);
 }

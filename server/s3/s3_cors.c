@@ -237,7 +237,7 @@ static void methods_list(const struct strata_cors_rule *rule, char *out, size_t 
 }
 
 /* The headers every matched answer carries (preflight and actual). */
-static void add_common(struct MHD_Response *resp, const struct strata_cors_rule *rule,
+static void add_common(struct strata_resp *resp, const struct strata_cors_rule *rule,
                        const char *origin)
 {
     /* A rule allowing every origin answers "*", as AWS does; a named origin
@@ -247,18 +247,18 @@ static void add_common(struct MHD_Response *resp, const struct strata_cors_rule 
         if (strcmp(rule->origins[i], "*") == 0 &&
             strata_cors_wildcard_match(rule->origins[i], origin, false))
             any = true;
-    MHD_add_response_header(resp, "Access-Control-Allow-Origin", any ? "*" : origin);
+    strata_resp_hdr(resp, "Access-Control-Allow-Origin", any ? "*" : origin);
     if (!any)
-        MHD_add_response_header(resp, "Access-Control-Allow-Credentials", "true");
+        strata_resp_hdr(resp, "Access-Control-Allow-Credentials", "true");
     char m[64];
     methods_list(rule, m, sizeof(m));
-    MHD_add_response_header(resp, "Access-Control-Allow-Methods", m);
+    strata_resp_hdr(resp, "Access-Control-Allow-Methods", m);
     for (size_t i = 0; i < rule->nexpose; i++)
-        MHD_add_response_header(resp, "Access-Control-Expose-Headers", rule->expose[i]);
+        strata_resp_hdr(resp, "Access-Control-Expose-Headers", rule->expose[i]);
     if (rule->max_age_s >= 0) {
         char age[24];
         snprintf(age, sizeof(age), "%ld", rule->max_age_s);
-        MHD_add_response_header(resp, "Access-Control-Max-Age", age);
+        strata_resp_hdr(resp, "Access-Control-Max-Age", age);
     }
 }
 
@@ -298,8 +298,7 @@ void strata_h_cors_preflight(struct strata_req *r)
         strata_req_error(r, S3E_CORSResponse, 0);
         return;
     }
-    struct MHD_Response *resp =
-        MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+    struct strata_resp *resp = strata_resp_empty();
     add_common(resp, rule, origin);
     if (acrh && *acrh) {
         /* Echoed in lower case, as AWS does. */
@@ -307,15 +306,15 @@ void strata_h_cors_preflight(struct strata_req *r)
         for (char *p = low; p && *p; p++)
             *p = (char)tolower((unsigned char)*p);
         if (low)
-            MHD_add_response_header(resp, "Access-Control-Allow-Headers", low);
+            strata_resp_hdr(resp, "Access-Control-Allow-Headers", low);
         free(low);
     }
-    MHD_add_response_header(resp, "Vary", vary);
+    strata_resp_hdr(resp, "Vary", vary);
     strata_doc_ref_put(ref);
     strata_req_send(r, 200, resp);
 }
 
-void strata_cors_resp_hdrs(struct strata_req *r, struct MHD_Response *resp)
+void strata_cors_resp_hdrs(struct strata_req *r, struct strata_resp *resp)
 {
     const char *origin = strata_req_hdr(r, "Origin");
     if (!origin || !*origin || !r->binfo.name[0] || !r->route ||
@@ -329,6 +328,6 @@ void strata_cors_resp_hdrs(struct strata_req *r, struct MHD_Response *resp)
                           NULL);
     if (rule)
         add_common(resp, rule, origin);
-    MHD_add_response_header(resp, "Vary", vary);
+    strata_resp_hdr(resp, "Vary", vary);
     strata_doc_ref_put(ref);
 }

@@ -71,6 +71,6 @@ bool strata_cors_wildcard_match(const char *pattern, const char *s, bool nocase)
 /* Adds the Access-Control-* answer headers to resp for a request with an
  * Origin header on a bucket whose CORS configuration matches it (called by
  * strata_req_send for every answer about a bucket, errors included). */
-void strata_cors_resp_hdrs(struct strata_req *r, struct MHD_Response *resp);
+void strata_cors_resp_hdrs(struct strata_req *r, struct strata_resp *resp);
 
 #endif /* STRATA_SERVER_S3_CORS_H */

@@ -166,7 +166,7 @@ int strata_srv_tags_decode(const uint8_t *raw, size_t len, struct strata_kv *out
 /* ---- x-amz-expiration ------------------------------------------------------ */
 
 void strata_lifecycle_expiration_hdr(struct strata_req *r, const struct strata_obj_info *info,
-                              struct MHD_Response *resp)
+                              struct strata_resp *resp)
 {
     if (!info->is_latest || info->delete_marker)
         return;
@@ -187,7 +187,7 @@ void strata_lifecycle_expiration_hdr(struct strata_req *r, const struct strata_o
         char date[64], v[sizeof(date) + STRATA_LC_ID_MAX + 40];
         strata_http_date_format((time_t)(due / 1000), date, sizeof(date));
         snprintf(v, sizeof(v), "expiry-date=\"%s\", rule-id=\"%s\"", date, rule->id);
-        MHD_add_response_header(resp, "x-amz-expiration", v);
+        strata_resp_hdr(resp, "x-amz-expiration", v);
     }
     strata_doc_ref_put(ref);
 }

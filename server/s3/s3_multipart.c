@@ -90,7 +90,7 @@ void strata_h_mpu_create(struct strata_req *r)
     strata_sbuf_xml_elem(&b, "Key", r->key);
     strata_sbuf_xml_elem(&b, "UploadId", id);
     strata_sbuf_puts(&b, "</InitiateMultipartUploadResult>");
-    struct MHD_Response *resp = strata_req_xml_response(r, &b);
+    struct strata_resp *resp = strata_req_xml_response(r, &b);
     if (!resp)
         return;
     struct strata_obj_info si = {.sse = sse.desc, .sse_len = sse.desc_len};
@@ -99,10 +99,10 @@ void strata_h_mpu_create(struct strata_req *r)
     const char *an = algo_name(o.cksum_algo);
     if (an && strata_mpu_get(r->srv->meta, r->bucket, r->key, id, &mi) == 0) {
         /* The type meta picked when none was asked (COMPOSITE / FULL_OBJECT). */
-        MHD_add_response_header(resp, "x-amz-checksum-algorithm", an);
+        strata_resp_hdr(resp, "x-amz-checksum-algorithm", an);
         const char *tn = type_name(mi.cksum_type);
         if (tn)
-            MHD_add_response_header(resp, "x-amz-checksum-type", tn);
+            strata_resp_hdr(resp, "x-amz-checksum-type", tn);
     }
     strata_req_send(r, 200, resp);
 }
@@ -272,10 +272,10 @@ void strata_h_mpu_complete(struct strata_req *r)
                        r->binfo.versioning != STRATA_VERSIONING_OFF ? info.version_id : NULL);
     strata_repl_emit_put(r, &info);
     /* The version id and SSE go in headers (none when neither applies). */
-    struct MHD_Response *resp = strata_req_xml_response(r, &b);
+    struct strata_resp *resp = strata_req_xml_response(r, &b);
     if (resp) {
         if (strata_req_version_answered(r, info.version_id))
-            MHD_add_response_header(resp, "x-amz-version-id", info.version_id);
+            strata_resp_hdr(resp, "x-amz-version-id", info.version_id);
         strata_sse_resp_hdrs(r, &info, resp);
         strata_req_send(r, 200, resp);
     }

@@ -141,13 +141,13 @@ void strata_h_attributes(struct strata_req *r)
     if (want & A_SIZE)
         strata_sbuf_printf(&b, "<ObjectSize>%llu</ObjectSize>", (unsigned long long)in->size);
     strata_sbuf_puts(&b, "</GetObjectAttributesResponse>");
-    struct MHD_Response *resp = strata_req_xml_response(r, &b);
+    struct strata_resp *resp = strata_req_xml_response(r, &b);
     if (!resp)
         return;
     char date[64];
     strata_http_date_format((time_t)(in->mtime_ms / 1000), date, sizeof(date));
-    MHD_add_response_header(resp, "Last-Modified", date);
+    strata_resp_hdr(resp, "Last-Modified", date);
     if (r->binfo.versioning != STRATA_VERSIONING_OFF)
-        MHD_add_response_header(resp, "x-amz-version-id", in->version_id);
+        strata_resp_hdr(resp, "x-amz-version-id", in->version_id);
     strata_req_send(r, 200, resp);
 }

@@ -133,14 +133,14 @@ static void answer(struct strata_req *r, const struct strata_obj_info *dst,
                        when);
     strata_sbuf_xml(&b, dst->etag);
     strata_sbuf_puts(&b, "&quot;</ETag></CopyObjectResult>");
-    struct MHD_Response *resp = strata_req_xml_response(r, &b);
+    struct strata_resp *resp = strata_req_xml_response(r, &b);
     if (!resp)
         return;
     strata_sse_resp_hdrs(r, dst, resp);
     if (strata_req_version_answered(r, dst->version_id))
-        MHD_add_response_header(resp, "x-amz-version-id", dst->version_id);
+        strata_resp_hdr(resp, "x-amz-version-id", dst->version_id);
     if (sb->versioning != STRATA_VERSIONING_OFF && src->version_id[0])
-        MHD_add_response_header(resp, "x-amz-copy-source-version-id", src->version_id);
+        strata_resp_hdr(resp, "x-amz-copy-source-version-id", src->version_id);
     strata_notify_emit(r, "ObjectCreated:Copy", r->key, dst->size, dst->etag,
                        r->binfo.versioning != STRATA_VERSIONING_OFF ? dst->version_id : NULL);
     strata_repl_emit_put(r, dst);

@@ -56,12 +56,11 @@ void strata_h_delete(struct strata_req *r)
         strata_req_error_strata(r, rc, vid ? S3CTX_VERSION : S3CTX_OBJECT);
         return;
     }
-    struct MHD_Response *resp =
-        MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+    struct strata_resp *resp = strata_resp_empty();
     if (rc == 0 && res.delete_marker)
-        MHD_add_response_header(resp, "x-amz-delete-marker", "true");
+        strata_resp_hdr(resp, "x-amz-delete-marker", "true");
     if (rc == 0 && res.version_id[0] && r->binfo.versioning != STRATA_VERSIONING_OFF)
-        MHD_add_response_header(resp, "x-amz-version-id", res.version_id);
+        strata_resp_hdr(resp, "x-amz-version-id", res.version_id);
     if (rc == 0)
         deleted_emit(r, r->key, vid, &res);
     strata_req_send(r, 204, resp);

@@ -76,7 +76,7 @@ static void get_close_cb(void *cls)
  * none, as AWS's does: SDKs that validate (aws-sdk-js v3, newer botocore)
  * would otherwise compare the whole object's checksum with a slice.
  */
-static void add_checksum_headers(struct strata_req *r, struct MHD_Response *resp, bool ranged)
+static void add_checksum_headers(struct strata_req *r, struct strata_resp *resp, bool ranged)
 {
     const struct strata_obj_info *in = &r->info;
     const char *mode = strata_req_hdr(r, "x-amz-checksum-mode");
@@ -88,22 +88,22 @@ static void add_checksum_headers(struct strata_req *r, struct MHD_Response *resp
         const char *pch = strata_s3_cksum_hdr(r->part.cksum_algo);
         if (pch && r->part.cksum_len &&
             strata_b64_encode(r->part.cksum, r->part.cksum_len, val, sizeof(val)) > 0)
-            MHD_add_response_header(resp, pch, val);
+            strata_resp_hdr(resp, pch, val);
         return;
     }
     if (ranged)
         return;
     const char *ch = strata_s3_cksum_hdr(in->cksum_algo);
     if (ch && strata_s3_cksum_value(in, val, sizeof(val))) {
-        MHD_add_response_header(resp, ch, val);
+        strata_resp_hdr(resp, ch, val);
         const char *t = strata_s3_cksum_type_name(in->cksum_type);
-        MHD_add_response_header(resp, "x-amz-checksum-type", t ? t : "FULL_OBJECT");
+        strata_resp_hdr(resp, "x-amz-checksum-type", t ? t : "FULL_OBJECT");
     }
 }
 /* AWS: user metadata that is not printable US-ASCII is answered RFC 2047
  * encoded ("=?UTF-8?B?...?="), so that it is mail-safe and clients that
  * read headers as Latin-1 (http.client, boto3) can decode what was sent. */
-static void meta_hdr_add(struct MHD_Response *resp, const char *name, const char *value)
+static void meta_hdr_add(struct strata_resp *resp, const char *name, const char *value)
 {
     bool plain = true;
     for (const unsigned char *c = (const unsigned char *)value; *c && plain; c++)
@@ -115,11 +115,11 @@ static void meta_hdr_add(struct MHD_Response *resp, const char *name, const char
         strcat(enc, "?=");
         value = enc;
     }
-    MHD_add_response_header(resp, name, value);
+    strata_resp_hdr(resp, name, value);
 }
 
 /* The headers every answer about this version carries (200, 206, 304). */
-static void add_version_headers(struct strata_req *r, struct MHD_Response *resp, bool full)
+static void add_version_headers(struct strata_req *r, struct strata_resp *resp, bool full)
 {
     const struct strata_obj_info *in = &r->info;
     char etag[STRATA_ETAG_MAX + 3], date[64];
@@ -127,22 +127,22 @@ static void add_version_headers(struct strata_req *r, struct MHD_Response *resp,
     etag[0] = '"';
     memcpy(etag + 1, in->etag, el);
     memcpy(etag + 1 + el, "\"", 2);
-    MHD_add_response_header(resp, "ETag", etag);
+    strata_resp_hdr(resp, "ETag", etag);
     strata_http_date_format((time_t)(in->mtime_ms / 1000), date, sizeof(date));
-    MHD_add_response_header(resp, "Last-Modified", date);
+    strata_resp_hdr(resp, "Last-Modified", date);
     if (r->binfo.versioning != STRATA_VERSIONING_OFF)
-        MHD_add_response_header(resp, "x-amz-version-id", in->version_id);
+        strata_resp_hdr(resp, "x-amz-version-id", in->version_id);
     if (!full)
         return;
-    MHD_add_response_header(resp, "Accept-Ranges", "bytes");
+    strata_resp_hdr(resp, "Accept-Ranges", "bytes");
     unsigned ntags = strata_s3_tags_count(in->tags, in->tags_len);
     if (ntags) {
         char cnt[16];
         snprintf(cnt, sizeof(cnt), "%u", ntags);
-        MHD_add_response_header(resp, "x-amz-tagging-count", cnt);
+        strata_resp_hdr(resp, "x-amz-tagging-count", cnt);
     }
     if (in->storage_class[0] && strcmp(in->storage_class, "STANDARD") != 0)
-        MHD_add_response_header(resp, "x-amz-storage-class", in->storage_class);
+        strata_resp_hdr(resp, "x-amz-storage-class", in->storage_class);
     strata_restore_hdr_add(r, resp);
     strata_lock_hdrs_add(resp, &in->lock);
     strata_lifecycle_expiration_hdr(r, in, resp);
@@ -170,7 +170,7 @@ static void add_version_headers(struct strata_req *r, struct MHD_Response *resp,
         if (strncmp(name, "x-amz-meta-", 11) == 0 && *value)
             meta_hdr_add(resp, name, value);
         else
-            MHD_add_response_header(resp, name, *value ? value : " ");
+            strata_resp_hdr(resp, name, *value ? value : " ");
     }
     for (size_t j = 0; j < nov; j++) {
         const char *ov = ovs[j];
@@ -178,10 +178,10 @@ static void add_version_headers(struct strata_req *r, struct MHD_Response *resp,
             continue;
         if (strcmp(overrides[j].hdr, "content-type") == 0)
             has_ctype = true;
-        MHD_add_response_header(resp, overrides[j].hdr, ov);
+        strata_resp_hdr(resp, overrides[j].hdr, ov);
     }
     if (!has_ctype)
-        MHD_add_response_header(resp, "Content-Type", "binary/octet-stream");
+        strata_resp_hdr(resp, "Content-Type", "binary/octet-stream");
 }
 
 /* Lookup failures, including delete markers. */
@@ -279,8 +279,7 @@ void strata_h_get(struct strata_req *r)
         return;
     }
     if (cond == 304) {
-        struct MHD_Response *resp =
-            MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+        struct strata_resp *resp = strata_resp_empty();
         add_version_headers(r, resp, false);
         r->sent_err = S3E_NotModified;
         strata_req_send(r, 304, resp);
@@ -322,20 +321,19 @@ void strata_h_get(struct strata_req *r)
         strata_req_error(r, S3E_InvalidRange, 0);
         return;
     }
-    struct MHD_Response *resp;
+    struct strata_resp *resp;
     if (r->get_len == 0)
         ranged = 0; /* an empty part: nothing to range over */
     if (ranged == 1 && r->get)
         strata_obj_get_window(r->get, r->get_off + r->get_len); /* no read-ahead past it */
     if (r->get_len == 0) {
-        resp = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+        resp = strata_resp_empty();
     } else if (!is_head && r->get_len <= GET_BUFFERED_MAX && strata_obj_get_bytes(r->get)) {
         /* An inline version is answered from the handle's own buffer:
          * MHD sends headers and body in one writev, and closes the handle
          * when it is done with the bytes. */
-        resp = MHD_create_response_from_buffer_with_free_callback_cls(
-            (size_t)r->get_len, (void *)(strata_obj_get_bytes(r->get) + r->get_off),
-            get_close_cb, r->get);
+        resp = strata_resp_borrow(strata_obj_get_bytes(r->get) + r->get_off, (size_t)r->get_len,
+                                  get_close_cb, r->get);
         if (resp)
             r->get = NULL;
         r->bytes_out += r->get_len;
@@ -358,8 +356,7 @@ void strata_h_get(struct strata_req *r)
             return;
         }
         if (pn == r->get_len) {
-            resp = MHD_create_response_from_buffer_with_free_callback_cls(
-                pn, (void *)p, get_close_cb, r->get);
+            resp = strata_resp_borrow(p, pn, get_close_cb, r->get);
             if (resp)
                 r->get = NULL;
         } else {
@@ -374,10 +371,7 @@ void strata_h_get(struct strata_req *r)
                 strata_req_error_strata(r, rc, S3CTX_OBJECT);
                 return;
             }
-            resp = MHD_create_response_from_buffer((size_t)r->get_len, body,
-                                                   MHD_RESPMEM_MUST_FREE);
-            if (!resp)
-                free(body);
+            resp = strata_resp_take(body, (size_t)r->get_len); /* frees body on failure */
         }
         r->bytes_out += r->get_len;
     } else {
@@ -397,12 +391,12 @@ void strata_h_get(struct strata_req *r)
     strata_sse_resp_hdrs(r, &r->info, resp);
     add_checksum_headers(r, resp, ranged == 1);
     if (parts_count[0])
-        MHD_add_response_header(resp, "x-amz-mp-parts-count", parts_count);
+        strata_resp_hdr(resp, "x-amz-mp-parts-count", parts_count);
     if (ranged == 1) {
         char cr[96];
         snprintf(cr, sizeof(cr), "bytes %llu-%llu/%llu", (unsigned long long)r->get_off,
                  (unsigned long long)(r->get_off + r->get_len - 1), (unsigned long long)size);
-        MHD_add_response_header(resp, "Content-Range", cr);
+        strata_resp_hdr(resp, "Content-Range", cr);
     }
     strata_req_send(r, ranged == 1 ? 206 : 200, resp);
 }

@@ -85,16 +85,16 @@ enum s3_err strata_lock_hdrs_parse(struct strata_req *r, struct strata_obj_lock 
     return S3E_NONE;
 }
 
-void strata_lock_hdrs_add(struct MHD_Response *resp, const struct strata_obj_lock *lock)
+void strata_lock_hdrs_add(struct strata_resp *resp, const struct strata_obj_lock *lock)
 {
     if (lock->mode) {
         char when[40];
         strata_iso8601_format(lock->until_ms, when, sizeof(when));
-        MHD_add_response_header(resp, "x-amz-object-lock-mode", mode_name(lock->mode));
-        MHD_add_response_header(resp, "x-amz-object-lock-retain-until-date", when);
+        strata_resp_hdr(resp, "x-amz-object-lock-mode", mode_name(lock->mode));
+        strata_resp_hdr(resp, "x-amz-object-lock-retain-until-date", when);
     }
     if (lock->legal_hold_set)
-        MHD_add_response_header(resp, "x-amz-object-lock-legal-hold", lock->legal_hold ? "ON" : "OFF");
+        strata_resp_hdr(resp, "x-amz-object-lock-legal-hold", lock->legal_hold ? "ON" : "OFF");
 }
 
 /* The lock calls need a lock bucket: InvalidRequest otherwise. */
@@ -123,25 +123,6 @@ static void obj_error(struct strata_req *r, int rc, const char *vid)
     if (rc == STRATA_ELOCKED)
         r->err_msg = "Access Denied because object protected by object lock.";
     strata_req_error_strata(r, rc, vid && *vid ? S3CTX_VERSION : S3CTX_OBJECT);
-}
-
-static void send_xml_vid(struct strata_req *r, struct strata_sbuf *b, const char *vid)
-{
-    struct MHD_Response *resp = strata_req_xml_response(r, b);
-    if (!resp)
-        return;
-    if (vid && vid[0])
-        MHD_add_response_header(resp, "x-amz-version-id", vid);
-    strata_req_send(r, 200, resp);
-}
-
-static void send_ok_vid(struct strata_req *r, const char *vid)
-{
-    struct MHD_Response *resp =
-        MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
-    if (vid && vid[0])
-        MHD_add_response_header(resp, "x-amz-version-id", vid);
-    strata_req_send(r, 200, resp);
 }
 
 static void xml_open(struct strata_sbuf *b, const char *root)
@@ -248,7 +229,7 @@ void strata_h_retention_get(struct strata_req *r)
     strata_sbuf_xml_elem(&b, "Mode", mode_name(in.lock.mode));
     strata_sbuf_xml_elem(&b, "RetainUntilDate", when);
     strata_sbuf_puts(&b, "</Retention>");
-    send_xml_vid(r, &b, in.version_id);
+    strata_req_send_xml_hdr(r, 200, &b, "x-amz-version-id", in.version_id);
     strata_obj_info_fini(&in);
 }
 
@@ -294,7 +275,7 @@ void strata_h_retention_put(struct strata_req *r)
     }
     strata_repl_emit_change(r, r->key, vid_out, STRATA_REPL_RETENTION);
     remote_lock_note(r, vid_out);
-    send_ok_vid(r, vid_out);
+    strata_req_send_empty_hdr(r, 200, "x-amz-version-id", vid_out);
 }
 
 void strata_h_legal_hold_get(struct strata_req *r)
@@ -311,7 +292,7 @@ void strata_h_legal_hold_get(struct strata_req *r)
     xml_open(&b, "LegalHold");
     strata_sbuf_xml_elem(&b, "Status", in.lock.legal_hold ? "ON" : "OFF");
     strata_sbuf_puts(&b, "</LegalHold>");
-    send_xml_vid(r, &b, in.version_id);
+    strata_req_send_xml_hdr(r, 200, &b, "x-amz-version-id", in.version_id);
     strata_obj_info_fini(&in);
 }
 
@@ -336,5 +317,5 @@ void strata_h_legal_hold_put(struct strata_req *r)
     }
     strata_repl_emit_change(r, r->key, vid_out, STRATA_REPL_LEGAL_HOLD);
     remote_lock_note(r, vid_out);
-    send_ok_vid(r, vid_out);
+    strata_req_send_empty_hdr(r, 200, "x-amz-version-id", vid_out);
 }

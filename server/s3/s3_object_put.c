@@ -324,19 +324,19 @@ int strata_put_commit(struct strata_req *r, struct strata_obj_info *info)
 }
 
 void strata_put_answer_hdrs(struct strata_req *r, const struct strata_obj_info *info,
-                            struct MHD_Response *resp)
+                            struct strata_resp *resp)
 {
     char etag[STRATA_ETAG_MAX + 3];
     snprintf(etag, sizeof(etag), "\"%s\"", info->etag);
-    MHD_add_response_header(resp, "ETag", etag);
+    strata_resp_hdr(resp, "ETag", etag);
     strata_sse_resp_hdrs(r, info, resp);
     if (strata_req_version_answered(r, info->version_id))
-        MHD_add_response_header(resp, "x-amz-version-id", info->version_id);
+        strata_resp_hdr(resp, "x-amz-version-id", info->version_id);
     const char *ch = strata_s3_cksum_hdr(info->cksum_algo);
     char b64[64];
     if (ch && info->cksum_len &&
         strata_b64_encode(info->cksum, info->cksum_len, b64, sizeof(b64)) > 0)
-        MHD_add_response_header(resp, ch, b64);
+        strata_resp_hdr(resp, ch, b64);
 }
 
 void strata_h_put_run(struct strata_req *r)
@@ -358,8 +358,7 @@ void strata_h_put_run(struct strata_req *r)
     struct strata_obj_info info;
     if (strata_put_commit(r, &info))
         return;
-    struct MHD_Response *resp =
-        MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+    struct strata_resp *resp = strata_resp_empty();
     strata_put_answer_hdrs(r, &info, resp); /* a part has no version id */
     if (info.key[0]) /* not for parts */
         strata_lifecycle_expiration_hdr(r, &info, resp);

@@ -20,6 +20,7 @@
 #include <strings.h>
 
 #include "authz.h"
+#include "form.h"
 #include "post_policy.h"
 #include "sse.h"
 
@@ -30,7 +31,7 @@
 
 struct strata_post {
     struct strata_req *r;
-    struct MHD_PostProcessor *pp;
+    struct strata_form *form;
     struct strata_auth_hdr f[POST_FIELDS_MAX]; /* names and values malloc'ed */
     size_t vlen[POST_FIELDS_MAX];
     size_t n;
@@ -49,8 +50,7 @@ void strata_post_free(struct strata_post *p)
 {
     if (!p)
         return;
-    if (p->pp)
-        MHD_destroy_post_processor(p->pp);
+    strata_form_destroy(p->form);
     for (size_t i = 0; i < p->n; i++) {
         free((char *)p->f[i].name);
         free((char *)p->f[i].value);
@@ -315,16 +315,14 @@ static enum s3_err file_data(struct strata_post *p, const char *data, size_t siz
     return rc ? strata_s3_err_from_strata(rc, S3CTX_OBJECT) : S3E_NONE;
 }
 
-static enum MHD_Result iter_cb(void *cls, enum MHD_ValueKind kind, const char *key,
-                               const char *filename, const char *content_type,
-                               const char *transfer_encoding, const char *data, uint64_t off,
-                               size_t size)
+/* One piece of a form field (strata_form_cb): non-zero stops the body. */
+static int iter_cb(void *cls, const char *key, const char *filename, const char *data,
+                   uint64_t off, size_t size)
 {
-    (void)kind, (void)content_type, (void)transfer_encoding;
     struct strata_post *p = cls;
     struct strata_req *r = p->r;
     if (r->err != S3E_NONE || p->after_file)
-        return MHD_YES;
+        return 0;
     enum s3_err e = S3E_NONE;
     bool is_file = strcasecmp(key, "file") == 0;
     if (is_file && !p->file_seen) {
@@ -332,7 +330,7 @@ static enum MHD_Result iter_cb(void *cls, enum MHD_ValueKind kind, const char *k
         e = form_ready(p, filename);
     } else if (p->file_seen && (!is_file || off == 0)) {
         p->after_file = true; /* AWS ignores every field after the file */
-        return MHD_YES;
+        return 0;
     } else if (!is_file) {
         e = field_add(p, key, data, off, size);
     }
@@ -342,9 +340,9 @@ static enum MHD_Result iter_cb(void *cls, enum MHD_ValueKind kind, const char *k
         if (p->msg[0])
             r->err_msg = p->msg; /* else the message the failing call set, if any */
         strata_req_defer_error(r, e, 0);
-        return MHD_NO;
+        return -1;
     }
-    return MHD_YES;
+    return 0;
 }
 
 int strata_h_post_begin(struct strata_req *r)
@@ -363,8 +361,8 @@ int strata_h_post_begin(struct strata_req *r)
     p->r = r;
     strata_sbuf_init(&p->tags, STRATA_TAGS_MAX);
     r->post = p;
-    p->pp = MHD_create_post_processor(r->conn, POST_PP_BUFFER, iter_cb, p);
-    if (!p->pp) { /* no boundary */
+    p->form = strata_form_create(r, POST_PP_BUFFER, iter_cb, p);
+    if (!p->form) { /* no boundary */
         strata_req_error(r, S3E_MalformedPOSTRequest, 0);
         return -1;
     }
@@ -373,7 +371,7 @@ int strata_h_post_begin(struct strata_req *r)
 
 int strata_h_post_body(struct strata_req *r, const void *buf, size_t len)
 {
-    if (MHD_post_process(r->post->pp, buf, len) != MHD_YES) {
+    if (strata_form_feed(r->post->form, buf, len) != 0) {
         strata_req_defer_error(r, S3E_MalformedPOSTRequest, 0);
         return -1;
     }
@@ -409,7 +407,7 @@ static void respond(struct strata_req *r, const struct strata_obj_info *info)
         redir = field(p, "redirect");
     const char *st = field(p, "success_action_status");
     int status = st && strcmp(st, "200") == 0 ? 200 : st && strcmp(st, "201") == 0 ? 201 : 204;
-    struct MHD_Response *resp = NULL;
+    struct strata_resp *resp = NULL;
     if (redir && (strncasecmp(redir, "http://", 7) == 0 || strncasecmp(redir, "https://", 8) == 0)) {
         struct strata_sbuf to;
         strata_sbuf_init(&to, 16 * 1024);
@@ -421,9 +419,9 @@ static void respond(struct strata_req *r, const struct strata_obj_info *info)
         strata_sbuf_puts(&to, "&etag=");
         strata_url_encode_sbuf(&to, etag, false);
         status = 303;
-        resp = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+        resp = strata_resp_empty();
         if (strata_sbuf_puts(&to, "") == 0 && !to.failed)
-            MHD_add_response_header(resp, "Location", to.data);
+            strata_resp_hdr(resp, "Location", to.data);
         strata_sbuf_fini(&to);
     } else if (status == 201) {
         struct strata_sbuf b;
@@ -440,10 +438,10 @@ static void respond(struct strata_req *r, const struct strata_obj_info *info)
             return;
         }
     } else {
-        resp = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+        resp = strata_resp_empty();
     }
     if (status != 303 && !loc.failed && strata_sbuf_puts(&loc, "") == 0)
-        MHD_add_response_header(resp, "Location", loc.data);
+        strata_resp_hdr(resp, "Location", loc.data);
     strata_sbuf_fini(&loc);
     strata_put_answer_hdrs(r, info, resp);
     strata_notify_emit(r, "ObjectCreated:Post", r->key, info->size, info->etag,
@@ -454,8 +452,8 @@ static void respond(struct strata_req *r, const struct strata_obj_info *info)
 void strata_h_post_run(struct strata_req *r)
 {
     struct strata_post *p = r->post;
-    bool complete = MHD_destroy_post_processor(p->pp) == MHD_YES;
-    p->pp = NULL;
+    bool complete = strata_form_destroy(p->form);
+    p->form = NULL;
     enum s3_err e = S3E_NONE;
     if (!p->file_seen)
         e = complete ? fail(p, S3E_InvalidArgument,

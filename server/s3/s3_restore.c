@@ -23,7 +23,7 @@
  * days either way (a 64-bit millisecond clock). */
 #define RESTORE_DAYS_MAX 2147483647u
 
-void strata_restore_hdr_add(struct strata_req *r, struct MHD_Response *resp)
+void strata_restore_hdr_add(struct strata_req *r, struct strata_resp *resp)
 {
     const struct strata_obj_info *in = &r->info;
     if (in->delete_marker || !strata_meta_tier_archived(r->srv->meta, in->tier))
@@ -33,13 +33,13 @@ void strata_restore_hdr_add(struct strata_req *r, struct MHD_Response *resp)
         !st.present)
         return;
     if (st.ongoing) {
-        MHD_add_response_header(resp, "x-amz-restore", "ongoing-request=\"true\"");
+        strata_resp_hdr(resp, "x-amz-restore", "ongoing-request=\"true\"");
         return;
     }
     char date[64], v[128];
     strata_http_date_format((time_t)(st.expiry_ms / 1000), date, sizeof(date));
     snprintf(v, sizeof(v), "ongoing-request=\"false\", expiry-date=\"%s\"", date);
-    MHD_add_response_header(resp, "x-amz-restore", v);
+    strata_resp_hdr(resp, "x-amz-restore", v);
 }
 
 void strata_h_restore(struct strata_req *r)

@@ -57,6 +57,13 @@ int strata_tags_xml(struct strata_sbuf *b, const void *tags, size_t len)
     return n < 0 || b->failed ? -1 : 0;
 }
 
+/* The x-amz-version-id a tagging answer names: only on a bucket that has
+ * versioning (enabled or suspended). */
+static const char *answered_vid(const struct strata_req *r, const char *vid)
+{
+    return r->binfo.versioning != STRATA_VERSIONING_OFF ? vid : NULL;
+}
+
 /* The <Tagging> answer for a canonical tag set. */
 static void send_tags(struct strata_req *r, const void *tags, size_t len, const char *vid)
 {
@@ -67,21 +74,12 @@ static void send_tags(struct strata_req *r, const void *tags, size_t len, const 
         strata_req_error(r, S3E_InternalError, STRATA_ECORRUPT);
         return;
     }
-    struct MHD_Response *resp = strata_req_xml_response(r, &b);
-    if (!resp)
-        return;
-    if (vid && vid[0] && r->binfo.versioning != STRATA_VERSIONING_OFF)
-        MHD_add_response_header(resp, "x-amz-version-id", vid);
-    strata_req_send(r, 200, resp);
+    strata_req_send_xml_hdr(r, 200, &b, "x-amz-version-id", answered_vid(r, vid));
 }
 
 static void send_done(struct strata_req *r, int status, const char *vid)
 {
-    struct MHD_Response *resp =
-        MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
-    if (vid && vid[0] && r->binfo.versioning != STRATA_VERSIONING_OFF)
-        MHD_add_response_header(resp, "x-amz-version-id", vid);
-    strata_req_send(r, status, resp);
+    strata_req_send_empty_hdr(r, status, "x-amz-version-id", answered_vid(r, vid));
 }
 
 static void obj_error(struct strata_req *r, int rc, const char *vid)

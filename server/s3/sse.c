@@ -15,7 +15,6 @@
 #include <sys/stat.h>
 
 #include <jansson.h>
-#include <microhttpd.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
@@ -609,25 +608,25 @@ int strata_sse_mpu_hdrs_check(struct strata_req *r)
 }
 
 void strata_sse_resp_hdrs(struct strata_req *r, const struct strata_obj_info *in,
-                          struct MHD_Response *resp)
+                          struct strata_resp *resp)
 {
     struct desc_view dv;
     if (in->sse_len && desc_view(in->sse, in->sse_len, &dv) == 0) {
         bool kms = dv.mode == STRATA_SSE_MODE_KMS;
-        MHD_add_response_header(resp, "x-amz-server-side-encryption", kms ? "aws:kms" : "AES256");
+        strata_resp_hdr(resp, "x-amz-server-side-encryption", kms ? "aws:kms" : "AES256");
         char c64[KMS_CTX_MAX * 2];
         if (kms)
-            MHD_add_response_header(resp, "x-amz-server-side-encryption-aws-kms-key-id", dv.name);
+            strata_resp_hdr(resp, "x-amz-server-side-encryption-aws-kms-key-id", dv.name);
         if (kms && dv.ctx_len && strata_b64_encode(dv.ctx, dv.ctx_len, c64, sizeof(c64)) > 0)
-            MHD_add_response_header(resp, "x-amz-server-side-encryption-context", c64);
+            strata_resp_hdr(resp, "x-amz-server-side-encryption-context", c64);
     }
     if (in->sse_len >= 2 && in->sse[1] == STRATA_SSE_MODE_C) {
         /* The key's MD5 is not stored: it is the request's, checked. */
         const char *md5 = strata_req_hdr(r, "x-amz-server-side-encryption-customer-key-MD5");
-        MHD_add_response_header(resp, "x-amz-server-side-encryption-customer-algorithm",
+        strata_resp_hdr(resp, "x-amz-server-side-encryption-customer-algorithm",
                                 "AES256");
         if (md5)
-            MHD_add_response_header(resp, "x-amz-server-side-encryption-customer-key-MD5", md5);
+            strata_resp_hdr(resp, "x-amz-server-side-encryption-customer-key-MD5", md5);
     }
 }
 

@@ -68,7 +68,7 @@
 
 struct strata_kms;
 struct strata_req;
-struct MHD_Response;
+struct strata_resp;
 
 /* Loads and checks path.  0, or -1 with a message in err. */
 int strata_kms_load(const char *path, struct strata_kms **out, char *err, size_t errlen);
@@ -170,7 +170,7 @@ int strata_sse_mpu_hdrs_check(struct strata_req *r);
 /* The SSE headers of a response about version in (SSE-C echoes the
  * request's key MD5). */
 void strata_sse_resp_hdrs(struct strata_req *r, const struct strata_obj_info *in,
-                          struct MHD_Response *resp);
+                          struct strata_resp *resp);
 
 /* ---- bucket default encryption (s3_bucket_encryption.c) ----------------- */
 

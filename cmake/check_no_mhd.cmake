@@ -1,0 +1,32 @@
+# Only the transport (server/http/) talks to libmicrohttpd: every other
+# server file answers through server/http/response.h (and reads forms
+# through form.h).  Fails listing each line that names an MHD_ symbol
+# outside it; srv.h may only forward-declare the transport's handles.
+# cmake -DSRC=<source tree> -P check_no_mhd.cmake
+if(NOT SRC)
+  message(FATAL_ERROR "usage: cmake -DSRC=<source tree> -P check_no_mhd.cmake")
+endif()
+file(GLOB_RECURSE files ${SRC}/server/*.c ${SRC}/server/*.h)
+set(bad "")
+set(checked 0)
+foreach(f ${files})
+  if(f MATCHES "/server/http/")
+    continue()
+  endif()
+  math(EXPR checked "${checked} + 1")
+  file(STRINGS ${f} lines REGEX "MHD_")
+  foreach(l ${lines})
+    if(f MATCHES "/server/srv\\.h$" AND l MATCHES "^ *struct MHD_[A-Za-z]+ *\\*?[a-z_]*;")
+      continue()
+    endif()
+    file(RELATIVE_PATH rel ${SRC} ${f})
+    string(APPEND bad "  ${rel}: ${l}\n")
+  endforeach()
+endforeach()
+if(checked LESS 50)
+  message(FATAL_ERROR "only ${checked} server files found under ${SRC}/server")
+endif()
+if(bad)
+  message(FATAL_ERROR "libmicrohttpd used outside server/http/ (use response.h / form.h):\n${bad}")
+endif()
+message(STATUS "${checked} server files outside server/http/ name no MHD_ symbol")
