@@ -4,6 +4,8 @@ RADOS store): object bodies, lifecycle rules, storage classes, multipart
 uploads, /metrics and admin info readings, and the keys of a bucket on
 the remote."""
 
+import base64
+import datetime
 import hashlib
 import urllib.request
 
@@ -68,3 +70,15 @@ def mpu(c, b, k, parts):
             for i, p in enumerate(parts, 1)]
     return c.complete_multipart_upload(Bucket=b, Key=k, UploadId=up,
                                        MultipartUpload={"Parts": done})["ETag"]
+
+
+def lock_bucket(s, name):
+    """A client, a new bucket with Object Lock, a retain-until date two
+    days ahead, a body and its Content-MD5 (which locked PUTs need)."""
+    c = s.client()
+    b = s.bucket_name(name)
+    c.create_bucket(Bucket=b, ObjectLockEnabledForBucket=True)
+    until = (datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(days=2)).replace(
+        microsecond=0)
+    data = body(MiB + 3, b)
+    return c, b, until, data, base64.b64encode(hashlib.md5(data).digest()).decode()

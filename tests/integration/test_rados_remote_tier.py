@@ -24,9 +24,6 @@ copies would be on one gateway's disks) and a tier of local drives.
 Skipped (77) when the Ceph daemons are missing.
 """
 
-import base64
-import datetime
-import hashlib
 import json
 import os
 import re
@@ -37,7 +34,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from rados_gw import flags, gateway, rados_init, require_daemon_on_rados  # noqa: E402
 from remote_tier_common import (MiB, body, bucket_keys, lifecycle, md5, metric,  # noqa: E402
-                                mpu, remote_info, storage_class)
+                                lock_bucket, mpu, remote_info, storage_class)
 from strata_harness import Strata, expect_error, log, run, test, wait_until  # noqa: E402
 
 BIN = os.environ.get("STRATA_BIN", "")
@@ -159,13 +156,7 @@ def writes_never_name_the_remote_class(s):
 @test
 def locked_versions_stay(s):
     # The tier has no lock flag: a version under Object Lock never moves.
-    c = s.client()
-    b = s.bucket_name("lock")
-    c.create_bucket(Bucket=b, ObjectLockEnabledForBucket=True)
-    until = (datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(days=2)).replace(
-        microsecond=0)
-    data = body(MiB + 3, b)
-    cmd5 = base64.b64encode(hashlib.md5(data).digest()).decode()
+    c, b, until, data, cmd5 = lock_bucket(s, "lock")
     c.put_object(Bucket=b, Key="retained", Body=data, ContentMD5=cmd5,
                  ObjectLockMode="GOVERNANCE", ObjectLockRetainUntilDate=until)
     c.put_object(Bucket=b, Key="free", Body=data, ContentMD5=cmd5)

@@ -52,7 +52,7 @@ import time
 from botocore.exceptions import ClientError
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from remote_tier_common import (body, bucket_keys, lifecycle, md5, metric, mpu,  # noqa: E402
-                                remote_info, storage_class)
+                                lock_bucket, remote_info, storage_class)
 from strata_harness import (Strata, data_files, expect_error, free_port, log, run,  # noqa: E402
                             test, wait_until)
 
@@ -496,13 +496,7 @@ def kill9_after_switch(s):
 
 @test
 def locked_versions(s):
-    c = s.client()
-    b = s.bucket_name("lock")
-    c.create_bucket(Bucket=b, ObjectLockEnabledForBucket=True)
-    until = (datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(days=2)).replace(
-        microsecond=0)
-    data = body(MiB + 3, b)
-    cmd5 = base64.b64encode(hashlib.md5(data).digest()).decode()
+    c, b, until, data, cmd5 = lock_bucket(s, "lock")
     v_ret = c.put_object(Bucket=b, Key="retained", Body=data, ContentMD5=cmd5,
                          ObjectLockMode="COMPLIANCE", ObjectLockRetainUntilDate=until)["VersionId"]
     v_hold = c.put_object(Bucket=b, Key="held", Body=data, ContentMD5=cmd5,
