@@ -224,15 +224,18 @@ def launch(s, crash_step):
     assert s._wait_ready(30), "strata did not start"
 
 
-def reclaim_keys():
-    """Transition intents (x/), pending data (w/) and reclaim entries (g/)
-    left in any index shard of P.meta: none once a transition is resolved
-    and the reclaim grace has passed."""
+def index_shards():
+    return {o for o in pool_objects(PREFIX + ".meta") if o.startswith("idx.")}
+
+
+def shard_keys(shards, kinds=("x/", "w/", "g/")):
+    """Keys of those kinds in the index shards; by default transition
+    intents (x/), pending data (w/) and reclaim entries (g/): none once a
+    transition is resolved and the reclaim grace has passed."""
     left = []
-    for obj in pool_objects(PREFIX + ".meta"):
-        if obj.startswith("idx."):
-            keys = CLUSTER.rados("-p", PREFIX + ".meta", "listomapkeys", obj).stdout
-            left += [(obj, k) for k in keys.splitlines() if k[:2] in ("x/", "w/", "g/")]
+    for obj in shards:
+        keys = CLUSTER.rados("-p", PREFIX + ".meta", "listomapkeys", obj).stdout
+        left += [(obj, k) for k in keys.splitlines() if k[:2] in kinds]
     return left
 
 
@@ -240,7 +243,10 @@ def crash_run(s, step, shape):
     s.proc.terminate()
     assert s.proc.wait(30) == 0
     launch(s, step)
+    shards0 = index_shards()
     c, b, hot0, warm0 = fresh_bucket(s, f"crash{step}{shape[0]}")
+    shards = index_shards() - shards0  # the bucket's
+    assert shards, "no index shard made for the bucket"
     if shape == "single":
         data = body(9 * MiB + 1, b)
         c.put_object(Bucket=b, Key="k", Body=data)
@@ -252,6 +258,8 @@ def crash_run(s, step, shape):
         want = [[0], [0, 1]]
     hot_new = data_ids(pool_objects(HOT) - hot0)
     assert sorted(hot_new.values()) == want, hot_new
+    heads = [k for _, k in shard_keys(shards, ("h/",))]
+    assert len(heads) == 1 and heads[0].startswith("h/k"), heads  # the listing sees the shards
     rule(c, b)
     rc = s.proc.wait(30)
     assert rc == 137, f"the daemon exited with {rc}, not at transition step {step}"
@@ -272,7 +280,7 @@ def crash_run(s, step, shape):
     def settled():
         new = data_ids(pool_objects(WARM) - warm0)
         return sorted(new.values()) == want and \
-            not (set(data_ids(pool_objects(HOT))) & set(hot_new)) and not reclaim_keys()
+            not (set(data_ids(pool_objects(HOT))) & set(hot_new)) and not shard_keys(shards)
     wait_until("exactly one warm copy, no hot one, no entry left", settled, 30)
     c.delete_object(Bucket=b, Key="k")
     wait_until("the warm copy reclaimed after the delete",
