@@ -52,9 +52,7 @@ static int remote_tiers(struct strata_srv *s, struct strata_tier **out, unsigned
     *n = 0;
     for (unsigned i = 0; s->tiers && i < s->tiers->n; i++) {
         struct strata_srv_tier *t = &s->tiers->t[i];
-        if (!t->url)
-            continue;
-        if (t->lock || t->restore) {
+        if (t->url && (t->lock || t->restore)) {
             strata_srv_log(STRATA_LOG_ERR,
                            "tier %s: s3,%s on the RADOS store: its %s would be kept on one "
                            "gateway's disks; give the tier as NAME:s3:URL",
@@ -62,6 +60,11 @@ static int remote_tiers(struct strata_srv *s, struct strata_tier **out, unsigned
                            t->lock ? "queue of lock changes" : "restored copies' records");
             return 2;
         }
+    }
+    for (unsigned i = 0; s->tiers && i < s->tiers->n; i++) {
+        struct strata_srv_tier *t = &s->tiers->t[i];
+        if (!t->url)
+            continue;
         char err[512];
         struct strata_logger log = strata_srv_logger();
         if (strata_srv_tier_open(s->tiers, t, 0, &log, err, sizeof(err)) != 0) {
