@@ -9,6 +9,8 @@ import datetime
 import hashlib
 import urllib.request
 
+from strata_harness import expect_error
+
 MiB = 1 << 20
 
 
@@ -82,3 +84,12 @@ def lock_bucket(s, name):
         microsecond=0)
     data = body(MiB + 3, b)
     return c, b, until, data, base64.b64encode(hashlib.md5(data).digest()).decode()
+
+
+def class_writes_refused(c, b, cls):
+    """A PUT and a CreateMultipartUpload naming a remote tier's class cls
+    are refused (remote tiers take data by lifecycle transitions only)."""
+    expect_error(lambda: c.put_object(Bucket=b, Key="k", Body=b"x" * 70000, StorageClass=cls),
+                 "InvalidStorageClass", 400)
+    expect_error(lambda: c.create_multipart_upload(Bucket=b, Key="m", StorageClass=cls),
+                 "InvalidStorageClass", 400)

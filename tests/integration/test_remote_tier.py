@@ -51,8 +51,9 @@ import time
 
 from botocore.exceptions import ClientError
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from remote_tier_common import (body, bucket_keys, lifecycle, md5, metric, mpu,  # noqa: E402
-                                lock_bucket, remote_info, storage_class)
+from remote_tier_common import (body, bucket_keys, class_writes_refused,  # noqa: E402
+                                lifecycle, lock_bucket, md5, metric, mpu, remote_info,
+                                storage_class)
 from strata_harness import (Strata, data_files, expect_error, free_port, log, run,  # noqa: E402
                             test, wait_until)
 
@@ -272,12 +273,7 @@ def writes_never_name_a_remote_class(s):
     c.create_bucket(Bucket=b)
     before = set(remote_keys(COLD_BUCKET))
     for cls in ("STANDARD_IA", "GLACIER"):
-        expect_error(lambda cls=cls: c.put_object(Bucket=b, Key="k", Body=b"x" * 70000,
-                                                  StorageClass=cls),
-                     "InvalidStorageClass", 400)
-        expect_error(lambda cls=cls: c.create_multipart_upload(Bucket=b, Key="m",
-                                                               StorageClass=cls),
-                     "InvalidStorageClass", 400)
+        class_writes_refused(c, b, cls)
     c.put_object(Bucket=b, Key="k", Body=b"y" * 70000)
     expect_error(lambda: c.copy_object(Bucket=b, Key="k", CopySource={"Bucket": b, "Key": "k"},
                                        StorageClass="STANDARD_IA"), "InvalidStorageClass", 400)
