@@ -32,7 +32,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from rados_gw import flags, gateway, rados_init, require_daemon_on_rados  # noqa: E402
+from rados_gw import flags, gateway, launch, rados_init, require_daemon_on_rados  # noqa: E402
 from remote_tier_common import (MiB, body, bucket_keys, class_writes_refused,  # noqa: E402
                                 lifecycle, lock_bucket, md5, metric, mpu, remote_info,
                                 storage_class)
@@ -169,15 +169,6 @@ def locked_versions_stay(s):
     assert storage_class(c, b, "retained") == "STANDARD"
     assert md5(c.get_object(Bucket=b, Key="retained")["Body"].read()) == md5(data)
     assert len(remote_keys() - before) == 1
-
-
-def launch(s, crash_step):
-    s.extra_env = {"STRATA_DEBUG_TRANSITION_CRASH": str(crash_step)} if crash_step else {}
-    with open(s.log_path, "ab") as logf:
-        s.proc = subprocess.Popen(
-            [BIN, "server", "--address", f"127.0.0.1:{s.port}"] + s.args + s.drives,
-            env=s._daemon_env(), stdin=subprocess.DEVNULL, stdout=logf, stderr=subprocess.STDOUT)
-    assert s._wait_ready(30), "strata did not start"
 
 
 def crash_run(s, step):

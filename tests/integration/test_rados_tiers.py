@@ -36,7 +36,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from rados_gw import flags, rados_init, require_daemon_on_rados  # noqa: E402
+from rados_gw import flags, launch, rados_init, require_daemon_on_rados  # noqa: E402
 from strata_harness import Strata, log, run, test, wait_until  # noqa: E402
 
 BIN = os.environ.get("STRATA_BIN", "")
@@ -210,18 +210,6 @@ def put_naming_the_class_writes_to_the_pool(s):
     wait_until("the warm copy reclaimed after the delete",
                lambda: not (pool_objects(WARM) - warm0), 30)
     c.delete_bucket(Bucket=b)
-
-
-def launch(s, crash_step):
-    """Start our daemon again (same port, config) with the crash hook at step K."""
-    s.extra_env = {}
-    if crash_step:
-        s.extra_env["STRATA_DEBUG_TRANSITION_CRASH"] = str(crash_step)
-    with open(s.log_path, "ab") as logf:
-        s.proc = subprocess.Popen(
-            [BIN, "server", "--address", f"127.0.0.1:{s.port}"] + s.args + s.drives,
-            env=s._daemon_env(), stdin=subprocess.DEVNULL, stdout=logf, stderr=subprocess.STDOUT)
-    assert s._wait_ready(30), "strata did not start"
 
 
 def index_shards():
