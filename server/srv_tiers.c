@@ -84,6 +84,12 @@ bool strata_srv_tier_spec_is_pool(const char *spec)
     return colon && strncmp(colon + 1, STRATA_SRV_TIER_POOL, strlen(STRATA_SRV_TIER_POOL)) == 0;
 }
 
+bool strata_srv_tier_spec_is_remote(const char *spec)
+{
+    const char *colon = strchr(spec, ':');
+    return colon && (strncmp(colon + 1, "s3:", 3) == 0 || strncmp(colon + 1, "s3,", 3) == 0);
+}
+
 /* NAME:s3[,lock][,restore]:URL (rest is what follows NAME:, at "s3"). */
 static int remote_add(struct strata_srv_tiers *ts, struct strata_srv_tier *t, const char *rest,
                       char *err, size_t errlen)
@@ -139,7 +145,7 @@ int strata_srv_tiers_add(struct strata_srv_tiers *ts, const char *spec, char *er
     memset(t, 0, sizeof(*t));
     memcpy(t->name, name, strlen(name) + 1); /* at most STRATA_TIER_NAME_MAX, checked */
     const char *rest = colon + 1;
-    if (strncmp(rest, "s3:", 3) == 0 || strncmp(rest, "s3,", 3) == 0)
+    if (strata_srv_tier_spec_is_remote(spec))
         return remote_add(ts, t, rest, err, errlen);
     if (strncmp(rest, STRATA_SRV_TIER_POOL, strlen(STRATA_SRV_TIER_POOL)) == 0)
         return pool_add(ts, t, rest, err, errlen);

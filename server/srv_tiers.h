@@ -73,6 +73,8 @@ int strata_srv_tier_open(struct strata_srv_tiers *ts, struct strata_srv_tier *t,
 void strata_srv_tier_close(struct strata_srv_tier *t);
 /* Whether a tier spec is NAME:rados:POOL (checked or not). */
 bool strata_srv_tier_spec_is_pool(const char *spec);
+/* Whether a tier spec is NAME:s3[,FLAGS]:URL (checked or not). */
+bool strata_srv_tier_spec_is_remote(const char *spec);
 void strata_srv_tiers_fini(struct strata_srv_tiers *ts); /* closes and frees */
 /* Whether the tier named name is a remote (S3) tier: reached by lifecycle
  * transitions only, never by a write naming its class. */

@@ -1157,12 +1157,14 @@ int strata_meta_rados_check(const struct strata_rados_opts *o, char *msg, size_t
  * strata_meta_rados_check first, so the errors and ei->msg are its
  * (STRATA_EIO unreachable within ro->timeout_s, STRATA_ENOTFOUND a pool or
  * the layout missing: "run strata rados init", STRATA_EINVAL the conf file,
- * STRATA_ENOTIMPL built without librados).  No drive is used; opts->tiers
- * are not (a tier's data on local drives would split the namespace), nor
- * the RocksDB sizes: the tiers besides hot are ro->tiers, pools of the
- * same cluster (STRATA_ENOTFOUND when one's pool does not exist,
- * STRATA_EINVAL for a bad name or pool, both with ei->msg).  Close with
- * strata_meta_close.
+ * STRATA_ENOTIMPL built without librados).  No drive is used, nor the
+ * RocksDB sizes: the tiers besides hot are ro->tiers, pools of the same
+ * cluster (STRATA_ENOTFOUND when one's pool does not exist, STRATA_EINVAL
+ * for a bad name or pool, both with ei->msg), then opts->tiers, the
+ * caller's as on local drives (remote S3 tiers: their data is off the
+ * cluster, every record naming it in the cluster; the caller must not hand
+ * over a tier on local drives, which other gateways could not reach).
+ * Close with strata_meta_close.
  */
 int strata_meta_open_rados(const struct strata_rados_opts *ro, const struct strata_meta_opts *opts,
                            struct strata_meta **out, struct strata_errinfo *ei);

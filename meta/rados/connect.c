@@ -386,7 +386,7 @@ int strata_meta__rados_hot_tier(struct strata_meta *m, char *msg, size_t cap)
         say(msg, cap, "cannot open pool %s: %s", pool, strata_strerror(rc));
         return rc;
     }
-    m->ntiers = 1;
+    m->ntiers = r->tiers_owned = 1;
     return 0;
 }
 

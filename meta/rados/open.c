@@ -51,7 +51,26 @@ static int pool_tiers(struct strata_meta *m, const struct strata_rados_opts *ro,
                      strata_strerror(rc));
             return rc;
         }
-        m->ntiers++;
+        r->tiers_owned = ++m->ntiers;
+    }
+    return 0;
+}
+
+/* The caller's tiers (strata_meta_opts.tiers: remote S3 tiers, whose data
+ * is off the cluster but whose records, intents and reclaim entries are in
+ * it like a pool tier's) after the pools: kept, never closed by m. */
+static int caller_tiers(struct strata_meta *m, const struct strata_meta_opts *opts, char *msg,
+                        size_t cap)
+{
+    for (unsigned i = 0; opts && i < opts->ntiers; i++) {
+        struct strata_tier *x = opts->tiers[i];
+        if (!x || m->ntiers == STRATA_TIERS_MAX || strata_meta__tier(m, x->name) ||
+            strcmp(x->name, STRATA_TIER_HOT) == 0) {
+            snprintf(msg, cap, "tier %s: given twice, named hot, or more than %d tiers",
+                     x ? x->name : "?", STRATA_TIERS_MAX);
+            return STRATA_EINVAL;
+        }
+        m->tiers[m->ntiers++] = x;
     }
     return 0;
 }
@@ -79,6 +98,8 @@ int strata_meta_open_rados(const struct strata_rados_opts *ro, const struct stra
     rc = strata_meta__rados_hot_tier(m, msg, sizeof(msg));
     if (rc == 0)
         rc = pool_tiers(m, ro, msg, sizeof(msg));
+    if (rc == 0)
+        rc = caller_tiers(m, opts, msg, sizeof(msg));
     if (rc) {
         if (ei)
             snprintf(ei->msg, sizeof(ei->msg), "%s", msg);
@@ -101,9 +122,11 @@ int strata_meta_open_rados(const struct strata_rados_opts *ro, const struct stra
 
 void strata_meta__rados_store_close(struct strata_meta *m)
 {
-    for (unsigned i = 0; i < m->ntiers; i++) /* all ours; their aio needs the connection */
+    struct meta_rados *r = meta_rados_of(m);
+    /* Ours before the connection (their aio needs it); the caller's stay. */
+    for (unsigned i = 0; r && i < r->tiers_owned && i < m->ntiers; i++)
         strata_tier_destroy(m->tiers[i]);
     m->ntiers = 0;
-    strata_meta__rados_disconnect(meta_rados_of(m));
+    strata_meta__rados_disconnect(r);
     m->store_priv = NULL;
 }

@@ -52,6 +52,9 @@ struct meta_rados {
     strata_meta__invalidate_fn cb;
     void *cb_ud;
     int64_t reclaim_grace_ms; /* g/ entries' DUE = commit + this (RADOS_RECLAIM_GRACE_MS) */
+    /* m->tiers[0..tiers_owned) are this store's (hot and the pools), closed
+     * with it; the ones after are the caller's (strata_meta_opts.tiers). */
+    unsigned tiers_owned;
     /* A broken watch is re-established by its own thread (lease_ctl.c),
      * woken through watch_cv; caches are dropped meanwhile. */
     pthread_cond_t watch_cv;

@@ -59,6 +59,18 @@ def gateway(c, prefix, keys=None, args=()):
     return Strata(args=flags(c, prefix) + list(args), drives=[], keys=keys)
 
 
+def launch(s, crash_step):
+    """Start s's daemon again (same port, flags, pools) with the transition
+    crash hook at step crash_step (0: none: STRATA_DEBUG_TRANSITION_CRASH,
+    the daemon _exit(137)s, as kill -9, when a transition reaches it)."""
+    s.extra_env = {"STRATA_DEBUG_TRANSITION_CRASH": str(crash_step)} if crash_step else {}
+    with open(s.log_path, "ab") as logf:
+        s.proc = subprocess.Popen(
+            [BIN, "server", "--address", f"127.0.0.1:{s.port}"] + s.args + s.drives,
+            env=s._daemon_env(), stdin=subprocess.DEVNULL, stdout=logf, stderr=subprocess.STDOUT)
+    assert s._wait_ready(30), "strata did not start"
+
+
 def start_put(srv, bucket, key, data, send, query="", method="PUT"):
     """A signed PUT (or method) of data through srv (to /bucket/key?query:
     an object, a part with "partNumber=N&uploadId=U", a complete with POST

@@ -107,8 +107,8 @@ def refuses_local_storage_with_rados(a):
          "--rados-conf cannot be combined with drives: objects and metadata are all in the "
          "cluster"),
         (f + ["--tier", "warm:/tmp/never-used-w{1...4}"],
-         "--rados-conf cannot be combined with --tier NAME:DRIVES or NAME:s3:URL: tiers of a "
-         "RADOS store are pools of its cluster (--tier NAME:rados:POOL)"),
+         "--rados-conf cannot be combined with --tier NAME:DRIVES: tiers of a RADOS store are "
+         "pools of its cluster (--tier NAME:rados:POOL) or remote S3 endpoints (NAME:s3:URL)"),
     ]
     for args, want in cases:
         rc, out, _ = start_fails(args)

@@ -35,8 +35,10 @@ import subprocess
 import sys
 import time
 
+from botocore.exceptions import ConnectionClosedError, EndpointConnectionError
+
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from rados_gw import flags, rados_init, require_daemon_on_rados  # noqa: E402
+from rados_gw import flags, launch, rados_init, require_daemon_on_rados  # noqa: E402
 from strata_harness import Strata, log, run, test, wait_until  # noqa: E402
 
 BIN = os.environ.get("STRATA_BIN", "")
@@ -212,28 +214,46 @@ def put_naming_the_class_writes_to_the_pool(s):
     c.delete_bucket(Bucket=b)
 
 
-def launch(s, crash_step):
-    """Start our daemon again (same port, config) with the crash hook at step K."""
-    s.extra_env = {}
-    if crash_step:
-        s.extra_env["STRATA_DEBUG_TRANSITION_CRASH"] = str(crash_step)
-    with open(s.log_path, "ab") as logf:
-        s.proc = subprocess.Popen(
-            [BIN, "server", "--address", f"127.0.0.1:{s.port}"] + s.args + s.drives,
-            env=s._daemon_env(), stdin=subprocess.DEVNULL, stdout=logf, stderr=subprocess.STDOUT)
-    assert s._wait_ready(30), "strata did not start"
+def index_shards():
+    return {o for o in pool_objects(PREFIX + ".meta") if o.startswith("idx.")}
 
 
-def crash_run(s, step):
+def shard_keys(shards, kinds=("x/", "w/", "g/")):
+    """Keys of those kinds in the index shards; by default transition
+    intents (x/), pending data (w/) and reclaim entries (g/): none once a
+    transition is resolved and the reclaim grace has passed."""
+    left = []
+    for obj in shards:
+        keys = CLUSTER.rados("-p", PREFIX + ".meta", "listomapkeys", obj).stdout
+        left += [(obj, k) for k in keys.splitlines() if k[:2] in kinds]
+    return left
+
+
+def crash_run(s, step, shape):
     s.proc.terminate()
     assert s.proc.wait(30) == 0
     launch(s, step)
-    c, b, hot0, warm0 = fresh_bucket(s, f"crash{step}")
-    data = body(9 * MiB + 1, b)
-    c.put_object(Bucket=b, Key="k", Body=data)
+    shards0 = index_shards()
+    c, b, hot0, warm0 = fresh_bucket(s, f"crash{step}{shape[0]}")
+    shards = index_shards() - shards0  # the bucket's
+    assert shards, "no index shard made for the bucket"
+    if shape == "single":
+        data = body(9 * MiB + 1, b)
+        c.put_object(Bucket=b, Key="k", Body=data)
+        want = [[0, 1, 2]]
+    else:
+        parts = [body(5 * MiB, b + "1"), body(MiB + 3, b + "2")]
+        put_multipart(c, b, "k", parts)
+        data = b"".join(parts)
+        want = [[0], [0, 1]]
     hot_new = data_ids(pool_objects(HOT) - hot0)
-    assert list(hot_new.values()) == [[0, 1, 2]], hot_new
-    rule(c, b)
+    assert sorted(hot_new.values()) == want, hot_new
+    heads = [k for _, k in shard_keys(shards, ("h/",))]
+    assert len(heads) == 1 and heads[0].startswith("h/k"), heads  # the listing sees the shards
+    try:
+        rule(c, b)
+    except (ConnectionClosedError, EndpointConnectionError):
+        pass  # the transition reached the step and the daemon died before the answer
     rc = s.proc.wait(30)
     assert rc == 137, f"the daemon exited with {rc}, not at transition step {step}"
     launch(s, 0)
@@ -242,26 +262,42 @@ def crash_run(s, step):
                lambda: c.head_object(Bucket=b, Key="k").get("StorageClass") == "STANDARD_IA",
                60)
     assert c.get_object(Bucket=b, Key="k")["Body"].read() == data, "bytes changed"
-    vers = c.list_object_versions(Bucket=b).get("Versions", [])
-    assert [v["Key"] for v in vers] == ["k"], vers
-    # Nothing twice, nothing lost: one copy of 3 stripes in the warm pool
-    # (the killed attempt's copy reclaimed), the hot copy gone.
+    g = c.get_object(Bucket=b, Key="k", Range=f"bytes={5 * MiB - 2}-{5 * MiB + 1}")
+    assert g["Body"].read() == data[5 * MiB - 2:5 * MiB + 2], "ranged bytes changed"
+    vers = c.list_object_versions(Bucket=b)
+    assert [v["Key"] for v in vers.get("Versions", [])] == ["k"], vers
+    assert not vers.get("DeleteMarkers"), vers
+    # Nothing twice, nothing lost: one copy in the warm pool (the killed
+    # attempt's copy reclaimed), the hot copy gone, and no intent, pending
+    # or reclaim entry left once the grace passed.
     def settled():
         new = data_ids(pool_objects(WARM) - warm0)
-        return list(new.values()) == [[0, 1, 2]] and \
-            not (set(data_ids(pool_objects(HOT))) & set(hot_new))
-    wait_until("exactly one warm copy and no hot one", settled, 30)
+        return sorted(new.values()) == want and \
+            not (set(data_ids(pool_objects(HOT))) & set(hot_new)) and not shard_keys(shards)
+    wait_until("exactly one warm copy, no hot one, no entry left", settled, 30)
     c.delete_object(Bucket=b, Key="k")
+    wait_until("the warm copy reclaimed after the delete",
+               lambda: pool_objects(WARM) == warm0, 30)
     c.delete_bucket(Bucket=b)
 
 
-@test
-def kill_mid_transition_resumes(s):
-    # Step 3: the copy is complete in the pool, not yet verified nor named
-    # by the record.  (Each kill costs a lease period, 15 s, before the
-    # restarted gateway's ILM runs: one step here; test_tiers_crash.py
-    # covers every step of the same protocol on local tiers.)
-    crash_run(s, 3)
+def kill_at(step, shape):
+    # The daemon _exit(137)s (as kill -9) at transition step K
+    # (STRATA_DEBUG_TRANSITION_CRASH: 1 intent written, 2 first MiB copied,
+    # 3 copy durable, 4 verified, 5 record switched, 6 and 7 after the one op
+    # that queues the old copy for removal and drops the intent), then runs
+    # again without the hook.  Each
+    # kill costs a lease period (15 s) before the restarted gateway's ILM runs.
+    def fn(s):
+        crash_run(s, step, shape)
+    fn.__name__ = f"kill_at_step_{step}_{shape}"
+    return fn
+
+
+for _step in range(1, 8):
+    test(kill_at(_step, "single"))
+for _step in (3, 5):
+    test(kill_at(_step, "multipart"))
 
 
 @test
@@ -279,8 +315,8 @@ def bad_tier_specs_refuse_the_start(s):
         (f + ["--tier", f"hot:rados:{WARM}"], 2,
          "tier hot is the pool PREFIX.data of the RADOS store (--rados-pool-prefix)"),
         (f + ["--tier", "warm:/tmp/never-used-w{1...4}"], 2,
-         "--rados-conf cannot be combined with --tier NAME:DRIVES or NAME:s3:URL: tiers of a "
-         "RADOS store are pools of its cluster (--tier NAME:rados:POOL)"),
+         "--rados-conf cannot be combined with --tier NAME:DRIVES: tiers of a RADOS store are "
+         "pools of its cluster (--tier NAME:rados:POOL) or remote S3 endpoints (NAME:s3:URL)"),
         (["--tier", f"warm:rados:{WARM}", s.tmp + "/local{1...4}"], 1,
          "tier warm: a pool (NAME:rados:POOL) needs the RADOS store (--rados-conf FILE)"),
     ]

@@ -48,10 +48,12 @@ import subprocess
 import sys
 import threading
 import time
-import urllib.request
 
 from botocore.exceptions import ClientError
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from remote_tier_common import (body, bucket_keys, class_writes_refused,  # noqa: E402
+                                lifecycle, lock_bucket, md5, metric, mpu, remote_info,
+                                storage_class)
 from strata_harness import (Strata, data_files, expect_error, free_port, log, run,  # noqa: E402
                             test, wait_until)
 
@@ -151,30 +153,6 @@ class Proxy:
 
 
 # ---- helpers -----------------------------------------------------------------
-def metrics(s):
-    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-    out = {}
-    with opener.open(f"{s.endpoint}/metrics", timeout=10) as r:
-        for line in r.read().decode().splitlines():
-            if line and not line.startswith("#"):
-                k, v = line.rsplit(" ", 1)
-                out[k] = float(v)
-    return out
-
-
-def metric(s, name):
-    return metrics(s).get(name, 0.0)
-
-
-def remote_info(s, tier):
-    st, doc = s.admin_get("info")
-    assert st == 200, doc
-    for t in doc["tiers"]:
-        if t["name"] == tier:
-            return t["remote"]
-    raise AssertionError(f"no tier {tier} in admin info: {doc}")
-
-
 def admin_info_text(s):
     """stdout of `strata admin info`."""
     env = {"PATH": "/usr/bin:/bin", "HOME": s.home, "STRATA_ENDPOINT": s.endpoint,
@@ -188,41 +166,9 @@ def admin_info_text(s):
     return p.stdout
 
 
-def body(n, seed):
-    return hashlib.sha256(seed.encode()).digest() * (n // 32) + b"r" * (n % 32)
-
-
-def md5(b):
-    return hashlib.md5(b).hexdigest()
-
-
 def remote_keys(bucket):
     """Keys in the remote bucket (under the tier's prefix)."""
-    rc = R.client()
-    out = []
-    for page in rc.get_paginator("list_objects_v2").paginate(Bucket=bucket):
-        out += [o["Key"] for o in page.get("Contents", [])]
-    return out
-
-
-def lifecycle(c, b, cls, days=0):
-    c.put_bucket_lifecycle_configuration(Bucket=b, LifecycleConfiguration={"Rules": [
-        {"ID": "age-out", "Filter": {}, "Status": "Enabled",
-         "Transitions": [{"Days": days, "StorageClass": cls}]}]})
-
-
-def storage_class(c, b, k, vid=None):
-    kw = {"VersionId": vid} if vid else {}
-    return c.head_object(Bucket=b, Key=k, **kw).get("StorageClass", "STANDARD")
-
-
-def mpu(c, b, k, parts):
-    up = c.create_multipart_upload(Bucket=b, Key=k)["UploadId"]
-    done = [{"PartNumber": i, "ETag": c.upload_part(Bucket=b, Key=k, UploadId=up, PartNumber=i,
-                                                    Body=p)["ETag"]}
-            for i, p in enumerate(parts, 1)]
-    return c.complete_multipart_upload(Bucket=b, Key=k, UploadId=up,
-                                       MultipartUpload={"Parts": done})["ETag"]
+    return bucket_keys(R.client(), bucket)
 
 
 # ---- tests ---------------------------------------------------------------------
@@ -327,12 +273,7 @@ def writes_never_name_a_remote_class(s):
     c.create_bucket(Bucket=b)
     before = set(remote_keys(COLD_BUCKET))
     for cls in ("STANDARD_IA", "GLACIER"):
-        expect_error(lambda cls=cls: c.put_object(Bucket=b, Key="k", Body=b"x" * 70000,
-                                                  StorageClass=cls),
-                     "InvalidStorageClass", 400)
-        expect_error(lambda cls=cls: c.create_multipart_upload(Bucket=b, Key="m",
-                                                               StorageClass=cls),
-                     "InvalidStorageClass", 400)
+        class_writes_refused(c, b, cls)
     c.put_object(Bucket=b, Key="k", Body=b"y" * 70000)
     expect_error(lambda: c.copy_object(Bucket=b, Key="k", CopySource={"Bucket": b, "Key": "k"},
                                        StorageClass="STANDARD_IA"), "InvalidStorageClass", 400)
@@ -551,13 +492,7 @@ def kill9_after_switch(s):
 
 @test
 def locked_versions(s):
-    c = s.client()
-    b = s.bucket_name("lock")
-    c.create_bucket(Bucket=b, ObjectLockEnabledForBucket=True)
-    until = (datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(days=2)).replace(
-        microsecond=0)
-    data = body(MiB + 3, b)
-    cmd5 = base64.b64encode(hashlib.md5(data).digest()).decode()
+    c, b, until, data, cmd5 = lock_bucket(s, "lock")
     v_ret = c.put_object(Bucket=b, Key="retained", Body=data, ContentMD5=cmd5,
                          ObjectLockMode="COMPLIANCE", ObjectLockRetainUntilDate=until)["VersionId"]
     v_hold = c.put_object(Bucket=b, Key="held", Body=data, ContentMD5=cmd5,
