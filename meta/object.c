@@ -1168,19 +1168,6 @@ static int put_verify(struct strata_put *p, char etag[STRATA_ETAG_MAX + 1],
         return STRATA_EBADDIGEST;
     if (p->etag_override[0])
         snprintf(etag, STRATA_ETAG_MAX + 1, "%s", p->etag_override);
-    if (p->sealed) { /* the checksum of a plaintext this side cannot read: as given */
-        if (p->sha256) {
-            uint8_t sh[EVP_MAX_MD_SIZE];
-            unsigned shl = 0;
-            if (EVP_DigestFinal_ex(p->sha256, sh, &shl) != 1 || shl != 32)
-                return STRATA_EINTERNAL;
-            if (memcmp(sh, p->exp_sha, 32) != 0)
-                return STRATA_ESHA256MISMATCH;
-        }
-        *ckl = p->has_ck ? p->exp_ck_len : 0;
-        memcpy(ck, p->exp_ck, *ckl);
-        return 0;
-    }
     if (p->sha256) {
         uint8_t sh[EVP_MAX_MD_SIZE];
         unsigned shl = 0;
@@ -1188,6 +1175,11 @@ static int put_verify(struct strata_put *p, char etag[STRATA_ETAG_MAX + 1],
             return STRATA_EINTERNAL;
         if (memcmp(sh, p->exp_sha, 32) != 0)
             return STRATA_ESHA256MISMATCH;
+    }
+    if (p->sealed) { /* the checksum of a plaintext this side cannot read: as given */
+        *ckl = p->has_ck ? p->exp_ck_len : 0;
+        memcpy(ck, p->exp_ck, *ckl);
+        return 0;
     }
     *ckl = strata_meta__cksum_len(p->ck_algo);
     switch (p->ck_algo) {
