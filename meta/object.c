@@ -582,6 +582,20 @@ int strata_obj_get_read(struct strata_get *g, uint64_t off, void *buf, size_t le
     return raw_read(g, off, buf, len);
 }
 
+uint64_t strata_obj_get_sealed_size(const struct strata_get *g)
+{
+    return g->enc && !(g->mrec.flags & REC_F_MULTIPART) ? g->ssize : 0;
+}
+
+int strata_obj_get_read_sealed(struct strata_get *g, uint64_t off, void *buf, size_t len)
+{
+    if (!strata_obj_get_sealed_size(g))
+        return STRATA_EINVAL;
+    if (off > g->ssize || len > g->ssize - off)
+        return STRATA_ERANGE;
+    return len ? raw_read(g, off, buf, len) : 0;
+}
+
 bool strata_obj_get_peekable(const struct strata_get *g)
 {
     /* Decrypted bytes need the caller's buffer; a multipart version is
@@ -740,6 +754,9 @@ struct strata_put {
     size_t sse_len;
     uint64_t stored;
     char etag_override[STRATA_ETAG_MAX + 1];
+    /* strata_put_opts.sse_sealed: writes are the sealed stream, counted
+     * in stored; got is set to the plaintext size once it is complete. */
+    bool sealed;
     /* MD5 (the ETag) of bytes that go through the erasure writer is taken
      * by the writer's observer thread (md5_observe_cb), beside this thread's
      * SHA-256, checksum, encode and I/O; it is final once the writer
@@ -931,7 +948,12 @@ static int put_begin(struct strata_meta *m, const struct strata_put_opts *opts, 
         p->exp_ck_len = ckl;
     }
     p->is_part = part;
-    if (opts->sse_key) {
+    if (opts->sse_sealed && (part || opts->sse_key || !opts->etag_override ||
+                             opts->size == UINT64_MAX)) {
+        rc = STRATA_EINVAL;
+        goto fail;
+    }
+    if (opts->sse_key || opts->sse_sealed) {
         rc = STRATA_EINVAL;
         if (!opts->sse || opts->sse_len == 0 || opts->sse_len > STRATA_SSE_DESC_MAX ||
             (opts->etag_override && strlen(opts->etag_override) > STRATA_ETAG_MAX))
@@ -943,7 +965,8 @@ static int put_begin(struct strata_meta *m, const struct strata_put_opts *opts, 
         p->sse_len = opts->sse_len;
         if (opts->etag_override)
             snprintf(p->etag_override, sizeof(p->etag_override), "%s", opts->etag_override);
-        rc = strata_sse__writer_create(opts->sse_key, stream, &p->enc);
+        p->sealed = opts->sse_sealed;
+        rc = p->sealed ? 0 : strata_sse__writer_create(opts->sse_key, stream, &p->enc);
         if (rc)
             goto fail;
     }
@@ -1043,6 +1066,13 @@ static int put_store(void *ud, const uint8_t *buf, size_t len);
 
 static int put_write(struct strata_put *p, const void *buf, size_t len)
 {
+    if (p->sealed) { /* the stream as it came: its size follows the plaintext's */
+        if (len > strata_sse__stream_size(p->size_expected) - p->stored)
+            return STRATA_EINCOMPLETE;
+        if (p->sha256 && EVP_DigestUpdate(p->sha256, buf, len) != 1)
+            return STRATA_EINTERNAL;
+        return put_store(p, buf, len);
+    }
     if (p->size_expected != UINT64_MAX && len > p->size_expected - p->got)
         return STRATA_EINCOMPLETE; /* more bytes than announced */
     if (p->sha256 && EVP_DigestUpdate(p->sha256, buf, len) != 1)
@@ -1145,6 +1175,11 @@ static int put_verify(struct strata_put *p, char etag[STRATA_ETAG_MAX + 1],
             return STRATA_EINTERNAL;
         if (memcmp(sh, p->exp_sha, 32) != 0)
             return STRATA_ESHA256MISMATCH;
+    }
+    if (p->sealed) { /* the checksum of a plaintext this side cannot read: as given */
+        *ckl = p->has_ck ? p->exp_ck_len : 0;
+        memcpy(ck, p->exp_ck, *ckl);
+        return 0;
     }
     *ckl = strata_meta__cksum_len(p->ck_algo);
     switch (p->ck_algo) {
@@ -1441,7 +1476,7 @@ static int put_decide(void *ud, const struct strata_meta__key_view *v,
     struct meta_rec *r = &x->r;
     memset(r, 0, sizeof(*r));
     r->size = p->got;
-    if (p->enc) {
+    if (p->enc || p->sealed) {
         r->size = p->stored;
         r->psize = p->got;
         r->sse = p->sse;
@@ -1515,6 +1550,8 @@ int strata_obj_put_commit(struct strata_put *p, struct strata_obj_info *out)
     uint8_t ck[STRATA_CKSUM_RAW_MAX];
     size_t ckl = 0;
     int rc = 0;
+    if (p->sealed && p->stored == strata_sse__stream_size(p->size_expected))
+        p->got = p->size_expected;
     if (p->size_expected != UINT64_MAX && p->got != p->size_expected) {
         strata_obj_put_abort(p);
         return STRATA_EINCOMPLETE;

@@ -437,6 +437,10 @@ struct tr {
     uint32_t *crcs;
     uint64_t bytes;
     bool copying_seen;
+    /* The Object Lock state the new copy holds on a tier that keeps lock
+     * state of its own (dst->ops->lock_set): the record's when the copy
+     * began, brought up to date before the switch (lock_catch_up). */
+    struct strata_obj_lock sent;
     /* Multipart: the new part table chunks and index. */
     char **tv;
     size_t *tvl;
@@ -513,20 +517,65 @@ static int copy_chunk_cb(void *ud, size_t n)
     return x->t->progress ? x->t->progress(x->t->ud, x->bytes) : 0;
 }
 
+/* What a tier that keeps lock state holds for lock l: false when l locks
+ * nothing now. */
+static bool tier_lock_of(struct strata_meta *m, const struct strata_obj_lock *l,
+                         struct strata_tier_lock *lk)
+{
+    int64_t now = strata_meta_lock_now_ms(m);
+    memset(lk, 0, sizeof(*lk));
+    lk->legal_hold = l->legal_hold;
+    bool locked = strata_obj_lock_active(l, now);
+    if (locked && l->mode != STRATA_LOCK_NONE && l->until_ms > now) {
+        lk->mode = l->mode;
+        lk->until_ms = l->until_ms;
+    }
+    return locked;
+}
+
 static int copy_piece(struct tr *x, size_t i, uint8_t *buf)
 {
     /* A tier that keeps lock state of its own gets the version's, or
      * refuses the move (ELOCKED) when it cannot keep it locked. */
-    struct strata_tier_lock lk = {.legal_hold = x->rec.lock.legal_hold};
-    bool locked = strata_obj_lock_active(&x->rec.lock, strata_meta_lock_now_ms(x->m));
-    if (locked && x->rec.lock.mode != STRATA_LOCK_NONE &&
-        x->rec.lock.until_ms > strata_meta_lock_now_ms(x->m)) {
-        lk.mode = x->rec.lock.mode;
-        lk.until_ms = x->rec.lock.until_ms;
-    }
+    struct strata_tier_lock lk;
+    bool locked = tier_lock_of(x->m, &x->rec.lock, &lk);
     return strata_meta__data_copy(x->src, x->dst, x->place, x->ps[i].id, x->nids[i],
                                   x->ps[i].size, locked ? &lk : NULL, copy_chunk_cb, x, buf,
                                   &x->crcs[i]);
+}
+
+static bool lock_same(const struct strata_obj_lock *a, const struct strata_obj_lock *b)
+{
+    return a->mode == b->mode && a->until_ms == b->until_ms && a->legal_hold == b->legal_hold;
+}
+
+/* A retention or legal hold changed while the data was copied (the record
+ * names the old tier then, so nothing else carries the change to the new
+ * copy): the new copy gets the version's current state before the switch,
+ * or the move is refused (ELOCKED from a tier that cannot lock, counted
+ * there) rather than leave the data less locked than its version. */
+static int lock_catch_up(struct tr *x)
+{
+    if (!x->dst->ops->lock_set)
+        return 0; /* the record alone holds the lock state */
+    uint8_t sk[SORTKEY_LEN];
+    struct meta_rec rec;
+    char *raw = NULL;
+    char vid[STRATA_VERSION_ID_MAX + 1];
+    memset(&rec, 0, sizeof(rec));
+    strata_meta__vid_format(x->sk, vid);
+    int rc = strata_meta__rec_get(x->m, x->t->bucket, x->t->key, vid, sk, &rec, &raw);
+    if (rc == 0 && !lock_same(&rec.lock, &x->sent)) {
+        struct strata_tier_lock lk;
+        tier_lock_of(x->m, &rec.lock, &lk);
+        for (size_t i = 0; rc == 0 && i < x->nps; i++)
+            rc = x->dst->ops->lock_set(x->dst->impl, x->place, x->nids[i], &lk);
+        if (rc == 0)
+            x->sent = rec.lock;
+    }
+    strata_meta__rec_fini(&rec);
+    free(raw);
+    return rc;
 }
 
 static int verify_piece(struct tr *x, size_t i, uint8_t *buf)
@@ -591,6 +640,8 @@ static int switch_cb(void *ud, const uint8_t *sk, const struct meta_rec *cur,
     if (memcmp(sk, x->sk, SORTKEY_LEN) != 0 || !strata_meta__rec_same_data(cur, o) ||
         strcmp(cur->tier, o->tier) != 0)
         return STRATA_EPRECOND;
+    if (x->dst->ops->lock_set && !lock_same(&cur->lock, &x->sent))
+        return STRATA_EBUSY; /* changed again since lock_catch_up: once more */
     e->storage_class = x->t->storage_class;
     e->tier = x->dst == x->m->tiers[0] ? "" : x->dst->name;
     if (cur->flags & REC_F_MULTIPART) {
@@ -673,8 +724,17 @@ static int move_data(struct tr *x, struct strata_transition_result *res)
         rc = new_ptab(x);
     char vid[STRATA_VERSION_ID_MAX + 1];
     strata_meta__vid_format(x->sk, vid);
-    if (rc == 0)
-        rc = strata_meta__rec_rewrite(m, t->bucket, t->key, vid, switch_cb, x, NULL);
+    /* The switch keeps the record's current lock state (it edits the
+     * tier and data ids only); the new copy is brought up to it first. */
+    x->sent = x->rec.lock;
+    for (int tries = 0; rc == 0; tries++) {
+        rc = lock_catch_up(x);
+        if (rc == 0)
+            rc = strata_meta__rec_rewrite(m, t->bucket, t->key, vid, switch_cb, x, NULL);
+        if (rc != STRATA_EBUSY || tries == 7)
+            break;
+        rc = 0;
+    }
     res->bytes = x->bytes;
     if (rc == 0) {
         res->moved = true;

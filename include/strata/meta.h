@@ -271,6 +271,15 @@ struct strata_put_opts {
     const void *sse;
     size_t sse_len;
     const char *etag_override;
+    /* A replica of a version encrypted elsewhere (bucket replication of
+     * SSE-C data, whose key this side never has): without sse_key, with
+     * sse and etag_override, the writes are the version's sealed stream
+     * (strata_obj_get_read_sealed on the source, size still the plaintext
+     * size) stored as they come.  The ETag and cksum given are stored as
+     * the version's, unchecked here (each chunk's GCM tag is checked on
+     * every read); Content-MD5 and SHA-256 cover the stream.  Not for
+     * parts. */
+    bool sse_sealed;
     /* Access control list of the new version, opaque to meta (the server
      * picks the encoding), copied; <= STRATA_ACL_MAX bytes (else
      * STRATA_ETOOBIG); NULL/0 stores none: the default ACL. */
@@ -354,6 +363,12 @@ void strata_obj_get_close(struct strata_get *g); /* NULL is a no-op */
  * (32 bytes) is given; until then strata_obj_get_read returns
  * STRATA_EINVAL.  A wrong key shows as STRATA_ECORRUPT on the first read. */
 int strata_obj_get_key(struct strata_get *g, const uint8_t *key);
+/* The stored (sealed) bytes of an encrypted single-part version, read
+ * without its key: their size (0: not such a version) and a read of
+ * [off, off + len) of them (STRATA_ERANGE past the end, STRATA_EINVAL on
+ * any other version).  Bucket replication sends these for SSE-C. */
+uint64_t strata_obj_get_sealed_size(const struct strata_get *g);
+int strata_obj_get_read_sealed(struct strata_get *g, uint64_t off, void *buf, size_t len);
 struct strata_part_info; /* defined with the multipart API below */
 /*
  * Part idx (1-based position in the completed object, what GET/HEAD

@@ -111,17 +111,22 @@ int strata_repl_spec_check(const char *spec, char *err, size_t err_len)
 
 /* ---- one version to the target -------------------------------------- */
 
-/* The bytes [base, base + size) of the version g reads; off from base. */
+/* The bytes [base, base + size) of the version g reads; off from base.
+ * sealed: its stored bytes (an SSE-C version), not the plaintext. */
 struct body {
     struct strata_get *g;
     uint64_t off, size, base;
+    bool sealed;
 };
 
 static int body_read_cb(void *ud, void *buf, size_t max, size_t *n)
 {
     struct body *b = ud;
     size_t want = b->size - b->off < max ? (size_t)(b->size - b->off) : max;
-    if (want && strata_obj_get_read(b->g, b->base + b->off, buf, want) != 0)
+    int rc = !want     ? 0
+             : b->sealed ? strata_obj_get_read_sealed(b->g, b->base + b->off, buf, want)
+                         : strata_obj_get_read(b->g, b->base + b->off, buf, want);
+    if (rc)
         return -1;
     b->off += want;
     *n = want;
@@ -134,10 +139,50 @@ static int body_rewind_cb(void *ud)
     return 0;
 }
 
+/* The encryption header lines of a replica of in (sse_replica.c reads
+ * them on a Strata target): an SSE-C version goes sealed, with its
+ * descriptor, size and ETag (and the SSE-C algorithm, which an S3 that is
+ * not a Strata peer refuses without the customer key, rather than store
+ * sealed bytes as plaintext); an SSE-KMS one as plaintext to encrypt
+ * under kms, the rule's ReplicaKmsKeyID, with its context and ETag; an
+ * SSE-S3 one as plaintext the target seals under its own key. */
+static size_t replica_sse_hdrs(const struct strata_obj_info *in, const char *kms, char **l)
+{
+    int mode = in->sse_len ? strata_sse_desc_mode(in->sse, in->sse_len) : 0;
+    size_t n = 0;
+    char line[8300], b64[STRATA_SSE_DESC_MAX * 2];
+    if (mode == STRATA_SSE_MODE_S3)
+        l[n++] = strdup("x-amz-server-side-encryption: AES256");
+    if (mode == STRATA_SSE_MODE_C &&
+        strata_b64_encode(in->sse, in->sse_len, b64, sizeof(b64)) > 0) {
+        l[n++] = strdup("x-amz-server-side-encryption-customer-algorithm: AES256");
+        snprintf(line, sizeof(line), STRATA_SSE_REPLICA_HDR ": %s", b64);
+        l[n++] = strdup(line);
+        snprintf(line, sizeof(line), STRATA_SSE_REPLICA_SIZE_HDR ": %llu",
+                 (unsigned long long)in->size);
+        l[n++] = strdup(line);
+    }
+    if (mode == STRATA_SSE_MODE_KMS && kms) {
+        l[n++] = strdup("x-amz-server-side-encryption: aws:kms");
+        snprintf(line, sizeof(line), "x-amz-server-side-encryption-aws-kms-key-id: %s", kms);
+        l[n++] = strdup(line);
+        if (strata_sse_kms_ctx_b64(in->sse, in->sse_len, b64, sizeof(b64)) == 1) {
+            snprintf(line, sizeof(line), "x-amz-server-side-encryption-context: %s", b64);
+            l[n++] = strdup(line);
+        }
+    }
+    if ((mode == STRATA_SSE_MODE_C || mode == STRATA_SSE_MODE_KMS) && in->nparts == 0) {
+        snprintf(line, sizeof(line), STRATA_SSE_REPLICA_ETAG_HDR ": %s", in->etag);
+        l[n++] = strdup(line);
+    }
+    return n;
+}
+
 /* The header lines of a replica: malloc'ed, NULL-ended, in *out; each
- * line in lines[] storage (freed by the caller with free of each). */
-static size_t replica_hdrs(const struct strata_obj_info *in, const char *sc, char **l,
-                           size_t max)
+ * line in lines[] storage (freed by the caller with free of each).  kms:
+ * as replica_sse_hdrs. */
+static size_t replica_hdrs(const struct strata_obj_info *in, const char *sc, const char *kms,
+                           char **l, size_t max)
 {
     size_t n = 0;
     char line[8300];
@@ -181,8 +226,7 @@ static size_t replica_hdrs(const struct strata_obj_info *in, const char *sc, cha
         snprintf(line, sizeof(line), "x-amz-storage-class: %s", sc);
         l[n++] = strdup(line);
     }
-    if (in->sse_len && strata_sse_desc_mode(in->sse, in->sse_len) == STRATA_SSE_MODE_S3)
-        l[n++] = strdup("x-amz-server-side-encryption: AES256");
+    n += replica_sse_hdrs(in, kms, l + n);
     l[n] = NULL;
     return n;
 }
@@ -254,7 +298,7 @@ static enum strata_s3c_result put_multipart(struct target *t, struct strata_get 
         }
         uint8_t md5[16];
         bool has_md5 = strlen(pi.etag) == 32 && strata_hex_decode(pi.etag, 16, md5, false) == 0;
-        struct body b = {g, 0, pi.size, pi.offset};
+        struct body b = {g, 0, pi.size, pi.offset, false};
         char ck[128], b64[64];
         const char *pl[] = {ck, NULL};
         bool has_ck = phdr && pi.cksum_len && pi.cksum_algo == in->cksum_algo &&
@@ -289,8 +333,9 @@ static enum strata_s3c_result put_multipart(struct target *t, struct strata_get 
 /* An SSE-S3 version is sent as its plaintext with x-amz-server-side-
  * encryption: AES256 (replica_hdrs), so the target seals it under its own
  * key, as AWS replicates SSE-S3 objects; its ETag, the MD5 of the
- * plaintext, is the same on both.  0, or -1 (logged) when the key store
- * cannot give the object key. */
+ * plaintext, is the same on both.  An SSE-KMS one the same way, with the
+ * rule's ReplicaKmsKeyID.  0, or -1 (logged) when the key store cannot
+ * give the object key. */
 static int sse_s3_open(struct target *t, struct strata_get *g, const struct strata_obj_info *in)
 {
     uint8_t key[32];
@@ -351,31 +396,49 @@ static enum strata_pqueue_sent send_version(struct target *t, const char *b, con
     memset(&e, 0, sizeof(e));
     enum strata_pqueue_sent out;
     int mode = in.sse ? strata_sse_desc_mode(in.sse, in.sse_len) : 0;
-    if (mode == STRATA_SSE_MODE_S3 && sse_s3_open(t, g, &in) != 0) {
+    char kms[300];
+    /* SSE-KMS: AWS replicates it only when the rule's SourceSelectionCriteria
+     * asks (SseKmsEncryptedObjects Enabled), under its ReplicaKmsKeyID. */
+    int kms_on = mode == STRATA_SSE_MODE_KMS ? strata_repl__rule_kms(t->owner->meta, b, k, in.tags,
+                                                                     in.tags_len, kms, sizeof(kms))
+                                             : 0;
+    bool sealed = mode == STRATA_SSE_MODE_C;
+    if (kms_on < 0) {
+        out = STRATA_PQUEUE_RETRY;
+    } else if (mode == STRATA_SSE_MODE_KMS && !kms_on) {
+        snprintf(e.message, sizeof(e.message), "SSE-KMS objects are replicated only by a rule "
+                                               "with SseKmsEncryptedObjects Enabled");
+        atomic_fetch_add(&t->refused_sse_kms, 1);
+        out = give_up(t, b, k, v, STRATA_S3C_OTHER, &e);
+    } else if ((mode == STRATA_SSE_MODE_S3 || mode == STRATA_SSE_MODE_KMS) &&
+               sse_s3_open(t, g, &in) != 0) {
         /* Its master key is not in the key store: FAILED, until the key is
          * back and `strata admin replicate` queues it again. */
-        snprintf(e.message, sizeof(e.message), "the SSE-S3 master key is not in the key store");
+        snprintf(e.message, sizeof(e.message), "the master key is not in the key store");
         out = give_up(t, b, k, v, STRATA_S3C_OTHER, &e);
-    } else if (in.sse && mode != STRATA_SSE_MODE_S3) {
-        /* SSE-C: the plaintext needs the customer's key, never stored.
-         * SSE-KMS: AWS replicates it only when the rule's
-         * SourceSelectionCriteria asks, which Strata does not build. */
-        bool c = mode == STRATA_SSE_MODE_C;
+    } else if (in.sse && (!mode || (sealed && in.nparts))) {
+        /* SSE-C goes as its sealed stream, one per object: a multipart
+         * one has a stream per part, which a single PUT cannot carry. */
         snprintf(e.message, sizeof(e.message), "%s objects are not replicated",
-                 c ? "SSE-C" : "SSE-KMS");
-        atomic_fetch_add(c ? &t->refused_sse_c : &t->refused_sse_kms, 1);
+                 sealed ? "multipart SSE-C" : "unknown encryption");
+        atomic_fetch_add(&t->refused_sse_c, sealed);
         out = give_up(t, b, k, v, STRATA_S3C_OTHER, &e);
     } else {
         char *lines[160];
-        size_t nl = replica_hdrs(&in, sc, lines, sizeof(lines) / sizeof(lines[0]));
+        size_t nl = replica_hdrs(&in, sc, kms_on ? kms : NULL, lines,
+                                 sizeof(lines) / sizeof(lines[0]));
         bool oom = false;
         for (size_t i = 0; i < nl; i++)
             oom |= !lines[i];
         uint8_t md5[16];
-        bool has_md5 = in.nparts == 0 && strlen(in.etag) == 32 &&
+        /* The ETag is the MD5 of the plaintext for unencrypted and SSE-S3
+         * versions only. */
+        bool has_md5 = in.nparts == 0 && mode != STRATA_SSE_MODE_C &&
+                       mode != STRATA_SSE_MODE_KMS && strlen(in.etag) == 32 &&
                        strata_hex_decode(in.etag, 16, md5, false) == 0;
-        struct body body = {g, 0, in.size, 0};
-        struct strata_s3c_put p = {.bucket = dest, .key = k, .size = in.size,
+        uint64_t size = sealed ? strata_obj_get_sealed_size(g) : in.size;
+        struct body body = {g, 0, size, 0, sealed};
+        struct strata_s3c_put p = {.bucket = dest, .key = k, .size = size,
                                    .md5 = has_md5 ? md5 : NULL,
                                    .headers = (const char *const *)lines,
                                    .read_cb = body_read_cb, .rewind_cb = body_rewind_cb,
@@ -396,6 +459,9 @@ static enum strata_pqueue_sent send_version(struct target *t, const char *b, con
         } else if (res == STRATA_S3C_RETRY) {
             out = STRATA_PQUEUE_RETRY;
         } else {
+            /* An SSE-C version refused: a target that is not a Strata peer
+             * cannot store it without the customer key. */
+            atomic_fetch_add(&t->refused_sse_c, sealed);
             out = give_up(t, b, k, v, res, &e);
         }
     }
@@ -659,8 +725,9 @@ void strata_repl_metrics_render(struct strata_sbuf *b)
                                  "replicated."},
         {"changes_total", "counter", "Tag, retention and legal hold changes sent alone, "
                                      "without the data."},
-        {"sse_c_refused_total", "counter", "SSE-C versions marked FAILED: the customer key "
-                                           "that reads them is never stored."},
+        {"sse_c_refused_total", "counter", "SSE-C versions marked FAILED: multipart ones, "
+                                           "or refused by a target that is not a Strata "
+                                           "peer (it needs the customer key)."},
         {"sse_kms_refused_total", "counter", "SSE-KMS versions marked FAILED (not replicated "
                                              "without SseKmsEncryptedObjects)."},
     };

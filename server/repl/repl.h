@@ -14,7 +14,9 @@
  * Strata target keeps the version id and stores the version as REPLICA);
  * the source's status then becomes COMPLETED, or FAILED when the target
  * refuses it for good (a target down is retried, the status stays
- * PENDING).  Delete markers are replicated the same way when the rule's
+ * PENDING).  SSE-C versions go sealed, SSE-KMS ones (when the rule
+ * selects them) re-encrypted under its ReplicaKmsKeyID (repl.c,
+ * server/s3/sse_replica.c).  Delete markers are replicated the same way when the rule's
  * DeleteMarkerReplication is Enabled; deletes of a version never are.
  *
  * Threads: the request hooks from connection threads; create/destroy from

@@ -5,7 +5,7 @@
  * Priority, delete markers not replicated) and V2 rules (a <Filter> with a
  * Prefix, a Tag or an And of them, a Priority and a required
  * DeleteMarkerReplication).  What AWS offers and Strata does not do
- * (Replication Time Control, replication metrics, KMS re-encryption, owner
+ * (Replication Time Control, replication metrics, owner
  * translation, replica modification sync, ExistingObjectReplication
  * Enabled: Strata replicates existing objects on `strata admin replicate`)
  * is answered 501 rather than stored and never acted on.
@@ -31,7 +31,7 @@ void strata_repl_config_free(struct strata_repl_conf *c)
     for (size_t i = 0; i < c->n; i++) {
         struct strata_repl_rule *r = &c->r[i];
         free(r->id), free(r->prefix), free(r->dest_bucket), free(r->account);
-        free(r->storage_class);
+        free(r->storage_class), free(r->replica_kms_key);
         for (size_t j = 0; j < r->ntags; j++)
             free(r->tags[j].key), free(r->tags[j].value);
     }
@@ -124,6 +124,42 @@ static enum s3_err filter_parse(xmlNodePtr f, struct strata_repl_rule *r, bool i
     return S3E_NONE;
 }
 
+/* <EncryptionConfiguration><ReplicaKmsKeyID>ID</ReplicaKmsKeyID>. */
+static enum s3_err enc_conf_parse(xmlNodePtr n, struct strata_repl_rule *r)
+{
+    for (xmlNodePtr e = n->children; e; e = e->next) {
+        if (e->type != XML_ELEMENT_NODE)
+            continue;
+        if (!strata_xml_named(e, "ReplicaKmsKeyID") || r->replica_kms_key)
+            return S3E_MalformedXML;
+        r->replica_kms_key = strata_xml_text(e);
+    }
+    return r->replica_kms_key && r->replica_kms_key[0] ? S3E_NONE : S3E_MalformedXML;
+}
+
+/* <SourceSelectionCriteria><SseKmsEncryptedObjects><Status>; replica
+ * modification sync is not built. */
+static enum s3_err ssc_parse(xmlNodePtr n, struct strata_repl_rule *r, const char **msg)
+{
+    for (xmlNodePtr e = n->children; e; e = e->next) {
+        if (e->type != XML_ELEMENT_NODE)
+            continue;
+        if (strata_xml_named(e, "SseKmsEncryptedObjects") && !r->kms_given) {
+            int v = status_child(e);
+            if (v < 0)
+                return S3E_MalformedXML;
+            r->kms_given = true;
+            r->kms_enabled = v == 1;
+        } else if (strata_xml_named(e, "ReplicaModifications")) {
+            *msg = "Strata does not implement replica modification sync.";
+            return S3E_NotImplemented;
+        } else {
+            return S3E_MalformedXML;
+        }
+    }
+    return S3E_NONE;
+}
+
 static enum s3_err dest_parse(xmlNodePtr d, struct strata_repl_rule *r, const char **msg)
 {
     char *arn = NULL;
@@ -137,11 +173,12 @@ static enum s3_err dest_parse(xmlNodePtr d, struct strata_repl_rule *r, const ch
             r->account = strata_xml_text(e);
         } else if (strata_xml_named(e, "StorageClass") && !r->storage_class) {
             r->storage_class = strata_xml_text(e);
+        } else if (strata_xml_named(e, "EncryptionConfiguration") && !r->replica_kms_key) {
+            err = enc_conf_parse(e, r);
         } else if (strata_xml_named(e, "AccessControlTranslation") ||
-                   strata_xml_named(e, "EncryptionConfiguration") ||
                    strata_xml_named(e, "Metrics") || strata_xml_named(e, "ReplicationTime")) {
-            *msg = "Strata does not implement replication owner translation, KMS "
-                   "re-encryption, replication metrics or Replication Time Control.";
+            *msg = "Strata does not implement replication owner translation, replication "
+                   "metrics or Replication Time Control.";
             err = S3E_NotImplemented;
         } else {
             err = S3E_MalformedXML;
@@ -175,7 +212,7 @@ static enum s3_err dest_parse(xmlNodePtr d, struct strata_repl_rule *r, const ch
 
 static enum s3_err rule_parse(xmlNodePtr q, struct strata_repl_rule *r, const char **msg)
 {
-    bool dest = false, status = false, v1_prefix = false;
+    bool dest = false, status = false, v1_prefix = false, ssc = false;
     for (xmlNodePtr e = q->children; e; e = e->next) {
         if (e->type != XML_ELEMENT_NODE)
             continue;
@@ -220,10 +257,9 @@ static enum s3_err rule_parse(xmlNodePtr q, struct strata_repl_rule *r, const ch
                 return S3E_NotImplemented;
             }
             r->eor_given = true;
-        } else if (strata_xml_named(e, "SourceSelectionCriteria")) {
-            *msg = "Strata does not implement SourceSelectionCriteria (SSE-KMS objects, "
-                   "replica modification sync).";
-            return S3E_NotImplemented;
+        } else if (strata_xml_named(e, "SourceSelectionCriteria") && !ssc) {
+            ssc = true;
+            err = ssc_parse(e, r, msg);
         } else if (strata_xml_named(e, "Destination") && !dest) {
             dest = true;
             err = dest_parse(e, r, msg);
@@ -246,6 +282,16 @@ static enum s3_err rule_parse(xmlNodePtr q, struct strata_repl_rule *r, const ch
     }
     if (!r->filter && (r->dm_given || r->has_priority)) {
         *msg = "Priority and DeleteMarkerReplication need a Filter (the V2 schema).";
+        return S3E_InvalidRequest;
+    }
+    /* AWS: the replica key and the SSE-KMS selection come together. */
+    if (r->kms_enabled && !r->replica_kms_key) {
+        *msg = "ReplicaKmsKeyID must be specified if SseKmsEncryptedObjects tag is present.";
+        return S3E_InvalidRequest;
+    }
+    if (r->replica_kms_key && !r->kms_enabled) {
+        *msg = "SseKmsEncryptedObjects must be specified if EncryptionConfiguration is "
+               "present.";
         return S3E_InvalidRequest;
     }
     if (r->dm_enabled && r->ntags) {
@@ -368,6 +414,11 @@ void strata_repl_config_format(struct strata_sbuf *b, const struct strata_repl_c
         }
         if (r->dm_given)
             status_format(b, "DeleteMarkerReplication", r->dm_enabled);
+        if (r->kms_given) {
+            strata_sbuf_puts(b, "<SourceSelectionCriteria>");
+            status_format(b, "SseKmsEncryptedObjects", r->kms_enabled);
+            strata_sbuf_puts(b, "</SourceSelectionCriteria>");
+        }
         if (r->eor_given)
             status_format(b, "ExistingObjectReplication", false);
         strata_sbuf_puts(b, "<Destination>");
@@ -378,6 +429,11 @@ void strata_repl_config_format(struct strata_sbuf *b, const struct strata_repl_c
             strata_sbuf_xml_elem(b, "Account", r->account);
         if (r->storage_class)
             strata_sbuf_xml_elem(b, "StorageClass", r->storage_class);
+        if (r->replica_kms_key) {
+            strata_sbuf_puts(b, "<EncryptionConfiguration>");
+            strata_sbuf_xml_elem(b, "ReplicaKmsKeyID", r->replica_kms_key);
+            strata_sbuf_puts(b, "</EncryptionConfiguration>");
+        }
         strata_sbuf_puts(b, "</Destination></Rule>");
     }
     strata_sbuf_puts(b, "</ReplicationConfiguration>");

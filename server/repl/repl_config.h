@@ -38,6 +38,11 @@ struct strata_repl_rule {
     char *dest_bucket;    /* BUCKET of arn:aws:s3:::BUCKET */
     char *account;        /* the replication target's NAME; NULL: the only one */
     char *storage_class;  /* NULL: the source's */
+    /* SourceSelectionCriteria/SseKmsEncryptedObjects: SSE-KMS versions are
+     * replicated only when Enabled, encrypted on the target under
+     * Destination/EncryptionConfiguration/ReplicaKmsKeyID (required then). */
+    bool kms_given, kms_enabled;
+    char *replica_kms_key; /* NULL: none */
 };
 
 struct strata_repl_conf {

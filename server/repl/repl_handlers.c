@@ -19,6 +19,7 @@
 #include "sbuf.h"
 #include "srv.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -198,6 +199,24 @@ static int queue_by_rule(struct strata_repl *rp, struct strata_meta *m,
                                   marker, op) == 0 ? 0 : STRATA_ENOSPC;
     strata_doc_ref_put(ref);
     return rc;
+}
+
+int strata_repl__rule_kms(struct strata_meta *m, const char *bucket, const char *key,
+                          const void *tags, size_t tags_len, char *kms, size_t kms_len)
+{
+    struct strata_bucket_info bi;
+    int rc = strata_bcache_get(m, bucket, &bi);
+    struct strata_doc_ref *ref = NULL;
+    if (rc == 0)
+        rc = strata_doc_cache_get(&cache, m, &bi, &ref);
+    if (rc || !ref)
+        return rc == 0 || rc == STRATA_ENOTFOUND ? 0 : -1;
+    const struct strata_repl_rule *rl = rule_for(strata_doc_ref_get(ref), key, tags, tags_len);
+    int on = rl && rl->kms_enabled && rl->replica_kms_key;
+    if (on)
+        snprintf(kms, kms_len, "%s", rl->replica_kms_key);
+    strata_doc_ref_put(ref);
+    return on;
 }
 
 void strata_repl_emit_put(struct strata_req *r, const struct strata_obj_info *info)

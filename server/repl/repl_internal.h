@@ -20,4 +20,12 @@ int strata_repl__enqueue(struct strata_repl *rp, int ti, const char *bucket, con
                          const char *vid, const char *dest, const char *sc, bool marker,
                          const char *op);
 
+/* Whether the rule of bucket that selects key (tags: stored form) now
+ * replicates SSE-KMS versions: 1 with its ReplicaKmsKeyID in kms, 0 not
+ * (no SseKmsEncryptedObjects Enabled, or no rule any more), -1 when the
+ * configuration cannot be read now (retry). */
+struct strata_meta;
+int strata_repl__rule_kms(struct strata_meta *m, const char *bucket, const char *key,
+                          const void *tags, size_t tags_len, char *kms, size_t kms_len);
+
 #endif /* STRATA_SERVER_REPL_REPL_INTERNAL_H */

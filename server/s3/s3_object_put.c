@@ -233,8 +233,8 @@ int strata_h_put_begin(struct strata_req *r)
         e = strata_put_digests(r, &o);
     struct strata_sse_new sse;
     memset(&sse, 0, sizeof(sse));
-    if (!e)
-        e = strata_sse_new_parse(r, &sse);
+    if (!e) /* a peer's replica may come sealed (sse_replica.c) */
+        e = peer ? strata_sse_replica_parse(r, &sse, &o.size) : strata_sse_new_parse(r, &sse);
     struct strata_new_obj nobj;
     if (!e)
         e = strata_new_obj_parse(r, &nobj);

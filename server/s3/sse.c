@@ -203,7 +203,8 @@ void strata_sse_new_apply(const struct strata_sse_new *n, struct strata_put_opts
 {
     if (!n->mode)
         return;
-    o->sse_key = n->key;
+    o->sse_sealed = n->sealed;
+    o->sse_key = n->sealed ? NULL : n->key;
     o->sse = n->desc;
     o->sse_len = n->desc_len;
     if (n->etag[0])
@@ -550,9 +551,19 @@ int strata_sse_s3_object_key(const struct strata_kms *k, const uint8_t *d, size_
                              uint8_t key[32])
 {
     struct desc_view dv;
-    if (!k || desc_view(d, len, &dv) != 0 || dv.mode != STRATA_SSE_MODE_S3)
+    if (!k || desc_view(d, len, &dv) != 0)
         return STRATA_ENOTFOUND;
     return strata_kms_unwrap(k, dv.name, d + len - WRAP_LEN, d, len - WRAP_LEN, key);
+}
+
+int strata_sse_kms_ctx_b64(const uint8_t *d, size_t len, char *out, size_t out_len)
+{
+    struct desc_view dv;
+    if (desc_view(d, len, &dv) != 0 || dv.mode != STRATA_SSE_MODE_KMS)
+        return -1;
+    if (!dv.ctx_len)
+        return 0;
+    return strata_b64_encode(dv.ctx, dv.ctx_len, out, out_len) > 0 ? 1 : -1;
 }
 
 int strata_sse_part_key_cb(void *ud, const void *desc, size_t len, uint8_t *key)

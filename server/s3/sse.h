@@ -121,6 +121,7 @@ struct strata_sse_new {
     uint8_t desc[STRATA_SSE_DESC_MAX];
     size_t desc_len;
     char etag[33]; /* replaces the ETag (SSE-C, SSE-KMS), or "" */
+    bool sealed;   /* a replica's sealed stream: no key (strata_sse_replica_parse) */
 };
 /* Reads the request's x-amz-server-side-encryption* headers (SSE-S3, or
  * SSE-C with the customer key headers: refused over plain HTTP unless
@@ -142,12 +143,32 @@ int strata_sse_read_key(struct strata_req *r, const struct strata_obj_info *in,
 /* The mode (STRATA_SSE_MODE_*) of a stored descriptor, 0 when d is none
  * this build knows. */
 int strata_sse_desc_mode(const uint8_t *d, size_t len);
-/* The object key of an SSE-S3 descriptor, from the key store alone (no
- * request: bucket replication reads the plaintext it sends).  0,
- * STRATA_ENOTFOUND (not SSE-S3, or its master key is not in k) or
+/* The object key of an SSE-S3 or SSE-KMS descriptor, from the key store
+ * alone (no request: bucket replication reads the plaintext it sends).
+ * 0, STRATA_ENOTFOUND (SSE-C, or its master key is not in k) or
  * STRATA_ECORRUPT. */
 int strata_sse_s3_object_key(const struct strata_kms *k, const uint8_t *d, size_t len,
                              uint8_t key[32]);
+/* The encryption context of an SSE-KMS descriptor as the
+ * x-amz-server-side-encryption-context header (base64) into out: 1, 0
+ * when it has none, -1 when d is not SSE-KMS or out is too small. */
+int strata_sse_kms_ctx_b64(const uint8_t *d, size_t len, char *out, size_t out_len);
+
+/* ---- bucket replication of encrypted versions (sse_replica.c) ----------- */
+
+/* A replica of an SSE-C version comes from a Strata source as its sealed
+ * stream (strata_put_opts.sse_sealed): the descriptor (base64), the
+ * plaintext size and the ETag ride in these headers, only from an
+ * authorised replication peer.  The ETag header also keeps the source's
+ * ETag on an SSE-KMS replica the target encrypts again. */
+#define STRATA_SSE_REPLICA_HDR "x-strata-replica-sse"
+#define STRATA_SSE_REPLICA_SIZE_HDR "x-strata-replica-size"
+#define STRATA_SSE_REPLICA_ETAG_HDR "x-strata-replica-etag"
+/* For a PutObject from a replication peer: with STRATA_SSE_REPLICA_HDR,
+ * n describes the sealed replica and *size becomes its plaintext size
+ * (bad headers: InvalidArgument); without, strata_sse_new_parse, and an
+ * SSE-KMS replica keeps the ETag header's value.  0 or an enum s3_err. */
+int strata_sse_replica_parse(struct strata_req *r, struct strata_sse_new *n, uint64_t *size);
 /* strata_part_opts.sse_key_cb (also refuses customer key headers on an
  * upload without SSE-C); ud is the request.  On failure sets
  * r->sse_err (the S3 error to answer) and returns STRATA_EINTERNAL. */

@@ -613,6 +613,79 @@ def lock_changes_reach_the_remote(s):
 
 
 @test
+def lock_change_during_a_move(s):
+    """A retention extended and a legal hold set while a move to the lock
+    tier is between copy and switch (the remote slowed down): the version
+    keeps the new settings, its data moves, and the remote object holds
+    them too.  A legal hold set while an unlocked version is being copied
+    to the tier without lock refuses that move (counted); the version stays
+    on hot, held."""
+    s2 = Strata(args=["--lc-day-seconds", "1", "--ilm-interval-seconds", "1", "--metrics-public",
+                      "--ilm-move-mbps", "0",
+                      "--tier", f"vault:s3,lock:http://127.0.0.1:{PROXY.port}/{VAULT_BUCKET}/{PREFIX}",
+                      "--tier", f"cold:s3:http://127.0.0.1:{PROXY.port}/{COLD_BUCKET}/{PREFIX}",
+                      "--tier-credentials", CREDS, "--storage-class", "GLACIER:vault",
+                      "--storage-class", "STANDARD_IA:cold"])
+    try:
+        c = s2.client()
+        now = datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0)
+        until, later = now + datetime.timedelta(days=2), now + datetime.timedelta(days=6)
+        b = s2.bucket_name("mvlock")
+        c.create_bucket(Bucket=b, ObjectLockEnabledForBucket=True)
+        data = body(2 * MiB + 9, b)
+        cmd5 = base64.b64encode(hashlib.md5(data).digest()).decode()
+        vid = c.put_object(Bucket=b, Key="k", Body=data, ContentMD5=cmd5,
+                           ObjectLockMode="GOVERNANCE", ObjectLockRetainUntilDate=until)["VersionId"]
+        before = set(remote_keys(VAULT_BUCKET))
+        puts = PROXY.data_puts
+        PROXY.mode = "slow"
+        try:
+            lifecycle(c, b, "GLACIER")
+            wait_until("the copy reaching the remote", lambda: PROXY.data_puts > puts)
+            assert storage_class(c, b, "k", vid) == "STANDARD"  # not switched yet
+            c.put_object_retention(Bucket=b, Key="k", VersionId=vid, Retention={
+                "Mode": "COMPLIANCE", "RetainUntilDate": later})
+            c.put_object_legal_hold(Bucket=b, Key="k", VersionId=vid, LegalHold={"Status": "ON"})
+            wait_until("moved to the lock tier", lambda: storage_class(c, b, "k", vid) == "GLACIER")
+        finally:
+            PROXY.mode = "pass"
+        assert c.get_object_retention(Bucket=b, Key="k", VersionId=vid)["Retention"] == {
+            "Mode": "COMPLIANCE", "RetainUntilDate": later}
+        assert c.get_object_legal_hold(Bucket=b, Key="k", VersionId=vid)["LegalHold"] == {
+            "Status": "ON"}
+        assert md5(c.get_object(Bucket=b, Key="k", VersionId=vid)["Body"].read()) == md5(data)
+        new = [k for k in set(remote_keys(VAULT_BUCKET)) - before if k.startswith(PREFIX + "/")]
+        assert len(new) == 1, new
+        h = R.client().head_object(Bucket=VAULT_BUCKET, Key=new[0])
+        assert (h.get("ObjectLockMode"), h.get("ObjectLockRetainUntilDate"),
+                h.get("ObjectLockLegalHoldStatus")) == ("COMPLIANCE", later, "ON"), h
+        expect_error(lambda: c.delete_object(Bucket=b, Key="k", VersionId=vid),
+                     "AccessDenied", 403)
+
+        b2 = s2.bucket_name("mvhold")
+        c.create_bucket(Bucket=b2, ObjectLockEnabledForBucket=True)
+        c.put_object(Bucket=b2, Key="u", Body=data)
+        refused = metric(s2, 'strata_remote_tier_lock_refused_total{tier="cold"}')
+        puts = PROXY.data_puts
+        PROXY.mode = "slow"
+        try:
+            lifecycle(c, b2, "STANDARD_IA")
+            wait_until("the copy reaching the remote", lambda: PROXY.data_puts > puts)
+            c.put_object_legal_hold(Bucket=b2, Key="u", LegalHold={"Status": "ON"})
+            wait_until("the move refused", lambda: metric(
+                s2, 'strata_remote_tier_lock_refused_total{tier="cold"}') >= refused + 1)
+        finally:
+            PROXY.mode = "pass"
+        time.sleep(3)  # passes after the refusal leave it on hot too
+        assert storage_class(c, b2, "u") == "STANDARD"
+        assert c.get_object_legal_hold(Bucket=b2, Key="u")["LegalHold"] == {"Status": "ON"}
+        assert md5(c.get_object(Bucket=b2, Key="u")["Body"].read()) == md5(data)
+    finally:
+        PROXY.mode = "pass"
+        assert s2.stop()
+
+
+@test
 def restore_errors(s):
     """RestoreObject: every tier serves reads, so a restore is refused as
     AWS refuses it for a readable class (403 InvalidObjectState), on the

@@ -167,8 +167,15 @@ def config_round_trip_and_errors(_):
     r["Destination"]["Metrics"] = {"Status": "Enabled", "EventThreshold": {"Minutes": 15}}
     bad([r], "NotImplemented", 501)
     r = rule(db)
-    r["SourceSelectionCriteria"] = {"SseKmsEncryptedObjects": {"Status": "Enabled"}}
+    r["SourceSelectionCriteria"] = {"ReplicaModifications": {"Status": "Enabled"}}
     bad([r], "NotImplemented", 501)
+    # SSE-KMS selection and the replica's key come together, as on AWS.
+    r = rule(db)
+    r["SourceSelectionCriteria"] = {"SseKmsEncryptedObjects": {"Status": "Enabled"}}
+    bad([r], "InvalidRequest", 400)
+    r = rule(db)
+    r["Destination"]["EncryptionConfiguration"] = {"ReplicaKmsKeyID": "dst1"}
+    bad([r], "InvalidRequest", 400)
     r = rule(db)
     r["ExistingObjectReplication"] = {"Status": "Enabled"}
     bad([r], "NotImplemented", 501)
@@ -433,26 +440,118 @@ def sse_s3_replicated(_):
     assert b["ServerSideEncryption"] == "AES256" and b["ETag"].endswith('-2"'), b
 
 
+def wait_ssec_status(s, sb, k, vid, key, want, timeout=30):
+    """wait_status for an SSE-C version (its HEAD needs the customer key)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        st = s.head_object(Bucket=sb, Key=k, VersionId=vid, SSECustomerAlgorithm="AES256",
+                           SSECustomerKey=key).get("ReplicationStatus")
+        if st == want:
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"{sb}/{k} {vid}: replication status {st}, want {want}")
+
+
 @test
-def sse_c_marked_failed(_):
-    """An SSE-C version cannot be read without the customer's key, which is
-    never stored: FAILED on the source, counted, nothing on the target."""
+def sse_c_replicated(_):
+    """An SSE-C version is sent as it is stored, sealed, with its descriptor:
+    the replica reads with the same customer key only (400 without it, 403
+    with another), with the source's bytes, ETag, size and checksum.  A
+    multipart SSE-C version (a sealed stream per part) is FAILED, counted."""
     s, d, sb, db = pair("ssec")
     configure(s, sb, db)
-    key = os.urandom(32)
+    key, other = os.urandom(32), os.urandom(32)
+    body = os.urandom(200000)  # several 64 KiB chunks
     before = metric(SRC.endpoint, "strata_replication_sse_c_refused_total")
-    vid = s.put_object(Bucket=sb, Key="c", Body=b"secret", SSECustomerAlgorithm="AES256",
-                       SSECustomerKey=key)["VersionId"]
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        st = s.head_object(Bucket=sb, Key="c", VersionId=vid, SSECustomerAlgorithm="AES256",
-                           SSECustomerKey=key).get("ReplicationStatus")
-        if st == "FAILED":
-            break
-        time.sleep(0.1)
-    assert st == "FAILED", st
+    vid = s.put_object(Bucket=sb, Key="c", Body=body, SSECustomerAlgorithm="AES256",
+                       SSECustomerKey=key, Metadata={"m": "1"},
+                       ChecksumAlgorithm="CRC32")["VersionId"]
+    wait_ssec_status(s, sb, "c", vid, key, "COMPLETED")
+    a = s.head_object(Bucket=sb, Key="c", VersionId=vid, SSECustomerAlgorithm="AES256",
+                      SSECustomerKey=key, ChecksumMode="ENABLED")
+    b = d.get_object(Bucket=db, Key="c", VersionId=vid, SSECustomerAlgorithm="AES256",
+                     SSECustomerKey=key, ChecksumMode="ENABLED")
+    assert b["Body"].read() == body
+    assert b["ReplicationStatus"] == "REPLICA" and b["VersionId"] == vid, b
+    assert b["SSECustomerAlgorithm"] == "AES256", b
+    assert b["SSECustomerKeyMD5"] == base64.b64encode(hashlib.md5(key).digest()).decode()
+    assert b["ETag"] == a["ETag"] and b["ContentLength"] == a["ContentLength"] == len(body)
+    assert b["ChecksumCRC32"] == a["ChecksumCRC32"], (a, b)
+    assert b["Metadata"] == {"m": "1"} and b["LastModified"] == a["LastModified"]
+    rg = d.get_object(Bucket=db, Key="c", VersionId=vid, Range="bytes=65530-131080",
+                      SSECustomerAlgorithm="AES256", SSECustomerKey=key)["Body"].read()
+    assert rg == body[65530:131081]
+    expect_error(lambda: d.get_object(Bucket=db, Key="c", VersionId=vid), "InvalidRequest", 400)
+    expect_error(lambda: d.head_object(Bucket=db, Key="c", VersionId=vid), "400", 400)
+    expect_error(lambda: d.get_object(Bucket=db, Key="c", VersionId=vid,
+                                      SSECustomerAlgorithm="AES256", SSECustomerKey=other),
+                 "AccessDenied", 403)
+    assert metric(SRC.endpoint, "strata_replication_sse_c_refused_total") == before
+
+    up = s.create_multipart_upload(Bucket=sb, Key="mc", SSECustomerAlgorithm="AES256",
+                                   SSECustomerKey=key)["UploadId"]
+    e1 = s.upload_part(Bucket=sb, Key="mc", UploadId=up, PartNumber=1, Body=b"x" * 1000,
+                       SSECustomerAlgorithm="AES256", SSECustomerKey=key)["ETag"]
+    mv = s.complete_multipart_upload(Bucket=sb, Key="mc", UploadId=up, MultipartUpload={
+        "Parts": [{"PartNumber": 1, "ETag": e1}]})["VersionId"]
+    wait_ssec_status(s, sb, "mc", mv, key, "FAILED")
     assert metric(SRC.endpoint, "strata_replication_sse_c_refused_total") == before + 1
-    expect_error(lambda: d.head_object(Bucket=db, Key="c", VersionId=vid), "404", 404)
+    expect_error(lambda: d.head_object(Bucket=db, Key="mc", VersionId=mv), "404", 404)
+
+
+def kms_rule(db, status="Enabled", replica_key="dst1"):
+    r = rule(db)
+    r["SourceSelectionCriteria"] = {"SseKmsEncryptedObjects": {"Status": status}}
+    if replica_key:
+        r["Destination"]["EncryptionConfiguration"] = {"ReplicaKmsKeyID": replica_key}
+    return r
+
+
+@test
+def sse_kms_replicated_when_selected(_):
+    """With SseKmsEncryptedObjects Enabled an SSE-KMS version is encrypted on
+    the target under ReplicaKmsKeyID (the source's key is not there), with
+    its context, bytes, ETag and size; the rule round-trips."""
+    s, d, sb, db = pair("kmsy")
+    s.put_bucket_replication(Bucket=sb, ReplicationConfiguration={
+        "Role": ROLE, "Rules": [kms_rule(db)]})
+    got = s.get_bucket_replication(Bucket=sb)["ReplicationConfiguration"]["Rules"][0]
+    assert got["SourceSelectionCriteria"] == {"SseKmsEncryptedObjects": {"Status": "Enabled"}}
+    assert got["Destination"]["EncryptionConfiguration"] == {"ReplicaKmsKeyID": "dst1"}
+    body = os.urandom(150000)
+    ctx = base64.b64encode(json.dumps({"project": "p1"}).encode()).decode()
+    vid = s.put_object(Bucket=sb, Key="k", Body=body, ServerSideEncryption="aws:kms",
+                       SSEKMSKeyId="src1", SSEKMSEncryptionContext=ctx)["VersionId"]
+    wait_status(s, sb, "k", vid, "COMPLETED")
+    a = s.head_object(Bucket=sb, Key="k", VersionId=vid)
+    b = d.get_object(Bucket=db, Key="k", VersionId=vid)
+    assert b["Body"].read() == body
+    assert b["ReplicationStatus"] == "REPLICA" and b["VersionId"] == vid
+    assert b["ServerSideEncryption"] == "aws:kms" and b["SSEKMSKeyId"] == "dst1", b
+    assert a["SSEKMSKeyId"] == "src1"
+    assert b["ResponseMetadata"]["HTTPHeaders"]["x-amz-server-side-encryption-context"] == ctx
+    assert b["ETag"] == a["ETag"] != '"%s"' % hashlib.md5(body).hexdigest(), (a, b)
+    assert b["ContentLength"] == a["ContentLength"] == len(body)
+
+
+@test
+def sse_kms_not_replicated_unless_selected(_):
+    """A rule without SseKmsEncryptedObjects, or with it Disabled, does not
+    replicate SSE-KMS versions (AWS's rule): FAILED, counted, nothing on the
+    target; an unencrypted version of the same rule still goes."""
+    for status in (None, "Disabled"):
+        s, d, sb, db = pair("kmsn")
+        r = kms_rule(db, status, None) if status else rule(db)
+        s.put_bucket_replication(Bucket=sb, ReplicationConfiguration={"Role": ROLE, "Rules": [r]})
+        before = metric(SRC.endpoint, "strata_replication_sse_kms_refused_total")
+        vid = s.put_object(Bucket=sb, Key="k", Body=b"kms", ServerSideEncryption="aws:kms",
+                           SSEKMSKeyId="src1")["VersionId"]
+        wait_status(s, sb, "k", vid, "FAILED")
+        assert metric(SRC.endpoint, "strata_replication_sse_kms_refused_total") == before + 1
+        expect_error(lambda: d.head_object(Bucket=db, Key="k", VersionId=vid), "404", 404)
+        pv = s.put_object(Bucket=sb, Key="p", Body=b"plain")["VersionId"]
+        wait_status(s, sb, "p", pv, "COMPLETED")
+        assert same_version(s, d, sb, db, "p", pv) == b"plain"
 
 
 @test

@@ -443,6 +443,87 @@ static void test_heal_without_keys(void **state)
     mt_teardown(e);
 }
 
+/* The sealed stream of an encrypted version, read without its key,
+ * stored again as a replica (strata_put_opts.sse_sealed): the same key
+ * reads the same plaintext, with the ETag and checksum given. */
+static void sealed_copy(struct mt_env *e, const char *key, size_t n)
+{
+    uint8_t *pt = marked(n, "SEALED-REPLICA|");
+    struct strata_obj_info info;
+    assert_int_equal(put_enc(e, key, pt, n, NULL, &info), 0);
+    uint8_t ck[4];
+    memcpy(ck, info.cksum, 4);
+    strata_obj_info_fini(&info);
+    struct strata_get *g;
+    assert_int_equal(strata_obj_get_open(e->m, "b", key, NULL, &info, &g), 0);
+    uint64_t ss = strata_obj_get_sealed_size(g);
+    assert_int_equal(ss, strata_sse__stream_size(n));
+    uint8_t *st = malloc(ss);
+    assert_int_equal(strata_obj_get_read_sealed(g, 0, st, ss), 0);
+    assert_int_equal(strata_obj_get_read_sealed(g, ss, st, 1), STRATA_ERANGE);
+    strata_obj_get_close(g);
+    strata_obj_info_fini(&info);
+
+    char rkey[64];
+    snprintf(rkey, sizeof(rkey), "%s-replica", key);
+    struct strata_put_opts o;
+    memset(&o, 0, sizeof(o));
+    o.bucket = "b";
+    o.key = rkey;
+    o.size = n;
+    o.sse = "desc-v1";
+    o.sse_len = 7;
+    o.sse_sealed = true;
+    o.cksum_algo = STRATA_CKSUM_CRC32C;
+    o.cksum = ck;
+    o.cksum_len = 4;
+    struct strata_put *p;
+    assert_int_equal(strata_obj_put_begin(e->m, &o, &p), STRATA_EINVAL); /* no ETag given */
+    o.etag_override = "0123456789abcdef0123456789abcdef";
+    /* One byte short of the stream: nothing stored. */
+    assert_int_equal(strata_obj_put_begin(e->m, &o, &p), 0);
+    assert_int_equal(strata_obj_put_write(p, st, ss - 1), 0);
+    assert_int_equal(strata_obj_put_commit(p, NULL), STRATA_EINCOMPLETE);
+    assert_int_equal(strata_obj_head(e->m, "b", rkey, NULL, &info), STRATA_ENOTFOUND);
+    strata_obj_info_fini(&info);
+    assert_int_equal(strata_obj_put_begin(e->m, &o, &p), 0);
+    assert_int_equal(strata_obj_put_write(p, st, ss / 2), 0);
+    assert_int_equal(strata_obj_put_write(p, st + ss / 2, ss - ss / 2), 0);
+    assert_int_equal(strata_obj_put_write(p, st, 1), STRATA_EINCOMPLETE); /* past the stream */
+    strata_obj_put_abort(p);
+    assert_int_equal(strata_obj_put_begin(e->m, &o, &p), 0);
+    assert_int_equal(strata_obj_put_write(p, st, ss), 0);
+    assert_int_equal(strata_obj_put_commit(p, &info), 0);
+    assert_int_equal(info.size, n);
+    assert_string_equal(info.etag, "0123456789abcdef0123456789abcdef");
+    assert_memory_equal(info.cksum, ck, 4);
+    strata_obj_info_fini(&info);
+    read_all(e, rkey, pt, n);
+    free(st);
+    free(pt);
+}
+
+static void test_sealed_replica(void **state)
+{
+    (void)state;
+    struct mt_env *e = mt_setup("ssesealed");
+    assert_non_null(e);
+    assert_int_equal(mt_bucket(e, "b", 0), 0);
+    sealed_copy(e, "inline", 1000);
+    sealed_copy(e, "ec", 3 * SSE_CHUNK + 12345);
+    /* A version stored as sent has no sealed stream. */
+    uint8_t plain[100] = {1};
+    assert_int_equal(mt_put(e, "b", "clear", plain, sizeof(plain), NULL), 0);
+    struct strata_obj_info info;
+    struct strata_get *g;
+    assert_int_equal(strata_obj_get_open(e->m, "b", "clear", NULL, &info, &g), 0);
+    assert_int_equal(strata_obj_get_sealed_size(g), 0);
+    assert_int_equal(strata_obj_get_read_sealed(g, 0, plain, 1), STRATA_EINVAL);
+    strata_obj_get_close(g);
+    strata_obj_info_fini(&info);
+    mt_teardown(e);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -451,6 +532,7 @@ int main(void)
         cmocka_unit_test(test_record_fields),
         cmocka_unit_test(test_multipart),
         cmocka_unit_test(test_heal_without_keys),
+        cmocka_unit_test(test_sealed_replica),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
