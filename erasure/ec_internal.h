@@ -121,16 +121,9 @@ void strata_ec__io_put(struct strata_set *set, struct strata_ec__io *io);
 /* Stripe buffer i of io, allocated on first use; NULL when out of memory. */
 uint8_t *strata_ec__io_buf(const struct strata_set *set, struct strata_ec__io *io, unsigned i);
 
-/* Observer helper (observe.c).  start: NULL when no thread can be had.
- * post: queue cb(ud, data, len), returns its ticket (at most NBUF queued).
- * wait: until every item up to ticket has run.  last: the newest ticket.
- * stop: runs what is queued, joins, frees (NULL is a no-op). */
-struct strata_ec__obs *strata_ec__obs_start(void);
-uint64_t strata_ec__obs_post(struct strata_ec__obs *o, strata_ec_observe_cb cb, void *ud,
-                             const void *data, size_t len);
-void strata_ec__obs_wait(struct strata_ec__obs *o, uint64_t ticket);
-uint64_t strata_ec__obs_last(struct strata_ec__obs *o);
-void strata_ec__obs_stop(struct strata_ec__obs *o);
+/* Observer helper (observe.c): declared in strata/erasure.h, which the
+ * RADOS data tier also uses. */
+_Static_assert(STRATA_EC_NBUF <= STRATA_EC_OBS_QUEUE, "a writer posts at most NBUF");
 
 /* Drive that holds shard index `shard` of data_id (rotated). */
 unsigned strata_ec__shard_drive(const struct strata_set *set,

@@ -21,7 +21,7 @@
 
 #include <stdlib.h>
 
-#define OBS_QUEUE STRATA_EC_NBUF /* a writer never has more stripes posted */
+#define OBS_QUEUE STRATA_EC_OBS_QUEUE
 
 struct strata_ec__obs {
     pthread_t th;

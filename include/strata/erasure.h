@@ -233,6 +233,20 @@ uint64_t strata_ec_writer_size(const struct strata_ec_writer *w); /* bytes fed s
  */
 typedef void (*strata_ec_observe_cb)(void *ud, const void *data, size_t len);
 int strata_ec_writer_observe(struct strata_ec_writer *w, strata_ec_observe_cb cb, void *ud);
+/* The observer's helper thread, for other writers too (the RADOS data
+ * tier).  start: NULL when no thread can be had.  post: queue cb(ud, data,
+ * len), returns its ticket; at most STRATA_EC_OBS_QUEUE items may be queued
+ * and not yet run.  wait: until every item up to ticket has run.  last: the
+ * newest ticket.  stop: runs what is queued, joins, frees (NULL: no-op).
+ * Items run one at a time in post order; post/wait/stop from one thread. */
+#define STRATA_EC_OBS_QUEUE 4
+struct strata_ec__obs;
+struct strata_ec__obs *strata_ec__obs_start(void);
+uint64_t strata_ec__obs_post(struct strata_ec__obs *o, strata_ec_observe_cb cb, void *ud,
+                             const void *data, size_t len);
+void strata_ec__obs_wait(struct strata_ec__obs *o, uint64_t ticket);
+uint64_t strata_ec__obs_last(struct strata_ec__obs *o);
+void strata_ec__obs_stop(struct strata_ec__obs *o);
 /* Removes tmp files if not finished; frees w.  NULL is a no-op. */
 void strata_ec_writer_destroy(struct strata_ec_writer *w);
 

@@ -25,10 +25,18 @@
  * (or, the last one, longer) than the size says is STRATA_ECORRUPT, an
  * absent one STRATA_ENOTFOUND: never wrong bytes.
  *
+ * A writer with an observer (the PUT's MD5) hands each full stripe buffer
+ * to a helper thread (strata_ec__obs, kept in a small pool per tier) and
+ * goes on filling the next while the digest runs, as the local tier does;
+ * a buffer is refilled only once the helper is done with it.  An object
+ * smaller than a stripe is observed at finish on the caller's thread: no
+ * hand-over for the small ones.
+ *
  * Threads: the tier from any thread; a writer or reader from one at a time.
  */
 #include "index.h"
 #include "rados.h"
+#include "strata/erasure.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -39,12 +47,41 @@
 #define DATA_XATTR "strata"
 #define DATA_GAP_MAX 16 /* absent stripes in a row that end a remove without stripe 0 */
 #define DATA_OID_MAX 48
+#define DATA_OBS_IDLE 16 /* idle observer threads kept per tier */
 
 struct rtier {
     rados_ioctx_t io;
     size_t stripe;
     unsigned window, readahead;
+    pthread_mutex_t obs_mu; /* guards obs_idle */
+    struct strata_ec__obs *obs_idle[DATA_OBS_IDLE];
+    unsigned nobs_idle;
 };
+
+/* An observer thread from the tier's pool, or a new one (NULL: none). */
+static struct strata_ec__obs *obs_get(struct rtier *t)
+{
+    struct strata_ec__obs *o = NULL;
+    pthread_mutex_lock(&t->obs_mu);
+    if (t->nobs_idle)
+        o = t->obs_idle[--t->nobs_idle];
+    pthread_mutex_unlock(&t->obs_mu);
+    return o ? o : strata_ec__obs_start();
+}
+
+/* Back to the pool (every item it was given has run). */
+static void obs_put(struct rtier *t, struct strata_ec__obs *o)
+{
+    if (!o)
+        return;
+    pthread_mutex_lock(&t->obs_mu);
+    bool kept = t->nobs_idle < DATA_OBS_IDLE;
+    if (kept)
+        t->obs_idle[t->nobs_idle++] = o;
+    pthread_mutex_unlock(&t->obs_mu);
+    if (!kept)
+        strata_ec__obs_stop(o);
+}
 
 static void stripe_oid(char out[DATA_OID_MAX], const uint8_t id[STRATA_DATA_ID_LEN], uint32_t s)
 {
@@ -63,6 +100,7 @@ static int err_of(int r)
 struct wslot {
     rados_completion_t c; /* NULL: free */
     char *buf;
+    uint64_t ticket; /* the observer's item over buf; 0: none */
 };
 
 struct rwriter {
@@ -79,7 +117,34 @@ struct rwriter {
     uint64_t size;
     int err;          /* the first error: every later call returns it */
     bool finished, s0_issued;
+    strata_ec_observe_cb obs_cb; /* NULL: not observed */
+    void *obs_ud;
+    struct strata_ec__obs *obs;  /* helper thread, taken at the first full stripe */
+    uint64_t obs_last;           /* newest ticket posted */
 };
+
+/* Hand a full stripe buffer to the observer: on its helper thread when one
+ * can be had (the ticket to wait for before refilling buf), else inline. */
+static uint64_t observe(struct rwriter *w, const char *buf, size_t len)
+{
+    if (!w->obs_cb || len == 0)
+        return 0;
+    if (!w->obs && !(w->obs = obs_get(w->t))) {
+        w->obs_cb(w->obs_ud, buf, len);
+        return 0;
+    }
+    /* At most STRATA_EC_OBS_QUEUE items queued and not yet run. */
+    if (w->obs_last >= STRATA_EC_OBS_QUEUE)
+        strata_ec__obs_wait(w->obs, w->obs_last + 1 - STRATA_EC_OBS_QUEUE);
+    return w->obs_last = strata_ec__obs_post(w->obs, w->obs_cb, w->obs_ud, buf, len);
+}
+
+/* Until every observer callback of w has returned. */
+static void obs_drain(struct rwriter *w)
+{
+    if (w->obs && w->obs_last)
+        strata_ec__obs_wait(w->obs, w->obs_last);
+}
 
 /* Wait for the oldest write in flight; its error becomes w->err. */
 static void wait_oldest(struct rwriter *w)
@@ -101,8 +166,9 @@ static void wait_all(struct rwriter *w)
         wait_oldest(w);
 }
 
-/* Issue the write of cur as stripe w->next (not 0); cur gets a free buffer. */
-static int issue(struct rwriter *w)
+/* Issue the write of cur as stripe w->next (not 0), ticket its observer
+ * item; cur gets a free buffer (the observer done with it). */
+static int issue(struct rwriter *w, uint64_t ticket)
 {
     if (w->n == w->t->window)
         wait_oldest(w);
@@ -117,8 +183,11 @@ static int issue(struct rwriter *w)
         s->c = NULL;
         return w->err = STRATA_ENOMEM;
     }
+    if (s->ticket) /* the observer may still read the buffer cur gets */
+        strata_ec__obs_wait(w->obs, s->ticket);
     char *tmp = s->buf; /* the slot keeps the bytes until the write completes */
     s->buf = w->cur;
+    s->ticket = ticket;
     w->cur = tmp;
     int r = rados_aio_write_full(w->t->io, oid, s->c, s->buf, w->curlen);
     if (r < 0) {
@@ -169,34 +238,53 @@ static int d_write(void *wp, const void *buf, size_t len)
         len -= n;
         if (w->curlen < w->t->stripe)
             break;
+        uint64_t ticket = observe(w, w->cur, w->curlen);
         if (w->next == 0) { /* stripe 0 waits for finish; fill a new buffer */
             w->s0 = w->cur;
             w->s0len = w->curlen;
             w->cur = malloc(w->t->stripe);
             w->curlen = 0;
             w->next = 1;
-            if (!w->cur)
+            if (!w->cur) {
+                obs_drain(w);
                 return w->err = STRATA_ENOMEM;
-        } else if (issue(w)) {
+            }
+        } else if (issue(w, ticket)) {
+            obs_drain(w);
             return w->err;
         }
     }
     return 0;
 }
 
+static int d_observe(void *wp, strata_ec_observe_cb cb, void *ud)
+{
+    struct rwriter *w = wp;
+    if (!cb || w->obs_cb || w->size > 0 || w->finished || w->err)
+        return STRATA_EINVAL;
+    w->obs_cb = cb;
+    w->obs_ud = ud;
+    return 0;
+}
+
 static int d_finish(void *wp)
 {
     struct rwriter *w = wp;
-    if (w->err)
+    if (w->err) {
+        obs_drain(w);
         return w->err;
-    if (w->next == 0) { /* one stripe: cur is stripe 0 */
+    }
+    if (w->next == 0) { /* one stripe: cur is stripe 0, observed here */
+        if (w->obs_cb && w->curlen)
+            w->obs_cb(w->obs_ud, w->cur, w->curlen);
         w->s0 = w->cur;
         w->s0len = w->curlen;
         w->cur = NULL;
         w->curlen = 0;
         w->next = 1;
-    } else if (w->curlen && issue(w)) {
+    } else if (w->curlen && issue(w, observe(w, w->cur, w->curlen))) {
         wait_all(w);
+        obs_drain(w);
         return w->err;
     }
     uint64_t nstripes = w->next;
@@ -208,6 +296,7 @@ static int d_finish(void *wp)
     rados_write_op_t op = rados_create_write_op();
     if (!op) {
         wait_all(w);
+        obs_drain(w);
         return w->err = STRATA_ENOMEM;
     }
     rados_write_op_write_full(op, w->s0 ? w->s0 : "", w->s0len);
@@ -226,6 +315,7 @@ static int d_finish(void *wp)
     }
     rados_release_write_op(op);
     wait_all(w);
+    obs_drain(w); /* the digest is complete when finish returns */
     if (r < 0 && !w->err)
         w->err = strata_meta__rados_err(r);
     if (!w->err)
@@ -277,6 +367,8 @@ static void d_writer_destroy(void *wp)
     if (!w)
         return;
     wait_all(w);
+    obs_drain(w);
+    obs_put(w->t, w->obs);
     if (!w->finished) { /* what was written goes again */
         unsigned found;
         remove_range(w->t, w->id, 0, w->issued > 1 ? w->issued : 1, &found);
@@ -534,6 +626,9 @@ static void d_reader_close(void *rp)
 static void d_destroy(void *impl)
 {
     struct rtier *t = impl;
+    while (t->nobs_idle)
+        strata_ec__obs_stop(t->obs_idle[--t->nobs_idle]);
+    pthread_mutex_destroy(&t->obs_mu);
     rados_ioctx_destroy(t->io);
     free(t);
 }
@@ -541,6 +636,7 @@ static void d_destroy(void *impl)
 static const struct strata_tier_ops rados_data_ops = {
     .writer_open = d_writer_open,
     .write = d_write,
+    .writer_observe = d_observe,
     .finish = d_finish,
     .writer_destroy = d_writer_destroy,
     .reader_open = d_reader_open,
@@ -576,6 +672,7 @@ int strata_meta__rados_data_create(struct meta_rados *r, const char *name, const
         free(d);
         return err_of(x);
     }
+    pthread_mutex_init(&d->obs_mu, NULL);
     d->stripe = stripe;
     d->window = window;
     d->readahead = ra;

@@ -4,7 +4,9 @@
  * cluster: byte-exact round trips through the hot tier over PREFIX.data
  * (sizes around the 4 MiB stripe, ranged reads across stripe edges, read
  * through the other connection), a writer destroyed before finish leaving
- * no stripe, remove (also of a dead writer's stripes without stripe 0),
+ * no stripe, the writer's observer (every byte in order by finish, full
+ * stripes on the helper thread, none running after destroy), remove (also
+ * of a dead writer's stripes without stripe 0),
  * stat and reads of missing or short stripes; the w/ entry of a PUT (kept
  * until the grace, then reclaimed with its stripes by the gc pass; cleared
  * by the commit, whose data survives; a commit after the gc took its data
@@ -26,6 +28,7 @@
 #include <cmocka.h>
 
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -208,6 +211,96 @@ static void test_writer_destroy_leaves_nothing(void **state)
     t->ops->writer_destroy(w);
     assert_int_equal(stripes_of(id), 0);
     assert_int_equal(t->ops->stat(t->impl, 0, id, 21 * MIB), STRATA_ENOTFOUND);
+}
+
+/* What a writer's observer saw: an order-sensitive hash of the bytes, how
+ * many, and whether a callback ran off the writing thread. */
+struct seen {
+    uint64_t fnv, n;
+    pthread_t writer;
+    bool off_thread;
+    unsigned delay_us; /* each callback sleeps this long first */
+};
+
+static uint64_t fnv_add(uint64_t h, const uint8_t *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ p[i]) * 0x100000001B3ull;
+    return h;
+}
+
+static void seen_cb(void *ud, const void *data, size_t len)
+{
+    struct seen *s = ud;
+    if (s->delay_us)
+        usleep(s->delay_us);
+    s->fnv = fnv_add(s->fnv, data, len);
+    s->n += len;
+    if (!pthread_equal(pthread_self(), s->writer))
+        s->off_thread = true;
+}
+
+static void test_writer_observer(void **state)
+{
+    (void)state;
+    struct strata_tier *t = g1->tiers[0];
+    assert_non_null(t->ops->writer_observe);
+    const uint64_t sizes[] = {0, 1, 4 * MIB - 1, 4 * MIB, 4 * MIB + 1, 33 * MIB};
+    for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+        uint64_t size = sizes[i], seed = 40 + i;
+        uint8_t id[16];
+        strata_data_id_new(id);
+        void *w;
+        assert_int_equal(t->ops->writer_open(t->impl, 0, id, &w), 0);
+        struct seen s = {.fnv = 0xcbf29ce484222325ull, .writer = pthread_self(),
+                         .delay_us = size > 8 * MIB ? 20000 : 0}; /* lags: the writer must wait */
+        assert_int_equal(t->ops->writer_observe(w, seen_cb, &s), 0);
+        assert_int_equal(t->ops->writer_observe(w, seen_cb, &s), STRATA_EINVAL); /* once */
+        uint64_t want = 0xcbf29ce484222325ull;
+        size_t piece = MIB + 4099;
+        uint8_t *b = malloc(piece);
+        for (uint64_t off = 0; off < size;) {
+            size_t n = size - off < piece ? (size_t)(size - off) : piece;
+            fill(b, seed, off, n);
+            want = fnv_add(want, b, n);
+            assert_int_equal(t->ops->write(w, b, n), 0);
+            off += n;
+        }
+        free(b);
+        assert_int_equal(t->ops->finish(w), 0);
+        /* Every callback returned with finish: all bytes, in order. */
+        assert_int_equal(s.n, size);
+        assert_true(s.fnv == want);
+        /* Full stripes go to the helper thread; less than one stays here. */
+        assert_int_equal(s.off_thread, size >= 4 * MIB);
+        t->ops->writer_destroy(w);
+        void *r;
+        assert_int_equal(t->ops->reader_open(t->impl, 0, id, size, &r), 0);
+        if (size)
+            check_range(t, r, seed, 0, (size_t)size);
+        t->ops->reader_close(r);
+        assert_int_equal(t->ops->remove(t->impl, 0, id), 0);
+    }
+    /* Destroyed before finish: every callback has returned when destroy
+     * does (the caller frees what cb updates next), nothing is left. */
+    uint8_t id[16];
+    strata_data_id_new(id);
+    void *w;
+    assert_int_equal(t->ops->writer_open(t->impl, 0, id, &w), 0);
+    struct seen s = {.fnv = 0xcbf29ce484222325ull, .writer = pthread_self(), .delay_us = 30000};
+    assert_int_equal(t->ops->writer_observe(w, seen_cb, &s), 0);
+    uint8_t *b = malloc(MIB);
+    for (uint64_t off = 0; off < 13 * MIB; off += MIB) {
+        fill(b, 77, off, MIB);
+        assert_int_equal(t->ops->write(w, b, MIB), 0);
+    }
+    free(b);
+    t->ops->writer_destroy(w);
+    uint64_t n = s.n;
+    assert_int_equal(n, 12 * MIB); /* the three full stripes */
+    usleep(100000);
+    assert_int_equal(s.n, n);
+    assert_int_equal(stripes_of(id), 0);
 }
 
 static void test_remove(void **state)
@@ -726,6 +819,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_roundtrip_sizes),
         cmocka_unit_test(test_writer_destroy_leaves_nothing),
+        cmocka_unit_test(test_writer_observer),
         cmocka_unit_test(test_remove),
         cmocka_unit_test(test_stat_read_missing),
         cmocka_unit_test(test_pending_never_committed),
