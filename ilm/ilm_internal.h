@@ -75,7 +75,7 @@ struct strata_ilm {
     pthread_mutex_t lease_mu;
     atomic_bool lease_held;
     int64_t lease_next_ms;   /* when to renew (held) or try again (not) */
-    unsigned lease_every_ms; /* STRATA_LEASE_RENEW_MS; tests shorten it */
+    unsigned lease_every_ms; /* strata_meta_lease_renew_ms; tests shorten it */
     /* What a pass runs between its pages and while it waits to hand a move
      * over (scanner.c sets it at create): the walk (walk.c) calls its host
      * instead of the drains that walk keys themselves. */

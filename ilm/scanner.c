@@ -271,7 +271,7 @@ int strata_ilm_create(const struct strata_ilm_opts *opts, struct strata_ilm **ou
     pthread_mutex_init(&e->mu, NULL);
     pthread_mutex_init(&e->lease_mu, NULL);
     atomic_init(&e->lease_held, false);
-    e->lease_every_ms = STRATA_LEASE_RENEW_MS;
+    e->lease_every_ms = strata_meta_lease_renew_ms(opts->meta);
     pthread_mutex_init(&e->pass_mu, NULL);
     for (int l = 0; l < STRATA_ILM_LANES; l++)
         pthread_mutex_init(&e->due_mu[l], NULL);

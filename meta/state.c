@@ -47,3 +47,8 @@ int strata_meta_lease(struct strata_meta *m, const char *name, enum strata_lease
         return STRATA_EINVAL;
     return m->store->lease(m, name, op);
 }
+
+unsigned strata_meta_lease_renew_ms(struct strata_meta *m)
+{
+    return m->store->lease_renew_ms ? m->store->lease_renew_ms(m) : STRATA_LEASE_RENEW_MS;
+}

@@ -480,6 +480,8 @@ struct strata_meta__store_ops {
     /* ---- leases: background work that runs once per cluster ----
      * See strata_meta_lease in include/strata/meta.h for the contract. */
     int (*lease)(struct strata_meta *m, const char *name, enum strata_lease_op op);
+    /* Optional: strata_meta_lease_renew_ms (NULL: STRATA_LEASE_RENEW_MS). */
+    unsigned (*lease_renew_ms)(struct strata_meta *m);
 
     /* ---- message queues shared by the gateways (optional; NULL: none,
      * strata_meta_queue_* answer STRATA_ENOTIMPL) ----

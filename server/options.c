@@ -359,15 +359,21 @@ const struct strata_srv_opt strata_srv_opt_table[] = {
              "keyring) instead of local drives; several daemons on\n"
              "one cluster serve one namespace.  The daemon refuses to\n"
              "start when the cluster is unreachable (10 s) or a pool\n"
-             "is missing, and with drives, --tier other than\n"
-             "NAME:rados:POOL, --notify-target or --replication-target\n"
-             "(they keep data on local drives)"},
+             "is missing, and with drives or a --tier on local drives\n"
+             "(other gateways could not reach them)"},
     {.flag = "rados-id", .key = "rados-id", .arg = "NAME", STR(rados_id), .sdef = "admin",
      .valid = nonempty, .must = "must not be empty",
      .help = "cephx user, without \"client.\" (default {default})"},
     {.flag = "rados-pool-prefix", .key = "rados-pool-prefix", .arg = "P",
      STR(rados_pool_prefix), .sdef = "strata", .valid = nonempty, .must = "must not be empty",
      .help = "pools P.meta and P.data (default {default})"},
+    {.flag = "lease-seconds", .key = "lease-seconds", .arg = "N", NUMS(lease_s, 1, 3, 3600),
+     .def = 15, .must = "must be 3 to 3600",
+     .help = "work that runs once per cluster (lifecycle, reclaim,\n"
+             "event and replication delivery) is held by one gateway\n"
+             "for N seconds at a time, renewed every N/3; another\n"
+             "takes it over within about N s of the holder's death\n"
+             "(default {default})"},
 
     {.flag = "notify-target", .key = "notify-targets", .arg = "ID:KIND:ADDRESS",
      LIST(notify_specs, nnotify_specs), .parse = notify_parse, .flags_replace = true,

@@ -101,7 +101,7 @@ static void *lease_main(void *arg)
     pthread_mutex_lock(&q->mu);
     while (!q->stop) {
         uint64_t now = strata_pqueue__now_ms();
-        if (now - lease_at >= STRATA_LEASE_RENEW_MS || lease_at == 0) {
+        if (now - lease_at >= strata_meta_lease_renew_ms(q->o.cluster) || lease_at == 0) {
             bool was = q->leased;
             pthread_mutex_unlock(&q->mu);
             int rc = strata_meta_queue_lease(q->o.cluster, q->name,

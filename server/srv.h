@@ -124,6 +124,7 @@ struct strata_srv_config {
     const char *rados_conf;
     const char *rados_id;
     const char *rados_pool_prefix;
+    unsigned lease_s; /* --lease-seconds */
 };
 
 struct strata_srv {

@@ -90,6 +90,7 @@ int strata_srv_rados_open(struct strata_srv *s, size_t inline_max)
         return trc;
     struct strata_rados_opts ro = {.conf = s->cfg.rados_conf, .id = s->cfg.rados_id,
                                    .prefix = s->cfg.rados_pool_prefix, .tiers = tiers,
+                                   .lease_s = s->cfg.lease_s,
                                    .ntiers = nt,
                                    /* An operator who shortens --orphan-grace-seconds wants
                                     * unreferenced data back sooner: it bounds the reclaim

@@ -1072,13 +1072,14 @@ int strata_meta_state_get(struct strata_meta *m, const char *name, void **doc, s
  * every store keeps:
  * - TAKE: 0 when this gateway holds name now (taking a lease it holds
  *   renews it), STRATA_EBUSY while another gateway holds it: try again
- *   after STRATA_LEASE_RENEW_MS.
- * - RENEW: every STRATA_LEASE_RENEW_MS while working.  0 while held;
+ *   after strata_meta_lease_renew_ms.
+ * - RENEW: every strata_meta_lease_renew_ms while working.  0 while held;
  *   STRATA_EBUSY when the lease was lost (this gateway did not renew for
  *   STRATA_LEASE_MS and another took it over): stop that work at once.
  * - RELEASE: 0, also when not held; another gateway may take it at once.
  * A holder that dies stops renewing, so another gateway takes over within
- * STRATA_LEASE_MS + STRATA_LEASE_RENEW_MS.  A lease only avoids duplicate
+ * the lease's length (STRATA_LEASE_MS unless the store was opened with
+ * another) plus a renew interval.  A lease only avoids duplicate
  * work: two holders at once (one stalled past its lease) must not be able
  * to do anything twice, so everything done under it is a guarded commit.
  * On local drives one process is the whole cluster: TAKE and RENEW always
@@ -1090,6 +1091,9 @@ enum strata_lease_op { STRATA_LEASE_TAKE, STRATA_LEASE_RENEW, STRATA_LEASE_RELEA
 #define STRATA_LEASE_RENEW_MS 5000
 #define STRATA_LEASE_NAME_MAX 32
 int strata_meta_lease(struct strata_meta *m, const char *name, enum strata_lease_op op);
+/* How often a holder renews (and a waiter asks): a third of the lease's
+ * length; STRATA_LEASE_RENEW_MS on local drives. */
+unsigned strata_meta_lease_renew_ms(struct strata_meta *m);
 /* Test hook (unit tests only): the local store of this process answers TAKE
  * and RENEW of lease name with STRATA_EBUSY, as if another gateway held it
  * (NULL: none), so work that runs under a lease can be tested on local
@@ -1163,6 +1167,9 @@ struct strata_rados_opts {
      * aborted part) is removed 15 min after, so that readers on other
      * gateways finish; at most this many seconds when not 0. */
     unsigned reclaim_grace_max_s;
+    /* A lease's length in seconds (0: STRATA_LEASE_MS): how soon another
+     * gateway takes over the work of one that died; renewed every third. */
+    unsigned lease_s;
 };
 int strata_meta_rados_init(const struct strata_rados_opts *o, char *msg, size_t cap);
 int strata_meta_rados_check(const struct strata_rados_opts *o, char *msg, size_t cap);

@@ -114,7 +114,9 @@ int strata_meta__rados_connect(const struct strata_rados_opts *o, bool meta,
     pthread_mutex_init(&r->bcache_mu, NULL);
     pthread_cond_init(&r->watch_cv, NULL);
     snprintf(r->prefix, sizeof(r->prefix), "%s", prefix);
-    r->lease_ms = knob_lease_ms ? knob_lease_ms : STRATA_LEASE_MS;
+    r->lease_ms = knob_lease_ms ? knob_lease_ms
+                  : o->lease_s  ? o->lease_s * 1000u
+                                : STRATA_LEASE_MS;
     r->audit_seg = knob_audit_seg ? knob_audit_seg : RADOS_AUDIT_SEG_ENTRIES;
     r->reclaim_grace_ms = knob_reclaim_grace_ms ? knob_reclaim_grace_ms : RADOS_RECLAIM_GRACE_MS;
     if (o->reclaim_grace_max_s && (int64_t)o->reclaim_grace_max_s * 1000 < r->reclaim_grace_ms)

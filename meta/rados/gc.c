@@ -166,7 +166,7 @@ struct gc {
 static int keep_lease(struct gc *g)
 {
     int64_t now = strata_meta__rados_wall_ms();
-    if (now - g->renewed_ms < STRATA_LEASE_RENEW_MS)
+    if (now - g->renewed_ms < strata_meta_lease_renew_ms(g->m))
         return 0;
     int rc = strata_meta__rados_lease(g->m, GC_LEASE, STRATA_LEASE_RENEW);
     if (rc == 0)

@@ -38,6 +38,11 @@ int strata_meta__rados_lease(struct strata_meta *m, const char *name, enum strat
     return strata_meta__rados_lock(meta_rados_of(m), oid, op);
 }
 
+unsigned strata_meta__rados_lease_renew_ms(struct strata_meta *m)
+{
+    return meta_rados_of(m)->lease_ms / 3;
+}
+
 int strata_meta__rados_lock(struct meta_rados *r, const char *oid, enum strata_lease_op op)
 {
     if (op == STRATA_LEASE_RELEASE) {

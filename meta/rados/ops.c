@@ -26,6 +26,7 @@ const struct strata_meta__store_ops strata_meta__store_rados = {
     .config_put = strata_meta__rados_config_put,
     .config_get = strata_meta__rados_config_get,
     .lease = strata_meta__rados_lease,
+    .lease_renew_ms = strata_meta__rados_lease_renew_ms,
     .queue_push = strata_meta__rados_queue_push,
     .queue_read = strata_meta__rados_queue_read,
     .queue_remove = strata_meta__rados_queue_remove,

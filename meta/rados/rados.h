@@ -96,6 +96,7 @@ int strata_meta__rados_err(int r);
 /* The lease contract (strata_meta_lease) on object oid of the meta pool:
  * its cls_lock "strata" with this gateway's cookie (lease_ctl.c). */
 int strata_meta__rados_lock(struct meta_rados *r, const char *oid, enum strata_lease_op op);
+unsigned strata_meta__rados_lease_renew_ms(struct strata_meta *m);
 
 /* Message queues q.NAME (queue.c); the ops of store.h. */
 int strata_meta__rados_queue_push(struct strata_meta *m, const char *name, const void *msg,

@@ -66,7 +66,7 @@ FULL = {
     "notify-token-files": ["hook1:/etc/strata/hook.token"], "notify-queue-max": 5000,
     "tier-credentials": "/etc/strata/tiers.json",
     "replication-targets": ["site2:http://127.0.0.1:9912"],
-    "rados-conf": "/etc/ceph/ceph.conf", "rados-id": "strata", "rados-pool-prefix": "s3",
+    "rados-conf": "/etc/ceph/ceph.conf", "rados-id": "strata", "rados-pool-prefix": "s3", "lease-seconds": 6,
 }
 
 

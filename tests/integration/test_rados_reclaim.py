@@ -19,7 +19,8 @@ file; every gateway on the same pools):
 - the gateway holding the `ilm` lease killed -9 while objects of a
   bucket with a lifecycle expiration are not yet due: the other gateway
   takes the lease within 30 s of the kill (its log says so) and the
-  expirations happen (404) within 30 s of the kill as well.
+  expirations happen (404) within 30 s of the kill as well; with
+  `--lease-seconds 3` both within 9 s (and not before the lease lapsed).
 
 Skips (77) as test_rados_two_gateways.py does, with rados_gw.py's printed
 reasons.
@@ -175,9 +176,9 @@ def gateway_killed_mid_complete_leaves_it_whole_or_completable(first):
             f"(the client saw {seen})")
 
 
-def ilm_gateway(first):
+def ilm_gateway(first, extra=()):
     return gw(keys=(first.ak, first.sk),
-              args=["--ilm-interval-seconds", "1", "--lc-day-seconds", str(LC_DAY)])
+              args=["--ilm-interval-seconds", "1", "--lc-day-seconds", str(LC_DAY)] + list(extra))
 
 
 def holds_lease(g):
@@ -185,13 +186,14 @@ def holds_lease(g):
         return "holds the ilm lease" in f.read()
 
 
-@test
-def ilm_lease_holder_killed_the_other_takes_over_within_30s(first):
-    h = ilm_gateway(first)
+def lease_takeover(first, extra, bound):
+    """The gateway holding the ilm lease is killed -9 before its objects are
+    due; the other takes the lease within bound s and expires them."""
+    h = ilm_gateway(first, extra)
     o = None
     try:
         wait_until("the first gateway holding the ilm lease", lambda: holds_lease(h), timeout=20)
-        o = ilm_gateway(first)
+        o = ilm_gateway(first, extra)
         co = o.client()
         bucket = first.bucket_name("lease")
         co.create_bucket(Bucket=bucket)
@@ -207,7 +209,7 @@ def ilm_lease_holder_killed_the_other_takes_over_within_30s(first):
         assert not holds_lease(o), "the second gateway took a held lease"
         kill9(h)
         t_kill = time.monotonic()
-        wait_until("the other gateway taking the ilm lease", lambda: holds_lease(o), timeout=30)
+        wait_until("the other gateway taking the ilm lease", lambda: holds_lease(o), timeout=bound)
         took = time.monotonic() - t_kill
 
         def expired():
@@ -218,15 +220,31 @@ def ilm_lease_holder_killed_the_other_takes_over_within_30s(first):
                 except co.exceptions.ClientError as e:
                     assert e.response["ResponseMetadata"]["HTTPStatusCode"] == 404, e.response
             return True
-        wait_until("the expirations", expired, timeout=max(1.0, 30 - (time.monotonic() - t_kill)))
+        wait_until("the expirations", expired,
+                   timeout=max(1.0, bound - (time.monotonic() - t_kill)))
         done = time.monotonic() - t_kill
         log(f"lease taken over {took:.1f} s after the kill, expirations done after {done:.1f} s")
-        assert took <= 30 and done <= 30, (took, done)
+        assert took <= bound and done <= bound, (took, done)
         assert co.list_objects_v2(Bucket=bucket)["KeyCount"] == 0
+        return took
     finally:
         kill9(h)
         if o is not None:
             o.stop()
+
+
+@test
+def ilm_lease_holder_killed_the_other_takes_over_within_30s(first):
+    lease_takeover(first, (), 30)
+
+
+@test
+def shorter_lease_seconds_take_over_sooner(first):
+    # --lease-seconds 3: the lease lapses 3 s after the holder's last
+    # renewal (every 1 s), so the other gateway has it within a few seconds
+    # instead of the default's 15-20.
+    took = lease_takeover(first, ("--lease-seconds", "3"), 9)
+    assert took >= 1.0, f"the lease was taken {took:.1f} s after the kill, before it lapsed"
 
 
 def main():
