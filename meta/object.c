@@ -194,14 +194,36 @@ static int head_found(void *ud, const struct strata_meta__key_found *f)
     return rc ? rc : marker_verdict(f, c->version_id);
 }
 
-int strata_obj_head(struct strata_meta *m, const char *bucket, const char *key,
-                    const char *version_id, struct strata_obj_info *info)
+/* The store's key_get, or with nowait its answer from memory only
+ * (STRATA_EBUSY where that needs a drive); a store without one waits. */
+static int key_get(struct strata_meta *m, bool nowait, const char *bucket, const char *key,
+                   const char *version_id, strata_meta__key_found_fn fn, void *ud)
+{
+    if (nowait && m->store->key_get_nowait)
+        return m->store->key_get_nowait(m, bucket, key, version_id, fn, ud);
+    return m->store->key_get(m, bucket, key, version_id, fn, ud);
+}
+
+static int obj_head(struct strata_meta *m, const char *bucket, const char *key,
+                    const char *version_id, struct strata_obj_info *info, bool nowait)
 {
     int rc = lookup_start(bucket, key, info);
     if (rc)
         return rc;
     struct head_ctx c = {bucket, key, version_id, info};
-    return m->store->key_get(m, bucket, key, version_id, head_found, &c);
+    return key_get(m, nowait, bucket, key, version_id, head_found, &c);
+}
+
+int strata_obj_head(struct strata_meta *m, const char *bucket, const char *key,
+                    const char *version_id, struct strata_obj_info *info)
+{
+    return obj_head(m, bucket, key, version_id, info, false);
+}
+
+int strata_obj_head_nowait(struct strata_meta *m, const char *bucket, const char *key,
+                           const char *version_id, struct strata_obj_info *info)
+{
+    return obj_head(m, bucket, key, version_id, info, true);
 }
 
 struct rec_ctx {
@@ -328,6 +350,7 @@ struct get_ctx {
     const char *bucket, *key, *version_id;
     struct strata_obj_info *info;
     uint64_t gen;  /* the key's drop generation before the read (pin.c) */
+    bool nowait;   /* an event thread's: never wait on a drive (STRATA_EBUSY) */
     bool busy;     /* the version's data was being dropped: read again */
     bool shown;    /* info describes a readable version (not a delete marker) */
     struct strata_get *g;
@@ -385,6 +408,8 @@ static int get_found(void *ud, const struct strata_meta__key_found *f)
         return STRATA_EQUORUM;
     }
     if (strata_meta_tier_archived(m, r->tier[0] ? r->tier : STRATA_TIER_HOT)) {
+        if (c->nowait)
+            return STRATA_EBUSY; /* the restore map is read from the drives */
         rc = strata_meta__restore_map(m, set, c->bucket, c->key, f->sk, &g->rmap, &g->nrmap);
         if (rc)
             return rc;
@@ -423,15 +448,15 @@ static int get_found(void *ud, const struct strata_meta__key_found *f)
     return 0;
 }
 
-int strata_obj_get_open(struct strata_meta *m, const char *bucket, const char *key,
-                        const char *version_id, struct strata_obj_info *info,
-                        struct strata_get **out)
+static int get_open(struct strata_meta *m, const char *bucket, const char *key,
+                    const char *version_id, struct strata_obj_info *info, struct strata_get **out,
+                    bool nowait)
 {
     *out = NULL;
     struct strata_obj_info tmp;
     memset(&tmp, 0, sizeof(tmp));
     struct get_ctx c = {.m = m, .bucket = bucket, .key = key, .version_id = version_id,
-                        .info = info ? info : &tmp};
+                        .info = info ? info : &tmp, .nowait = nowait};
     int rc;
     for (unsigned attempt = 0;; attempt++) {
         rc = lookup_start(bucket, key, c.info);
@@ -439,7 +464,7 @@ int strata_obj_get_open(struct strata_meta *m, const char *bucket, const char *k
             return rc;
         c.gen = strata_meta__pin_gen(m, bucket, key);
         c.busy = c.shown = false;
-        rc = m->store->key_get(m, bucket, key, version_id, get_found, &c);
+        rc = key_get(m, nowait, bucket, key, version_id, get_found, &c);
         if (!c.busy || attempt == 16)
             break;
         strata_obj_info_fini(c.info);
@@ -453,6 +478,20 @@ int strata_obj_get_open(struct strata_meta *m, const char *bucket, const char *k
     }
     *out = c.g;
     return 0;
+}
+
+int strata_obj_get_open(struct strata_meta *m, const char *bucket, const char *key,
+                        const char *version_id, struct strata_obj_info *info,
+                        struct strata_get **out)
+{
+    return get_open(m, bucket, key, version_id, info, out, false);
+}
+
+int strata_obj_get_open_nowait(struct strata_meta *m, const char *bucket, const char *key,
+                               const char *version_id, struct strata_obj_info *info,
+                               struct strata_get **out)
+{
+    return get_open(m, bucket, key, version_id, info, out, true);
 }
 
 static uint64_t be64(const uint8_t *p)

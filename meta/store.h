@@ -523,6 +523,12 @@ struct strata_meta__store_ops {
      * (local/rcache.c). */
     int (*key_get)(struct strata_meta *m, const char *bucket, const char *key,
                    const char *version_id, strata_meta__key_found_fn fn, void *ud);
+    /* Optional (NULL: key_get serves): key_get from memory only, for an
+     * event thread; STRATA_EBUSY, fn not run or its read of an inline
+     * object's bytes refused, where the answer needs a drive read or a
+     * wait (the caller then calls key_get on a thread that may wait). */
+    int (*key_get_nowait)(struct strata_meta *m, const char *bucket, const char *key,
+                          const char *version_id, strata_meta__key_found_fn fn, void *ud);
     /* ---- scans ----
      * scan_open: 0 with *out, or STRATA_EINVAL / a read error.  The bucket
      * is not checked (the caller did).  scan_next: 1 with *e, 0 at the end

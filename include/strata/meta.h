@@ -340,6 +340,20 @@ struct strata_get;
 int strata_obj_get_open(struct strata_meta *m, const char *bucket, const char *key,
                         const char *version_id, struct strata_obj_info *info,
                         struct strata_get **out);
+/*
+ * strata_obj_head and strata_obj_get_open for an event thread: answered
+ * only from memory (the local store's latest-version cache, RocksDB's
+ * memtables and block cache), never waiting on a drive's files or a
+ * commit in flight.  STRATA_EBUSY where the answer needs that (nothing
+ * held, info holds nothing to free): call the plain one on a thread that
+ * may wait.  A store without such reads (RADOS) answers as the plain one.
+ * The data of an erasure-coded version is only opened, never read here.
+ */
+int strata_obj_head_nowait(struct strata_meta *m, const char *bucket, const char *key,
+                           const char *version_id, struct strata_obj_info *info);
+int strata_obj_get_open_nowait(struct strata_meta *m, const char *bucket, const char *key,
+                               const char *version_id, struct strata_obj_info *info,
+                               struct strata_get **out);
 /* Exactly len bytes at off (off + len <= size).  Never wrong bytes. */
 int strata_obj_get_read(struct strata_get *g, uint64_t off, void *buf, size_t len);
 /* Like strata_obj_get_read without a copy: *p points at *n (1..max) bytes

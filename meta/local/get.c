@@ -3,7 +3,9 @@
  * for one version of a key (qread.c), handed to the caller while the
  * drives' iterators still hold the records, so an inline object's shards
  * are decoded where RocksDB keeps them, never copied out first (the GET
- * path's cost).  Also strata_meta__obj_resolve, the same read by sort key
+ * path's cost); and key_get_nowait, the same from memory only (the cache
+ * below or RocksDB's memtables and block cache), for event threads.  Also
+ * strata_meta__obj_resolve, the same read by sort key
  * for the merged scans whose drives disagree (scan.c).
  * Threads: any caller thread.
  */
@@ -53,6 +55,8 @@ static int inline_decode(const struct strata_meta__key_found *f, uint8_t *out)
                 memcpy(p->data, out, w->rec.size);
             return 0;
         }
+        if (q->nowait)
+            return STRATA_EBUSY; /* the other drives: on a thread that may wait */
         if (pass == 1)
             break;
         /* Some shards were bad: bring in the drives not read yet. */
@@ -123,13 +127,14 @@ static bool all_answered(const struct qread *q, unsigned n)
     return true;
 }
 
-int strata_meta__local_key_get(struct strata_meta *m, const char *bucket, const char *key,
-                               const char *version_id, strata_meta__key_found_fn fn, void *ud)
+static int key_get(struct strata_meta *m, const char *bucket, const char *key,
+                   const char *version_id, strata_meta__key_found_fn fn, void *ud, bool nowait)
 {
     struct qread q;
     memset(&q, 0, sizeof(q));
     q.set = strata_meta__set_of(m, bucket, key);
     q.settle = true; /* no key lock held */
+    q.nowait = nowait;
     int rc = strata_meta__qread_for_vid(&q, version_id);
     bool keep = rc == 0 && q.mode == Q_LATEST && m->rcache;
     uint32_t hash = 0, voters = 0;
@@ -160,6 +165,19 @@ int strata_meta__local_key_get(struct strata_meta *m, const char *bucket, const 
     }
     strata_meta__qread_fini(&q);
     return rc;
+}
+
+int strata_meta__local_key_get(struct strata_meta *m, const char *bucket, const char *key,
+                               const char *version_id, strata_meta__key_found_fn fn, void *ud)
+{
+    return key_get(m, bucket, key, version_id, fn, ud, false);
+}
+
+int strata_meta__local_key_get_nowait(struct strata_meta *m, const char *bucket, const char *key,
+                                      const char *version_id, strata_meta__key_found_fn fn,
+                                      void *ud)
+{
+    return key_get(m, bucket, key, version_id, fn, ud, true);
 }
 
 int strata_meta__obj_resolve(struct strata_meta *m, const char *bucket, const char *key,

@@ -58,6 +58,9 @@ int strata_meta__local_key_read(struct strata_meta *m, const struct strata_meta_
 /* ---- get.c: the version GET and HEAD show ---- */
 int strata_meta__local_key_get(struct strata_meta *m, const char *bucket, const char *key,
                                const char *version_id, strata_meta__key_found_fn fn, void *ud);
+int strata_meta__local_key_get_nowait(struct strata_meta *m, const char *bucket, const char *key,
+                                      const char *version_id, strata_meta__key_found_fn fn,
+                                      void *ud);
 /* Quorum read of bucket/key for a scan whose drives disagree: version sk,
  * or the latest when sk is NULL.  0 with info filled (delete markers
  * included; caller strata_obj_info_fini's), STRATA_ENOTFOUND, STRATA_EQUORUM. */

@@ -74,6 +74,7 @@ const struct strata_meta__store_ops strata_meta__store_local = {
     .key_txn = strata_meta__local_key_txn,
     .key_read = strata_meta__local_key_read,
     .key_get = strata_meta__local_key_get,
+    .key_get_nowait = strata_meta__local_key_get_nowait,
     /* ---- multipart uploads ---- */
     .upload_create = strata_meta__local_upload_create,
     .upload_get = strata_meta__local_upload_get,

@@ -50,6 +50,34 @@ void strata_meta__qread_fini(struct qread *q)
     }
 }
 
+/* The iterator stopped on an error (with q->nowait: a block that is not
+ * in memory), not at the end of the key's versions. */
+static bool iter_failed(rocksdb_iterator_t *it)
+{
+    char *err = NULL;
+    rocksdb_iter_get_error(it, &err);
+    if (!err)
+        return false;
+    rocksdb_free(err);
+    return true;
+}
+
+/* strata_meta__iter_new over what drive d's store holds in memory only
+ * (kBlockCacheTier: a block not in the block cache stops it with an
+ * error instead of a file read). */
+static rocksdb_iterator_t *iter_in_memory(struct strata_meta *m, unsigned set, unsigned d,
+                                          rocksdb_readoptions_t **ro, const char *upper,
+                                          size_t upper_len)
+{
+    struct meta_drive *dr = &m->sets[set].drives[d];
+    if (!dr->db)
+        return NULL;
+    *ro = rocksdb_readoptions_create();
+    rocksdb_readoptions_set_iterate_upper_bound(*ro, upper, upper_len);
+    rocksdb_readoptions_set_read_tier(*ro, 1);
+    return rocksdb_create_iterator(dr->db, *ro);
+}
+
 /*
  * Read drive d's record for q's mode: the newest live version (Q_LATEST),
  * the newest live null version (Q_NULL) or version q->sk (Q_SK; a
@@ -70,7 +98,8 @@ void strata_meta__read_drive(struct strata_meta *m, struct qread *q, unsigned d,
     memcpy(hi, pfx, pl);
     hi[pl - 1] = 1; /* every version of this key sorts below "key\x01" */
     rocksdb_readoptions_t *ro;
-    rocksdb_iterator_t *it = strata_meta__iter_new(m, q->set, d, &ro, hi, pl, true);
+    rocksdb_iterator_t *it = q->nowait ? iter_in_memory(m, q->set, d, &ro, hi, pl)
+                                       : strata_meta__iter_new(m, q->set, d, &ro, hi, pl, true);
     if (!it)
         return;
     rocksdb_iter_seek(it, pfx, pl);
@@ -86,6 +115,8 @@ void strata_meta__read_drive(struct strata_meta *m, struct qread *q, unsigned d,
         break;
     }
     dr->rc = STRATA_ENOTFOUND;
+    if (q->nowait && iter_failed(it))
+        goto out; /* the latest is not known */
     if (q->mode == Q_SK && after)
         goto out; /* nothing older is version q->sk */
     if (q->mode == Q_SK || after) {
@@ -138,6 +169,8 @@ void strata_meta__read_drive(struct strata_meta *m, struct qread *q, unsigned d,
         return;
     }
 out:
+    if (q->nowait && iter_failed(it))
+        dr->rc = STRATA_EBUSY; /* a block not in memory: not an answer */
     rocksdb_iter_destroy(it);
     rocksdb_readoptions_destroy(ro);
 }
@@ -239,6 +272,8 @@ static int qread_pass(struct strata_meta *m, struct qread *q, const char *bucket
         if (!strata_meta__drive_readable(m, q->set, d))
             continue;
         strata_meta__read_drive(m, q, d, bucket, key, NULL);
+        if (q->d[d].rc == STRATA_EBUSY)
+            return STRATA_EBUSY; /* q->nowait: the rest on a thread that may wait */
         if (decided)
             continue;
         unsigned same = 0;
@@ -259,6 +294,8 @@ static int qread_pass(struct strata_meta *m, struct qread *q, const char *bucket
         }
     }
     *slow = !decided;
+    if (!decided && q->nowait)
+        return STRATA_EBUSY; /* the slow path reads every drive, maybe again */
     if (!decided) {
         /* The remaining readable drives were read above: decide by state. */
         result = qread_slow(m, q, bucket, key);
@@ -292,6 +329,8 @@ int strata_meta__qread_run(struct strata_meta *m, struct qread *q, const char *b
         uint64_t s1 = atomic_load(wseq);
         if (s0 == s1 && !(s1 & 1))
             return rc; /* nothing moved under the read: the drives' settled answer */
+        if (q->nowait)
+            return STRATA_EBUSY; /* waiting out a commit is for a thread that may wait */
         if (!start)
             start = mono_ns();
         else if (mono_ns() - start > SETTLE_MAX_NS)

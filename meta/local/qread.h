@@ -37,6 +37,11 @@ struct qread {
     /* The caller does not hold the key lock: a commit may be half applied
      * under the read, which then waits it out rather than answer from it. */
     bool settle;
+    /* Only what RocksDB holds in memory (memtables, block cache) is read:
+     * a read that would reach a drive's files, wait out a commit or take
+     * the slow path stops with STRATA_EBUSY instead (an event thread's
+     * read, done again on a thread that may wait). */
+    bool nowait;
 };
 
 void strata_meta__drec_release(struct drec *dr);
@@ -56,7 +61,8 @@ bool strata_meta__drec_same(const struct drec *a, const struct drec *b);
  * without agreement, the newest version that may have been committed wins.
  * read_all reads every readable drive first (for undo).  With q->settle,
  * an "absent" read while a commit of the key's stripe moved is read again.
- * 0 with q->win set, STRATA_ENOTFOUND, or STRATA_EQUORUM.
+ * 0 with q->win set, STRATA_ENOTFOUND, or STRATA_EQUORUM; with q->nowait
+ * also STRATA_EBUSY.
  */
 int strata_meta__qread_run(struct strata_meta *m, struct qread *q, const char *bucket,
                            const char *key, bool read_all);

@@ -5,7 +5,8 @@
  *
  * Threads: MHD's epoll threads (one per core) parse, check signatures and
  * send for every connection; GET and HEAD of an object (record reads,
- * inline bodies) run there too.  Everything that may wait on a drive -
+ * inline bodies) run there too while memory answers them (a lookup that
+ * needs a drive read continues on a worker, see s3_object_get.c).  Everything that may wait on a drive -
  * request bodies of PUT/UploadPart, every other handler (writes and their
  * fsyncs, listings), erasure-coded GET bodies - runs on the storage
  * workers (pool.h) while the connection is suspended, so a slow drive

@@ -5,8 +5,9 @@
  * the handle's own decoded buffer, no copy); bigger ones stream in ~1 MiB
  * steps read on the storage workers, one step ahead (http.c), handed over
  * from the reader's stripe buffer where strata_obj_get_peekable.  The
- * lookup runs on the event thread; a version whose bytes live on the
- * drives continues on a storage worker (r->rerun).
+ * lookup runs on the event thread from memory; one that needs a drive
+ * read, and a version whose bytes live on the drives, continue on a
+ * storage worker (r->rerun).
  */
 #include "srv.h"
 #include "handlers.h"
@@ -242,8 +243,21 @@ void strata_h_get(struct strata_req *r)
     head = head && !part_idx;
     int rc;
     if (!r->get) {
-        rc = head ? strata_obj_head(r->srv->meta, r->bucket, r->key, vid, &r->info)
-                  : strata_obj_get_open(r->srv->meta, r->bucket, r->key, vid, &r->info, &r->get);
+        /* An event thread never waits on a drive: a lookup memory cannot
+         * answer is done again on a storage worker. */
+        bool may_wait = r->on_worker || !r->srv->pool || !r->conn;
+        struct strata_meta *m = r->srv->meta;
+        if (head)
+            rc = may_wait ? strata_obj_head(m, r->bucket, r->key, vid, &r->info)
+                          : strata_obj_head_nowait(m, r->bucket, r->key, vid, &r->info);
+        else
+            rc = may_wait ? strata_obj_get_open(m, r->bucket, r->key, vid, &r->info, &r->get)
+                          : strata_obj_get_open_nowait(m, r->bucket, r->key, vid, &r->info,
+                                                       &r->get);
+        if (rc == STRATA_EBUSY && !may_wait) {
+            r->rerun = true;
+            return;
+        }
         r->info_valid = true;
         if (rc) {
             lookup_error(r, rc, vid);

@@ -15,7 +15,8 @@ another on one keep-alive connection and reports, as one JSON line:
             profile for callgrind_annotate --inclusive=yes
 Workloads: get4k (presigned GET, as tests/bench/s3.sh's get cells), get4k2u
 (presigned GETs of two users in turn: what the SigV4 signing-key cache is
-for), sget4k (GET signed in the Authorization header), get1m (presigned),
+for), sget4k (GET signed in the Authorization header), get100k (presigned:
+one object of the size of s3.sh's dataloader row), get1m (presigned),
 put64m (PUT with a signed payload, as s3.sh's put64m cell).
 
   tests/bench/cpu_per_request.py --bin build/strata --mode cpu --workload get4k -n 20000 --repeat 5
@@ -46,8 +47,9 @@ from benchlib import free_port, wait_ready  # noqa: E402
 
 AK, SK, REGION = "CPUBENCH00000001", "cpubench-secret-cpubench-secret-0123456", "us-east-1"
 AK2, SK2 = "CPUBENCH00000002", "cpubench-second-user-secret-0123456789"
-SIZES = {"get4k": 4096, "get4k2u": 4096, "sget4k": 4096, "get1m": 1 << 20, "put64m": 64 << 20}
-WARM = {"get4k": 300, "get4k2u": 300, "sget4k": 300, "get1m": 50, "put64m": 1}
+SIZES = {"get4k": 4096, "get4k2u": 4096, "sget4k": 4096, "get100k": 100 << 10, "get1m": 1 << 20,
+         "put64m": 64 << 20}
+WARM = {"get4k": 300, "get4k2u": 300, "sget4k": 300, "get100k": 200, "get1m": 50, "put64m": 1}
 
 
 def signed_headers(method, url, body, payload_hash):

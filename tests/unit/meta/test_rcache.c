@@ -13,6 +13,11 @@
  * - Readers racing a writer: once a PUT returned, no GET shows an older
  *   version (a read that began before the commit never stays cached past
  *   it), and none answers ENOTFOUND (the key exists throughout).
+ * - An event thread's lookup (strata_obj_*_nowait) answers only from
+ *   memory: a 100 KiB inline object (too big for the cache) whose records
+ *   were flushed to the drives' files is STRATA_EBUSY (never "absent"),
+ *   answered once a waiting read brought its blocks into RocksDB's block
+ *   cache, and after an overwrite shows the new bytes, never the old.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -217,6 +222,93 @@ static void test_store_write_and_drives(void **state)
     mt_teardown(e);
 }
 
+/* ---- lookups that never wait on a drive ------------------------------------ */
+
+/* Every drive's memtables written to its files (reopened, reads then
+ * need blocks that only a file read brings into the block cache). */
+static void flush_drives(struct mt_env *e)
+{
+    rocksdb_flushoptions_t *fo = rocksdb_flushoptions_create();
+    rocksdb_flushoptions_set_wait(fo, 1);
+    for (unsigned d = 0; d < e->m->sets[0].n; d++) {
+        char *err = NULL;
+        rocksdb_flush(e->m->sets[0].drives[d].db, fo, &err);
+        if (err)
+            fail_msg("flush drive %u: %s", d, err);
+    }
+    rocksdb_flushoptions_destroy(fo);
+}
+
+/* GET bucket/key without waiting: rc, and on 0 its bytes equal want. */
+static int get_nowait(struct mt_env *e, const char *b, const char *k, const void *want,
+                      size_t len)
+{
+    struct strata_obj_info info;
+    struct strata_get *g = NULL;
+    int rc = strata_obj_get_open_nowait(e->m, b, k, NULL, &info, &g);
+    if (rc) {
+        assert_null(g);
+        strata_obj_info_fini(&info);
+        return rc;
+    }
+    assert_int_equal(info.size, len);
+    assert_true(strata_obj_get_in_memory(g));
+    uint8_t *got = malloc(len);
+    assert_int_equal(strata_obj_get_read(g, 0, got, len), 0);
+    assert_memory_equal(got, want, len);
+    free(got);
+    strata_obj_get_close(g);
+    strata_obj_info_fini(&info);
+    return 0;
+}
+
+static void test_nowait(void **state)
+{
+    (void)state;
+    struct mt_env *e = mt_setup("rc-nowait");
+    assert_int_equal(mt_bucket(e, "b", 0), 0);
+    size_t n = 100 << 10; /* inline (<= 128 KiB), over the cache's entry size */
+    uint8_t *a = malloc(n), *b = malloc(n);
+    mt_fill(a, n, 8);
+    mt_fill(b, n, 9);
+    assert_int_equal(mt_put(e, "b", "k", a, n, NULL), 0);
+    /* Read once (the blocks of the drives' files the read passes are
+     * cached), then the version in the memtables: answered. */
+    expect_bytes(e, "b", "k", a, n);
+    assert_int_equal(get_nowait(e, "b", "k", a, n), 0);
+    flush_drives(e);
+    /* A new meta handle: a new, empty block cache. */
+    assert_int_equal(mt_reopen_part_min(e, 0), 0);
+    /* Only in the drives' files now: refused, not "absent" nor corrupt. */
+    assert_int_equal(get_nowait(e, "b", "k", a, n), STRATA_EBUSY);
+    struct strata_obj_info info;
+    assert_int_equal(strata_obj_head_nowait(e->m, "b", "k", NULL, &info), STRATA_EBUSY);
+    strata_obj_info_fini(&info);
+    /* A waiting read brings the blocks in: then answered from memory, the
+     * cache of latest versions holding no entry for it. */
+    uint64_t nent, bytes, h, mi;
+    expect_bytes(e, "b", "k", a, n);
+    assert_int_equal(get_nowait(e, "b", "k", a, n), 0);
+    strata_meta__rcache_stats(e->m, &nent, &bytes, &h, &mi);
+    assert_int_equal(nent, 0);
+    assert_int_equal(strata_obj_head_nowait(e->m, "b", "k", NULL, &info), 0);
+    assert_int_equal(info.size, n);
+    strata_obj_info_fini(&info);
+    /* Overwritten: the new bytes or a refusal, never the old ones. */
+    assert_int_equal(mt_put(e, "b", "k", b, n, NULL), 0);
+    int rc = get_nowait(e, "b", "k", b, n);
+    assert_true(rc == 0 || rc == STRATA_EBUSY);
+    expect_bytes(e, "b", "k", b, n);
+    assert_int_equal(get_nowait(e, "b", "k", b, n), 0);
+    /* Deleted: absent or a refusal. */
+    assert_int_equal(strata_obj_delete(e->m, "b", "k", NULL, NULL), 0);
+    rc = get_nowait(e, "b", "k", b, n);
+    assert_true(rc == STRATA_ENOTFOUND || rc == STRATA_EBUSY);
+    free(a);
+    free(b);
+    mt_teardown(e);
+}
+
 /* ---- readers racing a writer ---------------------------------------------- */
 
 struct race {
@@ -320,6 +412,7 @@ int main(void)
         cmocka_unit_test(test_overwrite_and_delete),
         cmocka_unit_test(test_tags_acl_lock),
         cmocka_unit_test(test_store_write_and_drives),
+        cmocka_unit_test(test_nowait),
         cmocka_unit_test(test_readers_race_writer),
         cmocka_unit_test(test_readers_race_writer_3p1),
     };
