@@ -218,6 +218,70 @@ uint64_t strata_meta__rados_audit_last_seq(struct strata_meta *m)
 
 #define PAGE 1000
 
+/* One read of segment seg: entries from seq `from` on, at most max, to cb
+ * (stop: cb's non-zero).  *last: the seq of the last entry read (from - 1
+ * when none). */
+static int tail_page(rados_ioctx_t io, uint64_t seg, uint64_t from, unsigned max,
+                     int (*cb)(void *ud, const char *line, size_t len), void *ud,
+                     uint64_t *last, int *stop)
+{
+    char oid[40], after[24];
+    seg_oid(oid, seg);
+    snprintf(after, sizeof(after), "e/%016" PRIx64, from - 1);
+    rados_read_op_t op = rados_create_read_op();
+    if (!op)
+        return STRATA_ENOMEM;
+    rados_omap_iter_t it = NULL;
+    unsigned char more = 0;
+    int prval = 0;
+    rados_read_op_omap_get_vals2(op, after, "e/", max, &it, &more, &prval);
+    int x = rados_read_op_operate(op, io, oid, 0);
+    int rc = x < 0 ? strata_meta__rados_err(x) : prval < 0 ? strata_meta__rados_err(prval) : 0;
+    *last = from - 1;
+    char *k, *v;
+    size_t vl;
+    while (rc == 0 && !*stop && rados_omap_get_next(it, &k, &v, &vl) == 0 && k) {
+        unsigned long long s;
+        if (sscanf(k, "e/%16llx", &s) != 1)
+            continue;
+        *last = s;
+        *stop = cb(ud, v, vl);
+    }
+    if (it)
+        rados_omap_get_end(it);
+    rados_release_read_op(op);
+    return rc == STRATA_ENOTFOUND ? 0 : rc;
+}
+
+int strata_meta__rados_audit_tail(struct strata_meta *m, unsigned n,
+                                  int (*cb)(void *ud, const char *line, size_t len), void *ud,
+                                  char *where, size_t cap)
+{
+    struct meta_rados *r = meta_rados_of(m);
+    snprintf(where, cap, "%s.meta", r->prefix);
+    pthread_mutex_lock(&r->audit_mu);
+    uint64_t hint = seg_of(r, r->audit_seq);
+    pthread_mutex_unlock(&r->audit_mu);
+    /* The cluster's tail: other gateways append to the same chain. */
+    uint64_t tail;
+    char hash[65];
+    int rc = tail_find(r, r->meta, hint, &tail, hash);
+    if (rc || tail == 0 || n == 0)
+        return rc;
+    int stop = 0;
+    for (uint64_t s = tail >= n ? tail - n + 1 : 1; rc == 0 && !stop && s <= tail;) {
+        uint64_t seg = seg_of(r, s), end = (seg + 1) * r->audit_seg, last;
+        if (end > tail)
+            end = tail;
+        uint64_t want = end - s + 1;
+        rc = tail_page(r->meta, seg, s, want < PAGE ? (unsigned)want : PAGE, cb, ud, &last,
+                       &stop);
+        /* Past the segment's end (or nothing more in it): the next one. */
+        s = last >= s && last < end ? last + 1 : end + 1;
+    }
+    return rc;
+}
+
 struct strata_meta__audit_copy {
     struct meta_rados *r;
     uint64_t seg;

@@ -101,6 +101,47 @@ static int queue_parts(rados_write_op_t op, const struct meta_part *parts, size_
     return rc;
 }
 
+/* The w/ entries of parts[0..n)'s data (a part's stays until the complete
+ * or abort that read it: gc.c), removed in op. */
+static int rm_pending(rados_write_op_t op, const struct meta_part *parts, size_t n)
+{
+    char *keys = malloc(n * 40 + 1);
+    const char **ks = calloc(n + 1, sizeof(*ks));
+    size_t q = 0;
+    if (!keys || !ks) {
+        free(keys);
+        free(ks);
+        return STRATA_ENOMEM;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (!parts[i].has_data_id)
+            continue;
+        strata_meta__rados_wkey(keys + q * 40, parts[i].data_id);
+        ks[q] = keys + q * 40;
+        q++;
+    }
+    if (q) /* librados copies the keys into the op */
+        rados_write_op_omap_rm_keys(op, ks, q);
+    free(keys);
+    free(ks);
+    return 0;
+}
+
+static void (*settle_hook)(void *ud);
+static void *settle_hook_ud;
+
+void strata_meta__rados_test_settle_hook(void (*fn)(void *ud), void *ud)
+{
+    settle_hook = fn;
+    settle_hook_ud = ud;
+}
+
+static void settle_hook_run(void)
+{
+    if (settle_hook)
+        settle_hook(settle_hook_ud);
+}
+
 /* The part records of an upload read from one shard. */
 struct rparts {
     char **k;
@@ -455,14 +496,28 @@ int strata_meta__rados_part_put(struct strata_meta *m, const char *bucket, const
         }
         int pr[3] = {0}, wpr = 1;
         const char *kk = pk, *vv = v;
-        char wkey[40], *gks = NULL;
-        const char *wk = wkey;
+        char wkey[40], owkey[40], *gks = NULL, *wv = NULL;
+        const char *wk = wkey, *owk = owkey;
+        size_t wvl = 0;
         /* The part's data is pending (w/) until this op; gone: the gc
-         * pass took it (first, so its prval tells it from the others). */
+         * pass took it (first, so its prval tells it from the others).
+         * From this op on the entry names the upload, and the complete or
+         * abort that reads this part removes it; one committed after
+         * that read is left to the gc pass (gc.c). */
         if (p->has_data_id) {
             strata_meta__rados_wkey(wkey, p->data_id);
+            char uphex[33];
+            strata_hex_encode(up, UPLOAD_LEN, uphex);
+            wv = strata_meta__rados_wval_part(p->tier, uphex, bucket, key, &wvl);
+            if (!wv) {
+                rados_release_write_op(op);
+                free(uv);
+                free(ov);
+                rc = STRATA_ENOMEM;
+                break;
+            }
             rados_write_op_omap_cmp(op, wkey, LIBRADOS_CMPXATTR_OP_GT, "", 0, &wpr);
-            rados_write_op_omap_rm_keys(op, &wk, 1);
+            rados_write_op_omap_set(op, &wk, (const char *const *)&wv, &wvl, 1);
         }
         rados_write_op_omap_cmp(op, RADOS_LAYOUT_KEY, LIBRADOS_CMPXATTR_OP_EQ, "", 0, &pr[0]);
         rados_write_op_omap_cmp(op, n.ukey, LIBRADOS_CMPXATTR_OP_EQ, uv, uvl, &pr[1]);
@@ -471,9 +526,12 @@ int strata_meta__rados_part_put(struct strata_meta *m, const char *bucket, const
         /* The replaced part's data (other than this one's) to g/. */
         struct meta_part o;
         if (ov && strata_meta__part_decode(ov, ovl, &o, NULL, NULL) == 0 && o.has_data_id &&
-            memcmp(o.data_id, p->data_id, STRATA_DATA_ID_LEN) != 0)
+            memcmp(o.data_id, p->data_id, STRATA_DATA_ID_LEN) != 0) {
             x = queue_parts(op, &o, 1, NULL, strata_meta__rados_wall_ms() + r->reclaim_grace_ms,
                             &gks);
+            strata_meta__rados_wkey(owkey, o.data_id); /* queued: no longer pending */
+            rados_write_op_omap_rm_keys(op, &owk, 1);
+        }
         int ox = 0;
         if (x == 0) {
             ox = rados_write_op_operate(op, r->meta, n.oid, NULL, 0);
@@ -481,6 +539,7 @@ int strata_meta__rados_part_put(struct strata_meta *m, const char *bucket, const
         }
         rados_release_write_op(op);
         free(gks);
+        free(wv);
         free(uv);
         free(ov);
         rc = x;
@@ -586,13 +645,18 @@ static int rc_write(void *ud, rados_write_op_t op, const struct strata_meta__key
         ls[me->nchunks] = me->done_vl;
         rados_write_op_omap_set(op, ks, vs, ls, nk);
         /* Every part record of the upload, also one put after the read
-         * (its data is left to the data audit); the data of the parts
-         * read and not kept to g/. */
+         * (its w/ entry stays: the gc pass reclaims its data); the data of
+         * the parts read and not kept to g/, and the w/ entries of all the
+         * parts read removed (each is in the table or in g/ now). */
         rados_write_op_omap_rm_range2(op, c->n.pfx, c->n.pfxl, c->n.pend, c->n.pfxl);
         free(c->gks);
         c->gks = NULL;
         rc = queue_parts(op, c->ps.p, c->ps.n, me->kept, c->due, &c->gks);
+        if (rc == 0)
+            rc = rm_pending(op, c->ps.p, c->ps.n);
     }
+    if (rc == 0)
+        settle_hook_run();
     free(ks);
     free(vs);
     free(ls);
@@ -665,7 +729,11 @@ int strata_meta__rados_mpu_abort(struct strata_meta *m, const char *bucket, cons
             x = queue_parts(op, ps.p, ps.n, NULL,
                             strata_meta__rados_wall_ms() + r->reclaim_grace_ms, &gks);
             if (x == 0)
+                x = rm_pending(op, ps.p, ps.n);
+            if (x == 0) {
+                settle_hook_run();
                 x = strata_meta__rados_err(rados_write_op_operate(op, r->meta, n.oid, NULL, 0));
+            }
         }
         if (op)
             rados_release_write_op(op);

@@ -135,12 +135,23 @@ size_t strata_meta__rados_gent_parts(char key[64], char *val, int64_t due_ms, co
 int strata_meta__rados_pending_add(struct strata_meta *m, const char *bucket, uint64_t inc,
                                    const char *key, const char *tier,
                                    const uint8_t id[STRATA_DATA_ID_LEN]);
+/* w/ID's value once the data is part of upload uphex (32 hex) of
+ * bucket/key (part_put sets it in the part's op): "CREATED TIER @UP
+ * BUCKET/KEY", malloc'ed, its length in *len.  The entry stays until the
+ * complete or abort that read the part removes it; the gc pass moves one
+ * whose upload is no longer open (a part committed after that read) to
+ * g/. */
+char *strata_meta__rados_wval_part(const char *tier, const char *uphex, const char *bucket,
+                                   const char *key, size_t *len);
 /* store op orphan_round, the gc pass under the `gc` lease: w/ entries older
  * than age_s move to g/ (due now), due g/ entries' data is removed, then
  * the entry.  *removed counts data objects removed.  0 also when another
  * gateway holds the lease (nothing done). */
 int strata_meta__rados_gc_round(struct strata_meta *m, struct strata_orphans **state,
                                 unsigned age_s, uint64_t *removed);
+/* Test hook (mpu.c): fn(ud) runs in a complete or an abort after its
+ * reads, before its guarded op (NULL: none). */
+void strata_meta__rados_test_settle_hook(void (*fn)(void *ud), void *ud);
 /* Test knob read by the next connect: the reclaim grace (0: the default). */
 void strata_meta__rados_test_reclaim_grace(int64_t ms);
 /* Wall clock, ms. */
@@ -183,6 +194,9 @@ bool strata_meta__rados_audit_copy_anchor(const char *where, uint64_t *seq, char
 int strata_meta__rados_audit_copy_next(struct strata_meta__audit_copy *c, const char **line,
                                        size_t *len);
 void strata_meta__rados_audit_copy_close(struct strata_meta__audit_copy *c);
+int strata_meta__rados_audit_tail(struct strata_meta *m, unsigned n,
+                                  int (*cb)(void *ud, const char *line, size_t len), void *ud,
+                                  char *where, size_t cap);
 /* The "where" of audit_copy_open for a cluster: rados:ID:PREFIX:CONF. */
 int strata_meta__rados_audit_where(char *buf, size_t cap, const struct strata_rados_opts *o);
 

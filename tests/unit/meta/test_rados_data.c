@@ -524,7 +524,23 @@ static void part_put(const char *bucket, uint64_t inc, const char *key, const ch
     uint8_t up[UPLOAD_LEN];
     assert_int_equal(strata_meta__upload_id_parse(upload_id, up), 0);
     assert_int_equal(strata_meta__part_store(g1, bucket, key, up, &p), 0);
-    assert_false(shard_has(inc, key, wkey)); /* the part's commit cleared it */
+    /* The part's commit made its w/ entry name the upload: it stays until
+     * the complete or abort that reads the part. */
+    char oid[48], *v = NULL, at[40];
+    size_t vl = 0;
+    strata_meta__rados_idx_oid(oid, inc, strata_meta__rados_idx_shard(key, strlen(key)));
+    assert_int_equal(strata_meta__rados_get1(meta_rados_of(g1)->meta, oid, wkey, &v, &vl), 0);
+    snprintf(at, sizeof(at), " @%s ", upload_id);
+    assert_non_null(strstr(v, at));
+    free(v);
+}
+
+/* Whether data id's w/ entry is on key's shard. */
+static bool pending(uint64_t inc, const char *key, const uint8_t id[16])
+{
+    char wkey[40];
+    strata_meta__rados_wkey(wkey, id);
+    return shard_has(inc, key, wkey);
 }
 
 static int complete(const char *bucket, const char *key, const char *upload_id,
@@ -591,6 +607,9 @@ static void test_multipart_reclaim(void **state)
     const unsigned two[] = {1, 2};
     assert_int_equal(complete(bucket, "k/mp", up1, two, et, 2), 0);
     assert_true(shard_has_g(inc, "k/mp", a3)); /* left out, by the complete's op */
+    const uint8_t *settled[] = {a1, a2, a2b, a3}; /* in the table or in g/: none pending */
+    for (size_t i = 0; i < 4; i++)
+        assert_false(pending(inc, "k/mp", settled[i]));
     assert_false(shard_has_g(inc, "k/mp", a1));
     assert_false(shard_has_g(inc, "k/mp", a2b));
     assert_int_equal(shard_chunks(inc, "k/mp"), 1);
@@ -606,6 +625,7 @@ static void test_multipart_reclaim(void **state)
     part_put(bucket, inc, "k/ab", up2, 1, MIB, 36, c1, et[3]);
     assert_int_equal(strata_mpu_abort(g1, bucket, "k/ab", up2), 0);
     assert_true(shard_has_g(inc, "k/ab", c1));
+    assert_false(pending(inc, "k/ab", c1));
     /* Upload 3 of k/del: completed, then the version deleted. */
     mo.key = "k/del";
     assert_int_equal(strata_mpu_create(g1, &mo, up3), 0);
@@ -648,6 +668,82 @@ static void test_multipart_reclaim(void **state)
     read_back(e1, 5 * MIB, 38);
     read_back(e2, 3 * MIB, 39);
     assert_int_equal(shard_chunks(inc, "k/live"), 1);
+}
+
+/* A part committed between a complete's (or an abort's) reads and its
+ * guarded op: the settle hook commits it there. */
+struct race {
+    const char *bucket, *key, *upload_id;
+    uint64_t inc;
+    uint8_t id[16];
+    char etag[33];
+    bool fired;
+};
+
+static void race_part(void *ud)
+{
+    struct race *x = ud;
+    strata_meta__rados_test_settle_hook(NULL, NULL); /* once */
+    part_put(x->bucket, x->inc, x->key, x->upload_id, 9, MIB, 61, x->id, x->etag);
+    x->fired = true;
+}
+
+static void test_part_racing_complete_or_abort_reclaimed(void **state)
+{
+    (void)state;
+    char bucket[64], up1[STRATA_UPLOAD_ID_MAX + 1], up2[STRATA_UPLOAD_ID_MAX + 1],
+        up3[STRATA_UPLOAD_ID_MAX + 1], et[1][33], et2[33];
+    uint64_t inc = mk_bucket("race", bucket);
+    unsigned before = pool_objects();
+    uint8_t p1[16], q1[16], o1[16];
+    struct strata_mpu_opts mo = {.bucket = bucket, .key = "k/c"};
+    assert_int_equal(strata_mpu_create(g1, &mo, up1), 0);
+    part_put(bucket, inc, "k/c", up1, 1, 5 * MIB, 62, p1, et[0]);
+    /* Part 9 lands after the complete read the parts: the complete still
+     * commits (part 1 alone), its range removal takes part 9's record. */
+    struct race x = {.bucket = bucket, .key = "k/c", .upload_id = up1, .inc = inc};
+    strata_meta__rados_test_settle_hook(race_part, &x);
+    const unsigned one[] = {1};
+    assert_int_equal(complete(bucket, "k/c", up1, one, et, 1), 0);
+    assert_true(x.fired);
+    assert_int_equal(stripes_of(x.id), 1);
+    assert_true(pending(inc, "k/c", x.id)); /* its data: named by nothing but w/ */
+    assert_false(pending(inc, "k/c", p1));
+    /* The same against an abort. */
+    mo.key = "k/a";
+    assert_int_equal(strata_mpu_create(g1, &mo, up2), 0);
+    part_put(bucket, inc, "k/a", up2, 1, MIB, 63, q1, et2);
+    struct race y = {.bucket = bucket, .key = "k/a", .upload_id = up2, .inc = inc};
+    strata_meta__rados_test_settle_hook(race_part, &y);
+    assert_int_equal(strata_mpu_abort(g1, bucket, "k/a", up2), 0);
+    assert_true(y.fired);
+    assert_true(pending(inc, "k/a", y.id));
+    assert_true(shard_has_g(inc, "k/a", q1)); /* the part it read: queued by its op */
+    /* An open upload: its committed part is kept by the gc pass whatever
+     * its age. */
+    mo.key = "k/open";
+    assert_int_equal(strata_mpu_create(g1, &mo, up3), 0);
+    part_put(bucket, inc, "k/open", up3, 1, MIB, 64, o1, et2);
+    /* p1 2 + x 1 + q1 1 + y 1 + o1 1 */
+    assert_int_equal(pool_objects(), before + 6);
+    /* Any age: the racing parts' entries go to g/ due now, with their data. */
+    assert_int_equal(gc(0), 0);
+    assert_int_equal(stripes_of(x.id), 0);
+    assert_int_equal(stripes_of(y.id), 0);
+    assert_false(pending(inc, "k/c", x.id));
+    assert_false(pending(inc, "k/a", y.id));
+    assert_false(shard_has_g(inc, "k/c", x.id));
+    assert_true(pending(inc, "k/open", o1));
+    assert_int_equal(stripes_of(o1), 1);
+    read_back(p1, 5 * MIB, 62);
+    usleep((GRACE_MS + 300) * 1000);
+    assert_int_equal(gc(0), 0);
+    /* Left: the completed version's part and the open upload's. */
+    assert_int_equal(stripes_of(q1), 0);
+    assert_int_equal(pool_objects(), before + 2 + 1);
+    read_back(p1, 5 * MIB, 62);
+    read_back(o1, MIB, 64);
+    assert_true(pending(inc, "k/open", o1));
 }
 
 static int cmp_i64(const void *a, const void *b)
@@ -732,6 +828,7 @@ int main(void)
         cmocka_unit_test(test_commit_clears_pending),
         cmocka_unit_test(test_replaced_data_reclaimed_after_grace),
         cmocka_unit_test(test_multipart_reclaim),
+        cmocka_unit_test(test_part_racing_complete_or_abort_reclaimed),
         cmocka_unit_test(test_throughput),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);

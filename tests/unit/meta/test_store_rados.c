@@ -200,6 +200,42 @@ static void *append_thread(void *arg)
     return NULL;
 }
 
+/* Lines collected (NUL-terminated copies). */
+struct lines {
+    char **v;
+    size_t n;
+};
+
+static void lines_add(struct lines *l, const char *line, size_t len)
+{
+    l->v = realloc(l->v, (l->n + 1) * sizeof(*l->v));
+    assert_non_null(l->v);
+    l->v[l->n] = strndup(line, len);
+    assert_non_null(l->v[l->n]);
+    l->n++;
+}
+
+static void lines_fini(struct lines *l)
+{
+    for (size_t i = 0; i < l->n; i++)
+        free(l->v[i]);
+    free(l->v);
+    memset(l, 0, sizeof(*l));
+}
+
+static int tail_line(void *ud, const char *line, size_t len)
+{
+    lines_add(ud, line, len);
+    return 0;
+}
+
+static int tail_stop_after_2(void *ud, const char *line, size_t len)
+{
+    struct lines *l = ud;
+    lines_add(l, line, len);
+    return l->n == 2;
+}
+
 static void test_audit_one_chain(void **state)
 {
     (void)state;
@@ -231,9 +267,11 @@ static void test_audit_one_chain(void **state)
     uint64_t seq = 0;
     char prev[65] = "0000000000000000000000000000000000000000000000000000000000000000";
     int mine1 = 0, mine2 = 0;
+    struct lines all = {0};
     while (ops->audit_copy_next(c, &line, &len) == 1) {
         char buf[512];
         assert_true(len > 1 && len < sizeof(buf) && line[len - 1] == '\n');
+        lines_add(&all, line, len);
         memcpy(buf, line, len);
         buf[len - 1] = 0;
         unsigned long long s;
@@ -265,6 +303,34 @@ static void test_audit_one_chain(void **state)
     snprintf(oid, sizeof(oid), "audit.%" PRIu64, (after - 1) / AUDIT_SEG);
     assert_true(obj_exists(g1, oid));
     assert_true(after > AUDIT_SEG);
+    /* The admin API's tail: the last entries, oldest first, from either
+     * gateway, byte for byte what the chain holds (across segments). */
+    assert_int_equal(all.n, after);
+    for (unsigned tn = 1; tn <= after + 3; tn += 4) {
+        struct lines t1 = {0}, t2 = {0};
+        char w1[64], w2[64];
+        assert_int_equal(strata_meta_audit_tail(g1, tn, tail_line, &t1, w1, sizeof(w1)), 0);
+        assert_int_equal(strata_meta_audit_tail(g2, tn, tail_line, &t2, w2, sizeof(w2)), 0);
+        char pool[80];
+        snprintf(pool, sizeof(pool), "%s.meta", meta_rados_of(g1)->prefix);
+        assert_string_equal(w1, pool);
+        size_t want = tn < after ? tn : after;
+        assert_int_equal(t1.n, want);
+        assert_int_equal(t2.n, want);
+        for (size_t i = 0; i < want; i++) {
+            assert_string_equal(t1.v[i], all.v[after - want + i]);
+            assert_string_equal(t2.v[i], all.v[after - want + i]);
+        }
+        lines_fini(&t1);
+        lines_fini(&t2);
+    }
+    struct lines one = {0}; /* the callback stops it */
+    char w[64];
+    assert_int_equal(strata_meta_audit_tail(g1, 9, tail_stop_after_2, &one, w, sizeof(w)), 0);
+    assert_int_equal(one.n, 2);
+    assert_string_equal(one.v[0], all.v[after - 9]);
+    lines_fini(&one);
+    lines_fini(&all);
     ops->audit_close(g1);
     ops->audit_close(g2);
 }
@@ -1848,7 +1914,8 @@ static void test_mpu_two_gateways(void **state)
     for (unsigned no = 1; no <= 5; no++)
         assert_int_equal(part_up(no % 2 ? g1 : g2, b, key, id, no, 0x10), 0);
     /* Part 3 replaced (through the store op: the old data goes to g/ in
-     * the same op, nothing comes back; the new data's w/ goes). */
+     * the same op, nothing comes back; the new data's w/ now names the
+     * upload, until the complete or abort that reads the part). */
     uint8_t up[UPLOAD_LEN];
     assert_int_equal(strata_meta__upload_id_parse(id, up), 0);
     struct meta_part p3, p3old;
@@ -1863,8 +1930,17 @@ static void test_mpu_two_gateways(void **state)
     assert_false(shard_has_gid(g1, inc, key, p3.data_id));
     char wk[40];
     strata_meta__rados_wkey(wk, p3.data_id);
+    assert_true(shard_has_key(g1, inc, key, wk));
+    /* The same data again: written again, nothing to reclaim. */
+    assert_int_equal(g1->store->part_put(g1, b, key, up, &p3, &old), 0);
+    free(old.v);
+    assert_false(shard_has_gid(g1, inc, key, p3.data_id));
+    /* Its w/ gone (as the gc pass takes a stalled part's): refused (its
+     * data may be gone). */
+    char oid[48];
+    key_oid(oid, inc, key);
+    assert_int_equal(strata_meta__rados_cas1(raw(g1), oid, NULL, NULL, 0, wk, NULL, 0), 0);
     assert_false(shard_has_key(g1, inc, key, wk));
-    /* The same data again, its w/ gone: refused (its data may be gone). */
     assert_int_equal(g1->store->part_put(g1, b, key, up, &p3, &old), STRATA_EIO);
     /* Pending again: replaces nothing that needs reclaiming. */
     part_pending(g1, b, key, &p3);
