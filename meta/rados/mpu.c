@@ -345,6 +345,69 @@ int strata_meta__rados_ptab_set(rados_write_op_t op, const char *key, const uint
     return 0;
 }
 
+int strata_meta__rados_ptab_requeue(rados_ioctx_t io, const char *oid, rados_write_op_t op,
+                                    const char *key, const uint8_t sk[16], const char *tier,
+                                    const uint8_t *except, int64_t due_ms, int **prvals)
+{
+    *prvals = NULL;
+    size_t kl = strlen(key);
+    char pfx[MKEY_MAX], pend[MKEY_MAX];
+    tkey(pfx, key, kl, sk, 0);
+    size_t pl = strlen(pfx) - 4; /* t/K\x01SK/ */
+    pfx[pl] = 0;
+    memcpy(pend, pfx, pl + 1);
+    pend[pl - 1] = '0'; /* '/' + 1: the end of the chunk range */
+    /* 10,000 parts are 79 chunks: one page holds any table. */
+    rados_read_op_t rop = rados_create_read_op();
+    struct meta_part *parts = calloc(MP_CHUNK_PARTS, sizeof(*parts));
+    int *pr = calloc(PART_PAGE, sizeof(*pr));
+    if (!rop || !parts || !pr) {
+        if (rop)
+            rados_release_read_op(rop);
+        free(parts);
+        free(pr);
+        return STRATA_ENOMEM;
+    }
+    rados_omap_iter_t it = NULL;
+    unsigned char more = 0;
+    int rpr = 0;
+    rados_read_op_omap_get_vals2(rop, "", pfx, PART_PAGE, &it, &more, &rpr);
+    int x = rados_read_op_operate(rop, io, oid, 0);
+    int rc = x < 0 ? strata_meta__rados_err(x) : rpr < 0 ? strata_meta__rados_err(rpr) : 0;
+    char *k, *v;
+    size_t vl, nc = 0;
+    while (rc == 0 && rados_omap_get_next(it, &k, &v, &vl) == 0 && k && nc < PART_PAGE) {
+        /* The table as read: a writer of the same version meanwhile fails
+         * this op, which is read and decided again. */
+        rados_write_op_omap_cmp(op, k, LIBRADOS_CMPXATTR_OP_EQ, v, vl, &pr[nc++]);
+        size_t n = 0;
+        if (strata_meta__ptab_decode(v, vl, parts, MP_CHUNK_PARTS, &n) != 0)
+            continue; /* unreadable: its data is left to the data audit */
+        for (size_t i = 0; i < n; i++) {
+            snprintf(parts[i].tier, sizeof(parts[i].tier), "%s", tier ? tier : "");
+            if (except && parts[i].has_data_id &&
+                memcmp(parts[i].data_id, except, STRATA_DATA_ID_LEN) == 0)
+                parts[i].has_data_id = false;
+        }
+        char *gks = NULL;
+        rc = queue_parts(op, parts, n, NULL, due_ms, &gks);
+        free(gks); /* librados copied the keys and values into the op */
+    }
+    if (it)
+        rados_omap_get_end(it);
+    rados_release_read_op(rop);
+    free(parts);
+    if (rc == 0 && more)
+        rc = STRATA_ECORRUPT; /* more chunks than any table has */
+    if (rc) {
+        free(pr);
+        return rc;
+    }
+    rados_write_op_omap_rm_range2(op, pfx, pl, pend, pl);
+    *prvals = pr;
+    return 0;
+}
+
 int strata_meta__rados_ptab_get(struct strata_meta *m, const char *bucket, const char *key,
                                 const uint8_t sk[16], unsigned c, char **v, size_t *vl)
 {

@@ -277,6 +277,15 @@ int strata_meta__rados_mpu_abort(struct strata_meta *m, const char *bucket, cons
  * (a transition's rewrite names the copies' data ids). */
 int strata_meta__rados_ptab_set(rados_write_op_t op, const char *key, const uint8_t sk[16],
                                 size_t nchunks, char *const *v, const size_t *vl);
+/* Into op: version sk of key, multipart, is written over under the same
+ * sort key (a replica sent again): its part table chunks as read now are
+ * compared (any change: -ECANCELED) and removed, and every part's data
+ * (of tier; not except, the new version's data id when non-NULL) queued in
+ * g/ due at due_ms, all before the new version's chunks are set.  *prvals:
+ * the compares' results, to free after the op ran. */
+int strata_meta__rados_ptab_requeue(rados_ioctx_t io, const char *oid, rados_write_op_t op,
+                                    const char *key, const uint8_t sk[16], const char *tier,
+                                    const uint8_t *except, int64_t due_ms, int **prvals);
 int strata_meta__rados_ptab_get(struct strata_meta *m, const char *bucket, const char *key,
                                 const uint8_t sk[16], unsigned c, char **v, size_t *vl);
 int strata_meta__rados_scan_open(struct strata_meta *m, const struct strata_meta__scan_spec *spec,

@@ -129,7 +129,7 @@ def test_backend_unit(c):
 
 @test
 def test_data_unit(c):
-    run_unit(c, UNIT_DATA, 10)
+    run_unit(c, UNIT_DATA, 11)
 
 
 class ClusterRun:

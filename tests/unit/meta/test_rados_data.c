@@ -14,7 +14,11 @@
  * commit, a replaced part, the parts a complete leaves out, an aborted
  * upload's parts and a replaced or deleted multipart version's parts (its
  * part table) all reclaimed after the grace and not before, the data pool
- * counted before and after, the live objects' bytes read back.  Prints the write and read throughput of 64
+ * counted before and after, the live objects' bytes read back; a part
+ * committed between a complete's or an abort's reads and its op (a test
+ * hook) reclaimed by the gc pass once the upload is settled, an open
+ * upload's parts never; a replica sent again under the same version id
+ * over a multipart copy queues the old copy's parts.  Prints the write and read throughput of 64
  * MiB objects with 1 and 8 stripes in flight.
  *
  * The cluster: rados_test_env.h (skipped, 77, without one);
@@ -281,6 +285,7 @@ static void test_stat_read_missing(void **state)
 struct mk {
     const char *name;
     uint64_t inc;
+    int versioning;
 };
 
 static int mk_decide(void *ud, const struct strata_meta__bucket_view *view,
@@ -293,39 +298,57 @@ static int mk_decide(void *ud, const struct strata_meta__bucket_view *view,
     snprintf(next->name, sizeof(next->name), "%s", c->name);
     snprintf(next->owner, sizeof(next->owner), "o");
     next->incarnation = c->inc;
+    next->versioning = c->versioning;
     next->created_ms = 1;
     *edit = STRATA_META__BUCKET_PUT;
     return 0;
 }
 
-/* A bucket of this run named into name; returns its incarnation. */
-static uint64_t mk_bucket(const char *tag, char name[64])
+/* A bucket of this run named into name (versioning as given); returns
+ * its incarnation. */
+static uint64_t mk_bucket_v(const char *tag, char name[64], int versioning)
 {
     static unsigned seq;
     snprintf(name, 64, "gc-%s-%s", tag, run);
-    struct mk c = {name, ((uint64_t)time(NULL) << 24) | ((uint64_t)getpid() << 8) | ++seq};
+    struct mk c = {name, ((uint64_t)time(NULL) << 24) | ((uint64_t)getpid() << 8) | ++seq,
+                   versioning};
     struct strata_meta__bucket_txn t = {.name = name, .decide = mk_decide, .ud = &c};
     assert_int_equal(g1->store->bucket_txn(g1, &t), 0);
     return c.inc;
 }
 
+static uint64_t mk_bucket(const char *tag, char name[64])
+{
+    return mk_bucket_v(tag, name, STRATA_VERSIONING_OFF);
+}
+
 /* A new version whose data is id, through the rules' decide (object.c). */
 struct dput {
     struct meta_rec rec;
+    const uint8_t *replica_sk; /* a replica's: the source's sort key */
 };
 
 static int dput_decide(void *ud, const struct strata_meta__key_view *v,
                        struct strata_meta__key_edit *e)
 {
     struct dput *p = ud;
+    if (p->replica_sk)
+        return strata_meta__replica_decide(v, &p->rec, p->replica_sk, e);
     return strata_meta__version_decide(v, STRATA_VERSIONING_OFF, &p->rec, NULL, false, e);
 }
 
-static int commit(const char *bucket, uint64_t inc, const char *key, const uint8_t id[16],
-                  uint64_t size)
+/* A PUT's commit of data id; with replica_vid, a replica's of that version
+ * (versioned bucket). */
+static int commit_as(const char *bucket, uint64_t inc, const char *key, const uint8_t id[16],
+                     uint64_t size, const char *replica_vid)
 {
     struct dput p;
     memset(&p, 0, sizeof(p));
+    uint8_t sk[16];
+    if (replica_vid) {
+        assert_int_equal(strata_meta__vid_parse(replica_vid, sk), 0);
+        p.replica_sk = sk;
+    }
     p.rec.size = size;
     p.rec.has_data_id = true;
     memcpy(p.rec.data_id, id, 16);
@@ -333,9 +356,18 @@ static int commit(const char *bucket, uint64_t inc, const char *key, const uint8
     snprintf(p.rec.storage_class, sizeof(p.rec.storage_class), "STANDARD");
     struct strata_meta__key_txn t = {
         .bucket = bucket, .key = key, .incarnation = inc, .hold_bucket = true,
-        .want = strata_meta__version_want(STRATA_VERSIONING_OFF), .decide = dput_decide,
-        .ud = &p};
+        .want = strata_meta__version_want(replica_vid ? STRATA_VERSIONING_ENABLED
+                                                      : STRATA_VERSIONING_OFF),
+        .version_id = replica_vid, .decide = dput_decide, .ud = &p};
+    if (replica_vid)
+        t.want |= STRATA_META__KEY_VERSION;
     return g1->store->key_txn(g1, &t);
+}
+
+static int commit(const char *bucket, uint64_t inc, const char *key, const uint8_t id[16],
+                  uint64_t size)
+{
+    return commit_as(bucket, inc, key, id, size, NULL);
 }
 
 /* Whether the key's shard has omap key k (and, with val, its value). */
@@ -543,15 +575,22 @@ static bool pending(uint64_t inc, const char *key, const uint8_t id[16])
     return shard_has(inc, key, wkey);
 }
 
-static int complete(const char *bucket, const char *key, const char *upload_id,
-                    const unsigned *nos, char (*etags)[33], size_t n)
+/* CompleteMultipartUpload; with vid, a replica's keeping that version id. */
+static int complete_as(const char *bucket, const char *key, const char *upload_id,
+                       const unsigned *nos, char (*etags)[33], size_t n, const char *vid)
 {
     struct strata_mpu_part pl[8];
     for (size_t i = 0; i < n; i++)
         pl[i] = (struct strata_mpu_part){.part_number = nos[i], .etag = etags[i]};
     struct strata_mpu_complete_opts o = {.bucket = bucket, .key = key, .upload_id = upload_id,
                                          .parts = pl, .nparts = n};
-    return strata_mpu_complete(g1, &o, NULL);
+    return strata_mpu_complete_as(g1, &o, vid, NULL);
+}
+
+static int complete(const char *bucket, const char *key, const char *upload_id,
+                    const unsigned *nos, char (*etags)[33], size_t n)
+{
+    return complete_as(bucket, key, upload_id, nos, etags, n, NULL);
 }
 
 /* g/DUE/SK/t: a multipart version's parts. */
@@ -746,6 +785,53 @@ static void test_part_racing_complete_or_abort_reclaimed(void **state)
     assert_true(pending(inc, "k/open", o1));
 }
 
+/* A replica sent again under the same version id: the copy it replaces
+ * was multipart, so its parts (named by the table the new copy writes
+ * over, or by none once a plain PUT replaces it) are queued for reclaim. */
+static void test_replica_sent_again_reclaims_old_parts(void **state)
+{
+    (void)state;
+    char bucket[64], up1[STRATA_UPLOAD_ID_MAX + 1], up2[STRATA_UPLOAD_ID_MAX + 1], et[2][33];
+    uint64_t inc = mk_bucket_v("rep", bucket, STRATA_VERSIONING_ENABLED);
+    unsigned before = pool_objects();
+    uint8_t sk[16], a1[16], a2[16], b1[16], c[16];
+    char vid[STRATA_VERSION_ID_MAX + 1], wkey[40];
+    strata_meta__sortkey_new(1700000000000000000LL, sk);
+    strata_meta__vid_format(sk, vid);
+    const unsigned one[] = {1}, two[] = {1, 2};
+    /* The first copy: two parts. */
+    struct strata_mpu_opts mo = {.bucket = bucket, .key = "k/rep"};
+    assert_int_equal(strata_mpu_create(g1, &mo, up1), 0);
+    part_put(bucket, inc, "k/rep", up1, 1, 5 * MIB, 71, a1, et[0]);
+    part_put(bucket, inc, "k/rep", up1, 2, MIB, 72, a2, et[1]);
+    assert_int_equal(complete_as(bucket, "k/rep", up1, two, et, 2, vid), 0);
+    assert_false(shard_has_g(inc, "k/rep", a1));
+    /* Sent again as a multipart upload of one part: the first copy's parts
+     * queued, the new one's not. */
+    assert_int_equal(strata_mpu_create(g1, &mo, up2), 0);
+    part_put(bucket, inc, "k/rep", up2, 1, MIB, 73, b1, et[0]);
+    assert_int_equal(complete_as(bucket, "k/rep", up2, one, et, 1, vid), 0);
+    assert_true(shard_has_g(inc, "k/rep", a1));
+    assert_true(shard_has_g(inc, "k/rep", a2));
+    assert_false(shard_has_g(inc, "k/rep", b1));
+    assert_int_equal(shard_chunks(inc, "k/rep"), 1); /* the new copy's table */
+    /* Sent again as a plain PUT: the second copy's part queued, its table
+     * removed. */
+    put_data(bucket, inc, "k/rep", c, wkey, MIB, 74);
+    assert_int_equal(commit_as(bucket, inc, "k/rep", c, MIB, vid), 0);
+    assert_true(shard_has_g(inc, "k/rep", b1));
+    assert_false(shard_has_g(inc, "k/rep", c));
+    assert_int_equal(shard_chunks(inc, "k/rep"), 0);
+    assert_int_equal(pool_objects(), before + 2 + 1 + 1 + 1);
+    usleep((GRACE_MS + 300) * 1000);
+    assert_int_equal(gc(0), 0);
+    assert_int_equal(stripes_of(a1), 0);
+    assert_int_equal(stripes_of(a2), 0);
+    assert_int_equal(stripes_of(b1), 0);
+    assert_int_equal(pool_objects(), before + 1);
+    read_back(c, MIB, 74);
+}
+
 static int cmp_i64(const void *a, const void *b)
 {
     int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
@@ -829,6 +915,7 @@ int main(void)
         cmocka_unit_test(test_replaced_data_reclaimed_after_grace),
         cmocka_unit_test(test_multipart_reclaim),
         cmocka_unit_test(test_part_racing_complete_or_abort_reclaimed),
+        cmocka_unit_test(test_replica_sent_again_reclaims_old_parts),
         cmocka_unit_test(test_throughput),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
