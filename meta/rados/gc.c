@@ -107,8 +107,12 @@ int strata_meta__rados_pending_add(struct strata_meta *m, const char *bucket, ui
     int x = rados_write_op_operate(op, r->meta, oid, NULL, 0);
     rados_release_write_op(op);
     free(val);
-    /* A closed shard: the bucket is being deleted (404 unless refused). */
-    return x == -ECANCELED ? STRATA_ENOTFOUND : strata_meta__rados_err(x);
+    if (x != -ECANCELED && x != -ENOENT)
+        return strata_meta__rados_err(x);
+    /* A closed or removed shard: the bucket is being deleted (404 unless
+     * refused), gone, or (a record since replaced) there again. */
+    int rc = strata_meta__rados_inc_recheck(m, bucket, inc);
+    return rc ? rc : STRATA_ENOTFOUND;
 }
 
 char *strata_meta__rados_wval_part(const char *tier, const char *uphex, const char *bucket,

@@ -658,15 +658,17 @@ static int key_txn(struct strata_meta *m, const struct strata_meta__key_txn *t,
                 continue; /* the bucket's current incarnation, decided anew */
             }
         }
-        if (rc == 0 && k.missing)
-            rc = STRATA_ENOTFOUND; /* no such incarnation: shards come with the bucket */
+        if (rc == 0 && k.missing) { /* no such incarnation: shards come with the bucket */
+            int brc = strata_meta__rados_inc_recheck(m, t->bucket, inc);
+            rc = brc ? brc : STRATA_ENOTFOUND;
+        }
         if (rc == 0 && !k.closed && x)
             rc = x->read(x->ud, r->meta, k.oid);
         if (rc == 0 && k.closed) {
-            int brc = bucket_inc(m, t, true, &inc);
+            int brc = strata_meta__rados_inc_recheck(m, t->bucket, inc);
             if (brc) {
                 kread_fini(&k);
-                return brc; /* deleted (or another incarnation now): 404 */
+                return brc; /* deleted: 404; another incarnation now: 503 */
             }
             /* The bucket is being deleted: wait for the outcome (gone: 404
              * on the next round; refused: the shards open again). */

@@ -425,17 +425,14 @@ int strata_meta__rados_ptab_get(struct strata_meta *m, const char *bucket, const
 }
 
 /* A shard found closed (or a compare on \x01layout failed): the bucket is
- * being deleted.  STRATA_ENOTFOUND when it is gone or another incarnation
- * now, else 0 after a wait that grows with the attempt (the deletion's
- * outcome decides). */
+ * being deleted.  STRATA_ENOTFOUND when it is gone, STRATA_EBUSY when it
+ * is another incarnation now (inc_recheck), else 0 after a wait that grows
+ * with the attempt (the deletion's outcome decides). */
 static int closed_wait(struct strata_meta *m, const char *bucket, uint64_t inc, int attempt)
 {
-    struct strata_bucket_info b;
-    int rc = strata_meta__rados_bucket_fresh(m, bucket, &b);
+    int rc = strata_meta__rados_inc_recheck(m, bucket, inc);
     if (rc)
         return rc;
-    if (b.incarnation != inc)
-        return STRATA_ENOTFOUND;
     struct timespec ts = {0, (long)(1000000L << (attempt < 5 ? attempt : 5))};
     nanosleep(&ts, NULL);
     return 0;
@@ -476,8 +473,12 @@ int strata_meta__rados_upload_create(struct strata_meta *m, const char *bucket, 
         rados_write_op_omap_set(op, &uk, &vv, &vl, 1);
         int rc = strata_meta__rados_err(rados_write_op_operate(op, r->meta, n.oid, NULL, 0));
         rados_release_write_op(op);
+        if (rc == STRATA_ENOTFOUND) { /* no shard, so no such incarnation */
+            int brc = strata_meta__rados_inc_recheck(m, bucket, inc);
+            return brc ? brc : rc;
+        }
         if (rc != STRATA_EPRECOND)
-            return rc; /* STRATA_ENOTFOUND: no shard, so no such incarnation */
+            return rc;
         if (pr[0] == 0)
             return STRATA_EEXISTS; /* the same 16 random bytes twice: never */
         if ((rc = closed_wait(m, bucket, inc, attempt)) != 0)

@@ -208,6 +208,14 @@ int strata_meta__rados_bucket_get(struct strata_meta *m, const char *name,
                                   struct strata_bucket_info *out);
 int strata_meta__rados_bucket_fresh(struct strata_meta *m, const char *name,
                                     struct strata_bucket_info *out);
+/* A request holding incarnation inc (read when it began, maybe from the
+ * cache) met inc's shards closed or gone: the record read again (the cache
+ * keeps it).  STRATA_EBUSY when the bucket exists under another
+ * incarnation (the request began on a record since replaced, e.g. a cached
+ * one whose notification this gateway missed: never NoSuchBucket for a
+ * bucket that exists; the retry meets the current one), 0 while it is
+ * still inc (being deleted), STRATA_ENOTFOUND when gone, or a read error. */
+int strata_meta__rados_inc_recheck(struct strata_meta *m, const char *bucket, uint64_t inc);
 /* bcache.c: drop bucket's cached record (NULL: every record). */
 void strata_meta__rados_bcache_drop(struct meta_rados *r, const char *bucket);
 /* lease_ctl.c: the invalidation watch holds (a cached record is current). */

@@ -124,7 +124,7 @@ def run_unit(c, path, passed):
 
 @test
 def test_backend_unit(c):
-    run_unit(c, UNIT, 36)
+    run_unit(c, UNIT, 37)
 
 
 @test
