@@ -218,39 +218,24 @@ uint64_t strata_meta__rados_audit_last_seq(struct strata_meta *m)
 
 #define PAGE 1000
 
-/* One read of segment seg: entries from seq `from` on, at most max, to cb
- * (stop: cb's non-zero).  *last: the seq of the last entry read (from - 1
- * when none). */
-static int tail_page(rados_ioctx_t io, uint64_t seg, uint64_t from, unsigned max,
-                     int (*cb)(void *ud, const char *line, size_t len), void *ud,
-                     uint64_t *last, int *stop)
+/* The tail's reader over one segment's page: each entry to the caller's
+ * cb, its seq kept (stop: cb's non-zero). */
+struct tail_read {
+    int (*cb)(void *ud, const char *line, size_t len);
+    void *ud;
+    uint64_t last;
+    int stop;
+};
+
+static int tail_entry(void *ud, const char *k, const char *v, size_t vl)
 {
-    char oid[40], after[24];
-    seg_oid(oid, seg);
-    snprintf(after, sizeof(after), "e/%016" PRIx64, from - 1);
-    rados_read_op_t op = rados_create_read_op();
-    if (!op)
-        return STRATA_ENOMEM;
-    rados_omap_iter_t it = NULL;
-    unsigned char more = 0;
-    int prval = 0;
-    rados_read_op_omap_get_vals2(op, after, "e/", max, &it, &more, &prval);
-    int x = rados_read_op_operate(op, io, oid, 0);
-    int rc = x < 0 ? strata_meta__rados_err(x) : prval < 0 ? strata_meta__rados_err(prval) : 0;
-    *last = from - 1;
-    char *k, *v;
-    size_t vl;
-    while (rc == 0 && !*stop && rados_omap_get_next(it, &k, &v, &vl) == 0 && k) {
-        unsigned long long s;
-        if (sscanf(k, "e/%16llx", &s) != 1)
-            continue;
-        *last = s;
-        *stop = cb(ud, v, vl);
-    }
-    if (it)
-        rados_omap_get_end(it);
-    rados_release_read_op(op);
-    return rc == STRATA_ENOTFOUND ? 0 : rc;
+    struct tail_read *t = ud;
+    unsigned long long s;
+    if (sscanf(k, "e/%16llx", &s) != 1)
+        return 0;
+    t->last = s;
+    t->stop = t->cb(t->ud, v, vl);
+    return t->stop ? 1 : 0;
 }
 
 int strata_meta__rados_audit_tail(struct strata_meta *m, unsigned n,
@@ -274,8 +259,17 @@ int strata_meta__rados_audit_tail(struct strata_meta *m, unsigned n,
         if (end > tail)
             end = tail;
         uint64_t want = end - s + 1;
-        rc = tail_page(r->meta, seg, s, want < PAGE ? (unsigned)want : PAGE, cb, ud, &last,
-                       &stop);
+        char oid[40], after[24], lastk[24];
+        seg_oid(oid, seg);
+        snprintf(after, sizeof(after), "e/%016" PRIx64, s - 1);
+        struct tail_read t = {cb, ud, s - 1, 0};
+        bool more;
+        rc = strata_meta__rados_page(r->meta, oid, after, "e/", want < PAGE ? (unsigned)want : PAGE,
+                                     tail_entry, &t, lastk, sizeof(lastk), &more);
+        if (rc == STRATA_ENOTFOUND)
+            rc = 0; /* no such segment */
+        last = t.last;
+        stop = t.stop;
         /* Past the segment's end (or nothing more in it): the next one. */
         s = last >= s && last < end ? last + 1 : end + 1;
     }

@@ -142,41 +142,6 @@ size_t strata_meta__rados_gent_parts(char key[64], char *val, int64_t due_ms, co
     return (size_t)o + l + 1;
 }
 
-/* One page of oid's omap under prefix after start: cb per entry until it
- * returns non-zero.  *more: the page was full.  last (lastcap bytes): the
- * last key seen. */
-static int page(rados_ioctx_t io, const char *oid, const char *start, const char *prefix,
-                int (*cb)(void *ud, const char *k, const char *v, size_t vl), void *ud,
-                char *last, size_t lastcap, bool *more)
-{
-    rados_read_op_t op = rados_create_read_op();
-    if (!op)
-        return STRATA_ENOMEM;
-    rados_omap_iter_t it = NULL;
-    unsigned char pm = 0;
-    int pr = 0;
-    rados_read_op_omap_get_vals2(op, start, prefix, GC_PAGE, &it, &pm, &pr);
-    int x = rados_read_op_operate(op, io, oid, 0);
-    int rc = x < 0 ? strata_meta__rados_err(x) : pr < 0 ? strata_meta__rados_err(pr) : 0;
-    *more = false;
-    if (rc == 0) {
-        char *k, *v;
-        size_t vl;
-        int stop = 0;
-        while (!stop && rados_omap_get_next(it, &k, &v, &vl) == 0 && k) {
-            snprintf(last, lastcap, "%s", k);
-            stop = cb(ud, k, v, vl);
-        }
-        *more = pm && !stop;
-        if (stop < 0)
-            rc = stop;
-    }
-    if (it)
-        rados_omap_get_end(it);
-    rados_release_read_op(op);
-    return rc;
-}
-
 struct gc {
     struct strata_meta *m;
     struct meta_rados *r;
@@ -338,8 +303,8 @@ static int parts_reclaim(struct gc *g, struct strata_tier *t, const char *k, con
         bool more = true;
         while (rc == 0 && more) {
             char *start = strdup(last);
-            rc = start ? page(g->r->meta, g->oid, start, pfx, chunk_cb, &gp, last,
-                              RADOS_IKEY_MAX + 8, &more)
+            rc = start ? strata_meta__rados_page(g->r->meta, g->oid, start, pfx, GC_PAGE, chunk_cb, &gp,
+                                              last, RADOS_IKEY_MAX + 8, &more)
                        : STRATA_ENOMEM;
             free(start);
             if (rc == 0 && gp.err)
@@ -420,7 +385,8 @@ static int walk(struct gc *g, const char *prefix, int (*cb)(void *, const char *
     while (more) {
         char start[64];
         snprintf(start, sizeof(start), "%s", last);
-        int rc = page(g->r->meta, g->oid, start, prefix, cb, g, last, sizeof(last), &more);
+        int rc = strata_meta__rados_page(g->r->meta, g->oid, start, prefix, GC_PAGE, cb, g, last,
+                                         sizeof(last), &more);
         if (rc)
             return rc == STRATA_ENOTFOUND ? 0 : rc; /* the shard went */
     }

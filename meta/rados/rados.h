@@ -172,6 +172,14 @@ int strata_meta__rados_cas1(rados_ioctx_t io, const char *oid, const char *cmp_k
                             const char *cmp_val, size_t cmp_len, const char *key,
                             const char *val, size_t len);
 
+/* One page (at most max entries) of oid's omap under prefix after start:
+ * cb per entry until it returns non-zero (a negative value is returned).
+ * *more: the page was full and cb never stopped.  last (lastcap bytes):
+ * the last key seen. */
+int strata_meta__rados_page(rados_ioctx_t io, const char *oid, const char *start, const char *prefix,
+                            unsigned max, int (*cb)(void *ud, const char *k, const char *v, size_t vl),
+                            void *ud, char *last, size_t lastcap, bool *more);
+
 /* Create oid (an empty object) unless it exists. */
 int strata_meta__rados_create(rados_ioctx_t io, const char *oid);
 

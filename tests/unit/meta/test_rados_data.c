@@ -463,8 +463,9 @@ static void test_pending_never_committed(void **state)
     assert_false(shard_has(inc, "k/never", wkey));
     assert_false(shard_has_g(inc, "k/never", id));
     assert_int_equal(stripes_of(id), 0);
-    /* A bucket that does not exist: no entry, an error. */
-    assert_int_equal(g1->store->pending_add(g1, bucket, inc + 1, "k", NULL, id), STRATA_ENOTFOUND);
+    /* An incarnation that does not exist: no entry, an error (503: the
+     * bucket exists under another one, the retry meets it). */
+    assert_int_equal(g1->store->pending_add(g1, bucket, inc + 1, "k", NULL, id), STRATA_EBUSY);
 }
 
 static void test_commit_clears_pending(void **state)
