@@ -26,7 +26,8 @@ the file by strata_harness.rados_cluster).
   heal (status "not applicable", start 501 NotImplemented);
 - `strata audit verify --rados-conf`: ok on the chain the daemons wrote
   (an Object Lock configuration change), BROKEN once an entry is edited in
-  the cluster with the rados CLI.
+  the cluster with the rados CLI; `strata admin audit tail` on either
+  gateway shows the entries written through both, in order.
 
 Skipped (77) when the Ceph daemons are missing.
 """
