@@ -459,6 +459,17 @@ static size_t line_seal(uint64_t seq, const char *body, const char *prev, char *
     return (size_t)n;
 }
 
+int strata_meta_audit_tail(struct strata_meta *m, unsigned n,
+                           int (*cb)(void *ud, const char *line, size_t len), void *ud,
+                           char *where, size_t cap)
+{
+    STRATA_ASSERT(m && cb && where && cap);
+    where[0] = 0;
+    if (!m->store->audit_tail)
+        return STRATA_ENOTIMPL;
+    return m->store->audit_tail(m, n, cb, ud, where, cap);
+}
+
 int strata_meta_audit_append(struct strata_meta *m, const struct strata_audit_event *ev)
 {
     STRATA_ASSERT(m && ev);

@@ -619,15 +619,16 @@ static int complete_decide(void *ud, const struct strata_meta__mpu_view *v,
                                                      o->if_none_match_star, &me->key);
     if (rc)
         return rc;
-    struct strata_meta__key_reclaim *rcl = &me->key.reclaim;
+    const struct strata_meta__key_reclaim *rcl = &me->key.reclaim;
+    c->reclaim = *rcl;
     if (rcl->any && (rcl->flags & REC_F_MULTIPART) && !memcmp(rcl->sk, me->key.sk, SORTKEY_LEN))
         /* A multipart replica sent again: this commit writes its part table
          * over the earlier copy's (same sort key), so a drop after it would
-         * remove the new version's data.  The orphan audit reclaims the
-         * earlier copy's parts. */
-        memset(rcl, 0, sizeof(*rcl));
+         * remove the new version's data.  A store that reclaims in the txn
+         * reads the earlier table before writing over it (the edit keeps
+         * the reclaim); locally the orphan audit reclaims those parts. */
+        memset(&c->reclaim, 0, sizeof(c->reclaim));
     memcpy(c->done_sk, me->key.sk, SORTKEY_LEN);
-    c->reclaim = *rcl;
     rc = done_make(r, me->key.sk, v->key.now_ns, c->digest, &c->done_v, &c->done_vl);
     if (rc)
         return rc;

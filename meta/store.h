@@ -453,6 +453,13 @@ struct strata_meta__store_ops {
      * next call. */
     int (*audit_copy_next)(struct strata_meta__audit_copy *c, const char **line, size_t *len);
     void (*audit_copy_close)(struct strata_meta__audit_copy *c); /* NULL is a no-op */
+    /* The last n entries of the store's one chain, oldest first, to cb
+     * (each line with its newline) until it returns non-zero; where (cap
+     * bytes) names what was read.  NULL: the log has a copy per drive
+     * (the admin API reads a drive's file). */
+    int (*audit_tail)(struct strata_meta *m, unsigned n,
+                      int (*cb)(void *ud, const char *line, size_t len), void *ud, char *where,
+                      size_t cap);
 
     /* ---- bucket records ('B' name locally) ----
      * Names are checked above (bucket.c).  bucket_txn: see struct

@@ -1294,6 +1294,15 @@ int strata_audit_verify_drive(const char *drive_dir, struct strata_audit_verify 
  * cannot be reached or read, STRATA_ENOTIMPL without librados. */
 int strata_audit_verify_rados(const struct strata_rados_opts *o, struct strata_audit_verify *out);
 
+/* The last n entries of the audit log of a store with one chain (the
+ * cluster's, on RADOS: every gateway's entries), oldest first: cb gets each
+ * line (with its newline) until it returns non-zero.  where (cap bytes):
+ * what was read (PREFIX.meta).  STRATA_ENOTIMPL when every drive keeps its
+ * own copy (read one with strata_audit_verify_drive's files instead). */
+int strata_meta_audit_tail(struct strata_meta *m, unsigned n,
+                           int (*cb)(void *ud, const char *line, size_t len), void *ud,
+                           char *where, size_t cap);
+
 struct strata_audit_compare {
     uint64_t events;        /* distinct seqs seen */
     bool differ;

@@ -218,6 +218,64 @@ uint64_t strata_meta__rados_audit_last_seq(struct strata_meta *m)
 
 #define PAGE 1000
 
+/* The tail's reader over one segment's page: each entry to the caller's
+ * cb, its seq kept (stop: cb's non-zero). */
+struct tail_read {
+    int (*cb)(void *ud, const char *line, size_t len);
+    void *ud;
+    uint64_t last;
+    int stop;
+};
+
+static int tail_entry(void *ud, const char *k, const char *v, size_t vl)
+{
+    struct tail_read *t = ud;
+    unsigned long long s;
+    if (sscanf(k, "e/%16llx", &s) != 1)
+        return 0;
+    t->last = s;
+    t->stop = t->cb(t->ud, v, vl);
+    return t->stop ? 1 : 0;
+}
+
+int strata_meta__rados_audit_tail(struct strata_meta *m, unsigned n,
+                                  int (*cb)(void *ud, const char *line, size_t len), void *ud,
+                                  char *where, size_t cap)
+{
+    struct meta_rados *r = meta_rados_of(m);
+    snprintf(where, cap, "%s.meta", r->prefix);
+    pthread_mutex_lock(&r->audit_mu);
+    uint64_t hint = seg_of(r, r->audit_seq);
+    pthread_mutex_unlock(&r->audit_mu);
+    /* The cluster's tail: other gateways append to the same chain. */
+    uint64_t tail;
+    char hash[65];
+    int rc = tail_find(r, r->meta, hint, &tail, hash);
+    if (rc || tail == 0 || n == 0)
+        return rc;
+    int stop = 0;
+    for (uint64_t s = tail >= n ? tail - n + 1 : 1; rc == 0 && !stop && s <= tail;) {
+        uint64_t seg = seg_of(r, s), end = (seg + 1) * r->audit_seg, last;
+        if (end > tail)
+            end = tail;
+        uint64_t want = end - s + 1;
+        char oid[40], after[24], lastk[24];
+        seg_oid(oid, seg);
+        snprintf(after, sizeof(after), "e/%016" PRIx64, s - 1);
+        struct tail_read t = {cb, ud, s - 1, 0};
+        bool more;
+        rc = strata_meta__rados_page(r->meta, oid, after, "e/", want < PAGE ? (unsigned)want : PAGE,
+                                     tail_entry, &t, lastk, sizeof(lastk), &more);
+        if (rc == STRATA_ENOTFOUND)
+            rc = 0; /* no such segment */
+        last = t.last;
+        stop = t.stop;
+        /* Past the segment's end (or nothing more in it): the next one. */
+        s = last >= s && last < end ? last + 1 : end + 1;
+    }
+    return rc;
+}
+
 struct strata_meta__audit_copy {
     struct meta_rados *r;
     uint64_t seg;

@@ -111,3 +111,12 @@ int strata_meta__rados_bucket_get(struct strata_meta *m, const char *name,
     }
     return strata_meta__rados_bucket_fresh(m, name, out);
 }
+
+int strata_meta__rados_inc_recheck(struct strata_meta *m, const char *bucket, uint64_t inc)
+{
+    struct strata_bucket_info b;
+    int rc = strata_meta__rados_bucket_fresh(m, bucket, &b);
+    if (rc)
+        return rc;
+    return b.incarnation == inc ? 0 : STRATA_EBUSY;
+}

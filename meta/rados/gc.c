@@ -9,6 +9,14 @@
  *                  (guarded by \x01layout: a closed shard refuses); the
  *                  PUT's commit compares it (present) and removes it in
  *                  the same op (key.c).
+ *               A part's entry is not removed by its commit but set to
+ *               "CREATED TIER @UP BUCKET/KEY" (UP: the upload id, 32 hex;
+ *               CREATED: the commit's time): the complete or abort that
+ *               read the part removes it in its op, so an entry left once
+ *               the upload is no longer open is a part committed after
+ *               that read, whose record the complete's or abort's range
+ *               removal took: the gc pass moves it to g/ (guarded by the
+ *               upload record it read) and never one of an open upload.
  *   g/DUE/ID    -> "TIER": data to remove once DUE (16 hex wall ms) has
  *                  passed.  Set by the commit that unreferences the data
  *                  (DUE = now + reclaim grace: readers on other gateways
@@ -99,8 +107,26 @@ int strata_meta__rados_pending_add(struct strata_meta *m, const char *bucket, ui
     int x = rados_write_op_operate(op, r->meta, oid, NULL, 0);
     rados_release_write_op(op);
     free(val);
-    /* A closed shard: the bucket is being deleted (404 unless refused). */
-    return x == -ECANCELED ? STRATA_ENOTFOUND : strata_meta__rados_err(x);
+    if (x != -ECANCELED && x != -ENOENT)
+        return strata_meta__rados_err(x);
+    /* A closed or removed shard: the bucket is being deleted (404 unless
+     * refused), gone, or (a record since replaced) there again. */
+    int rc = strata_meta__rados_inc_recheck(m, bucket, inc);
+    return rc ? rc : STRATA_ENOTFOUND;
+}
+
+char *strata_meta__rados_wval_part(const char *tier, const char *uphex, const char *bucket,
+                                   const char *key, size_t *len)
+{
+    size_t cap = 16 + 2 + STRATA_TIER_NAME_MAX + 2 + 32 + 2 + strlen(bucket) + strlen(key) + 2;
+    char *v = malloc(cap);
+    if (!v)
+        return NULL;
+    int n = snprintf(v, cap, "%016" PRIx64 " %s @%.32s %s/%s",
+                     (uint64_t)strata_meta__rados_wall_ms(), tier && *tier ? tier : "-", uphex,
+                     bucket, key);
+    *len = (size_t)n;
+    return v;
 }
 
 size_t strata_meta__rados_gent_parts(char key[64], char *val, int64_t due_ms, const char *tier,
@@ -114,41 +140,6 @@ size_t strata_meta__rados_gent_parts(char key[64], char *val, int64_t due_ms, co
     val[o + l] = '/';
     val[o + l + 1] = 0;
     return (size_t)o + l + 1;
-}
-
-/* One page of oid's omap under prefix after start: cb per entry until it
- * returns non-zero.  *more: the page was full.  last (lastcap bytes): the
- * last key seen. */
-static int page(rados_ioctx_t io, const char *oid, const char *start, const char *prefix,
-                int (*cb)(void *ud, const char *k, const char *v, size_t vl), void *ud,
-                char *last, size_t lastcap, bool *more)
-{
-    rados_read_op_t op = rados_create_read_op();
-    if (!op)
-        return STRATA_ENOMEM;
-    rados_omap_iter_t it = NULL;
-    unsigned char pm = 0;
-    int pr = 0;
-    rados_read_op_omap_get_vals2(op, start, prefix, GC_PAGE, &it, &pm, &pr);
-    int x = rados_read_op_operate(op, io, oid, 0);
-    int rc = x < 0 ? strata_meta__rados_err(x) : pr < 0 ? strata_meta__rados_err(pr) : 0;
-    *more = false;
-    if (rc == 0) {
-        char *k, *v;
-        size_t vl;
-        int stop = 0;
-        while (!stop && rados_omap_get_next(it, &k, &v, &vl) == 0 && k) {
-            snprintf(last, lastcap, "%s", k);
-            stop = cb(ud, k, v, vl);
-        }
-        *more = pm && !stop;
-        if (stop < 0)
-            rc = stop;
-    }
-    if (it)
-        rados_omap_get_end(it);
-    rados_release_read_op(op);
-    return rc;
 }
 
 struct gc {
@@ -182,6 +173,42 @@ static int hexid(const char *h, uint8_t id[STRATA_DATA_ID_LEN])
     return strlen(h) >= 32 ? strata_meta__rados_sk_parse(b, id) : -1;
 }
 
+/* Whether w/ID's entry (value v, tier parsed) may go to g/: 1 (with the
+ * upload record read into *uv, ukey set, for a part's entry; ukey empty for
+ * a PUT's), 0 while its upload is open (or v is not ours), or an error. */
+static int part_upload(struct gc *g, const char *v, size_t vl, const char *tier, char *ukey,
+                       char **uv, size_t *uvl)
+{
+    ukey[0] = 0;
+    size_t at = 16 + 1 + strlen(tier) + 1; /* "CREATED TIER " */
+    if (vl < at + 1 || v[at] != '@')
+        return 1; /* a PUT's or a part's before its commit */
+    const char *up = v + at + 1, *bk = up + 33;
+    const char *slash = vl > (size_t)(bk - v) ? memchr(bk, '/', vl - (size_t)(bk - v)) : NULL;
+    if (vl < at + 1 + 33 || up[32] != ' ' || !slash)
+        return 0; /* malformed: left alone */
+    const char *key = slash + 1;
+    size_t kl = vl - (size_t)(key - v);
+    if (kl > STRATA_KEY_MAX)
+        return 0;
+    char kbuf[STRATA_KEY_MAX + 1];
+    memcpy(kbuf, key, kl);
+    kbuf[kl] = 0;
+    size_t o = strata_meta__rados_ikey(ukey, 'u', kbuf, kl);
+    memcpy(ukey + o, up, 32);
+    ukey[o + 32] = 0;
+    int rc = strata_meta__rados_get1(g->r->meta, g->oid, ukey, uv, uvl);
+    if (rc == STRATA_ENOTFOUND)
+        return 1; /* aborted (or its shard went): no record names the part */
+    if (rc)
+        return rc;
+    if (strata_meta__is_done(*uv, *uvl) || strata_meta__is_tomb(*uv, *uvl))
+        return 1; /* completed: the complete removed the entries of its parts */
+    free(*uv);
+    *uv = NULL;
+    return 0; /* open: its parts are named by their records */
+}
+
 /* w/ID older than the grace: to g/ due now, guarded by its value. */
 static int w_cb(void *ud, const char *k, const char *v, size_t vl)
 {
@@ -197,15 +224,29 @@ static int w_cb(void *ud, const char *k, const char *v, size_t vl)
         return 0; /* not ours: left alone */
     if (g->now_ms - (int64_t)created < g->age_ms)
         return 0;
+    /* A committed part's: only once its upload is no longer open. */
+    char ukey[RADOS_IKEY_MAX + 40], *uv = NULL;
+    size_t uvl = 0;
+    int up = part_upload(g, v, vl, tier, ukey, &uv, &uvl);
+    if (up <= 0) {
+        if (up < 0 && !g->err)
+            g->err = up;
+        return 0;
+    }
     char gkey[56];
     strata_meta__rados_gkey(gkey, g->now_ms, id);
     rados_write_op_t op = rados_create_write_op();
-    if (!op)
+    if (!op) {
+        free(uv);
         return STRATA_ENOMEM;
-    int pr = 0;
+    }
+    int pr = 0, upr = 0;
     const char *gk = gkey, *gv = tier;
     size_t gl = strlen(tier);
     rados_write_op_omap_cmp(op, k, LIBRADOS_CMPXATTR_OP_EQ, v, vl, &pr);
+    if (ukey[0])
+        rados_write_op_omap_cmp(op, ukey, LIBRADOS_CMPXATTR_OP_EQ, uv ? uv : "", uvl, &upr);
+    free(uv);
     rados_write_op_omap_rm_keys(op, &k, 1);
     rados_write_op_omap_set(op, &gk, &gv, &gl, 1);
     int x = rados_write_op_operate(op, g->r->meta, g->oid, NULL, 0);
@@ -262,8 +303,8 @@ static int parts_reclaim(struct gc *g, struct strata_tier *t, const char *k, con
         bool more = true;
         while (rc == 0 && more) {
             char *start = strdup(last);
-            rc = start ? page(g->r->meta, g->oid, start, pfx, chunk_cb, &gp, last,
-                              RADOS_IKEY_MAX + 8, &more)
+            rc = start ? strata_meta__rados_page(g->r->meta, g->oid, start, pfx, GC_PAGE, chunk_cb, &gp,
+                                              last, RADOS_IKEY_MAX + 8, &more)
                        : STRATA_ENOMEM;
             free(start);
             if (rc == 0 && gp.err)
@@ -344,7 +385,8 @@ static int walk(struct gc *g, const char *prefix, int (*cb)(void *, const char *
     while (more) {
         char start[64];
         snprintf(start, sizeof(start), "%s", last);
-        int rc = page(g->r->meta, g->oid, start, prefix, cb, g, last, sizeof(last), &more);
+        int rc = strata_meta__rados_page(g->r->meta, g->oid, start, prefix, GC_PAGE, cb, g, last,
+                                         sizeof(last), &more);
         if (rc)
             return rc == STRATA_ENOTFOUND ? 0 : rc; /* the shard went */
     }

@@ -402,9 +402,10 @@ static int head_copy(const struct kread *k, char **out, size_t *len)
 
 /* Data the edit stops referring to, queued in g/ (gc.c) by the commit
  * itself: a single data id, or the parts of a multipart version a PUT
- * replaces or a REMOVE removes (its part table names them; not when a
- * replica's PUT writes that same version again, whose new table is under
- * the same sort key: the old parts are left to the data audit). */
+ * replaces or a REMOVE removes (its part table names them; when a
+ * replica's PUT writes that same version again, whose new table goes under
+ * the same sort key, the old table's parts are queued one by one and its
+ * chunks removed before the new ones are set: reclaim_table_over). */
 static bool reclaim_queued(const struct strata_meta__key_reclaim *rc)
 {
     return rc->any && rc->has_data_id &&
@@ -417,6 +418,13 @@ static bool reclaim_parts(const struct strata_meta__key_reclaim *rc,
     return rc->any && (rc->flags & REC_F_MULTIPART) && !(rc->flags & REC_F_DELETE_MARKER) &&
            (e->op == STRATA_META__KEY_REMOVE ||
             (e->op == STRATA_META__KEY_PUT && memcmp(rc->sk, e->sk, 16) != 0));
+}
+
+static bool reclaim_table_over(const struct strata_meta__key_reclaim *rc,
+                               const struct strata_meta__key_edit *e)
+{
+    return rc->any && (rc->flags & REC_F_MULTIPART) && !(rc->flags & REC_F_DELETE_MARKER) &&
+           e->op == STRATA_META__KEY_PUT && memcmp(rc->sk, e->sk, 16) == 0;
 }
 
 /* Remove version i and its due index entry. */
@@ -562,7 +570,14 @@ static int apply(struct meta_rados *r, struct kread *k, const struct strata_meta
         rados_write_op_omap_set(op, w.sk, w.sv, w.sl, (size_t)w.ns);
     if (w.nr)
         rados_write_op_omap_rm_keys(op, w.rk, (size_t)w.nr);
-    int xr = x ? x->write(x->ud, op, e) : 0, ox = 0;
+    int xr = 0, ox = 0, *tpr = NULL;
+    if (reclaim_table_over(rcl, e)) /* before the new version's chunks are set */
+        xr = strata_meta__rados_ptab_requeue(
+            r->meta, k->oid, op, v->key, rcl->sk, rcl->tier,
+            e->rec->has_data_id && !(e->rec->flags & REC_F_INLINE) ? e->rec->data_id : NULL, due,
+            &tpr);
+    if (xr == 0 && x)
+        xr = x->write(x->ud, op, e);
     if (xr == 0 && e->op == STRATA_META__KEY_REWRITE && e->rw.nchunks) /* a transition's */
         xr = strata_meta__rados_ptab_set(op, v->key, k->v[vslot].sk, e->rw.nchunks,
                                          e->rw.chunk_v, e->rw.chunk_len);
@@ -571,6 +586,7 @@ static int apply(struct meta_rados *r, struct kread *k, const struct strata_meta
         xr = strata_meta__rados_err(ox);
     }
     rados_release_write_op(op);
+    free(tpr);
     free(w.owned[0]);
     free(w.owned[1]);
     if (ox == -ECANCELED && pending && wpr < 0)
@@ -642,15 +658,17 @@ static int key_txn(struct strata_meta *m, const struct strata_meta__key_txn *t,
                 continue; /* the bucket's current incarnation, decided anew */
             }
         }
-        if (rc == 0 && k.missing)
-            rc = STRATA_ENOTFOUND; /* no such incarnation: shards come with the bucket */
+        if (rc == 0 && k.missing) { /* no such incarnation: shards come with the bucket */
+            int brc = strata_meta__rados_inc_recheck(m, t->bucket, inc);
+            rc = brc ? brc : STRATA_ENOTFOUND;
+        }
         if (rc == 0 && !k.closed && x)
             rc = x->read(x->ud, r->meta, k.oid);
         if (rc == 0 && k.closed) {
-            int brc = bucket_inc(m, t, true, &inc);
+            int brc = strata_meta__rados_inc_recheck(m, t->bucket, inc);
             if (brc) {
                 kread_fini(&k);
-                return brc; /* deleted (or another incarnation now): 404 */
+                return brc; /* deleted: 404; another incarnation now: 503 */
             }
             /* The bucket is being deleted: wait for the outcome (gone: 404
              * on the next round; refused: the shards open again). */

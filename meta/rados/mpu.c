@@ -101,6 +101,47 @@ static int queue_parts(rados_write_op_t op, const struct meta_part *parts, size_
     return rc;
 }
 
+/* The w/ entries of parts[0..n)'s data (a part's stays until the complete
+ * or abort that read it: gc.c), removed in op. */
+static int rm_pending(rados_write_op_t op, const struct meta_part *parts, size_t n)
+{
+    char *keys = malloc(n * 40 + 1);
+    const char **ks = calloc(n + 1, sizeof(*ks));
+    size_t q = 0;
+    if (!keys || !ks) {
+        free(keys);
+        free(ks);
+        return STRATA_ENOMEM;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (!parts[i].has_data_id)
+            continue;
+        strata_meta__rados_wkey(keys + q * 40, parts[i].data_id);
+        ks[q] = keys + q * 40;
+        q++;
+    }
+    if (q) /* librados copies the keys into the op */
+        rados_write_op_omap_rm_keys(op, ks, q);
+    free(keys);
+    free(ks);
+    return 0;
+}
+
+static void (*settle_hook)(void *ud);
+static void *settle_hook_ud;
+
+void strata_meta__rados_test_settle_hook(void (*fn)(void *ud), void *ud)
+{
+    settle_hook = fn;
+    settle_hook_ud = ud;
+}
+
+static void settle_hook_run(void)
+{
+    if (settle_hook)
+        settle_hook(settle_hook_ud);
+}
+
 /* The part records of an upload read from one shard. */
 struct rparts {
     char **k;
@@ -304,6 +345,69 @@ int strata_meta__rados_ptab_set(rados_write_op_t op, const char *key, const uint
     return 0;
 }
 
+int strata_meta__rados_ptab_requeue(rados_ioctx_t io, const char *oid, rados_write_op_t op,
+                                    const char *key, const uint8_t sk[16], const char *tier,
+                                    const uint8_t *except, int64_t due_ms, int **prvals)
+{
+    *prvals = NULL;
+    size_t kl = strlen(key);
+    char pfx[MKEY_MAX], pend[MKEY_MAX];
+    tkey(pfx, key, kl, sk, 0);
+    size_t pl = strlen(pfx) - 4; /* t/K\x01SK/ */
+    pfx[pl] = 0;
+    memcpy(pend, pfx, pl + 1);
+    pend[pl - 1] = '0'; /* '/' + 1: the end of the chunk range */
+    /* 10,000 parts are 79 chunks: one page holds any table. */
+    rados_read_op_t rop = rados_create_read_op();
+    struct meta_part *parts = calloc(MP_CHUNK_PARTS, sizeof(*parts));
+    int *pr = calloc(PART_PAGE, sizeof(*pr));
+    if (!rop || !parts || !pr) {
+        if (rop)
+            rados_release_read_op(rop);
+        free(parts);
+        free(pr);
+        return STRATA_ENOMEM;
+    }
+    rados_omap_iter_t it = NULL;
+    unsigned char more = 0;
+    int rpr = 0;
+    rados_read_op_omap_get_vals2(rop, "", pfx, PART_PAGE, &it, &more, &rpr);
+    int x = rados_read_op_operate(rop, io, oid, 0);
+    int rc = x < 0 ? strata_meta__rados_err(x) : rpr < 0 ? strata_meta__rados_err(rpr) : 0;
+    char *k, *v;
+    size_t vl, nc = 0;
+    while (rc == 0 && rados_omap_get_next(it, &k, &v, &vl) == 0 && k && nc < PART_PAGE) {
+        /* The table as read: a writer of the same version meanwhile fails
+         * this op, which is read and decided again. */
+        rados_write_op_omap_cmp(op, k, LIBRADOS_CMPXATTR_OP_EQ, v, vl, &pr[nc++]);
+        size_t n = 0;
+        if (strata_meta__ptab_decode(v, vl, parts, MP_CHUNK_PARTS, &n) != 0)
+            continue; /* unreadable: its data is left to the data audit */
+        for (size_t i = 0; i < n; i++) {
+            snprintf(parts[i].tier, sizeof(parts[i].tier), "%s", tier ? tier : "");
+            if (except && parts[i].has_data_id &&
+                memcmp(parts[i].data_id, except, STRATA_DATA_ID_LEN) == 0)
+                parts[i].has_data_id = false;
+        }
+        char *gks = NULL;
+        rc = queue_parts(op, parts, n, NULL, due_ms, &gks);
+        free(gks); /* librados copied the keys and values into the op */
+    }
+    if (it)
+        rados_omap_get_end(it);
+    rados_release_read_op(rop);
+    free(parts);
+    if (rc == 0 && more)
+        rc = STRATA_ECORRUPT; /* more chunks than any table has */
+    if (rc) {
+        free(pr);
+        return rc;
+    }
+    rados_write_op_omap_rm_range2(op, pfx, pl, pend, pl);
+    *prvals = pr;
+    return 0;
+}
+
 int strata_meta__rados_ptab_get(struct strata_meta *m, const char *bucket, const char *key,
                                 const uint8_t sk[16], unsigned c, char **v, size_t *vl)
 {
@@ -321,17 +425,14 @@ int strata_meta__rados_ptab_get(struct strata_meta *m, const char *bucket, const
 }
 
 /* A shard found closed (or a compare on \x01layout failed): the bucket is
- * being deleted.  STRATA_ENOTFOUND when it is gone or another incarnation
- * now, else 0 after a wait that grows with the attempt (the deletion's
- * outcome decides). */
+ * being deleted.  STRATA_ENOTFOUND when it is gone, STRATA_EBUSY when it
+ * is another incarnation now (inc_recheck), else 0 after a wait that grows
+ * with the attempt (the deletion's outcome decides). */
 static int closed_wait(struct strata_meta *m, const char *bucket, uint64_t inc, int attempt)
 {
-    struct strata_bucket_info b;
-    int rc = strata_meta__rados_bucket_fresh(m, bucket, &b);
+    int rc = strata_meta__rados_inc_recheck(m, bucket, inc);
     if (rc)
         return rc;
-    if (b.incarnation != inc)
-        return STRATA_ENOTFOUND;
     struct timespec ts = {0, (long)(1000000L << (attempt < 5 ? attempt : 5))};
     nanosleep(&ts, NULL);
     return 0;
@@ -372,8 +473,12 @@ int strata_meta__rados_upload_create(struct strata_meta *m, const char *bucket, 
         rados_write_op_omap_set(op, &uk, &vv, &vl, 1);
         int rc = strata_meta__rados_err(rados_write_op_operate(op, r->meta, n.oid, NULL, 0));
         rados_release_write_op(op);
+        if (rc == STRATA_ENOTFOUND) { /* no shard, so no such incarnation */
+            int brc = strata_meta__rados_inc_recheck(m, bucket, inc);
+            return brc ? brc : rc;
+        }
         if (rc != STRATA_EPRECOND)
-            return rc; /* STRATA_ENOTFOUND: no shard, so no such incarnation */
+            return rc;
         if (pr[0] == 0)
             return STRATA_EEXISTS; /* the same 16 random bytes twice: never */
         if ((rc = closed_wait(m, bucket, inc, attempt)) != 0)
@@ -455,14 +560,28 @@ int strata_meta__rados_part_put(struct strata_meta *m, const char *bucket, const
         }
         int pr[3] = {0}, wpr = 1;
         const char *kk = pk, *vv = v;
-        char wkey[40], *gks = NULL;
-        const char *wk = wkey;
+        char wkey[40], owkey[40], *gks = NULL, *wv = NULL;
+        const char *wk = wkey, *owk = owkey;
+        size_t wvl = 0;
         /* The part's data is pending (w/) until this op; gone: the gc
-         * pass took it (first, so its prval tells it from the others). */
+         * pass took it (first, so its prval tells it from the others).
+         * From this op on the entry names the upload, and the complete or
+         * abort that reads this part removes it; one committed after
+         * that read is left to the gc pass (gc.c). */
         if (p->has_data_id) {
             strata_meta__rados_wkey(wkey, p->data_id);
+            char uphex[33];
+            strata_hex_encode(up, UPLOAD_LEN, uphex);
+            wv = strata_meta__rados_wval_part(p->tier, uphex, bucket, key, &wvl);
+            if (!wv) {
+                rados_release_write_op(op);
+                free(uv);
+                free(ov);
+                rc = STRATA_ENOMEM;
+                break;
+            }
             rados_write_op_omap_cmp(op, wkey, LIBRADOS_CMPXATTR_OP_GT, "", 0, &wpr);
-            rados_write_op_omap_rm_keys(op, &wk, 1);
+            rados_write_op_omap_set(op, &wk, (const char *const *)&wv, &wvl, 1);
         }
         rados_write_op_omap_cmp(op, RADOS_LAYOUT_KEY, LIBRADOS_CMPXATTR_OP_EQ, "", 0, &pr[0]);
         rados_write_op_omap_cmp(op, n.ukey, LIBRADOS_CMPXATTR_OP_EQ, uv, uvl, &pr[1]);
@@ -471,9 +590,12 @@ int strata_meta__rados_part_put(struct strata_meta *m, const char *bucket, const
         /* The replaced part's data (other than this one's) to g/. */
         struct meta_part o;
         if (ov && strata_meta__part_decode(ov, ovl, &o, NULL, NULL) == 0 && o.has_data_id &&
-            memcmp(o.data_id, p->data_id, STRATA_DATA_ID_LEN) != 0)
+            memcmp(o.data_id, p->data_id, STRATA_DATA_ID_LEN) != 0) {
             x = queue_parts(op, &o, 1, NULL, strata_meta__rados_wall_ms() + r->reclaim_grace_ms,
                             &gks);
+            strata_meta__rados_wkey(owkey, o.data_id); /* queued: no longer pending */
+            rados_write_op_omap_rm_keys(op, &owk, 1);
+        }
         int ox = 0;
         if (x == 0) {
             ox = rados_write_op_operate(op, r->meta, n.oid, NULL, 0);
@@ -481,6 +603,7 @@ int strata_meta__rados_part_put(struct strata_meta *m, const char *bucket, const
         }
         rados_release_write_op(op);
         free(gks);
+        free(wv);
         free(uv);
         free(ov);
         rc = x;
@@ -586,13 +709,18 @@ static int rc_write(void *ud, rados_write_op_t op, const struct strata_meta__key
         ls[me->nchunks] = me->done_vl;
         rados_write_op_omap_set(op, ks, vs, ls, nk);
         /* Every part record of the upload, also one put after the read
-         * (its data is left to the data audit); the data of the parts
-         * read and not kept to g/. */
+         * (its w/ entry stays: the gc pass reclaims its data); the data of
+         * the parts read and not kept to g/, and the w/ entries of all the
+         * parts read removed (each is in the table or in g/ now). */
         rados_write_op_omap_rm_range2(op, c->n.pfx, c->n.pfxl, c->n.pend, c->n.pfxl);
         free(c->gks);
         c->gks = NULL;
         rc = queue_parts(op, c->ps.p, c->ps.n, me->kept, c->due, &c->gks);
+        if (rc == 0)
+            rc = rm_pending(op, c->ps.p, c->ps.n);
     }
+    if (rc == 0)
+        settle_hook_run();
     free(ks);
     free(vs);
     free(ls);
@@ -665,7 +793,11 @@ int strata_meta__rados_mpu_abort(struct strata_meta *m, const char *bucket, cons
             x = queue_parts(op, ps.p, ps.n, NULL,
                             strata_meta__rados_wall_ms() + r->reclaim_grace_ms, &gks);
             if (x == 0)
+                x = rm_pending(op, ps.p, ps.n);
+            if (x == 0) {
+                settle_hook_run();
                 x = strata_meta__rados_err(rados_write_op_operate(op, r->meta, n.oid, NULL, 0));
+            }
         }
         if (op)
             rados_release_write_op(op);

@@ -2,11 +2,13 @@
  * omap.c - the two shapes most of the backend's operations take: read one
  * omap key, and one compound op that compares one key and sets or removes
  * another (RADOS.md: an absent key compares as the empty value, a failed
- * compare cancels the whole op with -ECANCELED).
+ * compare cancels the whole op with -ECANCELED); and one page of an
+ * object's omap under a prefix.
  */
 #include "rados.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -76,4 +78,36 @@ int strata_meta__rados_create(rados_ioctx_t io, const char *oid)
     int r = rados_write_op_operate(op, io, oid, NULL, 0);
     rados_release_write_op(op);
     return strata_meta__rados_err(r);
+}
+
+int strata_meta__rados_page(rados_ioctx_t io, const char *oid, const char *start, const char *prefix,
+                            unsigned max, int (*cb)(void *ud, const char *k, const char *v, size_t vl),
+                            void *ud, char *last, size_t lastcap, bool *more)
+{
+    rados_read_op_t op = rados_create_read_op();
+    if (!op)
+        return STRATA_ENOMEM;
+    rados_omap_iter_t it = NULL;
+    unsigned char pm = 0;
+    int pr = 0;
+    rados_read_op_omap_get_vals2(op, start, prefix, max, &it, &pm, &pr);
+    int x = rados_read_op_operate(op, io, oid, 0);
+    int rc = x < 0 ? strata_meta__rados_err(x) : pr < 0 ? strata_meta__rados_err(pr) : 0;
+    *more = false;
+    if (rc == 0) {
+        char *k, *v;
+        size_t vl;
+        int stop = 0;
+        while (!stop && rados_omap_get_next(it, &k, &v, &vl) == 0 && k) {
+            snprintf(last, lastcap, "%s", k);
+            stop = cb(ud, k, v, vl);
+        }
+        *more = pm && !stop;
+        if (stop < 0)
+            rc = stop;
+    }
+    if (it)
+        rados_omap_get_end(it);
+    rados_release_read_op(op);
+    return rc;
 }

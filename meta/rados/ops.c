@@ -20,6 +20,7 @@ const struct strata_meta__store_ops strata_meta__store_rados = {
     .audit_copy_anchor = strata_meta__rados_audit_copy_anchor,
     .audit_copy_next = strata_meta__rados_audit_copy_next,
     .audit_copy_close = strata_meta__rados_audit_copy_close,
+    .audit_tail = strata_meta__rados_audit_tail,
     .bucket_txn = strata_meta__rados_bucket_txn,
     .bucket_get = strata_meta__rados_bucket_get,
     .bucket_list = strata_meta__rados_bucket_list,

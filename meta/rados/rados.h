@@ -154,12 +154,23 @@ size_t strata_meta__rados_gent_parts(char key[64], char *val, int64_t due_ms, co
 int strata_meta__rados_pending_add(struct strata_meta *m, const char *bucket, uint64_t inc,
                                    const char *key, const char *tier,
                                    const uint8_t id[STRATA_DATA_ID_LEN]);
+/* w/ID's value once the data is part of upload uphex (32 hex) of
+ * bucket/key (part_put sets it in the part's op): "CREATED TIER @UP
+ * BUCKET/KEY", malloc'ed, its length in *len.  The entry stays until the
+ * complete or abort that read the part removes it; the gc pass moves one
+ * whose upload is no longer open (a part committed after that read) to
+ * g/. */
+char *strata_meta__rados_wval_part(const char *tier, const char *uphex, const char *bucket,
+                                   const char *key, size_t *len);
 /* store op orphan_round, the gc pass under the `gc` lease: w/ entries older
  * than age_s move to g/ (due now), due g/ entries' data is removed, then
  * the entry.  *removed counts data objects removed.  0 also when another
  * gateway holds the lease (nothing done). */
 int strata_meta__rados_gc_round(struct strata_meta *m, struct strata_orphans **state,
                                 unsigned age_s, uint64_t *removed);
+/* Test hook (mpu.c): fn(ud) runs in a complete or an abort after its
+ * reads, before its guarded op (NULL: none). */
+void strata_meta__rados_test_settle_hook(void (*fn)(void *ud), void *ud);
 /* Test knob read by the next connect: the reclaim grace (0: the default). */
 void strata_meta__rados_test_reclaim_grace(int64_t ms);
 /* Wall clock, ms. */
@@ -179,6 +190,14 @@ int strata_meta__rados_get1(rados_ioctx_t io, const char *oid, const char *key, 
 int strata_meta__rados_cas1(rados_ioctx_t io, const char *oid, const char *cmp_key,
                             const char *cmp_val, size_t cmp_len, const char *key,
                             const char *val, size_t len);
+
+/* One page (at most max entries) of oid's omap under prefix after start:
+ * cb per entry until it returns non-zero (a negative value is returned).
+ * *more: the page was full and cb never stopped.  last (lastcap bytes):
+ * the last key seen. */
+int strata_meta__rados_page(rados_ioctx_t io, const char *oid, const char *start, const char *prefix,
+                            unsigned max, int (*cb)(void *ud, const char *k, const char *v, size_t vl),
+                            void *ud, char *last, size_t lastcap, bool *more);
 
 /* Create oid (an empty object) unless it exists. */
 int strata_meta__rados_create(rados_ioctx_t io, const char *oid);
@@ -202,6 +221,9 @@ bool strata_meta__rados_audit_copy_anchor(const char *where, uint64_t *seq, char
 int strata_meta__rados_audit_copy_next(struct strata_meta__audit_copy *c, const char **line,
                                        size_t *len);
 void strata_meta__rados_audit_copy_close(struct strata_meta__audit_copy *c);
+int strata_meta__rados_audit_tail(struct strata_meta *m, unsigned n,
+                                  int (*cb)(void *ud, const char *line, size_t len), void *ud,
+                                  char *where, size_t cap);
 /* The "where" of audit_copy_open for a cluster: rados:ID:PREFIX:CONF. */
 int strata_meta__rados_audit_where(char *buf, size_t cap, const struct strata_rados_opts *o);
 
@@ -213,6 +235,14 @@ int strata_meta__rados_bucket_get(struct strata_meta *m, const char *name,
                                   struct strata_bucket_info *out);
 int strata_meta__rados_bucket_fresh(struct strata_meta *m, const char *name,
                                     struct strata_bucket_info *out);
+/* A request holding incarnation inc (read when it began, maybe from the
+ * cache) met inc's shards closed or gone: the record read again (the cache
+ * keeps it).  STRATA_EBUSY when the bucket exists under another
+ * incarnation (the request began on a record since replaced, e.g. a cached
+ * one whose notification this gateway missed: never NoSuchBucket for a
+ * bucket that exists; the retry meets the current one), 0 while it is
+ * still inc (being deleted), STRATA_ENOTFOUND when gone, or a read error. */
+int strata_meta__rados_inc_recheck(struct strata_meta *m, const char *bucket, uint64_t inc);
 /* bcache.c: drop bucket's cached record (NULL: every record). */
 void strata_meta__rados_bcache_drop(struct meta_rados *r, const char *bucket);
 /* lease_ctl.c: the invalidation watch holds (a cached record is current). */
@@ -282,6 +312,15 @@ int strata_meta__rados_mpu_abort(struct strata_meta *m, const char *bucket, cons
  * (a transition's rewrite names the copies' data ids). */
 int strata_meta__rados_ptab_set(rados_write_op_t op, const char *key, const uint8_t sk[16],
                                 size_t nchunks, char *const *v, const size_t *vl);
+/* Into op: version sk of key, multipart, is written over under the same
+ * sort key (a replica sent again): its part table chunks as read now are
+ * compared (any change: -ECANCELED) and removed, and every part's data
+ * (of tier; not except, the new version's data id when non-NULL) queued in
+ * g/ due at due_ms, all before the new version's chunks are set.  *prvals:
+ * the compares' results, to free after the op ran. */
+int strata_meta__rados_ptab_requeue(rados_ioctx_t io, const char *oid, rados_write_op_t op,
+                                    const char *key, const uint8_t sk[16], const char *tier,
+                                    const uint8_t *except, int64_t due_ms, int **prvals);
 int strata_meta__rados_ptab_get(struct strata_meta *m, const char *bucket, const char *key,
                                 const uint8_t sk[16], unsigned c, char **v, size_t *vl);
 int strata_meta__rados_scan_open(struct strata_meta *m, const struct strata_meta__scan_spec *spec,

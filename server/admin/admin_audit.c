@@ -4,7 +4,9 @@
  * (strata_audit_verify_drive) and compares the copies of each set's
  * drives event by event (strata_audit_compare_drives); GET audit/tail[/N]
  * returns the last N entries (default 20, at most 1000) of the first
- * online drive of set 0.  Reads files only; any connection thread.
+ * online drive of set 0, or of the store's one chain when it has one (on
+ * RADOS: the cluster's, every gateway's entries; "drive" names its pool).
+ * Reads files or the store; any connection thread.
  */
 #include "admin_internal.h"
 
@@ -122,6 +124,23 @@ static char *tail_lines(int fd, off_t size, unsigned n, size_t *len)
     return buf ? buf : strdup("");
 }
 
+/* One line of the log as a JSON entry (kept as "unparsed" when it is not
+ * one). */
+static void entry_add(json_t *entries, const char *line, size_t len)
+{
+    if (len && line[len - 1] == '\n')
+        len--;
+    json_error_t je;
+    json_t *e = json_loadb(line, len, 0, &je);
+    json_array_append_new(entries, e ? e : json_pack("{s:s%}", "unparsed", line, len));
+}
+
+static int store_line(void *ud, const char *line, size_t len)
+{
+    entry_add(ud, line, len);
+    return 0;
+}
+
 void strata_admin__audit_tail(struct strata_req *r, const char *arg)
 {
     unsigned n = TAIL_DEFAULT;
@@ -135,12 +154,23 @@ void strata_admin__audit_tail(struct strata_req *r, const char *arg)
         }
         n = (unsigned)v;
     }
+    json_t *entries = json_array();
+    char where[128];
+    int trc = strata_meta_audit_tail(r->srv->meta, n, store_line, entries, where, sizeof(where));
+    if (trc != STRATA_ENOTIMPL) { /* the store keeps one chain */
+        if (trc) {
+            json_decref(entries);
+            strata_admin__error(r, 500, "InternalError", "cannot read the audit log");
+            return;
+        }
+        strata_admin__send_json(r, 200, json_pack("{s:s, s:o}", "drive", where, "entries", entries));
+        return;
+    }
     const char *drive = NULL;
     struct strata_set *set = r->srv->nsets ? r->srv->sets[0] : NULL;
     for (unsigned d = 0; set && d < strata_set_n(set) && !drive; d++)
         if (strata_set_drive_online(set, d))
             drive = strata_set_drive_path(set, d);
-    json_t *entries = json_array();
     char path[4096];
     snprintf(path, sizeof(path), "%s/audit.log", drive ? drive : "");
     int fd = drive ? open(path, O_RDONLY | O_CLOEXEC) : -1;
@@ -161,11 +191,8 @@ void strata_admin__audit_tail(struct strata_req *r, const char *arg)
         }
         char *save = NULL;
         for (char *line = strtok_r(text, "\n", &save); line;
-             line = strtok_r(NULL, "\n", &save)) {
-            json_error_t je;
-            json_t *e = json_loads(line, 0, &je);
-            json_array_append_new(entries, e ? e : json_pack("{s:s}", "unparsed", line));
-        }
+             line = strtok_r(NULL, "\n", &save))
+            entry_add(entries, line, strlen(line));
         free(text);
     }
     strata_admin__send_json(r, 200, json_pack("{s:s, s:o}", "drive", drive ? drive : "",

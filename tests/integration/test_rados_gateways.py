@@ -27,7 +27,8 @@ the file by strata_harness.rados_cluster).
   heal (status "not applicable", start 501 NotImplemented);
 - `strata audit verify --rados-conf`: ok on the chain the daemons wrote
   (an Object Lock configuration change), BROKEN once an entry is edited in
-  the cluster with the rados CLI.
+  the cluster with the rados CLI; `strata admin audit tail` on either
+  gateway shows the entries written through both, in order.
 
 Skipped (77) when the Ceph daemons are missing.
 """
@@ -405,6 +406,46 @@ def audit_verify_in_the_cluster(a):
     assert rc == 2 and out == "", (rc, out, err)
     assert err == ("strata audit verify: missing pool(s) nopools.meta, nopools.data: "
                    "run strata rados init\n"), err
+
+
+@test
+def admin_audit_tail_shows_every_gateways_entries(a):
+    # Entries appended through both gateways are in the one chain in the
+    # cluster: `strata admin audit tail` on either shows them, in order, as
+    # `strata audit verify` counts them.
+    ca, cb = a.client(), B.client()
+    name = a.bucket_name("atail")
+    ca.create_bucket(Bucket=name, ObjectLockEnabledForBucket=True)
+    for cl, days in ((ca, 3), (cb, 4), (ca, 5)):
+        cl.put_object_lock_configuration(Bucket=name, ObjectLockConfiguration={
+            "ObjectLockEnabled": "Enabled",
+            "Rule": {"DefaultRetention": {"Mode": "GOVERNANCE", "Days": days}}})
+    v = cb.put_object(Bucket=name, Key="held", Body=b"x")["VersionId"]
+    expect_error(lambda: ca.delete_object(Bucket=name, Key="held", VersionId=v),
+                 "AccessDenied", 403)
+    rc, out, err = audit_verify()
+    assert rc == 0, (rc, out, err)
+    last = int(out.split("last seq ")[1].split()[0])
+    docs = [json.loads(admin(g, "--json", "audit", "tail", "4")) for g in (a, B)]
+    assert docs[0] == docs[1], docs  # one chain, whichever gateway answers
+    doc = docs[0]
+    assert doc["drive"] == f"{PREFIX}.meta", doc
+    es = doc["entries"]
+    assert [e["seq"] for e in es] == list(range(last - 3, last + 1)), es
+    for e, days in zip(es[:3], (3, 4, 5)):
+        assert e["action"] == "PutObjectLockConfiguration" and e["bucket"] == name, e
+        assert e["outcome"] == "allowed" and f"days={days}" in e.get("detail", ""), e
+    assert es[3]["action"] == "DeleteObject" and es[3]["outcome"] == "denied", es[3]
+    assert es[3]["key"] == "held" and es[3]["version_id"] == v, es[3]
+    for prev, e in zip(es, es[1:]):  # chained: each names the hash before it
+        assert e["prev"] == prev["hash"], (prev, e)
+    one = json.loads(admin(B, "--json", "audit", "tail", "1"))["entries"]
+    assert one == es[3:], one
+    text = admin(a, "audit", "tail", "2")
+    rows = text.splitlines()
+    assert rows[0].split()[:2] == ["TIME", "SEQ"] and len(rows) == 3, text
+    assert rows[1].split()[1] == str(last - 1) and "PutObjectLockConfiguration" in rows[1], text
+    assert rows[2].split()[1] == str(last) and f"{name}/held" in rows[2], text
 
 
 LIBFAKETIME = next(iter(sorted(glob.glob("/usr/lib/*/faketime/libfaketimeMT.so.1"))), "")

@@ -126,12 +126,12 @@ def run_unit(c, path, passed):
 
 @test
 def test_backend_unit(c):
-    run_unit(c, UNIT, 36)
+    run_unit(c, UNIT, 37)
 
 
 @test
 def test_data_unit(c):
-    run_unit(c, UNIT_DATA, 10)
+    run_unit(c, UNIT_DATA, 12)
 
 
 @test

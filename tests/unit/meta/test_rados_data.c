@@ -16,7 +16,11 @@
  * commit, a replaced part, the parts a complete leaves out, an aborted
  * upload's parts and a replaced or deleted multipart version's parts (its
  * part table) all reclaimed after the grace and not before, the data pool
- * counted before and after, the live objects' bytes read back.  Prints the write and read throughput of 64
+ * counted before and after, the live objects' bytes read back; a part
+ * committed between a complete's or an abort's reads and its op (a test
+ * hook) reclaimed by the gc pass once the upload is settled, an open
+ * upload's parts never; a replica sent again under the same version id
+ * over a multipart copy queues the old copy's parts.  Prints the write and read throughput of 64
  * MiB objects with 1 and 8 stripes in flight.
  *
  * The cluster: rados_test_env.h (skipped, 77, without one);
@@ -374,6 +378,7 @@ static void test_stat_read_missing(void **state)
 struct mk {
     const char *name;
     uint64_t inc;
+    int versioning;
 };
 
 static int mk_decide(void *ud, const struct strata_meta__bucket_view *view,
@@ -386,39 +391,57 @@ static int mk_decide(void *ud, const struct strata_meta__bucket_view *view,
     snprintf(next->name, sizeof(next->name), "%s", c->name);
     snprintf(next->owner, sizeof(next->owner), "o");
     next->incarnation = c->inc;
+    next->versioning = c->versioning;
     next->created_ms = 1;
     *edit = STRATA_META__BUCKET_PUT;
     return 0;
 }
 
-/* A bucket of this run named into name; returns its incarnation. */
-static uint64_t mk_bucket(const char *tag, char name[64])
+/* A bucket of this run named into name (versioning as given); returns
+ * its incarnation. */
+static uint64_t mk_bucket_v(const char *tag, char name[64], int versioning)
 {
     static unsigned seq;
     snprintf(name, 64, "gc-%s-%s", tag, run);
-    struct mk c = {name, ((uint64_t)time(NULL) << 24) | ((uint64_t)getpid() << 8) | ++seq};
+    struct mk c = {name, ((uint64_t)time(NULL) << 24) | ((uint64_t)getpid() << 8) | ++seq,
+                   versioning};
     struct strata_meta__bucket_txn t = {.name = name, .decide = mk_decide, .ud = &c};
     assert_int_equal(g1->store->bucket_txn(g1, &t), 0);
     return c.inc;
 }
 
+static uint64_t mk_bucket(const char *tag, char name[64])
+{
+    return mk_bucket_v(tag, name, STRATA_VERSIONING_OFF);
+}
+
 /* A new version whose data is id, through the rules' decide (object.c). */
 struct dput {
     struct meta_rec rec;
+    const uint8_t *replica_sk; /* a replica's: the source's sort key */
 };
 
 static int dput_decide(void *ud, const struct strata_meta__key_view *v,
                        struct strata_meta__key_edit *e)
 {
     struct dput *p = ud;
+    if (p->replica_sk)
+        return strata_meta__replica_decide(v, &p->rec, p->replica_sk, e);
     return strata_meta__version_decide(v, STRATA_VERSIONING_OFF, &p->rec, NULL, false, e);
 }
 
-static int commit(const char *bucket, uint64_t inc, const char *key, const uint8_t id[16],
-                  uint64_t size)
+/* A PUT's commit of data id; with replica_vid, a replica's of that version
+ * (versioned bucket). */
+static int commit_as(const char *bucket, uint64_t inc, const char *key, const uint8_t id[16],
+                     uint64_t size, const char *replica_vid)
 {
     struct dput p;
     memset(&p, 0, sizeof(p));
+    uint8_t sk[16];
+    if (replica_vid) {
+        assert_int_equal(strata_meta__vid_parse(replica_vid, sk), 0);
+        p.replica_sk = sk;
+    }
     p.rec.size = size;
     p.rec.has_data_id = true;
     memcpy(p.rec.data_id, id, 16);
@@ -426,9 +449,18 @@ static int commit(const char *bucket, uint64_t inc, const char *key, const uint8
     snprintf(p.rec.storage_class, sizeof(p.rec.storage_class), "STANDARD");
     struct strata_meta__key_txn t = {
         .bucket = bucket, .key = key, .incarnation = inc, .hold_bucket = true,
-        .want = strata_meta__version_want(STRATA_VERSIONING_OFF), .decide = dput_decide,
-        .ud = &p};
+        .want = strata_meta__version_want(replica_vid ? STRATA_VERSIONING_ENABLED
+                                                      : STRATA_VERSIONING_OFF),
+        .version_id = replica_vid, .decide = dput_decide, .ud = &p};
+    if (replica_vid)
+        t.want |= STRATA_META__KEY_VERSION;
     return g1->store->key_txn(g1, &t);
+}
+
+static int commit(const char *bucket, uint64_t inc, const char *key, const uint8_t id[16],
+                  uint64_t size)
+{
+    return commit_as(bucket, inc, key, id, size, NULL);
 }
 
 /* Whether the key's shard has omap key k (and, with val, its value). */
@@ -524,8 +556,9 @@ static void test_pending_never_committed(void **state)
     assert_false(shard_has(inc, "k/never", wkey));
     assert_false(shard_has_g(inc, "k/never", id));
     assert_int_equal(stripes_of(id), 0);
-    /* A bucket that does not exist: no entry, an error. */
-    assert_int_equal(g1->store->pending_add(g1, bucket, inc + 1, "k", NULL, id), STRATA_ENOTFOUND);
+    /* An incarnation that does not exist: no entry, an error (503: the
+     * bucket exists under another one, the retry meets it). */
+    assert_int_equal(g1->store->pending_add(g1, bucket, inc + 1, "k", NULL, id), STRATA_EBUSY);
 }
 
 static void test_commit_clears_pending(void **state)
@@ -617,18 +650,41 @@ static void part_put(const char *bucket, uint64_t inc, const char *key, const ch
     uint8_t up[UPLOAD_LEN];
     assert_int_equal(strata_meta__upload_id_parse(upload_id, up), 0);
     assert_int_equal(strata_meta__part_store(g1, bucket, key, up, &p), 0);
-    assert_false(shard_has(inc, key, wkey)); /* the part's commit cleared it */
+    /* The part's commit made its w/ entry name the upload: it stays until
+     * the complete or abort that reads the part. */
+    char oid[48], *v = NULL, at[40];
+    size_t vl = 0;
+    strata_meta__rados_idx_oid(oid, inc, strata_meta__rados_idx_shard(key, strlen(key)));
+    assert_int_equal(strata_meta__rados_get1(meta_rados_of(g1)->meta, oid, wkey, &v, &vl), 0);
+    snprintf(at, sizeof(at), " @%s ", upload_id);
+    assert_non_null(strstr(v, at));
+    free(v);
 }
 
-static int complete(const char *bucket, const char *key, const char *upload_id,
-                    const unsigned *nos, char (*etags)[33], size_t n)
+/* Whether data id's w/ entry is on key's shard. */
+static bool pending(uint64_t inc, const char *key, const uint8_t id[16])
+{
+    char wkey[40];
+    strata_meta__rados_wkey(wkey, id);
+    return shard_has(inc, key, wkey);
+}
+
+/* CompleteMultipartUpload; with vid, a replica's keeping that version id. */
+static int complete_as(const char *bucket, const char *key, const char *upload_id,
+                       const unsigned *nos, char (*etags)[33], size_t n, const char *vid)
 {
     struct strata_mpu_part pl[8];
     for (size_t i = 0; i < n; i++)
         pl[i] = (struct strata_mpu_part){.part_number = nos[i], .etag = etags[i]};
     struct strata_mpu_complete_opts o = {.bucket = bucket, .key = key, .upload_id = upload_id,
                                          .parts = pl, .nparts = n};
-    return strata_mpu_complete(g1, &o, NULL);
+    return strata_mpu_complete_as(g1, &o, vid, NULL);
+}
+
+static int complete(const char *bucket, const char *key, const char *upload_id,
+                    const unsigned *nos, char (*etags)[33], size_t n)
+{
+    return complete_as(bucket, key, upload_id, nos, etags, n, NULL);
 }
 
 /* g/DUE/SK/t: a multipart version's parts. */
@@ -684,6 +740,9 @@ static void test_multipart_reclaim(void **state)
     const unsigned two[] = {1, 2};
     assert_int_equal(complete(bucket, "k/mp", up1, two, et, 2), 0);
     assert_true(shard_has_g(inc, "k/mp", a3)); /* left out, by the complete's op */
+    const uint8_t *settled[] = {a1, a2, a2b, a3}; /* in the table or in g/: none pending */
+    for (size_t i = 0; i < 4; i++)
+        assert_false(pending(inc, "k/mp", settled[i]));
     assert_false(shard_has_g(inc, "k/mp", a1));
     assert_false(shard_has_g(inc, "k/mp", a2b));
     assert_int_equal(shard_chunks(inc, "k/mp"), 1);
@@ -699,6 +758,7 @@ static void test_multipart_reclaim(void **state)
     part_put(bucket, inc, "k/ab", up2, 1, MIB, 36, c1, et[3]);
     assert_int_equal(strata_mpu_abort(g1, bucket, "k/ab", up2), 0);
     assert_true(shard_has_g(inc, "k/ab", c1));
+    assert_false(pending(inc, "k/ab", c1));
     /* Upload 3 of k/del: completed, then the version deleted. */
     mo.key = "k/del";
     assert_int_equal(strata_mpu_create(g1, &mo, up3), 0);
@@ -741,6 +801,129 @@ static void test_multipart_reclaim(void **state)
     read_back(e1, 5 * MIB, 38);
     read_back(e2, 3 * MIB, 39);
     assert_int_equal(shard_chunks(inc, "k/live"), 1);
+}
+
+/* A part committed between a complete's (or an abort's) reads and its
+ * guarded op: the settle hook commits it there. */
+struct race {
+    const char *bucket, *key, *upload_id;
+    uint64_t inc;
+    uint8_t id[16];
+    char etag[33];
+    bool fired;
+};
+
+static void race_part(void *ud)
+{
+    struct race *x = ud;
+    strata_meta__rados_test_settle_hook(NULL, NULL); /* once */
+    part_put(x->bucket, x->inc, x->key, x->upload_id, 9, MIB, 61, x->id, x->etag);
+    x->fired = true;
+}
+
+static void test_part_racing_complete_or_abort_reclaimed(void **state)
+{
+    (void)state;
+    char bucket[64], up1[STRATA_UPLOAD_ID_MAX + 1], up2[STRATA_UPLOAD_ID_MAX + 1],
+        up3[STRATA_UPLOAD_ID_MAX + 1], et[1][33], et2[33];
+    uint64_t inc = mk_bucket("race", bucket);
+    unsigned before = pool_objects();
+    uint8_t p1[16], q1[16], o1[16];
+    struct strata_mpu_opts mo = {.bucket = bucket, .key = "k/c"};
+    assert_int_equal(strata_mpu_create(g1, &mo, up1), 0);
+    part_put(bucket, inc, "k/c", up1, 1, 5 * MIB, 62, p1, et[0]);
+    /* Part 9 lands after the complete read the parts: the complete still
+     * commits (part 1 alone), its range removal takes part 9's record. */
+    struct race x = {.bucket = bucket, .key = "k/c", .upload_id = up1, .inc = inc};
+    strata_meta__rados_test_settle_hook(race_part, &x);
+    const unsigned one[] = {1};
+    assert_int_equal(complete(bucket, "k/c", up1, one, et, 1), 0);
+    assert_true(x.fired);
+    assert_int_equal(stripes_of(x.id), 1);
+    assert_true(pending(inc, "k/c", x.id)); /* its data: named by nothing but w/ */
+    assert_false(pending(inc, "k/c", p1));
+    /* The same against an abort. */
+    mo.key = "k/a";
+    assert_int_equal(strata_mpu_create(g1, &mo, up2), 0);
+    part_put(bucket, inc, "k/a", up2, 1, MIB, 63, q1, et2);
+    struct race y = {.bucket = bucket, .key = "k/a", .upload_id = up2, .inc = inc};
+    strata_meta__rados_test_settle_hook(race_part, &y);
+    assert_int_equal(strata_mpu_abort(g1, bucket, "k/a", up2), 0);
+    assert_true(y.fired);
+    assert_true(pending(inc, "k/a", y.id));
+    assert_true(shard_has_g(inc, "k/a", q1)); /* the part it read: queued by its op */
+    /* An open upload: its committed part is kept by the gc pass whatever
+     * its age. */
+    mo.key = "k/open";
+    assert_int_equal(strata_mpu_create(g1, &mo, up3), 0);
+    part_put(bucket, inc, "k/open", up3, 1, MIB, 64, o1, et2);
+    /* p1 2 + x 1 + q1 1 + y 1 + o1 1 */
+    assert_int_equal(pool_objects(), before + 6);
+    /* Any age: the racing parts' entries go to g/ due now, with their data. */
+    assert_int_equal(gc(0), 0);
+    assert_int_equal(stripes_of(x.id), 0);
+    assert_int_equal(stripes_of(y.id), 0);
+    assert_false(pending(inc, "k/c", x.id));
+    assert_false(pending(inc, "k/a", y.id));
+    assert_false(shard_has_g(inc, "k/c", x.id));
+    assert_true(pending(inc, "k/open", o1));
+    assert_int_equal(stripes_of(o1), 1);
+    read_back(p1, 5 * MIB, 62);
+    usleep((GRACE_MS + 300) * 1000);
+    assert_int_equal(gc(0), 0);
+    /* Left: the completed version's part and the open upload's. */
+    assert_int_equal(stripes_of(q1), 0);
+    assert_int_equal(pool_objects(), before + 2 + 1);
+    read_back(p1, 5 * MIB, 62);
+    read_back(o1, MIB, 64);
+    assert_true(pending(inc, "k/open", o1));
+}
+
+/* A replica sent again under the same version id: the copy it replaces
+ * was multipart, so its parts (named by the table the new copy writes
+ * over, or by none once a plain PUT replaces it) are queued for reclaim. */
+static void test_replica_sent_again_reclaims_old_parts(void **state)
+{
+    (void)state;
+    char bucket[64], up1[STRATA_UPLOAD_ID_MAX + 1], up2[STRATA_UPLOAD_ID_MAX + 1], et[2][33];
+    uint64_t inc = mk_bucket_v("rep", bucket, STRATA_VERSIONING_ENABLED);
+    unsigned before = pool_objects();
+    uint8_t sk[16], a1[16], a2[16], b1[16], c[16];
+    char vid[STRATA_VERSION_ID_MAX + 1], wkey[40];
+    strata_meta__sortkey_new(1700000000000000000LL, sk);
+    strata_meta__vid_format(sk, vid);
+    const unsigned one[] = {1}, two[] = {1, 2};
+    /* The first copy: two parts. */
+    struct strata_mpu_opts mo = {.bucket = bucket, .key = "k/rep"};
+    assert_int_equal(strata_mpu_create(g1, &mo, up1), 0);
+    part_put(bucket, inc, "k/rep", up1, 1, 5 * MIB, 71, a1, et[0]);
+    part_put(bucket, inc, "k/rep", up1, 2, MIB, 72, a2, et[1]);
+    assert_int_equal(complete_as(bucket, "k/rep", up1, two, et, 2, vid), 0);
+    assert_false(shard_has_g(inc, "k/rep", a1));
+    /* Sent again as a multipart upload of one part: the first copy's parts
+     * queued, the new one's not. */
+    assert_int_equal(strata_mpu_create(g1, &mo, up2), 0);
+    part_put(bucket, inc, "k/rep", up2, 1, MIB, 73, b1, et[0]);
+    assert_int_equal(complete_as(bucket, "k/rep", up2, one, et, 1, vid), 0);
+    assert_true(shard_has_g(inc, "k/rep", a1));
+    assert_true(shard_has_g(inc, "k/rep", a2));
+    assert_false(shard_has_g(inc, "k/rep", b1));
+    assert_int_equal(shard_chunks(inc, "k/rep"), 1); /* the new copy's table */
+    /* Sent again as a plain PUT: the second copy's part queued, its table
+     * removed. */
+    put_data(bucket, inc, "k/rep", c, wkey, MIB, 74);
+    assert_int_equal(commit_as(bucket, inc, "k/rep", c, MIB, vid), 0);
+    assert_true(shard_has_g(inc, "k/rep", b1));
+    assert_false(shard_has_g(inc, "k/rep", c));
+    assert_int_equal(shard_chunks(inc, "k/rep"), 0);
+    assert_int_equal(pool_objects(), before + 2 + 1 + 1 + 1);
+    usleep((GRACE_MS + 300) * 1000);
+    assert_int_equal(gc(0), 0);
+    assert_int_equal(stripes_of(a1), 0);
+    assert_int_equal(stripes_of(a2), 0);
+    assert_int_equal(stripes_of(b1), 0);
+    assert_int_equal(pool_objects(), before + 1);
+    read_back(c, MIB, 74);
 }
 
 static int cmp_i64(const void *a, const void *b)
@@ -826,6 +1009,8 @@ int main(void)
         cmocka_unit_test(test_commit_clears_pending),
         cmocka_unit_test(test_replaced_data_reclaimed_after_grace),
         cmocka_unit_test(test_multipart_reclaim),
+        cmocka_unit_test(test_part_racing_complete_or_abort_reclaimed),
+        cmocka_unit_test(test_replica_sent_again_reclaims_old_parts),
         cmocka_unit_test(test_throughput),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);

@@ -200,6 +200,42 @@ static void *append_thread(void *arg)
     return NULL;
 }
 
+/* Lines collected (NUL-terminated copies). */
+struct lines {
+    char **v;
+    size_t n;
+};
+
+static void lines_add(struct lines *l, const char *line, size_t len)
+{
+    l->v = realloc(l->v, (l->n + 1) * sizeof(*l->v));
+    assert_non_null(l->v);
+    l->v[l->n] = strndup(line, len);
+    assert_non_null(l->v[l->n]);
+    l->n++;
+}
+
+static void lines_fini(struct lines *l)
+{
+    for (size_t i = 0; i < l->n; i++)
+        free(l->v[i]);
+    free(l->v);
+    memset(l, 0, sizeof(*l));
+}
+
+static int tail_line(void *ud, const char *line, size_t len)
+{
+    lines_add(ud, line, len);
+    return 0;
+}
+
+static int tail_stop_after_2(void *ud, const char *line, size_t len)
+{
+    struct lines *l = ud;
+    lines_add(l, line, len);
+    return l->n == 2;
+}
+
 static void test_audit_one_chain(void **state)
 {
     (void)state;
@@ -231,9 +267,11 @@ static void test_audit_one_chain(void **state)
     uint64_t seq = 0;
     char prev[65] = "0000000000000000000000000000000000000000000000000000000000000000";
     int mine1 = 0, mine2 = 0;
+    struct lines all = {0};
     while (ops->audit_copy_next(c, &line, &len) == 1) {
         char buf[512];
         assert_true(len > 1 && len < sizeof(buf) && line[len - 1] == '\n');
+        lines_add(&all, line, len);
         memcpy(buf, line, len);
         buf[len - 1] = 0;
         unsigned long long s;
@@ -265,6 +303,34 @@ static void test_audit_one_chain(void **state)
     snprintf(oid, sizeof(oid), "audit.%" PRIu64, (after - 1) / AUDIT_SEG);
     assert_true(obj_exists(g1, oid));
     assert_true(after > AUDIT_SEG);
+    /* The admin API's tail: the last entries, oldest first, from either
+     * gateway, byte for byte what the chain holds (across segments). */
+    assert_int_equal(all.n, after);
+    for (unsigned tn = 1; tn <= after + 3; tn += 4) {
+        struct lines t1 = {0}, t2 = {0};
+        char w1[64], w2[64];
+        assert_int_equal(strata_meta_audit_tail(g1, tn, tail_line, &t1, w1, sizeof(w1)), 0);
+        assert_int_equal(strata_meta_audit_tail(g2, tn, tail_line, &t2, w2, sizeof(w2)), 0);
+        char pool[80];
+        snprintf(pool, sizeof(pool), "%s.meta", meta_rados_of(g1)->prefix);
+        assert_string_equal(w1, pool);
+        size_t want = tn < after ? tn : after;
+        assert_int_equal(t1.n, want);
+        assert_int_equal(t2.n, want);
+        for (size_t i = 0; i < want; i++) {
+            assert_string_equal(t1.v[i], all.v[after - want + i]);
+            assert_string_equal(t2.v[i], all.v[after - want + i]);
+        }
+        lines_fini(&t1);
+        lines_fini(&t2);
+    }
+    struct lines one = {0}; /* the callback stops it */
+    char w[64];
+    assert_int_equal(strata_meta_audit_tail(g1, 9, tail_stop_after_2, &one, w, sizeof(w)), 0);
+    assert_int_equal(one.n, 2);
+    assert_string_equal(one.v[0], all.v[after - 9]);
+    lines_fini(&one);
+    lines_fini(&all);
     ops->audit_close(g1);
     ops->audit_close(g2);
 }
@@ -826,10 +892,11 @@ static void test_key_put_read(void **state)
     assert_int_equal(hr.shard_len, 0);
     strata_meta__rec_fini(&hr);
     free(v);
-    /* A version commit for an incarnation that never was is refused, and
+    /* A version commit for an incarnation that never was is refused (the
+     * bucket exists under another: 503, retried, never NoSuchBucket), and
      * leaves no shard behind. */
     assert_int_equal(put_key(g1, b, inc + 1, "dir/a\x01x", "stale", false, NULL),
-                     STRATA_ENOTFOUND);
+                     STRATA_EBUSY);
     key_oid(oid, inc + 1, "dir/a\x01x");
     assert_false(obj_exists(g1, oid));
     /* The shards come with the bucket. */
@@ -1387,6 +1454,61 @@ static void test_cached_record_never_shows_old_incarnation(void **state)
     assert_int_equal(g1->store->on_invalidate(g1, NULL, NULL), 0);
 }
 
+/* A request begun on a cached record whose incarnation was replaced
+ * meanwhile (a notification this gateway missed; the store ops here
+ * notify nobody): while the bucket exists it never answers NoSuchBucket
+ * but 503 (clients retry) with the record read again, so the retry lands
+ * in the current incarnation; once the bucket is gone, 404. */
+static void test_stale_incarnation_is_retried_not_404(void **state)
+{
+    (void)state;
+    assert_int_equal(g1->store->on_invalidate(g1, noop_inval, NULL), 0);
+    char b[64];
+    snprintf(b, sizeof(b), "stale-%s", run);
+    for (int round = 0; round < 2; round++) { /* round 1: old shards removed */
+        uint64_t old = mk_bucket(b);
+        struct strata_bucket_info bi;
+        assert_int_equal(strata_meta_bucket_get(g1, b, &bi), 0); /* g1 caches it */
+        assert_int_equal(bi.incarnation, old);
+        bool empty = false;
+        struct strata_meta__bucket_txn del = {.name = b, .want_empty = true,
+                                              .decide = delete_empty_decide, .ud = &empty};
+        assert_int_equal(g2->store->bucket_txn(g2, &del), 0);
+        if (round)
+            strata_meta__rados_shards_remove(meta_rados_of(g2), old);
+        struct creator c = {.m = g2, .name = b, .versioning = STRATA_VERSIONING_OFF,
+                            .inc = old | (1ull << 63)};
+        struct strata_meta__bucket_txn mk = {.name = b, .decide = create_decide, .ud = &c};
+        assert_int_equal(g2->store->bucket_txn(g2, &mk), 0);
+        /* g1's requests begun on the old record: a PUT's data, a PUT's
+         * commit, an upload's create. */
+        uint8_t id[16], up[UPLOAD_LEN];
+        strata_data_id_new(id);
+        assert_int_equal(g1->store->pending_add(g1, b, old, "k", NULL, id), STRATA_EBUSY);
+        assert_int_equal(put_key_v(g1, b, old, "k", "x", false, NULL, STRATA_VERSIONING_OFF),
+                         STRATA_EBUSY);
+        memset(up, 0x5a, sizeof(up));
+        assert_int_equal(g1->store->upload_create(g1, b, "k", old, up, "\x01", 1), STRATA_EBUSY);
+        /* The record was read again: the retry commits to the new one. */
+        assert_int_equal(strata_meta_bucket_get(g1, b, &bi), 0);
+        assert_int_equal(bi.incarnation, c.inc);
+        assert_int_equal(put_key_v(g1, b, c.inc, "k", "y", false, NULL, STRATA_VERSIONING_OFF),
+                         0);
+        char body[16];
+        struct strata_obj_info info;
+        assert_int_equal(get_body(g2, b, "k", NULL, &info, body, sizeof(body)), 0);
+        assert_string_equal(body, "y");
+        strata_obj_info_fini(&info);
+        assert_int_equal(strata_obj_delete(g2, b, "k", NULL, NULL), 0);
+        assert_int_equal(g2->store->bucket_txn(g2, &del), 0);
+        /* Gone for good: NoSuchBucket. */
+        assert_int_equal(put_key_v(g1, b, c.inc, "k", "z", false, NULL, STRATA_VERSIONING_OFF),
+                         STRATA_ENOTFOUND);
+        assert_int_equal(g1->store->pending_add(g1, b, c.inc, "k", NULL, id), STRATA_ENOTFOUND);
+    }
+    assert_int_equal(g1->store->on_invalidate(g1, NULL, NULL), 0);
+}
+
 /* A version of size bytes whose data is a data object (not inline). */
 struct bigc {
     struct meta_rec rec;
@@ -1848,7 +1970,8 @@ static void test_mpu_two_gateways(void **state)
     for (unsigned no = 1; no <= 5; no++)
         assert_int_equal(part_up(no % 2 ? g1 : g2, b, key, id, no, 0x10), 0);
     /* Part 3 replaced (through the store op: the old data goes to g/ in
-     * the same op, nothing comes back; the new data's w/ goes). */
+     * the same op, nothing comes back; the new data's w/ now names the
+     * upload, until the complete or abort that reads the part). */
     uint8_t up[UPLOAD_LEN];
     assert_int_equal(strata_meta__upload_id_parse(id, up), 0);
     struct meta_part p3, p3old;
@@ -1863,8 +1986,17 @@ static void test_mpu_two_gateways(void **state)
     assert_false(shard_has_gid(g1, inc, key, p3.data_id));
     char wk[40];
     strata_meta__rados_wkey(wk, p3.data_id);
+    assert_true(shard_has_key(g1, inc, key, wk));
+    /* The same data again: written again, nothing to reclaim. */
+    assert_int_equal(g1->store->part_put(g1, b, key, up, &p3, &old), 0);
+    free(old.v);
+    assert_false(shard_has_gid(g1, inc, key, p3.data_id));
+    /* Its w/ gone (as the gc pass takes a stalled part's): refused (its
+     * data may be gone). */
+    char oid[48];
+    key_oid(oid, inc, key);
+    assert_int_equal(strata_meta__rados_cas1(raw(g1), oid, NULL, NULL, 0, wk, NULL, 0), 0);
     assert_false(shard_has_key(g1, inc, key, wk));
-    /* The same data again, its w/ gone: refused (its data may be gone). */
     assert_int_equal(g1->store->part_put(g1, b, key, up, &p3, &old), STRATA_EIO);
     /* Pending again: replaces nothing that needs reclaiming. */
     part_pending(g1, b, key, &p3);
@@ -2961,6 +3093,7 @@ int main(void)
         cmocka_unit_test(test_cached_record_never_shows_old_incarnation),
         cmocka_unit_test(test_scan_current_heads),
         cmocka_unit_test(test_mpu_two_gateways),
+        cmocka_unit_test(test_stale_incarnation_is_retried_not_404),
         cmocka_unit_test(test_mpu_complete_as),
         cmocka_unit_test(test_mpu_abort_removes),
         cmocka_unit_test(test_mpu_complete_races_abort),
