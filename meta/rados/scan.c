@@ -29,6 +29,7 @@
 #include "rados.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -114,6 +115,26 @@ struct pending {
     unsigned char more;
 };
 
+/* The reads of one refill: the caller sleeps once, until the last one
+ * completed (its callback runs in librados' finisher thread), instead of
+ * waking for each completion in turn: on a loaded machine every wake-up
+ * waits for a CPU. */
+struct group {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    unsigned left;
+};
+
+static void group_done(rados_completion_t c, void *arg)
+{
+    (void)c;
+    struct group *g = arg;
+    pthread_mutex_lock(&g->mu);
+    if (--g->left == 0)
+        pthread_cond_signal(&g->cv);
+    pthread_mutex_unlock(&g->mu);
+}
+
 /* A guarded read met a closed shard (-ECANCELED) or none (-ENOENT): the
  * cached bucket record may name a deleted incarnation (bcache.c). */
 #define SCAN_STALE 1
@@ -187,6 +208,7 @@ static int refill(struct strata_meta__scan *sc)
     struct pending p[RADOS_IDX_SHARDS];
     unsigned np = 0;
     int rc = 0;
+    struct group g = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0};
     for (unsigned i = 0; i < RADOS_IDX_SHARDS; i++) {
         struct stream *s = &sc->st[i];
         if (!s->more || (s->pos < s->n && (sc->seeking || s->n - s->pos > s->n / 2)))
@@ -195,12 +217,15 @@ static int refill(struct strata_meta__scan *sc)
         memset(x, 0, sizeof(*x));
         x->s = s;
         x->op = rados_create_read_op();
-        if (!x->op || rados_aio_create_completion(NULL, NULL, NULL, &x->c) < 0) {
+        if (!x->op || rados_aio_create_completion(&g, group_done, NULL, &x->c) < 0) {
             if (x->op)
                 rados_release_read_op(x->op);
             rc = STRATA_ENOMEM;
             break;
         }
+        pthread_mutex_lock(&g.mu);
+        g.left++;
+        pthread_mutex_unlock(&g.mu);
         x->guarded = s->guard;
         if (s->guard) /* a shard closed by a bucket deletion fails it */
             rados_read_op_omap_cmp(x->op, RADOS_LAYOUT_KEY, LIBRADOS_CMPXATTR_OP_EQ, "", 0,
@@ -211,10 +236,17 @@ static int refill(struct strata_meta__scan *sc)
         int r = rados_aio_read_op_operate(x->op, sc->io, x->c, s->oid, 0);
         np++;
         if (r < 0) {
+            group_done(x->c, &g); /* never submitted: no callback */
             rc = strata_meta__rados_err(r);
             break;
         }
     }
+    pthread_mutex_lock(&g.mu);
+    while (g.left)
+        pthread_cond_wait(&g.cv, &g.mu);
+    pthread_mutex_unlock(&g.mu);
+    /* Each is complete now: the waits below return at once (and the
+     * callbacks are done with g, which they touch only under its mutex). */
     for (unsigned j = 0; j < np; j++) {
         struct pending *x = &p[j];
         rados_aio_wait_for_complete(x->c);
