@@ -206,18 +206,24 @@ static bool head_fills(unsigned want)
     return !(want & STRATA_META__KEY_NULL) || (want & STRATA_META__KEY_NULL_IS_LATEST);
 }
 
+/* Nothing read yet of key, on its shard of incarnation inc. */
+static void kread_init(struct kread *k, uint64_t inc, const char *key)
+{
+    memset(k, 0, sizeof(*k));
+    k->latest = k->null = k->named = -1;
+    size_t kl = strlen(key);
+    strata_meta__rados_idx_oid(k->oid, inc, strata_meta__rados_idx_shard(key, kl));
+    strata_meta__rados_ikey(k->hkey, 'h', key, kl);
+    k->obl = strata_meta__rados_ikey(k->obase, 'o', key, kl);
+}
+
 /* Read the key's head and versions until the slots of t are found; with
  * head_ok, the head alone when it fills them (a commit then does not read
  * or compare the replaced version's inline bytes: RADOS.md). */
 static int read_key(struct meta_rados *r, uint64_t inc, const struct strata_meta__key_txn *t,
                     bool head_ok, struct kread *k)
 {
-    memset(k, 0, sizeof(*k));
-    k->latest = k->null = k->named = -1;
-    size_t kl = strlen(t->key);
-    strata_meta__rados_idx_oid(k->oid, inc, strata_meta__rados_idx_shard(t->key, kl));
-    strata_meta__rados_ikey(k->hkey, 'h', t->key, kl);
-    k->obl = strata_meta__rados_ikey(k->obase, 'o', t->key, kl);
+    kread_init(k, inc, t->key);
     const char *vid = t->version_id;
     bool want_null = (t->want & STRATA_META__KEY_NULL) ||
                      ((t->want & STRATA_META__KEY_VERSION) && vid && strcmp(vid, "null") == 0);
@@ -645,12 +651,7 @@ static int blind_put(struct strata_meta *m, const struct strata_meta__key_txn *t
     if (!(t->hold_bucket && inc) && bucket_inc(m, t, false, &inc))
         return 1;
     struct kread k;
-    memset(&k, 0, sizeof(k));
-    k.latest = k.null = k.named = -1;
-    size_t kl = strlen(t->key);
-    strata_meta__rados_idx_oid(k.oid, inc, strata_meta__rados_idx_shard(t->key, kl));
-    strata_meta__rados_ikey(k.hkey, 'h', t->key, kl);
-    k.obl = strata_meta__rados_ikey(k.obase, 'o', t->key, kl);
+    kread_init(&k, inc, t->key);
     struct strata_meta__key_view v;
     struct strata_meta__key_edit e;
     int vslot = -1;
