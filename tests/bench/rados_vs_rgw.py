@@ -128,7 +128,12 @@ def start_strata(binary, c, work, prefix):
          "--rados-id", c.client_id, "--rados-pool-prefix", prefix],
         env={"PATH": "/usr/bin:/bin", "HOME": work, "STRATA_ROOT_USER": ak,
              "STRATA_ROOT_PASSWORD": sk},
-        stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
+        stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+        # Its own session, as ceph_cluster.py starts radosgw: with the
+        # kernel's autogroup scheduling a session shares one CPU share, so
+        # in this script's session the daemon would compete with its own
+        # client (wrk, the listing loop) where radosgw does not.
+        start_new_session=True)
     log.close()
     if not benchlib.wait_ready(port, proc, timeout=60):
         with open(os.path.join(work, "strata.log"), errors="replace") as f:
