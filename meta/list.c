@@ -148,7 +148,7 @@ int strata_obj_list(struct strata_meta *m, const struct strata_list_opts *opts,
         struct strata_list_entry le = {.is_prefix = false, .info = info, .key = info->key};
         rc = cb(&le, ud);
         count++;
-        snprintf(res->next_key, sizeof(res->next_key), "%s", kp);
+        memcpy(res->next_key, kp, keylen + 1); /* keylen <= STRATA_KEY_MAX */
         if (opts->versions)
             snprintf(res->next_version_id, sizeof(res->next_version_id), "%s", info->version_id);
     }

@@ -29,6 +29,7 @@
 #include "rados.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,6 +58,7 @@ struct stream {
     struct ent *e;
     size_t n, pos;
     bool more; /* the shard has entries past the page */
+    bool guard; /* the next read compares \x01layout (the first, on a cached record) */
     unsigned page; /* entries the next read asks for: doubles up to SCAN_PAGE */
 };
 
@@ -68,6 +70,7 @@ struct blist {
 };
 
 struct strata_meta__scan {
+    struct strata_meta *m;
     rados_ioctx_t io;
     enum strata_meta__scan_kind kind;
     char kc; /* the entries' kind: 'h' (CURRENT), 'o' (VERSIONS), 'u' (UPLOADS) */
@@ -80,6 +83,11 @@ struct strata_meta__scan {
     char key[STRATA_KEY_MAX + 1]; /* DUE, INTENTS: the entry's key */
     struct stream st[RADOS_IDX_SHARDS];
     bool seeking; /* skip_past was called: no read ahead */
+    /* CURRENT, VERSIONS, UPLOADS opened on the cached bucket record: where
+     * the streams start, to start them again on a fresh one (SCAN_STALE) */
+    bool cached;
+    char start0[RADOS_IKEY_MAX + 2];
+    unsigned first0;
     bool info_live;
     struct strata_obj_info info;
     uint8_t sk[16];
@@ -102,15 +110,42 @@ struct pending {
     rados_read_op_t op;
     rados_completion_t c;
     rados_omap_iter_t it;
-    int pr;
+    int pr, cpr;
+    bool guarded;
     unsigned char more;
 };
+
+/* The reads of one refill: the caller sleeps once, until the last one
+ * completed (its callback runs in librados' finisher thread), instead of
+ * waking for each completion in turn: on a loaded machine every wake-up
+ * waits for a CPU. */
+struct group {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    unsigned left;
+};
+
+static void group_done(rados_completion_t c, void *arg)
+{
+    (void)c;
+    struct group *g = arg;
+    pthread_mutex_lock(&g->mu);
+    if (--g->left == 0)
+        pthread_cond_signal(&g->cv);
+    pthread_mutex_unlock(&g->mu);
+}
+
+/* A guarded read met a closed shard (-ECANCELED) or none (-ENOENT): the
+ * cached bucket record may name a deleted incarnation (bcache.c). */
+#define SCAN_STALE 1
 
 /* Keep what a finished read returned as the stream's page. */
 static int take_page(struct stream *s, struct pending *p, int r)
 {
     int rc = 0;
     s->more = false;
+    if (p->guarded && (r == -ECANCELED || r == -ENOENT))
+        return SCAN_STALE;
     if (r == -ENOENT)
         return 0; /* an empty shard never written */
     if (r < 0 || p->pr < 0)
@@ -173,6 +208,7 @@ static int refill(struct strata_meta__scan *sc)
     struct pending p[RADOS_IDX_SHARDS];
     unsigned np = 0;
     int rc = 0;
+    struct group g = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0};
     for (unsigned i = 0; i < RADOS_IDX_SHARDS; i++) {
         struct stream *s = &sc->st[i];
         if (!s->more || (s->pos < s->n && (sc->seeking || s->n - s->pos > s->n / 2)))
@@ -181,27 +217,44 @@ static int refill(struct strata_meta__scan *sc)
         memset(x, 0, sizeof(*x));
         x->s = s;
         x->op = rados_create_read_op();
-        if (!x->op || rados_aio_create_completion(NULL, NULL, NULL, &x->c) < 0) {
+        if (!x->op || rados_aio_create_completion(&g, group_done, NULL, &x->c) < 0) {
             if (x->op)
                 rados_release_read_op(x->op);
             rc = STRATA_ENOMEM;
             break;
         }
+        pthread_mutex_lock(&g.mu);
+        g.left++;
+        pthread_mutex_unlock(&g.mu);
+        x->guarded = s->guard;
+        if (s->guard) /* a shard closed by a bucket deletion fails it */
+            rados_read_op_omap_cmp(x->op, RADOS_LAYOUT_KEY, LIBRADOS_CMPXATTR_OP_EQ, "", 0,
+                                   &x->cpr);
+        s->guard = false;
         rados_read_op_omap_get_vals2(x->op, s->start, sc->fp, s->page, &x->it, &x->more, &x->pr);
         s->page = s->page * 2 < SCAN_PAGE ? s->page * 2 : SCAN_PAGE;
         int r = rados_aio_read_op_operate(x->op, sc->io, x->c, s->oid, 0);
         np++;
         if (r < 0) {
+            group_done(x->c, &g); /* never submitted: no callback */
             rc = strata_meta__rados_err(r);
             break;
         }
     }
+    pthread_mutex_lock(&g.mu);
+    while (g.left)
+        pthread_cond_wait(&g.cv, &g.mu);
+    pthread_mutex_unlock(&g.mu);
+    /* Each is complete now: the waits below return at once (and the
+     * callbacks are done with g, which they touch only under its mutex). */
     for (unsigned j = 0; j < np; j++) {
         struct pending *x = &p[j];
         rados_aio_wait_for_complete(x->c);
         int r = rados_aio_get_return_value(x->c);
-        if (rc == 0)
-            rc = take_page(x->s, x, r);
+        if (rc == 0 || rc == SCAN_STALE) {
+            int tr = take_page(x->s, x, r);
+            rc = rc == 0 || tr < 0 ? tr : rc;
+        }
         if (x->it)
             rados_omap_get_end(x->it);
         rados_aio_release(x->c);
@@ -221,6 +274,7 @@ static void streams_start_n(struct strata_meta__scan *sc, uint64_t inc, const ch
         strata_meta__rados_idx_oid(s->oid, inc, i);
         snprintf(s->start, sizeof(s->start), "%s", start);
         s->more = true; /* the first page is read on the first next */
+        s->guard = sc->cached;
         s->page = first;
     }
 }
@@ -306,6 +360,7 @@ static struct strata_meta__scan *scan_new(struct strata_meta *m,
     struct strata_meta__scan *sc = calloc(1, sizeof(*sc));
     if (!sc)
         return NULL;
+    sc->m = m;
     sc->io = meta_rados_of(m)->meta;
     sc->kind = spec->kind;
     if (spec->bucket)
@@ -343,8 +398,10 @@ int strata_meta__rados_scan_open(struct strata_meta *m, const struct strata_meta
     if (strlen(prefix) > STRATA_KEY_MAX || (after && strlen(after) > STRATA_KEY_MAX) ||
         (spec->after_sk && (!after || spec->kind == STRATA_META__SCAN_CURRENT)))
         return STRATA_EINVAL;
+    /* The cached record (no round trip per page); the first reads check
+     * that its shards are live (SCAN_STALE). */
     struct strata_bucket_info b;
-    int rc = strata_meta__rados_bucket_fresh(m, spec->bucket, &b);
+    int rc = strata_meta__rados_bucket_get(m, spec->bucket, &b);
     if (rc)
         return rc;
     struct strata_meta__scan *sc = scan_new(m, spec);
@@ -363,8 +420,25 @@ int strata_meta__rados_scan_open(struct strata_meta *m, const struct strata_meta
         else
             memcpy(start + n, "~", 2); /* '~' sorts after every hex digit: past the key */
     }
-    streams_start_n(sc, b.incarnation, start, first_page(spec->want));
+    sc->cached = true;
+    memcpy(sc->start0, start, sizeof(start));
+    sc->first0 = first_page(spec->want);
+    streams_start_n(sc, b.incarnation, start, sc->first0);
     *out = sc;
+    return 0;
+}
+
+/* The cached bucket record named a shard that is closed or gone: start
+ * the streams again on the record read now (unguarded: today's shards,
+ * whatever their layout key says). */
+static int restart_fresh(struct strata_meta__scan *sc)
+{
+    struct strata_bucket_info b;
+    int rc = strata_meta__rados_bucket_fresh(sc->m, sc->bucket, &b);
+    if (rc)
+        return rc;
+    sc->cached = false;
+    streams_start_n(sc, b.incarnation, sc->start0, sc->first0);
     return 0;
 }
 
@@ -401,6 +475,11 @@ int strata_meta__rados_scan_next(struct strata_meta__scan *sc, struct strata_met
     }
     for (;;) {
         int rc = refill(sc);
+        if (rc == SCAN_STALE) { /* only the first reads are guarded: nothing taken yet */
+            rc = restart_fresh(sc);
+            if (rc == 0)
+                continue;
+        }
         if (rc)
             return rc;
         struct stream *best = NULL;

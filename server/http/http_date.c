@@ -81,6 +81,29 @@ int strata_http_date_parse(const char *s, time_t *out)
     return STRATA_EINVAL;
 }
 
+/* n decimal digits of v (zero-padded) at p. */
+static char *digits(char *p, unsigned v, int n)
+{
+    for (int i = n - 1; i >= 0; i--, v /= 10)
+        p[i] = (char)('0' + v % 10);
+    return p + n;
+}
+
+/* Days since 1970-01-01 to a civil date (H. Hinnant's days_to_civil, exact
+ * for every day): once per listed object, so no gmtime_r nor snprintf. */
+static void civil(int64_t z, int64_t *y, unsigned *m, unsigned *d)
+{
+    z += 719468;
+    int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+    unsigned doe = (unsigned)(z - era * 146097);
+    unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+    unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    unsigned mp = (5 * doy + 2) / 153;
+    *d = doy - (153 * mp + 2) / 5 + 1;
+    *m = mp < 10 ? mp + 3 : mp - 9;
+    *y = (int64_t)yoe + era * 400 + (*m <= 2);
+}
+
 void strata_iso8601_format(int64_t ms, char *out, size_t out_len)
 {
     /* Floor division, so a time before 1970 keeps its second and date. */
@@ -88,6 +111,31 @@ void strata_iso8601_format(int64_t ms, char *out, size_t out_len)
     if (rem < 0) {
         sec--;
         rem += 1000;
+    }
+    int64_t days = sec / 86400, sod = sec % 86400;
+    if (sod < 0) {
+        days--;
+        sod += 86400;
+    }
+    int64_t y;
+    unsigned mo, d;
+    civil(days, &y, &mo, &d);
+    if (out_len > 24 && y >= 0 && y <= 9999) {
+        char *p = digits(out, (unsigned)y, 4);
+        *p++ = '-';
+        p = digits(p, mo, 2);
+        *p++ = '-';
+        p = digits(p, d, 2);
+        *p++ = 'T';
+        p = digits(p, (unsigned)(sod / 3600), 2);
+        *p++ = ':';
+        p = digits(p, (unsigned)(sod / 60 % 60), 2);
+        *p++ = ':';
+        p = digits(p, (unsigned)(sod % 60), 2);
+        *p++ = '.';
+        p = digits(p, (unsigned)rem, 3);
+        memcpy(p, "Z", 2);
+        return;
     }
     time_t t = (time_t)sec;
     struct tm tm;

@@ -116,9 +116,14 @@ int strata_sbuf_xml(struct strata_sbuf *b, const char *s)
 
 int strata_sbuf_xml_elem(struct strata_sbuf *b, const char *tag, const char *value)
 {
-    strata_sbuf_printf(b, "<%s>", tag);
+    /* Appends, not printf: listings write a few per entry. */
+    strata_sbuf_puts(b, "<");
+    strata_sbuf_puts(b, tag);
+    strata_sbuf_puts(b, ">");
     strata_sbuf_xml(b, value);
-    return strata_sbuf_printf(b, "</%s>", tag);
+    strata_sbuf_puts(b, "</");
+    strata_sbuf_puts(b, tag);
+    return strata_sbuf_puts(b, ">");
 }
 
 char *strata_sbuf_steal(struct strata_sbuf *b, size_t *len)

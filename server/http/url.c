@@ -114,10 +114,14 @@ int strata_url_encode_sbuf(struct strata_sbuf *b, const char *s, bool keep_slash
 
 void strata_url_xml_elem(struct strata_sbuf *b, const char *tag, const char *v, bool url)
 {
-    strata_sbuf_printf(b, "<%s>", tag);
+    strata_sbuf_puts(b, "<");
+    strata_sbuf_puts(b, tag);
+    strata_sbuf_puts(b, ">");
     if (url)
         strata_url_encode_sbuf(b, v, true);
     else
         strata_sbuf_xml(b, v);
-    strata_sbuf_printf(b, "</%s>", tag);
+    strata_sbuf_puts(b, "</");
+    strata_sbuf_puts(b, tag);
+    strata_sbuf_puts(b, ">");
 }

@@ -9,6 +9,7 @@
 #include "authz.h"
 
 #include <ctype.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,24 +65,39 @@ static int entry_cb(const struct strata_list_entry *e, void *ud)
     struct strata_sbuf *b = &p->items;
     char when[32];
     strata_iso8601_format(in->mtime_ms, when, sizeof(when));
+    /* Plain appends, no printf: a page is up to 1,000 of these. */
     const char *tag = !p->versions ? "Contents" : in->delete_marker ? "DeleteMarker" : "Version";
-    strata_sbuf_printf(b, "<%s>", tag);
+    strata_sbuf_puts(b, "<");
+    strata_sbuf_puts(b, tag);
+    strata_sbuf_puts(b, ">");
     strata_url_xml_elem(b, "Key", e->key, p->url);
     if (p->versions) {
         strata_sbuf_xml_elem(b, "VersionId", in->version_id);
-        strata_sbuf_printf(b, "<IsLatest>%s</IsLatest>", in->is_latest ? "true" : "false");
+        strata_sbuf_puts(b, in->is_latest ? "<IsLatest>true</IsLatest>"
+                                          : "<IsLatest>false</IsLatest>");
     }
-    strata_sbuf_printf(b, "<LastModified>%s</LastModified>", when);
+    strata_sbuf_puts(b, "<LastModified>");
+    strata_sbuf_puts(b, when);
+    strata_sbuf_puts(b, "</LastModified>");
     if (!in->delete_marker) {
+        char num[24], *np = num + sizeof(num);
+        uint64_t v = in->size;
+        do
+            *--np = (char)('0' + v % 10);
+        while ((v /= 10) != 0);
         strata_sbuf_puts(b, "<ETag>&quot;");
         strata_sbuf_xml(b, in->etag);
-        strata_sbuf_printf(b, "&quot;</ETag><Size>%llu</Size>", (unsigned long long)in->size);
+        strata_sbuf_puts(b, "&quot;</ETag><Size>");
+        strata_sbuf_append(b, np, (size_t)(num + sizeof(num) - np));
+        strata_sbuf_puts(b, "</Size>");
         strata_sbuf_xml_elem(b, "StorageClass", in->storage_class[0] ? in->storage_class
                                                                       : "STANDARD");
     }
     if (p->owner || p->versions)
         owner_elem(p, b, in);
-    strata_sbuf_printf(b, "</%s>", tag);
+    strata_sbuf_puts(b, "</");
+    strata_sbuf_puts(b, tag);
+    strata_sbuf_puts(b, ">");
     return b->failed ? STRATA_ENOMEM : 0;
 }
 

@@ -19,7 +19,10 @@ reported:
   get4k     GET 4 KiB, wrk with presigned URLs, --conns connections
   get100k   GET 100 KiB over N100K keys, --conns connections
   get64m    GET 64 MiB, --big-conns connections
-  put100k   PUT 100 KiB (signed payload, 1,000 keys), --conns connections
+  put100k   PUT 100 KiB (signed payload), --conns connections: new keys
+            (a key prefix per run and server, --put-keys signed requests
+            per cell, each sent once; a cell that ran out and overwrote
+            is counted as failed)
   put64m    PUT 64 MiB (8 keys), --big-conns connections
   list      ListObjectsV2 over --keys keys, pages of 1,000 (s3_dataset's
             raw SigV4 client: the server's cost, not boto3's XML parsing)
@@ -125,7 +128,12 @@ def start_strata(binary, c, work, prefix):
          "--rados-id", c.client_id, "--rados-pool-prefix", prefix],
         env={"PATH": "/usr/bin:/bin", "HOME": work, "STRATA_ROOT_USER": ak,
              "STRATA_ROOT_PASSWORD": sk},
-        stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
+        stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+        # Its own session, as ceph_cluster.py starts radosgw: with the
+        # kernel's autogroup scheduling a session shares one CPU share, so
+        # in this script's session the daemon would compete with its own
+        # client (wrk, the listing loop) where radosgw does not.
+        start_new_session=True)
     log.close()
     if not benchlib.wait_ready(port, proc, timeout=60):
         with open(os.path.join(work, "strata.log"), errors="replace") as f:
@@ -164,14 +172,15 @@ def timed(c, srv, fn):
     return out, cpu_seconds(srv.pid) - g0, osd_cpu(c) - o0, time.monotonic() - t0
 
 
-def wrk_row(c, srv, row, a):
+def wrk_row(c, srv, row, a, run=0):
     big = row.endswith("64m")
     conns = a.big_conns if big else a.conns
     duration = {"put64m": a.put64m_duration, "get64m": a.get64m_duration}.get(row, a.duration)
     if row.startswith("put"):
         reqs, body = os.path.join(srv.work, row + ".req"), os.path.join(srv.work, row + ".body")
         # Signed now: a signature's date must be within 15 minutes of the server's.
-        s3_dataset.putsign(srv.ns(n=8 if big else 1000, size=SIZES[row], prefix=row + "/",
+        n = 8 if big else a.put_keys
+        s3_dataset.putsign(srv.ns(n=n, size=SIZES[row], prefix=f"{row}/r{run}/",
                                   body=body, out=reqs))
         fn = lambda: benchlib.wrk_cell(srv.endpoint, srv.work, reqs, conns, duration,  # noqa: E731
                                        put_body=body)
@@ -180,9 +189,14 @@ def wrk_row(c, srv, row, a):
         fn = lambda: benchlib.wrk_cell(srv.endpoint, srv.work, paths, conns, duration)  # noqa: E731
     cell, gcpu, ocpu, secs = timed(c, srv, fn)
     n = cell["requests"]
+    # put100k: a cell past half its keys per thread overwrote: not the row
+    over = max(0, n - a.put_keys) if row == "put100k" else 0
+    if over:
+        say(f"{row} {NAMES[srv.name]}: {n} requests over {a.put_keys} keys: {over} overwrites "
+            "(raise --put-keys)")
     return {"row": row, "server": srv.name, "requests": n, "rps": n / duration,
             "p50_ms": cell["p50_us"] / 1e3, "p99_ms": cell["p99_us"] / 1e3,
-            "errors": cell["errors"] + cell["non2xx"], "gw_cpu_us": gcpu * 1e6 / n if n else None,
+            "errors": cell["errors"] + cell["non2xx"] + over, "gw_cpu_us": gcpu * 1e6 / n if n else None,
             "osd_cpu_us": ocpu * 1e6 / n if n else None, "conns": conns, "seconds": round(secs, 1)}
 
 
@@ -258,6 +272,8 @@ def main():
     ap.add_argument("--get64m-duration", type=int, help="(--duration; quick 10)")
     ap.add_argument("--put64m-duration", type=int, help="(20; quick 12)")
     ap.add_argument("--conns", type=int, default=32)
+    ap.add_argument("--put-keys", type=int, default=40000,
+                    help="signed PUT 100 KiB requests per cell, each a new key (40000)")
     ap.add_argument("--big-conns", type=int, default=8, help="connections of the 64 MiB rows")
     ap.add_argument("--servers", default="strata,rgw", help="strata,rgw or one of them")
     ap.add_argument("--rows", default="get4k,get100k,get64m,put100k,put64m,list")
@@ -321,7 +337,7 @@ def main():
                     for run in range(a.runs):
                         order = srvs if run % 2 == 0 else srvs[::-1]
                         for srv in order:
-                            r = list_row(c, srv, a.keys) if row == "list" else wrk_row(c, srv, row, a)
+                            r = list_row(c, srv, a.keys) if row == "list" else wrk_row(c, srv, row, a, run)
                             r["run"] = run
                             results.append(r)
                             out.write(json.dumps(r) + "\n")

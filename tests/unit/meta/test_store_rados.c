@@ -1406,8 +1406,9 @@ static void test_cached_record_never_shows_old_incarnation(void **state)
     snprintf(b, sizeof(b), "reinc-%s", run);
     struct strata_obj_info info;
     /* round & 1: the old shards removed (else closed); round & 2: g1's
-     * first request after the change is a DELETE (a key txn), else a GET. */
-    for (int round = 0; round < 4; round++) {
+     * first request after the change is a DELETE (a key txn), round & 4 a
+     * listing (a scan opened on the cached record), else a GET. */
+    for (int round = 0; round < 6; round++) {
         uint64_t old = mk_bucket(b);
         uint8_t sk[16];
         assert_int_equal(put_key(g2, b, old, "k", "old-bytes", false, sk), 0);
@@ -1431,6 +1432,16 @@ static void test_cached_record_never_shows_old_incarnation(void **state)
         assert_int_equal(
             put_key_v(g2, b, c.inc, "k2", "gone-soon", false, sk2, STRATA_VERSIONING_OFF), 0);
         /* Through g1, whose cache still names the old incarnation. */
+        if (round & 4) {
+            struct strata_meta__scan *sc;
+            struct strata_meta__scan_spec cur = {.bucket = b,
+                                                 .kind = STRATA_META__SCAN_CURRENT};
+            assert_int_equal(g1->store->scan_open(g1, &cur, &sc), 0);
+            char first[STRATA_KEY_MAX + 1] = "";
+            assert_int_equal(walk(sc, false, first, NULL), 2); /* k, k2: the new ones */
+            assert_string_equal(first, "k");
+            g1->store->scan_close(sc);
+        }
         if (round & 2) {
             assert_int_equal(remove_vid(g1, b, "k2", sk2), 0);
             assert_int_equal(get_body(g2, b, "k2", NULL, &info, body, sizeof(body)),

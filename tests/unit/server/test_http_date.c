@@ -8,7 +8,9 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include <cmocka.h>
 
@@ -84,12 +86,47 @@ static void test_iso8601(void **state)
     assert_int_equal(strata_iso8601_parse("tomorrow", &ms), STRATA_EINVAL);
 }
 
+/* The formatter's own calendar against gmtime_r, one time every 5 days (a
+ * different second and millisecond each) from year 1 to 9999, and around
+ * leap days and the 1970 boundary. */
+static void test_iso8601_calendar(void **state)
+{
+    (void)state;
+    const int64_t first = -62135596800000LL, last = 253402300799999LL; /* 0001 .. 9999 */
+    int64_t step = 5 * 86400000LL + 3723456; /* 5 days, 1 h 2 min 3.456 s */
+    unsigned n = 0;
+    for (int64_t ms = first; ms <= last; ms += step, n++) {
+        char got[64], want[64];
+        strata_iso8601_format(ms, got, sizeof(got));
+        int64_t sec = ms / 1000, rem = ms % 1000;
+        if (rem < 0) {
+            sec--;
+            rem += 1000;
+        }
+        time_t t = (time_t)sec;
+        struct tm tm;
+        gmtime_r(&t, &tm);
+        snprintf(want, sizeof(want), "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
+                 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (int)rem);
+        assert_string_equal(got, want);
+    }
+    assert_true(n > 700000);
+    char buf[64];
+    strata_iso8601_format(1709210096789LL, buf, sizeof(buf));
+    assert_string_equal(buf, "2024-02-29T12:34:56.789Z");
+    strata_iso8601_format(951782400000LL, buf, sizeof(buf));
+    assert_string_equal(buf, "2000-02-29T00:00:00.000Z");
+    strata_iso8601_format(-86400001LL, buf, sizeof(buf));
+    assert_string_equal(buf, "1969-12-30T23:59:59.999Z");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_forms),
         cmocka_unit_test(test_refused),
         cmocka_unit_test(test_iso8601),
+        cmocka_unit_test(test_iso8601_calendar),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
