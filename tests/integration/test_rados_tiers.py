@@ -287,7 +287,7 @@ def kill_at(step, shape):
     # 3 copy durable, 4 verified, 5 record switched, 6 and 7 after the one op
     # that queues the old copy for removal and drops the intent), then runs
     # again without the hook.  Each
-    # kill costs a lease period (--lease-seconds 3) before the restarted
+    # kill costs a lease period (--lease-seconds 5) before the restarted
     # gateway's ILM runs.
     def fn(s):
         crash_run(s, step, shape)
@@ -351,7 +351,7 @@ def main():
             json.dump({"tiers": [f"warm:rados:{WARM}"]}, f)
         s = Strata(args=flags(c, PREFIX) + [
             "--config", CONF, "--lc-day-seconds", "1", "--ilm-interval-seconds", "1",
-            "--orphan-grace-seconds", "1", "--ilm-move-mbps", "0", "--lease-seconds", "3"],
+            "--orphan-grace-seconds", "1", "--ilm-move-mbps", "0", "--lease-seconds", "5"],
             drives=[])
         try:
             run(s)  # exits
