@@ -24,6 +24,7 @@ copies would be on one gateway's disks) and a tier of local drives.
 Skipped (77) when the Ceph daemons are missing.
 """
 
+import datetime
 import json
 import os
 import re
@@ -44,7 +45,7 @@ BIN = os.environ.get("STRATA_BIN", "")
 PREFIX = "rr" + os.urandom(3).hex()
 HOT = PREFIX + ".data"
 DATA_PREFIX = "strata-data"
-CLUSTER = R = COLD = CREDS = None
+CLUSTER = R = COLD = VAULT = CREDS = None
 
 
 def pool_objects(pool):
@@ -58,8 +59,10 @@ def remote_keys():
 
 
 def tier_args():
-    return ["--tier", f"cold:s3:{R.endpoint}/{COLD}/{DATA_PREFIX}", "--tier-credentials", CREDS,
-            "--storage-class", "STANDARD_IA:cold"]
+    return ["--tier", f"cold:s3:{R.endpoint}/{COLD}/{DATA_PREFIX}",
+            "--tier", f"vault:s3,lock:{R.endpoint}/{VAULT}/{DATA_PREFIX}",
+            "--tier-credentials", CREDS,
+            "--storage-class", "STANDARD_IA:cold", "--storage-class", "GLACIER:vault"]
 
 
 @test
@@ -173,6 +176,107 @@ def locked_versions_stay(s):
     assert len(remote_keys() - before) == 1
 
 
+def vault_keys():
+    return set(bucket_keys(R.client(), VAULT))
+
+
+def remote_lock(rk):
+    h = R.client().head_object(Bucket=VAULT, Key=rk)
+    return (h.get("ObjectLockMode"), h.get("ObjectLockRetainUntilDate"),
+            h.get("ObjectLockLegalHoldStatus"))
+
+
+@test
+def locked_versions_move_to_the_lock_tier(s):
+    # The vault tier keeps Object Lock: a version under retention and one
+    # under legal hold move, and their remote objects are locked alike.
+    c, b, until, data, cmd5 = lock_bucket(s, "vlock")
+    v_ret = c.put_object(Bucket=b, Key="retained", Body=data, ContentMD5=cmd5,
+                         ObjectLockMode="COMPLIANCE", ObjectLockRetainUntilDate=until)["VersionId"]
+    v_hold = c.put_object(Bucket=b, Key="held", Body=data, ContentMD5=cmd5,
+                          ObjectLockLegalHoldStatus="ON")["VersionId"]
+    before = vault_keys()
+    lifecycle(c, b, "GLACIER")
+    for k, vid in (("retained", v_ret), ("held", v_hold)):
+        wait_until(f"{k} moved to the lock tier",
+                   lambda k=k, vid=vid: storage_class(c, b, k, vid) == "GLACIER", 60)
+        assert md5(c.get_object(Bucket=b, Key=k)["Body"].read()) == md5(data)
+    new = vault_keys() - before
+    assert len(new) == 2, new
+    by_mode = {remote_lock(k)[0]: (remote_lock(k), k) for k in new}
+    assert set(by_mode) == {"COMPLIANCE", None}, by_mode
+    ret, k_ret = by_mode["COMPLIANCE"]
+    hold, k_hold = by_mode[None]
+    assert ret[:2] == ("COMPLIANCE", until) and ret[2] in (None, "OFF"), ret
+    assert hold == (None, None, "ON"), hold
+    rc = R.client()
+    for k in (k_ret, k_hold):
+        rvid = rc.head_object(Bucket=VAULT, Key=k)["VersionId"]
+        expect_error(lambda k=k, rvid=rvid: rc.delete_object(Bucket=VAULT, Key=k, VersionId=rvid),
+                     "AccessDenied", 403)
+    expect_error(lambda: c.delete_object(Bucket=b, Key="retained", VersionId=v_ret),
+                 "AccessDenied", 403)
+    assert remote_info(s, "vault")["lock"] is True
+
+
+@test
+def lock_changes_reach_the_remote(s):
+    """A retention extended (through this gateway) and a legal hold set
+    (through a second one) after the move reach the remote object through
+    the cluster's queue; with the remote down the change is applied
+    locally, stays queued in the cluster across a kill -9 of the gateway,
+    and reaches the remote once both are back."""
+    c, b, until, data, cmd5 = lock_bucket(s, "vext")
+    now = until - datetime.timedelta(days=2)
+    before = vault_keys()
+    vid = c.put_object(Bucket=b, Key="k", Body=data, ContentMD5=cmd5,
+                       ObjectLockMode="GOVERNANCE", ObjectLockRetainUntilDate=until)["VersionId"]
+    lifecycle(c, b, "GLACIER")
+    wait_until("moved to the lock tier", lambda: storage_class(c, b, "k", vid) == "GLACIER", 60)
+    new = vault_keys() - before
+    assert len(new) == 1, new
+    rk = new.pop()
+    assert remote_lock(rk)[:2] == ("GOVERNANCE", until), remote_lock(rk)
+    applied = metric(s, "strata_remote_tier_lock_updates_applied_total")
+    later = now + datetime.timedelta(days=5)
+    c.put_object_retention(Bucket=b, Key="k", VersionId=vid, Retention={
+        "Mode": "COMPLIANCE", "RetainUntilDate": later})
+    wait_until("the extension on the remote",
+               lambda: remote_lock(rk)[:2] == ("COMPLIANCE", later), 60)
+    g2 = gateway(CLUSTER, PREFIX, keys=(s.ak, s.sk), args=tier_args())
+    try:
+        g2.client().put_object_legal_hold(Bucket=b, Key="k", VersionId=vid,
+                                          LegalHold={"Status": "ON"})
+        wait_until("the legal hold set through the other gateway on the remote",
+                   lambda: remote_lock(rk)[2] == "ON", 60)
+    finally:
+        g2.stop()
+    assert metric(s, "strata_remote_tier_lock_updates_applied_total") >= applied + 1
+    rc = R.client()
+    rvid = rc.head_object(Bucket=VAULT, Key=rk)["VersionId"]
+    expect_error(lambda: rc.delete_object(Bucket=VAULT, Key=rk, VersionId=rvid,
+                                          BypassGovernanceRetention=True), "AccessDenied", 403)
+    latest = now + datetime.timedelta(days=9)
+
+    def while_down():
+        c.put_object_retention(Bucket=b, Key="k", VersionId=vid, Retention={
+            "Mode": "COMPLIANCE", "RetainUntilDate": latest})
+        assert c.get_object_retention(Bucket=b, Key="k", VersionId=vid)["Retention"][
+            "RetainUntilDate"] == latest
+        wait_until("the change queued",
+                   lambda: metric(s, "strata_remote_tier_lock_updates_pending") >= 1, 30)
+        s.restart(kill=True)
+        # Nothing of the queue was on this gateway: the cluster still has it.
+        assert remote_info(s, "vault")["lock_updates"]["pending"] >= 1
+    R.restart(between=while_down)
+    wait_until("the extension on the remote after the kill and its return",
+               lambda: remote_lock(rk)[1] == latest, 120)
+    assert remote_lock(rk) == ("COMPLIANCE", latest, "ON"), remote_lock(rk)
+    wait_until("nothing pending",
+               lambda: remote_info(s, "vault")["lock_updates"]["pending"] == 0, 30)
+    assert remote_info(s, "vault")["lock_updates"]["failed"] == 0
+
+
 def crash_run(s, step):
     """The gateway dies (_exit 137, as kill -9) when a transition to the
     remote reaches step, and is started again without the hook."""
@@ -229,12 +333,11 @@ def start_refusals(s):
         if k in os.environ:
             env[k] = os.environ[k]
     cases = [
-        (["--tier", f"cold:s3,lock:{R.endpoint}/{COLD}", "--tier-credentials", CREDS], 2,
-         "tier cold: s3,lock on the RADOS store: its queue of lock changes would be kept on "
-         "one gateway's disks"),
         (["--tier", f"cold:s3,restore:{R.endpoint}/{COLD}", "--tier-credentials", CREDS], 2,
          "tier cold: s3,restore on the RADOS store: its restored copies' records would be kept "
          "on one gateway's disks"),
+        (["--tier", f"cold:s3,lock,restore:{R.endpoint}/{VAULT}", "--tier-credentials", CREDS],
+         2, "tier cold: s3,restore on the RADOS store"),
         (["--tier", "warm:/tmp/never-used-w{1...4}"], 2,
          "--rados-conf cannot be combined with --tier NAME:DRIVES: tiers of a RADOS store are "
          "pools of its cluster (--tier NAME:rados:POOL) or remote S3 endpoints (NAME:s3:URL)"),
@@ -250,7 +353,7 @@ def start_refusals(s):
 
 
 def main():
-    global CLUSTER, R, COLD, CREDS
+    global CLUSTER, R, COLD, VAULT, CREDS
     require_daemon_on_rados()
     from ceph_cluster import CephCluster
     t0 = time.monotonic()
@@ -258,9 +361,12 @@ def main():
     try:
         COLD = R.bucket_name("cold")
         R.client().create_bucket(Bucket=COLD)
+        VAULT = R.bucket_name("vault")
+        R.client().create_bucket(Bucket=VAULT, ObjectLockEnabledForBucket=True)
         CREDS = os.path.join(R.tmp, "tiers.json")
         with open(os.open(CREDS, os.O_WRONLY | os.O_CREAT, 0o600), "w") as f:
-            json.dump({"cold": {"access_key": R.ak, "secret_key": R.sk}}, f)
+            json.dump({t: {"access_key": R.ak, "secret_key": R.sk} for t in ("cold", "vault")},
+                      f)
         with CephCluster(osds=1, store="memstore") as c:
             CLUSTER = c
             rados_init(c, PREFIX)
