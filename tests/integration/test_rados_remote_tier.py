@@ -1,8 +1,9 @@
 #!/usr/bin/python3
 """test_rados_remote_tier.py - a remote S3 tier of a RADOS-backed daemon:
-the gateway on a one-OSD memstore cluster with --tier cold:s3:URL, the
-remote a second strata on local drives (--lc-day-seconds 1, a scanner
-pass every second, a reclaim grace of 1 s).
+the gateway on a one-OSD memstore cluster with --tier cold:s3:URL and
+--tier vault:s3,lock:URL, the remote a second strata on local drives
+(the vault bucket with Object Lock; --lc-day-seconds 1, a scanner pass
+every second, a reclaim grace of 1 s).
 
 Checked: lifecycle transitions of a single-part, a multipart and a small
 object to the remote (HEAD, GET and the listing say STANDARD_IA; GET
@@ -14,12 +15,17 @@ moved objects and deletes one, which removes its remote object (every
 record and reclaim entry of the tier is in the cluster); deletes through
 the first reclaim the others; writes naming the remote class refused
 (InvalidStorageClass); a version under Object Lock never moving to the
-tier (no lock flag: counted in lock_refused); the gateway killed (exit
-137, as kill -9) at the copy, verify and switch steps of a transition:
-after a restart the object is listed once, its bytes intact, on the tier,
-with exactly one remote copy and nothing left in the hot pool; start-up
-refusals on RADOS: s3,lock and s3,restore (their queue and restored
-copies would be on one gateway's disks) and a tier of local drives.
+tier without lock (counted in lock_refused); to the lock tier, versions
+under retention and legal hold moving locked alike on the remote; a
+retention extension and a legal hold (through a second gateway) made
+after the move reaching the remote object through the cluster's queue,
+also a change pending across a kill -9 of the gateway while the remote is
+down; the gateway killed (exit 137, as kill -9) at the copy, verify and
+switch steps of a transition: after a restart the object is listed once,
+its bytes intact, on the tier, with exactly one remote copy and nothing
+left in the hot pool; start-up refusals on RADOS: s3,restore (restored
+copies' records would be on one gateway's disks) and a tier of local
+drives.
 
 Skipped (77) when the Ceph daemons are missing.
 """
