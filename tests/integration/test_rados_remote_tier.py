@@ -43,7 +43,8 @@ from botocore.exceptions import ConnectionClosedError, EndpointConnectionError
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from rados_gw import flags, gateway, launch, rados_init, require_daemon_on_rados  # noqa: E402
 from remote_tier_common import (MiB, body, bucket_keys, class_writes_refused,  # noqa: E402
-                                lifecycle, lock_bucket, md5, metric, mpu, remote_info,
+                                lifecycle, lock_bucket, lock_change_survives_a_kill,
+                                locked_pair, md5, metric, mpu, remote_info,
                                 storage_class)
 from strata_harness import Strata, expect_error, log, run, test, wait_until  # noqa: E402
 
@@ -196,11 +197,7 @@ def remote_lock(rk):
 def locked_versions_move_to_the_lock_tier(s):
     # The vault tier keeps Object Lock: a version under retention and one
     # under legal hold move, and their remote objects are locked alike.
-    c, b, until, data, cmd5 = lock_bucket(s, "vlock")
-    v_ret = c.put_object(Bucket=b, Key="retained", Body=data, ContentMD5=cmd5,
-                         ObjectLockMode="COMPLIANCE", ObjectLockRetainUntilDate=until)["VersionId"]
-    v_hold = c.put_object(Bucket=b, Key="held", Body=data, ContentMD5=cmd5,
-                          ObjectLockLegalHoldStatus="ON")["VersionId"]
+    c, b, until, data, v_ret, v_hold = locked_pair(s, "vlock")
     before = vault_keys()
     lifecycle(c, b, "GLACIER")
     for k, vid in (("retained", v_ret), ("held", v_hold)):
@@ -262,25 +259,10 @@ def lock_changes_reach_the_remote(s):
     rvid = rc.head_object(Bucket=VAULT, Key=rk)["VersionId"]
     expect_error(lambda: rc.delete_object(Bucket=VAULT, Key=rk, VersionId=rvid,
                                           BypassGovernanceRetention=True), "AccessDenied", 403)
-    latest = now + datetime.timedelta(days=9)
-
-    def while_down():
-        c.put_object_retention(Bucket=b, Key="k", VersionId=vid, Retention={
-            "Mode": "COMPLIANCE", "RetainUntilDate": latest})
-        assert c.get_object_retention(Bucket=b, Key="k", VersionId=vid)["Retention"][
-            "RetainUntilDate"] == latest
-        wait_until("the change queued",
-                   lambda: metric(s, "strata_remote_tier_lock_updates_pending") >= 1, 30)
-        s.restart(kill=True)
-        # Nothing of the queue was on this gateway: the cluster still has it.
-        assert remote_info(s, "vault")["lock_updates"]["pending"] >= 1
-    R.restart(between=while_down)
-    wait_until("the extension on the remote after the kill and its return",
-               lambda: remote_lock(rk)[1] == latest, 120)
-    assert remote_lock(rk) == ("COMPLIANCE", latest, "ON"), remote_lock(rk)
-    wait_until("nothing pending",
-               lambda: remote_info(s, "vault")["lock_updates"]["pending"] == 0, 30)
-    assert remote_info(s, "vault")["lock_updates"]["failed"] == 0
+    # Nothing of the queue is on the gateway: the change stays in the
+    # cluster across the kill.
+    lock_change_survives_a_kill(s, R, c, b, vid, now + datetime.timedelta(days=9),
+                                lambda: remote_lock(rk))
 
 
 def crash_run(s, step):
