@@ -38,10 +38,10 @@ int strata_srv_rados_conflicts(const struct strata_srv_config *c, size_t ndrives
 
 /* The remote S3 tiers, made and checked as on local drives (srv_tiers.c).
  * What such a tier keeps is all in the cluster (transition intents, the
- * records naming its objects, their reclaim entries) or per gateway (its
- * health counters, unlinked spool files), except what the lock and
- * restore flags add: the lock-change queue and the restored copies' records
- * are on local drives, so those flags are refused here.  0, 1 (a tier
+ * records naming its objects, their reclaim entries, the lock flag's queue
+ * of lock changes) or per gateway (its health counters, unlinked spool
+ * files), except what the restore flag adds: the restored copies' records
+ * are in the local store only, so that flag is refused here.  0, 1 (a tier
  * cannot be opened, logged) or 2 (a flag refused); on failure closes what
  * it opened. */
 static int remote_tiers(struct strata_srv *s, struct strata_tier **out, unsigned *n)
@@ -49,12 +49,11 @@ static int remote_tiers(struct strata_srv *s, struct strata_tier **out, unsigned
     *n = 0;
     for (unsigned i = 0; s->tiers && i < s->tiers->n; i++) {
         struct strata_srv_tier *t = &s->tiers->t[i];
-        if (t->url && (t->lock || t->restore)) {
+        if (t->url && t->restore) {
             strata_srv_log(STRATA_LOG_ERR,
-                           "tier %s: s3,%s on the RADOS store: its %s would be kept on one "
-                           "gateway's disks; give the tier as NAME:s3:URL",
-                           t->name, t->lock ? "lock" : "restore",
-                           t->lock ? "queue of lock changes" : "restored copies' records");
+                           "tier %s: s3,restore on the RADOS store: its restored copies' records "
+                           "would be kept on one gateway's disks; give the tier without restore",
+                           t->name);
             return 2;
         }
     }

@@ -54,8 +54,12 @@ int strata_remote_lock_start(const char *const *dirs, size_t ndirs, struct strat
 {
     meta = m;
     struct strata_pqueue *q = NULL;
+    /* On a store several gateways share the queue is theirs (tier.remote-lock
+     * in the cluster): a change pushed by one is carried by the lease holder,
+     * also when the pushing gateway is gone for good. */
     struct strata_pqueue_opts o = {.name = "remote-lock", .max = LOCK_QUEUE_MAX,
-                                   .threads = LOCK_THREADS, .send = send_cb};
+                                   .threads = LOCK_THREADS, .send = send_cb,
+                                   .cluster = m, .space = "tier"};
     if (strata_pqueue_create(dirs, ndirs, &o, &q, err, err_len) != 0)
         return -1;
     atomic_store(&queue, q);

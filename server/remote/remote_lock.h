@@ -6,11 +6,13 @@
  * such a tier is applied locally at once (the request never waits on, nor
  * fails because of, the remote) and queued in a persistent queue
  * (server/pqueue.h: remote-lock.q with a copy on each of the first two
- * drives); its delivery threads set the version's state then on every
- * remote object of it (strata_obj_tier_lock_sync), retried with backoff
- * while the remote is down, also after a restart, so the remote copy is
- * never left less locked than the version.  A change the remote refuses
- * for good is counted as failed and logged.
+ * drives; on a RADOS store the cluster's queue tier.remote-lock, which
+ * every gateway pushes into and the lease holder delivers); its delivery
+ * threads set the version's state then on every remote object of it
+ * (strata_obj_tier_lock_sync), retried with backoff while the remote is
+ * down, also after a restart, so the remote copy is never left less
+ * locked than the version.  A change the remote refuses for good is
+ * counted as failed and logged.
  *
  * One queue per daemon (a singleton: the S3 handlers reach it without the
  * server struct).  Threads: changed() from connection threads; start and
@@ -25,8 +27,8 @@ struct strata_meta;
 struct strata_sbuf;
 struct json_t;
 
-/* The queue in dirs[0..ndirs), its threads started (what a previous run
- * left is sent first).  0, or -1 with err set. */
+/* The queue in dirs[0..ndirs) (in m when m keeps queues), its threads
+ * started (what a previous run left is sent first).  0, or -1 with err set. */
 int strata_remote_lock_start(const char *const *dirs, size_t ndirs, struct strata_meta *m,
                              char *err, size_t err_len);
 /* Stops the threads (queued changes stay queued).  No-op when not started. */

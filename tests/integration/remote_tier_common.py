@@ -9,7 +9,7 @@ import datetime
 import hashlib
 import urllib.request
 
-from strata_harness import expect_error
+from strata_harness import expect_error, wait_until
 
 MiB = 1 << 20
 
@@ -86,6 +86,18 @@ def lock_bucket(s, name):
     return c, b, until, data, base64.b64encode(hashlib.md5(data).digest()).decode()
 
 
+def locked_pair(s, name):
+    """lock_bucket(s, name) with two versions in it: "retained" (COMPLIANCE
+    until the date) and "held" (legal hold ON); c, b, until, data and the
+    two version ids."""
+    c, b, until, data, cmd5 = lock_bucket(s, name)
+    v_ret = c.put_object(Bucket=b, Key="retained", Body=data, ContentMD5=cmd5,
+                         ObjectLockMode="COMPLIANCE", ObjectLockRetainUntilDate=until)["VersionId"]
+    v_hold = c.put_object(Bucket=b, Key="held", Body=data, ContentMD5=cmd5,
+                          ObjectLockLegalHoldStatus="ON")["VersionId"]
+    return c, b, until, data, v_ret, v_hold
+
+
 def class_writes_refused(c, b, cls):
     """A PUT and a CreateMultipartUpload naming a remote tier's class cls
     are refused (remote tiers take data by lifecycle transitions only)."""
@@ -93,3 +105,29 @@ def class_writes_refused(c, b, cls):
                  "InvalidStorageClass", 400)
     expect_error(lambda: c.create_multipart_upload(Bucket=b, Key="m", StorageClass=cls),
                  "InvalidStorageClass", 400)
+
+
+def lock_change_survives_a_kill(s, remote, c, b, vid, latest, remote_lock, tier="vault",
+                                check=None):
+    """With the remote strata down: a retention of version vid of b/k
+    changed to COMPLIANCE until latest is applied by s at once and queued,
+    s is killed (kill -9) and started again with it still pending (and
+    check(s) true, when given), and once the remote is back the change reaches the remote
+    object (remote_lock() == (COMPLIANCE, latest, ON): a legal hold was set
+    before), nothing pending and nothing failed."""
+    def while_down():
+        c.put_object_retention(Bucket=b, Key="k", VersionId=vid, Retention={
+            "Mode": "COMPLIANCE", "RetainUntilDate": latest})
+        assert c.get_object_retention(Bucket=b, Key="k", VersionId=vid)["Retention"][
+            "RetainUntilDate"] == latest
+        wait_until("the change queued",
+                   lambda: metric(s, "strata_remote_tier_lock_updates_pending") >= 1)
+        s.restart(kill=True)
+        assert remote_info(s, tier)["lock_updates"]["pending"] >= 1
+        assert check is None or check(s), "the restarted source does not say it is pending"
+    remote.restart(between=while_down)
+    wait_until("the extension on the remote after its return",
+               lambda: remote_lock()[1] == latest, timeout=120)
+    assert remote_lock() == ("COMPLIANCE", latest, "ON"), remote_lock()
+    wait_until("nothing pending", lambda: remote_info(s, tier)["lock_updates"]["pending"] == 0)
+    assert remote_info(s, tier)["lock_updates"]["failed"] == 0

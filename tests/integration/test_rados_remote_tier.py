@@ -1,8 +1,9 @@
 #!/usr/bin/python3
 """test_rados_remote_tier.py - a remote S3 tier of a RADOS-backed daemon:
-the gateway on a one-OSD memstore cluster with --tier cold:s3:URL, the
-remote a second strata on local drives (--lc-day-seconds 1, a scanner
-pass every second, a reclaim grace of 1 s).
+the gateway on a one-OSD memstore cluster with --tier cold:s3:URL and
+--tier vault:s3,lock:URL, the remote a second strata on local drives
+(the vault bucket with Object Lock; --lc-day-seconds 1, a scanner pass
+every second, a reclaim grace of 1 s).
 
 Checked: lifecycle transitions of a single-part, a multipart and a small
 object to the remote (HEAD, GET and the listing say STANDARD_IA; GET
@@ -14,16 +15,22 @@ moved objects and deletes one, which removes its remote object (every
 record and reclaim entry of the tier is in the cluster); deletes through
 the first reclaim the others; writes naming the remote class refused
 (InvalidStorageClass); a version under Object Lock never moving to the
-tier (no lock flag: counted in lock_refused); the gateway killed (exit
-137, as kill -9) at the copy, verify and switch steps of a transition:
-after a restart the object is listed once, its bytes intact, on the tier,
-with exactly one remote copy and nothing left in the hot pool; start-up
-refusals on RADOS: s3,lock and s3,restore (their queue and restored
-copies would be on one gateway's disks) and a tier of local drives.
+tier without lock (counted in lock_refused); to the lock tier, versions
+under retention and legal hold moving locked alike on the remote; a
+retention extension and a legal hold (through a second gateway) made
+after the move reaching the remote object through the cluster's queue,
+also a change pending across a kill -9 of the gateway while the remote is
+down; the gateway killed (exit 137, as kill -9) at the copy, verify and
+switch steps of a transition: after a restart the object is listed once,
+its bytes intact, on the tier, with exactly one remote copy and nothing
+left in the hot pool; start-up refusals on RADOS: s3,restore (restored
+copies' records would be on one gateway's disks) and a tier of local
+drives.
 
 Skipped (77) when the Ceph daemons are missing.
 """
 
+import datetime
 import json
 import os
 import re
@@ -36,7 +43,8 @@ from botocore.exceptions import ConnectionClosedError, EndpointConnectionError
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from rados_gw import flags, gateway, launch, rados_init, require_daemon_on_rados  # noqa: E402
 from remote_tier_common import (MiB, body, bucket_keys, class_writes_refused,  # noqa: E402
-                                lifecycle, lock_bucket, md5, metric, mpu, remote_info,
+                                lifecycle, lock_bucket, lock_change_survives_a_kill,
+                                locked_pair, md5, metric, mpu, remote_info,
                                 storage_class)
 from strata_harness import Strata, expect_error, log, run, test, wait_until  # noqa: E402
 
@@ -44,7 +52,7 @@ BIN = os.environ.get("STRATA_BIN", "")
 PREFIX = "rr" + os.urandom(3).hex()
 HOT = PREFIX + ".data"
 DATA_PREFIX = "strata-data"
-CLUSTER = R = COLD = CREDS = None
+CLUSTER = R = COLD = VAULT = CREDS = None
 
 
 def pool_objects(pool):
@@ -58,8 +66,10 @@ def remote_keys():
 
 
 def tier_args():
-    return ["--tier", f"cold:s3:{R.endpoint}/{COLD}/{DATA_PREFIX}", "--tier-credentials", CREDS,
-            "--storage-class", "STANDARD_IA:cold"]
+    return ["--tier", f"cold:s3:{R.endpoint}/{COLD}/{DATA_PREFIX}",
+            "--tier", f"vault:s3,lock:{R.endpoint}/{VAULT}/{DATA_PREFIX}",
+            "--tier-credentials", CREDS,
+            "--storage-class", "STANDARD_IA:cold", "--storage-class", "GLACIER:vault"]
 
 
 @test
@@ -173,6 +183,88 @@ def locked_versions_stay(s):
     assert len(remote_keys() - before) == 1
 
 
+def vault_keys():
+    return set(bucket_keys(R.client(), VAULT))
+
+
+def remote_lock(rk):
+    h = R.client().head_object(Bucket=VAULT, Key=rk)
+    return (h.get("ObjectLockMode"), h.get("ObjectLockRetainUntilDate"),
+            h.get("ObjectLockLegalHoldStatus"))
+
+
+@test
+def locked_versions_move_to_the_lock_tier(s):
+    # The vault tier keeps Object Lock: a version under retention and one
+    # under legal hold move, and their remote objects are locked alike.
+    c, b, until, data, v_ret, v_hold = locked_pair(s, "vlock")
+    before = vault_keys()
+    lifecycle(c, b, "GLACIER")
+    for k, vid in (("retained", v_ret), ("held", v_hold)):
+        wait_until(f"{k} moved to the lock tier",
+                   lambda k=k, vid=vid: storage_class(c, b, k, vid) == "GLACIER", 60)
+        assert md5(c.get_object(Bucket=b, Key=k)["Body"].read()) == md5(data)
+    new = vault_keys() - before
+    assert len(new) == 2, new
+    by_mode = {remote_lock(k)[0]: (remote_lock(k), k) for k in new}
+    assert set(by_mode) == {"COMPLIANCE", None}, by_mode
+    ret, k_ret = by_mode["COMPLIANCE"]
+    hold, k_hold = by_mode[None]
+    assert ret[:2] == ("COMPLIANCE", until) and ret[2] in (None, "OFF"), ret
+    assert hold == (None, None, "ON"), hold
+    rc = R.client()
+    for k in (k_ret, k_hold):
+        rvid = rc.head_object(Bucket=VAULT, Key=k)["VersionId"]
+        expect_error(lambda k=k, rvid=rvid: rc.delete_object(Bucket=VAULT, Key=k, VersionId=rvid),
+                     "AccessDenied", 403)
+    expect_error(lambda: c.delete_object(Bucket=b, Key="retained", VersionId=v_ret),
+                 "AccessDenied", 403)
+    assert remote_info(s, "vault")["lock"] is True
+
+
+@test
+def lock_changes_reach_the_remote(s):
+    """A retention extended (through this gateway) and a legal hold set
+    (through a second one) after the move reach the remote object through
+    the cluster's queue; with the remote down the change is applied
+    locally, stays queued in the cluster across a kill -9 of the gateway,
+    and reaches the remote once both are back."""
+    c, b, until, data, cmd5 = lock_bucket(s, "vext")
+    now = until - datetime.timedelta(days=2)
+    before = vault_keys()
+    vid = c.put_object(Bucket=b, Key="k", Body=data, ContentMD5=cmd5,
+                       ObjectLockMode="GOVERNANCE", ObjectLockRetainUntilDate=until)["VersionId"]
+    lifecycle(c, b, "GLACIER")
+    wait_until("moved to the lock tier", lambda: storage_class(c, b, "k", vid) == "GLACIER", 60)
+    new = vault_keys() - before
+    assert len(new) == 1, new
+    rk = new.pop()
+    assert remote_lock(rk)[:2] == ("GOVERNANCE", until), remote_lock(rk)
+    applied = metric(s, "strata_remote_tier_lock_updates_applied_total")
+    later = now + datetime.timedelta(days=5)
+    c.put_object_retention(Bucket=b, Key="k", VersionId=vid, Retention={
+        "Mode": "COMPLIANCE", "RetainUntilDate": later})
+    wait_until("the extension on the remote",
+               lambda: remote_lock(rk)[:2] == ("COMPLIANCE", later), 60)
+    g2 = gateway(CLUSTER, PREFIX, keys=(s.ak, s.sk), args=tier_args())
+    try:
+        g2.client().put_object_legal_hold(Bucket=b, Key="k", VersionId=vid,
+                                          LegalHold={"Status": "ON"})
+        wait_until("the legal hold set through the other gateway on the remote",
+                   lambda: remote_lock(rk)[2] == "ON", 60)
+    finally:
+        g2.stop()
+    assert metric(s, "strata_remote_tier_lock_updates_applied_total") >= applied + 1
+    rc = R.client()
+    rvid = rc.head_object(Bucket=VAULT, Key=rk)["VersionId"]
+    expect_error(lambda: rc.delete_object(Bucket=VAULT, Key=rk, VersionId=rvid,
+                                          BypassGovernanceRetention=True), "AccessDenied", 403)
+    # Nothing of the queue is on the gateway: the change stays in the
+    # cluster across the kill.
+    lock_change_survives_a_kill(s, R, c, b, vid, now + datetime.timedelta(days=9),
+                                lambda: remote_lock(rk))
+
+
 def crash_run(s, step):
     """The gateway dies (_exit 137, as kill -9) when a transition to the
     remote reaches step, and is started again without the hook."""
@@ -229,12 +321,11 @@ def start_refusals(s):
         if k in os.environ:
             env[k] = os.environ[k]
     cases = [
-        (["--tier", f"cold:s3,lock:{R.endpoint}/{COLD}", "--tier-credentials", CREDS], 2,
-         "tier cold: s3,lock on the RADOS store: its queue of lock changes would be kept on "
-         "one gateway's disks"),
         (["--tier", f"cold:s3,restore:{R.endpoint}/{COLD}", "--tier-credentials", CREDS], 2,
          "tier cold: s3,restore on the RADOS store: its restored copies' records would be kept "
          "on one gateway's disks"),
+        (["--tier", f"cold:s3,lock,restore:{R.endpoint}/{VAULT}", "--tier-credentials", CREDS],
+         2, "tier cold: s3,restore on the RADOS store"),
         (["--tier", "warm:/tmp/never-used-w{1...4}"], 2,
          "--rados-conf cannot be combined with --tier NAME:DRIVES: tiers of a RADOS store are "
          "pools of its cluster (--tier NAME:rados:POOL) or remote S3 endpoints (NAME:s3:URL)"),
@@ -250,7 +341,7 @@ def start_refusals(s):
 
 
 def main():
-    global CLUSTER, R, COLD, CREDS
+    global CLUSTER, R, COLD, VAULT, CREDS
     require_daemon_on_rados()
     from ceph_cluster import CephCluster
     t0 = time.monotonic()
@@ -258,9 +349,12 @@ def main():
     try:
         COLD = R.bucket_name("cold")
         R.client().create_bucket(Bucket=COLD)
+        VAULT = R.bucket_name("vault")
+        R.client().create_bucket(Bucket=VAULT, ObjectLockEnabledForBucket=True)
         CREDS = os.path.join(R.tmp, "tiers.json")
         with open(os.open(CREDS, os.O_WRONLY | os.O_CREAT, 0o600), "w") as f:
-            json.dump({"cold": {"access_key": R.ak, "secret_key": R.sk}}, f)
+            json.dump({t: {"access_key": R.ak, "secret_key": R.sk} for t in ("cold", "vault")},
+                      f)
         with CephCluster(osds=1, store="memstore") as c:
             CLUSTER = c
             rados_init(c, PREFIX)

@@ -52,8 +52,8 @@ import time
 from botocore.exceptions import ClientError
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from remote_tier_common import (body, bucket_keys, class_writes_refused,  # noqa: E402
-                                lifecycle, lock_bucket, md5, metric, mpu, remote_info,
-                                storage_class)
+                                lifecycle, lock_change_survives_a_kill, locked_pair, md5,
+                                metric, mpu, remote_info, storage_class)
 from strata_harness import (Strata, data_files, expect_error, free_port, log, run,  # noqa: E402
                             test, wait_until)
 
@@ -492,11 +492,7 @@ def kill9_after_switch(s):
 
 @test
 def locked_versions(s):
-    c, b, until, data, cmd5 = lock_bucket(s, "lock")
-    v_ret = c.put_object(Bucket=b, Key="retained", Body=data, ContentMD5=cmd5,
-                         ObjectLockMode="COMPLIANCE", ObjectLockRetainUntilDate=until)["VersionId"]
-    v_hold = c.put_object(Bucket=b, Key="held", Body=data, ContentMD5=cmd5,
-                          ObjectLockLegalHoldStatus="ON")["VersionId"]
+    c, b, until, data, v_ret, v_hold = locked_pair(s, "lock")
     c.put_object(Bucket=b, Key="free", Body=data)
     refused = metric(s, 'strata_remote_tier_lock_refused_total{tier="cold"}')
     skipped = metric(s, "strata_ilm_skipped_locked_total")
@@ -591,25 +587,9 @@ def lock_changes_reach_the_remote(s):
     rvid = rc.head_object(Bucket=VAULT_BUCKET, Key=rk)["VersionId"]
     expect_error(lambda: rc.delete_object(Bucket=VAULT_BUCKET, Key=rk, VersionId=rvid,
                                           BypassGovernanceRetention=True), "AccessDenied", 403)
-    latest = now + datetime.timedelta(days=9)
-
-    def while_down():
-        # Applied locally at once, although the remote is down.
-        c.put_object_retention(Bucket=b, Key="k", VersionId=vid, Retention={
-            "Mode": "COMPLIANCE", "RetainUntilDate": latest})
-        assert c.get_object_retention(Bucket=b, Key="k", VersionId=vid)["Retention"][
-            "RetainUntilDate"] == latest
-        wait_until("the change queued",
-                   lambda: metric(s, "strata_remote_tier_lock_updates_pending") >= 1)
-        s.restart(kill=True)
-        assert remote_info(s, "vault")["lock_updates"]["pending"] >= 1
-        assert re.search(r"lock changes to carry: pending [1-9]", admin_info_text(s))
-    R.restart(between=while_down)
-    wait_until("the extension on the remote after its return",
-               lambda: remote_lock()[1] == latest, timeout=120)
-    assert remote_lock() == ("COMPLIANCE", latest, "ON"), remote_lock()
-    wait_until("nothing pending", lambda: remote_info(s, "vault")["lock_updates"]["pending"] == 0)
-    assert remote_info(s, "vault")["lock_updates"]["failed"] == 0
+    lock_change_survives_a_kill(
+        s, R, c, b, vid, now + datetime.timedelta(days=9), remote_lock,
+        check=lambda s: re.search(r"lock changes to carry: pending [1-9]", admin_info_text(s)))
 
 
 @test
