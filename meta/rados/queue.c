@@ -58,43 +58,41 @@ int strata_meta__rados_queue_push(struct strata_meta *m, const char *name, const
     return strata_meta__rados_err(rc);
 }
 
+struct queue_page {
+    struct strata_meta_queue_ent *out;
+    size_t *n, max;
+};
+
+static int queue_take(void *ud, const char *k, const char *v, size_t vl)
+{
+    struct queue_page *p = ud;
+    size_t kl = strlen(k);
+    if (kl >= STRATA_META_QUEUE_KEY_MAX)
+        return 0; /* not a key push wrote */
+    struct strata_meta_queue_ent *e = &p->out[*p->n];
+    if (!(e->msg = malloc(vl + 1)))
+        return STRATA_ENOMEM;
+    memcpy(e->key, k, kl + 1);
+    memcpy(e->msg, v, vl);
+    e->msg[vl] = 0;
+    e->len = vl;
+    return ++*p->n == p->max; /* stop once out is full */
+}
+
 int strata_meta__rados_queue_read(struct strata_meta *m, const char *name, const char *after,
                                   size_t max, struct strata_meta_queue_ent *out, size_t *n)
 {
     struct meta_rados *r = meta_rados_of(m);
-    char oid[OID_MAX];
+    char oid[OID_MAX], last[STRATA_META_QUEUE_KEY_MAX + 1];
     queue_oid(oid, name);
-    rados_read_op_t op = rados_create_read_op();
-    if (!op)
-        return STRATA_ENOMEM;
-    rados_omap_iter_t it = NULL;
-    unsigned char more = 0;
-    int prval = 0;
-    rados_read_op_omap_get_vals2(op, after, "", max, &it, &more, &prval);
-    int rr = rados_read_op_operate(op, r->meta, oid, 0);
-    if (rr == 0)
-        rr = prval;
-    int rc = rr == -ENOENT ? 0 : strata_meta__rados_err(rr); /* never pushed to: empty */
-    char *k, *v;
-    size_t kl, vl;
-    while (rr == 0 && rc == 0 && *n < max && rados_omap_get_next2(it, &k, &v, &kl, &vl) == 0 && k) {
-        if (kl >= STRATA_META_QUEUE_KEY_MAX)
-            continue; /* not a key push wrote */
-        struct strata_meta_queue_ent *e = &out[*n];
-        if (!(e->msg = malloc(vl + 1))) {
-            rc = STRATA_ENOMEM;
-            break;
-        }
-        memcpy(e->key, k, kl);
-        e->key[kl] = 0;
-        memcpy(e->msg, v, vl);
-        e->msg[vl] = 0;
-        e->len = vl;
-        (*n)++;
-    }
-    if (it)
-        rados_omap_get_end(it);
-    rados_release_read_op(op);
+    if (*n >= max)
+        return 0;
+    struct queue_page p = {out, n, max};
+    bool more;
+    int rc = strata_meta__rados_page(r->meta, oid, after, "", (unsigned)max, queue_take, &p, last,
+                                     sizeof(last), &more);
+    if (rc == STRATA_ENOTFOUND)
+        rc = 0; /* never pushed to: empty */
     if (rc) {
         strata_meta_queue_ents_fini(out, *n);
         *n = 0;
