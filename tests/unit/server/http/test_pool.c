@@ -75,6 +75,27 @@ static void reset(void)
     gate_set(false);
 }
 
+/* A pool whose shard 0 is held by a job waiting in the gate. */
+static struct strata_pool *start_gated(unsigned nshards, unsigned nworkers, struct job *gate)
+{
+    reset();
+    struct strata_pool *p;
+    assert_int_equal(strata_pool_start(nshards, nworkers, &p), 0);
+    *gate = (struct job){.j.fn = gate_fn};
+    assert_int_equal(strata_pool_submit(p, 0, &gate->j), 0);
+    assert_int_equal(wait_at_least(&g_in_gate, 1), 1);
+    return p;
+}
+
+/* n count_fn jobs seq 0..n-1, hint i * step. */
+static void submit_counted(struct strata_pool *p, struct job *jobs, int n, uint64_t step)
+{
+    for (int i = 0; i < n; i++) {
+        jobs[i] = (struct job){.j.fn = count_fn, .seq = i};
+        assert_int_equal(strata_pool_submit(p, (uint64_t)i * step, &jobs[i].j), 0);
+    }
+}
+
 static void test_every_job_runs_once(void **state)
 {
     (void)state;
@@ -82,10 +103,7 @@ static void test_every_job_runs_once(void **state)
     struct strata_pool *p;
     assert_int_equal(strata_pool_start(4, 8, &p), 0);
     static struct job jobs[1000];
-    for (int i = 0; i < 1000; i++) {
-        jobs[i] = (struct job){.j.fn = count_fn, .seq = i};
-        assert_int_equal(strata_pool_submit(p, (uint64_t)i * 7919u, &jobs[i].j), 0);
-    }
+    submit_counted(p, jobs, 1000, 7919u);
     assert_int_equal(wait_at_least(&g_ran, 1000), 1000);
     strata_pool_stop(p);
     strata_pool_free(p);
@@ -96,17 +114,9 @@ static void test_every_job_runs_once(void **state)
 static void test_fifo_within_shard(void **state)
 {
     (void)state;
-    reset();
-    struct strata_pool *p;
-    assert_int_equal(strata_pool_start(1, 1, &p), 0);
-    struct job gate = {.j.fn = gate_fn};
-    assert_int_equal(strata_pool_submit(p, 0, &gate.j), 0);
-    assert_int_equal(wait_at_least(&g_in_gate, 1), 1);
-    struct job jobs[20];
-    for (int i = 0; i < 20; i++) {
-        jobs[i] = (struct job){.j.fn = count_fn, .seq = i};
-        assert_int_equal(strata_pool_submit(p, (uint64_t)i, &jobs[i].j), 0);
-    }
+    struct job gate, jobs[20];
+    struct strata_pool *p = start_gated(1, 1, &gate);
+    submit_counted(p, jobs, 20, 1);
     nanosleep(&(struct timespec){0, 20 * 1000 * 1000}, NULL);
     assert_int_equal(atomic_load(&g_ran), 0); /* all behind the gate */
     gate_set(true);
@@ -122,14 +132,10 @@ static void test_fifo_within_shard(void **state)
 static void test_hint_picks_shard(void **state)
 {
     (void)state;
-    reset();
-    struct strata_pool *p;
-    assert_int_equal(strata_pool_start(2, 2, &p), 0);
-    struct job gate = {.j.fn = gate_fn};
+    struct job gate;
+    struct strata_pool *p = start_gated(2, 2, &gate);
     struct job other = {.j.fn = count_fn, .seq = 1};
     struct job behind = {.j.fn = count_fn, .seq = 2};
-    assert_int_equal(strata_pool_submit(p, 0, &gate.j), 0);
-    assert_int_equal(wait_at_least(&g_in_gate, 1), 1);
     assert_int_equal(strata_pool_submit(p, 2, &behind.j), 0);
     assert_int_equal(strata_pool_submit(p, 1, &other.j), 0);
     assert_int_equal(wait_at_least(&g_ran, 1), 1);
@@ -155,17 +161,9 @@ static void *open_later(void *arg)
 static void test_stop_drains_then_refuses(void **state)
 {
     (void)state;
-    reset();
-    struct strata_pool *p;
-    assert_int_equal(strata_pool_start(1, 1, &p), 0);
-    struct job gate = {.j.fn = gate_fn};
-    assert_int_equal(strata_pool_submit(p, 0, &gate.j), 0);
-    assert_int_equal(wait_at_least(&g_in_gate, 1), 1);
-    struct job jobs[10];
-    for (int i = 0; i < 10; i++) {
-        jobs[i] = (struct job){.j.fn = count_fn, .seq = i};
-        assert_int_equal(strata_pool_submit(p, 0, &jobs[i].j), 0);
-    }
+    struct job gate, jobs[10];
+    struct strata_pool *p = start_gated(1, 1, &gate);
+    submit_counted(p, jobs, 10, 0);
     pthread_t t;
     assert_int_equal(pthread_create(&t, NULL, open_later, NULL), 0);
     strata_pool_stop(p); /* returns once the queue ran */
