@@ -24,25 +24,27 @@
  * the one mapping to AWS's code, status and message). */
 enum strata_auth_err {
     STRATA_AUTH_OK = 0,
-    STRATA_AUTH_BAD_SIGNATURE,      /* the signature does not match */
-    STRATA_AUTH_UNKNOWN_KEY,        /* no such access key */
-    STRATA_AUTH_DISABLED_KEY,       /* a known access key, disabled */
-    STRATA_AUTH_CLOCK_SKEW,         /* request date over 15 minutes off */
-    STRATA_AUTH_EXPIRED,            /* presigned URL or POST policy past its expiry, or not valid yet */
-    STRATA_AUTH_NO_DATE,            /* no valid Date or x-amz-date header */
-    STRATA_AUTH_UNSIGNED_HEADER,    /* an x-amz-* header outside the signature */
-    STRATA_AUTH_DENIED,             /* refused for another reason (see err_msg) */
-    STRATA_AUTH_MALFORMED_HEADER,   /* SigV4 Authorization header unparsable or wrong scope */
-    STRATA_AUTH_MALFORMED_QUERY,    /* SigV4 presigned query parameters unparsable */
-    STRATA_AUTH_BAD_ARGUMENT,       /* a bad value: payload hash, auth type, form field */
-    STRATA_AUTH_MISSING_CONTENT_SHA,/* x-amz-content-sha256 absent from a header-signed request */
-    STRATA_AUTH_HEADERS_TOO_LARGE,  /* the string to sign would not fit */
-    STRATA_AUTH_BAD_CHUNK,          /* aws-chunked framing broken */
-    STRATA_AUTH_INCOMPLETE_BODY,    /* aws-chunked body ends early */
-    STRATA_AUTH_OVER_BUDGET,        /* a chunk does not fit the body memory budget */
-    STRATA_AUTH_BAD_POLICY,         /* POST policy document unparsable */
-    STRATA_AUTH_POLICY_VIOLATION,   /* a POST form breaks its policy */
-    STRATA_AUTH_INTERNAL,           /* allocation or crypto library failure */
+    STRATA_AUTH_BAD_SIGNATURE,       /* the signature does not match */
+    STRATA_AUTH_UNKNOWN_KEY,         /* no such access key */
+    STRATA_AUTH_DISABLED_KEY,        /* a known access key, disabled */
+    STRATA_AUTH_CLOCK_SKEW,          /* request date over 15 minutes off */
+    STRATA_AUTH_EXPIRED,             /* presigned URL or POST policy out of its time */
+    STRATA_AUTH_NO_DATE,             /* no valid Date or x-amz-date header */
+    STRATA_AUTH_UNSIGNED_HEADER,     /* an x-amz-* header outside the signature */
+    STRATA_AUTH_DENIED,              /* refused for another reason (see err_msg) */
+    STRATA_AUTH_MALFORMED_HEADER,    /* SigV4 Authorization unparsable or wrong scope */
+    STRATA_AUTH_MALFORMED_QUERY,     /* SigV4 presigned query parameters unparsable */
+    STRATA_AUTH_BAD_ARGUMENT,        /* a bad value: payload hash, auth type, form field */
+    STRATA_AUTH_MISSING_CONTENT_SHA, /* header-signed request without x-amz-content-sha256 */
+    STRATA_AUTH_HEADERS_TOO_LARGE,   /* the string to sign would not fit */
+    STRATA_AUTH_BAD_CHUNK,           /* aws-chunked framing broken */
+    STRATA_AUTH_INCOMPLETE_BODY,     /* aws-chunked body ends early */
+    STRATA_AUTH_OVER_BUDGET,         /* a chunk does not fit the body memory budget */
+    STRATA_AUTH_BAD_POLICY,          /* POST policy document unparsable */
+    STRATA_AUTH_POLICY_VIOLATION,    /* a POST form breaks its policy */
+    STRATA_AUTH_OWNER_ONLY,          /* bucket-policy operation by a non-owner it allows */
+    STRATA_AUTH_STORE,               /* metadata read failed (authz: STRATA_E* in *serr) */
+    STRATA_AUTH_INTERNAL,            /* allocation or crypto library failure */
     STRATA_AUTH__COUNT
 };
 

@@ -34,8 +34,9 @@ const char *strata_post_field(const struct strata_auth_hdr *f, size_t n, const c
 
 /* ---- signatures ------------------------------------------------------------- */
 
-static enum strata_auth_err auth_v4(const struct strata_creds *creds, const struct strata_auth_hdr *f, size_t n,
-                           const char *policy, const struct strata_cred **cred, const char **msg)
+static enum strata_auth_err auth_v4(const struct strata_creds *creds,
+                                    const struct strata_auth_hdr *f, size_t n, const char *policy,
+                                    const struct strata_cred **cred, const char **msg)
 {
     const char *algo = strata_post_field(f, n, "x-amz-algorithm");
     const char *credential = strata_post_field(f, n, "x-amz-credential");
@@ -92,8 +93,9 @@ bool strata_post_region_ok(const struct strata_auth_hdr *f, size_t n, const char
     return false;
 }
 
-static enum strata_auth_err auth_v2(const struct strata_creds *creds, const struct strata_auth_hdr *f, size_t n,
-                           const char *policy, const struct strata_cred **cred, const char **msg)
+static enum strata_auth_err auth_v2(const struct strata_creds *creds,
+                                    const struct strata_auth_hdr *f, size_t n, const char *policy,
+                                    const struct strata_cred **cred, const char **msg)
 {
     const char *ak = strata_post_field(f, n, "AWSAccessKeyId");
     const char *sig = strata_post_field(f, n, "signature");
@@ -117,8 +119,9 @@ static enum strata_auth_err auth_v2(const struct strata_creds *creds, const stru
     return STRATA_AUTH_OK;
 }
 
-enum strata_auth_err strata_post_auth(const struct strata_creds *creds, const struct strata_auth_hdr *f, size_t n,
-                             const struct strata_cred **cred, const char **msg)
+enum strata_auth_err strata_post_auth(const struct strata_creds *creds,
+                                      const struct strata_auth_hdr *f, size_t n,
+                                      const struct strata_cred **cred, const char **msg)
 {
     *cred = NULL;
     *msg = NULL;
@@ -203,8 +206,8 @@ static bool condition_ok(struct strata_post_policy *p, const json_t *c)
            field[0] == '$' && json_is_string(json_array_get(c, 2));
 }
 
-enum strata_auth_err strata_post_policy_parse(const char *b64, struct strata_post_policy **out, char *msg,
-                                     size_t msg_len)
+enum strata_auth_err strata_post_policy_parse(const char *b64, struct strata_post_policy **out,
+                                              char *msg, size_t msg_len)
 {
     *out = NULL;
     size_t blen = strlen(b64);
@@ -334,9 +337,9 @@ static bool exempt(const char *name)
     return strncasecmp(name, "x-ignore-", 9) == 0;
 }
 
-enum strata_auth_err strata_post_policy_check(const struct strata_post_policy *p, const char *bucket,
-                                     const struct strata_auth_hdr *f, size_t n, time_t now, char *msg,
-                                     size_t msg_len)
+enum strata_auth_err strata_post_policy_check(const struct strata_post_policy *p,
+                                              const char *bucket, const struct strata_auth_hdr *f,
+                                              size_t n, time_t now, char *msg, size_t msg_len)
 {
     if (now > p->expiration) {
         snprintf(msg, msg_len, "Invalid according to Policy: Policy expired.");

@@ -160,9 +160,9 @@ static int put_resource(struct strata_sigv4_sink *s, const struct strata_auth_re
 }
 
 /* Computes the base64 signature (28 chars + NUL) for date_line. */
-static enum strata_auth_err v2_sign(const struct strata_auth_req *req, const struct strata_cred *cred,
-                           const char *date_line, bool skip_amz_date, bool add_slash,
-                           char out_b64[32])
+static enum strata_auth_err v2_sign(const struct strata_auth_req *req,
+                                    const struct strata_cred *cred, const char *date_line,
+                                    bool skip_amz_date, bool add_slash, char out_b64[32])
 {
     struct strata_sigv4_sink s = {.flush_cb = buf_flush_fail_cb};
     strata_sigv4__sink_puts(&s, req->method ? req->method : "");
@@ -200,8 +200,8 @@ static enum strata_auth_err v2_compare(const char *want, const char *given, size
 }
 
 enum strata_auth_err strata_sigv2__verify_header(const struct strata_creds *creds,
-                                        const struct strata_auth_req *req, const char *authz,
-                                        struct strata_auth_result *out)
+                                                 const struct strata_auth_req *req,
+                                                 const char *authz, struct strata_auth_result *out)
 {
     const char *ak = authz + 4;
     const char *colon = strrchr(ak, ':');
@@ -253,8 +253,8 @@ enum strata_auth_err strata_sigv2__verify_header(const struct strata_creds *cred
 }
 
 enum strata_auth_err strata_sigv2__verify_query(const struct strata_creds *creds,
-                                       const struct strata_auth_req *req,
-                                       struct strata_auth_result *out)
+                                                const struct strata_auth_req *req,
+                                                struct strata_auth_result *out)
 {
     const char *v;
     size_t n;

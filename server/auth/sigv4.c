@@ -21,7 +21,8 @@
 #include "strata/err.h"
 #include "strata/hex.h"
 
-static enum strata_auth_err fail(struct strata_auth_result *out, enum strata_auth_err e, const char *msg)
+static enum strata_auth_err fail(struct strata_auth_result *out, enum strata_auth_err e,
+                                 const char *msg)
 {
     out->err_msg = msg;
     return e;
@@ -57,7 +58,7 @@ static enum strata_auth_err parse_content_sha(const char *v, struct strata_auth_
 
 /* x-amz-decoded-content-length and x-amz-trailer, for the chunk decoder. */
 static enum strata_auth_err parse_streaming_hdrs(const struct strata_auth_req *req,
-                                        struct strata_auth_result *out)
+                                                 struct strata_auth_result *out)
 {
     const char *dl = strata_sigv4__hdr(req, "x-amz-decoded-content-length");
     if (dl) {
@@ -127,8 +128,9 @@ static bool parse_credential(const char *c, size_t n, struct v4_cred *cr)
 
 /* The credential's region against the server's (req->region; NULL: any).
  * prefix starts AWS's message: the header's or the query's wording. */
-static enum strata_auth_err check_region(const struct strata_auth_req *req, const struct v4_cred *cr,
-                                enum strata_auth_err e, const char *prefix, struct strata_auth_result *out)
+static enum strata_auth_err check_region(const struct strata_auth_req *req,
+                                         const struct v4_cred *cr, enum strata_auth_err e,
+                                         const char *prefix, struct strata_auth_result *out)
 {
     if (!req->region || (strlen(req->region) == cr->region_len &&
                          memcmp(req->region, cr->region, cr->region_len) == 0))
@@ -186,13 +188,16 @@ static bool signed_headers_ok(const char *sh, size_t sh_len)
 }
 
 /* Signs and compares; fills the streaming fields of out on success. */
-static enum strata_auth_err check_signature(const struct strata_auth_req *req, const struct strata_cred *cred,
-                                   const struct v4_cred *cr, const char *amz_date, const char *sh,
-                                   size_t sh_len, const char *skip, const char *payload_hash,
-                                   const char *given_sig, struct strata_auth_result *out)
+static enum strata_auth_err check_signature(const struct strata_auth_req *req,
+                                            const struct strata_cred *cred,
+                                            const struct v4_cred *cr, const char *amz_date,
+                                            const char *sh, size_t sh_len, const char *skip,
+                                            const char *payload_hash, const char *given_sig,
+                                            struct strata_auth_result *out)
 {
     char creq[65], sig[65];
-    enum strata_auth_err e = strata_sigv4__canonical_hash(req, sh, sh_len, skip, NULL, payload_hash, creq);
+    enum strata_auth_err e =
+        strata_sigv4__canonical_hash(req, sh, sh_len, skip, NULL, payload_hash, creq);
     if (e != STRATA_AUTH_OK)
         return fail(out, e, NULL);
     uint8_t *key = out->signing_key;
@@ -251,8 +256,8 @@ static bool parse_authz(const char *a, struct v4_authz *z)
 }
 
 enum strata_auth_err strata_sigv4__verify_header(const struct strata_creds *creds,
-                                        const struct strata_auth_req *req, const char *authz,
-                                        struct strata_auth_result *out)
+                                                 const struct strata_auth_req *req,
+                                                 const char *authz, struct strata_auth_result *out)
 {
     struct v4_authz z;
     struct v4_cred cr;
@@ -261,7 +266,7 @@ enum strata_auth_err strata_sigv4__verify_header(const struct strata_creds *cred
     if (!signed_headers_ok(z.sh, z.sh_len))
         return fail(out, STRATA_AUTH_MALFORMED_HEADER, NULL);
     enum strata_auth_err re = check_region(req, &cr, STRATA_AUTH_MALFORMED_HEADER,
-                                  "The authorization header is malformed", out);
+                                           "The authorization header is malformed", out);
     if (re != STRATA_AUTH_OK)
         return re;
 
@@ -363,8 +368,9 @@ static bool qparam(const struct qparams *qp, int which, char *buf, size_t cap)
     return true;
 }
 
-static enum strata_auth_err verify_query(const struct strata_creds *creds, const struct strata_auth_req *req,
-                                const struct qparams *q, struct strata_auth_result *out)
+static enum strata_auth_err verify_query(const struct strata_creds *creds,
+                                         const struct strata_auth_req *req, const struct qparams *q,
+                                         struct strata_auth_result *out)
 {
     char algo[32], credential[256], date[32], expires[32], sh[1024], sig[80], csha[80];
     if (!qparam(q, QP_ALGO, algo, sizeof(algo)) || strcmp(algo, STRATA_SIGV4_ALGO))
@@ -383,7 +389,7 @@ static enum strata_auth_err verify_query(const struct strata_creds *creds, const
         return fail(out, STRATA_AUTH_MALFORMED_QUERY,
                     "Error parsing the X-Amz-Credential parameter.");
     enum strata_auth_err re = check_region(req, &cr, STRATA_AUTH_MALFORMED_QUERY,
-                                  "Error parsing the X-Amz-Credential parameter", out);
+                                           "Error parsing the X-Amz-Credential parameter", out);
     if (re != STRATA_AUTH_OK)
         return re;
     time_t t;
@@ -396,25 +402,20 @@ static enum strata_auth_err verify_query(const struct strata_creds *creds, const
     size_t el = strlen(expires);
     /* AWS answers a negative value (an expiry in the past) 400, not 403. */
     if (expires[0] == '-' && el > 1 && el <= 8 && strspn(expires + 1, "0123456789") == el - 1)
-        return fail(out, STRATA_AUTH_MALFORMED_QUERY,
-                    "X-Amz-Expires must be non-negative");
+        return fail(out, STRATA_AUTH_MALFORMED_QUERY, "X-Amz-Expires must be non-negative");
     if (el == 0 || el > 7 || strspn(expires, "0123456789") != el)
-        return fail(out, STRATA_AUTH_MALFORMED_QUERY,
-                    "X-Amz-Expires should be a number");
+        return fail(out, STRATA_AUTH_MALFORMED_QUERY, "X-Amz-Expires should be a number");
     long exp_s = strtol(expires, NULL, 10);
     if (exp_s < 1)
-        return fail(out, STRATA_AUTH_MALFORMED_QUERY,
-                    "X-Amz-Expires must be at least 1 second");
+        return fail(out, STRATA_AUTH_MALFORMED_QUERY, "X-Amz-Expires must be at least 1 second");
     if (exp_s > STRATA_SIGV4_MAX_EXPIRES_S)
         return fail(out, STRATA_AUTH_MALFORMED_QUERY,
                     "X-Amz-Expires must be less than a week (in seconds) that is 604800 seconds");
     size_t shl = strlen(sh);
     if (!signed_headers_ok(sh, shl))
-        return fail(out, STRATA_AUTH_MALFORMED_QUERY,
-                    "X-Amz-SignedHeaders must include host");
+        return fail(out, STRATA_AUTH_MALFORMED_QUERY, "X-Amz-SignedHeaders must include host");
     if (strlen(sig) != 64 || !strata_hex_is(sig, 64, false))
-        return fail(out, STRATA_AUTH_MALFORMED_QUERY,
-                    "X-Amz-Signature must be 64 hex characters");
+        return fail(out, STRATA_AUTH_MALFORMED_QUERY, "X-Amz-Signature must be 64 hex characters");
 
     const char *payload = "UNSIGNED-PAYLOAD";
     out->payload_mode = STRATA_PAYLOAD_UNSIGNED;
@@ -424,8 +425,7 @@ static enum strata_auth_err verify_query(const struct strata_creds *creds, const
             return e;
         if (out->payload_mode != STRATA_PAYLOAD_UNSIGNED &&
             out->payload_mode != STRATA_PAYLOAD_SIGNED)
-            return fail(out, STRATA_AUTH_MALFORMED_QUERY,
-                        "Streaming payloads cannot be presigned");
+            return fail(out, STRATA_AUTH_MALFORMED_QUERY, "Streaming payloads cannot be presigned");
         payload = csha;
     }
 
@@ -443,8 +443,8 @@ static enum strata_auth_err verify_query(const struct strata_creds *creds, const
 }
 
 enum strata_auth_err strata_sigv4__verify_query(const struct strata_creds *creds,
-                                       const struct strata_auth_req *req,
-                                       struct strata_auth_result *out)
+                                                const struct strata_auth_req *req,
+                                                struct strata_auth_result *out)
 {
     struct qparams q;
     qparams_scan(req->raw_query, &q);
@@ -453,8 +453,9 @@ enum strata_auth_err strata_sigv4__verify_query(const struct strata_creds *creds
 
 /* ---- dispatch ------------------------------------------------------------- */
 
-static enum strata_auth_err verify(const struct strata_creds *creds, const struct strata_auth_req *req,
-                          struct strata_auth_result *out)
+static enum strata_auth_err verify(const struct strata_creds *creds,
+                                   const struct strata_auth_req *req,
+                                   struct strata_auth_result *out)
 {
     memset(out, 0, sizeof(*out));
     out->decoded_length = UINT64_MAX;
@@ -503,8 +504,9 @@ static enum strata_auth_err verify(const struct strata_creds *creds, const struc
 /* A disabled user is refused after the signature checks out (so the
  * answer does not tell a stranger which keys exist), with AWS's code for
  * an inactive key and MinIO's message. */
-enum strata_auth_err strata_auth_verify(const struct strata_creds *creds, const struct strata_auth_req *req,
-                               struct strata_auth_result *out)
+enum strata_auth_err strata_auth_verify(const struct strata_creds *creds,
+                                        const struct strata_auth_req *req,
+                                        struct strata_auth_result *out)
 {
     enum strata_auth_err e = verify(creds, req, out);
     if (e == STRATA_AUTH_OK && out->cred && out->cred->disabled) {

@@ -94,7 +94,7 @@ static int recode(const char *raw, size_t raw_len, char *scratch, char **arena, 
 }
 
 static enum strata_auth_err put_canonical_query(struct strata_sigv4_sink *s, const char *q,
-                                       const char *skip_param)
+                                                const char *skip_param)
 {
     if (!q || !*q)
         return STRATA_AUTH_OK;
@@ -164,8 +164,8 @@ static bool name_eq(const char *a, const char *b, size_t blen)
 }
 
 static enum strata_auth_err put_canonical_headers(struct strata_sigv4_sink *s,
-                                         const struct strata_auth_req *req, const char *sh,
-                                         size_t sh_len, const char *host_override)
+                                                  const struct strata_auth_req *req, const char *sh,
+                                                  size_t sh_len, const char *host_override)
 {
     const char *p = sh, *end = sh + sh_len;
     size_t count = 0;
@@ -205,9 +205,10 @@ static int sha_flush_cb(void *ud, const void *p, size_t n)
 }
 
 enum strata_auth_err strata_sigv4__canonical_hash(const struct strata_auth_req *req,
-                                         const char *signed_headers, size_t signed_headers_len,
-                                         const char *skip_param, const char *host_override,
-                                         const char *payload_hash, char out_hex[65])
+                                                  const char *signed_headers,
+                                                  size_t signed_headers_len, const char *skip_param,
+                                                  const char *host_override,
+                                                  const char *payload_hash, char out_hex[65])
 {
     struct strata_sigv4_sink s = {.flush_cb = sha_flush_cb};
     if (strata_sigv4__sha_begin() != 0)

@@ -370,7 +370,8 @@ int strata_chunked_feed(struct strata_chunked *c, const void *data, size_t len,
                 return 0;
             if (r < 0)
                 return fail(c, STRATA_AUTH_INCOMPLETE_BODY, err);
-            enum strata_auth_err e = c->state == CH_HDR ? parse_chunk_header(c) : parse_trailer_line(c);
+            enum strata_auth_err e =
+                c->state == CH_HDR ? parse_chunk_header(c) : parse_trailer_line(c);
             c->line_len = 0;
             if (e != STRATA_AUTH_OK)
                 return fail(c, e, err);

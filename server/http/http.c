@@ -554,7 +554,10 @@ static enum s3_err setup(struct strata_req *r, int *serr)
             *serr = rc;
             return strata_s3_err_from_strata(rc, S3CTX_BUCKET);
         }
-        e = strata_authz_request(r, serr);
+        enum strata_auth_err ae = strata_authz_request(r, serr);
+        if (ae == STRATA_AUTH_STORE)
+            return strata_s3_err_from_strata(*serr, S3CTX_BUCKET);
+        e = strata_s3_err_from_auth(ae);
         if (e)
             return e;
     }
@@ -618,7 +621,8 @@ static void feed_body(struct strata_req *r, const char *data, size_t len)
         return; /* drain: the error is answered at the end */
     if (r->chunked) {
         enum strata_auth_err e = STRATA_AUTH_OK;
-        if (strata_chunked_feed(r->chunked, data, len, body_sink, r, &e) != 0 && e != STRATA_AUTH_OK)
+        if (strata_chunked_feed(r->chunked, data, len, body_sink, r, &e) != 0 &&
+            e != STRATA_AUTH_OK)
             strata_req_defer_error(r, strata_s3_err_from_auth(e), 0);
         return;
     }

@@ -174,7 +174,7 @@ static enum s3_err object_lookup(struct strata_req *r, struct strata_obj_info *i
     *rc = strata_obj_head(r->srv->meta, r->bucket, r->key, vid, info);
     if (*rc)
         return S3E_NONE; /* the caller answers rc */
-    return strata_authz_object(r, info);
+    return strata_s3_err_from_auth(strata_authz_object(r, info));
 }
 
 /* The ACL in force on the bucket or object (default under enforcement). */

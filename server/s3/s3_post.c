@@ -299,7 +299,8 @@ static enum s3_err form_ready(struct strata_post *p, const char *filename)
         r->auth.cred = cred;
         r->auth.anonymous = false;
     }
-    e = strata_authz_check(r, &r->binfo, r->route->authz.action, r->key, NULL);
+    e = strata_s3_err_from_auth(
+        strata_authz_check(r, &r->binfo, r->route->authz.action, r->key, NULL));
     if (e)
         return e;
     return open_put(p);

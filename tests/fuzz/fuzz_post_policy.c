@@ -31,7 +31,8 @@ static void check(const struct strata_post_policy *p, const struct strata_auth_h
 {
     char msg[512], msg2[512];
     msg[0] = msg2[0] = '\0';
-    enum strata_auth_err e = strata_post_policy_check(p, "fuzz-bucket", f, n, now, msg, sizeof(msg));
+    enum strata_auth_err e =
+        strata_post_policy_check(p, "fuzz-bucket", f, n, now, msg, sizeof(msg));
     if (e != STRATA_AUTH_OK &&
         ((e != STRATA_AUTH_EXPIRED && e != STRATA_AUTH_POLICY_VIOLATION) || msg[0] == '\0'))
         STRATA_FUZZ_FAIL();

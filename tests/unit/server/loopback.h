@@ -40,8 +40,8 @@ static struct {
     unsigned port;
     struct strata_srv *srv;
     lb_answer_fn answer;
-    atomic_int completed;      /* requests libmicrohttpd has completed */
-    atomic_ullong bytes_out;   /* r->bytes_out of the last completed request */
+    atomic_int completed;    /* requests libmicrohttpd has completed */
+    atomic_ullong bytes_out; /* r->bytes_out of the last completed request */
 } lb;
 
 /* The request and what the harness owns besides it. */
@@ -139,13 +139,13 @@ static int lb_start(struct strata_srv *srv, lb_answer_fn answer)
     lb.srv = srv;
     lb.answer = answer;
     curl_global_init(CURL_GLOBAL_DEFAULT);
-    lb.mhd = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG, 0, NULL, NULL,
-                              lb_access_cb, NULL, MHD_OPTION_NOTIFY_COMPLETED, lb_completed_cb,
-                              NULL, MHD_OPTION_URI_LOG_CALLBACK, lb_uri_cb, NULL,
-                              MHD_OPTION_SOCK_ADDR,
-                              (struct sockaddr *)&(struct sockaddr_in){
-                                  .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)},
-                              MHD_OPTION_END);
+    lb.mhd =
+        MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG, 0, NULL, NULL,
+                         lb_access_cb, NULL, MHD_OPTION_NOTIFY_COMPLETED, lb_completed_cb, NULL,
+                         MHD_OPTION_URI_LOG_CALLBACK, lb_uri_cb, NULL, MHD_OPTION_SOCK_ADDR,
+                         (struct sockaddr *)&(struct sockaddr_in){
+                             .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)},
+                         MHD_OPTION_END);
     if (!lb.mhd)
         return -1;
     const union MHD_DaemonInfo *di = MHD_get_daemon_info(lb.mhd, MHD_DAEMON_INFO_BIND_PORT);
@@ -163,7 +163,7 @@ struct lb_reply {
     long status;
     char hdrs[4096]; /* header lines as received, "\r\n" kept */
     size_t nh;
-    uint8_t *body;   /* NUL-terminated */
+    uint8_t *body; /* NUL-terminated */
     size_t len;
 };
 
@@ -244,8 +244,7 @@ static inline void lb_fetch(const char *method, const char *target, struct lb_re
 }
 
 /* The value of header name (first line), or NULL; copied into out. */
-static const char *lb_hdr(const struct lb_reply *rp, const char *name, char *out,
-                          size_t out_len)
+static const char *lb_hdr(const struct lb_reply *rp, const char *name, char *out, size_t out_len)
 {
     size_t nl = strlen(name);
     for (const char *l = rp->hdrs; l && *l; l = strstr(l, "\r\n") ? strstr(l, "\r\n") + 2 : NULL) {

@@ -98,7 +98,8 @@ static void test_unknown_key(void **state)
     struct strata_auth_req r = {"GET",     "/test.txt", NULL,       get_hdrs, 5,
                                 T20130524, NULL,        0,          "us-east-1"};
     struct strata_auth_result res;
-    assert_int_equal(strata_s3_err_from_auth(strata_auth_verify(c, &r, &res)), S3E_InvalidAccessKeyId);
+    assert_int_equal(strata_s3_err_from_auth(strata_auth_verify(c, &r, &res)),
+                     S3E_InvalidAccessKeyId);
     strata_creds_destroy(c);
 }
 
@@ -415,18 +416,22 @@ static void test_region(void **state)
     assert_int_equal(strata_s3_err_from_auth(strata_auth_verify(c, &r, &res)), S3E_NONE);
     assert_false(res.wrong_region);
     r.region = "eu-west-1";
-    assert_int_equal(strata_s3_err_from_auth(strata_auth_verify(c, &r, &res)), S3E_AuthorizationHeaderMalformed);
+    assert_int_equal(strata_s3_err_from_auth(strata_auth_verify(c, &r, &res)),
+                     S3E_AuthorizationHeaderMalformed);
     assert_true(res.wrong_region);
     assert_null(res.cred);
     assert_string_equal(res.err_msg, "The authorization header is malformed; the region "
                                      "'us-east-1' is wrong; expecting 'eu-west-1'");
     /* Before the key: an unknown key signed for another region hears of the region. */
-    assert_int_equal(strata_s3_err_from_auth(strata_auth_verify(other, &r, &res)), S3E_AuthorizationHeaderMalformed);
+    assert_int_equal(strata_s3_err_from_auth(strata_auth_verify(other, &r, &res)),
+                     S3E_AuthorizationHeaderMalformed);
     assert_true(res.wrong_region);
     r.region = "us-east-10"; /* a prefix of the scope's region is another region */
-    assert_int_equal(strata_s3_err_from_auth(strata_auth_verify(c, &r, &res)), S3E_AuthorizationHeaderMalformed);
+    assert_int_equal(strata_s3_err_from_auth(strata_auth_verify(c, &r, &res)),
+                     S3E_AuthorizationHeaderMalformed);
     r.region = "us-east";
-    assert_int_equal(strata_s3_err_from_auth(strata_auth_verify(c, &r, &res)), S3E_AuthorizationHeaderMalformed);
+    assert_int_equal(strata_s3_err_from_auth(strata_auth_verify(c, &r, &res)),
+                     S3E_AuthorizationHeaderMalformed);
 
     /* Presigned: the query's error code and wording. */
     struct strata_cred cred = {AKID, SECRET, "root", false, ""};
@@ -442,7 +447,8 @@ static void test_region(void **state)
     assert_int_equal(strata_s3_err_from_auth(strata_auth_verify(c, &pr, &res)), S3E_NONE);
     assert_false(res.wrong_region);
     pr.region = "us-east-1";
-    assert_int_equal(strata_s3_err_from_auth(strata_auth_verify(c, &pr, &res)), S3E_AuthorizationQueryParametersError);
+    assert_int_equal(strata_s3_err_from_auth(strata_auth_verify(c, &pr, &res)),
+                     S3E_AuthorizationQueryParametersError);
     assert_true(res.wrong_region);
     assert_string_equal(res.err_msg, "Error parsing the X-Amz-Credential parameter; the region "
                                      "'eu-west-3' is wrong; expecting 'us-east-1'");

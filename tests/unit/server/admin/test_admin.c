@@ -21,10 +21,10 @@
 #include "admin_internal.h"
 #include "server/loopback.h"
 
-#define ROOT_AK "rootak"
-#define ROOT_SK "rootsecret-never-shown"
+#define ROOT_AK  "rootak"
+#define ROOT_SK  "rootsecret-never-shown"
 #define ADMIN_AK "adminak"
-#define BOB_AK "bobak"
+#define BOB_AK   "bobak"
 
 static struct strata_srv g_srv;
 static char g_dir[256];
@@ -69,8 +69,8 @@ static json_t *json_of(const struct lb_reply *rp)
 }
 
 /* An error reply: status, Code, and the request's id. */
-static void assert_error(const char *method, const char *target, const char *user,
-                         const char *body, long status, const char *code, const char *msg_part)
+static void assert_error(const char *method, const char *target, const char *user, const char *body,
+                         long status, const char *code, const char *msg_part)
 {
     struct lb_reply rp;
     call(method, target, user, body, &rp);
@@ -143,10 +143,9 @@ static void test_routing(void **state)
     assert_error("GET", "/strata/admin/v1/configx", ROOT_AK, NULL, 404, "NotFound", NULL);
     assert_error("POST", "/strata/admin/v1/config", ROOT_AK, NULL, 405, "MethodNotAllowed",
                  "config takes GET only");
-    assert_error("GET", "/strata/admin/v1/config?verbose=1", ROOT_AK, NULL, 400,
-                 "InvalidArgument", "no query parameters");
-    assert_error("GET", "/strata/admin/v1/audit/other", ROOT_AK, NULL, 501, "NotImplemented",
-                 NULL);
+    assert_error("GET", "/strata/admin/v1/config?verbose=1", ROOT_AK, NULL, 400, "InvalidArgument",
+                 "no query parameters");
+    assert_error("GET", "/strata/admin/v1/audit/other", ROOT_AK, NULL, 501, "NotImplemented", NULL);
 }
 
 /* The effective configuration, with the root secret masked. */
@@ -230,8 +229,8 @@ static void test_users_edit(void **state)
     json_decref(doc);
     lb_reply_free(&rp);
 
-    assert_error("PUT", "/strata/admin/v1/users/carolak", ROOT_AK,
-                 "{\"secret\": \"carolsecret1\"}", 409, "UserAlreadyExists", NULL);
+    assert_error("PUT", "/strata/admin/v1/users/carolak", ROOT_AK, "{\"secret\": \"carolsecret1\"}",
+                 409, "UserAlreadyExists", NULL);
 
     call("POST", "/strata/admin/v1/users/carolak/disable", ROOT_AK, NULL, &rp);
     assert_int_equal(rp.status, 200);
@@ -250,22 +249,21 @@ static void test_users_edit(void **state)
     json_decref(doc);
     lb_reply_free(&rp);
     assert_null(strstr(read_users(), "carolak"));
-    assert_error("GET", "/strata/admin/v1/users/carolak", ROOT_AK, NULL, 404, "NoSuchUser",
-                 NULL);
+    assert_error("GET", "/strata/admin/v1/users/carolak", ROOT_AK, NULL, 404, "NoSuchUser", NULL);
 }
 
 static void test_users_bad_requests(void **state)
 {
     (void)state;
     const char *before = strdup(read_users());
-    assert_error("PUT", "/strata/admin/v1/users/dave", ROOT_AK, "{not json", 400,
-                 "InvalidArgument", NULL);
+    assert_error("PUT", "/strata/admin/v1/users/dave", ROOT_AK, "{not json", 400, "InvalidArgument",
+                 NULL);
     assert_error("PUT", "/strata/admin/v1/users/dave", ROOT_AK, "{\"name\": \"Dave\"}", 400,
                  "InvalidArgument", NULL);
     assert_error("PUT", "/strata/admin/v1/users/dave", ROOT_AK, "{\"secret\": \"short\"}", 400,
                  "InvalidArgument", NULL);
-    assert_error("PATCH", "/strata/admin/v1/users/" BOB_AK, ROOT_AK, NULL, 405,
-                 "MethodNotAllowed", NULL);
+    assert_error("PATCH", "/strata/admin/v1/users/" BOB_AK, ROOT_AK, NULL, 405, "MethodNotAllowed",
+                 NULL);
     assert_error("POST", "/strata/admin/v1/users/" BOB_AK "/frobnicate", ROOT_AK, NULL, 404,
                  "NotFound", NULL);
     /* The root user lives in the environment, not the file. */
@@ -318,10 +316,10 @@ static int teardown(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_path),         cmocka_unit_test(test_is_admin),
-        cmocka_unit_test(test_denied),       cmocka_unit_test(test_routing),
-        cmocka_unit_test(test_config),       cmocka_unit_test(test_users_list),
-        cmocka_unit_test(test_users_edit),   cmocka_unit_test(test_users_bad_requests),
+        cmocka_unit_test(test_path),       cmocka_unit_test(test_is_admin),
+        cmocka_unit_test(test_denied),     cmocka_unit_test(test_routing),
+        cmocka_unit_test(test_config),     cmocka_unit_test(test_users_list),
+        cmocka_unit_test(test_users_edit), cmocka_unit_test(test_users_bad_requests),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -53,7 +53,7 @@ static void test_null_is_unlimited(void **state)
 }
 
 #define THREADS 4
-#define ROUNDS 20000
+#define ROUNDS  20000
 
 static void *churn(void *arg)
 {

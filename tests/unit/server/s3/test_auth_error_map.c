@@ -37,6 +37,8 @@ static const struct {
     {STRATA_AUTH_OVER_BUDGET, "SlowDown", 503},
     {STRATA_AUTH_BAD_POLICY, "InvalidPolicyDocument", 400},
     {STRATA_AUTH_POLICY_VIOLATION, "AccessDenied", 403},
+    {STRATA_AUTH_OWNER_ONLY, "MethodNotAllowed", 405},
+    {STRATA_AUTH_STORE, "InternalError", 500}, /* callers holding the STRATA_E* code map it */
     {STRATA_AUTH_INTERNAL, "InternalError", 500},
 };
 
