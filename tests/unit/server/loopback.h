@@ -244,7 +244,8 @@ static inline void lb_fetch(const char *method, const char *target, struct lb_re
 }
 
 /* The value of header name (first line), or NULL; copied into out. */
-static const char *lb_hdr(const struct lb_reply *rp, const char *name, char *out, size_t out_len)
+static inline const char *lb_hdr(const struct lb_reply *rp, const char *name, char *out,
+                                 size_t out_len)
 {
     size_t nl = strlen(name);
     for (const char *l = rp->hdrs; l && *l; l = strstr(l, "\r\n") ? strstr(l, "\r\n") + 2 : NULL) {
