@@ -44,6 +44,8 @@ enum strata_auth_err {
     STRATA_AUTH_POLICY_VIOLATION,    /* a POST form breaks its policy */
     STRATA_AUTH_OWNER_ONLY,          /* bucket-policy operation by a non-owner it allows */
     STRATA_AUTH_STORE,               /* metadata read failed (authz: STRATA_E* in *serr) */
+    STRATA_AUTH_UNKNOWN_EMAIL,       /* an ACL grant to an e-mail address no user has */
+    STRATA_AUTH_UNSUPPORTED,         /* an ACL Strata cannot grant (aws-exec-read) */
     STRATA_AUTH_INTERNAL,            /* allocation or crypto library failure */
     STRATA_AUTH__COUNT
 };

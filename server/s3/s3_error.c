@@ -151,6 +151,10 @@ enum s3_err strata_s3_err_from_auth(enum strata_auth_err e)
         return S3E_InvalidPolicyDocument;
     /* AWS answers 405 to a non-owner a bucket policy would allow to
      * manage that policy. */
+    case STRATA_AUTH_UNKNOWN_EMAIL:
+        return S3E_UnresolvableGrantByEmailAddress;
+    case STRATA_AUTH_UNSUPPORTED:
+        return S3E_NotImplemented;
     case STRATA_AUTH_OWNER_ONLY:
         return S3E_MethodNotAllowed;
     /* Callers with the STRATA_E* code map it (strata_s3_err_from_strata). */

@@ -39,6 +39,8 @@ static const struct {
     {STRATA_AUTH_POLICY_VIOLATION, "AccessDenied", 403},
     {STRATA_AUTH_OWNER_ONLY, "MethodNotAllowed", 405},
     {STRATA_AUTH_STORE, "InternalError", 500}, /* callers holding the STRATA_E* code map it */
+    {STRATA_AUTH_UNKNOWN_EMAIL, "UnresolvableGrantByEmailAddress", 400},
+    {STRATA_AUTH_UNSUPPORTED, "NotImplemented", 501},
     {STRATA_AUTH_INTERNAL, "InternalError", 500},
 };
 
