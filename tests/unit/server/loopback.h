@@ -138,6 +138,8 @@ static int lb_start(struct strata_srv *srv, lb_answer_fn answer)
 {
     lb.srv = srv;
     lb.answer = answer;
+    if (!srv->host_id[0]) /* the x-amz-id-2 of every answer */
+        snprintf(srv->host_id, sizeof(srv->host_id), "%s", "test-host-id");
     curl_global_init(CURL_GLOBAL_DEFAULT);
     lb.mhd =
         MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG, 0, NULL, NULL,
@@ -157,6 +159,14 @@ static void lb_stop(void)
 {
     MHD_stop_daemon(lb.mhd);
     curl_global_cleanup();
+}
+
+/* lb_stop as a cmocka group teardown. */
+static inline int lb_teardown(void **state)
+{
+    (void)state;
+    lb_stop();
+    return 0;
 }
 
 struct lb_reply {

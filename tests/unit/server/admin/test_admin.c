@@ -286,7 +286,6 @@ static int setup(void **state)
         return -1;
     fputs("# test users\nbobak bobsecret1 Bob\nadminak adminsecret1 Ada\n", f);
     fclose(f);
-    snprintf(g_srv.host_id, sizeof(g_srv.host_id), "%s", "test-host-id");
     g_srv.cfg.root_user = ROOT_AK;
     g_srv.cfg.root_password = ROOT_SK;
     g_srv.cfg.admin_users = ADMIN_AK;

@@ -144,15 +144,7 @@ static void test_no_boundary(void **state)
 static int setup(void **state)
 {
     (void)state;
-    snprintf(g_srv.host_id, sizeof(g_srv.host_id), "%s", "test-host-id");
     return lb_start(&g_srv, answer);
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    lb_stop();
-    return 0;
 }
 
 int main(void)
@@ -163,5 +155,5 @@ int main(void)
         cmocka_unit_test(test_callback_stops),
         cmocka_unit_test(test_no_boundary),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, setup, lb_teardown);
 }

@@ -257,15 +257,7 @@ static void test_stream_and_head(void **state)
 static int setup(void **state)
 {
     (void)state;
-    snprintf(g_srv.host_id, sizeof(g_srv.host_id), "%s", "test-host-id");
     return lb_start(&g_srv, answer);
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    lb_stop();
-    return 0;
 }
 
 int main(void)
@@ -276,5 +268,5 @@ int main(void)
         cmocka_unit_test(test_header_order),      cmocka_unit_test(test_borrow_and_take),
         cmocka_unit_test(test_stream_and_head),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, setup, lb_teardown);
 }
