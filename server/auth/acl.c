@@ -65,31 +65,31 @@ void strata_acl_default(struct strata_acl *a, const char *owner)
     strata_acl_add(a, STRATA_ACL_USER, STRATA_ACL_FULL_CONTROL, owner);
 }
 
-enum s3_err strata_acl_add(struct strata_acl *a, int type, int perm, const char *id)
+enum strata_auth_err strata_acl_add(struct strata_acl *a, int type, int perm, const char *id)
 {
     if (type != STRATA_ACL_USER)
         id = "";
     if (strlen(id) >= STRATA_ACL_ID_MAX)
-        return S3E_InvalidArgument;
+        return STRATA_AUTH_BAD_ARGUMENT;
     for (size_t i = 0; i < a->n; i++)
         if (a->g[i].type == type && a->g[i].perm == perm && strcmp(a->g[i].id, id) == 0)
-            return S3E_NONE;
+            return STRATA_AUTH_OK;
     if (a->n == STRATA_ACL_GRANTS_MAX)
-        return S3E_InvalidArgument;
+        return STRATA_AUTH_BAD_ARGUMENT;
     struct strata_acl_grant *g = &a->g[a->n++];
     memset(g, 0, sizeof(*g)); /* whole grants compare with memcmp */
     g->type = (uint8_t)type;
     g->perm = (uint8_t)perm;
     snprintf(g->id, sizeof(g->id), "%s", id);
-    return S3E_NONE;
+    return STRATA_AUTH_OK;
 }
 
-enum s3_err strata_acl_canned(struct strata_acl *a, const char *name, bool bucket,
-                              const char *owner, const char *bucket_owner)
+enum strata_auth_err strata_acl_canned(struct strata_acl *a, const char *name, bool bucket,
+                                       const char *owner, const char *bucket_owner)
 {
     strata_acl_default(a, owner);
     if (strcmp(name, "private") == 0)
-        return S3E_NONE;
+        return STRATA_AUTH_OK;
     if (strcmp(name, "public-read") == 0)
         return strata_acl_add(a, STRATA_ACL_ALL_USERS, STRATA_ACL_READ, NULL);
     if (strcmp(name, "public-read-write") == 0) {
@@ -103,22 +103,23 @@ enum s3_err strata_acl_canned(struct strata_acl *a, const char *name, bool bucke
      * ignores them on buckets). */
     bool own = bucket || strcmp(owner, bucket_owner) == 0;
     if (strcmp(name, "bucket-owner-read") == 0)
-        return own ? S3E_NONE : strata_acl_add(a, STRATA_ACL_USER, STRATA_ACL_READ, bucket_owner);
+        return own ? STRATA_AUTH_OK
+                   : strata_acl_add(a, STRATA_ACL_USER, STRATA_ACL_READ, bucket_owner);
     if (strcmp(name, "bucket-owner-full-control") == 0)
-        return own ? S3E_NONE
+        return own ? STRATA_AUTH_OK
                    : strata_acl_add(a, STRATA_ACL_USER, STRATA_ACL_FULL_CONTROL, bucket_owner);
     if (strcmp(name, "log-delivery-write") == 0 && bucket) {
         strata_acl_add(a, STRATA_ACL_LOG_DELIVERY, STRATA_ACL_WRITE, NULL);
         return strata_acl_add(a, STRATA_ACL_LOG_DELIVERY, STRATA_ACL_READ_ACP, NULL);
     }
     if (strcmp(name, "aws-exec-read") == 0)
-        return S3E_NotImplemented;
-    return S3E_InvalidArgument;
+        return STRATA_AUTH_UNSUPPORTED;
+    return STRATA_AUTH_BAD_ARGUMENT;
 }
 
 /* One "key=value" item of a grant header (value possibly quoted). */
-static enum s3_err grant_item(struct strata_acl *a, int perm, const char *item, size_t len,
-                              strata_acl_resolve_cb resolve, void *ud)
+static enum strata_auth_err grant_item(struct strata_acl *a, int perm, const char *item, size_t len,
+                                       strata_acl_resolve_cb resolve, void *ud)
 {
     while (len && (*item == ' ' || *item == '\t'))
         item++, len--;
@@ -126,7 +127,7 @@ static enum s3_err grant_item(struct strata_acl *a, int perm, const char *item, 
         len--;
     const char *eq = memchr(item, '=', len);
     if (!eq)
-        return S3E_InvalidArgument;
+        return STRATA_AUTH_BAD_ARGUMENT;
     size_t kl = (size_t)(eq - item);
     const char *v = eq + 1;
     size_t vl = len - kl - 1;
@@ -134,35 +135,35 @@ static enum s3_err grant_item(struct strata_acl *a, int perm, const char *item, 
         v++, vl -= 2;
     char val[256];
     if (vl == 0 || vl >= sizeof(val) || memchr(v, '"', vl))
-        return S3E_InvalidArgument;
+        return STRATA_AUTH_BAD_ARGUMENT;
     memcpy(val, v, vl);
     val[vl] = '\0';
     char id[STRATA_ACL_ID_MAX];
     if (kl == 2 && strncasecmp(item, "id", 2) == 0) {
         if (!resolve(ud, false, val, id))
-            return S3E_InvalidArgument;
+            return STRATA_AUTH_BAD_ARGUMENT;
         return strata_acl_add(a, STRATA_ACL_USER, perm, id);
     }
     if (kl == 3 && strncasecmp(item, "uri", 3) == 0) {
         int t = strata_acl_group_parse(val);
-        return t < 0 ? S3E_InvalidArgument : strata_acl_add(a, t, perm, NULL);
+        return t < 0 ? STRATA_AUTH_BAD_ARGUMENT : strata_acl_add(a, t, perm, NULL);
     }
     if (kl == 12 && strncasecmp(item, "emailAddress", 12) == 0) {
         if (!resolve(ud, true, val, id))
-            return S3E_UnresolvableGrantByEmailAddress;
+            return STRATA_AUTH_UNKNOWN_EMAIL;
         return strata_acl_add(a, STRATA_ACL_USER, perm, id);
     }
-    return S3E_InvalidArgument;
+    return STRATA_AUTH_BAD_ARGUMENT;
 }
 
-enum s3_err strata_acl_grant_hdr(struct strata_acl *a, int perm, const char *value,
-                                 strata_acl_resolve_cb resolve, void *ud)
+enum strata_auth_err strata_acl_grant_hdr(struct strata_acl *a, int perm, const char *value,
+                                          strata_acl_resolve_cb resolve, void *ud)
 {
     const char *p = value;
     bool any = false;
     for (;;) {
         size_t n = strcspn(p, ",");
-        enum s3_err e = grant_item(a, perm, p, n, resolve, ud);
+        enum strata_auth_err e = grant_item(a, perm, p, n, resolve, ud);
         if (e)
             return e;
         any = true;
@@ -170,7 +171,7 @@ enum s3_err strata_acl_grant_hdr(struct strata_acl *a, int perm, const char *val
             break;
         p += n + 1;
     }
-    return any ? S3E_NONE : S3E_InvalidArgument;
+    return any ? STRATA_AUTH_OK : STRATA_AUTH_BAD_ARGUMENT;
 }
 
 static bool grant_holds(const struct strata_acl_grant *g, const char *caller, int perm,

@@ -18,7 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "s3_error.h"
+#include "auth.h"
 #include "sbuf.h"
 
 /* Permissions, as bits so a request can ask for one and a grant hold one. */
@@ -63,23 +63,23 @@ void strata_acl_default(struct strata_acl *a, const char *owner);
 
 /*
  * The canned ACL name for a resource owned by owner in a bucket owned by
- * bucket_owner (for a bucket both are its owner).  S3E_NONE, or
- * InvalidArgument for an unknown name (or log-delivery-write on an
- * object), NotImplemented for aws-exec-read (there is no EC2 to grant to).
+ * bucket_owner (for a bucket both are its owner).  STRATA_AUTH_OK, or
+ * BAD_ARGUMENT for an unknown name (or log-delivery-write on an object),
+ * UNSUPPORTED for aws-exec-read (there is no EC2 to grant to).
  */
-enum s3_err strata_acl_canned(struct strata_acl *a, const char *name, bool bucket,
-                              const char *owner, const char *bucket_owner);
+enum strata_auth_err strata_acl_canned(struct strata_acl *a, const char *name, bool bucket,
+                                       const char *owner, const char *bucket_owner);
 
 /* Adds the grants of one x-amz-grant-<perm> header value ("id=...,
- * uri=\"...\", emailAddress=..."; quotes optional).  InvalidArgument for
- * bad syntax, an unknown URI or ID, or over STRATA_ACL_GRANTS_MAX grants;
- * UnresolvableGrantByEmailAddress for an unknown address. */
-enum s3_err strata_acl_grant_hdr(struct strata_acl *a, int perm, const char *value,
-                                 strata_acl_resolve_cb resolve, void *ud);
+ * uri=\"...\", emailAddress=..."; quotes optional).  BAD_ARGUMENT for bad
+ * syntax, an unknown URI or ID, or over STRATA_ACL_GRANTS_MAX grants;
+ * UNKNOWN_EMAIL for an unknown address. */
+enum strata_auth_err strata_acl_grant_hdr(struct strata_acl *a, int perm, const char *value,
+                                          strata_acl_resolve_cb resolve, void *ud);
 
-/* Appends a grant; InvalidArgument when full.  Exact duplicates are kept
+/* Appends a grant; BAD_ARGUMENT when full.  Exact duplicates are kept
  * once. */
-enum s3_err strata_acl_add(struct strata_acl *a, int type, int perm, const char *id);
+enum strata_auth_err strata_acl_add(struct strata_acl *a, int type, int perm, const char *id);
 
 /* Permission name <-> bit; 0 for an unknown name. */
 int strata_acl_perm_parse(const char *name);

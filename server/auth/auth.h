@@ -16,7 +16,39 @@
 #include <time.h>
 
 #include "body_budget.h"
-#include "s3_error.h"
+
+/* ---- errors ------------------------------------------------------------- */
+
+/* Why auth refused a request.  Auth names the cause; the S3 layer decides
+ * what the client is told (strata_s3_err_from_auth, server/s3/s3_error.c,
+ * the one mapping to AWS's code, status and message). */
+enum strata_auth_err {
+    STRATA_AUTH_OK = 0,
+    STRATA_AUTH_BAD_SIGNATURE,       /* the signature does not match */
+    STRATA_AUTH_UNKNOWN_KEY,         /* no such access key */
+    STRATA_AUTH_DISABLED_KEY,        /* a known access key, disabled */
+    STRATA_AUTH_CLOCK_SKEW,          /* request date over 15 minutes off */
+    STRATA_AUTH_EXPIRED,             /* presigned URL or POST policy out of its time */
+    STRATA_AUTH_NO_DATE,             /* no valid Date or x-amz-date header */
+    STRATA_AUTH_UNSIGNED_HEADER,     /* an x-amz-* header outside the signature */
+    STRATA_AUTH_DENIED,              /* refused for another reason (see err_msg) */
+    STRATA_AUTH_MALFORMED_HEADER,    /* SigV4 Authorization unparsable or wrong scope */
+    STRATA_AUTH_MALFORMED_QUERY,     /* SigV4 presigned query parameters unparsable */
+    STRATA_AUTH_BAD_ARGUMENT,        /* a bad value: payload hash, auth type, form field */
+    STRATA_AUTH_MISSING_CONTENT_SHA, /* header-signed request without x-amz-content-sha256 */
+    STRATA_AUTH_HEADERS_TOO_LARGE,   /* the string to sign would not fit */
+    STRATA_AUTH_BAD_CHUNK,           /* aws-chunked framing broken */
+    STRATA_AUTH_INCOMPLETE_BODY,     /* aws-chunked body ends early */
+    STRATA_AUTH_OVER_BUDGET,         /* a chunk does not fit the body memory budget */
+    STRATA_AUTH_BAD_POLICY,          /* POST policy document unparsable */
+    STRATA_AUTH_POLICY_VIOLATION,    /* a POST form breaks its policy */
+    STRATA_AUTH_OWNER_ONLY,          /* bucket-policy operation by a non-owner it allows */
+    STRATA_AUTH_STORE,               /* metadata read failed (authz: STRATA_E* in *serr) */
+    STRATA_AUTH_UNKNOWN_EMAIL,       /* an ACL grant to an e-mail address no user has */
+    STRATA_AUTH_UNSUPPORTED,         /* an ACL Strata cannot grant (aws-exec-read) */
+    STRATA_AUTH_INTERNAL,            /* allocation or crypto library failure */
+    STRATA_AUTH__COUNT
+};
 
 /* ---- credentials -------------------------------------------------------- */
 
@@ -119,7 +151,7 @@ struct strata_auth_result {
     uint64_t decoded_length;         /* x-amz-decoded-content-length, or UINT64_MAX */
     char trailer[64];                /* x-amz-trailer: e.g. "x-amz-checksum-crc32", or "" */
     /* With an error: AWS's own message for it when more specific than the
-     * s3_errors.def text ("Request has expired"), static storage or
+     * S3 code's default text ("Request has expired"), static storage or
      * err_buf, or NULL. */
     const char *err_msg;
     /* A credential scoped to another region than req->region: the answer
@@ -130,20 +162,21 @@ struct strata_auth_result {
 };
 
 /*
- * Authenticate.  Returns S3E_NONE and fills out, or the S3 error to answer:
- * InvalidAccessKeyId, SignatureDoesNotMatch, RequestTimeTooSkewed (> 15 min),
- * AccessDenied (expired presigned URL), AuthorizationHeaderMalformed,
- * AuthorizationQueryParametersError, InvalidArgument, MissingSecurityHeader.
+ * Authenticate.  Returns STRATA_AUTH_OK and fills out, or why not: UNKNOWN_KEY,
+ * DISABLED_KEY, BAD_SIGNATURE, CLOCK_SKEW (> 15 min), EXPIRED (presigned
+ * URL), NO_DATE, UNSIGNED_HEADER, MALFORMED_HEADER, MALFORMED_QUERY,
+ * BAD_ARGUMENT, MISSING_CONTENT_SHA, DENIED, with out->err_msg when AWS
+ * words it more precisely than the S3 code's default text.
  * A credential for another region than req->region is refused before the
- * access key is looked up, as AWS does: AuthorizationHeaderMalformed
- * (header) or AuthorizationQueryParametersError (presigned) with
- * out->wrong_region set and AWS's message ("... the region 'X' is wrong;
- * expecting 'Y'").
+ * access key is looked up, as AWS does: MALFORMED_HEADER (header) or
+ * MALFORMED_QUERY (presigned) with out->wrong_region set and AWS's message
+ * ("... the region 'X' is wrong; expecting 'Y'").
  * Signatures are compared in constant time.  A request with no credentials
- * at all returns S3E_NONE with out->anonymous set; the caller decides.
+ * at all returns STRATA_AUTH_OK with out->anonymous set; the caller decides.
  */
-enum s3_err strata_auth_verify(const struct strata_creds *creds, const struct strata_auth_req *req,
-                               struct strata_auth_result *out);
+enum strata_auth_err strata_auth_verify(const struct strata_creds *creds,
+                                        const struct strata_auth_req *req,
+                                        struct strata_auth_result *out);
 
 /* ---- aws-chunked body decoder ------------------------------------------ */
 
@@ -154,7 +187,7 @@ int strata_chunked_create(const struct strata_auth_result *auth, struct strata_c
 void strata_chunked_destroy(struct strata_chunked *c);
 
 /* Charge the decoder's chunk buffer to budget (may be NULL: unlimited).
- * A signed chunk that does not fit fails the feed with SlowDown; what was
+ * A signed chunk that does not fit fails the feed with OVER_BUDGET; what was
  * taken is given back by strata_chunked_destroy.  Call before the first
  * feed. */
 void strata_chunked_set_budget(struct strata_chunked *c, struct strata_body_budget *budget);
@@ -163,16 +196,16 @@ void strata_chunked_set_budget(struct strata_chunked *c, struct strata_body_budg
  * Feed raw body bytes in pieces of any size; decoded payload bytes are
  * passed to out_cb as they are verified (a chunk's bytes only after its
  * signature checks out).  A non-zero return of out_cb stops decoding and is
- * returned as -1 with *err left S3E_NONE.  Bad framing -> IncompleteBody or
- * InvalidRequest / InvalidChunkSizeError; bad chunk signature ->
- * SignatureDoesNotMatch; a chunk over the budget -> SlowDown.  Returns 0, or -1 with *err set.
+ * returned as -1 with *err left STRATA_AUTH_OK.  Bad framing -> BAD_CHUNK
+ * or INCOMPLETE_BODY; bad chunk signature -> BAD_SIGNATURE; a chunk over
+ * the budget -> OVER_BUDGET.  Returns 0, or -1 with *err set.
  */
 int strata_chunked_feed(struct strata_chunked *c, const void *data, size_t len,
                         int (*out_cb)(void *ud, const void *buf, size_t len), void *ud,
-                        enum s3_err *err);
+                        enum strata_auth_err *err);
 /* After the last byte: the final 0-size chunk and trailers (with their
  * signature in the signed-trailer mode) must have been seen. */
-int strata_chunked_finish(struct strata_chunked *c, enum s3_err *err);
+int strata_chunked_finish(struct strata_chunked *c, enum strata_auth_err *err);
 /* A trailer's value after finish (e.g. "x-amz-checksum-crc32"), or NULL. */
 const char *strata_chunked_trailer(const struct strata_chunked *c, const char *name);
 uint64_t strata_chunked_decoded_bytes(const struct strata_chunked *c);

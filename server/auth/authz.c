@@ -508,20 +508,20 @@ static bool owned_by_bucket_owner(const struct strata_bucket_info *bi,
 }
 
 /* The grant check of an object-level ACL permission on a version. */
-static enum s3_err object_grant(struct strata_req *r, const struct strata_bucket_info *bi,
-                                const struct strata_obj_info *info, int ownership, int perm,
-                                bool ignore_public)
+static enum strata_auth_err object_grant(struct strata_req *r, const struct strata_bucket_info *bi,
+                                         const struct strata_obj_info *info, int ownership,
+                                         int perm, bool ignore_public)
 {
     if (ownership == STRATA_OWN_ENFORCED || !info->acl || !info->acl_len)
-        return is_owner(r, bi) ? S3E_NONE : S3E_AccessDenied; /* the default ACL */
+        return is_owner(r, bi) ? STRATA_AUTH_OK : STRATA_AUTH_DENIED; /* the default ACL */
     struct strata_acl *a = malloc(sizeof(*a));
     if (!a)
-        return S3E_InternalError;
+        return STRATA_AUTH_INTERNAL;
     object_acl(bi, info, ownership, a);
     bool ok = strata_acl_allows(a, r->auth.cred ? r->auth.cred->access_key : NULL, perm,
                                 ignore_public);
     free(a);
-    return ok ? S3E_NONE : S3E_AccessDenied;
+    return ok ? STRATA_AUTH_OK : STRATA_AUTH_DENIED;
 }
 
 /*
@@ -535,14 +535,14 @@ static enum s3_err object_grant(struct strata_req *r, const struct strata_bucket
  * the permission to check once the handler has read the version
  * (strata_authz_object); with defer NULL the version is read here.
  */
-static enum s3_err decide(struct strata_req *r, const struct strata_policy_ref *ref,
-                          const struct strata_bucket_info *bi, const char *action,
-                          const char *key, const char *version_id, int *defer)
+static enum strata_auth_err decide(struct strata_req *r, const struct strata_policy_ref *ref,
+                                   const struct strata_bucket_info *bi, const char *action,
+                                   const char *key, const char *version_id, int *defer)
 {
     const struct strata_policy *p = strata_policy_ref_get(ref);
     enum strata_policy_decision d = evaluate(r, p, action, bi, key, version_id);
     if (d == STRATA_POLICY_DENY)
-        return S3E_AccessDenied;
+        return STRATA_AUTH_DENIED;
     bool owner = is_owner(r, bi);
     /* RestrictPublicBuckets: a public policy grants nobody but the owner. */
     if (d == STRATA_POLICY_ALLOW && !owner && (ref->pab & STRATA_PAB_RESTRICT_PUBLIC_BUCKETS) &&
@@ -554,17 +554,17 @@ static enum s3_err decide(struct strata_req *r, const struct strata_policy_ref *
     bool ignore_public = (ref->pab & STRATA_PAB_IGNORE_PUBLIC_ACLS) != 0;
     if (d == STRATA_POLICY_ALLOW) {
         if (!key || enforced || !policy_needs_owned(action))
-            return S3E_NONE;
+            return STRATA_AUTH_OK;
         /* Whose object it is: known once the version is read.  Actions
          * no ACL permission maps to fall back to FULL_CONTROL. */
         if (defer) {
             *defer = perm | POLICY_ALLOWED;
-            return S3E_NONE;
+            return STRATA_AUTH_OK;
         }
         struct strata_obj_info info;
         memset(&info, 0, sizeof(info));
         int rc = strata_obj_head(r->srv->meta, bi->name, key, version_id, &info);
-        enum s3_err e = S3E_NONE; /* a missing version: the caller reports rc */
+        enum strata_auth_err e = STRATA_AUTH_OK; /* a missing version: the caller reports rc */
         if (rc == 0 && !owned_by_bucket_owner(bi, &info, ref->ownership))
             e = object_grant(r, bi, &info, ref->ownership, perm ? perm : STRATA_ACL_FULL_CONTROL,
                              ignore_public);
@@ -573,51 +573,52 @@ static enum s3_err decide(struct strata_req *r, const struct strata_policy_ref *
     }
     if (!object || !perm || !key || (enforced && owner)) {
         if (owner)
-            return S3E_NONE;
+            return STRATA_AUTH_OK;
         if (!perm || object || enforced)
-            return S3E_AccessDenied;
+            return STRATA_AUTH_DENIED;
         return strata_acl_allows(ref->acl, r->auth.cred ? r->auth.cred->access_key : NULL, perm,
                                  ignore_public)
-                   ? S3E_NONE
-                   : S3E_AccessDenied;
+                   ? STRATA_AUTH_OK
+                   : STRATA_AUTH_DENIED;
     }
     if (enforced)
-        return S3E_AccessDenied; /* ACLs grant nothing; only the owner and policies */
+        return STRATA_AUTH_DENIED; /* ACLs grant nothing; only the owner and policies */
     if (defer) {
         *defer = perm;
-        return S3E_NONE;
+        return STRATA_AUTH_OK;
     }
     struct strata_obj_info info;
     memset(&info, 0, sizeof(info));
     int rc = strata_obj_head(r->srv->meta, bi->name, key, version_id, &info);
-    enum s3_err e = rc ? (owner ? S3E_NONE : S3E_AccessDenied) /* the caller reports rc */
-                       : object_grant(r, bi, &info, ref->ownership, perm, ignore_public);
+    enum strata_auth_err e =
+        rc ? (owner ? STRATA_AUTH_OK : STRATA_AUTH_DENIED) /* the caller reports rc */
+           : object_grant(r, bi, &info, ref->ownership, perm, ignore_public);
     strata_obj_info_fini(&info);
     return e;
 }
 
-enum s3_err strata_authz_check(struct strata_req *r, const struct strata_bucket_info *bi,
-                               const char *action, const char *key, const char *version_id)
+enum strata_auth_err strata_authz_check(struct strata_req *r, const struct strata_bucket_info *bi,
+                                        const char *action, const char *key, const char *version_id)
 {
     struct strata_policy_ref *ref = NULL;
     int rc = strata_policy_cache_get(r->srv->meta, bi, &ref);
     if (rc)
-        return S3E_InternalError;
-    enum s3_err e = decide(r, ref, bi, action, key, version_id, NULL);
+        return STRATA_AUTH_INTERNAL;
+    enum strata_auth_err e = decide(r, ref, bi, action, key, version_id, NULL);
     strata_policy_ref_put(ref);
     return e;
 }
 
-enum s3_err strata_authz_object(struct strata_req *r, const struct strata_obj_info *info)
+enum strata_auth_err strata_authz_object(struct strata_req *r, const struct strata_obj_info *info)
 {
     if (!r->acl_need)
-        return S3E_NONE;
+        return STRATA_AUTH_OK;
     struct strata_policy_ref *ref = NULL;
     int rc = strata_policy_cache_get(r->srv->meta, &r->binfo, &ref);
     if (rc)
-        return S3E_InternalError;
+        return STRATA_AUTH_INTERNAL;
     int perm = r->acl_need & ~POLICY_ALLOWED;
-    enum s3_err e = S3E_NONE;
+    enum strata_auth_err e = STRATA_AUTH_OK;
     if (!(r->acl_need & POLICY_ALLOWED) ||
         !owned_by_bucket_owner(&r->binfo, info, ref->ownership))
         e = object_grant(r, &r->binfo, info, ref->ownership,
@@ -627,39 +628,39 @@ enum s3_err strata_authz_object(struct strata_req *r, const struct strata_obj_in
     return e;
 }
 
-enum s3_err strata_authz_request(struct strata_req *r, int *serr)
+enum strata_auth_err strata_authz_request(struct strata_req *r, int *serr)
 {
     /* A caller that names the account it expects to own the bucket gets
      * 403 when another owns it (AWS), rather than acting on it anyway. */
     const char *expect = strata_req_hdr(r, "x-amz-expected-bucket-owner");
     if (expect && strcmp(expect, r->binfo.owner) != 0)
-        return S3E_AccessDenied;
+        return STRATA_AUTH_DENIED;
     const struct strata_route_authz *az = &r->route->authz;
     bool owner = is_owner(r, &r->binfo);
     if (az->kind == STRATA_AZ_PUBLIC || az->kind == STRATA_AZ_HANDLER)
-        return S3E_NONE; /* no credentials needed, or checked by the handler */
+        return STRATA_AUTH_OK; /* no credentials needed, or checked by the handler */
     bool evaluated = (az->kind == STRATA_AZ_POLICY || az->kind == STRATA_AZ_POLICY_OBJECT ||
                       az->kind == STRATA_AZ_POLICY_ADMIN) &&
                      az->action;
     if (!evaluated) /* no kind or action given: the owner only (fail closed) */
-        return owner ? S3E_NONE : S3E_AccessDenied;
+        return owner ? STRATA_AUTH_OK : STRATA_AUTH_DENIED;
     const char *vid = r->key ? strata_req_query(r, "versionId") : NULL;
     const char *action = vid && az->version_action ? az->version_action : az->action;
     struct strata_policy_ref *ref = NULL;
     int rc = strata_policy_cache_get(r->srv->meta, &r->binfo, &ref);
     if (rc) {
         *serr = rc;
-        return strata_s3_err_from_strata(rc, S3CTX_BUCKET);
+        return STRATA_AUTH_STORE;
     }
     const struct strata_policy *p = strata_policy_ref_get(ref);
-    enum s3_err e;
+    enum strata_auth_err e;
     if (az->kind == STRATA_AZ_POLICY_ADMIN) {
         /* AWS: the owner's root can always manage the policy (no lockout);
          * other accounts never: 405 when a policy would allow them. */
-        e = owner ? S3E_NONE
-                  : evaluate(r, p, action, &r->binfo, NULL, NULL) == STRATA_POLICY_ALLOW
-                        ? S3E_MethodNotAllowed
-                        : S3E_AccessDenied;
+        e = owner ? STRATA_AUTH_OK
+            : evaluate(r, p, action, &r->binfo, NULL, NULL) == STRATA_POLICY_ALLOW
+                ? STRATA_AUTH_OWNER_ONLY
+                : STRATA_AUTH_DENIED;
     } else {
         /* Only the handlers that call strata_authz_object may be left the
          * object's grant check; any other route decides here (fail closed). */
@@ -682,5 +683,5 @@ bool strata_authz_bypass_governance(struct strata_req *r, const char *key, const
     const char *h = strata_req_hdr(r, "x-amz-bypass-governance-retention");
     return h && strcasecmp(h, "true") == 0 &&
            strata_authz_check(r, &r->binfo, "s3:BypassGovernanceRetention", key, version_id) ==
-               S3E_NONE;
+               STRATA_AUTH_OK;
 }

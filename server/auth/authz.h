@@ -45,23 +45,26 @@ const char *strata_ownership_name(int own);
 #define STRATA_PAB_BLOCK_PUBLIC_POLICY 0x4u
 #define STRATA_PAB_RESTRICT_PUBLIC_BUCKETS 0x8u
 
-/* Authorise r (its route, r->binfo loaded) as a whole.  S3E_NONE, or
- * AccessDenied / MethodNotAllowed / InternalError (a stored policy that
- * no longer parses, or a metadata error: *serr set). */
-enum s3_err strata_authz_request(struct strata_req *r, int *serr);
+/* Authorise r (its route, r->binfo loaded) as a whole.  STRATA_AUTH_OK,
+ * or DENIED, OWNER_ONLY (a bucket-policy operation by a non-owner the
+ * policy would allow), INTERNAL (a stored policy that no longer parses),
+ * STORE (a metadata error: *serr set).  The S3 layer maps these
+ * (strata_s3_err_from_auth). */
+enum strata_auth_err strata_authz_request(struct strata_req *r, int *serr);
 
 /* The object-level ACL check strata_authz_request left to the handler
  * (r->acl_need: GetObject, HeadObject, Get/PutObjectAcl by a caller that
  * neither the owner nor the policy allowed outright), once the handler
- * has the version: S3E_NONE or AccessDenied.  A no-op when nothing was
- * left. */
-enum s3_err strata_authz_object(struct strata_req *r, const struct strata_obj_info *info);
+ * has the version: STRATA_AUTH_OK, DENIED or INTERNAL.  A no-op when
+ * nothing was left. */
+enum strata_auth_err strata_authz_object(struct strata_req *r, const struct strata_obj_info *info);
 
 /* Authorise one more (action, bucket, key) within r: the source of a copy
  * (bi is the source bucket) and each key of DeleteObjects.  key NULL for
- * the bucket itself. */
-enum s3_err strata_authz_check(struct strata_req *r, const struct strata_bucket_info *bi,
-                               const char *action, const char *key, const char *version_id);
+ * the bucket itself.  STRATA_AUTH_OK, DENIED or INTERNAL. */
+enum strata_auth_err strata_authz_check(struct strata_req *r, const struct strata_bucket_info *bi,
+                                        const char *action, const char *key,
+                                        const char *version_id);
 
 /* x-amz-bypass-governance-retention: true, from a caller holding
  * s3:BypassGovernanceRetention on the version: the owner unless the policy

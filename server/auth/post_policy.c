@@ -34,8 +34,9 @@ const char *strata_post_field(const struct strata_auth_hdr *f, size_t n, const c
 
 /* ---- signatures ------------------------------------------------------------- */
 
-static enum s3_err auth_v4(const struct strata_creds *creds, const struct strata_auth_hdr *f, size_t n,
-                           const char *policy, const struct strata_cred **cred, const char **msg)
+static enum strata_auth_err auth_v4(const struct strata_creds *creds,
+                                    const struct strata_auth_hdr *f, size_t n, const char *policy,
+                                    const struct strata_cred **cred, const char **msg)
 {
     const char *algo = strata_post_field(f, n, "x-amz-algorithm");
     const char *credential = strata_post_field(f, n, "x-amz-credential");
@@ -43,11 +44,11 @@ static enum s3_err auth_v4(const struct strata_creds *creds, const struct strata
     if (!algo || !credential || !sig || !strata_post_field(f, n, "x-amz-date")) {
         *msg = "Bucket POST must contain the fields x-amz-algorithm, x-amz-credential, "
                "x-amz-date and x-amz-signature.";
-        return S3E_InvalidArgument;
+        return STRATA_AUTH_BAD_ARGUMENT;
     }
     if (strcmp(algo, STRATA_SIGV4_ALGO) != 0) {
         *msg = "X-Amz-Algorithm only supports \"AWS4-HMAC-SHA256\"";
-        return S3E_InvalidArgument;
+        return STRATA_AUTH_BAD_ARGUMENT;
     }
     /* AK/yyyymmdd/region/s3/aws4_request */
     char ak[128], date8[16], region[64];
@@ -57,24 +58,24 @@ static enum s3_err auth_v4(const struct strata_creds *creds, const struct strata
         (size_t)(s3 - s2 - 1) >= sizeof(region) || strcmp(s3, "/s3/aws4_request") != 0) {
         *msg = "Error parsing the X-Amz-Credential parameter; the Credential is mal-formed; "
                "expecting \"<YOUR-AKID>/YYYYMMDD/REGION/SERVICE/aws4_request\".";
-        return S3E_InvalidArgument;
+        return STRATA_AUTH_BAD_ARGUMENT;
     }
     snprintf(ak, sizeof(ak), "%.*s", (int)(s1 - p), p);
     snprintf(date8, sizeof(date8), "%.8s", s1 + 1);
     snprintf(region, sizeof(region), "%.*s", (int)(s3 - s2 - 1), s2 + 1);
     const struct strata_cred *c = strata_creds_find(creds, ak);
     if (!c)
-        return S3E_InvalidAccessKeyId;
+        return STRATA_AUTH_UNKNOWN_KEY;
     uint8_t key[32], mac[32];
     char hex[65];
     if (strata_sigv4__signing_key(c, date8, region, strlen(region), key) != 0 ||
         strata_sigv4__hmac_signing(key, policy, strlen(policy), mac) != 0)
-        return S3E_InternalError;
+        return STRATA_AUTH_INTERNAL;
     strata_hex_encode(mac, sizeof(mac), hex);
     if (strlen(sig) != 64 || !strata_sigv4__ct_eq(hex, sig, 64))
-        return S3E_SignatureDoesNotMatch;
+        return STRATA_AUTH_BAD_SIGNATURE;
     *cred = c;
-    return S3E_NONE;
+    return STRATA_AUTH_OK;
 }
 
 bool strata_post_region_ok(const struct strata_auth_hdr *f, size_t n, const char *region, char *got,
@@ -92,33 +93,35 @@ bool strata_post_region_ok(const struct strata_auth_hdr *f, size_t n, const char
     return false;
 }
 
-static enum s3_err auth_v2(const struct strata_creds *creds, const struct strata_auth_hdr *f, size_t n,
-                           const char *policy, const struct strata_cred **cred, const char **msg)
+static enum strata_auth_err auth_v2(const struct strata_creds *creds,
+                                    const struct strata_auth_hdr *f, size_t n, const char *policy,
+                                    const struct strata_cred **cred, const char **msg)
 {
     const char *ak = strata_post_field(f, n, "AWSAccessKeyId");
     const char *sig = strata_post_field(f, n, "signature");
     if (!sig) {
         *msg = "Bucket POST must contain a field named 'signature'.  If it is specified, please "
                "check the order of the fields.";
-        return S3E_InvalidArgument;
+        return STRATA_AUTH_BAD_ARGUMENT;
     }
     const struct strata_cred *c = strata_creds_find(creds, ak);
     if (!c)
-        return S3E_InvalidAccessKeyId;
+        return STRATA_AUTH_UNKNOWN_KEY;
     uint8_t mac[20];
     char b64[64];
     if (strata_sigv4__hmac_sha1(c->secret, strlen(c->secret), policy, strlen(policy), mac) != 0 ||
         strata_b64_encode(mac, sizeof(mac), b64, sizeof(b64)) < 0)
-        return S3E_InternalError;
+        return STRATA_AUTH_INTERNAL;
     size_t len = strlen(b64);
     if (strlen(sig) != len || !strata_sigv4__ct_eq(b64, sig, len))
-        return S3E_SignatureDoesNotMatch;
+        return STRATA_AUTH_BAD_SIGNATURE;
     *cred = c;
-    return S3E_NONE;
+    return STRATA_AUTH_OK;
 }
 
-enum s3_err strata_post_auth(const struct strata_creds *creds, const struct strata_auth_hdr *f, size_t n,
-                             const struct strata_cred **cred, const char **msg)
+enum strata_auth_err strata_post_auth(const struct strata_creds *creds,
+                                      const struct strata_auth_hdr *f, size_t n,
+                                      const struct strata_cred **cred, const char **msg)
 {
     *cred = NULL;
     *msg = NULL;
@@ -128,11 +131,11 @@ enum s3_err strata_post_auth(const struct strata_creds *creds, const struct stra
               strata_post_field(f, n, "x-amz-algorithm");
     bool v2 = strata_post_field(f, n, "AWSAccessKeyId") || strata_post_field(f, n, "signature");
     if (!policy && !v4 && !v2)
-        return S3E_NONE; /* anonymous: the bucket's policy decides */
+        return STRATA_AUTH_OK; /* anonymous: the bucket's policy decides */
     if (!policy) {
         *msg = "Bucket POST must contain a field named 'policy'.  If it is specified, please "
                "check the order of the fields.";
-        return S3E_InvalidArgument;
+        return STRATA_AUTH_BAD_ARGUMENT;
     }
     if (v4)
         return auth_v4(creds, f, n, policy, cred, msg);
@@ -140,7 +143,7 @@ enum s3_err strata_post_auth(const struct strata_creds *creds, const struct stra
         return auth_v2(creds, f, n, policy, cred, msg);
     *msg = "Bucket POST must contain a field named 'AWSAccessKeyId'.  If it is specified, please "
            "check the order of the fields.";
-    return S3E_InvalidArgument;
+    return STRATA_AUTH_BAD_ARGUMENT;
 }
 
 /* ---- the policy document ------------------------------------------------------- */
@@ -203,8 +206,8 @@ static bool condition_ok(struct strata_post_policy *p, const json_t *c)
            field[0] == '$' && json_is_string(json_array_get(c, 2));
 }
 
-enum s3_err strata_post_policy_parse(const char *b64, struct strata_post_policy **out, char *msg,
-                                     size_t msg_len)
+enum strata_auth_err strata_post_policy_parse(const char *b64, struct strata_post_policy **out,
+                                              char *msg, size_t msg_len)
 {
     *out = NULL;
     size_t blen = strlen(b64);
@@ -216,13 +219,13 @@ enum s3_err strata_post_policy_parse(const char *b64, struct strata_post_policy 
     if (!json_is_object(root)) {
         json_decref(root);
         snprintf(msg, msg_len, "Invalid Policy: Invalid JSON.");
-        return S3E_InvalidPolicyDocument;
+        return STRATA_AUTH_BAD_POLICY;
     }
     struct strata_post_policy *p = calloc(1, sizeof(*p));
     if (!p) {
         json_decref(root);
         snprintf(msg, msg_len, "Out of memory.");
-        return S3E_InternalError;
+        return STRATA_AUTH_INTERNAL;
     }
     p->root = root;
     const char *exp = json_string_value(json_object_get(root, "expiration"));
@@ -232,16 +235,16 @@ enum s3_err strata_post_policy_parse(const char *b64, struct strata_post_policy 
     const char *rest = exp ? strptime(exp, "%Y-%m-%dT%H:%M:%S", &tm) : NULL;
     if (rest && *rest == '.') /* fraction of a second */
         rest += 1 + strspn(rest + 1, "0123456789");
-    enum s3_err e = S3E_NONE;
+    enum strata_auth_err e = STRATA_AUTH_OK;
     if (!exp) {
         snprintf(msg, msg_len, "Invalid Policy: Policy missing expiration.");
-        e = S3E_InvalidPolicyDocument;
+        e = STRATA_AUTH_BAD_POLICY;
     } else if (!rest || strcmp(rest, "Z") != 0) {
         snprintf(msg, msg_len, "Invalid Policy: Invalid 'expiration' value: '%.64s'", exp);
-        e = S3E_InvalidPolicyDocument;
+        e = STRATA_AUTH_BAD_POLICY;
     } else if (!json_is_array(p->conditions)) {
         snprintf(msg, msg_len, "Invalid Policy: Policy missing conditions.");
-        e = S3E_InvalidPolicyDocument;
+        e = STRATA_AUTH_BAD_POLICY;
     }
     p->expiration = timegm(&tm);
     for (size_t i = 0; !e && i < json_array_size(p->conditions); i++) {
@@ -250,7 +253,7 @@ enum s3_err strata_post_policy_parse(const char *b64, struct strata_post_policy 
             char *s = json_dumps(c, JSON_ENCODE_ANY);
             snprintf(msg, msg_len, "Invalid Policy: Invalid Condition: %.200s", s ? s : "?");
             free(s);
-            e = S3E_InvalidPolicyDocument;
+            e = STRATA_AUTH_BAD_POLICY;
         }
     }
     if (e) {
@@ -258,7 +261,7 @@ enum s3_err strata_post_policy_parse(const char *b64, struct strata_post_policy 
         return e;
     }
     *out = p;
-    return S3E_NONE;
+    return STRATA_AUTH_OK;
 }
 
 bool strata_post_policy_length_range(const struct strata_post_policy *p, uint64_t *min,
@@ -334,13 +337,13 @@ static bool exempt(const char *name)
     return strncasecmp(name, "x-ignore-", 9) == 0;
 }
 
-enum s3_err strata_post_policy_check(const struct strata_post_policy *p, const char *bucket,
-                                     const struct strata_auth_hdr *f, size_t n, time_t now, char *msg,
-                                     size_t msg_len)
+enum strata_auth_err strata_post_policy_check(const struct strata_post_policy *p,
+                                              const char *bucket, const struct strata_auth_hdr *f,
+                                              size_t n, time_t now, char *msg, size_t msg_len)
 {
     if (now > p->expiration) {
         snprintf(msg, msg_len, "Invalid according to Policy: Policy expired.");
-        return S3E_AccessDenied;
+        return STRATA_AUTH_EXPIRED;
     }
     size_t nc = json_array_size(p->conditions);
     for (size_t i = 0; i < nc; i++) {
@@ -351,7 +354,7 @@ enum s3_err strata_post_policy_check(const struct strata_post_policy *p, const c
             snprintf(msg, msg_len, "Invalid according to Policy: Policy Condition failed: %.300s",
                      s ? s : "?");
             free(s);
-            return S3E_AccessDenied;
+            return STRATA_AUTH_POLICY_VIOLATION;
         }
     }
     for (size_t i = 0; i < n; i++) {
@@ -366,8 +369,8 @@ enum s3_err strata_post_policy_check(const struct strata_post_policy *p, const c
         if (!covered) {
             snprintf(msg, msg_len, "Invalid according to Policy: Extra input fields: %.200s",
                      f[i].name);
-            return S3E_AccessDenied;
+            return STRATA_AUTH_POLICY_VIOLATION;
         }
     }
-    return S3E_NONE;
+    return STRATA_AUTH_OK;
 }

@@ -31,14 +31,15 @@
 const char *strata_post_field(const struct strata_auth_hdr *f, size_t n, const char *name);
 
 /*
- * The form's signer.  S3E_NONE with *cred set (NULL: no policy and no
- * signature fields, an anonymous upload); InvalidArgument (a policy
+ * The form's signer.  STRATA_AUTH_OK with *cred set (NULL: no policy and no
+ * signature fields, an anonymous upload); BAD_ARGUMENT (a policy
  * without signature fields or the reverse, a bad credential, an
- * algorithm other than AWS4-HMAC-SHA256), InvalidAccessKeyId,
- * SignatureDoesNotMatch.  *msg: AWS's message (static) or NULL.
+ * algorithm other than AWS4-HMAC-SHA256), UNKNOWN_KEY, BAD_SIGNATURE.  *msg: AWS's message (static)
+ * or NULL.
  */
-enum s3_err strata_post_auth(const struct strata_creds *creds, const struct strata_auth_hdr *f, size_t n,
-                             const struct strata_cred **cred, const char **msg);
+enum strata_auth_err strata_post_auth(const struct strata_creds *creds,
+                                      const struct strata_auth_hdr *f, size_t n,
+                                      const struct strata_cred **cred, const char **msg);
 
 /* Whether a SigV4 form's x-amz-credential (AK/yyyymmdd/REGION/s3/
  * aws4_request) is scoped to region.  True also when there is nothing to
@@ -49,19 +50,20 @@ bool strata_post_region_ok(const struct strata_auth_hdr *f, size_t n, const char
 
 struct strata_post_policy; /* parsed policy */
 
-/* Decodes and validates the policy field.  InvalidPolicyDocument with msg
+/* Decodes and validates the policy field.  BAD_POLICY with msg
  * ("Invalid Policy: Invalid JSON.", "... Policy missing expiration.",
- * "... Invalid Condition: ..."), or S3E_NONE with *out (caller frees). */
-enum s3_err strata_post_policy_parse(const char *b64, struct strata_post_policy **out, char *msg,
-                                     size_t msg_len);
+ * "... Invalid Condition: ..."), or STRATA_AUTH_OK with *out (caller frees). */
+enum strata_auth_err strata_post_policy_parse(const char *b64, struct strata_post_policy **out,
+                                              char *msg, size_t msg_len);
 void strata_post_policy_free(struct strata_post_policy *p); /* NULL is a no-op */
 
 /* Expiration (against now), every eq/starts-with condition and the
  * coverage rule, over the form fields f[0..n) with the form's bucket.
- * S3E_NONE or AccessDenied with msg ("Invalid according to Policy: ..."). */
-enum s3_err strata_post_policy_check(const struct strata_post_policy *p, const char *bucket,
-                                     const struct strata_auth_hdr *f, size_t n, time_t now, char *msg,
-                                     size_t msg_len);
+ * STRATA_AUTH_OK, or EXPIRED / POLICY_VIOLATION with msg ("Invalid
+ * according to Policy: ..."). */
+enum strata_auth_err strata_post_policy_check(const struct strata_post_policy *p,
+                                              const char *bucket, const struct strata_auth_hdr *f,
+                                              size_t n, time_t now, char *msg, size_t msg_len);
 
 /* The content-length-range (the narrowest when given several): false when
  * the policy has none. */

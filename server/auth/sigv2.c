@@ -160,9 +160,9 @@ static int put_resource(struct strata_sigv4_sink *s, const struct strata_auth_re
 }
 
 /* Computes the base64 signature (28 chars + NUL) for date_line. */
-static enum s3_err v2_sign(const struct strata_auth_req *req, const struct strata_cred *cred,
-                           const char *date_line, bool skip_amz_date, bool add_slash,
-                           char out_b64[32])
+static enum strata_auth_err v2_sign(const struct strata_auth_req *req,
+                                    const struct strata_cred *cred, const char *date_line,
+                                    bool skip_amz_date, bool add_slash, char out_b64[32])
 {
     struct strata_sigv4_sink s = {.flush_cb = buf_flush_fail_cb};
     strata_sigv4__sink_puts(&s, req->method ? req->method : "");
@@ -172,14 +172,14 @@ static enum s3_err v2_sign(const struct strata_auth_req *req, const struct strat
     put_line(&s, date_line);
     put_amz_headers(&s, req, skip_amz_date);
     if (put_resource(&s, req, add_slash) != 0)
-        return S3E_InvalidArgument;
+        return STRATA_AUTH_BAD_ARGUMENT;
     if (s.err || s.len == sizeof(s.buf))
-        return S3E_RequestHeaderSectionTooLarge;
+        return STRATA_AUTH_HEADERS_TOO_LARGE;
     uint8_t mac[20];
     if (strata_sigv4__hmac_sha1(cred->secret, strlen(cred->secret), s.buf, s.len, mac) != 0)
-        return S3E_InternalError;
+        return STRATA_AUTH_INTERNAL;
     EVP_EncodeBlock((unsigned char *)out_b64, mac, 20);
-    return S3E_NONE;
+    return STRATA_AUTH_OK;
 }
 
 /* botocore signs a bucket-level request as "/bucket/" but sends "/bucket":
@@ -191,24 +191,24 @@ static bool bare_bucket_path(const struct strata_auth_req *req)
     return !req->host_bucket && p && p[0] == '/' && p[1] && !strchr(p + 1, '/');
 }
 
-static enum s3_err v2_compare(const char *want, const char *given, size_t given_len)
+static enum strata_auth_err v2_compare(const char *want, const char *given, size_t given_len)
 {
     size_t wl = strlen(want);
     if (given_len != wl || !strata_sigv4__ct_eq(want, given, wl))
-        return S3E_SignatureDoesNotMatch;
-    return S3E_NONE;
+        return STRATA_AUTH_BAD_SIGNATURE;
+    return STRATA_AUTH_OK;
 }
 
-enum s3_err strata_sigv2__verify_header(const struct strata_creds *creds,
-                                        const struct strata_auth_req *req, const char *authz,
-                                        struct strata_auth_result *out)
+enum strata_auth_err strata_sigv2__verify_header(const struct strata_creds *creds,
+                                                 const struct strata_auth_req *req,
+                                                 const char *authz, struct strata_auth_result *out)
 {
     const char *ak = authz + 4;
     const char *colon = strrchr(ak, ':');
     char akid[sizeof(((struct strata_cred *)0)->access_key)];
     if (!colon || colon == ak || (size_t)(colon - ak) >= sizeof(akid) || !colon[1]) {
         out->err_msg = "AWS authorization header is invalid.  Expected AwsAccessKeyId:signature";
-        return S3E_InvalidArgument;
+        return STRATA_AUTH_BAD_ARGUMENT;
     }
     memcpy(akid, ak, (size_t)(colon - ak));
     akid[colon - ak] = '\0';
@@ -218,13 +218,13 @@ enum s3_err strata_sigv2__verify_header(const struct strata_creds *creds,
     time_t t;
     if (!d || strata_http_date_parse(d, &t) != 0) {
         out->err_msg = "AWS authentication requires a valid Date or x-amz-date header";
-        return S3E_AccessDenied;
+        return STRATA_AUTH_NO_DATE;
     }
     const struct strata_cred *cred = strata_creds_find(creds, akid);
     if (!cred)
-        return S3E_InvalidAccessKeyId;
+        return STRATA_AUTH_UNKNOWN_KEY;
     if (t > req->now + STRATA_SIGV4_MAX_SKEW_S || t < req->now - STRATA_SIGV4_MAX_SKEW_S)
-        return S3E_RequestTimeTooSkewed;
+        return STRATA_AUTH_CLOCK_SKEW;
     /* With x-amz-date, AWS's text says the Date line is empty and
      * x-amz-date is signed among the x-amz-* headers (s3cmd, boto), but its
      * own example puts x-amz-date's value on the Date line instead, and
@@ -238,23 +238,23 @@ enum s3_err strata_sigv2__verify_header(const struct strata_creds *creds,
     size_t nforms = xd ? (date_hdr ? 3 : 2) : 1;
     const char *given = colon + 1;
     int nslash = bare_bucket_path(req) ? 2 : 1;
-    enum s3_err e = S3E_SignatureDoesNotMatch;
-    for (int sl = 0; sl < nslash && e == S3E_SignatureDoesNotMatch; sl++) {
-        for (size_t i = 0; i < nforms && e == S3E_SignatureDoesNotMatch; i++) {
+    enum strata_auth_err e = STRATA_AUTH_BAD_SIGNATURE;
+    for (int sl = 0; sl < nslash && e == STRATA_AUTH_BAD_SIGNATURE; sl++) {
+        for (size_t i = 0; i < nforms && e == STRATA_AUTH_BAD_SIGNATURE; i++) {
             char want[32];
             e = v2_sign(req, cred, forms[i].line, forms[i].skip, sl == 1, want);
-            if (e == S3E_NONE)
+            if (e == STRATA_AUTH_OK)
                 e = v2_compare(want, given, strlen(given));
         }
     }
-    if (e == S3E_NONE)
+    if (e == STRATA_AUTH_OK)
         out->cred = cred;
     return e;
 }
 
-enum s3_err strata_sigv2__verify_query(const struct strata_creds *creds,
-                                       const struct strata_auth_req *req,
-                                       struct strata_auth_result *out)
+enum strata_auth_err strata_sigv2__verify_query(const struct strata_creds *creds,
+                                                const struct strata_auth_req *req,
+                                                struct strata_auth_result *out)
 {
     const char *v;
     size_t n;
@@ -278,29 +278,29 @@ enum s3_err strata_sigv2__verify_query(const struct strata_creds *creds,
 
     const struct strata_cred *cred = strata_creds_find(creds, akid);
     if (!cred)
-        return S3E_InvalidAccessKeyId;
+        return STRATA_AUTH_UNKNOWN_KEY;
     long long exp_at = strtoll(expires, NULL, 10);
     if ((long long)req->now > exp_at) {
         out->err_msg = "Request has expired";
-        return S3E_AccessDenied;
+        return STRATA_AUTH_EXPIRED;
     }
     if (exp_at - (long long)req->now > STRATA_SIGV4_MAX_EXPIRES_S) {
         out->err_msg = "Expires must be less than a week (604800 seconds) in the future";
-        return S3E_AccessDenied;
+        return STRATA_AUTH_DENIED;
     }
     int nslash = bare_bucket_path(req) ? 2 : 1;
-    enum s3_err e = S3E_SignatureDoesNotMatch;
-    for (int sl = 0; sl < nslash && e == S3E_SignatureDoesNotMatch; sl++) {
+    enum strata_auth_err e = STRATA_AUTH_BAD_SIGNATURE;
+    for (int sl = 0; sl < nslash && e == STRATA_AUTH_BAD_SIGNATURE; sl++) {
         char want[32];
         e = v2_sign(req, cred, expires, false, sl == 1, want);
-        if (e == S3E_NONE)
+        if (e == STRATA_AUTH_OK)
             e = v2_compare(want, sig, (size_t)d);
     }
-    if (e == S3E_NONE)
+    if (e == STRATA_AUTH_OK)
         out->cred = cred;
     return e;
 bad:
     out->err_msg = "Query-string authentication requires the Signature, Expires and "
                    "AWSAccessKeyId parameters";
-    return S3E_AccessDenied;
+    return STRATA_AUTH_DENIED;
 }

@@ -21,14 +21,15 @@
 #include "strata/err.h"
 #include "strata/hex.h"
 
-static enum s3_err fail(struct strata_auth_result *out, enum s3_err e, const char *msg)
+static enum strata_auth_err fail(struct strata_auth_result *out, enum strata_auth_err e,
+                                 const char *msg)
 {
     out->err_msg = msg;
     return e;
 }
 
 /* x-amz-content-sha256 -> payload mode.  NULL value means "not sent". */
-static enum s3_err parse_content_sha(const char *v, struct strata_auth_result *out)
+static enum strata_auth_err parse_content_sha(const char *v, struct strata_auth_result *out)
 {
     static const struct {
         const char *name;
@@ -42,31 +43,31 @@ static enum s3_err parse_content_sha(const char *v, struct strata_auth_result *o
     for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
         if (strcmp(v, modes[i].name) == 0) {
             out->payload_mode = modes[i].mode;
-            return S3E_NONE;
+            return STRATA_AUTH_OK;
         }
     }
     if (strlen(v) == 64 && strata_hex_decode(v, 32, out->payload_sha256, false) == 0) {
         out->payload_mode = STRATA_PAYLOAD_SIGNED;
-        return S3E_NONE;
+        return STRATA_AUTH_OK;
     }
-    return fail(out, S3E_InvalidArgument,
+    return fail(out, STRATA_AUTH_BAD_ARGUMENT,
                 "x-amz-content-sha256 must be UNSIGNED-PAYLOAD, "
                 "STREAMING-UNSIGNED-PAYLOAD-TRAILER, STREAMING-AWS4-HMAC-SHA256-PAYLOAD, "
                 "STREAMING-AWS4-HMAC-SHA256-PAYLOAD-TRAILER or a valid sha256 value.");
 }
 
 /* x-amz-decoded-content-length and x-amz-trailer, for the chunk decoder. */
-static enum s3_err parse_streaming_hdrs(const struct strata_auth_req *req,
-                                        struct strata_auth_result *out)
+static enum strata_auth_err parse_streaming_hdrs(const struct strata_auth_req *req,
+                                                 struct strata_auth_result *out)
 {
     const char *dl = strata_sigv4__hdr(req, "x-amz-decoded-content-length");
     if (dl) {
         char *end;
         if (*dl < '0' || *dl > '9')
-            return fail(out, S3E_InvalidArgument, "Invalid x-amz-decoded-content-length.");
+            return fail(out, STRATA_AUTH_BAD_ARGUMENT, "Invalid x-amz-decoded-content-length.");
         unsigned long long v = strtoull(dl, &end, 10);
         if (*end || v == UINT64_MAX)
-            return fail(out, S3E_InvalidArgument, "Invalid x-amz-decoded-content-length.");
+            return fail(out, STRATA_AUTH_BAD_ARGUMENT, "Invalid x-amz-decoded-content-length.");
         out->decoded_length = v;
     }
     const char *tr = strata_sigv4__hdr(req, "x-amz-trailer");
@@ -77,12 +78,12 @@ static enum s3_err parse_streaming_hdrs(const struct strata_auth_req *req,
         while (n && tr[n - 1] == ' ')
             n--;
         if (n >= sizeof(out->trailer) || memchr(tr, ',', n))
-            return fail(out, S3E_InvalidArgument, "Unsupported x-amz-trailer.");
+            return fail(out, STRATA_AUTH_BAD_ARGUMENT, "Unsupported x-amz-trailer.");
         for (size_t i = 0; i < n; i++)
             out->trailer[i] = (char)((tr[i] >= 'A' && tr[i] <= 'Z') ? tr[i] + 32 : tr[i]);
         out->trailer[n] = '\0';
     }
-    return S3E_NONE;
+    return STRATA_AUTH_OK;
 }
 
 /* "AKID/yyyymmdd/region/s3/aws4_request" -> parts.  The scope is the text
@@ -127,12 +128,13 @@ static bool parse_credential(const char *c, size_t n, struct v4_cred *cr)
 
 /* The credential's region against the server's (req->region; NULL: any).
  * prefix starts AWS's message: the header's or the query's wording. */
-static enum s3_err check_region(const struct strata_auth_req *req, const struct v4_cred *cr,
-                                enum s3_err e, const char *prefix, struct strata_auth_result *out)
+static enum strata_auth_err check_region(const struct strata_auth_req *req,
+                                         const struct v4_cred *cr, enum strata_auth_err e,
+                                         const char *prefix, struct strata_auth_result *out)
 {
     if (!req->region || (strlen(req->region) == cr->region_len &&
                          memcmp(req->region, cr->region, cr->region_len) == 0))
-        return S3E_NONE;
+        return STRATA_AUTH_OK;
     snprintf(out->err_buf, sizeof(out->err_buf), "%s; the region '%.*s' is wrong; expecting '%s'",
              prefix, (int)cr->region_len, cr->region, req->region);
     out->wrong_region = true;
@@ -186,26 +188,29 @@ static bool signed_headers_ok(const char *sh, size_t sh_len)
 }
 
 /* Signs and compares; fills the streaming fields of out on success. */
-static enum s3_err check_signature(const struct strata_auth_req *req, const struct strata_cred *cred,
-                                   const struct v4_cred *cr, const char *amz_date, const char *sh,
-                                   size_t sh_len, const char *skip, const char *payload_hash,
-                                   const char *given_sig, struct strata_auth_result *out)
+static enum strata_auth_err check_signature(const struct strata_auth_req *req,
+                                            const struct strata_cred *cred,
+                                            const struct v4_cred *cr, const char *amz_date,
+                                            const char *sh, size_t sh_len, const char *skip,
+                                            const char *payload_hash, const char *given_sig,
+                                            struct strata_auth_result *out)
 {
     char creq[65], sig[65];
-    enum s3_err e = strata_sigv4__canonical_hash(req, sh, sh_len, skip, NULL, payload_hash, creq);
-    if (e != S3E_NONE)
+    enum strata_auth_err e =
+        strata_sigv4__canonical_hash(req, sh, sh_len, skip, NULL, payload_hash, creq);
+    if (e != STRATA_AUTH_OK)
         return fail(out, e, NULL);
     uint8_t *key = out->signing_key;
     if (strata_sigv4__signing_key(cred, cr->date8, cr->region, cr->region_len, key) != 0 ||
         strata_sigv4__sign(key, amz_date, cr->scope, creq, sig) != 0)
-        return fail(out, S3E_InternalError, NULL);
+        return fail(out, STRATA_AUTH_INTERNAL, NULL);
     if (!strata_sigv4__ct_eq(sig, given_sig, 64))
-        return fail(out, S3E_SignatureDoesNotMatch, NULL);
+        return fail(out, STRATA_AUTH_BAD_SIGNATURE, NULL);
     out->cred = cred;
     memcpy(out->seed_signature, sig, 65);
     memcpy(out->amz_date, amz_date, 17);
     memcpy(out->scope, cr->scope, sizeof(out->scope));
-    return S3E_NONE;
+    return STRATA_AUTH_OK;
 }
 
 /* ---- Authorization: AWS4-HMAC-SHA256 ... --------------------------------- */
@@ -250,31 +255,31 @@ static bool parse_authz(const char *a, struct v4_authz *z)
            strata_hex_is(z->sig, 64, false);
 }
 
-enum s3_err strata_sigv4__verify_header(const struct strata_creds *creds,
-                                        const struct strata_auth_req *req, const char *authz,
-                                        struct strata_auth_result *out)
+enum strata_auth_err strata_sigv4__verify_header(const struct strata_creds *creds,
+                                                 const struct strata_auth_req *req,
+                                                 const char *authz, struct strata_auth_result *out)
 {
     struct v4_authz z;
     struct v4_cred cr;
     if (!parse_authz(authz, &z) || !parse_credential(z.cred, z.cred_len, &cr))
-        return fail(out, S3E_AuthorizationHeaderMalformed, NULL);
+        return fail(out, STRATA_AUTH_MALFORMED_HEADER, NULL);
     if (!signed_headers_ok(z.sh, z.sh_len))
-        return fail(out, S3E_AuthorizationHeaderMalformed, NULL);
-    enum s3_err re = check_region(req, &cr, S3E_AuthorizationHeaderMalformed,
-                                  "The authorization header is malformed", out);
-    if (re != S3E_NONE)
+        return fail(out, STRATA_AUTH_MALFORMED_HEADER, NULL);
+    enum strata_auth_err re = check_region(req, &cr, STRATA_AUTH_MALFORMED_HEADER,
+                                           "The authorization header is malformed", out);
+    if (re != STRATA_AUTH_OK)
         return re;
 
     /* S3 requires the payload hash header with every SigV4 header-signed
      * request, and answers InvalidRequest without it. */
     const char *csha = strata_sigv4__hdr(req, "x-amz-content-sha256");
     if (!csha)
-        return fail(out, S3E_InvalidRequest,
+        return fail(out, STRATA_AUTH_MISSING_CONTENT_SHA,
                     "Missing required header for this request: x-amz-content-sha256");
-    enum s3_err e = parse_content_sha(csha, out);
-    if (e == S3E_NONE)
+    enum strata_auth_err e = parse_content_sha(csha, out);
+    if (e == STRATA_AUTH_OK)
         e = parse_streaming_hdrs(req, out);
-    if (e != S3E_NONE)
+    if (e != STRATA_AUTH_OK)
         return e;
 
     char amz_date[17];
@@ -282,27 +287,27 @@ enum s3_err strata_sigv4__verify_header(const struct strata_creds *creds,
     const char *xd = strata_sigv4__hdr(req, "x-amz-date");
     if (xd) {
         if (strata_sigv4__parse_iso8601(xd, &t) != 0)
-            return fail(out, S3E_AccessDenied,
+            return fail(out, STRATA_AUTH_NO_DATE,
                         "AWS authentication requires a valid Date or x-amz-date header");
         memcpy(amz_date, xd, 17);
     } else {
         const char *d = strata_sigv4__hdr(req, "date");
         if (!d || strata_http_date_parse(d, &t) != 0)
-            return fail(out, S3E_AccessDenied,
+            return fail(out, STRATA_AUTH_NO_DATE,
                         "AWS authentication requires a valid Date or x-amz-date header");
         strata_sigv4__fmt_iso8601(t, amz_date);
     }
     if (memcmp(amz_date, cr.date8, 8) != 0)
-        return fail(out, S3E_AuthorizationHeaderMalformed,
+        return fail(out, STRATA_AUTH_MALFORMED_HEADER,
                     "Invalid credential date. Date is not the same as X-Amz-Date.");
 
     const struct strata_cred *cred = strata_creds_find(creds, cr.akid);
     if (!cred)
-        return fail(out, S3E_InvalidAccessKeyId, NULL);
+        return fail(out, STRATA_AUTH_UNKNOWN_KEY, NULL);
     if (t > req->now + STRATA_SIGV4_MAX_SKEW_S || t < req->now - STRATA_SIGV4_MAX_SKEW_S)
-        return fail(out, S3E_RequestTimeTooSkewed, NULL);
+        return fail(out, STRATA_AUTH_CLOCK_SKEW, NULL);
     if (!all_amz_headers_signed(req, z.sh, z.sh_len, false))
-        return fail(out, S3E_AccessDenied,
+        return fail(out, STRATA_AUTH_UNSIGNED_HEADER,
                     "There were headers present in the request which were not signed");
 
     char sig[65];
@@ -363,88 +368,83 @@ static bool qparam(const struct qparams *qp, int which, char *buf, size_t cap)
     return true;
 }
 
-static enum s3_err verify_query(const struct strata_creds *creds, const struct strata_auth_req *req,
-                                const struct qparams *q, struct strata_auth_result *out)
+static enum strata_auth_err verify_query(const struct strata_creds *creds,
+                                         const struct strata_auth_req *req, const struct qparams *q,
+                                         struct strata_auth_result *out)
 {
     char algo[32], credential[256], date[32], expires[32], sh[1024], sig[80], csha[80];
     if (!qparam(q, QP_ALGO, algo, sizeof(algo)) || strcmp(algo, STRATA_SIGV4_ALGO))
-        return fail(out, S3E_AuthorizationQueryParametersError,
+        return fail(out, STRATA_AUTH_MALFORMED_QUERY,
                     "X-Amz-Algorithm only supports \"AWS4-HMAC-SHA256\"");
     if (!qparam(q, QP_CRED, credential, sizeof(credential)) ||
         !qparam(q, QP_DATE, date, sizeof(date)) ||
         !qparam(q, QP_EXPIRES, expires, sizeof(expires)) || !qparam(q, QP_SH, sh, sizeof(sh)) ||
         !qparam(q, QP_SIG, sig, sizeof(sig)))
-        return fail(out, S3E_AuthorizationQueryParametersError,
+        return fail(out, STRATA_AUTH_MALFORMED_QUERY,
                     "Query-string authentication version 4 requires the X-Amz-Algorithm, "
                     "X-Amz-Credential, X-Amz-Signature, X-Amz-Date, X-Amz-SignedHeaders, "
                     "and X-Amz-Expires parameters.");
     struct v4_cred cr;
     if (!parse_credential(credential, strlen(credential), &cr))
-        return fail(out, S3E_AuthorizationQueryParametersError,
+        return fail(out, STRATA_AUTH_MALFORMED_QUERY,
                     "Error parsing the X-Amz-Credential parameter.");
-    enum s3_err re = check_region(req, &cr, S3E_AuthorizationQueryParametersError,
-                                  "Error parsing the X-Amz-Credential parameter", out);
-    if (re != S3E_NONE)
+    enum strata_auth_err re = check_region(req, &cr, STRATA_AUTH_MALFORMED_QUERY,
+                                           "Error parsing the X-Amz-Credential parameter", out);
+    if (re != STRATA_AUTH_OK)
         return re;
     time_t t;
     if (strata_sigv4__parse_iso8601(date, &t) != 0)
-        return fail(out, S3E_AuthorizationQueryParametersError,
+        return fail(out, STRATA_AUTH_MALFORMED_QUERY,
                     "X-Amz-Date must be in the ISO8601 Long Format \"yyyyMMdd'T'HHmmss'Z'\"");
     if (memcmp(date, cr.date8, 8) != 0)
-        return fail(out, S3E_AuthorizationQueryParametersError,
+        return fail(out, STRATA_AUTH_MALFORMED_QUERY,
                     "Invalid credential date. Date is not the same as X-Amz-Date.");
     size_t el = strlen(expires);
     /* AWS answers a negative value (an expiry in the past) 400, not 403. */
     if (expires[0] == '-' && el > 1 && el <= 8 && strspn(expires + 1, "0123456789") == el - 1)
-        return fail(out, S3E_AuthorizationQueryParametersError,
-                    "X-Amz-Expires must be non-negative");
+        return fail(out, STRATA_AUTH_MALFORMED_QUERY, "X-Amz-Expires must be non-negative");
     if (el == 0 || el > 7 || strspn(expires, "0123456789") != el)
-        return fail(out, S3E_AuthorizationQueryParametersError,
-                    "X-Amz-Expires should be a number");
+        return fail(out, STRATA_AUTH_MALFORMED_QUERY, "X-Amz-Expires should be a number");
     long exp_s = strtol(expires, NULL, 10);
     if (exp_s < 1)
-        return fail(out, S3E_AuthorizationQueryParametersError,
-                    "X-Amz-Expires must be at least 1 second");
+        return fail(out, STRATA_AUTH_MALFORMED_QUERY, "X-Amz-Expires must be at least 1 second");
     if (exp_s > STRATA_SIGV4_MAX_EXPIRES_S)
-        return fail(out, S3E_AuthorizationQueryParametersError,
+        return fail(out, STRATA_AUTH_MALFORMED_QUERY,
                     "X-Amz-Expires must be less than a week (in seconds) that is 604800 seconds");
     size_t shl = strlen(sh);
     if (!signed_headers_ok(sh, shl))
-        return fail(out, S3E_AuthorizationQueryParametersError,
-                    "X-Amz-SignedHeaders must include host");
+        return fail(out, STRATA_AUTH_MALFORMED_QUERY, "X-Amz-SignedHeaders must include host");
     if (strlen(sig) != 64 || !strata_hex_is(sig, 64, false))
-        return fail(out, S3E_AuthorizationQueryParametersError,
-                    "X-Amz-Signature must be 64 hex characters");
+        return fail(out, STRATA_AUTH_MALFORMED_QUERY, "X-Amz-Signature must be 64 hex characters");
 
     const char *payload = "UNSIGNED-PAYLOAD";
     out->payload_mode = STRATA_PAYLOAD_UNSIGNED;
     if (qparam(q, QP_CSHA, csha, sizeof(csha))) {
-        enum s3_err e = parse_content_sha(csha, out);
-        if (e != S3E_NONE)
+        enum strata_auth_err e = parse_content_sha(csha, out);
+        if (e != STRATA_AUTH_OK)
             return e;
         if (out->payload_mode != STRATA_PAYLOAD_UNSIGNED &&
             out->payload_mode != STRATA_PAYLOAD_SIGNED)
-            return fail(out, S3E_AuthorizationQueryParametersError,
-                        "Streaming payloads cannot be presigned");
+            return fail(out, STRATA_AUTH_MALFORMED_QUERY, "Streaming payloads cannot be presigned");
         payload = csha;
     }
 
     const struct strata_cred *cred = strata_creds_find(creds, cr.akid);
     if (!cred)
-        return fail(out, S3E_InvalidAccessKeyId, NULL);
+        return fail(out, STRATA_AUTH_UNKNOWN_KEY, NULL);
     if (t > req->now + STRATA_SIGV4_MAX_SKEW_S)
-        return fail(out, S3E_AccessDenied, "Request is not valid yet");
+        return fail(out, STRATA_AUTH_EXPIRED, "Request is not valid yet");
     if (req->now > t + exp_s)
-        return fail(out, S3E_AccessDenied, "Request has expired");
+        return fail(out, STRATA_AUTH_EXPIRED, "Request has expired");
     if (!all_amz_headers_signed(req, sh, shl, true))
-        return fail(out, S3E_AccessDenied,
+        return fail(out, STRATA_AUTH_UNSIGNED_HEADER,
                     "There were headers present in the request which were not signed");
     return check_signature(req, cred, &cr, date, sh, shl, "X-Amz-Signature", payload, sig, out);
 }
 
-enum s3_err strata_sigv4__verify_query(const struct strata_creds *creds,
-                                       const struct strata_auth_req *req,
-                                       struct strata_auth_result *out)
+enum strata_auth_err strata_sigv4__verify_query(const struct strata_creds *creds,
+                                                const struct strata_auth_req *req,
+                                                struct strata_auth_result *out)
 {
     struct qparams q;
     qparams_scan(req->raw_query, &q);
@@ -453,8 +453,9 @@ enum s3_err strata_sigv4__verify_query(const struct strata_creds *creds,
 
 /* ---- dispatch ------------------------------------------------------------- */
 
-static enum s3_err verify(const struct strata_creds *creds, const struct strata_auth_req *req,
-                          struct strata_auth_result *out)
+static enum strata_auth_err verify(const struct strata_creds *creds,
+                                   const struct strata_auth_req *req,
+                                   struct strata_auth_result *out)
 {
     memset(out, 0, sizeof(*out));
     out->decoded_length = UINT64_MAX;
@@ -467,14 +468,14 @@ static enum s3_err verify(const struct strata_creds *creds, const struct strata_
     bool q_v2 = q.v[QP_V2KEY] != NULL;
 
     if (authz && (q_v4 || q_v2))
-        return fail(out, S3E_InvalidArgument, "Only one auth mechanism allowed");
+        return fail(out, STRATA_AUTH_BAD_ARGUMENT, "Only one auth mechanism allowed");
     if (authz) {
         size_t al = strlen(STRATA_SIGV4_ALGO);
         if (strncmp(authz, STRATA_SIGV4_ALGO, al) == 0 && (authz[al] == ' ' || authz[al] == '\0'))
             return strata_sigv4__verify_header(creds, req, authz, out);
         if (strncmp(authz, "AWS ", 4) == 0)
             return strata_sigv2__verify_header(creds, req, authz, out);
-        return fail(out, S3E_InvalidArgument, "Unsupported Authorization Type");
+        return fail(out, STRATA_AUTH_BAD_ARGUMENT, "Unsupported Authorization Type");
     }
     if (q_v4)
         return verify_query(creds, req, &q, out);
@@ -488,28 +489,29 @@ static enum s3_err verify(const struct strata_creds *creds, const struct strata_
     out->anonymous = true;
     const char *csha = strata_sigv4__hdr(req, "x-amz-content-sha256");
     if (csha) {
-        enum s3_err e = parse_content_sha(csha, out);
-        if (e == S3E_NONE)
+        enum strata_auth_err e = parse_content_sha(csha, out);
+        if (e == STRATA_AUTH_OK)
             e = parse_streaming_hdrs(req, out);
-        if (e != S3E_NONE)
+        if (e != STRATA_AUTH_OK)
             return e;
         if (out->payload_mode == STRATA_PAYLOAD_STREAMING_SIGNED ||
             out->payload_mode == STRATA_PAYLOAD_STREAMING_SIGNED_TRAILER)
-            return fail(out, S3E_AccessDenied, "Signed streaming payload without credentials");
+            return fail(out, STRATA_AUTH_DENIED, "Signed streaming payload without credentials");
     }
-    return S3E_NONE;
+    return STRATA_AUTH_OK;
 }
 
 /* A disabled user is refused after the signature checks out (so the
  * answer does not tell a stranger which keys exist), with AWS's code for
  * an inactive key and MinIO's message. */
-enum s3_err strata_auth_verify(const struct strata_creds *creds, const struct strata_auth_req *req,
-                               struct strata_auth_result *out)
+enum strata_auth_err strata_auth_verify(const struct strata_creds *creds,
+                                        const struct strata_auth_req *req,
+                                        struct strata_auth_result *out)
 {
-    enum s3_err e = verify(creds, req, out);
-    if (e == S3E_NONE && out->cred && out->cred->disabled) {
+    enum strata_auth_err e = verify(creds, req, out);
+    if (e == STRATA_AUTH_OK && out->cred && out->cred->disabled) {
         out->cred = NULL;
-        return fail(out, S3E_InvalidAccessKeyId,
+        return fail(out, STRATA_AUTH_DISABLED_KEY,
                     "Your account is disabled; please contact your administrator.");
     }
     return e;

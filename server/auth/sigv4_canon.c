@@ -93,11 +93,11 @@ static int recode(const char *raw, size_t raw_len, char *scratch, char **arena, 
     return 0;
 }
 
-static enum s3_err put_canonical_query(struct strata_sigv4_sink *s, const char *q,
-                                       const char *skip_param)
+static enum strata_auth_err put_canonical_query(struct strata_sigv4_sink *s, const char *q,
+                                                const char *skip_param)
 {
     if (!q || !*q)
-        return S3E_NONE;
+        return STRATA_AUTH_OK;
     size_t qlen = strlen(q);
     /* Scratch for one decoded segment (<= qlen) plus encoded output
      * (<= 3 * qlen). */
@@ -105,14 +105,14 @@ static enum s3_err put_canonical_query(struct strata_sigv4_sink *s, const char *
     char stack_buf[QUERY_STACK_BYTES];
     char *buf = need <= sizeof(stack_buf) ? stack_buf : malloc(need);
     if (!buf)
-        return S3E_InternalError;
+        return STRATA_AUTH_INTERNAL;
     char *scratch = buf, *arena = buf + qlen + 1, *arena_end = buf + need;
 
     struct qparam ps[MAX_QUERY_PARAMS];
     size_t np = 0;
-    enum s3_err err = S3E_NONE;
+    enum strata_auth_err err = STRATA_AUTH_OK;
     const char *p = q;
-    while (*p && err == S3E_NONE) {
+    while (*p && err == STRATA_AUTH_OK) {
         const char *amp = strchr(p, '&');
         size_t seg = amp ? (size_t)(amp - p) : strlen(p);
         const char *eq = memchr(p, '=', seg);
@@ -121,20 +121,20 @@ static enum s3_err put_canonical_query(struct strata_sigv4_sink *s, const char *
                                  memcmp(p, skip_param, kl) == 0);
         if (!skip) {
             if (np == MAX_QUERY_PARAMS) {
-                err = S3E_InvalidArgument;
+                err = STRATA_AUTH_BAD_ARGUMENT;
                 break;
             }
             struct qparam *qp = &ps[np++];
             if (recode(p, kl, scratch, &arena, arena_end, &qp->name, &qp->name_len) ||
                 recode(eq ? eq + 1 : p + seg, eq ? seg - kl - 1 : 0, scratch, &arena, arena_end,
                        &qp->value, &qp->value_len))
-                err = S3E_InvalidArgument;
+                err = STRATA_AUTH_BAD_ARGUMENT;
         }
         if (!amp)
             break;
         p = amp + 1;
     }
-    if (err == S3E_NONE) {
+    if (err == STRATA_AUTH_OK) {
         /* Insertion sort: S3 queries have a handful of parameters. */
         for (size_t i = 1; i < np; i++) {
             struct qparam t = ps[i];
@@ -163,9 +163,9 @@ static bool name_eq(const char *a, const char *b, size_t blen)
     return (a[0] | 0x20) == b[0] && strncasecmp(a, b, blen) == 0 && a[blen] == '\0';
 }
 
-static enum s3_err put_canonical_headers(struct strata_sigv4_sink *s,
-                                         const struct strata_auth_req *req, const char *sh,
-                                         size_t sh_len, const char *host_override)
+static enum strata_auth_err put_canonical_headers(struct strata_sigv4_sink *s,
+                                                  const struct strata_auth_req *req, const char *sh,
+                                                  size_t sh_len, const char *host_override)
 {
     const char *p = sh, *end = sh + sh_len;
     size_t count = 0;
@@ -173,10 +173,10 @@ static enum s3_err put_canonical_headers(struct strata_sigv4_sink *s,
         const char *semi = memchr(p, ';', (size_t)(end - p));
         size_t nl = semi ? (size_t)(semi - p) : (size_t)(end - p);
         if (nl == 0 || ++count > MAX_SIGNED_HEADERS)
-            return S3E_AuthorizationHeaderMalformed;
+            return STRATA_AUTH_MALFORMED_HEADER;
         for (size_t i = 0; i < nl; i++)
             if (p[i] >= 'A' && p[i] <= 'Z')
-                return S3E_AuthorizationHeaderMalformed;
+                return STRATA_AUTH_MALFORMED_HEADER;
         strata_sigv4__sink_put(s, p, nl);
         strata_sigv4__sink_putc(s, ':');
         if (host_override && nl == 4 && memcmp(p, "host", 4) == 0) {
@@ -195,7 +195,7 @@ static enum s3_err put_canonical_headers(struct strata_sigv4_sink *s,
         strata_sigv4__sink_putc(s, '\n');
         p += nl + 1;
     }
-    return S3E_NONE;
+    return STRATA_AUTH_OK;
 }
 
 static int sha_flush_cb(void *ud, const void *p, size_t n)
@@ -204,24 +204,25 @@ static int sha_flush_cb(void *ud, const void *p, size_t n)
     return strata_sigv4__sha_update(p, n);
 }
 
-enum s3_err strata_sigv4__canonical_hash(const struct strata_auth_req *req,
-                                         const char *signed_headers, size_t signed_headers_len,
-                                         const char *skip_param, const char *host_override,
-                                         const char *payload_hash, char out_hex[65])
+enum strata_auth_err strata_sigv4__canonical_hash(const struct strata_auth_req *req,
+                                                  const char *signed_headers,
+                                                  size_t signed_headers_len, const char *skip_param,
+                                                  const char *host_override,
+                                                  const char *payload_hash, char out_hex[65])
 {
     struct strata_sigv4_sink s = {.flush_cb = sha_flush_cb};
     if (strata_sigv4__sha_begin() != 0)
-        return S3E_InternalError;
+        return STRATA_AUTH_INTERNAL;
     strata_sigv4__sink_puts(&s, req->method ? req->method : "");
     strata_sigv4__sink_putc(&s, '\n');
     strata_sigv4__sink_puts(&s, req->raw_path && *req->raw_path ? req->raw_path : "/");
     strata_sigv4__sink_putc(&s, '\n');
-    enum s3_err err = put_canonical_query(&s, req->raw_query, skip_param);
-    if (err != S3E_NONE)
+    enum strata_auth_err err = put_canonical_query(&s, req->raw_query, skip_param);
+    if (err != STRATA_AUTH_OK)
         return err;
     strata_sigv4__sink_putc(&s, '\n');
     err = put_canonical_headers(&s, req, signed_headers, signed_headers_len, host_override);
-    if (err != S3E_NONE)
+    if (err != STRATA_AUTH_OK)
         return err;
     strata_sigv4__sink_putc(&s, '\n');
     strata_sigv4__sink_put(&s, signed_headers, signed_headers_len);
@@ -229,9 +230,9 @@ enum s3_err strata_sigv4__canonical_hash(const struct strata_auth_req *req,
     strata_sigv4__sink_puts(&s, payload_hash);
     uint8_t h[32];
     if (strata_sigv4__sink_flush(&s) != 0 || strata_sigv4__sha_end(h) != 0)
-        return S3E_InternalError;
+        return STRATA_AUTH_INTERNAL;
     strata_hex_encode(h, 32, out_hex);
-    return S3E_NONE;
+    return STRATA_AUTH_OK;
 }
 
 int strata_sigv4__sign(const uint8_t key[32], const char *amz_date, const char *scope,

@@ -92,29 +92,30 @@ void strata_sigv4__sink_put_trimmed(struct strata_sigv4_sink *s, const char *v);
 
 /* ---- the verifiers (sigv4.c, sigv4_presign.c, sigv2.c) ------------------- */
 
-enum s3_err strata_sigv4__verify_header(const struct strata_creds *creds,
-                                        const struct strata_auth_req *req, const char *authz,
-                                        struct strata_auth_result *out);
-enum s3_err strata_sigv4__verify_query(const struct strata_creds *creds,
-                                       const struct strata_auth_req *req,
-                                       struct strata_auth_result *out);
-enum s3_err strata_sigv2__verify_header(const struct strata_creds *creds,
-                                        const struct strata_auth_req *req, const char *authz,
-                                        struct strata_auth_result *out);
-enum s3_err strata_sigv2__verify_query(const struct strata_creds *creds,
-                                       const struct strata_auth_req *req,
-                                       struct strata_auth_result *out);
+enum strata_auth_err strata_sigv4__verify_header(const struct strata_creds *creds,
+                                                 const struct strata_auth_req *req,
+                                                 const char *authz, struct strata_auth_result *out);
+enum strata_auth_err strata_sigv4__verify_query(const struct strata_creds *creds,
+                                                const struct strata_auth_req *req,
+                                                struct strata_auth_result *out);
+enum strata_auth_err strata_sigv2__verify_header(const struct strata_creds *creds,
+                                                 const struct strata_auth_req *req,
+                                                 const char *authz, struct strata_auth_result *out);
+enum strata_auth_err strata_sigv2__verify_query(const struct strata_creds *creds,
+                                                const struct strata_auth_req *req,
+                                                struct strata_auth_result *out);
 
 /* Canonical request -> hex SHA-256, shared by the header and query forms and
  * by strata_presign_v4.  signed_headers is the ';'-list exactly as signed;
  * skip_param, when not NULL, is a query parameter left out (the presigned
  * X-Amz-Signature); host_override, when not NULL, is used as the value of
- * "host" (presigning has no request headers).  Returns S3E_NONE or the S3
- * error the malformed input deserves. */
-enum s3_err strata_sigv4__canonical_hash(const struct strata_auth_req *req,
-                                         const char *signed_headers, size_t signed_headers_len,
-                                         const char *skip_param, const char *host_override,
-                                         const char *payload_hash, char out_hex[65]);
+ * "host" (presigning has no request headers).  Returns STRATA_AUTH_OK or why
+ * the input is malformed. */
+enum strata_auth_err strata_sigv4__canonical_hash(const struct strata_auth_req *req,
+                                                  const char *signed_headers,
+                                                  size_t signed_headers_len, const char *skip_param,
+                                                  const char *host_override,
+                                                  const char *payload_hash, char out_hex[65]);
 
 /* String to sign + HMAC with the signing key -> hex signature. */
 int strata_sigv4__sign(const uint8_t key[32], const char *amz_date, const char *scope,

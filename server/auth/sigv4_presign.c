@@ -48,7 +48,7 @@ int strata_presign_v4(const struct strata_cred *cred, const char *method, const 
     char creq[65], sig[65];
     uint8_t key[32];
     if (strata_sigv4__canonical_hash(&req, "host", 4, NULL, host, "UNSIGNED-PAYLOAD", creq) !=
-        S3E_NONE)
+        STRATA_AUTH_OK)
         return STRATA_EINVAL;
     if (strata_sigv4__signing_key(cred, date8, region, strlen(region), key) != 0 ||
         strata_sigv4__sign(key, amz_date, scope, creq, sig) != 0)

@@ -59,7 +59,7 @@ struct strata_chunked {
     bool signed_chunks;
     bool trailer_mode;
     enum ch_state state;
-    enum s3_err err;
+    enum strata_auth_err err;
 
     uint8_t key[32];
     char prev_sig[65];
@@ -142,7 +142,7 @@ void strata_chunked_set_budget(struct strata_chunked *c, struct strata_body_budg
     c->budget = budget;
 }
 
-static int fail(struct strata_chunked *c, enum s3_err e, enum s3_err *err)
+static int fail(struct strata_chunked *c, enum strata_auth_err e, enum strata_auth_err *err)
 {
     c->state = CH_ERROR;
     c->err = e;
@@ -203,7 +203,7 @@ static bool verify_trailer(struct strata_chunked *c, const char *want)
 }
 
 /* "size[;chunk-signature=sig]" */
-static enum s3_err parse_chunk_header(struct strata_chunked *c)
+static enum strata_auth_err parse_chunk_header(struct strata_chunked *c)
 {
     const char *p = c->line;
     size_t digits = 0;
@@ -213,59 +213,59 @@ static enum s3_err parse_chunk_header(struct strata_chunked *c)
         if (v < 0)
             break;
         if (++digits > 8)
-            return S3E_InvalidRequest;
+            return STRATA_AUTH_BAD_CHUNK;
         size = size << 4 | (uint64_t)v;
     }
     if (digits == 0)
-        return S3E_IncompleteBody;
+        return STRATA_AUTH_INCOMPLETE_BODY;
     if (size > STRATA_CHUNKED_MAX_CHUNK)
-        return S3E_InvalidRequest;
+        return STRATA_AUTH_BAD_CHUNK;
     const char *ext = p + digits;
     size_t ext_len = c->line_len - digits;
     if (c->signed_chunks) {
         static const char key[] = ";chunk-signature=";
         if (ext_len != sizeof(key) - 1 + 64 || memcmp(ext, key, sizeof(key) - 1) != 0 ||
             !strata_hex_is(ext + sizeof(key) - 1, 64, false))
-            return S3E_IncompleteBody;
+            return STRATA_AUTH_INCOMPLETE_BODY;
         memcpy(c->chunk_sig, ext + sizeof(key) - 1, 64);
         c->chunk_sig[64] = '\0';
     } else if (ext_len && ext[0] != ';') {
         /* Unsigned chunks may carry extensions (ignored), nothing else. */
-        return S3E_IncompleteBody;
+        return STRATA_AUTH_INCOMPLETE_BODY;
     }
     c->chunk_size = size;
     c->chunk_got = 0;
     c->announced += size;
     if (c->decoded_length != UINT64_MAX && c->announced > c->decoded_length)
-        return S3E_IncompleteBody;
+        return STRATA_AUTH_INCOMPLETE_BODY;
     if (size == 0) {
         c->final_seen = true;
         if (c->signed_chunks) {
             if (!EVP_DigestInit_ex(c->md, EVP_sha256(), NULL))
-                return S3E_InternalError;
+                return STRATA_AUTH_INTERNAL;
             if (!verify_chunk(c))
-                return S3E_SignatureDoesNotMatch;
+                return STRATA_AUTH_BAD_SIGNATURE;
         }
         c->state = c->trailer_mode ? CH_TRAILER : CH_DATA_CR;
-        return S3E_NONE;
+        return STRATA_AUTH_OK;
     }
     if (c->signed_chunks) {
         if (size > c->buf_cap) {
             if (!strata_body_budget_take(c->budget, size - c->buf_cap))
-                return S3E_SlowDown;
+                return STRATA_AUTH_OVER_BUDGET;
             uint8_t *nb = realloc(c->buf, size);
             if (!nb) {
                 strata_body_budget_give(c->budget, size - c->buf_cap);
-                return S3E_InternalError;
+                return STRATA_AUTH_INTERNAL;
             }
             c->buf = nb;
             c->buf_cap = size;
         }
         if (!EVP_DigestInit_ex(c->md, EVP_sha256(), NULL))
-            return S3E_InternalError;
+            return STRATA_AUTH_INTERNAL;
     }
     c->state = CH_DATA;
-    return S3E_NONE;
+    return STRATA_AUTH_OK;
 }
 
 static bool trailer_complete(const struct strata_chunked *c)
@@ -280,25 +280,25 @@ static bool trailer_complete(const struct strata_chunked *c)
     return false;
 }
 
-static enum s3_err parse_trailer_line(struct strata_chunked *c)
+static enum strata_auth_err parse_trailer_line(struct strata_chunked *c)
 {
     if (c->line_len == 0) {
         /* Some SDKs put an empty line between the 0-size chunk and the
          * trailers: skip one before any trailer has been seen. */
         if (c->ntr == 0 && !c->trailer_sig_ok && !c->blank_skipped && c->expect_trailer[0]) {
             c->blank_skipped = true;
-            return S3E_NONE;
+            return STRATA_AUTH_OK;
         }
         if (!trailer_complete(c))
-            return S3E_InvalidRequest;
+            return STRATA_AUTH_BAD_CHUNK;
         c->state = CH_DONE;
-        return S3E_NONE;
+        return STRATA_AUTH_OK;
     }
     if (c->trailer_sig_ok)
-        return S3E_InvalidRequest; /* nothing may follow the signature but CRLF */
+        return STRATA_AUTH_BAD_CHUNK; /* nothing may follow the signature but CRLF */
     const char *colon = memchr(c->line, ':', c->line_len);
     if (!colon || colon == c->line)
-        return S3E_InvalidRequest;
+        return STRATA_AUTH_BAD_CHUNK;
     size_t nl = (size_t)(colon - c->line);
     const char *v = colon + 1;
     size_t vl = c->line_len - nl - 1;
@@ -308,27 +308,27 @@ static enum s3_err parse_trailer_line(struct strata_chunked *c)
         vl--;
     if (nl == 23 && strncasecmp(c->line, "x-amz-trailer-signature", 23) == 0) {
         if (!c->signed_chunks)
-            return S3E_InvalidRequest;
+            return STRATA_AUTH_BAD_CHUNK;
         char want[65];
         if (vl != 64 || !strata_hex_is(v, 64, false))
-            return S3E_InvalidRequest;
+            return STRATA_AUTH_BAD_CHUNK;
         memcpy(want, v, 64);
         want[64] = '\0';
         if (!verify_trailer(c, want))
-            return S3E_SignatureDoesNotMatch;
+            return STRATA_AUTH_BAD_SIGNATURE;
         c->trailer_sig_ok = true;
-        return S3E_NONE;
+        return STRATA_AUTH_OK;
     }
     if (c->ntr == CHUNKED_MAX_TRAILERS || nl >= sizeof(c->tr[0].name) ||
         vl >= sizeof(c->tr[0].value))
-        return S3E_InvalidRequest;
+        return STRATA_AUTH_BAD_CHUNK;
     struct ch_trailer *t = &c->tr[c->ntr++];
     for (size_t i = 0; i < nl; i++)
         t->name[i] = (char)(c->line[i] >= 'A' && c->line[i] <= 'Z' ? c->line[i] + 32 : c->line[i]);
     t->name[nl] = '\0';
     memcpy(t->value, v, vl);
     t->value[vl] = '\0';
-    return S3E_NONE;
+    return STRATA_AUTH_OK;
 }
 
 /* Collects one CRLF-terminated line; returns 1 when complete, 0 when more
@@ -353,9 +353,9 @@ static int take_line(struct strata_chunked *c, const uint8_t **p, const uint8_t 
 
 int strata_chunked_feed(struct strata_chunked *c, const void *data, size_t len,
                         int (*out_cb)(void *ud, const void *buf, size_t len), void *ud,
-                        enum s3_err *err)
+                        enum strata_auth_err *err)
 {
-    *err = S3E_NONE;
+    *err = STRATA_AUTH_OK;
     if (c->state == CH_ERROR) {
         *err = c->err;
         return -1;
@@ -369,10 +369,11 @@ int strata_chunked_feed(struct strata_chunked *c, const void *data, size_t len,
             if (r == 0)
                 return 0;
             if (r < 0)
-                return fail(c, S3E_IncompleteBody, err);
-            enum s3_err e = c->state == CH_HDR ? parse_chunk_header(c) : parse_trailer_line(c);
+                return fail(c, STRATA_AUTH_INCOMPLETE_BODY, err);
+            enum strata_auth_err e =
+                c->state == CH_HDR ? parse_chunk_header(c) : parse_trailer_line(c);
             c->line_len = 0;
-            if (e != S3E_NONE)
+            if (e != STRATA_AUTH_OK)
                 return fail(c, e, err);
             break;
         }
@@ -382,10 +383,10 @@ int strata_chunked_feed(struct strata_chunked *c, const void *data, size_t len,
             if (c->signed_chunks) {
                 memcpy(c->buf + c->chunk_got, p, k);
                 if (!EVP_DigestUpdate(c->md, p, k))
-                    return fail(c, S3E_InternalError, err);
+                    return fail(c, STRATA_AUTH_INTERNAL, err);
             } else if (out_cb(ud, p, k) != 0) {
                 c->state = CH_ERROR;
-                c->err = S3E_NONE;
+                c->err = STRATA_AUTH_OK;
                 return -1;
             } else {
                 c->delivered += k;
@@ -396,10 +397,10 @@ int strata_chunked_feed(struct strata_chunked *c, const void *data, size_t len,
                 return 0;
             if (c->signed_chunks) {
                 if (!verify_chunk(c))
-                    return fail(c, S3E_SignatureDoesNotMatch, err);
+                    return fail(c, STRATA_AUTH_BAD_SIGNATURE, err);
                 if (out_cb(ud, c->buf, (size_t)c->chunk_size) != 0) {
                     c->state = CH_ERROR;
-                    c->err = S3E_NONE;
+                    c->err = STRATA_AUTH_OK;
                     return -1;
                 }
                 c->delivered += c->chunk_size;
@@ -409,17 +410,17 @@ int strata_chunked_feed(struct strata_chunked *c, const void *data, size_t len,
         }
         case CH_DATA_CR:
             if (*p++ != '\r')
-                return fail(c, S3E_IncompleteBody, err);
+                return fail(c, STRATA_AUTH_INCOMPLETE_BODY, err);
             c->state = CH_DATA_LF;
             break;
         case CH_DATA_LF:
             if (*p++ != '\n')
-                return fail(c, S3E_IncompleteBody, err);
+                return fail(c, STRATA_AUTH_INCOMPLETE_BODY, err);
             c->state = c->final_seen ? CH_DONE : CH_HDR;
             break;
         case CH_DONE:
             /* Bytes after the end of the aws-chunked body. */
-            return fail(c, S3E_InvalidRequest, err);
+            return fail(c, STRATA_AUTH_BAD_CHUNK, err);
         case CH_ERROR:
             *err = c->err;
             return -1;
@@ -428,9 +429,9 @@ int strata_chunked_feed(struct strata_chunked *c, const void *data, size_t len,
     return 0;
 }
 
-int strata_chunked_finish(struct strata_chunked *c, enum s3_err *err)
+int strata_chunked_finish(struct strata_chunked *c, enum strata_auth_err *err)
 {
-    *err = S3E_NONE;
+    *err = STRATA_AUTH_OK;
     if (c->state == CH_ERROR) {
         *err = c->err;
         return -1;
@@ -440,9 +441,9 @@ int strata_chunked_finish(struct strata_chunked *c, enum s3_err *err)
     if (c->state == CH_TRAILER && c->line_len == 0 && c->ntr > 0 && trailer_complete(c))
         c->state = CH_DONE;
     if (c->state != CH_DONE)
-        return fail(c, S3E_IncompleteBody, err);
+        return fail(c, STRATA_AUTH_INCOMPLETE_BODY, err);
     if (c->decoded_length != UINT64_MAX && c->delivered != c->decoded_length)
-        return fail(c, S3E_IncompleteBody, err);
+        return fail(c, STRATA_AUTH_INCOMPLETE_BODY, err);
     return 0;
 }
 

@@ -518,7 +518,7 @@ static enum s3_err setup(struct strata_req *r, int *serr)
         r->auth.anonymous = true;
         r->auth.payload_mode = STRATA_PAYLOAD_UNSIGNED;
     } else {
-        e = strata_auth_verify(r->srv->creds, &ar, &r->auth);
+        e = strata_s3_err_from_auth(strata_auth_verify(r->srv->creds, &ar, &r->auth));
         if (e) {
             r->err_msg = r->auth.err_msg;
             r->err_region = r->auth.wrong_region;
@@ -555,7 +555,10 @@ static enum s3_err setup(struct strata_req *r, int *serr)
             *serr = rc;
             return strata_s3_err_from_strata(rc, S3CTX_BUCKET);
         }
-        e = strata_authz_request(r, serr);
+        enum strata_auth_err ae = strata_authz_request(r, serr);
+        if (ae == STRATA_AUTH_STORE)
+            return strata_s3_err_from_strata(*serr, S3CTX_BUCKET);
+        e = strata_s3_err_from_auth(ae);
         if (e)
             return e;
     }
@@ -618,9 +621,10 @@ static void feed_body(struct strata_req *r, const char *data, size_t len)
     if (r->err != S3E_NONE || r->responded)
         return; /* drain: the error is answered at the end */
     if (r->chunked) {
-        enum s3_err e = S3E_NONE;
-        if (strata_chunked_feed(r->chunked, data, len, body_sink, r, &e) != 0 && e != S3E_NONE)
-            strata_req_defer_error(r, e, 0);
+        enum strata_auth_err e = STRATA_AUTH_OK;
+        if (strata_chunked_feed(r->chunked, data, len, body_sink, r, &e) != 0 &&
+            e != STRATA_AUTH_OK)
+            strata_req_defer_error(r, strata_s3_err_from_auth(e), 0);
         return;
     }
     if (r->sha256)
@@ -679,9 +683,9 @@ static void finish_body(struct strata_req *r)
     if (r->err != S3E_NONE)
         return;
     if (r->chunked) {
-        enum s3_err e = S3E_NONE;
+        enum strata_auth_err e = STRATA_AUTH_OK;
         if (strata_chunked_finish(r->chunked, &e) != 0) {
-            strata_req_defer_error(r, e ? e : S3E_IncompleteBody, 0);
+            strata_req_defer_error(r, e ? strata_s3_err_from_auth(e) : S3E_IncompleteBody, 0);
             return;
         }
         if (r->auth.decoded_length != UINT64_MAX &&

@@ -128,7 +128,7 @@ int strata_repl_peer(struct strata_req *r, const char *action)
 {
     if (!strata_req_hdr(r, STRATA_REPL_HDR))
         return 0;
-    enum s3_err e = strata_authz_check(r, &r->binfo, action, r->key, NULL);
+    enum s3_err e = strata_s3_err_from_auth(strata_authz_check(r, &r->binfo, action, r->key, NULL));
     if (e) {
         r->err_msg = "Only a replication peer with s3:ReplicateObject / s3:ReplicateDelete "
                      "may send " STRATA_REPL_HDR ".";

@@ -86,14 +86,16 @@ enum s3_err strata_acl_from_hdrs(struct strata_req *r, bool bucket, const char *
         return S3E_InvalidRequest;
     }
     if (!grants)
-        return strata_acl_canned(out, canned ? canned : "private", bucket, owner, bucket_owner);
+        return strata_s3_err_from_auth(
+            strata_acl_canned(out, canned ? canned : "private", bucket, owner, bucket_owner));
     /* Grant headers are the whole ACL: the owner keeps only the implicit
      * READ_ACP and WRITE_ACP unless a header grants it more, as on AWS. */
     out->n = 0;
     snprintf(out->owner, sizeof(out->owner), "%s", owner);
     for (size_t i = 0; i < sizeof(grant_hdrs) / sizeof(grant_hdrs[0]); i++) {
         const char *v = strata_req_hdr(r, grant_hdrs[i]);
-        enum s3_err e = v ? strata_acl_grant_hdr(out, grant_perms[i], v, resolve_user, r)
+        enum s3_err e = v ? strata_s3_err_from_auth(
+                                strata_acl_grant_hdr(out, grant_perms[i], v, resolve_user, r))
                           : S3E_NONE;
         if (e)
             return e;
@@ -174,7 +176,7 @@ static enum s3_err object_lookup(struct strata_req *r, struct strata_obj_info *i
     *rc = strata_obj_head(r->srv->meta, r->bucket, r->key, vid, info);
     if (*rc)
         return S3E_NONE; /* the caller answers rc */
-    return strata_authz_object(r, info);
+    return strata_s3_err_from_auth(strata_authz_object(r, info));
 }
 
 /* The ACL in force on the bucket or object (default under enforcement). */

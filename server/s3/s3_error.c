@@ -108,3 +108,60 @@ const char *strata_s3_err_detail(int err, enum s3_err e)
         return strata_s3_err_message(e);
     }
 }
+
+enum s3_err strata_s3_err_from_auth(enum strata_auth_err e)
+{
+    switch (e) {
+    case STRATA_AUTH_OK:
+        return S3E_NONE;
+    case STRATA_AUTH_BAD_SIGNATURE:
+        return S3E_SignatureDoesNotMatch;
+    /* AWS answers InvalidAccessKeyId for an inactive key too. */
+    case STRATA_AUTH_UNKNOWN_KEY:
+    case STRATA_AUTH_DISABLED_KEY:
+        return S3E_InvalidAccessKeyId;
+    case STRATA_AUTH_CLOCK_SKEW:
+        return S3E_RequestTimeTooSkewed;
+    /* An expired presigned URL or POST policy, a missing date and an
+     * unsigned x-amz-* header are all AccessDenied on AWS, told apart only
+     * by the message. */
+    case STRATA_AUTH_EXPIRED:
+    case STRATA_AUTH_NO_DATE:
+    case STRATA_AUTH_UNSIGNED_HEADER:
+    case STRATA_AUTH_DENIED:
+    case STRATA_AUTH_POLICY_VIOLATION:
+        return S3E_AccessDenied;
+    case STRATA_AUTH_MALFORMED_HEADER:
+        return S3E_AuthorizationHeaderMalformed;
+    case STRATA_AUTH_MALFORMED_QUERY:
+        return S3E_AuthorizationQueryParametersError;
+    case STRATA_AUTH_BAD_ARGUMENT:
+        return S3E_InvalidArgument;
+    case STRATA_AUTH_MISSING_CONTENT_SHA:
+        return S3E_InvalidRequest;
+    case STRATA_AUTH_HEADERS_TOO_LARGE:
+        return S3E_RequestHeaderSectionTooLarge;
+    case STRATA_AUTH_BAD_CHUNK:
+        return S3E_InvalidRequest;
+    case STRATA_AUTH_INCOMPLETE_BODY:
+        return S3E_IncompleteBody;
+    case STRATA_AUTH_OVER_BUDGET:
+        return S3E_SlowDown;
+    case STRATA_AUTH_BAD_POLICY:
+        return S3E_InvalidPolicyDocument;
+    /* AWS answers 405 to a non-owner a bucket policy would allow to
+     * manage that policy. */
+    case STRATA_AUTH_UNKNOWN_EMAIL:
+        return S3E_UnresolvableGrantByEmailAddress;
+    case STRATA_AUTH_UNSUPPORTED:
+        return S3E_NotImplemented;
+    case STRATA_AUTH_OWNER_ONLY:
+        return S3E_MethodNotAllowed;
+    /* Callers with the STRATA_E* code map it (strata_s3_err_from_strata). */
+    case STRATA_AUTH_STORE:
+    case STRATA_AUTH_INTERNAL:
+    case STRATA_AUTH__COUNT:
+        break;
+    }
+    return S3E_InternalError;
+}

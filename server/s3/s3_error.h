@@ -1,9 +1,11 @@
 /*
- * s3_error.h - S3 error codes (from s3_errors.def) and the one mapping from
- * Strata's internal codes to them.
+ * s3_error.h - S3 error codes (from s3_errors.def) and the mappings from
+ * Strata's internal codes and from auth's refusals to them.
  */
 #ifndef STRATA_SERVER_S3_ERROR_H
 #define STRATA_SERVER_S3_ERROR_H
+
+#include "auth.h"
 
 enum s3_err {
     S3E_NONE = 0,
@@ -26,5 +28,10 @@ enum s3_ctx {
     S3CTX_UPLOAD,
 };
 enum s3_err strata_s3_err_from_strata(int strata_err, enum s3_ctx ctx);
+
+/* Why auth refused (server/auth) -> the S3 error AWS answers for it, e.g.
+ * BAD_SIGNATURE -> SignatureDoesNotMatch, EXPIRED -> AccessDenied.  The one
+ * place auth's errors become S3 codes; STRATA_AUTH_OK -> S3E_NONE. */
+enum s3_err strata_s3_err_from_auth(enum strata_auth_err e);
 
 #endif /* STRATA_SERVER_S3_ERROR_H */

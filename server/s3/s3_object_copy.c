@@ -293,10 +293,11 @@ static bool src_open(struct strata_req *r, struct copy_src *cs, struct strata_bu
     int rc = strata_bcache_get(r->srv->meta, cs->bucket, sb);
     const char *expect = strata_req_hdr(r, "x-amz-source-expected-bucket-owner");
     e = rc ? S3E_NONE
-         : expect && strcmp(expect, sb->owner) != 0
-             ? S3E_AccessDenied
-             : strata_authz_check(r, sb, cs->version_id ? "s3:GetObjectVersion" : "s3:GetObject",
-                                  cs->key, cs->version_id);
+        : expect && strcmp(expect, sb->owner) != 0
+            ? S3E_AccessDenied
+            : strata_s3_err_from_auth(
+                  strata_authz_check(r, sb, cs->version_id ? "s3:GetObjectVersion" : "s3:GetObject",
+                                     cs->key, cs->version_id));
     if (rc || e) {
         src_free(cs);
         if (rc)

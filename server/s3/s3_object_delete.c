@@ -107,9 +107,8 @@ void strata_h_delete_multi(struct strata_req *r)
             continue;
         }
         const struct strata_route_authz *az = &r->route->authz;
-        enum s3_err denied =
-            strata_authz_check(r, &r->binfo, o->version_id ? az->version_action : az->action,
-                               o->key, o->version_id);
+        enum s3_err denied = strata_s3_err_from_auth(strata_authz_check(
+            r, &r->binfo, o->version_id ? az->version_action : az->action, o->key, o->version_id));
         if (denied) {
             add_error(&b, o, denied);
             continue;

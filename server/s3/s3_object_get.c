@@ -271,7 +271,8 @@ void strata_h_get(struct strata_req *r)
             return;
         }
     }
-    enum s3_err ae = strata_authz_object(r, &r->info); /* the object's ACL (authz.h) */
+    /* the object's ACL (authz.h) */
+    enum s3_err ae = strata_s3_err_from_auth(strata_authz_object(r, &r->info));
     if (ae) {
         strata_req_error(r, ae, 0);
         return;

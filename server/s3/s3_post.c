@@ -275,17 +275,17 @@ static enum s3_err form_ready(struct strata_post *p, const char *filename)
         r->err_region = true;
         return S3E_InvalidArgument;
     }
-    e = strata_post_auth(r->srv->creds, p->f, p->n, &cred, &msg);
-    if (e)
-        return fail(p, e, msg);
+    enum strata_auth_err ae = strata_post_auth(r->srv->creds, p->f, p->n, &cred, &msg);
+    if (ae)
+        return fail(p, strata_s3_err_from_auth(ae), msg);
     const char *policy = field(p, "policy");
     if (policy) {
-        e = strata_post_policy_parse(policy, &p->policy, p->msg, sizeof(p->msg));
-        if (!e)
-            e = strata_post_policy_check(p->policy, r->bucket, p->f, p->n, time(NULL), p->msg,
-                                         sizeof(p->msg));
-        if (e)
-            return e;
+        ae = strata_post_policy_parse(policy, &p->policy, p->msg, sizeof(p->msg));
+        if (!ae)
+            ae = strata_post_policy_check(p->policy, r->bucket, p->f, p->n, time(NULL), p->msg,
+                                          sizeof(p->msg));
+        if (ae)
+            return strata_s3_err_from_auth(ae);
         p->has_range = strata_post_policy_length_range(p->policy, &p->min, &p->max);
     }
     /* Before authorisation: s3:RequestObjectTag/<key> sees the tags. */
@@ -299,7 +299,8 @@ static enum s3_err form_ready(struct strata_post *p, const char *filename)
         r->auth.cred = cred;
         r->auth.anonymous = false;
     }
-    e = strata_authz_check(r, &r->binfo, r->route->authz.action, r->key, NULL);
+    e = strata_s3_err_from_auth(
+        strata_authz_check(r, &r->binfo, r->route->authz.action, r->key, NULL));
     if (e)
         return e;
     return open_put(p);

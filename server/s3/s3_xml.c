@@ -244,11 +244,11 @@ static enum s3_err acl_grant(struct strata_acl *a, xmlNodePtr g, strata_acl_reso
         e = S3E_MalformedACLError;
     } else if (kind == 1) {
         int t = strata_acl_group_parse(v);
-        e = t < 0 ? S3E_InvalidArgument : strata_acl_add(a, t, p, NULL);
+        e = t < 0 ? S3E_InvalidArgument : strata_s3_err_from_auth(strata_acl_add(a, t, p, NULL));
     } else if (!resolve(ud, kind == 2, v, id)) {
         e = kind == 2 ? S3E_UnresolvableGrantByEmailAddress : S3E_InvalidArgument;
     } else {
-        e = strata_acl_add(a, STRATA_ACL_USER, p, id);
+        e = strata_s3_err_from_auth(strata_acl_add(a, STRATA_ACL_USER, p, id));
     }
     free(v);
     return e;

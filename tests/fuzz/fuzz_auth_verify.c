@@ -53,8 +53,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         .now = 1369353600,
     };
     struct strata_auth_result res;
-    enum s3_err e = strata_auth_verify(g_creds, &req, &res);
-    if (e == S3E_NONE && res.payload_mode >= STRATA_PAYLOAD_STREAMING_SIGNED) {
+    enum strata_auth_err e = strata_auth_verify(g_creds, &req, &res);
+    if (e == STRATA_AUTH_OK && res.payload_mode >= STRATA_PAYLOAD_STREAMING_SIGNED) {
         struct strata_chunked *c;
         if (strata_chunked_create(&res, &c) == 0)
             strata_chunked_destroy(c);

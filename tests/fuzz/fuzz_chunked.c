@@ -46,7 +46,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         abort();
     size_t step = 1 + ((data[0] >> 2) & 15) * 7;
     uint64_t total = 0;
-    enum s3_err err;
+    enum strata_auth_err err;
     int rc = 0;
     for (size_t off = 1; off < size && rc == 0; off += step) {
         size_t n = size - off < step ? size - off : step;

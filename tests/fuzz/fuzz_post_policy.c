@@ -6,7 +6,7 @@
  *
  * Input: the policy's JSON text.  Checks: the result is one of the
  * documented codes, a refusal carries a message and no policy; a check
- * answers S3E_NONE or AccessDenied with a message, the same when asked
+ * answers STRATA_AUTH_OK or EXPIRED / POLICY_VIOLATION with a message, the same when asked
  * twice; a content-length range has min <= max.
  */
 #include "fuzz.h"
@@ -31,8 +31,10 @@ static void check(const struct strata_post_policy *p, const struct strata_auth_h
 {
     char msg[512], msg2[512];
     msg[0] = msg2[0] = '\0';
-    enum s3_err e = strata_post_policy_check(p, "fuzz-bucket", f, n, now, msg, sizeof(msg));
-    if (e != S3E_NONE && (e != S3E_AccessDenied || msg[0] == '\0'))
+    enum strata_auth_err e =
+        strata_post_policy_check(p, "fuzz-bucket", f, n, now, msg, sizeof(msg));
+    if (e != STRATA_AUTH_OK &&
+        ((e != STRATA_AUTH_EXPIRED && e != STRATA_AUTH_POLICY_VIOLATION) || msg[0] == '\0'))
         STRATA_FUZZ_FAIL();
     if (strata_post_policy_check(p, "fuzz-bucket", f, n, now, msg2, sizeof(msg2)) != e)
         STRATA_FUZZ_FAIL();
@@ -49,10 +51,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char msg[512];
     msg[0] = '\0';
     struct strata_post_policy *p = (struct strata_post_policy *)1;
-    enum s3_err e = strata_post_policy_parse(b64, &p, msg, sizeof(msg));
+    enum strata_auth_err e = strata_post_policy_parse(b64, &p, msg, sizeof(msg));
     free(b64);
-    if (e != S3E_NONE) {
-        if ((e != S3E_InvalidPolicyDocument && e != S3E_InternalError) || p || !msg[0])
+    if (e != STRATA_AUTH_OK) {
+        if ((e != STRATA_AUTH_BAD_POLICY && e != STRATA_AUTH_INTERNAL) || p || !msg[0])
             STRATA_FUZZ_FAIL();
         return 0;
     }

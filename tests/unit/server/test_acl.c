@@ -41,7 +41,9 @@ static struct strata_acl acl, back;
 static void test_canned(void **state)
 {
     (void)state;
-    assert_int_equal(strata_acl_canned(&acl, "private", false, "owner", "owner"), S3E_NONE);
+    assert_int_equal(
+        strata_s3_err_from_auth(strata_acl_canned(&acl, "private", false, "owner", "owner")),
+        S3E_NONE);
     assert_int_equal(acl.n, 1);
     assert_true(strata_acl_allows(&acl, "owner", STRATA_ACL_READ, false));
     assert_false(strata_acl_allows(&acl, "bob", STRATA_ACL_READ, false));
@@ -49,7 +51,9 @@ static void test_canned(void **state)
     assert_true(strata_acl_is_owner_only(&acl, "owner"));
     assert_false(strata_acl_is_public(&acl));
 
-    assert_int_equal(strata_acl_canned(&acl, "public-read", false, "owner", "owner"), S3E_NONE);
+    assert_int_equal(
+        strata_s3_err_from_auth(strata_acl_canned(&acl, "public-read", false, "owner", "owner")),
+        S3E_NONE);
     assert_true(strata_acl_allows(&acl, NULL, STRATA_ACL_READ, false));
     assert_true(strata_acl_allows(&acl, "bob", STRATA_ACL_READ, false));
     assert_false(strata_acl_allows(&acl, NULL, STRATA_ACL_WRITE, false));
@@ -57,24 +61,28 @@ static void test_canned(void **state)
     assert_true(strata_acl_is_public(&acl));
     assert_false(strata_acl_is_owner_only(&acl, "owner"));
 
-    assert_int_equal(strata_acl_canned(&acl, "public-read-write", true, "owner", "owner"),
+    assert_int_equal(strata_s3_err_from_auth(
+                         strata_acl_canned(&acl, "public-read-write", true, "owner", "owner")),
                      S3E_NONE);
     assert_true(strata_acl_allows(&acl, NULL, STRATA_ACL_WRITE, false));
     assert_false(strata_acl_allows(&acl, NULL, STRATA_ACL_READ_ACP, false));
 
-    assert_int_equal(strata_acl_canned(&acl, "authenticated-read", false, "owner", "owner"),
+    assert_int_equal(strata_s3_err_from_auth(
+                         strata_acl_canned(&acl, "authenticated-read", false, "owner", "owner")),
                      S3E_NONE);
     assert_false(strata_acl_allows(&acl, NULL, STRATA_ACL_READ, false));
     assert_true(strata_acl_allows(&acl, "carol", STRATA_ACL_READ, false));
     assert_true(strata_acl_is_public(&acl));
 
     /* Written by bob into owner's bucket. */
-    assert_int_equal(strata_acl_canned(&acl, "bucket-owner-read", false, "bob", "owner"),
+    assert_int_equal(strata_s3_err_from_auth(
+                         strata_acl_canned(&acl, "bucket-owner-read", false, "bob", "owner")),
                      S3E_NONE);
     assert_true(strata_acl_allows(&acl, "owner", STRATA_ACL_READ, false));
     assert_false(strata_acl_allows(&acl, "owner", STRATA_ACL_WRITE_ACP, false));
     assert_true(strata_acl_allows(&acl, "bob", STRATA_ACL_WRITE_ACP, false));
-    assert_int_equal(strata_acl_canned(&acl, "bucket-owner-full-control", false, "bob", "owner"),
+    assert_int_equal(strata_s3_err_from_auth(strata_acl_canned(&acl, "bucket-owner-full-control",
+                                                               false, "bob", "owner")),
                      S3E_NONE);
     assert_int_equal(acl.n, 2);
     assert_true(strata_acl_allows(&acl, "owner", STRATA_ACL_WRITE_ACP, false));
@@ -82,12 +90,17 @@ static void test_canned(void **state)
     /* What BucketOwnerEnforced accepts from bob: bucket-owner-full-control,
      * not private (bob alone), not bucket-owner-read. */
     assert_true(strata_acl_is_owner_full_control(&acl, "owner"));
-    assert_int_equal(strata_acl_canned(&acl, "private", false, "bob", "owner"), S3E_NONE);
+    assert_int_equal(
+        strata_s3_err_from_auth(strata_acl_canned(&acl, "private", false, "bob", "owner")),
+        S3E_NONE);
     assert_false(strata_acl_is_owner_full_control(&acl, "owner"));
-    assert_int_equal(strata_acl_canned(&acl, "bucket-owner-read", false, "bob", "owner"),
+    assert_int_equal(strata_s3_err_from_auth(
+                         strata_acl_canned(&acl, "bucket-owner-read", false, "bob", "owner")),
                      S3E_NONE);
     assert_false(strata_acl_is_owner_full_control(&acl, "owner"));
-    assert_int_equal(strata_acl_canned(&acl, "private", false, "owner", "owner"), S3E_NONE);
+    assert_int_equal(
+        strata_s3_err_from_auth(strata_acl_canned(&acl, "private", false, "owner", "owner")),
+        S3E_NONE);
     assert_true(strata_acl_is_owner_full_control(&acl, "owner"));
     assert_true(strata_acl_is_default(&acl, "owner"));
     /* No grants at all: private, but neither the default nor full control. */
@@ -96,20 +109,25 @@ static void test_canned(void **state)
     assert_false(strata_acl_is_default(&acl, "owner"));
     assert_false(strata_acl_is_owner_full_control(&acl, "owner"));
     /* On a bucket both are the owner's own: private. */
-    assert_int_equal(strata_acl_canned(&acl, "bucket-owner-full-control", true, "owner", "owner"),
+    assert_int_equal(strata_s3_err_from_auth(strata_acl_canned(&acl, "bucket-owner-full-control",
+                                                               true, "owner", "owner")),
                      S3E_NONE);
     assert_true(strata_acl_is_owner_only(&acl, "owner"));
 
-    assert_int_equal(strata_acl_canned(&acl, "log-delivery-write", true, "owner", "owner"),
+    assert_int_equal(strata_s3_err_from_auth(
+                         strata_acl_canned(&acl, "log-delivery-write", true, "owner", "owner")),
                      S3E_NONE);
     assert_int_equal(acl.n, 3);
     assert_false(strata_acl_is_public(&acl));
-    assert_int_equal(strata_acl_canned(&acl, "log-delivery-write", false, "owner", "owner"),
+    assert_int_equal(strata_s3_err_from_auth(
+                         strata_acl_canned(&acl, "log-delivery-write", false, "owner", "owner")),
                      S3E_InvalidArgument);
-    assert_int_equal(strata_acl_canned(&acl, "aws-exec-read", false, "owner", "owner"),
-                     S3E_NotImplemented);
-    assert_int_equal(strata_acl_canned(&acl, "Public-Read", false, "owner", "owner"),
-                     S3E_InvalidArgument);
+    assert_int_equal(
+        strata_s3_err_from_auth(strata_acl_canned(&acl, "aws-exec-read", false, "owner", "owner")),
+        S3E_NotImplemented);
+    assert_int_equal(
+        strata_s3_err_from_auth(strata_acl_canned(&acl, "Public-Read", false, "owner", "owner")),
+        S3E_InvalidArgument);
 }
 
 static void test_grant_headers(void **state)
@@ -117,15 +135,17 @@ static void test_grant_headers(void **state)
     (void)state;
     acl.n = 0;
     snprintf(acl.owner, sizeof(acl.owner), "owner");
-    assert_int_equal(strata_acl_grant_hdr(&acl, STRATA_ACL_READ,
-                                          "id=\"bob\", uri=\"http://acs.amazonaws.com/groups/"
-                                          "global/AllUsers\"",
-                                          users, NULL),
+    assert_int_equal(strata_s3_err_from_auth(
+                         strata_acl_grant_hdr(&acl, STRATA_ACL_READ,
+                                              "id=\"bob\", uri=\"http://acs.amazonaws.com/groups/"
+                                              "global/AllUsers\"",
+                                              users, NULL)),
                      S3E_NONE);
-    assert_int_equal(strata_acl_grant_hdr(&acl, STRATA_ACL_WRITE,
-                                          "emailAddress=\"bob@example.com\"", users, NULL),
+    assert_int_equal(strata_s3_err_from_auth(strata_acl_grant_hdr(
+                         &acl, STRATA_ACL_WRITE, "emailAddress=\"bob@example.com\"", users, NULL)),
                      S3E_NONE);
-    assert_int_equal(strata_acl_grant_hdr(&acl, STRATA_ACL_FULL_CONTROL, "id=carol", users, NULL),
+    assert_int_equal(strata_s3_err_from_auth(strata_acl_grant_hdr(&acl, STRATA_ACL_FULL_CONTROL,
+                                                                  "id=carol", users, NULL)),
                      S3E_NONE);
     assert_int_equal(acl.n, 4);
     assert_true(strata_acl_allows(&acl, "bob", STRATA_ACL_WRITE, false));
@@ -136,20 +156,24 @@ static void test_grant_headers(void **state)
     assert_true(strata_acl_allows(&acl, "owner", STRATA_ACL_WRITE_ACP, false));
     assert_false(strata_acl_allows(&acl, "owner", STRATA_ACL_WRITE, false));
 
-    assert_int_equal(strata_acl_grant_hdr(&acl, STRATA_ACL_READ, "emailAddress=nobody@x.org",
-                                          users, NULL),
+    assert_int_equal(strata_s3_err_from_auth(strata_acl_grant_hdr(
+                         &acl, STRATA_ACL_READ, "emailAddress=nobody@x.org", users, NULL)),
                      S3E_UnresolvableGrantByEmailAddress);
-    assert_int_equal(strata_acl_grant_hdr(&acl, STRATA_ACL_READ, "id=mallory", users, NULL),
+    assert_int_equal(strata_s3_err_from_auth(
+                         strata_acl_grant_hdr(&acl, STRATA_ACL_READ, "id=mallory", users, NULL)),
                      S3E_InvalidArgument);
-    assert_int_equal(strata_acl_grant_hdr(&acl, STRATA_ACL_READ,
-                                          "uri=http://acs.amazonaws.com/groups/global/Nobody",
-                                          users, NULL),
+    assert_int_equal(strata_s3_err_from_auth(strata_acl_grant_hdr(
+                         &acl, STRATA_ACL_READ, "uri=http://acs.amazonaws.com/groups/global/Nobody",
+                         users, NULL)),
                      S3E_InvalidArgument);
-    assert_int_equal(strata_acl_grant_hdr(&acl, STRATA_ACL_READ, "bob", users, NULL),
+    assert_int_equal(
+        strata_s3_err_from_auth(strata_acl_grant_hdr(&acl, STRATA_ACL_READ, "bob", users, NULL)),
+        S3E_InvalidArgument);
+    assert_int_equal(strata_s3_err_from_auth(
+                         strata_acl_grant_hdr(&acl, STRATA_ACL_READ, "arn=bob", users, NULL)),
                      S3E_InvalidArgument);
-    assert_int_equal(strata_acl_grant_hdr(&acl, STRATA_ACL_READ, "arn=bob", users, NULL),
-                     S3E_InvalidArgument);
-    assert_int_equal(strata_acl_grant_hdr(&acl, STRATA_ACL_READ, "id=bob,", users, NULL),
+    assert_int_equal(strata_s3_err_from_auth(
+                         strata_acl_grant_hdr(&acl, STRATA_ACL_READ, "id=bob,", users, NULL)),
                      S3E_InvalidArgument);
 }
 
@@ -168,16 +192,20 @@ static void test_stored_form(void **state)
     strata_sbuf_fini(&b);
     /* At most STRATA_ACL_GRANTS_MAX grants; duplicates count once. */
     strata_acl_default(&acl, "owner");
-    assert_int_equal(strata_acl_add(&acl, STRATA_ACL_USER, STRATA_ACL_FULL_CONTROL, "owner"),
+    assert_int_equal(strata_s3_err_from_auth(
+                         strata_acl_add(&acl, STRATA_ACL_USER, STRATA_ACL_FULL_CONTROL, "owner")),
                      S3E_NONE);
     assert_int_equal(acl.n, 1);
     char id[16];
     for (int i = 1; i < STRATA_ACL_GRANTS_MAX; i++) {
         snprintf(id, sizeof(id), "u%d", i);
-        assert_int_equal(strata_acl_add(&acl, STRATA_ACL_USER, STRATA_ACL_READ, id), S3E_NONE);
+        assert_int_equal(
+            strata_s3_err_from_auth(strata_acl_add(&acl, STRATA_ACL_USER, STRATA_ACL_READ, id)),
+            S3E_NONE);
     }
-    assert_int_equal(strata_acl_add(&acl, STRATA_ACL_USER, STRATA_ACL_READ, "one-more"),
-                     S3E_InvalidArgument);
+    assert_int_equal(
+        strata_s3_err_from_auth(strata_acl_add(&acl, STRATA_ACL_USER, STRATA_ACL_READ, "one-more")),
+        S3E_InvalidArgument);
 }
 
 static const char *names(void *ud, const char *id)

@@ -81,7 +81,7 @@ static void auth_for(bool trailer, struct strata_auth_result *res)
     };
     struct strata_auth_req r = {"PUT", "/examplebucket/chunkObject.txt", NULL,
                                 trailer ? tr : plain, 8, T20130524, NULL, 0, "us-east-1"};
-    assert_int_equal(strata_auth_verify(g_creds, &r, res), S3E_NONE);
+    assert_int_equal(strata_auth_verify(g_creds, &r, res), STRATA_AUTH_OK);
 }
 
 #define SIG1 "ad80c730a21e5b8d04586a2213dd63b9a0e99e0e2307b0ade35a65485a288648"
@@ -148,7 +148,7 @@ static bool all_a(const struct sink *s)
 /* Feeds body in pieces of step bytes (0: all at once); returns the feed
  * status and leaves the error in *err. */
 static int run(const struct strata_auth_result *auth, const struct body *b, size_t step,
-               struct sink *out, enum s3_err *err, struct strata_chunked **keep)
+               struct sink *out, enum strata_auth_err *err, struct strata_chunked **keep)
 {
     struct strata_chunked *c;
     assert_int_equal(strata_chunked_create(auth, &c), 0);
@@ -176,10 +176,10 @@ static void test_aws_example_whole(void **state)
     struct body b = example_body(SIG1, SIG2, SIG3, "\r\n");
     assert_int_equal(b.len, 66824); /* the example's Content-Length */
     struct sink out = {0};
-    enum s3_err err;
+    enum strata_auth_err err;
     struct strata_chunked *c;
     assert_int_equal(run(&auth, &b, 0, &out, &err, &c), 0);
-    assert_int_equal(err, S3E_NONE);
+    assert_int_equal(err, STRATA_AUTH_OK);
     assert_int_equal(out.len, 66560);
     assert_true(all_a(&out));
     assert_int_equal(out.calls, 2); /* one delivery per verified chunk */
@@ -198,7 +198,7 @@ static void test_aws_example_byte_at_a_time(void **state)
     struct strata_chunked *c;
     assert_int_equal(strata_chunked_create(&auth, &c), 0);
     struct sink out = {0};
-    enum s3_err err;
+    enum strata_auth_err err;
     size_t chunk1_end = 22 + 64 + 2 + 65536; /* last data byte of chunk 1 */
     for (size_t i = 0; i < b.len; i++) {
         assert_int_equal(strata_chunked_feed(c, b.p + i, 1, sink_cb, &out, &err), 0);
@@ -226,9 +226,9 @@ static void test_tampered_chunk_signature(void **state)
     bad[10] = bad[10] == '0' ? '1' : '0';
     struct body b = example_body(SIG1, bad, SIG3, "\r\n");
     struct sink out = {0};
-    enum s3_err err;
+    enum strata_auth_err err;
     assert_int_equal(run(&auth, &b, 4096, &out, &err, NULL), -1);
-    assert_int_equal(err, S3E_SignatureDoesNotMatch);
+    assert_int_equal(err, STRATA_AUTH_BAD_SIGNATURE);
     assert_int_equal(out.len, 65536); /* chunk 1 verified; chunk 2 withheld */
     free(out.buf);
     free(b.p);
@@ -237,7 +237,7 @@ static void test_tampered_chunk_signature(void **state)
     b = example_body(SIG2, SIG1, SIG3, "\r\n");
     out = (struct sink){0};
     assert_int_equal(run(&auth, &b, 0, &out, &err, NULL), -1);
-    assert_int_equal(err, S3E_SignatureDoesNotMatch);
+    assert_int_equal(err, STRATA_AUTH_BAD_SIGNATURE);
     assert_int_equal(out.len, 0);
     free(out.buf);
     free(b.p);
@@ -248,7 +248,7 @@ static void test_tampered_chunk_signature(void **state)
     b = example_body(SIG1, SIG2, bad, "\r\n");
     out = (struct sink){0};
     assert_int_equal(run(&auth, &b, 0, &out, &err, NULL), -1);
-    assert_int_equal(err, S3E_SignatureDoesNotMatch);
+    assert_int_equal(err, STRATA_AUTH_BAD_SIGNATURE);
     free(out.buf);
     free(b.p);
 }
@@ -261,9 +261,9 @@ static void test_tampered_chunk_data(void **state)
     struct body b = example_body(SIG1, SIG2, SIG3, "\r\n");
     b.p[22 + 64 + 2 + 65536 + 2 + 20 + 64 + 2 + 100] = 'b'; /* inside chunk 2 */
     struct sink out = {0};
-    enum s3_err err;
+    enum strata_auth_err err;
     assert_int_equal(run(&auth, &b, 1000, &out, &err, NULL), -1);
-    assert_int_equal(err, S3E_SignatureDoesNotMatch);
+    assert_int_equal(err, STRATA_AUTH_BAD_SIGNATURE);
     assert_int_equal(out.len, 65536);
     assert_true(all_a(&out));
     free(out.buf);
@@ -281,9 +281,9 @@ static void test_truncated(void **state)
     for (size_t i = 0; i < sizeof(cuts) / sizeof(cuts[0]); i++) {
         struct body t = {b.p, cuts[i]};
         struct sink out = {0};
-        enum s3_err err;
+        enum strata_auth_err err;
         int rc = run(&auth, &t, 7, &out, &err, NULL);
-        if (rc != -1 || err != S3E_IncompleteBody)
+        if (rc != -1 || err != STRATA_AUTH_INCOMPLETE_BODY)
             fail_msg("cut at %zu: rc %d err %d", cuts[i], rc, (int)err);
         free(out.buf);
     }
@@ -308,9 +308,9 @@ static void test_bad_framing(void **state)
         struct body b = {0};
         body_puts(&b, bad[i]);
         struct sink out = {0};
-        enum s3_err err = S3E_NONE;
+        enum strata_auth_err err = STRATA_AUTH_OK;
         int rc = run(&auth, &b, 0, &out, &err, NULL);
-        if (rc != -1 || (err != S3E_IncompleteBody && err != S3E_InvalidRequest))
+        if (rc != -1 || (err != STRATA_AUTH_INCOMPLETE_BODY && err != STRATA_AUTH_BAD_CHUNK))
             fail_msg("case %zu: rc %d err %d", i, rc, (int)err);
         assert_int_equal(out.len, 0);
         free(b.p);
@@ -319,16 +319,16 @@ static void test_bad_framing(void **state)
     struct body b = example_body(SIG1, SIG2, SIG3, "\r\n");
     b.p[22 + 64 + 2 + 65536] = 'x';
     struct sink out = {0};
-    enum s3_err err;
+    enum strata_auth_err err;
     assert_int_equal(run(&auth, &b, 0, &out, &err, NULL), -1);
-    assert_int_equal(err, S3E_IncompleteBody);
+    assert_int_equal(err, STRATA_AUTH_INCOMPLETE_BODY);
     free(out.buf);
     free(b.p);
     /* bytes after the end */
     b = example_body(SIG1, SIG2, SIG3, "\r\nextra");
     out = (struct sink){0};
     assert_int_equal(run(&auth, &b, 0, &out, &err, NULL), -1);
-    assert_int_equal(err, S3E_InvalidRequest);
+    assert_int_equal(err, STRATA_AUTH_BAD_CHUNK);
     free(out.buf);
     free(b.p);
 }
@@ -340,15 +340,15 @@ static void test_decoded_length_mismatch(void **state)
     auth_for(false, &auth);
     struct body b = example_body(SIG1, SIG2, SIG3, "\r\n");
     struct sink out = {0};
-    enum s3_err err;
+    enum strata_auth_err err;
     auth.decoded_length = 66561; /* announced more than sent */
     assert_int_equal(run(&auth, &b, 0, &out, &err, NULL), -1);
-    assert_int_equal(err, S3E_IncompleteBody);
+    assert_int_equal(err, STRATA_AUTH_INCOMPLETE_BODY);
     free(out.buf);
     out = (struct sink){0};
     auth.decoded_length = 1000; /* less: refused before chunk 1 is buffered */
     assert_int_equal(run(&auth, &b, 0, &out, &err, NULL), -1);
-    assert_int_equal(err, S3E_IncompleteBody);
+    assert_int_equal(err, STRATA_AUTH_INCOMPLETE_BODY);
     assert_int_equal(out.len, 0);
     free(out.buf);
     free(b.p);
@@ -361,9 +361,9 @@ static void test_callback_stops(void **state)
     auth_for(false, &auth);
     struct body b = example_body(SIG1, SIG2, SIG3, "\r\n");
     struct sink out = {.stop_after = 1};
-    enum s3_err err = S3E_InternalError;
+    enum strata_auth_err err = STRATA_AUTH_INTERNAL;
     assert_int_equal(run(&auth, &b, 0, &out, &err, NULL), -1);
-    assert_int_equal(err, S3E_NONE);
+    assert_int_equal(err, STRATA_AUTH_OK);
     assert_int_equal(out.calls, 1);
     free(out.buf);
     free(b.p);
@@ -385,7 +385,7 @@ static void test_aws_example_signed_trailer(void **state)
         for (size_t step = 0; step <= 1; step++) {
             struct body b = example_body(TSIG1, TSIG2, TSIG3, tails[i]);
             struct sink out = {0};
-            enum s3_err err;
+            enum strata_auth_err err;
             struct strata_chunked *c;
             int rc = run(&auth, &b, step, &out, &err, &c);
             if (rc != 0)
@@ -405,23 +405,23 @@ static void test_aws_example_signed_trailer(void **state)
                                  "x-amz-checksum-crc32c:sOO8/R==\r\nx-amz-trailer-signature:" TRSIG
                                  "\r\n\r\n");
     struct sink out = {0};
-    enum s3_err err;
+    enum strata_auth_err err;
     assert_int_equal(run(&auth, &b, 0, &out, &err, NULL), -1);
-    assert_int_equal(err, S3E_SignatureDoesNotMatch);
+    assert_int_equal(err, STRATA_AUTH_BAD_SIGNATURE);
     free(out.buf);
     free(b.p);
     /* the trailer signature is required in this mode */
     b = example_body(TSIG1, TSIG2, TSIG3, "x-amz-checksum-crc32c:sOO8/Q==\r\n\r\n");
     out = (struct sink){0};
     assert_int_equal(run(&auth, &b, 0, &out, &err, NULL), -1);
-    assert_int_not_equal(err, S3E_NONE);
+    assert_int_not_equal(err, STRATA_AUTH_OK);
     free(out.buf);
     free(b.p);
     /* so is the announced trailer */
     b = example_body(TSIG1, TSIG2, TSIG3, "\r\n");
     out = (struct sink){0};
     assert_int_equal(run(&auth, &b, 0, &out, &err, NULL), -1);
-    assert_int_not_equal(err, S3E_NONE);
+    assert_int_not_equal(err, STRATA_AUTH_OK);
     free(out.buf);
     free(b.p);
 }
@@ -439,14 +439,14 @@ static void test_unsigned_trailer(void **state)
     };
     struct strata_auth_req r = {"PUT", "/b/k", NULL, h, 4, T20130524, NULL, 0, "us-east-1"};
     struct strata_auth_result auth;
-    assert_int_equal(strata_auth_verify(g_creds, &r, &auth), S3E_NONE);
+    assert_int_equal(strata_auth_verify(g_creds, &r, &auth), STRATA_AUTH_OK);
     assert_true(auth.anonymous);
     assert_int_equal(auth.payload_mode, STRATA_PAYLOAD_STREAMING_UNSIGNED_TRAILER);
     struct body b = {0};
     body_puts(&b, "5\r\nhello\r\n6;ext=1\r\n world\r\n0\r\nx-amz-checksum-crc32:NhCmhg==\r\n\r\n");
     for (size_t step = 0; step <= 1; step++) {
         struct sink out = {0};
-        enum s3_err err;
+        enum strata_auth_err err;
         struct strata_chunked *c;
         assert_int_equal(run(&auth, &b, step, &out, &err, &c), 0);
         assert_int_equal(out.len, 11);
@@ -462,9 +462,9 @@ static void test_unsigned_trailer(void **state)
     body_puts(&b, "5\r\nhello\r\n6\r\n world\r\n0\r\nx-amz-checksum-crc32:NhCmhg==\r\n"
                   "x-amz-trailer-signature:" TRSIG "\r\n\r\n");
     struct sink out = {0};
-    enum s3_err err;
+    enum strata_auth_err err;
     assert_int_equal(run(&auth, &b, 0, &out, &err, NULL), -1);
-    assert_int_equal(err, S3E_InvalidRequest);
+    assert_int_equal(err, STRATA_AUTH_BAD_CHUNK);
     free(out.buf);
     free(b.p);
     /* non-streaming modes have no decoder */
@@ -490,13 +490,13 @@ static void test_budget(void **state)
     strata_chunked_set_budget(c1, &budget);
     strata_chunked_set_budget(c2, &budget);
     struct sink out1 = {0}, out2 = {0};
-    enum s3_err err;
+    enum strata_auth_err err;
     /* c1 holds its 64 KiB chunk (header and some data fed, not verified) */
     assert_int_equal(strata_chunked_feed(c1, b.p, 200, sink_cb, &out1, &err), 0);
     assert_int_equal(atomic_load(&budget.used), 65536);
     /* c2 cannot buffer another 64 KiB within 100000 bytes */
     assert_int_equal(strata_chunked_feed(c2, b.p, 200, sink_cb, &out2, &err), -1);
-    assert_int_equal(err, S3E_SlowDown);
+    assert_int_equal(err, STRATA_AUTH_OVER_BUDGET);
     assert_int_equal(atomic_load(&budget.used), 65536);
     strata_chunked_destroy(c2);
     /* c1 finishes within what it holds (the 1 KiB chunk reuses the buffer) */

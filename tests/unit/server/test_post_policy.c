@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "post_policy.h"
+#include "s3_error.h"
 #include "base64.h"
 
 #define AKID "AKIAIOSFODNN7EXAMPLE"
@@ -31,7 +32,7 @@ static struct strata_creds *g_creds;
 static enum s3_err auth(const struct strata_auth_hdr *f, size_t n, const struct strata_cred **c)
 {
     const char *msg;
-    return strata_post_auth(g_creds, f, n, c, &msg);
+    return strata_s3_err_from_auth(strata_post_auth(g_creds, f, n, c, &msg));
 }
 
 static void test_signatures(void **state)
@@ -82,7 +83,7 @@ static enum s3_err parse_json(const char *json, struct strata_post_policy **p, c
 {
     char b64[4096];
     assert_true(strata_b64_encode((const uint8_t *)json, strlen(json), b64, sizeof(b64)) > 0);
-    return strata_post_policy_parse(b64, p, msg, msg_len);
+    return strata_s3_err_from_auth(strata_post_policy_parse(b64, p, msg, msg_len));
 }
 
 static void test_region(void **state)
@@ -107,7 +108,7 @@ static void test_document(void **state)
     (void)state;
     char msg[512];
     struct strata_post_policy *p = NULL;
-    assert_int_equal(strata_post_policy_parse("!!!", &p, msg, sizeof(msg)),
+    assert_int_equal(strata_s3_err_from_auth(strata_post_policy_parse("!!!", &p, msg, sizeof(msg))),
                      S3E_InvalidPolicyDocument);
     assert_int_equal(parse_json("{\"conditions\":[]", &p, msg, sizeof(msg)),
                      S3E_InvalidPolicyDocument);
@@ -155,7 +156,7 @@ static enum s3_err check(const char *conditions, const struct strata_auth_hdr *f
              conditions);
     struct strata_post_policy *p = NULL;
     assert_int_equal(parse_json(json, &p, msg, 512), S3E_NONE);
-    enum s3_err e = strata_post_policy_check(p, "b1", f, n, now, msg, 512);
+    enum s3_err e = strata_s3_err_from_auth(strata_post_policy_check(p, "b1", f, n, now, msg, 512));
     strata_post_policy_free(p);
     return e;
 }

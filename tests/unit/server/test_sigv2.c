@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "auth.h"
+#include "s3_error.h"
 
 #define AKID "AKIAIOSFODNN7EXAMPLE"
 #define SECRET "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
@@ -24,7 +25,7 @@ static enum s3_err verify(const char *method, const char *path, const char *quer
                           struct strata_auth_result *res)
 {
     struct strata_auth_req r = {method, path, query, h, nh, now, NULL, 0, "eu-west-1"};
-    return strata_auth_verify(g_creds, &r, res);
+    return strata_s3_err_from_auth(strata_auth_verify(g_creds, &r, res));
 }
 
 /* A virtual-host style request: host_bucket is the bucket Host named. */
@@ -34,7 +35,7 @@ static enum s3_err verify_vhost(const char *host_bucket, const char *path,
 {
     struct strata_auth_req r = {"GET", path, NULL, h, nh, now, host_bucket, strlen(host_bucket),
                                 "eu-west-1"}; /* SigV2 has no region */
-    return strata_auth_verify(g_creds, &r, res);
+    return strata_s3_err_from_auth(strata_auth_verify(g_creds, &r, res));
 }
 
 /* AWS's example is virtual-host style: "GET /photos/puppy.jpg" to

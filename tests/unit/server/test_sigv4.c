@@ -21,6 +21,7 @@
 #include <cmocka.h>
 
 #include "auth.h"
+#include "s3_error.h"
 
 #define AKID "AKIAIOSFODNN7EXAMPLE"
 #define SECRET "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
@@ -46,7 +47,7 @@ static enum s3_err verify(const char *secret, const char *method, const char *pa
     c = load(secret);
     struct strata_auth_req r = {.method = method, .raw_path = path, .raw_query = query,
                                 .hdrs = h, .nhdrs = nh, .now = now};
-    return strata_auth_verify(c, &r, res);
+    return strata_s3_err_from_auth(strata_auth_verify(c, &r, res));
 }
 
 /* ---- AWS example: GET Object with Range ---------------------------------- */
@@ -97,7 +98,8 @@ static void test_unknown_key(void **state)
     struct strata_auth_req r = {"GET",     "/test.txt", NULL,       get_hdrs, 5,
                                 T20130524, NULL,        0,          "us-east-1"};
     struct strata_auth_result res;
-    assert_int_equal(strata_auth_verify(c, &r, &res), S3E_InvalidAccessKeyId);
+    assert_int_equal(strata_s3_err_from_auth(strata_auth_verify(c, &r, &res)),
+                     S3E_InvalidAccessKeyId);
     strata_creds_destroy(c);
 }
 
@@ -411,21 +413,25 @@ static void test_region(void **state)
     struct strata_auth_req r = {"GET",     "/test.txt", NULL,       get_hdrs, 5,
                                 T20130524, NULL,        0,          "us-east-1"};
     struct strata_auth_result res;
-    assert_int_equal(strata_auth_verify(c, &r, &res), S3E_NONE);
+    assert_int_equal(strata_s3_err_from_auth(strata_auth_verify(c, &r, &res)), S3E_NONE);
     assert_false(res.wrong_region);
     r.region = "eu-west-1";
-    assert_int_equal(strata_auth_verify(c, &r, &res), S3E_AuthorizationHeaderMalformed);
+    assert_int_equal(strata_s3_err_from_auth(strata_auth_verify(c, &r, &res)),
+                     S3E_AuthorizationHeaderMalformed);
     assert_true(res.wrong_region);
     assert_null(res.cred);
     assert_string_equal(res.err_msg, "The authorization header is malformed; the region "
                                      "'us-east-1' is wrong; expecting 'eu-west-1'");
     /* Before the key: an unknown key signed for another region hears of the region. */
-    assert_int_equal(strata_auth_verify(other, &r, &res), S3E_AuthorizationHeaderMalformed);
+    assert_int_equal(strata_s3_err_from_auth(strata_auth_verify(other, &r, &res)),
+                     S3E_AuthorizationHeaderMalformed);
     assert_true(res.wrong_region);
     r.region = "us-east-10"; /* a prefix of the scope's region is another region */
-    assert_int_equal(strata_auth_verify(c, &r, &res), S3E_AuthorizationHeaderMalformed);
+    assert_int_equal(strata_s3_err_from_auth(strata_auth_verify(c, &r, &res)),
+                     S3E_AuthorizationHeaderMalformed);
     r.region = "us-east";
-    assert_int_equal(strata_auth_verify(c, &r, &res), S3E_AuthorizationHeaderMalformed);
+    assert_int_equal(strata_s3_err_from_auth(strata_auth_verify(c, &r, &res)),
+                     S3E_AuthorizationHeaderMalformed);
 
     /* Presigned: the query's error code and wording. */
     struct strata_cred cred = {AKID, SECRET, "root", false, ""};
@@ -438,17 +444,18 @@ static void test_region(void **state)
     *q++ = '\0';
     struct strata_auth_hdr h[] = {{"Host", "h:1"}};
     struct strata_auth_req pr = {"GET", url, q, h, 1, now, NULL, 0, "eu-west-3"};
-    assert_int_equal(strata_auth_verify(c, &pr, &res), S3E_NONE);
+    assert_int_equal(strata_s3_err_from_auth(strata_auth_verify(c, &pr, &res)), S3E_NONE);
     assert_false(res.wrong_region);
     pr.region = "us-east-1";
-    assert_int_equal(strata_auth_verify(c, &pr, &res), S3E_AuthorizationQueryParametersError);
+    assert_int_equal(strata_s3_err_from_auth(strata_auth_verify(c, &pr, &res)),
+                     S3E_AuthorizationQueryParametersError);
     assert_true(res.wrong_region);
     assert_string_equal(res.err_msg, "Error parsing the X-Amz-Credential parameter; the region "
                                      "'eu-west-3' is wrong; expecting 'us-east-1'");
     /* Other errors leave wrong_region false. */
     pr.region = "eu-west-3";
     pr.now = now + 3600;
-    assert_int_equal(strata_auth_verify(c, &pr, &res), S3E_AccessDenied);
+    assert_int_equal(strata_s3_err_from_auth(strata_auth_verify(c, &pr, &res)), S3E_AccessDenied);
     assert_false(res.wrong_region);
     strata_creds_destroy(c);
     strata_creds_destroy(other);
@@ -570,7 +577,7 @@ static void *verify_thread(void *p)
         struct strata_auth_req r = {"GET", url, q, h, 1, now, NULL, 0, NULL};
         struct strata_auth_result res;
         enum s3_err want = (i & 3) == 3 ? S3E_SignatureDoesNotMatch : S3E_NONE;
-        if (strata_auth_verify(a->creds, &r, &res) != want)
+        if (strata_s3_err_from_auth(strata_auth_verify(a->creds, &r, &res)) != want)
             a->failures++;
     }
     return NULL;

@@ -21,6 +21,7 @@
 #include <openssl/hmac.h>
 
 #include "auth.h"
+#include "s3_error.h"
 #include "sigv4_internal.h"
 
 #define NOW ((time_t)1700000000) /* 2023-11-14T22:13:20Z */
@@ -125,7 +126,7 @@ static enum s3_err presigned_get(const struct strata_creds *creds, const char *a
     struct strata_auth_hdr h[] = {{"Host", "h:1"}};
     struct strata_auth_req r = {"GET", url, q, h, 1, NOW, NULL, 0, "us-east-1"};
     struct strata_auth_result res;
-    return strata_auth_verify(creds, &r, &res);
+    return strata_s3_err_from_auth(strata_auth_verify(creds, &r, &res));
 }
 
 static void test_deleted_key(void **state)

@@ -21,17 +21,14 @@
 #include <curl/curl.h>
 #include <microhttpd.h>
 
+#include "server/loopback.h"
 #include "srv.h"
 
 #define STREAM_LEN 100000u
 
 static struct strata_srv g_srv;
-static struct MHD_Daemon *g_mhd;
-static unsigned g_port;
 static atomic_int g_borrow_done;  /* the borrowed body's release ran */
 static atomic_int g_stream_reads; /* stream_read calls */
-static atomic_ullong g_bytes_out; /* r->bytes_out of the last completed request */
-static atomic_int g_completed;    /* requests libmicrohttpd has completed */
 
 static const char borrowed[] = "bytes held by the caller";
 
@@ -61,8 +58,9 @@ static void sbuf_of(struct strata_sbuf *b, const char *s)
 }
 
 /* One request answered through the API, chosen by its path. */
-static void answer(struct strata_req *r, const char *url)
+static void answer(struct strata_req *r)
 {
+    const char *url = r->raw_path;
     struct strata_sbuf b;
     if (strcmp(url, "/empty-hdr") == 0) {
         strata_req_send_empty_hdr(r, 204, "x-amz-version-id", "v1");
@@ -102,218 +100,97 @@ static void answer(struct strata_req *r, const char *url)
     }
 }
 
-static enum MHD_Result access_cb(void *cls, struct MHD_Connection *conn, const char *url,
-                                 const char *method, const char *version, const char *upload_data,
-                                 size_t *upload_size, void **req_cls)
-{
-    (void)cls, (void)version, (void)upload_data, (void)upload_size;
-    if (!*req_cls) {
-        struct strata_req *r = calloc(1, sizeof(*r));
-        if (!r)
-            return MHD_NO;
-        r->srv = &g_srv;
-        r->conn = conn;
-        r->method = method;
-        r->ops = true; /* no bucket: no CORS headers */
-        r->crash_slot = -1;
-        snprintf(r->id, sizeof(r->id), "%s", "0123456789ABCDEF");
-        *req_cls = r;
-        return MHD_YES;
-    }
-    answer(*req_cls, url);
-    return MHD_YES;
-}
-
-static void completed_cb(void *cls, struct MHD_Connection *conn, void **req_cls,
-                         enum MHD_RequestTerminationCode toe)
-{
-    (void)cls, (void)conn, (void)toe;
-    struct strata_req *r = *req_cls;
-    if (r)
-        atomic_store(&g_bytes_out, r->bytes_out);
-    atomic_fetch_add(&g_completed, 1);
-    free(r);
-    *req_cls = NULL;
-}
-
-struct reply {
-    long status;
-    char hdrs[4096]; /* header lines as received, "\r\n" kept */
-    size_t nh;
-    uint8_t *body;
-    size_t len;
-};
-
-static size_t on_hdr(char *p, size_t size, size_t n, void *ud)
-{
-    struct reply *rp = ud;
-    size_t len = size * n;
-    if (rp->nh + len < sizeof(rp->hdrs)) {
-        memcpy(rp->hdrs + rp->nh, p, len);
-        rp->nh += len;
-        rp->hdrs[rp->nh] = '\0';
-    }
-    return len;
-}
-
-static size_t on_body(char *p, size_t size, size_t n, void *ud)
-{
-    struct reply *rp = ud;
-    size_t len = size * n;
-    uint8_t *nb = realloc(rp->body, rp->len + len + 1);
-    if (!nb)
-        return 0;
-    memcpy(nb + rp->len, p, len);
-    rp->body = nb;
-    rp->len += len;
-    rp->body[rp->len] = 0;
-    return len;
-}
-
-/* Until f is non-zero, at most 1 s. */
-static void wait_for(atomic_int *f, int value)
-{
-    for (int i = 0; i < 200 && atomic_load(f) < value; i++)
-        nanosleep(&(struct timespec){0, 5 * 1000 * 1000}, NULL);
-}
-
-/* One request on a new connection; returns once the daemon completed it. */
-static void fetch(const char *method, const char *path, struct reply *rp)
-{
-    memset(rp, 0, sizeof(*rp));
-    int done = atomic_load(&g_completed);
-    char url[128];
-    snprintf(url, sizeof(url), "http://127.0.0.1:%u%s", g_port, path);
-    CURL *c = curl_easy_init();
-    assert_non_null(c);
-    curl_easy_setopt(c, CURLOPT_URL, url);
-    curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_hdr);
-    curl_easy_setopt(c, CURLOPT_HEADERDATA, rp);
-    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
-    curl_easy_setopt(c, CURLOPT_WRITEDATA, rp);
-    curl_easy_setopt(c, CURLOPT_TIMEOUT, 10L);
-    if (strcmp(method, "HEAD") == 0)
-        curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
-    assert_int_equal(curl_easy_perform(c), CURLE_OK);
-    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &rp->status);
-    curl_easy_cleanup(c);
-    wait_for(&g_completed, done + 1);
-    assert_int_equal(atomic_load(&g_completed), done + 1);
-}
-
-/* The value of header name (first line), or NULL; copied into out. */
-static const char *hdr(const struct reply *rp, const char *name, char *out, size_t out_len)
-{
-    size_t nl = strlen(name);
-    for (const char *l = rp->hdrs; l && *l; l = strstr(l, "\r\n") ? strstr(l, "\r\n") + 2 : NULL) {
-        if (strncasecmp(l, name, nl) == 0 && l[nl] == ':') {
-            const char *v = l + nl + 1;
-            while (*v == ' ')
-                v++;
-            size_t vl = strcspn(v, "\r\n");
-            snprintf(out, out_len, "%.*s", (int)vl, v);
-            return out;
-        }
-    }
-    return NULL;
-}
-
-static void free_reply(struct reply *rp)
-{
-    free(rp->body);
-}
-
 /* The headers every answer carries, after the handler's own. */
-static void assert_common(const struct reply *rp)
+static void assert_common(const struct lb_reply *rp)
 {
     char v[256];
-    assert_non_null(hdr(rp, "x-amz-request-id", v, sizeof(v)));
+    assert_non_null(lb_hdr(rp, "x-amz-request-id", v, sizeof(v)));
     assert_string_equal(v, "0123456789ABCDEF");
-    assert_non_null(hdr(rp, "x-amz-id-2", v, sizeof(v)));
+    assert_non_null(lb_hdr(rp, "x-amz-id-2", v, sizeof(v)));
     assert_string_equal(v, "test-host-id");
-    assert_non_null(hdr(rp, "Server", v, sizeof(v)));
+    assert_non_null(lb_hdr(rp, "Server", v, sizeof(v)));
     assert_string_equal(v, "Strata");
-    if (hdr(rp, "Connection", v, sizeof(v)))
+    if (lb_hdr(rp, "Connection", v, sizeof(v)))
         assert_string_not_equal(v, "close");
 }
 
 static void test_empty_with_header(void **state)
 {
     (void)state;
-    struct reply rp;
+    struct lb_reply rp;
     char v[64];
-    fetch("GET", "/empty-hdr", &rp);
+    lb_fetch("GET", "/empty-hdr", &rp);
     assert_int_equal(rp.status, 204);
     assert_int_equal(rp.len, 0);
-    assert_non_null(hdr(&rp, "x-amz-version-id", v, sizeof(v)));
+    assert_non_null(lb_hdr(&rp, "x-amz-version-id", v, sizeof(v)));
     assert_string_equal(v, "v1");
     assert_common(&rp);
-    free_reply(&rp);
+    lb_reply_free(&rp);
 
-    fetch("GET", "/empty-nohdr", &rp);
+    lb_fetch("GET", "/empty-nohdr", &rp);
     assert_int_equal(rp.status, 200);
     assert_int_equal(rp.len, 0);
-    assert_null(hdr(&rp, "x-amz-version-id", v, sizeof(v)));
-    assert_non_null(hdr(&rp, "Content-Length", v, sizeof(v)));
+    assert_null(lb_hdr(&rp, "x-amz-version-id", v, sizeof(v)));
+    assert_non_null(lb_hdr(&rp, "Content-Length", v, sizeof(v)));
     assert_string_equal(v, "0");
     assert_common(&rp);
-    free_reply(&rp);
+    lb_reply_free(&rp);
 }
 
 static void test_xml(void **state)
 {
     (void)state;
-    struct reply rp;
+    struct lb_reply rp;
     char v[64];
-    fetch("GET", "/xml", &rp);
+    lb_fetch("GET", "/xml", &rp);
     assert_int_equal(rp.status, 200);
     assert_int_equal(rp.len, 8);
     assert_memory_equal(rp.body, "<A>1</A>", 8);
-    assert_non_null(hdr(&rp, "Content-Type", v, sizeof(v)));
+    assert_non_null(lb_hdr(&rp, "Content-Type", v, sizeof(v)));
     assert_string_equal(v, "application/xml");
-    assert_non_null(hdr(&rp, "x-amz-version-id", v, sizeof(v)));
+    assert_non_null(lb_hdr(&rp, "x-amz-version-id", v, sizeof(v)));
     assert_string_equal(v, "v2");
-    assert_int_equal(atomic_load(&g_bytes_out), 8);
+    assert_int_equal(atomic_load(&lb.bytes_out), 8);
     assert_common(&rp);
-    free_reply(&rp);
+    lb_reply_free(&rp);
 }
 
 /* An XML document that did not fit its buffer is never sent truncated. */
 static void test_xml_failed_is_500(void **state)
 {
     (void)state;
-    struct reply rp;
+    struct lb_reply rp;
     char v[64];
-    fetch("GET", "/xml-failed", &rp);
+    lb_fetch("GET", "/xml-failed", &rp);
     assert_int_equal(rp.status, 500);
-    assert_non_null(hdr(&rp, "Content-Type", v, sizeof(v)));
+    assert_non_null(lb_hdr(&rp, "Content-Type", v, sizeof(v)));
     assert_string_equal(v, "application/json");
     assert_non_null(strstr((const char *)rp.body, "\"Code\": \"InternalError\""));
     assert_null(strstr((const char *)rp.body, "longer"));
-    free_reply(&rp);
+    lb_reply_free(&rp);
 }
 
 static void test_json_body(void **state)
 {
     (void)state;
-    struct reply rp;
+    struct lb_reply rp;
     char v[64];
-    fetch("GET", "/json", &rp);
+    lb_fetch("GET", "/json", &rp);
     assert_int_equal(rp.status, 201);
     assert_int_equal(rp.len, 9);
     assert_memory_equal(rp.body, "{\"k\": 1}\n", 9);
-    assert_non_null(hdr(&rp, "Content-Type", v, sizeof(v)));
+    assert_non_null(lb_hdr(&rp, "Content-Type", v, sizeof(v)));
     assert_string_equal(v, "application/json");
-    assert_int_equal(atomic_load(&g_bytes_out), 9);
-    free_reply(&rp);
+    assert_int_equal(atomic_load(&lb.bytes_out), 9);
+    lb_reply_free(&rp);
 }
 
 /* Handler headers go out in the order added, before the transport's. */
 static void test_header_order(void **state)
 {
     (void)state;
-    struct reply rp;
-    fetch("GET", "/order", &rp);
+    struct lb_reply rp;
+    lb_fetch("GET", "/order", &rp);
     assert_int_equal(rp.status, 206);
     const char *c = strstr(rp.hdrs, "x-test-c: 3\r\n");
     const char *a = strstr(rp.hdrs, "x-test-a: 1\r\n");
@@ -324,28 +201,28 @@ static void test_header_order(void **state)
     assert_non_null(b);
     assert_non_null(id);
     assert_true(c < a && a < b && b < id);
-    free_reply(&rp);
+    lb_reply_free(&rp);
 }
 
 static void test_borrow_and_take(void **state)
 {
     (void)state;
-    struct reply rp;
+    struct lb_reply rp;
     atomic_store(&g_borrow_done, 0);
-    fetch("GET", "/borrow", &rp);
+    lb_fetch("GET", "/borrow", &rp);
     assert_int_equal(rp.status, 200);
     assert_int_equal(rp.len, strlen(borrowed));
     assert_memory_equal(rp.body, borrowed, strlen(borrowed));
-    free_reply(&rp);
+    lb_reply_free(&rp);
     /* Released once libmicrohttpd is done with the response. */
-    wait_for(&g_borrow_done, 1);
+    lb_wait_for(&g_borrow_done, 1);
     assert_int_equal(atomic_load(&g_borrow_done), 1);
 
-    fetch("GET", "/take", &rp);
+    lb_fetch("GET", "/take", &rp);
     assert_int_equal(rp.status, 200);
     assert_int_equal(rp.len, 5);
     assert_memory_equal(rp.body, "taken", 5);
-    free_reply(&rp);
+    lb_reply_free(&rp);
 }
 
 /* A streamed body: every byte in order; HEAD gets the length, no body and
@@ -353,54 +230,34 @@ static void test_borrow_and_take(void **state)
 static void test_stream_and_head(void **state)
 {
     (void)state;
-    struct reply rp;
+    struct lb_reply rp;
     char v[64];
     atomic_store(&g_stream_reads, 0);
-    fetch("GET", "/stream", &rp);
+    lb_fetch("GET", "/stream", &rp);
     assert_int_equal(rp.status, 200);
     assert_int_equal(rp.len, STREAM_LEN);
     for (size_t i = 0; i < STREAM_LEN; i++)
         if (rp.body[i] != pattern(i))
             fail_msg("byte %zu: %u, not %u", i, rp.body[i], pattern(i));
     assert_true(atomic_load(&g_stream_reads) >= (int)(STREAM_LEN / 4096));
-    assert_int_equal(atomic_load(&g_bytes_out), STREAM_LEN);
-    free_reply(&rp);
+    assert_int_equal(atomic_load(&lb.bytes_out), STREAM_LEN);
+    lb_reply_free(&rp);
 
     atomic_store(&g_stream_reads, 0);
-    fetch("HEAD", "/stream", &rp);
+    lb_fetch("HEAD", "/stream", &rp);
     assert_int_equal(rp.status, 200);
     assert_int_equal(rp.len, 0);
-    assert_non_null(hdr(&rp, "Content-Length", v, sizeof(v)));
+    assert_non_null(lb_hdr(&rp, "Content-Length", v, sizeof(v)));
     assert_string_equal(v, "100000");
     assert_int_equal(atomic_load(&g_stream_reads), 0);
     assert_common(&rp);
-    free_reply(&rp);
+    lb_reply_free(&rp);
 }
 
 static int setup(void **state)
 {
     (void)state;
-    snprintf(g_srv.host_id, sizeof(g_srv.host_id), "%s", "test-host-id");
-    curl_global_init(CURL_GLOBAL_DEFAULT);
-    g_mhd = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG, 0, NULL, NULL,
-                             access_cb, NULL, MHD_OPTION_NOTIFY_COMPLETED, completed_cb, NULL,
-                             MHD_OPTION_SOCK_ADDR,
-                             (struct sockaddr *)&(struct sockaddr_in){
-                                 .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)},
-                             MHD_OPTION_END);
-    if (!g_mhd)
-        return -1;
-    const union MHD_DaemonInfo *di = MHD_get_daemon_info(g_mhd, MHD_DAEMON_INFO_BIND_PORT);
-    g_port = di ? di->port : 0;
-    return g_port ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    MHD_stop_daemon(g_mhd);
-    curl_global_cleanup();
-    return 0;
+    return lb_start(&g_srv, answer);
 }
 
 int main(void)
@@ -411,5 +268,5 @@ int main(void)
         cmocka_unit_test(test_header_order),      cmocka_unit_test(test_borrow_and_take),
         cmocka_unit_test(test_stream_and_head),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, setup, lb_teardown);
 }
