@@ -215,6 +215,7 @@ struct strata_ec_writer {
     uint64_t t_sub_ns[STRATA_EC_NBUF];     /* when the slot's writes were submitted */
     uint64_t ticket[STRATA_EC_NBUF];       /* observer ticket of the slot's bytes; 0 none */
     uint64_t ticket_last;                  /* newest ticket this writer posted */
+    uint64_t expect_len;                   /* shard file length allocated up front; 0 none */
     strata_ec_observe_cb obs_cb;           /* NULL: not observed */
     void *obs_ud;
     bool finished;
@@ -382,6 +383,46 @@ int strata_ec_writer_observe(struct strata_ec_writer *w, strata_ec_observe_cb cb
     if (!w->io->obs)
         w->io->obs = strata_ec__obs_start(); /* NULL: callbacks run inline */
     return 0;
+}
+
+/* Length of every shard file of an object of size bytes: header, blocks,
+ * CRC table; each byte of it is written by the writer. */
+static uint64_t shard_file_len(const struct strata_set *set, uint64_t size)
+{
+    uint64_t stripe = (uint64_t)set->shard_size * set->k;
+    uint64_t nblocks = (size + stripe - 1) / stripe;
+    return STRATA_EC_HDR_SIZE + blocks_bytes(set, size, nblocks) + table_bytes(nblocks);
+}
+
+int strata_ec_writer_expect(struct strata_ec_writer *w, uint64_t size)
+{
+    if (w->size > 0 || w->finished || w->err || w->expect_len)
+        return STRATA_EINVAL;
+    uint64_t len = shard_file_len(w->set, size);
+    /* Only an allocation of the tmp files: a failure (no space, a file
+     * system without fallocate) leaves the writes to extend them as before,
+     * and they report what is wrong. */
+    for (unsigned d = 0; d < w->set->n; d++)
+        if (w->alive & (1u << d))
+            (void)fallocate(w->fd[d], 0, 0, (off_t)len);
+    w->expect_len = len;
+    return 0;
+}
+
+/* A size other than the one announced to expect: set each shard file to
+ * the length the written bytes give, before the finish chain syncs it. */
+static void w_trim(struct strata_ec_writer *w)
+{
+    uint64_t len = shard_file_len(w->set, w->size);
+    if (!w->expect_len || len == w->expect_len)
+        return;
+    for (unsigned d = 0; d < w->set->n; d++) {
+        if ((w->alive & (1u << d)) && ftruncate(w->fd[d], (off_t)len) != 0) {
+            int e = errno;
+            strata_ec__drive_fault(w->set, d, e);
+            w_drop(w, d, e);
+        }
+    }
 }
 
 /* Hand the first len bytes of slot b to the observer. */
@@ -598,6 +639,7 @@ int strata_ec_writer_finish(struct strata_ec_writer *w, uint32_t *ok_mask)
     }
     for (unsigned b = 0; b < STRATA_EC_NBUF; b++)
         w_wait(w, b);
+    w_trim(w);
     int q = w_quorum_err(w);
     if (q < 0)
         return w_fail(w, q);
