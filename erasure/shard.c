@@ -215,6 +215,8 @@ struct strata_ec_writer {
     uint64_t t_sub_ns[STRATA_EC_NBUF];     /* when the slot's writes were submitted */
     uint64_t ticket[STRATA_EC_NBUF];       /* observer ticket of the slot's bytes; 0 none */
     uint64_t ticket_last;                  /* newest ticket this writer posted */
+    uint64_t expect_len;                   /* shard file length expect announced; 0 none */
+    uint64_t alloc_len;                    /* shard file length allocated so far */
     strata_ec_observe_cb obs_cb;           /* NULL: not observed */
     void *obs_ud;
     bool finished;
@@ -384,6 +386,70 @@ int strata_ec_writer_observe(struct strata_ec_writer *w, strata_ec_observe_cb cb
     return 0;
 }
 
+/* Length of every shard file of an object of size bytes: header, blocks,
+ * CRC table; each byte of it is written by the writer. */
+static uint64_t shard_file_len(const struct strata_set *set, uint64_t size)
+{
+    uint64_t stripe = (uint64_t)set->shard_size * set->k;
+    uint64_t nblocks = (size + stripe - 1) / stripe;
+    return STRATA_EC_HDR_SIZE + blocks_bytes(set, size, nblocks) + table_bytes(nblocks);
+}
+
+/* Allocation runs at most this far ahead of the bytes written to a shard
+ * file, so a client that announces 5 GiB and sends little holds little
+ * drive space. */
+#define EXPECT_AHEAD (64ull << 20)
+
+/* Allocate each shard file up to len bytes (extends it).  Only an
+ * allocation: a failure (no space, a file system without fallocate) leaves
+ * the writes to extend the files as before, and they report what is wrong. */
+static void w_alloc(struct strata_ec_writer *w, uint64_t len)
+{
+    for (unsigned d = 0; d < w->set->n; d++)
+        if (w->alive & (1u << d))
+            (void)fallocate(w->fd[d], 0, 0, (off_t)len);
+    w->alloc_len = len;
+}
+
+/* Before the shard writes of the stripe ending at offset end of the files. */
+static void w_alloc_ahead(struct strata_ec_writer *w, uint64_t end)
+{
+    if (end <= w->alloc_len || w->alloc_len >= w->expect_len)
+        return;
+    uint64_t want = end > w->alloc_len + EXPECT_AHEAD ? end : w->alloc_len + EXPECT_AHEAD;
+    w_alloc(w, want < w->expect_len ? want : w->expect_len);
+}
+
+int strata_ec_writer_expect(struct strata_ec_writer *w, uint64_t size)
+{
+    if (w->size > 0 || w->finished || w->err || w->expect_len)
+        return STRATA_EINVAL;
+    w->expect_len = shard_file_len(w->set, size);
+    w_alloc_ahead(w, 1);
+    return 0;
+}
+
+/* Before the finish chain syncs the files: each shard file allocated to
+ * exactly the length the written bytes give (the size announced to expect
+ * may have been wrong, or allocation not yet got that far). */
+static void w_settle(struct strata_ec_writer *w)
+{
+    uint64_t len = shard_file_len(w->set, w->size);
+    if (!w->expect_len || len == w->alloc_len)
+        return;
+    if (len > w->alloc_len) {
+        w_alloc(w, len);
+        return;
+    }
+    for (unsigned d = 0; d < w->set->n; d++) {
+        if ((w->alive & (1u << d)) && ftruncate(w->fd[d], (off_t)len) != 0) {
+            int e = errno;
+            strata_ec__drive_fault(w->set, d, e);
+            w_drop(w, d, e);
+        }
+    }
+}
+
 /* Hand the first len bytes of slot b to the observer. */
 static void w_observe(struct strata_ec_writer *w, unsigned b, size_t len)
 {
@@ -458,6 +524,7 @@ static int w_flush(struct strata_ec_writer *w)
     int rc = w_encode(w);
     if (rc < 0)
         return rc;
+    w_alloc_ahead(w, STRATA_EC_HDR_SIZE + w->blocks * set->shard_size + w->enc_len);
     for (unsigned s = 0; s < set->n; s++) {
         unsigned d = strata_ec__shard_drive(set, w->id, s);
         if (!(w->alive & (1u << d)))
@@ -598,6 +665,7 @@ int strata_ec_writer_finish(struct strata_ec_writer *w, uint32_t *ok_mask)
     }
     for (unsigned b = 0; b < STRATA_EC_NBUF; b++)
         w_wait(w, b);
+    w_settle(w);
     int q = w_quorum_err(w);
     if (q < 0)
         return w_fail(w, q);

@@ -860,6 +860,15 @@ static int start_writer(struct strata_put *p)
             return rc;
     }
     p->md5_here = !p->enc && !ops->writer_observe;
+    /* The stored size follows from the announced one (sealed streams are
+     * longer than their plaintext); a wrong one costs a truncate. */
+    if (ops->writer_expect && p->size_expected != UINT64_MAX) {
+        uint64_t n = p->enc || p->sealed ? strata_sse__stream_size(p->size_expected)
+                                         : p->size_expected;
+        rc = ops->writer_expect(p->w, n);
+        if (rc)
+            return rc;
+    }
     if (p->buflen) {
         if (p->md5_here && EVP_DigestUpdate(p->md5, p->buf, p->buflen) != 1)
             return STRATA_EINTERNAL;

@@ -31,6 +31,11 @@ static int l_observe(void *w, strata_ec_observe_cb cb, void *ud)
     return strata_ec_writer_observe(w, cb, ud);
 }
 
+static int l_expect(void *w, uint64_t size)
+{
+    return strata_ec_writer_expect(w, size);
+}
+
 static int l_write(void *w, const void *buf, size_t len)
 {
     return strata_ec_writer_write(w, buf, len);
@@ -123,6 +128,7 @@ static void l_destroy(void *impl)
 static const struct strata_tier_ops local_ops = {
     .writer_open = l_writer_open,
     .writer_observe = l_observe,
+    .writer_expect = l_expect,
     .write = l_write,
     .finish = l_finish,
     .writer_destroy = l_writer_destroy,

@@ -233,6 +233,16 @@ uint64_t strata_ec_writer_size(const struct strata_ec_writer *w); /* bytes fed s
  */
 typedef void (*strata_ec_observe_cb)(void *ud, const void *data, size_t len);
 int strata_ec_writer_observe(struct strata_ec_writer *w, strata_ec_observe_cb cb, void *ud);
+/* Optional, before the first write: the object will be size bytes.  Each
+ * shard file is allocated to its final length (fallocate, at most 64 MiB
+ * ahead of the bytes written: an announced size holds little space), so the
+ * shard writes overwrite allocated space instead of extending the file,
+ * which ext4 does not do without blocking: io_uring would hand every
+ * O_DIRECT write to a worker thread.  A hint: when another size is
+ * written, finish first truncates the files to the length it gives.
+ * Durability is unchanged (finish's fsync covers data and allocation).
+ * STRATA_EINVAL after a write, a second call, or on a failed writer. */
+int strata_ec_writer_expect(struct strata_ec_writer *w, uint64_t size);
 /* The observer's helper thread, for other writers too (the RADOS data
  * tier).  start: NULL when no thread can be had.  post: queue cb(ud, data,
  * len), returns its ticket; at most STRATA_EC_OBS_QUEUE items may be queued

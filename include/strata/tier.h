@@ -42,6 +42,9 @@ struct strata_tier_ops {
     /* Optional (NULL: the caller digests on its own thread): see
      * strata_ec_writer_observe. */
     int (*writer_observe)(void *w, strata_ec_observe_cb cb, void *ud);
+    /* Optional, before the first write: the data's size, when known (see
+     * strata_ec_writer_expect). */
+    int (*writer_expect)(void *w, uint64_t size);
     int (*write)(void *w, const void *buf, size_t len);
     int (*finish)(void *w);
     void (*writer_destroy)(void *w); /* NULL is a no-op */
