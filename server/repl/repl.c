@@ -452,9 +452,11 @@ static enum strata_pqueue_sent send_version(struct target *t, const char *b, con
         for (size_t i = 0; i < nl; i++)
             free(lines[i]);
         if (res == STRATA_S3C_OK) {
-            status_set(t, b, k, v, "COMPLETED");
+            /* Counted before the status turns COMPLETED: whoever sees the
+             * status then sees the bytes. */
             if (!in.nparts) /* a multipart one counted part by part */
                 atomic_fetch_add(&t->bytes, in.size);
+            status_set(t, b, k, v, "COMPLETED");
             out = STRATA_PQUEUE_DONE;
         } else if (res == STRATA_S3C_RETRY) {
             out = STRATA_PQUEUE_RETRY;
@@ -532,8 +534,8 @@ static enum strata_pqueue_sent send_change(struct target *t, const char *b, cons
     }
     strata_obj_info_fini(&in);
     if (res == STRATA_S3C_OK) {
+        atomic_fetch_add(&t->changes, 1); /* before the status, as above */
         status_set(t, b, k, v, "COMPLETED");
-        atomic_fetch_add(&t->changes, 1);
         return STRATA_PQUEUE_DONE;
     }
     if (res == STRATA_S3C_NOT_FOUND)
