@@ -4,8 +4,9 @@
  * from memory, without a RocksDB read (the quorum read was most of a small
  * GET's cost).
  *
- * A direct-mapped table of entries (one per slot; a new key replaces the
- * slot's old one), bounded in bytes; striped generations that every store
+ * A set-associative table of entries (a key lives in one of the RC_WAYS
+ * slots of its group; a new key takes a free slot or the group's least
+ * recently used one), bounded in bytes; striped generations that every store
  * write bumps for the keys in its batch (after RocksDB applied it, so a
  * read that began before the write cannot keep its answer past it); and
  * the set's voting drives at the read.  The daemon is the only writer of
@@ -22,8 +23,14 @@
 
 #include "strata/erasure.h"
 
-#define RC_SLOTS     8192u                /* entries at most (power of two) */
-#define RC_LOCKS     128u                 /* mutex stripes over the slots */
+/* A dataloader walks tens of thousands of keys round-robin: a direct-
+ * mapped table of 8,192 slots kept under a third of 10,000 keys (two keys
+ * of one slot evict each other on every pass).  Groups of ways keep every
+ * key of such a working set while the byte budget allows. */
+#define RC_WAYS      8u                   /* slots per group */
+#define RC_GROUPS    8192u                /* groups (power of two) */
+#define RC_SLOTS     (RC_WAYS * RC_GROUPS) /* entries at most */
+#define RC_LOCKS     128u                 /* mutex stripes over the groups */
 #define RC_GENS      16384u               /* generation stripes (power of two) */
 #define RC_ENTRY_MAX (64u << 10)          /* record + inline bytes of one entry */
 #define RC_BUDGET    ((uint64_t)64 << 20) /* bytes of every entry */
@@ -34,6 +41,7 @@ struct meta_rc_ent {
     unsigned set;
     uint64_t gen, all;
     uint32_t voters;
+    uint32_t used; /* the group's clock at the last hit or fill (lock held) */
     size_t bytes;
     uint8_t sk[SORTKEY_LEN];
     struct meta_rec rec; /* decoded from raw, pointers into it */
@@ -46,7 +54,8 @@ struct meta_rc_ent {
 
 struct meta_rcache {
     pthread_mutex_t mu[RC_LOCKS];
-    struct meta_rc_ent *slot[RC_SLOTS];
+    struct meta_rc_ent *slot[RC_SLOTS]; /* group g: slots g * RC_WAYS .. + RC_WAYS - 1 */
+    uint32_t clock[RC_GROUPS];          /* per group, under its lock */
     _Atomic uint64_t gen[RC_GENS];
     _Atomic uint64_t all; /* bumped for a write whose keys could not be read */
     _Atomic uint64_t bytes, entries, hits, misses;
@@ -110,6 +119,38 @@ static void slot_clear(struct meta_rcache *c, unsigned i, struct meta_rc_ent **d
     *drop = e;
 }
 
+/* The slot of bucket/key in group g (lock held), or -1. */
+static int way_of(const struct meta_rcache *c, unsigned g, unsigned set, uint32_t hash,
+                  const char *bucket, const char *key)
+{
+    for (unsigned i = g * RC_WAYS; i < (g + 1) * RC_WAYS; i++) {
+        const struct meta_rc_ent *e = c->slot[i];
+        if (e && e->hash == hash && e->set == set && strcmp(e->key, key) == 0 &&
+            strcmp(e->bucket, bucket) == 0)
+            return (int)i;
+    }
+    return -1;
+}
+
+/* Where a fill of bucket/key goes in group g (lock held): its own slot,
+ * else a free one, else the least recently used. */
+static unsigned way_for_fill(const struct meta_rcache *c, unsigned g, unsigned set, uint32_t hash,
+                             const char *bucket, const char *key)
+{
+    int own = way_of(c, g, set, hash, bucket, key);
+    if (own >= 0)
+        return (unsigned)own;
+    unsigned best = g * RC_WAYS;
+    for (unsigned i = g * RC_WAYS; i < (g + 1) * RC_WAYS; i++) {
+        if (!c->slot[i])
+            return i;
+        /* Clock distance, so that a wrapped counter still orders. */
+        if (c->clock[g] - c->slot[i]->used > c->clock[g] - c->slot[best]->used)
+            best = i;
+    }
+    return best;
+}
+
 bool strata_meta__rcache_get(struct strata_meta *m, unsigned set, uint32_t hash, const char *bucket,
                              const char *key, struct meta_rc_hit *h)
 {
@@ -117,21 +158,22 @@ bool strata_meta__rcache_get(struct strata_meta *m, unsigned set, uint32_t hash,
     if (!c)
         return false;
     uint32_t voters = strata_meta__rcache_voters(m, set);
-    unsigned i = hash & (RC_SLOTS - 1);
-    struct meta_rc_ent *drop = NULL, *e;
-    pthread_mutex_lock(&c->mu[i % RC_LOCKS]);
-    e = c->slot[i];
-    if (e && (e->hash != hash || e->set != set || strcmp(e->key, key) != 0 ||
-              strcmp(e->bucket, bucket) != 0)) {
-        e = NULL; /* another key's */
-    } else if (e && (e->gen != strata_meta__rcache_gen(m, hash) || e->all != atomic_load(&c->all) ||
-                     e->voters != voters)) {
-        slot_clear(c, i, &drop); /* written since, or another quorum */
-        e = NULL;
+    unsigned g = hash & (RC_GROUPS - 1);
+    struct meta_rc_ent *drop = NULL, *e = NULL;
+    pthread_mutex_lock(&c->mu[g % RC_LOCKS]);
+    int i = way_of(c, g, set, hash, bucket, key);
+    if (i >= 0) {
+        e = c->slot[i];
+        if (e->gen != strata_meta__rcache_gen(m, hash) || e->all != atomic_load(&c->all) ||
+            e->voters != voters) {
+            slot_clear(c, (unsigned)i, &drop); /* written since, or another quorum */
+            e = NULL;
+        } else {
+            e->used = ++c->clock[g];
+            atomic_fetch_add(&e->refs, 1);
+        }
     }
-    if (e)
-        atomic_fetch_add(&e->refs, 1);
-    pthread_mutex_unlock(&c->mu[i % RC_LOCKS]);
+    pthread_mutex_unlock(&c->mu[g % RC_LOCKS]);
     ent_unref(drop);
     if (!e) {
         atomic_fetch_add_explicit(&c->misses, 1, memory_order_relaxed);
@@ -197,20 +239,22 @@ void strata_meta__rcache_fill(struct strata_meta *m, unsigned set, uint32_t hash
         free(e);
         return;
     }
-    unsigned i = hash & (RC_SLOTS - 1);
+    unsigned g = hash & (RC_GROUPS - 1);
     struct meta_rc_ent *drop = NULL;
-    pthread_mutex_lock(&c->mu[i % RC_LOCKS]);
+    pthread_mutex_lock(&c->mu[g % RC_LOCKS]);
+    unsigned i = way_for_fill(c, g, set, hash, bucket, key);
     slot_clear(c, i, &drop);
     /* Checked again under the lock: a write bumps after it applied, so an
      * answer read before it is never stored after its bump. */
     if (strata_meta__rcache_gen(m, hash) == gen && atomic_load(&c->all) == all &&
         atomic_load(&c->bytes) + bytes <= RC_BUDGET) {
+        e->used = ++c->clock[g];
         c->slot[i] = e;
         atomic_fetch_add(&c->bytes, bytes);
         atomic_fetch_add(&c->entries, 1);
         e = NULL;
     }
-    pthread_mutex_unlock(&c->mu[i % RC_LOCKS]);
+    pthread_mutex_unlock(&c->mu[g % RC_LOCKS]);
     ent_unref(drop);
     ent_unref(e);
 }

@@ -389,6 +389,38 @@ static void readers_race_writer(unsigned parity)
         fail_msg("%d GETs racing an overwrite answered ENOTFOUND", absent);
 }
 
+/* A working set of 2,000 keys read round-robin (a dataloader's pass over
+ * its shard of the dataset) stays cached: the second pass is all hits.  A
+ * direct-mapped table of 8,192 slots missed the keys that share a slot on
+ * every pass (504 of these 2,000 names; sequential names such as
+ * ws/00000.. happen to spread over distinct slots, CRC32C being linear). */
+static void test_working_set(void **state)
+{
+    (void)state;
+    struct mt_env *e = mt_setup("rc-ws");
+    assert_int_equal(mt_bucket(e, "b", 0), 0);
+    enum { NKEYS = 2000 };
+    uint8_t d[64];
+    char k[32];
+    for (int i = 0; i < NKEYS; i++) {
+        mt_fill(d, sizeof(d), (unsigned)i);
+        snprintf(k, sizeof(k), "ws/%d/x", i * 7919);
+        assert_int_equal(mt_put(e, "b", k, d, sizeof(d), NULL), 0);
+    }
+    for (int pass = 0; pass < 2; pass++) {
+        uint64_t h0 = hits(e);
+        for (int i = 0; i < NKEYS; i++) {
+            mt_fill(d, sizeof(d), (unsigned)i);
+            snprintf(k, sizeof(k), "ws/%d/x", i * 7919);
+            expect_bytes(e, "b", k, d, sizeof(d));
+        }
+        if (pass == 1 && hits(e) - h0 != NKEYS)
+            fail_msg("second pass: %llu of %d GETs from the cache",
+                     (unsigned long long)(hits(e) - h0), NKEYS);
+    }
+    mt_teardown(e);
+}
+
 /* 2+2: a half-applied overwrite still has a read quorum either way; a read
  * crossing quick commits does not. */
 static void test_readers_race_writer(void **state)
@@ -415,6 +447,7 @@ int main(void)
         cmocka_unit_test(test_nowait),
         cmocka_unit_test(test_readers_race_writer),
         cmocka_unit_test(test_readers_race_writer_3p1),
+        cmocka_unit_test(test_working_set),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
