@@ -51,7 +51,12 @@ static int inline_decode(const struct strata_meta__key_found *f, uint8_t *out)
         }
         int rc = strata_ec_inline_decode(ms->set, shards, crcs, w->rec.shard_len, w->rec.size, out);
         if (rc == 0) {
-            if (p->keep && !p->data && (p->data = malloc(w->rec.size)))
+            /* A copy for the cache only when the cache can keep it: an
+             * object over its entry size (the dataloader's 100 KiB) would
+             * pay a malloc and a copy per GET for nothing. */
+            if (p->keep && !p->data &&
+                strata_meta__rcache_fits(p->bucket, p->key, w->rawlen, w->rec.size) &&
+                (p->data = malloc(w->rec.size)))
                 memcpy(p->data, out, w->rec.size);
             return 0;
         }

@@ -195,6 +195,17 @@ void strata_meta__rcache_put(struct meta_rc_hit *h)
     h->e = NULL;
 }
 
+/* The bytes of an entry (struct, names, record, inline bytes). */
+static size_t ent_bytes(const char *bucket, const char *key, size_t rawlen, size_t data_len)
+{
+    return sizeof(struct meta_rc_ent) + strlen(bucket) + 1 + strlen(key) + 1 + rawlen + data_len;
+}
+
+bool strata_meta__rcache_fits(const char *bucket, const char *key, size_t rawlen, size_t len)
+{
+    return ent_bytes(bucket, key, rawlen, len) <= RC_ENTRY_MAX;
+}
+
 void strata_meta__rcache_fill(struct strata_meta *m, unsigned set, uint32_t hash, uint64_t gen,
                               uint32_t voters, const char *bucket, const char *key,
                               const uint8_t *sk, const char *raw, size_t rawlen,
@@ -204,7 +215,7 @@ void strata_meta__rcache_fill(struct strata_meta *m, unsigned set, uint32_t hash
     if (!c)
         return;
     size_t bl = strlen(bucket) + 1, kl = strlen(key) + 1;
-    size_t bytes = sizeof(struct meta_rc_ent) + bl + kl + rawlen + data_len;
+    size_t bytes = ent_bytes(bucket, key, rawlen, data_len);
     if (bytes > RC_ENTRY_MAX || strata_meta__rcache_gen(m, hash) != gen)
         return;
     uint64_t all = atomic_load(&c->all);

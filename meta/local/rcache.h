@@ -51,6 +51,10 @@ bool strata_meta__rcache_get(struct strata_meta *m, unsigned set, uint32_t hash,
                              const char *key, struct meta_rc_hit *h);
 void strata_meta__rcache_put(struct meta_rc_hit *h);
 
+/* Could an entry of an inline object of len bytes with a record of
+ * rawlen bytes be kept?  (A read copies the bytes for the cache only then.) */
+bool strata_meta__rcache_fits(const char *bucket, const char *key, size_t rawlen, size_t len);
+
 /* Keep the latest version of bucket/key as a quorum read found it, read
  * from gen with voters voting; data (may be NULL): its inline bytes. */
 void strata_meta__rcache_fill(struct strata_meta *m, unsigned set, uint32_t hash, uint64_t gen,
