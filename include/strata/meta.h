@@ -923,8 +923,8 @@ void strata_meta_set_step_hook(struct strata_meta *m, void (*hook)(void *ud, int
  * tier data and its Object Lock state are never changed by a restore.
  */
 /* Mark the (non-hot) tier of that name an archive tier; STRATA_EINVAL for
- * the hot tier or an unknown one, STRATA_ENOTIMPL on the RADOS backend.
- * Before any request. */
+ * the hot tier or an unknown one, STRATA_ENOTIMPL on a store that keeps no
+ * restore records.  Before any request. */
 int strata_meta_tier_archive(struct strata_meta *m, const char *tier);
 bool strata_meta_tier_archived(struct strata_meta *m, const char *tier);
 
@@ -963,11 +963,21 @@ int strata_obj_restore_run(struct strata_meta *m, const char *bucket, const char
 enum { STRATA_RESTORE_EV_RESUME = 1, STRATA_RESTORE_EV_EXPIRED };
 typedef void (*strata_restore_sweep_cb)(void *ud, int ev, const char *bucket, const char *key,
                                         const char *version_id);
-/* Remove every expired copy (cb EXPIRED after each) and, with resume, name
- * the copies a crash interrupted (cb RESUME: run them again).  *expired
- * (may be NULL) counts the removed copies. */
-int strata_meta_restore_sweep(struct strata_meta *m, bool resume, strata_restore_sweep_cb cb,
-                              void *ud, uint64_t *expired);
+/* Remove every expired copy (cb EXPIRED after each) and name the copies
+ * whose run gave no sign of life for resume_after_ms (cb RESUME: run them
+ * again; 0: every copy being made, as after a crash of the only process;
+ * negative: none).  *expired (may be NULL) counts the removed copies.
+ * On a store shared by several gateways run it where meta's "ilm" lease
+ * is held (once per cluster). */
+int strata_meta_restore_sweep(struct strata_meta *m, int64_t resume_after_ms,
+                              strata_restore_sweep_cb cb, void *ud, uint64_t *expired);
+/* How long a copy being made may give no sign of life before a sweep
+ * hands it to another run (an hour of a day of day_ms, at least 3 s); a
+ * run shows one at least three times as often. */
+int64_t strata_restore_stale_ms(int64_t day_ms);
+/* Fault tests: the process exits at once (as kill -9) after a run copied
+ * its pieces-th piece (0: never). */
+void strata_meta_test_restore_crash(unsigned pieces);
 
 /* ---- healing ------------------------------------------------------------ */
 

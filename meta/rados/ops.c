@@ -57,4 +57,7 @@ const struct strata_meta__store_ops strata_meta__store_rados = {
     .intent_put = strata_meta__rados_intent_put,
     .intent_get = strata_meta__rados_intent_get,
     .intent_resolve = strata_meta__rados_intent_resolve,
+    .restore_get = strata_meta__rados_restore_get,
+    .restore_swap = strata_meta__rados_restore_swap,
+    .restore_walk = strata_meta__rados_restore_walk,
 };

@@ -13,6 +13,7 @@
 
 #include <rados/librados.h>
 
+#include "index.h"
 #include "meta_internal.h"
 #include "store.h"
 
@@ -339,5 +340,27 @@ int strata_meta__rados_intent_resolve(struct strata_meta *m, const char *bucket,
                                       const struct strata_meta__intent_loss *loss, size_t n);
 
 extern const struct strata_meta__store_ops strata_meta__store_rados;
+
+/* ---- restore.c: r/ records of restored copies (store.h restore_*) ---- */
+int strata_meta__rados_restore_get(struct strata_meta *m, const char *bucket, const char *key,
+                                   const uint8_t sk[16], char **v, size_t *vl);
+int strata_meta__rados_restore_swap(struct strata_meta *m,
+                                    const struct strata_meta__restore_swap *s);
+int strata_meta__rados_restore_walk(struct strata_meta *m, strata_meta__restore_walk_fn cb,
+                                    void *ud);
+/* In the op of a commit that removes version sk of key (key.c): compare
+ * its record r/K\x01SK with val as read (NULL: none, and none may come),
+ * and with one remove it and queue its copy's data for reclaim at due_ms.
+ * g lives until the op ran (its compare's prval). */
+struct rados_rgone {
+    char rk[RADOS_IKEY_MAX];
+    int pr;
+    int64_t due_ms;
+    rados_write_op_t op;
+};
+int strata_meta__rados_restore_gone(rados_write_op_t op, struct rados_rgone *g, const char *key,
+                                    const uint8_t sk[16], const char *val, size_t len,
+                                    int64_t due_ms);
+void strata_meta__rados_restore_gone_id(const uint8_t *id, void *ud);
 
 #endif /* STRATA_META_RADOS_RADOS_H */
