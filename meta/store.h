@@ -487,6 +487,10 @@ struct strata_meta__store_ops {
     int (*audit_tail)(struct strata_meta *m, unsigned n,
                       int (*cb)(void *ud, const char *line, size_t len), void *ud, char *where,
                       size_t cap);
+    /* The store's one chain as audit_copy_open takes it (copy, ccap bytes)
+     * and its display name (name, ncap bytes): 0 or STRATA_EINVAL.  NULL:
+     * a copy per drive (the admin API verifies each drive's file). */
+    int (*audit_chain)(struct strata_meta *m, char *copy, size_t ccap, char *name, size_t ncap);
 
     /* ---- bucket records ('B' name locally) ----
      * Names are checked above (bucket.c).  bucket_txn: see struct

@@ -1303,6 +1303,12 @@ int strata_audit_verify_drive(const char *drive_dir, struct strata_audit_verify 
  * audit.N in PREFIX.meta); no daemon needed.  STRATA_EIO when the cluster
  * cannot be reached or read, STRATA_ENOTIMPL without librados. */
 int strata_audit_verify_rados(const struct strata_rados_opts *o, struct strata_audit_verify *out);
+/* The chain of m's store when it keeps one (RADOS: the cluster's, the same
+ * walk as strata_audit_verify_rados, on a connection of its own); name
+ * (cap bytes) names it.  STRATA_ENOTIMPL when the log has a copy per drive
+ * (verify those with strata_audit_verify_drive). */
+int strata_meta_audit_verify(struct strata_meta *m, struct strata_audit_verify *out, char *name,
+                             size_t cap);
 
 /* The last n entries of the audit log of a store with one chain (the
  * cluster's, on RADOS: every gateway's entries), oldest first: cb gets each

@@ -21,6 +21,7 @@ const struct strata_meta__store_ops strata_meta__store_rados = {
     .audit_copy_next = strata_meta__rados_audit_copy_next,
     .audit_copy_close = strata_meta__rados_audit_copy_close,
     .audit_tail = strata_meta__rados_audit_tail,
+    .audit_chain = strata_meta__rados_audit_chain,
     .bucket_txn = strata_meta__rados_bucket_txn,
     .bucket_get = strata_meta__rados_bucket_get,
     .bucket_list = strata_meta__rados_bucket_list,

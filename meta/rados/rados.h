@@ -39,6 +39,7 @@ struct meta_rados {
     rados_t c;
     rados_ioctx_t meta; /* PREFIX.meta */
     char prefix[RADOS_PREFIX_MAX + 1];
+    char where[4200]; /* rados:ID:PREFIX:CONF, as audit_copy_open takes it */
     char gw[RADOS_GW_ID_LEN + 1]; /* this connection's id: lease cookie, notify sender */
     unsigned lease_ms;            /* STRATA_LEASE_MS unless a test shortened it */
     uint64_t audit_seg;           /* entries per audit segment */
@@ -227,6 +228,8 @@ int strata_meta__rados_audit_tail(struct strata_meta *m, unsigned n,
                                   char *where, size_t cap);
 /* The "where" of audit_copy_open for a cluster: rados:ID:PREFIX:CONF. */
 int strata_meta__rados_audit_where(char *buf, size_t cap, const struct strata_rados_opts *o);
+int strata_meta__rados_audit_chain(struct strata_meta *m, char *copy, size_t ccap, char *name,
+                                   size_t ncap);
 
 int strata_meta__rados_bucket_txn(struct strata_meta *m, const struct strata_meta__bucket_txn *t);
 /* The record as cached while the invalidation watch holds (bcache.c):
