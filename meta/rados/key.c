@@ -76,6 +76,7 @@ struct kread {
         size_t len;
     } *rs;
     size_t nrs;
+    bool rmore; /* more r/ entries than one page: the removed one's is read alone */
     bool closed;             /* \x01layout is set: the bucket is being deleted */
 };
 
@@ -181,9 +182,8 @@ static int read_page(rados_ioctx_t io, struct kread *k, const char *start, bool 
         k->missing = true; /* no shard yet: no versions */
     } else if (r < 0 || hpr < 0 || vpr < 0 || rpr < 0) {
         rc = strata_meta__rados_err(r < 0 ? r : hpr < 0 ? hpr : vpr < 0 ? vpr : rpr);
-    } else if (rm) {
-        rc = STRATA_EIO; /* more restore records than versions a page holds */
     } else {
+        k->rmore = rm != 0;
         char *key, *val;
         size_t vl;
         while (rc == 0 && hit && rados_omap_get_next(hit, &key, &val, &vl) == 0 && key) {
@@ -636,8 +636,18 @@ static int apply(struct meta_rados *r, struct kread *k, const struct strata_meta
         for (size_t i = 0; i < k->nrs && !rs; i++)
             if (memcmp(k->rs[i].sk, k->v[w.removed].sk, 16) == 0)
                 rs = &k->rs[i];
-        xr = strata_meta__rados_restore_gone(op, &rg, v->key, k->v[w.removed].sk,
-                                             rs ? rs->raw : NULL, rs ? rs->len : 0, due);
+        char *rv = NULL;
+        size_t rvl = 0;
+        if (!rs && k->rmore) { /* past the page read with the key: read it alone */
+            strata_meta__rados_skey(rg.rk, 'r', v->key, strlen(v->key), k->v[w.removed].sk);
+            xr = strata_meta__rados_get1(r->meta, k->oid, rg.rk, &rv, &rvl);
+            if (xr == STRATA_ENOTFOUND)
+                xr = 0;
+        }
+        if (xr == 0)
+            xr = strata_meta__rados_restore_gone(op, &rg, v->key, k->v[w.removed].sk,
+                                                 rs ? rs->raw : rv, rs ? rs->len : rvl, due);
+        free(rv);
     }
     if (reclaim_table_over(rcl, e)) /* before the new version's chunks are set */
         xr = strata_meta__rados_ptab_requeue(
