@@ -251,6 +251,15 @@ int strata_meta__rados_inc_recheck(struct strata_meta *m, const char *bucket, ui
 void strata_meta__rados_bcache_drop(struct meta_rados *r, const char *bucket);
 /* lease_ctl.c: the invalidation watch holds (a cached record is current). */
 bool strata_meta__rados_watch_holds(struct meta_rados *r);
+/* Every bucket's name and incarnation, read at once (the walks of every
+ * bucket: the INTENTS scan, the restore sweep). */
+struct rados_blist {
+    char (*name)[STRATA_BUCKET_NAME_MAX + 1];
+    uint64_t *inc;
+    size_t n, cap;
+};
+int strata_meta__rados_blist_read(struct strata_meta *m, struct rados_blist *l);
+void strata_meta__rados_blist_free(struct rados_blist *l);
 int strata_meta__rados_bucket_list(struct strata_meta *m,
                                    int (*cb)(const struct strata_bucket_info *b, void *ud),
                                    void *ud);

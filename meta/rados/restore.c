@@ -163,32 +163,6 @@ void strata_meta__rados_restore_gone_id(const uint8_t *id, void *ud)
 
 /* ---- the sweep's walk ---- */
 
-struct rbucket {
-    char name[STRATA_BUCKET_NAME_MAX + 1];
-    uint64_t inc;
-};
-
-struct rlist {
-    struct rbucket *b;
-    size_t n, cap;
-};
-
-static int list_add(const struct strata_bucket_info *b, void *ud)
-{
-    struct rlist *l = ud;
-    if (l->n == l->cap) {
-        size_t nc = l->cap ? 2 * l->cap : 16;
-        struct rbucket *nb = realloc(l->b, nc * sizeof(*nb));
-        if (!nb)
-            return STRATA_ENOMEM;
-        l->b = nb;
-        l->cap = nc;
-    }
-    snprintf(l->b[l->n].name, sizeof(l->b[l->n].name), "%s", b->name);
-    l->b[l->n++].inc = b->incarnation;
-    return 0;
-}
-
 struct rwalk {
     const char *bucket;
     strata_meta__restore_walk_fn cb;
@@ -214,13 +188,13 @@ int strata_meta__rados_restore_walk(struct strata_meta *m, strata_meta__restore_
                                     void *ud)
 {
     struct meta_rados *r = meta_rados_of(m);
-    struct rlist l = {0};
-    int rc = strata_meta__rados_bucket_list(m, list_add, &l);
+    struct rados_blist l;
+    int rc = strata_meta__rados_blist_read(m, &l);
     for (size_t i = 0; rc == 0 && i < l.n; i++) {
-        struct rwalk w = {l.b[i].name, cb, ud};
+        struct rwalk w = {l.name[i], cb, ud};
         for (unsigned s = 0; rc == 0 && s < RADOS_IDX_SHARDS; s++) {
             char oid[48], last[RADOS_IKEY_MAX] = "";
-            strata_meta__rados_idx_oid(oid, l.b[i].inc, s);
+            strata_meta__rados_idx_oid(oid, l.inc[i], s);
             bool more = true;
             while (rc == 0 && more) {
                 char start[RADOS_IKEY_MAX];
@@ -232,6 +206,6 @@ int strata_meta__rados_restore_walk(struct strata_meta *m, strata_meta__restore_
                 rc = 0; /* a bucket deleted meanwhile */
         }
     }
-    free(l.b);
+    strata_meta__rados_blist_free(&l);
     return rc;
 }

@@ -195,3 +195,22 @@ def restore_again(c, b, k, vid, exp):
     assert r["ResponseMetadata"]["HTTPStatusCode"] == 200, r
     exp2 = expiry_of(restore_hdr(c, b, k))
     assert exp2 >= exp + 25 and exp2 <= time.time() + 62, (exp, exp2)
+
+
+def move_to_archive(c, b, objs):
+    """objs {key: bytes or [part bytes]} put into versioned bucket b and
+    moved to the archive class DEEP_ARCHIVE by a lifecycle rule (removed
+    after): {key: version id}."""
+    c.put_bucket_versioning(Bucket=b, VersioningConfiguration={"Status": "Enabled"})
+    vids = {}
+    for k, v in objs.items():
+        if isinstance(v, list):
+            mpu(c, b, k, v)
+            vids[k] = c.head_object(Bucket=b, Key=k)["VersionId"]
+        else:
+            vids[k] = c.put_object(Bucket=b, Key=k, Body=v)["VersionId"]
+    lifecycle(c, b, "DEEP_ARCHIVE")
+    for k in objs:
+        wait_until(f"{k} archived", lambda k=k: storage_class(c, b, k) == "DEEP_ARCHIVE", 60)
+    c.delete_bucket_lifecycle(Bucket=b)
+    return vids

@@ -30,9 +30,9 @@ from botocore.exceptions import ConnectionClosedError, EndpointConnectionError
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from rados_gw import gateway, launch, rados_init, require_daemon_on_rados  # noqa: E402
-from remote_tier_common import (RESTORE_DONE, MiB, assert_archived, body, expiry_of, lifecycle,  # noqa: E402
-                                md5, mpu, restore_again, restore_hdr, restored_reads,
-                                storage_class, wait_restored)
+from remote_tier_common import (RESTORE_DONE, MiB, assert_archived, body,  # noqa: E402
+                                expiry_of, md5, move_to_archive, restore_again, restore_hdr,
+                                restored_reads, wait_restored)
 from strata_harness import Strata, expect_error, log, run, test, wait_until  # noqa: E402
 
 PREFIX = "rs" + os.urandom(3).hex()
@@ -78,24 +78,13 @@ def tier_args():
             "--orphan-grace-seconds", "5", "--ilm-move-mbps", "0"]
 
 
-def archived(s, c, b, objs):
-    """objs {key: bytes or [part bytes]} put into a new versioned bucket b
-    and moved to the archive tier: ({key: version id}, the hot pool's
-    objects once their hot copies are reclaimed)."""
+def archived(c, b, objs):
+    """objs {key: bytes or [part bytes]} put into a new bucket b and moved
+    to the archive tier: ({key: version id}, the hot pool's objects once
+    their hot copies are reclaimed)."""
     c.create_bucket(Bucket=b)
-    c.put_bucket_versioning(Bucket=b, VersioningConfiguration={"Status": "Enabled"})
     base = pool_objects(HOT)
-    vids = {}
-    for k, v in objs.items():
-        if isinstance(v, list):
-            mpu(c, b, k, v)
-            vids[k] = c.head_object(Bucket=b, Key=k)["VersionId"]
-        else:
-            vids[k] = c.put_object(Bucket=b, Key=k, Body=v)["VersionId"]
-    lifecycle(c, b, "DEEP_ARCHIVE")
-    for k in objs:
-        wait_until(f"{k} archived", lambda k=k: storage_class(c, b, k) == "DEEP_ARCHIVE", 60)
-    c.delete_bucket_lifecycle(Bucket=b)
+    vids = move_to_archive(c, b, objs)
     wait_until("the hot copies reclaimed", lambda: pool_objects(HOT) == base, 30)
     return vids, base
 
@@ -106,7 +95,7 @@ def archive_needs_restore(s):
     b = s.bucket_name("arch")
     single = body(5 * MiB + 123, b + "s")
     parts = [body(5 * MiB, b + "p1"), body(2 * MiB + 7, b + "p2")]
-    vids, base = archived(s, c, b, {"single": single, "multi": parts})
+    vids, base = archived(c, b, {"single": single, "multi": parts})
     for k in ("single", "multi"):
         for cl in (c, c2):
             assert_archived(cl, b, k)
@@ -153,7 +142,7 @@ def restored_copy_expires_and_goes_with_its_version(s):
     c, c2 = s.client(), B.client()
     b = s.bucket_name("expire")
     short, gone = body(1 * MiB + 5, b + "a"), body(2 * MiB + 9, b + "b")
-    vids, base = archived(s, c, b, {"short": short, "gone": gone})
+    vids, base = archived(c, b, {"short": short, "gone": gone})
     c.restore_object(Bucket=b, Key="gone", RestoreRequest={"Days": 30})
     wait_restored(c, b, "gone", "gone restored")
     with_gone = pool_objects(HOT)
@@ -195,7 +184,7 @@ def kill9_mid_restore(s):
     b = s.bucket_name("rkill")
     parts = [body(5 * MiB, b + "p1"), body(1 * MiB + 3, b + "p2")]
     data = b"".join(parts)
-    base = archived(s, c, b, {"k": parts})[1]
+    base = archived(c, b, {"k": parts})[1]
     try:
         r = c.restore_object(Bucket=b, Key="k", RestoreRequest={"Days": 30})
         assert r["ResponseMetadata"]["HTTPStatusCode"] == 202, r

@@ -54,7 +54,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from remote_tier_common import (GLACIER_MSG, assert_archived,  # noqa: E402
                                 body, bucket_keys, class_writes_refused, lifecycle,
                                 lock_change_survives_a_kill, locked_pair, md5, metric, mpu,
-                                remote_info, restore_again, restore_hdr, restored_reads,
+                                move_to_archive, remote_info, restore_again, restore_hdr,
+                                restored_reads,
                                 storage_class, wait_restored)
 from strata_harness import (Strata, data_files, expect_error, free_port, log, run,  # noqa: E402
                             test, wait_until)
@@ -738,19 +739,8 @@ def archived(s, c, b, objs, create=True):
     ({key: version id}, the drives' shard files before); hot copies gone."""
     if create:
         c.create_bucket(Bucket=b)
-    c.put_bucket_versioning(Bucket=b, VersioningConfiguration={"Status": "Enabled"})
     base = data_files(s.drives)
-    vids = {}
-    for k, v in objs.items():
-        if isinstance(v, list):
-            mpu(c, b, k, v)
-            vids[k] = c.head_object(Bucket=b, Key=k)["VersionId"]
-        else:
-            vids[k] = c.put_object(Bucket=b, Key=k, Body=v)["VersionId"]
-    lifecycle(c, b, "DEEP_ARCHIVE")
-    for k in objs:
-        wait_until(f"{k} archived", lambda k=k: storage_class(c, b, k) == "DEEP_ARCHIVE")
-    c.delete_bucket_lifecycle(Bucket=b)
+    vids = move_to_archive(c, b, objs)
     wait_until("the hot copies removed", lambda: data_files(s.drives) == base, timeout=20)
     return vids, base
 
