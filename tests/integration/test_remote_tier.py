@@ -884,7 +884,7 @@ def kill9_mid_restore(s):
             assert (restore_hdr(c, b, "k") or "").startswith('ongoing-request="false"')
     wait_restored(c, b, "k", "the copy made again after the restart")
     assert md5(c.get_object(Bucket=b, Key="k")["Body"].read()) == md5(data)
-    assert data_files(s.drives) == base + 4, "a half copy left on the drives"
+    assert data_files(s.drives) == base + 4, ("a half copy left on the drives", data_files(s.drives), base)
     with open(s.log_path, errors="replace") as f:
         assert f"restore of {b}/k (" in f.read(), "the copy was not resumed at the start"
     r = c.restore_object(Bucket=b, Key="k", RestoreRequest={"Days": 40})
