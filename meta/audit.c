@@ -207,6 +207,19 @@ int strata_audit_verify_drive(const char *drive_dir, struct strata_audit_verify 
     return verify_copy(&strata_meta__store_local, drive_dir, "lock-clock", out);
 }
 
+int strata_meta_audit_verify(struct strata_meta *m, struct strata_audit_verify *out, char *name,
+                             size_t cap)
+{
+    STRATA_ASSERT(m && out && name && cap);
+    memset(out, 0, sizeof(*out));
+    name[0] = 0;
+    if (!m->store->audit_chain)
+        return STRATA_ENOTIMPL;
+    char copy[4200];
+    int rc = m->store->audit_chain(m, copy, sizeof(copy), name, cap);
+    return rc ? rc : verify_copy(m->store, copy, "the audit tail", out);
+}
+
 #ifdef STRATA_HAVE_RADOS
 /* The cluster's chain: one copy, its tail (audit.N's \x01tail) the anchor. */
 int strata_audit_verify_rados(const struct strata_rados_opts *o, struct strata_audit_verify *out)

@@ -745,8 +745,8 @@ void strata_meta__restore_drop(struct strata_meta *m, unsigned set, const char *
  * (pairs: the version's id, the copy's id on the hot tier; caller frees
  * *map) when a restored copy is ready and unexpired, else STRATA_EARCHIVED
  * (or a read error). */
-int strata_meta__restore_map(struct strata_meta *m, unsigned set, const char *bucket,
-                             const char *key, const uint8_t sk[SORTKEY_LEN],
+int strata_meta__restore_map(struct strata_meta *m, const char *bucket, const char *key,
+                             const uint8_t sk[SORTKEY_LEN],
                              uint8_t (**map)[2][STRATA_DATA_ID_LEN], size_t *n);
 /* cb for every hot-tier data id an 'R' record value names (orphan reclaim). */
 void strata_meta__restore_refs(const char *v, size_t vl, void (*cb)(const uint8_t *id, void *ud),

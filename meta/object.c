@@ -409,8 +409,8 @@ static int get_found(void *ud, const struct strata_meta__key_found *f)
     }
     if (strata_meta_tier_archived(m, r->tier[0] ? r->tier : STRATA_TIER_HOT)) {
         if (c->nowait)
-            return STRATA_EBUSY; /* the restore map is read from the drives */
-        rc = strata_meta__restore_map(m, set, c->bucket, c->key, f->sk, &g->rmap, &g->nrmap);
+            return STRATA_EBUSY; /* the restore map is read from the store */
+        rc = strata_meta__restore_map(m, c->bucket, c->key, f->sk, &g->rmap, &g->nrmap);
         if (rc)
             return rc;
         if (!(r->flags & REC_F_INLINE))

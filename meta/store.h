@@ -400,6 +400,33 @@ struct strata_meta__intent_loss {
 
 /* An open scan (the backend's). */
 struct strata_meta__scan;
+/* A restored copy's record swapped (restore_swap) and what it means for
+ * the copy's data ids: pend (npend) are the data of nw, written before
+ * nw is done: ADD records them as pending (a backend that reclaims data
+ * whose commit never came, RADOS's w/, reclaims them unless a DONE comes),
+ * KEEP asserts they are still pending and stamps them again (a long copy),
+ * DONE asserts they are still pending and hands them to nw for good.  drop
+ * (ndrop): data of old that nothing names after the swap: with
+ * reclaim_in_txn the swap queues it for reclaim, else the caller removes
+ * it.  Locally the data ids are the caller's alone. */
+enum strata_meta__restore_pend { STRATA_META__PEND_NONE, STRATA_META__PEND_ADD,
+                                 STRATA_META__PEND_KEEP, STRATA_META__PEND_DONE };
+struct strata_meta__restore_swap {
+    const char *bucket, *key;
+    const uint8_t *sk;
+    const void *old;
+    size_t oldlen;
+    const void *nw;
+    size_t nwlen;
+    const uint8_t (*pend)[STRATA_DATA_ID_LEN];
+    size_t npend;
+    enum strata_meta__restore_pend pend_op;
+    const uint8_t (*drop)[STRATA_DATA_ID_LEN];
+    size_t ndrop;
+};
+typedef int (*strata_meta__restore_walk_fn)(void *ud, const char *bucket, const char *key,
+                                            const uint8_t sk[16]);
+
 
 /* Callback of on_invalidate: another gateway changed bucket's records. */
 typedef void (*strata_meta__invalidate_fn)(void *ud, const char *bucket);
@@ -460,6 +487,10 @@ struct strata_meta__store_ops {
     int (*audit_tail)(struct strata_meta *m, unsigned n,
                       int (*cb)(void *ud, const char *line, size_t len), void *ud, char *where,
                       size_t cap);
+    /* The store's one chain as audit_copy_open takes it (copy, ccap bytes)
+     * and its display name (name, ncap bytes): 0 or STRATA_EINVAL.  NULL:
+     * a copy per drive (the admin API verifies each drive's file). */
+    int (*audit_chain)(struct strata_meta *m, char *copy, size_t ccap, char *name, size_t ncap);
 
     /* ---- bucket records ('B' name locally) ----
      * Names are checked above (bucket.c).  bucket_txn: see struct
@@ -605,6 +636,23 @@ struct strata_meta__store_ops {
     int (*intent_resolve)(struct strata_meta *m, const char *bucket, const char *key,
                           const uint8_t sk[16], const void *v, size_t vl,
                           const struct strata_meta__intent_loss *loss, size_t n);
+
+    /* ---- restored copies of versions on archive tiers (restore.c) ----
+     * Optional (NULL: no archive tier on this backend).  One record per
+     * version, beside it (its set locally, its index shard on RADOS); the
+     * bytes are restore.c's.  restore_get: 0 with a malloc'ed copy,
+     * STRATA_ENOTFOUND, or a read error.  restore_swap: replace the record
+     * old (NULL: none) with nw (NULL: remove it) at once, only while it is
+     * old (STRATA_EPRECOND otherwise) and, when nw is set, the version
+     * exists (STRATA_EPRECOND); with it the copy's data: see struct
+     * strata_meta__restore_swap.  A version's removal (key_txn) takes its
+     * record along: locally strata_meta__restore_drop after the drop, on
+     * RADOS in the commit's op (its copy's data queued for reclaim).
+     * restore_walk: cb for every record (the sweep); cb may swap it. */
+    int (*restore_get)(struct strata_meta *m, const char *bucket, const char *key,
+                       const uint8_t sk[16], char **v, size_t *vl);
+    int (*restore_swap)(struct strata_meta *m, const struct strata_meta__restore_swap *s);
+    int (*restore_walk)(struct strata_meta *m, strata_meta__restore_walk_fn cb, void *ud);
 
     /* ---- local-only: heal, orphans, stats ----
      * Optional: a backend whose cluster keeps its own redundancy (RADOS:

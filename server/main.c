@@ -88,6 +88,8 @@ static void usage(FILE *f)
 "  STRATA_DEBUG_TRANSITION_CRASH K  fault tests only: the daemon exits at once\n"
 "                        (_exit 137, like kill -9) when a lifecycle transition\n"
 "                        reaches step K (1..7, meta.h STRATA_TR_STEP_*)\n"
+"  STRATA_DEBUG_RESTORE_CRASH N  fault tests only: the daemon exits at once\n"
+"                        (_exit 137) when a restore's copy made its N-th piece\n"
 "\n"
 "Signals: SIGTERM/SIGINT stop accepting, let in-flight requests finish, close\n"
 "the metadata and drive sets, and exit 0.  SIGUSR1 starts a lifecycle scanner\n"
@@ -208,13 +210,9 @@ static int open_storage(struct strata_srv *s, size_t inline_max, size_t cache_mb
             strata_srv_tier_close(&s->tiers->t[j]);
         return -1;
     }
-    for (unsigned j = 0; s->tiers && j < s->tiers->n; j++) {
-        if (s->tiers->t[j].restore && strata_meta_tier_archive(s->meta, s->tiers->t[j].name)) {
-            strata_srv_log(STRATA_LOG_ERR, "tier %s: restore needs the local metadata backend",
-                           s->tiers->t[j].name);
-            close_storage(s);
-            return -1;
-        }
+    if (strata_srv_tiers_archive(s->tiers, s->meta) != 0) {
+        close_storage(s);
+        return -1;
     }
     return 0;
 }
@@ -313,6 +311,12 @@ static void crash_hook(void *ud, int step)
 
 static void crash_hook_arm(struct strata_meta *m)
 {
+    const char *r = getenv("STRATA_DEBUG_RESTORE_CRASH");
+    if (r && atoi(r) > 0) {
+        strata_srv_log(STRATA_LOG_WARN, "STRATA_DEBUG_RESTORE_CRASH=%d: the daemon exits when a "
+                       "restore's copy made that piece", atoi(r));
+        strata_meta_test_restore_crash((unsigned)atoi(r));
+    }
     const char *v = getenv("STRATA_DEBUG_TRANSITION_CRASH");
     int k = v ? atoi(v) : 0;
     if (k < 1 || k > STRATA_TR_STEPS)

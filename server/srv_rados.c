@@ -39,24 +39,12 @@ int strata_srv_rados_conflicts(const struct strata_srv_config *c, size_t ndrives
 /* The remote S3 tiers, made and checked as on local drives (srv_tiers.c).
  * What such a tier keeps is all in the cluster (transition intents, the
  * records naming its objects, their reclaim entries, the lock flag's queue
- * of lock changes) or per gateway (its health counters, unlinked spool
- * files), except what the restore flag adds: the restored copies' records
- * are in the local store only, so that flag is refused here.  0, 1 (a tier
- * cannot be opened, logged) or 2 (a flag refused); on failure closes what
- * it opened. */
+ * of lock changes, the restore flag's records of restored copies) or per
+ * gateway (its health counters, unlinked spool files).  0, or 1 (a tier
+ * cannot be opened, logged); on failure closes what it opened. */
 static int remote_tiers(struct strata_srv *s, struct strata_tier **out, unsigned *n)
 {
     *n = 0;
-    for (unsigned i = 0; s->tiers && i < s->tiers->n; i++) {
-        struct strata_srv_tier *t = &s->tiers->t[i];
-        if (t->url && t->restore) {
-            strata_srv_log(STRATA_LOG_ERR,
-                           "tier %s: s3,restore on the RADOS store: its restored copies' records "
-                           "would be kept on one gateway's disks; give the tier without restore",
-                           t->name);
-            return 2;
-        }
-    }
     for (unsigned i = 0; s->tiers && i < s->tiers->n; i++) {
         struct strata_srv_tier *t = &s->tiers->t[i];
         if (!t->url)
@@ -112,5 +100,12 @@ int strata_srv_rados_open(struct strata_srv *s, size_t inline_max)
                    s->cfg.rados_id);
     for (unsigned i = 0; i < nt; i++)
         strata_srv_log(STRATA_LOG_INFO, "tier %s: RADOS pool %s", tiers[i].name, tiers[i].pool);
+    if (strata_srv_tiers_archive(s->tiers, s->meta) != 0) {
+        strata_meta_close(s->meta);
+        s->meta = NULL;
+        for (unsigned j = 0; s->tiers && j < s->tiers->n; j++)
+            strata_srv_tier_close(&s->tiers->t[j]);
+        return 1;
+    }
     return 0;
 }

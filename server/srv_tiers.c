@@ -13,6 +13,7 @@
 #include "remote_creds.h"
 #include "remote_tier.h"
 #include "s3_client.h"
+#include "srv.h"
 #include "strata/log.h"
 
 #define TIER_DRIVES_MAX 256
@@ -312,4 +313,17 @@ const char *strata_srv_class_tier(const struct strata_srv_tiers *ts, const char 
         if (strcmp(ts->t[i].name, tier) == 0)
             return tier;
     return NULL;
+}
+
+int strata_srv_tiers_archive(const struct strata_srv_tiers *ts, struct strata_meta *m)
+{
+    for (unsigned j = 0; ts && j < ts->n; j++) {
+        int rc = ts->t[j].restore ? strata_meta_tier_archive(m, ts->t[j].name) : 0;
+        if (rc) {
+            strata_srv_log(STRATA_LOG_ERR, "tier %s: restore: %s", ts->t[j].name,
+                           strata_strerror(rc));
+            return -1;
+        }
+    }
+    return 0;
 }

@@ -76,6 +76,10 @@ bool strata_srv_tier_spec_is_pool(const char *spec);
 /* Whether a tier spec is NAME:s3[,FLAGS]:URL (checked or not). */
 bool strata_srv_tier_spec_is_remote(const char *spec);
 void strata_srv_tiers_fini(struct strata_srv_tiers *ts); /* closes and frees */
+/* Mark the tiers with the restore flag as archive tiers of meta m (after
+ * the store is open): 0, or -1 logged. */
+struct strata_meta;
+int strata_srv_tiers_archive(const struct strata_srv_tiers *ts, struct strata_meta *m);
 /* Whether the tier named name is a remote (S3) tier: reached by lifecycle
  * transitions only, never by a write naming its class. */
 bool strata_srv_tier_is_remote(const struct strata_srv_tiers *ts, const char *name);

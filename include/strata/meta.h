@@ -923,8 +923,8 @@ void strata_meta_set_step_hook(struct strata_meta *m, void (*hook)(void *ud, int
  * tier data and its Object Lock state are never changed by a restore.
  */
 /* Mark the (non-hot) tier of that name an archive tier; STRATA_EINVAL for
- * the hot tier or an unknown one, STRATA_ENOTIMPL on the RADOS backend.
- * Before any request. */
+ * the hot tier or an unknown one, STRATA_ENOTIMPL on a store that keeps no
+ * restore records.  Before any request. */
 int strata_meta_tier_archive(struct strata_meta *m, const char *tier);
 bool strata_meta_tier_archived(struct strata_meta *m, const char *tier);
 
@@ -963,11 +963,21 @@ int strata_obj_restore_run(struct strata_meta *m, const char *bucket, const char
 enum { STRATA_RESTORE_EV_RESUME = 1, STRATA_RESTORE_EV_EXPIRED };
 typedef void (*strata_restore_sweep_cb)(void *ud, int ev, const char *bucket, const char *key,
                                         const char *version_id);
-/* Remove every expired copy (cb EXPIRED after each) and, with resume, name
- * the copies a crash interrupted (cb RESUME: run them again).  *expired
- * (may be NULL) counts the removed copies. */
-int strata_meta_restore_sweep(struct strata_meta *m, bool resume, strata_restore_sweep_cb cb,
-                              void *ud, uint64_t *expired);
+/* Remove every expired copy (cb EXPIRED after each) and name the copies
+ * whose run gave no sign of life for resume_after_ms (cb RESUME: run them
+ * again; 0: every copy being made, as after a crash of the only process;
+ * negative: none).  *expired (may be NULL) counts the removed copies.
+ * On a store shared by several gateways run it where meta's "ilm" lease
+ * is held (once per cluster). */
+int strata_meta_restore_sweep(struct strata_meta *m, int64_t resume_after_ms,
+                              strata_restore_sweep_cb cb, void *ud, uint64_t *expired);
+/* How long a copy being made may give no sign of life before a sweep
+ * hands it to another run (an hour of a day of day_ms, at least 3 s); a
+ * run shows one at least three times as often. */
+int64_t strata_restore_stale_ms(int64_t day_ms);
+/* Fault tests: the process exits at once (as kill -9) after a run copied
+ * its pieces-th piece (0: never). */
+void strata_meta_test_restore_crash(unsigned pieces);
 
 /* ---- healing ------------------------------------------------------------ */
 
@@ -1293,6 +1303,12 @@ int strata_audit_verify_drive(const char *drive_dir, struct strata_audit_verify 
  * audit.N in PREFIX.meta); no daemon needed.  STRATA_EIO when the cluster
  * cannot be reached or read, STRATA_ENOTIMPL without librados. */
 int strata_audit_verify_rados(const struct strata_rados_opts *o, struct strata_audit_verify *out);
+/* The chain of m's store when it keeps one (RADOS: the cluster's, the same
+ * walk as strata_audit_verify_rados, on a connection of its own); name
+ * (cap bytes) names it.  STRATA_ENOTIMPL when the log has a copy per drive
+ * (verify those with strata_audit_verify_drive). */
+int strata_meta_audit_verify(struct strata_meta *m, struct strata_audit_verify *out, char *name,
+                             size_t cap);
 
 /* The last n entries of the audit log of a store with one chain (the
  * cluster's, on RADOS: every gateway's entries), oldest first: cb gets each

@@ -120,4 +120,12 @@ int strata_meta__local_store_stats(struct strata_meta *m, unsigned set, unsigned
 uint64_t strata_meta__local_block_cache_bytes(struct strata_meta *m);
 uint64_t strata_meta__local_memtable_size(const struct strata_meta *m);
 
+/* ---- restore.c: 'R' records of restored copies ---- */
+int strata_meta__local_restore_get(struct strata_meta *m, const char *bucket, const char *key,
+                                   const uint8_t sk[16], char **v, size_t *vl);
+int strata_meta__local_restore_swap(struct strata_meta *m,
+                                    const struct strata_meta__restore_swap *s);
+int strata_meta__local_restore_walk(struct strata_meta *m, strata_meta__restore_walk_fn cb,
+                                    void *ud);
+
 #endif /* STRATA_META_LOCAL_LOCAL_H */

@@ -90,6 +90,9 @@ const struct strata_meta__store_ops strata_meta__store_local = {
     .intent_put = strata_meta__local_intent_put,
     .intent_get = strata_meta__local_intent_get,
     .intent_resolve = strata_meta__local_intent_resolve,
+    .restore_get = strata_meta__local_restore_get,
+    .restore_swap = strata_meta__local_restore_swap,
+    .restore_walk = strata_meta__local_restore_walk,
     /* ---- local-only: heal, orphans, stats ---- */
     .heal_all = strata_meta__local_heal_all_paced,
     .heal_queued = strata_meta__local_heal_queued,

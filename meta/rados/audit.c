@@ -238,6 +238,15 @@ static int tail_entry(void *ud, const char *k, const char *v, size_t vl)
     return t->stop ? 1 : 0;
 }
 
+int strata_meta__rados_audit_chain(struct strata_meta *m, char *copy, size_t ccap, char *name,
+                                   size_t ncap)
+{
+    struct meta_rados *r = meta_rados_of(m);
+    snprintf(name, ncap, "%s.meta", r->prefix);
+    int n = snprintf(copy, ccap, "%s", r->where);
+    return r->where[0] && n > 0 && (size_t)n < ccap ? 0 : STRATA_EINVAL;
+}
+
 int strata_meta__rados_audit_tail(struct strata_meta *m, unsigned n,
                                   int (*cb)(void *ud, const char *line, size_t len), void *ud,
                                   char *where, size_t cap)

@@ -237,3 +237,38 @@ int strata_meta__rados_config_get(struct strata_meta *m, const char *bucket, con
     *doc = rc == 0 ? v : NULL;
     return rc;
 }
+
+static int blist_add(const struct strata_bucket_info *b, void *ud)
+{
+    struct rados_blist *l = ud;
+    if (l->n == l->cap) {
+        size_t nc = l->cap ? 2 * l->cap : 16;
+        void *nn = realloc(l->name, nc * sizeof(*l->name));
+        if (nn)
+            l->name = nn;
+        uint64_t *ni = nn ? realloc(l->inc, nc * sizeof(*ni)) : NULL;
+        if (!ni)
+            return STRATA_ENOMEM;
+        l->inc = ni;
+        l->cap = nc;
+    }
+    snprintf(l->name[l->n], sizeof(l->name[0]), "%s", b->name);
+    l->inc[l->n++] = b->incarnation;
+    return 0;
+}
+
+int strata_meta__rados_blist_read(struct strata_meta *m, struct rados_blist *l)
+{
+    memset(l, 0, sizeof(*l));
+    int rc = strata_meta__rados_bucket_list(m, blist_add, l);
+    if (rc)
+        strata_meta__rados_blist_free(l);
+    return rc;
+}
+
+void strata_meta__rados_blist_free(struct rados_blist *l)
+{
+    free(l->name);
+    free(l->inc);
+    memset(l, 0, sizeof(*l));
+}

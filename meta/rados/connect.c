@@ -114,6 +114,8 @@ int strata_meta__rados_connect(const struct strata_rados_opts *o, bool meta,
     pthread_mutex_init(&r->bcache_mu, NULL);
     pthread_cond_init(&r->watch_cv, NULL);
     snprintf(r->prefix, sizeof(r->prefix), "%s", prefix);
+    if (strata_meta__rados_audit_where(r->where, sizeof(r->where), o) != 0)
+        r->where[0] = 0; /* a conf path too long to name: no chain check */
     r->lease_ms = knob_lease_ms ? knob_lease_ms
                   : o->lease_s  ? o->lease_s * 1000u
                                 : STRATA_LEASE_MS;

@@ -69,6 +69,14 @@ struct kread {
     size_t n, cap;
     int latest, null, named; /* indexes into v, -1: none */
     bool missing;            /* the shard object does not exist yet */
+    bool rrec;               /* read the key's restore records r/ too (archive tiers) */
+    struct rrec_seen {
+        uint8_t sk[16];
+        char *raw;
+        size_t len;
+    } *rs;
+    size_t nrs;
+    bool rmore; /* more r/ entries than one page: the removed one's is read alone */
     bool closed;             /* \x01layout is set: the bucket is being deleted */
 };
 
@@ -82,6 +90,11 @@ static void kread_fini(struct kread *k)
     }
     free(k->v);
     free(k->head);
+    for (size_t i = 0; i < k->nrs; i++)
+        free(k->rs[i].raw);
+    free(k->rs);
+    k->rs = NULL;
+    k->nrs = 0;
     k->v = NULL;
     k->head = NULL;
     k->n = k->cap = 0;
@@ -117,6 +130,26 @@ static int add_ver(struct kread *k, const char *ok, const char *val, size_t vl)
     return 0;
 }
 
+/* A restore record r/K\x01SK of this key, as read (restore.c). */
+static int add_rrec(struct kread *k, size_t rbl, const char *rk, const char *val, size_t vl)
+{
+    uint8_t sk[16];
+    if (strlen(rk) != rbl + 32 || strata_meta__rados_sk_parse(rk + rbl, sk))
+        return 0;
+    struct rrec_seen *n = realloc(k->rs, (k->nrs + 1) * sizeof(*n));
+    if (!n)
+        return STRATA_ENOMEM;
+    k->rs = n;
+    n[k->nrs].raw = malloc(vl + 1);
+    if (!n[k->nrs].raw)
+        return STRATA_ENOMEM;
+    memcpy(n[k->nrs].raw, val, vl);
+    n[k->nrs].len = vl;
+    memcpy(n[k->nrs].sk, sk, 16);
+    k->nrs++;
+    return 0;
+}
+
 /* One read op: the head (first page only) and a page of versions after
  * start (none when head_only).  *more: the page was full. */
 static int read_page(rados_ioctx_t io, struct kread *k, const char *start, bool first,
@@ -125,12 +158,21 @@ static int read_page(rados_ioctx_t io, struct kread *k, const char *start, bool 
     rados_read_op_t op = rados_create_read_op();
     if (!op)
         return STRATA_ENOMEM;
-    rados_omap_iter_t hit = NULL, vit = NULL;
-    int hpr = 0, vpr = 0;
-    unsigned char pm = 0;
+    rados_omap_iter_t hit = NULL, vit = NULL, rit = NULL;
+    int hpr = 0, vpr = 0, rpr = 0;
+    unsigned char pm = 0, rm = 0;
+    char rbase[RADOS_IKEY_MAX];
+    size_t rbl = 0;
     const char *hk[2] = {k->hkey, RADOS_LAYOUT_KEY};
     if (first)
         rados_read_op_omap_get_vals_by_keys(op, hk, 2, &hit, &hpr);
+    if (first && k->rrec) {
+        /* A version's removal takes its restore record along (key.c apply). */
+        memcpy(rbase, k->obase, k->obl + 1);
+        rbase[0] = 'r';
+        rbl = k->obl;
+        rados_read_op_omap_get_vals2(op, "", rbase, VER_PAGE, &rit, &rm, &rpr);
+    }
     if (!head_only)
         rados_read_op_omap_get_vals2(op, start, k->obase, VER_PAGE, &vit, &pm, &vpr);
     int r = rados_read_op_operate(op, io, k->oid, 0);
@@ -138,9 +180,10 @@ static int read_page(rados_ioctx_t io, struct kread *k, const char *start, bool 
     *more = false;
     if (r == -ENOENT) {
         k->missing = true; /* no shard yet: no versions */
-    } else if (r < 0 || hpr < 0 || vpr < 0) {
-        rc = strata_meta__rados_err(r < 0 ? r : hpr < 0 ? hpr : vpr);
+    } else if (r < 0 || hpr < 0 || vpr < 0 || rpr < 0) {
+        rc = strata_meta__rados_err(r < 0 ? r : hpr < 0 ? hpr : vpr < 0 ? vpr : rpr);
     } else {
+        k->rmore = rm != 0;
         char *key, *val;
         size_t vl;
         while (rc == 0 && hit && rados_omap_get_next(hit, &key, &val, &vl) == 0 && key) {
@@ -159,12 +202,16 @@ static int read_page(rados_ioctx_t io, struct kread *k, const char *start, bool 
         }
         while (rc == 0 && vit && rados_omap_get_next(vit, &key, &val, &vl) == 0 && key)
             rc = add_ver(k, key, val, vl);
+        while (rc == 0 && rit && rados_omap_get_next(rit, &key, &val, &vl) == 0 && key)
+            rc = add_rrec(k, rbl, key, val, vl);
         *more = pm != 0;
     }
     if (hit)
         rados_omap_get_end(hit);
     if (vit)
         rados_omap_get_end(vit);
+    if (rit)
+        rados_omap_get_end(rit);
     rados_release_read_op(op);
     return rc;
 }
@@ -221,9 +268,10 @@ static void kread_init(struct kread *k, uint64_t inc, const char *key)
  * head_ok, the head alone when it fills them (a commit then does not read
  * or compare the replaced version's inline bytes: RADOS.md). */
 static int read_key(struct meta_rados *r, uint64_t inc, const struct strata_meta__key_txn *t,
-                    bool head_ok, struct kread *k)
+                    bool head_ok, bool rrec, struct kread *k)
 {
     kread_init(k, inc, t->key);
+    k->rrec = rrec;
     const char *vid = t->version_id;
     bool want_null = (t->want & STRATA_META__KEY_NULL) ||
                      ((t->want & STRATA_META__KEY_VERSION) && vid && strcmp(vid, "null") == 0);
@@ -246,6 +294,7 @@ static int read_key(struct meta_rados *r, uint64_t inc, const struct strata_meta
         }
         kread_fini(k); /* a versioned head: read the versions */
         k->missing = k->closed = false;
+        k->rrec = rrec;
     }
     bool first = true, more = true;
     while (more) {
@@ -353,6 +402,7 @@ struct wbuf {
     char wkey[40], gkey[64];
     char gval[RADOS_GPARTS_VAL_MAX];
     char ekey_new[RADOS_EKEY_MAX], ekey_old[RADOS_EKEY_MAX];
+    int removed; /* the version removed (rm_version), -1: none */
 };
 
 /* The value of h/K for the newest version (sk, r): its sort key as 32 hex,
@@ -437,6 +487,7 @@ static bool reclaim_table_over(const struct strata_meta__key_reclaim *rc,
 /* Remove version i and its due index entry. */
 static void rm_version(struct wbuf *w, const struct kread *k, const char *key, int i)
 {
+    w->removed = i;
     w->rk[w->nr++] = k->v[i].okey;
     strata_meta__rados_ekey(w->ekey_old, key, strlen(key), k->v[i].sk);
     w->rk[w->nr++] = w->ekey_old;
@@ -454,6 +505,7 @@ static int apply(struct meta_rados *r, struct kread *k, const struct strata_meta
         idx_replace = -1;
     struct wbuf w;
     memset(&w, 0, sizeof(w));
+    w.removed = -1;
     int rc = 0;
     const uint8_t *newest_new = NULL; /* PUT: the new version's sort key */
     struct meta_rec rec = {0};        /* PUT: the new version's record */
@@ -578,6 +630,25 @@ static int apply(struct meta_rados *r, struct kread *k, const struct strata_meta
     if (w.nr)
         rados_write_op_omap_rm_keys(op, w.rk, (size_t)w.nr);
     int xr = 0, ox = 0, *tpr = NULL;
+    struct rados_rgone rg;
+    if (k->rrec && w.removed >= 0) {
+        const struct rrec_seen *rs = NULL;
+        for (size_t i = 0; i < k->nrs && !rs; i++)
+            if (memcmp(k->rs[i].sk, k->v[w.removed].sk, 16) == 0)
+                rs = &k->rs[i];
+        char *rv = NULL;
+        size_t rvl = 0;
+        if (!rs && k->rmore) { /* past the page read with the key: read it alone */
+            strata_meta__rados_skey(rg.rk, 'r', v->key, strlen(v->key), k->v[w.removed].sk);
+            xr = strata_meta__rados_get1(r->meta, k->oid, rg.rk, &rv, &rvl);
+            if (xr == STRATA_ENOTFOUND)
+                xr = 0;
+        }
+        if (xr == 0)
+            xr = strata_meta__rados_restore_gone(op, &rg, v->key, k->v[w.removed].sk,
+                                                 rs ? rs->raw : rv, rs ? rs->len : rvl, due);
+        free(rv);
+    }
     if (reclaim_table_over(rcl, e)) /* before the new version's chunks are set */
         xr = strata_meta__rados_ptab_requeue(
             r->meta, k->oid, op, v->key, rcl->sk, rcl->tier,
@@ -707,7 +778,7 @@ static int key_txn(struct strata_meta *m, const struct strata_meta__key_txn *t,
                 return rc;
         }
         struct kread k;
-        rc = read_key(r, inc, t, head_ok, &k);
+        rc = read_key(r, inc, t, head_ok, m->archive_tiers != 0, &k);
         if (rc == 0 && (k.missing || k.closed) && cached) {
             /* The cached record may name a deleted incarnation: read it. */
             uint64_t now;
@@ -797,12 +868,12 @@ int strata_meta__rados_key_read(struct strata_meta *m, const struct strata_meta_
     if (rc)
         return rc;
     struct kread k;
-    rc = read_key(meta_rados_of(m), inc, t, true, &k);
+    rc = read_key(meta_rados_of(m), inc, t, true, false, &k);
     uint64_t now = inc;
     if (rc == 0 && (k.missing || k.closed) && bucket_inc(m, t, true, &now) == 0 &&
         now != inc) { /* the cache was stale */
         kread_fini(&k);
-        rc = read_key(meta_rados_of(m), now, t, true, &k);
+        rc = read_key(meta_rados_of(m), now, t, true, false, &k);
     }
     if (rc == 0) {
         struct strata_meta__key_view v;

@@ -21,6 +21,7 @@ const struct strata_meta__store_ops strata_meta__store_rados = {
     .audit_copy_next = strata_meta__rados_audit_copy_next,
     .audit_copy_close = strata_meta__rados_audit_copy_close,
     .audit_tail = strata_meta__rados_audit_tail,
+    .audit_chain = strata_meta__rados_audit_chain,
     .bucket_txn = strata_meta__rados_bucket_txn,
     .bucket_get = strata_meta__rados_bucket_get,
     .bucket_list = strata_meta__rados_bucket_list,
@@ -57,4 +58,7 @@ const struct strata_meta__store_ops strata_meta__store_rados = {
     .intent_put = strata_meta__rados_intent_put,
     .intent_get = strata_meta__rados_intent_get,
     .intent_resolve = strata_meta__rados_intent_resolve,
+    .restore_get = strata_meta__rados_restore_get,
+    .restore_swap = strata_meta__rados_restore_swap,
+    .restore_walk = strata_meta__rados_restore_walk,
 };

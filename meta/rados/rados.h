@@ -13,6 +13,7 @@
 
 #include <rados/librados.h>
 
+#include "index.h"
 #include "meta_internal.h"
 #include "store.h"
 
@@ -38,6 +39,7 @@ struct meta_rados {
     rados_t c;
     rados_ioctx_t meta; /* PREFIX.meta */
     char prefix[RADOS_PREFIX_MAX + 1];
+    char where[4200]; /* rados:ID:PREFIX:CONF, as audit_copy_open takes it */
     char gw[RADOS_GW_ID_LEN + 1]; /* this connection's id: lease cookie, notify sender */
     unsigned lease_ms;            /* STRATA_LEASE_MS unless a test shortened it */
     uint64_t audit_seg;           /* entries per audit segment */
@@ -226,6 +228,8 @@ int strata_meta__rados_audit_tail(struct strata_meta *m, unsigned n,
                                   char *where, size_t cap);
 /* The "where" of audit_copy_open for a cluster: rados:ID:PREFIX:CONF. */
 int strata_meta__rados_audit_where(char *buf, size_t cap, const struct strata_rados_opts *o);
+int strata_meta__rados_audit_chain(struct strata_meta *m, char *copy, size_t ccap, char *name,
+                                   size_t ncap);
 
 int strata_meta__rados_bucket_txn(struct strata_meta *m, const struct strata_meta__bucket_txn *t);
 /* The record as cached while the invalidation watch holds (bcache.c):
@@ -247,6 +251,15 @@ int strata_meta__rados_inc_recheck(struct strata_meta *m, const char *bucket, ui
 void strata_meta__rados_bcache_drop(struct meta_rados *r, const char *bucket);
 /* lease_ctl.c: the invalidation watch holds (a cached record is current). */
 bool strata_meta__rados_watch_holds(struct meta_rados *r);
+/* Every bucket's name and incarnation, read at once (the walks of every
+ * bucket: the INTENTS scan, the restore sweep). */
+struct rados_blist {
+    char (*name)[STRATA_BUCKET_NAME_MAX + 1];
+    uint64_t *inc;
+    size_t n, cap;
+};
+int strata_meta__rados_blist_read(struct strata_meta *m, struct rados_blist *l);
+void strata_meta__rados_blist_free(struct rados_blist *l);
 int strata_meta__rados_bucket_list(struct strata_meta *m,
                                    int (*cb)(const struct strata_bucket_info *b, void *ud),
                                    void *ud);
@@ -339,5 +352,27 @@ int strata_meta__rados_intent_resolve(struct strata_meta *m, const char *bucket,
                                       const struct strata_meta__intent_loss *loss, size_t n);
 
 extern const struct strata_meta__store_ops strata_meta__store_rados;
+
+/* ---- restore.c: r/ records of restored copies (store.h restore_*) ---- */
+int strata_meta__rados_restore_get(struct strata_meta *m, const char *bucket, const char *key,
+                                   const uint8_t sk[16], char **v, size_t *vl);
+int strata_meta__rados_restore_swap(struct strata_meta *m,
+                                    const struct strata_meta__restore_swap *s);
+int strata_meta__rados_restore_walk(struct strata_meta *m, strata_meta__restore_walk_fn cb,
+                                    void *ud);
+/* In the op of a commit that removes version sk of key (key.c): compare
+ * its record r/K\x01SK with val as read (NULL: none, and none may come),
+ * and with one remove it and queue its copy's data for reclaim at due_ms.
+ * g lives until the op ran (its compare's prval). */
+struct rados_rgone {
+    char rk[RADOS_IKEY_MAX];
+    int pr;
+    int64_t due_ms;
+    rados_write_op_t op;
+};
+int strata_meta__rados_restore_gone(rados_write_op_t op, struct rados_rgone *g, const char *key,
+                                    const uint8_t sk[16], const char *val, size_t len,
+                                    int64_t due_ms);
+void strata_meta__rados_restore_gone_id(const uint8_t *id, void *ud);
 
 #endif /* STRATA_META_RADOS_RADOS_H */

@@ -62,13 +62,6 @@ struct stream {
     unsigned page; /* entries the next read asks for: doubles up to SCAN_PAGE */
 };
 
-/* INTENTS: the buckets to walk. */
-struct blist {
-    char (*name)[STRATA_BUCKET_NAME_MAX + 1];
-    uint64_t *inc;
-    size_t n, cap;
-};
-
 struct strata_meta__scan {
     struct strata_meta *m;
     rados_ioctx_t io;
@@ -78,7 +71,7 @@ struct strata_meta__scan {
     char bucket[STRATA_BUCKET_NAME_MAX + 1];
     char fp[RADOS_IKEY_MAX]; /* filter prefix: kc/ + escaped prefix; e/; x/ */
     char stop[24];           /* DUE: e/ + the hex of to_ms (ns): the end */
-    struct blist bl;         /* INTENTS: the buckets, and the one walked now */
+    struct rados_blist bl;   /* INTENTS: the buckets, and the one walked now */
     size_t bi;
     char key[STRATA_KEY_MAX + 1]; /* DUE, INTENTS: the entry's key */
     struct stream st[RADOS_IDX_SHARDS];
@@ -297,25 +290,6 @@ static unsigned first_page(unsigned want)
     return n < FIRST_PAGE ? FIRST_PAGE : n > RADOS_OMAP_PAGE_MAX ? RADOS_OMAP_PAGE_MAX : n;
 }
 
-static int blist_add(const struct strata_bucket_info *b, void *ud)
-{
-    struct blist *l = ud;
-    if (l->n == l->cap) {
-        size_t nc = l->cap ? 2 * l->cap : 16;
-        void *nn = realloc(l->name, nc * sizeof(*l->name));
-        if (nn)
-            l->name = nn;
-        uint64_t *ni = nn ? realloc(l->inc, nc * sizeof(*ni)) : NULL;
-        if (!ni)
-            return STRATA_ENOMEM;
-        l->inc = ni;
-        l->cap = nc;
-    }
-    snprintf(l->name[l->n], sizeof(l->name[0]), "%s", b->name);
-    l->inc[l->n++] = b->incarnation;
-    return 0;
-}
-
 /* DUE: entries of [from_ms, to_ms) of one bucket. */
 static int open_due(struct strata_meta *m, const struct strata_meta__scan_spec *spec,
                     struct strata_meta__scan *sc)
@@ -342,7 +316,7 @@ static int open_intents(struct strata_meta *m, const struct strata_meta__scan_sp
 {
     if (spec->bucket || spec->prefix || (spec->after && *spec->after) || spec->after_sk)
         return STRATA_EINVAL;
-    int rc = strata_meta__rados_bucket_list(m, blist_add, &sc->bl);
+    int rc = strata_meta__rados_blist_read(m, &sc->bl);
     if (rc)
         return rc;
     memcpy(sc->fp, "x/", 3);
@@ -578,8 +552,7 @@ void strata_meta__rados_scan_close(struct strata_meta__scan *sc)
         return;
     for (unsigned i = 0; i < RADOS_IDX_SHARDS; i++)
         page_free(&sc->st[i]);
-    free(sc->bl.name);
-    free(sc->bl.inc);
+    strata_meta__rados_blist_free(&sc->bl);
     if (sc->info_live)
         strata_obj_info_fini(&sc->info);
     free(sc);

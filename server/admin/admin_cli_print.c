@@ -240,6 +240,15 @@ void strata_admin_cli_print_config(json_t *doc)
 
 void strata_admin_cli_print_audit_verify(json_t *doc)
 {
+    json_t *c = json_object_get(doc, "chain");
+    if (c && json_object_get(c, "error"))
+        printf("%s: ERROR: %s\n", str(c, "name"), str(c, "error"));
+    else if (c && json_is_true(json_object_get(c, "broken")))
+        printf("%s: BROKEN at entry %" PRIu64 ": %s\n", str(c, "name"), num(c, "broken_at"),
+               str(c, "reason"));
+    else if (c)
+        printf("%s: ok, %" PRIu64 " entries, last seq %" PRIu64 "\n", str(c, "name"),
+               num(c, "entries"), num(c, "last_seq"));
     size_t i;
     json_t *set;
     json_array_foreach(json_object_get(doc, "sets"), i, set) {

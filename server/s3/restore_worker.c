@@ -105,11 +105,26 @@ static void run_one(struct strata_restorer *w, const struct rjob *j)
         event(w, "ObjectRestore:Completed", j->bucket, j->key, j->vid);
 }
 
+/* Expiry and resumption, once per cluster: where the "ilm" lease is held
+ * (on local drives always).  On local drives every copy being made at
+ * the start is a crashed one; in a cluster, a copy is handed back once
+ * its run (on any gateway) gave no sign of life for the stale time. */
+static void sweep(struct strata_restorer *w, bool start)
+{
+    struct strata_srv *s = w->srv;
+    if (strata_meta_lease(s->meta, "ilm", STRATA_LEASE_TAKE) != 0)
+        return;
+    int64_t resume = s->cfg.rados_conf ? strata_restore_stale_ms(s->cfg.lc_day_ms)
+                     : start         ? 0
+                                     : -1;
+    strata_meta_restore_sweep(s->meta, resume, sweep_cb, w, NULL);
+}
+
 static void *worker(void *arg)
 {
     struct strata_restorer *w = arg;
     /* Copies a crash interrupted: made again. */
-    strata_meta_restore_sweep(w->srv->meta, true, sweep_cb, w, NULL);
+    sweep(w, true);
     long every_s = w->srv->cfg.lc_day_ms < 3600 * 1000 ? 1 : 60;
     pthread_mutex_lock(&w->mu);
     while (!w->stop) {
@@ -119,7 +134,7 @@ static void *worker(void *arg)
             until.tv_sec += every_s;
             if (pthread_cond_timedwait(&w->cv, &w->mu, &until) != 0 && !w->head) {
                 pthread_mutex_unlock(&w->mu);
-                strata_meta_restore_sweep(w->srv->meta, false, sweep_cb, w, NULL);
+                sweep(w, false);
                 pthread_mutex_lock(&w->mu);
             }
             continue;

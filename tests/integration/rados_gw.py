@@ -59,11 +59,14 @@ def gateway(c, prefix, keys=None, args=()):
     return Strata(args=flags(c, prefix) + list(args), drives=[], keys=keys)
 
 
-def launch(s, crash_step):
+def launch(s, crash_step, env=None):
     """Start s's daemon again (same port, flags, pools) with the transition
     crash hook at step crash_step (0: none: STRATA_DEBUG_TRANSITION_CRASH,
-    the daemon _exit(137)s, as kill -9, when a transition reaches it)."""
+    the daemon _exit(137)s, as kill -9, when a transition reaches it), or
+    with the variables env instead."""
     s.extra_env = {"STRATA_DEBUG_TRANSITION_CRASH": str(crash_step)} if crash_step else {}
+    if env is not None:
+        s.extra_env = dict(env)
     with open(s.log_path, "ab") as logf:
         s.proc = subprocess.Popen(
             [BIN, "server", "--address", f"127.0.0.1:{s.port}"] + s.args + s.drives,

@@ -1,12 +1,16 @@
 """remote_tier_common.py - what the remote S3 tier's tests share
 (test_remote_tier.py on local drives, test_rados_remote_tier.py on a
 RADOS store): object bodies, lifecycle rules, storage classes, multipart
-uploads, /metrics and admin info readings, and the keys of a bucket on
-the remote."""
+uploads, /metrics and admin info readings, the keys of a bucket on
+the remote, and what RestoreObject's tests of an archive tier check
+(test_rados_restore.py on RADOS): the x-amz-restore header and the 403 of
+a GET before a restore."""
 
 import base64
 import datetime
 import hashlib
+import re
+import time
 import urllib.request
 
 from strata_harness import expect_error, wait_until
@@ -131,3 +135,82 @@ def lock_change_survives_a_kill(s, remote, c, b, vid, latest, remote_lock, tier=
     assert remote_lock() == ("COMPLIANCE", latest, "ON"), remote_lock()
     wait_until("nothing pending", lambda: remote_info(s, tier)["lock_updates"]["pending"] == 0)
     assert remote_info(s, tier)["lock_updates"]["failed"] == 0
+
+
+# ---- the archive tier (--tier NAME:s3,restore:URL) -------------------------------------
+GLACIER_MSG = "The operation is not valid for the object's storage class"
+RESTORE_DONE = re.compile(r'ongoing-request="false", expiry-date="([A-Z][a-z]{2}, \d{2} '
+                          r'[A-Z][a-z]{2} \d{4} \d{2}:\d{2}:\d{2} GMT)"')
+
+
+def restore_hdr(c, b, k, vid=None):
+    kw = {"VersionId": vid} if vid else {}
+    return c.head_object(Bucket=b, Key=k, **kw).get("Restore")
+
+
+def wait_restored(c, b, k, what):
+    wait_until(what, lambda: (restore_hdr(c, b, k) or "").startswith('ongoing-request="false"'))
+
+
+def expiry_of(hdr):
+    m = RESTORE_DONE.fullmatch(hdr or "")
+    assert m, f"x-amz-restore {hdr!r}"
+    return datetime.datetime.strptime(m.group(1), "%a, %d %b %Y %H:%M:%S GMT").replace(
+        tzinfo=datetime.timezone.utc).timestamp()
+
+
+def assert_archived(c, b, k, vid=None):
+    kw = {"VersionId": vid} if vid else {}
+    for extra in ({}, {"Range": "bytes=0-9"}):
+        e = expect_error(lambda: c.get_object(Bucket=b, Key=k, **kw, **extra),
+                         "InvalidObjectState", 403)
+        assert e["Error"]["Message"] == GLACIER_MSG, e
+
+
+def restored_reads(c, b, k, data, days):
+    """b/k restored for days (test days of 1 s): its x-amz-restore says
+    done with an expiry days after now, rounded up to a whole day; GET and
+    ranges (across the 4 MiB read-ahead window and the tail) serve data,
+    with the header and the archive class.  The expiry (Unix s)."""
+    exp = expiry_of(restore_hdr(c, b, k))
+    assert time.time() + days - 3 <= exp <= time.time() + days + 2, (exp, time.time())
+    assert md5(c.get_object(Bucket=b, Key=k)["Body"].read()) == md5(data)
+    for lo, hi in ((0, 0), (10, 5000), (4 * MiB - 100, 4 * MiB + 100),
+                   (len(data) - 17, len(data) - 1)):
+        if hi >= len(data):
+            continue
+        g = c.get_object(Bucket=b, Key=k, Range=f"bytes={lo}-{hi}")
+        assert g["ContentRange"] == f"bytes {lo}-{hi}/{len(data)}", g["ContentRange"]
+        assert g["Body"].read() == data[lo:hi + 1], f"bytes {lo}-{hi} differ"
+    g = c.get_object(Bucket=b, Key=k)
+    assert RESTORE_DONE.fullmatch(g["ResponseMetadata"]["HTTPHeaders"]["x-amz-restore"])
+    assert g["StorageClass"] == "DEEP_ARCHIVE"
+    return exp
+
+
+def restore_again(c, b, k, vid, exp):
+    """A restore of b/k's ready copy (version vid, expiry exp) for 60 days:
+    200 and the new expiry."""
+    r = c.restore_object(Bucket=b, Key=k, VersionId=vid, RestoreRequest={"Days": 60})
+    assert r["ResponseMetadata"]["HTTPStatusCode"] == 200, r
+    exp2 = expiry_of(restore_hdr(c, b, k))
+    assert exp2 >= exp + 25 and exp2 <= time.time() + 62, (exp, exp2)
+
+
+def move_to_archive(c, b, objs):
+    """objs {key: bytes or [part bytes]} put into versioned bucket b and
+    moved to the archive class DEEP_ARCHIVE by a lifecycle rule (removed
+    after): {key: version id}."""
+    c.put_bucket_versioning(Bucket=b, VersioningConfiguration={"Status": "Enabled"})
+    vids = {}
+    for k, v in objs.items():
+        if isinstance(v, list):
+            mpu(c, b, k, v)
+            vids[k] = c.head_object(Bucket=b, Key=k)["VersionId"]
+        else:
+            vids[k] = c.put_object(Bucket=b, Key=k, Body=v)["VersionId"]
+    lifecycle(c, b, "DEEP_ARCHIVE")
+    for k in objs:
+        wait_until(f"{k} archived", lambda k=k: storage_class(c, b, k) == "DEEP_ARCHIVE", 60)
+    c.delete_bucket_lifecycle(Bucket=b)
+    return vids

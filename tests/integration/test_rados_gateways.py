@@ -27,7 +27,8 @@ the file by strata_harness.rados_cluster).
   heal (status "not applicable", start 501 NotImplemented);
 - `strata audit verify --rados-conf`: ok on the chain the daemons wrote
   (an Object Lock configuration change), BROKEN once an entry is edited in
-  the cluster with the rados CLI; `strata admin audit tail` on either
+  the cluster with the rados CLI; the admin API's audit/verify (`strata
+  admin audit verify`) on either gateway says the same of the same chain; `strata admin audit tail` on either
   gateway shows the entries written through both, in order.
 
 Skipped (77) when the Ceph daemons are missing.
@@ -363,6 +364,13 @@ def audit_verify(*extra):
     return r.returncode, r.stdout, r.stderr
 
 
+def admin_verify(g, rc):
+    """`strata admin audit verify` on gateway g: exit rc (0 ok, 4 broken),
+    its text and the API's JSON (GET audit/verify: the cluster's chain)."""
+    text = admin(g, "audit", "verify", rc=rc)
+    return text, json.loads(admin(g, "--json", "audit", "verify", rc=rc))
+
+
 @test
 def audit_verify_in_the_cluster(a):
     ca, cb = a.client(), B.client()
@@ -380,6 +388,13 @@ def audit_verify_in_the_cluster(a):
     assert out.startswith(f"{PREFIX}.meta: ok, ") and " entries, last seq " in out, out
     n = int(out.split("ok, ")[1].split(" ")[0])
     assert n >= 2, out
+    last = int(out.split("last seq ")[1].split()[0])
+    # The admin API checks the same chain, through either gateway.
+    for g in (a, B):
+        text, doc = admin_verify(g, 0)
+        assert doc == {"ok": True, "sets": [], "chain": {
+            "name": f"{PREFIX}.meta", "entries": n, "broken": False, "last_seq": last}}, doc
+        assert text.splitlines() == [out.strip(), "audit log: ok"], text
     # Edit the first entry in the cluster: the chain no longer verifies.
     c = rados_cluster()
     pool, oid, key = f"{PREFIX}.meta", "audit.0", "e/" + "%016x" % 1
@@ -397,11 +412,19 @@ def audit_verify_in_the_cluster(a):
     log(out.strip())
     assert rc == 1, (rc, out, err)
     assert out.startswith(f"{PREFIX}.meta: BROKEN at entry 0: "), out
+    for g in (a, B):
+        text, doc = admin_verify(g, 4)
+        ch = doc["chain"]
+        assert doc["ok"] is False and ch["broken"] is True and ch["broken_at"] == 0, doc
+        want = f"{PREFIX}.meta: BROKEN at entry 0: {ch['reason']}"
+        assert out.startswith(want), (out, doc)
+        assert text.splitlines() == [want, "audit log: BROKEN"], text
     with open(path, "wb") as f:  # put it back: the chain verifies again
         f.write(line)
     c.rados("-p", pool, "setomapval", oid, key, "--input-file", path)
     rc, out, err = audit_verify()
     assert rc == 0 and f"ok, {n} entries" in out, (rc, out, err)
+    assert admin_verify(B, 0)[1]["chain"]["entries"] == n
     rc, out, err = audit_verify("--rados-pool-prefix", "nopools")
     assert rc == 2 and out == "", (rc, out, err)
     assert err == ("strata audit verify: missing pool(s) nopools.meta, nopools.data: "

@@ -23,9 +23,8 @@ also a change pending across a kill -9 of the gateway while the remote is
 down; the gateway killed (exit 137, as kill -9) at the copy, verify and
 switch steps of a transition: after a restart the object is listed once,
 its bytes intact, on the tier, with exactly one remote copy and nothing
-left in the hot pool; start-up refusals on RADOS: s3,restore (restored
-copies' records would be on one gateway's disks) and a tier of local
-drives.
+left in the hot pool; start-up refusals on RADOS: a tier of local drives
+and a remote without credentials.  The restore flag: test_rados_restore.py.
 
 Skipped (77) when the Ceph daemons are missing.
 """
@@ -321,11 +320,6 @@ def start_refusals(s):
         if k in os.environ:
             env[k] = os.environ[k]
     cases = [
-        (["--tier", f"cold:s3,restore:{R.endpoint}/{COLD}", "--tier-credentials", CREDS], 2,
-         "tier cold: s3,restore on the RADOS store: its restored copies' records would be kept "
-         "on one gateway's disks"),
-        (["--tier", f"cold:s3,lock,restore:{R.endpoint}/{VAULT}", "--tier-credentials", CREDS],
-         2, "tier cold: s3,restore on the RADOS store"),
         (["--tier", "warm:/tmp/never-used-w{1...4}"], 2,
          "--rados-conf cannot be combined with --tier NAME:DRIVES: tiers of a RADOS store are "
          "pools of its cluster (--tier NAME:rados:POOL) or remote S3 endpoints (NAME:s3:URL)"),

@@ -51,9 +51,12 @@ import time
 
 from botocore.exceptions import ClientError
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from remote_tier_common import (body, bucket_keys, class_writes_refused,  # noqa: E402
-                                lifecycle, lock_change_survives_a_kill, locked_pair, md5,
-                                metric, mpu, remote_info, storage_class)
+from remote_tier_common import (GLACIER_MSG, assert_archived,  # noqa: E402
+                                body, bucket_keys, class_writes_refused, lifecycle,
+                                lock_change_survives_a_kill, locked_pair, md5, metric, mpu,
+                                move_to_archive, remote_info, restore_again, restore_hdr,
+                                restored_reads,
+                                storage_class, wait_restored)
 from strata_harness import (Strata, data_files, expect_error, free_port, log, run,  # noqa: E402
                             test, wait_until)
 
@@ -730,48 +733,16 @@ class Hook:
                 if r["s3"]["bucket"]["name"] == bucket and r["s3"]["object"]["key"] == key]
 
 
-GLACIER_MSG = "The operation is not valid for the object's storage class"
-RESTORE_DONE = re.compile(r'ongoing-request="false", expiry-date="([A-Z][a-z]{2}, \d{2} '
-                          r'[A-Z][a-z]{2} \d{4} \d{2}:\d{2}:\d{2} GMT)"')
-
-
 def archived(s, c, b, objs, create=True):
     """Put objs {key: bytes or [part bytes]} into bucket b (made unless
     create is false), made versioned, and move them to the archive tier:
     ({key: version id}, the drives' shard files before); hot copies gone."""
     if create:
         c.create_bucket(Bucket=b)
-    c.put_bucket_versioning(Bucket=b, VersioningConfiguration={"Status": "Enabled"})
     base = data_files(s.drives)
-    vids = {}
-    for k, v in objs.items():
-        if isinstance(v, list):
-            mpu(c, b, k, v)
-            vids[k] = c.head_object(Bucket=b, Key=k)["VersionId"]
-        else:
-            vids[k] = c.put_object(Bucket=b, Key=k, Body=v)["VersionId"]
-    lifecycle(c, b, "DEEP_ARCHIVE")
-    for k in objs:
-        wait_until(f"{k} archived", lambda k=k: storage_class(c, b, k) == "DEEP_ARCHIVE")
-    c.delete_bucket_lifecycle(Bucket=b)
+    vids = move_to_archive(c, b, objs)
     wait_until("the hot copies removed", lambda: data_files(s.drives) == base, timeout=20)
     return vids, base
-
-
-def restore_hdr(c, b, k, vid=None):
-    kw = {"VersionId": vid} if vid else {}
-    return c.head_object(Bucket=b, Key=k, **kw).get("Restore")
-
-
-def wait_restored(c, b, k, what):
-    wait_until(what, lambda: (restore_hdr(c, b, k) or "").startswith('ongoing-request="false"'))
-
-
-def expiry_of(hdr):
-    m = RESTORE_DONE.fullmatch(hdr or "")
-    assert m, f"x-amz-restore {hdr!r}"
-    return datetime.datetime.strptime(m.group(1), "%a, %d %b %Y %H:%M:%S GMT").replace(
-        tzinfo=datetime.timezone.utc).timestamp()
 
 
 def aws(s, *args):
@@ -781,14 +752,6 @@ def aws(s, *args):
            "AWS_SHARED_CREDENTIALS_FILE": "/dev/null"}
     return subprocess.run(["/usr/bin/aws", "--endpoint-url", s.endpoint, "s3api"] + list(args),
                           env=env, capture_output=True, text=True, timeout=120)
-
-
-def assert_archived(c, b, k, vid=None):
-    kw = {"VersionId": vid} if vid else {}
-    for extra in ({}, {"Range": "bytes=0-9"}):
-        e = expect_error(lambda: c.get_object(Bucket=b, Key=k, **kw, **extra),
-                         "InvalidObjectState", 403)
-        assert e["Error"]["Message"] == GLACIER_MSG, e
 
 
 @test
@@ -829,18 +792,7 @@ def archive_needs_restore(s):
     finally:
         PROXY.mode = "pass"
     wait_restored(c, b, "single", "single restored")
-    exp = expiry_of(restore_hdr(c, b, "single"))
-    # 30 test days of 1 s from the end of the copy, rounded up to a whole day.
-    assert time.time() + 27 <= exp <= time.time() + 32, (exp, time.time())
-    assert md5(c.get_object(Bucket=b, Key="single")["Body"].read()) == md5(single)
-    for lo, hi in ((0, 0), (10, 5000), (4 * MiB - 100, 4 * MiB + 100),
-                   (len(single) - 17, len(single) - 1)):
-        g = c.get_object(Bucket=b, Key="single", Range=f"bytes={lo}-{hi}")
-        assert g["ContentRange"] == f"bytes {lo}-{hi}/{len(single)}", g["ContentRange"]
-        assert g["Body"].read() == single[lo:hi + 1], f"bytes {lo}-{hi} differ"
-    g = c.get_object(Bucket=b, Key="single")
-    assert RESTORE_DONE.fullmatch(g["ResponseMetadata"]["HTTPHeaders"]["x-amz-restore"])
-    assert g["StorageClass"] == "DEEP_ARCHIVE"
+    exp = restored_reads(c, b, "single", single, 30)
     assert data_files(s.drives) == base + 4, "the restored copy: one data object of 2+2 shards"
     # awscli restores the multipart object; its parts are served from hot.
     r = aws(s, "restore-object", "--bucket", b, "--key", "multi", "--restore-request", "Days=30")
@@ -850,12 +802,7 @@ def archive_needs_restore(s):
     g = c.get_object(Bucket=b, Key="multi", Range=f"bytes={5 * MiB - 3}-{5 * MiB + 3}")
     assert g["Body"].read() == multi[5 * MiB - 3:5 * MiB + 4]
     assert data_files(s.drives) == base + 12
-    # A restore of a ready copy: 200 and a new expiry.
-    r = c.restore_object(Bucket=b, Key="single", VersionId=vids["single"],
-                         RestoreRequest={"Days": 60})
-    assert r["ResponseMetadata"]["HTTPStatusCode"] == 200, r
-    exp2 = expiry_of(restore_hdr(c, b, "single"))
-    assert exp2 >= exp + 25 and exp2 <= time.time() + 62, (exp, exp2)
+    restore_again(c, b, "single", vids["single"], exp)
     # Hot objects and the transparent remote tier keep their answer.
     c.put_object(Bucket=b, Key="hot", Body=b"hot bytes")
     e = expect_error(lambda: c.restore_object(Bucket=b, Key="hot", RestoreRequest={"Days": 1}),
@@ -937,7 +884,7 @@ def kill9_mid_restore(s):
             assert (restore_hdr(c, b, "k") or "").startswith('ongoing-request="false"')
     wait_restored(c, b, "k", "the copy made again after the restart")
     assert md5(c.get_object(Bucket=b, Key="k")["Body"].read()) == md5(data)
-    assert data_files(s.drives) == base + 4, "a half copy left on the drives"
+    assert data_files(s.drives) == base + 4, ("a half copy left on the drives", data_files(s.drives), base)
     with open(s.log_path, errors="replace") as f:
         assert f"restore of {b}/k (" in f.read(), "the copy was not resumed at the start"
     r = c.restore_object(Bucket=b, Key="k", RestoreRequest={"Days": 40})

@@ -53,6 +53,17 @@ static void large_days_do_not_wrap(void **state)
     assert_int_equal(e, MIDNIGHT + 2147483648LL * DAY);
 }
 
+/* How long a copy being made may stay silent before another run takes it:
+ * an hour of a real day, at least 3 s with test days. */
+static void stale_time_is_an_hour_of_a_day(void **state)
+{
+    (void)state;
+    assert_int_equal(strata_restore_stale_ms(DAY), 3600000);
+    assert_int_equal(strata_restore_stale_ms(0), 3600000); /* the default day */
+    assert_int_equal(strata_restore_stale_ms(1000), 3000);
+    assert_int_equal(strata_restore_stale_ms(240000), 10000);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -60,6 +71,7 @@ int main(void)
         cmocka_unit_test(exact_midnight_stays),
         cmocka_unit_test(test_days_are_short),
         cmocka_unit_test(large_days_do_not_wrap),
+        cmocka_unit_test(stale_time_is_an_hour_of_a_day),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
