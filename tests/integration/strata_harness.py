@@ -66,7 +66,9 @@ _CLUSTER = None
 
 
 def log(msg):
-    print(f"[{NAME}] {msg}", flush=True)
+    # One write: lines of tests run at once (at_once) do not interleave.
+    sys.stdout.write(f"[{NAME}] {msg}\n")
+    sys.stdout.flush()
 
 
 def free_port():
@@ -389,6 +391,41 @@ def test(fn):
     return fn
 
 
+def at_once(name, fns):
+    """A test named name that runs the test functions fns (each fn(strata))
+    at once, a thread each: for tests that mostly wait for the daemon's
+    background work (lifecycle days, scanner passes) on buckets of their
+    own.  Each is logged ok or FAIL (with its traceback) as run() does; the
+    test fails naming the ones that failed.  STRATA_TEST_ONLY picks among
+    them too."""
+    def fn(strata):
+        import concurrent.futures
+        only = os.environ.get("STRATA_TEST_ONLY")
+        picked = [f for f in fns if not only or only in name or only in f.__name__]
+        failed = []
+
+        def one(f):
+            t = time.monotonic()
+            try:
+                f(strata)
+            except Exception:
+                failed.append(f.__name__)
+                log(f"FAIL: {f.__name__}\n{traceback.format_exc()}")
+            else:
+                log(f"ok: {f.__name__} ({time.monotonic() - t:.2f} s, in {name})")
+        with concurrent.futures.ThreadPoolExecutor(max(1, len(picked))) as ex:
+            list(ex.map(one, picked))
+        assert not failed, f"failed in {name}: {', '.join(failed)}"
+    fn.__name__ = name
+    fn.cases = list(fns)
+    return fn
+
+
+def _picked(fn, only):
+    return not only or only in fn.__name__ or any(only in f.__name__
+                                                  for f in getattr(fn, "cases", ()))
+
+
 def expect_error(fn, code, status=None):
     """Call fn; it must raise a ClientError with this S3 code (and status)."""
     try:
@@ -455,7 +492,7 @@ def run(strata):
     failed = []
     t0 = time.monotonic()
     for fn in _TESTS:
-        if only and only not in fn.__name__:
+        if not _picked(fn, only):
             continue
         t = time.monotonic()
         try:
@@ -483,7 +520,7 @@ def run(strata):
             break
     strata.failed = bool(failed)
     daemon_ok = strata.stop()
-    n = len([f for f in _TESTS if not only or only in f.__name__])
+    n = len([f for f in _TESTS if _picked(f, only)])
     log(f"{n} tests, {len(failed)} failed{': ' + ', '.join(failed) if failed else ''}"
         f" ({time.monotonic() - t0:.1f} s)")
     if n == 0:
