@@ -391,34 +391,53 @@ def test(fn):
     return fn
 
 
-def at_once(name, fns):
-    """A test named name that runs the test functions fns (each fn(strata))
-    at once, a thread each: for tests that mostly wait for the daemon's
-    background work (lifecycle days, scanner passes) on buckets of their
-    own.  Each is logged ok or FAIL (with its traceback) as run() does; the
-    test fails naming the ones that failed.  STRATA_TEST_ONLY picks among
-    them too."""
+def in_lanes(name, cases, lanes, open_lane=None, close_lane=None):
+    """A test named name that runs the test functions cases in `lanes`
+    lanes at once, a thread each: lane i runs cases[i::lanes] one after
+    the other, each as case(ctx) with ctx = open_lane(strata, i) (default:
+    the file's daemon), and close_lane(strata, i, ctx) (if given) ends the
+    lane, False if that failed.  For cases that mostly wait for the
+    daemon's background work (lifecycle days, scanner passes, leases), on
+    buckets, daemons or pools of their own.  Each case is logged ok or FAIL
+    (with its traceback) as run() does; the test fails naming the cases
+    and lanes that failed.  STRATA_TEST_ONLY picks among the cases too."""
     def fn(strata):
         import concurrent.futures
         only = os.environ.get("STRATA_TEST_ONLY")
-        picked = [f for f in fns if not only or only in name or only in f.__name__]
+        picked = [f for f in cases if not only or only in name or only in f.__name__]
+        n = max(1, min(lanes, len(picked)))
         failed = []
 
-        def one(f):
-            t = time.monotonic()
+        def lane(i):
+            ctx = None
             try:
-                f(strata)
+                ctx = open_lane(strata, i) if open_lane else strata
+                for f in picked[i::n]:
+                    t = time.monotonic()
+                    try:
+                        f(ctx)
+                    except Exception:
+                        failed.append(f.__name__)
+                        log(f"FAIL: {f.__name__}\n{traceback.format_exc()}")
+                    else:
+                        log(f"ok: {f.__name__} ({time.monotonic() - t:.2f} s, in {name})")
             except Exception:
-                failed.append(f.__name__)
-                log(f"FAIL: {f.__name__}\n{traceback.format_exc()}")
-            else:
-                log(f"ok: {f.__name__} ({time.monotonic() - t:.2f} s, in {name})")
-        with concurrent.futures.ThreadPoolExecutor(max(1, len(picked))) as ex:
-            list(ex.map(one, picked))
+                failed.append(f"lane {i}")
+                log(f"FAIL: lane {i} of {name}\n{traceback.format_exc()}")
+            finally:
+                if ctx is not None and close_lane and not close_lane(strata, i, ctx):
+                    failed.append(f"lane {i}'s end")
+        with concurrent.futures.ThreadPoolExecutor(n) as ex:
+            list(ex.map(lane, range(n)))
         assert not failed, f"failed in {name}: {', '.join(failed)}"
     fn.__name__ = name
-    fn.cases = list(fns)
+    fn.cases = list(cases)
     return fn
+
+
+def at_once(name, fns):
+    """in_lanes with a lane per case, all on the file's daemon."""
+    return in_lanes(name, fns, len(fns))
 
 
 def _picked(fn, only):

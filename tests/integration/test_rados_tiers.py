@@ -36,14 +36,12 @@ import subprocess
 import sys
 import threading
 import time
-import traceback
-from concurrent.futures import ThreadPoolExecutor
 
 from botocore.exceptions import ConnectionClosedError, EndpointConnectionError
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from rados_gw import flags, launch, rados_init, require_daemon_on_rados  # noqa: E402
-from strata_harness import Strata, log, run, test, wait_until  # noqa: E402
+from strata_harness import Strata, in_lanes, log, run, test, wait_until  # noqa: E402
 
 BIN = os.environ.get("STRATA_BIN", "")
 MiB = 1 << 20
@@ -309,13 +307,14 @@ def crash_run(s, pools, step, shape):
 # 5) before the restarted gateway's ILM runs, so the cases run in LANES
 # lanes at once, each a gateway on pools of its own (lane 0 is the file's
 # daemon), one case after the other within a lane.
-KILLS = [(step, "single") for step in range(1, 8)] + [(3, "multipart"), (5, "multipart")]
 LANES = 3
 
 
-def lane_gateway(i):
-    """Lane i's gateway and pools: lane 0 the file's daemon, the others a
+def open_lane(s, i):
+    """Lane i's (gateway, pools): lane 0 the file's daemon, the others a
     daemon like it on pools PREFIX-i.* with a warm pool of their own."""
+    if i == 0:
+        return s, MAIN
     pools = Pools(f"{PREFIX}-{i}")
     rados_init(CLUSTER, pools.prefix)
     with EC_POOL_MU:
@@ -327,43 +326,21 @@ def lane_gateway(i):
                   drives=[]), pools
 
 
-def run_lane(s, i):
-    """Lane i's share of KILLS: {case name: None if it passed, else the
-    failure's traceback}."""
-    results = {}
-    gw, pools = (s, MAIN) if i == 0 else (None, None)
-    try:
-        if gw is None:
-            gw, pools = lane_gateway(i)
-        for step, shape in KILLS[i::LANES]:
-            name = f"kill_at_step_{step}_{shape}"
-            t = time.monotonic()
-            try:
-                crash_run(gw, pools, step, shape)
-            except Exception:
-                results[name] = traceback.format_exc()
-                log(f"FAIL: {name} (lane {i})")
-            else:
-                results[name] = None
-                log(f"ok: {name} (lane {i}, {time.monotonic() - t:.2f} s)")
-    except Exception:
-        results[f"lane {i}"] = traceback.format_exc()
-    finally:
-        if gw is not None and gw is not s and not gw.stop():
-            results[f"lane {i} gateway stop"] = f"lane {i}'s gateway did not stop cleanly"
-    return results
+def close_lane(s, i, lane):
+    return lane[0] is s or lane[0].stop()
 
 
-@test
-def kills_at_every_step(s):
-    with ThreadPoolExecutor(LANES) as ex:
-        lanes = list(ex.map(lambda i: run_lane(s, i), range(LANES)))
-    results = {k: v for r in lanes for k, v in r.items()}
-    failed = {k: v for k, v in results.items() if v is not None}
-    for k, v in failed.items():
-        print(f"----- {k} -----\n{v}", end="")
-    assert not failed, f"failed: {', '.join(failed)}"
-    assert len(results) == len(KILLS), sorted(results)
+def kill_at(step, shape):
+    def fn(lane):
+        crash_run(lane[0], lane[1], step, shape)
+    fn.__name__ = f"kill_at_step_{step}_{shape}"
+    return fn
+
+
+test(in_lanes("kills_at_every_step",
+              [kill_at(step, "single") for step in range(1, 8)] +
+              [kill_at(3, "multipart"), kill_at(5, "multipart")],
+              LANES, open_lane, close_lane))
 
 
 @test
