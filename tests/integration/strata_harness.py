@@ -391,6 +391,20 @@ def test(fn):
     return fn
 
 
+def _run_one(fn, arg, failed, where=""):
+    """fn(arg), logged ok with its time or FAIL with its traceback (one
+    write, so the lines of cases run at once stay whole); a failed fn's
+    name goes to failed."""
+    t = time.monotonic()
+    try:
+        fn(arg)
+    except Exception:
+        failed.append(fn.__name__)
+        log(f"FAIL: {fn.__name__}\n{traceback.format_exc()}")
+    else:
+        log(f"ok: {fn.__name__} ({time.monotonic() - t:.2f} s{where})")
+
+
 def in_lanes(name, cases, lanes, open_lane=None, close_lane=None):
     """A test named name that runs the test functions cases in `lanes`
     lanes at once, a thread each: lane i runs cases[i::lanes] one after
@@ -413,14 +427,7 @@ def in_lanes(name, cases, lanes, open_lane=None, close_lane=None):
             try:
                 ctx = open_lane(strata, i) if open_lane else strata
                 for f in picked[i::n]:
-                    t = time.monotonic()
-                    try:
-                        f(ctx)
-                    except Exception:
-                        failed.append(f.__name__)
-                        log(f"FAIL: {f.__name__}\n{traceback.format_exc()}")
-                    else:
-                        log(f"ok: {f.__name__} ({time.monotonic() - t:.2f} s, in {name})")
+                    _run_one(f, ctx, failed, f", in {name}")
             except Exception:
                 failed.append(f"lane {i}")
                 log(f"FAIL: lane {i} of {name}\n{traceback.format_exc()}")
@@ -513,15 +520,7 @@ def run(strata):
     for fn in _TESTS:
         if not _picked(fn, only):
             continue
-        t = time.monotonic()
-        try:
-            fn(strata)
-        except Exception:
-            failed.append(fn.__name__)
-            log(f"FAIL: {fn.__name__}")
-            traceback.print_exc(file=sys.stdout)
-        else:
-            log(f"ok: {fn.__name__} ({time.monotonic() - t:.2f} s)")
+        _run_one(fn, strata, failed)
         if strata.proc is not None and fn.__name__ in failed:
             # A crash shows up as a reset connection before the process is
             # gone (core dump); give it a moment so the death is attributed.
