@@ -66,7 +66,9 @@ _CLUSTER = None
 
 
 def log(msg):
-    print(f"[{NAME}] {msg}", flush=True)
+    # One write: lines of tests run at once (at_once) do not interleave.
+    sys.stdout.write(f"[{NAME}] {msg}\n")
+    sys.stdout.flush()
 
 
 def free_port():
@@ -389,6 +391,67 @@ def test(fn):
     return fn
 
 
+def _run_one(fn, arg, failed, where=""):
+    """fn(arg), logged ok with its time or FAIL with its traceback (one
+    write, so the lines of cases run at once stay whole); a failed fn's
+    name goes to failed."""
+    t = time.monotonic()
+    try:
+        fn(arg)
+    except Exception:
+        failed.append(fn.__name__)
+        log(f"FAIL: {fn.__name__}\n{traceback.format_exc()}")
+    else:
+        log(f"ok: {fn.__name__} ({time.monotonic() - t:.2f} s{where})")
+
+
+def in_lanes(name, cases, lanes, open_lane=None, close_lane=None):
+    """A test named name that runs the test functions cases in `lanes`
+    lanes at once, a thread each: lane i runs cases[i::lanes] one after
+    the other, each as case(ctx) with ctx = open_lane(strata, i) (default:
+    the file's daemon), and close_lane(strata, i, ctx) (if given) ends the
+    lane, False if that failed.  For cases that mostly wait for the
+    daemon's background work (lifecycle days, scanner passes, leases), on
+    buckets, daemons or pools of their own.  Each case is logged ok or FAIL
+    (with its traceback) as run() does; the test fails naming the cases
+    and lanes that failed.  STRATA_TEST_ONLY picks among the cases too."""
+    def fn(strata):
+        import concurrent.futures
+        only = os.environ.get("STRATA_TEST_ONLY")
+        picked = [f for f in cases if not only or only in name or only in f.__name__]
+        n = max(1, min(lanes, len(picked)))
+        failed = []
+
+        def lane(i):
+            ctx = None
+            try:
+                ctx = open_lane(strata, i) if open_lane else strata
+                for f in picked[i::n]:
+                    _run_one(f, ctx, failed, f", in {name}")
+            except Exception:
+                failed.append(f"lane {i}")
+                log(f"FAIL: lane {i} of {name}\n{traceback.format_exc()}")
+            finally:
+                if ctx is not None and close_lane and not close_lane(strata, i, ctx):
+                    failed.append(f"lane {i}'s end")
+        with concurrent.futures.ThreadPoolExecutor(n) as ex:
+            list(ex.map(lane, range(n)))
+        assert not failed, f"failed in {name}: {', '.join(failed)}"
+    fn.__name__ = name
+    fn.cases = list(cases)
+    return fn
+
+
+def at_once(name, fns):
+    """in_lanes with a lane per case, all on the file's daemon."""
+    return in_lanes(name, fns, len(fns))
+
+
+def _picked(fn, only):
+    return not only or only in fn.__name__ or any(only in f.__name__
+                                                  for f in getattr(fn, "cases", ()))
+
+
 def expect_error(fn, code, status=None):
     """Call fn; it must raise a ClientError with this S3 code (and status)."""
     try:
@@ -455,17 +518,9 @@ def run(strata):
     failed = []
     t0 = time.monotonic()
     for fn in _TESTS:
-        if only and only not in fn.__name__:
+        if not _picked(fn, only):
             continue
-        t = time.monotonic()
-        try:
-            fn(strata)
-        except Exception:
-            failed.append(fn.__name__)
-            log(f"FAIL: {fn.__name__}")
-            traceback.print_exc(file=sys.stdout)
-        else:
-            log(f"ok: {fn.__name__} ({time.monotonic() - t:.2f} s)")
+        _run_one(fn, strata, failed)
         if strata.proc is not None and fn.__name__ in failed:
             # A crash shows up as a reset connection before the process is
             # gone (core dump); give it a moment so the death is attributed.
@@ -483,7 +538,7 @@ def run(strata):
             break
     strata.failed = bool(failed)
     daemon_ok = strata.stop()
-    n = len([f for f in _TESTS if not only or only in f.__name__])
+    n = len([f for f in _TESTS if _picked(f, only)])
     log(f"{n} tests, {len(failed)} failed{': ' + ', '.join(failed) if failed else ''}"
         f" ({time.monotonic() - t0:.1f} s)")
     if n == 0:

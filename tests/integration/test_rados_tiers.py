@@ -19,7 +19,8 @@ three memstore OSDs (started once for the file).
   the pool complete but not yet verified nor switched to: after a restart
   the object is listed once, its bytes are intact, it is on the tier, and
   the pools hold exactly its stripes (the killed attempt's copy reclaimed,
-  the hot copy gone: nothing twice, nothing lost);
+  the hot copy gone: nothing twice, nothing lost); the nine kills run in
+  three lanes at once, each a gateway on pools of its own;
 - bad tier specs refuse the start with one clear line: a missing pool, the
   store's own pools, an empty pool name, hot as a pool, a drive tier on the
   RADOS store, and a pool tier on a local daemon.
@@ -33,13 +34,14 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
 
 from botocore.exceptions import ConnectionClosedError, EndpointConnectionError
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from rados_gw import flags, launch, rados_init, require_daemon_on_rados  # noqa: E402
-from strata_harness import Strata, log, run, test, wait_until  # noqa: E402
+from strata_harness import Strata, in_lanes, log, run, test, wait_until  # noqa: E402
 
 BIN = os.environ.get("STRATA_BIN", "")
 MiB = 1 << 20
@@ -49,6 +51,21 @@ WARM = PREFIX + ".warm"
 HOT = PREFIX + ".data"
 CLUSTER = None
 CONF = None  # the daemon's config file
+GW_ARGS = ["--lc-day-seconds", "1", "--ilm-interval-seconds", "1", "--orphan-grace-seconds", "1",
+           "--ilm-move-mbps", "0", "--lease-seconds", "5"]
+EC_POOL_MU = threading.Lock()  # one erasure-code profile, set by each create_ec_pool
+
+
+class Pools:
+    """The pools of a gateway: PREFIX.meta, PREFIX.data (hot) and its warm
+    tier PREFIX.warm."""
+
+    def __init__(self, prefix):
+        self.prefix, self.meta = prefix, prefix + ".meta"
+        self.hot, self.warm = prefix + ".data", prefix + ".warm"
+
+
+MAIN = Pools(PREFIX)
 
 
 def body(n, seed):
@@ -114,12 +131,12 @@ def start_fails(args, env_extra=None):
     return r.returncode, r.stdout + r.stderr
 
 
-def fresh_bucket(s, name):
+def fresh_bucket(s, name, pools=MAIN):
     """A client, a new bucket, and the pools' objects before it is used."""
     c = s.client()
     b = s.bucket_name(name)
     c.create_bucket(Bucket=b)
-    return c, b, pool_objects(HOT), pool_objects(WARM)
+    return c, b, pool_objects(pools.hot), pool_objects(pools.warm)
 
 
 @test
@@ -214,28 +231,28 @@ def put_naming_the_class_writes_to_the_pool(s):
     c.delete_bucket(Bucket=b)
 
 
-def index_shards():
-    return {o for o in pool_objects(PREFIX + ".meta") if o.startswith("idx.")}
+def index_shards(pools):
+    return {o for o in pool_objects(pools.meta) if o.startswith("idx.")}
 
 
-def shard_keys(shards, kinds=("x/", "w/", "g/")):
+def shard_keys(pools, shards, kinds=("x/", "w/", "g/")):
     """Keys of those kinds in the index shards; by default transition
     intents (x/), pending data (w/) and reclaim entries (g/): none once a
     transition is resolved and the reclaim grace has passed."""
     left = []
     for obj in shards:
-        keys = CLUSTER.rados("-p", PREFIX + ".meta", "listomapkeys", obj).stdout
+        keys = CLUSTER.rados("-p", pools.meta, "listomapkeys", obj).stdout
         left += [(obj, k) for k in keys.splitlines() if k[:2] in kinds]
     return left
 
 
-def crash_run(s, step, shape):
+def crash_run(s, pools, step, shape):
     s.proc.terminate()
     assert s.proc.wait(30) == 0
     launch(s, step)
-    shards0 = index_shards()
-    c, b, hot0, warm0 = fresh_bucket(s, f"crash{step}{shape[0]}")
-    shards = index_shards() - shards0  # the bucket's
+    shards0 = index_shards(pools)
+    c, b, hot0, warm0 = fresh_bucket(s, f"crash{step}{shape[0]}", pools)
+    shards = index_shards(pools) - shards0  # the bucket's
     assert shards, "no index shard made for the bucket"
     if shape == "single":
         data = body(9 * MiB + 1, b)
@@ -246,9 +263,9 @@ def crash_run(s, step, shape):
         put_multipart(c, b, "k", parts)
         data = b"".join(parts)
         want = [[0], [0, 1]]
-    hot_new = data_ids(pool_objects(HOT) - hot0)
+    hot_new = data_ids(pool_objects(pools.hot) - hot0)
     assert sorted(hot_new.values()) == want, hot_new
-    heads = [k for _, k in shard_keys(shards, ("h/",))]
+    heads = [k for _, k in shard_keys(pools, shards, ("h/",))]
     assert len(heads) == 1 and heads[0].startswith("h/k"), heads  # the listing sees the shards
     try:
         rule(c, b)
@@ -271,34 +288,59 @@ def crash_run(s, step, shape):
     # attempt's copy reclaimed), the hot copy gone, and no intent, pending
     # or reclaim entry left once the grace passed.
     def settled():
-        new = data_ids(pool_objects(WARM) - warm0)
+        new = data_ids(pool_objects(pools.warm) - warm0)
         return sorted(new.values()) == want and \
-            not (set(data_ids(pool_objects(HOT))) & set(hot_new)) and not shard_keys(shards)
+            not (set(data_ids(pool_objects(pools.hot))) & set(hot_new)) and \
+            not shard_keys(pools, shards)
     wait_until("exactly one warm copy, no hot one, no entry left", settled, 30)
     c.delete_object(Bucket=b, Key="k")
     wait_until("the warm copy reclaimed after the delete",
-               lambda: pool_objects(WARM) == warm0, 30)
+               lambda: pool_objects(pools.warm) == warm0, 30)
     c.delete_bucket(Bucket=b)
 
 
+# The daemon _exit(137)s (as kill -9) at transition step K
+# (STRATA_DEBUG_TRANSITION_CRASH: 1 intent written, 2 first MiB copied,
+# 3 copy durable, 4 verified, 5 record switched, 6 and 7 after the one op
+# that queues the old copy for removal and drops the intent), then runs
+# again without the hook.  Each kill costs a lease period (--lease-seconds
+# 5) before the restarted gateway's ILM runs, so the cases run in LANES
+# lanes at once, each a gateway on pools of its own (lane 0 is the file's
+# daemon), one case after the other within a lane.
+LANES = 3
+
+
+def open_lane(s, i):
+    """Lane i's (gateway, pools): lane 0 the file's daemon, the others a
+    daemon like it on pools PREFIX-i.* with a warm pool of their own."""
+    if i == 0:
+        return s, MAIN
+    pools = Pools(f"{PREFIX}-{i}")
+    rados_init(CLUSTER, pools.prefix)
+    with EC_POOL_MU:
+        CLUSTER.create_ec_pool(pools.warm, k=2, m=1)
+    conf = CLUSTER.path(f"strata-{i}.json")
+    with open(conf, "w") as f:
+        json.dump({"tiers": [f"warm:rados:{pools.warm}"]}, f)
+    return Strata(args=flags(CLUSTER, pools.prefix) + ["--config", conf] + GW_ARGS,
+                  drives=[]), pools
+
+
+def close_lane(s, i, lane):
+    return lane[0] is s or lane[0].stop()
+
+
 def kill_at(step, shape):
-    # The daemon _exit(137)s (as kill -9) at transition step K
-    # (STRATA_DEBUG_TRANSITION_CRASH: 1 intent written, 2 first MiB copied,
-    # 3 copy durable, 4 verified, 5 record switched, 6 and 7 after the one op
-    # that queues the old copy for removal and drops the intent), then runs
-    # again without the hook.  Each
-    # kill costs a lease period (--lease-seconds 5) before the restarted
-    # gateway's ILM runs.
-    def fn(s):
-        crash_run(s, step, shape)
+    def fn(lane):
+        crash_run(lane[0], lane[1], step, shape)
     fn.__name__ = f"kill_at_step_{step}_{shape}"
     return fn
 
 
-for _step in range(1, 8):
-    test(kill_at(_step, "single"))
-for _step in (3, 5):
-    test(kill_at(_step, "multipart"))
+test(in_lanes("kills_at_every_step",
+              [kill_at(step, "single") for step in range(1, 8)] +
+              [kill_at(3, "multipart"), kill_at(5, "multipart")],
+              LANES, open_lane, close_lane))
 
 
 @test
@@ -349,10 +391,7 @@ def main():
         CONF = c.path("strata.json")
         with open(CONF, "w") as f:
             json.dump({"tiers": [f"warm:rados:{WARM}"]}, f)
-        s = Strata(args=flags(c, PREFIX) + [
-            "--config", CONF, "--lc-day-seconds", "1", "--ilm-interval-seconds", "1",
-            "--orphan-grace-seconds", "1", "--ilm-move-mbps", "0", "--lease-seconds", "5"],
-            drives=[])
+        s = Strata(args=flags(c, PREFIX) + ["--config", CONF] + GW_ARGS, drives=[])
         try:
             run(s)  # exits
         finally:

@@ -12,7 +12,8 @@ wait for the daemon to die at step K, start it again without the variable,
 and check that the object is listed exactly once with its bytes intact
 (MD5) on the warm tier, and that after the pass every shard file on the
 drives belongs to a live object: none left on the hot tier, exactly six per
-data id on the warm one (nothing orphaned, nothing missing).
+data id on the warm one (nothing orphaned, nothing missing).  The 21 runs
+go in three lanes at once, each a daemon with drives of its own.
 Run by CTest (integration label) with /usr/bin/python3.
 """
 
@@ -27,15 +28,11 @@ import tempfile
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from strata_harness import Strata, log, run, test, wait_until  # noqa: E402
+from strata_harness import Strata, in_lanes, log, run, test, wait_until  # noqa: E402
 
 MiB = 1 << 20
 STEPS = range(1, 8)
 BASE = tempfile.mkdtemp(prefix="test_tiers_crash.", dir=os.environ.get("STRATA_TEST_TMPDIR"))
-HOT = [os.path.join(BASE, f"h{i}") for i in range(1, 5)]
-WARM = [os.path.join(BASE, f"w{i}") for i in range(1, 7)]
-for d in HOT:
-    os.makedirs(d)
 atexit.register(shutil.rmtree, BASE, True)
 
 
@@ -80,11 +77,33 @@ def body(n, seed):
     return hashlib.sha256(seed.encode()).digest() * (n // 32) + b"z" * (n % 32)
 
 
-# Data ids expected on the warm tier so far (each is 6 shard files there).
-warm_ids = [0]
+class Lane:
+    """A daemon with drives of its own: hot (2+2) and warm (4+2) drive
+    directories under dir, and the data ids expected on its warm tier so
+    far (each is 6 shard files there)."""
+
+    def __init__(self, d):
+        self.hot = [os.path.join(d, f"h{i}") for i in range(1, 5)]
+        self.warm = [os.path.join(d, f"w{i}") for i in range(1, 7)]
+        for x in self.hot:
+            os.makedirs(x, exist_ok=True)
+        self.warm_ids = 0
+        self.s = None
+
+    def start(self):
+        self.s = Strata(args=ARGS + ["--tier", "warm:4+2:" + ",".join(self.warm)],
+                        drives=self.hot)
+        return self
 
 
-def one_run(s, step, shape):
+ARGS = ["--lc-day-seconds", "1", "--ilm-interval-seconds", "1", "--metrics-public",
+        "--ilm-move-mbps", "0"]
+MAIN = Lane(BASE)
+LANES = 3  # the runs mostly wait for scanner passes: three daemons at once
+
+
+def one_run(lane, step, shape):
+    s = lane.s
     stop(s)
     launch(s, step)
     c = s.client()
@@ -133,10 +152,10 @@ def one_run(s, step, shape):
     vers = c.list_object_versions(Bucket=b).get("Versions", [])
     assert len(vers) == nversions, f"listed {len(vers)} versions, want {nversions}: {vers}"
     assert [o["Key"] for o in c.list_objects_v2(Bucket=b)["Contents"]] == ["k"]
-    warm_ids[0] += ids
-    want = 6 * warm_ids[0]
+    lane.warm_ids += ids
+    want = 6 * lane.warm_ids
     wait_for("no orphan on either tier",
-             lambda: shard_files(HOT) == 0 and shard_files(WARM) == want, timeout=15)
+             lambda: shard_files(lane.hot) == 0 and shard_files(lane.warm) == want, timeout=15)
     if step < 7:
         # Counted when the pass that resolved it ends.
         wait_for("the interrupted transition counted as resumed",
@@ -144,20 +163,28 @@ def one_run(s, step, shape):
 
 
 def make(step, shape):
-    def fn(s):
-        one_run(s, step, shape)
+    def fn(lane):
+        one_run(lane, step, shape)
     fn.__name__ = f"crash_at_step_{step}_{shape}"
     return fn
 
 
-for _shape in ("single", "multi", "noncurrent"):
-    for _step in STEPS:
-        test(make(_step, _shape))
+def open_lane(s, i):
+    """Lane 0 is the file's daemon; the others a daemon like it on drives
+    of their own under BASE/lane-I."""
+    return MAIN if i == 0 else Lane(os.path.join(BASE, f"lane-{i}")).start()
+
+
+def close_lane(s, i, lane):
+    return lane is MAIN or lane.s.stop()
+
+
+test(in_lanes("crash_at_every_step",
+              [make(step, shape) for shape in ("single", "multi", "noncurrent") for step in STEPS],
+              LANES, open_lane, close_lane))
 
 
 if __name__ == "__main__":
-    strata = Strata(args=["--lc-day-seconds", "1", "--ilm-interval-seconds", "1",
-                          "--metrics-public", "--ilm-move-mbps", "0",
-                          "--tier", "warm:4+2:" + ",".join(WARM)], drives=HOT)
+    MAIN.start()
     log(f"tiers under {BASE}")
-    run(strata)
+    run(MAIN.s)
