@@ -40,6 +40,7 @@
 #include "sbuf.h"
 #include "url.h"
 #include "pool.h"
+#include "srv_log.h"
 
 /* libmicrohttpd's handles, which only the transport (http/) opens. */
 struct MHD_Daemon;
@@ -572,12 +573,8 @@ struct _xmlNode;
 bool strata_xml_named(const struct _xmlNode *n, const char *name);
 char *strata_xml_text(struct _xmlNode *n);
 
-/* ---- logging and metrics (log.c, metrics.c) ----------------------------- */
+/* ---- access log and metrics (log.c, metrics.c; the logger: srv_log.h) --- */
 
-__attribute__((format(printf, 2, 3))) void strata_srv_log(int level, const char *fmt, ...);
-void strata_srv_log_set_level(int level);
-/* The sink handed to erasure/ and meta/. */
-struct strata_logger strata_srv_logger(void);
 /* One access-log line for r.  Lines are gathered per thread and written
  * in whole lines, at most PIPE_BUF bytes at a time, when the thread's
  * buffer is full or at strata_srv_access_log_flush().  toe: libmicrohttpd's
