@@ -11,7 +11,8 @@
  * reopen on SIGHUP, after HTTP has stopped) writes out what every thread
  * holds, so a line is never held for long and none is lost at shutdown.
  */
-#include "srv.h"
+#include "request.h"
+#include "url.h"
 
 #include <limits.h>
 #include <pthread.h>
