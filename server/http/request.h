@@ -176,7 +176,7 @@ enum strata_level {
 
 struct strata_req;
 
-/* How a route is authorised (auth/authz.c): each route names its kind and
+/* How a route is authorised (s3/authz.c): each route names its kind and
  * its s3: action, so no operation exists without one (the route table's
  * unit test refuses a route that lacks them).  0 is no kind: the bucket
  * owner only (fail closed). */
