@@ -30,6 +30,11 @@
 #include "pool.h"
 #include "srv_log.h"
 
+/* Limits of the S3 operations (the transport's are in request.h). */
+#define STRATA_SRV_LIST_PAGE_MAX (4u << 20)
+#define STRATA_SRV_PUT_MAX (5ull << 30) /* single PUT limit, as AWS */
+#define STRATA_SRV_META_HDR_MAX 2048    /* x-amz-meta-* bytes, as AWS */
+
 /* ---- routing (router.c) ------------------------------------------------- */
 
 /* The route for method/level and the request's query, or NULL.  *notimpl

@@ -58,9 +58,6 @@ struct MHD_Response;
  * client to meet in one RocksDB WAL sync. */
 #define STRATA_SRV_WORKERS_DEFAULT 32
 #define STRATA_SRV_XML_BODY_MAX (2u << 20) /* DeleteObjects with 1000 long keys fits */
-#define STRATA_SRV_LIST_PAGE_MAX (4u << 20)
-#define STRATA_SRV_PUT_MAX (5ull << 30) /* single PUT limit, as AWS */
-#define STRATA_SRV_META_HDR_MAX 2048    /* x-amz-meta-* bytes, as AWS */
 
 struct strata_srv_config {
     const char *address;     /* host:port */
