@@ -34,6 +34,7 @@
 #include "admin_cli.h"
 #include "authz.h"
 #include "options.h"
+#include "pipeline.h"
 #include "srv_config.h"
 #include "srv_rados.h"
 #include "srv_tiers.h"
@@ -491,6 +492,7 @@ static int cmd_server(int argc, char **argv, bool print_only)
 {
     struct strata_srv s;
     memset(&s, 0, sizeof(s));
+    s.pipe = &strata_daemon_pipeline; /* what the transport serves */
     static struct strata_srv_tiers tiers;
     strata_srv_tiers_init(&tiers);
     s.tiers = &tiers;

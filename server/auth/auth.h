@@ -20,7 +20,7 @@
 /* ---- errors ------------------------------------------------------------- */
 
 /* Why auth refused a request.  Auth names the cause; the S3 layer decides
- * what the client is told (strata_s3_err_from_auth, server/s3/s3_error.c,
+ * what the client is told (strata_s3_err_from_auth, server/s3proto/s3_error.c,
  * the one mapping to AWS's code, status and message). */
 enum strata_auth_err {
     STRATA_AUTH_OK = 0,

@@ -7,7 +7,7 @@
 #include <string.h>
 
 
-#include "srv.h"
+#include "request.h"
 
 #define CSP "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; " \
             "img-src 'self' data: blob:; base-uri 'none'; form-action 'none'; " \

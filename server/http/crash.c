@@ -5,7 +5,7 @@
  * (lock-free: one CAS to claim, one store to release) from their
  * connection thread; the handler only reads it and uses write(2).
  */
-#include "srv.h"
+#include "request.h"
 
 #include <signal.h>
 #include <string.h>

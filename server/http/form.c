@@ -8,7 +8,7 @@
 
 #include <microhttpd.h>
 
-#include "srv.h"
+#include "request.h"
 
 struct strata_form {
     struct MHD_PostProcessor *pp;

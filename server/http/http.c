@@ -21,7 +21,7 @@
  * the MHD_OPTION_NOTIFY_COMPLETED callback, together with every handle it
  * holds (put, get, chunked decoder, buffers).
  */
-#include "srv.h"
+#include "request.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -40,12 +40,12 @@
 #include <microhttpd.h>
 #include <openssl/rand.h>
 
-#include "authz.h"
-#include "srv_err.h"
-#include "admin.h"
+#include "base64.h"
 #include "console.h"
-#include "s3_cors.h"
-#include "s3_post.h"
+#include "http_date.h"
+#include "s3_names.h"
+#include "srv_err.h"
+#include "url.h"
 
 static uint64_t now_ns(void)
 {
@@ -56,6 +56,13 @@ static uint64_t now_ns(void)
 
 /* ---- request helpers ------------------------------------------------------ */
 
+/* The layers above the transport (request.h), or NULL for a request a
+ * unit test built without them: no CORS, admin API or authorisation. */
+static const struct strata_pipeline *pipe_of(const struct strata_req *r)
+{
+    return r->srv ? r->srv->pipe : NULL;
+}
+
 const char *strata_req_hdr(struct strata_req *r, const char *name)
 {
     if (!r->conn) { /* a request built by a unit test */
@@ -64,7 +71,7 @@ const char *strata_req_hdr(struct strata_req *r, const char *name)
                 return r->hdrs[i].value;
         return NULL;
     }
-    const char *form = r->post ? strata_post_hdr(r->post, name) : NULL;
+    const char *form = r->post ? pipe_of(r)->post_hdr(r->post, name) : NULL;
     if (form)
         return form; /* POST Object: the form's fields are its headers */
     if (r->nhdrs && !r->hdrs_overflow) {
@@ -113,8 +120,8 @@ void strata_req_send(struct strata_req *r, int status, struct strata_resp *out)
     strata_resp_hdr(out, "x-amz-request-id", r->id);
     strata_resp_hdr(out, "x-amz-id-2", r->srv->host_id);
     strata_resp_hdr(out, "Server", "Strata");
-    if (!r->admin && !r->ops)
-        strata_cors_resp_hdrs(r, out); /* a cross-origin request on a bucket with CORS */
+    if (!r->admin && !r->ops && pipe_of(r))
+        pipe_of(r)->cors_resp_hdrs(r, out); /* a cross-origin request on a bucket with CORS */
     if (r->close_conn)
         strata_resp_hdr(out, "Connection", "close");
     if (r->on_worker) {
@@ -160,11 +167,13 @@ static void error_xml(struct strata_req *r, enum s3_err e, int err, struct strat
 
 void strata_req_error(struct strata_req *r, enum s3_err e, int err)
 {
-    if (r->admin) {
-        strata_admin_error_s3(r, e, err);
+    const struct strata_pipeline *p = pipe_of(r);
+    if (r->admin && p) {
+        p->admin_error(r, e, err);
         return;
     }
-    e = strata_authz_missing_key(r, e);
+    if (p)
+        e = p->authz_missing_key(r, e);
     struct strata_sbuf b;
     strata_sbuf_init(&b, 64 * 1024);
     error_xml(r, e, err, &b);
@@ -288,7 +297,8 @@ static void *uri_log_cb(void *cls, const char *uri, struct MHD_Connection *conn)
 static void req_free(struct strata_req *r)
 {
     struct strata_srv *s = r->srv;
-    strata_post_free(r->post);
+    if (r->post)
+        s->pipe->post_free(r->post);
     strata_obj_put_abort(r->put); /* not committed: nothing becomes visible */
     strata_obj_get_close(r->get);
     if (r->info_valid)
@@ -470,7 +480,7 @@ static void ops_endpoint(struct strata_req *r)
     struct strata_sbuf b;
     strata_sbuf_init(&b, 4u << 20);
     strata_metrics_render(&b, atomic_load(&r->srv->inflight));
-    strata_admin_metrics_render(&b, r->srv);
+    r->srv->pipe->metrics_render(&b, r->srv);
     if (b.failed) {
         strata_sbuf_fini(&b);
         strata_req_error(r, S3E_InternalError, 0);
@@ -530,7 +540,7 @@ static enum s3_err setup(struct strata_req *r, int *serr)
     if (!r->auth.cred && !r->bucket)
         return S3E_AccessDenied;
     if (r->admin) {
-        e = strata_admin_route(r); /* no bucket: only the body part below applies */
+        e = r->srv->pipe->admin_route(r); /* no bucket: only the body part below applies */
         return e ? e : body_setup(r);
     }
 
@@ -543,19 +553,19 @@ static enum s3_err setup(struct strata_req *r, int *serr)
         !strata_s3_utf8_valid(r->key))
         return S3E_InvalidURI;
     bool notimpl = false;
-    r->route = strata_route_find(r, &notimpl);
+    r->route = r->srv->pipe->route_find(r, &notimpl);
     if (!r->route)
         return notimpl ? S3E_NotImplemented : S3E_MethodNotAllowed;
 
     if (!r->auth.cred && (r->route->flags & STRATA_RT_NO_BUCKET))
         return S3E_AccessDenied;
     if (r->bucket && !(r->route->flags & STRATA_RT_NO_BUCKET)) {
-        int rc = strata_bcache_get(r->srv->meta, r->bucket, &r->binfo);
+        int rc = r->srv->pipe->bucket_get(r->srv->meta, r->bucket, &r->binfo);
         if (rc) {
             *serr = rc;
             return strata_s3_err_from_strata(rc, S3CTX_BUCKET);
         }
-        enum strata_auth_err ae = strata_authz_request(r, serr);
+        enum strata_auth_err ae = r->srv->pipe->authz_request(r, serr);
         if (ae == STRATA_AUTH_STORE)
             return strata_s3_err_from_strata(*serr, S3CTX_BUCKET);
         e = strata_s3_err_from_auth(ae);
@@ -1086,7 +1096,7 @@ static enum MHD_Result access_cb(void *cls, struct MHD_Connection *conn, const c
             STRATA_FREE(r->key);
             return MHD_YES;
         }
-        if (e == S3E_NONE && strata_admin_path(r->raw_path)) {
+        if (e == S3E_NONE && r->srv->pipe->admin_path(r->raw_path)) {
             r->admin = true;
             STRATA_FREE(r->bucket); /* not a bucket: keep it out of the logs */
             STRATA_FREE(r->key);
@@ -1286,6 +1296,10 @@ static char *slurp(const char *path)
 
 int strata_srv_start(struct strata_srv *s)
 {
+    if (!s->pipe) {
+        strata_srv_log(STRATA_LOG_ERR, "no request pipeline: the transport has nothing to serve");
+        return -1;
+    }
     char host[256];
     const char *colon = strrchr(s->cfg.address, ':');
     if (!colon || (size_t)(colon - s->cfg.address) >= sizeof(host)) {
@@ -1312,7 +1326,7 @@ int strata_srv_start(struct strata_srv *s)
     strata_b64_encode(hid, sizeof(hid), s->host_id, sizeof(s->host_id));
     atomic_store(&s->inflight, 0);
     atomic_store(&s->body_budget.used, 0);
-    strata_admin_init(s);
+    s->pipe->admin_init(s);
     s->body_budget.max = s->cfg.body_memory;
 
     /* Event threads (one per core by default) with suspend/resume; what
@@ -1390,7 +1404,7 @@ void strata_srv_stop(struct strata_srv *s, unsigned wait_s)
     s->mhd = NULL;
     strata_pool_free(s->pool);
     s->pool = NULL;
-    strata_admin_fini(s); /* a running heal ends before the metadata closes */
+    s->pipe->admin_fini(s); /* a running heal ends before the metadata closes */
     free(s->tls_cert_pem);
     free(s->tls_key_pem);
     s->tls_cert_pem = s->tls_key_pem = NULL;

@@ -6,9 +6,10 @@
  * relaxed load and store, no locked instruction, no cache line shared
  * between the event threads); /metrics sums the shards.  The lifecycle
  * scanner's totals come from its own stats (strata_ilm_stats_get), listed
- * in a second table.
+ * in a second table.  The layers above add theirs after these (the
+ * pipeline's metrics_render, request.h).
  */
-#include "srv.h"
+#include "request.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -17,10 +18,6 @@
 #include <string.h>
 
 #include "strata/ilm.h"
-#include "notify.h"
-#include "remote_lock.h"
-#include "remote_tier.h"
-#include "repl.h"
 
 static const char *const methods[] = {"GET", "PUT", "HEAD", "DELETE", "POST", "OTHER"};
 #define NMETHODS (sizeof(methods) / sizeof(methods[0]))
@@ -324,10 +321,6 @@ void strata_metrics_render(struct strata_sbuf *b, unsigned inflight)
     hist_render(b, "strata_s3_ttfb_seconds",
                 "Time from the request line to the response headers being queued, by S3 operation.",
                 offsetof(struct shard, op_ttfb));
-    strata_notify_metrics_render(b);
-    strata_remote_tier_metrics_render(b);
-    strata_remote_lock_metrics_render(b);
-    strata_repl_metrics_render(b);
     strata_sbuf_printf(b, "# HELP strata_http_inflight Requests being served.\n"
                           "# TYPE strata_http_inflight gauge\nstrata_http_inflight %u\n",
                        inflight);

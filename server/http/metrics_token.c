@@ -5,7 +5,7 @@
  * scraper needs no SigV4 signer.  Loaded once at start; compared in
  * constant time from any connection thread.
  */
-#include "srv.h"
+#include "request.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -10,7 +10,7 @@
 
 #include <microhttpd.h>
 
-#include "srv.h"
+#include "request.h"
 
 /* The handle is libmicrohttpd's response itself: no allocation of ours. */
 static struct strata_resp *wrap(struct MHD_Response *m)

@@ -8,7 +8,9 @@
 
 #include "pqueue.h"
 #include "sbuf.h"
-#include "srv.h"
+#include "srv_log.h"
+#include "strata/err.h"
+#include "strata/meta.h"
 
 #include <jansson.h>
 #include <stdatomic.h>

@@ -3,7 +3,7 @@
  * Get/PutObjectAcl, and the ACL a request sets with x-amz-acl or the
  * x-amz-grant-* headers (CreateBucket, PutObject, CopyObject,
  * CreateMultipartUpload).  The model and its evaluation are in
- * auth/acl.c, the decisions in auth/authz.c.
+ * auth/acl.c, the decisions in s3/authz.c.
  *
  * Stored: a bucket's ACL is its "acl" configuration document, an
  * object's is in its version record (strata_obj_acl_put); both in

@@ -4,7 +4,7 @@
  * document: four bytes '0'/'1' in STRATA_PAB_* bit order (authz.h).  They
  * are enforced where they apply: BlockPublicAcls by strata_acl_check_set
  * (s3_acl.c), IgnorePublicAcls and RestrictPublicBuckets by the decision
- * in auth/authz.c, BlockPublicPolicy by PutBucketPolicy (s3_policy.c).
+ * in s3/authz.c, BlockPublicPolicy by PutBucketPolicy (s3_policy.c).
  * Connection threads.
  */
 #include "srv.h"

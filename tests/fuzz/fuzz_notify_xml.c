@@ -33,7 +33,7 @@
 
 #include "fuzz_xml.h"
 
-#include "notify/notify_config.h"
+#include "s3/notify_config.h"
 #include "sbuf.h"
 #include "srv.h"
 

@@ -27,7 +27,7 @@
 
 #include "fuzz_xml.h"
 
-#include "auth/authz.h"
+#include "s3/authz.h"
 #include "s3/sse.h"
 #include "sbuf.h"
 #include "s3_cors.h"

@@ -12,7 +12,7 @@ gets a version id), lifecycle rules are stored (the next GET on each
 carries x-amz-expiration), a policy denies GetObject (403 on each) and is
 deleted again (200 on each).  The bucket record, the lifecycle rules and
 the policy are cached per thread (s3/bucket_cache.c,
-s3/bucket_doc_cache.c, auth/authz.c).
+s3/bucket_doc_cache.c, s3/authz.c).
 
 Eight keep-alive connections sending GETs at once, then SIGTERM straight
 after the last answer:

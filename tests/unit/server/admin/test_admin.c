@@ -19,6 +19,7 @@
 
 #include "admin.h"
 #include "admin_internal.h"
+#include "pipeline.h"
 #include "server/loopback.h"
 
 #define ROOT_AK  "rootak"
@@ -297,6 +298,7 @@ static int setup(void **state)
         return -1;
     atomic_store(&g_srv.creds, c);
     strata_admin_init(&g_srv);
+    g_srv.pipe = &strata_daemon_pipeline; /* the admin API's JSON errors, metrics */
     return lb_start(&g_srv, answer);
 }
 

@@ -22,6 +22,7 @@
 #include <microhttpd.h>
 
 #include "server/loopback.h"
+#include "pipeline.h"
 #include "srv.h"
 
 #define STREAM_LEN 100000u
@@ -257,6 +258,7 @@ static void test_stream_and_head(void **state)
 static int setup(void **state)
 {
     (void)state;
+    g_srv.pipe = &strata_daemon_pipeline; /* the admin API's JSON errors */
     return lb_start(&g_srv, answer);
 }
 
