@@ -937,7 +937,8 @@ enum strata_s3c_result strata_s3c_mpu_part(struct strata_s3c *c, const struct st
 
 enum strata_s3c_result strata_s3c_mpu_complete(struct strata_s3c *c, const char *bucket,
                                                const char *key, const char *upload_id,
-                                               const char *const *etags, size_t nparts,
+                                               const char *const *etags,
+                                               const unsigned *numbers, size_t nparts,
                                                const char *const *headers,
                                                struct strata_s3c_obj *info,
                                                struct strata_s3c_error *e)
@@ -961,7 +962,7 @@ enum strata_s3c_result strata_s3c_mpu_complete(struct strata_s3c *c, const char 
         }
         o += (size_t)snprintf(x + o, cap - o,
                               "<Part><PartNumber>%zu</PartNumber><ETag>\"%s\"</ETag></Part>",
-                              i + 1, etags[i]);
+                              numbers ? (size_t)numbers[i] : i + 1, etags[i]);
     }
     snprintf(x + o, cap - o, "</CompleteMultipartUpload>");
     struct strata_s3c_obj scratch;

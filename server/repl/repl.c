@@ -112,11 +112,13 @@ int strata_repl_spec_check(const char *spec, char *err, size_t err_len)
 /* ---- one version to the target -------------------------------------- */
 
 /* The bytes [base, base + size) of the version g reads; off from base.
- * sealed: its stored bytes (an SSE-C version), not the plaintext. */
+ * sealed: its stored bytes (an SSE-C version), not the plaintext: of the
+ * whole version, or with part (1-based) of that part's own stream. */
 struct body {
     struct strata_get *g;
     uint64_t off, size, base;
     bool sealed;
+    unsigned part;
 };
 
 static int body_read_cb(void *ud, void *buf, size_t max, size_t *n)
@@ -124,6 +126,7 @@ static int body_read_cb(void *ud, void *buf, size_t max, size_t *n)
     struct body *b = ud;
     size_t want = b->size - b->off < max ? (size_t)(b->size - b->off) : max;
     int rc = !want     ? 0
+             : b->part   ? strata_obj_get_part_read_sealed(b->g, b->part, b->off, buf, want)
              : b->sealed ? strata_obj_get_read_sealed(b->g, b->base + b->off, buf, want)
                          : strata_obj_get_read(b->g, b->base + b->off, buf, want);
     if (rc)
@@ -252,16 +255,41 @@ static enum strata_pqueue_sent give_up(struct target *t, const char *b, const ch
     return STRATA_PQUEUE_GIVE_UP;
 }
 
-/* A multipart version as a multipart upload with the same part
- * boundaries (so the same "-N" ETag on the target): create with the
+/* The header lines of part pi of a sealed (SSE-C) multipart version:
+ * the version id that makes it a peer's and the replica headers the
+ * target reads as a part's sealed stream (sse_replica.c), then ck (the
+ * part's checksum line) when set.  Into l[0..6), NULL-ended; the lines
+ * are kept in buf. */
+static void sealed_part_hdrs(const struct strata_obj_info *in, const struct strata_part_info *pi,
+                             const char *ck, char (*buf)[2100], const char **l)
+{
+    char b64[STRATA_SSE_DESC_MAX * 2];
+    if (strata_b64_encode(in->sse, in->sse_len, b64, sizeof(b64)) <= 0)
+        b64[0] = '\0'; /* the target refuses it: InvalidArgument */
+    snprintf(buf[0], sizeof(buf[0]), STRATA_REPL_HDR ": %s", in->version_id);
+    snprintf(buf[1], sizeof(buf[1]), STRATA_SSE_REPLICA_HDR ": %s", b64);
+    snprintf(buf[2], sizeof(buf[2]), STRATA_SSE_REPLICA_SIZE_HDR ": %llu",
+             (unsigned long long)pi->size);
+    snprintf(buf[3], sizeof(buf[3]), STRATA_SSE_REPLICA_ETAG_HDR ": %s", pi->etag);
+    for (size_t i = 0; i < 4; i++)
+        l[i] = buf[i];
+    l[4] = ck;
+    l[5] = NULL;
+}
+
+/* A multipart version as a multipart upload with the same part numbers
+ * and boundaries (so the same "-N" ETag on the target): create with the
  * replica's header lines (and the version's checksum algorithm and type),
  * each part with its MD5 and checksum (so the target forms the same
  * checksum of the parts), complete with the version id; an upload that
- * fails is aborted. */
+ * fails is aborted.  sealed (SSE-C): each part goes as its sealed stream
+ * (its stream number is its part number) with its plaintext size and
+ * ETag, which only a Strata peer reads; an S3 that is not one refuses the
+ * create (the SSE-C algorithm without the customer key). */
 static enum strata_s3c_result put_multipart(struct target *t, struct strata_get *g,
                                             const struct strata_obj_info *in, const char *dest,
                                             const char *k, const char *const *lines,
-                                            struct strata_s3c_error *e)
+                                            bool sealed, struct strata_s3c_error *e)
 {
     const char *cl[STRATA_S3C_HDRS_MAX + 1];
     size_t n = 0;
@@ -288,7 +316,9 @@ static enum strata_s3c_result put_multipart(struct target *t, struct strata_get 
         return res;
     char(*etags)[sizeof(((struct strata_s3c_obj *)0)->etag)] = calloc(in->nparts, sizeof(*etags));
     const char **ep = calloc(in->nparts, sizeof(*ep));
-    if (!etags || !ep)
+    unsigned *nums = calloc(in->nparts, sizeof(*nums));
+    char(*sl)[2100] = sealed ? calloc(4, sizeof(*sl)) : NULL;
+    if (!etags || !ep || !nums || (sealed && !sl))
         res = STRATA_S3C_RETRY;
     for (unsigned i = 1; res == STRATA_S3C_OK && i <= in->nparts; i++) {
         struct strata_part_info pi;
@@ -296,23 +326,30 @@ static enum strata_s3c_result put_multipart(struct target *t, struct strata_get 
             res = STRATA_S3C_RETRY;
             break;
         }
+        /* The part's MD5 is of its plaintext: not of a sealed stream. */
         uint8_t md5[16];
-        bool has_md5 = strlen(pi.etag) == 32 && strata_hex_decode(pi.etag, 16, md5, false) == 0;
-        struct body b = {g, 0, pi.size, pi.offset, false};
+        bool has_md5 = !sealed && strlen(pi.etag) == 32 &&
+                       strata_hex_decode(pi.etag, 16, md5, false) == 0;
+        struct body b = {g, 0, sealed ? pi.sealed_size : pi.size, pi.offset, sealed,
+                         sealed ? i : 0};
         char ck[128], b64[64];
-        const char *pl[] = {ck, NULL};
+        const char *pl[6] = {ck, NULL};
         bool has_ck = phdr && pi.cksum_len && pi.cksum_algo == in->cksum_algo &&
                       strata_b64_encode(pi.cksum, pi.cksum_len, b64, sizeof(b64)) > 0;
         if (has_ck)
             snprintf(ck, sizeof(ck), "%s: %s", phdr, b64);
-        struct strata_s3c_put p = {.bucket = dest, .key = k, .size = pi.size,
-                                   .md5 = has_md5 ? md5 : NULL, .headers = has_ck ? pl : NULL,
+        if (sealed)
+            sealed_part_hdrs(in, &pi, has_ck ? ck : NULL, sl, pl);
+        struct strata_s3c_put p = {.bucket = dest, .key = k, .size = b.size,
+                                   .md5 = has_md5 ? md5 : NULL,
+                                   .headers = has_ck || sealed ? pl : NULL,
                                    .read_cb = body_read_cb, .rewind_cb = body_rewind_cb,
                                    .ud = &b};
         struct strata_s3c_obj info;
-        res = strata_s3c_mpu_part(t->c, &p, up, i, &info, e);
+        res = strata_s3c_mpu_part(t->c, &p, up, pi.part_number, &info, e);
         snprintf(etags[i - 1], sizeof(etags[i - 1]), "%s", info.etag);
         ep[i - 1] = etags[i - 1];
+        nums[i - 1] = pi.part_number;
         strata_s3c_obj_fini(&info);
         if (res == STRATA_S3C_OK)
             atomic_fetch_add(&t->bytes, pi.size);
@@ -321,12 +358,14 @@ static enum strata_s3c_result put_multipart(struct target *t, struct strata_get 
     snprintf(line, sizeof(line), STRATA_REPL_HDR ": %s", in->version_id);
     const char *const vline[] = {line, NULL};
     if (res == STRATA_S3C_OK)
-        res = strata_s3c_mpu_complete(t->c, dest, k, up, ep, in->nparts, vline, NULL, e);
+        res = strata_s3c_mpu_complete(t->c, dest, k, up, ep, nums, in->nparts, vline, NULL, e);
     if (res != STRATA_S3C_OK)
         (void)strata_s3c_mpu_abort(t->c, dest, k, up, NULL); /* else left to the target's
                                                               * lifecycle */
     free(etags);
     free(ep);
+    free(nums);
+    free(sl);
     return res;
 }
 
@@ -416,12 +455,9 @@ static enum strata_pqueue_sent send_version(struct target *t, const char *b, con
          * back and `strata admin replicate` queues it again. */
         snprintf(e.message, sizeof(e.message), "the master key is not in the key store");
         out = give_up(t, b, k, v, STRATA_S3C_OTHER, &e);
-    } else if (in.sse && (!mode || (sealed && in.nparts))) {
-        /* SSE-C goes as its sealed stream, one per object: a multipart
-         * one has a stream per part, which a single PUT cannot carry. */
-        snprintf(e.message, sizeof(e.message), "%s objects are not replicated",
-                 sealed ? "multipart SSE-C" : "unknown encryption");
-        atomic_fetch_add(&t->refused_sse_c, sealed);
+    } else if (in.sse && !mode) {
+        snprintf(e.message, sizeof(e.message), "objects of an unknown encryption are not "
+                                               "replicated");
         out = give_up(t, b, k, v, STRATA_S3C_OTHER, &e);
     } else {
         char *lines[160];
@@ -437,7 +473,7 @@ static enum strata_pqueue_sent send_version(struct target *t, const char *b, con
                        mode != STRATA_SSE_MODE_KMS && strlen(in.etag) == 32 &&
                        strata_hex_decode(in.etag, 16, md5, false) == 0;
         uint64_t size = sealed ? strata_obj_get_sealed_size(g) : in.size;
-        struct body body = {g, 0, size, 0, sealed};
+        struct body body = {g, 0, size, 0, sealed, 0};
         struct strata_s3c_put p = {.bucket = dest, .key = k, .size = size,
                                    .md5 = has_md5 ? md5 : NULL,
                                    .headers = (const char *const *)lines,
@@ -445,7 +481,8 @@ static enum strata_pqueue_sent send_version(struct target *t, const char *b, con
                                    .ud = &body};
         enum strata_s3c_result res =
             oom           ? STRATA_S3C_RETRY
-            : in.nparts   ? put_multipart(t, g, &in, dest, k, (const char *const *)lines, &e)
+            : in.nparts   ? put_multipart(t, g, &in, dest, k, (const char *const *)lines,
+                                            sealed, &e)
                           : strata_s3c_put_object(t->c, &p, NULL, &e);
         if (res == STRATA_S3C_OK && in.acl) /* the replica's ACL, as the source's */
             res = send_acl(t, dest, k, &in, &e);
@@ -727,9 +764,9 @@ void strata_repl_metrics_render(struct strata_sbuf *b)
                                  "replicated."},
         {"changes_total", "counter", "Tag, retention and legal hold changes sent alone, "
                                      "without the data."},
-        {"sse_c_refused_total", "counter", "SSE-C versions marked FAILED: multipart ones, "
-                                           "or refused by a target that is not a Strata "
-                                           "peer (it needs the customer key)."},
+        {"sse_c_refused_total", "counter", "SSE-C versions marked FAILED: refused by a "
+                                           "target that is not a Strata peer (it needs the "
+                                           "customer key)."},
         {"sse_kms_refused_total", "counter", "SSE-KMS versions marked FAILED (not replicated "
                                              "without SseKmsEncryptedObjects)."},
     };

@@ -169,6 +169,12 @@ int strata_sse_kms_ctx_b64(const uint8_t *d, size_t len, char *out, size_t out_l
  * (bad headers: InvalidArgument); without, strata_sse_new_parse, and an
  * SSE-KMS replica keeps the ETag header's value.  0 or an enum s3_err. */
 int strata_sse_replica_parse(struct strata_req *r, struct strata_sse_new *n, uint64_t *size);
+/* The same for CreateMultipartUpload from a peer: with
+ * STRATA_SSE_REPLICA_HDR the upload of a sealed multipart replica (its
+ * descriptor only; each UploadPart then brings its part's sealed stream
+ * with the three headers, read by strata_sse_replica_parse), without,
+ * strata_sse_new_parse. */
+int strata_sse_replica_mpu_parse(struct strata_req *r, struct strata_sse_new *n);
 /* strata_part_opts.sse_key_cb (also refuses customer key headers on an
  * upload without SSE-C); ud is the request.  On failure sets
  * r->sse_err (the S3 error to answer) and returns STRATA_EINTERNAL. */

@@ -456,8 +456,7 @@ def wait_ssec_status(s, sb, k, vid, key, want, timeout=30):
 def sse_c_replicated(_):
     """An SSE-C version is sent as it is stored, sealed, with its descriptor:
     the replica reads with the same customer key only (400 without it, 403
-    with another), with the source's bytes, ETag, size and checksum.  A
-    multipart SSE-C version (a sealed stream per part) is FAILED, counted."""
+    with another), with the source's bytes, ETag, size and checksum."""
     s, d, sb, db = pair("ssec")
     configure(s, sb, db)
     key, other = os.urandom(32), os.urandom(32)
@@ -488,15 +487,58 @@ def sse_c_replicated(_):
                  "AccessDenied", 403)
     assert metric(SRC.endpoint, "strata_replication_sse_c_refused_total") == before
 
-    up = s.create_multipart_upload(Bucket=sb, Key="mc", SSECustomerAlgorithm="AES256",
-                                   SSECustomerKey=key)["UploadId"]
-    e1 = s.upload_part(Bucket=sb, Key="mc", UploadId=up, PartNumber=1, Body=b"x" * 1000,
-                       SSECustomerAlgorithm="AES256", SSECustomerKey=key)["ETag"]
+
+
+@test
+def sse_c_multipart_replicated(_):
+    """A multipart SSE-C version goes sealed too, each part as its own sealed
+    stream under the source's part number: on the target the same bytes, the
+    same "-N" ETag and checksum of the parts, parts as on the source, a range
+    across a part boundary read with the customer key; without the key 400,
+    with another 403; nothing counted as refused."""
+    s, d, sb, db = pair("ssecm")
+    configure(s, sb, db)
+    key, other = os.urandom(32), os.urandom(32)
+    ssec = {"SSECustomerAlgorithm": "AES256", "SSECustomerKey": key}
+    before = metric(SRC.endpoint, "strata_replication_sse_c_refused_total")
+    up = s.create_multipart_upload(Bucket=sb, Key="mc", Metadata={"m": "2"},
+                                   ChecksumAlgorithm="CRC32", **ssec)["UploadId"]
+    # Part numbers with gaps: each part's stream is sealed under its number.
+    parts = {2: os.urandom((5 << 20) + 1000), 5: os.urandom(5 << 20), 9: os.urandom(70000)}
+    done = {n: s.upload_part(Bucket=sb, Key="mc", UploadId=up, PartNumber=n, Body=p,
+                             ChecksumAlgorithm="CRC32", **ssec) for n, p in parts.items()}
     mv = s.complete_multipart_upload(Bucket=sb, Key="mc", UploadId=up, MultipartUpload={
-        "Parts": [{"PartNumber": 1, "ETag": e1}]})["VersionId"]
-    wait_ssec_status(s, sb, "mc", mv, key, "FAILED")
-    assert metric(SRC.endpoint, "strata_replication_sse_c_refused_total") == before + 1
-    expect_error(lambda: d.head_object(Bucket=db, Key="mc", VersionId=mv), "404", 404)
+        "Parts": [{"PartNumber": n, "ETag": x["ETag"], "ChecksumCRC32": x["ChecksumCRC32"]}
+                  for n, x in done.items()]})["VersionId"]
+    wait_ssec_status(s, sb, "mc", mv, key, "COMPLETED")
+    body = b"".join(parts.values())
+    a = s.head_object(Bucket=sb, Key="mc", VersionId=mv, ChecksumMode="ENABLED", **ssec)
+    b = d.get_object(Bucket=db, Key="mc", VersionId=mv, ChecksumMode="ENABLED", **ssec)
+    assert b["Body"].read() == body
+    assert b["ReplicationStatus"] == "REPLICA" and b["VersionId"] == mv, b
+    assert a["ETag"].endswith('-3"') and b["ETag"] == a["ETag"], (a["ETag"], b["ETag"])
+    assert b["ContentLength"] == a["ContentLength"] == len(body)
+    assert b["ChecksumCRC32"] == a["ChecksumCRC32"] and a["ChecksumCRC32"].endswith("-3"), (a, b)
+    assert b["SSECustomerKeyMD5"] == base64.b64encode(hashlib.md5(key).digest()).decode()
+    assert b["Metadata"] == {"m": "2"} and b["LastModified"] == a["LastModified"]
+    for i, n in enumerate(parts):
+        pb = d.head_object(Bucket=db, Key="mc", VersionId=mv, PartNumber=i + 1, **ssec)
+        assert pb["ContentLength"] == len(parts[n]) and pb["PartsCount"] == 3, pb
+    # Across the boundary of the first and second part, and of the second
+    # and third (the second's last chunk is a short one).
+    for lo, hi in ((len(parts[2]) - 70000, len(parts[2]) + 70000),
+                   (len(body) - 70000 - 10, len(body) - 1)):
+        rg = d.get_object(Bucket=db, Key="mc", VersionId=mv, Range=f"bytes={lo}-{hi}",
+                          **ssec)["Body"].read()
+        assert rg == body[lo:hi + 1], (lo, hi)
+    expect_error(lambda: d.get_object(Bucket=db, Key="mc", VersionId=mv), "InvalidRequest", 400)
+    expect_error(lambda: d.get_object(Bucket=db, Key="mc", VersionId=mv, Range="bytes=0-9"),
+                 "InvalidRequest", 400)
+    expect_error(lambda: d.get_object(Bucket=db, Key="mc", VersionId=mv,
+                                      SSECustomerAlgorithm="AES256", SSECustomerKey=other),
+                 "AccessDenied", 403)
+    assert metric(SRC.endpoint, "strata_replication_sse_c_refused_total") == before
+    assert d.list_multipart_uploads(Bucket=db).get("Uploads", []) == []
 
 
 def kms_rule(db, status="Enabled", replica_key="dst1"):
