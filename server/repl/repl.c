@@ -50,6 +50,7 @@ struct target {
     _Atomic int64_t lag_ms;         /* queue-to-COMPLETED time of the last one */
     _Atomic uint64_t refused_sse_c;   /* FAILED: SSE-C, no customer key to read it */
     _Atomic uint64_t refused_sse_kms; /* FAILED: SSE-KMS, not selected by the rule */
+    _Atomic uint64_t sealed_kms;      /* SSE-KMS versions sent sealed (the same key there) */
 };
 
 struct strata_repl {
@@ -143,21 +144,22 @@ static int body_rewind_cb(void *ud)
 }
 
 /* The encryption header lines of a replica of in (sse_replica.c reads
- * them on a Strata target): an SSE-C version goes sealed, with its
- * descriptor, size and ETag (and the SSE-C algorithm, which an S3 that is
- * not a Strata peer refuses without the customer key, rather than store
- * sealed bytes as plaintext); an SSE-KMS one as plaintext to encrypt
- * under kms, the rule's ReplicaKmsKeyID, with its context and ETag; an
- * SSE-S3 one as plaintext the target seals under its own key. */
-static size_t replica_sse_hdrs(const struct strata_obj_info *in, const char *kms, char **l)
+ * them on a Strata target): a sealed version (SSE-C, or SSE-KMS sent as
+ * stored) with its descriptor, size and ETag (and the SSE-C algorithm,
+ * which an S3 that is not a Strata peer refuses without the customer key,
+ * rather than store sealed bytes as plaintext); else an SSE-KMS one as
+ * plaintext to encrypt under kms, the rule's ReplicaKmsKeyID, with its
+ * context and ETag; an SSE-S3 one as plaintext the target seals under its
+ * own key. */
+static size_t replica_sse_hdrs(const struct strata_obj_info *in, const char *kms, bool sealed,
+                               char **l)
 {
     int mode = in->sse_len ? strata_sse_desc_mode(in->sse, in->sse_len) : 0;
     size_t n = 0;
     char line[8300], b64[STRATA_SSE_DESC_MAX * 2];
     if (mode == STRATA_SSE_MODE_S3)
         l[n++] = strdup("x-amz-server-side-encryption: AES256");
-    if (mode == STRATA_SSE_MODE_C &&
-        strata_b64_encode(in->sse, in->sse_len, b64, sizeof(b64)) > 0) {
+    if (sealed && strata_b64_encode(in->sse, in->sse_len, b64, sizeof(b64)) > 0) {
         l[n++] = strdup("x-amz-server-side-encryption-customer-algorithm: AES256");
         snprintf(line, sizeof(line), STRATA_SSE_REPLICA_HDR ": %s", b64);
         l[n++] = strdup(line);
@@ -165,7 +167,7 @@ static size_t replica_sse_hdrs(const struct strata_obj_info *in, const char *kms
                  (unsigned long long)in->size);
         l[n++] = strdup(line);
     }
-    if (mode == STRATA_SSE_MODE_KMS && kms) {
+    if (mode == STRATA_SSE_MODE_KMS && kms && !sealed) {
         l[n++] = strdup("x-amz-server-side-encryption: aws:kms");
         snprintf(line, sizeof(line), "x-amz-server-side-encryption-aws-kms-key-id: %s", kms);
         l[n++] = strdup(line);
@@ -185,7 +187,7 @@ static size_t replica_sse_hdrs(const struct strata_obj_info *in, const char *kms
  * line in lines[] storage (freed by the caller with free of each).  kms:
  * as replica_sse_hdrs. */
 static size_t replica_hdrs(const struct strata_obj_info *in, const char *sc, const char *kms,
-                           char **l, size_t max)
+                           bool sealed, char **l, size_t max)
 {
     size_t n = 0;
     char line[8300];
@@ -229,7 +231,7 @@ static size_t replica_hdrs(const struct strata_obj_info *in, const char *sc, con
         snprintf(line, sizeof(line), "x-amz-storage-class: %s", sc);
         l[n++] = strdup(line);
     }
-    n += replica_sse_hdrs(in, kms, l + n);
+    n += replica_sse_hdrs(in, kms, sealed, l + n);
     l[n] = NULL;
     return n;
 }
@@ -416,6 +418,54 @@ static enum strata_s3c_result send_acl(struct target *t, const char *dest, const
     return res;
 }
 
+/* The data of version in (g reads it) and its ACL to the target: sealed,
+ * its stored bytes (SSE-C, or SSE-KMS under the rule's own key); else
+ * its plaintext (g keyed for SSE-S3 and SSE-KMS).  kms: as
+ * replica_sse_hdrs. */
+static enum strata_s3c_result send_data(struct target *t, struct strata_get *g,
+                                        const struct strata_obj_info *in, const char *dest,
+                                        const char *k, const char *sc, const char *kms,
+                                        bool sealed, struct strata_s3c_error *e)
+{
+    char *lines[160];
+    size_t nl = replica_hdrs(in, sc, kms, sealed, lines, sizeof(lines) / sizeof(lines[0]));
+    bool oom = false;
+    for (size_t i = 0; i < nl; i++)
+        oom |= !lines[i];
+    int mode = in->sse ? strata_sse_desc_mode(in->sse, in->sse_len) : 0;
+    uint8_t md5[16];
+    /* The ETag is the MD5 of the plaintext for unencrypted and SSE-S3
+     * versions only. */
+    bool has_md5 = in->nparts == 0 && mode != STRATA_SSE_MODE_C && mode != STRATA_SSE_MODE_KMS &&
+                   strlen(in->etag) == 32 && strata_hex_decode(in->etag, 16, md5, false) == 0;
+    uint64_t size = sealed ? strata_obj_get_sealed_size(g) : in->size;
+    struct body body = {g, 0, size, 0, sealed, 0};
+    struct strata_s3c_put p = {.bucket = dest, .key = k, .size = size,
+                               .md5 = has_md5 ? md5 : NULL,
+                               .headers = (const char *const *)lines,
+                               .read_cb = body_read_cb, .rewind_cb = body_rewind_cb,
+                               .ud = &body};
+    enum strata_s3c_result res =
+        oom          ? STRATA_S3C_RETRY
+        : in->nparts ? put_multipart(t, g, in, dest, k, (const char *const *)lines, sealed, e)
+                     : strata_s3c_put_object(t->c, &p, NULL, e);
+    if (res == STRATA_S3C_OK && in->acl) /* the replica's ACL, as the source's */
+        res = send_acl(t, dest, k, in, e);
+    for (size_t i = 0; i < nl; i++)
+        free(lines[i]);
+    return res;
+}
+
+/* Whether an SSE-KMS version (descriptor in) is sealed under kms, the
+ * rule's ReplicaKmsKeyID: then it may go sealed, as it is stored, to a
+ * Strata target holding the same key (sse_replica.c checks it unwraps). */
+static bool kms_own_key(const struct strata_obj_info *in, const char *kms)
+{
+    char name[80];
+    return strata_sse_desc_key_name(in->sse, in->sse_len, name, sizeof(name)) == 0 &&
+           strcmp(name, kms) == 0;
+}
+
 static enum strata_pqueue_sent send_version(struct target *t, const char *b, const char *k,
                                             const char *v, const char *dest, const char *sc)
 {
@@ -441,7 +491,8 @@ static enum strata_pqueue_sent send_version(struct target *t, const char *b, con
     int kms_on = mode == STRATA_SSE_MODE_KMS ? strata_repl__rule_kms(t->owner->meta, b, k, in.tags,
                                                                      in.tags_len, kms, sizeof(kms))
                                              : 0;
-    bool sealed = mode == STRATA_SSE_MODE_C;
+    bool kms_sealed = kms_on > 0 && kms_own_key(&in, kms);
+    bool sealed = mode == STRATA_SSE_MODE_C || kms_sealed;
     if (kms_on < 0) {
         out = STRATA_PQUEUE_RETRY;
     } else if (mode == STRATA_SSE_MODE_KMS && !kms_on) {
@@ -449,7 +500,7 @@ static enum strata_pqueue_sent send_version(struct target *t, const char *b, con
                                                "with SseKmsEncryptedObjects Enabled");
         atomic_fetch_add(&t->refused_sse_kms, 1);
         out = give_up(t, b, k, v, STRATA_S3C_OTHER, &e);
-    } else if ((mode == STRATA_SSE_MODE_S3 || mode == STRATA_SSE_MODE_KMS) &&
+    } else if ((mode == STRATA_SSE_MODE_S3 || mode == STRATA_SSE_MODE_KMS) && !sealed &&
                sse_s3_open(t, g, &in) != 0) {
         /* Its master key is not in the key store: FAILED, until the key is
          * back and `strata admin replicate` queues it again. */
@@ -460,39 +511,28 @@ static enum strata_pqueue_sent send_version(struct target *t, const char *b, con
                                                "replicated");
         out = give_up(t, b, k, v, STRATA_S3C_OTHER, &e);
     } else {
-        char *lines[160];
-        size_t nl = replica_hdrs(&in, sc, kms_on ? kms : NULL, lines,
-                                 sizeof(lines) / sizeof(lines[0]));
-        bool oom = false;
-        for (size_t i = 0; i < nl; i++)
-            oom |= !lines[i];
-        uint8_t md5[16];
-        /* The ETag is the MD5 of the plaintext for unencrypted and SSE-S3
-         * versions only. */
-        bool has_md5 = in.nparts == 0 && mode != STRATA_SSE_MODE_C &&
-                       mode != STRATA_SSE_MODE_KMS && strlen(in.etag) == 32 &&
-                       strata_hex_decode(in.etag, 16, md5, false) == 0;
-        uint64_t size = sealed ? strata_obj_get_sealed_size(g) : in.size;
-        struct body body = {g, 0, size, 0, sealed, 0};
-        struct strata_s3c_put p = {.bucket = dest, .key = k, .size = size,
-                                   .md5 = has_md5 ? md5 : NULL,
-                                   .headers = (const char *const *)lines,
-                                   .read_cb = body_read_cb, .rewind_cb = body_rewind_cb,
-                                   .ud = &body};
-        enum strata_s3c_result res =
-            oom           ? STRATA_S3C_RETRY
-            : in.nparts   ? put_multipart(t, g, &in, dest, k, (const char *const *)lines,
-                                            sealed, &e)
-                          : strata_s3c_put_object(t->c, &p, NULL, &e);
-        if (res == STRATA_S3C_OK && in.acl) /* the replica's ACL, as the source's */
-            res = send_acl(t, dest, k, &in, &e);
-        for (size_t i = 0; i < nl; i++)
-            free(lines[i]);
+        const char *kl = kms_on ? kms : NULL;
+        enum strata_s3c_result res = send_data(t, g, &in, dest, k, sc, kl, sealed, &e);
+        if (kms_sealed && res == STRATA_S3C_OTHER) {
+            /* Not a Strata holding that key (the SSE-C algorithm sent
+             * without a customer key makes any other S3 refuse it): the
+             * plaintext, encrypted there under ReplicaKmsKeyID. */
+            strata_srv_log(STRATA_LOG_INFO, "replication %s: %s/%s %s: sealed SSE-KMS refused "
+                           "(%ld %s): sending it to be encrypted again", t->name, b, k, v,
+                           e.http_status, e.code);
+            memset(&e, 0, sizeof(e));
+            kms_sealed = false;
+            if (sse_s3_open(t, g, &in) != 0)
+                snprintf(e.message, sizeof(e.message), "the master key is not in the key store");
+            else
+                res = send_data(t, g, &in, dest, k, sc, kl, false, &e);
+        }
         if (res == STRATA_S3C_OK) {
             /* Counted before the status turns COMPLETED: whoever sees the
              * status then sees the bytes. */
             if (!in.nparts) /* a multipart one counted part by part */
                 atomic_fetch_add(&t->bytes, in.size);
+            atomic_fetch_add(&t->sealed_kms, kms_sealed);
             status_set(t, b, k, v, "COMPLETED");
             out = STRATA_PQUEUE_DONE;
         } else if (res == STRATA_S3C_RETRY) {
@@ -500,7 +540,7 @@ static enum strata_pqueue_sent send_version(struct target *t, const char *b, con
         } else {
             /* An SSE-C version refused: a target that is not a Strata peer
              * cannot store it without the customer key. */
-            atomic_fetch_add(&t->refused_sse_c, sealed);
+            atomic_fetch_add(&t->refused_sse_c, mode == STRATA_SSE_MODE_C);
             out = give_up(t, b, k, v, res, &e);
         }
     }
@@ -769,6 +809,9 @@ void strata_repl_metrics_render(struct strata_sbuf *b)
                                            "customer key)."},
         {"sse_kms_refused_total", "counter", "SSE-KMS versions marked FAILED (not replicated "
                                              "without SseKmsEncryptedObjects)."},
+        {"sse_kms_sealed_total", "counter", "SSE-KMS versions sent sealed, as stored (the "
+                                            "target holds their ReplicaKmsKeyID, the same "
+                                            "key), not encrypted again."},
     };
     for (size_t k = 0; k < sizeof(m) / sizeof(m[0]); k++) {
         strata_sbuf_printf(b, "# HELP strata_replication_%s %s\n# TYPE strata_replication_%s %s\n",
@@ -783,7 +826,8 @@ void strata_repl_metrics_render(struct strata_sbuf *b)
                        : k == 3 ? (double)atomic_load(&t->lag_ms) / 1000.0
                        : k == 4 ? (double)atomic_load(&t->changes)
                        : k == 5 ? (double)atomic_load(&t->refused_sse_c)
-                                : (double)atomic_load(&t->refused_sse_kms);
+                       : k == 6 ? (double)atomic_load(&t->refused_sse_kms)
+                                : (double)atomic_load(&t->sealed_kms);
             strata_sbuf_printf(b, "strata_replication_%s{target=\"%s\"} %.*f\n", m[k].name,
                                t->name, k == 3 ? 3 : 0, v);
         }

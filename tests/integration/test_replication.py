@@ -26,11 +26,19 @@ import time
 from strata_harness import BACKEND, Strata, expect_error, log, run, test
 
 
+# Both sites hold "same1" (the same key) and "diff1" (a key of that name,
+# different bytes on each): SSE-KMS under "same1" may travel sealed.
+SAME_KEY = base64.b64encode(os.urandom(32)).decode()
+
+
 def key_file(path, name):
-    """A key store (--kms-key-file) of one master key, different per daemon."""
+    """A key store (--kms-key-file): its own active master key, different
+    per daemon, with same1 and diff1."""
+    def k():
+        return {"key": base64.b64encode(os.urandom(32)).decode()}
     with open(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as f:
-        json.dump({"active": name, "keys": {name: {"key": base64.b64encode(os.urandom(32)).decode()}}},
-                  f)
+        json.dump({"active": name, "keys": {name: k(), "same1": {"key": SAME_KEY},
+                                            "diff1": k()}}, f)
     return path
 
 
@@ -574,6 +582,62 @@ def sse_kms_replicated_when_selected(_):
     assert b["ResponseMetadata"]["HTTPHeaders"]["x-amz-server-side-encryption-context"] == ctx
     assert b["ETag"] == a["ETag"] != '"%s"' % hashlib.md5(body).hexdigest(), (a, b)
     assert b["ContentLength"] == a["ContentLength"] == len(body)
+
+
+@test
+def sse_kms_same_key_sent_sealed(_):
+    """When ReplicaKmsKeyID is the key an SSE-KMS version is sealed under and
+    the target holds that same key, the version goes as stored (counted in
+    strata_replication_sse_kms_sealed_total): the target reads it with that
+    key, same bytes, ETag, context and size; a multipart one too.  A key of
+    the same name but other bytes there does not unwrap it: the source then
+    sends the plaintext, encrypted again under the target's key."""
+    s, d, sb, db = pair("kmss")
+    s.put_bucket_replication(Bucket=sb, ReplicationConfiguration={
+        "Role": ROLE, "Rules": [kms_rule(db, replica_key="same1")]})
+    before = metric(SRC.endpoint, "strata_replication_sse_kms_sealed_total")
+    body = os.urandom(150000)
+    ctx = base64.b64encode(json.dumps({"project": "p2"}).encode()).decode()
+    vid = s.put_object(Bucket=sb, Key="k", Body=body, ServerSideEncryption="aws:kms",
+                       SSEKMSKeyId="same1", SSEKMSEncryptionContext=ctx)["VersionId"]
+    wait_status(s, sb, "k", vid, "COMPLETED")
+    assert metric(SRC.endpoint, "strata_replication_sse_kms_sealed_total") == before + 1
+    a = s.head_object(Bucket=sb, Key="k", VersionId=vid)
+    b = d.get_object(Bucket=db, Key="k", VersionId=vid)
+    assert b["Body"].read() == body
+    assert b["ReplicationStatus"] == "REPLICA" and b["SSEKMSKeyId"] == "same1", b
+    assert b["ResponseMetadata"]["HTTPHeaders"]["x-amz-server-side-encryption-context"] == ctx
+    assert b["ETag"] == a["ETag"] and b["ContentLength"] == a["ContentLength"] == len(body)
+    rg = d.get_object(Bucket=db, Key="k", VersionId=vid, Range="bytes=65000-70000")
+    assert rg["Body"].read() == body[65000:70001]
+
+    up = s.create_multipart_upload(Bucket=sb, Key="m", ServerSideEncryption="aws:kms",
+                                   SSEKMSKeyId="same1")["UploadId"]
+    parts = [os.urandom(5 << 20), os.urandom(3000)]
+    done = [s.upload_part(Bucket=sb, Key="m", UploadId=up, PartNumber=i + 1, Body=p)
+            for i, p in enumerate(parts)]
+    mv = s.complete_multipart_upload(Bucket=sb, Key="m", UploadId=up, MultipartUpload={
+        "Parts": [{"PartNumber": i + 1, "ETag": x["ETag"]} for i, x in enumerate(done)]})["VersionId"]
+    wait_status(s, sb, "m", mv, "COMPLETED")
+    assert metric(SRC.endpoint, "strata_replication_sse_kms_sealed_total") == before + 2
+    b = d.get_object(Bucket=db, Key="m", VersionId=mv)
+    assert b["Body"].read() == b"".join(parts) and b["SSEKMSKeyId"] == "same1", b
+    assert b["ETag"] == s.head_object(Bucket=sb, Key="m", VersionId=mv)["ETag"]
+    lo = len(parts[0]) - 100
+    rg = d.get_object(Bucket=db, Key="m", VersionId=mv, Range=f"bytes={lo}-{lo + 199}")
+    assert rg["Body"].read() == b"".join(parts)[lo:lo + 200]
+
+    # The same name, another key on the target: encrypted again there.
+    s2, d2, sb2, db2 = pair("kmsd")
+    s2.put_bucket_replication(Bucket=sb2, ReplicationConfiguration={
+        "Role": ROLE, "Rules": [kms_rule(db2, replica_key="diff1")]})
+    vid = s2.put_object(Bucket=sb2, Key="k", Body=body, ServerSideEncryption="aws:kms",
+                        SSEKMSKeyId="diff1")["VersionId"]
+    wait_status(s2, sb2, "k", vid, "COMPLETED")
+    assert metric(SRC.endpoint, "strata_replication_sse_kms_sealed_total") == before + 2
+    b = d2.get_object(Bucket=db2, Key="k", VersionId=vid)
+    assert b["Body"].read() == body and b["SSEKMSKeyId"] == "diff1", b
+    assert b["ETag"] == s2.head_object(Bucket=sb2, Key="k", VersionId=vid)["ETag"]
 
 
 @test
