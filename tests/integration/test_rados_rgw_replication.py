@@ -15,8 +15,8 @@ algorithm without a customer key) and FAILED on the source, counted in
 strata_replication_sse_c_refused_total, with nothing stored on radosgw, so
 never its sealed bytes as plaintext; an SSE-KMS version whose
 ReplicaKmsKeyID is its own key is refused sealed and then sent as
-plaintext for radosgw to encrypt, which it cannot without a KMS: FAILED,
-nothing stored.  The remote tier: a lifecycle transition to a radosgw
+plaintext with aws:kms for radosgw to encrypt, which it refuses over plain
+HTTP (rgw_crypt_require_ssl): FAILED, nothing stored.  The remote tier: a lifecycle transition to a radosgw
 bucket, reads (ranges too) through Strata, the remote object byte for
 byte.
 
@@ -219,9 +219,9 @@ def sse_c_refused(_):
 @test
 def sse_kms_own_key_not_sealed_to_radosgw(_):
     """An SSE-KMS version whose ReplicaKmsKeyID is its own key is offered
-    sealed first: radosgw refuses that, then the plaintext with aws:kms,
-    which it cannot encrypt without a KMS: FAILED, nothing stored, not
-    counted as sent sealed."""
+    sealed first: radosgw refuses that, then the plaintext with aws:kms
+    (over plain HTTP, which radosgw refuses for any server-side encryption
+    by default): FAILED, nothing stored, not counted as sent sealed."""
     s, r, sb, rb = pair("kms", kms="src1")
     sealed = metric("strata_replication_sse_kms_sealed_total")
     vid = s.put_object(Bucket=sb, Key="k", Body=os.urandom(100000),
