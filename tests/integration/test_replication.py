@@ -399,6 +399,15 @@ def multipart_keeps_parts(_):
     assert d.list_multipart_uploads(Bucket=db).get("Uploads", []) == []
 
 
+def mpu_put(s, b, k, parts, **create):
+    """A multipart version of parts (numbered from 1) through client s: its version id."""
+    up = s.create_multipart_upload(Bucket=b, Key=k, **create)["UploadId"]
+    done = [s.upload_part(Bucket=b, Key=k, UploadId=up, PartNumber=i + 1, Body=p)
+            for i, p in enumerate(parts)]
+    return s.complete_multipart_upload(Bucket=b, Key=k, UploadId=up, MultipartUpload={
+        "Parts": [{"PartNumber": i + 1, "ETag": x["ETag"]} for i, x in enumerate(done)]})["VersionId"]
+
+
 def metric(ep, name):
     import urllib.request
     opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
@@ -436,12 +445,8 @@ def sse_s3_replicated(_):
     with open(out, "rb") as f:
         assert f.read() == body
     os.unlink(out)
-    up = s.create_multipart_upload(Bucket=sb, Key="m", ServerSideEncryption="AES256")["UploadId"]
     parts = [os.urandom(5 << 20), os.urandom(1000)]
-    done = [s.upload_part(Bucket=sb, Key="m", UploadId=up, PartNumber=i + 1, Body=p)
-            for i, p in enumerate(parts)]
-    mv = s.complete_multipart_upload(Bucket=sb, Key="m", UploadId=up, MultipartUpload={
-        "Parts": [{"PartNumber": i + 1, "ETag": x["ETag"]} for i, x in enumerate(done)]})["VersionId"]
+    mv = mpu_put(s, sb, "m", parts, ServerSideEncryption="AES256")
     wait_status(s, sb, "m", mv, "COMPLETED")
     assert same_version(s, d, sb, db, "m", mv) == b"".join(parts)
     b = d.head_object(Bucket=db, Key="m", VersionId=mv)
@@ -611,13 +616,8 @@ def sse_kms_same_key_sent_sealed(_):
     rg = d.get_object(Bucket=db, Key="k", VersionId=vid, Range="bytes=65000-70000")
     assert rg["Body"].read() == body[65000:70001]
 
-    up = s.create_multipart_upload(Bucket=sb, Key="m", ServerSideEncryption="aws:kms",
-                                   SSEKMSKeyId="same1")["UploadId"]
     parts = [os.urandom(5 << 20), os.urandom(3000)]
-    done = [s.upload_part(Bucket=sb, Key="m", UploadId=up, PartNumber=i + 1, Body=p)
-            for i, p in enumerate(parts)]
-    mv = s.complete_multipart_upload(Bucket=sb, Key="m", UploadId=up, MultipartUpload={
-        "Parts": [{"PartNumber": i + 1, "ETag": x["ETag"]} for i, x in enumerate(done)]})["VersionId"]
+    mv = mpu_put(s, sb, "m", parts, ServerSideEncryption="aws:kms", SSEKMSKeyId="same1")
     wait_status(s, sb, "m", mv, "COMPLETED")
     assert metric(SRC.endpoint, "strata_replication_sse_kms_sealed_total") == before + 2
     b = d.get_object(Bucket=db, Key="m", VersionId=mv)
