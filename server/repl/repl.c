@@ -113,8 +113,9 @@ int strata_repl_spec_check(const char *spec, char *err, size_t err_len)
 /* ---- one version to the target -------------------------------------- */
 
 /* The bytes [base, base + size) of the version g reads; off from base.
- * sealed: its stored bytes (an SSE-C version), not the plaintext: of the
- * whole version, or with part (1-based) of that part's own stream. */
+ * sealed: its stored bytes (SSE-C, or SSE-KMS under the rule's own key),
+ * not the plaintext: of the whole version, or with part (1-based) of that
+ * part's own stream. */
 struct body {
     struct strata_get *g;
     uint64_t off, size, base;
@@ -257,7 +258,7 @@ static enum strata_pqueue_sent give_up(struct target *t, const char *b, const ch
     return STRATA_PQUEUE_GIVE_UP;
 }
 
-/* The header lines of part pi of a sealed (SSE-C) multipart version:
+/* The header lines of part pi of a sealed multipart version:
  * the version id that makes it a peer's and the replica headers the
  * target reads as a part's sealed stream (sse_replica.c), then ck (the
  * part's checksum line) when set.  Into l[0..6), NULL-ended; the lines
@@ -284,7 +285,7 @@ static void sealed_part_hdrs(const struct strata_obj_info *in, const struct stra
  * replica's header lines (and the version's checksum algorithm and type),
  * each part with its MD5 and checksum (so the target forms the same
  * checksum of the parts), complete with the version id; an upload that
- * fails is aborted.  sealed (SSE-C): each part goes as its sealed stream
+ * fails is aborted.  sealed: each part goes as its sealed stream
  * (its stream number is its part number) with its plaintext size and
  * ETag, which only a Strata peer reads; an S3 that is not one refuses the
  * create (the SSE-C algorithm without the customer key). */
