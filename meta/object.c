@@ -559,7 +559,7 @@ static int mp_part(struct strata_get *g, uint64_t off, size_t *pi)
             return STRATA_ECORRUPT; /* a part stored as sent in an encrypted object */
         rc = g->tier->ops->reader_open(g->tier->impl, g->place, data_id_of(g, p->data_id),
                                        g->enc ? p->ssize : p->size, &g->r);
-        if (rc == 0 && g->enc)
+        if (rc == 0 && g->keyed) /* unkeyed: the sealed stream only (part_read_sealed) */
             rc = strata_sse__reader_create(g->okey, p->number, p->size, &g->psse);
         if (rc)
             return rc;
@@ -581,6 +581,8 @@ static int mp_read(struct strata_get *g, uint64_t off, void *buf, size_t len)
         const struct meta_part *p = &g->cparts[i];
         uint64_t in = off - g->coff[i];
         size_t n = p->size - in < len ? (size_t)(p->size - in) : len;
+        if (g->enc && !g->psse)
+            return STRATA_EINVAL; /* never the sealed bytes as plaintext */
         rc = g->psse ? strata_sse__reader_read(g->psse, in, out, n, tier_read_cb, g)
                      : g->tier->ops->read(g->r, in, out, n);
         if (rc)
@@ -633,6 +635,39 @@ int strata_obj_get_read_sealed(struct strata_get *g, uint64_t off, void *buf, si
     if (off > g->ssize || len > g->ssize - off)
         return STRATA_ERANGE;
     return len ? raw_read(g, off, buf, len) : 0;
+}
+
+int strata_obj_get_part_read_sealed(struct strata_get *g, unsigned idx, uint64_t off, void *buf,
+                                    size_t len)
+{
+    if (!g->enc || !(g->mrec.flags & REC_F_MULTIPART))
+        return STRATA_EINVAL;
+    if (idx == 0 || idx > g->mrec.nparts)
+        return STRATA_ERANGE;
+    size_t i = (idx - 1) % MP_CHUNK_PARTS;
+    int rc = mp_chunk(g, (idx - 1) / MP_CHUNK_PARTS);
+    if (rc)
+        return rc;
+    if (i >= g->ncparts)
+        return STRATA_ECORRUPT;
+    const struct meta_part *p = &g->cparts[i];
+    if (off > p->ssize || len > p->ssize - off)
+        return STRATA_ERANGE;
+    if (len == 0)
+        return 0;
+    if (g->rpart != (int)i) {
+        part_reader_close(g);
+        if (p->ssize != strata_sse__stream_size(p->size))
+            return STRATA_ECORRUPT;
+        rc = g->tier->ops->reader_open(g->tier->impl, g->place, data_id_of(g, p->data_id),
+                                       p->ssize, &g->r);
+        if (rc)
+            return rc;
+        g->rpart = (int)i;
+    }
+    /* A keyed handle's part reader decrypts through psse; the stored bytes
+     * come from the tier reader under it either way. */
+    return g->tier->ops->read(g->r, off, buf, len);
 }
 
 bool strata_obj_get_peekable(const struct strata_get *g)
@@ -696,6 +731,7 @@ int strata_obj_get_key(struct strata_get *g, const uint8_t *key)
     if (!g->enc || g->sse || g->keyed)
         return STRATA_EINVAL;
     if (g->mrec.flags & REC_F_MULTIPART) {
+        part_reader_close(g); /* opened unkeyed by a sealed read: open again */
         memcpy(g->okey, key, SSE_KEY_LEN);
         g->keyed = true;
         return 0;
@@ -744,6 +780,7 @@ int strata_obj_get_part(struct strata_get *g, unsigned idx, struct strata_part_i
     const struct meta_part *p = &g->cparts[i];
     out->part_number = p->number;
     out->size = p->size;
+    out->sealed_size = g->enc ? p->ssize : 0;
     out->offset = g->coff[i];
     strata_hex_encode(p->md5, 16, out->etag);
     out->cksum_algo = g->cksum_algo;
@@ -996,7 +1033,7 @@ static int put_begin(struct strata_meta *m, const struct strata_put_opts *opts, 
         p->exp_ck_len = ckl;
     }
     p->is_part = part;
-    if (opts->sse_sealed && (part || opts->sse_key || !opts->etag_override ||
+    if (opts->sse_sealed && (opts->sse_key || !opts->etag_override ||
                              opts->size == UINT64_MAX)) {
         rc = STRATA_EINVAL;
         goto fail;
@@ -1052,9 +1089,17 @@ int strata_mpu_part_begin(struct strata_meta *m, const struct strata_part_opts *
     if (rc)
         return rc;
     int algo = u.cksum_algo;
-    uint8_t key[SSE_KEY_LEN];
+    uint8_t key[SSE_KEY_LEN] = {0}, md5[16];
     bool sse = u.sse_len != 0;
-    if (opts->sse_key_cb)
+    bool sealed = opts->sealed_etag != NULL;
+    if (sealed) /* a replica's sealed part: of the upload's very descriptor */
+        rc = !sse || opts->sealed_desc_len != u.sse_len ||
+                     memcmp(opts->sealed_desc, u.sse, u.sse_len) != 0 ||
+                     strlen(opts->sealed_etag) != 32 ||
+                     strata_hex_decode(opts->sealed_etag, 16, md5, true) != 0
+                 ? STRATA_EINVAL
+                 : 0;
+    else if (opts->sse_key_cb)
         rc = opts->sse_key_cb(opts->sse_ud, u.sse, u.sse_len, key);
     else if (sse)
         rc = STRATA_EINVAL;
@@ -1083,7 +1128,9 @@ int strata_mpu_part_begin(struct strata_meta *m, const struct strata_part_opts *
     po.tier = u.tier;
     po.storage_class = u.storage_class[0] ? u.storage_class : NULL;
     if (sse) {
-        po.sse_key = key;
+        po.sse_key = sealed ? NULL : key;
+        po.sse_sealed = sealed;
+        po.etag_override = opts->sealed_etag;
         po.sse = u.sse; /* reported by the part's commit, never stored with it */
         po.sse_len = u.sse_len;
     }
@@ -1459,7 +1506,7 @@ static int part_commit(struct strata_put *p, const char *etag, const uint8_t *ck
     memset(&part, 0, sizeof(part));
     part.number = p->part_no;
     part.size = p->got;
-    part.ssize = p->enc ? p->stored : 0;
+    part.ssize = p->enc || p->sealed ? p->stored : 0;
     if (strata_hex_decode(etag, 16, part.md5, true) != 0) /* our own etag */
         return STRATA_EINTERNAL;
     part.has_data_id = true;
@@ -1485,7 +1532,7 @@ static int part_commit(struct strata_put *p, const char *etag, const uint8_t *ck
         out->cksum_algo = part.cksum_algo;
         memcpy(out->cksum, ck, ckl);
         out->cksum_len = ckl;
-        if (p->enc && (out->sse = malloc(p->sse_len)) != NULL) {
+        if ((p->enc || p->sealed) && (out->sse = malloc(p->sse_len)) != NULL) {
             memcpy(out->sse, p->sse, p->sse_len);
             out->sse_len = p->sse_len;
         }

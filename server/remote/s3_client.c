@@ -7,11 +7,11 @@
  * and returns it.  Error answers' bodies are collected (bounded) and parsed
  * for the S3 <Code>; success bodies go to the caller's callback.
  *
- * SigV4: libcurl signs (CURLOPT_AWS_SIGV4).  It uses the URL's path and
- * query as given, so paths are URI-encoded here already in SigV4's
- * canonical form, and sub-resource queries are written canonically
+ * SigV4: s3_sign.c signs (not libcurl: s3_sign.h says why).  It uses the
+ * URL's path and query as given, so paths are URI-encoded here already in
+ * SigV4's canonical form, and sub-resource queries are written canonically
  * ("retention=&versionId=..": sorted, every name with '=').  The payload
- * hash travels in x-amz-content-sha256, which libcurl signs as given:
+ * hash travels in x-amz-content-sha256, which is signed as given:
  * UNSIGNED-PAYLOAD for streamed bodies (their integrity rides on
  * Content-MD5, TCP/TLS and the caller's checks), the real SHA-256 for the
  * small XML bodies built here.
@@ -32,6 +32,7 @@
 #include <openssl/evp.h>
 
 #include "base64.h"
+#include "s3_sign.h"
 #include "strata/hex.h"
 #include "url.h"
 
@@ -43,8 +44,9 @@
 
 struct strata_s3c {
     char endpoint[300];
-    char userpwd[512];
-    char sigv4[128];
+    char access_key[256];
+    char secret_key[256];
+    char region[64];
     char *ca_file;
     long connect_timeout_ms, request_timeout_ms, stall_timeout_s;
     pthread_mutex_t mu;
@@ -229,8 +231,9 @@ int strata_s3c_create(const char *endpoint, const struct strata_s3c_opts *opts,
     size_t n = strlen(c->endpoint);
     while (n && c->endpoint[n - 1] == '/')
         c->endpoint[--n] = '\0';
-    snprintf(c->userpwd, sizeof(c->userpwd), "%s:%s", opts->access_key, opts->secret_key);
-    snprintf(c->sigv4, sizeof(c->sigv4), "aws:amz:%s:s3", region);
+    snprintf(c->access_key, sizeof(c->access_key), "%s", opts->access_key);
+    snprintf(c->secret_key, sizeof(c->secret_key), "%s", opts->secret_key);
+    snprintf(c->region, sizeof(c->region), "%s", region);
     c->connect_timeout_ms = opts->connect_timeout_ms > 0 ? opts->connect_timeout_ms : 3000;
     c->request_timeout_ms = opts->request_timeout_ms > 0 ? opts->request_timeout_ms : 15000;
     c->stall_timeout_s = opts->stall_timeout_s > 0 ? opts->stall_timeout_s : 30;
@@ -246,7 +249,7 @@ void strata_s3c_destroy(struct strata_s3c *c)
     for (unsigned i = 0; i < c->nidle; i++)
         curl_easy_cleanup(c->idle[i]);
     pthread_mutex_destroy(&c->mu);
-    explicit_bzero(c->userpwd, sizeof(c->userpwd));
+    explicit_bzero(c->secret_key, sizeof(c->secret_key));
     free(c->ca_file);
     free(c);
     curl_global_cleanup();
@@ -500,16 +503,19 @@ static enum strata_s3c_result perform(struct strata_s3c *c, struct req *r, enum 
     memset(e, 0, sizeof(*e));
     char cerr[CURL_ERROR_SIZE] = "";
     CURL *h = r->h;
+    /* No 100-continue (radosgw sends no 100 Continue: a wait for it costs
+     * a second per request); the empty line is not sent, nor signed. */
     hdrs = curl_slist_append(hdrs, "Expect:");
-    if (!hdrs) {
-        copy_text(e->message, sizeof(e->message), "out of memory");
+    static const char *const mname[] = {"GET", "HEAD", "PUT", "DELETE", "POST"};
+    if (!hdrs || strata_s3c_sign(mname[m], url, c->access_key, c->secret_key, c->region,
+                                 time(NULL), &hdrs) != 0) {
+        curl_slist_free_all(hdrs);
+        copy_text(e->message, sizeof(e->message), "cannot sign the request");
         return STRATA_S3C_OTHER;
     }
     curl_easy_setopt(h, CURLOPT_URL, url);
     curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
     curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(h, CURLOPT_AWS_SIGV4, c->sigv4);
-    curl_easy_setopt(h, CURLOPT_USERPWD, c->userpwd);
     curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
     curl_easy_setopt(h, CURLOPT_ERRORBUFFER, cerr);
     curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, c->connect_timeout_ms);
@@ -937,7 +943,8 @@ enum strata_s3c_result strata_s3c_mpu_part(struct strata_s3c *c, const struct st
 
 enum strata_s3c_result strata_s3c_mpu_complete(struct strata_s3c *c, const char *bucket,
                                                const char *key, const char *upload_id,
-                                               const char *const *etags, size_t nparts,
+                                               const char *const *etags,
+                                               const unsigned *numbers, size_t nparts,
                                                const char *const *headers,
                                                struct strata_s3c_obj *info,
                                                struct strata_s3c_error *e)
@@ -961,7 +968,7 @@ enum strata_s3c_result strata_s3c_mpu_complete(struct strata_s3c *c, const char 
         }
         o += (size_t)snprintf(x + o, cap - o,
                               "<Part><PartNumber>%zu</PartNumber><ETag>\"%s\"</ETag></Part>",
-                              i + 1, etags[i]);
+                              numbers ? (size_t)numbers[i] : i + 1, etags[i]);
     }
     snprintf(x + o, cap - o, "</CompleteMultipartUpload>");
     struct strata_s3c_obj scratch;

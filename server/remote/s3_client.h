@@ -202,12 +202,14 @@ enum strata_s3c_result strata_s3c_mpu_part(struct strata_s3c *c, const struct st
                                            const char *upload_id, unsigned part_number,
                                            struct strata_s3c_obj *info,
                                            struct strata_s3c_error *e);
-/* CompleteMultipartUpload of parts 1..nparts with etags[i] the ETag of
- * part i + 1 (without quotes); headers as above; info (optional) gets the
- * answer's ETag and version id. */
+/* CompleteMultipartUpload of nparts parts with etags[i] the ETag of part
+ * numbers[i] (ascending; numbers NULL: part i + 1), without quotes;
+ * headers as above; info (optional) gets the answer's ETag and version
+ * id. */
 enum strata_s3c_result strata_s3c_mpu_complete(struct strata_s3c *c, const char *bucket,
                                                const char *key, const char *upload_id,
-                                               const char *const *etags, size_t nparts,
+                                               const char *const *etags,
+                                               const unsigned *numbers, size_t nparts,
                                                const char *const *headers,
                                                struct strata_s3c_obj *info,
                                                struct strata_s3c_error *e);

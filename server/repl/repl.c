@@ -50,6 +50,7 @@ struct target {
     _Atomic int64_t lag_ms;         /* queue-to-COMPLETED time of the last one */
     _Atomic uint64_t refused_sse_c;   /* FAILED: SSE-C, no customer key to read it */
     _Atomic uint64_t refused_sse_kms; /* FAILED: SSE-KMS, not selected by the rule */
+    _Atomic uint64_t sealed_kms;      /* SSE-KMS versions sent sealed (the same key there) */
 };
 
 struct strata_repl {
@@ -112,11 +113,14 @@ int strata_repl_spec_check(const char *spec, char *err, size_t err_len)
 /* ---- one version to the target -------------------------------------- */
 
 /* The bytes [base, base + size) of the version g reads; off from base.
- * sealed: its stored bytes (an SSE-C version), not the plaintext. */
+ * sealed: its stored bytes (SSE-C, or SSE-KMS under the rule's own key),
+ * not the plaintext: of the whole version, or with part (1-based) of that
+ * part's own stream. */
 struct body {
     struct strata_get *g;
     uint64_t off, size, base;
     bool sealed;
+    unsigned part;
 };
 
 static int body_read_cb(void *ud, void *buf, size_t max, size_t *n)
@@ -124,6 +128,7 @@ static int body_read_cb(void *ud, void *buf, size_t max, size_t *n)
     struct body *b = ud;
     size_t want = b->size - b->off < max ? (size_t)(b->size - b->off) : max;
     int rc = !want     ? 0
+             : b->part   ? strata_obj_get_part_read_sealed(b->g, b->part, b->off, buf, want)
              : b->sealed ? strata_obj_get_read_sealed(b->g, b->base + b->off, buf, want)
                          : strata_obj_get_read(b->g, b->base + b->off, buf, want);
     if (rc)
@@ -140,21 +145,22 @@ static int body_rewind_cb(void *ud)
 }
 
 /* The encryption header lines of a replica of in (sse_replica.c reads
- * them on a Strata target): an SSE-C version goes sealed, with its
- * descriptor, size and ETag (and the SSE-C algorithm, which an S3 that is
- * not a Strata peer refuses without the customer key, rather than store
- * sealed bytes as plaintext); an SSE-KMS one as plaintext to encrypt
- * under kms, the rule's ReplicaKmsKeyID, with its context and ETag; an
- * SSE-S3 one as plaintext the target seals under its own key. */
-static size_t replica_sse_hdrs(const struct strata_obj_info *in, const char *kms, char **l)
+ * them on a Strata target): a sealed version (SSE-C, or SSE-KMS sent as
+ * stored) with its descriptor, size and ETag (and the SSE-C algorithm,
+ * which an S3 that is not a Strata peer refuses without the customer key,
+ * rather than store sealed bytes as plaintext); else an SSE-KMS one as
+ * plaintext to encrypt under kms, the rule's ReplicaKmsKeyID, with its
+ * context and ETag; an SSE-S3 one as plaintext the target seals under its
+ * own key. */
+static size_t replica_sse_hdrs(const struct strata_obj_info *in, const char *kms, bool sealed,
+                               char **l)
 {
     int mode = in->sse_len ? strata_sse_desc_mode(in->sse, in->sse_len) : 0;
     size_t n = 0;
     char line[8300], b64[STRATA_SSE_DESC_MAX * 2];
     if (mode == STRATA_SSE_MODE_S3)
         l[n++] = strdup("x-amz-server-side-encryption: AES256");
-    if (mode == STRATA_SSE_MODE_C &&
-        strata_b64_encode(in->sse, in->sse_len, b64, sizeof(b64)) > 0) {
+    if (sealed && strata_b64_encode(in->sse, in->sse_len, b64, sizeof(b64)) > 0) {
         l[n++] = strdup("x-amz-server-side-encryption-customer-algorithm: AES256");
         snprintf(line, sizeof(line), STRATA_SSE_REPLICA_HDR ": %s", b64);
         l[n++] = strdup(line);
@@ -162,7 +168,7 @@ static size_t replica_sse_hdrs(const struct strata_obj_info *in, const char *kms
                  (unsigned long long)in->size);
         l[n++] = strdup(line);
     }
-    if (mode == STRATA_SSE_MODE_KMS && kms) {
+    if (mode == STRATA_SSE_MODE_KMS && kms && !sealed) {
         l[n++] = strdup("x-amz-server-side-encryption: aws:kms");
         snprintf(line, sizeof(line), "x-amz-server-side-encryption-aws-kms-key-id: %s", kms);
         l[n++] = strdup(line);
@@ -182,7 +188,7 @@ static size_t replica_sse_hdrs(const struct strata_obj_info *in, const char *kms
  * line in lines[] storage (freed by the caller with free of each).  kms:
  * as replica_sse_hdrs. */
 static size_t replica_hdrs(const struct strata_obj_info *in, const char *sc, const char *kms,
-                           char **l, size_t max)
+                           bool sealed, char **l, size_t max)
 {
     size_t n = 0;
     char line[8300];
@@ -226,7 +232,7 @@ static size_t replica_hdrs(const struct strata_obj_info *in, const char *sc, con
         snprintf(line, sizeof(line), "x-amz-storage-class: %s", sc);
         l[n++] = strdup(line);
     }
-    n += replica_sse_hdrs(in, kms, l + n);
+    n += replica_sse_hdrs(in, kms, sealed, l + n);
     l[n] = NULL;
     return n;
 }
@@ -252,16 +258,41 @@ static enum strata_pqueue_sent give_up(struct target *t, const char *b, const ch
     return STRATA_PQUEUE_GIVE_UP;
 }
 
-/* A multipart version as a multipart upload with the same part
- * boundaries (so the same "-N" ETag on the target): create with the
+/* The header lines of part pi of a sealed multipart version:
+ * the version id that makes it a peer's and the replica headers the
+ * target reads as a part's sealed stream (sse_replica.c), then ck (the
+ * part's checksum line) when set.  Into l[0..6), NULL-ended; the lines
+ * are kept in buf. */
+static void sealed_part_hdrs(const struct strata_obj_info *in, const struct strata_part_info *pi,
+                             const char *ck, char (*buf)[2100], const char **l)
+{
+    char b64[STRATA_SSE_DESC_MAX * 2];
+    if (strata_b64_encode(in->sse, in->sse_len, b64, sizeof(b64)) <= 0)
+        b64[0] = '\0'; /* the target refuses it: InvalidArgument */
+    snprintf(buf[0], sizeof(buf[0]), STRATA_REPL_HDR ": %s", in->version_id);
+    snprintf(buf[1], sizeof(buf[1]), STRATA_SSE_REPLICA_HDR ": %s", b64);
+    snprintf(buf[2], sizeof(buf[2]), STRATA_SSE_REPLICA_SIZE_HDR ": %llu",
+             (unsigned long long)pi->size);
+    snprintf(buf[3], sizeof(buf[3]), STRATA_SSE_REPLICA_ETAG_HDR ": %s", pi->etag);
+    for (size_t i = 0; i < 4; i++)
+        l[i] = buf[i];
+    l[4] = ck;
+    l[5] = NULL;
+}
+
+/* A multipart version as a multipart upload with the same part numbers
+ * and boundaries (so the same "-N" ETag on the target): create with the
  * replica's header lines (and the version's checksum algorithm and type),
  * each part with its MD5 and checksum (so the target forms the same
  * checksum of the parts), complete with the version id; an upload that
- * fails is aborted. */
+ * fails is aborted.  sealed: each part goes as its sealed stream
+ * (its stream number is its part number) with its plaintext size and
+ * ETag, which only a Strata peer reads; an S3 that is not one refuses the
+ * create (the SSE-C algorithm without the customer key). */
 static enum strata_s3c_result put_multipart(struct target *t, struct strata_get *g,
                                             const struct strata_obj_info *in, const char *dest,
                                             const char *k, const char *const *lines,
-                                            struct strata_s3c_error *e)
+                                            bool sealed, struct strata_s3c_error *e)
 {
     const char *cl[STRATA_S3C_HDRS_MAX + 1];
     size_t n = 0;
@@ -288,7 +319,9 @@ static enum strata_s3c_result put_multipart(struct target *t, struct strata_get 
         return res;
     char(*etags)[sizeof(((struct strata_s3c_obj *)0)->etag)] = calloc(in->nparts, sizeof(*etags));
     const char **ep = calloc(in->nparts, sizeof(*ep));
-    if (!etags || !ep)
+    unsigned *nums = calloc(in->nparts, sizeof(*nums));
+    char(*sl)[2100] = sealed ? calloc(4, sizeof(*sl)) : NULL;
+    if (!etags || !ep || !nums || (sealed && !sl))
         res = STRATA_S3C_RETRY;
     for (unsigned i = 1; res == STRATA_S3C_OK && i <= in->nparts; i++) {
         struct strata_part_info pi;
@@ -296,23 +329,30 @@ static enum strata_s3c_result put_multipart(struct target *t, struct strata_get 
             res = STRATA_S3C_RETRY;
             break;
         }
+        /* The part's MD5 is of its plaintext: not of a sealed stream. */
         uint8_t md5[16];
-        bool has_md5 = strlen(pi.etag) == 32 && strata_hex_decode(pi.etag, 16, md5, false) == 0;
-        struct body b = {g, 0, pi.size, pi.offset, false};
+        bool has_md5 = !sealed && strlen(pi.etag) == 32 &&
+                       strata_hex_decode(pi.etag, 16, md5, false) == 0;
+        struct body b = {g, 0, sealed ? pi.sealed_size : pi.size, pi.offset, sealed,
+                         sealed ? i : 0};
         char ck[128], b64[64];
-        const char *pl[] = {ck, NULL};
+        const char *pl[6] = {ck, NULL};
         bool has_ck = phdr && pi.cksum_len && pi.cksum_algo == in->cksum_algo &&
                       strata_b64_encode(pi.cksum, pi.cksum_len, b64, sizeof(b64)) > 0;
         if (has_ck)
             snprintf(ck, sizeof(ck), "%s: %s", phdr, b64);
-        struct strata_s3c_put p = {.bucket = dest, .key = k, .size = pi.size,
-                                   .md5 = has_md5 ? md5 : NULL, .headers = has_ck ? pl : NULL,
+        if (sealed)
+            sealed_part_hdrs(in, &pi, has_ck ? ck : NULL, sl, pl);
+        struct strata_s3c_put p = {.bucket = dest, .key = k, .size = b.size,
+                                   .md5 = has_md5 ? md5 : NULL,
+                                   .headers = has_ck || sealed ? pl : NULL,
                                    .read_cb = body_read_cb, .rewind_cb = body_rewind_cb,
                                    .ud = &b};
         struct strata_s3c_obj info;
-        res = strata_s3c_mpu_part(t->c, &p, up, i, &info, e);
+        res = strata_s3c_mpu_part(t->c, &p, up, pi.part_number, &info, e);
         snprintf(etags[i - 1], sizeof(etags[i - 1]), "%s", info.etag);
         ep[i - 1] = etags[i - 1];
+        nums[i - 1] = pi.part_number;
         strata_s3c_obj_fini(&info);
         if (res == STRATA_S3C_OK)
             atomic_fetch_add(&t->bytes, pi.size);
@@ -321,12 +361,14 @@ static enum strata_s3c_result put_multipart(struct target *t, struct strata_get 
     snprintf(line, sizeof(line), STRATA_REPL_HDR ": %s", in->version_id);
     const char *const vline[] = {line, NULL};
     if (res == STRATA_S3C_OK)
-        res = strata_s3c_mpu_complete(t->c, dest, k, up, ep, in->nparts, vline, NULL, e);
+        res = strata_s3c_mpu_complete(t->c, dest, k, up, ep, nums, in->nparts, vline, NULL, e);
     if (res != STRATA_S3C_OK)
         (void)strata_s3c_mpu_abort(t->c, dest, k, up, NULL); /* else left to the target's
                                                               * lifecycle */
     free(etags);
     free(ep);
+    free(nums);
+    free(sl);
     return res;
 }
 
@@ -377,6 +419,54 @@ static enum strata_s3c_result send_acl(struct target *t, const char *dest, const
     return res;
 }
 
+/* The data of version in (g reads it) and its ACL to the target: sealed,
+ * its stored bytes (SSE-C, or SSE-KMS under the rule's own key); else
+ * its plaintext (g keyed for SSE-S3 and SSE-KMS).  kms: as
+ * replica_sse_hdrs. */
+static enum strata_s3c_result send_data(struct target *t, struct strata_get *g,
+                                        const struct strata_obj_info *in, const char *dest,
+                                        const char *k, const char *sc, const char *kms,
+                                        bool sealed, struct strata_s3c_error *e)
+{
+    char *lines[160];
+    size_t nl = replica_hdrs(in, sc, kms, sealed, lines, sizeof(lines) / sizeof(lines[0]));
+    bool oom = false;
+    for (size_t i = 0; i < nl; i++)
+        oom |= !lines[i];
+    int mode = in->sse ? strata_sse_desc_mode(in->sse, in->sse_len) : 0;
+    uint8_t md5[16];
+    /* The ETag is the MD5 of the plaintext for unencrypted and SSE-S3
+     * versions only. */
+    bool has_md5 = in->nparts == 0 && mode != STRATA_SSE_MODE_C && mode != STRATA_SSE_MODE_KMS &&
+                   strlen(in->etag) == 32 && strata_hex_decode(in->etag, 16, md5, false) == 0;
+    uint64_t size = sealed ? strata_obj_get_sealed_size(g) : in->size;
+    struct body body = {g, 0, size, 0, sealed, 0};
+    struct strata_s3c_put p = {.bucket = dest, .key = k, .size = size,
+                               .md5 = has_md5 ? md5 : NULL,
+                               .headers = (const char *const *)lines,
+                               .read_cb = body_read_cb, .rewind_cb = body_rewind_cb,
+                               .ud = &body};
+    enum strata_s3c_result res =
+        oom          ? STRATA_S3C_RETRY
+        : in->nparts ? put_multipart(t, g, in, dest, k, (const char *const *)lines, sealed, e)
+                     : strata_s3c_put_object(t->c, &p, NULL, e);
+    if (res == STRATA_S3C_OK && in->acl) /* the replica's ACL, as the source's */
+        res = send_acl(t, dest, k, in, e);
+    for (size_t i = 0; i < nl; i++)
+        free(lines[i]);
+    return res;
+}
+
+/* Whether an SSE-KMS version (descriptor in) is sealed under kms, the
+ * rule's ReplicaKmsKeyID: then it may go sealed, as it is stored, to a
+ * Strata target holding the same key (sse_replica.c checks it unwraps). */
+static bool kms_own_key(const struct strata_obj_info *in, const char *kms)
+{
+    char name[80];
+    return strata_sse_desc_key_name(in->sse, in->sse_len, name, sizeof(name)) == 0 &&
+           strcmp(name, kms) == 0;
+}
+
 static enum strata_pqueue_sent send_version(struct target *t, const char *b, const char *k,
                                             const char *v, const char *dest, const char *sc)
 {
@@ -402,7 +492,8 @@ static enum strata_pqueue_sent send_version(struct target *t, const char *b, con
     int kms_on = mode == STRATA_SSE_MODE_KMS ? strata_repl__rule_kms(t->owner->meta, b, k, in.tags,
                                                                      in.tags_len, kms, sizeof(kms))
                                              : 0;
-    bool sealed = mode == STRATA_SSE_MODE_C;
+    bool kms_sealed = kms_on > 0 && kms_own_key(&in, kms);
+    bool sealed = mode == STRATA_SSE_MODE_C || kms_sealed;
     if (kms_on < 0) {
         out = STRATA_PQUEUE_RETRY;
     } else if (mode == STRATA_SSE_MODE_KMS && !kms_on) {
@@ -410,52 +501,39 @@ static enum strata_pqueue_sent send_version(struct target *t, const char *b, con
                                                "with SseKmsEncryptedObjects Enabled");
         atomic_fetch_add(&t->refused_sse_kms, 1);
         out = give_up(t, b, k, v, STRATA_S3C_OTHER, &e);
-    } else if ((mode == STRATA_SSE_MODE_S3 || mode == STRATA_SSE_MODE_KMS) &&
+    } else if ((mode == STRATA_SSE_MODE_S3 || mode == STRATA_SSE_MODE_KMS) && !sealed &&
                sse_s3_open(t, g, &in) != 0) {
         /* Its master key is not in the key store: FAILED, until the key is
          * back and `strata admin replicate` queues it again. */
         snprintf(e.message, sizeof(e.message), "the master key is not in the key store");
         out = give_up(t, b, k, v, STRATA_S3C_OTHER, &e);
-    } else if (in.sse && (!mode || (sealed && in.nparts))) {
-        /* SSE-C goes as its sealed stream, one per object: a multipart
-         * one has a stream per part, which a single PUT cannot carry. */
-        snprintf(e.message, sizeof(e.message), "%s objects are not replicated",
-                 sealed ? "multipart SSE-C" : "unknown encryption");
-        atomic_fetch_add(&t->refused_sse_c, sealed);
+    } else if (in.sse && !mode) {
+        snprintf(e.message, sizeof(e.message), "objects of an unknown encryption are not "
+                                               "replicated");
         out = give_up(t, b, k, v, STRATA_S3C_OTHER, &e);
     } else {
-        char *lines[160];
-        size_t nl = replica_hdrs(&in, sc, kms_on ? kms : NULL, lines,
-                                 sizeof(lines) / sizeof(lines[0]));
-        bool oom = false;
-        for (size_t i = 0; i < nl; i++)
-            oom |= !lines[i];
-        uint8_t md5[16];
-        /* The ETag is the MD5 of the plaintext for unencrypted and SSE-S3
-         * versions only. */
-        bool has_md5 = in.nparts == 0 && mode != STRATA_SSE_MODE_C &&
-                       mode != STRATA_SSE_MODE_KMS && strlen(in.etag) == 32 &&
-                       strata_hex_decode(in.etag, 16, md5, false) == 0;
-        uint64_t size = sealed ? strata_obj_get_sealed_size(g) : in.size;
-        struct body body = {g, 0, size, 0, sealed};
-        struct strata_s3c_put p = {.bucket = dest, .key = k, .size = size,
-                                   .md5 = has_md5 ? md5 : NULL,
-                                   .headers = (const char *const *)lines,
-                                   .read_cb = body_read_cb, .rewind_cb = body_rewind_cb,
-                                   .ud = &body};
-        enum strata_s3c_result res =
-            oom           ? STRATA_S3C_RETRY
-            : in.nparts   ? put_multipart(t, g, &in, dest, k, (const char *const *)lines, &e)
-                          : strata_s3c_put_object(t->c, &p, NULL, &e);
-        if (res == STRATA_S3C_OK && in.acl) /* the replica's ACL, as the source's */
-            res = send_acl(t, dest, k, &in, &e);
-        for (size_t i = 0; i < nl; i++)
-            free(lines[i]);
+        const char *kl = kms_on ? kms : NULL;
+        enum strata_s3c_result res = send_data(t, g, &in, dest, k, sc, kl, sealed, &e);
+        if (kms_sealed && res == STRATA_S3C_OTHER) {
+            /* Not a Strata holding that key (the SSE-C algorithm sent
+             * without a customer key makes any other S3 refuse it): the
+             * plaintext, encrypted there under ReplicaKmsKeyID. */
+            strata_srv_log(STRATA_LOG_INFO, "replication %s: %s/%s %s: sealed SSE-KMS refused "
+                           "(%ld %s): sending it to be encrypted again", t->name, b, k, v,
+                           e.http_status, e.code);
+            memset(&e, 0, sizeof(e));
+            kms_sealed = false;
+            if (sse_s3_open(t, g, &in) != 0)
+                snprintf(e.message, sizeof(e.message), "the master key is not in the key store");
+            else
+                res = send_data(t, g, &in, dest, k, sc, kl, false, &e);
+        }
         if (res == STRATA_S3C_OK) {
             /* Counted before the status turns COMPLETED: whoever sees the
              * status then sees the bytes. */
             if (!in.nparts) /* a multipart one counted part by part */
                 atomic_fetch_add(&t->bytes, in.size);
+            atomic_fetch_add(&t->sealed_kms, kms_sealed);
             status_set(t, b, k, v, "COMPLETED");
             out = STRATA_PQUEUE_DONE;
         } else if (res == STRATA_S3C_RETRY) {
@@ -463,7 +541,7 @@ static enum strata_pqueue_sent send_version(struct target *t, const char *b, con
         } else {
             /* An SSE-C version refused: a target that is not a Strata peer
              * cannot store it without the customer key. */
-            atomic_fetch_add(&t->refused_sse_c, sealed);
+            atomic_fetch_add(&t->refused_sse_c, mode == STRATA_SSE_MODE_C);
             out = give_up(t, b, k, v, res, &e);
         }
     }
@@ -727,11 +805,14 @@ void strata_repl_metrics_render(struct strata_sbuf *b)
                                  "replicated."},
         {"changes_total", "counter", "Tag, retention and legal hold changes sent alone, "
                                      "without the data."},
-        {"sse_c_refused_total", "counter", "SSE-C versions marked FAILED: multipart ones, "
-                                           "or refused by a target that is not a Strata "
-                                           "peer (it needs the customer key)."},
+        {"sse_c_refused_total", "counter", "SSE-C versions marked FAILED: refused by a "
+                                           "target that is not a Strata peer (it needs the "
+                                           "customer key)."},
         {"sse_kms_refused_total", "counter", "SSE-KMS versions marked FAILED (not replicated "
                                              "without SseKmsEncryptedObjects)."},
+        {"sse_kms_sealed_total", "counter", "SSE-KMS versions sent sealed, as stored (the "
+                                            "target holds their ReplicaKmsKeyID, the same "
+                                            "key), not encrypted again."},
     };
     for (size_t k = 0; k < sizeof(m) / sizeof(m[0]); k++) {
         strata_sbuf_printf(b, "# HELP strata_replication_%s %s\n# TYPE strata_replication_%s %s\n",
@@ -746,7 +827,8 @@ void strata_repl_metrics_render(struct strata_sbuf *b)
                        : k == 3 ? (double)atomic_load(&t->lag_ms) / 1000.0
                        : k == 4 ? (double)atomic_load(&t->changes)
                        : k == 5 ? (double)atomic_load(&t->refused_sse_c)
-                                : (double)atomic_load(&t->refused_sse_kms);
+                       : k == 6 ? (double)atomic_load(&t->refused_sse_kms)
+                                : (double)atomic_load(&t->sealed_kms);
             strata_sbuf_printf(b, "strata_replication_%s{target=\"%s\"} %.*f\n", m[k].name,
                                t->name, k == 3 ? 3 : 0, v);
         }

@@ -228,7 +228,8 @@ static const char *const unsupported_hdrs[] = {
     "x-amz-grant-full-control",
     "x-amz-object-ownership",
     /* A replication peer's version id (repl.h): PutObject, DeleteObject,
-     * a multipart upload's create and complete, and the tag, retention,
+     * a multipart upload's create, complete and sealed parts (UploadPart of
+     * a multipart SSE-C replica), and the tag, retention,
      * legal hold and ACL changes of a version only; copies and the rest would drop
      * it. */
     STRATA_REPL_HDR,
@@ -263,7 +264,7 @@ static bool hdr_taken(const char *op, const char *h)
                strcmp(op, "PutObjectTagging") == 0 || strcmp(op, "DeleteObjectTagging") == 0 ||
                strcmp(op, "PutObjectRetention") == 0 || strcmp(op, "PutObjectLegalHold") == 0 ||
                strcmp(op, "PutObjectAcl") == 0 || strcmp(op, "CreateMultipartUpload") == 0 ||
-               strcmp(op, "CompleteMultipartUpload") == 0;
+               strcmp(op, "UploadPart") == 0 || strcmp(op, "CompleteMultipartUpload") == 0;
     if (strcmp(h, "x-amz-acl") == 0 || strncmp(h, "x-amz-grant-", 12) == 0)
         return obj || strcmp(op, "CreateBucket") == 0 || strcmp(op, "PutBucketAcl") == 0 ||
                strcmp(op, "PutObjectAcl") == 0;

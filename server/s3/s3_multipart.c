@@ -60,12 +60,14 @@ void strata_h_mpu_create(struct strata_req *r)
     }
     struct strata_sse_new sse;
     memset(&sse, 0, sizeof(sse));
-    if (!e)
-        e = strata_sse_new_parse(r, &sse);
-    strata_sse_new_fini(&sse); /* the descriptor stays; parts unwrap the key */
-    /* A replica's upload (REPLICA stored with it) needs the peer's right. */
-    if (!e && strata_repl_peer(r, "s3:ReplicateObject") < 0)
+    /* A replica's upload (REPLICA stored with it) needs the peer's right;
+     * a peer's may be a sealed replica's (sse_replica.c). */
+    int peer = e ? 0 : strata_repl_peer(r, "s3:ReplicateObject");
+    if (peer < 0)
         return;
+    if (!e)
+        e = peer ? strata_sse_replica_mpu_parse(r, &sse) : strata_sse_new_parse(r, &sse);
+    strata_sse_new_fini(&sse); /* the descriptor stays; parts unwrap the key */
     struct strata_new_obj n;
     if (!e)
         e = strata_new_obj_parse(r, &n);
@@ -135,9 +137,24 @@ int strata_h_mpu_part_begin(struct strata_req *r)
         e = strata_put_body_size(r, &o.size);
     if (!e)
         e = strata_put_digests(r, &po);
+    /* A peer's part of a sealed multipart replica: its sealed stream, the
+     * part's plaintext size and ETag (sse_replica.c). */
+    int peer = e || !strata_req_hdr(r, STRATA_SSE_REPLICA_HDR)
+                   ? 0
+                   : strata_repl_peer(r, "s3:ReplicateObject");
+    if (peer < 0)
+        return -1;
+    struct strata_sse_new sse;
+    if (!e && peer)
+        e = strata_sse_replica_parse(r, &sse, &o.size);
     if (e) {
         strata_req_error(r, e, 0);
         return -1;
+    }
+    if (peer) {
+        o.sealed_etag = sse.etag;
+        o.sealed_desc = sse.desc;
+        o.sealed_desc_len = sse.desc_len;
     }
     o.md5 = po.md5;
     o.sha256 = po.sha256;

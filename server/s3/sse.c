@@ -556,6 +556,15 @@ int strata_sse_s3_object_key(const struct strata_kms *k, const uint8_t *d, size_
     return strata_kms_unwrap(k, dv.name, d + len - WRAP_LEN, d, len - WRAP_LEN, key);
 }
 
+int strata_sse_desc_key_name(const uint8_t *d, size_t len, char *out, size_t out_len)
+{
+    struct desc_view dv;
+    if (desc_view(d, len, &dv) != 0 || strlen(dv.name) >= out_len)
+        return -1;
+    memcpy(out, dv.name, strlen(dv.name) + 1);
+    return 0;
+}
+
 int strata_sse_kms_ctx_b64(const uint8_t *d, size_t len, char *out, size_t out_len)
 {
     struct desc_view dv;

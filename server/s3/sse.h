@@ -149,6 +149,9 @@ int strata_sse_desc_mode(const uint8_t *d, size_t len);
  * STRATA_ECORRUPT. */
 int strata_sse_s3_object_key(const struct strata_kms *k, const uint8_t *d, size_t len,
                              uint8_t key[32]);
+/* The master key name of an SSE-S3 or SSE-KMS descriptor into out: 0, or
+ * -1 (another descriptor, or out too small). */
+int strata_sse_desc_key_name(const uint8_t *d, size_t len, char *out, size_t out_len);
 /* The encryption context of an SSE-KMS descriptor as the
  * x-amz-server-side-encryption-context header (base64) into out: 1, 0
  * when it has none, -1 when d is not SSE-KMS or out is too small. */
@@ -159,8 +162,12 @@ int strata_sse_kms_ctx_b64(const uint8_t *d, size_t len, char *out, size_t out_l
 /* A replica of an SSE-C version comes from a Strata source as its sealed
  * stream (strata_put_opts.sse_sealed): the descriptor (base64), the
  * plaintext size and the ETag ride in these headers, only from an
- * authorised replication peer.  The ETag header also keeps the source's
- * ETag on an SSE-KMS replica the target encrypts again. */
+ * authorised replication peer.  So does an SSE-KMS one whose rule's
+ * ReplicaKmsKeyID is the key it is sealed under, when this side's key
+ * store holds that very key (the descriptor unwraps here; else
+ * KMS.NotFoundException, and the source sends the plaintext instead).
+ * The ETag header also keeps the source's ETag on an SSE-KMS replica the
+ * target encrypts again. */
 #define STRATA_SSE_REPLICA_HDR "x-strata-replica-sse"
 #define STRATA_SSE_REPLICA_SIZE_HDR "x-strata-replica-size"
 #define STRATA_SSE_REPLICA_ETAG_HDR "x-strata-replica-etag"
@@ -169,6 +176,12 @@ int strata_sse_kms_ctx_b64(const uint8_t *d, size_t len, char *out, size_t out_l
  * (bad headers: InvalidArgument); without, strata_sse_new_parse, and an
  * SSE-KMS replica keeps the ETag header's value.  0 or an enum s3_err. */
 int strata_sse_replica_parse(struct strata_req *r, struct strata_sse_new *n, uint64_t *size);
+/* The same for CreateMultipartUpload from a peer: with
+ * STRATA_SSE_REPLICA_HDR the upload of a sealed multipart replica (its
+ * descriptor only; each UploadPart then brings its part's sealed stream
+ * with the three headers, read by strata_sse_replica_parse), without,
+ * strata_sse_new_parse. */
+int strata_sse_replica_mpu_parse(struct strata_req *r, struct strata_sse_new *n);
 /* strata_part_opts.sse_key_cb (also refuses customer key headers on an
  * upload without SSE-C); ud is the request.  On failure sets
  * r->sse_err (the S3 error to answer) and returns STRATA_EINTERNAL. */

@@ -585,7 +585,9 @@ def lock_changes_reach_the_remote(s):
     wait_until("the extension on the remote", lambda: remote_lock()[:2] == ("COMPLIANCE", later))
     c.put_object_legal_hold(Bucket=b, Key="k", VersionId=vid, LegalHold={"Status": "ON"})
     wait_until("the legal hold on the remote", lambda: remote_lock()[2] == "ON")
-    assert metric(s, "strata_remote_tier_lock_updates_applied_total") >= applied + 2
+    # Counted once the remote answered, so just after the change shows there.
+    wait_until("the two lock updates counted", lambda: metric(
+        s, "strata_remote_tier_lock_updates_applied_total") >= applied + 2, 10)
     # The remote refuses the delete the extension now forbids.
     rvid = rc.head_object(Bucket=VAULT_BUCKET, Key=rk)["VersionId"]
     expect_error(lambda: rc.delete_object(Bucket=VAULT_BUCKET, Key=rk, VersionId=rvid,

@@ -26,11 +26,19 @@ import time
 from strata_harness import BACKEND, Strata, expect_error, log, run, test
 
 
+# Both sites hold "same1" (the same key) and "diff1" (a key of that name,
+# different bytes on each): SSE-KMS under "same1" may travel sealed.
+SAME_KEY = base64.b64encode(os.urandom(32)).decode()
+
+
 def key_file(path, name):
-    """A key store (--kms-key-file) of one master key, different per daemon."""
+    """A key store (--kms-key-file): its own active master key, different
+    per daemon, with same1 and diff1."""
+    def k():
+        return {"key": base64.b64encode(os.urandom(32)).decode()}
     with open(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as f:
-        json.dump({"active": name, "keys": {name: {"key": base64.b64encode(os.urandom(32)).decode()}}},
-                  f)
+        json.dump({"active": name, "keys": {name: k(), "same1": {"key": SAME_KEY},
+                                            "diff1": k()}}, f)
     return path
 
 
@@ -391,6 +399,15 @@ def multipart_keeps_parts(_):
     assert d.list_multipart_uploads(Bucket=db).get("Uploads", []) == []
 
 
+def mpu_put(s, b, k, parts, **create):
+    """A multipart version of parts (numbered from 1) through client s: its version id."""
+    up = s.create_multipart_upload(Bucket=b, Key=k, **create)["UploadId"]
+    done = [s.upload_part(Bucket=b, Key=k, UploadId=up, PartNumber=i + 1, Body=p)
+            for i, p in enumerate(parts)]
+    return s.complete_multipart_upload(Bucket=b, Key=k, UploadId=up, MultipartUpload={
+        "Parts": [{"PartNumber": i + 1, "ETag": x["ETag"]} for i, x in enumerate(done)]})["VersionId"]
+
+
 def metric(ep, name):
     import urllib.request
     opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
@@ -428,12 +445,8 @@ def sse_s3_replicated(_):
     with open(out, "rb") as f:
         assert f.read() == body
     os.unlink(out)
-    up = s.create_multipart_upload(Bucket=sb, Key="m", ServerSideEncryption="AES256")["UploadId"]
     parts = [os.urandom(5 << 20), os.urandom(1000)]
-    done = [s.upload_part(Bucket=sb, Key="m", UploadId=up, PartNumber=i + 1, Body=p)
-            for i, p in enumerate(parts)]
-    mv = s.complete_multipart_upload(Bucket=sb, Key="m", UploadId=up, MultipartUpload={
-        "Parts": [{"PartNumber": i + 1, "ETag": x["ETag"]} for i, x in enumerate(done)]})["VersionId"]
+    mv = mpu_put(s, sb, "m", parts, ServerSideEncryption="AES256")
     wait_status(s, sb, "m", mv, "COMPLETED")
     assert same_version(s, d, sb, db, "m", mv) == b"".join(parts)
     b = d.head_object(Bucket=db, Key="m", VersionId=mv)
@@ -456,8 +469,7 @@ def wait_ssec_status(s, sb, k, vid, key, want, timeout=30):
 def sse_c_replicated(_):
     """An SSE-C version is sent as it is stored, sealed, with its descriptor:
     the replica reads with the same customer key only (400 without it, 403
-    with another), with the source's bytes, ETag, size and checksum.  A
-    multipart SSE-C version (a sealed stream per part) is FAILED, counted."""
+    with another), with the source's bytes, ETag, size and checksum."""
     s, d, sb, db = pair("ssec")
     configure(s, sb, db)
     key, other = os.urandom(32), os.urandom(32)
@@ -488,15 +500,58 @@ def sse_c_replicated(_):
                  "AccessDenied", 403)
     assert metric(SRC.endpoint, "strata_replication_sse_c_refused_total") == before
 
-    up = s.create_multipart_upload(Bucket=sb, Key="mc", SSECustomerAlgorithm="AES256",
-                                   SSECustomerKey=key)["UploadId"]
-    e1 = s.upload_part(Bucket=sb, Key="mc", UploadId=up, PartNumber=1, Body=b"x" * 1000,
-                       SSECustomerAlgorithm="AES256", SSECustomerKey=key)["ETag"]
+
+
+@test
+def sse_c_multipart_replicated(_):
+    """A multipart SSE-C version goes sealed too, each part as its own sealed
+    stream under the source's part number: on the target the same bytes, the
+    same "-N" ETag and checksum of the parts, parts as on the source, a range
+    across a part boundary read with the customer key; without the key 400,
+    with another 403; nothing counted as refused."""
+    s, d, sb, db = pair("ssecm")
+    configure(s, sb, db)
+    key, other = os.urandom(32), os.urandom(32)
+    ssec = {"SSECustomerAlgorithm": "AES256", "SSECustomerKey": key}
+    before = metric(SRC.endpoint, "strata_replication_sse_c_refused_total")
+    up = s.create_multipart_upload(Bucket=sb, Key="mc", Metadata={"m": "2"},
+                                   ChecksumAlgorithm="CRC32", **ssec)["UploadId"]
+    # Part numbers with gaps: each part's stream is sealed under its number.
+    parts = {2: os.urandom((5 << 20) + 1000), 5: os.urandom(5 << 20), 9: os.urandom(70000)}
+    done = {n: s.upload_part(Bucket=sb, Key="mc", UploadId=up, PartNumber=n, Body=p,
+                             ChecksumAlgorithm="CRC32", **ssec) for n, p in parts.items()}
     mv = s.complete_multipart_upload(Bucket=sb, Key="mc", UploadId=up, MultipartUpload={
-        "Parts": [{"PartNumber": 1, "ETag": e1}]})["VersionId"]
-    wait_ssec_status(s, sb, "mc", mv, key, "FAILED")
-    assert metric(SRC.endpoint, "strata_replication_sse_c_refused_total") == before + 1
-    expect_error(lambda: d.head_object(Bucket=db, Key="mc", VersionId=mv), "404", 404)
+        "Parts": [{"PartNumber": n, "ETag": x["ETag"], "ChecksumCRC32": x["ChecksumCRC32"]}
+                  for n, x in done.items()]})["VersionId"]
+    wait_ssec_status(s, sb, "mc", mv, key, "COMPLETED")
+    body = b"".join(parts.values())
+    a = s.head_object(Bucket=sb, Key="mc", VersionId=mv, ChecksumMode="ENABLED", **ssec)
+    b = d.get_object(Bucket=db, Key="mc", VersionId=mv, ChecksumMode="ENABLED", **ssec)
+    assert b["Body"].read() == body
+    assert b["ReplicationStatus"] == "REPLICA" and b["VersionId"] == mv, b
+    assert a["ETag"].endswith('-3"') and b["ETag"] == a["ETag"], (a["ETag"], b["ETag"])
+    assert b["ContentLength"] == a["ContentLength"] == len(body)
+    assert b["ChecksumCRC32"] == a["ChecksumCRC32"] and a["ChecksumCRC32"].endswith("-3"), (a, b)
+    assert b["SSECustomerKeyMD5"] == base64.b64encode(hashlib.md5(key).digest()).decode()
+    assert b["Metadata"] == {"m": "2"} and b["LastModified"] == a["LastModified"]
+    for i, n in enumerate(parts):
+        pb = d.head_object(Bucket=db, Key="mc", VersionId=mv, PartNumber=i + 1, **ssec)
+        assert pb["ContentLength"] == len(parts[n]) and pb["PartsCount"] == 3, pb
+    # Across the boundary of the first and second part, and of the second
+    # and third (the second's last chunk is a short one).
+    for lo, hi in ((len(parts[2]) - 70000, len(parts[2]) + 70000),
+                   (len(body) - 70000 - 10, len(body) - 1)):
+        rg = d.get_object(Bucket=db, Key="mc", VersionId=mv, Range=f"bytes={lo}-{hi}",
+                          **ssec)["Body"].read()
+        assert rg == body[lo:hi + 1], (lo, hi)
+    expect_error(lambda: d.get_object(Bucket=db, Key="mc", VersionId=mv), "InvalidRequest", 400)
+    expect_error(lambda: d.get_object(Bucket=db, Key="mc", VersionId=mv, Range="bytes=0-9"),
+                 "InvalidRequest", 400)
+    expect_error(lambda: d.get_object(Bucket=db, Key="mc", VersionId=mv,
+                                      SSECustomerAlgorithm="AES256", SSECustomerKey=other),
+                 "AccessDenied", 403)
+    assert metric(SRC.endpoint, "strata_replication_sse_c_refused_total") == before
+    assert d.list_multipart_uploads(Bucket=db).get("Uploads", []) == []
 
 
 def kms_rule(db, status="Enabled", replica_key="dst1"):
@@ -532,6 +587,57 @@ def sse_kms_replicated_when_selected(_):
     assert b["ResponseMetadata"]["HTTPHeaders"]["x-amz-server-side-encryption-context"] == ctx
     assert b["ETag"] == a["ETag"] != '"%s"' % hashlib.md5(body).hexdigest(), (a, b)
     assert b["ContentLength"] == a["ContentLength"] == len(body)
+
+
+@test
+def sse_kms_same_key_sent_sealed(_):
+    """When ReplicaKmsKeyID is the key an SSE-KMS version is sealed under and
+    the target holds that same key, the version goes as stored (counted in
+    strata_replication_sse_kms_sealed_total): the target reads it with that
+    key, same bytes, ETag, context and size; a multipart one too.  A key of
+    the same name but other bytes there does not unwrap it: the source then
+    sends the plaintext, encrypted again under the target's key."""
+    s, d, sb, db = pair("kmss")
+    s.put_bucket_replication(Bucket=sb, ReplicationConfiguration={
+        "Role": ROLE, "Rules": [kms_rule(db, replica_key="same1")]})
+    before = metric(SRC.endpoint, "strata_replication_sse_kms_sealed_total")
+    body = os.urandom(150000)
+    ctx = base64.b64encode(json.dumps({"project": "p2"}).encode()).decode()
+    vid = s.put_object(Bucket=sb, Key="k", Body=body, ServerSideEncryption="aws:kms",
+                       SSEKMSKeyId="same1", SSEKMSEncryptionContext=ctx)["VersionId"]
+    wait_status(s, sb, "k", vid, "COMPLETED")
+    assert metric(SRC.endpoint, "strata_replication_sse_kms_sealed_total") == before + 1
+    a = s.head_object(Bucket=sb, Key="k", VersionId=vid)
+    b = d.get_object(Bucket=db, Key="k", VersionId=vid)
+    assert b["Body"].read() == body
+    assert b["ReplicationStatus"] == "REPLICA" and b["SSEKMSKeyId"] == "same1", b
+    assert b["ResponseMetadata"]["HTTPHeaders"]["x-amz-server-side-encryption-context"] == ctx
+    assert b["ETag"] == a["ETag"] and b["ContentLength"] == a["ContentLength"] == len(body)
+    rg = d.get_object(Bucket=db, Key="k", VersionId=vid, Range="bytes=65000-70000")
+    assert rg["Body"].read() == body[65000:70001]
+
+    parts = [os.urandom(5 << 20), os.urandom(3000)]
+    mv = mpu_put(s, sb, "m", parts, ServerSideEncryption="aws:kms", SSEKMSKeyId="same1")
+    wait_status(s, sb, "m", mv, "COMPLETED")
+    assert metric(SRC.endpoint, "strata_replication_sse_kms_sealed_total") == before + 2
+    b = d.get_object(Bucket=db, Key="m", VersionId=mv)
+    assert b["Body"].read() == b"".join(parts) and b["SSEKMSKeyId"] == "same1", b
+    assert b["ETag"] == s.head_object(Bucket=sb, Key="m", VersionId=mv)["ETag"]
+    lo = len(parts[0]) - 100
+    rg = d.get_object(Bucket=db, Key="m", VersionId=mv, Range=f"bytes={lo}-{lo + 199}")
+    assert rg["Body"].read() == b"".join(parts)[lo:lo + 200]
+
+    # The same name, another key on the target: encrypted again there.
+    s2, d2, sb2, db2 = pair("kmsd")
+    s2.put_bucket_replication(Bucket=sb2, ReplicationConfiguration={
+        "Role": ROLE, "Rules": [kms_rule(db2, replica_key="diff1")]})
+    vid = s2.put_object(Bucket=sb2, Key="k", Body=body, ServerSideEncryption="aws:kms",
+                        SSEKMSKeyId="diff1")["VersionId"]
+    wait_status(s2, sb2, "k", vid, "COMPLETED")
+    assert metric(SRC.endpoint, "strata_replication_sse_kms_sealed_total") == before + 2
+    b = d2.get_object(Bucket=db2, Key="k", VersionId=vid)
+    assert b["Body"].read() == body and b["SSEKMSKeyId"] == "diff1", b
+    assert b["ETag"] == s2.head_object(Bucket=sb2, Key="k", VersionId=vid)["ETag"]
 
 
 @test

@@ -392,6 +392,13 @@ struct strata_part_info; /* defined with the multipart API below */
  * (InvalidPartNumber).  Loads only the part-table record holding idx.
  */
 int strata_obj_get_part(struct strata_get *g, unsigned idx, struct strata_part_info *out);
+/* The stored (sealed) stream of part idx (as strata_obj_get_part) of an
+ * encrypted multipart version, read without its key: [off, off + len) of
+ * its sealed_size bytes (STRATA_ERANGE past the end or for a bad idx,
+ * STRATA_EINVAL on any other version).  Bucket replication sends these
+ * for multipart SSE-C. */
+int strata_obj_get_part_read_sealed(struct strata_get *g, unsigned idx, uint64_t off, void *buf,
+                                    size_t len);
 
 struct strata_del_result {
     bool delete_marker;                           /* a marker was created or removed */
@@ -589,6 +596,17 @@ struct strata_part_opts {
      * return is begin's.  NULL on an encrypted upload: EINVAL. */
     int (*sse_key_cb)(void *ud, const void *desc, size_t len, uint8_t *key);
     void *sse_ud;
+    /* A replica's part (bucket replication of an encrypted multipart
+     * version, whose key this side never has): with sealed_etag (32 hex
+     * digits) the writes are the part's sealed stream as the source stores
+     * it (strata_put_opts.sse_sealed), size its plaintext size, stored as
+     * they come with sealed_etag as the part's ETag and the checksum given
+     * as its checksum.  The upload must be encrypted under exactly the
+     * descriptor sealed_desc (else STRATA_EINVAL); sse_key_cb is not
+     * called. */
+    const char *sealed_etag;
+    const void *sealed_desc;
+    size_t sealed_desc_len;
 };
 /*
  * Begin a part upload: returns a put handle driven exactly like a put
@@ -680,6 +698,7 @@ int strata_mpu_get(struct strata_meta *m, const char *bucket, const char *key,
 struct strata_part_info {
     unsigned part_number; /* as uploaded */
     uint64_t size;
+    uint64_t sealed_size; /* completed encrypted objects: the part's stored bytes; else 0 */
     uint64_t offset;      /* completed objects: where the part starts; 0 for uploads */
     char etag[STRATA_ETAG_MAX + 1];
     int64_t mtime_ms;     /* uploads only */

@@ -299,6 +299,33 @@ static int upload_part(struct mt_env *e, const char *uid, unsigned no, const uin
     return rc;
 }
 
+/* An upload of key k encrypted under "desc-mp" into uid. */
+static void mp_create(struct mt_env *e, const char *k, char uid[STRATA_UPLOAD_ID_MAX + 1])
+{
+    struct strata_mpu_opts mo;
+    memset(&mo, 0, sizeof(mo));
+    mo.bucket = "b";
+    mo.key = k;
+    mo.sse = "desc-mp";
+    mo.sse_len = 7;
+    assert_int_equal(strata_mpu_create(e->m, &mo, uid), 0);
+}
+
+/* Completes upload uid of key k with parts[0..n). */
+static int mp_complete(struct mt_env *e, const char *k, const char *uid,
+                       const struct strata_mpu_part *parts, size_t n,
+                       struct strata_obj_info *info)
+{
+    struct strata_mpu_complete_opts co;
+    memset(&co, 0, sizeof(co));
+    co.bucket = "b";
+    co.key = k;
+    co.upload_id = uid;
+    co.parts = parts;
+    co.nparts = n;
+    return strata_mpu_complete(e->m, &co, info);
+}
+
 /* An encrypted multipart object: every part sealed as its own stream,
  * reads across part and chunk boundaries, no key -> no read, wrong key
  * -> ECORRUPT, no plaintext on the drives. */
@@ -309,14 +336,8 @@ static void test_multipart(void **state)
     assert_non_null(e);
     assert_int_equal(mt_reopen_part_min(e, 100000), 0);
     assert_int_equal(mt_bucket(e, "b", 0), 0);
-    struct strata_mpu_opts mo;
-    memset(&mo, 0, sizeof(mo));
-    mo.bucket = "b";
-    mo.key = "mp";
-    mo.sse = "desc-mp";
-    mo.sse_len = 7;
     char uid[STRATA_UPLOAD_ID_MAX + 1];
-    assert_int_equal(strata_mpu_create(e->m, &mo, uid), 0);
+    mp_create(e, "mp", uid);
     const size_t sz[3] = {3 * SSE_CHUNK + 5, 200000, 1234};
     size_t total = sz[0] + sz[1] + sz[2];
     uint8_t *pt = marked(total, "SSE-SECRET-PLAINTEXT-0123456789|");
@@ -330,15 +351,8 @@ static void test_multipart(void **state)
     }
     struct strata_mpu_part parts[3] = {{1, et[0], NULL, 0}, {2, et[1], NULL, 0},
                                        {3, et[2], NULL, 0}};
-    struct strata_mpu_complete_opts co;
-    memset(&co, 0, sizeof(co));
-    co.bucket = "b";
-    co.key = "mp";
-    co.upload_id = uid;
-    co.parts = parts;
-    co.nparts = 3;
     struct strata_obj_info info;
-    assert_int_equal(strata_mpu_complete(e->m, &co, &info), 0);
+    assert_int_equal(mp_complete(e, "mp", uid, parts, 3, &info), 0);
     assert_int_equal(info.size, total);
     assert_int_equal(info.sse_len, 7);
     strata_obj_info_fini(&info);
@@ -408,20 +422,12 @@ static void test_heal_without_keys(void **state)
     uint8_t *c = marked(250000, "part-secret|");
     assert_int_equal(put_enc(e, "inline", a, 1000, NULL, NULL), 0);
     assert_int_equal(put_enc(e, "ec", b, 300000, NULL, NULL), 0);
-    struct strata_mpu_opts mo;
-    memset(&mo, 0, sizeof(mo));
-    mo.bucket = "b";
-    mo.key = "mp";
-    mo.sse = "desc-mp";
-    mo.sse_len = 7;
     char uid[STRATA_UPLOAD_ID_MAX + 1], et[2][33];
-    assert_int_equal(strata_mpu_create(e->m, &mo, uid), 0);
+    mp_create(e, "mp", uid);
     assert_int_equal(upload_part(e, uid, 1, c, 150000, true, et[0]), 0);
     assert_int_equal(upload_part(e, uid, 2, c + 150000, 100000, true, et[1]), 0);
     struct strata_mpu_part parts[2] = {{1, et[0], NULL, 0}, {2, et[1], NULL, 0}};
-    struct strata_mpu_complete_opts co = {"b",   "mp",  uid, parts, 2,   NULL,
-                                          false, false, 0,   NULL,  NULL};
-    assert_int_equal(strata_mpu_complete(e->m, &co, NULL), 0);
+    assert_int_equal(mp_complete(e, "mp", uid, parts, 2, NULL), 0);
     mt_close(e);
     mt_rm_rf(e->drive[0]);
     mkdir(e->drive[0], 0755);
@@ -524,6 +530,119 @@ static void test_sealed_replica(void **state)
     mt_teardown(e);
 }
 
+/* One part of key k as a replica's sealed part (strata_part_opts
+ * sealed_etag): 0 or the error of begin, write or commit. */
+static int sealed_part(struct mt_env *e, const char *k, const char *uid, unsigned no,
+                       const uint8_t *st, size_t slen, uint64_t size, const char *desc,
+                       const char *etag)
+{
+    struct strata_part_opts o;
+    memset(&o, 0, sizeof(o));
+    o.bucket = "b";
+    o.key = k;
+    o.upload_id = uid;
+    o.part_number = no;
+    o.size = size;
+    o.sealed_etag = etag;
+    o.sealed_desc = desc;
+    o.sealed_desc_len = strlen(desc);
+    struct strata_put *p;
+    int rc = strata_mpu_part_begin(e->m, &o, &p);
+    if (rc)
+        return rc;
+    rc = slen ? strata_obj_put_write(p, st, slen) : 0;
+    if (rc) {
+        strata_obj_put_abort(p);
+        return rc;
+    }
+    return strata_obj_put_commit(p, NULL);
+}
+
+/* The sealed stream of each part of an encrypted multipart version, read
+ * without its key (part numbers 2 and 5: each stream is sealed under its
+ * number), stored again part by part as a replica: the same key reads the
+ * same plaintext across the part boundary, with the same "-2" ETag.  A
+ * sealed part needs the upload's own descriptor; a handle that read
+ * sealed bytes reads plaintext once keyed. */
+static void test_sealed_multipart_replica(void **state)
+{
+    (void)state;
+    struct mt_env *e = mt_setup("ssesealmp");
+    assert_non_null(e);
+    assert_int_equal(mt_reopen_part_min(e, 100000), 0);
+    assert_int_equal(mt_bucket(e, "b", 0), 0);
+    char uid[STRATA_UPLOAD_ID_MAX + 1];
+    mp_create(e, "mp", uid);
+    const size_t sz[2] = {2 * SSE_CHUNK + 7, 3000};
+    const unsigned no[2] = {2, 5};
+    uint8_t *pt = marked(sz[0] + sz[1], "SEALED-PARTS|");
+    char et[2][33];
+    assert_int_equal(upload_part(e, uid, no[0], pt, sz[0], true, et[0]), 0);
+    assert_int_equal(upload_part(e, uid, no[1], pt + sz[0], sz[1], true, et[1]), 0);
+    struct strata_mpu_part parts[2] = {{no[0], et[0], NULL, 0}, {no[1], et[1], NULL, 0}};
+    struct strata_obj_info info;
+    assert_int_equal(mp_complete(e, "mp", uid, parts, 2, &info), 0);
+    char etag[STRATA_ETAG_MAX + 1];
+    snprintf(etag, sizeof(etag), "%s", info.etag);
+    strata_obj_info_fini(&info);
+
+    struct strata_get *g;
+    assert_int_equal(strata_obj_get_open(e->m, "b", "mp", NULL, &info, &g), 0);
+    assert_int_equal(strata_obj_get_sealed_size(g), 0); /* not one stream */
+    uint8_t *st[2];
+    struct strata_part_info pi[2];
+    for (unsigned i = 0; i < 2; i++) {
+        assert_int_equal(strata_obj_get_part(g, i + 1, &pi[i]), 0);
+        assert_int_equal(pi[i].part_number, no[i]);
+        assert_int_equal(pi[i].sealed_size, strata_sse__stream_size(sz[i]));
+        st[i] = malloc(pi[i].sealed_size);
+        assert_int_equal(strata_obj_get_part_read_sealed(g, i + 1, 0, st[i], pi[i].sealed_size),
+                         0);
+        assert_int_equal(strata_obj_get_part_read_sealed(g, i + 1, pi[i].sealed_size, st[i], 1),
+                         STRATA_ERANGE);
+    }
+    assert_int_equal(strata_obj_get_part_read_sealed(g, 3, 0, st[0], 1), STRATA_ERANGE);
+    /* No plaintext before the key; after it, plaintext (not the sealed
+     * bytes of the part reader the sealed read opened). */
+    uint8_t *got = malloc(sz[0] + sz[1]);
+    assert_int_equal(strata_obj_get_read(g, sz[0], got, 10), STRATA_EINVAL);
+    assert_int_equal(strata_obj_get_key(g, KEY), 0);
+    assert_int_equal(strata_obj_get_read(g, sz[0], got, sz[1]), 0);
+    assert_memory_equal(got, pt + sz[0], sz[1]);
+    strata_obj_get_close(g);
+    strata_obj_info_fini(&info);
+
+    mp_create(e, "mp2", uid);
+    /* Another descriptor than the upload's, or a bad ETag: refused. */
+    assert_int_equal(sealed_part(e, "mp2", uid, no[0], st[0], pi[0].sealed_size, sz[0],
+                                 "desc-xx", et[0]),
+                     STRATA_EINVAL);
+    assert_int_equal(sealed_part(e, "mp2", uid, no[0], st[0], pi[0].sealed_size, sz[0],
+                                 "desc-mp", "not-hex"),
+                     STRATA_EINVAL);
+    for (unsigned i = 0; i < 2; i++)
+        assert_int_equal(sealed_part(e, "mp2", uid, no[i], st[i], pi[i].sealed_size, sz[i],
+                                     "desc-mp", et[i]),
+                         0);
+    assert_int_equal(mp_complete(e, "mp2", uid, parts, 2, &info), 0);
+    assert_string_equal(info.etag, etag);
+    strata_obj_info_fini(&info);
+    assert_int_equal(strata_obj_get_open(e->m, "b", "mp2", NULL, &info, &g), 0);
+    assert_int_equal(info.size, sz[0] + sz[1]);
+    assert_int_equal(strata_obj_get_key(g, KEY), 0);
+    assert_int_equal(strata_obj_get_read(g, 0, got, sz[0] + sz[1]), 0);
+    assert_memory_equal(got, pt, sz[0] + sz[1]);
+    assert_int_equal(strata_obj_get_read(g, sz[0] - 5, got, 10), 0); /* across the parts */
+    assert_memory_equal(got, pt + sz[0] - 5, 10);
+    strata_obj_get_close(g);
+    strata_obj_info_fini(&info);
+    free(got);
+    free(st[0]);
+    free(st[1]);
+    free(pt);
+    mt_teardown(e);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -533,6 +652,7 @@ int main(void)
         cmocka_unit_test(test_multipart),
         cmocka_unit_test(test_heal_without_keys),
         cmocka_unit_test(test_sealed_replica),
+        cmocka_unit_test(test_sealed_multipart_replica),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,295 @@
+#!/usr/bin/python3
+"""test_rados_rgw_replication.py - an S3 that is not a Strata as the other
+end: Ceph's radosgw (one memstore OSD, one cluster for the whole file) as a
+bucket replication target and as a remote tier (--tier NAME:s3:URL) of a
+Strata on local drives.
+
+Checked: plain, tagged, multipart and Object-Locked versions arrive on
+radosgw with their bytes, metadata, tags, lock settings and ETag (the "-N"
+of a multipart one too), each as a new version of radosgw's own (it does
+not keep the source's version id nor say REPLICA: a Strata peer's
+x-strata-replica-version-id means nothing to it), in the source's order,
+COMPLETED on the source; a delete marker as a delete marker; an SSE-C
+version, single-part or multipart, is refused by radosgw (the SSE-C
+algorithm without a customer key) and FAILED on the source, counted in
+strata_replication_sse_c_refused_total, with nothing stored on radosgw, so
+never its sealed bytes as plaintext; an SSE-KMS version whose
+ReplicaKmsKeyID is its own key is refused sealed and then sent as
+plaintext with aws:kms for radosgw to encrypt, which it refuses over plain
+HTTP (rgw_crypt_require_ssl): FAILED, nothing stored.  The remote tier: a lifecycle transition to a radosgw
+bucket, reads (ranges too) through Strata, the remote object byte for
+byte.
+
+Skipped (77) when the Ceph daemons or radosgw are missing.
+"""
+
+import base64
+import datetime
+import hashlib
+import json
+import os
+import re
+import shutil
+import sys
+import time
+
+import boto3
+from botocore.config import Config
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from rados_gw import skip  # noqa: E402
+from strata_harness import REGION, Strata, expect_error, log, run, test, wait_until  # noqa: E402
+
+MiB = 1 << 20
+ROLE = "arn:aws:iam::123456789012:role/strata-replication"
+RGW = None  # (endpoint, access key, secret key)
+SRC = None
+COLD = "strata-cold"  # the remote tier's bucket on radosgw
+
+
+def rgw():
+    """A boto3 client of the radosgw user (explicit keys, path style)."""
+    ep, ak, sk = RGW
+    conf = Config(s3={"addressing_style": "path"}, signature_version="s3v4",
+                  retries={"max_attempts": 1, "mode": "standard"}, connect_timeout=10,
+                  read_timeout=120)
+    return boto3.session.Session().client("s3", endpoint_url=ep, region_name=REGION,
+                                          aws_access_key_id=ak, aws_secret_access_key=sk,
+                                          config=conf)
+
+
+def metric(name):
+    import urllib.request
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    text = opener.open(f"{SRC.endpoint}/metrics", timeout=10).read().decode()
+    return sum(float(x.split()[-1]) for x in text.splitlines()
+               if x.split("{")[0].split(" ")[0] == name)
+
+
+def pair(prefix, lock=False, kms=None):
+    """A source bucket and a radosgw bucket, both versioned (or with Object
+    Lock), and a rule replicating everything (delete markers too) to it;
+    with kms, SSE-KMS versions too, under ReplicaKmsKeyID kms."""
+    s, r = SRC.client(), rgw()
+    sb, rb = SRC.bucket_name(prefix + "s"), SRC.bucket_name(prefix + "r")
+    for c, b in ((s, sb), (r, rb)):
+        if lock:
+            c.create_bucket(Bucket=b, ObjectLockEnabledForBucket=True)
+        else:
+            c.create_bucket(Bucket=b)
+            c.put_bucket_versioning(Bucket=b, VersioningConfiguration={"Status": "Enabled"})
+    rl = {"ID": "r1", "Priority": 1, "Status": "Enabled", "Filter": {},
+          "DeleteMarkerReplication": {"Status": "Enabled"},
+          "Destination": {"Bucket": f"arn:aws:s3:::{rb}", "Account": "rgw"}}
+    if kms:
+        rl["SourceSelectionCriteria"] = {"SseKmsEncryptedObjects": {"Status": "Enabled"}}
+        rl["Destination"]["EncryptionConfiguration"] = {"ReplicaKmsKeyID": kms}
+    s.put_bucket_replication(Bucket=sb, ReplicationConfiguration={"Role": ROLE, "Rules": [rl]})
+    return s, r, sb, rb
+
+
+def wait_status(c, b, k, vid, want, timeout=60, **kw):
+    st = None
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        st = c.head_object(Bucket=b, Key=k, VersionId=vid, **kw).get("ReplicationStatus")
+        if st == want:
+            return
+        time.sleep(0.2)
+    raise AssertionError(f"{b}/{k} {vid}: replication status {st}, want {want}")
+
+
+def versions(c, b, k):
+    """(versions newest first, delete markers) of key k."""
+    out = c.list_object_versions(Bucket=b, Prefix=k)
+    return ([v for v in out.get("Versions", []) if v["Key"] == k],
+            [m for m in out.get("DeleteMarkers", []) if m["Key"] == k])
+
+
+@test
+def versions_arrive(_):
+    """Two versions of a key (metadata, tags), a multipart one and a delete
+    marker: on radosgw as versions of its own, bytes and headers as sent."""
+    s, r, sb, rb = pair("plain")
+    b1, b2 = os.urandom(300000), os.urandom(1000)
+    v1 = s.put_object(Bucket=sb, Key="k", Body=b1, ContentType="application/x-one",
+                      CacheControl="max-age=60", Metadata={"m": "1"},
+                      Tagging="t=1&u=x")["VersionId"]
+    wait_status(s, sb, "k", v1, "COMPLETED")
+    v2 = s.put_object(Bucket=sb, Key="k", Body=b2, Metadata={"m": "2"})["VersionId"]
+    wait_status(s, sb, "k", v2, "COMPLETED")
+    vs, dms = versions(r, rb, "k")
+    assert len(vs) == 2 and not dms, (vs, dms)
+    # radosgw's own ids, newest first: the order the source wrote them.
+    assert {v["VersionId"] for v in vs}.isdisjoint({v1, v2}), vs
+    new, old = vs
+    assert new["IsLatest"] and not old["IsLatest"], vs
+    g1 = r.get_object(Bucket=rb, Key="k", VersionId=old["VersionId"])
+    assert g1["Body"].read() == b1 and g1["ContentType"] == "application/x-one", g1
+    assert g1["CacheControl"] == "max-age=60" and g1["Metadata"] == {"m": "1"}, g1
+    assert g1["ETag"] == '"%s"' % hashlib.md5(b1).hexdigest()
+    assert "ReplicationStatus" not in g1, g1  # a Strata peer says REPLICA; radosgw nothing
+    tags = r.get_object_tagging(Bucket=rb, Key="k", VersionId=old["VersionId"])["TagSet"]
+    assert sorted((t["Key"], t["Value"]) for t in tags) == [("t", "1"), ("u", "x")], tags
+    g2 = r.get_object(Bucket=rb, Key="k")
+    assert g2["Body"].read() == b2 and g2["Metadata"] == {"m": "2"}, g2
+    assert r.get_object_tagging(Bucket=rb, Key="k")["TagSet"] == []
+
+    up = s.create_multipart_upload(Bucket=sb, Key="m", Metadata={"k": "v"})["UploadId"]
+    parts = [os.urandom(5 * MiB), os.urandom(12345)]
+    done = [s.upload_part(Bucket=sb, Key="m", UploadId=up, PartNumber=i + 1, Body=p)
+            for i, p in enumerate(parts)]
+    mv = s.complete_multipart_upload(Bucket=sb, Key="m", UploadId=up, MultipartUpload={
+        "Parts": [{"PartNumber": i + 1, "ETag": x["ETag"]} for i, x in enumerate(done)]})
+    wait_status(s, sb, "m", mv["VersionId"], "COMPLETED")
+    g = r.get_object(Bucket=rb, Key="m")
+    assert g["Body"].read() == b"".join(parts) and g["Metadata"] == {"k": "v"}, g
+    assert g["ETag"] == mv["ETag"] and mv["ETag"].endswith('-2"'), (g["ETag"], mv["ETag"])
+    # (radosgw answers HEAD/GET ?partNumber=1 with the whole object and no
+    # PartsCount: the parts are not checked one by one here.)
+
+    # A delete marker: radosgw's latest becomes a marker, the versions stay.
+    dm = s.delete_object(Bucket=sb, Key="k")
+    assert dm["DeleteMarker"], dm
+    wait_until("the delete marker on radosgw", lambda: versions(r, rb, "k")[1], 30)
+    vs, dms = versions(r, rb, "k")
+    assert len(vs) == 2 and len(dms) == 1 and dms[0]["IsLatest"], (vs, dms)
+    expect_error(lambda: r.get_object(Bucket=rb, Key="k"), "NoSuchKey", 404)
+
+
+@test
+def locked_version_arrives_locked(_):
+    """A version under GOVERNANCE retention with a legal hold arrives on a
+    radosgw bucket with Object Lock with both: radosgw refuses to delete
+    it."""
+    s, r, sb, rb = pair("lock", lock=True)
+    data = os.urandom(70000)
+    until = (datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(days=1)).replace(
+        microsecond=0)
+    vid = s.put_object(Bucket=sb, Key="w", Body=data,
+                       ContentMD5=base64.b64encode(hashlib.md5(data).digest()).decode(),
+                       ObjectLockMode="GOVERNANCE", ObjectLockRetainUntilDate=until,
+                       ObjectLockLegalHoldStatus="ON")["VersionId"]
+    wait_status(s, sb, "w", vid, "COMPLETED")
+    h = r.head_object(Bucket=rb, Key="w")
+    assert h["ObjectLockMode"] == "GOVERNANCE", h
+    assert h["ObjectLockRetainUntilDate"] == until, (h["ObjectLockRetainUntilDate"], until)
+    assert h["ObjectLockLegalHoldStatus"] == "ON", h
+    assert r.get_object(Bucket=rb, Key="w")["Body"].read() == data
+    expect_error(lambda: r.delete_object(Bucket=rb, Key="w", VersionId=h["VersionId"]),
+                 "AccessDenied", 403)
+
+
+def nothing_stored(r, rb, k):
+    """No version, marker or upload of k on radosgw: never sealed bytes
+    stored as if they were the plaintext."""
+    assert versions(r, rb, k) == ([], []), versions(r, rb, k)
+    expect_error(lambda: r.head_object(Bucket=rb, Key=k), "404", 404)
+    ups = r.list_multipart_uploads(Bucket=rb).get("Uploads", [])
+    assert [u for u in ups if u["Key"] == k] == [], ups
+
+
+@test
+def sse_c_refused(_):
+    """SSE-C versions (single-part, multipart) go sealed with the SSE-C
+    algorithm and no customer key: radosgw refuses them, the source marks
+    them FAILED and counts them, and radosgw stores nothing."""
+    s, r, sb, rb = pair("ssec")
+    key = os.urandom(32)
+    ssec = {"SSECustomerAlgorithm": "AES256", "SSECustomerKey": key}
+    before = metric("strata_replication_sse_c_refused_total")
+    vid = s.put_object(Bucket=sb, Key="c", Body=os.urandom(200000), **ssec)["VersionId"]
+    wait_status(s, sb, "c", vid, "FAILED", **ssec)
+    assert metric("strata_replication_sse_c_refused_total") == before + 1
+    nothing_stored(r, rb, "c")
+    up = s.create_multipart_upload(Bucket=sb, Key="mc", **ssec)["UploadId"]
+    e1 = s.upload_part(Bucket=sb, Key="mc", UploadId=up, PartNumber=1, Body=b"x" * 1000,
+                       **ssec)["ETag"]
+    mv = s.complete_multipart_upload(Bucket=sb, Key="mc", UploadId=up, MultipartUpload={
+        "Parts": [{"PartNumber": 1, "ETag": e1}]})["VersionId"]
+    wait_status(s, sb, "mc", mv, "FAILED", **ssec)
+    assert metric("strata_replication_sse_c_refused_total") == before + 2
+    nothing_stored(r, rb, "mc")
+    # The rule still replicates what radosgw can take.
+    pv = s.put_object(Bucket=sb, Key="p", Body=b"plain")["VersionId"]
+    wait_status(s, sb, "p", pv, "COMPLETED")
+    assert r.get_object(Bucket=rb, Key="p")["Body"].read() == b"plain"
+
+
+@test
+def sse_kms_own_key_not_sealed_to_radosgw(_):
+    """An SSE-KMS version whose ReplicaKmsKeyID is its own key is offered
+    sealed first: radosgw refuses that, then the plaintext with aws:kms
+    (over plain HTTP, which radosgw refuses for any server-side encryption
+    by default): FAILED, nothing stored, not counted as sent sealed."""
+    s, r, sb, rb = pair("kms", kms="src1")
+    sealed = metric("strata_replication_sse_kms_sealed_total")
+    vid = s.put_object(Bucket=sb, Key="k", Body=os.urandom(100000),
+                       ServerSideEncryption="aws:kms", SSEKMSKeyId="src1")["VersionId"]
+    wait_status(s, sb, "k", vid, "FAILED")
+    assert metric("strata_replication_sse_kms_sealed_total") == sealed
+    nothing_stored(r, rb, "k")
+
+
+@test
+def remote_tier_on_radosgw(_):
+    """A lifecycle transition moves a version's data to the radosgw bucket
+    of the cold tier; Strata reads it back from there (ranges too), and the
+    remote object is the data byte for byte."""
+    c = SRC.client()
+    b = SRC.bucket_name("tier")
+    c.create_bucket(Bucket=b)
+    data = os.urandom(3 * MiB + 17)
+    etag = c.put_object(Bucket=b, Key="cold", Body=data, Metadata={"o": "t"})["ETag"]
+    c.put_bucket_lifecycle_configuration(Bucket=b, LifecycleConfiguration={"Rules": [
+        {"ID": "age-out", "Filter": {}, "Status": "Enabled",
+         "Transitions": [{"Days": 0, "StorageClass": "STANDARD_IA"}]}]})
+    wait_until("the transition to radosgw", lambda: c.head_object(Bucket=b, Key="cold").get(
+        "StorageClass") == "STANDARD_IA", 90)
+    g = c.get_object(Bucket=b, Key="cold")
+    assert g["Body"].read() == data and g["ETag"] == etag and g["Metadata"] == {"o": "t"}, g
+    for lo, hi in ((0, 0), (MiB - 5, MiB + 5), (len(data) - 17, len(data) - 1)):
+        got = c.get_object(Bucket=b, Key="cold", Range=f"bytes={lo}-{hi}")["Body"].read()
+        assert got == data[lo:hi + 1], (lo, hi)
+    r = rgw()
+    keys = [o["Key"] for o in r.list_objects_v2(Bucket=COLD).get("Contents", [])]
+    assert len(keys) == 1 and re.fullmatch("strata-data/[0-9a-f]{32}", keys[0]), keys
+    assert r.get_object(Bucket=COLD, Key=keys[0])["Body"].read() == data
+
+
+def main():
+    global RGW, SRC
+    for tool in ("ceph-mon", "ceph-osd", "radosgw", "radosgw-admin"):
+        if not shutil.which(tool):
+            skip(f"{tool} not installed (deploy/install-deps.sh)")
+    if not os.environ.get("STRATA_BIN"):
+        skip("STRATA_BIN not set")
+    from ceph_cluster import CephCluster
+    t0 = time.monotonic()
+    with CephCluster(osds=1, store="memstore", rgw=True) as cl:
+        ak, sk = cl.rgw_user("strata")
+        RGW = (cl.rgw_endpoint, ak, sk)
+        log(f"cluster and radosgw ready in {time.monotonic() - t0:.1f} s: {cl.rgw_endpoint}")
+        rgw().create_bucket(Bucket=COLD)
+        SRC = Strata(args=["--metrics-public", "--sse-c-allow-http"])
+        try:
+            creds = os.path.join(SRC.tmp, "remote-creds.json")
+            with open(os.open(creds, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as f:
+                json.dump({n: {"access_key": ak, "secret_key": sk} for n in ("rgw", "cold")}, f)
+            keys = os.path.join(SRC.tmp, "kms.json")
+            with open(os.open(keys, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as f:
+                json.dump({"active": "src1", "keys": {"src1": {
+                    "key": base64.b64encode(os.urandom(32)).decode()}}}, f)
+            SRC.args += ["--kms-key-file", keys, "--tier-credentials", creds,
+                         "--replication-target", f"rgw:{cl.rgw_endpoint}",
+                         "--tier", f"cold:s3:{cl.rgw_endpoint}/{COLD}/strata-data",
+                         "--storage-class", "STANDARD_IA:cold", "--lc-day-seconds", "1",
+                         "--ilm-interval-seconds", "1", "--ilm-move-mbps", "0"]
+            SRC.restart()
+            run(SRC)  # exits
+        finally:
+            SRC.stop()
+
+
+if __name__ == "__main__":
+    main()
