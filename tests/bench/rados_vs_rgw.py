@@ -347,7 +347,8 @@ def main():
     ap.add_argument("--strata-variant", action="append", default=[], metavar="NAME=ARGS",
                     help="one more Strata daemon on the same cluster (its own pools), started "
                          "with these extra server arguments, measured interleaved with the "
-                         "others (repeatable), e.g. inl64k='--inline-max 65536'")
+                         "others (repeatable), e.g. inl64k='--inline-max 65536'; ARGS starting "
+                         "with @PATH run that strata binary (another build)")
     ap.add_argument("--strata-args", default="",
                     help="extra server arguments of the first Strata daemon")
     ap.add_argument("--rgw-nagle", action="store_true",
@@ -365,6 +366,7 @@ def main():
         a.get64m_duration = a.duration
     servers = [s for s in a.servers.split(",") if s]
     extra = {"strata": a.strata_args.split()}
+    bins = {}
     if "strata" in servers:
         for v in a.strata_variant:
             name, _, args = v.partition("=")
@@ -373,6 +375,8 @@ def main():
             sv = "strata-" + name
             NAMES[sv] = "Strata " + name
             extra[sv] = args.split()
+            if extra[sv] and extra[sv][0].startswith("@"):
+                bins[sv] = extra[sv].pop(0)[1:]
             servers.insert(servers.index("strata") + 1, sv)
     a.rows = [r for r in a.rows.split(",") if r]
     if not servers or any(s not in NAMES for s in servers) or len(set(servers)) != len(servers) or any(r not in LABELS for r in a.rows):
@@ -406,7 +410,8 @@ def main():
             for s in servers:
                 if s.startswith("strata"):
                     # each Strata daemon its own pools: prefix strata, strata-NAME
-                    p, srv = start_strata(binary, c, os.path.join(work, s), s, extra[s])
+                    p, srv = start_strata(bins.get(s, binary), c, os.path.join(work, s), s,
+                                          extra[s])
                     srv.name = s
                     procs.append((p, srv.work))
                 else:
