@@ -43,6 +43,16 @@ as they would for a hot set.
 machine), 3 runs (any of these given explicitly wins): the same rows, the
 servers interleaved as in a full run, for a shared machine.
 
+--strata-variant NAME=ARGS (repeatable) starts one more Strata daemon on
+the same cluster with its own pools (prefix strata-NAME) and these extra
+server arguments, measured interleaved with the others: a setting A/B in
+one run, e.g. inl64k='--inline-max 65536'; ARGS starting with @PATH run
+that binary (another build).  Every cell also records the OSDs' perf
+counters per request (`ceph daemon osd.N perf dump`: ops, bytes the ops
+carried, BlueFS's WAL and SST bytes, which grow with RocksDB compactions,
+BlueStore's data writes) and the OSDs' mean op, commit and kv_sync
+latencies; the report prints them under the table.
+
 STRATA_BIN: any build of strata (default build-rel/strata); a build whose
 daemon has no --rados-conf stops the run at once with that message (run
 --servers rgw to measure radosgw alone).  Exit 1 when any request failed
