@@ -840,6 +840,7 @@ struct strata_put {
     bool md5_failed; /* written by the observer, read after finish */
     /* Part uploads (strata_mpu_part_begin): always erasure-coded. */
     bool is_part;
+    bool writer_late; /* the writer starts with the first stored bytes (put_begin) */
     uint8_t upload[UPLOAD_LEN];
     unsigned part_no;
     int failed;
@@ -1056,9 +1057,19 @@ static int put_begin(struct strata_meta *m, const struct strata_put_opts *opts, 
             goto fail;
     }
     if (part || (p->size_expected != UINT64_MAX && p->size_expected > m->inline_max)) {
-        rc = start_writer(p);
-        if (rc)
-            goto fail;
+        /* A store whose pending record is a remote op (RADOS: w/ on the
+         * key's index shard, one round trip) would make begin's caller, the
+         * server's event thread, wait for it with every connection it
+         * serves: 2 event threads held ~200 such PUTs/s.  The writer
+         * starts with the first bytes stored instead, on the thread that
+         * stores them, still before any data byte is written. */
+        if (m->store->pending_add) {
+            p->writer_late = true;
+        } else {
+            rc = start_writer(p);
+            if (rc)
+                goto fail;
+        }
     }
     *out = p;
     return 0;
@@ -1205,7 +1216,7 @@ static int put_store(void *ud, const uint8_t *buf, size_t len)
 {
     struct strata_put *p = ud;
     p->stored += len;
-    if (!p->w && p->buflen + len > p->m->inline_max) {
+    if (!p->w && (p->writer_late || p->buflen + len > p->m->inline_max)) {
         int rc = start_writer(p);
         if (rc)
             return rc;
@@ -1672,6 +1683,10 @@ int strata_obj_put_commit(struct strata_put *p, struct strata_obj_info *out)
      * MD5; the digests are verified before anything is committed, and a
      * mismatch removes the (unreferenced) data again. */
     if (p->enc && (rc = strata_sse__writer_finish(p->enc, put_store, p)) != 0) {
+        strata_obj_put_abort(p);
+        return rc;
+    }
+    if (!p->w && p->writer_late && (rc = start_writer(p)) != 0) { /* no byte came */
         strata_obj_put_abort(p);
         return rc;
     }

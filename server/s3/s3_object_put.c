@@ -282,7 +282,11 @@ int strata_h_put_body(struct strata_req *r, const void *buf, size_t len)
 {
     int rc = strata_obj_put_write(r->put, buf, len);
     if (rc) {
-        strata_req_defer_error(r, strata_s3_err_from_strata(rc, S3CTX_OBJECT), rc);
+        /* Not found while storing: the bucket went away since begin (on
+         * RADOS the data's pending record is written with the first bytes). */
+        strata_req_defer_error(r, strata_s3_err_from_strata(rc, rc == STRATA_ENOTFOUND ? S3CTX_BUCKET
+                                                                                  : S3CTX_OBJECT),
+                               rc);
         return -1;
     }
     return 0;

@@ -43,6 +43,16 @@ as they would for a hot set.
 machine), 3 runs (any of these given explicitly wins): the same rows, the
 servers interleaved as in a full run, for a shared machine.
 
+--strata-variant NAME=ARGS (repeatable) starts one more Strata daemon on
+the same cluster with its own pools (prefix strata-NAME) and these extra
+server arguments, measured interleaved with the others: a setting A/B in
+one run, e.g. inl64k='--inline-max 65536'; ARGS starting with @PATH run
+that binary (another build).  Every cell also records the OSDs' perf
+counters per request (`ceph daemon osd.N perf dump`: ops, bytes the ops
+carried, BlueFS's WAL and SST bytes, which grow with RocksDB compactions,
+BlueStore's data writes) and the OSDs' mean op, commit and kv_sync
+latencies; the report prints them under the table.
+
 STRATA_BIN: any build of strata (default build-rel/strata); a build whose
 daemon has no --rados-conf stops the run at once with that message (run
 --servers rgw to measure radosgw alone).  Exit 1 when any request failed
@@ -81,6 +91,18 @@ SIZES = {"get4k": 4096, "get100k": 100 * 1024, "get64m": 64 << 20, "put100k": 10
 LABELS = {"get4k": "GET 4 KiB", "get100k": "GET 100 KiB, N keys", "get64m": "GET 64 MiB",
           "put100k": "PUT 100 KiB", "put64m": "PUT 64 MiB", "list": "ListObjectsV2"}
 NAMES = {"strata": "Strata", "rgw": "radosgw"}
+# OSD perf counters kept per cell (ceph daemon osd.N perf dump): ops, and
+# what RocksDB and BlueFS wrote (WAL, SST: compactions), summed over OSDs.
+OSD_COUNTERS = {("osd", "op"): "osd_ops", ("osd", "op_w"): "osd_op_w",
+                ("osd", "op_r"): "osd_op_r", ("osd", "op_in_bytes"): "osd_in_bytes",
+                ("bluefs", "bytes_written_wal"): "wal_bytes",
+                ("bluefs", "bytes_written_sst"): "sst_bytes",
+                ("bluestore", "bluestore_write_big_bytes"): "big_bytes",
+                ("bluestore", "bluestore_write_small_bytes"): "small_bytes",
+                ("rocksdb", "compact"): "compactions"}
+# OSD latencies (sum and count kept; the mean over the cell in ms is shown)
+OSD_LATENCIES = {("osd", "op_latency"): "op_ms", ("bluestore", "commit_lat"): "commit_ms",
+                 ("bluestore", "kv_sync_lat"): "kv_sync_ms"}
 BUCKET, LIST_BUCKET = "bench", "listbench"
 
 
@@ -111,7 +133,7 @@ class Server:
         return argparse.Namespace(**base)
 
 
-def start_strata(binary, c, work, prefix):
+def start_strata(binary, c, work, prefix, extra=()):
     os.makedirs(work, exist_ok=True)
     r = subprocess.run([binary, "rados", "init", "--rados-conf", c.conf, "--rados-id", c.client_id,
                         "--rados-pool-prefix", prefix], capture_output=True, text=True,
@@ -125,7 +147,7 @@ def start_strata(binary, c, work, prefix):
     log = open(os.path.join(work, "strata.log"), "wb")
     proc = subprocess.Popen(
         [binary, "server", "--address", f"127.0.0.1:{port}", "--rados-conf", c.conf,
-         "--rados-id", c.client_id, "--rados-pool-prefix", prefix],
+         "--rados-id", c.client_id, "--rados-pool-prefix", prefix] + list(extra),
         env={"PATH": "/usr/bin:/bin", "HOME": work, "STRATA_ROOT_USER": ak,
              "STRATA_ROOT_PASSWORD": sk},
         stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
@@ -165,11 +187,41 @@ def osd_cpu(c):
     return sum(cpu_seconds(p) for n, p in c.pids.items() if n.startswith("osd."))
 
 
+def osd_counters(c):
+    """OSD_COUNTERS summed over the OSDs (admin socket; absent ones 0)."""
+    tot = dict.fromkeys(OSD_COUNTERS.values(), 0)
+    for n in c.pids:
+        if not n.startswith("osd."):
+            continue
+        r = subprocess.run(["ceph", "--admin-daemon", c.path("run", f"ceph-{n}.asok"), "perf",
+                            "dump"], capture_output=True, text=True, timeout=60)
+        try:
+            d = json.loads(r.stdout)
+        except ValueError:
+            continue
+        for (sec, k), name in OSD_COUNTERS.items():
+            v = d.get(sec, {}).get(k, 0)
+            tot[name] += v.get("avgcount", 0) if isinstance(v, dict) else v
+        for (sec, k), name in OSD_LATENCIES.items():
+            v = d.get(sec, {}).get(k, {})
+            tot[name + ".sum"] = tot.get(name + ".sum", 0) + v.get("sum", 0)
+            tot[name + ".n"] = tot.get(name + ".n", 0) + v.get("avgcount", 0)
+    return tot
+
+
 def timed(c, srv, fn):
-    """fn() with the gateway's and the OSDs' CPU seconds over it."""
+    """fn() with the gateway's and the OSDs' CPU seconds over it, and the
+    OSDs' counters' deltas."""
+    k0 = osd_counters(c)
     g0, o0, t0 = cpu_seconds(srv.pid), osd_cpu(c), time.monotonic()
     out = fn()
-    return out, cpu_seconds(srv.pid) - g0, osd_cpu(c) - o0, time.monotonic() - t0
+    g, o, t = cpu_seconds(srv.pid) - g0, osd_cpu(c) - o0, time.monotonic() - t0
+    k1 = osd_counters(c)
+    srv.last_counters = {k: k1[k] - k0[k] for k in OSD_COUNTERS.values()}
+    for name in OSD_LATENCIES.values():
+        n = k1.get(name + ".n", 0) - k0.get(name + ".n", 0)
+        srv.last_counters[name] = (k1[name + ".sum"] - k0[name + ".sum"]) * 1e3 / n if n else 0
+    return out, g, o, t
 
 
 def wrk_row(c, srv, row, a, run=0):
@@ -197,7 +249,16 @@ def wrk_row(c, srv, row, a, run=0):
     return {"row": row, "server": srv.name, "requests": n, "rps": n / duration,
             "p50_ms": cell["p50_us"] / 1e3, "p99_ms": cell["p99_us"] / 1e3,
             "errors": cell["errors"] + cell["non2xx"] + over, "gw_cpu_us": gcpu * 1e6 / n if n else None,
-            "osd_cpu_us": ocpu * 1e6 / n if n else None, "conns": conns, "seconds": round(secs, 1)}
+            "osd_cpu_us": ocpu * 1e6 / n if n else None, "conns": conns, "seconds": round(secs, 1),
+            "osd": per_req(srv.last_counters, n)}
+
+
+def per_req(counters, n):
+    """The OSD counters per request (ops as is, bytes in KiB)."""
+    if not n:
+        return {}
+    return {k: round(v if k.endswith("_ms") else v / n / (1024 if k.endswith("bytes") else 1), 2)
+            for k, v in counters.items()}
 
 
 def list_row(c, srv, nkeys):
@@ -207,7 +268,8 @@ def list_row(c, srv, nkeys):
             "rps": pages / secs, "keys_per_s": n / secs, "p50_ms": secs * 1e3 / max(pages, 1),
             "p99_ms": None, "errors": 0 if n == nkeys else abs(nkeys - n),
             "gw_cpu_us": gcpu * 1e6 / pages if pages else None,
-            "osd_cpu_us": ocpu * 1e6 / pages if pages else None, "seconds": round(secs, 2)}
+            "osd_cpu_us": ocpu * 1e6 / pages if pages else None, "seconds": round(secs, 2),
+            "osd": per_req(srv.last_counters, pages)}
 
 
 def med(rows, key):
@@ -231,8 +293,9 @@ def report(results, servers, a, c):
     head = ["row"]
     for s in servers:
         head += [f"{NAMES[s]} req/s (MB/s)", "p50 ms", "p99 ms", "gw CPU us/req", "OSD CPU us/req"]
-    if len(servers) == 2:
-        head.append("Strata/radosgw")
+    variants = [s for s in servers if s != "rgw"]
+    if "rgw" in servers:
+        head += [f"{NAMES[s]}/radosgw" for s in variants]
     print("| " + " | ".join(head) + " |")
     print("|" + " --- |" * len(head))
     for row in a.rows:
@@ -251,9 +314,23 @@ def report(results, servers, a, c):
                 shown += f" ({errs} err)"
             cells += [shown, fmt(med(rs, "p50_ms"), ".2f"), fmt(med(rs, "p99_ms"), ".2f"),
                       fmt(med(rs, "gw_cpu_us"), ".0f"), fmt(med(rs, "osd_cpu_us"), ".0f")]
-        if len(servers) == 2:
-            cells.append(f"{rates[0] / rates[1]:.2f}" if rates[0] and rates[1] else "-")
+        if "rgw" in servers:
+            rr = rates[servers.index("rgw")]
+            cells += [f"{rates[servers.index(s)] / rr:.2f}" if rates[servers.index(s)] and rr
+                      else "-" for s in variants]
         print("| " + " | ".join(cells) + " |")
+    print("\nOSD counters per request (medians; KiB for bytes: osd_in what the ops carried, wal and "
+          "sst what BlueFS wrote for RocksDB (sst: flushes and compactions), big/small BlueStore's "
+          "data writes; *_ms: the OSD's mean latencies over the cell):\n")
+    keys = list(OSD_COUNTERS.values()) + list(OSD_LATENCIES.values())
+    print("| row | server | " + " | ".join(keys) + " |")
+    print("|" + " --- |" * (len(keys) + 2))
+    for row in a.rows:
+        for s in servers:
+            rs = [r["osd"] for r in by.get((row, s), []) if r.get("osd")]
+            if rs:
+                print(f"| {row} | {NAMES[s]} | " + " | ".join(
+                    fmt(statistics.median(r[k] for r in rs), ".2f") for k in keys) + " |")
     print("\nList rows: req/s are pages of 1,000 keys per second and p50 the mean ms per page "
           "(one client, pages in sequence).  CPU per request: user + system of the gateway process "
           "and of every OSD over the cell, divided by the requests it completed.")
@@ -277,6 +354,13 @@ def main():
     ap.add_argument("--big-conns", type=int, default=8, help="connections of the 64 MiB rows")
     ap.add_argument("--servers", default="strata,rgw", help="strata,rgw or one of them")
     ap.add_argument("--rows", default="get4k,get100k,get64m,put100k,put64m,list")
+    ap.add_argument("--strata-variant", action="append", default=[], metavar="NAME=ARGS",
+                    help="one more Strata daemon on the same cluster (its own pools), started "
+                         "with these extra server arguments, measured interleaved with the "
+                         "others (repeatable), e.g. inl64k='--inline-max 65536'; ARGS starting "
+                         "with @PATH run that strata binary (another build)")
+    ap.add_argument("--strata-args", default="",
+                    help="extra server arguments of the first Strata daemon")
     ap.add_argument("--rgw-nagle", action="store_true",
                     help="radosgw without tcp_nodelay=1 (its default: keep-alive requests then "
                          "wait 25-45 ms for delayed ACKs here)")
@@ -291,8 +375,21 @@ def main():
     if a.get64m_duration is None:
         a.get64m_duration = a.duration
     servers = [s for s in a.servers.split(",") if s]
+    extra = {"strata": a.strata_args.split()}
+    bins = {}
+    if "strata" in servers:
+        for v in a.strata_variant:
+            name, _, args = v.partition("=")
+            if not name.isalnum():
+                ap.error(f"--strata-variant {v!r}: NAME=ARGS, NAME letters and digits")
+            sv = "strata-" + name
+            NAMES[sv] = "Strata " + name
+            extra[sv] = args.split()
+            if extra[sv] and extra[sv][0].startswith("@"):
+                bins[sv] = extra[sv].pop(0)[1:]
+            servers.insert(servers.index("strata") + 1, sv)
     a.rows = [r for r in a.rows.split(",") if r]
-    if not servers or any(s not in NAMES for s in servers) or any(r not in LABELS for r in a.rows):
+    if not servers or any(s not in NAMES for s in servers) or len(set(servers)) != len(servers) or any(r not in LABELS for r in a.rows):
         ap.error("--servers: strata and/or rgw; --rows: " + ",".join(LABELS))
     for tool in ("wrk", "ceph-mon", "ceph-osd", "radosgw"):
         if not shutil.which(tool):
@@ -321,9 +418,12 @@ def main():
                 f"(radosgw {c.rgw_start_seconds:.1f} s of it)")
             srvs = []
             for s in servers:
-                if s == "strata":
-                    p, srv = start_strata(binary, c, os.path.join(work, "strata"), "strata")
-                    procs.append(p)
+                if s.startswith("strata"):
+                    # each Strata daemon its own pools: prefix strata, strata-NAME
+                    p, srv = start_strata(bins.get(s, binary), c, os.path.join(work, s), s,
+                                          extra[s])
+                    srv.name = s
+                    procs.append((p, srv.work))
                 else:
                     ak, sk = c.rgw_user()
                     srv = Server("rgw", c.rgw_endpoint, ak, sk, c.pids["client.rgw.a"],
@@ -345,18 +445,20 @@ def main():
                             say(f"{row} {NAMES[srv.name]} run {run + 1}: {r['rps']:.1f}/s, p50 "
                                 f"{fmt(r['p50_ms'], '.2f')} ms, p99 {fmt(r['p99_ms'], '.2f')} ms, "
                                 f"gw {fmt(r['gw_cpu_us'], '.0f')} us/req, errors {r['errors']}")
-            for p in procs:
+            for p, pwork in procs:
                 if p.poll() is not None:
                     say(f"FAIL: strata exited during the run (status {p.returncode})")
                     results.append({"row": "-", "server": "strata", "errors": 1})
+                # while the cluster is up: without it a daemon's shutdown waits on librados
+                benchlib.stop(p, pwork)
             report(results, servers, a, c)
             bad = [f"{r['row']}/{r['server']}" for r in results if r["errors"]]
             if bad:
                 print(f"\nFAILED: requests failed in {', '.join(sorted(set(bad)))}: not a valid run")
             ok = not bad
     finally:
-        for p in procs:
-            benchlib.stop(p, os.path.join(work, "strata"))
+        for p, pwork in procs:
+            benchlib.stop(p, pwork)
         if os.path.exists(results_path):
             os.makedirs(os.path.join(ROOT, "build-bench"), exist_ok=True)
             shutil.copy(results_path, os.path.join(ROOT, "build-bench", "rados_vs_rgw-results.jsonl"))
