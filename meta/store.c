@@ -854,7 +854,7 @@ int strata_meta__open_finish(struct strata_meta *m)
 {
     int rc = strata_meta__lock_clock_open(m);
     rc = rc ? rc : strata_meta__audit_open(m);
-    return rc ? rc : strata_meta__lock_clock_start(m);
+    return rc ? rc : strata_meta__lock_clock_start(m, strata_meta__audit_note);
 }
 
 int strata_meta_open(struct strata_set *const *sets, unsigned nsets,
