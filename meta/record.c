@@ -472,148 +472,245 @@ static void lock_pack(msgpack_packer *pk, const struct strata_obj_lock *l, uint6
         msgpack_pack_false(pk);
 }
 
-static int rec_field(struct meta_rec *r, uint64_t f, const msgpack_object *v, bool want_hdrs,
-                     uint64_t *shard_len_field, bool *have_fmt)
+/* ---- table-driven field decoding ----------------------------------------
+ *
+ * Every record kind is a msgpack map of numbered fields.  A kind's decoder
+ * is a table indexed by field number that says what each field must be and
+ * where it goes in the decoded struct; fields_decode walks the map once for
+ * all kinds (version byte, bounds walk, unique field numbers, the fields a
+ * kind requires).  A field number past the table, or one it leaves
+ * FD_SKIP, is a newer writer's and skipped. */
+
+enum fd_kind {
+    FD_SKIP = 0,
+    FD_FORMAT, /* must be REC_FORMAT */
+    FD_UINT,   /* unsigned in [lo, hi], into a 4- or 8-byte field */
+    FD_INT,    /* int64_t */
+    FD_BOOL,
+    FD_STR,    /* into char[size]; lo = 1: not empty */
+    FD_BIN,    /* [lo, hi] bytes copied into an array */
+    FD_REF,    /* [lo, hi] bytes left in the buffer: const uint8_t * + len */
+    FD_COPY,   /* [lo, hi] bytes in a malloc'd copy (none when empty) + len */
+    FD_LOCK,   /* Object Lock field number - lo of a struct strata_obj_lock */
+    FD_FN,     /* the kind's own function */
+};
+
+#define FD_NONE UINT16_MAX /* no length or presence field */
+#define FD_NULL_EMPTY 1    /* FD_REF: NULL pointer when empty */
+
+/* Decodes one field into rec; ctx is the kind's decoder state. */
+typedef int fd_fn(void *rec, void *ctx, const msgpack_object *v);
+
+struct fd {
+    uint8_t kind, flags;
+    uint16_t size;     /* FD_UINT, FD_STR: the field's size */
+    uint16_t off;      /* where the value goes */
+    uint16_t len, has; /* size_t length, bool presence: FD_NONE when none */
+    uint64_t lo, hi;
+    fd_fn *fn;
+};
+
+#define FD_AT(T, f) (uint16_t) offsetof(T, f)
+#define FD_FMT {.kind = FD_FORMAT}
+#define FD_U(T, f, l, h)                                                                         \
+    {.kind = FD_UINT, .size = sizeof(((T *)0)->f), .off = FD_AT(T, f), .lo = (l), .hi = (h)}
+#define FD_U64(T, f) FD_U(T, f, 0, UINT64_MAX)
+#define FD_I64(T, f) {.kind = FD_INT, .off = FD_AT(T, f)}
+#define FD_BOOLEAN(T, f) {.kind = FD_BOOL, .off = FD_AT(T, f)}
+#define FD_S(T, f, nonempty)                                                                     \
+    {.kind = FD_STR, .size = sizeof(((T *)0)->f), .off = FD_AT(T, f), .lo = (nonempty)}
+#define FD_ARR(T, f, l, lenf, hasf)                                                              \
+    {.kind = FD_BIN, .off = FD_AT(T, f), .len = (lenf), .has = (hasf), .lo = (l),              \
+     .hi = sizeof(((T *)0)->f)}
+#define FD_BINREF(T, f, l, h, fl)                                                                \
+    {.kind = FD_REF, .flags = (fl), .off = FD_AT(T, f), .len = FD_AT(T, f##_len), .lo = (l),   \
+     .hi = (h)}
+#define FD_BINCOPY(T, f, l, h)                                                                   \
+    {.kind = FD_COPY, .off = FD_AT(T, f), .len = FD_AT(T, f##_len), .lo = (l), .hi = (h)}
+#define FD_OLOCK(T, f, first) {.kind = FD_LOCK, .off = FD_AT(T, f), .lo = (first)}
+#define FD_CALL(f) {.kind = FD_FN, .fn = (f)}
+
+static bool get_bin(const msgpack_object *o, void *dst, size_t cap, size_t *n)
 {
-    uint64_t u;
-    switch (f) {
-    case 0:
-        if (!get_uint(v, &u) || u != REC_FORMAT)
-            return STRATA_ECORRUPT;
-        *have_fmt = true;
-        return 0;
-    case 1:
-        if (!get_uint(v, &u) || u > 0xffffffffu)
-            return STRATA_ECORRUPT;
-        r->flags = (uint32_t)u;
-        return 0;
-    case 2:
-        return get_uint(v, &r->size) ? 0 : STRATA_ECORRUPT;
-    case 3:
-        return get_str(v, r->etag, sizeof(r->etag)) ? 0 : STRATA_ECORRUPT;
-    case 4:
-        return get_int(v, &r->mtime_ns) ? 0 : STRATA_ECORRUPT;
-    case 5:
-        if (v->type != MSGPACK_OBJECT_BIN || v->via.bin.size != STRATA_DATA_ID_LEN)
-            return STRATA_ECORRUPT;
-        memcpy(r->data_id, v->via.bin.ptr, STRATA_DATA_ID_LEN);
-        r->has_data_id = true;
-        return 0;
-    case 6:
-        if (v->type != MSGPACK_OBJECT_BIN)
-            return STRATA_ECORRUPT;
-        r->shard = (const uint8_t *)v->via.bin.ptr;
-        r->shard_len = v->via.bin.size;
-        return 0;
-    case 7:
-        if (!get_uint(v, &u) || u > 0xffffffffu)
-            return STRATA_ECORRUPT;
-        r->shard_crc = (uint32_t)u;
-        return 0;
-    case 8:
-        return get_uint(v, shard_len_field) ? 0 : STRATA_ECORRUPT;
-    case 9:
-        return get_str(v, r->storage_class, sizeof(r->storage_class)) ? 0 : STRATA_ECORRUPT;
-    case 10:
-        if (!get_uint(v, &u) || u > STRATA_CKSUM_SHA256)
-            return STRATA_ECORRUPT;
-        r->cksum_algo = (int)u;
-        return 0;
-    case 11:
-        if (v->type != MSGPACK_OBJECT_BIN || v->via.bin.size > STRATA_CKSUM_RAW_MAX)
-            return STRATA_ECORRUPT;
-        if (v->via.bin.size)
-            memcpy(r->cksum, v->via.bin.ptr, v->via.bin.size);
-        r->cksum_len = v->via.bin.size;
-        return 0;
-    case 12:
-        return decode_hdrs(v, want_hdrs, r);
-    case 13:
-        return parts_ok(v) ? 0 : STRATA_ECORRUPT;
-    case 14:
-        if (!get_uint(v, &u) || u == 0 || u > META_PARTS_MAX)
-            return STRATA_ECORRUPT;
-        r->nparts = (size_t)u;
-        return 0;
-    case 15:
-        if (v->type != MSGPACK_OBJECT_BIN)
-            return STRATA_ECORRUPT;
-        r->pidx = (const uint8_t *)v->via.bin.ptr;
-        r->pidx_len = v->via.bin.size;
-        return 0;
-    case 16:
-        if (!get_uint(v, &u) || u > STRATA_CKSUM_TYPE_FULL_OBJECT)
-            return STRATA_ECORRUPT;
-        r->cksum_type = (int)u;
-        return 0;
-    case 17:
-        if (v->type != MSGPACK_OBJECT_BIN || v->via.bin.size > STRATA_TAGS_MAX)
-            return STRATA_ECORRUPT;
-        r->tags = v->via.bin.size ? (const uint8_t *)v->via.bin.ptr : NULL;
-        r->tags_len = v->via.bin.size;
-        return 0;
-    case 18:
-    case 19:
-    case 20:
-        return lock_field(&r->lock, f - 18, v) ? 0 : STRATA_ECORRUPT;
-    case 21:
-        if (v->type != MSGPACK_OBJECT_BIN || v->via.bin.size == 0 ||
-            v->via.bin.size > STRATA_SSE_DESC_MAX)
-            return STRATA_ECORRUPT;
-        r->sse = (const uint8_t *)v->via.bin.ptr;
-        r->sse_len = v->via.bin.size;
-        return 0;
-    case 22:
-        return get_uint(v, &r->psize) ? 0 : STRATA_ECORRUPT;
-    case 23:
-        if (v->type != MSGPACK_OBJECT_BIN || v->via.bin.size > STRATA_ACL_MAX)
-            return STRATA_ECORRUPT;
-        r->acl = v->via.bin.size ? (const uint8_t *)v->via.bin.ptr : NULL;
-        r->acl_len = v->via.bin.size;
-        return 0;
-    case 24:
-        return get_str(v, r->tier, sizeof(r->tier)) && r->tier[0] ? 0 : STRATA_ECORRUPT;
-    default:
-        return 0; /* a newer writer's field: skip */
-    }
+    if (o->type != MSGPACK_OBJECT_BIN || o->via.bin.size > cap)
+        return false;
+    if (o->via.bin.size)
+        memcpy(dst, o->via.bin.ptr, o->via.bin.size);
+    *n = o->via.bin.size;
+    return true;
 }
 
-int strata_meta__rec_decode(const void *buf, size_t len, bool want_hdrs, struct meta_rec *r)
+static int field_decode(const struct fd *d, uint64_t f, const msgpack_object *v, char *rec,
+                        void *ctx)
 {
-    memset(r, 0, sizeof(*r));
+    uint64_t u;
+    int64_t i;
+    size_t n = v->type == MSGPACK_OBJECT_BIN ? v->via.bin.size : 0;
+    if (d->kind >= FD_BIN && d->kind <= FD_COPY &&
+        (v->type != MSGPACK_OBJECT_BIN || n < d->lo || n > d->hi))
+        return STRATA_ECORRUPT;
+    switch (d->kind) {
+    case FD_SKIP:
+        return 0;
+    case FD_FORMAT:
+        return get_uint(v, &u) && u == REC_FORMAT ? 0 : STRATA_ECORRUPT;
+    case FD_UINT:
+        if (!get_uint(v, &u) || u < d->lo || u > d->hi)
+            return STRATA_ECORRUPT;
+        STRATA_ASSERT(d->size == sizeof(uint32_t) || d->size == sizeof(uint64_t));
+        if (d->size == sizeof(uint32_t)) {
+            uint32_t x = (uint32_t)u;
+            memcpy(rec + d->off, &x, sizeof(x));
+        } else {
+            memcpy(rec + d->off, &u, sizeof(u));
+        }
+        return 0;
+    case FD_INT:
+        if (!get_int(v, &i))
+            return STRATA_ECORRUPT;
+        memcpy(rec + d->off, &i, sizeof(i));
+        return 0;
+    case FD_BOOL:
+        if (v->type != MSGPACK_OBJECT_BOOLEAN)
+            return STRATA_ECORRUPT;
+        *(bool *)(rec + d->off) = v->via.boolean;
+        return 0;
+    case FD_STR:
+        return get_str(v, rec + d->off, d->size) && (!d->lo || rec[d->off]) ? 0 : STRATA_ECORRUPT;
+    case FD_BIN:
+        if (n)
+            memcpy(rec + d->off, v->via.bin.ptr, n);
+        if (d->has != FD_NONE)
+            *(bool *)(rec + d->has) = true;
+        break;
+    case FD_REF: {
+        const uint8_t *p = (d->flags & FD_NULL_EMPTY) && !n ? NULL : (const uint8_t *)v->via.bin.ptr;
+        memcpy(rec + d->off, &p, sizeof(p));
+        break;
+    }
+    case FD_COPY: {
+        if (!n)
+            return 0;
+        uint8_t *p = malloc(n);
+        if (!p)
+            return STRATA_ENOMEM;
+        memcpy(p, v->via.bin.ptr, n);
+        memcpy(rec + d->off, &p, sizeof(p));
+        break;
+    }
+    case FD_LOCK:
+        return lock_field((struct strata_obj_lock *)(void *)(rec + d->off), f - d->lo, v)
+                   ? 0
+                   : STRATA_ECORRUPT;
+    default:
+        return d->fn(rec, ctx, v);
+    }
+    if (d->len != FD_NONE)
+        memcpy(rec + d->len, &n, sizeof(n));
+    return 0;
+}
+
+/* Decode the map after version byte vb into rec by tab (ntab entries):
+ * every field of need present, none twice; *seen gets the fields there. */
+static int fields_decode(const struct fd *tab, size_t ntab, uint64_t need, uint8_t vb,
+                         const void *buf, size_t len, void *rec, void *ctx, uint64_t *seen)
+{
     const uint8_t *p = buf;
-    if (len < 2 || p[0] != VAL_VERSION_BYTE || !strata_meta__mp_sane(p + 1, len - 1))
+    *seen = 0;
+    if (len < 2 || p[0] != vb || !strata_meta__mp_sane(p + 1, len - 1))
         return STRATA_ECORRUPT;
     msgpack_unpacked up;
     msgpack_unpacked_init(&up);
     size_t off = 0;
     int rc = STRATA_ECORRUPT;
-    if (msgpack_unpack_next(&up, (const char *)p + 1, len - 1, &off) != MSGPACK_UNPACK_SUCCESS)
-        goto out;
-    if (up.data.type != MSGPACK_OBJECT_MAP)
-        goto out;
-    uint64_t slen = UINT64_MAX, seen = 0;
-    bool have_fmt = false;
-    for (uint32_t i = 0; i < up.data.via.map.size; i++) {
+    if (msgpack_unpack_next(&up, (const char *)p + 1, len - 1, &off) == MSGPACK_UNPACK_SUCCESS &&
+        up.data.type == MSGPACK_OBJECT_MAP)
+        rc = 0;
+    for (uint32_t i = 0; rc == 0 && i < up.data.via.map.size; i++) {
         const msgpack_object_kv *kv = &up.data.via.map.ptr[i];
         uint64_t f;
-        if (!get_uint(&kv->key, &f) || field_dup(&seen, f)) {
+        if (!get_uint(&kv->key, &f) || field_dup(seen, f))
             rc = STRATA_ECORRUPT;
-            goto out;
-        }
-        rc = rec_field(r, f, &kv->val, want_hdrs, &slen, &have_fmt);
-        if (rc)
-            goto out;
+        else if (f < ntab)
+            rc = field_decode(&tab[f], f, &kv->val, rec, ctx);
     }
-    rc = STRATA_ECORRUPT;
-    if (!have_fmt)
+    if (rc == 0 && (*seen & need) != need)
+        rc = STRATA_ECORRUPT;
+    /* Refs point into buf, not into the unpacked zone: a bin's ptr is the
+     * buffer's own bytes (msgpack-c references, never copies, them). */
+    msgpack_unpacked_destroy(&up);
+    return rc;
+}
+
+/* Version records ('O' values). */
+struct rec_ctx {
+    bool want_hdrs;
+    uint64_t slen; /* field 8: the inline shard's length */
+};
+
+static int rec_shard_len(void *rec, void *ctx, const msgpack_object *v)
+{
+    (void)rec;
+    return get_uint(v, &((struct rec_ctx *)ctx)->slen) ? 0 : STRATA_ECORRUPT;
+}
+
+static int rec_hdrs(void *rec, void *ctx, const msgpack_object *v)
+{
+    return decode_hdrs(v, ((struct rec_ctx *)ctx)->want_hdrs, rec);
+}
+
+static int rec_parts(void *rec, void *ctx, const msgpack_object *v)
+{
+    (void)rec, (void)ctx;
+    return parts_ok(v) ? 0 : STRATA_ECORRUPT;
+}
+
+#define R struct meta_rec
+static const struct fd rec_fields[] = {
+    [0] = FD_FMT,
+    [1] = FD_U(R, flags, 0, UINT32_MAX),
+    [2] = FD_U64(R, size),
+    [3] = FD_S(R, etag, 0),
+    [4] = FD_I64(R, mtime_ns),
+    [5] = FD_ARR(R, data_id, STRATA_DATA_ID_LEN, FD_NONE, FD_AT(R, has_data_id)),
+    [6] = FD_BINREF(R, shard, 0, UINT64_MAX, 0),
+    [7] = FD_U(R, shard_crc, 0, UINT32_MAX),
+    [8] = FD_CALL(rec_shard_len),
+    [9] = FD_S(R, storage_class, 0),
+    [10] = FD_U(R, cksum_algo, 0, STRATA_CKSUM_SHA256),
+    [11] = FD_ARR(R, cksum, 0, FD_AT(R, cksum_len), FD_NONE),
+    [12] = FD_CALL(rec_hdrs),
+    [13] = FD_CALL(rec_parts),
+    [14] = FD_U(R, nparts, 1, META_PARTS_MAX),
+    [15] = FD_BINREF(R, pidx, 0, UINT64_MAX, 0),
+    [16] = FD_U(R, cksum_type, 0, STRATA_CKSUM_TYPE_FULL_OBJECT),
+    [17] = FD_BINREF(R, tags, 0, STRATA_TAGS_MAX, FD_NULL_EMPTY),
+    [18] = FD_OLOCK(R, lock, 18),
+    [19] = FD_OLOCK(R, lock, 18),
+    [20] = FD_OLOCK(R, lock, 18),
+    [21] = FD_BINREF(R, sse, 1, STRATA_SSE_DESC_MAX, 0),
+    [22] = FD_U64(R, psize),
+    [23] = FD_BINREF(R, acl, 0, STRATA_ACL_MAX, FD_NULL_EMPTY),
+    [24] = FD_S(R, tier, 1),
+};
+#undef R
+
+int strata_meta__rec_decode(const void *buf, size_t len, bool want_hdrs, struct meta_rec *r)
+{
+    memset(r, 0, sizeof(*r));
+    struct rec_ctx c = {.want_hdrs = want_hdrs, .slen = UINT64_MAX};
+    uint64_t seen;
+    int rc = fields_decode(rec_fields, sizeof(rec_fields) / sizeof(rec_fields[0]), 1,
+                           VAL_VERSION_BYTE, buf, len, r, &c, &seen);
+    if (rc)
         goto out;
+    rc = STRATA_ECORRUPT;
     if ((r->flags & REC_F_INLINE) && (r->flags & REC_F_MULTIPART))
         goto out; /* data lives in the record or in parts, never both */
     if (r->flags & REC_F_INLINE) {
-        if (!r->shard && r->shard_len == 0 && slen == 0)
+        if (!r->shard && r->shard_len == 0 && c.slen == 0)
             r->shard = (const uint8_t *)"";
-        if (!r->shard || slen != r->shard_len)
+        if (!r->shard || c.slen != r->shard_len)
             goto out;
     } else if (r->flags & REC_F_MULTIPART) {
         size_t nc = (r->nparts + MP_CHUNK_PARTS - 1) / MP_CHUNK_PARTS;
@@ -630,7 +727,6 @@ int strata_meta__rec_decode(const void *buf, size_t len, bool want_hdrs, struct 
         goto out; /* the stream must match its plaintext */
     rc = 0;
 out:
-    msgpack_unpacked_destroy(&up);
     if (rc)
         strata_meta__rec_fini(r);
     return rc;
@@ -770,89 +866,44 @@ int strata_meta__bucket_decode(const void *buf, size_t len, struct strata_bucket
     return strata_meta__bucket_decode_at(buf, len, b, NULL);
 }
 
+static int bucket_state(void *rec, void *ctx, const msgpack_object *v)
+{
+    (void)rec;
+    int64_t *st = ctx;
+    return get_int(v, st) && *st > 0 ? 0 : STRATA_ECORRUPT;
+}
+
+#define B struct strata_bucket_info
+static const struct fd bucket_fields[] = {
+    [0] = FD_FMT,
+    [1] = FD_S(B, name, 0),
+    [2] = FD_S(B, owner, 0),
+    [3] = FD_S(B, region, 0),
+    [4] = FD_I64(B, created_ms),
+    [5] = FD_U(B, versioning, 0, STRATA_VERSIONING_SUSPENDED),
+    [6] = FD_BOOLEAN(B, object_lock),
+    [7] = FD_U64(B, incarnation),
+    [8] = FD_U(B, lock_mode, 0, STRATA_LOCK_COMPLIANCE),
+    [9] = FD_U(B, lock_days, 0, UINT32_MAX),
+    [10] = FD_U(B, lock_years, 0, UINT32_MAX),
+    [11] = FD_CALL(bucket_state),
+};
+#undef B
+
 int strata_meta__bucket_decode_at(const void *buf, size_t len, struct strata_bucket_info *b,
                                   int64_t *state_ns)
 {
     memset(b, 0, sizeof(*b));
     int64_t st = 0;
-    const uint8_t *p = buf;
-    if (len < 2 || p[0] != VAL_VERSION_BYTE || !strata_meta__mp_sane(p + 1, len - 1))
-        return STRATA_ECORRUPT;
-    msgpack_unpacked up;
-    msgpack_unpacked_init(&up);
-    size_t off = 0;
-    int rc = STRATA_ECORRUPT;
-    if (msgpack_unpack_next(&up, (const char *)p + 1, len - 1, &off) != MSGPACK_UNPACK_SUCCESS ||
-        up.data.type != MSGPACK_OBJECT_MAP)
-        goto out;
-    bool fmt = false, name = false;
-    uint64_t seen = 0;
-    for (uint32_t i = 0; i < up.data.via.map.size; i++) {
-        const msgpack_object_kv *kv = &up.data.via.map.ptr[i];
-        uint64_t f, u = 0;
-        bool ok = true;
-        if (!get_uint(&kv->key, &f) || field_dup(&seen, f))
-            goto out;
-        switch (f) {
-        case 0:
-            ok = get_uint(&kv->val, &u) && u == REC_FORMAT;
-            fmt = true;
-            break;
-        case 1:
-            ok = name = get_str(&kv->val, b->name, sizeof(b->name));
-            break;
-        case 2:
-            ok = get_str(&kv->val, b->owner, sizeof(b->owner));
-            break;
-        case 3:
-            ok = get_str(&kv->val, b->region, sizeof(b->region));
-            break;
-        case 4:
-            ok = get_int(&kv->val, &b->created_ms);
-            break;
-        case 5:
-            ok = get_uint(&kv->val, &u) && u <= STRATA_VERSIONING_SUSPENDED;
-            b->versioning = (int)u;
-            break;
-        case 6:
-            ok = kv->val.type == MSGPACK_OBJECT_BOOLEAN;
-            b->object_lock = ok && kv->val.via.boolean;
-            break;
-        case 7:
-            ok = get_uint(&kv->val, &b->incarnation);
-            break;
-        case 8:
-            ok = get_uint(&kv->val, &u) && u <= STRATA_LOCK_COMPLIANCE;
-            b->lock_mode = (int)u;
-            break;
-        case 9:
-            ok = get_uint(&kv->val, &u) && u <= UINT32_MAX;
-            b->lock_days = (unsigned)u;
-            break;
-        case 10:
-            ok = get_uint(&kv->val, &u) && u <= UINT32_MAX;
-            b->lock_years = (unsigned)u;
-            break;
-        case 11:
-            ok = get_int(&kv->val, &st) && st > 0;
-            break;
-        default:
-            break;
-        }
-        if (!ok)
-            goto out;
-    }
-    if (fmt && name) {
-        rc = 0;
-        /* Records written before field 11: the creation time. */
-        if (state_ns)
-            *state_ns = st ? st
-                        : b->created_ms > 0 && b->created_ms < INT64_MAX / 1000000
-                            ? b->created_ms * 1000000
-                            : 1;
-    }
-out:
-    msgpack_unpacked_destroy(&up);
+    uint64_t seen;
+    int rc = fields_decode(bucket_fields, sizeof(bucket_fields) / sizeof(bucket_fields[0]),
+                           1u << 0 | 1u << 1, VAL_VERSION_BYTE, buf, len, b, &st, &seen);
+    /* Records written before field 11: the creation time. */
+    if (rc == 0 && state_ns)
+        *state_ns = st ? st
+                    : b->created_ms > 0 && b->created_ms < INT64_MAX / 1000000
+                        ? b->created_ms * 1000000
+                        : 1;
     return rc;
 }
 
@@ -1003,113 +1054,43 @@ void strata_meta__upload_fini(struct meta_upload *u)
     u->tags_len = 0;
 }
 
+static int upload_hdrs(void *rec, void *ctx, const msgpack_object *v)
+{
+    (void)ctx;
+    struct meta_upload *u = rec;
+    struct meta_rec r;
+    memset(&r, 0, sizeof(r));
+    int rc = decode_hdrs(v, true, &r);
+    u->hdrs = r.hdrs;
+    u->nhdrs = r.nhdrs;
+    u->hdr_buf = r.hdr_buf;
+    return rc;
+}
+
+#define U struct meta_upload
+static const struct fd upload_fields[] = {
+    [0] = FD_FMT,
+    [1] = FD_I64(U, init_ns),
+    [2] = FD_U(U, cksum_algo, 0, STRATA_CKSUM_SHA256),
+    [3] = FD_U(U, cksum_type, 0, STRATA_CKSUM_TYPE_FULL_OBJECT),
+    [4] = FD_CALL(upload_hdrs),
+    [5] = FD_BINCOPY(U, tags, 0, STRATA_TAGS_MAX),
+    [6] = FD_S(U, storage_class, 0),
+    [7] = FD_OLOCK(U, lock, 7),
+    [8] = FD_OLOCK(U, lock, 7),
+    [9] = FD_OLOCK(U, lock, 7),
+    [10] = FD_BINCOPY(U, sse, 1, STRATA_SSE_DESC_MAX),
+    [11] = FD_BINCOPY(U, acl, 1, STRATA_ACL_MAX),
+    [12] = FD_S(U, tier, 1),
+};
+#undef U
+
 int strata_meta__upload_decode(const void *buf, size_t len, struct meta_upload *u)
 {
     memset(u, 0, sizeof(*u));
-    msgpack_unpacked up;
-    int rc = unpack_map(buf, len, &up);
-    if (rc == 0 && up.data.type != MSGPACK_OBJECT_MAP)
-        rc = STRATA_ECORRUPT;
-    bool fmt = false;
-    uint64_t seen = 0;
-    for (uint32_t i = 0; rc == 0 && i < up.data.via.map.size; i++) {
-        const msgpack_object_kv *kv = &up.data.via.map.ptr[i];
-        uint64_t f, v = 0;
-        if (!get_uint(&kv->key, &f) || field_dup(&seen, f)) {
-            rc = STRATA_ECORRUPT;
-            break;
-        }
-        switch (f) {
-        case 0:
-            if (!get_uint(&kv->val, &v) || v != REC_FORMAT)
-                rc = STRATA_ECORRUPT;
-            fmt = true;
-            break;
-        case 1:
-            if (!get_int(&kv->val, &u->init_ns))
-                rc = STRATA_ECORRUPT;
-            break;
-        case 2:
-            if (!get_uint(&kv->val, &v) || v > STRATA_CKSUM_SHA256)
-                rc = STRATA_ECORRUPT;
-            u->cksum_algo = (int)v;
-            break;
-        case 3:
-            if (!get_uint(&kv->val, &v) || v > STRATA_CKSUM_TYPE_FULL_OBJECT)
-                rc = STRATA_ECORRUPT;
-            u->cksum_type = (int)v;
-            break;
-        case 4: {
-            struct meta_rec r;
-            memset(&r, 0, sizeof(r));
-            rc = decode_hdrs(&kv->val, true, &r);
-            u->hdrs = r.hdrs;
-            u->nhdrs = r.nhdrs;
-            u->hdr_buf = r.hdr_buf;
-            break;
-        }
-        case 5:
-            if (kv->val.type != MSGPACK_OBJECT_BIN || kv->val.via.bin.size > STRATA_TAGS_MAX) {
-                rc = STRATA_ECORRUPT;
-                break;
-            }
-            if (kv->val.via.bin.size) {
-                u->tags = malloc(kv->val.via.bin.size);
-                if (!u->tags) {
-                    rc = STRATA_ENOMEM;
-                    break;
-                }
-                memcpy(u->tags, kv->val.via.bin.ptr, kv->val.via.bin.size);
-                u->tags_len = kv->val.via.bin.size;
-            }
-            break;
-        case 6:
-            if (!get_str(&kv->val, u->storage_class, sizeof(u->storage_class)))
-                rc = STRATA_ECORRUPT;
-            break;
-        case 7:
-        case 8:
-        case 9:
-            if (!lock_field(&u->lock, f - 7, &kv->val))
-                rc = STRATA_ECORRUPT;
-            break;
-        case 10:
-            if (kv->val.type != MSGPACK_OBJECT_BIN || kv->val.via.bin.size == 0 ||
-                kv->val.via.bin.size > STRATA_SSE_DESC_MAX) {
-                rc = STRATA_ECORRUPT;
-                break;
-            }
-            if (!(u->sse = malloc(kv->val.via.bin.size))) {
-                rc = STRATA_ENOMEM;
-                break;
-            }
-            memcpy(u->sse, kv->val.via.bin.ptr, kv->val.via.bin.size);
-            u->sse_len = kv->val.via.bin.size;
-            break;
-        case 11:
-            if (kv->val.type != MSGPACK_OBJECT_BIN || kv->val.via.bin.size == 0 ||
-                kv->val.via.bin.size > STRATA_ACL_MAX) {
-                rc = STRATA_ECORRUPT;
-                break;
-            }
-            if (!(u->acl = malloc(kv->val.via.bin.size))) {
-                rc = STRATA_ENOMEM;
-                break;
-            }
-            memcpy(u->acl, kv->val.via.bin.ptr, kv->val.via.bin.size);
-            u->acl_len = kv->val.via.bin.size;
-            break;
-        case 12:
-            if (!get_str(&kv->val, u->tier, sizeof(u->tier)) || !u->tier[0])
-                rc = STRATA_ECORRUPT;
-            break;
-        default:
-            break;
-        }
-    }
-    if (rc == 0 && !fmt)
-        rc = STRATA_ECORRUPT;
-    msgpack_unpacked_destroy(&up);
+    uint64_t seen;
+    int rc = fields_decode(upload_fields, sizeof(upload_fields) / sizeof(upload_fields[0]), 1,
+                           VAL_VERSION_BYTE, buf, len, u, NULL, &seen);
     if (rc)
         strata_meta__upload_fini(u);
     return rc;
@@ -1157,102 +1138,32 @@ int strata_meta__done_encode(const struct meta_done *d, char **out, size_t *outl
     return sb_release(&sb, out, outlen);
 }
 
+#define D struct meta_done
+static const struct fd done_fields[] = {
+    [0] = FD_FMT,
+    [1] = FD_I64(D, done_ns),
+    [2] = FD_ARR(D, digest, sizeof(((D *)0)->digest), FD_NONE, FD_NONE),
+    [3] = FD_ARR(D, sk, SORTKEY_LEN, FD_NONE, FD_NONE),
+    [4] = FD_U(D, flags, 0, UINT32_MAX),
+    [5] = FD_S(D, etag, 0),
+    [6] = FD_U64(D, size),
+    [7] = FD_I64(D, mtime_ns),
+    [8] = FD_U(D, cksum_algo, 0, STRATA_CKSUM_SHA256),
+    [9] = FD_U(D, cksum_type, 0, STRATA_CKSUM_TYPE_FULL_OBJECT),
+    [10] = FD_ARR(D, cksum, 0, FD_AT(D, cksum_len), FD_NONE),
+    [11] = FD_U(D, nparts, 0, META_PARTS_MAX),
+    [12] = FD_S(D, storage_class, 0),
+    [13] = FD_BINREF(D, sse, 1, STRATA_SSE_DESC_MAX, 0),
+};
+#undef D
+
 int strata_meta__done_decode(const void *buf, size_t len, struct meta_done *d)
 {
     memset(d, 0, sizeof(*d));
-    const uint8_t *p = buf;
-    if (len < 2 || p[0] != VAL_DONE_BYTE || !strata_meta__mp_sane(p + 1, len - 1))
-        return STRATA_ECORRUPT;
-    msgpack_unpacked up;
-    msgpack_unpacked_init(&up);
-    size_t off = 0;
-    int rc = STRATA_ECORRUPT;
-    if (msgpack_unpack_next(&up, (const char *)p + 1, len - 1, &off) != MSGPACK_UNPACK_SUCCESS ||
-        up.data.type != MSGPACK_OBJECT_MAP)
-        goto out;
-    uint64_t seen = 0, need = 0;
-    for (uint32_t i = 0; i < up.data.via.map.size; i++) {
-        const msgpack_object_kv *kv = &up.data.via.map.ptr[i];
-        const msgpack_object *o = &kv->val;
-        uint64_t f, u = 0;
-        size_t n = 0;
-        bool ok = true;
-        if (!get_uint(&kv->key, &f) || field_dup(&seen, f))
-            goto out;
-        switch (f) {
-        case 0:
-            ok = get_uint(o, &u) && u == REC_FORMAT;
-            break;
-        case 1:
-            ok = get_int(o, &d->done_ns);
-            break;
-        case 2:
-            ok = o->type == MSGPACK_OBJECT_BIN && o->via.bin.size == sizeof(d->digest);
-            if (ok)
-                memcpy(d->digest, o->via.bin.ptr, sizeof(d->digest));
-            break;
-        case 3:
-            ok = o->type == MSGPACK_OBJECT_BIN && o->via.bin.size == SORTKEY_LEN;
-            if (ok)
-                memcpy(d->sk, o->via.bin.ptr, SORTKEY_LEN);
-            break;
-        case 4:
-            ok = get_uint(o, &u) && u <= UINT32_MAX;
-            d->flags = (uint32_t)u;
-            break;
-        case 5:
-            ok = get_str(o, d->etag, sizeof(d->etag));
-            break;
-        case 6:
-            ok = get_uint(o, &d->size);
-            break;
-        case 7:
-            ok = get_int(o, &d->mtime_ns);
-            break;
-        case 8:
-            ok = get_uint(o, &u) && u <= STRATA_CKSUM_SHA256;
-            d->cksum_algo = (int)u;
-            break;
-        case 9:
-            ok = get_uint(o, &u) && u <= STRATA_CKSUM_TYPE_FULL_OBJECT;
-            d->cksum_type = (int)u;
-            break;
-        case 10:
-            ok = o->type == MSGPACK_OBJECT_BIN && (n = o->via.bin.size) <= sizeof(d->cksum);
-            if (ok && n)
-                memcpy(d->cksum, o->via.bin.ptr, n);
-            d->cksum_len = n;
-            break;
-        case 11:
-            ok = get_uint(o, &u) && u <= META_PARTS_MAX;
-            d->nparts = (size_t)u;
-            break;
-        case 12:
-            ok = get_str(o, d->storage_class, sizeof(d->storage_class));
-            break;
-        case 13:
-            ok = o->type == MSGPACK_OBJECT_BIN && o->via.bin.size > 0 &&
-                 o->via.bin.size <= STRATA_SSE_DESC_MAX;
-            if (ok) {
-                d->sse = (const uint8_t *)o->via.bin.ptr;
-                d->sse_len = o->via.bin.size;
-            }
-            break;
-        default:
-            break;
-        }
-        if (!ok)
-            goto out;
-        if (f < 13)
-            need |= 1ull << f;
-    }
-    if (need == (1ull << 13) - 1)
-        rc = 0;
-out:
-    /* sse points into buf, not into the unpacked zone: a bin's ptr is
-     * the buffer's own bytes (msgpack-c references, never copies, them). */
-    msgpack_unpacked_destroy(&up);
-    return rc;
+    uint64_t seen;
+    /* Every field but the encryption descriptor (13) is required. */
+    return fields_decode(done_fields, sizeof(done_fields) / sizeof(done_fields[0]),
+                         (1ull << 13) - 1, VAL_DONE_BYTE, buf, len, d, NULL, &seen);
 }
 
 int strata_meta__part_encode(const struct meta_part *p, const char *bucket, const char *key,
@@ -1291,82 +1202,62 @@ int strata_meta__part_encode(const struct meta_part *p, const char *bucket, cons
     return sb_release(&sb, out, outlen);
 }
 
-static bool get_bin(const msgpack_object *o, void *dst, size_t cap, size_t *n)
+/* Where a part record's owner bucket (field 7) and key (8) go. */
+struct part_ctx {
+    char *bucket, *key;
+};
+
+static int part_bucket(void *rec, void *ctx, const msgpack_object *v)
 {
-    if (o->type != MSGPACK_OBJECT_BIN || o->via.bin.size > cap)
-        return false;
-    if (o->via.bin.size)
-        memcpy(dst, o->via.bin.ptr, o->via.bin.size);
-    *n = o->via.bin.size;
-    return true;
+    (void)rec;
+    return get_str(v, ((struct part_ctx *)ctx)->bucket, STRATA_BUCKET_NAME_MAX + 1)
+               ? 0
+               : STRATA_ECORRUPT;
 }
+
+static int part_key(void *rec, void *ctx, const msgpack_object *v)
+{
+    (void)rec;
+    return get_str(v, ((struct part_ctx *)ctx)->key, STRATA_KEY_MAX + 1) ? 0 : STRATA_ECORRUPT;
+}
+
+static int part_ssize(void *rec, void *ctx, const msgpack_object *v)
+{
+    (void)ctx;
+    struct meta_part *p = rec;
+    return get_uint(v, &p->ssize) && p->ssize == strata_sse__stream_size(p->size)
+               ? 0
+               : STRATA_ECORRUPT;
+}
+
+#define P struct meta_part
+static const struct fd part_fields[] = {
+    [0] = FD_FMT,
+    [1] = FD_U64(P, size),
+    [2] = FD_ARR(P, md5, 16, FD_NONE, FD_NONE),
+    [3] = FD_I64(P, mtime_ns),
+    [4] = FD_ARR(P, data_id, STRATA_DATA_ID_LEN, FD_NONE, FD_AT(P, has_data_id)),
+    [5] = FD_U(P, cksum_algo, 0, STRATA_CKSUM_SHA256),
+    [6] = FD_ARR(P, cksum, 0, FD_AT(P, cksum_len), FD_NONE),
+    [7] = FD_CALL(part_bucket),
+    [8] = FD_CALL(part_key),
+    [9] = FD_CALL(part_ssize),
+    [10] = FD_S(P, tier, 1),
+};
+#undef P
 
 int strata_meta__part_decode(const void *buf, size_t len, struct meta_part *p,
                              char bucket[STRATA_BUCKET_NAME_MAX + 1],
                              char key[STRATA_KEY_MAX + 1])
 {
     memset(p, 0, sizeof(*p));
-    msgpack_unpacked up;
-    int rc = unpack_map(buf, len, &up);
-    if (rc == 0 && up.data.type != MSGPACK_OBJECT_MAP)
-        rc = STRATA_ECORRUPT;
-    bool fmt = false, md5 = false;
     char tb[STRATA_BUCKET_NAME_MAX + 1], tk[STRATA_KEY_MAX + 1];
-    uint64_t seen = 0;
-    for (uint32_t i = 0; rc == 0 && i < up.data.via.map.size; i++) {
-        const msgpack_object_kv *kv = &up.data.via.map.ptr[i];
-        uint64_t f, v = 0;
-        size_t n = 0;
-        bool ok = true;
-        if (!get_uint(&kv->key, &f) || field_dup(&seen, f)) {
-            rc = STRATA_ECORRUPT;
-            break;
-        }
-        switch (f) {
-        case 0:
-            ok = fmt = get_uint(&kv->val, &v) && v == REC_FORMAT;
-            break;
-        case 1:
-            ok = get_uint(&kv->val, &p->size);
-            break;
-        case 2:
-            ok = md5 = get_bin(&kv->val, p->md5, 16, &n) && n == 16;
-            break;
-        case 3:
-            ok = get_int(&kv->val, &p->mtime_ns);
-            break;
-        case 4:
-            ok = p->has_data_id = get_bin(&kv->val, p->data_id, STRATA_DATA_ID_LEN, &n) &&
-                                  n == STRATA_DATA_ID_LEN;
-            break;
-        case 5:
-            ok = get_uint(&kv->val, &v) && v <= STRATA_CKSUM_SHA256;
-            p->cksum_algo = (int)v;
-            break;
-        case 6:
-            ok = get_bin(&kv->val, p->cksum, STRATA_CKSUM_RAW_MAX, &p->cksum_len);
-            break;
-        case 7:
-            ok = get_str(&kv->val, bucket ? bucket : tb, STRATA_BUCKET_NAME_MAX + 1);
-            break;
-        case 8:
-            ok = get_str(&kv->val, key ? key : tk, STRATA_KEY_MAX + 1);
-            break;
-        case 9:
-            ok = get_uint(&kv->val, &p->ssize) && p->ssize == strata_sse__stream_size(p->size);
-            break;
-        case 10:
-            ok = get_str(&kv->val, p->tier, sizeof(p->tier)) && p->tier[0];
-            break;
-        default:
-            break;
-        }
-        if (!ok)
-            rc = STRATA_ECORRUPT;
-    }
-    if (rc == 0 && (!fmt || !md5 || (p->size > 0 && !p->has_data_id)))
+    struct part_ctx c = {.bucket = bucket ? bucket : tb, .key = key ? key : tk};
+    uint64_t seen;
+    int rc = fields_decode(part_fields, sizeof(part_fields) / sizeof(part_fields[0]),
+                           1u << 0 | 1u << 2, VAL_VERSION_BYTE, buf, len, p, &c, &seen);
+    if (rc == 0 && p->size > 0 && !p->has_data_id)
         rc = STRATA_ECORRUPT;
-    msgpack_unpacked_destroy(&up);
     return rc;
 }
 
