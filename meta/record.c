@@ -223,6 +223,52 @@ static void pk_bin(msgpack_packer *pk, const void *s, size_t n)
     msgpack_pack_bin_body(pk, s, n);
 }
 
+/* One field of a record map: its number, then its value. */
+static void pf_uint(msgpack_packer *pk, uint64_t f, uint64_t v)
+{
+    msgpack_pack_uint64(pk, f);
+    msgpack_pack_uint64(pk, v);
+}
+
+static void pf_int(msgpack_packer *pk, uint64_t f, int64_t v)
+{
+    msgpack_pack_uint64(pk, f);
+    msgpack_pack_int64(pk, v);
+}
+
+static void pf_str(msgpack_packer *pk, uint64_t f, const char *v, size_t n)
+{
+    msgpack_pack_uint64(pk, f);
+    pk_str(pk, v, n);
+}
+
+static void pf_bin(msgpack_packer *pk, uint64_t f, const void *v, size_t n)
+{
+    msgpack_pack_uint64(pk, f);
+    pk_bin(pk, v, n);
+}
+
+static void pf_bool(msgpack_packer *pk, uint64_t f, bool v)
+{
+    msgpack_pack_uint64(pk, f);
+    if (v)
+        msgpack_pack_true(pk);
+    else
+        msgpack_pack_false(pk);
+}
+
+static int sb_release(msgpack_sbuffer *sb, char **out, size_t *outlen)
+{
+    if (!sb->data) {
+        msgpack_sbuffer_destroy(sb);
+        return STRATA_ENOMEM;
+    }
+    *outlen = sb->size;
+    *out = msgpack_sbuffer_release(sb);
+    msgpack_sbuffer_destroy(sb);
+    return 0;
+}
+
 int strata_meta__rec_encode(const struct meta_rec *r, char **out, size_t *outlen)
 {
     msgpack_sbuffer sb;
@@ -236,33 +282,22 @@ int strata_meta__rec_encode(const struct meta_rec *r, char **out, size_t *outlen
                 (r->lock.mode ? 2 : 0) + (r->lock.legal_hold_set ? 1 : 0) +
                 (r->sse_len ? 2 : 0) + (r->acl_len ? 1 : 0) + (r->tier[0] ? 1 : 0);
     map_begin(&pk, nf);
-    msgpack_pack_uint64(&pk, 1);
-    msgpack_pack_uint64(&pk, r->flags);
-    msgpack_pack_uint64(&pk, 2);
-    msgpack_pack_uint64(&pk, r->size);
-    msgpack_pack_uint64(&pk, 3);
-    pk_str(&pk, r->etag, strlen(r->etag));
-    msgpack_pack_uint64(&pk, 4);
-    msgpack_pack_int64(&pk, r->mtime_ns);
+    pf_uint(&pk, 1, r->flags);
+    pf_uint(&pk, 2, r->size);
+    pf_str(&pk, 3, r->etag, strlen(r->etag));
+    pf_int(&pk, 4, r->mtime_ns);
     if (r->has_data_id) {
-        msgpack_pack_uint64(&pk, 5);
-        pk_bin(&pk, r->data_id, STRATA_DATA_ID_LEN);
+        pf_bin(&pk, 5, r->data_id, STRATA_DATA_ID_LEN);
     }
     if (inl) {
-        msgpack_pack_uint64(&pk, 6);
-        pk_bin(&pk, r->shard, r->shard_len);
-        msgpack_pack_uint64(&pk, 7);
-        msgpack_pack_uint64(&pk, r->shard_crc);
-        msgpack_pack_uint64(&pk, 8);
-        msgpack_pack_uint64(&pk, r->shard_len);
+        pf_bin(&pk, 6, r->shard, r->shard_len);
+        pf_uint(&pk, 7, r->shard_crc);
+        pf_uint(&pk, 8, r->shard_len);
     }
-    msgpack_pack_uint64(&pk, 9);
-    pk_str(&pk, r->storage_class, strlen(r->storage_class));
+    pf_str(&pk, 9, r->storage_class, strlen(r->storage_class));
     if (r->cksum_algo) {
-        msgpack_pack_uint64(&pk, 10);
-        msgpack_pack_uint64(&pk, (uint64_t)r->cksum_algo);
-        msgpack_pack_uint64(&pk, 11);
-        pk_bin(&pk, r->cksum, r->cksum_len);
+        pf_uint(&pk, 10, (uint64_t)r->cksum_algo);
+        pf_bin(&pk, 11, r->cksum, r->cksum_len);
     }
     msgpack_pack_uint64(&pk, 12);
     msgpack_pack_array(&pk, 2 * r->nhdrs);
@@ -273,55 +308,32 @@ int strata_meta__rec_encode(const struct meta_rec *r, char **out, size_t *outlen
     msgpack_pack_uint64(&pk, 13);
     msgpack_pack_array(&pk, 0); /* field 13 stays empty: parts live in 'T' records */
     if (mp) {
-        msgpack_pack_uint64(&pk, 14);
-        msgpack_pack_uint64(&pk, r->nparts);
-        msgpack_pack_uint64(&pk, 15);
-        pk_bin(&pk, r->pidx, r->pidx_len);
+        pf_uint(&pk, 14, r->nparts);
+        pf_bin(&pk, 15, r->pidx, r->pidx_len);
     }
     if (r->cksum_type) {
-        msgpack_pack_uint64(&pk, 16);
-        msgpack_pack_uint64(&pk, (uint64_t)r->cksum_type);
+        pf_uint(&pk, 16, (uint64_t)r->cksum_type);
     }
     if (r->tags_len) {
-        msgpack_pack_uint64(&pk, 17);
-        pk_bin(&pk, r->tags, r->tags_len);
+        pf_bin(&pk, 17, r->tags, r->tags_len);
     }
     if (r->lock.mode) {
-        msgpack_pack_uint64(&pk, 18);
-        msgpack_pack_uint64(&pk, (uint64_t)r->lock.mode);
-        msgpack_pack_uint64(&pk, 19);
-        msgpack_pack_int64(&pk, r->lock.until_ms);
+        pf_uint(&pk, 18, (uint64_t)r->lock.mode);
+        pf_int(&pk, 19, r->lock.until_ms);
     }
-    if (r->lock.legal_hold_set) {
-        msgpack_pack_uint64(&pk, 20);
-        if (r->lock.legal_hold)
-            msgpack_pack_true(&pk);
-        else
-            msgpack_pack_false(&pk);
-    }
+    if (r->lock.legal_hold_set)
+        pf_bool(&pk, 20, r->lock.legal_hold);
     if (r->sse_len) {
-        msgpack_pack_uint64(&pk, 21);
-        pk_bin(&pk, r->sse, r->sse_len);
-        msgpack_pack_uint64(&pk, 22);
-        msgpack_pack_uint64(&pk, r->psize);
+        pf_bin(&pk, 21, r->sse, r->sse_len);
+        pf_uint(&pk, 22, r->psize);
     }
     if (r->acl_len) {
-        msgpack_pack_uint64(&pk, 23);
-        pk_bin(&pk, r->acl, r->acl_len);
+        pf_bin(&pk, 23, r->acl, r->acl_len);
     }
     if (r->tier[0]) {
-        msgpack_pack_uint64(&pk, 24);
-        pk_str(&pk, r->tier, strlen(r->tier));
+        pf_str(&pk, 24, r->tier, strlen(r->tier));
     }
-
-    if (!sb.data) {
-        msgpack_sbuffer_destroy(&sb);
-        return STRATA_ENOMEM;
-    }
-    *outlen = sb.size;
-    *out = msgpack_sbuffer_release(&sb);
-    msgpack_sbuffer_destroy(&sb);
-    return 0;
+    return sb_release(&sb, out, outlen);
 }
 
 /*
@@ -459,17 +471,14 @@ static bool lock_field(struct strata_obj_lock *l, uint64_t i, const msgpack_obje
 
 static void lock_pack(msgpack_packer *pk, const struct strata_obj_lock *l, uint64_t first)
 {
-    msgpack_pack_uint64(pk, first);
-    msgpack_pack_uint64(pk, (uint64_t)l->mode);
-    msgpack_pack_uint64(pk, first + 1);
-    msgpack_pack_int64(pk, l->until_ms);
-    msgpack_pack_uint64(pk, first + 2);
-    if (!l->legal_hold_set)
+    pf_uint(pk, first, (uint64_t)l->mode);
+    pf_int(pk, first + 1, l->until_ms);
+    if (l->legal_hold_set) {
+        pf_bool(pk, first + 2, l->legal_hold);
+    } else {
+        msgpack_pack_uint64(pk, first + 2);
         msgpack_pack_nil(pk);
-    else if (l->legal_hold)
-        msgpack_pack_true(pk);
-    else
-        msgpack_pack_false(pk);
+    }
 }
 
 /* ---- table-driven field decoding ----------------------------------------
@@ -584,7 +593,8 @@ static int field_decode(const struct fd *d, uint64_t f, const msgpack_object *v,
             *(bool *)(rec + d->has) = true;
         break;
     case FD_REF: {
-        const uint8_t *p = (d->flags & FD_NULL_EMPTY) && !n ? NULL : (const uint8_t *)v->via.bin.ptr;
+        const uint8_t *p =
+            (d->flags & FD_NULL_EMPTY) && !n ? NULL : (const uint8_t *)v->via.bin.ptr;
         memcpy(rec + d->off, &p, sizeof(p));
         break;
     }
@@ -812,43 +822,22 @@ int strata_meta__bucket_encode_at(const struct strata_bucket_info *b, int64_t st
     msgpack_packer pk;
     val_begin(&sb, &pk);
     map_begin(&pk, (b->lock_mode ? 11 : 8) + (state_ns ? 1 : 0));
-    msgpack_pack_uint64(&pk, 1);
-    pk_str(&pk, b->name, strlen(b->name));
-    msgpack_pack_uint64(&pk, 2);
-    pk_str(&pk, b->owner, strnlen(b->owner, sizeof(b->owner) - 1));
-    msgpack_pack_uint64(&pk, 3);
-    pk_str(&pk, b->region, strnlen(b->region, sizeof(b->region) - 1));
-    msgpack_pack_uint64(&pk, 4);
-    msgpack_pack_int64(&pk, b->created_ms);
-    msgpack_pack_uint64(&pk, 5);
-    msgpack_pack_uint64(&pk, (uint64_t)b->versioning);
-    msgpack_pack_uint64(&pk, 6);
-    if (b->object_lock)
-        msgpack_pack_true(&pk);
-    else
-        msgpack_pack_false(&pk);
-    msgpack_pack_uint64(&pk, 7);
-    msgpack_pack_uint64(&pk, b->incarnation);
+    pf_str(&pk, 1, b->name, strlen(b->name));
+    pf_str(&pk, 2, b->owner, strnlen(b->owner, sizeof(b->owner) - 1));
+    pf_str(&pk, 3, b->region, strnlen(b->region, sizeof(b->region) - 1));
+    pf_int(&pk, 4, b->created_ms);
+    pf_uint(&pk, 5, (uint64_t)b->versioning);
+    pf_bool(&pk, 6, b->object_lock);
+    pf_uint(&pk, 7, b->incarnation);
     if (b->lock_mode) {
-        msgpack_pack_uint64(&pk, 8);
-        msgpack_pack_uint64(&pk, (uint64_t)b->lock_mode);
-        msgpack_pack_uint64(&pk, 9);
-        msgpack_pack_uint64(&pk, b->lock_days);
-        msgpack_pack_uint64(&pk, 10);
-        msgpack_pack_uint64(&pk, b->lock_years);
+        pf_uint(&pk, 8, (uint64_t)b->lock_mode);
+        pf_uint(&pk, 9, b->lock_days);
+        pf_uint(&pk, 10, b->lock_years);
     }
     if (state_ns) {
-        msgpack_pack_uint64(&pk, 11);
-        msgpack_pack_int64(&pk, state_ns);
+        pf_int(&pk, 11, state_ns);
     }
-    if (!sb.data) {
-        msgpack_sbuffer_destroy(&sb);
-        return STRATA_ENOMEM;
-    }
-    *outlen = sb.size;
-    *out = msgpack_sbuffer_release(&sb);
-    msgpack_sbuffer_destroy(&sb);
-    return 0;
+    return sb_release(&sb, out, outlen);
 }
 
 int strata_meta__bucket_decode_take(char *v, size_t vl, struct strata_bucket_info *out)
@@ -960,52 +949,32 @@ size_t strata_meta__cksum_len(int algo)
 }
 
 
-static int sb_release(msgpack_sbuffer *sb, char **out, size_t *outlen)
-{
-    if (!sb->data) {
-        msgpack_sbuffer_destroy(sb);
-        return STRATA_ENOMEM;
-    }
-    *outlen = sb->size;
-    *out = msgpack_sbuffer_release(sb);
-    msgpack_sbuffer_destroy(sb);
-    return 0;
-}
-
 int strata_meta__upload_encode(const struct meta_upload *u, char **out, size_t *outlen)
 {
     msgpack_sbuffer sb;
     msgpack_packer pk;
     val_begin(&sb, &pk);
     map_begin(&pk, 10 + (u->sse_len ? 1 : 0) + (u->acl_len ? 1 : 0) + (u->tier[0] ? 1 : 0));
-    msgpack_pack_uint64(&pk, 1);
-    msgpack_pack_int64(&pk, u->init_ns);
-    msgpack_pack_uint64(&pk, 2);
-    msgpack_pack_uint64(&pk, (uint64_t)u->cksum_algo);
-    msgpack_pack_uint64(&pk, 3);
-    msgpack_pack_uint64(&pk, (uint64_t)u->cksum_type);
+    pf_int(&pk, 1, u->init_ns);
+    pf_uint(&pk, 2, (uint64_t)u->cksum_algo);
+    pf_uint(&pk, 3, (uint64_t)u->cksum_type);
     msgpack_pack_uint64(&pk, 4);
     msgpack_pack_array(&pk, 2 * u->nhdrs);
     for (size_t i = 0; i < u->nhdrs; i++) {
         pk_str(&pk, u->hdrs[i].name, strlen(u->hdrs[i].name));
         pk_str(&pk, u->hdrs[i].value, strlen(u->hdrs[i].value));
     }
-    msgpack_pack_uint64(&pk, 5);
-    pk_bin(&pk, u->tags, u->tags_len);
-    msgpack_pack_uint64(&pk, 6);
-    pk_str(&pk, u->storage_class, strnlen(u->storage_class, sizeof(u->storage_class) - 1));
+    pf_bin(&pk, 5, u->tags, u->tags_len);
+    pf_str(&pk, 6, u->storage_class, strnlen(u->storage_class, sizeof(u->storage_class) - 1));
     lock_pack(&pk, &u->lock, 7);
     if (u->sse_len) {
-        msgpack_pack_uint64(&pk, 10);
-        pk_bin(&pk, u->sse, u->sse_len);
+        pf_bin(&pk, 10, u->sse, u->sse_len);
     }
     if (u->acl_len) {
-        msgpack_pack_uint64(&pk, 11);
-        pk_bin(&pk, u->acl, u->acl_len);
+        pf_bin(&pk, 11, u->acl, u->acl_len);
     }
     if (u->tier[0]) {
-        msgpack_pack_uint64(&pk, 12);
-        pk_str(&pk, u->tier, strlen(u->tier));
+        pf_str(&pk, 12, u->tier, strlen(u->tier));
     }
     return sb_release(&sb, out, outlen);
 }
@@ -1107,33 +1076,20 @@ int strata_meta__done_encode(const struct meta_done *d, char **out, size_t *outl
     char vb = VAL_DONE_BYTE;
     msgpack_sbuffer_write(&sb, &vb, 1);
     map_begin(&pk, 13 + (d->sse_len ? 1 : 0));
-    msgpack_pack_uint64(&pk, 1);
-    msgpack_pack_int64(&pk, d->done_ns);
-    msgpack_pack_uint64(&pk, 2);
-    pk_bin(&pk, d->digest, sizeof(d->digest));
-    msgpack_pack_uint64(&pk, 3);
-    pk_bin(&pk, d->sk, SORTKEY_LEN);
-    msgpack_pack_uint64(&pk, 4);
-    msgpack_pack_uint64(&pk, d->flags);
-    msgpack_pack_uint64(&pk, 5);
-    pk_str(&pk, d->etag, strlen(d->etag));
-    msgpack_pack_uint64(&pk, 6);
-    msgpack_pack_uint64(&pk, d->size);
-    msgpack_pack_uint64(&pk, 7);
-    msgpack_pack_int64(&pk, d->mtime_ns);
-    msgpack_pack_uint64(&pk, 8);
-    msgpack_pack_uint64(&pk, (uint64_t)d->cksum_algo);
-    msgpack_pack_uint64(&pk, 9);
-    msgpack_pack_uint64(&pk, (uint64_t)d->cksum_type);
-    msgpack_pack_uint64(&pk, 10);
-    pk_bin(&pk, d->cksum, d->cksum_len);
-    msgpack_pack_uint64(&pk, 11);
-    msgpack_pack_uint64(&pk, d->nparts);
-    msgpack_pack_uint64(&pk, 12);
-    pk_str(&pk, d->storage_class, strnlen(d->storage_class, sizeof(d->storage_class) - 1));
+    pf_int(&pk, 1, d->done_ns);
+    pf_bin(&pk, 2, d->digest, sizeof(d->digest));
+    pf_bin(&pk, 3, d->sk, SORTKEY_LEN);
+    pf_uint(&pk, 4, d->flags);
+    pf_str(&pk, 5, d->etag, strlen(d->etag));
+    pf_uint(&pk, 6, d->size);
+    pf_int(&pk, 7, d->mtime_ns);
+    pf_uint(&pk, 8, (uint64_t)d->cksum_algo);
+    pf_uint(&pk, 9, (uint64_t)d->cksum_type);
+    pf_bin(&pk, 10, d->cksum, d->cksum_len);
+    pf_uint(&pk, 11, d->nparts);
+    pf_str(&pk, 12, d->storage_class, strnlen(d->storage_class, sizeof(d->storage_class) - 1));
     if (d->sse_len) {
-        msgpack_pack_uint64(&pk, 13);
-        pk_bin(&pk, d->sse, d->sse_len);
+        pf_bin(&pk, 13, d->sse, d->sse_len);
     }
     return sb_release(&sb, out, outlen);
 }
@@ -1173,31 +1129,21 @@ int strata_meta__part_encode(const struct meta_part *p, const char *bucket, cons
     msgpack_packer pk;
     val_begin(&sb, &pk);
     map_begin(&pk, 8 + (p->has_data_id ? 1 : 0) + (p->ssize ? 1 : 0) + (p->tier[0] ? 1 : 0));
-    msgpack_pack_uint64(&pk, 1);
-    msgpack_pack_uint64(&pk, p->size);
-    msgpack_pack_uint64(&pk, 2);
-    pk_bin(&pk, p->md5, 16);
-    msgpack_pack_uint64(&pk, 3);
-    msgpack_pack_int64(&pk, p->mtime_ns);
+    pf_uint(&pk, 1, p->size);
+    pf_bin(&pk, 2, p->md5, 16);
+    pf_int(&pk, 3, p->mtime_ns);
     if (p->has_data_id) {
-        msgpack_pack_uint64(&pk, 4);
-        pk_bin(&pk, p->data_id, STRATA_DATA_ID_LEN);
+        pf_bin(&pk, 4, p->data_id, STRATA_DATA_ID_LEN);
     }
-    msgpack_pack_uint64(&pk, 5);
-    msgpack_pack_uint64(&pk, (uint64_t)p->cksum_algo);
-    msgpack_pack_uint64(&pk, 6);
-    pk_bin(&pk, p->cksum, p->cksum_len);
-    msgpack_pack_uint64(&pk, 7);
-    pk_str(&pk, bucket, strlen(bucket));
-    msgpack_pack_uint64(&pk, 8);
-    pk_str(&pk, key, strlen(key));
+    pf_uint(&pk, 5, (uint64_t)p->cksum_algo);
+    pf_bin(&pk, 6, p->cksum, p->cksum_len);
+    pf_str(&pk, 7, bucket, strlen(bucket));
+    pf_str(&pk, 8, key, strlen(key));
     if (p->ssize) {
-        msgpack_pack_uint64(&pk, 9);
-        msgpack_pack_uint64(&pk, p->ssize);
+        pf_uint(&pk, 9, p->ssize);
     }
     if (p->tier[0]) {
-        msgpack_pack_uint64(&pk, 10);
-        pk_str(&pk, p->tier, strlen(p->tier));
+        pf_str(&pk, 10, p->tier, strlen(p->tier));
     }
     return sb_release(&sb, out, outlen);
 }
