@@ -571,6 +571,12 @@ struct meta_qraw {
 int strata_meta__qraw_get(struct strata_meta *m, unsigned set, const char *k, size_t kl,
                           bool read_all, struct meta_qraw *q);
 void strata_meta__qraw_fini(struct meta_qraw *q);
+/* Batches writing v at k (NULL: deleting it) on every open drive of set,
+ * and undo batches putting back the value old read there (none, or old
+ * NULL: deleting k); free them with strata_meta__batches_free. */
+void strata_meta__key_batches(struct strata_meta *m, unsigned set, const char *k, size_t kl,
+                              const char *v, size_t vl, const struct meta_qraw *old,
+                              rocksdb_writebatch_t **wbs, rocksdb_writebatch_t **undo);
 
 /* ---- object.c ---- */
 /* info from a version key_get found (store.h), its stored headers
