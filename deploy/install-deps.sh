@@ -26,7 +26,7 @@ PKGS=(
     redis-server nats-server  # the notification targets' tests (test_notify.py)
     # the amqp, mqtt and postgres targets' servers and clients (test_notify_brokers.py)
     rabbitmq-server python3-pika mosquitto python3-paho-mqtt postgresql-15 postgresql-client-15
-    python3-torch  # the README's DataLoader example (test_torch_example.py), tests/bench/torch_loader.py
+    python3-torch  # the PyTorch DataLoader example, examples/pytorch (test_torch_example.py), tests/bench/torch_loader.py
     openssl  # a self-signed certificate in test_admin_cli.py
     # aws-sdk-js v3 test (tests/integration/test_js_sdk.py); npm below
     nodejs

@@ -106,6 +106,30 @@ void strata_ec__hdr_encode(const struct strata_ec__hdr *h, uint8_t out[STRATA_EC
     put32(out + 84, strata_crc32c(0, out, 84));
 }
 
+/* Shard s's CRC table (crc, nblocks entries) into tb and its header,
+ * naming the table's CRC, into hdr: the tail a writer or a heal puts on
+ * the shard of an object of size bytes. */
+static void shard_tail_make(const struct strata_set *set, unsigned s, const uint8_t *id,
+                            uint64_t size, uint64_t nblocks, const uint32_t *crc, uint8_t *tb,
+                            uint8_t hdr[STRATA_EC_HDR_SIZE])
+{
+    for (uint64_t b = 0; b < nblocks; b++)
+        put32(tb + b * 4, crc[b]);
+    struct strata_ec__hdr h = {
+        .version = set->layout,
+        .shard_index = s,
+        .k = set->k,
+        .m = set->m,
+        .block_size = set->block_size,
+        .shard_size = set->shard_size,
+        .object_size = size,
+        .block_count = nblocks,
+        .table_crc = strata_crc32c(0, tb, (size_t)nblocks * 4),
+    };
+    memcpy(h.data_id, id, STRATA_DATA_ID_LEN);
+    strata_ec__hdr_encode(&h, hdr);
+}
+
 int strata_ec__hdr_decode(const uint8_t in[STRATA_EC_HDR_SIZE], struct strata_ec__hdr *h)
 {
     if (memcmp(in, shard_magic, 8) != 0 || get32(in + 84) != strata_crc32c(0, in, 84))
@@ -703,21 +727,7 @@ int strata_ec_writer_finish(struct strata_ec_writer *w, uint32_t *ok_mask)
             }
         }
         uint8_t *hdr = tail + per * d, *tb = hdr + STRATA_EC_HDR_SIZE;
-        for (uint64_t b = 0; b < nblocks; b++)
-            put32(tb + b * 4, w->crc[s][b]);
-        struct strata_ec__hdr h = {
-            .version = set->layout,
-            .shard_index = s,
-            .k = set->k,
-            .m = set->m,
-            .block_size = set->block_size,
-            .shard_size = set->shard_size,
-            .object_size = w->size,
-            .block_count = nblocks,
-            .table_crc = strata_crc32c(0, tb, (size_t)nblocks * 4),
-        };
-        memcpy(h.data_id, w->id, STRATA_DATA_ID_LEN);
-        strata_ec__hdr_encode(&h, hdr);
+        shard_tail_make(set, s, w->id, w->size, nblocks, w->crc[s], tb, hdr);
         /* A chain must go out in one submission, or its links are cut. */
         if (io_uring_sq_space_left(&w->io->ring) < 6) {
             int r = io_uring_submit(&w->io->ring);
@@ -1496,21 +1506,7 @@ int strata_ec_heal(struct strata_set *set, const uint8_t data_id[STRATA_DATA_ID_
             continue;
         uint8_t *tb = tail + STRATA_EC_HDR_SIZE;
         memset(tail, 0, STRATA_EC_HDR_SIZE + tab);
-        for (uint64_t b = 0; b < r->blocks; b++)
-            put32(tb + b * 4, crc[s][b]);
-        struct strata_ec__hdr h = {
-            .version = set->layout,
-            .shard_index = s,
-            .k = set->k,
-            .m = set->m,
-            .block_size = set->block_size,
-            .shard_size = ss,
-            .object_size = size,
-            .block_count = r->blocks,
-            .table_crc = strata_crc32c(0, tb, (size_t)r->blocks * 4),
-        };
-        memcpy(h.data_id, data_id, STRATA_DATA_ID_LEN);
-        strata_ec__hdr_encode(&h, tail);
+        shard_tail_make(set, s, data_id, size, r->blocks, crc[s], tb, tail);
         enum strata_drive_io_op op = STRATA_DRIVE_IO_WRITE;
         errno = ENOSPC; /* a short write sets none */
         bool ok =

@@ -60,16 +60,6 @@ static void line_hash(const char *line, size_t len, char out[AUDIT_HEX + 1])
     hex32(h, out);
 }
 
-void strata_meta__iso8601(int64_t ms, char out[32])
-{
-    time_t t = (time_t)(ms >= 0 ? ms / 1000 : (ms - 999) / 1000);
-    struct tm tm;
-    gmtime_r(&t, &tm);
-    int frac = (int)(ms - (int64_t)t * 1000);
-    size_t n = strftime(out, 32, "%Y-%m-%dT%H:%M:%S", &tm);
-    snprintf(out + n, 32 - n, ".%03dZ", frac % 1000);
-}
-
 /* ---- verify ------------------------------------------------------------- */
 
 bool strata_meta__hex64_valid(const char *s, size_t n)
@@ -342,8 +332,8 @@ static bool line_tail(const char *line, size_t len, uint64_t *seq, char hash[AUD
     return ok;
 }
 
-static void note_append(struct strata_meta *m, const char *action, const char *outcome,
-                        const char *detail)
+void strata_meta__audit_note(struct strata_meta *m, const char *action, const char *outcome,
+                             const char *detail)
 {
     struct strata_audit_event ev = {.user = "-", .bucket = "-", .action = action,
                                     .outcome = outcome, .detail = detail};
@@ -361,9 +351,9 @@ int strata_meta__audit_open(struct strata_meta *m)
         return rc;
     /* What open found is itself recorded, so it never goes unseen. */
     if (found.missing[0])
-        note_append(m, "AuditEntriesMissing", "detected", found.missing);
+        strata_meta__audit_note(m, "AuditEntriesMissing", "detected", found.missing);
     if (found.torn[0])
-        note_append(m, "AuditTornEntry", "repaired", found.torn);
+        strata_meta__audit_note(m, "AuditTornEntry", "repaired", found.torn);
     return 0;
 }
 

@@ -17,7 +17,9 @@
  * past the mark, or behind it by more than STRATA_LOCK_CLOCK_STEP_MS; while
  * running, a change of (wall - lock clock) by more than
  * STRATA_LOCK_CLOCK_STEP_MS between two ticks.  Each is logged at WARN and
- * written to the audit log as "ClockJump".
+ * written to the audit log as "ClockJump" through the note function start
+ * is given (audit.c's), so the clock does not call up into the log that
+ * timestamps its entries with it.
  *
  * Threads: strata_meta_lock_now_ms reads fields fixed at open, from any
  * thread.  One background thread persists the mark and watches the wall
@@ -48,6 +50,7 @@ struct meta_lock_clock {
      * pthread_cond_timedwait: libfaketime (used to test this very clock)
      * breaks timed waits on CLOCK_MONOTONIC condition variables. */
     int stop_fd;
+    strata_meta__note_fn *note; /* records a jump in the audit log (start's caller) */
 };
 
 static int64_t ts_ns(clockid_t id)
@@ -55,6 +58,16 @@ static int64_t ts_ns(clockid_t id)
     struct timespec ts;
     clock_gettime(id, &ts);
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+void strata_meta__iso8601(int64_t ms, char out[32])
+{
+    time_t t = (time_t)(ms >= 0 ? ms / 1000 : (ms - 999) / 1000);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    int frac = (int)(ms - (int64_t)t * 1000);
+    size_t n = strftime(out, 32, "%Y-%m-%dT%H:%M:%S", &tm);
+    snprintf(out + n, 32 - n, ".%03dZ", frac % 1000);
 }
 
 static int64_t wall_ms(void)
@@ -87,12 +100,7 @@ static void jump_record(struct strata_meta *m, const char *what, int64_t wall, i
              what, w, l, (double)(wall - lock) / 1000.0);
     strata_log(&m->log, STRATA_LOG_WARN, "meta", "ClockJump %s; retention is judged by the lock clock",
                detail);
-    struct strata_audit_event ev = {.user = "-", .bucket = "-", .action = "ClockJump",
-                                    .outcome = "detected", .detail = detail};
-    int rc = strata_meta_audit_append(m, &ev);
-    if (rc)
-        strata_log(&m->log, STRATA_LOG_ERR, "meta", "audit: cannot record a clock jump: %s",
-                   strata_errname(rc));
+    m->lock_clock->note(m, "ClockJump", "detected", detail);
 }
 
 static void *clock_thread(void *arg)
@@ -153,9 +161,10 @@ int strata_meta__lock_clock_open(struct strata_meta *m)
     return 0;
 }
 
-int strata_meta__lock_clock_start(struct strata_meta *m)
+int strata_meta__lock_clock_start(struct strata_meta *m, strata_meta__note_fn *note)
 {
     struct meta_lock_clock *c = m->lock_clock;
+    c->note = note;
     int64_t wall = c->wall0_ms, mark = c->mark_ms;
     if (c->peers) {
         int64_t gap = wall - c->start_ms;

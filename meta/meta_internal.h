@@ -571,6 +571,12 @@ struct meta_qraw {
 int strata_meta__qraw_get(struct strata_meta *m, unsigned set, const char *k, size_t kl,
                           bool read_all, struct meta_qraw *q);
 void strata_meta__qraw_fini(struct meta_qraw *q);
+/* Batches writing v at k (NULL: deleting it) on every open drive of set,
+ * and undo batches putting back the value old read there (none, or old
+ * NULL: deleting k); free them with strata_meta__batches_free. */
+void strata_meta__key_batches(struct strata_meta *m, unsigned set, const char *k, size_t kl,
+                              const char *v, size_t vl, const struct meta_qraw *old,
+                              rocksdb_writebatch_t **wbs, rocksdb_writebatch_t **undo);
 
 /* ---- object.c ---- */
 /* info from a version key_get found (store.h), its stored headers
@@ -857,15 +863,20 @@ int strata_meta__audit_open(struct strata_meta *m);
 void strata_meta__audit_close(struct strata_meta *m); /* not open: a no-op */
 /* n lower-case hex digits, n == 64 (a SHA-256 in an audit entry). */
 bool strata_meta__hex64_valid(const char *s, size_t n);
-/* "2026-01-02T03:04:05.678Z" */
-void strata_meta__iso8601(int64_t ms, char out[32]);
+/* Append an entry with user and bucket "-"; a failure is logged. */
+typedef void strata_meta__note_fn(struct strata_meta *m, const char *action, const char *outcome,
+                                  const char *detail);
+strata_meta__note_fn strata_meta__audit_note;
 
 /* ---- lock_clock.c ---- */
+/* "2026-01-02T03:04:05.678Z" */
+void strata_meta__iso8601(int64_t ms, char out[32]);
 /* Set the retention clock from the drives' marks (no appends). */
 int strata_meta__lock_clock_open(struct strata_meta *m);
-/* After audit_open: record a jump found at open, persist the mark, start
- * the thread. */
-int strata_meta__lock_clock_start(struct strata_meta *m);
+/* After audit_open: record a jump found at open (through note, which
+ * store.c gives as strata_meta__audit_note), persist the mark, start the
+ * thread. */
+int strata_meta__lock_clock_start(struct strata_meta *m, strata_meta__note_fn *note);
 void strata_meta__lock_clock_close(struct strata_meta *m); /* persists a last mark */
 
 #endif /* STRATA_META_META_INTERNAL_H */

@@ -223,6 +223,52 @@ static void pk_bin(msgpack_packer *pk, const void *s, size_t n)
     msgpack_pack_bin_body(pk, s, n);
 }
 
+/* One field of a record map: its number, then its value. */
+static void pf_uint(msgpack_packer *pk, uint64_t f, uint64_t v)
+{
+    msgpack_pack_uint64(pk, f);
+    msgpack_pack_uint64(pk, v);
+}
+
+static void pf_int(msgpack_packer *pk, uint64_t f, int64_t v)
+{
+    msgpack_pack_uint64(pk, f);
+    msgpack_pack_int64(pk, v);
+}
+
+static void pf_str(msgpack_packer *pk, uint64_t f, const char *v, size_t n)
+{
+    msgpack_pack_uint64(pk, f);
+    pk_str(pk, v, n);
+}
+
+static void pf_bin(msgpack_packer *pk, uint64_t f, const void *v, size_t n)
+{
+    msgpack_pack_uint64(pk, f);
+    pk_bin(pk, v, n);
+}
+
+static void pf_bool(msgpack_packer *pk, uint64_t f, bool v)
+{
+    msgpack_pack_uint64(pk, f);
+    if (v)
+        msgpack_pack_true(pk);
+    else
+        msgpack_pack_false(pk);
+}
+
+static int sb_release(msgpack_sbuffer *sb, char **out, size_t *outlen)
+{
+    if (!sb->data) {
+        msgpack_sbuffer_destroy(sb);
+        return STRATA_ENOMEM;
+    }
+    *outlen = sb->size;
+    *out = msgpack_sbuffer_release(sb);
+    msgpack_sbuffer_destroy(sb);
+    return 0;
+}
+
 int strata_meta__rec_encode(const struct meta_rec *r, char **out, size_t *outlen)
 {
     msgpack_sbuffer sb;
@@ -236,33 +282,22 @@ int strata_meta__rec_encode(const struct meta_rec *r, char **out, size_t *outlen
                 (r->lock.mode ? 2 : 0) + (r->lock.legal_hold_set ? 1 : 0) +
                 (r->sse_len ? 2 : 0) + (r->acl_len ? 1 : 0) + (r->tier[0] ? 1 : 0);
     map_begin(&pk, nf);
-    msgpack_pack_uint64(&pk, 1);
-    msgpack_pack_uint64(&pk, r->flags);
-    msgpack_pack_uint64(&pk, 2);
-    msgpack_pack_uint64(&pk, r->size);
-    msgpack_pack_uint64(&pk, 3);
-    pk_str(&pk, r->etag, strlen(r->etag));
-    msgpack_pack_uint64(&pk, 4);
-    msgpack_pack_int64(&pk, r->mtime_ns);
+    pf_uint(&pk, 1, r->flags);
+    pf_uint(&pk, 2, r->size);
+    pf_str(&pk, 3, r->etag, strlen(r->etag));
+    pf_int(&pk, 4, r->mtime_ns);
     if (r->has_data_id) {
-        msgpack_pack_uint64(&pk, 5);
-        pk_bin(&pk, r->data_id, STRATA_DATA_ID_LEN);
+        pf_bin(&pk, 5, r->data_id, STRATA_DATA_ID_LEN);
     }
     if (inl) {
-        msgpack_pack_uint64(&pk, 6);
-        pk_bin(&pk, r->shard, r->shard_len);
-        msgpack_pack_uint64(&pk, 7);
-        msgpack_pack_uint64(&pk, r->shard_crc);
-        msgpack_pack_uint64(&pk, 8);
-        msgpack_pack_uint64(&pk, r->shard_len);
+        pf_bin(&pk, 6, r->shard, r->shard_len);
+        pf_uint(&pk, 7, r->shard_crc);
+        pf_uint(&pk, 8, r->shard_len);
     }
-    msgpack_pack_uint64(&pk, 9);
-    pk_str(&pk, r->storage_class, strlen(r->storage_class));
+    pf_str(&pk, 9, r->storage_class, strlen(r->storage_class));
     if (r->cksum_algo) {
-        msgpack_pack_uint64(&pk, 10);
-        msgpack_pack_uint64(&pk, (uint64_t)r->cksum_algo);
-        msgpack_pack_uint64(&pk, 11);
-        pk_bin(&pk, r->cksum, r->cksum_len);
+        pf_uint(&pk, 10, (uint64_t)r->cksum_algo);
+        pf_bin(&pk, 11, r->cksum, r->cksum_len);
     }
     msgpack_pack_uint64(&pk, 12);
     msgpack_pack_array(&pk, 2 * r->nhdrs);
@@ -273,55 +308,32 @@ int strata_meta__rec_encode(const struct meta_rec *r, char **out, size_t *outlen
     msgpack_pack_uint64(&pk, 13);
     msgpack_pack_array(&pk, 0); /* field 13 stays empty: parts live in 'T' records */
     if (mp) {
-        msgpack_pack_uint64(&pk, 14);
-        msgpack_pack_uint64(&pk, r->nparts);
-        msgpack_pack_uint64(&pk, 15);
-        pk_bin(&pk, r->pidx, r->pidx_len);
+        pf_uint(&pk, 14, r->nparts);
+        pf_bin(&pk, 15, r->pidx, r->pidx_len);
     }
     if (r->cksum_type) {
-        msgpack_pack_uint64(&pk, 16);
-        msgpack_pack_uint64(&pk, (uint64_t)r->cksum_type);
+        pf_uint(&pk, 16, (uint64_t)r->cksum_type);
     }
     if (r->tags_len) {
-        msgpack_pack_uint64(&pk, 17);
-        pk_bin(&pk, r->tags, r->tags_len);
+        pf_bin(&pk, 17, r->tags, r->tags_len);
     }
     if (r->lock.mode) {
-        msgpack_pack_uint64(&pk, 18);
-        msgpack_pack_uint64(&pk, (uint64_t)r->lock.mode);
-        msgpack_pack_uint64(&pk, 19);
-        msgpack_pack_int64(&pk, r->lock.until_ms);
+        pf_uint(&pk, 18, (uint64_t)r->lock.mode);
+        pf_int(&pk, 19, r->lock.until_ms);
     }
-    if (r->lock.legal_hold_set) {
-        msgpack_pack_uint64(&pk, 20);
-        if (r->lock.legal_hold)
-            msgpack_pack_true(&pk);
-        else
-            msgpack_pack_false(&pk);
-    }
+    if (r->lock.legal_hold_set)
+        pf_bool(&pk, 20, r->lock.legal_hold);
     if (r->sse_len) {
-        msgpack_pack_uint64(&pk, 21);
-        pk_bin(&pk, r->sse, r->sse_len);
-        msgpack_pack_uint64(&pk, 22);
-        msgpack_pack_uint64(&pk, r->psize);
+        pf_bin(&pk, 21, r->sse, r->sse_len);
+        pf_uint(&pk, 22, r->psize);
     }
     if (r->acl_len) {
-        msgpack_pack_uint64(&pk, 23);
-        pk_bin(&pk, r->acl, r->acl_len);
+        pf_bin(&pk, 23, r->acl, r->acl_len);
     }
     if (r->tier[0]) {
-        msgpack_pack_uint64(&pk, 24);
-        pk_str(&pk, r->tier, strlen(r->tier));
+        pf_str(&pk, 24, r->tier, strlen(r->tier));
     }
-
-    if (!sb.data) {
-        msgpack_sbuffer_destroy(&sb);
-        return STRATA_ENOMEM;
-    }
-    *outlen = sb.size;
-    *out = msgpack_sbuffer_release(&sb);
-    msgpack_sbuffer_destroy(&sb);
-    return 0;
+    return sb_release(&sb, out, outlen);
 }
 
 /*
@@ -459,161 +471,256 @@ static bool lock_field(struct strata_obj_lock *l, uint64_t i, const msgpack_obje
 
 static void lock_pack(msgpack_packer *pk, const struct strata_obj_lock *l, uint64_t first)
 {
-    msgpack_pack_uint64(pk, first);
-    msgpack_pack_uint64(pk, (uint64_t)l->mode);
-    msgpack_pack_uint64(pk, first + 1);
-    msgpack_pack_int64(pk, l->until_ms);
-    msgpack_pack_uint64(pk, first + 2);
-    if (!l->legal_hold_set)
+    pf_uint(pk, first, (uint64_t)l->mode);
+    pf_int(pk, first + 1, l->until_ms);
+    if (l->legal_hold_set) {
+        pf_bool(pk, first + 2, l->legal_hold);
+    } else {
+        msgpack_pack_uint64(pk, first + 2);
         msgpack_pack_nil(pk);
-    else if (l->legal_hold)
-        msgpack_pack_true(pk);
-    else
-        msgpack_pack_false(pk);
-}
-
-static int rec_field(struct meta_rec *r, uint64_t f, const msgpack_object *v, bool want_hdrs,
-                     uint64_t *shard_len_field, bool *have_fmt)
-{
-    uint64_t u;
-    switch (f) {
-    case 0:
-        if (!get_uint(v, &u) || u != REC_FORMAT)
-            return STRATA_ECORRUPT;
-        *have_fmt = true;
-        return 0;
-    case 1:
-        if (!get_uint(v, &u) || u > 0xffffffffu)
-            return STRATA_ECORRUPT;
-        r->flags = (uint32_t)u;
-        return 0;
-    case 2:
-        return get_uint(v, &r->size) ? 0 : STRATA_ECORRUPT;
-    case 3:
-        return get_str(v, r->etag, sizeof(r->etag)) ? 0 : STRATA_ECORRUPT;
-    case 4:
-        return get_int(v, &r->mtime_ns) ? 0 : STRATA_ECORRUPT;
-    case 5:
-        if (v->type != MSGPACK_OBJECT_BIN || v->via.bin.size != STRATA_DATA_ID_LEN)
-            return STRATA_ECORRUPT;
-        memcpy(r->data_id, v->via.bin.ptr, STRATA_DATA_ID_LEN);
-        r->has_data_id = true;
-        return 0;
-    case 6:
-        if (v->type != MSGPACK_OBJECT_BIN)
-            return STRATA_ECORRUPT;
-        r->shard = (const uint8_t *)v->via.bin.ptr;
-        r->shard_len = v->via.bin.size;
-        return 0;
-    case 7:
-        if (!get_uint(v, &u) || u > 0xffffffffu)
-            return STRATA_ECORRUPT;
-        r->shard_crc = (uint32_t)u;
-        return 0;
-    case 8:
-        return get_uint(v, shard_len_field) ? 0 : STRATA_ECORRUPT;
-    case 9:
-        return get_str(v, r->storage_class, sizeof(r->storage_class)) ? 0 : STRATA_ECORRUPT;
-    case 10:
-        if (!get_uint(v, &u) || u > STRATA_CKSUM_SHA256)
-            return STRATA_ECORRUPT;
-        r->cksum_algo = (int)u;
-        return 0;
-    case 11:
-        if (v->type != MSGPACK_OBJECT_BIN || v->via.bin.size > STRATA_CKSUM_RAW_MAX)
-            return STRATA_ECORRUPT;
-        if (v->via.bin.size)
-            memcpy(r->cksum, v->via.bin.ptr, v->via.bin.size);
-        r->cksum_len = v->via.bin.size;
-        return 0;
-    case 12:
-        return decode_hdrs(v, want_hdrs, r);
-    case 13:
-        return parts_ok(v) ? 0 : STRATA_ECORRUPT;
-    case 14:
-        if (!get_uint(v, &u) || u == 0 || u > META_PARTS_MAX)
-            return STRATA_ECORRUPT;
-        r->nparts = (size_t)u;
-        return 0;
-    case 15:
-        if (v->type != MSGPACK_OBJECT_BIN)
-            return STRATA_ECORRUPT;
-        r->pidx = (const uint8_t *)v->via.bin.ptr;
-        r->pidx_len = v->via.bin.size;
-        return 0;
-    case 16:
-        if (!get_uint(v, &u) || u > STRATA_CKSUM_TYPE_FULL_OBJECT)
-            return STRATA_ECORRUPT;
-        r->cksum_type = (int)u;
-        return 0;
-    case 17:
-        if (v->type != MSGPACK_OBJECT_BIN || v->via.bin.size > STRATA_TAGS_MAX)
-            return STRATA_ECORRUPT;
-        r->tags = v->via.bin.size ? (const uint8_t *)v->via.bin.ptr : NULL;
-        r->tags_len = v->via.bin.size;
-        return 0;
-    case 18:
-    case 19:
-    case 20:
-        return lock_field(&r->lock, f - 18, v) ? 0 : STRATA_ECORRUPT;
-    case 21:
-        if (v->type != MSGPACK_OBJECT_BIN || v->via.bin.size == 0 ||
-            v->via.bin.size > STRATA_SSE_DESC_MAX)
-            return STRATA_ECORRUPT;
-        r->sse = (const uint8_t *)v->via.bin.ptr;
-        r->sse_len = v->via.bin.size;
-        return 0;
-    case 22:
-        return get_uint(v, &r->psize) ? 0 : STRATA_ECORRUPT;
-    case 23:
-        if (v->type != MSGPACK_OBJECT_BIN || v->via.bin.size > STRATA_ACL_MAX)
-            return STRATA_ECORRUPT;
-        r->acl = v->via.bin.size ? (const uint8_t *)v->via.bin.ptr : NULL;
-        r->acl_len = v->via.bin.size;
-        return 0;
-    case 24:
-        return get_str(v, r->tier, sizeof(r->tier)) && r->tier[0] ? 0 : STRATA_ECORRUPT;
-    default:
-        return 0; /* a newer writer's field: skip */
     }
 }
 
-int strata_meta__rec_decode(const void *buf, size_t len, bool want_hdrs, struct meta_rec *r)
+/* ---- table-driven field decoding ----------------------------------------
+ *
+ * Every record kind is a msgpack map of numbered fields.  A kind's decoder
+ * is a table indexed by field number that says what each field must be and
+ * where it goes in the decoded struct; fields_decode walks the map once for
+ * all kinds (version byte, bounds walk, unique field numbers, the fields a
+ * kind requires).  A field number past the table, or one it leaves
+ * FD_SKIP, is a newer writer's and skipped. */
+
+enum fd_kind {
+    FD_SKIP = 0,
+    FD_FORMAT, /* must be REC_FORMAT */
+    FD_UINT,   /* unsigned in [lo, hi], into a 4- or 8-byte field */
+    FD_INT,    /* int64_t */
+    FD_BOOL,
+    FD_STR,    /* into char[size]; lo = 1: not empty */
+    FD_BIN,    /* [lo, hi] bytes copied into an array */
+    FD_REF,    /* [lo, hi] bytes left in the buffer: const uint8_t * + len */
+    FD_COPY,   /* [lo, hi] bytes in a malloc'd copy (none when empty) + len */
+    FD_LOCK,   /* Object Lock field number - lo of a struct strata_obj_lock */
+    FD_FN,     /* the kind's own function */
+};
+
+#define FD_NONE UINT16_MAX /* no length or presence field */
+#define FD_NULL_EMPTY 1    /* FD_REF: NULL pointer when empty */
+
+/* Decodes one field into rec; ctx is the kind's decoder state. */
+typedef int fd_fn(void *rec, void *ctx, const msgpack_object *v);
+
+struct fd {
+    uint8_t kind, flags;
+    uint16_t size;     /* FD_UINT, FD_STR: the field's size */
+    uint16_t off;      /* where the value goes */
+    uint16_t len, has; /* size_t length, bool presence: FD_NONE when none */
+    uint64_t lo, hi;
+    fd_fn *fn;
+};
+
+#define FD_AT(T, f) (uint16_t) offsetof(T, f)
+#define FD_FMT {.kind = FD_FORMAT}
+#define FD_U(T, f, l, h)                                                                         \
+    {.kind = FD_UINT, .size = sizeof(((T *)0)->f), .off = FD_AT(T, f), .lo = (l), .hi = (h)}
+#define FD_U64(T, f) FD_U(T, f, 0, UINT64_MAX)
+#define FD_I64(T, f) {.kind = FD_INT, .off = FD_AT(T, f)}
+#define FD_BOOLEAN(T, f) {.kind = FD_BOOL, .off = FD_AT(T, f)}
+#define FD_S(T, f, nonempty)                                                                     \
+    {.kind = FD_STR, .size = sizeof(((T *)0)->f), .off = FD_AT(T, f), .lo = (nonempty)}
+#define FD_ARR(T, f, l, lenf, hasf)                                                              \
+    {.kind = FD_BIN, .off = FD_AT(T, f), .len = (lenf), .has = (hasf), .lo = (l),              \
+     .hi = sizeof(((T *)0)->f)}
+#define FD_BINREF(T, f, l, h, fl)                                                                \
+    {.kind = FD_REF, .flags = (fl), .off = FD_AT(T, f), .len = FD_AT(T, f##_len), .lo = (l),   \
+     .hi = (h)}
+#define FD_BINCOPY(T, f, l, h)                                                                   \
+    {.kind = FD_COPY, .off = FD_AT(T, f), .len = FD_AT(T, f##_len), .lo = (l), .hi = (h)}
+#define FD_OLOCK(T, f, first) {.kind = FD_LOCK, .off = FD_AT(T, f), .lo = (first)}
+#define FD_CALL(f) {.kind = FD_FN, .fn = (f)}
+
+static bool get_bin(const msgpack_object *o, void *dst, size_t cap, size_t *n)
 {
-    memset(r, 0, sizeof(*r));
+    if (o->type != MSGPACK_OBJECT_BIN || o->via.bin.size > cap)
+        return false;
+    if (o->via.bin.size)
+        memcpy(dst, o->via.bin.ptr, o->via.bin.size);
+    *n = o->via.bin.size;
+    return true;
+}
+
+static int field_decode(const struct fd *d, uint64_t f, const msgpack_object *v, char *rec,
+                        void *ctx)
+{
+    uint64_t u;
+    int64_t i;
+    size_t n = v->type == MSGPACK_OBJECT_BIN ? v->via.bin.size : 0;
+    if (d->kind >= FD_BIN && d->kind <= FD_COPY &&
+        (v->type != MSGPACK_OBJECT_BIN || n < d->lo || n > d->hi))
+        return STRATA_ECORRUPT;
+    switch (d->kind) {
+    case FD_SKIP:
+        return 0;
+    case FD_FORMAT:
+        return get_uint(v, &u) && u == REC_FORMAT ? 0 : STRATA_ECORRUPT;
+    case FD_UINT:
+        if (!get_uint(v, &u) || u < d->lo || u > d->hi)
+            return STRATA_ECORRUPT;
+        STRATA_ASSERT(d->size == sizeof(uint32_t) || d->size == sizeof(uint64_t));
+        if (d->size == sizeof(uint32_t)) {
+            uint32_t x = (uint32_t)u;
+            memcpy(rec + d->off, &x, sizeof(x));
+        } else {
+            memcpy(rec + d->off, &u, sizeof(u));
+        }
+        return 0;
+    case FD_INT:
+        if (!get_int(v, &i))
+            return STRATA_ECORRUPT;
+        memcpy(rec + d->off, &i, sizeof(i));
+        return 0;
+    case FD_BOOL:
+        if (v->type != MSGPACK_OBJECT_BOOLEAN)
+            return STRATA_ECORRUPT;
+        *(bool *)(rec + d->off) = v->via.boolean;
+        return 0;
+    case FD_STR:
+        return get_str(v, rec + d->off, d->size) && (!d->lo || rec[d->off]) ? 0 : STRATA_ECORRUPT;
+    case FD_BIN:
+        if (n)
+            memcpy(rec + d->off, v->via.bin.ptr, n);
+        if (d->has != FD_NONE)
+            *(bool *)(rec + d->has) = true;
+        break;
+    case FD_REF: {
+        const uint8_t *p =
+            (d->flags & FD_NULL_EMPTY) && !n ? NULL : (const uint8_t *)v->via.bin.ptr;
+        memcpy(rec + d->off, &p, sizeof(p));
+        break;
+    }
+    case FD_COPY: {
+        if (!n)
+            return 0;
+        uint8_t *p = malloc(n);
+        if (!p)
+            return STRATA_ENOMEM;
+        memcpy(p, v->via.bin.ptr, n);
+        memcpy(rec + d->off, &p, sizeof(p));
+        break;
+    }
+    case FD_LOCK:
+        return lock_field((struct strata_obj_lock *)(void *)(rec + d->off), f - d->lo, v)
+                   ? 0
+                   : STRATA_ECORRUPT;
+    default:
+        return d->fn(rec, ctx, v);
+    }
+    if (d->len != FD_NONE)
+        memcpy(rec + d->len, &n, sizeof(n));
+    return 0;
+}
+
+/* Decode the map after version byte vb into rec by tab (ntab entries):
+ * every field of need present, none twice; *seen gets the fields there. */
+static int fields_decode(const struct fd *tab, size_t ntab, uint64_t need, uint8_t vb,
+                         const void *buf, size_t len, void *rec, void *ctx, uint64_t *seen)
+{
     const uint8_t *p = buf;
-    if (len < 2 || p[0] != VAL_VERSION_BYTE || !strata_meta__mp_sane(p + 1, len - 1))
+    *seen = 0;
+    if (len < 2 || p[0] != vb || !strata_meta__mp_sane(p + 1, len - 1))
         return STRATA_ECORRUPT;
     msgpack_unpacked up;
     msgpack_unpacked_init(&up);
     size_t off = 0;
     int rc = STRATA_ECORRUPT;
-    if (msgpack_unpack_next(&up, (const char *)p + 1, len - 1, &off) != MSGPACK_UNPACK_SUCCESS)
-        goto out;
-    if (up.data.type != MSGPACK_OBJECT_MAP)
-        goto out;
-    uint64_t slen = UINT64_MAX, seen = 0;
-    bool have_fmt = false;
-    for (uint32_t i = 0; i < up.data.via.map.size; i++) {
+    if (msgpack_unpack_next(&up, (const char *)p + 1, len - 1, &off) == MSGPACK_UNPACK_SUCCESS &&
+        up.data.type == MSGPACK_OBJECT_MAP)
+        rc = 0;
+    for (uint32_t i = 0; rc == 0 && i < up.data.via.map.size; i++) {
         const msgpack_object_kv *kv = &up.data.via.map.ptr[i];
         uint64_t f;
-        if (!get_uint(&kv->key, &f) || field_dup(&seen, f)) {
+        if (!get_uint(&kv->key, &f) || field_dup(seen, f))
             rc = STRATA_ECORRUPT;
-            goto out;
-        }
-        rc = rec_field(r, f, &kv->val, want_hdrs, &slen, &have_fmt);
-        if (rc)
-            goto out;
+        else if (f < ntab)
+            rc = field_decode(&tab[f], f, &kv->val, rec, ctx);
     }
-    rc = STRATA_ECORRUPT;
-    if (!have_fmt)
+    if (rc == 0 && (*seen & need) != need)
+        rc = STRATA_ECORRUPT;
+    /* Refs point into buf, not into the unpacked zone: a bin's ptr is the
+     * buffer's own bytes (msgpack-c references, never copies, them). */
+    msgpack_unpacked_destroy(&up);
+    return rc;
+}
+
+/* Version records ('O' values). */
+struct rec_ctx {
+    bool want_hdrs;
+    uint64_t slen; /* field 8: the inline shard's length */
+};
+
+static int rec_shard_len(void *rec, void *ctx, const msgpack_object *v)
+{
+    (void)rec;
+    return get_uint(v, &((struct rec_ctx *)ctx)->slen) ? 0 : STRATA_ECORRUPT;
+}
+
+static int rec_hdrs(void *rec, void *ctx, const msgpack_object *v)
+{
+    return decode_hdrs(v, ((struct rec_ctx *)ctx)->want_hdrs, rec);
+}
+
+static int rec_parts(void *rec, void *ctx, const msgpack_object *v)
+{
+    (void)rec, (void)ctx;
+    return parts_ok(v) ? 0 : STRATA_ECORRUPT;
+}
+
+#define R struct meta_rec
+static const struct fd rec_fields[] = {
+    [0] = FD_FMT,
+    [1] = FD_U(R, flags, 0, UINT32_MAX),
+    [2] = FD_U64(R, size),
+    [3] = FD_S(R, etag, 0),
+    [4] = FD_I64(R, mtime_ns),
+    [5] = FD_ARR(R, data_id, STRATA_DATA_ID_LEN, FD_NONE, FD_AT(R, has_data_id)),
+    [6] = FD_BINREF(R, shard, 0, UINT64_MAX, 0),
+    [7] = FD_U(R, shard_crc, 0, UINT32_MAX),
+    [8] = FD_CALL(rec_shard_len),
+    [9] = FD_S(R, storage_class, 0),
+    [10] = FD_U(R, cksum_algo, 0, STRATA_CKSUM_SHA256),
+    [11] = FD_ARR(R, cksum, 0, FD_AT(R, cksum_len), FD_NONE),
+    [12] = FD_CALL(rec_hdrs),
+    [13] = FD_CALL(rec_parts),
+    [14] = FD_U(R, nparts, 1, META_PARTS_MAX),
+    [15] = FD_BINREF(R, pidx, 0, UINT64_MAX, 0),
+    [16] = FD_U(R, cksum_type, 0, STRATA_CKSUM_TYPE_FULL_OBJECT),
+    [17] = FD_BINREF(R, tags, 0, STRATA_TAGS_MAX, FD_NULL_EMPTY),
+    [18] = FD_OLOCK(R, lock, 18),
+    [19] = FD_OLOCK(R, lock, 18),
+    [20] = FD_OLOCK(R, lock, 18),
+    [21] = FD_BINREF(R, sse, 1, STRATA_SSE_DESC_MAX, 0),
+    [22] = FD_U64(R, psize),
+    [23] = FD_BINREF(R, acl, 0, STRATA_ACL_MAX, FD_NULL_EMPTY),
+    [24] = FD_S(R, tier, 1),
+};
+#undef R
+
+int strata_meta__rec_decode(const void *buf, size_t len, bool want_hdrs, struct meta_rec *r)
+{
+    memset(r, 0, sizeof(*r));
+    struct rec_ctx c = {.want_hdrs = want_hdrs, .slen = UINT64_MAX};
+    uint64_t seen;
+    int rc = fields_decode(rec_fields, sizeof(rec_fields) / sizeof(rec_fields[0]), 1,
+                           VAL_VERSION_BYTE, buf, len, r, &c, &seen);
+    if (rc)
         goto out;
+    rc = STRATA_ECORRUPT;
     if ((r->flags & REC_F_INLINE) && (r->flags & REC_F_MULTIPART))
         goto out; /* data lives in the record or in parts, never both */
     if (r->flags & REC_F_INLINE) {
-        if (!r->shard && r->shard_len == 0 && slen == 0)
+        if (!r->shard && r->shard_len == 0 && c.slen == 0)
             r->shard = (const uint8_t *)"";
-        if (!r->shard || slen != r->shard_len)
+        if (!r->shard || c.slen != r->shard_len)
             goto out;
     } else if (r->flags & REC_F_MULTIPART) {
         size_t nc = (r->nparts + MP_CHUNK_PARTS - 1) / MP_CHUNK_PARTS;
@@ -630,7 +737,6 @@ int strata_meta__rec_decode(const void *buf, size_t len, bool want_hdrs, struct 
         goto out; /* the stream must match its plaintext */
     rc = 0;
 out:
-    msgpack_unpacked_destroy(&up);
     if (rc)
         strata_meta__rec_fini(r);
     return rc;
@@ -716,43 +822,22 @@ int strata_meta__bucket_encode_at(const struct strata_bucket_info *b, int64_t st
     msgpack_packer pk;
     val_begin(&sb, &pk);
     map_begin(&pk, (b->lock_mode ? 11 : 8) + (state_ns ? 1 : 0));
-    msgpack_pack_uint64(&pk, 1);
-    pk_str(&pk, b->name, strlen(b->name));
-    msgpack_pack_uint64(&pk, 2);
-    pk_str(&pk, b->owner, strnlen(b->owner, sizeof(b->owner) - 1));
-    msgpack_pack_uint64(&pk, 3);
-    pk_str(&pk, b->region, strnlen(b->region, sizeof(b->region) - 1));
-    msgpack_pack_uint64(&pk, 4);
-    msgpack_pack_int64(&pk, b->created_ms);
-    msgpack_pack_uint64(&pk, 5);
-    msgpack_pack_uint64(&pk, (uint64_t)b->versioning);
-    msgpack_pack_uint64(&pk, 6);
-    if (b->object_lock)
-        msgpack_pack_true(&pk);
-    else
-        msgpack_pack_false(&pk);
-    msgpack_pack_uint64(&pk, 7);
-    msgpack_pack_uint64(&pk, b->incarnation);
+    pf_str(&pk, 1, b->name, strlen(b->name));
+    pf_str(&pk, 2, b->owner, strnlen(b->owner, sizeof(b->owner) - 1));
+    pf_str(&pk, 3, b->region, strnlen(b->region, sizeof(b->region) - 1));
+    pf_int(&pk, 4, b->created_ms);
+    pf_uint(&pk, 5, (uint64_t)b->versioning);
+    pf_bool(&pk, 6, b->object_lock);
+    pf_uint(&pk, 7, b->incarnation);
     if (b->lock_mode) {
-        msgpack_pack_uint64(&pk, 8);
-        msgpack_pack_uint64(&pk, (uint64_t)b->lock_mode);
-        msgpack_pack_uint64(&pk, 9);
-        msgpack_pack_uint64(&pk, b->lock_days);
-        msgpack_pack_uint64(&pk, 10);
-        msgpack_pack_uint64(&pk, b->lock_years);
+        pf_uint(&pk, 8, (uint64_t)b->lock_mode);
+        pf_uint(&pk, 9, b->lock_days);
+        pf_uint(&pk, 10, b->lock_years);
     }
     if (state_ns) {
-        msgpack_pack_uint64(&pk, 11);
-        msgpack_pack_int64(&pk, state_ns);
+        pf_int(&pk, 11, state_ns);
     }
-    if (!sb.data) {
-        msgpack_sbuffer_destroy(&sb);
-        return STRATA_ENOMEM;
-    }
-    *outlen = sb.size;
-    *out = msgpack_sbuffer_release(&sb);
-    msgpack_sbuffer_destroy(&sb);
-    return 0;
+    return sb_release(&sb, out, outlen);
 }
 
 int strata_meta__bucket_decode_take(char *v, size_t vl, struct strata_bucket_info *out)
@@ -770,89 +855,44 @@ int strata_meta__bucket_decode(const void *buf, size_t len, struct strata_bucket
     return strata_meta__bucket_decode_at(buf, len, b, NULL);
 }
 
+static int bucket_state(void *rec, void *ctx, const msgpack_object *v)
+{
+    (void)rec;
+    int64_t *st = ctx;
+    return get_int(v, st) && *st > 0 ? 0 : STRATA_ECORRUPT;
+}
+
+#define B struct strata_bucket_info
+static const struct fd bucket_fields[] = {
+    [0] = FD_FMT,
+    [1] = FD_S(B, name, 0),
+    [2] = FD_S(B, owner, 0),
+    [3] = FD_S(B, region, 0),
+    [4] = FD_I64(B, created_ms),
+    [5] = FD_U(B, versioning, 0, STRATA_VERSIONING_SUSPENDED),
+    [6] = FD_BOOLEAN(B, object_lock),
+    [7] = FD_U64(B, incarnation),
+    [8] = FD_U(B, lock_mode, 0, STRATA_LOCK_COMPLIANCE),
+    [9] = FD_U(B, lock_days, 0, UINT32_MAX),
+    [10] = FD_U(B, lock_years, 0, UINT32_MAX),
+    [11] = FD_CALL(bucket_state),
+};
+#undef B
+
 int strata_meta__bucket_decode_at(const void *buf, size_t len, struct strata_bucket_info *b,
                                   int64_t *state_ns)
 {
     memset(b, 0, sizeof(*b));
     int64_t st = 0;
-    const uint8_t *p = buf;
-    if (len < 2 || p[0] != VAL_VERSION_BYTE || !strata_meta__mp_sane(p + 1, len - 1))
-        return STRATA_ECORRUPT;
-    msgpack_unpacked up;
-    msgpack_unpacked_init(&up);
-    size_t off = 0;
-    int rc = STRATA_ECORRUPT;
-    if (msgpack_unpack_next(&up, (const char *)p + 1, len - 1, &off) != MSGPACK_UNPACK_SUCCESS ||
-        up.data.type != MSGPACK_OBJECT_MAP)
-        goto out;
-    bool fmt = false, name = false;
-    uint64_t seen = 0;
-    for (uint32_t i = 0; i < up.data.via.map.size; i++) {
-        const msgpack_object_kv *kv = &up.data.via.map.ptr[i];
-        uint64_t f, u = 0;
-        bool ok = true;
-        if (!get_uint(&kv->key, &f) || field_dup(&seen, f))
-            goto out;
-        switch (f) {
-        case 0:
-            ok = get_uint(&kv->val, &u) && u == REC_FORMAT;
-            fmt = true;
-            break;
-        case 1:
-            ok = name = get_str(&kv->val, b->name, sizeof(b->name));
-            break;
-        case 2:
-            ok = get_str(&kv->val, b->owner, sizeof(b->owner));
-            break;
-        case 3:
-            ok = get_str(&kv->val, b->region, sizeof(b->region));
-            break;
-        case 4:
-            ok = get_int(&kv->val, &b->created_ms);
-            break;
-        case 5:
-            ok = get_uint(&kv->val, &u) && u <= STRATA_VERSIONING_SUSPENDED;
-            b->versioning = (int)u;
-            break;
-        case 6:
-            ok = kv->val.type == MSGPACK_OBJECT_BOOLEAN;
-            b->object_lock = ok && kv->val.via.boolean;
-            break;
-        case 7:
-            ok = get_uint(&kv->val, &b->incarnation);
-            break;
-        case 8:
-            ok = get_uint(&kv->val, &u) && u <= STRATA_LOCK_COMPLIANCE;
-            b->lock_mode = (int)u;
-            break;
-        case 9:
-            ok = get_uint(&kv->val, &u) && u <= UINT32_MAX;
-            b->lock_days = (unsigned)u;
-            break;
-        case 10:
-            ok = get_uint(&kv->val, &u) && u <= UINT32_MAX;
-            b->lock_years = (unsigned)u;
-            break;
-        case 11:
-            ok = get_int(&kv->val, &st) && st > 0;
-            break;
-        default:
-            break;
-        }
-        if (!ok)
-            goto out;
-    }
-    if (fmt && name) {
-        rc = 0;
-        /* Records written before field 11: the creation time. */
-        if (state_ns)
-            *state_ns = st ? st
-                        : b->created_ms > 0 && b->created_ms < INT64_MAX / 1000000
-                            ? b->created_ms * 1000000
-                            : 1;
-    }
-out:
-    msgpack_unpacked_destroy(&up);
+    uint64_t seen;
+    int rc = fields_decode(bucket_fields, sizeof(bucket_fields) / sizeof(bucket_fields[0]),
+                           1u << 0 | 1u << 1, VAL_VERSION_BYTE, buf, len, b, &st, &seen);
+    /* Records written before field 11: the creation time. */
+    if (rc == 0 && state_ns)
+        *state_ns = st ? st
+                    : b->created_ms > 0 && b->created_ms < INT64_MAX / 1000000
+                        ? b->created_ms * 1000000
+                        : 1;
     return rc;
 }
 
@@ -909,52 +949,32 @@ size_t strata_meta__cksum_len(int algo)
 }
 
 
-static int sb_release(msgpack_sbuffer *sb, char **out, size_t *outlen)
-{
-    if (!sb->data) {
-        msgpack_sbuffer_destroy(sb);
-        return STRATA_ENOMEM;
-    }
-    *outlen = sb->size;
-    *out = msgpack_sbuffer_release(sb);
-    msgpack_sbuffer_destroy(sb);
-    return 0;
-}
-
 int strata_meta__upload_encode(const struct meta_upload *u, char **out, size_t *outlen)
 {
     msgpack_sbuffer sb;
     msgpack_packer pk;
     val_begin(&sb, &pk);
     map_begin(&pk, 10 + (u->sse_len ? 1 : 0) + (u->acl_len ? 1 : 0) + (u->tier[0] ? 1 : 0));
-    msgpack_pack_uint64(&pk, 1);
-    msgpack_pack_int64(&pk, u->init_ns);
-    msgpack_pack_uint64(&pk, 2);
-    msgpack_pack_uint64(&pk, (uint64_t)u->cksum_algo);
-    msgpack_pack_uint64(&pk, 3);
-    msgpack_pack_uint64(&pk, (uint64_t)u->cksum_type);
+    pf_int(&pk, 1, u->init_ns);
+    pf_uint(&pk, 2, (uint64_t)u->cksum_algo);
+    pf_uint(&pk, 3, (uint64_t)u->cksum_type);
     msgpack_pack_uint64(&pk, 4);
     msgpack_pack_array(&pk, 2 * u->nhdrs);
     for (size_t i = 0; i < u->nhdrs; i++) {
         pk_str(&pk, u->hdrs[i].name, strlen(u->hdrs[i].name));
         pk_str(&pk, u->hdrs[i].value, strlen(u->hdrs[i].value));
     }
-    msgpack_pack_uint64(&pk, 5);
-    pk_bin(&pk, u->tags, u->tags_len);
-    msgpack_pack_uint64(&pk, 6);
-    pk_str(&pk, u->storage_class, strnlen(u->storage_class, sizeof(u->storage_class) - 1));
+    pf_bin(&pk, 5, u->tags, u->tags_len);
+    pf_str(&pk, 6, u->storage_class, strnlen(u->storage_class, sizeof(u->storage_class) - 1));
     lock_pack(&pk, &u->lock, 7);
     if (u->sse_len) {
-        msgpack_pack_uint64(&pk, 10);
-        pk_bin(&pk, u->sse, u->sse_len);
+        pf_bin(&pk, 10, u->sse, u->sse_len);
     }
     if (u->acl_len) {
-        msgpack_pack_uint64(&pk, 11);
-        pk_bin(&pk, u->acl, u->acl_len);
+        pf_bin(&pk, 11, u->acl, u->acl_len);
     }
     if (u->tier[0]) {
-        msgpack_pack_uint64(&pk, 12);
-        pk_str(&pk, u->tier, strlen(u->tier));
+        pf_str(&pk, 12, u->tier, strlen(u->tier));
     }
     return sb_release(&sb, out, outlen);
 }
@@ -1003,113 +1023,43 @@ void strata_meta__upload_fini(struct meta_upload *u)
     u->tags_len = 0;
 }
 
+static int upload_hdrs(void *rec, void *ctx, const msgpack_object *v)
+{
+    (void)ctx;
+    struct meta_upload *u = rec;
+    struct meta_rec r;
+    memset(&r, 0, sizeof(r));
+    int rc = decode_hdrs(v, true, &r);
+    u->hdrs = r.hdrs;
+    u->nhdrs = r.nhdrs;
+    u->hdr_buf = r.hdr_buf;
+    return rc;
+}
+
+#define U struct meta_upload
+static const struct fd upload_fields[] = {
+    [0] = FD_FMT,
+    [1] = FD_I64(U, init_ns),
+    [2] = FD_U(U, cksum_algo, 0, STRATA_CKSUM_SHA256),
+    [3] = FD_U(U, cksum_type, 0, STRATA_CKSUM_TYPE_FULL_OBJECT),
+    [4] = FD_CALL(upload_hdrs),
+    [5] = FD_BINCOPY(U, tags, 0, STRATA_TAGS_MAX),
+    [6] = FD_S(U, storage_class, 0),
+    [7] = FD_OLOCK(U, lock, 7),
+    [8] = FD_OLOCK(U, lock, 7),
+    [9] = FD_OLOCK(U, lock, 7),
+    [10] = FD_BINCOPY(U, sse, 1, STRATA_SSE_DESC_MAX),
+    [11] = FD_BINCOPY(U, acl, 1, STRATA_ACL_MAX),
+    [12] = FD_S(U, tier, 1),
+};
+#undef U
+
 int strata_meta__upload_decode(const void *buf, size_t len, struct meta_upload *u)
 {
     memset(u, 0, sizeof(*u));
-    msgpack_unpacked up;
-    int rc = unpack_map(buf, len, &up);
-    if (rc == 0 && up.data.type != MSGPACK_OBJECT_MAP)
-        rc = STRATA_ECORRUPT;
-    bool fmt = false;
-    uint64_t seen = 0;
-    for (uint32_t i = 0; rc == 0 && i < up.data.via.map.size; i++) {
-        const msgpack_object_kv *kv = &up.data.via.map.ptr[i];
-        uint64_t f, v = 0;
-        if (!get_uint(&kv->key, &f) || field_dup(&seen, f)) {
-            rc = STRATA_ECORRUPT;
-            break;
-        }
-        switch (f) {
-        case 0:
-            if (!get_uint(&kv->val, &v) || v != REC_FORMAT)
-                rc = STRATA_ECORRUPT;
-            fmt = true;
-            break;
-        case 1:
-            if (!get_int(&kv->val, &u->init_ns))
-                rc = STRATA_ECORRUPT;
-            break;
-        case 2:
-            if (!get_uint(&kv->val, &v) || v > STRATA_CKSUM_SHA256)
-                rc = STRATA_ECORRUPT;
-            u->cksum_algo = (int)v;
-            break;
-        case 3:
-            if (!get_uint(&kv->val, &v) || v > STRATA_CKSUM_TYPE_FULL_OBJECT)
-                rc = STRATA_ECORRUPT;
-            u->cksum_type = (int)v;
-            break;
-        case 4: {
-            struct meta_rec r;
-            memset(&r, 0, sizeof(r));
-            rc = decode_hdrs(&kv->val, true, &r);
-            u->hdrs = r.hdrs;
-            u->nhdrs = r.nhdrs;
-            u->hdr_buf = r.hdr_buf;
-            break;
-        }
-        case 5:
-            if (kv->val.type != MSGPACK_OBJECT_BIN || kv->val.via.bin.size > STRATA_TAGS_MAX) {
-                rc = STRATA_ECORRUPT;
-                break;
-            }
-            if (kv->val.via.bin.size) {
-                u->tags = malloc(kv->val.via.bin.size);
-                if (!u->tags) {
-                    rc = STRATA_ENOMEM;
-                    break;
-                }
-                memcpy(u->tags, kv->val.via.bin.ptr, kv->val.via.bin.size);
-                u->tags_len = kv->val.via.bin.size;
-            }
-            break;
-        case 6:
-            if (!get_str(&kv->val, u->storage_class, sizeof(u->storage_class)))
-                rc = STRATA_ECORRUPT;
-            break;
-        case 7:
-        case 8:
-        case 9:
-            if (!lock_field(&u->lock, f - 7, &kv->val))
-                rc = STRATA_ECORRUPT;
-            break;
-        case 10:
-            if (kv->val.type != MSGPACK_OBJECT_BIN || kv->val.via.bin.size == 0 ||
-                kv->val.via.bin.size > STRATA_SSE_DESC_MAX) {
-                rc = STRATA_ECORRUPT;
-                break;
-            }
-            if (!(u->sse = malloc(kv->val.via.bin.size))) {
-                rc = STRATA_ENOMEM;
-                break;
-            }
-            memcpy(u->sse, kv->val.via.bin.ptr, kv->val.via.bin.size);
-            u->sse_len = kv->val.via.bin.size;
-            break;
-        case 11:
-            if (kv->val.type != MSGPACK_OBJECT_BIN || kv->val.via.bin.size == 0 ||
-                kv->val.via.bin.size > STRATA_ACL_MAX) {
-                rc = STRATA_ECORRUPT;
-                break;
-            }
-            if (!(u->acl = malloc(kv->val.via.bin.size))) {
-                rc = STRATA_ENOMEM;
-                break;
-            }
-            memcpy(u->acl, kv->val.via.bin.ptr, kv->val.via.bin.size);
-            u->acl_len = kv->val.via.bin.size;
-            break;
-        case 12:
-            if (!get_str(&kv->val, u->tier, sizeof(u->tier)) || !u->tier[0])
-                rc = STRATA_ECORRUPT;
-            break;
-        default:
-            break;
-        }
-    }
-    if (rc == 0 && !fmt)
-        rc = STRATA_ECORRUPT;
-    msgpack_unpacked_destroy(&up);
+    uint64_t seen;
+    int rc = fields_decode(upload_fields, sizeof(upload_fields) / sizeof(upload_fields[0]), 1,
+                           VAL_VERSION_BYTE, buf, len, u, NULL, &seen);
     if (rc)
         strata_meta__upload_fini(u);
     return rc;
@@ -1126,133 +1076,50 @@ int strata_meta__done_encode(const struct meta_done *d, char **out, size_t *outl
     char vb = VAL_DONE_BYTE;
     msgpack_sbuffer_write(&sb, &vb, 1);
     map_begin(&pk, 13 + (d->sse_len ? 1 : 0));
-    msgpack_pack_uint64(&pk, 1);
-    msgpack_pack_int64(&pk, d->done_ns);
-    msgpack_pack_uint64(&pk, 2);
-    pk_bin(&pk, d->digest, sizeof(d->digest));
-    msgpack_pack_uint64(&pk, 3);
-    pk_bin(&pk, d->sk, SORTKEY_LEN);
-    msgpack_pack_uint64(&pk, 4);
-    msgpack_pack_uint64(&pk, d->flags);
-    msgpack_pack_uint64(&pk, 5);
-    pk_str(&pk, d->etag, strlen(d->etag));
-    msgpack_pack_uint64(&pk, 6);
-    msgpack_pack_uint64(&pk, d->size);
-    msgpack_pack_uint64(&pk, 7);
-    msgpack_pack_int64(&pk, d->mtime_ns);
-    msgpack_pack_uint64(&pk, 8);
-    msgpack_pack_uint64(&pk, (uint64_t)d->cksum_algo);
-    msgpack_pack_uint64(&pk, 9);
-    msgpack_pack_uint64(&pk, (uint64_t)d->cksum_type);
-    msgpack_pack_uint64(&pk, 10);
-    pk_bin(&pk, d->cksum, d->cksum_len);
-    msgpack_pack_uint64(&pk, 11);
-    msgpack_pack_uint64(&pk, d->nparts);
-    msgpack_pack_uint64(&pk, 12);
-    pk_str(&pk, d->storage_class, strnlen(d->storage_class, sizeof(d->storage_class) - 1));
+    pf_int(&pk, 1, d->done_ns);
+    pf_bin(&pk, 2, d->digest, sizeof(d->digest));
+    pf_bin(&pk, 3, d->sk, SORTKEY_LEN);
+    pf_uint(&pk, 4, d->flags);
+    pf_str(&pk, 5, d->etag, strlen(d->etag));
+    pf_uint(&pk, 6, d->size);
+    pf_int(&pk, 7, d->mtime_ns);
+    pf_uint(&pk, 8, (uint64_t)d->cksum_algo);
+    pf_uint(&pk, 9, (uint64_t)d->cksum_type);
+    pf_bin(&pk, 10, d->cksum, d->cksum_len);
+    pf_uint(&pk, 11, d->nparts);
+    pf_str(&pk, 12, d->storage_class, strnlen(d->storage_class, sizeof(d->storage_class) - 1));
     if (d->sse_len) {
-        msgpack_pack_uint64(&pk, 13);
-        pk_bin(&pk, d->sse, d->sse_len);
+        pf_bin(&pk, 13, d->sse, d->sse_len);
     }
     return sb_release(&sb, out, outlen);
 }
 
+#define D struct meta_done
+static const struct fd done_fields[] = {
+    [0] = FD_FMT,
+    [1] = FD_I64(D, done_ns),
+    [2] = FD_ARR(D, digest, sizeof(((D *)0)->digest), FD_NONE, FD_NONE),
+    [3] = FD_ARR(D, sk, SORTKEY_LEN, FD_NONE, FD_NONE),
+    [4] = FD_U(D, flags, 0, UINT32_MAX),
+    [5] = FD_S(D, etag, 0),
+    [6] = FD_U64(D, size),
+    [7] = FD_I64(D, mtime_ns),
+    [8] = FD_U(D, cksum_algo, 0, STRATA_CKSUM_SHA256),
+    [9] = FD_U(D, cksum_type, 0, STRATA_CKSUM_TYPE_FULL_OBJECT),
+    [10] = FD_ARR(D, cksum, 0, FD_AT(D, cksum_len), FD_NONE),
+    [11] = FD_U(D, nparts, 0, META_PARTS_MAX),
+    [12] = FD_S(D, storage_class, 0),
+    [13] = FD_BINREF(D, sse, 1, STRATA_SSE_DESC_MAX, 0),
+};
+#undef D
+
 int strata_meta__done_decode(const void *buf, size_t len, struct meta_done *d)
 {
     memset(d, 0, sizeof(*d));
-    const uint8_t *p = buf;
-    if (len < 2 || p[0] != VAL_DONE_BYTE || !strata_meta__mp_sane(p + 1, len - 1))
-        return STRATA_ECORRUPT;
-    msgpack_unpacked up;
-    msgpack_unpacked_init(&up);
-    size_t off = 0;
-    int rc = STRATA_ECORRUPT;
-    if (msgpack_unpack_next(&up, (const char *)p + 1, len - 1, &off) != MSGPACK_UNPACK_SUCCESS ||
-        up.data.type != MSGPACK_OBJECT_MAP)
-        goto out;
-    uint64_t seen = 0, need = 0;
-    for (uint32_t i = 0; i < up.data.via.map.size; i++) {
-        const msgpack_object_kv *kv = &up.data.via.map.ptr[i];
-        const msgpack_object *o = &kv->val;
-        uint64_t f, u = 0;
-        size_t n = 0;
-        bool ok = true;
-        if (!get_uint(&kv->key, &f) || field_dup(&seen, f))
-            goto out;
-        switch (f) {
-        case 0:
-            ok = get_uint(o, &u) && u == REC_FORMAT;
-            break;
-        case 1:
-            ok = get_int(o, &d->done_ns);
-            break;
-        case 2:
-            ok = o->type == MSGPACK_OBJECT_BIN && o->via.bin.size == sizeof(d->digest);
-            if (ok)
-                memcpy(d->digest, o->via.bin.ptr, sizeof(d->digest));
-            break;
-        case 3:
-            ok = o->type == MSGPACK_OBJECT_BIN && o->via.bin.size == SORTKEY_LEN;
-            if (ok)
-                memcpy(d->sk, o->via.bin.ptr, SORTKEY_LEN);
-            break;
-        case 4:
-            ok = get_uint(o, &u) && u <= UINT32_MAX;
-            d->flags = (uint32_t)u;
-            break;
-        case 5:
-            ok = get_str(o, d->etag, sizeof(d->etag));
-            break;
-        case 6:
-            ok = get_uint(o, &d->size);
-            break;
-        case 7:
-            ok = get_int(o, &d->mtime_ns);
-            break;
-        case 8:
-            ok = get_uint(o, &u) && u <= STRATA_CKSUM_SHA256;
-            d->cksum_algo = (int)u;
-            break;
-        case 9:
-            ok = get_uint(o, &u) && u <= STRATA_CKSUM_TYPE_FULL_OBJECT;
-            d->cksum_type = (int)u;
-            break;
-        case 10:
-            ok = o->type == MSGPACK_OBJECT_BIN && (n = o->via.bin.size) <= sizeof(d->cksum);
-            if (ok && n)
-                memcpy(d->cksum, o->via.bin.ptr, n);
-            d->cksum_len = n;
-            break;
-        case 11:
-            ok = get_uint(o, &u) && u <= META_PARTS_MAX;
-            d->nparts = (size_t)u;
-            break;
-        case 12:
-            ok = get_str(o, d->storage_class, sizeof(d->storage_class));
-            break;
-        case 13:
-            ok = o->type == MSGPACK_OBJECT_BIN && o->via.bin.size > 0 &&
-                 o->via.bin.size <= STRATA_SSE_DESC_MAX;
-            if (ok) {
-                d->sse = (const uint8_t *)o->via.bin.ptr;
-                d->sse_len = o->via.bin.size;
-            }
-            break;
-        default:
-            break;
-        }
-        if (!ok)
-            goto out;
-        if (f < 13)
-            need |= 1ull << f;
-    }
-    if (need == (1ull << 13) - 1)
-        rc = 0;
-out:
-    /* sse points into buf, not into the unpacked zone: a bin's ptr is
-     * the buffer's own bytes (msgpack-c references, never copies, them). */
-    msgpack_unpacked_destroy(&up);
-    return rc;
+    uint64_t seen;
+    /* Every field but the encryption descriptor (13) is required. */
+    return fields_decode(done_fields, sizeof(done_fields) / sizeof(done_fields[0]),
+                         (1ull << 13) - 1, VAL_DONE_BYTE, buf, len, d, NULL, &seen);
 }
 
 int strata_meta__part_encode(const struct meta_part *p, const char *bucket, const char *key,
@@ -1262,111 +1129,81 @@ int strata_meta__part_encode(const struct meta_part *p, const char *bucket, cons
     msgpack_packer pk;
     val_begin(&sb, &pk);
     map_begin(&pk, 8 + (p->has_data_id ? 1 : 0) + (p->ssize ? 1 : 0) + (p->tier[0] ? 1 : 0));
-    msgpack_pack_uint64(&pk, 1);
-    msgpack_pack_uint64(&pk, p->size);
-    msgpack_pack_uint64(&pk, 2);
-    pk_bin(&pk, p->md5, 16);
-    msgpack_pack_uint64(&pk, 3);
-    msgpack_pack_int64(&pk, p->mtime_ns);
+    pf_uint(&pk, 1, p->size);
+    pf_bin(&pk, 2, p->md5, 16);
+    pf_int(&pk, 3, p->mtime_ns);
     if (p->has_data_id) {
-        msgpack_pack_uint64(&pk, 4);
-        pk_bin(&pk, p->data_id, STRATA_DATA_ID_LEN);
+        pf_bin(&pk, 4, p->data_id, STRATA_DATA_ID_LEN);
     }
-    msgpack_pack_uint64(&pk, 5);
-    msgpack_pack_uint64(&pk, (uint64_t)p->cksum_algo);
-    msgpack_pack_uint64(&pk, 6);
-    pk_bin(&pk, p->cksum, p->cksum_len);
-    msgpack_pack_uint64(&pk, 7);
-    pk_str(&pk, bucket, strlen(bucket));
-    msgpack_pack_uint64(&pk, 8);
-    pk_str(&pk, key, strlen(key));
+    pf_uint(&pk, 5, (uint64_t)p->cksum_algo);
+    pf_bin(&pk, 6, p->cksum, p->cksum_len);
+    pf_str(&pk, 7, bucket, strlen(bucket));
+    pf_str(&pk, 8, key, strlen(key));
     if (p->ssize) {
-        msgpack_pack_uint64(&pk, 9);
-        msgpack_pack_uint64(&pk, p->ssize);
+        pf_uint(&pk, 9, p->ssize);
     }
     if (p->tier[0]) {
-        msgpack_pack_uint64(&pk, 10);
-        pk_str(&pk, p->tier, strlen(p->tier));
+        pf_str(&pk, 10, p->tier, strlen(p->tier));
     }
     return sb_release(&sb, out, outlen);
 }
 
-static bool get_bin(const msgpack_object *o, void *dst, size_t cap, size_t *n)
+/* Where a part record's owner bucket (field 7) and key (8) go. */
+struct part_ctx {
+    char *bucket, *key;
+};
+
+static int part_bucket(void *rec, void *ctx, const msgpack_object *v)
 {
-    if (o->type != MSGPACK_OBJECT_BIN || o->via.bin.size > cap)
-        return false;
-    if (o->via.bin.size)
-        memcpy(dst, o->via.bin.ptr, o->via.bin.size);
-    *n = o->via.bin.size;
-    return true;
+    (void)rec;
+    return get_str(v, ((struct part_ctx *)ctx)->bucket, STRATA_BUCKET_NAME_MAX + 1)
+               ? 0
+               : STRATA_ECORRUPT;
 }
+
+static int part_key(void *rec, void *ctx, const msgpack_object *v)
+{
+    (void)rec;
+    return get_str(v, ((struct part_ctx *)ctx)->key, STRATA_KEY_MAX + 1) ? 0 : STRATA_ECORRUPT;
+}
+
+static int part_ssize(void *rec, void *ctx, const msgpack_object *v)
+{
+    (void)ctx;
+    struct meta_part *p = rec;
+    return get_uint(v, &p->ssize) && p->ssize == strata_sse__stream_size(p->size)
+               ? 0
+               : STRATA_ECORRUPT;
+}
+
+#define P struct meta_part
+static const struct fd part_fields[] = {
+    [0] = FD_FMT,
+    [1] = FD_U64(P, size),
+    [2] = FD_ARR(P, md5, 16, FD_NONE, FD_NONE),
+    [3] = FD_I64(P, mtime_ns),
+    [4] = FD_ARR(P, data_id, STRATA_DATA_ID_LEN, FD_NONE, FD_AT(P, has_data_id)),
+    [5] = FD_U(P, cksum_algo, 0, STRATA_CKSUM_SHA256),
+    [6] = FD_ARR(P, cksum, 0, FD_AT(P, cksum_len), FD_NONE),
+    [7] = FD_CALL(part_bucket),
+    [8] = FD_CALL(part_key),
+    [9] = FD_CALL(part_ssize),
+    [10] = FD_S(P, tier, 1),
+};
+#undef P
 
 int strata_meta__part_decode(const void *buf, size_t len, struct meta_part *p,
                              char bucket[STRATA_BUCKET_NAME_MAX + 1],
                              char key[STRATA_KEY_MAX + 1])
 {
     memset(p, 0, sizeof(*p));
-    msgpack_unpacked up;
-    int rc = unpack_map(buf, len, &up);
-    if (rc == 0 && up.data.type != MSGPACK_OBJECT_MAP)
-        rc = STRATA_ECORRUPT;
-    bool fmt = false, md5 = false;
     char tb[STRATA_BUCKET_NAME_MAX + 1], tk[STRATA_KEY_MAX + 1];
-    uint64_t seen = 0;
-    for (uint32_t i = 0; rc == 0 && i < up.data.via.map.size; i++) {
-        const msgpack_object_kv *kv = &up.data.via.map.ptr[i];
-        uint64_t f, v = 0;
-        size_t n = 0;
-        bool ok = true;
-        if (!get_uint(&kv->key, &f) || field_dup(&seen, f)) {
-            rc = STRATA_ECORRUPT;
-            break;
-        }
-        switch (f) {
-        case 0:
-            ok = fmt = get_uint(&kv->val, &v) && v == REC_FORMAT;
-            break;
-        case 1:
-            ok = get_uint(&kv->val, &p->size);
-            break;
-        case 2:
-            ok = md5 = get_bin(&kv->val, p->md5, 16, &n) && n == 16;
-            break;
-        case 3:
-            ok = get_int(&kv->val, &p->mtime_ns);
-            break;
-        case 4:
-            ok = p->has_data_id = get_bin(&kv->val, p->data_id, STRATA_DATA_ID_LEN, &n) &&
-                                  n == STRATA_DATA_ID_LEN;
-            break;
-        case 5:
-            ok = get_uint(&kv->val, &v) && v <= STRATA_CKSUM_SHA256;
-            p->cksum_algo = (int)v;
-            break;
-        case 6:
-            ok = get_bin(&kv->val, p->cksum, STRATA_CKSUM_RAW_MAX, &p->cksum_len);
-            break;
-        case 7:
-            ok = get_str(&kv->val, bucket ? bucket : tb, STRATA_BUCKET_NAME_MAX + 1);
-            break;
-        case 8:
-            ok = get_str(&kv->val, key ? key : tk, STRATA_KEY_MAX + 1);
-            break;
-        case 9:
-            ok = get_uint(&kv->val, &p->ssize) && p->ssize == strata_sse__stream_size(p->size);
-            break;
-        case 10:
-            ok = get_str(&kv->val, p->tier, sizeof(p->tier)) && p->tier[0];
-            break;
-        default:
-            break;
-        }
-        if (!ok)
-            rc = STRATA_ECORRUPT;
-    }
-    if (rc == 0 && (!fmt || !md5 || (p->size > 0 && !p->has_data_id)))
+    struct part_ctx c = {.bucket = bucket ? bucket : tb, .key = key ? key : tk};
+    uint64_t seen;
+    int rc = fields_decode(part_fields, sizeof(part_fields) / sizeof(part_fields[0]),
+                           1u << 0 | 1u << 2, VAL_VERSION_BYTE, buf, len, p, &c, &seen);
+    if (rc == 0 && p->size > 0 && !p->has_data_id)
         rc = STRATA_ECORRUPT;
-    msgpack_unpacked_destroy(&up);
     return rc;
 }
 

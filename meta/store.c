@@ -407,6 +407,27 @@ void strata_meta__batches_free(rocksdb_writebatch_t **wbs, rocksdb_writebatch_t 
     }
 }
 
+void strata_meta__key_batches(struct strata_meta *m, unsigned set, const char *k, size_t kl,
+                              const char *v, size_t vl, const struct meta_qraw *old,
+                              rocksdb_writebatch_t **wbs, rocksdb_writebatch_t **undo)
+{
+    struct meta_set *ms = &m->sets[set];
+    for (unsigned d = 0; d < ms->n; d++) {
+        if (!ms->drives[d].db)
+            continue;
+        wbs[d] = rocksdb_writebatch_create();
+        undo[d] = rocksdb_writebatch_create();
+        if (v)
+            rocksdb_writebatch_put(wbs[d], k, kl, v, vl);
+        else
+            rocksdb_writebatch_delete(wbs[d], k, kl);
+        if (old && old->tried[d] && old->rc[d] == 0)
+            rocksdb_writebatch_put(undo[d], k, kl, old->v[d], old->vl[d]);
+        else
+            rocksdb_writebatch_delete(undo[d], k, kl);
+    }
+}
+
 int strata_meta__set_commit(struct strata_meta *m, unsigned set, rocksdb_writebatch_t **wbs,
                             rocksdb_writebatch_t **undo)
 {
@@ -854,7 +875,7 @@ int strata_meta__open_finish(struct strata_meta *m)
 {
     int rc = strata_meta__lock_clock_open(m);
     rc = rc ? rc : strata_meta__audit_open(m);
-    return rc ? rc : strata_meta__lock_clock_start(m);
+    return rc ? rc : strata_meta__lock_clock_start(m, strata_meta__audit_note);
 }
 
 int strata_meta_open(struct strata_set *const *sets, unsigned nsets,

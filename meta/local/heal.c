@@ -76,6 +76,15 @@ struct hvals {
     unsigned ndrops;
 };
 
+/* How many of n drives read the same value as drive d. */
+static unsigned hvals_agree(const struct hvals *h, unsigned n, unsigned d)
+{
+    unsigned c = 0;
+    for (unsigned j = 0; j < n; j++)
+        c += h->rc[j] == 0 && h->vl[j] == h->vl[d] && memcmp(h->v[j], h->v[d], h->vl[d]) == 0;
+    return c;
+}
+
 static void hvals_fini(struct hvals *h)
 {
     for (unsigned d = 0; d < STRATA_DRIVES_MAX; d++) {
@@ -555,9 +564,7 @@ static void heal_part_data(struct strata_meta *m, unsigned set, char kind, const
     for (unsigned d = 0; d < ms->n && best < 0; d++) {
         if (h->rc[d])
             continue;
-        unsigned n = 0;
-        for (unsigned j = 0; j < ms->n; j++)
-            n += h->rc[j] == 0 && h->vl[j] == h->vl[d] && memcmp(h->v[j], h->v[d], h->vl[d]) == 0;
+        unsigned n = hvals_agree(h, ms->n, d);
         if (n >= rq)
             best = (int)d;
     }
@@ -616,9 +623,7 @@ static void heal_raw(struct strata_meta *m, unsigned set, rocksdb_writeoptions_t
     for (unsigned d = 0; d < ms->n; d++) {
         if (h->rc[d])
             continue;
-        unsigned n = 0;
-        for (unsigned j = 0; j < ms->n; j++)
-            n += h->rc[j] == 0 && h->vl[j] == h->vl[d] && memcmp(h->v[j], h->v[d], h->vl[d]) == 0;
+        unsigned n = hvals_agree(h, ms->n, d);
         if (n > best_n) {
             best_n = n;
             best = (int)d;
@@ -717,9 +722,7 @@ static void heal_upload(struct strata_meta *m, unsigned set, rocksdb_writeoption
                 tomb = (int)d;
             continue;
         }
-        unsigned n = 0;
-        for (unsigned j = 0; j < ms->n; j++)
-            n += h->rc[j] == 0 && h->vl[j] == h->vl[d] && memcmp(h->v[j], h->v[d], h->vl[d]) == 0;
+        unsigned n = hvals_agree(h, ms->n, d);
         if (n > done_n) {
             done_n = n;
             done = (int)d;

@@ -27,19 +27,8 @@ size_t strata_meta__key_intent(char *out, size_t cap, const char *bucket, const 
 int strata_meta__intent_write(struct strata_meta *m, unsigned set, const char *k, size_t kl,
                               const char *v, size_t vl)
 {
-    struct meta_set *ms = &m->sets[set];
     rocksdb_writebatch_t *wbs[STRATA_DRIVES_MAX] = {0}, *undo[STRATA_DRIVES_MAX] = {0};
-    for (unsigned d = 0; d < ms->n; d++) {
-        if (!ms->drives[d].db)
-            continue;
-        wbs[d] = rocksdb_writebatch_create();
-        undo[d] = rocksdb_writebatch_create();
-        if (v)
-            rocksdb_writebatch_put(wbs[d], k, kl, v, vl);
-        else
-            rocksdb_writebatch_delete(wbs[d], k, kl);
-        rocksdb_writebatch_delete(undo[d], k, kl);
-    }
+    strata_meta__key_batches(m, set, k, kl, v, vl, NULL, wbs, undo);
     int rc = 0;
     if (v) {
         rc = strata_meta__set_commit(m, set, wbs, undo);

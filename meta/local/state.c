@@ -30,22 +30,8 @@ int strata_meta__local_state_put(struct strata_meta *m, const char *name, const 
         memcpy(v + 1, doc, len);
     struct meta_qraw q;
     strata_meta__qraw_get(m, 0, k, kl, true, &q); /* each drive's old value, for the undo */
-    struct meta_set *ms = &m->sets[0];
     rocksdb_writebatch_t *wbs[STRATA_DRIVES_MAX] = {0}, *undo[STRATA_DRIVES_MAX] = {0};
-    for (unsigned d = 0; d < ms->n; d++) {
-        if (!ms->drives[d].db)
-            continue;
-        wbs[d] = rocksdb_writebatch_create();
-        undo[d] = rocksdb_writebatch_create();
-        if (len)
-            rocksdb_writebatch_put(wbs[d], k, kl, v, len + 1);
-        else
-            rocksdb_writebatch_delete(wbs[d], k, kl);
-        if (q.tried[d] && q.rc[d] == 0)
-            rocksdb_writebatch_put(undo[d], k, kl, q.v[d], q.vl[d]);
-        else
-            rocksdb_writebatch_delete(undo[d], k, kl);
-    }
+    strata_meta__key_batches(m, 0, k, kl, len ? v : NULL, len + 1, &q, wbs, undo);
     int rc = strata_meta__set_commit(m, 0, wbs, undo);
     strata_meta__batches_free(wbs, undo);
     strata_meta__qraw_fini(&q);

@@ -11,7 +11,7 @@ shard, offset and length), and the same bytes as plain files under
 workers, BATCH samples per batch, PREFETCH batches per worker) reads a
 shuffled full pass RUNS times (the default collate stacks each batch into
 one tensor) over each of:
-  strata        the README's ShardDataset (taken from README.md): boto3,
+  strata        the ShardDataset of examples/pytorch/README.md: boto3,
                 one client per worker, ranged GET with If-Match
   nginx         the same Dataset structure with urllib3: ranged GET with
                 If-Match (nginx's ETag) of the shard's file
@@ -59,7 +59,7 @@ MARKER = "<!-- tests/integration/test_torch_example.py runs the next code block"
 
 def readme_example(tmp):
     """Import the README's example block (the code users copy) as a module."""
-    text = open(os.path.join(ROOT, "README.md"), encoding="utf-8").read()
+    text = open(os.path.join(ROOT, "examples", "pytorch", "README.md"), encoding="utf-8").read()
     m = re.compile(r"```python\n(.*?)\n```", re.S).search(text, text.index(MARKER))
     os.makedirs(tmp, exist_ok=True)
     with open(os.path.join(tmp, "shards.py"), "w") as f:

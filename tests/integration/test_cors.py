@@ -230,7 +230,7 @@ def actual_response_headers(s):
 
 @test
 def awscli_cors(s):
-    """The README's example with awscli v2 (installed by install-deps)."""
+    """The CORS example of server/auth/README.md with awscli v2 (installed by install-deps)."""
     _, b = new_bucket(s, "ccli")
     env = {"PATH": "/usr/bin:/bin", "HOME": s.home, "AWS_ACCESS_KEY_ID": s.ak,
            "AWS_SECRET_ACCESS_KEY": s.sk, "AWS_DEFAULT_REGION": REGION,

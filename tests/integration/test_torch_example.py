@@ -1,9 +1,9 @@
 #!/usr/bin/python3
-"""test_torch_example.py - the README's PyTorch example, run as written.
+"""test_torch_example.py - the PyTorch example, run as written.
 
-Extracts the python block that follows the marker comment in README.md
-("Training data with PyTorch"), writes it out as shards.py and imports it:
-its pack() stores samples of awkward sizes (1 byte to 300 KiB, ranges
+Extracts the python block that follows the marker comment in
+examples/pytorch/README.md ("Training data with PyTorch"), writes it out
+as shards.py and imports it: its pack() stores samples of awkward sizes (1 byte to 300 KiB, ranges
 across 1 MiB stripes) as shard objects plus an index, and its ShardDataset
 is read through a real torch DataLoader with two worker processes; every
 sample's bytes are compared with what was packed, and each batch reports
@@ -30,7 +30,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import botocore  # noqa: E402
 from strata_harness import Strata, log, run, test  # noqa: E402
 
-README = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "README.md")
+README = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples", "pytorch",
+                      "README.md")
 MARKER = "<!-- tests/integration/test_torch_example.py runs the next code block"
 
 try:
@@ -46,7 +47,7 @@ torch.utils.data._utils.MP_STATUS_CHECK_INTERVAL = 0.5
 def readme_block():
     text = open(README, encoding="utf-8").read()
     at = text.find(MARKER)
-    assert at >= 0, "README.md lost the PyTorch example's marker comment"
+    assert at >= 0, "examples/pytorch/README.md lost the example's marker comment"
     m = re.compile(r"```python\n(.*?)\n```", re.S).search(text, at)
     assert m and text[at:m.start()].count("\n") == 1, "no python block right after the marker"
     return m.group(1) + "\n"
