@@ -268,13 +268,10 @@ static int get_nowait(struct mt_env *e, const char *b, const char *k, const void
 /* Reopen e's meta handle with a latest-version cache of mb MiB. */
 static void reopen_cache_mb(struct mt_env *e, size_t mb)
 {
-    strata_meta_close(e->m);
     struct strata_meta_opts o;
     memset(&o, 0, sizeof(o));
     o.object_cache_mb = mb;
-    struct strata_errinfo ei;
-    memset(&ei, 0, sizeof(ei));
-    assert_int_equal(strata_meta_open(&e->set, 1, &o, &e->m, &ei), 0);
+    assert_int_equal(mt_reopen_opts(e, &o), 0);
 }
 
 static uint64_t entries(struct mt_env *e, uint64_t *bytes)
