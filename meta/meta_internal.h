@@ -313,6 +313,7 @@ struct strata_meta {
     struct meta_set *sets;
     unsigned nsets;
     size_t inline_max;
+    size_t object_cache_mb; /* the latest-version cache's budget (local/rcache.c) */
     size_t memtable_size; /* write_buffer_size of every store (strata_meta_opts.memtable_mb) */
     size_t part_size_min;
     int64_t mpu_retry_ns; /* completed-upload records answer retries this long (mpu.c) */

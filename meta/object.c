@@ -267,7 +267,10 @@ int strata_meta__rec_get(struct strata_meta *m, const char *bucket, const char *
 struct strata_get {
     struct strata_meta *m;
     uint64_t size;
-    uint8_t *data; /* inline objects, decoded whole (<= inline_max) */
+    const uint8_t *data; /* inline objects, decoded whole (<= inline_max) */
+    uint8_t *data_own;   /* data when decoded here (freed at close) */
+    void *data_hold;     /* else the backend's hold on data, released at close */
+    void (*data_release)(void *hold);
     struct strata_tier *tier; /* holds the data */
     uint32_t place;
     void *r;                  /* tier reader */
@@ -436,11 +439,16 @@ static int get_found(void *ud, const struct strata_meta__key_found *f)
         memcpy(g->pidx_buf, r->pidx, r->pidx_len);
         g->mrec.pidx = g->pidx_buf;
     } else if (r->flags & REC_F_INLINE) {
-        g->data = malloc(r->size ? r->size : 1);
+        if (r->size && f->inline_hold) {
+            g->data = f->inline_hold(f, &g->data_hold); /* no copy: the cache's bytes */
+            g->data_release = f->release;
+            return 0;
+        }
+        g->data = g->data_own = malloc(r->size ? r->size : 1);
         if (!g->data)
             return STRATA_ENOMEM;
         if (r->size)
-            return f->inline_read(f, g->data);
+            return f->inline_read(f, g->data_own);
     } else if (r->size > 0) {
         return g->tier->ops->reader_open(g->tier->impl, g->place, data_id_of(g, r->data_id),
                                          r->size, &g->r);
@@ -747,7 +755,9 @@ void strata_obj_get_close(struct strata_get *g)
     strata_meta__unpin(g->m, g->pin);
     strata_sse__reader_destroy(g->sse);
     OPENSSL_cleanse(g->okey, sizeof(g->okey));
-    free(g->data);
+    free(g->data_own);
+    if (g->data_release)
+        g->data_release(g->data_hold);
     free(g->pidx_buf);
     free(g->cparts);
     free(g->coff);

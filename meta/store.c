@@ -860,6 +860,7 @@ int strata_meta__new(const struct strata_meta_opts *opts, struct strata_meta **o
         return STRATA_ENOMEM;
     }
     m->inline_max = opts && opts->inline_max ? opts->inline_max : STRATA_INLINE_MAX_DEFAULT;
+    m->object_cache_mb = opts && opts->object_cache_mb ? opts->object_cache_mb : 64;
     m->part_size_min =
         opts && opts->part_size_min ? opts->part_size_min : STRATA_PART_SIZE_MIN_DEFAULT;
     m->mpu_retry_ns =

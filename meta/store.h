@@ -268,6 +268,11 @@ struct strata_meta__key_found {
      * bytes to out.  0, STRATA_EQUORUM (not enough copies readable) or
      * STRATA_ECORRUPT. */
     int (*inline_read)(const struct strata_meta__key_found *f, uint8_t *out);
+    /* Optional (NULL: copy with inline_read): the same bytes where the
+     * backend keeps them, verified already, valid until release(*hold)
+     * (a cached object's GET body refers to the cache, never copied). */
+    const uint8_t *(*inline_hold)(const struct strata_meta__key_found *f, void **hold);
+    void (*release)(void *hold);
     void *priv; /* the backend's */
 };
 

@@ -178,6 +178,14 @@ const struct strata_srv_opt strata_srv_opt_table[] = {
      * checksum per GET.  The cache is an LRU that only grows as it is used. */
     {.flag = "cache-mb", .key = "cache-mb", .arg = "N", NUM(cache_mb), .def = 1024,
      .help = "metadata block cache shared by all drives, MiB (default {default})"},
+    /* A dataloader re-reads a working set of inline objects: kept whole
+     * (with their records) they are served with no RocksDB read and no
+     * shard checksum.  Entries are allocated as keys are read. */
+    {.flag = "object-cache-mb", .key = "object-cache-mb", .arg = "N",
+     NUMS(object_cache_mb, 1, 1, SIZE_MAX >> 21), .def = 2048,
+     .must = "must be a number of MiB, at least 1",
+     .help = "latest versions and whole inline objects kept in memory,\n"
+             "MiB (default {default})"},
     {.flag = "memtable-mb", .key = "memtable-mb", .arg = "N",
      NUMS(memtable_mb, 1, 8, SIZE_MAX >> 21),
      .def = STRATA_MEMTABLE_MB_DEFAULT,

@@ -55,7 +55,7 @@ static int inline_decode(const struct strata_meta__key_found *f, uint8_t *out)
              * object over its entry size (the dataloader's 100 KiB) would
              * pay a malloc and a copy per GET for nothing. */
             if (p->keep && !p->data &&
-                strata_meta__rcache_fits(p->bucket, p->key, w->rawlen, w->rec.size) &&
+                strata_meta__rcache_fits(m, p->bucket, p->key, w->rawlen, w->rec.size) &&
                 (p->data = malloc(w->rec.size)))
                 memcpy(p->data, out, w->rec.size);
             return 0;
@@ -92,6 +92,8 @@ static void found_of(struct strata_meta__key_found *f, struct qread *q, struct f
     f->is_latest =
         q->mode == Q_LATEST || (w->has_latest && memcmp(w->latest_sk, w->sk, SORTKEY_LEN) == 0);
     f->inline_read = inline_decode;
+    f->inline_hold = NULL;
+    f->release = NULL;
     f->priv = p;
 }
 
@@ -101,6 +103,14 @@ static int cached_inline_read(const struct strata_meta__key_found *f, uint8_t *o
     const struct meta_rc_hit *h = f->priv;
     memcpy(out, h->data, h->rec->size);
     return 0;
+}
+
+/* An inline object's bytes in its cache entry, held past the lookup. */
+static const uint8_t *cached_inline_hold(const struct strata_meta__key_found *f, void **hold)
+{
+    const struct meta_rc_hit *h = f->priv;
+    *hold = strata_meta__rcache_hold(h);
+    return h->data;
 }
 
 /* The latest version from the cache (true, fn's answer in *rc). */
@@ -115,6 +125,8 @@ static bool get_cached(struct strata_meta *m, unsigned set, uint32_t hash, const
                                        .rawlen = h.rawlen,
                                        .is_latest = true,
                                        .inline_read = cached_inline_read,
+                                       .inline_hold = cached_inline_hold,
+                                       .release = strata_meta__rcache_release,
                                        .priv = &h};
     memcpy(f.sk, h.sk, SORTKEY_LEN);
     *rc = fn(ud, &f);

@@ -32,8 +32,9 @@
 #define RC_SLOTS     (RC_WAYS * RC_GROUPS) /* entries at most */
 #define RC_LOCKS     128u                 /* mutex stripes over the groups */
 #define RC_GENS      16384u               /* generation stripes (power of two) */
-#define RC_ENTRY_MAX (64u << 10)          /* record + inline bytes of one entry */
-#define RC_BUDGET    ((uint64_t)64 << 20) /* bytes of every entry */
+/* An entry holds a record and an inline object's decoded bytes: up to
+ * this much besides the object (the record's own shard and headers). */
+#define RC_REC_MAX   (64u << 10)
 
 struct meta_rc_ent {
     atomic_uint refs;
@@ -42,6 +43,7 @@ struct meta_rc_ent {
     uint64_t gen, all;
     uint32_t voters;
     uint32_t used; /* the group's clock at the last hit or fill (lock held) */
+    bool ref;      /* hit or filled since the budget's hand last passed (lock held) */
     size_t bytes;
     uint8_t sk[SORTKEY_LEN];
     struct meta_rec rec; /* decoded from raw, pointers into it */
@@ -59,6 +61,9 @@ struct meta_rcache {
     _Atomic uint64_t gen[RC_GENS];
     _Atomic uint64_t all; /* bumped for a write whose keys could not be read */
     _Atomic uint64_t bytes, entries, hits, misses;
+    _Atomic uint32_t hand; /* the next group a fill over the budget sweeps */
+    uint64_t budget;       /* bytes of every entry (--object-cache-mb) */
+    size_t entry_max;      /* bytes of one entry */
 };
 
 int strata_meta__rcache_init(struct strata_meta *m)
@@ -68,6 +73,12 @@ int strata_meta__rcache_init(struct strata_meta *m)
         return STRATA_ENOMEM;
     for (unsigned i = 0; i < RC_LOCKS; i++)
         pthread_mutex_init(&c->mu[i], NULL);
+    c->budget = (uint64_t)(m->object_cache_mb ? m->object_cache_mb : 64) << 20;
+    /* Whole inline objects (a dataloader's samples are up to --inline-max),
+     * but no entry over a sixteenth of the budget. */
+    c->entry_max = RC_REC_MAX + 2 * m->inline_max;
+    if (c->entry_max > c->budget / 16)
+        c->entry_max = (size_t)(c->budget / 16);
     m->rcache = c;
     return 0;
 }
@@ -170,6 +181,7 @@ bool strata_meta__rcache_get(struct strata_meta *m, unsigned set, uint32_t hash,
             e = NULL;
         } else {
             e->used = ++c->clock[g];
+            e->ref = true;
             atomic_fetch_add(&e->refs, 1);
         }
     }
@@ -195,15 +207,52 @@ void strata_meta__rcache_put(struct meta_rc_hit *h)
     h->e = NULL;
 }
 
+void *strata_meta__rcache_hold(const struct meta_rc_hit *h)
+{
+    atomic_fetch_add(&h->e->refs, 1);
+    return h->e;
+}
+
+void strata_meta__rcache_release(void *hold)
+{
+    ent_unref(hold);
+}
+
 /* The bytes of an entry (struct, names, record, inline bytes). */
 static size_t ent_bytes(const char *bucket, const char *key, size_t rawlen, size_t data_len)
 {
     return sizeof(struct meta_rc_ent) + strlen(bucket) + 1 + strlen(key) + 1 + rawlen + data_len;
 }
 
-bool strata_meta__rcache_fits(const char *bucket, const char *key, size_t rawlen, size_t len)
+bool strata_meta__rcache_fits(const struct strata_meta *m, const char *bucket, const char *key,
+                              size_t rawlen, size_t len)
 {
-    return ent_bytes(bucket, key, rawlen, len) <= RC_ENTRY_MAX;
+    return m->rcache && ent_bytes(bucket, key, rawlen, len) <= m->rcache->entry_max;
+}
+
+/* Until bytes more fit in the budget, a clock hand goes round the slots
+ * (no lock held but each group's in turn): an entry used since the hand
+ * last passed gets another round, others are cleared.  So a working set
+ * over the budget keeps turning over (the entries that filled it first do
+ * not stay for good), and recently used entries stay longest.  At most two
+ * rounds: every entry is cleared by then. */
+static void make_room(struct meta_rcache *c, size_t bytes)
+{
+    for (unsigned n = 0; n < 2 * RC_GROUPS && atomic_load(&c->bytes) + bytes > c->budget; n++) {
+        unsigned g = atomic_fetch_add(&c->hand, 1) & (RC_GROUPS - 1);
+        struct meta_rc_ent *drop[RC_WAYS] = {0};
+        pthread_mutex_lock(&c->mu[g % RC_LOCKS]);
+        for (unsigned i = g * RC_WAYS; i < (g + 1) * RC_WAYS; i++) {
+            struct meta_rc_ent *e = c->slot[i];
+            if (e && e->ref)
+                e->ref = false;
+            else if (e)
+                slot_clear(c, i, &drop[i - g * RC_WAYS]);
+        }
+        pthread_mutex_unlock(&c->mu[g % RC_LOCKS]);
+        for (unsigned w = 0; w < RC_WAYS; w++)
+            ent_unref(drop[w]);
+    }
 }
 
 void strata_meta__rcache_fill(struct strata_meta *m, unsigned set, uint32_t hash, uint64_t gen,
@@ -216,8 +265,9 @@ void strata_meta__rcache_fill(struct strata_meta *m, unsigned set, uint32_t hash
         return;
     size_t bl = strlen(bucket) + 1, kl = strlen(key) + 1;
     size_t bytes = ent_bytes(bucket, key, rawlen, data_len);
-    if (bytes > RC_ENTRY_MAX || strata_meta__rcache_gen(m, hash) != gen)
+    if (bytes > c->entry_max || strata_meta__rcache_gen(m, hash) != gen)
         return;
+    make_room(c, bytes);
     uint64_t all = atomic_load(&c->all);
     struct meta_rc_ent *e = malloc(bytes);
     if (!e)
@@ -258,8 +308,9 @@ void strata_meta__rcache_fill(struct strata_meta *m, unsigned set, uint32_t hash
     /* Checked again under the lock: a write bumps after it applied, so an
      * answer read before it is never stored after its bump. */
     if (strata_meta__rcache_gen(m, hash) == gen && atomic_load(&c->all) == all &&
-        atomic_load(&c->bytes) + bytes <= RC_BUDGET) {
+        atomic_load(&c->bytes) + bytes <= c->budget) {
         e->used = ++c->clock[g];
+        e->ref = true;
         c->slot[i] = e;
         atomic_fetch_add(&c->bytes, bytes);
         atomic_fetch_add(&c->entries, 1);

@@ -50,10 +50,15 @@ uint32_t strata_meta__rcache_voters(const struct strata_meta *m, unsigned set);
 bool strata_meta__rcache_get(struct strata_meta *m, unsigned set, uint32_t hash, const char *bucket,
                              const char *key, struct meta_rc_hit *h);
 void strata_meta__rcache_put(struct meta_rc_hit *h);
+/* Another reference to h's entry (its bytes stay valid), for
+ * rcache_release: a GET body that outlives the lookup. */
+void *strata_meta__rcache_hold(const struct meta_rc_hit *h);
+void strata_meta__rcache_release(void *hold);
 
 /* Could an entry of an inline object of len bytes with a record of
  * rawlen bytes be kept?  (A read copies the bytes for the cache only then.) */
-bool strata_meta__rcache_fits(const char *bucket, const char *key, size_t rawlen, size_t len);
+bool strata_meta__rcache_fits(const struct strata_meta *m, const char *bucket, const char *key,
+                              size_t rawlen, size_t len);
 
 /* Keep the latest version of bucket/key as a quorum read found it, read
  * from gen with voters voting; data (may be NULL): its inline bytes. */

@@ -57,6 +57,9 @@ struct strata_meta_opts {
     size_t inline_max;      /* objects up to this size live in the records; 0 = default */
     size_t part_size_min;   /* multipart: every part but the last; 0 = 5 MiB (tests lower it) */
     size_t block_cache_mb;  /* RocksDB block cache shared by all drives; 0 = 64 */
+    /* Latest-version cache (records and whole inline objects, local
+     * backend), MiB; 0 = 64. */
+    size_t object_cache_mb;
     /* Memtable budget of all drive stores together, MiB; 0 = 64.  Each
      * store gets budget / (stores x 2) per memtable (at least 1 MiB), two
      * memtables at most (one filling, one flushing). */

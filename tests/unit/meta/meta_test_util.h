@@ -114,16 +114,22 @@ static inline void mt_drive_back(struct mt_env *e, int i)
         abort();
 }
 
+/* Reopen the meta handle (the set stays open) with options o. */
+static inline int mt_reopen_opts(struct mt_env *e, const struct strata_meta_opts *o)
+{
+    strata_meta_close(e->m);
+    struct strata_errinfo ei;
+    memset(&ei, 0, sizeof(ei));
+    return strata_meta_open(&e->set, 1, o, &e->m, &ei);
+}
+
 /* Reopen the meta handle with a smaller multipart part_size_min. */
 static inline int mt_reopen_part_min(struct mt_env *e, size_t part_size_min)
 {
-    strata_meta_close(e->m);
     struct strata_meta_opts o;
     memset(&o, 0, sizeof(o));
     o.part_size_min = part_size_min;
-    struct strata_errinfo ei;
-    memset(&ei, 0, sizeof(ei));
-    return strata_meta_open(&e->set, 1, &o, &e->m, &ei);
+    return mt_reopen_opts(e, &o);
 }
 
 /* Fresh drive directories for test name; opens set and meta. */

@@ -13,8 +13,11 @@
  * - Readers racing a writer: once a PUT returned, no GET shows an older
  *   version (a read that began before the commit never stays cached past
  *   it), and none answers ENOTFOUND (the key exists throughout).
+ * - A 100 KiB inline object is kept whole and its GET body is the cache's
+ *   bytes (no copy), never stale after an overwrite or delete; a working
+ *   set over the budget (--object-cache-mb) stays within it and turns over.
  * - An event thread's lookup (strata_obj_*_nowait) answers only from
- *   memory: a 100 KiB inline object (too big for the cache) whose records
+ *   memory: a 100 KiB inline object (too big for a 1 MiB cache) whose records
  *   were flushed to the drives' files is STRATA_EBUSY (never "absent"),
  *   answered once a waiting read brought its blocks into RocksDB's block
  *   cache, and after an overwrite shows the new bytes, never the old.
@@ -262,10 +265,121 @@ static int get_nowait(struct mt_env *e, const char *b, const char *k, const void
     return 0;
 }
 
+/* Reopen e's meta handle with a latest-version cache of mb MiB. */
+static void reopen_cache_mb(struct mt_env *e, size_t mb)
+{
+    struct strata_meta_opts o;
+    memset(&o, 0, sizeof(o));
+    o.object_cache_mb = mb;
+    assert_int_equal(mt_reopen_opts(e, &o), 0);
+}
+
+static uint64_t entries(struct mt_env *e, uint64_t *bytes)
+{
+    uint64_t n, b, h, mi;
+    strata_meta__rcache_stats(e->m, &n, &b, &h, &mi);
+    if (bytes)
+        *bytes = b;
+    return n;
+}
+
+/* The bytes a GET of b/k would send, pinned by its open handle. */
+static const uint8_t *open_bytes(struct mt_env *e, const char *b, const char *k,
+                                 struct strata_get **g)
+{
+    struct strata_obj_info info;
+    assert_int_equal(strata_obj_get_open(e->m, b, k, NULL, &info, g), 0);
+    strata_obj_info_fini(&info);
+    assert_true(strata_obj_get_in_memory(*g));
+    return strata_obj_get_bytes(*g);
+}
+
+/* A dataloader's 100 KiB inline object is kept whole: the second GET is a
+ * hit whose body is the cache's bytes (two GETs share them, no copy), a
+ * body still being sent keeps its bytes through an overwrite, and after
+ * the overwrite and a delete no GET shows the old bytes. */
+static void test_large_inline(void **state)
+{
+    (void)state;
+    struct mt_env *e = mt_setup("rc-large");
+    assert_int_equal(mt_bucket(e, "b", 0), 0);
+    size_t n = 100 << 10;
+    uint8_t *a = malloc(n), *b = malloc(n);
+    mt_fill(a, n, 21);
+    mt_fill(b, n, 22);
+    put_cached(e, "b", "k", a, n);
+    uint64_t bytes;
+    assert_int_equal(entries(e, &bytes), 1);
+    assert_true(bytes > n);
+    struct strata_get *g1, *g2;
+    const uint8_t *p1 = open_bytes(e, "b", "k", &g1);
+    const uint8_t *p2 = open_bytes(e, "b", "k", &g2);
+    assert_ptr_equal(p1, p2);
+    assert_memory_equal(p1, a, n);
+    strata_obj_get_close(g2);
+    /* Overwritten while g1's body is out: g1 keeps the version it opened,
+     * every later GET has the new bytes (filled again, then a hit). */
+    assert_int_equal(mt_put(e, "b", "k", b, n, NULL), 0);
+    uint64_t h = hits(e);
+    expect_bytes(e, "b", "k", b, n);
+    assert_int_equal(hits(e), h);
+    expect_bytes(e, "b", "k", b, n);
+    assert_int_equal(hits(e), h + 1);
+    assert_memory_equal(p1, a, n);
+    strata_obj_get_close(g1);
+    /* Deleted: absent at once. */
+    assert_int_equal(strata_obj_delete(e->m, "b", "k", NULL, NULL), 0);
+    uint8_t *got = NULL;
+    size_t gl = 0;
+    assert_int_equal(mt_get(e, "b", "k", NULL, &got, &gl), STRATA_ENOTFOUND);
+    free(a);
+    free(b);
+    mt_teardown(e);
+}
+
+/* A working set of 100 KiB objects over the budget: the cache holds what
+ * the budget allows (never more), keeps turning over (the keys read last
+ * are hits) and answers every key's own bytes. */
+static void test_budget(void **state)
+{
+    (void)state;
+    struct mt_env *e = mt_setup("rc-budget");
+    reopen_cache_mb(e, 4);
+    assert_int_equal(mt_bucket(e, "b", 0), 0);
+    size_t n = 100 << 10;
+    uint8_t *d = malloc(n);
+    char k[32];
+    for (int i = 0; i < 60; i++) {
+        mt_fill(d, n, (unsigned)(100 + i));
+        snprintf(k, sizeof(k), "s/%05d", i);
+        assert_int_equal(mt_put(e, "b", k, d, n, NULL), 0);
+    }
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < 60; i++) {
+            mt_fill(d, n, (unsigned)(100 + i));
+            snprintf(k, sizeof(k), "s/%05d", i);
+            expect_bytes(e, "b", k, d, n);
+            uint64_t bytes;
+            uint64_t nent = entries(e, &bytes);
+            assert_true(bytes <= ((uint64_t)4 << 20));
+            assert_true(nent <= 4 * 1024 / 100);
+        }
+    uint64_t bytes;
+    assert_true(entries(e, &bytes) >= 10);
+    assert_true(bytes >= 10 * n);
+    /* Still filled once full: the key read last is there. */
+    uint64_t h = hits(e);
+    expect_bytes(e, "b", k, d, n);
+    assert_int_equal(hits(e), h + 1);
+    free(d);
+    mt_teardown(e);
+}
+
 static void test_nowait(void **state)
 {
     (void)state;
     struct mt_env *e = mt_setup("rc-nowait");
+    reopen_cache_mb(e, 1); /* entries of 64 KiB at most */
     assert_int_equal(mt_bucket(e, "b", 0), 0);
     size_t n = 100 << 10; /* inline (<= 128 KiB), over the cache's entry size */
     uint8_t *a = malloc(n), *b = malloc(n);
@@ -278,7 +392,7 @@ static void test_nowait(void **state)
     assert_int_equal(get_nowait(e, "b", "k", a, n), 0);
     flush_drives(e);
     /* A new meta handle: a new, empty block cache. */
-    assert_int_equal(mt_reopen_part_min(e, 0), 0);
+    reopen_cache_mb(e, 1);
     /* Only in the drives' files now: refused, not "absent" nor corrupt. */
     assert_int_equal(get_nowait(e, "b", "k", a, n), STRATA_EBUSY);
     struct strata_obj_info info;
@@ -445,6 +559,8 @@ int main(void)
         cmocka_unit_test(test_tags_acl_lock),
         cmocka_unit_test(test_store_write_and_drives),
         cmocka_unit_test(test_nowait),
+        cmocka_unit_test(test_large_inline),
+        cmocka_unit_test(test_budget),
         cmocka_unit_test(test_readers_race_writer),
         cmocka_unit_test(test_readers_race_writer_3p1),
         cmocka_unit_test(test_working_set),

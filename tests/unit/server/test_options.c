@@ -331,6 +331,13 @@ static void flags_replace_the_files_lists(void **state)
     assert_non_null(strstr(err, "--memtable-mb must be a number of MiB, at least 8\n"));
     assert_non_null(strstr(err, "bad --config"));
     assert_non_null(strstr(err, "\"memtable-mb\""));
+    write_text(path, "{\"object-cache-mb\": 0}");
+    fresh();
+    json_decref(bad);
+    bad = strata_srv_config_load(path, err, sizeof(err));
+    assert_non_null(bad);
+    assert_int_equal(strata_srv_opts_apply_file(&opts, bad, path, 1, argv, err, sizeof(err)), -1);
+    assert_non_null(strstr(err, "--object-cache-mb must be a number of MiB, at least 1\n"));
     /* An unknown key and a wrong type are refused when the file is read. */
     write_text(path, "{\"tiers\": \"warm:/x\"}");
     assert_null(strata_srv_config_load(path, err, sizeof(err)));
