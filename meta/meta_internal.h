@@ -262,7 +262,9 @@ struct meta_upload {
 
 struct meta_drive;
 
-/* One unit of work for a drive's writer thread: a batch and where to report. */
+/* One unit of work for a drive's writer thread: a batch and where to report.
+ * A job without a wait is a rider: the writer thread owns it and its batch,
+ * writes it with the next group and frees both (store.c, tombs_drop). */
 struct meta_wjob {
     struct meta_wjob *next;
     rocksdb_writebatch_t *wb;
