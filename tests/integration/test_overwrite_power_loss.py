@@ -34,7 +34,8 @@ import time
 
 import botocore.exceptions
 from strata_harness import Strata, log
-from test_power_loss import SYSCTLS, Disk, body, sh, skip
+from test_power_loss import (Disk, body, canary_dropped, copy_image, cut_power, hold_writeback,
+                             restore_sysctls, skip, teardown)
 
 WRITE_SECONDS = 4.0
 WRITERS = 16
@@ -163,25 +164,7 @@ def main():
     saved, disks, daemons = {}, [], []
     ok = False
     try:
-        try:
-            disks.append(Disk(os.path.join(work, "disk.img"), os.path.join(work, "mnt"), True))
-        except Exception as e:
-            skip(f"cannot set up a loop-mounted ext4 image here: {e}")
-        for p in SYSCTLS:
-            with open(p) as f:
-                saved[p] = f.read().strip()
-        with open(SYSCTLS[0], "w") as f:
-            f.write("0")
-        with open(SYSCTLS[1], "w") as f:
-            f.write("360000")
-        canary = os.path.join(work, "mnt", "canary")
-        with open(canary, "wb") as f:
-            f.write(b"A" * 65536)
-            f.flush()
-            os.fsync(f.fileno())
-        dfd = os.open(os.path.join(work, "mnt"), os.O_RDONLY)
-        os.fsync(dfd)
-        os.close(dfd)
+        canary = hold_writeback(work, saved, disks)
         drives = [os.path.join(work, "mnt", f"d{i}") for i in range(1, 5)]
         for d in drives:
             os.makedirs(d)
@@ -199,17 +182,12 @@ def main():
         for t in threads:
             t.start()
         time.sleep(WRITE_SECONDS)
-        with open(canary, "r+b") as f:
-            f.write(b"B" * 65536)
-        first.proc.kill()  # SIGKILL in the middle of the group commits
-        first.proc.wait()
-        first.proc = None
+        cut_power(first, canary)  # SIGKILL in the middle of the group commits
         stop.set()
         for t in threads:
             t.join()
-        time.sleep(0.3)  # bios the dead process had in flight complete
         copy = os.path.join(work, "copy.img")
-        sh("cp", "--reflink=never", "--sparse=always", disks[0].img, copy)
+        copy_image(disks[0].img, copy)
         overwrites = lg.puts - len(lg.acked)
         log(f"{lg.puts} PUTs ({overwrites} of them overwrites) of "
             f"{len(lg.acked)} keys, {len(lg.versions)} versions and {len(lg.deleted)} "
@@ -217,22 +195,13 @@ def main():
             f"{len(lg.del_inflight)} deletes in flight")
         disks[0].close()
         first.stop()
-        for p, v in saved.items():
-            with open(p, "w") as f:
-                f.write(v)
-        saved.clear()
+        restore_sysctls(saved)
         if overwrites < WRITERS or len(lg.deleted) < 4:
             raise AssertionError(f"only {overwrites} overwrites and {len(lg.deleted)} version "
                                  f"deletes acknowledged in {WRITE_SECONDS} s")
 
         disks.append(Disk(copy, os.path.join(work, "mnt2"), False))
-        with open(os.path.join(work, "mnt2", "canary"), "rb") as f:
-            seen = f.read()
-        if seen != b"A" * 65536:
-            skip("data written without fsync reached the image copy (canary reads "
-                 f"{seen[:8]!r}...): this machine does not drop unsynced data, so the copy "
-                 "is no power loss")
-        log("the canary's unsynced overwrite is not in the copy: unsynced data was dropped")
+        canary_dropped(os.path.join(work, "mnt2"))
         second = Strata(drives=[os.path.join(work, "mnt2", f"d{i}") for i in range(1, 5)],
                         keys=(first.ak, first.sk))
         daemons.append(second)
@@ -247,20 +216,7 @@ def main():
             f"{len(lg.deleted)} deletes held")
         ok = second.stop()
     finally:
-        for p, v in saved.items():
-            with open(p, "w") as f:
-                f.write(v)
-        for d in daemons:
-            if d.proc is not None:
-                d.proc.kill()
-                d.proc.wait()
-                d.proc = None
-        for d in disks:
-            d.close()
-        if ok:
-            shutil.rmtree(work, ignore_errors=True)
-        else:
-            log(f"kept {work}")
+        teardown(saved, daemons, disks, ok, work)
     sys.exit(0 if ok else 1)
 
 
