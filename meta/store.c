@@ -707,7 +707,7 @@ static int keycmp(const char *a, size_t al, const char *b, size_t bl)
 static void merge_pick(struct meta_merge *mg)
 {
     mg->cur = -1;
-    mg->cur_have = mg->cur_of = 0;
+    mg->cur_have = mg->cur_of = mg->cur_live = 0;
     const char *best = NULL;
     size_t bl = 0;
     for (unsigned i = 0; i < mg->n; i++) {
@@ -740,7 +740,9 @@ static void merge_pick(struct meta_merge *mg)
             continue;
         mg->cur_have++;
         const char *v = rocksdb_iter_value(mg->it[i], &vl);
-        if (!tomb && strata_meta__is_dead(v, vl)) {
+        bool dead = strata_meta__is_dead(v, vl);
+        mg->cur_live += !dead;
+        if (!tomb && dead) {
             tomb = true;
             mg->cur = (int)i;
             best = rocksdb_iter_key(mg->it[i], &bl);
@@ -752,6 +754,11 @@ void strata_meta__merge_votes(const struct meta_merge *mg, unsigned *have, unsig
 {
     *have = mg->cur_have;
     *of = mg->cur_of;
+}
+
+unsigned strata_meta__merge_live(const struct meta_merge *mg)
+{
+    return mg->cur_live;
 }
 
 void strata_meta__merge_seek(struct meta_merge *mg, const char *k, size_t klen)

@@ -822,12 +822,7 @@ static void test_below_quorum_overwrite_rolled_back(void **state)
     assert_int_equal(okeys_on(e, 0, "b", "x", &tombs), 2);
     assert_int_equal(tombs, 1);
     assert_int_equal(live_copies(e, "b", "x"), 4);
-    uint8_t *got = NULL;
-    size_t gl = 0;
-    assert_int_equal(mt_get(e, "b", "x", NULL, &got, &gl), 0);
-    assert_int_equal(gl, sizeof(old));
-    assert_memory_equal(got, old, sizeof(old));
-    free(got);
+    expect_object(e, "b", "x", old, sizeof(old));
     struct strata_heal_stats st;
     assert_int_equal(strata_meta_heal_all(e->m, &st), 0);
     assert_int_equal(st.minority_removed, 1);
