@@ -262,7 +262,9 @@ struct meta_upload {
 
 struct meta_drive;
 
-/* One unit of work for a drive's writer thread: a batch and where to report. */
+/* One unit of work for a drive's writer thread: a batch and where to report.
+ * A job without a wait is a rider: the writer thread owns it and its batch,
+ * writes it with the next group and frees both (store.c, tombs_drop). */
 struct meta_wjob {
     struct meta_wjob *next;
     rocksdb_writebatch_t *wb;
@@ -540,6 +542,7 @@ struct meta_merge {
     size_t hilen;
     int cur; /* iterator holding the current smallest key, -1 at end */
     unsigned cur_have, cur_of; /* iterators at the current key / of its set */
+    unsigned cur_live;         /* of cur_have: those holding it not dead */
 };
 /* merge_open flags.  MERGE_ALL_DRIVES: every open drive of each set, not
  * just the N - Wq + 1 a listing needs (walks that heal, reclaim or purge).
@@ -557,6 +560,10 @@ void strata_meta__merge_next(struct meta_merge *mg);
 /* How many of the merged drives of the current key's set hold the current
  * key (have) out of how many are merged for that set (of). */
 void strata_meta__merge_votes(const struct meta_merge *mg, unsigned *have, unsigned *of);
+/* How many of them hold the current key live: a dead state won the merge
+ * though some merged drive holds it live (a delete it missed, or a
+ * tombstone no commit wrote). */
+unsigned strata_meta__merge_live(const struct meta_merge *mg);
 void strata_meta__merge_close(struct meta_merge *mg);
 
 /* Raw quorum read of one key in a set: drives read in order until the read

@@ -11,9 +11,12 @@
  * path); one that some merged drive lacks (a write it missed, or a write
  * that never reached quorum) is decided by the read quorum
  * (strata_meta__obj_resolve), so a scan shows exactly what HEAD and GET
- * show.  Versions of a key sort newest first, so a CURRENT scan's entry for
- * a key is the first live version met (or what the quorum says is the
- * latest), and the key's older versions are stepped over.
+ * show.  A version tombstoned on one merged drive but live on another (a
+ * delete the other missed, or an overwrite that crashed below its quorum)
+ * goes to the read quorum too.  Versions of a key sort newest first, so a
+ * CURRENT scan's entry for a key is the first live version met (or what
+ * the quorum says is the latest), and the key's older versions are
+ * stepped over.
  *
  * UPLOADS: the upload records ('U' bucket 0 key 0 upload), merged the same
  * way; a dead state on a merged drive wins the merge, and an upload not
@@ -259,15 +262,18 @@ static int next_version(struct strata_meta__scan *s, struct strata_meta__scan_en
         const uint8_t *sk = (const uint8_t *)k + kl - SORTKEY_LEN;
         if (current && s->have_done && keylen == s->done_len && memcmp(kp, s->done, keylen) == 0)
             continue; /* an older version of a key already decided */
-        if (strata_meta__is_tomb(v, vl))
-            continue; /* a deleted version is never shown */
+        /* A deleted version is never shown; one some merged drive still
+         * holds live is decided by the read quorum, as GET decides it. */
+        bool tomb = strata_meta__is_tomb(v, vl);
+        if (tomb && strata_meta__merge_live(&s->mg) == 0)
+            continue;
         char key[STRATA_KEY_MAX + 1];
         memcpy(key, kp, keylen);
         key[keylen] = 0;
         memcpy(s->sk, sk, SORTKEY_LEN);
         unsigned have, of;
         strata_meta__merge_votes(&s->mg, &have, &of);
-        if (have == of) {
+        if (have == of && !tomb) {
             struct meta_rec r;
             if (strata_meta__rec_decode(v, vl, false, &r) != 0)
                 continue; /* heal repairs it; never show garbage */

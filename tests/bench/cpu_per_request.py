@@ -17,7 +17,9 @@ Workloads: get4k (presigned GET, as tests/bench/s3.sh's get cells), get4k2u
 (presigned GETs of two users in turn: what the SigV4 signing-key cache is
 for), sget4k (GET signed in the Authorization header), get100k (presigned:
 one object of the size of s3.sh's dataloader row), get1m (presigned),
-put64m (PUT with a signed payload, as s3.sh's put64m cell).
+put64m (PUT with a signed payload, as s3.sh's put64m cell), put100k (the
+same over 200 keys in turn: inline objects, overwrites after the first
+pass, as s3.sh's put100k cell does after its first 1,000).
 
   tests/bench/cpu_per_request.py --bin build/strata --mode cpu --workload get4k -n 20000 --repeat 5
   tests/bench/cpu_per_request.py --bin build/strata --mode callgrind --workload get4k -n 2000
@@ -48,8 +50,8 @@ from benchlib import free_port, wait_ready  # noqa: E402
 AK, SK, REGION = "CPUBENCH00000001", "cpubench-secret-cpubench-secret-0123456", "us-east-1"
 AK2, SK2 = "CPUBENCH00000002", "cpubench-second-user-secret-0123456789"
 SIZES = {"get4k": 4096, "get4k2u": 4096, "sget4k": 4096, "get100k": 100 << 10, "get1m": 1 << 20,
-         "put64m": 64 << 20}
-WARM = {"get4k": 300, "get4k2u": 300, "sget4k": 300, "get100k": 200, "get1m": 50, "put64m": 1}
+         "put64m": 64 << 20, "put100k": 100 << 10}
+WARM = {"get4k": 300, "get4k2u": 300, "sget4k": 300, "get100k": 200, "get1m": 50, "put64m": 1, "put100k": 200}
 
 
 def signed_headers(method, url, body, payload_hash):
@@ -99,11 +101,11 @@ def one_run(a, tmp):
                 sys.exit(f"{method} {path}: {r.status} {got[:300]!r}")
             return got
 
-        if a.workload == "put64m":
+        if a.workload.startswith("put"):
             ph = hashlib.sha256(body).hexdigest()
             reqs = []
-            for i in range(a.n + WARM["put64m"]):
-                path = f"/bench/put{i}"
+            for i in range(a.n + WARM[a.workload]):
+                path = f"/bench/put{i % 200 if a.workload == 'put100k' else i}"
                 reqs.append((path, signed_headers("PUT", ep + path, body, ph)))
 
             def one(i):
@@ -132,7 +134,7 @@ def one_run(a, tmp):
                     sys.exit("GET returned other bytes")
         warm = WARM[a.workload]
         for i in range(warm):
-            one(a.n + i if a.workload == "put64m" else i)
+            one(a.n + i if a.workload.startswith("put") else i)
         if a.mode == "callgrind":
             subprocess.run(["callgrind_control", "-z", str(proc.pid)], check=True, stdout=subprocess.DEVNULL)
         u0, s0 = cpu_ticks(proc.pid)

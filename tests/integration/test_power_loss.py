@@ -90,6 +90,81 @@ class Disk:
             self.loop = None
 
 
+def hold_writeback(work, saved, disks):
+    """The image mounted with writeback held off (saved: the sysctls to put
+    back) and its canary: durable content A now, overwritten in place (no
+    new blocks, so no journal commit forces it out) with B, never synced,
+    just before the power goes.  Returns the canary's path."""
+    try:
+        disks.append(Disk(os.path.join(work, "disk.img"), os.path.join(work, "mnt"), True))
+    except Exception as e:
+        skip(f"cannot set up a loop-mounted ext4 image here: {e}")
+    for p in SYSCTLS:
+        with open(p) as f:
+            saved[p] = f.read().strip()
+    with open(SYSCTLS[0], "w") as f:
+        f.write("0")          # no periodic writeback
+    with open(SYSCTLS[1], "w") as f:
+        f.write("360000")     # dirty data stays dirty for an hour
+    canary = os.path.join(work, "mnt", "canary")
+    with open(canary, "wb") as f:
+        f.write(b"A" * 65536)
+        f.flush()
+        os.fsync(f.fileno())
+    dfd = os.open(os.path.join(work, "mnt"), os.O_RDONLY)
+    os.fsync(dfd)
+    os.close(dfd)
+    return canary
+
+
+def cut_power(daemon, canary):
+    """The canary's unsynced overwrite, then SIGKILL: then copy_image at
+    once, to keep what reached the loop device, as after a power cut."""
+    with open(canary, "r+b") as f:
+        f.write(b"B" * 65536)
+    daemon.proc.kill()
+    daemon.proc.wait()
+    daemon.proc = None
+
+
+def copy_image(img, copy):
+    time.sleep(0.3)  # bios the dead process had in flight complete
+    sh("cp", "--reflink=never", "--sparse=always", img, copy)
+
+
+def restore_sysctls(saved):
+    for p, v in saved.items():
+        with open(p, "w") as f:
+            f.write(v)
+    saved.clear()
+
+
+def canary_dropped(mnt):
+    """Skip (77) unless the canary's unsynced overwrite is missing in mnt."""
+    with open(os.path.join(mnt, "canary"), "rb") as f:
+        seen = f.read()
+    if seen != b"A" * 65536:
+        skip("data written without fsync reached the image copy (canary reads "
+             f"{seen[:8]!r}...): this machine does not drop unsynced data, so the copy "
+             "is no power loss")
+    log("the canary's unsynced overwrite is not in the copy: unsynced data was dropped")
+
+
+def teardown(saved, daemons, disks, ok, work):
+    restore_sysctls(saved)
+    for d in daemons:
+        if d.proc is not None:
+            d.proc.kill()
+            d.proc.wait()
+            d.proc = None
+    for d in disks:
+        d.close()
+    if ok:
+        shutil.rmtree(work, ignore_errors=True)
+    else:
+        log(f"kept {work}")
+
+
 def body(key, size):
     """Deterministic bytes of a key (so the check needs only the key)."""
     seed = hashlib.sha256(key.encode()).digest()
@@ -143,29 +218,7 @@ def main():
     daemons = []
     ok = False
     try:
-        try:
-            disks.append(Disk(os.path.join(work, "disk.img"), os.path.join(work, "mnt"), True))
-        except Exception as e:
-            skip(f"cannot set up a loop-mounted ext4 image here: {e}")
-        for p in SYSCTLS:
-            with open(p) as f:
-                saved[p] = f.read().strip()
-        with open(SYSCTLS[0], "w") as f:
-            f.write("0")          # no periodic writeback
-        with open(SYSCTLS[1], "w") as f:
-            f.write("360000")     # dirty data stays dirty for an hour
-
-        # The canary: durable content A now, overwritten in place (no new
-        # blocks, so no journal commit forces it out) with B, never synced,
-        # just before the power goes.
-        canary = os.path.join(work, "mnt", "canary")
-        with open(canary, "wb") as f:
-            f.write(b"A" * 65536)
-            f.flush()
-            os.fsync(f.fileno())
-        dfd = os.open(os.path.join(work, "mnt"), os.O_RDONLY)
-        os.fsync(dfd)
-        os.close(dfd)
+        canary = hold_writeback(work, saved, disks)
         drives = [os.path.join(work, "mnt", f"d{i}") for i in range(1, 5)]
         for d in drives:
             os.makedirs(d)
@@ -183,37 +236,23 @@ def main():
         for t in threads:
             t.start()
         time.sleep(WRITE_SECONDS)
-        with open(canary, "r+b") as f:
-            f.write(b"B" * 65536)
-        first.proc.kill()  # SIGKILL in the middle of the writes
-        first.proc.wait()
-        first.proc = None
+        cut_power(first, canary)  # SIGKILL in the middle of the writes
         stop.set()
         for t in threads:
             t.join()
-        time.sleep(0.3)  # bios the dead process had in flight complete
         copy = os.path.join(work, "copy.img")
-        sh("cp", "--reflink=never", "--sparse=always", disks[0].img, copy)
+        copy_image(disks[0].img, copy)
         with lock:
             puts, dels = dict(acked_put), set(acked_del)
         log(f"{len(puts)} PUTs and {len(dels)} DELETEs acknowledged before the kill")
         disks[0].close()
         first.stop()
-        for p, v in saved.items():
-            with open(p, "w") as f:
-                f.write(v)
-        saved.clear()
+        restore_sysctls(saved)
         if len(puts) < 8:
             raise AssertionError(f"only {len(puts)} PUTs acknowledged in {WRITE_SECONDS} s")
 
         disks.append(Disk(copy, os.path.join(work, "mnt2"), False))
-        with open(os.path.join(work, "mnt2", "canary"), "rb") as f:
-            seen = f.read()
-        if seen != b"A" * 65536:
-            skip("data written without fsync reached the image copy (canary reads "
-                 f"{seen[:8]!r}...): this machine does not drop unsynced data, so the copy "
-                 "is no power loss")
-        log("the canary's unsynced overwrite is not in the copy: unsynced data was dropped")
+        canary_dropped(os.path.join(work, "mnt2"))
         second = Strata(drives=[os.path.join(work, "mnt2", f"d{i}") for i in range(1, 5)],
                         keys=(first.ak, first.sk))
         daemons.append(second)
@@ -248,20 +287,7 @@ def main():
             f"{len(dels)} deletes held, {len(listed)} keys listed")
         ok = second.stop()
     finally:
-        for p, v in saved.items():
-            with open(p, "w") as f:
-                f.write(v)
-        for d in daemons:
-            if d.proc is not None:
-                d.proc.kill()
-                d.proc.wait()
-                d.proc = None
-        for d in disks:
-            d.close()
-        if ok:
-            shutil.rmtree(work, ignore_errors=True)
-        else:
-            log(f"kept {work}")
+        teardown(saved, daemons, disks, ok, work)
     sys.exit(0 if ok else 1)
 
 

@@ -418,6 +418,9 @@ static void test_tombstones_dropped_on_full_commit(void **state)
     assert_int_equal(mt_put(e, "v", "z", "abc", 3, &o), 0);
     assert_int_equal(strata_obj_delete(e->m, "v", "z", o.version_id, NULL), 0);
     strata_obj_info_fini(&o);
+    /* The drops ride with each drive's next group commit: this commit,
+     * queued after them on every drive of the one set, has them written. */
+    assert_int_equal(mt_put(e, "b", "barrier", "abc", 3, NULL), 0);
     int tombs;
     for (unsigned d = 0; d < MT_DRIVES; d++) {
         assert_int_equal(okeys_on(e, d, "b", "x", &tombs), 1);
@@ -759,6 +762,80 @@ static void test_minority_replaced_null_removed(void **state)
     mt_teardown(e);
 }
 
+/* An overwrite that reached one drive of four before the crash (the new
+ * version and the old one's tombstone in that drive's batch; the others
+ * kept the old version live): the old version is the acknowledged one.
+ * Heal removes the new version and must undo the tombstone on that drive,
+ * not copy it to the others (which would lose the key). */
+static void test_below_quorum_overwrite_rolled_back(void **state)
+{
+    (void)state;
+    struct mt_env *e = mt_setup("owhalf");
+    assert_non_null(e);
+    assert_int_equal(mt_bucket(e, "b", 0), 0);
+    uint8_t old[3000], nw[3000];
+    mt_fill(old, sizeof(old), 21);
+    mt_fill(nw, sizeof(nw), 22);
+    assert_int_equal(mt_put(e, "b", "x", old, sizeof(old), NULL), 0);
+    /* Drives 1 and 2's own records of the old version (their shards). */
+    char pfx[600], hi[600];
+    size_t pl = strata_meta__key_obj(pfx, sizeof(pfx), "b", "x", NULL);
+    memcpy(hi, pfx, pl);
+    hi[pl - 1] = 1;
+    char *sk[2], *sv[2];
+    size_t skl[2], svl[2];
+    for (unsigned d = 1; d <= 2; d++) {
+        rocksdb_readoptions_t *ro;
+        rocksdb_iterator_t *it = strata_meta__iter_new(e->m, 0, d, &ro, hi, pl, true);
+        assert_non_null(it);
+        rocksdb_iter_seek(it, pfx, pl);
+        assert_true(rocksdb_iter_valid(it));
+        const char *k = rocksdb_iter_key(it, &skl[d - 1]);
+        const char *v = rocksdb_iter_value(it, &svl[d - 1]);
+        sk[d - 1] = malloc(skl[d - 1]);
+        sv[d - 1] = malloc(svl[d - 1]);
+        memcpy(sk[d - 1], k, skl[d - 1]);
+        memcpy(sv[d - 1], v, svl[d - 1]);
+        rocksdb_iter_destroy(it);
+        rocksdb_readoptions_destroy(ro);
+    }
+    mt_close(e);
+    mt_drive_away(e, 3); /* keeps the old version live, and its tombstone */
+    assert_int_equal(mt_open(e), 0);
+    assert_int_equal(mt_put(e, "b", "x", nw, sizeof(nw), NULL), 0);
+    mt_close(e);
+    mt_drive_back(e, 3);
+    assert_int_equal(mt_open(e), 0);
+    /* Drives 1 and 2 as if their batches never applied. */
+    rocksdb_writeoptions_t *wo = rocksdb_writeoptions_create();
+    for (unsigned d = 1; d <= 2; d++) {
+        assert_int_equal(kind_keys(e, d, 'O', "b", "x", true), 2);
+        char *err = NULL;
+        rocksdb_put(e->m->sets[0].drives[d].db, wo, sk[d - 1], skl[d - 1], sv[d - 1],
+                    svl[d - 1], &err);
+        assert_null(err);
+        free(sk[d - 1]);
+        free(sv[d - 1]);
+    }
+    rocksdb_writeoptions_destroy(wo);
+    int tombs;
+    assert_int_equal(okeys_on(e, 0, "b", "x", &tombs), 2);
+    assert_int_equal(tombs, 1);
+    assert_int_equal(live_copies(e, "b", "x"), 4);
+    expect_object(e, "b", "x", old, sizeof(old));
+    struct strata_heal_stats st;
+    assert_int_equal(strata_meta_heal_all(e->m, &st), 0);
+    assert_int_equal(st.minority_removed, 1);
+    for (unsigned d = 0; d < MT_DRIVES; d++) {
+        assert_int_equal(okeys_on(e, d, "b", "x", &tombs), 1);
+        assert_int_equal(tombs, 0);
+    }
+    expect_object(e, "b", "x", old, sizeof(old));
+    assert_int_equal(strata_meta_heal_all(e->m, &st), 0);
+    expect_object(e, "b", "x", old, sizeof(old));
+    mt_teardown(e);
+}
+
 /* A version under Object Lock on one drive of four: its absence has a
  * write quorum, but a locked version is never removed; its shards are
  * whole, so heal puts it back on every drive. */
@@ -875,6 +952,7 @@ int main(void)
         cmocka_unit_test(test_minority_replaced_null_removed),
         cmocka_unit_test(test_minority_multipart_removed),
         cmocka_unit_test(test_minority_locked_kept),
+        cmocka_unit_test(test_below_quorum_overwrite_rolled_back),
         cmocka_unit_test(test_lost_store_is_fresh),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
