@@ -212,6 +212,13 @@ uint64_t strata_chunked_decoded_bytes(const struct strata_chunked *c);
 
 /* ---- presigning (tests and the CLI's "presign" command) ----------------- */
 
+/* The SigV4 signature (hex) of a canonical request whose SHA-256 is
+ * creq_hex, signed by cred at amz_date ("yyyymmddThhmmssZ") for region and
+ * the s3 service: what strata_presign_v4 and the S3 client (remote/) sign
+ * with.  0, STRATA_EINVAL or STRATA_EINTERNAL. */
+int strata_sigv4_signature(const struct strata_cred *cred, const char *amz_date,
+                           const char *region, const char *creq_hex, char out_hex[65]);
+
 /* Writes "path?X-Amz-...&X-Amz-Signature=..." for a GET of raw_path.
  * STRATA_EINVAL unless 1 <= expires_s <= 7 days (the verifier's range). */
 int strata_presign_v4(const struct strata_cred *cred, const char *method, const char *host,

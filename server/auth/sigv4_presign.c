@@ -2,14 +2,36 @@
  * sigv4_presign.c - strata_presign_v4: builds a SigV4 presigned URL
  * (path + query) the way the AWS SDKs do, signing only "host" and an
  * UNSIGNED-PAYLOAD.  Used by tests and the CLI's "presign" command; the
- * verifier (sigv4.c) is the other half.  Reentrant.
+ * verifier (sigv4.c) is the other half.  Reentrant.  Also the signature
+ * of any signer's canonical request (strata_sigv4_signature).
  */
 #include "sigv4_internal.h"
+
+#include <openssl/crypto.h>
 
 #include <stdio.h>
 #include <string.h>
 
 #include "strata/err.h"
+
+int strata_sigv4_signature(const struct strata_cred *cred, const char *amz_date,
+                           const char *region, const char *creq_hex, char out_hex[65])
+{
+    char date8[9], scope[128];
+    if (!cred || !amz_date || !region || strlen(amz_date) != 16)
+        return STRATA_EINVAL;
+    memcpy(date8, amz_date, 8);
+    date8[8] = '\0';
+    int n = snprintf(scope, sizeof(scope), "%s/%s/s3/aws4_request", date8, region);
+    if (n < 0 || (size_t)n >= sizeof(scope))
+        return STRATA_EINVAL;
+    uint8_t key[32];
+    int rc = strata_sigv4__signing_key(cred, date8, region, strlen(region), key);
+    if (rc == 0)
+        rc = strata_sigv4__sign(key, amz_date, scope, creq_hex, out_hex);
+    OPENSSL_cleanse(key, sizeof(key));
+    return rc;
+}
 
 int strata_presign_v4(const struct strata_cred *cred, const char *method, const char *host,
                       const char *raw_path, const char *region, time_t now, unsigned expires_s,
@@ -46,12 +68,10 @@ int strata_presign_v4(const struct strata_cred *cred, const char *method, const 
         .now = now,
     };
     char creq[65], sig[65];
-    uint8_t key[32];
     if (strata_sigv4__canonical_hash(&req, "host", 4, NULL, host, "UNSIGNED-PAYLOAD", creq) !=
         STRATA_AUTH_OK)
         return STRATA_EINVAL;
-    if (strata_sigv4__signing_key(cred, date8, region, strlen(region), key) != 0 ||
-        strata_sigv4__sign(key, amz_date, scope, creq, sig) != 0)
+    if (strata_sigv4_signature(cred, amz_date, region, creq, sig) != 0)
         return STRATA_EINTERNAL;
     n = snprintf(out, out_len, "%s?%s&X-Amz-Signature=%s", *raw_path ? raw_path : "/", query,
                  sig);

@@ -3,13 +3,13 @@
  */
 #include "s3_sign.h"
 
+#include "auth.h"
 #include "sbuf.h"
 #include "strata/hex.h"
 
 #include <curl/curl.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
-#include <openssl/hmac.h>
 
 #include <ctype.h>
 #include <stdbool.h>
@@ -68,31 +68,22 @@ static int line_parse(const char *l, struct hline *h)
     return 1;
 }
 
-static int hmac(const void *key, size_t klen, const char *msg, uint8_t out[32])
+/* auth's SigV4 signature for these keys (auth.h). */
+static int sign_as(const char *access_key, const char *secret_key, const char *date,
+                   const char *region, const char *creq_hex, char sig[65])
 {
-    unsigned ol = 0;
-    return HMAC(EVP_sha256(), key, (int)klen, (const unsigned char *)msg, strlen(msg), out,
-                &ol) && ol == 32
-               ? 0
-               : -1;
-}
-
-/* The signature of string to sign sts into hex (65 bytes). */
-static int signature(const char *secret, const char *date8, const char *region, const char *sts,
-                     char hex[65])
-{
-    char k0[300];
-    uint8_t k[32], sig[32];
-    int n = snprintf(k0, sizeof(k0), "AWS4%s", secret);
-    int rc = n < 0 || (size_t)n >= sizeof(k0) || hmac(k0, (size_t)n, date8, k) ||
-             hmac(k, 32, region, k) || hmac(k, 32, "s3", k) || hmac(k, 32, "aws4_request", k) ||
-             hmac(k, 32, sts, sig);
-    OPENSSL_cleanse(k0, sizeof(k0));
-    OPENSSL_cleanse(k, sizeof(k));
-    if (rc)
-        return -1;
-    strata_hex_encode(sig, 32, hex);
-    return 0;
+    struct strata_cred c;
+    memset(&c, 0, sizeof(c));
+    int rc = strlen(access_key) < sizeof(c.access_key) && strlen(secret_key) < sizeof(c.secret)
+                 ? 0
+                 : -1;
+    if (rc == 0) {
+        memcpy(c.access_key, access_key, strlen(access_key));
+        memcpy(c.secret, secret_key, strlen(secret_key));
+        rc = strata_sigv4_signature(&c, date, region, creq_hex, sig) == 0 ? 0 : -1;
+    }
+    OPENSSL_cleanse(&c, sizeof(c));
+    return rc;
 }
 
 int strata_s3c_sign(const char *method, const char *url, const char *access_key,
@@ -167,15 +158,13 @@ int strata_s3c_sign(const char *method, const char *url, const char *access_key,
 
     uint8_t d[32];
     unsigned dl = 0;
-    char hash[65], sig[65], sts[256], line[1024];
+    char hash[65], sig[65], line[1024];
     if (rc || !payload || cr.failed || sh.failed ||
         EVP_Digest(cr.data, cr.len, d, &dl, EVP_sha256(), NULL) != 1) {
         rc = -1;
     } else {
         strata_hex_encode(d, 32, hash);
-        snprintf(sts, sizeof(sts), "AWS4-HMAC-SHA256\n%s\n%s/%s/s3/aws4_request\n%s", date, date8,
-                 region, hash);
-        rc = signature(secret_key, date8, region, sts, sig);
+        rc = sign_as(access_key, secret_key, date, region, hash, sig);
     }
     struct curl_slist *l = *hdrs;
     if (rc == 0) {
