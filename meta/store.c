@@ -290,9 +290,13 @@ static void *drive_thread(void *arg)
         pthread_rwlock_unlock(&d->io_rw);
         free(err);
         /* Before the waiters go on: a commit answered has ended the
-         * cached reads of its keys. */
+         * cached reads of its keys.  A rider only drops tombstones that
+         * every drive holds, which no read answers differently after, so
+         * it leaves the cache alone (a GET filling meanwhile keeps its
+         * entry). */
         for (struct meta_wjob *j = jobs; j; j = j->next)
-            strata_meta__rcache_wrote(d->m, j->wb);
+            if (j->wait)
+                strata_meta__rcache_wrote(d->m, j->wb);
         while (jobs) {
             struct meta_wjob *next = jobs->next; /* jobs belongs to its waiter after done */
             job_done(jobs, rc);
