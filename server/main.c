@@ -494,6 +494,7 @@ static int cmd_server(int argc, char **argv, bool print_only)
     struct strata_srv s;
     memset(&s, 0, sizeof(s));
     s.pipe = &strata_daemon_pipeline; /* what the transport serves */
+    s.repl_s3 = &strata_repl_s3_hooks; /* what the S3 handlers call of replication */
     static struct strata_srv_tiers tiers;
     strata_srv_tiers_init(&tiers);
     s.tiers = &tiers;

@@ -14,7 +14,7 @@
 #include "auth.h"
 #include "authz.h"
 #include "notify.h"
-#include "repl.h"
+#include "remote_spec.h"
 #include "s3_names.h"
 #include "srv_config.h"
 #include "srv_tiers.h"
@@ -116,7 +116,7 @@ static int token_parse(struct strata_srv_opts *o, const char *v, char *err, size
 static int repl_parse(struct strata_srv_opts *o, const char *v, char *err, size_t n)
 {
     (void)o;
-    return strata_repl_spec_check(v, err, n);
+    return strata_remote_spec_check(v, err, n);
 }
 
 static int print_config_act(struct strata_srv_opts *o, const char *v, char *err, size_t n)

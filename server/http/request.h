@@ -151,6 +151,8 @@ struct strata_srv {
     struct strata_srv_tiers *tiers;
     struct strata_notify *notify; /* event targets (notify.h); NULL: none */
     struct strata_repl *repl;     /* replication targets (repl.h); NULL: none */
+    /* Replication as the S3 handlers call it (s3/repl_hooks.h); NULL: none. */
+    const struct strata_s3_repl *repl_s3;
     struct strata_restorer *restorer; /* RestoreObject copies (restore_worker.h); NULL: none */
     const struct strata_pipeline *pipe; /* the layers above the transport (request.h) */
 };

@@ -22,6 +22,7 @@
 #include "http_date.h"
 #include "pqueue.h"
 #include "remote_creds.h"
+#include "remote_spec.h"
 #include "s3_checksum.h"
 #include "s3_client.h"
 #include "sbuf.h"
@@ -75,39 +76,6 @@ static int64_t wall_ms(void)
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/* NAME:URL split into name and endpoint; 0 or -1 with err. */
-static int spec_split(const char *spec, char *name, char *endpoint, size_t ep_len, char *err,
-                      size_t err_len)
-{
-    const char *c = strchr(spec, ':');
-    if (!c || !strata_pqueue_name_ok(spec, (size_t)(c - spec), STRATA_REMOTE_NAME_MAX)) {
-        snprintf(err, err_len, "--replication-target %s: want NAME:URL, NAME of letters, "
-                               "digits, - and _", spec);
-        return -1;
-    }
-    memcpy(name, spec, (size_t)(c - spec));
-    name[c - spec] = '\0';
-    const char *url = c + 1;
-    const char *rest = strncmp(url, "http://", 7) == 0    ? url + 7
-                       : strncmp(url, "https://", 8) == 0 ? url + 8
-                                                          : NULL;
-    const char *colon = rest ? strrchr(rest, ':') : NULL;
-    size_t ul = strlen(url);
-    if (!rest || !colon || colon == rest || !colon[1] || strchr(rest, '/') || ul >= ep_len ||
-        strspn(colon + 1, "0123456789") != strlen(colon + 1)) {
-        snprintf(err, err_len, "--replication-target %s: URL must be http[s]://HOST:PORT", spec);
-        return -1;
-    }
-    memcpy(endpoint, url, ul + 1);
-    return 0;
-}
-
-int strata_repl_spec_check(const char *spec, char *err, size_t err_len)
-{
-    char name[STRATA_REMOTE_NAME_MAX + 1], ep[300];
-    return spec_split(spec, name, ep, sizeof(ep), err, err_len);
 }
 
 /* ---- one version to the target -------------------------------------- */
@@ -722,7 +690,7 @@ int strata_repl_create(const char *const *specs, size_t nspecs, const char *cred
     for (size_t i = 0; i < nspecs && rc == 0; i++) {
         struct target *t = &rp->t[rp->n];
         t->owner = rp;
-        rc = spec_split(specs[i], t->name, t->endpoint, sizeof(t->endpoint), err, err_len);
+        rc = strata_remote_spec_split(specs[i], t->name, t->endpoint, sizeof(t->endpoint), err, err_len);
         if (rc)
             break;
         rp->n++;

@@ -19,6 +19,10 @@
  * server/s3/sse_replica.c).  Delete markers are replicated the same way when the rule's
  * DeleteMarkerReplication is Enabled; deletes of a version never are.
  *
+ * Replication sits above the S3 API (it reads versions, their encryption
+ * and tags through it); the S3 handlers reach it through the table
+ * strata_repl_s3_hooks only (s3/repl_hooks.h).
+ *
  * Threads: the request hooks from connection threads; create/destroy from
  * the main thread.
  */
@@ -28,6 +32,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "repl_hooks.h"
 
 struct strata_req;
 struct strata_sbuf;
@@ -39,17 +45,8 @@ struct strata_obj_info;
 /* Versions in flight per target.  Their order does not matter: each keeps
  * its version id, which is its place in the key's history. */
 #define STRATA_REPL_THREADS 8
-/* The request header a replication peer sends with a replica (PutObject)
- * or a replicated delete marker (DeleteObject): the source's version id.
- * Needs s3:ReplicateObject / s3:ReplicateDelete on the target bucket. */
-#define STRATA_REPL_HDR "x-strata-replica-version-id"
-#define STRATA_REPL_STATUS_HDR "x-amz-replication-status"
 
 struct strata_repl;
-
-/* A target spec NAME:URL checked (NAME of [A-Za-z0-9_-], 1..63; URL
- * http[s]://HOST:PORT).  0, or -1 with err set. */
-int strata_repl_spec_check(const char *spec, char *err, size_t err_len);
 
 /*
  * The targets of specs[], their credentials from creds_path (required when
@@ -69,43 +66,12 @@ int strata_repl_create(const char *const *specs, size_t nspecs, const char *cred
 /* Stops the threads (queued versions stay queued) and frees.  NULL: no-op. */
 void strata_repl_destroy(struct strata_repl *rp);
 
-/*
- * Before a new version of key is written (PutObject, CopyObject,
- * CreateMultipartUpload): the x-amz-replication-status value to store with
- * it: "REPLICA" for a replica from a peer, "PENDING" when a rule of r's
- * bucket selects key with tags (stored form, may be NULL), else NULL.
- */
-const char *strata_repl_status_for_new(struct strata_req *r, const char *key, const void *tags,
-                                       size_t tags_len);
-/* Whether r is a replica from a peer (STRATA_REPL_HDR), authorised for
- * action ("s3:ReplicateObject" or "s3:ReplicateDelete"): 1 yes, 0 not a
- * replica, -1 refused (AccessDenied answered). */
-int strata_repl_peer(struct strata_req *r, const char *action);
-/* The same for a metadata change (PutObjectTagging, DeleteObjectTagging,
- * PutObjectRetention, PutObjectLegalHold, PutObjectAcl) a peer sends for one replicated
- * version: the header must name the request's versionId (else 400
- * InvalidArgument answered, -1). */
-int strata_repl_peer_change(struct strata_req *r, const char *action);
-/* After a version committed (info of it): queues it when it is PENDING. */
-void strata_repl_emit_put(struct strata_req *r, const struct strata_obj_info *info);
-/* What changed of a version, and is sent as that operation alone. */
-enum strata_repl_change {
-    STRATA_REPL_TAGS,      /* PutObjectTagging / DeleteObjectTagging */
-    STRATA_REPL_RETENTION, /* PutObjectRetention */
-    STRATA_REPL_LEGAL_HOLD, /* PutObjectLegalHold */
-    STRATA_REPL_ACL         /* PutObjectAcl */
-};
-/* After the tags, retention or legal hold of version vid of key changed:
- * a version replication selected (any status but REPLICA) goes PENDING
- * and the change is sent as that metadata operation on the same version
- * id, with STRATA_REPL_HDR; a target without that version (the copy not
- * there yet, or a target that does not keep version ids) gets the version
- * again whole instead. */
-void strata_repl_emit_change(struct strata_req *r, const char *key, const char *vid,
-                             enum strata_repl_change what);
-/* After a delete marker committed on r's bucket: queued when the rule
- * selecting key replicates delete markers. */
-void strata_repl_emit_delete_marker(struct strata_req *r, const char *key, const char *vid);
+/* What the S3 handlers call around a write (STRATA_REPL_HDR, the
+ * x-amz-replication-status to store, the queueing of versions, delete
+ * markers and metadata changes) and Get/Put/DeleteBucketReplication
+ * (repl_handlers.c): the daemon sets it as its context's repl_s3, the
+ * S3 API's only way up to replication (s3/repl_hooks.h). */
+extern const struct strata_s3_repl strata_repl_s3_hooks;
 
 /*
  * `strata admin replicate BUCKET` (admin API): queues every current

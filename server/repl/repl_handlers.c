@@ -1,6 +1,7 @@
 /*
  * repl_handlers.c - Put/Get/DeleteBucketReplication and the hooks S3
- * handlers call around a write (repl.h).
+ * handlers call around a write, handed to the S3 API as the table
+ * strata_repl_s3_hooks (repl.h, s3/repl_hooks.h).
  *
  * The configuration is validated as AWS validates it (the bucket's
  * versioning must be Enabled, each rule's destination a configured
@@ -9,7 +10,6 @@
  * every write of the bucket consults it.
  */
 #include "repl.h"
-#include "handlers.h"
 #include "repl_config.h"
 #include "repl_internal.h"
 
@@ -40,7 +40,7 @@ static void rconf_destroy_cb(void *parsed)
 static struct strata_doc_cache cache =
     STRATA_DOC_CACHE_INIT("replication", rconf_parse_cb, rconf_destroy_cb);
 
-void strata_h_replication_get(struct strata_req *r)
+static void config_get(struct strata_req *r)
 {
     struct strata_doc_ref *ref = NULL;
     int rc = strata_doc_cache_get(&cache, r->srv->meta, &r->binfo, &ref);
@@ -65,7 +65,7 @@ static bool dest_known(void *ud, const char *account)
     return strata_repl__target_find(ud, account) >= 0;
 }
 
-void strata_h_replication_put(struct strata_req *r)
+static void config_put(struct strata_req *r)
 {
     struct strata_repl_conf *c = NULL;
     const char *msg = NULL;
@@ -101,7 +101,7 @@ void strata_h_replication_put(struct strata_req *r)
     strata_sbuf_fini(&b);
 }
 
-void strata_h_replication_delete(struct strata_req *r)
+static void config_delete(struct strata_req *r)
 {
     strata_bucket_config_write(r, "replication", NULL, 0, &cache, 204);
 }
@@ -124,7 +124,7 @@ static const struct strata_repl_rule *rule_for(const struct strata_repl_conf *c,
     return best;
 }
 
-int strata_repl_peer(struct strata_req *r, const char *action)
+static int peer(struct strata_req *r, const char *action)
 {
     if (!strata_req_hdr(r, STRATA_REPL_HDR))
         return 0;
@@ -138,7 +138,7 @@ int strata_repl_peer(struct strata_req *r, const char *action)
     return 1;
 }
 
-int strata_repl_peer_change(struct strata_req *r, const char *action)
+static int peer_change(struct strata_req *r, const char *action)
 {
     const char *v = strata_req_hdr(r, STRATA_REPL_HDR);
     if (!v)
@@ -151,11 +151,11 @@ int strata_repl_peer_change(struct strata_req *r, const char *action)
         strata_req_error(r, S3E_InvalidArgument, 0);
         return -1;
     }
-    return strata_repl_peer(r, action);
+    return peer(r, action);
 }
 
-const char *strata_repl_status_for_new(struct strata_req *r, const char *key, const void *tags,
-                                       size_t tags_len)
+static const char *status_for_new(struct strata_req *r, const char *key, const void *tags,
+                                  size_t tags_len)
 {
     if (strata_req_hdr(r, STRATA_REPL_HDR) && r->route &&
         (strcmp(r->route->op, "PutObject") == 0 ||
@@ -219,7 +219,7 @@ int strata_repl__rule_kms(struct strata_meta *m, const char *bucket, const char 
     return on;
 }
 
-void strata_repl_emit_put(struct strata_req *r, const struct strata_obj_info *info)
+static void emit_put(struct strata_req *r, const struct strata_obj_info *info)
 {
     if (!r->srv->repl || r->binfo.versioning != STRATA_VERSIONING_ENABLED)
         return;
@@ -244,8 +244,8 @@ void strata_repl_emit_put(struct strata_req *r, const struct strata_obj_info *in
     strata_obj_info_fini(&again);
 }
 
-void strata_repl_emit_change(struct strata_req *r, const char *key, const char *vid,
-                             enum strata_repl_change what)
+static void emit_change(struct strata_req *r, const char *key, const char *vid,
+                        enum strata_repl_change what)
 {
     static const char *const ops[] = {[STRATA_REPL_TAGS] = "tags",
                                       [STRATA_REPL_RETENTION] = "retention",
@@ -268,7 +268,7 @@ void strata_repl_emit_change(struct strata_req *r, const char *key, const char *
     strata_obj_info_fini(&in);
 }
 
-void strata_repl_emit_delete_marker(struct strata_req *r, const char *key, const char *vid)
+static void emit_delete_marker(struct strata_req *r, const char *key, const char *vid)
 {
     if (!r->srv->repl || r->binfo.versioning != STRATA_VERSIONING_ENABLED)
         return;
@@ -343,3 +343,15 @@ int strata_repl_existing(struct strata_repl *rp, struct strata_meta *m, const ch
     *queued = x.queued;
     return rc ? rc : x.rc;
 }
+
+const struct strata_s3_repl strata_repl_s3_hooks = {
+    .status_for_new = status_for_new,
+    .peer = peer,
+    .peer_change = peer_change,
+    .emit_put = emit_put,
+    .emit_change = emit_change,
+    .emit_delete_marker = emit_delete_marker,
+    .config_get = config_get,
+    .config_put = config_put,
+    .config_delete = config_delete,
+};

@@ -87,7 +87,7 @@ void strata_h_legal_hold_put(struct strata_req *r);
 
 /* Bucket configurations: lifecycle (s3_lifecycle.c), default encryption
  * (s3_bucket_encryption.c), CORS (s3_cors.c), notifications
- * (notify/notify_config.c), replication (repl/repl_handlers.c) */
+ * (notify/notify_config.c), replication (repl_hooks.c: forwarded to repl/) */
 void strata_h_lifecycle_get(struct strata_req *r);
 void strata_h_lifecycle_put(struct strata_req *r);
 void strata_h_lifecycle_delete(struct strata_req *r);

@@ -7,7 +7,7 @@
  */
 #include "srv.h"
 #include "handlers.h"
-#include "repl.h"
+#include "repl_hooks.h"
 
 #include <string.h>
 #include <strings.h>
@@ -227,7 +227,7 @@ static const char *const unsupported_hdrs[] = {
     "x-amz-grant-write-acp",
     "x-amz-grant-full-control",
     "x-amz-object-ownership",
-    /* A replication peer's version id (repl.h): PutObject, DeleteObject,
+    /* A replication peer's version id (repl_hooks.h): PutObject, DeleteObject,
      * a multipart upload's create, complete and sealed parts (UploadPart of
      * a multipart SSE-C replica), and the tag, retention,
      * legal hold and ACL changes of a version only; copies and the rest would drop

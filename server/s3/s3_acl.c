@@ -20,7 +20,7 @@
 #include <string.h>
 
 #include "authz.h"
-#include "repl.h"
+#include "repl_hooks.h"
 
 static const char *const grant_hdrs[] = {
     "x-amz-grant-read", "x-amz-grant-write", "x-amz-grant-read-acp", "x-amz-grant-write-acp",

@@ -7,7 +7,7 @@
  */
 #include "srv.h"
 #include "handlers.h"
-#include "repl.h"
+#include "repl_hooks.h"
 #include "notify.h"
 #include "sse.h"
 

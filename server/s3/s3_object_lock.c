@@ -11,7 +11,7 @@
 #include "srv.h"
 #include "handlers.h"
 #include "remote_lock.h"
-#include "repl.h"
+#include "repl_hooks.h"
 #include "srv_tiers.h"
 
 #include "authz.h"

@@ -8,7 +8,7 @@
 #include "srv.h"
 #include "handlers.h"
 #include "notify.h"
-#include "repl.h"
+#include "repl_hooks.h"
 #include "s3_bucket_config.h"
 
 #include <stdlib.h>
