@@ -493,7 +493,7 @@ static int cmd_server(int argc, char **argv, bool print_only)
 {
     struct strata_srv s;
     memset(&s, 0, sizeof(s));
-    s.pipe = &strata_daemon_pipeline; /* what the transport serves */
+    s.http.pipe = &strata_daemon_pipeline; /* what the transport serves */
     s.repl_s3 = &strata_repl_s3_hooks; /* what the S3 handlers call of replication */
     static struct strata_srv_tiers tiers;
     strata_srv_tiers_init(&tiers);
@@ -609,7 +609,7 @@ static int cmd_server(int argc, char **argv, bool print_only)
         free_drives(drives, nd);
         return 1;
     }
-    atomic_store(&s.creds, creds);
+    atomic_store(&s.http.creds, creds);
     if (s.cfg.kms_key_file &&
         strata_kms_load(s.cfg.kms_key_file, &s.kms, errmsg, sizeof(errmsg)) != 0) {
         strata_srv_log(STRATA_LOG_ERR, "cannot load --kms-key-file: %s", errmsg);
@@ -627,7 +627,7 @@ static int cmd_server(int argc, char **argv, bool print_only)
     }
     tiers.creds = &tier_creds;
     if (s.cfg.metrics_token_file &&
-        strata_metrics_token_load(s.cfg.metrics_token_file, &s.metrics_token, errmsg,
+        strata_metrics_token_load(s.cfg.metrics_token_file, &s.http.metrics_token, errmsg,
                                   sizeof(errmsg)) != 0) {
         strata_srv_log(STRATA_LOG_ERR, "cannot load --metrics-token-file: %s", errmsg);
         strata_kms_free(s.kms);
@@ -724,12 +724,12 @@ static int cmd_server(int argc, char **argv, bool print_only)
         strata_srv_caches_unwatch(&s);
         close_storage(&s);
     }
-    strata_creds_destroy(atomic_load(&s.creds));
+    strata_creds_destroy(atomic_load(&s.http.creds));
     strata_admin_users_fini();
     json_decref(config_doc);
     config_doc = NULL;
     strata_kms_free(s.kms);
-    strata_metrics_token_free(s.metrics_token);
+    strata_metrics_token_free(s.http.metrics_token);
     free_drives(drives, nd);
     strata_srv_tiers_fini(&tiers);
     strata_remote_creds_fini(&tier_creds);

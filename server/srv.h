@@ -7,6 +7,7 @@
 #define STRATA_SERVER_SRV_H
 
 #include "request.h"
+#include "srv_context.h"
 
 #include "strata/assert.h"
 #include "strata/meta.h"

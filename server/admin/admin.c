@@ -98,8 +98,8 @@ static void metrics_text(struct strata_req *r, const char *arg)
 {
     struct strata_sbuf b;
     strata_sbuf_init(&b, 4u << 20);
-    strata_metrics_render(&b, atomic_load(&r->srv->inflight));
-    r->srv->pipe->metrics_render(&b, r->srv);
+    strata_metrics_render(&b, atomic_load(&r->http->inflight));
+    r->http->pipe->metrics_render(&b, r->srv);
     if (b.failed) {
         strata_sbuf_fini(&b);
         strata_admin__error(r, 500, "InternalError", "metrics do not fit the reply buffer");

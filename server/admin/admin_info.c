@@ -183,7 +183,7 @@ void strata_admin__info(struct strata_req *r, const char *arg)
     }
     json_t *doc = json_pack("{s:s, s:f, s:i, s:i, s:i, s:i, s:o, s:o, s:o}", "version",
                             STRATA_VERSION, "uptime_s", strata_admin__uptime_s(), "inflight",
-                            (int)atomic_load(&s->inflight), "sets_total", (int)s->nsets,
+                            (int)atomic_load(&s->http.inflight), "sets_total", (int)s->nsets,
                             "drives_total", (int)total, "drives_online", (int)online,
                             "sets", sets, "tiers", tiers, "store", store_json(s->meta));
     strata_admin__send_json(r, 200, doc);

@@ -42,7 +42,7 @@ static int swap_locked(struct strata_srv *s, struct strata_creds *nc)
     if (!rl)
         return STRATA_ENOMEM;
     retired = rl;
-    retired[nretired++] = atomic_exchange(&s->creds, nc);
+    retired[nretired++] = atomic_exchange(&s->http.creds, nc);
     return 0;
 }
 
@@ -181,7 +181,7 @@ static json_t *user_json(const struct strata_srv *s, const struct strata_cred *u
 
 static void list(struct strata_req *r)
 {
-    const struct strata_creds *c = atomic_load(&r->srv->creds);
+    const struct strata_creds *c = atomic_load(&r->http->creds);
     json_t *arr = json_array();
     for (size_t i = 0; arr && i < strata_creds_count(c); i++)
         json_array_append_new(arr, user_json(r->srv, strata_creds_at(c, i), i == 0));
@@ -230,7 +230,7 @@ static void edit(struct strata_req *r, struct edit *ed)
         return;
     }
     pthread_mutex_lock(&users_mu);
-    const struct strata_cred *now = strata_creds_find(atomic_load(&s->creds), ed->ak);
+    const struct strata_cred *now = strata_creds_find(atomic_load(&s->http.creds), ed->ak);
     int status = 0;
     const char *code = NULL, *msg = NULL;
     if (ed->op == OP_ADD && now) {
@@ -255,7 +255,7 @@ static void edit(struct strata_req *r, struct edit *ed)
     }
     json_t *doc = NULL;
     if (!status && rc == 0) {
-        const struct strata_cred *u = strata_creds_find(atomic_load(&s->creds), ed->ak);
+        const struct strata_cred *u = strata_creds_find(atomic_load(&s->http.creds), ed->ak);
         doc = u ? user_json(s, u, false)
                 : json_pack("{s:s, s:b}", "access_key", ed->ak, "removed", true);
     }
@@ -343,7 +343,7 @@ void strata_admin__users(struct strata_req *r, const char *arg)
         return;
     }
     if (i == 0) {
-        const struct strata_creds *c = atomic_load(&r->srv->creds);
+        const struct strata_creds *c = atomic_load(&r->http->creds);
         const struct strata_cred *u = strata_creds_find(c, ak);
         if (!u)
             strata_admin__error(r, 404, "NoSuchUser", "no user has this access key");

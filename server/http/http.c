@@ -60,7 +60,7 @@ static uint64_t now_ns(void)
  * unit test built without them: no CORS, admin API or authorisation. */
 static const struct strata_pipeline *pipe_of(const struct strata_req *r)
 {
-    return r->srv ? r->srv->pipe : NULL;
+    return r->http ? r->http->pipe : NULL;
 }
 
 const char *strata_req_hdr(struct strata_req *r, const char *name)
@@ -118,7 +118,7 @@ void strata_req_send(struct strata_req *r, int status, struct strata_resp *out)
     STRATA_ASSERT(!r->responded);
     struct MHD_Response *resp = (struct MHD_Response *)out; /* response.c's handle */
     strata_resp_hdr(out, "x-amz-request-id", r->id);
-    strata_resp_hdr(out, "x-amz-id-2", r->srv->host_id);
+    strata_resp_hdr(out, "x-amz-id-2", r->http->host_id);
     strata_resp_hdr(out, "Server", "Strata");
     if (!r->admin && !r->ops && pipe_of(r))
         pipe_of(r)->cors_resp_hdrs(r, out); /* a cross-origin request on a bucket with CORS */
@@ -146,8 +146,8 @@ static void error_xml(struct strata_req *r, enum s3_err e, int err, struct strat
     strata_sbuf_xml_elem(b, "Code", strata_s3_err_code(e));
     strata_sbuf_xml_elem(b, "Message", r->err_msg ? r->err_msg : strata_s3_err_detail(err, e));
     /* Signed for another region: the one to sign for (SDKs retry with it). */
-    if (r->err_region && r->srv->cfg.region)
-        strata_sbuf_xml_elem(b, "Region", r->srv->cfg.region);
+    if (r->err_region && r->http->cfg.region)
+        strata_sbuf_xml_elem(b, "Region", r->http->cfg.region);
     if (r->err_arg_name) {
         strata_sbuf_xml_elem(b, "ArgumentName", r->err_arg_name);
         strata_sbuf_xml_elem(b, "ArgumentValue", r->err_arg_value ? r->err_arg_value : "");
@@ -161,7 +161,7 @@ static void error_xml(struct strata_req *r, enum s3_err e, int err, struct strat
     strata_sbuf_xml_elem(b, "Resource", r->resource && (key_text || !r->key) ? r->resource
                                          : r->raw_path ? r->raw_path : "/");
     strata_sbuf_xml_elem(b, "RequestId", r->id);
-    strata_sbuf_xml_elem(b, "HostId", r->srv->host_id);
+    strata_sbuf_xml_elem(b, "HostId", r->http->host_id);
     strata_sbuf_puts(b, "</Error>");
 }
 
@@ -192,8 +192,8 @@ void strata_req_error(struct strata_req *r, enum s3_err e, int err)
         strata_resp_hdr(resp, r->err_hdr_name, r->err_hdr_value);
     /* Every bucket of this server is in its region; SDKs read the header
      * of an error to find the region to sign for. */
-    if (r->srv->cfg.region && status >= 400)
-        strata_resp_hdr(resp, "x-amz-bucket-region", r->srv->cfg.region);
+    if (r->http->cfg.region && status >= 400)
+        strata_resp_hdr(resp, "x-amz-bucket-region", r->http->cfg.region);
     if (r->err_delete_marker)
         strata_resp_hdr(resp, "x-amz-delete-marker", "true");
     if (e == S3E_SlowDown || e == S3E_ServiceUnavailable)
@@ -229,9 +229,9 @@ void strata_req_defer_error(struct strata_req *r, enum s3_err e, int err)
  * block instead of once per request.  16 hex digits, as before. */
 #define REQID_BLOCK 1024u
 
-static void req_id(struct strata_srv *s, char out[17])
+static void req_id(struct strata_http *s, char out[17])
 {
-    static __thread struct strata_srv *owner;
+    static __thread struct strata_http *owner;
     static __thread uint64_t next, end;
     if (owner != s || next == end) {
         next = atomic_fetch_add_explicit(&s->reqid_seq, REQID_BLOCK, memory_order_relaxed);
@@ -278,11 +278,12 @@ static void pend_unlink(struct strata_req *r)
 
 static void *uri_log_cb(void *cls, const char *uri, struct MHD_Connection *conn)
 {
-    struct strata_srv *s = cls;
+    struct strata_http *s = cls;
     struct strata_req *r = calloc(1, sizeof(*r));
     if (!r)
         return NULL;
-    r->srv = s;
+    r->http = s;
+    r->srv = s->srv;
     r->conn = conn;
     r->t0_ns = now_ns();
     r->raw_uri = strdup(uri ? uri : "/");
@@ -296,7 +297,7 @@ static void *uri_log_cb(void *cls, const char *uri, struct MHD_Connection *conn)
 
 static void req_free(struct strata_req *r)
 {
-    struct strata_srv *s = r->srv;
+    struct strata_http *s = r->http;
     if (r->post)
         s->pipe->post_free(r->post);
     strata_obj_put_abort(r->put); /* not committed: nothing becomes visible */
@@ -326,7 +327,7 @@ static void req_free(struct strata_req *r)
 static void completed_cb(void *cls, struct MHD_Connection *conn, void **req_cls,
                          enum MHD_RequestTerminationCode toe)
 {
-    struct strata_srv *s = cls;
+    struct strata_http *s = cls;
     struct strata_req *r = *req_cls;
     if (!r)
         return;
@@ -402,7 +403,7 @@ static enum s3_err parse_target(struct strata_req *r)
 
     const char *host_bucket = NULL;
     size_t hb_len = 0;
-    const char *dom = r->srv->cfg.domain;
+    const char *dom = r->http->cfg.domain;
     const char *host = strata_req_hdr(r, "Host");
     if (dom && *dom && host) {
         size_t hlen = strcspn(host, ":"), dlen = strlen(dom);
@@ -435,7 +436,7 @@ static enum s3_err parse_target(struct strata_req *r)
 static bool metrics_bearer(struct strata_req *r)
 {
     const char *a = strata_req_hdr(r, "Authorization");
-    return r->srv->metrics_token && a && strncmp(a, "Bearer ", 7) == 0 &&
+    return r->http->metrics_token && a && strncmp(a, "Bearer ", 7) == 0 &&
            strcmp(r->raw_path, "/metrics") == 0;
 }
 
@@ -454,14 +455,14 @@ static bool ops_endpoint_is(struct strata_req *r)
      * metrics endpoint. */
     return strcmp(r->raw_path, "/health/live") == 0 ||
            strcmp(r->raw_path, "/health/ready") == 0 || strata_console_is(r) ||
-           (r->srv->cfg.metrics_public && strcmp(r->raw_path, "/metrics") == 0);
+           (r->http->cfg.metrics_public && strcmp(r->raw_path, "/metrics") == 0);
 }
 
 /* Answers an ops request (see ops_endpoint_is). */
 static void ops_endpoint(struct strata_req *r)
 {
     if (strcmp(r->raw_path, "/health/live") == 0 || strcmp(r->raw_path, "/health/ready") == 0) {
-        bool ready = r->srv->meta != NULL;
+        bool ready = r->http->meta != NULL;
         char *b = strdup(ready ? "OK\n" : "not ready\n");
         strata_req_send_body(r, ready ? 200 : 503, "text/plain", b, strlen(b));
         return;
@@ -472,15 +473,15 @@ static void ops_endpoint(struct strata_req *r)
     }
     /* /metrics: public, or a bearer token that must match. */
     if (strata_req_hdr(r, "Authorization") &&
-        !strata_metrics_bearer_ok(r->srv->metrics_token, strata_req_hdr(r, "Authorization"))) {
+        !strata_metrics_bearer_ok(r->http->metrics_token, strata_req_hdr(r, "Authorization"))) {
         r->err_msg = "The bearer token does not match --metrics-token-file.";
         strata_req_error(r, S3E_AccessDenied, 0);
         return;
     }
     struct strata_sbuf b;
     strata_sbuf_init(&b, 4u << 20);
-    strata_metrics_render(&b, atomic_load(&r->srv->inflight));
-    r->srv->pipe->metrics_render(&b, r->srv);
+    strata_metrics_render(&b, atomic_load(&r->http->inflight));
+    r->http->pipe->metrics_render(&b, r->srv);
     if (b.failed) {
         strata_sbuf_fini(&b);
         strata_req_error(r, S3E_InternalError, 0);
@@ -518,7 +519,7 @@ static enum s3_err setup(struct strata_req *r, int *serr)
         .now = time(NULL),
         .host_bucket = r->host_bucket ? r->bucket : NULL,
         .host_bucket_len = r->host_bucket && r->bucket ? strlen(r->bucket) : 0,
-        .region = r->srv->cfg.region,
+        .region = r->http->cfg.region,
     };
     if (strcmp(r->method, "OPTIONS") == 0) {
         /* A CORS preflight is never authenticated: browsers send it to the
@@ -528,7 +529,7 @@ static enum s3_err setup(struct strata_req *r, int *serr)
         r->auth.anonymous = true;
         r->auth.payload_mode = STRATA_PAYLOAD_UNSIGNED;
     } else {
-        e = strata_s3_err_from_auth(strata_auth_verify(r->srv->creds, &ar, &r->auth));
+        e = strata_s3_err_from_auth(strata_auth_verify(r->http->creds, &ar, &r->auth));
         if (e) {
             r->err_msg = r->auth.err_msg;
             r->err_region = r->auth.wrong_region;
@@ -540,7 +541,7 @@ static enum s3_err setup(struct strata_req *r, int *serr)
     if (!r->auth.cred && !r->bucket)
         return S3E_AccessDenied;
     if (r->admin) {
-        e = r->srv->pipe->admin_route(r); /* no bucket: only the body part below applies */
+        e = r->http->pipe->admin_route(r); /* no bucket: only the body part below applies */
         return e ? e : body_setup(r);
     }
 
@@ -553,19 +554,19 @@ static enum s3_err setup(struct strata_req *r, int *serr)
         !strata_s3_utf8_valid(r->key))
         return S3E_InvalidURI;
     bool notimpl = false;
-    r->route = r->srv->pipe->route_find(r, &notimpl);
+    r->route = r->http->pipe->route_find(r, &notimpl);
     if (!r->route)
         return notimpl ? S3E_NotImplemented : S3E_MethodNotAllowed;
 
     if (!r->auth.cred && (r->route->flags & STRATA_RT_NO_BUCKET))
         return S3E_AccessDenied;
     if (r->bucket && !(r->route->flags & STRATA_RT_NO_BUCKET)) {
-        int rc = r->srv->pipe->bucket_get(r->srv->meta, r->bucket, &r->binfo);
+        int rc = r->http->pipe->bucket_get(r->http->meta, r->bucket, &r->binfo);
         if (rc) {
             *serr = rc;
             return strata_s3_err_from_strata(rc, S3CTX_BUCKET);
         }
-        enum strata_auth_err ae = r->srv->pipe->authz_request(r, serr);
+        enum strata_auth_err ae = r->http->pipe->authz_request(r, serr);
         if (ae == STRATA_AUTH_STORE)
             return strata_s3_err_from_strata(*serr, S3CTX_BUCKET);
         e = strata_s3_err_from_auth(ae);
@@ -589,12 +590,12 @@ static enum s3_err body_setup(struct strata_req *r)
     bool buffers = r->auth.payload_mode == STRATA_PAYLOAD_STREAMING_SIGNED ||
                    r->auth.payload_mode == STRATA_PAYLOAD_STREAMING_SIGNED_TRAILER ||
                    (r->route->flags & STRATA_RT_BODY_XML);
-    if (buffers && strata_body_budget_full(&r->srv->body_budget))
+    if (buffers && strata_body_budget_full(&r->http->body_budget))
         return S3E_SlowDown;
     if (is_streaming(r->auth.payload_mode)) {
         if (strata_chunked_create(&r->auth, &r->chunked) != 0)
             return S3E_InternalError;
-        strata_chunked_set_budget(r->chunked, &r->srv->body_budget);
+        strata_chunked_set_budget(r->chunked, &r->http->body_budget);
     } else if (r->auth.payload_mode == STRATA_PAYLOAD_SIGNED &&
                (r->route->flags & STRATA_RT_BODY_XML)) {
         r->sha256 = EVP_MD_CTX_new();
@@ -613,7 +614,7 @@ static int body_sink(void *ud, const void *buf, size_t len)
     if (r->route->flags & STRATA_RT_BODY_STREAM)
         return r->route->body_cb(r, buf, len);
     if (r->route->flags & STRATA_RT_BODY_XML) {
-        if (!strata_body_budget_take(&r->srv->body_budget, len)) {
+        if (!strata_body_budget_take(&r->http->body_budget, len)) {
             strata_req_defer_error(r, S3E_SlowDown, 0);
             return -1;
         }
@@ -807,7 +808,7 @@ static void job_mark(struct strata_req *r, int kind, bool suspend)
 /* After job_mark, with r->am released.  A stopping pool runs it here. */
 static void job_go(struct strata_req *r)
 {
-    if (strata_pool_submit(r->srv->pool, r->srv->reqid_base ^ (uint64_t)(uintptr_t)r, &r->job))
+    if (strata_pool_submit(r->http->pool, r->http->reqid_base ^ (uint64_t)(uintptr_t)r, &r->job))
         job_fn(&r->job);
 }
 
@@ -872,7 +873,7 @@ static size_t body_accept(struct strata_req *r, const char *data, size_t len)
 /* Set the body up for the workers (streamed routes, after begin). */
 static void body_pool_setup(struct strata_req *r)
 {
-    if (!r->srv->pool || !(r->route->flags & STRATA_RT_BODY_STREAM) || r->responded)
+    if (!r->http->pool || !(r->route->flags & STRATA_RT_BODY_STREAM) || r->responded)
         return;
     const char *cl = strata_req_hdr(r, "Content-Length");
     unsigned long long n = cl ? strtoull(cl, NULL, 10) : BODY_BLOCK;
@@ -969,7 +970,7 @@ struct strata_resp *strata_req_stream_response(struct strata_req *r, uint64_t le
     r->stream_len = len;
     r->rd_cap = len < block ? (size_t)len : block;
     return (struct strata_resp *)MHD_create_response_from_callback(
-        len, block, !r->srv->pool || !r->conn ? stream_sync_cb : stream_cb, r, NULL);
+        len, block, !r->http->pool || !r->conn ? stream_sync_cb : stream_cb, r, NULL);
 }
 
 void strata_req_client_ip(struct strata_req *r, char *out, size_t len)
@@ -1066,7 +1067,7 @@ static enum MHD_Result access_cb(void *cls, struct MHD_Connection *conn, const c
                                  const char *method, const char *version, const char *upload_data,
                                  size_t *upload_data_size, void **req_cls)
 {
-    struct strata_srv *s = cls;
+    struct strata_http *s = cls;
     struct strata_req *r = *req_cls;
     if (!r)
         return MHD_NO; /* out of memory at the request line: drop */
@@ -1096,7 +1097,7 @@ static enum MHD_Result access_cb(void *cls, struct MHD_Connection *conn, const c
             STRATA_FREE(r->key);
             return MHD_YES;
         }
-        if (e == S3E_NONE && r->srv->pipe->admin_path(r->raw_path)) {
+        if (e == S3E_NONE && r->http->pipe->admin_path(r->raw_path)) {
             r->admin = true;
             STRATA_FREE(r->bucket); /* not a bucket: keep it out of the logs */
             STRATA_FREE(r->key);
@@ -1174,7 +1175,7 @@ static enum MHD_Result access_cb(void *cls, struct MHD_Connection *conn, const c
 /* All of p on the connection: 0, or -1.  The socket is non-blocking, but
  * its send buffer is empty (MHD reads the next request only after the
  * previous answer has gone out whole), so a few KiB go at once. */
-static int early_send(struct strata_srv *s, struct MHD_Connection *conn, int fd, const char *p,
+static int early_send(struct strata_http *s, struct MHD_Connection *conn, int fd, const char *p,
                       size_t n)
 {
     if (!s->cfg.tls_cert)
@@ -1211,7 +1212,7 @@ static int cl_refused(const char *v)
     return errno == ERANGE ? 2 : 0;
 }
 
-static void early_answer(struct strata_srv *s)
+static void early_answer(struct strata_http *s)
 {
     struct strata_req *r = pend_head;
     int why = 0;
@@ -1294,7 +1295,7 @@ static char *slurp(const char *path)
     return strata_sbuf_steal(&b, &len);
 }
 
-int strata_srv_start(struct strata_srv *s)
+int strata_http_start(struct strata_http *s)
 {
     if (!s->pipe) {
         strata_srv_log(STRATA_LOG_ERR, "no request pipeline: the transport has nothing to serve");
@@ -1326,7 +1327,7 @@ int strata_srv_start(struct strata_srv *s)
     strata_b64_encode(hid, sizeof(hid), s->host_id, sizeof(s->host_id));
     atomic_store(&s->inflight, 0);
     atomic_store(&s->body_budget.used, 0);
-    s->pipe->admin_init(s);
+    s->pipe->admin_init(s->srv);
     s->body_budget.max = s->cfg.body_memory;
 
     /* Event threads (one per core by default) with suspend/resume; what
@@ -1386,7 +1387,7 @@ int strata_srv_start(struct strata_srv *s)
     return 0;
 }
 
-void strata_srv_stop(struct strata_srv *s, unsigned wait_s)
+void strata_http_stop(struct strata_http *s, unsigned wait_s)
 {
     if (!s->mhd)
         return;
@@ -1404,7 +1405,7 @@ void strata_srv_stop(struct strata_srv *s, unsigned wait_s)
     s->mhd = NULL;
     strata_pool_free(s->pool);
     s->pool = NULL;
-    s->pipe->admin_fini(s); /* a running heal ends before the metadata closes */
+    s->pipe->admin_fini(s->srv); /* a running heal ends before the metadata closes */
     free(s->tls_cert_pem);
     free(s->tls_key_pem);
     s->tls_cert_pem = s->tls_key_pem = NULL;

@@ -1,6 +1,6 @@
 /*
- * request.h - the transport's request: the server context it serves, the
- * request state, the route entry a pipeline hands back, and what the
+ * request.h - the transport's request: the transport's server and
+ * options, the request state, the route entry a pipeline hands back, and what the
  * transport offers every layer above it (request accessors, error answers,
  * the access log, metrics, crash report, start/stop).  Answers are built
  * with response.h.
@@ -8,13 +8,14 @@
  * The transport (server/http/) calls nothing above it: routing,
  * authorisation, CORS, POST forms and the admin API reach it through
  * struct strata_pipeline, which the daemon assembles (server/pipeline.c)
- * and sets in struct strata_srv before strata_srv_start.
+ * and sets in struct strata_http before strata_http_start.  The daemon's
+ * context (stores, caches, threads: server/srv_context.h) is opaque here.
  *
  * Threads: a few libmicrohttpd epoll threads (one per core) parse, sign-
  * check and answer every connection; a request's steps that may wait on a
  * drive run on the storage workers (pool.h) while its connection is
  * suspended (http.c).  A request is touched by one thread at a time.
- * struct strata_srv is read-only after start except for its atomics.
+ * struct strata_http is read-only after start except for its atomics.
  */
 #ifndef STRATA_SERVER_HTTP_REQUEST_H
 #define STRATA_SERVER_HTTP_REQUEST_H
@@ -59,74 +60,32 @@ struct MHD_Response;
 #define STRATA_SRV_WORKERS_DEFAULT 32
 #define STRATA_SRV_XML_BODY_MAX (2u << 20) /* DeleteObjects with 1000 long keys fits */
 
-struct strata_srv_config {
+/* The transport's options, copied by the daemon from its configuration
+ * (server/srv_context.h) before strata_http_start. */
+struct strata_http_config {
     const char *address;     /* host:port */
-    const char *users_file;
     const char *tls_cert;
     const char *tls_key;
     const char *domain;      /* virtual-host style base domain, or NULL */
-    /* --region: the one region this daemon serves.  SigV4 credentials
-     * scoped to another are refused, buckets are created in it only, and
-     * answers report it (x-amz-bucket-region, GetBucketLocation). */
-    const char *region;
-    const char *access_log;  /* file, or NULL for stderr */
-    const char *root_user;
-    const char *root_password;
-    size_t inline_max;
+    const char *region;      /* --region: signatures scoped to it, errors name it */
     unsigned max_inflight;
     unsigned conn_timeout_s;
     unsigned threads;        /* event threads; 0: one per core */
     unsigned workers;        /* storage workers (pool.h); 0: the default */
     unsigned conns_per_ip;   /* connections from one client address; 0: no limit */
     size_t body_memory;      /* bytes of request bodies buffered at once, all requests */
-    int64_t lc_day_ms;       /* one lifecycle day (--lc-day-seconds), for x-amz-expiration */
-    const char *kms_key_file; /* --kms-key-file: master keys for SSE, or NULL */
-    const char *tier_credentials; /* --tier-credentials: keys of remote endpoints, or NULL */
-    bool sse_c_allow_http;    /* --sse-c-allow-http: SSE-C without TLS (loopback tests) */
     bool metrics_public;     /* GET /metrics without credentials */
-    const char *metrics_token_file; /* GET /metrics with "Authorization: Bearer" this token */
-    const char *admin_users; /* access keys with the admin role besides root, comma-separated */
-    const char *root_display_name; /* --root-display-name: Owner DisplayName of root */
-    int default_ownership;   /* --default-object-ownership: enum strata_ownership of new buckets */
-    char **drives;
-    size_t ndrives;
-    const char *config_file; /* --config, or NULL */
-    long ilm_interval_s;     /* the lifecycle flags, for the config dump */
-    unsigned ilm_rate;
-    unsigned ilm_move_mbps;
-    unsigned ilm_due_rate; /* --ilm-due-rate (objects/s) */
-    unsigned heal_rate;    /* --heal-rate (keys/s) */
-    const char *notify_specs[16]; /* --notify-target ID:KIND:ADDRESS (notify.h) */
-    unsigned nnotify_specs;
-    const char *notify_token_specs[16]; /* --notify-token-file ID:FILE */
-    unsigned nnotify_token_specs;
-    size_t notify_queue_max; /* --notify-queue-max; 0: the default */
-    const char *repl_specs[16]; /* --replication-target NAME:URL (repl.h) */
-    unsigned nrepl_specs;
-    const char *tier_specs[8];   /* --tier / "tiers", for the config dump */
-    unsigned ntier_specs;
-    const char *class_specs[24]; /* --storage-class / "storage-classes" */
-    unsigned nclass_specs;
-    unsigned heal_interval_s;
-    unsigned orphan_grace_s;
-    size_t cache_mb;
-    size_t object_cache_mb; /* --object-cache-mb: the latest-version cache */
-    size_t memtable_mb; /* --memtable-mb */
-    uint64_t read_cached_max; /* --read-cache-max-mb, bytes */
-    unsigned mpu_retry_s;     /* --mpu-retry-seconds: a completed upload answers retries */
-    int log_level;           /* STRATA_LOG_* */
-    /* --rados-conf: the namespace is in this Ceph cluster (srv_rados.h),
-     * NULL: the local drives; --rados-id, --rados-pool-prefix. */
-    const char *rados_conf;
-    const char *rados_id;
-    const char *rados_pool_prefix;
-    unsigned lease_s; /* --lease-seconds */
 };
 
-struct strata_srv {
-    struct strata_srv_config cfg;
-    struct strata_set **sets;
-    unsigned nsets;
+/* The daemon's context (server/srv_context.h): opaque here, handed back
+ * to the pipeline and carried by each request for the layers above. */
+struct strata_srv;
+
+/* The transport's server: what http/ reads and writes while it serves. */
+struct strata_http {
+    struct strata_http_config cfg;
+    /* The store: NULL until it is open (/health answers 503), and what the
+     * pipeline looks buckets up in. */
     struct strata_meta *meta;
     /* Replaced whole on SIGHUP (main.c); a replaced table is kept until
      * exit, because requests in flight point into it. */
@@ -144,17 +103,9 @@ struct strata_srv {
     atomic_uint_fast64_t reqid_seq;
     char *tls_cert_pem;
     char *tls_key_pem;
-    struct strata_kms *kms; /* sse.c; NULL without --kms-key-file (SSE answers 501) */
     char *metrics_token;    /* --metrics-token-file's token, or NULL */
-    /* Storage tiers and the class map (srv_tiers.h); NULL: hot tier only,
-     * default classes. */
-    struct strata_srv_tiers *tiers;
-    struct strata_notify *notify; /* event targets (notify.h); NULL: none */
-    struct strata_repl *repl;     /* replication targets (repl.h); NULL: none */
-    /* Replication as the S3 handlers call it (s3/repl_hooks.h); NULL: none. */
-    const struct strata_s3_repl *repl_s3;
-    struct strata_restorer *restorer; /* RestoreObject copies (restore_worker.h); NULL: none */
-    const struct strata_pipeline *pipe; /* the layers above the transport (request.h) */
+    const struct strata_pipeline *pipe; /* the layers above the transport (below) */
+    struct strata_srv *srv; /* the daemon's context, set in each request */
 };
 
 enum strata_level {
@@ -224,7 +175,8 @@ struct strata_route {
 };
 
 struct strata_req {
-    struct strata_srv *srv;
+    struct strata_http *http; /* the transport serving it */
+    struct strata_srv *srv;   /* the daemon's context (its http is the above) */
     struct MHD_Connection *conn;
     char id[17];
     uint64_t t0_ns;
@@ -407,15 +359,15 @@ void strata_crash_unregister(int slot);
 
 /* ---- the daemon (http.c) ------------------------------------------------ */
 
-int strata_srv_start(struct strata_srv *s);
+int strata_http_start(struct strata_http *h);
 /* Stop accepting, wait for in-flight requests (up to wait_s), stop. */
-void strata_srv_stop(struct strata_srv *s, unsigned wait_s);
+void strata_http_stop(struct strata_http *h, unsigned wait_s);
 
 /* ---- the pipeline above the transport (server/pipeline.c) -------------- */
 
 struct strata_post;
 /* What the transport calls above it, assembled by the daemon.  Every
- * member is set (strata_srv_start refuses a server without a pipeline). */
+ * member is set (strata_http_start refuses a server without a pipeline). */
 struct strata_pipeline {
     /* The route of r (s3/router.c); *notimpl for a known but unsupported
      * subresource or header. */

@@ -328,7 +328,7 @@ static void test_events(struct strata_req *r, const struct strata_notify_conf *c
     strata_iso8601_format((int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000, when, sizeof(when));
     json_t *m = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s}", "Service", "Amazon S3", "Event",
                           "s3:TestEvent", "Time", when, "Bucket", r->bucket, "RequestId", r->id,
-                          "HostId", r->srv->host_id);
+                          "HostId", r->http->host_id);
     char *s = m ? json_dumps(m, JSON_COMPACT) : NULL;
     json_decref(m);
     for (size_t i = 0; s && i < c->n; i++) {
@@ -480,7 +480,7 @@ static void emit(struct strata_srv *srv, const struct strata_bucket_info *bi,
             bi->region[0] ? bi->region : "us-east-1", "eventTime", when, "eventName", event,
             "userIdentity", "principalId", og->user, "requestParameters", "sourceIPAddress",
             og->ip, "responseElements", "x-amz-request-id", og->reqid, "x-amz-id-2",
-            srv->host_id, "s3", "s3SchemaVersion", "1.0", "configurationId",
+            srv->http.host_id, "s3", "s3SchemaVersion", "1.0", "configurationId",
             rl->id ? rl->id : "", "bucket", "name", bi->name, "ownerIdentity", "principalId",
             bi->owner, "arn", arn, "object", obj);
         json_t *msg = rec ? json_pack("{s:[o]}", "Records", rec) : NULL;

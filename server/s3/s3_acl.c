@@ -35,7 +35,7 @@ static const int grant_perms[] = {
 static bool resolve_user(void *ud, bool by_email, const char *value, char *id_out)
 {
     struct strata_req *r = ud;
-    const struct strata_creds *c = r->srv->creds;
+    const struct strata_creds *c = r->http->creds;
     const struct strata_cred *u =
         by_email ? strata_creds_find_email(c, value) : strata_creds_find(c, value);
     if (!u)
@@ -59,7 +59,7 @@ static bool resolve_as_is(void *ud, bool by_email, const char *value, char *id_o
 static const char *user_name(void *ud, const char *id)
 {
     struct strata_req *r = ud;
-    const struct strata_cred *u = strata_creds_find(r->srv->creds, id);
+    const struct strata_cred *u = strata_creds_find(r->http->creds, id);
     return u ? u->display_name : NULL;
 }
 

@@ -44,7 +44,7 @@ static void owner_elem(struct page *p, struct strata_sbuf *b, const struct strat
     if (in->acl && p->ownership != STRATA_OWN_ENFORCED &&
         strata_acl_owner(in->acl, in->acl_len, id) == 0)
         owner = id;
-    const struct strata_cred *u = strata_creds_find(p->r->srv->creds, owner);
+    const struct strata_cred *u = strata_creds_find(p->r->http->creds, owner);
     strata_sbuf_puts(b, "<Owner>");
     strata_sbuf_xml_elem(b, "ID", owner);
     strata_sbuf_xml_elem(b, "DisplayName", u ? u->display_name : owner);

@@ -332,7 +332,7 @@ static int part_cb(const struct strata_part_info *p, void *ud)
 /* The DisplayName of user id (--users, --root-display-name), or id. */
 static const char *display_name(const struct strata_req *r, const char *id)
 {
-    const struct strata_cred *u = strata_creds_find(r->srv->creds, id);
+    const struct strata_cred *u = strata_creds_find(r->http->creds, id);
     return u ? u->display_name : id;
 }
 

@@ -245,7 +245,7 @@ void strata_h_get(struct strata_req *r)
     if (!r->get) {
         /* An event thread never waits on a drive: a lookup memory cannot
          * answer is done again on a storage worker. */
-        bool may_wait = r->on_worker || !r->srv->pool || !r->conn;
+        bool may_wait = r->on_worker || !r->http->pool || !r->conn;
         struct strata_meta *m = r->srv->meta;
         if (head)
             rc = may_wait ? strata_obj_head(m, r->bucket, r->key, vid, &r->info)
@@ -265,7 +265,7 @@ void strata_h_get(struct strata_req *r)
         }
         /* On an event thread, a version whose bytes are on the drives
          * continues on a storage worker (the handle stays open). */
-        if (r->get && !r->on_worker && r->srv->pool && r->conn &&
+        if (r->get && !r->on_worker && r->http->pool && r->conn &&
             !strata_obj_get_in_memory(r->get)) {
             r->rerun = true;
             return;

@@ -275,7 +275,7 @@ static enum s3_err form_ready(struct strata_post *p, const char *filename)
         r->err_region = true;
         return S3E_InvalidArgument;
     }
-    enum strata_auth_err ae = strata_post_auth(r->srv->creds, p->f, p->n, &cred, &msg);
+    enum strata_auth_err ae = strata_post_auth(r->http->creds, p->f, p->n, &cred, &msg);
     if (ae)
         return fail(p, strata_s3_err_from_auth(ae), msg);
     const char *policy = field(p, "policy");

@@ -5,7 +5,7 @@
  * what answers through server/http/response.h (the response API, the
  * admin API) without the rest of the daemon.
  *
- * One per test program (static state): lb_start(srv, answer), lb_fetch()
+ * One per test program (static state): lb_start(http, answer), lb_fetch()
  * per request, lb_stop().  The request carries method, raw_path (path
  * only), its headers (hdrs, strata_req_hdr), the decoded query (q, nq)
  * and the whole body in r->body; answer
@@ -29,7 +29,7 @@
 #include <microhttpd.h>
 
 #include "query.h"
-#include "srv.h"
+#include "request.h"
 
 #define LB_BODY_MAX (1u << 20)
 
@@ -38,7 +38,7 @@ typedef void (*lb_answer_fn)(struct strata_req *r);
 static struct {
     struct MHD_Daemon *mhd;
     unsigned port;
-    struct strata_srv *srv;
+    struct strata_http *http;
     lb_answer_fn answer;
     atomic_int completed;    /* requests libmicrohttpd has completed */
     atomic_ullong bytes_out; /* r->bytes_out of the last completed request */
@@ -59,7 +59,8 @@ static void *lb_uri_cb(void *cls, const char *uri, struct MHD_Connection *conn)
     if (!w)
         return NULL;
     struct strata_req *r = &w->r;
-    r->srv = lb.srv;
+    r->http = lb.http;
+    r->srv = lb.http->srv;
     r->conn = conn;
     r->ops = true; /* no bucket: no CORS headers */
     r->crash_slot = -1;
@@ -134,12 +135,12 @@ static void lb_completed_cb(void *cls, struct MHD_Connection *conn, void **req_c
 }
 
 /* 0, or -1 when the daemon did not start. */
-static int lb_start(struct strata_srv *srv, lb_answer_fn answer)
+static int lb_start(struct strata_http *http, lb_answer_fn answer)
 {
-    lb.srv = srv;
+    lb.http = http;
     lb.answer = answer;
-    if (!srv->host_id[0]) /* the x-amz-id-2 of every answer */
-        snprintf(srv->host_id, sizeof(srv->host_id), "%s", "test-host-id");
+    if (!http->host_id[0]) /* the x-amz-id-2 of every answer */
+        snprintf(http->host_id, sizeof(http->host_id), "%s", "test-host-id");
     curl_global_init(CURL_GLOBAL_DEFAULT);
     lb.mhd =
         MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG, 0, NULL, NULL,

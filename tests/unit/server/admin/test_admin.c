@@ -37,7 +37,7 @@ static void answer(struct strata_req *r)
 {
     r->admin = true;
     const char *ak = strata_req_hdr(r, "x-test-user");
-    r->auth.cred = ak ? strata_creds_find(atomic_load(&g_srv.creds), ak) : NULL;
+    r->auth.cred = ak ? strata_creds_find(atomic_load(&g_srv.http.creds), ak) : NULL;
     r->auth.anonymous = r->auth.cred == NULL;
     enum s3_err e = strata_admin_route(r);
     if (e != S3E_NONE) {
@@ -296,10 +296,11 @@ static int setup(void **state)
     char err[256];
     if (strata_creds_load(ROOT_AK, ROOT_SK, g_users, &c, err, sizeof(err)) != 0)
         return -1;
-    atomic_store(&g_srv.creds, c);
+    atomic_store(&g_srv.http.creds, c);
     strata_admin_init(&g_srv);
-    g_srv.pipe = &strata_daemon_pipeline; /* the admin API's JSON errors, metrics */
-    return lb_start(&g_srv, answer);
+    g_srv.http.pipe = &strata_daemon_pipeline; /* the admin API's JSON errors, metrics */
+    strata_srv_http_fill(&g_srv);
+    return lb_start(&g_srv.http, answer);
 }
 
 static int teardown(void **state)
@@ -307,7 +308,7 @@ static int teardown(void **state)
     (void)state;
     lb_stop();
     strata_admin_fini(&g_srv);
-    strata_creds_destroy(atomic_load(&g_srv.creds));
+    strata_creds_destroy(atomic_load(&g_srv.http.creds));
     strata_admin_users_fini();
     unlink(g_users);
     rmdir(g_dir);

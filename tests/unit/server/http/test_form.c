@@ -16,12 +16,12 @@
 #include <cmocka.h>
 
 #include "form.h"
+#include "request.h"
 #include "server/loopback.h"
-#include "srv.h"
 
 #define PIECE 7 /* bytes per feed: fields straddle feeds */
 
-static struct strata_srv g_srv;
+static struct strata_http g_http;
 
 struct seen {
     struct strata_sbuf out;
@@ -144,7 +144,7 @@ static void test_no_boundary(void **state)
 static int setup(void **state)
 {
     (void)state;
-    return lb_start(&g_srv, answer);
+    return lb_start(&g_http, answer);
 }
 
 int main(void)

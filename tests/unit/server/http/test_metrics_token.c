@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "srv.h"
+#include "request.h"
 #include "strata/err.h"
 
 #define TOK "0123456789abcdef0123456789abcdef" /* 32: the shortest allowed */

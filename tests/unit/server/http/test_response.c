@@ -21,13 +21,12 @@
 #include <curl/curl.h>
 #include <microhttpd.h>
 
+#include "request.h"
 #include "server/loopback.h"
-#include "pipeline.h"
-#include "srv.h"
 
 #define STREAM_LEN 100000u
 
-static struct strata_srv g_srv;
+static struct strata_http g_http;
 static atomic_int g_borrow_done;  /* the borrowed body's release ran */
 static atomic_int g_stream_reads; /* stream_read calls */
 
@@ -57,6 +56,29 @@ static void sbuf_of(struct strata_sbuf *b, const char *s)
     strata_sbuf_init(b, 4096);
     strata_sbuf_puts(b, s);
 }
+
+/* The layer above as the transport calls it for an error: an r->admin
+ * request's error goes to the pipeline's admin_error, which answers
+ * {"Code": ...} in JSON as the admin API does; S3 errors keep their code. */
+static void test_admin_error(struct strata_req *r, enum s3_err e, int err)
+{
+    (void)err;
+    char body[128];
+    int n = snprintf(body, sizeof(body), "{\"Code\": \"%s\"}\n", strata_s3_err_code(e));
+    strata_req_send_body(r, strata_s3_err_status(e), "application/json", strndup(body, (size_t)n),
+                         (size_t)n);
+}
+
+static enum s3_err test_missing_key(struct strata_req *r, enum s3_err e)
+{
+    (void)r;
+    return e;
+}
+
+static const struct strata_pipeline test_pipeline = {
+    .admin_error = test_admin_error,
+    .authz_missing_key = test_missing_key,
+};
 
 /* One request answered through the API, chosen by its path. */
 static void answer(struct strata_req *r)
@@ -258,8 +280,8 @@ static void test_stream_and_head(void **state)
 static int setup(void **state)
 {
     (void)state;
-    g_srv.pipe = &strata_daemon_pipeline; /* the admin API's JSON errors */
-    return lb_start(&g_srv, answer);
+    g_http.pipe = &test_pipeline; /* the JSON errors of r->admin requests */
+    return lb_start(&g_http, answer);
 }
 
 int main(void)
