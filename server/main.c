@@ -285,13 +285,13 @@ static int root_creds_pick(struct strata_srv_config *cfg)
     if (strcmp(cfg->root_user, DEFAULT_ROOT_USER) != 0 ||
         strcmp(cfg->root_password, DEFAULT_ROOT_PASSWORD) != 0)
         return 0;
-    if (!address_is_loopback(cfg->address)) {
+    if (!address_is_loopback(cfg->http.address)) {
         strata_srv_log(STRATA_LOG_ERR,
                        "refusing to serve %s with the default root credentials (%s / %s): "
                        "set both STRATA_ROOT_USER and STRATA_ROOT_PASSWORD in the environment, "
                        "e.g. STRATA_ROOT_USER=admin STRATA_ROOT_PASSWORD=\"$(openssl rand -hex 20)\", "
                        "or listen on loopback (--address 127.0.0.1:PORT)",
-                       cfg->address, DEFAULT_ROOT_USER, DEFAULT_ROOT_PASSWORD);
+                       cfg->http.address, DEFAULT_ROOT_USER, DEFAULT_ROOT_PASSWORD);
         return -1;
     }
     strata_srv_log(STRATA_LOG_WARN,
@@ -536,12 +536,12 @@ static int cmd_server(int argc, char **argv, bool print_only)
     print_only = o.print_config;
     bool rewrap = o.kms_rewrap;
     strata_srv_log_set_level(s.cfg.log_level);
-    if ((s.cfg.tls_cert == NULL) != (s.cfg.tls_key == NULL)) {
+    if ((s.cfg.http.tls_cert == NULL) != (s.cfg.http.tls_key == NULL)) {
         fprintf(stderr, "strata: --tls-cert and --tls-key go together\n");
         return 2;
     }
-    if (s.cfg.max_inflight == 0)
-        s.cfg.max_inflight = 1;
+    if (s.cfg.http.max_inflight == 0)
+        s.cfg.http.max_inflight = 1;
     if (s.cfg.inline_max == 0)
         s.cfg.inline_max = STRATA_INLINE_MAX_DEFAULT;
     /* Before any drive is touched and long before binding. */
@@ -665,11 +665,11 @@ static int cmd_server(int argc, char **argv, bool print_only)
             ilm_start(&s, &engine) == 0) {
             if (s.cfg.rados_conf)
                 printf("Strata S3 endpoint: %s://%s (RADOS pools %s.* of %s)\n",
-                       s.cfg.tls_cert ? "https" : "http", s.cfg.address,
+                       s.cfg.http.tls_cert ? "https" : "http", s.cfg.http.address,
                        s.cfg.rados_pool_prefix, s.cfg.rados_conf);
             else
                 printf("Strata S3 endpoint: %s://%s (%zu drives, %u set%s)\n",
-                       s.cfg.tls_cert ? "https" : "http", s.cfg.address, nd, s.nsets,
+                       s.cfg.http.tls_cert ? "https" : "http", s.cfg.http.address, nd, s.nsets,
                        s.nsets == 1 ? "" : "s");
             fflush(stdout);
             struct strata_rewrap *rw = NULL;

@@ -152,19 +152,19 @@ static int rewrap_act(struct strata_srv_opts *o, const char *v, char *err, size_
 #define STR(m) .type = STRATA_OPT_STR, MEMBER(m)
 
 const struct strata_srv_opt strata_srv_opt_table[] = {
-    {.flag = "address", .key = "address", .arg = "HOST:PORT", STR(address),
+    {.flag = "address", .key = "address", .arg = "HOST:PORT", STR(http.address),
      .sdef = "127.0.0.1:9000", .group = "Options of server:",
      .help = "listen address (default {default})"},
     {.flag = "users", .key = "users", .arg = "FILE", STR(users_file),
      .help = "more users, one per line: ACCESS_KEY SECRET [NAME]"},
-    {.flag = "tls-cert", .key = "tls-cert", .arg = "FILE", STR(tls_cert),
+    {.flag = "tls-cert", .key = "tls-cert", .arg = "FILE", STR(http.tls_cert),
      .help = "PEM certificate: serve HTTPS (needs --tls-key)"},
-    {.flag = "tls-key", .key = "tls-key", .arg = "FILE", STR(tls_key),
+    {.flag = "tls-key", .key = "tls-key", .arg = "FILE", STR(http.tls_key),
      .help = "PEM private key for --tls-cert"},
-    {.flag = "domain", .key = "domain", .arg = "DOMAIN", STR(domain),
+    {.flag = "domain", .key = "domain", .arg = "DOMAIN", STR(http.domain),
      .help = "accept virtual-host style requests (BUCKET.DOMAIN)"},
     /* AWS's default region: what SDKs sign for unless told. */
-    {.flag = "region", .key = "region", .arg = "NAME", STR(region), .sdef = "us-east-1",
+    {.flag = "region", .key = "region", .arg = "NAME", STR(http.region), .sdef = "us-east-1",
      .valid = strata_s3_region_name_valid,
      .must = "must be 1-31 letters, digits and '-' (as us-east-1)",
      .help = "the region this server is (default {default}): requests\n"
@@ -202,24 +202,24 @@ const struct strata_srv_opt strata_srv_opt_table[] = {
              "drives (default {default})"},
     {.flag = "access-log", .key = "access-log", .arg = "FILE", STR(access_log),
      .help = "access log file (default: stderr)"},
-    {.flag = "max-inflight", .key = "max-inflight", .arg = "N", NUM(max_inflight), .def = 256,
+    {.flag = "max-inflight", .key = "max-inflight", .arg = "N", NUM(http.max_inflight), .def = 256,
      .help = "requests served at once; more get 503 SlowDown (default {default})"},
-    {.flag = "timeout", .key = "timeout", .arg = "SECONDS", NUM(conn_timeout_s), .def = 120,
+    {.flag = "timeout", .key = "timeout", .arg = "SECONDS", NUM(http.conn_timeout_s), .def = 120,
      .help = "idle/slow connection timeout (default {default})"},
-    {.flag = "max-conns-per-ip", .key = "max-conns-per-ip", .arg = "N", NUM(conns_per_ip),
+    {.flag = "max-conns-per-ip", .key = "max-conns-per-ip", .arg = "N", NUM(http.conns_per_ip),
      .help = "connections from one client address; more are closed\n"
              "at accept (default {default}: no limit)"},
     /* 32 signed 16 MiB chunks, or 256 XML bodies of 2 MiB. */
     {.flag = "body-memory-mb", .key = "body-memory-mb", .arg = "N",
-     NUMS(body_memory, 1u << 20, 1, SIZE_MAX >> 20),
+     NUMS(http.body_memory, 1u << 20, 1, SIZE_MAX >> 20),
      .def = 512, .must = "must be at least 1",
      .help = "request bodies buffered at once, all requests together\n"
              "(signed aws-chunked chunks, XML bodies), MiB; beyond it\n"
              "requests get 503 SlowDown (default {default})"},
-    {.flag = "threads", .key = "threads", .arg = "N", NUM(threads),
+    {.flag = "threads", .key = "threads", .arg = "N", NUM(http.threads),
      .help = "event threads serving the connections (default {default}: one\n"
              "per core)"},
-    {.flag = "workers", .key = "workers", .arg = "N", NUM(workers),
+    {.flag = "workers", .key = "workers", .arg = "N", NUM(http.workers),
      .help = "storage workers running what waits on drives: writes,\n"
              "listings, erasure-coded reads (default {default}: 32)"},
     {.flag = "log-level", .key = "log-level", .arg = "LEVEL", .type = STRATA_OPT_CUSTOM,
@@ -242,7 +242,7 @@ const struct strata_srv_opt strata_srv_opt_table[] = {
              "or ObjectWriter (ACLs enabled, for tools that set\n"
              "canned ACLs at CreateBucket)"},
     {.flag = "metrics-public", .key = "metrics-public", .type = STRATA_OPT_BOOL,
-     MEMBER(metrics_public),
+     MEMBER(http.metrics_public),
      .help = "serve /metrics without credentials (otherwise admins\n"
              "read it signed at /strata/admin/v1/metrics)"},
     {.flag = "metrics-token-file", .key = "metrics-token-file", .arg = "FILE",

@@ -18,30 +18,18 @@
 #include "request.h"
 
 struct strata_srv_config {
-    const char *address;     /* host:port */
+    /* The transport's options (--address, TLS, --domain, --region, limits,
+     * threads): copied into its struct strata_http at start. */
+    struct strata_http_config http;
     const char *users_file;
-    const char *tls_cert;
-    const char *tls_key;
-    const char *domain;      /* virtual-host style base domain, or NULL */
-    /* --region: the one region this daemon serves.  SigV4 credentials
-     * scoped to another are refused, buckets are created in it only, and
-     * answers report it (x-amz-bucket-region, GetBucketLocation). */
-    const char *region;
     const char *access_log;  /* file, or NULL for stderr */
     const char *root_user;
     const char *root_password;
     size_t inline_max;
-    unsigned max_inflight;
-    unsigned conn_timeout_s;
-    unsigned threads;        /* event threads; 0: one per core */
-    unsigned workers;        /* storage workers (pool.h); 0: the default */
-    unsigned conns_per_ip;   /* connections from one client address; 0: no limit */
-    size_t body_memory;      /* bytes of request bodies buffered at once, all requests */
     int64_t lc_day_ms;       /* one lifecycle day (--lc-day-seconds), for x-amz-expiration */
     const char *kms_key_file; /* --kms-key-file: master keys for SSE, or NULL */
     const char *tier_credentials; /* --tier-credentials: keys of remote endpoints, or NULL */
     bool sse_c_allow_http;    /* --sse-c-allow-http: SSE-C without TLS (loopback tests) */
-    bool metrics_public;     /* GET /metrics without credentials */
     const char *metrics_token_file; /* GET /metrics with "Authorization: Bearer" this token */
     const char *admin_users; /* access keys with the admin role besides root, comma-separated */
     const char *root_display_name; /* --root-display-name: Owner DisplayName of root */
@@ -84,7 +72,7 @@ struct strata_srv_config {
 struct strata_srv {
     struct strata_srv_config cfg;
     /* The transport serving this daemon (http/request.h): its options are
-     * copied from cfg, its creds, pool and host id are the daemon's too. */
+     * cfg.http, its creds, pool and host id are the daemon's too. */
     struct strata_http http;
     struct strata_set **sets;
     unsigned nsets;
@@ -100,8 +88,8 @@ struct strata_srv {
     struct strata_restorer *restorer; /* RestoreObject copies (restore_worker.h); NULL: none */
 };
 
-/* The transport's part of s filled from the rest: its options from cfg,
- * the store, the context itself. */
+/* The transport's part of s filled from the rest: its options
+ * (cfg.http), the store, the context itself. */
 void strata_srv_http_fill(struct strata_srv *s);
 /* strata_srv_http_fill, then the transport started: strata_http_start's
  * result. */

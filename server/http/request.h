@@ -60,14 +60,17 @@ struct MHD_Response;
 #define STRATA_SRV_WORKERS_DEFAULT 32
 #define STRATA_SRV_XML_BODY_MAX (2u << 20) /* DeleteObjects with 1000 long keys fits */
 
-/* The transport's options, copied by the daemon from its configuration
- * (server/srv_context.h) before strata_http_start. */
+/* The transport's options: a part of the daemon's configuration
+ * (server/srv_context.h), copied here before strata_http_start. */
 struct strata_http_config {
     const char *address;     /* host:port */
     const char *tls_cert;
     const char *tls_key;
     const char *domain;      /* virtual-host style base domain, or NULL */
-    const char *region;      /* --region: signatures scoped to it, errors name it */
+    /* --region: the one region this daemon serves.  SigV4 credentials
+     * scoped to another are refused, buckets are created in it only, and
+     * answers report it (x-amz-bucket-region, GetBucketLocation). */
+    const char *region;
     unsigned max_inflight;
     unsigned conn_timeout_s;
     unsigned threads;        /* event threads; 0: one per core */

@@ -690,7 +690,8 @@ int strata_repl_create(const char *const *specs, size_t nspecs, const char *cred
     for (size_t i = 0; i < nspecs && rc == 0; i++) {
         struct target *t = &rp->t[rp->n];
         t->owner = rp;
-        rc = strata_remote_spec_split(specs[i], t->name, t->endpoint, sizeof(t->endpoint), err, err_len);
+        rc = strata_remote_spec_split(specs[i], t->name, t->endpoint, sizeof(t->endpoint), err,
+                                      err_len);
         if (rc)
             break;
         rp->n++;

@@ -337,7 +337,7 @@ static void ctx_build(struct strata_req *r, const struct strata_policy *p, const
     strata_req_client_ip(r, c->ip, sizeof(c->ip));
     if (c->ip[0])
         kv_add(c, "aws:SourceIp", c->ip);
-    kv_add(c, "aws:SecureTransport", r->srv && r->srv->cfg.tls_cert ? "true" : "false");
+    kv_add(c, "aws:SecureTransport", r->srv && r->srv->cfg.http.tls_cert ? "true" : "false");
     time_t now = time(NULL);
     struct tm tm;
     gmtime_r(&now, &tm);

@@ -94,7 +94,7 @@ static enum s3_err list_buckets_opts(struct strata_req *r, struct list_ctx *c, c
 
 void strata_h_list_buckets(struct strata_req *r)
 {
-    struct list_ctx c = {.owner = strata_req_user(r), .my_region = r->srv->cfg.region};
+    struct list_ctx c = {.owner = strata_req_user(r), .my_region = r->srv->cfg.http.region};
     char after[STRATA_BUCKET_NAME_MAX + 2];
     enum s3_err e = list_buckets_opts(r, &c, after, sizeof(after));
     if (e) {
@@ -150,7 +150,7 @@ static void recreate(struct strata_req *r, const struct strata_bucket_info *bi)
         strata_req_error(r, S3E_BucketAlreadyExists, STRATA_EEXISTS);
         return;
     }
-    if (strcmp(r->srv->cfg.region, "us-east-1") != 0) {
+    if (strcmp(r->srv->cfg.http.region, "us-east-1") != 0) {
         strata_req_error(r, S3E_BucketAlreadyOwnedByYou, STRATA_EEXISTS);
         return;
     }
@@ -174,7 +174,7 @@ static void recreate(struct strata_req *r, const struct strata_bucket_info *bi)
  * legacy name. */
 static enum s3_err location_check(struct strata_req *r, const char *lc)
 {
-    const char *mine = r->srv->cfg.region;
+    const char *mine = r->srv->cfg.http.region;
     if (!*lc && strcmp(mine, "us-east-1") == 0)
         return S3E_NONE;
     if (strcmp(lc, "us-east-1") == 0) {
@@ -224,7 +224,7 @@ void strata_h_bucket_create(struct strata_req *r)
         strata_req_error(r, e, 0);
         return;
     }
-    snprintf(bi.region, sizeof(bi.region), "%s", r->srv->cfg.region);
+    snprintf(bi.region, sizeof(bi.region), "%s", r->srv->cfg.http.region);
     snprintf(bi.name, sizeof(bi.name), "%s", r->bucket);
     snprintf(bi.owner, sizeof(bi.owner), "%s", strata_req_user(r));
     struct timespec ts;
@@ -262,7 +262,7 @@ void strata_h_bucket_create(struct strata_req *r)
 
 void strata_h_bucket_head(struct strata_req *r)
 {
-    strata_req_send_empty_hdr(r, 200, "x-amz-bucket-region", r->srv->cfg.region);
+    strata_req_send_empty_hdr(r, 200, "x-amz-bucket-region", r->srv->cfg.http.region);
 }
 
 void strata_h_bucket_delete(struct strata_req *r)
@@ -284,8 +284,8 @@ void strata_h_bucket_location(struct strata_req *r)
     /* The server's region (a bucket stored with another constraint by an
      * older Strata is served here all the same); AWS answers an empty
      * constraint for us-east-1. */
-    if (strcmp(r->srv->cfg.region, "us-east-1") != 0)
-        strata_sbuf_xml(&b, r->srv->cfg.region);
+    if (strcmp(r->srv->cfg.http.region, "us-east-1") != 0)
+        strata_sbuf_xml(&b, r->srv->cfg.http.region);
     strata_sbuf_puts(&b, "</LocationConstraint>");
     strata_req_send_xml(r, 200, &b);
 }

@@ -269,9 +269,9 @@ static enum s3_err form_ready(struct strata_post *p, const char *filename)
     /* Signed for another region: AWS's form answer (InvalidArgument, with
      * the region to sign for). */
     char got[64];
-    if (!strata_post_region_ok(p->f, p->n, r->srv->cfg.region, got, sizeof(got))) {
+    if (!strata_post_region_ok(p->f, p->n, r->srv->cfg.http.region, got, sizeof(got))) {
         snprintf(p->msg, sizeof(p->msg), "the region '%s' is wrong; expecting '%s'", got,
-                 r->srv->cfg.region);
+                 r->srv->cfg.http.region);
         r->err_region = true;
         return S3E_InvalidArgument;
     }
@@ -383,7 +383,7 @@ int strata_h_post_body(struct strata_req *r, const void *buf, size_t len)
 static void object_url(struct strata_req *r, struct strata_sbuf *b)
 {
     const char *host = strata_req_hdr(r, "Host");
-    strata_sbuf_puts(b, r->srv->cfg.tls_cert ? "https://" : "http://");
+    strata_sbuf_puts(b, r->srv->cfg.http.tls_cert ? "https://" : "http://");
     strata_sbuf_puts(b, host ? host : "localhost");
     strata_sbuf_puts(b, "/");
     if (!r->host_bucket) {

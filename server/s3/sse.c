@@ -308,7 +308,7 @@ static int ssec_parse(struct strata_req *r, const char *prefix, struct ssec *c)
     memset(c, 0, sizeof(*c));
     if (n == 0)
         return 0;
-    if (!r->srv->cfg.tls_cert && !r->srv->cfg.sse_c_allow_http)
+    if (!r->srv->cfg.http.tls_cert && !r->srv->cfg.sse_c_allow_http)
         return S3E_InvalidRequest; /* AWS: SSE-C requires HTTPS */
     if (n != 3)
         return S3E_InvalidArgument;

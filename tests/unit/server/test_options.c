@@ -316,7 +316,7 @@ static void flags_replace_the_files_lists(void **state)
     /* The flag replaces the file's targets; classes add up. */
     assert_int_equal(cfg.nrepl_specs, 0);
     assert_int_equal(cfg.nclass_specs, 1);
-    assert_int_equal(cfg.max_inflight, 9);
+    assert_int_equal(cfg.http.max_inflight, 9);
     optind = 0;
     assert_int_equal(strata_srv_opts_parse_argv(&opts, 4, argv, err, sizeof(err)), 0);
     assert_int_equal(cfg.nrepl_specs, 1);

@@ -291,7 +291,7 @@ static int setup(void **state)
     g_srv.cfg.root_password = ROOT_SK;
     g_srv.cfg.admin_users = ADMIN_AK;
     g_srv.cfg.users_file = g_users;
-    g_srv.cfg.region = "eu-test-1";
+    g_srv.cfg.http.region = "eu-test-1";
     struct strata_creds *c = NULL;
     char err[256];
     if (strata_creds_load(ROOT_AK, ROOT_SK, g_users, &c, err, sizeof(err)) != 0)
