@@ -12,7 +12,6 @@
 #include "remote_tier.h"
 #include "repl.h"
 #include "s3_cors.h"
-#include "s3_post.h"
 #include "srv.h"
 
 /* notify, remote tiers and their locks, replication, then drives, sets
@@ -32,8 +31,9 @@ const struct strata_pipeline strata_daemon_pipeline = {
     .authz_request = strata_authz_request,
     .authz_missing_key = strata_authz_missing_key,
     .cors_resp_hdrs = strata_cors_resp_hdrs,
-    .post_hdr = strata_post_hdr,
-    .post_free = strata_post_free,
+    .state_size = sizeof(struct strata_s3_state),
+    .state_fini = strata_s3_state_fini,
+    .form_hdr = strata_s3_form_hdr,
     .admin_path = strata_admin_path,
     .admin_route = strata_admin_route,
     .admin_error = strata_admin_error_s3,

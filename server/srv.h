@@ -31,6 +31,31 @@
 #include "pool.h"
 #include "srv_log.h"
 
+/* What the S3 handlers keep of a request between its steps: allocated
+ * zeroed with it (r->s3, struct strata_pipeline's state_size), released
+ * by strata_s3_state_fini (req_state.c) when the request is freed. */
+struct strata_s3_state {
+    struct strata_put *put;
+    struct strata_post *post; /* POST Object form state (s3_post.c) */
+    struct strata_get *get;
+    struct strata_obj_info info;
+    bool info_valid;
+    uint64_t get_off;
+    uint64_t get_len;
+    int cksum_algo_trailer;
+    int sse_err; /* enum s3_err set by strata_sse_part_key_cb (sse.c) */
+    struct strata_part_info part; /* GET ?partNumber of a multipart object */
+    bool part_valid;
+    int acl_need; /* object ACL permission the handler still checks (authz.h) */
+    uint8_t md5[16];
+    uint8_t cksum[STRATA_CKSUM_RAW_MAX];
+};
+/* An open put aborted (nothing becomes visible), a read closed, the form
+ * and the version read released: struct strata_pipeline's state_fini. */
+void strata_s3_state_fini(struct strata_req *r);
+/* A field of r's POST Object form, or NULL: its form_hdr. */
+const char *strata_s3_form_hdr(struct strata_req *r, const char *name);
+
 /* Limits of the S3 operations (the transport's are in request.h). */
 #define STRATA_SRV_LIST_PAGE_MAX (4u << 20)
 #define STRATA_SRV_PUT_MAX (5ull << 30) /* single PUT limit, as AWS */

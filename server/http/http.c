@@ -71,7 +71,7 @@ const char *strata_req_hdr(struct strata_req *r, const char *name)
                 return r->hdrs[i].value;
         return NULL;
     }
-    const char *form = r->post ? pipe_of(r)->post_hdr(r->post, name) : NULL;
+    const char *form = r->s3 ? pipe_of(r)->form_hdr(r, name) : NULL;
     if (form)
         return form; /* POST Object: the form's fields are its headers */
     if (r->nhdrs && !r->hdrs_overflow) {
@@ -279,9 +279,16 @@ static void pend_unlink(struct strata_req *r)
 static void *uri_log_cb(void *cls, const char *uri, struct MHD_Connection *conn)
 {
     struct strata_http *s = cls;
-    struct strata_req *r = calloc(1, sizeof(*r));
+    /* The layers' state of the request (r->s3) follows it in the same
+     * allocation, aligned for any type. */
+    const size_t align = _Alignof(max_align_t);
+    size_t head = (sizeof(struct strata_req) + align - 1) & ~(align - 1);
+    size_t state = s->pipe ? s->pipe->state_size : 0;
+    struct strata_req *r = calloc(1, head + state);
     if (!r)
         return NULL;
+    if (state)
+        r->s3 = (struct strata_s3_state *)((char *)r + head);
     r->http = s;
     r->srv = s->srv;
     r->conn = conn;
@@ -298,12 +305,8 @@ static void *uri_log_cb(void *cls, const char *uri, struct MHD_Connection *conn)
 static void req_free(struct strata_req *r)
 {
     struct strata_http *s = r->http;
-    if (r->post)
-        s->pipe->post_free(r->post);
-    strata_obj_put_abort(r->put); /* not committed: nothing becomes visible */
-    strata_obj_get_close(r->get);
-    if (r->info_valid)
-        strata_obj_info_fini(&r->info);
+    if (r->s3)
+        s->pipe->state_fini(r); /* an open put aborted: nothing becomes visible */
     if (r->chunked)
         strata_chunked_destroy(r->chunked); /* gives its chunk buffer back */
     strata_body_budget_give(&s->body_budget, r->body_taken);

@@ -239,21 +239,10 @@ struct strata_req {
     char err_hdr_value[64];
     bool err_delete_marker;    /* add x-amz-delete-marker: true to the error */
     bool err_region;           /* signed for another region: <Region> in the error */
-    /* handler state */
-    struct strata_put *put;
-    struct strata_post *post; /* POST Object form state (s3_post.c) */
-    struct strata_get *get;
-    struct strata_obj_info info;
-    bool info_valid;
-    uint64_t get_off;
-    uint64_t get_len;
-    int cksum_algo_trailer;
-    int sse_err; /* enum s3_err set by strata_sse_part_key_cb (sse.c) */
-    struct strata_part_info part; /* GET ?partNumber of a multipart object */
-    bool part_valid;
-    int acl_need; /* object ACL permission the handler still checks (authz.h) */
-    uint8_t md5[16];
-    uint8_t cksum[STRATA_CKSUM_RAW_MAX];
+    /* The S3 handlers' state (server/srv.h), allocated with the request
+     * (struct strata_pipeline's state_size), released by state_fini; NULL
+     * without a pipeline. */
+    struct strata_s3_state *s3;
     /* Work handed to the storage workers (http.c).  At most one job of a
      * request is queued or running; am guards the flags below, which the
      * event thread and the worker both touch. */
@@ -368,7 +357,6 @@ void strata_http_stop(struct strata_http *h, unsigned wait_s);
 
 /* ---- the pipeline above the transport (server/pipeline.c) -------------- */
 
-struct strata_post;
 /* What the transport calls above it, assembled by the daemon.  Every
  * member is set (strata_http_start refuses a server without a pipeline). */
 struct strata_pipeline {
@@ -384,9 +372,14 @@ struct strata_pipeline {
     enum s3_err (*authz_missing_key)(struct strata_req *r, enum s3_err e);
     /* Access-Control-* of an answer about a bucket (s3/s3_cors.c). */
     void (*cors_resp_hdrs)(struct strata_req *r, struct strata_resp *out);
-    /* A POST Object form's field (s3/s3_post.c), and its release. */
-    const char *(*post_hdr)(const struct strata_post *p, const char *name);
-    void (*post_free)(struct strata_post *p);
+    /* The bytes of the layers' own state of each request (r->s3),
+     * allocated zeroed with it, and its release before the request is
+     * freed (s3/req_state.c). */
+    size_t state_size;
+    void (*state_fini)(struct strata_req *r);
+    /* A field of r's POST Object form (s3/s3_post.c), or NULL: read where
+     * a header is. */
+    const char *(*form_hdr)(struct strata_req *r, const char *name);
     /* The admin API (admin/admin.h): whether a raw path is its, its route,
      * its JSON error answer, its start and stop. */
     bool (*admin_path)(const char *raw_path);

@@ -471,7 +471,7 @@ static void object_acl(const struct strata_bucket_info *bi, const struct strata_
         strata_acl_default(a, bi->owner);
 }
 
-/* Set in *defer (r->acl_need) when the policy allowed: the grant check
+/* Set in *defer (r->s3->acl_need) when the policy allowed: the grant check
  * then passes outright on a version the bucket owner owns. */
 #define POLICY_ALLOWED 0x100
 
@@ -611,15 +611,15 @@ enum strata_auth_err strata_authz_check(struct strata_req *r, const struct strat
 
 enum strata_auth_err strata_authz_object(struct strata_req *r, const struct strata_obj_info *info)
 {
-    if (!r->acl_need)
+    if (!r->s3->acl_need)
         return STRATA_AUTH_OK;
     struct strata_policy_ref *ref = NULL;
     int rc = strata_policy_cache_get(r->srv->meta, &r->binfo, &ref);
     if (rc)
         return STRATA_AUTH_INTERNAL;
-    int perm = r->acl_need & ~POLICY_ALLOWED;
+    int perm = r->s3->acl_need & ~POLICY_ALLOWED;
     enum strata_auth_err e = STRATA_AUTH_OK;
-    if (!(r->acl_need & POLICY_ALLOWED) ||
+    if (!(r->s3->acl_need & POLICY_ALLOWED) ||
         !owned_by_bucket_owner(&r->binfo, info, ref->ownership))
         e = object_grant(r, &r->binfo, info, ref->ownership,
                          perm ? perm : STRATA_ACL_FULL_CONTROL,
@@ -665,7 +665,7 @@ enum strata_auth_err strata_authz_request(struct strata_req *r, int *serr)
         /* Only the handlers that call strata_authz_object may be left the
          * object's grant check; any other route decides here (fail closed). */
         e = decide(r, ref, &r->binfo, action, r->key, vid,
-                   az->kind == STRATA_AZ_POLICY_OBJECT ? &r->acl_need : NULL);
+                   az->kind == STRATA_AZ_POLICY_OBJECT ? &r->s3->acl_need : NULL);
     }
     strata_policy_ref_put(ref);
     return e;

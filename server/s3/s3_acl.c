@@ -169,7 +169,7 @@ enum s3_err strata_acl_new_object(struct strata_req *r, struct strata_sbuf *out)
     return e;
 }
 
-/* The version an object ACL call acts on, checked against r->acl_need. */
+/* The version an object ACL call acts on, checked against r->s3->acl_need. */
 static enum s3_err object_lookup(struct strata_req *r, struct strata_obj_info *info, int *rc)
 {
     const char *vid = strata_req_query(r, "versionId");

@@ -163,14 +163,14 @@ int strata_h_mpu_part_begin(struct strata_req *r)
     o.cksum_len = po.cksum_len;
     o.sse_key_cb = strata_sse_part_key_cb;
     o.sse_ud = r;
-    int rc = strata_mpu_part_begin(r->srv->meta, &o, &r->put);
-    if (rc && r->sse_err) {
-        r->put = NULL;
-        strata_req_error(r, (enum s3_err)r->sse_err, 0);
+    int rc = strata_mpu_part_begin(r->srv->meta, &o, &r->s3->put);
+    if (rc && r->s3->sse_err) {
+        r->s3->put = NULL;
+        strata_req_error(r, (enum s3_err)r->s3->sse_err, 0);
         return -1;
     }
     if (rc) {
-        r->put = NULL;
+        r->s3->put = NULL;
         strata_req_error_strata(r, rc, rc == STRATA_ENOTFOUND ? S3CTX_UPLOAD : S3CTX_OBJECT);
         return -1;
     }
@@ -250,8 +250,8 @@ void strata_h_mpu_complete(struct strata_req *r)
     strata_xml_complete_free(xp, n);
     if (rc) {
         strata_obj_info_fini(&info);
-        if (rc == STRATA_EINTERNAL && r->sse_err) {
-            strata_req_error(r, (enum s3_err)r->sse_err, 0);
+        if (rc == STRATA_EINTERNAL && r->s3->sse_err) {
+            strata_req_error(r, (enum s3_err)r->s3->sse_err, 0);
             return;
         }
         if (rc == STRATA_EINVAL && o.check_size) {

@@ -55,7 +55,7 @@ static long hdr_num(struct strata_req *r, const char *name, long def)
 
 static void parts_xml(struct strata_req *r, struct strata_get *g, struct strata_sbuf *b)
 {
-    unsigned total = r->info.nparts;
+    unsigned total = r->s3->info.nparts;
     long max = hdr_num(r, "x-amz-max-parts", 1000), marker = hdr_num(r, "x-amz-part-number-marker", 0);
     if (max < 0 || max > 1000)
         max = 1000;
@@ -102,23 +102,23 @@ void strata_h_attributes(struct strata_req *r)
         return;
     }
     const char *vid = strata_req_query(r, "versionId");
-    int rc = strata_obj_get_open(r->srv->meta, r->bucket, r->key, vid, &r->info, &r->get);
-    r->info_valid = true;
+    int rc = strata_obj_get_open(r->srv->meta, r->bucket, r->key, vid, &r->s3->info, &r->s3->get);
+    r->s3->info_valid = true;
     if (rc) {
-        if (r->info.delete_marker)
+        if (r->s3->info.delete_marker)
             r->err_delete_marker = true;
         strata_req_error_strata(r, rc, vid ? S3CTX_VERSION : S3CTX_OBJECT);
         return;
     }
     /* An SSE-C object shows its attributes only to its key's holder. */
-    int se = r->info.sse_len >= 2 && r->info.sse[1] == STRATA_SSE_MODE_C
-                 ? strata_sse_read_key(r, &r->info, NULL, false)
+    int se = r->s3->info.sse_len >= 2 && r->s3->info.sse[1] == STRATA_SSE_MODE_C
+                 ? strata_sse_read_key(r, &r->s3->info, NULL, false)
                  : 0;
     if (se) {
         strata_req_error(r, (enum s3_err)se, 0);
         return;
     }
-    const struct strata_obj_info *in = &r->info;
+    const struct strata_obj_info *in = &r->s3->info;
     struct strata_sbuf b;
     strata_sbuf_init(&b, STRATA_SRV_LIST_PAGE_MAX + 65536);
     strata_sbuf_puts(&b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<GetObjectAttributesResponse "
@@ -134,7 +134,7 @@ void strata_h_attributes(struct strata_req *r)
                            an, val, an, t ? t : "FULL_OBJECT");
     }
     if ((want & A_PARTS) && in->nparts > 0)
-        parts_xml(r, r->get, &b);
+        parts_xml(r, r->s3->get, &b);
     if (want & A_CLASS)
         strata_sbuf_xml_elem(&b, "StorageClass", in->storage_class[0] ? in->storage_class
                                                                       : "STANDARD");

@@ -415,9 +415,9 @@ static void part_copy_run(struct strata_req *r, struct strata_get *g,
     memset(&dst, 0, sizeof(dst));
     if (rc == 0)
         rc = copy_range(g, off, len, p, &dst);
-    if (rc && r->sse_err) {
+    if (rc && r->s3->sse_err) {
         strata_obj_info_fini(&dst);
-        strata_req_error(r, (enum s3_err)r->sse_err, 0);
+        strata_req_error(r, (enum s3_err)r->s3->sse_err, 0);
         return;
     }
     if (rc) {

@@ -37,13 +37,13 @@ static const struct {
 /* r->stream_read of GET bodies (a storage worker, see http.c). */
 static int get_read(struct strata_req *r, uint64_t pos, void *buf, size_t n)
 {
-    int rc = strata_obj_get_read(r->get, r->get_off + pos, buf, n);
+    int rc = strata_obj_get_read(r->s3->get, r->s3->get_off + pos, buf, n);
     if (rc) {
         /* Headers are gone already: all we can do is cut the body short,
          * which the client sees as a truncated transfer, never bad bytes. */
         r->term = (rc == STRATA_ENOMEM || rc == STRATA_EINTERNAL) ? 'I' : 'D';
         strata_srv_log(STRATA_LOG_ERR, "req %s GET /%s/%s: read at %llu failed (%s)", r->id,
-                       r->bucket, r->key, (unsigned long long)(r->get_off + pos),
+                       r->bucket, r->key, (unsigned long long)(r->s3->get_off + pos),
                        strata_errname(rc));
     }
     return rc;
@@ -54,11 +54,11 @@ static int get_read(struct strata_req *r, uint64_t pos, void *buf, size_t n)
 static int get_peek(struct strata_req *r, uint64_t pos, size_t max, const uint8_t **p,
                     size_t *n)
 {
-    int rc = strata_obj_get_peek(r->get, r->get_off + pos, max, p, n);
+    int rc = strata_obj_get_peek(r->s3->get, r->s3->get_off + pos, max, p, n);
     if (rc) {
         r->term = (rc == STRATA_ENOMEM || rc == STRATA_EINTERNAL) ? 'I' : 'D';
         strata_srv_log(STRATA_LOG_ERR, "req %s GET /%s/%s: read at %llu failed (%s)", r->id,
-                       r->bucket, r->key, (unsigned long long)(r->get_off + pos),
+                       r->bucket, r->key, (unsigned long long)(r->s3->get_off + pos),
                        strata_errname(rc));
     }
     return rc;
@@ -79,16 +79,16 @@ static void get_close_cb(void *cls)
  */
 static void add_checksum_headers(struct strata_req *r, struct strata_resp *resp, bool ranged)
 {
-    const struct strata_obj_info *in = &r->info;
+    const struct strata_obj_info *in = &r->s3->info;
     const char *mode = strata_req_hdr(r, "x-amz-checksum-mode");
     if (!mode || strcasecmp(mode, "ENABLED") != 0)
         return;
     char val[96];
-    if (r->part_valid) {
+    if (r->s3->part_valid) {
         /* One part of a multipart object: its own checksum, if any. */
-        const char *pch = strata_s3_cksum_hdr(r->part.cksum_algo);
-        if (pch && r->part.cksum_len &&
-            strata_b64_encode(r->part.cksum, r->part.cksum_len, val, sizeof(val)) > 0)
+        const char *pch = strata_s3_cksum_hdr(r->s3->part.cksum_algo);
+        if (pch && r->s3->part.cksum_len &&
+            strata_b64_encode(r->s3->part.cksum, r->s3->part.cksum_len, val, sizeof(val)) > 0)
             strata_resp_hdr(resp, pch, val);
         return;
     }
@@ -122,7 +122,7 @@ static void meta_hdr_add(struct strata_resp *resp, const char *name, const char 
 /* The headers every answer about this version carries (200, 206, 304). */
 static void add_version_headers(struct strata_req *r, struct strata_resp *resp, bool full)
 {
-    const struct strata_obj_info *in = &r->info;
+    const struct strata_obj_info *in = &r->s3->info;
     char etag[STRATA_ETAG_MAX + 3], date[64];
     size_t el = strnlen(in->etag, STRATA_ETAG_MAX);
     etag[0] = '"';
@@ -188,10 +188,10 @@ static void add_version_headers(struct strata_req *r, struct strata_resp *resp, 
 /* Lookup failures, including delete markers. */
 static void lookup_error(struct strata_req *r, int rc, const char *vid)
 {
-    if (r->info.delete_marker && (rc == STRATA_ENOTFOUND || rc == STRATA_EMETHOD)) {
+    if (r->s3->info.delete_marker && (rc == STRATA_ENOTFOUND || rc == STRATA_EMETHOD)) {
         r->err_delete_marker = true;
         r->err_hdr_name = "x-amz-version-id";
-        snprintf(r->err_hdr_value, sizeof(r->err_hdr_value), "%s", r->info.version_id);
+        snprintf(r->err_hdr_value, sizeof(r->err_hdr_value), "%s", r->s3->info.version_id);
     }
     strata_req_error_strata(r, rc, vid ? S3CTX_VERSION : S3CTX_OBJECT);
 }
@@ -242,42 +242,42 @@ void strata_h_get(struct strata_req *r)
      * reached through the get handle. */
     head = head && !part_idx;
     int rc;
-    if (!r->get) {
+    if (!r->s3->get) {
         /* An event thread never waits on a drive: a lookup memory cannot
          * answer is done again on a storage worker. */
         bool may_wait = r->on_worker || !r->http->pool || !r->conn;
         struct strata_meta *m = r->srv->meta;
         if (head)
-            rc = may_wait ? strata_obj_head(m, r->bucket, r->key, vid, &r->info)
-                          : strata_obj_head_nowait(m, r->bucket, r->key, vid, &r->info);
+            rc = may_wait ? strata_obj_head(m, r->bucket, r->key, vid, &r->s3->info)
+                          : strata_obj_head_nowait(m, r->bucket, r->key, vid, &r->s3->info);
         else
-            rc = may_wait ? strata_obj_get_open(m, r->bucket, r->key, vid, &r->info, &r->get)
-                          : strata_obj_get_open_nowait(m, r->bucket, r->key, vid, &r->info,
-                                                       &r->get);
+            rc = may_wait ? strata_obj_get_open(m, r->bucket, r->key, vid, &r->s3->info, &r->s3->get)
+                          : strata_obj_get_open_nowait(m, r->bucket, r->key, vid, &r->s3->info,
+                                                       &r->s3->get);
         if (rc == STRATA_EBUSY && !may_wait) {
             r->rerun = true;
             return;
         }
-        r->info_valid = true;
+        r->s3->info_valid = true;
         if (rc) {
             lookup_error(r, rc, vid);
             return;
         }
         /* On an event thread, a version whose bytes are on the drives
          * continues on a storage worker (the handle stays open). */
-        if (r->get && !r->on_worker && r->http->pool && r->conn &&
-            !strata_obj_get_in_memory(r->get)) {
+        if (r->s3->get && !r->on_worker && r->http->pool && r->conn &&
+            !strata_obj_get_in_memory(r->s3->get)) {
             r->rerun = true;
             return;
         }
     }
     /* the object's ACL (authz.h) */
-    enum s3_err ae = strata_s3_err_from_auth(strata_authz_object(r, &r->info));
+    enum s3_err ae = strata_s3_err_from_auth(strata_authz_object(r, &r->s3->info));
     if (ae) {
         strata_req_error(r, ae, 0);
         return;
     }
-    int se = strata_sse_read_key(r, &r->info, r->get, false);
+    int se = strata_sse_read_key(r, &r->s3->info, r->s3->get, false);
     if (se) {
         strata_req_error(r, (enum s3_err)se, 0);
         return;
@@ -288,7 +288,7 @@ void strata_h_get(struct strata_req *r)
         .if_modified_since = strata_req_hdr(r, "If-Modified-Since"),
         .if_unmodified_since = strata_req_hdr(r, "If-Unmodified-Since"),
     };
-    int cond = strata_s3_cond_eval(&c, r->info.etag, (time_t)(r->info.mtime_ms / 1000));
+    int cond = strata_s3_cond_eval(&c, r->s3->info.etag, (time_t)(r->s3->info.mtime_ms / 1000));
     if (cond == 412) {
         strata_req_error(r, S3E_PreconditionFailed, 0);
         return;
@@ -300,14 +300,14 @@ void strata_h_get(struct strata_req *r)
         strata_req_send(r, 304, resp);
         return;
     }
-    uint64_t size = r->info.size;
-    r->get_off = 0;
-    r->get_len = size;
+    uint64_t size = r->s3->info.size;
+    r->s3->get_off = 0;
+    r->s3->get_len = size;
     int ranged = 0;
     char parts_count[16] = "";
     if (part_idx) {
         struct strata_part_info pi;
-        int prc = strata_obj_get_part(r->get, part_idx, &pi);
+        int prc = strata_obj_get_part(r->s3->get, part_idx, &pi);
         if (prc == STRATA_ERANGE) {
             strata_req_error(r, S3E_InvalidPartNumber, 0);
             return;
@@ -316,18 +316,18 @@ void strata_h_get(struct strata_req *r)
             strata_req_error_strata(r, prc, S3CTX_OBJECT);
             return;
         }
-        if (r->info.nparts) {
+        if (r->s3->info.nparts) {
             /* A part of a multipart object is answered like a range. */
-            r->part = pi;
-            r->part_valid = true;
-            r->get_off = pi.offset;
-            r->get_len = pi.size;
+            r->s3->part = pi;
+            r->s3->part_valid = true;
+            r->s3->get_off = pi.offset;
+            r->s3->get_len = pi.size;
             ranged = 1;
-            snprintf(parts_count, sizeof(parts_count), "%u", r->info.nparts);
+            snprintf(parts_count, sizeof(parts_count), "%u", r->s3->info.nparts);
         }
     } else {
-        ranged = strata_s3_range_parse(strata_req_hdr(r, "Range"), size, &r->get_off,
-                                       &r->get_len);
+        ranged = strata_s3_range_parse(strata_req_hdr(r, "Range"), size, &r->s3->get_off,
+                                       &r->s3->get_len);
     }
     if (ranged < 0) {
         r->err_hdr_name = "Content-Range";
@@ -337,23 +337,23 @@ void strata_h_get(struct strata_req *r)
         return;
     }
     struct strata_resp *resp;
-    if (r->get_len == 0)
+    if (r->s3->get_len == 0)
         ranged = 0; /* an empty part: nothing to range over */
-    if (ranged == 1 && r->get)
-        strata_obj_get_window(r->get, r->get_off + r->get_len); /* no read-ahead past it */
-    if (r->get_len == 0) {
+    if (ranged == 1 && r->s3->get)
+        strata_obj_get_window(r->s3->get, r->s3->get_off + r->s3->get_len); /* no read-ahead past it */
+    if (r->s3->get_len == 0) {
         resp = strata_resp_empty();
-    } else if (!is_head && r->get_len <= GET_BUFFERED_MAX && strata_obj_get_bytes(r->get)) {
+    } else if (!is_head && r->s3->get_len <= GET_BUFFERED_MAX && strata_obj_get_bytes(r->s3->get)) {
         /* An inline version is answered from the handle's own buffer:
          * MHD sends headers and body in one writev, and closes the handle
          * when it is done with the bytes. */
-        resp = strata_resp_borrow(strata_obj_get_bytes(r->get) + r->get_off, (size_t)r->get_len,
-                                  get_close_cb, r->get);
+        resp = strata_resp_borrow(strata_obj_get_bytes(r->s3->get) + r->s3->get_off, (size_t)r->s3->get_len,
+                                  get_close_cb, r->s3->get);
         if (resp)
-            r->get = NULL;
-        r->bytes_out += r->get_len;
-    } else if (!is_head && (r->get_len <= GET_BUFFERED_MAX ||
-                            (r->on_worker && r->get_len <= GET_BLOCK_MAX))) {
+            r->s3->get = NULL;
+        r->bytes_out += r->s3->get_len;
+    } else if (!is_head && (r->s3->get_len <= GET_BUFFERED_MAX ||
+                            (r->on_worker && r->s3->get_len <= GET_BLOCK_MAX))) {
         /* Small bodies are read whole before the headers go out: MHD then
          * sends headers and body in one writev instead of a send per part,
          * and a read failure is still a proper error answer.  On a storage
@@ -363,54 +363,54 @@ void strata_h_get(struct strata_req *r)
          * there and closes the handle when done (no copy). */
         const uint8_t *p = NULL;
         size_t pn = 0;
-        rc = strata_obj_get_peekable(r->get)
-                 ? strata_obj_get_peek(r->get, r->get_off, (size_t)r->get_len, &p, &pn)
+        rc = strata_obj_get_peekable(r->s3->get)
+                 ? strata_obj_get_peek(r->s3->get, r->s3->get_off, (size_t)r->s3->get_len, &p, &pn)
                  : 0;
         if (rc) {
             strata_req_error_strata(r, rc, S3CTX_OBJECT);
             return;
         }
-        if (pn == r->get_len) {
-            resp = strata_resp_borrow(p, pn, get_close_cb, r->get);
+        if (pn == r->s3->get_len) {
+            resp = strata_resp_borrow(p, pn, get_close_cb, r->s3->get);
             if (resp)
-                r->get = NULL;
+                r->s3->get = NULL;
         } else {
-            char *body = malloc((size_t)r->get_len);
+            char *body = malloc((size_t)r->s3->get_len);
             if (!body) {
                 strata_req_error(r, S3E_InternalError, STRATA_ENOMEM);
                 return;
             }
-            rc = strata_obj_get_read(r->get, r->get_off, body, (size_t)r->get_len);
+            rc = strata_obj_get_read(r->s3->get, r->s3->get_off, body, (size_t)r->s3->get_len);
             if (rc) {
                 free(body);
                 strata_req_error_strata(r, rc, S3CTX_OBJECT);
                 return;
             }
-            resp = strata_resp_take(body, (size_t)r->get_len); /* frees body on failure */
+            resp = strata_resp_take(body, (size_t)r->s3->get_len); /* frees body on failure */
         }
-        r->bytes_out += r->get_len;
+        r->bytes_out += r->s3->get_len;
     } else {
         /* HEAD never reads: MHD uses the size for Content-Length only. */
         r->stream_read = get_read;
-        if (!is_head && strata_obj_get_peekable(r->get))
+        if (!is_head && strata_obj_get_peekable(r->s3->get))
             r->stream_peek = get_peek;
         resp = strata_req_stream_response(
-            r, r->get_len,
-            is_head ? 64 : (r->get_len < GET_BLOCK_MAX ? (size_t)r->get_len : GET_BLOCK_MAX));
+            r, r->s3->get_len,
+            is_head ? 64 : (r->s3->get_len < GET_BLOCK_MAX ? (size_t)r->s3->get_len : GET_BLOCK_MAX));
     }
     if (!resp) {
         strata_req_error(r, S3E_InternalError, STRATA_ENOMEM);
         return;
     }
     add_version_headers(r, resp, true);
-    strata_sse_resp_hdrs(r, &r->info, resp);
+    strata_sse_resp_hdrs(r, &r->s3->info, resp);
     add_checksum_headers(r, resp, ranged == 1);
     if (parts_count[0])
         strata_resp_hdr(resp, "x-amz-mp-parts-count", parts_count);
     if (ranged == 1) {
         char cr[96];
-        snprintf(cr, sizeof(cr), "bytes %llu-%llu/%llu", (unsigned long long)r->get_off,
-                 (unsigned long long)(r->get_off + r->get_len - 1), (unsigned long long)size);
+        snprintf(cr, sizeof(cr), "bytes %llu-%llu/%llu", (unsigned long long)r->s3->get_off,
+                 (unsigned long long)(r->s3->get_off + r->s3->get_len - 1), (unsigned long long)size);
         strata_resp_hdr(resp, "Content-Range", cr);
     }
     strata_req_send(r, ranged == 1 ? 206 : 200, resp);

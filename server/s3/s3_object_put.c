@@ -115,9 +115,9 @@ enum s3_err strata_put_digests(struct strata_req *r, struct strata_put_opts *o)
 {
     const char *md5 = strata_req_hdr(r, "Content-MD5");
     if (md5) {
-        if (strata_b64_decode(md5, r->md5, sizeof(r->md5)) != 16)
+        if (strata_b64_decode(md5, r->s3->md5, sizeof(r->s3->md5)) != 16)
             return S3E_InvalidDigest;
-        o->md5 = r->md5;
+        o->md5 = r->s3->md5;
     }
     if (r->auth.payload_mode == STRATA_PAYLOAD_SIGNED)
         o->sha256 = r->auth.payload_sha256;
@@ -127,11 +127,11 @@ enum s3_err strata_put_digests(struct strata_req *r, struct strata_put_opts *o)
             continue;
         if (o->cksum_algo)
             return S3E_InvalidRequest; /* AWS allows one checksum per request */
-        int n = strata_b64_decode(r->hdrs[i].value, r->cksum, sizeof(r->cksum));
+        int n = strata_b64_decode(r->hdrs[i].value, r->s3->cksum, sizeof(r->s3->cksum));
         if (n < 0 || (size_t)n != strata_s3_cksum_len(algo))
             return S3E_InvalidRequest;
         o->cksum_algo = algo;
-        o->cksum = r->cksum;
+        o->cksum = r->s3->cksum;
         o->cksum_len = (size_t)n;
     }
     if (r->auth.trailer[0]) {
@@ -141,7 +141,7 @@ enum s3_err strata_put_digests(struct strata_req *r, struct strata_put_opts *o)
         if (o->cksum_algo && o->cksum_algo != algo)
             return S3E_InvalidRequest;
         o->cksum_algo = algo;
-        r->cksum_algo_trailer = algo;
+        r->s3->cksum_algo_trailer = algo;
     }
     const char *sdk = strata_req_hdr(r, "x-amz-sdk-checksum-algorithm");
     if (sdk && !o->cksum_algo) {
@@ -267,11 +267,11 @@ int strata_h_put_begin(struct strata_req *r)
         }
         o.if_none_match_star = true;
     }
-    int rc = strata_obj_put_begin(r->srv->meta, &o, &r->put);
+    int rc = strata_obj_put_begin(r->srv->meta, &o, &r->s3->put);
     strata_new_obj_fini(&nobj); /* put_begin copied the headers, tags and key */
     strata_sse_new_fini(&sse);
     if (rc) {
-        r->put = NULL;
+        r->s3->put = NULL;
         strata_req_error_strata(r, rc, rc == STRATA_ENOTFOUND ? S3CTX_BUCKET : S3CTX_OBJECT);
         return -1;
     }
@@ -280,7 +280,7 @@ int strata_h_put_begin(struct strata_req *r)
 
 int strata_h_put_body(struct strata_req *r, const void *buf, size_t len)
 {
-    int rc = strata_obj_put_write(r->put, buf, len);
+    int rc = strata_obj_put_write(r->s3->put, buf, len);
     if (rc) {
         /* Not found while storing: the bucket went away since begin (on
          * RADOS the data's pending record is written with the first bytes). */
@@ -308,8 +308,8 @@ const char *strata_put_if_match(struct strata_req *r, char etag[STRATA_ETAG_MAX 
 int strata_put_commit(struct strata_req *r, struct strata_obj_info *info)
 {
     memset(info, 0, sizeof(*info));
-    struct strata_put *p = r->put;
-    r->put = NULL; /* commit frees it whatever the outcome */
+    struct strata_put *p = r->s3->put;
+    r->s3->put = NULL; /* commit frees it whatever the outcome */
     int rc = strata_obj_put_commit(p, info);
     if (rc) {
         strata_obj_info_fini(info);
@@ -345,15 +345,15 @@ void strata_put_answer_hdrs(struct strata_req *r, const struct strata_obj_info *
 
 void strata_h_put_run(struct strata_req *r)
 {
-    if (r->cksum_algo_trailer) {
+    if (r->s3->cksum_algo_trailer) {
         const char *v = strata_chunked_trailer(r->chunked, r->auth.trailer);
         uint8_t raw[STRATA_CKSUM_RAW_MAX];
         int n = v ? strata_b64_decode(v, raw, sizeof(raw)) : -1;
-        if (n < 0 || (size_t)n != strata_s3_cksum_len(r->cksum_algo_trailer)) {
+        if (n < 0 || (size_t)n != strata_s3_cksum_len(r->s3->cksum_algo_trailer)) {
             strata_req_error(r, S3E_InvalidRequest, 0);
             return;
         }
-        int rc = strata_obj_put_expect_checksum(r->put, r->cksum_algo_trailer, raw, (size_t)n);
+        int rc = strata_obj_put_expect_checksum(r->s3->put, r->s3->cksum_algo_trailer, raw, (size_t)n);
         if (rc) {
             strata_req_error_strata(r, rc, S3CTX_OBJECT);
             return;

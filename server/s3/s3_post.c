@@ -211,11 +211,11 @@ static enum s3_err open_put(struct strata_post *p)
         int algo = strata_s3_cksum_from_hdr(p->f[i].name);
         if (!algo)
             continue;
-        int len = strata_b64_decode(p->f[i].value, r->cksum, sizeof(r->cksum));
+        int len = strata_b64_decode(p->f[i].value, r->s3->cksum, sizeof(r->s3->cksum));
         if (o.cksum_algo || len < 0 || (size_t)len != strata_s3_cksum_len(algo))
             return fail(p, S3E_InvalidRequest, "Value for x-amz-checksum is invalid.");
         o.cksum_algo = algo;
-        o.cksum = r->cksum;
+        o.cksum = r->s3->cksum;
         o.cksum_len = (size_t)len;
     }
     const char *calgo = field(p, "x-amz-checksum-algorithm");
@@ -239,9 +239,9 @@ static enum s3_err open_put(struct strata_post *p)
         o.nhdrs = h->n;
         o.tags = p->tags.data;
         o.tags_len = p->tags.len;
-        int rc = strata_obj_put_begin(r->srv->meta, &o, &r->put);
+        int rc = strata_obj_put_begin(r->srv->meta, &o, &r->s3->put);
         if (rc) {
-            r->put = NULL;
+            r->s3->put = NULL;
             e = strata_s3_err_from_strata(rc, rc == STRATA_ENOTFOUND ? S3CTX_BUCKET
                                                                      : S3CTX_OBJECT);
         }
@@ -312,7 +312,7 @@ static enum s3_err file_data(struct strata_post *p, const char *data, size_t siz
     if ((p->has_range && p->file_bytes > p->max) || p->file_bytes > STRATA_SRV_PUT_MAX)
         return fail(p, S3E_EntityTooLarge,
                     "Your proposed upload exceeds the maximum allowed size");
-    int rc = size ? strata_obj_put_write(p->r->put, data, size) : 0;
+    int rc = size ? strata_obj_put_write(p->r->s3->put, data, size) : 0;
     return rc ? strata_s3_err_from_strata(rc, S3CTX_OBJECT) : S3E_NONE;
 }
 
@@ -361,7 +361,7 @@ int strata_h_post_begin(struct strata_req *r)
     }
     p->r = r;
     strata_sbuf_init(&p->tags, STRATA_TAGS_MAX);
-    r->post = p;
+    r->s3->post = p;
     p->form = strata_form_create(r, POST_PP_BUFFER, iter_cb, p);
     if (!p->form) { /* no boundary */
         strata_req_error(r, S3E_MalformedPOSTRequest, 0);
@@ -372,7 +372,7 @@ int strata_h_post_begin(struct strata_req *r)
 
 int strata_h_post_body(struct strata_req *r, const void *buf, size_t len)
 {
-    if (strata_form_feed(r->post->form, buf, len) != 0) {
+    if (strata_form_feed(r->s3->post->form, buf, len) != 0) {
         strata_req_defer_error(r, S3E_MalformedPOSTRequest, 0);
         return -1;
     }
@@ -397,7 +397,7 @@ static void object_url(struct strata_req *r, struct strata_sbuf *b)
  * http(s) URL; else success_action_status 200, 201 (PostResponse) or 204. */
 static void respond(struct strata_req *r, const struct strata_obj_info *info)
 {
-    struct strata_post *p = r->post;
+    struct strata_post *p = r->s3->post;
     char etag[STRATA_ETAG_MAX + 3];
     snprintf(etag, sizeof(etag), "\"%s\"", info->etag);
     struct strata_sbuf loc;
@@ -452,7 +452,7 @@ static void respond(struct strata_req *r, const struct strata_obj_info *info)
 
 void strata_h_post_run(struct strata_req *r)
 {
-    struct strata_post *p = r->post;
+    struct strata_post *p = r->s3->post;
     bool complete = strata_form_destroy(p->form);
     p->form = NULL;
     enum s3_err e = S3E_NONE;

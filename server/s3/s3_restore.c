@@ -25,7 +25,7 @@
 
 void strata_restore_hdr_add(struct strata_req *r, struct strata_resp *resp)
 {
-    const struct strata_obj_info *in = &r->info;
+    const struct strata_obj_info *in = &r->s3->info;
     if (in->delete_marker || !strata_meta_tier_archived(r->srv->meta, in->tier))
         return;
     struct strata_restore_state st;

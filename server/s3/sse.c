@@ -581,7 +581,7 @@ int strata_sse_part_key_cb(void *ud, const void *desc, size_t len, uint8_t *key)
     struct strata_obj_info in = {.sse = (uint8_t *)(uintptr_t)desc, .sse_len = len};
     int e = desc ? desc_key(r, "x-amz-", desc, len, key) : strata_sse_read_key(r, &in, NULL, false);
     if (e)
-        r->sse_err = e;
+        r->s3->sse_err = e;
     return e ? STRATA_EINTERNAL : 0;
 }
 
@@ -598,7 +598,7 @@ int strata_sse_complete_check(void *ud, const void *desc, size_t len)
         e = strata_sse_read_key(r, &in, NULL, false);
     }
     if (e)
-        r->sse_err = e;
+        r->s3->sse_err = e;
     return e ? STRATA_EINTERNAL : 0;
 }
 
