@@ -9,7 +9,7 @@
 
 #include "request.h"
 
-/* Set in struct strata_srv's pipe before strata_srv_start. */
+/* Set in the transport's struct strata_http (pipe) before strata_srv_start. */
 extern const struct strata_pipeline strata_daemon_pipeline;
 
 #endif /* STRATA_SERVER_PIPELINE_H */

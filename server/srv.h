@@ -113,7 +113,7 @@ int strata_srv_tags_decode(const uint8_t *raw, size_t len, struct strata_kv *out
 
 /* ---- Object Lock (s3_object_lock.c) ------------------------------------- */
 
-/* x-amz-restore of r->info's version on an archive tier (s3_restore.c). */
+/* x-amz-restore of r->s3->info's version on an archive tier (s3_restore.c). */
 void strata_restore_hdr_add(struct strata_req *r, struct strata_resp *resp);
 /* x-amz-object-lock-{mode,retain-until-date,legal-hold} of a new object
  * (PutObject, CreateMultipartUpload, CopyObject) into *out (zeroed when
@@ -182,7 +182,7 @@ void strata_new_obj_fini(struct strata_new_obj *n);
     } while (0)
 /* If-Match of a write, its quotes taken off, in etag; NULL when absent. */
 const char *strata_put_if_match(struct strata_req *r, char etag[STRATA_ETAG_MAX + 1]);
-/* Commit r->put (always consumed) into *info (strata_obj_info_fini it):
+/* Commit r->s3->put (always consumed) into *info (strata_obj_info_fini it):
  * 0, or non-zero once the error is answered. */
 int strata_put_commit(struct strata_req *r, struct strata_obj_info *info);
 /* The headers every answer to a stored object carries: ETag, SSE, the

@@ -53,7 +53,7 @@ const char *strata_ownership_name(int own);
 enum strata_auth_err strata_authz_request(struct strata_req *r, int *serr);
 
 /* The object-level ACL check strata_authz_request left to the handler
- * (r->acl_need: GetObject, HeadObject, Get/PutObjectAcl by a caller that
+ * (r->s3->acl_need: GetObject, HeadObject, Get/PutObjectAcl by a caller that
  * neither the owner nor the policy allowed outright), once the handler
  * has the version: STRATA_AUTH_OK, DENIED or INTERNAL.  A no-op when
  * nothing was left. */

@@ -8,7 +8,7 @@
  * r->err to be answered.  Streaming routes add begin() (after
  * authorisation, before the body) and body() (decoded body bytes;
  * non-zero stops the body with r->err set).  Connection or worker thread
- * of the request, as srv.h's struct strata_route says.
+ * of the request, as http/request.h's struct strata_route says.
  */
 #ifndef STRATA_SERVER_S3_HANDLERS_H
 #define STRATA_SERVER_S3_HANDLERS_H

@@ -15,7 +15,7 @@
  * "acl" as x-amz-acl and the tagging document as x-amz-tagging ("k=v&...").
  * NULL when the form has no such field. */
 const char *strata_post_hdr(const struct strata_post *p, const char *name);
-/* Releases r->post (completion callback); NULL is a no-op. */
+/* Releases r->s3->post (strata_s3_state_fini); NULL is a no-op. */
 void strata_post_free(struct strata_post *p);
 
 #endif /* STRATA_SERVER_S3_POST_H */
