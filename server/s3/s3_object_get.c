@@ -251,9 +251,10 @@ void strata_h_get(struct strata_req *r)
             rc = may_wait ? strata_obj_head(m, r->bucket, r->key, vid, &r->s3->info)
                           : strata_obj_head_nowait(m, r->bucket, r->key, vid, &r->s3->info);
         else
-            rc = may_wait ? strata_obj_get_open(m, r->bucket, r->key, vid, &r->s3->info, &r->s3->get)
-                          : strata_obj_get_open_nowait(m, r->bucket, r->key, vid, &r->s3->info,
-                                                       &r->s3->get);
+            rc = may_wait
+                     ? strata_obj_get_open(m, r->bucket, r->key, vid, &r->s3->info, &r->s3->get)
+                     : strata_obj_get_open_nowait(m, r->bucket, r->key, vid, &r->s3->info,
+                                                  &r->s3->get);
         if (rc == STRATA_EBUSY && !may_wait) {
             r->rerun = true;
             return;
@@ -339,16 +340,16 @@ void strata_h_get(struct strata_req *r)
     struct strata_resp *resp;
     if (r->s3->get_len == 0)
         ranged = 0; /* an empty part: nothing to range over */
-    if (ranged == 1 && r->s3->get)
-        strata_obj_get_window(r->s3->get, r->s3->get_off + r->s3->get_len); /* no read-ahead past it */
+    if (ranged == 1 && r->s3->get) /* no read-ahead past the range */
+        strata_obj_get_window(r->s3->get, r->s3->get_off + r->s3->get_len);
     if (r->s3->get_len == 0) {
         resp = strata_resp_empty();
     } else if (!is_head && r->s3->get_len <= GET_BUFFERED_MAX && strata_obj_get_bytes(r->s3->get)) {
         /* An inline version is answered from the handle's own buffer:
          * MHD sends headers and body in one writev, and closes the handle
          * when it is done with the bytes. */
-        resp = strata_resp_borrow(strata_obj_get_bytes(r->s3->get) + r->s3->get_off, (size_t)r->s3->get_len,
-                                  get_close_cb, r->s3->get);
+        resp = strata_resp_borrow(strata_obj_get_bytes(r->s3->get) + r->s3->get_off,
+                                  (size_t)r->s3->get_len, get_close_cb, r->s3->get);
         if (resp)
             r->s3->get = NULL;
         r->bytes_out += r->s3->get_len;
@@ -396,7 +397,8 @@ void strata_h_get(struct strata_req *r)
             r->stream_peek = get_peek;
         resp = strata_req_stream_response(
             r, r->s3->get_len,
-            is_head ? 64 : (r->s3->get_len < GET_BLOCK_MAX ? (size_t)r->s3->get_len : GET_BLOCK_MAX));
+            is_head ? 64
+                    : (r->s3->get_len < GET_BLOCK_MAX ? (size_t)r->s3->get_len : GET_BLOCK_MAX));
     }
     if (!resp) {
         strata_req_error(r, S3E_InternalError, STRATA_ENOMEM);
@@ -410,7 +412,8 @@ void strata_h_get(struct strata_req *r)
     if (ranged == 1) {
         char cr[96];
         snprintf(cr, sizeof(cr), "bytes %llu-%llu/%llu", (unsigned long long)r->s3->get_off,
-                 (unsigned long long)(r->s3->get_off + r->s3->get_len - 1), (unsigned long long)size);
+                 (unsigned long long)(r->s3->get_off + r->s3->get_len - 1),
+                 (unsigned long long)size);
         strata_resp_hdr(resp, "Content-Range", cr);
     }
     strata_req_send(r, ranged == 1 ? 206 : 200, resp);

@@ -353,7 +353,8 @@ void strata_h_put_run(struct strata_req *r)
             strata_req_error(r, S3E_InvalidRequest, 0);
             return;
         }
-        int rc = strata_obj_put_expect_checksum(r->s3->put, r->s3->cksum_algo_trailer, raw, (size_t)n);
+        int rc =
+            strata_obj_put_expect_checksum(r->s3->put, r->s3->cksum_algo_trailer, raw, (size_t)n);
         if (rc) {
             strata_req_error_strata(r, rc, S3CTX_OBJECT);
             return;
