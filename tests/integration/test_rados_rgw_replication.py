@@ -301,19 +301,41 @@ def sse_c_refused(_):
     assert r.get_object(Bucket=rb, Key="p")["Body"].read() == b"plain"
 
 
+def sealed_refusals():
+    """The sealed SSE-KMS offers the source logged as refused."""
+    with open(SRC.log_path, errors="replace") as f:
+        return sum("sealed SSE-KMS refused" in ln for ln in f)
+
+
 @test
 def sse_kms_own_key_not_sealed_to_radosgw(_):
     """An SSE-KMS version whose ReplicaKmsKeyID is its own key is offered
     sealed first: radosgw refuses that, then the plaintext with aws:kms
     (over plain HTTP, which radosgw refuses for any server-side encryption
-    by default): FAILED, nothing stored, not counted as sent sealed."""
+    by default): FAILED, nothing stored, not counted as sent sealed.  The
+    refusal is remembered for the target and key id: the next versions go
+    as plaintext at once (one sealed offer, one refusal counted), until a
+    restart, after which the sealed form is offered once again."""
     s, r, sb, rb = pair("kms", kms="src1")
     sealed = metric("strata_replication_sse_kms_sealed_total")
-    vid = s.put_object(Bucket=sb, Key="k", Body=os.urandom(100000),
-                       ServerSideEncryption="aws:kms", SSEKMSKeyId="src1")["VersionId"]
-    wait_status(s, sb, "k", vid, "FAILED")
+    refused, logged = metric("strata_replication_sse_kms_sealed_refused_total"), sealed_refusals()
+
+    def one(k):
+        vid = s.put_object(Bucket=sb, Key=k, Body=os.urandom(100000),
+                           ServerSideEncryption="aws:kms", SSEKMSKeyId="src1")["VersionId"]
+        wait_status(s, sb, k, vid, "FAILED")
+        nothing_stored(r, rb, k)
+
+    for k in ("k", "k", "k2", "k3"):
+        one(k)
     assert metric("strata_replication_sse_kms_sealed_total") == sealed
-    nothing_stored(r, rb, "k")
+    assert sealed_refusals() == logged + 1, sealed_refusals() - logged
+    assert metric("strata_replication_sse_kms_sealed_refused_total") == refused + 1
+    SRC.restart()
+    s = SRC.client()
+    one("k4")
+    assert metric("strata_replication_sse_kms_sealed_refused_total") == 1
+    assert sealed_refusals() == logged + 2
 
 
 @test
