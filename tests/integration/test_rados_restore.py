@@ -19,12 +19,14 @@ copy over once the killed one's lease and sign of life are stale, and
 after the reclaim grace the hot pool holds exactly the finished copy.
 ObjectRestore events to a webhook served by the test: s3:ObjectRestore:Post
 from the gateway asked, :Completed once the copy is made (restores through
-either gateway), :Delete when a copy expires, each once, with the key,
-version id, size and ETag of the archived version.
+either gateway; with AWS's glacierEventData: the copy's expiry and the
+class restored from), :Delete when a copy expires, each once, with the
+key, version id, size and ETag of the archived version.
 
 Skipped (77) when the Ceph daemons are missing.
 """
 
+import datetime
 import json
 import os
 import sys
@@ -208,6 +210,16 @@ def restore_events_delivered(s):
     names = ["ObjectRestore:Post", "ObjectRestore:Completed"]
     wait_until("Post and Completed of one", lambda: [
         e["eventName"] for e in restore_events(b, "one")] == names, 30)
+    # Completed says when the copy expires (as x-amz-restore) and the class
+    # it was restored from (AWS's glacierEventData); Post says neither.
+    post, done = restore_events(b, "one")
+    assert "glacierEventData" not in post, post
+    rd = done["glacierEventData"]["restoreEventData"]
+    assert rd["lifecycleRestoreStorageClass"] == "DEEP_ARCHIVE", rd
+    exp = datetime.datetime.strptime(rd["lifecycleRestorationExpiryTime"],
+                                     "%Y-%m-%dT%H:%M:%S.%fZ").replace(
+        tzinfo=datetime.timezone.utc).timestamp()
+    assert int(exp) == expiry_of(restore_hdr(c, b, "one")), (rd, restore_hdr(c, b, "one"))
     # two: a copy of one day (1 s here) expires after it is made.
     wait_until("Post, Completed and Delete of two", lambda: [
         e["eventName"] for e in restore_events(b, "two")] == names + ["ObjectRestore:Delete"], 60)
