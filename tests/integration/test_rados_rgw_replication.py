@@ -160,7 +160,7 @@ def versions_arrive(_):
     expect_error(lambda: r.get_object(Bucket=rb, Key="k"), "NoSuchKey", 404)
 
 
-def burst(sb, k, clients=4, each=10):
+def burst(sb, k, clients=4, each=8):
     """each versions of k from each of clients writers at once (their own
     connections), the bodies all different."""
     errs = []
@@ -227,15 +227,25 @@ def key_order_survives_kill9(_):
     radosgw resumed, the source restarted: radosgw's latest is the
     source's latest and its versions are in the source's order."""
     s, r, sb, rb = pair("okill")
+
+    def resume():
+        # Requests sent before the kill reach radosgw when it resumes (the
+        # restarted source sends the key's versions again, in order): it
+        # is given until its listing holds still for 2 s.
+        os.kill(RGW_PID, signal.SIGCONT)
+        seen, still = None, time.monotonic()
+        while time.monotonic() - still < 2:
+            now = len(versions(r, rb, "hot")[0])
+            if now != seen:
+                seen, still = now, time.monotonic()
+            time.sleep(0.2)
+
     os.kill(RGW_PID, signal.SIGSTOP)
     try:
         burst(sb, "hot", clients=3, each=8)
         assert metric("strata_replication_pending") >= 24
     finally:
-        # Requests sent before the kill reach radosgw when it resumes: the
-        # restarted source sends the key's versions again, in order.
-        SRC.restart(kill=True, between=lambda: (os.kill(RGW_PID, signal.SIGCONT),
-                                                time.sleep(2)))
+        SRC.restart(kill=True, between=resume)
     s = SRC.client()
     same_history(s, r, sb, rb, "hot", marker=False)
     assert r.get_object(Bucket=rb, Key="hot")["Body"].read() == s.get_object(
