@@ -486,7 +486,7 @@ static bool kms_own_key(const struct strata_obj_info *in, const char *kms)
 
 /* Whether t refused the sealed form of key id kms within the last
  * SEALED_RETRY_MS; note: it just did (remembered and counted). */
-static bool sealed_refused(struct target *t, const char *kms, bool note)
+static bool sealed_refusal(struct target *t, const char *kms, bool note)
 {
     int64_t now = wall_ms();
     bool refused = false;
@@ -532,7 +532,7 @@ static enum strata_pqueue_sent send_version(struct target *t, const char *b, con
     int kms_on = mode == STRATA_SSE_MODE_KMS ? strata_repl__rule_kms(t->owner->meta, b, k, in.tags,
                                                                      in.tags_len, kms, sizeof(kms))
                                              : 0;
-    bool kms_sealed = kms_on > 0 && kms_own_key(&in, kms) && !sealed_refused(t, kms, false);
+    bool kms_sealed = kms_on > 0 && kms_own_key(&in, kms) && !sealed_refusal(t, kms, false);
     bool sealed = mode == STRATA_SSE_MODE_C || kms_sealed;
     if (kms_on < 0) {
         out = STRATA_PQUEUE_RETRY;
@@ -563,7 +563,7 @@ static enum strata_pqueue_sent send_version(struct target *t, const char *b, con
                            e.http_status, e.code);
             memset(&e, 0, sizeof(e));
             kms_sealed = false;
-            (void)sealed_refused(t, kms, true);
+            (void)sealed_refusal(t, kms, true);
             if (sse_s3_open(t, g, &in) != 0)
                 snprintf(e.message, sizeof(e.message), "the master key is not in the key store");
             else

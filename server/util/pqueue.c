@@ -13,8 +13,8 @@
  * again after a crash, as at-least-once allows).  A record whose ordering
  * key an earlier record not done with has is parked (copied into its
  * in-flight slot) instead of sent; the thread done with that earlier one
- * sends it next, so one key's records go in order while other keys go on.  When the offset reaches
- * the tail the files go back to empty.  Syncs are batched: a thread
+ * sends it next, so one key's records go in order while other keys go
+ * on.  When the offset reaches the tail the files go back to empty.  Syncs are batched: a thread
  * fdatasyncs the queue at most every SYNC_MS while there is unsynced data,
  * and the ack file lazily (a lost ack means a redelivery).
  *
