@@ -85,6 +85,11 @@ struct strata_srv;
 void strata_notify_emit_srv(struct strata_srv *srv, const char *event, const char *bucket,
                             const char *key, uint64_t size, const char *etag,
                             const char *version_id);
+/* ObjectRestore:Completed, the same, with AWS's glacierEventData: the
+ * copy's expiry (Unix ms) and the class it was restored from. */
+void strata_notify_emit_restored(struct strata_srv *srv, const char *bucket, const char *key,
+                                 uint64_t size, const char *etag, const char *version_id,
+                                 int64_t expiry_ms, const char *storage_class);
 
 /* The per-target counters, Prometheus text appended to b (metrics.c). */
 void strata_notify_metrics_render(struct strata_sbuf *b);

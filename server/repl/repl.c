@@ -28,16 +28,25 @@
 #include "sbuf.h"
 #include "srv.h"
 #include "sse.h"
+#include "strata/erasure.h"
 #include "strata/hex.h"
 
 #include <openssl/crypto.h>
 
 #include <jansson.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+/* The sealed form of SSE-KMS versions (repl.h) a target refused for one
+ * ReplicaKmsKeyID is not offered again for that key for SEALED_RETRY_MS
+ * (or until a restart): the target may have been given the key since. */
+#define SEALED_RETRY_MS (10 * 60 * 1000)
+#define SEALED_NO_MAX 8 /* key ids remembered per target (the oldest goes) */
+#define KMS_ID_MAX 300
 
 struct target {
     char name[STRATA_REMOTE_NAME_MAX + 1];
@@ -52,6 +61,14 @@ struct target {
     _Atomic uint64_t refused_sse_c;   /* FAILED: SSE-C, no customer key to read it */
     _Atomic uint64_t refused_sse_kms; /* FAILED: SSE-KMS, not selected by the rule */
     _Atomic uint64_t sealed_kms;      /* SSE-KMS versions sent sealed (the same key there) */
+    _Atomic uint64_t sealed_refused;  /* of those offered sealed, refused (sent plaintext) */
+    /* ReplicaKmsKeyIDs the target refused the sealed form of, until when
+     * (wall ms): their versions go as plaintext without asking again. */
+    pthread_mutex_t sealed_mu;
+    struct {
+        char kms[KMS_ID_MAX];
+        int64_t until_ms;
+    } sealed_no[SEALED_NO_MAX];
 };
 
 struct strata_repl {
@@ -435,6 +452,29 @@ static bool kms_own_key(const struct strata_obj_info *in, const char *kms)
            strcmp(name, kms) == 0;
 }
 
+/* Whether t refused the sealed form of key id kms within the last
+ * SEALED_RETRY_MS; note: it just did (remembered and counted). */
+static bool sealed_refusal(struct target *t, const char *kms, bool note)
+{
+    int64_t now = wall_ms();
+    bool refused = false;
+    pthread_mutex_lock(&t->sealed_mu);
+    size_t i = 0, old = 0;
+    for (; i < SEALED_NO_MAX && strcmp(t->sealed_no[i].kms, kms) != 0; i++)
+        if (t->sealed_no[i].until_ms < t->sealed_no[old].until_ms)
+            old = i;
+    if (note) {
+        i = i < SEALED_NO_MAX ? i : old;
+        snprintf(t->sealed_no[i].kms, sizeof(t->sealed_no[i].kms), "%s", kms);
+        t->sealed_no[i].until_ms = now + SEALED_RETRY_MS;
+        atomic_fetch_add(&t->sealed_refused, 1);
+    } else {
+        refused = i < SEALED_NO_MAX && t->sealed_no[i].until_ms > now;
+    }
+    pthread_mutex_unlock(&t->sealed_mu);
+    return refused;
+}
+
 static enum strata_pqueue_sent send_version(struct target *t, const char *b, const char *k,
                                             const char *v, const char *dest, const char *sc)
 {
@@ -454,13 +494,13 @@ static enum strata_pqueue_sent send_version(struct target *t, const char *b, con
     memset(&e, 0, sizeof(e));
     enum strata_pqueue_sent out;
     int mode = in.sse ? strata_sse_desc_mode(in.sse, in.sse_len) : 0;
-    char kms[300];
+    char kms[KMS_ID_MAX];
     /* SSE-KMS: AWS replicates it only when the rule's SourceSelectionCriteria
      * asks (SseKmsEncryptedObjects Enabled), under its ReplicaKmsKeyID. */
     int kms_on = mode == STRATA_SSE_MODE_KMS ? strata_repl__rule_kms(t->owner->meta, b, k, in.tags,
                                                                      in.tags_len, kms, sizeof(kms))
                                              : 0;
-    bool kms_sealed = kms_on > 0 && kms_own_key(&in, kms);
+    bool kms_sealed = kms_on > 0 && kms_own_key(&in, kms) && !sealed_refusal(t, kms, false);
     bool sealed = mode == STRATA_SSE_MODE_C || kms_sealed;
     if (kms_on < 0) {
         out = STRATA_PQUEUE_RETRY;
@@ -491,6 +531,7 @@ static enum strata_pqueue_sent send_version(struct target *t, const char *b, con
                            e.http_status, e.code);
             memset(&e, 0, sizeof(e));
             kms_sealed = false;
+            (void)sealed_refusal(t, kms, true);
             if (sse_s3_open(t, g, &in) != 0)
                 snprintf(e.message, sizeof(e.message), "the master key is not in the key store");
             else
@@ -612,6 +653,22 @@ static enum strata_pqueue_sent target_send_cb(void *ud, const char *msg, size_t 
     return out;
 }
 
+/* The ordering key of a queue message: its source bucket and key, so a
+ * key's versions, delete markers and changes reach the target in the
+ * order they were written.  A target that keeps no source version ids
+ * (radosgw, any S3 but a Strata) makes whatever arrives last the latest. */
+static uint64_t target_order_cb(void *ud, const char *msg, size_t len)
+{
+    (void)ud;
+    json_t *j = json_loadb(msg, len, 0, NULL);
+    const char *b = NULL, *k = NULL;
+    uint64_t ok = 0;
+    if (j && json_unpack(j, "{s:s, s:s}", "b", &b, "k", &k) == 0)
+        ok = (uint64_t)strata_crc32c(0, b, strlen(b) + 1) << 32 | strata_crc32c(0, k, strlen(k));
+    json_decref(j);
+    return ok ? ok : 1;
+}
+
 /* ---- targets --------------------------------------------------------- */
 
 int strata_repl__target_find(const struct strata_repl *rp, const char *name)
@@ -655,6 +712,8 @@ void strata_repl_destroy(struct strata_repl *rp)
         strata_pqueue_destroy(rp->t[i].q); /* the thread first: it uses the client */
         strata_s3c_destroy(rp->t[i].c);
     }
+    for (size_t i = 0; i < STRATA_REPL_TARGETS_MAX; i++)
+        pthread_mutex_destroy(&rp->t[i].sealed_mu);
     free(rp);
 }
 
@@ -686,6 +745,8 @@ int strata_repl_create(const char *const *specs, size_t nspecs, const char *cred
     }
     rp->meta = meta;
     rp->kms = kms;
+    for (size_t i = 0; i < STRATA_REPL_TARGETS_MAX; i++)
+        pthread_mutex_init(&rp->t[i].sealed_mu, NULL);
     int rc = 0;
     for (size_t i = 0; i < nspecs && rc == 0; i++) {
         struct target *t = &rp->t[rp->n];
@@ -717,6 +778,7 @@ int strata_repl_create(const char *const *specs, size_t nspecs, const char *cred
                                                               .max = STRATA_REPL_QUEUE_MAX,
                                                               .threads = STRATA_REPL_THREADS,
                                                               .send = target_send_cb,
+                                                              .order_key = target_order_cb,
                                                               .ud = t,
                                                               .cluster = meta,
                                                               .space = "replication"},
@@ -782,6 +844,10 @@ void strata_repl_metrics_render(struct strata_sbuf *b)
         {"sse_kms_sealed_total", "counter", "SSE-KMS versions sent sealed, as stored (the "
                                             "target holds their ReplicaKmsKeyID, the same "
                                             "key), not encrypted again."},
+        {"sse_kms_sealed_refused_total", "counter", "SSE-KMS versions the target refused "
+                                                    "sealed (then sent as plaintext); their "
+                                                    "key id is not offered sealed to it again "
+                                                    "for 10 minutes or until a restart."},
     };
     for (size_t k = 0; k < sizeof(m) / sizeof(m[0]); k++) {
         strata_sbuf_printf(b, "# HELP strata_replication_%s %s\n# TYPE strata_replication_%s %s\n",
@@ -797,7 +863,8 @@ void strata_repl_metrics_render(struct strata_sbuf *b)
                        : k == 4 ? (double)atomic_load(&t->changes)
                        : k == 5 ? (double)atomic_load(&t->refused_sse_c)
                        : k == 6 ? (double)atomic_load(&t->refused_sse_kms)
-                                : (double)atomic_load(&t->sealed_kms);
+                       : k == 7 ? (double)atomic_load(&t->sealed_kms)
+                                : (double)atomic_load(&t->sealed_refused);
             strata_sbuf_printf(b, "strata_replication_%s{target=\"%s\"} %.*f\n", m[k].name,
                                t->name, k == 3 ? 3 : 0, v);
         }

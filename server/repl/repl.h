@@ -42,8 +42,10 @@ struct strata_obj_info;
 
 #define STRATA_REPL_TARGETS_MAX 16
 #define STRATA_REPL_QUEUE_MAX 1000000 /* versions pending per target */
-/* Versions in flight per target.  Their order does not matter: each keeps
- * its version id, which is its place in the key's history. */
+/* Versions in flight per target, of different keys: the changes of one
+ * key go one after the other, in the order they were written (a target
+ * that is not a Strata keeps no source version ids, so the last to
+ * arrive becomes its latest). */
 #define STRATA_REPL_THREADS 8
 
 struct strata_repl;

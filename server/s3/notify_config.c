@@ -436,9 +436,16 @@ struct origin {
     const char *ip;
 };
 
+/* ObjectRestore:Completed's glacierEventData.restoreEventData: when the
+ * restored copy expires and the class it was restored from. */
+struct restored {
+    int64_t expiry_ms;
+    const char *storage_class;
+};
+
 static void emit(struct strata_srv *srv, const struct strata_bucket_info *bi,
                  const struct origin *og, const char *event, const char *key, uint64_t size,
-                 const char *etag, const char *version_id)
+                 const char *etag, const char *version_id, const struct restored *rs)
 {
     struct strata_notify *n = srv->notify;
     unsigned bit = 0;
@@ -483,6 +490,14 @@ static void emit(struct strata_srv *srv, const struct strata_bucket_info *bi,
             srv->http.host_id, "s3", "s3SchemaVersion", "1.0", "configurationId",
             rl->id ? rl->id : "", "bucket", "name", bi->name, "ownerIdentity", "principalId",
             bi->owner, "arn", arn, "object", obj);
+        if (rec && rs) {
+            char exp[40];
+            strata_iso8601_format(rs->expiry_ms, exp, sizeof(exp));
+            json_object_set_new(rec, "glacierEventData",
+                                json_pack("{s:{s:s, s:s}}", "restoreEventData",
+                                          "lifecycleRestorationExpiryTime", exp,
+                                          "lifecycleRestoreStorageClass", rs->storage_class));
+        }
         json_t *msg = rec ? json_pack("{s:[o]}", "Records", rec) : NULL;
         char *s = msg ? json_dumps(msg, JSON_COMPACT) : NULL;
         /* Not queued (queue full): counted as dropped by the queue. */
@@ -504,19 +519,35 @@ void strata_notify_emit(struct strata_req *r, const char *event, const char *key
     strata_req_client_ip(r, ip, sizeof(ip));
     const char *user = strata_req_user(r);
     struct origin og = {.reqid = r->id, .user = user[0] ? user : "anonymous", .ip = ip};
-    emit(r->srv, &r->binfo, &og, event, key, size, etag, version_id);
+    emit(r->srv, &r->binfo, &og, event, key, size, etag, version_id, NULL);
 }
 
-void strata_notify_emit_srv(struct strata_srv *srv, const char *event, const char *bucket,
-                            const char *key, uint64_t size, const char *etag,
-                            const char *version_id)
+/* An event of the service itself; rs for ObjectRestore:Completed. */
+static void emit_srv(struct strata_srv *srv, const char *event, const char *bucket,
+                     const char *key, uint64_t size, const char *etag, const char *version_id,
+                     const struct restored *rs)
 {
     struct strata_bucket_info bi;
     if (!srv->notify || strata_bcache_get(srv->meta, bucket, &bi) != 0)
         return;
     struct origin og = {.reqid = "", .user = "s3.amazonaws.com", .ip = ""};
     emit(srv, &bi, &og, event, key, size, etag,
-         bi.versioning != STRATA_VERSIONING_OFF ? version_id : NULL);
+         bi.versioning != STRATA_VERSIONING_OFF ? version_id : NULL, rs);
+}
+
+void strata_notify_emit_srv(struct strata_srv *srv, const char *event, const char *bucket,
+                            const char *key, uint64_t size, const char *etag,
+                            const char *version_id)
+{
+    emit_srv(srv, event, bucket, key, size, etag, version_id, NULL);
+}
+
+void strata_notify_emit_restored(struct strata_srv *srv, const char *bucket, const char *key,
+                                 uint64_t size, const char *etag, const char *version_id,
+                                 int64_t expiry_ms, const char *storage_class)
+{
+    struct restored rs = {expiry_ms, storage_class};
+    emit_srv(srv, "ObjectRestore:Completed", bucket, key, size, etag, version_id, &rs);
 }
 
 void strata_notify_ilm_event_cb(void *ud, enum strata_ilm_event ev, const char *bucket,
@@ -532,5 +563,5 @@ void strata_notify_ilm_event_cb(void *ud, enum strata_ilm_event ev, const char *
                         : ev == STRATA_ILM_EV_EXPIRE_MARKER ? "LifecycleExpiration:DeleteMarkerCreated"
                                                             : "LifecycleExpiration:Delete";
     emit(srv, &bi, &og, event, key, 0, NULL,
-         bi.versioning != STRATA_VERSIONING_OFF ? version_id : NULL);
+         bi.versioning != STRATA_VERSIONING_OFF ? version_id : NULL, NULL);
 }

@@ -63,9 +63,10 @@ static int push(struct strata_restorer *w, const char *bucket, const char *key, 
     return full ? -1 : 0;
 }
 
-/* An event of a version (AWS's principal for the service's own). */
+/* An event of a version (AWS's principal for the service's own); st:
+ * of a copy made (ObjectRestore:Completed, with its expiry and class). */
 static void event(struct strata_restorer *w, const char *name, const char *bucket,
-                  const char *key, const char *vid)
+                  const char *key, const char *vid, const struct strata_restore_state *st)
 {
     struct strata_obj_info info = {0};
     uint64_t size = 0;
@@ -74,7 +75,11 @@ static void event(struct strata_restorer *w, const char *name, const char *bucke
         size = info.size;
         etag = info.etag;
     }
-    strata_notify_emit_srv(w->srv, name, bucket, key, size, etag, vid);
+    if (st)
+        strata_notify_emit_restored(w->srv, bucket, key, size, etag, vid, st->expiry_ms,
+                                    info.storage_class[0] ? info.storage_class : "STANDARD");
+    else
+        strata_notify_emit_srv(w->srv, name, bucket, key, size, etag, vid);
     strata_obj_info_fini(&info);
 }
 
@@ -87,7 +92,7 @@ static void sweep_cb(void *ud, int ev, const char *bucket, const char *key, cons
     } else if (ev == STRATA_RESTORE_EV_EXPIRED) {
         strata_srv_log(STRATA_LOG_INFO, "restored copy of %s/%s (%s) expired", bucket, key, vid);
         if (w->srv->notify)
-            event(w, "ObjectRestore:Delete", bucket, key, vid);
+            event(w, "ObjectRestore:Delete", bucket, key, vid, NULL);
     }
 }
 
@@ -102,7 +107,7 @@ static void run_one(struct strata_restorer *w, const struct rjob *j)
         return;
     }
     if (w->srv->notify && st.present && !st.ongoing)
-        event(w, "ObjectRestore:Completed", j->bucket, j->key, j->vid);
+        event(w, "ObjectRestore:Completed", j->bucket, j->key, j->vid, &st);
 }
 
 /* Expiry and resumption, once per cluster: where the "ilm" lease is held

@@ -10,8 +10,11 @@
  * send_batch queue), sends them, and marks what the callback is done
  * with; the offset moves past the records at the head that are done (with
  * several threads a later batch may finish first: it is then delivered
- * again after a crash, as at-least-once allows).  When the offset reaches
- * the tail the files go back to empty.  Syncs are batched: a thread
+ * again after a crash, as at-least-once allows).  A record whose ordering
+ * key an earlier record not done with has is parked (copied into its
+ * in-flight slot) instead of sent; the thread done with that earlier one
+ * sends it next, so one key's records go in order while other keys go
+ * on.  When the offset reaches the tail the files go back to empty.  Syncs are batched: a thread
  * fdatasyncs the queue at most every SYNC_MS while there is unsynced data,
  * and the ack file lazily (a lost ack means a redelivery).
  *
@@ -56,11 +59,18 @@
 #define BACKOFF_MIN_MS 100
 #define BACKOFF_MAX_MS 5000
 
-/* Records a thread is sending, [.., end); kept in offset order. */
+/* Records taken, [.., end), kept in offset order: a thread is sending
+ * them, or (parked) the record waits, copied here, until the thread
+ * sending the earlier record of its ordering key takes it next. */
 struct inflight {
     uint64_t end;
     bool done;
+    uint64_t okey; /* opts.order_key of the record; 0: none */
+    char *parked;  /* the record's copy while parked, else NULL */
+    size_t len;
 };
+/* Records taken at most: the sending threads' and the parked ones. */
+#define INFLIGHT_MAX (STRATA_PQUEUE_THREADS_MAX * 16)
 
 struct strata_pqueue {
     struct strata_pqueue_opts o;
@@ -72,7 +82,7 @@ struct strata_pqueue {
     uint64_t next;          /* first record no thread has taken */
     uint64_t pending;       /* records not done with */
     uint64_t gen;           /* of the live copies */
-    struct inflight fl[STRATA_PQUEUE_THREADS_MAX];
+    struct inflight fl[INFLIGHT_MAX];
     unsigned nfl;
     bool dirty;             /* appended since the last sync */
     uint64_t last_push_ms;  /* of the last append (now_ms) */
@@ -440,6 +450,39 @@ static bool batch_send(struct strata_pqueue *t, struct iovec *msgs, const uint64
     return false; /* stopping: the rest stays for the next run */
 }
 
+/* Whether a record taken and not done with has ordering key ok (an
+ * earlier one: the record asking is not taken yet).  Mutex held. */
+static int key_busy(const struct strata_pqueue *t, uint64_t ok)
+{
+    for (unsigned i = 0; i < t->nfl; i++)
+        if (!t->fl[i].done && t->fl[i].okey == ok)
+            return 1;
+    return 0;
+}
+
+/* After the record of key ok a thread held is done: the records of that
+ * key parked behind it, one after the other, by this thread (buf, msgs
+ * and after its own).  Mutex held.  false: stopping. */
+static bool send_parked(struct strata_pqueue *t, uint64_t ok, char *buf, struct iovec *msgs,
+                        uint64_t *after)
+{
+    while (ok) {
+        unsigned i = 0;
+        while (i < t->nfl && !(t->fl[i].parked && t->fl[i].okey == ok))
+            i++;
+        if (i == t->nfl)
+            return true;
+        memcpy(buf, t->fl[i].parked, t->fl[i].len + 1);
+        free(t->fl[i].parked);
+        t->fl[i].parked = NULL;
+        msgs[0] = (struct iovec){.iov_base = buf, .iov_len = t->fl[i].len};
+        after[0] = t->fl[i].end;
+        if (!batch_send(t, msgs, after, 1, after[0]))
+            return false;
+    }
+    return true;
+}
+
 /* One delivery thread: takes the next records, sends them and marks them
  * done. */
 static void *deliver_main(void *arg)
@@ -461,7 +504,7 @@ static void *deliver_main(void *arg)
             wait_ms(t, BACKOFF_MAX_MS);
             continue;
         }
-        if (t->next == t->tail || t->nfl == STRATA_PQUEUE_THREADS_MAX) {
+        if (t->next == t->tail || t->nfl == INFLIGHT_MAX) {
             trunc_if_idle(t, strata_pqueue__now_ms());
             wait_ms(t, t->dirty || t->ack_dirty ? SYNC_MS : IDLE_MS);
             continue;
@@ -475,11 +518,24 @@ static void *deliver_main(void *arg)
             continue;
         }
         uint64_t end = after[n - 1];
+        uint64_t ok = t->o.order_key && !t->o.send_batch
+                          ? t->o.order_key(t->o.ud, msgs[0].iov_base, msgs[0].iov_len)
+                          : 0;
+        int park = ok ? key_busy(t, ok) : 0;
+        char *copy = park ? malloc(msgs[0].iov_len + 1) : NULL;
+        if (park && !copy) {
+            wait_ms(t, BACKOFF_MIN_MS); /* taken again later: records never change */
+            continue;
+        }
         t->next = end;
-        t->fl[t->nfl++] = (struct inflight){end, false};
-        if (t->next < t->tail)
+        t->fl[t->nfl++] = (struct inflight){end, false, ok, copy, msgs[0].iov_len};
+        if (t->next < t->tail || park)
             pthread_cond_signal(&t->cv); /* another thread may take the next ones */
-        if (!batch_send(t, msgs, after, n, end))
+        if (park) {
+            memcpy(copy, msgs[0].iov_base, msgs[0].iov_len + 1);
+            continue;
+        }
+        if (!batch_send(t, msgs, after, n, end) || !send_parked(t, ok, buf, msgs, after))
             break;
     }
     pthread_mutex_unlock(&t->mu);
@@ -499,6 +555,8 @@ void strata_pqueue_destroy(struct strata_pqueue *t)
     for (unsigned i = 0; i < t->started; i++)
         pthread_join(t->th[i], NULL);
     copies_sync(t, true, true);
+    for (unsigned i = 0; i < t->nfl; i++)
+        free(t->fl[i].parked); /* still in the files: sent by the next run */
     for (int i = 0; i < COPIES; i++) {
         if (t->fd[i] >= 0)
             close(t->fd[i]);

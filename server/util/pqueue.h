@@ -14,7 +14,8 @@
  * leaving the queue only when the callback says it is done with it:
  * delivery is at least once.  With one thread messages go in order; with
  * N, up to N sends at once, taken in order (a later one may finish
- * first).  A failed send is retried with exponential backoff
+ * first), except that messages of one ordering key (opts.order_key) go
+ * one after the other.  A failed send is retried with exponential backoff
  * (100 ms .. 5 s) by the thread holding it.  A queue over its bound drops
  * new messages (counted).
  *
@@ -62,6 +63,14 @@ struct strata_pqueue_opts {
     strata_pqueue_send_cb send;
     strata_pqueue_batch_cb send_batch; /* used instead of send when set */
     void *ud;
+    /* With send (not send_batch), optional: the ordering key of a message
+     * (0: none).  Messages of one key go one at a time in queue order: a
+     * later one is not handed to send before send is done (delivered or
+     * given up) with every earlier one of that key, also after a restart;
+     * messages of other keys go on in parallel meanwhile.  Keys that
+     * collide are only ordered together.  Pure; called under the queue's
+     * lock. */
+    uint64_t (*order_key)(void *ud, const char *msg, size_t len);
     /* A store several gateways share (strata_meta_queues_shared): the
      * queue SPACE.NAME lives there instead of in dirs, pushed to by every
      * gateway and delivered by the one holding its lease

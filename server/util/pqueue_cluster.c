@@ -7,7 +7,8 @@
  * every COUNT_MS for the bound and the pending figure.  While the lease is
  * held the delivery threads take messages: one thread at a time reads the
  * queue from its first key, skipping keys other threads hold (taken
- * before, not yet done), and takes the next one (or up to
+ * before, not yet done) and messages whose ordering key (opts.order_key)
+ * a held one has, and takes the next one (or up to
  * STRATA_PQUEUE_BATCH_MAX for send_batch); always reading from the first
  * key picks up a message another gateway pushed with an earlier stamp.
  * A message the callback is done with is removed from the cluster (a
@@ -44,6 +45,7 @@ struct pqueue_cluster {
     struct held {
         char key[STRATA_META_QUEUE_KEY_MAX];
         bool gone;
+        uint64_t okey; /* the message's opts.order_key (0: none) */
     } held[HELD_MAX];
     size_t nheld;
     unsigned started;
@@ -62,6 +64,15 @@ static bool is_held(const struct pqueue_cluster *q, const char *key)
 {
     for (size_t i = 0; i < q->nheld; i++)
         if (strcmp(q->held[i].key, key) == 0)
+            return true;
+    return false;
+}
+
+/* Whether a message held and not done with has ordering key ok. */
+static bool okey_held(const struct pqueue_cluster *q, uint64_t ok)
+{
+    for (size_t i = 0; ok && i < q->nheld; i++)
+        if (!q->held[i].gone && q->held[i].okey == ok)
             return true;
     return false;
 }
@@ -157,10 +168,16 @@ static size_t take(struct pqueue_cluster *q, struct strata_meta_queue_ent *e, si
         size_t bytes = 0;
         for (size_t i = 0; i < got; i++) {
             bool fits = n == 0 || bytes + page[i].len <= STRATA_PQUEUE_MSG_MAX;
-            if (n < want && fits && !is_held(q, page[i].key)) {
+            /* A message behind one of its ordering key still held waits:
+             * a later read takes it once that one is done. */
+            uint64_t ok = q->o.order_key && !q->o.send_batch && n < want
+                              ? q->o.order_key(q->o.ud, page[i].msg, page[i].len)
+                              : 0;
+            if (n < want && fits && !is_held(q, page[i].key) && !okey_held(q, ok)) {
                 e[n] = page[i];
                 bytes += page[i].len;
                 memcpy(q->held[q->nheld].key, page[i].key, STRATA_META_QUEUE_KEY_MAX);
+                q->held[q->nheld].okey = ok;
                 q->held[q->nheld++].gone = false;
                 page[i].msg = NULL;
                 n++;

@@ -17,10 +17,16 @@ version deleted while restored takes its copy along; the gateway killed
 shows the restore ongoing and serves nothing of the half copy, takes the
 copy over once the killed one's lease and sign of life are stale, and
 after the reclaim grace the hot pool holds exactly the finished copy.
+ObjectRestore events to a webhook served by the test: s3:ObjectRestore:Post
+from the gateway asked, :Completed once the copy is made (restores through
+either gateway; with AWS's glacierEventData: the copy's expiry and the
+class restored from), :Delete when a copy expires, each once, with the
+key, version id, size and ETag of the archived version.
 
 Skipped (77) when the Ceph daemons are missing.
 """
 
+import datetime
 import json
 import os
 import sys
@@ -33,11 +39,13 @@ from rados_gw import gateway, launch, rados_init, require_daemon_on_rados  # noq
 from remote_tier_common import (RESTORE_DONE, MiB, assert_archived, body,  # noqa: E402
                                 expiry_of, md5, move_to_archive, restore_again, restore_hdr,
                                 restored_reads, wait_restored)
-from strata_harness import Strata, expect_error, log, run, test, wait_until  # noqa: E402
+from notify_hook import Receiver, put_conf, queue_conf  # noqa: E402
+from strata_harness import Strata, expect_error, free_port, log, run, test, wait_until  # noqa: E402
 
 PREFIX = "rs" + os.urandom(3).hex()
 HOT, META = PREFIX + ".data", PREFIX + ".meta"
 CLUSTER = RADOS = R = ARCH = CREDS = B = None
+HOOK = Receiver(free_port())  # the webhook target of both gateways
 
 
 def pool_objects(pool):
@@ -75,7 +83,8 @@ def tier_args():
     return ["--tier", f"arch:s3,restore:{R.endpoint}/{ARCH}/data", "--tier-credentials", CREDS,
             "--storage-class", "DEEP_ARCHIVE:arch",
             "--lc-day-seconds", "1", "--ilm-interval-seconds", "1", "--lease-seconds", "3",
-            "--orphan-grace-seconds", "5", "--ilm-move-mbps", "0"]
+            "--orphan-grace-seconds", "5", "--ilm-move-mbps", "0",
+            "--notify-target", f"hook:webhook:http://127.0.0.1:{HOOK.port}/events"]
 
 
 def archived(c, b, objs):
@@ -174,6 +183,61 @@ def restored_copy_expires_and_goes_with_its_version(s):
     c.delete_bucket(Bucket=b)
 
 
+def restore_events(b, k):
+    """The ObjectRestore records the webhook received for b/k, in order."""
+    return [r for _p, _h, r in HOOK.records()
+            if r["s3"]["bucket"]["name"] == b and r["s3"]["object"]["key"] == k]
+
+
+@test
+def restore_events_delivered(s):
+    """s3:ObjectRestore:* to a webhook: Post when asked (through either
+    gateway), Completed when the copy is ready, Delete when it expires;
+    each names the archived version (id, size, ETag)."""
+    c, c2 = s.client(), B.client()
+    b = s.bucket_name("events")
+    c.create_bucket(Bucket=b)
+    put_conf(c, b, queue_conf("arn:strata:sqs::hook:webhook", ["s3:ObjectRestore:*"],
+                              cid="restores"))
+    one, two = body(1 * MiB + 11, b + "1"), body(2 * MiB + 3, b + "2")
+    vids = move_to_archive(c, b, {"one": one, "two": two})
+    assert restore_events(b, "one") == [] and restore_events(b, "two") == []
+    r = c.restore_object(Bucket=b, Key="one", RestoreRequest={"Days": 30})
+    assert r["ResponseMetadata"]["HTTPStatusCode"] == 202, r
+    r = c2.restore_object(Bucket=b, Key="two", VersionId=vids["two"], RestoreRequest={"Days": 1})
+    assert r["ResponseMetadata"]["HTTPStatusCode"] == 202, r
+    wait_restored(c, b, "one", "one restored")
+    names = ["ObjectRestore:Post", "ObjectRestore:Completed"]
+    wait_until("Post and Completed of one", lambda: [
+        e["eventName"] for e in restore_events(b, "one")] == names, 30)
+    # Completed says when the copy expires (as x-amz-restore) and the class
+    # it was restored from (AWS's glacierEventData); Post says neither.
+    post, done = restore_events(b, "one")
+    assert "glacierEventData" not in post, post
+    rd = done["glacierEventData"]["restoreEventData"]
+    assert rd["lifecycleRestoreStorageClass"] == "DEEP_ARCHIVE", rd
+    exp = datetime.datetime.strptime(rd["lifecycleRestorationExpiryTime"],
+                                     "%Y-%m-%dT%H:%M:%S.%fZ").replace(
+        tzinfo=datetime.timezone.utc).timestamp()
+    assert int(exp) == expiry_of(restore_hdr(c, b, "one")), (rd, restore_hdr(c, b, "one"))
+    # two: a copy of one day (1 s here) expires after it is made.
+    wait_until("Post, Completed and Delete of two", lambda: [
+        e["eventName"] for e in restore_events(b, "two")] == names + ["ObjectRestore:Delete"], 60)
+    assert restore_hdr(c, b, "two") is None
+    for k, data in (("one", one), ("two", two)):
+        for e in restore_events(b, k):
+            o = e["s3"]["object"]
+            assert e["eventSource"] == "aws:s3" and e["s3"]["configurationId"] == "restores", e
+            assert o["versionId"] == vids[k] and o["size"] == len(data), (k, e)
+            assert o["eTag"] == md5(data), (k, e)
+            assert e["s3"]["bucket"]["arn"] == f"arn:aws:s3:::{b}", e
+    time.sleep(2)  # nothing more comes: no second Completed from the other gateway
+    assert len(restore_events(b, "one")) == 2 and len(restore_events(b, "two")) == 3
+    for k in ("one", "two"):
+        c.delete_object(Bucket=b, Key=k, VersionId=vids[k])
+    wait_until("the copies reclaimed", settled, 30)
+
+
 @test
 def kill9_mid_restore(s):
     # The gateway dies after the first piece (part) of the copy.
@@ -215,6 +279,7 @@ def kill9_mid_restore(s):
 def main():
     global CLUSTER, RADOS, R, ARCH, CREDS, B
     require_daemon_on_rados()
+    HOOK.start()
     from ceph_cluster import CephCluster
     t0 = time.monotonic()
     R = Strata()  # the remote: a strata on local drives

@@ -30,7 +30,9 @@ import json
 import os
 import re
 import shutil
+import signal
 import sys
+import threading
 import time
 
 import boto3
@@ -43,6 +45,7 @@ from strata_harness import REGION, Strata, expect_error, log, run, test, wait_un
 MiB = 1 << 20
 ROLE = "arn:aws:iam::123456789012:role/strata-replication"
 RGW = None  # (endpoint, access key, secret key)
+RGW_PID = None  # radosgw's process (paused by a test)
 SRC = None
 COLD = "strata-cold"  # the remote tier's bucket on radosgw
 
@@ -157,6 +160,98 @@ def versions_arrive(_):
     expect_error(lambda: r.get_object(Bucket=rb, Key="k"), "NoSuchKey", 404)
 
 
+def burst(sb, k, clients=4, each=8):
+    """each versions of k from each of clients writers at once (their own
+    connections), the bodies all different."""
+    errs = []
+
+    def writer(ci):
+        try:
+            c = SRC.client()
+            for i in range(each):
+                c.put_object(Bucket=sb, Key=k, Body=f"{k} from {ci}, #{i}\n".encode() * 40)
+        except Exception as e:  # noqa: BLE001 - reported below
+            errs.append(e)
+
+    ts = [threading.Thread(target=writer, args=(ci,)) for ci in range(clients)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    assert not errs, errs
+
+
+def same_history(s, r, sb, rb, k, marker):
+    """Once nothing is pending: every source version of k COMPLETED, and
+    radosgw's versions of k (ETags, newest first, each at its last arrival:
+    a kill -9 may send one again) the source's, in its order; with marker
+    radosgw's latest is a delete marker, as the source's."""
+    wait_until("nothing pending", lambda: metric("strata_replication_pending") == 0, 180)
+    src, sdm = versions(s, sb, k)
+    for v in src:
+        wait_status(s, sb, k, v["VersionId"], "COMPLETED", timeout=5)
+    dst, ddm = versions(r, rb, k)
+    arrived = []
+    for v in dst:
+        if v["ETag"] not in arrived:
+            arrived.append(v["ETag"])
+    want = [v["ETag"] for v in src]
+    assert len(set(want)) == len(want) == len(arrived), (len(want), len(arrived))
+    assert arrived == want, ("radosgw's order (newest first) against the source's: "
+                             + " ".join(str(want.index(e)) for e in arrived))
+    assert dst[0]["IsLatest"] != marker and (not marker or ddm[0]["IsLatest"]), (dst[0], ddm)
+    assert len(ddm) == len(sdm), (ddm, sdm)
+
+
+@test
+def versions_of_one_key_arrive_in_order(_):
+    """Versions of one key written at once by several clients, then a
+    delete marker, and many other keys meanwhile: radosgw (which keeps no
+    source version ids, so the last to arrive is its latest) gets them in
+    the source's order, its latest a delete marker as the source's."""
+    s, r, sb, rb = pair("order")
+    others = threading.Thread(target=lambda: [SRC.client().put_object(
+        Bucket=sb, Key=f"other/{i}", Body=b"x" * 1000) for i in range(30)])
+    others.start()
+    burst(sb, "hot")
+    others.join()
+    s.delete_object(Bucket=sb, Key="hot")
+    same_history(s, r, sb, rb, "hot", marker=True)
+    assert len(r.list_objects_v2(Bucket=rb, Prefix="other/")["Contents"]) == 30
+
+
+@test
+def key_order_survives_kill9(_):
+    """radosgw paused while versions of one key are written by several
+    clients: the source is killed (-9) with them queued and in flight,
+    radosgw resumed, the source restarted: radosgw's latest is the
+    source's latest and its versions are in the source's order."""
+    s, r, sb, rb = pair("okill")
+
+    def resume():
+        # Requests sent before the kill reach radosgw when it resumes (the
+        # restarted source sends the key's versions again, in order): it
+        # is given until its listing holds still for 2 s.
+        os.kill(RGW_PID, signal.SIGCONT)
+        seen, still = None, time.monotonic()
+        while time.monotonic() - still < 2:
+            now = len(versions(r, rb, "hot")[0])
+            if now != seen:
+                seen, still = now, time.monotonic()
+            time.sleep(0.2)
+
+    os.kill(RGW_PID, signal.SIGSTOP)
+    try:
+        burst(sb, "hot", clients=3, each=8)
+        assert metric("strata_replication_pending") >= 24
+    finally:
+        SRC.restart(kill=True, between=resume)
+    s = SRC.client()
+    same_history(s, r, sb, rb, "hot", marker=False)
+    assert r.get_object(Bucket=rb, Key="hot")["Body"].read() == s.get_object(
+        Bucket=sb, Key="hot")["Body"].read()
+
+
 @test
 def locked_version_arrives_locked(_):
     """A version under GOVERNANCE retention with a legal hold arrives on a
@@ -216,19 +311,41 @@ def sse_c_refused(_):
     assert r.get_object(Bucket=rb, Key="p")["Body"].read() == b"plain"
 
 
+def sealed_refusals():
+    """The sealed SSE-KMS offers the source logged as refused."""
+    with open(SRC.log_path, errors="replace") as f:
+        return sum("sealed SSE-KMS refused" in ln for ln in f)
+
+
 @test
 def sse_kms_own_key_not_sealed_to_radosgw(_):
     """An SSE-KMS version whose ReplicaKmsKeyID is its own key is offered
     sealed first: radosgw refuses that, then the plaintext with aws:kms
     (over plain HTTP, which radosgw refuses for any server-side encryption
-    by default): FAILED, nothing stored, not counted as sent sealed."""
+    by default): FAILED, nothing stored, not counted as sent sealed.  The
+    refusal is remembered for the target and key id: the next versions go
+    as plaintext at once (one sealed offer, one refusal counted), until a
+    restart, after which the sealed form is offered once again."""
     s, r, sb, rb = pair("kms", kms="src1")
     sealed = metric("strata_replication_sse_kms_sealed_total")
-    vid = s.put_object(Bucket=sb, Key="k", Body=os.urandom(100000),
-                       ServerSideEncryption="aws:kms", SSEKMSKeyId="src1")["VersionId"]
-    wait_status(s, sb, "k", vid, "FAILED")
+    refused, logged = metric("strata_replication_sse_kms_sealed_refused_total"), sealed_refusals()
+
+    def one(k):
+        vid = s.put_object(Bucket=sb, Key=k, Body=os.urandom(100000),
+                           ServerSideEncryption="aws:kms", SSEKMSKeyId="src1")["VersionId"]
+        wait_status(s, sb, k, vid, "FAILED")
+        nothing_stored(r, rb, k)
+
+    for k in ("k", "k", "k2", "k3"):
+        one(k)
     assert metric("strata_replication_sse_kms_sealed_total") == sealed
-    nothing_stored(r, rb, "k")
+    assert sealed_refusals() == logged + 1, sealed_refusals() - logged
+    assert metric("strata_replication_sse_kms_sealed_refused_total") == refused + 1
+    SRC.restart()
+    s = SRC.client()
+    one("k4")
+    assert metric("strata_replication_sse_kms_sealed_refused_total") == 1
+    assert sealed_refusals() == logged + 2
 
 
 @test
@@ -258,7 +375,7 @@ def remote_tier_on_radosgw(_):
 
 
 def main():
-    global RGW, SRC
+    global RGW, RGW_PID, SRC
     for tool in ("ceph-mon", "ceph-osd", "radosgw", "radosgw-admin"):
         if not shutil.which(tool):
             skip(f"{tool} not installed (deploy/install-deps.sh)")
@@ -269,6 +386,7 @@ def main():
     with CephCluster(osds=1, store="memstore", rgw=True) as cl:
         ak, sk = cl.rgw_user("strata")
         RGW = (cl.rgw_endpoint, ak, sk)
+        RGW_PID = cl.pids["client.rgw.a"]
         log(f"cluster and radosgw ready in {time.monotonic() - t0:.1f} s: {cl.rgw_endpoint}")
         rgw().create_bucket(Bucket=COLD)
         SRC = Strata(args=["--metrics-public", "--sse-c-allow-http"])

@@ -4,7 +4,10 @@
  * acknowledged, batches taken by several threads (each message delivered
  * once), an 8-byte ack file of older versions read as generation 0, a
  * queue directory that cannot be used left out (one copy), and a copy
- * replaced by an empty directory rebuilt from the other.
+ * replaced by an empty directory rebuilt from the other; an ordering key:
+ * one key's messages one at a time and in order (a retried one holding
+ * the later ones back, also across a stop and a new start) while other
+ * keys go on in parallel.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -252,6 +255,123 @@ static void test_copy_left_out_and_rebuilt(void **state)
     dirs_rm(d);
 }
 
+/* Messages "<key><seq>": the key is the first letter. */
+struct keyed {
+    pthread_mutex_t mu;
+    int busy[4], last[4]; /* sends of each key now; seq of its last one done */
+    int par, par_max;     /* sends now, at most */
+    bool overlap, disorder;
+    int retries;          /* RETRY answers still to give to key 'a' */
+    size_t done;
+};
+
+static uint64_t keyed_order(void *ud, const char *msg, size_t len)
+{
+    (void)ud, (void)len;
+    return (uint64_t)(unsigned char)msg[0];
+}
+
+static enum strata_pqueue_sent keyed_send(void *ud, const char *msg, size_t len)
+{
+    struct keyed *s = ud;
+    (void)len;
+    int k = msg[0] - 'a', seq = atoi(msg + 1);
+    pthread_mutex_lock(&s->mu);
+    s->overlap |= s->busy[k]++ > 0;
+    s->par_max = ++s->par > s->par_max ? s->par : s->par_max;
+    bool retry = k == 0 && s->retries > 0 && s->retries--;
+    pthread_mutex_unlock(&s->mu);
+    nanosleep(&(struct timespec){0, (k == 0 ? 3 : 1) * 1000000L}, NULL);
+    pthread_mutex_lock(&s->mu);
+    s->busy[k]--;
+    s->par--;
+    if (!retry) {
+        s->disorder |= seq <= s->last[k];
+        s->last[k] = seq;
+        s->done++;
+    }
+    pthread_mutex_unlock(&s->mu);
+    return retry ? STRATA_PQUEUE_RETRY : STRATA_PQUEUE_DONE;
+}
+
+static struct strata_pqueue *open_keyed(char d[2][512], struct keyed *s)
+{
+    const char *dp[2] = {d[0], d[1]};
+    struct strata_pqueue *q;
+    char err[256];
+    struct strata_pqueue_opts o = {.name = "t", .max = 100000, .threads = 8,
+                                   .send = keyed_send, .order_key = keyed_order, .ud = s};
+    assert_int_equal(strata_pqueue_create(dp, 2, &o, &q, err, sizeof(err)), 0);
+    return q;
+}
+
+static void keyed_reset(struct keyed *s)
+{
+    memset(s->busy, 0, sizeof(s->busy));
+    memset(s->last, 0, sizeof(s->last));
+    s->overlap = s->disorder = false;
+    s->par = s->par_max = 0;
+    s->done = 0;
+}
+
+static void test_order_key(void **state)
+{
+    (void)state;
+    char d[2][512];
+    dirs_make(d);
+    struct keyed s = {.retries = 3};
+    pthread_mutex_init(&s.mu, NULL);
+    keyed_reset(&s);
+    /* Key a's messages close together, b..d's between them; a's first
+     * one is refused three times first. */
+    {
+        const char *dp[2] = {d[0], d[1]};
+        struct strata_pqueue *q;
+        char err[256], m[16];
+        struct strata_pqueue_opts o = {.name = "t", .max = 100000, .threads = 1, .send = never};
+        assert_int_equal(strata_pqueue_create(dp, 2, &o, &q, err, sizeof(err)), 0);
+        for (int i = 1; i <= 40; i++) {
+            snprintf(m, sizeof(m), "%c%03d", "aabacada"[i % 8], i);
+            assert_int_equal(strata_pqueue_push(q, m, strlen(m)), 0);
+        }
+        strata_pqueue_destroy(q);
+    }
+    struct strata_pqueue *q = open_keyed(d, &s);
+    wait_empty(q);
+    strata_pqueue_destroy(q);
+    assert_false(s.overlap);
+    assert_false(s.disorder);
+    assert_int_equal(s.done, 40);
+    assert_int_equal(s.retries, 0);
+    assert_true(s.par_max > 1); /* other keys went on meanwhile */
+
+    /* Stopped with a's messages parked: the next start sends what is
+     * left (from the first not done with) in order again. */
+    q = open_keyed(d, &s);
+    char m[16];
+    keyed_reset(&s);
+    s.retries = 1000000; /* a's first one never goes: the rest of a parks */
+    for (int i = 1; i <= 40; i++) {
+        snprintf(m, sizeof(m), "%c%03d", "aabacada"[i % 8], i);
+        assert_int_equal(strata_pqueue_push(q, m, strlen(m)), 0);
+    }
+    nanosleep(&(struct timespec){0, 200 * 1000000L}, NULL);
+    strata_pqueue_destroy(q);
+    assert_int_equal(s.last[0], 0);
+    assert_false(s.overlap);
+    keyed_reset(&s);
+    s.retries = 0;
+    q = open_keyed(d, &s);
+    wait_empty(q);
+    strata_pqueue_destroy(q);
+    assert_false(s.overlap);
+    assert_false(s.disorder);
+    assert_int_equal(s.last[0], 40);
+    assert_true(s.done >= 20); /* a's 20 at least, b..d's again at most */
+    pthread_mutex_destroy(&s.mu);
+    dirs_rm(d);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -259,6 +379,7 @@ int main(void)
         cmocka_unit_test(test_batches_on_several_threads),
         cmocka_unit_test(test_old_ack_file),
         cmocka_unit_test(test_copy_left_out_and_rebuilt),
+        cmocka_unit_test(test_order_key),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
