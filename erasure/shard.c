@@ -533,8 +533,12 @@ static struct io_uring_sqe *w_prep_shard(struct strata_ec_writer *w, unsigned s,
     size_t ss = w->enc_len; /* earlier blocks are all full: shard_size each */
     struct io_uring_sqe *sqe = io_uring_get_sqe(&w->io->ring);
     STRATA_ASSERT(sqe); /* callers leave room for what they queue */
-    io_uring_prep_write(sqe, w->fd[d], w->io->buf[w->cur] + (size_t)s * ss, (unsigned)ss,
-                        STRATA_EC_HDR_SIZE + w->blocks * w->set->shard_size);
+    uint8_t *src = w->io->buf[w->cur] + (size_t)s * ss;
+    uint64_t off = STRATA_EC_HDR_SIZE + w->blocks * w->set->shard_size;
+    if (w->io->fixed & (1u << w->cur))
+        io_uring_prep_write_fixed(sqe, w->fd[d], src, (unsigned)ss, off, (int)w->cur);
+    else
+        io_uring_prep_write(sqe, w->fd[d], src, (unsigned)ss, off);
     io_uring_sqe_set_data64(sqe, ud);
     return sqe;
 }
