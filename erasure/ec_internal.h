@@ -47,10 +47,16 @@ struct strata_ec__obs; /* observer helper thread, observe.c */
  * order).  buf[0] exists from creation; the others are allocated on first
  * use (strata_ec__io_buf), so small objects never pay for the pipeline
  * depth.  obs is the observer helper thread, started on first use.
+ * fixed: the buffers registered with the ring (bit i: buf[i] is fixed
+ * buffer i), so their writes skip pinning the pages on every request;
+ * a ring that refuses registration (locked-memory limit) writes them as
+ * plain buffers.
  */
 struct strata_ec__io {
     struct io_uring ring;
     uint8_t *buf[STRATA_EC_NBUF];
+    bool fixed_table; /* the sparse table of NBUF fixed buffers exists */
+    uint32_t fixed;
     struct strata_ec__obs *obs;
     struct strata_ec__io *next; /* free list link while pooled */
 };

@@ -659,16 +659,17 @@ struct strata_ec__io *strata_ec__io_get(struct strata_set *set, int *err)
         *err = STRATA_ENOMEM;
         return NULL;
     }
-    if (!strata_ec__io_buf(set, io, 0)) {
-        free(io);
-        *err = STRATA_ENOMEM;
-        return NULL;
-    }
     int r = io_uring_queue_init(STRATA_EC_RING_ENTRIES, &io->ring, 0);
     if (r < 0) {
-        free(io->buf[0]);
         free(io);
         *err = r == -ENOMEM ? STRATA_ENOMEM : STRATA_EIO;
+        return NULL;
+    }
+    io->fixed_table = io_uring_register_buffers_sparse(&io->ring, STRATA_EC_NBUF) == 0;
+    if (!strata_ec__io_buf(set, io, 0)) {
+        io_uring_queue_exit(&io->ring);
+        free(io);
+        *err = STRATA_ENOMEM;
         return NULL;
     }
     return io;
@@ -677,9 +678,15 @@ struct strata_ec__io *strata_ec__io_get(struct strata_set *set, int *err)
 uint8_t *strata_ec__io_buf(const struct strata_set *set, struct strata_ec__io *io, unsigned i)
 {
     STRATA_ASSERT(i < STRATA_EC_NBUF);
-    if (!io->buf[i] && posix_memalign((void **)&io->buf[i], STRATA_EC_ALIGN,
-                                      (size_t)set->n * set->shard_size) != 0)
-        io->buf[i] = NULL;
+    if (io->buf[i])
+        return io->buf[i];
+    size_t len = (size_t)set->n * set->shard_size;
+    if (posix_memalign((void **)&io->buf[i], STRATA_EC_ALIGN, len) != 0)
+        return io->buf[i] = NULL;
+    /* A refusal (over RLIMIT_MEMLOCK) leaves it a plain buffer. */
+    struct iovec iov = {io->buf[i], len};
+    if (io->fixed_table && io_uring_register_buffers_update_tag(&io->ring, i, &iov, NULL, 1) == 1)
+        io->fixed |= 1u << i;
     return io->buf[i];
 }
 

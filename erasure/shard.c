@@ -500,6 +500,10 @@ static int w_crc_grow(struct strata_ec_writer *w)
     return 0;
 }
 
+/* Bytes of each shard encoded and CRC'd at a time (w_encode); a multiple
+ * of 4096, as every block length is. */
+#define ENC_SLICE (32u << 10)
+
 /* Observe, pad and encode the current stripe slot and record its blocks'
  * CRCs as block number w->blocks (not yet counted). */
 static int w_encode(struct strata_ec_writer *w)
@@ -515,14 +519,23 @@ static int w_encode(struct strata_ec_writer *w)
     w->enc_len = ss;
     if (w->fill < stripe)
         memset(base + w->fill, 0, stripe - w->fill);
-    uint8_t *shards[STRATA_DRIVES_MAX];
-    for (unsigned s = 0; s < set->n; s++)
-        shards[s] = base + (size_t)s * ss;
-    strata_ec_encode(set->codec, shards, ss);
     if (w->blocks == w->cap && w_crc_grow(w) < 0)
         return w_fail(w, STRATA_ENOMEM);
+    /* Column slices small enough to stay in the core's cache: the CRCs
+     * read each slice right after the encoder touched it, instead of a
+     * second pass over the whole stripe from memory. */
+    uint32_t crc[STRATA_DRIVES_MAX] = {0};
+    for (size_t off = 0; off < ss; off += ENC_SLICE) {
+        size_t n = ss - off < ENC_SLICE ? ss - off : ENC_SLICE;
+        uint8_t *shards[STRATA_DRIVES_MAX];
+        for (unsigned s = 0; s < set->n; s++)
+            shards[s] = base + (size_t)s * ss + off;
+        strata_ec_encode(set->codec, shards, n);
+        for (unsigned s = 0; s < set->n; s++)
+            crc[s] = strata_crc32c(crc[s], shards[s], n);
+    }
     for (unsigned s = 0; s < set->n; s++)
-        w->crc[s][w->blocks] = strata_crc32c(0, shards[s], ss);
+        w->crc[s][w->blocks] = crc[s];
     return 0;
 }
 
@@ -533,8 +546,12 @@ static struct io_uring_sqe *w_prep_shard(struct strata_ec_writer *w, unsigned s,
     size_t ss = w->enc_len; /* earlier blocks are all full: shard_size each */
     struct io_uring_sqe *sqe = io_uring_get_sqe(&w->io->ring);
     STRATA_ASSERT(sqe); /* callers leave room for what they queue */
-    io_uring_prep_write(sqe, w->fd[d], w->io->buf[w->cur] + (size_t)s * ss, (unsigned)ss,
-                        STRATA_EC_HDR_SIZE + w->blocks * w->set->shard_size);
+    uint8_t *src = w->io->buf[w->cur] + (size_t)s * ss;
+    uint64_t off = STRATA_EC_HDR_SIZE + w->blocks * w->set->shard_size;
+    if (w->io->fixed & (1u << w->cur))
+        io_uring_prep_write_fixed(sqe, w->fd[d], src, (unsigned)ss, off, (int)w->cur);
+    else
+        io_uring_prep_write(sqe, w->fd[d], src, (unsigned)ss, off);
     io_uring_sqe_set_data64(sqe, ud);
     return sqe;
 }

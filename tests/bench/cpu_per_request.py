@@ -23,6 +23,7 @@ pass, as s3.sh's put100k cell does after its first 1,000).
 
   tests/bench/cpu_per_request.py --bin build/strata --mode cpu --workload get4k -n 20000 --repeat 5
   tests/bench/cpu_per_request.py --bin build/strata --mode callgrind --workload get4k -n 2000
+  tests/bench/cpu_per_request.py --bin build/strata --workload put64m -n 20 --perf /tmp/p.data
 """
 
 import argparse
@@ -137,12 +138,20 @@ def one_run(a, tmp):
             one(a.n + i if a.workload.startswith("put") else i)
         if a.mode == "callgrind":
             subprocess.run(["callgrind_control", "-z", str(proc.pid)], check=True, stdout=subprocess.DEVNULL)
+        perf = None
+        if a.perf:  # sample the daemon over the N requests only
+            perf = subprocess.Popen(["perf", "record", "-g", "-F", "999", "-o", a.perf, "-p", str(proc.pid)],
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            time.sleep(1)
         u0, s0 = cpu_ticks(proc.pid)
         t0 = time.monotonic()
         for i in range(a.n):
             one(i)
         wall = time.monotonic() - t0
         u1, s1 = cpu_ticks(proc.pid)
+        if perf:
+            perf.send_signal(2)
+            perf.wait(timeout=60)
         if a.mode == "callgrind":
             subprocess.run(["callgrind_control", "-d", str(proc.pid)], check=True, stdout=subprocess.DEVNULL)
         tck = os.sysconf("SC_CLK_TCK")
@@ -177,6 +186,7 @@ def main():
     ap.add_argument("-n", type=int, default=20000)
     ap.add_argument("--repeat", type=int, default=1)
     ap.add_argument("--out", help="callgrind: copy the profile of the N requests here")
+    ap.add_argument("--perf", help="cpu: perf record -g the daemon over the N requests into this file")
     a = ap.parse_args()
     runs = []
     for _ in range(a.repeat):

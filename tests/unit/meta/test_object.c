@@ -300,6 +300,66 @@ static void test_digest_mismatch(void **state)
     mt_teardown(e);
 }
 
+/* A body handed over in one write much larger than the slices the digests
+ * and the store path take at a time: ETag, SHA-256, checksum and bytes are
+ * those of the whole body; a wrong SHA-256 or one byte too many stores
+ * nothing. */
+static void test_one_large_write(void **state)
+{
+    (void)state;
+    struct mt_env *e = mt_setup("bigwrite");
+    assert_non_null(e);
+    assert_int_equal(mt_bucket(e, "b", 0), 0);
+    size_t len = (3u << 20) + 777;
+    uint8_t *data = malloc(len + 1);
+    mt_fill(data, len + 1, 29);
+    uint8_t md5[16], sha[32], wrong[32];
+    unsigned l;
+    EVP_Digest(data, len, md5, &l, EVP_md5(), NULL);
+    EVP_Digest(data, len, sha, &l, EVP_sha256(), NULL);
+    uint32_t c = strata_crc32c(0, data, len);
+    uint8_t crc[4] = {(uint8_t)(c >> 24), (uint8_t)(c >> 16), (uint8_t)(c >> 8), (uint8_t)c};
+    memcpy(wrong, sha, sizeof(wrong));
+    wrong[31] ^= 1;
+
+    struct strata_put_opts o;
+    memset(&o, 0, sizeof(o));
+    o.bucket = "b";
+    o.key = "k";
+    o.size = len;
+    o.sha256 = wrong;
+    assert_int_equal(mt_put_opts(e, &o, data, len, 0, NULL), STRATA_ESHA256MISMATCH);
+    struct strata_obj_info info;
+    assert_int_equal(strata_obj_head(e->m, "b", "k", NULL, &info), STRATA_ENOTFOUND);
+    assert_int_equal(mt_data_files(e), 0);
+
+    /* One byte more than announced, in the same single write. */
+    o.sha256 = NULL;
+    struct strata_put *p;
+    assert_int_equal(strata_obj_put_begin(e->m, &o, &p), 0);
+    assert_int_equal(strata_obj_put_write(p, data, len + 1), STRATA_EINCOMPLETE);
+    assert_int_equal(strata_obj_put_commit(p, NULL), STRATA_EINCOMPLETE);
+    assert_int_equal(strata_obj_head(e->m, "b", "k", NULL, &info), STRATA_ENOTFOUND);
+    assert_int_equal(mt_data_files(e), 0);
+
+    o.sha256 = sha;
+    o.md5 = md5;
+    o.cksum_algo = STRATA_CKSUM_CRC32C;
+    o.cksum = crc;
+    o.cksum_len = 4;
+    struct strata_obj_info out;
+    assert_int_equal(mt_put_opts(e, &o, data, len, 0, &out), 0);
+    char hex[33];
+    md5_hex(data, len, hex);
+    assert_string_equal(out.etag, hex);
+    assert_int_equal(out.cksum_algo, STRATA_CKSUM_CRC32C);
+    assert_memory_equal(out.cksum, crc, 4);
+    strata_obj_info_fini(&out);
+    check_object(e, "k", data, len);
+    free(data);
+    mt_teardown(e);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -307,6 +367,7 @@ int main(void)
         cmocka_unit_test(test_stream_unknown_size),
         cmocka_unit_test(test_headers_checksums),
         cmocka_unit_test(test_digest_mismatch),
+        cmocka_unit_test(test_one_large_write),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
