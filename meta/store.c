@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "strata/assert.h"
+#include "strata/thread.h"
 
 /* ---- write failures ----------------------------------------------------- */
 
@@ -837,11 +838,7 @@ void strata_meta__merge_close(struct meta_merge *mg)
 static void drive_close(struct meta_drive *d)
 {
     if (d->thr_started) {
-        pthread_mutex_lock(&d->mu);
-        d->stop = true;
-        pthread_cond_signal(&d->cv);
-        pthread_mutex_unlock(&d->mu);
-        pthread_join(d->thr, NULL);
+        strata_thread_stop(d->thr, &d->mu, &d->cv, &d->stop);
         d->thr_started = false;
     }
     if (d->db) {
