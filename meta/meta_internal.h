@@ -385,6 +385,16 @@ static inline bool strata_meta__is_dead(const void *v, size_t vl)
 {
     return strata_meta__is_tomb(v, vl) || strata_meta__is_done(v, vl);
 }
+/* Into wb: k set to v (put) or deleted (!put), the one write of a batch
+ * that either stores a value or removes it (an undo batch's old value). */
+static inline void strata_meta__wb_write(rocksdb_writebatch_t *wb, const char *k, size_t kl,
+                                         bool put, const char *v, size_t vl)
+{
+    if (put)
+        rocksdb_writebatch_put(wb, k, kl, v, vl);
+    else
+        rocksdb_writebatch_delete(wb, k, kl);
+}
 /* The deletion time of a tombstone (TOMB_LEN bytes or more). */
 int64_t strata_meta__tomb_time(const void *v, size_t vl);
 void strata_meta__rec_fini(struct meta_rec *r);

@@ -473,14 +473,9 @@ void strata_meta__key_batches(struct strata_meta *m, unsigned set, const char *k
             continue;
         wbs[d] = rocksdb_writebatch_create();
         undo[d] = rocksdb_writebatch_create();
-        if (v)
-            rocksdb_writebatch_put(wbs[d], k, kl, v, vl);
-        else
-            rocksdb_writebatch_delete(wbs[d], k, kl);
-        if (old && old->tried[d] && old->rc[d] == 0)
-            rocksdb_writebatch_put(undo[d], k, kl, old->v[d], old->vl[d]);
-        else
-            rocksdb_writebatch_delete(undo[d], k, kl);
+        strata_meta__wb_write(wbs[d], k, kl, v != NULL, v, vl);
+        bool had = old && old->tried[d] && old->rc[d] == 0;
+        strata_meta__wb_write(undo[d], k, kl, had, had ? old->v[d] : NULL, had ? old->vl[d] : 0);
     }
 }
 
