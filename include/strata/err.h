@@ -55,10 +55,9 @@ struct strata__err_text {
 };
 static inline const struct strata__err_text *strata__err_text(int err)
 {
-    static const struct strata__err_text rows[] = {
-        [0] = {"success", "OK"},
+    static const struct strata__err_text rows[] = {[0] = {"success", "OK"},
 #define STRATA__ERR_ROW(name, val, msg) [-(val)] = {msg, "E" #name},
-        STRATA_ERR_MAP(STRATA__ERR_ROW)
+                                                   STRATA_ERR_MAP(STRATA__ERR_ROW)
 #undef STRATA__ERR_ROW
     };
     static const struct strata__err_text unknown = {"unknown error", "EUNKNOWN"};
