@@ -16,17 +16,20 @@
 static void test_known_codes(void **state)
 {
     (void)state;
-    assert_string_equal(strata_errname(0), "OK");
-    assert_string_equal(strata_strerror(0), "success");
-    assert_string_equal(strata_errname(STRATA_ENOTFOUND), "ENOTFOUND");
-    assert_string_equal(strata_strerror(STRATA_ENOTFOUND), "not found");
-    assert_string_equal(strata_errname(STRATA_EIO), "EIO");
-    assert_string_equal(strata_strerror(STRATA_EIO), "input/output error");
-    assert_string_equal(strata_errname(STRATA_EPRECOND), "EPRECOND");
-    assert_string_equal(strata_strerror(STRATA_EPRECOND), "precondition failed");
-    assert_string_equal(strata_errname(STRATA_EARCHIVED), "EARCHIVED");
-    assert_string_equal(strata_strerror(STRATA_EARCHIVED),
-                        "data on an archive tier: restore it first");
+    static const struct {
+        int code;
+        const char *name, *msg;
+    } want[] = {
+        {0, "OK", "success"},
+        {STRATA_ENOTFOUND, "ENOTFOUND", "not found"},
+        {STRATA_EIO, "EIO", "input/output error"},
+        {STRATA_EPRECOND, "EPRECOND", "precondition failed"},
+        {STRATA_EARCHIVED, "EARCHIVED", "data on an archive tier: restore it first"},
+    };
+    for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+        assert_string_equal(strata_errname(want[i].code), want[i].name);
+        assert_string_equal(strata_strerror(want[i].code), want[i].msg);
+    }
 }
 
 static void test_unknown_codes(void **state)
