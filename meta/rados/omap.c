@@ -3,7 +3,7 @@
  * omap key, and one compound op that compares one key and sets or removes
  * another (RADOS.md: an absent key compares as the empty value, a failed
  * compare cancels the whole op with -ECANCELED); and one page of an
- * object's omap under a prefix.
+ * object's omap under a prefix, or of its keys alone.
  */
 #include "rados.h"
 
