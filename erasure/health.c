@@ -12,6 +12,7 @@
  */
 #include "ec_internal.h"
 #include "strata/hex.h"
+#include "strata/thread.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -232,11 +233,7 @@ void strata_ec__probe_stop(struct strata_set *set)
 {
     if (!set->probe_started)
         return;
-    pthread_mutex_lock(&set->probe_mu);
-    set->probe_stop = true;
-    pthread_cond_signal(&set->probe_cv);
-    pthread_mutex_unlock(&set->probe_mu);
-    pthread_join(set->probe_th, NULL);
+    strata_thread_stop(set->probe_th, &set->probe_mu, &set->probe_cv, &set->probe_stop);
     pthread_mutex_destroy(&set->probe_mu);
     pthread_cond_destroy(&set->probe_cv);
     set->probe_started = false;

@@ -18,6 +18,7 @@
  * held while a callback runs.
  */
 #include "ec_internal.h"
+#include "strata/thread.h"
 
 #include <stdlib.h>
 
@@ -120,11 +121,7 @@ void strata_ec__obs_stop(struct strata_ec__obs *o)
 {
     if (!o)
         return;
-    pthread_mutex_lock(&o->mu);
-    o->stop = true;
-    pthread_cond_signal(&o->work_cv);
-    pthread_mutex_unlock(&o->mu);
-    pthread_join(o->th, NULL);
+    strata_thread_stop(o->th, &o->mu, &o->work_cv, &o->stop);
     pthread_mutex_destroy(&o->mu);
     pthread_cond_destroy(&o->work_cv);
     pthread_cond_destroy(&o->done_cv);

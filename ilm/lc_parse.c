@@ -104,6 +104,17 @@ static int only(struct pctx *p, xmlNodePtr parent, const char *const *names)
     return 0;
 }
 
+/* An element whose children are only names (NULL-terminated), each at
+ * most once: out[i] is the child called names[i], or NULL.  0 or p->rc. */
+static int children(struct pctx *p, xmlNodePtr parent, const char *const *names, xmlNodePtr *out)
+{
+    if (only(p, parent, names))
+        return p->rc;
+    for (size_t i = 0; names[i]; i++)
+        out[i] = one(p, parent, names[i]);
+    return p->rc;
+}
+
 /* Text content, malloc'ed; NULL on allocation failure (rc set). */
 static char *text(struct pctx *p, xmlNodePtr n)
 {
@@ -203,11 +214,10 @@ static int date_elem(struct pctx *p, xmlNodePtr n, int64_t *out_ms)
 static int tag_elem(struct pctx *p, xmlNodePtr n, struct strata_lc_tag *t)
 {
     static const char *const names[] = {"Key", "Value", NULL};
-    if (only(p, n, names))
+    xmlNodePtr c[2];
+    if (children(p, n, names, c))
         return p->rc;
-    xmlNodePtr k = one(p, n, "Key"), v = one(p, n, "Value");
-    if (p->rc)
-        return p->rc;
+    xmlNodePtr k = c[0], v = c[1];
     if (!k || !v)
         return fail(p, STRATA_LC_MALFORMED, "Tag needs Key and Value");
     t->key = text(p, k);
@@ -291,12 +301,10 @@ static int predicates(struct pctx *p, xmlNodePtr n, struct strata_lc_filter *f, 
 static int expiration(struct pctx *p, xmlNodePtr n, struct strata_lc_rule *r)
 {
     static const char *const names[] = {"Days", "Date", "ExpiredObjectDeleteMarker", NULL};
-    if (only(p, n, names))
+    xmlNodePtr c[3];
+    if (children(p, n, names, c))
         return p->rc;
-    xmlNodePtr days = one(p, n, "Days"), date = one(p, n, "Date");
-    xmlNodePtr edm = one(p, n, "ExpiredObjectDeleteMarker");
-    if (p->rc)
-        return p->rc;
+    xmlNodePtr days = c[0], date = c[1], edm = c[2];
     if (!!days + !!date + !!edm != 1)
         return fail(p, STRATA_LC_MALFORMED,
                     "Expiration takes exactly one of Days, Date and ExpiredObjectDeleteMarker");
@@ -319,11 +327,10 @@ static int expiration(struct pctx *p, xmlNodePtr n, struct strata_lc_rule *r)
 static int noncurrent_expiration(struct pctx *p, xmlNodePtr n, struct strata_lc_rule *r)
 {
     static const char *const names[] = {"NoncurrentDays", "NewerNoncurrentVersions", NULL};
-    if (only(p, n, names))
+    xmlNodePtr c[2];
+    if (children(p, n, names, c))
         return p->rc;
-    xmlNodePtr days = one(p, n, "NoncurrentDays"), newer = one(p, n, "NewerNoncurrentVersions");
-    if (p->rc)
-        return p->rc;
+    xmlNodePtr days = c[0], newer = c[1];
     if (!days)
         return fail(p, STRATA_LC_MALFORMED, "NoncurrentVersionExpiration needs NoncurrentDays");
     long long v;
@@ -410,10 +417,8 @@ static int transition(struct pctx *p, xmlNodePtr n, bool noncurrent, struct stra
 static int abort_mpu(struct pctx *p, xmlNodePtr n, struct strata_lc_rule *r)
 {
     static const char *const names[] = {"DaysAfterInitiation", NULL};
-    if (only(p, n, names))
-        return p->rc;
-    xmlNodePtr d = one(p, n, "DaysAfterInitiation");
-    if (p->rc)
+    xmlNodePtr d;
+    if (children(p, n, names, &d))
         return p->rc;
     if (!d)
         return fail(p, STRATA_LC_MALFORMED,

@@ -116,20 +116,29 @@ int strata_lc_check_min_days(const struct strata_lc_config *c, struct strata_lc_
     return 0;
 }
 
-const struct strata_lc_transition *strata_lc_transition_due(const struct strata_lc_config *c,
-                                                            const struct strata_lc_obj *o,
-                                                            int64_t mtime_ms, int64_t now_ms,
-                                                            int64_t day_ms)
+/* Among the transitions of the enabled rules matching o (the noncurrent
+ * ones with nc, which NewerNoncurrentVersions may hold back), the one due
+ * latest by now_ms: the class the version belongs in now. */
+static const struct strata_lc_transition *latest_due(const struct strata_lc_config *c,
+                                                     const struct strata_lc_obj *o, bool nc,
+                                                     int64_t base_ms, unsigned newer_nc,
+                                                     int64_t now_ms, int64_t day_ms)
 {
     const struct strata_lc_transition *best = NULL;
     int64_t best_due = 0;
     for (size_t i = 0; c && i < c->nrules; i++) {
         const struct strata_lc_rule *r = &c->rules[i];
-        if (!r->enabled || !r->ntr || !strata_lc_filter_match(&r->filter, o))
+        const struct strata_lc_transition *tr = nc ? r->nctr : r->tr;
+        size_t n = nc ? r->nnctr : r->ntr;
+        if (!r->enabled || !n || !strata_lc_filter_match(&r->filter, o))
             continue;
-        for (size_t j = 0; j < r->ntr; j++) {
-            const struct strata_lc_transition *t = &r->tr[j];
-            int64_t due = t->has_date ? t->date_ms : strata_lc_due_ms(mtime_ms, t->days, day_ms);
+        for (size_t j = 0; j < n; j++) {
+            const struct strata_lc_transition *t = &tr[j];
+            /* NewerNoncurrentVersions N keeps the N newest noncurrent ones. */
+            if (nc && newer_nc < t->newer)
+                continue;
+            int64_t due =
+                !nc && t->has_date ? t->date_ms : strata_lc_due_ms(base_ms, t->days, day_ms);
             if (due <= now_ms && (!best || due > best_due)) {
                 best = t;
                 best_due = due;
@@ -139,27 +148,17 @@ const struct strata_lc_transition *strata_lc_transition_due(const struct strata_
     return best;
 }
 
+const struct strata_lc_transition *strata_lc_transition_due(const struct strata_lc_config *c,
+                                                            const struct strata_lc_obj *o,
+                                                            int64_t mtime_ms, int64_t now_ms,
+                                                            int64_t day_ms)
+{
+    return latest_due(c, o, false, mtime_ms, 0, now_ms, day_ms);
+}
+
 const struct strata_lc_transition *
 strata_lc_nc_transition_due(const struct strata_lc_config *c, const struct strata_lc_obj *o,
                             int64_t since_ms, unsigned newer_nc, int64_t now_ms, int64_t day_ms)
 {
-    const struct strata_lc_transition *best = NULL;
-    int64_t best_due = 0;
-    for (size_t i = 0; c && i < c->nrules; i++) {
-        const struct strata_lc_rule *r = &c->rules[i];
-        if (!r->enabled || !r->nnctr || !strata_lc_filter_match(&r->filter, o))
-            continue;
-        for (size_t j = 0; j < r->nnctr; j++) {
-            const struct strata_lc_transition *t = &r->nctr[j];
-            /* NewerNoncurrentVersions N keeps the N newest noncurrent ones. */
-            if (newer_nc < t->newer)
-                continue;
-            int64_t due = strata_lc_due_ms(since_ms, t->days, day_ms);
-            if (due <= now_ms && (!best || due > best_due)) {
-                best = t;
-                best_due = due;
-            }
-        }
-    }
-    return best;
+    return latest_due(c, o, true, since_ms, newer_nc, now_ms, day_ms);
 }

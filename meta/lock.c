@@ -176,12 +176,11 @@ static int change_decide(void *ud, const struct strata_meta__key_view *v,
                          struct strata_meta__key_edit *e)
 {
     struct lock_change *c = ud;
-    int rc = strata_meta__rewrite_begin(v, c->version_id, e);
+    int rc = strata_meta__rewrite_begin(v, c->version_id, e, c->vid);
     if (rc)
         return rc;
     const struct meta_rec *cur = v->version.rec;
     struct strata_obj_lock *lk = &e->rw.lock;
-    strata_meta__slot_vid(&v->version, c->vid);
     const char *action = c->is_hold ? "PutObjectLegalHold" : "PutObjectRetention";
     char *detail = e->audit.detail;
     size_t cap = sizeof(e->audit.detail);

@@ -385,6 +385,32 @@ static inline bool strata_meta__is_dead(const void *v, size_t vl)
 {
     return strata_meta__is_tomb(v, vl) || strata_meta__is_done(v, vl);
 }
+/* Into wb: k set to v (put) or deleted (!put), the one write of a batch
+ * that either stores a value or removes it (an undo batch's old value). */
+static inline void strata_meta__wb_write(rocksdb_writebatch_t *wb, const char *k, size_t kl,
+                                         bool put, const char *v, size_t vl)
+{
+    if (put)
+        rocksdb_writebatch_put(wb, k, kl, v, vl);
+    else
+        rocksdb_writebatch_delete(wb, k, kl);
+}
+/* A name that becomes part of an object name (state.c): 1 to max bytes,
+ * each one of chars. */
+bool strata_meta__name_plain(const char *name, size_t max, const char *chars);
+/* A new version's record borrows what its request stores with it: the
+ * headers, the tag set and the ACL. */
+static inline void strata_meta__rec_borrow(struct meta_rec *r, struct strata_kv *hdrs,
+                                           size_t nhdrs, const uint8_t *tags, size_t tags_len,
+                                           const uint8_t *acl, size_t acl_len)
+{
+    r->hdrs = hdrs;
+    r->nhdrs = nhdrs;
+    r->tags = tags;
+    r->tags_len = tags_len;
+    r->acl = acl;
+    r->acl_len = acl_len;
+}
 /* The deletion time of a tombstone (TOMB_LEN bytes or more). */
 int64_t strata_meta__tomb_time(const void *v, size_t vl);
 void strata_meta__rec_fini(struct meta_rec *r);
@@ -641,9 +667,11 @@ struct meta_drop {
 /* Start a rewrite's decide on the view's version slot (the version named
  * by the txn's version_id, read with its copies): the slot's error, a
  * delete marker's (latest: STRATA_ENOTFOUND, else STRATA_EMETHOD), or 0
- * with e->op REWRITE and e->rw preset to the record's values. */
+ * with e->op REWRITE, e->rw preset to the record's values and vid the
+ * version's id. */
 int strata_meta__rewrite_begin(const struct strata_meta__key_view *v, const char *version_id,
-                               struct strata_meta__key_edit *e);
+                               struct strata_meta__key_edit *e,
+                               char vid[STRATA_VERSION_ID_MAX + 1]);
 /* The version id of a slot's version ("null" for the null version). */
 void strata_meta__slot_vid(const struct strata_meta__key_slot *s,
                            char out[STRATA_VERSION_ID_MAX + 1]);

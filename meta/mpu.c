@@ -589,12 +589,7 @@ static int complete_decide(void *ud, const struct strata_meta__mpu_view *v,
              u->storage_class[0] ? u->storage_class : "STANDARD");
     r->cksum_algo = u->cksum_algo;
     r->cksum_type = u->cksum_algo ? u->cksum_type : 0;
-    r->hdrs = u->hdrs;
-    r->nhdrs = u->nhdrs;
-    r->tags = u->tags;
-    r->tags_len = u->tags_len;
-    r->acl = u->acl;
-    r->acl_len = u->acl_len;
+    strata_meta__rec_borrow(r, u->hdrs, u->nhdrs, u->tags, u->tags_len, u->acl, u->acl_len);
     r->nparts = o->nparts;
     if (u->sse_len) {
         r->sse = u->sse;

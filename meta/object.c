@@ -160,12 +160,12 @@ static int64_t now_ns(void)
 
 /* ---- head / get --------------------------------------------------------- */
 
-/* Checks before a read of bucket/key (info zeroed first, as every answer
- * leaves it defined). */
-static int lookup_start(const char *bucket, const char *key, struct strata_obj_info *info)
+/* Checks of bucket/key before a read or a change of the key (out, n
+ * bytes, zeroed first, as every answer leaves it defined; NULL: none). */
+static int key_args(const char *bucket, const char *key, void *out, size_t n)
 {
-    if (info)
-        memset(info, 0, sizeof(*info));
+    if (out)
+        memset(out, 0, n);
     if (!bucket_ok(bucket))
         return STRATA_ENOTFOUND;
     if (!key_ok(key))
@@ -207,7 +207,7 @@ static int key_get(struct strata_meta *m, bool nowait, const char *bucket, const
 static int obj_head(struct strata_meta *m, const char *bucket, const char *key,
                     const char *version_id, struct strata_obj_info *info, bool nowait)
 {
-    int rc = lookup_start(bucket, key, info);
+    int rc = key_args(bucket, key, info, sizeof(*info));
     if (rc)
         return rc;
     struct head_ctx c = {bucket, key, version_id, info};
@@ -257,7 +257,7 @@ int strata_meta__rec_get(struct strata_meta *m, const char *bucket, const char *
 {
     *raw = NULL;
     memset(out, 0, sizeof(*out));
-    int rc = lookup_start(bucket, key, NULL);
+    int rc = key_args(bucket, key, NULL, 0);
     if (rc)
         return rc;
     struct rec_ctx c = {version_id, sk, out, raw};
@@ -467,7 +467,7 @@ static int get_open(struct strata_meta *m, const char *bucket, const char *key,
                         .info = info ? info : &tmp, .nowait = nowait};
     int rc;
     for (unsigned attempt = 0;; attempt++) {
-        rc = lookup_start(bucket, key, c.info);
+        rc = key_args(bucket, key, c.info, sizeof(*c.info));
         if (rc)
             return rc;
         c.gen = strata_meta__pin_gen(m, bucket, key);
@@ -1616,12 +1616,7 @@ static int put_decide(void *ud, const struct strata_meta__key_view *v,
     r->cksum_algo = p->ck_algo;
     memcpy(r->cksum, x->ck, x->ckl);
     r->cksum_len = x->ckl;
-    r->hdrs = p->hdrs;
-    r->nhdrs = p->nhdrs;
-    r->tags = p->tags;
-    r->tags_len = p->tags_len;
-    r->acl = p->acl;
-    r->acl_len = p->acl_len;
+    strata_meta__rec_borrow(r, p->hdrs, p->nhdrs, p->tags, p->tags_len, p->acl, p->acl_len);
     r->lock = p->lock;
     if (p->w) {
         r->has_data_id = true;
@@ -1886,14 +1881,11 @@ static int delete_impl(struct strata_meta *m, const char *bucket, const char *ke
                        const char *marker_vid, const uint8_t *marker_sk,
                        struct strata_del_result *out)
 {
-    if (out)
-        memset(out, 0, sizeof(*out));
-    if (!bucket_ok(bucket))
-        return STRATA_ENOTFOUND;
-    if (!key_ok(key))
-        return STRATA_EINVAL;
+    int rc = key_args(bucket, key, out, sizeof(*out));
+    if (rc)
+        return rc;
     struct strata_bucket_info b;
-    int rc = strata_meta_bucket_get(m, bucket, &b);
+    rc = strata_meta_bucket_get(m, bucket, &b);
     if (rc)
         return rc;
     struct del_txn xs, *x = &xs;
@@ -1976,7 +1968,7 @@ int strata_obj_tags_get(struct strata_meta *m, const char *bucket, const char *k
 }
 
 int strata_meta__rewrite_begin(const struct strata_meta__key_view *v, const char *version_id,
-                               struct strata_meta__key_edit *e)
+                               struct strata_meta__key_edit *e, char vid[STRATA_VERSION_ID_MAX + 1])
 {
     const struct strata_meta__key_slot *s = &v->version;
     if (s->rc)
@@ -1992,6 +1984,7 @@ int strata_meta__rewrite_begin(const struct strata_meta__key_view *v, const char
     e->rw.sse_len = cur->sse_len;
     e->rw.acl = cur->acl;
     e->rw.acl_len = cur->acl_len;
+    strata_meta__slot_vid(s, vid);
     return 0;
 }
 
@@ -2008,10 +2001,9 @@ static int rewrite_decide(void *ud, const struct strata_meta__key_view *v,
                           struct strata_meta__key_edit *e)
 {
     struct rewrite_txn *x = ud;
-    int rc = strata_meta__rewrite_begin(v, x->version_id, e);
+    int rc = strata_meta__rewrite_begin(v, x->version_id, e, x->vid);
     if (rc)
         return rc;
-    strata_meta__slot_vid(&v->version, x->vid);
     return x->fn(x->ud, v->version.sk, v->version.rec, &e->rw);
 }
 
@@ -2062,10 +2054,9 @@ int strata_meta__rec_rewrite(struct strata_meta *m, const char *bucket, const ch
                              const char *version_id, meta_edit_fn fn, void *ud,
                              char vid_out[STRATA_VERSION_ID_MAX + 1])
 {
-    if (!bucket_ok(bucket))
-        return STRATA_ENOTFOUND;
-    if (!key_ok(key))
-        return STRATA_EINVAL;
+    int rc = key_args(bucket, key, NULL, 0);
+    if (rc)
+        return rc;
     struct rewrite_txn x = {version_id, fn, ud, ""};
     struct strata_meta__key_txn t = {
         .bucket = bucket,
@@ -2076,36 +2067,61 @@ int strata_meta__rec_rewrite(struct strata_meta *m, const char *bucket, const ch
         .decide = rewrite_decide,
         .ud = &x,
     };
-    int rc = m->store->key_txn(m, &t);
+    rc = m->store->key_txn(m, &t);
     if (rc == 0 && vid_out)
         memcpy(vid_out, x.vid, sizeof(x.vid));
     return rc;
 }
 
-struct tags_edit {
-    const void *tags;
+/* A rewrite that sets one thing whatever the record holds: the tag set,
+ * the ACL, or one stored header (value NULL: removed). */
+enum set_what { SET_TAGS, SET_ACL, SET_HDR };
+
+struct set_edit {
+    enum set_what what;
+    const void *p; /* the tags, the ACL, or the header's value */
     size_t len;
+    const char *name; /* SET_HDR */
 };
 
-static int tags_edit_cb(void *ud, const uint8_t *sk, const struct meta_rec *cur,
-                        struct meta_edit *e)
+static int set_edit_cb(void *ud, const uint8_t *sk, const struct meta_rec *cur, struct meta_edit *e)
 {
     (void)sk;
     (void)cur;
-    const struct tags_edit *t = ud;
-    e->tags = t->tags;
-    e->tags_len = t->len;
+    const struct set_edit *x = ud;
+    switch (x->what) {
+    case SET_TAGS:
+        e->tags = x->p;
+        e->tags_len = x->len;
+        break;
+    case SET_ACL:
+        e->acl = x->p;
+        e->acl_len = x->len;
+        break;
+    case SET_HDR:
+        e->hdr_name = x->name;
+        e->hdr_value = x->p;
+        break;
+    }
     return 0;
+}
+
+/* Set a document of at most max bytes (len 0: none) on the version. */
+static int doc_put(struct strata_meta *m, const char *bucket, const char *key,
+                   const char *version_id, enum set_what what, const void *p, size_t len,
+                   size_t max, char vid_out[STRATA_VERSION_ID_MAX + 1])
+{
+    if (len > max)
+        return STRATA_ETOOBIG;
+    struct set_edit x = {what, len ? p : NULL, len, NULL};
+    return strata_meta__rec_rewrite(m, bucket, key, version_id, set_edit_cb, &x, vid_out);
 }
 
 int strata_obj_tags_put(struct strata_meta *m, const char *bucket, const char *key,
                         const char *version_id, const void *tags, size_t len,
                         char vid_out[STRATA_VERSION_ID_MAX + 1])
 {
-    if (len > STRATA_TAGS_MAX)
-        return STRATA_ETOOBIG;
-    struct tags_edit t = {len ? tags : NULL, len};
-    return strata_meta__rec_rewrite(m, bucket, key, version_id, tags_edit_cb, &t, vid_out);
+    return doc_put(m, bucket, key, version_id, SET_TAGS, tags, len, STRATA_TAGS_MAX, vid_out);
 }
 
 struct sse_edit {
@@ -2136,45 +2152,11 @@ int strata_obj_sse_rewrap(struct strata_meta *m, const char *bucket, const char 
     return strata_meta__rec_rewrite(m, bucket, key, version_id, sse_edit_cb, &s, NULL);
 }
 
-struct acl_edit {
-    const void *acl;
-    size_t len;
-};
-
-static int acl_edit_cb(void *ud, const uint8_t *sk, const struct meta_rec *cur,
-                       struct meta_edit *e)
-{
-    (void)sk;
-    (void)cur;
-    const struct acl_edit *a = ud;
-    e->acl = a->acl;
-    e->acl_len = a->len;
-    return 0;
-}
-
 int strata_obj_acl_put(struct strata_meta *m, const char *bucket, const char *key,
                        const char *version_id, const void *acl, size_t len,
                        char vid_out[STRATA_VERSION_ID_MAX + 1])
 {
-    if (len > STRATA_ACL_MAX)
-        return STRATA_ETOOBIG;
-    struct acl_edit a = {len ? acl : NULL, len};
-    return strata_meta__rec_rewrite(m, bucket, key, version_id, acl_edit_cb, &a, vid_out);
-}
-
-struct hdr_edit {
-    const char *name, *value;
-};
-
-static int hdr_edit_cb(void *ud, const uint8_t *sk, const struct meta_rec *cur,
-                       struct meta_edit *e)
-{
-    (void)sk;
-    (void)cur;
-    const struct hdr_edit *h = ud;
-    e->hdr_name = h->name;
-    e->hdr_value = h->value;
-    return 0;
+    return doc_put(m, bucket, key, version_id, SET_ACL, acl, len, STRATA_ACL_MAX, vid_out);
 }
 
 int strata_obj_hdr_set(struct strata_meta *m, const char *bucket, const char *key,
@@ -2182,8 +2164,8 @@ int strata_obj_hdr_set(struct strata_meta *m, const char *bucket, const char *ke
 {
     if (!name || !*name)
         return STRATA_EINVAL;
-    struct hdr_edit h = {name, value};
-    return strata_meta__rec_rewrite(m, bucket, key, version_id, hdr_edit_cb, &h, NULL);
+    struct set_edit x = {SET_HDR, value, 0, name};
+    return strata_meta__rec_rewrite(m, bucket, key, version_id, set_edit_cb, &x, NULL);
 }
 
 int strata_obj_tags_delete(struct strata_meta *m, const char *bucket, const char *key,

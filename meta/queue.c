@@ -14,15 +14,9 @@
 /* Queue names become object names (q.NAME on RADOS): keep them plain. */
 static bool name_ok(const char *name)
 {
-    size_t n = name ? strlen(name) : 0;
-    if (n == 0 || n > STRATA_META_QUEUE_NAME_MAX)
-        return false;
-    for (size_t i = 0; i < n; i++)
-        if (!((name[i] >= 'a' && name[i] <= 'z') || (name[i] >= 'A' && name[i] <= 'Z') ||
-              (name[i] >= '0' && name[i] <= '9') || name[i] == '-' || name[i] == '_' ||
-              name[i] == '.'))
-            return false;
-    return true;
+    return strata_meta__name_plain(name, STRATA_META_QUEUE_NAME_MAX,
+                                   "abcdefghijklmnopqrstuvwxyz"
+                                   "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.");
 }
 
 bool strata_meta_queues_shared(struct strata_meta *m)

@@ -27,17 +27,17 @@ int strata_meta_state_get(struct strata_meta *m, const char *name, void **doc, s
     return m->store->state_get(m, name, doc, len);
 }
 
+bool strata_meta__name_plain(const char *name, size_t max, const char *chars)
+{
+    size_t n = name ? strlen(name) : 0;
+    return n > 0 && n <= max && strspn(name, chars) == n;
+}
+
 /* Lease names become object names on RADOS (lease.NAME): keep them plain. */
 static bool lease_name_ok(const char *name)
 {
-    size_t n = name ? strlen(name) : 0;
-    if (n == 0 || n > STRATA_LEASE_NAME_MAX)
-        return false;
-    for (size_t i = 0; i < n; i++)
-        if (!((name[i] >= 'a' && name[i] <= 'z') || (name[i] >= '0' && name[i] <= '9') ||
-              name[i] == '-' || name[i] == '_'))
-            return false;
-    return true;
+    return strata_meta__name_plain(name, STRATA_LEASE_NAME_MAX,
+                                   "abcdefghijklmnopqrstuvwxyz0123456789-_");
 }
 
 int strata_meta_lease(struct strata_meta *m, const char *name, enum strata_lease_op op)

@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "strata/assert.h"
+#include "strata/thread.h"
 
 /* ---- write failures ----------------------------------------------------- */
 
@@ -472,14 +473,9 @@ void strata_meta__key_batches(struct strata_meta *m, unsigned set, const char *k
             continue;
         wbs[d] = rocksdb_writebatch_create();
         undo[d] = rocksdb_writebatch_create();
-        if (v)
-            rocksdb_writebatch_put(wbs[d], k, kl, v, vl);
-        else
-            rocksdb_writebatch_delete(wbs[d], k, kl);
-        if (old && old->tried[d] && old->rc[d] == 0)
-            rocksdb_writebatch_put(undo[d], k, kl, old->v[d], old->vl[d]);
-        else
-            rocksdb_writebatch_delete(undo[d], k, kl);
+        strata_meta__wb_write(wbs[d], k, kl, v != NULL, v, vl);
+        bool had = old && old->tried[d] && old->rc[d] == 0;
+        strata_meta__wb_write(undo[d], k, kl, had, had ? old->v[d] : NULL, had ? old->vl[d] : 0);
     }
 }
 
@@ -837,11 +833,7 @@ void strata_meta__merge_close(struct meta_merge *mg)
 static void drive_close(struct meta_drive *d)
 {
     if (d->thr_started) {
-        pthread_mutex_lock(&d->mu);
-        d->stop = true;
-        pthread_cond_signal(&d->cv);
-        pthread_mutex_unlock(&d->mu);
-        pthread_join(d->thr, NULL);
+        strata_thread_stop(d->thr, &d->mu, &d->cv, &d->stop);
         d->thr_started = false;
     }
     if (d->db) {

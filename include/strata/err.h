@@ -48,36 +48,33 @@ enum strata_err {
 #undef STRATA__ERR_ENUM
 };
 
+/* A code's message and name, from the one table of STRATA_ERR_MAP
+ * (indexed by -code); an unknown code's when err is none of them. */
+struct strata__err_text {
+    const char *msg, *name;
+};
+static inline const struct strata__err_text *strata__err_text(int err)
+{
+    static const struct strata__err_text rows[] = {[0] = {"success", "OK"},
+#define STRATA__ERR_ROW(name, val, msg) [-(val)] = {msg, "E" #name},
+                                                   STRATA_ERR_MAP(STRATA__ERR_ROW)
+#undef STRATA__ERR_ROW
+    };
+    static const struct strata__err_text unknown = {"unknown error", "EUNKNOWN"};
+    int n = (int)(sizeof(rows) / sizeof(rows[0]));
+    return err <= 0 && err > -n && rows[-err].msg ? &rows[-err] : &unknown;
+}
+
 /* Human text for a code; never NULL.  This function can't fail. */
 static inline const char *strata_strerror(int err)
 {
-    switch (err) {
-    case 0:
-        return "success";
-#define STRATA__ERR_MSG(name, val, msg)                                         \
-    case (val):                                                                 \
-        return msg;
-        STRATA_ERR_MAP(STRATA__ERR_MSG)
-#undef STRATA__ERR_MSG
-    default:
-        return "unknown error";
-    }
+    return strata__err_text(err)->msg;
 }
 
 /* "ENOTFOUND" style name for logs; never NULL. */
 static inline const char *strata_errname(int err)
 {
-    switch (err) {
-    case 0:
-        return "OK";
-#define STRATA__ERR_NAME(name, val, msg)                                        \
-    case (val):                                                                 \
-        return "E" #name;
-        STRATA_ERR_MAP(STRATA__ERR_NAME)
-#undef STRATA__ERR_NAME
-    default:
-        return "EUNKNOWN";
-    }
+    return strata__err_text(err)->name;
 }
 
 /*

@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "strata/assert.h"
+#include "strata/thread.h"
 
 #define AUDIT_FILE "audit.log"
 #define AUDIT_LINE_MAX STRATA_META__AUDIT_LINE_MAX
@@ -206,13 +207,8 @@ static void audit_free(struct meta_audit *a)
 {
     for (unsigned i = 0; i < a->n; i++) {
         struct audit_drive *ad = &a->d[i];
-        if (ad->thr_started) {
-            pthread_mutex_lock(&ad->sync_mu);
-            ad->stop = true;
-            pthread_cond_signal(&ad->sync_cv);
-            pthread_mutex_unlock(&ad->sync_mu);
-            pthread_join(ad->thr, NULL);
-        }
+        if (ad->thr_started)
+            strata_thread_stop(ad->thr, &ad->sync_mu, &ad->sync_cv, &ad->stop);
         if (ad->fd >= 0)
             close(ad->fd);
         pthread_mutex_destroy(&ad->sync_mu);

@@ -190,14 +190,8 @@ static int replicated_write(struct strata_meta *m, const char *k, size_t klen, c
         for (unsigned d = 0; d < n; d++) {
             wbs[d] = rocksdb_writebatch_create();
             undo[d] = rocksdb_writebatch_create();
-            if (v)
-                rocksdb_writebatch_put(wbs[d], k, klen, v, vlen);
-            else
-                rocksdb_writebatch_delete(wbs[d], k, klen);
-            if (undo_v)
-                rocksdb_writebatch_put(undo[d], k, klen, undo_v, undo_len);
-            else
-                rocksdb_writebatch_delete(undo[d], k, klen);
+            strata_meta__wb_write(wbs[d], k, klen, v != NULL, v, vlen);
+            strata_meta__wb_write(undo[d], k, klen, undo_v != NULL, undo_v, undo_len);
         }
         rc = strata_meta__set_commit(m, done, wbs, undo);
         for (unsigned d = 0; d < n; d++) {
@@ -215,10 +209,7 @@ static int replicated_write(struct strata_meta *m, const char *k, size_t klen, c
             bool ok[STRATA_DRIVES_MAX];
             for (unsigned d = 0; d < n; d++) {
                 undo[d] = rocksdb_writebatch_create();
-                if (undo_v)
-                    rocksdb_writebatch_put(undo[d], k, klen, undo_v, undo_len);
-                else
-                    rocksdb_writebatch_delete(undo[d], k, klen);
+                strata_meta__wb_write(undo[d], k, klen, undo_v != NULL, undo_v, undo_len);
             }
             strata_meta__set_apply(m, s, undo, ok);
             for (unsigned d = 0; d < n; d++)

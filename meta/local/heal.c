@@ -248,6 +248,29 @@ static bool minority_removable(struct strata_meta *m, unsigned set, const struct
     return (absent >= wq || superseded) && (!multipart || all_online);
 }
 
+/* Delete key k on every online drive holding it (a remove when all are
+ * online), else put a tombstone on every online drive (the offline ones
+ * finish through the newest-state rule when they are back). */
+static void remove_or_tomb(struct strata_meta *m, unsigned set, rocksdb_writeoptions_t *wo,
+                           const char *k, size_t kl, const struct hvals *h, unsigned *failed)
+{
+    struct meta_set *ms = &m->sets[set];
+    bool all_online = true;
+    for (unsigned d = 0; d < ms->n; d++)
+        all_online &= ms->drives[d].db != NULL;
+    char tomb[TOMB_LEN];
+    strata_meta__tomb_encode(wall_ns(), tomb);
+    uint64_t puts = 0;
+    for (unsigned d = 0; d < ms->n; d++) {
+        if (!ms->drives[d].db)
+            continue;
+        if (!all_online)
+            put_raw(m, set, d, wo, k, kl, tomb, TOMB_LEN, &puts, failed);
+        else if (h->rc[d] == 0 && strata_meta__drive_delete(m, set, d, wo, k, kl) != 0)
+            (*failed)++;
+    }
+}
+
 /* Remove a minority version (minority_removable): delete it where all
  * drives are online, else put a tombstone on every online drive (the
  * offline ones may hold it too; heal_tomb finishes when they are back);
@@ -258,10 +281,8 @@ static void roll_back(struct strata_meta *m, unsigned set, rocksdb_writeoptions_
 {
     struct meta_set *ms = &m->sets[set];
     const uint8_t *sk = (const uint8_t *)k + kl - SORTKEY_LEN;
-    bool all_online = true;
     size_t nparts = 0;
     for (unsigned d = 0; d < ms->n; d++) {
-        all_online &= ms->drives[d].db != NULL;
         if (h->rc[d] == 0 && h->dec[d]) {
             if (h->r[d].flags & REC_F_MULTIPART) {
                 if (h->r[d].nparts > nparts)
@@ -271,21 +292,7 @@ static void roll_back(struct strata_meta *m, unsigned set, rocksdb_writeoptions_
             }
         }
     }
-    char tomb[TOMB_LEN];
-    strata_meta__tomb_encode(wall_ns(), tomb);
-    uint64_t puts = 0;
-    for (unsigned d = 0; d < ms->n; d++) {
-        if (!ms->drives[d].db)
-            continue;
-        if (!all_online) {
-            put_raw(m, set, d, wo, k, kl, tomb, TOMB_LEN, &puts, failed);
-            continue;
-        }
-        if (h->rc[d] != 0)
-            continue;
-        if (strata_meta__drive_delete(m, set, d, wo, k, kl) != 0)
-            (*failed)++;
-    }
+    remove_or_tomb(m, set, wo, k, kl, h, failed);
     st->minority_removed++;
     /* A multipart version's part table: the part data stays for the
      * orphan reclaim, which keeps what an upload's part records name. */
@@ -674,29 +681,6 @@ static void heal_raw(struct strata_meta *m, unsigned set, rocksdb_writeoptions_t
             continue;
         if (h->rc[d] || h->vl[d] != h->vl[best] || memcmp(h->v[d], h->v[best], h->vl[d]) != 0)
             put_raw(m, set, d, wo, k, kl, h->v[best], h->vl[best], &st->records_healed, failed);
-    }
-}
-
-/* Delete key k on every online drive holding it (a remove when all are
- * online), else put a tombstone on every online drive (the offline ones
- * finish through the newest-state rule when they are back). */
-static void remove_or_tomb(struct strata_meta *m, unsigned set, rocksdb_writeoptions_t *wo,
-                           const char *k, size_t kl, const struct hvals *h, unsigned *failed)
-{
-    struct meta_set *ms = &m->sets[set];
-    bool all_online = true;
-    for (unsigned d = 0; d < ms->n; d++)
-        all_online &= ms->drives[d].db != NULL;
-    char tomb[TOMB_LEN];
-    strata_meta__tomb_encode(wall_ns(), tomb);
-    uint64_t puts = 0;
-    for (unsigned d = 0; d < ms->n; d++) {
-        if (!ms->drives[d].db)
-            continue;
-        if (!all_online)
-            put_raw(m, set, d, wo, k, kl, tomb, TOMB_LEN, &puts, failed);
-        else if (h->rc[d] == 0 && strata_meta__drive_delete(m, set, d, wo, k, kl) != 0)
-            (*failed)++;
     }
 }
 

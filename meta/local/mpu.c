@@ -286,10 +286,8 @@ int strata_meta__local_part_put(struct strata_meta *m, const char *bucket, const
             wbs[d] = rocksdb_writebatch_create();
             undo[d] = rocksdb_writebatch_create();
             rocksdb_writebatch_put(wbs[d], pk, PKEY_LEN, v, vl);
-            if (oq.tried[d] && oq.rc[d] == 0)
-                rocksdb_writebatch_put(undo[d], pk, PKEY_LEN, oq.v[d], oq.vl[d]);
-            else
-                rocksdb_writebatch_delete(undo[d], pk, PKEY_LEN);
+            strata_meta__wb_write(undo[d], pk, PKEY_LEN, oq.tried[d] && oq.rc[d] == 0, oq.v[d],
+                                  oq.vl[d]);
         }
         rc = strata_meta__set_commit(m, set, wbs, undo);
     }
@@ -369,10 +367,8 @@ static void complete_extra(void *ud, unsigned d, const uint8_t *sk, rocksdb_writ
      * this keeps the live record, which the dead state outvotes. */
     size_t ukl = strata_meta__key_upload(k, sizeof(k), cx->bucket, cx->key, cx->up);
     rocksdb_writebatch_put(wb, k, ukl, cx->uval, cx->uvl);
-    if (cx->uq->tried[d] && cx->uq->rc[d] == 0)
-        rocksdb_writebatch_put(undo, k, ukl, cx->uq->v[d], cx->uq->vl[d]);
-    else
-        rocksdb_writebatch_delete(undo, k, ukl);
+    strata_meta__wb_write(undo, k, ukl, cx->uq->tried[d] && cx->uq->rc[d] == 0, cx->uq->v[d],
+                          cx->uq->vl[d]);
     /* Every part record of the upload on any drive goes; each drive's own
      * copies come back on undo. */
     for (unsigned j = 0; j < cx->ps->n; j++) {

@@ -358,8 +358,7 @@ int strata_meta__rados_audit_copy_open(const char *where, struct strata_meta__au
 
 static void page_end(struct strata_meta__audit_copy *c)
 {
-    if (c->it)
-        rados_omap_get_end(c->it);
+    strata_meta__rados_iter_end(c->it);
     if (c->op)
         rados_release_read_op(c->op);
     c->it = NULL;

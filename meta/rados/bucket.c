@@ -156,6 +156,27 @@ int strata_meta__rados_bucket_txn(struct strata_meta *m, const struct strata_met
     return rc;
 }
 
+/* A page of the bucket list: cb per readable record until it answers
+ * non-zero (kept in rc). */
+struct blist_page {
+    int (*cb)(const struct strata_bucket_info *b, void *ud);
+    void *ud;
+    int rc;
+    size_t got;
+};
+
+static int blist_take(void *ud, const char *k, const char *v, size_t vl)
+{
+    (void)k;
+    struct blist_page *p = ud;
+    p->got++;
+    struct strata_bucket_info b;
+    if (strata_meta__bucket_decode(v, vl, &b) != 0)
+        return 0; /* unreadable: as a missing record */
+    p->rc = p->cb(&b, p->ud);
+    return p->rc != 0;
+}
+
 int strata_meta__rados_bucket_list(struct strata_meta *m,
                                    int (*cb)(const struct strata_bucket_info *b, void *ud),
                                    void *ud)
@@ -163,32 +184,13 @@ int strata_meta__rados_bucket_list(struct strata_meta *m,
     struct meta_rados *r = meta_rados_of(m);
     char after[STRATA_BUCKET_NAME_MAX + 1] = "";
     for (;;) {
-        rados_read_op_t op = rados_create_read_op();
-        if (!op)
-            return STRATA_ENOMEM;
-        rados_omap_iter_t it = NULL;
-        unsigned char more = 0;
-        int prval = 0;
-        rados_read_op_omap_get_vals2(op, after, "", LIST_PAGE, &it, &more, &prval);
-        int rr = rados_read_op_operate(op, r->meta, RADOS_OID_BUCKETS, 0);
-        if (rr == 0)
-            rr = prval;
-        int rc = strata_meta__rados_err(rr);
-        size_t got = 0;
-        char *k, *v;
-        size_t vl;
-        while (rc == 0 && rados_omap_get_next(it, &k, &v, &vl) == 0 && k) {
-            got++;
-            snprintf(after, sizeof(after), "%s", k);
-            struct strata_bucket_info b;
-            if (strata_meta__bucket_decode(v, vl, &b) != 0)
-                continue; /* unreadable: as a missing record */
-            rc = cb(&b, ud);
-        }
-        if (it)
-            rados_omap_get_end(it);
-        rados_release_read_op(op);
-        if (rc || !more || got == 0)
+        struct blist_page p = {cb, ud, 0, 0};
+        bool more;
+        int rc = strata_meta__rados_page(r->meta, RADOS_OID_BUCKETS, after, "", LIST_PAGE,
+                                         blist_take, &p, after, sizeof(after), &more);
+        if (rc == 0)
+            rc = p.rc;
+        if (rc || !more || p.got == 0)
             return rc;
     }
 }

@@ -140,10 +140,8 @@ static int read_page(rados_ioctx_t io, struct page *p, strata_meta__key_found_fn
         if (!p->done && !p->more)
             p->done = true; /* the key's versions ran out */
     }
-    if (vit)
-        rados_omap_get_end(vit);
-    if (nit)
-        rados_omap_get_end(nit);
+    strata_meta__rados_iter_end(vit);
+    strata_meta__rados_iter_end(nit);
     rados_release_read_op(op);
     return rc;
 }

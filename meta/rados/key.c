@@ -206,12 +206,9 @@ static int read_page(rados_ioctx_t io, struct kread *k, const char *start, bool 
             rc = add_rrec(k, rbl, key, val, vl);
         *more = pm != 0;
     }
-    if (hit)
-        rados_omap_get_end(hit);
-    if (vit)
-        rados_omap_get_end(vit);
-    if (rit)
-        rados_omap_get_end(rit);
+    strata_meta__rados_iter_end(hit);
+    strata_meta__rados_iter_end(vit);
+    strata_meta__rados_iter_end(rit);
     rados_release_read_op(op);
     return rc;
 }

@@ -248,10 +248,8 @@ static int read_page(rados_ioctx_t io, const struct names *n, char **uv, size_t 
         snprintf(start, MKEY_MAX, "%s", k);
         rc = rparts_add(ps, n, k, v, vl);
     }
-    if (it)
-        rados_omap_get_end(it);
-    if (pit)
-        rados_omap_get_end(pit);
+    strata_meta__rados_iter_end(it);
+    strata_meta__rados_iter_end(pit);
     rados_release_read_op(op);
     return rc;
 }
@@ -393,8 +391,7 @@ int strata_meta__rados_ptab_requeue(rados_ioctx_t io, const char *oid, rados_wri
         rc = queue_parts(op, parts, n, NULL, due_ms, &gks);
         free(gks); /* librados copied the keys and values into the op */
     }
-    if (it)
-        rados_omap_get_end(it);
+    strata_meta__rados_iter_end(it);
     rados_release_read_op(rop);
     free(parts);
     if (rc == 0 && more)
@@ -438,14 +435,16 @@ static int closed_wait(struct strata_meta *m, const char *bucket, uint64_t inc, 
     return 0;
 }
 
-/* The names of an upload of the bucket's current incarnation (*inc). */
+/* The names of an upload of the bucket's current incarnation (*inc unless
+ * inc is NULL). */
 static int locate(struct strata_meta *m, const char *bucket, const char *key, const uint8_t *up,
                   struct names *n, uint64_t *inc)
 {
     struct strata_bucket_info b;
     int rc = strata_meta__rados_bucket_fresh(m, bucket, &b);
     if (rc == 0) {
-        *inc = b.incarnation;
+        if (inc)
+            *inc = b.incarnation;
         names_of(n, b.incarnation, key, up);
     }
     return rc;
@@ -758,9 +757,8 @@ int strata_meta__rados_mpu_abort(struct strata_meta *m, const char *bucket, cons
 {
     memset(unref, 0, sizeof(*unref));
     struct meta_rados *r = meta_rados_of(m);
-    uint64_t inc;
     struct names n;
-    int rc = locate(m, bucket, key, up, &n, &inc);
+    int rc = locate(m, bucket, key, up, &n, NULL);
     if (rc)
         return rc;
     rc = STRATA_EBUSY;

@@ -3,7 +3,7 @@
  * omap key, and one compound op that compares one key and sets or removes
  * another (RADOS.md: an absent key compares as the empty value, a failed
  * compare cancels the whole op with -ECANCELED); and one page of an
- * object's omap under a prefix.
+ * object's omap under a prefix, or of its keys alone.
  */
 #include "rados.h"
 
@@ -43,8 +43,7 @@ int strata_meta__rados_get1(rados_ioctx_t io, const char *oid, const char *key, 
             }
         }
     }
-    if (it)
-        rados_omap_get_end(it);
+    strata_meta__rados_iter_end(it);
     rados_release_read_op(op);
     return rc;
 }
@@ -80,9 +79,12 @@ int strata_meta__rados_create(rados_ioctx_t io, const char *oid)
     return strata_meta__rados_err(r);
 }
 
-int strata_meta__rados_page(rados_ioctx_t io, const char *oid, const char *start, const char *prefix,
-                            unsigned max, int (*cb)(void *ud, const char *k, const char *v, size_t vl),
-                            void *ud, char *last, size_t lastcap, bool *more)
+/* One page of oid's omap: its keys and values (under prefix), or with
+ * keys_only its keys alone (prefix unused; cb gets empty values). */
+static int omap_page(rados_ioctx_t io, const char *oid, const char *start, const char *prefix,
+                     bool keys_only, unsigned max,
+                     int (*cb)(void *ud, const char *k, const char *v, size_t vl), void *ud,
+                     char *last, size_t lastcap, bool *more)
 {
     rados_read_op_t op = rados_create_read_op();
     if (!op)
@@ -90,7 +92,10 @@ int strata_meta__rados_page(rados_ioctx_t io, const char *oid, const char *start
     rados_omap_iter_t it = NULL;
     unsigned char pm = 0;
     int pr = 0;
-    rados_read_op_omap_get_vals2(op, start, prefix, max, &it, &pm, &pr);
+    if (keys_only)
+        rados_read_op_omap_get_keys2(op, start, max, &it, &pm, &pr);
+    else
+        rados_read_op_omap_get_vals2(op, start, prefix, max, &it, &pm, &pr);
     int x = rados_read_op_operate(op, io, oid, 0);
     int rc = x < 0 ? strata_meta__rados_err(x) : pr < 0 ? strata_meta__rados_err(pr) : 0;
     *more = false;
@@ -106,8 +111,22 @@ int strata_meta__rados_page(rados_ioctx_t io, const char *oid, const char *start
         if (stop < 0)
             rc = stop;
     }
-    if (it)
-        rados_omap_get_end(it);
+    strata_meta__rados_iter_end(it);
     rados_release_read_op(op);
     return rc;
+}
+
+int strata_meta__rados_page(rados_ioctx_t io, const char *oid, const char *start,
+                            const char *prefix, unsigned max,
+                            int (*cb)(void *ud, const char *k, const char *v, size_t vl), void *ud,
+                            char *last, size_t lastcap, bool *more)
+{
+    return omap_page(io, oid, start, prefix, false, max, cb, ud, last, lastcap, more);
+}
+
+int strata_meta__rados_key_page(rados_ioctx_t io, const char *oid, const char *start, unsigned max,
+                                int (*cb)(void *ud, const char *k, const char *v, size_t vl),
+                                void *ud, char *last, size_t lastcap, bool *more)
+{
+    return omap_page(io, oid, start, NULL, true, max, cb, ud, last, lastcap, more);
 }

@@ -117,6 +117,15 @@ int strata_meta__rados_queue_remove(struct strata_meta *m, const char *name,
     return rc == -ENOENT ? 0 : strata_meta__rados_err(rc);
 }
 
+static int count_one(void *ud, const char *k, const char *v, size_t vl)
+{
+    (void)k;
+    (void)v;
+    (void)vl;
+    ++*(uint64_t *)ud;
+    return 0;
+}
+
 int strata_meta__rados_queue_count(struct strata_meta *m, const char *name, uint64_t upto,
                                    uint64_t *n)
 {
@@ -124,34 +133,14 @@ int strata_meta__rados_queue_count(struct strata_meta *m, const char *name, uint
     char oid[OID_MAX], after[STRATA_META_QUEUE_KEY_MAX] = "";
     queue_oid(oid, name);
     while (*n < upto) {
-        rados_read_op_t op = rados_create_read_op();
-        if (!op)
-            return STRATA_ENOMEM;
-        rados_omap_iter_t it = NULL;
-        unsigned char more = 0;
-        int prval = 0;
-        uint64_t page = upto - *n < COUNT_PAGE ? upto - *n : COUNT_PAGE;
-        rados_read_op_omap_get_keys2(op, after, page, &it, &more, &prval);
-        int rr = rados_read_op_operate(op, r->meta, oid, 0);
-        if (rr == 0)
-            rr = prval;
-        char *k, *v;
-        size_t kl, vl;
-        uint64_t got = 0;
-        while (rr == 0 && rados_omap_get_next2(it, &k, &v, &kl, &vl) == 0 && k) {
-            got++;
-            if (kl < sizeof(after)) {
-                memcpy(after, k, kl);
-                after[kl] = 0;
-            }
-        }
-        if (it)
-            rados_omap_get_end(it);
-        rados_release_read_op(op);
-        if (rr == -ENOENT)
-            return 0;
-        if (rr < 0)
-            return strata_meta__rados_err(rr);
+        uint64_t page = upto - *n < COUNT_PAGE ? upto - *n : COUNT_PAGE, got = 0;
+        bool more;
+        int rc = strata_meta__rados_key_page(r->meta, oid, after, (unsigned)page, count_one, &got,
+                                             after, sizeof(after), &more);
+        if (rc == STRATA_ENOTFOUND)
+            return 0; /* never pushed to: empty */
+        if (rc)
+            return rc;
         *n += got;
         if (!more || got == 0)
             return 0;

@@ -95,6 +95,12 @@ void strata_meta__rados_close(struct strata_meta *m);
 void strata_meta__rados_store_close(struct strata_meta *m);
 /* librados' -errno as a STRATA_E* code. */
 int strata_meta__rados_err(int r);
+/* End omap iterator it, which a read op leaves NULL when it did not run. */
+static inline void strata_meta__rados_iter_end(rados_omap_iter_t it)
+{
+    if (it)
+        rados_omap_get_end(it);
+}
 /* The lease contract (strata_meta_lease) on object oid of the meta pool:
  * its cls_lock "strata" with this gateway's cookie (lease_ctl.c). */
 int strata_meta__rados_lock(struct meta_rados *r, const char *oid, enum strata_lease_op op);
@@ -200,6 +206,10 @@ int strata_meta__rados_cas1(rados_ioctx_t io, const char *oid, const char *cmp_k
 int strata_meta__rados_page(rados_ioctx_t io, const char *oid, const char *start, const char *prefix,
                             unsigned max, int (*cb)(void *ud, const char *k, const char *v, size_t vl),
                             void *ud, char *last, size_t lastcap, bool *more);
+/* The same page of oid's keys alone (no prefix; cb's value is empty). */
+int strata_meta__rados_key_page(rados_ioctx_t io, const char *oid, const char *start, unsigned max,
+                                int (*cb)(void *ud, const char *k, const char *v, size_t vl),
+                                void *ud, char *last, size_t lastcap, bool *more);
 
 /* Create oid (an empty object) unless it exists. */
 int strata_meta__rados_create(rados_ioctx_t io, const char *oid);

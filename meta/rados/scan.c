@@ -248,8 +248,7 @@ static int refill(struct strata_meta__scan *sc)
             int tr = take_page(x->s, x, r);
             rc = rc == 0 || tr < 0 ? tr : rc;
         }
-        if (x->it)
-            rados_omap_get_end(x->it);
+        strata_meta__rados_iter_end(x->it);
         rados_aio_release(x->c);
         rados_release_read_op(x->op);
     }

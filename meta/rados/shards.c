@@ -20,74 +20,100 @@
 
 #define LAYOUT_CLOSED "closed"
 
-int strata_meta__rados_shards_make(struct meta_rados *r, uint64_t inc)
+/* fn on the oid of each of incarnation inc's index shards in turn, until
+ * one answers non-zero (returned). */
+static int each_shard(struct meta_rados *r, uint64_t inc,
+                      int (*fn)(struct meta_rados *r, const char *oid, void *ud), void *ud)
 {
     for (unsigned i = 0; i < RADOS_IDX_SHARDS; i++) {
         char oid[48];
         strata_meta__rados_idx_oid(oid, inc, i);
-        int rc = strata_meta__rados_create(r->meta, oid);
+        int rc = fn(r, oid, ud);
         if (rc)
             return rc;
     }
     return 0;
 }
 
+static int shard_make(struct meta_rados *r, const char *oid, void *ud)
+{
+    (void)ud;
+    return strata_meta__rados_create(r->meta, oid);
+}
+
+int strata_meta__rados_shards_make(struct meta_rados *r, uint64_t inc)
+{
+    return each_shard(r, inc, shard_make, NULL);
+}
+
+static int shard_remove(struct meta_rados *r, const char *oid, void *ud)
+{
+    (void)ud;
+    rados_remove(r->meta, oid); /* best effort: else the gc lease holder's */
+    return 0;
+}
+
 void strata_meta__rados_shards_remove(struct meta_rados *r, uint64_t inc)
 {
-    for (unsigned i = 0; i < RADOS_IDX_SHARDS; i++) {
-        char oid[48];
-        strata_meta__rados_idx_oid(oid, inc, i);
-        rados_remove(r->meta, oid); /* best effort: else the gc lease holder's */
-    }
+    each_shard(r, inc, shard_remove, NULL);
+}
+
+static int shard_close(struct meta_rados *r, const char *oid, void *ud)
+{
+    (void)ud;
+    const char *k = RADOS_LAYOUT_KEY, *v = LAYOUT_CLOSED;
+    size_t vl = strlen(LAYOUT_CLOSED);
+    rados_write_op_t op = rados_create_write_op();
+    if (!op)
+        return STRATA_ENOMEM;
+    rados_write_op_create(op, LIBRADOS_CREATE_IDEMPOTENT, NULL);
+    rados_write_op_omap_set(op, &k, &v, &vl, 1);
+    int x = rados_write_op_operate(op, r->meta, oid, NULL, 0);
+    rados_release_write_op(op);
+    return strata_meta__rados_err(x);
+}
+
+static int found_one(void *ud, const char *k, const char *v, size_t vl)
+{
+    (void)k;
+    (void)v;
+    (void)vl;
+    *(bool *)ud = true;
+    return 1;
+}
+
+/* Stops the walk (1) at the first shard holding a version. */
+static int shard_has_versions(struct meta_rados *r, const char *oid, void *ud)
+{
+    bool *found = ud, more;
+    char last[64];
+    int rc = strata_meta__rados_page(r->meta, oid, "", "h/", 1, found_one, found, last,
+                                     sizeof(last), &more);
+    return rc ? rc : *found;
 }
 
 int strata_meta__rados_shards_close(struct meta_rados *r, uint64_t inc, bool *empty)
 {
     *empty = true;
-    const char *k = RADOS_LAYOUT_KEY, *v = LAYOUT_CLOSED;
-    size_t vl = strlen(LAYOUT_CLOSED);
-    for (unsigned i = 0; i < RADOS_IDX_SHARDS; i++) {
-        char oid[48];
-        strata_meta__rados_idx_oid(oid, inc, i);
-        rados_write_op_t op = rados_create_write_op();
-        if (!op)
-            return STRATA_ENOMEM;
-        rados_write_op_create(op, LIBRADOS_CREATE_IDEMPOTENT, NULL);
-        rados_write_op_omap_set(op, &k, &v, &vl, 1);
-        int x = rados_write_op_operate(op, r->meta, oid, NULL, 0);
-        rados_release_write_op(op);
-        if (x < 0)
-            return strata_meta__rados_err(x);
-    }
-    for (unsigned i = 0; i < RADOS_IDX_SHARDS && *empty; i++) {
-        char oid[48];
-        strata_meta__rados_idx_oid(oid, inc, i);
-        rados_read_op_t op = rados_create_read_op();
-        if (!op)
-            return STRATA_ENOMEM;
-        rados_omap_iter_t it = NULL;
-        unsigned char more = 0;
-        int pr = 0;
-        rados_read_op_omap_get_vals2(op, "", "h/", 1, &it, &more, &pr);
-        int x = rados_read_op_operate(op, r->meta, oid, 0);
-        if (x == 0 && pr == 0 && it && rados_omap_iter_size(it) > 0)
-            *empty = false;
-        if (it)
-            rados_omap_get_end(it);
-        rados_release_read_op(op);
-        if (x < 0 || pr < 0)
-            return strata_meta__rados_err(x < 0 ? x : pr);
-    }
+    int rc = each_shard(r, inc, shard_close, NULL);
+    if (rc)
+        return rc;
+    bool found = false;
+    rc = each_shard(r, inc, shard_has_versions, &found);
+    *empty = !found;
+    return rc < 0 ? rc : 0;
+}
+
+static int shard_open(struct meta_rados *r, const char *oid, void *ud)
+{
+    (void)ud;
+    /* Only a shard this close set (compare): best effort otherwise. */
+    strata_meta__rados_cas1(r->meta, oid, RADOS_LAYOUT_KEY, LAYOUT_CLOSED, strlen(LAYOUT_CLOSED),
+                            RADOS_LAYOUT_KEY, NULL, 0);
     return 0;
 }
 
 void strata_meta__rados_shards_open(struct meta_rados *r, uint64_t inc)
 {
-    for (unsigned i = 0; i < RADOS_IDX_SHARDS; i++) {
-        char oid[48];
-        strata_meta__rados_idx_oid(oid, inc, i);
-        /* Only a shard this close set (compare): best effort otherwise. */
-        strata_meta__rados_cas1(r->meta, oid, RADOS_LAYOUT_KEY, LAYOUT_CLOSED,
-                                strlen(LAYOUT_CLOSED), RADOS_LAYOUT_KEY, NULL, 0);
-    }
+    each_shard(r, inc, shard_open, NULL);
 }
