@@ -395,7 +395,7 @@ static int decide_apply(struct strata_meta *m, const struct strata_meta__key_txn
     if (rc || e->op == STRATA_META__KEY_NONE)
         return rc;
     rocksdb_writebatch_t *wbs[STRATA_DRIVES_MAX] = {0}, *undo[STRATA_DRIVES_MAX] = {0};
-    /* A put's or a remove's undos wait for a rollback (a rewrite's read
+    /* A put's or a remove's undos wait for a rollback (a rewrite's undos read
      * the drives' current part table chunks, which the commit changes). */
     bool lazy = !extra && (e->op == STRATA_META__KEY_PUT || e->op == STRATA_META__KEY_REMOVE);
     rc = build(m, t->bucket, t->key, r, e, extra, extra_ud, wbs, lazy ? NULL : undo);
