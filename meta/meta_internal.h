@@ -519,6 +519,13 @@ unsigned strata_meta__set_apply(struct strata_meta *m, unsigned set, rocksdb_wri
  * when full drives are at least half of the drives that missed it). */
 int strata_meta__set_commit(struct strata_meta *m, unsigned set, rocksdb_writebatch_t **wbs,
                             rocksdb_writebatch_t **undo);
+/* As set_commit, with undo[] (all NULL) filled by undo_fn only when the
+ * rollback runs: building it copies each drive's replaced record (an
+ * inline version's shard) for a rollback that a commit reaching its quorum
+ * never needs. */
+typedef void (*meta_undo_fn)(void *ud, rocksdb_writebatch_t **undo);
+int strata_meta__set_commit_lazy(struct strata_meta *m, unsigned set, rocksdb_writebatch_t **wbs,
+                                 rocksdb_writebatch_t **undo, meta_undo_fn undo_fn, void *ud);
 /* Destroy the per-drive batches and undos of a commit (NULL entries skip). */
 void strata_meta__batches_free(rocksdb_writebatch_t **wbs, rocksdb_writebatch_t **undo);
 /*

@@ -482,6 +482,12 @@ void strata_meta__key_batches(struct strata_meta *m, unsigned set, const char *k
 int strata_meta__set_commit(struct strata_meta *m, unsigned set, rocksdb_writebatch_t **wbs,
                             rocksdb_writebatch_t **undo)
 {
+    return strata_meta__set_commit_lazy(m, set, wbs, undo, NULL, NULL);
+}
+
+int strata_meta__set_commit_lazy(struct strata_meta *m, unsigned set, rocksdb_writebatch_t **wbs,
+                                 rocksdb_writebatch_t **undo, meta_undo_fn undo_fn, void *ud)
+{
     struct meta_set *ms = &m->sets[set];
     bool ok[STRATA_DRIVES_MAX];
     int rcs[STRATA_DRIVES_MAX];
@@ -498,6 +504,8 @@ int strata_meta__set_commit(struct strata_meta *m, unsigned set, rocksdb_writeba
     }
     strata_log(&m->log, STRATA_LOG_WARN, "meta", "set %u: %u commits below write quorum %u",
                set, n_ok, strata_set_write_quorum(ms->set));
+    if (undo && undo_fn)
+        undo_fn(ud, undo); /* only now: a commit that reached its quorum never needs it */
     if (undo) {
         rocksdb_writebatch_t *rb[STRATA_DRIVES_MAX];
         bool ok2[STRATA_DRIVES_MAX];

@@ -126,14 +126,15 @@ static const struct qread *slot_read(const struct key_reads *r, enum strata_meta
     }
 }
 
-/* Drive d's batch and undo, created on first use. */
+/* Drive d's batch and undo (undo NULL: the batches alone), created on
+ * first use. */
 static bool batch_of(rocksdb_writebatch_t **wbs, rocksdb_writebatch_t **undo, unsigned d)
 {
-    if (!wbs[d]) {
+    if (!wbs[d])
         wbs[d] = rocksdb_writebatch_create();
+    if (undo && !undo[d])
         undo[d] = rocksdb_writebatch_create();
-    }
-    return wbs[d] && undo[d];
+    return wbs[d] && (!undo || undo[d]);
 }
 
 /* A tombstone over old's version on every drive (at tomb_ns), each drive's
@@ -151,6 +152,8 @@ static void put_tomb(struct strata_meta *m, unsigned set, const char *bucket, co
         if (!ms->drives[d].db || !batch_of(wbs, undo, d))
             continue;
         rocksdb_writebatch_put(wbs[d], ok, okl, tomb, TOMB_LEN); /* see meta_internal.h */
+        if (!undo)
+            continue;
         const struct drec *od = &old->d[d];
         if (od->tried && od->rc == 0 && memcmp(od->sk, ow->sk, SORTKEY_LEN) == 0)
             rocksdb_writebatch_put(undo[d], ok, okl, od->raw, od->rawlen);
@@ -206,7 +209,8 @@ static int put_version(struct strata_meta *m, unsigned set, const char *bucket, 
             break;
         }
         rocksdb_writebatch_put(wbs[d], nk, nkl, v, vl);
-        rocksdb_writebatch_delete(undo[d], nk, nkl);
+        if (undo)
+            rocksdb_writebatch_delete(undo[d], nk, nkl);
     }
     free(v);
     if (shards) {
@@ -306,7 +310,8 @@ static void undo_restore(struct strata_meta *m, unsigned set, const char *bucket
 }
 
 /* Build the batches of e over the reads r; extra (local callers only) adds
- * to every drive's batch. */
+ * to every drive's batch.  undo NULL (a put or a remove without extra):
+ * the batches alone, their undos left to undo_build. */
 static int build(struct strata_meta *m, const char *bucket, const char *key,
                  const struct key_reads *r, const struct strata_meta__key_edit *e,
                  meta_extra_fn extra, void *extra_ud, rocksdb_writebatch_t **wbs,
@@ -319,7 +324,7 @@ static int build(struct strata_meta *m, const char *bucket, const char *key,
         if (old && memcmp(old->d[old->win].sk, e->sk, SORTKEY_LEN) != 0)
             put_tomb(m, r->set, bucket, key, old, e->tomb_ns, wbs, undo);
         rc = put_version(m, r->set, bucket, key, e, wbs, undo);
-        if (rc == 0 && old && memcmp(old->d[old->win].sk, e->sk, SORTKEY_LEN) == 0)
+        if (rc == 0 && undo && old && memcmp(old->d[old->win].sk, e->sk, SORTKEY_LEN) == 0)
             undo_restore(m, r->set, bucket, key, old, wbs, undo);
         break;
     case STRATA_META__KEY_REMOVE:
@@ -334,11 +339,31 @@ static int build(struct strata_meta *m, const char *bucket, const char *key,
     default:
         break;
     }
-    if (rc == 0 && extra)
+    if (rc == 0 && extra && undo)
         for (unsigned d = 0; d < m->sets[r->set].n; d++)
             if (wbs[d])
                 extra(extra_ud, d, e->sk, wbs[d], undo[d]);
     return rc;
+}
+
+/* What undo_build needs to build a put's or a remove's undos again. */
+struct undo_ctx {
+    struct strata_meta *m;
+    const char *bucket, *key;
+    const struct key_reads *r;
+    const struct strata_meta__key_edit *e;
+};
+
+/* The undos of a commit below its write quorum, built only then: the same
+ * build over the same reads (the replaced records stay in r until the
+ * txn ends), its batches thrown away.  A build that fails here leaves the
+ * undos it made, like a rollback cut short (heal settles the rest). */
+static void undo_build(void *ud, rocksdb_writebatch_t **undo)
+{
+    const struct undo_ctx *c = ud;
+    rocksdb_writebatch_t *scratch[STRATA_DRIVES_MAX] = {0}, *none[STRATA_DRIVES_MAX] = {0};
+    (void)build(c->m, c->bucket, c->key, c->r, c->e, NULL, NULL, scratch, undo);
+    strata_meta__batches_free(scratch, none);
 }
 
 static int audit_append(struct strata_meta *m, const char *bucket, const char *key,
@@ -370,13 +395,17 @@ static int decide_apply(struct strata_meta *m, const struct strata_meta__key_txn
     if (rc || e->op == STRATA_META__KEY_NONE)
         return rc;
     rocksdb_writebatch_t *wbs[STRATA_DRIVES_MAX] = {0}, *undo[STRATA_DRIVES_MAX] = {0};
-    rc = build(m, t->bucket, t->key, r, e, extra, extra_ud, wbs, undo);
+    /* A put's or a remove's undos wait for a rollback (a rewrite's undos read
+     * the drives' current part table chunks, which the commit changes). */
+    bool lazy = !extra && (e->op == STRATA_META__KEY_PUT || e->op == STRATA_META__KEY_REMOVE);
+    rc = build(m, t->bucket, t->key, r, e, extra, extra_ud, wbs, lazy ? NULL : undo);
     if (rc == 0) {
         /* Odd while the drives apply (and maybe undo) the batches: a
          * lock-free read meanwhile may see them half applied (qread.c). */
         _Atomic uint64_t *wseq = strata_meta__key_wseq(m, t->bucket, t->key);
         atomic_fetch_add(wseq, 1);
-        rc = strata_meta__set_commit(m, r->set, wbs, undo);
+        struct undo_ctx uc = {m, t->bucket, t->key, r, e};
+        rc = strata_meta__set_commit_lazy(m, r->set, wbs, undo, lazy ? undo_build : NULL, &uc);
         atomic_fetch_add(wseq, 1);
     }
     strata_meta__batches_free(wbs, undo);

@@ -298,6 +298,19 @@ static void test_locked_delete_refused(void **state)
     mt_teardown(e);
 }
 
+/* Reopen with drives 0 and 1 away (or back). */
+static void two_drives(struct mt_env *e, bool away)
+{
+    mt_close(e);
+    for (unsigned d = 0; d < 2; d++) {
+        if (away)
+            mt_drive_away(e, d);
+        else
+            mt_drive_back(e, d);
+    }
+    assert_int_equal(mt_open(e), 0);
+}
+
 /* Two of four drives away: the view still reads (read quorum), the apply
  * misses the write quorum, and the drives that took it are rolled back. */
 static void test_quorum_lost(void **state)
@@ -307,10 +320,7 @@ static void test_quorum_lost(void **state)
     assert_non_null(e);
     assert_int_equal(mt_bucket(e, "b", STRATA_VERSIONING_OFF), 0);
     assert_int_equal(mt_put(e, "b", "x", "v1", 2, NULL), 0);
-    mt_close(e);
-    mt_drive_away(e, 0);
-    mt_drive_away(e, 1);
-    assert_int_equal(mt_open(e), 0);
+    two_drives(e, true);
     struct snaps sn;
     snap_take(e, &sn);
     struct put_dec x = {.versioning = STRATA_VERSIONING_OFF, .data = "v2"};
@@ -318,11 +328,41 @@ static void test_quorum_lost(void **state)
     assert_int_equal(x.calls, 1);
     assert_int_equal(x.seen.latest.rc, 0); /* decided on v1 */
     snap_same(e, &sn);
-    mt_close(e);
-    mt_drive_back(e, 0);
-    mt_drive_back(e, 1);
-    assert_int_equal(mt_open(e), 0);
+    two_drives(e, false);
     expect_bytes(e, "x", "v1");
+    mt_teardown(e);
+}
+
+/* The same with a delete (a tombstone over the version, rolled back on the
+ * drives that took it), then a versioned put (a new version beside the
+ * old one, deleted again): nothing left half applied, the object intact. */
+static void test_quorum_lost_remove_and_version(void **state)
+{
+    (void)state;
+    struct mt_env *e = mt_setup("key-quorum-rm");
+    assert_non_null(e);
+    assert_int_equal(mt_bucket(e, "b", STRATA_VERSIONING_OFF), 0);
+    assert_int_equal(mt_put(e, "b", "x", "v1", 2, NULL), 0);
+    assert_int_equal(mt_bucket(e, "v", STRATA_VERSIONING_ENABLED), 0);
+    static const char big[] = "a version of some size, split into per-drive shards";
+    assert_int_equal(mt_put(e, "v", "y", big, sizeof(big) - 1, NULL), 0);
+    two_drives(e, true);
+    struct snaps sn;
+    snap_take(e, &sn);
+    struct strata_del_result dr;
+    assert_int_equal(strata_obj_delete(e->m, "b", "x", NULL, &dr), STRATA_EQUORUM);
+    snap_same(e, &sn);
+    snap_take(e, &sn);
+    assert_int_equal(mt_put(e, "v", "y", "v2", 2, NULL), STRATA_EQUORUM);
+    snap_same(e, &sn);
+    two_drives(e, false);
+    expect_bytes(e, "x", "v1");
+    uint8_t *got = NULL;
+    size_t gl = 0;
+    assert_int_equal(mt_get(e, "v", "y", NULL, &got, &gl), 0);
+    assert_int_equal(gl, sizeof(big) - 1);
+    assert_memory_equal(got, big, gl);
+    free(got);
     mt_teardown(e);
 }
 
@@ -334,6 +374,7 @@ int main(void)
         cmocka_unit_test(test_rerun_same_edit),
         cmocka_unit_test(test_locked_delete_refused),
         cmocka_unit_test(test_quorum_lost),
+        cmocka_unit_test(test_quorum_lost_remove_and_version),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
