@@ -56,8 +56,7 @@ void strata_cors_free(struct strata_cors *c)
 
 void strata_cors_format(struct strata_sbuf *b, const struct strata_cors *c)
 {
-    strata_sbuf_puts(b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<CORSConfiguration "
-                        "xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">");
+    strata_xml_doc_head(b, "CORSConfiguration");
     for (size_t i = 0; i < c->nrules; i++) {
         const struct strata_cors_rule *r = &c->rules[i];
         strata_sbuf_puts(b, "<CORSRule>");

@@ -27,8 +27,6 @@
 #include "bucket_doc_cache.h"
 #include "s3_bucket_config.h"
 
-#define S3_NS "http://s3.amazonaws.com/doc/2006-03-01/"
-#define XML_HEAD "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
 #define LC_DOC_MAX (4u << 20)
 #define LC_TAGS_MAX 10
 
@@ -115,7 +113,7 @@ static void put_rule(struct strata_sbuf *b, const struct strata_lc_rule *r)
 
 void strata_lifecycle_format(struct strata_sbuf *b, const struct strata_lc_config *c)
 {
-    strata_sbuf_puts(b, XML_HEAD "<LifecycleConfiguration xmlns=\"" S3_NS "\">");
+    strata_xml_doc_head(b, "LifecycleConfiguration");
     for (size_t i = 0; i < c->nrules; i++)
         put_rule(b, &c->rules[i]);
     strata_sbuf_puts(b, "</LifecycleConfiguration>");

@@ -15,7 +15,6 @@
 #include <string.h>
 #include <strings.h>
 
-#define S3_NS "http://s3.amazonaws.com/doc/2006-03-01/"
 
 struct page {
     struct strata_req *r;
@@ -219,8 +218,7 @@ static bool page_open(struct strata_req *r, struct page *p, enum s3_err e, int r
         return false;
     }
     strata_sbuf_init(b, STRATA_SRV_LIST_PAGE_MAX * 2 + 65536);
-    strata_sbuf_printf(b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<%s xmlns=\"" S3_NS "\">",
-                       root);
+    strata_xml_doc_head(b, root);
     head_common(b, r, p, o, mk);
     return true;
 }

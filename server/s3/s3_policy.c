@@ -83,9 +83,7 @@ void strata_h_policy_status(struct strata_req *r)
     }
     struct strata_sbuf b;
     strata_sbuf_init(&b, 1024);
-    strata_sbuf_puts(&b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<PolicyStatus "
-                         "xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\"><IsPublic>");
-    strata_sbuf_puts(&b, pub ? "true" : "false");
-    strata_sbuf_puts(&b, "</IsPublic></PolicyStatus>");
-    strata_req_send_xml(r, 200, &b);
+    strata_xml_doc_head(&b, "PolicyStatus");
+    strata_sbuf_xml_elem(&b, "IsPublic", pub ? "true" : "false");
+    strata_xml_doc_send(r, &b, "PolicyStatus");
 }
