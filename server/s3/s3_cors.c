@@ -204,13 +204,7 @@ void strata_h_cors_put(struct strata_req *r)
     strata_sbuf_init(&b, STRATA_CORS_DOC_MAX * 2);
     strata_cors_format(&b, c);
     strata_cors_free(c);
-    if (b.failed) {
-        strata_sbuf_fini(&b);
-        strata_req_error_strata(r, STRATA_ENOMEM, S3CTX_BUCKET);
-        return;
-    }
-    strata_bucket_config_write(r, "cors", b.data, b.len, &cache, 200);
-    strata_sbuf_fini(&b);
+    strata_bucket_config_write_buf(r, "cors", &b, &cache);
 }
 
 void strata_h_cors_delete(struct strata_req *r)

@@ -249,13 +249,7 @@ void strata_h_lifecycle_put(struct strata_req *r)
     strata_sbuf_init(&b, LC_DOC_MAX);
     strata_lifecycle_format(&b, &c);
     strata_lc_config_fini(&c);
-    if (b.failed) {
-        strata_sbuf_fini(&b);
-        strata_req_error(r, S3E_InternalError, STRATA_ENOMEM);
-        return;
-    }
-    strata_bucket_config_write(r, "lifecycle", b.data, b.len, &lc_cache, 200);
-    strata_sbuf_fini(&b);
+    strata_bucket_config_write_buf(r, "lifecycle", &b, &lc_cache);
 }
 
 void strata_h_lifecycle_get(struct strata_req *r)
