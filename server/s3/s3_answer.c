@@ -13,6 +13,12 @@ void strata_xml_doc_head(struct strata_sbuf *b, const char *root)
                        root);
 }
 
+void strata_xml_doc_open(struct strata_sbuf *b, size_t max, const char *root)
+{
+    strata_sbuf_init(b, max);
+    strata_xml_doc_head(b, root);
+}
+
 void strata_xml_doc_send(struct strata_req *r, struct strata_sbuf *b, const char *root)
 {
     strata_sbuf_printf(b, "</%s>", root);

@@ -271,8 +271,7 @@ void strata_h_bucket_delete(struct strata_req *r)
 void strata_h_bucket_location(struct strata_req *r)
 {
     struct strata_sbuf b;
-    strata_sbuf_init(&b, 4096);
-    strata_xml_doc_head(&b, "LocationConstraint");
+    strata_xml_doc_open(&b, 4096, "LocationConstraint");
     /* The server's region (a bucket stored with another constraint by an
      * older Strata is served here all the same); AWS answers an empty
      * constraint for us-east-1. */
@@ -284,8 +283,7 @@ void strata_h_bucket_location(struct strata_req *r)
 void strata_h_bucket_versioning_get(struct strata_req *r)
 {
     struct strata_sbuf b;
-    strata_sbuf_init(&b, 4096);
-    strata_xml_doc_head(&b, "VersioningConfiguration");
+    strata_xml_doc_open(&b, 4096, "VersioningConfiguration");
     if (r->binfo.versioning == STRATA_VERSIONING_ENABLED)
         strata_sbuf_puts(&b, "<Status>Enabled</Status>");
     else if (r->binfo.versioning == STRATA_VERSIONING_SUSPENDED)

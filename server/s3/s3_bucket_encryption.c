@@ -74,8 +74,7 @@ void strata_h_encryption_get(struct strata_req *r)
         return;
     }
     struct strata_sbuf b;
-    strata_sbuf_init(&b, 4096);
-    strata_xml_doc_head(&b, "ServerSideEncryptionConfiguration");
+    strata_xml_doc_open(&b, 4096, "ServerSideEncryptionConfiguration");
     strata_sbuf_puts(&b, "<Rule><ApplyServerSideEncryptionByDefault>");
     strata_sbuf_xml_elem(&b, "SSEAlgorithm", d.algo);
     if (d.key_id[0])

@@ -82,8 +82,7 @@ void strata_h_mpu_create(struct strata_req *r)
         return;
     }
     struct strata_sbuf b;
-    strata_sbuf_init(&b, 16384);
-    strata_xml_doc_head(&b, "InitiateMultipartUploadResult");
+    strata_xml_doc_open(&b, 16384, "InitiateMultipartUploadResult");
     strata_sbuf_xml_elem(&b, "Bucket", r->bucket);
     strata_sbuf_xml_elem(&b, "Key", r->key);
     strata_sbuf_xml_elem(&b, "UploadId", id);
@@ -259,8 +258,7 @@ void strata_h_mpu_complete(struct strata_req *r)
         return;
     }
     struct strata_sbuf b;
-    strata_sbuf_init(&b, 16384);
-    strata_xml_doc_head(&b, "CompleteMultipartUploadResult");
+    strata_xml_doc_open(&b, 16384, "CompleteMultipartUploadResult");
     strata_sbuf_puts(&b, "<Location>");
     strata_sbuf_xml(&b, r->resource);
     strata_sbuf_puts(&b, "</Location>");
@@ -377,8 +375,7 @@ void strata_h_mpu_list_parts(struct strata_req *r)
         return;
     }
     struct strata_sbuf b;
-    strata_sbuf_init(&b, STRATA_SRV_LIST_PAGE_MAX + 65536);
-    strata_xml_doc_head(&b, "ListPartsResult");
+    strata_xml_doc_open(&b, STRATA_SRV_LIST_PAGE_MAX + 65536, "ListPartsResult");
     strata_sbuf_xml_elem(&b, "Bucket", r->bucket);
     strata_sbuf_xml_elem(&b, "Key", r->key);
     strata_sbuf_xml_elem(&b, "UploadId", id);
@@ -466,8 +463,7 @@ void strata_h_mpu_list(struct strata_req *r)
         return;
     }
     struct strata_sbuf b;
-    strata_sbuf_init(&b, STRATA_SRV_LIST_PAGE_MAX * 2 + 65536);
-    strata_xml_doc_head(&b, "ListMultipartUploadsResult");
+    strata_xml_doc_open(&b, STRATA_SRV_LIST_PAGE_MAX * 2 + 65536, "ListMultipartUploadsResult");
     strata_sbuf_xml_elem(&b, "Bucket", r->bucket);
     strata_url_xml_elem(&b, "KeyMarker", o.key_marker ? o.key_marker : "", p.url);
     strata_sbuf_xml_elem(&b, "UploadIdMarker", o.upload_id_marker ? o.upload_id_marker : "");

@@ -120,8 +120,7 @@ void strata_h_attributes(struct strata_req *r)
     }
     const struct strata_obj_info *in = &r->info;
     struct strata_sbuf b;
-    strata_sbuf_init(&b, STRATA_SRV_LIST_PAGE_MAX + 65536);
-    strata_xml_doc_head(&b, "GetObjectAttributesResponse");
+    strata_xml_doc_open(&b, STRATA_SRV_LIST_PAGE_MAX + 65536, "GetObjectAttributesResponse");
     if (want & A_ETAG)
         strata_sbuf_xml_elem(&b, "ETag", in->etag);
     char val[96];

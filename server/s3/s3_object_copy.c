@@ -32,8 +32,7 @@ struct copy_src {
 static void copy_result(struct strata_sbuf *b, const char *root, const char *when,
                         const char *etag)
 {
-    strata_sbuf_init(b, 4096);
-    strata_xml_doc_head(b, root);
+    strata_xml_doc_open(b, 4096, root);
     strata_sbuf_xml_elem(b, "LastModified", when);
     strata_sbuf_puts(b, "<ETag>&quot;");
     strata_sbuf_xml(b, etag);

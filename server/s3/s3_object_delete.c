@@ -95,8 +95,7 @@ void strata_h_delete_multi(struct strata_req *r)
     /* The bypass header applies to every key; each key is judged alone. */
     struct strata_lock_actor a = strata_lock_actor_of(r);
     struct strata_sbuf b;
-    strata_sbuf_init(&b, STRATA_SRV_LIST_PAGE_MAX);
-    strata_xml_doc_head(&b, "DeleteResult");
+    strata_xml_doc_open(&b, STRATA_SRV_LIST_PAGE_MAX, "DeleteResult");
     for (size_t i = 0; i < n; i++) {
         const struct strata_xml_delobj *o = &objs[i];
         if (!*o->key || strlen(o->key) > STRATA_KEY_MAX) {

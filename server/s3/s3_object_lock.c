@@ -125,12 +125,6 @@ static void obj_error(struct strata_req *r, int rc, const char *vid)
     strata_req_error_strata(r, rc, vid && *vid ? S3CTX_VERSION : S3CTX_OBJECT);
 }
 
-static void xml_open(struct strata_sbuf *b, const char *root)
-{
-    strata_sbuf_init(b, 4096);
-    strata_xml_doc_head(b, root);
-}
-
 /* ---- bucket configuration ----------------------------------------------- */
 
 void strata_h_lock_config_get(struct strata_req *r)
@@ -140,7 +134,7 @@ void strata_h_lock_config_get(struct strata_req *r)
         return;
     }
     struct strata_sbuf b;
-    xml_open(&b, "ObjectLockConfiguration");
+    strata_xml_doc_open(&b, 4096, "ObjectLockConfiguration");
     strata_sbuf_puts(&b, "<ObjectLockEnabled>Enabled</ObjectLockEnabled>");
     if (r->binfo.lock_mode) {
         char n[16];
@@ -218,7 +212,7 @@ static void lock_state_get(struct strata_req *r, const char *root,
     if (!head_version(r, &in))
         return;
     struct strata_sbuf b;
-    xml_open(&b, root);
+    strata_xml_doc_open(&b, 4096, root);
     if (!put(&b, &in.lock)) {
         strata_sbuf_fini(&b);
         strata_obj_info_fini(&in);

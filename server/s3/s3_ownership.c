@@ -31,8 +31,7 @@ void strata_h_ownership_get(struct strata_req *r)
         return;
     }
     struct strata_sbuf b;
-    strata_sbuf_init(&b, 1024);
-    strata_xml_doc_head(&b, "OwnershipControls");
+    strata_xml_doc_open(&b, 1024, "OwnershipControls");
     strata_sbuf_puts(&b, "<Rule>");
     strata_sbuf_xml_elem(&b, "ObjectOwnership", strata_ownership_name(own));
     strata_sbuf_puts(&b, "</Rule>");
@@ -46,12 +45,9 @@ void strata_h_ownership_put(struct strata_req *r)
         return;
     if (own == STRATA_OWN_ENFORCED) {
         /* AWS: ACLs can only be disabled while the bucket ACL is private. */
-        struct strata_policy_ref *ref = NULL;
-        int rc = strata_policy_cache_get(r->srv->meta, &r->binfo, &ref);
-        if (rc) {
-            strata_req_error_strata(r, rc, S3CTX_BUCKET);
+        struct strata_policy_ref *ref = strata_req_policy_ref(r);
+        if (!ref)
             return;
-        }
         bool priv = strata_acl_is_owner_only(strata_policy_ref_acl(ref), r->binfo.owner);
         strata_policy_ref_put(ref);
         if (!priv) {

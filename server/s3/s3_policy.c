@@ -65,12 +65,9 @@ void strata_h_policy_delete(struct strata_req *r)
 
 void strata_h_policy_status(struct strata_req *r)
 {
-    struct strata_policy_ref *ref = NULL;
-    int rc = strata_policy_cache_get(r->srv->meta, &r->binfo, &ref);
-    if (rc) {
-        strata_req_error_strata(r, rc, S3CTX_BUCKET);
+    struct strata_policy_ref *ref = strata_req_policy_ref(r);
+    if (!ref)
         return;
-    }
     const struct strata_policy *p = strata_policy_ref_get(ref);
     /* RestrictPublicBuckets keeps a public policy from making the bucket
      * public, which is what IsPublic reports. */
@@ -82,8 +79,7 @@ void strata_h_policy_status(struct strata_req *r)
         return;
     }
     struct strata_sbuf b;
-    strata_sbuf_init(&b, 1024);
-    strata_xml_doc_head(&b, "PolicyStatus");
+    strata_xml_doc_open(&b, 1024, "PolicyStatus");
     strata_sbuf_xml_elem(&b, "IsPublic", pub ? "true" : "false");
     strata_xml_doc_send(r, &b, "PolicyStatus");
 }
