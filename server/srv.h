@@ -69,6 +69,18 @@ const struct strata_route *strata_route_find(struct strata_req *r, bool *notimpl
 /* Every route, *n of them (unit tests walk the table). */
 const struct strata_route *strata_route_table(size_t *n);
 
+/* ---- S3 answers (s3_answer.c) -------------------------------------------- */
+
+#define STRATA_S3_XMLNS "http://s3.amazonaws.com/doc/2006-03-01/"
+/* The XML declaration and <root xmlns="S3 namespace"> appended to b. */
+void strata_xml_doc_head(struct strata_sbuf *b, const char *root);
+/* The same into b, initialised first with a ceiling of max bytes. */
+void strata_xml_doc_open(struct strata_sbuf *b, size_t max, const char *root);
+/* </root> appended to b, then b answered with 200 (b is taken). */
+void strata_xml_doc_send(struct strata_req *r, struct strata_sbuf *b, const char *root);
+/* When e is an error: r answered with it, true.  S3E_NONE: false. */
+bool strata_req_refused(struct strata_req *r, enum s3_err e);
+
 /* ---- S3 helpers shared by handlers --------------------------------------- */
 
 /* x-amz-acl or any x-amz-grant-* header present. */

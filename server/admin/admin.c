@@ -96,18 +96,12 @@ static void config_dump(struct strata_req *r, const char *arg)
 /* The Prometheus text of /metrics, for admins when it is not public. */
 static void metrics_text(struct strata_req *r, const char *arg)
 {
-    struct strata_sbuf b;
-    strata_sbuf_init(&b, 4u << 20);
-    strata_metrics_render(&b, atomic_load(&r->http->inflight));
-    r->http->pipe->metrics_render(&b, r->srv);
-    if (b.failed) {
-        strata_sbuf_fini(&b);
+    size_t len;
+    char *body = strata_metrics_scrape(r->http, r->srv, &len);
+    if (!body) {
         strata_admin__error(r, 500, "InternalError", "metrics do not fit the reply buffer");
         return;
     }
-    size_t len;
-    char *body = strata_sbuf_steal(&b, &len);
-    strata_sbuf_fini(&b);
     strata_req_send_body(r, 200, "text/plain; version=0.0.4", body, len);
 }
 

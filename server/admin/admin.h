@@ -49,7 +49,7 @@ enum s3_err strata_admin_route(struct strata_req *r);
 /* Answers e (the S3 error table's status and code) as a JSON error. */
 void strata_admin_error_s3(struct strata_req *r, enum s3_err e, int err);
 /* Drive, set and heal metrics (Prometheus text) appended to b; what
- * /metrics serves after strata_metrics_render (through the pipeline, pipeline.c). */
+ * /metrics serves after the transport's own (through the pipeline, pipeline.c). */
 void strata_admin_metrics_render(struct strata_sbuf *b, struct strata_srv *s);
 /* Daemon start / stop (strata_srv_start / strata_srv_stop): records the
  * start time; fini waits for a running heal to finish. */

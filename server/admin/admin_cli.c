@@ -280,17 +280,28 @@ static uint64_t passes_of(json_t *doc)
     return v > 0 ? (uint64_t)v : 0;
 }
 
+/* count(doc) of the status document at path, into *out: the mark the
+ * waits below compare against. */
+static int status_count(struct cli *c, const char *path, uint64_t (*count)(json_t *doc),
+                        uint64_t *out)
+{
+    json_t *doc = NULL;
+    int rc = call(c, "GET", path, &doc);
+    if (rc)
+        return rc;
+    *out = count(doc);
+    json_decref(doc);
+    return 0;
+}
+
 /* ilm run --wait: start a pass, poll status until one more pass finished;
  * a progress bar (buckets done) on a terminal. */
 static int ilm_wait(struct cli *c)
 {
     json_t *doc = NULL;
-    int rc = call(c, "GET", "/strata/admin/v1/ilm/status", &doc);
-    if (rc)
-        return rc;
-    uint64_t before = passes_of(doc);
-    json_decref(doc);
-    if ((rc = call(c, "POST", "/strata/admin/v1/ilm/run", &doc)))
+    uint64_t before;
+    int rc = status_count(c, "/strata/admin/v1/ilm/status", passes_of, &before);
+    if (rc || (rc = call(c, "POST", "/strata/admin/v1/ilm/run", &doc)))
         return rc;
     json_decref(doc);
     bool tty = !c->json && isatty(STDOUT_FILENO);
@@ -332,13 +343,10 @@ static int replicate(struct cli *c, const char *bucket)
         return STRATA_ADMIN_CLI_USAGE;
     }
     json_t *doc = NULL;
-    int rc = call(c, "GET", "/strata/admin/v1/replication/status", &doc);
-    if (rc)
-        return rc;
-    uint64_t before = repl_done(doc);
-    json_decref(doc);
+    uint64_t before;
+    int rc = status_count(c, "/strata/admin/v1/replication/status", repl_done, &before);
     snprintf(path, sizeof(path), "/strata/admin/v1/replicate/%s", bucket);
-    if ((rc = call(c, "POST", path, &doc)))
+    if (rc || (rc = call(c, "POST", path, &doc)))
         return rc;
     uint64_t queued = (uint64_t)json_integer_value(json_object_get(doc, "queued"));
     uint64_t seen = (uint64_t)json_integer_value(json_object_get(doc, "seen"));

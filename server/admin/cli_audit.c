@@ -178,10 +178,9 @@ static int verify_rados(int argc, char **argv)
 
 int strata_cli_audit(int argc, char **argv)
 {
-    if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
-        usage(argc < 2 ? stderr : stdout);
-        return argc < 2 ? 2 : 0;
-    }
+    int help = strata_cli_help(argc, argv, usage);
+    if (help >= 0)
+        return help;
     const char *sub = argv[1];
     if (strcmp(sub, "show") == 0) {
         if (argc != 3) {

@@ -67,12 +67,19 @@ int strata_cli_rados_flags(int argc, char **argv, int from, const char *who,
     return 0;
 }
 
+int strata_cli_help(int argc, char **argv, void (*print_usage)(FILE *f))
+{
+    if (argc >= 2 && strcmp(argv[1], "--help") != 0 && strcmp(argv[1], "-h") != 0)
+        return -1;
+    print_usage(argc < 2 ? stderr : stdout);
+    return argc < 2 ? 2 : 0;
+}
+
 int strata_cli_rados(int argc, char **argv)
 {
-    if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
-        usage(argc < 2 ? stderr : stdout);
-        return argc < 2 ? 2 : 0;
-    }
+    int help = strata_cli_help(argc, argv, usage);
+    if (help >= 0)
+        return help;
     const char *cmd = argv[1];
     bool init = strcmp(cmd, "init") == 0;
     if (!init && strcmp(cmd, "check") != 0) {

@@ -6,11 +6,18 @@
 #ifndef STRATA_SERVER_CLI_RADOS_H
 #define STRATA_SERVER_CLI_RADOS_H
 
+#include <stdio.h>
+
 /* argv[0] is "rados".  Returns the process exit code: 0 done / ready,
  * 1 the cluster is unreachable, a pool or the layout is missing, or init
  * failed, 2 usage, an unreadable conf file, or a build without librados.
  * Prints one line to stdout (success) or stderr. */
 int strata_cli_rados(int argc, char **argv);
+
+/* The first word of a local command (strata rados, strata audit): none
+ * prints usage to stderr and returns 2, --help or -h prints it to stdout
+ * and returns 0; -1: a command word, go on. */
+int strata_cli_help(int argc, char **argv, void (*print_usage)(FILE *f));
 
 struct strata_rados_opts;
 /* The --rados-conf/--rados-id/--rados-pool-prefix/--rados-timeout flags of

@@ -9,6 +9,7 @@
  * index; the array itself keeps file order with root first.
  */
 #include "auth.h"
+#include "secret.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -239,9 +240,7 @@ void strata_creds_destroy(struct strata_creds *c)
 {
     if (!c)
         return;
-    if (c->users)
-        OPENSSL_cleanse(c->users, c->n * sizeof(*c->users));
-    free(c->users);
+    strata_secret_free(c->users, c->n * sizeof(*c->users));
     free(c->sorted);
     free(c);
 }

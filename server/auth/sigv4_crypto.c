@@ -153,23 +153,32 @@ int strata_sigv4__sha256(const void *p, size_t n, uint8_t out[32])
     return rc;
 }
 
-static int hmac_run(EVP_MAC_CTX *m, const void *key, size_t key_len, const void *msg,
-                    size_t msg_len, uint8_t *out, size_t out_len)
+/* The MAC of msg into out (exactly out_len bytes) with m, already keyed. */
+static int hmac_finish(EVP_MAC_CTX *m, const void *msg, size_t msg_len, uint8_t *out,
+                       size_t out_len)
 {
     size_t got = 0;
-    if (!EVP_MAC_init(m, key, key_len, NULL) || !EVP_MAC_update(m, msg, msg_len) ||
-        !EVP_MAC_final(m, out, &got, out_len) || got != out_len)
+    if (!EVP_MAC_update(m, msg, msg_len) || !EVP_MAC_final(m, out, &got, out_len) ||
+        got != out_len)
         return STRATA_EINTERNAL;
     return 0;
+}
+
+/* HMAC-SHA1 (sha1) or HMAC-SHA256 of msg with the thread's context. */
+static int hmac_run(bool sha1, const void *key, size_t key_len, const void *msg, size_t msg_len,
+                    uint8_t *out)
+{
+    struct tls_crypto *t = tls_get();
+    EVP_MAC_CTX *m = !t ? NULL : sha1 ? t->hmac1 : t->hmac256;
+    if (!m || !EVP_MAC_init(m, key, key_len, NULL))
+        return STRATA_EINTERNAL;
+    return hmac_finish(m, msg, msg_len, out, sha1 ? 20 : 32);
 }
 
 int strata_sigv4__hmac_sha256(const void *key, size_t key_len, const void *msg, size_t msg_len,
                               uint8_t out[32])
 {
-    struct tls_crypto *t = tls_get();
-    if (!t)
-        return STRATA_EINTERNAL;
-    return hmac_run(t->hmac256, key, key_len, msg, msg_len, out, 32);
+    return hmac_run(false, key, key_len, msg, msg_len, out);
 }
 
 int strata_sigv4__hmac_signing(const uint8_t key[32], const void *msg, size_t msg_len,
@@ -182,7 +191,6 @@ int strata_sigv4__hmac_signing(const uint8_t key[32], const void *msg, size_t ms
      * (and most of OpenSSL's allocations); requests and chunks of one
      * client share the signing key, so this is the common case. */
     bool same = t->keyed_valid && CRYPTO_memcmp(t->keyed_key, key, 32) == 0;
-    size_t got = 0;
     if (!EVP_MAC_init(t->hmac_keyed, same ? NULL : key, same ? 0 : 32, NULL)) {
         t->keyed_valid = false;
         return STRATA_EINTERNAL;
@@ -191,19 +199,13 @@ int strata_sigv4__hmac_signing(const uint8_t key[32], const void *msg, size_t ms
         memcpy(t->keyed_key, key, 32);
         t->keyed_valid = true;
     }
-    if (!EVP_MAC_update(t->hmac_keyed, msg, msg_len) ||
-        !EVP_MAC_final(t->hmac_keyed, out, &got, 32) || got != 32)
-        return STRATA_EINTERNAL;
-    return 0;
+    return hmac_finish(t->hmac_keyed, msg, msg_len, out, 32);
 }
 
 int strata_sigv4__hmac_sha1(const void *key, size_t key_len, const void *msg, size_t msg_len,
                             uint8_t out[20])
 {
-    struct tls_crypto *t = tls_get();
-    if (!t)
-        return STRATA_EINTERNAL;
-    return hmac_run(t->hmac1, key, key_len, msg, msg_len, out, 20);
+    return hmac_run(true, key, key_len, msg, msg_len, out);
 }
 
 static bool entry_is(const struct key_entry *e, const struct strata_cred *cred, size_t slen,

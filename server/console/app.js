@@ -552,19 +552,25 @@
     g.stroke();
   }
 
-  async function viewHealth() {
-    const forPage = page;
-    let info;
+  // An admin API document for an admin page, or null once the page says
+  // that it needs an admin user (the API answered 403 AccessDenied).
+  async function adminJson(forPage, path, title, id, what) {
     try {
-      info = await callJson("GET", "info");
+      return await callJson("GET", path);
     } catch (e) {
       if (e.status === 403 && e.code === "AccessDenied") {
-        showIf(forPage, el("h2", {}, "Health"), el("p", { class: "error", id: "health-error" },
-          "The health page needs an admin user (root or one named by --admin-users)."));
-        return;
+        showIf(forPage, el("h2", {}, title), el("p", { class: "error", id: id },
+          what + " needs an admin user (root or one named by --admin-users)."));
+        return null;
       }
       throw e;
     }
+  }
+
+  async function viewHealth() {
+    const forPage = page;
+    const info = await adminJson(forPage, "info", "Health", "health-error", "The health page");
+    if (!info) return;
     const [heal, ilm] = await Promise.all([callJson("GET", "heal/status"), callJson("GET", "ilm/status")]);
     const sets = (info.sets || []).map((s) => el("tr", {},
       el("td", {}, String(s.index)), el("td", {}, `${s.data}+${s.parity}`),
@@ -634,17 +640,8 @@
   // ---- users (admins) ---------------------------------------------------------
   async function viewUsers() {
     const forPage = page;
-    let doc;
-    try {
-      doc = await callJson("GET", "users");
-    } catch (e) {
-      if (e.status === 403 && e.code === "AccessDenied") {
-        showIf(forPage, el("h2", {}, "Users"), el("p", { class: "error", id: "users-error" },
-          "Managing users needs an admin user (root or one named by --admin-users)."));
-        return;
-      }
-      throw e;
-    }
+    const doc = await adminJson(forPage, "users", "Users", "users-error", "Managing users");
+    if (!doc) return;
     const reload = () => { if (forPage === page) viewUsers().catch(failed); };
     const act = (method, path, msg) => async () => {
       try {

@@ -481,17 +481,12 @@ static void ops_endpoint(struct strata_req *r)
         strata_req_error(r, S3E_AccessDenied, 0);
         return;
     }
-    struct strata_sbuf b;
-    strata_sbuf_init(&b, 4u << 20);
-    strata_metrics_render(&b, atomic_load(&r->http->inflight));
-    r->http->pipe->metrics_render(&b, r->srv);
-    if (b.failed) {
-        strata_sbuf_fini(&b);
+    size_t len;
+    char *body = strata_metrics_scrape(r->http, r->srv, &len);
+    if (!body) {
         strata_req_error(r, S3E_InternalError, 0);
         return;
     }
-    size_t len;
-    char *body = strata_sbuf_steal(&b, &len);
     strata_req_send_body(r, 200, "text/plain; version=0.0.4", body, len);
 }
 
@@ -646,6 +641,20 @@ static void feed_body(struct strata_req *r, const char *data, size_t len)
     body_sink(r, data, len);
 }
 
+/* One x-amz-checksum-* value (b64, NULL: absent or unknown algo) checked
+ * against the buffered body. */
+static enum s3_err body_cksum_check(const struct strata_req *r, int algo, const char *b64)
+{
+    uint8_t want[STRATA_CKSUM_RAW_MAX], got[STRATA_CKSUM_RAW_MAX];
+    int n = b64 && algo ? strata_b64_decode(b64, want, sizeof(want)) : -1;
+    if (n < 0 || (size_t)n != strata_s3_cksum_len(algo))
+        return S3E_InvalidRequest;
+    if (strata_s3_cksum_compute(algo, r->body.data ? r->body.data : "", r->body.len, got) ||
+        memcmp(want, got, (size_t)n) != 0)
+        return S3E_BadDigest;
+    return S3E_NONE;
+}
+
 /* Buffered (XML) bodies: Content-MD5 and x-amz-checksum-* (header or
  * trailer) are verified whenever present; *have says whether any was. */
 static enum s3_err xml_body_digests(struct strata_req *r, bool *have_out)
@@ -666,25 +675,17 @@ static enum s3_err xml_body_digests(struct strata_req *r, bool *have_out)
         int algo = strata_s3_cksum_from_hdr(r->hdrs[i].name);
         if (!algo)
             continue;
-        uint8_t want[STRATA_CKSUM_RAW_MAX], got[STRATA_CKSUM_RAW_MAX];
-        int n = strata_b64_decode(r->hdrs[i].value, want, sizeof(want));
-        if (n < 0 || (size_t)n != strata_s3_cksum_len(algo))
-            return S3E_InvalidRequest;
-        if (strata_s3_cksum_compute(algo, r->body.data ? r->body.data : "", r->body.len, got) ||
-            memcmp(want, got, (size_t)n) != 0)
-            return S3E_BadDigest;
+        enum s3_err e = body_cksum_check(r, algo, r->hdrs[i].value);
+        if (e)
+            return e;
         have = true;
     }
     if (!have && r->chunked && r->auth.trailer[0]) {
         int algo = strata_s3_cksum_from_hdr(r->auth.trailer);
         const char *v = strata_chunked_trailer(r->chunked, r->auth.trailer);
-        uint8_t want[STRATA_CKSUM_RAW_MAX], got[STRATA_CKSUM_RAW_MAX];
-        int n = v && algo ? strata_b64_decode(v, want, sizeof(want)) : -1;
-        if (n < 0 || (size_t)n != strata_s3_cksum_len(algo))
-            return S3E_InvalidRequest;
-        if (strata_s3_cksum_compute(algo, r->body.data ? r->body.data : "", r->body.len, got) ||
-            memcmp(want, got, (size_t)n) != 0)
-            return S3E_BadDigest;
+        enum s3_err e = body_cksum_check(r, algo, v);
+        if (e)
+            return e;
         have = true;
     }
     *have_out = have;

@@ -257,7 +257,7 @@ void strata_metrics_sse_key_missing(void)
         bump(&sh->sse_key_missing, 1);
 }
 
-void strata_metrics_render(struct strata_sbuf *b, unsigned inflight)
+static void metrics_render(struct strata_sbuf *b, unsigned inflight)
 {
     strata_sbuf_puts(b, "# HELP strata_http_requests_total HTTP requests by method and status.\n"
                         "# TYPE strata_http_requests_total counter\n");
@@ -324,4 +324,17 @@ void strata_metrics_render(struct strata_sbuf *b, unsigned inflight)
     strata_sbuf_printf(b, "# HELP strata_http_inflight Requests being served.\n"
                           "# TYPE strata_http_inflight gauge\nstrata_http_inflight %u\n",
                        inflight);
+}
+
+char *strata_metrics_scrape(struct strata_http *h, struct strata_srv *srv, size_t *len)
+{
+    struct strata_sbuf b;
+    strata_sbuf_init(&b, 4u << 20);
+    metrics_render(&b, atomic_load(&h->inflight));
+    h->pipe->metrics_render(&b, srv);
+    if (b.failed) {
+        strata_sbuf_fini(&b);
+        return NULL;
+    }
+    return strata_sbuf_steal(&b, len);
 }

@@ -330,8 +330,9 @@ struct strata_ilm *strata_metrics_ilm(void);
 /* One finished request of S3 operation op (a static string: route->op):
  * time to its response headers and total time, into the histograms. */
 void strata_metrics_latency(const char *op, uint64_t ttfb_ns, uint64_t total_ns);
-/* Prometheus text into b. */
-void strata_metrics_render(struct strata_sbuf *b, unsigned inflight);
+/* The whole Prometheus text of /metrics (the transport's and the upper
+ * layers', through the pipeline), malloc'ed, or NULL when it does not fit. */
+char *strata_metrics_scrape(struct strata_http *h, struct strata_srv *srv, size_t *len);
 /* The --metrics-token-file token (metrics_token.c): the file's first line,
  * 32 to 255 printable characters without spaces.  0, or STRATA_E* with
  * errmsg set.  *out is the caller's (free with strata_metrics_token_free). */

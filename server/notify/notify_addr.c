@@ -95,10 +95,3 @@ int strata_notify_secret_dup(const char *s, char **out)
     *out = s ? strdup(s) : NULL;
     return s && !*out ? -1 : 0;
 }
-
-void strata_notify_secret_free(char *s)
-{
-    if (s)
-        memset(s, 0, strlen(s));
-    free(s);
-}

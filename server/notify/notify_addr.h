@@ -30,8 +30,7 @@ int strata_notify_addr_parse(const char *s, const char *scheme, struct strata_no
 char *strata_notify_addr_split(struct strata_notify_addr *a);
 
 /* A target's password: strdup'ed (NULL: none, *out NULL), 0 or -1 (out of
- * memory); wiped before it is freed. */
+ * memory); freed with strata_secret_str_free (secret.h). */
 int strata_notify_secret_dup(const char *s, char **out);
-void strata_notify_secret_free(char *s);
 
 #endif /* STRATA_SERVER_NOTIFY_NOTIFY_ADDR_H */

@@ -13,6 +13,7 @@
  * error.  Delivery thread only.
  */
 #include "notify_addr.h"
+#include "secret.h"
 #include "notify_internal.h"
 
 #include <stdbool.h>
@@ -49,7 +50,7 @@ static void at_close(void *h)
     if (!t)
         return;
     at_disconnect(t);
-    strata_notify_secret_free(t->password);
+    strata_secret_str_free(t->password);
     free(t);
 }
 

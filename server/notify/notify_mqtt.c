@@ -8,6 +8,7 @@
  * after any error.  Delivery thread only.
  */
 #include "notify_addr.h"
+#include "secret.h"
 #include "notify_internal.h"
 
 #include <pthread.h>
@@ -66,7 +67,7 @@ static void mt_close(void *h)
     if (!t)
         return;
     mt_disconnect(t);
-    strata_notify_secret_free(t->password);
+    strata_secret_str_free(t->password);
     free(t);
 }
 

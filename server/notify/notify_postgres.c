@@ -11,6 +11,7 @@
  * error.  Delivery thread only.
  */
 #include "notify_addr.h"
+#include "secret.h"
 #include "notify_internal.h"
 
 #include <stdbool.h>
@@ -37,7 +38,7 @@ static void pt_close(void *h)
         return;
     if (t->c)
         PQfinish(t->c);
-    strata_notify_secret_free(t->password);
+    strata_secret_str_free(t->password);
     free(t->insert);
     free(t->create);
     free(t);
@@ -47,13 +48,8 @@ static void pt_close(void *h)
 static bool ident_ok(const char *s)
 {
     size_t n = strlen(s);
-    if (n == 0 || n > 63 || (s[0] >= '0' && s[0] <= '9'))
-        return false;
-    for (size_t i = 0; i < n; i++)
-        if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') ||
-              (s[i] >= '0' && s[i] <= '9') || s[i] == '_'))
-            return false;
-    return true;
+    return n > 0 && n <= 63 && !(s[0] >= '0' && s[0] <= '9') &&
+           strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") == n;
 }
 
 static int pt_open(const char *address, const char *token, void **h, char *err, size_t err_len)

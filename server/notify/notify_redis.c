@@ -5,6 +5,8 @@
  * file, when given, holds the password sent with AUTH.  hiredis; the
  * connection is made again after any error.  Delivery thread only.
  */
+#include "notify_addr.h"
+#include "secret.h"
 #include "notify_internal.h"
 
 #include <stdbool.h>
@@ -30,9 +32,7 @@ static void rt_close(void *h)
         return;
     if (t->c)
         redisFree(t->c);
-    if (t->password)
-        memset(t->password, 0, strlen(t->password));
-    free(t->password);
+    strata_secret_str_free(t->password);
     free(t->key);
     free(t);
 }

@@ -4,6 +4,7 @@
  * descriptor (fstat), so what is checked is what is read.
  */
 #include "remote_creds.h"
+#include "secret.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -20,9 +21,7 @@ void strata_remote_creds_fini(struct strata_remote_creds *cs)
 {
     if (!cs)
         return;
-    if (cs->v)
-        explicit_bzero(cs->v, cs->n * sizeof(*cs->v));
-    free(cs->v);
+    strata_secret_free(cs->v, cs->n * sizeof(*cs->v));
     cs->v = NULL;
     cs->n = 0;
 }

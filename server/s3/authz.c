@@ -274,6 +274,17 @@ int strata_policy_cache_get(struct strata_meta *m, const struct strata_bucket_in
     return rc;
 }
 
+struct strata_policy_ref *strata_req_policy_ref(struct strata_req *r)
+{
+    struct strata_policy_ref *ref = NULL;
+    int rc = strata_policy_cache_get(r->srv->meta, &r->binfo, &ref);
+    if (rc) {
+        strata_req_error_strata(r, rc, S3CTX_BUCKET);
+        return NULL;
+    }
+    return ref;
+}
+
 void strata_policy_cache_invalidate(const char *bucket)
 {
     strata_ecache_invalidate(&pc_cache, bucket);

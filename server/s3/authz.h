@@ -85,6 +85,9 @@ enum s3_err strata_authz_missing_key(struct strata_req *r, enum s3_err e);
 struct strata_policy_ref;
 int strata_policy_cache_get(struct strata_meta *m, const struct strata_bucket_info *bi,
                             struct strata_policy_ref **out);
+/* The same for the request's bucket, or NULL once the store's error is
+ * answered. */
+struct strata_policy_ref *strata_req_policy_ref(struct strata_req *r);
 const struct strata_policy *strata_policy_ref_get(const struct strata_policy_ref *ref);
 /* The rest of the bucket's access state, loaded with the policy (ref
  * must not be NULL): its ACL (the default when none is stored), its

@@ -261,8 +261,7 @@ static void rule_format(struct strata_sbuf *b, const char *name, const char *val
 
 void strata_notify_config_format(struct strata_sbuf *b, const struct strata_notify_conf *c)
 {
-    strata_sbuf_puts(b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<NotificationConfiguration "
-                        "xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">");
+    strata_xml_doc_head(b, "NotificationConfiguration");
     for (size_t i = 0; c && i < c->n; i++) {
         const struct strata_notify_rule *r = &c->r[i];
         strata_sbuf_puts(b, "<QueueConfiguration>");

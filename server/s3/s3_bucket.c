@@ -16,8 +16,6 @@
 #include <strings.h>
 #include <time.h>
 
-#define S3_NS "http://s3.amazonaws.com/doc/2006-03-01/"
-#define XML_HEAD "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
 
 /* ListBuckets paging (max-buckets, continuation-token, prefix,
  * bucket-region; AWS 2024).  The walk is in name order, so the token is
@@ -97,14 +95,13 @@ void strata_h_list_buckets(struct strata_req *r)
     struct list_ctx c = {.owner = strata_req_user(r), .my_region = r->srv->cfg.http.region};
     char after[STRATA_BUCKET_NAME_MAX + 2];
     enum s3_err e = list_buckets_opts(r, &c, after, sizeof(after));
-    if (e) {
-        strata_req_error(r, e, 0);
+    if (strata_req_refused(r, e))
         return;
-    }
     struct strata_sbuf b;
     strata_sbuf_init(&b, STRATA_SRV_LIST_PAGE_MAX * 4);
     c.b = &b;
-    strata_sbuf_puts(&b, XML_HEAD "<ListAllMyBucketsResult xmlns=\"" S3_NS "\"><Owner>");
+    strata_xml_doc_head(&b, "ListAllMyBucketsResult");
+    strata_sbuf_puts(&b, "<Owner>");
     strata_sbuf_xml_elem(&b, "ID", strata_req_user(r));
     strata_sbuf_xml_elem(&b, "DisplayName", strata_req_display_name(r));
     strata_sbuf_puts(&b, "</Owner><Buckets>");
@@ -122,8 +119,7 @@ void strata_h_list_buckets(struct strata_req *r)
     }
     if (c.prefix)
         strata_sbuf_xml_elem(&b, "Prefix", c.prefix);
-    strata_sbuf_puts(&b, "</ListAllMyBucketsResult>");
-    strata_req_send_xml(r, 200, &b);
+    strata_xml_doc_send(r, &b, "ListAllMyBucketsResult");
 }
 
 /* CreateBucket's answer: 200 with the bucket's path in Location. */
@@ -160,10 +156,8 @@ static void recreate(struct strata_req *r, const struct strata_bucket_info *bi)
     strata_policy_ref_put(ref);
     enum s3_err e = rc ? strata_s3_err_from_strata(rc, S3CTX_BUCKET)
                        : strata_acl_bucket_set(r, own, false);
-    if (e) {
-        strata_req_error(r, e, 0);
+    if (strata_req_refused(r, e))
         return;
-    }
     send_created(r);
 }
 
@@ -220,10 +214,8 @@ void strata_h_bucket_create(struct strata_req *r)
                                               sizeof(bi.region));
     if (!e)
         e = location_check(r, bi.region);
-    if (e) {
-        strata_req_error(r, e, 0);
+    if (strata_req_refused(r, e))
         return;
-    }
     snprintf(bi.region, sizeof(bi.region), "%s", r->srv->cfg.http.region);
     snprintf(bi.name, sizeof(bi.name), "%s", r->bucket);
     snprintf(bi.owner, sizeof(bi.owner), "%s", strata_req_user(r));
@@ -279,38 +271,31 @@ void strata_h_bucket_delete(struct strata_req *r)
 void strata_h_bucket_location(struct strata_req *r)
 {
     struct strata_sbuf b;
-    strata_sbuf_init(&b, 4096);
-    strata_sbuf_puts(&b, XML_HEAD "<LocationConstraint xmlns=\"" S3_NS "\">");
+    strata_xml_doc_open(&b, 4096, "LocationConstraint");
     /* The server's region (a bucket stored with another constraint by an
      * older Strata is served here all the same); AWS answers an empty
      * constraint for us-east-1. */
     if (strcmp(r->srv->cfg.http.region, "us-east-1") != 0)
         strata_sbuf_xml(&b, r->srv->cfg.http.region);
-    strata_sbuf_puts(&b, "</LocationConstraint>");
-    strata_req_send_xml(r, 200, &b);
+    strata_xml_doc_send(r, &b, "LocationConstraint");
 }
 
 void strata_h_bucket_versioning_get(struct strata_req *r)
 {
     struct strata_sbuf b;
-    strata_sbuf_init(&b, 4096);
-    strata_sbuf_puts(&b, XML_HEAD "<VersioningConfiguration xmlns=\"" S3_NS "\">");
+    strata_xml_doc_open(&b, 4096, "VersioningConfiguration");
     if (r->binfo.versioning == STRATA_VERSIONING_ENABLED)
         strata_sbuf_puts(&b, "<Status>Enabled</Status>");
     else if (r->binfo.versioning == STRATA_VERSIONING_SUSPENDED)
         strata_sbuf_puts(&b, "<Status>Suspended</Status>");
-    strata_sbuf_puts(&b, "</VersioningConfiguration>");
-    strata_req_send_xml(r, 200, &b);
+    strata_xml_doc_send(r, &b, "VersioningConfiguration");
 }
 
 void strata_h_bucket_versioning_put(struct strata_req *r)
 {
     int status;
-    enum s3_err e = strata_xml_versioning_parse(r->body.data, r->body.len, &status);
-    if (e) {
-        strata_req_error(r, e, 0);
+    if (strata_req_refused(r, strata_xml_versioning_parse(r->body.data, r->body.len, &status)))
         return;
-    }
     if (status < 0) {
         strata_req_error(r, S3E_MalformedXML, 0);
         return;

@@ -53,3 +53,13 @@ void strata_bucket_config_write(struct strata_req *r, const char *kind, const vo
     }
     strata_req_send_empty(r, status);
 }
+
+void strata_bucket_config_write_buf(struct strata_req *r, const char *kind, struct strata_sbuf *b,
+                                    struct strata_doc_cache *cache)
+{
+    if (b->failed)
+        strata_req_error(r, S3E_InternalError, STRATA_ENOMEM);
+    else
+        strata_bucket_config_write(r, kind, b->data, b->len, cache, 200);
+    strata_sbuf_fini(b);
+}

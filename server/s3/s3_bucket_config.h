@@ -13,6 +13,7 @@
 
 struct strata_req;
 struct strata_doc_cache;
+struct strata_sbuf;
 
 /* The request bucket's document kind: true with *doc (malloc'ed, caller
  * frees) and *len > 0; false once the request is answered, with missing
@@ -32,5 +33,9 @@ void strata_bucket_config_send(struct strata_req *r, const char *kind, enum s3_e
  * (it holds the policy, ownership and public access block documents). */
 void strata_bucket_config_write(struct strata_req *r, const char *kind, const void *doc, size_t len,
                                 struct strata_doc_cache *cache, int status);
+/* The same for a PUT of the canonical form in b (finished here): 200, or
+ * InternalError when it did not fit b. */
+void strata_bucket_config_write_buf(struct strata_req *r, const char *kind, struct strata_sbuf *b,
+                                    struct strata_doc_cache *cache);
 
 #endif /* STRATA_SERVER_S3_BUCKET_CONFIG_H */

@@ -14,8 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define S3_NS "http://s3.amazonaws.com/doc/2006-03-01/"
-#define XML_HEAD "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
 #define DOC_KIND "encryption"
 
 /* The stored document "ALGO\nKEY_ID\nBUCKET_KEY" as a malloc'ed
@@ -76,16 +74,15 @@ void strata_h_encryption_get(struct strata_req *r)
         return;
     }
     struct strata_sbuf b;
-    strata_sbuf_init(&b, 4096);
-    strata_sbuf_puts(&b, XML_HEAD "<ServerSideEncryptionConfiguration xmlns=\"" S3_NS "\"><Rule>"
-                                  "<ApplyServerSideEncryptionByDefault>");
+    strata_xml_doc_open(&b, 4096, "ServerSideEncryptionConfiguration");
+    strata_sbuf_puts(&b, "<Rule><ApplyServerSideEncryptionByDefault>");
     strata_sbuf_xml_elem(&b, "SSEAlgorithm", d.algo);
     if (d.key_id[0])
         strata_sbuf_xml_elem(&b, "KMSMasterKeyID", d.key_id);
-    strata_sbuf_printf(&b, "</ApplyServerSideEncryptionByDefault><BucketKeyEnabled>%s"
-                           "</BucketKeyEnabled></Rule></ServerSideEncryptionConfiguration>",
-                       d.bucket_key ? "true" : "false");
-    strata_req_send_xml(r, 200, &b);
+    strata_sbuf_puts(&b, "</ApplyServerSideEncryptionByDefault>");
+    strata_sbuf_xml_elem(&b, "BucketKeyEnabled", d.bucket_key ? "true" : "false");
+    strata_sbuf_puts(&b, "</Rule>");
+    strata_xml_doc_send(r, &b, "ServerSideEncryptionConfiguration");
 }
 
 void strata_h_encryption_put(struct strata_req *r)
@@ -94,10 +91,8 @@ void strata_h_encryption_put(struct strata_req *r)
     enum s3_err e = strata_xml_encryption_parse(r->body.data, r->body.len, &d);
     if (!e)
         e = strata_sse_default_check(r, &d);
-    if (e) {
-        strata_req_error(r, e, 0);
+    if (strata_req_refused(r, e))
         return;
-    }
     char doc[128];
     int n = snprintf(doc, sizeof(doc), "%s\n%s\n%d", d.algo, d.key_id, d.bucket_key ? 1 : 0);
     int rc = strata_meta_bucket_config_put(r->srv->meta, r->bucket, DOC_KIND, doc, (size_t)n);

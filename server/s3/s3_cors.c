@@ -56,8 +56,7 @@ void strata_cors_free(struct strata_cors *c)
 
 void strata_cors_format(struct strata_sbuf *b, const struct strata_cors *c)
 {
-    strata_sbuf_puts(b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<CORSConfiguration "
-                        "xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">");
+    strata_xml_doc_head(b, "CORSConfiguration");
     for (size_t i = 0; i < c->nrules; i++) {
         const struct strata_cors_rule *r = &c->rules[i];
         strata_sbuf_puts(b, "<CORSRule>");
@@ -205,13 +204,7 @@ void strata_h_cors_put(struct strata_req *r)
     strata_sbuf_init(&b, STRATA_CORS_DOC_MAX * 2);
     strata_cors_format(&b, c);
     strata_cors_free(c);
-    if (b.failed) {
-        strata_sbuf_fini(&b);
-        strata_req_error_strata(r, STRATA_ENOMEM, S3CTX_BUCKET);
-        return;
-    }
-    strata_bucket_config_write(r, "cors", b.data, b.len, &cache, 200);
-    strata_sbuf_fini(&b);
+    strata_bucket_config_write_buf(r, "cors", &b, &cache);
 }
 
 void strata_h_cors_delete(struct strata_req *r)

@@ -27,8 +27,6 @@
 #include "bucket_doc_cache.h"
 #include "s3_bucket_config.h"
 
-#define S3_NS "http://s3.amazonaws.com/doc/2006-03-01/"
-#define XML_HEAD "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
 #define LC_DOC_MAX (4u << 20)
 #define LC_TAGS_MAX 10
 
@@ -115,7 +113,7 @@ static void put_rule(struct strata_sbuf *b, const struct strata_lc_rule *r)
 
 void strata_lifecycle_format(struct strata_sbuf *b, const struct strata_lc_config *c)
 {
-    strata_sbuf_puts(b, XML_HEAD "<LifecycleConfiguration xmlns=\"" S3_NS "\">");
+    strata_xml_doc_head(b, "LifecycleConfiguration");
     for (size_t i = 0; i < c->nrules; i++)
         put_rule(b, &c->rules[i]);
     strata_sbuf_puts(b, "</LifecycleConfiguration>");
@@ -251,13 +249,7 @@ void strata_h_lifecycle_put(struct strata_req *r)
     strata_sbuf_init(&b, LC_DOC_MAX);
     strata_lifecycle_format(&b, &c);
     strata_lc_config_fini(&c);
-    if (b.failed) {
-        strata_sbuf_fini(&b);
-        strata_req_error(r, S3E_InternalError, STRATA_ENOMEM);
-        return;
-    }
-    strata_bucket_config_write(r, "lifecycle", b.data, b.len, &lc_cache, 200);
-    strata_sbuf_fini(&b);
+    strata_bucket_config_write_buf(r, "lifecycle", &b, &lc_cache);
 }
 
 void strata_h_lifecycle_get(struct strata_req *r)

@@ -15,7 +15,6 @@
 #include <string.h>
 #include <strings.h>
 
-#define S3_NS "http://s3.amazonaws.com/doc/2006-03-01/"
 
 struct page {
     struct strata_req *r;
@@ -26,6 +25,9 @@ struct page {
     bool owner;
     bool versions;
     int ownership; /* of the bucket, enum strata_ownership; -1: not looked up yet */
+    struct strata_list_opts o;
+    struct strata_list_result res;
+    int mk; /* max-keys */
 };
 
 /* The object's owner: the bucket owner, unless the version's ACL names
@@ -114,15 +116,6 @@ static int max_keys(struct strata_req *r)
     return v > 1000 ? 1000 : (int)v;
 }
 
-static void page_init(struct page *p, struct strata_req *r)
-{
-    memset(p, 0, sizeof(*p));
-    p->r = r;
-    p->ownership = -1;
-    strata_sbuf_init(&p->items, STRATA_SRV_LIST_PAGE_MAX);
-    strata_sbuf_init(&p->prefixes, STRATA_SRV_LIST_PAGE_MAX);
-}
-
 static void page_fini(struct page *p)
 {
     strata_sbuf_fini(&p->items);
@@ -164,10 +157,23 @@ static enum s3_err common_opts(struct strata_req *r, struct page *p, struct stra
     return S3E_NONE;
 }
 
-/* Runs the listing (unless max-keys is 0) into p and res. */
-static int run_list(struct strata_req *r, struct page *p, struct strata_list_opts *o,
-                    struct strata_list_result *res, char *resume, size_t resume_len)
+/* Every listing's start: p set up for r, the options all share checked
+ * (S3E_NONE, or the error to answer once the page is closed). */
+static enum s3_err page_start(struct page *p, struct strata_req *r)
 {
+    memset(p, 0, sizeof(*p));
+    p->r = r;
+    p->ownership = -1;
+    strata_sbuf_init(&p->items, STRATA_SRV_LIST_PAGE_MAX);
+    strata_sbuf_init(&p->prefixes, STRATA_SRV_LIST_PAGE_MAX);
+    return common_opts(r, p, &p->o, &p->mk);
+}
+
+/* Runs the listing of p->o (unless max-keys is 0) into p and p->res. */
+static int run_list(struct page *p, char *resume, size_t resume_len)
+{
+    struct strata_list_opts *o = &p->o;
+    struct strata_list_result *res = &p->res;
     memset(res, 0, sizeof(*res));
     if (o->start_after && *o->start_after) {
         strata_s3_list_resume_key(o->prefix, o->delimiter, o->start_after, resume, resume_len);
@@ -175,7 +181,7 @@ static int run_list(struct strata_req *r, struct page *p, struct strata_list_opt
     }
     if (o->max_keys == 0)
         return 0;
-    return strata_obj_list(r->srv->meta, o, entry_cb, p, res);
+    return strata_obj_list(p->r->srv->meta, o, entry_cb, p, res);
 }
 
 static void finish(struct strata_req *r, struct page *p, struct strata_sbuf *b, const char *root)
@@ -189,14 +195,14 @@ static void finish(struct strata_req *r, struct page *p, struct strata_sbuf *b, 
     strata_req_send_xml(r, 200, b);
 }
 
-static void head_common(struct strata_sbuf *b, struct strata_req *r, const struct page *p,
-                        const struct strata_list_opts *o, int mk)
+static void head_common(struct strata_sbuf *b, const struct page *p)
 {
-    strata_sbuf_xml_elem(b, "Name", r->bucket);
+    const struct strata_list_opts *o = &p->o;
+    strata_sbuf_xml_elem(b, "Name", p->r->bucket);
     strata_url_xml_elem(b, "Prefix", o->prefix ? o->prefix : "", p->url);
     if (o->delimiter)
         strata_url_xml_elem(b, "Delimiter", o->delimiter, p->url);
-    strata_sbuf_printf(b, "<MaxKeys>%d</MaxKeys>", mk);
+    strata_sbuf_printf(b, "<MaxKeys>%d</MaxKeys>", p->mk);
     if (p->url)
         strata_sbuf_puts(b, "<EncodingType>url</EncodingType>");
 }
@@ -207,8 +213,7 @@ static void head_common(struct strata_sbuf *b, struct strata_req *r, const struc
  * root element and the fields every listing shares, and return true.
  */
 static bool page_open(struct strata_req *r, struct page *p, enum s3_err e, int rc,
-                      struct strata_sbuf *b, const char *root, const struct strata_list_opts *o,
-                      int mk)
+                      struct strata_sbuf *b, const char *root)
 {
     if (e || rc) {
         page_fini(p);
@@ -218,49 +223,44 @@ static bool page_open(struct strata_req *r, struct page *p, enum s3_err e, int r
             strata_req_error_strata(r, rc, S3CTX_BUCKET);
         return false;
     }
-    strata_sbuf_init(b, STRATA_SRV_LIST_PAGE_MAX * 2 + 65536);
-    strata_sbuf_printf(b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<%s xmlns=\"" S3_NS "\">",
-                       root);
-    head_common(b, r, p, o, mk);
+    strata_xml_doc_open(b, STRATA_SRV_LIST_PAGE_MAX * 2 + 65536, root);
+    head_common(b, p);
     return true;
 }
 
 static void list_v2(struct strata_req *r)
 {
     struct page p;
-    struct strata_list_opts o;
-    struct strata_list_result res;
-    int mk;
-    page_init(&p, r);
-    enum s3_err e = common_opts(r, &p, &o, &mk);
+    enum s3_err e = page_start(&p, r);
     const char *token = strata_req_query(r, "continuation-token");
     const char *start_after = strata_req_query(r, "start-after");
     const char *fo = strata_req_query(r, "fetch-owner");
     p.owner = fo && strcmp(fo, "true") == 0;
     char tokkey[STRATA_KEY_MAX + 2], resume[STRATA_KEY_MAX + 3];
-    o.start_after = start_after;
+    p.o.start_after = start_after;
     if (!e && token) {
         int n = strata_b64_decode(token, (uint8_t *)tokkey, STRATA_KEY_MAX);
         if (n <= 0)
             e = S3E_InvalidArgument;
         else {
             tokkey[n] = '\0';
-            o.start_after = tokkey;
+            p.o.start_after = tokkey;
         }
     }
-    int rc = e ? 0 : run_list(r, &p, &o, &res, resume, sizeof(resume));
+    int rc = e ? 0 : run_list(&p, resume, sizeof(resume));
     struct strata_sbuf b;
-    if (!page_open(r, &p, e, rc, &b, "ListBucketResult", &o, mk))
+    if (!page_open(r, &p, e, rc, &b, "ListBucketResult"))
         return;
     strata_sbuf_printf(&b, "<KeyCount>%u</KeyCount><IsTruncated>%s</IsTruncated>", p.count,
-                       res.truncated ? "true" : "false");
+                       p.res.truncated ? "true" : "false");
     if (token)
         strata_sbuf_xml_elem(&b, "ContinuationToken", token);
     if (start_after)
         strata_url_xml_elem(&b, "StartAfter", start_after, p.url);
-    if (res.truncated) {
+    if (p.res.truncated) {
         char tok[4 * (STRATA_KEY_MAX + 3) / 3 + 8];
-        strata_b64_encode((const uint8_t *)res.next_key, strlen(res.next_key), tok, sizeof(tok));
+        const char *next = p.res.next_key;
+        strata_b64_encode((const uint8_t *)next, strlen(next), tok, sizeof(tok));
         strata_sbuf_xml_elem(&b, "NextContinuationToken", tok);
     }
     finish(r, &p, &b, "ListBucketResult");
@@ -269,23 +269,19 @@ static void list_v2(struct strata_req *r)
 static void list_v1(struct strata_req *r)
 {
     struct page p;
-    struct strata_list_opts o;
-    struct strata_list_result res;
-    int mk;
-    page_init(&p, r);
+    enum s3_err e = page_start(&p, r);
     p.owner = true;
-    enum s3_err e = common_opts(r, &p, &o, &mk);
     const char *marker = strata_req_query(r, "marker");
     char resume[STRATA_KEY_MAX + 3];
-    o.start_after = marker;
-    int rc = e ? 0 : run_list(r, &p, &o, &res, resume, sizeof(resume));
+    p.o.start_after = marker;
+    int rc = e ? 0 : run_list(&p, resume, sizeof(resume));
     struct strata_sbuf b;
-    if (!page_open(r, &p, e, rc, &b, "ListBucketResult", &o, mk))
+    if (!page_open(r, &p, e, rc, &b, "ListBucketResult"))
         return;
     strata_url_xml_elem(&b, "Marker", marker ? marker : "", p.url);
-    strata_sbuf_printf(&b, "<IsTruncated>%s</IsTruncated>", res.truncated ? "true" : "false");
-    if (res.truncated && o.delimiter && *o.delimiter)
-        strata_url_xml_elem(&b, "NextMarker", res.next_key, p.url);
+    strata_sbuf_printf(&b, "<IsTruncated>%s</IsTruncated>", p.res.truncated ? "true" : "false");
+    if (p.res.truncated && p.o.delimiter && *p.o.delimiter)
+        strata_url_xml_elem(&b, "NextMarker", p.res.next_key, p.url);
     finish(r, &p, &b, "ListBucketResult");
 }
 
@@ -303,42 +299,38 @@ void strata_h_list_objects(struct strata_req *r)
 void strata_h_list_versions(struct strata_req *r)
 {
     struct page p;
-    struct strata_list_opts o;
-    struct strata_list_result res;
-    int mk;
-    page_init(&p, r);
+    enum s3_err e = page_start(&p, r);
     p.versions = true;
-    enum s3_err e = common_opts(r, &p, &o, &mk);
     const char *km = strata_req_query(r, "key-marker");
     const char *vm = strata_req_query(r, "version-id-marker");
     char resume[STRATA_KEY_MAX + 3];
-    o.versions = true;
-    o.start_after = km;
-    o.version_id_marker = vm && *vm ? vm : NULL;
-    if (!e && o.version_id_marker && (!km || !*km))
+    p.o.versions = true;
+    p.o.start_after = km;
+    p.o.version_id_marker = vm && *vm ? vm : NULL;
+    if (!e && p.o.version_id_marker && (!km || !*km))
         e = S3E_InvalidArgument; /* AWS: a version-id-marker needs a key-marker */
-    if (!e && o.version_id_marker && !strata_meta_version_id_valid(o.version_id_marker)) {
+    if (!e && p.o.version_id_marker && !strata_meta_version_id_valid(p.o.version_id_marker)) {
         r->err_msg = "Invalid version id specified";
         e = S3E_InvalidArgument;
     }
     int rc = 0;
-    if (!e && o.version_id_marker) {
+    if (!e && p.o.version_id_marker) {
         /* Resume inside km's versions: no prefix roll-up adjustment. */
-        memset(&res, 0, sizeof(res));
-        rc = o.max_keys ? strata_obj_list(r->srv->meta, &o, entry_cb, &p, &res) : 0;
+        memset(&p.res, 0, sizeof(p.res));
+        rc = p.o.max_keys ? strata_obj_list(r->srv->meta, &p.o, entry_cb, &p, &p.res) : 0;
     } else if (!e) {
-        rc = run_list(r, &p, &o, &res, resume, sizeof(resume));
+        rc = run_list(&p, resume, sizeof(resume));
     }
     struct strata_sbuf b;
-    if (!page_open(r, &p, e, rc, &b, "ListVersionsResult", &o, mk))
+    if (!page_open(r, &p, e, rc, &b, "ListVersionsResult"))
         return;
     strata_url_xml_elem(&b, "KeyMarker", km ? km : "", p.url);
     strata_sbuf_xml_elem(&b, "VersionIdMarker", vm ? vm : "");
-    strata_sbuf_printf(&b, "<IsTruncated>%s</IsTruncated>", res.truncated ? "true" : "false");
-    if (res.truncated) {
-        strata_url_xml_elem(&b, "NextKeyMarker", res.next_key, p.url);
-        if (res.next_version_id[0])
-            strata_sbuf_xml_elem(&b, "NextVersionIdMarker", res.next_version_id);
+    strata_sbuf_printf(&b, "<IsTruncated>%s</IsTruncated>", p.res.truncated ? "true" : "false");
+    if (p.res.truncated) {
+        strata_url_xml_elem(&b, "NextKeyMarker", p.res.next_key, p.url);
+        if (p.res.next_version_id[0])
+            strata_sbuf_xml_elem(&b, "NextVersionIdMarker", p.res.next_version_id);
     }
     finish(r, &p, &b, "ListVersionsResult");
 }

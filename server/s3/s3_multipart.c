@@ -18,8 +18,6 @@
 #include <string.h>
 #include <strings.h>
 
-#define S3_NS "http://s3.amazonaws.com/doc/2006-03-01/"
-#define XML_HEAD "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
 
 static const char *algo_name(int algo)
 {
@@ -71,10 +69,8 @@ void strata_h_mpu_create(struct strata_req *r)
     struct strata_new_obj n;
     if (!e)
         e = strata_new_obj_parse(r, &n);
-    if (e) {
-        strata_req_error(r, e, 0);
+    if (strata_req_refused(r, e))
         return;
-    }
     o.sse = sse.desc_len ? sse.desc : NULL;
     o.sse_len = sse.desc_len;
     STRATA_NEW_OBJ_FILL(&o, &n);
@@ -86,8 +82,7 @@ void strata_h_mpu_create(struct strata_req *r)
         return;
     }
     struct strata_sbuf b;
-    strata_sbuf_init(&b, 16384);
-    strata_sbuf_puts(&b, XML_HEAD "<InitiateMultipartUploadResult xmlns=\"" S3_NS "\">");
+    strata_xml_doc_open(&b, 16384, "InitiateMultipartUploadResult");
     strata_sbuf_xml_elem(&b, "Bucket", r->bucket);
     strata_sbuf_xml_elem(&b, "Key", r->key);
     strata_sbuf_xml_elem(&b, "UploadId", id);
@@ -182,19 +177,15 @@ void strata_h_mpu_complete(struct strata_req *r)
     struct strata_xml_part *xp;
     size_t n;
     enum s3_err e = (enum s3_err)strata_sse_mpu_hdrs_check(r);
-    if (e) {
-        strata_req_error(r, e, 0);
+    if (strata_req_refused(r, e))
         return;
-    }
     /* A replica keeps the source's version id. */
     int peer = strata_repl_peer(r, "s3:ReplicateObject");
     if (peer < 0)
         return;
     e = strata_xml_complete_parse(r->body.data, r->body.len, STRATA_PARTS_MAX, &xp, &n);
-    if (e) {
-        strata_req_error(r, e, 0);
+    if (strata_req_refused(r, e))
         return;
-    }
     struct strata_mpu_part *parts = calloc(n, sizeof(*parts));
     if (!parts) {
         strata_xml_complete_free(xp, n);
@@ -267,8 +258,7 @@ void strata_h_mpu_complete(struct strata_req *r)
         return;
     }
     struct strata_sbuf b;
-    strata_sbuf_init(&b, 16384);
-    strata_sbuf_puts(&b, XML_HEAD "<CompleteMultipartUploadResult xmlns=\"" S3_NS "\">");
+    strata_xml_doc_open(&b, 16384, "CompleteMultipartUploadResult");
     strata_sbuf_puts(&b, "<Location>");
     strata_sbuf_xml(&b, r->resource);
     strata_sbuf_puts(&b, "</Location>");
@@ -385,8 +375,7 @@ void strata_h_mpu_list_parts(struct strata_req *r)
         return;
     }
     struct strata_sbuf b;
-    strata_sbuf_init(&b, STRATA_SRV_LIST_PAGE_MAX + 65536);
-    strata_sbuf_puts(&b, XML_HEAD "<ListPartsResult xmlns=\"" S3_NS "\">");
+    strata_xml_doc_open(&b, STRATA_SRV_LIST_PAGE_MAX + 65536, "ListPartsResult");
     strata_sbuf_xml_elem(&b, "Bucket", r->bucket);
     strata_sbuf_xml_elem(&b, "Key", r->key);
     strata_sbuf_xml_elem(&b, "UploadId", id);
@@ -474,8 +463,7 @@ void strata_h_mpu_list(struct strata_req *r)
         return;
     }
     struct strata_sbuf b;
-    strata_sbuf_init(&b, STRATA_SRV_LIST_PAGE_MAX * 2 + 65536);
-    strata_sbuf_puts(&b, XML_HEAD "<ListMultipartUploadsResult xmlns=\"" S3_NS "\">");
+    strata_xml_doc_open(&b, STRATA_SRV_LIST_PAGE_MAX * 2 + 65536, "ListMultipartUploadsResult");
     strata_sbuf_xml_elem(&b, "Bucket", r->bucket);
     strata_url_xml_elem(&b, "KeyMarker", o.key_marker ? o.key_marker : "", p.url);
     strata_sbuf_xml_elem(&b, "UploadIdMarker", o.upload_id_marker ? o.upload_id_marker : "");

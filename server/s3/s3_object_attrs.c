@@ -120,9 +120,7 @@ void strata_h_attributes(struct strata_req *r)
     }
     const struct strata_obj_info *in = &r->s3->info;
     struct strata_sbuf b;
-    strata_sbuf_init(&b, STRATA_SRV_LIST_PAGE_MAX + 65536);
-    strata_sbuf_puts(&b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<GetObjectAttributesResponse "
-                         "xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">");
+    strata_xml_doc_open(&b, STRATA_SRV_LIST_PAGE_MAX + 65536, "GetObjectAttributesResponse");
     if (want & A_ETAG)
         strata_sbuf_xml_elem(&b, "ETag", in->etag);
     char val[96];

@@ -28,6 +28,17 @@ struct copy_src {
     char *version_id; /* NULL for the latest */
 };
 
+/* CopyObjectResult / CopyPartResult: the same two elements. */
+static void copy_result(struct strata_sbuf *b, const char *root, const char *when,
+                        const char *etag)
+{
+    strata_xml_doc_open(b, 4096, root);
+    strata_sbuf_xml_elem(b, "LastModified", when);
+    strata_sbuf_puts(b, "<ETag>&quot;");
+    strata_sbuf_xml(b, etag);
+    strata_sbuf_printf(b, "&quot;</ETag></%s>", root);
+}
+
 static void src_free(struct copy_src *s)
 {
     free(s->bucket);
@@ -126,13 +137,7 @@ static void answer(struct strata_req *r, const struct strata_obj_info *dst,
     char when[32];
     strata_iso8601_format(dst->mtime_ms, when, sizeof(when));
     struct strata_sbuf b;
-    strata_sbuf_init(&b, 4096);
-    strata_sbuf_printf(&b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<CopyObjectResult "
-                           "xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\"><LastModified>%s"
-                           "</LastModified><ETag>&quot;",
-                       when);
-    strata_sbuf_xml(&b, dst->etag);
-    strata_sbuf_puts(&b, "&quot;</ETag></CopyObjectResult>");
+    copy_result(&b, "CopyObjectResult", when, dst->etag);
     struct strata_resp *resp = strata_req_xml_response(r, &b);
     if (!resp)
         return;
@@ -430,13 +435,7 @@ static void part_copy_run(struct strata_req *r, struct strata_get *g,
     char when[32];
     strata_iso8601_format((int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000, when, sizeof(when));
     struct strata_sbuf b;
-    strata_sbuf_init(&b, 4096);
-    strata_sbuf_printf(&b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<CopyPartResult "
-                           "xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\"><LastModified>%s"
-                           "</LastModified><ETag>&quot;",
-                       when);
-    strata_sbuf_xml(&b, dst.etag);
-    strata_sbuf_puts(&b, "&quot;</ETag></CopyPartResult>");
+    copy_result(&b, "CopyPartResult", when, dst.etag);
     strata_obj_info_fini(&dst);
     (void)sb;
     strata_req_send_xml(r, 200, &b);
@@ -449,10 +448,8 @@ void strata_h_part_copy(struct strata_req *r)
     struct strata_obj_info src;
     struct strata_get *g;
     enum s3_err e = (enum s3_err)strata_sse_mpu_hdrs_check(r);
-    if (e) {
-        strata_req_error(r, e, 0);
+    if (strata_req_refused(r, e))
         return;
-    }
     if (!src_open(r, &cs, &sb, &src, &g))
         return;
     part_copy_run(r, g, &src, &sb);

@@ -90,16 +90,12 @@ void strata_h_delete_multi(struct strata_req *r)
     size_t n;
     bool quiet;
     e = strata_xml_delete_parse(r->body.data, r->body.len, DELETE_MAX, &objs, &n, &quiet);
-    if (e) {
-        strata_req_error(r, e, 0);
+    if (strata_req_refused(r, e))
         return;
-    }
     /* The bypass header applies to every key; each key is judged alone. */
     struct strata_lock_actor a = strata_lock_actor_of(r);
     struct strata_sbuf b;
-    strata_sbuf_init(&b, STRATA_SRV_LIST_PAGE_MAX);
-    strata_sbuf_puts(&b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<DeleteResult "
-                         "xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">");
+    strata_xml_doc_open(&b, STRATA_SRV_LIST_PAGE_MAX, "DeleteResult");
     for (size_t i = 0; i < n; i++) {
         const struct strata_xml_delobj *o = &objs[i];
         if (!*o->key || strlen(o->key) > STRATA_KEY_MAX) {

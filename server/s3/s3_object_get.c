@@ -34,13 +34,12 @@ static const struct {
     {"response-content-encoding", "content-encoding"},
 };
 
-/* r->stream_read of GET bodies (a storage worker, see http.c). */
-static int get_read(struct strata_req *r, uint64_t pos, void *buf, size_t n)
+/* A read of a GET body at pos returned rc.  Headers are gone already: all
+ * a failure can do is cut the body short, which the client sees as a
+ * truncated transfer, never bad bytes. */
+static int get_read_rc(struct strata_req *r, uint64_t pos, int rc)
 {
-    int rc = strata_obj_get_read(r->s3->get, r->s3->get_off + pos, buf, n);
     if (rc) {
-        /* Headers are gone already: all we can do is cut the body short,
-         * which the client sees as a truncated transfer, never bad bytes. */
         r->term = (rc == STRATA_ENOMEM || rc == STRATA_EINTERNAL) ? 'I' : 'D';
         strata_srv_log(STRATA_LOG_ERR, "req %s GET /%s/%s: read at %llu failed (%s)", r->id,
                        r->bucket, r->key, (unsigned long long)(r->s3->get_off + pos),
@@ -49,19 +48,18 @@ static int get_read(struct strata_req *r, uint64_t pos, void *buf, size_t n)
     return rc;
 }
 
+/* r->stream_read of GET bodies (a storage worker, see http.c). */
+static int get_read(struct strata_req *r, uint64_t pos, void *buf, size_t n)
+{
+    return get_read_rc(r, pos, strata_obj_get_read(r->s3->get, r->s3->get_off + pos, buf, n));
+}
+
 /* r->stream_peek of GET bodies that strata_obj_get_peekable: the worker
  * hands the reader's stripe buffer over instead of copying out of it. */
 static int get_peek(struct strata_req *r, uint64_t pos, size_t max, const uint8_t **p,
                     size_t *n)
 {
-    int rc = strata_obj_get_peek(r->s3->get, r->s3->get_off + pos, max, p, n);
-    if (rc) {
-        r->term = (rc == STRATA_ENOMEM || rc == STRATA_EINTERNAL) ? 'I' : 'D';
-        strata_srv_log(STRATA_LOG_ERR, "req %s GET /%s/%s: read at %llu failed (%s)", r->id,
-                       r->bucket, r->key, (unsigned long long)(r->s3->get_off + pos),
-                       strata_errname(rc));
-    }
-    return rc;
+    return get_read_rc(r, pos, strata_obj_get_peek(r->s3->get, r->s3->get_off + pos, max, p, n));
 }
 
 /* MHD's free callback of answers sent straight from a get handle's bytes. */

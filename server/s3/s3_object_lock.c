@@ -125,14 +125,6 @@ static void obj_error(struct strata_req *r, int rc, const char *vid)
     strata_req_error_strata(r, rc, vid && *vid ? S3CTX_VERSION : S3CTX_OBJECT);
 }
 
-static void xml_open(struct strata_sbuf *b, const char *root)
-{
-    strata_sbuf_init(b, 4096);
-    strata_sbuf_puts(b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<");
-    strata_sbuf_puts(b, root);
-    strata_sbuf_puts(b, " xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">");
-}
-
 /* ---- bucket configuration ----------------------------------------------- */
 
 void strata_h_lock_config_get(struct strata_req *r)
@@ -142,7 +134,7 @@ void strata_h_lock_config_get(struct strata_req *r)
         return;
     }
     struct strata_sbuf b;
-    xml_open(&b, "ObjectLockConfiguration");
+    strata_xml_doc_open(&b, 4096, "ObjectLockConfiguration");
     strata_sbuf_puts(&b, "<ObjectLockEnabled>Enabled</ObjectLockEnabled>");
     if (r->binfo.lock_mode) {
         char n[16];
@@ -165,10 +157,8 @@ void strata_h_lock_config_put(struct strata_req *r)
     unsigned days, years;
     enum s3_err e = strata_xml_lock_config_parse(r->body.data, r->body.len, &enabled, &mode,
                                                  &days, &years, &r->err_msg);
-    if (e) {
-        strata_req_error(r, e, 0);
+    if (strata_req_refused(r, e))
         return;
-    }
     if (!r->binfo.object_lock && r->binfo.versioning != STRATA_VERSIONING_ENABLED) {
         r->err_msg = "Versioning must be 'Enabled' on the bucket to apply a Object Lock "
                      "configuration";
@@ -212,25 +202,55 @@ static bool head_version(struct strata_req *r, struct strata_obj_info *in)
     return true;
 }
 
-void strata_h_retention_get(struct strata_req *r)
+/* GetObjectRetention / GetObjectLegalHold: the version's lock state in root,
+ * whose elements put writes; it returns false when the version has none of
+ * it (NoSuchObjectLockConfiguration). */
+static void lock_state_get(struct strata_req *r, const char *root,
+                           bool (*put)(struct strata_sbuf *b, const struct strata_obj_lock *l))
 {
     struct strata_obj_info in;
     if (!head_version(r, &in))
         return;
-    if (!in.lock.mode) {
+    struct strata_sbuf b;
+    strata_xml_doc_open(&b, 4096, root);
+    if (!put(&b, &in.lock)) {
+        strata_sbuf_fini(&b);
         strata_obj_info_fini(&in);
         strata_req_error(r, S3E_NoSuchObjectLockConfiguration, 0);
         return;
     }
-    struct strata_sbuf b;
-    char when[40];
-    strata_iso8601_format(in.lock.until_ms, when, sizeof(when));
-    xml_open(&b, "Retention");
-    strata_sbuf_xml_elem(&b, "Mode", mode_name(in.lock.mode));
-    strata_sbuf_xml_elem(&b, "RetainUntilDate", when);
-    strata_sbuf_puts(&b, "</Retention>");
+    strata_sbuf_printf(&b, "</%s>", root);
     strata_req_send_xml_hdr(r, 200, &b, "x-amz-version-id", in.version_id);
     strata_obj_info_fini(&in);
+}
+
+static bool retention_xml(struct strata_sbuf *b, const struct strata_obj_lock *l)
+{
+    if (!l->mode)
+        return false;
+    char when[40];
+    strata_iso8601_format(l->until_ms, when, sizeof(when));
+    strata_sbuf_xml_elem(b, "Mode", mode_name(l->mode));
+    strata_sbuf_xml_elem(b, "RetainUntilDate", when);
+    return true;
+}
+
+static bool legal_hold_xml(struct strata_sbuf *b, const struct strata_obj_lock *l)
+{
+    if (!l->legal_hold_set)
+        return false;
+    strata_sbuf_xml_elem(b, "Status", l->legal_hold ? "ON" : "OFF");
+    return true;
+}
+
+void strata_h_retention_get(struct strata_req *r)
+{
+    lock_state_get(r, "Retention", retention_xml);
+}
+
+void strata_h_legal_hold_get(struct strata_req *r)
+{
+    lock_state_get(r, "LegalHold", legal_hold_xml);
 }
 
 /* A version whose data is on a remote tier: its new lock state goes to
@@ -247,18 +267,36 @@ static void remote_lock_note(struct strata_req *r, const char *vid)
     strata_obj_info_fini(&in);
 }
 
+/* PutObjectRetention / PutObjectLegalHold may go on: the bucket has Object
+ * Lock, the body its digest, and a replication peer's change is taken. */
+static bool lock_put_allowed(struct strata_req *r)
+{
+    return need_lock_bucket(r) && need_digest(r) &&
+           strata_repl_peer_change(r, "s3:ReplicateObject") >= 0;
+}
+
+/* Their answer once the version's lock state is written (rc), replicated
+ * as kind and passed on to a remote tier. */
+static void lock_put_done(struct strata_req *r, int rc, const char *vid, const char *vid_out,
+                          enum strata_repl_change kind)
+{
+    if (rc) {
+        obj_error(r, rc, vid);
+        return;
+    }
+    strata_repl_emit_change(r, r->key, vid_out, kind);
+    remote_lock_note(r, vid_out);
+    strata_req_send_empty_hdr(r, 200, "x-amz-version-id", vid_out);
+}
+
 void strata_h_retention_put(struct strata_req *r)
 {
-    if (!need_lock_bucket(r) || !need_digest(r) ||
-        strata_repl_peer_change(r, "s3:ReplicateObject") < 0)
+    if (!lock_put_allowed(r))
         return;
     int mode;
     int64_t until;
-    enum s3_err e = strata_xml_retention_parse(r->body.data, r->body.len, &mode, &until);
-    if (e) {
-        strata_req_error(r, e, 0);
+    if (strata_req_refused(r, strata_xml_retention_parse(r->body.data, r->body.len, &mode, &until)))
         return;
-    }
     if (mode && until <= strata_meta_lock_now_ms(r->srv->meta)) {
         r->err_msg = "The retain until date must be in the future!";
         strata_req_error(r, S3E_InvalidArgument, 0);
@@ -269,53 +307,19 @@ void strata_h_retention_put(struct strata_req *r)
     char vid_out[STRATA_VERSION_ID_MAX + 1] = "";
     int rc = strata_obj_retention_put(r->srv->meta, r->bucket, r->key, vid, mode, until, &a,
                                       vid_out);
-    if (rc) {
-        obj_error(r, rc, vid);
-        return;
-    }
-    strata_repl_emit_change(r, r->key, vid_out, STRATA_REPL_RETENTION);
-    remote_lock_note(r, vid_out);
-    strata_req_send_empty_hdr(r, 200, "x-amz-version-id", vid_out);
-}
-
-void strata_h_legal_hold_get(struct strata_req *r)
-{
-    struct strata_obj_info in;
-    if (!head_version(r, &in))
-        return;
-    if (!in.lock.legal_hold_set) {
-        strata_obj_info_fini(&in);
-        strata_req_error(r, S3E_NoSuchObjectLockConfiguration, 0);
-        return;
-    }
-    struct strata_sbuf b;
-    xml_open(&b, "LegalHold");
-    strata_sbuf_xml_elem(&b, "Status", in.lock.legal_hold ? "ON" : "OFF");
-    strata_sbuf_puts(&b, "</LegalHold>");
-    strata_req_send_xml_hdr(r, 200, &b, "x-amz-version-id", in.version_id);
-    strata_obj_info_fini(&in);
+    lock_put_done(r, rc, vid, vid_out, STRATA_REPL_RETENTION);
 }
 
 void strata_h_legal_hold_put(struct strata_req *r)
 {
-    if (!need_lock_bucket(r) || !need_digest(r) ||
-        strata_repl_peer_change(r, "s3:ReplicateObject") < 0)
+    if (!lock_put_allowed(r))
         return;
     bool on;
-    enum s3_err e = strata_xml_legal_hold_parse(r->body.data, r->body.len, &on);
-    if (e) {
-        strata_req_error(r, e, 0);
+    if (strata_req_refused(r, strata_xml_legal_hold_parse(r->body.data, r->body.len, &on)))
         return;
-    }
     const char *vid = strata_req_query(r, "versionId");
     struct strata_lock_actor a = strata_lock_actor_of(r);
     char vid_out[STRATA_VERSION_ID_MAX + 1] = "";
     int rc = strata_obj_legal_hold_put(r->srv->meta, r->bucket, r->key, vid, on, &a, vid_out);
-    if (rc) {
-        obj_error(r, rc, vid);
-        return;
-    }
-    strata_repl_emit_change(r, r->key, vid_out, STRATA_REPL_LEGAL_HOLD);
-    remote_lock_note(r, vid_out);
-    strata_req_send_empty_hdr(r, 200, "x-amz-version-id", vid_out);
+    lock_put_done(r, rc, vid, vid_out, STRATA_REPL_LEGAL_HOLD);
 }

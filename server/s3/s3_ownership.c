@@ -31,30 +31,23 @@ void strata_h_ownership_get(struct strata_req *r)
         return;
     }
     struct strata_sbuf b;
-    strata_sbuf_init(&b, 1024);
-    strata_sbuf_puts(&b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<OwnershipControls "
-                         "xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\"><Rule>");
+    strata_xml_doc_open(&b, 1024, "OwnershipControls");
+    strata_sbuf_puts(&b, "<Rule>");
     strata_sbuf_xml_elem(&b, "ObjectOwnership", strata_ownership_name(own));
-    strata_sbuf_puts(&b, "</Rule></OwnershipControls>");
-    strata_req_send_xml(r, 200, &b);
+    strata_sbuf_puts(&b, "</Rule>");
+    strata_xml_doc_send(r, &b, "OwnershipControls");
 }
 
 void strata_h_ownership_put(struct strata_req *r)
 {
     int own;
-    enum s3_err e = strata_xml_ownership_parse(r->body.data, r->body.len, &own);
-    if (e) {
-        strata_req_error(r, e, 0);
+    if (strata_req_refused(r, strata_xml_ownership_parse(r->body.data, r->body.len, &own)))
         return;
-    }
     if (own == STRATA_OWN_ENFORCED) {
         /* AWS: ACLs can only be disabled while the bucket ACL is private. */
-        struct strata_policy_ref *ref = NULL;
-        int rc = strata_policy_cache_get(r->srv->meta, &r->binfo, &ref);
-        if (rc) {
-            strata_req_error_strata(r, rc, S3CTX_BUCKET);
+        struct strata_policy_ref *ref = strata_req_policy_ref(r);
+        if (!ref)
             return;
-        }
         bool priv = strata_acl_is_owner_only(strata_policy_ref_acl(ref), r->binfo.owner);
         strata_policy_ref_put(ref);
         if (!priv) {

@@ -65,12 +65,9 @@ void strata_h_policy_delete(struct strata_req *r)
 
 void strata_h_policy_status(struct strata_req *r)
 {
-    struct strata_policy_ref *ref = NULL;
-    int rc = strata_policy_cache_get(r->srv->meta, &r->binfo, &ref);
-    if (rc) {
-        strata_req_error_strata(r, rc, S3CTX_BUCKET);
+    struct strata_policy_ref *ref = strata_req_policy_ref(r);
+    if (!ref)
         return;
-    }
     const struct strata_policy *p = strata_policy_ref_get(ref);
     /* RestrictPublicBuckets keeps a public policy from making the bucket
      * public, which is what IsPublic reports. */
@@ -82,10 +79,7 @@ void strata_h_policy_status(struct strata_req *r)
         return;
     }
     struct strata_sbuf b;
-    strata_sbuf_init(&b, 1024);
-    strata_sbuf_puts(&b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<PolicyStatus "
-                         "xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\"><IsPublic>");
-    strata_sbuf_puts(&b, pub ? "true" : "false");
-    strata_sbuf_puts(&b, "</IsPublic></PolicyStatus>");
-    strata_req_send_xml(r, 200, &b);
+    strata_xml_doc_open(&b, 1024, "PolicyStatus");
+    strata_sbuf_xml_elem(&b, "IsPublic", pub ? "true" : "false");
+    strata_xml_doc_send(r, &b, "PolicyStatus");
 }

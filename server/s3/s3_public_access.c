@@ -21,12 +21,9 @@ static const char *const pab_names[] = {"BlockPublicAcls", "IgnorePublicAcls",
 
 void strata_h_pab_get(struct strata_req *r)
 {
-    struct strata_policy_ref *ref = NULL;
-    int rc = strata_policy_cache_get(r->srv->meta, &r->binfo, &ref);
-    if (rc) {
-        strata_req_error_strata(r, rc, S3CTX_BUCKET);
+    struct strata_policy_ref *ref = strata_req_policy_ref(r);
+    if (!ref)
         return;
-    }
     bool set = false;
     unsigned bits = strata_policy_ref_pab(ref, &set);
     strata_policy_ref_put(ref);
@@ -35,24 +32,17 @@ void strata_h_pab_get(struct strata_req *r)
         return;
     }
     struct strata_sbuf b;
-    strata_sbuf_init(&b, 1024);
-    strata_sbuf_puts(&b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-                         "<PublicAccessBlockConfiguration "
-                         "xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">");
+    strata_xml_doc_open(&b, 1024, "PublicAccessBlockConfiguration");
     for (unsigned i = 0; i < 4; i++)
         strata_sbuf_xml_elem(&b, pab_names[i], bits & (1u << i) ? "true" : "false");
-    strata_sbuf_puts(&b, "</PublicAccessBlockConfiguration>");
-    strata_req_send_xml(r, 200, &b);
+    strata_xml_doc_send(r, &b, "PublicAccessBlockConfiguration");
 }
 
 void strata_h_pab_put(struct strata_req *r)
 {
     unsigned bits;
-    enum s3_err e = strata_xml_pab_parse(r->body.data, r->body.len, &bits);
-    if (e) {
-        strata_req_error(r, e, 0);
+    if (strata_req_refused(r, strata_xml_pab_parse(r->body.data, r->body.len, &bits)))
         return;
-    }
     char doc[4];
     for (unsigned i = 0; i < 4; i++)
         doc[i] = bits & (1u << i) ? '1' : '0';

@@ -44,8 +44,8 @@ int strata_tags_xml(struct strata_sbuf *b, const void *tags, size_t len)
     copy[len] = '\0';
     struct strata_qparam t[BUCKET_TAGS_MAX];
     int n = strata_s3_query_parse(copy, t, BUCKET_TAGS_MAX);
-    strata_sbuf_puts(b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Tagging xmlns=\""
-                        "http://s3.amazonaws.com/doc/2006-03-01/\"><TagSet>");
+    strata_xml_doc_head(b, "Tagging");
+    strata_sbuf_puts(b, "<TagSet>");
     for (int i = 0; i < n; i++) {
         strata_sbuf_puts(b, "<Tag>");
         strata_sbuf_xml_elem(b, "Key", t[i].name);

@@ -76,62 +76,79 @@ static char *text(xmlNodePtr n)
     return s;
 }
 
+/* The text of parent's first child named name (malloc'ed), or NULL when
+ * parent is NULL or has none. */
+static char *child_text(xmlNodePtr parent, const char *name)
+{
+    xmlNodePtr c = parent ? child(parent, name) : NULL;
+    return c ? text(c) : NULL;
+}
+
+/* How every parser below opens its body: the root element when it is
+ * named root_name, else NULL.  *doc is the document to free (NULL when the
+ * body is not one; xmlFreeDoc takes NULL). */
+static xmlNodePtr body_root(const char *body, size_t len, const char *root_name, xmlDocPtr *doc)
+{
+    *doc = parse(body, len);
+    xmlNodePtr root = *doc ? xmlDocGetRootElement(*doc) : NULL;
+    return root && named(root, root_name) ? root : NULL;
+}
+
+/* A zeroed array of one elem_size element per child of root named name
+ * (root NULL: no children), *count of them; NULL with *e MalformedXML when
+ * there are none or more than max, InternalError when out of memory. */
+static void *per_child(xmlNodePtr root, const char *name, size_t max, size_t elem_size,
+                       size_t *count, enum s3_err *e)
+{
+    size_t n = 0;
+    for (xmlNodePtr c = root ? root->children : NULL; c; c = c->next)
+        n += named(c, name);
+    *count = n;
+    void *arr = n == 0 || n > max ? NULL : calloc(n, elem_size);
+    *e = n == 0 || n > max ? S3E_MalformedXML : arr ? S3E_NONE : S3E_InternalError;
+    return arr;
+}
+
 enum s3_err strata_xml_location_parse(const char *body, size_t len, char *out, size_t out_len)
 {
     out[0] = '\0';
     if (len == 0)
         return S3E_NONE;
-    xmlDocPtr doc = parse(body, len);
-    if (!doc)
-        return S3E_MalformedXML;
-    enum s3_err e = S3E_NONE;
-    xmlNodePtr root = xmlDocGetRootElement(doc);
-    if (!root || !named(root, "CreateBucketConfiguration")) {
-        e = S3E_MalformedXML;
-    } else {
-        /* Location and Bucket describe directory buckets, Tags tags the
-         * new bucket: none is done here, so none is ignored. */
-        for (xmlNodePtr c = root->children; c && !e; c = c->next)
-            if (c->type == XML_ELEMENT_NODE && !named(c, "LocationConstraint"))
-                e = S3E_NotImplemented;
-        xmlNodePtr lc = child(root, "LocationConstraint");
-        char *v = lc && !e ? text(lc) : NULL;
-        if (v && strlen(v) >= out_len)
-            e = S3E_InvalidLocationConstraint;
-        else if (v)
-            snprintf(out, out_len, "%s", v);
-        free(v);
-    }
+    xmlDocPtr doc;
+    xmlNodePtr root = body_root(body, len, "CreateBucketConfiguration", &doc);
+    enum s3_err e = root ? S3E_NONE : S3E_MalformedXML;
+    /* Location and Bucket describe directory buckets, Tags tags the new
+     * bucket: none is done here, so none is ignored. */
+    for (xmlNodePtr c = root ? root->children : NULL; c && !e; c = c->next)
+        if (c->type == XML_ELEMENT_NODE && !named(c, "LocationConstraint"))
+            e = S3E_NotImplemented;
+    char *v = e ? NULL : child_text(root, "LocationConstraint");
+    if (v && strlen(v) >= out_len)
+        e = S3E_InvalidLocationConstraint;
+    else if (v)
+        snprintf(out, out_len, "%s", v);
+    free(v);
     xmlFreeDoc(doc);
     return e;
 }
 
 enum s3_err strata_xml_versioning_parse(const char *body, size_t len, int *status)
 {
-    xmlDocPtr doc = parse(body, len);
-    if (!doc)
-        return S3E_MalformedXML;
-    enum s3_err e = S3E_NONE;
     *status = -1;
-    xmlNodePtr root = xmlDocGetRootElement(doc);
-    if (!root || !named(root, "VersioningConfiguration")) {
+    xmlDocPtr doc;
+    xmlNodePtr root = body_root(body, len, "VersioningConfiguration", &doc);
+    enum s3_err e = root ? S3E_NONE : S3E_MalformedXML;
+    char *v = child_text(root, "Status"), *m = child_text(root, "MfaDelete");
+    if (v && strcmp(v, "Enabled") == 0)
+        *status = STRATA_VERSIONING_ENABLED;
+    else if (v && strcmp(v, "Suspended") == 0)
+        *status = STRATA_VERSIONING_SUSPENDED;
+    else if (v)
         e = S3E_MalformedXML;
-    } else {
-        xmlNodePtr st = child(root, "Status");
-        char *v = st ? text(st) : NULL;
-        if (v && strcmp(v, "Enabled") == 0)
-            *status = STRATA_VERSIONING_ENABLED;
-        else if (v && strcmp(v, "Suspended") == 0)
-            *status = STRATA_VERSIONING_SUSPENDED;
-        else if (v)
-            e = S3E_MalformedXML;
-        free(v);
-        xmlNodePtr mfa = child(root, "MfaDelete");
-        char *m = mfa ? text(mfa) : NULL;
-        if (m && strcmp(m, "Enabled") == 0)
-            e = S3E_NotImplemented; /* MFA delete needs MFA devices we do not have */
-        free(m);
-    }
+    if (m && strcmp(m, "Enabled") == 0)
+        e = S3E_NotImplemented; /* MFA delete needs MFA devices we do not have */
+    free(v);
+    free(m);
     xmlFreeDoc(doc);
     return e;
 }
@@ -148,33 +165,14 @@ void strata_xml_delete_free(struct strata_xml_delobj *objs, size_t n)
 enum s3_err strata_xml_delete_parse(const char *body, size_t len, size_t max,
                                     struct strata_xml_delobj **objs, size_t *n, bool *quiet)
 {
-    *objs = NULL;
-    *n = 0;
     *quiet = false;
-    xmlDocPtr doc = parse(body, len);
-    if (!doc)
-        return S3E_MalformedXML;
-    xmlNodePtr root = xmlDocGetRootElement(doc);
-    if (!root || !named(root, "Delete")) {
-        xmlFreeDoc(doc);
-        return S3E_MalformedXML;
-    }
-    size_t count = 0;
-    for (xmlNodePtr c = root->children; c; c = c->next)
-        if (named(c, "Object"))
-            count++;
-    if (count == 0 || count > max) {
-        xmlFreeDoc(doc);
-        return S3E_MalformedXML;
-    }
-    struct strata_xml_delobj *arr = calloc(count, sizeof(*arr));
-    if (!arr) {
-        xmlFreeDoc(doc);
-        return S3E_InternalError;
-    }
-    enum s3_err e = S3E_NONE;
+    xmlDocPtr doc;
+    xmlNodePtr root = body_root(body, len, "Delete", &doc);
+    size_t count;
+    enum s3_err e;
+    struct strata_xml_delobj *arr = per_child(root, "Object", max, sizeof(*arr), &count, &e);
     size_t i = 0;
-    for (xmlNodePtr c = root->children; c && e == S3E_NONE; c = c->next) {
+    for (xmlNodePtr c = arr ? root->children : NULL; c && e == S3E_NONE; c = c->next) {
         if (named(c, "Quiet")) {
             char *v = text(c);
             *quiet = v && strcmp(v, "true") == 0;
@@ -199,13 +197,11 @@ enum s3_err strata_xml_delete_parse(const char *body, size_t len, size_t max,
         }
     }
     xmlFreeDoc(doc);
-    if (e != S3E_NONE) {
+    if (e)
         strata_xml_delete_free(arr, count);
-        return e;
-    }
-    *objs = arr;
-    *n = count;
-    return S3E_NONE;
+    *objs = e ? NULL : arr;
+    *n = e ? 0 : count;
+    return e;
 }
 
 /* The Grantee's xsi:type, or what its children say when it has none. */
@@ -258,15 +254,11 @@ enum s3_err strata_xml_acl_parse(const char *body, size_t len, struct strata_acl
                                  strata_acl_resolve_cb resolve, void *ud)
 {
     memset(out, 0, offsetof(struct strata_acl, g));
-    xmlDocPtr doc = parse(body, len);
-    if (!doc)
-        return S3E_MalformedACLError;
-    xmlNodePtr root = xmlDocGetRootElement(doc);
-    bool ok = root && named(root, "AccessControlPolicy");
-    xmlNodePtr owner = ok ? child(root, "Owner") : NULL;
-    xmlNodePtr list = ok ? child(root, "AccessControlList") : NULL;
-    xmlNodePtr oid = owner ? child(owner, "ID") : NULL;
-    char *o = oid ? text(oid) : NULL;
+    xmlDocPtr doc;
+    xmlNodePtr root = body_root(body, len, "AccessControlPolicy", &doc);
+    xmlNodePtr owner = root ? child(root, "Owner") : NULL;
+    xmlNodePtr list = root ? child(root, "AccessControlList") : NULL;
+    char *o = child_text(owner, "ID");
     enum s3_err e = S3E_NONE;
     if (!list || !o || !*o || strlen(o) >= sizeof(out->owner))
         e = S3E_MalformedACLError;
@@ -310,28 +302,13 @@ static enum s3_err part_cksum(xmlNodePtr part, struct strata_xml_part *p)
 enum s3_err strata_xml_complete_parse(const char *body, size_t len, size_t max,
                                       struct strata_xml_part **parts, size_t *n)
 {
-    *parts = NULL;
-    *n = 0;
-    xmlDocPtr doc = parse(body, len);
-    if (!doc)
-        return S3E_MalformedXML;
-    xmlNodePtr root = xmlDocGetRootElement(doc);
-    size_t count = 0;
-    if (root && named(root, "CompleteMultipartUpload"))
-        for (xmlNodePtr c = root->children; c; c = c->next)
-            count += named(c, "Part");
-    if (count == 0 || count > max) {
-        xmlFreeDoc(doc);
-        return S3E_MalformedXML;
-    }
-    struct strata_xml_part *arr = calloc(count, sizeof(*arr));
-    if (!arr) {
-        xmlFreeDoc(doc);
-        return S3E_InternalError;
-    }
-    enum s3_err e = S3E_NONE;
+    xmlDocPtr doc;
+    xmlNodePtr root = body_root(body, len, "CompleteMultipartUpload", &doc);
+    size_t count;
+    enum s3_err e;
+    struct strata_xml_part *arr = per_child(root, "Part", max, sizeof(*arr), &count, &e);
     size_t i = 0;
-    for (xmlNodePtr c = root->children; c && !e; c = c->next) {
+    for (xmlNodePtr c = arr ? root->children : NULL; c && !e; c = c->next) {
         if (!named(c, "Part"))
             continue;
         xmlNodePtr pn = child(c, "PartNumber"), et = child(c, "ETag");
@@ -350,22 +327,18 @@ enum s3_err strata_xml_complete_parse(const char *body, size_t len, size_t max,
         i++;
     }
     xmlFreeDoc(doc);
-    if (e) {
+    if (e)
         strata_xml_complete_free(arr, count);
-        return e;
-    }
-    *parts = arr;
-    *n = count;
-    return S3E_NONE;
+    *parts = e ? NULL : arr;
+    *n = e ? 0 : count;
+    return e;
 }
 
 enum s3_err strata_xml_tagging_parse(const char *body, size_t len, int max, struct strata_sbuf *out)
 {
-    xmlDocPtr doc = parse(body, len);
-    if (!doc)
-        return S3E_MalformedXML;
-    xmlNodePtr root = xmlDocGetRootElement(doc);
-    xmlNodePtr set = root && named(root, "Tagging") ? child(root, "TagSet") : NULL;
+    xmlDocPtr doc;
+    xmlNodePtr root = body_root(body, len, "Tagging", &doc);
+    xmlNodePtr set = root ? child(root, "TagSet") : NULL;
     if (!set) {
         xmlFreeDoc(doc);
         return S3E_MalformedXML;
@@ -445,26 +418,19 @@ enum s3_err strata_xml_lock_config_parse(const char *body, size_t len, bool *ena
     *mode = 0;
     *days = *years = 0;
     *msg = NULL;
-    xmlDocPtr doc = parse(body, len);
-    if (!doc)
-        return S3E_MalformedXML;
     enum s3_err e = S3E_NONE;
-    xmlNodePtr root = xmlDocGetRootElement(doc);
-    xmlNodePtr en = root && named(root, "ObjectLockConfiguration") ? child(root, "ObjectLockEnabled")
-                                                                   : NULL;
-    char *v = en ? text(en) : NULL;
+    xmlDocPtr doc;
+    xmlNodePtr root = body_root(body, len, "ObjectLockConfiguration", &doc);
+    char *v = child_text(root, "ObjectLockEnabled");
     if (!v || strcmp(v, "Enabled") != 0)
         e = S3E_MalformedXML;
     free(v);
     xmlNodePtr rule = e ? NULL : child(root, "Rule");
     if (rule) {
         xmlNodePtr dr = child(rule, "DefaultRetention");
-        xmlNodePtr mn = dr ? child(dr, "Mode") : NULL;
         xmlNodePtr dn = dr ? child(dr, "Days") : NULL;
         xmlNodePtr yn = dr ? child(dr, "Years") : NULL;
-        char *ms = mn ? text(mn) : NULL;
-        char *ds = dn ? text(dn) : NULL;
-        char *ys = yn ? text(yn) : NULL;
+        char *ms = child_text(dr, "Mode"), *ds = dn ? text(dn) : NULL, *ys = yn ? text(yn) : NULL;
         *mode = lock_mode_of(ms);
         if (!dr || *mode < 0 || (dn != NULL) == (yn != NULL)) {
             e = S3E_MalformedXML; /* Days and Years: exactly one */
@@ -492,23 +458,18 @@ enum s3_err strata_xml_retention_parse(const char *body, size_t len, int *mode, 
 {
     *mode = 0;
     *until_ms = 0;
-    xmlDocPtr doc = parse(body, len);
-    if (!doc)
-        return S3E_MalformedXML;
+    xmlDocPtr doc;
+    xmlNodePtr root = body_root(body, len, "Retention", &doc);
+    xmlNodePtr mn = root ? child(root, "Mode") : NULL;
+    xmlNodePtr dn = root ? child(root, "RetainUntilDate") : NULL;
+    char *ms = mn ? text(mn) : NULL, *ds = dn ? text(dn) : NULL;
     enum s3_err e = S3E_NONE;
-    xmlNodePtr root = xmlDocGetRootElement(doc);
-    if (!root || !named(root, "Retention")) {
+    if (!root || (mn != NULL) != (dn != NULL))
         e = S3E_MalformedXML;
-    } else {
-        xmlNodePtr mn = child(root, "Mode"), dn = child(root, "RetainUntilDate");
-        char *ms = mn ? text(mn) : NULL, *ds = dn ? text(dn) : NULL;
-        if ((mn != NULL) != (dn != NULL))
-            e = S3E_MalformedXML;
-        else if (mn && ((*mode = lock_mode_of(ms)) < 0 || strata_iso8601_parse(ds, until_ms)))
-            e = S3E_MalformedXML;
-        free(ms);
-        free(ds);
-    }
+    else if (mn && ((*mode = lock_mode_of(ms)) < 0 || strata_iso8601_parse(ds, until_ms)))
+        e = S3E_MalformedXML;
+    free(ms);
+    free(ds);
     if (e)
         *mode = 0;
     xmlFreeDoc(doc);
@@ -518,20 +479,16 @@ enum s3_err strata_xml_retention_parse(const char *body, size_t len, int *mode, 
 enum s3_err strata_xml_ownership_parse(const char *body, size_t len, int *own)
 {
     *own = STRATA_OWN_NONE;
-    xmlDocPtr doc = parse(body, len);
-    if (!doc)
-        return S3E_MalformedXML;
-    xmlNodePtr root = xmlDocGetRootElement(doc);
+    xmlDocPtr doc;
+    xmlNodePtr root = body_root(body, len, "OwnershipControls", &doc);
     int rules = 0;
     xmlNodePtr rule = NULL;
-    for (xmlNodePtr c = root && named(root, "OwnershipControls") ? root->children : NULL; c;
-         c = c->next)
+    for (xmlNodePtr c = root ? root->children : NULL; c; c = c->next)
         if (named(c, "Rule")) {
             rules++;
             rule = c;
         }
-    xmlNodePtr oo = rules == 1 ? child(rule, "ObjectOwnership") : NULL;
-    char *v = oo ? text(oo) : NULL;
+    char *v = rules == 1 ? child_text(rule, "ObjectOwnership") : NULL;
     if (v)
         *own = strata_ownership_parse(v, strlen(v));
     free(v);
@@ -544,15 +501,11 @@ enum s3_err strata_xml_pab_parse(const char *body, size_t len, unsigned *bits)
     static const char *const names[] = {"BlockPublicAcls", "IgnorePublicAcls",
                                         "BlockPublicPolicy", "RestrictPublicBuckets"};
     *bits = 0;
-    xmlDocPtr doc = parse(body, len);
-    if (!doc)
-        return S3E_MalformedXML;
-    xmlNodePtr root = xmlDocGetRootElement(doc);
-    enum s3_err e = root && named(root, "PublicAccessBlockConfiguration") ? S3E_NONE
-                                                                          : S3E_MalformedXML;
+    xmlDocPtr doc;
+    xmlNodePtr root = body_root(body, len, "PublicAccessBlockConfiguration", &doc);
+    enum s3_err e = root ? S3E_NONE : S3E_MalformedXML;
     for (unsigned i = 0; i < 4 && !e; i++) {
-        xmlNodePtr c = child(root, names[i]);
-        char *v = c ? text(c) : NULL;
+        char *v = child_text(root, names[i]);
         if (v && strcmp(v, "true") == 0)
             *bits |= 1u << i;
         else if (v && strcmp(v, "false") != 0)
@@ -566,13 +519,9 @@ enum s3_err strata_xml_pab_parse(const char *body, size_t len, unsigned *bits)
 enum s3_err strata_xml_legal_hold_parse(const char *body, size_t len, bool *on)
 {
     *on = false;
-    xmlDocPtr doc = parse(body, len);
-    if (!doc)
-        return S3E_MalformedXML;
     enum s3_err e = S3E_MalformedXML;
-    xmlNodePtr root = xmlDocGetRootElement(doc);
-    xmlNodePtr st = root && named(root, "LegalHold") ? child(root, "Status") : NULL;
-    char *v = st ? text(st) : NULL;
+    xmlDocPtr doc;
+    char *v = child_text(body_root(body, len, "LegalHold", &doc), "Status");
     if (v && (strcmp(v, "ON") == 0 || strcmp(v, "OFF") == 0)) {
         *on = strcmp(v, "ON") == 0;
         e = S3E_NONE;
@@ -586,13 +535,9 @@ enum s3_err strata_xml_encryption_parse(const char *body, size_t len,
                                         struct strata_sse_default *out)
 {
     memset(out, 0, sizeof(*out));
-    xmlDocPtr doc = parse(body, len);
-    if (!doc)
-        return S3E_MalformedXML;
-    xmlNodePtr root = xmlDocGetRootElement(doc);
-    xmlNodePtr rule = root && named(root, "ServerSideEncryptionConfiguration")
-                          ? child(root, "Rule")
-                          : NULL;
+    xmlDocPtr doc;
+    xmlNodePtr root = body_root(body, len, "ServerSideEncryptionConfiguration", &doc);
+    xmlNodePtr rule = root ? child(root, "Rule") : NULL;
     xmlNodePtr def = rule ? child(rule, "ApplyServerSideEncryptionByDefault") : NULL;
     xmlNodePtr alg = def ? child(def, "SSEAlgorithm") : NULL;
     xmlNodePtr kid = def ? child(def, "KMSMasterKeyID") : NULL;
@@ -714,38 +659,29 @@ enum s3_err strata_xml_cors_parse(const char *body, size_t len, struct strata_co
 {
     *out = NULL;
     *msg = NULL;
-    xmlDocPtr doc = len <= STRATA_CORS_DOC_MAX ? parse(body, len) : NULL;
-    if (!doc)
+    if (len > STRATA_CORS_DOC_MAX)
         return S3E_MalformedXML;
-    xmlNodePtr root = xmlDocGetRootElement(doc);
-    size_t count = 0;
-    for (xmlNodePtr c = root ? root->children : NULL; c; c = c->next)
-        if (named(c, "CORSRule"))
-            count++;
-    if (!root || !named(root, "CORSConfiguration") || count == 0 ||
-        count > STRATA_CORS_RULES_MAX) {
-        xmlFreeDoc(doc);
-        return S3E_MalformedXML;
+    xmlDocPtr doc;
+    xmlNodePtr root = body_root(body, len, "CORSConfiguration", &doc);
+    size_t count;
+    enum s3_err e;
+    struct strata_cors_rule *rules =
+        per_child(root, "CORSRule", STRATA_CORS_RULES_MAX, sizeof(*rules), &count, &e);
+    struct strata_cors *c = rules ? calloc(1, sizeof(*c)) : NULL;
+    if (c) {
+        c->rules = rules;
+    } else if (rules) {
+        free(rules);
+        e = S3E_InternalError;
     }
-    struct strata_cors *c = calloc(1, sizeof(*c));
-    if (c)
-        c->rules = calloc(count, sizeof(*c->rules));
-    if (!c || !c->rules) {
-        free(c);
-        xmlFreeDoc(doc);
-        return S3E_InternalError;
-    }
-    enum s3_err e = S3E_NONE;
-    for (xmlNodePtr n = root->children; n && !e; n = n->next)
+    for (xmlNodePtr n = c ? root->children : NULL; n && !e; n = n->next)
         if (named(n, "CORSRule"))
             e = cors_rule_parse(n, &c->rules[c->nrules++], msg);
     xmlFreeDoc(doc);
-    if (e) {
+    if (e)
         strata_cors_free(c);
-        return e;
-    }
-    *out = c;
-    return S3E_NONE;
+    *out = e ? NULL : c;
+    return e;
 }
 
 struct _xmlDoc *strata_xml_body_parse(const char *body, size_t len)
@@ -776,13 +712,9 @@ static bool restore_tier_ok(xmlNodePtr n)
 enum s3_err strata_xml_restore_parse(const char *body, size_t len, unsigned *days)
 {
     *days = 0;
-    xmlDocPtr doc = parse(body, len);
-    if (!doc)
-        return S3E_MalformedXML;
-    enum s3_err e = S3E_NONE;
-    xmlNodePtr root = xmlDocGetRootElement(doc);
-    if (!root || !named(root, "RestoreRequest"))
-        e = S3E_MalformedXML;
+    xmlDocPtr doc;
+    xmlNodePtr root = body_root(body, len, "RestoreRequest", &doc);
+    enum s3_err e = root ? S3E_NONE : S3E_MalformedXML;
     for (xmlNodePtr c = root ? root->children : NULL; c && !e; c = c->next) {
         if (c->type != XML_ELEMENT_NODE)
             continue;

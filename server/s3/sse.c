@@ -21,6 +21,7 @@
 #include <openssl/rand.h>
 
 #include "srv.h"
+#include "secret.h"
 
 #define KMS_KEYS_MAX 256
 #define KMS_NAME_MAX 64
@@ -44,9 +45,7 @@ void strata_kms_free(struct strata_kms *k)
 {
     if (!k)
         return;
-    if (k->keys)
-        OPENSSL_cleanse(k->keys, k->n * sizeof(*k->keys));
-    free(k->keys);
+    strata_secret_free(k->keys, k->n * sizeof(*k->keys));
     free(k);
 }
 

@@ -10,13 +10,8 @@
 bool strata_s3_region_name_valid(const char *name)
 {
     size_t n = strlen(name);
-    if (n == 0 || n > 31 || name[0] == '-' || name[n - 1] == '-')
-        return false;
-    for (size_t i = 0; i < n; i++)
-        if (!((name[i] >= 'a' && name[i] <= 'z') || (name[i] >= 'A' && name[i] <= 'Z') ||
-              (name[i] >= '0' && name[i] <= '9') || name[i] == '-'))
-            return false;
-    return true;
+    return n > 0 && n <= 31 && name[0] != '-' && name[n - 1] != '-' &&
+           strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-") == n;
 }
 
 bool strata_s3_bucket_name_valid(const char *name)

@@ -91,7 +91,7 @@ struct strata_pqueue {
     bool stop;
     unsigned nthreads, started;
     pthread_t th[STRATA_PQUEUE_THREADS_MAX];
-    _Atomic uint64_t queued, delivered, failed, rejected, dropped;
+    struct strata_pqueue__counts counts;
     struct pqueue_cluster *cl; /* the queue is in a shared store: all the above unused */
 };
 
@@ -124,6 +124,39 @@ uint64_t strata_pqueue__backoff(uint64_t prev)
 unsigned strata_pqueue__threads(unsigned asked)
 {
     return asked < 1 ? 1 : asked > STRATA_PQUEUE_THREADS_MAX ? STRATA_PQUEUE_THREADS_MAX : asked;
+}
+
+void strata_pqueue__counts_get(struct strata_pqueue__counts *c, struct strata_pqueue_stats *out)
+{
+    out->queued = atomic_load(&c->queued);
+    out->delivered = atomic_load(&c->delivered);
+    out->failed = atomic_load(&c->failed);
+    out->rejected = atomic_load(&c->rejected);
+    out->dropped = atomic_load(&c->dropped);
+}
+
+int strata_pqueue__start(pthread_t *th, unsigned n, void *(*fn)(void *), void *arg,
+                         unsigned *started, const char *queue, char *err, size_t err_len)
+{
+    for (unsigned i = 0; i < n; i++) {
+        if (pthread_create(&th[i], NULL, fn, arg) != 0) {
+            snprintf(err, err_len, "queue %s: cannot start its threads", queue);
+            return -1;
+        }
+        (*started)++;
+    }
+    return 0;
+}
+
+void strata_pqueue__stop(pthread_mutex_t *mu, pthread_cond_t *cv, bool *stop, pthread_t *th,
+                         unsigned started)
+{
+    pthread_mutex_lock(mu);
+    *stop = true;
+    pthread_cond_broadcast(cv);
+    pthread_mutex_unlock(mu);
+    for (unsigned i = 0; i < started; i++)
+        pthread_join(th[i], NULL);
 }
 
 bool strata_pqueue_name_ok(const char *s, size_t n, size_t max)
@@ -273,7 +306,7 @@ static int queue_recover(struct strata_pqueue *t)
     t->gen = cs[best].gen + 1;
     ack_write(t);
     copies_sync(t, false, true);
-    atomic_store(&t->queued, t->pending);
+    atomic_store(&t->counts.queued, t->pending);
     return 0;
 }
 
@@ -282,7 +315,7 @@ int strata_pqueue_push(struct strata_pqueue *t, const void *msg, size_t len)
     if (t->cl)
         return strata_pqueue__cluster_push(t->cl, msg, len);
     if (len > REC_MAX) {
-        atomic_fetch_add(&t->dropped, 1);
+        atomic_fetch_add(&t->counts.dropped, 1);
         return -1;
     }
     uint32_t h[3] = {REC_MAGIC, (uint32_t)len, strata_crc32c(0, msg, len)};
@@ -314,7 +347,7 @@ int strata_pqueue_push(struct strata_pqueue *t, const void *msg, size_t len)
         }
     }
     pthread_mutex_unlock(&t->mu);
-    atomic_fetch_add(rc == 0 ? &t->queued : &t->dropped, 1);
+    atomic_fetch_add(rc == 0 ? &t->counts.queued : &t->counts.dropped, 1);
     return rc;
 }
 
@@ -432,13 +465,15 @@ static bool batch_send(struct strata_pqueue *t, struct iovec *msgs, const uint64
         }
         pthread_mutex_lock(&t->mu);
         if (k) {
-            atomic_fetch_add(rc == STRATA_PQUEUE_GIVE_UP ? &t->rejected : &t->delivered, k);
+            atomic_fetch_add(rc == STRATA_PQUEUE_GIVE_UP ? &t->counts.rejected
+                                                        : &t->counts.delivered,
+                             k);
             i += k;
             finish(t, end, after[i - 1], k);
             if (i == n)
                 return true;
         }
-        atomic_fetch_add(&t->failed, 1);
+        atomic_fetch_add(&t->counts.failed, 1);
         backoff = strata_pqueue__backoff(backoff);
         /* New records do not cut the wait short, or a dead target would
          * be tried once per record. */
@@ -500,7 +535,7 @@ static void *deliver_main(void *arg)
             c++;
         if (c == COPIES) {
             /* Every copy failed: what is queued waits for a restart. */
-            atomic_fetch_add(&t->failed, 1);
+            atomic_fetch_add(&t->counts.failed, 1);
             wait_ms(t, BACKOFF_MAX_MS);
             continue;
         }
@@ -548,12 +583,7 @@ void strata_pqueue_destroy(struct strata_pqueue *t)
     if (!t)
         return;
     strata_pqueue__cluster_destroy(t->cl);
-    pthread_mutex_lock(&t->mu);
-    t->stop = true;
-    pthread_cond_broadcast(&t->cv);
-    pthread_mutex_unlock(&t->mu);
-    for (unsigned i = 0; i < t->started; i++)
-        pthread_join(t->th[i], NULL);
+    strata_pqueue__stop(&t->mu, &t->cv, &t->stop, t->th, t->started);
     copies_sync(t, true, true);
     for (unsigned i = 0; i < t->nfl; i++)
         free(t->fl[i].parked); /* still in the files: sent by the next run */
@@ -623,13 +653,10 @@ int strata_pqueue_create(const char *const *dirs, size_t ndirs, const struct str
         return -1;
     }
     t->nthreads = strata_pqueue__threads(o->threads);
-    for (unsigned i = 0; i < t->nthreads; i++) {
-        if (pthread_create(&t->th[i], NULL, deliver_main, t) != 0) {
-            snprintf(err, err_len, "queue %s: cannot start its threads", o->name);
-            strata_pqueue_destroy(t);
-            return -1;
-        }
-        t->started++;
+    if (strata_pqueue__start(t->th, t->nthreads, deliver_main, t, &t->started, o->name, err,
+                             err_len) != 0) {
+        strata_pqueue_destroy(t);
+        return -1;
     }
     *out = t;
     return 0;
@@ -641,11 +668,7 @@ void strata_pqueue_stats_get(struct strata_pqueue *t, struct strata_pqueue_stats
         strata_pqueue__cluster_stats(t->cl, out);
         return;
     }
-    out->queued = atomic_load(&t->queued);
-    out->delivered = atomic_load(&t->delivered);
-    out->failed = atomic_load(&t->failed);
-    out->rejected = atomic_load(&t->rejected);
-    out->dropped = atomic_load(&t->dropped);
+    strata_pqueue__counts_get(&t->counts, out);
     pthread_mutex_lock(&t->mu);
     out->pending = t->pending;
     out->copies = 0;

@@ -51,7 +51,7 @@ struct pqueue_cluster {
     unsigned started;
     bool lease_started;
     pthread_t th[STRATA_PQUEUE_THREADS_MAX], lease_th;
-    _Atomic uint64_t queued, delivered, failed, rejected, dropped;
+    struct strata_pqueue__counts counts;
 };
 
 /* Waits up to ms or until signalled; mutex held. */
@@ -162,7 +162,7 @@ static size_t take(struct pqueue_cluster *q, struct strata_meta_queue_ent *e, si
         int rc = strata_meta_queue_read(q->o.cluster, q->name, after, max, page, &got);
         pthread_mutex_lock(&q->mu);
         if (rc) {
-            atomic_fetch_add(&q->failed, 1);
+            atomic_fetch_add(&q->counts.failed, 1);
             break;
         }
         size_t bytes = 0;
@@ -202,7 +202,7 @@ static void done(struct pqueue_cluster *q, struct strata_meta_queue_ent *e, size
     for (size_t i = 0; i < k; i++)
         keys[i] = e[i].key;
     if (strata_meta_queue_remove(q->o.cluster, q->name, keys, k) != 0)
-        atomic_fetch_add(&q->failed, 1); /* still queued: delivered again later */
+        atomic_fetch_add(&q->counts.failed, 1); /* still queued: delivered again later */
 }
 
 /* Sends e[0..n) until the callback is done with all, backing off between
@@ -227,7 +227,9 @@ static void send_all(struct pqueue_cluster *q, struct strata_meta_queue_ent *e, 
         }
         if (k) {
             done(q, e + i, k);
-            atomic_fetch_add(rc == STRATA_PQUEUE_GIVE_UP ? &q->rejected : &q->delivered, k);
+            atomic_fetch_add(rc == STRATA_PQUEUE_GIVE_UP ? &q->counts.rejected
+                                                        : &q->counts.delivered,
+                             k);
         }
         pthread_mutex_lock(&q->mu);
         if (k) {
@@ -241,7 +243,7 @@ static void send_all(struct pqueue_cluster *q, struct strata_meta_queue_ent *e, 
             if (i == n)
                 break;
         }
-        atomic_fetch_add(&q->failed, 1);
+        atomic_fetch_add(&q->counts.failed, 1);
         backoff = strata_pqueue__backoff(backoff);
         for (uint64_t until = strata_pqueue__now_ms() + backoff;
              !q->stop && q->leased && strata_pqueue__now_ms() < until;)
@@ -282,24 +284,20 @@ int strata_pqueue__cluster_push(struct pqueue_cluster *q, const void *msg, size_
     pthread_mutex_unlock(&q->mu);
     if (full || len > STRATA_PQUEUE_MSG_MAX ||
         strata_meta_queue_push(q->o.cluster, q->name, msg, len) != 0) {
-        atomic_fetch_add(&q->dropped, 1);
+        atomic_fetch_add(&q->counts.dropped, 1);
         return -1;
     }
     pthread_mutex_lock(&q->mu);
     q->pushed_since++;
     pthread_cond_broadcast(&q->cv); /* a delivery thread may be polling */
     pthread_mutex_unlock(&q->mu);
-    atomic_fetch_add(&q->queued, 1);
+    atomic_fetch_add(&q->counts.queued, 1);
     return 0;
 }
 
 void strata_pqueue__cluster_stats(struct pqueue_cluster *q, struct strata_pqueue_stats *out)
 {
-    out->queued = atomic_load(&q->queued);
-    out->delivered = atomic_load(&q->delivered);
-    out->failed = atomic_load(&q->failed);
-    out->rejected = atomic_load(&q->rejected);
-    out->dropped = atomic_load(&q->dropped);
+    strata_pqueue__counts_get(&q->counts, out);
     pthread_mutex_lock(&q->mu);
     out->pending = q->counted + q->pushed_since;
     pthread_mutex_unlock(&q->mu);
@@ -310,12 +308,7 @@ void strata_pqueue__cluster_destroy(struct pqueue_cluster *q)
 {
     if (!q)
         return;
-    pthread_mutex_lock(&q->mu);
-    q->stop = true;
-    pthread_cond_broadcast(&q->cv);
-    pthread_mutex_unlock(&q->mu);
-    for (unsigned i = 0; i < q->started; i++)
-        pthread_join(q->th[i], NULL);
+    strata_pqueue__stop(&q->mu, &q->cv, &q->stop, q->th, q->started);
     if (q->lease_started)
         pthread_join(q->lease_th, NULL); /* after the senders: it releases the lease */
     pthread_mutex_destroy(&q->mu);
@@ -352,7 +345,7 @@ int strata_pqueue__cluster_create(const struct strata_pqueue_opts *o, struct pqu
         return -1;
     }
     q->counted = n;
-    atomic_store(&q->queued, n);
+    atomic_store(&q->counts.queued, n);
     unsigned nth = strata_pqueue__threads(o->threads);
     if (pthread_create(&q->lease_th, NULL, lease_main, q) != 0) {
         snprintf(err, err_len, "queue %s: cannot start its threads", o->name);
@@ -360,13 +353,9 @@ int strata_pqueue__cluster_create(const struct strata_pqueue_opts *o, struct pqu
         return -1;
     }
     q->lease_started = true;
-    for (unsigned i = 0; i < nth; i++) {
-        if (pthread_create(&q->th[i], NULL, deliver_main, q) != 0) {
-            snprintf(err, err_len, "queue %s: cannot start its threads", o->name);
-            strata_pqueue__cluster_destroy(q);
-            return -1;
-        }
-        q->started++;
+    if (strata_pqueue__start(q->th, nth, deliver_main, q, &q->started, o->name, err, err_len)) {
+        strata_pqueue__cluster_destroy(q);
+        return -1;
     }
     *out = q;
     return 0;

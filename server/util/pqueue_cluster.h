@@ -17,6 +17,9 @@
 #define STRATA_SERVER_PQUEUE_CLUSTER_H
 
 #include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 
 #include "pqueue.h"
 
@@ -37,5 +40,17 @@ uint64_t strata_pqueue__now_ms(void);
 void strata_pqueue__wait(pthread_cond_t *cv, pthread_mutex_t *mu, uint64_t ms);
 uint64_t strata_pqueue__backoff(uint64_t prev);
 unsigned strata_pqueue__threads(unsigned asked);
+/* The counters behind stats, and their copy into out. */
+struct strata_pqueue__counts {
+    _Atomic uint64_t queued, delivered, failed, rejected, dropped;
+};
+void strata_pqueue__counts_get(struct strata_pqueue__counts *c, struct strata_pqueue_stats *out);
+/* n delivery threads fn(arg) into th, *started counting them: 0, or -1
+ * with err naming queue (the caller destroys what started). */
+int strata_pqueue__start(pthread_t *th, unsigned n, void *(*fn)(void *), void *arg,
+                         unsigned *started, const char *queue, char *err, size_t err_len);
+/* *stop set under mu, every waiter on cv woken, the started threads joined. */
+void strata_pqueue__stop(pthread_mutex_t *mu, pthread_cond_t *cv, bool *stop, pthread_t *th,
+                         unsigned started);
 
 #endif /* STRATA_SERVER_PQUEUE_CLUSTER_H */
