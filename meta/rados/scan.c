@@ -48,7 +48,7 @@ uint64_t strata_meta__rados_scan_visited(void)
 }
 
 struct ent {
-    char *k;
+    char *k; /* one allocation: the key, its NUL, then the value */
     char *v;
     size_t vl;
 };
@@ -89,10 +89,8 @@ struct strata_meta__scan {
 
 static void page_free(struct stream *s)
 {
-    for (size_t i = 0; i < s->n; i++) {
+    for (size_t i = 0; i < s->n; i++)
         free(s->e[i].k);
-        free(s->e[i].v);
-    }
     free(s->e);
     s->e = NULL;
     s->n = s->pos = 0;
@@ -147,10 +145,8 @@ static int take_page(struct stream *s, struct pending *p, int r)
     if (!p->it)
         return 0;
     /* Append to what the stream still holds (a read ahead of its end). */
-    for (size_t i = 0; i < s->pos; i++) {
+    for (size_t i = 0; i < s->pos; i++)
         free(s->e[i].k);
-        free(s->e[i].v);
-    }
     size_t keep = s->n - s->pos;
     if (keep)
         memmove(s->e, s->e + s->pos, keep * sizeof(*s->e));
@@ -166,14 +162,14 @@ static int take_page(struct stream *s, struct pending *p, int r)
     size_t vl;
     while (s->n < cnt && rados_omap_get_next(p->it, &k, &v, &vl) == 0 && k) {
         struct ent *x = &s->e[s->n];
-        x->k = strdup(k);
-        x->v = malloc(vl ? vl : 1);
-        if (!x->k || !x->v) {
-            free(x->k);
-            free(x->v);
+        size_t kl = strlen(k);
+        x->k = malloc(kl + 1 + vl);
+        if (!x->k) {
             rc = STRATA_ENOMEM;
             break;
         }
+        memcpy(x->k, k, kl + 1);
+        x->v = x->k + kl + 1;
         if (vl) /* index entries (e/) have empty values: v may be NULL */
             memcpy(x->v, v, vl);
         x->vl = vl;
