@@ -58,33 +58,41 @@ def wrong_signature_probe(g, first, bucket):
     return resp.status, answer, waited
 
 
+def headers_then_body(g, first, bucket, key, data, what, query=""):
+    """With the OSD stopped, a signed PUT of data to key (?query) sends its
+    headers only; a wrongly signed request must get its 403 within 3 s.
+    The OSD resumed, the body is sent: the 200 response."""
+    osd = CLUSTER.osd_pid(0)
+    os.kill(osd, signal.SIGSTOP)
+    try:
+        put = start_put(g, bucket, key, data, 0, query=query)  # headers only
+        time.sleep(0.5)  # the event thread has run the request's begin
+        status, answer, waited = wrong_signature_probe(g, first, bucket)
+    finally:
+        os.kill(osd, signal.SIGCONT)
+    assert status == 403, (status, answer)
+    assert b"<Code>SignatureDoesNotMatch</Code>" in answer, answer
+    assert waited < 3, waited
+    log(f"403 after {waited * 1e3:.0f} ms with the OSD stopped and {what} begun")
+    put.send(data)
+    r = put.getresponse()
+    body = r.read()
+    assert r.status == 200, (r.status, body)
+    put.close()
+    return r
+
+
 @test
 def put_headers_do_not_hold_the_event_thread_on_a_stopped_osd(first):
     g = gateway(CLUSTER, PREFIX, keys=(first.ak, first.sk),
                 args=["--threads", "1", "--inline-max", "65536"])
-    osd = CLUSTER.osd_pid(0)
     try:
         c = g.client()
         bucket = first.bucket_name("evt")
         c.create_bucket(Bucket=bucket)
         c.put_object(Bucket=bucket, Key="warm", Body=b"w" * (256 << 10))
         data = hashlib.sha256(b"evt").digest() * (MiB // 32)
-        os.kill(osd, signal.SIGSTOP)
-        try:
-            put = start_put(g, bucket, "big", data, 0)  # headers only
-            time.sleep(0.5)  # the event thread has run the PUT's begin
-            status, answer, waited = wrong_signature_probe(g, first, bucket)
-        finally:
-            os.kill(osd, signal.SIGCONT)
-        assert status == 403, (status, answer)
-        assert b"<Code>SignatureDoesNotMatch</Code>" in answer, answer
-        assert waited < 3, waited
-        log(f"403 after {waited * 1e3:.0f} ms with the OSD stopped and a PUT begun")
-        put.send(data)
-        r = put.getresponse()
-        body = r.read()
-        assert r.status == 200, (r.status, body)
-        put.close()
+        headers_then_body(g, first, bucket, "big", data, "a PUT")
         got = c.get_object(Bucket=bucket, Key="big")
         assert got["Body"].read() == data
         assert got["ETag"] == '"' + hashlib.md5(data).hexdigest() + '"', got["ETag"]
@@ -95,7 +103,6 @@ def put_headers_do_not_hold_the_event_thread_on_a_stopped_osd(first):
 @test
 def part_headers_do_not_hold_the_event_thread_on_a_stopped_osd(first):
     g = gateway(CLUSTER, PREFIX, keys=(first.ak, first.sk), args=["--threads", "1"])
-    osd = CLUSTER.osd_pid(0)
     try:
         c = g.client()
         bucket = first.bucket_name("evtp")
@@ -103,23 +110,9 @@ def part_headers_do_not_hold_the_event_thread_on_a_stopped_osd(first):
         c.put_object(Bucket=bucket, Key="warm", Body=b"w" * 1024)
         uid = c.create_multipart_upload(Bucket=bucket, Key="mp")["UploadId"]
         data = hashlib.sha256(b"evtp").digest() * (MiB // 32)
-        os.kill(osd, signal.SIGSTOP)
-        try:
-            put = start_put(g, bucket, "mp", data, 0, query=f"partNumber=1&uploadId={uid}")
-            time.sleep(0.5)  # the event thread has run the part's begin
-            status, answer, waited = wrong_signature_probe(g, first, bucket)
-        finally:
-            os.kill(osd, signal.SIGCONT)
-        assert status == 403, (status, answer)
-        assert b"<Code>SignatureDoesNotMatch</Code>" in answer, answer
-        assert waited < 3, waited
-        log(f"403 after {waited * 1e3:.0f} ms with the OSD stopped and an UploadPart begun")
-        put.send(data)
-        r = put.getresponse()
-        body = r.read()
-        assert r.status == 200, (r.status, body)
+        r = headers_then_body(g, first, bucket, "mp", data, "an UploadPart",
+                              query=f"partNumber=1&uploadId={uid}")
         etag = r.getheader("ETag")
-        put.close()
         assert etag == '"' + hashlib.md5(data).hexdigest() + '"', etag
         c.complete_multipart_upload(Bucket=bucket, Key="mp", UploadId=uid, MultipartUpload={
             "Parts": [{"PartNumber": 1, "ETag": etag}]})
