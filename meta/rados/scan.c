@@ -188,8 +188,8 @@ static int take_page(struct stream *s, struct pending *p, int r)
  * most pages with a second round; reading more makes the OSD read (and
  * this side decode) entries the page never shows: an entry costs the OSD
  * ~4 us of CPU, mostly allocating (perf), so a page of 1,000 read 1,312
- * at 3.7 deviations against 1,176 now, and a second round (one shard short,
- * ~10 % of pages) reads a few entries. */
+ * at 3.7 deviations against 1,184 now (148 a shard), and a second round
+ * (one shard short, ~10 % of pages) reads a few entries. */
 static unsigned share(unsigned left)
 {
     unsigned var = (unsigned)((uint64_t)left * (RADOS_IDX_SHARDS - 1) /
