@@ -851,12 +851,31 @@ struct strata_put {
     /* Part uploads (strata_mpu_part_begin): always erasure-coded. */
     bool is_part;
     bool writer_late; /* the writer starts with the first stored bytes (put_begin) */
+    struct part_late *late; /* a part begun late: the rest of p is unset (part_resolve) */
     uint8_t upload[UPLOAD_LEN];
     unsigned part_no;
     int failed;
     bool replica; /* keeps replica_sk, the source's, as the version's sort key */
     uint8_t replica_sk[SORTKEY_LEN];
 };
+
+/* A part's options as strata_mpu_part_begin got them (late), copied. */
+struct part_late {
+    struct strata_part_opts o; /* its pointers: into the copies below */
+    char bucket[STRATA_BUCKET_NAME_MAX + 1];
+    char key[STRATA_KEY_MAX + 1];
+    char upload_id[STRATA_UPLOAD_ID_MAX + 1];
+    uint8_t md5[16], sha256[32], cksum[STRATA_CKSUM_RAW_MAX];
+    char sealed_etag[STRATA_ETAG_MAX + 1];
+    void *sealed_desc;
+};
+
+static void part_late_free(struct part_late *l)
+{
+    if (l)
+        free(l->sealed_desc);
+    free(l);
+}
 
 void strata_obj_put_abort(struct strata_put *p)
 {
@@ -874,6 +893,7 @@ void strata_obj_put_abort(struct strata_put *p)
     free(p->acl);
     strata_sse__writer_destroy(p->enc);
     free(p->sse);
+    part_late_free(p->late);
     free(p);
 }
 
@@ -1094,17 +1114,10 @@ int strata_obj_put_begin(struct strata_meta *m, const struct strata_put_opts *op
     return put_begin(m, opts, false, 0, out);
 }
 
-int strata_mpu_part_begin(struct strata_meta *m, const struct strata_part_opts *opts,
-                          struct strata_put **out)
+/* strata_mpu_part_begin once its options are checked: the upload read. */
+static int part_begin_now(struct strata_meta *m, const struct strata_part_opts *opts,
+                          const uint8_t up[UPLOAD_LEN], struct strata_put **out)
 {
-    *out = NULL;
-    if (!opts || !bucket_ok(opts->bucket))
-        return STRATA_ENOTFOUND;
-    if (!key_ok(opts->key) || opts->part_number < 1 || opts->part_number > STRATA_PARTS_MAX)
-        return STRATA_EINVAL;
-    uint8_t up[UPLOAD_LEN];
-    if (!opts->upload_id || strata_meta__upload_id_parse(opts->upload_id, up))
-        return STRATA_ENOTFOUND;
     struct meta_upload u;
     int rc = m->store->upload_get(m, opts->bucket, opts->key, up, &u);
     if (rc)
@@ -1165,8 +1178,94 @@ int strata_mpu_part_begin(struct strata_meta *m, const struct strata_part_opts *
     return 0;
 }
 
+/* opts copied into l, its pointers into l's copies. */
+static int part_late_copy(struct part_late *l, const struct strata_part_opts *opts)
+{
+    l->o = *opts;
+    snprintf(l->bucket, sizeof(l->bucket), "%s", opts->bucket);
+    snprintf(l->key, sizeof(l->key), "%s", opts->key);
+    snprintf(l->upload_id, sizeof(l->upload_id), "%s", opts->upload_id);
+    l->o.bucket = l->bucket;
+    l->o.key = l->key;
+    l->o.upload_id = l->upload_id;
+    if (opts->md5)
+        l->o.md5 = memcpy(l->md5, opts->md5, sizeof(l->md5));
+    if (opts->sha256)
+        l->o.sha256 = memcpy(l->sha256, opts->sha256, sizeof(l->sha256));
+    if (opts->cksum) {
+        if (opts->cksum_len > sizeof(l->cksum))
+            return STRATA_EINVAL;
+        l->o.cksum = memcpy(l->cksum, opts->cksum, opts->cksum_len);
+    }
+    if (opts->sealed_etag) {
+        if (strlen(opts->sealed_etag) > STRATA_ETAG_MAX)
+            return STRATA_EINVAL;
+        l->o.sealed_etag = strcpy(l->sealed_etag, opts->sealed_etag);
+    }
+    if (opts->sealed_desc_len) {
+        if (!opts->sealed_desc || !(l->sealed_desc = malloc(opts->sealed_desc_len)))
+            return opts->sealed_desc ? STRATA_ENOMEM : STRATA_EINVAL;
+        l->o.sealed_desc = memcpy(l->sealed_desc, opts->sealed_desc, opts->sealed_desc_len);
+    }
+    return 0;
+}
+
+int strata_mpu_part_begin(struct strata_meta *m, const struct strata_part_opts *opts,
+                          struct strata_put **out)
+{
+    *out = NULL;
+    if (!opts || !bucket_ok(opts->bucket))
+        return STRATA_ENOTFOUND;
+    if (!key_ok(opts->key) || opts->part_number < 1 || opts->part_number > STRATA_PARTS_MAX)
+        return STRATA_EINVAL;
+    uint8_t up[UPLOAD_LEN];
+    if (!opts->upload_id || strata_meta__upload_id_parse(opts->upload_id, up))
+        return STRATA_ENOTFOUND;
+    /* As put_begin's writer: on a store whose reads are remote (RADOS,
+     * where the pending record is), reading the upload here would make the
+     * server's event thread wait a cluster round trip with every connection
+     * it serves.  The caller that allows it gets a handle whose begin runs
+     * with the first bytes, on the thread that stores them (part_resolve). */
+    if (!opts->late || !m->store->pending_add)
+        return part_begin_now(m, opts, up, out);
+    struct strata_put *p = calloc(1, sizeof(*p));
+    struct part_late *l = calloc(1, sizeof(*l));
+    int rc = p && l ? part_late_copy(l, opts) : STRATA_ENOMEM;
+    if (rc) {
+        part_late_free(l);
+        free(p);
+        return rc;
+    }
+    p->m = m;
+    p->is_part = true;
+    p->late = l;
+    *out = p;
+    return 0;
+}
+
+/* A part begun late: its begin now (the shell p becomes the handle it
+ * made: nothing points at p yet, its writer starts later); an error is
+ * kept as p's failure. */
+static int part_resolve(struct strata_put *p)
+{
+    struct part_late *l = p->late;
+    p->late = NULL;
+    uint8_t up[UPLOAD_LEN];
+    struct strata_put *in = NULL;
+    int rc = strata_meta__upload_id_parse(l->o.upload_id, up) ? STRATA_ENOTFOUND
+                                                               : part_begin_now(p->m, &l->o, up, &in);
+    part_late_free(l);
+    if (rc)
+        return p->failed = rc;
+    *p = *in;
+    free(in);
+    return 0;
+}
+
 int strata_obj_put_expect_checksum(struct strata_put *p, int algo, const uint8_t *raw, size_t len)
 {
+    if (p->late && !p->failed)
+        part_resolve(p);
     if (p->failed)
         return p->failed;
     if (algo != p->ck_algo || algo == STRATA_CKSUM_NONE || len != strata_meta__cksum_len(algo) ||
@@ -1261,6 +1360,10 @@ static int put_store(void *ud, const uint8_t *buf, size_t len)
 int strata_obj_put_write(struct strata_put *p, const void *buf, size_t len)
 {
     if (p->failed)
+        return p->failed;
+    if (len == 0)
+        return 0;
+    if (p->late && part_resolve(p))
         return p->failed;
     const uint8_t *b = buf;
     while (len > 0) {
@@ -1662,6 +1765,8 @@ static void put_info(struct strata_put *p, struct meta_rec *r, const uint8_t *sk
 
 int strata_obj_put_commit(struct strata_put *p, struct strata_obj_info *out)
 {
+    if (p->late && !p->failed)
+        part_resolve(p); /* no byte came */
     struct strata_meta *m = p->m;
     if (p->failed) {
         int f = p->failed;

@@ -158,6 +158,7 @@ int strata_h_mpu_part_begin(struct strata_req *r)
     o.cksum_len = po.cksum_len;
     o.sse_key_cb = strata_sse_part_key_cb;
     o.sse_ud = r;
+    o.late = true; /* this is the event thread (strata_h_put_body: part_err) */
     int rc = strata_mpu_part_begin(r->srv->meta, &o, &r->s3->put);
     if (rc && r->s3->sse_err) {
         r->s3->put = NULL;

@@ -278,14 +278,31 @@ int strata_h_put_begin(struct strata_req *r)
     return 0;
 }
 
+/* An UploadPart's error from its write or commit: on RADOS its begin (the
+ * upload read, the SSE-C key check) runs with the first bytes
+ * (strata_part_opts.late).  0: not a part's. */
+static enum s3_err part_err(struct strata_req *r, int rc)
+{
+    if (r->route->body_cb != strata_h_put_body || !r->route->sub)
+        return S3E_NONE; /* PutObject */
+    if (r->s3->sse_err)
+        return (enum s3_err)r->s3->sse_err;
+    struct strata_bucket_info bi;
+    if (rc == STRATA_ENOTFOUND && strata_meta_bucket_get(r->srv->meta, r->bucket, &bi) == 0)
+        return strata_s3_err_from_strata(rc, S3CTX_UPLOAD);
+    return S3E_NONE;
+}
+
 int strata_h_put_body(struct strata_req *r, const void *buf, size_t len)
 {
     int rc = strata_obj_put_write(r->s3->put, buf, len);
     if (rc) {
         /* Not found while storing: the bucket went away since begin (on
          * RADOS the data's pending record is written with the first bytes). */
-        strata_req_defer_error(r, strata_s3_err_from_strata(rc, rc == STRATA_ENOTFOUND ? S3CTX_BUCKET
-                                                                                  : S3CTX_OBJECT),
+        enum s3_err e = part_err(r, rc);
+        strata_req_defer_error(r, e ? e : strata_s3_err_from_strata(rc, rc == STRATA_ENOTFOUND
+                                                                           ? S3CTX_BUCKET
+                                                                           : S3CTX_OBJECT),
                                rc);
         return -1;
     }
@@ -311,7 +328,11 @@ int strata_put_commit(struct strata_req *r, struct strata_obj_info *info)
     struct strata_put *p = r->s3->put;
     r->s3->put = NULL; /* commit frees it whatever the outcome */
     int rc = strata_obj_put_commit(p, info);
-    if (rc) {
+    enum s3_err pe = rc ? part_err(r, rc) : S3E_NONE;
+    if (pe) {
+        strata_obj_info_fini(info);
+        strata_req_error(r, pe, rc);
+    } else if (rc) {
         strata_obj_info_fini(info);
         enum s3_ctx ctx = S3CTX_OBJECT;
         if (rc == STRATA_ENOTFOUND) {

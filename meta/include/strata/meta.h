@@ -610,6 +610,12 @@ struct strata_part_opts {
     const char *sealed_etag;
     const void *sealed_desc;
     size_t sealed_desc_len;
+    /* The caller's thread must not wait on a remote store (the server's
+     * event thread): on such a store (RADOS) the upload record is read, and
+     * sse_key_cb called, with the first bytes written (or at commit), so
+     * their errors (STRATA_ENOTFOUND for no such upload) come from
+     * strata_obj_put_write or _commit; the options are copied. */
+    bool late;
 };
 /*
  * Begin a part upload: returns a put handle driven exactly like a put
