@@ -337,6 +337,8 @@ void strata_h_get(struct strata_req *r)
         return;
     }
     struct strata_resp *resp;
+    int fd;
+    uint64_t fd_off = 0;
     if (r->get_len == 0)
         ranged = 0; /* an empty part: nothing to range over */
     if (ranged == 1 && r->get)
@@ -351,6 +353,12 @@ void strata_h_get(struct strata_req *r)
                                   get_close_cb, r->get);
         if (resp)
             r->get = NULL;
+        r->bytes_out += r->get_len;
+    } else if (!is_head && (fd = strata_obj_get_fd(r->get, r->get_off, r->get_len, &fd_off)) >= 0) {
+        /* Bytes the data cache holds: MHD sends them from its file with
+         * sendfile (no read, no copy in here); the descriptor keeps them
+         * whatever the cache does meanwhile. */
+        resp = strata_resp_fd(fd, fd_off, r->get_len);
         r->bytes_out += r->get_len;
     } else if (!is_head && (r->get_len <= GET_BUFFERED_MAX ||
                             (r->on_worker && r->get_len <= GET_BLOCK_MAX))) {
