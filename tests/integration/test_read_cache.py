@@ -106,4 +106,5 @@ def limit_applies_to_each_part(s):
 if __name__ == "__main__":
     # No scanner: its start-up heal reads every shard from the drives and
     # would count in the daemon's read_bytes beside the GETs.
-    run(Strata(args=["--ilm-interval-seconds", "0", "--heal-interval-seconds", "0"]))
+    run(Strata(args=["--ilm-interval-seconds", "0", "--heal-interval-seconds", "0",
+                     "--data-cache-mb", "0"]))
