@@ -27,15 +27,15 @@
 #define DC_BUCKETS 1024u /* hash chains (power of two) */
 
 struct dc_ent {
-    atomic_uint refs;       /* the table's (while listed) + readers' */
+    atomic_uint refs; /* the table's (while listed) + readers' */
     const struct strata_tier *inner;
     uint8_t id[STRATA_DATA_ID_LEN];
     uint64_t size;
-    int fd;                 /* memfd of size bytes */
-    uint8_t *map;           /* fd mapped, shared */
-    bool ready;             /* every byte is in (under mu) */
-    bool ref;               /* used since the hand last passed (under mu) */
-    struct dc_ent *hnext;   /* hash chain */
+    int fd;                     /* memfd of size bytes */
+    uint8_t *map;               /* fd mapped, shared */
+    bool ready;                 /* every byte is in (under mu) */
+    bool ref;                   /* used since the hand last passed (under mu) */
+    struct dc_ent *hnext;       /* hash chain */
     struct dc_ent *prev, *next; /* the clock ring, oldest first */
 };
 

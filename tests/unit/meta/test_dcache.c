@@ -27,7 +27,7 @@
 #include "meta_test_util.h"
 
 #define BUDGET_MB 4u
-#define KEY ((const uint8_t *)"0123456789abcdef0123456789abcdef")
+#define KEY       ((const uint8_t *)"0123456789abcdef0123456789abcdef")
 
 static struct mt_env *setup(const char *name)
 {
@@ -94,7 +94,7 @@ static void test_hit(void **state)
     mt_fill(d, n, 1);
     assert_int_equal(mt_put(e, "b", "k", d, n, NULL), 0);
     assert_int_equal(fd_range(e, "b", "k", d, 0, n), -1); /* nothing read yet */
-    expect_bytes(e, "b", "k", NULL, d, n);                  /* fills */
+    expect_bytes(e, "b", "k", NULL, d, n);                /* fills */
     struct strata_data_cache_stats s0 = stats(e);
     assert_int_equal(s0.entries, 1);
     assert_int_equal(s0.bytes, n);
@@ -338,9 +338,9 @@ static void test_sse(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_hit),       cmocka_unit_test(test_never_stale),
+        cmocka_unit_test(test_hit),        cmocka_unit_test(test_never_stale),
         cmocka_unit_test(test_fill_rules), cmocka_unit_test(test_budget),
-        cmocka_unit_test(test_multipart), cmocka_unit_test(test_sse),
+        cmocka_unit_test(test_multipart),  cmocka_unit_test(test_sse),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
