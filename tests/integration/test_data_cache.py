@@ -22,17 +22,10 @@ import os
 import secrets
 import urllib.request
 
-from strata_harness import Strata, expect_error, log, run, test
+from strata_harness import (Strata, daemon_read_bytes, expect_error, log, restart_with, run,
+                            test)
 
 MiB = 1 << 20
-
-
-def read_bytes(s):
-    with open(f"/proc/{s.proc.pid}/io") as f:
-        for line in f:
-            if line.startswith("read_bytes:"):
-                return int(line.split()[1])
-    raise AssertionError("no read_bytes in /proc/PID/io")
 
 
 def metric(s, name):
@@ -47,9 +40,9 @@ def metric(s, name):
 
 def fetched(s, fn):
     """(result of fn(), bytes the daemon read from its drives meanwhile)."""
-    r0 = read_bytes(s)
+    r0 = daemon_read_bytes(s)
     out = fn()
-    return out, read_bytes(s) - r0
+    return out, daemon_read_bytes(s) - r0
 
 
 def get(c, b, key, **kw):
@@ -57,10 +50,7 @@ def get(c, b, key, **kw):
 
 
 def with_cache(s, mb):
-    s.args = [a for a in s.args if not a.startswith("--data-cache-mb")]
-    if mb is not None:
-        s.args.append(f"--data-cache-mb={mb}")
-    s.restart()
+    restart_with(s, "data-cache-mb", mb)
 
 
 @test
@@ -82,7 +72,7 @@ def repeated_get_is_served_from_memory(s):
     r, n = fetched(s, lambda: c.get_object(Bucket=b, Key="one", Range="bytes=1000-300999"))
     assert r["ContentRange"] == f"bytes 1000-300999/{MiB}", r["ContentRange"]
     assert r["Body"].read() == data[1000:301000] and n == 0, n
-    r = c.get_object(Bucket=b, Key="one", Range=f"bytes=-5")
+    r = c.get_object(Bucket=b, Key="one", Range="bytes=-5")
     assert r["Body"].read() == data[-5:]
     assert metric(s, "strata_data_cache_bytes") >= MiB
     assert metric(s, "strata_data_cache_objects") >= 1
