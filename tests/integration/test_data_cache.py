@@ -49,16 +49,18 @@ def get(c, b, key, **kw):
     return c.get_object(Bucket=b, Key=key, **kw)["Body"].read()
 
 
-def with_cache(s, mb):
+def with_cache(s, mb, prefix):
+    """Restart with --data-cache-mb mb (None: the default); a client and a new bucket."""
     restart_with(s, "data-cache-mb", mb)
+    c = s.client()
+    b = s.bucket_name(prefix)
+    c.create_bucket(Bucket=b)
+    return c, b
 
 
 @test
 def repeated_get_is_served_from_memory(s):
-    with_cache(s, None)
-    c = s.client()
-    b = s.bucket_name("dcache")
-    c.create_bucket(Bucket=b)
+    c, b = with_cache(s, None, "dcache")
     data = os.urandom(MiB)
     c.put_object(Bucket=b, Key="one", Body=data)
     got, n = fetched(s, lambda: get(c, b, "one"))
@@ -80,10 +82,7 @@ def repeated_get_is_served_from_memory(s):
 
 @test
 def never_stale(s):
-    with_cache(s, None)
-    c = s.client()
-    b = s.bucket_name("dcstale")
-    c.create_bucket(Bucket=b)
+    c, b = with_cache(s, None, "dcstale")
     c.put_bucket_versioning(Bucket=b, VersioningConfiguration={"Status": "Enabled"})
     v1 = os.urandom(MiB + 17)
     v2 = os.urandom(MiB + 17)
@@ -133,10 +132,7 @@ def never_stale(s):
 
 @test
 def sse_c_objects_need_their_key(s):
-    with_cache(s, None)
-    c = s.client()
-    b = s.bucket_name("dcssec")
-    c.create_bucket(Bucket=b)
+    c, b = with_cache(s, None, "dcssec")
     key, wrong = secrets.token_bytes(32), secrets.token_bytes(32)
     kw = {"SSECustomerAlgorithm": "AES256", "SSECustomerKey": key}
     data = os.urandom(MiB + 5)
@@ -154,10 +150,7 @@ def sse_c_objects_need_their_key(s):
 
 @test
 def zero_turns_the_cache_off(s):
-    with_cache(s, 0)
-    c = s.client()
-    b = s.bucket_name("dcoff")
-    c.create_bucket(Bucket=b)
+    c, b = with_cache(s, 0, "dcoff")
     data = os.urandom(MiB)
     c.put_object(Bucket=b, Key="one", Body=data)
     for _ in range(3):
