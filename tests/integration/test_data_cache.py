@@ -1,10 +1,11 @@
 """test_data_cache.py - whole erasure-coded objects kept in memory for the
-next GETs (--data-cache-mb), with boto3 and raw HTTP against a live daemon.
+next GETs (--data-cache-mb), with boto3 against a live daemon.
 
 The daemon runs with --read-cache-max-mb 0, so every read of the drives is
 O_DIRECT and shows in its /proc/PID/io read_bytes: a GET answered from the
-data cache reads nothing from the drives, one that is not reads at least
-the object's data shards.  The checks:
+data cache reads nothing from the drives (below QUIET: the metadata
+stores' own reads aside), one that is not reads at least the object's
+data shards.  The checks:
 - a repeated GET of a 1 MiB object, whole and by Range, reads no drive,
   returns the object's bytes, and counts in strata_data_cache_hits_total;
 - never stale: after an overwrite the new bytes (and the old version by
@@ -26,6 +27,10 @@ from strata_harness import (Strata, daemon_read_bytes, expect_error, log, restar
                             test)
 
 MiB = 1 << 20
+# What a GET answered from memory may see the daemon read meanwhile (its
+# metadata stores' own reads); a GET from the drives reads its data shards,
+# at least half a 1 MiB object on this 2+2 set.  0 is what was measured.
+QUIET = 128 << 10
 
 
 def metric(s, name):
@@ -69,11 +74,11 @@ def repeated_get_is_served_from_memory(s):
     for _ in range(3):
         got, n = fetched(s, lambda: get(c, b, "one"))
         assert got == data, "wrong bytes from the cache"
-        assert n == 0, f"a cached GET read {n} bytes from the drives"
+        assert n < QUIET, f"a cached GET read {n} bytes from the drives"
     assert metric(s, "strata_data_cache_hits_total") >= h0 + 3
     r, n = fetched(s, lambda: c.get_object(Bucket=b, Key="one", Range="bytes=1000-300999"))
     assert r["ContentRange"] == f"bytes 1000-300999/{MiB}", r["ContentRange"]
-    assert r["Body"].read() == data[1000:301000] and n == 0, n
+    assert r["Body"].read() == data[1000:301000] and n < QUIET, n
     r = c.get_object(Bucket=b, Key="one", Range="bytes=-5")
     assert r["Body"].read() == data[-5:]
     assert metric(s, "strata_data_cache_bytes") >= MiB
@@ -124,7 +129,7 @@ def never_stale(s):
         assert get(c, u, "mp", Range=across) == body[part - 10:part + 10]
         assert get(c, u, "mp", PartNumber=2) == body[part:2 * part]
     _, n = fetched(s, lambda: get(c, u, "mp"))
-    assert n == 0, f"cached parts read {n} bytes from the drives"
+    assert n < QUIET, f"cached parts read {n} bytes from the drives"
     body2 = os.urandom(part + 3)
     c.put_object(Bucket=u, Key="mp", Body=body2)
     assert get(c, u, "mp") == body2 and get(c, u, "mp") == body2
