@@ -339,6 +339,8 @@ void strata_h_get(struct strata_req *r)
     struct strata_resp *resp;
     int fd;
     uint64_t fd_off = 0;
+    const uint8_t *bp = NULL;
+    size_t bn = 0;
     if (r->get_len == 0)
         ranged = 0; /* an empty part: nothing to range over */
     if (ranged == 1 && r->get)
@@ -354,10 +356,24 @@ void strata_h_get(struct strata_req *r)
         if (resp)
             r->get = NULL;
         r->bytes_out += r->get_len;
+    } else if (!is_head && strata_obj_get_in_memory(r->get) && strata_obj_get_peekable(r->get) &&
+               strata_obj_get_peek(r->get, r->get_off, (size_t)r->get_len, &bp, &bn) == 0 &&
+               bn == r->get_len) {
+        /* A version the data cache holds whole: MHD sends straight from
+         * the cache's mapping (the handle holds the entry until the bytes
+         * are sent).  Measured against sendfile of the memfd: 265 against
+         * 369 us of CPU per 1 MiB GET (32 connections), 170 against 400 on
+         * one connection; libmicrohttpd 0.9.75 sendfiles 128 KiB a call. */
+        resp = strata_resp_borrow(bp, bn, get_close_cb, r->get);
+        if (resp)
+            r->get = NULL;
+        r->bytes_out += r->get_len;
     } else if (!is_head && (fd = strata_obj_get_fd(r->get, r->get_off, r->get_len, &fd_off)) >= 0) {
-        /* Bytes the data cache holds: MHD sends them from its file with
-         * sendfile (no read, no copy in here); the descriptor keeps them
-         * whatever the cache does meanwhile. */
+        /* A range within one part of a multipart version that the data
+         * cache holds (the handle reads parts through readers it replaces
+         * as the read moves on): MHD sends it from the part's memfd with
+         * sendfile; the descriptor keeps the bytes whatever the handle or
+         * the cache does meanwhile. */
         resp = strata_resp_fd(fd, fd_off, r->get_len);
         r->bytes_out += r->get_len;
     } else if (!is_head && (r->get_len <= GET_BUFFERED_MAX ||
