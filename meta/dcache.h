@@ -2,8 +2,8 @@
  * dcache.h - the data cache (meta/dcache.c): whole data objects (an
  * erasure-coded version's bytes, or one part's) kept in memory after a GET
  * read them from the drives, so the next GETs of that version read no
- * drive, check no block CRC and send from memory (sendfile from the
- * cache's memfd).  Private to meta/.
+ * drive, check no block CRC and send from memory (the cache's memfd
+ * mapping, or sendfile of the memfd).  Private to meta/.
  *
  * Validity: keyed by the data object's identity (tier and data id), never
  * by bucket/key.  A data id names one immutable object: a new version, a

@@ -187,7 +187,7 @@ const struct strata_srv_opt strata_srv_opt_table[] = {
      .help = "latest versions and whole inline objects kept in memory,\n"
              "MiB (default {default})"},
     /* A checkpoint or shard file re-read whole: its bytes kept in memory
-     * are sent with sendfile, no drive read or block checksum per GET. */
+     * are sent from there, no drive read or block checksum per GET. */
     {.flag = "data-cache-mb", .key = "data-cache-mb", .arg = "N",
      NUMS(data_cache_mb, 1, 0, SIZE_MAX >> 21), .def = 512,
      .must = "must be a number of MiB",
