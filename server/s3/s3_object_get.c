@@ -4,7 +4,9 @@
  * whole into a buffer MHD sends with the headers (an inline version from
  * the handle's own decoded buffer, no copy); bigger ones stream in ~1 MiB
  * steps read on the storage workers, one step ahead (http.c), handed over
- * from the reader's stripe buffer where strata_obj_get_peekable.  The
+ * from the reader's stripe buffer where strata_obj_get_peekable.  A
+ * version the data cache holds (meta/dcache.h) is sent from its memory
+ * whatever its size, on the event thread.  The
  * lookup runs on the event thread from memory; one that needs a drive
  * read, and a version whose bytes live on the drives, continue on a
  * storage worker (r->rerun).
