@@ -166,6 +166,7 @@
 
 #include <rocksdb/c.h>
 
+#include "dcache.h"
 #include "store.h"
 #include "strata/meta.h"
 #include "strata/tier.h"
@@ -352,6 +353,7 @@ struct strata_meta {
     struct meta_healq *healq;           /* keys of commits that missed a drive (healq.c) */
     struct meta_lock_clock *lock_clock; /* lock_clock.c */
     struct meta_rcache *rcache;         /* latest versions read (local/rcache.c); NULL: none */
+    struct meta_dcache *dcache;         /* whole data objects GETs read (dcache.c); NULL: none */
     void (*step_hook)(void *ud, int step); /* transition.c: fault tests */
     void *step_ud;
 };

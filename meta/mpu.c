@@ -922,8 +922,10 @@ void strata_meta__mp_drop(struct strata_meta *m, unsigned set, const char *bucke
             }
             if (strata_meta__ptab_decode(v, vl, parts, MP_CHUNK_PARTS, &n) == 0)
                 for (size_t i = 0; i < n; i++)
-                    if (parts[i].has_data_id)
+                    if (parts[i].has_data_id) {
+                        strata_meta__dc_drop(m->dcache, t, parts[i].data_id);
                         t->ops->remove(t->impl, place, parts[i].data_id);
+                    }
             if (!first) {
                 first = v;
                 firstl = vl;

@@ -22,6 +22,7 @@
 #include "meta_internal.h"
 #include "sse.h"
 
+#include <fcntl.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <stdlib.h>
@@ -310,6 +311,9 @@ struct strata_get {
      * hot tier: (the version's data id, the copy's) pairs (restore.c). */
     uint8_t (*rmap)[2][STRATA_DATA_ID_LEN];
     size_t nrmap;
+    /* Erasure-coded data is read through the data cache (dcache.h): tier
+     * is then dcv's view of the data's tier. */
+    struct meta_dc_view dcv;
 };
 
 /* The data id g reads for the version's data id id. */
@@ -419,6 +423,8 @@ static int get_found(void *ud, const struct strata_meta__key_found *f)
         if (!(r->flags & REC_F_INLINE))
             g->tier = m->tiers[0]; /* the restored copy */
     }
+    if (!in_record)
+        g->tier = strata_meta__dc_view(m->dcache, g->tier, &g->dcv);
     str_set(g->bucket, sizeof(g->bucket), c->bucket); /* g is zeroed */
     str_set(g->key, sizeof(g->key), c->key);
     memcpy(g->sk, f->sk, SORTKEY_LEN);
@@ -726,7 +732,32 @@ void strata_obj_get_window(struct strata_get *g, uint64_t end)
 
 bool strata_obj_get_in_memory(const struct strata_get *g)
 {
-    return g->data != NULL;
+    return g->data != NULL || strata_meta__dc_reader_fd(g->tier, g->r) >= 0;
+}
+
+int strata_obj_get_fd(struct strata_get *g, uint64_t off, uint64_t len, uint64_t *fd_off)
+{
+    if (g->enc || g->data || len == 0 || off > g->size || len > g->size - off)
+        return -1; /* decrypted bytes are never in a file */
+    uint64_t in = off;
+    if (g->mrec.flags & REC_F_MULTIPART) {
+        size_t i;
+        if (mp_part(g, off, &i) != 0)
+            return -1;
+        in = off - g->coff[i];
+        if (len > g->cparts[i].size - in)
+            return -1; /* across parts */
+    }
+    int fd = strata_meta__dc_reader_fd(g->tier, g->r);
+    if (fd < 0)
+        return -1;
+    *fd_off = in;
+    return fcntl(fd, F_DUPFD_CLOEXEC, 0);
+}
+
+void strata_meta_data_cache_stats(struct strata_meta *m, struct strata_data_cache_stats *out)
+{
+    strata_meta__dc_stats(m->dcache, out);
 }
 
 const uint8_t *strata_obj_get_bytes(const struct strata_get *g)
@@ -2307,6 +2338,7 @@ void strata_meta__drop_now(struct strata_meta *m, unsigned set, const char *buck
         strata_meta__mp_drop(m, set, bucket, key, drop->sk, drop->nparts, drop->tier);
     } else if (drop->has_data_id && !(drop->flags & (REC_F_INLINE | REC_F_DELETE_MARKER))) {
         struct strata_tier *t = m->tiers[drop->tier < m->ntiers ? drop->tier : 0];
+        strata_meta__dc_drop(m->dcache, t, drop->data_id);
         int rc = t->ops->remove(t->impl, strata_meta__place(bucket, key), drop->data_id);
         if (rc)
             strata_log(&m->log, STRATA_LOG_WARN, "meta", "delete of replaced data: %s",

@@ -639,6 +639,7 @@ int strata_meta__data_rm(struct strata_meta *m, const char *tier, const char *bu
     struct strata_tier *t = strata_meta__tier(m, tier);
     if (!t)
         return STRATA_EINVAL; /* a tier no longer configured: keep the data */
+    strata_meta__dc_drop(m->dcache, t, id);
     return t->ops->remove(t->impl, strata_meta__place(bucket, key), id);
 }
 
@@ -888,6 +889,7 @@ void strata_meta_close(struct strata_meta *m)
     strata_meta__pins_fini(m);
     strata_meta__healq_fini(m);
     strata_meta__rcache_fini(m);
+    strata_meta__dc_destroy(m->dcache);
     pthread_mutex_destroy(&m->heal_mu);
     pthread_mutex_destroy(&m->pin_mu);
     pthread_mutex_destroy(&m->bucket_mu);
@@ -923,6 +925,10 @@ int strata_meta__new(const struct strata_meta_opts *opts, struct strata_meta **o
     }
     m->inline_max = opts && opts->inline_max ? opts->inline_max : STRATA_INLINE_MAX_DEFAULT;
     m->object_cache_mb = opts && opts->object_cache_mb ? opts->object_cache_mb : 64;
+    if (strata_meta__dc_create(opts ? opts->data_cache_mb : 0, &m->dcache) != 0) {
+        strata_meta_close(m);
+        return STRATA_ENOMEM;
+    }
     m->part_size_min =
         opts && opts->part_size_min ? opts->part_size_min : STRATA_PART_SIZE_MIN_DEFAULT;
     m->mpu_retry_ns =

@@ -186,6 +186,14 @@ const struct strata_srv_opt strata_srv_opt_table[] = {
      .must = "must be a number of MiB, at least 1",
      .help = "latest versions and whole inline objects kept in memory,\n"
              "MiB (default {default})"},
+    /* A checkpoint or shard file re-read whole: its bytes kept in memory
+     * are sent from there, no drive read or block checksum per GET. */
+    {.flag = "data-cache-mb", .key = "data-cache-mb", .arg = "N",
+     NUMS(data_cache_mb, 1, 0, SIZE_MAX >> 21), .def = 512,
+     .must = "must be a number of MiB",
+     .help = "whole erasure-coded objects (and parts) GETs read, kept in\n"
+             "memory for the next GETs, MiB; one object up to a quarter\n"
+             "of it; 0: none (default {default})"},
     {.flag = "memtable-mb", .key = "memtable-mb", .arg = "N",
      NUMS(memtable_mb, 1, 8, SIZE_MAX >> 21),
      .def = STRATA_MEMTABLE_MB_DEFAULT,

@@ -136,6 +136,32 @@ static void drive_io_render(struct strata_sbuf *b, struct strata_srv *s)
     drive_io_family(b, ts, nt, true);
 }
 
+/* The data cache's use (--data-cache-mb, meta/dcache.h). */
+static void data_cache_render(struct strata_sbuf *b, struct strata_meta *m)
+{
+    struct strata_data_cache_stats st;
+    strata_meta_data_cache_stats(m, &st);
+    const struct {
+        const char *name, *type, *help;
+        uint64_t v;
+    } f[] = {
+        {"strata_data_cache_bytes", "gauge",
+         "Bytes of whole data objects held for GETs, being filled included (--data-cache-mb).",
+         st.bytes},
+        {"strata_data_cache_objects", "gauge", "Data objects held for GETs.", st.entries},
+        {"strata_data_cache_hits_total", "counter",
+         "Data object reads answered from memory, no drive read.", st.hits},
+        {"strata_data_cache_misses_total", "counter", "Data object reads from the drives.",
+         st.misses},
+        {"strata_data_cache_evictions_total", "counter", "Data objects evicted for room.",
+         st.evictions},
+    };
+    for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++) {
+        family(b, f[i].name, f[i].type, f[i].help);
+        strata_sbuf_printf(b, "%s %llu\n", f[i].name, (unsigned long long)f[i].v);
+    }
+}
+
 /* RocksDB stall and compaction figures of each online drive's store. */
 static void store_render(struct strata_sbuf *b, struct strata_srv *s)
 {
@@ -168,6 +194,7 @@ static void store_render(struct strata_sbuf *b, struct strata_srv *s)
            "Size of each store's memtable; a store holds two at most (--memtable-mb).");
     strata_sbuf_printf(b, "strata_rocksdb_memtable_size_bytes %llu\n",
                        (unsigned long long)strata_meta_memtable_size(s->meta));
+    data_cache_render(b, s->meta);
     for (size_t f = 0; f < sizeof(fams) / sizeof(fams[0]); f++) {
         family(b, fams[f].name, "gauge", fams[f].help);
         for (unsigned i = 0; i < s->nsets; i++) {

@@ -7,6 +7,7 @@
 #include "response.h"
 
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <microhttpd.h>
 
@@ -41,6 +42,14 @@ struct strata_resp *strata_resp_borrow(const void *body, size_t len, void (*done
 {
     return wrap(
         MHD_create_response_from_buffer_with_free_callback_cls(len, (void *)body, done, cls));
+}
+
+struct strata_resp *strata_resp_fd(int fd, uint64_t off, uint64_t len)
+{
+    struct MHD_Response *m = MHD_create_response_from_fd_at_offset64(len, fd, off);
+    if (!m)
+        close(fd);
+    return wrap(m);
 }
 
 void strata_resp_hdr(struct strata_resp *resp, const char *name, const char *value)

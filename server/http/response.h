@@ -35,6 +35,10 @@ struct strata_resp *strata_resp_take(void *body, size_t len);
  * bytes that outlive every response (static data). */
 struct strata_resp *strata_resp_borrow(const void *body, size_t len, void (*done)(void *cls),
                                        void *cls);
+/* Body: len bytes of file fd from off, sent with sendfile where the
+ * connection allows; the response owns fd (closed when done, also when
+ * this fails). */
+struct strata_resp *strata_resp_fd(int fd, uint64_t off, uint64_t len);
 /* A response of len bytes produced by r->stream_read(off, buf, n) in
  * blocks of up to block bytes, on the storage workers with one block read
  * ahead (in place when there is no pool).  A read error cuts the body.

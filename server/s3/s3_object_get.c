@@ -4,7 +4,9 @@
  * whole into a buffer MHD sends with the headers (an inline version from
  * the handle's own decoded buffer, no copy); bigger ones stream in ~1 MiB
  * steps read on the storage workers, one step ahead (http.c), handed over
- * from the reader's stripe buffer where strata_obj_get_peekable.  The
+ * from the reader's stripe buffer where strata_obj_get_peekable.  A
+ * version the data cache holds (meta/dcache.h) is sent from its memory
+ * whatever its size, on the event thread.  The
  * lookup runs on the event thread from memory; one that needs a drive
  * read, and a version whose bytes live on the drives, continue on a
  * storage worker (r->rerun).
@@ -336,6 +338,10 @@ void strata_h_get(struct strata_req *r)
         return;
     }
     struct strata_resp *resp;
+    int fd;
+    uint64_t fd_off = 0;
+    const uint8_t *bp = NULL;
+    size_t bn = 0;
     if (r->s3->get_len == 0)
         ranged = 0; /* an empty part: nothing to range over */
     if (ranged == 1 && r->s3->get) /* no read-ahead past the range */
@@ -350,6 +356,26 @@ void strata_h_get(struct strata_req *r)
                                   (size_t)r->s3->get_len, get_close_cb, r->s3->get);
         if (resp)
             r->s3->get = NULL;
+        r->bytes_out += r->s3->get_len;
+    } else if (!is_head && strata_obj_get_in_memory(r->s3->get) && strata_obj_get_peekable(r->s3->get) &&
+               strata_obj_get_peek(r->s3->get, r->s3->get_off, (size_t)r->s3->get_len, &bp, &bn) == 0 &&
+               bn == r->s3->get_len) {
+        /* A version the data cache holds whole: MHD sends straight from
+         * the cache's mapping (the handle holds the entry until the bytes
+         * are sent).  Measured against sendfile of the memfd: 265 against
+         * 369 us of CPU per 1 MiB GET (32 connections), 170 against 400 on
+         * one connection; libmicrohttpd 0.9.75 sendfiles 128 KiB a call. */
+        resp = strata_resp_borrow(bp, bn, get_close_cb, r->s3->get);
+        if (resp)
+            r->s3->get = NULL;
+        r->bytes_out += r->s3->get_len;
+    } else if (!is_head && (fd = strata_obj_get_fd(r->s3->get, r->s3->get_off, r->s3->get_len, &fd_off)) >= 0) {
+        /* A range within one part of a multipart version that the data
+         * cache holds (the handle reads parts through readers it replaces
+         * as the read moves on): MHD sends it from the part's memfd with
+         * sendfile; the descriptor keeps the bytes whatever the handle or
+         * the cache does meanwhile. */
+        resp = strata_resp_fd(fd, fd_off, r->s3->get_len);
         r->bytes_out += r->s3->get_len;
     } else if (!is_head && (r->s3->get_len <= GET_BUFFERED_MAX ||
                             (r->on_worker && r->s3->get_len <= GET_BLOCK_MAX))) {

@@ -486,6 +486,23 @@ def data_files(drives):
                os.walk(os.path.join(d, "data")))
 
 
+def restart_with(strata, flag, value):
+    """Restart the daemon with --flag=value in place of any --flag (None: without it)."""
+    strata.args = [a for a in strata.args if not a.startswith(f"--{flag}")]
+    if value is not None:
+        strata.args.append(f"--{flag}={value}")
+    strata.restart()
+
+
+def daemon_read_bytes(strata):
+    """Bytes the daemon read from storage (/proc/PID/io read_bytes)."""
+    with open(f"/proc/{strata.proc.pid}/io") as f:
+        for line in f:
+            if line.startswith("read_bytes:"):
+                return int(line.split()[1])
+    raise AssertionError("no read_bytes in /proc/PID/io")
+
+
 def new_bucket(strata, prefix):
     """A new bucket of this run, created by root: (boto3 client, name)."""
     c = strata.client()

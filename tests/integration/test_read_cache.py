@@ -13,26 +13,18 @@ every time.
 import hashlib
 import os
 
-from strata_harness import Strata, log, run, test
+from strata_harness import Strata, daemon_read_bytes, log, restart_with, run, test
 
 SINGLE = (2 << 20) + 4321  # one object: three stripes, not inline
 PART = 5 << 20           # two parts of a multipart object
 
 
-def read_bytes(s):
-    with open(f"/proc/{s.proc.pid}/io") as f:
-        for line in f:
-            if line.startswith("read_bytes:"):
-                return int(line.split()[1])
-    raise AssertionError("no read_bytes in /proc/PID/io")
-
-
 def fetched(s, c, b, key, data):
     """Bytes the daemon read from its drives for one whole GET of key."""
-    r0 = read_bytes(s)
+    r0 = daemon_read_bytes(s)
     got = c.get_object(Bucket=b, Key=key)["Body"].read()
     assert hashlib.sha256(got).digest() == hashlib.sha256(data).digest(), f"{key}: wrong bytes"
-    return read_bytes(s) - r0
+    return daemon_read_bytes(s) - r0
 
 
 STATE = {}
@@ -58,10 +50,7 @@ def setup(s):
 
 def with_limit(s, mb):
     """Restart the daemon with --read-cache-max-mb mb (None: the default)."""
-    s.args = [a for a in s.args if not a.startswith("--read-cache-max-mb")]
-    if mb is not None:
-        s.args.append(f"--read-cache-max-mb={mb}")
-    s.restart()
+    restart_with(s, "read-cache-max-mb", mb)
 
 
 @test
@@ -106,4 +95,5 @@ def limit_applies_to_each_part(s):
 if __name__ == "__main__":
     # No scanner: its start-up heal reads every shard from the drives and
     # would count in the daemon's read_bytes beside the GETs.
-    run(Strata(args=["--ilm-interval-seconds", "0", "--heal-interval-seconds", "0"]))
+    run(Strata(args=["--ilm-interval-seconds", "0", "--heal-interval-seconds", "0",
+                     "--data-cache-mb", "0"]))

@@ -60,6 +60,10 @@ struct strata_meta_opts {
     /* Latest-version cache (records and whole inline objects, local
      * backend), MiB; 0 = 64. */
     size_t object_cache_mb;
+    /* Data cache (meta/dcache.h): whole erasure-coded data objects GETs
+     * read, kept in memory and sent from there, MiB; 0 = none.  One object
+     * up to a quarter of it. */
+    size_t data_cache_mb;
     /* Memtable budget of all drive stores together, MiB; 0 = 64.  Each
      * store gets budget / (stores x 2) per memtable (at least 1 MiB), two
      * memtables at most (one filling, one flushing). */
@@ -372,6 +376,23 @@ void strata_obj_get_window(struct strata_get *g, uint64_t end);
 /* Inline versions are decoded whole by open: their reads never wait on a
  * drive.  True for those (encrypted or not). */
 bool strata_obj_get_in_memory(const struct strata_get *g);
+/* Bytes [off, off + len) of an unencrypted version that the data cache
+ * holds (one data object: a whole version or within one part; a part not
+ * loaded yet is looked up, which may read a drive): a new descriptor of
+ * the cache's file (the caller closes it; the bytes stay valid while it is
+ * open, whatever the cache does) with the range at *fd_off, else -1. */
+int strata_obj_get_fd(struct strata_get *g, uint64_t off, uint64_t len, uint64_t *fd_off);
+
+/* The data cache (strata_meta_opts.data_cache_mb), all zero without one. */
+struct strata_data_cache_stats {
+    uint64_t budget;    /* bytes */
+    uint64_t bytes;     /* held by entries, ready or being filled */
+    uint64_t entries;
+    uint64_t hits, misses; /* reader opens answered from memory, or not */
+    uint64_t fills;     /* fills started */
+    uint64_t evictions;
+};
+void strata_meta_data_cache_stats(struct strata_meta *m, struct strata_data_cache_stats *out);
 /* The bytes of an inline, unencrypted version as held by g (valid until
  * close; answer straight from them), or NULL. */
 const uint8_t *strata_obj_get_bytes(const struct strata_get *g);

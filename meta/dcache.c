@@ -1,0 +1,409 @@
+/*
+ * dcache.c - the data cache (dcache.h): whole data objects read by GETs,
+ * in memfds, served without a drive read.
+ *
+ * Filling: the first reader of an object not cached (and that fits) reads
+ * it from the tier as always and copies each span it reads, in order from
+ * offset 0, into a new memfd; when the last byte is in, the entry becomes
+ * ready.  A reader that skips ahead (a Range), stops early or fails
+ * abandons the fill.  One fill per object at a time: other readers of it
+ * meanwhile read the tier.  Space is reserved when a fill starts.
+ * Eviction: second chance (CLOCK) over the entries in insertion order.
+ * Threads: any; the table under one mutex (a few operations per GET),
+ * entries reference-counted (a reader uses its entry outside the lock).
+ */
+#include "dcache.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "strata/err.h"
+#include "strata/meta.h"
+
+#define DC_BUCKETS 1024u /* hash chains (power of two) */
+
+struct dc_ent {
+    atomic_uint refs; /* the table's (while listed) + readers' */
+    const struct strata_tier *inner;
+    uint8_t id[STRATA_DATA_ID_LEN];
+    uint64_t size;
+    int fd;                     /* memfd of size bytes */
+    uint8_t *map;               /* fd mapped, shared */
+    bool ready;                 /* every byte is in (under mu) */
+    bool ref;                   /* used since the hand last passed (under mu) */
+    struct dc_ent *hnext;       /* hash chain */
+    struct dc_ent *prev, *next; /* the clock ring, oldest first */
+};
+
+struct meta_dcache {
+    pthread_mutex_t mu;
+    struct dc_ent *bucket[DC_BUCKETS];
+    struct dc_ent *ring; /* the hand: next entry eviction looks at */
+    uint64_t budget, obj_max, bytes;
+    uint64_t entries, hits, misses, fills, evictions;
+};
+
+struct dc_reader {
+    struct meta_dc_view *v;
+    struct dc_ent *hit;  /* answered from memory (a reference) */
+    void *inner;         /* else the tier's reader */
+    struct dc_ent *fill; /* being filled from inner's bytes (a reference), or NULL */
+    uint64_t fill_pos;   /* bytes in from 0 */
+};
+
+static void ent_unref(struct dc_ent *e)
+{
+    if (!e || atomic_fetch_sub(&e->refs, 1) != 1)
+        return;
+    if (e->map)
+        munmap(e->map, e->size);
+    if (e->fd >= 0)
+        close(e->fd);
+    free(e);
+}
+
+static unsigned hash_of(const struct strata_tier *inner, const uint8_t *id)
+{
+    uint64_t h = (uint64_t)(uintptr_t)inner;
+    for (unsigned i = 0; i < STRATA_DATA_ID_LEN; i++)
+        h = h * 1099511628211ull ^ id[i];
+    return (unsigned)(h ^ (h >> 29)) & (DC_BUCKETS - 1);
+}
+
+/* Under mu. */
+static struct dc_ent **find_slot(struct meta_dcache *dc, const struct strata_tier *inner,
+                                 const uint8_t *id)
+{
+    struct dc_ent **pp = &dc->bucket[hash_of(inner, id)];
+    while (*pp && ((*pp)->inner != inner || memcmp((*pp)->id, id, STRATA_DATA_ID_LEN) != 0))
+        pp = &(*pp)->hnext;
+    return pp;
+}
+
+/* Under mu: take e out of the table (its bytes stay with its readers). */
+static void unlist(struct meta_dcache *dc, struct dc_ent *e)
+{
+    struct dc_ent **pp = find_slot(dc, e->inner, e->id);
+    if (*pp == e)
+        *pp = e->hnext;
+    if (e->next == e) {
+        dc->ring = NULL;
+    } else {
+        e->prev->next = e->next;
+        e->next->prev = e->prev;
+        if (dc->ring == e)
+            dc->ring = e->next;
+    }
+    dc->bytes -= e->size;
+    dc->entries--;
+    ent_unref(e); /* the table's reference */
+}
+
+/* Under mu: evict ready entries (second chance) until need more bytes fit;
+ * false when fills in progress hold too much for that. */
+static bool make_room(struct meta_dcache *dc, uint64_t need)
+{
+    /* Two turns of the hand clear every ref bit and evict what is ready. */
+    uint64_t steps = 2 * dc->entries + 2;
+    while (dc->bytes + need > dc->budget && dc->ring && steps--) {
+        struct dc_ent *e = dc->ring;
+        if (!e->ready) {
+            dc->ring = e->next; /* a fill: not evictable */
+        } else if (e->ref) {
+            e->ref = false;
+            dc->ring = e->next;
+        } else {
+            unlist(dc, e);
+            dc->evictions++;
+        }
+    }
+    return dc->bytes + need <= dc->budget;
+}
+
+/* Under mu: list e as the newest entry (just behind the hand). */
+static void list_add(struct meta_dcache *dc, struct dc_ent *e)
+{
+    *find_slot(dc, e->inner, e->id) = e;
+    if (!dc->ring) {
+        e->prev = e->next = e;
+        dc->ring = e;
+    } else {
+        e->next = dc->ring;
+        e->prev = dc->ring->prev;
+        e->prev->next = e;
+        dc->ring->prev = e;
+    }
+    dc->bytes += e->size;
+    dc->entries++;
+}
+
+/* A fill entry for a miss of (inner, id), listed (not ready), with a
+ * reference for the filler; NULL when it does not fit or memory is short. */
+static struct dc_ent *fill_start(struct meta_dcache *dc, const struct strata_tier *inner,
+                                 const uint8_t *id, uint64_t size)
+{
+    if (size == 0 || size > dc->obj_max || size > SIZE_MAX)
+        return NULL;
+    struct dc_ent *e = calloc(1, sizeof(*e));
+    if (!e)
+        return NULL;
+    e->fd = memfd_create("strata-data-cache", MFD_CLOEXEC);
+    if (e->fd < 0 || ftruncate(e->fd, (off_t)size) != 0) {
+        if (e->fd >= 0)
+            close(e->fd);
+        free(e);
+        return NULL;
+    }
+    e->map = mmap(NULL, (size_t)size, PROT_READ | PROT_WRITE, MAP_SHARED, e->fd, 0);
+    if (e->map == MAP_FAILED) {
+        close(e->fd);
+        free(e);
+        return NULL;
+    }
+    e->inner = inner;
+    memcpy(e->id, id, STRATA_DATA_ID_LEN);
+    e->size = size;
+    atomic_init(&e->refs, 2); /* the table's and the filler's */
+    pthread_mutex_lock(&dc->mu);
+    bool ok = !*find_slot(dc, inner, id) && make_room(dc, size);
+    if (ok) {
+        list_add(dc, e);
+        dc->fills++;
+    }
+    pthread_mutex_unlock(&dc->mu);
+    if (!ok) {
+        atomic_store(&e->refs, 1);
+        ent_unref(e);
+        return NULL;
+    }
+    return e;
+}
+
+/* The filler gives up: the entry goes (nobody else reads a fill). */
+static void fill_abandon(struct meta_dcache *dc, struct dc_reader *rd)
+{
+    struct dc_ent *e = rd->fill;
+    if (!e)
+        return;
+    rd->fill = NULL;
+    pthread_mutex_lock(&dc->mu);
+    if (*find_slot(dc, e->inner, e->id) == e)
+        unlist(dc, e);
+    pthread_mutex_unlock(&dc->mu);
+    ent_unref(e);
+}
+
+/* Bytes [off, off + n) the tier reader answered: the next span of the fill? */
+static void fill_take(struct meta_dcache *dc, struct dc_reader *rd, uint64_t off, const void *p,
+                      size_t n)
+{
+    struct dc_ent *e = rd->fill;
+    if (!e || off + n <= rd->fill_pos)
+        return; /* nothing new (a span read again) */
+    if (off > rd->fill_pos) {
+        fill_abandon(dc, rd); /* a gap: the bytes before it are not read */
+        return;
+    }
+    size_t skip = (size_t)(rd->fill_pos - off);
+    memcpy(e->map + rd->fill_pos, (const uint8_t *)p + skip, n - skip);
+    rd->fill_pos = off + n;
+    if (rd->fill_pos < e->size)
+        return;
+    pthread_mutex_lock(&dc->mu);
+    e->ready = true;
+    pthread_mutex_unlock(&dc->mu);
+    rd->fill = NULL;
+    ent_unref(e);
+}
+
+static int dc_reader_open(void *impl, uint32_t place, const uint8_t id[STRATA_DATA_ID_LEN],
+                          uint64_t size, void **out)
+{
+    struct meta_dc_view *v = impl;
+    struct meta_dcache *dc = v->dc;
+    struct dc_reader *rd = calloc(1, sizeof(*rd));
+    if (!rd)
+        return STRATA_ENOMEM;
+    rd->v = v;
+    pthread_mutex_lock(&dc->mu);
+    struct dc_ent *e = *find_slot(dc, v->inner, id);
+    bool have = e != NULL;
+    if (e && e->ready && e->size == size) {
+        atomic_fetch_add(&e->refs, 1);
+        e->ref = true;
+        rd->hit = e;
+        dc->hits++;
+    } else {
+        dc->misses++;
+    }
+    pthread_mutex_unlock(&dc->mu);
+    if (rd->hit) {
+        *out = rd;
+        return 0;
+    }
+    int rc = v->inner->ops->reader_open(v->inner->impl, place, id, size, &rd->inner);
+    if (rc) {
+        free(rd);
+        return rc;
+    }
+    if (!have)
+        rd->fill = fill_start(dc, v->inner, id, size);
+    *out = rd;
+    return 0;
+}
+
+static int dc_read(void *r, uint64_t off, void *buf, size_t len)
+{
+    struct dc_reader *rd = r;
+    if (rd->hit) {
+        if (off > rd->hit->size || len > rd->hit->size - off)
+            return STRATA_ERANGE;
+        memcpy(buf, rd->hit->map + off, len);
+        return 0;
+    }
+    int rc = rd->v->inner->ops->read(rd->inner, off, buf, len);
+    if (rc)
+        fill_abandon(rd->v->dc, rd);
+    else
+        fill_take(rd->v->dc, rd, off, buf, len);
+    return rc;
+}
+
+static int dc_peek(void *r, uint64_t off, size_t max, const uint8_t **p, size_t *n)
+{
+    struct dc_reader *rd = r;
+    if (rd->hit) {
+        if (off > rd->hit->size)
+            return STRATA_ERANGE;
+        *p = rd->hit->map + off;
+        *n = rd->hit->size - off < max ? (size_t)(rd->hit->size - off) : max;
+        return 0;
+    }
+    const struct strata_tier_ops *o = rd->v->inner->ops;
+    int rc = o->peek(rd->inner, off, max, p, n);
+    if (rc)
+        fill_abandon(rd->v->dc, rd);
+    else
+        fill_take(rd->v->dc, rd, off, *p, *n);
+    return rc;
+}
+
+static void dc_reader_limit(void *r, uint64_t end)
+{
+    struct dc_reader *rd = r;
+    if (rd->hit)
+        return;
+    if (rd->fill && end < rd->fill->size)
+        fill_abandon(rd->v->dc, rd); /* the rest will not be read */
+    if (rd->v->inner->ops->reader_limit)
+        rd->v->inner->ops->reader_limit(rd->inner, end);
+}
+
+static void dc_reader_close(void *r)
+{
+    struct dc_reader *rd = r;
+    if (!rd)
+        return;
+    fill_abandon(rd->v->dc, rd);
+    ent_unref(rd->hit);
+    if (rd->inner && rd->v->inner->ops->reader_close)
+        rd->v->inner->ops->reader_close(rd->inner);
+    free(rd);
+}
+
+static const struct strata_tier_ops dc_ops = {
+    .reader_open = dc_reader_open,
+    .read = dc_read,
+    .peek = dc_peek,
+    .reader_limit = dc_reader_limit,
+    .reader_close = dc_reader_close,
+};
+
+/* dc_ops without peek, for a tier without it (the handle asks ops->peek). */
+static const struct strata_tier_ops dc_ops_nopeek = {
+    .reader_open = dc_reader_open,
+    .read = dc_read,
+    .reader_limit = dc_reader_limit,
+    .reader_close = dc_reader_close,
+};
+
+struct strata_tier *strata_meta__dc_view(struct meta_dcache *dc, struct strata_tier *inner,
+                                         struct meta_dc_view *v)
+{
+    if (!dc || !inner)
+        return inner;
+    memset(v, 0, sizeof(*v));
+    memcpy(v->tier.name, inner->name, sizeof(v->tier.name));
+    v->tier.ops = inner->ops->peek ? &dc_ops : &dc_ops_nopeek;
+    v->tier.impl = v;
+    v->dc = dc;
+    v->inner = inner;
+    return &v->tier;
+}
+
+int strata_meta__dc_reader_fd(const struct strata_tier *t, void *r)
+{
+    if (!t || !r || (t->ops != &dc_ops && t->ops != &dc_ops_nopeek))
+        return -1;
+    const struct dc_reader *rd = r;
+    return rd->hit ? rd->hit->fd : -1;
+}
+
+void strata_meta__dc_drop(struct meta_dcache *dc, const struct strata_tier *inner,
+                          const uint8_t id[STRATA_DATA_ID_LEN])
+{
+    if (!dc)
+        return;
+    pthread_mutex_lock(&dc->mu);
+    struct dc_ent *e = *find_slot(dc, inner, id);
+    if (e && e->ready)
+        unlist(dc, e); /* a fill in progress is dropped by its filler's close */
+    pthread_mutex_unlock(&dc->mu);
+}
+
+int strata_meta__dc_create(size_t budget_mb, struct meta_dcache **out)
+{
+    *out = NULL;
+    if (!budget_mb)
+        return 0;
+    struct meta_dcache *dc = calloc(1, sizeof(*dc));
+    if (!dc)
+        return STRATA_ENOMEM;
+    pthread_mutex_init(&dc->mu, NULL);
+    dc->budget = (uint64_t)budget_mb << 20;
+    dc->obj_max = dc->budget / 4;
+    *out = dc;
+    return 0;
+}
+
+void strata_meta__dc_destroy(struct meta_dcache *dc)
+{
+    if (!dc)
+        return;
+    pthread_mutex_lock(&dc->mu);
+    while (dc->ring)
+        unlist(dc, dc->ring);
+    pthread_mutex_unlock(&dc->mu);
+    pthread_mutex_destroy(&dc->mu);
+    free(dc);
+}
+
+void strata_meta__dc_stats(struct meta_dcache *dc, struct strata_data_cache_stats *st)
+{
+    memset(st, 0, sizeof(*st));
+    if (!dc)
+        return;
+    pthread_mutex_lock(&dc->mu);
+    st->budget = dc->budget;
+    st->bytes = dc->bytes;
+    st->entries = dc->entries;
+    st->hits = dc->hits;
+    st->misses = dc->misses;
+    st->fills = dc->fills;
+    st->evictions = dc->evictions;
+    pthread_mutex_unlock(&dc->mu);
+}

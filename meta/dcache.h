@@ -1,0 +1,61 @@
+/*
+ * dcache.h - the data cache (meta/dcache.c): whole data objects (an
+ * erasure-coded version's bytes, or one part's) kept in memory after a GET
+ * read them from the drives, so the next GETs of that version read no
+ * drive, check no block CRC and send from memory (the cache's memfd
+ * mapping, or sendfile of the memfd).  Private to meta/.
+ *
+ * Validity: keyed by the data object's identity (tier and data id), never
+ * by bucket/key.  A data id names one immutable object: a new version, a
+ * part, a transition's or a restore's copy each get a new id, and a heal
+ * rewrites the same bytes; so an entry can never answer bytes another
+ * version holds, whatever was overwritten or deleted since.  The bytes
+ * are the stored ones (the ciphertext of an encrypted version: plaintext
+ * is never kept) and went through the tier reader's checks as they were
+ * read.  Removal of the data (a delete, a reclaim) drops the entry.
+ *
+ * Bound: entries (ready or being filled) hold at most the budget
+ * (strata_meta_opts.data_cache_mb), one object at most a quarter of it.
+ * An entry evicted while a GET still sends from it is freed by that GET's
+ * close (the memfd's last reference), so for that moment the memory in
+ * use may exceed the budget by what in-flight GETs hold.
+ */
+#ifndef STRATA_META_DCACHE_H
+#define STRATA_META_DCACHE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "strata/tier.h"
+
+struct meta_dcache;
+
+/* A GET handle's view of a tier through the cache: lives in the handle. */
+struct meta_dc_view {
+    struct strata_tier tier; /* ops: the reader ops only */
+    struct meta_dcache *dc;
+    struct strata_tier *inner;
+};
+
+/* budget_mb 0: no cache (*out NULL).  0 or STRATA_ENOMEM. */
+int strata_meta__dc_create(size_t budget_mb, struct meta_dcache **out);
+void strata_meta__dc_destroy(struct meta_dcache *dc); /* NULL is a no-op */
+
+/* The tier a GET handle reads inner through: inner itself without a cache,
+ * else v's tier (v filled here).  Only its reader ops may be used. */
+struct strata_tier *strata_meta__dc_view(struct meta_dcache *dc, struct strata_tier *inner,
+                                         struct meta_dc_view *v);
+
+/* A reader of a view answered from memory: the memfd holding the whole
+ * data object (owned by the cache; dup it to keep it), else -1. */
+int strata_meta__dc_reader_fd(const struct strata_tier *t, void *r);
+
+/* The data object was removed: its entry goes. */
+void strata_meta__dc_drop(struct meta_dcache *dc, const struct strata_tier *inner,
+                          const uint8_t id[STRATA_DATA_ID_LEN]);
+
+struct strata_data_cache_stats;
+void strata_meta__dc_stats(struct meta_dcache *dc, struct strata_data_cache_stats *st);
+
+#endif

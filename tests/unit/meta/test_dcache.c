@@ -1,0 +1,346 @@
+/*
+ * test_dcache.c - the data cache (meta/dcache.c) on a 2+2 set of real
+ * drive directories with real RocksDBs: a budget of 4 MiB (one object up
+ * to 1 MiB), objects inlined only up to 4 KiB.
+ *
+ * - The second GET of an erasure-coded object is a hit and its bytes
+ *   (read, and through the descriptor strata_obj_get_fd gives) are the
+ *   object's, whole and for ranges.
+ * - Never stale: an overwrite, a GET of an older version by its id, a
+ *   delete (the entry goes with the data), a multipart object (its part).
+ * - Only a read from offset 0 to the end fills (a Range does not), only
+ *   objects up to a quarter of the budget, and a working set over the
+ *   budget stays within it, evicting.
+ * - An encrypted version: its stored (sealed) bytes may be cached, its
+ *   plaintext is never in the cache's memory files, and no descriptor is
+ *   given for it.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "meta_test_util.h"
+
+#define BUDGET_MB 4u
+#define KEY       ((const uint8_t *)"0123456789abcdef0123456789abcdef")
+
+static struct mt_env *setup(const char *name)
+{
+    struct mt_env *e = mt_setup(name);
+    assert_non_null(e);
+    struct strata_meta_opts o;
+    memset(&o, 0, sizeof(o));
+    o.inline_max = 4096;
+    o.data_cache_mb = BUDGET_MB;
+    assert_int_equal(mt_reopen_opts(e, &o), 0);
+    return e;
+}
+
+static struct strata_data_cache_stats stats(struct mt_env *e)
+{
+    struct strata_data_cache_stats st;
+    strata_meta_data_cache_stats(e->m, &st);
+    return st;
+}
+
+/* GET bucket/key (version vid) equals want[0..len). */
+static void expect_bytes(struct mt_env *e, const char *b, const char *k, const char *vid,
+                         const void *want, size_t len)
+{
+    uint8_t *got = NULL;
+    size_t gl = 0;
+    int rc = mt_get(e, b, k, vid, &got, &gl);
+    if (rc)
+        fail_msg("GET %s/%s: %s", b, k, strata_errname(rc));
+    assert_int_equal(gl, len);
+    assert_memory_equal(got, want, len);
+    free(got);
+}
+
+/* GET [off, off + len) through strata_obj_get_fd: -1 when not given,
+ * else 0 after comparing the descriptor's bytes with want + off. */
+static int fd_range(struct mt_env *e, const char *b, const char *k, const uint8_t *want,
+                    uint64_t off, uint64_t len)
+{
+    struct strata_obj_info info;
+    struct strata_get *g;
+    assert_int_equal(strata_obj_get_open(e->m, b, k, NULL, &info, &g), 0);
+    uint64_t fo = 0;
+    int fd = strata_obj_get_fd(g, off, len, &fo);
+    strata_obj_get_close(g); /* the descriptor keeps the bytes */
+    strata_obj_info_fini(&info);
+    if (fd < 0)
+        return -1;
+    uint8_t *got = malloc(len);
+    assert_int_equal(pread(fd, got, len, (off_t)fo), (ssize_t)len);
+    assert_memory_equal(got, want + off, len);
+    free(got);
+    close(fd);
+    return 0;
+}
+
+static void test_hit(void **state)
+{
+    (void)state;
+    struct mt_env *e = setup("dc-hit");
+    assert_int_equal(mt_bucket(e, "b", 0), 0);
+    size_t n = 700 * 1024 + 13;
+    uint8_t *d = malloc(n);
+    mt_fill(d, n, 1);
+    assert_int_equal(mt_put(e, "b", "k", d, n, NULL), 0);
+    assert_int_equal(fd_range(e, "b", "k", d, 0, n), -1); /* nothing read yet */
+    expect_bytes(e, "b", "k", NULL, d, n);                /* fills */
+    struct strata_data_cache_stats s0 = stats(e);
+    assert_int_equal(s0.entries, 1);
+    assert_int_equal(s0.bytes, n);
+    expect_bytes(e, "b", "k", NULL, d, n);
+    assert_int_equal(stats(e).hits, s0.hits + 1);
+    assert_int_equal(fd_range(e, "b", "k", d, 0, n), 0);
+    assert_int_equal(fd_range(e, "b", "k", d, 1000, 5000), 0);
+    assert_int_equal(fd_range(e, "b", "k", d, n - 1, 1), 0);
+    /* a ranged read of a hit */
+    struct strata_obj_info info;
+    struct strata_get *g;
+    uint8_t buf[777];
+    assert_int_equal(strata_obj_get_open(e->m, "b", "k", NULL, &info, &g), 0);
+    assert_true(strata_obj_get_in_memory(g));
+    assert_int_equal(strata_obj_get_read(g, 123456, buf, sizeof(buf)), 0);
+    assert_memory_equal(buf, d + 123456, sizeof(buf));
+    strata_obj_get_close(g);
+    strata_obj_info_fini(&info);
+    free(d);
+    mt_teardown(e);
+}
+
+static void test_never_stale(void **state)
+{
+    (void)state;
+    struct mt_env *e = setup("dc-stale");
+    assert_int_equal(mt_bucket(e, "v", STRATA_VERSIONING_ENABLED), 0);
+    assert_int_equal(mt_bucket(e, "u", 0), 0);
+    size_t n = 300 * 1024;
+    uint8_t *a = malloc(n), *b = malloc(n);
+    mt_fill(a, n, 2);
+    mt_fill(b, n, 3);
+    struct strata_obj_info v1;
+    assert_int_equal(mt_put(e, "v", "k", a, n, &v1), 0);
+    expect_bytes(e, "v", "k", NULL, a, n);
+    expect_bytes(e, "v", "k", NULL, a, n); /* a hit */
+    assert_int_equal(mt_put(e, "v", "k", b, n, NULL), 0);
+    expect_bytes(e, "v", "k", NULL, b, n);
+    expect_bytes(e, "v", "k", NULL, b, n);
+    assert_int_equal(fd_range(e, "v", "k", b, 0, n), 0);
+    expect_bytes(e, "v", "k", v1.version_id, a, n); /* the old version, by id */
+    strata_obj_info_fini(&v1);
+
+    /* Unversioned: an overwrite drops the old data, and its entry. */
+    assert_int_equal(mt_put(e, "u", "k", a, n, NULL), 0);
+    expect_bytes(e, "u", "k", NULL, a, n);
+    uint64_t before = stats(e).entries;
+    assert_int_equal(mt_put(e, "u", "k", b, n, NULL), 0);
+    assert_int_equal(stats(e).entries, before - 1);
+    expect_bytes(e, "u", "k", NULL, b, n);
+    expect_bytes(e, "u", "k", NULL, b, n);
+    before = stats(e).entries;
+    assert_int_equal(strata_obj_delete(e->m, "u", "k", NULL, NULL), 0);
+    assert_int_equal(stats(e).entries, before - 1);
+    uint8_t *got = NULL;
+    size_t gl = 0;
+    assert_int_equal(mt_get(e, "u", "k", NULL, &got, &gl), STRATA_ENOTFOUND);
+    free(a);
+    free(b);
+    mt_teardown(e);
+}
+
+static void test_fill_rules(void **state)
+{
+    (void)state;
+    struct mt_env *e = setup("dc-rules");
+    assert_int_equal(mt_bucket(e, "b", 0), 0);
+    size_t n = 400 * 1024;
+    uint8_t *d = malloc(n);
+    mt_fill(d, n, 4);
+    assert_int_equal(mt_put(e, "b", "k", d, n, NULL), 0);
+    /* A range from the middle, and one from 0 that stops early: no fill. */
+    struct strata_obj_info info;
+    struct strata_get *g;
+    uint8_t buf[4096];
+    assert_int_equal(strata_obj_get_open(e->m, "b", "k", NULL, &info, &g), 0);
+    assert_int_equal(strata_obj_get_read(g, 5000, buf, sizeof(buf)), 0);
+    assert_memory_equal(buf, d + 5000, sizeof(buf));
+    strata_obj_get_close(g);
+    strata_obj_info_fini(&info);
+    assert_int_equal(strata_obj_get_open(e->m, "b", "k", NULL, &info, &g), 0);
+    strata_obj_get_window(g, sizeof(buf));
+    assert_int_equal(strata_obj_get_read(g, 0, buf, sizeof(buf)), 0);
+    assert_memory_equal(buf, d, sizeof(buf));
+    strata_obj_get_close(g);
+    strata_obj_info_fini(&info);
+    assert_int_equal(stats(e).entries, 0);
+    assert_int_equal(stats(e).bytes, 0);
+    assert_int_equal(fd_range(e, "b", "k", d, 0, n), -1);
+
+    /* Over a quarter of the budget: never kept. */
+    size_t big = (BUDGET_MB << 20) / 4 + 1;
+    uint8_t *bd = malloc(big);
+    mt_fill(bd, big, 5);
+    assert_int_equal(mt_put(e, "b", "big", bd, big, NULL), 0);
+    expect_bytes(e, "b", "big", NULL, bd, big);
+    expect_bytes(e, "b", "big", NULL, bd, big);
+    assert_int_equal(stats(e).entries, 0);
+    assert_int_equal(stats(e).hits, 0);
+    free(bd);
+    free(d);
+    mt_teardown(e);
+}
+
+static void test_budget(void **state)
+{
+    (void)state;
+    struct mt_env *e = setup("dc-budget");
+    assert_int_equal(mt_bucket(e, "b", 0), 0);
+    size_t n = 900 * 1024;
+    enum { NOBJ = 12 };
+    uint8_t *d[NOBJ];
+    char k[NOBJ][16];
+    for (int i = 0; i < NOBJ; i++) {
+        d[i] = malloc(n);
+        mt_fill(d[i], n, 100 + (uint32_t)i);
+        snprintf(k[i], sizeof(k[i]), "k%02d", i);
+        assert_int_equal(mt_put(e, "b", k[i], d[i], n, NULL), 0);
+    }
+    for (int pass = 0; pass < 3; pass++) {
+        for (int i = 0; i < NOBJ; i++) {
+            expect_bytes(e, "b", k[i], NULL, d[i], n);
+            struct strata_data_cache_stats st = stats(e);
+            assert_true(st.bytes <= (uint64_t)BUDGET_MB << 20);
+            assert_true(st.entries <= 4);
+        }
+    }
+    struct strata_data_cache_stats st = stats(e);
+    assert_int_equal(st.budget, (uint64_t)BUDGET_MB << 20);
+    assert_true(st.evictions > 0);
+    assert_true(st.entries >= 3); /* it holds what fits */
+    for (int i = 0; i < NOBJ; i++)
+        free(d[i]);
+    mt_teardown(e);
+}
+
+static void test_multipart(void **state)
+{
+    (void)state;
+    struct mt_env *e = setup("dc-mpu");
+    assert_int_equal(mt_bucket(e, "b", 0), 0);
+    size_t n = 600 * 1024 + 7;
+    uint8_t *d = malloc(n), *d2 = malloc(n);
+    mt_fill(d, n, 6);
+    mt_fill(d2, n, 7);
+    struct strata_mpu_opts mo;
+    memset(&mo, 0, sizeof(mo));
+    mo.bucket = "b";
+    mo.key = "mp";
+    assert_int_equal(mt_mpu_single_as(e->m, &mo, NULL, d, n, NULL), 0);
+    expect_bytes(e, "b", "mp", NULL, d, n);
+    uint64_t h = stats(e).hits;
+    expect_bytes(e, "b", "mp", NULL, d, n);
+    assert_int_equal(stats(e).hits, h + 1);
+    assert_int_equal(fd_range(e, "b", "mp", d, 100, 200000), 0);
+    /* Completed again over it: the new object's bytes, never the part's. */
+    assert_int_equal(mt_mpu_single_as(e->m, &mo, NULL, d2, n, NULL), 0);
+    expect_bytes(e, "b", "mp", NULL, d2, n);
+    expect_bytes(e, "b", "mp", NULL, d2, n);
+    assert_int_equal(fd_range(e, "b", "mp", d2, 0, n), 0);
+    free(d);
+    free(d2);
+    mt_teardown(e);
+}
+
+/* Whether any of this process's data cache memfds holds needle. */
+static bool memfds_hold(const char *needle)
+{
+    DIR *dir = opendir("/proc/self/fd");
+    assert_non_null(dir);
+    bool found = false;
+    int nfiles = 0;
+    struct dirent *de;
+    while ((de = readdir(dir)) && !found) {
+        char p[300], target[256];
+        snprintf(p, sizeof(p), "/proc/self/fd/%s", de->d_name);
+        ssize_t tl = readlink(p, target, sizeof(target) - 1);
+        if (tl <= 0)
+            continue;
+        target[tl] = 0;
+        if (!strstr(target, "strata-data-cache"))
+            continue;
+        nfiles++;
+        int fd = open(p, O_RDONLY);
+        assert_true(fd >= 0);
+        off_t sz = lseek(fd, 0, SEEK_END);
+        char *buf = malloc((size_t)sz + 1);
+        assert_int_equal(pread(fd, buf, (size_t)sz, 0), sz);
+        found = memmem(buf, (size_t)sz, needle, strlen(needle)) != NULL;
+        free(buf);
+        close(fd);
+    }
+    closedir(dir);
+    assert_true(nfiles > 0); /* the cache's files are there to look at */
+    return found;
+}
+
+static void test_sse(void **state)
+{
+    (void)state;
+    struct mt_env *e = setup("dc-sse");
+    assert_int_equal(mt_bucket(e, "b", 0), 0);
+    const char *secret = "SSE-SECRET-PLAINTEXT-in-the-cache|";
+    size_t n = 500 * 1024, sl = strlen(secret);
+    uint8_t *pt = malloc(n);
+    for (size_t i = 0; i < n; i++)
+        pt[i] = (uint8_t)secret[i % sl];
+    struct strata_put_opts o;
+    memset(&o, 0, sizeof(o));
+    o.bucket = "b";
+    o.key = "enc";
+    o.size = n;
+    o.sse_key = KEY;
+    o.sse = "desc-v1";
+    o.sse_len = 7;
+    assert_int_equal(mt_put_opts(e, &o, pt, n, 0, NULL), 0);
+    uint8_t *got = malloc(n);
+    for (int i = 0; i < 2; i++) {
+        struct strata_obj_info info;
+        struct strata_get *g;
+        assert_int_equal(strata_obj_get_open(e->m, "b", "enc", NULL, &info, &g), 0);
+        assert_int_equal(strata_obj_get_key(g, KEY), 0);
+        assert_int_equal(strata_obj_get_read(g, 0, got, n), 0);
+        assert_memory_equal(got, pt, n);
+        uint64_t fo;
+        assert_int_equal(strata_obj_get_fd(g, 0, n, &fo), -1);
+        strata_obj_get_close(g);
+        strata_obj_info_fini(&info);
+    }
+    assert_int_equal(stats(e).hits, 1); /* the stored bytes were kept */
+    assert_false(memfds_hold(secret));
+    /* The check itself finds plaintext where it is: a plain object. */
+    assert_int_equal(mt_put(e, "b", "plain", pt, n, NULL), 0);
+    expect_bytes(e, "b", "plain", NULL, pt, n);
+    assert_true(memfds_hold(secret));
+    free(got);
+    free(pt);
+    mt_teardown(e);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_hit),        cmocka_unit_test(test_never_stale),
+        cmocka_unit_test(test_fill_rules), cmocka_unit_test(test_budget),
+        cmocka_unit_test(test_multipart),  cmocka_unit_test(test_sse),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
