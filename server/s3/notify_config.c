@@ -189,9 +189,9 @@ enum s3_err strata_notify_config_parse(const char *body, size_t len, strata_noti
     bool check = dest_ok != NULL;
     *out = NULL;
     *msg = NULL;
-    xmlDocPtr doc = strata_xml_body_parse(body, len);
-    xmlNodePtr root = doc ? xmlDocGetRootElement(doc) : NULL;
-    if (!root || !strata_xml_named(root, "NotificationConfiguration")) {
+    xmlDocPtr doc;
+    xmlNodePtr root = strata_xml_body_root(body, len, "NotificationConfiguration", &doc);
+    if (!root) {
         xmlFreeDoc(doc);
         return S3E_MalformedXML;
     }
