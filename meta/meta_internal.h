@@ -163,6 +163,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdlib.h>
 
 #include <rocksdb/c.h>
 
@@ -400,6 +401,14 @@ static inline void strata_meta__wb_write(rocksdb_writebatch_t *wb, const char *k
 /* A name that becomes part of an object name (state.c): 1 to max bytes,
  * each one of chars. */
 bool strata_meta__name_plain(const char *name, size_t max, const char *chars);
+/* Frees an owned byte field (tag set, ACL, encryption descriptor) and
+ * leaves it empty. */
+static inline void strata_meta__bytes_free(uint8_t **p, size_t *len)
+{
+    free(*p);
+    *p = NULL;
+    *len = 0;
+}
 /* A new version's record borrows what its request stores with it: the
  * headers, the tag set and the ACL. */
 static inline void strata_meta__rec_borrow(struct meta_rec *r, struct strata_kv *hdrs,

@@ -108,15 +108,9 @@ void strata_obj_info_fini(struct strata_obj_info *info)
     info->priv_ = NULL;
     info->hdrs = NULL;
     info->nhdrs = 0;
-    free(info->tags);
-    info->tags = NULL;
-    info->tags_len = 0;
-    free(info->acl);
-    info->acl = NULL;
-    info->acl_len = 0;
-    free(info->sse);
-    info->sse = NULL;
-    info->sse_len = 0;
+    strata_meta__bytes_free(&info->tags, &info->tags_len);
+    strata_meta__bytes_free(&info->acl, &info->acl_len);
+    strata_meta__bytes_free(&info->sse, &info->sse_len);
 }
 
 const char *strata_obj_info_hdr(const struct strata_obj_info *info, const char *name)

@@ -1066,18 +1066,12 @@ void strata_meta__upload_info(struct strata_mpu_info *out, const char *bucket, c
 void strata_meta__upload_fini(struct meta_upload *u)
 {
     free(u->hdr_buf);
-    free(u->tags);
-    free(u->sse);
-    u->sse = NULL;
-    u->sse_len = 0;
-    free(u->acl);
-    u->acl = NULL;
-    u->acl_len = 0;
     u->hdr_buf = NULL;
     u->hdrs = NULL;
     u->nhdrs = 0;
-    u->tags = NULL;
-    u->tags_len = 0;
+    strata_meta__bytes_free(&u->tags, &u->tags_len);
+    strata_meta__bytes_free(&u->sse, &u->sse_len);
+    strata_meta__bytes_free(&u->acl, &u->acl_len);
 }
 
 static int upload_hdrs(void *rec, void *ctx, const msgpack_object *v)

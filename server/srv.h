@@ -275,13 +275,17 @@ enum s3_err strata_xml_restore_parse(const char *body, size_t len, unsigned *day
  * UnresolvableGrantByEmailAddress for an unknown address. */
 enum s3_err strata_xml_acl_parse(const char *body, size_t len, struct strata_acl *out,
                                  strata_acl_resolve_cb resolve, void *ud);
+struct _xmlNode;
 /* The hardened parse of any request body (no DOCTYPE, no network), for
  * parsers outside s3_xml.c (server/notify): the libxml2 document (free
  * with xmlFreeDoc) or NULL for MalformedXML. */
 struct _xmlDoc *strata_xml_body_parse(const char *body, size_t len);
+/* The same, and its root element when it is named root_name (*doc set
+ * either way, free with xmlFreeDoc); NULL for MalformedXML. */
+struct _xmlNode *strata_xml_body_root(const char *body, size_t len, const char *root_name,
+                                      struct _xmlDoc **doc);
 /* Whether n is the element name; its text content malloc'ed (caller
  * frees), or NULL. */
-struct _xmlNode;
 bool strata_xml_named(const struct _xmlNode *n, const char *name);
 char *strata_xml_text(struct _xmlNode *n);
 

@@ -308,9 +308,9 @@ enum s3_err strata_repl_config_parse(const char *body, size_t len, strata_repl_d
 {
     *out = NULL;
     *msg = NULL;
-    xmlDocPtr doc = strata_xml_body_parse(body, len);
-    xmlNodePtr root = doc ? xmlDocGetRootElement(doc) : NULL;
-    if (!root || !strata_xml_named(root, "ReplicationConfiguration")) {
+    xmlDocPtr doc;
+    xmlNodePtr root = strata_xml_body_root(body, len, "ReplicationConfiguration", &doc);
+    if (!root) {
         xmlFreeDoc(doc);
         return S3E_MalformedXML;
     }

@@ -40,23 +40,15 @@ static void rconf_destroy_cb(void *parsed)
 static struct strata_doc_cache cache =
     STRATA_DOC_CACHE_INIT("replication", rconf_parse_cb, rconf_destroy_cb);
 
+static void rconf_format_cb(struct strata_sbuf *b, const void *parsed)
+{
+    strata_repl_config_format(b, parsed);
+}
+
 static void config_get(struct strata_req *r)
 {
-    struct strata_doc_ref *ref = NULL;
-    int rc = strata_doc_cache_get(&cache, r->srv->meta, &r->binfo, &ref);
-    if (rc) {
-        strata_req_error_strata(r, rc, S3CTX_BUCKET);
-        return;
-    }
-    if (!ref) {
-        strata_req_error(r, S3E_ReplicationConfigurationNotFoundError, 0);
-        return;
-    }
-    struct strata_sbuf b;
-    strata_sbuf_init(&b, STRATA_SRV_XML_BODY_MAX * 2);
-    strata_repl_config_format(&b, strata_doc_ref_get(ref));
-    strata_doc_ref_put(ref);
-    strata_req_send_xml(r, 200, &b);
+    strata_bucket_config_send_cached(r, &cache, S3E_ReplicationConfigurationNotFoundError,
+                                     STRATA_SRV_XML_BODY_MAX * 2, rconf_format_cb);
 }
 
 /* A strata_repl_dest_cb: ud is the daemon's struct strata_repl (or NULL). */

@@ -20,6 +20,7 @@
 #include "notify_internal.h"
 
 #include "bucket_doc_cache.h"
+#include "s3_bucket_config.h"
 #include "srv.h"
 
 #include <jansson.h>
@@ -188,9 +189,9 @@ enum s3_err strata_notify_config_parse(const char *body, size_t len, strata_noti
     bool check = dest_ok != NULL;
     *out = NULL;
     *msg = NULL;
-    xmlDocPtr doc = strata_xml_body_parse(body, len);
-    xmlNodePtr root = doc ? xmlDocGetRootElement(doc) : NULL;
-    if (!root || !strata_xml_named(root, "NotificationConfiguration")) {
+    xmlDocPtr doc;
+    xmlNodePtr root = strata_xml_body_root(body, len, "NotificationConfiguration", &doc);
+    if (!root) {
         xmlFreeDoc(doc);
         return S3E_MalformedXML;
     }
@@ -300,20 +301,16 @@ static void nconf_destroy_cb(void *parsed)
 static struct strata_doc_cache cache =
     STRATA_DOC_CACHE_INIT("notification", nconf_parse_cb, nconf_destroy_cb);
 
+static void nconf_format_cb(struct strata_sbuf *b, const void *parsed)
+{
+    strata_notify_config_format(b, parsed);
+}
+
+/* A bucket without one answers an empty configuration, as AWS. */
 void strata_h_notification_get(struct strata_req *r)
 {
-    struct strata_doc_ref *ref = NULL;
-    int rc = strata_doc_cache_get(&cache, r->srv->meta, &r->binfo, &ref);
-    if (rc) {
-        strata_req_error_strata(r, rc, S3CTX_BUCKET);
-        return;
-    }
-    /* A bucket without one answers an empty configuration, as AWS. */
-    struct strata_sbuf b;
-    strata_sbuf_init(&b, STRATA_SRV_XML_BODY_MAX * 2);
-    strata_notify_config_format(&b, strata_doc_ref_get(ref));
-    strata_doc_ref_put(ref);
-    strata_req_send_xml(r, 200, &b);
+    strata_bucket_config_send_cached(r, &cache, S3E_NONE, STRATA_SRV_XML_BODY_MAX * 2,
+                                     nconf_format_cb);
 }
 
 /* AWS's test message, queued once to each destination of a configuration

@@ -63,3 +63,24 @@ void strata_bucket_config_write_buf(struct strata_req *r, const char *kind, stru
         strata_bucket_config_write(r, kind, b->data, b->len, cache, 200);
     strata_sbuf_fini(b);
 }
+
+void strata_bucket_config_send_cached(struct strata_req *r, struct strata_doc_cache *cache,
+                                      enum s3_err missing, size_t max,
+                                      strata_bucket_config_fmt fmt)
+{
+    struct strata_doc_ref *ref = NULL;
+    int rc = strata_doc_cache_get(cache, r->srv->meta, &r->binfo, &ref);
+    if (rc) {
+        strata_req_error_strata(r, rc, S3CTX_BUCKET);
+        return;
+    }
+    if (!ref && missing != S3E_NONE) {
+        strata_req_error(r, missing, 0);
+        return;
+    }
+    struct strata_sbuf b;
+    strata_sbuf_init(&b, max);
+    fmt(&b, strata_doc_ref_get(ref));
+    strata_doc_ref_put(ref);
+    strata_req_send_xml(r, 200, &b);
+}

@@ -38,4 +38,14 @@ void strata_bucket_config_write(struct strata_req *r, const char *kind, const vo
 void strata_bucket_config_write_buf(struct strata_req *r, const char *kind, struct strata_sbuf *b,
                                     struct strata_doc_cache *cache);
 
+/* Formats a document's parsed form (the cache's) in canonical XML. */
+typedef void (*strata_bucket_config_fmt)(struct strata_sbuf *b, const void *parsed);
+
+/* Answer 200 with the request bucket's document as cache holds it, formatted
+ * by fmt within max bytes; else missing, or the metadata error.  With missing
+ * S3E_NONE a bucket without one is formatted from NULL (an empty document). */
+void strata_bucket_config_send_cached(struct strata_req *r, struct strata_doc_cache *cache,
+                                      enum s3_err missing, size_t max,
+                                      strata_bucket_config_fmt fmt);
+
 #endif /* STRATA_SERVER_S3_BUCKET_CONFIG_H */

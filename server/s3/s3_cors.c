@@ -165,23 +165,15 @@ static int cors_load(struct strata_req *r, struct strata_doc_ref **ref)
     return strata_doc_cache_get(&cache, r->srv->meta, &r->binfo, ref);
 }
 
+static void cors_format_cb(struct strata_sbuf *b, const void *parsed)
+{
+    strata_cors_format(b, parsed);
+}
+
 void strata_h_cors_get(struct strata_req *r)
 {
-    struct strata_doc_ref *ref = NULL;
-    int rc = cors_load(r, &ref);
-    if (rc) {
-        strata_req_error_strata(r, rc, S3CTX_BUCKET);
-        return;
-    }
-    if (!ref) {
-        strata_req_error(r, S3E_NoSuchCORSConfiguration, 0);
-        return;
-    }
-    struct strata_sbuf b;
-    strata_sbuf_init(&b, STRATA_CORS_DOC_MAX * 2);
-    strata_cors_format(&b, strata_doc_ref_get(ref));
-    strata_doc_ref_put(ref);
-    strata_req_send_xml(r, 200, &b);
+    strata_bucket_config_send_cached(r, &cache, S3E_NoSuchCORSConfiguration,
+                                     STRATA_CORS_DOC_MAX * 2, cors_format_cb);
 }
 
 void strata_h_cors_put(struct strata_req *r)

@@ -689,6 +689,12 @@ struct _xmlDoc *strata_xml_body_parse(const char *body, size_t len)
     return parse(body, len);
 }
 
+struct _xmlNode *strata_xml_body_root(const char *body, size_t len, const char *root_name,
+                                      struct _xmlDoc **doc)
+{
+    return body_root(body, len, root_name, doc);
+}
+
 bool strata_xml_named(const struct _xmlNode *n, const char *name)
 {
     return n->type == XML_ELEMENT_NODE && strcmp((const char *)n->name, name) == 0;
