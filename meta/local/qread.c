@@ -5,7 +5,7 @@
  * flags, size, etag, data id) or on there being none, that is the answer:
  * any read quorum overlaps every write quorum, so a newer committed version
  * would be on one of them.  Otherwise the newest version that may have been
- * committed wins: one without a tombstone on any drive and live on at least
+ * committed wins: one without a tombstone a commit can have written and on at least
  * Wq - (N - responding drives) of them; a drive that missed a write can
  * delay but never hide it.  A fresh, unhealed drive does not vote.
  *
@@ -175,6 +175,12 @@ out:
     rocksdb_readoptions_destroy(ro);
 }
 
+bool strata_meta__tomb_uncommitted(const struct strata_set *set, unsigned silent, unsigned live,
+                                   unsigned tombs)
+{
+    return live >= strata_set_write_quorum(set) || tombs + silent < strata_set_read_quorum(set);
+}
+
 bool strata_meta__drec_same(const struct drec *a, const struct drec *b)
 {
     return a->rc == 0 && b->rc == 0 && memcmp(a->sk, b->sk, SORTKEY_LEN) == 0 &&
@@ -217,16 +223,22 @@ static int qread_slow(struct strata_meta *m, struct qread *q, const char *bucket
             return STRATA_ENOTFOUND;
         }
         memcpy(at->sk, q->d[c].sk, SORTKEY_LEN);
-        unsigned live = 0;
-        bool dead = false;
+        unsigned live = 0, tombs = 0;
         for (unsigned d = 0; d < n; d++) {
             if (!q->d[d].tried)
                 continue;
             strata_meta__read_drive(m, at, d, bucket, key, NULL);
-            dead |= at->d[d].dead;
+            tombs += at->d[d].dead;
             live += at->d[d].rc == 0;
         }
-        if (!dead && live >= need) {
+        /* Tombstones no commit can have written do not delete, as heal
+         * judges them (strata_meta__tomb_uncommitted), and the version
+         * they cover was written on those drives too.  A version on a
+         * read quorum whose absence has no write quorum is one heal rolls
+         * forward (and a fast path may have shown). */
+        bool dead = tombs > 0 && !strata_meta__tomb_uncommitted(ms->set, n - resp, live, tombs);
+        bool forward = live >= strata_set_read_quorum(ms->set) && resp - live < wq;
+        if (!dead && (live + tombs >= need || forward)) {
             /* The copy most drives agree on (they differ only after a
              * missed tag rewrite). */
             int best = -1;
