@@ -252,6 +252,7 @@ static int qread_slow(struct strata_meta *m, struct qread *q, const char *bucket
                     best = (int)d;
                 }
             }
+            q->unsure = tombs > 0 || live < need;
             strata_meta__qread_fini(q);
             memcpy(q->d, at->d, sizeof(q->d));
             q->win = best;
@@ -278,6 +279,7 @@ static int qread_pass(struct strata_meta *m, struct qread *q, const char *bucket
     struct meta_set *ms = &m->sets[q->set];
     unsigned rq = strata_set_read_quorum(ms->set);
     q->win = -1;
+    q->unsure = false;
     int result = STRATA_EQUORUM;
     bool decided = false;
     for (unsigned d = 0; d < ms->n; d++) {
@@ -336,7 +338,7 @@ int strata_meta__qread_run(struct strata_meta *m, struct qread *q, const char *b
         uint64_t s0 = wseq ? atomic_load(wseq) : 0;
         bool slow = false;
         int rc = qread_pass(m, q, bucket, key, read_all, &slow);
-        if (!wseq || rc != STRATA_ENOTFOUND || !slow)
+        if (!wseq || !slow || (rc != STRATA_ENOTFOUND && !(rc == 0 && q->unsure)))
             return rc;
         uint64_t s1 = atomic_load(wseq);
         if (s0 == s1 && !(s1 & 1))

@@ -42,6 +42,10 @@ struct qread {
      * the slow path stops with STRATA_EBUSY instead (an event thread's
      * read, done again on a thread that may wait). */
     bool nowait;
+    /* The slow path's answer leans on tombstones no commit can have
+     * written or on a version below Wq: read again, like "absent", while
+     * commits move under the read. */
+    bool unsure;
 };
 
 void strata_meta__drec_release(struct drec *dr);
