@@ -6,10 +6,10 @@
  * ('O') follow the read rule of object.c: a tombstone on any drive means
  * the version is deleted, and the tombstone is copied to every drive (and
  * dropped everywhere once every drive of the set holds it); the data a
- * drive that missed the delete still names is dropped too.  Unless the
- * drives holding the version live alone make a write quorum: then no
- * commit wrote the tombstone (an overwrite or delete that crashed below
- * its quorum), and the tombstoned drives get the version back.  Voters are
+ * drive that missed the delete still names is dropped too.  Unless no
+ * commit can have written the tombstone (strata_meta__tomb_uncommitted: an
+ * overwrite or delete that crashed below its quorum): then the tombstoned
+ * drives get the version back.  Voters are
  * the drives that are online, not fresh, and answered.  A version live on
  * at least Wq - (N - voters) of them may have been committed, and drives
  * that lack it, hold something else, or hold an inline shard failing its

@@ -5,9 +5,12 @@
  * flags, size, etag, data id) or on there being none, that is the answer:
  * any read quorum overlaps every write quorum, so a newer committed version
  * would be on one of them.  Otherwise the newest version that may have been
- * committed wins: one without a tombstone a commit can have written and on at least
- * Wq - (N - responding drives) of them; a drive that missed a write can
- * delay but never hide it.  A fresh, unhealed drive does not vote.
+ * committed wins: one without a tombstone a commit can have written
+ * (strata_meta__tomb_uncommitted) and on at least Wq - (N - responding
+ * drives) of them (counting the drives that tombstoned it), or on a read
+ * quorum with its absence on fewer than Wq (heal rolls it forward); a
+ * drive that missed a write can delay but never hide it.  A fresh,
+ * unhealed drive does not vote.
  *
  * A read without the key lock (GET, HEAD, key_read) can meet a commit half
  * applied: an overwrite puts the new version and the old one's tombstone
