@@ -6,10 +6,10 @@
  * ('O') follow the read rule of object.c: a tombstone on any drive means
  * the version is deleted, and the tombstone is copied to every drive (and
  * dropped everywhere once every drive of the set holds it); the data a
- * drive that missed the delete still names is dropped too.  Unless the
- * drives holding the version live alone make a write quorum: then no
- * commit wrote the tombstone (an overwrite or delete that crashed below
- * its quorum), and the tombstoned drives get the version back.  Voters are
+ * drive that missed the delete still names is dropped too.  Unless no
+ * commit can have written the tombstone (strata_meta__tomb_uncommitted: an
+ * overwrite or delete that crashed below its quorum): then the tombstoned
+ * drives get the version back.  Voters are
  * the drives that are online, not fresh, and answered.  A version live on
  * at least Wq - (N - voters) of them may have been committed, and drives
  * that lack it, hold something else, or hold an inline shard failing its
@@ -63,6 +63,7 @@
  * Threads: the caller's (the ILM scanner or an admin request).
  */
 #include "local.h"
+#include "qread.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -396,25 +397,24 @@ static bool roll_forward_ok(struct strata_meta *m, unsigned set, const char *k, 
     return true;
 }
 
-/*
- * A tombstone that no commit can have written: the voters holding the
- * version live alone make a write quorum, and a committed delete or
- * overwrite reached Wq drives, which would overlap them.  It is the
- * leftover of one that crashed below its quorum before its undo (an
- * overwrite's batch puts the new version and the old one's tombstone on a
- * drive together): never acknowledged, so the version stands and the
- * tombstoned drives get it back, while the new version, below quorum with
- * its absence on a write quorum, is removed as a minority record.  Copying
- * such a tombstone instead would delete the acknowledged version.
- */
+/* A tombstone that no commit can have written (see
+ * strata_meta__tomb_uncommitted): the version stands and the tombstoned
+ * drives get it back, while the new version, below quorum, is removed as a
+ * minority record or left alone.  Copying such a tombstone instead would
+ * delete the acknowledged version. */
 static bool tomb_uncommitted(struct strata_meta *m, unsigned set, const struct hvals *h)
 {
     const struct meta_set *ms = &m->sets[set];
-    unsigned live = 0;
-    for (unsigned d = 0; d < ms->n; d++)
-        live += strata_meta__drive_readable(m, set, d) && h->rc[d] == 0 && h->dec[d] &&
-                !strata_meta__is_tomb(h->v[d], h->vl[d]);
-    return live >= strata_set_write_quorum(ms->set);
+    unsigned live = 0, tombs = 0, resp = 0;
+    for (unsigned d = 0; d < ms->n; d++) {
+        if (!strata_meta__drive_readable(m, set, d))
+            continue;
+        resp += h->rc[d] == 0 || h->rc[d] == STRATA_ENOTFOUND;
+        bool tomb = h->rc[d] == 0 && strata_meta__is_tomb(h->v[d], h->vl[d]);
+        tombs += tomb;
+        live += h->rc[d] == 0 && h->dec[d] && !tomb;
+    }
+    return strata_meta__tomb_uncommitted(ms->set, ms->n - resp, live, tombs);
 }
 
 static void heal_version(struct strata_meta *m, unsigned set, rocksdb_writeoptions_t *wo,

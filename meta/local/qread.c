@@ -5,9 +5,12 @@
  * flags, size, etag, data id) or on there being none, that is the answer:
  * any read quorum overlaps every write quorum, so a newer committed version
  * would be on one of them.  Otherwise the newest version that may have been
- * committed wins: one without a tombstone on any drive and live on at least
- * Wq - (N - responding drives) of them; a drive that missed a write can
- * delay but never hide it.  A fresh, unhealed drive does not vote.
+ * committed wins: one without a tombstone a commit can have written
+ * (strata_meta__tomb_uncommitted) and on at least Wq - (N - responding
+ * drives) of them (counting the drives that tombstoned it), or on a read
+ * quorum with its absence on fewer than Wq (heal rolls it forward); a
+ * drive that missed a write can delay but never hide it.  A fresh,
+ * unhealed drive does not vote.
  *
  * A read without the key lock (GET, HEAD, key_read) can meet a commit half
  * applied: an overwrite puts the new version and the old one's tombstone
@@ -175,6 +178,12 @@ out:
     rocksdb_readoptions_destroy(ro);
 }
 
+bool strata_meta__tomb_uncommitted(const struct strata_set *set, unsigned silent, unsigned live,
+                                   unsigned tombs)
+{
+    return live >= strata_set_write_quorum(set) || tombs + silent < strata_set_read_quorum(set);
+}
+
 bool strata_meta__drec_same(const struct drec *a, const struct drec *b)
 {
     return a->rc == 0 && b->rc == 0 && memcmp(a->sk, b->sk, SORTKEY_LEN) == 0 &&
@@ -217,16 +226,22 @@ static int qread_slow(struct strata_meta *m, struct qread *q, const char *bucket
             return STRATA_ENOTFOUND;
         }
         memcpy(at->sk, q->d[c].sk, SORTKEY_LEN);
-        unsigned live = 0;
-        bool dead = false;
+        unsigned live = 0, tombs = 0;
         for (unsigned d = 0; d < n; d++) {
             if (!q->d[d].tried)
                 continue;
             strata_meta__read_drive(m, at, d, bucket, key, NULL);
-            dead |= at->d[d].dead;
+            tombs += at->d[d].dead;
             live += at->d[d].rc == 0;
         }
-        if (!dead && live >= need) {
+        /* Tombstones no commit can have written do not delete, as heal
+         * judges them (strata_meta__tomb_uncommitted), and the version
+         * they cover was written on those drives too.  A version on a
+         * read quorum whose absence has no write quorum is one heal rolls
+         * forward (and a fast path may have shown). */
+        bool dead = tombs > 0 && !strata_meta__tomb_uncommitted(ms->set, n - resp, live, tombs);
+        bool forward = live >= strata_set_read_quorum(ms->set) && resp - live < wq;
+        if (!dead && (live + tombs >= need || forward)) {
             /* The copy most drives agree on (they differ only after a
              * missed tag rewrite). */
             int best = -1;
@@ -240,6 +255,7 @@ static int qread_slow(struct strata_meta *m, struct qread *q, const char *bucket
                     best = (int)d;
                 }
             }
+            q->unsure = tombs > 0 || live < need;
             strata_meta__qread_fini(q);
             memcpy(q->d, at->d, sizeof(q->d));
             q->win = best;
@@ -266,6 +282,7 @@ static int qread_pass(struct strata_meta *m, struct qread *q, const char *bucket
     struct meta_set *ms = &m->sets[q->set];
     unsigned rq = strata_set_read_quorum(ms->set);
     q->win = -1;
+    q->unsure = false;
     int result = STRATA_EQUORUM;
     bool decided = false;
     for (unsigned d = 0; d < ms->n; d++) {
@@ -324,7 +341,7 @@ int strata_meta__qread_run(struct strata_meta *m, struct qread *q, const char *b
         uint64_t s0 = wseq ? atomic_load(wseq) : 0;
         bool slow = false;
         int rc = qread_pass(m, q, bucket, key, read_all, &slow);
-        if (!wseq || rc != STRATA_ENOTFOUND || !slow)
+        if (!wseq || !slow || (rc != STRATA_ENOTFOUND && !(rc == 0 && q->unsure)))
             return rc;
         uint64_t s1 = atomic_load(wseq);
         if (s0 == s1 && !(s1 & 1))

@@ -42,6 +42,10 @@ struct qread {
      * the slow path stops with STRATA_EBUSY instead (an event thread's
      * read, done again on a thread that may wait). */
     bool nowait;
+    /* The slow path's answer leans on tombstones no commit can have
+     * written or on a version below Wq: read again, like "absent", while
+     * commits move under the read. */
+    bool unsure;
 };
 
 void strata_meta__drec_release(struct drec *dr);
@@ -54,6 +58,18 @@ void strata_meta__qread_fini(struct qread *q);
  */
 void strata_meta__read_drive(struct strata_meta *m, struct qread *q, unsigned d, const char *bucket,
                              const char *key, const uint8_t *after);
+/*
+ * Tombstones of a version that no commit can have written: a committed
+ * delete or overwrite reached Wq drives, so the drives holding the version
+ * live alone (live) cannot make a write quorum; and a write the tombstones
+ * (with every silent drive counted as one) did not reach a read quorum
+ * with has never been shown by a read (an overwrite's batch puts the new
+ * version on the drives it tombstones), so undoing it changes nothing a
+ * client saw.  Heal gives the tombstoned drives the version back; a read
+ * answers it.
+ */
+bool strata_meta__tomb_uncommitted(const struct strata_set *set, unsigned silent, unsigned live,
+                                   unsigned tombs);
 /* Two drives hold the same version (sort key, flags, size, etag, data id). */
 bool strata_meta__drec_same(const struct drec *a, const struct drec *b);
 /*

@@ -762,6 +762,86 @@ static void test_minority_replaced_null_removed(void **state)
     mt_teardown(e);
 }
 
+/*
+ * An overwrite of bucket "b" key "x" (old, then nw) that crashed with its
+ * batch (the new version and the old one's tombstone) applied on the drives
+ * in mask new_on only; the others keep the old version live alone.  Built
+ * as a commit with one drive away (the tombstone stays), then the batch
+ * taken back on the drives outside new_on.
+ */
+static void overwrite_split(struct mt_env *e, unsigned new_on, const uint8_t *old,
+                            const uint8_t *nw, size_t len)
+{
+    assert_int_equal(mt_bucket(e, "b", 0), 0);
+    assert_int_equal(mt_put(e, "b", "x", old, len, NULL), 0);
+    unsigned away = 0;
+    while (new_on & (1u << away))
+        away++;
+    /* The other drives' own records of the old version (their shards). */
+    char pfx[600], hi[600];
+    size_t pl = strata_meta__key_obj(pfx, sizeof(pfx), "b", "x", NULL);
+    memcpy(hi, pfx, pl);
+    hi[pl - 1] = 1;
+    char *sk[MT_DRIVES] = {0}, *sv[MT_DRIVES] = {0};
+    size_t skl[MT_DRIVES], svl[MT_DRIVES];
+    for (unsigned d = 0; d < MT_DRIVES; d++) {
+        if (d == away || (new_on & (1u << d)))
+            continue;
+        rocksdb_readoptions_t *ro;
+        rocksdb_iterator_t *it = strata_meta__iter_new(e->m, 0, d, &ro, hi, pl, true);
+        assert_non_null(it);
+        rocksdb_iter_seek(it, pfx, pl);
+        assert_true(rocksdb_iter_valid(it));
+        const char *k = rocksdb_iter_key(it, &skl[d]);
+        const char *v = rocksdb_iter_value(it, &svl[d]);
+        sk[d] = malloc(skl[d]);
+        sv[d] = malloc(svl[d]);
+        memcpy(sk[d], k, skl[d]);
+        memcpy(sv[d], v, svl[d]);
+        rocksdb_iter_destroy(it);
+        rocksdb_readoptions_destroy(ro);
+    }
+    /* The crash comes before the commit drops the old version's shards:
+     * every drive keeps them (hard links, put back after the commit). */
+    char cmd[4000];
+    for (unsigned d = 0; d < MT_DRIVES; d++) {
+        snprintf(cmd, sizeof(cmd), "[ ! -d '%s/data' ] || cp -al '%s/data' '%s.keep'", e->drive[d],
+                 e->drive[d], e->drive[d]);
+        assert_int_equal(system(cmd), 0);
+    }
+    mt_close(e);
+    mt_drive_away(e, (int)away); /* keeps the old version live, and its tombstone */
+    assert_int_equal(mt_open(e), 0);
+    assert_int_equal(mt_put(e, "b", "x", nw, len, NULL), 0);
+    mt_close(e);
+    mt_drive_back(e, (int)away);
+    for (unsigned d = 0; d < MT_DRIVES; d++) {
+        snprintf(cmd, sizeof(cmd),
+                 "[ ! -d '%s.keep' ] || { cp -an '%s.keep/.' '%s/data/' && rm -rf '%s.keep'; }",
+                 e->drive[d], e->drive[d], e->drive[d], e->drive[d]);
+        assert_int_equal(system(cmd), 0);
+    }
+    assert_int_equal(mt_open(e), 0);
+    /* The drives outside new_on as if their batches never applied. */
+    rocksdb_writeoptions_t *wo = rocksdb_writeoptions_create();
+    for (unsigned d = 0; d < MT_DRIVES; d++) {
+        if (!sk[d])
+            continue;
+        assert_int_equal(kind_keys(e, d, 'O', "b", "x", true), 2);
+        char *err = NULL;
+        rocksdb_put(e->m->sets[0].drives[d].db, wo, sk[d], skl[d], sv[d], svl[d], &err);
+        assert_null(err);
+        free(sk[d]);
+        free(sv[d]);
+    }
+    rocksdb_writeoptions_destroy(wo);
+    int tombs;
+    for (unsigned d = 0; d < MT_DRIVES; d++) {
+        assert_int_equal(okeys_on(e, d, "b", "x", &tombs), new_on & (1u << d) ? 2 : 1);
+        assert_int_equal(tombs, new_on & (1u << d) ? 1 : 0);
+    }
+}
+
 /* An overwrite that reached one drive of four before the crash (the new
  * version and the old one's tombstone in that drive's batch; the others
  * kept the old version live): the old version is the acknowledged one.
@@ -772,60 +852,16 @@ static void test_below_quorum_overwrite_rolled_back(void **state)
     (void)state;
     struct mt_env *e = mt_setup("owhalf");
     assert_non_null(e);
-    assert_int_equal(mt_bucket(e, "b", 0), 0);
     uint8_t old[3000], nw[3000];
     mt_fill(old, sizeof(old), 21);
     mt_fill(nw, sizeof(nw), 22);
-    assert_int_equal(mt_put(e, "b", "x", old, sizeof(old), NULL), 0);
-    /* Drives 1 and 2's own records of the old version (their shards). */
-    char pfx[600], hi[600];
-    size_t pl = strata_meta__key_obj(pfx, sizeof(pfx), "b", "x", NULL);
-    memcpy(hi, pfx, pl);
-    hi[pl - 1] = 1;
-    char *sk[2], *sv[2];
-    size_t skl[2], svl[2];
-    for (unsigned d = 1; d <= 2; d++) {
-        rocksdb_readoptions_t *ro;
-        rocksdb_iterator_t *it = strata_meta__iter_new(e->m, 0, d, &ro, hi, pl, true);
-        assert_non_null(it);
-        rocksdb_iter_seek(it, pfx, pl);
-        assert_true(rocksdb_iter_valid(it));
-        const char *k = rocksdb_iter_key(it, &skl[d - 1]);
-        const char *v = rocksdb_iter_value(it, &svl[d - 1]);
-        sk[d - 1] = malloc(skl[d - 1]);
-        sv[d - 1] = malloc(svl[d - 1]);
-        memcpy(sk[d - 1], k, skl[d - 1]);
-        memcpy(sv[d - 1], v, svl[d - 1]);
-        rocksdb_iter_destroy(it);
-        rocksdb_readoptions_destroy(ro);
-    }
-    mt_close(e);
-    mt_drive_away(e, 3); /* keeps the old version live, and its tombstone */
-    assert_int_equal(mt_open(e), 0);
-    assert_int_equal(mt_put(e, "b", "x", nw, sizeof(nw), NULL), 0);
-    mt_close(e);
-    mt_drive_back(e, 3);
-    assert_int_equal(mt_open(e), 0);
-    /* Drives 1 and 2 as if their batches never applied. */
-    rocksdb_writeoptions_t *wo = rocksdb_writeoptions_create();
-    for (unsigned d = 1; d <= 2; d++) {
-        assert_int_equal(kind_keys(e, d, 'O', "b", "x", true), 2);
-        char *err = NULL;
-        rocksdb_put(e->m->sets[0].drives[d].db, wo, sk[d - 1], skl[d - 1], sv[d - 1],
-                    svl[d - 1], &err);
-        assert_null(err);
-        free(sk[d - 1]);
-        free(sv[d - 1]);
-    }
-    rocksdb_writeoptions_destroy(wo);
-    int tombs;
-    assert_int_equal(okeys_on(e, 0, "b", "x", &tombs), 2);
-    assert_int_equal(tombs, 1);
+    overwrite_split(e, 1u << 0, old, nw, sizeof(old));
     assert_int_equal(live_copies(e, "b", "x"), 4);
     expect_object(e, "b", "x", old, sizeof(old));
     struct strata_heal_stats st;
     assert_int_equal(strata_meta_heal_all(e->m, &st), 0);
     assert_int_equal(st.minority_removed, 1);
+    int tombs;
     for (unsigned d = 0; d < MT_DRIVES; d++) {
         assert_int_equal(okeys_on(e, d, "b", "x", &tombs), 1);
         assert_int_equal(tombs, 0);
@@ -834,6 +870,70 @@ static void test_below_quorum_overwrite_rolled_back(void **state)
     assert_int_equal(strata_meta_heal_all(e->m, &st), 0);
     expect_object(e, "b", "x", old, sizeof(old));
     mt_teardown(e);
+}
+
+/* The same overwrite on two drives of four, on a 2+2 set: the old
+ * version's tombstone has a new version beside it that a read quorum (two
+ * drives) may have shown, so heal rolls the new version forward and copies
+ * the tombstone.  Before heal, each read order answers one of the two
+ * versions (never "absent": the key was acknowledged); after heal the new
+ * one, listed once. */
+static void test_even_split_overwrite_2p2(void **state)
+{
+    (void)state;
+    static const unsigned layouts[] = {0x3, 0x5, 0x6, 0x9, 0xa, 0xc};
+    uint8_t old[3000], nw[3000];
+    mt_fill(old, sizeof(old), 31);
+    mt_fill(nw, sizeof(nw), 32);
+    for (size_t i = 0; i < sizeof(layouts) / sizeof(layouts[0]); i++) {
+        struct mt_env *e = mt_setup("owsplit");
+        assert_non_null(e);
+        overwrite_split(e, layouts[i], old, nw, sizeof(old));
+        uint8_t *got = NULL;
+        size_t gl = 0;
+        assert_int_equal(mt_get(e, "b", "x", NULL, &got, &gl), 0);
+        assert_int_equal(gl, sizeof(old));
+        assert_true(memcmp(got, old, gl) == 0 || memcmp(got, nw, gl) == 0);
+        expect_object(e, "b", "x", got, gl);
+        free(got);
+        struct strata_heal_stats st;
+        assert_int_equal(strata_meta_heal_all(e->m, &st), 0);
+        assert_int_equal(live_copies(e, "b", "x"), 4);
+        expect_object(e, "b", "x", nw, sizeof(nw));
+        mt_teardown(e);
+    }
+}
+
+/* The same on a 3+1 set (Rq = Wq = 3): neither version has a read quorum,
+ * so every read takes the slow path.  The new version is on two drives,
+ * fewer than any read quorum, and the acknowledged old one's tombstones
+ * are on two, fewer than a commit or a read quorum reaches: GET, HEAD and
+ * the listings answer the old version (they answered "absent").  The new
+ * version's shards reached three drives (data is written before the
+ * records), so heal rolls it forward and the old null version it replaced
+ * goes: after heal the new version is the answer. */
+static void test_even_split_overwrite_3p1(void **state)
+{
+    (void)state;
+    size_t n = 300 * 1024;
+    uint8_t *old = malloc(n), *nw = malloc(n);
+    mt_fill(old, n, 41);
+    mt_fill(nw, n, 42);
+    struct mt_env *e = mt_setup_parity("owsplit31", 1);
+    assert_non_null(e);
+    overwrite_split(e, 0x6, old, nw, n);
+    expect_object(e, "b", "x", old, n);
+    struct strata_heal_stats st;
+    assert_int_equal(strata_meta_heal_all(e->m, &st), 0);
+    assert_int_equal(st.minority_healed, 1);
+    assert_int_equal(st.minority_removed, 1);
+    expect_object(e, "b", "x", nw, n);
+    assert_int_equal(strata_meta_heal_all(e->m, &st), 0);
+    assert_int_equal(live_copies(e, "b", "x"), 4);
+    expect_object(e, "b", "x", nw, n);
+    mt_teardown(e);
+    free(old);
+    free(nw);
 }
 
 /* A version under Object Lock on one drive of four: its absence has a
@@ -953,6 +1053,8 @@ int main(void)
         cmocka_unit_test(test_minority_multipart_removed),
         cmocka_unit_test(test_minority_locked_kept),
         cmocka_unit_test(test_below_quorum_overwrite_rolled_back),
+        cmocka_unit_test(test_even_split_overwrite_2p2),
+        cmocka_unit_test(test_even_split_overwrite_3p1),
         cmocka_unit_test(test_lost_store_is_fresh),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
