@@ -67,6 +67,11 @@ int strata_repl_peer(struct strata_req *r, const char *action);
  * version: the header must name the request's versionId (else 400
  * InvalidArgument answered, -1). */
 int strata_repl_peer_change(struct strata_req *r, const char *action);
+/* Around the commit of a new version of key and its strata_repl_emit_put:
+ * held when strata_repl_status_for_new made it PENDING (NULL otherwise),
+ * so one key's versions are queued in the order they committed. */
+void *strata_repl_order_hold(struct strata_req *r, const char *key);
+void strata_repl_order_release(void *hold);
 /* After a version committed (info of it): queues it when it is PENDING. */
 void strata_repl_emit_put(struct strata_req *r, const struct strata_obj_info *info);
 /* After the tags, retention or legal hold of version vid of key changed:

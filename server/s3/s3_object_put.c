@@ -382,8 +382,11 @@ void strata_h_put_run(struct strata_req *r)
         }
     }
     struct strata_obj_info info;
-    if (strata_put_commit(r, &info))
+    void *order = r->route->sub == NULL ? strata_repl_order_hold(r, r->key) : NULL;
+    if (strata_put_commit(r, &info)) {
+        strata_repl_order_release(order);
         return;
+    }
     struct strata_resp *resp = strata_resp_empty();
     strata_put_answer_hdrs(r, &info, resp); /* a part has no version id */
     if (info.key[0]) /* not for parts */
@@ -393,6 +396,7 @@ void strata_h_put_run(struct strata_req *r)
                            r->binfo.versioning != STRATA_VERSIONING_OFF ? info.version_id : NULL);
         strata_repl_emit_put(r, &info);
     }
+    strata_repl_order_release(order);
     strata_obj_info_fini(&info);
     strata_req_send(r, 200, resp);
 }
