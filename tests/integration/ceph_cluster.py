@@ -73,6 +73,9 @@ import tempfile
 import time
 import uuid
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from ports import free_port  # noqa: E402
+
 MIB = 1 << 20
 GIB = 1 << 30
 
@@ -86,26 +89,13 @@ class CephError(RuntimeError):
 
 
 def _free_port_pair():
-    """Two consecutive free ports on 127.0.0.1 (msgr2 and legacy v1)."""
-    for _ in range(100):
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            p = s.getsockname()[1]
-        if p + 1 >= 65536 or _MS_PORT_MIN <= p <= _MS_PORT_MAX + 1:
-            continue
-        try:
-            with socket.socket() as s2:
-                s2.bind(("127.0.0.1", p + 1))
-        except OSError:
-            continue
-        return p
-    raise CephError("no free port pair on 127.0.0.1")
+    """Two consecutive free ports on 127.0.0.1 (msgr2 and legacy v1), below
+    the ephemeral range and so outside Ceph's own 6800-7300."""
+    return free_port(2)
 
 
 def _free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    return free_port()
 
 
 def _pid_alive(pid):

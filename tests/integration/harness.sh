@@ -69,7 +69,8 @@ h_runfail() {
 }
 
 h_free_port() {
-    /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+    # below the ephemeral range: see ports.py
+    /usr/bin/python3 "$(dirname "${BASH_SOURCE[0]}")/ports.py"
 }
 
 # Unique, valid bucket name (lowercase, 3-63 chars) for this test run.

@@ -29,15 +29,11 @@ import subprocess
 import threading
 import time
 
+from ports import free_port
+
 EXCHANGE, QUEUE, RKEY = "strata-ex", "strata-q", "s3.events"
 TOPIC = "strata/events"
 PG_BIN = "/usr/lib/postgresql/15/bin"
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def wait_for(pred, what, timeout=30, step=0.1):
@@ -94,8 +90,12 @@ class Rabbit:
                "ERL_EPMD_PORT": str(self.epmd), "ERL_EPMD_ADDRESS": "127.0.0.1"}
         self.p = subprocess.Popen([self.exe], env=env, cwd=d, stdout=subprocess.DEVNULL,
                                   stderr=subprocess.DEVNULL, start_new_session=True)
-        wait_for(lambda: self.p.poll() is None and self._try_conn(), "rabbitmq-server start",
-                 timeout=90, step=0.5)
+        wait_for(self._up, "rabbitmq-server start", timeout=90, step=0.5)
+
+    def _up(self):
+        rc = self.p.poll()
+        assert rc is None, f"rabbitmq-server exited {rc} at start; its logs: {self.dir}/log"
+        return self._try_conn()
 
     def _try_conn(self):
         try:

@@ -34,7 +34,6 @@ import os
 import secrets
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -58,6 +57,8 @@ import boto3  # noqa: E402
 import botocore  # noqa: E402
 from botocore.config import Config  # noqa: E402
 
+from ports import free_port  # noqa: E402,F401  (re-exported for the tests)
+
 NAME = os.path.splitext(os.path.basename(sys.argv[0]))[0]
 BACKEND = os.environ.get("STRATA_BACKEND") or "local"
 if BACKEND not in ("local", "rados"):
@@ -69,12 +70,6 @@ def log(msg):
     # One write: lines of tests run at once (at_once) do not interleave.
     sys.stdout.write(f"[{NAME}] {msg}\n")
     sys.stdout.flush()
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def md5_hex(b):
