@@ -302,6 +302,11 @@ struct meta_drive {
     pthread_rwlock_t io_rw;
 };
 
+/* Level-0 files that start a merge into level 1, and level 1's least
+ * size (RocksDB's default); level 1 holds one level-0 batch (store.c). */
+#define STRATA_META_L0_TRIGGER 8
+#define STRATA_META_L1_MIN ((uint64_t)256 << 20)
+
 struct meta_set {
     struct strata_set *set;
     unsigned n;

@@ -6,13 +6,16 @@
  * ones; concurrent commits merged into one synced write per drive (group
  * commit) all read back, also after the write-ahead logs are replayed;
  * the memtable budget (strata_meta_opts.memtable_mb) bounds every store's
- * memtables while far more than the budget is written.
+ * memtables while far more than the budget is written; level 0 gathers
+ * STRATA_META_L0_TRIGGER memtables before a merge into a level 1 of that
+ * size (the OPTIONS file RocksDB writes into each store).
  */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
 
+#include <dirent.h>
 #include <pthread.h>
 #include <rocksdb/c.h>
 
@@ -212,12 +215,67 @@ static void test_memtable_budget(void **state)
     mt_teardown(e);
 }
 
+/* The value of "key=" in the newest OPTIONS file of a drive's store. */
+static uint64_t store_option(const char *drive, const char *key)
+{
+    char dir[700], path[1400], best[300] = "";
+    snprintf(dir, sizeof(dir), "%s/meta", drive);
+    DIR *dh = opendir(dir);
+    assert_non_null(dh);
+    struct dirent *de;
+    while ((de = readdir(dh)) != NULL) /* OPTIONS-<6+ digit number>: names sort by number */
+        if (strncmp(de->d_name, "OPTIONS-", 8) == 0 &&
+            (strlen(de->d_name) > strlen(best) ||
+             (strlen(de->d_name) == strlen(best) && strcmp(de->d_name, best) > 0)))
+            snprintf(best, sizeof(best), "%s", de->d_name);
+    closedir(dh);
+    assert_true(best[0] != '\0');
+    snprintf(path, sizeof(path), "%s/%s", dir, best);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    char line[512], want[128];
+    snprintf(want, sizeof(want), "%s=", key);
+    uint64_t v = UINT64_MAX;
+    while (fgets(line, sizeof(line), f)) {
+        const char *p = line + strspn(line, " \t");
+        if (strncmp(p, want, strlen(want)) == 0)
+            v = strtoull(p + strlen(want), NULL, 10);
+    }
+    fclose(f);
+    assert_true(v != UINT64_MAX);
+    return v;
+}
+
+/* Every store of the default budget (four drives: 64 MiB memtables) and
+ * of a small one (1 MiB memtables: level 1 keeps RocksDB's 256 MiB). */
+static void test_level_shape(void **state)
+{
+    (void)state;
+    struct mt_env *e = mt_setup("levels");
+    assert_non_null(e);
+    for (unsigned d = 0; d < MT_DRIVES; d++) {
+        assert_int_equal(store_option(e->drive[d], "level0_file_num_compaction_trigger"), 8);
+        assert_int_equal(store_option(e->drive[d], "level0_slowdown_writes_trigger"), 24);
+        assert_int_equal(store_option(e->drive[d], "level0_stop_writes_trigger"), 40);
+        assert_int_equal(store_option(e->drive[d], "max_bytes_for_level_base"),
+                         (uint64_t)8 * ((STRATA_MEMTABLE_MB_DEFAULT << 20) / 8));
+    }
+    strata_meta_close(e->m);
+    struct strata_meta_opts o = {.memtable_mb = 8};
+    struct strata_errinfo ei = {.drive = -1};
+    assert_int_equal(strata_meta_open(&e->set, 1, &o, &e->m, &ei), 0);
+    for (unsigned d = 0; d < MT_DRIVES; d++)
+        assert_int_equal(store_option(e->drive[d], "max_bytes_for_level_base"), 256u << 20);
+    mt_teardown(e);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_old_layout_reads),
         cmocka_unit_test(test_group_commit),
         cmocka_unit_test(test_memtable_budget),
+        cmocka_unit_test(test_level_shape),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
