@@ -728,7 +728,7 @@ enum { JOB_FEED = 1, JOB_FINAL, JOB_READ };
 /* Request bodies go to the worker in blocks of this size (two per PUT).
  * Each block is one hand-off to a worker (a wake-up) and often a suspend
  * and resume of the connection: 2 MiB rather than 1 MiB took a signed
- * 64 MiB PUT from about 555 to 400 context switches. */
+ * 64 MiB PUT from about 590 to 470 context switches (tests/bench/README.md). */
 #define BODY_BLOCK (2u << 20)
 
 /* After the body: digests, then the handler, or the deferred error. */
