@@ -67,6 +67,21 @@ def cpu_ticks(pid):
     return int(f[11]), int(f[12])  # utime, stime
 
 
+def ctx_switches(pid, kinds=("voluntary", "nonvoluntary")):
+    """Context switches of each thread (voluntary, the thread slept, and
+    involuntary, it was preempted), by name."""
+    by = {}
+    for t in glob.glob(f"/proc/{pid}/task/*"):
+        try:
+            st = open(t + "/status").read().splitlines()
+        except OSError:
+            continue  # the thread ended
+        f = dict(x.split(":", 1) for x in st if ":" in x)
+        name = f["Name"].strip()
+        by[name] = by.get(name, 0) + sum(int(f[k + "_ctxt_switches"]) for k in kinds)
+    return by
+
+
 def one_run(a, tmp):
     drives = [os.path.join(tmp, f"d{i}") for i in range(1, 5)]
     for d in drives:
@@ -140,15 +155,18 @@ def one_run(a, tmp):
             subprocess.run(["callgrind_control", "-z", str(proc.pid)], check=True, stdout=subprocess.DEVNULL)
         perf = None
         if a.perf:  # sample the daemon over the N requests only
-            perf = subprocess.Popen(["perf", "record", "-g", "-F", "999", "-o", a.perf, "-p", str(proc.pid)],
+            ev = ["-e", a.perf_event] if a.perf_event else ["-F", "999"]
+            perf = subprocess.Popen(["perf", "record", "-g"] + ev + ["-o", a.perf, "-p", str(proc.pid)],
                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             time.sleep(1)
         u0, s0 = cpu_ticks(proc.pid)
+        c0, v0 = ctx_switches(proc.pid), ctx_switches(proc.pid, ("voluntary",))
         t0 = time.monotonic()
         for i in range(a.n):
             one(i)
         wall = time.monotonic() - t0
         u1, s1 = cpu_ticks(proc.pid)
+        c1, v1 = ctx_switches(proc.pid), ctx_switches(proc.pid, ("voluntary",))
         if perf:
             perf.send_signal(2)
             perf.wait(timeout=60)
@@ -159,6 +177,12 @@ def one_run(a, tmp):
                "user_us": round((u1 - u0) / tck * 1e6 / a.n, 1),
                "sys_us": round((s1 - s0) / tck * 1e6 / a.n, 1)}
         res["cpu_us"] = round(res["user_us"] + res["sys_us"], 1)
+        # Threads of one name (the storage workers) summed; a thread that
+        # ended in between is left out of both ends.
+        cs = {k: round((v - c0.get(k, 0)) / a.n, 1) for k, v in c1.items() if v > c0.get(k, 0)}
+        res["ctx_switches"] = round(sum(cs.values()), 1)
+        res["ctx_voluntary"] = round(sum(v - v0.get(k, 0) for k, v in v1.items()) / a.n, 1)
+        res["ctx_by_thread"] = cs
     finally:
         proc.terminate()
         proc.wait(timeout=120)
@@ -187,6 +211,8 @@ def main():
     ap.add_argument("--repeat", type=int, default=1)
     ap.add_argument("--out", help="callgrind: copy the profile of the N requests here")
     ap.add_argument("--perf", help="cpu: perf record -g the daemon over the N requests into this file")
+    ap.add_argument("--perf-event", help="with --perf: record this event instead of CPU samples "
+                    "(sched:sched_switch: where the daemon's threads sleep)")
     a = ap.parse_args()
     runs = []
     for _ in range(a.repeat):
@@ -196,7 +222,7 @@ def main():
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
         print(json.dumps(runs[-1]), file=sys.stderr)
-    keys = [k for k in runs[0] if k.endswith("_us") or k == "instructions_per_req"]
+    keys = [k for k in runs[0] if k.endswith("_us") or k in ("instructions_per_req", "ctx_switches")]
     summary = {"workload": a.workload, "mode": a.mode, "n": a.n, "runs": len(runs)}
     summary.update({f"median_{k}": statistics.median(r[k] for r in runs) for k in keys})
     print(json.dumps(summary))

@@ -433,6 +433,13 @@ def large_signed_put_digests(s):
            "XAmzContentSHA256Mismatch")
     expect(c.req("HEAD", f"/{b}/big-new"), 404)
     md5 = hashlib.md5(body).digest()
+    # A Content-MD5 of other bytes (the last one differs): BadDigest, also
+    # for a body that ends one byte past two full body blocks and stripes.
+    for p, data in ((path, body), (f"/{b}/big-md5", os.urandom((4 << 20) + 1))):
+        bad = base64.b64encode(hashlib.md5(data[:-1] + bytes([data[-1] ^ 1])).digest()).decode()
+        expect(c.req("PUT", p, body=data, headers={"Content-MD5": bad}), 400, "BadDigest")
+    assert c.req("GET", path).body == b"kept", "object changed after BadDigest"
+    expect(c.req("HEAD", f"/{b}/big-md5"), 404)
     crc = base64.b64encode(zlib.crc32(body).to_bytes(4, "big")).decode()
     r = c.req("PUT", path, body=body, headers={"Content-MD5": base64.b64encode(md5).decode(),
                                                "x-amz-checksum-crc32": crc})
