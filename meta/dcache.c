@@ -220,9 +220,21 @@ static void fill_take(struct meta_dc_fill *f, uint64_t off, const void *p, size_
         fill_abandon(f); /* a gap (the bytes before it are not read), or too many */
         return;
     }
+    /* pwrite, not a copy into the mapping: the kernel allocates the
+     * memfd's pages whole, without a page fault and zeroing per page. */
     size_t skip = (size_t)(f->pos - off);
-    memcpy(e->map + f->pos, (const uint8_t *)p + skip, n - skip);
-    f->pos = off + n;
+    const uint8_t *src = (const uint8_t *)p + skip;
+    size_t left = n - skip;
+    while (left) {
+        ssize_t w = pwrite(e->fd, src, left, (off_t)f->pos);
+        if (w <= 0) {
+            fill_abandon(f);
+            return;
+        }
+        src += w;
+        left -= (size_t)w;
+        f->pos += (uint64_t)w;
+    }
     if (f->pos == e->size && !f->on_commit)
         fill_done(f);
 }

@@ -966,7 +966,7 @@ static int start_writer(struct strata_put *p)
         rc = ops->writer_expect(p->w, n);
         if (rc)
             return rc;
-        if (n > m->inline_max)
+        if (m->dcache_on_write && n > m->inline_max)
             strata_meta__dc_write_begin(m->dcache, p->tier, p->data_id, n, &p->dcf);
     }
     if (p->buflen) {
