@@ -302,13 +302,10 @@ static bool memfds_hold(const char *needle)
     return found;
 }
 
-static void test_sse(void **state)
+/* PUT b/enc encrypted with KEY, n bytes of secret repeated: the plaintext. */
+static uint8_t *put_sse(struct mt_env *e, const char *secret, size_t n)
 {
-    (void)state;
-    struct mt_env *e = setup("dc-sse");
-    assert_int_equal(mt_bucket(e, "b", 0), 0);
-    const char *secret = "SSE-SECRET-PLAINTEXT-in-the-cache|";
-    size_t n = 500 * 1024, sl = strlen(secret);
+    size_t sl = strlen(secret);
     uint8_t *pt = malloc(n);
     for (size_t i = 0; i < n; i++)
         pt[i] = (uint8_t)secret[i % sl];
@@ -321,26 +318,42 @@ static void test_sse(void **state)
     o.sse = "desc-v1";
     o.sse_len = 7;
     assert_int_equal(mt_put_opts(e, &o, pt, n, 0, NULL), 0);
+    return pt;
+}
+
+/* GET b/enc with KEY: the plaintext pt, and no descriptor for it. */
+static void get_sse(struct mt_env *e, const uint8_t *pt, size_t n)
+{
     uint8_t *got = malloc(n);
-    for (int i = 0; i < 2; i++) {
-        struct strata_obj_info info;
-        struct strata_get *g;
-        assert_int_equal(strata_obj_get_open(e->m, "b", "enc", NULL, &info, &g), 0);
-        assert_int_equal(strata_obj_get_key(g, KEY), 0);
-        assert_int_equal(strata_obj_get_read(g, 0, got, n), 0);
-        assert_memory_equal(got, pt, n);
-        uint64_t fo;
-        assert_int_equal(strata_obj_get_fd(g, 0, n, &fo), -1);
-        strata_obj_get_close(g);
-        strata_obj_info_fini(&info);
-    }
+    struct strata_obj_info info;
+    struct strata_get *g;
+    assert_int_equal(strata_obj_get_open(e->m, "b", "enc", NULL, &info, &g), 0);
+    assert_int_equal(strata_obj_get_key(g, KEY), 0);
+    assert_int_equal(strata_obj_get_read(g, 0, got, n), 0);
+    assert_memory_equal(got, pt, n);
+    uint64_t fo;
+    assert_int_equal(strata_obj_get_fd(g, 0, n, &fo), -1);
+    strata_obj_get_close(g);
+    strata_obj_info_fini(&info);
+    free(got);
+}
+
+static void test_sse(void **state)
+{
+    (void)state;
+    struct mt_env *e = setup("dc-sse");
+    assert_int_equal(mt_bucket(e, "b", 0), 0);
+    const char *secret = "SSE-SECRET-PLAINTEXT-in-the-cache|";
+    size_t n = 500 * 1024;
+    uint8_t *pt = put_sse(e, secret, n);
+    get_sse(e, pt, n);
+    get_sse(e, pt, n);
     assert_int_equal(stats(e).hits, 1); /* the stored bytes were kept */
     assert_false(memfds_hold(secret));
     /* The check itself finds plaintext where it is: a plain object. */
     assert_int_equal(mt_put(e, "b", "plain", pt, n, NULL), 0);
     expect_bytes(e, "b", "plain", NULL, pt, n);
     assert_true(memfds_hold(secret));
-    free(got);
     free(pt);
     mt_teardown(e);
 }
@@ -452,32 +465,13 @@ static void test_write_fill_sse(void **state)
     struct mt_env *e = setup_w("dc-wfill-sse", true);
     assert_int_equal(mt_bucket(e, "b", 0), 0);
     const char *secret = "SSE-SECRET-PLAINTEXT-written|";
-    size_t n = 500 * 1024, sl = strlen(secret);
-    uint8_t *pt = malloc(n), *got = malloc(n);
-    for (size_t i = 0; i < n; i++)
-        pt[i] = (uint8_t)secret[i % sl];
-    struct strata_put_opts o;
-    memset(&o, 0, sizeof(o));
-    o.bucket = "b";
-    o.key = "enc";
-    o.size = n;
-    o.sse_key = KEY;
-    o.sse = "desc-v1";
-    o.sse_len = 7;
-    assert_int_equal(mt_put_opts(e, &o, pt, n, 0, NULL), 0);
+    size_t n = 500 * 1024;
+    uint8_t *pt = put_sse(e, secret, n);
     assert_int_equal(stats(e).entries, 1);
     assert_false(memfds_hold(secret));
-    struct strata_obj_info info;
-    struct strata_get *g;
-    assert_int_equal(strata_obj_get_open(e->m, "b", "enc", NULL, &info, &g), 0);
-    assert_int_equal(strata_obj_get_key(g, KEY), 0);
-    assert_int_equal(strata_obj_get_read(g, 0, got, n), 0);
-    assert_memory_equal(got, pt, n);
-    strata_obj_get_close(g);
-    strata_obj_info_fini(&info);
+    get_sse(e, pt, n);
     assert_int_equal(stats(e).hits, 1);
     assert_int_equal(stats(e).misses, 0);
-    free(got);
     free(pt);
     mt_teardown(e);
 }
