@@ -20,7 +20,8 @@ data shards.  The checks:
   bytes (whole, by Range within a part, by PartNumber); a PUT refused at
   its commit (If-None-Match: *) and an aborted upload leave no entry
   (strata_data_cache_objects and _bytes as before); an overwrite's first
-  GET has the new bytes; an SSE-C PUT keeps only ciphertext.
+  GET has the new bytes; an SSE-C PUT's first GET decrypts from memory
+  with its key (that only ciphertext is kept: tests/unit/meta/test_dcache.c).
 """
 
 import base64
