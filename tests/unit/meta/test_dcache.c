@@ -414,17 +414,8 @@ static void test_write_fill(void **state)
     mo.key = "mp";
     char uid[STRATA_UPLOAD_ID_MAX + 1];
     assert_int_equal(strata_mpu_create(e->m, &mo, uid), 0);
-    struct strata_part_opts po;
-    memset(&po, 0, sizeof(po));
-    po.bucket = "b";
-    po.key = "mp";
-    po.upload_id = uid;
-    po.part_number = 1;
-    po.size = n;
-    assert_int_equal(strata_mpu_part_begin(e->m, &po, &p), 0);
-    assert_int_equal(strata_obj_put_write(p, a, n), 0);
     struct strata_obj_info part;
-    assert_int_equal(strata_obj_put_commit(p, &part), 0);
+    assert_int_equal(mt_part_upload(e->m, "b", "mp", uid, 1, a, n, &part), 0);
     strata_obj_info_fini(&part);
     assert_int_equal(stats(e).entries, s1.entries + 1);
     assert_int_equal(strata_mpu_abort(e->m, "b", "mp", uid), 0);
