@@ -1,7 +1,8 @@
 /*
  * dcache.h - the data cache (meta/dcache.c): whole data objects (an
  * erasure-coded version's bytes, or one part's) kept in memory after a GET
- * read them from the drives, so the next GETs of that version read no
+ * read them from the drives (or a PUT stored them, with
+ * strata_meta_opts.data_cache_on_write), so the next GETs of that version read no
  * drive, check no block CRC and send from memory (the cache's memfd
  * mapping, or sendfile of the memfd).  Private to meta/.
  *
