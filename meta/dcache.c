@@ -6,7 +6,9 @@
  * it from the tier as always and copies each span it reads, in order from
  * offset 0, into a new memfd; when the last byte is in, the entry becomes
  * ready.  A reader that skips ahead (a Range), stops early or fails
- * abandons the fill.  One fill per object at a time: other readers of it
+ * abandons the fill.  A writer (strata_meta__dc_write_begin) fills the
+ * same way with the bytes it stores; its entry becomes ready only when
+ * the commit that names the data succeeded, and goes otherwise.  One fill per object at a time: other readers of it
  * meanwhile read the tier.  Space is reserved when a fill starts.
  * Eviction: second chance (CLOCK) over the entries in insertion order.
  * Threads: any; the table under one mutex (a few operations per GET),
@@ -49,10 +51,9 @@ struct meta_dcache {
 
 struct dc_reader {
     struct meta_dc_view *v;
-    struct dc_ent *hit;  /* answered from memory (a reference) */
-    void *inner;         /* else the tier's reader */
-    struct dc_ent *fill; /* being filled from inner's bytes (a reference), or NULL */
-    uint64_t fill_pos;   /* bytes in from 0 */
+    struct dc_ent *hit;       /* answered from memory (a reference) */
+    void *inner;              /* else the tier's reader */
+    struct meta_dc_fill fill; /* being filled from inner's bytes, or fill.e NULL */
 };
 
 static void ent_unref(struct dc_ent *e)
@@ -184,40 +185,58 @@ static struct dc_ent *fill_start(struct meta_dcache *dc, const struct strata_tie
 }
 
 /* The filler gives up: the entry goes (nobody else reads a fill). */
-static void fill_abandon(struct meta_dcache *dc, struct dc_reader *rd)
+static void fill_abandon(struct meta_dc_fill *f)
 {
-    struct dc_ent *e = rd->fill;
+    struct dc_ent *e = f->e;
     if (!e)
         return;
-    rd->fill = NULL;
-    pthread_mutex_lock(&dc->mu);
-    if (*find_slot(dc, e->inner, e->id) == e)
-        unlist(dc, e);
-    pthread_mutex_unlock(&dc->mu);
+    f->e = NULL;
+    pthread_mutex_lock(&f->dc->mu);
+    if (*find_slot(f->dc, e->inner, e->id) == e)
+        unlist(f->dc, e);
+    pthread_mutex_unlock(&f->dc->mu);
     ent_unref(e);
 }
 
-/* Bytes [off, off + n) the tier reader answered: the next span of the fill? */
-static void fill_take(struct meta_dcache *dc, struct dc_reader *rd, uint64_t off, const void *p,
-                      size_t n)
+/* Every byte of f is in (not under mu): the entry is ready if still
+ * listed (a drop meanwhile unlisted it: its data is gone). */
+static void fill_done(struct meta_dc_fill *f)
 {
-    struct dc_ent *e = rd->fill;
-    if (!e || off + n <= rd->fill_pos)
+    struct dc_ent *e = f->e;
+    f->e = NULL;
+    pthread_mutex_lock(&f->dc->mu);
+    e->ready = true;
+    pthread_mutex_unlock(&f->dc->mu);
+    ent_unref(e);
+}
+
+/* Bytes [off, off + n) read or written: the next span of the fill? */
+static void fill_take(struct meta_dc_fill *f, uint64_t off, const void *p, size_t n)
+{
+    struct dc_ent *e = f->e;
+    if (!e || off + n <= f->pos)
         return; /* nothing new (a span read again) */
-    if (off > rd->fill_pos) {
-        fill_abandon(dc, rd); /* a gap: the bytes before it are not read */
+    if (off > f->pos || off + n > e->size) {
+        fill_abandon(f); /* a gap (the bytes before it are not read), or too many */
         return;
     }
-    size_t skip = (size_t)(rd->fill_pos - off);
-    memcpy(e->map + rd->fill_pos, (const uint8_t *)p + skip, n - skip);
-    rd->fill_pos = off + n;
-    if (rd->fill_pos < e->size)
-        return;
-    pthread_mutex_lock(&dc->mu);
-    e->ready = true;
-    pthread_mutex_unlock(&dc->mu);
-    rd->fill = NULL;
-    ent_unref(e);
+    /* pwrite, not a copy into the mapping: the kernel allocates the
+     * memfd's pages whole, without a page fault and zeroing per page. */
+    size_t skip = (size_t)(f->pos - off);
+    const uint8_t *src = (const uint8_t *)p + skip;
+    size_t left = n - skip;
+    while (left) {
+        ssize_t w = pwrite(e->fd, src, left, (off_t)f->pos);
+        if (w <= 0) {
+            fill_abandon(f);
+            return;
+        }
+        src += w;
+        left -= (size_t)w;
+        f->pos += (uint64_t)w;
+    }
+    if (f->pos == e->size && !f->on_commit)
+        fill_done(f);
 }
 
 static int dc_reader_open(void *impl, uint32_t place, const uint8_t id[STRATA_DATA_ID_LEN],
@@ -250,8 +269,9 @@ static int dc_reader_open(void *impl, uint32_t place, const uint8_t id[STRATA_DA
         free(rd);
         return rc;
     }
+    rd->fill.dc = dc;
     if (!have)
-        rd->fill = fill_start(dc, v->inner, id, size);
+        rd->fill.e = fill_start(dc, v->inner, id, size);
     *out = rd;
     return 0;
 }
@@ -267,9 +287,9 @@ static int dc_read(void *r, uint64_t off, void *buf, size_t len)
     }
     int rc = rd->v->inner->ops->read(rd->inner, off, buf, len);
     if (rc)
-        fill_abandon(rd->v->dc, rd);
+        fill_abandon(&rd->fill);
     else
-        fill_take(rd->v->dc, rd, off, buf, len);
+        fill_take(&rd->fill, off, buf, len);
     return rc;
 }
 
@@ -286,9 +306,9 @@ static int dc_peek(void *r, uint64_t off, size_t max, const uint8_t **p, size_t 
     const struct strata_tier_ops *o = rd->v->inner->ops;
     int rc = o->peek(rd->inner, off, max, p, n);
     if (rc)
-        fill_abandon(rd->v->dc, rd);
+        fill_abandon(&rd->fill);
     else
-        fill_take(rd->v->dc, rd, off, *p, *n);
+        fill_take(&rd->fill, off, *p, *n);
     return rc;
 }
 
@@ -297,8 +317,8 @@ static void dc_reader_limit(void *r, uint64_t end)
     struct dc_reader *rd = r;
     if (rd->hit)
         return;
-    if (rd->fill && end < rd->fill->size)
-        fill_abandon(rd->v->dc, rd); /* the rest will not be read */
+    if (rd->fill.e && end < rd->fill.e->size)
+        fill_abandon(&rd->fill); /* the rest will not be read */
     if (rd->v->inner->ops->reader_limit)
         rd->v->inner->ops->reader_limit(rd->inner, end);
 }
@@ -308,7 +328,7 @@ static void dc_reader_close(void *r)
     struct dc_reader *rd = r;
     if (!rd)
         return;
-    fill_abandon(rd->v->dc, rd);
+    fill_abandon(&rd->fill);
     ent_unref(rd->hit);
     if (rd->inner && rd->v->inner->ops->reader_close)
         rd->v->inner->ops->reader_close(rd->inner);
@@ -360,9 +380,37 @@ void strata_meta__dc_drop(struct meta_dcache *dc, const struct strata_tier *inne
         return;
     pthread_mutex_lock(&dc->mu);
     struct dc_ent *e = *find_slot(dc, inner, id);
-    if (e && e->ready)
-        unlist(dc, e); /* a fill in progress is dropped by its filler's close */
+    if (e)
+        unlist(dc, e); /* a fill in progress: its filler keeps the bytes, unlisted */
     pthread_mutex_unlock(&dc->mu);
+}
+
+void strata_meta__dc_write_begin(struct meta_dcache *dc, const struct strata_tier *inner,
+                                 const uint8_t id[STRATA_DATA_ID_LEN], uint64_t size,
+                                 struct meta_dc_fill *f)
+{
+    memset(f, 0, sizeof(*f));
+    if (!dc)
+        return;
+    f->dc = dc;
+    f->on_commit = true;
+    f->e = fill_start(dc, inner, id, size);
+}
+
+void strata_meta__dc_write(struct meta_dc_fill *f, const void *p, size_t n)
+{
+    if (f->e)
+        fill_take(f, f->pos, p, n);
+}
+
+void strata_meta__dc_write_end(struct meta_dc_fill *f, bool committed)
+{
+    if (!f->e)
+        return;
+    if (committed && f->pos == f->e->size)
+        fill_done(f);
+    else
+        fill_abandon(f);
 }
 
 int strata_meta__dc_create(size_t budget_mb, struct meta_dcache **out)

@@ -1,7 +1,8 @@
 /*
  * dcache.h - the data cache (meta/dcache.c): whole data objects (an
  * erasure-coded version's bytes, or one part's) kept in memory after a GET
- * read them from the drives, so the next GETs of that version read no
+ * read them from the drives (or a PUT stored them, with
+ * strata_meta_opts.data_cache_on_write), so the next GETs of that version read no
  * drive, check no block CRC and send from memory (the cache's memfd
  * mapping, or sendfile of the memfd).  Private to meta/.
  *
@@ -30,12 +31,21 @@
 #include "strata/tier.h"
 
 struct meta_dcache;
+struct dc_ent;
 
 /* A GET handle's view of a tier through the cache: lives in the handle. */
 struct meta_dc_view {
     struct strata_tier tier; /* ops: the reader ops only */
     struct meta_dcache *dc;
     struct strata_tier *inner;
+};
+
+/* An entry being filled, from offset 0 in order. */
+struct meta_dc_fill {
+    struct meta_dcache *dc;
+    struct dc_ent *e; /* a reference; NULL: no fill (given up, or done) */
+    uint64_t pos;     /* bytes in from 0 */
+    bool on_commit;   /* a writer's: ready at strata_meta__dc_write_end */
 };
 
 /* budget_mb 0: no cache (*out NULL).  0 or STRATA_ENOMEM. */
@@ -54,6 +64,19 @@ int strata_meta__dc_reader_fd(const struct strata_tier *t, void *r);
 /* The data object was removed: its entry goes. */
 void strata_meta__dc_drop(struct meta_dcache *dc, const struct strata_tier *inner,
                           const uint8_t id[STRATA_DATA_ID_LEN]);
+
+/* A data object being written (size bytes as stored, id new: no record
+ * names it yet): its bytes as the writer stores them, in order, go into a
+ * new entry (f->e NULL when it does not fit or dc is NULL).  The entry is
+ * listed (so it counts against the budget and a drop of the id ends it)
+ * but not read until strata_meta__dc_write_end(f, true) after the commit
+ * that names the data, when every byte is in; with false (a failed
+ * write, finish or commit) it goes. */
+void strata_meta__dc_write_begin(struct meta_dcache *dc, const struct strata_tier *inner,
+                                 const uint8_t id[STRATA_DATA_ID_LEN], uint64_t size,
+                                 struct meta_dc_fill *f);
+void strata_meta__dc_write(struct meta_dc_fill *f, const void *p, size_t n);
+void strata_meta__dc_write_end(struct meta_dc_fill *f, bool committed);
 
 struct strata_data_cache_stats;
 void strata_meta__dc_stats(struct meta_dcache *dc, struct strata_data_cache_stats *st);

@@ -360,6 +360,7 @@ struct strata_meta {
     struct meta_lock_clock *lock_clock; /* lock_clock.c */
     struct meta_rcache *rcache;         /* latest versions read (local/rcache.c); NULL: none */
     struct meta_dcache *dcache;         /* whole data objects GETs read (dcache.c); NULL: none */
+    bool dcache_on_write;               /* and the ones PUTs store (data_cache_on_write) */
     void (*step_hook)(void *ud, int step); /* transition.c: fault tests */
     void *step_ud;
 };

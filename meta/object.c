@@ -846,6 +846,10 @@ struct strata_put {
     struct strata_tier *tier; /* where the data goes (inline data: the records) */
     void *w;                  /* tier writer */
     bool md5_here;            /* the tier cannot observe: MD5 on this thread */
+    /* The stored bytes also go into the data cache (dcache.h), readable
+     * once the commit named them: a checkpoint read right after it was
+     * saved comes from memory. */
+    struct meta_dc_fill dcf;
     char storage_class[32];
     uint8_t data_id[STRATA_DATA_ID_LEN];
     struct strata_kv *hdrs;
@@ -906,6 +910,7 @@ void strata_obj_put_abort(struct strata_put *p)
 {
     if (!p)
         return;
+    strata_meta__dc_write_end(&p->dcf, false); /* not committed: the entry goes */
     if (p->w)
         p->tier->ops->writer_destroy(p->w);
     EVP_MD_CTX_free(p->md5);
@@ -961,6 +966,8 @@ static int start_writer(struct strata_put *p)
         rc = ops->writer_expect(p->w, n);
         if (rc)
             return rc;
+        if (m->dcache_on_write && n > m->inline_max)
+            strata_meta__dc_write_begin(m->dcache, p->tier, p->data_id, n, &p->dcf);
     }
     if (p->buflen) {
         if (p->md5_here && EVP_DigestUpdate(p->md5, p->buf, p->buflen) != 1)
@@ -968,6 +975,7 @@ static int start_writer(struct strata_put *p)
         rc = ops->write(p->w, p->buf, p->buflen);
         if (rc)
             return rc;
+        strata_meta__dc_write(&p->dcf, p->buf, p->buflen);
     }
     free(p->buf);
     p->buf = NULL;
@@ -1358,7 +1366,10 @@ static int put_store(void *ud, const uint8_t *buf, size_t len)
     if (p->w) {
         if (p->md5_here && EVP_DigestUpdate(p->md5, buf, len) != 1)
             return STRATA_EINTERNAL;
-        return p->tier->ops->write(p->w, buf, len);
+        int rc = p->tier->ops->write(p->w, buf, len);
+        if (rc == 0)
+            strata_meta__dc_write(&p->dcf, buf, len);
+        return rc;
     }
     if (p->buflen + len > p->bufcap) {
         size_t cap = p->bufcap ? p->bufcap : 16384;
@@ -1678,6 +1689,7 @@ static int part_commit(struct strata_put *p, const char *etag, const uint8_t *ck
     part.cksum_len = ckl;
     part.mtime_ns = now_ns();
     rc = strata_meta__part_store(m, p->bucket, p->key, p->upload, &part);
+    strata_meta__dc_write_end(&p->dcf, rc == 0);
     if (rc) {
         p->tier->ops->remove(p->tier->impl, strata_meta__place(p->bucket, p->key), p->data_id);
     } else if (out) {
@@ -1874,6 +1886,7 @@ int strata_obj_put_commit(struct strata_put *p, struct strata_obj_info *out)
         t.version_id = vid;
     }
     rc = m->store->key_txn(m, &t);
+    strata_meta__dc_write_end(&p->dcf, rc == 0);
     if (rc == 0) {
         struct meta_drop drop;
         strata_meta__drop_of_reclaim(m, &x.e.reclaim, &drop);

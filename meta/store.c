@@ -929,6 +929,7 @@ int strata_meta__new(const struct strata_meta_opts *opts, struct strata_meta **o
         strata_meta_close(m);
         return STRATA_ENOMEM;
     }
+    m->dcache_on_write = opts && opts->data_cache_on_write;
     m->part_size_min =
         opts && opts->part_size_min ? opts->part_size_min : STRATA_PART_SIZE_MIN_DEFAULT;
     m->mpu_retry_ns =

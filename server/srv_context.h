@@ -58,6 +58,7 @@ struct strata_srv_config {
     size_t cache_mb;
     size_t object_cache_mb; /* --object-cache-mb: the latest-version cache */
     size_t data_cache_mb;   /* --data-cache-mb: whole data objects GETs read */
+    bool data_cache_on_write; /* --data-cache-on-write: and the ones PUTs store */
     size_t memtable_mb; /* --memtable-mb */
     uint64_t read_cached_max; /* --read-cache-max-mb, bytes */
     unsigned mpu_retry_s;     /* --mpu-retry-seconds: a completed upload answers retries */

@@ -16,7 +16,7 @@ another on one keep-alive connection and reports, as one JSON line:
 Workloads: get4k (presigned GET, as tests/bench/s3.sh's get cells), get4k2u
 (presigned GETs of two users in turn: what the SigV4 signing-key cache is
 for), sget4k (GET signed in the Authorization header), get100k (presigned:
-one object of the size of s3.sh's dataloader row), get1m (presigned),
+one object of the size of s3.sh's dataloader row), get1m and get64m (presigned),
 put64m (PUT with a signed payload, as s3.sh's put64m cell), put100k (the
 same over 200 keys in turn: inline objects, overwrites after the first
 pass, as s3.sh's put100k cell does after its first 1,000).
@@ -51,8 +51,8 @@ from benchlib import free_port, wait_ready  # noqa: E402
 AK, SK, REGION = "CPUBENCH00000001", "cpubench-secret-cpubench-secret-0123456", "us-east-1"
 AK2, SK2 = "CPUBENCH00000002", "cpubench-second-user-secret-0123456789"
 SIZES = {"get4k": 4096, "get4k2u": 4096, "sget4k": 4096, "get100k": 100 << 10, "get1m": 1 << 20,
-         "put64m": 64 << 20, "put100k": 100 << 10}
-WARM = {"get4k": 300, "get4k2u": 300, "sget4k": 300, "get100k": 200, "get1m": 50, "put64m": 1, "put100k": 200}
+         "get64m": 64 << 20, "put64m": 64 << 20, "put100k": 100 << 10}
+WARM = {"get4k": 300, "get4k2u": 300, "sget4k": 300, "get100k": 200, "get1m": 50, "get64m": 3, "put64m": 1, "put100k": 200}
 
 
 def signed_headers(method, url, body, payload_hash):
@@ -91,7 +91,7 @@ def one_run(a, tmp):
     users = os.path.join(tmp, "users")
     with open(users, "w") as f:
         f.write(f"{AK2} {SK2}\n")
-    cmd = [a.bin, "server", "--address", f"127.0.0.1:{port}", "--users", users] + drives
+    cmd = [a.bin, "server", "--address", f"127.0.0.1:{port}", "--users", users] + a.server_arg + drives
     out_file = os.path.join(tmp, "callgrind.out")
     if a.mode == "callgrind":
         cmd = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out_file}"] + cmd
@@ -210,6 +210,8 @@ def main():
     ap.add_argument("-n", type=int, default=20000)
     ap.add_argument("--repeat", type=int, default=1)
     ap.add_argument("--out", help="callgrind: copy the profile of the N requests here")
+    ap.add_argument("--server-arg", action="append", default=[],
+                    help="an extra server flag (repeat for more), e.g. --server-arg=--data-cache-on-write")
     ap.add_argument("--perf", help="cpu: perf record -g the daemon over the N requests into this file")
     ap.add_argument("--perf-event", help="with --perf: record this event instead of CPU samples "
                     "(sched:sched_switch: where the daemon's threads sleep)")

@@ -14,7 +14,14 @@ data shards.  The checks:
 - an SSE-C object: the right key gets the plaintext every time (the cache
   holds only the stored, encrypted bytes), no key or a wrong key is
   refused as before;
-- --data-cache-mb 0: every GET reads the drives again.
+- --data-cache-mb 0: every GET reads the drives again;
+- --data-cache-on-write: the first GET after a PutObject, and after the
+  UploadParts of a multipart object, reads no drive and returns the exact
+  bytes (whole, by Range within a part, by PartNumber); a PUT refused at
+  its commit (If-None-Match: *) and an aborted upload leave no entry
+  (strata_data_cache_objects and _bytes as before); an overwrite's first
+  GET has the new bytes; an SSE-C PUT's first GET decrypts from memory
+  with its key (that only ciphertext is kept: tests/unit/meta/test_dcache.c).
 """
 
 import base64
@@ -54,8 +61,12 @@ def get(c, b, key, **kw):
     return c.get_object(Bucket=b, Key=key, **kw)["Body"].read()
 
 
-def with_cache(s, mb, prefix):
-    """Restart with --data-cache-mb mb (None: the default); a client and a new bucket."""
+def with_cache(s, mb, prefix, on_write=False):
+    """Restart with --data-cache-mb mb (None: the default), and
+    --data-cache-on-write when on_write; a client and a new bucket."""
+    s.args = [a for a in s.args if a != "--data-cache-on-write"]
+    if on_write:
+        s.args.append("--data-cache-on-write")
     restart_with(s, "data-cache-mb", mb)
     c = s.client()
     b = s.bucket_name(prefix)
@@ -163,6 +174,89 @@ def zero_turns_the_cache_off(s):
         assert got == data and n >= MiB // 2, n
     assert metric(s, "strata_data_cache_hits_total") == 0
     log("with --data-cache-mb 0 every GET read the drives")
+
+
+def cache_use(s):
+    return metric(s, "strata_data_cache_objects"), metric(s, "strata_data_cache_bytes")
+
+
+@test
+def put_fills_the_cache(s):
+    c, b = with_cache(s, None, "dcwrite", on_write=True)
+    data = os.urandom(MiB + 3)
+    c.put_object(Bucket=b, Key="one", Body=data)
+    got, n = fetched(s, lambda: get(c, b, "one"))
+    assert got == data, "wrong bytes from the cache"
+    assert n < QUIET, f"the first GET after the PUT read {n} bytes from the drives"
+    r, n = fetched(s, lambda: c.get_object(Bucket=b, Key="one", Range="bytes=5-700004"))
+    assert r["ContentRange"] == f"bytes 5-700004/{len(data)}", r["ContentRange"]
+    assert r["Body"].read() == data[5:700005] and n < QUIET, n
+    # An overwrite: its first GET has the new bytes, from memory.
+    data2 = os.urandom(MiB + 3)
+    c.put_object(Bucket=b, Key="one", Body=data2)
+    got, n = fetched(s, lambda: get(c, b, "one"))
+    assert got == data2 and n < QUIET, n
+
+    # Multipart: every part cached at its upload, the object read back
+    # whole, by Range within a part and across, and by PartNumber.
+    part = 5 * MiB
+    body = os.urandom(2 * part + 4321)
+    up = c.create_multipart_upload(Bucket=b, Key="ckpt")["UploadId"]
+    etags = [c.upload_part(Bucket=b, Key="ckpt", UploadId=up, PartNumber=i + 1,
+                           Body=body[off:off + part])["ETag"]
+             for i, off in enumerate(range(0, len(body), part))]
+    c.complete_multipart_upload(Bucket=b, Key="ckpt", UploadId=up, MultipartUpload={
+        "Parts": [{"PartNumber": i + 1, "ETag": e} for i, e in enumerate(etags)]})
+    got, n = fetched(s, lambda: get(c, b, "ckpt"))
+    assert got == body and n < QUIET, f"the first GET of the parts read {n} bytes"
+    rng, n = fetched(s, lambda: get(c, b, "ckpt", Range=f"bytes={part + 7}-{2 * part - 2}"))
+    assert rng == body[part + 7:2 * part - 1] and n < QUIET, n
+    assert get(c, b, "ckpt", Range=f"bytes={part - 3}-{part + 2}") == body[part - 3:part + 3]
+    assert get(c, b, "ckpt", PartNumber=3) == body[2 * part:]
+
+    # SSE-C: the right key reads the plaintext from the cached ciphertext.
+    key = secrets.token_bytes(32)
+    kw = {"SSECustomerAlgorithm": "AES256", "SSECustomerKey": key}
+    enc = os.urandom(MiB)
+    c.put_object(Bucket=b, Key="enc", Body=enc, **kw)
+    got, n = fetched(s, lambda: get(c, b, "enc", **kw))
+    assert got == enc and n < QUIET, n
+    expect_error(lambda: c.get_object(Bucket=b, Key="enc"), "InvalidRequest", 400)
+
+
+@test
+def failed_or_aborted_writes_leave_no_entry(s):
+    c, b = with_cache(s, None, "dcwfail", on_write=True)
+    data = os.urandom(MiB)
+    c.put_object(Bucket=b, Key="k", Body=data)
+    before = cache_use(s)
+    # Refused at the commit, after its data was written.
+    inm = s.client()
+    inm.meta.events.register("before-sign.s3.PutObject",
+                             lambda request, **kw: request.headers.__setitem__("If-None-Match", "*"))
+    expect_error(lambda: inm.put_object(Bucket=b, Key="k", Body=os.urandom(MiB)),
+                 "PreconditionFailed", 412)
+    assert cache_use(s) == before, (cache_use(s), before)
+    assert get(c, b, "k") == data
+    # An upload aborted after its parts were stored.
+    up = c.create_multipart_upload(Bucket=b, Key="mp")["UploadId"]
+    for i in range(2):
+        c.upload_part(Bucket=b, Key="mp", UploadId=up, PartNumber=i + 1, Body=os.urandom(5 * MiB))
+    mid = cache_use(s)
+    assert mid[0] == before[0] + 2 and mid[1] == before[1] + 10 * MiB, (mid, before)
+    c.abort_multipart_upload(Bucket=b, Key="mp", UploadId=up)
+    assert cache_use(s) == before, (cache_use(s), before)
+    expect_error(lambda: c.get_object(Bucket=b, Key="mp"), "NoSuchKey", 404)
+
+
+@test
+def writes_do_not_fill_by_default(s):
+    c, b = with_cache(s, None, "dcwoff")
+    data = os.urandom(MiB)
+    c.put_object(Bucket=b, Key="one", Body=data)
+    assert cache_use(s) == (0, 0)
+    got, n = fetched(s, lambda: get(c, b, "one"))
+    assert got == data and n >= MiB // 2, n
 
 
 if __name__ == "__main__":

@@ -64,6 +64,10 @@ struct strata_meta_opts {
      * read, kept in memory and sent from there, MiB; 0 = none.  One object
      * up to a quarter of it. */
     size_t data_cache_mb;
+    /* A PUT or part upload of an erasure-coded object that fits the data
+     * cache also fills it with the bytes it stores (readable once
+     * committed), so a read right after the write needs no drive. */
+    bool data_cache_on_write;
     /* Memtable budget of all drive stores together, MiB; 0 = 64.  Each
      * store gets budget / (stores x 2) per memtable (at least 1 MiB), two
      * memtables at most (one filling, one flushing). */

@@ -295,6 +295,29 @@ static inline int mt_data_files(struct mt_env *e)
 /* A one-part multipart upload of data with the options mo, completed
  * (under version_id, a replica's, unless NULL); out (may be NULL) receives
  * the version.  Returns the first failure. */
+/* Upload part part_no of upload uid: data in one write; *part its info. */
+static inline int mt_part_upload(struct strata_meta *m, const char *bucket, const char *key,
+                                 const char *uid, unsigned part_no, const void *data, size_t len,
+                                 struct strata_obj_info *part)
+{
+    struct strata_part_opts po;
+    memset(&po, 0, sizeof(po));
+    po.bucket = bucket;
+    po.key = key;
+    po.upload_id = uid;
+    po.part_number = part_no;
+    po.size = len;
+    struct strata_put *p;
+    int rc = strata_mpu_part_begin(m, &po, &p);
+    if (rc)
+        return rc;
+    if ((rc = strata_obj_put_write(p, data, len))) {
+        strata_obj_put_abort(p);
+        return rc;
+    }
+    return strata_obj_put_commit(p, part);
+}
+
 static inline int mt_mpu_single_as(struct strata_meta *m, const struct strata_mpu_opts *mo,
                                    const char *version_id, const void *data, size_t len,
                                    struct strata_obj_info *out)
@@ -303,22 +326,8 @@ static inline int mt_mpu_single_as(struct strata_meta *m, const struct strata_mp
     int rc = strata_mpu_create(m, mo, uid);
     if (rc)
         return rc;
-    struct strata_part_opts po;
-    memset(&po, 0, sizeof(po));
-    po.bucket = mo->bucket;
-    po.key = mo->key;
-    po.upload_id = uid;
-    po.part_number = 1;
-    po.size = len;
-    struct strata_put *p;
-    if ((rc = strata_mpu_part_begin(m, &po, &p)))
-        return rc;
-    if ((rc = strata_obj_put_write(p, data, len))) {
-        strata_obj_put_abort(p);
-        return rc;
-    }
     struct strata_obj_info part;
-    if ((rc = strata_obj_put_commit(p, &part)))
+    if ((rc = mt_part_upload(m, mo->bucket, mo->key, uid, 1, data, len, &part)))
         return rc;
     struct strata_mpu_part mp = {1, part.etag, NULL, 0};
     struct strata_mpu_complete_opts co = {mo->bucket, mo->key, uid, &mp,  1,   NULL,

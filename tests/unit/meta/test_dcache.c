@@ -14,6 +14,10 @@
  * - An encrypted version: its stored (sealed) bytes may be cached, its
  *   plaintext is never in the cache's memory files, and no descriptor is
  *   given for it.
+ * - data_cache_on_write: a PUT or part upload fills the cache with the
+ *   bytes it stores, so the first GET is a hit; a PUT that fails (short
+ *   body, a precondition at the commit), an aborted upload, or the cache
+ *   off for writes leaves no entry; ciphertext only for an encrypted PUT.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -29,7 +33,7 @@
 #define BUDGET_MB 4u
 #define KEY       ((const uint8_t *)"0123456789abcdef0123456789abcdef")
 
-static struct mt_env *setup(const char *name)
+static struct mt_env *setup_w(const char *name, bool on_write)
 {
     struct mt_env *e = mt_setup(name);
     assert_non_null(e);
@@ -37,8 +41,14 @@ static struct mt_env *setup(const char *name)
     memset(&o, 0, sizeof(o));
     o.inline_max = 4096;
     o.data_cache_mb = BUDGET_MB;
+    o.data_cache_on_write = on_write;
     assert_int_equal(mt_reopen_opts(e, &o), 0);
     return e;
+}
+
+static struct mt_env *setup(const char *name)
+{
+    return setup_w(name, false);
 }
 
 static struct strata_data_cache_stats stats(struct mt_env *e)
@@ -292,13 +302,10 @@ static bool memfds_hold(const char *needle)
     return found;
 }
 
-static void test_sse(void **state)
+/* PUT b/enc encrypted with KEY, n bytes of secret repeated: the plaintext. */
+static uint8_t *put_sse(struct mt_env *e, const char *secret, size_t n)
 {
-    (void)state;
-    struct mt_env *e = setup("dc-sse");
-    assert_int_equal(mt_bucket(e, "b", 0), 0);
-    const char *secret = "SSE-SECRET-PLAINTEXT-in-the-cache|";
-    size_t n = 500 * 1024, sl = strlen(secret);
+    size_t sl = strlen(secret);
     uint8_t *pt = malloc(n);
     for (size_t i = 0; i < n; i++)
         pt[i] = (uint8_t)secret[i % sl];
@@ -311,26 +318,151 @@ static void test_sse(void **state)
     o.sse = "desc-v1";
     o.sse_len = 7;
     assert_int_equal(mt_put_opts(e, &o, pt, n, 0, NULL), 0);
+    return pt;
+}
+
+/* GET b/enc with KEY: the plaintext pt, and no descriptor for it. */
+static void get_sse(struct mt_env *e, const uint8_t *pt, size_t n)
+{
     uint8_t *got = malloc(n);
-    for (int i = 0; i < 2; i++) {
-        struct strata_obj_info info;
-        struct strata_get *g;
-        assert_int_equal(strata_obj_get_open(e->m, "b", "enc", NULL, &info, &g), 0);
-        assert_int_equal(strata_obj_get_key(g, KEY), 0);
-        assert_int_equal(strata_obj_get_read(g, 0, got, n), 0);
-        assert_memory_equal(got, pt, n);
-        uint64_t fo;
-        assert_int_equal(strata_obj_get_fd(g, 0, n, &fo), -1);
-        strata_obj_get_close(g);
-        strata_obj_info_fini(&info);
-    }
+    struct strata_obj_info info;
+    struct strata_get *g;
+    assert_int_equal(strata_obj_get_open(e->m, "b", "enc", NULL, &info, &g), 0);
+    assert_int_equal(strata_obj_get_key(g, KEY), 0);
+    assert_int_equal(strata_obj_get_read(g, 0, got, n), 0);
+    assert_memory_equal(got, pt, n);
+    uint64_t fo;
+    assert_int_equal(strata_obj_get_fd(g, 0, n, &fo), -1);
+    strata_obj_get_close(g);
+    strata_obj_info_fini(&info);
+    free(got);
+}
+
+static void test_sse(void **state)
+{
+    (void)state;
+    struct mt_env *e = setup("dc-sse");
+    assert_int_equal(mt_bucket(e, "b", 0), 0);
+    const char *secret = "SSE-SECRET-PLAINTEXT-in-the-cache|";
+    size_t n = 500 * 1024;
+    uint8_t *pt = put_sse(e, secret, n);
+    get_sse(e, pt, n);
+    get_sse(e, pt, n);
     assert_int_equal(stats(e).hits, 1); /* the stored bytes were kept */
     assert_false(memfds_hold(secret));
     /* The check itself finds plaintext where it is: a plain object. */
     assert_int_equal(mt_put(e, "b", "plain", pt, n, NULL), 0);
     expect_bytes(e, "b", "plain", NULL, pt, n);
     assert_true(memfds_hold(secret));
-    free(got);
+    free(pt);
+    mt_teardown(e);
+}
+
+static void test_write_fill(void **state)
+{
+    (void)state;
+    struct mt_env *e = setup_w("dc-wfill", true);
+    assert_int_equal(mt_bucket(e, "b", 0), 0);
+    size_t n = 700 * 1024 + 5;
+    uint8_t *a = malloc(n), *b = malloc(n);
+    mt_fill(a, n, 21);
+    mt_fill(b, n, 22);
+    /* Chunks of 64 KiB: the first ones go inline until the writer starts. */
+    struct strata_put_opts o;
+    memset(&o, 0, sizeof(o));
+    o.bucket = "b";
+    o.key = "k";
+    o.size = n;
+    assert_int_equal(mt_put_opts(e, &o, a, n, 65536, NULL), 0);
+    struct strata_data_cache_stats s0 = stats(e);
+    assert_int_equal(s0.entries, 1);
+    assert_int_equal(s0.bytes, n);
+    assert_int_equal(s0.fills, 1);
+    assert_int_equal(fd_range(e, "b", "k", a, 0, n), 0); /* before any read */
+    expect_bytes(e, "b", "k", NULL, a, n);
+    assert_int_equal(stats(e).hits, s0.hits + 2);
+    assert_int_equal(stats(e).misses, s0.misses); /* no read of the drives */
+    /* An overwrite: the new bytes, the old entry gone with its data. */
+    assert_int_equal(mt_put(e, "b", "k", b, n, NULL), 0);
+    assert_int_equal(stats(e).entries, 1);
+    expect_bytes(e, "b", "k", NULL, b, n);
+    assert_int_equal(stats(e).misses, s0.misses);
+
+    /* A body shorter than announced: the PUT fails, nothing is kept. */
+    struct strata_data_cache_stats s1 = stats(e);
+    struct strata_put *p;
+    o.key = "short";
+    assert_int_equal(strata_obj_put_begin(e->m, &o, &p), 0);
+    assert_int_equal(strata_obj_put_write(p, a, n - 1), 0);
+    assert_int_equal(strata_obj_put_commit(p, NULL), STRATA_EINCOMPLETE);
+    assert_int_equal(stats(e).entries, s1.entries);
+    assert_int_equal(stats(e).bytes, s1.bytes);
+    /* If-None-Match * on a key that exists: refused at the commit, after
+     * the data was finished; the entry goes and the object is unchanged. */
+    o.key = "k";
+    o.if_none_match_star = true;
+    assert_int_equal(mt_put_opts(e, &o, a, n, 0, NULL), STRATA_EPRECOND);
+    o.if_none_match_star = false;
+    assert_int_equal(stats(e).entries, s1.entries);
+    assert_int_equal(stats(e).bytes, s1.bytes);
+    expect_bytes(e, "b", "k", NULL, b, n);
+
+    /* A part: cached at its upload; an abort ends its entry. */
+    struct strata_mpu_opts mo;
+    memset(&mo, 0, sizeof(mo));
+    mo.bucket = "b";
+    mo.key = "mp";
+    char uid[STRATA_UPLOAD_ID_MAX + 1];
+    assert_int_equal(strata_mpu_create(e->m, &mo, uid), 0);
+    struct strata_obj_info part;
+    assert_int_equal(mt_part_upload(e->m, "b", "mp", uid, 1, a, n, &part), 0);
+    strata_obj_info_fini(&part);
+    assert_int_equal(stats(e).entries, s1.entries + 1);
+    assert_int_equal(strata_mpu_abort(e->m, "b", "mp", uid), 0);
+    assert_int_equal(stats(e).entries, s1.entries);
+    assert_int_equal(stats(e).bytes, s1.bytes);
+    /* Completed: the first GET of the object is answered from the part's entry. */
+    uint64_t m0 = stats(e).misses;
+    assert_int_equal(mt_mpu_single_as(e->m, &mo, NULL, a, n, NULL), 0);
+    expect_bytes(e, "b", "mp", NULL, a, n);
+    assert_int_equal(stats(e).misses, m0);
+    assert_int_equal(fd_range(e, "b", "mp", a, 4096, 100000), 0);
+    free(a);
+    free(b);
+    mt_teardown(e);
+}
+
+/* Without data_cache_on_write a PUT fills nothing: the first GET misses. */
+static void test_write_fill_off(void **state)
+{
+    (void)state;
+    struct mt_env *e = setup("dc-wfill-off");
+    assert_int_equal(mt_bucket(e, "b", 0), 0);
+    size_t n = 300 * 1024;
+    uint8_t *a = malloc(n);
+    mt_fill(a, n, 23);
+    assert_int_equal(mt_put(e, "b", "k", a, n, NULL), 0);
+    assert_int_equal(stats(e).entries, 0);
+    expect_bytes(e, "b", "k", NULL, a, n);
+    assert_int_equal(stats(e).misses, 1);
+    free(a);
+    mt_teardown(e);
+}
+
+/* An encrypted PUT fills the cache with its stored (sealed) bytes only. */
+static void test_write_fill_sse(void **state)
+{
+    (void)state;
+    struct mt_env *e = setup_w("dc-wfill-sse", true);
+    assert_int_equal(mt_bucket(e, "b", 0), 0);
+    const char *secret = "SSE-SECRET-PLAINTEXT-written|";
+    size_t n = 500 * 1024;
+    uint8_t *pt = put_sse(e, secret, n);
+    assert_int_equal(stats(e).entries, 1);
+    assert_false(memfds_hold(secret));
+    get_sse(e, pt, n);
+    assert_int_equal(stats(e).hits, 1);
+    assert_int_equal(stats(e).misses, 0);
     free(pt);
     mt_teardown(e);
 }
@@ -341,6 +473,8 @@ int main(void)
         cmocka_unit_test(test_hit),        cmocka_unit_test(test_never_stale),
         cmocka_unit_test(test_fill_rules), cmocka_unit_test(test_budget),
         cmocka_unit_test(test_multipart),  cmocka_unit_test(test_sse),
+        cmocka_unit_test(test_write_fill), cmocka_unit_test(test_write_fill_off),
+        cmocka_unit_test(test_write_fill_sse),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
