@@ -9,7 +9,9 @@ radosgw with their bytes, metadata, tags, lock settings and ETag (the "-N"
 of a multipart one too), each as a new version of radosgw's own (it does
 not keep the source's version id nor say REPLICA: a Strata peer's
 x-strata-replica-version-id means nothing to it), in the source's order,
-COMPLETED on the source; a delete marker as a delete marker; an SSE-C
+COMPLETED on the source; a delete marker as a delete marker; one key's
+versions and delete markers written at once by several clients (PUT,
+copy, multipart, POST, delete) in the source's commit order; an SSE-C
 version, single-part or multipart, is refused by radosgw (the SSE-C
 algorithm without a customer key) and FAILED on the source, counted in
 strata_replication_sse_c_refused_total, with nothing stored on radosgw, so
@@ -39,6 +41,7 @@ import boto3
 from botocore.config import Config
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import key_writers  # noqa: E402
 from rados_gw import skip  # noqa: E402
 from strata_harness import REGION, Strata, expect_error, log, run, test, wait_until  # noqa: E402
 
@@ -250,6 +253,28 @@ def key_order_survives_kill9(_):
     same_history(s, r, sb, rb, "hot", marker=False)
     assert r.get_object(Bucket=rb, Key="hot")["Body"].read() == s.get_object(
         Bucket=sb, Key="hot")["Body"].read()
+
+
+@test
+def mixed_changes_of_one_key_arrive_in_order(_):
+    """One key changed at once by several clients through every path that
+    makes a version or a delete marker (PUT, copy, multipart upload, POST
+    upload, delete): radosgw gets them in the order they committed on the
+    source, so its history of the key (versions and delete markers, newest
+    first) is the source's."""
+    s, r, sb, rb = pair("mixed")
+    key_writers.sources(s, sb, "hot", clients=4, each=10)
+    key_writers.burst(SRC.client, sb, "hot", clients=4, each=10)
+    wait_until("nothing pending", lambda: metric("strata_replication_pending") == 0, 180)
+    src = key_writers.history(s, sb, "hot")
+    assert len(src) == 40, len(src)
+    for vid, etag in src:
+        if etag:
+            wait_status(s, sb, "hot", vid, "COMPLETED", timeout=5)
+    want = [etag or "marker" for _, etag in src]
+    got = [etag or "marker" for _, etag in key_writers.history(r, rb, "hot")]
+    assert got == want, ("radosgw's history (newest first) against the source's: " + " ".join(
+        str(want.index(e)) if e in want and e != "marker" else e for e in got))
 
 
 @test
