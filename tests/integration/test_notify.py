@@ -245,20 +245,22 @@ def events_follow_commit_order(s):
     bucket's version order), their sequencers rising with it."""
     c, b = new_bucket(s, "norder")
     c.put_bucket_versioning(Bucket=b, VersioningConfiguration={"Status": "Enabled"})
-    key_writers.sources(c, b, "hot", clients=6, each=15)
+    key_writers.sources(c, b, "hot", clients=8, each=15)
     put_conf(c, b, queue_conf(HOOK_ARN, ["s3:ObjectCreated:*", "s3:ObjectRemoved:*"], "hot",
                               cid="order"))
     HOOK.clear()
-    key_writers.burst(s.client, b, "hot", clients=6, each=15)
+    key_writers.burst(s.client, b, "hot", clients=8, each=15)
     committed = [vid for vid, _ in reversed(key_writers.history(c, b, "hot"))]
-    assert len(committed) == 90, len(committed)
-    recs = HOOK.wait(lambda rs: len(keys_of(rs, b)) >= 90)
+    assert len(committed) == 120, len(committed)
+    recs = HOOK.wait(lambda rs: len(keys_of(rs, b)) >= 120)
     time.sleep(0.5)  # nothing more may come
     recs = [r for _, _, r in HOOK.records() if r["s3"]["bucket"]["name"] == b]
     assert {r["s3"]["object"]["key"] for r in recs} == {"hot"}, recs
     got = [r["s3"]["object"]["versionId"] for r in recs]
-    assert got == committed, ("events in delivery order against the commit order: "
-                              + " ".join(str(committed.index(v)) for v in got))
+    at = [committed.index(v) for v in got]
+    assert got == committed, ("events in delivery order against the commit order: " + " ".join(
+        f"{n}({r['eventName'].split(':')[-1]})" if n != i else str(n)
+        for i, (n, r) in enumerate(zip(at, recs))))
     seqs = [int(r["s3"]["object"]["sequencer"], 16) for r in recs]
     assert seqs == sorted(seqs) and len(set(seqs)) == len(seqs), seqs
     names = {r["eventName"] for r in recs}
