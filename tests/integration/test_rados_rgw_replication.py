@@ -271,7 +271,10 @@ def mixed_changes_of_one_key_arrive_in_order(_):
     for vid, etag in src:
         if etag:
             wait_status(s, sb, "hot", vid, "COMPLETED", timeout=5)
-    want = [etag or "marker" for _, etag in src]
+    # radosgw makes no delete marker when the key's latest is one already:
+    # a run of the source's markers is one there.
+    want = [etag or "marker" for i, (_, etag) in enumerate(src)
+            if etag or i == 0 or src[i - 1][1]]
     got = [etag or "marker" for _, etag in key_writers.history(r, rb, "hot")]
     assert got == want, ("radosgw's history (newest first) against the source's: " + " ".join(
         str(want.index(e)) if e in want and e != "marker" else e for e in got))
