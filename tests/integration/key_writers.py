@@ -21,25 +21,28 @@ def sources(c, bucket, key, clients, each):
                          Body=f"copy source {key} {ci} {i}\n".encode() * 30)
 
 
-def _writer(make_client, bucket, key, ci, each, errs):
+PATHS = ("put", "copy", "multipart", "post", "delete")
+
+
+def _writer(make_client, bucket, key, ci, each, paths, errs):
     try:
         c = make_client()
         for i in range(each):
             body = f"{key} from {ci}, #{i}\n".encode() * 40
-            step = (ci + i) % 5
-            if step == 0:
+            step = paths[(ci + i) % len(paths)]
+            if step == "put":
                 c.put_object(Bucket=bucket, Key=key, Body=body)
-            elif step == 1:
+            elif step == "copy":
                 c.copy_object(Bucket=bucket, Key=key,
                               CopySource={"Bucket": bucket, "Key": f"src/{key}/{ci}/{i}"})
-            elif step == 2:
+            elif step == "multipart":
                 up = c.create_multipart_upload(Bucket=bucket, Key=key)["UploadId"]
                 et = c.upload_part(Bucket=bucket, Key=key, UploadId=up, PartNumber=1,
                                    Body=body)["ETag"]
                 c.complete_multipart_upload(
                     Bucket=bucket, Key=key, UploadId=up,
                     MultipartUpload={"Parts": [{"PartNumber": 1, "ETag": et}]})
-            elif step == 3:
+            elif step == "post":
                 post = c.generate_presigned_post(Bucket=bucket, Key=key, ExpiresIn=300)
                 r = requests.post(post["url"], data=post["fields"],
                                   files={"file": ("f", body, "text/plain")}, timeout=60)
@@ -50,15 +53,15 @@ def _writer(make_client, bucket, key, ci, each, errs):
         errs.put(f"writer {ci}: {e!r}")
 
 
-def burst(make_client, bucket, key, clients=4, each=10):
+def burst(make_client, bucket, key, clients=4, each=10, paths=PATHS):
     """each changes of key from each of clients writers at once (processes
-    of their own, so their requests really overlap), in turn a PUT, a
-    copy, a multipart upload, a POST upload and a delete (a delete marker:
-    the bucket is versioned); every body different.  Needs sources(...)
-    written first."""
+    of their own, so their requests really overlap), by the paths in turn:
+    "put", "copy", "multipart" (one part), "post" (a POST upload) and
+    "delete" (a delete marker: the bucket is versioned); every body
+    different.  A copy needs sources(...) written first."""
     ctx = multiprocessing.get_context("fork")
     errs = ctx.Queue()
-    ps = [ctx.Process(target=_writer, args=(make_client, bucket, key, ci, each, errs))
+    ps = [ctx.Process(target=_writer, args=(make_client, bucket, key, ci, each, paths, errs))
           for ci in range(clients)]
     for p in ps:
         p.start()
