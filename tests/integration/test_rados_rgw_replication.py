@@ -282,10 +282,10 @@ def mixed_changes_of_one_key_arrive_in_order(_):
     they committed on the source, so its history of the key (versions and
     delete markers, newest first) is the source's."""
     s, r, sb, rb = pair("mixed")
-    key_writers.sources(s, sb, "hot", clients=6, each=10)
-    key_writers.burst(SRC.client, sb, "hot", clients=6, each=10,
+    key_writers.sources(s, sb, "hot", clients=8, each=12)
+    key_writers.burst(SRC.client, sb, "hot", clients=8, each=12,
                       paths=("put", "copy", "multipart", "delete"))
-    assert len(same_mixed_history(s, r, sb, rb, "hot")) == 60
+    assert len(same_mixed_history(s, r, sb, rb, "hot")) == 96
 
 
 @test
