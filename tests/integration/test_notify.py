@@ -252,7 +252,7 @@ def events_follow_commit_order(s):
     key_writers.burst(s.client, b, "hot", clients=8, each=15)
     committed = [vid for vid, _ in reversed(key_writers.history(c, b, "hot"))]
     assert len(committed) == 120, len(committed)
-    recs = HOOK.wait(lambda rs: len(keys_of(rs, b)) >= 120)
+    recs = HOOK.wait(lambda rs: len(keys_of(rs, b)) >= 120, timeout=120)
     time.sleep(0.5)  # nothing more may come
     recs = [r for _, _, r in HOOK.records() if r["s3"]["bucket"]["name"] == b]
     assert {r["s3"]["object"]["key"] for r in recs} == {"hot"}, recs
