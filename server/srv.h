@@ -47,7 +47,6 @@ struct strata_s3_state {
     struct strata_part_info part; /* GET ?partNumber of a multipart object */
     bool part_valid;
     int acl_need; /* object ACL permission the handler still checks (authz.h) */
-    bool repl_pending; /* the new version is stored PENDING: queued after its commit */
     uint8_t md5[16];
     uint8_t cksum[STRATA_CKSUM_RAW_MAX];
 };

@@ -72,6 +72,11 @@ int strata_notify_target_find(const struct strata_notify *n, const char *arn);
 void strata_notify_emit(struct strata_req *r, const char *event, const char *key, uint64_t size,
                         const char *etag, const char *version_id);
 
+/* Whether r's bucket has a notification configuration and the daemon
+ * targets (key_order.h: its writes then queue their events in commit
+ * order). */
+bool strata_notify_configured(struct strata_req *r);
+
 /* A strata_ilm_event_cb (ud: the struct strata_srv): queues
  * LifecycleExpiration:Delete / :DeleteMarkerCreated and LifecycleTransition
  * events like strata_notify_emit. */

@@ -173,6 +173,16 @@ static const char *status_for_new(struct strata_req *r, const char *key, const v
     return st;
 }
 
+static bool configured(struct strata_req *r)
+{
+    if (!r->srv->repl || r->binfo.versioning != STRATA_VERSIONING_ENABLED)
+        return false;
+    struct strata_doc_ref *ref = NULL;
+    bool on = strata_doc_cache_get(&cache, r->srv->meta, &r->binfo, &ref) == 0 && ref;
+    strata_doc_ref_put(ref);
+    return on;
+}
+
 /* Queues (bucket, key, vid) per the rule selecting it in bucket bi: the
  * version whole, a delete marker, or op alone (repl.c's message "op"). */
 static int queue_by_rule(struct strata_repl *rp, struct strata_meta *m,
@@ -338,6 +348,7 @@ int strata_repl_existing(struct strata_repl *rp, struct strata_meta *m, const ch
 
 const struct strata_s3_repl strata_repl_s3_hooks = {
     .status_for_new = status_for_new,
+    .configured = configured,
     .peer = peer,
     .peer_change = peer_change,
     .emit_put = emit_put,

@@ -506,6 +506,15 @@ static void emit(struct strata_srv *srv, const struct strata_bucket_info *bi,
     strata_doc_ref_put(ref);
 }
 
+bool strata_notify_configured(struct strata_req *r)
+{
+    struct strata_doc_ref *ref = NULL;
+    bool on = r->srv->notify && strata_doc_cache_get(&cache, r->srv->meta, &r->binfo, &ref) == 0 &&
+              ref && ((const struct strata_notify_conf *)strata_doc_ref_get(ref))->n > 0;
+    strata_doc_ref_put(ref);
+    return on;
+}
+
 void strata_notify_emit(struct strata_req *r, const char *event, const char *key, uint64_t size,
                         const char *etag, const char *version_id)
 {

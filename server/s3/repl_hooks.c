@@ -9,11 +9,6 @@
 
 #include "srv.h"
 
-#include <pthread.h>
-#include <string.h>
-
-#include "strata/erasure.h"
-
 static const struct strata_s3_repl *hooks(const struct strata_req *r)
 {
     return r->srv ? r->srv->repl_s3 : NULL;
@@ -31,34 +26,13 @@ const char *strata_repl_status_for_new(struct strata_req *r, const char *key, co
     const struct strata_s3_repl *h = hooks(r);
     if (!h)
         return NULL;
-    const char *st = h->status_for_new(r, key, tags, tags_len);
-    r->s3->repl_pending = st && strcmp(st, "PENDING") == 0;
-    return st;
+    return h->status_for_new(r, key, tags, tags_len);
 }
 
-/* Commit and queueing of one key's PENDING versions, serialised: two
- * writers of a key commit in one order and could queue in the other, and
- * a target that keeps no version ids would end with the older one as its
- * latest.  Striped by key; only writes replication selected take it. */
-#define ORDER_STRIPES 64
-static pthread_mutex_t order_mu[ORDER_STRIPES] = {[0 ... ORDER_STRIPES - 1] =
-                                                      PTHREAD_MUTEX_INITIALIZER};
-
-void *strata_repl_order_hold(struct strata_req *r, const char *key)
+bool strata_repl_configured(struct strata_req *r)
 {
-    if (!r->s3->repl_pending)
-        return NULL;
-    uint32_t h = strata_crc32c(0, r->bucket, strlen(r->bucket));
-    h = strata_crc32c(h, key, strlen(key));
-    pthread_mutex_t *mu = &order_mu[h % ORDER_STRIPES];
-    pthread_mutex_lock(mu);
-    return mu;
-}
-
-void strata_repl_order_release(void *hold)
-{
-    if (hold)
-        pthread_mutex_unlock(hold);
+    const struct strata_s3_repl *h = hooks(r);
+    return h && h->configured(r);
 }
 
 int strata_repl_peer(struct strata_req *r, const char *action)

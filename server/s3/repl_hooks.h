@@ -14,6 +14,7 @@
 #ifndef STRATA_SERVER_S3_REPL_HOOKS_H
 #define STRATA_SERVER_S3_REPL_HOOKS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 struct strata_req;
@@ -38,6 +39,7 @@ enum strata_repl_change {
 struct strata_s3_repl {
     const char *(*status_for_new)(struct strata_req *r, const char *key, const void *tags,
                                   size_t tags_len);
+    bool (*configured)(struct strata_req *r);
     int (*peer)(struct strata_req *r, const char *action);
     int (*peer_change)(struct strata_req *r, const char *action);
     void (*emit_put)(struct strata_req *r, const struct strata_obj_info *info);
@@ -67,11 +69,10 @@ int strata_repl_peer(struct strata_req *r, const char *action);
  * version: the header must name the request's versionId (else 400
  * InvalidArgument answered, -1). */
 int strata_repl_peer_change(struct strata_req *r, const char *action);
-/* Around the commit of a new version of key and its strata_repl_emit_put:
- * held when strata_repl_status_for_new made it PENDING (NULL otherwise),
- * so one key's versions are queued in the order they committed. */
-void *strata_repl_order_hold(struct strata_req *r, const char *key);
-void strata_repl_order_release(void *hold);
+/* Whether r's bucket has a replication configuration this daemon may
+ * queue changes for (versioning Enabled, the daemon has targets): the
+ * handlers then commit and queue a key's changes under key_order.h. */
+bool strata_repl_configured(struct strata_req *r);
 /* After a version committed (info of it): queues it when it is PENDING. */
 void strata_repl_emit_put(struct strata_req *r, const struct strata_obj_info *info);
 /* After the tags, retention or legal hold of version vid of key changed:

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "authz.h"
+#include "key_order.h"
 #include "repl_hooks.h"
 
 static const char *const grant_hdrs[] = {
@@ -290,8 +291,12 @@ void strata_h_acl_put(struct strata_req *r)
             e = acl_store_form(a, r->binfo.owner, &enc);
         int rc = 0;
         if (!e && r->key) {
+            void *order = strata_key_order_hold(r, r->key);
             rc = strata_obj_acl_put(r->srv->meta, r->bucket, r->key, info.version_id,
                                     enc.data, enc.len, NULL);
+            if (!rc && !peer)
+                strata_repl_emit_change(r, r->key, info.version_id, STRATA_REPL_ACL);
+            strata_key_order_release(order);
         } else if (!e) {
             rc = strata_meta_bucket_config_put(r->srv->meta, r->bucket, "acl",
                                                enc.len ? enc.data : "", enc.len);
@@ -306,8 +311,6 @@ void strata_h_acl_put(struct strata_req *r)
                                                                           : S3CTX_OBJECT);
         else
             strata_req_send_empty(r, 200);
-        if (!e && !rc && r->key && !peer)
-            strata_repl_emit_change(r, r->key, info.version_id, STRATA_REPL_ACL);
     }
     strata_sbuf_fini(&enc);
     free(a);

@@ -6,6 +6,7 @@
  */
 #include "srv.h"
 #include "handlers.h"
+#include "key_order.h"
 #include "repl_hooks.h"
 #include "notify.h"
 #include "sse.h"
@@ -236,8 +237,16 @@ void strata_h_mpu_complete(struct strata_req *r)
     }
     struct strata_obj_info info;
     memset(&info, 0, sizeof(info));
+    void *order = strata_key_order_hold(r, r->key);
     int rc = strata_mpu_complete_as(r->srv->meta, &o, peer ? strata_req_hdr(r, STRATA_REPL_HDR)
                                                            : NULL, &info);
+    if (rc == 0) {
+        strata_notify_emit(r, "ObjectCreated:CompleteMultipartUpload", r->key, info.size,
+                           info.etag,
+                           r->binfo.versioning != STRATA_VERSIONING_OFF ? info.version_id : NULL);
+        strata_repl_emit_put(r, &info);
+    }
+    strata_key_order_release(order);
     free(parts);
     strata_xml_complete_free(xp, n);
     if (rc) {
@@ -276,9 +285,6 @@ void strata_h_mpu_complete(struct strata_req *r)
             strata_sbuf_printf(&b, "<ChecksumType>%s</ChecksumType>", tn);
     }
     strata_sbuf_puts(&b, "</CompleteMultipartUploadResult>");
-    strata_notify_emit(r, "ObjectCreated:CompleteMultipartUpload", r->key, info.size, info.etag,
-                       r->binfo.versioning != STRATA_VERSIONING_OFF ? info.version_id : NULL);
-    strata_repl_emit_put(r, &info);
     /* The version id and SSE go in headers (none when neither applies). */
     struct strata_resp *resp = strata_req_xml_response(r, &b);
     if (resp) {

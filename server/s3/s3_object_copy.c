@@ -7,6 +7,7 @@
  */
 #include "srv.h"
 #include "handlers.h"
+#include "key_order.h"
 #include "repl_hooks.h"
 #include "notify.h"
 #include "sse.h"
@@ -102,9 +103,11 @@ static bool src_cond_ok(struct strata_req *r, const struct strata_obj_info *in)
 }
 
 /* Streams [off, off + len) of g into p and commits it (p is consumed
- * whatever happens).  Returns 0 or a STRATA_E* code. */
-static int copy_range(struct strata_get *g, uint64_t off, uint64_t len, struct strata_put *p,
-                      struct strata_obj_info *out)
+ * whatever happens); with order, under the key order lock of r's key
+ * (key_order.h), which *order then holds whatever the outcome.  Returns 0
+ * or a STRATA_E* code. */
+static int copy_range(struct strata_req *r, struct strata_get *g, uint64_t off, uint64_t len,
+                      struct strata_put *p, struct strata_obj_info *out, void **order)
 {
     uint8_t *buf = malloc(COPY_STEP);
     int rc = buf ? 0 : STRATA_ENOMEM;
@@ -119,21 +122,29 @@ static int copy_range(struct strata_get *g, uint64_t off, uint64_t len, struct s
         strata_obj_put_abort(p);
         return rc;
     }
+    if (order)
+        *order = strata_key_order_hold(r, r->key);
     return strata_obj_put_commit(p, out);
 }
 
-/* Streams all of g into a new put of o. */
+/* Streams all of g into a new put of o, committed under *order. */
 static int copy_bytes(struct strata_req *r, struct strata_get *g, const struct strata_put_opts *o,
-                      struct strata_obj_info *out)
+                      struct strata_obj_info *out, void **order)
 {
     struct strata_put *p = NULL;
     int rc = strata_obj_put_begin(r->srv->meta, o, &p);
-    return rc ? rc : copy_range(g, 0, o->size, p, out);
+    return rc ? rc : copy_range(r, g, 0, o->size, p, out, order);
 }
 
+/* The copy is queued (events, replication) before order is released. */
 static void answer(struct strata_req *r, const struct strata_obj_info *dst,
-                   const struct strata_obj_info *src, const struct strata_bucket_info *sb)
+                   const struct strata_obj_info *src, const struct strata_bucket_info *sb,
+                   void *order)
 {
+    strata_notify_emit(r, "ObjectCreated:Copy", r->key, dst->size, dst->etag,
+                       r->binfo.versioning != STRATA_VERSIONING_OFF ? dst->version_id : NULL);
+    strata_repl_emit_put(r, dst);
+    strata_key_order_release(order);
     char when[32];
     strata_iso8601_format(dst->mtime_ms, when, sizeof(when));
     struct strata_sbuf b;
@@ -146,9 +157,6 @@ static void answer(struct strata_req *r, const struct strata_obj_info *dst,
         strata_resp_hdr(resp, "x-amz-version-id", dst->version_id);
     if (sb->versioning != STRATA_VERSIONING_OFF && src->version_id[0])
         strata_resp_hdr(resp, "x-amz-copy-source-version-id", src->version_id);
-    strata_notify_emit(r, "ObjectCreated:Copy", r->key, dst->size, dst->etag,
-                       r->binfo.versioning != STRATA_VERSIONING_OFF ? dst->version_id : NULL);
-    strata_repl_emit_put(r, dst);
     strata_req_send(r, 200, resp);
 }
 
@@ -266,7 +274,8 @@ static void copy_open(struct strata_req *r, struct strata_get *g, struct strata_
     o.acl_len = acl.len;
     struct strata_obj_info dst;
     memset(&dst, 0, sizeof(dst));
-    int rc = ae ? 0 : copy_bytes(r, g, &o, &dst);
+    void *order = NULL;
+    int rc = ae ? 0 : copy_bytes(r, g, &o, &dst, &order);
     strata_sse_new_fini(&sse);
     strata_sbuf_fini(&tags);
     strata_sbuf_fini(&acl);
@@ -277,11 +286,12 @@ static void copy_open(struct strata_req *r, struct strata_get *g, struct strata_
         return;
     }
     if (rc) {
+        strata_key_order_release(order);
         strata_obj_info_fini(&dst);
         strata_req_error_strata(r, rc, rc == STRATA_ENOTFOUND ? S3CTX_BUCKET : S3CTX_OBJECT);
         return;
     }
-    answer(r, &dst, src, sb);
+    answer(r, &dst, src, sb, order);
     strata_obj_info_fini(&dst);
 }
 
@@ -419,7 +429,7 @@ static void part_copy_run(struct strata_req *r, struct strata_get *g,
     struct strata_obj_info dst;
     memset(&dst, 0, sizeof(dst));
     if (rc == 0)
-        rc = copy_range(g, off, len, p, &dst);
+        rc = copy_range(r, g, off, len, p, &dst, NULL); /* a part: not queued */
     if (rc && r->s3->sse_err) {
         strata_obj_info_fini(&dst);
         strata_req_error(r, (enum s3_err)r->s3->sse_err, 0);

@@ -5,6 +5,7 @@
  */
 #include "srv.h"
 #include "handlers.h"
+#include "key_order.h"
 #include "notify.h"
 #include "repl_hooks.h"
 
@@ -46,10 +47,14 @@ void strata_h_delete(struct strata_req *r)
         strata_req_error(r, S3E_InvalidRequest, 0);
         return;
     }
+    void *order = strata_key_order_hold(r, r->key);
     int rc = peer && !vid ? strata_obj_delete_marker_replica(r->srv->meta, r->bucket, r->key,
                                                              strata_req_hdr(r, STRATA_REPL_HDR),
                                                              &res)
                           : strata_obj_delete_opts(r->srv->meta, r->bucket, r->key, vid, &a, &res);
+    if (rc == 0)
+        deleted_emit(r, r->key, vid, &res);
+    strata_key_order_release(order);
     if (rc == STRATA_ELOCKED)
         r->err_msg = "Access Denied because object protected by object lock.";
     if (rc && rc != STRATA_ENOTFOUND) {
@@ -61,8 +66,6 @@ void strata_h_delete(struct strata_req *r)
         strata_resp_hdr(resp, "x-amz-delete-marker", "true");
     if (rc == 0 && res.version_id[0] && r->binfo.versioning != STRATA_VERSIONING_OFF)
         strata_resp_hdr(resp, "x-amz-version-id", res.version_id);
-    if (rc == 0)
-        deleted_emit(r, r->key, vid, &res);
     strata_req_send(r, 204, resp);
 }
 
@@ -112,13 +115,15 @@ void strata_h_delete_multi(struct strata_req *r)
         a.bypass_governance = strata_authz_bypass_governance(r, o->key, o->version_id);
         struct strata_del_result res;
         memset(&res, 0, sizeof(res));
+        void *order = strata_key_order_hold(r, o->key);
         int rc = strata_obj_delete_opts(r->srv->meta, r->bucket, o->key, o->version_id, &a, &res);
+        if (rc == 0)
+            deleted_emit(r, o->key, o->version_id, &res);
+        strata_key_order_release(order);
         if (rc && rc != STRATA_ENOTFOUND) {
             add_error(&b, o, strata_s3_err_from_strata(rc, S3CTX_OBJECT));
             continue;
         }
-        if (rc == 0)
-            deleted_emit(r, o->key, o->version_id, &res);
         if (quiet)
             continue;
         strata_sbuf_puts(&b, "<Deleted>");

@@ -10,6 +10,7 @@
  */
 #include "srv.h"
 #include "handlers.h"
+#include "key_order.h"
 #include "remote_lock.h"
 #include "repl_hooks.h"
 #include "srv_tiers.h"
@@ -275,16 +276,19 @@ static bool lock_put_allowed(struct strata_req *r)
            strata_repl_peer_change(r, "s3:ReplicateObject") >= 0;
 }
 
-/* Their answer once the version's lock state is written (rc), replicated
- * as kind and passed on to a remote tier. */
+/* Their answer once the version's lock state is written (rc) under order
+ * (key_order.h): replicated as kind, order released, and passed on to a
+ * remote tier. */
 static void lock_put_done(struct strata_req *r, int rc, const char *vid, const char *vid_out,
-                          enum strata_repl_change kind)
+                          enum strata_repl_change kind, void *order)
 {
+    if (rc == 0)
+        strata_repl_emit_change(r, r->key, vid_out, kind);
+    strata_key_order_release(order);
     if (rc) {
         obj_error(r, rc, vid);
         return;
     }
-    strata_repl_emit_change(r, r->key, vid_out, kind);
     remote_lock_note(r, vid_out);
     strata_req_send_empty_hdr(r, 200, "x-amz-version-id", vid_out);
 }
@@ -305,9 +309,10 @@ void strata_h_retention_put(struct strata_req *r)
     const char *vid = strata_req_query(r, "versionId");
     struct strata_lock_actor a = strata_lock_actor_of(r);
     char vid_out[STRATA_VERSION_ID_MAX + 1] = "";
+    void *order = strata_key_order_hold(r, r->key);
     int rc = strata_obj_retention_put(r->srv->meta, r->bucket, r->key, vid, mode, until, &a,
                                       vid_out);
-    lock_put_done(r, rc, vid, vid_out, STRATA_REPL_RETENTION);
+    lock_put_done(r, rc, vid, vid_out, STRATA_REPL_RETENTION, order);
 }
 
 void strata_h_legal_hold_put(struct strata_req *r)
@@ -320,6 +325,7 @@ void strata_h_legal_hold_put(struct strata_req *r)
     const char *vid = strata_req_query(r, "versionId");
     struct strata_lock_actor a = strata_lock_actor_of(r);
     char vid_out[STRATA_VERSION_ID_MAX + 1] = "";
+    void *order = strata_key_order_hold(r, r->key);
     int rc = strata_obj_legal_hold_put(r->srv->meta, r->bucket, r->key, vid, on, &a, vid_out);
-    lock_put_done(r, rc, vid, vid_out, STRATA_REPL_LEGAL_HOLD);
+    lock_put_done(r, rc, vid, vid_out, STRATA_REPL_LEGAL_HOLD, order);
 }

@@ -7,6 +7,7 @@
  */
 #include "srv.h"
 #include "handlers.h"
+#include "key_order.h"
 #include "repl_hooks.h"
 #include "notify.h"
 #include "sse.h"
@@ -382,9 +383,9 @@ void strata_h_put_run(struct strata_req *r)
         }
     }
     struct strata_obj_info info;
-    void *order = r->route->sub == NULL ? strata_repl_order_hold(r, r->key) : NULL;
+    void *order = r->route->sub == NULL ? strata_key_order_hold(r, r->key) : NULL;
     if (strata_put_commit(r, &info)) {
-        strata_repl_order_release(order);
+        strata_key_order_release(order);
         return;
     }
     struct strata_resp *resp = strata_resp_empty();
@@ -396,7 +397,7 @@ void strata_h_put_run(struct strata_req *r)
                            r->binfo.versioning != STRATA_VERSIONING_OFF ? info.version_id : NULL);
         strata_repl_emit_put(r, &info);
     }
-    strata_repl_order_release(order);
+    strata_key_order_release(order);
     strata_obj_info_fini(&info);
     strata_req_send(r, 200, resp);
 }

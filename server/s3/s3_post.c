@@ -12,7 +12,9 @@
  */
 #include "s3_post.h"
 #include "handlers.h"
+#include "key_order.h"
 #include "notify.h"
+#include "repl_hooks.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -227,6 +229,12 @@ static enum s3_err open_put(struct strata_post *p)
     struct strata_sbuf acl; /* the acl field, as x-amz-acl is to PutObject */
     strata_sbuf_init(&acl, STRATA_ACL_MAX);
     enum s3_err e = h ? strata_put_hdrs_pick_from(p->f, p->n, h) : S3E_InternalError;
+    /* Bucket replication: PENDING stored with the version, as PutObject. */
+    const char *rs = e ? NULL : strata_repl_status_for_new(r, r->key, p->tags.data, p->tags.len);
+    if (rs && h->n == STRATA_PUT_HDRS_MAX)
+        e = S3E_MetadataTooLarge;
+    else if (rs)
+        h->kv[h->n++] = (struct strata_kv){STRATA_REPL_STATUS_HDR, rs};
     if (!e)
         e = strata_acl_new_object(r, &acl);
     if (!e)
@@ -445,8 +453,6 @@ static void respond(struct strata_req *r, const struct strata_obj_info *info)
         strata_resp_hdr(resp, "Location", loc.data);
     strata_sbuf_fini(&loc);
     strata_put_answer_hdrs(r, info, resp);
-    strata_notify_emit(r, "ObjectCreated:Post", r->key, info->size, info->etag,
-                       r->binfo.versioning != STRATA_VERSIONING_OFF ? info->version_id : NULL);
     strata_req_send(r, status, resp);
 }
 
@@ -472,8 +478,15 @@ void strata_h_post_run(struct strata_req *r)
         return;
     }
     struct strata_obj_info info;
-    if (strata_put_commit(r, &info))
+    void *order = strata_key_order_hold(r, r->key);
+    if (strata_put_commit(r, &info)) {
+        strata_key_order_release(order);
         return;
+    }
+    strata_notify_emit(r, "ObjectCreated:Post", r->key, info.size, info.etag,
+                       r->binfo.versioning != STRATA_VERSIONING_OFF ? info.version_id : NULL);
+    strata_repl_emit_put(r, &info);
+    strata_key_order_release(order);
     respond(r, &info);
     strata_obj_info_fini(&info);
 }

@@ -7,6 +7,7 @@
  */
 #include "srv.h"
 #include "handlers.h"
+#include "key_order.h"
 #include "notify.h"
 #include "repl_hooks.h"
 #include "s3_bucket_config.h"
@@ -89,21 +90,22 @@ static void obj_error(struct strata_req *r, int rc, const char *vid)
 
 /* The end of a Put/DeleteObjectTagging (key) or Put/DeleteBucketTagging:
  * the error of rc, or the event and replication of an object's change and
- * status. */
+ * status; order (key_order.h, held over the change) released once queued. */
 static void tags_answer(struct strata_req *r, int rc, const char *vid, const char *vid_out,
-                        const char *event, int status)
+                        const char *event, int status, void *order)
 {
+    if (rc == 0 && r->key) {
+        strata_notify_emit(r, event, r->key, 0, NULL,
+                           r->binfo.versioning != STRATA_VERSIONING_OFF ? vid_out : NULL);
+        strata_repl_emit_change(r, r->key, vid_out, STRATA_REPL_TAGS);
+    }
+    strata_key_order_release(order);
     if (rc) {
         if (!r->key)
             strata_req_error_strata(r, rc, S3CTX_BUCKET);
         else
             obj_error(r, rc, vid);
         return;
-    }
-    if (r->key) {
-        strata_notify_emit(r, event, r->key, 0, NULL,
-                           r->binfo.versioning != STRATA_VERSIONING_OFF ? vid_out : NULL);
-        strata_repl_emit_change(r, r->key, vid_out, STRATA_REPL_TAGS);
     }
     send_done(r, status, vid_out);
 }
@@ -147,6 +149,7 @@ void strata_h_tagging_put(struct strata_req *r)
     int rc;
     char vid_out[STRATA_VERSION_ID_MAX + 1] = "";
     const char *vid = strata_req_query(r, "versionId");
+    void *order = r->key ? strata_key_order_hold(r, r->key) : NULL;
     if (!r->key)
         rc = strata_meta_bucket_config_put(r->srv->meta, r->bucket, "tagging",
                                            b.data ? b.data : "", b.len);
@@ -154,7 +157,7 @@ void strata_h_tagging_put(struct strata_req *r)
         rc = strata_obj_tags_put(r->srv->meta, r->bucket, r->key, vid, b.data ? b.data : "",
                                  b.len, vid_out);
     strata_sbuf_fini(&b);
-    tags_answer(r, rc, vid, vid_out, "ObjectTagging:Put", r->key ? 200 : 204);
+    tags_answer(r, rc, vid, vid_out, "ObjectTagging:Put", r->key ? 200 : 204, order);
 }
 
 void strata_h_tagging_delete(struct strata_req *r)
@@ -164,11 +167,12 @@ void strata_h_tagging_delete(struct strata_req *r)
     int rc;
     char vid_out[STRATA_VERSION_ID_MAX + 1] = "";
     const char *vid = strata_req_query(r, "versionId");
+    void *order = r->key ? strata_key_order_hold(r, r->key) : NULL;
     if (!r->key)
         rc = strata_meta_bucket_config_put(r->srv->meta, r->bucket, "tagging", "", 0);
     else
         rc = strata_obj_tags_delete(r->srv->meta, r->bucket, r->key, vid, vid_out);
     if (rc == STRATA_ENOTFOUND && !r->key)
         rc = 0; /* AWS answers 204 whether or not the bucket had tags */
-    tags_answer(r, rc, vid, vid_out, "ObjectTagging:Delete", 204);
+    tags_answer(r, rc, vid, vid_out, "ObjectTagging:Delete", 204, order);
 }

@@ -23,6 +23,7 @@ import urllib.parse
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import key_writers  # noqa: E402
 from notify_hook import Receiver, keys_of, metrics, put_conf, queue_conf  # noqa: E402
 from strata_harness import (REGION, Strata, expect_error, free_port, log, new_bucket,  # noqa: E402
                             run, test)
@@ -234,6 +235,38 @@ def events_versioned_and_markers(s):
     check_record(*recs[0], b, "ObjectCreated:Put", "k", 3, e1, v1)
     check_record(*recs[1], b, "ObjectRemoved:DeleteMarkerCreated", "k", vid=dm["VersionId"])
     check_record(*recs[2], b, "ObjectRemoved:Delete", "k", vid=v1)
+
+
+@test
+def events_follow_commit_order(s):
+    """One key changed at once by several clients through every path that
+    makes a version or a delete marker (PUT, copy, multipart upload, POST,
+    delete): its events come in the order the versions committed (the
+    bucket's version order), their sequencers rising with it."""
+    c, b = new_bucket(s, "norder")
+    c.put_bucket_versioning(Bucket=b, VersioningConfiguration={"Status": "Enabled"})
+    key_writers.sources(c, b, "hot", clients=8, each=15)
+    put_conf(c, b, queue_conf(HOOK_ARN, ["s3:ObjectCreated:*", "s3:ObjectRemoved:*"], "hot",
+                              cid="order"))
+    HOOK.clear()
+    key_writers.burst(s.client, b, "hot", clients=8, each=15)
+    committed = [vid for vid, _ in reversed(key_writers.history(c, b, "hot"))]
+    assert len(committed) == 120, len(committed)
+    recs = HOOK.wait(lambda rs: len(keys_of(rs, b)) >= 120, timeout=120)
+    time.sleep(0.5)  # nothing more may come
+    recs = [r for _, _, r in HOOK.records() if r["s3"]["bucket"]["name"] == b]
+    assert {r["s3"]["object"]["key"] for r in recs} == {"hot"}, recs
+    got = [r["s3"]["object"]["versionId"] for r in recs]
+    at = [committed.index(v) for v in got]
+    assert got == committed, ("events in delivery order against the commit order: " + " ".join(
+        f"{n}({r['eventName'].split(':')[-1]})" if n != i else str(n)
+        for i, (n, r) in enumerate(zip(at, recs))))
+    seqs = [int(r["s3"]["object"]["sequencer"], 16) for r in recs]
+    assert seqs == sorted(seqs) and len(set(seqs)) == len(seqs), seqs
+    names = {r["eventName"] for r in recs}
+    assert names == {"ObjectCreated:Put", "ObjectCreated:Copy", "ObjectCreated:Post",
+                     "ObjectCreated:CompleteMultipartUpload",
+                     "ObjectRemoved:DeleteMarkerCreated"}, names
 
 
 @test

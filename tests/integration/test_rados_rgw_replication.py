@@ -9,7 +9,9 @@ radosgw with their bytes, metadata, tags, lock settings and ETag (the "-N"
 of a multipart one too), each as a new version of radosgw's own (it does
 not keep the source's version id nor say REPLICA: a Strata peer's
 x-strata-replica-version-id means nothing to it), in the source's order,
-COMPLETED on the source; a delete marker as a delete marker; an SSE-C
+COMPLETED on the source; a delete marker as a delete marker; one key's
+versions and delete markers written at once by several clients (PUT,
+copy, multipart, delete; PUT and POST) in the source's commit order; an SSE-C
 version, single-part or multipart, is refused by radosgw (the SSE-C
 algorithm without a customer key) and FAILED on the source, counted in
 strata_replication_sse_c_refused_total, with nothing stored on radosgw, so
@@ -36,9 +38,11 @@ import threading
 import time
 
 import boto3
+import requests
 from botocore.config import Config
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import key_writers  # noqa: E402
 from rados_gw import skip  # noqa: E402
 from strata_harness import REGION, Strata, expect_error, log, run, test, wait_until  # noqa: E402
 
@@ -248,6 +252,57 @@ def key_order_survives_kill9(_):
         SRC.restart(kill=True, between=resume)
     s = SRC.client()
     same_history(s, r, sb, rb, "hot", marker=False)
+    assert r.get_object(Bucket=rb, Key="hot")["Body"].read() == s.get_object(
+        Bucket=sb, Key="hot")["Body"].read()
+
+
+def same_mixed_history(s, r, sb, rb, k):
+    """Once nothing is pending: every source version of k COMPLETED and
+    radosgw's history of k (versions and delete markers, newest first)
+    the source's."""
+    wait_until("nothing pending", lambda: metric("strata_replication_pending") == 0, 180)
+    src = key_writers.history(s, sb, k)
+    for vid, etag in src:
+        if etag:
+            wait_status(s, sb, k, vid, "COMPLETED", timeout=5)
+    # radosgw makes no delete marker when the key's latest is one already:
+    # a run of the source's markers is one there.
+    want = [etag or "marker" for i, (_, etag) in enumerate(src)
+            if etag or i == 0 or src[i - 1][1]]
+    got = [etag or "marker" for _, etag in key_writers.history(r, rb, k)]
+    assert got == want, ("radosgw's history (newest first) against the source's: " + " ".join(
+        str(want.index(e)) if e in want and e != "marker" else e for e in got))
+    return src
+
+
+@test
+def mixed_changes_of_one_key_arrive_in_order(_):
+    """One key changed at once by several clients through PUT, copy,
+    multipart upload and delete: radosgw gets the changes in the order
+    they committed on the source, so its history of the key (versions and
+    delete markers, newest first) is the source's."""
+    s, r, sb, rb = pair("mixed")
+    key_writers.sources(s, sb, "hot", clients=8, each=12)
+    key_writers.burst(SRC.client, sb, "hot", clients=8, each=12,
+                      paths=("put", "copy", "multipart", "delete"))
+    assert len(same_mixed_history(s, r, sb, rb, "hot")) == 96
+
+
+@test
+def post_uploads_replicate_in_order(_):
+    """POST uploads of a key racing PUTs of it: each POST version is
+    PENDING, then COMPLETED, and on radosgw in the source's order."""
+    s, r, sb, rb = pair("post")
+    vid = s.put_object(Bucket=sb, Key="hot", Body=b"first")["VersionId"]
+    post = s.generate_presigned_post(Bucket=sb, Key="hot", ExpiresIn=300)
+    got = requests.post(post["url"], data=post["fields"],
+                        files={"file": ("f", b"posted", "text/plain")}, timeout=60)
+    assert got.status_code == 204, (got.status_code, got.text)
+    head = s.head_object(Bucket=sb, Key="hot")
+    assert head["VersionId"] != vid and head["ReplicationStatus"] in ("PENDING", "COMPLETED"), head
+    key_writers.burst(SRC.client, sb, "hot", clients=4, each=8, paths=("put", "post"))
+    src = same_mixed_history(s, r, sb, rb, "hot")
+    assert len(src) == 34, len(src)
     assert r.get_object(Bucket=rb, Key="hot")["Body"].read() == s.get_object(
         Bucket=sb, Key="hot")["Body"].read()
 
