@@ -104,14 +104,28 @@ static int only(struct pctx *p, xmlNodePtr parent, const char *const *names)
     return 0;
 }
 
-/* An element whose children are only names (NULL-terminated), each at
- * most once: out[i] is the child called names[i], or NULL.  0 or p->rc. */
-static int children(struct pctx *p, xmlNodePtr parent, const char *const *names, xmlNodePtr *out)
+#define CHILDREN_MAX 3 /* the most children an element below has */
+
+/* An element whose children are only the names given, each at most once:
+ * the arguments are pairs of a name and the xmlNodePtr * that gets the
+ * child of that name (or NULL), ended by NULL.  0 or p->rc. */
+__attribute__((sentinel)) static int children(struct pctx *p, xmlNodePtr parent, ...)
 {
+    const char *names[CHILDREN_MAX + 1];
+    xmlNodePtr *out[CHILDREN_MAX];
+    size_t n = 0;
+    va_list ap;
+    va_start(ap, parent);
+    for (const char *name; n < CHILDREN_MAX && (name = va_arg(ap, const char *)); n++) {
+        names[n] = name;
+        out[n] = va_arg(ap, xmlNodePtr *);
+    }
+    va_end(ap);
+    names[n] = NULL;
     if (only(p, parent, names))
         return p->rc;
-    for (size_t i = 0; names[i]; i++)
-        out[i] = one(p, parent, names[i]);
+    for (size_t i = 0; i < n; i++)
+        *out[i] = one(p, parent, names[i]);
     return p->rc;
 }
 
@@ -124,6 +138,20 @@ static char *text(struct pctx *p, xmlNodePtr n)
     if (!s && p->rc == 0)
         p->rc = STRATA_ENOMEM;
     return s;
+}
+
+/* An element of one of two words: *on set for yes, left for no, else
+ * MALFORMED with msg.  p->rc. */
+static int word_elem(struct pctx *p, xmlNodePtr n, const char *yes, const char *no, bool *on,
+                     const char *msg)
+{
+    char *s = text(p, n);
+    if (s && strcmp(s, yes) == 0)
+        *on = true;
+    else if (s && strcmp(s, no) != 0)
+        fail(p, STRATA_LC_MALFORMED, "%s", msg);
+    free(s);
+    return p->rc;
 }
 
 /* A decimal integer (surrounding spaces allowed) into *v. */
@@ -213,11 +241,9 @@ static int date_elem(struct pctx *p, xmlNodePtr n, int64_t *out_ms)
 
 static int tag_elem(struct pctx *p, xmlNodePtr n, struct strata_lc_tag *t)
 {
-    static const char *const names[] = {"Key", "Value", NULL};
-    xmlNodePtr c[2];
-    if (children(p, n, names, c))
+    xmlNodePtr k, v;
+    if (children(p, n, "Key", &k, "Value", &v, NULL))
         return p->rc;
-    xmlNodePtr k = c[0], v = c[1];
     if (!k || !v)
         return fail(p, STRATA_LC_MALFORMED, "Tag needs Key and Value");
     t->key = text(p, k);
@@ -300,11 +326,9 @@ static int predicates(struct pctx *p, xmlNodePtr n, struct strata_lc_filter *f, 
 
 static int expiration(struct pctx *p, xmlNodePtr n, struct strata_lc_rule *r)
 {
-    static const char *const names[] = {"Days", "Date", "ExpiredObjectDeleteMarker", NULL};
-    xmlNodePtr c[3];
-    if (children(p, n, names, c))
+    xmlNodePtr days, date, edm;
+    if (children(p, n, "Days", &days, "Date", &date, "ExpiredObjectDeleteMarker", &edm, NULL))
         return p->rc;
-    xmlNodePtr days = c[0], date = c[1], edm = c[2];
     if (!!days + !!date + !!edm != 1)
         return fail(p, STRATA_LC_MALFORMED,
                     "Expiration takes exactly one of Days, Date and ExpiredObjectDeleteMarker");
@@ -313,24 +337,17 @@ static int expiration(struct pctx *p, xmlNodePtr n, struct strata_lc_rule *r)
         r->exp_days = (unsigned)v;
     if (date)
         r->exp_has_date = date_elem(p, date, &r->exp_date_ms) == 0;
-    if (edm) {
-        char *s = text(p, edm);
-        if (s && strcmp(s, "true") == 0)
-            r->exp_delete_marker = true;
-        else if (s && strcmp(s, "false") != 0)
-            fail(p, STRATA_LC_MALFORMED, "ExpiredObjectDeleteMarker is true or false");
-        free(s);
-    }
+    if (edm)
+        word_elem(p, edm, "true", "false", &r->exp_delete_marker,
+                  "ExpiredObjectDeleteMarker is true or false");
     return p->rc;
 }
 
 static int noncurrent_expiration(struct pctx *p, xmlNodePtr n, struct strata_lc_rule *r)
 {
-    static const char *const names[] = {"NoncurrentDays", "NewerNoncurrentVersions", NULL};
-    xmlNodePtr c[2];
-    if (children(p, n, names, c))
+    xmlNodePtr days, newer;
+    if (children(p, n, "NoncurrentDays", &days, "NewerNoncurrentVersions", &newer, NULL))
         return p->rc;
-    xmlNodePtr days = c[0], newer = c[1];
     if (!days)
         return fail(p, STRATA_LC_MALFORMED, "NoncurrentVersionExpiration needs NoncurrentDays");
     long long v;
@@ -416,9 +433,8 @@ static int transition(struct pctx *p, xmlNodePtr n, bool noncurrent, struct stra
 
 static int abort_mpu(struct pctx *p, xmlNodePtr n, struct strata_lc_rule *r)
 {
-    static const char *const names[] = {"DaysAfterInitiation", NULL};
     xmlNodePtr d;
-    if (children(p, n, names, &d))
+    if (children(p, n, "DaysAfterInitiation", &d, NULL))
         return p->rc;
     if (!d)
         return fail(p, STRATA_LC_MALFORMED,
@@ -508,13 +524,8 @@ static int rule(struct pctx *p, xmlNodePtr n, struct strata_lc_rule *r)
     }
     if (!status)
         return fail(p, STRATA_LC_MALFORMED, "a rule needs Status");
-    char *st = text(p, status);
-    if (st && strcmp(st, "Enabled") == 0)
-        r->enabled = true;
-    else if (st && strcmp(st, "Disabled") != 0)
-        fail(p, STRATA_LC_MALFORMED, "Status is Enabled or Disabled");
-    free(st);
-    if (p->rc || rule_filter(p, n, r))
+    if (word_elem(p, status, "Enabled", "Disabled", &r->enabled, "Status is Enabled or Disabled") ||
+        rule_filter(p, n, r))
         return p->rc;
     return rule_actions(p, n, r);
 }

@@ -45,8 +45,8 @@ struct meta_dcache {
     pthread_mutex_t mu;
     struct dc_ent *bucket[DC_BUCKETS];
     struct dc_ent *ring; /* the hand: next entry eviction looks at */
-    uint64_t budget, obj_max, bytes;
-    uint64_t entries, hits, misses, fills, evictions;
+    uint64_t obj_max;
+    struct strata_data_cache_stats st; /* what strata_meta__dc_stats copies */
 };
 
 struct dc_reader {
@@ -99,8 +99,8 @@ static void unlist(struct meta_dcache *dc, struct dc_ent *e)
         if (dc->ring == e)
             dc->ring = e->next;
     }
-    dc->bytes -= e->size;
-    dc->entries--;
+    dc->st.bytes -= e->size;
+    dc->st.entries--;
     ent_unref(e); /* the table's reference */
 }
 
@@ -109,8 +109,8 @@ static void unlist(struct meta_dcache *dc, struct dc_ent *e)
 static bool make_room(struct meta_dcache *dc, uint64_t need)
 {
     /* Two turns of the hand clear every ref bit and evict what is ready. */
-    uint64_t steps = 2 * dc->entries + 2;
-    while (dc->bytes + need > dc->budget && dc->ring && steps--) {
+    uint64_t steps = 2 * dc->st.entries + 2;
+    while (dc->st.bytes + need > dc->st.budget && dc->ring && steps--) {
         struct dc_ent *e = dc->ring;
         if (!e->ready) {
             dc->ring = e->next; /* a fill: not evictable */
@@ -119,10 +119,10 @@ static bool make_room(struct meta_dcache *dc, uint64_t need)
             dc->ring = e->next;
         } else {
             unlist(dc, e);
-            dc->evictions++;
+            dc->st.evictions++;
         }
     }
-    return dc->bytes + need <= dc->budget;
+    return dc->st.bytes + need <= dc->st.budget;
 }
 
 /* Under mu: list e as the newest entry (just behind the hand). */
@@ -138,8 +138,8 @@ static void list_add(struct meta_dcache *dc, struct dc_ent *e)
         e->prev->next = e;
         dc->ring->prev = e;
     }
-    dc->bytes += e->size;
-    dc->entries++;
+    dc->st.bytes += e->size;
+    dc->st.entries++;
 }
 
 /* A fill entry for a miss of (inner, id), listed (not ready), with a
@@ -173,7 +173,7 @@ static struct dc_ent *fill_start(struct meta_dcache *dc, const struct strata_tie
     bool ok = !*find_slot(dc, inner, id) && make_room(dc, size);
     if (ok) {
         list_add(dc, e);
-        dc->fills++;
+        dc->st.fills++;
     }
     pthread_mutex_unlock(&dc->mu);
     if (!ok) {
@@ -255,9 +255,9 @@ static int dc_reader_open(void *impl, uint32_t place, const uint8_t id[STRATA_DA
         atomic_fetch_add(&e->refs, 1);
         e->ref = true;
         rd->hit = e;
-        dc->hits++;
+        dc->st.hits++;
     } else {
-        dc->misses++;
+        dc->st.misses++;
     }
     pthread_mutex_unlock(&dc->mu);
     if (rd->hit) {
@@ -422,8 +422,8 @@ int strata_meta__dc_create(size_t budget_mb, struct meta_dcache **out)
     if (!dc)
         return STRATA_ENOMEM;
     pthread_mutex_init(&dc->mu, NULL);
-    dc->budget = (uint64_t)budget_mb << 20;
-    dc->obj_max = dc->budget / 4;
+    dc->st.budget = (uint64_t)budget_mb << 20;
+    dc->obj_max = dc->st.budget / 4;
     *out = dc;
     return 0;
 }
@@ -446,12 +446,6 @@ void strata_meta__dc_stats(struct meta_dcache *dc, struct strata_data_cache_stat
     if (!dc)
         return;
     pthread_mutex_lock(&dc->mu);
-    st->budget = dc->budget;
-    st->bytes = dc->bytes;
-    st->entries = dc->entries;
-    st->hits = dc->hits;
-    st->misses = dc->misses;
-    st->fills = dc->fills;
-    st->evictions = dc->evictions;
+    *st = dc->st;
     pthread_mutex_unlock(&dc->mu);
 }

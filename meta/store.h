@@ -436,273 +436,310 @@ typedef int (*strata_meta__restore_walk_fn)(void *ud, const char *bucket, const 
 /* Callback of on_invalidate: another gateway changed bucket's records. */
 typedef void (*strata_meta__invalidate_fn)(void *ud, const char *bucket);
 
+/*
+ * The store ops, one line each: X(b, who, ret, op, params) for backend b,
+ * who naming the backends that implement it (both, local or rados; the
+ * other leaves it NULL).  The struct's members, each backend's prototypes
+ * (strata_meta__B_OP) and its ops table are all made from this one list,
+ * so an op is added in one place.
+ */
+#define STRATA_META__STORE_OPS(X, b)                                                               \
+    /* ---- state documents ('S' name locally) ----                                                \
+     * put with len 0 removes the document.  get: 0 with a malloc'ed copy,                         \
+     * STRATA_ENOTFOUND, or a quorum / read error.  Names and sizes are                            \
+     * checked above (state.c). */                                                                 \
+    X(b, both, int, state_put, (struct strata_meta *m, const char *name, const void *doc,          \
+      size_t len))                                                                                 \
+    X(b, both, int, state_get, (struct strata_meta *m, const char *name, void **doc, size_t *len)) \
+                                                                                                   \
+    /* ---- the retention clock's high-water mark ----                                             \
+     * mark_read: the mark the clock must not start below, or -1 when the                          \
+     * store has none it can trust yet (a new store).  mark_advance: persist                       \
+     * lock_ms as the new mark (the clock only moves forward, so the mark                          \
+     * does); 0 when it is durable where the backend needs it. */                                  \
+    X(b, both, int64_t, clock_mark_read, (struct strata_meta *m))                                  \
+    X(b, both, int, clock_mark_advance, (struct strata_meta *m, int64_t lock_ms))                  \
+    /* clock_peers (NULL: a store one process owns): ask the gateways                              \
+     * running on the store for their lock clocks; the number that answered                        \
+     * (0: none runs) with the highest in *max_ms.  Runs at open, before the                       \
+     * clock exists: it must not call strata_meta_lock_now_ms. */                                  \
+    X(b, rados, int, clock_peers, (struct strata_meta *m, int64_t *max_ms))                        \
+                                                                                                   \
+    /* ---- the audit log's storage (the hash chain is audit.c's) ----                             \
+     * audit_open: open the copies and find their tails (tail reads the                            \
+     * last entry), repairing what a crash left (reported in found);                               \
+     * audit_close releases them (no-op when not open).  audit_append:                             \
+     * take the next seq, seal the entry on every copy and return once it                          \
+     * is durable (STRATA_EQUORUM when not on enough copies).                                      \
+     * audit_last_seq: the highest durable seq, 0 for an empty log. */                             \
+    X(b, both, int, audit_open, (struct strata_meta *m, strata_meta__audit_tail_fn tail,           \
+      struct strata_meta__audit_found *found))                                                     \
+    X(b, both, void, audit_close, (struct strata_meta *m))                                         \
+    X(b, both, int, audit_append, (struct strata_meta *m, const char *body,                        \
+      strata_meta__audit_seal_fn seal))                                                            \
+    X(b, both, uint64_t, audit_last_seq, (struct strata_meta *m))                                  \
+    /* Read one copy without a running daemon (strata audit, the admin                             \
+     * API): locally where names a drive directory.  STRATA_ENOTFOUND when                         \
+     * the copy has no log.  The anchor is the copy's last durable entry as                        \
+     * recorded beside the log (false when none was). */                                           \
+    X(b, both, int, audit_copy_open, (const char *where, struct strata_meta__audit_copy **out))    \
+    X(b, both, bool, audit_copy_anchor, (const char *where, uint64_t *seq, char hash[65]))         \
+    /* Next line with its newline (a torn last line lacks it): 1 and line,                         \
+     * 0 at the end, STRATA_EIO on a read error.  line is valid until the                          \
+     * next call. */                                                                               \
+    X(b, both, int, audit_copy_next, (struct strata_meta__audit_copy *c, const char **line,        \
+      size_t *len))                                                                                \
+    /* audit_copy_close: NULL is a no-op. */                                                       \
+    X(b, both, void, audit_copy_close, (struct strata_meta__audit_copy *c))                        \
+    /* The last n entries of the store's one chain, oldest first, to cb                            \
+     * (each line with its newline) until it returns non-zero; where (cap                          \
+     * bytes) names what was read.  NULL: the log has a copy per drive                             \
+     * (the admin API reads a drive's file). */                                                    \
+    X(b, rados, int, audit_tail, (struct strata_meta *m, unsigned n,                               \
+      int (*cb)(void *ud, const char *line, size_t len), void *ud, char *where,                    \
+      size_t cap))                                                                                 \
+    /* The store's one chain as audit_copy_open takes it (copy, ccap bytes)                        \
+     * and its display name (name, ncap bytes): 0 or STRATA_EINVAL.  NULL:                         \
+     * a copy per drive (the admin API verifies each drive's file). */                             \
+    X(b, rados, int, audit_chain, (struct strata_meta *m, char *copy, size_t ccap, char *name,     \
+      size_t ncap))                                                                                \
+                                                                                                   \
+    /* ---- bucket records ('B' name locally) ----                                                 \
+     * Names are checked above (bucket.c).  bucket_txn: see struct                                 \
+     * strata_meta__bucket_txn; 0 once the edit is committed, decide's                             \
+     * error, or a quorum / write error with nothing changed.  bucket_get:                         \
+     * 0 (out may be NULL), STRATA_ENOTFOUND, or a read error.  bucket_list:                       \
+     * cb for every bucket in name order until it returns non-zero (that                           \
+     * value is returned). */                                                                      \
+    X(b, both, int, bucket_txn, (struct strata_meta *m, const struct strata_meta__bucket_txn *t))  \
+    X(b, both, int, bucket_get, (struct strata_meta *m, const char *name,                          \
+      struct strata_bucket_info *out))                                                             \
+    X(b, both, int, bucket_list, (struct strata_meta *m,                                           \
+      int (*cb)(const struct strata_bucket_info *b, void *ud), void *ud))                          \
+                                                                                                   \
+    /* ---- bucket configuration documents ('C' bucket 0x00 kind locally) ----                     \
+     * config_put: store doc as bucket's document of that kind, len 0                              \
+     * removes it; only while the bucket exists with incarnation inc                               \
+     * (STRATA_ENOTFOUND otherwise).  config_get: 0 with a malloc'ed copy,                         \
+     * STRATA_ENOTFOUND, or a read error.  A bucket's documents go with it                         \
+     * (REMOVE).  Names and kinds are checked above (bucket.c). */                                 \
+    X(b, both, int, config_put, (struct strata_meta *m, const char *bucket, uint64_t inc,          \
+      const char *kind, const void *doc, size_t len))                                              \
+    X(b, both, int, config_get, (struct strata_meta *m, const char *bucket, const char *kind,      \
+      void **doc, size_t *len))                                                                    \
+                                                                                                   \
+    /* ---- leases: background work that runs once per cluster ----                                \
+     * See strata_meta_lease in include/strata/meta.h for the contract. */                         \
+    X(b, both, int, lease, (struct strata_meta *m, const char *name, enum strata_lease_op op))     \
+    /* Optional: strata_meta_lease_renew_ms (NULL: STRATA_LEASE_RENEW_MS). */                      \
+    X(b, rados, unsigned, lease_renew_ms, (struct strata_meta *m))                                 \
+                                                                                                   \
+    /* ---- message queues shared by the gateways (optional; NULL: none,                           \
+     * strata_meta_queue_* answer STRATA_ENOTIMPL) ----                                            \
+     * See strata_meta_queue_push in include/strata/meta.h; names are                              \
+     * checked above (queue.c). */                                                                 \
+    X(b, rados, int, queue_push, (struct strata_meta *m, const char *name, const void *msg,        \
+      size_t len))                                                                                 \
+    X(b, rados, int, queue_read, (struct strata_meta *m, const char *name, const char *after,      \
+      size_t max, struct strata_meta_queue_ent *out, size_t *n))                                   \
+    X(b, rados, int, queue_remove, (struct strata_meta *m, const char *name,                       \
+      const char *const *keys, size_t n))                                                          \
+    X(b, rados, int, queue_count, (struct strata_meta *m, const char *name, uint64_t upto,         \
+      uint64_t *n))                                                                                \
+    X(b, rados, int, queue_lease, (struct strata_meta *m, const char *name,                        \
+      enum strata_lease_op op))                                                                    \
+                                                                                                   \
+    /* ---- bucket caches across gateways ----                                                     \
+     * invalidate: tell the other gateways that bucket's records changed,                          \
+     * before the change is answered (bucket.c calls it after each                                 \
+     * committed bucket_txn and config_put).  on_invalidate: cb runs (on a backend                 \
+     * thread) for every such change made elsewhere; NULL unregisters. */                          \
+    X(b, both, int, invalidate, (struct strata_meta *m, const char *bucket))                       \
+    X(b, both, int, on_invalidate, (struct strata_meta *m, strata_meta__invalidate_fn cb,          \
+      void *ud))                                                                                   \
+                                                                                                   \
+    /* ---- keys: one key's versions ---- */                                                       \
+    /* key_txn: see struct strata_meta__key_txn.  0 once the edit is                               \
+     * applied (or decide chose NONE), decide's error (nothing changed), or                        \
+     * a read / quorum / write error with nothing changed (a partial apply                         \
+     * is undone).  key_read: the view of t without a lock or an apply;                            \
+     * returns decide's answer (the edit is ignored). */                                           \
+    X(b, both, int, key_txn, (struct strata_meta *m, const struct strata_meta__key_txn *t))        \
+    X(b, both, int, key_read, (struct strata_meta *m, const struct strata_meta__key_txn *t))       \
+    /* key_get: the version of bucket/key that GET and HEAD show: version_id                       \
+     * NULL/"" the latest, "null" the newest null version, else the one                            \
+     * with that id (delete markers too: the caller judges them).  fn runs                         \
+     * with it and its answer is returned; STRATA_ENOTFOUND (no such key or                        \
+     * version, a malformed id, no such bucket) or a read / quorum error                           \
+     * without calling fn.  Read-after-write holds: across gateways                                \
+     * nothing is cached (RADOS reads the store every call); the local                             \
+     * backend, the only writer of its drives, answers the latest version                          \
+     * of a key nobody wrote since its last quorum read from memory                                \
+     * (local/rcache.c). */                                                                        \
+    X(b, both, int, key_get, (struct strata_meta *m, const char *bucket, const char *key,          \
+      const char *version_id, strata_meta__key_found_fn fn, void *ud))                             \
+    /* Optional (NULL: key_get serves): key_get from memory only, for an                           \
+     * event thread; STRATA_EBUSY, fn not run or its read of an inline                             \
+     * object's bytes refused, where the answer needs a drive read or a                            \
+     * wait (the caller then calls key_get on a thread that may wait). */                          \
+    X(b, local, int, key_get_nowait, (struct strata_meta *m, const char *bucket, const char *key,  \
+      const char *version_id, strata_meta__key_found_fn fn, void *ud))                             \
+    /* ---- scans ----                                                                             \
+     * scan_open: 0 with *out, or STRATA_EINVAL / a read error.  The bucket                        \
+     * is not checked (the caller did).  scan_next: 1 with *e, 0 at the end                        \
+     * (past the prefix), or an error (a read quorum not reached), after                           \
+     * which only scan_close is valid.  scan_skip_past: the next scan_next                         \
+     * starts at the first key that does not start with p[0..n) (a                                 \
+     * delimiter's common prefix: one seek, not a walk of the keys under                           \
+     * it); false when no key can follow.  scan_close: NULL is a no-op. */                         \
+    X(b, both, int, scan_open, (struct strata_meta *m, const struct strata_meta__scan_spec *spec,  \
+      struct strata_meta__scan **out))                                                             \
+    X(b, both, int, scan_next, (struct strata_meta__scan *s, struct strata_meta__scan_ent *e))     \
+    X(b, both, bool, scan_skip_past, (struct strata_meta__scan *s, const char *p, size_t n))       \
+    X(b, both, void, scan_close, (struct strata_meta__scan *s))                                    \
+                                                                                                   \
+    /* ---- multipart uploads (upload ids are 16 bytes, never reused) ----                         \
+     * upload_create: store the encoded upload record v of a new upload                            \
+     * while the bucket exists with incarnation inc (STRATA_ENOTFOUND                              \
+     * otherwise).  upload_get: the live upload, decoded (caller                                   \
+     * strata_meta__upload_fini's); STRATA_ENOTFOUND when aborted, completed                       \
+     * or never created.  part_put: store part record p of a live upload                           \
+     * (STRATA_ENOTFOUND otherwise), replacing one of that number; *old gets                       \
+     * the replaced record's data (none when the same data).  parts_read: cb                       \
+     * for each committed part record numbered from on, in order, until it                         \
+     * returns non-zero (returned).  mpu_complete: see struct                                      \
+     * strata_meta__mpu_txn; 0 once applied (or decide chose NONE), decide's                       \
+     * error, or a read / write error with nothing changed; *unref: data of                        \
+     * part records not kept (only when applied).  mpu_abort: the live                             \
+     * upload and its part records removed in one apply; *unref: their                             \
+     * data. */                                                                                    \
+    X(b, both, int, upload_create, (struct strata_meta *m, const char *bucket, const char *key,    \
+      uint64_t inc, const uint8_t *upload, const void *v, size_t vl))                              \
+    X(b, both, int, upload_get, (struct strata_meta *m, const char *bucket, const char *key,       \
+      const uint8_t *upload, struct meta_upload *u))                                               \
+    X(b, both, int, part_put, (struct strata_meta *m, const char *bucket, const char *key,         \
+      const uint8_t *upload, const struct meta_part *p, struct strata_meta__data_refs *old))       \
+    X(b, both, int, parts_read, (struct strata_meta *m, const char *bucket, const char *key,       \
+      const uint8_t *upload, unsigned from, int (*cb)(void *ud, const struct meta_part *p),        \
+      void *ud))                                                                                   \
+    X(b, both, int, mpu_complete, (struct strata_meta *m, const struct strata_meta__mpu_txn *t,    \
+      struct strata_meta__data_refs *unref))                                                       \
+    X(b, both, int, mpu_abort, (struct strata_meta *m, const char *bucket, const char *key,        \
+      const uint8_t *upload, struct strata_meta__data_refs *unref))                                \
+    /* ptab_get (optional; NULL: the local drives' copies, mpu.c): the                             \
+     * stored bytes of chunk c of the part table of completed version sk                           \
+     * (malloc'ed), STRATA_ENOTFOUND, or a read error.  The caller checks                          \
+     * them against the version record's CRC32C. */                                                \
+    X(b, rados, int, ptab_get, (struct strata_meta *m, const char *bucket, const char *key,        \
+      const uint8_t sk[16], unsigned c, char **v, size_t *vl))                                     \
+                                                                                                   \
+    /* ---- a transition's intent records (transition.c's protocol) ----                           \
+     * One record per version being moved, in the version's shard or set:                          \
+     * the bytes are transition.c's (its msgpack map).  intent_put: durable                        \
+     * (a quorum locally) before the copy starts, or an error with nothing                         \
+     * kept.  intent_get: 0 with a malloc'ed copy of the stored bytes (seen                        \
+     * on any copy: a partial write counts, it must be resolved),                                  \
+     * STRATA_ENOTFOUND, or a read error.  intent_resolve: the losing copies                       \
+     * (n of them) go and the intent v/vl as read goes with them: locally                          \
+     * each removed from its tier now, then the intent (best effort: a copy                        \
+     * that keeps it is resolved again, harmlessly); on RADOS one op that                          \
+     * queues them for reclaim and removes the intent, only while it still                         \
+     * holds v (else another gateway resolved it: 0). */                                           \
+    X(b, both, int, intent_put, (struct strata_meta *m, const char *bucket, const char *key,       \
+      const uint8_t sk[16], const void *v, size_t vl))                                             \
+    X(b, both, int, intent_get, (struct strata_meta *m, const char *bucket, const char *key,       \
+      const uint8_t sk[16], char **v, size_t *vl))                                                 \
+    X(b, both, int, intent_resolve, (struct strata_meta *m, const char *bucket, const char *key,   \
+      const uint8_t sk[16], const void *v, size_t vl, const struct strata_meta__intent_loss *loss, \
+      size_t n))                                                                                   \
+                                                                                                   \
+    /* ---- restored copies of versions on archive tiers (restore.c) ----                          \
+     * Optional (NULL: no archive tier on this backend).  One record per                           \
+     * version, beside it (its set locally, its index shard on RADOS); the                         \
+     * bytes are restore.c's.  restore_get: 0 with a malloc'ed copy,                               \
+     * STRATA_ENOTFOUND, or a read error.  restore_swap: replace the record                        \
+     * old (NULL: none) with nw (NULL: remove it) at once, only while it is                        \
+     * old (STRATA_EPRECOND otherwise) and, when nw is set, the version                            \
+     * exists (STRATA_EPRECOND); with it the copy's data: see struct                               \
+     * strata_meta__restore_swap.  A version's removal (key_txn) takes its                         \
+     * record along: locally strata_meta__restore_drop after the drop, on                          \
+     * RADOS in the commit's op (its copy's data queued for reclaim).                              \
+     * restore_walk: cb for every record (the sweep); cb may swap it. */                           \
+    X(b, both, int, restore_get, (struct strata_meta *m, const char *bucket, const char *key,      \
+      const uint8_t sk[16], char **v, size_t *vl))                                                 \
+    X(b, both, int, restore_swap, (struct strata_meta *m,                                          \
+      const struct strata_meta__restore_swap *s))                                                  \
+    X(b, both, int, restore_walk, (struct strata_meta *m, strata_meta__restore_walk_fn cb,         \
+      void *ud))                                                                                   \
+                                                                                                   \
+    /* ---- local-only: heal, orphans, stats ----                                                  \
+     * Optional: a backend whose cluster keeps its own redundancy (RADOS:                          \
+     * Ceph scrubs and recovers) leaves them NULL, and the public entry                            \
+     * points (upkeep.c) answer STRATA_ENOTIMPL, report an empty heal                              \
+     * queue and zero store figures.  Contracts: the strata_meta_heal_*,                           \
+     * strata_meta_orphan_round and strata_meta_store_stats_get ones in                            \
+     * include/strata/meta.h.  orphan_round allocates *state on its first                          \
+     * round with its own release. */                                                              \
+    X(b, local, int, heal_all, (struct strata_meta *m, strata_heal_pace_cb pace_cb, void *ud,      \
+      struct strata_heal_stats *out))                                                              \
+    X(b, local, int, heal_queued, (struct strata_meta *m, size_t max,                              \
+      struct strata_heal_stats *out, size_t *pending))                                             \
+    X(b, local, void, heal_queue_stats, (struct strata_meta *m, size_t *pending,                   \
+      uint64_t *dropped))                                                                          \
+    X(b, both, int, orphan_round, (struct strata_meta *m, struct strata_orphans **state,           \
+      unsigned age_s, uint64_t *removed))                                                          \
+    X(b, local, int, store_stats, (struct strata_meta *m, unsigned set, unsigned drive,            \
+      struct strata_meta_store_stats *out))                                                        \
+    /* Optional: the cluster's view (strata_meta_cluster_stat). */                                 \
+    X(b, rados, int, cluster_stat, (struct strata_meta *m, struct strata_meta_cluster_stat *out))  \
+    X(b, local, uint64_t, block_cache_bytes, (struct strata_meta *m))                              \
+    X(b, local, uint64_t, memtable_size, (const struct strata_meta *m))                            \
+                                                                                                   \
+    /* ---- data written before its commit (RADOS.md, "Data whose commit                           \
+     * never happened") ----                                                                       \
+     * Optional pending_add (NULL: the backend's orphan reclaim finds such                         \
+     * data): before the first byte of a new version's or part's data id                           \
+     * on tier (NULL / "": the hot tier) for bucket (incarnation inc) / key,                       \
+     * record it as pending; the key_txn PUT or the part_put whose record                          \
+     * names the data id clears it in its own op, and fails (STRATA_EIO)                           \
+     * when the backend's reclaim took it meanwhile.  0, STRATA_ENOTFOUND                          \
+     * (no such bucket incarnation), or a write error (the data must not                           \
+     * be written).  reclaim_in_txn: key_txn queues the data an edit's                             \
+     * reclaim names (a data id, or a multipart version's parts) in the                            \
+     * commit itself, removed after a grace, so the caller's                                       \
+     * strata_meta__drop of it does nothing; part_put, mpu_complete and                            \
+     * mpu_abort queue theirs too and return no data refs. */                                      \
+    X(b, rados, int, pending_add, (struct strata_meta *m, const char *bucket, uint64_t inc,        \
+      const char *key, const char *tier, const uint8_t id[STRATA_DATA_ID_LEN]))
+
+#define STRATA_META__STORE_MEMBER(b, who, ret, op, params) ret(*op) params;
+
 struct strata_meta__store_ops {
     const char *name; /* "local" */
     /* Release the backend's own state (store_priv) at strata_meta_close,
      * after the clock's last mark and the audit log's close; NULL: none. */
     void (*close)(struct strata_meta *m);
-
-    /* ---- state documents ('S' name locally) ----
-     * put with len 0 removes the document.  get: 0 with a malloc'ed copy,
-     * STRATA_ENOTFOUND, or a quorum / read error.  Names and sizes are
-     * checked above (state.c). */
-    int (*state_put)(struct strata_meta *m, const char *name, const void *doc, size_t len);
-    int (*state_get)(struct strata_meta *m, const char *name, void **doc, size_t *len);
-
-    /* ---- the retention clock's high-water mark ----
-     * mark_read: the mark the clock must not start below, or -1 when the
-     * store has none it can trust yet (a new store).  mark_advance: persist
-     * lock_ms as the new mark (the clock only moves forward, so the mark
-     * does); 0 when it is durable where the backend needs it. */
-    int64_t (*clock_mark_read)(struct strata_meta *m);
-    int (*clock_mark_advance)(struct strata_meta *m, int64_t lock_ms);
-    /* clock_peers (NULL: a store one process owns): ask the gateways
-     * running on the store for their lock clocks; the number that answered
-     * (0: none runs) with the highest in *max_ms.  Runs at open, before the
-     * clock exists: it must not call strata_meta_lock_now_ms. */
-    int (*clock_peers)(struct strata_meta *m, int64_t *max_ms);
-
-    /* ---- the audit log's storage (the hash chain is audit.c's) ----
-     * audit_open: open the copies and find their tails (tail reads the
-     * last entry), repairing what a crash left (reported in found);
-     * audit_close releases them (no-op when not open).  audit_append:
-     * take the next seq, seal the entry on every copy and return once it
-     * is durable (STRATA_EQUORUM when not on enough copies).
-     * audit_last_seq: the highest durable seq, 0 for an empty log. */
-    int (*audit_open)(struct strata_meta *m, strata_meta__audit_tail_fn tail,
-                      struct strata_meta__audit_found *found);
-    void (*audit_close)(struct strata_meta *m);
-    int (*audit_append)(struct strata_meta *m, const char *body, strata_meta__audit_seal_fn seal);
-    uint64_t (*audit_last_seq)(struct strata_meta *m);
-    /* Read one copy without a running daemon (strata audit, the admin
-     * API): locally where names a drive directory.  STRATA_ENOTFOUND when
-     * the copy has no log.  The anchor is the copy's last durable entry as
-     * recorded beside the log (false when none was). */
-    int (*audit_copy_open)(const char *where, struct strata_meta__audit_copy **out);
-    bool (*audit_copy_anchor)(const char *where, uint64_t *seq, char hash[65]);
-    /* Next line with its newline (a torn last line lacks it): 1 and line,
-     * 0 at the end, STRATA_EIO on a read error.  line is valid until the
-     * next call. */
-    int (*audit_copy_next)(struct strata_meta__audit_copy *c, const char **line, size_t *len);
-    void (*audit_copy_close)(struct strata_meta__audit_copy *c); /* NULL is a no-op */
-    /* The last n entries of the store's one chain, oldest first, to cb
-     * (each line with its newline) until it returns non-zero; where (cap
-     * bytes) names what was read.  NULL: the log has a copy per drive
-     * (the admin API reads a drive's file). */
-    int (*audit_tail)(struct strata_meta *m, unsigned n,
-                      int (*cb)(void *ud, const char *line, size_t len), void *ud, char *where,
-                      size_t cap);
-    /* The store's one chain as audit_copy_open takes it (copy, ccap bytes)
-     * and its display name (name, ncap bytes): 0 or STRATA_EINVAL.  NULL:
-     * a copy per drive (the admin API verifies each drive's file). */
-    int (*audit_chain)(struct strata_meta *m, char *copy, size_t ccap, char *name, size_t ncap);
-
-    /* ---- bucket records ('B' name locally) ----
-     * Names are checked above (bucket.c).  bucket_txn: see struct
-     * strata_meta__bucket_txn; 0 once the edit is committed, decide's
-     * error, or a quorum / write error with nothing changed.  bucket_get:
-     * 0 (out may be NULL), STRATA_ENOTFOUND, or a read error.  bucket_list:
-     * cb for every bucket in name order until it returns non-zero (that
-     * value is returned). */
-    int (*bucket_txn)(struct strata_meta *m, const struct strata_meta__bucket_txn *t);
-    int (*bucket_get)(struct strata_meta *m, const char *name, struct strata_bucket_info *out);
-    int (*bucket_list)(struct strata_meta *m,
-                       int (*cb)(const struct strata_bucket_info *b, void *ud), void *ud);
-
-    /* ---- bucket configuration documents ('C' bucket 0x00 kind locally) ----
-     * config_put: store doc as bucket's document of that kind, len 0
-     * removes it; only while the bucket exists with incarnation inc
-     * (STRATA_ENOTFOUND otherwise).  config_get: 0 with a malloc'ed copy,
-     * STRATA_ENOTFOUND, or a read error.  A bucket's documents go with it
-     * (REMOVE).  Names and kinds are checked above (bucket.c). */
-    int (*config_put)(struct strata_meta *m, const char *bucket, uint64_t inc, const char *kind,
-                      const void *doc, size_t len);
-    int (*config_get)(struct strata_meta *m, const char *bucket, const char *kind, void **doc,
-                      size_t *len);
-
-    /* ---- leases: background work that runs once per cluster ----
-     * See strata_meta_lease in include/strata/meta.h for the contract. */
-    int (*lease)(struct strata_meta *m, const char *name, enum strata_lease_op op);
-    /* Optional: strata_meta_lease_renew_ms (NULL: STRATA_LEASE_RENEW_MS). */
-    unsigned (*lease_renew_ms)(struct strata_meta *m);
-
-    /* ---- message queues shared by the gateways (optional; NULL: none,
-     * strata_meta_queue_* answer STRATA_ENOTIMPL) ----
-     * See strata_meta_queue_push in include/strata/meta.h; names are
-     * checked above (queue.c). */
-    int (*queue_push)(struct strata_meta *m, const char *name, const void *msg, size_t len);
-    int (*queue_read)(struct strata_meta *m, const char *name, const char *after, size_t max,
-                      struct strata_meta_queue_ent *out, size_t *n);
-    int (*queue_remove)(struct strata_meta *m, const char *name, const char *const *keys,
-                        size_t n);
-    int (*queue_count)(struct strata_meta *m, const char *name, uint64_t upto, uint64_t *n);
-    int (*queue_lease)(struct strata_meta *m, const char *name, enum strata_lease_op op);
-
-    /* ---- bucket caches across gateways ----
-     * invalidate: tell the other gateways that bucket's records changed,
-     * before the change is answered (bucket.c calls it after each
-     * committed bucket_txn and config_put).  on_invalidate: cb runs (on a backend
-     * thread) for every such change made elsewhere; NULL unregisters. */
-    int (*invalidate)(struct strata_meta *m, const char *bucket);
-    int (*on_invalidate)(struct strata_meta *m, strata_meta__invalidate_fn cb, void *ud);
-
-    /* ---- keys: one key's versions ---- */
-    /* key_txn: see struct strata_meta__key_txn.  0 once the edit is
-     * applied (or decide chose NONE), decide's error (nothing changed), or
-     * a read / quorum / write error with nothing changed (a partial apply
-     * is undone).  key_read: the view of t without a lock or an apply;
-     * returns decide's answer (the edit is ignored). */
-    int (*key_txn)(struct strata_meta *m, const struct strata_meta__key_txn *t);
-    int (*key_read)(struct strata_meta *m, const struct strata_meta__key_txn *t);
-    /* key_get: the version of bucket/key that GET and HEAD show: version_id
-     * NULL/"" the latest, "null" the newest null version, else the one
-     * with that id (delete markers too: the caller judges them).  fn runs
-     * with it and its answer is returned; STRATA_ENOTFOUND (no such key or
-     * version, a malformed id, no such bucket) or a read / quorum error
-     * without calling fn.  Read-after-write holds: across gateways
-     * nothing is cached (RADOS reads the store every call); the local
-     * backend, the only writer of its drives, answers the latest version
-     * of a key nobody wrote since its last quorum read from memory
-     * (local/rcache.c). */
-    int (*key_get)(struct strata_meta *m, const char *bucket, const char *key,
-                   const char *version_id, strata_meta__key_found_fn fn, void *ud);
-    /* Optional (NULL: key_get serves): key_get from memory only, for an
-     * event thread; STRATA_EBUSY, fn not run or its read of an inline
-     * object's bytes refused, where the answer needs a drive read or a
-     * wait (the caller then calls key_get on a thread that may wait). */
-    int (*key_get_nowait)(struct strata_meta *m, const char *bucket, const char *key,
-                          const char *version_id, strata_meta__key_found_fn fn, void *ud);
-    /* ---- scans ----
-     * scan_open: 0 with *out, or STRATA_EINVAL / a read error.  The bucket
-     * is not checked (the caller did).  scan_next: 1 with *e, 0 at the end
-     * (past the prefix), or an error (a read quorum not reached), after
-     * which only scan_close is valid.  scan_skip_past: the next scan_next
-     * starts at the first key that does not start with p[0..n) (a
-     * delimiter's common prefix: one seek, not a walk of the keys under
-     * it); false when no key can follow.  scan_close: NULL is a no-op. */
-    int (*scan_open)(struct strata_meta *m, const struct strata_meta__scan_spec *spec,
-                     struct strata_meta__scan **out);
-    int (*scan_next)(struct strata_meta__scan *s, struct strata_meta__scan_ent *e);
-    bool (*scan_skip_past)(struct strata_meta__scan *s, const char *p, size_t n);
-    void (*scan_close)(struct strata_meta__scan *s);
-
-    /* ---- multipart uploads (upload ids are 16 bytes, never reused) ----
-     * upload_create: store the encoded upload record v of a new upload
-     * while the bucket exists with incarnation inc (STRATA_ENOTFOUND
-     * otherwise).  upload_get: the live upload, decoded (caller
-     * strata_meta__upload_fini's); STRATA_ENOTFOUND when aborted, completed
-     * or never created.  part_put: store part record p of a live upload
-     * (STRATA_ENOTFOUND otherwise), replacing one of that number; *old gets
-     * the replaced record's data (none when the same data).  parts_read: cb
-     * for each committed part record numbered from on, in order, until it
-     * returns non-zero (returned).  mpu_complete: see struct
-     * strata_meta__mpu_txn; 0 once applied (or decide chose NONE), decide's
-     * error, or a read / write error with nothing changed; *unref: data of
-     * part records not kept (only when applied).  mpu_abort: the live
-     * upload and its part records removed in one apply; *unref: their
-     * data. */
-    int (*upload_create)(struct strata_meta *m, const char *bucket, const char *key, uint64_t inc,
-                         const uint8_t *upload, const void *v, size_t vl);
-    int (*upload_get)(struct strata_meta *m, const char *bucket, const char *key,
-                      const uint8_t *upload, struct meta_upload *u);
-    int (*part_put)(struct strata_meta *m, const char *bucket, const char *key,
-                    const uint8_t *upload, const struct meta_part *p,
-                    struct strata_meta__data_refs *old);
-    int (*parts_read)(struct strata_meta *m, const char *bucket, const char *key,
-                      const uint8_t *upload, unsigned from,
-                      int (*cb)(void *ud, const struct meta_part *p), void *ud);
-    int (*mpu_complete)(struct strata_meta *m, const struct strata_meta__mpu_txn *t,
-                        struct strata_meta__data_refs *unref);
-    int (*mpu_abort)(struct strata_meta *m, const char *bucket, const char *key,
-                     const uint8_t *upload, struct strata_meta__data_refs *unref);
-    /* ptab_get (optional; NULL: the local drives' copies, mpu.c): the
-     * stored bytes of chunk c of the part table of completed version sk
-     * (malloc'ed), STRATA_ENOTFOUND, or a read error.  The caller checks
-     * them against the version record's CRC32C. */
-    int (*ptab_get)(struct strata_meta *m, const char *bucket, const char *key,
-                    const uint8_t sk[16], unsigned c, char **v, size_t *vl);
-
-    /* ---- a transition's intent records (transition.c's protocol) ----
-     * One record per version being moved, in the version's shard or set:
-     * the bytes are transition.c's (its msgpack map).  intent_put: durable
-     * (a quorum locally) before the copy starts, or an error with nothing
-     * kept.  intent_get: 0 with a malloc'ed copy of the stored bytes (seen
-     * on any copy: a partial write counts, it must be resolved),
-     * STRATA_ENOTFOUND, or a read error.  intent_resolve: the losing copies
-     * (n of them) go and the intent v/vl as read goes with them: locally
-     * each removed from its tier now, then the intent (best effort: a copy
-     * that keeps it is resolved again, harmlessly); on RADOS one op that
-     * queues them for reclaim and removes the intent, only while it still
-     * holds v (else another gateway resolved it: 0). */
-    int (*intent_put)(struct strata_meta *m, const char *bucket, const char *key,
-                      const uint8_t sk[16], const void *v, size_t vl);
-    int (*intent_get)(struct strata_meta *m, const char *bucket, const char *key,
-                      const uint8_t sk[16], char **v, size_t *vl);
-    int (*intent_resolve)(struct strata_meta *m, const char *bucket, const char *key,
-                          const uint8_t sk[16], const void *v, size_t vl,
-                          const struct strata_meta__intent_loss *loss, size_t n);
-
-    /* ---- restored copies of versions on archive tiers (restore.c) ----
-     * Optional (NULL: no archive tier on this backend).  One record per
-     * version, beside it (its set locally, its index shard on RADOS); the
-     * bytes are restore.c's.  restore_get: 0 with a malloc'ed copy,
-     * STRATA_ENOTFOUND, or a read error.  restore_swap: replace the record
-     * old (NULL: none) with nw (NULL: remove it) at once, only while it is
-     * old (STRATA_EPRECOND otherwise) and, when nw is set, the version
-     * exists (STRATA_EPRECOND); with it the copy's data: see struct
-     * strata_meta__restore_swap.  A version's removal (key_txn) takes its
-     * record along: locally strata_meta__restore_drop after the drop, on
-     * RADOS in the commit's op (its copy's data queued for reclaim).
-     * restore_walk: cb for every record (the sweep); cb may swap it. */
-    int (*restore_get)(struct strata_meta *m, const char *bucket, const char *key,
-                       const uint8_t sk[16], char **v, size_t *vl);
-    int (*restore_swap)(struct strata_meta *m, const struct strata_meta__restore_swap *s);
-    int (*restore_walk)(struct strata_meta *m, strata_meta__restore_walk_fn cb, void *ud);
-
-    /* ---- local-only: heal, orphans, stats ----
-     * Optional: a backend whose cluster keeps its own redundancy (RADOS:
-     * Ceph scrubs and recovers) leaves them NULL, and the public entry
-     * points (upkeep.c) answer STRATA_ENOTIMPL, report an empty heal
-     * queue and zero store figures.  Contracts: the strata_meta_heal_*,
-     * strata_meta_orphan_round and strata_meta_store_stats_get ones in
-     * include/strata/meta.h.  orphan_round allocates *state on its first
-     * round with its own release. */
-    int (*heal_all)(struct strata_meta *m, strata_heal_pace_cb pace_cb, void *ud,
-                    struct strata_heal_stats *out);
-    int (*heal_queued)(struct strata_meta *m, size_t max, struct strata_heal_stats *out,
-                       size_t *pending);
-    void (*heal_queue_stats)(struct strata_meta *m, size_t *pending, uint64_t *dropped);
-    int (*orphan_round)(struct strata_meta *m, struct strata_orphans **state, unsigned age_s,
-                        uint64_t *removed);
-    int (*store_stats)(struct strata_meta *m, unsigned set, unsigned drive,
-                       struct strata_meta_store_stats *out);
-    /* Optional: the cluster's view (strata_meta_cluster_stat). */
-    int (*cluster_stat)(struct strata_meta *m, struct strata_meta_cluster_stat *out);
-    uint64_t (*block_cache_bytes)(struct strata_meta *m);
-    uint64_t (*memtable_size)(const struct strata_meta *m);
-
-    /* ---- data written before its commit (RADOS.md, "Data whose commit
-     * never happened") ----
-     * Optional pending_add (NULL: the backend's orphan reclaim finds such
-     * data): before the first byte of a new version's or part's data id
-     * on tier (NULL / "": the hot tier) for bucket (incarnation inc) / key,
-     * record it as pending; the key_txn PUT or the part_put whose record
-     * names the data id clears it in its own op, and fails (STRATA_EIO)
-     * when the backend's reclaim took it meanwhile.  0, STRATA_ENOTFOUND
-     * (no such bucket incarnation), or a write error (the data must not
-     * be written).  reclaim_in_txn: key_txn queues the data an edit's
-     * reclaim names (a data id, or a multipart version's parts) in the
-     * commit itself, removed after a grace, so the caller's
-     * strata_meta__drop of it does nothing; part_put, mpu_complete and
-     * mpu_abort queue theirs too and return no data refs. */
-    int (*pending_add)(struct strata_meta *m, const char *bucket, uint64_t inc, const char *key,
-                       const char *tier, const uint8_t id[STRATA_DATA_ID_LEN]);
+    STRATA_META__STORE_OPS(STRATA_META__STORE_MEMBER, _)
+    /* reclaim_in_txn: see pending_add. */
     bool reclaim_in_txn;
     /* due_exact: a due index entry is written and removed in the op of its
      * version, so the DUE scan never yields a stale hint and
      * strata_meta_due_drop has nothing to drop (RADOS: e/). */
     bool due_exact;
 };
+
+/* Backend b's prototypes (STRATA_META__STORE_OPS(STRATA_META__STORE_DECLARE,
+ * b)) and table members (..._ENTRY) for the ops it implements. */
+#define STRATA_META__STORE_IF_local_both(...)  __VA_ARGS__
+#define STRATA_META__STORE_IF_local_local(...) __VA_ARGS__
+#define STRATA_META__STORE_IF_local_rados(...)
+#define STRATA_META__STORE_IF_rados_both(...)  __VA_ARGS__
+#define STRATA_META__STORE_IF_rados_local(...)
+#define STRATA_META__STORE_IF_rados_rados(...) __VA_ARGS__
+#define STRATA_META__STORE_DECLARE(b, who, ret, op, params)                                        \
+    STRATA_META__STORE_IF_##b##_##who(ret strata_meta__##b##_##op params;)
+#define STRATA_META__STORE_ENTRY(b, who, ret, op, params)                                          \
+    STRATA_META__STORE_IF_##b##_##who(.op = strata_meta__##b##_##op, )
 
 /* The local backend: per-drive RocksDB and files on the sets' drives. */
 extern const struct strata_meta__store_ops strata_meta__store_local;

@@ -280,8 +280,8 @@ struct _xmlNode;
  * parsers outside s3_xml.c (server/notify): the libxml2 document (free
  * with xmlFreeDoc) or NULL for MalformedXML. */
 struct _xmlDoc *strata_xml_body_parse(const char *body, size_t len);
-/* The same, and its root element when it is named root_name (*doc set
- * either way, free with xmlFreeDoc); NULL for MalformedXML. */
+/* The same, and its root element when it is named root_name (free *doc
+ * with xmlFreeDoc); NULL for MalformedXML, with nothing left to free. */
 struct _xmlNode *strata_xml_body_root(const char *body, size_t len, const char *root_name,
                                       struct _xmlDoc **doc);
 /* Whether n is the element name; its text content malloc'ed (caller

@@ -89,7 +89,7 @@ static int cmp_desc(const void *a, const void *b)
     return x < y ? 1 : x > y ? -1 : 0;
 }
 
-int64_t strata_meta__local_mark_read(struct strata_meta *m)
+int64_t strata_meta__local_clock_mark_read(struct strata_meta *m)
 {
     int64_t mark = -1;
     for (unsigned s = 0; s < m->nsets; s++) {
@@ -114,7 +114,7 @@ int64_t strata_meta__local_mark_read(struct strata_meta *m)
 
 /* Every open drive gets the mark; a drive that cannot take it is logged
  * and the others still do (the quorum rule at open copes with a few). */
-int strata_meta__local_mark_advance(struct strata_meta *m, int64_t lock_ms)
+int strata_meta__local_clock_mark_advance(struct strata_meta *m, int64_t lock_ms)
 {
     int rc = 0;
     for (unsigned s = 0; s < m->nsets; s++)

@@ -1003,7 +1003,7 @@ void strata_meta__heal_key(struct strata_meta *m, unsigned set, const char *k, s
     free(kcopy);
 }
 
-int strata_meta__local_heal_all_paced(struct strata_meta *m, strata_heal_pace_cb pace_cb, void *ud,
+int strata_meta__local_heal_all(struct strata_meta *m, strata_heal_pace_cb pace_cb, void *ud,
                                       struct strata_heal_stats *out)
 {
     pthread_mutex_lock(&m->heal_mu);

@@ -77,6 +77,7 @@ const char *strata_meta__rados_gent(char key[56], int64_t due_ms, const char *ti
     return tier && tier[0] ? tier : "-";
 }
 
+/* store op pending_add: w/ID on bucket/key's shard, guarded by \x01layout. */
 int strata_meta__rados_pending_add(struct strata_meta *m, const char *bucket, uint64_t inc,
                                    const char *key, const char *tier,
                                    const uint8_t id[STRATA_DATA_ID_LEN])
@@ -393,7 +394,11 @@ static int walk(struct gc *g, const char *prefix, int (*cb)(void *, const char *
     return 0;
 }
 
-int strata_meta__rados_gc_round(struct strata_meta *m, struct strata_orphans **state,
+/* store op orphan_round, the gc pass under the `gc` lease: w/ entries older
+ * than age_s move to g/ (due now), due g/ entries' data is removed, then
+ * the entry.  *removed counts data objects removed.  0 also when another
+ * gateway holds the lease (nothing done). */
+int strata_meta__rados_orphan_round(struct strata_meta *m, struct strata_orphans **state,
                                 unsigned age_s, uint64_t *removed)
 {
     (void)state; /* everything is in the shards */

@@ -117,6 +117,8 @@ static void watch_cb(void *arg, uint64_t notify_id, uint64_t handle, uint64_t no
     rados_notify_ack(r->meta, RADOS_OID_CTL, notify_id, handle, NULL, 0);
 }
 
+/* Ask the other gateways on ctl for their lock clocks (RADOS.md,
+ * "Retention clock"): the number of answers, their highest in *max_ms. */
 int strata_meta__rados_clock_peers(struct strata_meta *m, int64_t *max_ms)
 {
     struct meta_rados *r = meta_rados_of(m);

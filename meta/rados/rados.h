@@ -75,6 +75,10 @@ struct meta_rados {
     } bcache[RADOS_BCACHE_SLOTS];
 };
 
+/* The store ops (store.h) as strata_meta__rados_OP, and their table (ops.c). */
+STRATA_META__STORE_OPS(STRATA_META__STORE_DECLARE, rados)
+extern const struct strata_meta__store_ops strata_meta__store_rados;
+
 static inline struct meta_rados *meta_rados_of(struct strata_meta *m)
 {
     return (struct meta_rados *)m->store_priv;
@@ -104,19 +108,7 @@ static inline void strata_meta__rados_iter_end(rados_omap_iter_t it)
 /* The lease contract (strata_meta_lease) on object oid of the meta pool:
  * its cls_lock "strata" with this gateway's cookie (lease_ctl.c). */
 int strata_meta__rados_lock(struct meta_rados *r, const char *oid, enum strata_lease_op op);
-unsigned strata_meta__rados_lease_renew_ms(struct strata_meta *m);
 
-/* Message queues q.NAME (queue.c); the ops of store.h. */
-int strata_meta__rados_queue_push(struct strata_meta *m, const char *name, const void *msg,
-                                  size_t len);
-int strata_meta__rados_queue_read(struct strata_meta *m, const char *name, const char *after,
-                                  size_t max, struct strata_meta_queue_ent *out, size_t *n);
-int strata_meta__rados_queue_remove(struct strata_meta *m, const char *name,
-                                    const char *const *keys, size_t n);
-int strata_meta__rados_queue_count(struct strata_meta *m, const char *name, uint64_t upto,
-                                   uint64_t *n);
-int strata_meta__rados_queue_lease(struct strata_meta *m, const char *name,
-                                   enum strata_lease_op op);
 /* Test-only knobs, read by the next connect: lease length (0: STRATA_LEASE_MS)
  * and audit segment size (0: RADOS_AUDIT_SEG_ENTRIES). */
 void strata_meta__rados_test_knobs(unsigned lease_ms, uint64_t audit_seg);
@@ -158,10 +150,6 @@ const char *strata_meta__rados_gent(char key[56], int64_t due_ms, const char *ti
 #define RADOS_GPARTS_VAL_MAX (STRATA_TIER_NAME_MAX + 2 + RADOS_IKEY_MAX + 2)
 size_t strata_meta__rados_gent_parts(char key[64], char *val, int64_t due_ms, const char *tier,
                                      const char *okey, const uint8_t sk[16]);
-/* store op pending_add: w/ID on bucket/key's shard, guarded by \x01layout. */
-int strata_meta__rados_pending_add(struct strata_meta *m, const char *bucket, uint64_t inc,
-                                   const char *key, const char *tier,
-                                   const uint8_t id[STRATA_DATA_ID_LEN]);
 /* w/ID's value once the data is part of upload uphex (32 hex) of
  * bucket/key (part_put sets it in the part's op): "CREATED TIER @UP
  * BUCKET/KEY", malloc'ed, its length in *len.  The entry stays until the
@@ -170,12 +158,6 @@ int strata_meta__rados_pending_add(struct strata_meta *m, const char *bucket, ui
  * g/. */
 char *strata_meta__rados_wval_part(const char *tier, const char *uphex, const char *bucket,
                                    const char *key, size_t *len);
-/* store op orphan_round, the gc pass under the `gc` lease: w/ entries older
- * than age_s move to g/ (due now), due g/ entries' data is removed, then
- * the entry.  *removed counts data objects removed.  0 also when another
- * gateway holds the lease (nothing done). */
-int strata_meta__rados_gc_round(struct strata_meta *m, struct strata_orphans **state,
-                                unsigned age_s, uint64_t *removed);
 /* Test hook (mpu.c): fn(ud) runs in a complete or an abort after its
  * reads, before its guarded op (NULL: none). */
 void strata_meta__rados_test_settle_hook(void (*fn)(void *ud), void *ud);
@@ -183,9 +165,6 @@ void strata_meta__rados_test_settle_hook(void (*fn)(void *ud), void *ud);
 void strata_meta__rados_test_reclaim_grace(int64_t ms);
 /* Wall clock, ms. */
 int64_t strata_meta__rados_wall_ms(void);
-
-/* ---- cstat.c: the cluster's view for `strata admin info` ---- */
-int strata_meta__rados_cluster_stat(struct strata_meta *m, struct strata_meta_cluster_stat *out);
 
 /* ---- omap.c: one-key reads and guarded writes ---- */
 /* The value of key in oid's omap: 0 with a malloc'ed copy (NUL-terminated
@@ -214,39 +193,16 @@ int strata_meta__rados_key_page(rados_ioctx_t io, const char *oid, const char *s
 /* Create oid (an empty object) unless it exists. */
 int strata_meta__rados_create(rados_ioctx_t io, const char *oid);
 
-/* ---- the ops (state_clock.c, audit.c, bucket.c, lease_ctl.c) ---- */
-int strata_meta__rados_state_put(struct strata_meta *m, const char *name, const void *doc,
-                                 size_t len);
-int strata_meta__rados_state_get(struct strata_meta *m, const char *name, void **doc,
-                                 size_t *len);
-int64_t strata_meta__rados_mark_read(struct strata_meta *m);
-int strata_meta__rados_mark_advance(struct strata_meta *m, int64_t lock_ms);
-
-int strata_meta__rados_audit_open(struct strata_meta *m, strata_meta__audit_tail_fn tail,
-                                  struct strata_meta__audit_found *found);
-void strata_meta__rados_audit_close(struct strata_meta *m);
-int strata_meta__rados_audit_append(struct strata_meta *m, const char *body,
-                                    strata_meta__audit_seal_fn seal);
-uint64_t strata_meta__rados_audit_last_seq(struct strata_meta *m);
-int strata_meta__rados_audit_copy_open(const char *where, struct strata_meta__audit_copy **out);
-bool strata_meta__rados_audit_copy_anchor(const char *where, uint64_t *seq, char hash[65]);
-int strata_meta__rados_audit_copy_next(struct strata_meta__audit_copy *c, const char **line,
-                                       size_t *len);
-void strata_meta__rados_audit_copy_close(struct strata_meta__audit_copy *c);
+/* ---- audit.c, bucket.c, lease_ctl.c: what their ops share ---- */
 int strata_meta__rados_audit_tail(struct strata_meta *m, unsigned n,
                                   int (*cb)(void *ud, const char *line, size_t len), void *ud,
                                   char *where, size_t cap);
 /* The "where" of audit_copy_open for a cluster: rados:ID:PREFIX:CONF. */
 int strata_meta__rados_audit_where(char *buf, size_t cap, const struct strata_rados_opts *o);
-int strata_meta__rados_audit_chain(struct strata_meta *m, char *copy, size_t ccap, char *name,
-                                   size_t ncap);
 
-int strata_meta__rados_bucket_txn(struct strata_meta *m, const struct strata_meta__bucket_txn *t);
 /* The record as cached while the invalidation watch holds (bcache.c):
  * callers that find its incarnation's shards closed or gone ask again with
  * bucket_fresh, which reads `buckets` and refreshes the cache. */
-int strata_meta__rados_bucket_get(struct strata_meta *m, const char *name,
-                                  struct strata_bucket_info *out);
 int strata_meta__rados_bucket_fresh(struct strata_meta *m, const char *name,
                                     struct strata_bucket_info *out);
 /* A request holding incarnation inc (read when it began, maybe from the
@@ -270,23 +226,9 @@ struct rados_blist {
 };
 int strata_meta__rados_blist_read(struct strata_meta *m, struct rados_blist *l);
 void strata_meta__rados_blist_free(struct rados_blist *l);
-int strata_meta__rados_bucket_list(struct strata_meta *m,
-                                   int (*cb)(const struct strata_bucket_info *b, void *ud),
-                                   void *ud);
-int strata_meta__rados_config_put(struct strata_meta *m, const char *bucket, uint64_t inc,
-                                  const char *kind, const void *doc, size_t len);
-int strata_meta__rados_config_get(struct strata_meta *m, const char *bucket, const char *kind,
-                                  void **doc, size_t *len);
 /* The configuration object of a bucket incarnation: bucket.INC (16 hex). */
 void strata_meta__rados_config_oid(char oid[32], uint64_t inc);
 
-int strata_meta__rados_lease(struct strata_meta *m, const char *name, enum strata_lease_op op);
-int strata_meta__rados_invalidate(struct strata_meta *m, const char *bucket);
-int strata_meta__rados_on_invalidate(struct strata_meta *m, strata_meta__invalidate_fn cb,
-                                     void *ud);
-/* Ask the other gateways on ctl for their lock clocks (RADOS.md,
- * "Retention clock"): the number of answers, their highest in *max_ms. */
-int strata_meta__rados_clock_peers(struct strata_meta *m, int64_t *max_ms);
 /* Stop the re-watch thread and the watch (disconnect). */
 void strata_meta__rados_watch_stop(struct meta_rados *r);
 
@@ -300,11 +242,7 @@ int strata_meta__rados_shards_make(struct meta_rados *r, uint64_t inc);
 void strata_meta__rados_shards_remove(struct meta_rados *r, uint64_t inc);
 void strata_meta__rados_shards_open(struct meta_rados *r, uint64_t inc);
 
-/* key.c, scan.c: versions in the index shards */
-int strata_meta__rados_key_txn(struct strata_meta *m, const struct strata_meta__key_txn *t);
-int strata_meta__rados_key_read(struct strata_meta *m, const struct strata_meta__key_txn *t);
-int strata_meta__rados_key_get(struct strata_meta *m, const char *bucket, const char *key,
-                               const char *version_id, strata_meta__key_found_fn fn, void *ud);
+/* key.c: versions in the index shards */
 /* What a multipart complete adds to a key_txn (mpu.c): read, on every
  * attempt after the key's own read op, more of the key's shard oid (an
  * error ends the txn with it); write, into the guarded op of an edit that
@@ -316,21 +254,7 @@ struct rados_key_ext {
 };
 int strata_meta__rados_key_txn_ext(struct strata_meta *m, const struct strata_meta__key_txn *t,
                                    const struct rados_key_ext *x);
-/* mpu.c: upload and part records */
-int strata_meta__rados_upload_create(struct strata_meta *m, const char *bucket, const char *key,
-                                     uint64_t inc, const uint8_t *up, const void *v, size_t vl);
-int strata_meta__rados_upload_get(struct strata_meta *m, const char *bucket, const char *key,
-                                  const uint8_t *up, struct meta_upload *u);
-int strata_meta__rados_part_put(struct strata_meta *m, const char *bucket, const char *key,
-                                const uint8_t *up, const struct meta_part *p,
-                                struct strata_meta__data_refs *old);
-int strata_meta__rados_parts_read(struct strata_meta *m, const char *bucket, const char *key,
-                                  const uint8_t *up, unsigned from,
-                                  int (*cb)(void *ud, const struct meta_part *p), void *ud);
-int strata_meta__rados_mpu_complete(struct strata_meta *m, const struct strata_meta__mpu_txn *t,
-                                    struct strata_meta__data_refs *unref);
-int strata_meta__rados_mpu_abort(struct strata_meta *m, const char *bucket, const char *key,
-                                 const uint8_t *up, struct strata_meta__data_refs *unref);
+/* mpu.c: part tables */
 /* Into op: set the part table chunks t/K\x01SK/CCCC of version sk of key
  * (a transition's rewrite names the copies' data ids). */
 int strata_meta__rados_ptab_set(rados_write_op_t op, const char *key, const uint8_t sk[16],
@@ -344,32 +268,8 @@ int strata_meta__rados_ptab_set(rados_write_op_t op, const char *key, const uint
 int strata_meta__rados_ptab_requeue(rados_ioctx_t io, const char *oid, rados_write_op_t op,
                                     const char *key, const uint8_t sk[16], const char *tier,
                                     const uint8_t *except, int64_t due_ms, int **prvals);
-int strata_meta__rados_ptab_get(struct strata_meta *m, const char *bucket, const char *key,
-                                const uint8_t sk[16], unsigned c, char **v, size_t *vl);
-int strata_meta__rados_scan_open(struct strata_meta *m, const struct strata_meta__scan_spec *spec,
-                                 struct strata_meta__scan **out);
-int strata_meta__rados_scan_next(struct strata_meta__scan *s, struct strata_meta__scan_ent *e);
-bool strata_meta__rados_scan_skip_past(struct strata_meta__scan *s, const char *p, size_t n);
-void strata_meta__rados_scan_close(struct strata_meta__scan *s);
 
-/* intent.c: a transition's x/ records, and the reclaim of its losing copy */
-int strata_meta__rados_intent_put(struct strata_meta *m, const char *bucket, const char *key,
-                                  const uint8_t sk[16], const void *v, size_t vl);
-int strata_meta__rados_intent_get(struct strata_meta *m, const char *bucket, const char *key,
-                                  const uint8_t sk[16], char **v, size_t *vl);
-int strata_meta__rados_intent_resolve(struct strata_meta *m, const char *bucket, const char *key,
-                                      const uint8_t sk[16], const void *v, size_t vl,
-                                      const struct strata_meta__intent_loss *loss, size_t n);
-
-extern const struct strata_meta__store_ops strata_meta__store_rados;
-
-/* ---- restore.c: r/ records of restored copies (store.h restore_*) ---- */
-int strata_meta__rados_restore_get(struct strata_meta *m, const char *bucket, const char *key,
-                                   const uint8_t sk[16], char **v, size_t *vl);
-int strata_meta__rados_restore_swap(struct strata_meta *m,
-                                    const struct strata_meta__restore_swap *s);
-int strata_meta__rados_restore_walk(struct strata_meta *m, strata_meta__restore_walk_fn cb,
-                                    void *ud);
+/* ---- restore.c: r/ records of restored copies ---- */
 /* In the op of a commit that removes version sk of key (key.c): compare
  * its record r/K\x01SK with val as read (NULL: none, and none may come),
  * and with one remove it and queue its copy's data for reclaim at due_ms.

@@ -37,7 +37,7 @@ int strata_meta__rados_state_get(struct strata_meta *m, const char *name, void *
 
 #define MARK_LEN 16
 
-int64_t strata_meta__rados_mark_read(struct strata_meta *m)
+int64_t strata_meta__rados_clock_mark_read(struct strata_meta *m)
 {
     char *v;
     size_t vl;
@@ -53,7 +53,7 @@ int64_t strata_meta__rados_mark_read(struct strata_meta *m)
     return ms;
 }
 
-int strata_meta__rados_mark_advance(struct strata_meta *m, int64_t lock_ms)
+int strata_meta__rados_clock_mark_advance(struct strata_meta *m, int64_t lock_ms)
 {
     struct meta_rados *r = meta_rados_of(m);
     if (lock_ms < 0)

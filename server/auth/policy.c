@@ -126,25 +126,39 @@ static const struct op_def ops[] = {
 
 enum qual { Q_NONE, Q_ANY, Q_ALL };
 
-/* A condition operator name split into qualifier, operator, IfExists. */
+/* A condition operator name split into qualifier, operator, IfExists; q
+ * and if_exists may be NULL where the caller needs only some. */
 static const struct op_def *op_lookup(const char *name, enum qual *q, bool *if_exists)
 {
-    *q = Q_NONE;
+    enum qual qual = Q_NONE;
     if (strncasecmp(name, "ForAnyValue:", 12) == 0) {
-        *q = Q_ANY;
+        qual = Q_ANY;
         name += 12;
     } else if (strncasecmp(name, "ForAllValues:", 13) == 0) {
-        *q = Q_ALL;
+        qual = Q_ALL;
         name += 13;
     }
     size_t n = strlen(name);
-    *if_exists = n > 8 && strcmp(name + n - 8, "IfExists") == 0;
-    if (*if_exists)
+    bool ifx = n > 8 && strcmp(name + n - 8, "IfExists") == 0;
+    if (ifx)
         n -= 8;
+    if (q)
+        *q = qual;
+    if (if_exists)
+        *if_exists = ifx;
     for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
         if (strlen(ops[i].name) == n && strncmp(ops[i].name, name, n) == 0)
             return &ops[i];
     return NULL;
+}
+
+/* The i-th of a condition key's values: the list's, or the one value
+ * itself (i 0); NULL past the last. */
+static json_t *cond_value(json_t *vals, size_t i)
+{
+    if (json_is_array(vals))
+        return json_array_get(vals, i);
+    return i == 0 ? vals : NULL;
 }
 
 /* ---- matching primitives -------------------------------------------------- */
@@ -568,9 +582,7 @@ static int check_condition(struct vctx *v, json_t *cond)
     const char *opname;
     json_t *block;
     json_object_foreach(cond, opname, block) {
-        enum qual q;
-        bool ifx;
-        const struct op_def *op = op_lookup(opname, &q, &ifx);
+        const struct op_def *op = op_lookup(opname, NULL, NULL);
         if (!op)
             return fail(v, STRATA_EINVAL, "Invalid Condition type : %s", opname);
         if (!json_is_object(block) || json_object_size(block) == 0)
@@ -583,18 +595,11 @@ static int check_condition(struct vctx *v, json_t *cond)
                     return fail(v, STRATA_ENOTIMPL, "Condition key %s is not supported", key);
                 return fail(v, STRATA_EINVAL, "Policy has an invalid condition key: %s", key);
             }
-            if (json_is_array(vals)) {
-                if (json_array_size(vals) == 0)
-                    return fail(v, STRATA_EINVAL, "Empty value list for condition key %s", key);
-                size_t i;
-                json_t *e;
-                json_array_foreach(vals, i, e) {
-                    int rc = check_cond_value(v, op, key, e);
-                    if (rc)
-                        return rc;
-                }
-            } else {
-                int rc = check_cond_value(v, op, key, vals);
+            if (json_is_array(vals) && json_array_size(vals) == 0)
+                return fail(v, STRATA_EINVAL, "Empty value list for condition key %s", key);
+            json_t *e;
+            for (size_t i = 0; (e = cond_value(vals, i)); i++) {
+                int rc = check_cond_value(v, op, key, e);
                 if (rc)
                     return rc;
             }
@@ -857,13 +862,8 @@ static bool value_match_any(const struct op_def *op, const char *ctxv, json_t *v
                             const struct ectx *ec)
 {
     char buf[64];
-    if (!json_is_array(vals)) {
-        const char *s = value_text(vals, buf, sizeof(buf));
-        return s && value_match(op, ctxv, s, ec);
-    }
-    size_t i;
     json_t *e;
-    json_array_foreach(vals, i, e) {
+    for (size_t i = 0; (e = cond_value(vals, i)); i++) {
         const char *s = value_text(e, buf, sizeof(buf));
         if (s && value_match(op, ctxv, s, ec))
             return true;
@@ -890,8 +890,7 @@ static bool cond_key_true(const char *opname, const char *key, json_t *vals,
     }
     if (op->kind == OP_NULL) {
         char buf[32]; /* a number prints as up to 24 chars; only "true" matters */
-        const char *want = value_text(json_is_array(vals) ? json_array_get(vals, 0) : vals, buf,
-                                      sizeof(buf));
+        const char *want = value_text(cond_value(vals, 0), buf, sizeof(buf));
         bool absent = present == 0;
         return want && (strcasecmp(want, "true") == 0) == absent;
     }
@@ -985,9 +984,8 @@ static bool cond_limits(json_t *st)
     const char *opname;
     json_t *block;
     json_object_foreach(cond, opname, block) {
-        enum qual q;
         bool ifx;
-        const struct op_def *op = op_lookup(opname, &q, &ifx);
+        const struct op_def *op = op_lookup(opname, NULL, &ifx);
         if (op->negate || op->kind == OP_NULL || ifx)
             continue;
         const char *key;
@@ -997,19 +995,12 @@ static bool cond_limits(json_t *st)
                 if (strcasecmp(key, nonpublic_keys[i]) != 0)
                     continue;
                 /* A wildcard value or an IP range /0 admits everyone. */
-                json_t *one = json_is_array(vals) ? NULL : vals;
-                size_t j = 0;
-                json_t *e;
                 bool wide = false;
-                if (one)
-                    wide = json_is_string(one) && (strchr(json_string_value(one), '*') ||
-                                                   strstr(json_string_value(one), "/0"));
-                else
-                    json_array_foreach(vals, j, e) {
-                        if (json_is_string(e) && (strchr(json_string_value(e), '*') ||
-                                                  strstr(json_string_value(e), "/0")))
-                            wide = true;
-                    }
+                json_t *e;
+                for (size_t j = 0; (e = cond_value(vals, j)); j++)
+                    if (json_is_string(e) && (strchr(json_string_value(e), '*') ||
+                                              strstr(json_string_value(e), "/0")))
+                        wide = true;
                 if (!wide)
                     return true;
             }

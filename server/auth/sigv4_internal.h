@@ -92,18 +92,17 @@ void strata_sigv4__sink_put_trimmed(struct strata_sigv4_sink *s, const char *v);
 
 /* ---- the verifiers (sigv4.c, sigv4_presign.c, sigv2.c) ------------------- */
 
-enum strata_auth_err strata_sigv4__verify_header(const struct strata_creds *creds,
-                                                 const struct strata_auth_req *req,
-                                                 const char *authz, struct strata_auth_result *out);
-enum strata_auth_err strata_sigv4__verify_query(const struct strata_creds *creds,
-                                                const struct strata_auth_req *req,
-                                                struct strata_auth_result *out);
-enum strata_auth_err strata_sigv2__verify_header(const struct strata_creds *creds,
-                                                 const struct strata_auth_req *req,
-                                                 const char *authz, struct strata_auth_result *out);
-enum strata_auth_err strata_sigv2__verify_query(const struct strata_creds *creds,
-                                                const struct strata_auth_req *req,
-                                                struct strata_auth_result *out);
+/* A signature in the Authorization header (authz), and one in the query
+ * string (presigned URLs); each version has both. */
+typedef enum strata_auth_err strata_sig__verify_header_fn(const struct strata_creds *creds,
+                                                          const struct strata_auth_req *req,
+                                                          const char *authz,
+                                                          struct strata_auth_result *out);
+typedef enum strata_auth_err strata_sig__verify_query_fn(const struct strata_creds *creds,
+                                                         const struct strata_auth_req *req,
+                                                         struct strata_auth_result *out);
+strata_sig__verify_header_fn strata_sigv4__verify_header, strata_sigv2__verify_header;
+strata_sig__verify_query_fn strata_sigv4__verify_query, strata_sigv2__verify_query;
 
 /* Canonical request -> hex SHA-256, shared by the header and query forms and
  * by strata_presign_v4.  signed_headers is the ';'-list exactly as signed;

@@ -941,19 +941,18 @@ enum strata_s3c_result strata_s3c_mpu_part(struct strata_s3c *c, const struct st
     return put_streamed(c, p, q, info, e);
 }
 
-enum strata_s3c_result strata_s3c_mpu_complete(struct strata_s3c *c, const char *bucket,
-                                               const char *key, const char *upload_id,
-                                               const char *const *etags,
-                                               const unsigned *numbers, size_t nparts,
-                                               const char *const *headers,
+enum strata_s3c_result strata_s3c_mpu_complete(struct strata_s3c *c,
+                                               const struct strata_s3c_complete *p,
                                                struct strata_s3c_obj *info,
                                                struct strata_s3c_error *e)
 {
+    size_t nparts = p->nparts;
+    const char *const *etags = p->etags;
     struct strata_s3c_error local;
     if (!e)
         e = &local;
     char q[700];
-    if (upload_query("", upload_id, q, sizeof(q)) != 0)
+    if (upload_query("", p->upload_id, q, sizeof(q)) != 0)
         return no_handle(e, "bad upload id");
     size_t cap = 128 + nparts * 160;
     char *x = malloc(cap);
@@ -968,7 +967,7 @@ enum strata_s3c_result strata_s3c_mpu_complete(struct strata_s3c *c, const char 
         }
         o += (size_t)snprintf(x + o, cap - o,
                               "<Part><PartNumber>%zu</PartNumber><ETag>\"%s\"</ETag></Part>",
-                              numbers ? (size_t)numbers[i] : i + 1, etags[i]);
+                              p->numbers ? (size_t)p->numbers[i] : i + 1, etags[i]);
     }
     snprintf(x + o, cap - o, "</CompleteMultipartUpload>");
     struct strata_s3c_obj scratch;
@@ -976,7 +975,7 @@ enum strata_s3c_result strata_s3c_mpu_complete(struct strata_s3c *c, const char 
     char body[2048] = "";
     /* S3 may answer 200 with an <Error> when the complete failed late. */
     enum strata_s3c_result res =
-        simple(c, M_POST, bucket, key, q, x, headers, ob, collect_cb, body, e);
+        simple(c, M_POST, p->bucket, p->key, q, x, p->headers, ob, collect_cb, body, e);
     free(x);
     if (res == STRATA_S3C_OK && strstr(body, "<Error>")) {
         strata_s3c_error_parse(body, strlen(body), e);

@@ -202,15 +202,18 @@ enum strata_s3c_result strata_s3c_mpu_part(struct strata_s3c *c, const struct st
                                            const char *upload_id, unsigned part_number,
                                            struct strata_s3c_obj *info,
                                            struct strata_s3c_error *e);
-/* CompleteMultipartUpload of nparts parts with etags[i] the ETag of part
- * numbers[i] (ascending; numbers NULL: part i + 1), without quotes;
- * headers as above; info (optional) gets the answer's ETag and version
- * id. */
-enum strata_s3c_result strata_s3c_mpu_complete(struct strata_s3c *c, const char *bucket,
-                                               const char *key, const char *upload_id,
-                                               const char *const *etags,
-                                               const unsigned *numbers, size_t nparts,
-                                               const char *const *headers,
+/* CompleteMultipartUpload: nparts parts with etags[i] the ETag of part
+ * numbers[i] (ascending; numbers NULL: part i + 1), without quotes. */
+struct strata_s3c_complete {
+    const char *bucket, *key, *upload_id;
+    const char *const *etags;
+    const unsigned *numbers;
+    size_t nparts;
+    const char *const *headers; /* as in strata_s3c_put */
+};
+/* info (optional) gets the answer's ETag and version id. */
+enum strata_s3c_result strata_s3c_mpu_complete(struct strata_s3c *c,
+                                               const struct strata_s3c_complete *p,
                                                struct strata_s3c_obj *info,
                                                struct strata_s3c_error *e);
 /* AbortMultipartUpload. */

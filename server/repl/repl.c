@@ -345,8 +345,10 @@ static enum strata_s3c_result put_multipart(struct target *t, struct strata_get 
     char line[200];
     snprintf(line, sizeof(line), STRATA_REPL_HDR ": %s", in->version_id);
     const char *const vline[] = {line, NULL};
+    struct strata_s3c_complete cp = {.bucket = dest, .key = k, .upload_id = up, .etags = ep,
+                                     .numbers = nums, .nparts = in->nparts, .headers = vline};
     if (res == STRATA_S3C_OK)
-        res = strata_s3c_mpu_complete(t->c, dest, k, up, ep, nums, in->nparts, vline, NULL, e);
+        res = strata_s3c_mpu_complete(t->c, &cp, NULL, e);
     if (res != STRATA_S3C_OK)
         (void)strata_s3c_mpu_abort(t->c, dest, k, up, NULL); /* else left to the target's
                                                               * lifecycle */

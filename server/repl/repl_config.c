@@ -310,10 +310,8 @@ enum s3_err strata_repl_config_parse(const char *body, size_t len, strata_repl_d
     *msg = NULL;
     xmlDocPtr doc;
     xmlNodePtr root = strata_xml_body_root(body, len, "ReplicationConfiguration", &doc);
-    if (!root) {
-        xmlFreeDoc(doc);
+    if (!root)
         return S3E_MalformedXML;
-    }
     struct strata_repl_conf *c = calloc(1, sizeof(*c));
     size_t nrules = 0;
     for (xmlNodePtr q = root->children; q; q = q->next)

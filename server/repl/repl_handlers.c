@@ -23,32 +23,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int rconf_parse_cb(const void *doc, size_t len, void **out)
-{
-    const char *msg;
-    struct strata_repl_conf *c = NULL;
-    enum s3_err e = strata_repl_config_parse(doc, len, NULL, NULL, &c, &msg);
-    *out = c;
-    return e == S3E_NONE ? 0 : -1;
-}
-
-static void rconf_destroy_cb(void *parsed)
-{
-    strata_repl_config_free(parsed);
-}
-
-static struct strata_doc_cache cache =
-    STRATA_DOC_CACHE_INIT("replication", rconf_parse_cb, rconf_destroy_cb);
-
-static void rconf_format_cb(struct strata_sbuf *b, const void *parsed)
-{
-    strata_repl_config_format(b, parsed);
-}
+STRATA_BUCKET_CONFIG_CACHE(cache, "replication", rconf, struct strata_repl_conf,
+                           strata_repl_config_free, strata_repl_config_format,
+                           strata_repl_config_parse, NULL, NULL);
 
 static void config_get(struct strata_req *r)
 {
     strata_bucket_config_send_cached(r, &cache, S3E_ReplicationConfigurationNotFoundError,
-                                     STRATA_SRV_XML_BODY_MAX * 2, rconf_format_cb);
+                                     STRATA_SRV_XML_BODY_MAX * 2, rconf_format);
 }
 
 /* A strata_repl_dest_cb: ud is the daemon's struct strata_repl (or NULL). */

@@ -58,10 +58,8 @@ static int acl_perm_of(const char *action, bool *object)
 /* ---- policy cache ------------------------------------------------------------ */
 
 struct strata_policy_ref {
-    atomic_int refs;
-    /* A thread's copy (see the per-thread copies below): p and acl belong
-     * to parent, which the copy holds a reference on. */
-    struct strata_policy_ref *parent;
+    /* First: a thread's copy lends its original's p and acl. */
+    struct strata_eref e;
     struct strata_policy *p;       /* NULL: no policy */
     struct strata_acl *acl;        /* the bucket ACL, the default when none is stored */
     int ownership;                 /* enum strata_ownership */
@@ -91,15 +89,10 @@ unsigned strata_policy_ref_pab(const struct strata_policy_ref *ref, bool *set)
     return ref->pab;
 }
 
-void strata_policy_ref_put(struct strata_policy_ref *ref);
-
-static void ref_free(struct strata_policy_ref *ref)
+/* The original's release (strata_eref free_fn). */
+static void ref_free(struct strata_eref *e)
 {
-    if (ref->parent) {
-        strata_policy_ref_put(ref->parent);
-        free(ref);
-        return;
-    }
+    struct strata_policy_ref *ref = (struct strata_policy_ref *)e;
     strata_policy_destroy(ref->p);
     free(ref->acl);
     free(ref);
@@ -107,15 +100,7 @@ static void ref_free(struct strata_policy_ref *ref)
 
 void strata_policy_ref_put(struct strata_policy_ref *ref)
 {
-    if (ref && atomic_fetch_sub(&ref->refs, 1) == 1)
-        ref_free(ref);
-}
-
-static struct strata_policy_ref *ref_hold(struct strata_policy_ref *ref)
-{
-    if (ref)
-        atomic_fetch_add(&ref->refs, 1);
-    return ref;
+    strata_eref_put(ref ? &ref->e : NULL);
 }
 
 /* Reads and parses the stored policy: *pp NULL when there is none. */
@@ -191,12 +176,12 @@ static int bucket_access_load(struct strata_meta *m, const struct strata_bucket_
         free(ref);
         return STRATA_ENOMEM;
     }
-    atomic_init(&ref->refs, 1);
+    strata_eref_init(&ref->e, sizeof(*ref), ref_free);
     int rc = policy_load(m, bi->name, &ref->p);
     if (rc == 0)
         rc = access_load(m, bi, ref);
     if (rc) {
-        ref_free(ref);
+        strata_policy_ref_put(ref);
         return rc;
     }
     *out = ref;
@@ -223,32 +208,8 @@ const char *strata_ownership_name(int own)
                                          : "ObjectWriter";
 }
 
-static void ec_hold(void *v)
-{
-    ref_hold(v);
-}
-
-static void ec_put(void *v)
-{
-    strata_policy_ref_put(v);
-}
-
-/* A thread's copy: its own count, and a reference on the shared one,
- * whose policy and ACL it lends. */
-static void *ec_local_copy(void *v)
-{
-    struct strata_policy_ref *ref = v, *copy = malloc(sizeof(*copy));
-    if (!copy)
-        return NULL;
-    *copy = *ref;
-    atomic_init(&copy->refs, 1); /* the thread slot's */
-    copy->parent = ref_hold(ref->parent ? ref->parent : ref);
-    return copy;
-}
-
-static const struct strata_ecache_ops pc_ops = {ec_hold, ec_put, ec_local_copy};
 /* Keyed by bucket name and creation time. */
-static struct strata_ecache pc_cache = STRATA_ECACHE_INIT(&pc_ops);
+static struct strata_ecache pc_cache = STRATA_ECACHE_INIT(&strata_eref_ops);
 
 struct pc_load_arg {
     struct strata_meta *m;

@@ -14,42 +14,18 @@
 
 #include "epoch_cache.h"
 
-/* A cached record; a thread's copy is a record of its own. */
+/* A cached record (a thread's copy is a whole record too). */
 struct bc_rec {
-    atomic_uint refs;
+    struct strata_eref e; /* first */
     struct strata_bucket_info info;
 };
 
-static void rec_hold(void *v)
+static void rec_free(struct strata_eref *e)
 {
-    struct bc_rec *rec = v;
-    atomic_fetch_add(&rec->refs, 1);
+    free(e);
 }
 
-static void rec_put(void *v)
-{
-    struct bc_rec *rec = v;
-    if (atomic_fetch_sub(&rec->refs, 1) == 1)
-        free(rec);
-}
-
-static struct bc_rec *rec_new(const struct strata_bucket_info *info)
-{
-    struct bc_rec *rec = malloc(sizeof(*rec));
-    if (rec) {
-        atomic_init(&rec->refs, 1);
-        rec->info = *info;
-    }
-    return rec;
-}
-
-static void *rec_local_copy(void *v)
-{
-    return rec_new(&((struct bc_rec *)v)->info);
-}
-
-static const struct strata_ecache_ops ops = {rec_hold, rec_put, rec_local_copy};
-static struct strata_ecache cache = STRATA_ECACHE_INIT(&ops);
+static struct strata_ecache cache = STRATA_ECACHE_INIT(&strata_eref_ops);
 
 struct load_arg {
     struct strata_meta *m;
@@ -63,7 +39,13 @@ static int rec_load(void *arg, void **out)
     int rc = strata_meta_bucket_get(a->m, a->name, &info);
     if (rc)
         return rc;
-    return (*out = rec_new(&info)) ? 0 : STRATA_ENOMEM;
+    struct bc_rec *rec = malloc(sizeof(*rec));
+    if (!rec)
+        return STRATA_ENOMEM;
+    strata_eref_init(&rec->e, sizeof(*rec), rec_free);
+    rec->info = info;
+    *out = rec;
+    return 0;
 }
 
 int strata_bcache_get(struct strata_meta *m, const char *name, struct strata_bucket_info *out)
@@ -74,7 +56,7 @@ int strata_bcache_get(struct strata_meta *m, const char *name, struct strata_buc
     if (rc)
         return rc;
     *out = ((struct bc_rec *)v)->info;
-    rec_put(v);
+    strata_eref_put(v);
     return 0;
 }
 

@@ -15,12 +15,9 @@
 #include <openssl/rand.h>
 
 struct strata_doc_ref {
-    atomic_uint refs;
+    struct strata_eref e; /* first: a thread's copy lends its original's parsed */
     void (*destroy)(void *parsed);
     void *parsed;
-    /* A thread's copy: parsed belongs to parent, which the copy holds a
-     * reference on. */
-    struct strata_doc_ref *parent;
 };
 
 const void *strata_doc_ref_get(const struct strata_doc_ref *ref)
@@ -30,41 +27,16 @@ const void *strata_doc_ref_get(const struct strata_doc_ref *ref)
 
 void strata_doc_ref_put(struct strata_doc_ref *ref)
 {
-    if (ref && atomic_fetch_sub(&ref->refs, 1) == 1) {
-        if (ref->parent)
-            strata_doc_ref_put(ref->parent);
-        else
-            ref->destroy(ref->parsed);
-        free(ref);
-    }
+    strata_eref_put(ref ? &ref->e : NULL);
 }
 
-static void ref_hold(void *v)
+/* The original's release (strata_eref free_fn). */
+static void ref_free(struct strata_eref *e)
 {
-    struct strata_doc_ref *ref = v;
-    atomic_fetch_add(&ref->refs, 1);
+    struct strata_doc_ref *ref = (struct strata_doc_ref *)e;
+    ref->destroy(ref->parsed);
+    free(ref);
 }
-
-static void ref_put(void *v)
-{
-    strata_doc_ref_put(v);
-}
-
-static void *ref_local_copy(void *v)
-{
-    struct strata_doc_ref *ref = v, *copy = malloc(sizeof(*copy));
-    if (!copy)
-        return NULL;
-    struct strata_doc_ref *shared = ref->parent ? ref->parent : ref;
-    atomic_init(&copy->refs, 1); /* the thread slot's */
-    copy->destroy = NULL;
-    copy->parsed = shared->parsed;
-    copy->parent = shared;
-    atomic_fetch_add(&shared->refs, 1);
-    return copy;
-}
-
-const struct strata_ecache_ops strata_doc_ecache_ops = {ref_hold, ref_put, ref_local_copy};
 
 struct load_arg {
     struct strata_doc_cache *c;
@@ -100,7 +72,7 @@ static int load(void *arg, void **out)
         free(ref);
         return STRATA_ECORRUPT;
     }
-    atomic_init(&ref->refs, 1);
+    strata_eref_init(&ref->e, sizeof(*ref), ref_free);
     ref->destroy = c->destroy;
     *out = ref;
     return 0;

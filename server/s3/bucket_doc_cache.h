@@ -31,12 +31,10 @@ struct strata_doc_cache {
     struct strata_ecache ec; /* keyed by bucket name and creation time */
 };
 
-extern const struct strata_ecache_ops strata_doc_ecache_ops;
-
 /* A static cache: static struct strata_doc_cache c = STRATA_DOC_CACHE_INIT(...); */
 #define STRATA_DOC_CACHE_INIT(kind, parse, destroy)                                                \
     {                                                                                              \
-        (kind), (parse), (destroy), STRATA_ECACHE_INIT(&strata_doc_ecache_ops)                     \
+        (kind), (parse), (destroy), STRATA_ECACHE_INIT(&strata_eref_ops)                           \
     }
 
 /* The parsed document of bucket bi: 0 with *out (NULL when it has none;

@@ -191,10 +191,8 @@ enum s3_err strata_notify_config_parse(const char *body, size_t len, strata_noti
     *msg = NULL;
     xmlDocPtr doc;
     xmlNodePtr root = strata_xml_body_root(body, len, "NotificationConfiguration", &doc);
-    if (!root) {
-        xmlFreeDoc(doc);
+    if (!root)
         return S3E_MalformedXML;
-    }
     struct strata_notify_conf *c = calloc(1, sizeof(*c));
     enum s3_err e = c ? S3E_NONE : S3E_InternalError;
     bool bad_dest = false;
@@ -283,34 +281,16 @@ void strata_notify_config_format(struct strata_sbuf *b, const struct strata_noti
     strata_sbuf_puts(b, "</NotificationConfiguration>");
 }
 
-static int nconf_parse_cb(const void *doc, size_t len, void **out)
-{
-    const char *msg;
-    struct strata_notify_conf *c = NULL;
-    enum s3_err e = strata_notify_config_parse(doc, len, NULL, NULL, &c, &msg);
-    *out = c;
-    return e == S3E_NONE ? 0 : -1;
-}
-
-static void nconf_destroy_cb(void *parsed)
-{
-    strata_notify_config_free(parsed);
-}
-
 /* Every write of a bucket consults it when targets are configured. */
-static struct strata_doc_cache cache =
-    STRATA_DOC_CACHE_INIT("notification", nconf_parse_cb, nconf_destroy_cb);
-
-static void nconf_format_cb(struct strata_sbuf *b, const void *parsed)
-{
-    strata_notify_config_format(b, parsed);
-}
+STRATA_BUCKET_CONFIG_CACHE(cache, "notification", nconf, struct strata_notify_conf,
+                           strata_notify_config_free, strata_notify_config_format,
+                           strata_notify_config_parse, NULL, NULL);
 
 /* A bucket without one answers an empty configuration, as AWS. */
 void strata_h_notification_get(struct strata_req *r)
 {
     strata_bucket_config_send_cached(r, &cache, S3E_NONE, STRATA_SRV_XML_BODY_MAX * 2,
-                                     nconf_format_cb);
+                                     nconf_format);
 }
 
 /* AWS's test message, queued once to each destination of a configuration

@@ -76,29 +76,17 @@ void strata_repl_emit_delete_marker(struct strata_req *r, const char *key, const
         h->emit_delete_marker(r, key, vid);
 }
 
-void strata_h_replication_get(struct strata_req *r)
-{
-    const struct strata_s3_repl *h = hooks(r);
-    if (h)
-        h->config_get(r);
-    else
-        not_built(r);
-}
-
-void strata_h_replication_put(struct strata_req *r)
-{
-    const struct strata_s3_repl *h = hooks(r);
-    if (h)
-        h->config_put(r);
-    else
-        not_built(r);
-}
-
-void strata_h_replication_delete(struct strata_req *r)
-{
-    const struct strata_s3_repl *h = hooks(r);
-    if (h)
-        h->config_delete(r);
-    else
-        not_built(r);
-}
+/* The replication configuration handlers: the library's, or 501. */
+#define CONFIG_HANDLER(name, member)                                                               \
+    void name(struct strata_req *r)                                                                \
+    {                                                                                              \
+        const struct strata_s3_repl *h = hooks(r);                                                 \
+        if (h)                                                                                     \
+            h->member(r);                                                                          \
+        else                                                                                       \
+            not_built(r);                                                                          \
+    }
+CONFIG_HANDLER(strata_h_replication_get, config_get)
+CONFIG_HANDLER(strata_h_replication_put, config_put)
+CONFIG_HANDLER(strata_h_replication_delete, config_delete)
+#undef CONFIG_HANDLER

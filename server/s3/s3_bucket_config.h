@@ -48,4 +48,32 @@ void strata_bucket_config_send_cached(struct strata_req *r, struct strata_doc_ca
                                       enum s3_err missing, size_t max,
                                       strata_bucket_config_fmt fmt);
 
+/*
+ * A cached configuration type T: defines the static cache `cache` of
+ * documents kind and the static callbacks name_parse (for the cache),
+ * name_destroy and name_format (for strata_bucket_config_send_cached).
+ * The parser is enum s3_err parse(doc, len, <extra...>, T **out,
+ * const char **msg); the stored form was validated when written, so extra
+ * arguments (the write's checks, such as known targets) are NULL there.
+ */
+#define STRATA_BUCKET_CONFIG_CACHE(cache, kind, name, T, free_fn, format_fn, parse, ...)          \
+    static int name##_parse(const void *doc, size_t len, void **out)                               \
+    {                                                                                              \
+        const char *msg;                                                                           \
+        T *c = NULL;                                                                               \
+        enum s3_err e = parse(doc, len, ##__VA_ARGS__, &c, &msg);                                  \
+        *out = c;                                                                                  \
+        return e == S3E_NONE ? 0 : -1;                                                             \
+    }                                                                                              \
+    static void name##_destroy(void *parsed)                                                       \
+    {                                                                                              \
+        free_fn(parsed);                                                                           \
+    }                                                                                              \
+    static void name##_format(struct strata_sbuf *b, const void *parsed)                           \
+    {                                                                                              \
+        format_fn(b, parsed);                                                                      \
+    }                                                                                              \
+    static struct strata_doc_cache cache =                                                         \
+        STRATA_DOC_CACHE_INIT(kind, name##_parse, name##_destroy)
+
 #endif /* STRATA_SERVER_S3_BUCKET_CONFIG_H */

@@ -65,10 +65,10 @@ void strata_h_encryption_get(struct strata_req *r)
 {
     struct strata_sse_default d;
     int rc = strata_sse_default_get(r, r->bucket, &d);
-    if (rc == STRATA_ENOTFOUND) {
-        strata_req_error(r, S3E_ServerSideEncryptionConfigurationNotFoundError, 0);
+    if (strata_req_refused(r, rc == STRATA_ENOTFOUND
+                                  ? S3E_ServerSideEncryptionConfigurationNotFoundError
+                                  : S3E_NONE))
         return;
-    }
     if (rc) {
         strata_req_error_strata(r, rc, S3CTX_BUCKET);
         return;

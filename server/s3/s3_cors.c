@@ -141,23 +141,9 @@ const struct strata_cors_rule *strata_cors_match(const struct strata_cors *c, co
 
 /* ---- storage ---------------------------------------------------------------- */
 
-static int cors_parse_cb(const void *doc, size_t len, void **out)
-{
-    const char *msg;
-    struct strata_cors *c = NULL;
-    enum s3_err e = strata_xml_cors_parse(doc, len, &c, &msg);
-    *out = c;
-    return e == S3E_NONE ? 0 : -1;
-}
-
-static void cors_destroy_cb(void *parsed)
-{
-    strata_cors_free(parsed);
-}
-
 /* Every answer to a request with an Origin consults the rules: cached. */
-static struct strata_doc_cache cache = STRATA_DOC_CACHE_INIT("cors", cors_parse_cb,
-                                                             cors_destroy_cb);
+STRATA_BUCKET_CONFIG_CACHE(cache, "cors", cors, struct strata_cors, strata_cors_free,
+                           strata_cors_format, strata_xml_cors_parse);
 
 /* The bucket's rules: 0 with *ref (NULL when it has none), or the error. */
 static int cors_load(struct strata_req *r, struct strata_doc_ref **ref)
@@ -165,15 +151,10 @@ static int cors_load(struct strata_req *r, struct strata_doc_ref **ref)
     return strata_doc_cache_get(&cache, r->srv->meta, &r->binfo, ref);
 }
 
-static void cors_format_cb(struct strata_sbuf *b, const void *parsed)
-{
-    strata_cors_format(b, parsed);
-}
-
 void strata_h_cors_get(struct strata_req *r)
 {
     strata_bucket_config_send_cached(r, &cache, S3E_NoSuchCORSConfiguration,
-                                     STRATA_CORS_DOC_MAX * 2, cors_format_cb);
+                                     STRATA_CORS_DOC_MAX * 2, cors_format);
 }
 
 void strata_h_cors_put(struct strata_req *r)

@@ -26,15 +26,14 @@ void strata_h_ownership_get(struct strata_req *r)
         strata_req_error_strata(r, rc, S3CTX_BUCKET);
         return;
     }
-    if (own == STRATA_OWN_NONE) {
-        strata_req_error(r, S3E_OwnershipControlsNotFoundError, 0);
+    if (strata_req_refused(r, own == STRATA_OWN_NONE ? S3E_OwnershipControlsNotFoundError
+                                                     : S3E_NONE))
         return;
-    }
     struct strata_sbuf b;
     strata_xml_doc_open(&b, 1024, "OwnershipControls");
-    strata_sbuf_puts(&b, "<Rule>");
-    strata_sbuf_xml_elem(&b, "ObjectOwnership", strata_ownership_name(own));
-    strata_sbuf_puts(&b, "</Rule>");
+    /* The names are fixed words: nothing to escape. */
+    strata_sbuf_printf(&b, "<Rule><ObjectOwnership>%s</ObjectOwnership></Rule>",
+                       strata_ownership_name(own));
     strata_xml_doc_send(r, &b, "OwnershipControls");
 }
 

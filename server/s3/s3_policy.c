@@ -74,10 +74,8 @@ void strata_h_policy_status(struct strata_req *r)
     bool pub = p && strata_policy_is_public(p) &&
                !(strata_policy_ref_pab(ref, NULL) & STRATA_PAB_RESTRICT_PUBLIC_BUCKETS);
     strata_policy_ref_put(ref);
-    if (!p) {
-        strata_req_error(r, S3E_NoSuchBucketPolicy, 0);
+    if (strata_req_refused(r, p ? S3E_NONE : S3E_NoSuchBucketPolicy))
         return;
-    }
     struct strata_sbuf b;
     strata_xml_doc_open(&b, 1024, "PolicyStatus");
     strata_sbuf_xml_elem(&b, "IsPublic", pub ? "true" : "false");

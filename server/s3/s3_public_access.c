@@ -27,10 +27,8 @@ void strata_h_pab_get(struct strata_req *r)
     bool set = false;
     unsigned bits = strata_policy_ref_pab(ref, &set);
     strata_policy_ref_put(ref);
-    if (!set) {
-        strata_req_error(r, S3E_NoSuchPublicAccessBlockConfiguration, 0);
+    if (strata_req_refused(r, set ? S3E_NONE : S3E_NoSuchPublicAccessBlockConfiguration))
         return;
-    }
     struct strata_sbuf b;
     strata_xml_doc_open(&b, 1024, "PublicAccessBlockConfiguration");
     for (unsigned i = 0; i < 4; i++)

@@ -692,7 +692,12 @@ struct _xmlDoc *strata_xml_body_parse(const char *body, size_t len)
 struct _xmlNode *strata_xml_body_root(const char *body, size_t len, const char *root_name,
                                       struct _xmlDoc **doc)
 {
-    return body_root(body, len, root_name, doc);
+    xmlNodePtr root = body_root(body, len, root_name, doc);
+    if (!root) {
+        xmlFreeDoc(*doc);
+        *doc = NULL;
+    }
+    return root;
 }
 
 bool strata_xml_named(const struct _xmlNode *n, const char *name)

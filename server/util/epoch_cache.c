@@ -6,6 +6,7 @@
 
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -187,3 +188,57 @@ void strata_ecaches_invalidate(const char *name)
         strata_ecache_invalidate(c, name);
     pthread_mutex_unlock(&listed_mu);
 }
+
+/* ---- values shared by reference count ------------------------------------- */
+
+void strata_eref_init(struct strata_eref *e, size_t size, void (*free_fn)(struct strata_eref *e))
+{
+    atomic_init(&e->refs, 1);
+    e->parent = NULL;
+    e->size = size;
+    e->free_fn = free_fn;
+}
+
+void strata_eref_hold(struct strata_eref *e)
+{
+    if (e)
+        atomic_fetch_add(&e->refs, 1);
+}
+
+void strata_eref_put(struct strata_eref *e)
+{
+    if (!e || atomic_fetch_sub(&e->refs, 1) != 1)
+        return;
+    if (e->parent) {
+        strata_eref_put(e->parent);
+        free(e);
+    } else {
+        e->free_fn(e);
+    }
+}
+
+static void eref_hold(void *v)
+{
+    strata_eref_hold(v);
+}
+
+static void eref_put(void *v)
+{
+    strata_eref_put(v);
+}
+
+/* A thread's copy: its own count, and a reference on the original, whose
+ * contents it lends. */
+static void *eref_local_copy(void *v)
+{
+    struct strata_eref *e = v, *copy = malloc(e->size);
+    if (!copy)
+        return NULL;
+    memcpy((void *)copy, (const void *)e, e->size);
+    atomic_init(&copy->refs, 1); /* the thread slot's */
+    copy->parent = e->parent ? e->parent : e;
+    strata_eref_hold(copy->parent);
+    return copy;
+}
+
+const struct strata_ecache_ops strata_eref_ops = {eref_hold, eref_put, eref_local_copy};

@@ -23,7 +23,9 @@
 #define STRATA_SERVER_EPOCH_CACHE_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "strata/meta.h"
@@ -85,6 +87,26 @@ void strata_ecache_invalidate(struct strata_ecache *c, const char *name);
  * (bucket records, policies, configuration documents): another gateway on
  * the same store changed bucket name (NULL: anything). */
 void strata_ecaches_invalidate(const char *name);
+
+/*
+ * A value shared by reference count, for caches whose values are the
+ * caller's own struct with this as its first member (strata_eref_ops).
+ * The original, when its last reference goes, is released by free_fn
+ * (what it owns and the struct).  A thread's copy is a byte copy of the
+ * whole value (size bytes) with its own count: it lends the original's
+ * contents and holds a reference on it.
+ */
+struct strata_eref {
+    atomic_uint refs;
+    struct strata_eref *parent; /* a copy's original, else NULL */
+    size_t size;
+    void (*free_fn)(struct strata_eref *e);
+};
+extern const struct strata_ecache_ops strata_eref_ops;
+/* e as an original with one reference (the caller's). */
+void strata_eref_init(struct strata_eref *e, size_t size, void (*free_fn)(struct strata_eref *e));
+void strata_eref_hold(struct strata_eref *e); /* NULL is a no-op */
+void strata_eref_put(struct strata_eref *e);  /* NULL is a no-op */
 
 /* The slot hash of a bucket name (FNV-1a) and the coarse monotonic clock
  * the entries' expiry uses. */

@@ -598,48 +598,18 @@ void strata_pqueue_destroy(struct strata_pqueue *t)
     free(t);
 }
 
-int strata_pqueue_create(const char *const *dirs, size_t ndirs, const struct strata_pqueue_opts *o,
-                         struct strata_pqueue **out, char *err, size_t err_len)
+/* The local queue of t: its copies' files opened and recovered, its
+ * senders started; -1 with err (t is left to strata_pqueue_destroy). */
+static int local_open(struct strata_pqueue *t, const char *const *dirs, size_t ndirs,
+                      const struct strata_pqueue_opts *o, char *err, size_t err_len)
 {
-    *out = NULL;
-    if (strata_meta_queues_shared(o->cluster)) {
-        struct strata_pqueue *t = calloc(1, sizeof(*t));
-        if (!t) {
-            snprintf(err, err_len, "out of memory");
-            return -1;
-        }
-        pthread_mutex_init(&t->mu, NULL);
-        pthread_cond_init(&t->cv, NULL);
-        for (int i = 0; i < COPIES; i++)
-            t->fd[i] = t->ack_fd[i] = -1;
-        if (strata_pqueue__cluster_create(o, &t->cl, err, err_len) != 0) {
-            strata_pqueue_destroy(t);
-            return -1;
-        }
-        *out = t;
-        return 0;
-    }
-    if (ndirs == 0) {
-        snprintf(err, err_len, "queue %s: no directory", o->name);
-        return -1;
-    }
-    struct strata_pqueue *t = calloc(1, sizeof(*t));
-    if (!t) {
-        snprintf(err, err_len, "out of memory");
-        return -1;
-    }
     t->o = *o;
     if (!t->o.max)
         t->o.max = 1;
-    pthread_mutex_init(&t->mu, NULL);
-    pthread_cond_init(&t->cv, NULL);
     /* A copy whose directory cannot be used (a dead drive) is left out;
      * one usable copy is enough to start. */
     char path[4200];
-    for (int i = 0; i < COPIES; i++) {
-        t->fd[i] = t->ack_fd[i] = -1;
-        if ((size_t)i >= ndirs)
-            continue;
+    for (size_t i = 0; i < COPIES && i < ndirs; i++) {
         (void)mkdir(dirs[i], 0700);
         snprintf(path, sizeof(path), "%s/%s.q", dirs[i], o->name);
         t->fd[i] = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
@@ -649,12 +619,34 @@ int strata_pqueue_create(const char *const *dirs, size_t ndirs, const struct str
     if (queue_recover(t) != 0) {
         snprintf(err, err_len, "cannot open the queue %s in %s: %s", o->name, dirs[0],
                  strerror(errno));
-        strata_pqueue_destroy(t);
         return -1;
     }
     t->nthreads = strata_pqueue__threads(o->threads);
-    if (strata_pqueue__start(t->th, t->nthreads, deliver_main, t, &t->started, o->name, err,
-                             err_len) != 0) {
+    return strata_pqueue__start(t->th, t->nthreads, deliver_main, t, &t->started, o->name, err,
+                                err_len);
+}
+
+int strata_pqueue_create(const char *const *dirs, size_t ndirs, const struct strata_pqueue_opts *o,
+                         struct strata_pqueue **out, char *err, size_t err_len)
+{
+    *out = NULL;
+    bool shared = strata_meta_queues_shared(o->cluster);
+    if (!shared && ndirs == 0) {
+        snprintf(err, err_len, "queue %s: no directory", o->name);
+        return -1;
+    }
+    struct strata_pqueue *t = calloc(1, sizeof(*t));
+    if (!t) {
+        snprintf(err, err_len, "out of memory");
+        return -1;
+    }
+    pthread_mutex_init(&t->mu, NULL);
+    pthread_cond_init(&t->cv, NULL);
+    for (int i = 0; i < COPIES; i++)
+        t->fd[i] = t->ack_fd[i] = -1;
+    int rc = shared ? strata_pqueue__cluster_create(o, &t->cl, err, err_len)
+                    : local_open(t, dirs, ndirs, o, err, err_len);
+    if (rc != 0) {
         strata_pqueue_destroy(t);
         return -1;
     }

@@ -5,7 +5,8 @@
  * invalidation or another stamp loads again, errors are not cached, NULL
  * is a value, another thread is served from the shared table, entries
  * expire after a second, and every reference is given back (values and
- * thread copies are counted).
+ * thread copies are counted); strata_eref, the shared value the caches
+ * keep, frees its original once, after its last copy.
  */
 #include <pthread.h>
 #include <setjmp.h>
@@ -207,6 +208,50 @@ static void test_invalidate_all_and_every_cache(void **state)
     strata_ecache_invalidate(&c2, NULL);
 }
 
+/* strata_eref: a thread's copy lends its original's contents and keeps
+ * it alive; a copy of a copy hangs on the original; the original is
+ * released once, by its free_fn, when the last of them goes. */
+struct shared_val {
+    struct strata_eref e;
+    int id;
+};
+
+static int shared_freed;
+
+static void shared_free(struct strata_eref *e)
+{
+    shared_freed++;
+    free(e);
+}
+
+static void test_eref_copies_keep_original(void **state)
+{
+    (void)state;
+    shared_freed = 0;
+    struct shared_val *v = malloc(sizeof(*v));
+    assert_non_null(v);
+    strata_eref_init(&v->e, sizeof(*v), shared_free);
+    v->id = 42;
+    struct shared_val *c = strata_eref_ops.local_copy(v);
+    assert_non_null(c);
+    assert_ptr_not_equal(c, v);
+    assert_int_equal(c->id, 42);
+    assert_ptr_equal(c->e.parent, &v->e);
+    struct shared_val *cc = strata_eref_ops.local_copy(c);
+    assert_non_null(cc);
+    assert_ptr_equal(cc->e.parent, &v->e);
+    strata_eref_ops.hold(v);
+    strata_eref_put(&v->e);
+    strata_eref_put(&v->e); /* the original's own references are gone */
+    assert_int_equal(shared_freed, 0);
+    strata_eref_ops.put(c);
+    assert_int_equal(shared_freed, 0);
+    assert_int_equal(cc->id, 42);
+    strata_eref_put(&cc->e);
+    assert_int_equal(shared_freed, 1);
+    strata_eref_put(NULL); /* a no-op */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -215,6 +260,7 @@ int main(void)
         cmocka_unit_test(test_other_thread_and_release),
         cmocka_unit_test(test_expiry),
         cmocka_unit_test(test_invalidate_all_and_every_cache),
+        cmocka_unit_test(test_eref_copies_keep_original),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
