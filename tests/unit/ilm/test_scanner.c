@@ -180,13 +180,16 @@ static void test_expire_unversioned(void **state)
     assert_int_equal(strata_ilm_run_once(ilm, &st), 0);
     int64_t t1 = strata_ilm__now_ms();
     assert_int_equal(st.buckets, 1);
-    assert_int_equal(st.scanned, 6);
     /* A machine that stalled past the first due time during the puts or
-     * the pass has some (the first put ones) or all due already. */
-    if (t1 < t0 + 2 * DAY_MS)
+     * the pass has some (the first put ones) or all due already: the due
+     * drains of the pass expire them, each looked at once more there. */
+    if (t1 < t0 + 2 * DAY_MS) {
+        assert_int_equal(st.scanned, 6);
         assert_int_equal(st.expired, 0);
-    else
+    } else {
+        assert_true(st.scanned >= 6 && st.scanned <= 6 + 3);
         assert_true(st.expired <= 3);
+    }
     passes_until(ilm, e, unversioned_done, &st);
     assert_true(present(e, "b", "small", NULL));
     assert_true(present(e, "b", "untagged", NULL));
