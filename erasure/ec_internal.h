@@ -121,6 +121,12 @@ bool strata_ec__drive_writable(const struct strata_set *set, unsigned d);
 int strata_ec__probe_start(struct strata_set *set);
 void strata_ec__probe_stop(struct strata_set *set);
 
+/* Creates the tmp/ file path for writing (open flags | O_CREAT | O_EXCL)
+ * and holds an flock on it while the fd is open: strata_ec_tmp_reclaim
+ * leaves a held file alone however old it is (a slow write is not a
+ * leftover).  The fd, or -1 with open's errno. */
+int strata_ec__tmp_create(const char *path, int flags);
+
 /* Borrow an io context (ring + stripe buffers); NULL on failure with *err set. */
 struct strata_ec__io *strata_ec__io_get(struct strata_set *set, int *err);
 void strata_ec__io_put(struct strata_set *set, struct strata_ec__io *io);

@@ -32,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -790,10 +791,34 @@ void strata_set_stats_get(const struct strata_set *set, struct strata_set_stats 
     out->shards_healed = __atomic_load_n(&set->stats.shards_healed, __ATOMIC_RELAXED);
 }
 
+/* Whether the tmp/ file name in dir is a leftover: unchanged for age_s
+ * seconds (to the nanosecond: a file written a moment ago in the previous
+ * second is young) and not held by a writer (strata_ec__tmp_create).
+ * Removed if so, under the lock so no writer can take it meanwhile. */
+static bool tmp_leftover_remove(int dir, const char *name, const struct timespec *now,
+                                unsigned age_s)
+{
+    struct stat sb;
+    if (fstatat(dir, name, &sb, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(sb.st_mode))
+        return false;
+    int64_t age_ns = (int64_t)(now->tv_sec - sb.st_mtim.tv_sec) * 1000000000 +
+                     (now->tv_nsec - sb.st_mtim.tv_nsec);
+    if (age_ns < (int64_t)age_s * 1000000000)
+        return false;
+    int fd = openat(dir, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    bool held = flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+    bool gone = !held && unlinkat(dir, name, 0) == 0;
+    close(fd);
+    return gone;
+}
+
 int strata_ec_tmp_reclaim(struct strata_set *set, unsigned age_s, unsigned *removed)
 {
     unsigned count = 0;
-    time_t now = time(NULL);
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
     for (unsigned d = 0; d < set->n; d++) {
         if (!set->drives[d].online)
             continue;
@@ -807,11 +832,7 @@ int strata_ec_tmp_reclaim(struct strata_set *set, unsigned age_s, unsigned *remo
             if (de->d_name[0] == '.' &&
                 (de->d_name[1] == '\0' || (de->d_name[1] == '.' && de->d_name[2] == '\0')))
                 continue;
-            struct stat sb;
-            if (fstatat(dirfd(dir), de->d_name, &sb, AT_SYMLINK_NOFOLLOW) < 0 ||
-                !S_ISREG(sb.st_mode))
-                continue;
-            if (now - sb.st_mtime >= (time_t)age_s && unlinkat(dirfd(dir), de->d_name, 0) == 0)
+            if (tmp_leftover_remove(dirfd(dir), de->d_name, &now, age_s))
                 count++;
         }
         closedir(dir);

@@ -54,6 +54,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <time.h>
@@ -191,6 +192,16 @@ static int tmp_path_new(const struct strata_set *set, unsigned drive, const uint
     if (asprintf(out, "%s/tmp/%s.%s%u.%s", set->drives[drive].path, hex, tag, shard, rnd) < 0)
         return STRATA_ENOMEM;
     return 0;
+}
+
+int strata_ec__tmp_create(const char *path, int flags)
+{
+    int fd = open(path, flags | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    /* A new file nobody else has open: the lock is ours at once (on a
+     * file system without flock, reclaim goes by age alone). */
+    if (fd >= 0)
+        (void)flock(fd, LOCK_EX | LOCK_NB);
+    return fd;
 }
 
 /* Create data/<hh>/ on first use.  data/ itself must exist: a drive whose
@@ -373,8 +384,7 @@ int strata_ec_writer_create(struct strata_set *set, const uint8_t data_id[STRATA
         rc = tmp_path_new(set, d, data_id, "s", shard, &w->tmp[d]);
         if (rc < 0)
             goto fail;
-        int flags = O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | (set->direct_io ? O_DIRECT : 0);
-        w->fd[d] = open(w->tmp[d], flags, 0644);
+        w->fd[d] = strata_ec__tmp_create(w->tmp[d], O_WRONLY | (set->direct_io ? O_DIRECT : 0));
         if (w->fd[d] < 0) {
             int e = errno;
             strata_ec__drive_err(set, d, STRATA_DRIVE_IO_OPEN, e);
@@ -1487,7 +1497,7 @@ int strata_ec_heal(struct strata_set *set, const uint8_t data_id[STRATA_DATA_ID_
         }
         if (tmp_path_new(set, d, data_id, "h", s, &tmp[s]) < 0)
             continue;
-        fd[s] = open(tmp[s], O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+        fd[s] = strata_ec__tmp_create(tmp[s], O_WRONLY);
         if (fd[s] < 0)
             strata_ec__drive_err(set, d, STRATA_DRIVE_IO_OPEN, errno);
         crc[s] = malloc((size_t)(r->blocks ? r->blocks : 1) * sizeof(uint32_t));

@@ -122,5 +122,19 @@ def metrics(s):
     return out
 
 
+def drained(s, target, timeout=30):
+    """The figures of metrics(s) once target has nothing pending.  A
+    receiver holds an event before the daemon has its answer, and the
+    queue counts the event done (pending, delivered) only after that: the
+    gauge is polled, bounded, instead of read once."""
+    deadline = time.monotonic() + timeout
+    m = metrics(s)
+    while m[("strata_notify_pending", target)] != 0:
+        assert time.monotonic() < deadline, f"{target}: still pending after {timeout} s: {m}"
+        time.sleep(0.05)
+        m = metrics(s)
+    return m
+
+
 def keys_of(recs, bucket):
     return [r["s3"]["object"]["key"] for _, _, r in recs if r["s3"]["bucket"]["name"] == bucket]

@@ -24,7 +24,7 @@ import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import key_writers  # noqa: E402
-from notify_hook import Receiver, keys_of, metrics, put_conf, queue_conf  # noqa: E402
+from notify_hook import Receiver, drained, keys_of, metrics, put_conf, queue_conf  # noqa: E402
 from strata_harness import (REGION, Strata, expect_error, free_port, log, new_bucket,  # noqa: E402
                             run, test)
 
@@ -317,8 +317,7 @@ def target_down_then_up_in_order(s):
         HOOK.start()
     recs = HOOK.wait(lambda rs: len(keys_of(rs, b)) >= len(keys), timeout=30)
     assert keys_of(recs, b) == keys, keys_of(recs, b)
-    m = metrics(s)
-    assert m[("strata_notify_pending", "hook1")] == 0, m
+    m = drained(s, "hook1")
     assert m[("strata_notify_delivered_total", "hook1")] >= len(keys), m
     assert m[("strata_notify_dropped_total", "hook1")] == 0, m
 
@@ -600,9 +599,8 @@ def redis_target(s):
             time.sleep(0.1)
         got = [m["Records"][0]["s3"]["object"]["key"] for m in redis_list()]
         assert got == [urllib.parse.quote(k, safe="/") for k in keys], got
-        m = metrics(s)
-        assert m[("strata_notify_pending", "r1")] == 0 and m[("strata_notify_delivered_total",
-                                                              "r1")] == 13, m
+        m = drained(s, "r1")
+        assert m[("strata_notify_delivered_total", "r1")] == 13, m
     finally:
         p.kill()
         p.wait(10)
@@ -741,8 +739,7 @@ def nats_target(s):
             assert time.monotonic() < deadline, sub.keys()
             time.sleep(0.1)
         assert sub.keys() == [urllib.parse.quote(k, safe="/") for k in keys], sub.keys()
-        m = metrics(s)
-        assert m[("strata_notify_pending", "n1")] == 0, m
+        m = drained(s, "n1")
         # 12 events and the configuration's s3:TestEvent.
         assert m[("strata_notify_delivered_total", "n1")] == 13, m
     finally:

@@ -24,7 +24,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from notify_hook import Receiver, keys_of, metrics, put_conf, queue_conf  # noqa: E402
 from rados_gw import gateway, kill9, rados_init, require_daemon_on_rados  # noqa: E402
-from strata_harness import free_port, log, new_bucket, run, test  # noqa: E402
+from strata_harness import free_port, log, new_bucket, run, test, wait_until  # noqa: E402
 
 PREFIX = "tq" + os.urandom(3).hex()
 HOOK = Receiver(free_port())
@@ -91,6 +91,10 @@ def two_gateways_deliver_once(s):
     for g in (0, 1):
         mine = [k for k in got if int(k[1:]) % 2 == g]
         assert mine == keys[g::2], mine
+    # A delivery is counted once its record is off the queue in RADOS,
+    # after the receiver has it: waited for, bounded.
+    wait_until("the deliveries counted", lambda: sum(delivered(g) - n for g, n in zip(GW, before))
+               >= len(keys), timeout=30)
     gained = [delivered(g) - n for g, n in zip(GW, before)]
     assert sorted(gained) == [0, len(keys)], gained  # one gateway delivers
 
@@ -127,7 +131,8 @@ def kill9_of_lease_holder(s):
     log(f"the other gateway delivered after {time.monotonic() - t0:.1f} s")
     got = keys_of(recs, b)
     assert sorted(firsts(got)) == keys, got
-    assert delivered(other) >= len(keys)
+    wait_until(f"{len(keys)} deliveries counted by the other gateway",
+               lambda: delivered(other) >= len(keys), timeout=30)
     # The killed gateway back: nothing is delivered again in steady state.
     GW[GW.index(None)] = gateway(CLUSTER, PREFIX, keys=(other.ak, other.sk), args=ARGS)
     n = len(got)

@@ -316,6 +316,20 @@ static void test_stream_delete_reclaim(void **state)
     ect_drive_file(&d, 0, id, p, sizeof(p));
     assert_int_equal(stat(p, &sb), -1);
 
+    /* A write in progress is no leftover however old its tmp/ files
+     * look: reclaim leaves them, the writer publishes its data. */
+    strata_data_id_new(id);
+    assert_int_equal(strata_ec_writer_create(s, id, &w), 0);
+    assert_int_equal(strata_ec_writer_write(w, data, sizeof(data)), 0);
+    assert_int_equal(strata_ec_tmp_reclaim(s, 0, &removed), 0);
+    assert_int_equal(removed, 0);
+    uint32_t mask = 0;
+    assert_int_equal(strata_ec_writer_finish(w, &mask), 0);
+    assert_int_equal(mask, 0xf);
+    strata_ec_writer_destroy(w);
+    assert_int_equal(get_all(s, id, back, sizeof(back)), 0);
+    assert_memory_equal(back, data, sizeof(data));
+
     /* Reclaim takes old leftovers and leaves young ones. */
     char old[4200], young[4200];
     snprintf(old, sizeof(old), "%s/tmp/old.part", d.path[1]);
