@@ -38,6 +38,9 @@
 #include <unistd.h>
 
 #define MOD "erasure"
+
+static void tmp_reclaim(struct strata_set *set, unsigned age_s, bool any_lock, unsigned *removed);
+
 #define HEAL_MARKER "healing"
 
 size_t strata_ec__round_up(size_t v, size_t a)
@@ -609,7 +612,7 @@ int strata_set_open(const char *const *paths, unsigned n, const struct strata_se
     /* Only this process uses the drives (meta/'s stores are locked), so
      * everything in tmp/ is a leftover of a write a crash interrupted. */
     unsigned removed = 0;
-    strata_ec_tmp_reclaim(s, 0, &removed);
+    tmp_reclaim(s, 0, true, &removed);
     if (removed)
         strata_log(&s->log, STRATA_LOG_NOTICE, MOD, "set %u: removed %u leftover tmp files",
                    s->set_index, removed);
@@ -794,9 +797,12 @@ void strata_set_stats_get(const struct strata_set *set, struct strata_set_stats 
 /* Whether the tmp/ file name in dir is a leftover: unchanged for age_s
  * seconds (to the nanosecond: a file written a moment ago in the previous
  * second is young) and not held by a writer (strata_ec__tmp_create).
- * Removed if so, under the lock so no writer can take it meanwhile. */
+ * Removed if so, under the lock so no writer can take it meanwhile.  At
+ * open (any_lock) a held lock is not a writer of this process: it is a
+ * killed one whose io_uring still holds the file while the kernel tears
+ * the ring down after the process has been reaped. */
 static bool tmp_leftover_remove(int dir, const char *name, const struct timespec *now,
-                                unsigned age_s)
+                                unsigned age_s, bool any_lock)
 {
     struct stat sb;
     if (fstatat(dir, name, &sb, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(sb.st_mode))
@@ -808,13 +814,13 @@ static bool tmp_leftover_remove(int dir, const char *name, const struct timespec
     int fd = openat(dir, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0)
         return false;
-    bool held = flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+    bool held = !any_lock && flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK;
     bool gone = !held && unlinkat(dir, name, 0) == 0;
     close(fd);
     return gone;
 }
 
-int strata_ec_tmp_reclaim(struct strata_set *set, unsigned age_s, unsigned *removed)
+static void tmp_reclaim(struct strata_set *set, unsigned age_s, bool any_lock, unsigned *removed)
 {
     unsigned count = 0;
     struct timespec now;
@@ -832,12 +838,17 @@ int strata_ec_tmp_reclaim(struct strata_set *set, unsigned age_s, unsigned *remo
             if (de->d_name[0] == '.' &&
                 (de->d_name[1] == '\0' || (de->d_name[1] == '.' && de->d_name[2] == '\0')))
                 continue;
-            if (tmp_leftover_remove(dirfd(dir), de->d_name, &now, age_s))
+            if (tmp_leftover_remove(dirfd(dir), de->d_name, &now, age_s, any_lock))
                 count++;
         }
         closedir(dir);
     }
     if (removed)
         *removed = count;
+}
+
+int strata_ec_tmp_reclaim(struct strata_set *set, unsigned age_s, unsigned *removed)
+{
+    tmp_reclaim(set, age_s, false, removed);
     return 0;
 }
