@@ -13,8 +13,7 @@
  * error.  Delivery thread only.
  */
 #include "notify_addr.h"
-#include "secret.h"
-#include "notify_internal.h"
+#include "notify_session.h"
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -27,54 +26,33 @@
 #include <amqp_tcp_socket.h>
 
 struct atarget {
+    struct strata_notify_session s; /* password: the user's (default guest) */
     amqp_connection_state_t c; /* NULL: not connected */
     uint64_t tag;              /* delivery tag of the last publish */
     struct strata_notify_addr a;
     char *exchange, *rkey; /* into a.path */
-    char *password;
 };
 
-static void at_disconnect(struct atarget *t)
+static void at_disconnect(void *h)
 {
-    if (!t->c)
-        return;
+    struct atarget *t = h;
     /* No close handshake: the broker may be gone, and a half-dead
      * connection must not stall the delivery thread. */
     amqp_destroy_connection(t->c);
     t->c = NULL;
 }
 
-static void at_close(void *h)
+static int at_setup(void *h, const char *address)
 {
     struct atarget *t = h;
-    if (!t)
-        return;
-    at_disconnect(t);
-    strata_secret_str_free(t->password);
-    free(t);
-}
-
-static int at_open(const char *address, const char *token, void **h, char *err, size_t err_len)
-{
-    struct atarget *t = calloc(1, sizeof(*t));
-    if (!t || strata_notify_addr_parse(address, "amqp", &t->a) != 0 ||
+    if (strata_notify_addr_parse(address, "amqp", &t->a) != 0 ||
         !(t->rkey = strata_notify_addr_split(&t->a)) || !t->rkey[0] || strchr(t->rkey, '/') ||
-        strlen(t->a.path) > 127 || strlen(t->rkey) > 255) {
-        free(t);
-        snprintf(err, err_len, "amqp address %s: want amqp://[USER@]HOST:PORT/EXCHANGE/"
-                               "ROUTING_KEY (EXCHANGE may be empty)", address);
-        return -1;
-    }
+        strlen(t->a.path) > 127 || strlen(t->rkey) > 255)
+        return STRATA_NOTIFY_BAD_ADDRESS;
     t->exchange = t->a.path;
     if (!t->a.user[0])
         strcpy(t->a.user, "guest");
-    if (strata_notify_secret_dup(token ? token : "guest", &t->password) != 0) {
-        at_close(t);
-        snprintf(err, err_len, "out of memory");
-        return -1;
-    }
-    *h = t;
-    return 0; /* connected on first use: a broker down at start is retried */
+    return 0;
 }
 
 static bool rpc_ok(amqp_connection_state_t c)
@@ -82,10 +60,9 @@ static bool rpc_ok(amqp_connection_state_t c)
     return amqp_get_rpc_reply(c).reply_type == AMQP_RESPONSE_NORMAL;
 }
 
-static bool at_connect(struct atarget *t)
+static bool at_connect(void *h)
 {
-    if (t->c)
-        return true;
+    struct atarget *t = h;
     amqp_socket_t *s;
     struct timeval tv = {.tv_sec = 2};
     if (!(t->c = amqp_new_connection()) || !(s = amqp_tcp_socket_new(t->c)) ||
@@ -96,7 +73,7 @@ static bool at_connect(struct atarget *t)
     if (amqp_set_rpc_timeout(t->c, &rpc) != AMQP_STATUS_OK)
         goto fail;
     amqp_rpc_reply_t r = amqp_login(t->c, "/", 0, 131072, 0, AMQP_SASL_METHOD_PLAIN, t->a.user,
-                                    t->password);
+                                    t->s.password);
     if (r.reply_type != AMQP_RESPONSE_NORMAL)
         goto fail;
     if (!amqp_channel_open(t->c, 1) || !rpc_ok(t->c) || !amqp_confirm_select(t->c, 1) ||
@@ -106,8 +83,7 @@ static bool at_connect(struct atarget *t)
     return true;
 fail:
     if (t->c)
-        amqp_destroy_connection(t->c);
-    t->c = NULL;
+        at_disconnect(t);
     return false;
 }
 
@@ -168,7 +144,7 @@ static int confirm_wait(struct atarget *t, uint64_t first, size_t n, char *st)
 static size_t at_send_batch(void *h, const struct iovec *msgs, size_t n)
 {
     struct atarget *t = h;
-    if (!at_connect(t))
+    if (!strata_notify_session_ready(h))
         return 0;
     amqp_basic_properties_t props = {
         ._flags = AMQP_BASIC_CONTENT_TYPE_FLAG | AMQP_BASIC_DELIVERY_MODE_FLAG,
@@ -183,12 +159,12 @@ static size_t at_send_batch(void *h, const struct iovec *msgs, size_t n)
         t->tag++;
         if (amqp_basic_publish(t->c, 1, amqp_cstring_bytes(t->exchange),
                                amqp_cstring_bytes(t->rkey), 1, 0, &props, body) != AMQP_STATUS_OK) {
-            at_disconnect(t); /* the next attempt starts clean */
+            strata_notify_session_drop(h); /* the next attempt starts clean */
             return 0;
         }
     }
     if (confirm_wait(t, first, n, st) != 0)
-        at_disconnect(t);
+        strata_notify_session_drop(h);
     else
         amqp_maybe_release_buffers(t->c); /* the decoded frames' memory, else it grows */
     size_t k = 0;
@@ -197,5 +173,11 @@ static size_t at_send_batch(void *h, const struct iovec *msgs, size_t n)
     return k;
 }
 
-const struct strata_notify_kind strata_notify_amqp = {"amqp", at_open, NULL, at_close,
-                                                      at_send_batch};
+static const struct strata_notify_session_kind amqp_session = {
+    sizeof(struct atarget),
+    "amqp://[USER@]HOST:PORT/EXCHANGE/ROUTING_KEY (EXCHANGE may be empty)",
+    "guest", NULL, at_setup, at_connect, NULL, at_disconnect, NULL};
+
+const struct strata_notify_kind strata_notify_amqp = {
+    "amqp", strata_notify_session_open, NULL, strata_notify_session_close, at_send_batch,
+    &amqp_session};

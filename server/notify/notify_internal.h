@@ -14,10 +14,13 @@
 /* Messages handed to one send_batch call, at most (the queue's batch). */
 #define STRATA_NOTIFY_BATCH_MAX STRATA_PQUEUE_BATCH_MAX
 
+struct strata_notify_session_kind;
+
 struct strata_notify_kind {
     const char *name; /* KIND of --notify-target */
-    /* 0 with *h, or -1 with err set (a bad ADDRESS). */
-    int (*open)(const char *address, const char *token, void **h, char *err, size_t err_len);
+    /* 0 with *h, or -1 with err set (a bad ADDRESS).  k is this kind. */
+    int (*open)(const struct strata_notify_kind *k, const char *address, const char *token,
+                void **h, char *err, size_t err_len);
     /* One message (msg[len] is '\0') delivered and acknowledged: 0; not (yet): -1.
      * NULL when send_batch is given. */
     int (*send)(void *h, const char *msg, size_t len);
@@ -27,6 +30,8 @@ struct strata_notify_kind {
      * from the first on were acknowledged (0..n).  For targets whose
      * acknowledgement costs a round trip or a sync each. */
     size_t (*send_batch)(void *h, const struct iovec *msgs, size_t n);
+    /* A broker target's connection handling (notify_session.h), or NULL. */
+    const struct strata_notify_session_kind *session;
 };
 
 extern const struct strata_notify_kind strata_notify_webhook;

@@ -8,8 +8,7 @@
  * after any error.  Delivery thread only.
  */
 #include "notify_addr.h"
-#include "secret.h"
-#include "notify_internal.h"
+#include "notify_session.h"
 
 #include <pthread.h>
 #include <stdbool.h>
@@ -23,13 +22,12 @@
 #define WAIT_MS 5000
 
 struct mtarget {
+    struct strata_notify_session s; /* connected: CONNACK accepted */
     struct mosquitto *m;
-    bool connected; /* CONNACK accepted */
-    int connack;    /* -1: none yet */
-    int want_mid;   /* the publish awaiting its PUBACK */
+    int connack;  /* -1: none yet */
+    int want_mid; /* the publish awaiting its PUBACK */
     bool acked;
     struct strata_notify_addr a;
-    char *password;
 };
 
 static pthread_once_t lib_once = PTHREAD_ONCE_INIT;
@@ -53,42 +51,22 @@ static void on_publish(struct mosquitto *m, void *ud, int mid)
         t->acked = true;
 }
 
-static void mt_disconnect(struct mtarget *t)
+static void mt_disconnect(void *h)
 {
+    struct mtarget *t = h;
     if (t->m)
         mosquitto_destroy(t->m);
     t->m = NULL;
-    t->connected = false;
 }
 
-static void mt_close(void *h)
+static int mt_setup(void *h, const char *address)
 {
     struct mtarget *t = h;
-    if (!t)
-        return;
-    mt_disconnect(t);
-    strata_secret_str_free(t->password);
-    free(t);
-}
-
-static int mt_open(const char *address, const char *token, void **h, char *err, size_t err_len)
-{
-    struct mtarget *t = calloc(1, sizeof(*t));
-    if (!t || strata_notify_addr_parse(address, "mqtt", &t->a) != 0 ||
-        strpbrk(t->a.path, "+#") || mosquitto_pub_topic_check(t->a.path) != MOSQ_ERR_SUCCESS) {
-        free(t);
-        snprintf(err, err_len, "mqtt address %s: want mqtt://[USER@]HOST:PORT/TOPIC (no "
-                               "wildcards)", address);
-        return -1;
-    }
-    if (strata_notify_secret_dup(token, &t->password) != 0) {
-        mt_close(t);
-        snprintf(err, err_len, "out of memory");
-        return -1;
-    }
+    if (strata_notify_addr_parse(address, "mqtt", &t->a) != 0 || strpbrk(t->a.path, "+#") ||
+        mosquitto_pub_topic_check(t->a.path) != MOSQ_ERR_SUCCESS)
+        return STRATA_NOTIFY_BAD_ADDRESS;
     pthread_once(&lib_once, lib_init);
-    *h = t;
-    return 0; /* connected on first use: a broker down at start is retried */
+    return 0;
 }
 
 static uint64_t now_ms(void)
@@ -108,20 +86,23 @@ static bool loop_until(struct mtarget *t, const bool *flag)
     return *flag;
 }
 
-static bool mt_connect(struct mtarget *t)
+static bool mt_alive(void *h)
 {
     /* Idle since the last event: a broker that closed the connection
      * meanwhile is noticed here, not by a failed publish. */
-    if (t->connected && mosquitto_loop(t->m, 0, 1) == MOSQ_ERR_SUCCESS)
-        return true;
-    mt_disconnect(t);
+    return mosquitto_loop(((struct mtarget *)h)->m, 0, 1) == MOSQ_ERR_SUCCESS;
+}
+
+static bool mt_connect(void *h)
+{
+    struct mtarget *t = h;
     char cid[64];
     snprintf(cid, sizeof(cid), "strata-%p-%llx", (void *)t, (unsigned long long)now_ms());
     if (!(t->m = mosquitto_new(cid, true, t))) /* clean session: Strata's queue is the state */
         return false;
     mosquitto_connect_callback_set(t->m, on_connect);
     mosquitto_publish_callback_set(t->m, on_publish);
-    if (t->a.user[0] && mosquitto_username_pw_set(t->m, t->a.user, t->password) != 0)
+    if (t->a.user[0] && mosquitto_username_pw_set(t->m, t->a.user, t->s.password) != 0)
         goto fail;
     t->connack = -1;
     if (mosquitto_connect(t->m, t->a.host, t->a.port, 30) != MOSQ_ERR_SUCCESS)
@@ -132,7 +113,6 @@ static bool mt_connect(struct mtarget *t)
             goto fail;
     if (t->connack != 0) /* refused (bad password, ...) or no answer */
         goto fail;
-    t->connected = true;
     return true;
 fail:
     mt_disconnect(t);
@@ -142,21 +122,26 @@ fail:
 static int mt_send(void *h, const char *msg, size_t len)
 {
     struct mtarget *t = h;
-    if (!mt_connect(t))
+    if (!strata_notify_session_ready(h))
         return -1;
     int mid = 0;
     t->acked = false;
     t->want_mid = -1;
     if (mosquitto_publish(t->m, &mid, t->a.path, (int)len, msg, 1, false) != MOSQ_ERR_SUCCESS) {
-        mt_disconnect(t);
+        strata_notify_session_drop(h);
         return -1;
     }
     t->want_mid = mid;
     if (!loop_until(t, &t->acked)) {
-        mt_disconnect(t); /* the next attempt publishes it again */
+        strata_notify_session_drop(h); /* the next attempt publishes it again */
         return -1;
     }
     return 0;
 }
 
-const struct strata_notify_kind strata_notify_mqtt = {"mqtt", mt_open, mt_send, mt_close, NULL};
+static const struct strata_notify_session_kind mqtt_session = {
+    sizeof(struct mtarget), "mqtt://[USER@]HOST:PORT/TOPIC (no wildcards)", NULL, NULL,
+    mt_setup, mt_connect, mt_alive, mt_disconnect, NULL};
+
+const struct strata_notify_kind strata_notify_mqtt = {
+    "mqtt", strata_notify_session_open, mt_send, strata_notify_session_close, NULL, &mqtt_session};

@@ -11,8 +11,7 @@
  * error.  Delivery thread only.
  */
 #include "notify_addr.h"
-#include "secret.h"
-#include "notify_internal.h"
+#include "notify_session.h"
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -22,26 +21,20 @@
 #include <libpq-fe.h>
 
 struct ptarget {
+    struct strata_notify_session s; /* password: the database user's */
     PGconn *c;
     char *insert; /* the INSERT statement, TABLE quoted */
     char *create; /* CREATE TABLE IF NOT EXISTS */
     struct strata_notify_addr a;
     char *dbname, *table; /* into a.path */
     char port[8];
-    char *password;
 };
 
-static void pt_close(void *h)
+static void pt_fini(void *h)
 {
     struct ptarget *t = h;
-    if (!t)
-        return;
-    if (t->c)
-        PQfinish(t->c);
-    strata_secret_str_free(t->password);
     free(t->insert);
     free(t->create);
-    free(t);
 }
 
 /* A plain identifier: [A-Za-z_][A-Za-z0-9_]{0,62}, the name PostgreSQL keeps. */
@@ -52,17 +45,13 @@ static bool ident_ok(const char *s)
            strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") == n;
 }
 
-static int pt_open(const char *address, const char *token, void **h, char *err, size_t err_len)
+static int pt_setup(void *h, const char *address)
 {
-    struct ptarget *t = calloc(1, sizeof(*t));
-    if (!t || strata_notify_addr_parse(address, "postgres", &t->a) != 0 ||
+    struct ptarget *t = h;
+    if (strata_notify_addr_parse(address, "postgres", &t->a) != 0 ||
         !(t->table = strata_notify_addr_split(&t->a)) || !ident_ok(t->a.path) ||
-        !ident_ok(t->table)) {
-        free(t);
-        snprintf(err, err_len, "postgres address %s: want postgres://[USER@]HOST:PORT/DBNAME/"
-                               "TABLE (names of letters, digits and _)", address);
-        return -1;
-    }
+        !ident_ok(t->table))
+        return STRATA_NOTIFY_BAD_ADDRESS;
     t->dbname = t->a.path;
     snprintf(t->port, sizeof(t->port), "%d", t->a.port);
     /* The identifier is checked above; quoted all the same so that its
@@ -72,14 +61,9 @@ static int pt_open(const char *address, const char *token, void **h, char *err, 
                              "($1::jsonb ->> 'Time')::timestamptz, now()), $1::jsonb",
                  t->table) < 0 ||
         asprintf(&t->create, "CREATE TABLE IF NOT EXISTS \"%s\" (event_time TIMESTAMP WITH TIME "
-                             "ZONE NOT NULL, event_data JSONB)", t->table) < 0 ||
-        strata_notify_secret_dup(token, &t->password) != 0) {
-        pt_close(t);
-        snprintf(err, err_len, "out of memory");
-        return -1;
-    }
-    *h = t;
-    return 0; /* connected on first use: a server down at start is retried */
+                             "ZONE NOT NULL, event_data JSONB)", t->table) < 0)
+        return STRATA_NOTIFY_NO_CLIENT;
+    return 0;
 }
 
 static bool exec_ok(PGconn *c, const char *sql, const char *param)
@@ -90,35 +74,38 @@ static bool exec_ok(PGconn *c, const char *sql, const char *param)
     return ok;
 }
 
-static bool pt_connect(struct ptarget *t)
+static void pt_disconnect(void *h)
 {
-    if (t->c && PQstatus(t->c) == CONNECTION_OK)
-        return true;
-    if (t->c)
-        PQfinish(t->c);
+    struct ptarget *t = h;
+    PQfinish(t->c); /* rolls back what is open */
+    t->c = NULL;
+}
+
+static bool pt_connect(void *h)
+{
+    struct ptarget *t = h;
     const char *keys[] = {"host", "port", "dbname", "user", "password", "connect_timeout",
                           "application_name", NULL};
-    const char *vals[] = {t->a.host, t->port, t->dbname, t->a.user[0] ? t->a.user : NULL,
-                          t->password, "2", "strata-notify", NULL};
-    /* NULL values end the list early: a missing user is passed as "". */
-    if (!vals[3])
-        vals[3] = "";
-    if (!vals[4])
-        vals[4] = "";
+    /* NULL values end the list early: a missing user or password is passed as "". */
+    const char *vals[] = {t->a.host, t->port, t->dbname, t->a.user,
+                          t->s.password ? t->s.password : "", "2", "strata-notify", NULL};
     t->c = PQconnectdbParams(keys, vals, 0);
-    if (PQstatus(t->c) != CONNECTION_OK || !exec_ok(t->c, t->create, NULL)) {
-        PQfinish(t->c);
-        t->c = NULL;
-        return false;
-    }
-    return true;
+    if (PQstatus(t->c) == CONNECTION_OK && exec_ok(t->c, t->create, NULL))
+        return true;
+    pt_disconnect(t);
+    return false;
+}
+
+static bool pt_alive(void *h)
+{
+    return PQstatus(((struct ptarget *)h)->c) == CONNECTION_OK;
 }
 
 /* One transaction for the batch: one commit (one WAL flush) for all. */
 static size_t pt_send_batch(void *h, const struct iovec *msgs, size_t n)
 {
     struct ptarget *t = h;
-    if (!pt_connect(t))
+    if (!strata_notify_session_ready(h))
         return 0;
     bool ok = n == 1 || exec_ok(t->c, "BEGIN", NULL);
     /* The JSON has no NUL: each is sent as a text parameter. */
@@ -127,12 +114,17 @@ static size_t pt_send_batch(void *h, const struct iovec *msgs, size_t n)
     if (ok && n > 1)
         ok = exec_ok(t->c, "COMMIT", NULL);
     if (!ok) {
-        PQfinish(t->c); /* rolls back; the next attempt connects again */
-        t->c = NULL;
+        strata_notify_session_drop(h); /* the next attempt connects again */
         return 0;
     }
     return n;
 }
 
-const struct strata_notify_kind strata_notify_postgres = {"postgres", pt_open, NULL, pt_close,
-                                                          pt_send_batch};
+static const struct strata_notify_session_kind postgres_session = {
+    sizeof(struct ptarget),
+    "postgres://[USER@]HOST:PORT/DBNAME/TABLE (names of letters, digits and _)",
+    NULL, NULL, pt_setup, pt_connect, pt_alive, pt_disconnect, pt_fini};
+
+const struct strata_notify_kind strata_notify_postgres = {
+    "postgres", strata_notify_session_open, NULL, strata_notify_session_close, pt_send_batch,
+    &postgres_session};

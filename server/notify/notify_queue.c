@@ -73,7 +73,7 @@ int strata_notify_spec_check(const char *spec, char *err, size_t err_len)
     const struct strata_notify_kind *k = spec_split(spec, id, sizeof(id), &addr, err, err_len);
     void *h = NULL;
     /* Opening a target checks its ADDRESS and connects to nothing. */
-    if (!k || k->open(addr, NULL, &h, err, err_len) != 0)
+    if (!k || k->open(k, addr, NULL, &h, err, err_len) != 0)
         return -1;
     k->close(h);
     return 0;
@@ -158,7 +158,7 @@ static int target_open(struct strata_notify *n, const char *spec, const char *co
             !(token = token_read(tokens[i] + l + 1, err, err_len)))
             return -1;
     }
-    int rc = t->kind->open(addr, token, &t->h, err, err_len);
+    int rc = t->kind->open(t->kind, addr, token, &t->h, err, err_len);
     if (token)
         memset(token, 0, strlen(token));
     free(token);

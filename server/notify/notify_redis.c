@@ -5,9 +5,7 @@
  * file, when given, holds the password sent with AUTH.  hiredis; the
  * connection is made again after any error.  Delivery thread only.
  */
-#include "notify_addr.h"
-#include "secret.h"
-#include "notify_internal.h"
+#include "notify_session.h"
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -18,84 +16,87 @@
 #include <hiredis/hiredis.h>
 
 struct rtarget {
+    struct strata_notify_session s; /* password: sent with AUTH */
     redisContext *c;
     char host[256];
     int port;
     char *key;
-    char *password;
 };
 
-static void rt_close(void *h)
+static int rt_setup(void *h, const char *address)
 {
     struct rtarget *t = h;
-    if (!t)
-        return;
-    if (t->c)
-        redisFree(t->c);
-    strata_secret_str_free(t->password);
-    free(t->key);
-    free(t);
-}
-
-static int rt_open(const char *address, const char *token, void **h, char *err, size_t err_len)
-{
     const char *colon = strrchr(address, ':');
     const char *slash = colon ? strchr(colon, '/') : NULL;
     char *end = NULL;
     long port = colon ? strtol(colon + 1, &end, 10) : 0;
-    if (!colon || colon == address || (size_t)(colon - address) >= 256 || !slash ||
-        end != slash || port < 1 || port > 65535 || !slash[1]) {
-        snprintf(err, err_len, "redis address %s: want HOST:PORT/KEY", address);
-        return -1;
-    }
-    struct rtarget *t = calloc(1, sizeof(*t));
-    if (!t || !(t->key = strdup(slash + 1)) || (token && !(t->password = strdup(token)))) {
-        rt_close(t);
-        snprintf(err, err_len, "out of memory");
-        return -1;
-    }
+    if (!colon || colon == address || (size_t)(colon - address) >= sizeof(t->host) || !slash ||
+        end != slash || port < 1 || port > 65535 || !slash[1])
+        return STRATA_NOTIFY_BAD_ADDRESS;
+    if (!(t->key = strdup(slash + 1)))
+        return STRATA_NOTIFY_NO_CLIENT;
     memcpy(t->host, address, (size_t)(colon - address));
     t->port = (int)port;
-    *h = t;
-    return 0; /* connected on first use: a server down at start is retried */
+    return 0;
 }
 
-static bool rt_connect(struct rtarget *t)
+static void rt_disconnect(void *h)
 {
-    if (t->c && !t->c->err)
-        return true;
-    if (t->c)
-        redisFree(t->c);
+    struct rtarget *t = h;
+    redisFree(t->c);
+    t->c = NULL;
+}
+
+/* A command's reply, of type want: whether it came. */
+static bool reply_ok(redisReply *r, int want)
+{
+    bool ok = r && r->type == want;
+    if (r)
+        freeReplyObject(r);
+    return ok;
+}
+
+static bool rt_connect(void *h)
+{
+    struct rtarget *t = h;
     const struct timeval tv = {.tv_sec = 2};
-    t->c = redisConnectWithTimeout(t->host, t->port, tv);
-    if (!t->c || t->c->err)
-        return false;
     const struct timeval io = {.tv_sec = 5};
-    redisSetTimeout(t->c, io);
-    if (t->password) {
-        redisReply *r = redisCommand(t->c, "AUTH %s", t->password);
-        bool ok = r && r->type == REDIS_REPLY_STATUS;
-        if (r)
-            freeReplyObject(r);
-        if (!ok) {
-            redisFree(t->c);
-            t->c = NULL;
-            return false;
-        }
+    t->c = redisConnectWithTimeout(t->host, t->port, tv);
+    if (t->c && !t->c->err) {
+        redisSetTimeout(t->c, io);
+        if (!t->s.password ||
+            reply_ok(redisCommand(t->c, "AUTH %s", t->s.password), REDIS_REPLY_STATUS))
+            return true;
     }
-    return true;
+    if (t->c)
+        rt_disconnect(t);
+    return false;
+}
+
+static bool rt_alive(void *h)
+{
+    return !((struct rtarget *)h)->c->err;
+}
+
+static void rt_fini(void *h)
+{
+    free(((struct rtarget *)h)->key);
 }
 
 static int rt_send(void *h, const char *msg, size_t len)
 {
     struct rtarget *t = h;
-    if (!rt_connect(t))
+    if (!strata_notify_session_ready(h))
         return -1;
-    redisReply *r = redisCommand(t->c, "RPUSH %s %b", t->key, msg, len);
-    bool ok = r && r->type == REDIS_REPLY_INTEGER;
-    if (r)
-        freeReplyObject(r);
-    return ok ? 0 : -1;
+    /* A failed command leaves c->err set: the next send connects again. */
+    return reply_ok(redisCommand(t->c, "RPUSH %s %b", t->key, msg, len), REDIS_REPLY_INTEGER)
+               ? 0
+               : -1;
 }
 
-const struct strata_notify_kind strata_notify_redis = {"redis", rt_open, rt_send, rt_close, NULL};
+static const struct strata_notify_session_kind redis_session = {
+    sizeof(struct rtarget), "HOST:PORT/KEY", NULL, NULL, rt_setup, rt_connect, rt_alive,
+    rt_disconnect, rt_fini};
+
+const struct strata_notify_kind strata_notify_redis = {
+    "redis", strata_notify_session_open, rt_send, strata_notify_session_close, NULL, &redis_session};

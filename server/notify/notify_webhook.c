@@ -34,8 +34,10 @@ static void hook_close(void *h)
     free(k);
 }
 
-static int hook_open(const char *address, const char *token, void **h, char *err, size_t err_len)
+static int hook_open(const struct strata_notify_kind *kind, const char *address, const char *token,
+                     void **h, char *err, size_t err_len)
 {
+    (void)kind;
     if (strncmp(address, "http://", 7) != 0 && strncmp(address, "https://", 8) != 0) {
         snprintf(err, err_len, "webhook address %s: want http:// or https://", address);
         return -1;
@@ -78,5 +80,5 @@ static int hook_send(void *h, const char *msg, size_t len)
     return code >= 200 && code < 300 ? 0 : -1;
 }
 
-const struct strata_notify_kind strata_notify_webhook = {"webhook", hook_open, hook_send,
-                                                         hook_close, NULL};
+const struct strata_notify_kind strata_notify_webhook = {
+    .name = "webhook", .open = hook_open, .send = hook_send, .close = hook_close};

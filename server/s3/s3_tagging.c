@@ -133,6 +133,27 @@ void strata_h_tagging_get(struct strata_req *r)
     free(tags);
 }
 
+/* Stores the tag set data[0..len) on the bucket or the object (data NULL:
+ * removes it) and answers with status. */
+static void tags_store(struct strata_req *r, const char *data, size_t len, const char *event,
+                       int status)
+{
+    int rc;
+    char vid_out[STRATA_VERSION_ID_MAX + 1] = "";
+    const char *vid = strata_req_query(r, "versionId");
+    void *order = r->key ? strata_key_order_hold(r, r->key) : NULL;
+    if (!r->key)
+        rc = strata_meta_bucket_config_put(r->srv->meta, r->bucket, "tagging", data ? data : "",
+                                           data ? len : 0);
+    else if (data)
+        rc = strata_obj_tags_put(r->srv->meta, r->bucket, r->key, vid, data, len, vid_out);
+    else
+        rc = strata_obj_tags_delete(r->srv->meta, r->bucket, r->key, vid, vid_out);
+    if (rc == STRATA_ENOTFOUND && !r->key && !data)
+        rc = 0; /* AWS answers 204 whether or not the bucket had tags */
+    tags_answer(r, rc, vid, vid_out, event, status, order);
+}
+
 void strata_h_tagging_put(struct strata_req *r)
 {
     if (r->key && strata_repl_peer_change(r, "s3:ReplicateTags") < 0)
@@ -141,38 +162,16 @@ void strata_h_tagging_put(struct strata_req *r)
     strata_sbuf_init(&b, STRATA_TAGS_MAX);
     enum s3_err e = strata_xml_tagging_parse(r->body.data, r->body.len,
                                              r->key ? OBJECT_TAGS_MAX : BUCKET_TAGS_MAX, &b);
-    if (e) {
-        strata_sbuf_fini(&b);
+    if (e)
         strata_req_error(r, e, 0);
-        return;
-    }
-    int rc;
-    char vid_out[STRATA_VERSION_ID_MAX + 1] = "";
-    const char *vid = strata_req_query(r, "versionId");
-    void *order = r->key ? strata_key_order_hold(r, r->key) : NULL;
-    if (!r->key)
-        rc = strata_meta_bucket_config_put(r->srv->meta, r->bucket, "tagging",
-                                           b.data ? b.data : "", b.len);
     else
-        rc = strata_obj_tags_put(r->srv->meta, r->bucket, r->key, vid, b.data ? b.data : "",
-                                 b.len, vid_out);
+        tags_store(r, b.data ? b.data : "", b.len, "ObjectTagging:Put", r->key ? 200 : 204);
     strata_sbuf_fini(&b);
-    tags_answer(r, rc, vid, vid_out, "ObjectTagging:Put", r->key ? 200 : 204, order);
 }
 
 void strata_h_tagging_delete(struct strata_req *r)
 {
     if (r->key && strata_repl_peer_change(r, "s3:ReplicateTags") < 0)
         return;
-    int rc;
-    char vid_out[STRATA_VERSION_ID_MAX + 1] = "";
-    const char *vid = strata_req_query(r, "versionId");
-    void *order = r->key ? strata_key_order_hold(r, r->key) : NULL;
-    if (!r->key)
-        rc = strata_meta_bucket_config_put(r->srv->meta, r->bucket, "tagging", "", 0);
-    else
-        rc = strata_obj_tags_delete(r->srv->meta, r->bucket, r->key, vid, vid_out);
-    if (rc == STRATA_ENOTFOUND && !r->key)
-        rc = 0; /* AWS answers 204 whether or not the bucket had tags */
-    tags_answer(r, rc, vid, vid_out, "ObjectTagging:Delete", 204, order);
+    tags_store(r, NULL, 0, "ObjectTagging:Delete", 204);
 }
