@@ -279,7 +279,7 @@ static int w_finish(void *wp)
     if (strlen(info.etag) == 32 && strata_hex_is(info.etag, 32, false) &&
         strcasecmp(info.etag, hex) != 0) {
         struct strata_s3c_error de;
-        strata_s3c_delete_object(t->c, t->u.bucket, w->key, NULL, &de);
+        strata_s3c_delete_object(t->c, t->u.bucket, w->key, NULL, NULL, &de);
         return STRATA_ECORRUPT;
     }
     atomic_fetch_add(&t->puts, 1);
@@ -297,7 +297,7 @@ static void w_destroy(void *wp)
      * lost after the remote committed): remove it. */
     if (w->failed != 1 && w->put_tried) {
         struct strata_s3c_error e;
-        strata_s3c_delete_object(w->t->c, w->t->u.bucket, w->key, NULL, &e);
+        strata_s3c_delete_object(w->t->c, w->t->u.bucket, w->key, NULL, NULL, &e);
     }
     if (w->fd >= 0)
         close(w->fd);
@@ -451,7 +451,7 @@ static int t_remove(void *impl, uint32_t place, const uint8_t *id)
         const char *vid = info.version_id[0] && strcmp(info.version_id, "null") != 0
                               ? info.version_id
                               : NULL;
-        r = strata_s3c_delete_object(t->c, t->u.bucket, key, vid, &e);
+        r = strata_s3c_delete_object(t->c, t->u.bucket, key, vid, NULL, &e);
     }
     strata_s3c_obj_fini(&info);
     note(t, "DELETE", key, r, &e);
@@ -567,14 +567,13 @@ static int t_lock_set(void *impl, uint32_t place, const uint8_t *id,
     enum strata_s3c_result r = STRATA_S3C_OK;
     if (lock->mode != STRATA_LOCK_NONE) {
         strata_iso8601_format(lock->until_ms, until, sizeof(until));
-        r = strata_s3c_put_retention(t->c, t->u.bucket, key, NULL,
-                                     lock->mode == STRATA_LOCK_COMPLIANCE ? "COMPLIANCE"
-                                                                          : "GOVERNANCE",
-                                     until, &e);
+        r = strata_s3c_put_retention(
+            t->c, t->u.bucket, key, NULL,
+            lock->mode == STRATA_LOCK_COMPLIANCE ? "COMPLIANCE" : "GOVERNANCE", until, NULL, &e);
         note(t, "PUT ?retention", key, r, &e);
     }
     if (r == STRATA_S3C_OK) {
-        r = strata_s3c_put_legal_hold(t->c, t->u.bucket, key, NULL, lock->legal_hold, &e);
+        r = strata_s3c_put_legal_hold(t->c, t->u.bucket, key, NULL, lock->legal_hold, NULL, &e);
         note(t, "PUT ?legal-hold", key, r, &e);
     }
     return r == STRATA_S3C_OK ? 0 : write_err(r);

@@ -722,15 +722,8 @@ enum strata_s3c_result strata_s3c_head_object(struct strata_s3c *c, const char *
 
 enum strata_s3c_result strata_s3c_delete_object(struct strata_s3c *c, const char *bucket,
                                                 const char *key, const char *version_id,
+                                                const char *const *headers,
                                                 struct strata_s3c_error *e)
-{
-    return strata_s3c_delete_object_hdrs(c, bucket, key, version_id, NULL, e);
-}
-
-enum strata_s3c_result strata_s3c_delete_object_hdrs(struct strata_s3c *c, const char *bucket,
-                                                     const char *key, const char *version_id,
-                                                     const char *const *headers,
-                                                     struct strata_s3c_error *e)
 {
     char q[512];
     if (!key || version_query(NULL, version_id, q, sizeof(q)) != 0)
@@ -806,16 +799,8 @@ enum strata_s3c_result strata_s3c_copy_object(struct strata_s3c *c, const char *
 enum strata_s3c_result strata_s3c_put_retention(struct strata_s3c *c, const char *bucket,
                                                 const char *key, const char *version_id,
                                                 const char *mode, const char *until,
+                                                const char *const *headers,
                                                 struct strata_s3c_error *e)
-{
-    return strata_s3c_put_retention_hdrs(c, bucket, key, version_id, mode, until, NULL, e);
-}
-
-enum strata_s3c_result strata_s3c_put_retention_hdrs(struct strata_s3c *c, const char *bucket,
-                                                     const char *key, const char *version_id,
-                                                     const char *mode, const char *until,
-                                                     const char *const *headers,
-                                                     struct strata_s3c_error *e)
 {
     if (!mode || !until || (strcmp(mode, "GOVERNANCE") != 0 && strcmp(mode, "COMPLIANCE") != 0) ||
         strlen(until) > 40 || strpbrk(until, "<>&"))
@@ -830,15 +815,8 @@ enum strata_s3c_result strata_s3c_put_retention_hdrs(struct strata_s3c *c, const
 
 enum strata_s3c_result strata_s3c_put_legal_hold(struct strata_s3c *c, const char *bucket,
                                                  const char *key, const char *version_id, bool on,
+                                                 const char *const *headers,
                                                  struct strata_s3c_error *e)
-{
-    return strata_s3c_put_legal_hold_hdrs(c, bucket, key, version_id, on, NULL, e);
-}
-
-enum strata_s3c_result strata_s3c_put_legal_hold_hdrs(struct strata_s3c *c, const char *bucket,
-                                                      const char *key, const char *version_id,
-                                                      bool on, const char *const *headers,
-                                                      struct strata_s3c_error *e)
 {
     char body[160];
     snprintf(body, sizeof(body),

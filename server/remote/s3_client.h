@@ -136,17 +136,13 @@ enum strata_s3c_result strata_s3c_head_object(struct strata_s3c *c, const char *
                                               struct strata_s3c_error *e);
 
 /* DeleteObject (version_id NULL: the current version, which makes a delete
- * marker on a versioned bucket).  An absent key is OK, as S3 answers 204. */
+ * marker on a versioned bucket).  An absent key is OK, as S3 answers 204.
+ * headers: extra "Name: value" lines (NULL-ended, or NULL): a replicated
+ * delete marker carries its version id in one. */
 enum strata_s3c_result strata_s3c_delete_object(struct strata_s3c *c, const char *bucket,
                                                 const char *key, const char *version_id,
+                                                const char *const *headers,
                                                 struct strata_s3c_error *e);
-
-/* The same with extra "Name: value" lines (NULL-ended, or NULL): a
- * replicated delete marker carries its version id in one. */
-enum strata_s3c_result strata_s3c_delete_object_hdrs(struct strata_s3c *c, const char *bucket,
-                                                     const char *key, const char *version_id,
-                                                     const char *const *headers,
-                                                     struct strata_s3c_error *e);
 
 /* CopyObject inside the endpoint: src_bucket/src_key to bucket/key.  With
  * headers (NULL-ended "Name: value"), the copy's metadata is replaced by
@@ -158,26 +154,19 @@ enum strata_s3c_result strata_s3c_copy_object(struct strata_s3c *c, const char *
                                               struct strata_s3c_error *e);
 
 /* PutObjectRetention: mode "GOVERNANCE" or "COMPLIANCE", until an ISO 8601
- * date ("2030-01-01T00:00:00Z"); version_id may be NULL. */
+ * date ("2030-01-01T00:00:00Z"); version_id may be NULL.  headers: extra
+ * "Name: value" lines (NULL-ended, or NULL): a replication peer's version
+ * id travels in one. */
 enum strata_s3c_result strata_s3c_put_retention(struct strata_s3c *c, const char *bucket,
                                                 const char *key, const char *version_id,
                                                 const char *mode, const char *until,
+                                                const char *const *headers,
                                                 struct strata_s3c_error *e);
-/* PutObjectLegalHold ON or OFF. */
+/* PutObjectLegalHold ON or OFF; headers as above. */
 enum strata_s3c_result strata_s3c_put_legal_hold(struct strata_s3c *c, const char *bucket,
                                                  const char *key, const char *version_id, bool on,
+                                                 const char *const *headers,
                                                  struct strata_s3c_error *e);
-/* The same two with extra "Name: value" lines (NULL-ended, or NULL): a
- * replication peer's version id travels in one. */
-enum strata_s3c_result strata_s3c_put_retention_hdrs(struct strata_s3c *c, const char *bucket,
-                                                     const char *key, const char *version_id,
-                                                     const char *mode, const char *until,
-                                                     const char *const *headers,
-                                                     struct strata_s3c_error *e);
-enum strata_s3c_result strata_s3c_put_legal_hold_hdrs(struct strata_s3c *c, const char *bucket,
-                                                      const char *key, const char *version_id,
-                                                      bool on, const char *const *headers,
-                                                      struct strata_s3c_error *e);
 /* PutObjectTagging with the <Tagging> document xml, or DeleteObjectTagging
  * when xml is NULL; headers as above. */
 enum strata_s3c_result strata_s3c_put_tagging(struct strata_s3c *c, const char *bucket,

@@ -569,7 +569,7 @@ static enum strata_pqueue_sent send_marker(struct target *t, const char *b, cons
     const char *const lines[] = {line, NULL};
     struct strata_s3c_error e;
     memset(&e, 0, sizeof(e));
-    enum strata_s3c_result res = strata_s3c_delete_object_hdrs(t->c, dest, k, NULL, lines, &e);
+    enum strata_s3c_result res = strata_s3c_delete_object(t->c, dest, k, NULL, lines, &e);
     if (res == STRATA_S3C_OK)
         return STRATA_PQUEUE_DONE;
     if (res == STRATA_S3C_RETRY)
@@ -613,11 +613,11 @@ static enum strata_pqueue_sent send_change(struct target *t, const char *b, cons
     } else if (strcmp(op, "retention") == 0 && in.lock.mode != STRATA_LOCK_NONE) {
         char until[40];
         strata_iso8601_format(in.lock.until_ms, until, sizeof(until));
-        res = strata_s3c_put_retention_hdrs(
+        res = strata_s3c_put_retention(
             t->c, dest, k, v, in.lock.mode == STRATA_LOCK_COMPLIANCE ? "COMPLIANCE" : "GOVERNANCE",
             until, lines, &e);
     } else if (strcmp(op, "legal-hold") == 0) {
-        res = strata_s3c_put_legal_hold_hdrs(t->c, dest, k, v, in.lock.legal_hold, lines, &e);
+        res = strata_s3c_put_legal_hold(t->c, dest, k, v, in.lock.legal_hold, lines, &e);
     } else if (strcmp(op, "acl") == 0) {
         res = send_acl(t, dest, k, &in, &e);
     }

@@ -129,7 +129,7 @@ static void test_create(void **state)
     assert_true(strlen(e.message) > 0);
     /* bad names are refused before any request */
     assert_int_equal(strata_s3c_head_object(c, "", "k", NULL, &info, &e), STRATA_S3C_OTHER);
-    assert_int_equal(strata_s3c_put_retention(c, "bkt", "k", NULL, "FOREVER", "2030", &e),
+    assert_int_equal(strata_s3c_put_retention(c, "bkt", "k", NULL, "FOREVER", "2030", NULL, &e),
                      STRATA_S3C_OTHER);
     strata_s3c_obj_fini(&info);
     strata_s3c_destroy(c);

@@ -313,11 +313,11 @@ static void test_objects(void **state)
                      STRATA_S3C_NOT_FOUND);
 
     /* Delete: gone, and again (S3 answers 204 for an absent key). */
-    assert_int_equal(strata_s3c_delete_object(c, "live", "copy1", NULL, &e), STRATA_S3C_OK);
+    assert_int_equal(strata_s3c_delete_object(c, "live", "copy1", NULL, NULL, &e), STRATA_S3C_OK);
     assert_int_equal(strata_s3c_head_object(c, "live", "copy1", NULL, &info, &e),
                      STRATA_S3C_NOT_FOUND);
     strata_s3c_obj_fini(&info);
-    assert_int_equal(strata_s3c_delete_object(c, "live", "copy1", NULL, &e), STRATA_S3C_OK);
+    assert_int_equal(strata_s3c_delete_object(c, "live", "copy1", NULL, NULL, &e), STRATA_S3C_OK);
 
     /* Object Lock state of a plain bucket. */
     bool en = true;
@@ -350,9 +350,10 @@ static void test_lock(void **state)
     char until[40];
     time_t t = time(NULL) + 3600;
     strftime(until, sizeof(until), "%Y-%m-%dT%H:%M:%SZ", gmtime(&t));
-    assert_int_equal(strata_s3c_put_retention(c, "locked", "k", vid, "COMPLIANCE", until, &e),
+    assert_int_equal(strata_s3c_put_retention(c, "locked", "k", vid, "COMPLIANCE", until, NULL, &e),
                      STRATA_S3C_OK);
-    assert_int_equal(strata_s3c_put_legal_hold(c, "locked", "k", vid, true, &e), STRATA_S3C_OK);
+    assert_int_equal(strata_s3c_put_legal_hold(c, "locked", "k", vid, true, NULL, &e),
+                     STRATA_S3C_OK);
     assert_int_equal(strata_s3c_head_object(c, "locked", "k", vid, &info, &e), STRATA_S3C_OK);
     assert_string_equal(info.lock_mode, "COMPLIANCE");
     assert_memory_equal(info.lock_until, until, 19); /* the date and time; then .000Z */
@@ -360,15 +361,16 @@ static void test_lock(void **state)
     assert_string_equal(info.version_id, vid);
     strata_s3c_obj_fini(&info);
     /* The remote keeps it: a delete of the version is refused. */
-    assert_int_equal(strata_s3c_delete_object(c, "locked", "k", vid, &e), STRATA_S3C_AUTH);
+    assert_int_equal(strata_s3c_delete_object(c, "locked", "k", vid, NULL, &e), STRATA_S3C_AUTH);
     assert_int_equal(e.http_status, 403);
     assert_string_equal(e.code, "AccessDenied");
     /* A shorter retention in COMPLIANCE mode is refused too. */
-    assert_int_equal(
-        strata_s3c_put_retention(c, "locked", "k", vid, "COMPLIANCE", "2000-01-01T00:00:00Z", &e),
-        STRATA_S3C_OTHER);
+    assert_int_equal(strata_s3c_put_retention(c, "locked", "k", vid, "COMPLIANCE",
+                                              "2000-01-01T00:00:00Z", NULL, &e),
+                     STRATA_S3C_OTHER);
     assert_int_equal(e.http_status, 400);
-    assert_int_equal(strata_s3c_put_legal_hold(c, "locked", "k", vid, false, &e), STRATA_S3C_OK);
+    assert_int_equal(strata_s3c_put_legal_hold(c, "locked", "k", vid, false, NULL, &e),
+                     STRATA_S3C_OK);
     strata_s3c_destroy(c);
 }
 
