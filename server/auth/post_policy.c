@@ -34,6 +34,16 @@ const char *strata_post_field(const struct strata_auth_hdr *f, size_t n, const c
 
 /* ---- signatures ------------------------------------------------------------- */
 
+/* A credential AK/yyyymmdd/region/s3/aws4_request (or NULL): its first
+ * three slashes, or false when it has fewer. */
+static bool credential_split(const char *c, const char **s1, const char **s2, const char **s3)
+{
+    *s1 = c ? strchr(c, '/') : NULL;
+    *s2 = *s1 ? strchr(*s1 + 1, '/') : NULL;
+    *s3 = *s2 ? strchr(*s2 + 1, '/') : NULL;
+    return *s3 != NULL;
+}
+
 static enum strata_auth_err auth_v4(const struct strata_creds *creds,
                                     const struct strata_auth_hdr *f, size_t n, const char *policy,
                                     const struct strata_cred **cred, const char **msg)
@@ -50,11 +60,9 @@ static enum strata_auth_err auth_v4(const struct strata_creds *creds,
         *msg = "X-Amz-Algorithm only supports \"AWS4-HMAC-SHA256\"";
         return STRATA_AUTH_BAD_ARGUMENT;
     }
-    /* AK/yyyymmdd/region/s3/aws4_request */
     char ak[128], date8[16], region[64];
-    const char *p = credential, *s1 = strchr(p, '/');
-    const char *s2 = s1 ? strchr(s1 + 1, '/') : NULL, *s3 = s2 ? strchr(s2 + 1, '/') : NULL;
-    if (!s3 || (size_t)(s1 - p) >= sizeof(ak) || s2 - s1 - 1 != 8 ||
+    const char *p = credential, *s1, *s2, *s3;
+    if (!credential_split(p, &s1, &s2, &s3) || (size_t)(s1 - p) >= sizeof(ak) || s2 - s1 - 1 != 8 ||
         (size_t)(s3 - s2 - 1) >= sizeof(region) || strcmp(s3, "/s3/aws4_request") != 0) {
         *msg = "Error parsing the X-Amz-Credential parameter; the Credential is mal-formed; "
                "expecting \"<YOUR-AKID>/YYYYMMDD/REGION/SERVICE/aws4_request\".";
@@ -81,10 +89,8 @@ static enum strata_auth_err auth_v4(const struct strata_creds *creds,
 bool strata_post_region_ok(const struct strata_auth_hdr *f, size_t n, const char *region, char *got,
                            size_t got_len)
 {
-    const char *c = strata_post_field(f, n, "x-amz-credential");
-    const char *s1 = c ? strchr(c, '/') : NULL, *s2 = s1 ? strchr(s1 + 1, '/') : NULL;
-    const char *s3 = s2 ? strchr(s2 + 1, '/') : NULL;
-    if (!s3 || !region)
+    const char *s1, *s2, *s3;
+    if (!credential_split(strata_post_field(f, n, "x-amz-credential"), &s1, &s2, &s3) || !region)
         return true;
     size_t len = (size_t)(s3 - s2 - 1);
     if (len == strlen(region) && memcmp(s2 + 1, region, len) == 0)

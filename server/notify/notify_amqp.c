@@ -27,8 +27,8 @@
 
 struct atarget {
     struct strata_notify_session s; /* password: the user's (default guest) */
-    amqp_connection_state_t c; /* NULL: not connected */
-    uint64_t tag;              /* delivery tag of the last publish */
+    amqp_connection_state_t c;      /* NULL: not connected */
+    uint64_t tag;                   /* delivery tag of the last publish */
     struct strata_notify_addr a;
     char *exchange, *rkey; /* into a.path */
 };

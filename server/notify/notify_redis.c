@@ -89,9 +89,8 @@ static int rt_send(void *h, const char *msg, size_t len)
     if (!strata_notify_session_ready(h))
         return -1;
     /* A failed command leaves c->err set: the next send connects again. */
-    return reply_ok(redisCommand(t->c, "RPUSH %s %b", t->key, msg, len), REDIS_REPLY_INTEGER)
-               ? 0
-               : -1;
+    redisReply *r = redisCommand(t->c, "RPUSH %s %b", t->key, msg, len);
+    return reply_ok(r, REDIS_REPLY_INTEGER) ? 0 : -1;
 }
 
 static const struct strata_notify_session_kind redis_session = {
