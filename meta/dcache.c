@@ -335,22 +335,6 @@ static void dc_reader_close(void *r)
     free(rd);
 }
 
-static const struct strata_tier_ops dc_ops = {
-    .reader_open = dc_reader_open,
-    .read = dc_read,
-    .peek = dc_peek,
-    .reader_limit = dc_reader_limit,
-    .reader_close = dc_reader_close,
-};
-
-/* dc_ops without peek, for a tier without it (the handle asks ops->peek). */
-static const struct strata_tier_ops dc_ops_nopeek = {
-    .reader_open = dc_reader_open,
-    .read = dc_read,
-    .reader_limit = dc_reader_limit,
-    .reader_close = dc_reader_close,
-};
-
 struct strata_tier *strata_meta__dc_view(struct meta_dcache *dc, struct strata_tier *inner,
                                          struct meta_dc_view *v)
 {
@@ -358,7 +342,14 @@ struct strata_tier *strata_meta__dc_view(struct meta_dcache *dc, struct strata_t
         return inner;
     memset(v, 0, sizeof(*v));
     memcpy(v->tier.name, inner->name, sizeof(v->tier.name));
-    v->tier.ops = inner->ops->peek ? &dc_ops : &dc_ops_nopeek;
+    /* Reads only; peek where the inner tier has it (the handle asks
+     * ops->peek and reads with a copy when it is NULL). */
+    v->ops.reader_open = dc_reader_open;
+    v->ops.read = dc_read;
+    v->ops.peek = inner->ops->peek ? dc_peek : NULL;
+    v->ops.reader_limit = dc_reader_limit;
+    v->ops.reader_close = dc_reader_close;
+    v->tier.ops = &v->ops;
     v->tier.impl = v;
     v->dc = dc;
     v->inner = inner;
@@ -367,7 +358,7 @@ struct strata_tier *strata_meta__dc_view(struct meta_dcache *dc, struct strata_t
 
 int strata_meta__dc_reader_fd(const struct strata_tier *t, void *r)
 {
-    if (!t || !r || (t->ops != &dc_ops && t->ops != &dc_ops_nopeek))
+    if (!t || !r || t->ops->reader_open != dc_reader_open)
         return -1;
     const struct dc_reader *rd = r;
     return rd->hit ? rd->hit->fd : -1;

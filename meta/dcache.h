@@ -35,7 +35,8 @@ struct dc_ent;
 
 /* A GET handle's view of a tier through the cache: lives in the handle. */
 struct meta_dc_view {
-    struct strata_tier tier; /* ops: the reader ops only */
+    struct strata_tier tier; /* ops: &ops */
+    struct strata_tier_ops ops; /* the reader ops only */
     struct meta_dcache *dc;
     struct strata_tier *inner;
 };
