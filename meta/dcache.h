@@ -58,8 +58,10 @@ struct strata_tier *strata_meta__dc_view(struct meta_dcache *dc, struct strata_t
                                          struct meta_dc_view *v);
 
 /* A reader of a view answered from memory: the memfd holding the whole
- * data object (owned by the cache; dup it to keep it), else -1. */
-int strata_meta__dc_reader_fd(const struct strata_tier *t, void *r);
+ * data object (owned by the cache), else -1.  With lend the caller dups it
+ * to keep it past the reader: the entry's memfd is then never recycled
+ * for another object's bytes. */
+int strata_meta__dc_reader_fd(const struct strata_tier *t, void *r, bool lend);
 
 /* The data object was removed: its entry goes. */
 void strata_meta__dc_drop(struct meta_dcache *dc, const struct strata_tier *inner,
