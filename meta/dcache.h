@@ -19,7 +19,9 @@
  * (strata_meta_opts.data_cache_mb), one object at most a quarter of it.
  * An entry evicted while a GET still sends from it is freed by that GET's
  * close (the memfd's last reference), so for that moment the memory in
- * use may exceed the budget by what in-flight GETs hold.
+ * use may exceed the budget by what in-flight GETs hold.  Entries gone
+ * keep their memfds as spares for the next fills (within the budget
+ * beside the entries), unless the memfd was lent out (reader_fd's lend).
  */
 #ifndef STRATA_META_DCACHE_H
 #define STRATA_META_DCACHE_H
