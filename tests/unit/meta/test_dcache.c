@@ -213,6 +213,19 @@ static void test_fill_rules(void **state)
     mt_teardown(e);
 }
 
+/* PUT count objects of n bytes (seeds from seed) as b/k<i>: their bytes in
+ * d[i], their keys in k[i]. */
+static void put_objects(struct mt_env *e, size_t n, int count, uint32_t seed, uint8_t **d,
+                        char (*k)[16])
+{
+    for (int i = 0; i < count; i++) {
+        d[i] = malloc(n);
+        mt_fill(d[i], n, seed + (uint32_t)i);
+        snprintf(k[i], 16, "k%02d", i);
+        assert_int_equal(mt_put(e, "b", k[i], d[i], n, NULL), 0);
+    }
+}
+
 static void test_budget(void **state)
 {
     (void)state;
@@ -222,12 +235,7 @@ static void test_budget(void **state)
     enum { NOBJ = 12 };
     uint8_t *d[NOBJ];
     char k[NOBJ][16];
-    for (int i = 0; i < NOBJ; i++) {
-        d[i] = malloc(n);
-        mt_fill(d[i], n, 100 + (uint32_t)i);
-        snprintf(k[i], sizeof(k[i]), "k%02d", i);
-        assert_int_equal(mt_put(e, "b", k[i], d[i], n, NULL), 0);
-    }
+    put_objects(e, n, NOBJ, 100, d, k);
     for (int pass = 0; pass < 3; pass++) {
         for (int i = 0; i < NOBJ; i++) {
             expect_bytes(e, "b", k[i], NULL, d[i], n);
@@ -487,12 +495,7 @@ static void test_recycle(void **state)
     enum { NOBJ = 8 };
     uint8_t *d[NOBJ];
     char k[NOBJ][16];
-    for (int i = 0; i < NOBJ; i++) {
-        d[i] = malloc(n);
-        mt_fill(d[i], n, 300 + (uint32_t)i);
-        snprintf(k[i], sizeof(k[i]), "k%d", i);
-        assert_int_equal(mt_put(e, "b", k[i], d[i], n, NULL), 0);
-    }
+    put_objects(e, n, NOBJ, 300, d, k);
     for (int i = 0; i < 4; i++) /* four fills: 3.5 of the 4 MiB */
         expect_bytes(e, "b", k[i], NULL, d[i], n);
     assert_int_equal(stats(e).reused, 0);
