@@ -43,6 +43,7 @@ struct dc_ent {
     uint8_t *map;               /* fd mapped, shared */
     atomic_bool lent;           /* fd duplicated for a sender: never recycled */
     bool warm;                  /* map's pages present and writable: fill by memcpy */
+    bool populated;             /* map's page table filled (kept with the map) */
     bool ready;                 /* every byte is in (under mu) */
     bool ref;                   /* used since the hand last passed (under mu) */
     struct dc_ent *hnext;       /* hash chain */
@@ -247,13 +248,17 @@ static int ent_shape(struct dc_ent *e, uint64_t size)
         return -1;
     e->map = m;
     e->size = size;
+    e->populated = false;
     if (!spare)
         return 0;
 warm:
     /* A spare's pages exist: mapped writable up front (no allocation, no
      * zeroing), the fill is a plain copy, without a call and a page cache
-     * lookup per page as pwrite has. */
-    e->warm = madvise(e->map, (size_t)size, MADV_POPULATE_WRITE) == 0;
+     * lookup per page as pwrite has.  Once per mapping: a spare of the
+     * same size keeps its mapping and page table for the next fills. */
+    if (!e->populated)
+        e->populated = madvise(e->map, (size_t)size, MADV_POPULATE_WRITE) == 0;
+    e->warm = e->populated;
     return 0;
 }
 
