@@ -11,6 +11,11 @@
  * the commit that names the data succeeded, and goes otherwise.  One fill per object at a time: other readers of it
  * meanwhile read the tier.  Space is reserved when a fill starts.
  * Eviction: second chance (CLOCK) over the entries in insertion order.
+ * Recycling: an entry that goes (evicted, dropped, abandoned) with no
+ * reader left keeps its memfd and pages as a spare, within the budget; a
+ * new fill takes a spare and overwrites its pages, so a fill in a full
+ * cache neither allocates nor frees shmem pages (the kernel's page
+ * allocation was most of a fill's cost: meta/README.md "Data cache").
  * Threads: any; the table under one mutex (a few operations per GET),
  * entries reference-counted (a reader uses its entry outside the lock).
  */
@@ -30,11 +35,15 @@
 
 struct dc_ent {
     atomic_uint refs; /* the table's (while listed) + readers' */
+    struct meta_dcache *dc;
     const struct strata_tier *inner;
     uint8_t id[STRATA_DATA_ID_LEN];
     uint64_t size;
     int fd;                     /* memfd of size bytes */
     uint8_t *map;               /* fd mapped, shared */
+    atomic_bool lent;           /* fd duplicated for a sender: never recycled */
+    bool warm;                  /* map's pages present and writable: fill by memcpy */
+    bool populated;             /* map's page table filled (kept with the map) */
     bool ready;                 /* every byte is in (under mu) */
     bool ref;                   /* used since the hand last passed (under mu) */
     struct dc_ent *hnext;       /* hash chain */
@@ -45,6 +54,8 @@ struct meta_dcache {
     pthread_mutex_t mu;
     struct dc_ent *bucket[DC_BUCKETS];
     struct dc_ent *ring; /* the hand: next entry eviction looks at */
+    struct dc_ent *spare; /* unlisted, unreferenced, pages kept (hnext chain) */
+    uint64_t spare_bytes; /* their sizes; with st.bytes at most the budget */
     uint64_t obj_max;
     struct strata_data_cache_stats st; /* what strata_meta__dc_stats copies */
 };
@@ -56,15 +67,45 @@ struct dc_reader {
     struct meta_dc_fill fill; /* being filled from inner's bytes, or fill.e NULL */
 };
 
-static void ent_unref(struct dc_ent *e)
+static void ent_free(struct dc_ent *e)
 {
-    if (!e || atomic_fetch_sub(&e->refs, 1) != 1)
-        return;
     if (e->map)
         munmap(e->map, e->size);
     if (e->fd >= 0)
         close(e->fd);
     free(e);
+}
+
+/* Under mu: e's last reference went.  A spare if its memfd may be written
+ * again (no duplicate of it is out) and the budget has room, else freed. */
+static void ent_retire(struct meta_dcache *dc, struct dc_ent *e)
+{
+    if (e->fd < 0 || !e->map || atomic_load(&e->lent) ||
+        dc->st.bytes + dc->spare_bytes + e->size > dc->st.budget) {
+        ent_free(e);
+        return;
+    }
+    e->ready = e->ref = e->warm = false;
+    e->hnext = dc->spare;
+    dc->spare = e;
+    dc->spare_bytes += e->size;
+}
+
+/* Under mu. */
+static void ent_unref_locked(struct meta_dcache *dc, struct dc_ent *e)
+{
+    if (atomic_fetch_sub(&e->refs, 1) == 1)
+        ent_retire(dc, e);
+}
+
+/* Not under mu. */
+static void ent_unref(struct dc_ent *e)
+{
+    if (!e || atomic_fetch_sub(&e->refs, 1) != 1)
+        return;
+    pthread_mutex_lock(&e->dc->mu);
+    ent_retire(e->dc, e);
+    pthread_mutex_unlock(&e->dc->mu);
 }
 
 static unsigned hash_of(const struct strata_tier *inner, const uint8_t *id)
@@ -101,7 +142,7 @@ static void unlist(struct meta_dcache *dc, struct dc_ent *e)
     }
     dc->st.bytes -= e->size;
     dc->st.entries--;
-    ent_unref(e); /* the table's reference */
+    ent_unref_locked(dc, e); /* the table's reference */
 }
 
 /* Under mu: evict ready entries (second chance) until need more bytes fit;
@@ -142,40 +183,129 @@ static void list_add(struct meta_dcache *dc, struct dc_ent *e)
     dc->st.entries++;
 }
 
+/* Under mu: spares go (onto *gone, to be freed outside mu) until need
+ * more bytes fit in the budget beside the entries and the spares left. */
+static void spare_trim(struct meta_dcache *dc, uint64_t need, struct dc_ent **gone)
+{
+    while (dc->spare && dc->st.bytes + need + dc->spare_bytes > dc->st.budget) {
+        struct dc_ent *x = dc->spare;
+        dc->spare = x->hnext;
+        dc->spare_bytes -= x->size;
+        x->hnext = *gone;
+        *gone = x;
+    }
+}
+
+static void free_chain(struct dc_ent *gone)
+{
+    while (gone) {
+        struct dc_ent *x = gone;
+        gone = x->hnext;
+        ent_free(x);
+    }
+}
+
+/* Under mu: a spare for an entry of size bytes, taken off the list: the
+ * smallest at least that large, else the largest (its file grows); NULL
+ * when there is none. */
+static struct dc_ent *spare_take(struct meta_dcache *dc, uint64_t size)
+{
+    struct dc_ent **best = NULL;
+    for (struct dc_ent **pp = &dc->spare; *pp; pp = &(*pp)->hnext) {
+        uint64_t sz = (*pp)->size;
+        if (!best || (sz >= size ? (*best)->size < size || sz < (*best)->size
+                                 : (*best)->size < size && sz > (*best)->size))
+            best = pp;
+    }
+    if (!best)
+        return NULL;
+    struct dc_ent *e = *best;
+    *best = e->hnext;
+    dc->spare_bytes -= e->size;
+    dc->st.reused++;
+    return e;
+}
+
+/* Not under mu: e's memfd sized and mapped for size bytes (a spare's
+ * pages are kept up to that size).  0, or -1 (e keeps what it had). */
+static int ent_shape(struct dc_ent *e, uint64_t size)
+{
+    if (e->fd < 0)
+        e->fd = memfd_create("strata-data-cache", MFD_CLOEXEC);
+    if (e->fd < 0)
+        return -1;
+    bool spare = e->map != NULL;
+    if (e->map && e->size == size)
+        goto warm;
+    if (e->map) {
+        munmap(e->map, e->size);
+        e->map = NULL;
+    }
+    if (ftruncate(e->fd, (off_t)size) != 0)
+        return -1;
+    void *m = mmap(NULL, (size_t)size, PROT_READ | PROT_WRITE, MAP_SHARED, e->fd, 0);
+    if (m == MAP_FAILED)
+        return -1;
+    e->map = m;
+    e->size = size;
+    e->populated = false;
+    if (!spare)
+        return 0;
+warm:
+    /* A spare's pages exist: mapped writable up front (no allocation, no
+     * zeroing), the fill is a plain copy, without a call and a page cache
+     * lookup per page as pwrite has.  Once per mapping: a spare of the
+     * same size keeps its mapping and page table for the next fills. */
+    if (!e->populated)
+        e->populated = madvise(e->map, (size_t)size, MADV_POPULATE_WRITE) == 0;
+    e->warm = e->populated;
+    return 0;
+}
+
 /* A fill entry for a miss of (inner, id), listed (not ready), with a
- * reference for the filler; NULL when it does not fit or memory is short. */
+ * reference for the filler; NULL when it does not fit or memory is short.
+ * Room is made first, so an entry evicted for it is the spare it takes. */
 static struct dc_ent *fill_start(struct meta_dcache *dc, const struct strata_tier *inner,
                                  const uint8_t *id, uint64_t size)
 {
     if (size == 0 || size > dc->obj_max || size > SIZE_MAX)
         return NULL;
-    struct dc_ent *e = calloc(1, sizeof(*e));
-    if (!e)
-        return NULL;
-    e->fd = memfd_create("strata-data-cache", MFD_CLOEXEC);
-    if (e->fd < 0 || ftruncate(e->fd, (off_t)size) != 0) {
-        if (e->fd >= 0)
-            close(e->fd);
-        free(e);
-        return NULL;
+    struct dc_ent *gone = NULL, *e = NULL;
+    pthread_mutex_lock(&dc->mu);
+    bool ok = !*find_slot(dc, inner, id) && make_room(dc, size);
+    if (ok) {
+        e = spare_take(dc, size);
+        spare_trim(dc, size, &gone);
     }
-    e->map = mmap(NULL, (size_t)size, PROT_READ | PROT_WRITE, MAP_SHARED, e->fd, 0);
-    if (e->map == MAP_FAILED) {
-        close(e->fd);
-        free(e);
+    pthread_mutex_unlock(&dc->mu);
+    free_chain(gone);
+    gone = NULL;
+    if (!ok)
+        return NULL;
+    if (!e) {
+        e = calloc(1, sizeof(*e));
+        if (!e)
+            return NULL;
+        e->dc = dc;
+        e->fd = -1;
+    }
+    if (ent_shape(e, size) != 0) {
+        ent_free(e);
         return NULL;
     }
     e->inner = inner;
     memcpy(e->id, id, STRATA_DATA_ID_LEN);
-    e->size = size;
+    e->hnext = NULL;
     atomic_init(&e->refs, 2); /* the table's and the filler's */
     pthread_mutex_lock(&dc->mu);
-    bool ok = !*find_slot(dc, inner, id) && make_room(dc, size);
+    ok = !*find_slot(dc, inner, id) && make_room(dc, size);
     if (ok) {
         list_add(dc, e);
         dc->st.fills++;
+        spare_trim(dc, 0, &gone); /* another fill may have listed meanwhile */
     }
     pthread_mutex_unlock(&dc->mu);
+    free_chain(gone);
     if (!ok) {
         atomic_store(&e->refs, 1);
         ent_unref(e);
@@ -220,11 +350,17 @@ static void fill_take(struct meta_dc_fill *f, uint64_t off, const void *p, size_
         fill_abandon(f); /* a gap (the bytes before it are not read), or too many */
         return;
     }
-    /* pwrite, not a copy into the mapping: the kernel allocates the
-     * memfd's pages whole, without a page fault and zeroing per page. */
+    /* A new memfd by pwrite, not a copy into the mapping: the kernel
+     * allocates its pages whole, without a page fault and zeroing per
+     * page.  A spare's pages are there already (ent_shape). */
     size_t skip = (size_t)(f->pos - off);
     const uint8_t *src = (const uint8_t *)p + skip;
     size_t left = n - skip;
+    if (e->warm) {
+        memcpy(e->map + f->pos, src, left);
+        f->pos += left;
+        left = 0;
+    }
     while (left) {
         ssize_t w = pwrite(e->fd, src, left, (off_t)f->pos);
         if (w <= 0) {
@@ -356,12 +492,16 @@ struct strata_tier *strata_meta__dc_view(struct meta_dcache *dc, struct strata_t
     return &v->tier;
 }
 
-int strata_meta__dc_reader_fd(const struct strata_tier *t, void *r)
+int strata_meta__dc_reader_fd(const struct strata_tier *t, void *r, bool lend)
 {
     if (!t || !r || t->ops->reader_open != dc_reader_open)
         return -1;
     const struct dc_reader *rd = r;
-    return rd->hit ? rd->hit->fd : -1;
+    if (!rd->hit)
+        return -1;
+    if (lend)
+        atomic_store(&rd->hit->lent, true);
+    return rd->hit->fd;
 }
 
 void strata_meta__dc_drop(struct meta_dcache *dc, const struct strata_tier *inner,
@@ -426,6 +566,8 @@ void strata_meta__dc_destroy(struct meta_dcache *dc)
     pthread_mutex_lock(&dc->mu);
     while (dc->ring)
         unlist(dc, dc->ring);
+    free_chain(dc->spare);
+    dc->spare = NULL;
     pthread_mutex_unlock(&dc->mu);
     pthread_mutex_destroy(&dc->mu);
     free(dc);
@@ -438,5 +580,6 @@ void strata_meta__dc_stats(struct meta_dcache *dc, struct strata_data_cache_stat
         return;
     pthread_mutex_lock(&dc->mu);
     *st = dc->st;
+    st->spare = dc->spare_bytes;
     pthread_mutex_unlock(&dc->mu);
 }

@@ -19,7 +19,9 @@
  * (strata_meta_opts.data_cache_mb), one object at most a quarter of it.
  * An entry evicted while a GET still sends from it is freed by that GET's
  * close (the memfd's last reference), so for that moment the memory in
- * use may exceed the budget by what in-flight GETs hold.
+ * use may exceed the budget by what in-flight GETs hold.  Entries gone
+ * keep their memfds as spares for the next fills (within the budget
+ * beside the entries), unless the memfd was lent out (reader_fd's lend).
  */
 #ifndef STRATA_META_DCACHE_H
 #define STRATA_META_DCACHE_H
@@ -59,8 +61,10 @@ struct strata_tier *strata_meta__dc_view(struct meta_dcache *dc, struct strata_t
                                          struct meta_dc_view *v);
 
 /* A reader of a view answered from memory: the memfd holding the whole
- * data object (owned by the cache; dup it to keep it), else -1. */
-int strata_meta__dc_reader_fd(const struct strata_tier *t, void *r);
+ * data object (owned by the cache), else -1.  With lend the caller dups it
+ * to keep it past the reader: the entry's memfd is then never recycled
+ * for another object's bytes. */
+int strata_meta__dc_reader_fd(const struct strata_tier *t, void *r, bool lend);
 
 /* The data object was removed: its entry goes. */
 void strata_meta__dc_drop(struct meta_dcache *dc, const struct strata_tier *inner,

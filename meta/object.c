@@ -726,7 +726,7 @@ void strata_obj_get_window(struct strata_get *g, uint64_t end)
 
 bool strata_obj_get_in_memory(const struct strata_get *g)
 {
-    return g->data != NULL || strata_meta__dc_reader_fd(g->tier, g->r) >= 0;
+    return g->data != NULL || strata_meta__dc_reader_fd(g->tier, g->r, false) >= 0;
 }
 
 int strata_obj_get_fd(struct strata_get *g, uint64_t off, uint64_t len, uint64_t *fd_off)
@@ -742,7 +742,7 @@ int strata_obj_get_fd(struct strata_get *g, uint64_t off, uint64_t len, uint64_t
         if (len > g->cparts[i].size - in)
             return -1; /* across parts */
     }
-    int fd = strata_meta__dc_reader_fd(g->tier, g->r);
+    int fd = strata_meta__dc_reader_fd(g->tier, g->r, true);
     if (fd < 0)
         return -1;
     *fd_off = in;

@@ -155,6 +155,11 @@ static void data_cache_render(struct strata_sbuf *b, struct strata_meta *m)
          st.misses},
         {"strata_data_cache_evictions_total", "counter", "Data objects evicted for room.",
          st.evictions},
+        {"strata_data_cache_spare_bytes", "gauge",
+         "Memory of entries gone, kept for the next fills to overwrite (within the budget).",
+         st.spare},
+        {"strata_data_cache_reused_total", "counter",
+         "Fills that overwrote a spare's memory instead of allocating.", st.reused},
     };
     for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++) {
         family(b, f[i].name, f[i].type, f[i].help);

@@ -21,7 +21,11 @@ data shards.  The checks:
   its commit (If-None-Match: *) and an aborted upload leave no entry
   (strata_data_cache_objects and _bytes as before); an overwrite's first
   GET has the new bytes; an SSE-C PUT's first GET decrypts from memory
-  with its key (that only ciphertext is kept: tests/unit/meta/test_dcache.c).
+  with its key (that only ciphertext is kept: tests/unit/meta/test_dcache.c);
+- a full cache: PUTs past the budget evict entries and fill into their
+  memory (strata_data_cache_reused_total), entries and spares within the
+  budget, every GET the right bytes; a delete leaves its memory to the
+  next PUT.
 """
 
 import base64
@@ -247,6 +251,34 @@ def failed_or_aborted_writes_leave_no_entry(s):
     c.abort_multipart_upload(Bucket=b, Key="mp", UploadId=up)
     assert cache_use(s) == before, (cache_use(s), before)
     expect_error(lambda: c.get_object(Bucket=b, Key="mp"), "NoSuchKey", 404)
+
+
+@test
+def a_full_cache_recycles_its_memory(s):
+    # 8 MiB: five 1.5 MiB objects fit; each later PUT evicts one entry and
+    # fills into its memory (strata_data_cache_reused_total).
+    c, b = with_cache(s, 8, "dcrecycle", on_write=True)
+    objs = {f"k{i}": os.urandom(3 * MiB // 2 + i) for i in range(10)}
+    for k, data in objs.items():
+        c.put_object(Bucket=b, Key=k, Body=data)
+        got, n = fetched(s, lambda: get(c, b, k))
+        assert got == data, f"{k}: wrong bytes from the cache"
+        assert n < QUIET, f"{k}: the first GET after the PUT read {n} bytes from the drives"
+        used = metric(s, "strata_data_cache_bytes") + metric(s, "strata_data_cache_spare_bytes")
+        assert used <= 8 * MiB, used
+    assert metric(s, "strata_data_cache_reused_total") >= 4
+    assert metric(s, "strata_data_cache_evictions_total") >= 4
+    for k, data in objs.items():  # evicted ones from the drives, the rest from memory
+        assert get(c, b, k) == data, f"{k}: wrong bytes"
+    # A delete leaves its entry's memory to the next PUT.
+    c.delete_object(Bucket=b, Key="k9")
+    assert metric(s, "strata_data_cache_spare_bytes") >= len(objs["k9"])
+    r0 = metric(s, "strata_data_cache_reused_total")
+    data = os.urandom(MiB)
+    c.put_object(Bucket=b, Key="new", Body=data)
+    assert metric(s, "strata_data_cache_reused_total") == r0 + 1
+    got, n = fetched(s, lambda: get(c, b, "new"))
+    assert got == data and n < QUIET, n
 
 
 @test

@@ -395,6 +395,8 @@ struct strata_data_cache_stats {
     uint64_t hits, misses; /* reader opens answered from memory, or not */
     uint64_t fills;     /* fills started */
     uint64_t evictions;
+    uint64_t reused;    /* fills that took a spare's memfd and pages */
+    uint64_t spare;     /* bytes of spares: pages kept for the next fills */
 };
 void strata_meta_data_cache_stats(struct strata_meta *m, struct strata_data_cache_stats *out);
 /* The bytes of an inline, unencrypted version as held by g (valid until

@@ -18,6 +18,10 @@
  *   bytes it stores, so the first GET is a hit; a PUT that fails (short
  *   body, a precondition at the commit), an aborted upload, or the cache
  *   off for writes leaves no entry; ciphertext only for an encrypted PUT.
+ * - Recycling: an entry gone (evicted, or dropped with its data) leaves its
+ *   memfd as a spare the next fill overwrites; what GETs read is the new
+ *   object's bytes, entries and spares stay within the budget, and a
+ *   memfd lent out by strata_obj_get_fd is never overwritten.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -209,6 +213,19 @@ static void test_fill_rules(void **state)
     mt_teardown(e);
 }
 
+/* PUT count objects of n bytes (seeds from seed) as b/k<i>: their bytes in
+ * d[i], their keys in k[i]. */
+static void put_objects(struct mt_env *e, size_t n, int count, uint32_t seed, uint8_t **d,
+                        char (*k)[16])
+{
+    for (int i = 0; i < count; i++) {
+        d[i] = malloc(n);
+        mt_fill(d[i], n, seed + (uint32_t)i);
+        snprintf(k[i], 16, "k%02d", i);
+        assert_int_equal(mt_put(e, "b", k[i], d[i], n, NULL), 0);
+    }
+}
+
 static void test_budget(void **state)
 {
     (void)state;
@@ -218,12 +235,7 @@ static void test_budget(void **state)
     enum { NOBJ = 12 };
     uint8_t *d[NOBJ];
     char k[NOBJ][16];
-    for (int i = 0; i < NOBJ; i++) {
-        d[i] = malloc(n);
-        mt_fill(d[i], n, 100 + (uint32_t)i);
-        snprintf(k[i], sizeof(k[i]), "k%02d", i);
-        assert_int_equal(mt_put(e, "b", k[i], d[i], n, NULL), 0);
-    }
+    put_objects(e, n, NOBJ, 100, d, k);
     for (int pass = 0; pass < 3; pass++) {
         for (int i = 0; i < NOBJ; i++) {
             expect_bytes(e, "b", k[i], NULL, d[i], n);
@@ -467,6 +479,80 @@ static void test_write_fill_sse(void **state)
     mt_teardown(e);
 }
 
+/* Entries and spares within the budget. */
+static void within_budget(struct mt_env *e)
+{
+    struct strata_data_cache_stats st = stats(e);
+    assert_true(st.bytes + st.spare <= st.budget);
+}
+
+static void test_recycle(void **state)
+{
+    (void)state;
+    struct mt_env *e = setup("dc-recycle");
+    assert_int_equal(mt_bucket(e, "b", 0), 0);
+    size_t n = 900 * 1024;
+    enum { NOBJ = 8 };
+    uint8_t *d[NOBJ];
+    char k[NOBJ][16];
+    put_objects(e, n, NOBJ, 300, d, k);
+    for (int i = 0; i < 4; i++) /* four fills: 3.5 of the 4 MiB */
+        expect_bytes(e, "b", k[i], NULL, d[i], n);
+    assert_int_equal(stats(e).reused, 0);
+    assert_int_equal(stats(e).spare, 0);
+    /* k0's memfd lent to a sender, then k0 deleted: its entry goes. */
+    struct strata_obj_info info;
+    struct strata_get *g;
+    assert_int_equal(strata_obj_get_open(e->m, "b", k[0], NULL, &info, &g), 0);
+    uint64_t fo = 1;
+    int lent = strata_obj_get_fd(g, 0, n, &fo);
+    assert_true(lent >= 0);
+    assert_int_equal(fo, 0);
+    strata_obj_get_close(g);
+    strata_obj_info_fini(&info);
+    assert_int_equal(strata_obj_delete(e->m, "b", k[0], NULL, NULL), 0);
+    assert_int_equal(stats(e).entries, 3);
+    assert_int_equal(stats(e).spare, 0); /* lent: freed, not kept */
+    /* k1 deleted: its memfd is a spare, and k4's fill takes it. */
+    assert_int_equal(strata_obj_delete(e->m, "b", k[1], NULL, NULL), 0);
+    assert_int_equal(stats(e).spare, n);
+    within_budget(e);
+    expect_bytes(e, "b", k[4], NULL, d[4], n);
+    assert_int_equal(stats(e).reused, 1);
+    assert_int_equal(stats(e).spare, 0);
+    uint64_t h = stats(e).hits;
+    expect_bytes(e, "b", k[4], NULL, d[4], n); /* a hit: k4's bytes, not k1's */
+    assert_int_equal(stats(e).hits, h + 1);
+    assert_int_equal(fd_range(e, "b", k[4], d[4], 0, n), 0);
+    /* Room left and no spare: k5's fill takes a new memfd. */
+    expect_bytes(e, "b", k[5], NULL, d[5], n);
+    assert_int_equal(stats(e).reused, 1);
+    assert_int_equal(stats(e).entries, 4);
+    /* A full cache: each fill evicts one entry and overwrites its memfd. */
+    for (int i = 6; i < NOBJ; i++) {
+        uint64_t r0 = stats(e).reused, ev0 = stats(e).evictions;
+        expect_bytes(e, "b", k[i], NULL, d[i], n);
+        within_budget(e);
+        assert_int_equal(stats(e).evictions, ev0 + 1);
+        assert_int_equal(stats(e).reused, r0 + 1);
+        h = stats(e).hits;
+        expect_bytes(e, "b", k[i], NULL, d[i], n);
+        assert_int_equal(stats(e).hits, h + 1);
+    }
+    for (int i = 2; i < NOBJ; i++) /* whatever was evicted or kept, right bytes */
+        expect_bytes(e, "b", k[i], NULL, d[i], n);
+    within_budget(e);
+    /* The lent descriptor still holds k0's bytes. */
+    uint8_t *got = malloc(n);
+    assert_int_equal(pread(lent, got, n, 0), (ssize_t)n);
+    assert_memory_equal(got, d[0], n);
+    free(got);
+    close(lent);
+    for (int i = 0; i < NOBJ; i++)
+        free(d[i]);
+    mt_teardown(e);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -474,7 +560,7 @@ int main(void)
         cmocka_unit_test(test_fill_rules), cmocka_unit_test(test_budget),
         cmocka_unit_test(test_multipart),  cmocka_unit_test(test_sse),
         cmocka_unit_test(test_write_fill), cmocka_unit_test(test_write_fill_off),
-        cmocka_unit_test(test_write_fill_sse),
+        cmocka_unit_test(test_write_fill_sse), cmocka_unit_test(test_recycle),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
