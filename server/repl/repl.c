@@ -57,6 +57,7 @@ struct target {
     _Atomic uint64_t bytes;         /* data bytes replicated */
     _Atomic uint64_t failed;        /* versions marked FAILED */
     _Atomic uint64_t changes;       /* metadata changes sent alone (no data) */
+    _Atomic uint64_t ahead;         /* entries sent ahead of their own late message */
     _Atomic int64_t lag_ms;         /* queue-to-COMPLETED time of the last one */
     _Atomic uint64_t refused_sse_c;   /* FAILED: SSE-C, no customer key to read it */
     _Atomic uint64_t refused_sse_kms; /* FAILED: SSE-KMS, not selected by the rule */
@@ -562,22 +563,53 @@ static enum strata_pqueue_sent send_version(struct target *t, const char *b, con
 }
 
 static enum strata_pqueue_sent send_marker(struct target *t, const char *b, const char *k,
-                                           const char *v, const char *dest)
+                                           const char *v, const char *dest, const char *sc)
 {
+    (void)sc;
     char line[200];
     snprintf(line, sizeof(line), STRATA_REPL_HDR ": %s", v);
     const char *const lines[] = {line, NULL};
     struct strata_s3c_error e;
     memset(&e, 0, sizeof(e));
     enum strata_s3c_result res = strata_s3c_delete_object_hdrs(t->c, dest, k, NULL, lines, &e);
-    if (res == STRATA_S3C_OK)
+    if (res == STRATA_S3C_OK) {
+        status_set(t, b, k, v, "COMPLETED"); /* the marker's, as a version's */
         return STRATA_PQUEUE_DONE;
+    }
     if (res == STRATA_S3C_RETRY)
         return STRATA_PQUEUE_RETRY;
     strata_srv_log(STRATA_LOG_WARN, "replication %s: delete marker %s/%s %s refused: %s %ld %s",
                    t->name, b, k, v, strata_s3c_result_name(res), e.http_status, e.code);
+    status_set(t, b, k, v, "FAILED");
     atomic_fetch_add(&t->failed, 1);
     return STRATA_PQUEUE_GIVE_UP;
+}
+
+/* Version or delete marker v of key k whole, in its turn (the module
+ * doc, "order"): first every older entry of k still owed, oldest first;
+ * nothing when it went ahead of its own message already, or when a newer
+ * entry did (it can no longer arrive in its place: marked COMPLETED). */
+static enum strata_pqueue_sent send_in_turn(struct target *t, const char *b, const char *k,
+                                            const char *v, const char *dest, const char *sc,
+                                            bool marker)
+{
+    struct strata_repl__turn tu;
+    if (strata_repl__turn_read(t->owner->meta, b, k, v, &tu) != 0)
+        return STRATA_PQUEUE_RETRY;
+    enum strata_pqueue_sent out = STRATA_PQUEUE_DONE;
+    if (tu.superseded && tu.self == 1)
+        status_set(t, b, k, v, "COMPLETED");
+    for (size_t i = 0; !tu.superseded && tu.self == 1 && i < tu.n; i++) {
+        const struct strata_repl__owed *o = &tu.e[i];
+        out = (o->marker ? send_marker : send_version)(t, b, k, o->vid, dest, sc);
+        if (out == STRATA_PQUEUE_RETRY)
+            break;
+        atomic_fetch_add(&t->ahead, 1);
+    }
+    if (out != STRATA_PQUEUE_RETRY && !tu.superseded && tu.self == 1)
+        out = (marker ? send_marker : send_version)(t, b, k, v, dest, sc);
+    strata_repl__turn_fini(&tu);
+    return out;
 }
 
 /* The metadata change op of version v alone (the module doc); the whole
@@ -628,7 +660,7 @@ static enum strata_pqueue_sent send_change(struct target *t, const char *b, cons
         return STRATA_PQUEUE_DONE;
     }
     if (res == STRATA_S3C_NOT_FOUND)
-        return send_version(t, b, k, v, dest, sc);
+        return send_in_turn(t, b, k, v, dest, sc, false);
     if (res == STRATA_S3C_RETRY)
         return STRATA_PQUEUE_RETRY;
     return give_up(t, b, k, v, res, &e);
@@ -646,9 +678,8 @@ static enum strata_pqueue_sent target_send_cb(void *ud, const char *msg, size_t 
         json_decref(j);
         return STRATA_PQUEUE_GIVE_UP; /* not ours: cannot happen short of a bad disk */
     }
-    enum strata_pqueue_sent out = dm   ? send_marker(t, b, k, v, d)
-                                  : op ? send_change(t, b, k, v, d, sc, op)
-                                       : send_version(t, b, k, v, d, sc);
+    enum strata_pqueue_sent out = op ? send_change(t, b, k, v, d, sc, op)
+                                     : send_in_turn(t, b, k, v, d, sc, dm);
     if (out == STRATA_PQUEUE_DONE && queued)
         atomic_store(&t->lag_ms, wall_ms() - (int64_t)queued);
     json_decref(j);
@@ -850,6 +881,9 @@ void strata_repl_metrics_render(struct strata_sbuf *b)
                                                     "sealed (then sent as plaintext); their "
                                                     "key id is not offered sealed to it again "
                                                     "for 10 minutes or until a restart."},
+        {"sent_ahead_total", "counter", "Versions and delete markers sent before a newer "
+                                        "change of their key whose message came first (two "
+                                        "gateways), so the target gets them in index order."},
     };
     for (size_t k = 0; k < sizeof(m) / sizeof(m[0]); k++) {
         strata_sbuf_printf(b, "# HELP strata_replication_%s %s\n# TYPE strata_replication_%s %s\n",
@@ -866,7 +900,8 @@ void strata_repl_metrics_render(struct strata_sbuf *b)
                        : k == 5 ? (double)atomic_load(&t->refused_sse_c)
                        : k == 6 ? (double)atomic_load(&t->refused_sse_kms)
                        : k == 7 ? (double)atomic_load(&t->sealed_kms)
-                                : (double)atomic_load(&t->sealed_refused);
+                       : k == 8 ? (double)atomic_load(&t->sealed_refused)
+                                : (double)atomic_load(&t->ahead);
             strata_sbuf_printf(b, "strata_replication_%s{target=\"%s\"} %.*f\n", m[k].name,
                                t->name, k == 3 ? 3 : 0, v);
         }
