@@ -91,6 +91,8 @@ static void usage(FILE *f)
 "                        reaches step K (1..7, meta.h STRATA_TR_STEP_*)\n"
 "  STRATA_DEBUG_RESTORE_CRASH N  fault tests only: the daemon exits at once\n"
 "                        (_exit 137) when a restore's copy made its N-th piece\n"
+"  STRATA_DEBUG_REPL_QUEUE_DELAY_MS MS  ordering tests only: each replication\n"
+"                        change is queued MS after it commits (a slow gateway)\n"
 "\n"
 "Signals: SIGTERM/SIGINT stop accepting, let in-flight requests finish, close\n"
 "the metadata and drive sets, and exit 0.  SIGUSR1 starts a lifecycle scanner\n"

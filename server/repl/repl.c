@@ -79,6 +79,10 @@ struct strata_repl {
     struct target t[STRATA_REPL_TARGETS_MAX];
 };
 
+/* STRATA_DEBUG_REPL_QUEUE_DELAY_MS (ordering tests only): each change is
+ * queued that long after it committed, as on a slow gateway. */
+static unsigned queue_delay_ms;
+
 /* What /metrics shows; set while the daemon runs. */
 static struct strata_repl *_Atomic active;
 /* Versions marked FAILED because their rule names an unknown target. */
@@ -729,6 +733,9 @@ int strata_repl__enqueue(struct strata_repl *rp, int ti, const char *bucket, con
     if (j && op)
         json_object_set_new(j, "op", json_string(op));
     char *s = j ? json_dumps(j, JSON_COMPACT) : NULL;
+    if (queue_delay_ms)
+        nanosleep(&(struct timespec){queue_delay_ms / 1000, queue_delay_ms % 1000 * 1000000L},
+                  NULL);
     int rc = s ? strata_pqueue_push(rp->t[ti].q, s, strlen(s)) : -1;
     free(s);
     json_decref(j);
@@ -778,6 +785,11 @@ int strata_repl_create(const char *const *specs, size_t nspecs, const char *cred
     }
     rp->meta = meta;
     rp->kms = kms;
+    const char *dl = getenv("STRATA_DEBUG_REPL_QUEUE_DELAY_MS");
+    queue_delay_ms = dl && atoi(dl) > 0 ? (unsigned)atoi(dl) : 0;
+    if (queue_delay_ms)
+        strata_srv_log(STRATA_LOG_WARN, "STRATA_DEBUG_REPL_QUEUE_DELAY_MS=%u: replication "
+                       "changes are queued that long after they commit", queue_delay_ms);
     for (size_t i = 0; i < STRATA_REPL_TARGETS_MAX; i++)
         pthread_mutex_init(&rp->t[i].sealed_mu, NULL);
     int rc = 0;
