@@ -353,7 +353,8 @@ static int repl_start(struct strata_srv *s)
     const char *dp[STRATA_PQUEUE_COPIES];
     size_t nd = queue_dirs(s, "replication", dirs, dp);
     if (strata_repl_create(s->cfg.repl_specs, s->cfg.nrepl_specs, s->cfg.tier_credentials, dp,
-                           nd, s->meta, s->kms, &s->repl, err, sizeof(err)) != 0) {
+                           nd, s->meta, s->kms, s->cfg.repl_sealed_retry_s, &s->repl, err,
+                           sizeof(err)) != 0) {
         strata_srv_log(STRATA_LOG_ERR, "cannot start bucket replication: %s", err);
         return -1;
     }

@@ -42,9 +42,9 @@
 #include <time.h>
 
 /* The sealed form of SSE-KMS versions (repl.h) a target refused for one
- * ReplicaKmsKeyID is not offered again for that key for SEALED_RETRY_MS
- * (or until a restart): the target may have been given the key since. */
-#define SEALED_RETRY_MS (10 * 60 * 1000)
+ * ReplicaKmsKeyID is not offered again for that key for the daemon's
+ * --replication-sealed-retry-seconds (or until a restart): the target may
+ * have been given the key since. */
 #define SEALED_NO_MAX 8 /* key ids remembered per target (the oldest goes) */
 #define KMS_ID_MAX 300
 
@@ -75,6 +75,7 @@ struct target {
 struct strata_repl {
     struct strata_meta *meta;
     const struct strata_kms *kms; /* SSE-S3 object keys; NULL without a key store */
+    int64_t sealed_retry_ms;      /* a refused sealed key id remembered this long */
     size_t n;
     struct target t[STRATA_REPL_TARGETS_MAX];
 };
@@ -460,7 +461,7 @@ static bool kms_own_key(const struct strata_obj_info *in, const char *kms)
 }
 
 /* Whether t refused the sealed form of key id kms within the last
- * SEALED_RETRY_MS; note: it just did (remembered and counted). */
+ * sealed_retry_ms; note: it just did (remembered and counted). */
 static bool sealed_refusal(struct target *t, const char *kms, bool note)
 {
     int64_t now = wall_ms();
@@ -473,7 +474,7 @@ static bool sealed_refusal(struct target *t, const char *kms, bool note)
     if (note) {
         i = i < SEALED_NO_MAX ? i : old;
         snprintf(t->sealed_no[i].kms, sizeof(t->sealed_no[i].kms), "%s", kms);
-        t->sealed_no[i].until_ms = now + SEALED_RETRY_MS;
+        t->sealed_no[i].until_ms = now + t->owner->sealed_retry_ms;
         atomic_fetch_add(&t->sealed_refused, 1);
     } else {
         refused = i < SEALED_NO_MAX && t->sealed_no[i].until_ms > now;
@@ -759,8 +760,8 @@ void strata_repl_destroy(struct strata_repl *rp)
 
 int strata_repl_create(const char *const *specs, size_t nspecs, const char *creds_path,
                        const char *const *dirs, size_t ndirs, struct strata_meta *meta,
-                       const struct strata_kms *kms, struct strata_repl **out, char *err,
-                       size_t err_len)
+                       const struct strata_kms *kms, unsigned sealed_retry_s,
+                       struct strata_repl **out, char *err, size_t err_len)
 {
     *out = NULL;
     if (nspecs == 0)
@@ -785,6 +786,7 @@ int strata_repl_create(const char *const *specs, size_t nspecs, const char *cred
     }
     rp->meta = meta;
     rp->kms = kms;
+    rp->sealed_retry_ms = (int64_t)sealed_retry_s * 1000;
     const char *dl = getenv("STRATA_DEBUG_REPL_QUEUE_DELAY_MS");
     queue_delay_ms = dl && atoi(dl) > 0 ? (unsigned)atoi(dl) : 0;
     if (queue_delay_ms)
@@ -892,7 +894,8 @@ void strata_repl_metrics_render(struct strata_sbuf *b)
         {"sse_kms_sealed_refused_total", "counter", "SSE-KMS versions the target refused "
                                                     "sealed (then sent as plaintext); their "
                                                     "key id is not offered sealed to it again "
-                                                    "for 10 minutes or until a restart."},
+                                                    "for --replication-sealed-retry-seconds "
+                                                    "or until a restart."},
         {"sent_ahead_total", "counter", "Versions and delete markers sent before a newer "
                                         "change of their key whose message came first (two "
                                         "gateways), so the target gets them in index order."},

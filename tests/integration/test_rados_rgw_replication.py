@@ -44,7 +44,8 @@ from botocore.config import Config
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import key_writers  # noqa: E402
 from rados_gw import skip  # noqa: E402
-from strata_harness import REGION, Strata, expect_error, log, run, test, wait_until  # noqa: E402
+from strata_harness import (REGION, Strata, expect_error, log, restart_with, run, test,  # noqa: E402
+                            wait_until)  # noqa: E402
 
 MiB = 1 << 20
 ROLE = "arn:aws:iam::123456789012:role/strata-replication"
@@ -380,7 +381,8 @@ def sse_kms_own_key_not_sealed_to_radosgw(_):
     by default): FAILED, nothing stored, not counted as sent sealed.  The
     refusal is remembered for the target and key id: the next versions go
     as plaintext at once (one sealed offer, one refusal counted), until a
-    restart, after which the sealed form is offered once again."""
+    restart, after which the sealed form is offered once again; with
+    --replication-sealed-retry-seconds 0 each version is offered sealed."""
     s, r, sb, rb = pair("kms", kms="src1")
     sealed = metric("strata_replication_sse_kms_sealed_total")
     refused, logged = metric("strata_replication_sse_kms_sealed_refused_total"), sealed_refusals()
@@ -401,6 +403,17 @@ def sse_kms_own_key_not_sealed_to_radosgw(_):
     one("k4")
     assert metric("strata_replication_sse_kms_sealed_refused_total") == 1
     assert sealed_refusals() == logged + 2
+    # --replication-sealed-retry-seconds 0: nothing remembered, each
+    # version offered sealed (and refused) first.
+    restart_with(SRC, "replication-sealed-retry-seconds", "0")
+    try:
+        s = SRC.client()
+        for k in ("k5", "k6"):
+            one(k)
+        assert metric("strata_replication_sse_kms_sealed_refused_total") == 2
+        assert sealed_refusals() == logged + 4
+    finally:
+        restart_with(SRC, "replication-sealed-retry-seconds", None)
 
 
 @test
