@@ -599,7 +599,8 @@ static enum strata_pqueue_sent send_in_turn(struct target *t, const char *b, con
                                             bool marker)
 {
     struct strata_repl__turn tu;
-    if (strata_repl__turn_read(t->owner->meta, b, k, v, &tu) != 0)
+    if (strata_repl__turn_read(t->owner, (int)(t - t->owner->t), t->owner->meta, b, k, v, &tu) !=
+        0)
         return STRATA_PQUEUE_RETRY;
     enum strata_pqueue_sent out = STRATA_PQUEUE_DONE;
     if (tu.superseded && tu.self == 1)

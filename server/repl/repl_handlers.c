@@ -203,6 +203,20 @@ int strata_repl__rule_kms(struct strata_meta *m, const char *bucket, const char 
     return on;
 }
 
+int strata_repl__rule_target(struct strata_repl *rp, struct strata_meta *m, const char *bucket,
+                             const char *key, const void *tags, size_t tags_len, bool marker)
+{
+    struct strata_bucket_info bi;
+    struct strata_doc_ref *ref = NULL;
+    if (strata_bcache_get(m, bucket, &bi) != 0 || strata_doc_cache_get(&cache, m, &bi, &ref) != 0 ||
+        !ref)
+        return -1;
+    const struct strata_repl_rule *rl = rule_for(strata_doc_ref_get(ref), key, tags, tags_len);
+    int ti = rl && (!marker || rl->dm_enabled) ? strata_repl__target_find(rp, rl->account) : -1;
+    strata_doc_ref_put(ref);
+    return ti;
+}
+
 static void emit_put(struct strata_req *r, const struct strata_obj_info *info)
 {
     if (!r->srv->repl || r->binfo.versioning != STRATA_VERSIONING_ENABLED)

@@ -37,8 +37,15 @@ int strata_repl__rule_kms(struct strata_meta *m, const char *bucket, const char 
  * arrive after a newer one; self: 1 vid is owed (PENDING, or no status),
  * 0 done already (sent ahead of its own message), 2 a REPLICA, -1 gone;
  * e[0..n): the older entries still PENDING above the newest older one
- * done, oldest first (from the key's newest TURN_PAGE entries).  0, or a
+ * done, oldest first (from the key's newest TURN_PAGE entries).  Entries
+ * a rule sends to another target than ti of rp are left out.  0, or a
  * STRATA_E* code (retry). */
+/* The target (index) the rule of bucket selecting key (tags: stored
+ * form; marker: a delete marker, only by a rule replicating them) sends
+ * to, or -1 (none, or the configuration unreadable now). */
+int strata_repl__rule_target(struct strata_repl *rp, struct strata_meta *m, const char *bucket,
+                             const char *key, const void *tags, size_t tags_len, bool marker);
+
 struct strata_repl__owed {
     char vid[STRATA_VERSION_ID_MAX + 1];
     bool marker;
@@ -49,8 +56,9 @@ struct strata_repl__turn {
     size_t n;
     struct strata_repl__owed *e;
 };
-int strata_repl__turn_read(struct strata_meta *m, const char *bucket, const char *key,
-                           const char *vid, struct strata_repl__turn *t);
+int strata_repl__turn_read(struct strata_repl *rp, int ti, struct strata_meta *m,
+                           const char *bucket, const char *key, const char *vid,
+                           struct strata_repl__turn *t);
 void strata_repl__turn_fini(struct strata_repl__turn *t);
 
 #endif /* STRATA_SERVER_REPL_REPL_INTERNAL_H */

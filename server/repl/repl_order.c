@@ -35,18 +35,29 @@ static int page_cb(const struct strata_list_entry *le, void *ud)
     return 0;
 }
 
+/* Whose entries a turn looks at: those a rule sends to target ti. */
+struct whose {
+    struct strata_repl *rp;
+    int ti;
+    struct strata_meta *m;
+};
+
 /* The replication status of entry vid of key (a delete marker's too):
  * 1 owed (PENDING, or none: a change queued before markers had one), 0
- * done (COMPLETED, FAILED), 2 neither (a REPLICA), -1 gone, or -2 when the
- * index cannot be read now. */
-static int status_of(struct strata_meta *m, const char *bucket, const char *key, const char *vid,
-                     bool none_owed)
+ * done (COMPLETED, FAILED), 2 neither (a REPLICA, or another target's),
+ * -1 gone, or -2 when the index cannot be read now.  w: only entries of
+ * its target count (NULL: any). */
+static int status_of(const struct whose *w, struct strata_meta *m, const char *bucket,
+                     const char *key, const char *vid, bool none_owed)
 {
     struct strata_obj_info in;
     int rc = strata_obj_head(m, bucket, key, vid, &in);
     int out;
     if (rc && rc != STRATA_EMETHOD) {
         out = rc == STRATA_ENOTFOUND ? -1 : -2;
+    } else if (w && strata_repl__rule_target(w->rp, w->m, bucket, key, in.tags, in.tags_len,
+                                             in.delete_marker) != w->ti) {
+        out = 2;
     } else {
         const char *st = strata_obj_info_hdr(&in, STRATA_REPL_STATUS_HDR);
         out = !st                          ? (none_owed ? 1 : 2)
@@ -58,10 +69,12 @@ static int status_of(struct strata_meta *m, const char *bucket, const char *key,
     return out;
 }
 
-int strata_repl__turn_read(struct strata_meta *m, const char *bucket, const char *key,
-                           const char *vid, struct strata_repl__turn *t)
+int strata_repl__turn_read(struct strata_repl *rp, int ti, struct strata_meta *m,
+                           const char *bucket, const char *key, const char *vid,
+                           struct strata_repl__turn *t)
 {
     memset(t, 0, sizeof(*t));
+    const struct whose w = {rp, ti, m};
     struct page p = {key, calloc(TURN_PAGE, sizeof(*p.e)), 0};
     if (!p.e)
         return STRATA_ENOMEM;
@@ -77,19 +90,19 @@ int strata_repl__turn_read(struct strata_meta *m, const char *bucket, const char
     /* Newer entries (newest first): one the target has means vid can no
      * longer arrive in its place. */
     for (size_t j = 0; rc == 0 && j < i && !t->superseded; j++) {
-        int s = status_of(m, bucket, key, p.e[j].vid, false);
+        int s = status_of(&w, m, bucket, key, p.e[j].vid, false);
         rc = s == -2 ? STRATA_EIO : 0;
         t->superseded = s == 0;
     }
     if (rc == 0) {
-        t->self = status_of(m, bucket, key, vid, true);
+        t->self = status_of(NULL, m, bucket, key, vid, true);
         rc = t->self == -2 ? STRATA_EIO : 0;
     }
     /* Older entries down to the first the target has: those still owed go
      * first, oldest first (kept in p.e[0..n) reversed). */
     size_t n = 0;
     for (size_t j = i + 1; rc == 0 && j < p.n; j++) {
-        int s = status_of(m, bucket, key, p.e[j].vid, false);
+        int s = status_of(&w, m, bucket, key, p.e[j].vid, false);
         if (s == -2)
             rc = STRATA_EIO;
         if (s == 0)
