@@ -590,8 +590,9 @@ static enum strata_pqueue_sent send_marker(struct target *t, const char *b, cons
     return STRATA_PQUEUE_GIVE_UP;
 }
 
-/* Version or delete marker v of key k whole, in its turn (the module
- * doc, "order"): first every older entry of k still owed, oldest first;
+/* Version or delete marker v of key k whole, in its turn (README.md, "Two
+ * gateways on one RADOS cluster"): first every older entry of k still
+ * owed to this target, oldest first;
  * nothing when it went ahead of its own message already, or when a newer
  * entry did (it can no longer arrive in its place: marked COMPLETED). */
 static enum strata_pqueue_sent send_in_turn(struct target *t, const char *b, const char *k,

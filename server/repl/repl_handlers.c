@@ -275,9 +275,8 @@ static const char *marker_status(struct strata_req *r, const char *key)
     if (strata_doc_cache_get(&cache, r->srv->meta, &r->binfo, &ref) != 0 || !ref)
         return NULL;
     const struct strata_repl_rule *rl = rule_for(strata_doc_ref_get(ref), key, NULL, 0);
-    const char *st = rl && rl->dm_enabled && strata_repl__target_find(r->srv->repl, rl->account) >= 0
-                         ? "PENDING"
-                         : NULL;
+    bool on = rl && rl->dm_enabled && strata_repl__target_find(r->srv->repl, rl->account) >= 0;
+    const char *st = on ? "PENDING" : NULL;
     strata_doc_ref_put(ref);
     return st;
 }

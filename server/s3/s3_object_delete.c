@@ -47,7 +47,8 @@ void strata_h_delete(struct strata_req *r)
         strata_req_error(r, S3E_InvalidRequest, 0);
         return;
     }
-    struct strata_kv st = {STRATA_REPL_STATUS_HDR, vid ? NULL : strata_repl_marker_status(r, r->key)};
+    struct strata_kv st = {STRATA_REPL_STATUS_HDR,
+                           vid ? NULL : strata_repl_marker_status(r, r->key)};
     a.marker_hdr = st.value ? &st : NULL;
     void *order = strata_key_order_hold(r, r->key);
     int rc = peer && !vid ? strata_obj_delete_marker_replica(r->srv->meta, r->bucket, r->key,
