@@ -37,15 +37,13 @@ import sys
 import threading
 import time
 
-import boto3
 import requests
-from botocore.config import Config
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import key_writers  # noqa: E402
-from rados_gw import skip  # noqa: E402
-from strata_harness import (REGION, Strata, expect_error, log, restart_with, run, test,  # noqa: E402
-                            wait_until)  # noqa: E402
+from rados_gw import metric_at, rgw_client, skip  # noqa: E402
+from strata_harness import (Strata, expect_error, log, restart_with, run, test,  # noqa: E402
+                            wait_until)
 
 MiB = 1 << 20
 ROLE = "arn:aws:iam::123456789012:role/strata-replication"
@@ -57,21 +55,11 @@ COLD = "strata-cold"  # the remote tier's bucket on radosgw
 
 def rgw():
     """A boto3 client of the radosgw user (explicit keys, path style)."""
-    ep, ak, sk = RGW
-    conf = Config(s3={"addressing_style": "path"}, signature_version="s3v4",
-                  retries={"max_attempts": 1, "mode": "standard"}, connect_timeout=10,
-                  read_timeout=120)
-    return boto3.session.Session().client("s3", endpoint_url=ep, region_name=REGION,
-                                          aws_access_key_id=ak, aws_secret_access_key=sk,
-                                          config=conf)
+    return rgw_client(*RGW)
 
 
 def metric(name):
-    import urllib.request
-    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-    text = opener.open(f"{SRC.endpoint}/metrics", timeout=10).read().decode()
-    return sum(float(x.split()[-1]) for x in text.splitlines()
-               if x.split("{")[0].split(" ")[0] == name)
+    return metric_at(SRC.endpoint, name)
 
 
 def pair(prefix, lock=False, kms=None):

@@ -22,13 +22,11 @@ import sys
 import tempfile
 import time
 
-import boto3
-from botocore.config import Config
-
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import key_writers  # noqa: E402
-from rados_gw import flags, rados_init, require_daemon_on_rados, skip  # noqa: E402
-from strata_harness import REGION, Strata, log, run, test, wait_until  # noqa: E402
+from rados_gw import (flags, metric_at, rados_init, require_daemon_on_rados,  # noqa: E402
+                      rgw_client, skip)
+from strata_harness import Strata, log, run, test, wait_until  # noqa: E402
 
 ROLE = "arn:aws:iam::123456789012:role/strata-replication"
 PREFIX = "rgw2gw"
@@ -39,21 +37,11 @@ A = B = None
 
 
 def rgw():
-    ep, ak, sk = RGW
-    conf = Config(s3={"addressing_style": "path"}, signature_version="s3v4",
-                  retries={"max_attempts": 1, "mode": "standard"}, connect_timeout=10,
-                  read_timeout=120)
-    return boto3.session.Session().client("s3", endpoint_url=ep, region_name=REGION,
-                                          aws_access_key_id=ak, aws_secret_access_key=sk,
-                                          config=conf)
+    return rgw_client(*RGW)
 
 
 def metric(gw, name):
-    import urllib.request
-    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-    text = opener.open(f"{gw.endpoint}/metrics", timeout=10).read().decode()
-    return sum(float(x.split()[-1]) for x in text.splitlines()
-               if x.split("{")[0].split(" ")[0] == name)
+    return metric_at(gw.endpoint, name)
 
 
 def pair(prefix):
