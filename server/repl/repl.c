@@ -568,19 +568,16 @@ static enum strata_pqueue_sent send_version(struct target *t, const char *b, con
 }
 
 static enum strata_pqueue_sent send_marker(struct target *t, const char *b, const char *k,
-                                           const char *v, const char *dest, const char *sc)
+                                           const char *v, const char *dest)
 {
-    (void)sc;
     char line[200];
     snprintf(line, sizeof(line), STRATA_REPL_HDR ": %s", v);
     const char *const lines[] = {line, NULL};
     struct strata_s3c_error e;
     memset(&e, 0, sizeof(e));
     enum strata_s3c_result res = strata_s3c_delete_object_hdrs(t->c, dest, k, NULL, lines, &e);
-    if (res == STRATA_S3C_OK) {
-        status_set(t, b, k, v, "COMPLETED"); /* the marker's, as a version's */
+    if (res == STRATA_S3C_OK)
         return STRATA_PQUEUE_DONE;
-    }
     if (res == STRATA_S3C_RETRY)
         return STRATA_PQUEUE_RETRY;
     strata_srv_log(STRATA_LOG_WARN, "replication %s: delete marker %s/%s %s refused: %s %ld %s",
@@ -588,6 +585,19 @@ static enum strata_pqueue_sent send_marker(struct target *t, const char *b, cons
     status_set(t, b, k, v, "FAILED");
     atomic_fetch_add(&t->failed, 1);
     return STRATA_PQUEUE_GIVE_UP;
+}
+
+/* Version or delete marker v of key k to the target, its status set. */
+static enum strata_pqueue_sent send_entry(struct target *t, const char *b, const char *k,
+                                          const char *v, const char *dest, const char *sc,
+                                          bool marker)
+{
+    if (!marker)
+        return send_version(t, b, k, v, dest, sc);
+    enum strata_pqueue_sent out = send_marker(t, b, k, v, dest);
+    if (out == STRATA_PQUEUE_DONE)
+        status_set(t, b, k, v, "COMPLETED"); /* the marker's, as a version's */
+    return out;
 }
 
 /* Version or delete marker v of key k whole, in its turn (README.md, "Two
@@ -608,13 +618,13 @@ static enum strata_pqueue_sent send_in_turn(struct target *t, const char *b, con
         status_set(t, b, k, v, "COMPLETED");
     for (size_t i = 0; !tu.superseded && tu.self == 1 && i < tu.n; i++) {
         const struct strata_repl__owed *o = &tu.e[i];
-        out = (o->marker ? send_marker : send_version)(t, b, k, o->vid, dest, sc);
+        out = send_entry(t, b, k, o->vid, dest, sc, o->marker);
         if (out == STRATA_PQUEUE_RETRY)
             break;
         atomic_fetch_add(&t->ahead, 1);
     }
     if (out != STRATA_PQUEUE_RETRY && !tu.superseded && tu.self == 1)
-        out = (marker ? send_marker : send_version)(t, b, k, v, dest, sc);
+        out = send_entry(t, b, k, v, dest, sc, marker);
     strata_repl__turn_fini(&tu);
     return out;
 }
