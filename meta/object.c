@@ -1992,6 +1992,10 @@ static int del_marker_decide(struct del_txn *x, const struct strata_meta__key_vi
     memset(r, 0, sizeof(*r));
     r->flags = REC_F_DELETE_MARKER | (suspended ? REC_F_NULL : 0);
     r->mtime_ns = mt;
+    if (x->actor && x->actor->marker_hdr) {
+        r->hdrs = (struct strata_kv *)x->actor->marker_hdr; /* borrowed for the encode */
+        r->nhdrs = 1;
+    }
     snprintf(r->storage_class, sizeof(r->storage_class), "STANDARD");
     e->op = STRATA_META__KEY_PUT;
     e->rec = r;
@@ -2137,6 +2141,7 @@ struct rewrite_txn {
     const char *version_id;
     meta_edit_fn fn;
     void *ud;
+    bool markers; /* a delete marker named by its id is rewritten too */
     char vid[STRATA_VERSION_ID_MAX + 1];
 };
 
@@ -2144,7 +2149,16 @@ static int rewrite_decide(void *ud, const struct strata_meta__key_view *v,
                           struct strata_meta__key_edit *e)
 {
     struct rewrite_txn *x = ud;
-    int rc = strata_meta__rewrite_begin(v, x->version_id, e, x->vid);
+    const struct strata_meta__key_slot *s = &v->version;
+    int rc;
+    if (x->markers && s->rc == 0 && (s->rec->flags & REC_F_DELETE_MARKER) && x->version_id &&
+        *x->version_id) {
+        e->op = STRATA_META__KEY_REWRITE; /* a marker has no tags, lock, key or ACL */
+        strata_meta__slot_vid(s, x->vid);
+        rc = 0;
+    } else {
+        rc = strata_meta__rewrite_begin(v, x->version_id, e, x->vid);
+    }
     if (rc)
         return rc;
     return x->fn(x->ud, v->version.sk, v->version.rec, &e->rw);
@@ -2193,14 +2207,14 @@ int strata_meta__rec_edit(struct meta_rec *r, const struct meta_edit *e, struct 
     return 0;
 }
 
-int strata_meta__rec_rewrite(struct strata_meta *m, const char *bucket, const char *key,
-                             const char *version_id, meta_edit_fn fn, void *ud,
-                             char vid_out[STRATA_VERSION_ID_MAX + 1])
+static int rec_rewrite(struct strata_meta *m, const char *bucket, const char *key,
+                       const char *version_id, meta_edit_fn fn, void *ud, bool markers,
+                       char vid_out[STRATA_VERSION_ID_MAX + 1])
 {
     int rc = key_args(bucket, key, NULL, 0);
     if (rc)
         return rc;
-    struct rewrite_txn x = {version_id, fn, ud, ""};
+    struct rewrite_txn x = {version_id, fn, ud, markers, ""};
     struct strata_meta__key_txn t = {
         .bucket = bucket,
         .key = key,
@@ -2214,6 +2228,13 @@ int strata_meta__rec_rewrite(struct strata_meta *m, const char *bucket, const ch
     if (rc == 0 && vid_out)
         memcpy(vid_out, x.vid, sizeof(x.vid));
     return rc;
+}
+
+int strata_meta__rec_rewrite(struct strata_meta *m, const char *bucket, const char *key,
+                             const char *version_id, meta_edit_fn fn, void *ud,
+                             char vid_out[STRATA_VERSION_ID_MAX + 1])
+{
+    return rec_rewrite(m, bucket, key, version_id, fn, ud, false, vid_out);
 }
 
 /* A rewrite that sets one thing whatever the record holds: the tag set,
@@ -2308,7 +2329,7 @@ int strata_obj_hdr_set(struct strata_meta *m, const char *bucket, const char *ke
     if (!name || !*name)
         return STRATA_EINVAL;
     struct set_edit x = {SET_HDR, value, 0, name};
-    return strata_meta__rec_rewrite(m, bucket, key, version_id, set_edit_cb, &x, NULL);
+    return rec_rewrite(m, bucket, key, version_id, set_edit_cb, &x, true, NULL);
 }
 
 int strata_obj_tags_delete(struct strata_meta *m, const char *bucket, const char *key,

@@ -91,6 +91,8 @@ static void usage(FILE *f)
 "                        reaches step K (1..7, meta.h STRATA_TR_STEP_*)\n"
 "  STRATA_DEBUG_RESTORE_CRASH N  fault tests only: the daemon exits at once\n"
 "                        (_exit 137) when a restore's copy made its N-th piece\n"
+"  STRATA_DEBUG_REPL_QUEUE_DELAY_MS MS  ordering tests only: each replication\n"
+"                        change is queued MS after it commits (a slow gateway)\n"
 "\n"
 "Signals: SIGTERM/SIGINT stop accepting, let in-flight requests finish, close\n"
 "the metadata and drive sets, and exit 0.  SIGUSR1 starts a lifecycle scanner\n"
@@ -351,7 +353,8 @@ static int repl_start(struct strata_srv *s)
     const char *dp[STRATA_PQUEUE_COPIES];
     size_t nd = queue_dirs(s, "replication", dirs, dp);
     if (strata_repl_create(s->cfg.repl_specs, s->cfg.nrepl_specs, s->cfg.tier_credentials, dp,
-                           nd, s->meta, s->kms, &s->repl, err, sizeof(err)) != 0) {
+                           nd, s->meta, s->kms, s->cfg.repl_sealed_retry_s, &s->repl, err,
+                           sizeof(err)) != 0) {
         strata_srv_log(STRATA_LOG_ERR, "cannot start bucket replication: %s", err);
         return -1;
     }

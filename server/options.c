@@ -435,6 +435,15 @@ const struct strata_srv_opt strata_srv_opt_table[] = {
              "\"replication-targets\": [...].  Each has a persistent\n"
              "queue under the first drive (replication/NAME.q)\n"
              "Keys: NAME's in the --tier-credentials file"},
+    {.flag = "replication-sealed-retry-seconds", .key = "replication-sealed-retry-seconds",
+     .arg = "N", NUMS(repl_sealed_retry_s, 1, 0, 7 * 86400),
+     .def = STRATA_REPL_SEALED_RETRY_S_DEFAULT, .help_def = STRATA_REPL_SEALED_RETRY_S_DEFAULT,
+     .must = "must be 0 to 604800 seconds",
+     .help = "after a target refuses an SSE-KMS version sent sealed\n"
+             "(it lacks that ReplicaKmsKeyID), later versions under\n"
+             "that key go to it as plaintext without a sealed offer\n"
+             "for N seconds (default {default}; 0: offered sealed\n"
+             "each time, a refused offer costing one request)"},
 
     /* Config file only: the root keys (STRATA_ROOT_USER/PASSWORD win over
      * them, main.c) and the drives (drive arguments replace them). */

@@ -49,6 +49,10 @@ struct strata_srv_config {
     size_t notify_queue_max; /* --notify-queue-max; 0: the default */
     const char *repl_specs[16]; /* --replication-target NAME:URL (repl.h) */
     unsigned nrepl_specs;
+    /* --replication-sealed-retry-seconds: how long a target's refusal of
+     * the sealed form of one SSE-KMS key is remembered (server/repl). */
+    unsigned repl_sealed_retry_s;
+#define STRATA_REPL_SEALED_RETRY_S_DEFAULT 600
     const char *tier_specs[8];   /* --tier / "tiers", for the config dump */
     unsigned ntier_specs;
     const char *class_specs[24]; /* --storage-class / "storage-classes" */

@@ -42,9 +42,9 @@
 #include <time.h>
 
 /* The sealed form of SSE-KMS versions (repl.h) a target refused for one
- * ReplicaKmsKeyID is not offered again for that key for SEALED_RETRY_MS
- * (or until a restart): the target may have been given the key since. */
-#define SEALED_RETRY_MS (10 * 60 * 1000)
+ * ReplicaKmsKeyID is not offered again for that key for the daemon's
+ * --replication-sealed-retry-seconds (or until a restart): the target may
+ * have been given the key since. */
 #define SEALED_NO_MAX 8 /* key ids remembered per target (the oldest goes) */
 #define KMS_ID_MAX 300
 
@@ -57,6 +57,7 @@ struct target {
     _Atomic uint64_t bytes;         /* data bytes replicated */
     _Atomic uint64_t failed;        /* versions marked FAILED */
     _Atomic uint64_t changes;       /* metadata changes sent alone (no data) */
+    _Atomic uint64_t ahead;         /* entries sent ahead of their own late message */
     _Atomic int64_t lag_ms;         /* queue-to-COMPLETED time of the last one */
     _Atomic uint64_t refused_sse_c;   /* FAILED: SSE-C, no customer key to read it */
     _Atomic uint64_t refused_sse_kms; /* FAILED: SSE-KMS, not selected by the rule */
@@ -74,9 +75,14 @@ struct target {
 struct strata_repl {
     struct strata_meta *meta;
     const struct strata_kms *kms; /* SSE-S3 object keys; NULL without a key store */
+    int64_t sealed_retry_ms;      /* a refused sealed key id remembered this long */
     size_t n;
     struct target t[STRATA_REPL_TARGETS_MAX];
 };
+
+/* STRATA_DEBUG_REPL_QUEUE_DELAY_MS (ordering tests only): each change is
+ * queued that long after it committed, as on a slow gateway. */
+static unsigned queue_delay_ms;
 
 /* What /metrics shows; set while the daemon runs. */
 static struct strata_repl *_Atomic active;
@@ -455,7 +461,7 @@ static bool kms_own_key(const struct strata_obj_info *in, const char *kms)
 }
 
 /* Whether t refused the sealed form of key id kms within the last
- * SEALED_RETRY_MS; note: it just did (remembered and counted). */
+ * sealed_retry_ms; note: it just did (remembered and counted). */
 static bool sealed_refusal(struct target *t, const char *kms, bool note)
 {
     int64_t now = wall_ms();
@@ -468,7 +474,7 @@ static bool sealed_refusal(struct target *t, const char *kms, bool note)
     if (note) {
         i = i < SEALED_NO_MAX ? i : old;
         snprintf(t->sealed_no[i].kms, sizeof(t->sealed_no[i].kms), "%s", kms);
-        t->sealed_no[i].until_ms = now + SEALED_RETRY_MS;
+        t->sealed_no[i].until_ms = now + t->owner->sealed_retry_ms;
         atomic_fetch_add(&t->sealed_refused, 1);
     } else {
         refused = i < SEALED_NO_MAX && t->sealed_no[i].until_ms > now;
@@ -576,8 +582,51 @@ static enum strata_pqueue_sent send_marker(struct target *t, const char *b, cons
         return STRATA_PQUEUE_RETRY;
     strata_srv_log(STRATA_LOG_WARN, "replication %s: delete marker %s/%s %s refused: %s %ld %s",
                    t->name, b, k, v, strata_s3c_result_name(res), e.http_status, e.code);
+    status_set(t, b, k, v, "FAILED");
     atomic_fetch_add(&t->failed, 1);
     return STRATA_PQUEUE_GIVE_UP;
+}
+
+/* Version or delete marker v of key k to the target, its status set. */
+static enum strata_pqueue_sent send_entry(struct target *t, const char *b, const char *k,
+                                          const char *v, const char *dest, const char *sc,
+                                          bool marker)
+{
+    if (!marker)
+        return send_version(t, b, k, v, dest, sc);
+    enum strata_pqueue_sent out = send_marker(t, b, k, v, dest);
+    if (out == STRATA_PQUEUE_DONE)
+        status_set(t, b, k, v, "COMPLETED"); /* the marker's, as a version's */
+    return out;
+}
+
+/* Version or delete marker v of key k whole, in its turn (README.md, "Two
+ * gateways on one RADOS cluster"): first every older entry of k still
+ * owed to this target, oldest first;
+ * nothing when it went ahead of its own message already, or when a newer
+ * entry did (it can no longer arrive in its place: marked COMPLETED). */
+static enum strata_pqueue_sent send_in_turn(struct target *t, const char *b, const char *k,
+                                            const char *v, const char *dest, const char *sc,
+                                            bool marker)
+{
+    struct strata_repl__turn tu;
+    if (strata_repl__turn_read(t->owner, (int)(t - t->owner->t), t->owner->meta, b, k, v, &tu) !=
+        0)
+        return STRATA_PQUEUE_RETRY;
+    enum strata_pqueue_sent out = STRATA_PQUEUE_DONE;
+    if (tu.superseded && tu.self == 1)
+        status_set(t, b, k, v, "COMPLETED");
+    for (size_t i = 0; !tu.superseded && tu.self == 1 && i < tu.n; i++) {
+        const struct strata_repl__owed *o = &tu.e[i];
+        out = send_entry(t, b, k, o->vid, dest, sc, o->marker);
+        if (out == STRATA_PQUEUE_RETRY)
+            break;
+        atomic_fetch_add(&t->ahead, 1);
+    }
+    if (out != STRATA_PQUEUE_RETRY && !tu.superseded && tu.self == 1)
+        out = send_entry(t, b, k, v, dest, sc, marker);
+    strata_repl__turn_fini(&tu);
+    return out;
 }
 
 /* The metadata change op of version v alone (the module doc); the whole
@@ -628,7 +677,7 @@ static enum strata_pqueue_sent send_change(struct target *t, const char *b, cons
         return STRATA_PQUEUE_DONE;
     }
     if (res == STRATA_S3C_NOT_FOUND)
-        return send_version(t, b, k, v, dest, sc);
+        return send_in_turn(t, b, k, v, dest, sc, false);
     if (res == STRATA_S3C_RETRY)
         return STRATA_PQUEUE_RETRY;
     return give_up(t, b, k, v, res, &e);
@@ -646,9 +695,8 @@ static enum strata_pqueue_sent target_send_cb(void *ud, const char *msg, size_t 
         json_decref(j);
         return STRATA_PQUEUE_GIVE_UP; /* not ours: cannot happen short of a bad disk */
     }
-    enum strata_pqueue_sent out = dm   ? send_marker(t, b, k, v, d)
-                                  : op ? send_change(t, b, k, v, d, sc, op)
-                                       : send_version(t, b, k, v, d, sc);
+    enum strata_pqueue_sent out = op ? send_change(t, b, k, v, d, sc, op)
+                                     : send_in_turn(t, b, k, v, d, sc, dm);
     if (out == STRATA_PQUEUE_DONE && queued)
         atomic_store(&t->lag_ms, wall_ms() - (int64_t)queued);
     json_decref(j);
@@ -698,6 +746,9 @@ int strata_repl__enqueue(struct strata_repl *rp, int ti, const char *bucket, con
     if (j && op)
         json_object_set_new(j, "op", json_string(op));
     char *s = j ? json_dumps(j, JSON_COMPACT) : NULL;
+    if (queue_delay_ms)
+        nanosleep(&(struct timespec){queue_delay_ms / 1000, queue_delay_ms % 1000 * 1000000L},
+                  NULL);
     int rc = s ? strata_pqueue_push(rp->t[ti].q, s, strlen(s)) : -1;
     free(s);
     json_decref(j);
@@ -721,8 +772,8 @@ void strata_repl_destroy(struct strata_repl *rp)
 
 int strata_repl_create(const char *const *specs, size_t nspecs, const char *creds_path,
                        const char *const *dirs, size_t ndirs, struct strata_meta *meta,
-                       const struct strata_kms *kms, struct strata_repl **out, char *err,
-                       size_t err_len)
+                       const struct strata_kms *kms, unsigned sealed_retry_s,
+                       struct strata_repl **out, char *err, size_t err_len)
 {
     *out = NULL;
     if (nspecs == 0)
@@ -747,6 +798,12 @@ int strata_repl_create(const char *const *specs, size_t nspecs, const char *cred
     }
     rp->meta = meta;
     rp->kms = kms;
+    rp->sealed_retry_ms = (int64_t)sealed_retry_s * 1000;
+    const char *dl = getenv("STRATA_DEBUG_REPL_QUEUE_DELAY_MS");
+    queue_delay_ms = dl && atoi(dl) > 0 ? (unsigned)atoi(dl) : 0;
+    if (queue_delay_ms)
+        strata_srv_log(STRATA_LOG_WARN, "STRATA_DEBUG_REPL_QUEUE_DELAY_MS=%u: replication "
+                       "changes are queued that long after they commit", queue_delay_ms);
     for (size_t i = 0; i < STRATA_REPL_TARGETS_MAX; i++)
         pthread_mutex_init(&rp->t[i].sealed_mu, NULL);
     int rc = 0;
@@ -849,7 +906,11 @@ void strata_repl_metrics_render(struct strata_sbuf *b)
         {"sse_kms_sealed_refused_total", "counter", "SSE-KMS versions the target refused "
                                                     "sealed (then sent as plaintext); their "
                                                     "key id is not offered sealed to it again "
-                                                    "for 10 minutes or until a restart."},
+                                                    "for --replication-sealed-retry-seconds "
+                                                    "or until a restart."},
+        {"sent_ahead_total", "counter", "Versions and delete markers sent before a newer "
+                                        "change of their key whose message came first (two "
+                                        "gateways), so the target gets them in index order."},
     };
     for (size_t k = 0; k < sizeof(m) / sizeof(m[0]); k++) {
         strata_sbuf_printf(b, "# HELP strata_replication_%s %s\n# TYPE strata_replication_%s %s\n",
@@ -866,7 +927,8 @@ void strata_repl_metrics_render(struct strata_sbuf *b)
                        : k == 5 ? (double)atomic_load(&t->refused_sse_c)
                        : k == 6 ? (double)atomic_load(&t->refused_sse_kms)
                        : k == 7 ? (double)atomic_load(&t->sealed_kms)
-                                : (double)atomic_load(&t->sealed_refused);
+                       : k == 8 ? (double)atomic_load(&t->sealed_refused)
+                                : (double)atomic_load(&t->ahead);
             strata_sbuf_printf(b, "strata_replication_%s{target=\"%s\"} %.*f\n", m[k].name,
                                t->name, k == 3 ? 3 : 0, v);
         }

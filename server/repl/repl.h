@@ -60,11 +60,13 @@ struct strata_repl;
  */
 struct strata_kms;
 /* kms (may be NULL) gives the object keys of SSE-S3 versions, sent as
- * plaintext for the target to encrypt under its own key. */
+ * plaintext for the target to encrypt under its own key.  sealed_retry_s:
+ * how long a refusal of an SSE-KMS key's sealed form is remembered (0:
+ * never). */
 int strata_repl_create(const char *const *specs, size_t nspecs, const char *creds_path,
                        const char *const *dirs, size_t ndirs, struct strata_meta *meta,
-                       const struct strata_kms *kms, struct strata_repl **out, char *err,
-                       size_t err_len);
+                       const struct strata_kms *kms, unsigned sealed_retry_s,
+                       struct strata_repl **out, char *err, size_t err_len);
 /* Stops the threads (queued versions stay queued) and frees.  NULL: no-op. */
 void strata_repl_destroy(struct strata_repl *rp);
 

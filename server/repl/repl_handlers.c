@@ -203,6 +203,20 @@ int strata_repl__rule_kms(struct strata_meta *m, const char *bucket, const char 
     return on;
 }
 
+int strata_repl__rule_target(struct strata_repl *rp, struct strata_meta *m, const char *bucket,
+                             const char *key, const void *tags, size_t tags_len, bool marker)
+{
+    struct strata_bucket_info bi;
+    struct strata_doc_ref *ref = NULL;
+    if (strata_bcache_get(m, bucket, &bi) != 0 || strata_doc_cache_get(&cache, m, &bi, &ref) != 0 ||
+        !ref)
+        return -1;
+    const struct strata_repl_rule *rl = rule_for(strata_doc_ref_get(ref), key, tags, tags_len);
+    int ti = rl && (!marker || rl->dm_enabled) ? strata_repl__target_find(rp, rl->account) : -1;
+    strata_doc_ref_put(ref);
+    return ti;
+}
+
 static void emit_put(struct strata_req *r, const struct strata_obj_info *info)
 {
     if (!r->srv->repl || r->binfo.versioning != STRATA_VERSIONING_ENABLED)
@@ -252,13 +266,29 @@ static void emit_change(struct strata_req *r, const char *key, const char *vid,
     strata_obj_info_fini(&in);
 }
 
+static const char *marker_status(struct strata_req *r, const char *key)
+{
+    if (!r->srv->repl || r->binfo.versioning != STRATA_VERSIONING_ENABLED ||
+        strata_req_hdr(r, STRATA_REPL_HDR))
+        return NULL;
+    struct strata_doc_ref *ref = NULL;
+    if (strata_doc_cache_get(&cache, r->srv->meta, &r->binfo, &ref) != 0 || !ref)
+        return NULL;
+    const struct strata_repl_rule *rl = rule_for(strata_doc_ref_get(ref), key, NULL, 0);
+    bool on = rl && rl->dm_enabled && strata_repl__target_find(r->srv->repl, rl->account) >= 0;
+    const char *st = on ? "PENDING" : NULL;
+    strata_doc_ref_put(ref);
+    return st;
+}
+
 static void emit_delete_marker(struct strata_req *r, const char *key, const char *vid)
 {
     if (!r->srv->repl || r->binfo.versioning != STRATA_VERSIONING_ENABLED)
         return;
     if (strata_req_hdr(r, STRATA_REPL_HDR))
         return; /* a replica: replicated further only by its own site's rules */
-    queue_by_rule(r->srv->repl, r->srv->meta, &r->binfo, key, vid, NULL, 0, true, NULL);
+    if (queue_by_rule(r->srv->repl, r->srv->meta, &r->binfo, key, vid, NULL, 0, true, NULL) != 0)
+        strata_obj_hdr_set(r->srv->meta, r->bucket, key, vid, STRATA_REPL_STATUS_HDR, NULL);
 }
 struct existing {
     struct strata_repl *rp;
@@ -336,6 +366,7 @@ const struct strata_s3_repl strata_repl_s3_hooks = {
     .emit_put = emit_put,
     .emit_change = emit_change,
     .emit_delete_marker = emit_delete_marker,
+    .marker_status = marker_status,
     .config_get = config_get,
     .config_put = config_put,
     .config_delete = config_delete,

@@ -7,6 +7,8 @@
 
 #include <stdbool.h>
 
+#include "strata/meta.h"
+
 struct strata_repl;
 
 /* A version a rule selected for a target this daemon does not have. */
@@ -27,5 +29,36 @@ int strata_repl__enqueue(struct strata_repl *rp, int ti, const char *bucket, con
 struct strata_meta;
 int strata_repl__rule_kms(struct strata_meta *m, const char *bucket, const char *key,
                           const void *tags, size_t tags_len, char *kms, size_t kms_len);
+
+/* What one key (bucket, key) owes a target before its entry vid (a
+ * version or delete marker) is sent, read from the index, whose order is
+ * commit order across gateways (repl_order.c).  superseded: an entry
+ * newer than vid is done (COMPLETED or FAILED), so vid sent now would
+ * arrive after a newer one; self: 1 vid is owed (PENDING, or no status),
+ * 0 done already (sent ahead of its own message), 2 a REPLICA, -1 gone;
+ * e[0..n): the older entries still PENDING above the newest older one
+ * done, oldest first (from the key's newest TURN_PAGE entries).  Entries
+ * a rule sends to another target than ti of rp are left out.  0, or a
+ * STRATA_E* code (retry). */
+/* The target (index) the rule of bucket selecting key (tags: stored
+ * form; marker: a delete marker, only by a rule replicating them) sends
+ * to, or -1 (none, or the configuration unreadable now). */
+int strata_repl__rule_target(struct strata_repl *rp, struct strata_meta *m, const char *bucket,
+                             const char *key, const void *tags, size_t tags_len, bool marker);
+
+struct strata_repl__owed {
+    char vid[STRATA_VERSION_ID_MAX + 1];
+    bool marker;
+};
+struct strata_repl__turn {
+    bool superseded;
+    int self;
+    size_t n;
+    struct strata_repl__owed *e;
+};
+int strata_repl__turn_read(struct strata_repl *rp, int ti, struct strata_meta *m,
+                           const char *bucket, const char *key, const char *vid,
+                           struct strata_repl__turn *t);
+void strata_repl__turn_fini(struct strata_repl__turn *t);
 
 #endif /* STRATA_SERVER_REPL_REPL_INTERNAL_H */

@@ -7,8 +7,9 @@
  * commit in one order and would otherwise queue in the other, and the
  * target would end with the older change last (a replication target that
  * keeps no version ids makes it its latest; an event's sequencer would go
- * backwards).  Per daemon only: two gateways on one RADOS cluster each
- * order what they commit (server/repl/README.md, "Order").
+ * backwards).  Per daemon only: across gateways on one RADOS cluster
+ * replication delivers in index order instead (server/repl/README.md,
+ * "Two gateways on one RADOS cluster"); events keep per-gateway order.
  *
  * Threads: any request thread.
  */

@@ -76,6 +76,12 @@ void strata_repl_emit_delete_marker(struct strata_req *r, const char *key, const
         h->emit_delete_marker(r, key, vid);
 }
 
+const char *strata_repl_marker_status(struct strata_req *r, const char *key)
+{
+    const struct strata_s3_repl *h = hooks(r);
+    return h ? h->marker_status(r, key) : NULL;
+}
+
 /* The replication configuration handlers: the library's, or 501. */
 #define CONFIG_HANDLER(name, member)                                                               \
     void name(struct strata_req *r)                                                                \

@@ -46,6 +46,7 @@ struct strata_s3_repl {
     void (*emit_change)(struct strata_req *r, const char *key, const char *vid,
                         enum strata_repl_change what);
     void (*emit_delete_marker)(struct strata_req *r, const char *key, const char *vid);
+    const char *(*marker_status)(struct strata_req *r, const char *key);
     /* Get/Put/DeleteBucketReplication. */
     void (*config_get)(struct strata_req *r);
     void (*config_put)(struct strata_req *r);
@@ -86,5 +87,10 @@ void strata_repl_emit_change(struct strata_req *r, const char *key, const char *
 /* After a delete marker committed on r's bucket: queued when the rule
  * selecting key replicates delete markers. */
 void strata_repl_emit_delete_marker(struct strata_req *r, const char *key, const char *vid);
+/* Before a delete without a version id on r's bucket: the
+ * x-amz-replication-status its delete marker is committed with, "PENDING"
+ * when the rule selecting key replicates delete markers (so the delivery
+ * sees in the index which markers it still owes), else NULL. */
+const char *strata_repl_marker_status(struct strata_req *r, const char *key);
 
 #endif /* STRATA_SERVER_S3_REPL_HOOKS_H */

@@ -47,6 +47,9 @@ void strata_h_delete(struct strata_req *r)
         strata_req_error(r, S3E_InvalidRequest, 0);
         return;
     }
+    struct strata_kv st = {STRATA_REPL_STATUS_HDR,
+                           vid ? NULL : strata_repl_marker_status(r, r->key)};
+    a.marker_hdr = st.value ? &st : NULL;
     void *order = strata_key_order_hold(r, r->key);
     int rc = peer && !vid ? strata_obj_delete_marker_replica(r->srv->meta, r->bucket, r->key,
                                                              strata_req_hdr(r, STRATA_REPL_HDR),
@@ -115,6 +118,9 @@ void strata_h_delete_multi(struct strata_req *r)
         a.bypass_governance = strata_authz_bypass_governance(r, o->key, o->version_id);
         struct strata_del_result res;
         memset(&res, 0, sizeof(res));
+        struct strata_kv st = {STRATA_REPL_STATUS_HDR,
+                               o->version_id ? NULL : strata_repl_marker_status(r, o->key)};
+        a.marker_hdr = st.value ? &st : NULL;
         void *order = strata_key_order_hold(r, o->key);
         int rc = strata_obj_delete_opts(r->srv->meta, r->bucket, o->key, o->version_id, &a, &res);
         if (rc == 0)

@@ -33,7 +33,7 @@ static const char *mode_name(int mode)
 
 struct strata_lock_actor strata_lock_actor_of(struct strata_req *r)
 {
-    struct strata_lock_actor a = {strata_req_user(r), false};
+    struct strata_lock_actor a = {.user = strata_req_user(r)};
     /* s3:BypassGovernanceRetention is a policy permission (authz.c). */
     a.bypass_governance = strata_authz_bypass_governance(
         r, r->key, r->key ? strata_req_query(r, "versionId") : NULL);

@@ -9,6 +9,7 @@ import html
 import multiprocessing
 import re
 
+import botocore.exceptions
 import requests
 
 
@@ -26,7 +27,8 @@ PATHS = ("put", "copy", "multipart", "post", "delete")
 
 def _writer(make_client, bucket, key, ci, each, paths, errs):
     try:
-        c = make_client()
+        c = make_client[ci % len(make_client)]() if isinstance(make_client, (list, tuple)) \
+            else make_client()
         for i in range(each):
             body = f"{key} from {ci}, #{i}\n".encode() * 40
             step = paths[(ci + i) % len(paths)]
@@ -47,6 +49,13 @@ def _writer(make_client, bucket, key, ci, each, paths, errs):
                 r = requests.post(post["url"], data=post["fields"],
                                   files={"file": ("f", body, "text/plain")}, timeout=60)
                 assert r.status_code == 204, (r.status_code, r.text)
+            elif step == "tag":
+                try:
+                    c.put_object_tagging(Bucket=bucket, Key=key, Tagging={"TagSet": [
+                        {"Key": "by", "Value": f"{ci}-{i}"}]})
+                except botocore.exceptions.ClientError as e:  # the latest a marker: 404
+                    if e.response["Error"]["Code"] != "NoSuchKey":
+                        raise
             else:
                 c.delete_object(Bucket=bucket, Key=key)
     except Exception as e:  # noqa: BLE001 - reported by burst
@@ -56,9 +65,12 @@ def _writer(make_client, bucket, key, ci, each, paths, errs):
 def burst(make_client, bucket, key, clients=4, each=10, paths=PATHS):
     """each changes of key from each of clients writers at once (processes
     of their own, so their requests really overlap), by the paths in turn:
-    "put", "copy", "multipart" (one part), "post" (a POST upload) and
-    "delete" (a delete marker: the bucket is versioned); every body
-    different.  A copy needs sources(...) written first."""
+    "put", "copy", "multipart" (one part), "post" (a POST upload),
+    "tag" (PutObjectTagging of the latest, unless it is a delete marker)
+    and "delete" (a delete marker: the bucket is versioned); every body
+    different.  A copy needs sources(...) written first.  make_client: a
+    function, or a list of them that writer ci takes ci % len of (clients
+    of several gateways)."""
     ctx = multiprocessing.get_context("fork")
     errs = ctx.Queue()
     ps = [ctx.Process(target=_writer, args=(make_client, bucket, key, ci, each, paths, errs))

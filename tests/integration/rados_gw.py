@@ -21,6 +21,28 @@ MiB = 1 << 20
 BIN = os.environ.get("STRATA_BIN", "")
 
 
+def rgw_client(ep, ak, sk):
+    """A boto3 client of a radosgw user (explicit keys, path style, no
+    retries)."""
+    import boto3
+    from botocore.config import Config
+    conf = Config(s3={"addressing_style": "path"}, signature_version="s3v4",
+                  retries={"max_attempts": 1, "mode": "standard"}, connect_timeout=10,
+                  read_timeout=120)
+    return boto3.session.Session().client("s3", endpoint_url=ep, region_name=REGION,
+                                          aws_access_key_id=ak, aws_secret_access_key=sk,
+                                          config=conf)
+
+
+def metric_at(endpoint, name):
+    """The sum of metric name's samples in the /metrics of endpoint."""
+    import urllib.request
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    text = opener.open(f"{endpoint}/metrics", timeout=10).read().decode()
+    return sum(float(x.split()[-1]) for x in text.splitlines()
+               if x.split("{")[0].split(" ")[0] == name)
+
+
 def skip(reason):
     log(f"SKIP: {reason}")
     sys.exit(77)

@@ -65,7 +65,7 @@ FULL = {
     "notify-targets": ["hook1:webhook:http://127.0.0.1:8080/events", "r:webhook:https://hooks.example.test/s3"],
     "notify-token-files": ["hook1:/etc/strata/hook.token"], "notify-queue-max": 5000,
     "tier-credentials": "/etc/strata/tiers.json",
-    "replication-targets": ["site2:http://127.0.0.1:9912"],
+    "replication-targets": ["site2:http://127.0.0.1:9912"], "replication-sealed-retry-seconds": 300,
     "rados-conf": "/etc/ceph/ceph.conf", "rados-id": "strata", "rados-pool-prefix": "s3", "lease-seconds": 6,
 }
 

@@ -37,14 +37,13 @@ import sys
 import threading
 import time
 
-import boto3
 import requests
-from botocore.config import Config
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import key_writers  # noqa: E402
-from rados_gw import skip  # noqa: E402
-from strata_harness import REGION, Strata, expect_error, log, run, test, wait_until  # noqa: E402
+from rados_gw import metric_at, rgw_client, skip  # noqa: E402
+from strata_harness import (Strata, expect_error, log, restart_with, run, test,  # noqa: E402
+                            wait_until)
 
 MiB = 1 << 20
 ROLE = "arn:aws:iam::123456789012:role/strata-replication"
@@ -56,21 +55,11 @@ COLD = "strata-cold"  # the remote tier's bucket on radosgw
 
 def rgw():
     """A boto3 client of the radosgw user (explicit keys, path style)."""
-    ep, ak, sk = RGW
-    conf = Config(s3={"addressing_style": "path"}, signature_version="s3v4",
-                  retries={"max_attempts": 1, "mode": "standard"}, connect_timeout=10,
-                  read_timeout=120)
-    return boto3.session.Session().client("s3", endpoint_url=ep, region_name=REGION,
-                                          aws_access_key_id=ak, aws_secret_access_key=sk,
-                                          config=conf)
+    return rgw_client(*RGW)
 
 
 def metric(name):
-    import urllib.request
-    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-    text = opener.open(f"{SRC.endpoint}/metrics", timeout=10).read().decode()
-    return sum(float(x.split()[-1]) for x in text.splitlines()
-               if x.split("{")[0].split(" ")[0] == name)
+    return metric_at(SRC.endpoint, name)
 
 
 def pair(prefix, lock=False, kms=None):
@@ -380,7 +369,8 @@ def sse_kms_own_key_not_sealed_to_radosgw(_):
     by default): FAILED, nothing stored, not counted as sent sealed.  The
     refusal is remembered for the target and key id: the next versions go
     as plaintext at once (one sealed offer, one refusal counted), until a
-    restart, after which the sealed form is offered once again."""
+    restart, after which the sealed form is offered once again; with
+    --replication-sealed-retry-seconds 0 each version is offered sealed."""
     s, r, sb, rb = pair("kms", kms="src1")
     sealed = metric("strata_replication_sse_kms_sealed_total")
     refused, logged = metric("strata_replication_sse_kms_sealed_refused_total"), sealed_refusals()
@@ -401,6 +391,17 @@ def sse_kms_own_key_not_sealed_to_radosgw(_):
     one("k4")
     assert metric("strata_replication_sse_kms_sealed_refused_total") == 1
     assert sealed_refusals() == logged + 2
+    # --replication-sealed-retry-seconds 0: nothing remembered, each
+    # version offered sealed (and refused) first.
+    restart_with(SRC, "replication-sealed-retry-seconds", "0")
+    try:
+        s = SRC.client()
+        for k in ("k5", "k6"):
+            one(k)
+        assert metric("strata_replication_sse_kms_sealed_refused_total") == 2
+        assert sealed_refusals() == logged + 4
+    finally:
+        restart_with(SRC, "replication-sealed-retry-seconds", None)
 
 
 @test

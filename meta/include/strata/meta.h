@@ -450,6 +450,9 @@ int strata_obj_delete(struct strata_meta *m, const char *bucket, const char *key
 struct strata_lock_actor {
     const char *user;        /* access key, for the audit log; NULL = "-" */
     bool bypass_governance;  /* x-amz-bypass-governance-retention from a permitted user */
+    /* Stored on the delete marker this delete creates, if it creates one
+     * (bucket replication's status, committed with the marker); NULL: none. */
+    const struct strata_kv *marker_hdr;
 };
 /*
  * strata_obj_delete with an actor: a version whose retention has not expired
@@ -471,7 +474,8 @@ int strata_obj_delete_marker_replica(struct strata_meta *m, const char *bucket, 
 
 /* Sets (value non-NULL) or removes one stored header (lower-case name) of
  * a version, in place: the replication status bucket replication keeps.
- * STRATA_ENOTFOUND / STRATA_EMETHOD (a delete marker) as tags_put. */
+ * A delete marker named by its version id takes it too.
+ * STRATA_ENOTFOUND (no such version, or a latest delete marker) as tags_put. */
 int strata_obj_hdr_set(struct strata_meta *m, const char *bucket, const char *key,
                        const char *version_id, const char *name, const char *value);
 

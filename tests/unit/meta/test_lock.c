@@ -63,7 +63,7 @@ static void test_compliance_direct_refusal(void **state)
     assert_int_equal(v.lock.until_ms, now + 3600000);
     /* The object layer itself refuses, bypass or not. */
     assert_int_equal(strata_obj_delete(e->m, "b", "k", v.version_id, NULL), STRATA_ELOCKED);
-    struct strata_lock_actor root = {"root", true};
+    struct strata_lock_actor root = {.user = "root", .bypass_governance = true};
     assert_int_equal(strata_obj_delete_opts(e->m, "b", "k", v.version_id, &root, NULL),
                      STRATA_ELOCKED);
     still_there(e, "k", v.version_id);
@@ -112,7 +112,8 @@ static void test_governance_bypass(void **state)
     struct mt_env *e = lock_setup("lockgov", &now);
     struct strata_obj_info v;
     assert_int_equal(put_locked(e, "k", STRATA_LOCK_GOVERNANCE, now + 3600000, false, &v), 0);
-    struct strata_lock_actor plain = {"u", false}, bypass = {"u", true};
+    struct strata_lock_actor plain = {.user = "u"};
+    struct strata_lock_actor bypass = {.user = "u", .bypass_governance = true};
     assert_int_equal(strata_obj_delete_opts(e->m, "b", "k", v.version_id, &plain, NULL),
                      STRATA_ELOCKED);
     /* Shorten: needs the bypass; extending and going COMPLIANCE do not. */
@@ -154,7 +155,7 @@ static void test_legal_hold_and_expiry(void **state)
     struct strata_obj_info v;
     assert_int_equal(put_locked(e, "k", STRATA_LOCK_NONE, 0, true, &v), 0);
     assert_true(v.lock.legal_hold);
-    struct strata_lock_actor bypass = {"u", true};
+    struct strata_lock_actor bypass = {.user = "u", .bypass_governance = true};
     /* A legal hold does not yield to the governance bypass. */
     assert_int_equal(strata_obj_delete_opts(e->m, "b", "k", v.version_id, &bypass, NULL),
                      STRATA_ELOCKED);
@@ -244,7 +245,7 @@ static void test_default_retention(void **state)
     assert_true(v.lock.until_ms >= t0 + 730 * 86400000LL);
     assert_true(v.lock.until_ms <= strata_meta_lock_now_ms(e->m) + 731 * 86400000LL);
     assert_true(v.lock.legal_hold);
-    struct strata_lock_actor bypass = {"u", true};
+    struct strata_lock_actor bypass = {.user = "u", .bypass_governance = true};
     assert_int_equal(strata_obj_delete_opts(e->m, "b", "mp", v.version_id, &bypass, NULL),
                      STRATA_ELOCKED);
     still_there(e, "mp", v.version_id);
@@ -376,7 +377,7 @@ static void test_missed_retention_outvoted(void **state)
     assert_int_equal(strata_obj_head(e->m, "b", "k", NULL, &h), 0);
     assert_int_equal(h.lock.mode, STRATA_LOCK_COMPLIANCE);
     strata_obj_info_fini(&h);
-    struct strata_lock_actor bypass = {"u", true};
+    struct strata_lock_actor bypass = {.user = "u", .bypass_governance = true};
     assert_int_equal(strata_obj_delete_opts(e->m, "b", "k", v.version_id, &bypass, NULL),
                      STRATA_ELOCKED);
     strata_obj_info_fini(&v);

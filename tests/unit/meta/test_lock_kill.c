@@ -186,7 +186,7 @@ static void test_kill_during_retention_put(void **state)
         moved += acked != cur;
         cur = next ? acked + 1 : acked;
         strata_obj_info_fini(&h);
-        struct strata_lock_actor bypass = {"test", true};
+        struct strata_lock_actor bypass = {.user = "test", .bypass_governance = true};
         assert_int_equal(strata_obj_delete_opts(e->m, "b", "r", vid, &bypass, NULL),
                          STRATA_ELOCKED);
         mt_close(e);

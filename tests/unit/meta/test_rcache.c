@@ -150,7 +150,7 @@ static void test_tags_acl_lock(void **state)
     assert_int_equal(info.tags_len, 2);
     strata_obj_info_fini(&info);
     expect_bytes(e, "l", "k", a, sizeof(a));
-    struct strata_lock_actor actor = {"tester", false};
+    struct strata_lock_actor actor = {.user = "tester", .bypass_governance = false};
     assert_int_equal(strata_obj_legal_hold_put(e->m, "l", "k", NULL, true, &actor, vid), 0);
     assert_int_equal(strata_obj_head(e->m, "l", "k", NULL, &info), 0);
     assert_true(info.lock.legal_hold);
