@@ -267,7 +267,9 @@ static void *drive_thread(void *arg)
 {
     struct meta_drive *d = arg;
     pthread_mutex_lock(&d->mu);
-    uint64_t reap_ns = 0; /* the next dead log segment due (CLOCK_MONOTONIC) */
+    /* The next dead log segment due (CLOCK_MONOTONIC); at once after the
+     * open, for the segments nothing counts any more. */
+    uint64_t reap_ns = d->slog ? 1 : 0;
     for (;;) {
         while (!d->head && !d->stop) {
             if (!reap_ns) {
