@@ -393,8 +393,10 @@ void strata_meta__slog_close(struct meta_slog *s);
 int strata_meta__slog_put(struct meta_slog *s, struct meta_rec *r);
 /* A logged record's shard read and checked: r->shard and *buf (caller
  * frees) point at it.  0 also for a record not logged (*buf NULL);
- * STRATA_ECORRUPT (r->shard NULL) for a missing, short or bad shard. */
-int strata_meta__slog_load(struct meta_slog *s, struct meta_rec *r, uint8_t **buf);
+ * STRATA_ECORRUPT (r->shard NULL) for a missing, short or bad shard;
+ * with nowait (event threads), STRATA_EBUSY when the bytes are not in the
+ * page cache (RWF_NOWAIT). */
+int strata_meta__slog_load(struct meta_slog *s, struct meta_rec *r, bool nowait, uint8_t **buf);
 /* rocksdb_write of wb for a drive with a log: the appends made so far
  * fdatasync'ed first, and the live bytes its 'O' writes change put in the
  * same write.  err as rocksdb_write's (also set when the log failed). */

@@ -48,7 +48,13 @@ static int inline_decode(const struct strata_meta__key_found *f, uint8_t *out)
                 (x->rec.flags & REC_F_INLINE)) {
                 struct meta_rec r = x->rec;
                 /* A missing or bad logged shard is a corrupt shard. */
-                if (strata_meta__slog_load(ms->drives[d].slog, &r, &logged[d]) != 0)
+                int lrc = strata_meta__slog_load(ms->drives[d].slog, &r, q->nowait, &logged[d]);
+                if (lrc == STRATA_EBUSY) {
+                    for (unsigned j = 0; j < d; j++)
+                        free(logged[j]);
+                    return lrc; /* on a thread that may wait */
+                }
+                if (lrc)
                     continue;
                 shards[d] = r.shard;
                 crcs[d] = x->rec.shard_crc;

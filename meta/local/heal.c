@@ -970,7 +970,7 @@ static void heal_one(struct strata_meta *m, unsigned s, rocksdb_writeoptions_t *
         if (h->rc[d] == 0 && kcopy[0] == 'O') {
             h->dec[d] = strata_meta__rec_decode(h->v[d], h->vl[d], false, &h->r[d]) == 0;
             if (h->dec[d]) /* a missing or bad logged shard: r[d].shard NULL (shard_ok) */
-                (void)strata_meta__slog_load(ms->drives[d].slog, &h->r[d], &h->logged[d]);
+                (void)strata_meta__slog_load(ms->drives[d].slog, &h->r[d], false, &h->logged[d]);
         }
     }
     if (kcopy[0] == 'O')

@@ -39,6 +39,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -354,7 +355,7 @@ int strata_meta__slog_put(struct meta_slog *s, struct meta_rec *r)
     return 0;
 }
 
-int strata_meta__slog_load(struct meta_slog *s, struct meta_rec *r, uint8_t **buf)
+int strata_meta__slog_load(struct meta_slog *s, struct meta_rec *r, bool nowait, uint8_t **buf)
 {
     *buf = NULL;
     if (!r->logged)
@@ -375,10 +376,13 @@ int strata_meta__slog_load(struct meta_slog *s, struct meta_rec *r, uint8_t **bu
     int rc = b ? 0 : STRATA_ENOMEM;
     size_t got = 0;
     while (rc == 0 && got < r->shard_len) {
-        ssize_t n = pread(g->fd, b + got, r->shard_len - got, (off_t)(r->log_off + got));
+        struct iovec iov = {.iov_base = b + got, .iov_len = r->shard_len - got};
+        ssize_t n = preadv2(g->fd, &iov, 1, (off_t)(r->log_off + got), nowait ? RWF_NOWAIT : 0);
         if (n < 0 && errno == EINTR)
             continue;
-        if (n <= 0)
+        if (n < 0 && nowait && (errno == EAGAIN || errno == EOPNOTSUPP))
+            rc = STRATA_EBUSY; /* not in the page cache: a thread that may wait reads it */
+        else if (n <= 0)
             rc = STRATA_ECORRUPT; /* short: a torn or truncated segment */
         else
             got += (size_t)n;
