@@ -79,6 +79,20 @@ static uint64_t now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* Room for one more of *n elements of size esz in *arr (doubling *cap). */
+static bool room(void *arr, size_t *cap, size_t n, size_t esz)
+{
+    if (n < *cap)
+        return true;
+    size_t nc = *cap ? *cap * 2 : 16;
+    void *p = realloc(*(void **)arr, nc * esz);
+    if (!p)
+        return false;
+    *(void **)arr = p;
+    *cap = nc;
+    return true;
+}
+
 static void seg_path(const struct meta_slog *s, uint64_t id, char *out, size_t n)
 {
     snprintf(out, n, "%s/%016" PRIx64 ".seg", s->dir, id);
@@ -106,14 +120,8 @@ static struct slog_seg *seg_find(const struct meta_slog *s, uint64_t id)
 
 static struct slog_seg *seg_add(struct meta_slog *s, uint64_t id, int fd)
 {
-    if (s->nsegs == s->cap) {
-        size_t nc = s->cap ? s->cap * 2 : 16;
-        struct slog_seg **n = realloc(s->segs, nc * sizeof(*n));
-        if (!n)
-            return NULL;
-        s->segs = n;
-        s->cap = nc;
-    }
+    if (!room(&s->segs, &s->cap, s->nsegs, sizeof(*s->segs)))
+        return NULL;
     struct slog_seg *g = calloc(1, sizeof(*g));
     if (!g)
         return NULL;
@@ -485,15 +493,9 @@ static void acct_delta(struct acct *a, const struct ref *f, int sign)
             a->segs[i].delta += sign * (int64_t)f->len;
             return;
         }
-    if (a->nsegs == a->csegs) {
-        size_t nc = a->csegs ? a->csegs * 2 : 8;
-        void *n = realloc(a->segs, nc * sizeof(*a->segs));
-        if (!n) {
-            a->rc = STRATA_ENOMEM;
-            return;
-        }
-        a->segs = n;
-        a->csegs = nc;
+    if (!room(&a->segs, &a->csegs, a->nsegs, sizeof(*a->segs))) {
+        a->rc = STRATA_ENOMEM;
+        return;
     }
     a->segs[a->nsegs].seg = f->seg;
     a->segs[a->nsegs].delta = sign * (int64_t)f->len;
@@ -524,17 +526,8 @@ static void acct_key(struct acct *a, const char *k, size_t kl, const char *v, si
         if (ov)
             old = ref_of(ov, ol);
         free(ov);
-        if (a->nseen == a->cseen) {
-            size_t nc = a->cseen ? a->cseen * 2 : 16;
-            void *n = realloc(a->seen, nc * sizeof(*a->seen));
-            if (!n) {
-                a->rc = STRATA_ENOMEM;
-                return;
-            }
-            a->seen = n;
-            a->cseen = nc;
-        }
-        if (!(a->seen[i].k = malloc(kl))) {
+        if (!room(&a->seen, &a->cseen, a->nseen, sizeof(*a->seen)) ||
+            !(a->seen[i].k = malloc(kl))) {
             a->rc = STRATA_ENOMEM;
             return;
         }
