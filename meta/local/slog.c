@@ -19,9 +19,11 @@
  * 'O' key the batch puts or deletes, the logged shard of the value it
  * replaces (read from the store) is subtracted, the new one's added, and
  * the totals go in the same batch as 'L' keys (meta_internal.h).  A sealed
- * segment (not the one appended to) whose live bytes are zero is unlinked
- * once the WAL is synced and the grace has passed (a failed commit's undo
- * may still bring a record back within it); readers hold the segment's fd,
+ * segment (not the one appended to) whose live bytes are zero and whose
+ * appends' records were all written (or given up: kept until the next
+ * open) is unlinked once the WAL is synced and the grace has passed (a
+ * failed commit's undo may still bring a record back within it); readers
+ * hold the segment's fd,
  * so a GET that decoded a record before the unlink still reads its bytes.
  * Partially live segments are kept (no compaction yet).
  *
@@ -53,6 +55,7 @@ struct slog_seg {
     bool listed;     /* in the table; the last ref closes fd once not */
     uint64_t size;   /* bytes reserved by appends */
     uint64_t live;   /* live bytes, as the store's 'L' key says */
+    uint64_t pending;        /* appends whose records were not written yet */
     uint64_t zero_ns;        /* monotonic time live became 0 */
     _Atomic uint64_t wgen;   /* appends completed */
     uint64_t sgen;           /* appends fdatasync'ed (under sync_mu) */
@@ -261,8 +264,18 @@ int strata_meta__slog_open(struct strata_meta *m, unsigned set, unsigned d, rock
     char dir[4096];
     snprintf(dir, sizeof(dir), "%s/slog", drive);
     if (m->slog_on) {
-        if (mkdir(dir, 0755) != 0 && errno != EEXIST)
+        if (mkdir(dir, 0755) == 0) {
+            /* The directory's name outlives a power loss before a record
+             * names a segment in it. */
+            int pfd = open(drive, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+            bool synced = pfd >= 0 && fsync(pfd) == 0;
+            if (pfd >= 0)
+                close(pfd);
+            if (!synced)
+                return STRATA_EIO;
+        } else if (errno != EEXIST) {
             return STRATA_EIO;
+        }
     } else if (access(dir, F_OK) != 0) {
         return 0; /* never had one: nothing to read */
     }
@@ -287,11 +300,9 @@ int strata_meta__slog_open(struct strata_meta *m, unsigned set, unsigned d, rock
         strata_meta__slog_close(s);
         return rc;
     }
-    /* Segments nothing counts: dead ones, the unacknowledged tails of the
-     * last run, empty segments of earlier opens. */
-    for (size_t i = 0; i < s->nsegs; i++)
-        if (s->segs[i]->live == 0)
-            s->segs[i]->zero_ns = 0;
+    /* Segments nothing counts (dead ones, the unacknowledged tails of the
+     * last run, empty segments of earlier opens) are due at once: their
+     * zero_ns is 0. */
     *out = s;
     return 0;
 }
@@ -344,6 +355,7 @@ int strata_meta__slog_put(struct meta_slog *s, struct meta_rec *r)
         off = g->size;
         g->size += r->shard_len;
         g->refs++;
+        g->pending++;
     }
     pthread_mutex_unlock(&s->mu);
     if (rc)
@@ -352,6 +364,8 @@ int strata_meta__slog_put(struct meta_slog *s, struct meta_rec *r)
     atomic_fetch_add(&g->wgen, 1); /* after the bytes: the next sync covers them */
     pthread_mutex_lock(&s->mu);
     uint64_t id = g->id;
+    if (rc)
+        g->pending--; /* no record will name it */
     seg_unref(g);
     pthread_mutex_unlock(&s->mu);
     if (rc)
@@ -450,7 +464,7 @@ static int sync_appends(struct meta_slog *s)
  * earlier write of that key) and has after. */
 struct ref {
     bool logged;
-    uint64_t seg, len;
+    uint64_t seg, off, len;
 };
 
 struct acct {
@@ -465,7 +479,8 @@ struct acct {
     struct {
         uint64_t seg;
         int64_t delta;
-        uint64_t live; /* after the batch */
+        uint64_t live;  /* after the batch */
+        uint64_t fresh; /* records naming new appends (their pending ends) */
     } *segs;
     size_t nsegs, csegs;
     int rc;
@@ -478,19 +493,21 @@ static struct ref ref_of(const char *v, size_t vl)
     if (vl && (uint8_t)v[0] == VAL_VERSION_BYTE && strata_meta__rec_decode(v, vl, false, &r) == 0) {
         f.logged = r.logged;
         f.seg = r.log_seg;
+        f.off = r.log_off;
         f.len = r.shard_len;
         strata_meta__rec_fini(&r);
     }
     return f;
 }
 
-static void acct_delta(struct acct *a, const struct ref *f, int sign)
+static void acct_delta(struct acct *a, const struct ref *f, int sign, bool fresh)
 {
     if (!f->logged || !f->len)
         return;
     for (size_t i = 0; i < a->nsegs; i++)
         if (a->segs[i].seg == f->seg) {
             a->segs[i].delta += sign * (int64_t)f->len;
+            a->segs[i].fresh += fresh;
             return;
         }
     if (!room(&a->segs, &a->csegs, a->nsegs, sizeof(*a->segs))) {
@@ -499,6 +516,7 @@ static void acct_delta(struct acct *a, const struct ref *f, int sign)
     }
     a->segs[a->nsegs].seg = f->seg;
     a->segs[a->nsegs].delta = sign * (int64_t)f->len;
+    a->segs[a->nsegs].fresh = fresh;
     a->nsegs++;
 }
 
@@ -536,8 +554,11 @@ static void acct_key(struct acct *a, const char *k, size_t kl, const char *v, si
         a->nseen++;
     }
     a->seen[i].r = now;
-    acct_delta(a, &old, -1);
-    acct_delta(a, &now, 1);
+    /* A reference the key did not have names a new append (a rewrite
+     * re-puts the one it had). */
+    bool fresh = now.logged && !(old.logged && old.seg == now.seg && old.off == now.off);
+    acct_delta(a, &old, -1, false);
+    acct_delta(a, &now, 1, fresh);
 }
 
 static void acct_put_cb(void *st, const char *k, size_t kl, const char *v, size_t vl)
@@ -613,6 +634,7 @@ int strata_meta__slog_write(struct meta_slog *s, rocksdb_t *db, rocksdb_writeopt
             if (g->live && !a.segs[i].live)
                 g->zero_ns = t;
             g->live = a.segs[i].live;
+            g->pending -= a.segs[i].fresh < g->pending ? a.segs[i].fresh : g->pending;
             if (!g->live && g->fd < 0)
                 seg_unlist(s, g);
         }
@@ -625,10 +647,13 @@ int strata_meta__slog_write(struct meta_slog *s, rocksdb_t *db, rocksdb_writeopt
 
 /* ---- reclaim --------------------------------------------------------------- */
 
-/* Under mu: a sealed segment with nothing live for the grace. */
+/* Under mu: a sealed segment with nothing live for the grace, and no
+ * append whose record may still be written (one that never is, a commit
+ * given up, keeps it until the next open). */
 static bool reapable(const struct meta_slog *s, const struct slog_seg *g, uint64_t t)
 {
-    return g != s->cur && g->fd >= 0 && g->live == 0 && t - g->zero_ns >= s->grace_ns;
+    return g != s->cur && g->fd >= 0 && g->live == 0 && g->pending == 0 &&
+           t - g->zero_ns >= s->grace_ns;
 }
 
 uint64_t strata_meta__slog_reap(struct meta_slog *s)
@@ -642,7 +667,7 @@ uint64_t strata_meta__slog_reap(struct meta_slog *s)
         const struct slog_seg *g = s->segs[i];
         if (reapable(s, g, t))
             any = true;
-        else if (g != s->cur && g->fd >= 0 && g->live == 0) {
+        else if (g != s->cur && g->fd >= 0 && g->live == 0 && g->pending == 0) {
             uint64_t due = g->zero_ns + s->grace_ns;
             if (!next || due < next)
                 next = due;
