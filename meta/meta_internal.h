@@ -406,8 +406,6 @@ int strata_meta__slog_write(struct meta_slog *s, rocksdb_t *db, rocksdb_writeopt
  * first); returns the monotonic ns of the next one due, 0: none.  Writer
  * thread, outside io_rw. */
 uint64_t strata_meta__slog_reap(struct meta_slog *s);
-/* Segment files and live bytes (tests, figures). */
-void strata_meta__slog_stats(struct meta_slog *s, uint64_t *segments, uint64_t *live_bytes);
 
 /* ---- record.c ---- */
 size_t strata_meta__key_obj(char *out, size_t cap, const char *bucket, const char *key,

@@ -699,16 +699,3 @@ uint64_t strata_meta__slog_reap(struct meta_slog *s)
     pthread_mutex_unlock(&s->acct_mu);
     return next;
 }
-
-void strata_meta__slog_stats(struct meta_slog *s, uint64_t *segments, uint64_t *live_bytes)
-{
-    *segments = *live_bytes = 0;
-    if (!s)
-        return;
-    pthread_mutex_lock(&s->mu);
-    for (size_t i = 0; i < s->nsegs; i++) {
-        *segments += s->segs[i]->fd >= 0;
-        *live_bytes += s->segs[i]->live;
-    }
-    pthread_mutex_unlock(&s->mu);
-}
