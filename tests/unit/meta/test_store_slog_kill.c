@@ -36,31 +36,22 @@
 #include "strata/erasure.h"
 #include "strata/meta.h"
 
-#define NDRIVES 4
 #define NTHREADS 4
 #define KEYS_PER 2
 #define NKEYS (NTHREADS * KEYS_PER)
 #define SIZE_MAX_OBJ (100 * 1024)
 
-static char root[512];
-static char drive_paths[NDRIVES][600];
+static struct mt_env *env;
 
 static size_t obj_size(unsigned k, uint32_t gen)
 {
     return 4 + (size_t)((gen * 2654435761u + k * 40503u) % (SIZE_MAX_OBJ - 4));
 }
 
+/* Bytes of (key, gen): the generation in the first four, then a stream of both. */
 static void obj_fill(unsigned k, uint32_t gen, uint8_t *buf, size_t len)
 {
-    uint64_t x = 0x9e3779b97f4a7c15ull ^ ((uint64_t)k << 32) ^ gen;
-    for (size_t off = 0; off < len; off++) {
-        if ((off & 7) == 0) {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-        }
-        buf[off] = (uint8_t)(x >> ((off & 7) * 8));
-    }
+    mt_fill(buf, len, gen * 131u + k);
     memcpy(buf, &gen, 4);
 }
 
@@ -69,43 +60,20 @@ static void key_name(unsigned k, char out[32])
     snprintf(out, 32, "k%u", k);
 }
 
-static int open_all(struct strata_set **set, struct strata_meta **meta)
+static int open_log(void)
 {
-    const char *paths[NDRIVES];
-    for (int i = 0; i < NDRIVES; i++)
-        paths[i] = drive_paths[i];
-    struct strata_set_opts so = {.direct_io = true};
-    struct strata_errinfo ei = {0};
-    int rc = strata_set_open(paths, NDRIVES, &so, set, &ei);
-    if (rc)
-        return rc;
     struct strata_meta_opts mo = {.small_object_log = true, .slog_segment_mb = 1,
                                   .slog_grace_ms = 1};
-    rc = strata_meta_open(set, 1, &mo, meta, &ei);
-    if (rc) {
-        strata_set_close(*set);
-        *set = NULL;
-    }
-    return rc;
+    return mt_open_with(env, &mo);
 }
 
-static int put_gen(struct strata_meta *m, unsigned k, uint32_t gen, uint8_t *buf)
+static int put_gen(unsigned k, uint32_t gen, uint8_t *buf)
 {
     char key[32];
     key_name(k, key);
     size_t len = obj_size(k, gen);
     obj_fill(k, gen, buf, len);
-    struct strata_put_opts po = {.bucket = "slog", .key = key, .size = len};
-    struct strata_put *p = NULL;
-    int rc = strata_obj_put_begin(m, &po, &p);
-    if (rc)
-        return rc;
-    rc = strata_obj_put_write(p, buf, len);
-    if (rc) {
-        strata_obj_put_abort(p);
-        return rc;
-    }
-    return strata_obj_put_commit(p, NULL);
+    return mt_put(env, "slog", key, buf, len, NULL);
 }
 
 struct ack {
@@ -113,7 +81,6 @@ struct ack {
 };
 
 struct child {
-    struct strata_meta *m;
     unsigned t;
     uint32_t gen0;
     int fd;
@@ -128,7 +95,7 @@ static void *writer(void *arg)
     for (uint32_t gen = c->gen0;; gen++)
         for (unsigned j = 0; j < KEYS_PER; j++) {
             unsigned k = c->t * KEYS_PER + j;
-            if (put_gen(c->m, k, gen, buf))
+            if (put_gen(k, gen, buf))
                 _exit(5);
             struct ack a = {.key = k, .gen = gen};
             /* 8 bytes: one atomic pipe write whichever thread. */
@@ -138,23 +105,38 @@ static void *writer(void *arg)
     return NULL;
 }
 
-static void writer_child(uint32_t gen0, int fd)
+static void writer_child(void *ud, int fd)
 {
-    struct strata_set *set;
-    struct strata_meta *m;
-    if (open_all(&set, &m))
+    uint32_t gen0 = *(const uint32_t *)ud;
+    if (open_log())
         _exit(3);
     if (write(fd, "r", 1) != 1)
         _exit(6);
     struct child c[NTHREADS];
     pthread_t thr[NTHREADS];
     for (unsigned t = 0; t < NTHREADS; t++) {
-        c[t] = (struct child){.m = m, .t = t, .gen0 = gen0, .fd = fd};
+        c[t] = (struct child){.t = t, .gen0 = gen0, .fd = fd};
         if (pthread_create(&thr[t], NULL, writer, &c[t]) != 0)
             _exit(8);
     }
     pause();
     _exit(9);
+}
+
+struct acks {
+    uint32_t acked[NKEYS];
+    unsigned long n;
+};
+
+static void ack_cb(void *ud, const void *ack)
+{
+    struct acks *as = ud;
+    struct ack a;
+    memcpy(&a, ack, sizeof(a));
+    assert_true(a.key < NKEYS);
+    if (a.gen > as->acked[a.key])
+        as->acked[a.key] = a.gen;
+    as->n++;
 }
 
 static uint32_t verify_all(struct strata_meta *m, uint8_t *got, uint8_t *want,
@@ -188,7 +170,7 @@ static uint32_t verify_all(struct strata_meta *m, uint8_t *got, uint8_t *want,
 static int segments(int d)
 {
     char p[700];
-    int w = snprintf(p, sizeof(p), "%s/slog", drive_paths[d]);
+    int w = snprintf(p, sizeof(p), "%s/slog", env->drive[d]);
     assert_true(w > 0 && (size_t)w < sizeof(p));
     return mt_count_files(p);
 }
@@ -197,7 +179,7 @@ static int segments(int d)
 static unsigned long long top_segment(void)
 {
     char p[700];
-    snprintf(p, sizeof(p), "%s/slog", drive_paths[0]);
+    snprintf(p, sizeof(p), "%s/slog", env->drive[0]);
     DIR *d = opendir(p);
     assert_non_null(d);
     unsigned long long top = 0;
@@ -214,11 +196,9 @@ static unsigned long long top_segment(void)
 static void test_slog_sigkill_runs(void **state)
 {
     (void)state;
-    const char *tmp = getenv("STRATA_TEST_TMPDIR");
-    snprintf(root, sizeof(root), "%s/slog-kill-%d", tmp ? tmp : "/tmp", (int)getpid());
-    assert_int_equal(mkdir(root, 0755), 0);
-    for (int i = 0; i < NDRIVES; i++)
-        snprintf(drive_paths[i], sizeof(drive_paths[i]), "%s/d%d", root, i + 1);
+    env = mt_setup("slog-kill");
+    assert_non_null(env);
+    mt_close(env); /* opened without the log */
     unsigned seed = (unsigned)time(NULL);
     if (getenv("STRATA_TEST_SEED"))
         seed = (unsigned)strtoul(getenv("STRATA_TEST_SEED"), NULL, 0);
@@ -231,87 +211,54 @@ static void test_slog_sigkill_runs(void **state)
     uint8_t *got = malloc(SIZE_MAX_OBJ), *want = malloc(SIZE_MAX_OBJ);
     assert_non_null(got);
     assert_non_null(want);
-    struct strata_set *set;
-    struct strata_meta *m;
-    assert_int_equal(open_all(&set, &m), 0);
+    assert_int_equal(open_log(), 0);
     struct strata_bucket_info b = {.name = "slog", .owner = "test", .region = "us-east-1"};
-    assert_int_equal(strata_meta_bucket_create(m, &b), 0);
+    assert_int_equal(strata_meta_bucket_create(env->m, &b), 0);
     for (unsigned k = 0; k < NKEYS; k++)
-        assert_int_equal(put_gen(m, k, 1, want), 0);
-    strata_meta_close(m);
-    strata_set_close(set);
+        assert_int_equal(put_gen(k, 1, want), 0);
+    mt_close(env);
     assert_true(segments(0) >= 1);
 
-    uint32_t next_gen = 2, acked[NKEYS];
+    uint32_t next_gen = 2;
+    struct acks as = {0};
     for (unsigned k = 0; k < NKEYS; k++)
-        acked[k] = 1;
-    unsigned long acks_total = 0;
+        as.acked[k] = 1;
     int most = 0;
     /* More rounds on a slow machine, until segments were made several
      * times over what may be left (twice). */
     int run;
     for (run = 0; run < runs || (top_segment() < 2 * (NKEYS + 2) && run < 3 * runs); run++) {
-        int pfd[2];
-        assert_int_equal(pipe(pfd), 0);
-        pid_t pid = fork();
-        assert_true(pid >= 0);
-        if (pid == 0) {
-            close(pfd[0]);
-            writer_child(next_gen, pfd[1]);
-        }
-        close(pfd[1]);
-        char c;
-        assert_int_equal(read(pfd[0], &c, 1), 1);
-        struct ack a;
-        assert_int_equal(read(pfd[0], &a, sizeof(a)), sizeof(a));
-        acked[a.key] = a.gen > acked[a.key] ? a.gen : acked[a.key];
-        usleep((useconds_t)(100000 + rand() % 400000));
-        kill(pid, SIGKILL);
-        int st = 0;
-        assert_int_equal(waitpid(pid, &st, 0), pid);
-        if (!WIFSIGNALED(st))
-            fail_msg("writer exited by itself with status %d", WEXITSTATUS(st));
-        unsigned long acks = 1;
-        ssize_t r;
-        while ((r = read(pfd[0], &a, sizeof(a))) == (ssize_t)sizeof(a)) {
-            assert_true(a.key < NKEYS);
-            acked[a.key] = a.gen > acked[a.key] ? a.gen : acked[a.key];
-            acks++;
-        }
-        assert_int_equal(r, 0);
-        close(pfd[0]);
-        acks_total += acks;
+        assert_int_equal(mt_run_and_kill_acks(writer_child, &next_gen, 100000, 500000,
+                                              sizeof(struct ack), ack_cb, &as),
+                         0);
         if (segments(0) > most)
             most = segments(0);
-
-        assert_int_equal(open_all(&set, &m), 0);
-        uint32_t hi = verify_all(m, got, want, acked);
-        strata_meta_close(m);
-        strata_set_close(set);
+        assert_int_equal(open_log(), 0);
+        uint32_t hi = verify_all(env->m, got, want, as.acked);
+        mt_close(env);
         next_gen = (hi > next_gen ? hi : next_gen) + 1;
     }
-    /* What the rounds wrote (~50 KiB per put and drive on average) filled
+    /* What the rounds wrote (~25 KiB per put and drive on average) filled
      * many 1 MiB segments; the dead ones go (at open, or after the
      * grace), leaving about the live objects' (8 x <= 50 KiB) and the
      * segments of the last opens. */
-    assert_int_equal(open_all(&set, &m), 0);
-    assert_int_equal(put_gen(m, 0, next_gen, want), 0);
+    assert_int_equal(open_log(), 0);
+    assert_int_equal(put_gen(0, next_gen, want), 0);
     int left = 0;
     for (int t = 0; t < 100; t++) {
         usleep(20000);
         if ((left = segments(0)) <= NKEYS + 2)
             break;
     }
-    verify_all(m, got, want, acked);
-    strata_meta_close(m);
-    strata_set_close(set);
+    verify_all(env->m, got, want, as.acked);
     printf("# %d runs, %lu puts acknowledged before the kills, %llu segments made, up to %d "
-           "files on a drive, %d left\n", run, acks_total, top_segment(), most, left);
+           "files on a drive, %d left\n", run, as.n, top_segment(), most, left);
+    assert_true(as.n > 0);
     assert_true(top_segment() >= 2 * (NKEYS + 2));
     assert_true(left <= NKEYS + 2);
     free(got);
     free(want);
-    mt_rm_rf(root);
+    mt_teardown(env);
 }
 
 int main(void)
