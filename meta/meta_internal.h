@@ -226,6 +226,11 @@ struct meta_rec {
     const uint8_t *acl;    /* field 23; points into the buffer; NULL: default ACL */
     size_t acl_len;
     char tier[STRATA_TIER_NAME_MAX + 1]; /* field 24: data tier; "" = the hot tier */
+    /* Fields 25, 26: the inline shard is in this drive's small-object log
+     * (local/slog.c) at segment log_seg, offset log_off (shard_len bytes,
+     * CRC32C shard_crc); shard is NULL until strata_meta__slog_load. */
+    bool logged;
+    uint64_t log_seg, log_off;
 };
 
 /* One part, as in a part record or a part table chunk. */
@@ -300,6 +305,8 @@ struct meta_drive {
     /* Every write to db holds it shared, a WAL sync exclusive: a sync never
      * runs beside a write that may fail (store.c). */
     pthread_rwlock_t io_rw;
+    /* The small-object log (local/slog.c); NULL: none on this drive. */
+    struct meta_slog *slog;
 };
 
 /* Level-0 files that start a merge into level 1, and level 1's least
@@ -322,6 +329,9 @@ struct strata_meta {
     struct meta_set *sets;
     unsigned nsets;
     size_t inline_max;
+    bool slog_on;            /* strata_meta_opts.small_object_log: append inline shards */
+    uint64_t slog_seg_bytes; /* a segment is sealed past this size */
+    uint64_t slog_grace_ms;  /* a dead segment is unlinked after this */
     size_t object_cache_mb; /* the latest-version cache's budget (local/rcache.c) */
     size_t memtable_size; /* write_buffer_size of every store (strata_meta_opts.memtable_mb) */
     size_t part_size_min;
@@ -364,6 +374,38 @@ struct strata_meta {
     void (*step_hook)(void *ud, int step); /* transition.c: fault tests */
     void *step_ud;
 };
+
+/* ---- local/slog.c: the small-object log (format and reclaim: README) ---- */
+struct meta_slog;
+/* 'L' seg[8, big-endian]: 8 bytes big-endian, the live bytes of the
+ * drive's log segment seg (absent: none). */
+#define SLOG_LKEY_LEN 9
+/* Open drive (set, d)'s log in DRIVE/slog (created when m->slog_on; when
+ * off, an existing one is opened read only): *out NULL when there is none.
+ * Reads db's 'L' keys.  Caller closes after db's writer stopped. */
+int strata_meta__slog_open(struct strata_meta *m, unsigned set, unsigned d, rocksdb_t *db,
+                           const char *drive, struct meta_slog **out);
+void strata_meta__slog_close(struct meta_slog *s);
+/* Append r's shard (shard, shard_len, shard_crc set) to the log: then r
+ * refers to it (logged, shard NULL).  STRATA_ENOTIMPL when s is NULL, read
+ * only or the shard empty; other errors when the append failed.  On
+ * error r is unchanged (the record keeps its shard inline). */
+int strata_meta__slog_put(struct meta_slog *s, struct meta_rec *r);
+/* A logged record's shard read and checked: r->shard and *buf (caller
+ * frees) point at it.  0 also for a record not logged (*buf NULL);
+ * STRATA_ECORRUPT (r->shard NULL) for a missing, short or bad shard;
+ * with nowait (event threads), STRATA_EBUSY when the bytes are not in the
+ * page cache (RWF_NOWAIT). */
+int strata_meta__slog_load(struct meta_slog *s, struct meta_rec *r, bool nowait, uint8_t **buf);
+/* rocksdb_write of wb for a drive with a log: the appends made so far
+ * fdatasync'ed first, and the live bytes its 'O' writes change put in the
+ * same write.  err as rocksdb_write's (also set when the log failed). */
+int strata_meta__slog_write(struct meta_slog *s, rocksdb_t *db, rocksdb_writeoptions_t *wo,
+                            rocksdb_writebatch_t *wb, char **err);
+/* Unlink the dead sealed segments whose grace is over (syncing the WAL
+ * first); returns the monotonic ns of the next one due, 0: none.  Writer
+ * thread, outside io_rw. */
+uint64_t strata_meta__slog_reap(struct meta_slog *s);
 
 /* ---- record.c ---- */
 size_t strata_meta__key_obj(char *out, size_t cap, const char *bucket, const char *key,

@@ -278,7 +278,7 @@ int strata_meta__rec_encode(const struct meta_rec *r, char **out, size_t *outlen
 
     bool inl = (r->flags & REC_F_INLINE) != 0;
     bool mp = (r->flags & REC_F_MULTIPART) != 0;
-    size_t nf = 8 + (r->has_data_id ? 1 : 0) + (inl ? 3 : 0) + (r->cksum_algo ? 2 : 0) +
+    size_t nf = 8 + (r->has_data_id ? 1 : 0) + (inl ? (r->logged ? 4 : 3) : 0) + (r->cksum_algo ? 2 : 0) +
                 (mp ? 2 : 0) + (r->cksum_type ? 1 : 0) + (r->tags_len ? 1 : 0) +
                 (r->lock.mode ? 2 : 0) + (r->lock.legal_hold_set ? 1 : 0) +
                 (r->sse_len ? 2 : 0) + (r->acl_len ? 1 : 0) + (r->tier[0] ? 1 : 0);
@@ -291,7 +291,8 @@ int strata_meta__rec_encode(const struct meta_rec *r, char **out, size_t *outlen
         pf_bin(&pk, 5, r->data_id, STRATA_DATA_ID_LEN);
     }
     if (inl) {
-        pf_bin(&pk, 6, r->shard, r->shard_len);
+        if (!r->logged)
+            pf_bin(&pk, 6, r->shard, r->shard_len);
         pf_uint(&pk, 7, r->shard_crc);
         pf_uint(&pk, 8, r->shard_len);
     }
@@ -333,6 +334,10 @@ int strata_meta__rec_encode(const struct meta_rec *r, char **out, size_t *outlen
     }
     if (r->tier[0]) {
         pf_str(&pk, 24, r->tier, strlen(r->tier));
+    }
+    if (inl && r->logged) {
+        pf_uint(&pk, 25, r->log_seg);
+        pf_uint(&pk, 26, r->log_off);
     }
     return sb_release(&sb, out, outlen);
 }
@@ -759,6 +764,8 @@ static const struct fd rec_fields[] = {
     [22] = FD_U64(R, psize),
     [23] = FD_BINREF(R, acl, 0, STRATA_ACL_MAX, FD_NULL_EMPTY),
     [24] = FD_S(R, tier, 1),
+    [25] = FD_U64(R, log_seg),
+    [26] = FD_U64(R, log_off),
 };
 #undef R
 
@@ -774,7 +781,14 @@ int strata_meta__rec_decode(const void *buf, size_t len, bool want_hdrs, struct 
     rc = STRATA_ECORRUPT;
     if ((r->flags & REC_F_INLINE) && (r->flags & REC_F_MULTIPART))
         goto out; /* data lives in the record or in parts, never both */
-    if (r->flags & REC_F_INLINE) {
+    r->logged = (seen >> 25 & 1) != 0;
+    if (r->logged != ((seen >> 26 & 1) != 0) || (r->logged && !(r->flags & REC_F_INLINE)))
+        goto out; /* a log reference is both fields, of an inline shard */
+    if (r->logged) {
+        if (r->shard || c.slen == UINT64_MAX || c.slen == 0)
+            goto out; /* the bytes are in the log, not here */
+        r->shard_len = c.slen;
+    } else if (r->flags & REC_F_INLINE) {
         if (!r->shard && r->shard_len == 0 && c.slen == 0)
             r->shard = (const uint8_t *)"";
         if (!r->shard || c.slen != r->shard_len)

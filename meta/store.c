@@ -27,6 +27,7 @@
 #include "store.h"
 #include "local/rcache.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -139,6 +140,17 @@ static int write_result(struct meta_drive *d, const char *err)
     return rc;
 }
 
+/* Every write to a drive's store: through its small-object log when it
+ * has one (its appends synced first, live bytes counted in the batch). */
+static void db_write(struct meta_drive *d, rocksdb_writeoptions_t *wo, rocksdb_writebatch_t *wb,
+                     char **err)
+{
+    if (d->slog)
+        (void)strata_meta__slog_write(d->slog, d->db, wo, wb, err);
+    else
+        rocksdb_write(d->db, wo, wb, err);
+}
+
 int strata_meta__drive_write(struct strata_meta *m, unsigned set, unsigned d,
                              rocksdb_writeoptions_t *wo, rocksdb_writebatch_t *wb)
 {
@@ -148,7 +160,7 @@ int strata_meta__drive_write(struct strata_meta *m, unsigned set, unsigned d,
         return rc;
     char *err = NULL;
     pthread_rwlock_rdlock(&dr->io_rw);
-    rocksdb_write(dr->db, wo, wb, &err);
+    db_write(dr, wo, wb, &err);
     rc = write_result(dr, err);
     pthread_rwlock_unlock(&dr->io_rw);
     free(err);
@@ -255,9 +267,27 @@ static void *drive_thread(void *arg)
 {
     struct meta_drive *d = arg;
     pthread_mutex_lock(&d->mu);
+    /* The next dead log segment due (CLOCK_MONOTONIC); at once after the
+     * open, for the segments nothing counts any more. */
+    uint64_t reap_ns = d->slog ? 1 : 0;
     for (;;) {
-        while (!d->head && !d->stop)
-            pthread_cond_wait(&d->cv, &d->mu);
+        while (!d->head && !d->stop) {
+            if (!reap_ns) {
+                pthread_cond_wait(&d->cv, &d->mu);
+                continue;
+            }
+            struct timespec ts;
+            clock_gettime(CLOCK_REALTIME, &ts);
+            uint64_t now = mono_ns(), wait = reap_ns > now ? reap_ns - now : 0;
+            uint64_t at = (uint64_t)ts.tv_nsec + wait;
+            ts.tv_sec += (time_t)(at / 1000000000u);
+            ts.tv_nsec = (long)(at % 1000000000u);
+            if (wait && pthread_cond_timedwait(&d->cv, &d->mu, &ts) != ETIMEDOUT)
+                continue;
+            pthread_mutex_unlock(&d->mu);
+            reap_ns = strata_meta__slog_reap(d->slog);
+            pthread_mutex_lock(&d->mu);
+        }
         if (!d->head)
             break;
         struct meta_wjob *jobs = d->head;
@@ -275,13 +305,13 @@ static void *drive_thread(void *arg)
                 wo = d->m->wsync;
         pthread_rwlock_rdlock(&d->io_rw);
         if (!jobs->next) {
-            rocksdb_write(d->db, wo, jobs->wb, &err);
+            db_write(d, wo, jobs->wb, &err);
             rc = write_result(d, err);
         } else {
             /* Batches of different keys commute; one synced write covers all. */
             rocksdb_writebatch_t *all = batches_merge(jobs);
             if (all) {
-                rocksdb_write(d->db, wo, all, &err);
+                db_write(d, wo, all, &err);
                 rocksdb_writebatch_destroy(all);
                 rc = write_result(d, err);
             } else {
@@ -303,6 +333,8 @@ static void *drive_thread(void *arg)
             job_done(jobs, rc);
             jobs = next;
         }
+        if (d->slog)
+            reap_ns = strata_meta__slog_reap(d->slog);
         pthread_mutex_lock(&d->mu);
     }
     pthread_mutex_unlock(&d->mu);
@@ -845,6 +877,8 @@ static void drive_close(struct meta_drive *d)
         strata_thread_stop(d->thr, &d->mu, &d->cv, &d->stop);
         d->thr_started = false;
     }
+    strata_meta__slog_close(d->slog);
+    d->slog = NULL;
     if (d->db) {
         rocksdb_close(d->db);
         d->db = NULL;
@@ -925,6 +959,10 @@ int strata_meta__new(const struct strata_meta_opts *opts, struct strata_meta **o
     }
     m->inline_max = opts && opts->inline_max ? opts->inline_max : STRATA_INLINE_MAX_DEFAULT;
     m->object_cache_mb = opts && opts->object_cache_mb ? opts->object_cache_mb : 64;
+    m->slog_on = opts && opts->small_object_log;
+    m->slog_seg_bytes = opts && opts->slog_segment_mb ? (uint64_t)opts->slog_segment_mb << 20
+                                                      : (uint64_t)64 << 20;
+    m->slog_grace_ms = opts && opts->slog_grace_ms ? opts->slog_grace_ms : 5000;
     if (strata_meta__dc_create(opts ? opts->data_cache_mb : 0, &m->dcache) != 0) {
         strata_meta_close(m);
         return STRATA_ENOMEM;
@@ -1084,6 +1122,17 @@ int strata_meta_open(struct strata_set *const *sets, unsigned nsets,
                     snprintf(ei->msg, sizeof(ei->msg), "open %.300s: %.200s", path, err);
                 }
                 free(err);
+                dr->db = NULL;
+                continue;
+            }
+            int lrc = strata_meta__slog_open(m, s, d, dr->db, strata_set_drive_path(ms->set, d),
+                                             &dr->slog);
+            if (lrc) {
+                /* Records on this drive may name its log: offline, like a
+                 * store that will not open. */
+                strata_log(&m->log, STRATA_LOG_ERR, "meta", "open %s/slog: %s",
+                           strata_set_drive_path(ms->set, d), strata_strerror(lrc));
+                rocksdb_close(dr->db);
                 dr->db = NULL;
                 continue;
             }

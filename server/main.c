@@ -203,6 +203,8 @@ static int open_storage(struct strata_srv *s, size_t inline_max, size_t cache_mb
                                   .object_cache_mb = s->cfg.object_cache_mb,
                                   .data_cache_mb = s->cfg.data_cache_mb,
                                   .data_cache_on_write = s->cfg.data_cache_on_write,
+                                  .small_object_log = s->cfg.small_object_log,
+                                  .slog_segment_mb = s->cfg.slog_segment_mb,
                                   .memtable_mb = memtable_mb,
                                   .log = strata_srv_logger(), .tiers = tiers,
                                   .ntiers = ntiers, .mpu_retry_s = s->cfg.mpu_retry_s};

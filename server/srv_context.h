@@ -63,6 +63,8 @@ struct strata_srv_config {
     size_t object_cache_mb; /* --object-cache-mb: the latest-version cache */
     size_t data_cache_mb;   /* --data-cache-mb: whole data objects GETs read */
     bool data_cache_on_write; /* --data-cache-on-write: and the ones PUTs store */
+    bool small_object_log;    /* --small-object-log: inline shards in per-drive logs */
+    unsigned slog_segment_mb; /* --small-object-log-segment-mb */
     size_t memtable_mb; /* --memtable-mb */
     uint64_t read_cached_max; /* --read-cache-max-mb, bytes */
     unsigned mpu_retry_s;     /* --mpu-retry-seconds: a completed upload answers retries */

@@ -41,15 +41,28 @@ static int inline_decode(const struct strata_meta__key_found *f, uint8_t *out)
     for (int pass = 0; pass < 2; pass++) {
         const uint8_t *shards[STRATA_DRIVES_MAX] = {0};
         uint32_t crcs[STRATA_DRIVES_MAX] = {0};
+        uint8_t *logged[STRATA_DRIVES_MAX] = {0}; /* shards read from the drives' logs */
         for (unsigned d = 0; d < ms->n; d++) {
             const struct drec *x = &q->d[d];
             if (strata_meta__drec_same(x, w) && x->rec.shard_len == w->rec.shard_len &&
                 (x->rec.flags & REC_F_INLINE)) {
-                shards[d] = x->rec.shard;
+                struct meta_rec r = x->rec;
+                /* A missing or bad logged shard is a corrupt shard. */
+                int lrc = strata_meta__slog_load(ms->drives[d].slog, &r, q->nowait, &logged[d]);
+                if (lrc == STRATA_EBUSY) {
+                    for (unsigned j = 0; j < d; j++)
+                        free(logged[j]);
+                    return lrc; /* on a thread that may wait */
+                }
+                if (lrc)
+                    continue;
+                shards[d] = r.shard;
                 crcs[d] = x->rec.shard_crc;
             }
         }
         int rc = strata_ec_inline_decode(ms->set, shards, crcs, w->rec.shard_len, w->rec.size, out);
+        for (unsigned d = 0; d < ms->n; d++)
+            free(logged[d]);
         if (rc == 0) {
             /* A copy for the cache only when the cache can keep it: an
              * object over its entry size (the dataloader's 100 KiB) would

@@ -75,6 +75,7 @@ struct hvals {
     int rc[STRATA_DRIVES_MAX];
     struct meta_rec r[STRATA_DRIVES_MAX];
     bool dec[STRATA_DRIVES_MAX];
+    uint8_t *logged[STRATA_DRIVES_MAX]; /* r[d]'s shard read from the drive's log */
     /* Data heal_one drops once the key lock is released. */
     struct meta_drop drops[STRATA_DRIVES_MAX];
     unsigned ndrops;
@@ -97,6 +98,8 @@ static void hvals_fini(struct hvals *h)
         if (h->dec[d])
             strata_meta__rec_fini(&h->r[d]);
         h->dec[d] = false;
+        free(h->logged[d]);
+        h->logged[d] = NULL;
     }
     h->ndrops = 0;
 }
@@ -142,6 +145,8 @@ static bool shard_ok(const struct meta_rec *r)
 {
     if (!(r->flags & REC_F_INLINE) || r->shard_len == 0)
         return true;
+    if (!r->shard)
+        return false; /* a logged shard missing or bad */
     return strata_crc32c(0, r->shard, r->shard_len) == r->shard_crc;
 }
 
@@ -532,8 +537,10 @@ static void heal_version(struct strata_meta *m, unsigned set, rocksdb_writeoptio
                 for (unsigned d = 0; d < ms->n; d++) {
                     if (!need[d])
                         continue;
+                    r.logged = false;
                     r.shard = sbuf + (size_t)d * slen;
                     r.shard_crc = ncrc[d];
+                    (void)strata_meta__slog_put(ms->drives[d].slog, &r);
                     char *v;
                     size_t vl;
                     if (strata_meta__rec_encode(&r, &v, &vl) == 0) {
@@ -960,8 +967,11 @@ static void heal_one(struct strata_meta *m, unsigned s, rocksdb_writeoptions_t *
         h->rc[d] = ms->drives[d].db ? strata_meta__drive_get_uncached(m, s, d, kcopy, kl,
                                                                       &h->v[d], &h->vl[d])
                                     : STRATA_EIO;
-        if (h->rc[d] == 0 && kcopy[0] == 'O')
+        if (h->rc[d] == 0 && kcopy[0] == 'O') {
             h->dec[d] = strata_meta__rec_decode(h->v[d], h->vl[d], false, &h->r[d]) == 0;
+            if (h->dec[d]) /* a missing or bad logged shard: r[d].shard NULL (shard_ok) */
+                (void)strata_meta__slog_load(ms->drives[d].slog, &h->r[d], false, &h->logged[d]);
+        }
     }
     if (kcopy[0] == 'O')
         heal_version(m, s, wo, kcopy, kl, h, st, failed);

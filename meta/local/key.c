@@ -197,8 +197,11 @@ static int put_version(struct strata_meta *m, unsigned set, const char *bucket, 
             free(v);
             v = NULL;
             if (per_drive) {
+                r->logged = false;
                 r->shard = shards + (size_t)d * r->shard_len;
                 r->shard_crc = crcs[d];
+                /* In the drive's log when it has one; else in the record. */
+                (void)strata_meta__slog_put(ms->drives[d].slog, r);
             }
             rc = strata_meta__rec_encode(r, &v, &vl);
             if (rc)
@@ -216,6 +219,7 @@ static int put_version(struct strata_meta *m, unsigned set, const char *bucket, 
     if (shards) {
         r->shard = NULL;
         r->shard_len = 0;
+        r->logged = false;
     }
     free(shards);
     return rc;

@@ -362,16 +362,16 @@ class Strata:
     def credentials(self):
         return botocore.credentials.Credentials(self.ak, self.sk)
 
-    def admin_get(self, path):
-        """(status, parsed JSON) of a signed GET /strata/admin/v1/<path>."""
+    def admin_get(self, path, method="GET"):
+        """(status, parsed JSON) of a signed GET (or method) /strata/admin/v1/<path>."""
         from botocore.auth import S3SigV4Auth
         from botocore.awsrequest import AWSRequest
-        req = AWSRequest(method="GET", url=f"{self.endpoint}/strata/admin/v1/{path}")
+        req = AWSRequest(method=method, url=f"{self.endpoint}/strata/admin/v1/{path}", data=b"")
         S3SigV4Auth(self.credentials(), "s3", REGION).add_auth(req)
         p = req.prepare()
         opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
         try:
-            with opener.open(urllib.request.Request(p.url, headers=dict(p.headers)),
+            with opener.open(urllib.request.Request(p.url, headers=dict(p.headers), method=method),
                              timeout=60) as r:
                 return r.status, json.loads(r.read())
         except urllib.error.HTTPError as e:

@@ -50,7 +50,7 @@ def write(name, doc):
 FULL = {
     "address": "127.0.0.1:9911", "users": "/etc/strata/users", "tls-cert": "/etc/strata/c.pem",
     "tls-key": "/etc/strata/k.pem", "domain": "s3.example.test", "access-log": "/var/log/x.log",
-    "inline-max": 4096, "cache-mb": 64, "object-cache-mb": 96, "data-cache-mb": 320, "data-cache-on-write": True, "memtable-mb": 48, "mpu-retry-seconds": 3600, "read-cache-max-mb": 256,
+    "inline-max": 4096, "small-object-log": True, "small-object-log-segment-mb": 32, "cache-mb": 64, "object-cache-mb": 96, "data-cache-mb": 320, "data-cache-on-write": True, "memtable-mb": 48, "mpu-retry-seconds": 3600, "read-cache-max-mb": 256,
     "max-inflight": 33, "timeout": "45", "threads": 2, "workers": 4,
     "lc-day-seconds": 600, "ilm-interval-seconds": 0, "ilm-rate": 10, "heal-interval-seconds": 0,
     "orphan-grace-seconds": 120,

@@ -152,7 +152,8 @@ def check(s3, plain, versioned, lg):
     return bad
 
 
-def main():
+def main(args=()):
+    """args: daemon flags of both daemons (test_overwrite_power_loss_slog.py)."""
     if os.geteuid() != 0:
         skip("needs root (losetup and mount of an ext4 image)")
     for tool in ("losetup", "mkfs.ext4", "mount", "umount"):
@@ -168,7 +169,7 @@ def main():
         drives = [os.path.join(work, "mnt", f"d{i}") for i in range(1, 5)]
         for d in drives:
             os.makedirs(d)
-        first = Strata(drives=drives)
+        first = Strata(args=args, drives=drives)
         daemons.append(first)
         s3 = first.client()
         plain, versioned = first.bucket_name("ow"), first.bucket_name("owv")
@@ -202,7 +203,8 @@ def main():
 
         disks.append(Disk(copy, os.path.join(work, "mnt2"), False))
         canary_dropped(os.path.join(work, "mnt2"))
-        second = Strata(drives=[os.path.join(work, "mnt2", f"d{i}") for i in range(1, 5)],
+        second = Strata(args=args,
+                        drives=[os.path.join(work, "mnt2", f"d{i}") for i in range(1, 5)],
                         keys=(first.ak, first.sk))
         daemons.append(second)
         bad = check(second.client(), plain, versioned, lg)

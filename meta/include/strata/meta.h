@@ -55,6 +55,13 @@ struct strata_meta;
 
 struct strata_meta_opts {
     size_t inline_max;      /* objects up to this size live in the records; 0 = default */
+    /* Small-object log (meta/README.md): an inline object's shard on each
+     * drive is appended to that drive's log segments and its record holds
+     * where; off: the shard is in the record.  Records of either kind are
+     * read whatever the setting. */
+    bool small_object_log;
+    unsigned slog_segment_mb; /* a log segment is sealed past this; 0 = 64 */
+    unsigned slog_grace_ms;   /* a dead sealed segment is unlinked after; 0 = 5000 */
     size_t part_size_min;   /* multipart: every part but the last; 0 = 5 MiB (tests lower it) */
     size_t block_cache_mb;  /* RocksDB block cache shared by all drives; 0 = 64 */
     /* Latest-version cache (records and whole inline objects, local

@@ -357,14 +357,17 @@ static inline int mt_mpu_plain(struct strata_meta *m, const char *bucket, const 
 
 /*
  * Kill tests: fork; the child runs child(ud, fd), which writes one byte to
- * fd when it is ready, then ack_size bytes per acknowledged step, and never
- * returns.  The parent waits for the ready byte, sleeps a random time below
- * max_delay_us, SIGKILLs the child and copies its last ack into last (left
- * alone when there was none).  Returns -1 (with a message on stderr) when
- * the child could not start or exited by itself.
+ * fd when it is ready, then ack_size bytes (at most 64) per acknowledged
+ * step, and never returns.  The parent waits for the ready byte, sleeps a
+ * random time in [min_delay_us, max_delay_us), SIGKILLs the child and
+ * hands each ack it sent to ack_cb(ack_ud, ack), in order.  Returns -1
+ * (with a message on stderr) when the child could not start or exited by
+ * itself.
  */
-static inline int mt_run_and_kill(void (*child)(void *ud, int fd), void *ud,
-                                  unsigned max_delay_us, void *last, size_t ack_size)
+static inline int mt_run_and_kill_acks(void (*child)(void *ud, int fd), void *ud,
+                                       unsigned min_delay_us, unsigned max_delay_us,
+                                       size_t ack_size, void (*ack_cb)(void *ack_ud, const void *ack),
+                                       void *ack_ud)
 {
     int pfd[2];
     if (pipe(pfd) != 0)
@@ -380,7 +383,8 @@ static inline int mt_run_and_kill(void (*child)(void *ud, int fd), void *ud,
     close(pfd[1]);
     char c, ack[64];
     int rc = read(pfd[0], &c, 1) == 1 ? 0 : -1;
-    usleep((useconds_t)(rand() % (max_delay_us ? max_delay_us : 1)));
+    unsigned span = max_delay_us > min_delay_us ? max_delay_us - min_delay_us : 1;
+    usleep((useconds_t)(min_delay_us + (unsigned)rand() % span));
     kill(pid, SIGKILL);
     int st = 0;
     if (waitpid(pid, &st, 0) != pid || !WIFSIGNALED(st)) {
@@ -388,9 +392,29 @@ static inline int mt_run_and_kill(void (*child)(void *ud, int fd), void *ud,
         rc = -1;
     }
     while (ack_size <= sizeof(ack) && read(pfd[0], ack, ack_size) == (ssize_t)ack_size)
-        memcpy(last, ack, ack_size);
+        ack_cb(ack_ud, ack);
     close(pfd[0]);
     return rc;
+}
+
+struct mt_last_ack {
+    void *last;
+    size_t size;
+};
+
+static inline void mt_last_ack_cb(void *ud, const void *ack)
+{
+    struct mt_last_ack *l = ud;
+    memcpy(l->last, ack, l->size);
+}
+
+/* The same, copying the child's last ack into last (left alone when there
+ * was none); the delay below max_delay_us. */
+static inline int mt_run_and_kill(void (*child)(void *ud, int fd), void *ud,
+                                  unsigned max_delay_us, void *last, size_t ack_size)
+{
+    struct mt_last_ack l = {last, ack_size};
+    return mt_run_and_kill_acks(child, ud, 0, max_delay_us, ack_size, mt_last_ack_cb, &l);
 }
 
 #endif /* STRATA_TESTS_META_TEST_UTIL_H */
