@@ -341,6 +341,23 @@ static void reopen_all(struct tenv *t, const int *gone)
     assert_int_equal(strata_meta_open(&t->e->set, 1, &o, &t->e->m, &ei), 0);
 }
 
+/* len bytes (mt_fill of seed) put as b/key on the warm tier: the caller
+ * frees them. */
+static uint8_t *put_warm(struct tenv *t, const char *key, int seed, size_t len)
+{
+    uint8_t *data = malloc(len);
+    assert_non_null(data);
+    mt_fill(data, len, seed);
+    struct strata_put_opts o;
+    memset(&o, 0, sizeof(o));
+    o.bucket = "b";
+    o.key = key;
+    o.size = len;
+    o.tier = "warm";
+    assert_int_equal(mt_put_opts(t->e, &o, data, len, 0, NULL), 0);
+    return data;
+}
+
 /* A wiped warm drive is fresh until a heal pass refilled it, then not (also
  * after a restart); its shards are really there: with two other warm
  * drives gone the object still reads back. */
@@ -348,15 +365,7 @@ static void test_tier_fresh_cleared(void **state)
 {
     struct tenv *t = *state;
     size_t len = 300 * 1024;
-    uint8_t *data = malloc(len);
-    mt_fill(data, len, 3);
-    struct strata_put_opts o;
-    memset(&o, 0, sizeof(o));
-    o.bucket = "b";
-    o.key = "w";
-    o.size = len;
-    o.tier = "warm";
-    assert_int_equal(mt_put_opts(t->e, &o, data, len, 0, NULL), 0);
+    uint8_t *data = put_warm(t, "w", 3, len);
     mt_rm_rf(t->warm[1]);
     reopen_all(t, NULL);
     assert_true(strata_set_drive_fresh(t->wset, 1));
@@ -395,15 +404,7 @@ static void test_restore_failed_before_claim(void **state)
     struct strata_meta *m = t->e->m;
     assert_int_equal(strata_meta_tier_archive(m, "warm"), 0);
     size_t len = 300 * 1024;
-    uint8_t *data = malloc(len);
-    mt_fill(data, len, 4);
-    struct strata_put_opts o;
-    memset(&o, 0, sizeof(o));
-    o.bucket = "b";
-    o.key = "r";
-    o.size = len;
-    o.tier = "warm";
-    assert_int_equal(mt_put_opts(t->e, &o, data, len, 0, NULL), 0);
+    uint8_t *data = put_warm(t, "r", 4, len);
     struct strata_restore_state st;
     assert_int_equal(strata_obj_restore_request(m, "b", "r", "null", 2, 0, &st), 0);
     assert_true(st.present && st.ongoing);
