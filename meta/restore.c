@@ -585,6 +585,32 @@ static int run_copy(struct run *r, const struct rver *v)
     return rc;
 }
 
+static bool unclaimed(const struct rrec *x)
+{
+    for (size_t i = 0; i < x->n; i++)
+        if (!zero_id(x->dst[i]))
+            return false;
+    return true;
+}
+
+/* A run that failed before its claim (the version unreadable, its pin
+ * busy): the request's record, still ongoing and unclaimed, is removed,
+ * since no run is left to make its copy; it may be asked for again.  A
+ * record some run claimed meanwhile is that run's. */
+static void release(struct strata_meta *m, const char *bucket, const char *key,
+                    const uint8_t *sk)
+{
+    for (unsigned attempt = 0; attempt < SWAP_TRIES; attempt++) {
+        struct rcur c;
+        int rc = rcur_get(m, bucket, key, sk, &c);
+        if (rc == 0 && c.x.state == R_ONGOING && unclaimed(&c.x))
+            rc = swap(m, bucket, key, sk, &c, NULL, NULL, 0, NULL);
+        rcur_fini(&c);
+        if (rc != STRATA_EPRECOND)
+            return;
+    }
+}
+
 int strata_obj_restore_run(struct strata_meta *m, const char *bucket, const char *key,
                            const char *version_id, int64_t day_ms,
                            struct strata_restore_state *st)
@@ -593,11 +619,15 @@ int strata_obj_restore_run(struct strata_meta *m, const char *bucket, const char
     struct rver v;
     struct meta_pin *pin = NULL;
     int rc;
+    bool found = false; /* v.sk names the version */
     for (unsigned attempt = 0;; attempt++) {
         uint64_t gen = strata_meta__pin_gen(m, bucket, key);
         rc = rver_get(m, bucket, key, version_id, &v);
-        if (rc == 0)
+        found = rc == 0;
+        if (rc == 0) {
+            strata_meta__tr_step(m, STRATA_RESTORE_STEP_READ);
             rc = strata_meta__pin(m, v.set, bucket, key, v.sk, gen, &pin);
+        }
         if (rc != STRATA_EBUSY || attempt == 16)
             break;
         rver_fini(&v);
@@ -628,6 +658,12 @@ int strata_obj_restore_run(struct strata_meta *m, const char *bucket, const char
          * for reclaim, but this run may have written after that ran. */
         if (update_mine(&r, NULL, STRATA_META__PEND_NONE) == STRATA_EPRECOND)
             rm_ids(m, bucket, key, &r.mine);
+    } else if (rc && rc != STRATA_EEXISTS) {
+        uint8_t sk[SORTKEY_LEN];
+        if (found)
+            release(m, bucket, key, v.sk);
+        else if (rc != STRATA_ENOTFOUND && strata_meta__vid_parse(version_id, sk) == 0)
+            release(m, bucket, key, sk); /* the version unreadable: its id names it */
     }
     strata_meta__unpin(m, pin);
     rrec_fini(&r.mine);

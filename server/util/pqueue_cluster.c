@@ -15,6 +15,15 @@
  * failed remove means a redelivery, as at-least-once allows).  A thread
  * retrying a failed send with backoff gives its messages back when the
  * lease is lost: the new holder delivers them.
+ *
+ * The pending figure is the last count plus this gateway's pushes since,
+ * less its removals since.  A count that a push or removal of this
+ * gateway overlaps may or may not have seen it, so such a count is not
+ * taken (the figure would stay one off until the next one): while the
+ * queue is short (one RADOS op counts it) pushes and removals wait for the
+ * count and it always holds; a long queue's count, which takes many ops,
+ * is tried again at the next round, and taken as it is only after
+ * OVERLAPS_MAX rounds in a row were overlapped (a bound is still needed).
  */
 #include "pqueue_cluster.h"
 
@@ -32,6 +41,7 @@
 #define COUNT_SLOW_MS 10000 /* a long queue is counted less often */
 #define COUNT_LONG    1000
 #define HELD_MAX      (STRATA_PQUEUE_THREADS_MAX * STRATA_PQUEUE_BATCH_MAX)
+#define OVERLAPS_MAX  5
 
 struct pqueue_cluster {
     struct strata_pqueue_opts o;
@@ -40,6 +50,12 @@ struct pqueue_cluster {
     pthread_cond_t cv;
     bool stop, leased, reading;
     uint64_t counted, pushed_since; /* the last count; pushes of this gateway after it */
+    /* This gateway's pushes and removals: in flight, and done (a count
+     * overlapped by none is exact); counting: new ones wait. */
+    unsigned inflight;
+    uint64_t ops_done;
+    bool counting;
+    unsigned overlaps; /* counts of a long queue not taken, in a row */
     /* Keys delivery threads hold; gone: done with during a read, which
      * may still show it (held until that read ends). */
     struct held {
@@ -104,6 +120,82 @@ static void purge(struct pqueue_cluster *q)
             i++;
 }
 
+static void (*count_hook)(void *ud);
+static void *count_hook_ud;
+
+void strata_pqueue__cluster_test_count_hook(void (*hook)(void *ud), void *ud)
+{
+    count_hook = hook;
+    count_hook_ud = ud;
+}
+
+/* A push or removal of this gateway begins (after a count in progress
+ * that makes the others wait) or ends; mutex held. */
+static void op_begin(struct pqueue_cluster *q)
+{
+    while (q->counting)
+        pthread_cond_wait(&q->cv, &q->mu);
+    q->inflight++;
+}
+
+static void op_end(struct pqueue_cluster *q)
+{
+    q->inflight--;
+    q->ops_done++;
+    if (q->inflight == 0)
+        pthread_cond_broadcast(&q->cv); /* a count may wait */
+}
+
+/* Counts the queue (see the top); mutex held (released around the
+ * count).  true: taken. */
+static bool count(struct pqueue_cluster *q)
+{
+    /* A short queue is counted in one op (COUNT_LONG keys at most) while
+     * this gateway's pushes and removals wait. */
+    bool alone = q->counted + q->pushed_since < COUNT_LONG;
+    if (alone) {
+        q->counting = true;
+        while (q->inflight)
+            pthread_cond_wait(&q->cv, &q->mu);
+    }
+    uint64_t ops = q->ops_done, n = 0, before = q->pushed_since;
+    bool quiet = q->inflight == 0;
+    uint64_t upto = alone && q->o.max > COUNT_LONG ? COUNT_LONG : q->o.max;
+    pthread_mutex_unlock(&q->mu);
+    int rc = strata_meta_queue_count(q->o.cluster, q->name, upto, &n);
+    if (count_hook)
+        count_hook(count_hook_ud);
+    pthread_mutex_lock(&q->mu);
+    if (alone) {
+        q->counting = false;
+        pthread_cond_broadcast(&q->cv);
+    }
+    if (rc)
+        return false;
+    if (quiet && q->inflight == 0 && q->ops_done == ops) {
+        if (n == upto && upto < q->o.max) {
+            /* Longer than one op counts: at least n, counted in full at
+             * the next round. */
+            q->counted = n;
+            q->pushed_since = 0;
+            return false;
+        }
+        q->counted = n;
+        q->pushed_since = 0;
+        q->overlaps = 0;
+        return true;
+    }
+    if (++q->overlaps < OVERLAPS_MAX)
+        return false;
+    /* A long queue busy with this gateway's traffic at every count: taken
+     * as it is, for the bound (the figure may be a few off until the
+     * next count). */
+    q->overlaps = 0;
+    q->counted = n;
+    q->pushed_since = q->pushed_since > before ? q->pushed_since - before : 0;
+    return true;
+}
+
 /* The lease, renewed while held, and the count. */
 static void *lease_main(void *arg)
 {
@@ -125,16 +217,9 @@ static void *lease_main(void *arg)
         }
         uint64_t est = q->counted + q->pushed_since;
         if (now - count_at >= (est < COUNT_LONG ? COUNT_MS : COUNT_SLOW_MS) || count_at == 0) {
-            uint64_t before = q->pushed_since, n = 0;
-            pthread_mutex_unlock(&q->mu);
-            int rc = strata_meta_queue_count(q->o.cluster, q->name, q->o.max, &n);
-            pthread_mutex_lock(&q->mu);
-            if (rc == 0) {
-                q->counted = n;
-                /* Those the count saw (fewer when some were delivered since). */
-                q->pushed_since = q->pushed_since > before ? q->pushed_since - before : 0;
-            }
-            count_at = strata_pqueue__now_ms();
+            /* One not taken is tried again at the next round. */
+            if (count(q) || count_at == 0)
+                count_at = strata_pqueue__now_ms();
         }
         if (!q->stop)
             wait_ms(q, COUNT_MS);
@@ -195,14 +280,28 @@ static size_t take(struct pqueue_cluster *q, struct strata_meta_queue_ent *e, si
     return n;
 }
 
-/* Removes e[0..k) from the cluster (delivered or given up). */
+/* Removes e[0..k) from the cluster (delivered or given up) and from the
+ * pending figure; mutex held (released around the removal). */
 static void done(struct pqueue_cluster *q, struct strata_meta_queue_ent *e, size_t k)
 {
     const char *keys[STRATA_PQUEUE_BATCH_MAX];
     for (size_t i = 0; i < k; i++)
         keys[i] = e[i].key;
-    if (strata_meta_queue_remove(q->o.cluster, q->name, keys, k) != 0)
+    op_begin(q);
+    pthread_mutex_unlock(&q->mu);
+    int rc = strata_meta_queue_remove(q->o.cluster, q->name, keys, k);
+    pthread_mutex_lock(&q->mu);
+    if (rc != 0) {
+        op_end(q);
         atomic_fetch_add(&q->counts.failed, 1); /* still queued: delivered again later */
+        return;
+    }
+    /* Out of the count first, then out of the pushes since. */
+    uint64_t gone = k < q->counted ? k : q->counted;
+    q->counted -= gone;
+    gone = k - gone < q->pushed_since ? k - gone : q->pushed_since;
+    q->pushed_since -= gone;
+    op_end(q);
 }
 
 /* Sends e[0..n) until the callback is done with all, backing off between
@@ -225,21 +324,14 @@ static void send_all(struct pqueue_cluster *q, struct strata_meta_queue_ent *e, 
             rc = q->o.send(q->o.ud, e[i].msg, e[i].len);
             k = rc != STRATA_PQUEUE_RETRY;
         }
+        pthread_mutex_lock(&q->mu);
         if (k) {
             done(q, e + i, k);
             atomic_fetch_add(rc == STRATA_PQUEUE_GIVE_UP ? &q->counts.rejected
                                                         : &q->counts.delivered,
                              k);
-        }
-        pthread_mutex_lock(&q->mu);
-        if (k) {
             unhold(q, e + i, k, true);
             i += k;
-            /* Out of the count first, then out of the pushes since. */
-            uint64_t gone = k < q->counted ? k : q->counted;
-            q->counted -= gone;
-            gone = k - gone < q->pushed_since ? k - gone : q->pushed_since;
-            q->pushed_since -= gone;
             if (i == n)
                 break;
         }
@@ -280,19 +372,20 @@ static void *deliver_main(void *arg)
 int strata_pqueue__cluster_push(struct pqueue_cluster *q, const void *msg, size_t len)
 {
     pthread_mutex_lock(&q->mu);
-    bool full = q->counted + q->pushed_since >= q->o.max;
-    pthread_mutex_unlock(&q->mu);
-    if (full || len > STRATA_PQUEUE_MSG_MAX ||
-        strata_meta_queue_push(q->o.cluster, q->name, msg, len) != 0) {
-        atomic_fetch_add(&q->counts.dropped, 1);
-        return -1;
+    int rc = -1;
+    if (q->counted + q->pushed_since < q->o.max && len <= STRATA_PQUEUE_MSG_MAX) {
+        op_begin(q);
+        pthread_mutex_unlock(&q->mu);
+        rc = strata_meta_queue_push(q->o.cluster, q->name, msg, len) == 0 ? 0 : -1;
+        pthread_mutex_lock(&q->mu);
+        if (rc == 0)
+            q->pushed_since++;
+        op_end(q);
+        pthread_cond_broadcast(&q->cv); /* a delivery thread may be polling */
     }
-    pthread_mutex_lock(&q->mu);
-    q->pushed_since++;
-    pthread_cond_broadcast(&q->cv); /* a delivery thread may be polling */
     pthread_mutex_unlock(&q->mu);
-    atomic_fetch_add(&q->counts.queued, 1);
-    return 0;
+    atomic_fetch_add(rc == 0 ? &q->counts.queued : &q->counts.dropped, 1);
+    return rc;
 }
 
 void strata_pqueue__cluster_stats(struct pqueue_cluster *q, struct strata_pqueue_stats *out)

@@ -10,8 +10,10 @@
  * delivered when seen); the bound counts the whole queue, refreshed every
  * second or so, so gateways pushing at once may overshoot it a little.
  * Stats: what this gateway queued, delivered, failed and dropped; pending
- * for the whole queue (as last counted plus this gateway's pushes since);
- * copies 1 (the pool's replicas are the cluster's business).
+ * for the whole queue (as last counted plus this gateway's pushes since,
+ * less its removals since: exact for this gateway's own as soon as a push
+ * or removal returns); copies 1 (the pool's replicas are the cluster's
+ * business).
  */
 #ifndef STRATA_SERVER_PQUEUE_CLUSTER_H
 #define STRATA_SERVER_PQUEUE_CLUSTER_H
@@ -32,6 +34,10 @@ int strata_pqueue__cluster_create(const struct strata_pqueue_opts *o, struct pqu
 void strata_pqueue__cluster_destroy(struct pqueue_cluster *q);
 int strata_pqueue__cluster_push(struct pqueue_cluster *q, const void *msg, size_t len);
 void strata_pqueue__cluster_stats(struct pqueue_cluster *q, struct strata_pqueue_stats *out);
+/* Fault tests: hook(ud) runs on a queue's lease thread after each count
+ * of the cluster returned, before the count is taken (NULL: none).  Set
+ * while no queue is open. */
+void strata_pqueue__cluster_test_count_hook(void (*hook)(void *ud), void *ud);
 
 /* What both kinds of queue use (pqueue.c): CLOCK_MONOTONIC ms; a wait on
  * cv of up to ms (mu held); the retry backoff after prev (0: the first,

@@ -11,7 +11,9 @@ cluster (one monitor, one memstore OSD, started once for the whole file).
   the initialised cluster, two connections: its exit code must be 0;
 - the same for object data in RADOS and its reclaim
   (tests/unit/meta/test_rados_data.c: stripes, w/ and g/, the gc pass);
-  the message queues q.NAME and their lease (tests/unit/meta/test_rados_queue.c).
+  the message queues q.NAME and their lease (tests/unit/meta/test_rados_queue.c),
+  and a server queue kept there: its pending figure exact once a message is
+  done (tests/unit/server/util/test_pqueue_rados.c).
 
 Skipped (77) when the Ceph daemons or the unit test binary are missing.
 """
@@ -30,6 +32,8 @@ STRATA = os.environ.get("STRATA_BIN", "")
 UNIT = os.path.join(os.path.dirname(STRATA), "unit_meta_test_store_rados") if STRATA else ""
 UNIT_DATA = os.path.join(os.path.dirname(STRATA), "unit_meta_test_rados_data") if STRATA else ""
 UNIT_QUEUE = os.path.join(os.path.dirname(STRATA), "unit_meta_test_rados_queue") if STRATA else ""
+UNIT_PQUEUE = (os.path.join(os.path.dirname(STRATA), "unit_server_util_test_pqueue_rados")
+               if STRATA else "")
 PREFIX = "stt"
 def strata(*args, timeout=60):
     t = time.monotonic()
@@ -137,6 +141,11 @@ def test_data_unit(c):
 @test
 def test_queue_unit(c):
     run_unit(c, UNIT_QUEUE, 3)
+
+
+@test
+def test_pqueue_unit(c):
+    run_unit(c, UNIT_PQUEUE, 1)
 
 
 class ClusterRun:

@@ -966,7 +966,8 @@ int strata_obj_tier_lock_sync(struct strata_meta *m, const char *bucket, const c
  * counts them. */
 int strata_meta_transition_reclaim(struct strata_meta *m, uint64_t *resolved);
 /* Fault tests: hook(ud, step) runs at each step boundary of a transition:
- * STRATA_TR_STEP_*.  Set before any transition runs. */
+ * STRATA_TR_STEP_*, and at STRATA_RESTORE_STEP_READ of a restore run.
+ * Set before any transition or restore runs. */
 enum {
     STRATA_TR_STEP_INTENT = 1, /* intent committed */
     STRATA_TR_STEP_COPYING,    /* first chunk copied */
@@ -975,7 +976,10 @@ enum {
     STRATA_TR_STEP_SWITCHED,   /* record names the copies */
     STRATA_TR_STEP_REMOVED,    /* unreferenced data removed, intent not yet */
     STRATA_TR_STEP_DONE,       /* intent removed */
-    STRATA_TR_STEPS = STRATA_TR_STEP_DONE
+    STRATA_TR_STEPS = STRATA_TR_STEP_DONE,
+    /* A restore run (strata_obj_restore_run) read its version and is
+     * about to pin it: not a transition's step. */
+    STRATA_RESTORE_STEP_READ = 16
 };
 void strata_meta_set_step_hook(struct strata_meta *m, void (*hook)(void *ud, int step), void *ud);
 
@@ -1021,8 +1025,10 @@ int strata_obj_restore_request(struct strata_meta *m, const char *bucket, const 
                                struct strata_restore_state *st);
 /* Make the recorded copy: copy, read back and compare, then mark it done
  * with its expiry (from the end of the copy).  On failure the copy and its
- * record are removed (it may be asked for again).  0 (also when done
- * already) with st filled, or the error. */
+ * record are removed (it may be asked for again), also when the run fails
+ * before it starts the copy (the version unreadable, its pin busy), unless
+ * the record cannot be found then (a "null" version that cannot be read).
+ * 0 (also when done already) with st filled, or the error. */
 int strata_obj_restore_run(struct strata_meta *m, const char *bucket, const char *key,
                            const char *version_id, int64_t day_ms,
                            struct strata_restore_state *st);

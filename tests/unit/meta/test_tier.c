@@ -6,7 +6,9 @@
  * bytes, leave nothing on the tier they left, keep the old data for a get
  * handle opened before the switch until its close, refuse a version that
  * changed during the copy (no copy left behind), and clean up after a copy
- * that fails half way.
+ * that fails half way.  A restore run of a version on an archive tier that
+ * fails before it claims the request (its pin stays busy) clears the
+ * request: no ongoing restore, no copy, and a new request is accepted.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -15,6 +17,7 @@
 
 #include <cmocka.h>
 
+#include "meta_internal.h"
 #include "meta_test_util.h"
 #include "strata/tier.h"
 
@@ -338,6 +341,23 @@ static void reopen_all(struct tenv *t, const int *gone)
     assert_int_equal(strata_meta_open(&t->e->set, 1, &o, &t->e->m, &ei), 0);
 }
 
+/* len bytes (mt_fill of seed) put as b/key on the warm tier: the caller
+ * frees them. */
+static uint8_t *put_warm(struct tenv *t, const char *key, int seed, size_t len)
+{
+    uint8_t *data = malloc(len);
+    assert_non_null(data);
+    mt_fill(data, len, seed);
+    struct strata_put_opts o;
+    memset(&o, 0, sizeof(o));
+    o.bucket = "b";
+    o.key = key;
+    o.size = len;
+    o.tier = "warm";
+    assert_int_equal(mt_put_opts(t->e, &o, data, len, 0, NULL), 0);
+    return data;
+}
+
 /* A wiped warm drive is fresh until a heal pass refilled it, then not (also
  * after a restart); its shards are really there: with two other warm
  * drives gone the object still reads back. */
@@ -345,15 +365,7 @@ static void test_tier_fresh_cleared(void **state)
 {
     struct tenv *t = *state;
     size_t len = 300 * 1024;
-    uint8_t *data = malloc(len);
-    mt_fill(data, len, 3);
-    struct strata_put_opts o;
-    memset(&o, 0, sizeof(o));
-    o.bucket = "b";
-    o.key = "w";
-    o.size = len;
-    o.tier = "warm";
-    assert_int_equal(mt_put_opts(t->e, &o, data, len, 0, NULL), 0);
+    uint8_t *data = put_warm(t, "w", 3, len);
     mt_rm_rf(t->warm[1]);
     reopen_all(t, NULL);
     assert_true(strata_set_drive_fresh(t->wset, 1));
@@ -373,6 +385,50 @@ static void test_tier_fresh_cleared(void **state)
     free(data);
 }
 
+/* The step hook of test_restore_failed_before_claim: a drop in the
+ * version's lock stripe between each read and pin of the run, as deletes
+ * of other versions there do, so its pin never holds. */
+static void drop_between_read_and_pin(void *ud, int step)
+{
+    struct tenv *t = ud;
+    if (step != STRATA_RESTORE_STEP_READ)
+        return;
+    struct meta_drop d;
+    memset(&d, 0, sizeof(d));
+    assert_false(strata_meta__drop_park(t->e->m, 0, "b", "r", &d));
+}
+
+static void test_restore_failed_before_claim(void **state)
+{
+    struct tenv *t = *state;
+    struct strata_meta *m = t->e->m;
+    assert_int_equal(strata_meta_tier_archive(m, "warm"), 0);
+    size_t len = 300 * 1024;
+    uint8_t *data = put_warm(t, "r", 4, len);
+    struct strata_restore_state st;
+    assert_int_equal(strata_obj_restore_request(m, "b", "r", "null", 2, 0, &st), 0);
+    assert_true(st.present && st.ongoing);
+    strata_meta_set_step_hook(m, drop_between_read_and_pin, t);
+    assert_int_equal(strata_obj_restore_run(m, "b", "r", "null", 0, &st), STRATA_EBUSY);
+    strata_meta_set_step_hook(m, NULL, NULL);
+    /* Nothing is making the copy: no restore is ongoing, none is left on
+     * the hot drives, and a new request is accepted (not STRATA_EBUSY, a
+     * 409 RestoreAlreadyInProgress) and made. */
+    assert_int_equal(strata_obj_restore_get(m, "b", "r", "null", &st), 0);
+    assert_false(st.present);
+    assert_false(st.ongoing);
+    assert_int_equal(mt_data_files(t->e), 0);
+    assert_int_equal(strata_obj_restore_request(m, "b", "r", "null", 2, 0, &st), 0);
+    assert_true(st.present && st.ongoing);
+    assert_int_equal(strata_obj_restore_run(m, "b", "r", "null", 0, &st), 0);
+    assert_true(st.present && !st.ongoing && st.expiry_ms > 0);
+    assert_int_equal(strata_obj_restore_get(m, "b", "r", "null", &st), 0);
+    assert_true(st.present && !st.ongoing);
+    assert_int_equal(mt_data_files(t->e), 4); /* the copy, 2+2 shards */
+    check_bytes(t, "r", data, len);
+    free(data);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -383,6 +439,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_reader_keeps_old_data, setup, teardown),
         cmocka_unit_test_setup_teardown(test_copy_failures_leave_nothing, setup, teardown),
         cmocka_unit_test_setup_teardown(test_tier_fresh_cleared, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_restore_failed_before_claim, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
