@@ -125,13 +125,10 @@ static struct slog_seg *seg_add(struct meta_slog *s, uint64_t id, int fd)
 {
     if (!room(&s->segs, &s->cap, s->nsegs, sizeof(*s->segs)))
         return NULL;
-    struct slog_seg *g = calloc(1, sizeof(*g));
+    struct slog_seg *g = malloc(sizeof(*g));
     if (!g)
         return NULL;
-    g->id = id;
-    g->fd = fd;
-    g->refs = 1;
-    g->listed = true;
+    *g = (struct slog_seg){.id = id, .fd = fd, .refs = 1, .listed = true};
     size_t i = seg_pos(s, id);
     memmove(s->segs + i + 1, s->segs + i, (s->nsegs - i) * sizeof(*s->segs));
     s->segs[i] = g;
@@ -296,15 +293,14 @@ int strata_meta__slog_open(struct strata_meta *m, unsigned set, unsigned d, rock
         rc = live_load(s, db);
     if (rc == 0 && m->slog_on)
         rc = seg_new(s);
-    if (rc) {
-        strata_meta__slog_close(s);
-        return rc;
-    }
     /* Segments nothing counts (dead ones, the unacknowledged tails of the
      * last run, empty segments of earlier opens) are due at once: their
      * zero_ns is 0. */
-    *out = s;
-    return 0;
+    if (rc == 0)
+        *out = s;
+    else
+        strata_meta__slog_close(s);
+    return rc;
 }
 
 void strata_meta__slog_close(struct meta_slog *s)

@@ -126,6 +126,24 @@ unsigned strata_pqueue__threads(unsigned asked)
     return asked < 1 ? 1 : asked > STRATA_PQUEUE_THREADS_MAX ? STRATA_PQUEUE_THREADS_MAX : asked;
 }
 
+size_t strata_pqueue__send(const struct strata_pqueue_opts *o, struct iovec *msgs, size_t n,
+                           enum strata_pqueue_sent *rc)
+{
+    *rc = STRATA_PQUEUE_DONE;
+    if (o->send_batch) {
+        size_t k = o->send_batch(o->ud, msgs, n);
+        return k > n ? n : k;
+    }
+    *rc = o->send(o->ud, msgs[0].iov_base, msgs[0].iov_len);
+    return *rc != STRATA_PQUEUE_RETRY;
+}
+
+void strata_pqueue__count_sent(struct strata_pqueue__counts *c, enum strata_pqueue_sent rc,
+                               size_t k)
+{
+    atomic_fetch_add(rc == STRATA_PQUEUE_GIVE_UP ? &c->rejected : &c->delivered, k);
+}
+
 void strata_pqueue__counts_get(struct strata_pqueue__counts *c, struct strata_pqueue_stats *out)
 {
     out->queued = atomic_load(&c->queued);
@@ -454,20 +472,11 @@ static bool batch_send(struct strata_pqueue *t, struct iovec *msgs, const uint64
     size_t i = 0;
     while (!t->stop) {
         pthread_mutex_unlock(&t->mu);
-        size_t k;
-        enum strata_pqueue_sent rc = STRATA_PQUEUE_DONE;
-        if (t->o.send_batch) {
-            k = t->o.send_batch(t->o.ud, msgs + i, n - i);
-            k = k > n - i ? n - i : k;
-        } else {
-            rc = t->o.send(t->o.ud, msgs[i].iov_base, msgs[i].iov_len);
-            k = rc != STRATA_PQUEUE_RETRY;
-        }
+        enum strata_pqueue_sent rc;
+        size_t k = strata_pqueue__send(&t->o, msgs + i, n - i, &rc);
         pthread_mutex_lock(&t->mu);
         if (k) {
-            atomic_fetch_add(rc == STRATA_PQUEUE_GIVE_UP ? &t->counts.rejected
-                                                        : &t->counts.delivered,
-                             k);
+            strata_pqueue__count_sent(&t->counts, rc, k);
             i += k;
             finish(t, end, after[i - 1], k);
             if (i == n)

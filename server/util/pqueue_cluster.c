@@ -312,24 +312,15 @@ static void send_all(struct pqueue_cluster *q, struct strata_meta_queue_ent *e, 
     size_t i = 0;
     while (!q->stop && q->leased && i < n) {
         pthread_mutex_unlock(&q->mu);
-        size_t k;
-        enum strata_pqueue_sent rc = STRATA_PQUEUE_DONE;
-        if (q->o.send_batch) {
-            struct iovec v[STRATA_PQUEUE_BATCH_MAX];
-            for (size_t j = i; j < n; j++)
-                v[j - i] = (struct iovec){.iov_base = e[j].msg, .iov_len = e[j].len};
-            k = q->o.send_batch(q->o.ud, v, n - i);
-            k = k > n - i ? n - i : k;
-        } else {
-            rc = q->o.send(q->o.ud, e[i].msg, e[i].len);
-            k = rc != STRATA_PQUEUE_RETRY;
-        }
+        struct iovec v[STRATA_PQUEUE_BATCH_MAX];
+        for (size_t j = i; j < n; j++)
+            v[j - i] = (struct iovec){.iov_base = e[j].msg, .iov_len = e[j].len};
+        enum strata_pqueue_sent rc;
+        size_t k = strata_pqueue__send(&q->o, v, n - i, &rc);
         pthread_mutex_lock(&q->mu);
         if (k) {
             done(q, e + i, k);
-            atomic_fetch_add(rc == STRATA_PQUEUE_GIVE_UP ? &q->counts.rejected
-                                                        : &q->counts.delivered,
-                             k);
+            strata_pqueue__count_sent(&q->counts, rc, k);
             unhold(q, e + i, k, true);
             i += k;
             if (i == n)

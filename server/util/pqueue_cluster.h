@@ -51,6 +51,14 @@ struct strata_pqueue__counts {
     _Atomic uint64_t queued, delivered, failed, rejected, dropped;
 };
 void strata_pqueue__counts_get(struct strata_pqueue__counts *c, struct strata_pqueue_stats *out);
+/* One try at msgs[0..n): send_batch when set, else send with the first.
+ * How many the callback is done with (0: try again later), *rc what send
+ * said of them (DONE for send_batch). */
+size_t strata_pqueue__send(const struct strata_pqueue_opts *o, struct iovec *msgs, size_t n,
+                           enum strata_pqueue_sent *rc);
+/* k sends the callback is done with counted as delivered, or rejected. */
+void strata_pqueue__count_sent(struct strata_pqueue__counts *c, enum strata_pqueue_sent rc,
+                               size_t k);
 /* n delivery threads fn(arg) into th, *started counting them: 0, or -1
  * with err naming queue (the caller destroys what started). */
 int strata_pqueue__start(pthread_t *th, unsigned n, void *(*fn)(void *), void *arg,
