@@ -1296,12 +1296,13 @@ static void test_scan_skip_past(void **state)
 /* One ListObjectsV2-like page: up to max keys after `after` (NULL: from
  * the start), taking one more to know whether it is truncated, as list.c
  * does; keys[i] and etags[i] get what it shows.  Returns how many. */
-static int page_of(struct strata_meta *m, const char *b, const char *after, int max,
-                   char keys[][32], char etags[][STRATA_ETAG_MAX + 1])
+static int page_of(struct strata_meta *m, const char *b, const char *prefix, const char *after,
+                   int max, char keys[][32], char etags[][STRATA_ETAG_MAX + 1])
 {
     struct strata_meta__scan *sc;
     struct strata_meta__scan_spec s = {.bucket = b, .kind = STRATA_META__SCAN_CURRENT,
-                                       .after = after, .want = (unsigned)max + 1};
+                                       .prefix = prefix, .after = after,
+                                       .want = (unsigned)max + 1};
     assert_int_equal(m->store->scan_open(m, &s, &sc), 0);
     struct strata_meta__scan_ent e;
     int n = 0, rc;
@@ -1338,7 +1339,7 @@ static void test_scan_pages_continue(void **state)
     char after[32] = "";
     uint64_t v0 = strata_meta__rados_scan_visited(), h0 = strata_meta__rados_scan_stash_hits();
     int total = 0, pages = 0, n;
-    while ((n = page_of(g1, b, after[0] ? after : NULL, MAX, keys, etags)) > 0) {
+    while ((n = page_of(g1, b, NULL, after[0] ? after : NULL, MAX, keys, etags)) > 0) {
         for (int i = 0; i < n; i++) {
             char want[32];
             snprintf(want, sizeof(want), "k%04d", total + i);
@@ -1358,13 +1359,13 @@ static void test_scan_pages_continue(void **state)
     assert_true(visited * 3 < (uint64_t)pages * 56 * 2);
     /* Between page 1 and page 2 another gateway adds a key inside page 2,
      * removes one and rewrites one: page 2 shows them all. */
-    assert_int_equal(page_of(g1, b, NULL, MAX, keys, etags), MAX);
+    assert_int_equal(page_of(g1, b, NULL, NULL, MAX, keys, etags), MAX);
     assert_string_equal(keys[MAX - 1], "k0019");
     assert_int_equal(put_key(g2, b, inc, "k0021x", "new", false, NULL), 0);
     assert_int_equal(remove_vid(g2, b, "k0023", sk23), 0);
     assert_int_equal(put_key(g2, b, inc, "k0024", "zz", false, NULL), 0);
     h0 = strata_meta__rados_scan_stash_hits();
-    assert_int_equal(page_of(g1, b, "k0019", MAX, keys, etags), MAX);
+    assert_int_equal(page_of(g1, b, NULL, "k0019", MAX, keys, etags), MAX);
     assert_int_equal(strata_meta__rados_scan_stash_hits() - h0, 1);
     const char *want[] = {"k0020", "k0021", "k0021x", "k0022", "k0024", "k0025"};
     for (int i = 0; i < 6; i++)
@@ -1375,9 +1376,24 @@ static void test_scan_pages_continue(void **state)
     assert_string_equal(keys[MAX - 1], "k0039"); /* one added, one removed */
     /* A page after another key (not where a page ended) reads afresh. */
     h0 = strata_meta__rados_scan_stash_hits();
-    assert_int_equal(page_of(g1, b, "k0030", MAX, keys, etags), MAX);
+    assert_int_equal(page_of(g1, b, NULL, "k0030", MAX, keys, etags), MAX);
     assert_string_equal(keys[0], "k0031");
     assert_int_equal(strata_meta__rados_scan_stash_hits() - h0, 0);
+    /* Under a prefix: pages continue on their stash; the same key under
+     * another prefix is another listing. */
+    h0 = strata_meta__rados_scan_stash_hits();
+    assert_int_equal(page_of(g1, b, "k01", NULL, MAX, keys, etags), MAX);
+    assert_int_equal(page_of(g1, b, "k01", "k0119", MAX, keys, etags), MAX);
+    assert_string_equal(keys[0], "k0120");
+    assert_string_equal(keys[MAX - 1], "k0139");
+    assert_int_equal(strata_meta__rados_scan_stash_hits() - h0, 1);
+    assert_int_equal(page_of(g1, b, "k01", NULL, MAX, keys, etags), MAX);
+    assert_int_equal(page_of(g1, b, "k0", "k0119", MAX, keys, etags), MAX);
+    assert_string_equal(keys[0], "k0120");
+    assert_int_equal(strata_meta__rados_scan_stash_hits() - h0, 1);
+    /* The last page of a prefix: what is left, nothing past the prefix. */
+    assert_int_equal(page_of(g1, b, "k01", "k0189", MAX, keys, etags), 10);
+    assert_string_equal(keys[9], "k0199");
 }
 
 static void test_scan_empty(void **state)
