@@ -62,8 +62,8 @@ static bool lookup(struct meta_rados *r, const char *name, struct strata_bucket_
 {
     pthread_mutex_lock(&r->bcache_mu);
     struct rados_bcache_slot *s = slot_of(r, name);
-    bool hit =
-        s->used && strcmp(s->b.name, name) == 0 && strata_meta__rados_mono_us() - s->at_us < RADOS_CACHE_MAX_AGE_US;
+    bool hit = s->used && strcmp(s->b.name, name) == 0 &&
+               strata_meta__rados_mono_us() - s->at_us < RADOS_CACHE_MAX_AGE_US;
     if (hit)
         *out = s->b;
     pthread_mutex_unlock(&r->bcache_mu);

@@ -33,7 +33,7 @@
 /* The longest a gateway keeps a cached bucket record: a notifier whose
  * watchers did not all ack waits this long (lease_ctl.c). */
 #define RADOS_CACHE_MAX_AGE_US 1000000
-#define RADOS_STASH_SLOTS 16 /* listings whose next page may start on their read-ahead */
+#define RADOS_STASH_SLOTS      16 /* listings whose next page may start on their read-ahead */
 
 /* One connection to the cluster: what a strata_meta's store_priv holds. */
 struct meta_rados {

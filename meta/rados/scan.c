@@ -87,7 +87,7 @@ struct strata_meta__scan {
      * the streams start, to start them again on a fresh one (SCAN_STALE) */
     bool cached;
     char start0[RADOS_IKEY_MAX + 2];
-    uint64_t inc; /* the incarnation the streams read */
+    uint64_t inc;  /* the incarnation the streams read */
     unsigned want; /* spec want: a page without a delimiter (stash_put) */
     /* The last two entries taken, in merge order (stash_put): the omap key
      * of the one before the last, and the stream of the last. */

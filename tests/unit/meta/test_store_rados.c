@@ -1300,8 +1300,10 @@ static int page_of(struct strata_meta *m, const char *b, const char *prefix, con
                    int max, char keys[][32], char etags[][STRATA_ETAG_MAX + 1])
 {
     struct strata_meta__scan *sc;
-    struct strata_meta__scan_spec s = {.bucket = b, .kind = STRATA_META__SCAN_CURRENT,
-                                       .prefix = prefix, .after = after,
+    struct strata_meta__scan_spec s = {.bucket = b,
+                                       .kind = STRATA_META__SCAN_CURRENT,
+                                       .prefix = prefix,
+                                       .after = after,
                                        .want = (unsigned)max + 1};
     assert_int_equal(m->store->scan_open(m, &s, &sc), 0);
     struct strata_meta__scan_ent e;
@@ -1354,7 +1356,8 @@ static void test_scan_pages_continue(void **state)
     uint64_t hits = strata_meta__rados_scan_stash_hits() - h0;
     /* Without the stash each page reads 8 x share(21) = 8 x 7 entries. */
     print_message("scan: %d pages of %d read %" PRIu64 " entries (%d without the stash), %" PRIu64
-                  " continued on a stash\n", pages, MAX, visited, pages * 56, hits);
+                  " continued on a stash\n",
+                  pages, MAX, visited, pages * 56, hits);
     assert_int_equal(hits, (uint64_t)(pages - 1));
     assert_true(visited * 3 < (uint64_t)pages * 56 * 2);
     /* Between page 1 and page 2 another gateway adds a key inside page 2,
