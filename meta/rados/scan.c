@@ -284,6 +284,7 @@ static int refill(struct strata_meta__scan *sc)
     struct pending p[RADOS_IDX_SHARDS];
     unsigned np = 0;
     int rc = 0;
+    bool again = false; /* a stashed stream was dropped: read it before any merge */
     struct group g = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0};
     for (unsigned i = 0; i < RADOS_IDX_SHARDS; i++) {
         struct stream *s = &sc->st[i];
@@ -334,6 +335,7 @@ static int refill(struct strata_meta__scan *sc)
         int r = rados_aio_get_return_value(x->c);
         if (x->verified && (r == -ERANGE || r == -EOVERFLOW)) {
             unstash(sc, x->s, x);
+            again = true;
         } else if (rc == 0 || rc == SCAN_STALE) {
             int tr = take_page(x->s, x, r, rados_aio_get_version(x->c));
             rc = rc == 0 || tr < 0 ? tr : rc;
@@ -342,7 +344,7 @@ static int refill(struct strata_meta__scan *sc)
         rados_aio_release(x->c);
         rados_release_read_op(x->op);
     }
-    return rc;
+    return rc == 0 && again ? refill(sc) : rc; /* no verify left: once more at most */
 }
 
 /* Start the 8 streams of incarnation inc after start (a fresh read each). */
