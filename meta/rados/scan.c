@@ -377,7 +377,7 @@ struct rados_stash {
     uint64_t inc;
     int64_t at_us;
     char fp[RADOS_IKEY_MAX];
-    char start[RADOS_IKEY_MAX + 2]; /* the start of the scan it serves */
+    char start[RADOS_IKEY_MAX + 3]; /* the start of the scan it serves: a taken key and ~ */
     struct stream st[RADOS_IDX_SHARDS];
     bool has[RADOS_IDX_SHARDS];
 };
