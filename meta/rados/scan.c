@@ -685,8 +685,11 @@ int strata_meta__rados_scan_next(struct strata_meta__scan *sc, struct strata_met
         if (!bx || (sc->kind == STRATA_META__SCAN_DUE && strcmp(bx->k, sc->stop) >= 0))
             return 0;
         best->pos++;
-        if (sc->want) { /* the last two taken, for stash_put */
-            snprintf(sc->taken[sc->ntaken++ & 1], sizeof(sc->taken[0]), "%s", bx->k);
+        if (sc->want) { /* the last two taken, for stash_put (no printf: per entry) */
+            size_t kl = strnlen(bx->k, sizeof(sc->taken[0]) - 1);
+            char *t = sc->taken[sc->ntaken++ & 1];
+            memcpy(t, bx->k, kl);
+            t[kl] = 0;
             sc->last_st = (unsigned)(best - sc->st);
         }
         if (sc->kind == STRATA_META__SCAN_DUE || sc->kind == STRATA_META__SCAN_INTENTS) {
