@@ -31,7 +31,7 @@
 
 #include "strata/erasure.h"
 
-static int64_t mono_us(void)
+int64_t strata_meta__rados_mono_us(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -62,8 +62,8 @@ static bool lookup(struct meta_rados *r, const char *name, struct strata_bucket_
 {
     pthread_mutex_lock(&r->bcache_mu);
     struct rados_bcache_slot *s = slot_of(r, name);
-    bool hit =
-        s->used && strcmp(s->b.name, name) == 0 && mono_us() - s->at_us < RADOS_CACHE_MAX_AGE_US;
+    bool hit = s->used && strcmp(s->b.name, name) == 0 &&
+               strata_meta__rados_mono_us() - s->at_us < RADOS_CACHE_MAX_AGE_US;
     if (hit)
         *out = s->b;
     pthread_mutex_unlock(&r->bcache_mu);
@@ -77,7 +77,7 @@ int strata_meta__rados_bucket_fresh(struct strata_meta *m, const char *name,
     pthread_mutex_lock(&r->bcache_mu);
     uint64_t epoch = r->bcache_epoch;
     pthread_mutex_unlock(&r->bcache_mu);
-    int64_t at = mono_us(); /* before the read: its age counts from here */
+    int64_t at = strata_meta__rados_mono_us(); /* before the read: its age counts from here */
     bool keep = strata_meta__rados_watch_holds(r);
     char *v;
     size_t vl;

@@ -89,6 +89,8 @@ void strata_meta__rados_disconnect(struct meta_rados *r)
     pthread_mutex_destroy(&r->audit_mu);
     pthread_mutex_destroy(&r->watch_mu);
     pthread_mutex_destroy(&r->bcache_mu);
+    strata_meta__rados_stash_free(r);
+    pthread_mutex_destroy(&r->stash_mu);
     pthread_cond_destroy(&r->watch_cv);
     free(r);
 }
@@ -112,6 +114,7 @@ int strata_meta__rados_connect(const struct strata_rados_opts *o, bool meta,
     pthread_mutex_init(&r->audit_mu, NULL);
     pthread_mutex_init(&r->watch_mu, NULL);
     pthread_mutex_init(&r->bcache_mu, NULL);
+    pthread_mutex_init(&r->stash_mu, NULL);
     pthread_cond_init(&r->watch_cv, NULL);
     snprintf(r->prefix, sizeof(r->prefix), "%s", prefix);
     if (strata_meta__rados_audit_where(r->where, sizeof(r->where), o) != 0)

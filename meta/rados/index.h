@@ -50,5 +50,7 @@ int strata_meta__rados_sk_parse(const char *hex, uint8_t sk[16]);
 
 /* Omap entries the scans of this process read (tests). */
 uint64_t strata_meta__rados_scan_visited(void);
+/* Scans of this process that continued on a page's stashed read-ahead (tests). */
+uint64_t strata_meta__rados_scan_stash_hits(void);
 
 #endif /* STRATA_META_RADOS_INDEX_H */

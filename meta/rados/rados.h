@@ -33,6 +33,7 @@
 /* The longest a gateway keeps a cached bucket record: a notifier whose
  * watchers did not all ack waits this long (lease_ctl.c). */
 #define RADOS_CACHE_MAX_AGE_US 1000000
+#define RADOS_STASH_SLOTS      16 /* listings whose next page may start on their read-ahead */
 
 /* One connection to the cluster: what a strata_meta's store_priv holds. */
 struct meta_rados {
@@ -73,6 +74,10 @@ struct meta_rados {
         int64_t at_us; /* CLOCK_MONOTONIC when read */
         struct strata_bucket_info b;
     } bcache[RADOS_BCACHE_SLOTS];
+    /* What listing pages read past their end, for the next page (scan.c;
+     * stash_mu guards the slots). */
+    pthread_mutex_t stash_mu;
+    struct rados_stash *stash[RADOS_STASH_SLOTS];
 };
 
 /* The store ops (store.h) as strata_meta__rados_OP, and their table (ops.c). */
@@ -83,6 +88,14 @@ static inline struct meta_rados *meta_rados_of(struct strata_meta *m)
 {
     return (struct meta_rados *)m->store_priv;
 }
+
+/* ---- bcache.c ---- */
+/* CLOCK_MONOTONIC in microseconds (cache ages). */
+int64_t strata_meta__rados_mono_us(void);
+
+/* ---- scan.c ---- */
+/* Free the stashed read-ahead of listing pages (at disconnect). */
+void strata_meta__rados_stash_free(struct meta_rados *r);
 
 /* ---- connect.c ---- */
 /* Connect as o->id with o->conf, bounded by o->timeout_s; with meta, open

@@ -61,6 +61,11 @@ struct stream {
     bool more; /* the shard has entries past the page */
     bool guard; /* the next read compares \x01layout (the first, on a cached record) */
     unsigned page; /* entries the next read asks for: doubles up to SCAN_PAGE */
+    /* The shard object's version at this scan's reads: a stream whose reads
+     * all saw one version may be stashed for the next page (stash_put). */
+    uint64_t ver;
+    bool ver_set, ver_mixed;
+    bool verify; /* its entries came from a stash: the next read asserts ver */
 };
 
 struct strata_meta__scan {
@@ -82,6 +87,12 @@ struct strata_meta__scan {
      * the streams start, to start them again on a fresh one (SCAN_STALE) */
     bool cached;
     char start0[RADOS_IKEY_MAX + 2];
+    uint64_t inc;  /* the incarnation the streams read */
+    unsigned want; /* spec want: a page without a delimiter (stash_put) */
+    /* The last two entries taken, in merge order (stash_put): the omap key
+     * of the one before the last, and the stream of the last. */
+    char taken[2][RADOS_IKEY_MAX + 2];
+    unsigned ntaken, last_st;
     bool info_live;
     struct strata_obj_info info;
     uint8_t sk[16];
@@ -104,6 +115,7 @@ struct pending {
     rados_omap_iter_t it;
     int pr, cpr;
     bool guarded;
+    bool verified; /* asserted the version of a stashed stream */
     unsigned char more;
 };
 
@@ -131,17 +143,23 @@ static void group_done(rados_completion_t c, void *arg)
  * cached bucket record may name a deleted incarnation (bcache.c). */
 #define SCAN_STALE 1
 
-/* Keep what a finished read returned as the stream's page. */
-static int take_page(struct stream *s, struct pending *p, int r)
+/* Keep what a finished read returned as the stream's page (ver: the
+ * shard object's version it read). */
+static int take_page(struct stream *s, struct pending *p, int r, uint64_t ver)
 {
     int rc = 0;
     s->more = false;
     if (p->guarded && (r == -ECANCELED || r == -ENOENT))
         return SCAN_STALE;
-    if (r == -ENOENT)
-        return 0; /* an empty shard never written */
+    if (r == -ENOENT) {
+        s->ver_mixed = true; /* an empty shard never written: no version to assert */
+        return 0;
+    }
     if (r < 0 || p->pr < 0)
         return strata_meta__rados_err(r < 0 ? r : p->pr);
+    s->ver_mixed = s->ver_mixed || (s->ver_set && s->ver != ver);
+    s->ver = ver;
+    s->ver_set = true;
     if (!p->it)
         return 0;
     /* Append to what the stream still holds (a read ahead of its end). */
@@ -225,6 +243,30 @@ static bool plan_read(const struct strata_meta__scan *sc, const struct stream *s
     return true;
 }
 
+/* plan_read, and a stream whose entries came from a stash reads in the
+ * first round whatever it holds: its read asserts the version they were
+ * read at (at least one entry, past what it holds). */
+static bool plan_or_verify(const struct strata_meta__scan *sc, const struct stream *s,
+                           unsigned *page)
+{
+    if (plan_read(sc, s, page))
+        return true;
+    *page = 1;
+    return s->verify;
+}
+
+/* A stashed stream whose shard changed since (its read's version assert
+ * failed): drop its entries and read it from the scan's start. */
+static void unstash(struct strata_meta__scan *sc, struct stream *s, const struct pending *x)
+{
+    page_free(s);
+    snprintf(s->start, sizeof(s->start), "%s", sc->start0);
+    s->more = true;
+    s->guard = x->guarded;
+    s->page = FIRST_PAGE;
+    s->ver_set = s->ver_mixed = false;
+}
+
 /* The next pages of the streams that ran out, read in parallel (aio): at
  * the start, all 8 shards at once; later, when one runs out, every stream
  * past half its page (or short of its share of what the scan still
@@ -236,17 +278,18 @@ static int refill(struct strata_meta__scan *sc)
 {
     bool must = false;
     for (unsigned i = 0; i < RADOS_IDX_SHARDS; i++)
-        must = must || (sc->st[i].pos >= sc->st[i].n && sc->st[i].more);
+        must = must || (sc->st[i].pos >= sc->st[i].n && sc->st[i].more) || sc->st[i].verify;
     if (!must)
         return 0;
     struct pending p[RADOS_IDX_SHARDS];
     unsigned np = 0;
     int rc = 0;
+    bool again = false; /* a stashed stream was dropped: read it before any merge */
     struct group g = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0};
     for (unsigned i = 0; i < RADOS_IDX_SHARDS; i++) {
         struct stream *s = &sc->st[i];
         unsigned page;
-        if (!plan_read(sc, s, &page))
+        if (!plan_or_verify(sc, s, &page))
             continue;
         struct pending *x = &p[np];
         memset(x, 0, sizeof(*x));
@@ -262,6 +305,10 @@ static int refill(struct strata_meta__scan *sc)
         g.left++;
         pthread_mutex_unlock(&g.mu);
         x->guarded = s->guard;
+        x->verified = s->verify;
+        if (s->verify) /* first: a changed shard fails it, whatever else the op holds */
+            rados_read_op_assert_version(x->op, s->ver);
+        s->verify = false;
         if (s->guard) /* a shard closed by a bucket deletion fails it */
             rados_read_op_omap_cmp(x->op, RADOS_LAYOUT_KEY, LIBRADOS_CMPXATTR_OP_EQ, "", 0,
                                    &x->cpr);
@@ -286,15 +333,18 @@ static int refill(struct strata_meta__scan *sc)
         struct pending *x = &p[j];
         rados_aio_wait_for_complete(x->c);
         int r = rados_aio_get_return_value(x->c);
-        if (rc == 0 || rc == SCAN_STALE) {
-            int tr = take_page(x->s, x, r);
+        if (x->verified && (r == -ERANGE || r == -EOVERFLOW)) {
+            unstash(sc, x->s, x);
+            again = true;
+        } else if (rc == 0 || rc == SCAN_STALE) {
+            int tr = take_page(x->s, x, r, rados_aio_get_version(x->c));
             rc = rc == 0 || tr < 0 ? tr : rc;
         }
         strata_meta__rados_iter_end(x->it);
         rados_aio_release(x->c);
         rados_release_read_op(x->op);
     }
-    return rc;
+    return rc == 0 && again ? refill(sc) : rc; /* no verify left: once more at most */
 }
 
 /* Start the 8 streams of incarnation inc after start (a fresh read each). */
@@ -308,7 +358,136 @@ static void streams_start(struct strata_meta__scan *sc, uint64_t inc, const char
         s->more = true; /* the first page is read on the first next */
         s->guard = sc->cached;
         s->page = FIRST_PAGE;
+        s->verify = s->ver_set = s->ver_mixed = false;
     }
+    sc->inc = inc;
+}
+
+/* Read-ahead kept for the next page.  A page of a listing without a
+ * delimiter reads each shard's likely share plus a margin (share), so its
+ * streams end holding entries past the page (~18 % of what it read); the
+ * next page (its continuation token is the key taken before the last)
+ * would read them again.  At close such a scan stashes, per shard, what it
+ * did not return (and the entry taken last) with the shard object's
+ * version its reads saw; a scan opened after that key takes the stash,
+ * and each stashed stream's first read asserts that version: a shard
+ * written since fails it (-ERANGE, -EOVERFLOW) and that stream is read
+ * again from the start, so a page shows what a fresh read would. */
+struct rados_stash {
+    uint64_t inc;
+    int64_t at_us;
+    char fp[RADOS_IKEY_MAX];
+    char start[RADOS_IKEY_MAX + 3]; /* the start of the scan it serves: a taken key and ~ */
+    struct stream st[RADOS_IDX_SHARDS];
+    bool has[RADOS_IDX_SHARDS];
+};
+
+#define STASH_MAX_AGE_US 10000000 /* unused for longer: nobody is turning pages */
+
+static _Atomic uint64_t stash_hits;
+
+uint64_t strata_meta__rados_scan_stash_hits(void)
+{
+    return atomic_load(&stash_hits);
+}
+
+static void stash_free(struct rados_stash *x)
+{
+    if (!x)
+        return;
+    for (unsigned i = 0; i < RADOS_IDX_SHARDS; i++)
+        page_free(&x->st[i]);
+    free(x);
+}
+
+void strata_meta__rados_stash_free(struct meta_rados *r)
+{
+    for (unsigned i = 0; i < RADOS_STASH_SLOTS; i++) {
+        stash_free(r->stash[i]);
+        r->stash[i] = NULL;
+    }
+}
+
+/* Stash what a finished page read past its end (see above). */
+static void stash_put(struct strata_meta__scan *sc)
+{
+    if (sc->kind != STRATA_META__SCAN_CURRENT || !sc->want || sc->left || sc->seeking ||
+        sc->ntaken < 2)
+        return; /* not a page that ended full: no next page, or not from here */
+    struct rados_stash *x = calloc(1, sizeof(*x));
+    if (!x)
+        return;
+    x->inc = sc->inc;
+    x->at_us = strata_meta__rados_mono_us();
+    memcpy(x->fp, sc->fp, sizeof(x->fp));
+    /* The next page starts after the key taken before the last (the
+     * caller took one more than it shows), as scan_open spells it. */
+    snprintf(x->start, sizeof(x->start), "%s~", sc->taken[sc->ntaken & 1]);
+    bool any = false;
+    for (unsigned i = 0; i < RADOS_IDX_SHARDS; i++) {
+        struct stream *s = &sc->st[i];
+        size_t from = s->pos - (i == sc->last_st && s->pos > 0);
+        if (!s->ver_set || s->ver_mixed)
+            continue;
+        for (size_t j = 0; j < from; j++)
+            free(s->e[j].k);
+        memmove(s->e, s->e + from, (s->n - from) * sizeof(*s->e));
+        x->st[i] = *s;
+        x->st[i].n = s->n - from;
+        x->st[i].pos = 0;
+        x->has[i] = any = true;
+        s->e = NULL;
+        s->n = s->pos = 0;
+    }
+    if (!any) {
+        free(x);
+        return;
+    }
+    struct meta_rados *r = meta_rados_of(sc->m);
+    pthread_mutex_lock(&r->stash_mu);
+    unsigned slot = 0;
+    for (unsigned i = 1; i < RADOS_STASH_SLOTS && r->stash[slot]; i++)
+        if (!r->stash[i] || r->stash[i]->at_us < r->stash[slot]->at_us)
+            slot = i;
+    struct rados_stash *old = r->stash[slot];
+    r->stash[slot] = x;
+    pthread_mutex_unlock(&r->stash_mu);
+    stash_free(old);
+}
+
+/* A scan opened where a stashed page ended takes its entries (see above). */
+static void stash_take(struct strata_meta__scan *sc)
+{
+    struct meta_rados *r = meta_rados_of(sc->m);
+    int64_t now = strata_meta__rados_mono_us();
+    struct rados_stash *x = NULL;
+    pthread_mutex_lock(&r->stash_mu);
+    for (unsigned i = 0; i < RADOS_STASH_SLOTS && !x; i++) {
+        struct rados_stash *y = r->stash[i];
+        if (y && y->inc == sc->inc && now - y->at_us < STASH_MAX_AGE_US &&
+            strcmp(y->start, sc->start0) == 0 && strcmp(y->fp, sc->fp) == 0) {
+            x = y;
+            r->stash[i] = NULL; /* one page continues from it */
+        }
+    }
+    pthread_mutex_unlock(&r->stash_mu);
+    if (!x)
+        return;
+    for (unsigned i = 0; i < RADOS_IDX_SHARDS; i++) {
+        if (!x->has[i])
+            continue;
+        struct stream *s = &sc->st[i];
+        bool guard = s->guard;
+        page_free(s);
+        *s = x->st[i];
+        x->st[i].e = NULL;
+        x->st[i].n = 0;
+        s->guard = guard;
+        s->page = FIRST_PAGE;
+        s->verify = true;
+    }
+    atomic_fetch_add(&stash_hits, 1);
+    stash_free(x);
 }
 
 /* DUE: entries of [from_ms, to_ms) of one bucket. */
@@ -416,9 +595,11 @@ int strata_meta__rados_scan_open(struct strata_meta *m, const struct strata_meta
             memcpy(start + n, "~", 2); /* '~' sorts after every hex digit: past the key */
     }
     sc->cached = true;
-    sc->left = spec->want;
+    sc->left = sc->want = spec->want;
     memcpy(sc->start0, start, sizeof(start));
     streams_start(sc, b.incarnation, start);
+    if (sc->kind == STRATA_META__SCAN_CURRENT && after)
+        stash_take(sc);
     *out = sc;
     return 0;
 }
@@ -504,6 +685,13 @@ int strata_meta__rados_scan_next(struct strata_meta__scan *sc, struct strata_met
         if (!bx || (sc->kind == STRATA_META__SCAN_DUE && strcmp(bx->k, sc->stop) >= 0))
             return 0;
         best->pos++;
+        if (sc->want) { /* the last two taken, for stash_put (no printf: per entry) */
+            size_t kl = strnlen(bx->k, sizeof(sc->taken[0]) - 1);
+            char *t = sc->taken[sc->ntaken++ & 1];
+            memcpy(t, bx->k, kl);
+            t[kl] = 0;
+            sc->last_st = (unsigned)(best - sc->st);
+        }
         if (sc->kind == STRATA_META__SCAN_DUE || sc->kind == STRATA_META__SCAN_INTENTS) {
             if (index_ent(sc, bx, e))
                 return 1;
@@ -581,6 +769,7 @@ void strata_meta__rados_scan_close(struct strata_meta__scan *sc)
 {
     if (!sc)
         return;
+    stash_put(sc);
     for (unsigned i = 0; i < RADOS_IDX_SHARDS; i++)
         page_free(&sc->st[i]);
     strata_meta__rados_blist_free(&sc->bl);
