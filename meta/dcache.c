@@ -98,14 +98,15 @@ static void ent_unref_locked(struct meta_dcache *dc, struct dc_ent *e)
         ent_retire(dc, e);
 }
 
-/* Not under mu. */
+/* Not under mu.  dc is read before the retire, which may free e. */
 static void ent_unref(struct dc_ent *e)
 {
     if (!e || atomic_fetch_sub(&e->refs, 1) != 1)
         return;
-    pthread_mutex_lock(&e->dc->mu);
-    ent_retire(e->dc, e);
-    pthread_mutex_unlock(&e->dc->mu);
+    struct meta_dcache *dc = e->dc;
+    pthread_mutex_lock(&dc->mu);
+    ent_retire(dc, e);
+    pthread_mutex_unlock(&dc->mu);
 }
 
 static unsigned hash_of(const struct strata_tier *inner, const uint8_t *id)
