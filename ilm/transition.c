@@ -64,7 +64,8 @@ int strata_ilm__transition_run(const struct strata_ilm_opts *o, struct strata_il
     if (rc == 0 && res.moved) {
         st->transitioned++;
         if (o->event_cb)
-            o->event_cb(o->event_ud, STRATA_ILM_EV_TRANSITION, bucket, key, vid ? vid : "");
+            o->event_cb(o->event_ud, STRATA_ILM_EV_TRANSITION, bucket, key, vid ? vid : "",
+                        res.seq_ns);
         strata_log(&o->log, STRATA_LOG_DEBUG, MOD, "/%s/%s (%s): moved to %s (%s), %llu bytes",
                    bucket, key, vid, t.tier, cls, (unsigned long long)res.bytes);
     }

@@ -206,7 +206,8 @@ static void run_actions(struct walk *w)
                              a->kind == ACT_EXPIRE && res.delete_marker
                                  ? STRATA_ILM_EV_EXPIRE_MARKER
                                  : STRATA_ILM_EV_EXPIRE_DELETE,
-                             w->bucket, a->key, a->kind == ACT_EXPIRE ? res.version_id : a->id);
+                             w->bucket, a->key, a->kind == ACT_EXPIRE ? res.version_id : a->id,
+                             res.seq_ns);
         if (rc == 0) {
             uint64_t *c = a->kind == ACT_EXPIRE       ? &w->st->expired
                           : a->kind == ACT_NONCURRENT ? &w->st->noncurrent_expired

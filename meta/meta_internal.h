@@ -75,6 +75,12 @@
  *                   owner with FULL_CONTROL)
  *   24    str       data tier name (absent: the hot tier, which holds the
  *                   records); a multipart version's parts all live there
+ *   25, 26          the small-object log reference (local/slog.c)
+ *   27    int       change stamp, ns: the order of the last in-place rewrite
+ *                   (tags, ACL, lock, class...) among the key's changes,
+ *                   after the version's mtime and any earlier rewrite
+ *                   (strata_meta__stamp_after; absent: never rewritten).
+ *                   Event sequencers follow it (strata_obj_info.seq_ns).
  * A multipart version has no data id: its parts' data ids, sizes, MD5s and
  * checksums are in its 'T' chunk records (MP_CHUNK_PARTS parts each), which
  * are written in the same batch as the version record and deleted after
@@ -231,6 +237,7 @@ struct meta_rec {
      * CRC32C shard_crc); shard is NULL until strata_meta__slog_load. */
     bool logged;
     uint64_t log_seg, log_off;
+    int64_t changed_ns; /* field 27: the last rewrite's change stamp; 0: none */
 };
 
 /* One part, as in a part record or a part table chunk. */
@@ -416,6 +423,12 @@ void strata_meta__sortkey_new(int64_t mtime_ns, uint8_t sk[SORTKEY_LEN]);
 /* The same with the random half given (a key_txn view's rand). */
 void strata_meta__sortkey_make(int64_t mtime_ns, const uint8_t rnd[8], uint8_t sk[SORTKEY_LEN]);
 int64_t strata_meta__sortkey_mtime(const uint8_t sk[SORTKEY_LEN]);
+/* The change stamp of a change of r's key decided at now_ns (wall clock):
+ * now_ns, or just after r's last change (its mtime or its last rewrite's
+ * stamp, field 27) when the clock is not past it.  Stamps of one key's
+ * changes so grow in the order the index commits them, whichever
+ * gateway's clock decides.  This function can't fail. */
+int64_t strata_meta__stamp_after(const struct meta_rec *r, int64_t now_ns);
 void strata_meta__vid_format(const uint8_t sk[SORTKEY_LEN], char out[STRATA_VERSION_ID_MAX + 1]);
 int strata_meta__vid_parse(const char *vid, uint8_t sk[SORTKEY_LEN]);
 /* Returns a malloc'ed value (caller frees) in out and outlen. */
@@ -714,10 +727,11 @@ typedef int (*meta_edit_fn)(void *ud, const uint8_t *sk, const struct meta_rec *
  * encoding r).  0 or STRATA_ENOMEM. */
 int strata_meta__rec_edit(struct meta_rec *r, const struct meta_edit *e, struct strata_kv **hkv);
 /* Rewrite a version record in place through key_txn (tags, ACL, SSE, a
- * transition's switch). */
+ * transition's switch).  vid_out and seq_ns_out (the rewrite's change
+ * stamp, record field 27) may be NULL. */
 int strata_meta__rec_rewrite(struct strata_meta *m, const char *bucket, const char *key,
                              const char *version_id, meta_edit_fn fn, void *ud,
-                             char vid_out[STRATA_VERSION_ID_MAX + 1]);
+                             char vid_out[STRATA_VERSION_ID_MAX + 1], int64_t *seq_ns_out);
 
 /* What a commit replaced, for dropping its data after the key lock is gone. */
 struct meta_drop {

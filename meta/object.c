@@ -54,6 +54,7 @@ void strata_meta__info_from_rec(struct strata_obj_info *info, const char *bucket
     info->size = r->size;
     memcpy(info->etag, r->etag, sizeof(info->etag));
     info->mtime_ms = r->mtime_ns / 1000000;
+    info->seq_ns = r->changed_ns > r->mtime_ns ? r->changed_ns : r->mtime_ns;
     str_set(info->storage_class, sizeof(info->storage_class),
             r->storage_class[0] ? r->storage_class : "STANDARD");
     str_set(info->tier, sizeof(info->tier), r->tier[0] ? r->tier : STRATA_TIER_HOT);
@@ -1546,12 +1547,12 @@ void strata_meta__drop_of_reclaim(const struct strata_meta *m,
 
 /* The mtime of a new version: now, or just after the latest if the clock
  * stepped back (versions keep their newest-first order). */
+/* A new version's mtime: after the latest's, and after its last rewrite,
+ * so that the key's change stamps (event sequencers) keep the index's
+ * order whichever gateway's clock decides. */
 static int64_t new_mtime(const struct strata_meta__key_view *v)
 {
-    int64_t mt = v->now_ns;
-    if (v->latest.rc == 0 && v->latest.rec->mtime_ns >= mt)
-        mt = v->latest.rec->mtime_ns + 1;
-    return mt;
+    return v->latest.rc == 0 ? strata_meta__stamp_after(v->latest.rec, v->now_ns) : v->now_ns;
 }
 
 /*
@@ -1938,6 +1939,7 @@ static int del_version_decide(struct del_txn *x, const struct strata_meta__key_v
     e->tomb_ns = v->now_ns;
     reclaim_of(s, &e->reclaim);
     x->res.delete_marker = (s->rec->flags & REC_F_DELETE_MARKER) != 0;
+    x->res.seq_ns = strata_meta__stamp_after(s->rec, v->now_ns);
     strata_meta__slot_vid(s, x->res.version_id);
     return 0;
 }
@@ -1952,6 +1954,7 @@ static int del_replica_decide(struct del_txn *x, const struct strata_meta__key_v
     if (s->rc != 0 && s->rc != STRATA_ENOTFOUND)
         return s->rc;
     x->res.delete_marker = true;
+    x->res.seq_ns = strata_meta__sortkey_mtime(x->marker_sk);
     strata_meta__vid_format(x->marker_sk, x->res.version_id);
     if (s->rc == 0)
         return s->rec->flags & REC_F_DELETE_MARKER ? 0 : STRATA_EEXISTS;
@@ -2002,6 +2005,7 @@ static int del_marker_decide(struct del_txn *x, const struct strata_meta__key_vi
     e->tomb_ns = mt;
     strata_meta__sortkey_make(mt, v->rand, e->sk);
     x->res.delete_marker = true;
+    x->res.seq_ns = mt;
     if (suspended)
         snprintf(x->res.version_id, sizeof(x->res.version_id), "null");
     else
@@ -2124,6 +2128,7 @@ int strata_meta__rewrite_begin(const struct strata_meta__key_view *v, const char
     if (cur->flags & REC_F_DELETE_MARKER)
         return !version_id || !*version_id ? STRATA_ENOTFOUND : STRATA_EMETHOD;
     e->op = STRATA_META__KEY_REWRITE;
+    e->rw.changed_ns = strata_meta__stamp_after(cur, v->now_ns);
     e->rw.tags = cur->tags;
     e->rw.tags_len = cur->tags_len;
     e->rw.lock = cur->lock;
@@ -2143,6 +2148,7 @@ struct rewrite_txn {
     void *ud;
     bool markers; /* a delete marker named by its id is rewritten too */
     char vid[STRATA_VERSION_ID_MAX + 1];
+    int64_t seq_ns; /* the change stamp of the rewrite decided last */
 };
 
 static int rewrite_decide(void *ud, const struct strata_meta__key_view *v,
@@ -2154,6 +2160,7 @@ static int rewrite_decide(void *ud, const struct strata_meta__key_view *v,
     if (x->markers && s->rc == 0 && (s->rec->flags & REC_F_DELETE_MARKER) && x->version_id &&
         *x->version_id) {
         e->op = STRATA_META__KEY_REWRITE; /* a marker has no tags, lock, key or ACL */
+        e->rw.changed_ns = strata_meta__stamp_after(s->rec, v->now_ns);
         strata_meta__slot_vid(s, x->vid);
         rc = 0;
     } else {
@@ -2161,6 +2168,7 @@ static int rewrite_decide(void *ud, const struct strata_meta__key_view *v,
     }
     if (rc)
         return rc;
+    x->seq_ns = e->rw.changed_ns;
     return x->fn(x->ud, v->version.sk, v->version.rec, &e->rw);
 }
 
@@ -2170,6 +2178,7 @@ static int rewrite_decide(void *ud, const struct strata_meta__key_view *v,
  */
 int strata_meta__rec_edit(struct meta_rec *r, const struct meta_edit *e, struct strata_kv **hkv)
 {
+    r->changed_ns = e->changed_ns;
     r->tags = e->tags_len ? e->tags : NULL;
     r->tags_len = e->tags_len;
     r->lock = e->lock;
@@ -2209,12 +2218,12 @@ int strata_meta__rec_edit(struct meta_rec *r, const struct meta_edit *e, struct 
 
 static int rec_rewrite(struct strata_meta *m, const char *bucket, const char *key,
                        const char *version_id, meta_edit_fn fn, void *ud, bool markers,
-                       char vid_out[STRATA_VERSION_ID_MAX + 1])
+                       char vid_out[STRATA_VERSION_ID_MAX + 1], int64_t *seq_ns_out)
 {
     int rc = key_args(bucket, key, NULL, 0);
     if (rc)
         return rc;
-    struct rewrite_txn x = {version_id, fn, ud, markers, ""};
+    struct rewrite_txn x = {version_id, fn, ud, markers, "", 0};
     struct strata_meta__key_txn t = {
         .bucket = bucket,
         .key = key,
@@ -2227,14 +2236,16 @@ static int rec_rewrite(struct strata_meta *m, const char *bucket, const char *ke
     rc = m->store->key_txn(m, &t);
     if (rc == 0 && vid_out)
         memcpy(vid_out, x.vid, sizeof(x.vid));
+    if (rc == 0 && seq_ns_out)
+        *seq_ns_out = x.seq_ns;
     return rc;
 }
 
 int strata_meta__rec_rewrite(struct strata_meta *m, const char *bucket, const char *key,
                              const char *version_id, meta_edit_fn fn, void *ud,
-                             char vid_out[STRATA_VERSION_ID_MAX + 1])
+                             char vid_out[STRATA_VERSION_ID_MAX + 1], int64_t *seq_ns_out)
 {
-    return rec_rewrite(m, bucket, key, version_id, fn, ud, false, vid_out);
+    return rec_rewrite(m, bucket, key, version_id, fn, ud, false, vid_out, seq_ns_out);
 }
 
 /* A rewrite that sets one thing whatever the record holds: the tag set,
@@ -2273,19 +2284,28 @@ static int set_edit_cb(void *ud, const uint8_t *sk, const struct meta_rec *cur, 
 /* Set a document of at most max bytes (len 0: none) on the version. */
 static int doc_put(struct strata_meta *m, const char *bucket, const char *key,
                    const char *version_id, enum set_what what, const void *p, size_t len,
-                   size_t max, char vid_out[STRATA_VERSION_ID_MAX + 1])
+                   size_t max, char vid_out[STRATA_VERSION_ID_MAX + 1], int64_t *seq_ns_out)
 {
     if (len > max)
         return STRATA_ETOOBIG;
     struct set_edit x = {what, len ? p : NULL, len, NULL};
-    return strata_meta__rec_rewrite(m, bucket, key, version_id, set_edit_cb, &x, vid_out);
+    return strata_meta__rec_rewrite(m, bucket, key, version_id, set_edit_cb, &x, vid_out,
+                                    seq_ns_out);
+}
+
+int strata_obj_tags_set(struct strata_meta *m, const char *bucket, const char *key,
+                        const char *version_id, const void *tags, size_t len,
+                        char vid_out[STRATA_VERSION_ID_MAX + 1], int64_t *seq_ns_out)
+{
+    return doc_put(m, bucket, key, version_id, SET_TAGS, tags, len, STRATA_TAGS_MAX, vid_out,
+                   seq_ns_out);
 }
 
 int strata_obj_tags_put(struct strata_meta *m, const char *bucket, const char *key,
                         const char *version_id, const void *tags, size_t len,
                         char vid_out[STRATA_VERSION_ID_MAX + 1])
 {
-    return doc_put(m, bucket, key, version_id, SET_TAGS, tags, len, STRATA_TAGS_MAX, vid_out);
+    return strata_obj_tags_set(m, bucket, key, version_id, tags, len, vid_out, NULL);
 }
 
 struct sse_edit {
@@ -2313,14 +2333,14 @@ int strata_obj_sse_rewrap(struct strata_meta *m, const char *bucket, const char 
         len > STRATA_SSE_DESC_MAX)
         return STRATA_EINVAL;
     struct sse_edit s = {old, desc, old_len, len};
-    return strata_meta__rec_rewrite(m, bucket, key, version_id, sse_edit_cb, &s, NULL);
+    return strata_meta__rec_rewrite(m, bucket, key, version_id, sse_edit_cb, &s, NULL, NULL);
 }
 
 int strata_obj_acl_put(struct strata_meta *m, const char *bucket, const char *key,
                        const char *version_id, const void *acl, size_t len,
                        char vid_out[STRATA_VERSION_ID_MAX + 1])
 {
-    return doc_put(m, bucket, key, version_id, SET_ACL, acl, len, STRATA_ACL_MAX, vid_out);
+    return doc_put(m, bucket, key, version_id, SET_ACL, acl, len, STRATA_ACL_MAX, vid_out, NULL);
 }
 
 int strata_obj_hdr_set(struct strata_meta *m, const char *bucket, const char *key,
@@ -2329,7 +2349,7 @@ int strata_obj_hdr_set(struct strata_meta *m, const char *bucket, const char *ke
     if (!name || !*name)
         return STRATA_EINVAL;
     struct set_edit x = {SET_HDR, value, 0, name};
-    return rec_rewrite(m, bucket, key, version_id, set_edit_cb, &x, true, NULL);
+    return rec_rewrite(m, bucket, key, version_id, set_edit_cb, &x, true, NULL, NULL);
 }
 
 int strata_obj_tags_delete(struct strata_meta *m, const char *bucket, const char *key,

@@ -92,6 +92,12 @@ int64_t strata_meta__sortkey_mtime(const uint8_t sk[SORTKEY_LEN])
     return (int64_t)(UINT64_MAX - inv);
 }
 
+int64_t strata_meta__stamp_after(const struct meta_rec *r, int64_t now_ns)
+{
+    int64_t last = r->changed_ns > r->mtime_ns ? r->changed_ns : r->mtime_ns;
+    return now_ns > last ? now_ns : last + 1;
+}
+
 void strata_meta__vid_format(const uint8_t sk[SORTKEY_LEN], char out[STRATA_VERSION_ID_MAX + 1])
 {
     strata_hex_encode(sk, SORTKEY_LEN, out);
@@ -281,7 +287,8 @@ int strata_meta__rec_encode(const struct meta_rec *r, char **out, size_t *outlen
     size_t nf = 8 + (r->has_data_id ? 1 : 0) + (inl ? (r->logged ? 4 : 3) : 0) + (r->cksum_algo ? 2 : 0) +
                 (mp ? 2 : 0) + (r->cksum_type ? 1 : 0) + (r->tags_len ? 1 : 0) +
                 (r->lock.mode ? 2 : 0) + (r->lock.legal_hold_set ? 1 : 0) +
-                (r->sse_len ? 2 : 0) + (r->acl_len ? 1 : 0) + (r->tier[0] ? 1 : 0);
+                (r->sse_len ? 2 : 0) + (r->acl_len ? 1 : 0) + (r->tier[0] ? 1 : 0) +
+                (r->changed_ns ? 1 : 0);
     map_begin(&pk, nf);
     pf_uint(&pk, 1, r->flags);
     pf_uint(&pk, 2, r->size);
@@ -339,6 +346,8 @@ int strata_meta__rec_encode(const struct meta_rec *r, char **out, size_t *outlen
         pf_uint(&pk, 25, r->log_seg);
         pf_uint(&pk, 26, r->log_off);
     }
+    if (r->changed_ns)
+        pf_int(&pk, 27, r->changed_ns);
     return sb_release(&sb, out, outlen);
 }
 
@@ -766,6 +775,7 @@ static const struct fd rec_fields[] = {
     [24] = FD_S(R, tier, 1),
     [25] = FD_U64(R, log_seg),
     [26] = FD_U64(R, log_off),
+    [27] = FD_I64(R, changed_ns),
 };
 #undef R
 
@@ -874,6 +884,9 @@ bool strata_meta__rec_same(const struct meta_rec *a, const struct meta_rec *b)
         return false;
     /* PutObjectAcl rewrites in place too. */
     if (a->acl_len != b->acl_len || (a->acl_len && memcmp(a->acl, b->acl, a->acl_len) != 0))
+        return false;
+    /* Every rewrite stamps the record: a drive that missed one is outvoted. */
+    if (a->changed_ns != b->changed_ns)
         return false;
     /* A transition of inline data rewrites class and tier in place. */
     return strcmp(a->storage_class, b->storage_class) == 0 && strcmp(a->tier, b->tier) == 0;

@@ -182,6 +182,8 @@ struct meta_edit {
     const char *hdr_name; /* a stored header to set to hdr_value (NULL: remove it); the
                            * record's other headers are kept (NULL name: none) */
     const char *hdr_value;
+    int64_t changed_ns; /* the rewrite's change stamp (record field 27); set by
+                         * strata_meta__rewrite_begin */
 };
 
 /* Data a committed edit stopped referring to: dropped once, by the caller,

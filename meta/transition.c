@@ -730,7 +730,8 @@ static int move_data(struct tr *x, struct strata_transition_result *res)
     for (int tries = 0; rc == 0; tries++) {
         rc = lock_catch_up(x);
         if (rc == 0)
-            rc = strata_meta__rec_rewrite(m, t->bucket, t->key, vid, switch_cb, x, NULL);
+            rc = strata_meta__rec_rewrite(m, t->bucket, t->key, vid, switch_cb, x, NULL,
+                                          &res->seq_ns);
         if (rc != STRATA_EBUSY || tries == 7)
             break;
         rc = 0;
@@ -806,7 +807,8 @@ int strata_obj_transition(struct strata_meta *m, const struct strata_transition 
     } else if ((x.rec.flags & REC_F_INLINE) || x.src == x.dst) {
         char vid[STRATA_VERSION_ID_MAX + 1];
         strata_meta__vid_format(x.sk, vid);
-        rc = strata_meta__rec_rewrite(m, t->bucket, t->key, vid, inline_cb, &x, NULL);
+        rc = strata_meta__rec_rewrite(m, t->bucket, t->key, vid, inline_cb, &x, NULL,
+                                      &res->seq_ns);
         res->moved = rc == 0;
         if (rc == 0)
             step(m, STRATA_TR_STEP_SWITCHED);

@@ -66,11 +66,22 @@ int strata_notify_target_find(const struct strata_notify *n, const char *arn);
  * After a change of r's bucket has committed and before its answer is
  * sent: queues event ("ObjectCreated:Put", ...; AWS's eventName without
  * "s3:") for key to every target a matching QueueConfiguration of the
- * bucket names.  version_id NULL or "" for none.  Never fails the request:
- * what cannot be queued is counted as dropped.
+ * bucket names.  version_id NULL or "" for none.  seq_ns is the change's
+ * stamp as the commit decided it (strata_obj_info.seq_ns,
+ * strata_del_result.seq_ns; 0: none, this gateway's clock): the event's
+ * sequencer is its 16 hex digits, so one key's events sort as the index
+ * ordered its changes, whichever gateway made them (README.md,
+ * "Sequencers").  Never fails the request: what cannot be queued is
+ * counted as dropped.
  */
 void strata_notify_emit(struct strata_req *r, const char *event, const char *key, uint64_t size,
-                        const char *etag, const char *version_id);
+                        const char *etag, const char *version_id, int64_t seq_ns);
+
+/* The stamp of a change whose commit keeps none (a restore: the restored
+ * copy's record is not the version's): this gateway's wall clock in ns,
+ * or after_ns + 1 (the version's own stamp) when the clock is not past
+ * it.  This function can't fail. */
+int64_t strata_notify_stamp_clock(int64_t after_ns);
 
 /* Whether r's bucket has a notification configuration and the daemon
  * targets (key_order.h: its writes then queue their events in commit
@@ -81,7 +92,7 @@ bool strata_notify_configured(struct strata_req *r);
  * LifecycleExpiration:Delete / :DeleteMarkerCreated and LifecycleTransition
  * events like strata_notify_emit. */
 void strata_notify_ilm_event_cb(void *ud, enum strata_ilm_event ev, const char *bucket,
-                                const char *key, const char *version_id);
+                                const char *key, const char *version_id, int64_t seq_ns);
 
 struct strata_srv;
 /* An event of the service itself (ObjectRestore:Completed, :Delete) on a
@@ -89,12 +100,12 @@ struct strata_srv;
  * them.  Any thread. */
 void strata_notify_emit_srv(struct strata_srv *srv, const char *event, const char *bucket,
                             const char *key, uint64_t size, const char *etag,
-                            const char *version_id);
+                            const char *version_id, int64_t seq_ns);
 /* ObjectRestore:Completed, the same, with AWS's glacierEventData: the
  * copy's expiry (Unix ms) and the class it was restored from. */
 void strata_notify_emit_restored(struct strata_srv *srv, const char *bucket, const char *key,
                                  uint64_t size, const char *etag, const char *version_id,
-                                 int64_t expiry_ms, const char *storage_class);
+                                 int64_t seq_ns, int64_t expiry_ms, const char *storage_class);
 
 /* The per-target counters, Prometheus text appended to b (metrics.c). */
 void strata_notify_metrics_render(struct strata_sbuf *b);

@@ -41,8 +41,9 @@ extern const struct strata_notify_kind strata_notify_amqp;
 extern const struct strata_notify_kind strata_notify_mqtt;
 extern const struct strata_notify_kind strata_notify_postgres;
 
-/* Event sequencers: one counter for the daemon, seeded from the wall clock
- * at start so that it keeps growing across restarts. */
+/* An event's sequencer: the 16 hex digits of its change's stamp, then 2 of
+ * this daemon's event count (strata_notify__seq), the tie-breaker. */
+#define STRATA_NOTIFY_SEQUENCER_LEN 18
 extern _Atomic unsigned long long strata_notify__seq;
 
 #endif /* STRATA_SERVER_NOTIFY_NOTIFY_INTERNAL_H */

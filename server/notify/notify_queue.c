@@ -18,7 +18,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 static const struct strata_notify_kind *const kinds[] = {
     &strata_notify_webhook, &strata_notify_redis, &strata_notify_nats,
@@ -205,10 +204,6 @@ int strata_notify_create(const char *const *specs, size_t nspecs, const char *co
         return -1;
     }
     n->queue_max = queue_max ? queue_max : STRATA_NOTIFY_QUEUE_MAX_DEFAULT;
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    atomic_store(&strata_notify__seq,
-                 (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec);
     for (size_t i = 0; i < nspecs; i++)
         if (target_open(n, specs[i], token_specs, ntokens, dirs, ndirs, cluster, err, err_len) != 0) {
             strata_notify_destroy(n);

@@ -9,7 +9,9 @@
  * keeps no version ids makes it its latest; an event's sequencer would go
  * backwards).  Per daemon only: across gateways on one RADOS cluster
  * replication delivers in index order instead (server/repl/README.md,
- * "Two gateways on one RADOS cluster"); events keep per-gateway order.
+ * "Two gateways on one RADOS cluster"), and events are delivered in
+ * per-gateway order but carry sequencers in index order (the commit's
+ * change stamp: server/notify/README.md, "Sequencers").
  *
  * Threads: any request thread.
  */

@@ -419,9 +419,31 @@ struct restored {
     const char *storage_class;
 };
 
+int64_t strata_notify_stamp_clock(int64_t after_ns)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    int64_t now = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+    return now > after_ns ? now : after_ns + 1;
+}
+
+/* AWS's sequencer: fixed-width upper-case hex that grows with the order of
+ * one key's changes.  The change's stamp (16 digits) orders it; two digits
+ * of this daemon's event count after it keep two events of one stamp
+ * apart (a removal's stamp is not kept in the index, so another gateway
+ * may, rarely, give the key's next change the same one). */
+static void sequencer_format(int64_t seq_ns, char out[STRATA_NOTIFY_SEQUENCER_LEN + 1])
+{
+    if (seq_ns <= 0)
+        seq_ns = strata_notify_stamp_clock(0);
+    unsigned tie = (unsigned)(atomic_fetch_add(&strata_notify__seq, 1) & 0xff);
+    snprintf(out, STRATA_NOTIFY_SEQUENCER_LEN + 1, "%016llX%02X", (unsigned long long)seq_ns, tie);
+}
+
 static void emit(struct strata_srv *srv, const struct strata_bucket_info *bi,
                  const struct origin *og, const char *event, const char *key, uint64_t size,
-                 const char *etag, const char *version_id, const struct restored *rs)
+                 const char *etag, const char *version_id, int64_t seq_ns,
+                 const struct restored *rs)
 {
     struct strata_notify *n = srv->notify;
     unsigned bit = 0;
@@ -432,7 +454,7 @@ static void emit(struct strata_srv *srv, const struct strata_bucket_info *bi,
     if (!bit || strata_doc_cache_get(&cache, srv->meta, bi, &ref) != 0 || !ref)
         return;
     const struct strata_notify_conf *c = strata_doc_ref_get(ref);
-    char *ekey = NULL, when[40] = "", seq[24] = "";
+    char *ekey = NULL, when[40] = "", seq[STRATA_NOTIFY_SEQUENCER_LEN + 1] = "";
     for (size_t i = 0; i < c->n; i++) {
         const struct strata_notify_rule *rl = &c->r[i];
         int t = strata_notify_target_find(n, rl->arn);
@@ -445,7 +467,7 @@ static void emit(struct strata_srv *srv, const struct strata_bucket_info *bi,
             clock_gettime(CLOCK_REALTIME, &ts);
             strata_iso8601_format((int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000, when,
                                   sizeof(when));
-            snprintf(seq, sizeof(seq), "%016llX", atomic_fetch_add(&strata_notify__seq, 1));
+            sequencer_format(seq_ns, seq);
         }
         json_t *obj = json_pack("{s:s, s:s}", "key", ekey, "sequencer", seq);
         if (obj && etag) {
@@ -496,7 +518,7 @@ bool strata_notify_configured(struct strata_req *r)
 }
 
 void strata_notify_emit(struct strata_req *r, const char *event, const char *key, uint64_t size,
-                        const char *etag, const char *version_id)
+                        const char *etag, const char *version_id, int64_t seq_ns)
 {
     if (!r->srv->notify)
         return; /* no targets: no configuration can name one */
@@ -504,39 +526,39 @@ void strata_notify_emit(struct strata_req *r, const char *event, const char *key
     strata_req_client_ip(r, ip, sizeof(ip));
     const char *user = strata_req_user(r);
     struct origin og = {.reqid = r->id, .user = user[0] ? user : "anonymous", .ip = ip};
-    emit(r->srv, &r->binfo, &og, event, key, size, etag, version_id, NULL);
+    emit(r->srv, &r->binfo, &og, event, key, size, etag, version_id, seq_ns, NULL);
 }
 
 /* An event of the service itself; rs for ObjectRestore:Completed. */
 static void emit_srv(struct strata_srv *srv, const char *event, const char *bucket,
                      const char *key, uint64_t size, const char *etag, const char *version_id,
-                     const struct restored *rs)
+                     int64_t seq_ns, const struct restored *rs)
 {
     struct strata_bucket_info bi;
     if (!srv->notify || strata_bcache_get(srv->meta, bucket, &bi) != 0)
         return;
     struct origin og = {.reqid = "", .user = "s3.amazonaws.com", .ip = ""};
     emit(srv, &bi, &og, event, key, size, etag,
-         bi.versioning != STRATA_VERSIONING_OFF ? version_id : NULL, rs);
+         bi.versioning != STRATA_VERSIONING_OFF ? version_id : NULL, seq_ns, rs);
 }
 
 void strata_notify_emit_srv(struct strata_srv *srv, const char *event, const char *bucket,
                             const char *key, uint64_t size, const char *etag,
-                            const char *version_id)
+                            const char *version_id, int64_t seq_ns)
 {
-    emit_srv(srv, event, bucket, key, size, etag, version_id, NULL);
+    emit_srv(srv, event, bucket, key, size, etag, version_id, seq_ns, NULL);
 }
 
 void strata_notify_emit_restored(struct strata_srv *srv, const char *bucket, const char *key,
                                  uint64_t size, const char *etag, const char *version_id,
-                                 int64_t expiry_ms, const char *storage_class)
+                                 int64_t seq_ns, int64_t expiry_ms, const char *storage_class)
 {
     struct restored rs = {expiry_ms, storage_class};
-    emit_srv(srv, "ObjectRestore:Completed", bucket, key, size, etag, version_id, &rs);
+    emit_srv(srv, "ObjectRestore:Completed", bucket, key, size, etag, version_id, seq_ns, &rs);
 }
 
 void strata_notify_ilm_event_cb(void *ud, enum strata_ilm_event ev, const char *bucket,
-                                const char *key, const char *version_id)
+                                const char *key, const char *version_id, int64_t seq_ns)
 {
     struct strata_srv *srv = ud;
     struct strata_bucket_info bi;
@@ -548,5 +570,5 @@ void strata_notify_ilm_event_cb(void *ud, enum strata_ilm_event ev, const char *
                         : ev == STRATA_ILM_EV_EXPIRE_MARKER ? "LifecycleExpiration:DeleteMarkerCreated"
                                                             : "LifecycleExpiration:Delete";
     emit(srv, &bi, &og, event, key, 0, NULL,
-         bi.versioning != STRATA_VERSIONING_OFF ? version_id : NULL, NULL);
+         bi.versioning != STRATA_VERSIONING_OFF ? version_id : NULL, seq_ns, NULL);
 }

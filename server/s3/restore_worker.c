@@ -75,11 +75,13 @@ static void event(struct strata_restorer *w, const char *name, const char *bucke
         size = info.size;
         etag = info.etag;
     }
+    /* The restored copy's record is not the version's: no stamp of its own. */
+    int64_t seq_ns = strata_notify_stamp_clock(info.seq_ns);
     if (st)
-        strata_notify_emit_restored(w->srv, bucket, key, size, etag, vid, st->expiry_ms,
+        strata_notify_emit_restored(w->srv, bucket, key, size, etag, vid, seq_ns, st->expiry_ms,
                                     info.storage_class[0] ? info.storage_class : "STANDARD");
     else
-        strata_notify_emit_srv(w->srv, name, bucket, key, size, etag, vid);
+        strata_notify_emit_srv(w->srv, name, bucket, key, size, etag, vid, seq_ns);
     strata_obj_info_fini(&info);
 }
 

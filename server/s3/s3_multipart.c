@@ -243,7 +243,8 @@ void strata_h_mpu_complete(struct strata_req *r)
     if (rc == 0) {
         strata_notify_emit(r, "ObjectCreated:CompleteMultipartUpload", r->key, info.size,
                            info.etag,
-                           r->binfo.versioning != STRATA_VERSIONING_OFF ? info.version_id : NULL);
+                           r->binfo.versioning != STRATA_VERSIONING_OFF ? info.version_id : NULL,
+                           info.seq_ns);
         strata_repl_emit_put(r, &info);
     }
     strata_key_order_release(order);

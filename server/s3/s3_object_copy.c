@@ -142,7 +142,8 @@ static void answer(struct strata_req *r, const struct strata_obj_info *dst,
                    void *order)
 {
     strata_notify_emit(r, "ObjectCreated:Copy", r->key, dst->size, dst->etag,
-                       r->binfo.versioning != STRATA_VERSIONING_OFF ? dst->version_id : NULL);
+                       r->binfo.versioning != STRATA_VERSIONING_OFF ? dst->version_id : NULL,
+                       dst->seq_ns);
     strata_repl_emit_put(r, dst);
     strata_key_order_release(order);
     char when[32];

@@ -24,7 +24,8 @@ static void deleted_emit(struct strata_req *r, const char *key, const char *vid,
     bool marker = !vid && res->delete_marker;
     strata_notify_emit(r, marker ? "ObjectRemoved:DeleteMarkerCreated" : "ObjectRemoved:Delete",
                        key, 0, NULL,
-                       r->binfo.versioning != STRATA_VERSIONING_OFF ? res->version_id : NULL);
+                       r->binfo.versioning != STRATA_VERSIONING_OFF ? res->version_id : NULL,
+                       res->seq_ns);
     if (marker) /* deletes of a version are not replicated (as AWS) */
         strata_repl_emit_delete_marker(r, key, res->version_id);
 }

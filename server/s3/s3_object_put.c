@@ -394,7 +394,8 @@ void strata_h_put_run(struct strata_req *r)
         strata_lifecycle_expiration_hdr(r, &info, resp);
     if (r->route->sub == NULL) { /* PutObject, not UploadPart */
         strata_notify_emit(r, "ObjectCreated:Put", info.key, info.size, info.etag,
-                           r->binfo.versioning != STRATA_VERSIONING_OFF ? info.version_id : NULL);
+                           r->binfo.versioning != STRATA_VERSIONING_OFF ? info.version_id : NULL,
+                           info.seq_ns);
         strata_repl_emit_put(r, &info);
     }
     strata_key_order_release(order);

@@ -484,7 +484,8 @@ void strata_h_post_run(struct strata_req *r)
         return;
     }
     strata_notify_emit(r, "ObjectCreated:Post", r->key, info.size, info.etag,
-                       r->binfo.versioning != STRATA_VERSIONING_OFF ? info.version_id : NULL);
+                       r->binfo.versioning != STRATA_VERSIONING_OFF ? info.version_id : NULL,
+                       info.seq_ns);
     strata_repl_emit_put(r, &info);
     strata_key_order_release(order);
     respond(r, &info);

@@ -63,6 +63,7 @@ void strata_h_restore(struct strata_req *r)
     char version_id[STRATA_VERSION_ID_MAX + 1];
     snprintf(version_id, sizeof(version_id), "%s", info.version_id);
     uint64_t size = info.size;
+    int64_t seq_after = info.seq_ns;
     char etag[STRATA_ETAG_MAX + 1];
     snprintf(etag, sizeof(etag), "%s", info.etag);
     strata_obj_info_fini(&info);
@@ -100,6 +101,7 @@ void strata_h_restore(struct strata_req *r)
         strata_srv_log(STRATA_LOG_WARN, "restore of %s/%s: queue full, made at the next start",
                        r->bucket, r->key);
     strata_notify_emit(r, "ObjectRestore:Post", r->key, size, etag,
-                       r->binfo.versioning != STRATA_VERSIONING_OFF ? version_id : NULL);
+                       r->binfo.versioning != STRATA_VERSIONING_OFF ? version_id : NULL,
+                       strata_notify_stamp_clock(seq_after));
     strata_req_send_empty(r, 202);
 }

@@ -92,11 +92,11 @@ static void obj_error(struct strata_req *r, int rc, const char *vid)
  * the error of rc, or the event and replication of an object's change and
  * status; order (key_order.h, held over the change) released once queued. */
 static void tags_answer(struct strata_req *r, int rc, const char *vid, const char *vid_out,
-                        const char *event, int status, void *order)
+                        int64_t seq_ns, const char *event, int status, void *order)
 {
     if (rc == 0 && r->key) {
         strata_notify_emit(r, event, r->key, 0, NULL,
-                           r->binfo.versioning != STRATA_VERSIONING_OFF ? vid_out : NULL);
+                           r->binfo.versioning != STRATA_VERSIONING_OFF ? vid_out : NULL, seq_ns);
         strata_repl_emit_change(r, r->key, vid_out, STRATA_REPL_TAGS);
     }
     strata_key_order_release(order);
@@ -140,18 +140,18 @@ static void tags_store(struct strata_req *r, const char *data, size_t len, const
 {
     int rc;
     char vid_out[STRATA_VERSION_ID_MAX + 1] = "";
+    int64_t seq_ns = 0;
     const char *vid = strata_req_query(r, "versionId");
     void *order = r->key ? strata_key_order_hold(r, r->key) : NULL;
     if (!r->key)
         rc = strata_meta_bucket_config_put(r->srv->meta, r->bucket, "tagging", data ? data : "",
                                            data ? len : 0);
-    else if (data)
-        rc = strata_obj_tags_put(r->srv->meta, r->bucket, r->key, vid, data, len, vid_out);
-    else
-        rc = strata_obj_tags_delete(r->srv->meta, r->bucket, r->key, vid, vid_out);
+    else /* data NULL, len 0: the tag set removed */
+        rc = strata_obj_tags_set(r->srv->meta, r->bucket, r->key, vid, data, data ? len : 0,
+                                 vid_out, &seq_ns);
     if (rc == STRATA_ENOTFOUND && !r->key && !data)
         rc = 0; /* AWS answers 204 whether or not the bucket had tags */
-    tags_answer(r, rc, vid, vid_out, event, status, order);
+    tags_answer(r, rc, vid, vid_out, seq_ns, event, status, order);
 }
 
 void strata_h_tagging_put(struct strata_req *r)

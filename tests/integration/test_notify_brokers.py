@@ -59,7 +59,7 @@ def check_record(r, bucket, name, key, size=None, etag=None):
     assert r["requestParameters"]["sourceIPAddress"] == "127.0.0.1", r
     assert r["responseElements"]["x-amz-request-id"], r
     o = r["s3"]["object"]
-    assert o["key"] == key and re.match(r"^[0-9A-F]{16}$", o["sequencer"]), o
+    assert o["key"] == key and re.match(r"^[0-9A-F]{18}$", o["sequencer"]), o
     if size is None:
         assert "size" not in o and "eTag" not in o, o
     else:

@@ -64,7 +64,7 @@ def put_and_delete_events(s):
         assert r["eventVersion"] == "2.1" and r["eventSource"] == "aws:s3", r
         assert r["s3"]["bucket"]["arn"] == f"arn:aws:s3:::{b}", r
         assert r["s3"]["object"]["key"] == "a/one.bin", r
-        assert re.match(r"^[0-9A-F]{16}$", r["s3"]["object"]["sequencer"]), r
+        assert re.match(r"^[0-9A-F]{18}$", r["s3"]["object"]["sequencer"]), r
     o = recs[0][2]["s3"]["object"]
     assert (o["size"], o["eTag"], o["versionId"]) == (1234, etag, vid), o
     assert recs[1][2]["s3"]["object"]["versionId"] == dm, recs[1]

@@ -249,12 +249,13 @@ enum strata_ilm_event {
 };
 /*
  * After a lifecycle action committed: the bucket, key and version id
- * concerned (the marker's for EXPIRE_MARKER; "" when none).  Called from the
+ * concerned (the marker's for EXPIRE_MARKER; "" when none) and the
+ * change's stamp (strata_obj_info.seq_ns; 0: none known).  Called from the
  * scanner, due-drain and mover threads, synchronously: it must not block
  * for long (the daemon queues notification events).
  */
 typedef void (*strata_ilm_event_cb)(void *ud, enum strata_ilm_event ev, const char *bucket,
-                                    const char *key, const char *version_id);
+                                    const char *key, const char *version_id, int64_t seq_ns);
 
 struct strata_ilm_opts {
     struct strata_meta *meta;

@@ -215,6 +215,13 @@ struct strata_obj_info {
     uint64_t size;
     char etag[STRATA_ETAG_MAX + 1];
     int64_t mtime_ms;
+    /* The change stamp of this version's last change, ns: its mtime, or
+     * the stamp of its last in-place rewrite (tags, ACL, lock, class).
+     * The changes of one key get growing stamps in the order the index
+     * commits them, from every gateway on one store (each is the
+     * deciding gateway's clock or just after the key's last stamp): what
+     * event sequencers follow. */
+    int64_t seq_ns;
     char storage_class[32]; /* "STANDARD" unless a tier says otherwise */
     char tier[STRATA_TIER_NAME_MAX + 1]; /* the tier holding the data ("hot") */
     bool inline_data;       /* the bytes live in the records (hot tier) */
@@ -440,6 +447,10 @@ int strata_obj_get_part_read_sealed(struct strata_get *g, unsigned idx, uint64_t
 struct strata_del_result {
     bool delete_marker;                           /* a marker was created or removed */
     char version_id[STRATA_VERSION_ID_MAX + 1];   /* of the marker / removed version */
+    int64_t seq_ns; /* the change stamp (strata_obj_info.seq_ns): a new marker's mtime,
+                     * or, for a removal, just after the removed version's last stamp
+                     * (not kept: the next change of the key need not follow it when
+                     * the gateways' clocks differ); 0 when nothing was there */
 };
 /*
  * Without version_id: on an unversioned bucket removes the object (absent
@@ -539,6 +550,11 @@ int strata_obj_list(struct strata_meta *m, const struct strata_list_opts *opts,
 int strata_obj_tags_put(struct strata_meta *m, const char *bucket, const char *key,
                         const char *version_id, const void *tags, size_t len,
                         char vid_out[STRATA_VERSION_ID_MAX + 1]);
+/* tags_put that also gives the rewrite's change stamp (strata_obj_info.seq_ns)
+ * in *seq_ns_out (may be NULL). */
+int strata_obj_tags_set(struct strata_meta *m, const char *bucket, const char *key,
+                        const char *version_id, const void *tags, size_t len,
+                        char vid_out[STRATA_VERSION_ID_MAX + 1], int64_t *seq_ns_out);
 int strata_obj_tags_get(struct strata_meta *m, const char *bucket, const char *key,
                         const char *version_id, void **tags, size_t *len,
                         char vid_out[STRATA_VERSION_ID_MAX + 1]);
@@ -949,6 +965,7 @@ struct strata_transition {
 struct strata_transition_result {
     uint64_t bytes;  /* bytes copied */
     bool moved;      /* the record now names the target tier */
+    int64_t seq_ns;  /* with moved: the switch's change stamp (strata_obj_info.seq_ns) */
 };
 int strata_obj_transition(struct strata_meta *m, const struct strata_transition *t,
                           struct strata_transition_result *res);

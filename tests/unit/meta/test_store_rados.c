@@ -1011,7 +1011,7 @@ static void test_key_rewrite_remove(void **state)
     strata_meta__vid_format(sk2, vid2);
     /* Tags on the older version: its other fields stay. */
     struct tag_ud tu = {"k=v&a=b"};
-    assert_int_equal(strata_meta__rec_rewrite(g2, b, "obj", vid1, tags_cb, &tu, got), 0);
+    assert_int_equal(strata_meta__rec_rewrite(g2, b, "obj", vid1, tags_cb, &tu, got, NULL), 0);
     assert_string_equal(got, vid1);
     struct seen s = {.rc = -1};
     struct strata_meta__key_txn rt = {.bucket = b, .key = "obj", .want = STRATA_META__KEY_VERSION,
@@ -1030,7 +1030,7 @@ static void test_key_rewrite_remove(void **state)
     key_oid(oid, inc, "obj");
     static char before[1 << 16], after[1 << 16];
     size_t bl = omap_dump(g1, oid, before, sizeof(before));
-    assert_int_equal(strata_meta__rec_rewrite(g1, b, "obj", vid2, refuse_cb, NULL, NULL),
+    assert_int_equal(strata_meta__rec_rewrite(g1, b, "obj", vid2, refuse_cb, NULL, NULL, NULL),
                      STRATA_ELOCKED);
     /* And so does a PUT refused by If-None-Match. */
     assert_int_equal(put_key(g2, b, inc, "obj", "three", true, NULL), STRATA_EPRECOND);
@@ -1883,7 +1883,7 @@ static void test_scan_current_heads(void **state)
     g2->store->scan_close(sc);
     /* Tags on the latest: the head carries them. */
     struct tag_ud tu = {"t=1"};
-    assert_int_equal(strata_meta__rec_rewrite(g1, b, "h", vid2, tags_cb, &tu, NULL), 0);
+    assert_int_equal(strata_meta__rec_rewrite(g1, b, "h", vid2, tags_cb, &tu, NULL, NULL), 0);
     i = current_of(g2, b, &sc, "h");
     assert_non_null(i);
     assert_int_equal(i->tags_len, 3);
@@ -1893,7 +1893,7 @@ static void test_scan_current_heads(void **state)
     char vid1[STRATA_VERSION_ID_MAX + 1];
     strata_meta__vid_format(sk1, vid1);
     struct tag_ud tu2 = {"old=1"};
-    assert_int_equal(strata_meta__rec_rewrite(g2, b, "h", vid1, tags_cb, &tu2, NULL), 0);
+    assert_int_equal(strata_meta__rec_rewrite(g2, b, "h", vid1, tags_cb, &tu2, NULL, NULL), 0);
     i = current_of(g1, b, &sc, "h");
     assert_non_null(i);
     assert_int_equal(i->tags_len, 3);
@@ -3082,7 +3082,8 @@ static void test_intent_resolve(void **state)
     strata_meta__vid_format(sk, vid);
     struct meta_edit sw = {.tier = "warm", .storage_class = "WARM", .set_data_id = true};
     memcpy(sw.data_id, nb, 16);
-    assert_int_equal(strata_meta__rec_rewrite(g2, b, "moved", vid, switch_to_cb, &sw, NULL), 0);
+    assert_int_equal(
+        strata_meta__rec_rewrite(g2, b, "moved", vid, switch_to_cb, &sw, NULL, NULL), 0);
     assert_int_equal(strata_meta_transition_reclaim(g1, &n), 0);
     key_oid(oid, inc, "moved");
     assert_int_equal(gents(g1, oid, a, "", &found), 1);

@@ -4,12 +4,13 @@
  * tags of one version leaving the others alone, delete markers refused,
  * inline objects still reading back byte-exact after a tag rewrite (each
  * drive keeps its own shard), the limit, and a drive that missed a tag
- * rewrite being outvoted and healed.
+ * rewrite being outvoted and healed; the change stamps of one key.
  */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
+#include <time.h>
 
 #include "meta_internal.h"
 #include "meta_test_util.h"
@@ -219,12 +220,68 @@ static void test_missed_rewrite_heals(void **state)
     mt_teardown(e);
 }
 
+/* The change stamps of one key (what event sequencers are) grow with its
+ * changes even when the key's last change is ahead of this clock (as when
+ * another gateway's clock is ahead): a replica whose id carries a time an
+ * hour from now, then a tag rewrite, a reopen of the store, a new version,
+ * a tag rewrite of the older version, a delete marker, and a removal. */
+static void test_change_stamps(void **state)
+{
+    (void)state;
+    struct mt_env *e = mt_setup("tagstamp");
+    assert_non_null(e);
+    assert_int_equal(mt_bucket(e, "b", STRATA_VERSIONING_ENABLED), 0);
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    int64_t ahead = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec + 3600000000000LL;
+    uint8_t sk[SORTKEY_LEN];
+    strata_meta__sortkey_new(ahead, sk);
+    char vf[STRATA_VERSION_ID_MAX + 1];
+    strata_meta__vid_format(sk, vf);
+    struct strata_put_opts o;
+    memset(&o, 0, sizeof(o));
+    o.bucket = "b";
+    o.key = "k";
+    o.size = 3;
+    o.version_id = vf;
+    struct strata_obj_info a, n;
+    assert_int_equal(mt_put_opts(e, &o, "one", 3, 0, &a), 0);
+    assert_true(a.seq_ns == ahead);
+    int64_t t1 = 0, t2 = 0;
+    char vid[STRATA_VERSION_ID_MAX + 1];
+    assert_int_equal(strata_obj_tags_set(e->m, "b", "k", NULL, "t=1", 3, vid, &t1), 0);
+    assert_string_equal(vid, vf);
+    assert_true(t1 == ahead + 1); /* the clock is behind: just after the mtime */
+    mt_close(e);
+    assert_int_equal(mt_open(e), 0);
+    struct strata_obj_info h;
+    assert_int_equal(strata_obj_head(e->m, "b", "k", NULL, &h), 0);
+    assert_true(h.seq_ns == t1); /* kept in the record (field 27) */
+    strata_obj_info_fini(&h);
+    assert_int_equal(mt_put(e, "b", "k", "two", 3, &n), 0);
+    assert_true(n.seq_ns == t1 + 1); /* after the rewrite, not only the mtime */
+    assert_true(strcmp(n.version_id, vf) < 0); /* and listed as the newer */
+    assert_int_equal(strata_obj_tags_set(e->m, "b", "k", vf, "t=2", 3, NULL, &t2), 0);
+    assert_true(t2 == t1 + 1); /* an older version's rewrite follows that version */
+    struct strata_del_result dm, dv;
+    assert_int_equal(strata_obj_delete(e->m, "b", "k", NULL, &dm), 0);
+    assert_true(dm.delete_marker && dm.seq_ns == n.seq_ns + 1);
+    assert_int_equal(strata_meta__vid_parse(dm.version_id, sk), 0);
+    assert_true(strata_meta__sortkey_mtime(sk) == dm.seq_ns); /* a marker's stamp: its mtime */
+    assert_int_equal(strata_obj_delete(e->m, "b", "k", n.version_id, &dv), 0);
+    assert_true(dv.seq_ns == n.seq_ns + 1); /* a removal: after the removed version */
+    strata_obj_info_fini(&a);
+    strata_obj_info_fini(&n);
+    mt_teardown(e);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_versions),
         cmocka_unit_test(test_multipart_tags),
         cmocka_unit_test(test_missed_rewrite_heals),
+        cmocka_unit_test(test_change_stamps),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
