@@ -302,22 +302,6 @@ static void *uri_log_cb(void *cls, const char *uri, struct MHD_Connection *conn)
     return r;
 }
 
-/* Request bodies go to the worker in blocks of this size (two per PUT).
- * Each block is one hand-off to a worker (a wake-up) and often a suspend
- * and resume of the connection: 2 MiB rather than 1 MiB took a signed
- * 64 MiB PUT from about 590 to 470 context switches (tests/bench/README.md).
- * Blocks of this size are kept for the next request (body_blocks.h);
- * smaller bodies get a block of their own size from malloc. */
-#define BODY_BLOCK (2u << 20)
-
-static void body_block_free(struct strata_req *r, uint8_t *p)
-{
-    if (r->acc_cap == BODY_BLOCK)
-        strata_body_blocks_put(&r->http->body_blocks, p);
-    else
-        free(p);
-}
-
 static void req_free(struct strata_req *r)
 {
     struct strata_http *s = r->http;
@@ -330,8 +314,8 @@ static void req_free(struct strata_req *r)
     strata_sbuf_fini(&r->body);
     if (r->stash)
         MHD_destroy_response(r->stash);
-    body_block_free(r, r->acc);
-    body_block_free(r, r->jbuf);
+    free(r->acc);
+    free(r->jbuf);
     free(r->rd_buf);
     pthread_mutex_destroy(&r->am);
     free(r->raw_uri);
@@ -741,6 +725,11 @@ static void finish_body(struct strata_req *r)
 
 enum { JOB_FEED = 1, JOB_FINAL, JOB_READ };
 
+/* Request bodies go to the worker in blocks of this size (two per PUT).
+ * Each block is one hand-off to a worker (a wake-up) and often a suspend
+ * and resume of the connection: 2 MiB rather than 1 MiB took a signed
+ * 64 MiB PUT from about 590 to 470 context switches (tests/bench/README.md). */
+#define BODY_BLOCK (2u << 20)
 
 /* After the body: digests, then the handler, or the deferred error. */
 static void final_steps(struct strata_req *r)
@@ -868,8 +857,7 @@ static size_t body_accept(struct strata_req *r, const char *data, size_t len)
         if (r->acc_len == r->acc_cap && !body_flush(r, true))
             break;
         if (!r->acc) {
-            r->acc = r->acc_cap == BODY_BLOCK ? strata_body_blocks_get(&r->http->body_blocks)
-                                              : malloc(r->acc_cap);
+            r->acc = malloc(r->acc_cap);
             if (!r->acc) {
                 /* Drain the rest: the error is answered at the end. */
                 pthread_mutex_lock(&r->am);
@@ -1335,7 +1323,6 @@ int strata_http_start(struct strata_http *s)
         strata_srv_log(STRATA_LOG_ERR, "bad --address %s (want IPv4:PORT)", s->cfg.address);
         return -1;
     }
-    strata_body_blocks_init(&s->body_blocks, BODY_BLOCK);
     uint8_t rnd[8];
     RAND_bytes(rnd, sizeof(rnd));
     memcpy(&s->reqid_base, rnd, sizeof(rnd));
@@ -1425,7 +1412,6 @@ void strata_http_stop(struct strata_http *s, unsigned wait_s)
     s->mhd = NULL;
     strata_pool_free(s->pool);
     s->pool = NULL;
-    strata_body_blocks_fini(&s->body_blocks); /* every request is freed */
     s->pipe->admin_fini(s->srv); /* a running heal ends before the metadata closes */
     free(s->tls_cert_pem);
     free(s->tls_key_pem);

@@ -32,7 +32,6 @@
 #include "strata/meta.h"
 #include "auth.h"
 #include "body_budget.h"
-#include "body_blocks.h"
 #include "pool.h"
 #include "query.h"
 #include "response.h"
@@ -102,7 +101,6 @@ struct strata_http {
     _Alignas(64) atomic_uint inflight;
     _Alignas(64) struct strata_body_budget body_budget; /* max = cfg.body_memory */
     _Alignas(64) int access_log_fd;
-    struct strata_body_blocks body_blocks; /* streamed bodies' blocks (http.c) */
     char host_id[48];
     uint64_t reqid_base;
     atomic_uint_fast64_t reqid_seq;
