@@ -12,12 +12,12 @@
 
 /* A request's stamps (CLOCK_MONOTONIC ns; 0: not reached). */
 enum strata_stage {
-    STRATA_ST_START,   /* request line read (t0) */
-    STRATA_ST_BODY,    /* whole body received: the final access call */
-    STRATA_ST_RUN,     /* the handler starts on a worker */
-    STRATA_ST_ANSWER,  /* the handler answered (queued for the event thread) */
-    STRATA_ST_QUEUED,  /* the event thread queued the answer after the resume */
-    STRATA_ST_DONE,    /* MHD sent it: completed */
+    STRATA_ST_START,  /* request line read (t0) */
+    STRATA_ST_BODY,   /* whole body received: the final access call */
+    STRATA_ST_RUN,    /* the handler starts on a worker */
+    STRATA_ST_ANSWER, /* the handler answered (queued for the event thread) */
+    STRATA_ST_QUEUED, /* the event thread queued the answer after the resume */
+    STRATA_ST_DONE,   /* MHD sent it: completed */
     STRATA_ST_N,
 };
 

@@ -1460,9 +1460,8 @@ static void test_scan_version_pages_continue(void **state)
         char key[32];
         snprintf(key, sizeof(key), "k%04d", i);
         for (int v = 0; v <= i % 3; v++, total_v++)
-            assert_int_equal(put_key((i + v) % 2 ? g2 : g1, b, inc, key, v ? "b" : "a", false,
-                                     NULL),
-                             0);
+            assert_int_equal(
+                put_key((i + v) % 2 ? g2 : g1, b, inc, key, v ? "b" : "a", false, NULL), 0);
     }
     /* The whole listing, one scan of the other gateway (no stash). */
     static struct vent all[3 * N], pg[MAX], fresh[MAX];
