@@ -1511,7 +1511,7 @@ static void test_scan_version_pages_continue(void **state)
     assert_int_equal(put_key(g2, b, inc, mark.key, "m", false, NULL), 0);
     const struct vent *p2 = &all[MAX]; /* page 2 before the writes */
     assert_int_equal(put_key(g2, b, inc, p2[4].key, "v", false, NULL), 0);
-    char nk[32];
+    char nk[40];
     snprintf(nk, sizeof(nk), "%sx", p2[8].key);
     assert_int_equal(put_key(g2, b, inc, nk, "n", false, NULL), 0);
     assert_int_equal(remove_vid(g2, b, p2[12].key, p2[12].sk), 0);
