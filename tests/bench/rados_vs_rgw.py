@@ -60,7 +60,9 @@ STRATA_BIN: any build of strata (default build-rel/strata); a build whose
 daemon has no --rados-conf stops the run at once with that message (run
 --servers rgw to measure radosgw alone).  Exit 1 when any request failed
 (non-2xx, socket error, wrong bytes at load): figures over failures are no
-results.  KEEP=1 keeps the work directory (logs); the JSON lines of every
+results.  STRATA_DEBUG_* variables are passed to the Strata daemons
+(STRATA_DEBUG_STAGES=N: per-stage request times in their logs,
+server/http/stages.h).  KEEP=1 keeps the work directory (logs); the JSON lines of every
 cell are copied to build-bench/rados_vs_rgw-results.jsonl.
 """
 
