@@ -1293,30 +1293,49 @@ static void test_scan_skip_past(void **state)
     assert_true(skip_visited * 2 < walk_visited);
 }
 
+/* One page of scan s as list.c reads it: up to max entries, taking one
+ * more to know whether it is truncated; keep(i, e, ud) for each one it
+ * shows.  Returns how many it shows. */
+static int page_run(struct strata_meta *m, const struct strata_meta__scan_spec *s, int max,
+                    void (*keep)(int i, const struct strata_meta__scan_ent *e, void *ud), void *ud)
+{
+    struct strata_meta__scan *sc;
+    assert_int_equal(m->store->scan_open(m, s, &sc), 0);
+    struct strata_meta__scan_ent e;
+    int n = 0;
+    while (n <= max && m->store->scan_next(sc, &e) == 1) {
+        if (n < max)
+            keep(n, &e, ud);
+        n++;
+    }
+    m->store->scan_close(sc);
+    return n < max ? n : max;
+}
+
+struct keys_etags {
+    char (*keys)[32];
+    char (*etags)[STRATA_ETAG_MAX + 1];
+};
+
+static void keep_key(int i, const struct strata_meta__scan_ent *e, void *ud)
+{
+    struct keys_etags *o = ud;
+    snprintf(o->keys[i], 32, "%s", e->key);
+    snprintf(o->etags[i], STRATA_ETAG_MAX + 1, "%s", e->info->etag);
+}
+
 /* One ListObjectsV2-like page: up to max keys after `after` (NULL: from
- * the start), taking one more to know whether it is truncated, as list.c
- * does; keys[i] and etags[i] get what it shows.  Returns how many. */
+ * the start); keys[i] and etags[i] get what it shows.  Returns how many. */
 static int page_of(struct strata_meta *m, const char *b, const char *prefix, const char *after,
                    int max, char keys[][32], char etags[][STRATA_ETAG_MAX + 1])
 {
-    struct strata_meta__scan *sc;
     struct strata_meta__scan_spec s = {.bucket = b,
                                        .kind = STRATA_META__SCAN_CURRENT,
                                        .prefix = prefix,
                                        .after = after,
                                        .want = (unsigned)max + 1};
-    assert_int_equal(m->store->scan_open(m, &s, &sc), 0);
-    struct strata_meta__scan_ent e;
-    int n = 0, rc;
-    while (n <= max && (rc = m->store->scan_next(sc, &e)) == 1) {
-        if (n < max) {
-            snprintf(keys[n], 32, "%s", e.key);
-            snprintf(etags[n], STRATA_ETAG_MAX + 1, "%s", e.info->etag);
-        }
-        n++;
-    }
-    m->store->scan_close(sc);
-    return n < max ? n : max;
+    struct keys_etags o = {keys, etags};
+    return page_run(m, &s, max, keep_key, &o);
 }
 
 /* Pages continue on what the page before read past its end, checked
@@ -1410,32 +1429,27 @@ struct vent {
     char etag[STRATA_ETAG_MAX + 1];
 };
 
+static void keep_vent(int i, const struct strata_meta__scan_ent *e, void *ud)
+{
+    struct vent *v = (struct vent *)ud + i;
+    snprintf(v->key, sizeof(v->key), "%s", e->key);
+    memcpy(v->sk, e->sk, 16);
+    snprintf(v->etag, sizeof(v->etag), "%s", e->info->etag);
+}
+
 /* One ListObjectVersions-like page: up to max versions after version
- * after_sk of key `after` (NULL: from the start), taking one more to know
- * whether it is truncated, as list.c does (its next page starts after the
- * last shown: key-marker and version-id-marker).  Returns how many. */
+ * after_sk of key `after` (NULL: from the start), as list.c reads it (its
+ * next page starts after the last shown: key-marker and
+ * version-id-marker).  Returns how many. */
 static int vpage_of(struct strata_meta *m, const char *b, const char *after,
                     const uint8_t *after_sk, int max, struct vent *out)
 {
-    struct strata_meta__scan *sc;
     struct strata_meta__scan_spec s = {.bucket = b,
                                        .kind = STRATA_META__SCAN_VERSIONS,
                                        .after = after,
                                        .after_sk = after_sk,
                                        .want = (unsigned)max + 1};
-    assert_int_equal(m->store->scan_open(m, &s, &sc), 0);
-    struct strata_meta__scan_ent e;
-    int n = 0, rc;
-    while (n <= max && (rc = m->store->scan_next(sc, &e)) == 1) {
-        if (n < max) {
-            snprintf(out[n].key, sizeof(out[n].key), "%s", e.key);
-            memcpy(out[n].sk, e.sk, 16);
-            snprintf(out[n].etag, sizeof(out[n].etag), "%s", e.info->etag);
-        }
-        n++;
-    }
-    m->store->scan_close(sc);
-    return n < max ? n : max;
+    return page_run(m, &s, max, keep_vent, out);
 }
 
 static bool vent_equal(const struct vent *a, const struct vent *b)
@@ -1463,20 +1477,10 @@ static void test_scan_version_pages_continue(void **state)
             assert_int_equal(
                 put_key((i + v) % 2 ? g2 : g1, b, inc, key, v ? "b" : "a", false, NULL), 0);
     }
-    /* The whole listing, one scan of the other gateway (no stash). */
+    /* The whole listing, one scan of the other gateway (no want: no stash). */
     static struct vent all[3 * N], pg[MAX], fresh[MAX];
-    int nall = 0;
-    struct strata_meta__scan *sc;
     struct strata_meta__scan_spec s = {.bucket = b, .kind = STRATA_META__SCAN_VERSIONS};
-    assert_int_equal(g2->store->scan_open(g2, &s, &sc), 0);
-    struct strata_meta__scan_ent e;
-    while (nall < 3 * N && g2->store->scan_next(sc, &e) == 1) {
-        snprintf(all[nall].key, sizeof(all[nall].key), "%s", e.key);
-        memcpy(all[nall].sk, e.sk, 16);
-        snprintf(all[nall].etag, sizeof(all[nall].etag), "%s", e.info->etag);
-        nall++;
-    }
-    g2->store->scan_close(sc);
+    int nall = page_run(g2, &s, 3 * N - 1, keep_vent, all);
     assert_int_equal(nall, total_v);
     /* A walk of pages of 20 through g1: exactly that, in order. */
     uint64_t v0 = strata_meta__rados_scan_visited(), h0 = strata_meta__rados_scan_stash_hits();
