@@ -366,10 +366,11 @@ static void streams_start(struct strata_meta__scan *sc, uint64_t inc, const char
 /* Read-ahead kept for the next page.  A page of a listing without a
  * delimiter reads each shard's likely share plus a margin (share), so its
  * streams end holding entries past the page (~18 % of what it read); the
- * next page (its continuation token is the key taken before the last)
- * would read them again.  At close such a scan stashes, per shard, what it
+ * next page (its continuation token is the key taken before the last, or
+ * for ListObjectVersions its key and version id markers) would read them
+ * again.  At close such a scan stashes, per shard, what it
  * did not return (and the entry taken last) with the shard object's
- * version its reads saw; a scan opened after that key takes the stash,
+ * version its reads saw; a scan opened after that entry takes the stash,
  * and each stashed stream's first read asserts that version: a shard
  * written since fails it (-ERANGE, -EOVERFLOW) and that stream is read
  * again from the start, so a page shows what a fresh read would. */
@@ -377,7 +378,7 @@ struct rados_stash {
     uint64_t inc;
     int64_t at_us;
     char fp[RADOS_IKEY_MAX];
-    char start[RADOS_IKEY_MAX + 3]; /* the start of the scan it serves: a taken key and ~ */
+    char start[RADOS_IKEY_MAX + 3]; /* the start of the scan it serves: a taken entry (and ~) */
     struct stream st[RADOS_IDX_SHARDS];
     bool has[RADOS_IDX_SHARDS];
 };
@@ -411,8 +412,9 @@ void strata_meta__rados_stash_free(struct meta_rados *r)
 /* Stash what a finished page read past its end (see above). */
 static void stash_put(struct strata_meta__scan *sc)
 {
-    if (sc->kind != STRATA_META__SCAN_CURRENT || !sc->want || sc->left || sc->seeking ||
-        sc->ntaken < 2)
+    bool cur = sc->kind == STRATA_META__SCAN_CURRENT;
+    if ((!cur && sc->kind != STRATA_META__SCAN_VERSIONS) || !sc->want || sc->left ||
+        sc->seeking || sc->ntaken < 2)
         return; /* not a page that ended full: no next page, or not from here */
     struct rados_stash *x = calloc(1, sizeof(*x));
     if (!x)
@@ -420,9 +422,11 @@ static void stash_put(struct strata_meta__scan *sc)
     x->inc = sc->inc;
     x->at_us = strata_meta__rados_mono_us();
     memcpy(x->fp, sc->fp, sizeof(x->fp));
-    /* The next page starts after the key taken before the last (the
-     * caller took one more than it shows), as scan_open spells it. */
-    snprintf(x->start, sizeof(x->start), "%s~", sc->taken[sc->ntaken & 1]);
+    /* The next page starts after the entry taken before the last (the
+     * caller took one more than it shows), as scan_open spells it: past
+     * every version of that key (h/K\x01~), or past that version, whose
+     * omap key o/K\x01SK is its key-marker and version-id-marker. */
+    snprintf(x->start, sizeof(x->start), "%s%s", sc->taken[sc->ntaken & 1], cur ? "~" : "");
     bool any = false;
     for (unsigned i = 0; i < RADOS_IDX_SHARDS; i++) {
         struct stream *s = &sc->st[i];
@@ -598,7 +602,7 @@ int strata_meta__rados_scan_open(struct strata_meta *m, const struct strata_meta
     sc->left = sc->want = spec->want;
     memcpy(sc->start0, start, sizeof(start));
     streams_start(sc, b.incarnation, start);
-    if (sc->kind == STRATA_META__SCAN_CURRENT && after)
+    if (sc->kind != STRATA_META__SCAN_UPLOADS && after)
         stash_take(sc);
     *out = sc;
     return 0;

@@ -341,6 +341,12 @@ static void completed_cb(void *cls, struct MHD_Connection *conn, void **req_cls,
         uint64_t t1 = now_ns();
         strata_metrics_latency(r->ops ? "Ops" : r->route ? r->route->op : "Other",
                                (r->t_resp_ns ? r->t_resp_ns : t1) - r->t0_ns, t1 - r->t0_ns);
+        if (strata_stages_on) {
+            r->st[STRATA_ST_START] = r->t0_ns;
+            r->st[STRATA_ST_ANSWER] = r->t_resp_ns;
+            r->st[STRATA_ST_DONE] = t1;
+            strata_stages_add(r->st, r->st_running);
+        }
         strata_srv_access_log(r, toe);
         atomic_fetch_sub(&s->inflight, 1);
     }
@@ -761,10 +767,16 @@ static void job_fn(struct strata_job *j)
     case JOB_FINAL:
         r->on_worker = true;
         r->rerun = false;
+        if (strata_stages_on && !r->st[STRATA_ST_RUN]) {
+            r->st[STRATA_ST_RUN] = now_ns();
+            r->st_running = strata_stages_run_begin();
+        }
         if (r->acc_len)
             feed_body(r, (const char *)r->acc, r->acc_len);
         r->acc_len = 0;
         final_steps(r);
+        if (strata_stages_on && r->st_running && !r->rerun)
+            strata_stages_run_end();
         r->on_worker = false;
         break;
     case JOB_READ:
@@ -1130,6 +1142,8 @@ static enum MHD_Result access_cb(void *cls, struct MHD_Connection *conn, const c
         return MHD_YES;
     }
     if (r->stash) { /* the worker's answer */
+        if (strata_stages_on)
+            r->st[STRATA_ST_QUEUED] = now_ns();
         if (MHD_queue_response(conn, (unsigned)r->stash_status, r->stash) != MHD_YES)
             strata_srv_log(STRATA_LOG_ERR, "req %s: could not queue the %d answer", r->id,
                            r->stash_status);
@@ -1144,6 +1158,8 @@ static enum MHD_Result access_cb(void *cls, struct MHD_Connection *conn, const c
         return MHD_YES;
     }
     if (s->pool && (r->pooled_body || !(r->route->flags & STRATA_RT_IN_PLACE))) {
+        if (strata_stages_on && !r->st[STRATA_ST_BODY])
+            r->st[STRATA_ST_BODY] = now_ns();
         pthread_mutex_lock(&r->am);
         if (r->job_busy) { /* the last body block is still being stored */
             r->waiting = true;
@@ -1308,6 +1324,7 @@ int strata_http_start(struct strata_http *s)
         strata_srv_log(STRATA_LOG_ERR, "no request pipeline: the transport has nothing to serve");
         return -1;
     }
+    strata_stages_init();
     char host[256];
     const char *colon = strrchr(s->cfg.address, ':');
     if (!colon || (size_t)(colon - s->cfg.address) >= sizeof(host)) {

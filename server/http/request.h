@@ -39,6 +39,7 @@
 #include "s3_error.h"
 #include "sbuf.h"
 #include "srv_log.h"
+#include "stages.h"
 
 /* libmicrohttpd's handles, which only the transport (http/) opens. */
 struct MHD_Daemon;
@@ -184,6 +185,8 @@ struct strata_req {
     char id[17];
     uint64_t t0_ns;
     uint64_t t_resp_ns; /* when the response was queued (TTFB), or 0 */
+    uint64_t st[STRATA_ST_N]; /* STRATA_DEBUG_STAGES: stage stamps (stages.h) */
+    unsigned st_running;      /* handlers running when its own began */
     /* The request target as sent (from MHD's URI log callback). */
     char *raw_uri;
     char *raw_path;  /* points into raw_uri_copy */

@@ -4,6 +4,7 @@
 #include "pool.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
 
@@ -14,6 +15,9 @@ struct shard {
     pthread_cond_t cv;
     struct strata_job *head, *tail;
     bool stopping;
+    /* Written under mu, read by submitters of other shards without it (a
+     * hint, not a promise): workers waiting for a job, jobs queued. */
+    _Atomic unsigned idle, queued;
 };
 
 struct strata_pool {
@@ -29,11 +33,15 @@ static void *worker_main(void *arg)
     struct shard *sh = arg;
     pthread_mutex_lock(&sh->mu);
     for (;;) {
-        while (!sh->head && !sh->stopping)
+        while (!sh->head && !sh->stopping) {
+            atomic_fetch_add(&sh->idle, 1);
             pthread_cond_wait(&sh->cv, &sh->mu);
+            atomic_fetch_sub(&sh->idle, 1);
+        }
         struct strata_job *j = sh->head;
         if (!j)
             break; /* stopping, queue drained */
+        atomic_fetch_sub(&sh->queued, 1);
         sh->head = j->next;
         if (!sh->head)
             sh->tail = NULL;
@@ -87,11 +95,38 @@ int strata_pool_start(unsigned nshards, unsigned nworkers, struct strata_pool **
     return 0;
 }
 
+/* Whether a job queued on sh now would find a worker waiting. */
+static bool shard_free(struct shard *sh)
+{
+    return atomic_load_explicit(&sh->idle, memory_order_relaxed) >
+           atomic_load_explicit(&sh->queued, memory_order_relaxed);
+}
+
+/* The shard of a hint: its bits mixed (callers pass pointers, whose low
+ * bits are all zero: hint % nshards alone sent every request to one shard
+ * and left the other shards' workers idle), and when that shard has no
+ * worker free, the next one that has (a commit waiting on the cluster
+ * holds its worker for a round trip; jobs must not queue behind it while
+ * another shard's workers wait). */
+static struct shard *shard_of(struct strata_pool *p, uint64_t hint)
+{
+    hint ^= hint >> 33; /* murmur3's fmix64 */
+    hint *= 0xff51afd7ed558ccdull;
+    hint ^= hint >> 33;
+    unsigned i = (unsigned)(hint % p->nshards);
+    for (unsigned k = 0; k < p->nshards; k++) {
+        struct shard *sh = &p->shards[(i + k) % p->nshards];
+        if (shard_free(sh))
+            return sh;
+    }
+    return &p->shards[i];
+}
+
 int strata_pool_submit(struct strata_pool *p, uint64_t hint, struct strata_job *j)
 {
     if (!p)
         return -1;
-    struct shard *sh = &p->shards[hint % p->nshards];
+    struct shard *sh = shard_of(p, hint);
     j->next = NULL;
     pthread_mutex_lock(&sh->mu);
     if (sh->stopping) {
@@ -103,6 +138,7 @@ int strata_pool_submit(struct strata_pool *p, uint64_t hint, struct strata_job *
     else
         sh->head = j;
     sh->tail = j;
+    atomic_fetch_add(&sh->queued, 1);
     pthread_cond_signal(&sh->cv);
     pthread_mutex_unlock(&sh->mu);
     return 0;

@@ -26,6 +26,9 @@ reported:
   put64m    PUT 64 MiB (8 keys), --big-conns connections
   list      ListObjectsV2 over --keys keys, pages of 1,000 (s3_dataset's
             raw SigV4 client: the server's cost, not boto3's XML parsing)
+  listv     ListObjectVersions over --keys keys of two versions each in a
+            versioned bucket, pages of 1,000 (key-marker and
+            version-id-marker; the same raw client)
 
 Per row: req/s (MB/s on the 64 MiB rows), Strata/radosgw, p50 and p99, the
 gateway's CPU per request and the OSDs' (user + system time from
@@ -57,7 +60,9 @@ STRATA_BIN: any build of strata (default build-rel/strata); a build whose
 daemon has no --rados-conf stops the run at once with that message (run
 --servers rgw to measure radosgw alone).  Exit 1 when any request failed
 (non-2xx, socket error, wrong bytes at load): figures over failures are no
-results.  KEEP=1 keeps the work directory (logs); the JSON lines of every
+results.  STRATA_DEBUG_* variables are passed to the Strata daemons
+(STRATA_DEBUG_STAGES=N: per-stage request times in their logs,
+server/http/stages.h).  KEEP=1 keeps the work directory (logs); the JSON lines of every
 cell are copied to build-bench/rados_vs_rgw-results.jsonl.
 """
 
@@ -89,7 +94,8 @@ GIB = 1 << 30
 SIZES = {"get4k": 4096, "get100k": 100 * 1024, "get64m": 64 << 20, "put100k": 100 * 1024,
          "put64m": 64 << 20}
 LABELS = {"get4k": "GET 4 KiB", "get100k": "GET 100 KiB, N keys", "get64m": "GET 64 MiB",
-          "put100k": "PUT 100 KiB", "put64m": "PUT 64 MiB", "list": "ListObjectsV2"}
+          "put100k": "PUT 100 KiB", "put64m": "PUT 64 MiB", "list": "ListObjectsV2",
+          "listv": "ListObjectVersions"}
 NAMES = {"strata": "Strata", "rgw": "radosgw"}
 # OSD perf counters kept per cell (ceph daemon osd.N perf dump): ops, and
 # what RocksDB and BlueFS wrote (WAL, SST: compactions), summed over OSDs.
@@ -103,7 +109,7 @@ OSD_COUNTERS = {("osd", "op"): "osd_ops", ("osd", "op_w"): "osd_op_w",
 # OSD latencies (sum and count kept; the mean over the cell in ms is shown)
 OSD_LATENCIES = {("osd", "op_latency"): "op_ms", ("bluestore", "commit_lat"): "commit_ms",
                  ("bluestore", "kv_sync_lat"): "kv_sync_ms"}
-BUCKET, LIST_BUCKET = "bench", "listbench"
+BUCKET, LIST_BUCKET, LISTV_BUCKET = "bench", "listbench", "listvbench"
 
 
 def say(msg):
@@ -149,7 +155,9 @@ def start_strata(binary, c, work, prefix, extra=()):
         [binary, "server", "--address", f"127.0.0.1:{port}", "--rados-conf", c.conf,
          "--rados-id", c.client_id, "--rados-pool-prefix", prefix] + list(extra),
         env={"PATH": "/usr/bin:/bin", "HOME": work, "STRATA_ROOT_USER": ak,
-             "STRATA_ROOT_PASSWORD": sk},
+             "STRATA_ROOT_PASSWORD": sk,
+             # profiling switches (STRATA_DEBUG_STAGES: server/http/stages.h)
+             **{k: v for k, v in os.environ.items() if k.startswith("STRATA_DEBUG_")}},
         stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
         # Its own session, as ceph_cluster.py starts radosgw: with the
         # kernel's autogroup scheduling a session shares one CPU share, so
@@ -173,13 +181,16 @@ def start_strata(binary, c, work, prefix, extra=()):
     return proc, srv
 
 
-def load(srv, n100k, nkeys):
-    """The dataset and the listing bucket on srv; path lists in srv.work."""
+def load(srv, n100k, nkeys, nkeys_v=0):
+    """The dataset and the listing buckets on srv; path lists in srv.work."""
     t = time.monotonic()
     s3_dataset.load(srv.ns(www=os.path.join(srv.work, "www"), out=srv.work, n100k=n100k))
     shutil.rmtree(os.path.join(srv.work, "www"), ignore_errors=True)  # nginx's copy: not used
     if nkeys:
         s3_dataset.listing(srv.ns(bucket=LIST_BUCKET, make=nkeys, client="raw", repeat=1))
+    if nkeys_v:
+        s3_dataset.listing(srv.ns(bucket=LISTV_BUCKET, make=nkeys_v, client="raw", repeat=1,
+                                  versions=True))
     say(f"{NAMES[srv.name]}: dataset loaded in {time.monotonic() - t:.0f} s")
 
 
@@ -261,12 +272,14 @@ def per_req(counters, n):
             for k, v in counters.items()}
 
 
-def list_row(c, srv, nkeys):
+def list_row(c, srv, nkeys, row="list"):
+    versions = row == "listv"
     (n, pages, secs), gcpu, ocpu, _ = timed(c, srv, lambda: s3_dataset.raw_list_pass(
-        srv.ns(bucket=LIST_BUCKET)))
-    return {"row": "list", "server": srv.name, "requests": pages, "keys": n,
+        srv.ns(bucket=LISTV_BUCKET if versions else LIST_BUCKET, versions=versions)))
+    want = 2 * nkeys if versions else nkeys
+    return {"row": row, "server": srv.name, "requests": pages, "keys": n,
             "rps": pages / secs, "keys_per_s": n / secs, "p50_ms": secs * 1e3 / max(pages, 1),
-            "p99_ms": None, "errors": 0 if n == nkeys else abs(nkeys - n),
+            "p99_ms": None, "errors": 0 if n == want else abs(want - n),
             "gw_cpu_us": gcpu * 1e6 / pages if pages else None,
             "osd_cpu_us": ocpu * 1e6 / pages if pages else None, "seconds": round(secs, 2),
             "osd": per_req(srv.last_counters, pages)}
@@ -299,7 +312,8 @@ def report(results, servers, a, c):
     print("| " + " | ".join(head) + " |")
     print("|" + " --- |" * len(head))
     for row in a.rows:
-        cells, rates = [LABELS[row] if row != "list" else f"ListObjectsV2, {a.keys} keys (pages)"], []
+        cells, rates = [LABELS[row] if not row.startswith("list")
+                        else f"{LABELS[row]}, {a.keys} keys{' x 2 versions' if row == 'listv' else ''} (pages)"], []
         for s in servers:
             rs = by.get((row, s), [])
             rate = med(rs, "rps")
@@ -307,7 +321,7 @@ def report(results, servers, a, c):
             shown = fmt(rate, ".0f")
             if row in SIZES and SIZES[row] >= 1 << 20 and rate is not None:
                 shown = f"{rate:.1f} ({rate * SIZES[row] / 1e6:.0f})"
-            elif row == "list" and rs:
+            elif row.startswith("list") and rs:
                 shown += f" ({med(rs, 'keys_per_s'):.0f} keys/s)"
             errs = sum(r["errors"] for r in rs)
             if errs:
@@ -430,14 +444,16 @@ def main():
                                  os.path.join(work, "rgw"))
                 srvs.append(srv)
             for srv in srvs:
-                load(srv, a.n100k, a.keys if "list" in a.rows else 0)
+                load(srv, a.n100k, a.keys if "list" in a.rows else 0,
+                     a.keys if "listv" in a.rows else 0)
             results = []
             with open(results_path, "w") as out:
                 for row in a.rows:
                     for run in range(a.runs):
                         order = srvs if run % 2 == 0 else srvs[::-1]
                         for srv in order:
-                            r = list_row(c, srv, a.keys) if row == "list" else wrk_row(c, srv, row, a, run)
+                            r = (list_row(c, srv, a.keys, row) if row.startswith("list")
+                                 else wrk_row(c, srv, row, a, run))
                             r["run"] = run
                             results.append(r)
                             out.write(json.dumps(r) + "\n")

@@ -171,27 +171,44 @@ class RawS3:
 
 
 def raw_list_pass(a):
-    """One ListObjectsV2 walk with RawS3: (keys, pages, seconds)."""
+    """One ListObjectsV2 walk with RawS3 (with a.versions a ListObjectVersions
+    walk, key-marker and version-id-marker): (keys or versions, pages, seconds)."""
     import re
     import urllib.parse
     c = RawS3(a)
+    versions = getattr(a, "versions", False)
     n = pages = 0
     token = None
-    key_re, tok_re = re.compile(rb"<Key>"), re.compile(rb"<NextContinuationToken>([^<]*)<")
+    quote = lambda v: urllib.parse.quote(v, safe="-_.~")  # noqa: E731
+    if versions:
+        key_re = re.compile(rb"<(?:Version|DeleteMarker)>")
+        tok_re, vid_re = (re.compile(rb"<NextKeyMarker>([^<]*)<"),
+                          re.compile(rb"<NextVersionIdMarker>([^<]*)<"))
+    else:
+        key_re, tok_re = re.compile(rb"<Key>"), re.compile(rb"<NextContinuationToken>([^<]*)<")
+    what = "ListObjectVersions" if versions else "ListObjectsV2"
     t0 = time.monotonic()
     while True:
-        q = [("list-type", "2")]
-        if token:
-            q.append(("continuation-token", urllib.parse.quote(token, safe="-_.~")))
+        q = [("versions", "")] if versions else [("list-type", "2")]
+        if token and versions:
+            q += [("key-marker", quote(token[0]))]
+            if token[1]:
+                q += [("version-id-marker", quote(token[1]))]
+        elif token:
+            q.append(("continuation-token", quote(token)))
         status, body = c.request("GET", f"/{a.bucket}", q)
         if status != 200:
-            sys.exit(f"s3_dataset: ListObjectsV2 answered {status}: {body[:300]!r}")
+            sys.exit(f"s3_dataset: {what} answered {status}: {body[:300]!r}")
         n += len(key_re.findall(body))
         pages += 1
-        m = tok_re.search(body)
+        m = tok_re.search(body) if b"<IsTruncated>true<" in body or not versions else None
         if not m:
             break
-        token = m.group(1).decode()
+        if versions:
+            v = vid_re.search(body)
+            token = (m.group(1).decode(), v.group(1).decode() if v else "")
+        else:
+            token = m.group(1).decode()
     return n, pages, time.monotonic() - t0
 
 
@@ -202,18 +219,24 @@ def listing(a):
             c.create_bucket(Bucket=a.bucket)
         except c.exceptions.BucketAlreadyOwnedByYou:
             pass
+        versions = getattr(a, "versions", False)
+        if versions:  # two versions of each key: pages end inside a key's versions too
+            c.put_bucket_versioning(Bucket=a.bucket,
+                                    VersioningConfiguration={"Status": "Enabled"})
         t0 = time.monotonic()
         nthreads = 16
 
         def fill(t):  # raw keep-alive PUTs: boto3 would take many minutes for 1e6 keys
             rc = RawS3(a)
             for i in range(t, a.make, nthreads):
-                status, body = rc.request("PUT", f"/{a.bucket}/k/{i:09d}", [])
-                if status != 200:
-                    raise RuntimeError(f"PUT k/{i:09d}: {status} {body[:200]!r}")
+                for _ in range(2 if versions else 1):
+                    status, body = rc.request("PUT", f"/{a.bucket}/k/{i:09d}", [])
+                    if status != 200:
+                        raise RuntimeError(f"PUT k/{i:09d}: {status} {body[:200]!r}")
         with concurrent.futures.ThreadPoolExecutor(nthreads) as ex:
             list(ex.map(fill, range(nthreads)))
-        print(f"# uploaded {a.make} empty keys in {time.monotonic() - t0:.1f} s", file=sys.stderr)
+        print(f"# uploaded {a.make} empty keys{' x 2 versions' if versions else ''} in "
+              f"{time.monotonic() - t0:.1f} s", file=sys.stderr)
     if a.client == "raw":
         best = None
         for _ in range(a.repeat):
@@ -428,6 +451,9 @@ def main():
     p.add_argument("--parts", type=int, default=8, help="checkpoint: parts in flight")
     p.add_argument("--cold", action="store_true",
                    help="checkpoint: also GETs after dropping the page cache (root)")
+    p.add_argument("--versions", action="store_true",
+                   help="list: a versioned bucket (--make puts each key twice) and "
+                        "ListObjectVersions walks (raw client only)")
     p.add_argument("--client", choices=["boto3", "raw"], default="boto3",
                    help="list: boto3's paginator, or a raw keep-alive SigV4 client (regex, no XML "
                         "parser) that measures the server rather than boto3")

@@ -130,7 +130,7 @@ def run_unit(c, path, passed):
 
 @test
 def test_backend_unit(c):
-    run_unit(c, UNIT, 38)
+    run_unit(c, UNIT, 39)
 
 
 @test

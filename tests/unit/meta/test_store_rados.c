@@ -1293,30 +1293,49 @@ static void test_scan_skip_past(void **state)
     assert_true(skip_visited * 2 < walk_visited);
 }
 
+/* One page of scan s as list.c reads it: up to max entries, taking one
+ * more to know whether it is truncated; keep(i, e, ud) for each one it
+ * shows.  Returns how many it shows. */
+static int page_run(struct strata_meta *m, const struct strata_meta__scan_spec *s, int max,
+                    void (*keep)(int i, const struct strata_meta__scan_ent *e, void *ud), void *ud)
+{
+    struct strata_meta__scan *sc;
+    assert_int_equal(m->store->scan_open(m, s, &sc), 0);
+    struct strata_meta__scan_ent e;
+    int n = 0;
+    while (n <= max && m->store->scan_next(sc, &e) == 1) {
+        if (n < max)
+            keep(n, &e, ud);
+        n++;
+    }
+    m->store->scan_close(sc);
+    return n < max ? n : max;
+}
+
+struct keys_etags {
+    char (*keys)[32];
+    char (*etags)[STRATA_ETAG_MAX + 1];
+};
+
+static void keep_key(int i, const struct strata_meta__scan_ent *e, void *ud)
+{
+    struct keys_etags *o = ud;
+    snprintf(o->keys[i], 32, "%s", e->key);
+    snprintf(o->etags[i], STRATA_ETAG_MAX + 1, "%s", e->info->etag);
+}
+
 /* One ListObjectsV2-like page: up to max keys after `after` (NULL: from
- * the start), taking one more to know whether it is truncated, as list.c
- * does; keys[i] and etags[i] get what it shows.  Returns how many. */
+ * the start); keys[i] and etags[i] get what it shows.  Returns how many. */
 static int page_of(struct strata_meta *m, const char *b, const char *prefix, const char *after,
                    int max, char keys[][32], char etags[][STRATA_ETAG_MAX + 1])
 {
-    struct strata_meta__scan *sc;
     struct strata_meta__scan_spec s = {.bucket = b,
                                        .kind = STRATA_META__SCAN_CURRENT,
                                        .prefix = prefix,
                                        .after = after,
                                        .want = (unsigned)max + 1};
-    assert_int_equal(m->store->scan_open(m, &s, &sc), 0);
-    struct strata_meta__scan_ent e;
-    int n = 0, rc;
-    while (n <= max && (rc = m->store->scan_next(sc, &e)) == 1) {
-        if (n < max) {
-            snprintf(keys[n], 32, "%s", e.key);
-            snprintf(etags[n], STRATA_ETAG_MAX + 1, "%s", e.info->etag);
-        }
-        n++;
-    }
-    m->store->scan_close(sc);
-    return n < max ? n : max;
+    struct keys_etags o = {keys, etags};
+    return page_run(m, &s, max, keep_key, &o);
 }
 
 /* Pages continue on what the page before read past its end, checked
@@ -1401,6 +1420,122 @@ static void test_scan_pages_continue(void **state)
     /* The last page of a prefix: what is left, nothing past the prefix. */
     assert_int_equal(page_of(g1, b, "k01", "k0189", MAX, keys, etags), 10);
     assert_string_equal(keys[9], "k0199");
+}
+
+/* One version of a ListObjectVersions page. */
+struct vent {
+    char key[32];
+    uint8_t sk[16];
+    char etag[STRATA_ETAG_MAX + 1];
+};
+
+static void keep_vent(int i, const struct strata_meta__scan_ent *e, void *ud)
+{
+    struct vent *v = (struct vent *)ud + i;
+    snprintf(v->key, sizeof(v->key), "%s", e->key);
+    memcpy(v->sk, e->sk, 16);
+    snprintf(v->etag, sizeof(v->etag), "%s", e->info->etag);
+}
+
+/* One ListObjectVersions-like page: up to max versions after version
+ * after_sk of key `after` (NULL: from the start), as list.c reads it (its
+ * next page starts after the last shown: key-marker and
+ * version-id-marker).  Returns how many. */
+static int vpage_of(struct strata_meta *m, const char *b, const char *after,
+                    const uint8_t *after_sk, int max, struct vent *out)
+{
+    struct strata_meta__scan_spec s = {.bucket = b,
+                                       .kind = STRATA_META__SCAN_VERSIONS,
+                                       .after = after,
+                                       .after_sk = after_sk,
+                                       .want = (unsigned)max + 1};
+    return page_run(m, &s, max, keep_vent, out);
+}
+
+static bool vent_equal(const struct vent *a, const struct vent *b)
+{
+    return strcmp(a->key, b->key) == 0 && memcmp(a->sk, b->sk, 16) == 0 &&
+           strcmp(a->etag, b->etag) == 0;
+}
+
+/* ListObjectVersions pages continue on the read-ahead of the page before,
+ * as ListObjectsV2 pages do (test_scan_pages_continue): every version once,
+ * each entry read about once, and a page shows exactly what a fresh read
+ * through the other gateway shows when that gateway wrote in between. */
+static void test_scan_version_pages_continue(void **state)
+{
+    (void)state;
+    char b[64];
+    snprintf(b, sizeof(b), "vpages-%s", run);
+    uint64_t inc = mk_bucket(b);
+    enum { N = 150, MAX = 20 };
+    int total_v = 0;
+    for (int i = 0; i < N; i++) {
+        char key[32];
+        snprintf(key, sizeof(key), "k%04d", i);
+        for (int v = 0; v <= i % 3; v++, total_v++)
+            assert_int_equal(
+                put_key((i + v) % 2 ? g2 : g1, b, inc, key, v ? "b" : "a", false, NULL), 0);
+    }
+    /* The whole listing, one scan of the other gateway (no want: no stash). */
+    static struct vent all[3 * N], pg[MAX], fresh[MAX];
+    struct strata_meta__scan_spec s = {.bucket = b, .kind = STRATA_META__SCAN_VERSIONS};
+    int nall = page_run(g2, &s, 3 * N - 1, keep_vent, all);
+    assert_int_equal(nall, total_v);
+    /* A walk of pages of 20 through g1: exactly that, in order. */
+    uint64_t v0 = strata_meta__rados_scan_visited(), h0 = strata_meta__rados_scan_stash_hits();
+    int total = 0, pages = 0, n, mid_key = 0;
+    char after[32] = "";
+    uint8_t after_sk[16];
+    while ((n = vpage_of(g1, b, after[0] ? after : NULL, after[0] ? after_sk : NULL, MAX, pg)) >
+           0) {
+        for (int i = 0; i < n; i++)
+            assert_true(vent_equal(&pg[i], &all[total + i]));
+        total += n;
+        pages++;
+        mid_key += total < nall && strcmp(all[total].key, pg[n - 1].key) == 0;
+        snprintf(after, sizeof(after), "%s", pg[n - 1].key);
+        memcpy(after_sk, pg[n - 1].sk, 16);
+    }
+    assert_int_equal(total, nall);
+    uint64_t visited = strata_meta__rados_scan_visited() - v0;
+    uint64_t hits = strata_meta__rados_scan_stash_hits() - h0;
+    print_message("scan: %d version pages of %d (%d ending inside a key) read %" PRIu64
+                  " entries (%d without the stash), %" PRIu64 " continued on a stash\n",
+                  pages, MAX, mid_key, visited, pages * 56, hits);
+    assert_true(mid_key > 0); /* version-id markers inside a key's versions */
+    assert_int_equal(hits, (uint64_t)(pages - 1));
+    assert_true(visited * 3 < (uint64_t)pages * 56 * 2);
+    /* Between page 1 and page 2 the other gateway adds a version of the
+     * marker's key (newer: before the marker, not shown), one of a key
+     * inside page 2, a new key inside page 2, and removes a version of
+     * page 2: page 2 is what a fresh read of g2 shows. */
+    assert_int_equal(vpage_of(g1, b, NULL, NULL, MAX, pg), MAX);
+    struct vent mark = pg[MAX - 1];
+    assert_int_equal(put_key(g2, b, inc, mark.key, "m", false, NULL), 0);
+    const struct vent *p2 = &all[MAX]; /* page 2 before the writes */
+    assert_int_equal(put_key(g2, b, inc, p2[4].key, "v", false, NULL), 0);
+    char nk[40];
+    snprintf(nk, sizeof(nk), "%sx", p2[8].key);
+    assert_int_equal(put_key(g2, b, inc, nk, "n", false, NULL), 0);
+    assert_int_equal(remove_vid(g2, b, p2[12].key, p2[12].sk), 0);
+    h0 = strata_meta__rados_scan_stash_hits();
+    assert_int_equal(vpage_of(g1, b, mark.key, mark.sk, MAX, pg), MAX);
+    assert_int_equal(strata_meta__rados_scan_stash_hits() - h0, 1);
+    assert_int_equal(vpage_of(g2, b, mark.key, mark.sk, MAX, fresh), MAX);
+    bool saw_v = false, saw_n = false, saw_rm = false;
+    for (int i = 0; i < MAX; i++) {
+        assert_true(vent_equal(&pg[i], &fresh[i]));
+        saw_v = saw_v || (strcmp(pg[i].key, p2[4].key) == 0 && strcmp(pg[i].etag, "e-v") == 0);
+        saw_n = saw_n || strcmp(pg[i].key, nk) == 0;
+        saw_rm = saw_rm || vent_equal(&pg[i], &p2[12]);
+        assert_string_not_equal(pg[i].etag, "e-m");
+    }
+    assert_true(saw_v && saw_n && !saw_rm);
+    /* A page after a version that is not where a page ended reads afresh. */
+    h0 = strata_meta__rados_scan_stash_hits();
+    assert_int_equal(vpage_of(g1, b, all[50].key, all[50].sk, MAX, pg), MAX);
+    assert_int_equal(strata_meta__rados_scan_stash_hits() - h0, 0);
 }
 
 static void test_scan_empty(void **state)
@@ -3209,6 +3344,7 @@ int main(void)
         cmocka_unit_test(test_scan_skip_past),
         cmocka_unit_test(test_scan_empty),
         cmocka_unit_test(test_scan_pages_continue),
+        cmocka_unit_test(test_scan_version_pages_continue),
         cmocka_unit_test(test_key_scan_figures),
         cmocka_unit_test(test_get_head_across_gateways),
         cmocka_unit_test(test_get_null),

@@ -1,8 +1,9 @@
 /*
  * test_pool.c - the storage worker pool (server/http/pool.c): every job
- * runs once, in order within a shard, on the shard its hint picks (a
- * blocked shard does not hold the others), stop runs what is queued and
- * refuses later submits.
+ * runs once, in order within a shard; a busy shard's jobs go to a free
+ * worker of another (a blocked shard does not hold the others, and
+ * pointer hints use every shard); stop runs what is queued and refuses
+ * later submits.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -127,24 +128,51 @@ static void test_fifo_within_shard(void **state)
     strata_pool_free(p);
 }
 
-/* Two shards of one worker each: hint 0 blocked, hint 1 still runs; a
- * second job for shard 0 (hint 2) waits for the gate. */
-static void test_hint_picks_shard(void **state)
+/* Two shards of one worker each, one held in the gate: later jobs with
+ * the gate's hint run on the other shard's worker, not behind the gate;
+ * with both workers held a job waits, and runs once one is free. */
+static void test_busy_shard_spills(void **state)
 {
     (void)state;
-    struct job gate;
+    struct job gate, gate2, jobs[3];
     struct strata_pool *p = start_gated(2, 2, &gate);
-    struct job other = {.j.fn = count_fn, .seq = 1};
-    struct job behind = {.j.fn = count_fn, .seq = 2};
-    assert_int_equal(strata_pool_submit(p, 2, &behind.j), 0);
-    assert_int_equal(strata_pool_submit(p, 1, &other.j), 0);
-    assert_int_equal(wait_at_least(&g_ran, 1), 1);
+    for (int i = 0; i < 3; i++) {
+        jobs[i] = (struct job){.j.fn = count_fn, .seq = i};
+        assert_int_equal(strata_pool_submit(p, 0, &jobs[i].j), 0);
+        assert_int_equal(wait_at_least(&g_ran, i + 1), i + 1);
+    }
+    gate2 = (struct job){.j.fn = gate_fn};
+    assert_int_equal(strata_pool_submit(p, 0, &gate2.j), 0);
+    assert_int_equal(wait_at_least(&g_in_gate, 2), 2);
+    struct job behind = {.j.fn = count_fn, .seq = 9};
+    assert_int_equal(strata_pool_submit(p, 0, &behind.j), 0);
     nanosleep(&(struct timespec){0, 20 * 1000 * 1000}, NULL);
-    assert_int_equal(atomic_load(&g_ran), 1);
-    assert_int_equal(g_order[0], 1);
+    assert_int_equal(atomic_load(&g_ran), 3);
     gate_set(true);
-    assert_int_equal(wait_at_least(&g_ran, 2), 2);
-    assert_int_equal(g_order[1], 2);
+    assert_int_equal(wait_at_least(&g_ran, 4), 4);
+    assert_int_equal(g_order[3], 9);
+    strata_pool_stop(p);
+    strata_pool_free(p);
+}
+
+/* Hints that differ only above their low 4 bits (the transport passes
+ * request pointers, 16-byte aligned) use every shard's workers: 4 jobs
+ * held at once in 2 shards of 2 (hint % 2 sent them all to one shard). */
+static void test_pointer_hints_use_every_worker(void **state)
+{
+    (void)state;
+    reset();
+    struct strata_pool *p;
+    assert_int_equal(strata_pool_start(2, 4, &p), 0);
+    nanosleep(&(struct timespec){0, 50 * 1000 * 1000}, NULL); /* the workers wait for jobs */
+    struct job g[4];
+    for (int i = 0; i < 4; i++) {
+        g[i] = (struct job){.j.fn = gate_fn};
+        assert_int_equal(strata_pool_submit(p, 0x7f3a5c001000ull + 0x40u * (unsigned)i, &g[i].j),
+                         0);
+    }
+    assert_int_equal(wait_at_least(&g_in_gate, 4), 4);
+    gate_set(true);
     strata_pool_stop(p);
     strata_pool_free(p);
 }
@@ -184,7 +212,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_job_runs_once),
         cmocka_unit_test(test_fifo_within_shard),
-        cmocka_unit_test(test_hint_picks_shard),
+        cmocka_unit_test(test_busy_shard_spills),
+        cmocka_unit_test(test_pointer_hints_use_every_worker),
         cmocka_unit_test(test_stop_drains_then_refuses),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
