@@ -180,7 +180,7 @@ static int queue_by_rule(struct strata_repl *rp, struct strata_meta *m,
     rc = STRATA_ENOTFOUND;
     if (ti >= 0 && (!marker || rl->dm_enabled))
         rc = strata_repl__enqueue(rp, ti, bi->name, key, vid, rl->dest_bucket, rl->storage_class,
-                                  marker, op) == 0 ? 0 : STRATA_ENOSPC;
+                                  marker, op, false) == 0 ? 0 : STRATA_ENOSPC;
     strata_doc_ref_put(ref);
     return rc;
 }
@@ -290,43 +290,100 @@ static void emit_delete_marker(struct strata_req *r, const char *key, const char
     if (queue_by_rule(r->srv->repl, r->srv->meta, &r->binfo, key, vid, NULL, 0, true, NULL) != 0)
         strata_obj_hdr_set(r->srv->meta, r->bucket, key, vid, STRATA_REPL_STATUS_HDR, NULL);
 }
+/* `strata admin replicate`: the walk of a bucket's versions and delete
+ * markers, one key at a time (its entries gathered newest first, across
+ * listing pages). */
 struct existing {
     struct strata_repl *rp;
     struct strata_meta *m;
     const struct strata_bucket_info *bi;
+    const struct strata_repl_conf *conf;
     uint64_t seen, queued;
     int rc;
+    char key[STRATA_KEY_MAX + 1];
+    struct strata_repl__owed_list k; /* the key's entries, newest first */
 };
+
+/* An entry of the key the walk queues, and where to. */
+struct existing_owed {
+    const struct strata_repl__owed *o;
+    const struct strata_repl_rule *rl;
+    int ti;
+};
+
+/* The rule sending entry o of x's key to one of rp's targets, with its
+ * target in *ti, when o is not replicated (no status: written before the
+ * rule, or before delete markers had one; or FAILED); NULL otherwise or
+ * when gone (*rc set when it cannot be read now). */
+static const struct strata_repl_rule *existing_rule(struct existing *x,
+                                                    const struct strata_repl__owed *o, int *ti,
+                                                    int *rc)
+{
+    struct strata_obj_info in;
+    memset(&in, 0, sizeof(in));
+    int hrc = strata_obj_head(x->m, x->bi->name, x->key, o->vid, &in);
+    const struct strata_repl_rule *rl = NULL;
+    const char *st = hrc == 0 || hrc == STRATA_EMETHOD
+                         ? strata_obj_info_hdr(&in, STRATA_REPL_STATUS_HDR) : NULL;
+    if (hrc && hrc != STRATA_EMETHOD) {
+        *rc = hrc == STRATA_ENOTFOUND ? 0 : hrc; /* deleted meanwhile: nothing to send */
+    } else if (!st || strcmp(st, "FAILED") == 0) {
+        rl = rule_for(x->conf, x->key, in.tags, in.tags_len);
+        *ti = rl && (!o->marker || rl->dm_enabled) ? strata_repl__target_find(x->rp, rl->account)
+                                                   : -1;
+        rl = *ti >= 0 ? rl : NULL;
+    }
+    strata_obj_info_fini(&in);
+    return rl;
+}
+
+/* Queues the entries of x's key not replicated yet, oldest first, each
+ * marked PENDING before the first is queued: the queue sends a key's
+ * changes in order and each one's turn (repl_order.c) then sees the
+ * older ones owed, so the target's history of the key is the source's. */
+static void existing_key(struct existing *x)
+{
+    const struct strata_repl__owed *e = x->k.e;
+    struct existing_owed *q = calloc(x->k.n ? x->k.n : 1, sizeof(*q));
+    size_t nq = 0;
+    int rc = q ? 0 : STRATA_ENOMEM;
+    for (size_t i = x->k.n; rc == 0 && i-- > 0;) {
+        int ti = -1;
+        const struct strata_repl_rule *rl = existing_rule(x, &e[i], &ti, &rc);
+        if (rl && (rc = strata_obj_hdr_set(x->m, x->bi->name, x->key, e[i].vid,
+                                           STRATA_REPL_STATUS_HDR, "PENDING")) == 0)
+            q[nq++] = (struct existing_owed){&e[i], rl, ti};
+        rc = rc == STRATA_ENOTFOUND ? 0 : rc;
+    }
+    for (size_t j = 0; j < nq; j++) {
+        const struct existing_owed *w = &q[j];
+        if (rc == 0 && strata_repl__enqueue(x->rp, w->ti, x->bi->name, x->key, w->o->vid,
+                                            w->rl->dest_bucket, w->rl->storage_class,
+                                            w->o->marker, NULL, true) != 0)
+            rc = STRATA_ENOSPC;
+        if (rc == 0)
+            x->queued++;
+        else /* never PENDING without a message: said, and queued again next time */
+            strata_obj_hdr_set(x->m, x->bi->name, x->key, w->o->vid, STRATA_REPL_STATUS_HDR,
+                               "FAILED");
+    }
+    free(q);
+    x->k.n = 0;
+    if (rc && !x->rc)
+        x->rc = rc;
+}
 
 static int existing_cb(const struct strata_list_entry *e, void *ud)
 {
     struct existing *x = ud;
     if (e->is_prefix)
         return 0;
+    if (x->k.n && strcmp(x->key, e->key) != 0)
+        existing_key(x);
+    if (!x->rc)
+        x->rc = strata_repl__owed_add(&x->k, e->info->version_id, e->info->delete_marker);
+    snprintf(x->key, sizeof(x->key), "%s", e->key);
     x->seen++;
-    struct strata_obj_info in;
-    memset(&in, 0, sizeof(in));
-    if (strata_obj_head(x->m, x->bi->name, e->key, NULL, &in) != 0) {
-        strata_obj_info_fini(&in);
-        return 0; /* deleted meanwhile */
-    }
-    const char *st = strata_obj_info_hdr(&in, STRATA_REPL_STATUS_HDR);
-    if (!st || strcmp(st, "FAILED") == 0) {
-        /* PENDING first, as for a new write: the queue then settles it. */
-        int rc = strata_obj_hdr_set(x->m, x->bi->name, in.key, in.version_id,
-                                    STRATA_REPL_STATUS_HDR, "PENDING");
-        if (rc == 0)
-            rc = queue_by_rule(x->rp, x->m, x->bi, in.key, in.version_id, in.tags, in.tags_len,
-                               false, NULL);
-        if (rc == 0)
-            x->queued++;
-        else if (rc != STRATA_ENOTFOUND) /* no rule selects it: left alone */
-            x->rc = rc;
-        if (rc == STRATA_ENOTFOUND)
-            strata_obj_hdr_set(x->m, x->bi->name, in.key, in.version_id, STRATA_REPL_STATUS_HDR,
-                               st);
-    }
-    strata_obj_info_fini(&in);
     return x->rc ? -1 : 0;
 }
 
@@ -340,22 +397,30 @@ int strata_repl_existing(struct strata_repl *rp, struct strata_meta *m, const ch
         return rc;
     struct strata_doc_ref *ref = NULL;
     rc = strata_doc_cache_get(&cache, m, &bi, &ref);
-    if (rc || !ref || !rp)
+    if (rc || !ref || !rp) {
+        strata_doc_ref_put(ref);
         return rc ? rc : STRATA_ENOTFOUND;
-    strata_doc_ref_put(ref);
-    struct existing x = {rp, m, &bi, 0, 0, 0};
-    struct strata_list_opts o = {.bucket = bucket, .max_keys = 1000, .maintenance = true};
+    }
+    struct existing x = {.rp = rp, .m = m, .bi = &bi, .conf = strata_doc_ref_get(ref)};
+    struct strata_list_opts o = {.bucket = bucket, .max_keys = 1000, .versions = true,
+                                 .maintenance = true};
     struct strata_list_result res;
-    char after[STRATA_KEY_MAX + 1] = "";
+    char after[STRATA_KEY_MAX + 1] = "", after_vid[STRATA_VERSION_ID_MAX + 1] = "";
     do {
         o.start_after = after[0] ? after : NULL;
+        o.version_id_marker = after_vid[0] ? after_vid : NULL;
         memset(&res, 0, sizeof(res));
         rc = strata_obj_list(m, &o, existing_cb, &x, &res);
         snprintf(after, sizeof(after), "%s", res.next_key);
+        snprintf(after_vid, sizeof(after_vid), "%s", res.next_version_id);
     } while (rc == 0 && x.rc == 0 && res.truncated);
+    if (rc == 0 && x.rc == 0 && x.k.n)
+        existing_key(&x);
+    free(x.k.e);
+    strata_doc_ref_put(ref);
     *seen = x.seen;
     *queued = x.queued;
-    return rc ? rc : x.rc;
+    return x.rc ? x.rc : rc;
 }
 
 const struct strata_s3_repl strata_repl_s3_hooks = {
