@@ -1075,10 +1075,11 @@ def admin_replicate_history(_):
 
 @test
 def turn_reads_past_a_page(_):
-    """A version committed but never queued (the source killed -9 between
-    its commit and its push) has 1001 newer ones queued while the target
-    is down: the first of them to go sends it ahead, although it is past
-    the key's newest 1000 entries, so the target has every version."""
+    """A version committed PENDING but never queued (the source killed -9
+    between its commit and its push), then 1001 versions no rule selected
+    (written while the bucket had no replication configuration), then one
+    replicated: its turn sends the first one ahead although it is past the
+    key's newest 1000 entries."""
     s, d, sb, db = pair("page")
     configure(s, sb, db)
     SRC.extra_env["STRATA_DEBUG_REPL_QUEUE_DELAY_MS"] = "60000"
@@ -1097,27 +1098,26 @@ def turn_reads_past_a_page(_):
         except Exception:
             pass  # the daemon is killed before it answers
     threading.Thread(target=put_v0, daemon=True).start()
-    wait_until("v0 committed", lambda: s.list_object_versions(Bucket=sb, Prefix="k").get(
-        "Versions"), timeout=30)
-    v0 = s.list_object_versions(Bucket=sb, Prefix="k")["Versions"][0]["VersionId"]
+    v0 = wait_until("v0 committed", lambda: s.list_object_versions(Bucket=sb, Prefix="k").get(
+        "Versions"), timeout=30)[0]["VersionId"]
     del SRC.extra_env["STRATA_DEBUG_REPL_QUEUE_DELAY_MS"]
     SRC.restart(kill=True)
     assert entry_status(s, sb, "k", v0) == "PENDING"
+    s.delete_bucket_replication(Bucket=sb)
 
-    def newer():
-        import concurrent.futures
-        c = SRC.client()
-        with concurrent.futures.ThreadPoolExecutor(4) as ex:
-            return list(ex.map(lambda i: c.put_object(Bucket=sb, Key="k", Body=f"v{i}".encode())[
-                "VersionId"], range(1, 1002)))
-    got = []
-    DST.restart(between=lambda: got.extend(newer()))
-    d = DST.client()
-    for vid in got:
-        wait_status(s, sb, "k", vid, "COMPLETED", timeout=120)
+    def put(i):
+        return s.put_object(Bucket=sb, Key="k", Body=f"v{i}".encode())["VersionId"]
+    import concurrent.futures
+    with concurrent.futures.ThreadPoolExecutor(4) as ex:
+        between = list(ex.map(put, range(1, 1002)))
+    configure(s, sb, db)
+    last = put(1002)
+    wait_status(s, sb, "k", last, "COMPLETED")
     assert entry_status(s, sb, "k", v0) == "COMPLETED"
-    assert d.get_object(Bucket=db, Key="k", VersionId=v0)["Body"].read() == b"v0"
-    assert history(d, db, "k") == history(s, sb, "k")
+    assert same_version(s, d, sb, db, "k", v0) == b"v0"
+    assert same_version(s, d, sb, db, "k", last) == b"v1002"
+    assert [e[0] for e in history(d, db, "k")] == [last, v0]
+    assert entry_status(s, sb, "k", between[0]) is None
 
 
 @test
