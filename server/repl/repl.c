@@ -185,7 +185,8 @@ static size_t replica_hdrs(const struct strata_obj_info *in, const char *sc, con
     size_t n = 0;
     char line[8300];
     for (size_t i = 0; i < in->nhdrs && n + 12 < max; i++) {
-        if (strcmp(in->hdrs[i].name, STRATA_REPL_STATUS_HDR) == 0)
+        if (strcmp(in->hdrs[i].name, STRATA_REPL_STATUS_HDR) == 0 ||
+            strcmp(in->hdrs[i].name, STRATA_REPL_TARGETS_HDR) == 0)
             continue;
         snprintf(line, sizeof(line), "%s: %s", in->hdrs[i].name, in->hdrs[i].value);
         l[n++] = strdup(line);
@@ -229,11 +230,12 @@ static size_t replica_hdrs(const struct strata_obj_info *in, const char *sc, con
     return n;
 }
 
-/* Marks the source version and logs a refusal. */
+/* Marks the source version done for t (repl_status.c) and logs a refusal. */
 static void status_set(struct target *t, const char *b, const char *k, const char *v,
                        const char *status)
 {
-    int rc = strata_obj_hdr_set(t->owner->meta, b, k, v, STRATA_REPL_STATUS_HDR, status);
+    int rc = strata_repl__status_set(t->owner, (int)(t - t->owner->t), t->owner->meta, b, k, v,
+                                     status);
     if (rc && rc != STRATA_ENOTFOUND)
         strata_srv_log(STRATA_LOG_WARN, "replication %s: cannot mark %s/%s %s %s: %s", t->name,
                        b, k, v, status, strata_strerror(rc));
@@ -506,9 +508,10 @@ static enum strata_pqueue_sent send_version(struct target *t, const char *b, con
     char kms[KMS_ID_MAX];
     /* SSE-KMS: AWS replicates it only when the rule's SourceSelectionCriteria
      * asks (SseKmsEncryptedObjects Enabled), under its ReplicaKmsKeyID. */
-    int kms_on = mode == STRATA_SSE_MODE_KMS ? strata_repl__rule_kms(t->owner->meta, b, k, in.tags,
-                                                                     in.tags_len, kms, sizeof(kms))
-                                             : 0;
+    int kms_on = mode == STRATA_SSE_MODE_KMS
+                     ? strata_repl__rule_kms(t->owner, (int)(t - t->owner->t), t->owner->meta, b,
+                                             k, in.tags, in.tags_len, kms, sizeof(kms))
+                     : 0;
     bool kms_sealed = kms_on > 0 && kms_own_key(&in, kms) && !sealed_refusal(t, kms, false);
     bool sealed = mode == STRATA_SSE_MODE_C || kms_sealed;
     if (kms_on < 0) {
@@ -757,6 +760,11 @@ static uint64_t target_order_cb(void *ud, const char *msg, size_t len)
 }
 
 /* ---- targets --------------------------------------------------------- */
+
+const char *strata_repl__target_name(const struct strata_repl *rp, int ti)
+{
+    return rp && ti >= 0 && (size_t)ti < rp->n ? rp->t[ti].name : NULL;
+}
 
 int strata_repl__target_find(const struct strata_repl *rp, const char *name)
 {

@@ -2,7 +2,8 @@
  * repl.h - bucket replication: the server's replication targets
  * (--replication-target NAME:URL, credentials for NAME in --tier-credentials),
  * the bucket's ReplicationConfiguration (Put/Get/DeleteBucketReplication),
- * and the asynchronous copy of each write to the target a rule names.
+ * and the asynchronous copy of each write to each target a rule names
+ * (several targets: repl_status.c says what the status then is).
  *
  * A write a rule selects is stored with x-amz-replication-status PENDING,
  * then queued (server/pqueue.h: one persistent queue per target,

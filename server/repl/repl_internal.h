@@ -24,19 +24,40 @@ int strata_repl__enqueue(struct strata_repl *rp, int ti, const char *bucket, con
                          const char *vid, const char *dest, const char *sc, bool marker,
                          const char *op, bool existing);
 
-/* Whether the rule of bucket that selects key (tags: stored form) now
- * replicates SSE-KMS versions: 1 with its ReplicaKmsKeyID in kms, 0 not
- * (no SseKmsEncryptedObjects Enabled, or no rule any more), -1 when the
- * configuration cannot be read now (retry). */
-struct strata_meta;
-int strata_repl__rule_kms(struct strata_meta *m, const char *bucket, const char *key,
-                          const void *tags, size_t tags_len, char *kms, size_t kms_len);
+/* The name of target ti of rp. */
+const char *strata_repl__target_name(const struct strata_repl *rp, int ti);
 
-/* The target (index) the rule of bucket selecting key (tags: stored
- * form; marker: a delete marker, only by a rule replicating them) sends
- * to, or -1 (none, or the configuration unreadable now). */
-int strata_repl__rule_target(struct strata_repl *rp, struct strata_meta *m, const char *bucket,
-                             const char *key, const void *tags, size_t tags_len, bool marker);
+/* Whether the rule of bucket sending key (tags: stored form) to target ti
+ * now replicates SSE-KMS versions: 1 with its ReplicaKmsKeyID in kms, 0
+ * not (no SseKmsEncryptedObjects Enabled, or no rule any more), -1 when
+ * the configuration cannot be read now (retry). */
+struct strata_meta;
+int strata_repl__rule_kms(struct strata_repl *rp, int ti, struct strata_meta *m,
+                          const char *bucket, const char *key, const void *tags, size_t tags_len,
+                          char *kms, size_t kms_len);
+
+/* The targets of rp the rules of bucket send key to (tags: stored form;
+ * marker: a delete marker, only by rules replicating them; AWS: every
+ * destination a rule selects it for): sel[ti] set for each, and how many,
+ * or -1 (sel all false) when the configuration cannot be read now. */
+int strata_repl__targets_of(struct strata_repl *rp, struct strata_meta *m, const char *bucket,
+                            const char *key, const void *tags, size_t tags_len, bool marker,
+                            bool sel[]);
+
+/* A version's (or delete marker's) replication status with several
+ * targets (repl_status.c).  own: target name's own state of in (a
+ * pointer into in, or buf), the status itself when none is kept for it.
+ * set: target ti is done with it (st COMPLETED or FAILED): its own state
+ * and the status of all the targets the rules send it to (PENDING until
+ * every one is done, then FAILED when any failed, else COMPLETED); one
+ * daemon's updates of a version one at a time.  reset: PENDING again for
+ * every target (a change queued to each).  0, or a STRATA_E* code. */
+struct strata_obj_info;
+const char *strata_repl__status_own(const struct strata_obj_info *in, const char *name,
+                                    char *buf, size_t len);
+int strata_repl__status_set(struct strata_repl *rp, int ti, struct strata_meta *m, const char *b,
+                            const char *k, const char *v, const char *st);
+int strata_repl__status_reset(struct strata_meta *m, const char *b, const char *k, const char *v);
 
 /* What one key (bucket, key) owes a target before its entry vid (a
  * version or delete marker) is sent, read from the index, whose order is

@@ -7,6 +7,7 @@
  */
 #include "repl_internal.h"
 
+#include "repl.h"
 #include "repl_hooks.h"
 #include "srv.h"
 
@@ -53,18 +54,30 @@ int strata_repl__owed_add(struct strata_repl__owed_list *o, const char *vid, boo
     return 0;
 }
 
-/* Whose entries a turn looks at: those a rule sends to target ti. */
+/* Whose entries a turn looks at: those a rule sends to target ti (any:
+ * every one); their state is ti's own (repl_status.c). */
 struct whose {
     struct strata_repl *rp;
     int ti;
     struct strata_meta *m;
+    bool any;
 };
 
-/* The replication status of entry vid of key (a delete marker's too):
- * 1 owed (PENDING, or none: a change queued before markers had one), 0
- * done (COMPLETED, FAILED), 2 neither (a REPLICA, or another target's),
- * -1 gone, or -2 when the index cannot be read now.  w: only entries of
- * its target count (NULL: any). */
+/* The replication state of entry vid of key (a delete marker's too) for
+ * w's target: 1 owed (PENDING, or none: a change queued before markers
+ * had one), 0 done (COMPLETED, FAILED), 2 neither (a REPLICA, or not sent
+ * to w's target unless w->any), -1 gone, or -2 when the index cannot be
+ * read now. */
+/* Whether a rule sends entry in of key to w's target. */
+static bool sent_to(const struct whose *w, const char *bucket, const char *key,
+                    const struct strata_obj_info *in)
+{
+    bool sel[STRATA_REPL_TARGETS_MAX];
+    return strata_repl__targets_of(w->rp, w->m, bucket, key, in->tags, in->tags_len,
+                                   in->delete_marker, sel) > 0 &&
+           sel[w->ti];
+}
+
 static int status_of(const struct whose *w, struct strata_meta *m, const char *bucket,
                      const char *key, const char *vid, bool none_owed)
 {
@@ -73,11 +86,12 @@ static int status_of(const struct whose *w, struct strata_meta *m, const char *b
     int out;
     if (rc && rc != STRATA_EMETHOD) {
         out = rc == STRATA_ENOTFOUND ? -1 : -2;
-    } else if (w && strata_repl__rule_target(w->rp, w->m, bucket, key, in.tags, in.tags_len,
-                                             in.delete_marker) != w->ti) {
+    } else if (!w->any && !sent_to(w, bucket, key, &in)) {
         out = 2;
     } else {
-        const char *st = strata_obj_info_hdr(&in, STRATA_REPL_STATUS_HDR);
+        char buf[32];
+        const char *st = strata_repl__status_own(&in, strata_repl__target_name(w->rp, w->ti), buf,
+                                                 sizeof(buf));
         out = !st                          ? (none_owed ? 1 : 2)
               : strcmp(st, "PENDING") == 0 ? 1
               : strcmp(st, "REPLICA") == 0 ? 2
@@ -92,7 +106,7 @@ int strata_repl__turn_read(struct strata_repl *rp, int ti, struct strata_meta *m
                            struct strata_repl__turn *t)
 {
     memset(t, 0, sizeof(*t));
-    const struct whose w = {rp, ti, m};
+    const struct whose w = {rp, ti, m, false};
     struct page p = {key, calloc(TURN_PAGE, sizeof(*p.e)), 0};
     /* The newer entries nearest vid, a ring of TURN_PAGE (listed, not
      * read: only those are looked at). */
@@ -151,7 +165,8 @@ int strata_repl__turn_read(struct strata_repl *rp, int ti, struct strata_meta *m
     }
     free(ring);
     if (rc == 0) {
-        t->self = status_of(NULL, m, bucket, key, vid, true);
+        const struct whose any = {rp, ti, m, true};
+        t->self = status_of(&any, m, bucket, key, vid, true);
         rc = t->self == -2 ? STRATA_EIO : 0;
     }
     if (rc || t->superseded) {

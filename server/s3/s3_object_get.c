@@ -161,7 +161,7 @@ static void add_version_headers(struct strata_req *r, struct strata_resp *resp, 
             if (ovs[j] && strcmp(name, overrides[j].hdr) == 0)
                 value = NULL; /* replaced below */
         }
-        if (!value)
+        if (!value || strcmp(name, STRATA_REPL_TARGETS_HDR) == 0)
             continue;
         if (strcmp(name, "content-type") == 0)
             has_ctype = true;

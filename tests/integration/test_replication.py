@@ -1121,6 +1121,60 @@ def turn_reads_past_a_page(_):
 
 
 @test
+def two_targets_status(_):
+    """Two targets, a rule each (AWS's multi-destination replication): a
+    version goes to both with its id; the source says PENDING until both
+    have it, then COMPLETED, or FAILED when one refused it; each target's
+    own state is not shown."""
+    import signal
+    dst2 = Strata(keys=(DST.ak, DST.sk))
+    with open(creds) as f:
+        c = json.load(f)
+    c["site3"] = {"access_key": dst2.ak, "secret_key": dst2.sk}
+    with open(os.open(creds, os.O_WRONLY | os.O_TRUNC), "w") as f:
+        json.dump(c, f)
+    saved = list(SRC.args)
+    i = SRC.args.index("--replication-target")
+    SRC.args[i + 2:i + 2] = ["--replication-target", f"site3:{dst2.endpoint}"]
+    try:
+        SRC.restart()
+        d2 = dst2.client()
+        for prefix, make in (("two", True), ("twof", False)):
+            s, d, sb, db = pair(prefix)
+            db2 = dst2.bucket_name(prefix + "d")
+            if make:
+                d2.create_bucket(Bucket=db2)
+                d2.put_bucket_versioning(Bucket=db2,
+                                         VersioningConfiguration={"Status": "Enabled"})
+            s.put_bucket_replication(Bucket=sb, ReplicationConfiguration={
+                "Role": ROLE, "Rules": [rule(db), rule(db2, rid="r2", priority=2,
+                                                        account="site3")]})
+            dst2.proc.send_signal(signal.SIGSTOP)
+            try:
+                vid = s.put_object(Bucket=sb, Key="k", Body=prefix.encode())["VersionId"]
+                wait_until("site2's copy", lambda: d.list_object_versions(
+                    Bucket=db, Prefix="k").get("Versions"), timeout=30)
+                time.sleep(1)
+                h = s.head_object(Bucket=sb, Key="k", VersionId=vid)
+                assert h.get("ReplicationStatus") == "PENDING", h
+            finally:
+                dst2.proc.send_signal(signal.SIGCONT)
+            want = "COMPLETED" if make else "FAILED"
+            wait_status(s, sb, "k", vid, want, timeout=60)
+            h = s.head_object(Bucket=sb, Key="k", VersionId=vid)
+            assert not [x for x in h["ResponseMetadata"]["HTTPHeaders"] if "targets" in x], h
+            b = d.get_object(Bucket=db, Key="k", VersionId=vid)
+            assert b["Body"].read() == prefix.encode() and b["ReplicationStatus"] == "REPLICA"
+            assert not [x for x in b["ResponseMetadata"]["HTTPHeaders"] if "targets" in x]
+            if make:
+                assert same_version(s, d2, sb, db2, "k", vid) == prefix.encode()
+    finally:
+        SRC.args[:] = saved
+        SRC.restart()
+        dst2.stop()
+
+
+@test
 def replayed_replica_is_one_version(_):
     """A replica sent twice (the source killed between the target's answer
     and its own acknowledgement) leaves one version with the last bytes."""
