@@ -251,7 +251,7 @@ int strata_repl__rule_kms(struct strata_repl *rp, int ti, struct strata_meta *m,
 
 int strata_repl__targets_of(struct strata_repl *rp, struct strata_meta *m, const char *bucket,
                             const char *key, const void *tags, size_t tags_len, bool marker,
-                            bool sel[STRATA_REPL_TARGETS_MAX])
+                            bool sel[])
 {
     struct strata_doc_ref *ref;
     memset(sel, 0, STRATA_REPL_TARGETS_MAX * sizeof(*sel));

@@ -14,6 +14,7 @@
 #include "srv.h"
 #include "handlers.h"
 #include "authz.h"
+#include "repl_hooks.h"
 #include "sse.h"
 
 #include <stdio.h>
