@@ -1125,7 +1125,7 @@ def two_targets_status(_):
     """Two targets, a rule each (AWS's multi-destination replication): a
     version goes to both with its id; the source says PENDING until both
     have it, then COMPLETED, or FAILED when one refused it; each target's
-    own state is not shown."""
+    own state is not shown; a delete marker goes to both."""
     import signal
     dst2 = Strata(keys=(DST.ak, DST.sk))
     with open(creds) as f:
@@ -1147,8 +1147,9 @@ def two_targets_status(_):
                 d2.put_bucket_versioning(Bucket=db2,
                                          VersioningConfiguration={"Status": "Enabled"})
             s.put_bucket_replication(Bucket=sb, ReplicationConfiguration={
-                "Role": ROLE, "Rules": [rule(db), rule(db2, rid="r2", priority=2,
-                                                        account="site3")]})
+                "Role": ROLE, "Rules": [rule(db, dm="Enabled"),
+                                        rule(db2, dm="Enabled", rid="r2", priority=2,
+                                             account="site3")]})
             dst2.proc.send_signal(signal.SIGSTOP)
             try:
                 vid = s.put_object(Bucket=sb, Key="k", Body=prefix.encode())["VersionId"]
@@ -1168,6 +1169,11 @@ def two_targets_status(_):
             assert not [x for x in b["ResponseMetadata"]["HTTPHeaders"] if "targets" in x]
             if make:
                 assert same_version(s, d2, sb, db2, "k", vid) == prefix.encode()
+                # A delete marker too, with its id on both.
+                dm = s.delete_object(Bucket=sb, Key="k")["VersionId"]
+                for c, b in ((d, db), (d2, db2)):
+                    wait_until("the marker", lambda: history(c, b, "k")[0] == (dm, True, True),
+                               timeout=30)
     finally:
         SRC.args[:] = saved
         SRC.restart()
