@@ -353,7 +353,7 @@ static int replicate(struct cli *c, const char *bucket)
     json_decref(doc);
     bool tty = !c->json && isatty(STDOUT_FILENO);
     if (!c->json)
-        printf("%s: %llu objects, %llu queued for replication\n", bucket,
+        printf("%s: %llu versions and delete markers, %llu queued for replication\n", bucket,
                (unsigned long long)seen, (unsigned long long)queued);
     for (unsigned tick = 0;; tick++) {
         if ((rc = call(c, "GET", "/strata/admin/v1/replication/status", &doc)))

@@ -6,7 +6,8 @@
  * bytes: {"b": source bucket, "k": key, "v": version id, "d": destination
  * bucket, "sc": storage class or absent, "dm": true for a delete marker,
  * "op": "tags", "retention", "legal-hold" or "acl" for that metadata change of the
- * version alone, "t": wall-clock ms when queued}.  A change is sent as its
+ * version alone, "t": wall-clock ms when queued, "x": true when queued by
+ * `strata admin replicate`}.  A change is sent as its
  * S3 operation on the same version id (a Strata target keeps the source's
  * ids), carrying the version's state when sent, so the last one sent wins;
  * a target that answers 404 (the copy not there yet, or not a Strata that
@@ -184,7 +185,8 @@ static size_t replica_hdrs(const struct strata_obj_info *in, const char *sc, con
     size_t n = 0;
     char line[8300];
     for (size_t i = 0; i < in->nhdrs && n + 12 < max; i++) {
-        if (strcmp(in->hdrs[i].name, STRATA_REPL_STATUS_HDR) == 0)
+        if (strcmp(in->hdrs[i].name, STRATA_REPL_STATUS_HDR) == 0 ||
+            strcmp(in->hdrs[i].name, STRATA_REPL_TARGETS_HDR) == 0)
             continue;
         snprintf(line, sizeof(line), "%s: %s", in->hdrs[i].name, in->hdrs[i].value);
         l[n++] = strdup(line);
@@ -228,11 +230,12 @@ static size_t replica_hdrs(const struct strata_obj_info *in, const char *sc, con
     return n;
 }
 
-/* Marks the source version and logs a refusal. */
+/* Marks the source version done for t (repl_status.c) and logs a refusal. */
 static void status_set(struct target *t, const char *b, const char *k, const char *v,
                        const char *status)
 {
-    int rc = strata_obj_hdr_set(t->owner->meta, b, k, v, STRATA_REPL_STATUS_HDR, status);
+    int rc = strata_repl__status_set(t->owner, (int)(t - t->owner->t), t->owner->meta, b, k, v,
+                                     status);
     if (rc && rc != STRATA_ENOTFOUND)
         strata_srv_log(STRATA_LOG_WARN, "replication %s: cannot mark %s/%s %s %s: %s", t->name,
                        b, k, v, status, strata_strerror(rc));
@@ -505,9 +508,10 @@ static enum strata_pqueue_sent send_version(struct target *t, const char *b, con
     char kms[KMS_ID_MAX];
     /* SSE-KMS: AWS replicates it only when the rule's SourceSelectionCriteria
      * asks (SseKmsEncryptedObjects Enabled), under its ReplicaKmsKeyID. */
-    int kms_on = mode == STRATA_SSE_MODE_KMS ? strata_repl__rule_kms(t->owner->meta, b, k, in.tags,
-                                                                     in.tags_len, kms, sizeof(kms))
-                                             : 0;
+    int kms_on = mode == STRATA_SSE_MODE_KMS
+                     ? strata_repl__rule_kms(t->owner, (int)(t - t->owner->t), t->owner->meta, b,
+                                             k, in.tags, in.tags_len, kms, sizeof(kms))
+                     : 0;
     bool kms_sealed = kms_on > 0 && kms_own_key(&in, kms) && !sealed_refusal(t, kms, false);
     bool sealed = mode == STRATA_SSE_MODE_C || kms_sealed;
     if (kms_on < 0) {
@@ -600,22 +604,57 @@ static enum strata_pqueue_sent send_entry(struct target *t, const char *b, const
     return out;
 }
 
+/* Whether the target keeps the source's version ids, so that an older
+ * entry sent after a newer one still sorts below it there: it has the
+ * newer entry o (done) under its source id (a delete marker answers 405
+ * by version id).  1 yes, 0 no, -1 retry. */
+static int keeps_ids(struct target *t, const char *dest, const char *k,
+                     const struct strata_repl__owed *o)
+{
+    struct strata_s3c_obj info;
+    struct strata_s3c_error e;
+    memset(&info, 0, sizeof(info));
+    memset(&e, 0, sizeof(e));
+    enum strata_s3c_result res = strata_s3c_head_object(t->c, dest, k, o->vid, &info, &e);
+    bool same = res == STRATA_S3C_OK && strcmp(info.version_id, o->vid) == 0;
+    strata_s3c_obj_fini(&info);
+    if (res == STRATA_S3C_RETRY)
+        return -1;
+    return same || (o->marker && e.http_status == 405);
+}
+
 /* Version or delete marker v of key k whole, in its turn (README.md, "Two
  * gateways on one RADOS cluster"): first every older entry of k still
  * owed to this target, oldest first;
  * nothing when it went ahead of its own message already, or when a newer
- * entry did (it can no longer arrive in its place: marked COMPLETED). */
+ * entry did (it can no longer arrive in its place: marked COMPLETED).
+ * existing (`strata admin replicate`): an entry older than one the target
+ * has already is sent all the same to a target that keeps the source's
+ * version ids (it lands in its place there), and marked FAILED for any
+ * other (sent now it would become the latest there). */
 static enum strata_pqueue_sent send_in_turn(struct target *t, const char *b, const char *k,
                                             const char *v, const char *dest, const char *sc,
-                                            bool marker)
+                                            bool marker, bool existing)
 {
     struct strata_repl__turn tu;
     if (strata_repl__turn_read(t->owner, (int)(t - t->owner->t), t->owner->meta, b, k, v, &tu) !=
         0)
         return STRATA_PQUEUE_RETRY;
     enum strata_pqueue_sent out = STRATA_PQUEUE_DONE;
-    if (tu.superseded && tu.self == 1)
+    int keeps = tu.superseded && tu.self == 1 && existing ? keeps_ids(t, dest, k, &tu.newer_done)
+                                                          : 0;
+    if (keeps < 0) {
+        out = STRATA_PQUEUE_RETRY;
+    } else if (keeps) {
+        out = send_entry(t, b, k, v, dest, sc, marker);
+    } else if (tu.superseded && tu.self == 1 && existing) {
+        struct strata_s3c_error e = {0};
+        snprintf(e.message, sizeof(e.message), "a newer version of the key is there already "
+                                               "and the target keeps no source version ids");
+        out = give_up(t, b, k, v, STRATA_S3C_OTHER, &e);
+    } else if (tu.superseded && tu.self == 1) {
         status_set(t, b, k, v, "COMPLETED");
+    }
     for (size_t i = 0; !tu.superseded && tu.self == 1 && i < tu.n; i++) {
         const struct strata_repl__owed *o = &tu.e[i];
         out = send_entry(t, b, k, o->vid, dest, sc, o->marker);
@@ -677,7 +716,7 @@ static enum strata_pqueue_sent send_change(struct target *t, const char *b, cons
         return STRATA_PQUEUE_DONE;
     }
     if (res == STRATA_S3C_NOT_FOUND)
-        return send_in_turn(t, b, k, v, dest, sc, false);
+        return send_in_turn(t, b, k, v, dest, sc, false, false);
     if (res == STRATA_S3C_RETRY)
         return STRATA_PQUEUE_RETRY;
     return give_up(t, b, k, v, res, &e);
@@ -688,15 +727,16 @@ static enum strata_pqueue_sent target_send_cb(void *ud, const char *msg, size_t 
     struct target *t = ud;
     json_t *j = json_loadb(msg, len, 0, NULL);
     const char *b = NULL, *k = NULL, *v = NULL, *d = NULL, *sc = NULL, *op = NULL;
-    int dm = 0;
+    int dm = 0, x = 0;
     json_int_t queued = 0;
-    if (!j || json_unpack(j, "{s:s, s:s, s:s, s:s, s?:s, s?:b, s?:s, s?:I}", "b", &b, "k", &k,
-                          "v", &v, "d", &d, "sc", &sc, "dm", &dm, "op", &op, "t", &queued) != 0) {
+    if (!j || json_unpack(j, "{s:s, s:s, s:s, s:s, s?:s, s?:b, s?:s, s?:I, s?:b}", "b", &b, "k",
+                          &k, "v", &v, "d", &d, "sc", &sc, "dm", &dm, "op", &op, "t", &queued,
+                          "x", &x) != 0) {
         json_decref(j);
         return STRATA_PQUEUE_GIVE_UP; /* not ours: cannot happen short of a bad disk */
     }
     enum strata_pqueue_sent out = op ? send_change(t, b, k, v, d, sc, op)
-                                     : send_in_turn(t, b, k, v, d, sc, dm);
+                                     : send_in_turn(t, b, k, v, d, sc, dm, x);
     if (out == STRATA_PQUEUE_DONE && queued)
         atomic_store(&t->lag_ms, wall_ms() - (int64_t)queued);
     json_decref(j);
@@ -721,6 +761,11 @@ static uint64_t target_order_cb(void *ud, const char *msg, size_t len)
 
 /* ---- targets --------------------------------------------------------- */
 
+const char *strata_repl__target_name(const struct strata_repl *rp, int ti)
+{
+    return rp && ti >= 0 && (size_t)ti < rp->n ? rp->t[ti].name : NULL;
+}
+
 int strata_repl__target_find(const struct strata_repl *rp, const char *name)
 {
     if (!rp)
@@ -735,7 +780,7 @@ int strata_repl__target_find(const struct strata_repl *rp, const char *name)
 
 int strata_repl__enqueue(struct strata_repl *rp, int ti, const char *bucket, const char *key,
                          const char *vid, const char *dest, const char *sc, bool marker,
-                         const char *op)
+                         const char *op, bool existing)
 {
     json_t *j = json_pack("{s:s, s:s, s:s, s:s, s:I}", "b", bucket, "k", key, "v", vid, "d",
                           dest, "t", (json_int_t)wall_ms());
@@ -745,6 +790,8 @@ int strata_repl__enqueue(struct strata_repl *rp, int ti, const char *bucket, con
         json_object_set_new(j, "dm", json_true());
     if (j && op)
         json_object_set_new(j, "op", json_string(op));
+    if (j && existing)
+        json_object_set_new(j, "x", json_true());
     char *s = j ? json_dumps(j, JSON_COMPACT) : NULL;
     if (queue_delay_ms)
         nanosleep(&(struct timespec){queue_delay_ms / 1000, queue_delay_ms % 1000 * 1000000L},

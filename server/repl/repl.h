@@ -2,7 +2,8 @@
  * repl.h - bucket replication: the server's replication targets
  * (--replication-target NAME:URL, credentials for NAME in --tier-credentials),
  * the bucket's ReplicationConfiguration (Put/Get/DeleteBucketReplication),
- * and the asynchronous copy of each write to the target a rule names.
+ * and the asynchronous copy of each write to each target a rule names
+ * (several targets: repl_status.c says what the status then is).
  *
  * A write a rule selects is stored with x-amz-replication-status PENDING,
  * then queued (server/pqueue.h: one persistent queue per target,
@@ -78,11 +79,15 @@ void strata_repl_destroy(struct strata_repl *rp);
 extern const struct strata_s3_repl strata_repl_s3_hooks;
 
 /*
- * `strata admin replicate BUCKET` (admin API): queues every current
- * version of bucket that a rule selects and that is not replicated yet (no
- * status, or FAILED), marking it PENDING as a new write would be.  *seen
- * and *queued count them.  0, or a STRATA_E* code (STRATA_ENOTFOUND: no
- * such bucket, no replication configuration or no targets).  Runs on the
+ * `strata admin replicate BUCKET` (admin API): queues every version and
+ * delete marker of bucket that a rule selects (a marker only by a rule
+ * with DeleteMarkerReplication Enabled) and that is not replicated yet
+ * (no status: written before the rule, or a marker from before markers
+ * had one; or FAILED), marking it PENDING as a new write would be; a
+ * key's entries oldest first, so the target's history of the key becomes
+ * the source's.  *seen counts the versions and markers listed, *queued
+ * those queued.  0, or a STRATA_E* code (STRATA_ENOTFOUND: no such
+ * bucket, no replication configuration or no targets).  Runs on the
  * caller's thread for as long as the listing takes.
  */
 int strata_repl_existing(struct strata_repl *rp, struct strata_meta *m, const char *bucket,

@@ -25,6 +25,9 @@ struct strata_obj_info;
  * Needs s3:ReplicateObject / s3:ReplicateDelete on the target bucket. */
 #define STRATA_REPL_HDR "x-strata-replica-version-id"
 #define STRATA_REPL_STATUS_HDR "x-amz-replication-status"
+/* Stored beside it when a version goes to several targets: each one's own
+ * state (server/repl/repl_status.c).  Never sent, never copied. */
+#define STRATA_REPL_TARGETS_HDR "x-strata-replication-targets"
 
 /* What changed of a version, and is sent as that operation alone. */
 enum strata_repl_change {

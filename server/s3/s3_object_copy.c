@@ -250,7 +250,8 @@ static void copy_open(struct strata_req *r, struct strata_get *g, struct strata_
     struct strata_kv rkv[STRATA_PUT_HDRS_MAX + 1];
     size_t rn = 0;
     for (size_t i = 0; i < o.nhdrs && rn < STRATA_PUT_HDRS_MAX; i++)
-        if (strcmp(o.hdrs[i].name, STRATA_REPL_STATUS_HDR) != 0)
+        if (strcmp(o.hdrs[i].name, STRATA_REPL_STATUS_HDR) != 0 &&
+            strcmp(o.hdrs[i].name, STRATA_REPL_TARGETS_HDR) != 0)
             rkv[rn++] = o.hdrs[i];
     const char *rs = strata_repl_status_for_new(r, r->key, o.tags, o.tags_len);
     if (rs)

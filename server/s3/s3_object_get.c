@@ -14,6 +14,7 @@
 #include "srv.h"
 #include "handlers.h"
 #include "authz.h"
+#include "repl_hooks.h"
 #include "sse.h"
 
 #include <stdio.h>
@@ -161,7 +162,7 @@ static void add_version_headers(struct strata_req *r, struct strata_resp *resp, 
             if (ovs[j] && strcmp(name, overrides[j].hdr) == 0)
                 value = NULL; /* replaced below */
         }
-        if (!value)
+        if (!value || strcmp(name, STRATA_REPL_TARGETS_HDR) == 0)
             continue;
         if (strcmp(name, "content-type") == 0)
             has_ctype = true;

@@ -18,7 +18,10 @@ strata_replication_sse_c_refused_total, with nothing stored on radosgw, so
 never its sealed bytes as plaintext; an SSE-KMS version whose
 ReplicaKmsKeyID is its own key is refused sealed and then sent as
 plaintext with aws:kms for radosgw to encrypt, which it refuses over plain
-HTTP (rgw_crypt_require_ssl): FAILED, nothing stored.  The remote tier: a lifecycle transition to a radosgw
+HTTP (rgw_crypt_require_ssl): FAILED, nothing stored; `strata admin
+replicate` sends a key written before the rule in order, and marks FAILED
+(never sends) entries older than one replicated since, which radosgw would
+make its latest.  The remote tier: a lifecycle transition to a radosgw
 bucket, reads (ranges too) through Strata, the remote object byte for
 byte.
 
@@ -33,6 +36,7 @@ import os
 import re
 import shutil
 import signal
+import subprocess
 import sys
 import threading
 import time
@@ -428,6 +432,44 @@ def remote_tier_on_radosgw(_):
     keys = [o["Key"] for o in r.list_objects_v2(Bucket=COLD).get("Contents", [])]
     assert len(keys) == 1 and re.fullmatch("strata-data/[0-9a-f]{32}", keys[0]), keys
     assert r.get_object(Bucket=COLD, Key=keys[0])["Body"].read() == data
+
+
+@test
+def admin_replicate_older_than_replicated(_):
+    """`strata admin replicate` to radosgw (which keeps no source version
+    ids): a key's entries written before the rule go in order when none of
+    the key is replicated yet; those older than a version replicated since
+    would become radosgw's latest, so they go FAILED and radosgw keeps the
+    newer one as its latest."""
+    s, r, sb, rb = pair("old")
+    conf = s.get_bucket_replication(Bucket=sb)["ReplicationConfiguration"]
+    s.delete_bucket_replication(Bucket=sb)
+    old = [s.put_object(Bucket=sb, Key="k", Body=b"k1")["VersionId"],
+           s.delete_object(Bucket=sb, Key="k")["VersionId"],
+           s.put_object(Bucket=sb, Key="k", Body=b"k2")["VersionId"]]
+    fresh = [s.put_object(Bucket=sb, Key="n", Body=f"n{i}".encode())["VersionId"]
+             for i in range(2)]
+    s.put_bucket_replication(Bucket=sb, ReplicationConfiguration=conf)
+    v3 = s.put_object(Bucket=sb, Key="k", Body=b"k3")["VersionId"]
+    wait_status(s, sb, "k", v3, "COMPLETED")
+    env = {"PATH": "/usr/bin:/bin", "HOME": SRC.home, "STRATA_ENDPOINT": SRC.endpoint,
+           "STRATA_ACCESS_KEY": SRC.ak, "STRATA_SECRET_KEY": SRC.sk}
+    p = subprocess.run([os.environ["STRATA_BIN"], "admin", "replicate", sb], env=env,
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p
+    lines = p.stdout.splitlines()
+    assert lines[0] == f"{sb}: 6 versions and delete markers, 5 queued for replication", p.stdout
+    assert lines[-1] == f"{sb}: 5 of 5 replicated or failed", p.stdout
+    for vid in old[::2]:
+        wait_status(s, sb, "k", vid, "FAILED")
+    vs, dms = versions(r, rb, "k")
+    assert len(vs) == 1 and not dms, (vs, dms)
+    assert r.get_object(Bucket=rb, Key="k")["Body"].read() == b"k3"
+    for vid in fresh:
+        wait_status(s, sb, "n", vid, "COMPLETED")
+    vs, _ = versions(r, rb, "n")
+    assert len(vs) == 2, vs
+    assert r.get_object(Bucket=rb, Key="n")["Body"].read() == b"n1"
 
 
 def main():
