@@ -407,6 +407,10 @@ def checkpoint(a):
             prep_dst()
             if srv == "nginx":
                 warm(src)  # ckpt/whole as it would be right after its PUT (a cold GET dropped it)
+            # nginx's PUTs leave a GiB of dirty pages (strata's are durable):
+            # written back first, so the GET's own writes into dst are not
+            # throttled behind them.
+            os.sync()
             res.setdefault(name(srv, cl, "get"), []).append(timed(gets[srv, cl]))
             if run == 0:
                 same(f"{srv} ({cl})")
