@@ -12,10 +12,13 @@
 #            64 MiB objects back to back beside it
 #   scale    GET 100 KiB with the server pinned to 1 core, then to every
 #            core (taskset -a -p on the running processes); the ratio
-#   ckpt     1 GiB checkpoint: boto3's transfer manager, 8 parts in flight,
-#            PUT and GET, against the same transfer to nginx; and the
-#            transfer with nginx's lean client against strata (presigned
-#            UploadPart and ranged GET URLs), to tell server from client cost
+#   ckpt     1 GiB checkpoint, 8 parts in flight, PUT then read right back:
+#            boto3's transfer manager against strata and against nginx (a
+#            minimal S3 shim in its config: multipart calls answered with
+#            fixed XML, parts stored through WebDAV), and a lean client
+#            (http.client; presigned UploadPart and ranged GET URLs for
+#            strata) against both; boto3's time against nginx beyond the
+#            lean client's is boto3's own cost
 #   torch    the README's PyTorch DataLoader (boto3, ranged GETs of shard
 #            objects) against the same loader reading the shards from nginx,
 #            samples/s and p99 wait per batch (tests/bench/torch_loader.py)
@@ -39,7 +42,7 @@
 # Environment: CELLS (which of get4k get100k get1m get64m put100k put64m
 #   mixed scale ckpt torch fio; all), RUNS (3), DURATION (s, default 10),
 #   PUT64M_DURATION (30), CONNS (32), THREADS (2), N100K (10000), CKPT_MB
-#   (1024), CKPT_COLD (1: also GETs after dropping the page cache, root
+#   (1024), CKPT_COLD (set: also GETs after a restart of strata and a drop of the page cache, root
 #   only: a checkpoint read back on restart), TORCH_SHARDS (64), TORCH_PER_SHARD (256), TORCH_SIZE (102400),
 #   TORCH_WORKERS (8), TORCH_OBJECTS (1: also one object per sample), FIO_SIZE (256M per drive), LIST_KEYS (0), STRATA_BIN (default:
 #   build build-bench/ as Release), STRATA_ARGS (extra server flags),
@@ -81,6 +84,7 @@ STRATA_PID="" NGINX_PID=""
 
 cleanup() {
     local pid
+    [[ -n $STRATA_PID ]] && STRATA_PID=$(cat "$BENCH_DIR/strata.pid" 2>/dev/null || true)  # a restart's
     for pid in $STRATA_PID $NGINX_PID; do
         if kill -0 "$pid" 2>/dev/null; then
             kill -TERM "$pid" 2>/dev/null || true
@@ -110,11 +114,29 @@ AK=BENCH$(od -An -N6 -tx1 /dev/urandom | tr -d ' \n' | tr a-f A-F)
 SK=$(od -An -N20 -tx1 /dev/urandom | tr -d ' \n')
 SPORT=$(free_port)
 mkdir -p "$BENCH_DIR"/d1 "$BENCH_DIR"/d2 "$BENCH_DIR"/d3 "$BENCH_DIR"/d4
-env -i PATH=/usr/bin:/bin HOME="$BENCH_DIR" STRATA_ROOT_USER="$AK" STRATA_ROOT_PASSWORD="$SK" \
-    "$STRATA_BIN" server --address "127.0.0.1:$SPORT" ${STRATA_ARGS:-} "$BENCH_DIR"/d1 "$BENCH_DIR"/d2 "$BENCH_DIR"/d3 "$BENCH_DIR"/d4 \
-    >"$BENCH_DIR/strata.log" 2>&1 </dev/null &
-STRATA_PID=$!
-wait_http "http://127.0.0.1:$SPORT/health/ready" 30 || { echo "strata did not start:"; tail -30 "$BENCH_DIR/strata.log"; exit 1; }
+# The daemon's (re)start, a script so the checkpoint cell can restart it
+# for its read back on restart: stops the daemon of strata.pid if one
+# runs, starts it again over the same drives, waits until it is ready.
+cat >"$BENCH_DIR/strata-start.sh" <<EOF
+#!/usr/bin/env bash
+pid=\$(cat "$BENCH_DIR/strata.pid" 2>/dev/null || true)
+if [[ -n \$pid ]] && kill -TERM "\$pid" 2>/dev/null; then
+    while kill -0 "\$pid" 2>/dev/null; do sleep 0.05; done
+fi
+env -i PATH=/usr/bin:/bin HOME="$BENCH_DIR" STRATA_ROOT_USER="$AK" STRATA_ROOT_PASSWORD="$SK" \\
+    "$STRATA_BIN" server --address "127.0.0.1:$SPORT" ${STRATA_ARGS:-} "$BENCH_DIR"/d1 "$BENCH_DIR"/d2 "$BENCH_DIR"/d3 "$BENCH_DIR"/d4 \\
+    >>"$BENCH_DIR/strata.log" 2>&1 </dev/null &
+echo \$! >"$BENCH_DIR/strata.pid"
+for _ in \$(seq 300); do
+    [[ \$(curl -s -o /dev/null -w '%{http_code}' --max-time 2 --noproxy '*' "http://127.0.0.1:$SPORT/health/ready" || true) == 200 ]] && exit 0
+    sleep 0.1
+done
+exit 1
+EOF
+chmod +x "$BENCH_DIR/strata-start.sh"
+STRATA_PID=started
+"$BENCH_DIR/strata-start.sh" || { echo "strata did not start:"; tail -30 "$BENCH_DIR/strata.log"; exit 1; }
+STRATA_PID=$(cat "$BENCH_DIR/strata.pid")
 SEP="http://127.0.0.1:$SPORT"
 
 # ---- nginx, the ceiling: same bytes from plain files -------------------------------------
@@ -141,15 +163,42 @@ http {
     fastcgi_temp_path $BENCH_DIR/nginx/fastcgi;
     uwsgi_temp_path $BENCH_DIR/nginx/uwsgi;
     scgi_temp_path $BENCH_DIR/nginx/scgi;
+    # A minimal S3 shim, enough for boto3's transfer manager (the ckpt cell),
+    # so boto3 runs against nginx too and the ratio compares like with like:
+    # CreateMultipartUpload and CompleteMultipartUpload answer fixed XML,
+    # UploadPart stores its body through WebDAV as <key>.part<N> under
+    # /_parts, HeadObject and ranged GETs read the plain file.
+    map "\$request_method:\$args" \$s3shim {
+        default "";
+        "~^POST:uploads(=|&|\$)" create;
+        "~^POST:(.*&)?uploadId=" complete;
+        "~^PUT:(.*&)?partNumber=" part;
+    }
     server {
         listen 127.0.0.1:$NPORT;
         root $WWW;
         location = /health { return 200; }
         location / {
+            if (\$s3shim = create) {
+                return 200 '<?xml version="1.0" encoding="UTF-8"?><InitiateMultipartUploadResult><Bucket>b</Bucket><Key>k</Key><UploadId>shim</UploadId></InitiateMultipartUploadResult>';
+            }
+            if (\$s3shim = complete) {
+                return 200 '<?xml version="1.0" encoding="UTF-8"?><CompleteMultipartUploadResult><Bucket>b</Bucket><Key>k</Key><ETag>"shim-8"</ETag></CompleteMultipartUploadResult>';
+            }
+            if (\$s3shim = part) {
+                rewrite ^(.*)\$ /_parts\$1.part\$arg_partNumber last;
+            }
             dav_methods PUT;
             create_full_put_path on;
             client_max_body_size 0;
             client_body_buffer_size 1m;
+        }
+        location /_parts/ {
+            dav_methods PUT;
+            create_full_put_path on;
+            client_max_body_size 0;
+            client_body_buffer_size 1m;
+            add_header ETag '"shim-part"' always;
         }
     }
 }
@@ -312,7 +361,8 @@ if want ckpt; then
     echo "==> checkpoint: $CKPT_MB MiB, 8 parts in flight, boto3 vs the same transfer to nginx, $RUNS runs"
     C=$($PY "$HERE/s3_dataset.py" checkpoint --endpoint "$SEP" --ak "$AK" --sk "$SK" --bucket "$BUCKET" \
         --nginx "$NEP" --www "$WWW" --out "$BENCH_DIR" --size-mb "$CKPT_MB" --parts 8 --repeat "$RUNS" \
-        ${CKPT_COLD:+--cold} || echo '{"failed":true}')
+        ${CKPT_COLD:+--cold --restart "$BENCH_DIR/strata-start.sh"} || echo '{"failed":true}')
+    STRATA_PID=$(cat "$BENCH_DIR/strata.pid")
     echo "  $C"
     printf '{"name":"ckpt","server":"both",%s\n' "${C#\{}" >>"$RESULTS"
 fi
@@ -460,19 +510,20 @@ for r in rows:
         if r.get("failed"):
             print("\nCheckpoint: failed")
         else:
-            print(f"\nCheckpoint {r['size_mb']} MiB, {r['parts']} parts in flight, medians of {r['runs']}: "
-                  f"PUT strata {r['strata_put_MBps']} MB/s vs nginx {r['nginx_put_MBps']} MB/s = "
-                  f"{r['put_ratio']}; GET strata {r['strata_get_MBps']} MB/s vs nginx "
-                  f"{r['nginx_get_MBps']} MB/s = {r['get_ratio']}")
-            if "strata_cold_get_MBps" in r:
-                print(f"  cold (page cache dropped before each GET: read back on restart): GET strata "
-                      f"{r['strata_cold_get_MBps']} MB/s (boto3), {r['strata_raw_cold_get_MBps']} MB/s "
-                      f"(lean client) vs nginx {r['nginx_cold_get_MBps']} MB/s = {r['cold_get_ratio']} "
-                      f"(boto3), {r['raw_cold_get_ratio']} (lean client)")
-            if "strata_raw_get_MBps" in r:
-                print(f"  the same client as nginx's (http.client, presigned UploadPart / ranged GET URLs): "
-                      f"PUT strata {r['strata_raw_put_MBps']} MB/s = {r['raw_put_ratio']}; "
-                      f"GET strata {r['strata_raw_get_MBps']} MB/s = {r['raw_get_ratio']}")
+            print(f"\nCheckpoint {r['size_mb']} MiB, {r['parts']} parts in flight, medians of {r['runs']}, "
+                  f"MB/s (strata / nginx = ratio); boto3 against both (nginx: the S3 shim), and the "
+                  f"lean client (http.client, presigned UploadPart / ranged GET URLs) against both:\n")
+            print("| transfer | boto3 strata | boto3 nginx | ratio | lean strata | lean nginx | ratio "
+                  "| boto3's own share of its strata time |")
+            print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+            for what, label in (("put", "PUT"), ("get", "GET right back"),
+                                ("cold_get", "GET on restart (strata restarted, page cache dropped)")):
+                if f"strata_{what}_MBps" not in r:
+                    continue
+                print(f"| {label} | {r[f'strata_{what}_MBps']} | {r[f'nginx_{what}_MBps']} | "
+                      f"{r[f'{what}_ratio']} | {r[f'strata_raw_{what}_MBps']} | "
+                      f"{r[f'nginx_raw_{what}_MBps']} | {r[f'raw_{what}_ratio']} | "
+                      f"{r[f'boto3_client_share_{what}']} |")
     if r["name"] == "torch":
         if r.get("failed"):
             print("\nPyTorch DataLoader: failed (wrong bytes or a failed read)")

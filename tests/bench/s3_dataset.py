@@ -12,10 +12,11 @@
   delete   delete --key from the bucket (FAULT_DRILL in s3.sh: a GET cell
            over a missing object must fail the run).
   checkpoint  the 1 GiB checkpoint shape, RUNS times, medians: boto3's
-           transfer manager (PARTS parts in flight) uploading and downloading
-           one object of --size-mb through strata, and the same transfer
-           against nginx (PARTS parallel WebDAV PUTs of the slices, PARTS
-           ranged GETs of one file); prints one JSON line.
+           transfer manager (PARTS parts in flight) uploading one object of
+           --size-mb and reading it right back, through strata and through
+           nginx's S3 shim (s3.sh), and the same with a lean client (PARTS
+           parallel PUTs of the slices: presigned UploadPart URLs / WebDAV;
+           PARTS ranged GETs); prints one JSON line.
   list     time ListObjectsV2 paging over a bucket (optionally first filling
            a bucket with --make N empty keys) with boto3 or (--client raw) a
            raw SigV4 client; prints one JSON line.
@@ -32,6 +33,7 @@ import hmac
 import json
 import os
 import statistics
+import subprocess
 import sys
 import time
 import urllib.request
@@ -319,6 +321,15 @@ def _raw_get(host, port, path, dst, off, n):
 
 
 def checkpoint(a):
+    """Four transfers of the same bytes, each PUT then read right back
+    (and, with --cold, read again after dropping the page cache and, with
+    --restart, restarting strata: a read back on restart):
+    boto3's transfer manager against strata and against nginx's S3 shim
+    (s3.sh's config), and the lean client (http.client: presigned
+    UploadPart and ranged GET URLs for strata, WebDAV PUTs of the slices
+    and ranged GETs for nginx) against both.  boto3 against nginx is
+    boto3's own ceiling: what that transfer costs beyond the lean client's
+    is the client's, not a server's."""
     from boto3.s3.transfer import TransferConfig
     size = a.size_mb << 20
     parts = a.parts
@@ -331,6 +342,11 @@ def checkpoint(a):
     os.makedirs(os.path.join(www, "ckpt"), exist_ok=True)
     os.link(src, os.path.join(www, "ckpt", "whole"))  # what nginx's GETs read
     c = client(a, pool=parts * 2)
+    nc = boto3.session.Session().client(  # boto3 against nginx's shim
+        "s3", endpoint_url=a.nginx, region_name=REGION, aws_access_key_id=a.ak,
+        aws_secret_access_key=a.sk,
+        config=Config(s3={"addressing_style": "path"}, signature_version="s3v4",
+                      max_pool_connections=parts * 2, retries={"max_attempts": 1}))
     part = (size + parts - 1) // parts
     tc = TransferConfig(multipart_threshold=8 << 20, multipart_chunksize=part,
                         max_concurrency=parts, use_threads=True)
@@ -343,8 +359,23 @@ def checkpoint(a):
         return time.monotonic() - t0
 
     def prep_dst():
+        if os.path.exists(dst):
+            os.unlink(dst)
         with open(dst, "wb") as f:
             f.truncate(size)
+
+    def same(what):
+        if not filecmp.cmp(src, dst, shallow=False):
+            sys.exit(f"s3_dataset: checkpoint: {what} returned different bytes")
+
+    def shim_parts_same():
+        """nginx's shim stored every part boto3 sent, byte for byte."""
+        with open(src, "rb") as f:
+            for i, (off, n) in enumerate(slices):
+                f.seek(off)
+                with open(os.path.join(a.www, "_parts", a.bucket, "ckpt", f"obj.part{i + 1}"), "rb") as p:
+                    if p.read() != f.read(n):
+                        sys.exit(f"s3_dataset: checkpoint: nginx's shim stored part {i + 1} wrong")
 
     shost, sport = a.endpoint.split("://", 1)[1].rsplit(":", 1)
 
@@ -362,66 +393,71 @@ def checkpoint(a):
         c.complete_multipart_upload(Bucket=a.bucket, Key="ckpt/raw", UploadId=uid, MultipartUpload={
             "Parts": [{"PartNumber": i + 1, "ETag": e} for i, e in enumerate(etags)]})
 
+    def warm(path):
+        with open(path, "rb") as f:
+            while f.read(8 << 20):
+                pass
+
     def drop_caches():
         """A restart's read-back: nothing of either server's files in memory."""
         os.sync()
         with open("/proc/sys/vm/drop_caches", "w") as f:
             f.write("3\n")
 
-    res = {"strata_put": [], "strata_get": [], "strata_raw_put": [], "strata_raw_get": [],
-           "nginx_put": [], "nginx_get": []}
-    if a.cold:
-        res.update({"strata_cold_get": [], "strata_raw_cold_get": [], "nginx_cold_get": []})
+    obj = None  # presigned GET of ckpt/raw, once it exists
+    # (server, client) -> (PUT, GET of what it wrote)
+    puts = {("strata", "boto3"): lambda: c.upload_file(src, a.bucket, "ckpt/obj", Config=tc),
+            ("strata", "raw"): raw_upload,
+            ("nginx", "boto3"): lambda: nc.upload_file(src, a.bucket, "ckpt/obj", Config=tc),
+            ("nginx", "raw"): lambda: parallel(
+                lambda s: _raw_put(host, int(port), f"/{a.bucket}/ckpt/part{s[0] // part}", src, *s))}
+    gets = {("strata", "boto3"): lambda: c.download_file(a.bucket, "ckpt/obj", dst, Config=tc),
+            ("strata", "raw"): lambda: parallel(
+                lambda s: _raw_get(shost, int(sport), obj[len(a.endpoint):], dst, *s)),
+            ("nginx", "boto3"): lambda: nc.download_file(a.bucket, "ckpt/whole", dst, Config=tc),
+            ("nginx", "raw"): lambda: parallel(
+                lambda s: _raw_get(host, int(port), f"/{a.bucket}/ckpt/whole", dst, *s))}
+    name = lambda srv, cl, what: f"{srv}_{'raw_' if cl == 'raw' else ''}{what}"  # noqa: E731
+    res = {}
     for run in range(a.repeat):
-        res["strata_put"].append(timed(lambda: c.upload_file(src, a.bucket, "ckpt/obj", Config=tc)))
-        res["strata_raw_put"].append(timed(raw_upload))
-        res["nginx_put"].append(timed(lambda: parallel(
-            lambda s: _raw_put(host, int(port), f"/{a.bucket}/ckpt/part{s[0] // part}", src, *s))))
-        if os.path.exists(dst):
-            os.unlink(dst)
-        res["strata_get"].append(timed(lambda: c.download_file(a.bucket, "ckpt/obj", dst, Config=tc)))
-        if run == 0 and not filecmp.cmp(src, dst, shallow=False):
-            sys.exit("s3_dataset: checkpoint: strata returned different bytes")
-        prep_dst()
-        obj = c.generate_presigned_url("get_object", Params={"Bucket": a.bucket, "Key": "ckpt/raw"})
-        res["strata_raw_get"].append(timed(lambda: parallel(
-            lambda s: _raw_get(shost, int(sport), obj[len(a.endpoint):], dst, *s))))
-        if run == 0 and not filecmp.cmp(src, dst, shallow=False):
-            sys.exit("s3_dataset: checkpoint: strata (raw client) returned different bytes")
-        prep_dst()
-        res["nginx_get"].append(timed(lambda: parallel(
-            lambda s: _raw_get(host, int(port), f"/{a.bucket}/ckpt/whole", dst, *s))))
-        if run == 0 and not filecmp.cmp(src, dst, shallow=False):
-            sys.exit("s3_dataset: checkpoint: nginx returned different bytes")
+        for srv, cl in puts:
+            res.setdefault(name(srv, cl, "put"), []).append(timed(puts[srv, cl]))
+            if run == 0 and (srv, cl) == ("nginx", "boto3"):
+                shim_parts_same()
+            if obj is None and srv == "strata" and cl == "raw":
+                obj = c.generate_presigned_url("get_object", Params={"Bucket": a.bucket,
+                                                                     "Key": "ckpt/raw"})
+            prep_dst()
+            if srv == "nginx":
+                warm(src)  # ckpt/whole as it would be right after its PUT (a cold GET dropped it)
+            # nginx's PUTs leave a GiB of dirty pages (strata's are durable):
+            # written back first, so the GET's own writes into dst are not
+            # throttled behind them.
+            os.sync()
+            res.setdefault(name(srv, cl, "get"), []).append(timed(gets[srv, cl]))
+            if run == 0:
+                same(f"{srv} ({cl})")
         if a.cold:
-            os.unlink(dst)
-            drop_caches()
-            res["strata_cold_get"].append(timed(lambda: c.download_file(a.bucket, "ckpt/obj", dst,
-                                                                          Config=tc)))
-            if run == 0 and not filecmp.cmp(src, dst, shallow=False):
-                sys.exit("s3_dataset: checkpoint: strata returned different bytes (cold)")
-            prep_dst()
-            drop_caches()
-            res["strata_raw_cold_get"].append(timed(lambda: parallel(
-                lambda s: _raw_get(shost, int(sport), obj[len(a.endpoint):], dst, *s))))
-            prep_dst()
-            drop_caches()
-            res["nginx_cold_get"].append(timed(lambda: parallel(
-                lambda s: _raw_get(host, int(port), f"/{a.bucket}/ckpt/whole", dst, *s))))
-            if run == 0 and not filecmp.cmp(src, dst, shallow=False):
-                sys.exit("s3_dataset: checkpoint: nginx returned different bytes (cold)")
+            for srv, cl in gets:
+                prep_dst()
+                if srv == "strata" and a.restart:  # nothing of it left in the daemon's memory
+                    subprocess.run([a.restart], check=True)
+                drop_caches()
+                res.setdefault(name(srv, cl, "cold_get"), []).append(timed(gets[srv, cl]))
+                if run == 0:
+                    same(f"{srv} ({cl}, cold)")
     os.unlink(dst)
     out = {"size_mb": a.size_mb, "parts": parts, "runs": a.repeat}
-    for k, v in res.items():
-        out[k + "_MBps"] = round(size / statistics.median(v) / 1e6, 1)
-    out["put_ratio"] = round(out["strata_put_MBps"] / out["nginx_put_MBps"], 2)
-    out["get_ratio"] = round(out["strata_get_MBps"] / out["nginx_get_MBps"], 2)
-    out["raw_put_ratio"] = round(out["strata_raw_put_MBps"] / out["nginx_put_MBps"], 2)
-    out["raw_get_ratio"] = round(out["strata_raw_get_MBps"] / out["nginx_get_MBps"], 2)
-    if a.cold:
-        out["cold_get_ratio"] = round(out["strata_cold_get_MBps"] / out["nginx_cold_get_MBps"], 2)
-        out["raw_cold_get_ratio"] = round(out["strata_raw_cold_get_MBps"]
-                                          / out["nginx_cold_get_MBps"], 2)
+    med = {k: statistics.median(v) for k, v in res.items()}
+    for k, v in med.items():
+        out[k + "_MBps"] = round(size / v / 1e6, 1)
+    for what in ("put", "get") + (("cold_get",) if a.cold else ()):
+        out[f"{what}_ratio"] = round(med[f"nginx_{what}"] / med[f"strata_{what}"], 2)
+        out[f"raw_{what}_ratio"] = round(med[f"nginx_raw_{what}"] / med[f"strata_raw_{what}"], 2)
+        # boto3's own cost: its time against nginx beyond the lean client's,
+        # as a share of its time against strata.
+        out[f"boto3_client_share_{what}"] = round(
+            max(0.0, med[f"nginx_{what}"] - med[f"nginx_raw_{what}"]) / med[f"strata_{what}"], 2)
     print(json.dumps(out))
 
 
@@ -454,6 +490,8 @@ def main():
     p.add_argument("--versions", action="store_true",
                    help="list: a versioned bucket (--make puts each key twice) and "
                         "ListObjectVersions walks (raw client only)")
+    p.add_argument("--restart", help="checkpoint, with --cold: a command that restarts strata "
+                                     "(its data cache goes too) before each of its cold GETs")
     p.add_argument("--client", choices=["boto3", "raw"], default="boto3",
                    help="list: boto3's paginator, or a raw keep-alive SigV4 client (regex, no XML "
                         "parser) that measures the server rather than boto3")
