@@ -430,9 +430,9 @@ uint64_t strata_meta__slog_reap(struct meta_slog *s);
 /* Up to max sealed segments at most half live whose appends all have their
  * records written, each picked once per open, into ids (compaction). */
 size_t strata_meta__slog_victims(struct meta_slog *s, uint64_t *ids, size_t max);
-/* How many replaced values the accounting read from the store, for want
- * of a hint (tests). */
-uint64_t strata_meta__slog_acct_reads(struct meta_slog *s);
+/* How many replaced values the accounting read from the store for want of
+ * a hint, and how many segment fdatasyncs the writes made (tests). */
+void strata_meta__slog_counts(struct meta_slog *s, uint64_t *acct_reads, uint64_t *syncs);
 /* local/slog_compact.c: the compaction thread (m->slog_on only); stop is a
  * no-op when it never started.  compact_round: one pass over every drive,
  * moving the live shards of the victims; the shards moved in *moved. */

@@ -8,9 +8,10 @@
  *
  * Durability: appends are pwritten by the committing thread before its
  * batch reaches the drive's writer; every write to the drive's RocksDB
- * (store.c: the writer's group, the direct writes of heal) first
- * fdatasyncs the segments with completed appends not synced yet, so a
- * record written never points at unsynced bytes.  Segment ids only grow
+ * (store.c: the writer's group, the direct writes of heal) whose batch
+ * names an append its key did not name before first fdatasyncs the
+ * segments with completed appends not synced yet, so a record written
+ * never points at unsynced bytes.  Segment ids only grow
  * (a new one at each open: max id found + 1), a segment is never appended
  * to after a restart, and a record carries its shard's CRC32C: a torn tail
  * is bytes no record refers to, and nothing has to be parsed at open.
@@ -78,6 +79,7 @@ struct meta_slog {
     uint64_t seg_max;
     uint64_t grace_ns;
     _Atomic uint64_t acct_reads; /* values the accounting read back (no hint) */
+    _Atomic uint64_t syncs;      /* fdatasyncs of segments */
 };
 
 static uint64_t now_ns(void)
@@ -448,6 +450,7 @@ static int sync_appends(struct meta_slog *s)
         for (size_t i = 0; i < n; i++)
             if (fdatasync(dirty[i]->fd) != 0)
                 rc = errno == ENOSPC ? STRATA_ENOSPC : STRATA_EIO;
+        atomic_fetch_add_explicit(&s->syncs, n, memory_order_relaxed);
         pthread_mutex_lock(&s->mu);
         for (size_t i = 0; i < n; i++) {
             if (rc == 0)
@@ -594,15 +597,22 @@ int strata_meta__slog_write(struct meta_slog *s, rocksdb_t *db, rocksdb_writeopt
 {
     *err = NULL;
     pthread_mutex_lock(&s->acct_mu);
-    int rc = sync_appends(s);
+    struct acct a = {.s = s, .db = db, .hints = hints, .nhints = nhints};
+    rocksdb_writebatch_iterate(wb, &a, acct_put_cb, acct_del_cb);
+    /* Only a batch naming new appends needs them synced first (a record
+     * that keeps its reference was synced when it got it): a group of
+     * tombstone drops does not make the log sync. */
+    bool fresh = false;
+    for (size_t i = 0; i < a.nsegs; i++)
+        fresh = fresh || a.segs[i].fresh;
+    int rc = a.rc == 0 && fresh ? sync_appends(s) : 0;
     if (rc) {
         pthread_mutex_unlock(&s->acct_mu);
+        acct_fini(&a);
         *err = strdup(rc == STRATA_ENOSPC ? "small-object log sync: No space left on device"
                                           : "small-object log sync: I/O error");
         return rc;
     }
-    struct acct a = {.s = s, .db = db, .hints = hints, .nhints = nhints};
-    rocksdb_writebatch_iterate(wb, &a, acct_put_cb, acct_del_cb);
     /* The 'L' keys go on the caller's batch and come off again after the
      * write (a save point, not a copy of ~50 KiB shards' worth of batch). */
     bool counted = a.rc == 0 && a.nsegs;
@@ -733,7 +743,8 @@ size_t strata_meta__slog_victims(struct meta_slog *s, uint64_t *ids, size_t max)
     return n;
 }
 
-uint64_t strata_meta__slog_acct_reads(struct meta_slog *s)
+void strata_meta__slog_counts(struct meta_slog *s, uint64_t *acct_reads, uint64_t *syncs)
 {
-    return s ? atomic_load(&s->acct_reads) : 0;
+    *acct_reads = s ? atomic_load(&s->acct_reads) : 0;
+    *syncs = s ? atomic_load(&s->syncs) : 0;
 }

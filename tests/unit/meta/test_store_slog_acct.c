@@ -12,6 +12,9 @@
  * replaces (one per drive), not the replaced version's record and the new
  * version's key as well: the key txn's reads under the key lock say what
  * they held.
+ *
+ * sync_only_for_new_appends: a delete's writes leave an unsynced append
+ * alone; the next put's write syncs it.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -26,6 +29,7 @@
 
 #include "meta_internal.h"
 #include "meta_test_util.h"
+#include "strata/erasure.h"
 
 static struct mt_env *env;
 
@@ -163,8 +167,11 @@ static void test_slog_acct_exact(void **state)
 static uint64_t reads_all(void)
 {
     uint64_t n = 0;
-    for (unsigned d = 0; d < env->m->sets[0].n; d++)
-        n += strata_meta__slog_acct_reads(env->m->sets[0].drives[d].slog);
+    for (unsigned d = 0; d < env->m->sets[0].n; d++) {
+        uint64_t r, s;
+        strata_meta__slog_counts(env->m->sets[0].drives[d].slog, &r, &s);
+        n += r;
+    }
     return n;
 }
 
@@ -193,11 +200,51 @@ static void test_slog_acct_hinted(void **state)
     mt_teardown(env);
 }
 
+static uint64_t syncs_of(unsigned d)
+{
+    uint64_t r, s;
+    strata_meta__slog_counts(env->m->sets[0].drives[d].slog, &r, &s);
+    return s;
+}
+
+/* A write whose batch names no new append (a delete's tombstone, its drop)
+ * leaves the log unsynced; one naming an append syncs it first. */
+static void test_slog_sync_only_for_new_appends(void **state)
+{
+    (void)state;
+    env = mt_setup("slog-sync");
+    assert_non_null(env);
+    mt_close(env);
+    assert_int_equal(open_log(), 0);
+    assert_int_equal(mt_bucket(env, "a", 0), 0);
+    put("a", "k", 60000, 1, NULL, NULL);
+    usleep(50000);
+    unsigned n = env->m->sets[0].n;
+    uint64_t before[MT_DRIVES];
+    static uint8_t shard[4096];
+    for (unsigned d = 0; d < n; d++) {
+        /* An append no record names: unsynced until a write needs it. */
+        struct meta_rec r = {.flags = REC_F_INLINE, .shard = shard, .shard_len = sizeof(shard)};
+        r.shard_crc = strata_crc32c(0, shard, sizeof(shard));
+        assert_int_equal(strata_meta__slog_put(env->m->sets[0].drives[d].slog, &r), 0);
+        before[d] = syncs_of(d);
+    }
+    assert_int_equal(strata_obj_delete(env->m, "a", "k", NULL, NULL), 0);
+    usleep(100000); /* the tombstone drops */
+    for (unsigned d = 0; d < n; d++)
+        assert_int_equal(syncs_of(d), before[d]);
+    put("a", "k2", 60000, 2, NULL, NULL);
+    for (unsigned d = 0; d < n; d++)
+        assert_true(syncs_of(d) > before[d]);
+    mt_teardown(env);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_slog_acct_exact),
         cmocka_unit_test(test_slog_acct_hinted),
+        cmocka_unit_test(test_slog_sync_only_for_new_appends),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
