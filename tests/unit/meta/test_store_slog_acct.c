@@ -175,16 +175,22 @@ static uint64_t reads_all(void)
     return n;
 }
 
-static void test_slog_acct_hinted(void **state)
+/* A store with the log, bucket "a" (unversioned) holding "k". */
+static void setup_one(const char *name)
 {
-    (void)state;
-    env = mt_setup("slog-hint");
+    env = mt_setup(name);
     assert_non_null(env);
     mt_close(env);
     assert_int_equal(open_log(), 0);
     assert_int_equal(mt_bucket(env, "a", 0), 0);
     put("a", "k", 60000, 1, NULL, NULL);
     usleep(50000);
+}
+
+static void test_slog_acct_hinted(void **state)
+{
+    (void)state;
+    setup_one("slog-hint");
     enum { N = 40 };
     uint64_t before = reads_all();
     for (unsigned g = 0; g < N; g++)
@@ -212,13 +218,7 @@ static uint64_t syncs_of(unsigned d)
 static void test_slog_sync_only_for_new_appends(void **state)
 {
     (void)state;
-    env = mt_setup("slog-sync");
-    assert_non_null(env);
-    mt_close(env);
-    assert_int_equal(open_log(), 0);
-    assert_int_equal(mt_bucket(env, "a", 0), 0);
-    put("a", "k", 60000, 1, NULL, NULL);
-    usleep(50000);
+    setup_one("slog-sync");
     unsigned n = env->m->sets[0].n;
     uint64_t before[MT_DRIVES];
     static uint8_t shard[4096];

@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "meta_test_util.h"
+#include "slog_kill_util.h"
 #include "strata/meta.h"
 
 #define OBJ 80000 /* one ~40 KiB shard per drive (2+2) */
@@ -155,10 +156,6 @@ static void test_slog_compact_moves_live_shards(void **state)
 #define NCHURN    (NTHREADS * CHURN_PER)
 #define NLONG     24
 
-struct ack {
-    uint32_t key, gen;
-};
-
 static size_t churn_size(unsigned k, uint32_t gen)
 {
     return 4 + (size_t)((gen * 2654435761u + k * 40503u) % (OBJ - 4));
@@ -170,66 +167,18 @@ static void churn_fill(unsigned k, uint32_t gen, uint8_t *buf, size_t len)
     memcpy(buf, &gen, 4);
 }
 
-struct child {
-    unsigned t;
-    uint32_t gen0;
-    int fd;
-};
-
-static void *churner(void *arg)
+static int churn_put(unsigned k, uint32_t gen, uint8_t *buf)
 {
-    struct child *c = arg;
-    uint8_t *buf = malloc(OBJ);
-    if (!buf)
-        _exit(4);
-    for (uint32_t gen = c->gen0;; gen++)
-        for (unsigned j = 0; j < CHURN_PER; j++) {
-            unsigned k = c->t * CHURN_PER + j;
-            char key[32];
-            snprintf(key, sizeof(key), "c%u", k);
-            size_t len = churn_size(k, gen);
-            churn_fill(k, gen, buf, len);
-            if (mt_put(env, "c", key, buf, len, NULL))
-                _exit(5);
-            struct ack a = {.key = k, .gen = gen};
-            if (write(c->fd, &a, sizeof(a)) != (ssize_t)sizeof(a))
-                _exit(7);
-        }
-    return NULL;
+    char key[32];
+    snprintf(key, sizeof(key), "c%u", k);
+    size_t len = churn_size(k, gen);
+    churn_fill(k, gen, buf, len);
+    return mt_put(env, "c", key, buf, len, NULL);
 }
 
-static void churn_child(void *ud, int fd)
+static int open_churn(void)
 {
-    uint32_t gen0 = *(const uint32_t *)ud;
-    if (open_log(10))
-        _exit(3);
-    if (write(fd, "r", 1) != 1)
-        _exit(6);
-    struct child c[NTHREADS];
-    pthread_t thr[NTHREADS];
-    for (unsigned t = 0; t < NTHREADS; t++) {
-        c[t] = (struct child){.t = t, .gen0 = gen0, .fd = fd};
-        if (pthread_create(&thr[t], NULL, churner, &c[t]) != 0)
-            _exit(8);
-    }
-    pause();
-    _exit(9);
-}
-
-struct acks {
-    uint32_t acked[NCHURN];
-    unsigned long n;
-};
-
-static void ack_cb(void *ud, const void *ack)
-{
-    struct acks *as = ud;
-    struct ack a;
-    memcpy(&a, ack, sizeof(a));
-    assert_true(a.key < NCHURN);
-    if (a.gen > as->acked[a.key])
-        as->acked[a.key] = a.gen;
-    as->n++;
+    return open_log(10);
 }
 
 static uint32_t verify_all(const uint32_t acked[NCHURN])
@@ -285,7 +234,7 @@ static void test_slog_compact_sigkill(void **state)
     assert_int_equal(mt_bucket(env, "c", 0), 0);
     /* Long-lived keys between generations of the churn keys, so that
      * every early segment holds some of both. */
-    struct acks as = {0};
+    struct sk_acks as = {.nkeys = NCHURN};
     for (unsigned k = 0; k < NLONG; k++) {
         char key[32];
         snprintf(key, sizeof(key), "l%u", k);
@@ -299,10 +248,16 @@ static void test_slog_compact_sigkill(void **state)
         as.acked[c] = 1 + k / NCHURN;
     }
     mt_close(env);
+    struct sk_plan plan = {.open = open_churn,
+                           .put = churn_put,
+                           .buf_size = OBJ,
+                           .nthreads = NTHREADS,
+                           .per = CHURN_PER};
     uint32_t next_gen = NLONG / NCHURN + 2;
     for (int run = 0; run < runs; run++) {
-        assert_int_equal(mt_run_and_kill_acks(churn_child, &next_gen, 200000, 700000,
-                                              sizeof(struct ack), ack_cb, &as),
+        plan.gen0 = next_gen;
+        assert_int_equal(mt_run_and_kill_acks(sk_child, &plan, 200000, 700000,
+                                              sizeof(struct sk_ack), sk_ack_cb, &as),
                          0);
         assert_int_equal(open_log(10), 0);
         uint32_t hi = verify_all(as.acked);
