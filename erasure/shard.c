@@ -1605,11 +1605,14 @@ int strata_ec_inline_encode(const struct strata_set *set, const void *data, size
     size_t sl = strata_ec__round_up((len + set->k - 1) / set->k, 16);
     if (sl == 0)
         sl = 16;
-    uint8_t *buf = calloc(set->n, sl);
+    /* Only the data shards' tail needs zeros: the parity shards are
+     * written whole by the encode (calloc zeroed all n shards per PUT). */
+    uint8_t *buf = malloc((size_t)set->n * sl);
     if (!buf)
         return STRATA_ENOMEM;
     if (len)
         memcpy(buf, data, len);
+    memset(buf + len, 0, (size_t)set->k * sl - len);
     uint8_t *shards[STRATA_DRIVES_MAX];
     for (unsigned s = 0; s < set->n; s++)
         shards[s] = buf + (size_t)s * sl;

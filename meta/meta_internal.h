@@ -282,6 +282,7 @@ struct meta_drive;
 struct meta_wjob {
     struct meta_wjob *next;
     rocksdb_writebatch_t *wb;
+    const struct meta_slog_hints *hints; /* NULL: none */
     int rc;
     struct meta_wwait *wait;
 };
@@ -339,6 +340,8 @@ struct strata_meta {
     bool slog_on;            /* strata_meta_opts.small_object_log: append inline shards */
     uint64_t slog_seg_bytes; /* a segment is sealed past this size */
     uint64_t slog_grace_ms;  /* a dead segment is unlinked after this */
+    uint64_t slog_compact_ms; /* the compaction thread's period */
+    struct meta_slog_compactor *slog_compactor; /* local/slog_compact.c; NULL: none */
     size_t object_cache_mb; /* the latest-version cache's budget (local/rcache.c) */
     size_t memtable_size; /* write_buffer_size of every store (strata_meta_opts.memtable_mb) */
     size_t part_size_min;
@@ -384,6 +387,23 @@ struct strata_meta {
 
 /* ---- local/slog.c: the small-object log (format and reclaim: README) ---- */
 struct meta_slog;
+/* What a commit read of an 'O' key on one drive under the key's lock,
+ * before its batch: the log reference the value names (logged false: a
+ * value without one, or none).  The write's accounting takes it instead of
+ * reading the value back; the key is read when no hint names it.  A
+ * logged hint must be exact: it is subtracted from the live bytes. */
+struct meta_slog_hint {
+    const char *k;
+    size_t kl;
+    bool logged;
+    uint64_t seg, off, len;
+};
+/* A commit's hints for one drive (a put: the replaced version's key and
+ * the new one's). */
+struct meta_slog_hints {
+    struct meta_slog_hint h[2];
+    size_t n;
+};
 /* 'L' seg[8, big-endian]: 8 bytes big-endian, the live bytes of the
  * drive's log segment seg (absent: none). */
 #define SLOG_LKEY_LEN 9
@@ -408,11 +428,24 @@ int strata_meta__slog_load(struct meta_slog *s, struct meta_rec *r, bool nowait,
  * fdatasync'ed first, and the live bytes its 'O' writes change put in the
  * same write.  err as rocksdb_write's (also set when the log failed). */
 int strata_meta__slog_write(struct meta_slog *s, rocksdb_t *db, rocksdb_writeoptions_t *wo,
-                            rocksdb_writebatch_t *wb, char **err);
+                            rocksdb_writebatch_t *wb, const struct meta_slog_hint *hints,
+                            size_t nhints, char **err);
 /* Unlink the dead sealed segments whose grace is over (syncing the WAL
  * first); returns the monotonic ns of the next one due, 0: none.  Writer
- * thread, outside io_rw. */
+ * thread and the compaction thread, outside io_rw. */
 uint64_t strata_meta__slog_reap(struct meta_slog *s);
+/* Up to max sealed segments at most half live whose appends all have their
+ * records written, each picked once per open, into ids (compaction). */
+size_t strata_meta__slog_victims(struct meta_slog *s, uint64_t *ids, size_t max);
+/* How many replaced values the accounting read from the store for want of
+ * a hint, and how many segment fdatasyncs the writes made (tests). */
+void strata_meta__slog_counts(struct meta_slog *s, uint64_t *acct_reads, uint64_t *syncs);
+/* local/slog_compact.c: the compaction thread (m->slog_on only); stop is a
+ * no-op when it never started.  compact_round: one pass over every drive,
+ * moving the live shards of the victims; the shards moved in *moved. */
+int strata_meta__slog_compactor_start(struct strata_meta *m);
+void strata_meta__slog_compactor_stop(struct strata_meta *m);
+int strata_meta__slog_compact_round(struct strata_meta *m, uint64_t *moved);
 
 /* ---- record.c ---- */
 size_t strata_meta__key_obj(char *out, size_t cap, const char *bucket, const char *key,
@@ -598,6 +631,12 @@ int strata_meta__set_commit(struct strata_meta *m, unsigned set, rocksdb_writeba
 typedef void (*meta_undo_fn)(void *ud, rocksdb_writebatch_t **undo);
 int strata_meta__set_commit_lazy(struct strata_meta *m, unsigned set, rocksdb_writebatch_t **wbs,
                                  rocksdb_writebatch_t **undo, meta_undo_fn undo_fn, void *ud);
+/* The same with hints[d] (may be NULL) for drive d's batch: a key txn's,
+ * under its key lock. */
+int strata_meta__set_commit_hinted(struct strata_meta *m, unsigned set,
+                                   rocksdb_writebatch_t **wbs,
+                                   const struct meta_slog_hints *hints,
+                                   rocksdb_writebatch_t **undo, meta_undo_fn undo_fn, void *ud);
 /* Destroy the per-drive batches and undos of a commit (NULL entries skip). */
 void strata_meta__batches_free(rocksdb_writebatch_t **wbs, rocksdb_writebatch_t **undo);
 /*

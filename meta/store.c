@@ -143,10 +143,10 @@ static int write_result(struct meta_drive *d, const char *err)
 /* Every write to a drive's store: through its small-object log when it
  * has one (its appends synced first, live bytes counted in the batch). */
 static void db_write(struct meta_drive *d, rocksdb_writeoptions_t *wo, rocksdb_writebatch_t *wb,
-                     char **err)
+                     const struct meta_slog_hint *hints, size_t nhints, char **err)
 {
     if (d->slog)
-        (void)strata_meta__slog_write(d->slog, d->db, wo, wb, err);
+        (void)strata_meta__slog_write(d->slog, d->db, wo, wb, hints, nhints, err);
     else
         rocksdb_write(d->db, wo, wb, err);
 }
@@ -160,7 +160,7 @@ int strata_meta__drive_write(struct strata_meta *m, unsigned set, unsigned d,
         return rc;
     char *err = NULL;
     pthread_rwlock_rdlock(&dr->io_rw);
-    db_write(dr, wo, wb, &err);
+    db_write(dr, wo, wb, NULL, 0, &err);
     rc = write_result(dr, err);
     pthread_rwlock_unlock(&dr->io_rw);
     free(err);
@@ -300,18 +300,24 @@ static void *drive_thread(void *arg)
          * them without touching its WAL. */
         /* A group of riders only needs no sync: nobody waits for it. */
         rocksdb_writeoptions_t *wo = d->m->wnosync;
-        for (const struct meta_wjob *j = jobs; j; j = j->next)
+        /* The group's hints (those past the array: the keys are read). */
+        struct meta_slog_hint hints[64];
+        size_t nh = 0;
+        for (const struct meta_wjob *j = jobs; j; j = j->next) {
             if (j->wait)
                 wo = d->m->wsync;
+            for (size_t i = 0; j->hints && i < j->hints->n && nh < 64; i++)
+                hints[nh++] = j->hints->h[i];
+        }
         pthread_rwlock_rdlock(&d->io_rw);
         if (!jobs->next) {
-            db_write(d, wo, jobs->wb, &err);
+            db_write(d, wo, jobs->wb, hints, nh, &err);
             rc = write_result(d, err);
         } else {
             /* Batches of different keys commute; one synced write covers all. */
             rocksdb_writebatch_t *all = batches_merge(jobs);
             if (all) {
-                db_write(d, wo, all, &err);
+                db_write(d, wo, all, hints, nh, &err);
                 rocksdb_writebatch_destroy(all);
                 rc = write_result(d, err);
             } else {
@@ -343,7 +349,7 @@ static void *drive_thread(void *arg)
 
 /* set_apply; rcs[d] (may be NULL) receives each drive's outcome. */
 static unsigned set_apply_rc(struct strata_meta *m, unsigned set, rocksdb_writebatch_t **wbs,
-                             bool *ok, int *rcs)
+                             const struct meta_slog_hints *hints, bool *ok, int *rcs)
 {
     struct meta_set *ms = &m->sets[set];
     struct meta_wjob jobs[STRATA_DRIVES_MAX];
@@ -374,6 +380,7 @@ static unsigned set_apply_rc(struct strata_meta *m, unsigned set, rocksdb_writeb
             continue;
         jobs[d].next = NULL;
         jobs[d].wb = wbs[d];
+        jobs[d].hints = hints ? &hints[d] : NULL;
         jobs[d].wait = &w;
         pthread_mutex_lock(&dr->mu);
         if (dr->tail)
@@ -405,7 +412,7 @@ static unsigned set_apply_rc(struct strata_meta *m, unsigned set, rocksdb_writeb
 unsigned strata_meta__set_apply(struct strata_meta *m, unsigned set, rocksdb_writebatch_t **wbs,
                                 bool *ok)
 {
-    return set_apply_rc(m, set, wbs, ok, NULL);
+    return set_apply_rc(m, set, wbs, NULL, ok, NULL);
 }
 
 static void tomb_drop_cb(void *st, const char *k, size_t klen, const char *v, size_t vlen)
@@ -433,6 +440,7 @@ static bool drive_ride(struct meta_drive *dr, rocksdb_writebatch_t *wb)
         return false;
     j->next = NULL;
     j->wb = wb;
+    j->hints = NULL;
     j->rc = 0;
     j->wait = NULL;
     pthread_mutex_lock(&dr->mu);
@@ -520,10 +528,18 @@ int strata_meta__set_commit(struct strata_meta *m, unsigned set, rocksdb_writeba
 int strata_meta__set_commit_lazy(struct strata_meta *m, unsigned set, rocksdb_writebatch_t **wbs,
                                  rocksdb_writebatch_t **undo, meta_undo_fn undo_fn, void *ud)
 {
+    return strata_meta__set_commit_hinted(m, set, wbs, NULL, undo, undo_fn, ud);
+}
+
+int strata_meta__set_commit_hinted(struct strata_meta *m, unsigned set,
+                                   rocksdb_writebatch_t **wbs,
+                                   const struct meta_slog_hints *hints,
+                                   rocksdb_writebatch_t **undo, meta_undo_fn undo_fn, void *ud)
+{
     struct meta_set *ms = &m->sets[set];
     bool ok[STRATA_DRIVES_MAX];
     int rcs[STRATA_DRIVES_MAX];
-    unsigned n_ok = set_apply_rc(m, set, wbs, ok, rcs);
+    unsigned n_ok = set_apply_rc(m, set, wbs, hints, ok, rcs);
     if (n_ok >= strata_set_write_quorum(ms->set)) {
         tombs_drop(m, set, wbs, ok);
         if (n_ok < ms->n) /* committed, but a drive missed it: heal it now */
@@ -897,6 +913,7 @@ void strata_meta_close(struct strata_meta *m)
     if (m->store && m->store->on_invalidate)
         m->store->on_invalidate(m, NULL, NULL);
     strata_meta__lock_clock_close(m); /* stops its thread, writes the last mark */
+    strata_meta__slog_compactor_stop(m); /* before the drives it moves shards on */
     strata_meta__audit_close(m);
     if (m->store && m->store->close)
         m->store->close(m); /* the backend's own state (RADOS: the connection) */
@@ -963,6 +980,7 @@ int strata_meta__new(const struct strata_meta_opts *opts, struct strata_meta **o
     m->slog_seg_bytes = opts && opts->slog_segment_mb ? (uint64_t)opts->slog_segment_mb << 20
                                                       : (uint64_t)64 << 20;
     m->slog_grace_ms = opts && opts->slog_grace_ms ? opts->slog_grace_ms : 5000;
+    m->slog_compact_ms = opts && opts->slog_compact_ms ? opts->slog_compact_ms : 10000;
     if (strata_meta__dc_create(opts ? opts->data_cache_mb : 0, &m->dcache) != 0) {
         strata_meta_close(m);
         return STRATA_ENOMEM;
@@ -1155,6 +1173,8 @@ int strata_meta_open(struct strata_set *const *sets, unsigned nsets,
     }
     (void)opened;
     int rc = strata_meta__open_finish(m);
+    if (rc == 0 && m->slog_on)
+        rc = strata_meta__slog_compactor_start(m);
     if (rc) {
         strata_meta_close(m);
         return rc;

@@ -126,6 +126,35 @@ static const struct qread *slot_read(const struct key_reads *r, enum strata_meta
     }
 }
 
+/* A put's or a remove's hints for the small-object log's accounting
+ * (meta_slog_hint): what the reads under the key lock say each drive holds
+ * at the keys the batches write, with those keys. */
+struct key_hints {
+    char tk[OKEY_MAX], nk[OKEY_MAX];
+    bool fresh; /* the new version's sort key was made here: no drive has it */
+    struct meta_slog_hints d[STRATA_DRIVES_MAX];
+};
+
+/* Drive d's record of old's version (as read), or NULL when d's read
+ * found another version or none. */
+static const struct drec *own_copy(const struct qread *old, unsigned d)
+{
+    const struct drec *od = &old->d[d], *ow = &old->d[old->win];
+    return od->tried && od->rc == 0 && memcmp(od->sk, ow->sk, SORTKEY_LEN) == 0 ? od : NULL;
+}
+
+static void hint_add(struct meta_slog_hints *h, const char *k, size_t kl, const struct drec *had)
+{
+    if (h->n == sizeof(h->h) / sizeof(h->h[0]))
+        return; /* the write reads the key */
+    h->h[h->n++] = (struct meta_slog_hint){.k = k,
+                                           .kl = kl,
+                                           .logged = had && had->rec.logged,
+                                           .seg = had ? had->rec.log_seg : 0,
+                                           .off = had ? had->rec.log_off : 0,
+                                           .len = had ? had->rec.shard_len : 0};
+}
+
 /* Drive d's batch and undo (undo NULL: the batches alone), created on
  * first use. */
 static bool batch_of(rocksdb_writebatch_t **wbs, rocksdb_writebatch_t **undo, unsigned d)
@@ -141,17 +170,21 @@ static bool batch_of(rocksdb_writebatch_t **wbs, rocksdb_writebatch_t **undo, un
  * undo restoring its own copy. */
 static void put_tomb(struct strata_meta *m, unsigned set, const char *bucket, const char *key,
                      const struct qread *old, int64_t tomb_ns, rocksdb_writebatch_t **wbs,
-                     rocksdb_writebatch_t **undo)
+                     rocksdb_writebatch_t **undo, struct key_hints *kh)
 {
     struct meta_set *ms = &m->sets[set];
     const struct drec *ow = &old->d[old->win];
     char ok[OKEY_MAX], tomb[TOMB_LEN];
     size_t okl = strata_meta__key_obj(ok, sizeof(ok), bucket, key, ow->sk);
     strata_meta__tomb_encode(tomb_ns, tomb);
+    if (kh)
+        memcpy(kh->tk, ok, okl);
     for (unsigned d = 0; d < ms->n; d++) {
         if (!ms->drives[d].db || !batch_of(wbs, undo, d))
             continue;
         rocksdb_writebatch_put(wbs[d], ok, okl, tomb, TOMB_LEN); /* see meta_internal.h */
+        if (kh && own_copy(old, d))
+            hint_add(&kh->d[d], kh->tk, okl, own_copy(old, d));
         if (!undo)
             continue;
         const struct drec *od = &old->d[d];
@@ -165,8 +198,9 @@ static void put_tomb(struct strata_meta *m, unsigned set, const char *bucket, co
 /* The new version's record on every drive: an inline object's shard i on
  * drive i. */
 static int put_version(struct strata_meta *m, unsigned set, const char *bucket, const char *key,
-                       const struct strata_meta__key_edit *e, rocksdb_writebatch_t **wbs,
-                       rocksdb_writebatch_t **undo)
+                       const struct strata_meta__key_edit *e, const struct qread *old,
+                       rocksdb_writebatch_t **wbs, rocksdb_writebatch_t **undo,
+                       struct key_hints *kh)
 {
     struct meta_set *ms = &m->sets[set];
     struct meta_rec *r = e->rec;
@@ -187,6 +221,11 @@ static int put_version(struct strata_meta *m, unsigned set, const char *bucket, 
     }
     char nk[OKEY_MAX];
     size_t nkl = strata_meta__key_obj(nk, sizeof(nk), bucket, key, e->sk);
+    /* The key held before: the replaced copy when the sort key is the
+     * same (a replica sent again), nothing when the sort key is new. */
+    bool same = old && memcmp(old->d[old->win].sk, e->sk, SORTKEY_LEN) == 0;
+    if (kh)
+        memcpy(kh->nk, nk, nkl);
     char *v = NULL;
     size_t vl = 0;
     int rc = 0;
@@ -214,6 +253,10 @@ static int put_version(struct strata_meta *m, unsigned set, const char *bucket, 
         rocksdb_writebatch_put(wbs[d], nk, nkl, v, vl);
         if (undo)
             rocksdb_writebatch_delete(undo[d], nk, nkl);
+        if (kh && same && own_copy(old, d))
+            hint_add(&kh->d[d], kh->nk, nkl, own_copy(old, d));
+        else if (kh && !same && kh->fresh)
+            hint_add(&kh->d[d], kh->nk, nkl, NULL);
     }
     free(v);
     if (shards) {
@@ -319,21 +362,21 @@ static void undo_restore(struct strata_meta *m, unsigned set, const char *bucket
 static int build(struct strata_meta *m, const char *bucket, const char *key,
                  const struct key_reads *r, const struct strata_meta__key_edit *e,
                  meta_extra_fn extra, void *extra_ud, rocksdb_writebatch_t **wbs,
-                 rocksdb_writebatch_t **undo)
+                 rocksdb_writebatch_t **undo, struct key_hints *kh)
 {
     const struct qread *old = slot_read(r, e->replace);
     int rc = 0;
     switch (e->op) {
     case STRATA_META__KEY_PUT:
         if (old && memcmp(old->d[old->win].sk, e->sk, SORTKEY_LEN) != 0)
-            put_tomb(m, r->set, bucket, key, old, e->tomb_ns, wbs, undo);
-        rc = put_version(m, r->set, bucket, key, e, wbs, undo);
+            put_tomb(m, r->set, bucket, key, old, e->tomb_ns, wbs, undo, kh);
+        rc = put_version(m, r->set, bucket, key, e, old, wbs, undo, kh);
         if (rc == 0 && undo && old && memcmp(old->d[old->win].sk, e->sk, SORTKEY_LEN) == 0)
             undo_restore(m, r->set, bucket, key, old, wbs, undo);
         break;
     case STRATA_META__KEY_REMOVE:
         if (old)
-            put_tomb(m, r->set, bucket, key, old, e->tomb_ns, wbs, undo);
+            put_tomb(m, r->set, bucket, key, old, e->tomb_ns, wbs, undo, kh);
         break;
     case STRATA_META__KEY_REWRITE: {
         const struct qread *q = slot_read(r, STRATA_META__SLOT_VERSION);
@@ -366,7 +409,7 @@ static void undo_build(void *ud, rocksdb_writebatch_t **undo)
 {
     const struct undo_ctx *c = ud;
     rocksdb_writebatch_t *scratch[STRATA_DRIVES_MAX] = {0}, *none[STRATA_DRIVES_MAX] = {0};
-    (void)build(c->m, c->bucket, c->key, c->r, c->e, NULL, NULL, scratch, undo);
+    (void)build(c->m, c->bucket, c->key, c->r, c->e, NULL, NULL, scratch, undo, NULL);
     strata_meta__batches_free(scratch, none);
 }
 
@@ -402,14 +445,23 @@ static int decide_apply(struct strata_meta *m, const struct strata_meta__key_txn
     /* A put's or a remove's undos wait for a rollback (a rewrite's undos read
      * the drives' current part table chunks, which the commit changes). */
     bool lazy = !extra && (e->op == STRATA_META__KEY_PUT || e->op == STRATA_META__KEY_REMOVE);
-    rc = build(m, t->bucket, t->key, r, e, extra, extra_ud, wbs, lazy ? NULL : undo);
+    struct key_hints kh;
+    /* Made from this view (the random half is the view's, zero where the
+     * txn drew none: an unversioned key's, unique by its ns time, which
+     * new_mtime keeps past the latest).  A wrong "absent" hint could only
+     * keep bytes counted, never free live ones. */
+    kh.fresh = memcmp(e->sk + 8, v.rand, sizeof(v.rand)) == 0;
+    for (unsigned d = 0; d < STRATA_DRIVES_MAX; d++)
+        kh.d[d].n = 0;
+    rc = build(m, t->bucket, t->key, r, e, extra, extra_ud, wbs, lazy ? NULL : undo, &kh);
     if (rc == 0) {
         /* Odd while the drives apply (and maybe undo) the batches: a
          * lock-free read meanwhile may see them half applied (qread.c). */
         _Atomic uint64_t *wseq = strata_meta__key_wseq(m, t->bucket, t->key);
         atomic_fetch_add(wseq, 1);
         struct undo_ctx uc = {m, t->bucket, t->key, r, e};
-        rc = strata_meta__set_commit_lazy(m, r->set, wbs, undo, lazy ? undo_build : NULL, &uc);
+        rc = strata_meta__set_commit_hinted(m, r->set, wbs, kh.d, undo, lazy ? undo_build : NULL,
+                                            &uc);
         atomic_fetch_add(wseq, 1);
     }
     strata_meta__batches_free(wbs, undo);

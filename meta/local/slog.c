@@ -8,24 +8,28 @@
  *
  * Durability: appends are pwritten by the committing thread before its
  * batch reaches the drive's writer; every write to the drive's RocksDB
- * (store.c: the writer's group, the direct writes of heal) first
- * fdatasyncs the segments with completed appends not synced yet, so a
- * record written never points at unsynced bytes.  Segment ids only grow
+ * (store.c: the writer's group, the direct writes of heal) whose batch
+ * names an append its key did not name before first fdatasyncs the
+ * segments with completed appends not synced yet, so a record written
+ * never points at unsynced bytes.  Segment ids only grow
  * (a new one at each open: max id found + 1), a segment is never appended
  * to after a restart, and a record carries its shard's CRC32C: a torn tail
  * is bytes no record refers to, and nothing has to be parsed at open.
  *
  * Reclaim: the same writes account each segment's live bytes: for every
  * 'O' key the batch puts or deletes, the logged shard of the value it
- * replaces (read from the store) is subtracted, the new one's added, and
- * the totals go in the same batch as 'L' keys (meta_internal.h).  A sealed
+ * replaces (the commit's hint, else read from the store) is subtracted,
+ * the new one's added, and the totals go in the same batch as 'L' keys
+ * (meta_internal.h).  A sealed
  * segment (not the one appended to) whose live bytes are zero and whose
  * appends' records were all written (or given up: kept until the next
  * open) is unlinked once the WAL is synced and the grace has passed (a
  * failed commit's undo may still bring a record back within it); readers
  * hold the segment's fd,
  * so a GET that decoded a record before the unlink still reads its bytes.
- * Partially live segments are kept (no compaction yet).
+ * A sealed segment at most half live is compacted (slog_compact.c): its
+ * live shards are copied to the current segment and their records
+ * switched, after which it is dead and goes as above.
  *
  * Threads: put from committing threads, load from readers, write from the
  * drive's writer thread and heal, reap from the writer thread.
@@ -57,6 +61,7 @@ struct slog_seg {
     uint64_t live;   /* live bytes, as the store's 'L' key says */
     uint64_t pending;        /* appends whose records were not written yet */
     uint64_t zero_ns;        /* monotonic time live became 0 */
+    bool compacted;          /* picked for compaction since the open */
     _Atomic uint64_t wgen;   /* appends completed */
     uint64_t sgen;           /* appends fdatasync'ed (under sync_mu) */
 };
@@ -73,6 +78,8 @@ struct meta_slog {
     struct slog_seg *cur;    /* appended to; NULL: the log is read only */
     uint64_t seg_max;
     uint64_t grace_ns;
+    _Atomic uint64_t acct_reads; /* values the accounting read back (no hint) */
+    _Atomic uint64_t syncs;      /* fdatasyncs of segments */
 };
 
 static uint64_t now_ns(void)
@@ -443,6 +450,7 @@ static int sync_appends(struct meta_slog *s)
         for (size_t i = 0; i < n; i++)
             if (fdatasync(dirty[i]->fd) != 0)
                 rc = errno == ENOSPC ? STRATA_ENOSPC : STRATA_EIO;
+        atomic_fetch_add_explicit(&s->syncs, n, memory_order_relaxed);
         pthread_mutex_lock(&s->mu);
         for (size_t i = 0; i < n; i++) {
             if (rc == 0)
@@ -466,8 +474,10 @@ struct ref {
 struct acct {
     struct meta_slog *s;
     rocksdb_t *db;
+    const struct meta_slog_hint *hints;
+    size_t nhints;
     struct {
-        char *k;
+        const char *k; /* into the batch, which the iteration leaves alone */
         size_t kl;
         struct ref r;
     } *seen;
@@ -526,11 +536,18 @@ static void acct_key(struct acct *a, const char *k, size_t kl, const char *v, si
         if (a->seen[i].kl == kl && memcmp(a->seen[i].k, k, kl) == 0)
             break;
     struct ref old = {0};
+    const struct meta_slog_hint *h = NULL;
+    for (size_t j = 0; i == a->nseen && j < a->nhints && !h; j++)
+        if (a->hints[j].kl == kl && memcmp(a->hints[j].k, k, kl) == 0)
+            h = &a->hints[j];
     if (i < a->nseen) {
         old = a->seen[i].r;
+    } else if (h) {
+        old = (struct ref){.logged = h->logged, .seg = h->seg, .off = h->off, .len = h->len};
     } else {
         char *err = NULL;
         size_t ol = 0;
+        atomic_fetch_add_explicit(&a->s->acct_reads, 1, memory_order_relaxed);
         char *ov = rocksdb_get(a->db, a->s->m->ropts, k, kl, &ol, &err);
         if (err) {
             free(err);
@@ -540,12 +557,13 @@ static void acct_key(struct acct *a, const char *k, size_t kl, const char *v, si
         if (ov)
             old = ref_of(ov, ol);
         free(ov);
-        if (!room(&a->seen, &a->cseen, a->nseen, sizeof(*a->seen)) ||
-            !(a->seen[i].k = malloc(kl))) {
+    }
+    if (i == a->nseen) {
+        if (!room(&a->seen, &a->cseen, a->nseen, sizeof(*a->seen))) {
             a->rc = STRATA_ENOMEM;
             return;
         }
-        memcpy(a->seen[i].k, k, kl);
+        a->seen[i].k = k;
         a->seen[i].kl = kl;
         a->nseen++;
     }
@@ -569,31 +587,37 @@ static void acct_del_cb(void *st, const char *k, size_t kl)
 
 static void acct_fini(struct acct *a)
 {
-    for (size_t i = 0; i < a->nseen; i++)
-        free(a->seen[i].k);
     free(a->seen);
     free(a->segs);
 }
 
 int strata_meta__slog_write(struct meta_slog *s, rocksdb_t *db, rocksdb_writeoptions_t *wo,
-                            rocksdb_writebatch_t *wb, char **err)
+                            rocksdb_writebatch_t *wb, const struct meta_slog_hint *hints,
+                            size_t nhints, char **err)
 {
     *err = NULL;
     pthread_mutex_lock(&s->acct_mu);
-    int rc = sync_appends(s);
+    struct acct a = {.s = s, .db = db, .hints = hints, .nhints = nhints};
+    rocksdb_writebatch_iterate(wb, &a, acct_put_cb, acct_del_cb);
+    /* Only a batch naming new appends needs them synced first (a record
+     * that keeps its reference was synced when it got it): a group of
+     * tombstone drops does not make the log sync. */
+    bool fresh = false;
+    for (size_t i = 0; i < a.nsegs; i++)
+        fresh = fresh || a.segs[i].fresh;
+    int rc = a.rc == 0 && fresh ? sync_appends(s) : 0;
     if (rc) {
         pthread_mutex_unlock(&s->acct_mu);
+        acct_fini(&a);
         *err = strdup(rc == STRATA_ENOSPC ? "small-object log sync: No space left on device"
                                           : "small-object log sync: I/O error");
         return rc;
     }
-    struct acct a = {.s = s, .db = db};
-    rocksdb_writebatch_iterate(wb, &a, acct_put_cb, acct_del_cb);
-    rocksdb_writebatch_t *all = wb;
-    if (a.rc == 0 && a.nsegs) {
-        size_t n = 0;
-        const char *rep = rocksdb_writebatch_data(wb, &n);
-        all = rocksdb_writebatch_create_from(rep, n);
+    /* The 'L' keys go on the caller's batch and come off again after the
+     * write (a save point, not a copy of ~50 KiB shards' worth of batch). */
+    bool counted = a.rc == 0 && a.nsegs;
+    if (counted) {
+        rocksdb_writebatch_set_save_point(wb);
         pthread_mutex_lock(&s->mu);
         for (size_t i = 0; i < a.nsegs; i++) {
             struct slog_seg *g = seg_find(s, a.segs[i].seg);
@@ -606,7 +630,7 @@ int strata_meta__slog_write(struct meta_slog *s, rocksdb_t *db, rocksdb_writeopt
             lkey(a.segs[i].seg, k);
             for (unsigned b = 0; b < 8; b++)
                 v[b] = (char)(a.segs[i].live >> (56 - 8 * b));
-            strata_meta__wb_write(all, k, sizeof(k), a.segs[i].live != 0, v, sizeof(v));
+            strata_meta__wb_write(wb, k, sizeof(k), a.segs[i].live != 0, v, sizeof(v));
         }
     }
     if (a.rc) {
@@ -614,10 +638,13 @@ int strata_meta__slog_write(struct meta_slog *s, rocksdb_t *db, rocksdb_writeopt
         *err = strdup("small-object log accounting: out of memory or read error");
         rc = a.rc;
     } else {
-        rocksdb_write(db, wo, all, err);
+        rocksdb_write(db, wo, wb, err);
     }
-    if (all != wb)
-        rocksdb_writebatch_destroy(all);
+    if (counted) {
+        char *serr = NULL;
+        rocksdb_writebatch_rollback_to_save_point(wb, &serr);
+        free(serr); /* the save point was just set: nothing can fail */
+    }
     if (!*err && a.nsegs) {
         uint64_t t = now_ns();
         pthread_mutex_lock(&s->mu);
@@ -694,4 +721,30 @@ uint64_t strata_meta__slog_reap(struct meta_slog *s)
     pthread_mutex_unlock(&s->mu);
     pthread_mutex_unlock(&s->acct_mu);
     return next;
+}
+
+size_t strata_meta__slog_victims(struct meta_slog *s, uint64_t *ids, size_t max)
+{
+    size_t n = 0;
+    if (!s)
+        return 0;
+    pthread_mutex_lock(&s->mu);
+    for (size_t i = 0; i < s->nsegs && n < max; i++) {
+        struct slog_seg *g = s->segs[i];
+        /* Sealed, every append's record written (or the scan would miss
+         * it), and half dead or more. */
+        if (!s->cur || g == s->cur || g->fd < 0 || g->compacted || g->pending || !g->live ||
+            g->live > g->size / 2)
+            continue;
+        g->compacted = true; /* once per open: a shard that cannot move stays */
+        ids[n++] = g->id;
+    }
+    pthread_mutex_unlock(&s->mu);
+    return n;
+}
+
+void strata_meta__slog_counts(struct meta_slog *s, uint64_t *acct_reads, uint64_t *syncs)
+{
+    *acct_reads = s ? atomic_load(&s->acct_reads) : 0;
+    *syncs = s ? atomic_load(&s->syncs) : 0;
 }

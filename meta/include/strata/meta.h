@@ -62,6 +62,7 @@ struct strata_meta_opts {
     bool small_object_log;
     unsigned slog_segment_mb; /* a log segment is sealed past this; 0 = 64 */
     unsigned slog_grace_ms;   /* a dead sealed segment is unlinked after; 0 = 5000 */
+    unsigned slog_compact_ms; /* sealed segments at most half live are compacted this often; 0 = 10000 */
     size_t part_size_min;   /* multipart: every part but the last; 0 = 5 MiB (tests lower it) */
     size_t block_cache_mb;  /* RocksDB block cache shared by all drives; 0 = 64 */
     /* Latest-version cache (records and whole inline objects, local

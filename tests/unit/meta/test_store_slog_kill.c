@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "meta_test_util.h"
+#include "slog_kill_util.h"
 #include "strata/erasure.h"
 #include "strata/meta.h"
 
@@ -74,69 +75,6 @@ static int put_gen(unsigned k, uint32_t gen, uint8_t *buf)
     size_t len = obj_size(k, gen);
     obj_fill(k, gen, buf, len);
     return mt_put(env, "slog", key, buf, len, NULL);
-}
-
-struct ack {
-    uint32_t key, gen;
-};
-
-struct child {
-    unsigned t;
-    uint32_t gen0;
-    int fd;
-};
-
-static void *writer(void *arg)
-{
-    struct child *c = arg;
-    uint8_t *buf = malloc(SIZE_MAX_OBJ);
-    if (!buf)
-        _exit(4);
-    for (uint32_t gen = c->gen0;; gen++)
-        for (unsigned j = 0; j < KEYS_PER; j++) {
-            unsigned k = c->t * KEYS_PER + j;
-            if (put_gen(k, gen, buf))
-                _exit(5);
-            struct ack a = {.key = k, .gen = gen};
-            /* 8 bytes: one atomic pipe write whichever thread. */
-            if (write(c->fd, &a, sizeof(a)) != (ssize_t)sizeof(a))
-                _exit(7);
-        }
-    return NULL;
-}
-
-static void writer_child(void *ud, int fd)
-{
-    uint32_t gen0 = *(const uint32_t *)ud;
-    if (open_log())
-        _exit(3);
-    if (write(fd, "r", 1) != 1)
-        _exit(6);
-    struct child c[NTHREADS];
-    pthread_t thr[NTHREADS];
-    for (unsigned t = 0; t < NTHREADS; t++) {
-        c[t] = (struct child){.t = t, .gen0 = gen0, .fd = fd};
-        if (pthread_create(&thr[t], NULL, writer, &c[t]) != 0)
-            _exit(8);
-    }
-    pause();
-    _exit(9);
-}
-
-struct acks {
-    uint32_t acked[NKEYS];
-    unsigned long n;
-};
-
-static void ack_cb(void *ud, const void *ack)
-{
-    struct acks *as = ud;
-    struct ack a;
-    memcpy(&a, ack, sizeof(a));
-    assert_true(a.key < NKEYS);
-    if (a.gen > as->acked[a.key])
-        as->acked[a.key] = a.gen;
-    as->n++;
 }
 
 static uint32_t verify_all(struct strata_meta *m, uint8_t *got, uint8_t *want,
@@ -220,7 +158,9 @@ static void test_slog_sigkill_runs(void **state)
     assert_true(segments(0) >= 1);
 
     uint32_t next_gen = 2;
-    struct acks as = {0};
+    struct sk_acks as = {.nkeys = NKEYS};
+    struct sk_plan plan = {.open = open_log, .put = put_gen, .buf_size = SIZE_MAX_OBJ,
+                           .nthreads = NTHREADS, .per = KEYS_PER};
     for (unsigned k = 0; k < NKEYS; k++)
         as.acked[k] = 1;
     int most = 0;
@@ -228,8 +168,9 @@ static void test_slog_sigkill_runs(void **state)
      * times over what may be left (twice). */
     int run;
     for (run = 0; run < runs || (top_segment() < 2 * (NKEYS + 2) && run < 3 * runs); run++) {
-        assert_int_equal(mt_run_and_kill_acks(writer_child, &next_gen, 100000, 500000,
-                                              sizeof(struct ack), ack_cb, &as),
+        plan.gen0 = next_gen;
+        assert_int_equal(mt_run_and_kill_acks(sk_child, &plan, 100000, 500000,
+                                              sizeof(struct sk_ack), sk_ack_cb, &as),
                          0);
         if (segments(0) > most)
             most = segments(0);
