@@ -304,7 +304,8 @@ static void emit_change(struct strata_req *r, const char *key, const char *vid,
     if (strata_obj_head(r->srv->meta, r->bucket, key, vid, &in) == 0) {
         const char *st = strata_obj_info_hdr(&in, STRATA_REPL_STATUS_HDR);
         if (st && strcmp(st, "REPLICA") != 0 &&
-            strata_repl__status_reset(r->srv->meta, r->bucket, key, vid) == 0 &&
+            strata_repl__status_reset(r->srv->meta, r->bucket, key, vid,
+                                      strata_obj_info_hdr(&in, STRATA_REPL_TARGETS_HDR)) == 0 &&
             queue_by_rule(r->srv->repl, r->srv->meta, &r->binfo, key, vid, in.tags, in.tags_len,
                           false, ops[what]) != 0)
             strata_obj_hdr_set(r->srv->meta, r->bucket, key, vid, STRATA_REPL_STATUS_HDR,
@@ -356,6 +357,7 @@ struct existing {
 struct existing_owed {
     const struct strata_repl__owed *o;
     const struct strata_repl_rule *to[STRATA_REPL_TARGETS_MAX];
+    bool listed; /* its record has a per-target list (repl_status.c) */
 };
 
 /* Whether entry w->o of x's key goes to a target (the rules in w->to):
@@ -374,6 +376,7 @@ static bool existing_owed(struct existing *x, struct existing_owed *w, int *rc)
         *rc = hrc == STRATA_ENOTFOUND ? 0 : hrc; /* deleted meanwhile: nothing to send */
     else if (!st || strcmp(st, "FAILED") == 0)
         owed = rules_to(x->rp, x->conf, x->key, in.tags, in.tags_len, w->o->marker, w->to) > 0;
+    w->listed = owed && strata_obj_info_hdr(&in, STRATA_REPL_TARGETS_HDR);
     strata_obj_info_fini(&in);
     return owed;
 }
@@ -391,7 +394,8 @@ static void existing_key(struct existing *x)
     for (size_t i = x->k.n; rc == 0 && i-- > 0;) {
         q[nq].o = &e[i];
         if (existing_owed(x, &q[nq], &rc) &&
-            (rc = strata_repl__status_reset(x->m, x->bi->name, x->key, e[i].vid)) == 0)
+            (rc = strata_repl__status_reset(x->m, x->bi->name, x->key, e[i].vid,
+                                            q[nq].listed)) == 0)
             nq++;
         rc = rc == STRATA_ENOTFOUND ? 0 : rc;
     }

@@ -57,7 +57,10 @@ const char *strata_repl__status_own(const struct strata_obj_info *in, const char
                                     char *buf, size_t len);
 int strata_repl__status_set(struct strata_repl *rp, int ti, struct strata_meta *m, const char *b,
                             const char *k, const char *v, const char *st);
-int strata_repl__status_reset(struct strata_meta *m, const char *b, const char *k, const char *v);
+/* Status PENDING for every target again; listed: the caller's read of the
+ * version found a per-target list (STRATA_REPL_TARGETS_HDR), which goes. */
+int strata_repl__status_reset(struct strata_meta *m, const char *b, const char *k, const char *v,
+                              bool listed);
 
 /* What one key (bucket, key) owes a target before its entry vid (a
  * version or delete marker) is sent, read from the index, whose order is

@@ -50,16 +50,10 @@ const char *strata_repl__status_own(const struct strata_obj_info *in, const char
     return st && list && name && list_find(list, name, buf, len) ? buf : st;
 }
 
-int strata_repl__status_reset(struct strata_meta *m, const char *b, const char *k, const char *v)
+int strata_repl__status_reset(struct strata_meta *m, const char *b, const char *k, const char *v,
+                              bool listed)
 {
-    struct strata_obj_info in;
-    memset(&in, 0, sizeof(in));
-    int rc = strata_obj_head(m, b, k, v, &in);
-    if (rc == 0 || rc == STRATA_EMETHOD)
-        rc = strata_obj_info_hdr(&in, STRATA_REPL_TARGETS_HDR)
-                 ? strata_obj_hdr_set(m, b, k, v, STRATA_REPL_TARGETS_HDR, NULL)
-                 : 0;
-    strata_obj_info_fini(&in);
+    int rc = listed ? strata_obj_hdr_set(m, b, k, v, STRATA_REPL_TARGETS_HDR, NULL) : 0;
     return rc ? rc : strata_obj_hdr_set(m, b, k, v, STRATA_REPL_STATUS_HDR, "PENDING");
 }
 
